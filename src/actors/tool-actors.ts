@@ -1,0 +1,146 @@
+import { fromCallback, fromPromise } from "xstate";
+import type {
+	AfterToolCallHook,
+	AgentContext,
+	AgentToolCall,
+	AgentToolResult,
+	AnyAgentTool,
+	BeforeToolCallHook,
+} from "../types/agent.js";
+import type { AssistantMessage } from "../types/messages.js";
+import type { AgentMachineInternalEvent, FinalizedToolResult } from "../machines/types.js";
+import { validateToolArguments } from "../tools/validate-arguments.js";
+
+/**
+ * An error tool result with one text block.
+ *
+ * @example
+ * errorResult("Tool nope not found"); // { result: { content: [{ type: "text", text: ... }], details: {} }, isError: true }
+ */
+export function errorResult(text: string, terminate?: boolean): FinalizedToolResult {
+	const result: AgentToolResult<unknown> = { content: [{ type: "text", text }], details: {} };
+	if (terminate) result.terminate = true;
+	return { result, isError: true };
+}
+
+function messageOf(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
+
+/** Input of the preflight actor. */
+export interface PreflightInput {
+	tool: AnyAgentTool | undefined;
+	toolCall: AgentToolCall;
+	assistantMessage: AssistantMessage;
+	context: AgentContext;
+	beforeToolCall?: BeforeToolCallHook;
+	signal: AbortSignal;
+}
+
+/** What preflight decided: run the call with these arguments, or answer it right away. */
+export type PreflightOutcome =
+	| { kind: "prepared"; args: unknown }
+	| { kind: "immediate"; outcome: FinalizedToolResult };
+
+/**
+ * Preflight of one tool call, in pi's order: find the tool, `prepareArguments`, validate
+ * against the schema (with conversion), then `beforeToolCall`. Any failure is an immediate
+ * error result; it never rejects.
+ */
+export const preflightActor = fromPromise<PreflightOutcome, PreflightInput>(async ({ input }) => {
+	const { tool, toolCall } = input;
+	if (!tool) return { kind: "immediate", outcome: errorResult(`Tool ${toolCall.name} not found`) };
+	try {
+		let call = toolCall;
+		if (tool.prepareArguments) {
+			const prepared = tool.prepareArguments(toolCall.arguments);
+			if (prepared !== toolCall.arguments) call = { ...toolCall, arguments: prepared as AgentToolCall["arguments"] };
+		}
+		const args = validateToolArguments(tool, call);
+		if (input.beforeToolCall) {
+			const decision = await input.beforeToolCall(
+				{ assistantMessage: input.assistantMessage, toolCall, args, context: input.context },
+				input.signal,
+			);
+			if (decision?.block) {
+				return {
+					kind: "immediate",
+					outcome: errorResult(decision.reason || "Tool execution was blocked", decision.terminate),
+				};
+			}
+		}
+		return { kind: "prepared", args };
+	} catch (error) {
+		return { kind: "immediate", outcome: errorResult(messageOf(error)) };
+	}
+});
+
+/** Input of a tool actor. */
+export interface ToolActorInput {
+	tool: AnyAgentTool;
+	toolCall: AgentToolCall;
+	args: unknown;
+	assistantMessage: AssistantMessage;
+	context: AgentContext;
+	afterToolCall?: AfterToolCallHook;
+	/** Aborted by the run, a timeout, or a failing sibling. */
+	signal: AbortSignal;
+}
+
+async function finalize(input: ToolActorInput, raw: FinalizedToolResult): Promise<FinalizedToolResult> {
+	if (!input.afterToolCall) return raw;
+	try {
+		const override = await input.afterToolCall(
+			{
+				assistantMessage: input.assistantMessage,
+				toolCall: input.toolCall,
+				args: input.args,
+				result: raw.result,
+				isError: raw.isError,
+				context: input.context,
+			},
+			input.signal,
+		);
+		if (!override) return raw;
+		const result: AgentToolResult<unknown> = {
+			content: override.content ?? raw.result.content,
+			details: "details" in override ? override.details : raw.result.details,
+		};
+		const terminate = override.terminate ?? raw.result.terminate;
+		if (terminate !== undefined) result.terminate = terminate;
+		return { result, isError: override.isError ?? raw.isError };
+	} catch (error) {
+		return errorResult(messageOf(error));
+	}
+}
+
+/**
+ * A tool actor: executes one prepared tool call, relays its progress updates and reports
+ * exactly one `tool.settled` (after `afterToolCall`). Updates after it settled, or after the
+ * actor was stopped, are dropped: a late `onUpdate` is harmless.
+ */
+export const toolActor = fromCallback<AgentMachineInternalEvent, ToolActorInput>(({ input, sendBack }) => {
+	let settled = false;
+	const toolCallId = input.toolCall.id;
+	const onUpdate = (partialResult: AgentToolResult<unknown>) => {
+		if (settled) return;
+		sendBack({ type: "tool.update", toolCallId, partialResult });
+	};
+	const run = async () => {
+		let raw: FinalizedToolResult;
+		try {
+			const result = await input.tool.execute(toolCallId, input.args as Parameters<AnyAgentTool["execute"]>[1], input.signal, onUpdate);
+			raw = { result, isError: false };
+		} catch (error) {
+			raw = errorResult(messageOf(error));
+		}
+		const outcome = await finalize(input, raw);
+		if (settled) return;
+		settled = true;
+		sendBack({ type: "tool.settled", toolCallId, outcome });
+	};
+	void run();
+	return () => {
+		settled = true;
+	};
+});

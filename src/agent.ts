@@ -1,0 +1,536 @@
+import { type Actor, createActor } from "xstate";
+import { agentMachine } from "./machines/agent-machine.js";
+import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
+import type { AgentLoopConfig, AgentMachineEmitted, CompactionSettings } from "./machines/types.js";
+import type {
+	AfterToolCallHook,
+	AgentEvent,
+	AgentState,
+	AgentThinkingLevel,
+	AnyAgentTool,
+	BeforeToolCallHook,
+	ConvertToLlm,
+	GetApiKey,
+	QueueMode,
+	ToolExecutionMode,
+	TransformContext,
+} from "./types/agent.js";
+import type { ImageContent } from "./types/content.js";
+import type { AgentMessage } from "./types/messages.js";
+import type { Model, SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
+import type { StreamFn } from "./types/stream.js";
+import { continueRefusal } from "./machines/continue-rules.js";
+
+/** Options of {@link Agent}: pi 0.73.1's, plus agentchart's own (marked "agentchart"). */
+export interface AgentOptions {
+	/** Initial transcript, tools, model, system prompt and thinking level. */
+	initialState?: Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">>;
+	convertToLlm?: ConvertToLlm;
+	transformContext?: TransformContext;
+	streamFn?: StreamFn;
+	getApiKey?: GetApiKey;
+	onPayload?: SimpleStreamOptions["onPayload"];
+	onResponse?: SimpleStreamOptions["onResponse"];
+	beforeToolCall?: BeforeToolCallHook;
+	afterToolCall?: AfterToolCallHook;
+	steeringMode?: QueueMode;
+	followUpMode?: QueueMode;
+	sessionId?: string;
+	thinkingBudgets?: ThinkingBudgets;
+	transport?: Transport;
+	maxRetryDelayMs?: number;
+	toolExecution?: ToolExecutionMode;
+	/** agentchart: default tool timeout in ms (default 180000; 0 disables). */
+	toolTimeoutMs?: number;
+	/** agentchart: compaction settings (off by default). */
+	compaction?: CompactionSettings;
+}
+
+/** A subscriber: awaited, in subscription order, for every event. */
+export type AgentListener = (event: AgentEvent, signal: AbortSignal) => Promise<void> | void;
+
+const ALREADY_PROMPTING =
+	"Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
+const ALREADY_CONTINUING = "Agent is already processing. Wait for completion before continuing.";
+const ALREADY_RESETTING = "Agent is already processing. Wait for completion before resetting.";
+const DISPOSED = "Agent has been disposed: create a new Agent to run again.";
+
+/** A FIFO of emitted events that is cheap to shift from (no array re-indexing per event). */
+class EventQueue {
+	private items: AgentMachineEmitted[] = [];
+	private head = 0;
+	push(event: AgentMachineEmitted): void {
+		this.items.push(event);
+	}
+	shift(): AgentMachineEmitted | undefined {
+		if (this.head >= this.items.length) return undefined;
+		const event = this.items[this.head];
+		this.items[this.head] = undefined as unknown as AgentMachineEmitted;
+		this.head++;
+		if (this.head === this.items.length) {
+			this.items = [];
+			this.head = 0;
+		}
+		return event;
+	}
+}
+
+/**
+ * An LLM agent: a drop-in replacement for pi-agent-core 0.73.1's `Agent`, run by the
+ * agentchart statechart (`agent.actor`).
+ *
+ * Listeners are awaited one at a time, in subscription order, and each sees `agent.state`
+ * already updated for its event; the loop does not take its next decision (call the model,
+ * run tools, take queued messages) until they have settled.
+ *
+ * @example
+ * const agent = new Agent({ initialState: { model, systemPrompt: "Be brief.", tools }, streamFn });
+ * agent.subscribe((event) => {
+ *   if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") {
+ *     process.stdout.write(event.assistantMessageEvent.delta);
+ *   }
+ * });
+ * await agent.prompt("What is 2 + 2?");
+ */
+export class Agent {
+	convertToLlm: ConvertToLlm;
+	transformContext?: TransformContext;
+	streamFn: StreamFn;
+	getApiKey?: GetApiKey;
+	onPayload?: SimpleStreamOptions["onPayload"];
+	onResponse?: SimpleStreamOptions["onResponse"];
+	beforeToolCall?: BeforeToolCallHook;
+	afterToolCall?: AfterToolCallHook;
+	sessionId?: string;
+	thinkingBudgets?: ThinkingBudgets;
+	transport: Transport;
+	maxRetryDelayMs?: number;
+	toolExecution: ToolExecutionMode;
+	/** agentchart: default tool timeout in ms (0 disables). */
+	toolTimeoutMs: number;
+	/** agentchart: compaction settings. */
+	compaction?: CompactionSettings;
+
+	/** The running agent machine actor, for inspection and embedding. */
+	readonly actor: Actor<typeof agentMachine>;
+
+	private readonly listeners: AgentListener[] = [];
+	private readonly queue = new EventQueue();
+	private draining = false;
+	private disposed = false;
+	private running = false;
+	private runSignal: AbortSignal = new AbortController().signal;
+	private idleWaiters: (() => void)[] = [];
+
+	private systemPrompt: string;
+	private model: Model;
+	private thinkingLevel: AgentThinkingLevel;
+	private tools: AnyAgentTool[];
+	private messages: AgentMessage[];
+	private streamingMessage?: AgentMessage;
+	private pendingToolCalls: ReadonlySet<string> = new Set();
+	private errorMessage?: string;
+
+	constructor(options: AgentOptions = {}) {
+		const initial = options.initialState ?? {};
+		this.systemPrompt = initial.systemPrompt ?? "";
+		this.model = initial.model ?? defaultModel();
+		this.thinkingLevel = initial.thinkingLevel ?? "off";
+		this.tools = initial.tools ? [...initial.tools] : [];
+		this.messages = initial.messages ? [...initial.messages] : [];
+		const defaults = defaultLoopConfig();
+		this.convertToLlm = options.convertToLlm ?? defaults.convertToLlm;
+		this.transformContext = options.transformContext;
+		this.streamFn = options.streamFn ?? defaults.streamFn;
+		this.getApiKey = options.getApiKey;
+		this.onPayload = options.onPayload;
+		this.onResponse = options.onResponse;
+		this.beforeToolCall = options.beforeToolCall;
+		this.afterToolCall = options.afterToolCall;
+		this.sessionId = options.sessionId;
+		this.thinkingBudgets = options.thinkingBudgets;
+		this.transport = options.transport ?? "auto";
+		this.maxRetryDelayMs = options.maxRetryDelayMs;
+		this.toolExecution = options.toolExecution ?? "parallel";
+		this.toolTimeoutMs = options.toolTimeoutMs ?? defaults.toolTimeoutMs;
+		this.compaction = options.compaction;
+
+		this.actor = createActor(agentMachine, {
+			input: {
+				steeringMode: options.steeringMode ?? "one-at-a-time",
+				followUpMode: options.followUpMode ?? "one-at-a-time",
+				awaitDelivery: true,
+			},
+		});
+		this.actor.on("*", (event) => this.enqueue(event));
+		this.actor.start();
+	}
+
+	/**
+	 * Adds a listener; returns a function that removes it. Listeners receive the run's abort
+	 * signal.
+	 *
+	 * @example
+	 * const unsubscribe = agent.subscribe(async (event) => { if (event.type === "agent_end") await save(); });
+	 */
+	subscribe(listener: AgentListener): () => void {
+		this.listeners.push(listener);
+		return () => {
+			const index = this.listeners.indexOf(listener);
+			if (index >= 0) this.listeners.splice(index, 1);
+		};
+	}
+
+	/**
+	 * The agent's state. `tools` and `messages` copy on assignment; the runtime fields are
+	 * read-only.
+	 *
+	 * @example
+	 * agent.state.messages = []; // replaces the transcript (a copy)
+	 * agent.state.isStreaming; // true while a run is in progress
+	 */
+	get state(): AgentState {
+		const agent = this;
+		return {
+			get systemPrompt() {
+				return agent.systemPrompt;
+			},
+			set systemPrompt(value: string) {
+				agent.systemPrompt = value;
+			},
+			get model() {
+				return agent.model;
+			},
+			set model(value: Model) {
+				agent.model = value;
+			},
+			get thinkingLevel() {
+				return agent.thinkingLevel;
+			},
+			set thinkingLevel(value: AgentThinkingLevel) {
+				agent.thinkingLevel = value;
+			},
+			get tools() {
+				return agent.tools;
+			},
+			set tools(value: AnyAgentTool[]) {
+				agent.tools = [...value];
+			},
+			get messages() {
+				return agent.messages;
+			},
+			set messages(value: AgentMessage[]) {
+				agent.messages = [...value];
+			},
+			get isStreaming() {
+				return agent.running;
+			},
+			get streamingMessage() {
+				return agent.streamingMessage;
+			},
+			get pendingToolCalls() {
+				return agent.pendingToolCalls;
+			},
+			get errorMessage() {
+				return agent.errorMessage;
+			},
+		};
+	}
+
+	/** Steering queue mode. @example agent.steeringMode = "all"; */
+	get steeringMode(): QueueMode {
+		return this.actor.getSnapshot().context.steeringMode;
+	}
+	set steeringMode(mode: QueueMode) {
+		this.actor.send({ type: "queue.mode", queue: "steering", mode });
+	}
+
+	/** Follow-up queue mode. @example agent.followUpMode = "all"; */
+	get followUpMode(): QueueMode {
+		return this.actor.getSnapshot().context.followUpMode;
+	}
+	set followUpMode(mode: QueueMode) {
+		this.actor.send({ type: "queue.mode", queue: "followUp", mode });
+	}
+
+	/**
+	 * Queues a message for the running agent: delivered after the current turn (its tool
+	 * calls finish first), or at the start of the next run.
+	 *
+	 * @example
+	 * agent.steer({ role: "user", content: "Use metric units.", timestamp: Date.now() });
+	 */
+	steer(message: AgentMessage): void {
+		this.assertUsable();
+		this.actor.send({ type: "steer", message });
+	}
+
+	/**
+	 * Queues a message for when the agent would otherwise stop.
+	 *
+	 * @example
+	 * agent.followUp({ role: "user", content: "Now summarise.", timestamp: Date.now() });
+	 */
+	followUp(message: AgentMessage): void {
+		this.assertUsable();
+		this.actor.send({ type: "followUp", message });
+	}
+
+	/** @example agent.clearSteeringQueue(); */
+	clearSteeringQueue(): void {
+		this.actor.send({ type: "queue.clear", queue: "steering" });
+	}
+
+	/** @example agent.clearFollowUpQueue(); */
+	clearFollowUpQueue(): void {
+		this.actor.send({ type: "queue.clear", queue: "followUp" });
+	}
+
+	/** @example agent.clearAllQueues(); */
+	clearAllQueues(): void {
+		this.actor.send({ type: "queue.clear", queue: "all" });
+	}
+
+	/** @example if (agent.hasQueuedMessages()) await agent.continue(); */
+	hasQueuedMessages(): boolean {
+		const { steeringQueue, followUpQueue } = this.actor.getSnapshot().context;
+		return steeringQueue.length > 0 || followUpQueue.length > 0;
+	}
+
+	/**
+	 * The abort signal of the run in progress (undefined when idle).
+	 *
+	 * @example
+	 * await fetch(url, { signal: agent.signal });
+	 */
+	get signal(): AbortSignal | undefined {
+		return this.running ? this.runSignal : undefined;
+	}
+
+	/**
+	 * Aborts the run in progress (no-op when idle). A streaming reply ends with stopReason
+	 * "aborted" and keeps its partial content; running tools see the aborted signal and their
+	 * results are recorded; no further LLM call is made; queued messages stay queued.
+	 *
+	 * @example
+	 * setTimeout(() => agent.abort(), 5000);
+	 */
+	abort(): void {
+		if (this.disposed) return;
+		this.actor.send({ type: "abort" });
+	}
+
+	/**
+	 * Resolves when no run is in progress (after the `agent_end` listeners settled).
+	 *
+	 * @example
+	 * agent.followUp(message); await agent.waitForIdle();
+	 */
+	waitForIdle(): Promise<void> {
+		if (!this.running) return Promise.resolve();
+		return new Promise((resolve) => this.idleWaiters.push(resolve));
+	}
+
+	/**
+	 * Clears the transcript, runtime state and queues. Throws while a run is in progress.
+	 *
+	 * @example
+	 * await agent.waitForIdle(); agent.reset();
+	 */
+	reset(): void {
+		this.assertUsable();
+		if (this.running) throw new Error(ALREADY_RESETTING);
+		this.messages = [];
+		this.streamingMessage = undefined;
+		this.pendingToolCalls = new Set();
+		this.errorMessage = undefined;
+		this.actor.send({ type: "reset" });
+	}
+
+	/**
+	 * Starts a run with a user message (text and optional images), a message, or messages.
+	 * Resolves when the run has ended and its `agent_end` listeners have settled.
+	 *
+	 * @example
+	 * await agent.prompt("Describe this picture", [{ type: "image", data, mimeType: "image/png" }]);
+	 */
+	prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
+	prompt(input: string, images?: ImageContent[]): Promise<void>;
+	async prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<void> {
+		this.assertUsable();
+		if (this.running) throw new Error(ALREADY_PROMPTING);
+		const messages = normalizePromptInput(input, images);
+		const finished = this.beginRun();
+		this.actor.send({ type: "update", ...this.runOverrides() });
+		this.actor.send({ type: "prompt", messages });
+		return finished;
+	}
+
+	/**
+	 * Continues from the current transcript: from a user or tool result tail, calls the model;
+	 * from an assistant tail, runs queued steering (else follow-up) messages.
+	 *
+	 * @example
+	 * agent.state.messages = savedMessages; await agent.continue();
+	 */
+	async continue(): Promise<void> {
+		this.assertUsable();
+		if (this.running) throw new Error(ALREADY_CONTINUING);
+		const { steeringQueue, followUpQueue } = this.actor.getSnapshot().context;
+		const refusal = continueRefusal(this.messages, steeringQueue.length + followUpQueue.length > 0);
+		if (refusal) throw new Error(refusal);
+		const finished = this.beginRun();
+		this.actor.send({ type: "update", ...this.runOverrides() });
+		this.actor.send({ type: "continue" });
+		return finished;
+	}
+
+	/**
+	 * agentchart: aborts any run, stops every child actor and ends the machine. Later calls
+	 * to `prompt`, `continue`, `steer`, `followUp` and `reset` throw.
+	 *
+	 * @example
+	 * agent.dispose();
+	 */
+	dispose(): void {
+		if (this.disposed) return;
+		this.actor.send({ type: "dispose" });
+		this.disposed = true;
+	}
+
+	private assertUsable(): void {
+		if (this.disposed) throw new Error(DISPOSED);
+	}
+
+	private beginRun(): Promise<void> {
+		this.running = true;
+		this.streamingMessage = undefined;
+		this.errorMessage = undefined;
+		return new Promise((resolve) => this.idleWaiters.push(resolve));
+	}
+
+	private runOverrides() {
+		const config: Partial<AgentLoopConfig> = {
+			streamFn: this.streamFn,
+			convertToLlm: this.convertToLlm,
+			transformContext: this.transformContext,
+			getApiKey: this.getApiKey,
+			beforeToolCall: this.beforeToolCall,
+			afterToolCall: this.afterToolCall,
+			toolExecution: this.toolExecution,
+			toolTimeoutMs: this.toolTimeoutMs,
+			compaction: this.compaction,
+			streamOptions: {
+				sessionId: this.sessionId,
+				onPayload: this.onPayload,
+				onResponse: this.onResponse,
+				transport: this.transport,
+				thinkingBudgets: this.thinkingBudgets,
+				maxRetryDelayMs: this.maxRetryDelayMs,
+			},
+		};
+		return {
+			state: {
+				systemPrompt: this.systemPrompt,
+				model: this.model,
+				thinkingLevel: this.thinkingLevel,
+				tools: [...this.tools],
+				messages: [...this.messages],
+			},
+			config,
+		};
+	}
+
+	private enqueue(event: AgentMachineEmitted): void {
+		this.queue.push(event);
+		if (!this.draining) void this.drain();
+	}
+
+	/** Delivers emitted events to listeners one at a time; acknowledges barriers in order. */
+	private async drain(): Promise<void> {
+		this.draining = true;
+		try {
+			for (let event = this.queue.shift(); event; event = this.queue.shift()) {
+				if (event.type === "agentchart.barrier") {
+					if (!this.disposed) this.actor.send({ type: "delivered", barrier: event.barrier });
+					continue;
+				}
+				await this.deliver(event);
+			}
+		} finally {
+			this.draining = false;
+		}
+	}
+
+	private async deliver(event: AgentEvent): Promise<void> {
+		if (event.type === "agent_start") {
+			this.runSignal = this.actor.getSnapshot().context.run?.controller.signal ?? this.runSignal;
+		}
+		this.reduce(event);
+		const signal = this.runSignal;
+		for (const listener of [...this.listeners]) {
+			try {
+				await listener(event, signal);
+			} catch (error) {
+				const message = error instanceof Error ? error.message : String(error);
+				this.errorMessage = message;
+				if (!this.disposed) this.actor.send({ type: "listener.error", error: message });
+			}
+		}
+		if (event.type === "agent_end") this.finishRun();
+	}
+
+	/** The state updates of one event, before listeners see it (pi's order). */
+	private reduce(event: AgentEvent): void {
+		switch (event.type) {
+			case "message_start":
+			case "message_update":
+				this.streamingMessage = event.message;
+				break;
+			case "message_end":
+				this.streamingMessage = undefined;
+				this.messages.push(event.message);
+				break;
+			case "tool_execution_start": {
+				const pending = new Set(this.pendingToolCalls);
+				pending.add(event.toolCallId);
+				this.pendingToolCalls = pending;
+				break;
+			}
+			case "tool_execution_end": {
+				const pending = new Set(this.pendingToolCalls);
+				pending.delete(event.toolCallId);
+				this.pendingToolCalls = pending;
+				break;
+			}
+			case "turn_end": {
+				const message = event.message as { role?: string; errorMessage?: string };
+				if (message.role === "assistant" && message.errorMessage) this.errorMessage = message.errorMessage;
+				break;
+			}
+			case "agent_end":
+				this.streamingMessage = undefined;
+				break;
+			case "auto_compaction_end":
+				if (event.result) this.messages = [...this.actor.getSnapshot().context.messages];
+				break;
+		}
+	}
+
+	private finishRun(): void {
+		this.running = false;
+		this.streamingMessage = undefined;
+		this.pendingToolCalls = new Set();
+		const waiters = this.idleWaiters;
+		this.idleWaiters = [];
+		for (const resolve of waiters) resolve();
+	}
+}
+
+function normalizePromptInput(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): AgentMessage[] {
+	if (Array.isArray(input)) return input;
+	if (typeof input !== "string") return [input];
+	const content: ({ type: "text"; text: string } | ImageContent)[] = [{ type: "text", text: input }];
+	if (images) content.push(...images);
+	return [{ role: "user", content, timestamp: Date.now() }];
+}

@@ -1,0 +1,760 @@
+import { and, assign, emit, enqueueActions, not, or, setup } from "xstate";
+import { preflightActor, toolActor } from "../actors/tool-actors.js";
+import { streamActor } from "../actors/stream-actor.js";
+import type { AgentEvent } from "../types/agent.js";
+import type { AgentMessage, AssistantMessage } from "../types/messages.js";
+import { defaultLoopConfig, defaultModel } from "./defaults.js";
+import {
+	abortedAssistantMessage,
+	batchTerminates,
+	createToolBatch,
+	findTool,
+	hookContext,
+	streamOptionsFor,
+	takeFromQueue,
+	toolCallsOf,
+	toolResultMessage,
+	updateCall,
+} from "./run-helpers.js";
+import { errorResult } from "../actors/tool-actors.js";
+import type {
+	AgentMachineContext,
+	AgentMachineEmitted,
+	AgentMachineEvent,
+	AgentMachineInput,
+	AgentMachineOutput,
+	FinalizedToolResult,
+	RunContext,
+	RunOverrides,
+	ToolBatch,
+	ToolCallEntry,
+} from "./types.js";
+import { tokensNeedCompaction } from "./compaction-guards.js";
+
+type Ctx = AgentMachineContext;
+type Run = RunContext;
+
+/** The run in progress; the machine only calls this in states under `running`. */
+function runOf(context: Ctx): Run {
+	if (!context.run) throw new Error("agentchart: no run in progress (machine invariant broken)");
+	return context.run;
+}
+
+function batchOf(context: Ctx): ToolBatch {
+	const batch = runOf(context).batch;
+	if (!batch) throw new Error("agentchart: no tool batch in progress (machine invariant broken)");
+	return batch;
+}
+
+function callById(context: Ctx, toolCallId: string): ToolCallEntry | undefined {
+	return context.run?.batch?.calls.find((call) => call.toolCall.id === toolCallId);
+}
+
+/** The message events of a transcript entry that did not stream. */
+function messageEvents(message: AgentMessage): AgentEvent[] {
+	return [
+		{ type: "message_start", message },
+		{ type: "message_end", message },
+	];
+}
+
+function applyOverrides(context: Ctx, overrides: RunOverrides): Partial<Ctx> {
+	const patch: Partial<Ctx> = { ...overrides.state };
+	if (overrides.config) patch.config = { ...context.config, ...overrides.config };
+	if (overrides.steeringMode) patch.steeringMode = overrides.steeringMode;
+	if (overrides.followUpMode) patch.followUpMode = overrides.followUpMode;
+	return patch;
+}
+
+function newRun(skipInitialSteeringPoll: boolean): Run {
+	return {
+		controller: new AbortController(),
+		aborted: false,
+		newMessages: [],
+		turn: 1,
+		attempt: 0,
+		skipInitialSteeringPoll,
+		toolResults: [],
+		turnEnded: false,
+		overflowRetried: false,
+	};
+}
+
+const ABORTED_BEFORE_RUN = "Tool call was aborted before it ran";
+
+/**
+ * The agent loop as a statechart.
+ *
+ * Top level: `idle` (waiting for a prompt), `running` (a run: turns of one LLM call plus its
+ * tool calls), `ended` (final, after `dispose`). Inside `running`, a turn goes
+ * `before-call` → `streaming` → `after-stream` → (`tool-preparing` ⇄ `tool-executing`) →
+ * `turn-ended`, which decides between another turn and `run-ending`. `compacting` sits before
+ * an LLM call when the context is too large.
+ *
+ * AgentEvents are emitted (`actor.on("message_update", ...)`). States whose name describes a
+ * decision (`run-starting`, `before-call`, `after-stream`, `turn-ended`) decide only after the
+ * consumer has acknowledged the events so far, when `awaitDelivery` is on.
+ *
+ * @example
+ * import { createActor } from "xstate";
+ * const actor = createActor(agentMachine, { input: { model, tools, config: { streamFn } } }).start();
+ * actor.on("*", (event) => console.log(event.type));
+ * actor.send({ type: "prompt", messages: [{ role: "user", content: "hi", timestamp: Date.now() }] });
+ */
+export const agentMachine = setup({
+	types: {
+		context: {} as AgentMachineContext,
+		events: {} as AgentMachineEvent,
+		input: {} as AgentMachineInput,
+		emitted: {} as AgentMachineEmitted,
+		output: {} as AgentMachineOutput,
+	},
+	actors: {
+		streamActor,
+		preflightActor,
+		toolActor,
+	},
+	delays: {},
+	guards: {
+		eventsDelivered: ({ context }) => !context.awaitDelivery || context.deliveredBarrier >= context.barrier,
+		runAborted: ({ context }) => context.run?.aborted === true,
+		isCurrentAttempt: ({ context, event }) =>
+			(event.type === "stream.event" || event.type === "stream.done") && event.attempt === context.run?.attempt,
+		isStreamStart: ({ event }) => event.type === "stream.event" && event.event.type === "start",
+		assistantStarted: ({ context }) => context.run?.partial !== undefined,
+		assistantFailed: ({ context }) => {
+			const stop = context.run?.assistant?.stopReason;
+			return stop === "error" || stop === "aborted";
+		},
+		assistantHasToolCalls: ({ context }) => {
+			const assistant = context.run?.assistant;
+			return assistant !== undefined && toolCallsOf(assistant).length > 0;
+		},
+		toolsWantAnotherCall: ({ context }) => {
+			const batch = context.run?.batch;
+			return batch !== undefined && !batchTerminates(batch);
+		},
+		steeringQueued: ({ context }) => context.steeringQueue.length > 0,
+		followUpQueued: ({ context }) => context.followUpQueue.length > 0,
+		batchTruncated: ({ context }) => context.run?.batch?.truncated === true,
+		hasPreparedCallToRunNow: ({ context }) => {
+			const batch = context.run?.batch;
+			if (!batch) return false;
+			const prepared = batch.calls.some((call) => call.status === "prepared");
+			const queued = batch.calls.some((call) => call.status === "queued");
+			return prepared && (batch.mode === "sequential" || !queued);
+		},
+		hasQueuedCall: ({ context }) => context.run?.batch?.calls.some((call) => call.status === "queued") === true,
+		isRunningCall: ({ context, event }) => {
+			if (event.type !== "tool.update" && event.type !== "tool.settled" && event.type !== "tool.timeout") return false;
+			return callById(context, event.toolCallId)?.status === "running";
+		},
+		isLastRunningCall: ({ context, event }) => {
+			if (event.type !== "tool.settled" && event.type !== "tool.timeout") return false;
+			const running = context.run?.batch?.calls.filter((call) => call.status === "running") ?? [];
+			return running.length === 1 && running[0]?.toolCall.id === event.toolCallId;
+		},
+		compactionNeeded: ({ context }) => tokensNeedCompaction(context),
+		transcriptEndsWithAssistant: ({ context }) => {
+			const last = context.messages[context.messages.length - 1] as { role?: string } | undefined;
+			return last?.role === "assistant";
+		},
+		transcriptCanContinue: ({ context }) => {
+			const last = context.messages[context.messages.length - 1] as { role?: string } | undefined;
+			return last !== undefined && last.role !== "assistant";
+		},
+	},
+	actions: {
+		applyRunOverrides: assign(({ context, event }) => {
+			if (event.type !== "prompt" && event.type !== "continue" && event.type !== "update") return {};
+			return applyOverrides(context, event);
+		}),
+
+		emitBarrier: enqueueActions(({ context, enqueue }) => {
+			if (!context.awaitDelivery) return;
+			const barrier = context.barrier + 1;
+			enqueue.assign({ barrier });
+			enqueue.emit({ type: "agentchart.barrier", barrier });
+		}),
+		recordDelivery: assign(({ context, event }) =>
+			event.type === "delivered" ? { deliveredBarrier: Math.max(context.deliveredBarrier, event.barrier) } : {},
+		),
+
+		// Queues
+		enqueueSteering: assign(({ context, event }) =>
+			event.type === "steer" ? { steeringQueue: [...context.steeringQueue, event.message] } : {},
+		),
+		enqueueFollowUp: assign(({ context, event }) =>
+			event.type === "followUp" ? { followUpQueue: [...context.followUpQueue, event.message] } : {},
+		),
+		clearQueues: assign(({ event }) => {
+			if (event.type === "reset") return { steeringQueue: [], followUpQueue: [] };
+			if (event.type !== "queue.clear") return {};
+			if (event.queue === "steering") return { steeringQueue: [] };
+			if (event.queue === "followUp") return { followUpQueue: [] };
+			return { steeringQueue: [], followUpQueue: [] };
+		}),
+		setQueueMode: assign(({ event }) => {
+			if (event.type !== "queue.mode") return {};
+			return event.queue === "steering" ? { steeringMode: event.mode } : { followUpMode: event.mode };
+		}),
+		resetTranscript: assign({ messages: () => [] }),
+
+		// Run lifecycle
+		startPromptRun: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type !== "prompt") return;
+			startRun(context, event.messages, false, enqueue);
+		}),
+		startContinueRun: enqueueActions(({ context, enqueue }) => {
+			startRun(context, [], false, enqueue);
+		}),
+		startRunFromSteering: enqueueActions(({ context, enqueue }) => {
+			const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
+			enqueue.assign({ steeringQueue: rest });
+			startRun(context, taken, true, enqueue);
+		}),
+		startRunFromFollowUps: enqueueActions(({ context, enqueue }) => {
+			const { taken, rest } = takeFromQueue(context.followUpQueue, context.followUpMode);
+			enqueue.assign({ followUpQueue: rest });
+			startRun(context, taken, false, enqueue);
+		}),
+		injectInitialSteering: enqueueActions(({ context, enqueue }) => {
+			const run = runOf(context);
+			if (run.skipInitialSteeringPoll) return;
+			const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
+			if (taken.length === 0) return;
+			enqueue.assign({ steeringQueue: rest });
+			injectMessages(context, taken, enqueue);
+		}),
+		startNextTurnWithSteering: enqueueActions(({ context, enqueue }) => {
+			const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
+			enqueue.assign({ steeringQueue: rest });
+			startNextTurn(context, taken, enqueue);
+		}),
+		startNextTurnWithFollowUps: enqueueActions(({ context, enqueue }) => {
+			const { taken, rest } = takeFromQueue(context.followUpQueue, context.followUpMode);
+			enqueue.assign({ followUpQueue: rest });
+			startNextTurn(context, taken, enqueue);
+		}),
+		abortRun: assign(({ context }) => {
+			const run = context.run;
+			if (!run || run.aborted) return {};
+			run.controller.abort();
+			return { run: { ...run, aborted: true } };
+		}),
+		recordListenerFailure: assign(({ context, event }) => {
+			const run = context.run;
+			if (!run || event.type !== "listener.error") return {};
+			run.controller.abort();
+			return { run: { ...run, aborted: true, failure: event.error } };
+		}),
+		closeTurnAsAborted: enqueueActions(({ context, enqueue }) => {
+			const run = runOf(context);
+			const message = abortedAssistantMessage(context, run.failure ?? "Request was aborted");
+			enqueue.assign({
+				messages: [...context.messages, message],
+				run: { ...run, assistant: message, turnEnded: true, newMessages: [...run.newMessages, message] },
+			});
+			for (const event of messageEvents(message)) enqueue.emit(event);
+			enqueue.emit({ type: "turn_end", message, toolResults: [] });
+		}),
+		emitAgentEnd: emit(({ context }) => ({ type: "agent_end", messages: runOf(context).newMessages })),
+		clearRun: assign({ run: undefined }),
+		closeRunOnDispose: enqueueActions(({ context, enqueue }) => {
+			if (!context.run) return;
+			closeRunAbruptly(context, "Agent was disposed", enqueue);
+		}),
+
+		// Streaming
+		startAttempt: assign(({ context }) => {
+			const run = runOf(context);
+			return { run: { ...run, attempt: run.attempt + 1, partial: undefined, assistant: undefined, batch: undefined, toolResults: [] } };
+		}),
+		beginAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type !== "stream.event" || event.event.type !== "start") return;
+			const partial = event.event.partial;
+			enqueue.assign({ run: { ...runOf(context), partial } });
+			enqueue.emit({ type: "message_start", message: { ...partial } });
+		}),
+		relayStreamEvent: emit(({ context, event }) => {
+			if (event.type !== "stream.event") throw new Error("relayStreamEvent: unexpected event");
+			const partial = "partial" in event.event ? event.event.partial : runOf(context).partial;
+			return { type: "message_update", message: { ...partial } as AssistantMessage, assistantMessageEvent: event.event };
+		}),
+		completeAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type !== "stream.done") return;
+			const run = runOf(context);
+			const message = event.message;
+			enqueue.assign({
+				messages: [...context.messages, message],
+				run: { ...run, partial: undefined, assistant: message, newMessages: [...run.newMessages, message] },
+			});
+			if (!run.partial) enqueue.emit({ type: "message_start", message: { ...message } });
+			enqueue.emit({ type: "message_end", message });
+		}),
+		emitTurnEndWithoutTools: enqueueActions(({ context, enqueue }) => {
+			const run = runOf(context);
+			if (!run.assistant) return;
+			enqueue.assign({ run: { ...run, turnEnded: true } });
+			enqueue.emit({ type: "turn_end", message: run.assistant, toolResults: [] });
+		}),
+
+		// Tools
+		createBatch: assign(({ context }) => {
+			const run = runOf(context);
+			if (!run.assistant) return {};
+			return { run: { ...run, batch: createToolBatch(run.assistant, context.tools, context.config.toolExecution) } };
+		}),
+		startPreflight: enqueueActions(({ context, enqueue }) => {
+			const batch = batchOf(context);
+			const next = batch.calls.find((call) => call.status === "queued");
+			if (!next) return;
+			enqueue.assign({
+				run: { ...runOf(context), batch: updateCall(batch, next.toolCall.id, { status: "preparing", started: true }) },
+			});
+			enqueue.emit(toolStartEvent(next));
+		}),
+		recordPreflight: enqueueActions(({ context, event, enqueue }) => {
+			const output = (event as { output?: import("../actors/tool-actors.js").PreflightOutcome }).output;
+			const batch = batchOf(context);
+			const call = batch.calls.find((entry) => entry.status === "preparing");
+			if (!call || !output) return;
+			if (output.kind === "prepared") {
+				enqueue.assign({ run: { ...runOf(context), batch: updateCall(batch, call.toolCall.id, { status: "prepared", args: output.args }) } });
+				return;
+			}
+			settleCall(context, call, output.outcome, enqueue);
+		}),
+		settleUnfinishedCallsAsAborted: enqueueActions(({ context, enqueue }) => {
+			settleOpenCalls(context, ABORTED_BEFORE_RUN, ["queued", "preparing", "prepared"], enqueue);
+		}),
+		settleCallsCutOffByLength: enqueueActions(({ context, enqueue }) => {
+			let working = context;
+			for (const call of batchOf(context).calls) {
+				if (call.status === "settled") continue;
+				const text = `Tool call ${call.toolCall.name} was not executed: the assistant message was cut off by the output token limit (stopReason "length"), so its arguments may be incomplete.`;
+				if (!call.started) enqueue.emit(toolStartEvent(call));
+				working = settleCall(working, { ...call, started: true }, errorResult(text), enqueue);
+			}
+		}),
+		startPreparedTools: enqueueActions(({ context, enqueue }) => {
+			const run = runOf(context);
+			let batch = batchOf(context);
+			for (const call of batch.calls) {
+				if (call.status !== "prepared") continue;
+				if (batch.mode === "sequential" && batch.calls.some((c) => c.status === "running")) break;
+				const tool = findTool(context.tools, call.toolCall.name);
+				if (!tool) continue;
+				const controller = new AbortController();
+				const signal = AbortSignal.any([run.controller.signal, controller.signal]);
+				batch = updateCall(batch, call.toolCall.id, { status: "running", controller, startedAt: Date.now() });
+				enqueue.spawnChild("toolActor", {
+					id: `tool:${call.toolCall.id}`,
+					input: {
+						tool,
+						toolCall: call.toolCall,
+						args: call.args,
+						assistantMessage: batch.assistant,
+						context: hookContext(context),
+						afterToolCall: context.config.afterToolCall,
+						signal,
+					},
+				});
+				const timeoutMs = tool.timeoutMs ?? context.config.toolTimeoutMs;
+				if (timeoutMs > 0) {
+					enqueue.raise(
+						{ type: "tool.timeout", toolCallId: call.toolCall.id, timeoutMs },
+						{ delay: timeoutMs, id: `timeout:${call.toolCall.id}` },
+					);
+				}
+			}
+			enqueue.assign({ run: { ...run, batch } });
+		}),
+		emitToolUpdate: emit(({ context, event }) => {
+			if (event.type !== "tool.update") throw new Error("emitToolUpdate: unexpected event");
+			const call = callById(context, event.toolCallId);
+			return {
+				type: "tool_execution_update",
+				toolCallId: event.toolCallId,
+				toolName: call?.toolCall.name ?? "",
+				args: call?.toolCall.arguments,
+				partialResult: event.partialResult,
+			};
+		}),
+		settleRunningTool: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type !== "tool.settled" && event.type !== "tool.timeout") return;
+			const call = callById(context, event.toolCallId);
+			if (!call) return;
+			const outcome =
+				event.type === "tool.settled"
+					? event.outcome
+					: errorResult(`Tool "${call.toolCall.name}" timed out after ${event.timeoutMs} ms`);
+			// A timed-out tool is told to stop; its late result is ignored.
+			call.controller?.abort();
+			enqueue.cancel(`timeout:${call.toolCall.id}`);
+			enqueue.stopChild(`tool:${call.toolCall.id}`);
+			settleCall(context, call, outcome, enqueue);
+		}),
+		emitRemainingToolResults: enqueueActions(({ context, enqueue }) => {
+			const run = runOf(context);
+			const batch = batchOf(context);
+			const results = [...run.toolResults];
+			const messages = [...context.messages];
+			const newMessages = [...run.newMessages];
+			const calls = batch.calls.map((call) => {
+				if (call.messageEmitted || !call.outcome) return call;
+				const message = toolResultMessage(call.toolCall, call.outcome);
+				results.push(message);
+				messages.push(message);
+				newMessages.push(message);
+				for (const event of messageEvents(message)) enqueue.emit(event);
+				return { ...call, messageEmitted: true };
+			});
+			// Keep results in source order even when sequential calls emitted some earlier.
+			const order = new Map(batch.calls.map((call, index) => [call.toolCall.id, index]));
+			results.sort((a, b) => (order.get(a.toolCallId) ?? 0) - (order.get(b.toolCallId) ?? 0));
+			enqueue.assign({
+				messages,
+				run: { ...run, newMessages, toolResults: results, turnEnded: true, batch: { ...batch, calls } },
+			});
+			enqueue.emit({ type: "turn_end", message: batch.assistant, toolResults: results });
+		}),
+	},
+}).createMachine({
+	id: "agent",
+	context: ({ input }) => ({
+		systemPrompt: input.systemPrompt ?? "",
+		model: input.model ?? defaultModel(),
+		thinkingLevel: input.thinkingLevel ?? "off",
+		tools: input.tools ?? [],
+		messages: input.messages ?? [],
+		config: { ...defaultLoopConfig(), ...input.config },
+		steeringQueue: [],
+		followUpQueue: [],
+		steeringMode: input.steeringMode ?? "one-at-a-time",
+		followUpMode: input.followUpMode ?? "one-at-a-time",
+		awaitDelivery: input.awaitDelivery ?? false,
+		barrier: 0,
+		deliveredBarrier: 0,
+	}),
+	output: ({ context }) => ({ messages: context.messages }),
+	initial: "idle",
+	on: {
+		steer: { actions: "enqueueSteering" },
+		followUp: { actions: "enqueueFollowUp" },
+		"queue.clear": { actions: "clearQueues" },
+		"queue.mode": { actions: "setQueueMode" },
+		delivered: { actions: "recordDelivery" },
+		dispose: { target: ".ended", actions: "closeRunOnDispose" },
+	},
+	states: {
+		idle: {
+			description: "Waiting for a prompt. Steering and follow-up messages queue up.",
+			on: {
+				prompt: { target: "running", actions: ["applyRunOverrides", "startPromptRun"] },
+				continue: [
+					{ guard: "transcriptCanContinue", target: "running", actions: ["applyRunOverrides", "startContinueRun"] },
+					{
+						guard: and(["transcriptEndsWithAssistant", "steeringQueued"]),
+						target: "running",
+						actions: ["applyRunOverrides", "startRunFromSteering"],
+					},
+					{
+						guard: and(["transcriptEndsWithAssistant", "followUpQueued"]),
+						target: "running",
+						actions: ["applyRunOverrides", "startRunFromFollowUps"],
+					},
+				],
+				update: { actions: "applyRunOverrides" },
+				reset: { actions: ["resetTranscript", "clearQueues"] },
+			},
+		},
+		running: {
+			description: "A run: turns of one LLM call and its tool calls, until nothing is left to do.",
+			initial: "run-starting",
+			on: {
+				abort: { actions: "abortRun" },
+				"listener.error": { actions: "recordListenerFailure" },
+			},
+			states: {
+				"run-starting": {
+					description: "Prompt delivered; takes queued steering (once) before the first call.",
+					entry: "emitBarrier",
+					always: [
+						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending", actions: "closeTurnAsAborted" },
+						{ guard: "eventsDelivered", target: "before-call", actions: "injectInitialSteering" },
+					],
+				},
+				"before-call": {
+					description: "About to call the model: compacts first when the context is too large.",
+					entry: "emitBarrier",
+					always: [
+						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending", actions: "closeTurnAsAborted" },
+						{ guard: and(["eventsDelivered", "compactionNeeded"]), target: "compacting" },
+						{ guard: "eventsDelivered", target: "streaming" },
+					],
+				},
+				compacting: {
+					description: "Summarising older messages to make room (see issue 4).",
+					always: { target: "streaming" },
+				},
+				streaming: {
+					description: "One LLM call streams its reply (the stream actor).",
+					entry: "startAttempt",
+					invoke: {
+						id: "stream",
+						src: "streamActor",
+						input: ({ context }) => {
+							const run = runOf(context);
+							return {
+								attempt: run.attempt,
+								model: context.model,
+								systemPrompt: context.systemPrompt,
+								messages: context.messages,
+								tools: context.tools,
+								config: context.config,
+								options: streamOptionsFor(context),
+								signal: run.controller.signal,
+							};
+						},
+					},
+					on: {
+						"stream.event": [
+							{ guard: and(["isCurrentAttempt", "isStreamStart"]), actions: "beginAssistantMessage" },
+							{ guard: and(["isCurrentAttempt", "assistantStarted"]), actions: "relayStreamEvent" },
+						],
+						"stream.done": { guard: "isCurrentAttempt", target: "after-stream", actions: "completeAssistantMessage" },
+					},
+				},
+				"after-stream": {
+					description: "The reply is complete: a failed reply ends the run, tool calls run, otherwise the turn ends.",
+					entry: "emitBarrier",
+					always: [
+						{ guard: and(["eventsDelivered", "assistantFailed"]), target: "run-ending", actions: "emitTurnEndWithoutTools" },
+						{ guard: and(["eventsDelivered", "assistantHasToolCalls"]), target: "tool-dispatching", actions: "createBatch" },
+						{ guard: "eventsDelivered", target: "turn-ended", actions: "emitTurnEndWithoutTools" },
+					],
+				},
+				"tool-dispatching": {
+					description: "Picks the next step of the tool batch.",
+					always: [
+						{ guard: "runAborted", target: "tool-batch-ending", actions: "settleUnfinishedCallsAsAborted" },
+						{ guard: "batchTruncated", target: "tool-batch-ending", actions: "settleCallsCutOffByLength" },
+						{ guard: "hasPreparedCallToRunNow", target: "tool-executing" },
+						{ guard: "hasQueuedCall", target: "tool-preparing" },
+						{ target: "tool-batch-ending" },
+					],
+				},
+				"tool-preparing": {
+					description: "Preflight of one call: lookup, argument validation, beforeToolCall.",
+					entry: "startPreflight",
+					invoke: {
+						id: "preflight",
+						src: "preflightActor",
+						input: ({ context }) => {
+							const run = runOf(context);
+							const batch = batchOf(context);
+							const call = batch.calls.find((entry) => entry.status === "preparing");
+							if (!call) throw new Error("agentchart: preflight without a call");
+							return {
+								tool: findTool(context.tools, call.toolCall.name),
+								toolCall: call.toolCall,
+								assistantMessage: batch.assistant,
+								context: hookContext(context),
+								beforeToolCall: context.config.beforeToolCall,
+								signal: run.controller.signal,
+							};
+						},
+						onDone: { target: "tool-dispatching", actions: "recordPreflight" },
+					},
+					on: {
+						abort: { target: "tool-dispatching", actions: ["abortRun"] },
+					},
+				},
+				"tool-executing": {
+					description: "Tool actors run; results are recorded as they settle.",
+					entry: "startPreparedTools",
+					on: {
+						"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
+						"tool.settled": [
+							{ guard: and(["isRunningCall", "isLastRunningCall"]), target: "tool-dispatching", actions: "settleRunningTool" },
+							{ guard: "isRunningCall", actions: "settleRunningTool" },
+						],
+						"tool.timeout": [
+							{ guard: and(["isRunningCall", "isLastRunningCall"]), target: "tool-dispatching", actions: "settleRunningTool" },
+							{ guard: "isRunningCall", actions: "settleRunningTool" },
+						],
+					},
+				},
+				"tool-batch-ending": {
+					description: "Tool result messages in source order, then turn_end.",
+					entry: "emitRemainingToolResults",
+					always: { target: "turn-ended" },
+				},
+				"turn-ended": {
+					description: "Decides: another turn (tool results, steering, follow-ups) or the end of the run.",
+					entry: "emitBarrier",
+					always: [
+						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending" },
+						{
+							guard: and(["eventsDelivered", or(["toolsWantAnotherCall", "steeringQueued"])]),
+							target: "before-call",
+							actions: "startNextTurnWithSteering",
+						},
+						{ guard: and(["eventsDelivered", "followUpQueued"]), target: "before-call", actions: "startNextTurnWithFollowUps" },
+						{ guard: and(["eventsDelivered", not("runAborted")]), target: "run-ending" },
+					],
+				},
+				"run-ending": {
+					description: "agent_end, then idle.",
+					entry: "emitAgentEnd",
+					always: { target: "#agent.idle", actions: "clearRun" },
+				},
+			},
+		},
+		ended: {
+			description: "Disposed. Every child actor has stopped.",
+			type: "final",
+		},
+	},
+});
+
+// ---------------------------------------------------------------------------------------
+// Action bodies shared by several named actions. They only enqueue: assign and emit.
+
+/** The part of XState's action enqueuer these helpers use. */
+interface Enqueue {
+	assign(patch: Partial<Ctx>): void;
+	emit(event: AgentMachineEmitted): void;
+}
+
+function startRun(context: Ctx, prompts: AgentMessage[], skipInitialSteeringPoll: boolean, enqueue: Enqueue): void {
+	const run = newRun(skipInitialSteeringPoll);
+	run.newMessages = [...prompts];
+	enqueue.assign({ run, messages: [...context.messages, ...prompts] });
+	enqueue.emit({ type: "agent_start" });
+	enqueue.emit({ type: "turn_start" });
+	for (const message of prompts) for (const event of messageEvents(message)) enqueue.emit(event);
+}
+
+function injectMessages(context: Ctx, messages: AgentMessage[], enqueue: Enqueue): void {
+	const run = runOf(context);
+	enqueue.assign({
+		messages: [...context.messages, ...messages],
+		run: { ...run, newMessages: [...run.newMessages, ...messages] },
+	});
+	for (const message of messages) for (const event of messageEvents(message)) enqueue.emit(event);
+}
+
+function startNextTurn(context: Ctx, messages: AgentMessage[], enqueue: Enqueue): void {
+	const run = runOf(context);
+	enqueue.assign({
+		messages: [...context.messages, ...messages],
+		run: {
+			...run,
+			turn: run.turn + 1,
+			turnEnded: false,
+			assistant: undefined,
+			batch: undefined,
+			toolResults: [],
+			newMessages: [...run.newMessages, ...messages],
+		},
+	});
+	enqueue.emit({ type: "turn_start" });
+	for (const message of messages) for (const event of messageEvents(message)) enqueue.emit(event);
+}
+
+function toolStartEvent(call: ToolCallEntry): AgentEvent {
+	return { type: "tool_execution_start", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments };
+}
+
+/**
+ * Records a call's outcome and emits its `tool_execution_end` (and, in sequential batches,
+ * its tool result message right away). Returns the context as it will be after the assign,
+ * so callers settling several calls in one action can chain.
+ */
+function settleCall(context: Ctx, call: ToolCallEntry, outcome: FinalizedToolResult, enqueue: Enqueue): Ctx {
+	const run = runOf(context);
+	const batch = batchOf(context);
+	let nextBatch = updateCall(batch, call.toolCall.id, { status: "settled", outcome });
+	enqueue.emit({
+		type: "tool_execution_end",
+		toolCallId: call.toolCall.id,
+		toolName: call.toolCall.name,
+		result: outcome.result,
+		isError: outcome.isError,
+	});
+	let messages = context.messages;
+	let newMessages = run.newMessages;
+	let toolResults = run.toolResults;
+	if (batch.mode === "sequential") {
+		const message = toolResultMessage(call.toolCall, outcome);
+		messages = [...messages, message];
+		newMessages = [...newMessages, message];
+		toolResults = [...toolResults, message];
+		nextBatch = updateCall(nextBatch, call.toolCall.id, { messageEmitted: true });
+		for (const event of messageEvents(message)) enqueue.emit(event);
+	}
+	const nextRun = { ...run, batch: nextBatch, newMessages, toolResults };
+	enqueue.assign({ messages, run: nextRun });
+	return { ...context, messages, run: nextRun };
+}
+
+function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEntry["status"][], enqueue: Enqueue): Ctx {
+	let working = context;
+	for (const call of batchOf(context).calls) {
+		if (!statuses.includes(call.status)) continue;
+		if (!call.started) enqueue.emit(toolStartEvent(call));
+		working = settleCall(working, { ...call, started: true }, errorResult(text), enqueue);
+	}
+	return working;
+}
+
+/**
+ * Dispose mid-run: closes whatever is open (the streaming message, started tool calls, the
+ * turn) so every start event has its end and the transcript stays valid for a provider.
+ */
+function closeRunAbruptly(context: Ctx, reason: string, enqueue: Enqueue): void {
+	const run = runOf(context);
+	run.controller.abort();
+	let working = context;
+	if (!run.turnEnded) {
+		if (!run.assistant) {
+			let message: AssistantMessage;
+			if (run.partial) {
+				message = { ...run.partial, content: [...run.partial.content], stopReason: "aborted", errorMessage: reason };
+			} else {
+				message = abortedAssistantMessage(context, reason);
+				enqueue.emit({ type: "message_start", message: { ...message } });
+			}
+			enqueue.emit({ type: "message_end", message });
+			enqueue.emit({ type: "turn_end", message, toolResults: [] });
+			working = {
+				...working,
+				messages: [...working.messages, message],
+				run: { ...run, partial: undefined, assistant: message, newMessages: [...run.newMessages, message] },
+			};
+		} else if (run.batch) {
+			working = settleOpenCalls(working, reason, ["queued", "preparing", "prepared", "running"], enqueue);
+			const workingRun = runOf(working);
+			const batch = batchOf(working);
+			const results = [...workingRun.toolResults];
+			const messages = [...working.messages];
+			const newMessages = [...workingRun.newMessages];
+			for (const call of batch.calls) {
+				if (call.messageEmitted || !call.outcome) continue;
+				const message = toolResultMessage(call.toolCall, call.outcome);
+				results.push(message);
+				messages.push(message);
+				newMessages.push(message);
+				for (const event of messageEvents(message)) enqueue.emit(event);
+			}
+			working = { ...working, messages, run: { ...workingRun, toolResults: results, newMessages } };
+			enqueue.emit({ type: "turn_end", message: batch.assistant, toolResults: results });
+		} else {
+			enqueue.emit({ type: "turn_end", message: run.assistant, toolResults: [] });
+		}
+	}
+	enqueue.assign({ messages: working.messages, run: working.run });
+	enqueue.emit({ type: "agent_end", messages: runOf(working).newMessages });
+}

@@ -1,0 +1,234 @@
+import type {
+	AfterToolCallHook,
+	AgentEvent,
+	AgentThinkingLevel,
+	AgentToolResult,
+	AnyAgentTool,
+	BeforeToolCallHook,
+	CompactionReason,
+	CompactionResult,
+	ConvertToLlm,
+	GetApiKey,
+	QueueMode,
+	ToolExecutionMode,
+	TransformContext,
+} from "../types/agent.js";
+import type { AssistantMessageEvent, StreamFn } from "../types/stream.js";
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../types/messages.js";
+import type { Model, SimpleStreamOptions } from "../types/model.js";
+import type { AgentToolCall } from "../types/agent.js";
+
+/** Compaction settings (see the README's "Compaction" section). */
+export interface CompactionSettings {
+	/** Compact automatically (threshold and overflow). */
+	enabled: boolean;
+	/** Tokens kept free below the context window; compaction starts when the context exceeds window − reserve. */
+	reserveTokens?: number;
+	/** Tokens of recent conversation kept verbatim. */
+	keepRecentTokens?: number;
+	/** Replaces the model call that writes the summary. */
+	summarize?: (request: SummarizeRequest) => Promise<string>;
+}
+
+/** What a custom summariser receives. */
+export interface SummarizeRequest {
+	/** Messages to summarise (the history before the kept part). */
+	messages: AgentMessage[];
+	/** When the cut splits a turn: that turn's early part, summarised separately. */
+	turnPrefix: AgentMessage[];
+	/** The summary of an earlier compaction, for an iterative update. */
+	previousSummary?: string;
+	/** Extra instructions (manual compaction). */
+	instructions?: string;
+	/** Aborts with the run. */
+	signal: AbortSignal;
+}
+
+/** Everything the loop needs besides the transcript. Functions, so not serialisable. */
+export interface AgentLoopConfig {
+	/** Runs one LLM call. */
+	streamFn: StreamFn;
+	/** Transcript entries → LLM messages, before each call. */
+	convertToLlm: ConvertToLlm;
+	/** Rewrites the transcript before each call. */
+	transformContext?: TransformContext;
+	/** Resolves an API key per call. */
+	getApiKey?: GetApiKey;
+	/** Runs before each tool call; may block it. */
+	beforeToolCall?: BeforeToolCallHook;
+	/** Runs after each tool call; may override its result. */
+	afterToolCall?: AfterToolCallHook;
+	/** parallel (default), sequential or streaming. */
+	toolExecution: ToolExecutionMode;
+	/** Default tool timeout in milliseconds; 0 disables (default 180000). */
+	toolTimeoutMs: number;
+	/** After an abort, how long to wait for a stream function that ignores the signal before closing the message ourselves. */
+	abortGraceMs: number;
+	/** Passed to every stream function call (sessionId, onPayload, transport, ...). */
+	streamOptions: Omit<SimpleStreamOptions, "signal" | "reasoning">;
+	/** Compaction; off when undefined. */
+	compaction?: CompactionSettings;
+}
+
+/** The transcript, tools and model a run works on. */
+export interface AgentRunState {
+	systemPrompt: string;
+	model: Model;
+	thinkingLevel: AgentThinkingLevel;
+	tools: AnyAgentTool[];
+	messages: AgentMessage[];
+}
+
+/** Input of the agent machine. Everything is optional. */
+export interface AgentMachineInput extends Partial<AgentRunState> {
+	/** Loop configuration; unset fields get defaults. */
+	config?: Partial<AgentLoopConfig>;
+	/** Steering queue mode (default one-at-a-time). */
+	steeringMode?: QueueMode;
+	/** Follow-up queue mode (default one-at-a-time). */
+	followUpMode?: QueueMode;
+	/**
+	 * When true the machine waits at each decision point until the consumer acknowledges the
+	 * events emitted so far (`agentchart.barrier` → `delivered`). The Agent facade uses this
+	 * to make its awaited listeners hold the loop back, as pi's do. Default false.
+	 */
+	awaitDelivery?: boolean;
+}
+
+/** A tool result before it becomes a message. */
+export interface FinalizedToolResult {
+	result: AgentToolResult<unknown>;
+	isError: boolean;
+}
+
+/** Where one tool call of the current batch stands. */
+export type ToolCallStatus = "queued" | "preparing" | "prepared" | "running" | "settled";
+
+/** One tool call of the current batch. */
+export interface ToolCallEntry {
+	toolCall: AgentToolCall;
+	status: ToolCallStatus;
+	/** Validated arguments (after preflight). */
+	args?: unknown;
+	/** The outcome, once settled. */
+	outcome?: FinalizedToolResult;
+	/** When execution started (ms since epoch), for UIs. */
+	startedAt?: number;
+	/** True once `tool_execution_start` was emitted. */
+	started: boolean;
+	/** True once its tool result message was emitted. */
+	messageEmitted: boolean;
+	/** Abort controller of this call only (timeouts, sibling cancel). */
+	controller?: AbortController;
+}
+
+/** The tool calls of one assistant message. */
+export interface ToolBatch {
+	assistant: AssistantMessage;
+	/** parallel or sequential for this batch (streaming batches are "streaming"). */
+	mode: ToolExecutionMode;
+	calls: ToolCallEntry[];
+	/** Set when the assistant message was cut off by the output token limit. */
+	truncated: boolean;
+}
+
+/** Bookkeeping of the run in progress. */
+export interface RunContext {
+	/** Aborted by `abort`, dispose, or a listener failure. */
+	controller: AbortController;
+	/** True once the run was aborted. */
+	aborted: boolean;
+	/** Why the run failed outside the model (listener error), if it did. */
+	failure?: string;
+	/** Messages this run added, for `agent_end`. */
+	newMessages: AgentMessage[];
+	/** 1-based turn counter. */
+	turn: number;
+	/** Increments with every LLM call; stream events of other attempts are stale. */
+	attempt: number;
+	/** `continue()` from an assistant tail with queued steering skips the first poll. */
+	skipInitialSteeringPoll: boolean;
+	/** The partial assistant message of the current call, once `start` streamed. */
+	partial?: AssistantMessage;
+	/** The completed assistant message of the current turn. */
+	assistant?: AssistantMessage;
+	/** The tool calls of the current turn. */
+	batch?: ToolBatch;
+	/** True once this turn's turn_end was emitted. */
+	turnEnded: boolean;
+	/** The tool result messages of the current turn, in source order. */
+	toolResults: ToolResultMessage[];
+	/** The overflow recovery (compact + retry) was used in this run. */
+	overflowRetried: boolean;
+	/** Why the machine is compacting now. */
+	compactionReason?: CompactionReason;
+	/** Instructions for a manual compaction. */
+	compactionInstructions?: string;
+}
+
+/** The agent machine's context. */
+export interface AgentMachineContext extends AgentRunState {
+	config: AgentLoopConfig;
+	steeringQueue: AgentMessage[];
+	followUpQueue: AgentMessage[];
+	steeringMode: QueueMode;
+	followUpMode: QueueMode;
+	/** The run in progress, if any. */
+	run?: RunContext;
+	awaitDelivery: boolean;
+	/** Id of the last barrier emitted. */
+	barrier: number;
+	/** Id of the last barrier the consumer acknowledged. */
+	deliveredBarrier: number;
+	/** The last compaction's summary, for iterative updates. */
+	lastCompaction?: CompactionResult;
+}
+
+/** Overrides sent with `prompt`/`continue`: the Agent facade sends its state and options each run. */
+export interface RunOverrides {
+	state?: Partial<AgentRunState>;
+	config?: Partial<AgentLoopConfig>;
+	steeringMode?: QueueMode;
+	followUpMode?: QueueMode;
+}
+
+/** Events the agent machine accepts from its user. */
+export type AgentMachineCommand =
+	| ({ type: "prompt"; messages: AgentMessage[] } & RunOverrides)
+	| ({ type: "continue" } & RunOverrides)
+	| { type: "steer"; message: AgentMessage }
+	| { type: "followUp"; message: AgentMessage }
+	| { type: "queue.clear"; queue: "steering" | "followUp" | "all" }
+	| { type: "queue.mode"; queue: "steering" | "followUp"; mode: QueueMode }
+	| { type: "abort" }
+	| { type: "dispose" }
+	| { type: "reset" }
+	| ({ type: "update" } & RunOverrides)
+	| { type: "compact"; instructions?: string }
+	| { type: "delivered"; barrier: number }
+	| { type: "listener.error"; error: string };
+
+/** Events the machine's own actors send it. */
+export type AgentMachineInternalEvent =
+	| { type: "stream.event"; attempt: number; event: AssistantMessageEvent }
+	| { type: "stream.done"; attempt: number; message: AssistantMessage }
+	| { type: "tool.update"; toolCallId: string; partialResult: AgentToolResult<unknown> }
+	| { type: "tool.settled"; toolCallId: string; outcome: FinalizedToolResult }
+	| { type: "tool.timeout"; toolCallId: string; timeoutMs: number };
+
+/** Every event the agent machine accepts. */
+export type AgentMachineEvent = AgentMachineCommand | AgentMachineInternalEvent;
+
+/** The barrier the machine emits at decision points when `awaitDelivery` is on. */
+export interface DeliveryBarrierEvent {
+	type: "agentchart.barrier";
+	barrier: number;
+}
+
+/** Every event the machine emits: AgentEvents and delivery barriers. */
+export type AgentMachineEmitted = AgentEvent | DeliveryBarrierEvent;
+
+/** What the machine outputs when it reaches `ended`. */
+export interface AgentMachineOutput {
+	messages: AgentMessage[];
+}
