@@ -55,8 +55,11 @@ function describeApiError(error: APIError): string {
 	if (type && message) detail = `${type}: ${message}`;
 	else if (message) detail = message;
 	else if (type) detail = type;
-	else if (typeof error.error === "string" && error.error.trim() !== "") detail = firstLine(error.error);
-	else detail = status ? "status code (no body)" : error.message;
+	else {
+		// A body that is not JSON (a proxy's HTML page, say) ends up in the SDK's message after the status.
+		const text = status ? error.message.replace(new RegExp(`^${status}\\s*`), "") : error.message;
+		detail = firstLine(text.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ")) || "status code (no body)";
+	}
 	return status ? `${status} ${detail}` : detail;
 }
 

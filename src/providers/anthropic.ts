@@ -293,8 +293,7 @@ async function runAnthropicCall(
  * `error` event carrying a readable `errorMessage` and whatever content had arrived.
  *
  * @example
- * import { Agent } from "agentchart";
- * import { getModel, streamAnthropic } from "agentchart/providers";
+ * import { Agent, getModel, streamAnthropic } from "agentchart";
  *
  * const agent = new Agent({
  *   initialState: { model: getModel("anthropic", "claude-haiku-4-5"), systemPrompt: "Be brief.", tools: [] },

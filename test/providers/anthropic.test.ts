@@ -420,6 +420,18 @@ describe("streamAnthropic: failures", () => {
 		expect(isContextOverflow(result, model.contextWindow)).toBe(status === 400 || status === 413);
 	});
 
+	it("reads a non-JSON error page, as a proxy in front of the API may send", async () => {
+		server.respond({
+			kind: "error",
+			status: 413,
+			body: "<html><body><h1>413 Request Entity Too Large</h1></body></html>",
+			headers: { "content-type": "text/html" },
+		});
+		const { result } = await run();
+		expect(result.errorMessage).toBe("413 413 Request Entity Too Large");
+		expect(isContextOverflow(result)).toBe(true);
+	});
+
 	it("retries a 429 after its retry-after, capped by maxRetryDelayMs, then succeeds", async () => {
 		server.respond(
 			{ kind: "error", status: 429, body: errorBody("rate_limit_error", "slow down"), headers: { "retry-after": "1" } },
