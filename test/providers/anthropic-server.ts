@@ -201,7 +201,12 @@ interface UsageFields {
 	cache_creation_input_tokens?: number;
 }
 
-/** `message_start` with the given id and usage. */
+/**
+ * `message_start` with the given id and usage.
+ *
+ * @example
+ * messageStart("msg_1", { input_tokens: 10, cache_read_input_tokens: 100 });
+ */
 export function messageStart(id: string, usage: UsageFields = {}, model = "claude-haiku-4-5"): SseEvent {
 	return {
 		event: "message_start",
@@ -226,23 +231,52 @@ export function messageStart(id: string, usage: UsageFields = {}, model = "claud
 	};
 }
 
+/**
+ * The keep-alive event the API sends between others.
+ *
+ * @example
+ * server.respond({ kind: "sse", events: [messageStart("m"), ping(), ...textBlock(0, ["hi"])] });
+ */
 export function ping(): SseEvent {
 	return { event: "ping", data: { type: "ping" } };
 }
 
+/**
+ * `content_block_start` for a raw content block.
+ *
+ * @example
+ * blockStart(0, { type: "text", text: "" });
+ */
 export function blockStart(index: number, contentBlock: Record<string, unknown>): SseEvent {
 	return { event: "content_block_start", data: { type: "content_block_start", index, content_block: contentBlock } };
 }
 
+/**
+ * `content_block_delta` with a raw delta.
+ *
+ * @example
+ * blockDelta(0, { type: "text_delta", text: "Hel" });
+ */
 export function blockDelta(index: number, delta: Record<string, unknown>): SseEvent {
 	return { event: "content_block_delta", data: { type: "content_block_delta", index, delta } };
 }
 
+/**
+ * `content_block_stop`.
+ *
+ * @example
+ * blockStop(0);
+ */
 export function blockStop(index: number): SseEvent {
 	return { event: "content_block_stop", data: { type: "content_block_stop", index } };
 }
 
-/** A text block streamed in the given pieces. */
+/**
+ * A text block streamed in the given pieces.
+ *
+ * @example
+ * textBlock(0, ["Hel", "lo"]);
+ */
 export function textBlock(index: number, pieces: string[]): SseEvent[] {
 	return [
 		blockStart(index, { type: "text", text: "" }),
@@ -251,7 +285,12 @@ export function textBlock(index: number, pieces: string[]): SseEvent[] {
 	];
 }
 
-/** A thinking block: its text in pieces, then its signature (as the API sends it). */
+/**
+ * A thinking block: its text in pieces, then its signature (as the API sends it).
+ *
+ * @example
+ * thinkingBlock(0, ["Let me ", "think"], "sig123");
+ */
 export function thinkingBlock(index: number, pieces: string[], signature: string): SseEvent[] {
 	return [
 		blockStart(index, { type: "thinking", thinking: "", signature: "" }),
@@ -261,11 +300,22 @@ export function thinkingBlock(index: number, pieces: string[], signature: string
 	];
 }
 
+/**
+ * A redacted thinking block: opaque data, no deltas.
+ *
+ * @example
+ * redactedThinkingBlock(0, "OPAQUE==");
+ */
 export function redactedThinkingBlock(index: number, data: string): SseEvent[] {
 	return [blockStart(index, { type: "redacted_thinking", data }), blockStop(index)];
 }
 
-/** A tool_use block whose JSON input arrives in the given fragments. */
+/**
+ * A tool_use block whose JSON input arrives in the given fragments.
+ *
+ * @example
+ * toolUseBlock(1, "toolu_1", "read", ['{"pa', 'th":"a.txt"}']);
+ */
 export function toolUseBlock(index: number, id: string, name: string, fragments: string[]): SseEvent[] {
 	return [
 		blockStart(index, { type: "tool_use", id, name, input: {} }),
@@ -274,6 +324,12 @@ export function toolUseBlock(index: number, id: string, name: string, fragments:
 	];
 }
 
+/**
+ * `message_delta` with the stop reason and cumulative usage.
+ *
+ * @example
+ * messageDelta("tool_use", { output_tokens: 30 });
+ */
 export function messageDelta(stopReason: string, usage: UsageFields = { output_tokens: 20 }): SseEvent {
 	return {
 		event: "message_delta",
@@ -281,21 +337,42 @@ export function messageDelta(stopReason: string, usage: UsageFields = { output_t
 	};
 }
 
+/**
+ * `message_stop`: without it a client must treat the stream as truncated.
+ *
+ * @example
+ * messageStop();
+ */
 export function messageStop(): SseEvent {
 	return { event: "message_stop", data: { type: "message_stop" } };
 }
 
-/** A mid-stream `error` event, as the API sends when it fails after the 200. */
+/**
+ * A mid-stream `error` event, as the API sends when it fails after the 200.
+ *
+ * @example
+ * streamError("overloaded_error", "Overloaded");
+ */
 export function streamError(type: string, message: string): SseEvent {
 	return { event: "error", data: { type: "error", error: { type, message } } };
 }
 
-/** The body of an HTTP error response. */
+/**
+ * The body of an HTTP error response.
+ *
+ * @example
+ * server.respond({ kind: "error", status: 529, body: errorBody("overloaded_error", "Overloaded") });
+ */
 export function errorBody(type: string, message: string): Record<string, unknown> {
 	return { type: "error", error: { type, message }, request_id: "req_test" };
 }
 
-/** A complete plain-text reply. */
+/**
+ * A complete plain-text reply.
+ *
+ * @example
+ * server.respond({ kind: "sse", events: textReply("Hello") });
+ */
 export function textReply(text: string, id = "msg_text"): SseEvent[] {
 	return [messageStart(id), ping(), ...textBlock(0, [text]), messageDelta("end_turn"), messageStop()];
 }
