@@ -1,0 +1,217 @@
+/**
+ * The reply state of one assistant message, from `message_start` (the only reset point) to
+ * `message_end`: raw text per content block, the two streaming filters (reasoning tags, then
+ * reply directives), the cleaned visible text, reasoning, media, and the block chunker.
+ *
+ * Data flows one way: raw text → tag filter → directive filter → clean text → chunker. The
+ * chunker sees only visible text, so block sizes count what the user reads and a cut can never
+ * fall inside a tag.
+ */
+import { BlockChunker, type BlockChunkingOptions } from "./block-chunker.js";
+import { newTextFrom, type TextEventKind } from "./append-only-text.js";
+import { ReasoningTagFilter } from "./reasoning-tags.js";
+import { ReplyDirectiveFilter, type ReplyDirectives } from "./reply-directives.js";
+
+/** A block ready for delivery. */
+export interface AssembledBlock {
+	text: string;
+	mediaUrls: string[];
+	directives: ReplyDirectives;
+}
+
+/** Options of {@link MessageAssembly}. */
+export interface MessageAssemblyOptions {
+	enforceFinalTag: boolean;
+	/** Chunk sizes; `undefined` sends each flush as one block, however long. */
+	chunking: BlockChunkingOptions | undefined;
+}
+
+const UNLIMITED = Number.MAX_SAFE_INTEGER;
+const BLOCK_SEPARATOR = "\n\n";
+
+/**
+ * True for a text block an OpenAI-Responses-style provider marked as commentary (narration
+ * between tool calls, not the answer): its `textSignature` is JSON with `phase: "commentary"`.
+ *
+ * @example
+ * isCommentaryText({ type: "text", text: "Working...", textSignature: '{"v":1,"id":"m1","phase":"commentary"}' }); // true
+ */
+export function isCommentaryText(block: { textSignature?: string } | undefined): boolean {
+	const signature = block?.textSignature;
+	if (typeof signature !== "string" || !signature.startsWith("{")) return false;
+	try {
+		const parsed: unknown = JSON.parse(signature);
+		return typeof parsed === "object" && parsed !== null && (parsed as { phase?: unknown }).phase === "commentary";
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * One assistant message's reply state.
+ *
+ * @example
+ * const message = new MessageAssembly(1, { enforceFinalTag: false, chunking: undefined });
+ * message.ingestText(0, "delta", "Hello <think>hmm</think>world");
+ * message.finish();
+ * message.cleanText;                                  // "Hello world"
+ * message.drainBlocks(true).map((block) => block.text); // ["Hello world"]
+ */
+export class MessageAssembly {
+	/** 1-based position of this message in the subscription. */
+	readonly index: number;
+	/** Visible text of the message last shown as a partial reply. */
+	lastPartialText = "";
+	lastPartialMediaCount = 0;
+	/** Formatted reasoning last streamed. */
+	lastReasoningStreamed = "";
+	/** Block replies delivered for this message (visible ones). */
+	deliveredBlocks = 0;
+	readonly #rawText = new Map<number, string>();
+	readonly #thinking = new Map<number, string>();
+	readonly #tags: ReasoningTagFilter;
+	readonly #directives = new ReplyDirectiveFilter();
+	readonly #chunker: BlockChunker;
+	#hasText = false;
+	#cleanText = "";
+	#taggedReasoning = "";
+	#media: string[] = [];
+	#unattachedMedia: string[] = [];
+	#retracted = false;
+	#ended = false;
+	#allRaw = "";
+	// After a forced flush the next block starts fresh: whitespace that separated it from the
+	// previous block is not part of it.
+	#blockStart = true;
+
+	constructor(index: number, options: MessageAssemblyOptions) {
+		this.index = index;
+		this.#tags = new ReasoningTagFilter({ enforceFinalTag: options.enforceFinalTag });
+		this.#chunker = new BlockChunker(options.chunking ?? { minChars: UNLIMITED, maxChars: UNLIMITED });
+	}
+
+	/** True after `finish()`; later text events for this message are ignored. */
+	get ended(): boolean {
+		return this.#ended;
+	}
+
+	/** The cleaned visible text so far. */
+	get cleanText(): string {
+		return this.#cleanText;
+	}
+
+	/** All media found in the message so far. */
+	get mediaUrls(): string[] {
+		return [...this.#media];
+	}
+
+	/** Reply directives seen so far. */
+	get directives(): ReplyDirectives {
+		return this.#directives.directives;
+	}
+
+	/** The message's reasoning: native thinking blocks if any, else text inside thinking tags. */
+	get reasoningText(): string {
+		const native = [...this.#thinking.entries()]
+			.sort(([a], [b]) => a - b)
+			.map(([, text]) => text.trim())
+			.filter((text) => text !== "")
+			.join("\n\n");
+		return native !== "" ? native : this.#taggedReasoning.trim();
+	}
+
+	/** True when the whole answer was the silent token (known after `finish()`). */
+	get isSilent(): boolean {
+		return this.#directives.isSilent;
+	}
+
+	/** True (once) when an orphan closing tag retracted the visible text since the last call. */
+	takeRetracted(): boolean {
+		const retracted = this.#retracted;
+		this.#retracted = false;
+		return retracted;
+	}
+
+	/** Adds text of a content block under the append-only rule. */
+	ingestText(contentIndex: number, kind: TextEventKind, text: string, commentary = false): void {
+		if (this.#ended || commentary) return;
+		const accumulated = this.#rawText.get(contentIndex);
+		// Full content for a block never streamed under that index, but already streamed: skip it.
+		if (accumulated === undefined && kind !== "delta" && text !== "" && this.#allRaw.includes(text)) return;
+		const chunk = newTextFrom(accumulated ?? "", kind, text);
+		if (chunk === "") return;
+		this.#rawText.set(contentIndex, (accumulated ?? "") + chunk);
+		this.#allRaw += chunk;
+		// Separate text blocks like paragraphs, so "Done.First" never glues two blocks together.
+		const separator = accumulated === undefined && this.#hasText ? BLOCK_SEPARATOR : "";
+		this.#hasText = true;
+		this.#feed(separator + chunk);
+	}
+
+	/** Adds native reasoning of a thinking block under the append-only rule. */
+	ingestThinking(contentIndex: number, kind: TextEventKind, text: string): void {
+		if (this.#ended) return;
+		const accumulated = this.#thinking.get(contentIndex) ?? "";
+		this.#thinking.set(contentIndex, accumulated + newTextFrom(accumulated, kind, text));
+	}
+
+	/** Ends the message: releases held-back text. Idempotent. */
+	finish(): void {
+		if (this.#ended) return;
+		this.#ended = true;
+		this.#takeFilterOutput(this.#tags.finish());
+		this.#appendClean(this.#directives.finish());
+	}
+
+	/**
+	 * Blocks ready to send. Media found since the last block rides on the next one; with `force`,
+	 * media without any text left to carry it comes as a media-only block.
+	 */
+	drainBlocks(force: boolean): AssembledBlock[] {
+		const directives = this.#directives.directives;
+		if (force) this.#blockStart = true;
+		const blocks: AssembledBlock[] = this.#chunker.drain({ force }).map((chunk) => ({
+			text: chunk.text,
+			mediaUrls: [],
+			directives,
+		}));
+		const first = blocks[0];
+		if (this.#unattachedMedia.length > 0 && (first || force)) {
+			const carrier = first ?? { text: "", mediaUrls: [], directives };
+			carrier.mediaUrls = this.#unattachedMedia;
+			this.#unattachedMedia = [];
+			if (!first) blocks.push(carrier);
+		}
+		return blocks;
+	}
+
+	#feed(raw: string): void {
+		this.#takeFilterOutput(this.#tags.push(raw));
+	}
+
+	#takeFilterOutput(output: { visible: string; reasoning: string; retracted: boolean }): void {
+		this.#taggedReasoning += output.reasoning;
+		if (output.retracted) {
+			// What was shown was reasoning after all: restart the visible text (sent blocks stay sent).
+			this.#retracted = true;
+			this.#directives.resetText();
+			this.#cleanText = "";
+			this.#chunker.reset();
+		}
+		this.#appendClean(this.#directives.push(output.visible));
+	}
+
+	#appendClean(clean: string): void {
+		const media = this.#directives.takeMediaUrls();
+		if (media.length > 0) {
+			this.#media.push(...media);
+			this.#unattachedMedia.push(...media);
+		}
+		if (clean === "") return;
+		this.#cleanText += clean;
+		const blockText = this.#blockStart ? clean.replace(/^\s+/, "") : clean;
+		if (blockText === "") return;
+		this.#blockStart = false;
+		this.#chunker.append(blockText);
+	}
+}
