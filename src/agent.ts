@@ -9,6 +9,7 @@ import type {
 	AgentThinkingLevel,
 	AnyAgentTool,
 	BeforeToolCallHook,
+	CompactionResult,
 	ConvertToLlm,
 	GetApiKey,
 	QueueMode,
@@ -53,6 +54,7 @@ const ALREADY_PROMPTING =
 	"Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
 const ALREADY_CONTINUING = "Agent is already processing. Wait for completion before continuing.";
 const ALREADY_RESETTING = "Agent is already processing. Wait for completion before resetting.";
+const ALREADY_COMPACTING = "Agent is already processing. Wait for completion before compacting.";
 const DISPOSED = "Agent has been disposed: create a new Agent to run again.";
 
 /** A FIFO of emitted events that is cheap to shift from (no array re-indexing per event). */
@@ -121,6 +123,7 @@ export class Agent {
 	private running = false;
 	private runSignal: AbortSignal = new AbortController().signal;
 	private idleWaiters: (() => void)[] = [];
+	private manualCompaction?: { resolve: (result: CompactionResult) => void; reject: (error: Error) => void };
 
 	private systemPrompt: string;
 	private model: Model;
@@ -386,6 +389,27 @@ export class Agent {
 	}
 
 	/**
+	 * agentchart: compacts the transcript now (idle only): older messages are replaced by a
+	 * structured summary, recent ones (`keepRecentTokens`) kept. Resolves with what was done;
+	 * rejects when there is nothing to compact, the summariser fails, or `abort()` is called.
+	 *
+	 * @example
+	 * const result = await agent.compact("Keep the file paths");
+	 * console.log(result.tokensBefore, "→", result.tokensAfter);
+	 */
+	async compact(instructions?: string): Promise<CompactionResult> {
+		this.assertUsable();
+		if (this.running) throw new Error(ALREADY_COMPACTING);
+		this.running = true;
+		const finished = new Promise<CompactionResult>((resolve, reject) => {
+			this.manualCompaction = { resolve, reject };
+		});
+		this.actor.send({ type: "update", ...this.runOverrides() });
+		this.actor.send({ type: "compact", instructions });
+		return finished;
+	}
+
+	/**
 	 * agentchart: aborts any run, stops every child actor and ends the machine. Later calls
 	 * to `prompt`, `continue`, `steer`, `followUp` and `reset` throw.
 	 *
@@ -396,6 +420,10 @@ export class Agent {
 		if (this.disposed) return;
 		this.actor.send({ type: "dispose" });
 		this.disposed = true;
+		this.manualCompaction?.reject(new Error(DISPOSED));
+		this.manualCompaction = undefined;
+		// A disposed agent has nothing left to wait for, even if a listener is still running.
+		if (!this.draining) this.finishRun();
 	}
 
 	private assertUsable(): void {
@@ -455,6 +483,10 @@ export class Agent {
 					if (!this.disposed) this.actor.send({ type: "delivered", barrier: event.barrier });
 					continue;
 				}
+				if (event.type === "agentchart.transcript") {
+					this.messages = [...event.messages];
+					continue;
+				}
 				await this.deliver(event);
 			}
 		} finally {
@@ -478,6 +510,16 @@ export class Agent {
 			}
 		}
 		if (event.type === "agent_end") this.finishRun();
+		if (event.type === "auto_compaction_end" && event.reason === "manual") this.finishManualCompaction(event);
+	}
+
+	private finishManualCompaction(event: Extract<AgentEvent, { type: "auto_compaction_end" }>): void {
+		const pending = this.manualCompaction;
+		this.manualCompaction = undefined;
+		this.finishRun();
+		if (!pending) return;
+		if (event.result) pending.resolve(event.result);
+		else pending.reject(new Error(event.errorMessage ?? (event.aborted ? "Compaction aborted" : "Compaction failed")));
 	}
 
 	/** The state updates of one event, before listeners see it (pi's order). */
@@ -510,9 +552,6 @@ export class Agent {
 			}
 			case "agent_end":
 				this.streamingMessage = undefined;
-				break;
-			case "auto_compaction_end":
-				if (event.result) this.messages = [...this.actor.getSnapshot().context.messages];
 				break;
 		}
 	}

@@ -47,7 +47,16 @@ export type PreflightOutcome =
  * against the schema (with conversion), then `beforeToolCall`. Any failure is an immediate
  * error result; it never rejects.
  */
-export const preflightActor = fromPromise<PreflightOutcome, PreflightInput>(async ({ input }) => {
+export const preflightActor = fromPromise<PreflightOutcome, PreflightInput>(({ input }) => runPreflight(input));
+
+/**
+ * The preflight steps themselves, shared by the preflight actor and by tool actors that
+ * preflight their own call (streaming tool execution).
+ *
+ * @example
+ * const outcome = await runPreflight({ tool, toolCall, assistantMessage, context, signal });
+ */
+export async function runPreflight(input: PreflightInput): Promise<PreflightOutcome> {
 	const { tool, toolCall } = input;
 	if (!tool) return { kind: "immediate", outcome: errorResult(`Tool ${toolCall.name} not found`) };
 	try {
@@ -73,11 +82,14 @@ export const preflightActor = fromPromise<PreflightOutcome, PreflightInput>(asyn
 	} catch (error) {
 		return { kind: "immediate", outcome: errorResult(messageOf(error)) };
 	}
-});
+}
 
 /** Input of a tool actor. */
 export interface ToolActorInput {
-	tool: AnyAgentTool;
+	/** Undefined only when `preflight` is given (the lookup then reports "not found"). */
+	tool: AnyAgentTool | undefined;
+	/** Streaming tool execution: preflight this call first, inside the actor. */
+	preflight?: Omit<PreflightInput, "signal">;
 	toolCall: AgentToolCall;
 	args: unknown;
 	assistantMessage: AssistantMessage;
@@ -126,18 +138,27 @@ export const toolActor = fromCallback<AgentMachineInternalEvent, ToolActorInput>
 		if (settled) return;
 		sendBack({ type: "tool.update", toolCallId, partialResult });
 	};
+	const report = (outcome: FinalizedToolResult) => {
+		if (settled) return;
+		settled = true;
+		sendBack({ type: "tool.settled", toolCallId, outcome });
+	};
 	const run = async () => {
+		let args = input.args;
+		if (input.preflight) {
+			const decided = await runPreflight({ ...input.preflight, signal: input.signal });
+			if (decided.kind === "immediate") return report(decided.outcome);
+			args = decided.args;
+		}
+		if (!input.tool) return report(errorResult(`Tool ${input.toolCall.name} not found`));
 		let raw: FinalizedToolResult;
 		try {
-			const result = await input.tool.execute(toolCallId, input.args as Parameters<AnyAgentTool["execute"]>[1], input.signal, onUpdate);
+			const result = await input.tool.execute(toolCallId, args as Parameters<AnyAgentTool["execute"]>[1], input.signal, onUpdate);
 			raw = { result, isError: false };
 		} catch (error) {
 			raw = errorResult(messageOf(error));
 		}
-		const outcome = await finalize(input, raw);
-		if (settled) return;
-		settled = true;
-		sendBack({ type: "tool.settled", toolCallId, outcome });
+		report(await finalize({ ...input, args }, raw));
 	};
 	void run();
 	return () => {

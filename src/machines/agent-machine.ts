@@ -1,5 +1,9 @@
 import { and, assign, emit, enqueueActions, not, or, setup } from "xstate";
 import { preflightActor, toolActor } from "../actors/tool-actors.js";
+import { compactionActor, type CompactionOutput } from "../actors/compaction-actor.js";
+import { canRecoverFromOverflow, OVERFLOW_RECOVERY_FAILED } from "./compaction-guards.js";
+import { isContextOverflow } from "../providers/overflow.js";
+import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "./streaming-tools.js";
 import { streamActor } from "../actors/stream-actor.js";
 import type { AgentEvent } from "../types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../types/messages.js";
@@ -113,6 +117,7 @@ export const agentMachine = setup({
 		streamActor,
 		preflightActor,
 		toolActor,
+		compactionActor,
 	},
 	delays: {},
 	guards: {
@@ -136,7 +141,7 @@ export const agentMachine = setup({
 		},
 		steeringQueued: ({ context }) => context.steeringQueue.length > 0,
 		followUpQueued: ({ context }) => context.followUpQueue.length > 0,
-		batchTruncated: ({ context }) => context.run?.batch?.truncated === true,
+		batchTruncated: ({ context }) => context.run?.batch?.truncated === true && context.run.batch.mode !== "streaming",
 		hasPreparedCallToRunNow: ({ context }) => {
 			const batch = context.run?.batch;
 			if (!batch) return false;
@@ -155,6 +160,15 @@ export const agentMachine = setup({
 			return running.length === 1 && running[0]?.toolCall.id === event.toolCallId;
 		},
 		compactionNeeded: ({ context }) => tokensNeedCompaction(context),
+		overflowRecoverable: ({ context }) => canRecoverFromOverflow(context),
+		compactingForOverflow: ({ context }) => context.run?.compactionReason === "overflow",
+		isStreamingToolMode: ({ context }) => context.config.toolExecution === "streaming",
+		isToolCallEnd: ({ event }) => event.type === "stream.event" && event.event.type === "toolcall_end",
+		hasStreamingBatch: ({ context }) => context.run?.batch?.mode === "streaming",
+		streamingBatchHasWork: ({ context }) => {
+			const batch = context.run?.batch;
+			return batch?.mode === "streaming" && batch.calls.some((call) => call.status === "queued" || call.status === "running");
+		},
 		transcriptEndsWithAssistant: ({ context }) => {
 			const last = context.messages[context.messages.length - 1] as { role?: string } | undefined;
 			return last?.role === "assistant";
@@ -258,6 +272,12 @@ export const agentMachine = setup({
 			for (const event of messageEvents(message)) enqueue.emit(event);
 			enqueue.emit({ type: "turn_end", message, toolResults: [] });
 		}),
+		startManualCompaction: assign(({ event }) => {
+			const run = newRun(false);
+			run.compactionReason = "manual";
+			if (event.type === "compact") run.compactionInstructions = event.instructions;
+			return { run };
+		}),
 		emitAgentEnd: emit(({ context }) => ({ type: "agent_end", messages: runOf(context).newMessages })),
 		clearRun: assign({ run: undefined }),
 		closeRunOnDispose: enqueueActions(({ context, enqueue }) => {
@@ -284,7 +304,10 @@ export const agentMachine = setup({
 		completeAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type !== "stream.done") return;
 			const run = runOf(context);
-			const message = event.message;
+			let message = event.message;
+			if (run.overflowRetried && context.config.compaction?.enabled && isContextOverflow(message, context.model.contextWindow)) {
+				message = { ...message, errorMessage: `${OVERFLOW_RECOVERY_FAILED} (${message.errorMessage ?? "context overflow"})` };
+			}
 			enqueue.assign({
 				messages: [...context.messages, message],
 				run: { ...run, partial: undefined, assistant: message, newMessages: [...run.newMessages, message] },
@@ -337,17 +360,21 @@ export const agentMachine = setup({
 				working = settleCall(working, { ...call, started: true }, errorResult(text), enqueue);
 			}
 		}),
-		startPreparedTools: enqueueActions(({ context, enqueue }) => {
+		startTools: enqueueActions(({ context, enqueue }) => {
 			const run = runOf(context);
 			let batch = batchOf(context);
-			for (const call of batch.calls) {
-				if (call.status !== "prepared") continue;
+			const streaming = batch.mode === "streaming";
+			const candidates = streaming
+				? readyStreamingCalls(batch, context.tools)
+				: batch.calls.filter((call) => call.status === "prepared");
+			for (const call of candidates) {
 				if (batch.mode === "sequential" && batch.calls.some((c) => c.status === "running")) break;
 				const tool = findTool(context.tools, call.toolCall.name);
-				if (!tool) continue;
+				if (!tool && !streaming) continue;
 				const controller = new AbortController();
 				const signal = AbortSignal.any([run.controller.signal, controller.signal]);
-				batch = updateCall(batch, call.toolCall.id, { status: "running", controller, startedAt: Date.now() });
+				batch = updateCall(batch, call.toolCall.id, { status: "running", started: true, controller, startedAt: Date.now() });
+				if (streaming) enqueue.emit(toolStartEvent(call));
 				enqueue.spawnChild("toolActor", {
 					id: `tool:${call.toolCall.id}`,
 					input: {
@@ -358,9 +385,18 @@ export const agentMachine = setup({
 						context: hookContext(context),
 						afterToolCall: context.config.afterToolCall,
 						signal,
+						preflight: streaming
+							? {
+									tool,
+									toolCall: call.toolCall,
+									assistantMessage: batch.assistant,
+									context: hookContext(context),
+									beforeToolCall: context.config.beforeToolCall,
+								}
+							: undefined,
 					},
 				});
-				const timeoutMs = tool.timeoutMs ?? context.config.toolTimeoutMs;
+				const timeoutMs = tool?.timeoutMs ?? context.config.toolTimeoutMs;
 				if (timeoutMs > 0) {
 					enqueue.raise(
 						{ type: "tool.timeout", toolCallId: call.toolCall.id, timeoutMs },
@@ -390,10 +426,87 @@ export const agentMachine = setup({
 					? event.outcome
 					: errorResult(`Tool "${call.toolCall.name}" timed out after ${event.timeoutMs} ms`);
 			// A timed-out tool is told to stop; its late result is ignored.
-			call.controller?.abort();
-			enqueue.cancel(`timeout:${call.toolCall.id}`);
-			enqueue.stopChild(`tool:${call.toolCall.id}`);
-			settleCall(context, call, outcome, enqueue);
+			stopToolCall(call, enqueue);
+			let working = settleCall(context, call, outcome, enqueue);
+			const tool = findTool(context.tools, call.toolCall.name);
+			if (outcome.isError && tool?.cancelSiblingsOnError) {
+				for (const sibling of batchOf(working).calls) {
+					if (sibling.status !== "running") continue;
+					stopToolCall(sibling, enqueue);
+					working = settleCall(working, sibling, errorResult(`Cancelled: sibling tool call ${call.toolCall.name} failed`), enqueue);
+				}
+			}
+		}),
+		addStreamedToolCall: assign(({ context, event }) => {
+			if (event.type !== "stream.event" || event.event.type !== "toolcall_end") return {};
+			const run = runOf(context);
+			const toolCall = event.event.toolCall;
+			const batch: ToolBatch = run.batch ?? { assistant: event.event.partial, mode: "streaming", calls: [], truncated: false };
+			if (batch.calls.some((call) => call.toolCall.id === toolCall.id)) return {};
+			const entry: ToolCallEntry = { toolCall, status: "queued", started: false, messageEmitted: false };
+			return { run: { ...run, batch: { ...batch, calls: [...batch.calls, entry] } } };
+		}),
+		finishStreamingBatch: enqueueActions(({ context, enqueue }) => {
+			const run = runOf(context);
+			if (!run.assistant) return;
+			const { batch, cutOff } = completeStreamingBatch(run.batch, run.assistant);
+			let working: Ctx = { ...context, run: { ...run, batch } };
+			enqueue.assign({ run: working.run });
+			for (const call of cutOff) {
+				enqueue.emit(toolStartEvent(call));
+				working = settleCall(working, { ...call, started: true }, errorResult(lengthCutOffText(call.toolCall.name)), enqueue);
+			}
+		}),
+		abortStreamingCalls: enqueueActions(({ context, enqueue }) => {
+			const run = runOf(context);
+			if (!run.batch || !run.assistant) return;
+			const reason = `Tool call aborted: the assistant message ended with stopReason "${run.assistant.stopReason}"`;
+			// Calls that never started are dropped: the failed message is never replayed to a provider.
+			let working: Ctx = {
+				...context,
+				run: { ...run, batch: { ...run.batch, assistant: run.assistant, calls: run.batch.calls.filter((call) => call.status !== "queued") } },
+			};
+			enqueue.assign({ run: working.run });
+			for (const call of batchOf(working).calls) {
+				if (call.status !== "running") continue;
+				stopToolCall(call, enqueue);
+				working = settleCall(working, call, errorResult(reason), enqueue);
+			}
+		}),
+
+		// Compaction
+		setCompactionReason: assign(({ context, event }) => {
+			const run = runOf(context);
+			const reason = event.type === "compact" ? "manual" : run.assistant && run.turnEnded ? "overflow" : "threshold";
+			return { run: { ...run, compactionReason: reason, compactedThisTurn: true, overflowRetried: run.overflowRetried || reason === "overflow" } };
+		}),
+		emitCompactionStart: emit(({ context }) => ({ type: "auto_compaction_start", reason: context.run?.compactionReason ?? "manual" })),
+		applyCompaction: enqueueActions(({ context, event, enqueue }) => {
+			const output = (event as { output?: CompactionOutput }).output;
+			if (!output) return;
+			const reason = context.run?.compactionReason ?? "manual";
+			enqueue.assign({ messages: output.messages, lastCompaction: output.result });
+			if (context.run) enqueue.assign({ run: { ...context.run, compactionReason: undefined } });
+			enqueue.emit({ type: "auto_compaction_end", reason, result: output.result, aborted: false, willRetry: reason === "overflow" });
+			enqueue.emit({ type: "agentchart.transcript", messages: output.messages });
+		}),
+		emitCompactionFailed: enqueueActions(({ context, event, enqueue }) => {
+			const error = (event as { error?: unknown }).error;
+			const reason = context.run?.compactionReason ?? "manual";
+			const detail = error instanceof Error ? error.message : String(error);
+			const errorMessage = reason === "overflow" ? `Context overflow recovery failed: ${detail}` : `Compaction failed: ${detail}`;
+			if (context.run) enqueue.assign({ run: { ...context.run, compactionReason: undefined } });
+			enqueue.emit({ type: "auto_compaction_end", reason, aborted: false, willRetry: false, errorMessage });
+		}),
+		emitCompactionAborted: enqueueActions(({ context, enqueue }) => {
+			const reason = context.run?.compactionReason ?? "manual";
+			if (context.run) enqueue.assign({ run: { ...context.run, compactionReason: undefined } });
+			enqueue.emit({ type: "auto_compaction_end", reason, aborted: true, willRetry: false });
+		}),
+		startRetryTurn: enqueueActions(({ context, enqueue }) => {
+			const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
+			enqueue.assign({ steeringQueue: rest });
+			startNextTurn(context, taken, enqueue);
 		}),
 		emitRemainingToolResults: enqueueActions(({ context, enqueue }) => {
 			const run = runOf(context);
@@ -467,6 +580,21 @@ export const agentMachine = setup({
 				],
 				update: { actions: "applyRunOverrides" },
 				reset: { actions: ["resetTranscript", "clearQueues"] },
+				compact: { target: "compacting", actions: "startManualCompaction" },
+			},
+		},
+		compacting: {
+			description: "A manual compaction (agent.compact()), outside any run.",
+			entry: "emitCompactionStart",
+			invoke: {
+				id: "compaction",
+				src: "compactionActor",
+				input: ({ context }) => compactionInput(context),
+				onDone: { target: "idle", actions: ["applyCompaction", "clearRun"] },
+				onError: { target: "idle", actions: ["emitCompactionFailed", "clearRun"] },
+			},
+			on: {
+				abort: { target: "idle", actions: ["abortRun", "emitCompactionAborted", "clearRun"] },
 			},
 		},
 		running: {
@@ -475,6 +603,10 @@ export const agentMachine = setup({
 			on: {
 				abort: { actions: "abortRun" },
 				"listener.error": { actions: "recordListenerFailure" },
+				// Streaming tool execution: tool actors report while the reply still streams.
+				"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
+				"tool.settled": { guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
+				"tool.timeout": { guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
 			},
 			states: {
 				"run-starting": {
@@ -490,13 +622,32 @@ export const agentMachine = setup({
 					entry: "emitBarrier",
 					always: [
 						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending", actions: "closeTurnAsAborted" },
-						{ guard: and(["eventsDelivered", "compactionNeeded"]), target: "compacting" },
+						{ guard: and(["eventsDelivered", "compactionNeeded"]), target: "compacting", actions: "setCompactionReason" },
 						{ guard: "eventsDelivered", target: "streaming" },
 					],
 				},
 				compacting: {
-					description: "Summarising older messages to make room (see issue 4).",
-					always: { target: "streaming" },
+					description: "Summarising older messages to make room: before a call (threshold) or after an overflow (then the call is retried once).",
+					entry: "emitCompactionStart",
+					invoke: {
+						id: "compaction",
+						src: "compactionActor",
+						input: ({ context }) => compactionInput(context),
+						onDone: [
+							{ guard: "compactingForOverflow", target: "before-call", actions: ["applyCompaction", "startRetryTurn"] },
+							{ target: "before-call", actions: "applyCompaction" },
+						],
+						onError: [
+							{ guard: "compactingForOverflow", target: "run-ending", actions: "emitCompactionFailed" },
+							{ target: "before-call", actions: "emitCompactionFailed" },
+						],
+					},
+					on: {
+						abort: [
+							{ guard: "compactingForOverflow", target: "run-ending", actions: ["abortRun", "emitCompactionAborted"] },
+							{ target: "run-ending", actions: ["abortRun", "emitCompactionAborted", "closeTurnAsAborted"] },
+						],
+					},
 				},
 				streaming: {
 					description: "One LLM call streams its reply (the stream actor).",
@@ -521,6 +672,10 @@ export const agentMachine = setup({
 					on: {
 						"stream.event": [
 							{ guard: and(["isCurrentAttempt", "isStreamStart"]), actions: "beginAssistantMessage" },
+							{
+								guard: and(["isCurrentAttempt", "assistantStarted", "isToolCallEnd", "isStreamingToolMode"]),
+								actions: ["relayStreamEvent", "addStreamedToolCall", "startTools"],
+							},
 							{ guard: and(["isCurrentAttempt", "assistantStarted"]), actions: "relayStreamEvent" },
 						],
 						"stream.done": { guard: "isCurrentAttempt", target: "after-stream", actions: "completeAssistantMessage" },
@@ -530,7 +685,22 @@ export const agentMachine = setup({
 					description: "The reply is complete: a failed reply ends the run, tool calls run, otherwise the turn ends.",
 					entry: "emitBarrier",
 					always: [
+						{
+							guard: and(["eventsDelivered", "assistantFailed", "hasStreamingBatch"]),
+							target: "run-ending",
+							actions: ["abortStreamingCalls", "emitRemainingToolResults"],
+						},
+						{
+							guard: and(["eventsDelivered", "assistantFailed", "overflowRecoverable", not("runAborted")]),
+							target: "compacting",
+							actions: ["emitTurnEndWithoutTools", "setCompactionReason"],
+						},
 						{ guard: and(["eventsDelivered", "assistantFailed"]), target: "run-ending", actions: "emitTurnEndWithoutTools" },
+						{
+							guard: and(["eventsDelivered", "assistantHasToolCalls", "isStreamingToolMode"]),
+							target: "tool-dispatching",
+							actions: "finishStreamingBatch",
+						},
 						{ guard: and(["eventsDelivered", "assistantHasToolCalls"]), target: "tool-dispatching", actions: "createBatch" },
 						{ guard: "eventsDelivered", target: "turn-ended", actions: "emitTurnEndWithoutTools" },
 					],
@@ -540,6 +710,8 @@ export const agentMachine = setup({
 					always: [
 						{ guard: "runAborted", target: "tool-batch-ending", actions: "settleUnfinishedCallsAsAborted" },
 						{ guard: "batchTruncated", target: "tool-batch-ending", actions: "settleCallsCutOffByLength" },
+						{ guard: "streamingBatchHasWork", target: "tool-executing" },
+						{ guard: "hasStreamingBatch", target: "tool-batch-ending" },
 						{ guard: "hasPreparedCallToRunNow", target: "tool-executing" },
 						{ guard: "hasQueuedCall", target: "tool-preparing" },
 						{ target: "tool-batch-ending" },
@@ -573,16 +745,16 @@ export const agentMachine = setup({
 				},
 				"tool-executing": {
 					description: "Tool actors run; results are recorded as they settle.",
-					entry: "startPreparedTools",
+					entry: "startTools",
 					on: {
 						"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
 						"tool.settled": [
 							{ guard: and(["isRunningCall", "isLastRunningCall"]), target: "tool-dispatching", actions: "settleRunningTool" },
-							{ guard: "isRunningCall", actions: "settleRunningTool" },
+							{ guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
 						],
 						"tool.timeout": [
 							{ guard: and(["isRunningCall", "isLastRunningCall"]), target: "tool-dispatching", actions: "settleRunningTool" },
-							{ guard: "isRunningCall", actions: "settleRunningTool" },
+							{ guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
 						],
 					},
 				},
@@ -664,6 +836,31 @@ function startNextTurn(context: Ctx, messages: AgentMessage[], enqueue: Enqueue)
 	for (const message of messages) for (const event of messageEvents(message)) enqueue.emit(event);
 }
 
+function stopToolCall(call: ToolCallEntry, enqueue: Enqueue & { cancel(id: string): void; stopChild(id: string): void }): void {
+	call.controller?.abort();
+	enqueue.cancel(`timeout:${call.toolCall.id}`);
+	enqueue.stopChild(`tool:${call.toolCall.id}`);
+}
+
+function compactionInput(context: Ctx): import("../actors/compaction-actor.js").CompactionActorInput {
+	const run = context.run;
+	let messages = context.messages;
+	// The overflowing reply is not part of what gets summarised; it is dropped if compaction succeeds.
+	if (run?.compactionReason === "overflow" && run.assistant && messages[messages.length - 1] === run.assistant) {
+		messages = messages.slice(0, -1);
+	}
+	return {
+		messages,
+		settings: context.config.compaction ?? { enabled: false },
+		model: context.model,
+		streamFn: context.config.streamFn,
+		convertToLlm: context.config.convertToLlm,
+		streamOptions: streamOptionsFor(context),
+		instructions: run?.compactionInstructions,
+		signal: run?.controller.signal,
+	};
+}
+
 function toolStartEvent(call: ToolCallEntry): AgentEvent {
 	return { type: "tool_execution_start", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments };
 }
@@ -717,6 +914,13 @@ function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEntry["st
 function closeRunAbruptly(context: Ctx, reason: string, enqueue: Enqueue): void {
 	const run = runOf(context);
 	run.controller.abort();
+	if (run.compactionReason) {
+		enqueue.emit({ type: "auto_compaction_end", reason: run.compactionReason, aborted: true, willRetry: false });
+		if (run.compactionReason === "manual") {
+			enqueue.assign({ run: undefined });
+			return;
+		}
+	}
 	let working = context;
 	if (!run.turnEnded) {
 		if (!run.assistant) {

@@ -160,6 +160,8 @@ export interface RunContext {
 	toolResults: ToolResultMessage[];
 	/** The overflow recovery (compact + retry) was used in this run. */
 	overflowRetried: boolean;
+	/** Set once a threshold compaction ran in this turn, so a still-large context cannot loop. */
+	compactedThisTurn?: boolean;
 	/** Why the machine is compacting now. */
 	compactionReason?: CompactionReason;
 	/** Instructions for a manual compaction. */
@@ -225,8 +227,14 @@ export interface DeliveryBarrierEvent {
 	barrier: number;
 }
 
-/** Every event the machine emits: AgentEvents and delivery barriers. */
-export type AgentMachineEmitted = AgentEvent | DeliveryBarrierEvent;
+/** After a compaction: the new transcript (for consumers that mirror it, like the Agent facade). */
+export interface TranscriptReplacedEvent {
+	type: "agentchart.transcript";
+	messages: AgentMessage[];
+}
+
+/** Every event the machine emits: AgentEvents, delivery barriers and transcript replacements. */
+export type AgentMachineEmitted = AgentEvent | DeliveryBarrierEvent | TranscriptReplacedEvent;
 
 /** What the machine outputs when it reaches `ended`. */
 export interface AgentMachineOutput {

@@ -76,7 +76,25 @@ export type Message = UserMessage | AssistantMessage | ToolResultMessage;
  *   }
  * }
  */
-export interface CustomAgentMessages {}
+export interface CustomAgentMessages {
+	compactionSummary: CompactionSummaryMessage;
+}
+
+/**
+ * The summary that replaces older messages after a compaction. The default `convertToLlm`
+ * sends it to the model as a user message wrapped in `<summary>` tags.
+ */
+export interface CompactionSummaryMessage {
+	role: "compactionSummary";
+	/** The structured summary (Goal, Constraints & Preferences, Progress, ...). */
+	summary: string;
+	/** Estimated context tokens before the compaction. */
+	tokensBefore: number;
+	/** How many messages it replaced (including an earlier summary it absorbed). */
+	messagesDropped: number;
+	/** Milliseconds since the epoch. */
+	timestamp: number;
+}
 
 /** Anything that can live in an agent's transcript: LLM messages plus custom entries. */
 export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
