@@ -154,11 +154,7 @@ export const agentMachine = setup({
 			if (event.type !== "tool.update" && event.type !== "tool.settled" && event.type !== "tool.timeout") return false;
 			return callById(context, event.toolCallId)?.status === "running";
 		},
-		isLastRunningCall: ({ context, event }) => {
-			if (event.type !== "tool.settled" && event.type !== "tool.timeout") return false;
-			const running = context.run?.batch?.calls.filter((call) => call.status === "running") ?? [];
-			return running.length === 1 && running[0]?.toolCall.id === event.toolCallId;
-		},
+		noCallRunning: ({ context }) => context.run?.batch?.calls.some((call) => call.status === "running") !== true,
 		compactionNeeded: ({ context }) => tokensNeedCompaction(context),
 		overflowRecoverable: ({ context }) => canRecoverFromOverflow(context),
 		compactingForOverflow: ({ context }) => context.run?.compactionReason === "overflow",
@@ -746,16 +742,11 @@ export const agentMachine = setup({
 				"tool-executing": {
 					description: "Tool actors run; results are recorded as they settle.",
 					entry: "startTools",
+					always: { guard: "noCallRunning", target: "tool-dispatching" },
 					on: {
 						"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
-						"tool.settled": [
-							{ guard: and(["isRunningCall", "isLastRunningCall"]), target: "tool-dispatching", actions: "settleRunningTool" },
-							{ guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
-						],
-						"tool.timeout": [
-							{ guard: and(["isRunningCall", "isLastRunningCall"]), target: "tool-dispatching", actions: "settleRunningTool" },
-							{ guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
-						],
+						"tool.settled": { guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
+						"tool.timeout": { guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
 					},
 				},
 				"tool-batch-ending": {
