@@ -240,7 +240,7 @@ export class ReasoningTagFilter {
 		this.#retracted = true;
 		this.#visible = "";
 		this.#lastVisible = "";
-		this.#afterRemoval = false;
+		this.#afterRemoval = true;
 	}
 }
 

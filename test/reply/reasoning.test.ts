@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+import { stripReasoningTags } from "../../src/reply/reasoning-tags.js";
+import type { ReasoningUpdate, ReplyPayload } from "../../src/reply/types.js";
+import { FakeAgent } from "./helpers.js";
+
+const TAGS = ["think", "thinking", "thought", "antthinking"] as const;
+
+describe("reasoning modes", () => {
+	it.each(TAGS)("streams <%s> reasoning and sends only the answer (A1–A4)", (tag) => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		const reasoning: ReasoningUpdate[] = [];
+		subscribeReplies(agent, {
+			reasoningMode: "stream",
+			blockReplyBreak: "message_end",
+			onBlockReply: (payload) => void blocks.push(payload),
+			onReasoningStream: (update) => void reasoning.push(update),
+		});
+		agent.messageStart();
+		agent.delta(`<${tag}>\nBecause`);
+		agent.delta(` it helps\n</${tag}>\n\nFinal answer`);
+		agent.messageEnd(`<${tag}>\nBecause it helps\n</${tag}>\n\nFinal answer`);
+		expect(blocks).toEqual([{ text: "Final answer" }]);
+		expect(reasoning.at(-1)?.text).toBe("Reasoning:\n_Because it helps_");
+	});
+
+	it.each(TAGS)("never leaks <%s> reasoning into chunked text_end blocks (A7–A10)", (tag) => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		subscribeReplies(agent, {
+			blockReplyBreak: "text_end",
+			blockReplyChunking: { minChars: 5, maxChars: 50, breakPreference: "newline" },
+			onBlockReply: (payload) => void blocks.push(payload),
+		});
+		agent.messageStart();
+		agent.delta(`<${tag}>Reasoning chunk that should not leak`);
+		expect(blocks).toEqual([]);
+		agent.delta(`</${tag}>\n\nFinal answer`);
+		agent.bareTextEnd();
+		expect(blocks.length).toBeGreaterThan(0);
+		expect(blocks.some((block) => block.text?.includes("Reasoning") || block.text?.includes(`<${tag}`))).toBe(false);
+		expect(blocks.map((block) => block.text).join("")).toBe("Final answer");
+	});
+
+	it("streams native thinking with the full content of thinking_end (A11)", () => {
+		const agent = new FakeAgent();
+		const reasoning: ReasoningUpdate[] = [];
+		subscribeReplies(agent, { reasoningMode: "stream", onReasoningStream: (update) => void reasoning.push(update) });
+		agent.messageStart();
+		agent.thinkingDelta("Checking files");
+		agent.thinkingEnd("Checking files done");
+		expect(reasoning.map((update) => update.text)).toEqual([
+			"Reasoning:\n_Checking files_",
+			"Reasoning:\n_Checking files done_",
+		]);
+	});
+
+	it("streams each reasoning state once when native and tagged reasoning overlap (A12, adapted)", () => {
+		const agent = new FakeAgent();
+		const reasoning: ReasoningUpdate[] = [];
+		subscribeReplies(agent, { reasoningMode: "stream", onReasoningStream: (update) => void reasoning.push(update) });
+		agent.messageStart();
+		agent.delta("<think>Checking", 1);
+		agent.thinkingEnd("Native", 0);
+		agent.delta(" files</think>\nFinal answer", 1);
+		agent.messageEnd();
+		const texts = reasoning.map((update) => update.text);
+		expect(new Set(texts).size).toBe(texts.length);
+	});
+
+	it("sends reasoning as a separate block before the answer in message_end mode (H1)", () => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		subscribeReplies(agent, {
+			reasoningMode: "on",
+			blockReplyBreak: "message_end",
+			onBlockReply: (payload) => void blocks.push(payload),
+		});
+		agent.messageStart();
+		agent.messageEnd([
+			{ type: "thinking", thinking: "Because it helps" },
+			{ type: "text", text: "Final answer" },
+		]);
+		expect(blocks).toEqual([
+			{ text: "Reasoning:\n_Because it helps_", isReasoning: true },
+			{ text: "Final answer" },
+		]);
+	});
+
+	it.each(TAGS)("sends tagged <%s> reasoning as a separate block (H2–H5)", (tag) => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		const replies = subscribeReplies(agent, {
+			reasoningMode: "on",
+			blockReplyBreak: "message_end",
+			onBlockReply: (payload) => void blocks.push(payload),
+		});
+		agent.messageStart();
+		agent.messageEnd(`<${tag}>\nBecause it helps\n</${tag}>\n\nFinal answer`);
+		expect(blocks.map((block) => block.text)).toEqual(["Reasoning:\n_Because it helps_", "Final answer"]);
+		expect(replies.assistantTexts).toEqual(["Final answer"]);
+	});
+
+	it("sends reasoning after the answer when the answer already went out at text_end", () => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		subscribeReplies(agent, { reasoningMode: "on", onBlockReply: (payload) => void blocks.push(payload) });
+		agent.messageStart();
+		agent.thinkingDelta("Because", 0);
+		agent.delta("Answer", 1);
+		agent.textEnd(undefined, 1);
+		agent.messageEnd();
+		expect(blocks).toEqual([{ text: "Answer" }, { text: "Reasoning:\n_Because_", isReasoning: true }]);
+	});
+});
+
+describe("stripReasoningTags", () => {
+	it("is case- and whitespace-tolerant", () => {
+		expect(stripReasoningTags("A< THINK >x</ think >B").visible).toBe("A B");
+	});
+
+	it("keeps text after an unclosed think out of the answer (#87712)", () => {
+		expect(stripReasoningTags("<think>reasoning never closed").visible).toBe("");
+	});
+
+	it("drops the reasoning before an orphan close tag (#67092)", () => {
+		expect(stripReasoningTags("reasoning here </think> the answer").visible).toBe("the answer");
+	});
+
+	it("keeps text outside <final> unless enforced", () => {
+		expect(stripReasoningTags("pre <final>Hi</final>").visible).toBe("pre Hi");
+		expect(stripReasoningTags("pre <final>Hi</final> post", { enforceFinalTag: true }).visible).toBe("Hi");
+	});
+
+	it("does not treat lookalike tags as tags", () => {
+		expect(stripReasoningTags("a <thinker> b").visible).toBe("a <thinker> b");
+	});
+});
