@@ -36,3 +36,9 @@ export {
 	type ScriptedReplyFactory,
 } from "./providers/scripted.js";
 export { validateToolArguments } from "./tools/validate-arguments.js";
+export { streamAnthropic } from "./providers/anthropic.js";
+export { anthropicModels, calculateCost, getModel, getModels } from "./providers/models.js";
+export { getOverflowPatterns, isContextOverflow } from "./providers/overflow.js";
+export { estimateContextTokens, estimateMessageTokens } from "./compaction/estimate.js";
+export { planCompaction, type CompactionPlan } from "./compaction/cut-point.js";
+export { serializeConversation, summarizeWithModel } from "./compaction/summarize.js";
