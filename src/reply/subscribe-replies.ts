@@ -60,6 +60,7 @@ class ReplySubscriber {
 	#assembly: MessageAssembly | undefined;
 	#eventChain: Promise<void> | undefined;
 	#toolResultChain: Promise<void> = Promise.resolve();
+	#toolResultsInFlight = 0;
 	#waiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
 	#connection: EventSourceConnection | undefined;
 
@@ -354,8 +355,14 @@ class ReplySubscriber {
 	#sendToolResult(payload: ReplyPayload): void {
 		const onToolResult = this.#params.onToolResult;
 		if (!onToolResult) return;
-		// Serialised: a slow first delivery must not be overtaken by the next one.
-		this.#toolResultChain = this.#toolResultChain.then(() => this.#callAsync("onToolResult", () => onToolResult(payload)));
+		// Serialised: a slow first delivery must not be overtaken by the next one. When nothing
+		// is in flight the delivery starts at once.
+		const deliver = (): Promise<void> =>
+			this.#callAsync("onToolResult", () => onToolResult(payload)).finally(() => {
+				this.#toolResultsInFlight -= 1;
+			});
+		this.#toolResultChain = this.#toolResultsInFlight === 0 ? deliver() : this.#toolResultChain.then(deliver);
+		this.#toolResultsInFlight += 1;
 	}
 
 	// ---- run end, compaction ----
