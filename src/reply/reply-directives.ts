@@ -236,8 +236,8 @@ export class ReplyDirectiveFilter {
 					if (next === undefined && !final) break;
 					this.#silentChecked = true;
 					if (next !== ":" && next !== "_") {
-						// The token alone is a silent answer; glued to text, the token is dropped.
-						this.#silent = next === undefined;
+						// The token alone is a silent answer; followed by text, the token is dropped.
+						this.#silent = true;
 						index += SILENT_TOKEN.length;
 						continue;
 					}
