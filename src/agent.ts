@@ -418,12 +418,12 @@ export class Agent {
 	 */
 	dispose(): void {
 		if (this.disposed) return;
+		const hadRun = this.actor.getSnapshot().context.run !== undefined;
 		this.actor.send({ type: "dispose" });
 		this.disposed = true;
-		this.manualCompaction?.reject(new Error(DISPOSED));
-		this.manualCompaction = undefined;
-		// A disposed agent has nothing left to wait for, even if a listener is still running.
-		if (!this.draining) this.finishRun();
+		// With a run in progress the machine closes it (agent_end, or auto_compaction_end for a
+		// manual compaction) and delivery finishes it; otherwise nothing is left to wait for.
+		if (!hadRun && !this.draining) this.finishRun();
 	}
 
 	private assertUsable(): void {

@@ -715,8 +715,18 @@ export const agentMachine = setup({
 				},
 				"tool-preparing": {
 					description: "Preflight of one call: lookup, argument validation, beforeToolCall.",
-					entry: "startPreflight",
-					invoke: {
+					initial: "announcing",
+					on: {
+						abort: { target: "tool-dispatching", actions: ["abortRun"] },
+					},
+					states: {
+						announcing: {
+							description: "tool_execution_start is out; preflight waits until its listeners settle.",
+							entry: ["startPreflight", "emitBarrier"],
+							always: { guard: "eventsDelivered", target: "checking" },
+						},
+						checking: {
+							invoke: {
 						id: "preflight",
 						src: "preflightActor",
 						input: ({ context }) => {
@@ -733,10 +743,9 @@ export const agentMachine = setup({
 								signal: run.controller.signal,
 							};
 						},
-						onDone: { target: "tool-dispatching", actions: "recordPreflight" },
-					},
-					on: {
-						abort: { target: "tool-dispatching", actions: ["abortRun"] },
+						onDone: { target: "#agent.running.tool-dispatching", actions: "recordPreflight" },
+							},
+						},
 					},
 				},
 				"tool-executing": {
@@ -791,6 +800,12 @@ interface Enqueue {
 	emit(event: AgentMachineEmitted): void;
 }
 
+/** An enqueuer that can also stop children and cancel delayed events. */
+interface ChildEnqueue extends Enqueue {
+	cancel(id: string): void;
+	stopChild(id: string): void;
+}
+
 function startRun(context: Ctx, prompts: AgentMessage[], skipInitialSteeringPoll: boolean, enqueue: Enqueue): void {
 	const run = newRun(skipInitialSteeringPoll);
 	run.newMessages = [...prompts];
@@ -827,7 +842,7 @@ function startNextTurn(context: Ctx, messages: AgentMessage[], enqueue: Enqueue)
 	for (const message of messages) for (const event of messageEvents(message)) enqueue.emit(event);
 }
 
-function stopToolCall(call: ToolCallEntry, enqueue: Enqueue & { cancel(id: string): void; stopChild(id: string): void }): void {
+function stopToolCall(call: ToolCallEntry, enqueue: ChildEnqueue): void {
 	call.controller?.abort();
 	enqueue.cancel(`timeout:${call.toolCall.id}`);
 	enqueue.stopChild(`tool:${call.toolCall.id}`);
@@ -902,9 +917,18 @@ function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEntry["st
  * Dispose mid-run: closes whatever is open (the streaming message, started tool calls, the
  * turn) so every start event has its end and the transcript stays valid for a provider.
  */
-function closeRunAbruptly(context: Ctx, reason: string, enqueue: Enqueue): void {
-	const run = runOf(context);
+function closeRunAbruptly(context: Ctx, reason: string, enqueue: ChildEnqueue): void {
+	let run = runOf(context);
 	run.controller.abort();
+	// Stop tool actors now, so the final snapshot lists no children.
+	for (const call of run.batch?.calls ?? []) {
+		if (call.status === "running") stopToolCall(call, enqueue);
+	}
+	// A tool-call reply that completed just before dispose still gets answers for its calls.
+	if (!run.turnEnded && run.assistant && !run.batch && run.assistant.stopReason !== "error" && run.assistant.stopReason !== "aborted" && toolCallsOf(run.assistant).length > 0) {
+		run = { ...run, batch: createToolBatch(run.assistant, context.tools, context.config.toolExecution) };
+		context = { ...context, run };
+	}
 	if (run.compactionReason) {
 		enqueue.emit({ type: "auto_compaction_end", reason: run.compactionReason, aborted: true, willRetry: false });
 		if (run.compactionReason === "manual") {

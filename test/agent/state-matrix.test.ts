@@ -38,7 +38,10 @@ function stateName(agent: Agent): string {
 	const value = agent.actor.getSnapshot().value;
 	if (typeof value === "string") return value;
 	const running = (value as { running?: unknown }).running;
-	return typeof running === "string" ? running : JSON.stringify(value);
+	if (typeof running === "string") return running;
+	// Compound states (tool-preparing) report their own name.
+	if (running && typeof running === "object") return Object.keys(running)[0] ?? JSON.stringify(value);
+	return JSON.stringify(value);
 }
 
 function activeChildren(agent: Agent): string[] {
@@ -186,7 +189,7 @@ describe.each(PLACES)("arriving in %s", (where) => {
 	}
 
 	// BUG: dispose() in after-stream (tool-call reply complete, batch not yet created) emits turn_end with no results: the tool call stays unanswered.
-	(where === "after-stream" ? it.skip : it)("dispose closes the run and ends the machine", async () => {
+	it("dispose closes the run and ends the machine", async () => {
 		const cell = await runCell(where, "dispose");
 		expectSettled(cell);
 		const snapshot = cell.agent.actor.getSnapshot();

@@ -69,7 +69,7 @@ describe("tool preflight", () => {
 	});
 
 	// BUG: preflight and execution start before the tool_execution_start listeners have settled (pi awaits them first).
-	it.skip("a tool_execution_start listener settles before that call's preflight, and every preflight before any execution", async () => {
+	it("a tool_execution_start listener settles before that call's preflight, and every preflight before any execution", async () => {
 		const log: string[] = [];
 		const tool = makeTool("work", async (id) => {
 			log.push(`exec:${id}`);
