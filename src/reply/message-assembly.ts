@@ -70,7 +70,7 @@ export class MessageAssembly {
 	readonly #rawText = new Map<number, string>();
 	readonly #thinking = new Map<number, string>();
 	readonly #tags: ReasoningTagFilter;
-	readonly #directives = new ReplyDirectiveFilter();
+	#directives = new ReplyDirectiveFilter();
 	readonly #chunker: BlockChunker;
 	#hasText = false;
 	#cleanText = "";
@@ -192,11 +192,15 @@ export class MessageAssembly {
 	#takeFilterOutput(output: { visible: string; reasoning: string; retracted: boolean }): void {
 		this.#taggedReasoning += output.reasoning;
 		if (output.retracted) {
-			// What was shown was reasoning after all: restart the visible text (sent blocks stay sent).
+			// What was shown was reasoning after all: restart the visible text, and forget the
+			// directives and media it carried (sent blocks stay sent).
 			this.#retracted = true;
-			this.#directives.resetText();
+			this.#directives = new ReplyDirectiveFilter();
 			this.#cleanText = "";
+			this.#media = [];
+			this.#unattachedMedia = [];
 			this.#chunker.reset();
+			this.#blockStart = true;
 		}
 		this.#appendClean(this.#directives.push(output.visible));
 	}

@@ -102,21 +102,6 @@ export class ReplyDirectiveFilter {
 		return media;
 	}
 
-	/** Forgets all text (after a retraction upstream); directives and found media stay. */
-	resetText(): void {
-		this.#pending = "";
-		this.#started = false;
-		this.#heldSpace = "";
-		this.#removalGap = false;
-		this.#silentChecked = false;
-		this.#silent = false;
-		this.#fence = null;
-		this.#atLineStart = true;
-		this.#lineIndent = 0;
-		this.#lineChecked = false;
-		this.#out = "";
-	}
-
 	#take(): string {
 		const out = this.#out;
 		this.#out = "";
