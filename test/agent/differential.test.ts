@@ -376,7 +376,6 @@ describe("pi 0.73.1 and agentchart emit the same events", () => {
 		}));
 	});
 
-	// BUG: our tool preflight/execution starts before the tool_execution_start listeners settle; pi awaits them.
 	it("listeners of tool_execution_start settle before the call's preflight", async () => {
 		const trace = async (impl: Impl) => {
 			const log: string[] = [];

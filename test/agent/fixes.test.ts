@@ -551,13 +551,11 @@ describe("dispose()", () => {
 		expect(scripted.calls).toHaveLength(1);
 	});
 
-	// BUG: after dispose() during tool execution the stopped tool actor is still listed in snapshot.children ("tool:t1").
 	it("leaves no child actors behind when disposed during tool execution", async () => {
 		const { agent } = await disposeDuringToolExecution();
 		expect(Object.keys(agent.actor.getSnapshot().children)).toEqual([]);
 	});
 
-	// BUG: dispose() while the assistant message_end listener runs (after-stream) closes the turn with no tool result for its tool call.
 	it("dispose right after a tool-call reply completed still answers every tool call", async () => {
 		const scripted = createScriptedModel([{ content: [toolCall("echo", { value: "x" }, "t1")] }, { content: "never" }]);
 		const agent = new Agent({ initialState: { model: scripted.model, tools: [echoTool()] }, streamFn: scripted.streamFn });

@@ -188,7 +188,6 @@ describe.each(PLACES)("arriving in %s", (where) => {
 		});
 	}
 
-	// BUG: dispose() in after-stream (tool-call reply complete, batch not yet created) emits turn_end with no results: the tool call stays unanswered.
 	it("dispose closes the run and ends the machine", async () => {
 		const cell = await runCell(where, "dispose");
 		expectSettled(cell);

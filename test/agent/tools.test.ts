@@ -68,7 +68,6 @@ describe("tool preflight", () => {
 		expect(log.slice(2).sort()).toEqual(["exec:t1", "exec:t2"]);
 	});
 
-	// BUG: preflight and execution start before the tool_execution_start listeners have settled (pi awaits them first).
 	it("a tool_execution_start listener settles before that call's preflight, and every preflight before any execution", async () => {
 		const log: string[] = [];
 		const tool = makeTool("work", async (id) => {
