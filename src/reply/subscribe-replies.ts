@@ -9,6 +9,8 @@
  */
 import { createActor } from "xstate";
 import type { AgentEvent, AgentMessage, AssistantMessage } from "../types/index.js";
+import { CallbackRunner } from "./callback-runner.js";
+import { CompactionWait } from "./compaction-wait.js";
 import { connectEventSource, type EventSourceConnection, type ReplyEventSource } from "./event-source.js";
 import { isCommentaryText, MessageAssembly, type AssembledBlock } from "./message-assembly.js";
 import { formatReasoningMessage } from "./reasoning-format.js";
@@ -20,27 +22,10 @@ import {
 	replySubscriberMachine,
 } from "./subscriber-machine.js";
 import type { ReplySubscription, SubscribeRepliesParams } from "./subscribe-replies-options.js";
-import { formatToolOutput, formatToolSummary } from "./tool-descriptions.js";
-import {
-	classifyToolAction,
-	defaultMessagingToolExtractor,
-	messagingToolsByName,
-	ToolTracker,
-} from "./tool-tracker.js";
-import type { MaybePromise, ReplyPayload } from "./types.js";
+import { ToolReporter } from "./tool-reporter.js";
+import { SerialEventQueue } from "./serial-event-queue.js";
+import type { ReplyPayload } from "./types.js";
 import { UsageAccumulator } from "./usage-totals.js";
-
-/** The error `waitForCompactionRetry()` rejects with after `unsubscribe()`. */
-export class ReplySubscriptionAbortedError extends Error {
-	override readonly name = "AbortError";
-	constructor(message = "Unsubscribed during compaction wait") {
-		super(message);
-	}
-}
-
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-	return typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
-}
 
 function isAssistant(message: AgentMessage): message is AssistantMessage {
 	return (message as { role?: unknown }).role === "assistant";
@@ -48,20 +33,16 @@ function isAssistant(message: AgentMessage): message is AssistantMessage {
 
 class ReplySubscriber {
 	readonly assistantTexts: string[] = [];
-	readonly tools: ToolTracker;
+	readonly tools: ToolReporter;
 	readonly usage = new UsageAccumulator();
 	readonly lifecycle = createActor(replySubscriberMachine);
 	readonly #params: SubscribeRepliesParams;
 	readonly #breakMode: "text_end" | "message_end";
 	readonly #emitPartials: boolean;
-	readonly #pendingDeliveries = new Set<Promise<unknown>>();
-	readonly #toolArgs = new Map<string, unknown>();
-	readonly #summarised = new Set<string>();
+	readonly #callbacks: CallbackRunner;
+	readonly #events: SerialEventQueue;
+	readonly #compactionWait: CompactionWait;
 	#assembly: MessageAssembly | undefined;
-	#eventChain: Promise<void> | undefined;
-	#toolResultChain: Promise<void> = Promise.resolve();
-	#toolResultsInFlight = 0;
-	#waiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
 	#connection: EventSourceConnection | undefined;
 
 	constructor(params: SubscribeRepliesParams) {
@@ -69,17 +50,10 @@ class ReplySubscriber {
 		this.#breakMode = params.blockReplyBreak ?? "text_end";
 		// Reasoning shown as its own block, without block replies, would leave partials showing a draft.
 		this.#emitPartials = !(params.reasoningMode === "on" && !params.onBlockReply);
-		const messaging = params.messagingTools;
-		this.tools = new ToolTracker({
-			messagingTool:
-				messaging === undefined
-					? defaultMessagingToolExtractor
-					: typeof messaging === "function"
-						? messaging
-						: messagingToolsByName(messaging),
-			classifyAction: params.classifyToolAction ?? classifyToolAction,
-		});
-		this.lifecycle.subscribe(() => this.#settleWaiters());
+		this.#callbacks = new CallbackRunner(params.onCallbackError);
+		this.tools = new ToolReporter(params, this.#callbacks);
+		this.#events = new SerialEventQueue((error) => this.#callbacks.report(error, "event handler"));
+		this.#compactionWait = new CompactionWait(this.lifecycle);
 		this.lifecycle.start();
 	}
 
@@ -91,34 +65,10 @@ class ReplySubscriber {
 		return this.lifecycle.getSnapshot().status === "done";
 	}
 
-	/** Runs handlers in order; returns the promise later events wait for, if any. */
+	/** Runs handlers in order; returns the promise later events (and an Agent) wait for, if any. */
 	receive(event: AgentEvent): Promise<void> | undefined {
 		if (this.unsubscribed) return undefined;
-		if (this.#eventChain) {
-			const chained = this.#eventChain.then(() => this.#run(event));
-			return this.#track(chained);
-		}
-		const result = this.#run(event);
-		return result ? this.#track(result) : undefined;
-	}
-
-	#track(task: Promise<void>): Promise<void> {
-		const tracked: Promise<void> = task
-			.catch((error: unknown) => this.#report(error, "event handler"))
-			.finally(() => {
-				if (this.#eventChain === tracked) this.#eventChain = undefined;
-			});
-		this.#eventChain = tracked;
-		return tracked;
-	}
-
-	#run(event: AgentEvent): Promise<void> | undefined {
-		try {
-			return this.#dispatch(event);
-		} catch (error) {
-			this.#report(error, `${event.type} handler`);
-			return undefined;
-		}
+		return this.#events.run(() => this.#dispatch(event));
 	}
 
 	#dispatch(event: AgentEvent): Promise<void> | undefined {
@@ -135,7 +85,7 @@ class ReplySubscriber {
 			case "tool_execution_start":
 				return this.#startTool(event.toolCallId, event.toolName, event.args);
 			case "tool_execution_end":
-				this.#endTool(event.toolCallId, event.toolName, event.result, event.isError);
+				this.tools.end(event.toolCallId, event.toolName, event.result, event.isError);
 				return undefined;
 			case "auto_compaction_start":
 				this.lifecycle.send({ type: "compaction.start" });
@@ -164,7 +114,7 @@ class ReplySubscriber {
 			enforceFinalTag: this.#params.enforceFinalTag === true,
 			chunking: this.#params.blockReplyChunking,
 		});
-		this.#call("onAssistantMessageStart", () => this.#params.onAssistantMessageStart?.());
+		this.#callbacks.call("onAssistantMessageStart", () => this.#params.onAssistantMessageStart?.());
 		return this.#assembly;
 	}
 
@@ -253,7 +203,7 @@ class ReplySubscriber {
 			: { text, delta: text.slice(previous.length) };
 		assembly.lastPartialText = text;
 		assembly.lastPartialMediaCount = media.length;
-		this.#call("onPartialReply", () =>
+		this.#callbacks.call("onPartialReply", () =>
 			this.#params.onPartialReply?.(media.length > 0 ? { ...partial, mediaUrls: media } : partial),
 		);
 	}
@@ -263,7 +213,7 @@ class ReplySubscriber {
 		const text = formatReasoningMessage(assembly.reasoningText);
 		if (text === "" || text === assembly.lastReasoningStreamed) return;
 		assembly.lastReasoningStreamed = text;
-		this.#call("onReasoningStream", () => this.#params.onReasoningStream?.({ text }));
+		this.#callbacks.call("onReasoningStream", () => this.#params.onReasoningStream?.({ text }));
 	}
 
 	// ---- block delivery ----
@@ -285,7 +235,7 @@ class ReplySubscriber {
 		if (!onBlockReply) return;
 		let text = payload.text ?? "";
 		// The model repeating what a messaging tool already sent is not sent twice.
-		if (!payload.isReasoning && text !== "" && this.tools.sends.isDuplicate(text)) text = "";
+		if (!payload.isReasoning && text !== "" && this.tools.tracker.sends.isDuplicate(text)) text = "";
 		const media = payload.mediaUrls ?? [];
 		if (text === "" && media.length === 0) return;
 		const delivered: ReplyPayload = { ...payload };
@@ -294,75 +244,29 @@ class ReplySubscriber {
 			this.assistantTexts.push(text);
 			assembly.deliveredBlocks += 1;
 		}
-		this.#call("onBlockReply", () => onBlockReply(delivered, { assistantMessageIndex: assembly.index }), true);
+		this.#callbacks.call("onBlockReply", () => onBlockReply(delivered, { assistantMessageIndex: assembly.index }), {
+			track: true,
+		});
 	}
 
 	/** Sends what the chunker holds, waits for async block replies, then the channel flush. */
 	#flushChannel(): Promise<void> | undefined {
 		if (this.#assembly && this.#params.onBlockReply) this.#deliverBlocks(this.#assembly, this.#assembly.drainBlocks(true));
-		const waiting = this.#pendingDeliveries.size > 0 ? this.#settleDeliveries() : undefined;
+		const waiting = this.#callbacks.hasTracked ? this.#callbacks.settleTracked() : undefined;
 		const flush = this.#params.onBlockReplyFlush;
 		if (!flush) return waiting;
-		if (waiting) return waiting.then(() => this.#callAsync("onBlockReplyFlush", flush));
-		return this.#callAsync("onBlockReplyFlush", flush);
-	}
-
-	async #settleDeliveries(): Promise<void> {
-		while (this.#pendingDeliveries.size > 0) await Promise.allSettled([...this.#pendingDeliveries]);
+		if (waiting) return waiting.then(() => this.#callbacks.callAsync("onBlockReplyFlush", flush));
+		return this.#callbacks.callAsync("onBlockReplyFlush", flush);
 	}
 
 	// ---- tools ----
 
 	#startTool(toolCallId: string, toolName: string, args: unknown): Promise<void> | undefined {
+		// The user reads the narration before the tool's output: flush first, then start.
 		const flushed = this.#flushChannel();
-		const start = (): void => {
-			this.#toolArgs.set(toolCallId, args);
-			this.tools.start(toolCallId, toolName, args);
-			if (this.#shouldEmitToolResult() && !this.#summarised.has(toolCallId)) {
-				this.#summarised.add(toolCallId);
-				this.#sendToolResult({ text: formatToolSummary(toolName, args, this.#params.toolResultFormat) });
-			}
-		};
-		if (!flushed) {
-			start();
-			return undefined;
-		}
-		return flushed.then(start);
-	}
-
-	#endTool(toolCallId: string, toolName: string, result: unknown, isError: boolean): void {
-		const args = this.#toolArgs.get(toolCallId);
-		this.#toolArgs.delete(toolCallId);
-		this.#summarised.delete(toolCallId);
-		this.tools.end(toolCallId, toolName, result, isError);
-		if (this.#shouldEmitToolOutput()) {
-			this.#sendToolResult(formatToolOutput(toolName, args, result, this.#params.toolResultFormat));
-		}
-	}
-
-	#shouldEmitToolResult(): boolean {
-		if (!this.#params.onToolResult) return false;
-		if (this.#params.shouldEmitToolResult) return this.#params.shouldEmitToolResult();
-		return this.#params.verbose === "on" || this.#params.verbose === "full";
-	}
-
-	#shouldEmitToolOutput(): boolean {
-		if (!this.#params.onToolResult) return false;
-		if (this.#params.shouldEmitToolOutput) return this.#params.shouldEmitToolOutput();
-		return this.#params.verbose === "full";
-	}
-
-	#sendToolResult(payload: ReplyPayload): void {
-		const onToolResult = this.#params.onToolResult;
-		if (!onToolResult) return;
-		// Serialised: a slow first delivery must not be overtaken by the next one. When nothing
-		// is in flight the delivery starts at once.
-		const deliver = (): Promise<void> =>
-			this.#callAsync("onToolResult", () => onToolResult(payload)).finally(() => {
-				this.#toolResultsInFlight -= 1;
-			});
-		this.#toolResultChain = this.#toolResultsInFlight === 0 ? deliver() : this.#toolResultChain.then(deliver);
-		this.#toolResultsInFlight += 1;
+		if (flushed) return flushed.then(() => this.tools.start(toolCallId, toolName, args));
+		this.tools.start(toolCallId, toolName, args);
+		return undefined;
 	}
 
 	// ---- run end, compaction ----
@@ -377,25 +281,11 @@ class ReplySubscriber {
 	#resetForRetry(): void {
 		this.assistantTexts.length = 0;
 		this.tools.clear();
-		this.#toolArgs.clear();
-		this.#summarised.clear();
 		this.#assembly = undefined;
 	}
 
 	waitForCompactionRetry(): Promise<void> {
-		if (this.unsubscribed) return Promise.reject(new ReplySubscriptionAbortedError());
-		return new Promise<void>((resolve, reject) => {
-			if (this.isCompacting()) {
-				this.#waiters.push({ resolve, reject });
-				return;
-			}
-			// A compaction may start synchronously right after this call: look once more.
-			queueMicrotask(() => {
-				if (this.unsubscribed) reject(new ReplySubscriptionAbortedError());
-				else if (this.isCompacting()) this.#waiters.push({ resolve, reject });
-				else resolve();
-			});
-		});
+		return this.#compactionWait.whenSettled();
 	}
 
 	isCompacting(): boolean {
@@ -406,55 +296,12 @@ class ReplySubscriber {
 		return isCompactionInFlightSnapshot(this.lifecycle.getSnapshot());
 	}
 
-	#settleWaiters(): void {
-		if (this.#waiters.length === 0) return;
-		const snapshot = this.lifecycle.getSnapshot();
-		if (snapshot.status !== "done" && isCompactingSnapshot(snapshot)) return;
-		const waiters = this.#waiters;
-		this.#waiters = [];
-		for (const waiter of waiters) {
-			if (snapshot.status === "done") waiter.reject(new ReplySubscriptionAbortedError());
-			else waiter.resolve();
-		}
-	}
-
 	unsubscribe(): void {
 		if (this.unsubscribed) return;
 		const inFlight = this.isCompactionInFlight();
 		this.lifecycle.send({ type: "unsubscribe" });
-		if (inFlight) this.#call("source.abort", () => this.#connection?.abort());
+		if (inFlight) this.#callbacks.call("source.abort", () => this.#connection?.abort());
 		this.#connection?.detach();
-	}
-
-	// ---- callbacks ----
-
-	#call(name: string, callback: () => MaybePromise<void> | undefined, track = false): void {
-		try {
-			const result = callback();
-			if (!isPromiseLike(result)) return;
-			const settled = Promise.resolve(result).catch((error: unknown) => this.#report(error, name));
-			if (!track) return;
-			this.#pendingDeliveries.add(settled);
-			void settled.finally(() => this.#pendingDeliveries.delete(settled));
-		} catch (error) {
-			this.#report(error, name);
-		}
-	}
-
-	async #callAsync(name: string, callback: () => MaybePromise<void>): Promise<void> {
-		try {
-			await callback();
-		} catch (error) {
-			this.#report(error, name);
-		}
-	}
-
-	#report(error: unknown, callback: string): void {
-		try {
-			this.#params.onCallbackError?.(error, callback);
-		} catch {
-			// An error reporter that throws has nowhere left to report to.
-		}
 	}
 }
 
@@ -478,16 +325,16 @@ export function subscribeReplies(source: ReplyEventSource, params: SubscribeRepl
 	subscriber.connect(source);
 	return {
 		assistantTexts: subscriber.assistantTexts,
-		toolMetas: subscriber.tools.metas,
+		toolMetas: subscriber.tools.tracker.metas,
 		unsubscribe: () => subscriber.unsubscribe(),
 		isCompacting: () => subscriber.isCompacting(),
 		isCompactionInFlight: () => subscriber.isCompactionInFlight(),
 		waitForCompactionRetry: () => subscriber.waitForCompactionRetry(),
 		getUsageTotals: () => subscriber.usage.totals,
 		getCompactionCount: () => subscriber.lifecycle.getSnapshot().context.compactionCount,
-		getLastToolError: () => subscriber.tools.lastError,
-		getMessagingToolSentTexts: () => subscriber.tools.sends.texts,
-		getMessagingToolSentTargets: () => subscriber.tools.sends.targets,
-		didSendViaMessagingTool: () => subscriber.tools.sends.texts.length > 0,
+		getLastToolError: () => subscriber.tools.tracker.lastError,
+		getMessagingToolSentTexts: () => subscriber.tools.tracker.sends.texts,
+		getMessagingToolSentTargets: () => subscriber.tools.tracker.sends.targets,
+		didSendViaMessagingTool: () => subscriber.tools.tracker.sends.texts.length > 0,
 	};
 }

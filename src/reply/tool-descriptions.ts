@@ -5,7 +5,13 @@
  */
 import type { ReplyPayload } from "./types.js";
 
-/** Arguments as a record, or an empty one when the model sent something else. */
+/**
+ * Arguments as a record, or an empty one when the model sent something else.
+ *
+ * @example
+ * argsRecord({ path: "/a" }); // { path: "/a" }
+ * argsRecord("oops");         // {}
+ */
 export function argsRecord(args: unknown): Record<string, unknown> {
 	return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
 }
@@ -80,7 +86,12 @@ export function formatToolSummary(toolName: string, args: unknown, format: "mark
 	return parts.length > 0 ? `${emoji} ${toolLabel(toolName)}: ${parts.join(" · ")}` : `${emoji} ${toolLabel(toolName)}`;
 }
 
-/** The text blocks of a tool result (`{ content: [{ type: "text", text }] }`), joined. */
+/**
+ * The text blocks of a tool result (`{ content: [{ type: "text", text }] }`), joined by newlines.
+ *
+ * @example
+ * extractToolResultText({ content: [{ type: "text", text: "a" }, { type: "image" }] }); // "a"
+ */
 export function extractToolResultText(result: unknown): string {
 	if (typeof result === "string") return result;
 	const content = argsRecord(result).content;
@@ -135,7 +146,12 @@ export function extractToolError(result: unknown, isError: boolean): string | un
 	return status ?? "error";
 }
 
-/** True when a failed result says it timed out. */
+/**
+ * True when a failed result says it timed out.
+ *
+ * @example
+ * isToolTimeout({ details: { timedOut: true } }); // true
+ */
 export function isToolTimeout(result: unknown): boolean {
 	const details = argsRecord(argsRecord(result).details);
 	return details.timedOut === true || details.status === "timeout" || details.status === "timed_out";
