@@ -150,7 +150,18 @@ export const MUTANTS: Mutant[] = [
 	{
 		id: "late-on-update",
 		description: "An onUpdate after the tool settled still becomes a tool_execution_update",
+		// Three layers drop a late update: the actor's settled flag, the machine's guard, and
+		// XState itself (a stopped callback actor's sendBack is ignored). Removing one layer
+		// is an equivalent mutant no test can kill, so the bug removes all three: the actor
+		// forwards, the guard lets it through, and a tool that settles normally is not stopped.
 		patches: [
+			{
+				file: MACHINE,
+				from: `			// A timed-out tool is told to stop; its late result is ignored.
+			stopToolCall(call, enqueue);`,
+				to: `			// A timed-out tool is told to stop; its late result is ignored.
+			if (event.type === "tool.timeout") stopToolCall(call, enqueue);`,
+			},
 			{
 				file: TOOLS,
 				from: `	const onUpdate = (partialResult: AgentToolResult<unknown>) => {
