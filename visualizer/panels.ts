@@ -141,8 +141,14 @@ export class EventLog {
 	private readonly hidden = new Set<LogCategory>();
 	private text = "";
 	private firstT: number | undefined;
+	/** Follow the tail unless the user scrolled up to read. */
+	private follow = true;
+	private scrollPending = false;
 
 	constructor(private readonly list: HTMLElement, filters: HTMLElement, search: HTMLInputElement) {
+		list.addEventListener("scroll", () => {
+			this.follow = list.scrollTop + list.clientHeight >= list.scrollHeight - 24;
+		});
 		for (const input of Array.from(filters.querySelectorAll<HTMLInputElement>("input[type=checkbox][data-category]"))) {
 			const category = input.dataset.category as LogCategory;
 			if (!input.checked) this.hidden.add(category);
@@ -173,16 +179,22 @@ export class EventLog {
 			element("span", "detail", entry.detail),
 		);
 		row.hidden = !this.visible(row);
-		const atBottom = this.list.scrollTop + this.list.clientHeight >= this.list.scrollHeight - 8;
 		this.list.append(row);
 		while (this.list.children.length > MAX_LOG_ROWS) this.list.firstElementChild?.remove();
-		// Follow the tail unless the user scrolled up to read.
-		if (atBottom) this.list.scrollTop = this.list.scrollHeight;
+		// One scroll per frame, not per row: reading scrollHeight forces a layout.
+		if (this.follow && !this.scrollPending) {
+			this.scrollPending = true;
+			requestAnimationFrame(() => {
+				this.scrollPending = false;
+				if (this.follow) this.list.scrollTop = this.list.scrollHeight;
+			});
+		}
 	}
 
 	clear(): void {
 		this.list.replaceChildren();
 		this.firstT = undefined;
+		this.follow = true;
 	}
 
 	private visible(row: HTMLElement): boolean {
