@@ -60,11 +60,14 @@ export function isCommentaryText(block: { textSignature?: string } | undefined):
 export class MessageAssembly {
 	/** 1-based position of this message in the subscription. */
 	readonly index: number;
-	/** Visible text of the message last shown as a partial reply. */
-	lastPartialText = "";
+	/** Length of the clean text last shown as a partial reply. */
+	partialLength = 0;
 	lastPartialMediaCount = 0;
-	/** Formatted reasoning last streamed. */
-	lastReasoningStreamed = "";
+	/** `reasoningVersion` at the last reasoning stream update, and what was streamed then. */
+	streamedReasoningVersion = 0;
+	streamedReasoning = "";
+	/** Grows whenever reasoning text grows, so readers can skip unchanged states cheaply. */
+	reasoningVersion = 0;
 	/** Block replies delivered for this message (visible ones). */
 	deliveredBlocks = 0;
 	readonly #rawText = new Map<number, string>();
@@ -103,6 +106,11 @@ export class MessageAssembly {
 	/** All media found in the message so far. */
 	get mediaUrls(): string[] {
 		return [...this.#media];
+	}
+
+	/** How many media were found so far (cheaper than copying `mediaUrls`). */
+	get mediaCount(): number {
+		return this.#media.length;
 	}
 
 	/** Reply directives seen so far. */
@@ -152,7 +160,10 @@ export class MessageAssembly {
 	ingestThinking(contentIndex: number, kind: TextEventKind, text: string): void {
 		if (this.#ended) return;
 		const accumulated = this.#thinking.get(contentIndex) ?? "";
-		this.#thinking.set(contentIndex, accumulated + newTextFrom(accumulated, kind, text));
+		const added = newTextFrom(accumulated, kind, text);
+		if (added === "") return;
+		this.#thinking.set(contentIndex, accumulated + added);
+		this.reasoningVersion += 1;
 	}
 
 	/** Ends the message: releases held-back text. Idempotent. */
@@ -190,7 +201,10 @@ export class MessageAssembly {
 	}
 
 	#takeFilterOutput(output: { visible: string; reasoning: string; retracted: boolean }): void {
-		this.#taggedReasoning += output.reasoning;
+		if (output.reasoning !== "") {
+			this.#taggedReasoning += output.reasoning;
+			this.reasoningVersion += 1;
+		}
 		if (output.retracted) {
 			// What was shown was reasoning after all: restart the visible text, and forget the
 			// directives and media it carried (sent blocks stay sent).

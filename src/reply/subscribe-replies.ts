@@ -24,7 +24,7 @@ import {
 import type { ReplySubscription, SubscribeRepliesParams } from "./subscribe-replies-options.js";
 import { ToolReporter } from "./tool-reporter.js";
 import { SerialEventQueue } from "./serial-event-queue.js";
-import type { ReplyPayload } from "./types.js";
+import type { PartialReply, ReplyPayload } from "./types.js";
 import { UsageAccumulator } from "./usage-totals.js";
 
 function isAssistant(message: AgentMessage): message is AssistantMessage {
@@ -191,28 +191,29 @@ class ReplySubscriber {
 
 	#emitPartial(assembly: MessageAssembly): void {
 		if (!this.#params.onPartialReply || !this.#emitPartials) return;
-		const text = assembly.cleanText.trimEnd();
-		const media = assembly.mediaUrls;
+		// The clean text only grows, except after a retraction: the delta is a slice, not a diff.
+		const text = assembly.cleanText;
+		const media = assembly.mediaCount;
 		const retracted = assembly.takeRetracted();
-		const previous = assembly.lastPartialText;
-		if (!retracted && text === previous && media.length === assembly.lastPartialMediaCount) return;
-		if (text === "" && media.length === 0 && previous === "") return;
-		const replace = retracted || !text.startsWith(previous);
-		const partial = replace
-			? { text, delta: "", replace: true as const }
-			: { text, delta: text.slice(previous.length) };
-		assembly.lastPartialText = text;
-		assembly.lastPartialMediaCount = media.length;
-		this.#callbacks.call("onPartialReply", () =>
-			this.#params.onPartialReply?.(media.length > 0 ? { ...partial, mediaUrls: media } : partial),
-		);
+		const shown = assembly.partialLength;
+		if (!retracted && text.length === shown && media === assembly.lastPartialMediaCount) return;
+		if (text === "" && media === 0 && shown === 0) return;
+		const partial: PartialReply = retracted
+			? { text, delta: "", replace: true }
+			: { text, delta: text.slice(shown) };
+		if (media > 0) partial.mediaUrls = assembly.mediaUrls;
+		assembly.partialLength = text.length;
+		assembly.lastPartialMediaCount = media;
+		this.#callbacks.call("onPartialReply", () => this.#params.onPartialReply?.(partial));
 	}
 
 	#streamReasoning(assembly: MessageAssembly): void {
 		if (this.#params.reasoningMode !== "stream" || !this.#params.onReasoningStream) return;
+		if (assembly.reasoningVersion === assembly.streamedReasoningVersion) return;
+		assembly.streamedReasoningVersion = assembly.reasoningVersion;
 		const text = formatReasoningMessage(assembly.reasoningText);
-		if (text === "" || text === assembly.lastReasoningStreamed) return;
-		assembly.lastReasoningStreamed = text;
+		if (text === "" || text === assembly.streamedReasoning) return;
+		assembly.streamedReasoning = text;
 		this.#callbacks.call("onReasoningStream", () => this.#params.onReasoningStream?.({ text }));
 	}
 
