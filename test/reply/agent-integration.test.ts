@@ -72,4 +72,21 @@ describe("subscribeReplies on a real Agent with the scripted model", () => {
 		expect(replies.assistantTexts).toEqual([]);
 		replies.unsubscribe();
 	});
+
+	it("works on the agent's bare machine actor too (agent.actor)", async () => {
+		const scripted = createScriptedModel([{ content: "Hello <think>secret</think>world" }], { chunkSize: 3 });
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const blocks: string[] = [];
+		const partials: string[] = [];
+		const replies = subscribeReplies(agent.actor, {
+			onBlockReply: (payload) => void blocks.push(payload.text ?? ""),
+			onPartialReply: (partial) => void partials.push(partial.text),
+		});
+		await agent.prompt("hi");
+		expect(blocks).toEqual(["Hello world"]);
+		expect(partials.at(-1)).toBe("Hello world");
+		expect(partials.some((text) => text.includes("secret") || text.includes("<"))).toBe(false);
+		expect(replies.assistantTexts).toEqual(["Hello world"]);
+		replies.unsubscribe();
+	});
 });
