@@ -6,6 +6,7 @@
 export { type AgentInspector, type AgentInspectorOptions, type InspectionListener, type InspectorStats, createAgentInspector } from "./inspector.js";
 export {
 	type ActorRecord,
+	type ActorStatus,
 	type DroppedRecord,
 	type EmittedRecord,
 	type EventRecord,

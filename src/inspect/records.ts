@@ -22,9 +22,12 @@ export interface RecordBase {
 	_version: string;
 }
 
+/** An actor's status, as XState reports it. */
+export type ActorStatus = "active" | "done" | "error" | "stopped";
+
 /** A summarised snapshot: value and status exactly, the context summarised. */
 export interface SnapshotSummary {
-	status: string;
+	status: ActorStatus;
 	value?: PreviewJson;
 	context?: AgentContextSummary | PreviewJson;
 	/** Child actor ids (`stream`, `tool:call_1`). */
@@ -147,7 +150,7 @@ function machineId(actor: InspectableActor): string | undefined {
  */
 export function summarizeSnapshot(snapshot: unknown): SnapshotSummary {
 	const source = (snapshot ?? {}) as {
-		status?: string;
+		status?: ActorStatus;
 		value?: unknown;
 		context?: unknown;
 		children?: Record<string, unknown>;

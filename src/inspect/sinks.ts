@@ -1,7 +1,8 @@
 import { createWriteStream } from "node:fs";
 import { readFile } from "node:fs/promises";
+import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import type { AgentInspector } from "./inspector.js";
-import type { InspectionRecord, SnapshotSummary } from "./records.js";
+import type { ActorStatus, InspectionRecord, SnapshotSummary } from "./records.js";
 
 /** A recording in progress. */
 export interface Recording {
@@ -79,44 +80,12 @@ export interface StatelyInspectorLike {
 	adapter: { send(event: StatelyWireEvent): void };
 }
 
-/** A message of the `@statelyai/inspect` wire protocol. */
-export type StatelyWireEvent =
-	| {
-			type: "@xstate.actor";
-			name: string;
-			sessionId: string;
-			rootId: string | undefined;
-			parentId: string | undefined;
-			definition: string | undefined;
-			snapshot: StatelySnapshot;
-			createdAt: string;
-			id: string;
-			_version: string;
-	  }
-	| {
-			type: "@xstate.event";
-			event: { type: string; [key: string]: unknown };
-			sourceId: string | undefined;
-			sessionId: string;
-			rootId: string | undefined;
-			createdAt: string;
-			id: string;
-			_version: string;
-	  }
-	| {
-			type: "@xstate.snapshot";
-			event: { type: string };
-			snapshot: StatelySnapshot;
-			sessionId: string;
-			rootId: string | undefined;
-			createdAt: string;
-			id: string;
-			_version: string;
-	  };
+/** A message of the `@statelyai/inspect` wire protocol (that package's own type). */
+export type StatelyWireEvent = StatelyInspectionEvent;
 
 /** A snapshot as Stately's viewer reads it: children as `{ id: { id } }`. */
 interface StatelySnapshot {
-	status: string;
+	status: ActorStatus;
 	value?: unknown;
 	context?: unknown;
 	children: Record<string, { id: string; xstate$$type: 1 }>;
@@ -141,7 +110,7 @@ function toStatelySnapshot(snapshot: SnapshotSummary): StatelySnapshot {
  */
 export function toStatelyEvent(record: InspectionRecord): StatelyWireEvent | undefined {
 	// Stately types `id` as a string but sends null; keep its observed wire value.
-	const common = { sessionId: record.sessionId, rootId: record.rootId, createdAt: record.createdAt, id: null as unknown as string, _version: record._version };
+	const common = { sessionId: record.sessionId, rootId: record.rootId ?? record.sessionId, createdAt: record.createdAt, id: null as unknown as string, _version: record._version };
 	switch (record.type) {
 		case "@xstate.actor":
 			return {
@@ -155,7 +124,13 @@ export function toStatelyEvent(record: InspectionRecord): StatelyWireEvent | und
 		case "@xstate.event":
 			return { ...common, type: "@xstate.event", event: record.event, sourceId: record.sourceId };
 		case "@xstate.snapshot":
-			return { ...common, type: "@xstate.snapshot", event: record.event, snapshot: toStatelySnapshot(record.snapshot) };
+			// Stately types this as XState's full Snapshot; on the wire it is the same plain object.
+			return {
+				...common,
+				type: "@xstate.snapshot",
+				event: record.event,
+				snapshot: toStatelySnapshot(record.snapshot) as unknown as Extract<StatelyWireEvent, { type: "@xstate.snapshot" }>["snapshot"],
+			};
 		default:
 			return undefined;
 	}
