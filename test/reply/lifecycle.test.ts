@@ -66,6 +66,22 @@ describe("agent_end", () => {
 		expect(blocks.map((block) => block.text)).toEqual(["Still working"]);
 	});
 
+	it("survives a flush that throws synchronously (Y19)", async () => {
+		const agent = new FakeAgent();
+		const errors: string[] = [];
+		const replies = subscribeReplies(agent, {
+			onBlockReply: () => undefined,
+			onBlockReplyFlush: () => {
+				throw new Error("boom");
+			},
+			onCallbackError: (_error, callback) => void errors.push(callback),
+		});
+		agent.compactionEnd({ willRetry: true });
+		await agent.emit({ type: "agent_end", messages: [] });
+		expect(errors).toEqual(["onBlockReplyFlush"]);
+		expect(replies.isCompacting()).toBe(false);
+	});
+
 	it("sends what the chunker still holds at agent_end", () => {
 		const agent = new FakeAgent();
 		const blocks: ReplyPayload[] = [];

@@ -143,6 +143,18 @@ describe("text accumulates monotonically per assistant message", () => {
 		expect(replies.assistantTexts).toEqual(["Done."]);
 	});
 
+	it("treats a text signature without a commentary phase as a normal answer (G3, G6)", () => {
+		for (const signature of [{ v: 1, id: "m1" }, { v: 1, id: "m1", phase: "final_answer" }]) {
+			const { agent, texts } = textEndHarness();
+			agent.messageStart();
+			agent.delta("Legacy answer", 0, { textSignature: JSON.stringify(signature) });
+			agent.textEnd();
+			expect(texts()).toEqual(["Legacy answer"]);
+			agent.messageEnd();
+			expect(texts()).toEqual(["Legacy answer"]);
+		}
+	});
+
 	it("resets at message_start, so two messages with the same text both send (Q5)", () => {
 		const { agent, texts } = textEndHarness();
 		for (let round = 0; round < 2; round += 1) {

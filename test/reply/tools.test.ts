@@ -277,6 +277,7 @@ describe("messaging-tool dedupe", () => {
 			target: { tool: "message", provider: "telegram", to: "123" },
 		});
 		expect(defaultMessagingToolExtractor("message", { action: "send", target: "123" })?.target?.to).toBe("123");
+		expect(defaultMessagingToolExtractor("message", { provider: "slack", channel: "telegram", to: "C1" })?.target?.provider).toBe("slack");
 		expect(defaultMessagingToolExtractor("message", { action: "list" })).toBeUndefined();
 	});
 });
