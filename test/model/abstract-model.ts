@@ -1,0 +1,307 @@
+/**
+ * The abstract model of the agent machine for `xstate/graph`: fixtures shared with the real
+ * runs, the event alphabet offered in each state (commands, delivery acknowledgements, and the
+ * events the machine's actors would send: stream events, `stream.done` in several reply
+ * kinds, preflight and compaction done/error, tool settle/update/timeout), and the state
+ * projection that keeps the state space finite.
+ */
+import type { AnyMachineSnapshot } from "xstate";
+import { planCompaction } from "../../src/compaction/cut-point.js";
+import { tokensNeedCompaction } from "../../src/machines/compaction-guards.js";
+import type { AgentMachineEvent, AgentMachineInput, ToolCallEntry } from "../../src/machines/types.js";
+import type { AgentToolCall, ToolExecutionMode } from "../../src/types/agent.js";
+import { emptyUsage } from "../../src/types/content.js";
+import type { AgentMessage, AssistantMessage, UserMessage } from "../../src/types/messages.js";
+import type { Model } from "../../src/types/model.js";
+
+export const MODES: ToolExecutionMode[] = ["parallel", "sequential", "streaming"];
+export const TOOL_NAME = "stub";
+export const TOOL_TIMEOUT_MS = 600_000;
+export const KEEP_RECENT_TOKENS = 1;
+export const SUMMARY = "summary";
+export const OVERFLOW_ERROR = "prompt is too long: 150000 tokens > 100000 maximum";
+
+export const model: Model = {
+	id: "scripted-1",
+	name: "Scripted model",
+	api: "scripted",
+	provider: "scripted",
+	baseUrl: "",
+	reasoning: true,
+	input: ["text"],
+	cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+	contextWindow: 100_000,
+	maxTokens: 16_384,
+};
+/** Compaction on; the threshold (window − reserve) is 1000 tokens: only the big prompt crosses it. */
+export const compaction = { enabled: true, reserveTokens: 99_000, keepRecentTokens: KEEP_RECENT_TOKENS };
+export const USAGE = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15 };
+
+function userMessage(text: string): UserMessage {
+	return { role: "user", content: [{ type: "text", text }], timestamp: 0 };
+}
+
+export const SMALL_PROMPT = userMessage("p");
+export const BIG_PROMPT = userMessage("B".repeat(8_000));
+export const STEER = userMessage("steer");
+export const FOLLOW_UP = userMessage("follow");
+
+export function assistantMessage(content: AssistantMessage["content"], stopReason: AssistantMessage["stopReason"], errorMessage?: string): AssistantMessage {
+	const message: AssistantMessage = {
+		role: "assistant",
+		content,
+		api: model.api,
+		provider: model.provider,
+		model: model.id,
+		usage: stopReason === "aborted" ? emptyUsage() : { ...emptyUsage(), ...USAGE },
+		stopReason,
+		timestamp: 0,
+	};
+	if (errorMessage !== undefined) message.errorMessage = errorMessage;
+	return message;
+}
+
+export const INITIAL_TRANSCRIPT: AgentMessage[] = [userMessage("earlier"), assistantMessage([{ type: "text", text: "ok" }], "stop")];
+
+/** Input of the abstract machine for one tool execution mode (the real Agent gets the same). */
+export function abstractInput(mode: ToolExecutionMode): AgentMachineInput {
+	return {
+		model,
+		tools: [{ name: TOOL_NAME, label: TOOL_NAME, description: "stub", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [], details: {} }) }],
+		messages: [...INITIAL_TRANSCRIPT],
+		config: { toolExecution: mode, toolTimeoutMs: TOOL_TIMEOUT_MS, compaction },
+		awaitDelivery: true,
+	};
+}
+
+/** The reply kinds a `stream.done` can carry. `k` tool calls already streamed (streaming mode). */
+export type ReplyKind = "text" | "tools1" | "tools2" | "length1" | "error" | "overflow" | "aborted";
+
+export function replyCalls(kind: ReplyKind, streamed: number): number {
+	switch (kind) {
+		case "tools1":
+		case "length1":
+			return 1;
+		case "tools2":
+			return 2;
+		case "text":
+		case "overflow":
+			return 0;
+		default:
+			return streamed;
+	}
+}
+
+export function replyStop(kind: ReplyKind): AssistantMessage["stopReason"] {
+	switch (kind) {
+		case "text":
+			return "stop";
+		case "tools1":
+		case "tools2":
+			return "toolUse";
+		case "length1":
+			return "length";
+		case "error":
+		case "overflow":
+			return "error";
+		case "aborted":
+			return "aborted";
+	}
+}
+
+export function replyError(kind: ReplyKind): string | undefined {
+	if (kind === "error") return "boom";
+	if (kind === "overflow") return OVERFLOW_ERROR;
+	if (kind === "aborted") return "Request was aborted";
+	return undefined;
+}
+
+function abstractCall(attempt: number, index: number): AgentToolCall {
+	return { type: "toolCall", id: `a${attempt}_${index + 1}`, name: TOOL_NAME, arguments: {} };
+}
+
+function abstractReply(kind: ReplyKind, attempt: number, streamed: number): AssistantMessage {
+	const calls = Array.from({ length: replyCalls(kind, streamed) }, (_, i) => abstractCall(attempt, i));
+	const content: AssistantMessage["content"] = kind === "text" || kind === "error" || kind === "overflow" ? [{ type: "text", text: "hi" }] : [];
+	return assistantMessage([...content, ...calls], replyStop(kind), replyError(kind));
+}
+
+function valueOf(snapshot: AnyMachineSnapshot): string {
+	return typeof snapshot.value === "string" ? snapshot.value : JSON.stringify(snapshot.value);
+}
+
+export function inState(snapshot: AnyMachineSnapshot, value: string): boolean {
+	return snapshot.matches(value as never);
+}
+
+/** The messages the compaction actor would work on (the overflowing reply excluded). */
+function compactionMessages(snapshot: AnyMachineSnapshot): AgentMessage[] {
+	const { messages, run } = snapshot.context;
+	if (run?.compactionReason === "overflow" && run.assistant && messages[messages.length - 1] === run.assistant) return messages.slice(0, -1);
+	return messages;
+}
+
+/** The output the real compaction actor produces with the test's summariser (undefined when nothing can be compacted). */
+export function compactionOutput(messages: AgentMessage[]) {
+	const plan = planCompaction(messages, KEEP_RECENT_TOKENS);
+	if (!plan) return undefined;
+	const summary = { role: "compactionSummary", summary: SUMMARY, tokensBefore: 0, messagesDropped: plan.dropped, timestamp: 0 } as unknown as AgentMessage;
+	const kept = [summary, ...plan.kept];
+	return {
+		messages: kept,
+		result: { summary: SUMMARY, tokensBefore: 0, tokensAfter: 0, messagesDropped: plan.dropped, messagesKept: plan.kept.length, splitTurn: plan.turnPrefix.length > 0 },
+	};
+}
+
+/** True in a compacting state whose transcript the real actor cannot compact: it fails at once, on its own. */
+export function compactionFailsAtOnce(snapshot: AnyMachineSnapshot): boolean {
+	const compacting = inState(snapshot, "compacting") || inState(snapshot, "running.compacting");
+	return compacting && compactionOutput(compactionMessages(snapshot)) === undefined;
+}
+
+/** The events offered in a state. Queues are capped at one message each to keep the space finite. */
+export function alphabet(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
+	if (snapshot.status !== "active") return [];
+	// The real compaction actor rejects at once when there is nothing to compact: nothing else can happen first.
+	if (compactionFailsAtOnce(snapshot)) return [{ type: "xstate.error.actor.compaction", error: new Error("Nothing to compact") } as unknown as AgentMachineEvent];
+	const context = snapshot.context;
+	const run = context.run;
+	const events: AgentMachineEvent[] = [];
+	const idle = inState(snapshot, "idle");
+	const running = inState(snapshot, "running");
+	if (idle) {
+		events.push({ type: "prompt", messages: [SMALL_PROMPT] });
+		if (context.messages.length > 0) events.push({ type: "prompt", messages: [BIG_PROMPT] });
+		events.push({ type: "continue" }, { type: "reset" }, { type: "queue.clear", queue: "all" }, { type: "update" });
+		events.push({ type: "queue.mode", queue: "followUp", mode: context.followUpMode });
+		if (compactionOutput(context.messages)) events.push({ type: "compact" });
+	}
+	if (context.steeringQueue.length < 1) events.push({ type: "steer", message: STEER });
+	if (context.followUpQueue.length < 1) events.push({ type: "followUp", message: FOLLOW_UP });
+	if (running || inState(snapshot, "compacting")) events.push({ type: "abort" });
+	if (running) events.push({ type: "listener.error", error: "listener failed" });
+	events.push({ type: "dispose" });
+	if (context.barrier > context.deliveredBarrier) events.push({ type: "delivered", barrier: context.barrier });
+
+	if (run && inState(snapshot, "running.streaming")) {
+		const attempt = run.attempt;
+		const streamedCalls = run.batch?.mode === "streaming" ? run.batch.calls.length : 0;
+		if (!run.partial) {
+			events.push({ type: "stream.event", attempt, event: { type: "start", partial: abstractReply("text", attempt, 0) } });
+		} else {
+			const streamingMode = context.config.toolExecution === "streaming";
+			if (!run.aborted) events.push({ type: "stream.event", attempt, event: { type: "text_delta", contentIndex: 0, delta: "h", partial: run.partial } });
+			if (streamingMode && streamedCalls < 2 && !run.aborted) {
+				const toolCall = abstractCall(attempt, streamedCalls);
+				events.push({ type: "stream.event", attempt, event: { type: "toolcall_end", contentIndex: streamedCalls, toolCall, partial: run.partial } });
+			}
+			const kinds: ReplyKind[] = run.aborted
+				? ["aborted"]
+				: (["text", "tools1", "tools2", "length1", "error", "overflow"] as ReplyKind[]).filter((kind) => {
+						if (kind === "text" || kind === "overflow") return streamedCalls === 0;
+						if (kind === "error") return true;
+						return replyCalls(kind, streamedCalls) >= streamedCalls;
+					});
+			for (const kind of kinds) events.push({ type: "stream.done", attempt, message: abstractReply(kind, attempt, streamedCalls) });
+		}
+	}
+	if (run && inState(snapshot, "running.tool-preparing.checking")) {
+		events.push({ type: "xstate.done.actor.preflight", output: { kind: "prepared", args: {} } } as unknown as AgentMachineEvent);
+		events.push({
+			type: "xstate.done.actor.preflight",
+			output: { kind: "immediate", outcome: { result: { content: [{ type: "text", text: "blocked" }], details: {} }, isError: true } },
+		} as unknown as AgentMachineEvent);
+	}
+	for (const call of run?.batch?.calls ?? []) {
+		if (call.status !== "running") continue;
+		const toolCallId = call.toolCall.id;
+		events.push({ type: "tool.settled", toolCallId, outcome: { result: { content: [{ type: "text", text: "ok" }], details: {} }, isError: false } });
+		events.push({ type: "tool.settled", toolCallId, outcome: { result: { content: [{ type: "text", text: "fail" }], details: {} }, isError: true } });
+		events.push({ type: "tool.settled", toolCallId, outcome: { result: { content: [{ type: "text", text: "done" }], details: {}, terminate: true }, isError: false } });
+		events.push({ type: "tool.update", toolCallId, partialResult: { content: [{ type: "text", text: "…" }], details: {} } });
+		events.push({ type: "tool.timeout", toolCallId, timeoutMs: TOOL_TIMEOUT_MS });
+	}
+	if (inState(snapshot, "compacting") || inState(snapshot, "running.compacting")) {
+		const output = compactionOutput(compactionMessages(snapshot));
+		if (output) events.push({ type: "xstate.done.actor.compaction", output } as unknown as AgentMachineEvent);
+		events.push({ type: "xstate.error.actor.compaction", error: new Error("summariser failed") } as unknown as AgentMachineEvent);
+	}
+	return events;
+}
+
+function kindOf(message: AssistantMessage | undefined): string {
+	if (!message) return "-";
+	const calls = message.content.filter((block) => block.type === "toolCall").length;
+	return `${message.stopReason}${calls}${message.errorMessage && /too long/.test(message.errorMessage) ? "!" : ""}`;
+}
+
+/** The projection both the traversal and the real-run conformance check use. */
+export function project(snapshot: AnyMachineSnapshot, transcript?: AgentMessage[]): string {
+	const context = transcript ? { ...snapshot.context, messages: transcript } : snapshot.context;
+	const run = context.run;
+	const last = context.messages[context.messages.length - 1] as { role?: string } | undefined;
+	return JSON.stringify({
+		st: snapshot.status,
+		v: valueOf(snapshot),
+		s: context.steeringQueue.length,
+		f: context.followUpQueue.length,
+		tail: last?.role ?? "none",
+		wait: context.barrier > context.deliveredBarrier,
+		big: tokensNeedCompaction(context),
+		run: run && {
+			ab: run.aborted,
+			p: run.partial !== undefined,
+			a: kindOf(run.assistant),
+			te: run.turnEnded,
+			cr: run.compactionReason ?? "",
+			or: run.overflowRetried,
+			ct: run.compactedThisTurn === true,
+			b: run.batch && {
+				m: run.batch.mode,
+				t: run.batch.truncated,
+				c: run.batch.calls.map((call: ToolCallEntry) => `${call.status}${call.started ? "s" : ""}${call.messageEmitted ? "m" : ""}${call.outcome?.result.terminate ? "T" : ""}`).join(" "),
+			},
+		},
+	});
+}
+
+/** A short, distinct label of an abstract event (payload kinds, not payload objects). */
+export function eventLabel(event: AgentMachineEvent): string {
+	const e = event as { type: string; output?: { kind?: string }; messages?: AgentMessage[] };
+	switch (e.type) {
+		case "prompt":
+			return e.messages?.[0] === BIG_PROMPT ? "prompt(big)" : "prompt";
+		case "stream.event":
+			return `stream.event(${event.type === "stream.event" ? event.event.type : ""})`;
+		case "stream.done":
+			return event.type === "stream.done" ? `stream.done(${replyKindOf(event.message)})` : e.type;
+		case "xstate.done.actor.preflight":
+			return `preflight.done(${e.output?.kind})`;
+		case "tool.settled":
+			return event.type === "tool.settled"
+				? `tool.settled(${event.toolCallId},${event.outcome.result.terminate ? "terminate" : event.outcome.isError ? "error" : "ok"})`
+				: e.type;
+		case "tool.update":
+		case "tool.timeout":
+			return `${e.type}(${(event as { toolCallId: string }).toolCallId})`;
+		default:
+			return e.type;
+	}
+}
+
+/** The reply kind of an abstract `stream.done` message. */
+export function replyKindOf(message: AssistantMessage): ReplyKind {
+	const calls = message.content.filter((block) => block.type === "toolCall").length;
+	switch (message.stopReason) {
+		case "aborted":
+			return "aborted";
+		case "error":
+			return message.errorMessage === OVERFLOW_ERROR ? "overflow" : "error";
+		case "length":
+			return "length1";
+		case "toolUse":
+			return calls === 2 ? "tools2" : "tools1";
+		default:
+			return "text";
+	}
+}
