@@ -1,6 +1,6 @@
 import { and, assign, emit, enqueueActions, not, or, setup } from "xstate";
 import { preflightActor, toolActor } from "../actors/tool-actors.js";
-import { compactionActor, type CompactionOutput } from "../actors/compaction-actor.js";
+import { compactionActor, type CompactionActorInput, type CompactionOutput } from "../actors/compaction-actor.js";
 import { canRecoverFromOverflow, OVERFLOW_RECOVERY_FAILED } from "./compaction-guards.js";
 import { isContextOverflow } from "../providers/overflow.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "./streaming-tools.js";
@@ -20,7 +20,7 @@ import {
 	toolResultMessage,
 	updateCall,
 } from "./run-helpers.js";
-import { errorResult } from "../actors/tool-actors.js";
+import { errorResult, type PreflightOutcome } from "../actors/tool-actors.js";
 import type {
 	AgentMachineContext,
 	AgentMachineEmitted,
@@ -334,7 +334,7 @@ export const agentMachine = setup({
 			enqueue.emit(toolStartEvent(next));
 		}),
 		recordPreflight: enqueueActions(({ context, event, enqueue }) => {
-			const output = (event as { output?: import("../actors/tool-actors.js").PreflightOutcome }).output;
+			const output = (event as { output?: PreflightOutcome }).output;
 			const batch = batchOf(context);
 			const call = batch.calls.find((entry) => entry.status === "preparing");
 			if (!call || !output) return;
@@ -774,7 +774,7 @@ export const agentMachine = setup({
 							actions: "startNextTurnWithSteering",
 						},
 						{ guard: and(["eventsDelivered", "followUpQueued"]), target: "before-call", actions: "startNextTurnWithFollowUps" },
-						{ guard: and(["eventsDelivered", not("runAborted")]), target: "run-ending" },
+						{ guard: "eventsDelivered", target: "run-ending" },
 					],
 				},
 				"run-ending": {
@@ -848,7 +848,7 @@ function stopToolCall(call: ToolCallEntry, enqueue: ChildEnqueue): void {
 	enqueue.stopChild(`tool:${call.toolCall.id}`);
 }
 
-function compactionInput(context: Ctx): import("../actors/compaction-actor.js").CompactionActorInput {
+function compactionInput(context: Ctx): CompactionActorInput {
 	const run = context.run;
 	let messages = context.messages;
 	// The overflowing reply is not part of what gets summarised; it is dropped if compaction succeeds.

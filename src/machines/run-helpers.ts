@@ -1,5 +1,5 @@
 import type { AgentContext, AgentToolCall, AnyAgentTool, QueueMode } from "../types/agent.js";
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../types/messages.js";
+import type { AgentMessage, AssistantMessage, Message, ToolResultMessage } from "../types/messages.js";
 import type { SimpleStreamOptions } from "../types/model.js";
 import { emptyUsage } from "../types/content.js";
 import type { AgentMachineContext, FinalizedToolResult, ToolBatch, ToolCallEntry } from "./types.js";
@@ -143,12 +143,12 @@ export function abortedAssistantMessage(context: AgentMachineContext, errorMessa
  * @example
  * const llm = defaultConvertToLlm(agent.state.messages);
  */
-export function defaultConvertToLlm(messages: AgentMessage[]): import("../types/messages.js").Message[] {
-	const result: import("../types/messages.js").Message[] = [];
+export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
+	const result: Message[] = [];
 	for (const message of messages) {
 		const role = (message as { role?: unknown }).role;
 		if (role === "user" || role === "assistant" || role === "toolResult") {
-			result.push(message as import("../types/messages.js").Message);
+			result.push(message as Message);
 		} else if (role === "compactionSummary") {
 			const summary = (message as { summary?: unknown }).summary;
 			result.push({
