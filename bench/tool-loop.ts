@@ -42,6 +42,10 @@ export function noopTool(): AgentTool<object> {
 	};
 }
 
+// One tool object for every run: a fresh schema object per run would measure Ajv compiling
+// it (about 1 ms, once per distinct schema), not the loop.
+const SHARED_TOOL = noopTool();
+
 function scriptFor(turns: number): ScriptedReply[] {
 	const replies: ScriptedReply[] = [];
 	for (let turn = 1; turn < turns; turn++) replies.push({ content: [toolCall("noop", { step: turn })] });
@@ -59,7 +63,7 @@ function scriptFor(turns: number): ScriptedReply[] {
 export async function runToolLoopOnce(name: ContenderName, turns: number): Promise<void> {
 	// One delta per block (chunkSize) and no pauses: the script costs the same for everyone.
 	const scripted = createScriptedModel(scriptFor(turns), { chunkSize: 1_000, delayMs: 0 });
-	const options = { streamFn: scripted.streamFn, model: scripted.model, tools: [noopTool()] };
+	const options = { streamFn: scripted.streamFn, model: scripted.model, tools: [SHARED_TOOL] };
 	let count: number;
 	if (name === "floor") {
 		count = (await runFloor(options, "go")).messages.length;
