@@ -76,6 +76,8 @@ export class MessageAssembly {
 	#directives = new ReplyDirectiveFilter();
 	readonly #chunker: BlockChunker;
 	#hasText = false;
+	// The separator after the last text block was already fed (at its text_end).
+	#separated = false;
 	#cleanText = "";
 	#taggedReasoning = "";
 	#media: string[] = [];
@@ -151,9 +153,21 @@ export class MessageAssembly {
 		this.#rawText.set(contentIndex, (accumulated ?? "") + chunk);
 		this.#allRaw += chunk;
 		// Separate text blocks like paragraphs, so "Done.First" never glues two blocks together.
-		const separator = accumulated === undefined && this.#hasText ? BLOCK_SEPARATOR : "";
+		const separator = accumulated === undefined && this.#hasText && !this.#separated ? BLOCK_SEPARATOR : "";
 		this.#hasText = true;
+		this.#separated = false;
 		this.#feed(separator + chunk);
+	}
+
+	/**
+	 * A text block ended. Its end is a paragraph boundary, so the separator is fed now: that
+	 * resolves what the filters held back at the block's end (a closing backtick or fence, a
+	 * `MEDIA:` line, a lone `<`), and the block can be sent complete at `text_end`.
+	 */
+	endTextBlock(contentIndex: number): void {
+		if (this.#ended || this.#separated || !this.#rawText.has(contentIndex)) return;
+		this.#separated = true;
+		this.#feed(BLOCK_SEPARATOR);
 	}
 
 	/** Adds native reasoning of a thinking block under the append-only rule. */

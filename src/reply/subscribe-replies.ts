@@ -130,6 +130,7 @@ class ReplySubscriber {
 				const text =
 					update.type === "text_delta" ? update.delta : update.type === "text_end" ? update.content : "";
 				assembly.ingestText(update.contentIndex, kind, text, commentary);
+				if (update.type === "text_end") assembly.endTextBlock(update.contentIndex);
 				break;
 			}
 			case "thinking_delta":

@@ -155,6 +155,19 @@ describe("text accumulates monotonically per assistant message", () => {
 		}
 	});
 
+	it("sends a block complete at text_end even when it ends in inline code or a fence", () => {
+		const { agent, texts } = textEndHarness();
+		agent.messageStart();
+		agent.delta("Run `npm test`", 0);
+		agent.textEnd(undefined, 0);
+		expect(texts()).toEqual(["Run `npm test`"]);
+		agent.delta("```sh\nnpm test\n```", 1);
+		agent.textEnd(undefined, 1);
+		expect(texts()).toEqual(["Run `npm test`", "```sh\nnpm test\n```"]);
+		agent.messageEnd();
+		expect(texts()).toHaveLength(2);
+	});
+
 	it("resets at message_start, so two messages with the same text both send (Q5)", () => {
 		const { agent, texts } = textEndHarness();
 		for (let round = 0; round < 2; round += 1) {
@@ -312,14 +325,15 @@ describe("reply directives", () => {
 		expect(blocks).toEqual([{ text: "Hello", replyToCurrent: true, replyToTag: true }]);
 	});
 
-	it("holds an unfinished [[ back until the message ends (U2)", () => {
-		const { agent, texts } = textEndHarness({ blockReplyChunking: { minChars: 1, maxChars: 50, breakPreference: "newline" } });
+	it("holds an unfinished [[ back while streaming and releases it whole at the block end (U2, improved)", () => {
+		const { agent, texts, partials } = textEndHarness({ blockReplyChunking: { minChars: 1, maxChars: 50, breakPreference: "newline" } });
 		agent.messageStart();
 		agent.delta("Hello [[");
+		expect(partials.at(-1)?.text).toBe("Hello");
 		agent.bareTextEnd();
-		expect(texts()).toEqual(["Hello"]);
 		agent.messageEnd();
-		expect(texts()).toEqual(["Hello", "[["]);
+		// The reference sent "Hello" and then a stray "[[" block; the block end resolves the tail instead.
+		expect(texts()).toEqual(["Hello [["]);
 	});
 
 	it("never shows a reply_to tag split across deltas in partials (U3)", () => {
