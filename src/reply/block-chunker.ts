@@ -139,6 +139,10 @@ export class BlockChunker {
 		if (span) {
 			const fenceCut = this.#cutInsideFence(buffer, span, shortest);
 			if (fenceCut) return fenceCut;
+			// Too little room to reopen the fence here: end the chunk before the fence instead.
+			if (span.start >= shortest && cleanChunk(buffer.slice(0, span.start)) !== "") {
+				return plainCut(buffer, span.start, "newline");
+			}
 		}
 		return { chunk: { text: cleanChunk(buffer.slice(0, limit)) }, rest: buffer.slice(limit) };
 	}
