@@ -6,7 +6,7 @@ import { isContextOverflow } from "../providers/overflow.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "./streaming-tools.js";
 import { streamActor } from "../actors/stream-actor.js";
 import type { AgentEvent } from "../types/agent.js";
-import type { AgentMessage, AssistantMessage } from "../types/messages.js";
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../types/messages.js";
 import { defaultLoopConfig, defaultModel } from "./defaults.js";
 import {
 	abortedAssistantMessage,
@@ -358,6 +358,8 @@ export const agentMachine = setup({
 		}),
 		startTools: enqueueActions(({ context, enqueue }) => {
 			const run = runOf(context);
+			// An aborted run starts nothing new; running calls finish with the aborted signal.
+			if (run.aborted) return;
 			let batch = batchOf(context);
 			const streaming = batch.mode === "streaming";
 			const candidates = streaming
@@ -505,28 +507,10 @@ export const agentMachine = setup({
 			startNextTurn(context, taken, enqueue);
 		}),
 		emitRemainingToolResults: enqueueActions(({ context, enqueue }) => {
-			const run = runOf(context);
-			const batch = batchOf(context);
-			const results = [...run.toolResults];
-			const messages = [...context.messages];
-			const newMessages = [...run.newMessages];
-			const calls = batch.calls.map((call) => {
-				if (call.messageEmitted || !call.outcome) return call;
-				const message = toolResultMessage(call.toolCall, call.outcome);
-				results.push(message);
-				messages.push(message);
-				newMessages.push(message);
-				for (const event of messageEvents(message)) enqueue.emit(event);
-				return { ...call, messageEmitted: true };
-			});
-			// Keep results in source order even when sequential calls emitted some earlier.
-			const order = new Map(batch.calls.map((call, index) => [call.toolCall.id, index]));
-			results.sort((a, b) => (order.get(a.toolCallId) ?? 0) - (order.get(b.toolCallId) ?? 0));
-			enqueue.assign({
-				messages,
-				run: { ...run, newMessages, toolResults: results, turnEnded: true, batch: { ...batch, calls } },
-			});
-			enqueue.emit({ type: "turn_end", message: batch.assistant, toolResults: results });
+			const working = emitUnemittedToolResults(context, enqueue);
+			const run = runOf(working);
+			enqueue.assign({ run: { ...run, turnEnded: true } });
+			enqueue.emit({ type: "turn_end", message: batchOf(working).assistant, toolResults: run.toolResults });
 		}),
 	},
 }).createMachine({
@@ -704,7 +688,9 @@ export const agentMachine = setup({
 				"tool-dispatching": {
 					description: "Picks the next step of the tool batch.",
 					always: [
-						{ guard: "runAborted", target: "tool-batch-ending", actions: "settleUnfinishedCallsAsAborted" },
+						{ guard: and(["runAborted", "noCallRunning"]), target: "tool-batch-ending", actions: "settleUnfinishedCallsAsAborted" },
+						// Aborted with streamed calls still running: wait for them (they see the signal).
+						{ guard: "runAborted", target: "tool-executing" },
 						{ guard: "batchTruncated", target: "tool-batch-ending", actions: "settleCallsCutOffByLength" },
 						{ guard: "streamingBatchHasWork", target: "tool-executing" },
 						{ guard: "hasStreamingBatch", target: "tool-batch-ending" },
@@ -832,6 +818,7 @@ function startNextTurn(context: Ctx, messages: AgentMessage[], enqueue: Enqueue)
 			...run,
 			turn: run.turn + 1,
 			turnEnded: false,
+			compactedThisTurn: false,
 			assistant: undefined,
 			batch: undefined,
 			toolResults: [],
@@ -913,6 +900,29 @@ function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEntry["st
 	return working;
 }
 
+/** Emits the tool result messages not yet emitted, in source order; returns the updated context. */
+function emitUnemittedToolResults(context: Ctx, enqueue: Enqueue): Ctx {
+	const run = runOf(context);
+	const batch = batchOf(context);
+	const results = [...run.toolResults];
+	const messages = [...context.messages];
+	const newMessages = [...run.newMessages];
+	const calls = batch.calls.map((call) => {
+		if (call.messageEmitted || !call.outcome) return call;
+		const message = toolResultMessage(call.toolCall, call.outcome);
+		results.push(message);
+		messages.push(message);
+		newMessages.push(message);
+		for (const event of messageEvents(message)) enqueue.emit(event);
+		return { ...call, messageEmitted: true };
+	});
+	const order = new Map(batch.calls.map((call, index) => [call.toolCall.id, index]));
+	results.sort((a, b) => (order.get(a.toolCallId) ?? 0) - (order.get(b.toolCallId) ?? 0));
+	const next = { ...context, messages, run: { ...run, newMessages, toolResults: results, batch: { ...batch, calls } } };
+	enqueue.assign({ messages: next.messages, run: next.run });
+	return next;
+}
+
 /**
  * Dispose mid-run: closes whatever is open (the streaming message, started tool calls, the
  * turn) so every start event has its end and the transcript stays valid for a provider.
@@ -947,29 +957,25 @@ function closeRunAbruptly(context: Ctx, reason: string, enqueue: ChildEnqueue): 
 				enqueue.emit({ type: "message_start", message: { ...message } });
 			}
 			enqueue.emit({ type: "message_end", message });
-			enqueue.emit({ type: "turn_end", message, toolResults: [] });
 			working = {
 				...working,
 				messages: [...working.messages, message],
 				run: { ...run, partial: undefined, assistant: message, newMessages: [...run.newMessages, message] },
 			};
+			let toolResults: ToolResultMessage[] = [];
+			if (run.batch) {
+				// Streamed tool calls that already started are answered; the rest never start.
+				const started = run.batch.calls.filter((call) => call.status !== "queued");
+				working = { ...working, run: { ...runOf(working), batch: { ...run.batch, assistant: message, calls: started } } };
+				working = settleOpenCalls(working, reason, ["preparing", "prepared", "running"], enqueue);
+				working = emitUnemittedToolResults(working, enqueue);
+				toolResults = runOf(working).toolResults;
+			}
+			enqueue.emit({ type: "turn_end", message, toolResults });
 		} else if (run.batch) {
 			working = settleOpenCalls(working, reason, ["queued", "preparing", "prepared", "running"], enqueue);
-			const workingRun = runOf(working);
-			const batch = batchOf(working);
-			const results = [...workingRun.toolResults];
-			const messages = [...working.messages];
-			const newMessages = [...workingRun.newMessages];
-			for (const call of batch.calls) {
-				if (call.messageEmitted || !call.outcome) continue;
-				const message = toolResultMessage(call.toolCall, call.outcome);
-				results.push(message);
-				messages.push(message);
-				newMessages.push(message);
-				for (const event of messageEvents(message)) enqueue.emit(event);
-			}
-			working = { ...working, messages, run: { ...workingRun, toolResults: results, newMessages } };
-			enqueue.emit({ type: "turn_end", message: batch.assistant, toolResults: results });
+			working = emitUnemittedToolResults(working, enqueue);
+			enqueue.emit({ type: "turn_end", message: batchOf(working).assistant, toolResults: runOf(working).toolResults });
 		} else {
 			enqueue.emit({ type: "turn_end", message: run.assistant, toolResults: [] });
 		}

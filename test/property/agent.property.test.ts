@@ -184,22 +184,6 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	return violations;
 }
 
-/**
- * Known bugs (regressions.test.ts has the skipped test): violations they cause are set aside
- * so the property keeps searching for new ones. Remove an entry once its fix lands.
- */
-function withoutKnownBugs(mode: ToolExecutionMode, scenario: Scenario, violations: string[]): string[] {
-	const disposes = scenario.schedule.some((entry) => entry.command === "dispose");
-	// BUG: streaming-mode dispose mid-reply leaves a started tool execution without its end.
-	if (mode === "streaming" && disposes) violations = violations.filter((v) => !/(turn_end|agent_end) with open tools/.test(v));
-	// BUG: streaming-mode abort while a streamed tool call runs leaves it unanswered and its actor alive.
-	const aborts = scenario.schedule.some((entry) => entry.command === "abort");
-	if (mode === "streaming" && aborts) {
-		violations = violations.filter((v) => !/with open tools|before results of|without results|not answered in source order|out of source order|pendingToolCalls|child actors alive/.test(v));
-	}
-	return violations;
-}
-
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
 const SEED = Number(process.env.PROPERTY_SEED ?? Date.now() % 2 ** 31);
 
@@ -209,7 +193,7 @@ describe("agent properties (fast-check)", () => {
 			console.log(`property seed (${mode}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
 			await fc.assert(
 				fc.asyncProperty(scenarioArb, async (scenario) => {
-					const violations = withoutKnownBugs(mode, scenario, await runScenario(mode, scenario));
+					const violations = await runScenario(mode, scenario);
 					expect(violations).toEqual([]);
 				}),
 				{ numRuns: NUM_RUNS, seed: SEED },
