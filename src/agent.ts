@@ -57,6 +57,9 @@ const ALREADY_RESETTING = "Agent is already processing. Wait for completion befo
 const ALREADY_COMPACTING = "Agent is already processing. Wait for completion before compacting.";
 const DISPOSED = "Agent has been disposed: create a new Agent to run again.";
 
+/** Given to listeners of events outside any run; never aborts. */
+const IDLE_SIGNAL = new AbortController().signal;
+
 /** A FIFO of emitted events that is cheap to shift from (no array re-indexing per event). */
 class EventQueue {
 	private items: AgentMachineEmitted[] = [];
@@ -117,11 +120,12 @@ export class Agent {
 	readonly actor: Actor<typeof agentMachine>;
 
 	private readonly listeners: AgentListener[] = [];
+	private listenerCopy?: readonly AgentListener[];
 	private readonly queue = new EventQueue();
 	private draining = false;
 	private disposed = false;
 	private running = false;
-	private runSignal: AbortSignal = new AbortController().signal;
+	private runSignal?: AbortSignal;
 	private idleWaiters: (() => void)[] = [];
 	private manualCompaction?: { resolve: (result: CompactionResult) => void; reject: (error: Error) => void };
 
@@ -178,9 +182,11 @@ export class Agent {
 	 */
 	subscribe(listener: AgentListener): () => void {
 		this.listeners.push(listener);
+		this.listenerCopy = undefined;
 		return () => {
 			const index = this.listeners.indexOf(listener);
 			if (index >= 0) this.listeners.splice(index, 1);
+			this.listenerCopy = undefined;
 		};
 	}
 
@@ -471,44 +477,79 @@ export class Agent {
 
 	private enqueue(event: AgentMachineEmitted): void {
 		this.queue.push(event);
-		if (!this.draining) void this.drain();
+		if (!this.draining) this.drain();
 	}
 
-	/** Delivers emitted events to listeners one at a time; acknowledges barriers in order. */
-	private async drain(): Promise<void> {
+	/**
+	 * Delivers emitted events to listeners one at a time and acknowledges barriers in order.
+	 * Synchronous listeners are called without a microtask per event; the first listener that
+	 * returns a promise suspends delivery until it settles.
+	 */
+	private drain(): void {
 		this.draining = true;
-		try {
-			for (let event = this.queue.shift(); event; event = this.queue.shift()) {
-				if (event.type === "agentchart.barrier") {
-					if (!this.disposed) this.actor.send({ type: "delivered", barrier: event.barrier });
-					continue;
-				}
-				if (event.type === "agentchart.transcript") {
-					this.messages = [...event.messages];
-					continue;
-				}
-				await this.deliver(event);
+		for (let event = this.queue.shift(); event; event = this.queue.shift()) {
+			if (event.type === "agentchart.barrier") {
+				if (!this.disposed) this.actor.send({ type: "delivered", barrier: event.barrier });
+				continue;
 			}
-		} finally {
-			this.draining = false;
+			if (event.type === "agentchart.transcript") {
+				this.messages = [...event.messages];
+				continue;
+			}
+			this.beginDelivery(event);
+			const pending = this.callListeners(event, this.listenerSnapshot(), 0);
+			if (pending) {
+				void pending.then(() => this.drain());
+				return;
+			}
 		}
+		this.draining = false;
 	}
 
-	private async deliver(event: AgentEvent): Promise<void> {
-		if (event.type === "agent_start") {
+	private listenerSnapshot(): readonly AgentListener[] {
+		// Copied once per change, not per event: unsubscribing mid-delivery must not skip anyone.
+		this.listenerCopy ??= [...this.listeners];
+		return this.listenerCopy;
+	}
+
+	private beginDelivery(event: AgentEvent): void {
+		if (event.type === "agent_start" || (event.type === "auto_compaction_start" && event.reason === "manual")) {
 			this.runSignal = this.actor.getSnapshot().context.run?.controller.signal ?? this.runSignal;
 		}
 		this.reduce(event);
-		const signal = this.runSignal;
-		for (const listener of [...this.listeners]) {
+	}
+
+	private callListeners(event: AgentEvent, listeners: readonly AgentListener[], from: number): Promise<void> | undefined {
+		const signal = this.runSignal ?? IDLE_SIGNAL;
+		for (let index = from; index < listeners.length; index++) {
+			let result: Promise<void> | void;
 			try {
-				await listener(event, signal);
+				result = (listeners[index] as AgentListener)(event, signal);
 			} catch (error) {
-				const message = error instanceof Error ? error.message : String(error);
-				this.errorMessage = message;
-				if (!this.disposed) this.actor.send({ type: "listener.error", error: message });
+				this.reportListenerError(error);
+				continue;
+			}
+			if (result && typeof result.then === "function") {
+				return result.then(
+					() => this.callListeners(event, listeners, index + 1),
+					(error: unknown) => {
+						this.reportListenerError(error);
+						return this.callListeners(event, listeners, index + 1);
+					},
+				);
 			}
 		}
+		this.endDelivery(event);
+		return undefined;
+	}
+
+	private reportListenerError(error: unknown): void {
+		const message = error instanceof Error ? error.message : String(error);
+		this.errorMessage = message;
+		if (!this.disposed) this.actor.send({ type: "listener.error", error: message });
+	}
+
+	private endDelivery(event: AgentEvent): void {
 		if (event.type === "agent_end") this.finishRun();
 		if (event.type === "auto_compaction_end" && event.reason === "manual") this.finishManualCompaction(event);
 	}

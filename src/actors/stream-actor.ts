@@ -45,7 +45,12 @@ export function failedAssistantMessage(
 	};
 }
 
-type Next = { kind: "event"; result: IteratorResult<AssistantMessageEvent> } | { kind: "abandoned" };
+/** Deltas relayed in one machine event at most; bounded so one event never carries a whole message. */
+const MAX_DELTA_BATCH = 64;
+
+function isDelta(event: AssistantMessageEvent): boolean {
+	return event.type === "text_delta" || event.type === "thinking_delta" || event.type === "toolcall_delta";
+}
 
 /**
  * The stream actor: one LLM call. It prepares the context (`transformContext`,
@@ -59,28 +64,41 @@ export const streamActor = fromCallback<AgentMachineInternalEvent, StreamActorIn
 	let lastPartial: AssistantMessage | undefined;
 	const { attempt, config, signal } = input;
 
+	let graceTimer: ReturnType<typeof setTimeout> | undefined;
+	let onAbort: (() => void) | undefined;
+	// Deltas are relayed in batches: one machine transition per batch instead of per delta.
+	let batch: AssistantMessageEvent[] = [];
+	let flushScheduled = false;
+
 	const release = () => {
 		stopped = true;
 		clearTimeout(graceTimer);
 		if (onAbort) signal.removeEventListener("abort", onAbort);
 	};
+	const flush = () => {
+		flushScheduled = false;
+		if (stopped || batch.length === 0) return;
+		const events = batch;
+		batch = [];
+		sendBack({ type: "stream.events", attempt, events });
+	};
 	const finish = (message: AssistantMessage) => {
 		if (stopped) return;
+		flush();
 		release();
 		sendBack({ type: "stream.done", attempt, message });
 	};
 
 	// A stream function that ignores the abort signal would hang the run; after a grace
 	// period the message is closed with what had streamed.
-	let graceTimer: ReturnType<typeof setTimeout> | undefined;
-	let onAbort: (() => void) | undefined;
-	const abandoned = new Promise<Next>((resolve) => {
-		onAbort = () => {
-			graceTimer = setTimeout(() => resolve({ kind: "abandoned" }), config.abortGraceMs);
-		};
-		if (signal.aborted) onAbort();
-		else signal.addEventListener("abort", onAbort, { once: true });
-	});
+	onAbort = () => {
+		graceTimer = setTimeout(
+			() => finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, lastPartial)),
+			config.abortGraceMs,
+		);
+	};
+	if (signal.aborted) onAbort();
+	else signal.addEventListener("abort", onAbort, { once: true });
 
 	const run = async () => {
 		try {
@@ -94,22 +112,25 @@ export const streamActor = fromCallback<AgentMachineInternalEvent, StreamActorIn
 			const stream: AssistantMessageEventStreamLike = await config.streamFn(input.model, context, options);
 			const iterator = stream[Symbol.asyncIterator]();
 			while (!stopped) {
-				const next = await Promise.race([
-					iterator.next().then((result): Next => ({ kind: "event", result })),
-					abandoned,
-				]);
+				const next = await iterator.next();
 				if (stopped) return;
-				if (next.kind === "abandoned") {
-					finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, lastPartial));
-					return;
-				}
-				if (next.result.done) break;
-				const event = next.result.value;
+				if (next.done) break;
+				const event = next.value;
 				if (event.type === "done" || event.type === "error") {
 					finish(await stream.result());
 					return;
 				}
 				if ("partial" in event) lastPartial = event.partial;
+				if (isDelta(event)) {
+					batch.push(event);
+					if (batch.length >= MAX_DELTA_BATCH) flush();
+					else if (!flushScheduled) {
+						flushScheduled = true;
+						setImmediate(flush);
+					}
+					continue;
+				}
+				flush();
 				sendBack({ type: "stream.event", attempt, event });
 			}
 			if (stopped) return;

@@ -124,7 +124,8 @@ export const agentMachine = setup({
 		eventsDelivered: ({ context }) => !context.awaitDelivery || context.deliveredBarrier >= context.barrier,
 		runAborted: ({ context }) => context.run?.aborted === true,
 		isCurrentAttempt: ({ context, event }) =>
-			(event.type === "stream.event" || event.type === "stream.done") && event.attempt === context.run?.attempt,
+			(event.type === "stream.event" || event.type === "stream.events" || event.type === "stream.done") &&
+			event.attempt === context.run?.attempt,
 		isStreamStart: ({ event }) => event.type === "stream.event" && event.event.type === "start",
 		assistantStarted: ({ context }) => context.run?.partial !== undefined,
 		assistantFailed: ({ context }) => {
@@ -291,6 +292,13 @@ export const agentMachine = setup({
 			const partial = event.event.partial;
 			enqueue.assign({ run: { ...runOf(context), partial } });
 			enqueue.emit({ type: "message_start", message: { ...partial } });
+		}),
+		relayStreamDeltas: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type !== "stream.events") return;
+			for (const update of event.events) {
+				const partial = "partial" in update ? update.partial : runOf(context).partial;
+				enqueue.emit({ type: "message_update", message: { ...partial } as AssistantMessage, assistantMessageEvent: update });
+			}
 		}),
 		relayStreamEvent: emit(({ context, event }) => {
 			if (event.type !== "stream.event") throw new Error("relayStreamEvent: unexpected event");
@@ -658,6 +666,7 @@ export const agentMachine = setup({
 							},
 							{ guard: and(["isCurrentAttempt", "assistantStarted"]), actions: "relayStreamEvent" },
 						],
+						"stream.events": { guard: and(["isCurrentAttempt", "assistantStarted"]), actions: "relayStreamDeltas" },
 						"stream.done": { guard: "isCurrentAttempt", target: "after-stream", actions: "completeAssistantMessage" },
 					},
 				},

@@ -213,6 +213,8 @@ export type AgentMachineCommand =
 /** Events the machine's own actors send it. */
 export type AgentMachineInternalEvent =
 	| { type: "stream.event"; attempt: number; event: AssistantMessageEvent }
+	/** Consecutive deltas, relayed together to keep per-delta cost low. */
+	| { type: "stream.events"; attempt: number; events: AssistantMessageEvent[] }
 	| { type: "stream.done"; attempt: number; message: AssistantMessage }
 	| { type: "tool.update"; toolCallId: string; partialResult: AgentToolResult<unknown> }
 	| { type: "tool.settled"; toolCallId: string; outcome: FinalizedToolResult }
