@@ -1,5 +1,5 @@
 import { AssistantMessageEventStream } from "../providers/event-stream.js";
-import { emptyUsage } from "../types/content.js";
+import { createAssistantMessage } from "../providers/assistant-message.js";
 import type { Model } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
 import { defaultConvertToLlm } from "./run-helpers.js";
@@ -38,17 +38,10 @@ export const missingStreamFn: StreamFn = (model) => {
 	stream.push({
 		type: "error",
 		reason: "error",
-		error: {
-			role: "assistant",
-			content: [],
-			api: model.api,
-			provider: model.provider,
-			model: model.id,
-			usage: emptyUsage(),
+		error: createAssistantMessage(model, {
 			stopReason: "error",
 			errorMessage: `No stream function for model "${model.id}" (api "${model.api}"): pass streamFn (for example streamAnthropic or a pi-ai stream function) to the Agent.`,
-			timestamp: Date.now(),
-		},
+		}),
 	});
 	return stream;
 };

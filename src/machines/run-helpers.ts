@@ -1,7 +1,7 @@
 import type { AgentContext, AgentToolCall, AnyAgentTool, QueueMode } from "../types/agent.js";
 import type { AgentMessage, AssistantMessage, Message, ToolResultMessage } from "../types/messages.js";
 import type { SimpleStreamOptions } from "../types/model.js";
-import { emptyUsage } from "../types/content.js";
+import { createAssistantMessage } from "../providers/assistant-message.js";
 import type { AgentMachineContext, FinalizedToolResult, ToolBatch, ToolCallEntry } from "./types.js";
 
 /**
@@ -123,17 +123,7 @@ export function streamOptionsFor(context: AgentMachineContext): SimpleStreamOpti
  * abortedAssistantMessage(context).stopReason; // "aborted"
  */
 export function abortedAssistantMessage(context: AgentMachineContext, errorMessage: string): AssistantMessage {
-	return {
-		role: "assistant",
-		content: [],
-		api: context.model.api,
-		provider: context.model.provider,
-		model: context.model.id,
-		usage: emptyUsage(),
-		stopReason: "aborted",
-		errorMessage,
-		timestamp: Date.now(),
-	};
+	return createAssistantMessage(context.model, { stopReason: "aborted", errorMessage });
 }
 
 /**

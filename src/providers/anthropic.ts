@@ -6,7 +6,8 @@
  * `error` event whose message keeps whatever content and usage had arrived.
  */
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
-import { emptyUsage, type StopReason } from "../types/content.js";
+import type { StopReason } from "../types/content.js";
+import { createAssistantMessage } from "./assistant-message.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import { createAnthropicClient } from "./anthropic-client.js";
@@ -235,16 +236,7 @@ async function runAnthropicCall(
 	options: SimpleStreamOptions,
 	stream: AssistantMessageEventStream,
 ): Promise<void> {
-	const output: AssistantMessage = {
-		role: "assistant",
-		content: [],
-		api: model.api,
-		provider: model.provider,
-		model: model.id,
-		usage: emptyUsage(),
-		stopReason: "stop",
-		timestamp: Date.now(),
-	};
+	const output = createAssistantMessage(model);
 	const signal = options.signal;
 	try {
 		const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;

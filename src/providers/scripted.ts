@@ -1,5 +1,6 @@
 import type { StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "../types/content.js";
 import { emptyUsage } from "../types/content.js";
+import { createAssistantMessage } from "./assistant-message.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
@@ -141,16 +142,7 @@ async function play(
 	nextId: () => string,
 ): Promise<void> {
 	const signal = streamOptions?.signal;
-	const output: AssistantMessage = {
-		role: "assistant",
-		content: [],
-		api: model.api,
-		provider: model.provider,
-		model: model.id,
-		usage: emptyUsage(),
-		stopReason: "stop",
-		timestamp: Date.now(),
-	};
+	const output = createAssistantMessage(model);
 	const finishAborted = () => {
 		output.stopReason = "aborted";
 		output.errorMessage = ABORTED_MESSAGE;
