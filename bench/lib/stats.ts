@@ -1,3 +1,4 @@
+import { sleepUnlessAborted } from "../../src/util/sleep.js";
 /**
  * Small measuring helpers for the benchmarks. The machine is noisy (two shared cores), so
  * every figure is a median of interleaved repetitions after a warm-up, and comparisons are
@@ -99,14 +100,5 @@ export function mediansOf<Name extends string>(samples: Map<Name, number[]>): Re
  * await sleep(200);
  */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-	return new Promise((resolve) => {
-		if (signal?.aborted) return resolve();
-		const timer = setTimeout(done, ms);
-		function done() {
-			clearTimeout(timer);
-			signal?.removeEventListener("abort", done);
-			resolve();
-		}
-		signal?.addEventListener("abort", done, { once: true });
-	});
+	return sleepUnlessAborted(ms, signal);
 }

@@ -2,8 +2,8 @@
  * Stream functions for the benchmarks. Every contender gets the same stream function, so
  * the stream's own cost is the same for all and cancels out in the ratios.
  */
+import { createAssistantMessage } from "../../src/providers/assistant-message.js";
 import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
-import { emptyUsage } from "../../src/types/content.js";
 import type { AssistantMessage } from "../../src/types/messages.js";
 import type { Model } from "../../src/types/model.js";
 import type { AssistantMessageEvent, StreamFn } from "../../src/types/stream.js";
@@ -39,16 +39,7 @@ export function benchModel(): Model {
  */
 export function textReplyEvents(model: Model, deltas: number, deltaText = "tok "): AssistantMessageEvent[] {
 	const text = deltaText.repeat(deltas);
-	const message: AssistantMessage = {
-		role: "assistant",
-		content: [{ type: "text", text }],
-		api: model.api,
-		provider: model.provider,
-		model: model.id,
-		usage: emptyUsage(),
-		stopReason: "stop",
-		timestamp: Date.now(),
-	};
+	const message = createAssistantMessage(model, { content: [{ type: "text", text }] });
 	const events: AssistantMessageEvent[] = new Array(deltas + 4);
 	events[0] = { type: "start", partial: message };
 	events[1] = { type: "text_start", contentIndex: 0, partial: message };

@@ -1,6 +1,7 @@
 import type { StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "../types/content.js";
 import { emptyUsage } from "../types/content.js";
 import { createAssistantMessage } from "./assistant-message.js";
+import { sleepUnlessAborted } from "../util/sleep.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
@@ -161,7 +162,7 @@ async function play(
 		}
 		const delayMs = reply.delayMs ?? options.delayMs ?? 0;
 		const chunkSize = Math.max(1, reply.chunkSize ?? options.chunkSize ?? 4);
-		if (options.firstEventDelayMs) await pause(options.firstEventDelayMs, signal);
+		if (options.firstEventDelayMs) await sleepUnlessAborted(options.firstEventDelayMs, signal);
 		if (signal?.aborted) return finishAborted();
 		stream.push({ type: "start", partial: output });
 
@@ -174,7 +175,7 @@ async function play(
 				output.content.push(content);
 				stream.push({ type: "text_start", contentIndex, partial: output });
 				for (const delta of chunks(block.text, chunkSize)) {
-					await pause(delayMs, signal);
+					await sleepUnlessAborted(delayMs, signal);
 					if (signal?.aborted) return finishAborted();
 					content.text += delta;
 					stream.push({ type: "text_delta", contentIndex, delta, partial: output });
@@ -186,7 +187,7 @@ async function play(
 				output.content.push(content);
 				stream.push({ type: "thinking_start", contentIndex, partial: output });
 				for (const delta of chunks(block.thinking, chunkSize)) {
-					await pause(delayMs, signal);
+					await sleepUnlessAborted(delayMs, signal);
 					if (signal?.aborted) return finishAborted();
 					content.thinking += delta;
 					stream.push({ type: "thinking_delta", contentIndex, delta, partial: output });
@@ -199,7 +200,7 @@ async function play(
 				stream.push({ type: "toolcall_start", contentIndex, partial: output });
 				const json = JSON.stringify(block.arguments);
 				for (const delta of chunks(json, chunkSize)) {
-					await pause(delayMs, signal);
+					await sleepUnlessAborted(delayMs, signal);
 					if (signal?.aborted) return finishAborted();
 					stream.push({ type: "toolcall_delta", contentIndex, delta, partial: output });
 				}
@@ -207,7 +208,7 @@ async function play(
 				stream.push({ type: "toolcall_end", contentIndex, toolCall, partial: output });
 			}
 		}
-		await pause(delayMs, signal);
+		await sleepUnlessAborted(delayMs, signal);
 		if (signal?.aborted) return finishAborted();
 
 		output.usage = estimateUsage(context, output, reply.usage);
@@ -230,20 +231,6 @@ async function play(
 
 function* chunks(text: string, size: number): Generator<string> {
 	for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-	if (signal?.aborted) return Promise.resolve();
-	if (ms <= 0) return Promise.resolve();
-	return new Promise((resolve) => {
-		const timer = setTimeout(done, ms);
-		function done() {
-			clearTimeout(timer);
-			signal?.removeEventListener("abort", done);
-			resolve();
-		}
-		signal?.addEventListener("abort", done, { once: true });
-	});
 }
 
 function estimateUsage(context: Context, output: AssistantMessage, given: ScriptedReply["usage"]): Usage {
