@@ -1,78 +1,72 @@
-import { Kind, type TSchema } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { Compile, type Validator } from "typebox/compile";
+import type { TLocalizedValidationError } from "typebox/error";
+import type { TSchema } from "typebox";
+import { Value } from "typebox/value";
 import type { AgentToolCall } from "../types/agent.js";
-import type { Tool, ToolParameters } from "../types/model.js";
+import type { Tool } from "../types/model.js";
+import { coerceWithSchema } from "./coerce.js";
 
-/** One failing location in a tool call's arguments. */
-interface ArgumentIssue {
-	path: string;
-	message: string;
-}
+/**
+ * One validator per schema object, compiled on first use: tool lists are usually built once
+ * and reused, and compiling is far dearer than checking.
+ */
+const validators = new WeakMap<object, Validator>();
 
-// Plain JSON Schema (including TypeBox 1.x schemas, which carry no @sinclair Kind symbol) is
-// validated by Ajv; one instance with type coercion, mirroring TypeBox's Value.Convert.
-const ajv = new Ajv({ allErrors: true, coerceTypes: true, strict: false, useDefaults: false });
-const ajvCache = new WeakMap<object, ValidateFunction>();
-
-function isTypeBoxSchema(schema: ToolParameters): schema is TSchema {
-	return typeof schema === "object" && schema !== null && Kind in schema;
-}
-
-function formatPath(path: string): string {
-	if (path === "" || path === "/") return "root";
-	return path.replace(/^\//, "").replace(/\//g, ".");
-}
-
-function checkWithTypeBox(schema: TSchema, args: unknown): { value: unknown; issues: ArgumentIssue[] } {
-	const converted = Value.Convert(schema, args);
-	if (Value.Check(schema, converted)) return { value: converted, issues: [] };
-	const issues: ArgumentIssue[] = [];
-	for (const error of Value.Errors(schema, converted)) {
-		issues.push({ path: formatPath(error.path), message: error.message });
+/**
+ * The compiled validator of a schema (cached per schema object). Throws when the schema does
+ * not compile.
+ *
+ * @example
+ * validatorFor(tool.parameters).Check({ n: 1 }); // true or false
+ */
+export function validatorFor(schema: TSchema): Validator {
+	let validator = validators.get(schema);
+	if (!validator) {
+		validator = Compile(schema);
+		validators.set(schema, validator);
 	}
-	return { value: converted, issues };
+	return validator;
 }
 
-function ajvIssue(error: ErrorObject): ArgumentIssue {
-	let path = error.instancePath;
-	if (error.keyword === "required" && typeof error.params.missingProperty === "string") {
-		path = `${path}/${error.params.missingProperty}`;
+const checkSubSchema = (schema: object, value: unknown): boolean => {
+	try {
+		return validatorFor(schema).Check(value);
+	} catch {
+		return false;
 	}
-	return { path: formatPath(path), message: error.message ?? error.keyword };
-}
+};
 
-function checkWithAjv(schema: object, args: unknown): { value: unknown; issues: ArgumentIssue[] } {
-	let validate = ajvCache.get(schema);
-	if (!validate) {
-		validate = ajv.compile(schema);
-		ajvCache.set(schema, validate);
+function issuePath(issue: TLocalizedValidationError): string {
+	let path = issue.instancePath.replace(/^\//, "").replace(/\//g, ".");
+	if (issue.keyword === "required") {
+		const missing = issue.params.requiredProperties[0];
+		if (missing !== undefined) path = path ? `${path}.${missing}` : missing;
 	}
-	// Ajv coerces in place, and it can only coerce properties of a container.
-	const holder = { value: args };
-	const wrapped = validate(holder.value);
-	if (wrapped) return { value: holder.value, issues: [] };
-	return { value: holder.value, issues: (validate.errors ?? []).map(ajvIssue) };
+	return path || "root";
 }
 
 /**
- * Validates a tool call's arguments against the tool's schema and returns the converted
- * arguments (`"42"` becomes `42` for a number field). Throws an error that lists every failing
- * path and the arguments received.
- *
- * TypeBox schemas are checked with TypeBox's `Value` (after `Value.Convert`); plain JSON
- * Schema with Ajv (with type coercion).
+ * Validates a tool call's arguments against the tool's JSON Schema and returns them coerced
+ * (`"42"` becomes `42` for a number field, as pi 0.73.1 does). Every schema (built with
+ * `typebox`, `@sinclair/typebox`, or written by hand) goes through the same validator, so
+ * the messages read the same: `must be number`. Throws an error listing every failing path
+ * and the arguments received.
  *
  * @example
  * const args = validateToolArguments(tool, { type: "toolCall", id: "1", name: "num", arguments: { n: "42" } });
  * // args.n === 42
  */
 export function validateToolArguments(tool: Tool, toolCall: AgentToolCall): unknown {
-	const args = structuredClone(toolCall.arguments ?? {});
 	const schema = tool.parameters;
-	const { value, issues } = isTypeBoxSchema(schema) ? checkWithTypeBox(schema, args) : checkWithAjv(schema, args);
-	if (issues.length === 0) return value;
-	const lines = issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join("\n");
+	const validator = validatorFor(schema);
+	const raw = structuredClone(toolCall.arguments ?? {});
+	// TypeBox's own conversion first (in place, for schemas built with `typebox`), then the
+	// JSON Schema coercion every schema gets: the two steps pi 0.73.1 takes, in its order.
+	Value.Convert(schema, raw);
+	const args = coerceWithSchema(raw, schema, checkSubSchema);
+	if (validator.Check(args)) return args;
+	const issues = validator.Errors(args);
+	const lines = issues.map((issue) => `  - ${issuePath(issue)}: ${issue.message}`).join("\n") || "  - root: does not match the schema";
 	throw new Error(
 		`Validation failed for tool "${toolCall.name}":\n${lines}\n\nReceived arguments:\n${JSON.stringify(toolCall.arguments, null, 2)}`,
 	);

@@ -1,4 +1,4 @@
-import type { Static, TSchema } from "@sinclair/typebox";
+import type { Static } from "typebox";
 import type { ImageContent, TextContent, ToolCall } from "./content.js";
 import type { AgentMessage, AssistantMessage, Message, ToolResultMessage } from "./messages.js";
 import type { Model, SimpleStreamOptions, ThinkingLevel, Tool, ToolParameters } from "./model.js";
@@ -22,10 +22,10 @@ export type AgentThinkingLevel = "off" | ThinkingLevel;
 export type AgentToolCall = Extract<AssistantMessage["content"][number], { type: "toolCall" }>;
 
 /**
- * The arguments type of a tool: the static type of a TypeBox schema, or a plain record for
- * any other JSON Schema (whose shape TypeScript cannot see).
+ * The arguments type of a tool: the static type of its schema (`typebox` 1.x's `Static`, as
+ * in pi 0.73.1). `unknown` for a schema whose shape TypeScript cannot see.
  */
-export type ToolArguments<TParameters> = TParameters extends TSchema ? Static<TParameters> : Record<string, unknown>;
+export type ToolArguments<TParameters extends ToolParameters> = Static<TParameters>;
 
 /** What a tool returns. */
 export interface AgentToolResult<TDetails = unknown> {
@@ -37,17 +37,19 @@ export interface AgentToolResult<TDetails = unknown> {
 	 * Ask the loop to stop after this batch instead of calling the model again. Honoured only
 	 * when every result in the batch says so. Not persisted in the tool result message.
 	 */
-	terminate?: boolean;
+	terminate?: boolean | undefined;
 }
 
 /** Receives partial results while a tool runs (becomes `tool_execution_update`). */
-export type AgentToolUpdateCallback<TDetails = unknown> = (partialResult: AgentToolResult<TDetails>) => void;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AgentToolUpdateCallback<TDetails = any> = (partialResult: AgentToolResult<TDetails>) => void;
 
 /**
- * A tool the agent can run.
+ * A tool the agent can run. `TDetails` defaults to `any` as in pi 0.73.1, so pi tool code
+ * that reads `details` compiles unchanged.
  *
  * @example
- * import { Type } from "@sinclair/typebox";
+ * import { Type } from "typebox";
  * const add: AgentTool<typeof params> = {
  *   name: "add", label: "Add", description: "Add two numbers",
  *   parameters: params, // Type.Object({ a: Type.Number(), b: Type.Number() })
@@ -56,12 +58,13 @@ export type AgentToolUpdateCallback<TDetails = unknown> = (partialResult: AgentT
  *   },
  * };
  */
-export interface AgentTool<TParameters extends ToolParameters = ToolParameters, TDetails = unknown>
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface AgentTool<TParameters extends ToolParameters = ToolParameters, TDetails = any>
 	extends Tool<TParameters> {
 	/** Human-readable name for UIs. */
 	label: string;
 	/** Rewrites raw model arguments before validation (for legacy argument shapes). */
-	prepareArguments?: (args: unknown) => ToolArguments<TParameters>;
+	prepareArguments?: ((args: unknown) => ToolArguments<TParameters>) | undefined;
 	/**
 	 * Runs the tool. Throw to report a failure: the error message becomes an error result.
 	 * `signal` aborts on `agent.abort()`, on timeout and when a sibling cancels it.
@@ -73,11 +76,11 @@ export interface AgentTool<TParameters extends ToolParameters = ToolParameters, 
 		onUpdate?: AgentToolUpdateCallback<TDetails>,
 	) => Promise<AgentToolResult<TDetails>>;
 	/** "sequential" makes the whole batch sequential (parallel mode) or holds later calls back (streaming mode). */
-	executionMode?: "sequential" | "parallel";
+	executionMode?: "sequential" | "parallel" | undefined;
 	/** Per-tool timeout in milliseconds, overriding the agent's `toolTimeoutMs`; 0 disables. */
-	timeoutMs?: number;
+	timeoutMs?: number | undefined;
 	/** Streaming mode: when this tool fails, abort its running siblings. */
-	cancelSiblingsOnError?: boolean;
+	cancelSiblingsOnError?: boolean | undefined;
 }
 
 /**
@@ -91,25 +94,25 @@ export type AnyAgentTool = AgentTool<any, any>;
 export interface AgentContext {
 	systemPrompt: string;
 	messages: AgentMessage[];
-	tools?: AnyAgentTool[];
+	tools?: AnyAgentTool[] | undefined;
 }
 
 /** Returned by `beforeToolCall` to stop a call from running. */
 export interface BeforeToolCallResult {
 	/** Do not run the tool; it gets an error result. */
-	block?: boolean;
+	block?: boolean | undefined;
 	/** Text of the error result (default "Tool execution was blocked"). */
-	reason?: string;
+	reason?: string | undefined;
 	/** Also stop the loop after this batch (with `block`; counts as a terminating result). */
-	terminate?: boolean;
+	terminate?: boolean | undefined;
 }
 
 /** Returned by `afterToolCall`: each given field replaces the tool's own. */
 export interface AfterToolCallResult {
-	content?: (TextContent | ImageContent)[];
-	details?: unknown;
-	isError?: boolean;
-	terminate?: boolean;
+	content?: (TextContent | ImageContent)[] | undefined;
+	details?: unknown | undefined;
+	isError?: boolean | undefined;
+	terminate?: boolean | undefined;
 }
 
 /** What `beforeToolCall` sees. `args` are the validated arguments; changing them changes what `execute` gets. */
@@ -142,11 +145,11 @@ export interface AgentState {
 	/** True from `prompt()`/`continue()` until the `agent_end` listeners have settled. */
 	readonly isStreaming: boolean;
 	/** The assistant message being streamed, if any. */
-	readonly streamingMessage?: AgentMessage;
+	readonly streamingMessage?: AgentMessage | undefined;
 	/** Ids of the tool calls between `tool_execution_start` and `tool_execution_end`. */
 	readonly pendingToolCalls: ReadonlySet<string>;
 	/** The error of the last failed or aborted turn. */
-	readonly errorMessage?: string;
+	readonly errorMessage?: string | undefined;
 }
 
 /** The result of a compaction: what was summarised and what was kept. */
@@ -188,10 +191,10 @@ export type AgentEvent =
 	| {
 			type: "auto_compaction_end";
 			reason: CompactionReason;
-			result?: CompactionResult;
+			result?: CompactionResult | undefined;
 			aborted: boolean;
 			willRetry: boolean;
-			errorMessage?: string;
+			errorMessage?: string | undefined;
 	  };
 
 /** Converts transcript entries to LLM messages before each call. */

@@ -1,4 +1,4 @@
-import type { TSchema } from "@sinclair/typebox";
+import type { TSchema } from "typebox";
 import type { Message } from "./messages.js";
 
 /** Wire protocols with known names; any other string is allowed for custom providers. */
@@ -23,10 +23,10 @@ export type ThinkingLevel = "minimal" | "low" | "medium" | "high" | "xhigh";
 
 /** Token budgets per thinking level, overriding a provider's defaults. */
 export interface ThinkingBudgets {
-	minimal?: number;
-	low?: number;
-	medium?: number;
-	high?: number;
+	minimal?: number | undefined;
+	low?: number | undefined;
+	medium?: number | undefined;
+	high?: number | undefined;
 }
 
 /** How long a provider should keep the prompt cache. */
@@ -55,7 +55,7 @@ export interface Model<TApi extends Api = Api> {
 	/** Whether the model supports reasoning (thinking). */
 	reasoning: boolean;
 	/** Provider-specific names for thinking levels (`null`: unsupported). */
-	thinkingLevelMap?: Partial<Record<"off" | ThinkingLevel, string | null>>;
+	thinkingLevelMap?: Partial<Record<"off" | ThinkingLevel, string | null>> | undefined;
 	/** Accepted input kinds. */
 	input: ("text" | "image")[];
 	/** US dollars per million tokens. */
@@ -65,56 +65,57 @@ export interface Model<TApi extends Api = Api> {
 	/** Maximum output tokens per reply. */
 	maxTokens: number;
 	/** Extra HTTP headers for every request. */
-	headers?: Record<string, string>;
+	headers?: Record<string, string> | undefined;
 	/** Provider compatibility switches. */
-	compat?: Record<string, unknown>;
+	compat?: Record<string, unknown> | undefined;
 }
 
 /** Options every stream function accepts. */
 export interface StreamOptions {
 	/** Sampling temperature (ignored by providers when thinking is on). */
-	temperature?: number;
+	temperature?: number | undefined;
 	/** Maximum output tokens. */
-	maxTokens?: number;
+	maxTokens?: number | undefined;
 	/** Aborts the request; the stream then ends with stopReason "aborted". */
-	signal?: AbortSignal;
+	signal?: AbortSignal | undefined;
 	/** API key; providers fall back to their environment variable. */
-	apiKey?: string;
+	apiKey?: string | undefined;
 	/** Transport preference. */
-	transport?: Transport;
+	transport?: Transport | undefined;
 	/** Prompt cache retention ("none" disables caching). */
-	cacheRetention?: CacheRetention;
+	cacheRetention?: CacheRetention | undefined;
 	/** Session id, used by providers for caching or request metadata. */
-	sessionId?: string;
+	sessionId?: string | undefined;
 	/** Inspect the request body; return a replacement to send instead. */
-	onPayload?: (payload: unknown, model: Model) => unknown | undefined | Promise<unknown | undefined>;
+	onPayload?: ((payload: unknown, model: Model) => unknown | undefined | Promise<unknown | undefined>) | undefined;
 	/** Called with the HTTP status and headers once they arrive. */
-	onResponse?: (response: ProviderResponse, model: Model) => void | Promise<void>;
+	onResponse?: ((response: ProviderResponse, model: Model) => void | Promise<void>) | undefined;
 	/** Extra HTTP headers. */
-	headers?: Record<string, string>;
+	headers?: Record<string, string> | undefined;
 	/** Request timeout in milliseconds. */
-	timeoutMs?: number;
+	timeoutMs?: number | undefined;
 	/** Retries for transient failures (429, 529, 5xx, connection errors). */
-	maxRetries?: number;
+	maxRetries?: number | undefined;
 	/** Cap on a single retry delay, in milliseconds. */
-	maxRetryDelayMs?: number;
+	maxRetryDelayMs?: number | undefined;
 	/** Provider request metadata. */
-	metadata?: Record<string, unknown>;
+	metadata?: Record<string, unknown> | undefined;
 }
 
 /** Stream options plus a provider-neutral reasoning level, as pi-ai's `streamSimple` takes. */
 export interface SimpleStreamOptions extends StreamOptions {
 	/** Reasoning effort; undefined means thinking off. */
-	reasoning?: ThinkingLevel;
+	reasoning?: ThinkingLevel | undefined;
 	/** Token budgets per level. */
-	thinkingBudgets?: ThinkingBudgets;
+	thinkingBudgets?: ThinkingBudgets | undefined;
 }
 
 /**
- * A tool's parameter schema: a TypeBox schema, or any plain JSON Schema object (including
- * schemas built with TypeBox 1.x, which pi 0.73.1 uses).
+ * A tool's parameter schema: a JSON Schema object. Schemas built with the `typebox` 1.x
+ * package (as pi 0.73.1's tools are) give their tools typed arguments; a plain JSON Schema
+ * written `as const` does too.
  */
-export type ToolParameters = TSchema | object;
+export type ToolParameters = TSchema;
 
 /** A tool as the model sees it: a name, a description and a parameter schema. */
 export interface Tool<TParameters extends ToolParameters = ToolParameters> {
@@ -128,7 +129,7 @@ export interface Tool<TParameters extends ToolParameters = ToolParameters> {
 
 /** What one LLM call sees: the system prompt, the messages and the tools. */
 export interface Context {
-	systemPrompt?: string;
+	systemPrompt?: string | undefined;
 	messages: Message[];
-	tools?: Tool[];
+	tools?: Tool[] | undefined;
 }
