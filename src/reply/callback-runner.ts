@@ -16,6 +16,7 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
  * const runner = new CallbackRunner((error, name) => console.warn(name, error));
  * runner.call("onBlockReply", () => channel.send("hi"), { track: true });
  * await runner.settleTracked(); // the send has settled (or failed and was reported)
+ * runner.callMaybeAsync("onBlockReplyFlush", () => {}); // undefined: it ran synchronously
  */
 export class CallbackRunner {
 	readonly #onError: ((error: unknown, callback: string) => void) | undefined;
@@ -44,13 +45,27 @@ export class CallbackRunner {
 		}
 	}
 
-	/** Calls a callback and resolves when it has settled; never rejects. */
-	async callAsync(name: string, callback: () => MaybePromise<void>): Promise<void> {
+	/**
+	 * Calls a callback; if it returned a promise, returns one that settles with it and never
+	 * rejects. A synchronous callback gives `undefined`: nothing to wait for, not even a microtask.
+	 */
+	callMaybeAsync(name: string, callback: () => MaybePromise<void>): Promise<void> | undefined {
 		try {
-			await callback();
+			const result = callback();
+			if (!isPromiseLike(result)) return undefined;
+			return Promise.resolve(result).then(
+				() => undefined,
+				(error: unknown) => this.report(error, name),
+			);
 		} catch (error) {
 			this.report(error, name);
+			return undefined;
 		}
+	}
+
+	/** Calls a callback and resolves when it has settled; never rejects. */
+	async callAsync(name: string, callback: () => MaybePromise<void>): Promise<void> {
+		await this.callMaybeAsync(name, callback);
 	}
 
 	/** Resolves when every tracked callback has settled, including ones tracked meanwhile. */

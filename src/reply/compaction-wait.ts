@@ -3,24 +3,8 @@
  * region returns to idle and are rejected with an `AbortError` when the subscription ends.
  */
 import type { Actor } from "xstate";
+import { ReplySubscriptionAbortedError } from "./errors.js";
 import { isCompactingSnapshot, type replySubscriberMachine } from "./subscriber-machine.js";
-
-/**
- * The error `waitForCompactionRetry()` rejects with after `unsubscribe()`. Its `name` is
- * "AbortError", so callers can treat it like any aborted operation.
- *
- * @example
- * await replies.waitForCompactionRetry().catch((error) => {
- *   if (error.name !== "AbortError") throw error;
- * });
- */
-export class ReplySubscriptionAbortedError extends Error {
-	override readonly name = "AbortError";
-
-	constructor(message = "Unsubscribed during compaction wait") {
-		super(message);
-	}
-}
 
 /**
  * The waiters of one subscription.

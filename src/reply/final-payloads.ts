@@ -4,10 +4,12 @@
  * delivered, and nothing a messaging tool already sent, may be sent again.
  *
  * Coverage is by content, not by exact key: blocks "para1" and "para2" cover the final
- * "para1\n\npara2" (exact keys alone miss that and deliver the answer twice).
+ * "para1\n\npara2" (exact keys alone miss that and deliver the answer twice). A silent final
+ * (`NO_REPLY`) is dropped whole, media included: the model chose to say nothing.
  */
 import { createBlockReplyContentKey, type BlockReplyPipeline } from "./block-reply-pipeline.js";
 import { isMessagingToolDuplicate } from "./messaging-dedupe.js";
+import { parseReplyDirectives } from "./reply-directives.js";
 import type { ReplyPayload } from "./types.js";
 
 /** What was already delivered. */
@@ -29,10 +31,11 @@ function foldWhitespace(text: string): string {
 /**
  * Removes from `finals` whatever was already delivered: a payload whose text is covered by the
  * delivered texts loses its text, media already sent is removed, and a payload left with
- * neither is dropped.
+ * neither is dropped. A silent payload (`NO_REPLY`) is dropped with its media.
  *
  * @example
  * filterFinalPayloads([{ text: "para1\n\npara2" }], { sentPayloads: [{ text: "para1" }, { text: "para2" }] }); // []
+ * filterFinalPayloads([{ text: "NO_REPLY", mediaUrls: ["/tmp/a.png"] }], {}); // []
  */
 export function filterFinalPayloads(finals: readonly ReplyPayload[], delivered: DeliveredContent): ReplyPayload[] {
 	const sent = [...(delivered.pipeline?.getDeliveryReport().confirmed ?? []), ...(delivered.sentPayloads ?? [])];
@@ -42,8 +45,9 @@ export function filterFinalPayloads(finals: readonly ReplyPayload[], delivered: 
 	const toolTexts = delivered.messagingToolSentTexts ?? [];
 	const result: ReplyPayload[] = [];
 	for (const payload of finals) {
-		if (sentKeys.has(createBlockReplyContentKey(payload))) continue;
 		const text = payload.text ?? "";
+		if (text !== "" && parseReplyDirectives(text).isSilent) continue;
+		if (sentKeys.has(createBlockReplyContentKey(payload))) continue;
 		const folded = foldWhitespace(text);
 		const textCovered =
 			folded === "" || (sentText !== "" && sentText.includes(folded)) || isMessagingToolDuplicate(text, toolTexts);

@@ -4,10 +4,10 @@
  */
 export { subscribeReplies } from "./subscribe-replies.js";
 export type { ReplySubscription, SubscribeRepliesParams } from "./subscribe-replies-options.js";
-export { ReplySubscriptionAbortedError } from "./compaction-wait.js";
+export { ReplySubscriptionAbortedError } from "./errors.js";
 export type { AgentEventEmitter, AgentEventSubscribable, ReplyEventSource } from "./event-source.js";
 export { BlockChunker, DEFAULT_BLOCK_CHUNKING } from "./block-chunker.js";
-export type { BlockChunk, BlockChunkingOptions, BreakPreference, DrainOptions } from "./block-chunker.js";
+export type { BlockChunk, BlockChunkingOptions, BreakPreference, DrainOptions, FollowingBreak } from "./block-chunker.js";
 export { createBlockReplyCoalescer } from "./block-reply-coalescer.js";
 export type { BlockReplyCoalescer, BlockReplyCoalescerOptions, BlockReplyCoalescing } from "./block-reply-coalescer.js";
 export {
@@ -24,8 +24,9 @@ export type { ReasoningTagOptions, ReasoningTagOutput } from "./reasoning-tags.j
 export { parseReplyDirectives, ReplyDirectiveFilter } from "./reply-directives.js";
 export type { ParsedReply, ReplyDirectives } from "./reply-directives.js";
 export { formatReasoningMessage } from "./reasoning-format.js";
+export { promoteThinkingTags } from "./thinking-promotion.js";
+export { isCommentaryMessage, isCommentaryText } from "./text-phase.js";
 export { isMessagingToolDuplicate, MessagingSendLog, normalizeTextForComparison } from "./messaging-dedupe.js";
 export { classifyToolAction, defaultMessagingToolExtractor, messagingToolsByName } from "./tool-tracker.js";
 export { formatToolSummary } from "./tool-descriptions.js";
-export { replySubscriberMachine } from "./subscriber-machine.js";
 export type * from "./types.js";

@@ -9,7 +9,7 @@
  */
 import { BlockChunker, type BlockChunkingOptions } from "./block-chunker.js";
 import { newTextFrom, type TextEventKind } from "./append-only-text.js";
-import { ReasoningTagFilter } from "./reasoning-tags.js";
+import { ReasoningTagFilter, type ReasoningTagOutput } from "./reasoning-tags.js";
 import { ReplyDirectiveFilter, type ReplyDirectives } from "./reply-directives.js";
 
 /** A block ready for delivery. */
@@ -17,6 +17,14 @@ export interface AssembledBlock {
 	text: string;
 	mediaUrls: string[];
 	directives: ReplyDirectives;
+}
+
+/** Where a text event came from. */
+export interface TextOrigin {
+	/** The provider marked the text as commentary: narration the user does not see. */
+	commentary?: boolean;
+	/** The block's whole text as the provider reports it now (the partial message's block). */
+	blockText?: string | undefined;
 }
 
 /** Options of {@link MessageAssembly}. */
@@ -28,24 +36,6 @@ export interface MessageAssemblyOptions {
 
 const UNLIMITED = Number.MAX_SAFE_INTEGER;
 const BLOCK_SEPARATOR = "\n\n";
-
-/**
- * True for a text block an OpenAI-Responses-style provider marked as commentary (narration
- * between tool calls, not the answer): its `textSignature` is JSON with `phase: "commentary"`.
- *
- * @example
- * isCommentaryText({ type: "text", text: "Working...", textSignature: '{"v":1,"id":"m1","phase":"commentary"}' }); // true
- */
-export function isCommentaryText(block: { textSignature?: string } | undefined): boolean {
-	const signature = block?.textSignature;
-	if (typeof signature !== "string" || !signature.startsWith("{")) return false;
-	try {
-		const parsed: unknown = JSON.parse(signature);
-		return typeof parsed === "object" && parsed !== null && (parsed as { phase?: unknown }).phase === "commentary";
-	} catch {
-		return false;
-	}
-}
 
 /**
  * One assistant message's reply state.
@@ -72,6 +62,12 @@ export class MessageAssembly {
 	deliveredBlocks = 0;
 	readonly #rawText = new Map<number, string>();
 	readonly #thinking = new Map<number, string>();
+	// Blocks some of whose text was commentary, and native thinking blocks whose end was reported.
+	readonly #commentaryBlocks = new Set<number>();
+	readonly #endedThinking = new Set<number>();
+	// A reasoning block (native or tagged) is open and its end not yet reported.
+	#reasoningOpen = false;
+	#reasoningEnds = 0;
 	readonly #tags: ReasoningTagFilter;
 	#directives = new ReplyDirectiveFilter();
 	readonly #chunker: BlockChunker;
@@ -135,6 +131,13 @@ export class MessageAssembly {
 		return this.#directives.isSilent;
 	}
 
+	/** How many reasoning blocks (native or tagged) ended since the last call. */
+	takeReasoningEnds(): number {
+		const ends = this.#reasoningEnds;
+		this.#reasoningEnds = 0;
+		return ends;
+	}
+
 	/** True (once) when an orphan closing tag retracted the visible text since the last call. */
 	takeRetracted(): boolean {
 		const retracted = this.#retracted;
@@ -142,13 +145,31 @@ export class MessageAssembly {
 		return retracted;
 	}
 
-	/** Adds text of a content block under the append-only rule. */
-	ingestText(contentIndex: number, kind: TextEventKind, text: string, commentary = false): void {
-		if (this.#ended || commentary) return;
+	/** Adds text of a content block under the append-only rule; commentary is left out. */
+	ingestText(contentIndex: number, kind: TextEventKind, text: string, origin: TextOrigin = {}): void {
+		if (this.#ended) return;
+		if (origin.commentary) {
+			this.#commentaryBlocks.add(contentIndex);
+			return;
+		}
 		const accumulated = this.#rawText.get(contentIndex);
+		if (accumulated === undefined && this.#commentaryBlocks.has(contentIndex)) {
+			// The block began as commentary and turned out to be the answer. None of it was shown,
+			// so it starts over from its whole text; its new part alone would lose the beginning,
+			// and the full content at text_end would then be appended to that part.
+			const whole = kind === "delta" ? origin.blockText : text;
+			if (whole !== undefined && whole !== "") {
+				this.#commentaryBlocks.delete(contentIndex);
+				this.#appendRaw(contentIndex, undefined, whole);
+				return;
+			}
+		}
 		// Full content for a block never streamed under that index, but already streamed: skip it.
 		if (accumulated === undefined && kind !== "delta" && text !== "" && this.#allRaw.includes(text)) return;
-		const chunk = newTextFrom(accumulated ?? "", kind, text);
+		this.#appendRaw(contentIndex, accumulated, newTextFrom(accumulated ?? "", kind, text));
+	}
+
+	#appendRaw(contentIndex: number, accumulated: string | undefined, chunk: string): void {
 		if (chunk === "") return;
 		this.#rawText.set(contentIndex, (accumulated ?? "") + chunk);
 		this.#allRaw += chunk;
@@ -170,22 +191,33 @@ export class MessageAssembly {
 		this.#feed(BLOCK_SEPARATOR);
 	}
 
-	/** Adds native reasoning of a thinking block under the append-only rule. */
+	/**
+	 * Adds native reasoning of a thinking block under the append-only rule. Its "end" ends the
+	 * block (once), unless the block never had any text.
+	 */
 	ingestThinking(contentIndex: number, kind: TextEventKind, text: string): void {
 		if (this.#ended) return;
 		const accumulated = this.#thinking.get(contentIndex) ?? "";
 		const added = newTextFrom(accumulated, kind, text);
-		if (added === "") return;
-		this.#thinking.set(contentIndex, accumulated + added);
-		this.reasoningVersion += 1;
+		if (added !== "") {
+			this.#thinking.set(contentIndex, accumulated + added);
+			this.reasoningVersion += 1;
+			if (kind !== "end") this.#reasoningOpen = true;
+		}
+		if (kind === "end" && accumulated + added !== "" && !this.#endedThinking.has(contentIndex)) {
+			this.#endedThinking.add(contentIndex);
+			this.#endReasoning();
+		}
 	}
 
-	/** Ends the message: releases held-back text. Idempotent. */
+	/** Ends the message: releases held-back text, ends reasoning still open. Idempotent. */
 	finish(): void {
 		if (this.#ended) return;
 		this.#ended = true;
-		this.#takeFilterOutput(this.#tags.finish());
+		const wasInside = this.#tags.inReasoning;
+		this.#takeFilterOutput(this.#tags.finish(), wasInside);
 		this.#appendClean(this.#directives.finish());
+		if (this.#reasoningOpen) this.#endReasoning();
 	}
 
 	/**
@@ -195,7 +227,9 @@ export class MessageAssembly {
 	drainBlocks(force: boolean): AssembledBlock[] {
 		const directives = this.#directives.directives;
 		if (force) this.#blockStart = true;
-		const blocks: AssembledBlock[] = this.#chunker.drain({ force }).map((chunk) => ({
+		// A line break the directive filter holds back still ends the line before it.
+		const followedBy = force ? undefined : this.#directives.heldBreak;
+		const blocks: AssembledBlock[] = this.#chunker.drain({ force, followedBy }).map((chunk) => ({
 			text: chunk.text,
 			mediaUrls: [],
 			directives,
@@ -211,13 +245,28 @@ export class MessageAssembly {
 	}
 
 	#feed(raw: string): void {
-		this.#takeFilterOutput(this.#tags.push(raw));
+		const wasInside = this.#tags.inReasoning;
+		this.#takeFilterOutput(this.#tags.push(raw), wasInside);
 	}
 
-	#takeFilterOutput(output: { visible: string; reasoning: string; retracted: boolean }): void {
+	#endReasoning(): void {
+		this.#reasoningOpen = false;
+		this.#reasoningEnds += 1;
+	}
+
+	#takeFilterOutput(output: ReasoningTagOutput, wasInside: boolean): void {
 		if (output.reasoning !== "") {
 			this.#taggedReasoning += output.reasoning;
 			this.reasoningVersion += 1;
+		}
+		if (output.reasoningEnds > 0) {
+			// The first close may end a block whose end was already reported (a native thinking_end
+			// that arrived while the tag was open): one reasoning stream, one end.
+			const reported = wasInside && !this.#reasoningOpen ? 1 : 0;
+			this.#reasoningEnds += output.reasoningEnds - reported;
+			this.#reasoningOpen = this.#tags.inReasoning;
+		} else if (!wasInside && this.#tags.inReasoning) {
+			this.#reasoningOpen = true;
 		}
 		if (output.retracted) {
 			// What was shown was reasoning after all: restart the visible text, and forget the

@@ -13,6 +13,8 @@ import { classifyFenceLine, couldBecomeFenceLine, type FenceMarker } from "./fen
 export interface ReasoningTagOptions {
 	/** Show only text inside `<final>…</final>`; text outside it (or without it) is dropped. */
 	enforceFinalTag?: boolean;
+	/** Leave `<final>` tags in the visible text (for a transcript, where they steer the model). */
+	keepFinalTags?: boolean;
 }
 
 /** What one `push` or `finish` produced. */
@@ -26,6 +28,10 @@ export interface ReasoningTagOutput {
 	 * far was reasoning: discard it; `visible` holds only what came after.
 	 */
 	retracted: boolean;
+	/** The visible text of this piece that a retraction discarded (earlier pieces' text was discarded too). */
+	discarded: string;
+	/** How many thinking blocks opened by a tag were closed in this piece. */
+	reasoningEnds: number;
 }
 
 const TAG_NAMES = ["antthinking", "thinking", "thought", "think", "final"] as const;
@@ -55,10 +61,11 @@ type Destination = "visible" | "reasoning" | "dropped";
  * @example
  * const filter = new ReasoningTagFilter();
  * filter.push("Hello <thi").visible;      // "Hello "
- * filter.push("nk>secret</think>world");  // { visible: "world", reasoning: "secret", retracted: false }
+ * filter.push("nk>secret</think>world");  // { visible: "world", reasoning: "secret", reasoningEnds: 1, ... }
  */
 export class ReasoningTagFilter {
 	readonly #enforceFinal: boolean;
+	readonly #keepFinalTags: boolean;
 	#pending = "";
 	#finished = false;
 	#inThinking = false;
@@ -75,14 +82,22 @@ export class ReasoningTagFilter {
 	#visible = "";
 	#reasoning = "";
 	#retracted = false;
+	#discarded = "";
+	#reasoningEnds = 0;
 
 	constructor(options: ReasoningTagOptions = {}) {
 		this.#enforceFinal = options.enforceFinalTag === true;
+		this.#keepFinalTags = options.keepFinalTags === true;
+	}
+
+	/** True while the text is inside a thinking tag. */
+	get inReasoning(): boolean {
+		return this.#inThinking;
 	}
 
 	/** Feeds the next piece of raw text. */
 	push(chunk: string): ReasoningTagOutput {
-		if (this.#finished) return { visible: "", reasoning: "", retracted: false };
+		if (this.#finished) return emptyOutput();
 		this.#pending += chunk;
 		this.#scan(false);
 		return this.#takeOutput();
@@ -90,17 +105,25 @@ export class ReasoningTagFilter {
 
 	/** Ends the text: releases anything held back. Later pushes are ignored. */
 	finish(): ReasoningTagOutput {
-		if (this.#finished) return { visible: "", reasoning: "", retracted: false };
+		if (this.#finished) return emptyOutput();
 		this.#scan(true);
 		this.#finished = true;
 		return this.#takeOutput();
 	}
 
 	#takeOutput(): ReasoningTagOutput {
-		const output = { visible: this.#visible, reasoning: this.#reasoning, retracted: this.#retracted };
+		const output = {
+			visible: this.#visible,
+			reasoning: this.#reasoning,
+			retracted: this.#retracted,
+			discarded: this.#discarded,
+			reasoningEnds: this.#reasoningEnds,
+		};
 		this.#visible = "";
 		this.#reasoning = "";
 		this.#retracted = false;
+		this.#discarded = "";
+		this.#reasoningEnds = 0;
 		return output;
 	}
 
@@ -201,7 +224,7 @@ export class ReasoningTagFilter {
 				TAG_AT.lastIndex = index;
 				const match = TAG_AT.exec(text);
 				if (match) {
-					this.#applyTag(match[1] === "/", (match[2] ?? "").toLowerCase());
+					this.#applyTag(match[1] === "/", (match[2] ?? "").toLowerCase(), match[0]);
 					this.#lineBlank = false;
 					index += match[0].length;
 					continue;
@@ -219,10 +242,11 @@ export class ReasoningTagFilter {
 		this.#pending = text.slice(index);
 	}
 
-	#applyTag(closing: boolean, name: string): void {
+	#applyTag(closing: boolean, name: string, literal: string): void {
 		if (name === "final") {
 			this.#inFinal = !closing;
-			this.#afterRemoval = true;
+			if (this.#keepFinalTags) this.#emit(literal);
+			else this.#afterRemoval = true;
 			return;
 		}
 		if (!closing) {
@@ -233,29 +257,38 @@ export class ReasoningTagFilter {
 		if (this.#inThinking) {
 			this.#inThinking = false;
 			this.#afterRemoval = true;
+			this.#reasoningEnds += 1;
 			return;
 		}
 		// An orphan close: the model reasoned without an opening tag, so all visible text
 		// before this point was reasoning (a known leak, fixed here by retracting it).
 		this.#retracted = true;
+		this.#discarded += this.#visible;
 		this.#visible = "";
 		this.#lastVisible = "";
 		this.#afterRemoval = true;
 	}
 }
 
+function emptyOutput(): ReasoningTagOutput {
+	return { visible: "", reasoning: "", retracted: false, discarded: "", reasoningEnds: 0 };
+}
+
 /**
- * Strips reasoning and `<final>` tags from a complete text.
+ * Strips reasoning and `<final>` tags from a complete text. Text before an orphan closing tag
+ * counts as reasoning.
  *
  * @example
  * stripReasoningTags("Hello <think>secret</think>world");
  * // { visible: "Hello world", reasoning: "secret" }
  * stripReasoningTags("Use `<think>` tags"); // visible unchanged: the tag is inline code
+ * stripReasoningTags("Let me see. </think>4"); // { visible: "4", reasoning: "Let me see. " }
  */
 export function stripReasoningTags(text: string, options: ReasoningTagOptions = {}): { visible: string; reasoning: string } {
 	const filter = new ReasoningTagFilter(options);
 	const first = filter.push(text);
 	const last = filter.finish();
 	const visible = last.retracted ? last.visible : first.visible + last.visible;
-	return { visible, reasoning: first.reasoning + last.reasoning };
+	const discarded = first.discarded + (last.retracted ? first.visible + last.discarded : "");
+	return { visible, reasoning: discarded + first.reasoning + last.reasoning };
 }

@@ -74,6 +74,17 @@ export class ReplyDirectiveFilter {
 		return { ...this.#directives };
 	}
 
+	/**
+	 * The line or paragraph break held back after the last text (trailing whitespace waits until
+	 * more text shows whether it is trailing): the last line is complete even though its break
+	 * has not been output.
+	 */
+	get heldBreak(): "newline" | "paragraph" | undefined {
+		if (!this.#started || this.#finished) return undefined;
+		const newlines = this.#heldSpace.split("\n").length - 1;
+		return newlines >= 2 ? "paragraph" : newlines === 1 ? "newline" : undefined;
+	}
+
 	/** True after `finish()` when the whole text was the silent token. */
 	get isSilent(): boolean {
 		return this.#finished && this.#silent && !this.#started;
@@ -138,9 +149,9 @@ export class ReplyDirectiveFilter {
 			this.#directives.replyToTag = true;
 			return true;
 		}
-		const replyTo = REPLY_TO_ID.exec(body);
-		if (replyTo && (replyTo[1] ?? "") !== "") {
-			this.#directives.replyToId = replyTo[1];
+		const replyToId = REPLY_TO_ID.exec(body)?.[1] ?? "";
+		if (replyToId !== "") {
+			this.#directives.replyToId = replyToId;
 			this.#directives.replyToTag = true;
 			return true;
 		}

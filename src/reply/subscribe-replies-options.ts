@@ -27,6 +27,12 @@ export interface SubscribeRepliesParams {
 	onPartialReply?: (partial: PartialReply) => MaybePromise<void>;
 	/** Receives the reasoning so far when `reasoningMode` is "stream". */
 	onReasoningStream?: (update: ReasoningUpdate) => MaybePromise<void>;
+	/**
+	 * Called once when a reasoning block ends: a native thinking block (at its `thinking_end`),
+	 * a thinking tag (at its closing tag), or reasoning still open at `message_end`. Native and
+	 * tagged reasoning that overlap end once. In every reasoning mode.
+	 */
+	onReasoningEnd?: () => MaybePromise<void>;
 	/** Receives tool summaries and outputs (see `verbose`); deliveries are serialised. */
 	onToolResult?: (payload: ReplyPayload) => MaybePromise<void>;
 	/**
@@ -47,6 +53,14 @@ export interface SubscribeRepliesParams {
 	reasoningMode?: ReasoningMode;
 	/** Show only text inside `<final>…</final>`. */
 	enforceFinalTag?: boolean;
+	/**
+	 * At `message_end`, rewrite the assistant message so that reasoning written in thinking tags
+	 * becomes a `thinking` block before the text, and the text keeps what the user saw (default
+	 * true, as in OpenClaw). The message object is changed in place: an `Agent`'s transcript and
+	 * the next request see the rewrite. Listeners that run before this subscriber see the message
+	 * as the model wrote it.
+	 */
+	promoteThinkingTags?: boolean;
 	/** Tool reporting: "on" sends a summary per call, "full" also its output (default "off"). */
 	verbose?: ToolVerbosity;
 	/** Overrides `verbose` for tool summaries. */

@@ -12,7 +12,7 @@ import type { AgentEvent, AgentMessage, AssistantMessage } from "../types/index.
 import { CallbackRunner } from "./callback-runner.js";
 import { CompactionWait } from "./compaction-wait.js";
 import { connectEventSource, type EventSourceConnection, type ReplyEventSource } from "./event-source.js";
-import { isCommentaryText, MessageAssembly, type AssembledBlock } from "./message-assembly.js";
+import { MessageAssembly, type AssembledBlock } from "./message-assembly.js";
 import { formatReasoningMessage } from "./reasoning-format.js";
 import { stripReasoningTags } from "./reasoning-tags.js";
 import { parseReplyDirectives } from "./reply-directives.js";
@@ -24,6 +24,8 @@ import {
 import type { ReplySubscription, SubscribeRepliesParams } from "./subscribe-replies-options.js";
 import { ToolReporter } from "./tool-reporter.js";
 import { SerialEventQueue } from "./serial-event-queue.js";
+import { isCommentaryMessage, isCommentaryText } from "./text-phase.js";
+import { promoteThinkingTags } from "./thinking-promotion.js";
 import type { PartialReply, ReplyPayload } from "./types.js";
 import { UsageAccumulator } from "./usage-totals.js";
 
@@ -78,7 +80,7 @@ class ReplySubscriber {
 				if (isAssistant(event.message)) this.#startMessage();
 				return undefined;
 			case "message_update":
-				if (isAssistant(event.message)) this.#updateMessage(event.assistantMessageEvent);
+				if (isAssistant(event.message)) this.#updateMessage(event.message, event.assistantMessageEvent);
 				return undefined;
 			case "message_end":
 				return isAssistant(event.message) ? this.#endMessage(event.message) : undefined;
@@ -118,31 +120,39 @@ class ReplySubscriber {
 		return this.#assembly;
 	}
 
-	#updateMessage(update: Extract<AgentEvent, { type: "message_update" }>["assistantMessageEvent"]): void {
+	#updateMessage(
+		message: AssistantMessage,
+		update: Extract<AgentEvent, { type: "message_update" }>["assistantMessageEvent"],
+	): void {
 		const assembly = this.#assembly ?? this.#startMessage();
+		// A message-level phase may sit on the partial or on the event's copy of it.
+		const partial = "partial" in update ? update.partial : message;
+		const phaseSource = isCommentaryMessage(partial) ? partial : message;
 		switch (update.type) {
 			case "text_start":
 			case "text_delta":
 			case "text_end": {
-				const block = update.partial.content[update.contentIndex];
-				const commentary = block?.type === "text" && isCommentaryText(block);
+				const content = update.partial.content[update.contentIndex];
+				const block = content?.type === "text" ? content : undefined;
+				const commentary = isCommentaryText(block, phaseSource);
 				const kind = update.type === "text_start" ? "start" : update.type === "text_delta" ? "delta" : "end";
 				const text =
 					update.type === "text_delta" ? update.delta : update.type === "text_end" ? update.content : "";
-				assembly.ingestText(update.contentIndex, kind, text, commentary);
+				assembly.ingestText(update.contentIndex, kind, text, { commentary, blockText: block?.text });
 				if (update.type === "text_end") assembly.endTextBlock(update.contentIndex);
 				break;
 			}
 			case "thinking_delta":
-				assembly.ingestThinking(update.contentIndex, "delta", update.delta);
+				if (!isCommentaryMessage(phaseSource)) assembly.ingestThinking(update.contentIndex, "delta", update.delta);
 				break;
 			case "thinking_end":
-				assembly.ingestThinking(update.contentIndex, "end", update.content);
+				if (!isCommentaryMessage(phaseSource)) assembly.ingestThinking(update.contentIndex, "end", update.content);
 				break;
 			default:
 				return;
 		}
 		this.#streamReasoning(assembly);
+		this.#reportReasoningEnds(assembly);
 		this.#emitPartial(assembly);
 		if (!this.#params.onBlockReply || this.#breakMode !== "text_end") return;
 		if (this.#params.blockReplyChunking) this.#deliverBlocks(assembly, assembly.drainBlocks(false));
@@ -154,25 +164,37 @@ class ReplySubscriber {
 		const assembly = current && !current.ended ? current : current ? undefined : this.#startMessage();
 		// Usage is keyed by the assembly: a repeated message_end cannot count twice.
 		this.usage.commit(message.usage, assembly ?? current ?? message);
-		if (!assembly) return undefined;
+		if (!assembly) {
+			this.#promoteThinkingTags(message);
+			return undefined;
+		}
+		const commentaryMessage = isCommentaryMessage(message);
 		message.content.forEach((block, index) => {
-			if (block.type === "text") assembly.ingestText(index, "end", block.text, isCommentaryText(block));
-			else if (block.type === "thinking") assembly.ingestThinking(index, "end", block.thinking);
+			if (block.type === "text") assembly.ingestText(index, "end", block.text, { commentary: isCommentaryText(block, message) });
+			else if (block.type === "thinking" && !commentaryMessage) assembly.ingestThinking(index, "end", block.thinking);
 		});
 		assembly.finish();
 		this.lifecycle.send({ type: "message.end" });
 		this.#emitPartial(assembly);
 		this.#streamReasoning(assembly);
+		this.#reportReasoningEnds(assembly);
 		if (this.#params.onBlockReply) this.#deliverMessageEnd(assembly);
 		else this.#recordFinalText(message);
+		// After the message's text was read as the model wrote it, and before anyone builds the
+		// next request from the transcript.
+		this.#promoteThinkingTags(message);
 		if (this.#breakMode === "message_end" && this.#params.onBlockReplyFlush) return this.#flushChannel();
 		return undefined;
+	}
+
+	#promoteThinkingTags(message: AssistantMessage): void {
+		if (this.#params.promoteThinkingTags !== false) promoteThinkingTags(message);
 	}
 
 	/** Without block replies, the answer recorded is the final message's own visible text. */
 	#recordFinalText(message: AssistantMessage): void {
 		const raw = message.content
-			.filter((block) => block.type === "text" && !isCommentaryText(block))
+			.filter((block) => block.type === "text" && !isCommentaryText(block, message))
 			.map((block) => (block.type === "text" ? block.text : ""))
 			.join("\n\n");
 		const visible = stripReasoningTags(raw, { enforceFinalTag: this.#params.enforceFinalTag === true }).visible;
@@ -218,6 +240,13 @@ class ReplySubscriber {
 		this.#callbacks.call("onReasoningStream", () => this.#params.onReasoningStream?.({ text }));
 	}
 
+	#reportReasoningEnds(assembly: MessageAssembly): void {
+		const ends = assembly.takeReasoningEnds();
+		const onReasoningEnd = this.#params.onReasoningEnd;
+		if (!onReasoningEnd) return;
+		for (let end = 0; end < ends; end += 1) this.#callbacks.call("onReasoningEnd", () => onReasoningEnd());
+	}
+
 	// ---- block delivery ----
 
 	#deliverBlocks(assembly: MessageAssembly, blocks: AssembledBlock[]): void {
@@ -258,7 +287,8 @@ class ReplySubscriber {
 		const flush = this.#params.onBlockReplyFlush;
 		if (!flush) return waiting;
 		if (waiting) return waiting.then(() => this.#callbacks.callAsync("onBlockReplyFlush", flush));
-		return this.#callbacks.callAsync("onBlockReplyFlush", flush);
+		// A synchronous flush keeps the event synchronous: the tool starts in the same tick.
+		return this.#callbacks.callMaybeAsync("onBlockReplyFlush", flush);
 	}
 
 	// ---- tools ----

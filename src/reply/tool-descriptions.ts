@@ -29,7 +29,7 @@ export const PATH_KEYS = ["file_path", "path", "file", "filePath", "jsonlPath"] 
 const META_KEYS = [...PATH_KEYS, "command", "cmd", "url", "targetUrl", "query", "pattern", "to", "target"] as const;
 
 function shortenHome(value: string): string {
-	const home = process.env.HOME;
+	const home = process.env["HOME"];
 	return home && home.length > 1 && value.startsWith(`${home}/`) ? `~${value.slice(home.length)}` : value;
 }
 
@@ -94,12 +94,13 @@ export function formatToolSummary(toolName: string, args: unknown, format: "mark
  */
 export function extractToolResultText(result: unknown): string {
 	if (typeof result === "string") return result;
-	const content = argsRecord(result).content;
+	const content = argsRecord(result)["content"];
 	if (!Array.isArray(content)) return "";
 	return content
 		.map((block) => {
 			const record = argsRecord(block);
-			return record.type === "text" && typeof record.text === "string" ? record.text : "";
+			const text = record["text"];
+			return record["type"] === "text" && typeof text === "string" ? text : "";
 		})
 		.filter((text) => text !== "")
 		.join("\n");
@@ -136,11 +137,13 @@ const FAILED_STATUSES = new Set(["error", "failed", "failure", "timeout", "timed
  * extractToolError({ details: { status: "ok" } }, false);      // undefined
  */
 export function extractToolError(result: unknown, isError: boolean): string | undefined {
-	const details = argsRecord(argsRecord(result).details);
-	const status = typeof details.status === "string" ? details.status.toLowerCase() : undefined;
+	const details = argsRecord(argsRecord(result)["details"]);
+	const rawStatus = details["status"];
+	const status = typeof rawStatus === "string" ? rawStatus.toLowerCase() : undefined;
 	const failedStatus = status !== undefined && FAILED_STATUSES.has(status);
 	if (!isError && !failedStatus) return undefined;
-	if (typeof details.error === "string" && details.error !== "") return details.error;
+	const error = details["error"];
+	if (typeof error === "string" && error !== "") return error;
 	const text = extractToolResultText(result).trim();
 	if (text !== "") return text;
 	return status ?? "error";
@@ -153,6 +156,7 @@ export function extractToolError(result: unknown, isError: boolean): string | un
  * isToolTimeout({ details: { timedOut: true } }); // true
  */
 export function isToolTimeout(result: unknown): boolean {
-	const details = argsRecord(argsRecord(result).details);
-	return details.timedOut === true || details.status === "timeout" || details.status === "timed_out";
+	const details = argsRecord(argsRecord(result)["details"]);
+	const status = details["status"];
+	return details["timedOut"] === true || status === "timeout" || status === "timed_out";
 }

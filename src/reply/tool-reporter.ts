@@ -4,6 +4,7 @@
  * order, plus the bookkeeping of the {@link ToolTracker}.
  */
 import type { CallbackRunner } from "./callback-runner.js";
+import { SerialEventQueue } from "./serial-event-queue.js";
 import type { SubscribeRepliesParams } from "./subscribe-replies-options.js";
 import { formatToolOutput, formatToolSummary } from "./tool-descriptions.js";
 import { classifyToolAction, defaultMessagingToolExtractor, messagingToolsByName, ToolTracker } from "./tool-tracker.js";
@@ -34,12 +35,14 @@ export class ToolReporter {
 	readonly #callbacks: CallbackRunner;
 	readonly #args = new Map<string, unknown>();
 	readonly #summarised = new Set<string>();
-	#chain: Promise<void> = Promise.resolve();
-	#inFlight = 0;
+	// Serialised: a slow delivery is never overtaken by the next one, and with nothing pending a
+	// delivery happens at once, synchronously.
+	readonly #deliveries: SerialEventQueue;
 
 	constructor(params: ToolReporterParams, callbacks: CallbackRunner) {
 		this.#params = params;
 		this.#callbacks = callbacks;
+		this.#deliveries = new SerialEventQueue((error) => callbacks.report(error, "onToolResult"));
 		const messaging = params.messagingTools;
 		this.tracker = new ToolTracker({
 			messagingTool:
@@ -95,13 +98,6 @@ export class ToolReporter {
 	#send(payload: ReplyPayload): void {
 		const onToolResult = this.#params.onToolResult;
 		if (!onToolResult) return;
-		// Serialised: a slow delivery must not be overtaken by the next one. When nothing is in
-		// flight the delivery starts at once.
-		const deliver = (): Promise<void> =>
-			this.#callbacks.callAsync("onToolResult", () => onToolResult(payload)).finally(() => {
-				this.#inFlight -= 1;
-			});
-		this.#chain = this.#inFlight === 0 ? deliver() : this.#chain.then(deliver);
-		this.#inFlight += 1;
+		this.#deliveries.run(() => this.#callbacks.callMaybeAsync("onToolResult", () => onToolResult(payload)));
 	}
 }

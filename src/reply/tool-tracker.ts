@@ -36,7 +36,7 @@ function firstString(record: Record<string, unknown>, keys: readonly string[]): 
 export const defaultMessagingToolExtractor: MessagingToolExtractor = (toolName, args) => {
 	const record = argsRecord(args);
 	if (toolName === "message") {
-		const action = typeof record.action === "string" ? record.action : "send";
+		const action = typeof record["action"] === "string" ? record["action"] : "send";
 		if (!SEND_ACTIONS.has(action)) return undefined;
 	} else if (toolName !== "sessions_send") return undefined;
 	return extractSend(toolName, record);
@@ -86,7 +86,7 @@ export function classifyToolAction(toolName: string, args: unknown): ToolActionC
 	const send = defaultMessagingToolExtractor(toolName, args);
 	if (send) return { mutating: true, fingerprint: `${toolName}:${send.target?.to ?? ""}` };
 	// A status tool that is given a value to set (e.g. a model) changes the session.
-	if (toolName === "session_status" && typeof record.model === "string") {
+	if (toolName === "session_status" && typeof record["model"] === "string") {
 		return { mutating: true, fingerprint: `${toolName}:model` };
 	}
 	return { mutating: false };

@@ -159,7 +159,7 @@ describe("usage totals", () => {
 
 describe("a bare agent-machine actor as the source", () => {
 	const emitter = setup({
-		types: {} as { events: { type: "push"; event: AgentEvent | { type: "agentchart.internal" } } | { type: "abort" } },
+		types: {} as { context: { aborts: number }; events: { type: "push"; event: AgentEvent | { type: "agentchart.internal" } } | { type: "abort" } },
 	}).createMachine({
 		context: { aborts: 0 },
 		on: {

@@ -244,6 +244,17 @@ describe("filterFinalPayloads", () => {
 		).toEqual([]);
 	});
 
+	it("drops a silent final even when it carries media (PA12)", () => {
+		for (const text of ["NO_REPLY", "  no_reply\n", "[[reply_to_current]] NO_REPLY"]) {
+			expect(filterFinalPayloads([{ text, mediaUrls: ["/tmp/photo.jpg"] }], {})).toEqual([]);
+		}
+		expect(filterFinalPayloads([{ text: "NO_REPLY" }, { text: "Real answer" }], {})).toEqual([{ text: "Real answer" }]);
+	});
+
+	it("keeps a final that only explains a silence (NO_REPLY: …)", () => {
+		expect(filterFinalPayloads([{ text: "NO_REPLY: nothing to add" }], {})).toEqual([{ text: "NO_REPLY: nothing to add" }]);
+	});
+
 	it("keeps new content", () => {
 		expect(filterFinalPayloads([{ text: "brand new" }], { sentPayloads: [{ text: "old" }] })).toEqual([{ text: "brand new" }]);
 	});

@@ -16,8 +16,19 @@ import { emptyUsage } from "../../src/types/index.js";
 type Listener = (event: AgentEvent, signal?: AbortSignal) => void | Promise<void>;
 type Block = TextContent | ThinkingContent | ToolCall;
 
+/**
+ * Fields of an assistant message, plus the message-level `phase` some providers set
+ * ("commentary" or "final_answer"), which pi's type does not declare.
+ */
+export type AssistantOverrides = Partial<AssistantMessage> & { phase?: string };
+
+/** A `textSignature` as OpenAI-Responses-style providers write it, with the item's phase. */
+export function phaseSignature(phase: "commentary" | "final_answer", id = `item_${phase}`): string {
+	return JSON.stringify({ v: 1, id, phase });
+}
+
 /** Builds an assistant message with every required field. */
-export function assistantMessage(content: Block[] | string, overrides: Partial<AssistantMessage> = {}): AssistantMessage {
+export function assistantMessage(content: Block[] | string, overrides: AssistantOverrides = {}): AssistantMessage {
 	return {
 		role: "assistant",
 		content: typeof content === "string" ? [{ type: "text", text: content }] : content,
@@ -70,9 +81,14 @@ export class FakeAgent {
 		return result;
 	}
 
-	messageStart(): unknown {
-		this.#partial = assistantMessage([]);
+	messageStart(overrides: AssistantOverrides = {}): unknown {
+		this.#partial = assistantMessage([], overrides);
 		return this.emitRaw({ type: "message_start", message: this.#partial });
+	}
+
+	/** Changes a field of the streaming message (a provider that learns the phase late). */
+	setMessageField(field: "phase", value: string): void {
+		Object.assign(this.#partial, { [field]: value });
 	}
 
 	#update(assistantMessageEvent: AssistantMessageEvent): unknown {
@@ -81,7 +97,8 @@ export class FakeAgent {
 
 	#textBlock(index: number, extra: Partial<TextContent> = {}): TextContent {
 		const existing = this.#partial.content[index];
-		if (existing?.type === "text") return existing;
+		// Extra fields (a phase signature) may change while the block streams.
+		if (existing?.type === "text") return Object.assign(existing, extra);
 		const block: TextContent = { type: "text", text: "", ...extra };
 		this.#partial.content[index] = block;
 		return block;
@@ -121,7 +138,7 @@ export class FakeAgent {
 		return this.#update({ type: "thinking_end", contentIndex: index, content, partial: this.#partial });
 	}
 
-	messageEnd(content?: Block[] | string, overrides: Partial<AssistantMessage> = {}): unknown {
+	messageEnd(content?: Block[] | string, overrides: AssistantOverrides = {}): unknown {
 		const message =
 			content === undefined ? { ...this.#partial, ...overrides } : assistantMessage(content, overrides);
 		return this.emitRaw({ type: "message_end", message });

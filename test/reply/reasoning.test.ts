@@ -115,6 +115,89 @@ describe("reasoning modes", () => {
 	});
 });
 
+describe("onReasoningEnd", () => {
+	function reasoningEnds(extra: Parameters<typeof subscribeReplies>[1] = {}) {
+		const agent = new FakeAgent();
+		const order: string[] = [];
+		subscribeReplies(agent, {
+			reasoningMode: "stream",
+			onReasoningStream: (update) => void order.push(`stream:${update.text}`),
+			onReasoningEnd: () => void order.push("end"),
+			...extra,
+		});
+		return { agent, order, ends: () => order.filter((entry) => entry === "end").length };
+	}
+
+	it("is called once when a native thinking block ends, after its last reasoning update (A11)", () => {
+		const { agent, order } = reasoningEnds();
+		agent.messageStart();
+		agent.thinkingDelta("Checking files");
+		expect(order).toEqual(["stream:Reasoning:\n_Checking files_"]);
+		agent.thinkingEnd("Checking files done");
+		expect(order).toEqual(["stream:Reasoning:\n_Checking files_", "stream:Reasoning:\n_Checking files done_", "end"]);
+	});
+
+	it.each(TAGS)("is called when a <%s> block closes in the text, also when the tag is split across deltas", (tag) => {
+		const { agent, ends } = reasoningEnds();
+		agent.messageStart();
+		agent.delta(`<${tag}>Because`);
+		expect(ends()).toBe(0);
+		agent.delta(" it helps</");
+		expect(ends()).toBe(0);
+		agent.delta(`${tag}>Final answer`);
+		expect(ends()).toBe(1);
+		agent.messageEnd();
+		expect(ends()).toBe(1);
+	});
+
+	it("is called once when native and tagged reasoning end in the same message (A12)", () => {
+		const { agent, ends } = reasoningEnds();
+		agent.messageStart();
+		agent.delta("<think>Checking", 1);
+		agent.thinkingEnd("Native", 0);
+		agent.delta(" files</think>\nFinal answer", 1);
+		agent.messageEnd();
+		expect(ends()).toBe(1);
+	});
+
+	it("is called for each reasoning block of a message", () => {
+		const { agent, ends } = reasoningEnds({ reasoningMode: "off" });
+		agent.messageStart();
+		agent.delta("<think>one</think>A <think>two</think>B");
+		expect(ends()).toBe(2);
+	});
+
+	it("is called at message_end for reasoning that never closed", () => {
+		const { agent, ends } = reasoningEnds();
+		agent.messageStart();
+		agent.delta("<think>still thinking");
+		expect(ends()).toBe(0);
+		agent.messageEnd();
+		expect(ends()).toBe(1);
+	});
+
+	it("is called once per reasoning block of a message that arrives whole, and not again when it repeats", () => {
+		const { agent, ends } = reasoningEnds();
+		agent.messageStart();
+		const content = [
+			{ type: "thinking" as const, thinking: "Because it helps" },
+			{ type: "text" as const, text: "Final answer" },
+		];
+		agent.messageEnd(content);
+		agent.messageEnd(content);
+		expect(ends()).toBe(1);
+	});
+
+	it("is not called for a message without reasoning", () => {
+		const { agent, ends } = reasoningEnds();
+		agent.messageStart();
+		agent.delta("Just an answer");
+		agent.textEnd();
+		agent.messageEnd();
+		expect(ends()).toBe(0);
+	});
+});
+
 describe("stripReasoningTags", () => {
 	it("is case- and whitespace-tolerant", () => {
 		expect(stripReasoningTags("A< THINK >x</ think >B").visible).toBe("A B");
@@ -124,8 +207,12 @@ describe("stripReasoningTags", () => {
 		expect(stripReasoningTags("<think>reasoning never closed").visible).toBe("");
 	});
 
-	it("drops the reasoning before an orphan close tag (#67092)", () => {
-		expect(stripReasoningTags("reasoning here </think> the answer").visible).toBe("the answer");
+	it("drops the reasoning before an orphan close tag (#67092), and reports it as reasoning", () => {
+		expect(stripReasoningTags("reasoning here </think> the answer")).toEqual({ visible: "the answer", reasoning: "reasoning here " });
+	});
+
+	it("keeps <final> tags when asked to, still stripping reasoning", () => {
+		expect(stripReasoningTags("<think>why</think><final>Hi</final>", { keepFinalTags: true }).visible).toBe("<final>Hi</final>");
 	});
 
 	it("keeps text outside <final> unless enforced", () => {

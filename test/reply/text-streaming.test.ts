@@ -214,15 +214,6 @@ describe("partial replies", () => {
 		expect(partials).toHaveLength(1);
 	});
 
-	it("never shows a MEDIA: line, even split across deltas (A16, improved)", () => {
-		const { agent, partials } = textEndHarness();
-		agent.messageStart();
-		agent.delta("MEDIA:");
-		agent.delta(" https://example.com/a.png\nCaption");
-		expect(partials.every((partial) => !partial.text.includes("MEDIA"))).toBe(true);
-		expect(partials.at(-1)).toEqual({ text: "Caption", delta: "Caption", mediaUrls: ["https://example.com/a.png"] });
-	});
-
 	it("emits a media-only partial for a MEDIA line alone (A17)", () => {
 		const { agent, partials } = textEndHarness();
 		agent.messageStart();
@@ -323,17 +314,6 @@ describe("reply directives", () => {
 		agent.bareTextEnd();
 		agent.messageEnd();
 		expect(blocks).toEqual([{ text: "Hello", replyToCurrent: true, replyToTag: true }]);
-	});
-
-	it("holds an unfinished [[ back while streaming and releases it whole at the block end (U2, improved)", () => {
-		const { agent, texts, partials } = textEndHarness({ blockReplyChunking: { minChars: 1, maxChars: 50, breakPreference: "newline" } });
-		agent.messageStart();
-		agent.delta("Hello [[");
-		expect(partials.at(-1)?.text).toBe("Hello");
-		agent.bareTextEnd();
-		agent.messageEnd();
-		// The reference sent "Hello" and then a stray "[[" block; the block end resolves the tail instead.
-		expect(texts()).toEqual(["Hello [["]);
 	});
 
 	it("never shows a reply_to tag split across deltas in partials (U3)", () => {

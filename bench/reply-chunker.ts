@@ -1,0 +1,301 @@
+/**
+ * Benchmark: one forced drain of a long fenced reply through the block chunker (issue 15,
+ * item 5). The chunker used to re-parse the code fences of the whole remaining buffer for every
+ * chunk it cut, so a drain cost grew with the square of the reply's length; it now parses once
+ * per drain and slides a `maxChars` window. Both run side by side in one process: the current
+ * `BlockChunker` and `QuadraticBlockChunker`, a frozen copy of the chunker before the change.
+ *
+ * Run alone with `npx tsx bench/reply-chunker.ts` (`--quick` for a smoke run).
+ */
+import { fileURLToPath } from "node:url";
+import { BlockChunker, type BlockChunk, type BlockChunkingOptions } from "../src/reply/block-chunker.js";
+import { fenceAt, parseFenceSpans, type FenceSpan } from "../src/reply/fences.js";
+import { collectGarbage, median } from "./lib/stats.js";
+
+// ---- the chunker before issue 15, frozen for comparison ----
+
+type LegacyCutKind = "paragraph" | "newline" | "sentence" | "space";
+type LegacyCut = { chunk: BlockChunk; rest: string };
+
+const LEGACY_ORDER: Record<NonNullable<BlockChunkingOptions["breakPreference"]>, LegacyCutKind[]> = {
+	paragraph: ["paragraph", "newline", "sentence"],
+	newline: ["paragraph", "newline"],
+	sentence: ["sentence", "newline"],
+};
+
+/**
+ * The block chunker as it was before issue 15: every cut re-parses the fences of the whole
+ * remaining buffer and rebuilds the rest as a new string. Same chunks, quadratic cost.
+ *
+ * @example
+ * const legacy = new QuadraticBlockChunker({ minChars: 5, maxChars: 25 });
+ * legacy.append("Intro\n\n```bash\nline1\n```");
+ * legacy.drain({ force: true }).length; // 2
+ * legacy.fenceParses; // 1
+ */
+export class QuadraticBlockChunker {
+	readonly minChars: number;
+	readonly maxChars: number;
+	readonly #order: LegacyCutKind[];
+	readonly #flushOnParagraph: boolean;
+	#buffer = "";
+	#fenceParses = 0;
+
+	constructor(options: BlockChunkingOptions = {}) {
+		this.minChars = Math.max(1, Math.floor(options.minChars ?? 800));
+		this.maxChars = Math.max(this.minChars, Math.floor(options.maxChars ?? 1200));
+		this.#order = LEGACY_ORDER[options.breakPreference ?? "paragraph"];
+		this.#flushOnParagraph = options.flushOnParagraph === true;
+	}
+
+	get bufferedText(): string {
+		return this.#buffer;
+	}
+
+	get fenceParses(): number {
+		return this.#fenceParses;
+	}
+
+	append(text: string): void {
+		this.#buffer += text;
+	}
+
+	drain(options: { force: boolean }): BlockChunk[] {
+		const chunks: BlockChunk[] = [];
+		const { force } = options;
+		while (true) {
+			const buffer = this.#buffer;
+			if (buffer.trim() === "") {
+				if (force) this.#buffer = "";
+				break;
+			}
+			if (!force && buffer.length < this.minChars) break;
+			if (!force && chunks.length > 0 && buffer.length < this.maxChars && !this.#flushOnParagraph) break;
+			if (force && buffer.length <= this.maxChars) {
+				chunks.push({ text: legacyClean(buffer) });
+				this.#buffer = "";
+				break;
+			}
+			const cut = this.#findCut(buffer, force);
+			if (!cut) break;
+			if (cut.chunk.text !== "") chunks.push(cut.chunk);
+			this.#buffer = cut.rest;
+		}
+		return chunks;
+	}
+
+	#findCut(buffer: string, force: boolean): LegacyCut | undefined {
+		this.#fenceParses += 1;
+		const spans = parseFenceSpans(buffer);
+		const limit = Math.min(buffer.length, this.maxChars);
+		const shortest = force ? 1 : this.minChars;
+		for (const kind of this.#order) {
+			const at = legacyLastCut(kind, buffer, shortest, limit, spans);
+			if (at !== undefined) return legacyPlainCut(buffer, at, kind);
+		}
+		if (!force && buffer.length < this.maxChars) return undefined;
+		const space = legacyLastCut("space", buffer, shortest, limit, spans);
+		if (space !== undefined) return legacyPlainCut(buffer, space, "space");
+		const span = fenceAt(spans, limit);
+		if (span) {
+			const fenceCut = this.#cutInsideFence(buffer, span, shortest);
+			if (fenceCut) return fenceCut;
+			if (span.start >= shortest && legacyClean(buffer.slice(0, span.start)) !== "") {
+				return legacyPlainCut(buffer, span.start, "newline");
+			}
+		}
+		return { chunk: { text: legacyClean(buffer.slice(0, limit)) }, rest: buffer.slice(limit) };
+	}
+
+	#cutInsideFence(buffer: string, span: FenceSpan, shortest: number): LegacyCut | undefined {
+		const { marker } = span;
+		const closeLine = `${marker.indent}${marker.char.repeat(marker.length)}`;
+		const reopenLine = marker.openLine;
+		const contentStart = span.start + reopenLine.length + 1;
+		const budget = this.maxChars - closeLine.length - 1;
+		if (budget <= contentStart || budget < shortest) return undefined;
+		const newline = buffer.lastIndexOf("\n", budget);
+		const at = newline > contentStart ? newline : budget;
+		const head = buffer.slice(0, at);
+		const tail = buffer.slice(newline > contentStart ? at + 1 : at);
+		return {
+			chunk: { text: `${legacyClean(head)}\n${closeLine}`, closedFence: closeLine, reopenedFence: reopenLine },
+			rest: `${reopenLine}\n${tail}`,
+		};
+	}
+}
+
+function legacyClean(text: string): string {
+	return text.replace(/^(?:[ \t]*\r?\n)+/, "").trimEnd();
+}
+
+function legacyPlainCut(buffer: string, at: number, kind: LegacyCutKind): LegacyCut {
+	const rest = buffer.slice(at);
+	const skipped = kind === "sentence" || kind === "space" ? rest.replace(/^[ \t]+/, "") : rest;
+	return { chunk: { text: legacyClean(buffer.slice(0, at)) }, rest: skipped.replace(/^(?:[ \t]*\r?\n)+/, "") };
+}
+
+function legacyLastCut(kind: LegacyCutKind, buffer: string, shortest: number, limit: number, spans: FenceSpan[]): number | undefined {
+	const pattern =
+		kind === "paragraph" ? /\n[ \t]*\r?\n/g : kind === "newline" ? /\n/g : kind === "sentence" ? /[.!?]["')\]]*(?=\s)/g : /[ \t]/g;
+	let best: number | undefined;
+	for (const match of buffer.matchAll(pattern)) {
+		const at = kind === "sentence" ? match.index + match[0].length : match.index;
+		if (at > limit) break;
+		if (at < shortest) continue;
+		if (fenceAt(spans, at)) continue;
+		if (legacyClean(buffer.slice(0, at)) === "") continue;
+		best = at;
+	}
+	return best;
+}
+
+// ---- the measurement ----
+
+/** Options of {@link measureReplyChunker}. */
+export interface ReplyChunkerOptions {
+	/** Size of the fenced reply in characters (default 200 KB). */
+	replyChars?: number;
+	/** Chunk sizes (default OpenClaw's 800/1200). */
+	chunking?: BlockChunkingOptions;
+	/** Recorded drains per chunker (default 9). */
+	repetitions?: number;
+	/** Unrecorded drains per chunker first (default 2). */
+	warmups?: number;
+}
+
+/** The figures of one chunker. */
+export interface ChunkerFigures {
+	/** Milliseconds per forced drain of the whole reply: median, fastest, slowest. */
+	msPerDrain: { median: number; min: number; max: number };
+	/** Fence parses during one drain. */
+	fenceParses: number;
+	/** Chunks one drain produced. */
+	chunks: number;
+}
+
+/** The result of {@link measureReplyChunker}. */
+export interface ReplyChunkerResult {
+	replyChars: number;
+	chunking: Required<Pick<BlockChunkingOptions, "minChars" | "maxChars">>;
+	repetitions: number;
+	current: ChunkerFigures;
+	quadratic: ChunkerFigures;
+	/** True when both produced the same chunks (a faster but different chunker would not count). */
+	sameChunks: boolean;
+}
+
+/**
+ * A fenced reply of about `chars` characters: a short intro, then one long TypeScript code
+ * block of varied lines (the case where every chunk is cut inside the fence).
+ *
+ * @example
+ * fencedReply(1000).startsWith("Here is the file:\n\n```ts\n"); // true
+ */
+export function fencedReply(chars: number): string {
+	const lines: string[] = ["Here is the file:", "", "```ts"];
+	let size = lines.join("\n").length;
+	for (let index = 0; size < chars - 4; index += 1) {
+		const line = index % 7 === 0 ? "" : `export const value${index} = computeSomething(${index}, "text with spaces"); // note ${index % 13}`;
+		lines.push(line);
+		size += line.length + 1;
+	}
+	lines.push("```");
+	return lines.join("\n");
+}
+
+interface Drainable {
+	append(text: string): void;
+	drain(options: { force: boolean }): BlockChunk[];
+	readonly fenceParses: number;
+}
+
+function drainOnce(make: () => Drainable, reply: string): { ms: number; parses: number; chunks: BlockChunk[] } {
+	const chunker = make();
+	chunker.append(reply);
+	collectGarbage();
+	const start = performance.now();
+	const chunks = chunker.drain({ force: true });
+	const ms = performance.now() - start;
+	return { ms, parses: chunker.fenceParses, chunks };
+}
+
+/**
+ * Drains a long fenced reply with the current chunker and the pre-issue-15 one, interleaved,
+ * and reports time per drain (median, min–max) and fence parses per drain.
+ *
+ * @example
+ * const result = measureReplyChunker({ replyChars: 20_000, repetitions: 3 });
+ * console.log(formatReplyChunker(result));
+ */
+export function measureReplyChunker(options: ReplyChunkerOptions = {}): ReplyChunkerResult {
+	const replyChars = options.replyChars ?? 200_000;
+	const minChars = options.chunking?.minChars ?? 800;
+	const maxChars = options.chunking?.maxChars ?? 1200;
+	const chunking = { ...options.chunking, minChars, maxChars };
+	const repetitions = options.repetitions ?? 9;
+	const warmups = options.warmups ?? 2;
+	const reply = fencedReply(replyChars);
+	const contenders = {
+		current: (): Drainable => new BlockChunker(chunking),
+		quadratic: (): Drainable => new QuadraticBlockChunker(chunking),
+	};
+	const samples = { current: [] as number[], quadratic: [] as number[] };
+	const last: Record<keyof typeof contenders, { parses: number; chunks: BlockChunk[] }> = {
+		current: { parses: 0, chunks: [] },
+		quadratic: { parses: 0, chunks: [] },
+	};
+	const names = ["current", "quadratic"] as const;
+	for (let round = 0; round < warmups + repetitions; round += 1) {
+		// Alternate who goes first, so neither always runs right after the other's garbage.
+		for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+			const run = drainOnce(contenders[name], reply);
+			last[name] = { parses: run.parses, chunks: run.chunks };
+			if (round >= warmups) samples[name].push(run.ms);
+		}
+	}
+	const figures = (name: keyof typeof contenders): ChunkerFigures => ({
+		msPerDrain: { median: median(samples[name]), min: Math.min(...samples[name]), max: Math.max(...samples[name]) },
+		fenceParses: last[name].parses,
+		chunks: last[name].chunks.length,
+	});
+	return {
+		replyChars: reply.length,
+		chunking: { minChars, maxChars },
+		repetitions,
+		current: figures("current"),
+		quadratic: figures("quadratic"),
+		sameChunks: JSON.stringify(last.current.chunks) === JSON.stringify(last.quadratic.chunks),
+	};
+}
+
+/**
+ * The result as a few lines of text.
+ *
+ * @example
+ * formatReplyChunker(measureReplyChunker({ replyChars: 20_000, repetitions: 3 }));
+ */
+export function formatReplyChunker(result: ReplyChunkerResult): string {
+	const row = (label: string, figures: ChunkerFigures): string => {
+		const { median: mid, min, max } = figures.msPerDrain;
+		return `| ${label} | ${mid.toFixed(2)} | ${min.toFixed(2)}–${max.toFixed(2)} | ${figures.fenceParses} | ${figures.chunks} |`;
+	};
+	const kb = (result.replyChars / 1000).toFixed(0);
+	const speedup = result.quadratic.msPerDrain.median / result.current.msPerDrain.median;
+	return [
+		`Block chunker: one forced drain of a ${kb} KB fenced reply (chunks ${result.chunking.minChars}/${result.chunking.maxChars}, ${result.repetitions} repetitions)`,
+		"",
+		"| chunker | ms per drain (median) | min–max | fence parses | chunks |",
+		"|---|---:|---:|---:|---:|",
+		row("agentchart now (one parse, sliding window)", result.current),
+		row("before issue 15 (re-parse per chunk)", result.quadratic),
+		"",
+		`${speedup.toFixed(1)}× faster; same chunks: ${result.sameChunks ? "yes" : "NO"}`,
+	].join("\n");
+}
+
+// Run only as the entry point (`npx tsx bench/reply-chunker.ts`), so `npm run bench` can import it.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+	const quick = process.argv.includes("--quick");
+	console.log(formatReplyChunker(measureReplyChunker(quick ? { replyChars: 20_000, repetitions: 1, warmups: 0 } : {})));
+}
