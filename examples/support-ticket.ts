@@ -197,7 +197,7 @@ async function demo(): Promise<void> {
 		[{ content: [toolCall("lookup_order", { id: "A-17" })] }, { content: "Your order A-17 ships tomorrow." }],
 		{ chunkSize: 8, delayMs: 5 },
 	);
-	const { Type } = await import("@sinclair/typebox");
+	const { Type } = await import("typebox");
 	const lookup = {
 		name: "lookup_order",
 		label: "Order lookup",

@@ -1,4 +1,5 @@
 import { type Actor, createActor } from "xstate";
+import type { AgentActor } from "./machines/agent-actor.js";
 import { agentMachine } from "./machines/agent-machine.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentLoopConfig, AgentMachineEmitted, CompactionSettings } from "./machines/types.js";
@@ -21,30 +22,31 @@ import type { AgentMessage } from "./types/messages.js";
 import type { Model, SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
 import type { StreamFn } from "./types/stream.js";
 import { continueRefusal } from "./machines/continue-rules.js";
+import { assertValidTools } from "./tools/tool-schema.js";
 
 /** Options of {@link Agent}: pi 0.73.1's, plus agentchart's own (marked "agentchart"). */
 export interface AgentOptions {
 	/** Initial transcript, tools, model, system prompt and thinking level. */
-	initialState?: Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">>;
-	convertToLlm?: ConvertToLlm;
-	transformContext?: TransformContext;
-	streamFn?: StreamFn;
-	getApiKey?: GetApiKey;
-	onPayload?: SimpleStreamOptions["onPayload"];
-	onResponse?: SimpleStreamOptions["onResponse"];
-	beforeToolCall?: BeforeToolCallHook;
-	afterToolCall?: AfterToolCallHook;
-	steeringMode?: QueueMode;
-	followUpMode?: QueueMode;
-	sessionId?: string;
-	thinkingBudgets?: ThinkingBudgets;
-	transport?: Transport;
-	maxRetryDelayMs?: number;
-	toolExecution?: ToolExecutionMode;
+	initialState?: Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">> | undefined;
+	convertToLlm?: ConvertToLlm | undefined;
+	transformContext?: TransformContext | undefined;
+	streamFn?: StreamFn | undefined;
+	getApiKey?: GetApiKey | undefined;
+	onPayload?: SimpleStreamOptions["onPayload"] | undefined;
+	onResponse?: SimpleStreamOptions["onResponse"] | undefined;
+	beforeToolCall?: BeforeToolCallHook | undefined;
+	afterToolCall?: AfterToolCallHook | undefined;
+	steeringMode?: QueueMode | undefined;
+	followUpMode?: QueueMode | undefined;
+	sessionId?: string | undefined;
+	thinkingBudgets?: ThinkingBudgets | undefined;
+	transport?: Transport | undefined;
+	maxRetryDelayMs?: number | undefined;
+	toolExecution?: ToolExecutionMode | undefined;
 	/** agentchart: default tool timeout in ms (default 180000; 0 disables). */
-	toolTimeoutMs?: number;
+	toolTimeoutMs?: number | undefined;
 	/** agentchart: compaction settings (off by default). */
-	compaction?: CompactionSettings;
+	compaction?: CompactionSettings | undefined;
 }
 
 /** A subscriber: awaited, in subscription order, for every event. */
@@ -99,50 +101,51 @@ class EventQueue {
  */
 export class Agent {
 	convertToLlm: ConvertToLlm;
-	transformContext?: TransformContext;
+	transformContext?: TransformContext | undefined;
 	streamFn: StreamFn;
-	getApiKey?: GetApiKey;
-	onPayload?: SimpleStreamOptions["onPayload"];
-	onResponse?: SimpleStreamOptions["onResponse"];
-	beforeToolCall?: BeforeToolCallHook;
-	afterToolCall?: AfterToolCallHook;
-	sessionId?: string;
-	thinkingBudgets?: ThinkingBudgets;
+	getApiKey?: GetApiKey | undefined;
+	onPayload?: SimpleStreamOptions["onPayload"] | undefined;
+	onResponse?: SimpleStreamOptions["onResponse"] | undefined;
+	beforeToolCall?: BeforeToolCallHook | undefined;
+	afterToolCall?: AfterToolCallHook | undefined;
+	sessionId?: string | undefined;
+	thinkingBudgets?: ThinkingBudgets | undefined;
 	transport: Transport;
-	maxRetryDelayMs?: number;
+	maxRetryDelayMs?: number | undefined;
 	toolExecution: ToolExecutionMode;
 	/** agentchart: default tool timeout in ms (0 disables). */
 	toolTimeoutMs: number;
 	/** agentchart: compaction settings. */
-	compaction?: CompactionSettings;
+	compaction?: CompactionSettings | undefined;
 
 	/** The running agent machine actor, for inspection and embedding. */
-	readonly actor: Actor<typeof agentMachine>;
+	readonly actor: AgentActor;
 
 	private readonly listeners: AgentListener[] = [];
-	private listenerCopy?: readonly AgentListener[];
+	private listenerCopy?: readonly AgentListener[] | undefined;
 	private readonly queue = new EventQueue();
 	private draining = false;
 	private disposed = false;
 	private running = false;
-	private runSignal?: AbortSignal;
+	private runSignal?: AbortSignal | undefined;
 	private idleWaiters: (() => void)[] = [];
-	private manualCompaction?: { resolve: (result: CompactionResult) => void; reject: (error: Error) => void };
+	private manualCompaction?: { resolve: (result: CompactionResult) => void; reject: (error: Error) => void } | undefined;
 
 	private systemPrompt: string;
 	private model: Model;
 	private thinkingLevel: AgentThinkingLevel;
 	private tools: AnyAgentTool[];
 	private messages: AgentMessage[];
-	private streamingMessage?: AgentMessage;
+	private streamingMessage?: AgentMessage | undefined;
 	private pendingToolCalls: ReadonlySet<string> = new Set();
-	private errorMessage?: string;
+	private errorMessage?: string | undefined;
 
 	constructor(options: AgentOptions = {}) {
 		const initial = options.initialState ?? {};
 		this.systemPrompt = initial.systemPrompt ?? "";
 		this.model = initial.model ?? defaultModel();
 		this.thinkingLevel = initial.thinkingLevel ?? "off";
+		if (initial.tools) assertValidTools(initial.tools);
 		this.tools = initial.tools ? [...initial.tools] : [];
 		this.messages = initial.messages ? [...initial.messages] : [];
 		const defaults = defaultLoopConfig();
@@ -162,15 +165,16 @@ export class Agent {
 		this.toolTimeoutMs = options.toolTimeoutMs ?? defaults.toolTimeoutMs;
 		this.compaction = options.compaction;
 
-		this.actor = createActor(agentMachine, {
+		const actor: Actor<typeof agentMachine> = createActor(agentMachine, {
 			input: {
 				steeringMode: options.steeringMode ?? "one-at-a-time",
 				followUpMode: options.followUpMode ?? "one-at-a-time",
 				awaitDelivery: true,
 			},
 		});
-		this.actor.on("*", (event) => this.enqueue(event));
-		this.actor.start();
+		actor.on("*", (event) => this.enqueue(event));
+		this.actor = actor;
+		actor.start();
 	}
 
 	/**
@@ -223,6 +227,7 @@ export class Agent {
 				return agent.tools;
 			},
 			set tools(value: AnyAgentTool[]) {
+				assertValidTools(value);
 				agent.tools = [...value];
 			},
 			get messages() {

@@ -1,6 +1,17 @@
 export * from "./types/index.js";
 export { Agent, type AgentOptions, type AgentListener } from "./agent.js";
-export { agentMachine } from "./machines/agent-machine.js";
+export type { AgentActor, AgentMachineEmittedOf, AgentMachineSnapshot, AgentStateValue } from "./machines/agent-actor.js";
+export type {
+	ActorInspectionEvent,
+	ActorSystemLike,
+	EventObjectLike,
+	InspectableActorRef,
+	InspectedActorLike,
+	StateMachineLike,
+	StateNodeLike,
+	SubscriptionLike,
+	TransitionDefinitionLike,
+} from "./types/actor-shapes.js";
 export type {
 	AgentLoopConfig,
 	AgentMachineCommand,
@@ -36,9 +47,25 @@ export {
 	type ScriptedReplyFactory,
 } from "./providers/scripted.js";
 export { validateToolArguments } from "./tools/validate-arguments.js";
+export { assertValidTools, toolSchemaIssues } from "./tools/tool-schema.js";
 export { streamAnthropic } from "./providers/anthropic.js";
 export { anthropicModels, calculateCost, getModel, getModels } from "./providers/models.js";
 export { getOverflowPatterns, isContextOverflow } from "./providers/overflow.js";
 export { estimateContextTokens, estimateMessageTokens } from "./compaction/estimate.js";
 export { planCompaction, type CompactionPlan } from "./compaction/cut-point.js";
 export { serializeConversation, summarizeWithModel } from "./compaction/summarize.js";
+// OpenAI-compatible provider
+export { streamOpenAICompletions } from "./providers/openai-completions.js";
+export { createOpenAICompatibleModel, type OpenAICompatibleModelOptions } from "./providers/openai-models.js";
+export {
+	detectOpenAICompatibleServer,
+	isLocalBaseUrl,
+	openAICompatibleServers,
+	resolveOpenAICompat,
+	type OpenAICompatibleServer,
+	type OpenAICompletionsCompat,
+	type OpenAIThinkingFormat,
+	type OpenAIToolCallIdFormat,
+	type ResolvedOpenAICompat,
+} from "./providers/openai-compat.js";
+export type { OpenAICompletionsOptions, OpenAIToolChoice } from "./providers/openai-options.js";

@@ -80,7 +80,7 @@ async function main(): Promise<void> {
 						const leaf = record.activeIds[record.activeIds.length - 1];
 						page.activeState = leaf;
 						if (leaf && page.visited[page.visited.length - 1] !== leaf) page.visited.push(leaf);
-						document.body.dataset.activeState = leaf ?? "";
+						document.body.dataset["activeState"] = leaf ?? "";
 						stateLabel.textContent = leaf ? leaf.replace(`${chart.graph.rootId}.`, "") : "–";
 					}
 					if (isAgentSummary(record.snapshot.context)) {
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
 	};
 
 	if (chart.mode === "live") {
-		document.body.dataset.mode = "live";
+		document.body.dataset["mode"] = "live";
 		const connect = () => {
 			const socket = new WebSocket(`ws://${location.host}/api/live`);
 			socket.addEventListener("open", () => {
@@ -137,7 +137,7 @@ async function main(): Promise<void> {
 		return;
 	}
 
-	document.body.dataset.mode = "replay";
+	document.body.dataset["mode"] = "replay";
 	const records = (await (await fetch("/api/recording")).json()) as InspectionRecord[];
 	startReplay(records, apply, reset, actors, status);
 }

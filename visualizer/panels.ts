@@ -38,8 +38,8 @@ export class ActorsPanel {
 
 	addActor(record: Extract<InspectionRecord, { type: "@xstate.actor" }>): void {
 		const row = element("li", "actor");
-		row.dataset.actorId = record.actorId;
-		row.dataset.sessionId = record.sessionId;
+		row.dataset["actorId"] = record.actorId;
+		row.dataset["sessionId"] = record.sessionId;
 		const entry: ActorRow = { sessionId: record.sessionId, actorId: record.actorId, startedAt: record.t, status: record.snapshot.status, row };
 		if (record.src) entry.src = record.src;
 		this.rows.set(record.sessionId, entry);
@@ -86,7 +86,7 @@ export class ActorsPanel {
 		while (this.list.children.length > 60) {
 			const last = this.list.lastElementChild as HTMLElement | null;
 			if (!last) break;
-			this.rows.delete(last.dataset.sessionId ?? "");
+			this.rows.delete(last.dataset["sessionId"] ?? "");
 			last.remove();
 		}
 	}
@@ -94,7 +94,7 @@ export class ActorsPanel {
 	private render(entry: ActorRow): void {
 		const { row } = entry;
 		const status = entry.tool && entry.status === "active" ? entry.tool.status : entry.status;
-		row.dataset.status = entry.status;
+		row.dataset["status"] = entry.status;
 		row.className = `actor ${entry.actorId.startsWith("tool:") ? "tool" : entry.actorId} status-${status}${entry.tool?.isError ? " error" : ""}`;
 		const end = entry.endedAt ?? Math.max(this.now, entry.startedAt);
 		const label = entry.tool ? `${entry.actorId} · ${entry.tool.name}` : entry.actorId;
@@ -123,7 +123,7 @@ export class QueuesPanel {
 		this.table.replaceChildren(
 			...rows.map(([key, name, value]) => {
 				const row = element("tr");
-				row.dataset.key = key;
+				row.dataset["key"] = key;
 				row.append(element("th", undefined, name), element("td", undefined, value));
 				return row;
 			}),
@@ -150,7 +150,7 @@ export class EventLog {
 			this.follow = list.scrollTop + list.clientHeight >= list.scrollHeight - 24;
 		});
 		for (const input of Array.from(filters.querySelectorAll<HTMLInputElement>("input[type=checkbox][data-category]"))) {
-			const category = input.dataset.category as LogCategory;
+			const category = input.dataset["category"] as LogCategory;
 			if (!input.checked) this.hidden.add(category);
 			input.addEventListener("change", () => {
 				if (input.checked) this.hidden.delete(category);
@@ -169,8 +169,8 @@ export class EventLog {
 		if (!entry) return;
 		this.firstT ??= record.t;
 		const row = element("li", `row ${entry.category}`);
-		row.dataset.category = entry.category;
-		row.dataset.type = entry.type;
+		row.dataset["category"] = entry.category;
+		row.dataset["type"] = entry.type;
 		row.append(
 			element("span", "seq", String(record.seq)),
 			element("span", "time", `+${((record.t - this.firstT) / 1000).toFixed(3)}`),
@@ -198,7 +198,7 @@ export class EventLog {
 	}
 
 	private visible(row: HTMLElement): boolean {
-		if (this.hidden.has(row.dataset.category as LogCategory)) return false;
+		if (this.hidden.has(row.dataset["category"] as LogCategory)) return false;
 		return this.text === "" || (row.textContent ?? "").toLowerCase().includes(this.text);
 	}
 
@@ -214,7 +214,7 @@ export class EventLog {
 			case "@xstate.event": {
 				const { type, ...rest } = record.event;
 				if (type.startsWith("xstate.init") || type === "xstate.promise.resolve") return undefined;
-				const inner = (rest.event as { type?: string } | undefined)?.type;
+				const inner = (rest["event"] as { type?: string } | undefined)?.type;
 				const category: LogCategory = type === "stream.event" && inner !== "start" ? "delta" : "received";
 				return { category, who: `${describeSession(record.sourceId)} → ${describeSession(record.sessionId)}`, type, detail: JSON.stringify(rest) };
 			}

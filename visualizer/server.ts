@@ -14,9 +14,9 @@ import { attachVisualizer, startVisualizerServer } from "../src/inspect/visualiz
 
 /** Command-line options of `npm run visualize`. */
 export interface VisualizeArgs {
-	replay?: string;
-	record?: string;
-	port?: number;
+	replay?: string | undefined;
+	record?: string | undefined;
+	port?: number | undefined;
 }
 
 /**

@@ -20,9 +20,9 @@ export interface CompactionActorInput {
 	streamFn: StreamFn;
 	convertToLlm: ConvertToLlm;
 	streamOptions: SimpleStreamOptions;
-	instructions?: string;
+	instructions?: string | undefined;
 	/** The run's signal (the actor's own signal also aborts when the machine stops it). */
-	signal?: AbortSignal;
+	signal?: AbortSignal | undefined;
 }
 
 /** The new transcript and what happened. */

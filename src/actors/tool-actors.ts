@@ -33,7 +33,7 @@ export interface PreflightInput {
 	toolCall: AgentToolCall;
 	assistantMessage: AssistantMessage;
 	context: AgentContext;
-	beforeToolCall?: BeforeToolCallHook;
+	beforeToolCall?: BeforeToolCallHook | undefined;
 	signal: AbortSignal;
 }
 
@@ -89,12 +89,12 @@ export interface ToolActorInput {
 	/** Undefined only when `preflight` is given (the lookup then reports "not found"). */
 	tool: AnyAgentTool | undefined;
 	/** Streaming tool execution: preflight this call first, inside the actor. */
-	preflight?: Omit<PreflightInput, "signal">;
+	preflight?: Omit<PreflightInput, "signal"> | undefined;
 	toolCall: AgentToolCall;
 	args: unknown;
 	assistantMessage: AssistantMessage;
 	context: AgentContext;
-	afterToolCall?: AfterToolCallHook;
+	afterToolCall?: AfterToolCallHook | undefined;
 	/** Aborted by the run, a timeout, or a failing sibling. */
 	signal: AbortSignal;
 }

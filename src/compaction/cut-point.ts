@@ -4,7 +4,7 @@ import { estimateMessageTokens } from "./estimate.js";
 /** How a transcript splits for compaction. */
 export interface CompactionPlan {
 	/** An earlier compaction summary at the start of the transcript, absorbed into the new one. */
-	previousSummary?: string;
+	previousSummary?: string | undefined;
 	/** Whole turns to summarise. */
 	history: AgentMessage[];
 	/** When the cut falls inside a turn: that turn's messages before the cut. */

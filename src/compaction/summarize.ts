@@ -136,7 +136,7 @@ async function callModel(options: ModelSummarizerOptions, prompt: string, maxTok
  * const summary = await summarizeWithModel({ history, turnPrefix: [] }, { streamFn, model, convertToLlm, reserveTokens: 16384, streamOptions: {}, signal });
  */
 export async function summarizeWithModel(
-	input: { history: AgentMessage[]; turnPrefix: AgentMessage[]; previousSummary?: string; instructions?: string },
+	input: { history: AgentMessage[]; turnPrefix: AgentMessage[]; previousSummary?: string | undefined; instructions?: string | undefined },
 	options: ModelSummarizerOptions,
 ): Promise<string> {
 	const parts: string[] = [];

@@ -33,7 +33,7 @@ export function selectDemoModel(
 	argv: readonly string[],
 	env: Readonly<Record<string, string | undefined>>,
 ): DemoModelChoice {
-	const apiKey = env.ANTHROPIC_API_KEY?.trim();
+	const apiKey = env["ANTHROPIC_API_KEY"]?.trim();
 	if (!apiKey) return { kind: "scripted" };
 	return { kind: "anthropic", model: getModel("anthropic", modelFlag(argv) ?? defaultDemoModelId), apiKey };
 }

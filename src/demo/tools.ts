@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type } from "typebox";
 import type { AgentTool } from "../types/agent.js";
 
 const cityParams = Type.Object({ city: Type.String({ description: "City name" }) });

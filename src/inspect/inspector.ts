@@ -1,17 +1,17 @@
-import type { AnyActorRef, InspectionEvent, Subscription } from "xstate";
+import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
 import { type InspectionRecord, STATELY_PROTOCOL_VERSION, toRecord } from "./records.js";
 import { RingBuffer } from "./ring-buffer.js";
 
 /** Options of {@link createAgentInspector}. */
 export interface AgentInspectorOptions {
 	/** Raw events held between flushes; a burst beyond this drops the oldest (default 20000). */
-	capacity?: number;
+	capacity?: number | undefined;
 	/** Records kept for late subscribers (the visualizer page opened mid-run; default 5000). */
-	historySize?: number;
+	historySize?: number | undefined;
 	/** Clock in epoch milliseconds (default `Date.now`); tests pass a fake one. */
-	now?: () => number;
+	now?: (() => number) | undefined;
 	/** Flush scheduling (default `setImmediate`); tests can flush by hand with `flush()`. */
-	schedule?: (flush: () => void) => void;
+	schedule?: ((flush: () => void) => void) | undefined;
 }
 
 /** Receives records in batches, in `seq` order, after each flush. */
@@ -38,13 +38,13 @@ export interface AgentInspector {
 	 * The observer for XState: `createActor(machine, { inspect: inspector.inspect })`, or
 	 * `actor.system.inspect(inspector.inspect)`.
 	 */
-	readonly inspect: (event: InspectionEvent) => void;
+	readonly inspect: (event: ActorInspectionEvent) => void;
 	/**
 	 * Inspects an actor that is already running (the `Agent` facade starts its actor in its
 	 * constructor): registers with its system and records the actor tree as it is now, so a
 	 * viewer can draw it before the next event. Returns a function that detaches.
 	 */
-	attach(actor: AnyActorRef): () => void;
+	attach(actor: InspectableActorRef): () => void;
 	/** Listens for records; returns the unsubscribe function. */
 	subscribe(listener: InspectionListener): () => void;
 	/** The most recent records (up to `historySize`), oldest first. */
@@ -57,7 +57,7 @@ export interface AgentInspector {
 interface Pending {
 	seq: number;
 	t: number;
-	event: InspectionEvent;
+	event: ActorInspectionEvent;
 }
 
 /**
@@ -125,9 +125,9 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		}
 	};
 
-	const inspect = (event: InspectionEvent): void => {
+	const inspect = (event: ActorInspectionEvent): void => {
 		// Only emit actions are kept: the rest (assign is not even reported) would be noise.
-		if (event.type === "@xstate.action" && event.action.type !== "xstate.emit") return;
+		if (event.type === "@xstate.action" && event.action?.type !== "xstate.emit") return;
 		stats.seen++;
 		pending.push({ seq: ++seq, t: now(), event });
 		if (!flushScheduled) {
@@ -136,9 +136,9 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		}
 	};
 
-	const announce = (actor: AnyActorRef, rootId: string): void => {
+	const announce = (actor: InspectableActorRef, rootId: string): void => {
 		inspect({ type: "@xstate.actor", actorRef: actor, rootId });
-		const snapshot = actor.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> };
+		const snapshot = actor.getSnapshot() as { children?: Record<string, InspectableActorRef | undefined> };
 		inspect({
 			type: "@xstate.snapshot",
 			actorRef: actor,
@@ -152,9 +152,9 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	return {
 		inspect,
 		attach(actor) {
-			const subscription: Subscription = actor.system.inspect(inspect);
+			const subscription = actor.system.inspect(inspect);
 			// XState stamps rootId with the system's root; walk up to match it for our synthetic events.
-			let root = actor as AnyActorRef & { _parent?: AnyActorRef };
+			let root = actor;
 			while (root._parent) root = root._parent;
 			announce(actor, root.sessionId);
 			return () => subscription.unsubscribe();

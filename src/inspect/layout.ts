@@ -23,7 +23,7 @@ export interface LaidOutState {
 	internalEdgeIds: string[];
 	/** Invoked actors (`stream`, `preflight`). */
 	invokes: string[];
-	description?: string;
+	description?: string | undefined;
 }
 
 /** One label line of a drawn transition and the graph edge it stands for. */

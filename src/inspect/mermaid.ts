@@ -1,4 +1,4 @@
-import type { AnyStateMachine } from "xstate";
+import type { StateMachineLike } from "../types/actor-shapes.js";
 import { type StatechartEdge, type StatechartGraph, type StatechartNode, toStatechartGraph } from "./statechart-graph.js";
 
 /** Markers around the generated diagram in a Markdown file. */
@@ -83,14 +83,14 @@ function drawableTransitions(graph: StatechartGraph, byId: Map<string, Statechar
  * Deterministic, so it can be checked into a README and compared in tests.
  *
  * @example
- * import { agentMachine } from "agentchart";
+ * import { agentMachine } from "agentchart/machine";
  * console.log(toMermaid(agentMachine));
  * // stateDiagram-v2
  * //   [*] --> idle
  * //   idle --> running : prompt
  * //   ...
  */
-export function toMermaid(machineOrGraph: AnyStateMachine | StatechartGraph): string {
+export function toMermaid(machineOrGraph: StateMachineLike | StatechartGraph): string {
 	const graph = "nodes" in machineOrGraph ? machineOrGraph : toStatechartGraph(machineOrGraph);
 	const byId = new Map(graph.nodes.map((node) => [node.id, node]));
 	const transitionsByBlock = new Map<string, DiagramLine[]>();

@@ -1,4 +1,4 @@
-import type { AnyActorRef, InspectionEvent } from "xstate";
+import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
 import { type AgentContextSummary, type PreviewJson, previewValue, summarizeContext, summarizeEvent } from "./summarize.js";
 
 /**
@@ -28,12 +28,12 @@ export type ActorStatus = "active" | "done" | "error" | "stopped";
 /** A summarised snapshot: value and status exactly, the context summarised. */
 export interface SnapshotSummary {
 	status: ActorStatus;
-	value?: PreviewJson;
-	context?: AgentContextSummary | PreviewJson;
+	value?: PreviewJson | undefined;
+	context?: AgentContextSummary | PreviewJson | undefined;
 	/** Child actor ids (`stream`, `tool:call_1`). */
-	children?: string[];
-	output?: PreviewJson;
-	error?: PreviewJson;
+	children?: string[] | undefined;
+	output?: PreviewJson | undefined;
+	error?: PreviewJson | undefined;
 }
 
 /** An actor was created (or found running when the inspector attached). */
@@ -43,18 +43,18 @@ export interface ActorRecord extends RecordBase {
 	name: string;
 	/** The actor's id in its parent (`stream`, `tool:call_1`). */
 	actorId: string;
-	parentId?: string;
+	parentId?: string | undefined;
 	/** The implementation's name in `setup({ actors })`, when known. */
-	src?: string;
+	src?: string | undefined;
 	/** `JSON.stringify` of a machine's config, once per actor (what Stately draws). */
-	definition?: string;
+	definition?: string | undefined;
 	snapshot: SnapshotSummary;
 }
 
 /** An event was delivered to an actor. */
 export interface EventRecord extends RecordBase {
 	type: "@xstate.event";
-	sourceId?: string;
+	sourceId?: string | undefined;
 	event: { type: string; [key: string]: PreviewJson };
 }
 
@@ -64,7 +64,7 @@ export interface SnapshotRecord extends RecordBase {
 	event: { type: string };
 	snapshot: SnapshotSummary;
 	/** Ids of the active state nodes, root first (machines only). */
-	activeIds?: string[];
+	activeIds?: string[] | undefined;
 }
 
 /** One transition the machine took. `edgeId` matches {@link StatechartEdge.id}. */
@@ -98,18 +98,11 @@ export interface DroppedRecord extends RecordBase {
 export type InspectionRecord = ActorRecord | EventRecord | SnapshotRecord | MicrostepRecord | EmittedRecord | DroppedRecord;
 
 /** The parts of an actor ref that inspection reads; XState's public type hides `_parent` and `src`. */
-interface InspectableActor {
-	id: string;
-	sessionId: string;
-	_parent?: { sessionId: string };
-	src?: unknown;
-	logic?: { config?: unknown };
-}
 
 /** Transition definitions as microsteps carry them. */
 interface TransitionLike {
 	source: { id: string; transitions: Map<string, unknown[]>; always?: unknown[] };
-	target?: readonly { id: string }[];
+	target?: readonly { id: string }[] | undefined;
 	eventType: string;
 }
 
@@ -121,8 +114,8 @@ function definitionReplacer(_key: string, value: unknown): unknown {
 	return value;
 }
 
-function definitionOf(actor: InspectableActor): string | undefined {
-	const config = actor.logic?.config;
+function definitionOf(actor: InspectableActorRef): string | undefined {
+	const config = (actor.logic as { config?: unknown } | undefined)?.config;
 	if (!config || typeof config !== "object") return undefined;
 	if (definitions.has(config)) return definitions.get(config);
 	let text: string | undefined;
@@ -135,8 +128,8 @@ function definitionOf(actor: InspectableActor): string | undefined {
 	return text;
 }
 
-function machineId(actor: InspectableActor): string | undefined {
-	const config = actor.logic?.config as { id?: unknown } | undefined;
+function machineId(actor: InspectableActorRef): string | undefined {
+	const config = (actor.logic as { config?: { id?: unknown } } | undefined)?.config;
 	return typeof config?.id === "string" ? config.id : undefined;
 }
 
@@ -150,12 +143,12 @@ function machineId(actor: InspectableActor): string | undefined {
  */
 export function summarizeSnapshot(snapshot: unknown): SnapshotSummary {
 	const source = (snapshot ?? {}) as {
-		status?: ActorStatus;
-		value?: unknown;
-		context?: unknown;
-		children?: Record<string, unknown>;
-		output?: unknown;
-		error?: unknown;
+		status?: ActorStatus | undefined;
+		value?: unknown | undefined;
+		context?: unknown | undefined;
+		children?: Record<string, unknown> | undefined;
+		output?: unknown | undefined;
+		error?: unknown | undefined;
 	};
 	const summary: SnapshotSummary = { status: source.status ?? "active" };
 	if (source.value !== undefined) summary.value = previewValue(source.value, { depth: 6 });
@@ -182,8 +175,8 @@ function edgeIdOf(transition: TransitionLike): string {
  * @example
  * const record = toRecord(inspectionEvent, 1, Date.now());
  */
-export function toRecord(event: InspectionEvent, seq: number, t: number): InspectionRecord | undefined {
-	const actor = event.actorRef as AnyActorRef & InspectableActor;
+export function toRecord(event: ActorInspectionEvent, seq: number, t: number): InspectionRecord | undefined {
+	const actor = event.actorRef as InspectableActorRef;
 	const base: RecordBase = {
 		seq,
 		t,
@@ -193,6 +186,7 @@ export function toRecord(event: InspectionEvent, seq: number, t: number): Inspec
 		id: null,
 		_version: STATELY_PROTOCOL_VERSION,
 	};
+	const cause = { type: event.event?.type ?? "" };
 	switch (event.type) {
 		case "@xstate.actor": {
 			const record: ActorRecord = {
@@ -209,6 +203,7 @@ export function toRecord(event: InspectionEvent, seq: number, t: number): Inspec
 			return record;
 		}
 		case "@xstate.event": {
+			if (!event.event) return undefined;
 			const record: EventRecord = { ...base, type: "@xstate.event", event: summarizeEvent(event.event) };
 			if (event.sourceRef) record.sourceId = event.sourceRef.sessionId;
 			return record;
@@ -217,7 +212,7 @@ export function toRecord(event: InspectionEvent, seq: number, t: number): Inspec
 			const record: SnapshotRecord = {
 				...base,
 				type: "@xstate.snapshot",
-				event: { type: event.event.type },
+				event: cause,
 				snapshot: summarizeSnapshot(event.snapshot),
 			};
 			const nodes = (event.snapshot as { _nodes?: { id: string }[] })._nodes;
@@ -225,16 +220,16 @@ export function toRecord(event: InspectionEvent, seq: number, t: number): Inspec
 			return record;
 		}
 		case "@xstate.microstep": {
-			const transitions = (event._transitions as unknown as TransitionLike[]).map((transition) => ({
+			const transitions = ((event._transitions ?? []) as TransitionLike[]).map((transition) => ({
 				edgeId: edgeIdOf(transition),
 				sourceId: transition.source.id,
 				targetIds: (transition.target ?? []).map((target) => target.id),
 				eventType: transition.eventType,
 			}));
-			return { ...base, type: "@xstate.microstep", event: { type: event.event.type }, transitions };
+			return { ...base, type: "@xstate.microstep", event: cause, transitions };
 		}
 		case "@xstate.action": {
-			if (event.action.type !== "xstate.emit") return undefined;
+			if (event.action?.type !== "xstate.emit") return undefined;
 			const emitted = (event.action.params as { event?: { type: string } } | undefined)?.event;
 			if (!emitted || typeof emitted.type !== "string") return undefined;
 			return { ...base, type: "@agentchart.emitted", event: summarizeEvent(emitted) };

@@ -1,6 +1,5 @@
 import { createWriteStream } from "node:fs";
 import { readFile } from "node:fs/promises";
-import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import type { AgentInspector } from "./inspector.js";
 import type { ActorStatus, InspectionRecord, SnapshotSummary } from "./records.js";
 
@@ -80,17 +79,39 @@ export interface StatelyInspectorLike {
 	adapter: { send(event: StatelyWireEvent): void };
 }
 
-/** A message of the `@statelyai/inspect` wire protocol (that package's own type). */
-export type StatelyWireEvent = StatelyInspectionEvent;
+/** Fields every message of the `@statelyai/inspect` wire protocol carries. */
+interface StatelyWireCommon {
+	rootId: string | undefined;
+	sessionId: string;
+	createdAt: string;
+	id: string;
+	_version: string;
+}
+
+/**
+ * A message of the `@statelyai/inspect` wire protocol, written out here (the shape of that
+ * package's `StatelyInspectionEvent`) so that our published types do not depend on it: it is
+ * needed only by users who forward to Stately, and they install it themselves.
+ */
+export type StatelyWireEvent =
+	| (StatelyWireCommon & {
+			type: "@xstate.actor";
+			name: string;
+			snapshot: { status?: ActorStatus; context?: unknown; value?: unknown; output?: unknown };
+			definition: string | undefined;
+			parentId: string | undefined;
+	  })
+	| (StatelyWireCommon & { type: "@xstate.event"; event: { type: string }; sourceId: string | undefined })
+	| (StatelyWireCommon & { type: "@xstate.snapshot"; event: { type: string }; snapshot: { status?: ActorStatus; context?: unknown; value?: unknown; output?: unknown } });
 
 /** A snapshot as Stately's viewer reads it: children as `{ id: { id } }`. */
 interface StatelySnapshot {
 	status: ActorStatus;
-	value?: unknown;
-	context?: unknown;
+	value?: unknown | undefined;
+	context?: unknown | undefined;
 	children: Record<string, { id: string; xstate$$type: 1 }>;
-	output?: unknown;
-	error?: unknown;
+	output?: unknown | undefined;
+	error?: unknown | undefined;
 }
 
 function toStatelySnapshot(snapshot: SnapshotSummary): StatelySnapshot {
@@ -129,7 +150,7 @@ export function toStatelyEvent(record: InspectionRecord): StatelyWireEvent | und
 				...common,
 				type: "@xstate.snapshot",
 				event: record.event,
-				snapshot: toStatelySnapshot(record.snapshot) as unknown as Extract<StatelyWireEvent, { type: "@xstate.snapshot" }>["snapshot"],
+				snapshot: toStatelySnapshot(record.snapshot),
 			};
 		default:
 			return undefined;

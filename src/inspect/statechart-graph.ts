@@ -1,4 +1,4 @@
-import type { AnyStateMachine, AnyStateNode } from "xstate";
+import type { StateMachineLike, StateNodeLike, TransitionDefinitionLike } from "../types/actor-shapes.js";
 
 /** The kind of a state node, as XState names it. */
 export type StatechartNodeType = "atomic" | "compound" | "parallel" | "final" | "history";
@@ -10,11 +10,11 @@ export interface StatechartNode {
 	/** Its key in the parent, e.g. `streaming`. */
 	key: string;
 	/** Id of the parent state; undefined for the root. */
-	parentId?: string;
+	parentId?: string | undefined;
 	type: StatechartNodeType;
 	/** Id of the initial child of a compound state. */
-	initialId?: string;
-	description?: string;
+	initialId?: string | undefined;
+	description?: string | undefined;
 	/** Actors invoked while in this state (`{ id, src }`). */
 	invokes: { id: string; src: string }[];
 	/** Ids of the child states, in definition order. */
@@ -31,12 +31,12 @@ export interface StatechartEdge {
 	/** Unique and stable: `<sourceId>:<eventType or "always">:<index>`. */
 	id: string;
 	sourceId: string;
-	targetId?: string;
+	targetId?: string | undefined;
 	/** The event type; `""` for eventless (`always`) transitions. */
 	eventType: string;
 	kind: StatechartEdgeKind;
 	/** The guard, readable: `eventsDelivered && runAborted`. */
-	guard?: string;
+	guard?: string | undefined;
 	/** What a diagram prints: the event type, or `[guard]` for eventless transitions. */
 	label: string;
 }
@@ -100,17 +100,17 @@ function srcName(src: unknown): string {
  * target), which is most of an agent loop's control flow.
  *
  * @example
- * import { agentMachine } from "agentchart";
+ * import { agentMachine } from "agentchart/machine";
  * const graph = toStatechartGraph(agentMachine);
  * graph.nodes.map((node) => node.id); // ["agent", "agent.idle", "agent.running", ...]
  */
-export function toStatechartGraph(machine: AnyStateMachine): StatechartGraph {
+export function toStatechartGraph(machine: StateMachineLike): StatechartGraph {
 	const nodes: StatechartNode[] = [];
 	const edges: StatechartEdge[] = [];
 
-	const visit = (stateNode: AnyStateNode, depth: number): void => {
-		const children = Object.values(stateNode.states) as AnyStateNode[];
-		const initial = stateNode.initial?.target?.[0] as AnyStateNode | undefined;
+	const visit = (stateNode: StateNodeLike, depth: number): void => {
+		const children = Object.values(stateNode.states);
+		const initial = stateNode.initial?.target?.[0];
 		const node: StatechartNode = {
 			id: stateNode.id,
 			key: stateNode.key,
@@ -124,7 +124,7 @@ export function toStatechartGraph(machine: AnyStateMachine): StatechartGraph {
 		if (stateNode.description) node.description = stateNode.description;
 		nodes.push(node);
 
-		const addEdge = (eventType: string, transition: { target?: readonly AnyStateNode[] | undefined; guard?: unknown }, index: number) => {
+		const addEdge = (eventType: string, transition: TransitionDefinitionLike, index: number) => {
 			const kind = kindOf(eventType);
 			const guard = describeGuard(transition.guard as GuardReference);
 			const targets = transition.target ?? [];

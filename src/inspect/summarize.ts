@@ -81,8 +81,8 @@ export interface ToolCallSummary {
 	/** queued, preparing, prepared, running, settled. */
 	status: string;
 	/** Epoch ms when execution started. */
-	startedAt?: number;
-	isError?: boolean;
+	startedAt?: number | undefined;
+	isError?: boolean | undefined;
 }
 
 /** The agent machine's context, summarised: counts, ids, queue lengths, the tool calls. */
@@ -91,20 +91,20 @@ export interface AgentContextSummary {
 	messages: number;
 	steeringQueue: number;
 	followUpQueue: number;
-	steeringMode?: string;
-	followUpMode?: string;
+	steeringMode?: string | undefined;
+	followUpMode?: string | undefined;
 	tools: number;
-	model?: string;
+	model?: string | undefined;
 	run?: {
-		turn?: number;
-		attempt?: number;
-		aborted?: boolean;
-		newMessages?: number;
+		turn?: number | undefined;
+		attempt?: number | undefined;
+		aborted?: boolean | undefined;
+		newMessages?: number | undefined;
 		/** True while an assistant message is streaming. */
 		streaming: boolean;
 		/** Tool calls of the current batch. */
 		toolCalls: ToolCallSummary[];
-		compactionReason?: string;
+		compactionReason?: string | undefined;
 	};
 }
 
@@ -112,23 +112,23 @@ interface AgentLikeContext {
 	messages: unknown[];
 	steeringQueue: unknown[];
 	followUpQueue: unknown[];
-	steeringMode?: string;
-	followUpMode?: string;
-	tools?: unknown[];
-	model?: { id?: string };
+	steeringMode?: string | undefined;
+	followUpMode?: string | undefined;
+	tools?: unknown[] | undefined;
+	model?: { id?: string } | undefined;
 	run?: {
-		turn?: number;
-		attempt?: number;
-		aborted?: boolean;
-		newMessages?: unknown[];
-		partial?: unknown;
-		compactionReason?: string;
+		turn?: number | undefined;
+		attempt?: number | undefined;
+		aborted?: boolean | undefined;
+		newMessages?: unknown[] | undefined;
+		partial?: unknown | undefined;
+		compactionReason?: string | undefined;
 		batch?: {
 			calls?: {
 				toolCall: { id: string; name: string };
 				status: string;
-				startedAt?: number;
-				outcome?: { isError?: boolean };
+				startedAt?: number | undefined;
+				outcome?: { isError?: boolean } | undefined;
 			}[];
 		};
 	};

@@ -1,8 +1,9 @@
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import type { AnyActorRef, AnyStateMachine } from "xstate";
+import type { InspectableActorRef, StateMachineLike } from "../types/actor-shapes.js";
 import { WebSocketServer, type WebSocket } from "ws";
 import { agentMachine } from "../machines/agent-machine.js";
 import { type AgentInspector, createAgentInspector } from "./inspector.js";
@@ -11,8 +12,19 @@ import type { InspectionRecord } from "./records.js";
 import { type Recording, recordToNdjson } from "./sinks.js";
 import { toStatechartGraph } from "./statechart-graph.js";
 
-/** Where the page's files live: `visualizer/` at the repository root. */
-const VISUALIZER_DIR = fileURLToPath(new URL("../../visualizer/", import.meta.url));
+/**
+ * Where the prebuilt page lives: `dist/visualizer/` (made by `npm run build` from the
+ * repository's `visualizer/`). Installed, this module is `dist/inspect/`, so the page is one
+ * level up; run from the sources (`src/inspect/`), it is in the repository's `dist/`.
+ */
+function pageDirectory(): string {
+	const candidates = [new URL("../visualizer/", import.meta.url), new URL("../../dist/visualizer/", import.meta.url)];
+	for (const candidate of candidates) {
+		const directory = fileURLToPath(candidate);
+		if (existsSync(`${directory}index.html`)) return directory;
+	}
+	throw new Error("agentchart: the visualizer page is not built (run `npm run build` in the agentchart repository)");
+}
 
 /** The only interface the server listens on: inspection data stays on this machine. */
 export const VISUALIZER_HOST = "127.0.0.1";
@@ -20,13 +32,13 @@ export const VISUALIZER_HOST = "127.0.0.1";
 /** Options of {@link startVisualizerServer}. */
 export interface VisualizerServerOptions {
 	/** TCP port; 0 (default) picks a free one. */
-	port?: number;
+	port?: number | undefined;
 	/** The machine to draw (default: the agent machine). */
-	machine?: AnyStateMachine;
+	machine?: StateMachineLike | undefined;
 	/** Live mode: stream this inspector's records to the page. */
-	inspector?: AgentInspector;
+	inspector?: AgentInspector | undefined;
 	/** Replay mode: these records, played back in the page with play/pause/step. */
-	replay?: InspectionRecord[];
+	replay?: InspectionRecord[] | undefined;
 }
 
 /** A running visualizer server. */
@@ -38,37 +50,13 @@ export interface VisualizerServer {
 	close(): Promise<void>;
 }
 
-let bundlePromise: Promise<string> | undefined;
-
-/**
- * The page's script, bundled from `visualizer/app.ts` by esbuild on first request and kept
- * in memory: no build step, and nothing is fetched from outside this server.
- */
-function appBundle(): Promise<string> {
-	bundlePromise ??= (async () => {
-		const { build } = await import("esbuild");
-		const result = await build({
-			entryPoints: [`${VISUALIZER_DIR}app.ts`],
-			bundle: true,
-			format: "esm",
-			platform: "browser",
-			target: "es2022",
-			write: false,
-			sourcemap: "inline",
-			logLevel: "silent",
-		});
-		return result.outputFiles[0]?.text ?? "";
-	})();
-	bundlePromise.catch(() => {
-		bundlePromise = undefined;
-	});
-	return bundlePromise;
-}
-
+/** The page's files; everything it loads comes from this server, nothing from elsewhere. */
 const STATIC_FILES: Record<string, { file: string; type: string }> = {
 	"/": { file: "index.html", type: "text/html; charset=utf-8" },
 	"/index.html": { file: "index.html", type: "text/html; charset=utf-8" },
 	"/style.css": { file: "style.css", type: "text/css; charset=utf-8" },
+	"/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
+	"/app.js.map": { file: "app.js.map", type: "application/json" },
 };
 
 function send(response: ServerResponse, status: number, type: string, body: string): void {
@@ -105,6 +93,7 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 		mode: options.replay ? "replay" : "live",
 	});
 	const recording = options.replay ? JSON.stringify(options.replay) : undefined;
+	const page = pageDirectory();
 	let port = 0;
 
 	const server = createServer((request, response) => {
@@ -112,8 +101,7 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 			if (!hostAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden host");
 			const path = new URL(request.url ?? "/", "http://localhost").pathname;
 			const file = STATIC_FILES[path];
-			if (file) return send(response, 200, file.type, await readFile(`${VISUALIZER_DIR}${file.file}`, "utf8"));
-			if (path === "/app.js") return send(response, 200, "text/javascript; charset=utf-8", await appBundle());
+			if (file) return send(response, 200, file.type, await readFile(`${page}${file.file}`, "utf8"));
 			if (path === "/api/chart") return send(response, 200, "application/json", chart);
 			if (path === "/api/recording" && recording) return send(response, 200, "application/json", recording);
 			send(response, 404, "text/plain", "Not found");
@@ -165,11 +153,11 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 /** Options of {@link attachVisualizer}. */
 export interface AttachVisualizerOptions {
 	/** TCP port on 127.0.0.1; 0 (default) picks a free one. */
-	port?: number;
+	port?: number | undefined;
 	/** Also record every record to this NDJSON file (replay it with `--replay`). */
-	record?: string;
+	record?: string | undefined;
 	/** Use this inspector instead of creating one. */
-	inspector?: AgentInspector;
+	inspector?: AgentInspector | undefined;
 }
 
 /** A visualizer attached to a running actor. */
@@ -191,7 +179,7 @@ export interface AttachedVisualizer {
  * await agent.prompt("What time is it?");
  * await visualizer.close();
  */
-export async function attachVisualizer(actor: AnyActorRef, options: AttachVisualizerOptions = {}): Promise<AttachedVisualizer> {
+export async function attachVisualizer(actor: InspectableActorRef, options: AttachVisualizerOptions = {}): Promise<AttachedVisualizer> {
 	const inspector = options.inspector ?? createAgentInspector();
 	const detach = inspector.attach(actor);
 	let recording: Recording | undefined;

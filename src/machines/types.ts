@@ -23,11 +23,11 @@ export interface CompactionSettings {
 	/** Compact automatically (threshold and overflow). */
 	enabled: boolean;
 	/** Tokens kept free below the context window; compaction starts when the context exceeds window − reserve. */
-	reserveTokens?: number;
+	reserveTokens?: number | undefined;
 	/** Tokens of recent conversation kept verbatim. */
-	keepRecentTokens?: number;
+	keepRecentTokens?: number | undefined;
 	/** Replaces the model call that writes the summary. */
-	summarize?: (request: SummarizeRequest) => Promise<string>;
+	summarize?: ((request: SummarizeRequest) => Promise<string>) | undefined;
 }
 
 /** What a custom summariser receives. */
@@ -37,9 +37,9 @@ export interface SummarizeRequest {
 	/** When the cut splits a turn: that turn's early part, summarised separately. */
 	turnPrefix: AgentMessage[];
 	/** The summary of an earlier compaction, for an iterative update. */
-	previousSummary?: string;
+	previousSummary?: string | undefined;
 	/** Extra instructions (manual compaction). */
-	instructions?: string;
+	instructions?: string | undefined;
 	/** Aborts with the run. */
 	signal: AbortSignal;
 }
@@ -51,13 +51,13 @@ export interface AgentLoopConfig {
 	/** Transcript entries → LLM messages, before each call. */
 	convertToLlm: ConvertToLlm;
 	/** Rewrites the transcript before each call. */
-	transformContext?: TransformContext;
+	transformContext?: TransformContext | undefined;
 	/** Resolves an API key per call. */
-	getApiKey?: GetApiKey;
+	getApiKey?: GetApiKey | undefined;
 	/** Runs before each tool call; may block it. */
-	beforeToolCall?: BeforeToolCallHook;
+	beforeToolCall?: BeforeToolCallHook | undefined;
 	/** Runs after each tool call; may override its result. */
-	afterToolCall?: AfterToolCallHook;
+	afterToolCall?: AfterToolCallHook | undefined;
 	/** parallel (default), sequential or streaming. */
 	toolExecution: ToolExecutionMode;
 	/** Default tool timeout in milliseconds; 0 disables (default 180000). */
@@ -67,7 +67,7 @@ export interface AgentLoopConfig {
 	/** Passed to every stream function call (sessionId, onPayload, transport, ...). */
 	streamOptions: Omit<SimpleStreamOptions, "signal" | "reasoning">;
 	/** Compaction; off when undefined. */
-	compaction?: CompactionSettings;
+	compaction?: CompactionSettings | undefined;
 }
 
 /** The transcript, tools and model a run works on. */
@@ -82,17 +82,17 @@ export interface AgentRunState {
 /** Input of the agent machine. Everything is optional. */
 export interface AgentMachineInput extends Partial<AgentRunState> {
 	/** Loop configuration; unset fields get defaults. */
-	config?: Partial<AgentLoopConfig>;
+	config?: Partial<AgentLoopConfig> | undefined;
 	/** Steering queue mode (default one-at-a-time). */
-	steeringMode?: QueueMode;
+	steeringMode?: QueueMode | undefined;
 	/** Follow-up queue mode (default one-at-a-time). */
-	followUpMode?: QueueMode;
+	followUpMode?: QueueMode | undefined;
 	/**
 	 * When true the machine waits at each decision point until the consumer acknowledges the
 	 * events emitted so far (`agentchart.barrier` → `delivered`). The Agent facade uses this
 	 * to make its awaited listeners hold the loop back, as pi's do. Default false.
 	 */
-	awaitDelivery?: boolean;
+	awaitDelivery?: boolean | undefined;
 }
 
 /** A tool result before it becomes a message. */
@@ -109,17 +109,17 @@ export interface ToolCallEntry {
 	toolCall: AgentToolCall;
 	status: ToolCallStatus;
 	/** Validated arguments (after preflight). */
-	args?: unknown;
+	args?: unknown | undefined;
 	/** The outcome, once settled. */
-	outcome?: FinalizedToolResult;
+	outcome?: FinalizedToolResult | undefined;
 	/** When execution started (ms since epoch), for UIs. */
-	startedAt?: number;
+	startedAt?: number | undefined;
 	/** True once `tool_execution_start` was emitted. */
 	started: boolean;
 	/** True once its tool result message was emitted. */
 	messageEmitted: boolean;
 	/** Abort controller of this call only (timeouts, sibling cancel). */
-	controller?: AbortController;
+	controller?: AbortController | undefined;
 }
 
 /** The tool calls of one assistant message. */
@@ -139,7 +139,7 @@ export interface RunContext {
 	/** True once the run was aborted. */
 	aborted: boolean;
 	/** Why the run failed outside the model (listener error), if it did. */
-	failure?: string;
+	failure?: string | undefined;
 	/** Messages this run added, for `agent_end`. */
 	newMessages: AgentMessage[];
 	/** 1-based turn counter. */
@@ -149,11 +149,11 @@ export interface RunContext {
 	/** `continue()` from an assistant tail with queued steering skips the first poll. */
 	skipInitialSteeringPoll: boolean;
 	/** The partial assistant message of the current call, once `start` streamed. */
-	partial?: AssistantMessage;
+	partial?: AssistantMessage | undefined;
 	/** The completed assistant message of the current turn. */
-	assistant?: AssistantMessage;
+	assistant?: AssistantMessage | undefined;
 	/** The tool calls of the current turn. */
-	batch?: ToolBatch;
+	batch?: ToolBatch | undefined;
 	/** True once this turn's turn_end was emitted. */
 	turnEnded: boolean;
 	/** The tool result messages of the current turn, in source order. */
@@ -161,11 +161,11 @@ export interface RunContext {
 	/** The overflow recovery (compact + retry) was used in this run. */
 	overflowRetried: boolean;
 	/** Set once a threshold compaction ran in this turn, so a still-large context cannot loop. */
-	compactedThisTurn?: boolean;
+	compactedThisTurn?: boolean | undefined;
 	/** Why the machine is compacting now. */
-	compactionReason?: CompactionReason;
+	compactionReason?: CompactionReason | undefined;
 	/** Instructions for a manual compaction. */
-	compactionInstructions?: string;
+	compactionInstructions?: string | undefined;
 }
 
 /** The agent machine's context. */
@@ -176,22 +176,22 @@ export interface AgentMachineContext extends AgentRunState {
 	steeringMode: QueueMode;
 	followUpMode: QueueMode;
 	/** The run in progress, if any. */
-	run?: RunContext;
+	run?: RunContext | undefined;
 	awaitDelivery: boolean;
 	/** Id of the last barrier emitted. */
 	barrier: number;
 	/** Id of the last barrier the consumer acknowledged. */
 	deliveredBarrier: number;
 	/** The last compaction's summary, for iterative updates. */
-	lastCompaction?: CompactionResult;
+	lastCompaction?: CompactionResult | undefined;
 }
 
 /** Overrides sent with `prompt`/`continue`: the Agent facade sends its state and options each run. */
 export interface RunOverrides {
-	state?: Partial<AgentRunState>;
-	config?: Partial<AgentLoopConfig>;
-	steeringMode?: QueueMode;
-	followUpMode?: QueueMode;
+	state?: Partial<AgentRunState> | undefined;
+	config?: Partial<AgentLoopConfig> | undefined;
+	steeringMode?: QueueMode | undefined;
+	followUpMode?: QueueMode | undefined;
 }
 
 /** Events the agent machine accepts from its user. */
@@ -206,7 +206,7 @@ export type AgentMachineCommand =
 	| { type: "dispose" }
 	| { type: "reset" }
 	| ({ type: "update" } & RunOverrides)
-	| { type: "compact"; instructions?: string }
+	| { type: "compact"; instructions?: string | undefined }
 	| { type: "delivered"; barrier: number }
 	| { type: "listener.error"; error: string };
 

@@ -34,8 +34,8 @@ export function missingApiKeyMessage(provider: string): string {
 }
 
 interface ErrorBody {
-	type?: unknown;
-	message?: unknown;
+	type?: unknown | undefined;
+	message?: unknown | undefined;
 }
 
 /** Finds `{type, message}` in an error body, which is either the envelope or the inner object. */

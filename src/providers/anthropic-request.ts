@@ -24,7 +24,7 @@ import type { Context, Model, SimpleStreamOptions, ThinkingBudgets, ThinkingLeve
 import { anthropicCompat } from "./models.js";
 
 /** Default thinking budgets in tokens, per level, for models that take a budget. */
-export const defaultThinkingBudgets: Required<ThinkingBudgets> = {
+export const defaultThinkingBudgets: { [Level in keyof ThinkingBudgets]-?: number } = {
 	minimal: 1024,
 	low: 2048,
 	medium: 8192,
@@ -39,8 +39,8 @@ const defaultMaxTokensCap = 32_000;
 /** The parts of the request that depend on the reasoning level. */
 export interface ThinkingSettings {
 	maxTokens: number;
-	thinking?: ThinkingConfigParam;
-	effort?: "low" | "medium" | "high" | "xhigh" | "max";
+	thinking?: ThinkingConfigParam | undefined;
+	effort?: "low" | "medium" | "high" | "xhigh" | "max" | undefined;
 }
 
 /**
@@ -332,7 +332,8 @@ export function buildAnthropicRequest(
 	if (settings.effort) body.output_config = { effort: settings.effort };
 	// options.temperature is deliberately not sent: API version 2026-10-21, which this SDK
 	// speaks, rejects temperature/top_p/top_k with a 400 on every model, even at default values.
-	const userId = typeof options.metadata?.user_id === "string" ? options.metadata.user_id : options.sessionId;
+	const metadataUserId = options.metadata?.["user_id"];
+	const userId = typeof metadataUserId === "string" ? metadataUserId : options.sessionId;
 	if (userId) body.metadata = { user_id: userId };
 	return body;
 }

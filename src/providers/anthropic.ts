@@ -33,7 +33,7 @@ interface OpenBlock {
 
 interface StopOutcome {
 	stopReason: StopReason;
-	errorMessage?: string;
+	errorMessage?: string | undefined;
 }
 
 function mapStopReason(reason: string): StopOutcome {
@@ -108,10 +108,10 @@ class AnthropicStreamReader {
 	}
 
 	private updateUsage(usage: {
-		input_tokens?: number | null;
-		output_tokens?: number | null;
-		cache_read_input_tokens?: number | null;
-		cache_creation_input_tokens?: number | null;
+		input_tokens?: number | null | undefined;
+		output_tokens?: number | null | undefined;
+		cache_read_input_tokens?: number | null | undefined;
+		cache_creation_input_tokens?: number | null | undefined;
 	}): void {
 		// message_delta repeats cumulative counts; a null means "unchanged", not zero.
 		const target = this.output.usage;
@@ -239,7 +239,7 @@ async function runAnthropicCall(
 	const output = createAssistantMessage(model);
 	const signal = options.signal;
 	try {
-		const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
+		const apiKey = options.apiKey ?? process.env["ANTHROPIC_API_KEY"];
 		if (!apiKey) throw new Error(missingApiKeyMessage("anthropic"));
 		const client = createAnthropicClient(model, apiKey, options);
 

@@ -18,8 +18,8 @@ import type { Model } from "../types/model.js";
  * - `xhighEffort`: the effort value sent for reasoning "xhigh" on adaptive models.
  */
 export interface AnthropicCompat {
-	thinking?: "budget" | "adaptive";
-	xhighEffort?: "high" | "xhigh" | "max";
+	thinking?: "budget" | "adaptive" | undefined;
+	xhighEffort?: "high" | "xhigh" | "max" | undefined;
 }
 
 /**
@@ -28,7 +28,7 @@ export interface AnthropicCompat {
  * @example
  * anthropicCompat(getModel("anthropic", "claude-opus-4-7")).thinking; // "adaptive"
  */
-export function anthropicCompat(model: Model): Required<AnthropicCompat> {
+export function anthropicCompat(model: Model): { [Key in keyof AnthropicCompat]-?: NonNullable<AnthropicCompat[Key]> } {
 	const compat = (model.compat ?? {}) as AnthropicCompat;
 	return {
 		thinking: compat.thinking ?? "budget",
@@ -44,7 +44,7 @@ interface CatalogueEntry {
 	contextWindow: number;
 	maxTokens: number;
 	cost: Model["cost"];
-	compat?: AnthropicCompat;
+	compat?: AnthropicCompat | undefined;
 }
 
 function claude(entry: CatalogueEntry): Model<"anthropic-messages"> {

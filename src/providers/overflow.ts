@@ -2,9 +2,10 @@
  * Recognising a context overflow, so the agent can compact and retry instead of failing.
  *
  * Providers report overflow in three ways: an error whose message says so (Anthropic: 400
- * "prompt is too long", 413 "request_too_large"), a successful reply whose reported input is
- * larger than the window (some gateways truncate silently), or a reply cut off by the length
- * limit with no output because the input filled the window.
+ * "prompt is too long", 413 "request_too_large"; each OpenAI-compatible server in its own
+ * words), a successful reply whose reported input is larger than the window (some gateways
+ * truncate silently), or a reply cut off by the length limit with no output because the input
+ * filled the window.
  */
 import type { AssistantMessage } from "../types/messages.js";
 
@@ -21,6 +22,17 @@ const overflowPatterns: readonly RegExp[] = [
 	/too many tokens/i,
 	/token limit exceeded/i,
 	/input is too long for requested model/i,
+	// OpenAI-compatible servers (see the OpenAI-compatible provider's tests for the bodies).
+	/exceeds the available context size/i, // llama.cpp server
+	/exceed_context_size_error/i, // llama.cpp server error type
+	/greater than the context length/i, // LM Studio
+	/prompt too long; exceeded (?:max )?context length/i, // Ollama
+	/reduce the length of the messages/i, // Groq
+	/maximum prompt length is \d+/i, // xAI
+	/is longer than the maximum model length/i, // vLLM, decoder prompt
+	/exceeds the model'?s maximum context length/i, // SGLang
+	/too large for model with \d+ maximum context length/i, // Mistral
+	/input token count.*exceeds the maximum/i, // Gemini's OpenAI endpoint
 ];
 
 // Rate limits also talk about "tokens" ("too many tokens per minute"): never mistake them for overflow.

@@ -18,15 +18,15 @@ export interface ScriptedReply {
 	/** A string is one text block. */
 	content: string | ScriptedBlock[];
 	/** Defaults to "toolUse" when the reply has tool calls, otherwise "stop". */
-	stopReason?: StopReason;
+	stopReason?: StopReason | undefined;
 	/** For stopReason "error"/"aborted". */
-	errorMessage?: string;
+	errorMessage?: string | undefined;
 	/** Usage to report; defaults to a chars/4 estimate. */
-	usage?: Partial<Omit<Usage, "cost">>;
+	usage?: Partial<Omit<Usage, "cost">> | undefined;
 	/** Overrides the model-wide delay between deltas, in milliseconds. */
-	delayMs?: number;
+	delayMs?: number | undefined;
 	/** Overrides the model-wide delta size, in characters. */
-	chunkSize?: number;
+	chunkSize?: number | undefined;
 }
 
 /** Computes a reply from what the model was sent (the reply factory form). */
@@ -39,15 +39,15 @@ export type ScriptedReplyFactory = (
 /** Options of {@link createScriptedModel}. */
 export interface ScriptedModelOptions {
 	/** Characters per delta (default 4). */
-	chunkSize?: number;
+	chunkSize?: number | undefined;
 	/** Delay between deltas in milliseconds (default 0: deltas are paced by microtasks). */
-	delayMs?: number;
+	delayMs?: number | undefined;
 	/** Delay before the first event, in milliseconds (default 0). */
-	firstEventDelayMs?: number;
+	firstEventDelayMs?: number | undefined;
 	/** Model fields to override. */
-	model?: Partial<Model>;
+	model?: Partial<Model> | undefined;
 	/** What to play when the script is exhausted (default: an error reply). */
-	whenExhausted?: ScriptedReply;
+	whenExhausted?: ScriptedReply | undefined;
 }
 
 /** A scripted model: its stream function, its model and what it was called with. */

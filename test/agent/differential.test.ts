@@ -38,8 +38,8 @@ interface CommonAgent {
 	hasQueuedMessages(): boolean;
 	subscribe(listener: (event: { type: string }, signal: AbortSignal) => Promise<void> | void): () => void;
 	readonly state: { messages: AgentMessage[]; tools: unknown[] };
-	beforeToolCall?: unknown;
-	afterToolCall?: unknown;
+	beforeToolCall?: unknown | undefined;
+	afterToolCall?: unknown | undefined;
 	toolExecution: string;
 	followUpMode: string;
 	steeringMode: string;
@@ -51,23 +51,23 @@ interface PlainTool {
 	description: string;
 	parameters: object;
 	execute: ToolExecute;
-	executionMode?: "sequential" | "parallel";
+	executionMode?: "sequential" | "parallel" | undefined;
 }
 
 function tool(name: string, execute: ToolExecute, parameters: object = anySchema): PlainTool {
 	return { name, label: name, description: name, parameters, execute };
 }
 
-const echo = () => tool("echo", async (_id, params) => ok(`echo:${String(params.value)}`));
+const echo = () => tool("echo", async (_id, params) => ok(`echo:${String(params["value"])}`));
 
 interface Scenario {
 	replies: ScriptedReply[];
-	messages?: AgentMessage[];
+	messages?: AgentMessage[] | undefined;
 	/** Extra constructor options (both Agents take them; pi ignores ours). */
-	options?: Record<string, unknown>;
-	streamFn?: StreamFn;
-	configure?: (agent: CommonAgent) => void;
-	drive?: (agent: CommonAgent) => Promise<void>;
+	options?: Record<string, unknown> | undefined;
+	streamFn?: StreamFn | undefined;
+	configure?: ((agent: CommonAgent) => void) | undefined;
+	drive?: ((agent: CommonAgent) => Promise<void>) | undefined;
 }
 
 interface Outcome {
@@ -75,7 +75,7 @@ interface Outcome {
 	llmCalls: number;
 	roles: string[];
 	agent: CommonAgent;
-	error?: string;
+	error?: string | undefined;
 }
 
 function createAgent(impl: Impl, model: Model, streamFn: StreamFn, scenario: Scenario): CommonAgent {
@@ -137,11 +137,11 @@ describe("pi 0.73.1 and agentchart emit the same events", () => {
 				});
 				agent.state.tools = [
 					tool("work", async (_id, params, _signal, onUpdate) => {
-						if (params.value === "slow") {
+						if (params["value"] === "slow") {
 							onUpdate?.(ok("halfway"));
 							await fastEnded.promise;
 						}
-						return ok(`did:${String(params.value)}`);
+						return ok(`did:${String(params["value"])}`);
 					}),
 				];
 			},
@@ -172,7 +172,7 @@ describe("pi 0.73.1 and agentchart emit the same events", () => {
 			replies: [twoCalls("num", { n: "not-a-number" }, { n: "42" }), { content: "done" }],
 			configure: (agent) => {
 				agent.state.tools = [
-					tool("num", async (_id, params) => ok(`n=${String(params.n)} (${typeof params.n})`), {
+					tool("num", async (_id, params) => ok(`n=${String(params["n"])} (${typeof params["n"]})`), {
 						type: "object",
 						properties: { n: { type: "number" } },
 						required: ["n"],
@@ -237,7 +237,7 @@ describe("pi 0.73.1 and agentchart emit the same events", () => {
 					},
 				];
 				agent.beforeToolCall = async ({ args }: { args: Record<string, unknown> }) => {
-					args.extra = 123;
+					args["extra"] = 123;
 					return undefined;
 				};
 			},

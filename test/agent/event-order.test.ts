@@ -27,11 +27,11 @@ import {
 /** A tool whose "slow" call reports progress and finishes only after the other call ended. */
 function slowAndFastTool(otherEnded: Promise<void>) {
 	return makeTool("work", async (_id, params, _signal, onUpdate) => {
-		if (params.value === "slow") {
+		if (params["value"] === "slow") {
 			onUpdate?.(ok("halfway"));
 			await otherEnded;
 		}
-		return ok(`did:${String(params.value)}`);
+		return ok(`did:${String(params["value"])}`);
 	});
 }
 
@@ -184,8 +184,8 @@ describe("event order (pi 0.73.1 traces)", () => {
 		const num = makeTool(
 			"num",
 			async (_id, params) => {
-				received.push(params.n);
-				return ok(`n=${String(params.n)} (${typeof params.n})`);
+				received.push(params["n"]);
+				return ok(`n=${String(params["n"])} (${typeof params["n"]})`);
 			},
 			{ parameters: { type: "object", properties: { n: { type: "number" } }, required: ["n"] } },
 		);

@@ -427,7 +427,7 @@ describe("8. beforeToolCall may block and terminate", () => {
 	it("N18: a mixed batch (one blocked with terminate, one runs) continues", async () => {
 		const executed: string[] = [];
 		const tool = makeTool("t", async (_id, params) => {
-			executed.push(String(params.value));
+			executed.push(String(params["value"]));
 			return ok("ran");
 		});
 		const scripted = createScriptedModel([

@@ -104,16 +104,16 @@ type Loose = Record<string, unknown>;
 
 function messageLabel(message: unknown, withText: boolean): string {
 	const m = (message ?? {}) as Loose;
-	const role = m.role;
+	const role = m["role"];
 	if (role === "user") return `user(${textOf(m)})`;
 	if (role === "assistant") {
-		const error = typeof m.errorMessage === "string" ? `:${m.errorMessage}` : "";
-		return `assistant(${String(m.stopReason)}${error})`;
+		const error = typeof m["errorMessage"] === "string" ? `:${m["errorMessage"]}` : "";
+		return `assistant(${String(m["stopReason"])}${error})`;
 	}
 	if (role === "toolResult") {
-		const err = m.isError ? ",err" : "";
+		const err = m["isError"] ? ",err" : "";
 		const text = withText ? `:${textOf(m)}` : "";
-		return `toolResult(${String(m.toolCallId)}${err}${text})`;
+		return `toolResult(${String(m["toolCallId"])}${err}${text})`;
 	}
 	return String(role);
 }
@@ -130,24 +130,24 @@ export function describeEvent(event: { type: string }, withText = false): string
 		case "message_start":
 			// An assistant's message_start carries the provider's partial, whose stopReason is
 			// whatever the provider put there first: the label shows the role only.
-			if ((e.message as Loose | undefined)?.role === "assistant") return "message_start:assistant";
-			return `${e.type}:${messageLabel(e.message, withText)}`;
+			if ((e["message"] as Loose | undefined)?.["role"] === "assistant") return "message_start:assistant";
+			return `${e.type}:${messageLabel(e["message"], withText)}`;
 		case "message_end":
-			return `${e.type}:${messageLabel(e.message, withText)}`;
+			return `${e.type}:${messageLabel(e["message"], withText)}`;
 		case "message_update":
-			return `message_update:${String((e.assistantMessageEvent as Loose | undefined)?.type)}`;
+			return `message_update:${String((e["assistantMessageEvent"] as Loose | undefined)?.["type"])}`;
 		case "tool_execution_start":
 		case "tool_execution_update":
-			return `${e.type}(${String(e.toolCallId)})`;
+			return `${e.type}(${String(e["toolCallId"])})`;
 		case "tool_execution_end": {
-			const text = textOf(e.result);
-			if (e.isError) return `tool_execution_end(${String(e.toolCallId)},err:${text})`;
-			return withText ? `tool_execution_end(${String(e.toolCallId)}:${text})` : `tool_execution_end(${String(e.toolCallId)})`;
+			const text = textOf(e["result"]);
+			if (e["isError"]) return `tool_execution_end(${String(e["toolCallId"])},err:${text})`;
+			return withText ? `tool_execution_end(${String(e["toolCallId"])}:${text})` : `tool_execution_end(${String(e["toolCallId"])})`;
 		}
 		case "turn_end":
-			return `turn_end(toolResults=${(e.toolResults as unknown[]).length})`;
+			return `turn_end(toolResults=${(e["toolResults"] as unknown[]).length})`;
 		case "agent_end":
-			return `agent_end(messages=${(e.messages as unknown[]).length})`;
+			return `agent_end(messages=${(e["messages"] as unknown[]).length})`;
 		default:
 			return e.type;
 	}
@@ -230,14 +230,15 @@ export function makeTool(
 	execute: ToolExecute,
 	extra: Partial<AgentTool<object, unknown>> = {},
 ): AgentTool<object, unknown> {
-	return { name, label: name, description: `The ${name} tool`, parameters: anySchema, execute, ...extra };
+	// The schema accepts any object, so the validated arguments are always a record.
+	return { name, label: name, description: `The ${name} tool`, parameters: anySchema, execute: execute as AgentTool<object, unknown>["execute"], ...extra };
 }
 
 /** A tool that answers `echo:<value>` immediately and logs its calls. */
 export function echoTool(log: string[] = [], name = "echo"): AgentTool<object, unknown> {
 	return makeTool(name, async (_id, params) => {
-		log.push(String(params.value));
-		return ok(`echo:${String(params.value)}`);
+		log.push(String(params["value"]));
+		return ok(`echo:${String(params["value"])}`);
 	});
 }
 

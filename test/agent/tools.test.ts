@@ -2,7 +2,7 @@
  * Tool execution: preflight (lookup, prepareArguments, validation, beforeToolCall), parallel
  * and sequential batches, afterToolCall, terminate (reference §1.4; pi tests N7–N20, T5–T8).
  */
-import { Type } from "@sinclair/typebox";
+import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel, type ScriptedReply, toolCall } from "../../src/providers/scripted.js";
@@ -171,7 +171,7 @@ describe("tool preflight", () => {
 		const tool = makeTool(
 			"echo",
 			async (_id, params) => {
-				received.push(params.value);
+				received.push(params["value"]);
 				return ok("ok");
 			},
 			{ parameters: valueSchema },
@@ -192,7 +192,7 @@ describe("tool preflight", () => {
 		const edit = makeTool(
 			"edit",
 			async (_id, params) => {
-				received.push(params.edits);
+				received.push(params["edits"]);
 				return ok("edited");
 			},
 			{
@@ -234,7 +234,7 @@ describe("tool preflight", () => {
 			[tool],
 			{
 				beforeToolCall: async ({ toolCall }) => {
-					if (toolCall.arguments.hook) throw new Error("hook failed");
+					if (toolCall.arguments["hook"]) throw new Error("hook failed");
 					return undefined;
 				},
 			},

@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type } from "typebox";
 import { createActor, toPromise } from "xstate";
 import { describe, expect, it } from "vitest";
 import { supportTicketMachine } from "../../examples/support-ticket.js";
@@ -37,7 +37,7 @@ describe("a support ticket with an embedded agent", () => {
 		expect(output).toEqual({ outcome: "resolved", answer: "Order A-17 ships tomorrow.", toolsUsed: ["lookup_order"], steered: 0 });
 		expect(texts(scripted.calls[0])).toContain("Where is my order A-17?");
 		// Leaving `open` stopped the agent child.
-		expect(ticket.getSnapshot().children.agent).toBeUndefined();
+		expect(ticket.getSnapshot().children["agent"]).toBeUndefined();
 	});
 
 	it("steers the agent when the customer replies while it works", async () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Type } from "@sinclair/typebox";
+import { Type } from "typebox";
 import { createInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
 import { createActor } from "xstate";
 import { describe, expect, it } from "vitest";

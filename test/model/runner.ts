@@ -94,7 +94,7 @@ interface Gate<T> {
 }
 
 interface ToolGate extends Gate<AgentToolResult<unknown>> {
-	onUpdate?: (partial: AgentToolResult<unknown>) => void;
+	onUpdate?: ((partial: AgentToolResult<unknown>) => void) | undefined;
 }
 
 export interface RealRunResult {

@@ -184,8 +184,8 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	return violations;
 }
 
-const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
-const SEED = Number(process.env.PROPERTY_SEED ?? Date.now() % 2 ** 31);
+const NUM_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 60);
+const SEED = Number(process.env["PROPERTY_SEED"] ?? Date.now() % 2 ** 31);
 
 describe("agent properties (fast-check)", () => {
 	for (const mode of ["parallel", "sequential", "streaming"] as ToolExecutionMode[]) {

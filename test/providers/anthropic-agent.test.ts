@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { streamAnthropic } from "../../src/providers/anthropic.js";
@@ -92,8 +92,8 @@ describe("Agent over streamAnthropic", () => {
 		expect(server.requests).toHaveLength(2);
 		const second = server.requests[1]?.body;
 		expect(server.requests[1]?.headers.authorization).toBe("Bearer test-key");
-		expect(second?.tools[0]).toMatchObject({ name: "get_weather", input_schema: { type: "object", required: ["city"] } });
-		expect(second?.messages).toEqual([
+		expect(second?.["tools"][0]).toMatchObject({ name: "get_weather", input_schema: { type: "object", required: ["city"] } });
+		expect(second?.["messages"]).toEqual([
 			{ role: "user", content: [{ type: "text", text: "Weather in Zürich?" }] },
 			{
 				role: "assistant",

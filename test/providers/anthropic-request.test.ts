@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type } from "typebox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { streamAnthropic } from "../../src/providers/anthropic.js";
 import { buildAnthropicRequest, thinkingSettings } from "../../src/providers/anthropic-request.js";
@@ -61,7 +61,7 @@ describe("request body", () => {
 				{ role: "user", content: "next", timestamp: 4 },
 			],
 		});
-		expect(body.messages[1]).toEqual({
+		expect(body["messages"][1]).toEqual({
 			role: "assistant",
 			content: [
 				{ type: "thinking", thinking: "hmm", signature: "sig-1" },
@@ -88,11 +88,11 @@ describe("request body", () => {
 				{ role: "user", content: "q3", timestamp: 1 },
 			],
 		});
-		expect(body.messages[1].content).toEqual([
+		expect(body["messages"][1].content).toEqual([
 			{ type: "text", text: "unsigned" },
 			{ type: "text", text: "a" },
 		]);
-		expect(body.messages[3].content).toEqual([
+		expect(body["messages"][3].content).toEqual([
 			{ type: "text", text: "foreign" },
 			{ type: "text", text: "b" },
 		]);
@@ -112,8 +112,8 @@ describe("request body", () => {
 				toolResult("toolu_c", "", { content: [png] }),
 			],
 		});
-		expect(body.messages).toHaveLength(3);
-		expect(body.messages[1]).toEqual({
+		expect(body["messages"]).toHaveLength(3);
+		expect(body["messages"][1]).toEqual({
 			role: "assistant",
 			content: [
 				{ type: "tool_use", id: "toolu_a", name: "read", input: { path: "a" } },
@@ -121,7 +121,7 @@ describe("request body", () => {
 				{ type: "tool_use", id: "toolu_c", name: "screenshot", input: {} },
 			],
 		});
-		expect(body.messages[2]).toEqual({
+		expect(body["messages"][2]).toEqual({
 			role: "user",
 			content: [
 				{ type: "tool_result", tool_use_id: "toolu_a", content: [{ type: "text", text: "A" }], is_error: false },
@@ -151,7 +151,7 @@ describe("request body", () => {
 				assistant([{ type: "text", text: "partial" }], { stopReason: "aborted" }),
 			],
 		});
-		expect(body.messages).toEqual([
+		expect(body["messages"]).toEqual([
 			{ role: "user", content: [{ type: "text", text: "go" }] },
 			{ role: "assistant", content: [{ type: "tool_use", id: "toolu_x", name: "read", input: {} }] },
 			{
@@ -183,7 +183,7 @@ describe("request body", () => {
 				},
 			],
 		});
-		expect(body.tools).toEqual([
+		expect(body["tools"]).toEqual([
 			{
 				name: "read",
 				description: "Read a file",
@@ -201,8 +201,8 @@ describe("request body", () => {
 		const none = await sentBody(ctx, { cacheRetention: "none" });
 		expect(JSON.stringify(none)).not.toContain("cache_control");
 		const long = await sentBody(ctx, { cacheRetention: "long" });
-		expect(long.system[0].cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
-		expect(long.messages[0].content[0].cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
+		expect(long["system"][0].cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
+		expect(long["messages"][0].content[0].cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
 	});
 
 	it("replaces images with a note for models without image input", async () => {

@@ -39,7 +39,7 @@ const context: Context = {
 };
 
 /** An event with the state of its partial message at the time it was emitted. */
-type Seen = AssistantMessageEvent & { snapshot?: AssistantMessage };
+type Seen = AssistantMessageEvent & { snapshot?: AssistantMessage | undefined };
 
 async function run(
 	options: SimpleStreamOptions = {},
@@ -161,8 +161,8 @@ describe("streamAnthropic: replies", () => {
 		]);
 		expect(result.content[0]).toEqual({ type: "thinking", thinking: "Let me think", thinkingSignature: "sig123" });
 		const request = server.requests[0];
-		expect(request?.body.thinking).toEqual({ type: "enabled", budget_tokens: 8192, display: "summarized" });
-		expect(request?.body.max_tokens).toBe(32000 + 8192);
+		expect(request?.body["thinking"]).toEqual({ type: "enabled", budget_tokens: 8192, display: "summarized" });
+		expect(request?.body["max_tokens"]).toBe(32000 + 8192);
 		// API version 2026-10-21 rejects sampling parameters outright.
 		expect(request?.body).not.toHaveProperty("temperature");
 		expect(request?.headers["anthropic-beta"]).toContain("interleaved-thinking-2025-05-14");
@@ -171,12 +171,12 @@ describe("streamAnthropic: replies", () => {
 	it("honours thinkingBudgets and keeps max_tokens above the budget", async () => {
 		server.respond({ kind: "sse", events: textReply("ok") }, { kind: "sse", events: textReply("ok") });
 		await run({ reasoning: "high", thinkingBudgets: { high: 4000 } });
-		expect(server.requests[0]?.body.thinking).toMatchObject({ type: "enabled", budget_tokens: 4000 });
-		expect(server.requests[0]?.body.max_tokens).toBe(36000);
+		expect(server.requests[0]?.body["thinking"]).toMatchObject({ type: "enabled", budget_tokens: 4000 });
+		expect(server.requests[0]?.body["max_tokens"]).toBe(36000);
 		await run({ reasoning: "high", maxTokens: 64000 });
 		// 64000 + 16384 would exceed the model's 64000: max_tokens is clamped, the budget stays below it.
-		expect(server.requests[1]?.body.max_tokens).toBe(64000);
-		expect(server.requests[1]?.body.thinking.budget_tokens).toBe(16384);
+		expect(server.requests[1]?.body["max_tokens"]).toBe(64000);
+		expect(server.requests[1]?.body["thinking"].budget_tokens).toBe(16384);
 	});
 
 	it("uses adaptive thinking with an effort level on Claude 4.6+ models", async () => {
@@ -184,8 +184,8 @@ describe("streamAnthropic: replies", () => {
 		const opus = { ...getModel("anthropic", "claude-opus-4-7"), baseUrl: server.baseUrl };
 		const stream = streamAnthropic(opus, context, { apiKey: "test-key", reasoning: "xhigh" });
 		await stream.result();
-		expect(server.requests[0]?.body.thinking).toEqual({ type: "adaptive", display: "summarized" });
-		expect(server.requests[0]?.body.output_config).toEqual({ effort: "xhigh" });
+		expect(server.requests[0]?.body["thinking"]).toEqual({ type: "adaptive", display: "summarized" });
+		expect(server.requests[0]?.body["output_config"]).toEqual({ effort: "xhigh" });
 		expect(server.requests[0]?.headers["anthropic-beta"]).toBeUndefined();
 	});
 
@@ -243,7 +243,7 @@ describe("streamAnthropic: tool calls", () => {
 		// While streaming, the partial message shows the arguments read so far.
 		const progressive = deltas.map((e) => e.snapshot?.content[0]).map((c) => (c?.type === "toolCall" ? c.arguments : undefined));
 		expect(progressive[0]).toEqual({});
-		expect(progressive.some((a) => typeof a?.path === "string" && a.path.startsWith("caf") && a.path !== args.path)).toBe(true);
+		expect(progressive.some((a) => typeof a?.["path"] === "string" && a["path"].startsWith("caf") && a["path"] !== args.path)).toBe(true);
 		expect(progressive.at(-1)).toEqual(args);
 		const end = events.find((e) => e.type === "toolcall_end");
 		expect(end?.type === "toolcall_end" && end.toolCall).toEqual({ type: "toolCall", id: "toolu_1", name: "write", arguments: JSON.parse(json) });
@@ -463,8 +463,8 @@ describe("streamAnthropic: failures", () => {
 	});
 
 	it("reports a missing API key without a request", async () => {
-		const saved = process.env.ANTHROPIC_API_KEY;
-		delete process.env.ANTHROPIC_API_KEY;
+		const saved = process.env["ANTHROPIC_API_KEY"];
+		delete process.env["ANTHROPIC_API_KEY"];
 		try {
 			const stream = streamAnthropic(model, context);
 			const events: AssistantMessageEvent[] = [];
@@ -475,7 +475,7 @@ describe("streamAnthropic: failures", () => {
 			);
 			expect(server.requests).toHaveLength(0);
 		} finally {
-			if (saved !== undefined) process.env.ANTHROPIC_API_KEY = saved;
+			if (saved !== undefined) process.env["ANTHROPIC_API_KEY"] = saved;
 		}
 	});
 });
@@ -527,7 +527,7 @@ describe("streamAnthropic: abort", () => {
 describe("streamAnthropic: hooks", () => {
 	it("lets onPayload replace the body and reports the response to onResponse", async () => {
 		server.respond({ kind: "sse", events: textReply("ok"), headers: { "x-test": "yes" } });
-		const seen: { status?: number; header?: string; payloadModel?: string } = {};
+		const seen: { status?: number; header?: string | undefined; payloadModel?: string } = {};
 		await run({
 			onPayload: (payload) => {
 				seen.payloadModel = (payload as { model: string }).model;
@@ -539,14 +539,14 @@ describe("streamAnthropic: hooks", () => {
 			},
 		});
 		expect(seen).toEqual({ status: 200, header: "yes", payloadModel: "claude-haiku-4-5" });
-		expect(server.requests[0]?.body.max_tokens).toBe(123);
-		expect(server.requests[0]?.body.stream).toBe(true);
+		expect(server.requests[0]?.body["max_tokens"]).toBe(123);
+		expect(server.requests[0]?.body["stream"]).toBe(true);
 	});
 
 	it("sends sessionId as request metadata and extra headers", async () => {
 		server.respond({ kind: "sse", events: textReply("ok") });
 		await run({ sessionId: "session-42", headers: { "x-extra": "1" } });
-		expect(server.requests[0]?.body.metadata).toEqual({ user_id: "session-42" });
+		expect(server.requests[0]?.body["metadata"]).toEqual({ user_id: "session-42" });
 		expect(server.requests[0]?.headers["x-extra"]).toBe("1");
 	});
 });

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from "node:fs";
-import { Type } from "@sinclair/typebox";
+import { Type } from "typebox";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
@@ -11,7 +11,7 @@ import { attachVisualizer } from "../../src/inspect/visualizer-server.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);
-if (!available && process.env.CI) throw new Error(`${CHROMIUM} is missing: CI must install Debian's chromium package (see .ci/run).`);
+if (!available && process.env["CI"]) throw new Error(`${CHROMIUM} is missing: CI must install Debian's chromium package (see .ci/run).`);
 if (!available) console.warn(`Skipping the visualizer browser test: ${CHROMIUM} is not installed (apt-get install -y chromium).`);
 
 const cityParams = Type.Object({ city: Type.String() });
