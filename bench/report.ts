@@ -6,6 +6,7 @@ import type { MemoryResult } from "./memory.js";
 import type { ThroughputRow } from "./throughput.js";
 import type { ToolLoopResult } from "./tool-loop.js";
 import type { OverlapRow } from "./tool-overlap.js";
+import { formatReplyChunker, type ReplyChunkerResult } from "./reply-chunker.js";
 
 /** Everything one run measured. */
 export interface BenchResults {
@@ -14,6 +15,7 @@ export interface BenchResults {
 	toolLoop: ToolLoopResult;
 	memory: MemoryResult;
 	overlap: OverlapRow[];
+	replyChunker: ReplyChunkerResult;
 }
 
 /** Targets from issue 7. */
@@ -96,6 +98,10 @@ export function formatResults(results: BenchResults, command: string): string {
 		}
 		lines.push(`| ${row.variant} | ${fixed(row.wallMs, 0)} | ${fixed(row.idealMs, 0)} | ${fixed(row.ratio)} | ${fixed(row.firstToolStartMs, 0)} | ${fixed(row.streamDoneMs, 0)} |`);
 	}
+	lines.push("");
+	lines.push("**5. Reply chunker: one forced drain of a 200 KB fenced reply**");
+	lines.push("");
+	lines.push(formatReplyChunker(results.replyChunker));
 	lines.push("");
 	lines.push("**Targets**");
 	lines.push("");

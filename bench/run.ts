@@ -13,6 +13,7 @@ import { canCollectGarbage } from "./lib/stats.js";
 import { measureThroughput, type ThroughputOptions } from "./throughput.js";
 import { measureToolLoop, type ToolLoopOptions } from "./tool-loop.js";
 import { measureToolOverlap, type ToolOverlapOptions } from "./tool-overlap.js";
+import { measureReplyChunker, type ReplyChunkerOptions } from "./reply-chunker.js";
 
 /** The settings of every benchmark for one mode. */
 export interface BenchPlan {
@@ -20,6 +21,7 @@ export interface BenchPlan {
 	toolLoop: ToolLoopOptions;
 	memory: MemoryOptions;
 	overlap: ToolOverlapOptions;
+	replyChunker: ReplyChunkerOptions;
 }
 
 /** Full run: the sizes of issue 7. */
@@ -28,6 +30,7 @@ export const FULL_PLAN: BenchPlan = {
 	toolLoop: { turns: 50, repetitions: 9, warmups: 5 },
 	memory: { agents: 1_000, repetitions: 3, warmups: 1 },
 	overlap: { streamMs: 300, toolMs: 200, repetitions: 3 },
+	replyChunker: { repetitions: 9, warmups: 2 },
 };
 
 /** Quick run: small sizes, one repetition, no warm-up (only checks that everything runs). */
@@ -36,6 +39,7 @@ export const QUICK_PLAN: BenchPlan = {
 	toolLoop: { turns: 5, repetitions: 1, warmups: 0 },
 	memory: { agents: 20, repetitions: 1, warmups: 0 },
 	overlap: { streamMs: 30, toolMs: 20, repetitions: 1 },
+	replyChunker: { replyChars: 20_000, repetitions: 1, warmups: 0 },
 };
 
 /**
@@ -45,15 +49,17 @@ export const QUICK_PLAN: BenchPlan = {
  * const results = await runBenchmarks(QUICK_PLAN, true, () => {});
  */
 export async function runBenchmarks(plan: BenchPlan, quick: boolean, log: (line: string) => void = console.log): Promise<BenchResults> {
-	log("1/4 throughput ...");
+	log("1/5 throughput ...");
 	const throughput = await measureThroughput(plan.throughput);
-	log("2/4 tool loop ...");
+	log("2/5 tool loop ...");
 	const toolLoop = await measureToolLoop(plan.toolLoop);
-	log("3/4 memory ...");
+	log("3/5 memory ...");
 	const memory = await measureMemory(plan.memory);
-	log("4/4 tool overlap ...");
+	log("4/5 tool overlap ...");
 	const overlap = await measureToolOverlap(plan.overlap);
-	return { quick, throughput, toolLoop, memory, overlap };
+	log("5/5 reply chunker ...");
+	const replyChunker = measureReplyChunker(plan.replyChunker);
+	return { quick, throughput, toolLoop, memory, overlap, replyChunker };
 }
 
 async function main(): Promise<void> {

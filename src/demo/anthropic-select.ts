@@ -4,36 +4,37 @@
  */
 import { getModel } from "../providers/models.js";
 import type { Model } from "../types/model.js";
+import { type DemoArgs, DemoUsageError } from "./cli-args.js";
 
 /** The cheapest current model: a demo should not cost much. */
 export const defaultDemoModelId = "claude-haiku-4-5";
 
-/** What the demo should run on. */
+/** What the demo should run on (the OpenAI-compatible choice is made in openai-select.ts). */
 export type DemoModelChoice = { kind: "anthropic"; model: Model; apiKey: string } | { kind: "scripted" };
 
-function modelFlag(argv: readonly string[]): string | undefined {
-	for (let i = 0; i < argv.length; i++) {
-		const arg = argv[i];
-		if (arg === "--model") return argv[i + 1];
-		if (arg?.startsWith("--model=")) return arg.slice("--model=".length);
-	}
-	return undefined;
-}
-
 /**
- * Picks Anthropic when `ANTHROPIC_API_KEY` is set (model from `--model <id>` or
- * `--model=<id>`, default {@link defaultDemoModelId}), the scripted model otherwise.
+ * Picks Anthropic when `ANTHROPIC_API_KEY` is set (model from `--model`, default
+ * {@link defaultDemoModelId}), the scripted model otherwise. Asking for Anthropic or for a
+ * model without a key is an error that says the key is missing, not a silent scripted run.
  * Throws for an unknown `--model`, listing the known ids.
  *
  * @example
- * selectDemoModel(process.argv.slice(2), process.env);
+ * selectDemoModel(parseDemoArgs(process.argv.slice(2)), process.env);
  * // { kind: "anthropic", model: { id: "claude-haiku-4-5", ... }, apiKey: "sk-ant-..." } or { kind: "scripted" }
  */
-export function selectDemoModel(
-	argv: readonly string[],
-	env: Readonly<Record<string, string | undefined>>,
-): DemoModelChoice {
+export function selectDemoModel(args: Pick<DemoArgs, "provider" | "model">, env: Readonly<Record<string, string | undefined>>): DemoModelChoice {
+	if (args.provider === "scripted") {
+		if (args.model !== undefined) throw new DemoUsageError("--model does not apply to the scripted model");
+		return { kind: "scripted" };
+	}
 	const apiKey = env["ANTHROPIC_API_KEY"]?.trim();
-	if (!apiKey) return { kind: "scripted" };
-	return { kind: "anthropic", model: getModel("anthropic", modelFlag(argv) ?? defaultDemoModelId), apiKey };
+	if (!apiKey) {
+		if (args.provider === "anthropic" || args.model !== undefined) {
+			throw new DemoUsageError(
+				`ANTHROPIC_API_KEY is not set: ${args.model !== undefined ? `--model ${args.model}` : "--provider anthropic"} needs it (without a key, leave out --model to run the scripted model)`,
+			);
+		}
+		return { kind: "scripted" };
+	}
+	return { kind: "anthropic", model: getModel("anthropic", args.model ?? defaultDemoModelId), apiKey };
 }

@@ -1,7 +1,8 @@
 /**
  * `npm start`: one agent run printed in the terminal. Scripted model by default (no key, no
- * network); Claude when ANTHROPIC_API_KEY is set (`--model <id>` to choose). `--inspect`
- * attaches the visualizer and prints its URL.
+ * network); Claude when ANTHROPIC_API_KEY is set; any OpenAI-compatible server with
+ * `--provider openai-compatible`. `--inspect` serves the visualizer until Ctrl-C. `--help`
+ * lists the flags.
  */
 import { Agent } from "../agent.js";
 import { createScriptedModel, text, thinking, toolCall } from "../providers/scripted.js";
@@ -9,6 +10,8 @@ import { streamAnthropic } from "../providers/anthropic.js";
 import type { AgentEvent } from "../types/agent.js";
 import type { Context } from "../types/model.js";
 import { selectDemoModel } from "./anthropic-select.js";
+import { DEMO_USAGE, type DemoArgs, DemoUsageError, parseDemoArgs } from "./cli-args.js";
+import { selectOpenAICompatibleModel } from "./openai-select.js";
 import { clockTool, weatherTool } from "./tools.js";
 
 const QUESTION = "What's the weather in Paris right now, and what time is it there?";
@@ -92,53 +95,82 @@ function printEvents(agent: Agent): void {
 	});
 }
 
-/** Waits for Enter on a terminal; without one (CI, pipes), waits `fallbackMs` instead. */
-async function waitForEnter(prompt: string, fallbackMs: number): Promise<void> {
-	if (!process.stdin.isTTY) {
-		await new Promise((resolve) => setTimeout(resolve, fallbackMs));
-		return;
-	}
+/** Waits for Enter on a terminal (one read; stdin is released afterwards). */
+async function waitForEnter(prompt: string): Promise<void> {
 	console.log(dim(prompt));
 	await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
 	process.stdin.pause();
 }
 
+/** Resolves on Ctrl-C (SIGINT) or SIGTERM, so the process can close what it opened first. */
+function untilInterrupted(): Promise<void> {
+	return new Promise((resolve) => {
+		process.once("SIGINT", () => resolve());
+		process.once("SIGTERM", () => resolve());
+	});
+}
+
+/** The agent the command line asks for. */
+function createDemoAgent(args: DemoArgs): { agent: Agent; label: string } {
+	const options = { systemPrompt: "You are a concise assistant.", tools: [weatherTool, clockTool] };
+	if (args.provider === "openai-compatible") {
+		if (!args.baseUrl) throw new DemoUsageError("--provider openai-compatible needs --base-url (e.g. http://127.0.0.1:11434/v1)");
+		if (!args.model) throw new DemoUsageError("--provider openai-compatible needs --model (the model name the server knows)");
+		const { model, streamFn } = selectOpenAICompatibleModel({ baseUrl: args.baseUrl, model: args.model, apiKey: args.apiKey });
+		return { agent: new Agent({ initialState: { model, ...options }, streamFn }), label: `${model.id} at ${model.baseUrl} (OpenAI-compatible)` };
+	}
+	if (args.baseUrl !== undefined || args.apiKey !== undefined) throw new DemoUsageError("--base-url and --api-key apply to --provider openai-compatible");
+	const choice = selectDemoModel(args, process.env);
+	if (choice.kind === "scripted") return { agent: scriptedAgent(), label: "scripted (no API key needed)" };
+	const agent = new Agent({ initialState: { model: choice.model, ...options }, streamFn: streamAnthropic, getApiKey: () => choice.apiKey });
+	return { agent, label: `${choice.model.id} (Anthropic)` };
+}
+
 async function main(): Promise<void> {
-	const argv = process.argv.slice(2);
-	const choice = selectDemoModel(argv, process.env);
-	const agent =
-		choice.kind === "anthropic"
-			? new Agent({
-					initialState: { model: choice.model, systemPrompt: "You are a concise assistant.", tools: [weatherTool, clockTool] },
-					streamFn: streamAnthropic,
-					getApiKey: () => choice.apiKey,
-				})
-			: scriptedAgent();
-	console.log(dim(choice.kind === "anthropic" ? `model: ${choice.model.id} (Anthropic)` : "model: scripted (no API key needed)"));
+	// `npm start | head` closes the pipe early: that is the reader's choice, not a crash.
+	process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+		if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+		throw error;
+	});
+	const args = parseDemoArgs(process.argv.slice(2));
+	if (args.help) {
+		console.log(DEMO_USAGE);
+		return;
+	}
+	const { agent, label } = createDemoAgent(args);
+	console.log(dim(`model: ${label}`));
 
 	let closeVisualizer: (() => Promise<void>) | undefined;
-	if (argv.includes("--inspect")) {
+	if (args.inspect) {
 		const { attachVisualizer } = await import("../inspect/visualizer-server.js");
 		const visualizer = await attachVisualizer(agent.actor);
 		closeVisualizer = visualizer.close;
 		console.log(`visualizer: ${visualizer.url}`);
-		await waitForEnter("open it, then press Enter to start the run", 1500);
+		// In a terminal, give the user time to open the page; a page opened later still
+		// receives the whole run (the inspector keeps its history).
+		if (process.stdin.isTTY) await waitForEnter("open it, then press Enter to start the run");
 	}
 
 	printEvents(agent);
-	await agent.prompt(QUESTION);
+	await agent.prompt(args.prompt ?? QUESTION);
 	if (agent.state.errorMessage) {
 		console.error(`error: ${agent.state.errorMessage}`);
 		process.exitCode = 1;
 	}
 	agent.dispose();
 	if (closeVisualizer) {
-		await waitForEnter("visualizer still open; press Enter to exit", 0);
+		console.log(dim("the visualizer stays open; press Ctrl-C to exit"));
+		await untilInterrupted();
 		await closeVisualizer();
 	}
 }
 
 main().catch((error: unknown) => {
+	if (error instanceof DemoUsageError) {
+		console.error(`${error.message}\n\n${DEMO_USAGE}`);
+		process.exitCode = 2;
+		return;
+	}
 	console.error(error instanceof Error ? error.message : error);
 	process.exitCode = 1;
 });
