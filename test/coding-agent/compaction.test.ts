@@ -1,0 +1,14 @@
+/**
+ * pi's coding agent compacting, on pi-agent-core and on agentchart (RPC mode): a context
+ * overflow (Anthropic's 400 "prompt is too long") compacted then retried, and the `compact`
+ * command. pi-coding-agent compacts itself (agentchart's own compaction is not enabled by it).
+ */
+import { rpcManualCompaction, rpcOverflow } from "./scenarios.js";
+import { describeScenario } from "./suite.js";
+
+/** `message_update` is `{type, message, assistantMessageEvent}`; pi's is `{type, assistantMessageEvent, message}`. */
+const KEY_ORDER = "message_update keys are not in pi's order";
+
+describeScenario(rpcOverflow, { events: KEY_ORDER });
+
+describeScenario(rpcManualCompaction, { events: KEY_ORDER });
