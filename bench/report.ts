@@ -7,6 +7,7 @@ import type { ThroughputRow } from "./throughput.js";
 import type { ToolLoopResult } from "./tool-loop.js";
 import type { OverlapRow } from "./tool-overlap.js";
 import { formatReplyChunker, type ReplyChunkerResult } from "./reply-chunker.js";
+import { formatSoak, type SoakResult } from "./soak.js";
 
 /** Everything one run measured. */
 export interface BenchResults {
@@ -16,6 +17,7 @@ export interface BenchResults {
 	memory: MemoryResult;
 	overlap: OverlapRow[];
 	replyChunker: ReplyChunkerResult;
+	soak: SoakResult;
 }
 
 /** Targets from issue 7. */
@@ -102,6 +104,10 @@ export function formatResults(results: BenchResults, command: string): string {
 	lines.push("**5. Reply chunker: one forced drain of a 200 KB fenced reply**");
 	lines.push("");
 	lines.push(formatReplyChunker(results.replyChunker));
+	lines.push("");
+	lines.push(`**6. Long session: one agent, ${results.soak.samples.at(-1)?.prompts.toLocaleString("en-US") ?? 0} prompts with a tool call each; heap after a full collection**`);
+	lines.push("");
+	lines.push(formatSoak(results.soak));
 	lines.push("");
 	lines.push("**Targets**");
 	lines.push("");

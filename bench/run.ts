@@ -14,6 +14,7 @@ import { measureThroughput, type ThroughputOptions } from "./throughput.js";
 import { measureToolLoop, type ToolLoopOptions } from "./tool-loop.js";
 import { measureToolOverlap, type ToolOverlapOptions } from "./tool-overlap.js";
 import { measureReplyChunker, type ReplyChunkerOptions } from "./reply-chunker.js";
+import { measureSoak, type SoakOptions } from "./soak.js";
 
 /** The settings of every benchmark for one mode. */
 export interface BenchPlan {
@@ -22,6 +23,7 @@ export interface BenchPlan {
 	memory: MemoryOptions;
 	overlap: ToolOverlapOptions;
 	replyChunker: ReplyChunkerOptions;
+	soak: SoakOptions;
 }
 
 /** Full run: the sizes of issue 7. */
@@ -31,6 +33,7 @@ export const FULL_PLAN: BenchPlan = {
 	memory: { agents: 1_000, repetitions: 3, warmups: 1 },
 	overlap: { streamMs: 300, toolMs: 200, repetitions: 3 },
 	replyChunker: { repetitions: 9, warmups: 2 },
+	soak: { prompts: 5_000, samples: 10, agents: 10_000 },
 };
 
 /** Quick run: small sizes, one repetition, no warm-up (only checks that everything runs). */
@@ -40,6 +43,7 @@ export const QUICK_PLAN: BenchPlan = {
 	memory: { agents: 20, repetitions: 1, warmups: 0 },
 	overlap: { streamMs: 30, toolMs: 20, repetitions: 1 },
 	replyChunker: { replyChars: 20_000, repetitions: 1, warmups: 0 },
+	soak: { prompts: 40, samples: 2, agents: 50 },
 };
 
 /**
@@ -49,17 +53,19 @@ export const QUICK_PLAN: BenchPlan = {
  * const results = await runBenchmarks(QUICK_PLAN, true, () => {});
  */
 export async function runBenchmarks(plan: BenchPlan, quick: boolean, log: (line: string) => void = console.log): Promise<BenchResults> {
-	log("1/5 throughput ...");
+	log("1/6 throughput ...");
 	const throughput = await measureThroughput(plan.throughput);
-	log("2/5 tool loop ...");
+	log("2/6 tool loop ...");
 	const toolLoop = await measureToolLoop(plan.toolLoop);
-	log("3/5 memory ...");
+	log("3/6 memory ...");
 	const memory = await measureMemory(plan.memory);
-	log("4/5 tool overlap ...");
+	log("4/6 tool overlap ...");
 	const overlap = await measureToolOverlap(plan.overlap);
-	log("5/5 reply chunker ...");
+	log("5/6 reply chunker ...");
 	const replyChunker = measureReplyChunker(plan.replyChunker);
-	return { quick, throughput, toolLoop, memory, overlap, replyChunker };
+	log("6/6 long session ...");
+	const soak = measureSoak(plan.soak);
+	return { quick, throughput, toolLoop, memory, overlap, replyChunker, soak };
 }
 
 async function main(): Promise<void> {

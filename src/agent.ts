@@ -2,7 +2,7 @@ import { type Actor, createActor } from "xstate";
 import type { AgentActor } from "./machines/agent-actor.js";
 import { agentMachine } from "./machines/agent-machine.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
-import type { AgentLoopConfig, AgentMachineEmitted, CompactionSettings } from "./machines/types.js";
+import type { AgentLoopConfig, AgentMachineEmitted, CompactionSettings, OutputLimitRecovery } from "./machines/types.js";
 import type {
 	AfterToolCallHook,
 	AgentEvent,
@@ -23,6 +23,8 @@ import type { Model, SimpleStreamOptions, ThinkingBudgets, Transport } from "./t
 import type { StreamFn } from "./types/stream.js";
 import { continueRefusal } from "./machines/continue-rules.js";
 import { assertValidTools } from "./tools/tool-schema.js";
+import { assertAgentMessage, assertTranscript, promptMessages } from "./agent-input.js";
+import { describeError } from "./util/describe-error.js";
 
 /** Options of {@link Agent}: pi 0.73.1's, plus agentchart's own (marked "agentchart"). */
 export interface AgentOptions {
@@ -47,6 +49,16 @@ export interface AgentOptions {
 	toolTimeoutMs?: number | undefined;
 	/** agentchart: compaction settings (off by default). */
 	compaction?: CompactionSettings | undefined;
+	/** agentchart: request timeout passed to the provider (`timeoutMs` of every stream call). */
+	timeoutMs?: number | undefined;
+	/** agentchart: the provider's retries for transient failures (`maxRetries` of every stream call). */
+	maxRetries?: number | undefined;
+	/** agentchart: a call whose stream is silent this long (ms) ends as an error that says it stalled (default 120000; 0 disables). */
+	streamIdleTimeoutMs?: number | undefined;
+	/** agentchart: after abort(), how long (ms) running tools may take to stop before they are given up on (default 5000; 0 waits). */
+	toolAbortGraceMs?: number | undefined;
+	/** agentchart, opt-in: resume a reply cut off by the output token limit, at most `maxAttempts` times in a row. */
+	outputLimitRecovery?: OutputLimitRecovery | undefined;
 }
 
 /** A subscriber: awaited, in subscription order, for every event. */
@@ -117,6 +129,16 @@ export class Agent {
 	toolTimeoutMs: number;
 	/** agentchart: compaction settings. */
 	compaction?: CompactionSettings | undefined;
+	/** agentchart: request timeout passed to the provider. */
+	timeoutMs?: number | undefined;
+	/** agentchart: the provider's retries for transient failures. */
+	maxRetries?: number | undefined;
+	/** agentchart: stall timeout of a call's stream in ms (0 disables). */
+	streamIdleTimeoutMs: number;
+	/** agentchart: how long running tools may take to stop after an abort, in ms (0 waits). */
+	toolAbortGraceMs: number;
+	/** agentchart: resume turns after the output token limit (off when undefined). */
+	outputLimitRecovery?: OutputLimitRecovery | undefined;
 
 	/** The running agent machine actor, for inspection and embedding. */
 	readonly actor: AgentActor;
@@ -147,6 +169,7 @@ export class Agent {
 		this.thinkingLevel = initial.thinkingLevel ?? "off";
 		if (initial.tools) assertValidTools(initial.tools);
 		this.tools = initial.tools ? [...initial.tools] : [];
+		if (initial.messages) assertTranscript(initial.messages, "initialState.messages");
 		this.messages = initial.messages ? [...initial.messages] : [];
 		const defaults = defaultLoopConfig();
 		this.convertToLlm = options.convertToLlm ?? defaults.convertToLlm;
@@ -164,6 +187,11 @@ export class Agent {
 		this.toolExecution = options.toolExecution ?? "parallel";
 		this.toolTimeoutMs = options.toolTimeoutMs ?? defaults.toolTimeoutMs;
 		this.compaction = options.compaction;
+		this.timeoutMs = options.timeoutMs;
+		this.maxRetries = options.maxRetries;
+		this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? defaults.streamIdleTimeoutMs;
+		this.toolAbortGraceMs = options.toolAbortGraceMs ?? defaults.toolAbortGraceMs;
+		this.outputLimitRecovery = options.outputLimitRecovery;
 
 		const actor: Actor<typeof agentMachine> = createActor(agentMachine, {
 			input: {
@@ -234,6 +262,7 @@ export class Agent {
 				return agent.messages;
 			},
 			set messages(value: AgentMessage[]) {
+				assertTranscript(value, "state.messages");
 				agent.messages = [...value];
 			},
 			get isStreaming() {
@@ -276,6 +305,7 @@ export class Agent {
 	 */
 	steer(message: AgentMessage): void {
 		this.assertUsable();
+		assertAgentMessage(message, "steer(message)");
 		this.actor.send({ type: "steer", message });
 	}
 
@@ -287,6 +317,7 @@ export class Agent {
 	 */
 	followUp(message: AgentMessage): void {
 		this.assertUsable();
+		assertAgentMessage(message, "followUp(message)");
 		this.actor.send({ type: "followUp", message });
 	}
 
@@ -373,7 +404,7 @@ export class Agent {
 	async prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<void> {
 		this.assertUsable();
 		if (this.running) throw new Error(ALREADY_PROMPTING);
-		const messages = normalizePromptInput(input, images);
+		const messages = promptMessages(input, images);
 		const finished = this.beginRun();
 		this.actor.send({ type: "update", ...this.runOverrides() });
 		this.actor.send({ type: "prompt", messages });
@@ -459,7 +490,12 @@ export class Agent {
 			toolExecution: this.toolExecution,
 			toolTimeoutMs: this.toolTimeoutMs,
 			compaction: this.compaction,
+			streamIdleTimeoutMs: this.streamIdleTimeoutMs,
+			toolAbortGraceMs: this.toolAbortGraceMs,
+			outputLimitRecovery: this.outputLimitRecovery,
 			streamOptions: {
+				timeoutMs: this.timeoutMs,
+				maxRetries: this.maxRetries,
 				sessionId: this.sessionId,
 				onPayload: this.onPayload,
 				onResponse: this.onResponse,
@@ -549,7 +585,7 @@ export class Agent {
 	}
 
 	private reportListenerError(error: unknown): void {
-		const message = error instanceof Error ? error.message : String(error);
+		const message = describeError(error);
 		this.errorMessage = message;
 		if (!this.disposed) this.actor.send({ type: "listener.error", error: message });
 	}
@@ -610,12 +646,4 @@ export class Agent {
 		this.idleWaiters = [];
 		for (const resolve of waiters) resolve();
 	}
-}
-
-function normalizePromptInput(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): AgentMessage[] {
-	if (Array.isArray(input)) return input;
-	if (typeof input !== "string") return [input];
-	const content: ({ type: "text"; text: string } | ImageContent)[] = [{ type: "text", text: input }];
-	if (images) content.push(...images);
-	return [{ role: "user", content, timestamp: Date.now() }];
 }

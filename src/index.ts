@@ -22,6 +22,7 @@ export type {
 	AgentMachineOutput,
 	AgentRunState,
 	CompactionSettings,
+	OutputLimitRecovery,
 	DeliveryBarrierEvent,
 	RunOverrides,
 	SummarizeRequest,

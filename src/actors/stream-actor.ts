@@ -5,6 +5,8 @@ import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEvent, AssistantMessageEventStreamLike } from "../types/stream.js";
 import type { AgentLoopConfig, AgentMachineInternalEvent } from "../machines/types.js";
 import type { AnyAgentTool } from "../types/agent.js";
+import { describeError } from "../util/describe-error.js";
+import { watchForStall } from "../util/stall-watch.js";
 
 /** What one LLM call needs. */
 export interface StreamActorInput {
@@ -31,7 +33,7 @@ export function failedAssistantMessage(
 	aborted: boolean,
 	partial?: AssistantMessage,
 ): AssistantMessage {
-	const message = error instanceof Error ? error.message : String(error);
+	const message = describeError(error);
 	return {
 		role: "assistant",
 		content: partial ? [...partial.content] : [],
@@ -56,27 +58,59 @@ function isDelta(event: AssistantMessageEvent): boolean {
  * The stream actor: one LLM call. It prepares the context (`transformContext`,
  * `convertToLlm`, `getApiKey`), calls the stream function, and relays every provider event
  * to the machine tagged with its attempt number; it always ends with exactly one
- * `stream.done` carrying the final message, whatever the stream function does (throws, ends
- * without a terminal event, or ignores an abort for longer than `abortGraceMs`).
+ * `stream.done` carrying the final message, whatever the stream function does: throws, ends
+ * without a terminal event, ignores an abort for longer than `abortGraceMs`, or goes silent
+ * for `streamIdleTimeoutMs` (the call then ends as an error that says it stalled, keeping what
+ * had streamed, and its request is cancelled).
  */
 export const streamActor = fromCallback<AgentMachineInternalEvent, StreamActorInput>(({ input, sendBack }) => {
 	let stopped = false;
 	let lastPartial: AssistantMessage | undefined;
-	const { attempt, config, signal } = input;
+	const { attempt, config } = input;
+	const runSignal = input.signal;
+	// This call's own signal: aborted with the run, and by a stall (which must cancel the request).
+	const call = new AbortController();
+	const signal = call.signal;
 
 	let graceTimer: ReturnType<typeof setTimeout> | undefined;
-	let onAbort: (() => void) | undefined;
 	// Deltas are relayed in batches: one machine transition per batch instead of per delta.
 	let batch: AssistantMessageEvent[] = [];
-	let flushScheduled = false;
+	let flushHandle: ReturnType<typeof setImmediate> | undefined;
 
+	const stall = watchForStall(config.streamIdleTimeoutMs, () => {
+		const seconds = config.streamIdleTimeoutMs / 1000;
+		finish(
+			failedAssistantMessage(
+				input.model,
+				new Error(`The model's stream stalled: nothing arrived for ${seconds} s (streamIdleTimeoutMs); the request was cancelled`),
+				false,
+				lastPartial,
+			),
+		);
+		call.abort(new Error("stream stalled"));
+	});
+	const onRunAbort = () => {
+		call.abort(runSignal.reason);
+		// A stream function that ignores the abort signal would hang the run; after a grace
+		// period the message is closed with what had streamed.
+		graceTimer = setTimeout(
+			() => finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, lastPartial)),
+			config.abortGraceMs,
+		);
+	};
 	const release = () => {
 		stopped = true;
+		// A pending flush holds this actor (and the transcript it was given) until the event
+		// loop reaches its check phase, which a stream paced by microtasks never lets it do.
+		if (flushHandle !== undefined) clearImmediate(flushHandle);
+		flushHandle = undefined;
 		clearTimeout(graceTimer);
-		if (onAbort) signal.removeEventListener("abort", onAbort);
+		stall.stop();
+		runSignal.removeEventListener("abort", onRunAbort);
 	};
 	const flush = () => {
-		flushScheduled = false;
+		if (flushHandle !== undefined) clearImmediate(flushHandle);
+		flushHandle = undefined;
 		if (stopped || batch.length === 0) return;
 		const events = batch;
 		batch = [];
@@ -89,16 +123,8 @@ export const streamActor = fromCallback<AgentMachineInternalEvent, StreamActorIn
 		sendBack({ type: "stream.done", attempt, message });
 	};
 
-	// A stream function that ignores the abort signal would hang the run; after a grace
-	// period the message is closed with what had streamed.
-	onAbort = () => {
-		graceTimer = setTimeout(
-			() => finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, lastPartial)),
-			config.abortGraceMs,
-		);
-	};
-	if (signal.aborted) onAbort();
-	else signal.addEventListener("abort", onAbort, { once: true });
+	if (runSignal.aborted) onRunAbort();
+	else runSignal.addEventListener("abort", onRunAbort, { once: true });
 
 	const run = async () => {
 		try {
@@ -116,6 +142,7 @@ export const streamActor = fromCallback<AgentMachineInternalEvent, StreamActorIn
 				if (stopped) return;
 				if (next.done) break;
 				const event = next.value;
+				stall.touch();
 				if (event.type === "done" || event.type === "error") {
 					finish(await stream.result());
 					return;
@@ -124,10 +151,7 @@ export const streamActor = fromCallback<AgentMachineInternalEvent, StreamActorIn
 				if (isDelta(event)) {
 					batch.push(event);
 					if (batch.length >= MAX_DELTA_BATCH) flush();
-					else if (!flushScheduled) {
-						flushScheduled = true;
-						setImmediate(flush);
-					}
+					else flushHandle ??= setImmediate(flush);
 					continue;
 				}
 				flush();

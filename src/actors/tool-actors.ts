@@ -1,6 +1,7 @@
 import { fromCallback, fromPromise } from "xstate";
 import type {
 	AfterToolCallHook,
+	AfterToolCallResult,
 	AgentContext,
 	AgentToolCall,
 	AgentToolResult,
@@ -10,6 +11,7 @@ import type {
 import type { AssistantMessage } from "../types/messages.js";
 import type { AgentMachineInternalEvent, FinalizedToolResult } from "../machines/types.js";
 import { validateToolArguments } from "../tools/validate-arguments.js";
+import { describeError } from "../util/describe-error.js";
 
 /**
  * An error tool result with one text block.
@@ -23,8 +25,30 @@ export function errorResult(text: string, terminate?: boolean): FinalizedToolRes
 	return { result, isError: true };
 }
 
-function messageOf(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
+
+function isContentBlock(block: unknown): boolean {
+	if (typeof block !== "object" || block === null) return false;
+	const { type, text, data, mimeType } = block as { type?: unknown; text?: unknown; data?: unknown; mimeType?: unknown };
+	if (type === "text") return typeof text === "string";
+	return type === "image" && typeof data === "string" && typeof mimeType === "string";
+}
+
+/**
+ * What a tool's `execute` resolved with, checked: a result object becomes the call's result; anything
+ * else (`undefined`, a string, `{ text }`) an error result that says what came back, so a
+ * careless tool cannot leave a tool call without a valid result.
+ *
+ * @example
+ * checkToolResult("read", undefined).isError; // true: 'Tool "read" returned undefined instead of ...'
+ */
+export function checkToolResult(toolName: string, value: unknown): FinalizedToolResult {
+	const result = value as Partial<AgentToolResult<unknown>> | undefined;
+	if (typeof value === "object" && value !== null && Array.isArray(result?.content) && result.content.every(isContentBlock)) {
+		return { result: value as AgentToolResult<unknown>, isError: false };
+	}
+	return errorResult(
+		`Tool "${toolName}" returned ${describeError(value)} instead of a result: execute must resolve to { content: [{ type: "text", text }], details }`,
+	);
 }
 
 /** Input of the preflight actor. */
@@ -80,7 +104,7 @@ export async function runPreflight(input: PreflightInput): Promise<PreflightOutc
 		}
 		return { kind: "prepared", args };
 	} catch (error) {
-		return { kind: "immediate", outcome: errorResult(messageOf(error)) };
+		return { kind: "immediate", outcome: errorResult(describeError(error)) };
 	}
 }
 
@@ -102,7 +126,7 @@ export interface ToolActorInput {
 async function finalize(input: ToolActorInput, raw: FinalizedToolResult): Promise<FinalizedToolResult> {
 	if (!input.afterToolCall) return raw;
 	try {
-		const override = await input.afterToolCall(
+		const override: AfterToolCallResult | undefined = await input.afterToolCall(
 			{
 				assistantMessage: input.assistantMessage,
 				toolCall: input.toolCall,
@@ -114,6 +138,9 @@ async function finalize(input: ToolActorInput, raw: FinalizedToolResult): Promis
 			input.signal,
 		);
 		if (!override) return raw;
+		if (override.content !== undefined && !(Array.isArray(override.content) && override.content.every(isContentBlock))) {
+			return errorResult(`afterToolCall returned content that is not a list of text and image blocks: ${describeError(override.content)}`);
+		}
 		const result: AgentToolResult<unknown> = {
 			content: override.content ?? raw.result.content,
 			details: "details" in override ? override.details : raw.result.details,
@@ -122,7 +149,7 @@ async function finalize(input: ToolActorInput, raw: FinalizedToolResult): Promis
 		if (terminate !== undefined) result.terminate = terminate;
 		return { result, isError: override.isError ?? raw.isError };
 	} catch (error) {
-		return errorResult(messageOf(error));
+		return errorResult(describeError(error));
 	}
 }
 
@@ -153,14 +180,15 @@ export const toolActor = fromCallback<AgentMachineInternalEvent, ToolActorInput>
 		if (!input.tool) return report(errorResult(`Tool ${input.toolCall.name} not found`));
 		let raw: FinalizedToolResult;
 		try {
-			const result = await input.tool.execute(toolCallId, args as Parameters<AnyAgentTool["execute"]>[1], input.signal, onUpdate);
-			raw = { result, isError: false };
+			const result: unknown = await input.tool.execute(toolCallId, args as Parameters<AnyAgentTool["execute"]>[1], input.signal, onUpdate);
+			raw = checkToolResult(input.toolCall.name, result);
 		} catch (error) {
-			raw = errorResult(messageOf(error));
+			raw = errorResult(describeError(error));
 		}
 		report(await finalize({ ...input, args }, raw));
 	};
-	void run();
+	// Every path above reports; this is the guarantee that a call always settles, whatever throws.
+	run().catch((error: unknown) => report(errorResult(`Tool "${input.toolCall.name}" failed: ${describeError(error)}`)));
 	return () => {
 		settled = true;
 	};

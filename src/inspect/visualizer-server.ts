@@ -74,6 +74,20 @@ function hostAllowed(request: IncomingMessage, port: number): boolean {
 }
 
 /**
+ * Rejects requests made by a page of another site. A browser sends the right Host to a port it
+ * found, so the Host check does not stop a cross-site page; its `Origin` gives it away. A
+ * browser always sends one with a WebSocket upgrade, and it must be this server's own:
+ * otherwise any page the user visits could read the live conversation (cross-site WebSocket
+ * hijacking). Clients that send no Origin are not browsers (a same-origin navigation, curl,
+ * a script on this machine) and are served.
+ */
+function originAllowed(request: IncomingMessage, port: number): boolean {
+	const origin = request.headers.origin;
+	if (origin === undefined) return true;
+	return origin === `http://${VISUALIZER_HOST}:${port}` || origin === `http://localhost:${port}`;
+}
+
+/**
  * Starts the visualizer's HTTP + WebSocket server on 127.0.0.1. It serves the page
  * (`visualizer/index.html`, its script and styles), `/api/chart` (the statechart graph and its
  * layout), and either `/api/live` (a WebSocket of record batches from `inspector`) or
@@ -99,6 +113,7 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 	const server = createServer((request, response) => {
 		void (async () => {
 			if (!hostAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden host");
+			if (!originAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden origin");
 			const path = new URL(request.url ?? "/", "http://localhost").pathname;
 			const file = STATIC_FILES[path];
 			if (file) return send(response, 200, file.type, await readFile(`${page}${file.file}`, "utf8"));
@@ -114,8 +129,8 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 	const clients = new Set<WebSocket>();
 	server.on("upgrade", (request, socket, head) => {
 		const path = new URL(request.url ?? "/", "http://localhost").pathname;
-		if (path !== "/api/live" || !options.inspector || !hostAllowed(request, port)) {
-			socket.destroy();
+		if (path !== "/api/live" || !options.inspector || !hostAllowed(request, port) || !originAllowed(request, port)) {
+			socket.end("HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
 			return;
 		}
 		sockets.handleUpgrade(request, socket, head, (client) => {

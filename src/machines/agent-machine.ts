@@ -3,7 +3,7 @@ import { preflightActor, toolActor } from "../actors/tool-actors.js";
 import { compactionActor, type CompactionActorInput, type CompactionOutput } from "../actors/compaction-actor.js";
 import { canRecoverFromOverflow, OVERFLOW_RECOVERY_FAILED } from "./compaction-guards.js";
 import { isContextOverflow } from "../providers/overflow.js";
-import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "./streaming-tools.js";
+import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls, splitFailedStreamingReply } from "./streaming-tools.js";
 import { streamActor } from "../actors/stream-actor.js";
 import type { AgentEvent } from "../types/agent.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../types/messages.js";
@@ -34,6 +34,7 @@ import type {
 	ToolCallEntry,
 } from "./types.js";
 import { tokensNeedCompaction } from "./compaction-guards.js";
+import { describeError } from "../util/describe-error.js";
 
 type Ctx = AgentMachineContext;
 type Run = RunContext;
@@ -85,6 +86,20 @@ function newRun(skipInitialSteeringPoll: boolean): Run {
 }
 
 const ABORTED_BEFORE_RUN = "Tool call was aborted before it ran";
+/**
+ * The instruction of a resume turn after a reply cut off by the output token limit.
+ *
+ * @example
+ * outputLimitResumeText(false); // "Your reply was cut off by the output token limit. ..."
+ */
+export function outputLimitResumeText(toolCallsCutOff: boolean): string {
+	return toolCallsCutOff
+		? "Your reply was cut off by the output token limit before its tool calls were complete, so they did not run. Issue them again, keeping each call's arguments short enough to fit (split large content across several calls)."
+		: "Your reply was cut off by the output token limit. Continue exactly where it stopped, without repeating anything you already wrote.";
+}
+
+/** The id of the delayed `tools.abandon` of the current run, so it can be cancelled when the run ends. */
+const ABANDON_TOOLS_ID = "tools.abandon";
 
 /**
  * The agent loop as a statechart.
@@ -141,6 +156,11 @@ export const agentMachine = setup({
 			return batch !== undefined && !batchTerminates(batch);
 		},
 		steeringQueued: ({ context }) => context.steeringQueue.length > 0,
+		stoppedAtOutputLimit: ({ context }) => context.run?.assistant?.stopReason === "length",
+		outputLimitRecoveryLeft: ({ context }) => {
+			const recovery = context.config.outputLimitRecovery;
+			return recovery !== undefined && (context.run?.outputLimitAttempts ?? 0) < recovery.maxAttempts;
+		},
 		followUpQueued: ({ context }) => context.followUpQueue.length > 0,
 		batchTruncated: ({ context }) => context.run?.batch?.truncated === true && context.run.batch.mode !== "streaming",
 		hasPreparedCallToRunNow: ({ context }) => {
@@ -242,6 +262,16 @@ export const agentMachine = setup({
 			enqueue.assign({ steeringQueue: rest });
 			startNextTurn(context, taken, enqueue);
 		}),
+		startOutputLimitRecoveryTurn: enqueueActions(({ context, enqueue }) => {
+			const run = runOf(context);
+			const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
+			enqueue.assign({ steeringQueue: rest });
+			const cutOffCalls = run.batch?.truncated === true;
+			const resume: AgentMessage = { role: "user", content: [{ type: "text", text: outputLimitResumeText(cutOffCalls) }], timestamp: Date.now() };
+			const next = { ...context, run: { ...run, outputLimitAttempts: (run.outputLimitAttempts ?? 0) + 1 } };
+			enqueue.assign({ run: next.run });
+			startNextTurn(next, [...taken, resume], enqueue);
+		}),
 		startNextTurnWithFollowUps: enqueueActions(({ context, enqueue }) => {
 			const { taken, rest } = takeFromQueue(context.followUpQueue, context.followUpMode);
 			enqueue.assign({ followUpQueue: rest });
@@ -276,8 +306,30 @@ export const agentMachine = setup({
 			return { run };
 		}),
 		emitAgentEnd: emit(({ context }) => ({ type: "agent_end", messages: runOf(context).newMessages })),
-		clearRun: assign({ run: undefined }),
+		clearRun: enqueueActions(({ enqueue }) => {
+			enqueue.cancel(ABANDON_TOOLS_ID);
+			enqueue.assign({ run: undefined });
+		}),
+		scheduleToolAbandonment: enqueueActions(({ context, enqueue }) => {
+			const grace = context.config.toolAbortGraceMs;
+			const running = context.run?.batch?.calls.some((call) => call.status === "running") === true;
+			if (grace <= 0 || !running) return;
+			enqueue.cancel(ABANDON_TOOLS_ID);
+			enqueue.raise({ type: "tools.abandon" }, { delay: grace, id: ABANDON_TOOLS_ID });
+		}),
+		abandonRunningCalls: enqueueActions(({ context, enqueue }) => {
+			let working = context;
+			const grace = context.config.toolAbortGraceMs;
+			for (const call of context.run?.batch?.calls ?? []) {
+				if (call.status !== "running") continue;
+				// Stopping the actor is what makes its late result harmless: nothing of it arrives.
+				stopToolCall(call, enqueue);
+				const text = `Tool "${call.toolCall.name}" did not stop within ${grace} ms after the run was aborted; its result, if it comes, is ignored`;
+				working = settleCall(working, call, errorResult(text), enqueue);
+			}
+		}),
 		closeRunOnDispose: enqueueActions(({ context, enqueue }) => {
+			enqueue.cancel(ABANDON_TOOLS_ID);
 			if (!context.run) return;
 			closeRunAbruptly(context, "Agent was disposed", enqueue);
 		}),
@@ -309,15 +361,27 @@ export const agentMachine = setup({
 			if (event.type !== "stream.done") return;
 			const run = runOf(context);
 			let message = event.message;
+			// A listener that threw aborted this call: its error, not "Request was aborted", says why.
+			if (run.failure !== undefined && message.stopReason === "aborted") message = { ...message, errorMessage: run.failure };
 			if (run.overflowRetried && context.config.compaction?.enabled && isContextOverflow(message, context.model.contextWindow)) {
 				message = { ...message, errorMessage: `${OVERFLOW_RECOVERY_FAILED} (${message.errorMessage ?? "context overflow"})` };
 			}
+			const split = message.stopReason === "error" || message.stopReason === "aborted" ? splitFailedStreamingReply(message, run.batch) : undefined;
+			// A split reply ends here as its committed part; its failed part follows the tool results.
+			const recorded = split?.committed ?? message;
 			enqueue.assign({
-				messages: [...context.messages, message],
-				run: { ...run, partial: undefined, assistant: message, newMessages: [...run.newMessages, message] },
+				messages: [...context.messages, recorded],
+				run: {
+					...run,
+					partial: undefined,
+					assistant: message,
+					pendingFailedReply: split?.failed,
+					newMessages: [...run.newMessages, recorded],
+					outputLimitAttempts: message.stopReason === "length" ? run.outputLimitAttempts : 0,
+				},
 			});
-			if (!run.partial) enqueue.emit({ type: "message_start", message: { ...message } });
-			enqueue.emit({ type: "message_end", message });
+			if (!run.partial) enqueue.emit({ type: "message_start", message: { ...recorded } });
+			enqueue.emit({ type: "message_end", message: recorded });
 		}),
 		emitTurnEndWithoutTools: enqueueActions(({ context, enqueue }) => {
 			const run = runOf(context);
@@ -456,7 +520,7 @@ export const agentMachine = setup({
 			const run = runOf(context);
 			if (!run.assistant) return;
 			const { batch, cutOff } = completeStreamingBatch(run.batch, run.assistant);
-			let working: Ctx = { ...context, run: { ...run, batch } };
+			let working: Ctx = { ...context, run: { ...run, batch: { ...batch, truncated: cutOff.length > 0 } } };
 			enqueue.assign({ run: working.run });
 			for (const call of cutOff) {
 				enqueue.emit(toolStartEvent(call));
@@ -499,7 +563,7 @@ export const agentMachine = setup({
 		emitCompactionFailed: enqueueActions(({ context, event, enqueue }) => {
 			const error = (event as { error?: unknown }).error;
 			const reason = context.run?.compactionReason ?? "manual";
-			const detail = error instanceof Error ? error.message : String(error);
+			const detail = describeError(error);
 			const errorMessage = reason === "overflow" ? `Context overflow recovery failed: ${detail}` : `Compaction failed: ${detail}`;
 			if (context.run) enqueue.assign({ run: { ...context.run, compactionReason: undefined } });
 			enqueue.emit({ type: "auto_compaction_end", reason, aborted: false, willRetry: false, errorMessage });
@@ -515,7 +579,7 @@ export const agentMachine = setup({
 			startNextTurn(context, taken, enqueue);
 		}),
 		emitRemainingToolResults: enqueueActions(({ context, enqueue }) => {
-			const working = emitUnemittedToolResults(context, enqueue);
+			const working = recordPendingFailedReply(emitUnemittedToolResults(context, enqueue), enqueue);
 			const run = runOf(working);
 			enqueue.assign({ run: { ...run, turnEnded: true } });
 			enqueue.emit({ type: "turn_end", message: batchOf(working).assistant, toolResults: run.toolResults });
@@ -589,8 +653,9 @@ export const agentMachine = setup({
 			description: "A run: turns of one LLM call and its tool calls, until nothing is left to do.",
 			initial: "run-starting",
 			on: {
-				abort: { actions: "abortRun" },
-				"listener.error": { actions: "recordListenerFailure" },
+				abort: { actions: ["abortRun", "scheduleToolAbandonment"] },
+				"listener.error": { actions: ["recordListenerFailure", "scheduleToolAbandonment"] },
+				"tools.abandon": { actions: "abandonRunningCalls" },
 				// Streaming tool execution: tool actors report while the reply still streams.
 				"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
 				"tool.settled": { guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
@@ -759,10 +824,15 @@ export const agentMachine = setup({
 					always: { target: "turn-ended" },
 				},
 				"turn-ended": {
-					description: "Decides: another turn (tool results, steering, follow-ups) or the end of the run.",
+					description: "Decides: another turn (a resume after the output limit, tool results, steering, follow-ups) or the end of the run.",
 					entry: "emitBarrier",
 					always: [
 						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending" },
+						{
+							guard: and(["eventsDelivered", "stoppedAtOutputLimit", "outputLimitRecoveryLeft"]),
+							target: "before-call",
+							actions: "startOutputLimitRecoveryTurn",
+						},
 						{
 							guard: and(["eventsDelivered", or(["toolsWantAnotherCall", "steeringQueued"])]),
 							target: "before-call",
@@ -933,6 +1003,24 @@ function emitUnemittedToolResults(context: Ctx, enqueue: Enqueue): Ctx {
 }
 
 /**
+ * Records the failed part of a split streaming reply after its committed part's tool results
+ * (the turn ends with it: its stopReason and error are the turn's).
+ */
+function recordPendingFailedReply(context: Ctx, enqueue: Enqueue): Ctx {
+	const run = runOf(context);
+	const failed = run.pendingFailedReply;
+	if (!failed) return context;
+	for (const event of messageEvents(failed)) enqueue.emit(event);
+	const next: Ctx = {
+		...context,
+		messages: [...context.messages, failed],
+		run: { ...run, pendingFailedReply: undefined, newMessages: [...run.newMessages, failed], batch: { ...batchOf(context), assistant: failed } },
+	};
+	enqueue.assign({ messages: next.messages, run: next.run });
+	return next;
+}
+
+/**
  * Dispose mid-run: closes whatever is open (the streaming message, started tool calls, the
  * turn) so every start event has its end and the transcript stays valid for a provider.
  */
@@ -963,27 +1051,38 @@ function closeRunAbruptly(context: Ctx, reason: string, enqueue: ChildEnqueue): 
 				message = { ...run.partial, content: [...run.partial.content], stopReason: "aborted", errorMessage: reason };
 			} else {
 				message = abortedAssistantMessage(context, reason);
-				enqueue.emit({ type: "message_start", message: { ...message } });
 			}
-			enqueue.emit({ type: "message_end", message });
+			// Streamed calls that already ran keep their place in the transcript (see splitFailedStreamingReply).
+			const split = splitFailedStreamingReply(message, run.batch);
+			const recorded = split?.committed ?? message;
+			if (!run.partial) enqueue.emit({ type: "message_start", message: { ...recorded } });
+			enqueue.emit({ type: "message_end", message: recorded });
 			working = {
 				...working,
-				messages: [...working.messages, message],
-				run: { ...run, partial: undefined, assistant: message, newMessages: [...run.newMessages, message] },
+				messages: [...working.messages, recorded],
+				run: { ...run, partial: undefined, assistant: message, pendingFailedReply: split?.failed, newMessages: [...run.newMessages, recorded] },
 			};
 			let toolResults: ToolResultMessage[] = [];
+			let turnMessage = message;
 			if (run.batch) {
 				// Streamed tool calls that already started are answered; the rest never start.
 				const started = run.batch.calls.filter((call) => call.status !== "queued");
 				working = { ...working, run: { ...runOf(working), batch: { ...run.batch, assistant: message, calls: started } } };
 				working = settleOpenCalls(working, reason, ["preparing", "prepared", "running"], enqueue);
-				working = emitUnemittedToolResults(working, enqueue);
+				working = recordPendingFailedReply(emitUnemittedToolResults(working, enqueue), enqueue);
 				toolResults = runOf(working).toolResults;
+				turnMessage = batchOf(working).assistant;
 			}
-			enqueue.emit({ type: "turn_end", message, toolResults });
+			enqueue.emit({ type: "turn_end", message: turnMessage, toolResults });
 		} else if (run.batch) {
+			const replyFailed = run.assistant.stopReason === "error" || run.assistant.stopReason === "aborted";
+			if (replyFailed) {
+				// As after a failed reply: calls that never started never will (the reply is not replayed).
+				const started = run.batch.calls.filter((call) => call.status !== "queued");
+				working = { ...working, run: { ...run, batch: { ...run.batch, assistant: run.assistant, calls: started } } };
+			}
 			working = settleOpenCalls(working, reason, ["queued", "preparing", "prepared", "running"], enqueue);
-			working = emitUnemittedToolResults(working, enqueue);
+			working = recordPendingFailedReply(emitUnemittedToolResults(working, enqueue), enqueue);
 			enqueue.emit({ type: "turn_end", message: batchOf(working).assistant, toolResults: runOf(working).toolResults });
 		} else {
 			enqueue.emit({ type: "turn_end", message: run.assistant, toolResults: [] });

@@ -59,6 +59,8 @@ export function defaultLoopConfig(): AgentLoopConfig {
 		toolExecution: "parallel",
 		toolTimeoutMs: 180_000,
 		abortGraceMs: 2_000,
+		streamIdleTimeoutMs: 120_000,
+		toolAbortGraceMs: 5_000,
 		streamOptions: {},
 	};
 }

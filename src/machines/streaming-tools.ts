@@ -1,5 +1,6 @@
 import type { AnyAgentTool } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
+import { emptyUsage } from "../types/content.js";
 import { findTool, toolCallsOf } from "./run-helpers.js";
 import type { ToolBatch, ToolCallEntry } from "./types.js";
 
@@ -66,4 +67,41 @@ export function completeStreamingBatch(
  */
 export function lengthCutOffText(name: string): string {
 	return `Tool call ${name} was not executed: the assistant message was cut off by the output token limit (stopReason "length"), so its arguments may be incomplete.`;
+}
+
+/**
+ * A reply that failed (error, abort, reset) after some of its tool calls had started, in
+ * streaming mode, cut in two at the last started call: `committed`, the reply up to and
+ * including the calls that ran (stopReason "toolUse", the call's usage), which their tool
+ * results answer; and `failed`, the rest with the failure (no usage). Providers leave failed
+ * messages out of the next request, so without the cut the started calls' results would
+ * answer a tool call the model is never shown (Anthropic rejects that with a 400, on every
+ * later call) and the model would never learn that its tools ran.
+ *
+ * Undefined when no call had started: the reply stays one failed message.
+ *
+ * @example
+ * const split = splitFailedStreamingReply(message, run.batch);
+ * if (split) transcript.push(split.committed, ...results, split.failed);
+ */
+export function splitFailedStreamingReply(
+	message: AssistantMessage,
+	batch: ToolBatch | undefined,
+): { committed: AssistantMessage; failed: AssistantMessage } | undefined {
+	if (batch?.mode !== "streaming") return undefined;
+	const started = batch.calls.filter((call) => call.status !== "queued");
+	if (started.length === 0) return undefined;
+	const startedIds = new Set(started.map((call) => call.toolCall.id));
+	let cut = -1;
+	message.content.forEach((block, index) => {
+		if (block.type === "toolCall" && startedIds.has(block.id)) cut = index;
+	});
+	const head = message.content.slice(0, cut + 1).filter((block) => block.type !== "toolCall" || startedIds.has(block.id));
+	const present = new Set(head.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])));
+	// A provider whose final message lost a call it had streamed: the call that ran still belongs here.
+	const missing = started.filter((call) => !present.has(call.toolCall.id)).map((call) => call.toolCall);
+	const committed: AssistantMessage = { ...message, content: [...head, ...missing], stopReason: "toolUse" };
+	delete committed.errorMessage;
+	const failed: AssistantMessage = { ...message, content: message.content.slice(cut + 1), usage: emptyUsage() };
+	return { committed, failed };
 }

@@ -64,10 +64,32 @@ export interface AgentLoopConfig {
 	toolTimeoutMs: number;
 	/** After an abort, how long to wait for a stream function that ignores the signal before closing the message ourselves. */
 	abortGraceMs: number;
+	/**
+	 * The longest silence allowed from the model's stream (from the call's start, then between
+	 * events) before the call ends as an error that says it stalled; 0 disables (default 120000).
+	 */
+	streamIdleTimeoutMs: number;
+	/**
+	 * After an abort, how long running tools may take to stop before they are settled with an
+	 * error result (and their late results ignored), so the run ends; 0 waits for them (default 5000).
+	 */
+	toolAbortGraceMs: number;
 	/** Passed to every stream function call (sessionId, onPayload, transport, ...). */
 	streamOptions: Omit<SimpleStreamOptions, "signal" | "reasoning">;
 	/** Compaction; off when undefined. */
 	compaction?: CompactionSettings | undefined;
+	/**
+	 * Opt-in: a reply cut off by the output token limit (stopReason "length") is not the end:
+	 * the next turn asks the model to resume where it stopped (or to issue again the tool calls
+	 * the limit cut off), at most `maxAttempts` times in a row. Off by default, as in pi.
+	 */
+	outputLimitRecovery?: OutputLimitRecovery | undefined;
+}
+
+/** Settings of {@link AgentLoopConfig.outputLimitRecovery}. */
+export interface OutputLimitRecovery {
+	/** Resume turns in a row before the run ends with the cut-off reply (e.g. 3). */
+	maxAttempts: number;
 }
 
 /** The transcript, tools and model a run works on. */
@@ -128,7 +150,7 @@ export interface ToolBatch {
 	/** parallel or sequential for this batch (streaming batches are "streaming"). */
 	mode: ToolExecutionMode;
 	calls: ToolCallEntry[];
-	/** Set when the assistant message was cut off by the output token limit. */
+	/** Set when calls of the assistant message were cut off by the output token limit (they do not run). */
 	truncated: boolean;
 }
 
@@ -150,6 +172,11 @@ export interface RunContext {
 	skipInitialSteeringPoll: boolean;
 	/** The partial assistant message of the current call, once `start` streamed. */
 	partial?: AssistantMessage | undefined;
+	/**
+	 * Streaming mode, a reply that failed after some of its calls had started: its failed part,
+	 * recorded after the tool results of its committed part (see `splitFailedStreamingReply`).
+	 */
+	pendingFailedReply?: AssistantMessage | undefined;
 	/** The completed assistant message of the current turn. */
 	assistant?: AssistantMessage | undefined;
 	/** The tool calls of the current turn. */
@@ -160,6 +187,8 @@ export interface RunContext {
 	toolResults: ToolResultMessage[];
 	/** The overflow recovery (compact + retry) was used in this run. */
 	overflowRetried: boolean;
+	/** Resume turns taken in a row after replies cut off by the output token limit. */
+	outputLimitAttempts?: number | undefined;
 	/** Set once a threshold compaction ran in this turn, so a still-large context cannot loop. */
 	compactedThisTurn?: boolean | undefined;
 	/** Why the machine is compacting now. */
@@ -218,7 +247,9 @@ export type AgentMachineInternalEvent =
 	| { type: "stream.done"; attempt: number; message: AssistantMessage }
 	| { type: "tool.update"; toolCallId: string; partialResult: AgentToolResult<unknown> }
 	| { type: "tool.settled"; toolCallId: string; outcome: FinalizedToolResult }
-	| { type: "tool.timeout"; toolCallId: string; timeoutMs: number };
+	| { type: "tool.timeout"; toolCallId: string; timeoutMs: number }
+	/** Raised `toolAbortGraceMs` after an abort: tools still running are given up on. */
+	| { type: "tools.abandon" };
 
 /** Every event the agent machine accepts. */
 export type AgentMachineEvent = AgentMachineCommand | AgentMachineInternalEvent;

@@ -7,6 +7,7 @@
  * documentation uses.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import { htmlErrorPageMessage, looksLikeHtml, statusLine } from "./http-error-text.js";
 
 /** The message of every aborted call, as in pi-ai. */
 export const abortedMessage = "Request was aborted";
@@ -58,7 +59,10 @@ function describeApiError(error: APIError): string {
 	else {
 		// A body that is not JSON (a proxy's HTML page, say) ends up in the SDK's message after the status.
 		const text = status ? error.message.replace(new RegExp(`^${status}\\s*`), "") : error.message;
-		detail = firstLine(text.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ")) || "status code (no body)";
+		const contentType = error.headers?.get("content-type") ?? "";
+		if (status && looksLikeHtml(contentType, text)) return htmlErrorPageMessage(status, text);
+		detail = firstLine(text.replace(/\s+/g, " ")) || "status code (no body)";
+		return status ? `${statusLine(status)}: ${detail}` : detail;
 	}
 	return status ? `${status} ${detail}` : detail;
 }

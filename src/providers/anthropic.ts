@@ -22,6 +22,7 @@ import { buildAnthropicRequest, interleavedThinkingBeta } from "./anthropic-requ
 import { AssistantMessageEventStream } from "./event-stream.js";
 import { calculateCost } from "./models.js";
 import { parseFinalArguments, parseStreamingArguments } from "./partial-json.js";
+import { watchForStall } from "../util/stall-watch.js";
 
 /** Where a provider content block lives in the partial message, plus tool-call scratch. */
 interface OpenBlock {
@@ -238,6 +239,18 @@ async function runAnthropicCall(
 ): Promise<void> {
 	const output = createAssistantMessage(model);
 	const signal = options.signal;
+	// The request's own signal: the caller's abort, or a stream that went silent (timeoutMs).
+	const request = new AbortController();
+	const onAbort = () => request.abort(signal?.reason);
+	if (signal?.aborted) onAbort();
+	else signal?.addEventListener("abort", onAbort, { once: true });
+	let stalled = false;
+	const stall = watchForStall(options.timeoutMs ?? 0, () => {
+		stalled = true;
+		request.abort(new Error("stream stalled"));
+	});
+	let received = 0;
+	let lastEvent = "none";
 	try {
 		const apiKey = options.apiKey ?? process.env["ANTHROPIC_API_KEY"];
 		if (!apiKey) throw new Error(missingApiKeyMessage("anthropic"));
@@ -248,17 +261,28 @@ async function runAnthropicCall(
 		if (replacement !== undefined) body = { ...(replacement as MessageCreateParamsStreaming), stream: true };
 
 		const headers = body.thinking?.type === "enabled" ? { "anthropic-beta": interleavedThinkingBeta } : undefined;
-		const { data: events, response } = await client.messages
-			.create(body, { ...(signal ? { signal } : {}), ...(headers ? { headers } : {}) })
-			.withResponse();
+		const { data: events, response } = await client.messages.create(body, { signal: request.signal, ...(headers ? { headers } : {}) }).withResponse();
+		stall.touch();
 		await options.onResponse?.({ status: response.status, headers: headersToRecord(response.headers) }, model);
 		stream.push({ type: "start", partial: output });
 
 		const reader = new AnthropicStreamReader(output, model, stream);
-		for await (const event of events) {
-			reader.handle(event);
-			if (reader.completed) break;
+		try {
+			for await (const event of events) {
+				stall.touch();
+				received++;
+				lastEvent = event.type;
+				reader.handle(event);
+				if (reader.completed) break;
+			}
+		} catch (error) {
+			// The SDK parses each event's JSON itself; its SyntaxError says nothing of where it came from.
+			if (error instanceof SyntaxError) {
+				throw new Error(`Malformed event in Anthropic's stream (event ${received + 1}, after ${lastEvent}): not valid JSON (${error.message})`);
+			}
+			throw error;
 		}
+		if (stalled) throw new Error(stalledMessage(options.timeoutMs ?? 0, received));
 		// The SDK ends iteration quietly when the request is aborted, so check before trusting the end.
 		if (signal?.aborted) throw new Error(abortedMessage);
 		if (!reader.completed) throw new Error(truncatedStreamMessage);
@@ -271,9 +295,17 @@ async function runAnthropicCall(
 	} catch (error) {
 		const aborted = signal?.aborted === true;
 		output.stopReason = aborted ? "aborted" : "error";
-		output.errorMessage = aborted ? abortedMessage : describeAnthropicError(error);
+		output.errorMessage = aborted ? abortedMessage : stalled ? stalledMessage(options.timeoutMs ?? 0, received) : describeAnthropicError(error);
 		stream.push({ type: "error", reason: output.stopReason, error: output });
+	} finally {
+		stall.stop();
+		signal?.removeEventListener("abort", onAbort);
 	}
+}
+
+function stalledMessage(timeoutMs: number, received: number): string {
+	const where = received === 0 ? "before the first event" : `after event ${received}`;
+	return `Anthropic's stream stalled: nothing arrived for ${timeoutMs} ms ${where} (timeoutMs); the request was cancelled`;
 }
 
 /**

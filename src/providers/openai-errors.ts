@@ -7,6 +7,7 @@
  * server answers with an HTML page; every one of these becomes `<status> <what>: <message>`.
  */
 import type { OpenAISdk, CapturedErrorBody } from "./openai-client.js";
+import { excerpt, htmlErrorPageMessage, htmlText, looksLikeHtml, statusLine } from "./http-error-text.js";
 
 /** The message of every aborted call, as in pi-ai. */
 export const abortedMessage = "Request was aborted";
@@ -20,42 +21,6 @@ export const abortedMessage = "Request was aborted";
  */
 export class OpenAIStreamError extends Error {
 	override name = "OpenAIStreamError";
-}
-
-const reasonPhrases: Readonly<Record<number, string>> = {
-	400: "Bad Request",
-	401: "Unauthorized",
-	402: "Payment Required",
-	403: "Forbidden",
-	404: "Not Found",
-	405: "Method Not Allowed",
-	408: "Request Timeout",
-	409: "Conflict",
-	413: "Payload Too Large",
-	415: "Unsupported Media Type",
-	422: "Unprocessable Entity",
-	429: "Too Many Requests",
-	500: "Internal Server Error",
-	501: "Not Implemented",
-	502: "Bad Gateway",
-	503: "Service Unavailable",
-	504: "Gateway Timeout",
-	529: "Overloaded",
-};
-
-function statusLine(status: number): string {
-	return `${status} ${reasonPhrases[status] ?? "Error"}`;
-}
-
-/**
- * Shortens text for a one-line message: whitespace collapsed, cut at `max` characters.
- *
- * @example
- * excerpt("a\n\n  b", 10); // "a b"
- */
-export function excerpt(text: string, max = 200): string {
-	const line = text.replace(/\s+/g, " ").trim();
-	return line.length > max ? `${line.slice(0, max)}…` : line;
 }
 
 /** What an error payload says, wherever the server put it. */
@@ -114,23 +79,8 @@ function parseJson(text: string): unknown {
 	}
 }
 
-function looksLikeHtml(body: CapturedErrorBody): boolean {
-	return /html/i.test(body.contentType) || /^\s*<(?:!doctype|html|head|body|\?xml)/i.test(body.text);
-}
-
-/**
- * The visible text of an HTML page, shortened: what a person would read on it.
- *
- * @example
- * htmlText("<html><head><title>t</title></head><body><h1>502 Bad Gateway</h1></body></html>"); // "502 Bad Gateway"
- */
-export function htmlText(html: string): string {
-	const withoutHead = html.replace(/<(head|script|style)\b[\s\S]*?<\/\1>/gi, " ");
-	const text = withoutHead.replace(/<[^>]*>/g, " ").replace(/&nbsp;/g, " ").replace(/&amp;/g, "&");
-	const visible = excerpt(text, 160);
-	if (visible) return visible;
-	const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1];
-	return title ? excerpt(title, 160) : "";
+function looksLikeHtmlBody(body: CapturedErrorBody): boolean {
+	return looksLikeHtml(body.contentType, body.text);
 }
 
 /**
@@ -145,10 +95,7 @@ export function htmlText(html: string): string {
 export function describeHttpError(status: number, body: CapturedErrorBody | undefined): string {
 	const text = body?.text ?? "";
 	if (text.trim() === "") return `${statusLine(status)}: the server sent no error message`;
-	if (body && looksLikeHtml(body)) {
-		const page = htmlText(text);
-		return `${statusLine(status)} from a proxy or gateway in front of the server (an HTML page, not the API's JSON)${page ? `: "${page}"` : ""}`;
-	}
+	if (body && looksLikeHtmlBody(body)) return htmlErrorPageMessage(status, text);
 	const json = parseJson(text);
 	if (json !== undefined) {
 		const fields = readErrorFields(json);

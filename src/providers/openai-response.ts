@@ -4,7 +4,8 @@
  * Whatever breaks the format (a chunk that is not JSON, an error object in place of a chunk)
  * ends the read with a message that says what arrived and where.
  */
-import { describeStreamErrorPayload, excerpt, htmlText, OpenAIStreamError } from "./openai-errors.js";
+import { excerpt, htmlText } from "./http-error-text.js";
+import { describeStreamErrorPayload, OpenAIStreamError } from "./openai-errors.js";
 import { readServerSentEvents } from "./openai-sse.js";
 import type { OpenAIChunkReader } from "./openai-stream-reader.js";
 

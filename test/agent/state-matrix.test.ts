@@ -21,6 +21,7 @@ import {
 	userTextsOf,
 	whenAborted,
 } from "./helpers.js";
+import { providerRequestViolations } from "../support/provider-requests.js";
 
 type Command = "abort" | "steer" | "followUp" | "dispose";
 type Where = "run-starting" | "streaming" | "after-stream" | "tool-preparing" | "tool-executing" | "turn-ended" | "idle";
@@ -137,6 +138,7 @@ describe.each(PLACES)("arriving in %s", (where) => {
 		for (const run of runsOf(rec.events)) expectWellFormedRun(run);
 		expect(rec.events.at(-1)?.type).toBe("agent_end");
 		expectValidTranscript(agent.state.messages);
+		expect(providerRequestViolations(agent.state.messages)).toEqual([]);
 		expect(agent.state.isStreaming).toBe(false);
 		expect(agent.state.pendingToolCalls.size).toBe(0);
 		expect(activeChildren(agent)).toEqual([]);

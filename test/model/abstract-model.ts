@@ -2,7 +2,8 @@
  * The abstract model of the agent machine for `xstate/graph`: fixtures shared with the real
  * runs, the event alphabet offered in each state (commands, delivery acknowledgements, and the
  * events the machine's actors would send: stream events, `stream.done` in several reply
- * kinds, preflight and compaction done/error, tool settle/update/timeout), and the state
+ * kinds, preflight and compaction done/error, tool settle/update/timeout, giving up on tools
+ * after an abort), and the state
  * projection that keeps the state space finite.
  */
 import type { AnyMachineSnapshot } from "xstate";
@@ -17,6 +18,8 @@ import type { Model } from "../../src/types/model.js";
 export const MODES: ToolExecutionMode[] = ["parallel", "sequential", "streaming"];
 export const TOOL_NAME = "stub";
 export const TOOL_TIMEOUT_MS = 600_000;
+/** One resume turn: a second cut-off reply in a row then takes the ordinary path. */
+export const OUTPUT_LIMIT_RECOVERY = { maxAttempts: 1 };
 export const KEEP_RECENT_TOKENS = 1;
 export const SUMMARY = "summary";
 export const OVERFLOW_ERROR = "prompt is too long: 150000 tokens > 100000 maximum";
@@ -69,7 +72,7 @@ export function abstractInput(mode: ToolExecutionMode): AgentMachineInput {
 		model,
 		tools: [{ name: TOOL_NAME, label: TOOL_NAME, description: "stub", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [], details: {} }) }],
 		messages: [...INITIAL_TRANSCRIPT],
-		config: { toolExecution: mode, toolTimeoutMs: TOOL_TIMEOUT_MS, compaction },
+		config: { toolExecution: mode, toolTimeoutMs: TOOL_TIMEOUT_MS, toolAbortGraceMs: TOOL_TIMEOUT_MS, outputLimitRecovery: OUTPUT_LIMIT_RECOVERY, compaction },
 		awaitDelivery: true,
 	};
 }
@@ -221,6 +224,8 @@ export function alphabet(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
 		events.push({ type: "tool.update", toolCallId, partialResult: { content: [{ type: "text", text: "…" }], details: {} } });
 		events.push({ type: "tool.timeout", toolCallId, timeoutMs: TOOL_TIMEOUT_MS });
 	}
+	// After an abort, the machine's own delayed event gives up on tools that did not stop.
+	if (run?.aborted && run.batch?.calls.some((call: ToolCallEntry) => call.status === "running")) events.push({ type: "tools.abandon" });
 	if (inState(snapshot, "compacting") || inState(snapshot, "running.compacting")) {
 		const output = compactionOutput(compactionMessages(snapshot));
 		if (output) events.push({ type: "xstate.done.actor.compaction", output } as unknown as AgentMachineEvent);
@@ -256,6 +261,7 @@ export function project(snapshot: AnyMachineSnapshot, transcript?: AgentMessage[
 			cr: run.compactionReason ?? "",
 			or: run.overflowRetried,
 			ct: run.compactedThisTurn === true,
+			ol: run.outputLimitAttempts ?? 0,
 			b: run.batch && {
 				m: run.batch.mode,
 				t: run.batch.truncated,

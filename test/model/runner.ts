@@ -29,10 +29,12 @@ import {
 	SUMMARY,
 	TOOL_NAME,
 	TOOL_TIMEOUT_MS,
+	OUTPUT_LIMIT_RECOVERY,
 	type ReplyKind,
 } from "./abstract-model.js";
 import { definitions, type ModelPath } from "./graph.js";
 import { EventInvariants, idleViolations, QueueLedger, transcriptViolations } from "../support/invariants.js";
+import { providerRequestViolations } from "../support/provider-requests.js";
 
 async function settle(rounds = 8): Promise<void> {
 	for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -169,6 +171,8 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 		streamFn,
 		toolExecution: path.mode,
 		toolTimeoutMs: TOOL_TIMEOUT_MS,
+		toolAbortGraceMs: TOOL_TIMEOUT_MS,
+		outputLimitRecovery: OUTPUT_LIMIT_RECOVERY,
 		compaction: {
 			...compaction,
 			summarize: () =>
@@ -212,7 +216,7 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 	agent.subscribe((event) => {
 		invariants.onEvent(event);
 		ledger.onEvent(event);
-		if (event.type === "agent_end") violations.push(...transcriptViolations(agent.state.messages));
+		if (event.type === "agent_end") violations.push(...transcriptViolations(agent.state.messages), ...providerRequestViolations(agent.state.messages));
 	});
 
 	const realCallId = (abstractId: string, from: AnyMachineSnapshot): string | undefined => {
@@ -286,6 +290,9 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 				else stream.forward(() => false, path.mode === "streaming" ? (e) => e.type === "toolcall_end" : undefined);
 				return;
 			}
+			case "tools.abandon":
+				send(event); // the machine's own delayed event, delivered now
+				return;
 			case "tool.settled":
 			case "tool.update":
 			case "tool.timeout": {

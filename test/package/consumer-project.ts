@@ -37,6 +37,8 @@ function consumerDependencies(): Record<string, string> {
 		typebox: version("typebox"),
 		"@types/node": version("@types/node"),
 		"@mariozechner/pi-agent-core": version("@mariozechner/pi-agent-core"),
+		// The optional peer of agentchart/mcp, installed as a user of that subpath does.
+		"@modelcontextprotocol/sdk": version("@modelcontextprotocol/sdk"),
 	};
 }
 

@@ -27,7 +27,7 @@ describe("the packed package, installed into an empty project", () => {
 
 	beforeAll(async () => {
 		project = await consumerProject();
-		for (const file of ["esm.mjs", "cjs.cjs", "strict.ts", "tsconfig.json", "tsconfig.pi.json"]) {
+		for (const file of ["esm.mjs", "cjs.cjs", "mcp.mjs", "strict.ts", "tsconfig.json", "tsconfig.pi.json"]) {
 			await copyFile(new URL(file, FIXTURES), join(project.dir, file));
 		}
 		// The same pi tool source, once against each engine.
@@ -51,6 +51,14 @@ describe("the packed package, installed into an empty project", () => {
 
 	it("runs from a plain Node ES module, with both subpaths", () => {
 		expect(runJson(project, "esm.mjs")).toEqual({ kind: "esm", answer: "The answer is 42.", blocks: ["The answer is 42."], inspected: true });
+	});
+
+	it("runs agentchart/mcp with a real MCP server as tools", () => {
+		const everything = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json");
+		const entry = join(everything, "..", "dist", "index.js");
+		const result = run(process.execPath, ["mcp.mjs", entry], project.dir);
+		expect(result.status, result.stderr).toBe(0);
+		expect(JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}")).toEqual({ kind: "mcp", tools: true, echoed: "Echo: hello over MCP", isError: false });
 	});
 
 	it("runs from CommonJS require()", () => {

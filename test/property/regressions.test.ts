@@ -2,7 +2,7 @@
  * Shrunk counterexamples of the property tests, kept as regression tests.
  */
 import { describe, expect, it } from "vitest";
-import { runScenario, type Scenario } from "./agent.property.test.js";
+import { runScenario, type Scenario } from "./scenario.js";
 
 describe("property regressions", () => {
 	it("streaming: dispose during the reply after a streamed tool call started ends that tool execution", async () => {
@@ -27,5 +27,35 @@ describe("property regressions", () => {
 			schedule: [{ at: 5, command: "abort" }],
 		};
 		expect(await runScenario("streaming", scenario)).toEqual([]);
+	});
+
+	it("streaming: a reply aborted after its tool call streamed, then dispose, leaves no orphan tool result", async () => {
+		// The call never started (the run was aborted first); dispose must not answer it either,
+		// or its result would follow a failed message that providers leave out.
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["tool", "tool"], stop: "auto" },
+				{ blocks: ["text"], stop: "auto" },
+				{ blocks: ["text"], stop: "auto" },
+			],
+			tools: [{ latency: 0, fail: false, honoursAbort: false }],
+			schedule: [
+				{ at: 13, command: "dispose" },
+				{ at: 5, command: "abort" },
+			],
+		};
+		expect(await runScenario("streaming", scenario)).toEqual([]);
+	});
+
+	it("parallel: abort while a tool hangs without honouring its signal still ends the run", async () => {
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["tool"], stop: "auto" },
+				{ blocks: ["text"], stop: "auto" },
+			],
+			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: true }],
+			schedule: [{ at: 12, command: "abort" }],
+		};
+		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
 });

@@ -52,7 +52,12 @@ export interface ResetResponse {
 	kind: "reset";
 }
 
-export type ScriptedResponse = SseResponse | ErrorResponse | ResetResponse;
+/** Accept the request and never answer: no status line, no headers, no byte. */
+export interface SilentResponse {
+	kind: "silent";
+}
+
+export type ScriptedResponse = SseResponse | ErrorResponse | ResetResponse | SilentResponse;
 
 /** What the server received. */
 export interface RecordedRequest {
@@ -156,6 +161,8 @@ export async function startAnthropicServer(): Promise<AnthropicTestServer> {
 				case "reset":
 					req.socket.destroy();
 					return;
+				case "silent":
+					return; // the client gives up (or close() ends it)
 				case "error":
 					res.writeHead(response.status, {
 						"content-type": "application/json",

@@ -428,8 +428,43 @@ describe("streamAnthropic: failures", () => {
 			headers: { "content-type": "text/html" },
 		});
 		const { result } = await run();
-		expect(result.errorMessage).toBe("413 413 Request Entity Too Large");
+		expect(result.errorMessage).toBe(`413 Payload Too Large from a proxy or gateway in front of the server (an HTML page, not the API's JSON): "413 Request Entity Too Large"`);
 		expect(isContextOverflow(result)).toBe(true);
+	});
+
+	it("says a 502 came from a proxy's HTML page, not '502 502 Bad Gateway'", async () => {
+		server.respond({
+			kind: "error",
+			status: 502,
+			body: "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>",
+			headers: { "content-type": "text/html" },
+		});
+		const { result } = await run();
+		expect(result.errorMessage).toBe(`502 Bad Gateway from a proxy or gateway in front of the server (an HTML page, not the API's JSON): "502 Bad Gateway nginx/1.25.3"`);
+	});
+
+	it("names the malformed event of a stream, not only the JSON parser's complaint", async () => {
+		server.respond({
+			kind: "sse",
+			events: [messageStart("msg_bad"), blockStart(0, { type: "text", text: "" }), { event: "content_block_delta", data: '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated' }],
+		});
+		const { result } = await run();
+		expect(result.stopReason).toBe("error");
+		expect(result.errorMessage).toMatch(/^Malformed event in Anthropic's stream \(event 3, after content_block_start\): not valid JSON \(.+\)$/);
+	});
+
+	it("ends a stream that stalls after the headers within timeoutMs, keeping what arrived", async () => {
+		server.respond({
+			kind: "sse",
+			ending: "stall",
+			events: [messageStart("msg_stall"), blockStart(0, { type: "text", text: "" }), blockDelta(0, { type: "text_delta", text: "slow..." })],
+		});
+		const started = Date.now();
+		const { result } = await run({ timeoutMs: 300 });
+		expect(Date.now() - started).toBeLessThan(5_000);
+		expect(result.stopReason).toBe("error");
+		expect(result.errorMessage).toBe("Anthropic's stream stalled: nothing arrived for 300 ms after event 3 (timeoutMs); the request was cancelled");
+		expect(result.content).toEqual([{ type: "text", text: "slow..." }]);
 	});
 
 	it("retries a 429 after its retry-after, capped by maxRetryDelayMs, then succeeds", async () => {

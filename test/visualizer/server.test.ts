@@ -8,11 +8,12 @@ import { createScriptedModel } from "../../src/providers/scripted.js";
 import { Agent } from "../../src/agent.js";
 import { parseVisualizeArgs } from "../../visualizer/server.js";
 
-/** GET with an explicit Host header (fetch does not let tests forge one). */
-function get(url: string, host?: string): Promise<{ status: number; type: string; body: string }> {
+/** GET with an explicit Host (and Origin) header (fetch does not let tests forge one). */
+function get(url: string, host?: string, origin?: string): Promise<{ status: number; type: string; body: string }> {
 	return new Promise((resolve, reject) => {
 		const target = new URL(url);
-		const req = request({ host: target.hostname, port: target.port, path: target.pathname, headers: host ? { host } : {} }, (res) => {
+		const headers = { ...(host ? { host } : {}), ...(origin ? { origin } : {}) };
+		const req = request({ host: target.hostname, port: target.port, path: target.pathname, headers }, (res) => {
 			let body = "";
 			res.setEncoding("utf8");
 			res.on("data", (chunk: string) => (body += chunk));
@@ -51,6 +52,25 @@ describe("the visualizer server", () => {
 		server = await startVisualizerServer({ inspector: createAgentInspector() });
 		expect((await get(server.url, "evil.example:80")).status).toBe(403);
 		expect((await get(`${server.url}api/chart`, `localhost:${server.port}`)).status).toBe(200);
+	});
+
+	it("refuses pages of other sites: requests and WebSocket upgrades with a foreign Origin (cross-site WebSocket hijacking)", async () => {
+		server = await startVisualizerServer({ inspector: createAgentInspector() });
+		expect((await get(`${server.url}api/chart`, undefined, "http://evil.example")).status).toBe(403);
+		expect((await get(`${server.url}api/chart`, undefined, `http://127.0.0.1:${server.port}`)).status).toBe(200);
+		const live = `${server.url.replace("http", "ws")}api/live`;
+		const opened = (origin: string) =>
+			new Promise<string>((resolve) => {
+				const socket = new WebSocket(live, { origin });
+				socket.once("open", () => {
+					socket.close();
+					resolve("open");
+				});
+				socket.once("unexpected-response", (_request, response) => resolve(`refused ${response.statusCode}`));
+				socket.once("error", (error) => resolve(`error ${error.message}`));
+			});
+		expect(await opened("http://evil.example")).toBe("refused 403");
+		expect(await opened(`http://localhost:${server.port}`)).toBe("open");
 	});
 
 	it("streams the history and then live records over the WebSocket", async () => {

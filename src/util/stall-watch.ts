@@ -1,0 +1,33 @@
+/**
+ * Watches a stream for silence: `touch()` on every event; when nothing arrived for `timeoutMs`
+ * (checked four times per period, so detection lands between 1 and 1.25 periods), calls
+ * `onStall`. Counting events instead of reading the clock keeps the per-delta cost to an
+ * increment. A timeout of 0 watches nothing.
+ *
+ * @example
+ * const watch = watchForStall(120_000, () => controller.abort());
+ * for await (const event of stream) { watch.touch(); ... }
+ * watch.stop();
+ */
+export function watchForStall(timeoutMs: number, onStall: () => void): { touch(): void; stop(): void } {
+	if (timeoutMs <= 0) return { touch() {}, stop() {} };
+	let events = 0;
+	let seenAtLastCheck = 0;
+	let quietChecks = 0;
+	const timer = setInterval(() => {
+		if (events !== seenAtLastCheck) {
+			seenAtLastCheck = events;
+			quietChecks = 0;
+			return;
+		}
+		if (++quietChecks >= 4) onStall();
+	}, timeoutMs / 4);
+	return {
+		touch() {
+			events++;
+		},
+		stop() {
+			clearInterval(timer);
+		},
+	};
+}

@@ -1,0 +1,209 @@
+/**
+ * The property scenarios: random scripts (text, thinking, tool calls, errors, "length" stops), random
+ * tool latencies and failures, and random prompt/steer/followUp/abort/continue/dispose calls at
+ * random moments, in all three tool execution modes. After every event and at the end the
+ * shared invariants hold: events nest, every tool execution ends once, the transcript is valid
+ * to send, no steering or follow-up message is lost or delivered twice, every run settles and
+ * leaves nothing running.
+ */
+import fc from "fast-check";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel, type ScriptedBlock, type ScriptedReply } from "../../src/providers/scripted.js";
+import type { AgentTool, ToolExecutionMode } from "../../src/types/agent.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+import { EventInvariants, idleViolations, QueueLedger, transcriptViolations } from "../support/invariants.js";
+import { providerRequestViolations } from "../support/provider-requests.js";
+
+type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt";
+
+export interface Scenario {
+	replies: { blocks: ("text" | "thinking" | "tool" | "missingTool")[]; stop: "auto" | "error" | "length" }[];
+	/** `hangs`: never returns unless its signal aborts (and not even then unless it honours it). */
+	tools: { latency: number; fail: boolean; honoursAbort: boolean; hangs?: boolean }[];
+	/** Commands keyed to the index of the event (across the whole scenario) they are issued at. */
+	schedule: { at: number; command: Command }[];
+}
+
+/** Random scenarios: replies, tool behaviours and a schedule of commands. */
+export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+	replies: fc.array(
+		fc.record({
+			blocks: fc.array(fc.constantFrom("text", "thinking", "tool", "tool", "missingTool"), { minLength: 1, maxLength: 3 }),
+			stop: fc.constantFrom("auto", "auto", "auto", "error", "length"),
+		}),
+		{ minLength: 2, maxLength: 4 },
+	),
+	tools: fc.array(
+		fc.record({ latency: fc.integer({ min: 0, max: 30 }), fail: fc.boolean(), honoursAbort: fc.boolean(), hangs: fc.constantFrom(false, false, false, true) }),
+		{ minLength: 1, maxLength: 4 },
+	),
+	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt") }), {
+		maxLength: 6,
+	}),
+}) as fc.Arbitrary<Scenario>;
+
+function user(text: string): AgentMessage {
+	return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
+}
+
+function toReply(reply: Scenario["replies"][number], n: number): ScriptedReply {
+	const blocks: ScriptedBlock[] = reply.blocks.map((kind, i) => {
+		if (kind === "text") return { type: "text", text: `text ${n}.${i}` };
+		if (kind === "thinking") return { type: "thinking", thinking: `hmm ${n}.${i}` };
+		return { type: "toolCall", name: kind === "tool" ? "work" : "nope", arguments: { n, i } };
+	});
+	if (reply.stop === "auto") return { content: blocks };
+	return { content: blocks, stopReason: reply.stop, errorMessage: reply.stop === "error" ? "scripted failure" : undefined };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+	return new Promise((resolve) => {
+		const timer = setTimeout(resolve, ms);
+		signal?.addEventListener("abort", () => {
+			clearTimeout(timer);
+			resolve();
+		});
+	});
+}
+
+const SETTLE_MS = 3000;
+
+async function settles(agent: Agent): Promise<boolean> {
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	const result = await Promise.race([
+		agent.waitForIdle().then(() => true),
+		new Promise<boolean>((resolve) => {
+			timer = setTimeout(() => resolve(false), SETTLE_MS);
+		}),
+	]);
+	clearTimeout(timer);
+	return result;
+}
+
+/** Runs a scenario; returns every invariant violation (empty when the properties hold). */
+export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): Promise<string[]> {
+	const violations: string[] = [];
+	const scripted = createScriptedModel(
+		scenario.replies.map((reply, n) => toReply(reply, n)),
+		{ chunkSize: 6, whenExhausted: { content: "that is all" } },
+	);
+	let toolCalls = 0;
+	const work: AgentTool<object, unknown> = {
+		name: "work",
+		label: "work",
+		description: "does work",
+		parameters: { type: "object", properties: {}, additionalProperties: true },
+		execute: async (_id, _params, signal) => {
+			const behaviour = scenario.tools[toolCalls++ % scenario.tools.length] as Scenario["tools"][number];
+			if (behaviour.hangs) {
+				// An uncooperative tool: the tool timeout, or the grace after an abort, must end the call.
+				await new Promise<void>((resolve) => (behaviour.honoursAbort ? signal?.addEventListener("abort", () => resolve()) : undefined));
+			}
+			await sleep(behaviour.latency, behaviour.honoursAbort ? signal : undefined);
+			if (behaviour.honoursAbort && signal?.aborted) throw new Error("aborted");
+			if (behaviour.fail) throw new Error("tool failed");
+			return { content: [{ type: "text", text: "worked" }], details: {} };
+		},
+	};
+	const agent = new Agent({
+		initialState: { model: scripted.model, tools: [work] },
+		streamFn: scripted.streamFn,
+		toolExecution: mode,
+		// Bounds for hanging tools, well inside SETTLE_MS: every run must end, abort or not.
+		toolTimeoutMs: 400,
+		toolAbortGraceMs: 50,
+	});
+	const onUnhandled = (reason: unknown) => violations.push(`unhandled rejection: ${String(reason)}`);
+	process.on("unhandledRejection", onUnhandled);
+	const invariants = new EventInvariants(agent);
+	const ledger = new QueueLedger();
+	let disposed = false;
+	let counter = 0;
+	const pending = [...scenario.schedule].sort((a, b) => a.at - b.at);
+	const issue = (command: Command): void => {
+		const refusedWhileDisposed = (fn: () => unknown) => {
+			try {
+				const wasDisposed = disposed;
+				const result = fn();
+				if (result instanceof Promise) {
+					result.then(
+						() => wasDisposed && violations.push(`${command} after dispose resolved`),
+						() => {},
+					);
+				} else if (wasDisposed) violations.push(`${command} after dispose did not throw`);
+			} catch (error) {
+				if (!disposed && (command === "steer" || command === "followUp")) violations.push(`${command} threw: ${String(error)}`);
+			}
+		};
+		switch (command) {
+			case "steer":
+			case "followUp": {
+				const message = user(`${command} ${++counter}`);
+				refusedWhileDisposed(() => (command === "steer" ? agent.steer(message) : agent.followUp(message)));
+				if (!disposed) ledger.track(message, command);
+				return;
+			}
+			case "abort":
+				agent.abort();
+				return;
+			case "dispose":
+				agent.dispose();
+				disposed = true;
+				return;
+			case "continue":
+				refusedWhileDisposed(() => agent.continue());
+				return;
+			case "prompt":
+				refusedWhileDisposed(() => agent.prompt(`prompt ${++counter}`));
+				return;
+		}
+	};
+	let index = 0;
+	agent.subscribe((event) => {
+		invariants.onEvent(event);
+		ledger.onEvent(event);
+		if (event.type === "agent_end") {
+			violations.push(...transcriptViolations(agent.state.messages).map((v) => `at agent_end: ${v}`));
+			violations.push(...providerRequestViolations(agent.state.messages).map((v) => `at agent_end: ${v}`));
+		}
+		while (pending.length && (pending[0] as { at: number }).at <= index) issue((pending.shift() as { command: Command }).command);
+		index++;
+	});
+
+	const idle = async (label: string) => {
+		if (!(await settles(agent))) {
+			violations.push(`${label}: waitForIdle did not settle within ${SETTLE_MS} ms (machine in ${JSON.stringify(agent.actor.getSnapshot().value)})`);
+			return false;
+		}
+		await new Promise<void>((resolve) => setImmediate(resolve));
+		violations.push(...idleViolations(agent).map((v) => `${label}: ${v}`));
+		return true;
+	};
+
+	const finish = () => {
+		process.off("unhandledRejection", onUnhandled);
+		return [...violations, ...invariants.violations];
+	};
+	agent.prompt("start").catch(() => {});
+	if (!(await idle("first run"))) return finish();
+	// Commands scheduled after the last event run between runs, in order.
+	while (pending.length) {
+		issue((pending.shift() as { command: Command }).command);
+		if (!(await idle("after a command between runs"))) return finish();
+	}
+	// Flush the queues: every queued message must come out exactly once.
+	for (let i = 0; i < 6 && !disposed && agent.hasQueuedMessages(); i++) {
+		agent.continue().catch((error) => violations.push(`continue with queued messages threw: ${String(error)}`));
+		if (!(await idle("flushing queues"))) break;
+	}
+	if (!disposed && agent.hasQueuedMessages()) violations.push("queues still hold messages after flushing");
+	violations.push(...transcriptViolations(agent.state.messages), ...providerRequestViolations(agent.state.messages));
+	violations.push(...invariants.violations, ...ledger.violations(agent));
+	if (invariants.running) violations.push("a run never ended (agent_start without agent_end)");
+	agent.dispose();
+	await new Promise<void>((resolve) => setImmediate(resolve));
+	if (Object.keys(agent.actor.getSnapshot().children).length) violations.push("child actors alive after dispose");
+	process.off("unhandledRejection", onUnhandled);
+	return violations;
+}
+
