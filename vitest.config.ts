@@ -5,5 +5,7 @@ export default defineConfig({
 		include: ["test/**/*.test.ts"],
 		testTimeout: 30000,
 		environment: "node",
+		// Resolves AGENTCHART_ENTRY=packed (npm test) to the installed tarball for pi's coding agent.
+		globalSetup: ["test/coding-agent/global-setup.ts"],
 	},
 });

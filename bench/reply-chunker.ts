@@ -10,7 +10,7 @@
 import { fileURLToPath } from "node:url";
 import { BlockChunker, type BlockChunk, type BlockChunkingOptions } from "../src/reply/block-chunker.js";
 import { fenceAt, parseFenceSpans, type FenceSpan } from "../src/reply/fences.js";
-import { collectGarbage, median } from "./lib/stats.js";
+import { collectYoungGarbage, median } from "./lib/stats.js";
 
 // ---- the chunker before issue 15, frozen for comparison ----
 
@@ -213,7 +213,7 @@ interface Drainable {
 function drainOnce(make: () => Drainable, reply: string): { ms: number; parses: number; chunks: BlockChunk[] } {
 	const chunker = make();
 	chunker.append(reply);
-	collectGarbage();
+	collectYoungGarbage();
 	const start = performance.now();
 	const chunks = chunker.drain({ force: true });
 	const ms = performance.now() - start;

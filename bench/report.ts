@@ -1,121 +1,315 @@
 /**
- * Turns benchmark results into the summary table (console) and `bench/results.md`.
+ * Turns benchmark results into the summary (console) and `bench/results.md`: one table per
+ * benchmark, every figure as median (min–max), every compared figure beside its target from
+ * issue 14 with met or missed, and a closing table of all targets.
  */
 import os from "node:os";
-import type { MemoryResult } from "./memory.js";
-import type { ThroughputRow } from "./throughput.js";
-import type { ToolLoopResult } from "./tool-loop.js";
+import type { ConcurrencyResult } from "./concurrency.js";
+import type { InspectorResult } from "./inspector.js";
+import type { MemoryFigureResult, MemoryResult } from "./memory.js";
+import type { ThroughputFit, ThroughputResult } from "./throughput.js";
+import type { TurnOverheadResult } from "./turn-overhead.js";
 import type { OverlapRow } from "./tool-overlap.js";
 import { formatReplyChunker, type ReplyChunkerResult } from "./reply-chunker.js";
 import { formatSoak, type SoakResult } from "./soak.js";
+import type { Summary } from "./lib/stats.js";
+import type { ContenderName } from "./lib/contenders.js";
 
-/** Everything one run measured. */
+/** Everything one run measured (a section is absent when `--only` left it out). */
 export interface BenchResults {
 	quick: boolean;
-	throughput: ThroughputRow[];
-	toolLoop: ToolLoopResult;
-	memory: MemoryResult;
-	overlap: OverlapRow[];
-	replyChunker: ReplyChunkerResult;
-	soak: SoakResult;
+	/** The seed that ordered the rounds. */
+	seed: number;
+	/** The machine, at the start of the run. */
+	environment: string;
+	throughput?: ThroughputResult;
+	turnOverhead?: TurnOverheadResult;
+	memory?: MemoryResult;
+	concurrency?: ConcurrencyResult;
+	inspector?: InspectorResult;
+	overlap?: OverlapRow[];
+	replyChunker?: ReplyChunkerResult;
+	soak?: SoakResult;
 }
 
-/** Targets from issue 7. */
-const TARGETS = {
-	/** ours / pi deltas per second, at least. */
+/** A target of issue 14 and whether a figure meets it (judged on the median). */
+interface TargetCheck {
+	figure: string;
+	target: string;
+	measured: string;
+	met: boolean;
+	/** Said after the verdict (a stretch goal, a caveat). */
+	note?: string;
+}
+
+/** Targets from issue 14, as ratios agentchart / pi unless said otherwise. */
+export const TARGETS = {
+	/** agentchart deltas/s over pi's, at least, at every size. */
 	throughputVsPi: 1,
-	/** ns/delta at the largest size / at the smallest, at most. */
-	flatness: 1.2,
-	/** ours / pi bytes per agent, at most. */
-	memoryVsPi: 2,
-};
+	/** Per-prompt time over pi's, at most; the stretch goal. */
+	turnVsPi: 2,
+	turnVsPiStretch: 1,
+	/** Retained heap per agent over pi's, at most. */
+	idleVsPi: 1,
+	afterRunVsPi: 1.2,
+	/** 1,000 concurrent agents over pi, at most. */
+	concurrentWallVsPi: 1.5,
+	concurrentRssVsPi: 1.2,
+	/** Inspector attached over detached, at most. */
+	inspectorAttached: 1.5,
+	/** Upper-half slope over lower-half slope counted as flat (no number in issue 14; informational). */
+	flatGrowth: 1.2,
+} as const;
 
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
-const thousands = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString("en-US") : "n/a");
+const grouped = (value: number, digits = 0) =>
+	Number.isFinite(value) ? value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "n/a";
 const sizeLabel = (deltas: number) => (deltas >= 1000 && deltas % 1000 === 0 ? `${deltas / 1000}k` : String(deltas));
-const verdict = (met: boolean) => (met ? "met" : "**missed**");
 
-/** The machine, Node version and date, for the header of the results. */
-export function environmentLine(): string {
-	const cpus = os.cpus();
-	return `${cpus[0]?.model.trim() ?? "unknown CPU"}, ${cpus.length} cores, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
+/** `12.3 (11.0–14.2)`, with `format` applied to each number. */
+function spread(summary: Summary, format: (value: number) => string): string {
+	return `${format(summary.median)} (${format(summary.min)}–${format(summary.max)})`;
 }
 
+/** `0.31× (0.28–0.35)`. */
+function ratio(summary: Summary, digits = 2): string {
+	if (!Number.isFinite(summary.median)) return "n/a";
+	return `${fixed(summary.median, digits)}× (${fixed(summary.min, digits)}–${fixed(summary.max, digits)})`;
+}
+
+const verdictText = (met: boolean) => (met ? "met" : "**missed**");
+const rounds = (count: number) => `${count} paired round${count === 1 ? "" : "s"}`;
+const kib = (bytes: number) => `${fixed(bytes / 1024, 2)} KiB`;
+const mib = (bytes: number) => `${fixed(bytes / 1_048_576, 1)} MiB`;
+
 /**
- * The summary: per benchmark a markdown table with ours / pi and ours / floor ratios, then
- * the targets with met / missed.
+ * The machine, Node version, load and date, for the header of the results.
  *
  * @example
- * console.log(formatResults(results));
+ * environmentLine(); // "AMD EPYC, 2 cores, Node v20.20.2, load 0.52, 2026-11-21"
  */
-export function formatResults(results: BenchResults, command: string): string {
+export function environmentLine(): string {
+	const cpus = os.cpus();
+	const load = os.loadavg()[0] ?? Number.NaN;
+	return `${cpus[0]?.model.trim() ?? "unknown CPU"}, ${cpus.length} cores, Node ${process.version}, load average ${fixed(load)} at the start, ${new Date().toISOString().slice(0, 10)}`;
+}
+
+function throughputSection(result: ThroughputResult, checks: TargetCheck[]): string[] {
 	const lines: string[] = [];
-	lines.push(`Measured with \`${command}\` on ${environmentLine()}.`);
-	lines.push("Medians of interleaved repetitions after warm-up, all contenders side by side in one process.");
+	lines.push(`**1. Text delta throughput: one message of N deltas, stream function to a no-op listener (${rounds(result.repetitions)})**`);
 	lines.push("");
-	lines.push("**1. Text deltas per second, stream function to one listener**");
-	lines.push("");
-	lines.push("| deltas | agentchart /s | pi /s | floor /s | agentchart ns/delta | pi ns/delta | floor ns/delta | ours / pi (throughput) | ours / floor (time) |");
-	lines.push("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-	for (const row of results.throughput) {
-		const { agentchart, pi, floor } = row.deltasPerSecond;
+	lines.push("| deltas | agentchart ms | pi ms | floor ms | throughput ours / pi | time ours / floor | target | verdict |");
+	lines.push("|---:|---:|---:|---:|---:|---:|---|---|");
+	const ms = (value: number) => fixed(value, value < 10 ? 2 : 1);
+	for (const row of result.rows) {
+		const met = row.throughputVsPi.median >= TARGETS.throughputVsPi;
 		lines.push(
-			`| ${sizeLabel(row.deltas)} | ${thousands(agentchart)} | ${thousands(pi)} | ${thousands(floor)} | ${thousands(row.nsPerDelta.agentchart)} | ${thousands(row.nsPerDelta.pi)} | ${thousands(row.nsPerDelta.floor)} | ${fixed(agentchart / pi)} | ${fixed(row.nsPerDelta.agentchart / row.nsPerDelta.floor, 1)} |`,
+			`| ${sizeLabel(row.deltas)} | ${spread(row.ms.agentchart, ms)} | ${spread(row.ms.pi, ms)} | ${spread(row.ms.floor, ms)} | ${ratio(row.throughputVsPi)} | ${ratio(row.timeVsFloor, 1)} | ≥ ${fixed(TARGETS.throughputVsPi, 1)}× | ${verdictText(met)} |`,
 		);
+		checks.push({ figure: `throughput, ${sizeLabel(row.deltas)} deltas (ours / pi)`, target: `≥ ${fixed(TARGETS.throughputVsPi, 1)}×`, measured: ratio(row.throughputVsPi), met });
 	}
-	const first = results.throughput[0];
-	const last = results.throughput[results.throughput.length - 1];
-	const flatness = (name: "agentchart" | "pi" | "floor") => (first && last ? last.nsPerDelta[name] / first.nsPerDelta[name] : Number.NaN);
+	const first = result.rows[0];
+	const last = result.rows.at(-1);
+	const middle = result.rows[Math.floor(result.rows.length / 2)];
+	const range = (from?: { deltas: number }, to?: { deltas: number }) => (from && to ? `${sizeLabel(from.deltas)}–${sizeLabel(to.deltas)}` : "");
 	lines.push("");
 	lines.push(
-		`Per-delta cost at ${sizeLabel(last?.deltas ?? 0)} / at ${sizeLabel(first?.deltas ?? 0)}: agentchart ${fixed(flatness("agentchart"))}, pi ${fixed(flatness("pi"))}, floor ${fixed(flatness("floor"))} (1.00 = flat).`,
+		`Least-squares line of time against deltas (weights 1/deltas², as timing noise is relative), fitted per round over ${range(first, last)}: the slope is the marginal cost of a delta, the intercept the fixed cost of a run (agent, prompt, turn and message events). Flatness: the slope over the upper half of the sizes (${range(middle, last)}) over the slope over the lower half (${range(first, middle)}); 1 = flat, more = per-delta work grows with the message.`,
 	);
 	lines.push("");
-	const loop = results.toolLoop.usPerTurn;
-	lines.push(`**2. Overhead per turn, ${results.toolLoop.turns}-turn tool loop (one trivial tool call per turn)**`);
+	lines.push("| contender | marginal ns/delta | fixed µs | weighted R² (worst) | ns/delta, lower half | ns/delta, upper half | upper / lower |");
+	lines.push("|---|---:|---:|---:|---:|---:|---:|");
+	const fitRow = (name: ContenderName, fit: ThroughputFit) =>
+		`| ${name} | ${spread(fit.nsPerDelta, (v) => grouped(v))} | ${spread(fit.fixedUs, (v) => grouped(v))} | ${fixed(fit.r2.min, 4)} | ${spread(fit.lowerNsPerDelta, (v) => grouped(v))} | ${spread(fit.upperNsPerDelta, (v) => grouped(v))} | ${ratio(fit.growth)} |`;
+	lines.push(fitRow("agentchart", result.fits.agentchart));
+	lines.push(fitRow("pi", result.fits.pi));
+	lines.push(fitRow("floor", result.fits.floor));
 	lines.push("");
-	lines.push("| agentchart µs/turn | pi µs/turn | floor µs/turn | ours / pi | ours / floor |");
-	lines.push("|---:|---:|---:|---:|---:|");
-	lines.push(`| ${fixed(loop.agentchart, 0)} | ${fixed(loop.pi, 0)} | ${fixed(loop.floor, 0)} | ${fixed(loop.agentchart / loop.pi, 1)} | ${fixed(loop.agentchart / loop.floor, 1)} |`);
+	const marginalMet = result.marginalThroughputVsPi.median >= TARGETS.throughputVsPi;
+	lines.push(
+		`Marginal throughput ours / pi (pi's slope / ours, per round): ${ratio(result.marginalThroughputVsPi)}; target ≥ ${fixed(TARGETS.throughputVsPi, 1)}×: ${verdictText(marginalMet)}.`,
+	);
+	const growth = result.fits.agentchart.growth;
+	const lower = result.fits.agentchart.lowerNsPerDelta.median;
+	const flatness = !(lower > 0) ? "cannot be judged (the lower-half slope is not positive: noise)" : growth.median <= TARGETS.flatGrowth ? "is flat" : "**grows with the message**";
+	lines.push(
+		`agentchart per-delta cost ${flatness}: upper / lower half ${ratio(growth)} (≤ ${fixed(TARGETS.flatGrowth, 1)} counts as flat; issue 14 sets no number, so this is not in the targets).`,
+	);
+	checks.push({
+		figure: "marginal throughput, fitted slope (ours / pi)",
+		target: `≥ ${fixed(TARGETS.throughputVsPi, 1)}×`,
+		measured: ratio(result.marginalThroughputVsPi),
+		met: marginalMet,
+	});
+	return lines;
+}
+
+function turnSection(result: TurnOverheadResult, checks: TargetCheck[]): string[] {
+	const lines: string[] = [];
+	lines.push(
+		`**2. Turn overhead: one prompt = a reply with 1 text delta and ${result.callsPerTurn} instant tool calls, then a final 1-delta reply; ${result.prompts} prompts per sample, each on its own agent built before the clock (${rounds(result.usPerTurn["pi parallel"].samples.length)})**`,
+	);
 	lines.push("");
-	const memory = results.memory;
-	lines.push(`**3. Retained heap per idle agent (constructed + one short prompt), ${thousands(memory.agents)} live agents${memory.exact ? "" : " — gc not exposed, approximate"}**`);
+	lines.push("| variant | µs per turn | ours / pi parallel | target | verdict |");
+	lines.push("|---|---:|---:|---|---|");
+	const us = (value: number) => grouped(value, value < 100 ? 1 : 0);
+	const target = `≤ ${fixed(TARGETS.turnVsPi, 0)}× (stretch ${fixed(TARGETS.turnVsPiStretch, 0)}×)`;
+	const judge = (summary: Summary) => {
+		const met = summary.median <= TARGETS.turnVsPi;
+		const note = met ? `(stretch ${summary.median <= TARGETS.turnVsPiStretch ? "met" : "missed"})` : "";
+		return { met, note, text: met ? `met ${note}` : verdictText(false) };
+	};
+	const parallel = judge(result.parallelVsPi);
+	const streaming = judge(result.streamingVsPi);
+	lines.push(`| agentchart parallel | ${spread(result.usPerTurn["agentchart parallel"], us)} | ${ratio(result.parallelVsPi)} | ${target} | ${parallel.text} |`);
+	lines.push(`| agentchart streaming | ${spread(result.usPerTurn["agentchart streaming"], us)} | ${ratio(result.streamingVsPi)} | ${target} | ${streaming.text} |`);
+	lines.push(`| pi parallel | ${spread(result.usPerTurn["pi parallel"], us)} | | | |`);
+	lines.push(`| floor (raw \`for await\`, tools inline) | ${spread(result.usPerTurn.floor, us)} | | | |`);
 	lines.push("");
-	lines.push("| | agentchart | pi | floor (transcript only) | ours / pi | ours / floor |");
-	lines.push("|---|---:|---:|---:|---:|---:|");
-	const mb = (bytes: number) => `${fixed(bytes / 1e6, 2)} MB`;
-	const kb = (bytes: number) => `${fixed(bytes / 1024, 1)} KiB`;
-	const { bytesPerAgent: per, bytesTotal: total } = memory;
-	lines.push(`| per agent | ${kb(per.agentchart)} | ${kb(per.pi)} | ${kb(per.floor)} | ${fixed(per.agentchart / per.pi)} | ${fixed(per.agentchart / per.floor, 1)} |`);
-	lines.push(`| ${thousands(memory.agents)} agents | ${mb(total.agentchart)} | ${mb(total.pi)} | ${mb(total.floor)} | | |`);
+	lines.push(
+		`pi 0.73.1 has no streaming tool mode: agentchart streaming is compared with pi parallel. agentchart parallel / floor: ${ratio(result.parallelVsFloor, 1)}.`,
+	);
+	checks.push({ figure: "turn overhead, parallel (ours / pi)", target, measured: ratio(result.parallelVsPi), met: parallel.met, note: parallel.note });
+	checks.push({
+		figure: "turn overhead, ours streaming / pi parallel",
+		target,
+		measured: ratio(result.streamingVsPi),
+		met: streaming.met,
+		note: streaming.note,
+	});
+	return lines;
+}
+
+function memorySection(result: MemoryResult, checks: TargetCheck[]): string[] {
+	const lines: string[] = [];
+	lines.push(
+		`**3. Retained heap per agent (system prompt + 2 tools), ${grouped(result.agents)} live agents per child process, full GC before and after (${rounds(result.repetitions)}, one child per figure, library and round)${result.exact ? "" : " — gc not exposed, approximate"}**`,
+	);
 	lines.push("");
-	lines.push("**4. Tool-heavy turn: 3 tool calls streamed over ~300 ms, each tool ~200 ms; ideal = last `toolcall_end` + tool time**");
+	lines.push("| figure | agentchart per agent | pi per agent | ours / pi | target | verdict |");
+	lines.push("|---|---:|---:|---:|---|---|");
+	const row = (label: string, figure: MemoryFigureResult, limit: number) => {
+		const met = figure.ratio.median <= limit;
+		lines.push(`| ${label} | ${spread(figure.bytesPerAgent.agentchart, kib)} | ${spread(figure.bytesPerAgent.pi, kib)} | ${ratio(figure.ratio)} | ≤ ${fixed(limit, 1)}× | ${verdictText(met)} |`);
+		checks.push({ figure: `retained heap, ${label} (ours / pi)`, target: `≤ ${fixed(limit, 1)}×`, measured: ratio(figure.ratio), met });
+	};
+	row("idle (constructed, never prompted)", result.idle, TARGETS.idleVsPi);
+	row("after one short run", result.afterRun, TARGETS.afterRunVsPi);
+	return lines;
+}
+
+function concurrencySection(result: ConcurrencyResult, checks: TargetCheck[]): string[] {
+	const lines: string[] = [];
+	lines.push(
+		`**4. ${grouped(result.agents)} concurrent agents × ${result.turns} tool turns each (1 text delta + 1 tool call per turn, the tool yields once to the event loop), started together and awaited with Promise.all; one child process per library and round (${rounds(result.repetitions)}; peak by ${result.peakMethod})**`,
+	);
+	lines.push("");
+	lines.push("| figure | agentchart | pi | ours / pi | target | verdict |");
+	lines.push("|---|---:|---:|---:|---|---|");
+	const wallMet = result.wallRatio.median <= TARGETS.concurrentWallVsPi;
+	const rssMet = result.peakRssRatio.median <= TARGETS.concurrentRssVsPi;
+	const growthMet = result.rssGrowthRatio.median <= TARGETS.concurrentRssVsPi;
+	const ms = (value: number) => grouped(value);
+	lines.push(
+		`| wall ms (build + run all) | ${spread(result.wallMs.agentchart, ms)} | ${spread(result.wallMs.pi, ms)} | ${ratio(result.wallRatio)} | ≤ ${fixed(TARGETS.concurrentWallVsPi, 1)}× | ${verdictText(wallMet)} |`,
+	);
+	lines.push(
+		`| peak RSS, whole process | ${spread(result.peakRssBytes.agentchart, mib)} | ${spread(result.peakRssBytes.pi, mib)} | ${ratio(result.peakRssRatio)} | ≤ ${fixed(TARGETS.concurrentRssVsPi, 1)}× | ${verdictText(rssMet)} |`,
+	);
+	lines.push(
+		`| peak RSS above the warmed-up baseline | ${spread(result.rssGrowthBytes.agentchart, mib)} | ${spread(result.rssGrowthBytes.pi, mib)} | ${ratio(result.rssGrowthRatio)} | ≤ ${fixed(TARGETS.concurrentRssVsPi, 1)}× (stricter reading) | ${verdictText(growthMet)} |`,
+	);
+	lines.push(
+		`| largest heap in use above the baseline (sampled every 5 ms; no target) | ${spread(result.heapGrowthBytes.agentchart, mib)} | ${spread(result.heapGrowthBytes.pi, mib)} | | | |`,
+	);
+	lines.push("");
+	lines.push(
+		"The whole-process peak includes Node, tsx and the library's modules (the same order of size for both); the growth above the baseline is what the running agents themselves add.",
+	);
+	checks.push({ figure: `${grouped(result.agents)} concurrent agents, wall (ours / pi)`, target: `≤ ${fixed(TARGETS.concurrentWallVsPi, 1)}×`, measured: ratio(result.wallRatio), met: wallMet });
+	checks.push({ figure: `${grouped(result.agents)} concurrent agents, peak RSS (ours / pi)`, target: `≤ ${fixed(TARGETS.concurrentRssVsPi, 1)}×`, measured: ratio(result.peakRssRatio), met: rssMet });
+	checks.push({
+		figure: `${grouped(result.agents)} concurrent agents, RSS growth over baseline (ours / pi)`,
+		target: `≤ ${fixed(TARGETS.concurrentRssVsPi, 1)}× (stricter reading)`,
+		measured: ratio(result.rssGrowthRatio),
+		met: growthMet,
+	});
+	return lines;
+}
+
+function inspectorSection(result: InspectorResult, checks: TargetCheck[]): string[] {
+	const lines: string[] = [];
+	lines.push(
+		`**5. Inspector: one ${sizeLabel(result.deltas)}-delta message, \`createAgentInspector().attach(agent.actor)\` vs detached; the attached time includes the inspector's flush (${rounds(result.ms.detached.samples.length)})**`,
+	);
+	lines.push("");
+	lines.push("| detached ms | attached ms | attached / detached | target | verdict | raw inspection events per delta | records per delta |");
+	lines.push("|---:|---:|---:|---|---|---:|---:|");
+	const met = result.ratio.median <= TARGETS.inspectorAttached;
+	const ms = (value: number) => fixed(value, 1);
+	lines.push(
+		`| ${spread(result.ms.detached, ms)} | ${spread(result.ms.attached, ms)} | ${ratio(result.ratio)} | ≤ ${fixed(TARGETS.inspectorAttached, 1)}× | ${verdictText(met)} | ${fixed(result.eventsPerDelta)} | ${fixed(result.recordsPerDelta)} |`,
+	);
+	checks.push({ figure: `inspector attached / detached (${sizeLabel(result.deltas)} deltas)`, target: `≤ ${fixed(TARGETS.inspectorAttached, 1)}×`, measured: ratio(result.ratio), met });
+	return lines;
+}
+
+function overlapSection(rows: OverlapRow[]): string[] {
+	const lines: string[] = [];
+	lines.push("**6. Tool-heavy turn: 3 tool calls streamed over ~300 ms, each tool ~200 ms; ideal = last `toolcall_end` + tool time (medians)**");
 	lines.push("");
 	lines.push("| variant | wall ms | ideal ms | wall / ideal | first tool started at ms | model done at ms |");
 	lines.push("|---|---:|---:|---:|---:|---:|");
-	for (const row of results.overlap) {
+	for (const row of rows) {
 		if (!row.available) {
 			lines.push(`| ${row.variant} | not available (ran as parallel) | | | | |`);
 			continue;
 		}
 		lines.push(`| ${row.variant} | ${fixed(row.wallMs, 0)} | ${fixed(row.idealMs, 0)} | ${fixed(row.ratio)} | ${fixed(row.firstToolStartMs, 0)} | ${fixed(row.streamDoneMs, 0)} |`);
 	}
-	lines.push("");
-	lines.push("**5. Reply chunker: one forced drain of a 200 KB fenced reply**");
-	lines.push("");
-	lines.push(formatReplyChunker(results.replyChunker));
-	lines.push("");
-	lines.push(`**6. Long session: one agent, ${results.soak.samples.at(-1)?.prompts.toLocaleString("en-US") ?? 0} prompts with a tool call each; heap after a full collection**`);
-	lines.push("");
-	lines.push(formatSoak(results.soak));
-	lines.push("");
-	lines.push("**Targets**");
-	lines.push("");
-	const worstThroughput = Math.min(...results.throughput.map((row) => row.deltasPerSecond.agentchart / row.deltasPerSecond.pi));
-	lines.push(`- Throughput at least pi's: ${verdict(worstThroughput >= TARGETS.throughputVsPi)} (worst ours / pi = ${fixed(worstThroughput)}).`);
-	lines.push(`- Per-delta cost flat within 20 % from smallest to largest message: ${verdict(flatness("agentchart") <= TARGETS.flatness)} (${fixed(flatness("agentchart"))}).`);
-	const memoryRatio = per.agentchart / per.pi;
-	lines.push(`- Memory per agent within 2× pi's: ${verdict(memoryRatio <= TARGETS.memoryVsPi)} (${fixed(memoryRatio)}×).`);
+	return lines;
+}
+
+/**
+ * The summary: the run's header, one markdown table per benchmark, then all targets with
+ * met / missed.
+ *
+ * @example
+ * console.log(formatResults(results, "npm run bench"));
+ */
+export function formatResults(results: BenchResults, command: string): string {
+	const lines: string[] = [];
+	const checks: TargetCheck[] = [];
+	lines.push(`Measured with \`${command}\` on ${results.environment}.`);
+	lines.push(
+		`Rounds ordered by seed ${results.seed} (\`--seed ${results.seed}\` repeats the order). A figure is the median of its rounds with (min–max); a ratio is taken within each round, where the contenders ran back to back in a balanced shuffled order, then summarized. Verdicts are on the median. A timed sample starts after a young-generation collection (a full one would shrink the young generation and slow what runs next); memory figures are taken after full collections.`,
+	);
+	if (results.quick) lines.push("Quick mode: small sizes, one round; the figures only show that everything runs.");
+	const section = (body: string[]) => {
+		lines.push("");
+		lines.push(...body);
+	};
+	if (results.throughput) section(throughputSection(results.throughput, checks));
+	if (results.turnOverhead) section(turnSection(results.turnOverhead, checks));
+	if (results.memory) section(memorySection(results.memory, checks));
+	if (results.concurrency) section(concurrencySection(results.concurrency, checks));
+	if (results.inspector) section(inspectorSection(results.inspector, checks));
+	if (results.overlap) section(overlapSection(results.overlap));
+	if (results.replyChunker) section([`**7. Reply chunker**`, "", formatReplyChunker(results.replyChunker)]);
+	if (results.soak) {
+		const prompts = results.soak.samples.at(-1)?.prompts ?? 0;
+		section([`**8. Long session: one agent, ${grouped(prompts)} prompts with a tool call each; heap after a full collection (child process)**`, "", formatSoak(results.soak)]);
+	}
+	if (checks.length > 0) {
+		const met = checks.filter((check) => check.met).length;
+		section([
+			`**Targets (issue 14): ${met} of ${checks.length} met**`,
+			"",
+			"| figure | target | measured, median (min–max) | verdict |",
+			"|---|---|---:|---|",
+			...checks.map((check) => `| ${check.figure} | ${check.target} | ${check.measured} | ${verdictText(check.met)}${check.note ? ` ${check.note}` : ""} |`),
+		]);
+	}
 	return lines.join("\n");
 }
 

@@ -1,80 +1,157 @@
 /**
- * `npm run bench`: agentchart against pi-agent-core 0.73.1 and a raw `for await` floor, side
- * by side in one process. Prints the summary and writes `bench/results.md`.
+ * `npm run bench`: agentchart (the engine in `src/`, through its public API) against
+ * pi-agent-core 0.73.1 and a raw `for await` floor. Prints every table and writes
+ * `bench/results.md`.
  *
- * `npm run bench -- --quick` runs small sizes once (a smoke test; nothing is written unless
- * `--write` is given too). Run with `--expose-gc` (the npm script does) for exact memory.
+ * Flags: `--quick` runs small sizes once (a smoke run; nothing is written unless `--write` is
+ * given too); `--seed N` repeats a run's order of rounds; `--only throughput,memory,...` runs
+ * some sections (nothing is written unless `--write`). Run with `--expose-gc` (the npm script
+ * does): memory figures and the collection before each timed sample need it.
  */
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { measureConcurrency, type ConcurrencyOptions } from "./concurrency.js";
+import { measureInspector, type InspectorOptions } from "./inspector.js";
 import { measureMemory, type MemoryOptions } from "./memory.js";
-import { type BenchResults, formatResults, resultsDocument } from "./report.js";
-import { canCollectGarbage } from "./lib/stats.js";
-import { measureThroughput, type ThroughputOptions } from "./throughput.js";
-import { measureToolLoop, type ToolLoopOptions } from "./tool-loop.js";
-import { measureToolOverlap, type ToolOverlapOptions } from "./tool-overlap.js";
+import { type BenchResults, environmentLine, formatResults, resultsDocument } from "./report.js";
 import { measureReplyChunker, type ReplyChunkerOptions } from "./reply-chunker.js";
 import { measureSoak, type SoakOptions } from "./soak.js";
+import { measureThroughput, type ThroughputOptions } from "./throughput.js";
+import { measureToolOverlap, type ToolOverlapOptions } from "./tool-overlap.js";
+import { measureTurnOverhead, type TurnOverheadOptions } from "./turn-overhead.js";
+import { isEntryPoint } from "./lib/child.js";
+import { createRandom, randomSeed } from "./lib/paired.js";
+import { canCollectGarbage } from "./lib/stats.js";
 
 /** The settings of every benchmark for one mode. */
 export interface BenchPlan {
 	throughput: ThroughputOptions;
-	toolLoop: ToolLoopOptions;
+	turnOverhead: TurnOverheadOptions;
 	memory: MemoryOptions;
+	concurrency: ConcurrencyOptions;
+	inspector: InspectorOptions;
 	overlap: ToolOverlapOptions;
 	replyChunker: ReplyChunkerOptions;
 	soak: SoakOptions;
 }
 
-/** Full run: the sizes of issue 7. */
+/** The sections of a run, in the order they run. */
+export const SECTIONS = ["throughput", "turnOverhead", "memory", "concurrency", "inspector", "overlap", "replyChunker", "soak"] as const;
+
+/** One section of a run. */
+export type SectionName = (typeof SECTIONS)[number];
+
+/** Full run: the sizes of issue 14 (3k and 30k only add points to the fitted line). */
 export const FULL_PLAN: BenchPlan = {
-	throughput: { sizes: [1_000, 10_000, 100_000], repetitions: 7, warmups: 1, warmupDeltas: 20_000 },
-	toolLoop: { turns: 50, repetitions: 9, warmups: 5 },
-	memory: { agents: 1_000, repetitions: 3, warmups: 1 },
+	throughput: { sizes: [1_000, 3_000, 10_000, 30_000, 100_000], repetitions: 9, warmups: 1, warmupDeltas: 20_000 },
+	turnOverhead: { prompts: 500, repetitions: 11, warmups: 2 },
+	memory: { agents: 1_000, repetitions: 5 },
+	concurrency: { agents: 1_000, turns: 5, repetitions: 5 },
+	inspector: { deltas: 10_000, repetitions: 11, warmups: 2 },
 	overlap: { streamMs: 300, toolMs: 200, repetitions: 3 },
 	replyChunker: { repetitions: 9, warmups: 2 },
 	soak: { prompts: 5_000, samples: 10, agents: 10_000 },
 };
 
-/** Quick run: small sizes, one repetition, no warm-up (only checks that everything runs). */
+/** Quick run: small sizes, one round (only checks that everything runs end to end). */
 export const QUICK_PLAN: BenchPlan = {
-	throughput: { sizes: [100, 1_000], repetitions: 1, warmups: 0, warmupDeltas: 0 },
-	toolLoop: { turns: 5, repetitions: 1, warmups: 0 },
-	memory: { agents: 20, repetitions: 1, warmups: 0 },
+	throughput: { sizes: [100, 300, 1_000], repetitions: 1, warmups: 0, warmupDeltas: 0 },
+	turnOverhead: { prompts: 5, repetitions: 1, warmups: 0 },
+	memory: { agents: 200, repetitions: 1, concurrentChildren: true },
+	concurrency: { agents: 20, turns: 2, repetitions: 1, concurrentChildren: true },
+	inspector: { deltas: 500, repetitions: 1, warmups: 0 },
 	overlap: { streamMs: 30, toolMs: 20, repetitions: 1 },
 	replyChunker: { replyChars: 20_000, repetitions: 1, warmups: 0 },
 	soak: { prompts: 40, samples: 2, agents: 50 },
 };
 
+/** How a run is done. */
+export interface RunOptions {
+	quick: boolean;
+	/** Orders the rounds; printed in the results. */
+	seed: number;
+	/** Sections to run (default all). */
+	only?: readonly SectionName[];
+	log?: (line: string) => void;
+}
+
 /**
- * Runs every benchmark of a plan, logging progress.
+ * Runs the sections of a plan, logging progress.
  *
  * @example
- * const results = await runBenchmarks(QUICK_PLAN, true, () => {});
+ * const results = await runBenchmarks(QUICK_PLAN, { quick: true, seed: 1, log: () => {} });
  */
-export async function runBenchmarks(plan: BenchPlan, quick: boolean, log: (line: string) => void = console.log): Promise<BenchResults> {
-	log("1/6 throughput ...");
-	const throughput = await measureThroughput(plan.throughput);
-	log("2/6 tool loop ...");
-	const toolLoop = await measureToolLoop(plan.toolLoop);
-	log("3/6 memory ...");
-	const memory = await measureMemory(plan.memory);
-	log("4/6 tool overlap ...");
-	const overlap = await measureToolOverlap(plan.overlap);
-	log("5/6 reply chunker ...");
-	const replyChunker = measureReplyChunker(plan.replyChunker);
-	log("6/6 long session ...");
-	const soak = measureSoak(plan.soak);
-	return { quick, throughput, toolLoop, memory, overlap, replyChunker, soak };
+export async function runBenchmarks(plan: BenchPlan, options: RunOptions): Promise<BenchResults> {
+	const log = options.log ?? console.log;
+	const random = createRandom(options.seed);
+	const wanted = new Set<SectionName>(options.only ?? SECTIONS);
+	const results: BenchResults = { quick: options.quick, seed: options.seed, environment: environmentLine() };
+	const steps = SECTIONS.filter((name) => wanted.has(name));
+	const started = performance.now();
+	const step = (name: SectionName) => log(`${steps.indexOf(name) + 1}/${steps.length} ${name} ... (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+	if (wanted.has("throughput")) {
+		step("throughput");
+		results.throughput = await measureThroughput(plan.throughput, random);
+	}
+	if (wanted.has("turnOverhead")) {
+		step("turnOverhead");
+		results.turnOverhead = await measureTurnOverhead(plan.turnOverhead, random);
+	}
+	if (wanted.has("memory")) {
+		step("memory");
+		results.memory = await measureMemory(plan.memory, random);
+	}
+	if (wanted.has("concurrency")) {
+		step("concurrency");
+		results.concurrency = await measureConcurrency(plan.concurrency, random);
+	}
+	if (wanted.has("inspector")) {
+		step("inspector");
+		results.inspector = await measureInspector(plan.inspector, random);
+	}
+	if (wanted.has("overlap")) {
+		step("overlap");
+		results.overlap = await measureToolOverlap(plan.overlap, random);
+	}
+	if (wanted.has("replyChunker")) {
+		step("replyChunker");
+		results.replyChunker = measureReplyChunker(plan.replyChunker);
+	}
+	if (wanted.has("soak")) {
+		step("soak");
+		results.soak = await measureSoak(plan.soak);
+	}
+	log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+	return results;
+}
+
+/** The value of `--name value`, if given. */
+function flagValue(args: readonly string[], name: string): string | undefined {
+	const index = args.indexOf(name);
+	return index >= 0 ? args[index + 1] : undefined;
+}
+
+function parseSections(value: string | undefined): SectionName[] | undefined {
+	if (value === undefined) return undefined;
+	const names = value.split(",").map((name) => name.trim());
+	for (const name of names) {
+		if (!(SECTIONS as readonly string[]).includes(name)) throw new Error(`--only: unknown section ${JSON.stringify(name)} (known: ${SECTIONS.join(", ")})`);
+	}
+	return names as SectionName[];
 }
 
 async function main(): Promise<void> {
 	const args = process.argv.slice(2);
 	const quick = args.includes("--quick");
-	const write = !quick || args.includes("--write");
-	if (!canCollectGarbage) console.warn("gc is not exposed (run with `tsx --expose-gc`): memory figures include garbage.");
-	const command = quick ? "npm run bench -- --quick" : "npm run bench";
-	const results = await runBenchmarks(quick ? QUICK_PLAN : FULL_PLAN, quick);
+	const seedText = flagValue(args, "--seed");
+	const seed = seedText === undefined ? randomSeed() : Number(seedText);
+	if (!Number.isInteger(seed)) throw new Error(`--seed wants an integer, got ${JSON.stringify(seedText)}`);
+	const only = parseSections(flagValue(args, "--only"));
+	const write = (!quick && only === undefined) || args.includes("--write");
+	if (!canCollectGarbage) console.warn("gc is not exposed (run with `tsx --expose-gc`): timings include other samples' garbage.");
+	const command = args.length === 0 ? "npm run bench" : `npm run bench -- ${args.join(" ")}`;
+	console.log(`seed ${seed}`);
+	const results = await runBenchmarks(quick ? QUICK_PLAN : FULL_PLAN, { quick, seed, ...(only ? { only } : {}) });
 	console.log(`\n${formatResults(results, command)}`);
 	if (write) {
 		const path = fileURLToPath(new URL("./results.md", import.meta.url));
@@ -84,7 +161,7 @@ async function main(): Promise<void> {
 }
 
 // Run only as the entry point, so the smoke test can import the plans and runner.
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+if (isEntryPoint(import.meta.url)) {
 	main().catch((error: unknown) => {
 		console.error(error);
 		process.exitCode = 1;

@@ -1,5 +1,5 @@
 /**
- * Benchmark 6: a long session, as a chat gateway runs one. One agent takes `prompts` prompts in
+ * Benchmark 8: a long session, as a chat gateway runs one. One agent takes `prompts` prompts in
  * a row, each with one tool call and realistic text sizes, yielding to the event loop between
  * prompts as a server does; the heap (after a full collection) is sampled as it goes and
  * compared with the size of the transcript as JSON. Then every agent is disposed and dropped:
@@ -9,14 +9,15 @@
  * It runs in a child process of its own (`--expose-gc`), so nothing else in the heap moves the
  * figures. `npx tsx --expose-gc bench/soak.ts` runs it alone.
  */
-import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Type } from "typebox";
 import { Agent } from "../src/agent.js";
-import { createScriptedModel, text, toolCall } from "../src/providers/scripted.js";
 import type { AgentTool } from "../src/types/agent.js";
-import type { Message } from "../src/types/messages.js";
-import { collectGarbage } from "./lib/stats.js";
+import type { Model } from "../src/types/model.js";
+import type { StreamFn } from "../src/types/stream.js";
+import { childPayload, isEntryPoint, reportFromChild, runChild } from "./lib/child.js";
+import { collectGarbage, nextTurnOfTheLoop } from "./lib/stats.js";
+import { BenchEventStream, benchMessage, benchModel, pushMessage } from "./lib/streams.js";
 
 /** Options of {@link measureSoak}. */
 export interface SoakOptions {
@@ -35,6 +36,8 @@ export interface SoakSample {
 	heapBytes: number;
 	/** The transcript as JSON, bytes. */
 	transcriptBytes: number;
+	/** Mean time of the prompts since the previous sample, ms (a cost that grows with the transcript shows here). */
+	msPerPrompt: number;
 }
 
 /** What the soak measured. */
@@ -60,27 +63,37 @@ const search: AgentTool<typeof params> = {
 	},
 };
 
-/** A model that answers every prompt with one search, then a paragraph. */
-function sessionModel() {
-	const scripted = createScriptedModel([]);
+/**
+ * A model that answers every prompt with one search, then a paragraph, streamed in 4-character
+ * deltas. It is the bench's own stream rather than the scripted provider, whose usage estimate
+ * serializes the whole context on every call: over thousands of prompts that made the session's
+ * time grow with the transcript, a cost of the test model, not of the engine. Its messages hold
+ * flat strings (a provider's `text += delta` leaves rope strings that V8 flattens whenever
+ * something reads them, which moved the heap figure by megabytes from sample to sample).
+ */
+function sessionModel(): { model: Model; streamFn: StreamFn } {
+	const model = benchModel();
 	let turn = 0;
-	const streamFn: typeof scripted.streamFn = (model, context, options) => {
-		const last = context.messages.at(-1) as Message | undefined;
+	const streamFn: StreamFn = (_model, context) => {
+		const last = context.messages.at(-1);
 		turn++;
-		scripted.append(
+		const stream = new BenchEventStream();
+		const message =
 			last?.role === "toolResult"
-				? { content: [text(`Here is what I found (${turn}): ${"a sentence of the answer, with some detail. ".repeat(14)}`)] }
-				: { content: [text("Let me look that up."), toolCall("search", { query: `question ${turn}` })] },
-		);
-		// The scripted model keeps every call's context for tests; a session must not.
-		scripted.calls.length = 0;
-		scripted.callOptions.length = 0;
-		return scripted.streamFn(model, context, options);
+				? benchMessage(model, [{ type: "text", text: `Here is what I found (${turn}): ${"a sentence of the answer, with some detail. ".repeat(14)}` }], "stop")
+				: benchMessage(
+						model,
+						[
+							{ type: "text", text: "Let me look that up." },
+							{ type: "toolCall", id: `call_${turn}`, name: "search", arguments: { query: `question ${turn}` } },
+						],
+						"toolUse",
+					);
+		pushMessage(stream, message, 4);
+		return stream;
 	};
-	return { model: scripted.model, streamFn };
+	return { model, streamFn };
 }
-
-const turnOfTheLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function heap(): number {
 	collectGarbage();
@@ -88,13 +101,16 @@ function heap(): number {
 }
 
 /** One session of `prompts` prompts on a fresh agent; returns the agent, still alive. */
-async function session(prompts: number, onPrompt: (agent: Agent, index: number) => void = () => {}): Promise<Agent> {
+async function session(prompts: number, onPrompt: (agent: Agent, index: number, promptMs: number) => void = () => {}): Promise<Agent> {
 	const model = sessionModel();
 	const agent = new Agent({ initialState: { model: model.model, tools: [search] }, streamFn: model.streamFn });
+	let promptMs = 0;
 	for (let index = 1; index <= prompts; index++) {
+		const start = performance.now();
 		await agent.prompt(`Question ${index}: ${"please explain this part of the system in detail. ".repeat(3)}`);
-		await turnOfTheLoop();
-		onPrompt(agent, index);
+		promptMs += performance.now() - start;
+		await nextTurnOfTheLoop();
+		onPrompt(agent, index, promptMs);
 	}
 	return agent;
 }
@@ -102,18 +118,21 @@ async function session(prompts: number, onPrompt: (agent: Agent, index: number) 
 async function longSession(prompts: number, samples: number): Promise<Pick<SoakResult, "samples" | "afterDisposeBytes" | "baselineBytes">> {
 	// A first session compiles and optimises the code: that memory is the program's, not the session's.
 	(await session(Math.min(prompts, 300))).dispose();
-	await turnOfTheLoop();
+	await nextTurnOfTheLoop();
 	const baseline = heap();
 	const points: SoakSample[] = [];
 	const every = Math.max(1, Math.floor(prompts / samples));
-	let agent: Agent | undefined = await session(prompts, (live, index) => {
+	let last = { index: 0, promptMs: 0 };
+	let agent: Agent | undefined = await session(prompts, (live, index, promptMs) => {
 		if (index % every === 0 || index === prompts) {
-			points.push({ prompts: index, heapBytes: heap() - baseline, transcriptBytes: JSON.stringify(live.state.messages).length });
+			const msPerPrompt = (promptMs - last.promptMs) / (index - last.index);
+			last = { index, promptMs };
+			points.push({ prompts: index, heapBytes: heap() - baseline, transcriptBytes: JSON.stringify(live.state.messages).length, msPerPrompt });
 		}
 	});
 	agent.dispose();
 	agent = undefined;
-	await turnOfTheLoop();
+	await nextTurnOfTheLoop();
 	return { samples: points, afterDisposeBytes: heap() - baseline, baselineBytes: baseline };
 }
 
@@ -125,10 +144,10 @@ async function agentsOneAfterAnother(count: number): Promise<number> {
 		agent.dispose();
 	};
 	for (let index = 0; index < Math.min(count, 1_000); index++) await once();
-	await turnOfTheLoop();
+	await nextTurnOfTheLoop();
 	const before = heap();
 	for (let index = 0; index < count; index++) await once();
-	await turnOfTheLoop();
+	await nextTurnOfTheLoop();
 	return (heap() - before) / count;
 }
 
@@ -136,15 +155,10 @@ async function agentsOneAfterAnother(count: number): Promise<number> {
  * Runs the soak in a child process and returns its figures.
  *
  * @example
- * const result = measureSoak({ prompts: 500, agents: 1000 });
+ * const result = await measureSoak({ prompts: 500, agents: 1000 });
  */
-export function measureSoak(options: SoakOptions = {}): SoakResult {
-	const script = fileURLToPath(import.meta.url);
-	const output = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", script, "--child", JSON.stringify(options)], {
-		encoding: "utf8",
-		maxBuffer: 16 * 1024 * 1024,
-	});
-	return JSON.parse(output.trim().split("\n").at(-1) ?? "{}") as SoakResult;
+export function measureSoak(options: SoakOptions = {}): Promise<SoakResult> {
+	return runChild<SoakResult>(fileURLToPath(import.meta.url), options);
 }
 
 const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
@@ -154,12 +168,14 @@ const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
  * transcript's JSON at every sample; back to the baseline within 5 % after dispose.
  *
  * @example
- * console.log(formatSoak(measureSoak()));
+ * console.log(formatSoak(await measureSoak()));
  */
 export function formatSoak(result: SoakResult): string {
-	const lines = ["| prompts | heap above baseline | transcript (JSON) | heap / transcript |", "|---:|---:|---:|---:|"];
+	const lines = ["| prompts | heap above baseline | transcript (JSON) | heap / transcript | ms per prompt since the previous row |", "|---:|---:|---:|---:|---:|"];
 	for (const sample of result.samples) {
-		lines.push(`| ${sample.prompts.toLocaleString("en-US")} | ${mb(sample.heapBytes)} | ${mb(sample.transcriptBytes)} | ${(sample.heapBytes / sample.transcriptBytes).toFixed(2)} |`);
+		lines.push(
+			`| ${sample.prompts.toLocaleString("en-US")} | ${mb(sample.heapBytes)} | ${mb(sample.transcriptBytes)} | ${(sample.heapBytes / sample.transcriptBytes).toFixed(2)} | ${sample.msPerPrompt.toFixed(2)} |`,
+		);
 	}
 	const worst = Math.max(...result.samples.map((sample) => sample.heapBytes / sample.transcriptBytes));
 	const back = result.afterDisposeBytes / result.baselineBytes;
@@ -170,19 +186,24 @@ export function formatSoak(result: SoakResult): string {
 	return lines.join("\n");
 }
 
-async function child(options: SoakOptions): Promise<void> {
+async function child(options: SoakOptions): Promise<SoakResult> {
 	const session = await longSession(options.prompts ?? 5_000, options.samples ?? 10);
 	const agents = options.agents ?? 10_000;
 	const bytesLeftPerAgent = await agentsOneAfterAnother(agents);
-	const result: SoakResult = { ...session, agents, bytesLeftPerAgent };
-	process.stdout.write(`${JSON.stringify(result)}\n`);
+	return { ...session, agents, bytesLeftPerAgent };
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-	const childIndex = process.argv.indexOf("--child");
-	const run = childIndex >= 0 ? child(JSON.parse(process.argv[childIndex + 1] ?? "{}") as SoakOptions) : Promise.resolve().then(() => console.log(formatSoak(measureSoak())));
-	run.catch((error: unknown) => {
-		console.error(error);
-		process.exitCode = 1;
-	});
+if (isEntryPoint(import.meta.url)) {
+	const payload = childPayload<SoakOptions>();
+	if (payload) {
+		reportFromChild(child(payload));
+	} else {
+		measureSoak().then(
+			(result) => console.log(formatSoak(result)),
+			(error: unknown) => {
+				console.error(error);
+				process.exitCode = 1;
+			},
+		);
+	}
 }

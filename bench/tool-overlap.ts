@@ -1,5 +1,5 @@
 /**
- * Benchmark 4: turn wall time of a tool-heavy turn, streaming vs parallel tool execution,
+ * Benchmark 6: turn wall time of a tool-heavy turn, streaming vs parallel tool execution,
  * against the ideal. The model streams three tool calls over about 300 ms; each tool takes
  * about 200 ms. No engine can finish the turn before the last call has streamed and its tool
  * has run, so ideal = (time of the last `toolcall_end`) + (tool time).
@@ -7,17 +7,18 @@
 import { createScriptedModel, toolCall, text } from "../src/providers/scripted.js";
 import type { AgentTool, ToolExecutionMode } from "../src/types/agent.js";
 import type { StreamFn } from "../src/types/stream.js";
-import { type AgentName, createBenchAgent } from "./lib/contenders.js";
+import { type AgentName, type BenchAgentFactory, loadBenchAgentFactories } from "./lib/contenders.js";
+import { type Random, roundOrders } from "./lib/paired.js";
 import { median, sleep } from "./lib/stats.js";
 
 /** Options of {@link measureToolOverlap}. */
 export interface ToolOverlapOptions {
-	/** How long the three tool calls take to stream, in ms (default 300). */
-	streamMs?: number;
-	/** How long each tool runs, in ms (default 200). */
-	toolMs?: number;
-	/** Recorded repetitions per variant (default 3). */
-	repetitions?: number;
+	/** How long the three tool calls take to stream, in ms. */
+	streamMs: number;
+	/** How long each tool runs, in ms. */
+	toolMs: number;
+	/** Recorded repetitions per variant. */
+	repetitions: number;
 }
 
 /** Who runs the turn, and how. */
@@ -74,9 +75,9 @@ interface OverlapSample {
  * Runs one tool-heavy turn and returns its timings.
  *
  * @example
- * await runOverlapOnce("agentchart", "parallel", 30, 20);
+ * await runOverlapOnce(await loadBenchAgentFactory("agentchart"), "parallel", 30, 20);
  */
-export async function runOverlapOnce(agentName: AgentName, mode: ToolExecutionMode, streamMs: number, toolMs: number): Promise<OverlapSample> {
+export async function runOverlapOnce(create: BenchAgentFactory, mode: ToolExecutionMode, streamMs: number, toolMs: number): Promise<OverlapSample> {
 	const args = { ms: toolMs };
 	const chunkSize = 2;
 	// Pauses: one before each delta of each call's arguments, and one before `done`.
@@ -100,7 +101,7 @@ export async function runOverlapOnce(agentName: AgentName, mode: ToolExecutionMo
 			return { content: [{ type: "text", text: "worked" }], details: {} };
 		},
 	};
-	const agent = createBenchAgent(agentName, {
+	const agent = create({
 		streamFn: timedStreamFn(scripted.streamFn, origin, pushed),
 		model: scripted.model,
 		tools: [work],
@@ -113,7 +114,7 @@ export async function runOverlapOnce(agentName: AgentName, mode: ToolExecutionMo
 	start = performance.now();
 	await agent.prompt("go");
 	const lastCallEnd = pushed.toolcallEnds[2];
-	if (lastCallEnd === undefined || toolStarts.length !== 3) throw new Error(`${agentName} ${mode}: expected three tool calls to run`);
+	if (lastCallEnd === undefined || toolStarts.length !== 3) throw new Error(`${mode}: expected three tool calls to run`);
 	return {
 		wallMs: turnEnd,
 		idealMs: lastCallEnd + toolMs,
@@ -123,21 +124,21 @@ export async function runOverlapOnce(agentName: AgentName, mode: ToolExecutionMo
 }
 
 /**
- * Measures the tool-heavy turn for each variant (interleaved repetitions, medians). Streaming
- * is "available" when its first tool started before the model pushed `done`.
+ * Measures the tool-heavy turn for each variant (one unrecorded round, then repetitions in
+ * balanced shuffled orders; medians). Streaming is "available" when its first tool started
+ * before the model pushed `done`.
  *
  * @example
- * const rows = await measureToolOverlap({ streamMs: 30, toolMs: 20, repetitions: 1 });
+ * const rows = await measureToolOverlap({ streamMs: 30, toolMs: 20, repetitions: 1 }, createRandom(1));
  */
-export async function measureToolOverlap(options: ToolOverlapOptions = {}): Promise<OverlapRow[]> {
-	const streamMs = options.streamMs ?? 300;
-	const toolMs = options.toolMs ?? 200;
-	const repetitions = options.repetitions ?? 3;
+export async function measureToolOverlap(options: ToolOverlapOptions, random: Random): Promise<OverlapRow[]> {
+	const { streamMs, toolMs, repetitions } = options;
+	const factories = await loadBenchAgentFactories();
 	const samples = new Map<OverlapVariant, OverlapSample[]>(VARIANTS.map(({ variant }) => [variant, []]));
-	// One unrecorded round first (JIT, module loading), then interleaved repetitions.
-	for (let round = 0; round <= repetitions; round++) {
-		for (const { variant, agent, mode } of VARIANTS) {
-			const sample = await runOverlapOnce(agent, mode, streamMs, toolMs);
+	const orders = roundOrders(VARIANTS, repetitions + 1, random);
+	for (const [round, order] of orders.entries()) {
+		for (const { variant, agent, mode } of order) {
+			const sample = await runOverlapOnce(factories[agent], mode, streamMs, toolMs);
 			if (round > 0) samples.get(variant)?.push(sample);
 		}
 	}

@@ -1,14 +1,17 @@
 import { type Actor, createActor } from "xstate";
+import { assertAgentMessage, assertTranscript, promptMessages } from "./agent-input.js";
+import { MutableAgentState } from "./facade/agent-state.js";
+import { type AgentListener, ListenerDelivery } from "./facade/delivery.js";
 import type { AgentActor } from "./machines/agent-actor.js";
 import { agentMachine } from "./machines/agent-machine.js";
+import { continueRefusal } from "./machines/continue-rules.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
-import type { AgentLoopConfig, AgentMachineEmitted, CompactionSettings, OutputLimitRecovery } from "./machines/types.js";
+import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery } from "./machines/types.js";
+import { assertValidTools } from "./tools/tool-schema.js";
 import type {
 	AfterToolCallHook,
 	AgentEvent,
 	AgentState,
-	AgentThinkingLevel,
-	AnyAgentTool,
 	BeforeToolCallHook,
 	CompactionResult,
 	ConvertToLlm,
@@ -19,12 +22,10 @@ import type {
 } from "./types/agent.js";
 import type { ImageContent } from "./types/content.js";
 import type { AgentMessage } from "./types/messages.js";
-import type { Model, SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
+import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
 import type { StreamFn } from "./types/stream.js";
-import { continueRefusal } from "./machines/continue-rules.js";
-import { assertValidTools } from "./tools/tool-schema.js";
-import { assertAgentMessage, assertTranscript, promptMessages } from "./agent-input.js";
-import { describeError } from "./util/describe-error.js";
+
+export type { AgentListener } from "./facade/delivery.js";
 
 /** Options of {@link Agent}: pi 0.73.1's, plus agentchart's own (marked "agentchart"). */
 export interface AgentOptions {
@@ -32,6 +33,7 @@ export interface AgentOptions {
 	initialState?: Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">> | undefined;
 	convertToLlm?: ConvertToLlm | undefined;
 	transformContext?: TransformContext | undefined;
+	/** Default: pi-ai's `streamSimple` when `@mariozechner/pi-ai` is installed (as in pi). */
 	streamFn?: StreamFn | undefined;
 	getApiKey?: GetApiKey | undefined;
 	onPayload?: SimpleStreamOptions["onPayload"] | undefined;
@@ -61,11 +63,9 @@ export interface AgentOptions {
 	outputLimitRecovery?: OutputLimitRecovery | undefined;
 }
 
-/** A subscriber: awaited, in subscription order, for every event. */
-export type AgentListener = (event: AgentEvent, signal: AbortSignal) => Promise<void> | void;
+type MachineActor = Actor<typeof agentMachine>;
 
-const ALREADY_PROMPTING =
-	"Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
+const ALREADY_PROMPTING = "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
 const ALREADY_CONTINUING = "Agent is already processing. Wait for completion before continuing.";
 const ALREADY_RESETTING = "Agent is already processing. Wait for completion before resetting.";
 const ALREADY_COMPACTING = "Agent is already processing. Wait for completion before compacting.";
@@ -74,33 +74,27 @@ const DISPOSED = "Agent has been disposed: create a new Agent to run again.";
 /** Given to listeners of events outside any run; never aborts. */
 const IDLE_SIGNAL = new AbortController().signal;
 
-/** A FIFO of emitted events that is cheap to shift from (no array re-indexing per event). */
-class EventQueue {
-	private items: AgentMachineEmitted[] = [];
-	private head = 0;
-	push(event: AgentMachineEmitted): void {
-		this.items.push(event);
-	}
-	shift(): AgentMachineEmitted | undefined {
-		if (this.head >= this.items.length) return undefined;
-		const event = this.items[this.head];
-		this.items[this.head] = undefined as unknown as AgentMachineEmitted;
-		this.head++;
-		if (this.head === this.items.length) {
-			this.items = [];
-			this.head = 0;
-		}
-		return event;
-	}
+/** The run in progress: what `waitForIdle()` waits for, and how the machine's part of it ends. */
+interface ActiveRun {
+	promise: Promise<void>;
+	resolve: () => void;
+	/** The run's abort signal, once `agent_start` (or a manual compaction's start) was delivered. */
+	signal: AbortSignal | undefined;
+	/** Settles when the machine's run is over and its last event was delivered. */
+	machineDone: Promise<void>;
+	endMachine: () => void;
+	/** A manual compaction's outcome. */
+	compaction?: { resolve: (result: CompactionResult) => void; reject: (error: Error) => void } | undefined;
 }
 
 /**
  * An LLM agent: a drop-in replacement for pi-agent-core 0.73.1's `Agent`, run by the
- * agentchart statechart (`agent.actor`).
+ * agentchart statechart.
  *
  * Listeners are awaited one at a time, in subscription order, and each sees `agent.state`
  * already updated for its event; the loop does not take its next decision (call the model,
- * run tools, take queued messages) until they have settled.
+ * run tools, take queued messages) until they have settled. An idle agent is plain data: the
+ * machine runs while a run does (or for as long as `agent.actor` is in use).
  *
  * @example
  * const agent = new Agent({ initialState: { model, systemPrompt: "Be brief.", tools }, streamFn });
@@ -113,64 +107,57 @@ class EventQueue {
  */
 export class Agent {
 	convertToLlm: ConvertToLlm;
-	transformContext?: TransformContext | undefined;
+	transformContext: TransformContext | undefined;
 	streamFn: StreamFn;
-	getApiKey?: GetApiKey | undefined;
-	onPayload?: SimpleStreamOptions["onPayload"] | undefined;
-	onResponse?: SimpleStreamOptions["onResponse"] | undefined;
-	beforeToolCall?: BeforeToolCallHook | undefined;
-	afterToolCall?: AfterToolCallHook | undefined;
-	sessionId?: string | undefined;
-	thinkingBudgets?: ThinkingBudgets | undefined;
+	getApiKey: GetApiKey | undefined;
+	onPayload: SimpleStreamOptions["onPayload"] | undefined;
+	onResponse: SimpleStreamOptions["onResponse"] | undefined;
+	beforeToolCall: BeforeToolCallHook | undefined;
+	afterToolCall: AfterToolCallHook | undefined;
+	sessionId: string | undefined;
+	thinkingBudgets: ThinkingBudgets | undefined;
 	transport: Transport;
-	maxRetryDelayMs?: number | undefined;
+	maxRetryDelayMs: number | undefined;
 	toolExecution: ToolExecutionMode;
 	/** agentchart: default tool timeout in ms (0 disables). */
 	toolTimeoutMs: number;
 	/** agentchart: compaction settings. */
-	compaction?: CompactionSettings | undefined;
+	compaction: CompactionSettings | undefined;
 	/** agentchart: request timeout passed to the provider. */
-	timeoutMs?: number | undefined;
+	timeoutMs: number | undefined;
 	/** agentchart: the provider's retries for transient failures. */
-	maxRetries?: number | undefined;
+	maxRetries: number | undefined;
 	/** agentchart: stall timeout of a call's stream in ms (0 disables). */
 	streamIdleTimeoutMs: number;
 	/** agentchart: how long running tools may take to stop after an abort, in ms (0 waits). */
 	toolAbortGraceMs: number;
 	/** agentchart: resume turns after the output token limit (off when undefined). */
-	outputLimitRecovery?: OutputLimitRecovery | undefined;
+	outputLimitRecovery: OutputLimitRecovery | undefined;
 
-	/** The running agent machine actor, for inspection and embedding. */
-	readonly actor: AgentActor;
-
-	private readonly listeners: AgentListener[] = [];
-	private listenerCopy?: readonly AgentListener[] | undefined;
-	private readonly queue = new EventQueue();
-	private draining = false;
-	private disposed = false;
-	private running = false;
-	private runSignal?: AbortSignal | undefined;
-	private idleWaiters: (() => void)[] = [];
-	private manualCompaction?: { resolve: (result: CompactionResult) => void; reject: (error: Error) => void } | undefined;
-
-	private systemPrompt: string;
-	private model: Model;
-	private thinkingLevel: AgentThinkingLevel;
-	private tools: AnyAgentTool[];
-	private messages: AgentMessage[];
-	private streamingMessage?: AgentMessage | undefined;
-	private pendingToolCalls: ReadonlySet<string> = new Set();
-	private errorMessage?: string | undefined;
+	readonly #state: MutableAgentState;
+	readonly #delivery: ListenerDelivery;
+	/** Queued messages while no machine runs; the machine's context holds them while one does. */
+	#steering: AgentMessage[] = [];
+	#followUps: AgentMessage[] = [];
+	#steeringMode: QueueMode;
+	#followUpMode: QueueMode;
+	#machine: MachineActor | undefined;
+	/** True once `agent.actor` was asked for: the machine then outlives runs (listeners may be attached to it). */
+	#pinned = false;
+	#run: ActiveRun | undefined;
+	#disposed = false;
 
 	constructor(options: AgentOptions = {}) {
 		const initial = options.initialState ?? {};
-		this.systemPrompt = initial.systemPrompt ?? "";
-		this.model = initial.model ?? defaultModel();
-		this.thinkingLevel = initial.thinkingLevel ?? "off";
 		if (initial.tools) assertValidTools(initial.tools);
-		this.tools = initial.tools ? [...initial.tools] : [];
 		if (initial.messages) assertTranscript(initial.messages, "initialState.messages");
-		this.messages = initial.messages ? [...initial.messages] : [];
+		this.#state = new MutableAgentState(
+			initial.systemPrompt ?? "",
+			initial.model ?? defaultModel(),
+			initial.thinkingLevel ?? "off",
+			initial.tools ? [...initial.tools] : [],
+			initial.messages ? [...initial.messages] : [],
+		);
 		const defaults = defaultLoopConfig();
 		this.convertToLlm = options.convertToLlm ?? defaults.convertToLlm;
 		this.transformContext = options.transformContext;
@@ -192,17 +179,14 @@ export class Agent {
 		this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? defaults.streamIdleTimeoutMs;
 		this.toolAbortGraceMs = options.toolAbortGraceMs ?? defaults.toolAbortGraceMs;
 		this.outputLimitRecovery = options.outputLimitRecovery;
-
-		const actor: Actor<typeof agentMachine> = createActor(agentMachine, {
-			input: {
-				steeringMode: options.steeringMode ?? "one-at-a-time",
-				followUpMode: options.followUpMode ?? "one-at-a-time",
-				awaitDelivery: true,
-			},
+		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
+		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
+		this.#delivery = new ListenerDelivery({
+			reduce: (event) => this.#reduce(event),
+			signal: () => this.#run?.signal ?? IDLE_SIGNAL,
+			listenerFailed: (message) => this.#listenerFailed(message),
+			delivered: (event, delivery) => this.#delivered(event, delivery),
 		});
-		actor.on("*", (event) => this.enqueue(event));
-		this.actor = actor;
-		actor.start();
 	}
 
 	/**
@@ -213,13 +197,8 @@ export class Agent {
 	 * const unsubscribe = agent.subscribe(async (event) => { if (event.type === "agent_end") await save(); });
 	 */
 	subscribe(listener: AgentListener): () => void {
-		this.listeners.push(listener);
-		this.listenerCopy = undefined;
-		return () => {
-			const index = this.listeners.indexOf(listener);
-			if (index >= 0) this.listeners.splice(index, 1);
-			this.listenerCopy = undefined;
-		};
+		this.#delivery.listeners.add(listener);
+		return () => this.#delivery.listeners.delete(listener);
 	}
 
 	/**
@@ -231,69 +210,38 @@ export class Agent {
 	 * agent.state.isStreaming; // true while a run is in progress
 	 */
 	get state(): AgentState {
-		const agent = this;
-		return {
-			get systemPrompt() {
-				return agent.systemPrompt;
-			},
-			set systemPrompt(value: string) {
-				agent.systemPrompt = value;
-			},
-			get model() {
-				return agent.model;
-			},
-			set model(value: Model) {
-				agent.model = value;
-			},
-			get thinkingLevel() {
-				return agent.thinkingLevel;
-			},
-			set thinkingLevel(value: AgentThinkingLevel) {
-				agent.thinkingLevel = value;
-			},
-			get tools() {
-				return agent.tools;
-			},
-			set tools(value: AnyAgentTool[]) {
-				assertValidTools(value);
-				agent.tools = [...value];
-			},
-			get messages() {
-				return agent.messages;
-			},
-			set messages(value: AgentMessage[]) {
-				assertTranscript(value, "state.messages");
-				agent.messages = [...value];
-			},
-			get isStreaming() {
-				return agent.running;
-			},
-			get streamingMessage() {
-				return agent.streamingMessage;
-			},
-			get pendingToolCalls() {
-				return agent.pendingToolCalls;
-			},
-			get errorMessage() {
-				return agent.errorMessage;
-			},
-		};
+		return this.#state;
+	}
+
+	/**
+	 * The agent's statechart actor, for inspection and embedding (started on first use; from
+	 * then on it stays, so listeners and inspectors attached to it see every run).
+	 *
+	 * @example
+	 * createAgentInspector().attach(agent.actor);
+	 * agent.actor.getSnapshot().value; // "idle"
+	 */
+	get actor(): AgentActor {
+		this.#pinned = true;
+		return this.#ensureMachine();
 	}
 
 	/** Steering queue mode. @example agent.steeringMode = "all"; */
 	get steeringMode(): QueueMode {
-		return this.actor.getSnapshot().context.steeringMode;
+		return this.#machine?.getSnapshot().context.steeringMode ?? this.#steeringMode;
 	}
 	set steeringMode(mode: QueueMode) {
-		this.actor.send({ type: "queue.mode", queue: "steering", mode });
+		this.#steeringMode = mode;
+		this.#machine?.send({ type: "queue.mode", queue: "steering", mode });
 	}
 
 	/** Follow-up queue mode. @example agent.followUpMode = "all"; */
 	get followUpMode(): QueueMode {
-		return this.actor.getSnapshot().context.followUpMode;
+		return this.#machine?.getSnapshot().context.followUpMode ?? this.#followUpMode;
 	}
 	set followUpMode(mode: QueueMode) {
-		this.actor.send({ type: "queue.mode", queue: "followUp", mode });
+		this.#followUpMode = mode;
+		this.#machine?.send({ type: "queue.mode", queue: "followUp", mode });
 	}
 
 	/**
@@ -304,9 +252,10 @@ export class Agent {
 	 * agent.steer({ role: "user", content: "Use metric units.", timestamp: Date.now() });
 	 */
 	steer(message: AgentMessage): void {
-		this.assertUsable();
+		this.#assertUsable();
 		assertAgentMessage(message, "steer(message)");
-		this.actor.send({ type: "steer", message });
+		if (this.#machine) this.#machine.send({ type: "steer", message });
+		else this.#steering.push(message);
 	}
 
 	/**
@@ -316,30 +265,34 @@ export class Agent {
 	 * agent.followUp({ role: "user", content: "Now summarise.", timestamp: Date.now() });
 	 */
 	followUp(message: AgentMessage): void {
-		this.assertUsable();
+		this.#assertUsable();
 		assertAgentMessage(message, "followUp(message)");
-		this.actor.send({ type: "followUp", message });
+		if (this.#machine) this.#machine.send({ type: "followUp", message });
+		else this.#followUps.push(message);
 	}
 
 	/** @example agent.clearSteeringQueue(); */
 	clearSteeringQueue(): void {
-		this.actor.send({ type: "queue.clear", queue: "steering" });
+		this.#steering = [];
+		this.#machine?.send({ type: "queue.clear", queue: "steering" });
 	}
 
 	/** @example agent.clearFollowUpQueue(); */
 	clearFollowUpQueue(): void {
-		this.actor.send({ type: "queue.clear", queue: "followUp" });
+		this.#followUps = [];
+		this.#machine?.send({ type: "queue.clear", queue: "followUp" });
 	}
 
 	/** @example agent.clearAllQueues(); */
 	clearAllQueues(): void {
-		this.actor.send({ type: "queue.clear", queue: "all" });
+		this.clearSteeringQueue();
+		this.clearFollowUpQueue();
 	}
 
 	/** @example if (agent.hasQueuedMessages()) await agent.continue(); */
 	hasQueuedMessages(): boolean {
-		const { steeringQueue, followUpQueue } = this.actor.getSnapshot().context;
-		return steeringQueue.length > 0 || followUpQueue.length > 0;
+		const { steering, followUps } = this.#queues();
+		return steering.length > 0 || followUps.length > 0;
 	}
 
 	/**
@@ -349,7 +302,7 @@ export class Agent {
 	 * await fetch(url, { signal: agent.signal });
 	 */
 	get signal(): AbortSignal | undefined {
-		return this.running ? this.runSignal : undefined;
+		return this.#run?.signal;
 	}
 
 	/**
@@ -361,8 +314,7 @@ export class Agent {
 	 * setTimeout(() => agent.abort(), 5000);
 	 */
 	abort(): void {
-		if (this.disposed) return;
-		this.actor.send({ type: "abort" });
+		if (this.#run && !this.#disposed) this.#machine?.send({ type: "abort" });
 	}
 
 	/**
@@ -372,8 +324,7 @@ export class Agent {
 	 * agent.followUp(message); await agent.waitForIdle();
 	 */
 	waitForIdle(): Promise<void> {
-		if (!this.running) return Promise.resolve();
-		return new Promise((resolve) => this.idleWaiters.push(resolve));
+		return this.#run?.promise ?? Promise.resolve();
 	}
 
 	/**
@@ -383,13 +334,14 @@ export class Agent {
 	 * await agent.waitForIdle(); agent.reset();
 	 */
 	reset(): void {
-		this.assertUsable();
-		if (this.running) throw new Error(ALREADY_RESETTING);
-		this.messages = [];
-		this.streamingMessage = undefined;
-		this.pendingToolCalls = new Set();
-		this.errorMessage = undefined;
-		this.actor.send({ type: "reset" });
+		this.#assertUsable();
+		if (this.#run) throw new Error(ALREADY_RESETTING);
+		this.#state.messages = [];
+		this.#state.settle();
+		this.#state.errorMessage = undefined;
+		this.#steering = [];
+		this.#followUps = [];
+		this.#machine?.send({ type: "reset" });
 	}
 
 	/**
@@ -402,13 +354,10 @@ export class Agent {
 	prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
 	prompt(input: string, images?: ImageContent[]): Promise<void>;
 	async prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<void> {
-		this.assertUsable();
-		if (this.running) throw new Error(ALREADY_PROMPTING);
+		this.#assertUsable();
+		if (this.#run) throw new Error(ALREADY_PROMPTING);
 		const messages = promptMessages(input, images);
-		const finished = this.beginRun();
-		this.actor.send({ type: "update", ...this.runOverrides() });
-		this.actor.send({ type: "prompt", messages });
-		return finished;
+		await this.#runMachine({ type: "prompt", messages });
 	}
 
 	/**
@@ -419,15 +368,11 @@ export class Agent {
 	 * agent.state.messages = savedMessages; await agent.continue();
 	 */
 	async continue(): Promise<void> {
-		this.assertUsable();
-		if (this.running) throw new Error(ALREADY_CONTINUING);
-		const { steeringQueue, followUpQueue } = this.actor.getSnapshot().context;
-		const refusal = continueRefusal(this.messages, steeringQueue.length + followUpQueue.length > 0);
+		this.#assertUsable();
+		if (this.#run) throw new Error(ALREADY_CONTINUING);
+		const refusal = continueRefusal(this.#state.messages, this.hasQueuedMessages());
 		if (refusal) throw new Error(refusal);
-		const finished = this.beginRun();
-		this.actor.send({ type: "update", ...this.runOverrides() });
-		this.actor.send({ type: "continue" });
-		return finished;
+		await this.#runMachine({ type: "continue" });
 	}
 
 	/**
@@ -440,47 +385,149 @@ export class Agent {
 	 * console.log(result.tokensBefore, "→", result.tokensAfter);
 	 */
 	async compact(instructions?: string): Promise<CompactionResult> {
-		this.assertUsable();
-		if (this.running) throw new Error(ALREADY_COMPACTING);
-		this.running = true;
-		const finished = new Promise<CompactionResult>((resolve, reject) => {
-			this.manualCompaction = { resolve, reject };
+		this.#assertUsable();
+		if (this.#run) throw new Error(ALREADY_COMPACTING);
+		const run = this.#startRun();
+		const result = new Promise<CompactionResult>((resolve, reject) => {
+			run.compaction = { resolve, reject };
 		});
-		this.actor.send({ type: "update", ...this.runOverrides() });
-		this.actor.send({ type: "compact", instructions });
-		return finished;
+		this.#start({ type: "compact", instructions });
+		try {
+			return await result;
+		} finally {
+			await run.machineDone;
+			this.#finishRun();
+		}
 	}
 
 	/**
-	 * agentchart: aborts any run, stops every child actor and ends the machine. Later calls
-	 * to `prompt`, `continue`, `steer`, `followUp` and `reset` throw.
+	 * agentchart: aborts any run, stops the machine and its children. Later calls to `prompt`,
+	 * `continue`, `steer`, `followUp` and `reset` throw.
 	 *
 	 * @example
 	 * agent.dispose();
 	 */
 	dispose(): void {
-		if (this.disposed) return;
-		const hadRun = this.actor.getSnapshot().context.run !== undefined;
-		this.actor.send({ type: "dispose" });
-		this.disposed = true;
+		if (this.#disposed) return;
+		this.#disposed = true;
 		// With a run in progress the machine closes it (agent_end, or auto_compaction_end for a
 		// manual compaction) and delivery finishes it; otherwise nothing is left to wait for.
-		if (!hadRun && !this.draining) this.finishRun();
+		this.#machine?.send({ type: "dispose" });
+		if (!this.#run) this.#releaseMachine(true);
 	}
 
-	private assertUsable(): void {
-		if (this.disposed) throw new Error(DISPOSED);
+	#assertUsable(): void {
+		if (this.#disposed) throw new Error(DISPOSED);
 	}
 
-	private beginRun(): Promise<void> {
-		this.running = true;
-		this.streamingMessage = undefined;
-		this.errorMessage = undefined;
-		return new Promise((resolve) => this.idleWaiters.push(resolve));
+	/** The queues as they are now: the machine's while one runs, the agent's own otherwise. */
+	#queues(): { steering: AgentMessage[]; followUps: AgentMessage[] } {
+		const context = this.#machine?.getSnapshot().context;
+		return context ? { steering: context.steeringQueue, followUps: context.followUpQueue } : { steering: this.#steering, followUps: this.#followUps };
 	}
 
-	private runOverrides() {
-		const config: Partial<AgentLoopConfig> = {
+	/**
+	 * A run, shaped as pi's (`prompt` → `runPromptMessages` → `runWithLifecycle` → the loop):
+	 * `prompt()` and `waitForIdle()` settle in the same microtask as pi's do after the
+	 * `agent_end` listeners, which code written for pi (pi's coding agent, among others) relies on.
+	 */
+	async #runMachine(command: AgentMachineCommand): Promise<void> {
+		await this.#runWithLifecycle(command);
+	}
+
+	async #runWithLifecycle(command: AgentMachineCommand): Promise<void> {
+		const run = this.#startRun();
+		try {
+			await this.#loop(run, command);
+		} finally {
+			this.#finishRun();
+		}
+	}
+
+	async #loop(run: ActiveRun, command: AgentMachineCommand): Promise<void> {
+		this.#start(command);
+		await this.#runEnded(run);
+	}
+
+	/** pi's loop awaits its last `emit` one level below the caller's await; so does this. */
+	async #runEnded(run: ActiveRun): Promise<void> {
+		await run.machineDone;
+	}
+
+	#startRun(): ActiveRun {
+		let resolve!: () => void;
+		let endMachine!: () => void;
+		const promise = new Promise<void>((done) => (resolve = done));
+		const machineDone = new Promise<void>((done) => (endMachine = done));
+		const run: ActiveRun = { promise, resolve, signal: undefined, machineDone, endMachine };
+		this.#run = run;
+		this.#state.isStreaming = true;
+		this.#state.streamingMessage = undefined;
+		this.#state.errorMessage = undefined;
+		return run;
+	}
+
+	#finishRun(): void {
+		this.#state.settle();
+		const run = this.#run;
+		this.#run = undefined;
+		if (!this.#pinned || this.#disposed) this.#releaseMachine(this.#disposed);
+		run?.resolve();
+	}
+
+	/** Hands the run to the machine: started for it from the agent's data, or the pinned one brought up to date. */
+	#start(command: AgentMachineCommand): void {
+		const existing = this.#machine;
+		const machine = this.#ensureMachine();
+		if (existing) machine.send({ type: "update", ...this.#overrides() });
+		machine.send(command);
+	}
+
+	#ensureMachine(): MachineActor {
+		if (this.#machine) return this.#machine;
+		const input: AgentMachineInput = {
+			...this.#runState(),
+			config: this.#config(),
+			steeringMode: this.#steeringMode,
+			followUpMode: this.#followUpMode,
+			steeringQueue: this.#steering,
+			followUpQueue: this.#followUps,
+			awaitDelivery: true,
+		};
+		const machine = createActor(agentMachine, { input });
+		machine.on("*", (event) => this.#onEmitted(event));
+		this.#machine = machine;
+		machine.start();
+		if (this.#disposed) machine.send({ type: "dispose" });
+		return machine;
+	}
+
+	/** Takes back the queues and modes, and lets the machine go (stopped, or disposed). */
+	#releaseMachine(disposed: boolean): void {
+		const machine = this.#machine;
+		if (!machine) return;
+		const context = machine.getSnapshot().context;
+		this.#steering = context.steeringQueue;
+		this.#followUps = context.followUpQueue;
+		this.#steeringMode = context.steeringMode;
+		this.#followUpMode = context.followUpMode;
+		if (disposed && this.#pinned) return; // a pinned machine stays readable, in `ended`
+		this.#machine = undefined;
+		machine.stop();
+	}
+
+	#runState() {
+		return {
+			systemPrompt: this.#state.systemPrompt,
+			model: this.#state.model,
+			thinkingLevel: this.#state.thinkingLevel,
+			tools: [...this.#state.tools],
+			messages: [...this.#state.messages],
+		};
+	}
+
+	#config(): Partial<AgentMachineConfig> {
+		return {
 			streamFn: this.streamFn,
 			convertToLlm: this.convertToLlm,
 			transformContext: this.transformContext,
@@ -489,161 +536,100 @@ export class Agent {
 			afterToolCall: this.afterToolCall,
 			toolExecution: this.toolExecution,
 			toolTimeoutMs: this.toolTimeoutMs,
-			compaction: this.compaction,
 			streamIdleTimeoutMs: this.streamIdleTimeoutMs,
 			toolAbortGraceMs: this.toolAbortGraceMs,
+			compaction: this.compaction,
 			outputLimitRecovery: this.outputLimitRecovery,
+			deliveryPending: () => this.#delivery.pending(),
 			streamOptions: {
-				timeoutMs: this.timeoutMs,
-				maxRetries: this.maxRetries,
 				sessionId: this.sessionId,
 				onPayload: this.onPayload,
 				onResponse: this.onResponse,
 				transport: this.transport,
 				thinkingBudgets: this.thinkingBudgets,
 				maxRetryDelayMs: this.maxRetryDelayMs,
+				timeoutMs: this.timeoutMs,
+				maxRetries: this.maxRetries,
 			},
 		};
-		return {
-			state: {
-				systemPrompt: this.systemPrompt,
-				model: this.model,
-				thinkingLevel: this.thinkingLevel,
-				tools: [...this.tools],
-				messages: [...this.messages],
-			},
-			config,
-		};
 	}
 
-	private enqueue(event: AgentMachineEmitted): void {
-		this.queue.push(event);
-		if (!this.draining) this.drain();
+	#overrides() {
+		return { state: this.#runState(), config: this.#config() };
 	}
 
-	/**
-	 * Delivers emitted events to listeners one at a time and acknowledges barriers in order.
-	 * Synchronous listeners are called without a microtask per event; the first listener that
-	 * returns a promise suspends delivery until it settles.
-	 */
-	private drain(): void {
-		this.draining = true;
-		for (let event = this.queue.shift(); event; event = this.queue.shift()) {
-			if (event.type === "agentchart.barrier") {
-				if (!this.disposed) this.actor.send({ type: "delivered", barrier: event.barrier });
-				continue;
-			}
-			if (event.type === "agentchart.transcript") {
-				this.messages = [...event.messages];
-				continue;
-			}
-			this.beginDelivery(event);
-			const pending = this.callListeners(event, this.listenerSnapshot(), 0);
-			if (pending) {
-				void pending.then(() => this.drain());
-				return;
-			}
+	/** Everything the machine emits, in order: events for listeners, and the steps between them. */
+	#onEmitted(event: AgentMachineEmitted): void {
+		if (event.type === "agentchart.barrier") {
+			this.#delivery.after(() => {
+				if (this.#machine?.getSnapshot().status === "active") this.#machine.send({ type: "delivered", barrier: event.barrier });
+			});
+			return;
 		}
-		this.draining = false;
-	}
-
-	private listenerSnapshot(): readonly AgentListener[] {
-		// Copied once per change, not per event: unsubscribing mid-delivery must not skip anyone.
-		this.listenerCopy ??= [...this.listeners];
-		return this.listenerCopy;
-	}
-
-	private beginDelivery(event: AgentEvent): void {
-		if (event.type === "agent_start" || (event.type === "auto_compaction_start" && event.reason === "manual")) {
-			this.runSignal = this.actor.getSnapshot().context.run?.controller.signal ?? this.runSignal;
+		if (event.type === "agentchart.transcript") {
+			this.#delivery.after(() => {
+				this.#state.messages = event.messages;
+			});
+			return;
 		}
-		this.reduce(event);
-	}
-
-	private callListeners(event: AgentEvent, listeners: readonly AgentListener[], from: number): Promise<void> | undefined {
-		const signal = this.runSignal ?? IDLE_SIGNAL;
-		for (let index = from; index < listeners.length; index++) {
-			let result: Promise<void> | void;
-			try {
-				result = (listeners[index] as AgentListener)(event, signal);
-			} catch (error) {
-				this.reportListenerError(error);
-				continue;
-			}
-			if (result && typeof result.then === "function") {
-				return result.then(
-					() => this.callListeners(event, listeners, index + 1),
-					(error: unknown) => {
-						this.reportListenerError(error);
-						return this.callListeners(event, listeners, index + 1);
-					},
-				);
-			}
-		}
-		this.endDelivery(event);
-		return undefined;
-	}
-
-	private reportListenerError(error: unknown): void {
-		const message = describeError(error);
-		this.errorMessage = message;
-		if (!this.disposed) this.actor.send({ type: "listener.error", error: message });
-	}
-
-	private endDelivery(event: AgentEvent): void {
-		if (event.type === "agent_end") this.finishRun();
-		if (event.type === "auto_compaction_end" && event.reason === "manual") this.finishManualCompaction(event);
-	}
-
-	private finishManualCompaction(event: Extract<AgentEvent, { type: "auto_compaction_end" }>): void {
-		const pending = this.manualCompaction;
-		this.manualCompaction = undefined;
-		this.finishRun();
-		if (!pending) return;
-		if (event.result) pending.resolve(event.result);
-		else pending.reject(new Error(event.errorMessage ?? (event.aborted ? "Compaction aborted" : "Compaction failed")));
+		this.#delivery.event(event);
 	}
 
 	/** The state updates of one event, before listeners see it (pi's order). */
-	private reduce(event: AgentEvent): void {
+	#reduce(event: AgentEvent): void {
+		const state = this.#state;
 		switch (event.type) {
+			case "agent_start":
+			case "auto_compaction_start":
+				if (this.#run && !this.#run.signal) this.#run.signal = this.#machine?.getSnapshot().context.run?.controller.signal;
+				break;
 			case "message_start":
 			case "message_update":
-				this.streamingMessage = event.message;
+				state.streamingMessage = event.message;
 				break;
 			case "message_end":
-				this.streamingMessage = undefined;
-				this.messages.push(event.message);
+				state.streamingMessage = undefined;
+				state.messages.push(event.message);
 				break;
 			case "tool_execution_start": {
-				const pending = new Set(this.pendingToolCalls);
+				const pending = new Set(state.pendingToolCalls);
 				pending.add(event.toolCallId);
-				this.pendingToolCalls = pending;
+				state.pendingToolCalls = pending;
 				break;
 			}
 			case "tool_execution_end": {
-				const pending = new Set(this.pendingToolCalls);
+				const pending = new Set(state.pendingToolCalls);
 				pending.delete(event.toolCallId);
-				this.pendingToolCalls = pending;
+				state.pendingToolCalls = pending;
 				break;
 			}
 			case "turn_end": {
 				const message = event.message as { role?: string; errorMessage?: string };
-				if (message.role === "assistant" && message.errorMessage) this.errorMessage = message.errorMessage;
+				if (message.role === "assistant" && message.errorMessage) state.errorMessage = message.errorMessage;
 				break;
 			}
 			case "agent_end":
-				this.streamingMessage = undefined;
+				state.streamingMessage = undefined;
 				break;
 		}
 	}
 
-	private finishRun(): void {
-		this.running = false;
-		this.streamingMessage = undefined;
-		this.pendingToolCalls = new Set();
-		const waiters = this.idleWaiters;
-		this.idleWaiters = [];
-		for (const resolve of waiters) resolve();
+	/** An event reached every listener: the end of the machine's run is an event too. */
+	#delivered(event: AgentEvent, delivery: Promise<void>): void {
+		const run = this.#run;
+		if (!run) return;
+		if (event.type === "agent_end") void delivery.then(run.endMachine);
+		if (event.type === "auto_compaction_end" && event.reason === "manual") {
+			void delivery.then(() => {
+				run.endMachine();
+				if (event.result) run.compaction?.resolve(event.result);
+				else run.compaction?.reject(new Error(event.errorMessage ?? (event.aborted ? "Compaction aborted" : "Compaction failed")));
+			});
+		}
+	}
+
+	#listenerFailed(message: string): void {
+		this.#state.errorMessage = message;
+		if (this.#run && !this.#disposed) this.#machine?.send({ type: "listener.error", error: message });
 	}
 }

@@ -1,5 +1,14 @@
 export * from "./types/index.js";
 export { Agent, type AgentOptions, type AgentListener } from "./agent.js";
+export {
+	agentLoop,
+	agentLoopContinue,
+	runAgentLoop,
+	runAgentLoopContinue,
+	type AgentEventSink,
+	type AgentEventStream,
+	type AgentLoopConfig,
+} from "./loop/agent-loop.js";
 export type { AgentActor, AgentMachineEmittedOf, AgentMachineSnapshot, AgentStateValue } from "./machines/agent-actor.js";
 export type {
 	ActorInspectionEvent,
@@ -13,7 +22,7 @@ export type {
 	TransitionDefinitionLike,
 } from "./types/actor-shapes.js";
 export type {
-	AgentLoopConfig,
+	AgentMachineConfig,
 	AgentMachineCommand,
 	AgentMachineContext,
 	AgentMachineEmitted,
@@ -30,7 +39,7 @@ export type {
 	ToolCallEntry,
 } from "./machines/types.js";
 export { defaultConvertToLlm } from "./machines/run-helpers.js";
-export { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
+export { createDefaultStreamFn, defaultLoopConfig, defaultModel, defaultStreamFn, type PiAiLoader } from "./machines/defaults.js";
 export {
 	AssistantMessageEventStream,
 	EventStream,
@@ -70,3 +79,5 @@ export {
 	type ResolvedOpenAICompat,
 } from "./providers/openai-compat.js";
 export type { OpenAICompletionsOptions, OpenAIToolChoice } from "./providers/openai-options.js";
+// pi's proxy stream function
+export { streamProxy, type ProxyAssistantMessageEvent, type ProxyStreamOptions } from "./providers/proxy.js";

@@ -85,7 +85,7 @@ async function main(): Promise<void> {
 					}
 					if (isAgentSummary(record.snapshot.context)) {
 						queues.update(record.snapshot.context);
-						actors.updateToolCalls(record.snapshot.context.run?.toolCalls ?? []);
+						actors.updateToolCalls(record.snapshot.context.run?.toolCalls ?? [], record.t);
 					}
 				} else {
 					actors.updateStatus(record.sessionId, record.snapshot.status, record.t);

@@ -27,7 +27,10 @@ interface ActorRow {
 	row: HTMLLIElement;
 }
 
-/** Child actors of the agent: the stream actor, preflight, one per tool call. */
+/**
+ * Child actors of the agent (the stream actor, the tool batch, compaction) and a row per tool
+ * call: the calls share one batch actor, and the context summary says where each one is.
+ */
 export class ActorsPanel {
 	private readonly rows = new Map<string, ActorRow>();
 	private readonly toolCalls = new Map<string, ToolCallSummary>();
@@ -56,16 +59,27 @@ export class ActorsPanel {
 		this.render(entry);
 	}
 
-	/** Tool call states from the agent's context summary, matched to `tool:<id>` actors. */
-	updateToolCalls(calls: readonly ToolCallSummary[]): void {
-		for (const call of calls) this.toolCalls.set(call.id, call);
-		for (const entry of this.rows.values()) {
-			if (!entry.actorId.startsWith("tool:")) continue;
-			const call = this.toolCalls.get(entry.actorId.slice(5));
-			if (call && (call.status !== entry.tool?.status || call.isError !== entry.tool?.isError)) {
-				entry.tool = call;
-				this.render(entry);
+	/** Tool call states from the agent's context summary: a `tool:<id>` row per call, active until it settles. */
+	updateToolCalls(calls: readonly ToolCallSummary[], t: number): void {
+		for (const call of calls) {
+			this.toolCalls.set(call.id, call);
+			const key = `call:${call.id}`;
+			let entry = this.rows.get(key);
+			if (!entry) {
+				const row = element("li", "actor");
+				row.dataset["actorId"] = `tool:${call.id}`;
+				row.dataset["sessionId"] = key;
+				entry = { sessionId: key, actorId: `tool:${call.id}`, startedAt: t, status: "active", row };
+				this.rows.set(key, entry);
+				this.list.prepend(row);
+				this.trim();
 			}
+			const status = call.status === "settled" ? "done" : "active";
+			if (call.status === entry.tool?.status && call.isError === entry.tool?.isError && status === entry.status) continue;
+			entry.tool = call;
+			entry.status = status;
+			if (status !== "active") entry.endedAt ??= t;
+			this.render(entry);
 		}
 	}
 
@@ -232,6 +246,8 @@ export class EventLog {
 			}
 			case "@xstate.actor":
 				return { category: "actor", who: describeSession(record.parentId), type: "spawn", detail: `${record.actorId}${record.src ? ` (${record.src})` : ""}` };
+			case "@agentchart.deltas":
+				return { category: "delta", who: `${describeSession(record.sessionId)} streams`, type: "message_update", detail: `×${record.count} (${record.chars} characters)` };
 			case "@agentchart.dropped":
 				return { category: "actor", who: "inspector", type: "dropped", detail: `${record.count} events lost in a burst` };
 			default:

@@ -1,12 +1,15 @@
 /**
- * The three contenders, behind one small interface: agentchart's `Agent`, pi-agent-core
- * 0.73.1's `Agent`, and the floor (a raw `for await` over the stream, with tools run inline):
- * what any agent loop has to do at least.
+ * The contenders, behind one small interface: agentchart's `Agent` (from `src/`, whatever
+ * engine is there), pi-agent-core 0.73.1's `Agent`, and the floor (a raw `for await` over the
+ * stream, with tools run inline): what any agent loop has to do at least.
+ *
+ * Each library is imported only when asked for ({@link loadBenchAgentFactory}), so a child
+ * process that measures one of them holds that library's modules only.
  */
-import { Agent as PiAgent, type AgentTool as PiAgentTool, type StreamFn as PiStreamFn } from "@mariozechner/pi-agent-core";
+import type { AgentTool as PiAgentTool, StreamFn as PiStreamFn } from "@mariozechner/pi-agent-core";
 import type { Model as PiModel } from "@mariozechner/pi-ai";
-import { Agent } from "../../src/agent.js";
-import type { AgentTool, AgentToolResult, ToolExecutionMode } from "../../src/types/agent.js";
+import { Type } from "typebox";
+import type { AgentTool, AgentToolResult, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AssistantMessage, Message, ToolResultMessage, UserMessage } from "../../src/types/messages.js";
 import type { Model } from "../../src/types/model.js";
 import type { StreamFn } from "../../src/types/stream.js";
@@ -34,23 +37,53 @@ export interface BenchAgent {
 export interface BenchAgentOptions {
 	streamFn: StreamFn;
 	model: Model;
-	tools?: AgentTool<object>[];
+	systemPrompt?: string;
+	tools?: AnyAgentTool[];
+	/** "streaming" exists in agentchart only; asking pi for it throws. */
 	toolExecution?: ToolExecutionMode;
 }
 
+/** Builds agents of one library. */
+export type BenchAgentFactory = (options: BenchAgentOptions) => BenchAgent;
+
 /**
- * An agent of the given library over the given stream function.
+ * Imports one library and returns a factory for its agents.
  *
  * @example
- * const agent = createBenchAgent("pi", { streamFn, model });
- * agent.subscribe((event) => { if (event.type === "agent_end") done(); });
+ * const createPiAgent = await loadBenchAgentFactory("pi");
+ * const agent = createPiAgent({ streamFn, model });
  * await agent.prompt("go");
  */
-export function createBenchAgent(name: AgentName, options: BenchAgentOptions): BenchAgent {
+export async function loadBenchAgentFactory(name: AgentName): Promise<BenchAgentFactory> {
 	if (name === "agentchart") {
-		const agent = new Agent({
-			initialState: { model: options.model, tools: options.tools ?? [] },
-			streamFn: options.streamFn,
+		const { Agent } = await import("../../src/agent.js");
+		return (options) => {
+			const agent = new Agent({
+				initialState: { model: options.model, systemPrompt: options.systemPrompt ?? "", tools: options.tools ?? [] },
+				streamFn: options.streamFn,
+				toolExecution: options.toolExecution ?? "parallel",
+			});
+			return {
+				subscribe: (listener) => void agent.subscribe(listener),
+				prompt: (text) => agent.prompt(text),
+				get messageCount() {
+					return agent.state.messages.length;
+				},
+			};
+		};
+	}
+	const { Agent: PiAgent } = await import("@mariozechner/pi-agent-core");
+	return (options) => {
+		if (options.toolExecution === "streaming") throw new Error("pi-agent-core 0.73.1 has no streaming tool execution");
+		// Our stream function, model and tool types are structurally pi-ai's (that is the point of
+		// the project), but TypeScript sees two declarations; the casts only bridge the names.
+		const agent = new PiAgent({
+			initialState: {
+				model: options.model as unknown as PiModel<string>,
+				systemPrompt: options.systemPrompt ?? "",
+				tools: (options.tools ?? []) as unknown as PiAgentTool[],
+			},
+			streamFn: options.streamFn as unknown as PiStreamFn,
 			toolExecution: options.toolExecution ?? "parallel",
 		});
 		return {
@@ -60,22 +93,38 @@ export function createBenchAgent(name: AgentName, options: BenchAgentOptions): B
 				return agent.state.messages.length;
 			},
 		};
-	}
-	// Our stream function, model and tool types are structurally pi-ai's (that is the point of
-	// the project), but TypeScript sees two declarations; the casts only bridge the names.
-	const agent = new PiAgent({
-		initialState: {
-			model: options.model as unknown as PiModel<string>,
-			tools: (options.tools ?? []) as unknown as PiAgentTool[],
-		},
-		streamFn: options.streamFn as unknown as PiStreamFn,
-		toolExecution: options.toolExecution === "sequential" ? "sequential" : "parallel",
-	});
+	};
+}
+
+/**
+ * Both libraries' factories, for benchmarks that compare them in one process.
+ *
+ * @example
+ * const factories = await loadBenchAgentFactories();
+ * const ours = factories.agentchart({ streamFn, model });
+ */
+export async function loadBenchAgentFactories(): Promise<Record<AgentName, BenchAgentFactory>> {
+	return { agentchart: await loadBenchAgentFactory("agentchart"), pi: await loadBenchAgentFactory("pi") };
+}
+
+const stepParameters = Type.Object({ step: Type.Number() });
+
+/**
+ * A tool that answers at once (measures dispatch, not work). Create it once and share it:
+ * a fresh schema object per agent would measure schema compilation, not the loop.
+ *
+ * @example
+ * const tool = instantTool("noop");
+ */
+export function instantTool(name: string, run: () => Promise<void> | void = () => {}): AgentTool<typeof stepParameters> {
 	return {
-		subscribe: (listener) => void agent.subscribe(listener),
-		prompt: (text) => agent.prompt(text),
-		get messageCount() {
-			return agent.state.messages.length;
+		name,
+		label: name,
+		description: `The ${name} benchmark tool: returns "ok" at once`,
+		parameters: stepParameters,
+		async execute() {
+			await run();
+			return { content: [{ type: "text", text: "ok" }], details: {} };
 		},
 	};
 }
@@ -100,7 +149,7 @@ export async function runFloor(options: BenchAgentOptions, text: string, onEvent
 	const tools = options.tools ?? [];
 	let textDeltas = 0;
 	for (;;) {
-		const stream = await options.streamFn(options.model, { systemPrompt: "", messages, tools }, {});
+		const stream = await options.streamFn(options.model, { systemPrompt: options.systemPrompt ?? "", messages, tools }, {});
 		for await (const event of stream) {
 			if (event.type === "text_delta") textDeltas++;
 			onEvent?.({ type: "message_update", assistantMessageEvent: event });

@@ -6,30 +6,8 @@ import type { CompactionResult, ConvertToLlm } from "../types/agent.js";
 import type { AgentMessage, CompactionSummaryMessage } from "../types/messages.js";
 import type { Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
-import type { CompactionSettings } from "../machines/types.js";
-
-/** Defaults of the compaction settings (pi's coding agent uses the same). */
-export const DEFAULT_RESERVE_TOKENS = 16384;
-export const DEFAULT_KEEP_RECENT_TOKENS = 20000;
-
-/** What the compaction actor needs. */
-export interface CompactionActorInput {
-	messages: AgentMessage[];
-	settings: CompactionSettings;
-	model: Model;
-	streamFn: StreamFn;
-	convertToLlm: ConvertToLlm;
-	streamOptions: SimpleStreamOptions;
-	instructions?: string | undefined;
-	/** The run's signal (the actor's own signal also aborts when the machine stops it). */
-	signal?: AbortSignal | undefined;
-}
-
-/** The new transcript and what happened. */
-export interface CompactionOutput {
-	messages: AgentMessage[];
-	result: CompactionResult;
-}
+import type { CompactionSettings } from "../compaction/settings.js";
+import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, type CompactionActorInput, type CompactionOutput } from "./compaction-protocol.js";
 
 /**
  * Compacts a transcript: plans the cut, writes the summary (custom `summarize`, else the

@@ -1,24 +1,13 @@
-import { fromCallback } from "xstate";
+import { type EventObject, fromCallback } from "xstate";
 import { emptyUsage } from "../types/content.js";
+import type { AgentEvent, AnyAgentTool, ConvertToLlm, GetApiKey, TransformContext } from "../types/agent.js";
+import type { ToolCall } from "../types/content.js";
 import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
-import type { AssistantMessageEvent, AssistantMessageEventStreamLike } from "../types/stream.js";
-import type { AgentLoopConfig, AgentMachineInternalEvent } from "../machines/types.js";
-import type { AnyAgentTool } from "../types/agent.js";
+import type { AssistantMessageEventStreamLike, StreamFn } from "../types/stream.js";
 import { describeError } from "../util/describe-error.js";
 import { watchForStall } from "../util/stall-watch.js";
-
-/** What one LLM call needs. */
-export interface StreamActorInput {
-	attempt: number;
-	model: Model;
-	systemPrompt: string;
-	messages: AgentMessage[];
-	tools: AnyAgentTool[];
-	config: AgentLoopConfig;
-	options: SimpleStreamOptions;
-	signal: AbortSignal;
-}
+import type { StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
 
 /**
  * An assistant message for a call that failed before or outside the provider (a throwing
@@ -27,13 +16,7 @@ export interface StreamActorInput {
  * @example
  * const message = failedAssistantMessage(model, new Error("boom"), false); // stopReason "error"
  */
-export function failedAssistantMessage(
-	model: Model,
-	error: unknown,
-	aborted: boolean,
-	partial?: AssistantMessage,
-): AssistantMessage {
-	const message = describeError(error);
+export function failedAssistantMessage(model: Model, error: unknown, aborted: boolean, partial?: AssistantMessage): AssistantMessage {
 	return {
 		role: "assistant",
 		content: partial ? [...partial.content] : [],
@@ -42,87 +25,55 @@ export function failedAssistantMessage(
 		model: partial?.model ?? model.id,
 		usage: partial ? { ...partial.usage } : emptyUsage(),
 		stopReason: aborted ? "aborted" : "error",
-		errorMessage: message,
+		errorMessage: describeError(error),
 		timestamp: partial?.timestamp ?? Date.now(),
 	};
 }
 
-/** Deltas relayed in one machine event at most; bounded so one event never carries a whole message. */
-const MAX_DELTA_BATCH = 64;
-
-function isDelta(event: AssistantMessageEvent): boolean {
-	return event.type === "text_delta" || event.type === "thinking_delta" || event.type === "toolcall_delta";
-}
-
 /**
  * The stream actor: one LLM call. It prepares the context (`transformContext`,
- * `convertToLlm`, `getApiKey`), calls the stream function, and relays every provider event
- * to the machine tagged with its attempt number; it always ends with exactly one
- * `stream.done` carrying the final message, whatever the stream function does: throws, ends
- * without a terminal event, ignores an abort for longer than `abortGraceMs`, or goes silent
- * for `streamIdleTimeoutMs` (the call then ends as an error that says it stalled, keeping what
- * had streamed, and its request is cancelled).
+ * `convertToLlm`, `getApiKey`), calls the stream function and reads its events as pi's loop
+ * does: each `message_update` goes to the listeners (`relay`) the moment it is read, with a
+ * snapshot of the message as it is then, and the next event is read only once the consumer
+ * has delivered it (`deliveryPending`). The machine hears only `stream.start`,
+ * `stream.toolcall` (streaming tool execution) and exactly one `stream.done`, whatever the
+ * stream function does: throws, ends without a terminal event, ignores an abort for longer
+ * than `abortGraceMs`, or goes silent for `streamIdleTimeoutMs` (the call then ends as an
+ * error that says it stalled, keeping what had streamed, and its request is cancelled).
  */
-export const streamActor = fromCallback<AgentMachineInternalEvent, StreamActorInput>(({ input, sendBack }) => {
+export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input, sendBack: send }) => {
+	const sendBack = (event: StreamActorEvent) => send(event);
 	let stopped = false;
-	let lastPartial: AssistantMessage | undefined;
-	const { attempt, config } = input;
+	const { attempt, config, progress, relay } = input;
 	const runSignal = input.signal;
 	// This call's own signal: aborted with the run, and by a stall (which must cancel the request).
 	const call = new AbortController();
 	const signal = call.signal;
-
 	let graceTimer: ReturnType<typeof setTimeout> | undefined;
-	// Deltas are relayed in batches: one machine transition per batch instead of per delta.
-	let batch: AssistantMessageEvent[] = [];
-	let flushHandle: ReturnType<typeof setImmediate> | undefined;
 
 	const stall = watchForStall(config.streamIdleTimeoutMs, () => {
 		const seconds = config.streamIdleTimeoutMs / 1000;
-		finish(
-			failedAssistantMessage(
-				input.model,
-				new Error(`The model's stream stalled: nothing arrived for ${seconds} s (streamIdleTimeoutMs); the request was cancelled`),
-				false,
-				lastPartial,
-			),
-		);
+		const error = new Error(`The model's stream stalled: nothing arrived for ${seconds} s (streamIdleTimeoutMs); the request was cancelled`);
+		finish(failedAssistantMessage(input.model, error, false, progress.partial));
 		call.abort(new Error("stream stalled"));
 	});
 	const onRunAbort = () => {
 		call.abort(runSignal.reason);
 		// A stream function that ignores the abort signal would hang the run; after a grace
 		// period the message is closed with what had streamed.
-		graceTimer = setTimeout(
-			() => finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, lastPartial)),
-			config.abortGraceMs,
-		);
+		graceTimer = setTimeout(() => finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, progress.partial)), config.abortGraceMs);
 	};
 	const release = () => {
 		stopped = true;
-		// A pending flush holds this actor (and the transcript it was given) until the event
-		// loop reaches its check phase, which a stream paced by microtasks never lets it do.
-		if (flushHandle !== undefined) clearImmediate(flushHandle);
-		flushHandle = undefined;
 		clearTimeout(graceTimer);
 		stall.stop();
 		runSignal.removeEventListener("abort", onRunAbort);
 	};
-	const flush = () => {
-		if (flushHandle !== undefined) clearImmediate(flushHandle);
-		flushHandle = undefined;
-		if (stopped || batch.length === 0) return;
-		const events = batch;
-		batch = [];
-		sendBack({ type: "stream.events", attempt, events });
-	};
 	const finish = (message: AssistantMessage) => {
 		if (stopped) return;
-		flush();
 		release();
 		sendBack({ type: "stream.done", attempt, message });
 	};
-
 	if (runSignal.aborted) onRunAbort();
 	else runSignal.addEventListener("abort", onRunAbort, { once: true });
 
@@ -136,38 +87,41 @@ export const streamActor = fromCallback<AgentMachineInternalEvent, StreamActorIn
 			const options: SimpleStreamOptions = { ...input.options, signal };
 			if (apiKey !== undefined) options.apiKey = apiKey;
 			const stream: AssistantMessageEventStreamLike = await config.streamFn(input.model, context, options);
-			const iterator = stream[Symbol.asyncIterator]();
-			while (!stopped) {
-				const next = await iterator.next();
+			let started = false;
+			for await (const event of stream) {
 				if (stopped) return;
-				if (next.done) break;
-				const event = next.value;
 				stall.touch();
-				if (event.type === "done" || event.type === "error") {
-					finish(await stream.result());
-					return;
+				switch (event.type) {
+					case "start":
+						started = true;
+						progress.partial = event.partial;
+						sendBack({ type: "stream.start", attempt, partial: event.partial });
+						break;
+					case "done":
+					case "error":
+						finish(await stream.result());
+						return;
+					default:
+						// As in pi: updates before `start` have no message to belong to.
+						if (!started) break;
+						progress.partial = event.partial;
+						relay({ type: "message_update", assistantMessageEvent: event, message: { ...event.partial } });
+						if (event.type === "toolcall_end" && input.announceToolCalls) {
+							sendBack({ type: "stream.toolcall", attempt, toolCall: event.toolCall, partial: event.partial });
+						}
 				}
-				if ("partial" in event) lastPartial = event.partial;
-				if (isDelta(event)) {
-					batch.push(event);
-					if (batch.length >= MAX_DELTA_BATCH) flush();
-					else flushHandle ??= setImmediate(flush);
-					continue;
-				}
-				flush();
-				sendBack({ type: "stream.event", attempt, event });
+				// One await per event, as pi's loop has (`await emit(event)`): the provider keeps
+				// mutating its partial meanwhile, so how many microtasks pass here decides what
+				// each delivered snapshot shows. A failing listener is reported by the delivery.
+				try {
+					await config.deliveryPending?.();
+				} catch {}
 			}
 			if (stopped) return;
-			finish(
-				failedAssistantMessage(
-					input.model,
-					new Error("Stream ended without a done or error event"),
-					signal.aborted,
-					lastPartial,
-				),
-			);
+			const error = new Error("Stream ended without a done or error event");
+			finish(failedAssistantMessage(input.model, error, signal.aborted, progress.partial));
 		} catch (error) {
-			finish(failedAssistantMessage(input.model, error, signal.aborted, lastPartial));
+			finish(failedAssistantMessage(input.model, error, signal.aborted, progress.partial));
 		}
 	};
 	void run();

@@ -7,6 +7,7 @@ export { type AgentInspector, type AgentInspectorOptions, type InspectionListene
 export {
 	type ActorRecord,
 	type ActorStatus,
+	type DeltaSummaryRecord,
 	type DroppedRecord,
 	type EmittedRecord,
 	type EventRecord,

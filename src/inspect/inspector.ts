@@ -60,6 +60,11 @@ interface Pending {
 	event: ActorInspectionEvent;
 }
 
+/** An actor that emits `message_update` to `on` listeners (the agent machine does). */
+interface DeltaSource {
+	on(type: "message_update", handler: (event: { assistantMessageEvent?: { delta?: unknown } }) => void): { unsubscribe(): void };
+}
+
 /**
  * Creates an {@link AgentInspector}. It speaks the `@statelyai/inspect` wire format (see
  * {@link forwardToStately}) and feeds the visualizer and NDJSON recordings.
@@ -87,6 +92,8 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	let seq = 0;
 	let flushScheduled = false;
 	let reportedDrops = 0;
+	// Deltas are counted, not recorded: constant cost per delta, nothing at all when detached.
+	const deltas = { count: 0, chars: 0, sessionId: "" };
 
 	const flush = (): void => {
 		flushScheduled = false;
@@ -112,6 +119,13 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			const record = toRecord(item.event, item.seq, item.t);
 			if (record) batch.push(record);
 		}
+		if (deltas.count > 0) {
+			const t = now();
+			const base = { seq: ++seq, t, sessionId: deltas.sessionId, rootId: undefined, createdAt: String(t), id: null, _version: STATELY_PROTOCOL_VERSION };
+			batch.push({ ...base, type: "@agentchart.deltas", count: deltas.count, chars: deltas.chars });
+			deltas.count = 0;
+			deltas.chars = 0;
+		}
 		if (batch.length === 0) return;
 		stats.records += batch.length;
 		for (const record of batch) history.push(record);
@@ -122,6 +136,17 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 				// A broken sink (a closed socket, a full disk) must not stop the others.
 				console.error("agentchart inspector: a listener failed", error);
 			}
+		}
+	};
+
+	const onDelta = (sessionId: string, event: { assistantMessageEvent?: { delta?: unknown } }): void => {
+		deltas.count++;
+		deltas.sessionId = sessionId;
+		const delta = event.assistantMessageEvent?.delta;
+		if (typeof delta === "string") deltas.chars += delta.length;
+		if (!flushScheduled) {
+			flushScheduled = true;
+			schedule(flush);
 		}
 	};
 
@@ -157,7 +182,12 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			let root = actor;
 			while (root._parent) root = root._parent;
 			announce(actor, root.sessionId);
-			return () => subscription.unsubscribe();
+			// Token deltas reach `actor.on` listeners beside the chart, without an inspection event.
+			const updates = (actor as unknown as Partial<DeltaSource>).on?.("message_update", (event) => onDelta(actor.sessionId, event));
+			return () => {
+				subscription.unsubscribe();
+				updates?.unsubscribe();
+			};
 		},
 		subscribe(listener) {
 			listeners.add(listener);

@@ -95,7 +95,20 @@ export interface DroppedRecord extends RecordBase {
 }
 
 /** Everything an inspector produces: one NDJSON line each in a recording. */
-export type InspectionRecord = ActorRecord | EventRecord | SnapshotRecord | MicrostepRecord | EmittedRecord | DroppedRecord;
+/**
+ * The token deltas of a stretch of a reply, counted: they reach listeners beside the chart
+ * (no transition, no inspection event), and a record per delta would cost more than the
+ * delta. One record per flush (about one per tick) says how many there were.
+ */
+export interface DeltaSummaryRecord extends RecordBase {
+	type: "@agentchart.deltas";
+	/** `message_update` events since the last record. */
+	count: number;
+	/** Characters of text, thinking and tool-argument deltas among them. */
+	chars: number;
+}
+
+export type InspectionRecord = ActorRecord | EventRecord | SnapshotRecord | MicrostepRecord | EmittedRecord | DroppedRecord | DeltaSummaryRecord;
 
 /** The parts of an actor ref that inspection reads; XState's public type hides `_parent` and `src`. */
 

@@ -1,4 +1,4 @@
-import { DEFAULT_RESERVE_TOKENS } from "../actors/compaction-actor.js";
+import { DEFAULT_RESERVE_TOKENS } from "../actors/compaction-protocol.js";
 import { estimateContextTokens } from "../compaction/estimate.js";
 import { isContextOverflow } from "../providers/overflow.js";
 import type { AgentMachineContext } from "./types.js";

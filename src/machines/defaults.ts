@@ -3,7 +3,7 @@ import { createAssistantMessage } from "../providers/assistant-message.js";
 import type { Model } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
 import { defaultConvertToLlm } from "./run-helpers.js";
-import type { AgentLoopConfig } from "./types.js";
+import type { AgentMachineConfig } from "./types.js";
 
 /**
  * The placeholder model of a new agent (pi uses the same "unknown" model).
@@ -26,25 +26,44 @@ export function defaultModel(): Model {
 	};
 }
 
+function errorStream(model: Model, errorMessage: string): AssistantMessageEventStream {
+	const stream = new AssistantMessageEventStream();
+	stream.push({ type: "error", reason: "error", error: createAssistantMessage(model, { stopReason: "error", errorMessage }) });
+	return stream;
+}
+
+/** What the default stream function loads: pi-ai's `streamSimple`, if that package is installed. */
+export type PiAiLoader = () => Promise<{ streamSimple: StreamFn }>;
+
+// pi-ai is an optional peer dependency: imported by name at run time, so nothing needs it installed.
+const loadPiAi: PiAiLoader = () => import(["@mariozechner", "pi-ai"].join("/")) as Promise<{ streamSimple: StreamFn }>;
+
 /**
- * The stream function used when none is configured: an error reply that says what to do,
- * instead of a silent hang or a throw.
+ * The stream function of an agent given none, as in pi: pi-ai's `streamSimple` (its provider
+ * registry) when `@mariozechner/pi-ai` is installed, loaded on the first call; otherwise an
+ * error reply that says what to do, instead of a silent hang or a throw.
  *
  * @example
- * const agent = new Agent(); // no streamFn: the first prompt ends with this error
+ * const agent = new Agent({ initialState: { model } }); // pi-ai's providers when installed
  */
-export const missingStreamFn: StreamFn = (model) => {
-	const stream = new AssistantMessageEventStream();
-	stream.push({
-		type: "error",
-		reason: "error",
-		error: createAssistantMessage(model, {
-			stopReason: "error",
-			errorMessage: `No stream function for model "${model.id}" (api "${model.api}"): pass streamFn (for example streamAnthropic or a pi-ai stream function) to the Agent.`,
-		}),
-	});
-	return stream;
-};
+export function createDefaultStreamFn(load: PiAiLoader = loadPiAi): StreamFn {
+	let loaded: Promise<StreamFn | undefined> | undefined;
+	return async (model, context, options) => {
+		loaded ??= load().then(
+			(module) => (typeof module.streamSimple === "function" ? module.streamSimple : undefined),
+			() => undefined,
+		);
+		const streamSimple = await loaded;
+		if (streamSimple) return streamSimple(model, context, options);
+		return errorStream(
+			model,
+			`No stream function for model "${model.id}" (api "${model.api}"): pass streamFn (for example streamAnthropic, streamOpenAICompletions or a pi-ai stream function) to the Agent, or install @mariozechner/pi-ai to use its providers.`,
+		);
+	};
+}
+
+/** The default stream function (see {@link createDefaultStreamFn}). */
+export const defaultStreamFn: StreamFn = createDefaultStreamFn();
 
 /**
  * The loop configuration defaults.
@@ -52,9 +71,9 @@ export const missingStreamFn: StreamFn = (model) => {
  * @example
  * defaultLoopConfig().toolTimeoutMs; // 180000
  */
-export function defaultLoopConfig(): AgentLoopConfig {
+export function defaultLoopConfig(): AgentMachineConfig {
 	return {
-		streamFn: missingStreamFn,
+		streamFn: defaultStreamFn,
 		convertToLlm: defaultConvertToLlm,
 		toolExecution: "parallel",
 		toolTimeoutMs: 180_000,

@@ -69,6 +69,7 @@ export function createToolBatch(assistant: AssistantMessage, tools: AnyAgentTool
 		assistant,
 		mode: batchMode,
 		truncated: assistant.stopReason === "length",
+		actorStarted: false,
 		calls: toolCalls.map((toolCall) => ({ toolCall, status: "queued", started: false, messageEmitted: false })),
 	};
 }

@@ -46,7 +46,7 @@ export function completeStreamingBatch(
 	batch: ToolBatch | undefined,
 	message: AssistantMessage,
 ): { batch: ToolBatch; cutOff: ToolCallEntry[] } {
-	const base: ToolBatch = batch ?? { assistant: message, mode: "streaming", calls: [], truncated: false };
+	const base: ToolBatch = batch ?? { assistant: message, mode: "streaming", calls: [], truncated: false, actorStarted: false };
 	const known = new Set(base.calls.map((call) => call.toolCall.id));
 	const calls = [...base.calls];
 	const cutOff: ToolCallEntry[] = [];

@@ -1,8 +1,14 @@
+import type { StreamActorEvent, StreamProgress } from "../actors/stream-protocol.js";
+import type { CompactionSettings } from "../compaction/settings.js";
+import type { ToolOutcome } from "../tools/preflight.js";
+
+export type { CompactionSettings, SummarizeRequest } from "../compaction/settings.js";
+import type { ToolBatchEvent } from "../actors/tool-batch-protocol.js";
 import type {
 	AfterToolCallHook,
 	AgentEvent,
 	AgentThinkingLevel,
-	AgentToolResult,
+	AgentToolCall,
 	AnyAgentTool,
 	BeforeToolCallHook,
 	CompactionReason,
@@ -10,42 +16,33 @@ import type {
 	ConvertToLlm,
 	GetApiKey,
 	QueueMode,
+	ShouldStopAfterTurn,
 	ToolExecutionMode,
 	TransformContext,
 } from "../types/agent.js";
-import type { AssistantMessageEvent, StreamFn } from "../types/stream.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../types/messages.js";
 import type { Model, SimpleStreamOptions } from "../types/model.js";
-import type { AgentToolCall } from "../types/agent.js";
+import type { StreamFn } from "../types/stream.js";
 
-/** Compaction settings (see the README's "Compaction" section). */
-export interface CompactionSettings {
-	/** Compact automatically (threshold and overflow). */
-	enabled: boolean;
-	/** Tokens kept free below the context window; compaction starts when the context exceeds window − reserve. */
-	reserveTokens?: number | undefined;
-	/** Tokens of recent conversation kept verbatim. */
-	keepRecentTokens?: number | undefined;
-	/** Replaces the model call that writes the summary. */
-	summarize?: ((request: SummarizeRequest) => Promise<string>) | undefined;
+/** Settings of {@link AgentMachineConfig.outputLimitRecovery}. */
+export interface OutputLimitRecovery {
+	/** Resume turns in a row before the run ends with the cut-off reply (e.g. 3). */
+	maxAttempts: number;
 }
 
-/** What a custom summariser receives. */
-export interface SummarizeRequest {
-	/** Messages to summarise (the history before the kept part). */
-	messages: AgentMessage[];
-	/** When the cut splits a turn: that turn's early part, summarised separately. */
-	turnPrefix: AgentMessage[];
-	/** The summary of an earlier compaction, for an iterative update. */
-	previousSummary?: string | undefined;
-	/** Extra instructions (manual compaction). */
-	instructions?: string | undefined;
-	/** Aborts with the run. */
-	signal: AbortSignal;
+/**
+ * Pull-based queues (pi's low-level loop API): the machine asks for steering and follow-up
+ * messages at its decision points instead of keeping queues of its own.
+ */
+export interface QueuePollers {
+	/** Messages to inject before the next assistant reply (polled at the run's start and after each turn). */
+	getSteeringMessages?: (() => Promise<AgentMessage[]>) | undefined;
+	/** Messages to continue with when the agent would otherwise stop. */
+	getFollowUpMessages?: (() => Promise<AgentMessage[]>) | undefined;
 }
 
 /** Everything the loop needs besides the transcript. Functions, so not serialisable. */
-export interface AgentLoopConfig {
+export interface AgentMachineConfig extends QueuePollers {
 	/** Runs one LLM call. */
 	streamFn: StreamFn;
 	/** Transcript entries → LLM messages, before each call. */
@@ -58,6 +55,8 @@ export interface AgentLoopConfig {
 	beforeToolCall?: BeforeToolCallHook | undefined;
 	/** Runs after each tool call; may override its result. */
 	afterToolCall?: AfterToolCallHook | undefined;
+	/** After each turn (pi's low-level loop): true ends the run, leaving queued messages queued. */
+	shouldStopAfterTurn?: ShouldStopAfterTurn | undefined;
 	/** parallel (default), sequential or streaming. */
 	toolExecution: ToolExecutionMode;
 	/** Default tool timeout in milliseconds; 0 disables (default 180000). */
@@ -84,12 +83,13 @@ export interface AgentLoopConfig {
 	 * the limit cut off), at most `maxAttempts` times in a row. Off by default, as in pi.
 	 */
 	outputLimitRecovery?: OutputLimitRecovery | undefined;
-}
-
-/** Settings of {@link AgentLoopConfig.outputLimitRecovery}. */
-export interface OutputLimitRecovery {
-	/** Resume turns in a row before the run ends with the cut-off reply (e.g. 3). */
-	maxAttempts: number;
+	/**
+	 * The consumer's delivery, when it paces the loop (the Agent does): undefined when every
+	 * event so far has reached its listeners, else a promise that settles when they have. The
+	 * stream actor waits on it after each event, so the model's stream is read no faster than
+	 * listeners take it, as in pi.
+	 */
+	deliveryPending?: (() => PromiseLike<void> | undefined) | undefined;
 }
 
 /** The transcript, tools and model a run works on. */
@@ -104,11 +104,14 @@ export interface AgentRunState {
 /** Input of the agent machine. Everything is optional. */
 export interface AgentMachineInput extends Partial<AgentRunState> {
 	/** Loop configuration; unset fields get defaults. */
-	config?: Partial<AgentLoopConfig> | undefined;
+	config?: Partial<AgentMachineConfig> | undefined;
 	/** Steering queue mode (default one-at-a-time). */
 	steeringMode?: QueueMode | undefined;
 	/** Follow-up queue mode (default one-at-a-time). */
 	followUpMode?: QueueMode | undefined;
+	/** Messages already queued (an Agent that starts a machine for a run hands over its queues). */
+	steeringQueue?: AgentMessage[] | undefined;
+	followUpQueue?: AgentMessage[] | undefined;
 	/**
 	 * When true the machine waits at each decision point until the consumer acknowledges the
 	 * events emitted so far (`agentchart.barrier` → `delivered`). The Agent facade uses this
@@ -118,10 +121,7 @@ export interface AgentMachineInput extends Partial<AgentRunState> {
 }
 
 /** A tool result before it becomes a message. */
-export interface FinalizedToolResult {
-	result: AgentToolResult<unknown>;
-	isError: boolean;
-}
+export type FinalizedToolResult = ToolOutcome;
 
 /** Where one tool call of the current batch stands. */
 export type ToolCallStatus = "queued" | "preparing" | "prepared" | "running" | "settled";
@@ -131,17 +131,13 @@ export interface ToolCallEntry {
 	toolCall: AgentToolCall;
 	status: ToolCallStatus;
 	/** Validated arguments (after preflight). */
-	args?: unknown | undefined;
+	args?: unknown;
 	/** The outcome, once settled. */
 	outcome?: FinalizedToolResult | undefined;
-	/** When execution started (ms since epoch), for UIs. */
-	startedAt?: number | undefined;
 	/** True once `tool_execution_start` was emitted. */
 	started: boolean;
 	/** True once its tool result message was emitted. */
 	messageEmitted: boolean;
-	/** Abort controller of this call only (timeouts, sibling cancel). */
-	controller?: AbortController | undefined;
 }
 
 /** The tool calls of one assistant message. */
@@ -152,6 +148,8 @@ export interface ToolBatch {
 	calls: ToolCallEntry[];
 	/** Set when calls of the assistant message were cut off by the output token limit (they do not run). */
 	truncated: boolean;
+	/** True once the batch actor (`tools`) runs. */
+	actorStarted: boolean;
 }
 
 /** Bookkeeping of the run in progress. */
@@ -170,6 +168,8 @@ export interface RunContext {
 	attempt: number;
 	/** `continue()` from an assistant tail with queued steering skips the first poll. */
 	skipInitialSteeringPoll: boolean;
+	/** What the current call's stream has produced so far (its partial message), kept by the stream actor. */
+	stream: StreamProgress;
 	/** The partial assistant message of the current call, once `start` streamed. */
 	partial?: AssistantMessage | undefined;
 	/**
@@ -195,11 +195,19 @@ export interface RunContext {
 	compactionReason?: CompactionReason | undefined;
 	/** Instructions for a manual compaction. */
 	compactionInstructions?: string | undefined;
+	/** This turn's end already polled the steering queue (pi's low-level loop). */
+	steeringPolled?: boolean | undefined;
+	/** This turn's end already polled the follow-up queue. */
+	followUpsPolled?: boolean | undefined;
+	/** This turn's end already asked `shouldStopAfterTurn`. */
+	stopAsked?: boolean | undefined;
+	/** `shouldStopAfterTurn` said to stop. */
+	stopRequested?: boolean | undefined;
 }
 
 /** The agent machine's context. */
 export interface AgentMachineContext extends AgentRunState {
-	config: AgentLoopConfig;
+	config: AgentMachineConfig;
 	steeringQueue: AgentMessage[];
 	followUpQueue: AgentMessage[];
 	steeringMode: QueueMode;
@@ -218,7 +226,7 @@ export interface AgentMachineContext extends AgentRunState {
 /** Overrides sent with `prompt`/`continue`: the Agent facade sends its state and options each run. */
 export interface RunOverrides {
 	state?: Partial<AgentRunState> | undefined;
-	config?: Partial<AgentLoopConfig> | undefined;
+	config?: Partial<AgentMachineConfig> | undefined;
 	steeringMode?: QueueMode | undefined;
 	followUpMode?: QueueMode | undefined;
 }
@@ -239,20 +247,13 @@ export type AgentMachineCommand =
 	| { type: "delivered"; barrier: number }
 	| { type: "listener.error"; error: string };
 
-/** Events the machine's own actors send it. */
-export type AgentMachineInternalEvent =
-	| { type: "stream.event"; attempt: number; event: AssistantMessageEvent }
-	/** Consecutive deltas, relayed together to keep per-delta cost low. */
-	| { type: "stream.events"; attempt: number; events: AssistantMessageEvent[] }
-	| { type: "stream.done"; attempt: number; message: AssistantMessage }
-	| { type: "tool.update"; toolCallId: string; partialResult: AgentToolResult<unknown> }
-	| { type: "tool.settled"; toolCallId: string; outcome: FinalizedToolResult }
-	| { type: "tool.timeout"; toolCallId: string; timeoutMs: number }
+/** Events the machine raises for itself. */
+export type AgentMachineOwnEvent =
 	/** Raised `toolAbortGraceMs` after an abort: tools still running are given up on. */
-	| { type: "tools.abandon" };
+	{ type: "tools.abandon" };
 
-/** Every event the agent machine accepts. */
-export type AgentMachineEvent = AgentMachineCommand | AgentMachineInternalEvent;
+/** Every event the agent machine accepts: commands, its actors' events, and its own. */
+export type AgentMachineEvent = AgentMachineCommand | StreamActorEvent | ToolBatchEvent | AgentMachineOwnEvent;
 
 /** The barrier the machine emits at decision points when `awaitDelivery` is on. */
 export interface DeliveryBarrierEvent {

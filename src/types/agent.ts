@@ -214,4 +214,19 @@ export type AfterToolCallHook = (
 	signal?: AbortSignal,
 ) => Promise<AfterToolCallResult | undefined>;
 
+/** What `shouldStopAfterTurn` sees (pi's low-level loop). */
+export interface ShouldStopAfterTurnContext {
+	/** The turn's assistant message. */
+	message: AssistantMessage;
+	/** Its tool results, in source order. */
+	toolResults: ToolResultMessage[];
+	/** The context as the loop has it now. */
+	context: AgentContext;
+	/** Messages the run added so far. */
+	newMessages: AgentMessage[];
+}
+
+/** After each turn: true ends the run (queued steering and follow-ups stay queued). */
+export type ShouldStopAfterTurn = (context: ShouldStopAfterTurnContext) => boolean | Promise<boolean>;
+
 export type { StreamFn, ToolCall, SimpleStreamOptions };

@@ -576,7 +576,7 @@ describe("event order (pi 0.73.1 traces)", () => {
 		expect(result && "terminate" in result).toBe(false);
 	});
 
-	it("T20: prompt() while a run is active rejects with pi's message and emits nothing", async () => {
+	it("T20: prompt() while a run is active rejects with pi's message and starts nothing", async () => {
 		const { streamFn } = waitForAbortStreamFn();
 		const agent = new Agent({ streamFn });
 		const streaming = deferred();
@@ -593,7 +593,9 @@ describe("event order (pi 0.73.1 traces)", () => {
 		await expect(agent.prompt("second")).rejects.toThrow(
 			"Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.",
 		);
-		expect(events).toEqual([]);
+		// Listeners are a live set, as in pi: one added while message_start is being delivered
+		// receives it too (recorded from pi 0.73.1). The refused prompt itself adds nothing.
+		expect(events.map((event) => event.type)).toEqual(["message_start"]);
 		agent.abort();
 		await running;
 		expectIdle(agent);

@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
-import { outputLimitResumeText } from "../../src/machines/agent-machine.js";
+import { outputLimitResumeText } from "../../src/machines/actions/run.js";
 import { createScriptedModel, text, toolCall } from "../../src/providers/scripted.js";
 import type { AgentTool } from "../../src/types/agent.js";
 import type { Message } from "../../src/types/messages.js";

@@ -1,24 +1,62 @@
 import { describe, expect, it } from "vitest";
+import { fitLine } from "../../bench/lib/stats.js";
+import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.js";
 import { formatResults } from "../../bench/report.js";
 import { QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
+import type { Summary } from "../../bench/lib/stats.js";
+
+const finite = (summary: Summary | undefined) => summary !== undefined && [summary.median, summary.min, summary.max].every(Number.isFinite);
 
 // Benchmarks are never timed in unit tests (the machine is shared and noisy); this only
-// checks that the quick mode runs end to end and yields numbers.
+// checks that the quick mode runs end to end and yields numbers, and that the pairing and the
+// fit the verdicts rest on are right.
 describe("benchmarks (quick mode smoke test)", () => {
-	it("produce finite figures for every contender", async () => {
-		const results = await runBenchmarks(QUICK_PLAN, true, () => {});
+	it("produce finite figures for every section and print every target", async () => {
+		const results = await runBenchmarks(QUICK_PLAN, { quick: true, seed: 7, log: () => {} });
 
-		for (const row of results.throughput) {
-			for (const value of Object.values(row.deltasPerSecond)) expect(Number.isFinite(value)).toBe(true);
-			for (const value of Object.values(row.nsPerDelta)) expect(Number.isFinite(value)).toBe(true);
+		for (const row of results.throughput?.rows ?? []) {
+			expect(finite(row.throughputVsPi) && finite(row.timeVsFloor)).toBe(true);
 		}
-		for (const value of Object.values(results.toolLoop.usPerTurn)) expect(Number.isFinite(value)).toBe(true);
-		for (const value of Object.values(results.memory.bytesPerAgent)) expect(Number.isFinite(value)).toBe(true);
+		expect(results.throughput?.rows).toHaveLength(QUICK_PLAN.throughput.sizes.length);
+		expect(finite(results.throughput?.fits.pi.nsPerDelta)).toBe(true);
+		expect(finite(results.turnOverhead?.parallelVsPi)).toBe(true);
+		expect(finite(results.turnOverhead?.streamingVsPi)).toBe(true);
+		// Heap deltas of a few agents are within the heap's own noise (they can be negative): finite is all a smoke run shows.
+		expect(finite(results.memory?.idle.ratio)).toBe(true);
+		expect(finite(results.memory?.afterRun.ratio)).toBe(true);
+		expect(results.concurrency?.peakRssBytes.pi.median).toBeGreaterThan(0);
+		expect(results.concurrency?.wallMs.agentchart.median).toBeGreaterThan(0);
+		expect(finite(results.inspector?.ratio)).toBe(true);
 		expect(results.overlap).toHaveLength(3);
-		for (const row of results.overlap) {
-			expect(Number.isFinite(row.wallMs)).toBe(true);
-			expect(Number.isFinite(row.idealMs)).toBe(true);
+		expect(results.soak?.samples.length).toBeGreaterThan(0);
+
+		const report = formatResults(results, "npm run bench -- --quick");
+		expect(report).toContain("seed 7");
+		expect(report).toMatch(/Targets \(issue 14\): \d+ of \d+ met/);
+	}, 120_000);
+});
+
+describe("benchmark pairing and fitting", () => {
+	it("gives every contender every position equally often over each block of rounds", () => {
+		const orders = roundOrders(["a", "b", "c"], 6, createRandom(3));
+		for (const name of ["a", "b", "c"]) {
+			const positions = orders.map((order) => order.indexOf(name)).sort();
+			expect(positions).toEqual([0, 0, 1, 1, 2, 2]);
 		}
-		expect(formatResults(results, "npm run bench -- --quick")).toContain("Targets");
+	});
+
+	it("repeats the same orders for the same seed", () => {
+		expect(roundOrders(["x", "y"], 8, createRandom(42))).toEqual(roundOrders(["x", "y"], 8, createRandom(42)));
+	});
+
+	it("takes ratios round by round", () => {
+		expect(pairedRatio([2, 9, 4], [1, 3, 1])).toMatchObject({ median: 3, min: 2, max: 4 });
+	});
+
+	it("fits the marginal cost and the fixed cost of a line", () => {
+		const fit = fitLine([1_000, 10_000, 100_000], [1.5, 6, 51]);
+		expect(fit.slope).toBeCloseTo(0.0005, 9);
+		expect(fit.intercept).toBeCloseTo(1, 9);
+		expect(fit.r2).toBeCloseTo(1, 9);
 	});
 });

@@ -10,7 +10,9 @@
  * - unset (default): the sources, `src/index.ts`, loaded through `tsx`;
  * - `AGENTCHART_ENTRY=dist/index.js`: the build (`npm run build`);
  * - `AGENTCHART_ENTRY=/tmp/x/node_modules/agentchart/dist/index.js`: the packed tarball
- *   installed into a temporary project.
+ *   installed into a temporary project;
+ * - `AGENTCHART_ENTRY=packed` (what `npm test` sets): that, for the current build, installed by
+ *   `global-setup.ts` before the tests start.
  *
  * A `.ts` entry gets `--import tsx`; a `.js` entry runs on plain Node, like pi does.
  */

@@ -53,8 +53,13 @@ describe("the agent inspector", () => {
 
 		const actors = ofType(records, "@xstate.actor");
 		expect(actors[0]).toMatchObject({ name: "agent", sessionId: agent.actor.sessionId });
-		expect(actors.map((actor) => actor.actorId)).toEqual(expect.arrayContaining(["stream", "tool:t1"]));
-		expect(actors.find((actor) => actor.actorId === "tool:t1")?.parentId).toBe(agent.actor.sessionId);
+		// One stream actor per call, one batch actor for a reply's tool calls; the calls are in the context summary.
+		expect(actors.map((actor) => actor.actorId)).toEqual(expect.arrayContaining(["stream", "tools"]));
+		expect(actors.find((actor) => actor.actorId === "tools")?.parentId).toBe(agent.actor.sessionId);
+		const summaries = ofType(records, "@xstate.snapshot").map((record) => record.snapshot.context as { run?: { toolCalls?: { id: string; status: string }[] } } | undefined);
+		expect(summaries.some((context) => context?.run?.toolCalls?.some((call) => call.id === "t1" && call.status === "settled"))).toBe(true);
+		const deltas = ofType(records, "@agentchart.deltas");
+		expect(deltas.reduce((sum, record) => sum + record.count, 0)).toBeGreaterThan(0);
 
 		const emitted = ofType(records, "@agentchart.emitted").map((record) => record.event.type);
 		expect(emitted).toEqual(expect.arrayContaining(["agent_start", "tool_execution_start", "tool_execution_end", "agent_end"]));

@@ -15,7 +15,27 @@ import { emptyUsage } from "../../src/types/content.js";
 import type { AgentMessage, AssistantMessage, UserMessage } from "../../src/types/messages.js";
 import type { Model } from "../../src/types/model.js";
 
-export const MODES: ToolExecutionMode[] = ["parallel", "sequential", "streaming"];
+/**
+ * The configurations walked: each tool execution mode, with a `beforeToolCall` hook where the
+ * chart has states for it (parallel and sequential: announcing, then asking), and parallel
+ * without one (preflight inside the action).
+ */
+export interface ModelVariant {
+	mode: ToolExecutionMode;
+	hook: boolean;
+	/**
+	 * pi's loop API (`runAgentLoop`) instead of the Agent: one run, queues pulled through
+	 * `getSteeringMessages`/`getFollowUpMessages`, `shouldStopAfterTurn` asked after each turn.
+	 */
+	loop?: boolean | undefined;
+}
+export const VARIANTS: ModelVariant[] = [
+	{ mode: "parallel", hook: true },
+	{ mode: "sequential", hook: true },
+	{ mode: "streaming", hook: false },
+	{ mode: "parallel", hook: false },
+	{ mode: "parallel", hook: false, loop: true },
+];
 export const TOOL_NAME = "stub";
 export const TOOL_TIMEOUT_MS = 600_000;
 /** One resume turn: a second cut-off reply in a row then takes the ordinary path. */
@@ -67,23 +87,48 @@ export function assistantMessage(content: AssistantMessage["content"], stopReaso
 export const INITIAL_TRANSCRIPT: AgentMessage[] = [userMessage("earlier"), assistantMessage([{ type: "text", text: "ok" }], "stop")];
 
 /** Input of the abstract machine for one tool execution mode (the real Agent gets the same). */
-export function abstractInput(mode: ToolExecutionMode): AgentMachineInput {
+export function abstractInput(variant: ModelVariant): AgentMachineInput {
+	const { mode, hook } = variant;
+	if (variant.loop) {
+		// What runOnMachine configures: the loop API has no compaction and no output-limit recovery.
+		return {
+			model,
+			tools: [{ name: TOOL_NAME, label: TOOL_NAME, description: "stub", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [], details: {} }) }],
+			messages: [...INITIAL_TRANSCRIPT],
+			config: {
+				toolExecution: mode,
+				getSteeringMessages: async () => [],
+				getFollowUpMessages: async () => [],
+				shouldStopAfterTurn: () => false,
+			},
+			awaitDelivery: true,
+		};
+	}
 	return {
 		model,
 		tools: [{ name: TOOL_NAME, label: TOOL_NAME, description: "stub", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [], details: {} }) }],
 		messages: [...INITIAL_TRANSCRIPT],
-		config: { toolExecution: mode, toolTimeoutMs: TOOL_TIMEOUT_MS, toolAbortGraceMs: TOOL_TIMEOUT_MS, outputLimitRecovery: OUTPUT_LIMIT_RECOVERY, compaction },
+		config: {
+			toolExecution: mode,
+			toolTimeoutMs: TOOL_TIMEOUT_MS,
+			toolAbortGraceMs: TOOL_TIMEOUT_MS,
+			outputLimitRecovery: OUTPUT_LIMIT_RECOVERY,
+			compaction,
+			...(hook ? { beforeToolCall: async () => undefined } : {}),
+		},
 		awaitDelivery: true,
 	};
 }
 
 /** The reply kinds a `stream.done` can carry. `k` tool calls already streamed (streaming mode). */
-export type ReplyKind = "text" | "tools1" | "tools2" | "length1" | "error" | "overflow" | "aborted";
+/** `missing1` calls a tool that does not exist (preflight refuses it without asking the hook). */
+export type ReplyKind = "text" | "tools1" | "tools2" | "length1" | "missing1" | "error" | "overflow" | "aborted";
 
 export function replyCalls(kind: ReplyKind, streamed: number): number {
 	switch (kind) {
 		case "tools1":
 		case "length1":
+		case "missing1":
 			return 1;
 		case "tools2":
 			return 2;
@@ -101,6 +146,7 @@ export function replyStop(kind: ReplyKind): AssistantMessage["stopReason"] {
 			return "stop";
 		case "tools1":
 		case "tools2":
+		case "missing1":
 			return "toolUse";
 		case "length1":
 			return "length";
@@ -119,12 +165,15 @@ export function replyError(kind: ReplyKind): string | undefined {
 	return undefined;
 }
 
-function abstractCall(attempt: number, index: number): AgentToolCall {
-	return { type: "toolCall", id: `a${attempt}_${index + 1}`, name: TOOL_NAME, arguments: {} };
+/** A tool the agent does not have. */
+export const MISSING_TOOL = "missing";
+
+function abstractCall(attempt: number, index: number, name = TOOL_NAME): AgentToolCall {
+	return { type: "toolCall", id: `a${attempt}_${index + 1}`, name, arguments: {} };
 }
 
 function abstractReply(kind: ReplyKind, attempt: number, streamed: number): AssistantMessage {
-	const calls = Array.from({ length: replyCalls(kind, streamed) }, (_, i) => abstractCall(attempt, i));
+	const calls = Array.from({ length: replyCalls(kind, streamed) }, (_, i) => abstractCall(attempt, i, kind === "missing1" ? MISSING_TOOL : TOOL_NAME));
 	const content: AssistantMessage["content"] = kind === "text" || kind === "error" || kind === "overflow" ? [{ type: "text", text: "hi" }] : [];
 	return assistantMessage([...content, ...calls], replyStop(kind), replyError(kind));
 }
@@ -172,6 +221,7 @@ export function alphabet(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
 	const events: AgentMachineEvent[] = [];
 	const idle = inState(snapshot, "idle");
 	const running = inState(snapshot, "running");
+	if (context.config.getSteeringMessages) return [...loopAlphabet(snapshot), ...actorEvents(snapshot)];
 	if (idle) {
 		events.push({ type: "prompt", messages: [SMALL_PROMPT] });
 		if (context.messages.length > 0) events.push({ type: "prompt", messages: [BIG_PROMPT] });
@@ -185,35 +235,62 @@ export function alphabet(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
 	if (running) events.push({ type: "listener.error", error: "listener failed" });
 	events.push({ type: "dispose" });
 	if (context.barrier > context.deliveredBarrier) events.push({ type: "delivered", barrier: context.barrier });
+	return [...events, ...actorEvents(snapshot)];
+}
 
+/**
+ * The loop API's alphabet: one prompt (the run is the whole life of its machine), abort through
+ * the signal, a throwing sink, and the answers of the queue polls and of shouldStopAfterTurn.
+ */
+function loopAlphabet(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
+	const context = snapshot.context;
+	const events: AgentMachineEvent[] = [];
+	if (inState(snapshot, "idle") && context.messages.length === INITIAL_TRANSCRIPT.length) events.push({ type: "prompt", messages: [SMALL_PROMPT] });
+	if (inState(snapshot, "running")) events.push({ type: "abort" }, { type: "listener.error", error: "sink failed" });
+	if (context.barrier > context.deliveredBarrier) events.push({ type: "delivered", barrier: context.barrier });
+	const done = (id: string, output: unknown) => ({ type: `xstate.done.actor.${id}`, output }) as unknown as AgentMachineEvent;
+	const failed = (id: string) => ({ type: `xstate.error.actor.${id}`, error: new Error(`${id} failed`) }) as unknown as AgentMachineEvent;
+	if (inState(snapshot, "running.polling-steering-at-start") || inState(snapshot, "running.polling-steering")) {
+		events.push(done("steeringPoll", []), done("steeringPoll", [STEER]), failed("steeringPoll"));
+	}
+	if (inState(snapshot, "running.polling-follow-ups")) events.push(done("followUpPoll", []), done("followUpPoll", [FOLLOW_UP]), failed("followUpPoll"));
+	if (inState(snapshot, "running.asking-whether-to-stop")) events.push(done("stopCheck", false), done("stopCheck", true), failed("stopCheck"));
+	return events;
+}
+
+/** What the machine's actors would send in this state: stream, tool and compaction events. */
+function actorEvents(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
+	const context = snapshot.context;
+	const run = context.run;
+	const events: AgentMachineEvent[] = [];
 	if (run && inState(snapshot, "running.streaming")) {
 		const attempt = run.attempt;
 		const streamedCalls = run.batch?.mode === "streaming" ? run.batch.calls.length : 0;
 		if (!run.partial) {
-			events.push({ type: "stream.event", attempt, event: { type: "start", partial: abstractReply("text", attempt, 0) } });
+			events.push({ type: "stream.start", attempt, partial: abstractReply("text", attempt, 0) });
 		} else {
 			const streamingMode = context.config.toolExecution === "streaming";
-			if (!run.aborted) events.push({ type: "stream.event", attempt, event: { type: "text_delta", contentIndex: 0, delta: "h", partial: run.partial } });
 			if (streamingMode && streamedCalls < 2 && !run.aborted) {
-				const toolCall = abstractCall(attempt, streamedCalls);
-				events.push({ type: "stream.event", attempt, event: { type: "toolcall_end", contentIndex: streamedCalls, toolCall, partial: run.partial } });
+				events.push({ type: "stream.toolcall", attempt, toolCall: abstractCall(attempt, streamedCalls), partial: run.partial });
 			}
+			const hook = context.config.beforeToolCall !== undefined;
 			const kinds: ReplyKind[] = run.aborted
 				? ["aborted"]
-				: (["text", "tools1", "tools2", "length1", "error", "overflow"] as ReplyKind[]).filter((kind) => {
+				: (["text", "tools1", "tools2", "length1", "missing1", "error", "overflow"] as ReplyKind[]).filter((kind) => {
 						if (kind === "text" || kind === "overflow") return streamedCalls === 0;
+						// Only the hook's states treat a refused call differently.
+						if (kind === "missing1") return hook && streamedCalls === 0;
 						if (kind === "error") return true;
 						return replyCalls(kind, streamedCalls) >= streamedCalls;
 					});
 			for (const kind of kinds) events.push({ type: "stream.done", attempt, message: abstractReply(kind, attempt, streamedCalls) });
 		}
 	}
-	if (run && inState(snapshot, "running.tool-preparing.checking")) {
-		events.push({ type: "xstate.done.actor.preflight", output: { kind: "prepared", args: {} } } as unknown as AgentMachineEvent);
-		events.push({
-			type: "xstate.done.actor.preflight",
-			output: { kind: "immediate", outcome: { result: { content: [{ type: "text", text: "blocked" }], details: {} }, isError: true } },
-		} as unknown as AgentMachineEvent);
+	const preparing = run?.batch?.calls.find((call: ToolCallEntry) => call.status === "preparing");
+	if (preparing && inState(snapshot, "running.tool-preparing.checking")) {
+		const toolCallId = preparing.toolCall.id;
+		events.push({ type: "tool.prepared", toolCallId, args: {} });
+		events.push({ type: "tool.settled", toolCallId, outcome: { result: { content: [{ type: "text", text: "blocked" }], details: {} }, isError: true } });
 	}
 	for (const call of run?.batch?.calls ?? []) {
 		if (call.status !== "running") continue;
@@ -237,7 +314,8 @@ export function alphabet(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
 function kindOf(message: AssistantMessage | undefined): string {
 	if (!message) return "-";
 	const calls = message.content.filter((block) => block.type === "toolCall").length;
-	return `${message.stopReason}${calls}${message.errorMessage && /too long/.test(message.errorMessage) ? "!" : ""}`;
+	const missing = message.content.some((block) => block.type === "toolCall" && block.name === MISSING_TOOL) ? "?" : "";
+	return `${message.stopReason}${calls}${missing}${message.errorMessage && /too long/.test(message.errorMessage) ? "!" : ""}`;
 }
 
 /** The projection both the traversal and the real-run conformance check use. */
@@ -262,6 +340,7 @@ export function project(snapshot: AnyMachineSnapshot, transcript?: AgentMessage[
 			or: run.overflowRetried,
 			ct: run.compactedThisTurn === true,
 			ol: run.outputLimitAttempts ?? 0,
+			q: `${run.steeringPolled ? "S" : ""}${run.followUpsPolled ? "F" : ""}${run.stopAsked ? "A" : ""}${run.stopRequested ? "R" : ""}`,
 			b: run.batch && {
 				m: run.batch.mode,
 				t: run.batch.truncated,
@@ -277,12 +356,12 @@ export function eventLabel(event: AgentMachineEvent): string {
 	switch (e.type) {
 		case "prompt":
 			return e.messages?.[0] === BIG_PROMPT ? "prompt(big)" : "prompt";
-		case "stream.event":
-			return `stream.event(${event.type === "stream.event" ? event.event.type : ""})`;
+		case "stream.toolcall":
+			return event.type === "stream.toolcall" ? `stream.toolcall(${event.toolCall.id})` : e.type;
+		case "tool.prepared":
+			return event.type === "tool.prepared" ? `tool.prepared(${event.toolCallId})` : e.type;
 		case "stream.done":
 			return event.type === "stream.done" ? `stream.done(${replyKindOf(event.message)})` : e.type;
-		case "xstate.done.actor.preflight":
-			return `preflight.done(${e.output?.kind})`;
 		case "tool.settled":
 			return event.type === "tool.settled"
 				? `tool.settled(${event.toolCallId},${event.outcome.result.terminate ? "terminate" : event.outcome.isError ? "error" : "ok"})`
@@ -290,8 +369,14 @@ export function eventLabel(event: AgentMachineEvent): string {
 		case "tool.update":
 		case "tool.timeout":
 			return `${e.type}(${(event as { toolCallId: string }).toolCallId})`;
-		default:
+		default: {
+			// Poll answers: how many messages, or the stop decision.
+			const output = (event as { output?: unknown }).output;
+			if (e.type.startsWith("xstate.done.actor.") && (Array.isArray(output) || typeof output === "boolean")) {
+				return `${e.type}(${Array.isArray(output) ? output.length : String(output)})`;
+			}
 			return e.type;
+		}
 	}
 }
 
@@ -306,6 +391,7 @@ export function replyKindOf(message: AssistantMessage): ReplyKind {
 		case "length":
 			return "length1";
 		case "toolUse":
+			if (message.content.some((block) => block.type === "toolCall" && block.name === MISSING_TOOL)) return "missing1";
 			return calls === 2 ? "tools2" : "tools1";
 		default:
 			return "text";

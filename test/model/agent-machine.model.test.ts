@@ -3,25 +3,27 @@
  * alphabet (commands, delivery acknowledgements, and its actors' events with payloads), a
  * greedy cover picks shortest paths that together take every reachable transition of the
  * definition, and each path runs against the real Agent (scripted model, stub tool) with the
- * real machine's state checked against the model after every step.
+ * real machine's state checked against the model after every step. The loop-API variant runs
+ * its paths through `runAgentLoop`'s machinery with gated queue polls and stop checks.
  */
 import { describe, expect, it } from "vitest";
-import { MODES } from "./abstract-model.js";
+import { VARIANTS } from "./abstract-model.js";
 import { buildModeGraph, definitions, describePath, type ModeGraph } from "./graph.js";
+import { runLoopPath } from "./loop-runner.js";
 import { runPath } from "./runner.js";
 
 /** Transitions no path can take, with the reason. None today. */
 const UNREACHABLE: Record<string, string> = {};
 
-const graphs: ModeGraph[] = MODES.map((mode) => buildModeGraph(mode));
+const graphs: ModeGraph[] = VARIANTS.map((variant) => buildModeGraph(variant));
 const takenByRealRuns = new Set<string>();
 
 describe("agent machine: model-based paths against the real Agent", () => {
 	for (const graph of graphs) {
-		describe(`toolExecution: ${graph.mode} (${graph.states} states, ${graph.edges} edges, ${graph.paths.length} paths)`, () => {
+		describe(`${graph.loop ? "loop API, " : ""}toolExecution: ${graph.mode}${graph.hook ? "" : ", no beforeToolCall"} (${graph.states} states, ${graph.edges} edges, ${graph.paths.length} paths)`, () => {
 			graph.paths.forEach((path, n) => {
 				it(`path ${n + 1}: ${describePath(path).slice(0, 160)}`, async () => {
-					const result = await runPath(path);
+					const result = await (path.loop ? runLoopPath(path) : runPath(path));
 					for (const key of result.taken) takenByRealRuns.add(key);
 					expect(result.violations, describePath(path)).toEqual([]);
 				});
@@ -44,7 +46,7 @@ describe("agent machine: model-based paths against the real Agent", () => {
 		const edgeCount = graphs.reduce((n, graph) => n + graph.edges, 0);
 		console.log(
 			[
-				`model: ${graphs.map((g) => `${g.mode} ${g.states} states/${g.edges} edges/${g.paths.length} paths`).join("; ")}`,
+				`model: ${graphs.map((g) => `${g.loop ? "loop API " : ""}${g.mode}${g.hook ? "" : " (no hook)"} ${g.states} states/${g.edges} edges/${g.paths.length} paths`).join("; ")}`,
 				`paths run against the real Agent: ${pathCount} (graph edges in all modes: ${edgeCount})`,
 				`definition transitions (guarded candidates) taken by real runs: ${taken}/${defined.length} (${((100 * taken) / defined.length).toFixed(1)} %)`,
 				`(source, event, target) triples taken: ${takenTriples}/${triples.size}`,

@@ -8,7 +8,7 @@ import { getAdjacencyMap } from "xstate/graph";
 import { agentMachine } from "../../src/machines/agent-machine.js";
 import type { AgentMachineEvent } from "../../src/machines/types.js";
 import type { ToolExecutionMode } from "../../src/types/agent.js";
-import { abstractInput, alphabet, eventLabel, project } from "./abstract-model.js";
+import { abstractInput, alphabet, eventLabel, type ModelVariant, project } from "./abstract-model.js";
 import { definedTransitions, type DefinedTransition } from "./definition.js";
 
 export interface PathStep {
@@ -21,12 +21,18 @@ export interface PathStep {
 
 export interface ModelPath {
 	mode: ToolExecutionMode;
+	/** True when the Agent has a beforeToolCall hook. */
+	hook: boolean;
+	/** Run through pi's loop API rather than the Agent. */
+	loop: boolean;
 	initial: AnyMachineSnapshot;
 	steps: PathStep[];
 }
 
 export interface ModeGraph {
 	mode: ToolExecutionMode;
+	hook: boolean;
+	loop: boolean;
 	states: number;
 	edges: number;
 	/** Definition transitions (keys) some graph edge takes. */
@@ -60,8 +66,10 @@ function recordingScope(onTransitions: (transitions: readonly object[]) => void)
 const serializeEvent = (event: AgentMachineEvent) => eventLabel(event);
 
 /** Builds the graph of one mode and picks the paths. */
-export function buildModeGraph(mode: ToolExecutionMode): ModeGraph {
-	const input = abstractInput(mode);
+export function buildModeGraph(variant: ModelVariant): ModeGraph {
+	const { mode, hook } = variant;
+	const loop = variant.loop === true;
+	const input = abstractInput(variant);
 	const map = getAdjacencyMap(agentMachine as never, {
 		input,
 		events: alphabet as never,
@@ -133,14 +141,14 @@ export function buildModeGraph(mode: ToolExecutionMode): ModeGraph {
 			for (const t of takes) covered.add(t);
 			from = to;
 		}
-		paths.push({ mode, initial, steps });
+		paths.push({ mode, hook, loop, initial, steps });
 	}
 	let edgeCount = 0;
 	for (const key of Object.keys(map)) edgeCount += Object.keys(map[key]?.transitions ?? {}).length;
-	return { mode, states: Object.keys(map).length, edges: edgeCount, reachable, paths };
+	return { mode, hook, loop, states: Object.keys(map).length, edges: edgeCount, reachable, paths };
 }
 
 /** One line per step, for failure messages. */
 export function describePath(path: ModelPath): string {
-	return `[${path.mode}] ${path.steps.map((step) => eventLabel(step.event)).join(" → ")}`;
+	return `[${path.loop ? "loop API, " : ""}${path.mode}${path.hook ? "" : ", no hook"}] ${path.steps.map((step) => eventLabel(step.event)).join(" → ")}`;
 }

@@ -27,6 +27,7 @@ import {
 	replyKindOf,
 	replyStop,
 	SUMMARY,
+	MISSING_TOOL,
 	TOOL_NAME,
 	TOOL_TIMEOUT_MS,
 	OUTPUT_LIMIT_RECOVERY,
@@ -36,12 +37,12 @@ import { definitions, type ModelPath } from "./graph.js";
 import { EventInvariants, idleViolations, QueueLedger, transcriptViolations } from "../support/invariants.js";
 import { providerRequestViolations } from "../support/provider-requests.js";
 
-async function settle(rounds = 8): Promise<void> {
+export async function settle(rounds = 8): Promise<void> {
 	for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 /** Forwards a scripted stream's events to the agent only when told to. */
-class PuppetStream {
+export class PuppetStream {
 	readonly out = new AssistantMessageEventStream();
 	private readonly buffer: AssistantMessageEvent[] = [];
 	private lastPartial: AssistantMessage | undefined;
@@ -90,12 +91,12 @@ class PuppetStream {
 	}
 }
 
-interface Gate<T> {
+export interface Gate<T> {
 	resolve: (value: T) => void;
 	reject: (error: Error) => void;
 }
 
-interface ToolGate extends Gate<AgentToolResult<unknown>> {
+export interface ToolGate extends Gate<AgentToolResult<unknown>> {
 	onUpdate?: ((partial: AgentToolResult<unknown>) => void) | undefined;
 }
 
@@ -109,6 +110,55 @@ export interface RealRunResult {
 
 let callCounter = 0;
 
+/** What a puppet stream function needs to know about the run that uses it. */
+export interface PuppetRun {
+	/** The step being performed. */
+	index(): number;
+	/** True once the path is done and everything may finish on its own. */
+	auto(): boolean;
+	/** A call started: its puppet stream. */
+	started(puppet: PuppetStream): void;
+}
+
+/**
+ * The stream function of a path: each call plays the reply the path's next `stream.done`
+ * asks for, through a puppet stream that forwards events only when the path says so.
+ */
+export function puppetStreamFn(path: ModelPath, run: PuppetRun): StreamFn {
+	const plannedReply = (): { kind: ReplyKind; streamed: number } => {
+		let streamed = 0;
+		if (!run.auto()) {
+			for (let j = run.index() + 1; j < path.steps.length; j++) {
+				const event = path.steps[j]?.event as AgentMachineEvent;
+				if (event.type === "stream.toolcall") streamed++;
+				if (event.type === "stream.done") {
+					const kind = replyKindOf(event.message);
+					if (kind !== "aborted") return { kind, streamed };
+					break;
+				}
+				if (event.type === "dispose") break;
+			}
+		}
+		return { kind: streamed === 0 ? "text" : streamed === 1 ? "tools1" : "tools2", streamed };
+	};
+	return (callModel, context, options) => {
+		const { kind, streamed } = plannedReply();
+		const blocks: ScriptedBlock[] = [];
+		if (kind === "text" || kind === "error" || kind === "overflow") blocks.push({ type: "text", text: "hi" });
+		const name = kind === "missing1" ? MISSING_TOOL : TOOL_NAME;
+		for (let i = 0; i < replyCalls(kind, streamed); i++) blocks.push({ type: "toolCall", name, arguments: {}, id: `c${++callCounter}` });
+		const scripted = createScriptedModel([{ content: blocks, stopReason: replyStop(kind), errorMessage: replyError(kind), usage: { input: 10, output: 5, totalTokens: 15 } }], {
+			chunkSize: 64,
+		});
+		const { signal, ...rest } = options ?? {};
+		const source = scripted.streamFn(callModel, context, rest) as AssistantMessageEventStream;
+		const puppet = new PuppetStream(source, signal);
+		run.started(puppet);
+		if (run.auto()) void settle(2).then(() => puppet.finish());
+		return puppet.out;
+	};
+}
+
 /** Runs one model path on a fresh Agent. */
 export async function runPath(path: ModelPath): Promise<RealRunResult> {
 	const violations: string[] = [];
@@ -120,39 +170,11 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 	const summaries: Gate<string>[] = [];
 	const tools = new Map<string, ToolGate>();
 
-	/** The reply this attempt plays: looked up in the rest of the path. */
-	const plannedReply = (): { kind: ReplyKind; streamed: number } => {
-		let streamed = 0;
-		if (!auto) {
-			for (let j = index + 1; j < path.steps.length; j++) {
-				const event = path.steps[j]?.event as AgentMachineEvent;
-				if (event.type === "stream.event" && event.event.type === "toolcall_end") streamed++;
-				if (event.type === "stream.done") {
-					const kind = replyKindOf(event.message);
-					if (kind !== "aborted") return { kind, streamed };
-					break;
-				}
-				if (event.type === "dispose") break;
-			}
-		}
-		return { kind: streamed === 0 ? "text" : streamed === 1 ? "tools1" : "tools2", streamed };
-	};
-
-	const streamFn: StreamFn = (callModel, context, options) => {
-		const { kind, streamed } = plannedReply();
-		const blocks: ScriptedBlock[] = [];
-		if (kind === "text" || kind === "error" || kind === "overflow") blocks.push({ type: "text", text: "hi" });
-		for (let i = 0; i < replyCalls(kind, streamed); i++) blocks.push({ type: "toolCall", name: TOOL_NAME, arguments: {}, id: `c${++callCounter}` });
-		const scripted = createScriptedModel([{ content: blocks, stopReason: replyStop(kind), errorMessage: replyError(kind), usage: { input: 10, output: 5, totalTokens: 15 } }], {
-			chunkSize: 64,
-		});
-		const { signal, ...rest } = options ?? {};
-		const source = scripted.streamFn(callModel, context, rest) as AssistantMessageEventStream;
-		const puppet = new PuppetStream(source, signal);
-		stream = puppet;
-		if (auto) void settle(2).then(() => puppet.finish());
-		return puppet.out;
-	};
+	const streamFn = puppetStreamFn(path, {
+		index: () => index,
+		auto: () => auto,
+		started: (puppet) => (stream = puppet),
+	});
 
 	const tool: AgentTool<object, unknown> = {
 		name: TOOL_NAME,
@@ -181,10 +203,9 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 					summaries.push({ resolve, reject });
 				}),
 		},
-		beforeToolCall:
-			path.mode === "streaming"
-				? undefined
-				: () =>
+		beforeToolCall: !path.hook
+			? undefined
+			: () =>
 						new Promise((resolve, reject) => {
 							if (auto) return resolve(undefined);
 							hooks.push({ resolve, reject });
@@ -224,6 +245,14 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 		return agent.actor.getSnapshot().context.run?.batch?.calls[position]?.toolCall.id;
 	};
 	const ignore = (promise: Promise<unknown>) => promise.catch(() => {});
+	const preparingIn = (from: AnyMachineSnapshot): string | undefined =>
+		from.context.run?.batch?.calls.find((call: { status: string }) => call.status === "preparing")?.toolCall.id;
+	const releaseHook = (decision: { block: boolean; reason?: string } | undefined): string | undefined => {
+		const gate = hooks.pop();
+		if (!gate) return "no beforeToolCall waiting";
+		gate.resolve(decision);
+		return undefined;
+	};
 	const fresh = (message: AgentMessage) => ({ ...message }) as AgentMessage;
 
 	const perform = (step: ModelPath["steps"][number]): string | undefined => {
@@ -275,13 +304,15 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 				if (held === undefined) return "no delivery acknowledgement to release";
 				send({ type: "delivered", barrier: held });
 				return;
-			case "stream.event": {
+			case "stream.start":
+			case "stream.toolcall": {
 				if (!stream) return "no stream";
-				const type = event.event.type;
-				const wanted = type === "text_delta" ? ["text_delta", "toolcall_delta", "text_start", "toolcall_start"] : [type];
-				if (!stream.forward((e) => wanted.includes(e.type))) return `scripted stream has no ${type} left`;
+				const wanted = event.type === "stream.start" ? "start" : "toolcall_end";
+				if (!stream.forward((e) => e.type === wanted)) return `scripted stream has no ${wanted} left`;
 				return;
 			}
+			case "tool.prepared":
+				return releaseHook(undefined);
 			case "stream.done": {
 				if (!stream) return "no stream";
 				if (event.message.stopReason === "aborted") stream.endAborted();
@@ -296,6 +327,8 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 			case "tool.settled":
 			case "tool.update":
 			case "tool.timeout": {
+				// beforeToolCall blocking the call it was asked about.
+				if (event.type === "tool.settled" && preparingIn(step.from) === event.toolCallId) return releaseHook({ block: true, reason: "blocked" });
 				const id = realCallId(event.toolCallId, step.from);
 				if (!id) return `no real call for ${event.toolCallId}`;
 				if (event.type === "tool.timeout") {
@@ -315,13 +348,6 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 			}
 			default: {
 				const type = (event as { type: string }).type;
-				if (type === "xstate.done.actor.preflight") {
-					const gate = hooks.pop();
-					if (!gate) return "no preflight waiting";
-					const kind = (event as unknown as { output: { kind: string } }).output.kind;
-					gate.resolve(kind === "prepared" ? undefined : { block: true, reason: "blocked" });
-					return;
-				}
 				if (type === "xstate.done.actor.compaction" || type === "xstate.error.actor.compaction") {
 					if (compactionFailsAtOnce(step.from)) return; // the real actor already failed on its own
 					const gate = summaries.pop();

@@ -50,7 +50,7 @@ describe("the packed package, installed into an empty project", () => {
 	});
 
 	it("runs from a plain Node ES module, with both subpaths", () => {
-		expect(runJson(project, "esm.mjs")).toEqual({ kind: "esm", answer: "The answer is 42.", blocks: ["The answer is 42."], inspected: true });
+		expect(runJson(project, "esm.mjs")).toEqual({ kind: "esm", answer: "The answer is 42.", blocks: ["The answer is 42."], inspected: true, defaultStream: "Hello from pi-ai." });
 	});
 
 	it("runs agentchart/mcp with a real MCP server as tools", () => {

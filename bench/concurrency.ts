@@ -1,0 +1,188 @@
+/**
+ * Benchmark 4: many agents at once, as a gateway runs them. `agents` agents (system prompt, two
+ * tools) are built and prompted together and awaited with `Promise.all`; each prompt is
+ * `turns` tool turns (one text delta and one tool call each) and a final text reply. The tool
+ * yields to the event loop once (`setImmediate`) before it answers, as a tool doing I/O would,
+ * so every agent is mid-run at the same time.
+ *
+ * Each sample is a child process that loads one library only; it reports the wall time (from
+ * building the first agent to the last prompt settling) and the peak resident set size: the
+ * kernel's high-water mark (`VmHWM`, reset through `/proc/self/clear_refs` after the warm-up),
+ * or where that is missing the largest of `process.memoryUsage.rss()` sampled every 5 ms. The
+ * peak is reported whole (what an operator sees) and above the child's baseline (the loaded,
+ * warmed-up process just before the agents are built: what the agents themselves add).
+ * `npx tsx bench/concurrency.ts` runs it alone.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { type AgentName, type BenchAgent, type BenchAgentFactory, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
+import { childPayload, isEntryPoint, reportFromChild, runChild } from "./lib/child.js";
+import { createRandom, pairedRatio, type Random, randomSeed, runPaired } from "./lib/paired.js";
+import { collectGarbage, nextTurnOfTheLoop, sleep, summarize, type Summary } from "./lib/stats.js";
+import { benchModel, toolTurnStreamFn } from "./lib/streams.js";
+
+/** Options of {@link measureConcurrency}. */
+export interface ConcurrencyOptions {
+	/** Agents started together. */
+	agents: number;
+	/** Tool turns per agent (then a final reply). */
+	turns: number;
+	/** Recorded rounds (one child per library each). */
+	repetitions: number;
+	/** Start all children at once (smoke runs only: the figures then disturb each other). */
+	concurrentChildren?: boolean;
+}
+
+/** Everything benchmark 4 measured. */
+export interface ConcurrencyResult {
+	agents: number;
+	turns: number;
+	repetitions: number;
+	wallMs: Record<AgentName, Summary>;
+	peakRssBytes: Record<AgentName, Summary>;
+	/** Peak RSS above the child's baseline just before the agents were built. */
+	rssGrowthBytes: Record<AgentName, Summary>;
+	/** Largest heap in use above the baseline, sampled every 5 ms (where the RSS goes). */
+	heapGrowthBytes: Record<AgentName, Summary>;
+	/** agentchart / pi, round by round. */
+	wallRatio: Summary;
+	peakRssRatio: Summary;
+	rssGrowthRatio: Summary;
+	/** How the peak was read: "VmHWM" (exact) or "sampled". */
+	peakMethod: string;
+}
+
+interface ConcurrencyChildPayload {
+	agent: AgentName;
+	agents: number;
+	turns: number;
+}
+
+interface ConcurrencyChildResult {
+	wallMs: number;
+	peakRssBytes: number;
+	baselineRssBytes: number;
+	peakHeapUsedBytes: number;
+	baselineHeapUsedBytes: number;
+	peakMethod: "VmHWM" | "sampled";
+}
+
+const SCRIPT = fileURLToPath(import.meta.url);
+const SYSTEM_PROMPT = "You are a helpful assistant. Answer briefly and use the tools when they help.";
+const TOOLS = [instantTool("search", nextTurnOfTheLoop), instantTool("fetch", nextTurnOfTheLoop)];
+
+/** The kernel's peak RSS of this process in bytes, or undefined where /proc is missing. */
+function highWaterMark(): number | undefined {
+	try {
+		const match = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync("/proc/self/status", "utf8"));
+		return match?.[1] === undefined ? undefined : Number(match[1]) * 1024;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Resets the kernel's peak RSS to the current RSS (Linux: "5" to clear_refs); false if unsupported. */
+function resetHighWaterMark(): boolean {
+	try {
+		writeFileSync("/proc/self/clear_refs", "5");
+		return highWaterMark() !== undefined;
+	} catch {
+		return false;
+	}
+}
+
+async function runAll(create: BenchAgentFactory, payload: ConcurrencyChildPayload, count: number): Promise<void> {
+	const model = benchModel();
+	const streamFn = toolTurnStreamFn(model, { turns: payload.turns, callsPerTurn: 1, toolName: "search" });
+	const agents: BenchAgent[] = [];
+	for (let i = 0; i < count; i++) agents.push(create({ streamFn, model, systemPrompt: SYSTEM_PROMPT, tools: [...TOOLS] }));
+	await Promise.all(agents.map((agent) => agent.prompt("go")));
+	const expected = 1 + 2 * payload.turns + 1;
+	for (const agent of agents) {
+		if (agent.messageCount !== expected) throw new Error(`${payload.agent}: ${agent.messageCount} messages, expected ${expected}`);
+	}
+}
+
+async function runInChild(payload: ConcurrencyChildPayload): Promise<ConcurrencyChildResult> {
+	const create = await loadBenchAgentFactory(payload.agent);
+	// Warm-up at a tenth of the size: compiles the hot paths without growing the heap to the peak.
+	await runAll(create, payload, Math.max(1, Math.floor(payload.agents / 10)));
+	await sleep(10);
+	collectGarbage();
+	const exact = resetHighWaterMark();
+	const baselineRssBytes = process.memoryUsage.rss();
+	const baselineHeapUsedBytes = process.memoryUsage().heapUsed;
+	let sampledPeak = baselineRssBytes;
+	let peakHeapUsedBytes = baselineHeapUsedBytes;
+	const sample = () => {
+		const usage = process.memoryUsage();
+		sampledPeak = Math.max(sampledPeak, usage.rss);
+		peakHeapUsedBytes = Math.max(peakHeapUsedBytes, usage.heapUsed);
+	};
+	const sampler = setInterval(sample, 5);
+	const start = performance.now();
+	await runAll(create, payload, payload.agents);
+	const wallMs = performance.now() - start;
+	clearInterval(sampler);
+	sample();
+	const hwm = exact ? highWaterMark() : undefined;
+	return {
+		wallMs,
+		peakRssBytes: hwm ?? sampledPeak,
+		baselineRssBytes,
+		peakHeapUsedBytes,
+		baselineHeapUsedBytes,
+		peakMethod: hwm === undefined ? "sampled" : "VmHWM",
+	};
+}
+
+/**
+ * Runs the many-agents benchmark, each library in its own child per sample, paired round by round.
+ *
+ * @example
+ * const result = await measureConcurrency({ agents: 50, turns: 5, repetitions: 1 }, createRandom(1));
+ * result.wallRatio.median;
+ */
+export async function measureConcurrency(options: ConcurrencyOptions, random: Random): Promise<ConcurrencyResult> {
+	const results: Record<AgentName, ConcurrencyChildResult[]> = { agentchart: [], pi: [] };
+	await runPaired<AgentName>(["agentchart", "pi"], { repetitions: options.repetitions, warmups: 0, random, concurrent: options.concurrentChildren === true }, async (agent) => {
+		const result = await runChild<ConcurrencyChildResult>(SCRIPT, { agent, agents: options.agents, turns: options.turns } satisfies ConcurrencyChildPayload);
+		results[agent].push(result);
+		return result.wallMs;
+	});
+	const pick = (agent: AgentName, figure: (result: ConcurrencyChildResult) => number) => results[agent].map(figure);
+	const wall = (result: ConcurrencyChildResult) => result.wallMs;
+	const peak = (result: ConcurrencyChildResult) => result.peakRssBytes;
+	const growth = (result: ConcurrencyChildResult) => result.peakRssBytes - result.baselineRssBytes;
+	const heapGrowth = (result: ConcurrencyChildResult) => result.peakHeapUsedBytes - result.baselineHeapUsedBytes;
+	const methods = new Set([...results.agentchart, ...results.pi].map((result) => result.peakMethod));
+	return {
+		agents: options.agents,
+		turns: options.turns,
+		repetitions: options.repetitions,
+		wallMs: { agentchart: summarize(pick("agentchart", wall)), pi: summarize(pick("pi", wall)) },
+		peakRssBytes: { agentchart: summarize(pick("agentchart", peak)), pi: summarize(pick("pi", peak)) },
+		rssGrowthBytes: { agentchart: summarize(pick("agentchart", growth)), pi: summarize(pick("pi", growth)) },
+		heapGrowthBytes: { agentchart: summarize(pick("agentchart", heapGrowth)), pi: summarize(pick("pi", heapGrowth)) },
+		wallRatio: pairedRatio(pick("agentchart", wall), pick("pi", wall)),
+		peakRssRatio: pairedRatio(pick("agentchart", peak), pick("pi", peak)),
+		rssGrowthRatio: pairedRatio(pick("agentchart", growth), pick("pi", growth)),
+		peakMethod: [...methods].join(", "),
+	};
+}
+
+if (isEntryPoint(import.meta.url)) {
+	const payload = childPayload<ConcurrencyChildPayload>();
+	if (payload) {
+		reportFromChild(runInChild(payload));
+	} else {
+		const seed = randomSeed();
+		measureConcurrency({ agents: 1_000, turns: 5, repetitions: 3 }, createRandom(seed)).then(
+			(result) => console.log(JSON.stringify({ seed, ...result }, null, 2)),
+			(error: unknown) => {
+				console.error(error);
+				process.exitCode = 1;
+			},
+		);
+	}
+}

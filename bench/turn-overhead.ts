@@ -1,0 +1,117 @@
+/**
+ * Benchmark 2: the loop's own cost per turn. One prompt is one tool turn (a reply with one text
+ * delta and three tool calls, each tool answering at once) and then the final one-delta text
+ * reply; the streams are built without delay, so what is left is the engine: events, state,
+ * tool preparation, validation and dispatch, tool results and the next call.
+ *
+ * A sample times `prompts` prompts, each on its own agent built before the clock starts (agent
+ * construction is not a turn's cost; benchmark 3 weighs it). Variants: agentchart in parallel
+ * and in streaming tool mode, pi in parallel (pi 0.73.1 has no streaming mode, so both of ours
+ * are compared with pi parallel), and the floor. All four are paired round by round.
+ */
+import { type AgentName, type BenchAgent, type BenchAgentFactory, instantTool, loadBenchAgentFactories, runFloor } from "./lib/contenders.js";
+import { pairedRatio, type Random, runPaired } from "./lib/paired.js";
+import { collectYoungGarbage, scaleSummary, summarize, type Summary } from "./lib/stats.js";
+import { benchModel, toolTurnStreamFn } from "./lib/streams.js";
+import type { ToolExecutionMode } from "../src/types/agent.js";
+
+/** Options of {@link measureTurnOverhead}. */
+export interface TurnOverheadOptions {
+	/** Prompts (each on a fresh agent) per sample. */
+	prompts: number;
+	/** Recorded rounds. */
+	repetitions: number;
+	/** Unrecorded rounds first. */
+	warmups: number;
+}
+
+/** Who runs the turn, and how. */
+export type TurnVariant = "agentchart parallel" | "agentchart streaming" | "pi parallel" | "floor";
+
+/** Everything benchmark 2 measured. */
+export interface TurnOverheadResult {
+	prompts: number;
+	callsPerTurn: number;
+	/** µs per prompt (one tool turn + the final reply), per variant. */
+	usPerTurn: Record<TurnVariant, Summary>;
+	/** Ours / pi parallel, round by round. */
+	parallelVsPi: Summary;
+	/** Ours in streaming mode / pi parallel, round by round. */
+	streamingVsPi: Summary;
+	/** Ours parallel / the floor, round by round. */
+	parallelVsFloor: Summary;
+}
+
+const VARIANTS: readonly TurnVariant[] = ["agentchart parallel", "agentchart streaming", "pi parallel", "floor"];
+const CALLS_PER_TURN = 3;
+const TOOL = instantTool("noop");
+
+const agentOf: Record<Exclude<TurnVariant, "floor">, { agent: AgentName; mode: ToolExecutionMode }> = {
+	"agentchart parallel": { agent: "agentchart", mode: "parallel" },
+	"agentchart streaming": { agent: "agentchart", mode: "streaming" },
+	"pi parallel": { agent: "pi", mode: "parallel" },
+};
+
+/** user + tool-call reply + the tool results + final reply. */
+const EXPECTED_MESSAGES = 1 + 1 + CALLS_PER_TURN + 1;
+
+/**
+ * Times `prompts` one-turn prompts of a variant, each on an agent built beforehand, and returns
+ * milliseconds. Throws if a transcript is not what the script produces.
+ *
+ * @example
+ * const ms = await timeTurns("pi parallel", factories, 10);
+ */
+export async function timeTurns(variant: TurnVariant, factories: Record<AgentName, BenchAgentFactory>, prompts: number): Promise<number> {
+	const model = benchModel();
+	const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: CALLS_PER_TURN, toolName: TOOL.name });
+	const options = { streamFn, model, tools: [TOOL] };
+	if (variant === "floor") {
+		collectYoungGarbage();
+		const start = performance.now();
+		for (let i = 0; i < prompts; i++) {
+			const { messages } = await runFloor(options, "go");
+			if (messages.length !== EXPECTED_MESSAGES) throw new Error(`floor: ${messages.length} messages, expected ${EXPECTED_MESSAGES}`);
+		}
+		return performance.now() - start;
+	}
+	const { agent, mode } = agentOf[variant];
+	const agents: BenchAgent[] = [];
+	for (let i = 0; i < prompts; i++) agents.push(factories[agent]({ ...options, toolExecution: mode }));
+	collectYoungGarbage();
+	const start = performance.now();
+	for (const each of agents) await each.prompt("go");
+	const ms = performance.now() - start;
+	for (const each of agents) {
+		if (each.messageCount !== EXPECTED_MESSAGES) throw new Error(`${variant}: ${each.messageCount} messages, expected ${EXPECTED_MESSAGES}`);
+	}
+	return ms;
+}
+
+/**
+ * Measures µs per turn for every variant, paired round by round.
+ *
+ * @example
+ * const result = await measureTurnOverhead({ prompts: 10, repetitions: 1, warmups: 0 }, createRandom(1));
+ * result.parallelVsPi.median;
+ */
+export async function measureTurnOverhead(options: TurnOverheadOptions, random: Random): Promise<TurnOverheadResult> {
+	const factories = await loadBenchAgentFactories();
+	const samples = await runPaired(VARIANTS, { repetitions: options.repetitions, warmups: options.warmups, random }, (variant) =>
+		timeTurns(variant, factories, options.prompts),
+	);
+	const perTurn = (variant: TurnVariant) => scaleSummary(summarize(samples[variant]), 1000 / options.prompts);
+	return {
+		prompts: options.prompts,
+		callsPerTurn: CALLS_PER_TURN,
+		usPerTurn: {
+			"agentchart parallel": perTurn("agentchart parallel"),
+			"agentchart streaming": perTurn("agentchart streaming"),
+			"pi parallel": perTurn("pi parallel"),
+			floor: perTurn("floor"),
+		},
+		parallelVsPi: pairedRatio(samples["agentchart parallel"], samples["pi parallel"]),
+		streamingVsPi: pairedRatio(samples["agentchart streaming"], samples["pi parallel"]),
+		parallelVsFloor: pairedRatio(samples["agentchart parallel"], samples.floor),
+	};
+}

@@ -1,0 +1,209 @@
+import { fromCallback } from "xstate";
+import { askBeforeToolCall, errorResult, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
+import type {
+	AfterToolCallHook,
+	AfterToolCallResult,
+	AgentContext,
+	AgentToolCall,
+	AgentToolResult,
+	AnyAgentTool,
+	BeforeToolCallHook,
+} from "../types/agent.js";
+import type { AssistantMessage } from "../types/messages.js";
+import { describeError } from "../util/describe-error.js";
+import type { ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
+
+function isContentBlock(block: unknown): boolean {
+	if (typeof block !== "object" || block === null) return false;
+	const { type, text, data, mimeType } = block as { type?: unknown; text?: unknown; data?: unknown; mimeType?: unknown };
+	if (type === "text") return typeof text === "string";
+	return type === "image" && typeof data === "string" && typeof mimeType === "string";
+}
+
+/**
+ * What a tool's `execute` resolved with, checked: a result object becomes the call's result; anything
+ * else (`undefined`, a string, `{ text }`) an error result that says what came back, so a
+ * careless tool cannot leave a tool call without a valid result.
+ *
+ * @example
+ * checkToolResult("read", undefined).isError; // true: 'Tool "read" returned undefined instead of ...'
+ */
+export function checkToolResult(toolName: string, value: unknown): ToolOutcome {
+	const result = value as Partial<AgentToolResult<unknown>> | undefined;
+	if (typeof value === "object" && value !== null && Array.isArray(result?.content) && result.content.every(isContentBlock)) {
+		return { result: value as AgentToolResult<unknown>, isError: false };
+	}
+	return errorResult(`Tool "${toolName}" returned ${describeError(value)} instead of a result: execute must resolve to { content: [{ type: "text", text }], details }`);
+}
+
+/** `afterToolCall`'s field-by-field override of a result; its failure is an error result. */
+async function finalize(input: ToolBatchInput, toolCall: AgentToolCall, args: unknown, raw: ToolOutcome, signal: AbortSignal): Promise<ToolOutcome> {
+	if (!input.afterToolCall) return raw;
+	try {
+		const override: AfterToolCallResult | undefined = await input.afterToolCall(
+			{ assistantMessage: input.assistantMessage, toolCall, args, result: raw.result, isError: raw.isError, context: input.context },
+			signal,
+		);
+		if (!override) return raw;
+		if (override.content !== undefined && !(Array.isArray(override.content) && override.content.every(isContentBlock))) {
+			return errorResult(`afterToolCall returned content that is not a list of text and image blocks: ${describeError(override.content)}`);
+		}
+		const result: AgentToolResult<unknown> = {
+			content: override.content ?? raw.result.content,
+			details: "details" in override ? override.details : raw.result.details,
+		};
+		const terminate = override.terminate ?? raw.result.terminate;
+		if (terminate !== undefined) result.terminate = terminate;
+		return { result, isError: override.isError ?? raw.isError };
+	} catch (error) {
+		return errorResult(describeError(error));
+	}
+}
+
+/** One call in flight: its own abort (timeout, cancel) and its deadline, if it has one. */
+interface CallInFlight {
+	controller: AbortController;
+	deadline: number;
+	timeoutMs: number;
+}
+
+/**
+ * The tool calls of one assistant message, as one actor: the machine decides which call is
+ * prepared or run when (`preflight`, `execute`, `preflight-and-execute`, `cancel`); this actor
+ * runs them and reports each outcome once. One actor and one timer per batch rather than per
+ * call: a call only gets its own `AbortController` (so a timeout or a failing sibling can stop
+ * it alone), and the single timer is always set for the nearest deadline. Aborting the run
+ * aborts every call; a call reported as timed out or cancelled reports nothing more, and a
+ * tool's `onUpdate` after its call settled is ignored.
+ */
+export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ input, sendBack: send, receive }) => {
+	const sendBack = (event: ToolBatchEvent) => send(event);
+	let stopped = false;
+	const inFlight = new Map<string, CallInFlight>();
+	let timer: ReturnType<typeof setTimeout> | undefined;
+
+	const abortAll = () => {
+		for (const call of inFlight.values()) call.controller.abort(input.signal.reason);
+	};
+	input.signal.addEventListener("abort", abortAll, { once: true });
+
+	const armTimer = () => {
+		clearTimeout(timer);
+		timer = undefined;
+		let nearest = Number.POSITIVE_INFINITY;
+		for (const call of inFlight.values()) nearest = Math.min(nearest, call.deadline);
+		if (nearest === Number.POSITIVE_INFINITY || stopped) return;
+		timer = setTimeout(expire, Math.max(0, nearest - Date.now()));
+	};
+	const expire = () => {
+		const now = Date.now();
+		for (const [toolCallId, call] of inFlight) {
+			if (call.deadline > now) continue;
+			inFlight.delete(toolCallId);
+			call.controller.abort(new Error(`timed out after ${call.timeoutMs} ms`));
+			sendBack({ type: "tool.timeout", toolCallId, timeoutMs: call.timeoutMs });
+		}
+		armTimer();
+	};
+	const begin = (toolCall: AgentToolCall): CallInFlight => {
+		const call: CallInFlight = { controller: new AbortController(), deadline: Number.POSITIVE_INFINITY, timeoutMs: 0 };
+		if (input.signal.aborted) call.controller.abort(input.signal.reason);
+		inFlight.set(toolCall.id, call);
+		return call;
+	};
+	/** The timeout runs from the start of execution: `beforeToolCall` may wait for a person. */
+	const startClock = (toolCall: AgentToolCall, call: CallInFlight) => {
+		const tool = input.tools.find((candidate) => candidate.name === toolCall.name);
+		call.timeoutMs = tool?.timeoutMs ?? input.timeoutMs;
+		if (call.timeoutMs <= 0) return;
+		call.deadline = Date.now() + call.timeoutMs;
+		armTimer();
+	};
+	/** Reports for a call still in flight (not timed out, cancelled or stopped). */
+	const report = (toolCallId: string, call: CallInFlight, event: ToolBatchEvent, done: boolean) => {
+		if (stopped || inFlight.get(toolCallId) !== call) return;
+		if (done) {
+			inFlight.delete(toolCallId);
+			if (call.deadline !== Number.POSITIVE_INFINITY) armTimer();
+		}
+		sendBack(event);
+	};
+
+	const preflight = async (toolCall: AgentToolCall, prepared: Parameters<typeof askBeforeToolCall>[0], call: CallInFlight) => {
+		if (!input.beforeToolCall) return prepared;
+		const context = { toolCall, assistantMessage: input.assistantMessage, context: input.context, beforeToolCall: input.beforeToolCall };
+		return askBeforeToolCall(prepared, { ...context, signal: call.controller.signal });
+	};
+	const execute = async (toolCall: AgentToolCall, args: unknown, call: CallInFlight) => {
+		const tool = input.tools.find((candidate) => candidate.name === toolCall.name);
+		if (!tool) return report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome: errorResult(`Tool ${toolCall.name} not found`) }, true);
+		if (inFlight.get(toolCall.id) !== call) return;
+		startClock(toolCall, call);
+		const onUpdate = (partialResult: AgentToolResult<unknown>) => report(toolCall.id, call, { type: "tool.update", toolCallId: toolCall.id, partialResult }, false);
+		let raw: ToolOutcome;
+		try {
+			const value: unknown = await tool.execute(toolCall.id, args as Parameters<AnyAgentTool["execute"]>[1], call.controller.signal, onUpdate);
+			raw = checkToolResult(toolCall.name, value);
+		} catch (error) {
+			raw = errorResult(describeError(error));
+		}
+		const outcome = await finalize(input, toolCall, args, raw, call.controller.signal);
+		report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome }, true);
+	};
+	// Every path reports; this is the guarantee that a call always settles, whatever throws.
+	const guard = (toolCall: AgentToolCall, call: CallInFlight, work: Promise<void>) => {
+		work.catch((error: unknown) =>
+			report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome: errorResult(`Tool "${toolCall.name}" failed: ${describeError(error)}`) }, true),
+		);
+	};
+
+	receive((command) => {
+		if (stopped) return;
+		switch (command.type) {
+			case "preflight": {
+				const call = begin(command.toolCall);
+				const work = preflight(command.toolCall, { kind: "prepared", args: command.args }, call).then((decided) => {
+					const event: ToolBatchEvent =
+						decided.kind === "prepared"
+							? { type: "tool.prepared", toolCallId: command.toolCall.id, args: decided.args }
+							: { type: "tool.settled", toolCallId: command.toolCall.id, outcome: decided.outcome };
+					report(command.toolCall.id, call, event, true);
+				});
+				guard(command.toolCall, call, work);
+				return;
+			}
+			case "execute": {
+				const call = begin(command.toolCall);
+				guard(command.toolCall, call, execute(command.toolCall, command.args, call));
+				return;
+			}
+			case "preflight-and-execute": {
+				const call = begin(command.toolCall);
+				const tool = input.tools.find((candidate) => candidate.name === command.toolCall.name);
+				const work = preflight(command.toolCall, prepareToolCall(tool, command.toolCall), call).then((decided) =>
+					decided.kind === "prepared"
+						? execute(command.toolCall, decided.args, call)
+						: report(command.toolCall.id, call, { type: "tool.settled", toolCallId: command.toolCall.id, outcome: decided.outcome }, true),
+				);
+				guard(command.toolCall, call, work);
+				return;
+			}
+			case "cancel": {
+				const call = inFlight.get(command.toolCallId);
+				if (!call) return;
+				inFlight.delete(command.toolCallId);
+				call.controller.abort(new Error("cancelled"));
+				armTimer();
+				return;
+			}
+		}
+	});
+
+	return () => {
+		stopped = true;
+		clearTimeout(timer);
+		input.signal.removeEventListener("abort", abortAll);
+		abortAll();
+		inFlight.clear();
+	};
+});

@@ -1,0 +1,56 @@
+import { assertTranscript } from "../agent-input.js";
+import { assertValidTools } from "../tools/tool-schema.js";
+import type { AgentState, AgentThinkingLevel, AnyAgentTool } from "../types/agent.js";
+import type { AgentMessage } from "../types/messages.js";
+import type { Model } from "../types/model.js";
+
+/**
+ * The object `agent.state` returns (always the same one, as pi's): the agent's data when it is
+ * idle, and its mirror of the run while one is in progress. `tools` and `messages` are checked
+ * and copied on assignment; the runtime fields are written by the agent only.
+ */
+export class MutableAgentState implements AgentState {
+	systemPrompt: string;
+	model: Model;
+	thinkingLevel: AgentThinkingLevel;
+	isStreaming = false;
+	streamingMessage: AgentMessage | undefined = undefined;
+	pendingToolCalls: ReadonlySet<string> = EMPTY;
+	errorMessage: string | undefined = undefined;
+	#tools: AnyAgentTool[];
+	#messages: AgentMessage[];
+
+	constructor(systemPrompt: string, model: Model, thinkingLevel: AgentThinkingLevel, tools: AnyAgentTool[], messages: AgentMessage[]) {
+		this.systemPrompt = systemPrompt;
+		this.model = model;
+		this.thinkingLevel = thinkingLevel;
+		this.#tools = tools;
+		this.#messages = messages;
+	}
+
+	get tools(): AnyAgentTool[] {
+		return this.#tools;
+	}
+	set tools(value: AnyAgentTool[]) {
+		assertValidTools(value);
+		this.#tools = [...value];
+	}
+
+	get messages(): AgentMessage[] {
+		return this.#messages;
+	}
+	set messages(value: AgentMessage[]) {
+		assertTranscript(value, "state.messages");
+		this.#messages = [...value];
+	}
+
+	/** The run ended: nothing streams, no tool call is pending. */
+	settle(): void {
+		this.isStreaming = false;
+		this.streamingMessage = undefined;
+		this.pendingToolCalls = EMPTY;
+	}
+}
+
+/** Shared by idle agents: a new set is made only when a tool call starts. */
+const EMPTY: ReadonlySet<string> = new Set<string>();
