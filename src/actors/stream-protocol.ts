@@ -36,6 +36,7 @@ export interface StreamCallConfig {
 	abortGraceMs: number;
 	streamIdleTimeoutMs: number;
 	deliveryPending?: (() => PromiseLike<void> | undefined) | undefined;
+	deltaSink?: ((event: AgentEvent) => void) | undefined;
 }
 
 /** What one LLM call needs. */

@@ -87,7 +87,7 @@ export async function runOnMachine(
 			tools: context.tools ? [...context.tools] : [],
 			model: config.model,
 			thinkingLevel: config.reasoning ?? "off",
-			config: { ...machineConfig(config, streamFn), deliveryPending: () => delivery.pending() },
+			config: { ...machineConfig(config, streamFn), deliveryPending: () => delivery.pending(), deltaSink: (event) => delivery.event(event) },
 			awaitDelivery: true,
 		},
 	});

@@ -467,7 +467,7 @@ function streamInput(context: Ctx, self: unknown) {
 		config: context.config,
 		options: streamOptionsFor(context),
 		signal: run.controller.signal,
-		relay: emitterOf(self),
+		relay: context.config.deltaSink ?? emitterOf(self),
 		progress: run.stream,
 		announceToolCalls: context.config.toolExecution === "streaming",
 	};

@@ -90,6 +90,12 @@ export interface AgentMachineConfig extends QueuePollers {
 	 * listeners take it, as in pi.
 	 */
 	deliveryPending?: (() => PromiseLike<void> | undefined) | undefined;
+	/**
+	 * Where token deltas (`message_update`) go. By default the actor's own emitter, to its
+	 * `actor.on(...)` listeners; an embedding that takes every emitted event itself (the Agent
+	 * facade, the loop API) may take them directly and skip the emitter's per-event work.
+	 */
+	deltaSink?: ((event: AgentEvent) => void) | undefined;
 }
 
 /** The transcript, tools and model a run works on. */
