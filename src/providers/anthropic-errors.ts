@@ -8,6 +8,7 @@
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
 import { htmlErrorPageMessage, looksLikeHtml, statusLine } from "./http-error-text.js";
+import { rootCauseMessage } from "../util/describe-error.js";
 
 /** The message of every aborted call, as in pi-ai. */
 export const abortedMessage = "Request was aborted";
@@ -72,21 +73,6 @@ function firstLine(text: string): string {
 	return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
 
-/** Walks the `cause` chain for the most specific low-level reason (ECONNRESET, "other side closed"). */
-function rootCauseMessage(error: unknown): string | undefined {
-	let current: unknown = error;
-	let found: string | undefined;
-	const seen = new Set<unknown>();
-	while (current !== null && typeof current === "object" && !seen.has(current)) {
-		seen.add(current);
-		const { cause, code, message } = current as { cause?: unknown; code?: unknown; message?: unknown };
-		if (typeof message === "string" && message !== "") {
-			found = typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message;
-		}
-		current = cause;
-	}
-	return found;
-}
 
 /**
  * Turns anything a call can fail with into a one-line, human-readable message.

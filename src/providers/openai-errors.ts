@@ -8,6 +8,7 @@
  */
 import type { OpenAISdk, CapturedErrorBody } from "./openai-client.js";
 import { excerpt, htmlErrorPageMessage, htmlText, looksLikeHtml, statusLine } from "./http-error-text.js";
+import { rootCauseMessage } from "../util/describe-error.js";
 
 /** The message of every aborted call, as in pi-ai. */
 export const abortedMessage = "Request was aborted";
@@ -116,21 +117,6 @@ export function describeStreamErrorPayload(payload: unknown): string {
 	return formatFields(readErrorFields(payload)) ?? `The provider sent an error in its stream: ${excerpt(JSON.stringify(payload) ?? "")}`;
 }
 
-/** Walks the `cause` chain for the most specific low-level reason (ECONNRESET, "other side closed"). */
-function rootCauseMessage(error: unknown): string | undefined {
-	let current: unknown = error;
-	let found: string | undefined;
-	const seen = new Set<unknown>();
-	while (current !== null && typeof current === "object" && !seen.has(current)) {
-		seen.add(current);
-		const { cause, code, message } = current as { cause?: unknown; code?: unknown; message?: unknown };
-		if (typeof message === "string" && message !== "") {
-			found = typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message;
-		}
-		current = cause;
-	}
-	return found;
-}
 
 /** What the describer needs to know about the call besides the error. */
 export interface ErrorContext {

@@ -14,3 +14,25 @@ export function describeError(error: unknown): string {
 	if (typeof error === "string") return error;
 	return inspect(error, { depth: 4, breakLength: Number.POSITIVE_INFINITY, maxStringLength: 2_000 });
 }
+
+/**
+ * Walks an error's `cause` chain for the most specific low-level reason, with its code when the
+ * message does not already say it (a fetch failure's "other side closed", ECONNRESET).
+ *
+ * @example
+ * rootCauseMessage(new TypeError("fetch failed", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) })); // "read ECONNRESET"
+ */
+export function rootCauseMessage(error: unknown): string | undefined {
+	let current: unknown = error;
+	let found: string | undefined;
+	const seen = new Set<unknown>();
+	while (current !== null && typeof current === "object" && !seen.has(current)) {
+		seen.add(current);
+		const { cause, code, message } = current as { cause?: unknown; code?: unknown; message?: unknown };
+		if (typeof message === "string" && message !== "") {
+			found = typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message;
+		}
+		current = cause;
+	}
+	return found;
+}

@@ -16,7 +16,7 @@ import { EventInvariants, transcriptViolations } from "../support/invariants.js"
 import { providerRequestViolations } from "../support/provider-requests.js";
 import { eventLabel, INITIAL_TRANSCRIPT, model, project, TOOL_NAME } from "./abstract-model.js";
 import { definitions, type ModelPath } from "./graph.js";
-import { type Gate, type PuppetStream, puppetStreamFn, type RealRunResult, settle, type ToolGate } from "./runner.js";
+import { type Gate, performPuppetEvent, type PuppetStream, puppetStreamFn, type RealRunResult, settle, type ToolGate } from "./runner.js";
 
 type Machine = Parameters<NonNullable<Parameters<typeof runOnMachine>[6]>>[0];
 
@@ -134,40 +134,13 @@ export async function runLoopPath(path: ModelPath): Promise<RealRunResult> {
 				send?.({ type: "delivered", barrier: held });
 				return;
 			case "stream.start":
-			case "stream.toolcall": {
-				if (!stream) return "no stream";
-				const wanted = event.type === "stream.start" ? "start" : "toolcall_end";
-				if (!stream.forward((e) => e.type === wanted)) return `scripted stream has no ${wanted} left`;
-				return;
-			}
+			case "stream.toolcall":
 			case "stream.done":
-				if (!stream) return "no stream";
-				if (event.message.stopReason === "aborted") stream.endAborted();
-				else stream.forward(() => false);
-				return;
 			case "tools.abandon":
-				send?.(event);
-				return;
 			case "tool.settled":
 			case "tool.update":
-			case "tool.timeout": {
-				const id = realCallId(event.toolCallId, step.from);
-				if (!id) return `no real call for ${event.toolCallId}`;
-				if (event.type === "tool.timeout") {
-					send?.({ ...event, toolCallId: id });
-					return;
-				}
-				const waiting = tools.get(id);
-				if (!waiting) return `tool ${id} is not executing`;
-				if (event.type === "tool.update") {
-					waiting.onUpdate?.(event.partialResult);
-					return;
-				}
-				tools.delete(id);
-				if (event.outcome.isError) waiting.reject(new Error("fail"));
-				else waiting.resolve(event.outcome.result);
-				return;
-			}
+			case "tool.timeout":
+				return performPuppetEvent(event, { stream, mode: path.mode, tools, send: (e) => send?.(e), realCallId: (id) => realCallId(id, step.from) });
 			default:
 				return answerPoll(event.type, event as { output?: unknown });
 		}

@@ -110,6 +110,67 @@ export interface RealRunResult {
 
 let callCounter = 0;
 
+/** What the stream and tool events of a path act on. */
+export interface PuppetParts {
+	stream: PuppetStream | undefined;
+	mode: ModelPath["mode"];
+	tools: Map<string, ToolGate>;
+	/** Sends an event to the real machine (its own delayed events are delivered this way, now). */
+	send(event: AgentMachineEvent): void;
+	/** The real id of an abstract tool call, in the state the step starts from. */
+	realCallId(abstractId: string): string | undefined;
+}
+
+/**
+ * Performs a stream or tool event of a path on the puppets (both runners use it): forwards the
+ * puppet stream's events, settles or updates a gated tool, delivers the machine's own delayed
+ * events. Returns what went wrong, if anything.
+ */
+export function performPuppetEvent(event: AgentMachineEvent, parts: PuppetParts): string | undefined {
+	const { stream, tools, send } = parts;
+	switch (event.type) {
+		case "stream.start":
+		case "stream.toolcall": {
+			if (!stream) return "no stream";
+			const wanted = event.type === "stream.start" ? "start" : "toolcall_end";
+			if (!stream.forward((e) => e.type === wanted)) return `scripted stream has no ${wanted} left`;
+			return undefined;
+		}
+		case "stream.done":
+			if (!stream) return "no stream";
+			if (event.message.stopReason === "aborted") stream.endAborted();
+			// The path closed every tool call it wanted streamed; the rest the provider "never closed"
+			// (in streaming mode a toolcall_end starts the tool, which the model did not ask for).
+			else stream.forward(() => false, parts.mode === "streaming" ? (e) => e.type === "toolcall_end" : undefined);
+			return undefined;
+		case "tools.abandon":
+			send(event);
+			return undefined;
+		case "tool.settled":
+		case "tool.update":
+		case "tool.timeout": {
+			const id = parts.realCallId(event.toolCallId);
+			if (!id) return `no real call for ${event.toolCallId}`;
+			if (event.type === "tool.timeout") {
+				send({ ...event, toolCallId: id });
+				return undefined;
+			}
+			const gate = tools.get(id);
+			if (!gate) return `tool ${id} is not executing`;
+			if (event.type === "tool.update") {
+				gate.onUpdate?.(event.partialResult);
+				return undefined;
+			}
+			tools.delete(id);
+			if (event.outcome.isError) gate.reject(new Error("fail"));
+			else gate.resolve(event.outcome.result);
+			return undefined;
+		}
+		default:
+			return `no puppet executor for ${event.type}`;
+	}
+}
+
 /** What a puppet stream function needs to know about the run that uses it. */
 export interface PuppetRun {
 	/** The step being performed. */
@@ -304,48 +365,18 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 				if (held === undefined) return "no delivery acknowledgement to release";
 				send({ type: "delivered", barrier: held });
 				return;
-			case "stream.start":
-			case "stream.toolcall": {
-				if (!stream) return "no stream";
-				const wanted = event.type === "stream.start" ? "start" : "toolcall_end";
-				if (!stream.forward((e) => e.type === wanted)) return `scripted stream has no ${wanted} left`;
-				return;
-			}
 			case "tool.prepared":
 				return releaseHook(undefined);
-			case "stream.done": {
-				if (!stream) return "no stream";
-				if (event.message.stopReason === "aborted") stream.endAborted();
-				// The path closed every tool call it wanted streamed; the rest the provider "never closed"
-				// (in streaming mode a toolcall_end starts the tool, which the model did not ask for).
-				else stream.forward(() => false, path.mode === "streaming" ? (e) => e.type === "toolcall_end" : undefined);
-				return;
-			}
+			case "stream.start":
+			case "stream.toolcall":
+			case "stream.done":
 			case "tools.abandon":
-				send(event); // the machine's own delayed event, delivered now
-				return;
 			case "tool.settled":
 			case "tool.update":
-			case "tool.timeout": {
+			case "tool.timeout":
 				// beforeToolCall blocking the call it was asked about.
 				if (event.type === "tool.settled" && preparingIn(step.from) === event.toolCallId) return releaseHook({ block: true, reason: "blocked" });
-				const id = realCallId(event.toolCallId, step.from);
-				if (!id) return `no real call for ${event.toolCallId}`;
-				if (event.type === "tool.timeout") {
-					send({ ...event, toolCallId: id }); // the machine's own delayed event, delivered now
-					return;
-				}
-				const gate = tools.get(id);
-				if (!gate) return `tool ${id} is not executing`;
-				if (event.type === "tool.update") {
-					gate.onUpdate?.(event.partialResult);
-					return;
-				}
-				tools.delete(id);
-				if (event.outcome.isError) gate.reject(new Error("fail"));
-				else gate.resolve(event.outcome.result);
-				return;
-			}
+				return performPuppetEvent(event, { stream, mode: path.mode, tools, send, realCallId: (id) => realCallId(id, step.from) });
 			default: {
 				const type = (event as { type: string }).type;
 				if (type === "xstate.done.actor.compaction" || type === "xstate.error.actor.compaction") {
