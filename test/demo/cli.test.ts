@@ -81,8 +81,11 @@ describe("the demo CLI (npm start)", () => {
 
 	it("in a terminal, starts on Enter and exits on Ctrl-C", async () => {
 		// util-linux `script` gives the demo a real pseudo-terminal: Enter and Ctrl-C are typed.
-		const command = `${process.execPath} ${DEMO.join(" ")} --inspect`;
-		const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd: ROOT, env: ENV });
+		// `exec` replaces script's shell. Otherwise dash (Debian's /bin/sh, which script runs when
+		// SHELL is unset, as in CI, and which this test pins) stays in the terminal's foreground
+		// process group, dies of the SIGINT meant for the demo and script reports 130.
+		const command = `exec ${process.execPath} ${DEMO.join(" ")} --inspect`;
+		const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd: ROOT, env: { ...ENV, SHELL: "/bin/sh" } });
 		try {
 			await waitForOutput(child, /press Enter to start the run/);
 			child.stdin.write("\r");
