@@ -6,8 +6,7 @@
  * sample times `prompt()` and then `inspector.flush()`: the whole cost, not the part that
  * happens to fall inside the prompt.
  */
-import { Agent } from "../src/agent.js";
-import { createAgentInspector } from "../src/inspect/inspector.js";
+import { loadAgentchart, loadAgentchartInspect } from "./lib/library.js";
 import { pairedRatio, type Random, runPaired } from "./lib/paired.js";
 import { collectYoungGarbage, summarize, type Summary } from "./lib/stats.js";
 import { benchModel, prebuiltStreamFn, textReplyEvents } from "./lib/streams.js";
@@ -51,6 +50,7 @@ interface InspectorSample {
  * const { ms } = await inspectOnce("attached", prebuiltStreamFn(textReplyEvents(benchModel(), 100)), 100);
  */
 export async function inspectOnce(variant: InspectorVariant, streamFn: ReturnType<typeof prebuiltStreamFn>, deltas: number): Promise<InspectorSample> {
+	const [{ Agent }, { createAgentInspector }] = await Promise.all([loadAgentchart(), loadAgentchartInspect()]);
 	const agent = new Agent({ initialState: { model: benchModel() }, streamFn });
 	let seen = 0;
 	agent.subscribe((event) => {

@@ -13,6 +13,7 @@ import type { AgentTool, AgentToolResult, AnyAgentTool, ToolExecutionMode } from
 import type { AssistantMessage, Message, ToolResultMessage, UserMessage } from "../../src/types/messages.js";
 import type { Model } from "../../src/types/model.js";
 import type { StreamFn } from "../../src/types/stream.js";
+import { loadAgentchart } from "./library.js";
 
 /** Who is measured. */
 export type ContenderName = "agentchart" | "pi" | "floor";
@@ -56,7 +57,7 @@ export type BenchAgentFactory = (options: BenchAgentOptions) => BenchAgent;
  */
 export async function loadBenchAgentFactory(name: AgentName): Promise<BenchAgentFactory> {
 	if (name === "agentchart") {
-		const { Agent } = await import("../../src/agent.js");
+		const { Agent } = await loadAgentchart();
 		return (options) => {
 			const agent = new Agent({
 				initialState: { model: options.model, systemPrompt: options.systemPrompt ?? "", tools: options.tools ?? [] },

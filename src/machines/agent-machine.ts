@@ -1,25 +1,10 @@
-import { and, assign, enqueueActions, not, or, setup } from "xstate";
-import { compactionActor } from "../actors/compaction-actor.js";
-import type { CompactionOutput } from "../actors/compaction-protocol.js";
-import { queuePollActor, stopCheckActor } from "../actors/loop-hooks-actors.js";
-import { streamActor } from "../actors/stream-actor.js";
-import { toolBatchActor } from "../actors/tool-batch-actor.js";
-import { errorResult } from "../tools/preflight.js";
-import type { AgentMessage } from "../types/messages.js";
-import * as compaction from "./actions/compaction.js";
-import { closeRunAbruptly } from "./actions/close-run.js";
-import * as runs from "./actions/run.js";
-import * as streaming from "./actions/streaming.js";
-import * as tools from "./actions/tools.js";
-import { type Ctx, applyOverrides, runOf } from "./context.js";
+import { and, not, or } from "xstate";
+import { compactionInput } from "./actions/compaction.js";
+import { agentSetup } from "./agent-setup.js";
+import { type Ctx, runOf } from "./context.js";
 import { defaultLoopConfig, defaultModel } from "./defaults.js";
-import { agentGuards } from "./guards.js";
 import { emitterOf } from "./relay.js";
 import { hookContext, streamOptionsFor } from "./run-helpers.js";
-import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
-
-/** The id of the delayed `tools.abandon` of the current run, so it can be cancelled when the run ends. */
-const ABANDON_TOOLS_ID = "tools.abandon";
 
 /**
  * The agent loop as a statechart.
@@ -41,169 +26,7 @@ const ABANDON_TOOLS_ID = "tools.abandon";
  * actor.on("*", (event) => console.log(event.type));
  * actor.send({ type: "prompt", messages: [{ role: "user", content: "hi", timestamp: Date.now() }] });
  */
-export const agentMachine = setup({
-	types: {
-		context: {} as AgentMachineContext,
-		events: {} as AgentMachineEvent,
-		input: {} as AgentMachineInput,
-		emitted: {} as AgentMachineEmitted,
-		output: {} as AgentMachineOutput,
-	},
-	actors: { streamActor, toolBatchActor, compactionActor, queuePollActor, stopCheckActor },
-	guards: agentGuards,
-	actions: {
-		applyRunOverrides: assign(({ context, event }) =>
-			event.type === "prompt" || event.type === "continue" || event.type === "update" ? applyOverrides(context, event) : {},
-		),
-		emitBarrier: enqueueActions(({ context, enqueue }) => {
-			if (!context.awaitDelivery) return;
-			const barrier = context.barrier + 1;
-			enqueue.assign({ barrier });
-			enqueue.emit({ type: "agentchart.barrier", barrier });
-		}),
-		recordDelivery: assign(({ context, event }) => (event.type === "delivered" ? { deliveredBarrier: Math.max(context.deliveredBarrier, event.barrier) } : {})),
-
-		// Queues
-		enqueueSteering: assign(({ context, event }) => (event.type === "steer" ? { steeringQueue: [...context.steeringQueue, event.message] } : {})),
-		enqueueFollowUp: assign(({ context, event }) => (event.type === "followUp" ? { followUpQueue: [...context.followUpQueue, event.message] } : {})),
-		clearQueues: assign(({ event }) => {
-			if (event.type === "reset" || (event.type === "queue.clear" && event.queue === "all")) return { steeringQueue: [], followUpQueue: [] };
-			if (event.type !== "queue.clear") return {};
-			return event.queue === "steering" ? { steeringQueue: [] } : { followUpQueue: [] };
-		}),
-		setQueueMode: assign(({ event }) => {
-			if (event.type !== "queue.mode") return {};
-			return event.queue === "steering" ? { steeringMode: event.mode } : { followUpMode: event.mode };
-		}),
-		resetTranscript: assign({ messages: () => [] }),
-		// The poll at the start belongs to no turn: the first turn still polls when it ends.
-		queueInitialSteering: assign(({ context, event }) => ({
-			steeringQueue: [...context.steeringQueue, ...((event as { output?: AgentMessage[] }).output ?? [])],
-		})),
-		queuePolledSteering: assign(({ context, event }) => ({
-			steeringQueue: [...context.steeringQueue, ...((event as { output?: AgentMessage[] }).output ?? [])],
-			run: { ...runOf(context), steeringPolled: true },
-		})),
-		queuePolledFollowUps: assign(({ context, event }) => ({
-			followUpQueue: [...context.followUpQueue, ...((event as { output?: AgentMessage[] }).output ?? [])],
-			run: { ...runOf(context), followUpsPolled: true },
-		})),
-		recordStopDecision: assign(({ context, event }) => ({ run: { ...runOf(context), stopAsked: true, stopRequested: (event as { output?: boolean }).output === true } })),
-		recordHookFailure: assign(({ context, event }) => {
-			const run = runOf(context);
-			run.controller.abort();
-			const error = (event as { error?: unknown }).error;
-			return { run: { ...run, aborted: true, failure: error instanceof Error ? error.message : String(error) } };
-		}),
-
-		// Run lifecycle
-		startPromptRun: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "prompt") runs.startRun(context, event.messages, false, enqueue);
-		}),
-		startContinueRun: enqueueActions(({ context, enqueue }) => runs.startRun(context, [], false, enqueue)),
-		startRunFromSteering: enqueueActions(({ context, enqueue }) => runs.startRun(context, runs.takeQueued(context, "steering", enqueue), true, enqueue)),
-		startRunFromFollowUps: enqueueActions(({ context, enqueue }) => runs.startRun(context, runs.takeQueued(context, "followUp", enqueue), false, enqueue)),
-		injectInitialSteering: enqueueActions(({ context, enqueue }) => {
-			if (runOf(context).skipInitialSteeringPoll) return;
-			const taken = runs.takeQueued(context, "steering", enqueue);
-			if (taken.length > 0) runs.injectMessages(context, taken, enqueue);
-		}),
-		startNextTurnWithSteering: enqueueActions(({ context, enqueue }) => runs.startNextTurn(context, runs.takeQueued(context, "steering", enqueue), enqueue)),
-		startNextTurnWithFollowUps: enqueueActions(({ context, enqueue }) => runs.startNextTurn(context, runs.takeQueued(context, "followUp", enqueue), enqueue)),
-		startOutputLimitRecoveryTurn: enqueueActions(({ context, enqueue }) => runs.startOutputLimitRecoveryTurn(context, enqueue)),
-		abortRun: enqueueActions(({ context, enqueue }) => {
-			const run = context.run;
-			if (!run || run.aborted) return;
-			run.controller.abort();
-			enqueue.assign({ run: { ...run, aborted: true } });
-			// Tools that ignore the abort are given up on after a grace period (tools.abandon).
-			const grace = context.config.toolAbortGraceMs;
-			if (grace > 0 && run.batch?.calls.some((call) => call.status === "running")) {
-				enqueue.raise({ type: "tools.abandon" }, { delay: grace, id: ABANDON_TOOLS_ID });
-			}
-		}),
-		recordListenerFailure: enqueueActions(({ context, event, enqueue }) => {
-			const run = context.run;
-			if (!run || event.type !== "listener.error" || run.aborted) return;
-			run.controller.abort();
-			enqueue.assign({ run: { ...run, aborted: true, failure: event.error } });
-			const grace = context.config.toolAbortGraceMs;
-			if (grace > 0 && run.batch?.calls.some((call) => call.status === "running")) {
-				enqueue.raise({ type: "tools.abandon" }, { delay: grace, id: ABANDON_TOOLS_ID });
-			}
-		}),
-		closeTurnAsAborted: enqueueActions(({ context, enqueue }) => runs.closeTurnAsAborted(context, enqueue)),
-		emitAgentEnd: enqueueActions(({ context, enqueue }) => enqueue.emit({ type: "agent_end", messages: runOf(context).newMessages })),
-		clearRun: enqueueActions(({ enqueue }) => {
-			enqueue.cancel(ABANDON_TOOLS_ID);
-			enqueue.assign({ run: undefined });
-		}),
-		closeRunOnDispose: enqueueActions(({ context, enqueue }) => {
-			enqueue.cancel(ABANDON_TOOLS_ID);
-			if (context.run) closeRunAbruptly(context, "Agent was disposed", enqueue);
-		}),
-
-		// Streaming
-		startAttempt: enqueueActions(({ context, enqueue }) => streaming.startAttempt(context, enqueue)),
-		beginAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "stream.start") streaming.beginAssistantMessage(context, event.partial, enqueue);
-		}),
-		completeAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "stream.done") streaming.completeAssistantMessage(context, event.message, enqueue);
-		}),
-		emitTurnEndWithoutTools: enqueueActions(({ context, enqueue }) => streaming.emitTurnEndWithoutTools(context, enqueue)),
-
-		// Tools
-		createBatch: enqueueActions(({ context, enqueue }) => {
-			const run = runOf(context);
-			if (run.assistant) enqueue.assign({ run: { ...run, batch: tools.createBatchFor(context, run.assistant) } });
-		}),
-		prepareQueuedCalls: enqueueActions(({ context, enqueue }) => tools.prepareQueuedCalls(context, enqueue)),
-		announceNextCall: enqueueActions(({ context, enqueue }) => tools.announceNextCall(context, enqueue)),
-		preflightAnnouncedCall: enqueueActions(({ context, enqueue }) => tools.preflightAnnouncedCall(context, enqueue)),
-		recordPreparedCall: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "tool.prepared") tools.recordPreparedCall(context, event.toolCallId, event.args, enqueue);
-		}),
-		settleRefusedCall: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type !== "tool.settled") return;
-			const call = context.run?.batch?.calls.find((entry) => entry.toolCall.id === event.toolCallId);
-			if (call) tools.settleCall(context, call, event.outcome, enqueue);
-		}),
-		settleUnfinishedCallsAsAborted: enqueueActions(({ context, enqueue }) => {
-			tools.settleOpenCalls(context, tools.ABORTED_BEFORE_RUN, ["queued", "preparing", "prepared"], enqueue);
-		}),
-		settleCallsCutOffByLength: enqueueActions(({ context, enqueue }) => tools.settleCallsCutOffByLength(context, enqueue)),
-		startTools: enqueueActions(({ context, enqueue }) => tools.startTools(context, enqueue)),
-		emitToolUpdate: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type !== "tool.update") return;
-			const call = context.run?.batch?.calls.find((entry) => entry.toolCall.id === event.toolCallId);
-			enqueue.emit({ type: "tool_execution_update", toolCallId: event.toolCallId, toolName: call?.toolCall.name ?? "", args: call?.toolCall.arguments, partialResult: event.partialResult });
-		}),
-		settleRunningTool: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "tool.settled") tools.settleRunningTool(context, event.toolCallId, event.outcome, false, enqueue);
-			if (event.type === "tool.timeout") {
-				const name = context.run?.batch?.calls.find((entry) => entry.toolCall.id === event.toolCallId)?.toolCall.name ?? "";
-				tools.settleRunningTool(context, event.toolCallId, errorResult(`Tool "${name}" timed out after ${event.timeoutMs} ms`), true, enqueue);
-			}
-		}),
-		abandonRunningCalls: enqueueActions(({ context, enqueue }) => tools.abandonRunningCalls(context, enqueue)),
-		addStreamedToolCall: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "stream.toolcall") tools.addStreamedToolCall(context, event.toolCall, event.partial, enqueue);
-		}),
-		finishStreamingBatch: enqueueActions(({ context, enqueue }) => tools.finishStreamingBatch(context, enqueue)),
-		abortStreamingCalls: enqueueActions(({ context, enqueue }) => tools.abortStreamingCalls(context, enqueue)),
-		endToolBatch: enqueueActions(({ context, enqueue }) => tools.endToolBatch(context, enqueue)),
-
-		// Compaction
-		startManualCompaction: enqueueActions(({ event, enqueue }) => compaction.startManualCompaction(event.type === "compact" ? event.instructions : undefined, enqueue)),
-		setCompactionReason: enqueueActions(({ context, enqueue }) => compaction.setCompactionReason(context, enqueue)),
-		emitCompactionStart: enqueueActions(({ context, enqueue }) => compaction.emitCompactionStart(context, enqueue)),
-		applyCompaction: enqueueActions(({ context, event, enqueue }) => compaction.applyCompaction(context, (event as { output?: CompactionOutput }).output, enqueue)),
-		emitCompactionFailed: enqueueActions(({ context, event, enqueue }) => compaction.emitCompactionFailed(context, (event as { error?: unknown }).error, enqueue)),
-		emitCompactionAborted: enqueueActions(({ context, enqueue }) => compaction.emitCompactionAborted(context, enqueue)),
-		startRetryTurn: enqueueActions(({ context, enqueue }) => compaction.startRetryTurn(context, enqueue)),
-	},
-}).createMachine({
+export const agentMachine = agentSetup.createMachine({
 	id: "agent",
 	context: ({ input }) => ({
 		systemPrompt: input.systemPrompt ?? "",
@@ -251,7 +74,7 @@ export const agentMachine = setup({
 			invoke: {
 				id: "compaction",
 				src: "compactionActor",
-				input: ({ context }) => compaction.compactionInput(context),
+				input: ({ context }) => compactionInput(context),
 				onDone: { target: "idle", actions: ["applyCompaction", "clearRun"] },
 				onError: { target: "idle", actions: ["emitCompactionFailed", "clearRun"] },
 			},
@@ -304,7 +127,7 @@ export const agentMachine = setup({
 					invoke: {
 						id: "compaction",
 						src: "compactionActor",
-						input: ({ context }) => compaction.compactionInput(context),
+						input: ({ context }) => compactionInput(context),
 						onDone: [
 							{ guard: "compactingForOverflow", target: "before-call", actions: ["applyCompaction", "startRetryTurn"] },
 							{ target: "before-call", actions: "applyCompaction" },
