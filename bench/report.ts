@@ -165,9 +165,15 @@ function turnSection(result: TurnOverheadResult, checks: TargetCheck[]): string[
 	lines.push(`| agentchart streaming | ${spread(result.usPerTurn["agentchart streaming"], us)} | ${ratio(result.streamingVsPi)} | ${target} | ${streaming.text} |`);
 	lines.push(`| pi parallel | ${spread(result.usPerTurn["pi parallel"], us)} | | | |`);
 	lines.push(`| floor (raw \`for await\`, tools inline) | ${spread(result.usPerTurn.floor, us)} | | | |`);
+	const steps = result.chartSteps.parallel;
+	lines.push(`| chart floor (XState alone, the same steps) | ${spread(result.usPerTurn["chart floor"], us)} | ${ratio(result.chartFloorVsPi)} | | |`);
 	lines.push("");
 	lines.push(
 		`pi 0.73.1 has no streaming tool mode: agentchart streaming is compared with pi parallel. agentchart parallel / floor: ${ratio(result.parallelVsFloor, 1)}.`,
+	);
+	lines.push("");
+	lines.push(
+		`Chart floor: our chart takes ${steps.events} events, ${steps.microsteps} transitions and ${steps.actors} child actors for this prompt in parallel mode (streaming: ${result.chartSteps.streaming.events}, ${result.chartSteps.streaming.microsteps}, ${result.chartSteps.streaming.actors}), counted on an inspected run of a pinned agent. A synthetic XState machine taking as many steps, each entering a state that assigns and emits once, invoking as many do-nothing children, created, started and stopped once per prompt, costs the time in that row: the least any chart of this shape costs on XState, before any work of ours. agentchart parallel / chart floor: ${ratio(result.parallelVsChartFloor, 1)}.`,
 	);
 	checks.push({ figure: "turn overhead, parallel (ours / pi)", target, measured: ratio(result.parallelVsPi), met: parallel.met, note: parallel.note });
 	checks.push({

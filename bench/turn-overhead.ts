@@ -7,8 +7,11 @@
  * A sample times `prompts` prompts, each on its own agent built before the clock starts (agent
  * construction is not a turn's cost; benchmark 3 weighs it). Variants: agentchart in parallel
  * and in streaming tool mode, pi in parallel (pi 0.73.1 has no streaming mode, so both of ours
- * are compared with pi parallel), and the floor. All four are paired round by round.
+ * are compared with pi parallel), the floor, and the chart floor: a synthetic XState machine
+ * taking as many steps as our chart takes for the prompt (see lib/chart-floor.ts), the least any
+ * chart of that shape costs on this engine. All five are paired round by round.
  */
+import { type ChartSteps, chartFloorMachine, countChartSteps, timeChartFloor } from "./lib/chart-floor.js";
 import { type AgentName, type BenchAgent, type BenchAgentFactory, instantTool, loadBenchAgentFactories, runFloor } from "./lib/contenders.js";
 import { pairedRatio, type Random, runPaired } from "./lib/paired.js";
 import { collectYoungGarbage, scaleSummary, summarize, type Summary } from "./lib/stats.js";
@@ -26,7 +29,7 @@ export interface TurnOverheadOptions {
 }
 
 /** Who runs the turn, and how. */
-export type TurnVariant = "agentchart parallel" | "agentchart streaming" | "pi parallel" | "floor";
+export type TurnVariant = "agentchart parallel" | "agentchart streaming" | "pi parallel" | "floor" | "chart floor";
 
 /** Everything benchmark 2 measured. */
 export interface TurnOverheadResult {
@@ -40,13 +43,19 @@ export interface TurnOverheadResult {
 	streamingVsPi: Summary;
 	/** Ours parallel / the floor, round by round. */
 	parallelVsFloor: Summary;
+	/** The chart's steps for one prompt, per tool mode (counted on one inspected run). */
+	chartSteps: { parallel: ChartSteps; streaming: ChartSteps };
+	/** The chart floor (parallel mode's steps) / pi parallel, round by round. */
+	chartFloorVsPi: Summary;
+	/** Ours parallel / the chart floor, round by round. */
+	parallelVsChartFloor: Summary;
 }
 
-const VARIANTS: readonly TurnVariant[] = ["agentchart parallel", "agentchart streaming", "pi parallel", "floor"];
+const VARIANTS: readonly TurnVariant[] = ["agentchart parallel", "agentchart streaming", "pi parallel", "floor", "chart floor"];
 const CALLS_PER_TURN = 3;
 const TOOL = instantTool("noop");
 
-const agentOf: Record<Exclude<TurnVariant, "floor">, { agent: AgentName; mode: ToolExecutionMode }> = {
+const agentOf: Record<Exclude<TurnVariant, "floor" | "chart floor">, { agent: AgentName; mode: ToolExecutionMode }> = {
 	"agentchart parallel": { agent: "agentchart", mode: "parallel" },
 	"agentchart streaming": { agent: "agentchart", mode: "streaming" },
 	"pi parallel": { agent: "pi", mode: "parallel" },
@@ -62,10 +71,15 @@ const EXPECTED_MESSAGES = 1 + 1 + CALLS_PER_TURN + 1;
  * @example
  * const ms = await timeTurns("pi parallel", factories, 10);
  */
-export async function timeTurns(variant: TurnVariant, factories: Record<AgentName, BenchAgentFactory>, prompts: number): Promise<number> {
+export async function timeTurns(variant: TurnVariant, factories: Record<AgentName, BenchAgentFactory>, prompts: number, chartFloor?: ReturnType<typeof chartFloorMachine>): Promise<number> {
 	const model = benchModel();
 	const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: CALLS_PER_TURN, toolName: TOOL.name });
 	const options = { streamFn, model, tools: [TOOL] };
+	if (variant === "chart floor") {
+		if (!chartFloor) throw new Error("chart floor: no synthetic chart given");
+		collectYoungGarbage();
+		return timeChartFloor(chartFloor, prompts);
+	}
 	if (variant === "floor") {
 		collectYoungGarbage();
 		const start = performance.now();
@@ -97,8 +111,13 @@ export async function timeTurns(variant: TurnVariant, factories: Record<AgentNam
  */
 export async function measureTurnOverhead(options: TurnOverheadOptions, random: Random): Promise<TurnOverheadResult> {
 	const factories = await loadBenchAgentFactories();
+	const model = benchModel();
+	const countSteps = (toolExecution: ToolExecutionMode) =>
+		countChartSteps({ model, streamFn: toolTurnStreamFn(model, { turns: 1, callsPerTurn: CALLS_PER_TURN, toolName: TOOL.name }), tools: [TOOL], toolExecution });
+	const chartSteps = { parallel: await countSteps("parallel"), streaming: await countSteps("streaming") };
+	const chartFloor = chartFloorMachine(chartSteps.parallel);
 	const samples = await runPaired(VARIANTS, { repetitions: options.repetitions, warmups: options.warmups, random }, (variant) =>
-		timeTurns(variant, factories, options.prompts),
+		timeTurns(variant, factories, options.prompts, chartFloor),
 	);
 	const perTurn = (variant: TurnVariant) => scaleSummary(summarize(samples[variant]), 1000 / options.prompts);
 	return {
@@ -109,9 +128,13 @@ export async function measureTurnOverhead(options: TurnOverheadOptions, random: 
 			"agentchart streaming": perTurn("agentchart streaming"),
 			"pi parallel": perTurn("pi parallel"),
 			floor: perTurn("floor"),
+			"chart floor": perTurn("chart floor"),
 		},
 		parallelVsPi: pairedRatio(samples["agentchart parallel"], samples["pi parallel"]),
 		streamingVsPi: pairedRatio(samples["agentchart streaming"], samples["pi parallel"]),
 		parallelVsFloor: pairedRatio(samples["agentchart parallel"], samples.floor),
+		chartSteps,
+		chartFloorVsPi: pairedRatio(samples["chart floor"], samples["pi parallel"]),
+		parallelVsChartFloor: pairedRatio(samples["agentchart parallel"], samples["chart floor"]),
 	};
 }

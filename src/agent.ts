@@ -4,7 +4,7 @@ import { MutableAgentState } from "./facade/agent-state.js";
 import { type AgentListener, ListenerDelivery } from "./facade/delivery.js";
 import type { AgentActor } from "./machines/agent-actor.js";
 import { agentMachine } from "./machines/agent-machine.js";
-import { emitterOf } from "./machines/relay.js";
+import { emitterOf, othersListenOn } from "./machines/relay.js";
 import { continueRefusal } from "./machines/continue-rules.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery } from "./machines/types.js";
@@ -542,10 +542,10 @@ export class Agent {
 			compaction: this.compaction,
 			outputLimitRecovery: this.outputLimitRecovery,
 			deliveryPending: () => this.#delivery.pending(),
-			// Deltas skip the machine's emitter unless someone else may listen on it (agent.actor was read).
+			// Deltas skip the machine's emitter unless someone else listens on it (`agent.actor.on(...)`).
 			deltaSink: (event) => {
 				const machine = this.#machine;
-				if (this.#pinned && machine) emitterOf(machine)(event);
+				if (this.#pinned && machine && othersListenOn(machine)) emitterOf(machine)(event);
 				else this.#delivery.event(event);
 			},
 			streamOptions: {

@@ -18,3 +18,23 @@ export function emitterOf(actor: unknown): (event: AgentMachineEmitted) => void 
 	}
 	return emit as (event: AgentMachineEmitted) => void;
 }
+
+/**
+ * Whether anyone besides the agent's own facade listens for emitted events on `actor`
+ * (`actor.on(...)`). The facade registers exactly one wildcard handler; while that is all,
+ * token deltas can go straight to the facade's delivery and skip XState's emitter, which
+ * copies its listener lists for every event. Reads the actor's listener table (XState keeps it
+ * as `eventListeners`, a map from type to a set of handlers); if that is not there, it answers
+ * true, and deltas take the emitter, which is always correct.
+ *
+ * @example
+ * if (othersListenOn(machine)) emitterOf(machine)(event); else delivery.event(event);
+ */
+export function othersListenOn(actor: unknown): boolean {
+	const table = (actor as { eventListeners?: unknown }).eventListeners;
+	if (!(table instanceof Map)) return true;
+	for (const [type, handlers] of table as Map<string, Set<unknown>>) {
+		if (handlers.size > (type === "*" ? 1 : 0)) return true;
+	}
+	return false;
+}
