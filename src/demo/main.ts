@@ -159,8 +159,11 @@ async function main(): Promise<void> {
 	}
 	agent.dispose();
 	if (closeVisualizer) {
+		// Listen before saying so: a Ctrl-C typed the moment the line appears must not find the
+		// default handler (which would kill the process with status 130 and skip the close).
+		const interrupted = untilInterrupted();
 		console.log(dim("the visualizer stays open; press Ctrl-C to exit"));
-		await untilInterrupted();
+		await interrupted;
 		await closeVisualizer();
 	}
 }
