@@ -1,0 +1,620 @@
+/**
+ * Paths of the statechart the rest of the suite did not take, or took without checking what
+ * StrykerJS changed: streaming tool execution with a beforeToolCall hook, a sequential tool
+ * in a streaming batch, the loop API's hooks failing, a listener failing while tools run,
+ * dispose during a manual compaction, and compaction settings at their edges.
+ */
+import { Type } from "typebox";
+import { describe, expect, it } from "vitest";
+import { createActor } from "xstate";
+import { Agent } from "../../src/agent.js";
+import { agentMachine } from "../../src/machines/agent-machine.js";
+import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
+import type { StreamFn } from "../../src/types/stream.js";
+import { runAgentLoop, type AgentLoopConfig } from "../../src/index.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import type { AgentEvent } from "../../src/types/agent.js";
+import type { ToolCall } from "../../src/types/content.js";
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/types/messages.js";
+import { assistant, call, deferred, doneOnlyStreamFn, expectWellFormedRun, makeTool, ok, record, sleep, textOf, user, whenAborted } from "../agent/helpers.js";
+
+function toolResults(messages: readonly AgentMessage[]): [string, string, boolean][] {
+	return messages.filter((message): message is ToolResultMessage => message.role === "toolResult").map((result) => [result.toolCallId, textOf(result), result.isError]);
+}
+
+function lastAssistant(messages: readonly AgentMessage[]): AssistantMessage | undefined {
+	return messages.filter((message): message is AssistantMessage => message.role === "assistant").at(-1);
+}
+
+describe("sequential tool execution with a beforeToolCall hook", () => {
+	it("asks the hook for a call only after the call before it ran", async () => {
+		const log: string[] = [];
+		const echo = makeTool("echo", async (id) => {
+			log.push(`run ${id}`);
+			return ok("x");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("echo", {}, "t1"), toolCall("echo", {}, "t2")] }, { content: "done" }]);
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [echo] },
+			streamFn: scripted.streamFn,
+			toolExecution: "sequential",
+			beforeToolCall: async ({ toolCall: asking }) => {
+				log.push(`ask ${asking.id}`);
+				return undefined;
+			},
+		});
+		await agent.prompt("go");
+		expect(log).toEqual(["ask t1", "run t1", "ask t2", "run t2"]);
+	});
+});
+
+describe("streaming tool execution", () => {
+	it("with a beforeToolCall hook: each call is asked as it streams, a blocked call gets the hook's reason, changed arguments reach the tool", async () => {
+		const seen: unknown[] = [];
+		const echo = makeTool("echo", async (_id, params) => {
+			seen.push(params);
+			return ok(`echo:${String(params["value"])}`);
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("echo", { value: "a" }, "t1"), toolCall("echo", { value: "b" }, "t2")] }, { content: "done" }]);
+		const asked: string[] = [];
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [echo] },
+			streamFn: scripted.streamFn,
+			toolExecution: "streaming",
+			beforeToolCall: async ({ toolCall: asking, args }) => {
+				asked.push(asking.id);
+				if (asking.id === "t2") return { block: true, reason: "not b" };
+				(args as { value: string }).value = "changed";
+				return undefined;
+			},
+		});
+		const rec = record(agent);
+		await agent.prompt("go");
+		expectWellFormedRun(rec.events);
+		expect(asked).toEqual(["t1", "t2"]);
+		expect(seen).toEqual([{ value: "changed" }]);
+		expect(toolResults(agent.state.messages)).toEqual([
+			["t1", "echo:changed", false],
+			["t2", "not b", true],
+		]);
+	});
+
+	it("with a beforeToolCall hook: a call of an unknown tool is answered without asking the hook", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("missing", {}, "m1")] }, { content: "done" }]);
+		const asked: string[] = [];
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [makeTool("echo", async () => ok("x"))] },
+			streamFn: scripted.streamFn,
+			toolExecution: "streaming",
+			beforeToolCall: async ({ toolCall: asking }) => {
+				asked.push(asking.id);
+				return undefined;
+			},
+		});
+		await agent.prompt("go");
+		expect(asked).toEqual([]);
+		expect(toolResults(agent.state.messages)).toEqual([["m1", "Tool missing not found", true]]);
+	});
+
+	it("a running sequential tool holds back the calls streamed after it", async () => {
+		const log: string[] = [];
+		const release = deferred();
+		const started = deferred();
+		const exclusive = makeTool(
+			"exclusive",
+			async () => {
+				log.push("exclusive start");
+				started.resolve();
+				await release.promise;
+				log.push("exclusive end");
+				return ok("x");
+			},
+			{ executionMode: "sequential" },
+		);
+		const quick = makeTool("quick", async () => {
+			log.push("quick");
+			return ok("q");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("exclusive", {}, "e"), toolCall("quick", {}, "q")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [exclusive, quick] }, streamFn: scripted.streamFn, toolExecution: "streaming" });
+		const run = agent.prompt("go");
+		await started.promise;
+		await sleep(20);
+		expect(log).toEqual(["exclusive start"]);
+		release.resolve();
+		await run;
+		expect(log).toEqual(["exclusive start", "exclusive end", "quick"]);
+	});
+
+	it("tool calls of a reply that streamed no toolcall_end still run when the reply is done", async () => {
+		const echo = makeTool("echo", async (_id, params) => ok(`echo:${String(params["value"])}`));
+		const streamFn = doneOnlyStreamFn((index) => (index === 0 ? assistant([call("t1", "echo", { value: "a" })], "toolUse") : assistant("done")));
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [echo] }, streamFn, toolExecution: "streaming" });
+		const rec = record(agent);
+		await agent.prompt("go");
+		expectWellFormedRun(rec.events);
+		expect(toolResults(agent.state.messages)).toEqual([["t1", "echo:a", false]]);
+	});
+});
+
+describe("the tool batch", () => {
+	it("one batch actor runs all the calls of a reply", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("echo", { value: "a" }, "t1"), toolCall("echo", { value: "b" }, "t2"), toolCall("echo", { value: "c" }, "t3")] }, { content: "done" }]);
+		let batchActors = 0;
+		const actor = createActor(agentMachine, {
+			input: { model: scripted.model, tools: [makeTool("echo", async () => ok("x"))], config: { streamFn: scripted.streamFn } },
+			inspect: (event) => {
+				if (event.type === "@xstate.actor" && (event.actorRef as { id?: string }).id === "tools") batchActors++;
+			},
+		}).start();
+		const ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
+		actor.send({ type: "prompt", messages: [user("go")] });
+		await ended;
+		expect(batchActors).toBe(1);
+		expect(actor.getSnapshot().context.messages.filter((message) => message.role === "toolResult")).toHaveLength(3);
+		actor.stop();
+	});
+
+	it("streaming mode: a call that finishes streaming after abort() never starts", async () => {
+		let stream: AssistantMessageEventStream | undefined;
+		const opened = deferred();
+		const streamFn: StreamFn = () => {
+			stream = new AssistantMessageEventStream();
+			opened.resolve();
+			return stream;
+		};
+		const executed: string[] = [];
+		const firstRunning = deferred();
+		const tool = makeTool("work", async (id, _params, signal) => {
+			executed.push(id);
+			firstRunning.resolve();
+			await whenAborted(signal);
+			return ok("stopped");
+		});
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn, toolExecution: "streaming" });
+		const rec = record(agent);
+		const run = agent.prompt("go");
+		await opened.promise;
+		const first = { type: "toolCall" as const, id: "t1", name: "work", arguments: {} };
+		const second = { type: "toolCall" as const, id: "t2", name: "work", arguments: {} };
+		stream?.push({ type: "start", partial: assistant([]) });
+		stream?.push({ type: "toolcall_end", contentIndex: 0, toolCall: first, partial: assistant([first]) });
+		await firstRunning.promise;
+		agent.abort();
+		// The provider ignores the abort for a moment: one more call streams, then it ends.
+		stream?.push({ type: "toolcall_end", contentIndex: 1, toolCall: second, partial: assistant([first, second]) });
+		stream?.push({ type: "error", reason: "aborted", error: { ...assistant([first, second], "aborted"), errorMessage: "Request was aborted" } });
+		await run;
+		expectWellFormedRun(rec.events);
+		expect(executed).toEqual(["t1"]);
+	});
+
+	it("streaming mode: a reply that fails after a call ran is recorded in two parts, in the machine's transcript and agent_end too", async () => {
+		let stream: AssistantMessageEventStream | undefined;
+		const opened = deferred();
+		const streamFn: StreamFn = () => {
+			stream = new AssistantMessageEventStream();
+			opened.resolve();
+			return stream;
+		};
+		const done = deferred();
+		const tool = makeTool("work", async () => {
+			done.resolve();
+			return ok("worked");
+		});
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn, toolExecution: "streaming" });
+		const actor = agent.actor;
+		const rec = record(agent);
+		const run = agent.prompt("go");
+		await opened.promise;
+		const first = { type: "toolCall" as const, id: "t1", name: "work", arguments: {} };
+		stream?.push({ type: "start", partial: assistant([]) });
+		stream?.push({ type: "toolcall_end", contentIndex: 0, toolCall: first, partial: assistant([first]) });
+		await done.promise;
+		stream?.push({ type: "error", reason: "error", error: { ...assistant([first, { type: "text", text: "and then" }], "error"), errorMessage: "connection lost" } });
+		await run;
+		const roles = ["user", "assistant", "toolResult", "assistant"];
+		expect(agent.state.messages.map((message) => message.role)).toEqual(roles);
+		expect(actor.getSnapshot().context.messages.map((message) => message.role)).toEqual(roles);
+		const end = rec.events.at(-1);
+		expect(end?.type === "agent_end" ? end.messages.map((message) => message.role) : []).toEqual(roles);
+		expect(actor.getSnapshot().context.messages.at(-1)).toMatchObject({ stopReason: "error", errorMessage: "connection lost" });
+	});
+});
+
+describe("a streaming reply that fails after some of its calls ran", () => {
+	async function failAfterFirstCall(finalContent: (first: ToolCall) => AssistantMessage["content"]) {
+		let stream: AssistantMessageEventStream | undefined;
+		const opened = deferred();
+		const streamFn: StreamFn = () => {
+			stream = new AssistantMessageEventStream();
+			opened.resolve();
+			return stream;
+		};
+		const done = deferred();
+		const tool = makeTool("work", async () => (done.resolve(), ok("worked")));
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn, toolExecution: "streaming" });
+		const run = agent.prompt("go");
+		await opened.promise;
+		const first: ToolCall = { type: "toolCall", id: "t1", name: "work", arguments: {} };
+		stream?.push({ type: "start", partial: assistant([{ type: "text", text: "intro" }]) });
+		stream?.push({ type: "toolcall_end", contentIndex: 1, toolCall: first, partial: assistant([{ type: "text", text: "intro" }, first]) });
+		await done.promise;
+		const failed = { ...assistant(finalContent(first), "error"), errorMessage: "connection lost" };
+		failed.usage = { ...failed.usage, input: 50, totalTokens: 50 };
+		stream?.push({ type: "error", reason: "error", error: failed });
+		await run;
+		return agent.state.messages.filter((message): message is AssistantMessage => message.role === "assistant");
+	}
+
+	it("the part up to the last call that ran is committed (toolUse); the rest follows its results as the failed reply", async () => {
+		const second: ToolCall = { type: "toolCall", id: "t2", name: "work", arguments: {} };
+		const [committed, failed] = await failAfterFirstCall((first) => [{ type: "text", text: "intro" }, first, second, { type: "text", text: "tail" }]);
+		expect(committed?.content).toEqual([{ type: "text", text: "intro" }, { type: "toolCall", id: "t1", name: "work", arguments: {} }]);
+		expect(committed?.stopReason).toBe("toolUse");
+		expect(committed?.errorMessage).toBeUndefined();
+		expect(committed?.usage.totalTokens).toBe(50);
+		expect(failed?.content).toEqual([second, { type: "text", text: "tail" }]);
+		expect(failed).toMatchObject({ stopReason: "error", errorMessage: "connection lost" });
+		expect(failed?.usage.totalTokens).toBe(0);
+	});
+
+	it("a call that never started is left out of the committed part, even placed before one that ran", async () => {
+		const second: ToolCall = { type: "toolCall", id: "t2", name: "work", arguments: {} };
+		const [committed, failed] = await failAfterFirstCall((first) => [second, first, { type: "text", text: "tail" }]);
+		expect(committed?.content).toEqual([{ type: "toolCall", id: "t1", name: "work", arguments: {} }]);
+		expect(failed?.content).toEqual([{ type: "text", text: "tail" }]);
+	});
+
+	it("a call that ran but is missing from the provider's final message is kept in the committed part", async () => {
+		const [committed, failed] = await failAfterFirstCall(() => [{ type: "text", text: "tail" }]);
+		expect(committed?.content).toEqual([{ type: "toolCall", id: "t1", name: "work", arguments: {} }]);
+		expect(failed?.content).toEqual([{ type: "text", text: "tail" }]);
+	});
+});
+
+describe("streaming tool execution, more", () => {
+	function handStream() {
+		let stream: AssistantMessageEventStream | undefined;
+		const opened = deferred();
+		const streamFn: StreamFn = () => {
+			stream = new AssistantMessageEventStream();
+			opened.resolve();
+			return stream;
+		};
+		return { streamFn, opened: opened.promise, push: (event: Parameters<AssistantMessageEventStream["push"]>[0]) => stream?.push(event) };
+	}
+
+	it("a call whose arguments fail validation is answered with the validation error and never executed", async () => {
+		const executed: unknown[] = [];
+		const strict = { ...makeTool("strict", async (_id, params) => (executed.push(params), ok("ran"))), parameters: Type.Object({ value: Type.String() }) };
+		const scripted = createScriptedModel([{ content: [toolCall("strict", {}, "t1")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [strict as never] }, streamFn: scripted.streamFn, toolExecution: "streaming" });
+		await agent.prompt("go");
+		expect(executed).toEqual([]);
+		const [result] = toolResults(agent.state.messages);
+		expect(result?.[2]).toBe(true);
+		expect(result?.[1]).toMatch(/value/);
+	});
+
+	it("a call whose toolcall_end streams twice runs once, before the reply ends", async () => {
+		const hand = handStream();
+		const log: string[] = [];
+		const tool = makeTool("work", async () => (log.push("run"), ok("done")));
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn: hand.streamFn, toolExecution: "streaming" });
+		agent.subscribe((event) => {
+			if (event.type === "tool_execution_start") log.push("start");
+			if (event.type === "message_end" && event.message.role === "assistant") log.push("reply end");
+		});
+		const run = agent.prompt("go");
+		await hand.opened;
+		const call: ToolCall = { type: "toolCall", id: "t1", name: "work", arguments: {} };
+		hand.push({ type: "start", partial: assistant([]) });
+		hand.push({ type: "toolcall_end", contentIndex: 0, toolCall: call, partial: assistant([call]) });
+		hand.push({ type: "toolcall_end", contentIndex: 0, toolCall: call, partial: assistant([call]) });
+		await sleep(10);
+		hand.push({ type: "done", reason: "toolUse", message: assistant([call], "toolUse") });
+		await sleep(10);
+		hand.push({ type: "start", partial: assistant("") });
+		hand.push({ type: "done", reason: "stop", message: assistant("finished") });
+		await run;
+		expect(log.filter((entry) => entry !== "start").slice(0, 2)).toEqual(["run", "reply end"]);
+		expect(log.filter((entry) => entry === "run")).toHaveLength(1);
+	});
+
+	it("a running call is stopped when the reply fails, with an error that says why", async () => {
+		const hand = handStream();
+		let reason: unknown;
+		const running = deferred();
+		const tool = makeTool("work", async (_id, _params, signal) => {
+			running.resolve();
+			await Promise.race([whenAborted(signal), sleep(500)]);
+			reason = signal?.reason;
+			return ok("late");
+		});
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn: hand.streamFn, toolExecution: "streaming" });
+		const run = agent.prompt("go");
+		await hand.opened;
+		const call: ToolCall = { type: "toolCall", id: "t1", name: "work", arguments: {} };
+		hand.push({ type: "start", partial: assistant([]) });
+		hand.push({ type: "toolcall_end", contentIndex: 0, toolCall: call, partial: assistant([call]) });
+		await running.promise;
+		hand.push({ type: "error", reason: "error", error: { ...assistant([call], "error"), errorMessage: "provider failed" } });
+		await run;
+		expect((reason as Error | undefined)?.message).toBe("cancelled");
+		expect(toolResults(agent.state.messages)).toEqual([["t1", 'Tool call aborted: the assistant message ended with stopReason "error"', true]]);
+	});
+
+	it("a call the output limit cut off makes the resume turn ask for the calls again", async () => {
+		const streamFn = doneOnlyStreamFn((index) => (index === 0 ? assistant([call("t1", "work", { value: "a" })], "length") : assistant("done")));
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [makeTool("work", async () => ok("x"))] }, streamFn, toolExecution: "streaming", outputLimitRecovery: { maxAttempts: 1 } });
+		await agent.prompt("go");
+		const users = agent.state.messages.filter((message) => message.role === "user").map((message) => textOf(message));
+		expect(users.at(-1)).toMatch(/^Your reply was cut off by the output token limit before its tool calls were complete/);
+	});
+});
+
+describe("output-limit recovery counts attempts in a row", () => {
+	it("a reply that is not cut off resets the count", async () => {
+		const scripted = createScriptedModel([
+			{ content: "part one", stopReason: "length" },
+			{ content: [toolCall("work", {}, "t1")] },
+			{ content: "part two", stopReason: "length" },
+			{ content: "the end" },
+		]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [makeTool("work", async () => ok("x"))] }, streamFn: scripted.streamFn, outputLimitRecovery: { maxAttempts: 1 } });
+		await agent.prompt("go");
+		expect(scripted.calls).toHaveLength(4);
+	});
+});
+
+describe("a listener that fails while tools run", () => {
+	it("aborts the run; a tool that ignores the abort is given up on after toolAbortGraceMs", async () => {
+		const stuck = makeTool("stuck", async () => {
+			await sleep(2000);
+			return ok("too late");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("stuck", {}, "s")] }, { content: "never" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [stuck] }, streamFn: scripted.streamFn, toolAbortGraceMs: 20 });
+		agent.subscribe(async (event) => {
+			if (event.type === "tool_execution_start") {
+				await sleep(5);
+				throw new Error("listener broke");
+			}
+		});
+		const started = Date.now();
+		await agent.prompt("go");
+		expect(Date.now() - started).toBeLessThan(1000);
+		expect(scripted.calls).toHaveLength(1);
+		expect(toolResults(agent.state.messages)).toEqual([["s", 'Tool "stuck" did not stop within 20 ms after the run was aborted; its result, if it comes, is ignored', true]]);
+	});
+});
+
+describe("the abort grace for running tools", () => {
+	/** A tool that ignores its signal and answers after `ms`. */
+	const stubborn = (ms: number) => makeTool("stubborn", async () => (await sleep(ms), ok("finished anyway")));
+	const quick = makeTool("quick", async () => ok("quick"));
+
+	async function stopDuring(how: "abort" | "listener", toolAbortGraceMs: number) {
+		const scripted = createScriptedModel([{ content: [toolCall("quick", {}, "q"), toolCall("stubborn", {}, "s")] }, { content: "never" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [quick, stubborn(60)] }, streamFn: scripted.streamFn, toolAbortGraceMs });
+		let stopped = false;
+		agent.subscribe(async (event) => {
+			// Stops the run once the quick call has ended and the stubborn one still runs.
+			if (event.type === "tool_execution_end" && event.toolCallId === "q" && !stopped) {
+				stopped = true;
+				if (how === "abort") agent.abort();
+				else throw new Error("listener broke");
+			}
+		});
+		await agent.prompt("go");
+		expect(scripted.calls).toHaveLength(1);
+		return toolResults(agent.state.messages);
+	}
+
+	for (const how of ["abort", "listener"] as const) {
+		it(`${how}: a running call that ignores the signal is given up on after the grace, beside a call that had finished`, async () => {
+			expect(await stopDuring(how, 20)).toEqual([
+				["q", "quick", false],
+				["s", 'Tool "stubborn" did not stop within 20 ms after the run was aborted; its result, if it comes, is ignored', true],
+			]);
+		});
+
+		it(`${how}: with toolAbortGraceMs 0 the run waits for the call's own result`, async () => {
+			expect(await stopDuring(how, 0)).toEqual([
+				["q", "quick", false],
+				["s", "finished anyway", false],
+			]);
+		});
+	}
+});
+
+describe("tool events name their own call", () => {
+	it("an update and a timeout of the second call of a batch carry that call's name and arguments", async () => {
+		const first = makeTool("first", async () => (await sleep(40), ok("first")));
+		const second = makeTool(
+			"second",
+			async (_id, _params, signal, onUpdate) => {
+				onUpdate?.(ok("progress"));
+				await whenAborted(signal);
+				return ok("stopped");
+			},
+			{ timeoutMs: 20 },
+		);
+		const scripted = createScriptedModel([{ content: [toolCall("first", { n: 1 }, "t1"), toolCall("second", { n: 2 }, "t2")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [first, second] }, streamFn: scripted.streamFn });
+		const rec = record(agent);
+		await agent.prompt("go");
+		const update = rec.events.find((event) => event.type === "tool_execution_update");
+		expect(update).toMatchObject({ toolCallId: "t2", toolName: "second", args: { n: 2 } });
+		expect(toolResults(agent.state.messages)).toEqual([
+			["t1", "first", false],
+			["t2", 'Tool "second" timed out after 20 ms', true],
+		]);
+	});
+});
+
+describe("between runs", () => {
+	it("the machine keeps no run once a run has ended", async () => {
+		const scripted = createScriptedModel([{ content: "ok" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const actor = agent.actor;
+		await agent.prompt("go");
+		expect(actor.getSnapshot().value).toBe("idle");
+		expect(actor.getSnapshot().context.run).toBeUndefined();
+	});
+
+	it("a run started by continue() from queued follow-ups still polls steering first (machine with a poller)", async () => {
+		const scripted = createScriptedModel([{ content: "ok" }]);
+		let polls = 0;
+		const actor = createActor(agentMachine, {
+			input: {
+				model: scripted.model,
+				messages: [user("earlier"), assistant("answered")],
+				followUpQueue: [user("follow-up")],
+				config: {
+					streamFn: scripted.streamFn,
+					getSteeringMessages: async () => {
+						polls++;
+						return [];
+					},
+				},
+			},
+		}).start();
+		const ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
+		actor.send({ type: "continue" });
+		await ended;
+		expect(polls).toBe(2);
+		actor.stop();
+	});
+});
+
+describe("the loop API's hooks failing", () => {
+	function loopConfig(scripted: ReturnType<typeof createScriptedModel>, extra: Partial<AgentLoopConfig>): AgentLoopConfig {
+		return { model: scripted.model, convertToLlm: (messages) => messages as never, ...extra } as AgentLoopConfig;
+	}
+	async function run(extra: (scripted: ReturnType<typeof createScriptedModel>) => Partial<AgentLoopConfig>) {
+		const scripted = createScriptedModel([{ content: "first" }, { content: "second" }]);
+		const events: AgentEvent[] = [];
+		const messages = await runAgentLoop([user("go")], { systemPrompt: "", messages: [], tools: [] }, loopConfig(scripted, extra(scripted)), (event) => {
+			events.push(event);
+		}, undefined, scripted.streamFn);
+		return { scripted, events, messages };
+	}
+
+	it("a steering poll that throws before the first call ends the run with its error, and no call is made", async () => {
+		const { scripted, events, messages } = await run(() => ({
+			getSteeringMessages: async () => {
+				throw new Error("poll broke");
+			},
+		}));
+		expectWellFormedRun(events);
+		expect(scripted.calls).toHaveLength(0);
+		expect(lastAssistant(messages)).toMatchObject({ stopReason: "aborted", errorMessage: "poll broke" });
+	});
+
+	it("a hook that throws something other than an Error is reported as its text", async () => {
+		const { messages } = await run(() => ({
+			getSteeringMessages: async () => {
+				throw "poll broke as text";
+			},
+		}));
+		expect(lastAssistant(messages)?.errorMessage).toBe("poll broke as text");
+	});
+
+	it("a steering poll that throws after a turn ends the run after that turn", async () => {
+		let polls = 0;
+		const { scripted, events } = await run(() => ({
+			getSteeringMessages: async () => {
+				if (polls++ > 0) throw new Error("second poll broke");
+				return [];
+			},
+		}));
+		expectWellFormedRun(events);
+		expect(scripted.calls).toHaveLength(1);
+		expect(events.filter((event) => event.type === "turn_end")).toHaveLength(1);
+	});
+
+	it("a follow-up poll that throws ends the run; the follow-ups it would have given are not taken", async () => {
+		const { scripted, events } = await run(() => ({
+			getFollowUpMessages: async () => {
+				throw new Error("follow-up poll broke");
+			},
+		}));
+		expectWellFormedRun(events);
+		expect(scripted.calls).toHaveLength(1);
+	});
+
+	it("a shouldStopAfterTurn that throws ends the run after the turn", async () => {
+		const { scripted, events } = await run(() => ({
+			shouldStopAfterTurn: () => {
+				throw new Error("stop check broke");
+			},
+			getFollowUpMessages: async () => [user("more")],
+		}));
+		expectWellFormedRun(events);
+		expect(scripted.calls).toHaveLength(1);
+	});
+});
+
+describe("compaction at its edges", () => {
+	const long = (label: string, chars = 400) => `${label} ${"x".repeat(chars)}`;
+
+	it("dispose() during a manual compaction rejects it as aborted", async () => {
+		const summarizing = deferred();
+		const scripted = createScriptedModel([]);
+		const agent = new Agent({
+			initialState: { model: scripted.model, messages: [user(long("u1")), assistant(long("a1")), user("u2")] },
+			streamFn: scripted.streamFn,
+			compaction: {
+				enabled: true,
+				keepRecentTokens: 1,
+				summarize: async ({ signal }) => {
+					summarizing.resolve();
+					await Promise.race([whenAborted(signal), sleep(500)]);
+					return "summary";
+				},
+			},
+		});
+		const rec = record(agent);
+		const compacting = agent.compact();
+		await summarizing.promise;
+		agent.dispose();
+		await expect(compacting).rejects.toThrow("Compaction aborted");
+		expect(rec.events.map((event) => event.type)).toEqual(["auto_compaction_start", "auto_compaction_end"]);
+		expect(rec.events[1]).toMatchObject({ reason: "manual", aborted: true, willRetry: false });
+		expect(agent.state.messages).toHaveLength(3);
+	});
+
+	it("compact() works without compaction settings: the model writes the summary", async () => {
+		const scripted = createScriptedModel([{ content: "model summary" }]);
+		const agent = new Agent({
+			initialState: { model: scripted.model, messages: [user(long("u1", 50_000)), assistant(long("a1", 50_000)), user(long("u2", 50_000)), assistant("a2")] },
+			streamFn: scripted.streamFn,
+		});
+		const result = await agent.compact();
+		expect(result.summary).toContain("model summary");
+		expect(agent.state.messages[0]?.role).toBe("compactionSummary");
+	});
+
+	it("a model without a known context window is never compacted before a call", async () => {
+		const scripted = createScriptedModel([{ content: "reply" }], { model: { contextWindow: 0 } });
+		let summarized = 0;
+		const agent = new Agent({
+			initialState: { model: scripted.model, messages: [user(long("u1", 4000)), assistant(long("a1", 4000))] },
+			streamFn: scripted.streamFn,
+			compaction: {
+				enabled: true,
+				keepRecentTokens: 1,
+				summarize: async () => {
+					summarized++;
+					return "summary";
+				},
+			},
+		});
+		const rec = record(agent);
+		await agent.prompt("go");
+		expect(summarized).toBe(0);
+		expect(rec.events.some((event) => event.type === "auto_compaction_start")).toBe(false);
+	});
+});
