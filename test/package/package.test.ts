@@ -22,7 +22,8 @@ function runJson(project: ConsumerProject, file: string): Record<string, unknown
 	return JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
 }
 
-describe("the packed package, installed into an empty project", () => {
+// Each test spawns tsc, node or npx on the installed tarball: 30 s is too tight on a busy machine.
+describe("the packed package, installed into an empty project", { timeout: 120_000 }, () => {
 	let project: ConsumerProject;
 
 	beforeAll(async () => {
