@@ -590,6 +590,12 @@ export class Agent {
 			case "auto_compaction_start":
 				if (this.#run && !this.#run.signal) this.#run.signal = this.#machine?.getSnapshot().context.run?.controller.signal;
 				break;
+			case "auto_compaction_end":
+				// The overflowed reply that set the error leaves the transcript and its call is retried:
+				// the error no longer describes the run (pi's coding agent retries with continue(),
+				// which clears it too).
+				if (event.willRetry) state.errorMessage = undefined;
+				break;
 			case "message_start":
 			case "message_update":
 				state.streamingMessage = event.message;

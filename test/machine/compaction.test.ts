@@ -137,11 +137,36 @@ describe("compaction in the statechart", () => {
 		expect(roles[0]).toBe("compactionSummary");
 		expect(agent.state.messages.some((m) => (m as { stopReason?: string }).stopReason === "error")).toBe(false);
 		expect(roles[roles.length - 1]).toBe("assistant");
+		// The overflow that was recovered from is not the run's error.
+		expect(agent.state.errorMessage).toBeUndefined();
 	});
 
 	it("ends the run with advice after a second overflow", async () => {
 		const overflow: ScriptedReply = { content: [], stopReason: "error", errorMessage: "prompt is too long: 2000 tokens > 1000 maximum" };
 		const { agent, scripted } = agentWith([overflow, overflow, { content: "never" }], longHistory(2, 300));
+		await agent.prompt("go");
+		expect(scripted.calls.length).toBe(2);
+		expect(agent.state.errorMessage).toContain("Context overflow recovery failed after one compact-and-retry attempt");
+	});
+
+	it("a reply that overflows silently after the retry keeps its answer and sets no error", async () => {
+		// Regression: the retried call answered (stop reason "stop") with usage over the window, and
+		// the reply was marked "recovery failed", so agent.state.errorMessage said a run that
+		// succeeded had failed.
+		const overflow: ScriptedReply = { content: [], stopReason: "error", errorMessage: "prompt is too long: 2000 tokens > 1000 maximum" };
+		const { agent, scripted } = agentWith([overflow, { content: "the answer", usage: { input: 1500 } }, { content: "never" }], longHistory(2, 300));
+		await agent.prompt("go");
+		expect(scripted.calls.length).toBe(2);
+		const last = agent.state.messages.at(-1) as { role: string; stopReason?: string; errorMessage?: string; content: unknown };
+		expect(last).toMatchObject({ role: "assistant", stopReason: "stop", content: [{ type: "text", text: "the answer" }] });
+		expect(last.errorMessage).toBeUndefined();
+		expect(agent.state.errorMessage).toBeUndefined();
+	});
+
+	it("a reply that runs out of room after the retry ends the run with advice", async () => {
+		const overflow: ScriptedReply = { content: [], stopReason: "error", errorMessage: "prompt is too long: 2000 tokens > 1000 maximum" };
+		const noRoom: ScriptedReply = { content: [], stopReason: "length", usage: { input: 995, output: 0 } };
+		const { agent, scripted } = agentWith([overflow, noRoom, { content: "never" }], longHistory(2, 300));
 		await agent.prompt("go");
 		expect(scripted.calls.length).toBe(2);
 		expect(agent.state.errorMessage).toContain("Context overflow recovery failed after one compact-and-retry attempt");

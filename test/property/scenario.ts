@@ -1,5 +1,6 @@
 /**
- * The property scenarios: random scripts (text, thinking, tool calls, errors, "length" stops), random
+ * The property scenarios: random scripts (text, thinking, tool calls, errors, "length" stops,
+ * context overflows reported as errors or silently by usage over the window), random
  * tool latencies and failures, and random prompt/steer/followUp/abort/continue/dispose calls at
  * random moments, in all three tool execution modes. After every event and at the end the
  * shared invariants hold: events nest, every tool execution ends once, the transcript is valid
@@ -10,14 +11,14 @@ import fc from "fast-check";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel, type ScriptedBlock, type ScriptedReply } from "../../src/providers/scripted.js";
 import type { AgentTool, ToolExecutionMode } from "../../src/types/agent.js";
-import type { AgentMessage } from "../../src/types/messages.js";
+import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
 import { EventInvariants, idleViolations, QueueLedger, transcriptViolations } from "../support/invariants.js";
 import { providerRequestViolations } from "../support/provider-requests.js";
 
 type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt";
 
 export interface Scenario {
-	replies: { blocks: ("text" | "thinking" | "tool" | "missingTool")[]; stop: "auto" | "error" | "length" }[];
+	replies: { blocks: ("text" | "thinking" | "tool" | "missingTool")[]; stop: "auto" | "error" | "length" | "overflow" | "silentOverflow" }[];
 	/** `hangs`: never returns unless its signal aborts (and not even then unless it honours it). */
 	tools: { latency: number; fail: boolean; honoursAbort: boolean; hangs?: boolean }[];
 	/** Commands keyed to the index of the event (across the whole scenario) they are issued at. */
@@ -29,7 +30,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	replies: fc.array(
 		fc.record({
 			blocks: fc.array(fc.constantFrom("text", "thinking", "tool", "tool", "missingTool"), { minLength: 1, maxLength: 3 }),
-			stop: fc.constantFrom("auto", "auto", "auto", "error", "length"),
+			stop: fc.constantFrom("auto", "auto", "auto", "error", "length", "overflow", "silentOverflow"),
 		}),
 		{ minLength: 2, maxLength: 4 },
 	),
@@ -42,6 +43,8 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	}),
 }) as fc.Arbitrary<Scenario>;
 
+const CONTEXT_WINDOW = 1_000_000;
+
 function user(text: string): AgentMessage {
 	return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
 }
@@ -53,6 +56,10 @@ function toReply(reply: Scenario["replies"][number], n: number): ScriptedReply {
 		return { type: "toolCall", name: kind === "tool" ? "work" : "nope", arguments: { n, i } };
 	});
 	if (reply.stop === "auto") return { content: blocks };
+	// Overflows are judged against CONTEXT_WINDOW, which the scripts' real context never nears, so
+	// only these replies trigger overflow recovery (never the threshold check before a call).
+	if (reply.stop === "silentOverflow") return { content: blocks, usage: { input: CONTEXT_WINDOW + 1 } };
+	if (reply.stop === "overflow") return { content: blocks, stopReason: "error", errorMessage: "prompt is too long: 2000000 tokens > 1000000 maximum" };
 	return { content: blocks, stopReason: reply.stop, errorMessage: reply.stop === "error" ? "scripted failure" : undefined };
 }
 
@@ -85,7 +92,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	const violations: string[] = [];
 	const scripted = createScriptedModel(
 		scenario.replies.map((reply, n) => toReply(reply, n)),
-		{ chunkSize: 6, whenExhausted: { content: "that is all" } },
+		{ chunkSize: 6, whenExhausted: { content: "that is all" }, model: { contextWindow: CONTEXT_WINDOW } },
 	);
 	let toolCalls = 0;
 	const work: AgentTool<object, unknown> = {
@@ -112,6 +119,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		// Bounds for hanging tools, well inside SETTLE_MS: every run must end, abort or not.
 		toolTimeoutMs: 400,
 		toolAbortGraceMs: 50,
+		compaction: { enabled: true, keepRecentTokens: 1, summarize: async () => "## Goal\nsummary" },
 	});
 	const onUnhandled = (reason: unknown) => violations.push(`unhandled rejection: ${String(reason)}`);
 	process.on("unhandledRejection", onUnhandled);
@@ -163,6 +171,13 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		invariants.onEvent(event);
 		ledger.onEvent(event);
 		if (event.type === "agent_end") {
+			// The run's error is its last reply's: set when that reply failed, and not left over from a
+			// reply the run recovered from (an overflow that was compacted and retried).
+			const replies = event.messages.filter((m): m is AssistantMessage => (m as { role?: string }).role === "assistant");
+			const expected = replies.at(-1)?.errorMessage;
+			if (agent.state.errorMessage !== expected) {
+				violations.push(`at agent_end: state.errorMessage ${JSON.stringify(agent.state.errorMessage)}, the run's last reply says ${JSON.stringify(expected)}`);
+			}
 			violations.push(...transcriptViolations(agent.state.messages).map((v) => `at agent_end: ${v}`));
 			violations.push(...providerRequestViolations(agent.state.messages).map((v) => `at agent_end: ${v}`));
 		}

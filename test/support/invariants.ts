@@ -152,6 +152,11 @@ export function transcriptViolations(messages: readonly AgentMessage[]): string[
 	for (let index = 0; index < messages.length; index++) {
 		const message = messages[index] as AgentMessage;
 		if (roleOf(message) === "assistant") {
+			const { stopReason, errorMessage } = message as AssistantMessage;
+			// A reply that succeeded carries no error: a run reporting one says it failed when it did not.
+			if ((stopReason === "stop" || stopReason === "toolUse") && errorMessage !== undefined) {
+				violations.push(`transcript[${index}]: a ${stopReason} reply carries errorMessage "${errorMessage}"`);
+			}
 			const ids = toolCallIdsOf(message);
 			if (failed(message)) {
 				for (const id of ids) failedCalls.add(id);

@@ -32,7 +32,9 @@ export function completeAssistantMessage(context: Ctx, final: AssistantMessage, 
 	let message = final;
 	// A listener that threw aborted this call: its error, not "Request was aborted", says why.
 	if (run.failure !== undefined && message.stopReason === "aborted") message = { ...message, errorMessage: run.failure };
-	if (run.overflowRetried && context.config.compaction?.enabled && isContextOverflow(message, context.model.contextWindow)) {
+	// A reply that overflowed silently (stop, input over the window) still answered: it keeps its
+	// answer unmarked. Only a reply that failed or ran out says recovery failed.
+	if (run.overflowRetried && message.stopReason !== "stop" && context.config.compaction?.enabled && isContextOverflow(message, context.model.contextWindow)) {
 		message = { ...message, errorMessage: `${OVERFLOW_RECOVERY_FAILED} (${message.errorMessage ?? "context overflow"})` };
 	}
 	const failed = message.stopReason === "error" || message.stopReason === "aborted";
