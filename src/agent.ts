@@ -4,7 +4,7 @@ import { MutableAgentState } from "./facade/agent-state.js";
 import { type AgentListener, ListenerDelivery } from "./facade/delivery.js";
 import type { AgentActor } from "./machines/agent-actor.js";
 import { agentMachine } from "./machines/agent-machine.js";
-import { emitterOf, othersListenOn } from "./machines/relay.js";
+import { acceptDeltaTaps, type DeltaTap, emitterOf, othersListenOn } from "./machines/relay.js";
 import { continueRefusal } from "./machines/continue-rules.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery } from "./machines/types.js";
@@ -145,6 +145,8 @@ export class Agent {
 	#machine: MachineActor | undefined;
 	/** True once `agent.actor` was asked for: the machine then outlives runs (listeners may be attached to it). */
 	#pinned = false;
+	/** The inspector's delta counters on the current machine (see `tapDeltas`); usually none. */
+	#deltaTaps: ReadonlySet<DeltaTap> = new Set();
 	#run: ActiveRun | undefined;
 	#disposed = false;
 
@@ -497,6 +499,7 @@ export class Agent {
 		};
 		const machine = createActor(agentMachine, { input });
 		machine.on("*", (event) => this.#onEmitted(event));
+		this.#deltaTaps = acceptDeltaTaps(machine);
 		this.#machine = machine;
 		machine.start();
 		if (this.#disposed) machine.send({ type: "dispose" });
@@ -547,6 +550,8 @@ export class Agent {
 				const machine = this.#machine;
 				if (this.#pinned && machine && othersListenOn(machine)) emitterOf(machine)(event);
 				else this.#delivery.event(event);
+				const taps = this.#deltaTaps;
+				if (taps.size !== 0) for (const tap of taps) tap(event);
 			},
 			streamOptions: {
 				sessionId: this.sessionId,

@@ -1,5 +1,6 @@
 import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
 import { type InspectionRecord, STATELY_PROTOCOL_VERSION, toRecord } from "./records.js";
+import { tapDeltas } from "../machines/relay.js";
 import { RingBuffer } from "./ring-buffer.js";
 
 /** Options of {@link createAgentInspector}. */
@@ -62,7 +63,7 @@ interface Pending {
 
 /** An actor that emits `message_update` to `on` listeners (the agent machine does). */
 interface DeltaSource {
-	on(type: "message_update", handler: (event: { assistantMessageEvent?: { delta?: unknown } }) => void): { unsubscribe(): void };
+	on(type: "message_update", handler: (event: { assistantMessageEvent?: object }) => void): { unsubscribe(): void };
 }
 
 /**
@@ -139,10 +140,10 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		}
 	};
 
-	const onDelta = (sessionId: string, event: { assistantMessageEvent?: { delta?: unknown } }): void => {
+	const onDelta = (sessionId: string, event: { assistantMessageEvent?: object }): void => {
 		deltas.count++;
 		deltas.sessionId = sessionId;
-		const delta = event.assistantMessageEvent?.delta;
+		const delta = (event.assistantMessageEvent as { delta?: unknown } | undefined)?.delta;
 		if (typeof delta === "string") deltas.chars += delta.length;
 		if (!flushScheduled) {
 			flushScheduled = true;
@@ -182,11 +183,17 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			let root = actor;
 			while (root._parent) root = root._parent;
 			announce(actor, root.sessionId);
-			// Token deltas reach `actor.on` listeners beside the chart, without an inspection event.
-			const updates = (actor as unknown as Partial<DeltaSource>).on?.("message_update", (event) => onDelta(actor.sessionId, event));
+			// Token deltas travel beside the chart, without an inspection event. An Agent's machine
+			// lets them be counted on its direct path (a tap); an `actor.on` listener would move every
+			// delta onto XState's emitter. A bare machine has only that path, so it gets a listener.
+			const onMachineDelta = (event: { assistantMessageEvent?: object }) => onDelta(actor.sessionId, event);
+			const untap =
+				tapDeltas(actor, (event) => {
+					if (event.type === "message_update") onMachineDelta(event);
+				}) ?? (actor as unknown as Partial<DeltaSource>).on?.("message_update", onMachineDelta).unsubscribe;
 			return () => {
 				subscription.unsubscribe();
-				updates?.unsubscribe();
+				untap?.();
 			};
 		},
 		subscribe(listener) {

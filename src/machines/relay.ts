@@ -38,3 +38,45 @@ export function othersListenOn(actor: unknown): boolean {
 	}
 	return false;
 }
+
+/** A function that counts or records token deltas; it must not throw. */
+export type DeltaTap = (event: AgentMachineEmitted) => void;
+
+// Per agent machine actor: the taps its facade calls with every delta. An actor is in the map
+// only when a facade feeds it (a bare machine's deltas go to `actor.on` listeners instead).
+const deltaTaps = new WeakMap<object, Set<DeltaTap>>();
+
+/**
+ * Called by the facade for each machine it creates: the returned set is where it finds the
+ * taps to call with each delta (usually empty: a `size` check per delta).
+ *
+ * @example
+ * const taps = acceptDeltaTaps(machine);
+ * for (const tap of taps) tap(event);
+ */
+export function acceptDeltaTaps(actor: object): ReadonlySet<DeltaTap> {
+	let taps = deltaTaps.get(actor);
+	if (!taps) {
+		taps = new Set();
+		deltaTaps.set(actor, taps);
+	}
+	return taps;
+}
+
+/**
+ * Taps the token deltas of an agent's machine beside its listeners, for observers that only
+ * count them (the inspector). An `actor.on("message_update")` listener would do, but it moves
+ * every delta onto XState's emitter (see {@link othersListenOn}); a tap leaves the direct
+ * path alone. Returns undefined when `actor` is not fed by a facade: use `actor.on` then.
+ *
+ * @example
+ * const untap = tapDeltas(agent.actor, () => count++) ?? agent.actor.on("message_update", () => count++).unsubscribe;
+ */
+export function tapDeltas(actor: object, tap: DeltaTap): (() => void) | undefined {
+	const taps = deltaTaps.get(actor);
+	if (!taps) return undefined;
+	taps.add(tap);
+	return () => {
+		taps.delete(tap);
+	};
+}

@@ -7,6 +7,7 @@ import { createActor } from "xstate";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
+import { othersListenOn } from "../../src/machines/relay.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
@@ -70,6 +71,52 @@ describe("the agent inspector", () => {
 		const order = ["agent.running.streaming", "agent.running.tool-executing", "agent.idle"].map((id) => leaves.lastIndexOf(id));
 		expect(order.every((index) => index >= 0)).toBe(true);
 		expect(leaves[leaves.length - 1]).toBe("agent.idle");
+	});
+
+	it("counts every delta of an agent on its direct path, and stops counting when detached", async () => {
+		// 4-character chunks of "It is noon." (11 characters) and of the tool call's arguments.
+		const agent = toolRunAgent();
+		const inspector = createAgentInspector();
+		const detach = inspector.attach(agent.actor);
+		let updates = 0;
+		let textChars = 0;
+		agent.subscribe((event) => {
+			if (event.type !== "message_update") return;
+			updates++;
+			if (event.assistantMessageEvent.type === "text_delta") textChars += event.assistantMessageEvent.delta.length;
+		});
+		// The inspector does not listen with agent.actor.on, which would move deltas onto XState's emitter.
+		expect(othersListenOn(agent.actor)).toBe(false);
+		await agent.prompt("What time is it?");
+		await settle();
+		const counted = ofType(inspector.history(), "@agentchart.deltas");
+		expect(updates).toBeGreaterThan(3);
+		expect(counted.reduce((sum, record) => sum + record.count, 0)).toBe(updates);
+		expect(counted.reduce((sum, record) => sum + record.chars, 0)).toBeGreaterThanOrEqual(textChars);
+		expect(counted.every((record) => record.sessionId === agent.actor.sessionId)).toBe(true);
+
+		detach();
+		const before = inspector.history().length;
+		await agent.prompt("And now?");
+		await settle();
+		expect(inspector.history().length).toBe(before);
+	});
+
+	it("counts the deltas of a bare machine through actor.on", async () => {
+		const scripted = createScriptedModel([{ content: "hello there, world" }], { chunkSize: 3 });
+		const inspector = createAgentInspector();
+		const actor = createActor(agentMachine, { input: { model: scripted.model, config: { streamFn: scripted.streamFn } } }).start();
+		inspector.attach(actor);
+		let updates = 0;
+		actor.on("message_update", () => updates++);
+		const ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
+		actor.send({ type: "prompt", messages: [{ role: "user", content: "hi", timestamp: 0 }] });
+		await ended;
+		await settle();
+		const counted = ofType(inspector.history(), "@agentchart.deltas");
+		expect(updates).toBeGreaterThan(3);
+		expect(counted.reduce((sum, record) => sum + record.count, 0)).toBe(updates);
+		actor.stop();
 	});
 
 	it("names every taken transition by its edge id in the statechart graph", async () => {
