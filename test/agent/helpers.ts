@@ -6,7 +6,7 @@ import { emptyUsage } from "../../src/types/content.js";
 import type { ToolCall } from "../../src/types/content.js";
 import type { AgentMessage, AssistantMessage, UserMessage } from "../../src/types/messages.js";
 import type { Model } from "../../src/types/model.js";
-import type { StreamFn } from "../../src/types/stream.js";
+import type { AssistantMessageEvent, StreamFn } from "../../src/types/stream.js";
 
 // ---------------------------------------------------------------------------------------
 // Messages
@@ -303,6 +303,72 @@ export function waitForAbortStreamFn(): { streamFn: StreamFn; started: Promise<v
 		return stream;
 	};
 	return { streamFn, started: started.promise, calls: () => calls };
+}
+
+/** A stream the test writes to by hand, event by event; see `manualStream`. */
+export interface ManualStream {
+	/** Opens a new stream on each call; the test writes to the latest one. */
+	streamFn: StreamFn;
+	/** Resolves once the first call has opened its stream. */
+	opened: Promise<void>;
+	/** How many calls the stream function has had. */
+	calls(): number;
+	/** Pushes any event onto the latest stream, as it is. */
+	push(event: AssistantMessageEvent): void;
+	/** `start`, with the content streamed so far as its partial. */
+	start(): void;
+	/** A `text_delta` that makes `value` the reply's only text block. */
+	text(value: string): void;
+	/** A `toolcall_end` that appends `toolCall` to the reply. */
+	toolCallEnd(toolCall: ToolCall): void;
+	/** An `error` that ends the reply with what streamed, stopReason "error" and this message. */
+	fail(errorMessage: string): void;
+}
+
+/**
+ * A stream function whose events the test pushes by hand, for choreographies that act between
+ * two events (abort after a call started, a listener failing mid-reply). The helpers other than
+ * `push` keep the reply's content and give every event a fresh partial of it, as real providers'
+ * snapshots differ from event to event; a new call starts with empty content.
+ *
+ * @example
+ * const hand = manualStream();
+ * const agent = new Agent({ initialState: { model }, streamFn: hand.streamFn });
+ * const run = agent.prompt("go");
+ * await hand.opened;
+ * hand.start();
+ * hand.fail("connection lost");
+ * await run;
+ */
+export function manualStream(): ManualStream {
+	let stream: AssistantMessageEventStream | undefined;
+	let calls = 0;
+	let content: AssistantMessage["content"] = [];
+	const opened = deferred();
+	const partial = (): AssistantMessage => assistant([...content], "stop");
+	const push = (event: AssistantMessageEvent) => stream?.push(event);
+	return {
+		streamFn: () => {
+			stream = new AssistantMessageEventStream();
+			calls++;
+			content = [];
+			opened.resolve();
+			return stream;
+		},
+		opened: opened.promise,
+		calls: () => calls,
+		push,
+		start: () => push({ type: "start", partial: partial() }),
+		text: (value) => {
+			content = [{ type: "text", text: value }];
+			push({ type: "text_delta", contentIndex: 0, delta: value, partial: partial() });
+		},
+		toolCallEnd: (toolCall) => {
+			content = [...content, toolCall];
+			push({ type: "toolcall_end", contentIndex: content.length - 1, toolCall, partial: partial() });
+		},
+		fail: (errorMessage) => push({ type: "error", reason: "error", error: { ...partial(), stopReason: "error", errorMessage } }),
+	};
 }
 
 /** A stream function that throws synchronously (a contract violation). */

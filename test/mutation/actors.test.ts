@@ -188,6 +188,8 @@ describe("tool batch actor", () => {
 			{ content: [{ type: "video", data: "AAAA", mimeType: "video/mp4" }] },
 			{ content: [7] },
 			{ content: [null] },
+			// Not an object, though it carries a valid content list.
+			Object.assign(() => undefined, { content: [{ type: "text", text: "fine" }] }),
 			{ content: [{ type: "text", text: "fine" }, { type: "image", data: "AAAA", mimeType: "image/png" }], details: {} },
 		];
 		const tool = makeTool("odd", async (id) => returned[Number(id.slice(1))] as never);

@@ -5,13 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
-import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
 import type { ToolCall } from "../../src/types/content.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/types/messages.js";
-import type { StreamFn } from "../../src/types/stream.js";
-import { assistant, deferred, expectValidTranscript, expectWellFormedRun, makeTool, ok, record, sleep, textOf, user, whenAborted } from "../agent/helpers.js";
+import { assistant, deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, record, sleep, textOf, user, whenAborted } from "../agent/helpers.js";
 
 const DISPOSED = "Agent was disposed";
 
@@ -23,36 +21,9 @@ function turnEnds(events: readonly AgentEvent[]): Extract<AgentEvent, { type: "t
 	return events.filter((event): event is Extract<AgentEvent, { type: "turn_end" }> => event.type === "turn_end");
 }
 
-/** A stream the test writes to: every event carries a fresh partial (as real providers' snapshots differ). */
-function handStream() {
-	let stream: AssistantMessageEventStream | undefined;
-	const opened = deferred();
-	const streamFn: StreamFn = () => {
-		stream = new AssistantMessageEventStream();
-		opened.resolve();
-		return stream;
-	};
-	let content: AssistantMessage["content"] = [];
-	const partial = (): AssistantMessage => ({ ...assistant([...content], "stop") });
-	return {
-		streamFn,
-		opened: opened.promise,
-		start: () => stream?.push({ type: "start", partial: partial() }),
-		text: (value: string) => {
-			content = [{ type: "text", text: value }];
-			stream?.push({ type: "text_delta", contentIndex: 0, delta: value, partial: partial() });
-		},
-		toolCallEnd: (toolCall: ToolCall) => {
-			content = [...content, toolCall];
-			stream?.push({ type: "toolcall_end", contentIndex: content.length - 1, toolCall, partial: partial() });
-		},
-		fail: (errorMessage: string) => stream?.push({ type: "error", reason: "error", error: { ...partial(), stopReason: "error", errorMessage } }),
-	};
-}
-
 describe("dispose() while a reply streams", () => {
 	it("closes the reply as aborted with what had streamed, then the turn (no tool results) and the run", async () => {
-		const hand = handStream();
+		const hand = manualStream();
 		const agent = new Agent({ initialState: { model: createScriptedModel([]).model }, streamFn: hand.streamFn });
 		const actor = agent.actor;
 		const rec = record(agent);
@@ -79,7 +50,7 @@ describe("dispose() while a reply streams", () => {
 	});
 
 	it("streaming tool execution: the started call is answered, the call held back behind it never starts", async () => {
-		const hand = handStream();
+		const hand = manualStream();
 		const exclusiveRunning = deferred();
 		const exclusive = makeTool(
 			"exclusive",
@@ -151,7 +122,7 @@ describe("dispose() after a reply completed, before the loop went on", () => {
 	});
 
 	it("a streaming reply that failed after a call started: that call is answered, the one never started is not", async () => {
-		const hand = handStream();
+		const hand = manualStream();
 		const running = deferred();
 		const exclusive = makeTool(
 			"exclusive",

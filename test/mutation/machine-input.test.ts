@@ -12,7 +12,7 @@ import { agentMachine } from "../../src/machines/agent-machine.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import type { AgentMachineInput } from "../../src/machines/types.js";
-import { assistant, textOf, user } from "../agent/helpers.js";
+import { assistant, flush, textOf, user } from "../agent/helpers.js";
 
 const userTexts = (messages: readonly AgentMessage[]) => messages.filter((message) => (message as { role?: string }).role === "user").map((message) => textOf(message));
 
@@ -210,6 +210,54 @@ describe("queue commands while a machine runs", () => {
 
 	it("clearFollowUpQueue() drops the follow-ups, keeps the steering", async () => {
 		expect(await runWithQueued((agent) => agent.clearFollowUpQueue())).toEqual(["go", "s1", "s2"]);
+	});
+
+	/** Queues with `queue` during the first reply, then clears that queue: what is left queued, and the calls made. */
+	async function queueThenClear(queue: (agent: Agent) => void, clear: (agent: Agent) => void) {
+		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		let queuedAfterClear: boolean | undefined;
+		agent.subscribe(async (event) => {
+			if (event.type === "message_start" && (event.message as { role?: string }).role === "assistant" && scripted.calls.length === 1) {
+				queue(agent);
+				clear(agent);
+				// Read once the machine has taken both commands (the run waits for this listener).
+				await flush(1);
+				queuedAfterClear = agent.hasQueuedMessages();
+			}
+		});
+		await agent.prompt("go");
+		return { queuedAfterClear, calls: scripted.calls.length, transcript: agent.state.messages.map((message) => message.role) };
+	}
+
+	it("clearSteeringQueue() during a run leaves the steering queue empty: nothing is queued, no further call is made", async () => {
+		expect(await queueThenClear((agent) => agent.steer(user("s1")), (agent) => agent.clearSteeringQueue())).toEqual({ queuedAfterClear: false, calls: 1, transcript: ["user", "assistant"] });
+	});
+
+	it("clearFollowUpQueue() during a run leaves the follow-up queue empty: nothing is queued, no further call is made", async () => {
+		expect(await queueThenClear((agent) => agent.followUp(user("f1")), (agent) => agent.clearFollowUpQueue())).toEqual({ queuedAfterClear: false, calls: 1, transcript: ["user", "assistant"] });
+	});
+
+	it('followUpMode = "all" during a run sets the follow-up mode, not the steering mode', async () => {
+		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }, { content: "three" }, { content: "four" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		let modes: string[] = [];
+		agent.subscribe(async (event) => {
+			if (event.type === "message_start" && (event.message as { role?: string }).role === "assistant" && scripted.calls.length === 1) {
+				agent.followUpMode = "all";
+				agent.steer(user("s1"));
+				agent.steer(user("s2"));
+				agent.followUp(user("f1"));
+				agent.followUp(user("f2"));
+				// Read once the machine has taken the commands (the run waits for this listener).
+				await flush(1);
+				modes = [agent.steeringMode, agent.followUpMode];
+			}
+		});
+		await agent.prompt("go");
+		expect(modes).toEqual(["one-at-a-time", "all"]);
+		// Steering one message a turn, then both follow-ups in one turn.
+		expect(scripted.calls.map((context) => userTexts(context.messages).slice(-2))).toEqual([["go"], ["go", "s1"], ["s1", "s2"], ["f1", "f2"]]);
 	});
 
 	it('steeringMode = "all" takes every queued steering message into one turn; follow-ups stay one at a time', async () => {

@@ -1,22 +1,21 @@
 /**
  * Paths of the statechart the rest of the suite did not take, or took without checking what
  * StrykerJS changed: streaming tool execution with a beforeToolCall hook, a sequential tool
- * in a streaming batch, the loop API's hooks failing, a listener failing while tools run,
- * dispose during a manual compaction, and compaction settings at their edges.
+ * in a streaming batch, the loop API's hooks failing, a listener failing while the reply
+ * streams or while tools run, dispose during a manual compaction, and compaction settings at
+ * their edges.
  */
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { Agent } from "../../src/agent.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
-import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
-import type { StreamFn } from "../../src/types/stream.js";
 import { runAgentLoop, type AgentLoopConfig } from "../../src/index.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
 import type { ToolCall } from "../../src/types/content.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/types/messages.js";
-import { assistant, call, deferred, doneOnlyStreamFn, expectWellFormedRun, makeTool, ok, record, sleep, textOf, user, whenAborted } from "../agent/helpers.js";
+import { assistant, call, deferred, doneOnlyStreamFn, expectWellFormedRun, makeTool, manualStream, type ManualStream, ok, record, sleep, textOf, user, whenAborted } from "../agent/helpers.js";
 
 function toolResults(messages: readonly AgentMessage[]): [string, string, boolean][] {
 	return messages.filter((message): message is ToolResultMessage => message.role === "toolResult").map((result) => [result.toolCallId, textOf(result), result.isError]);
@@ -135,6 +134,25 @@ describe("streaming tool execution", () => {
 		expectWellFormedRun(rec.events);
 		expect(toolResults(agent.state.messages)).toEqual([["t1", "echo:a", false]]);
 	});
+
+	it("tool calls of a reply that streamed no toolcall_end keep streaming order rules: a sequential tool holds back the calls after it", async () => {
+		const log: string[] = [];
+		const exclusive = makeTool(
+			"exclusive",
+			async () => {
+				log.push("exclusive start");
+				await sleep(20);
+				log.push("exclusive end");
+				return ok("x");
+			},
+			{ executionMode: "sequential" },
+		);
+		const quick = makeTool("quick", async () => (log.push("quick"), ok("q")));
+		const streamFn = doneOnlyStreamFn((index) => (index === 0 ? assistant([call("e", "exclusive"), call("q", "quick")], "toolUse") : assistant("done")));
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [exclusive, quick] }, streamFn, toolExecution: "streaming" });
+		await agent.prompt("go");
+		expect(log).toEqual(["exclusive start", "exclusive end", "quick"]);
+	});
 });
 
 describe("the tool batch", () => {
@@ -155,14 +173,29 @@ describe("the tool batch", () => {
 		actor.stop();
 	});
 
+	it("sequential mode: abort() while the first call runs answers the call never started with 'Tool call was aborted before it ran'", async () => {
+		const running = deferred();
+		const tool = makeTool("work", async (_id, _params, signal) => {
+			running.resolve();
+			await whenAborted(signal);
+			return ok("stopped");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("work", {}, "t1"), toolCall("work", {}, "t2")] }, { content: "never" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn, toolExecution: "sequential" });
+		const rec = record(agent);
+		const run = agent.prompt("go");
+		await running.promise;
+		agent.abort();
+		await run;
+		expectWellFormedRun(rec.events);
+		expect(toolResults(agent.state.messages)).toEqual([
+			["t1", "stopped", false],
+			["t2", "Tool call was aborted before it ran", true],
+		]);
+	});
+
 	it("streaming mode: a call that finishes streaming after abort() never starts", async () => {
-		let stream: AssistantMessageEventStream | undefined;
-		const opened = deferred();
-		const streamFn: StreamFn = () => {
-			stream = new AssistantMessageEventStream();
-			opened.resolve();
-			return stream;
-		};
+		const hand = manualStream();
 		const executed: string[] = [];
 		const firstRunning = deferred();
 		const tool = makeTool("work", async (id, _params, signal) => {
@@ -171,47 +204,41 @@ describe("the tool batch", () => {
 			await whenAborted(signal);
 			return ok("stopped");
 		});
-		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn, toolExecution: "streaming" });
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn: hand.streamFn, toolExecution: "streaming" });
 		const rec = record(agent);
 		const run = agent.prompt("go");
-		await opened.promise;
+		await hand.opened;
 		const first = { type: "toolCall" as const, id: "t1", name: "work", arguments: {} };
 		const second = { type: "toolCall" as const, id: "t2", name: "work", arguments: {} };
-		stream?.push({ type: "start", partial: assistant([]) });
-		stream?.push({ type: "toolcall_end", contentIndex: 0, toolCall: first, partial: assistant([first]) });
+		hand.start();
+		hand.toolCallEnd(first);
 		await firstRunning.promise;
 		agent.abort();
 		// The provider ignores the abort for a moment: one more call streams, then it ends.
-		stream?.push({ type: "toolcall_end", contentIndex: 1, toolCall: second, partial: assistant([first, second]) });
-		stream?.push({ type: "error", reason: "aborted", error: { ...assistant([first, second], "aborted"), errorMessage: "Request was aborted" } });
+		hand.toolCallEnd(second);
+		hand.push({ type: "error", reason: "aborted", error: { ...assistant([first, second], "aborted"), errorMessage: "Request was aborted" } });
 		await run;
 		expectWellFormedRun(rec.events);
 		expect(executed).toEqual(["t1"]);
 	});
 
 	it("streaming mode: a reply that fails after a call ran is recorded in two parts, in the machine's transcript and agent_end too", async () => {
-		let stream: AssistantMessageEventStream | undefined;
-		const opened = deferred();
-		const streamFn: StreamFn = () => {
-			stream = new AssistantMessageEventStream();
-			opened.resolve();
-			return stream;
-		};
+		const hand = manualStream();
 		const done = deferred();
 		const tool = makeTool("work", async () => {
 			done.resolve();
 			return ok("worked");
 		});
-		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn, toolExecution: "streaming" });
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn: hand.streamFn, toolExecution: "streaming" });
 		const actor = agent.actor;
 		const rec = record(agent);
 		const run = agent.prompt("go");
-		await opened.promise;
+		await hand.opened;
 		const first = { type: "toolCall" as const, id: "t1", name: "work", arguments: {} };
-		stream?.push({ type: "start", partial: assistant([]) });
-		stream?.push({ type: "toolcall_end", contentIndex: 0, toolCall: first, partial: assistant([first]) });
+		hand.start();
+		hand.toolCallEnd(first);
 		await done.promise;
-		stream?.push({ type: "error", reason: "error", error: { ...assistant([first, { type: "text", text: "and then" }], "error"), errorMessage: "connection lost" } });
+		hand.push({ type: "error", reason: "error", error: { ...assistant([first, { type: "text", text: "and then" }], "error"), errorMessage: "connection lost" } });
 		await run;
 		const roles = ["user", "assistant", "toolResult", "assistant"];
 		expect(agent.state.messages.map((message) => message.role)).toEqual(roles);
@@ -224,25 +251,19 @@ describe("the tool batch", () => {
 
 describe("a streaming reply that fails after some of its calls ran", () => {
 	async function failAfterFirstCall(finalContent: (first: ToolCall) => AssistantMessage["content"]) {
-		let stream: AssistantMessageEventStream | undefined;
-		const opened = deferred();
-		const streamFn: StreamFn = () => {
-			stream = new AssistantMessageEventStream();
-			opened.resolve();
-			return stream;
-		};
+		const hand = manualStream();
 		const done = deferred();
 		const tool = makeTool("work", async () => (done.resolve(), ok("worked")));
-		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn, toolExecution: "streaming" });
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn: hand.streamFn, toolExecution: "streaming" });
 		const run = agent.prompt("go");
-		await opened.promise;
+		await hand.opened;
 		const first: ToolCall = { type: "toolCall", id: "t1", name: "work", arguments: {} };
-		stream?.push({ type: "start", partial: assistant([{ type: "text", text: "intro" }]) });
-		stream?.push({ type: "toolcall_end", contentIndex: 1, toolCall: first, partial: assistant([{ type: "text", text: "intro" }, first]) });
+		hand.push({ type: "start", partial: assistant([{ type: "text", text: "intro" }]) });
+		hand.push({ type: "toolcall_end", contentIndex: 1, toolCall: first, partial: assistant([{ type: "text", text: "intro" }, first]) });
 		await done.promise;
 		const failed = { ...assistant(finalContent(first), "error"), errorMessage: "connection lost" };
 		failed.usage = { ...failed.usage, input: 50, totalTokens: 50 };
-		stream?.push({ type: "error", reason: "error", error: failed });
+		hand.push({ type: "error", reason: "error", error: failed });
 		await run;
 		return agent.state.messages.filter((message): message is AssistantMessage => message.role === "assistant");
 	}
@@ -274,17 +295,6 @@ describe("a streaming reply that fails after some of its calls ran", () => {
 });
 
 describe("streaming tool execution, more", () => {
-	function handStream() {
-		let stream: AssistantMessageEventStream | undefined;
-		const opened = deferred();
-		const streamFn: StreamFn = () => {
-			stream = new AssistantMessageEventStream();
-			opened.resolve();
-			return stream;
-		};
-		return { streamFn, opened: opened.promise, push: (event: Parameters<AssistantMessageEventStream["push"]>[0]) => stream?.push(event) };
-	}
-
 	it("a call whose arguments fail validation is answered with the validation error and never executed", async () => {
 		const executed: unknown[] = [];
 		const strict = { ...makeTool("strict", async (_id, params) => (executed.push(params), ok("ran"))), parameters: Type.Object({ value: Type.String() }) };
@@ -298,7 +308,7 @@ describe("streaming tool execution, more", () => {
 	});
 
 	it("a call whose toolcall_end streams twice runs once, before the reply ends", async () => {
-		const hand = handStream();
+		const hand = manualStream();
 		const log: string[] = [];
 		const tool = makeTool("work", async () => (log.push("run"), ok("done")));
 		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn: hand.streamFn, toolExecution: "streaming" });
@@ -323,7 +333,7 @@ describe("streaming tool execution, more", () => {
 	});
 
 	it("a running call is stopped when the reply fails, with an error that says why", async () => {
-		const hand = handStream();
+		const hand = manualStream();
 		let reason: unknown;
 		const running = deferred();
 		const tool = makeTool("work", async (_id, _params, signal) => {
@@ -390,14 +400,51 @@ describe("a listener that fails while tools run", () => {
 	});
 });
 
+describe("a listener that fails while the reply streams", () => {
+	/** A run whose listener throws at the reply's start; then the provider ends the reply with `end`. */
+	async function listenerFailsThen(end: (hand: ManualStream) => void) {
+		const hand = manualStream();
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model }, streamFn: hand.streamFn });
+		agent.subscribe((event) => {
+			if (event.type === "message_start" && event.message.role === "assistant") throw new Error("listener broke");
+		});
+		const run = agent.prompt("go");
+		await hand.opened;
+		const signal = agent.signal;
+		expect(signal).toBeDefined();
+		hand.start();
+		// The listener fails at message_start, which aborts the run; only then does the provider end.
+		await whenAborted(signal);
+		end(hand);
+		await run;
+		return lastAssistant(agent.state.messages);
+	}
+
+	it("a provider that honours the abort ends the reply as aborted, with the listener's error as the reason", async () => {
+		const reply = await listenerFailsThen((hand) => hand.push({ type: "error", reason: "aborted", error: assistant([], "aborted", "Request was aborted") }));
+		expect(reply).toMatchObject({ stopReason: "aborted", errorMessage: "listener broke" });
+	});
+
+	it("a provider that reports its own error instead keeps that error: the listener's does not replace it", async () => {
+		const reply = await listenerFailsThen((hand) => hand.fail("provider broke"));
+		expect(reply).toMatchObject({ stopReason: "error", errorMessage: "provider broke" });
+	});
+
+	it("a provider that still completes the reply leaves it without an error message", async () => {
+		const reply = await listenerFailsThen((hand) => hand.push({ type: "done", reason: "stop", message: assistant("the answer") }));
+		expect(reply?.stopReason).toBe("stop");
+		expect(reply?.errorMessage).toBeUndefined();
+	});
+});
+
 describe("the abort grace for running tools", () => {
 	/** A tool that ignores its signal and answers after `ms`. */
 	const stubborn = (ms: number) => makeTool("stubborn", async () => (await sleep(ms), ok("finished anyway")));
 	const quick = makeTool("quick", async () => ok("quick"));
 
-	async function stopDuring(how: "abort" | "listener", toolAbortGraceMs: number) {
+	async function stopDuring(how: "abort" | "listener", toolAbortGraceMs: number, stubbornMs = 60) {
 		const scripted = createScriptedModel([{ content: [toolCall("quick", {}, "q"), toolCall("stubborn", {}, "s")] }, { content: "never" }]);
-		const agent = new Agent({ initialState: { model: scripted.model, tools: [quick, stubborn(60)] }, streamFn: scripted.streamFn, toolAbortGraceMs });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [quick, stubborn(stubbornMs)] }, streamFn: scripted.streamFn, toolAbortGraceMs });
 		let stopped = false;
 		agent.subscribe(async (event) => {
 			// Stops the run once the quick call has ended and the stubborn one still runs.
@@ -417,6 +464,13 @@ describe("the abort grace for running tools", () => {
 			expect(await stopDuring(how, 20)).toEqual([
 				["q", "quick", false],
 				["s", 'Tool "stubborn" did not stop within 20 ms after the run was aborted; its result, if it comes, is ignored', true],
+			]);
+		});
+
+		it(`${how}: a call that ignores the signal but finishes within the grace keeps its own result`, async () => {
+			expect(await stopDuring(how, 2000, 30)).toEqual([
+				["q", "quick", false],
+				["s", "finished anyway", false],
 			]);
 		});
 
