@@ -4,7 +4,7 @@ import { MutableAgentState } from "./facade/agent-state.js";
 import { type AgentListener, ListenerDelivery } from "./facade/delivery.js";
 import type { AgentActor } from "./machines/agent-actor.js";
 import { agentMachine } from "./machines/agent-machine.js";
-import { acceptDeltaTaps, type DeltaTap, emitterOf, othersListenOn } from "./machines/relay.js";
+import { acceptDeltaTaps, type DeltaTap, emitterOf, eventsWaitingIn, othersListenOn } from "./machines/relay.js";
 import { continueRefusal } from "./machines/continue-rules.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery } from "./machines/types.js";
@@ -231,7 +231,7 @@ export class Agent {
 
 	/** Steering queue mode. @example agent.steeringMode = "all"; */
 	get steeringMode(): QueueMode {
-		return this.#machine?.getSnapshot().context.steeringMode ?? this.#steeringMode;
+		return this.#queues().steeringMode;
 	}
 	set steeringMode(mode: QueueMode) {
 		this.#steeringMode = mode;
@@ -240,7 +240,7 @@ export class Agent {
 
 	/** Follow-up queue mode. @example agent.followUpMode = "all"; */
 	get followUpMode(): QueueMode {
-		return this.#machine?.getSnapshot().context.followUpMode ?? this.#followUpMode;
+		return this.#queues().followUpMode;
 	}
 	set followUpMode(mode: QueueMode) {
 		this.#followUpMode = mode;
@@ -423,10 +423,23 @@ export class Agent {
 		if (this.#disposed) throw new Error(DISPOSED);
 	}
 
-	/** The queues as they are now: the machine's while one runs, the agent's own otherwise. */
-	#queues(): { steering: AgentMessage[]; followUps: AgentMessage[] } {
-		const context = this.#machine?.getSnapshot().context;
-		return context ? { steering: context.steeringQueue, followUps: context.followUpQueue } : { steering: this.#steering, followUps: this.#followUps };
+	/**
+	 * The queues and their modes as they are now: the agent's own while no machine runs; the
+	 * machine's otherwise, with the queue commands it has not taken yet applied (a listener's
+	 * `steer` waits in the mailbox while the machine finishes the step that called the listener).
+	 */
+	#queues(): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
+		const machine = this.#machine;
+		if (!machine) return { steering: this.#steering, followUps: this.#followUps, steeringMode: this.#steeringMode, followUpMode: this.#followUpMode };
+		const context = machine.getSnapshot().context;
+		const queues = { steering: context.steeringQueue, followUps: context.followUpQueue, steeringMode: context.steeringMode, followUpMode: context.followUpMode };
+		for (const event of eventsWaitingIn<AgentMachineCommand>(machine)) {
+			if (event.type === "steer") queues.steering = [...queues.steering, event.message];
+			else if (event.type === "followUp") queues.followUps = [...queues.followUps, event.message];
+			else if (event.type === "queue.clear") queues[event.queue === "steering" ? "steering" : "followUps"] = [];
+			else if (event.type === "queue.mode") queues[event.queue === "steering" ? "steeringMode" : "followUpMode"] = event.mode;
+		}
+		return queues;
 	}
 
 	/**

@@ -80,3 +80,26 @@ export function tapDeltas(actor: object, tap: DeltaTap): (() => void) | undefine
 		taps.delete(tap);
 	};
 }
+
+interface MailboxNode {
+	value: unknown;
+	next: MailboxNode | null;
+}
+
+/**
+ * Events sent to `actor` that it has not taken yet: a listener runs while the machine is still
+ * taking the step that emitted its event, so what the listener sends waits in XState's mailbox
+ * (a linked list whose head is the event being taken). The facade adds them to what it reads
+ * back (queues, queue modes), so a listener that queues a message sees it queued at once, as
+ * with pi. Reads an XState internal (`mailbox._current`); if that is not there, it answers
+ * none, and reads are as stale as the snapshot.
+ *
+ * @example
+ * for (const event of eventsWaitingIn(machine)) if (event.type === "steer") steering.push(event.message);
+ */
+export function eventsWaitingIn<E>(actor: unknown): E[] {
+	const head = (actor as { mailbox?: { _current?: MailboxNode | null } }).mailbox?._current;
+	const waiting: E[] = [];
+	for (let node = head?.next ?? null; node; node = node.next) waiting.push(node.value as E);
+	return waiting;
+}

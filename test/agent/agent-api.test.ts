@@ -180,6 +180,35 @@ describe("Agent state", () => {
 });
 
 describe("listeners", () => {
+	it("read back at once what they change on the agent: queues and queue modes (as pi's do)", async () => {
+		// Regression: a listener runs while the machine is still taking the step that emitted its
+		// event, so a command it sends waits in the machine's mailbox; reads of the queues and
+		// modes used to come from the machine's snapshot and missed it until a microtask later.
+		const scripted = createScriptedModel([{ content: "hi" }, { content: "again" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const seen: Record<string, unknown> = {};
+		agent.subscribe((event) => {
+			if (event.type !== "message_start" || event.message.role !== "assistant" || "modes" in seen) return;
+			agent.followUp(user("later"));
+			seen["afterFollowUp"] = agent.hasQueuedMessages();
+			agent.followUpMode = "all";
+			agent.steeringMode = "all";
+			seen["modes"] = [agent.steeringMode, agent.followUpMode];
+			agent.clearFollowUpQueue();
+			seen["afterClear"] = agent.hasQueuedMessages();
+			agent.steer(user("steer"));
+			seen["afterSteer"] = agent.hasQueuedMessages();
+			agent.clearAllQueues();
+			seen["afterClearAll"] = agent.hasQueuedMessages();
+		});
+		await agent.prompt("go");
+		expect(seen).toEqual({ afterFollowUp: true, modes: ["all", "all"], afterClear: false, afterSteer: true, afterClearAll: false });
+		// What was read is what happened: the queues were empty when the run went on.
+		expect(userTextsOf(agent.state)).toEqual(["go"]);
+		expect(agent.hasQueuedMessages()).toBe(false);
+		expect([agent.steeringMode, agent.followUpMode]).toEqual(["all", "all"]);
+	});
+
 	it("are awaited one event at a time, in subscription order", async () => {
 		const scripted = createScriptedModel([{ content: "hi" }]);
 		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });

@@ -23,6 +23,7 @@ interface CommonAgent {
 	continue(): Promise<void>;
 	followUp(message: AgentMessage): void;
 	steer(message: AgentMessage): void;
+	hasQueuedMessages(): boolean;
 	abort(): void;
 	waitForIdle(): Promise<void>;
 	subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void;
@@ -41,6 +42,8 @@ interface Scenario {
 	chunkSize: number;
 	followUp: boolean;
 	steer: boolean;
+	/** The event whose first delivery steers (when `steer`); for message_start, the first reply's. */
+	steerOn: "agent_start" | "tool_execution_start" | "message_start" | "message_update" | "message_end" | "turn_end";
 	/** Abort once this many events were delivered (never when undefined). */
 	abortAfter: number | undefined;
 	/** Also call waitForIdle() when the run starts, and count when it settles. */
@@ -101,15 +104,24 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 	const log: string[] = [];
 	const clock = microtaskClock();
 	let delivered = 0;
+	let steered = false;
 	scenario.listeners.forEach((listener, index) => {
 		agent.subscribe((event) => {
 			clock.start();
 			log.push(`${index}:${normalise(JSON.stringify(event))}`);
 			if (index === 0) {
 				delivered++;
+				// What a listener reads back from the agent: the queues as they stand at each event,
+				// and right after it queued something itself.
+				log.push(`queued: ${agent.hasQueuedMessages()}`);
 				if (delivered === scenario.abortAfter) agent.abort();
 				if (event.type === "agent_start" && scenario.waitForIdle) void agent.waitForIdle().then(() => log.push(`waitForIdle settled after ${clock.read()}`));
-				if (event.type === "tool_execution_start" && scenario.steer) agent.steer(message("steer"));
+				const steerHere = event.type === scenario.steerOn && (event.type !== "message_start" || event.message.role === "assistant");
+				if (steerHere && scenario.steer && !steered) {
+					steered = true;
+					agent.steer(message("steer"));
+					log.push(`queued after steer: ${agent.hasQueuedMessages()}`);
+				}
 			}
 			if (listener.kind === "sync") return;
 			if (listener.kind === "async" || !listener.slowOn.includes(event.type)) return Promise.resolve();
@@ -147,6 +159,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	chunkSize: fc.integer({ min: 1, max: 6 }),
 	followUp: fc.boolean(),
 	steer: fc.boolean(),
+	steerOn: fc.constantFrom("agent_start" as const, "tool_execution_start" as const, "message_start" as const, "message_update" as const, "message_end" as const, "turn_end" as const),
 	// Aborts are left to the targeted tests: where one lands decides between pi's behaviour and
 	// agentchart's documented fixes (a call aborted before it ran is not executed).
 	abortAfter: fc.constant(undefined),
@@ -167,6 +180,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 			chunkSize: 2,
 			followUp: false,
 			steer: false,
+			steerOn: "tool_execution_start",
 			abortAfter: undefined,
 			waitForIdle: true,
 		};
@@ -207,6 +221,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 			chunkSize: 4,
 			followUp: false,
 			steer: false,
+			steerOn: "tool_execution_start",
 			abortAfter: undefined,
 			waitForIdle: true,
 		};
