@@ -317,7 +317,15 @@ export class Agent {
 	 * setTimeout(() => agent.abort(), 5000);
 	 */
 	abort(): void {
-		if (this.#run && !this.#disposed) this.#machine?.send({ type: "abort" });
+		const machine = this.#machine;
+		if (!this.#run || this.#disposed || !machine) return;
+		machine.send({ type: "abort" });
+		// Called from a listener, the machine takes `abort` only after the step that called it;
+		// pi's signal is aborted on the spot, so the run's is too (the chart's abortRun then finds
+		// it aborted and does the rest: it decides, the signal only tells tools and the provider).
+		if (eventsWaitingIn<AgentMachineCommand>(machine).some((event) => event.type === "abort")) {
+			machine.getSnapshot().context.run?.controller.abort();
+		}
 	}
 
 	/**

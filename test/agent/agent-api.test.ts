@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
-import type { AgentMessage, Message } from "../../src/types/messages.js";
+import type { AgentMessage, AssistantMessage, Message } from "../../src/types/messages.js";
 import {
 	assistant,
 	deferred,
@@ -207,6 +207,30 @@ describe("listeners", () => {
 		expect(userTextsOf(agent.state)).toEqual(["go"]);
 		expect(agent.hasQueuedMessages()).toBe(false);
 		expect([agent.steeringMode, agent.followUpMode]).toEqual(["all", "all"]);
+	});
+
+	it("see the run's signal aborted right after they call abort(), as pi's do", async () => {
+		// Regression: the machine took `abort` only after the step that called the listener, so
+		// agent.signal still read "not aborted" on the listener's next line.
+		for (const on of ["agent_start", "turn_start", "message_start", "message_update", "message_end"] as const) {
+			const scripted = createScriptedModel([{ content: "a reply in a few chunks" }], { chunkSize: 4 });
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+			let seen: boolean | undefined;
+			agent.subscribe((event, signal) => {
+				if (event.type !== on || seen !== undefined) return;
+				if (event.type === "message_start" && event.message.role !== "assistant") return;
+				agent.abort();
+				seen = agent.signal?.aborted === true && signal.aborted;
+			});
+			await agent.prompt("go");
+			expect(seen, on).toBe(true);
+			// Before the call, the provider is handed an aborted signal; once it streams, whether it
+			// still completes is its own affair (the scripted model has its chunks queued already).
+			const last = agent.state.messages.at(-1) as AssistantMessage;
+			if (on === "agent_start" || on === "turn_start") expect(last.stopReason, on).toBe("aborted");
+			expect(scripted.calls.length, on).toBeLessThanOrEqual(1);
+			expectIdle(agent);
+		}
 	});
 
 	it("are awaited one event at a time, in subscription order", async () => {

@@ -25,6 +25,7 @@ interface CommonAgent {
 	steer(message: AgentMessage): void;
 	hasQueuedMessages(): boolean;
 	abort(): void;
+	readonly signal: AbortSignal | undefined;
 	waitForIdle(): Promise<void>;
 	subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void;
 	toolExecution: string;
@@ -114,7 +115,10 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 				// What a listener reads back from the agent: the queues as they stand at each event,
 				// and right after it queued something itself.
 				log.push(`queued: ${agent.hasQueuedMessages()}`);
-				if (delivered === scenario.abortAfter) agent.abort();
+				if (delivered === scenario.abortAfter) {
+					agent.abort();
+					log.push(`signal aborted after abort: ${agent.signal?.aborted}`);
+				}
 				if (event.type === "agent_start" && scenario.waitForIdle) void agent.waitForIdle().then(() => log.push(`waitForIdle settled after ${clock.read()}`));
 				const steerHere = event.type === scenario.steerOn && (event.type !== "message_start" || event.message.role === "assistant");
 				if (steerHere && scenario.steer && !steered) {
