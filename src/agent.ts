@@ -66,6 +66,9 @@ export interface AgentOptions {
 
 type MachineActor = Actor<typeof agentMachine>;
 
+/** An idle agent's delta taps: none, shared, so an agent without a machine holds no set of its own. */
+const NO_TAPS: ReadonlySet<DeltaTap> = new Set();
+
 const ALREADY_PROMPTING = "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
 const ALREADY_CONTINUING = "Agent is already processing. Wait for completion before continuing.";
 const ALREADY_RESETTING = "Agent is already processing. Wait for completion before resetting.";
@@ -146,7 +149,7 @@ export class Agent {
 	/** True once `agent.actor` was asked for: the machine then outlives runs (listeners may be attached to it). */
 	#pinned = false;
 	/** The inspector's delta counters on the current machine (see `tapDeltas`); usually none. */
-	#deltaTaps: ReadonlySet<DeltaTap> = new Set();
+	#deltaTaps: ReadonlySet<DeltaTap> = NO_TAPS;
 	#run: ActiveRun | undefined;
 	#disposed = false;
 
@@ -538,6 +541,7 @@ export class Agent {
 		this.#followUpMode = context.followUpMode;
 		if (disposed && this.#pinned) return; // a pinned machine stays readable, in `ended`
 		this.#machine = undefined;
+		this.#deltaTaps = NO_TAPS;
 		machine.stop();
 	}
 
