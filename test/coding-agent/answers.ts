@@ -21,9 +21,11 @@ import {
  * Pause between SSE events. Each event then reaches the agent in its own macrotask, and pi's
  * listeners (which serialize the live, still-growing message objects later, from a promise
  * queue) see one event at a time: with back-to-back events, the JSON pi prints would depend
- * on how the socket happened to split the body.
+ * on how the socket happened to split the body. 30 ms was not always enough on a loaded
+ * machine (a mutation run beside the suite): a stall of the agent's process longer than the
+ * gap let two events arrive in one read, and a `text_start` record showed the whole text.
  */
-export const EVENT_GAP_MS = 30;
+export const EVENT_GAP_MS = 50;
 
 /**
  * A streamed answer. It opens with a `ping` (the API may send one at any time) so the response
