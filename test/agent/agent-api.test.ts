@@ -203,10 +203,36 @@ describe("listeners", () => {
 		});
 		await agent.prompt("go");
 		expect(seen).toEqual({ afterFollowUp: true, modes: ["all", "all"], afterClear: false, afterSteer: true, afterClearAll: false });
+		// One mode at a time, and other waiting commands leave the modes alone.
+		const other = new Agent({ initialState: { model: scripted.model }, streamFn: createScriptedModel([{ content: "hi" }]).streamFn });
+		let modes: string[] = [];
+		other.subscribe((event) => {
+			if (event.type !== "agent_start") return;
+			other.followUpMode = "all";
+			other.steer(user("s"));
+			other.clearAllQueues();
+			other.abort();
+			modes = [other.steeringMode, other.followUpMode];
+		});
+		await other.prompt("go");
+		expect(modes).toEqual(["one-at-a-time", "all"]);
 		// What was read is what happened: the queues were empty when the run went on.
 		expect(userTextsOf(agent.state)).toEqual(["go"]);
 		expect(agent.hasQueuedMessages()).toBe(false);
 		expect([agent.steeringMode, agent.followUpMode]).toEqual(["all", "all"]);
+	});
+
+	it("abort() with no run is a no-op, before any run, between runs and after dispose", async () => {
+		const scripted = createScriptedModel([{ content: "hi" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		agent.abort();
+		await agent.prompt("go");
+		agent.abort();
+		expect((agent.state.messages.at(-1) as AssistantMessage).stopReason).toBe("stop");
+		expectIdle(agent);
+		agent.dispose();
+		agent.abort();
+		expect(agent.state.isStreaming).toBe(false);
 	});
 
 	it("see the run's signal aborted right after they call abort(), as pi's do", async () => {

@@ -75,7 +75,8 @@ describe("the agent inspector", () => {
 
 	it("counts every delta of an agent on its direct path, and stops counting when detached", async () => {
 		// 4-character chunks of "It is noon." (11 characters) and of the tool call's arguments.
-		const agent = toolRunAgent();
+		const scripted = createScriptedModel([{ content: [toolCall("clock", {}, "t1")] }, { content: "It is noon." }, { content: "Still noon, as it happens." }], { chunkSize: 4 });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [clock] }, streamFn: scripted.streamFn });
 		const inspector = createAgentInspector();
 		const detach = inspector.attach(agent.actor);
 		let updates = 0;
@@ -97,8 +98,10 @@ describe("the agent inspector", () => {
 
 		detach();
 		const before = inspector.history().length;
+		const updatesBefore = updates;
 		await agent.prompt("And now?");
 		await settle();
+		expect(updates).toBeGreaterThan(updatesBefore + 3);
 		expect(inspector.history().length).toBe(before);
 	});
 

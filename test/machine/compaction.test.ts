@@ -170,6 +170,8 @@ describe("compaction in the statechart", () => {
 		await agent.prompt("go");
 		expect(scripted.calls.length).toBe(2);
 		expect(agent.state.errorMessage).toContain("Context overflow recovery failed after one compact-and-retry attempt");
+		// The reply had no error of its own: the advice says what happened instead.
+		expect(agent.state.errorMessage?.endsWith("(context overflow)")).toBe(true);
 	});
 
 	it("a failing summariser leaves the transcript unchanged and a threshold run continues", async () => {
@@ -183,6 +185,34 @@ describe("compaction in the statechart", () => {
 		expect(end).toMatchObject({ aborted: false, errorMessage: "Compaction failed: summariser down" });
 		expect(scripted.calls.length).toBe(1);
 		expect(agent.state.messages.slice(0, history.length)).toEqual(history);
+	});
+
+	it("abort during an overflow's compaction stops it, reports it aborted and makes no retry", async () => {
+		const gate = deferred();
+		const overflow: ScriptedReply = { content: [], stopReason: "error", errorMessage: "prompt is too long: 2000 tokens > 1000 maximum" };
+		let summarizeSignal: AbortSignal | undefined;
+		const scripted = createScriptedModel([overflow, { content: "never" }], { model: { contextWindow: 1000 } });
+		const agent = new Agent({
+			initialState: { model: scripted.model, messages: longHistory(2, 300) },
+			streamFn: scripted.streamFn,
+			compaction: {
+				...compaction,
+				summarize: async ({ signal }) => {
+					summarizeSignal = signal;
+					queueMicrotask(() => agent.abort());
+					await gate.promise;
+					return "late summary";
+				},
+			},
+		});
+		const events = record(agent);
+		await agent.prompt("go");
+		gate.resolve();
+		expect(summarizeSignal?.aborted).toBe(true);
+		expect(events.find((e) => e.type === "auto_compaction_end")).toMatchObject({ reason: "overflow", aborted: true, willRetry: false });
+		expect(scripted.calls.length).toBe(1);
+		expect(events.at(-1)?.type).toBe("agent_end");
+		expect(agent.actor.getSnapshot().value).toBe("idle");
 	});
 
 	it("abort during compaction stops it, keeps the transcript and the queues, and ends the run", async () => {

@@ -589,6 +589,26 @@ describe("the loop API's hooks failing", () => {
 		expect(events.filter((event) => event.type === "turn_end")).toHaveLength(1);
 	});
 
+	it("the follow-up poll runs again after every turn that would end the run, not only the first", async () => {
+		// Three calls: the prompt, then one follow-up per poll; the third poll gives nothing.
+		const scripted = createScriptedModel([{ content: "first" }, { content: "second" }, { content: "third" }]);
+		let polls = 0;
+		const events: AgentEvent[] = [];
+		await runAgentLoop(
+			[user("go")],
+			{ systemPrompt: "", messages: [], tools: [] },
+			loopConfig(scripted, { getFollowUpMessages: async () => (++polls <= 2 ? [user(`more ${polls}`)] : []) }),
+			(event) => {
+				events.push(event);
+			},
+			undefined,
+			scripted.streamFn,
+		);
+		expectWellFormedRun(events);
+		expect(polls).toBe(3);
+		expect(scripted.calls).toHaveLength(3);
+	});
+
 	it("a follow-up poll that throws ends the run; the follow-ups it would have given are not taken", async () => {
 		const { scripted, events } = await run(() => ({
 			getFollowUpMessages: async () => {
