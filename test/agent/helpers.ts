@@ -1,6 +1,7 @@
 import { expect } from "vitest";
-import type { Agent } from "../../src/agent.js";
+import { Agent } from "../../src/agent.js";
 import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentEvent, AgentTool, AgentToolResult, AgentToolUpdateCallback } from "../../src/types/agent.js";
 import { emptyUsage } from "../../src/types/content.js";
 import type { ToolCall } from "../../src/types/content.js";
@@ -507,4 +508,39 @@ export function userTextsOf(context: { messages: readonly unknown[] }): string[]
 	return context.messages
 		.filter((message) => (message as { role?: string }).role === "user")
 		.map((message) => textOf(message));
+}
+
+/**
+ * An idle agent whose `compact()` holds in its summariser until the compaction's signal aborts
+ * (at most 500 ms): for abort and dispose during a manual compaction. The transcript is long
+ * enough that there is something to compact.
+ *
+ * @example
+ * const held = agentWithHeldCompaction();
+ * const compacting = held.agent.compact();
+ * await held.summarizing;
+ * held.agent.abort();
+ * await expect(compacting).rejects.toThrow("Compaction aborted");
+ * expect(held.sawAbort()).toBe(true);
+ */
+export function agentWithHeldCompaction(): { agent: Agent; summarizing: Promise<void>; sawAbort: () => boolean } {
+	const summarizing = deferred();
+	let sawAbort = false;
+	const scripted = createScriptedModel([]);
+	const long = (label: string) => `${label} ${"x".repeat(400)}`;
+	const agent = new Agent({
+		initialState: { model: scripted.model, messages: [user(long("u1")), assistant(long("a1")), user("u2")] },
+		streamFn: scripted.streamFn,
+		compaction: {
+			enabled: true,
+			keepRecentTokens: 1,
+			summarize: async ({ signal }) => {
+				summarizing.resolve();
+				await Promise.race([whenAborted(signal), sleep(500)]);
+				sawAbort = signal?.aborted === true;
+				return "summary";
+			},
+		},
+	});
+	return { agent, summarizing: summarizing.promise, sawAbort: () => sawAbort };
 }

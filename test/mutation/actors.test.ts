@@ -14,7 +14,7 @@ import type { AssistantMessageEvent } from "../../src/types/stream.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/types/messages.js";
 import type { SummarizeRequest } from "../../src/compaction/settings.js";
 import type { StreamFn } from "../../src/types/stream.js";
-import { assistant, deferred, makeTool, ok, record, textOf, user, whenAborted } from "../agent/helpers.js";
+import { assistant, deferred, makeTool, ok, record, textOf, user, whenAborted , agentWithHeldCompaction } from "../agent/helpers.js";
 
 function lastAssistant(messages: readonly AgentMessage[]): AssistantMessage | undefined {
 	return messages.filter((message): message is AssistantMessage => message.role === "assistant").at(-1);
@@ -362,29 +362,13 @@ describe("compaction actor", () => {
 	});
 
 	it("abort() reaches a custom summarize through its signal", async () => {
-		const summarizing = deferred();
-		let sawAbort = false;
-		const scripted = createScriptedModel([]);
-		const agent = new Agent({
-			initialState: { model: scripted.model, messages: transcript(["user", long("u1")], ["assistant", long("a1")], ["user", "u2"]) },
-			streamFn: scripted.streamFn,
-			compaction: {
-				enabled: true,
-				keepRecentTokens: 1,
-				summarize: async ({ signal }) => {
-					summarizing.resolve();
-					await Promise.race([whenAborted(signal), new Promise((resolve) => setTimeout(resolve, 500))]);
-					sawAbort = signal.aborted;
-					return "summary";
-				},
-			},
-		});
+		const { agent, summarizing, sawAbort } = agentWithHeldCompaction();
 		const compacting = agent.compact();
-		await summarizing.promise;
+		await summarizing;
 		agent.abort();
 		await expect(compacting).rejects.toThrow("Compaction aborted");
 		await new Promise((resolve) => setTimeout(resolve, 0));
-		expect(sawAbort).toBe(true);
+		expect(sawAbort()).toBe(true);
 	});
 
 	it("a listener that fails during an automatic compaction aborts it: the transcript is not replaced", async () => {

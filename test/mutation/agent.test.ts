@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { assistant, deferred, sleep, textOf, user, whenAborted } from "../agent/helpers.js";
+import { assistant, deferred, sleep, textOf, user, whenAborted , agentWithHeldCompaction } from "../agent/helpers.js";
 
 function userTexts(messages: readonly AgentMessage[]): string[] {
 	return messages.filter((message) => (message as { role?: string }).role === "user").map((message) => textOf(message));
@@ -85,27 +85,13 @@ describe("the state it mirrors", () => {
 	});
 
 	it("during compact(), agent.signal is the compaction's: abort() aborts it", async () => {
-		const summarizing = deferred();
-		const scripted = createScriptedModel([]);
-		const agent = new Agent({
-			initialState: { model: scripted.model, messages: [user(`u1 ${"x".repeat(400)}`), assistant(`a1 ${"x".repeat(400)}`), user("u2")] },
-			streamFn: scripted.streamFn,
-			compaction: {
-				enabled: true,
-				keepRecentTokens: 1,
-				summarize: async ({ signal }) => {
-					summarizing.resolve();
-					await Promise.race([whenAborted(signal), sleep(500)]);
-					return "summary";
-				},
-			},
-		});
+		const { agent, summarizing } = agentWithHeldCompaction();
 		let listenerSignal: AbortSignal | undefined;
 		agent.subscribe((event, signal) => {
 			if (event.type === "auto_compaction_start") listenerSignal = signal;
 		});
 		const compacting = agent.compact();
-		await summarizing.promise;
+		await summarizing;
 		const during = agent.signal;
 		agent.abort();
 		await expect(compacting).rejects.toThrow();

@@ -15,7 +15,7 @@ import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
 import type { ToolCall } from "../../src/types/content.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/types/messages.js";
-import { assistant, call, deferred, doneOnlyStreamFn, expectWellFormedRun, makeTool, manualStream, type ManualStream, ok, record, sleep, textOf, user, whenAborted } from "../agent/helpers.js";
+import { assistant, call, deferred, doneOnlyStreamFn, expectWellFormedRun, makeTool, manualStream, type ManualStream, ok, record, sleep, textOf, user, whenAborted , agentWithHeldCompaction } from "../agent/helpers.js";
 
 function toolResults(messages: readonly AgentMessage[]): [string, string, boolean][] {
 	return messages.filter((message): message is ToolResultMessage => message.role === "toolResult").map((result) => [result.toolCallId, textOf(result), result.isError]);
@@ -635,24 +635,10 @@ describe("compaction at its edges", () => {
 	const long = (label: string, chars = 400) => `${label} ${"x".repeat(chars)}`;
 
 	it("dispose() during a manual compaction rejects it as aborted", async () => {
-		const summarizing = deferred();
-		const scripted = createScriptedModel([]);
-		const agent = new Agent({
-			initialState: { model: scripted.model, messages: [user(long("u1")), assistant(long("a1")), user("u2")] },
-			streamFn: scripted.streamFn,
-			compaction: {
-				enabled: true,
-				keepRecentTokens: 1,
-				summarize: async ({ signal }) => {
-					summarizing.resolve();
-					await Promise.race([whenAborted(signal), sleep(500)]);
-					return "summary";
-				},
-			},
-		});
+		const { agent, summarizing } = agentWithHeldCompaction();
 		const rec = record(agent);
 		const compacting = agent.compact();
-		await summarizing.promise;
+		await summarizing;
 		agent.dispose();
 		await expect(compacting).rejects.toThrow("Compaction aborted");
 		expect(rec.events.map((event) => event.type)).toEqual(["auto_compaction_start", "auto_compaction_end"]);
