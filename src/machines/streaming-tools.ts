@@ -73,7 +73,10 @@ export function lengthCutOffText(name: string): string {
  * A reply that failed (error, abort, reset) after some of its tool calls had started, in
  * streaming mode, cut in two at the last started call: `committed`, the reply up to and
  * including the calls that ran (stopReason "toolUse", the call's usage), which their tool
- * results answer; and `failed`, the rest with the failure (no usage). Providers leave failed
+ * results answer; and `failed`, the rest with the failure (no usage): every block after the
+ * cut, preceded by any call before it that never started (a call that did not run cannot stay
+ * in the committed part, where nothing would answer it, and must not vanish from the
+ * transcript either; each block of the reply lands in exactly one part). Providers leave failed
  * messages out of the next request, so without the cut the started calls' results would
  * answer a tool call the model is never shown (Anthropic rejects that with a 400, on every
  * later call) and the model would never learn that its tools ran.
@@ -102,6 +105,7 @@ export function splitFailedStreamingReply(
 	const missing = started.filter((call) => !present.has(call.toolCall.id)).map((call) => call.toolCall);
 	const committed: AssistantMessage = { ...message, content: [...head, ...missing], stopReason: "toolUse" };
 	delete committed.errorMessage;
-	const failed: AssistantMessage = { ...message, content: message.content.slice(cut + 1), usage: emptyUsage() };
+	const notStarted = message.content.slice(0, cut + 1).filter((block) => block.type === "toolCall" && !startedIds.has(block.id));
+	const failed: AssistantMessage = { ...message, content: [...notStarted, ...message.content.slice(cut + 1)], usage: emptyUsage() };
 	return { committed, failed };
 }

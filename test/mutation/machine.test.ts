@@ -280,11 +280,11 @@ describe("a streaming reply that fails after some of its calls ran", () => {
 		expect(failed?.usage.totalTokens).toBe(0);
 	});
 
-	it("a call that never started is left out of the committed part, even placed before one that ran", async () => {
+	it("a call that never started, placed before one that ran, moves to the failed part (nothing of the reply is lost)", async () => {
 		const second: ToolCall = { type: "toolCall", id: "t2", name: "work", arguments: {} };
 		const [committed, failed] = await failAfterFirstCall((first) => [second, first, { type: "text", text: "tail" }]);
 		expect(committed?.content).toEqual([{ type: "toolCall", id: "t1", name: "work", arguments: {} }]);
-		expect(failed?.content).toEqual([{ type: "text", text: "tail" }]);
+		expect(failed?.content).toEqual([second, { type: "text", text: "tail" }]);
 	});
 
 	it("a call that ran but is missing from the provider's final message is kept in the committed part", async () => {
