@@ -332,6 +332,33 @@ describe("streaming tool execution, more", () => {
 		expect(log.filter((entry) => entry === "run")).toHaveLength(1);
 	});
 
+	it("each streamed call starts when its own toolcall_end arrives, the second too, while the reply still streams", async () => {
+		const hand = manualStream();
+		const ran = { t1: deferred(), t2: deferred() };
+		const tool = makeTool("work", async (id) => (ran[id as "t1" | "t2"].resolve(), ok(`done ${id}`)));
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn: hand.streamFn, toolExecution: "streaming" });
+		let replyEnded = false;
+		agent.subscribe((event) => {
+			if (event.type === "message_end" && event.message.role === "assistant") replyEnded = true;
+		});
+		const run = agent.prompt("go");
+		await hand.opened;
+		hand.start();
+		hand.toolCallEnd({ type: "toolCall", id: "t1", name: "work", arguments: {} });
+		await ran.t1.promise;
+		hand.toolCallEnd({ type: "toolCall", id: "t2", name: "work", arguments: {} });
+		// The reply has not ended: the second call must run now, not when the reply is done.
+		const second = await Promise.race([ran.t2.promise.then(() => "ran"), sleep(500).then(() => "waited")]);
+		expect(second).toBe("ran");
+		expect(replyEnded).toBe(false);
+		hand.push({ type: "done", reason: "toolUse", message: assistant([call("t1", "work"), call("t2", "work")], "toolUse") });
+		await sleep(10);
+		hand.push({ type: "start", partial: assistant("") });
+		hand.push({ type: "done", reason: "stop", message: assistant("finished") });
+		await run;
+		expect(toolResults(agent.state.messages).map(([id]) => id)).toEqual(["t1", "t2"]);
+	});
+
 	it("a running call is stopped when the reply fails, with an error that says why", async () => {
 		const hand = manualStream();
 		let reason: unknown;
