@@ -4,6 +4,7 @@ import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.j
 import { formatResults } from "../../bench/report.js";
 import { QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
 import type { Summary } from "../../bench/lib/stats.js";
+import { liveHeapMidRun, profileShortRuns } from "../../bench/where-time-goes.js";
 
 const finite = (summary: Summary | undefined) => summary !== undefined && [summary.median, summary.min, summary.max].every(Number.isFinite);
 
@@ -34,6 +35,16 @@ describe("benchmarks (quick mode smoke test)", () => {
 		expect(report).toContain("seed 7");
 		expect(report).toMatch(/Targets \(issue 14\): \d+ of \d+ met/);
 	}, 120_000);
+});
+
+describe("the diagnosis behind the README's cost breakdown (bench/where-time-goes.ts)", () => {
+	it("charges every profile sample to one bucket, XState's among them, and measures heap per agent mid-run", async () => {
+		const shares = await profileShortRuns(200, 20);
+		expect(shares.reduce((sum, [, share]) => sum + share, 0)).toBeCloseTo(1, 6);
+		expect(shares.find(([bucket]) => bucket === "XState")?.[1]).toBeGreaterThan(0);
+		const heap = await liveHeapMidRun("agentchart", 20);
+		expect(Number.isFinite(heap.idleKiB) && Number.isFinite(heap.midRunKiB)).toBe(true);
+	}, 60_000);
 });
 
 describe("benchmark pairing and fitting", () => {

@@ -1,0 +1,131 @@
+/**
+ * A diagnosis, not a benchmark with targets: where a short run's time goes, and how much memory
+ * agents hold while they are mid-run. It backs the README's explanation of the missed time
+ * targets (issue 14) with numbers anyone can reproduce:
+ *
+ * 1. CPU profile (node:inspector) of many short runs (a new agent, one prompt, a 1-delta reply),
+ *    self time by where the code lives: XState, agentchart's `dist/` by directory, Node's
+ *    internals, garbage collection.
+ * 2. Live heap per agent while 1,000 agents all sit inside a tool call, after a full
+ *    collection, for both libraries (what the peak RSS of the concurrency benchmark would be if
+ *    garbage were collected at once).
+ *
+ * Run: `npm run build && npx tsx --expose-gc bench/where-time-goes.ts`.
+ */
+import { Session } from "node:inspector/promises";
+import { type AgentName, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
+import { isEntryPoint } from "./lib/child.js";
+import { collectGarbage, nextTurnOfTheLoop } from "./lib/stats.js";
+import { benchModel, prebuiltStreamFn, textReplyEvents, toolTurnStreamFn } from "./lib/streams.js";
+
+interface ProfileNode {
+	id: number;
+	callFrame: { functionName: string; url: string };
+}
+interface Profile {
+	nodes: ProfileNode[];
+	samples: number[];
+	timeDeltas: number[];
+}
+
+/** The bucket a profile node's self time is charged to. */
+function bucketOf(node: ProfileNode): string {
+	const { url, functionName } = node.callFrame;
+	if (url.includes("node_modules/xstate/")) return "XState";
+	const ours = /\/dist\/([^/]+)/.exec(url);
+	if (ours && !url.includes("node_modules")) return `agentchart dist/${ours[1]}`;
+	if (url.startsWith("node:internal/abort_controller") || url.startsWith("node:internal/event_target")) return "Node AbortController / EventTarget";
+	if (url.startsWith("node:")) return "Node, other";
+	if (url === "") return functionName === "(garbage collector)" ? "garbage collection" : `V8 ${functionName || "(anonymous)"}`;
+	return "other (bench, tsx)";
+}
+
+/**
+ * Profiles `runs` short runs of agentchart (after `warmups` unprofiled ones) and returns self
+ * time per bucket, as a share of all samples, largest first.
+ *
+ * @example
+ * const shares = await profileShortRuns(20_000);
+ */
+export async function profileShortRuns(runs: number, warmups = 2_000): Promise<[string, number][]> {
+	const create = await loadBenchAgentFactory("agentchart");
+	const model = benchModel();
+	const streamFn = prebuiltStreamFn(textReplyEvents(model, 1));
+	const once = async () => {
+		const agent = create({ streamFn, model });
+		agent.subscribe(() => {});
+		await agent.prompt("go");
+	};
+	for (let i = 0; i < warmups; i++) await once();
+	const session = new Session();
+	session.connect();
+	await session.post("Profiler.enable");
+	await session.post("Profiler.start");
+	for (let i = 0; i < runs; i++) await once();
+	const { profile } = (await session.post("Profiler.stop")) as unknown as { profile: Profile };
+	session.disconnect();
+	const bucketById = new Map(profile.nodes.map((node) => [node.id, bucketOf(node)]));
+	const time = new Map<string, number>();
+	let total = 0;
+	profile.samples.forEach((id, index) => {
+		const dt = profile.timeDeltas[index] ?? 0;
+		const bucket = bucketById.get(id) ?? "unknown";
+		time.set(bucket, (time.get(bucket) ?? 0) + dt);
+		total += dt;
+	});
+	return [...time].map(([bucket, t]): [string, number] => [bucket, t / total]).sort((a, b) => b[1] - a[1]);
+}
+
+/**
+ * Heap per agent (KiB) after a full collection, for `count` agents constructed, and again with
+ * all of them inside a tool call of a 5-turn run.
+ *
+ * @example
+ * const { idleKiB, midRunKiB } = await liveHeapMidRun("pi", 1_000);
+ */
+export async function liveHeapMidRun(name: AgentName, count: number): Promise<{ idleKiB: number; midRunKiB: number }> {
+	const create = await loadBenchAgentFactory(name);
+	const model = benchModel();
+	let entered = 0;
+	let release = () => {};
+	let gate = Promise.resolve();
+	const tool = instantTool("step", async () => {
+		entered++;
+		await gate;
+	});
+	const build = () => {
+		const agent = create({ model, systemPrompt: "You are a benchmark.", tools: [tool], streamFn: toolTurnStreamFn(model, { turns: 5, callsPerTurn: 1, toolName: "step" }) });
+		agent.subscribe(() => {});
+		return agent;
+	};
+	// Warm-up: the same code paths, so compiled code and lazily built tables are not counted.
+	for (let i = 0; i < 50; i++) await build().prompt("go");
+	gate = new Promise<void>((resolve) => (release = resolve));
+	entered = 0;
+	collectGarbage();
+	const before = process.memoryUsage().heapUsed;
+	const agents = Array.from({ length: count }, build);
+	collectGarbage();
+	const idle = process.memoryUsage().heapUsed;
+	const runs = agents.map((agent) => agent.prompt("go"));
+	while (entered < count) await nextTurnOfTheLoop();
+	collectGarbage();
+	const midRun = process.memoryUsage().heapUsed;
+	release();
+	await Promise.all(runs);
+	return { idleKiB: (idle - before) / count / 1024, midRunKiB: (midRun - before) / count / 1024 };
+}
+
+async function main(): Promise<void> {
+	if (typeof (globalThis as { gc?: unknown }).gc !== "function") throw new Error("run with --expose-gc (npx tsx --expose-gc bench/where-time-goes.ts)");
+	const runs = 20_000;
+	console.log(`CPU self time of ${runs} short runs (new agent, one prompt, a 1-delta reply), agentchart from dist/:`);
+	for (const [bucket, share] of await profileShortRuns(runs)) if (share >= 0.005) console.log(`${(share * 100).toFixed(1).padStart(6)} %  ${bucket}`);
+	console.log("\nHeap per agent, 1,000 agents, after a full collection (KiB):");
+	for (const name of ["agentchart", "pi"] as const) {
+		const { idleKiB, midRunKiB } = await liveHeapMidRun(name, 1_000);
+		console.log(`${name.padEnd(11)} constructed ${idleKiB.toFixed(2)}, all inside a tool call ${midRunKiB.toFixed(2)}`);
+	}
+}
+
+if (isEntryPoint(import.meta.url)) await main();
