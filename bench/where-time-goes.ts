@@ -9,10 +9,14 @@
  * 2. Live heap per agent while 1,000 agents all sit inside a tool call, after a full
  *    collection, for both libraries (what the peak RSS of the concurrency benchmark would be if
  *    garbage were collected at once).
+ * 3. The least a run can cost on XState: an actor created, started and stopped, with two
+ *    events, one invoked child, two emits and an assign, against a whole short run of each
+ *    library. No chart run by XState v5 with an actor per run can cost less than that.
  *
  * Run: `npm run build && npx tsx --expose-gc bench/where-time-goes.ts`.
  */
 import { Session } from "node:inspector/promises";
+import { assign, createActor, emit, fromCallback, setup } from "xstate";
 import { type AgentName, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
 import { isEntryPoint } from "./lib/child.js";
 import { collectGarbage, nextTurnOfTheLoop } from "./lib/stats.js";
@@ -116,6 +120,61 @@ export async function liveHeapMidRun(name: AgentName, count: number): Promise<{ 
 	return { idleKiB: (idle - before) / count / 1024, midRunKiB: (midRun - before) / count / 1024 };
 }
 
+const leastRunMachine = setup({
+	types: { context: {} as { runs: number } },
+	actors: { call: fromCallback(({ sendBack }) => queueMicrotask(() => sendBack({ type: "done" }))) },
+}).createMachine({
+	context: { runs: 0 },
+	initial: "idle",
+	states: {
+		idle: { on: { prompt: "running" } },
+		running: {
+			entry: emit({ type: "agent_start" }),
+			invoke: { src: "call" },
+			on: { done: { target: "idle", actions: [assign({ runs: ({ context }) => context.runs + 1 }), emit({ type: "agent_end" })] } },
+		},
+	},
+});
+
+async function leastRun(): Promise<void> {
+	const actor = createActor(leastRunMachine);
+	actor.on("*", () => {});
+	const ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
+	actor.start();
+	actor.send({ type: "prompt" });
+	await ended;
+	actor.stop();
+}
+
+/**
+ * Microseconds per run, median of `rounds`: the least XState run above, and a whole short run
+ * (new agent, one prompt, a 1-delta reply) of each library.
+ *
+ * @example
+ * const { xstateFloorUs, agentchartUs, piUs } = await leastRunCost(5, 2_000);
+ */
+export async function leastRunCost(rounds: number, runsPerRound: number): Promise<{ xstateFloorUs: number; agentchartUs: number; piUs: number }> {
+	const model = benchModel();
+	const streamFn = prebuiltStreamFn(textReplyEvents(model, 1));
+	const shortRun = (create: Awaited<ReturnType<typeof loadBenchAgentFactory>>) => async () => {
+		const agent = create({ streamFn, model });
+		agent.subscribe(() => {});
+		await agent.prompt("go");
+	};
+	const contenders = { xstateFloorUs: leastRun, agentchartUs: shortRun(await loadBenchAgentFactory("agentchart")), piUs: shortRun(await loadBenchAgentFactory("pi")) };
+	const samples = { xstateFloorUs: [] as number[], agentchartUs: [] as number[], piUs: [] as number[] };
+	for (let round = -1; round < rounds; round++) {
+		for (const [name, run] of Object.entries(contenders) as [keyof typeof contenders, () => Promise<void>][]) {
+			const start = performance.now();
+			for (let i = 0; i < runsPerRound; i++) await run();
+			// Round -1 warms the compiler up and is not recorded.
+			if (round >= 0) samples[name].push(((performance.now() - start) * 1000) / runsPerRound);
+		}
+	}
+	const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+	return { xstateFloorUs: median(samples.xstateFloorUs), agentchartUs: median(samples.agentchartUs), piUs: median(samples.piUs) };
+}
+
 async function main(): Promise<void> {
 	if (typeof (globalThis as { gc?: unknown }).gc !== "function") throw new Error("run with --expose-gc (npx tsx --expose-gc bench/where-time-goes.ts)");
 	const runs = 20_000;
@@ -126,6 +185,9 @@ async function main(): Promise<void> {
 		const { idleKiB, midRunKiB } = await liveHeapMidRun(name, 1_000);
 		console.log(`${name.padEnd(11)} constructed ${idleKiB.toFixed(2)}, all inside a tool call ${midRunKiB.toFixed(2)}`);
 	}
+	const least = await leastRunCost(5, 2_000);
+	console.log("\nµs per run, median of 5 rounds of 2,000:");
+	console.log(`least XState run (actor, 2 events, 1 child) ${least.xstateFloorUs.toFixed(1)}; agentchart short run ${least.agentchartUs.toFixed(1)}; pi short run ${least.piUs.toFixed(1)}`);
 }
 
 if (isEntryPoint(import.meta.url)) await main();

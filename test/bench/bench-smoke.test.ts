@@ -4,7 +4,7 @@ import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.j
 import { formatResults } from "../../bench/report.js";
 import { QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
 import type { Summary } from "../../bench/lib/stats.js";
-import { liveHeapMidRun, profileShortRuns } from "../../bench/where-time-goes.js";
+import { leastRunCost, liveHeapMidRun, profileShortRuns } from "../../bench/where-time-goes.js";
 
 const finite = (summary: Summary | undefined) => summary !== undefined && [summary.median, summary.min, summary.max].every(Number.isFinite);
 
@@ -44,6 +44,8 @@ describe("the diagnosis behind the README's cost breakdown (bench/where-time-goe
 		expect(shares.find(([bucket]) => bucket === "XState")?.[1]).toBeGreaterThan(0);
 		const heap = await liveHeapMidRun("agentchart", 20);
 		expect(Number.isFinite(heap.idleKiB) && Number.isFinite(heap.midRunKiB)).toBe(true);
+		const least = await leastRunCost(1, 20);
+		expect([least.xstateFloorUs, least.agentchartUs, least.piUs].every((us) => Number.isFinite(us) && us > 0)).toBe(true);
 	}, 60_000);
 });
 
