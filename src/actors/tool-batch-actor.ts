@@ -73,8 +73,9 @@ interface CallInFlight {
  * runs them and reports each outcome once. One actor and one timer per batch rather than per
  * call: a call only gets its own `AbortController` (so a timeout or a failing sibling can stop
  * it alone), and the single timer is always set for the nearest deadline. Aborting the run
- * aborts every call; a call reported as timed out or cancelled reports nothing more, and a
- * tool's `onUpdate` after its call settled is ignored.
+ * aborts every call; a call reported as timed out or cancelled reports nothing more (its late
+ * result is not shown to `afterToolCall` either), and a tool's `onUpdate` after its call
+ * settled is ignored. A call's clock runs while its tool executes, not while the hooks decide.
  */
 export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ input, sendBack: send, receive }) => {
 	const sendBack = (event: ToolBatchEvent) => send(event);
@@ -119,12 +120,17 @@ export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ 
 		call.deadline = Date.now() + call.timeoutMs;
 		armTimer();
 	};
+	const stopClock = (call: CallInFlight) => {
+		if (call.deadline === Number.POSITIVE_INFINITY) return;
+		call.deadline = Number.POSITIVE_INFINITY;
+		armTimer();
+	};
 	/** Reports for a call still in flight (not timed out, cancelled or stopped). */
 	const report = (toolCallId: string, call: CallInFlight, event: ToolBatchEvent, done: boolean) => {
 		if (stopped || inFlight.get(toolCallId) !== call) return;
 		if (done) {
 			inFlight.delete(toolCallId);
-			if (call.deadline !== Number.POSITIVE_INFINITY) armTimer();
+			stopClock(call);
 		}
 		sendBack(event);
 	};
@@ -147,6 +153,11 @@ export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ 
 		} catch (error) {
 			raw = errorResult(describeError(error));
 		}
+		// A call that timed out or was cancelled already has its result: afterToolCall would be
+		// asked about an outcome nobody records, and its answer dropped.
+		if (stopped || inFlight.get(toolCall.id) !== call) return;
+		// The time limit is the tool's: afterToolCall may wait (for a person, say) as beforeToolCall may.
+		stopClock(call);
 		const outcome = await finalize(input, toolCall, args, raw, call.controller.signal);
 		report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome }, true);
 	};

@@ -468,6 +468,46 @@ describe("9. tool timeouts", () => {
 		expectIdle(agent);
 	});
 
+	it("afterToolCall is not asked about a timed-out call's late result (its answer would be dropped)", async () => {
+		const asked: string[] = [];
+		const finishedLate = deferred();
+		const sleepy = makeTool("sleepy", async (_id, _p, signal) => {
+			await whenAborted(signal);
+			finishedLate.resolve();
+			return ok("too late");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("sleepy", {}, "t1")] }, { content: "done" }]);
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [sleepy] },
+			streamFn: scripted.streamFn,
+			toolTimeoutMs: 30,
+			afterToolCall: async ({ toolCall: call }) => {
+				asked.push(call.id);
+				return { content: [{ type: "text", text: "rewritten" }], isError: false };
+			},
+		});
+		await agent.prompt("go");
+		await finishedLate.promise;
+		await sleep(10);
+		expect(asked).toEqual([]);
+		expect(toolResults(agent).map((r) => [r.isError, textOf(r)])).toEqual([[true, 'Tool "sleepy" timed out after 30 ms']]);
+	});
+
+	it("the time limit covers the tool, not a slow afterToolCall after it returned", async () => {
+		const quick = makeTool("quick", async () => ok("quick"), { timeoutMs: 20 });
+		const scripted = createScriptedModel([{ content: [toolCall("quick", {}, "t1")] }, { content: "done" }]);
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [quick] },
+			streamFn: scripted.streamFn,
+			afterToolCall: async () => {
+				await sleep(60);
+				return { content: [{ type: "text", text: "reviewed" }] };
+			},
+		});
+		await agent.prompt("go");
+		expect(toolResults(agent).map((r) => [r.isError, textOf(r)])).toEqual([[false, "reviewed"]]);
+	});
+
 	it("N22: a per-tool timeoutMs overrides the agent's, and 0 disables the timer", async () => {
 		const slowOk = (name: string, ms: number, extra: { timeoutMs?: number } = {}) =>
 			makeTool(name, async () => {

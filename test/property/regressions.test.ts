@@ -58,4 +58,19 @@ describe("property regressions", () => {
 		};
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
+	it("parallel: a tool that timed out and then failed late is not shown to afterToolCall, whose answer would be dropped", async () => {
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["text"], stop: "auto" },
+				{ blocks: ["tool"], stop: "auto" },
+			],
+			tools: [
+				{ latency: 0, fail: false, honoursAbort: true, hangs: true },
+				{ latency: 0, fail: false, honoursAbort: false, hangs: false },
+			],
+			schedule: [{ at: 18, command: "steer" }],
+			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["flipError"], slowListenerMs: 0 },
+		};
+		expect(await runScenario("parallel", scenario)).toEqual([]);
+	});
 });
