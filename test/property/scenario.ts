@@ -1,7 +1,9 @@
 /**
- * The property scenarios: random scripts (text, thinking, tool calls, errors, "length" stops,
- * context overflows reported as errors or silently by usage over the window), random
- * tool latencies and failures, and random prompt/steer/followUp/abort/continue/dispose calls at
+ * The property scenarios: random scripts (text, thinking, tool calls, calls of a tool that runs
+ * alone, errors, "length" stops, context overflows reported as errors or silently by usage over
+ * the window), random tool latencies and failures, beforeToolCall/afterToolCall hooks that
+ * allow, block, rewrite or terminate (some after awaiting), either queue mode, a listener that
+ * sometimes awaits a timer, and random prompt/steer/followUp/abort/continue/dispose calls at
  * random moments, in all three tool execution modes. After every event and at the end the
  * shared invariants hold: events nest, every tool execution ends once, the transcript is valid
  * to send, no steering or follow-up message is lost or delivered twice, every run settles and
@@ -10,26 +12,42 @@
 import fc from "fast-check";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel, type ScriptedBlock, type ScriptedReply } from "../../src/providers/scripted.js";
-import type { AgentTool, ToolExecutionMode } from "../../src/types/agent.js";
+import type { AfterToolCallHook, AgentTool, BeforeToolCallHook, QueueMode, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
 import { EventInvariants, idleViolations, QueueLedger, transcriptViolations } from "../support/invariants.js";
 import { providerRequestViolations } from "../support/provider-requests.js";
 
 type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt";
 
+/** What beforeToolCall answers for a call: nothing, allow, block, block and stop the loop; `slow…` after awaiting a timer. */
+type BeforeAnswer = "none" | "allow" | "block" | "blockTerminate" | "slowAllow" | "slowBlock";
+/** What afterToolCall answers: nothing, the result kept, new content (`slowRewrite`: after a timer), the error flag flipped, stop the loop after the batch. */
+type AfterAnswer = "none" | "keep" | "rewrite" | "slowRewrite" | "flipError" | "terminate";
+
 export interface Scenario {
-	replies: { blocks: ("text" | "thinking" | "tool" | "missingTool")[]; stop: "auto" | "error" | "length" | "overflow" | "silentOverflow" }[];
+	/** `serialTool`: a call of a tool whose `executionMode` is "sequential" (it runs alone). */
+	replies: { blocks: ("text" | "thinking" | "tool" | "serialTool" | "missingTool")[]; stop: "auto" | "error" | "length" | "overflow" | "silentOverflow" }[];
 	/** `hangs`: never returns unless its signal aborts (and not even then unless it honours it). */
 	tools: { latency: number; fail: boolean; honoursAbort: boolean; hangs?: boolean }[];
 	/** Commands keyed to the index of the event (across the whole scenario) they are issued at. */
 	schedule: { at: number; command: Command }[];
+	/** Hooks, queue modes and a slow listener; absent (the recorded regressions): none of them, one-at-a-time. */
+	options?: {
+		steeringMode: QueueMode;
+		followUpMode: QueueMode;
+		/** Cycled over the calls the hook is asked about; all "none": no hook at all. */
+		before: BeforeAnswer[];
+		after: AfterAnswer[];
+		/** A second listener awaits this many ms on every third event (0: it returns at once). */
+		slowListenerMs: number;
+	};
 }
 
 /** Random scenarios: replies, tool behaviours and a schedule of commands. */
 export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	replies: fc.array(
 		fc.record({
-			blocks: fc.array(fc.constantFrom("text", "thinking", "tool", "tool", "missingTool"), { minLength: 1, maxLength: 3 }),
+			blocks: fc.array(fc.constantFrom("text", "thinking", "tool", "tool", "serialTool", "missingTool"), { minLength: 1, maxLength: 3 }),
 			stop: fc.constantFrom("auto", "auto", "auto", "error", "length", "overflow", "silentOverflow"),
 		}),
 		{ minLength: 2, maxLength: 4 },
@@ -40,6 +58,19 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	),
 	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt") }), {
 		maxLength: 6,
+	}),
+	options: fc.record({
+		steeringMode: fc.constantFrom<QueueMode>("one-at-a-time", "all"),
+		followUpMode: fc.constantFrom<QueueMode>("one-at-a-time", "all"),
+		before: fc.oneof(
+			fc.constant<BeforeAnswer[]>(["none"]),
+			fc.array(fc.constantFrom<BeforeAnswer>("allow", "allow", "block", "blockTerminate", "slowAllow", "slowBlock"), { minLength: 1, maxLength: 4 }),
+		),
+		after: fc.oneof(
+			fc.constant<AfterAnswer[]>(["none"]),
+			fc.array(fc.constantFrom<AfterAnswer>("keep", "keep", "rewrite", "slowRewrite", "flipError", "terminate"), { minLength: 1, maxLength: 4 }),
+		),
+		slowListenerMs: fc.constantFrom(0, 0, 1, 3),
 	}),
 }) as fc.Arbitrary<Scenario>;
 
@@ -53,7 +84,7 @@ function toReply(reply: Scenario["replies"][number], n: number): ScriptedReply {
 	const blocks: ScriptedBlock[] = reply.blocks.map((kind, i) => {
 		if (kind === "text") return { type: "text", text: `text ${n}.${i}` };
 		if (kind === "thinking") return { type: "thinking", thinking: `hmm ${n}.${i}` };
-		return { type: "toolCall", name: kind === "tool" ? "work" : "nope", arguments: { n, i } };
+		return { type: "toolCall", name: kind === "tool" ? "work" : kind === "serialTool" ? "serial" : "nope", arguments: { n, i } };
 	});
 	if (reply.stop === "auto") return { content: blocks };
 	// Overflows are judged against CONTEXT_WINDOW, which the scripts' real context never nears, so
@@ -71,6 +102,70 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 			resolve();
 		});
 	});
+}
+
+/** What the hooks decided, by tool call id, to check against what ran and what the transcript says. */
+interface HookLedger {
+	blocked: Set<string>;
+	/** The result afterToolCall asked for (its text, or its error flag), and the reply its call came from. */
+	rewritten: Map<string, { text?: string; isError?: boolean; reply: number }>;
+}
+
+/** The scripted reply a tool call came from (`toReply` puts its index in the arguments). */
+function replyOf(args: unknown): number {
+	return (args as { n?: number } | undefined)?.n ?? -1;
+}
+
+function beforeHook(answers: readonly BeforeAnswer[], ledger: HookLedger): BeforeToolCallHook {
+	let asked = 0;
+	return async ({ toolCall }) => {
+		const answer = answers[asked++ % answers.length] as BeforeAnswer;
+		if (answer === "slowAllow" || answer === "slowBlock") await sleep(2);
+		if (answer === "block" || answer === "slowBlock" || answer === "blockTerminate") ledger.blocked.add(toolCall.id);
+		if (answer === "block" || answer === "slowBlock") return { block: true, reason: "blocked by the hook" };
+		if (answer === "blockTerminate") return { block: true, reason: "blocked, and stop", terminate: true };
+		return answer === "none" ? undefined : {};
+	};
+}
+
+function afterHook(answers: readonly AfterAnswer[], ledger: HookLedger): AfterToolCallHook {
+	let asked = 0;
+	return async ({ toolCall, isError }) => {
+		const answer = answers[asked++ % answers.length] as AfterAnswer;
+		if (answer === "slowRewrite") await sleep(2);
+		if (answer === "rewrite" || answer === "slowRewrite") {
+			ledger.rewritten.set(toolCall.id, { text: "rewritten by the hook", reply: replyOf(toolCall.arguments) });
+			return { content: [{ type: "text", text: "rewritten by the hook" }] };
+		}
+		if (answer === "flipError") {
+			ledger.rewritten.set(toolCall.id, { isError: !isError, reply: replyOf(toolCall.arguments) });
+			return { isError: !isError };
+		}
+		if (answer === "terminate") return { terminate: true };
+		return answer === "none" ? undefined : {};
+	};
+}
+
+/**
+ * A call the hook blocked never runs; a result the hook rewrote reaches the transcript as
+ * rewritten. Not when the run stopped the call while the hook was deciding (an abort, dispose,
+ * or, in streaming mode, its reply failing): the call is then closed at once with an error, and
+ * a hook's late answer is dropped like a tool's.
+ */
+function hookViolations(ledger: HookLedger, executed: ReadonlySet<string>, messages: readonly AgentMessage[], scenario: Scenario, stopped: boolean): string[] {
+	const violations: string[] = [];
+	for (const id of ledger.blocked) if (executed.has(id)) violations.push(`tool call ${id} ran although beforeToolCall blocked it`);
+	if (stopped) return violations;
+	for (const message of messages) {
+		if (message.role !== "toolResult") continue;
+		const asked = ledger.rewritten.get(message.toolCallId);
+		const stop = asked ? scenario.replies[asked.reply]?.stop : undefined;
+		if (!asked || (stop !== "auto" && stop !== "silentOverflow")) continue;
+		const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+		if (asked.text !== undefined && text !== asked.text) violations.push(`tool result ${message.toolCallId}: afterToolCall rewrote it to ${JSON.stringify(asked.text)}, the transcript has ${JSON.stringify(text)}`);
+		if (asked.isError !== undefined && message.isError !== asked.isError) violations.push(`tool result ${message.toolCallId}: afterToolCall set isError ${asked.isError}, the transcript has ${message.isError}`);
+	}
+	return violations;
 }
 
 const SETTLE_MS = 3000;
@@ -95,12 +190,15 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		{ chunkSize: 6, whenExhausted: { content: "that is all" }, model: { contextWindow: CONTEXT_WINDOW } },
 	);
 	let toolCalls = 0;
+	const executed = new Set<string>();
+	const hooks: HookLedger = { blocked: new Set(), rewritten: new Map() };
 	const work: AgentTool<object, unknown> = {
 		name: "work",
 		label: "work",
 		description: "does work",
 		parameters: { type: "object", properties: {}, additionalProperties: true },
-		execute: async (_id, _params, signal) => {
+		execute: async (id, _params, signal) => {
+			executed.add(id);
 			const behaviour = scenario.tools[toolCalls++ % scenario.tools.length] as Scenario["tools"][number];
 			if (behaviour.hangs) {
 				// An uncooperative tool: the tool timeout, or the grace after an abort, must end the call.
@@ -112,10 +210,15 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 			return { content: [{ type: "text", text: "worked" }], details: {} };
 		},
 	};
+	const serial: AgentTool<object, unknown> = { ...work, name: "serial", label: "serial", description: "does work alone", executionMode: "sequential" };
+	const options = scenario.options;
 	const agent = new Agent({
-		initialState: { model: scripted.model, tools: [work] },
+		initialState: { model: scripted.model, tools: [work, serial] },
 		streamFn: scripted.streamFn,
 		toolExecution: mode,
+		...(options ? { steeringMode: options.steeringMode, followUpMode: options.followUpMode } : {}),
+		...(options && !options.before.every((answer) => answer === "none") ? { beforeToolCall: beforeHook(options.before, hooks) } : {}),
+		...(options && !options.after.every((answer) => answer === "none") ? { afterToolCall: afterHook(options.after, hooks) } : {}),
 		// Bounds for hanging tools, well inside SETTLE_MS: every run must end, abort or not.
 		toolTimeoutMs: 400,
 		toolAbortGraceMs: 50,
@@ -126,6 +229,8 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	const invariants = new EventInvariants(agent);
 	const ledger = new QueueLedger();
 	let disposed = false;
+	/** An abort or dispose was issued: calls may have been closed while a hook was deciding. */
+	let stoppedByCommand = false;
 	let counter = 0;
 	const pending = [...scenario.schedule].sort((a, b) => a.at - b.at);
 	const issue = (command: Command): void => {
@@ -152,9 +257,11 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 				return;
 			}
 			case "abort":
+				stoppedByCommand = true;
 				agent.abort();
 				return;
 			case "dispose":
+				stoppedByCommand = true;
 				agent.dispose();
 				disposed = true;
 				return;
@@ -167,6 +274,14 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		}
 	};
 	let index = 0;
+	let slowCount = 0;
+	if (options && options.slowListenerMs > 0) {
+		// A listener that returns a promise now and then: the loop must wait for it, and commands
+		// issued meanwhile must still land where they belong.
+		agent.subscribe(async () => {
+			if (slowCount++ % 3 === 0) await sleep(options.slowListenerMs);
+		});
+	}
 	agent.subscribe((event) => {
 		invariants.onEvent(event);
 		ledger.onEvent(event);
@@ -213,6 +328,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	}
 	if (!disposed && agent.hasQueuedMessages()) violations.push("queues still hold messages after flushing");
 	violations.push(...transcriptViolations(agent.state.messages), ...providerRequestViolations(agent.state.messages));
+	violations.push(...hookViolations(hooks, executed, agent.state.messages, scenario, stoppedByCommand));
 	violations.push(...invariants.violations, ...ledger.violations(agent));
 	if (invariants.running) violations.push("a run never ended (agent_start without agent_end)");
 	agent.dispose();
