@@ -476,9 +476,11 @@ describe("9. tool timeouts", () => {
 			finishedLate.resolve();
 			return ok("too late");
 		});
-		const scripted = createScriptedModel([{ content: [toolCall("sleepy", {}, "t1")] }, { content: "done" }]);
+		// A sibling still running keeps the batch alive when the timed-out call returns late.
+		const steady = makeTool("steady", async () => (await sleep(80), ok("steady")), { timeoutMs: 0 });
+		const scripted = createScriptedModel([{ content: [toolCall("sleepy", {}, "t1"), toolCall("steady", {}, "t2")] }, { content: "done" }]);
 		const agent = new Agent({
-			initialState: { model: scripted.model, tools: [sleepy] },
+			initialState: { model: scripted.model, tools: [sleepy, steady] },
 			streamFn: scripted.streamFn,
 			toolTimeoutMs: 30,
 			afterToolCall: async ({ toolCall: call }) => {
@@ -489,8 +491,11 @@ describe("9. tool timeouts", () => {
 		await agent.prompt("go");
 		await finishedLate.promise;
 		await sleep(10);
-		expect(asked).toEqual([]);
-		expect(toolResults(agent).map((r) => [r.isError, textOf(r)])).toEqual([[true, 'Tool "sleepy" timed out after 30 ms']]);
+		expect(asked).toEqual(["t2"]);
+		expect(toolResults(agent).map((r) => [r.isError, textOf(r)])).toEqual([
+			[true, 'Tool "sleepy" timed out after 30 ms'],
+			[false, "rewritten"],
+		]);
 	});
 
 	it("the time limit covers the tool, not a slow afterToolCall after it returned", async () => {
