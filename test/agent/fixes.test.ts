@@ -513,6 +513,30 @@ describe("9. tool timeouts", () => {
 		expect(toolResults(agent).map((r) => [r.isError, textOf(r)])).toEqual([[false, "reviewed"]]);
 	});
 
+	it("an afterToolCall that never answers is not bounded by the tool's time limit, but abort() still ends the run", async () => {
+		const quick = makeTool("quick", async () => ok("quick"), { timeoutMs: 20 });
+		const hookAsked = deferred();
+		const scripted = createScriptedModel([{ content: [toolCall("quick", {}, "t1")] }, { content: "done" }]);
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [quick] },
+			streamFn: scripted.streamFn,
+			toolAbortGraceMs: 20,
+			afterToolCall: () => {
+				hookAsked.resolve();
+				return new Promise(() => {}); // ignores its signal too
+			},
+		});
+		const run = agent.prompt("go");
+		await hookAsked.promise;
+		await sleep(60); // past the tool's 20 ms: no timeout ends the call
+		expect(agent.state.isStreaming).toBe(true);
+		expect(agent.state.pendingToolCalls.has("t1")).toBe(true);
+		agent.abort();
+		await run;
+		expect(agent.state.isStreaming).toBe(false);
+		expect(toolResults(agent).map((r) => [r.toolCallId, r.isError])).toEqual([["t1", true]]);
+	});
+
 	it("N22: a per-tool timeoutMs overrides the agent's, and 0 disables the timer", async () => {
 		const slowOk = (name: string, ms: number, extra: { timeoutMs?: number } = {}) =>
 			makeTool(name, async () => {
