@@ -5,7 +5,7 @@
 import type { AgentMessage } from "../types/messages.js";
 import { canRecoverFromOverflow, tokensNeedCompaction } from "./compaction-guards.js";
 import type { Ctx } from "./context.js";
-import { batchTerminates, toolCallsOf } from "./run-helpers.js";
+import { batchTerminates, replyFailed, toolCallsOf } from "./run-helpers.js";
 import type { AgentMachineEvent } from "./types.js";
 
 type GuardArgs = { context: Ctx; event: AgentMachineEvent };
@@ -24,10 +24,7 @@ export const agentGuards = {
 	runAborted: ({ context }: GuardArgs) => context.run?.aborted === true,
 	isCurrentAttempt: ({ context, event }: GuardArgs) =>
 		(event.type === "stream.start" || event.type === "stream.toolcall" || event.type === "stream.done") && event.attempt === context.run?.attempt,
-	assistantFailed: ({ context }: GuardArgs) => {
-		const stop = context.run?.assistant?.stopReason;
-		return stop === "error" || stop === "aborted";
-	},
+	assistantFailed: ({ context }: GuardArgs) => replyFailed(context.run),
 	assistantHasToolCalls: ({ context }: GuardArgs) => {
 		const assistant = context.run?.assistant;
 		return assistant !== undefined && toolCallsOf(assistant).length > 0;

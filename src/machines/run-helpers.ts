@@ -95,6 +95,17 @@ export function batchTerminates(batch: ToolBatch): boolean {
 }
 
 /**
+ * The turn's reply ended as an error or was aborted (a reply still streaming has none yet).
+ *
+ * @example
+ * replyFailed(runOf(context)); // true after a connection reset
+ */
+export function replyFailed(run: { assistant?: AssistantMessage | undefined } | undefined): boolean {
+	const stop = run?.assistant?.stopReason;
+	return stop === "error" || stop === "aborted";
+}
+
+/**
  * The context hooks see.
  *
  * @example

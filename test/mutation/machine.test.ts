@@ -287,6 +287,33 @@ describe("a streaming reply that fails after some of its calls ran", () => {
 		expect(failed?.content).toEqual([second, { type: "text", text: "tail" }]);
 	});
 
+	it("a call queued behind a running one never starts once the reply failed, even if the running one settles before the failure's events are delivered", async () => {
+		const serial = { ...makeTool("serial", async () => (await sleep(12), ok("worked"))), executionMode: "sequential" as const };
+		const scripted = createScriptedModel(
+			[
+				{ content: [toolCall("serial", {}, "t1"), toolCall("nope", {}, "t2"), toolCall("serial", {}, "t3")], stopReason: "error", errorMessage: "connection lost" },
+				{ content: "unused" },
+			],
+			{ chunkSize: 6 },
+		);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [serial] }, streamFn: scripted.streamFn, toolExecution: "streaming" });
+		// A listener that awaits a timer now and then holds the reply's failure undelivered while t1 finishes.
+		let count = 0;
+		agent.subscribe(async () => {
+			if (count++ % 3 === 0) await sleep(3);
+		});
+		const started: string[] = [];
+		agent.subscribe((event) => {
+			if (event.type === "tool_execution_start") started.push(event.toolCallId);
+		});
+		await agent.prompt("go");
+		expect(started).toEqual(["t1"]);
+		const shape = agent.state.messages.map((message) =>
+			message.role === "assistant" ? `assistant[${message.content.map((block) => (block.type === "toolCall" ? block.id : block.type)).join(",")}] ${message.stopReason}` : message.role === "toolResult" ? `result ${message.toolCallId}` : message.role,
+		);
+		expect(shape).toEqual(["user", "assistant[t1] toolUse", "result t1", "assistant[t2,t3] error"]);
+	});
+
 	it("a call that ran but is missing from the provider's final message is kept in the committed part", async () => {
 		const [committed, failed] = await failAfterFirstCall(() => [{ type: "text", text: "tail" }]);
 		expect(committed?.content).toEqual([{ type: "toolCall", id: "t1", name: "work", arguments: {} }]);

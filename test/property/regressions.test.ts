@@ -73,4 +73,17 @@ describe("property regressions", () => {
 		};
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
+	it("streaming: a call queued behind a sequential one never starts after the reply failed, though the running one settles before a slow listener let the failure through", async () => {
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["serialTool", "missingTool", "serialTool"], stop: "error" },
+				{ blocks: ["text"], stop: "auto" },
+				{ blocks: ["text"], stop: "auto" },
+			],
+			tools: [{ latency: 12, fail: false, honoursAbort: false, hangs: false }],
+			schedule: [],
+			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["none"], slowListenerMs: 3 },
+		};
+		expect(await runScenario("streaming", scenario)).toEqual([]);
+	});
 });
