@@ -17,7 +17,7 @@
  */
 import { Session } from "node:inspector/promises";
 import { assign, createActor, emit, fromCallback, setup } from "xstate";
-import { type AgentName, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
+import { type AgentName, type BenchAgentFactory, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
 import { isEntryPoint } from "./lib/child.js";
 import { collectGarbage, nextTurnOfTheLoop } from "./lib/stats.js";
 import { benchModel, prebuiltStreamFn, textReplyEvents, toolTurnStreamFn } from "./lib/streams.js";
@@ -45,6 +45,23 @@ function bucketOf(node: ProfileNode): string {
 }
 
 /**
+ * One short run of a library, as a function to call many times: a new agent with a no-op
+ * listener, one prompt, a reply of one text delta.
+ *
+ * @example
+ * const run = shortRun(await loadBenchAgentFactory("pi")); await run();
+ */
+export function shortRun(create: BenchAgentFactory): () => Promise<void> {
+	const model = benchModel();
+	const streamFn = prebuiltStreamFn(textReplyEvents(model, 1));
+	return async () => {
+		const agent = create({ streamFn, model });
+		agent.subscribe(() => {});
+		await agent.prompt("go");
+	};
+}
+
+/**
  * Profiles `runs` short runs of agentchart (after `warmups` unprofiled ones) and returns self
  * time per bucket, as a share of all samples, largest first.
  *
@@ -52,14 +69,7 @@ function bucketOf(node: ProfileNode): string {
  * const shares = await profileShortRuns(20_000);
  */
 export async function profileShortRuns(runs: number, warmups = 2_000): Promise<[string, number][]> {
-	const create = await loadBenchAgentFactory("agentchart");
-	const model = benchModel();
-	const streamFn = prebuiltStreamFn(textReplyEvents(model, 1));
-	const once = async () => {
-		const agent = create({ streamFn, model });
-		agent.subscribe(() => {});
-		await agent.prompt("go");
-	};
+	const once = shortRun(await loadBenchAgentFactory("agentchart"));
 	for (let i = 0; i < warmups; i++) await once();
 	const session = new Session();
 	session.connect();
@@ -154,13 +164,6 @@ async function leastRun(): Promise<void> {
  * const { xstateFloorUs, agentchartUs, piUs } = await leastRunCost(5, 2_000);
  */
 export async function leastRunCost(rounds: number, runsPerRound: number): Promise<{ xstateFloorUs: number; agentchartUs: number; piUs: number }> {
-	const model = benchModel();
-	const streamFn = prebuiltStreamFn(textReplyEvents(model, 1));
-	const shortRun = (create: Awaited<ReturnType<typeof loadBenchAgentFactory>>) => async () => {
-		const agent = create({ streamFn, model });
-		agent.subscribe(() => {});
-		await agent.prompt("go");
-	};
 	const contenders = { xstateFloorUs: leastRun, agentchartUs: shortRun(await loadBenchAgentFactory("agentchart")), piUs: shortRun(await loadBenchAgentFactory("pi")) };
 	const samples = { xstateFloorUs: [] as number[], agentchartUs: [] as number[], piUs: [] as number[] };
 	for (let round = -1; round < rounds; round++) {

@@ -99,13 +99,14 @@ export function splitFailedStreamingReply(
 	message.content.forEach((block, index) => {
 		if (block.type === "toolCall" && startedIds.has(block.id)) cut = index;
 	});
-	const head = message.content.slice(0, cut + 1).filter((block) => block.type !== "toolCall" || startedIds.has(block.id));
+	const upToCut = message.content.slice(0, cut + 1);
+	const head = upToCut.filter((block) => block.type !== "toolCall" || startedIds.has(block.id));
 	const present = new Set(head.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])));
 	// A provider whose final message lost a call it had streamed: the call that ran still belongs here.
 	const missing = started.filter((call) => !present.has(call.toolCall.id)).map((call) => call.toolCall);
 	const committed: AssistantMessage = { ...message, content: [...head, ...missing], stopReason: "toolUse" };
 	delete committed.errorMessage;
-	const notStarted = message.content.slice(0, cut + 1).filter((block) => block.type === "toolCall" && !startedIds.has(block.id));
+	const notStarted = upToCut.filter((block) => block.type === "toolCall" && !startedIds.has(block.id));
 	const failed: AssistantMessage = { ...message, content: [...notStarted, ...message.content.slice(cut + 1)], usage: emptyUsage() };
 	return { committed, failed };
 }

@@ -31,14 +31,12 @@ interface Case {
 	stopReason: "error" | "aborted";
 }
 
-const caseArb: fc.Arbitrary<Case> = fc
-	.record({
-		kinds: fc.array(blockArb, { minLength: 0, maxLength: 8 }),
-		started: fc.array(fc.option(fc.constantFrom(...startedStatuses), { nil: undefined }), { minLength: 8, maxLength: 8 }),
-		missing: fc.integer({ min: 0, max: 2 }),
-		stopReason: fc.constantFrom<"error" | "aborted">("error", "aborted"),
-	})
-	.map((c) => c);
+const caseArb: fc.Arbitrary<Case> = fc.record({
+	kinds: fc.array(blockArb, { minLength: 0, maxLength: 8 }),
+	started: fc.array(fc.option(fc.constantFrom(...startedStatuses), { nil: undefined }), { minLength: 8, maxLength: 8 }),
+	missing: fc.integer({ min: 0, max: 2 }),
+	stopReason: fc.constantFrom<"error" | "aborted">("error", "aborted"),
+});
 
 function build(c: Case): { message: AssistantMessage; batch: ToolBatch; startedIds: Set<string>; missingCalls: ToolCall[] } {
 	const content: Block[] = c.kinds.map((kind, i) => {
