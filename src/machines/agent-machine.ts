@@ -12,7 +12,8 @@ import { hookContext, streamOptionsFor } from "./run-helpers.js";
  * Top level: `idle` (waiting for a prompt), `running` (a run: turns of one LLM call plus its
  * tool calls), `compacting` (a manual compaction) and `ended` (final, after `dispose`). Inside
  * `running`, a turn goes `before-call` → `streaming` → `after-stream` → (`tool-preparing` ⇄
- * `tool-executing`) → `turn-ended`, which decides between another turn and `run-ending`.
+ * `tool-executing`, or `tool-draining` after an abort) → `turn-ended`, which decides between
+ * another turn and `run-ending`.
  *
  * The chart receives what it decides on: a reply's start, each tool call that finished
  * streaming (streaming tool execution), the reply's end, the tool calls' outcomes. Token
@@ -89,8 +90,16 @@ export const agentMachine = agentSetup.createMachine({
 				"tools.abandon": { actions: "abandonRunningCalls" },
 				// Streaming tool execution: the batch reports while the reply still streams.
 				"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
-				"tool.settled": { guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
-				"tool.timeout": { guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
+				// A settled call makes room for the next one, unless the run was aborted or the reply
+				// failed (a streaming reply's queued calls then never start).
+				"tool.settled": [
+					{ guard: and(["isRunningCall", or(["runAborted", "assistantFailed"])]), actions: "settleRunningTool" },
+					{ guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
+				],
+				"tool.timeout": [
+					{ guard: and(["isRunningCall", or(["runAborted", "assistantFailed"])]), actions: "settleRunningTool" },
+					{ guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
+				],
 			},
 			states: {
 				"run-starting": {
@@ -154,7 +163,11 @@ export const agentMachine = agentSetup.createMachine({
 					},
 					on: {
 						"stream.start": { guard: "isCurrentAttempt", actions: "beginAssistantMessage" },
-						"stream.toolcall": { guard: "isCurrentAttempt", actions: ["addStreamedToolCall", "startTools"] },
+						// After an abort the provider may still close calls: they are recorded, never started.
+						"stream.toolcall": [
+							{ guard: and(["isCurrentAttempt", "runAborted"]), actions: "addStreamedToolCall" },
+							{ guard: "isCurrentAttempt", actions: ["addStreamedToolCall", "startTools"] },
+						],
 						"stream.done": { guard: "isCurrentAttempt", target: "after-stream", actions: "completeAssistantMessage" },
 					},
 				},
@@ -178,8 +191,7 @@ export const agentMachine = agentSetup.createMachine({
 					description: "Picks the next step of the tool batch.",
 					always: [
 						{ guard: and(["runAborted", "noCallRunning"]), target: "tool-batch-ending", actions: "settleUnfinishedCallsAsAborted" },
-						// Aborted with calls still running: wait for them (they see the signal).
-						{ guard: "runAborted", target: "tool-executing" },
+						{ guard: "runAborted", target: "tool-draining" },
 						{ guard: "batchTruncated", target: "tool-batch-ending", actions: "settleCallsCutOffByLength" },
 						{ guard: "streamingBatchHasWork", target: "tool-executing" },
 						{ guard: "hasStreamingBatch", target: "tool-batch-ending" },
@@ -212,6 +224,10 @@ export const agentMachine = agentSetup.createMachine({
 				"tool-executing": {
 					description: "The batch actor runs calls; outcomes are recorded as they settle.",
 					entry: "startTools",
+					always: { guard: "noCallRunning", target: "tool-dispatching" },
+				},
+				"tool-draining": {
+					description: "Aborted with calls still running: nothing new starts; the running calls see the signal and settle (or are given up on).",
 					always: { guard: "noCallRunning", target: "tool-dispatching" },
 				},
 				"tool-batch-ending": {

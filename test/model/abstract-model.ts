@@ -270,7 +270,8 @@ function actorEvents(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
 			events.push({ type: "stream.start", attempt, partial: abstractReply("text", attempt, 0) });
 		} else {
 			const streamingMode = context.config.toolExecution === "streaming";
-			if (streamingMode && streamedCalls < 2 && !run.aborted) {
+			// After an abort too: a provider that has not seen the signal yet still closes calls.
+			if (streamingMode && streamedCalls < 2) {
 				events.push({ type: "stream.toolcall", attempt, toolCall: abstractCall(attempt, streamedCalls), partial: run.partial });
 			}
 			const hook = context.config.beforeToolCall !== undefined;

@@ -21,6 +21,13 @@ function toolResults(messages: readonly AgentMessage[]): [string, string, boolea
 	return messages.filter((message): message is ToolResultMessage => message.role === "toolResult").map((result) => [result.toolCallId, textOf(result), result.isError]);
 }
 
+async function until(condition: () => boolean): Promise<void> {
+	for (let waited = 0; !condition(); waited++) {
+		if (waited > 2000) throw new Error("condition not reached within 2 s");
+		await sleep(1);
+	}
+}
+
 function lastAssistant(messages: readonly AgentMessage[]): AssistantMessage | undefined {
 	return messages.filter((message): message is AssistantMessage => message.role === "assistant").at(-1);
 }
@@ -222,6 +229,44 @@ describe("the tool batch", () => {
 		expect(executed).toEqual(["t1"]);
 	});
 
+	// The reply ended well, the sequential t1 runs, t2 waits behind it; then abort(). t1 ignores
+	// the signal: it returns, or its time limit ends it. Either way nothing may start after the abort.
+	for (const ending of ["returns", "times out"] as const) {
+		it(`streaming mode: after abort(), a running sequential call that ${ending} starts no call queued behind it`, async () => {
+			const release = deferred();
+			const firstRunning = deferred();
+			const started: string[] = [];
+			const serial = {
+				...makeTool("serial", async (id) => {
+					started.push(id);
+					firstRunning.resolve();
+					await release.promise;
+					return ok("late");
+				}),
+				executionMode: "sequential" as const,
+			};
+			const scripted = createScriptedModel([{ content: [toolCall("serial", {}, "t1"), toolCall("serial", {}, "t2")] }, { content: "unused" }]);
+			const agent = new Agent({
+				initialState: { model: scripted.model, tools: [serial] },
+				streamFn: scripted.streamFn,
+				toolExecution: "streaming",
+				toolAbortGraceMs: 0,
+				...(ending === "times out" ? { toolTimeoutMs: 30 } : {}),
+			});
+			const rec = record(agent);
+			const run = agent.prompt("go");
+			await firstRunning.promise;
+			await until(() => agent.actor.getSnapshot().matches({ running: "tool-executing" }));
+			agent.abort();
+			if (ending === "returns") release.resolve();
+			await run;
+			release.resolve();
+			expectWellFormedRun(rec.events);
+			expect(started).toEqual(["t1"]);
+			expect(toolResults(agent.state.messages).map(([id]) => id)).toEqual(["t1", "t2"]);
+		});
+	}
+
 	it("streaming mode: a reply that fails after a call ran is recorded in two parts, in the machine's transcript and agent_end too", async () => {
 		const hand = manualStream();
 		const done = deferred();
@@ -287,32 +332,54 @@ describe("a streaming reply that fails after some of its calls ran", () => {
 		expect(failed?.content).toEqual([second, { type: "text", text: "tail" }]);
 	});
 
-	it("a call queued behind a running one never starts once the reply failed, even if the running one settles before the failure's events are delivered", async () => {
-		const serial = { ...makeTool("serial", async () => (await sleep(12), ok("worked"))), executionMode: "sequential" as const };
-		const scripted = createScriptedModel(
-			[
-				{ content: [toolCall("serial", {}, "t1"), toolCall("nope", {}, "t2"), toolCall("serial", {}, "t3")], stopReason: "error", errorMessage: "connection lost" },
-				{ content: "unused" },
-			],
-			{ chunkSize: 6 },
-		);
-		const agent = new Agent({ initialState: { model: scripted.model, tools: [serial] }, streamFn: scripted.streamFn, toolExecution: "streaming" });
-		// A listener that awaits a timer now and then holds the reply's failure undelivered while t1 finishes.
-		let count = 0;
-		agent.subscribe(async () => {
-			if (count++ % 3 === 0) await sleep(3);
+	// Reply [serial t1, unknown t2, serial t3] fails while t1 runs; t2 waits behind t1. A listener
+	// holds the reply's end undelivered while t1 returns (or its time limit ends it):
+	// the machine hears t1 settle before it may act on the failure, and must still start nothing.
+	for (const ending of ["returns", "times out"] as const) {
+		it(`a call queued behind a running one never starts once the reply failed, even if the running one ${ending} before the failure's events are delivered`, async () => {
+			const failureSeen = deferred();
+			const serial = {
+				...makeTool("serial", async () => {
+					await failureSeen.promise;
+					if (ending === "times out") await new Promise(() => {});
+					return ok("worked");
+				}),
+				executionMode: "sequential" as const,
+			};
+			const scripted = createScriptedModel(
+				[
+					{ content: [toolCall("serial", {}, "t1"), toolCall("nope", {}, "t2"), toolCall("serial", {}, "t3")], stopReason: "error", errorMessage: "connection lost" },
+					{ content: "unused" },
+				],
+				{ chunkSize: 6 },
+			);
+			const agent = new Agent({
+				initialState: { model: scripted.model, tools: [serial] },
+				streamFn: scripted.streamFn,
+				toolExecution: "streaming",
+				toolTimeoutMs: 20,
+				toolAbortGraceMs: 0,
+			});
+			// The reply's first message_end (its committed part, on stream.done) is held.
+			let held = false;
+			agent.subscribe(async (event) => {
+				if (held || event.type !== "message_end" || event.message.role !== "assistant") return;
+				held = true;
+				failureSeen.resolve();
+				await sleep(60);
+			});
+			const started: string[] = [];
+			agent.subscribe((event) => {
+				if (event.type === "tool_execution_start") started.push(event.toolCallId);
+			});
+			await agent.prompt("go");
+			expect(started).toEqual(["t1"]);
+			const shape = agent.state.messages.map((message) =>
+				message.role === "assistant" ? `assistant[${message.content.map((block) => (block.type === "toolCall" ? block.id : block.type)).join(",")}] ${message.stopReason}` : message.role === "toolResult" ? `result ${message.toolCallId}` : message.role,
+			);
+			expect(shape).toEqual(["user", "assistant[t1] toolUse", "result t1", "assistant[t2,t3] error"]);
 		});
-		const started: string[] = [];
-		agent.subscribe((event) => {
-			if (event.type === "tool_execution_start") started.push(event.toolCallId);
-		});
-		await agent.prompt("go");
-		expect(started).toEqual(["t1"]);
-		const shape = agent.state.messages.map((message) =>
-			message.role === "assistant" ? `assistant[${message.content.map((block) => (block.type === "toolCall" ? block.id : block.type)).join(",")}] ${message.stopReason}` : message.role === "toolResult" ? `result ${message.toolCallId}` : message.role,
-		);
-		expect(shape).toEqual(["user", "assistant[t1] toolUse", "result t1", "assistant[t2,t3] error"]);
-	});
+	}
 
 	it("a call that ran but is missing from the provider's final message is kept in the committed part", async () => {
 		const [committed, failed] = await failAfterFirstCall(() => [{ type: "text", text: "tail" }]);

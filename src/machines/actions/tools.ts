@@ -8,7 +8,7 @@ import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
 import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callById, messageEvents, runOf } from "../context.js";
-import { createToolBatch, findTool, hookContext, replyFailed, toolResultMessage, updateCall } from "../run-helpers.js";
+import { createToolBatch, findTool, hookContext, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
 import type { FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
@@ -186,10 +186,9 @@ export function recordPreparedCall(context: Ctx, toolCallId: string, args: unkno
  */
 export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 	const run = runOf(context);
-	// An aborted run starts nothing new; running calls finish with the aborted signal. Nor does a
-	// reply that failed: its queued calls never start (after-stream drops them), even when a call
-	// that ran settles before the reply's events were delivered.
-	if (run.aborted || !run.batch || replyFailed(run)) return;
+	// The chart never asks once the run was aborted or the reply failed (tool-draining, and the
+	// guarded tool.settled, tool.timeout and stream.toolcall transitions).
+	if (!run.batch) return;
 	let batch = run.batch;
 	let working: Ctx = context;
 	if (batch.mode === "streaming") {
