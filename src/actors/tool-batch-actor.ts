@@ -1,5 +1,5 @@
 import { fromCallback } from "xstate";
-import { askBeforeToolCall, errorResult, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
+import { ABORTED_BEFORE_RUN, askBeforeToolCall, errorResult, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
 import type {
 	AfterToolCallHook,
 	AfterToolCallResult,
@@ -144,6 +144,9 @@ export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ 
 		const tool = input.tools.find((candidate) => candidate.name === toolCall.name);
 		if (!tool) return report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome: errorResult(`Tool ${toolCall.name} not found`) }, true);
 		if (inFlight.get(toolCall.id) !== call) return;
+		// Streaming mode asks beforeToolCall here, then runs the call: an abort while the hook
+		// decided must not let a tool that never checks its signal run after all.
+		if (call.controller.signal.aborted) return report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome: errorResult(ABORTED_BEFORE_RUN) }, true);
 		startClock(toolCall, call);
 		const onUpdate = (partialResult: AgentToolResult<unknown>) => report(toolCall.id, call, { type: "tool.update", toolCallId: toolCall.id, partialResult }, false);
 		let raw: ToolOutcome;

@@ -11,7 +11,7 @@ import type { CompactionOutput } from "../actors/compaction-protocol.js";
 import { queuePollActor, stopCheckActor } from "../actors/loop-hooks-actors.js";
 import { streamActor } from "../actors/stream-actor.js";
 import { toolBatchActor } from "../actors/tool-batch-actor.js";
-import { errorResult } from "../tools/preflight.js";
+import { ABORTED_BEFORE_RUN, errorResult } from "../tools/preflight.js";
 import type { AgentMessage } from "../types/messages.js";
 import * as compaction from "./actions/compaction.js";
 import { closeRunAbruptly } from "./actions/close-run.js";
@@ -162,7 +162,7 @@ export const agentSetup = setup({
 			if (call) tools.settleCall(context, call, event.outcome, enqueue);
 		}),
 		settleUnfinishedCallsAsAborted: enqueueActions(({ context, enqueue }) => {
-			tools.settleOpenCalls(context, tools.ABORTED_BEFORE_RUN, ["queued", "preparing", "prepared"], enqueue);
+			tools.settleOpenCalls(context, ABORTED_BEFORE_RUN, ["queued", "preparing", "prepared"], enqueue);
 		}),
 		settleCallsCutOffByLength: enqueueActions(({ context, enqueue }) => tools.settleCallsCutOffByLength(context, enqueue)),
 		startTools: enqueueActions(({ context, enqueue }) => tools.startTools(context, enqueue)),

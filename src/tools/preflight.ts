@@ -17,6 +17,9 @@ export interface ToolOutcome {
 /** What preflight decided: run the call with these arguments, or answer it right away. */
 export type PreflightOutcome = { kind: "prepared"; args: unknown } | { kind: "immediate"; outcome: ToolOutcome };
 
+/** The result of a call the run's abort reached before its tool ran (pi's wording). */
+export const ABORTED_BEFORE_RUN = "Tool call was aborted before it ran";
+
 /**
  * An error tool result with one text block.
  *

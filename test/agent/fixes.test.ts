@@ -184,6 +184,37 @@ describe("2. abort during preflight", () => {
 		expectValidTranscript(agent.state.messages);
 		expectIdle(agent);
 	});
+
+	// In streaming mode the batch actor asks the hook and then runs the call itself: the hook's
+	// "run it" after abort() must not run a tool that never checks its signal.
+	it("streaming mode: a call the hook allows after abort() never executes", async () => {
+		const executed: string[] = [];
+		const tool = makeTool("t", async (id) => {
+			executed.push(id);
+			return ok(id);
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("t", {}, "a")] }, { content: "never" }]);
+		let agentRef: Agent | undefined;
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [tool] },
+			streamFn: scripted.streamFn,
+			toolExecution: "streaming",
+			beforeToolCall: async () => {
+				agentRef?.abort();
+				await sleep(5);
+				return undefined;
+			},
+		});
+		agentRef = agent;
+		const rec = record(agent);
+		await agent.prompt("go");
+		expect(executed).toEqual([]);
+		expect(toolResults(agent).map((r) => [r.toolCallId, r.isError])).toEqual([["a", true]]);
+		expect(scripted.calls).toHaveLength(1);
+		expectWellFormedRun(rec.events);
+		expectValidTranscript(agent.state.messages);
+		expectIdle(agent);
+	});
 });
 
 describe("3. a queued steer is never consumed by a run being aborted", () => {

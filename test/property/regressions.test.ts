@@ -86,4 +86,17 @@ describe("property regressions", () => {
 		};
 		expect(await runScenario("streaming", scenario)).toEqual([]);
 	});
+	it("streaming: a call beforeToolCall allows after an abort never executes (the batch actor asked the hook, then ran the call)", async () => {
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["tool", "text"], stop: "auto" },
+				{ blocks: ["text"], stop: "overflow" },
+				{ blocks: ["missingTool", "tool"], stop: "auto" },
+			],
+			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
+			schedule: [{ at: 43, command: "abort" }],
+			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["allow"], after: ["none"], slowListenerMs: 1 },
+		};
+		expect(await runScenario("streaming", scenario)).toEqual([]);
+	});
 });

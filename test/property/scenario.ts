@@ -199,6 +199,8 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		parameters: { type: "object", properties: {}, additionalProperties: true },
 		execute: async (id, _params, signal) => {
 			executed.add(id);
+			// A call starts only in a run that is not aborted: its signal cannot be aborted already.
+			if (signal?.aborted) violations.push(`tool call ${id} executed after its run was aborted`);
 			const behaviour = scenario.tools[toolCalls++ % scenario.tools.length] as Scenario["tools"][number];
 			if (behaviour.hangs) {
 				// An uncooperative tool: the tool timeout, or the grace after an abort, must end the call.

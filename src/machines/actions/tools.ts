@@ -14,7 +14,6 @@ import type { FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js"
 
 /** The batch actor's id: one per batch, so there is one child for all of a reply's calls. */
 export const TOOL_BATCH_ID = "tools";
-export const ABORTED_BEFORE_RUN = "Tool call was aborted before it ran";
 
 /** What the batch actor is spawned with. */
 export function toolBatchInput(context: Ctx, assistant: AssistantMessage): ToolBatchInput {
