@@ -51,12 +51,16 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 	const signal = call.signal;
 	let graceTimer: ReturnType<typeof setTimeout> | undefined;
 
-	const stall = watchForStall(config.streamIdleTimeoutMs, () => {
-		const seconds = config.streamIdleTimeoutMs / 1000;
-		const error = new Error(`The model's stream stalled: nothing arrived for ${seconds} s (streamIdleTimeoutMs); the request was cancelled`);
-		finish(failedAssistantMessage(input.model, error, false, progress.partial));
-		call.abort(new Error("stream stalled"));
-	});
+	// The model's silence is timed from the request on: preparing it (transformContext, an OAuth
+	// refresh in getApiKey) may take as long as it takes.
+	let stall: ReturnType<typeof watchForStall> | undefined;
+	const watchTheModel = () =>
+		watchForStall(config.streamIdleTimeoutMs, () => {
+			const seconds = config.streamIdleTimeoutMs / 1000;
+			const error = new Error(`The model's stream stalled: nothing arrived for ${seconds} s (streamIdleTimeoutMs); the request was cancelled`);
+			finish(failedAssistantMessage(input.model, error, false, progress.partial));
+			call.abort(new Error("stream stalled"));
+		});
 	const onRunAbort = () => {
 		call.abort(runSignal.reason);
 		// A stream function that ignores the abort signal would hang the run; after a grace
@@ -66,7 +70,7 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 	const release = () => {
 		stopped = true;
 		clearTimeout(graceTimer);
-		stall.stop();
+		stall?.stop();
 		runSignal.removeEventListener("abort", onRunAbort);
 	};
 	const finish = (message: AssistantMessage) => {
@@ -83,6 +87,10 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 			if (config.transformContext) messages = await config.transformContext(messages, signal);
 			const llmMessages = await config.convertToLlm(messages);
 			const apiKey = (config.getApiKey ? await config.getApiKey(input.model.provider) : undefined) || input.options.apiKey;
+			// Aborted while the context was being prepared: no request goes out (pi sends it, and a
+			// stream function that ignores the signal would then call the model after abort()).
+			if (stopped || signal.aborted) return finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, progress.partial));
+			const watch = (stall = watchTheModel());
 			const context: Context = { systemPrompt: input.systemPrompt, messages: llmMessages, tools: input.tools };
 			const options: SimpleStreamOptions = { ...input.options, signal };
 			if (apiKey !== undefined) options.apiKey = apiKey;
@@ -90,7 +98,7 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 			let started = false;
 			for await (const event of stream) {
 				if (stopped) return;
-				stall.touch();
+				watch.touch();
 				switch (event.type) {
 					case "start":
 						started = true;

@@ -251,6 +251,45 @@ describe("3. a queued steer is never consumed by a run being aborted", () => {
 	});
 });
 
+describe("3b. abort while the request is being prepared", () => {
+	// The request is prepared (transformContext, convertToLlm, getApiKey) before it is sent; an
+	// abort meanwhile must not send it, even through a stream function that ignores its signal.
+	for (const step of ["transformContext", "convertToLlm", "getApiKey"] as const) {
+		it(`abort() while ${step} runs: the model is not called, the reply ends aborted`, async () => {
+			const scripted = createScriptedModel([{ content: "should not be asked" }]);
+			let requests = 0;
+			const deaf: StreamFn = (model, context, options) => {
+				requests++;
+				const { signal: _ignored, ...rest } = options ?? {};
+				return scripted.streamFn(model, context, rest);
+			};
+			const entered = deferred();
+			const gate = deferred();
+			const hold = async () => {
+				entered.resolve();
+				await gate.promise;
+			};
+			const agent = new Agent({
+				initialState: { model: scripted.model },
+				streamFn: deaf,
+				...(step === "transformContext" ? { transformContext: async (messages) => (await hold(), messages) } : {}),
+				...(step === "convertToLlm" ? { convertToLlm: async (messages) => (await hold(), messages.filter((m) => m.role === "user")) } : {}),
+				...(step === "getApiKey" ? { getApiKey: async () => (await hold(), "key") } : {}),
+			});
+			const rec = record(agent);
+			const run = agent.prompt("go");
+			await entered.promise;
+			agent.abort();
+			gate.resolve();
+			await run;
+			expect(requests).toBe(0);
+			expect(rec.skeleton().slice(-4)).toEqual(["message_start:assistant", "message_end:assistant(aborted:Request was aborted)", "turn_end(toolResults=0)", "agent_end(messages=2)"]);
+			expectWellFormedRun(rec.events);
+			expectIdle(agent);
+		});
+	}
+});
+
 describe("4. a throwing streamFn, convertToLlm, transformContext or getApiKey", () => {
 	const B2_EVENTS = [
 		"agent_start",

@@ -207,6 +207,26 @@ describe("a model that goes silent", () => {
 		});
 	}
 
+	// Preparing the request is not the model's silence: a transformContext or getApiKey (an OAuth
+	// refresh, say) slower than streamIdleTimeoutMs must not end the call as stalled.
+	for (const step of ["transformContext", "getApiKey"] as const) {
+		it(`times the model from the request on, not while ${step} prepares it`, async () => {
+			const scripted = createScriptedModel([{ content: "answered" }]);
+			const slow = () => new Promise<void>((resolve) => setTimeout(resolve, 150));
+			const agent = new Agent({
+				initialState: { model: scripted.model },
+				streamFn: scripted.streamFn,
+				streamIdleTimeoutMs: 40,
+				...(step === "transformContext" ? { transformContext: async (messages) => (await slow(), messages) } : { getApiKey: async () => (await slow(), "key") }),
+			});
+			await within(agent.prompt("hello"), 3_000, "the run");
+			const last = agent.state.messages.at(-1) as AssistantMessage;
+			expect(last.errorMessage).toBeUndefined();
+			expect(last.stopReason).toBe("stop");
+			expect(scripted.calls).toHaveLength(1);
+		});
+	}
+
 	it("passes the request timeout and retries to the provider", async () => {
 		const seen: { options?: SimpleStreamOptions | undefined } = {};
 		const agent = new Agent({ initialState: { model }, streamFn: silentAfter("nothing", seen), timeoutMs: 1234, maxRetries: 1, streamIdleTimeoutMs: 50 });

@@ -99,4 +99,16 @@ describe("property regressions", () => {
 		};
 		expect(await runScenario("streaming", scenario)).toEqual([]);
 	});
+	it("parallel: dispose while transformContext prepares a request: the model is not called", async () => {
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["text"], stop: "auto" },
+				{ blocks: ["text"], stop: "auto" },
+			],
+			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
+			schedule: [{ at: 4, command: "dispose" }],
+			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["keep"], slowListenerMs: 0, prepareMs: 1 },
+		};
+		expect(await runScenario("parallel", scenario)).toEqual([]);
+	});
 });

@@ -3,7 +3,7 @@
  * alone, errors, "length" stops, context overflows reported as errors or silently by usage over
  * the window), random tool latencies and failures, beforeToolCall/afterToolCall hooks that
  * allow, block, rewrite or terminate (some after awaiting), either queue mode, a listener that
- * sometimes awaits a timer, and random prompt/steer/followUp/abort/continue/dispose calls at
+ * sometimes awaits a timer, a transformContext that awaits one, and random prompt/steer/followUp/abort/continue/dispose calls at
  * random moments, in all three tool execution modes. After every event and at the end the
  * shared invariants hold: events nest, every tool execution ends once, the transcript is valid
  * to send, no steering or follow-up message is lost or delivered twice, every run settles and
@@ -40,6 +40,8 @@ export interface Scenario {
 		after: AfterAnswer[];
 		/** A second listener awaits this many ms on every third event (0: it returns at once). */
 		slowListenerMs: number;
+		/** `transformContext` awaits this many ms before each request (0 or absent: no transformContext). */
+		prepareMs?: number;
 	};
 }
 
@@ -71,6 +73,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 			fc.array(fc.constantFrom<AfterAnswer>("keep", "keep", "rewrite", "slowRewrite", "flipError", "terminate"), { minLength: 1, maxLength: 4 }),
 		),
 		slowListenerMs: fc.constantFrom(0, 0, 1, 3),
+		prepareMs: fc.constantFrom(0, 0, 1, 2),
 	}),
 }) as fc.Arbitrary<Scenario>;
 
@@ -214,9 +217,24 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	};
 	const serial: AgentTool<object, unknown> = { ...work, name: "serial", label: "serial", description: "does work alone", executionMode: "sequential" };
 	const options = scenario.options;
+	let preparing = () => {};
 	const agent = new Agent({
 		initialState: { model: scripted.model, tools: [work, serial] },
-		streamFn: scripted.streamFn,
+		// A request starts only in a run that is not aborted (an abort while it is prepared stops it).
+		streamFn: (model, context, streamOptions) => {
+			if (streamOptions?.signal?.aborted) violations.push("the model was called after its run was aborted");
+			return scripted.streamFn(model, context, streamOptions);
+		},
+		// Commands may land while a request is prepared: between the chart's decision to call the model and the call.
+		...(options?.prepareMs
+			? {
+					transformContext: async (messages: AgentMessage[]) => {
+						preparing();
+						await sleep(options.prepareMs ?? 0);
+						return messages;
+					},
+				}
+			: {}),
 		toolExecution: mode,
 		...(options ? { steeringMode: options.steeringMode, followUpMode: options.followUpMode } : {}),
 		...(options && !options.before.every((answer) => answer === "none") ? { beforeToolCall: beforeHook(options.before, hooks) } : {}),
@@ -276,6 +294,12 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		}
 	};
 	let index = 0;
+	/** Issues the commands scheduled up to this point (each event, and each request being prepared, is a point). */
+	const issueDue = () => {
+		while (pending.length && (pending[0] as { at: number }).at <= index) issue((pending.shift() as { command: Command }).command);
+		index++;
+	};
+	preparing = issueDue;
 	let slowCount = 0;
 	if (options && options.slowListenerMs > 0) {
 		// A listener that returns a promise now and then: the loop must wait for it, and commands
@@ -298,8 +322,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 			violations.push(...transcriptViolations(agent.state.messages).map((v) => `at agent_end: ${v}`));
 			violations.push(...providerRequestViolations(agent.state.messages).map((v) => `at agent_end: ${v}`));
 		}
-		while (pending.length && (pending[0] as { at: number }).at <= index) issue((pending.shift() as { command: Command }).command);
-		index++;
+		issueDue();
 	});
 
 	const idle = async (label: string) => {
