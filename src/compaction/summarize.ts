@@ -109,6 +109,9 @@ export interface ModelSummarizerOptions {
 }
 
 async function callModel(options: ModelSummarizerOptions, prompt: string, maxTokens: number): Promise<string> {
+	// Aborted while the prompt was prepared (convertToLlm) or after the first of two summaries:
+	// no request goes out, even through a stream function that ignores its signal.
+	if (options.signal.aborted) throw new Error("Summarization aborted");
 	const stream = await options.streamFn(
 		options.model,
 		{ systemPrompt: SUMMARIZATION_SYSTEM_PROMPT, messages: [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }] },

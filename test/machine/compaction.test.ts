@@ -300,4 +300,37 @@ describe("compaction in the statechart", () => {
 		}
 		expect(prompt).toContain("<conversation>");
 	});
+
+	// The summary request is prepared (convertToLlm) before it goes out: an abort meanwhile must
+	// not send it, even through a stream function that ignores its signal.
+	it("abort() while the default summariser prepares its request: the model is not called", async () => {
+		const scripted = createScriptedModel([{ content: "## Goal\nfrom the model" }], { model: { contextWindow: 1000 } });
+		const entered = deferred();
+		const gate = deferred();
+		let requests = 0;
+		const agent = new Agent({
+			initialState: { model: scripted.model, messages: longHistory(6) },
+			streamFn: (model, context, options) => {
+				requests++;
+				const { signal: _ignored, ...rest } = options ?? {};
+				return scripted.streamFn(model, context, rest);
+			},
+			convertToLlm: async (messages) => {
+				entered.resolve();
+				await gate.promise;
+				return messages.filter((m) => m.role === "user" || m.role === "assistant" || m.role === "toolResult");
+			},
+			compaction: { enabled: true, reserveTokens: 100, keepRecentTokens: 150 },
+		});
+		const before = agent.state.messages;
+		const compacting = agent.compact();
+		compacting.catch(() => {});
+		await entered.promise;
+		agent.abort();
+		gate.resolve();
+		await expect(compacting).rejects.toThrow();
+		await new Promise((resolve) => setTimeout(resolve, 20));
+		expect(requests).toBe(0);
+		expect(agent.state.messages).toEqual(before);
+	});
 });

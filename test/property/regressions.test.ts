@@ -111,4 +111,17 @@ describe("property regressions", () => {
 		};
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
+	it("parallel: abort while convertToLlm prepares a compaction summary for the model: the summary request is not sent", async () => {
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["tool"], stop: "auto" },
+				{ blocks: ["text"], stop: "overflow" },
+				{ blocks: ["text"], stop: "auto" },
+			],
+			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
+			schedule: [{ at: 27, command: "abort" }],
+			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["none"], slowListenerMs: 0, prepareMs: 1, summarizer: "model" },
+		};
+		expect(await runScenario("parallel", scenario)).toEqual([]);
+	});
 });

@@ -3,7 +3,8 @@
  * alone, errors, "length" stops, context overflows reported as errors or silently by usage over
  * the window), random tool latencies and failures, beforeToolCall/afterToolCall hooks that
  * allow, block, rewrite or terminate (some after awaiting), either queue mode, a listener that
- * sometimes awaits a timer, a transformContext that awaits one, and random prompt/steer/followUp/abort/continue/dispose calls at
+ * sometimes awaits a timer, a transformContext and convertToLlm that await one, compaction
+ * summaries by a hook or by the model, and random prompt/steer/followUp/abort/continue/dispose calls at
  * random moments, in all three tool execution modes. After every event and at the end the
  * shared invariants hold: events nest, every tool execution ends once, the transcript is valid
  * to send, no steering or follow-up message is lost or delivered twice, every run settles and
@@ -11,6 +12,8 @@
  */
 import fc from "fast-check";
 import { Agent } from "../../src/agent.js";
+import { SUMMARIZATION_SYSTEM_PROMPT } from "../../src/compaction/summarize.js";
+import { defaultConvertToLlm } from "../../src/machines/run-helpers.js";
 import { createScriptedModel, type ScriptedBlock, type ScriptedReply } from "../../src/providers/scripted.js";
 import type { AfterToolCallHook, AgentTool, BeforeToolCallHook, QueueMode, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
@@ -42,6 +45,8 @@ export interface Scenario {
 		slowListenerMs: number;
 		/** `transformContext` awaits this many ms before each request (0 or absent: no transformContext). */
 		prepareMs?: number;
+		/** Who writes compaction summaries: a `summarize` hook (absent: this), or the agent's own model. */
+		summarizer?: "hook" | "model";
 	};
 }
 
@@ -74,6 +79,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		),
 		slowListenerMs: fc.constantFrom(0, 0, 1, 3),
 		prepareMs: fc.constantFrom(0, 0, 1, 2),
+		summarizer: fc.constantFrom<"hook" | "model">("hook", "model"),
 	}),
 }) as fc.Arbitrary<Scenario>;
 
@@ -192,6 +198,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		scenario.replies.map((reply, n) => toReply(reply, n)),
 		{ chunkSize: 6, whenExhausted: { content: "that is all" }, model: { contextWindow: CONTEXT_WINDOW } },
 	);
+	const summaries = createScriptedModel([], { chunkSize: 6, whenExhausted: { content: "## Goal\nsummary" }, model: { contextWindow: CONTEXT_WINDOW } });
 	let toolCalls = 0;
 	const executed = new Set<string>();
 	const hooks: HookLedger = { blocked: new Set(), rewritten: new Map() };
@@ -222,16 +229,24 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		initialState: { model: scripted.model, tools: [work, serial] },
 		// A request starts only in a run that is not aborted (an abort while it is prepared stops it).
 		streamFn: (model, context, streamOptions) => {
-			if (streamOptions?.signal?.aborted) violations.push("the model was called after its run was aborted");
-			return scripted.streamFn(model, context, streamOptions);
+			const summary = context.systemPrompt === SUMMARIZATION_SYSTEM_PROMPT;
+			if (streamOptions?.signal?.aborted) violations.push(`the model was called after its run was aborted${summary ? " (for a compaction summary)" : ""}`);
+			// The default summariser's requests are answered aside, so they do not use up the script.
+			return (summary ? summaries : scripted).streamFn(model, context, streamOptions);
 		},
-		// Commands may land while a request is prepared: between the chart's decision to call the model and the call.
+		// Commands may land while a request is prepared: between the decision to call the model and
+		// the call (transformContext for replies; convertToLlm for replies and compaction summaries).
 		...(options?.prepareMs
 			? {
 					transformContext: async (messages: AgentMessage[]) => {
 						preparing();
 						await sleep(options.prepareMs ?? 0);
 						return messages;
+					},
+					convertToLlm: async (messages: AgentMessage[]) => {
+						preparing();
+						await sleep(options.prepareMs ?? 0);
+						return defaultConvertToLlm(messages);
 					},
 				}
 			: {}),
@@ -242,7 +257,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		// Bounds for hanging tools, well inside SETTLE_MS: every run must end, abort or not.
 		toolTimeoutMs: 400,
 		toolAbortGraceMs: 50,
-		compaction: { enabled: true, keepRecentTokens: 1, summarize: async () => "## Goal\nsummary" },
+		compaction: { enabled: true, keepRecentTokens: 1, ...(options?.summarizer === "model" ? {} : { summarize: async () => "## Goal\nsummary" }) },
 	});
 	const onUnhandled = (reason: unknown) => violations.push(`unhandled rejection: ${String(reason)}`);
 	process.on("unhandledRejection", onUnhandled);
