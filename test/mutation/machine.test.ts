@@ -453,6 +453,53 @@ describe("streaming tool execution, more", () => {
 		expect(toolResults(agent.state.messages).map(([id]) => id)).toEqual(["t1", "t2"]);
 	});
 
+	// A call held back by a sequential one starts the moment that one settles (returns or times
+	// out), not when the reply ends: the settle transition itself starts it.
+	for (const ending of ["returns", "times out"] as const) {
+		it(`a call queued behind a sequential one starts as soon as that one ${ending}, while the reply still streams`, async () => {
+			const hand = manualStream();
+			const release = deferred();
+			const secondRan = deferred();
+			const serial = {
+				...makeTool("serial", async (id) => {
+					if (id === "t2") return secondRan.resolve(), ok("second");
+					await release.promise;
+					if (ending === "times out") await new Promise(() => {});
+					return ok("first");
+				}),
+				executionMode: "sequential" as const,
+			};
+			const agent = new Agent({
+				initialState: { model: createScriptedModel([]).model, tools: [serial] },
+				streamFn: hand.streamFn,
+				toolExecution: "streaming",
+				toolAbortGraceMs: 0,
+				...(ending === "times out" ? { toolTimeoutMs: 30 } : {}),
+			});
+			let replyEnded = false;
+			agent.subscribe((event) => {
+				if (event.type === "message_end" && event.message.role === "assistant") replyEnded = true;
+			});
+			const run = agent.prompt("go");
+			await hand.opened;
+			hand.start();
+			hand.toolCallEnd(call("t1", "serial"));
+			hand.toolCallEnd(call("t2", "serial"));
+			// t2 waits behind the running t1 before t1 is let go.
+			await until(() => agent.actor.getSnapshot().context.run?.batch?.calls.some((entry) => entry.toolCall.id === "t2" && entry.status === "queued") === true);
+			release.resolve();
+			const second = await Promise.race([secondRan.promise.then(() => "ran"), sleep(500).then(() => "waited")]);
+			expect(second).toBe("ran");
+			expect(replyEnded).toBe(false);
+			hand.push({ type: "done", reason: "toolUse", message: assistant([call("t1", "serial"), call("t2", "serial")], "toolUse") });
+			await sleep(10);
+			hand.push({ type: "start", partial: assistant("") });
+			hand.push({ type: "done", reason: "stop", message: assistant("finished") });
+			await run;
+			expect(toolResults(agent.state.messages).map(([id]) => id)).toEqual(["t1", "t2"]);
+		});
+	}
+
 	it("a running call is stopped when the reply fails, with an error that says why", async () => {
 		const hand = manualStream();
 		let reason: unknown;
