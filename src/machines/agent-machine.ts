@@ -85,8 +85,9 @@ export const agentMachine = agentSetup.createMachine({
 			description: "A run: turns of one LLM call and its tool calls, until nothing is left to do.",
 			initial: "run-starting",
 			on: {
-				abort: { actions: "abortRun" },
-				"listener.error": { actions: "recordListenerFailure" },
+				// A second abort, or a listener failing after the abort, changes nothing.
+				abort: { guard: not("runAborted"), actions: "abortRun" },
+				"listener.error": { guard: not("runAborted"), actions: "recordListenerFailure" },
 				"tools.abandon": { actions: "abandonRunningCalls" },
 				// Streaming tool execution: the batch reports while the reply still streams.
 				"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
@@ -108,6 +109,7 @@ export const agentMachine = agentSetup.createMachine({
 					always: [
 						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending", actions: "closeTurnAsAborted" },
 						{ guard: and(["eventsDelivered", "pollsSteeringAtStart"]), target: "polling-steering-at-start" },
+						{ guard: and(["eventsDelivered", "startedFromSteering"]), target: "before-call" },
 						{ guard: "eventsDelivered", target: "before-call", actions: "injectInitialSteering" },
 					],
 				},

@@ -23,7 +23,6 @@ import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
 
 /** The id of the delayed `tools.abandon` of the current run, so it can be cancelled when the run ends. */
-const ABANDON_TOOLS_ID = "tools.abandon";
 
 /**
  * `setup()` of the agent chart: `agentSetup.createMachine(...)` in `agent-machine.ts` builds
@@ -96,42 +95,23 @@ export const agentSetup = setup({
 		startRunFromSteering: enqueueActions(({ context, enqueue }) => runs.startRun(context, runs.takeQueued(context, "steering", enqueue), true, enqueue)),
 		startRunFromFollowUps: enqueueActions(({ context, enqueue }) => runs.startRun(context, runs.takeQueued(context, "followUp", enqueue), false, enqueue)),
 		injectInitialSteering: enqueueActions(({ context, enqueue }) => {
-			if (runOf(context).skipInitialSteeringPoll) return;
 			const taken = runs.takeQueued(context, "steering", enqueue);
 			if (taken.length > 0) runs.injectMessages(context, taken, enqueue);
 		}),
 		startNextTurnWithSteering: enqueueActions(({ context, enqueue }) => runs.startNextTurn(context, runs.takeQueued(context, "steering", enqueue), enqueue)),
 		startNextTurnWithFollowUps: enqueueActions(({ context, enqueue }) => runs.startNextTurn(context, runs.takeQueued(context, "followUp", enqueue), enqueue)),
 		startOutputLimitRecoveryTurn: enqueueActions(({ context, enqueue }) => runs.startOutputLimitRecoveryTurn(context, enqueue)),
-		abortRun: enqueueActions(({ context, enqueue }) => {
-			const run = context.run;
-			if (!run || run.aborted) return;
-			run.controller.abort();
-			enqueue.assign({ run: { ...run, aborted: true } });
-			// Tools that ignore the abort are given up on after a grace period (tools.abandon).
-			const grace = context.config.toolAbortGraceMs;
-			if (grace > 0 && run.batch?.calls.some((call) => call.status === "running")) {
-				enqueue.raise({ type: "tools.abandon" }, { delay: grace, id: ABANDON_TOOLS_ID });
-			}
-		}),
-		recordListenerFailure: enqueueActions(({ context, event, enqueue }) => {
-			const run = context.run;
-			if (!run || event.type !== "listener.error" || run.aborted) return;
-			run.controller.abort();
-			enqueue.assign({ run: { ...run, aborted: true, failure: event.error } });
-			const grace = context.config.toolAbortGraceMs;
-			if (grace > 0 && run.batch?.calls.some((call) => call.status === "running")) {
-				enqueue.raise({ type: "tools.abandon" }, { delay: grace, id: ABANDON_TOOLS_ID });
-			}
-		}),
+		// The chart calls these only on a run not aborted yet (the runAborted guard).
+		abortRun: enqueueActions(({ context, enqueue }) => runs.abortRun(context, undefined, enqueue)),
+		recordListenerFailure: enqueueActions(({ context, event, enqueue }) => runs.abortRun(context, event.type === "listener.error" ? event.error : undefined, enqueue)),
 		closeTurnAsAborted: enqueueActions(({ context, enqueue }) => runs.closeTurnAsAborted(context, enqueue)),
 		emitAgentEnd: enqueueActions(({ context, enqueue }) => enqueue.emit({ type: "agent_end", messages: runOf(context).newMessages })),
 		clearRun: enqueueActions(({ enqueue }) => {
-			enqueue.cancel(ABANDON_TOOLS_ID);
+			enqueue.cancel(runs.ABANDON_TOOLS_ID);
 			enqueue.assign({ run: undefined });
 		}),
 		closeRunOnDispose: enqueueActions(({ context, enqueue }) => {
-			enqueue.cancel(ABANDON_TOOLS_ID);
+			enqueue.cancel(runs.ABANDON_TOOLS_ID);
 			if (context.run) closeRunAbruptly(context, "Agent was disposed", enqueue);
 		}),
 
@@ -196,3 +176,4 @@ export const agentSetup = setup({
 		startRetryTurn: enqueueActions(({ context, enqueue }) => compaction.startRetryTurn(context, enqueue)),
 	},
 });
+

@@ -73,6 +73,8 @@ export const agentGuards = {
 	},
 	transcriptEndsWithAssistant: ({ context }: GuardArgs) => lastRole(context.messages) === "assistant",
 	transcriptCanContinue: ({ context }: GuardArgs) => context.messages.length > 0 && lastRole(context.messages) !== "assistant",
+	/** The run began with queued steering (`continue()` after an assistant reply): none is taken again before its first call. */
+	startedFromSteering: ({ context }: GuardArgs) => context.run?.skipInitialSteeringPoll === true,
 	pollsSteeringAtStart: ({ context }: GuardArgs) => context.config.getSteeringMessages !== undefined && context.run?.skipInitialSteeringPoll !== true,
 	pollsSteering: ({ context }: GuardArgs) => context.config.getSteeringMessages !== undefined && context.run?.steeringPolled !== true,
 	pollsFollowUps: ({ context }: GuardArgs) => context.config.getFollowUpMessages !== undefined && context.run?.followUpsPolled !== true,

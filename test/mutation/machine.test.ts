@@ -651,6 +651,61 @@ describe("the abort grace for running tools", () => {
 	}
 });
 
+describe("a run aborted twice", () => {
+	it("abort(), then a listener that throws: the reply keeps the abort as its reason", async () => {
+		const hand = manualStream();
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model }, streamFn: hand.streamFn });
+		let aborted = false;
+		agent.subscribe((event) => {
+			if (aborted && event.type === "message_update") throw new Error("listener broke after the abort");
+		});
+		const run = agent.prompt("go");
+		await hand.opened;
+		hand.start();
+		agent.abort();
+		aborted = true;
+		// The provider has not seen the signal yet: one more delta, which the listener fails on.
+		hand.text("late");
+		await sleep(10);
+		hand.push({ type: "error", reason: "aborted", error: assistant("late", "aborted", "Request was aborted") });
+		await run;
+		expect(lastAssistant(agent.state.messages)).toMatchObject({ stopReason: "aborted", errorMessage: "Request was aborted" });
+	});
+
+	// XState keeps one timer per delayed-event id and forgets the earlier one when the id is
+	// scheduled again: a second abort that re-armed tools.abandon would leave a timer that
+	// clearRun cannot cancel, which then gives up on the next run's tools. (The Agent sends one
+	// abort per run; a machine used directly may get several.)
+	it("a second abort arms no second give-up timer that outlives the run (the machine used directly)", async () => {
+		let first = true;
+		const tool = makeTool("work", async () => {
+			if (!first) return await sleep(150), ok("second run");
+			first = false;
+			await sleep(30); // ignores the abort, finishes within the grace
+			return ok("first run");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("work", {}, "a")] }, { content: [toolCall("work", {}, "b")] }, { content: "done" }]);
+		const actor = createActor(agentMachine, { input: { model: scripted.model, tools: [tool], config: { streamFn: scripted.streamFn, toolAbortGraceMs: 80 } } }).start();
+		actor.on("tool_execution_start", (event) => {
+			if (event.toolCallId !== "a") return;
+			actor.send({ type: "abort" });
+			actor.send({ type: "abort" });
+		});
+		let ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
+		actor.send({ type: "prompt", messages: [user("one")] });
+		await ended;
+		await sleep(0);
+		ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
+		actor.send({ type: "prompt", messages: [user("two")] });
+		await ended;
+		expect(toolResults(actor.getSnapshot().context.messages)).toEqual([
+			["a", "first run", false],
+			["b", "second run", false],
+		]);
+		actor.stop();
+	});
+});
+
 describe("tool events name their own call", () => {
 	it("an update and a timeout of the second call of a batch carry that call's name and arguments", async () => {
 		const first = makeTool("first", async () => (await sleep(40), ok("first")));

@@ -1,10 +1,10 @@
 /**
  * Run lifecycle: starting a run (prompt, continue, queued messages), taking queued messages
  * into the transcript, starting the next turn, closing a turn that was aborted before its
- * call, and the end of the run.
+ * call, aborting it, and the end of the run.
  */
 import type { AgentMessage } from "../../types/messages.js";
-import { type Ctx, type Enqueue, appendMessages, messageEvents, newRun, runOf } from "../context.js";
+import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, messageEvents, newRun, runOf } from "../context.js";
 import { abortedAssistantMessage, takeFromQueue } from "../run-helpers.js";
 
 /**
@@ -122,4 +122,26 @@ export function startOutputLimitRecoveryTurn(context: Ctx, enqueue: Enqueue): vo
 	const resume: AgentMessage = { role: "user", content: [{ type: "text", text: outputLimitResumeText(run.batch?.truncated === true) }], timestamp: Date.now() };
 	const next: Ctx = { ...context, run: { ...run, outputLimitAttempts: (run.outputLimitAttempts ?? 0) + 1 } };
 	startNextTurn(next, [...steering, resume], enqueue);
+}
+
+/** The id of the delayed `tools.abandon` an abort schedules (cancelled when the run ends). */
+export const ABANDON_TOOLS_ID = "tools.abandon";
+
+/**
+ * Aborts the run: its signal (running actors see it), the flag the guards read, and, with calls
+ * still running, the deadline after which they are given up on (`tools.abandon`). A listener's
+ * failure is kept as the reason the reply and the run report. The chart calls it only on a run
+ * not aborted yet.
+ *
+ * @example
+ * abortRun: enqueueActions(({ context, enqueue }) => abortRun(context, undefined, enqueue)),
+ */
+export function abortRun(context: Ctx, failure: string | undefined, enqueue: EffectEnqueue): void {
+	const run = runOf(context);
+	run.controller.abort();
+	enqueue.assign({ run: failure === undefined ? { ...run, aborted: true } : { ...run, aborted: true, failure } });
+	const grace = context.config.toolAbortGraceMs;
+	if (grace > 0 && run.batch?.calls.some((call) => call.status === "running")) {
+		enqueue.raise({ type: "tools.abandon" }, { delay: grace, id: ABANDON_TOOLS_ID });
+	}
 }
