@@ -22,8 +22,6 @@ import { applyOverrides, runOf } from "./context.js";
 import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
 
-/** The id of the delayed `tools.abandon` of the current run, so it can be cancelled when the run ends. */
-
 /**
  * `setup()` of the agent chart: `agentSetup.createMachine(...)` in `agent-machine.ts` builds
  * the chart from these names.
