@@ -21,6 +21,20 @@ function toolResults(messages: readonly AgentMessage[]): [string, string, boolea
 	return messages.filter((message): message is ToolResultMessage => message.role === "toolResult").map((result) => [result.toolCallId, textOf(result), result.isError]);
 }
 
+/** "ran" if the promise settles within 500 ms, else "waited". */
+function ranWithin500ms(ran: Promise<void>): Promise<"ran" | "waited"> {
+	return Promise.race([ran.then(() => "ran" as const), sleep(500).then(() => "waited" as const)]);
+}
+
+/** Ends a hand-driven reply with these tool calls, then answers the next call with text; waits for the run. */
+async function finishReplyThenRun(hand: ManualStream, calls: ToolCall[], run: Promise<void>): Promise<void> {
+	hand.push({ type: "done", reason: "toolUse", message: assistant(calls, "toolUse") });
+	await sleep(10);
+	hand.push({ type: "start", partial: assistant("") });
+	hand.push({ type: "done", reason: "stop", message: assistant("finished") });
+	await run;
+}
+
 async function until(condition: () => boolean): Promise<void> {
 	for (let waited = 0; !condition(); waited++) {
 		if (waited > 2000) throw new Error("condition not reached within 2 s");
@@ -442,14 +456,9 @@ describe("streaming tool execution, more", () => {
 		await ran.t1.promise;
 		hand.toolCallEnd({ type: "toolCall", id: "t2", name: "work", arguments: {} });
 		// The reply has not ended: the second call must run now, not when the reply is done.
-		const second = await Promise.race([ran.t2.promise.then(() => "ran"), sleep(500).then(() => "waited")]);
-		expect(second).toBe("ran");
+		expect(await ranWithin500ms(ran.t2.promise)).toBe("ran");
 		expect(replyEnded).toBe(false);
-		hand.push({ type: "done", reason: "toolUse", message: assistant([call("t1", "work"), call("t2", "work")], "toolUse") });
-		await sleep(10);
-		hand.push({ type: "start", partial: assistant("") });
-		hand.push({ type: "done", reason: "stop", message: assistant("finished") });
-		await run;
+		await finishReplyThenRun(hand, [call("t1", "work"), call("t2", "work")], run);
 		expect(toolResults(agent.state.messages).map(([id]) => id)).toEqual(["t1", "t2"]);
 	});
 
@@ -488,14 +497,9 @@ describe("streaming tool execution, more", () => {
 			// t2 waits behind the running t1 before t1 is let go.
 			await until(() => agent.actor.getSnapshot().context.run?.batch?.calls.some((entry) => entry.toolCall.id === "t2" && entry.status === "queued") === true);
 			release.resolve();
-			const second = await Promise.race([secondRan.promise.then(() => "ran"), sleep(500).then(() => "waited")]);
-			expect(second).toBe("ran");
+			expect(await ranWithin500ms(secondRan.promise)).toBe("ran");
 			expect(replyEnded).toBe(false);
-			hand.push({ type: "done", reason: "toolUse", message: assistant([call("t1", "serial"), call("t2", "serial")], "toolUse") });
-			await sleep(10);
-			hand.push({ type: "start", partial: assistant("") });
-			hand.push({ type: "done", reason: "stop", message: assistant("finished") });
-			await run;
+			await finishReplyThenRun(hand, [call("t1", "serial"), call("t2", "serial")], run);
 			expect(toolResults(agent.state.messages).map(([id]) => id)).toEqual(["t1", "t2"]);
 		});
 	}
