@@ -37,6 +37,7 @@ export const compactionActor = fromPromise<CompactionOutput, CompactionActorInpu
 				reserveTokens,
 				streamOptions: input.streamOptions,
 				signal: combined,
+				idleTimeoutMs: input.idleTimeoutMs,
 			});
 	if (combined.aborted) throw new Error("Compaction aborted");
 	const summaryMessage: CompactionSummaryMessage = {

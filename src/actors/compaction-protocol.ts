@@ -20,6 +20,8 @@ export interface CompactionActorInput {
 	instructions?: string | undefined;
 	/** The run's signal (the actor's own signal also aborts when the machine stops it). */
 	signal?: AbortSignal | undefined;
+	/** The agent's `streamIdleTimeoutMs`: a summary request whose stream is silent this long fails. */
+	idleTimeoutMs?: number | undefined;
 }
 
 /** The new transcript and what happened. */

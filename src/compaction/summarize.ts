@@ -1,7 +1,8 @@
-import type { AgentMessage, Message } from "../types/messages.js";
+import type { AgentMessage, AssistantMessage, Message } from "../types/messages.js";
 import type { Model, SimpleStreamOptions } from "../types/model.js";
 import type { ConvertToLlm } from "../types/agent.js";
 import type { StreamFn } from "../types/stream.js";
+import { watchForStall } from "../util/stall-watch.js";
 
 /** Tool results longer than this are truncated in the serialised conversation. */
 export const TOOL_RESULT_SUMMARY_CHARS = 2000;
@@ -106,18 +107,48 @@ export interface ModelSummarizerOptions {
 	reserveTokens: number;
 	streamOptions: SimpleStreamOptions;
 	signal: AbortSignal;
+	/**
+	 * The longest silence of the model's stream, in ms, before the request is cancelled and the
+	 * summary fails (the agent passes its `streamIdleTimeoutMs`); 0 or absent: no limit.
+	 */
+	idleTimeoutMs?: number | undefined;
 }
 
 async function callModel(options: ModelSummarizerOptions, prompt: string, maxTokens: number): Promise<string> {
 	// Aborted while the prompt was prepared (convertToLlm) or after the first of two summaries:
 	// no request goes out, even through a stream function that ignores its signal.
 	if (options.signal.aborted) throw new Error("Summarization aborted");
-	const stream = await options.streamFn(
-		options.model,
-		{ systemPrompt: SUMMARIZATION_SYSTEM_PROMPT, messages: [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }] },
-		{ ...options.streamOptions, maxTokens, signal: options.signal },
-	);
-	const message = await stream.result();
+	// The request's own signal: aborted with the caller's, and when the model goes silent.
+	const request = new AbortController();
+	const forwardAbort = () => request.abort(options.signal.reason);
+	options.signal.addEventListener("abort", forwardAbort, { once: true });
+	let stalled!: (error: Error) => void;
+	const stall = new Promise<never>((_, reject) => (stalled = reject));
+	const idleMs = options.idleTimeoutMs ?? 0;
+	const watch = watchForStall(idleMs, () => {
+		request.abort(new Error("stream stalled"));
+		stalled(new Error(`Summarization failed: the model's stream stalled: nothing arrived for ${idleMs / 1000} s (streamIdleTimeoutMs)`));
+	});
+	const read = async (): Promise<AssistantMessage> => {
+		const stream = await options.streamFn(
+			options.model,
+			{ systemPrompt: SUMMARIZATION_SYSTEM_PROMPT, messages: [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }] },
+			{ ...options.streamOptions, maxTokens, signal: request.signal },
+		);
+		for await (const _event of stream) watch.touch();
+		return stream.result();
+	};
+	let message: AssistantMessage;
+	const reading = read();
+	// Once the stall has won, a late failure of the abandoned read is nobody's to handle.
+	reading.catch(() => {});
+	try {
+		// A stream function that ignores its signal may never end: the stall ends the wait regardless.
+		message = await Promise.race([reading, stall]);
+	} finally {
+		watch.stop();
+		options.signal.removeEventListener("abort", forwardAbort);
+	}
 	if (message.stopReason === "error" || message.stopReason === "aborted") {
 		throw new Error(`Summarization failed: ${message.errorMessage ?? message.stopReason}`);
 	}

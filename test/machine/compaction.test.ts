@@ -5,7 +5,8 @@ import type { AgentEvent } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { planCompaction } from "../../src/compaction/cut-point.js";
 import { estimateContextTokens } from "../../src/compaction/estimate.js";
-import { serializeConversation } from "../../src/compaction/summarize.js";
+import { serializeConversation, SUMMARIZATION_SYSTEM_PROMPT } from "../../src/compaction/summarize.js";
+import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
 
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 0 });
 
@@ -299,6 +300,31 @@ describe("compaction in the statechart", () => {
 			expect(prompt).toContain(section);
 		}
 		expect(prompt).toContain("<conversation>");
+	});
+
+	// streamIdleTimeoutMs bounds every request to the model, the summary's too: a silent model
+	// must not hold the run in compaction for ever.
+	it("a summary request whose stream goes silent fails after streamIdleTimeoutMs, and a threshold run goes on with its call", async () => {
+		const scripted = createScriptedModel([{ content: "answered" }], { model: { contextWindow: 1000 } });
+		let summaryRequest: AbortSignal | undefined;
+		const agent = new Agent({
+			initialState: { model: scripted.model, messages: longHistory(6) },
+			streamFn: (model, context, options) => {
+				if (context.systemPrompt !== SUMMARIZATION_SYSTEM_PROMPT) return scripted.streamFn(model, context, options);
+				summaryRequest = options?.signal;
+				return new AssistantMessageEventStream(); // and then nothing, ever
+			},
+			compaction: { enabled: true, reserveTokens: 100, keepRecentTokens: 150 },
+			streamIdleTimeoutMs: 50,
+		});
+		const events = record(agent);
+		const outcome = await Promise.race([agent.prompt("go").then(() => "ended"), new Promise((resolve) => setTimeout(() => resolve("still compacting"), 2000))]);
+		expect(outcome).toBe("ended");
+		const end = events.find((event) => event.type === "auto_compaction_end");
+		expect(end).toMatchObject({ reason: "threshold", aborted: false });
+		expect((end as { errorMessage?: string }).errorMessage).toMatch(/stream stalled: nothing arrived for 0.05 s \(streamIdleTimeoutMs\)/);
+		expect(summaryRequest?.aborted).toBe(true); // the request itself was cancelled
+		expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
 	});
 
 	// The summary request is prepared (convertToLlm) before it goes out: an abort meanwhile must

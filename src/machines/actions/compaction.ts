@@ -23,6 +23,7 @@ export function compactionInput(context: Ctx): CompactionActorInput {
 		streamOptions: streamOptionsFor(context),
 		instructions: run?.compactionInstructions,
 		signal: run?.controller.signal,
+		idleTimeoutMs: context.config.streamIdleTimeoutMs,
 	};
 }
 
