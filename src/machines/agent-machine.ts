@@ -122,6 +122,8 @@ export const agentMachine = agentSetup.createMachine({
 						onDone: { target: "before-call", actions: ["queueInitialSteering", "injectInitialSteering"] },
 						onError: { target: "run-ending", actions: ["recordHookFailure", "closeTurnAsAborted"] },
 					},
+					// A poll that never answers must not outlive an abort (or a failing listener).
+					always: { guard: "runAborted", target: "run-ending", actions: "closeTurnAsAborted" },
 				},
 				"before-call": {
 					description: "About to call the model: compacts first when the context is too large.",
@@ -261,6 +263,7 @@ export const agentMachine = agentSetup.createMachine({
 						onDone: { target: "turn-ended", actions: "recordStopDecision" },
 						onError: { target: "run-ending", actions: "recordHookFailure" },
 					},
+					always: { guard: "runAborted", target: "run-ending" },
 				},
 				"polling-steering": {
 					description: "pi's loop API: asks getSteeringMessages after the turn.",
@@ -271,6 +274,7 @@ export const agentMachine = agentSetup.createMachine({
 						onDone: { target: "turn-ended", actions: "queuePolledSteering" },
 						onError: { target: "run-ending", actions: "recordHookFailure" },
 					},
+					always: { guard: "runAborted", target: "run-ending" },
 				},
 				"polling-follow-ups": {
 					description: "pi's loop API: asks getFollowUpMessages when the run would otherwise end.",
@@ -281,6 +285,7 @@ export const agentMachine = agentSetup.createMachine({
 						onDone: { target: "turn-ended", actions: "queuePolledFollowUps" },
 						onError: { target: "run-ending", actions: "recordHookFailure" },
 					},
+					always: { guard: "runAborted", target: "run-ending" },
 				},
 				"run-ending": {
 					description: "agent_end, then idle.",

@@ -488,4 +488,26 @@ describe("where agentchart's loop fixes pi's", () => {
 		expect(roleList(result)).toEqual(["user", "assistant", "toolResult"]);
 	});
 
+	// pi awaits each hook whatever happens; a hook that never answers then holds the run after
+	// the abort too. Here the run ends on the abort, and the hook's late answer is ignored.
+	const hanging = new Promise<never>(() => {});
+	const hangingHooks: [string, Partial<LoopConfig>, string[]][] = [
+		["getSteeringMessages (before the first call)", { getSteeringMessages: () => hanging }, ["user", "assistant"]],
+		["shouldStopAfterTurn", { shouldStopAfterTurn: () => hanging }, ["user", "assistant"]],
+		["getFollowUpMessages", { getFollowUpMessages: () => hanging }, ["user", "assistant"]],
+	];
+	for (const [hook, extra, roles] of hangingHooks) {
+		it(`ends on abort while ${hook} never answers`, async () => {
+			const controller = new AbortController();
+			const scripted = createScriptedModel([{ content: "answer" }, { content: "never" }]);
+			const run = ours.runAgentLoop([user("go")], contextOf(), configOf(scripted.model, extra), () => {}, controller.signal, scripted.streamFn);
+			await sleep(20);
+			controller.abort();
+			const outcome = await Promise.race([run.then(() => "ended"), sleep(1000).then(() => "still waiting")]);
+			expect(outcome).toBe("ended");
+			const result = await run;
+			expect(roleList(result)).toEqual(roles);
+			expect((result.at(-1) as AssistantMessage).stopReason).toBe(hook.startsWith("getSteeringMessages") ? "aborted" : "stop");
+		});
+	}
 });
