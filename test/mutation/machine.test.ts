@@ -569,6 +569,8 @@ describe("a listener that fails while tools run", () => {
 		expect(Date.now() - started).toBeLessThan(1000);
 		expect(scripted.calls).toHaveLength(1);
 		expect(toolResults(agent.state.messages)).toEqual([["s", 'Tool "stuck" did not stop within 20 ms after the run was aborted; its result, if it comes, is ignored', true]]);
+		// The run ends with the batch: no second turn, not even one closed without a call.
+		expect(agent.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult"]);
 	});
 });
 
