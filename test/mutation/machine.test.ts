@@ -21,6 +21,18 @@ function toolResults(messages: readonly AgentMessage[]): [string, string, boolea
 	return messages.filter((message): message is ToolResultMessage => message.role === "toolResult").map((result) => [result.toolCallId, textOf(result), result.isError]);
 }
 
+/** Prompts on a hand-driven stream up to the reply's start; `replyEnded()` tells whether the assistant reply has ended since. */
+async function startHandRun(agent: Agent, hand: ManualStream): Promise<{ run: Promise<void>; replyEnded: () => boolean }> {
+	let ended = false;
+	agent.subscribe((event) => {
+		if (event.type === "message_end" && event.message.role === "assistant") ended = true;
+	});
+	const run = agent.prompt("go");
+	await hand.opened;
+	hand.start();
+	return { run, replyEnded: () => ended };
+}
+
 /** "ran" if the promise settles within 500 ms, else "waited". */
 function ranWithin500ms(ran: Promise<void>): Promise<"ran" | "waited"> {
 	return Promise.race([ran.then(() => "ran" as const), sleep(500).then(() => "waited" as const)]);
@@ -445,19 +457,13 @@ describe("streaming tool execution, more", () => {
 		const ran = { t1: deferred(), t2: deferred() };
 		const tool = makeTool("work", async (id) => (ran[id as "t1" | "t2"].resolve(), ok(`done ${id}`)));
 		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, tools: [tool] }, streamFn: hand.streamFn, toolExecution: "streaming" });
-		let replyEnded = false;
-		agent.subscribe((event) => {
-			if (event.type === "message_end" && event.message.role === "assistant") replyEnded = true;
-		});
-		const run = agent.prompt("go");
-		await hand.opened;
-		hand.start();
+		const { run, replyEnded } = await startHandRun(agent, hand);
 		hand.toolCallEnd({ type: "toolCall", id: "t1", name: "work", arguments: {} });
 		await ran.t1.promise;
 		hand.toolCallEnd({ type: "toolCall", id: "t2", name: "work", arguments: {} });
 		// The reply has not ended: the second call must run now, not when the reply is done.
 		expect(await ranWithin500ms(ran.t2.promise)).toBe("ran");
-		expect(replyEnded).toBe(false);
+		expect(replyEnded()).toBe(false);
 		await finishReplyThenRun(hand, [call("t1", "work"), call("t2", "work")], run);
 		expect(toolResults(agent.state.messages).map(([id]) => id)).toEqual(["t1", "t2"]);
 	});
@@ -485,20 +491,14 @@ describe("streaming tool execution, more", () => {
 				toolAbortGraceMs: 0,
 				...(ending === "times out" ? { toolTimeoutMs: 30 } : {}),
 			});
-			let replyEnded = false;
-			agent.subscribe((event) => {
-				if (event.type === "message_end" && event.message.role === "assistant") replyEnded = true;
-			});
-			const run = agent.prompt("go");
-			await hand.opened;
-			hand.start();
+			const { run, replyEnded } = await startHandRun(agent, hand);
 			hand.toolCallEnd(call("t1", "serial"));
 			hand.toolCallEnd(call("t2", "serial"));
 			// t2 waits behind the running t1 before t1 is let go.
 			await until(() => agent.actor.getSnapshot().context.run?.batch?.calls.some((entry) => entry.toolCall.id === "t2" && entry.status === "queued") === true);
 			release.resolve();
 			expect(await ranWithin500ms(secondRan.promise)).toBe("ran");
-			expect(replyEnded).toBe(false);
+			expect(replyEnded()).toBe(false);
 			await finishReplyThenRun(hand, [call("t1", "serial"), call("t2", "serial")], run);
 			expect(toolResults(agent.state.messages).map(([id]) => id)).toEqual(["t1", "t2"]);
 		});
