@@ -58,7 +58,7 @@ export interface AgentOptions {
 	maxRetries?: number | undefined;
 	/** agentchart: a call whose stream is silent this long (ms) ends as an error that says it stalled (default 120000; 0 disables). */
 	streamIdleTimeoutMs?: number | undefined;
-	/** agentchart: after abort(), how long (ms) running tools may take to stop before they are given up on (default 5000; 0 waits). */
+	/** agentchart: after abort(), how long (ms) running tools may take to stop before they are given up on; after dispose(), how long a listener may hold the run's last events (default 5000; 0 waits). */
 	toolAbortGraceMs?: number | undefined;
 	/** agentchart, opt-in: resume a reply cut off by the output token limit, at most `maxAttempts` times in a row. */
 	outputLimitRecovery?: OutputLimitRecovery | undefined;
@@ -416,7 +416,8 @@ export class Agent {
 
 	/**
 	 * agentchart: aborts any run, stops the machine and its children. Later calls to `prompt`,
-	 * `continue`, `steer`, `followUp` and `reset` throw.
+	 * `continue`, `steer`, `followUp` and `reset` throw. A run in progress settles once its last
+	 * events reached the listeners, or after `toolAbortGraceMs` if a listener still holds them.
 	 *
 	 * @example
 	 * agent.dispose();
@@ -428,6 +429,24 @@ export class Agent {
 		// manual compaction) and delivery finishes it; otherwise nothing is left to wait for.
 		this.#machine?.send({ type: "dispose" });
 		if (!this.#run) this.#releaseMachine(true);
+		else this.#settleWithinGrace(this.#run);
+	}
+
+	/**
+	 * A listener that never returns would hold a disposed agent's `prompt()` for ever: the run
+	 * waits for its last events to be delivered at most `toolAbortGraceMs` (0: as long as it
+	 * takes). Events still queued reach the listeners if the one holding them ever returns.
+	 */
+	#settleWithinGrace(run: ActiveRun): void {
+		const grace = this.toolAbortGraceMs;
+		if (grace <= 0) return;
+		const timer = setTimeout(() => {
+			run.compaction?.reject(new Error("Compaction aborted: the agent was disposed"));
+			run.endMachine();
+		}, grace);
+		// Tearing down must not keep the process alive for the grace.
+		timer.unref?.();
+		void run.machineDone.then(() => clearTimeout(timer));
 	}
 
 	#assertUsable(): void {

@@ -10,6 +10,7 @@ import type { AgentToolUpdateCallback } from "../../src/types/agent.js";
 import type { ToolResultMessage } from "../../src/types/messages.js";
 import type { StreamFn } from "../../src/types/stream.js";
 import {
+	assistant,
 	deferred,
 	echoTool,
 	expectIdle,
@@ -656,6 +657,41 @@ describe("9. tool timeouts", () => {
 });
 
 describe("dispose()", () => {
+	// A listener that never returns holds every later event; after dispose() the run settles
+	// anyway once toolAbortGraceMs has passed (0: it waits, as before).
+	const never = () => new Promise<void>(() => {});
+	for (const grace of [40, 0] as const) {
+		it(`with a listener that never returns, prompt() and waitForIdle() ${grace ? "settle after toolAbortGraceMs" : "wait when toolAbortGraceMs is 0"}`, async () => {
+			const scripted = createScriptedModel([{ content: "answer" }]);
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, toolAbortGraceMs: grace });
+			agent.subscribe((event) => (event.type === "turn_start" ? never() : undefined));
+			const run = agent.prompt("go");
+			await sleep(10);
+			agent.dispose();
+			const outcome = (promise: Promise<unknown>) => Promise.race([promise.then(() => "settled"), sleep(500).then(() => "waiting")]);
+			expect(await outcome(run)).toBe(grace ? "settled" : "waiting");
+			expect(await outcome(agent.waitForIdle())).toBe(grace ? "settled" : "waiting");
+			expect(agent.state.isStreaming).toBe(!grace);
+		});
+	}
+
+	it("with a listener that never returns, a manual compaction's compact() rejects after toolAbortGraceMs", async () => {
+		const long = (label: string) => `${label} ${"x".repeat(400)}`;
+		const scripted = createScriptedModel([]);
+		const agent = new Agent({
+			initialState: { model: scripted.model, messages: [user(long("u1")), assistant(long("a1")), user("u2")] },
+			streamFn: scripted.streamFn,
+			compaction: { enabled: true, keepRecentTokens: 1, summarize: async () => "summary" },
+			toolAbortGraceMs: 40,
+		});
+		agent.subscribe((event) => (event.type === "auto_compaction_start" ? never() : undefined));
+		const compacting = agent.compact();
+		compacting.catch(() => {});
+		await sleep(10);
+		agent.dispose();
+		await expect(Promise.race([compacting, sleep(500).then(() => "waiting")])).rejects.toThrow(/disposed/);
+	});
+
 	async function disposeDuringToolExecution() {
 		const running = deferred();
 		const toolSignal = deferred<boolean>();
