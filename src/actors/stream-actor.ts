@@ -6,7 +6,7 @@ import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEventStreamLike, StreamFn } from "../types/stream.js";
 import { describeError } from "../util/describe-error.js";
-import { watchForStall } from "../util/stall-watch.js";
+import { modelStallText, watchForStall } from "../util/stall-watch.js";
 import type { StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
 
 /**
@@ -56,8 +56,7 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 	let stall: ReturnType<typeof watchForStall> | undefined;
 	const watchTheModel = () =>
 		watchForStall(config.streamIdleTimeoutMs, () => {
-			const seconds = config.streamIdleTimeoutMs / 1000;
-			const error = new Error(`The model's stream stalled: nothing arrived for ${seconds} s (streamIdleTimeoutMs); the request was cancelled`);
+			const error = new Error(`The ${modelStallText(config.streamIdleTimeoutMs)}; the request was cancelled`);
 			finish(failedAssistantMessage(input.model, error, false, progress.partial));
 			call.abort(new Error("stream stalled"));
 		});

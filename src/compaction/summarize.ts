@@ -2,7 +2,7 @@ import type { AgentMessage, AssistantMessage, Message } from "../types/messages.
 import type { Model, SimpleStreamOptions } from "../types/model.js";
 import type { ConvertToLlm } from "../types/agent.js";
 import type { StreamFn } from "../types/stream.js";
-import { watchForStall } from "../util/stall-watch.js";
+import { modelStallText, watchForStall } from "../util/stall-watch.js";
 
 /** Tool results longer than this are truncated in the serialised conversation. */
 export const TOOL_RESULT_SUMMARY_CHARS = 2000;
@@ -118,22 +118,21 @@ async function callModel(options: ModelSummarizerOptions, prompt: string, maxTok
 	// Aborted while the prompt was prepared (convertToLlm) or after the first of two summaries:
 	// no request goes out, even through a stream function that ignores its signal.
 	if (options.signal.aborted) throw new Error("Summarization aborted");
-	// The request's own signal: aborted with the caller's, and when the model goes silent.
-	const request = new AbortController();
-	const forwardAbort = () => request.abort(options.signal.reason);
-	options.signal.addEventListener("abort", forwardAbort, { once: true });
+	// The request's signal: the caller's, and a stall's (which must cancel the request).
+	const stallAbort = new AbortController();
+	const signal = AbortSignal.any([options.signal, stallAbort.signal]);
 	let stalled!: (error: Error) => void;
 	const stall = new Promise<never>((_, reject) => (stalled = reject));
 	const idleMs = options.idleTimeoutMs ?? 0;
 	const watch = watchForStall(idleMs, () => {
-		request.abort(new Error("stream stalled"));
-		stalled(new Error(`Summarization failed: the model's stream stalled: nothing arrived for ${idleMs / 1000} s (streamIdleTimeoutMs)`));
+		stallAbort.abort(new Error("stream stalled"));
+		stalled(new Error(`Summarization failed: the ${modelStallText(idleMs)}`));
 	});
 	const read = async (): Promise<AssistantMessage> => {
 		const stream = await options.streamFn(
 			options.model,
 			{ systemPrompt: SUMMARIZATION_SYSTEM_PROMPT, messages: [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }] },
-			{ ...options.streamOptions, maxTokens, signal: request.signal },
+			{ ...options.streamOptions, maxTokens, signal },
 		);
 		for await (const _event of stream) watch.touch();
 		return stream.result();
@@ -147,7 +146,6 @@ async function callModel(options: ModelSummarizerOptions, prompt: string, maxTok
 		message = await Promise.race([reading, stall]);
 	} finally {
 		watch.stop();
-		options.signal.removeEventListener("abort", forwardAbort);
 	}
 	if (message.stopReason === "error" || message.stopReason === "aborted") {
 		throw new Error(`Summarization failed: ${message.errorMessage ?? message.stopReason}`);

@@ -95,14 +95,24 @@ export function batchTerminates(batch: ToolBatch): boolean {
 }
 
 /**
- * The turn's reply ended as an error or was aborted (a reply still streaming has none yet).
+ * A reply that ended as an error or was aborted: its tool calls never run, providers are not
+ * sent it again.
+ *
+ * @example
+ * failedReply(message); // true after a connection reset
+ */
+export function failedReply(message: AssistantMessage): boolean {
+	return message.stopReason === "error" || message.stopReason === "aborted";
+}
+
+/**
+ * The turn's reply failed (a reply still streaming has none yet).
  *
  * @example
  * replyFailed(runOf(context)); // true after a connection reset
  */
 export function replyFailed(run: { assistant?: AssistantMessage | undefined } | undefined): boolean {
-	const stop = run?.assistant?.stopReason;
-	return stop === "error" || stop === "aborted";
+	return run?.assistant !== undefined && failedReply(run.assistant);
 }
 
 /**

@@ -1,4 +1,14 @@
 /**
+ * What a stalled model stream is reported as (the stream actor and the summariser say the same).
+ *
+ * @example
+ * new Error(`The ${modelStallText(120_000)}; the request was cancelled`);
+ */
+export function modelStallText(timeoutMs: number): string {
+	return `model's stream stalled: nothing arrived for ${timeoutMs / 1000} s (streamIdleTimeoutMs)`;
+}
+
+/**
  * Watches a stream for silence: `touch()` on every event; when nothing arrived for `timeoutMs`
  * (checked four times per period, so detection lands between 1 and 1.25 periods), calls
  * `onStall`. Counting events instead of reading the clock keeps the per-delta cost to an

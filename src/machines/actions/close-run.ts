@@ -5,13 +5,9 @@
  */
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
 import { type Ctx, type EffectEnqueue, appendMessages, batchOf, runOf } from "../context.js";
-import { abortedAssistantMessage, createToolBatch, toolCallsOf } from "../run-helpers.js";
+import { abortedAssistantMessage, createToolBatch, failedReply, toolCallsOf } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 import { TOOL_BATCH_ID, emitUnemittedToolResults, recordPendingFailedReply, settleOpenCalls } from "./tools.js";
-
-function failedReply(message: AssistantMessage): boolean {
-	return message.stopReason === "error" || message.stopReason === "aborted";
-}
 
 /** The reply that was streaming when the run was cut off, as a message (the stream's latest partial, aborted). */
 function cutOffReply(context: Ctx, reason: string, enqueue: EffectEnqueue): { message: AssistantMessage; recorded: AssistantMessage; pending: AssistantMessage | undefined } {

@@ -6,6 +6,7 @@ import { isContextOverflow } from "../../providers/overflow.js";
 import type { AssistantMessage } from "../../types/messages.js";
 import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
 import { type Ctx, type Enqueue, appendMessages, runOf } from "../context.js";
+import { failedReply } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 
 /** A new LLM call: earlier attempts' events become stale; the turn's reply and batch start empty. */
@@ -37,8 +38,7 @@ export function completeAssistantMessage(context: Ctx, final: AssistantMessage, 
 	if (run.overflowRetried && message.stopReason !== "stop" && context.config.compaction?.enabled && isContextOverflow(message, context.model.contextWindow)) {
 		message = { ...message, errorMessage: `${OVERFLOW_RECOVERY_FAILED} (${message.errorMessage ?? "context overflow"})` };
 	}
-	const failed = message.stopReason === "error" || message.stopReason === "aborted";
-	const split = failed ? splitFailedStreamingReply(message, run.batch) : undefined;
+	const split = failedReply(message) ? splitFailedStreamingReply(message, run.batch) : undefined;
 	// A split reply ends here as its committed part; its failed part follows the tool results.
 	const recorded = split?.committed ?? message;
 	appendMessages(context, [recorded], enqueue);
