@@ -146,6 +146,8 @@ export class Agent {
 	#steeringMode: QueueMode;
 	#followUpMode: QueueMode;
 	#machine: MachineActor | undefined;
+	/** The machine whose queues and modes the agent took back (see #takeBackQueues). */
+	#queuesTakenFrom: MachineActor | undefined;
 	/** True once `agent.actor` was asked for: the machine then outlives runs (listeners may be attached to it). */
 	#pinned = false;
 	/** The inspector's delta counters on the current machine (see `tapDeltas`); usually none. */
@@ -238,7 +240,7 @@ export class Agent {
 	}
 	set steeringMode(mode: QueueMode) {
 		this.#steeringMode = mode;
-		this.#machine?.send({ type: "queue.mode", queue: "steering", mode });
+		this.#commandableMachine()?.send({ type: "queue.mode", queue: "steering", mode });
 	}
 
 	/** Follow-up queue mode. @example agent.followUpMode = "all"; */
@@ -247,7 +249,7 @@ export class Agent {
 	}
 	set followUpMode(mode: QueueMode) {
 		this.#followUpMode = mode;
-		this.#machine?.send({ type: "queue.mode", queue: "followUp", mode });
+		this.#commandableMachine()?.send({ type: "queue.mode", queue: "followUp", mode });
 	}
 
 	/**
@@ -280,13 +282,13 @@ export class Agent {
 	/** @example agent.clearSteeringQueue(); */
 	clearSteeringQueue(): void {
 		this.#steering = [];
-		this.#machine?.send({ type: "queue.clear", queue: "steering" });
+		this.#commandableMachine()?.send({ type: "queue.clear", queue: "steering" });
 	}
 
 	/** @example agent.clearFollowUpQueue(); */
 	clearFollowUpQueue(): void {
 		this.#followUps = [];
-		this.#machine?.send({ type: "queue.clear", queue: "followUp" });
+		this.#commandableMachine()?.send({ type: "queue.clear", queue: "followUp" });
 	}
 
 	/** @example agent.clearAllQueues(); */
@@ -459,7 +461,7 @@ export class Agent {
 	 * `steer` waits in the mailbox while the machine finishes the step that called the listener).
 	 */
 	#queues(): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
-		const machine = this.#machine;
+		const machine = this.#commandableMachine();
 		if (!machine) return { steering: this.#steering, followUps: this.#followUps, steeringMode: this.#steeringMode, followUpMode: this.#followUpMode };
 		const context = machine.getSnapshot().context;
 		const queues = { steering: context.steeringQueue, followUps: context.followUpQueue, steeringMode: context.steeringMode, followUpMode: context.followUpMode };
@@ -553,15 +555,34 @@ export class Agent {
 	#releaseMachine(disposed: boolean): void {
 		const machine = this.#machine;
 		if (!machine) return;
+		this.#takeBackQueues(machine);
+		if (disposed && this.#pinned) return; // a pinned machine stays readable, in `ended`
+		this.#machine = undefined;
+		this.#deltaTaps = NO_TAPS;
+		machine.stop();
+	}
+
+	/**
+	 * The machine while it takes commands. A disposed agent's machine has ended (it stays, in
+	 * `ended`, when pinned, or until its run settles): it would drop a command with a warning of
+	 * XState's, so the agent takes the queues and modes back and keeps them itself.
+	 */
+	#commandableMachine(): MachineActor | undefined {
+		const machine = this.#machine;
+		if (!machine || machine.getSnapshot().status === "active") return machine;
+		this.#takeBackQueues(machine);
+		return undefined;
+	}
+
+	/** The machine's queues and modes become the agent's again (once per machine: later changes are the agent's). */
+	#takeBackQueues(machine: MachineActor): void {
+		if (this.#queuesTakenFrom === machine) return;
+		this.#queuesTakenFrom = machine;
 		const context = machine.getSnapshot().context;
 		this.#steering = context.steeringQueue;
 		this.#followUps = context.followUpQueue;
 		this.#steeringMode = context.steeringMode;
 		this.#followUpMode = context.followUpMode;
-		if (disposed && this.#pinned) return; // a pinned machine stays readable, in `ended`
-		this.#machine = undefined;
-		this.#deltaTaps = NO_TAPS;
-		machine.stop();
 	}
 
 	#runState() {

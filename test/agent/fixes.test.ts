@@ -2,7 +2,7 @@
  * Where pi 0.73.1 is wrong, agentchart follows the fixed behaviour (issue 2, fixes 1–9;
  * pi tests N6, N17, N18, N21, N22, B2, B6–B8, Q3) and adds dispose().
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
@@ -755,6 +755,51 @@ describe("dispose()", () => {
 		expect(() => agent.dispose()).not.toThrow();
 		await expect(agent.waitForIdle()).resolves.toBeUndefined();
 		expect(agent.actor.getSnapshot().status).toBe("done");
+	});
+
+	// The queues and their modes stay the agent's after dispose(): clearing them and setting a mode
+	// work and read back. They used to be sent to the ended machine, which dropped them with a
+	// warning of XState's on the console, and reads came from its last context.
+	const queuesAfterDispose = async (agent: Agent) => {
+		const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+		try {
+			agent.clearAllQueues();
+			expect(agent.hasQueuedMessages()).toBe(false);
+			agent.steeringMode = "all";
+			agent.followUpMode = "all";
+			expect([agent.steeringMode, agent.followUpMode]).toEqual(["all", "all"]);
+			expect(warn).not.toHaveBeenCalled();
+		} finally {
+			warn.mockRestore();
+		}
+	};
+
+	it("queues can be cleared and modes set after dispose() (agent.actor read)", async () => {
+		const agent = new Agent({ streamFn: waitForAbortStreamFn().streamFn });
+		expect(agent.actor.getSnapshot().value).toBe("idle");
+		agent.steer(user("s"));
+		agent.followUp(user("f"));
+		agent.dispose();
+		expect(agent.hasQueuedMessages()).toBe(true);
+		await queuesAfterDispose(agent);
+	});
+
+	it("queues can be cleared and modes set after dispose(), while the disposed run still settles", async () => {
+		const scripted = createScriptedModel([{ content: "answer" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, toolAbortGraceMs: 0 });
+		const release = deferred();
+		agent.subscribe((event) => (event.type === "turn_start" ? release.promise : undefined));
+		const run = agent.prompt("go");
+		await sleep(5);
+		agent.followUp(user("f"));
+		agent.dispose();
+		expect(agent.hasQueuedMessages()).toBe(true);
+		await queuesAfterDispose(agent);
+		release.resolve();
+		await run;
+		// The run's end hands the queues back to the agent: what was cleared stays cleared.
+		expect(agent.hasQueuedMessages()).toBe(false);
+		expect(agent.steeringMode).toBe("all");
 	});
 
 	it("while streaming: the partial reply is closed as aborted and prompt() resolves", async () => {

@@ -124,4 +124,21 @@ describe("property regressions", () => {
 		};
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
+	it("parallel: clearing the queues of an agent disposed during its run reaches no ended machine", async () => {
+		// The clear went to the machine, already in its final state: XState dropped it with a warning
+		// and the queues read back uncleared.
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["text"], stop: "auto" },
+				{ blocks: ["text"], stop: "auto" },
+			],
+			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
+			schedule: [
+				{ at: 0, command: "dispose" },
+				{ at: 0, command: "clear" },
+			],
+			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["allow"], after: ["keep"], slowListenerMs: 3, prepareMs: 0, summarizer: "hook" },
+		};
+		expect(await runScenario("parallel", scenario)).toEqual([]);
+	});
 });

@@ -5,10 +5,11 @@
  * allow, block, rewrite or terminate (some after awaiting), either queue mode, a listener that
  * sometimes awaits a timer, a transformContext and convertToLlm that await one, compaction
  * summaries by a hook or by the model, and random prompt/steer/followUp/abort/continue/dispose calls at
- * random moments, in all three tool execution modes. After every event and at the end the
+ * random moments, manual compactions, a listener that throws and cleared queues, in all three
+ * tool execution modes. After every event and at the end the
  * shared invariants hold: events nest, every tool execution ends once, the transcript is valid
  * to send, no steering or follow-up message is lost or delivered twice, every run settles and
- * leaves nothing running.
+ * leaves nothing running, and nothing makes XState warn (a command sent to an ended machine).
  */
 import fc from "fast-check";
 import { Agent } from "../../src/agent.js";
@@ -20,7 +21,11 @@ import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js
 import { EventInvariants, idleViolations, QueueLedger, transcriptViolations } from "../support/invariants.js";
 import { providerRequestViolations } from "../support/provider-requests.js";
 
-type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt";
+/**
+ * `compact`: a manual compaction (idle only: refused while a run is in progress); `throw`: the
+ * checking listener throws once, at the next event it gets; `clear`: both queues are cleared.
+ */
+type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt" | "compact" | "throw" | "clear";
 
 /** What beforeToolCall answers for a call: nothing, allow, block, block and stop the loop; `slow…` after awaiting a timer. */
 type BeforeAnswer = "none" | "allow" | "block" | "blockTerminate" | "slowAllow" | "slowBlock";
@@ -63,7 +68,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		fc.record({ latency: fc.integer({ min: 0, max: 30 }), fail: fc.boolean(), honoursAbort: fc.boolean(), hangs: fc.constantFrom(false, false, false, true) }),
 		{ minLength: 1, maxLength: 4 },
 	),
-	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt") }), {
+	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt", "compact", "throw", "clear") }), {
 		maxLength: 6,
 	}),
 	options: fc.record({
@@ -261,12 +266,24 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	});
 	const onUnhandled = (reason: unknown) => violations.push(`unhandled rejection: ${String(reason)}`);
 	process.on("unhandledRejection", onUnhandled);
+	// Nothing the agent does may make XState warn: a warning is a command that went to a machine
+	// that can no longer take it (sent to a stopped actor), dropped.
+	const warn = console.warn;
+	console.warn = (...args: unknown[]) => {
+		violations.push(`console.warn: ${args.map(String).join(" ").slice(0, 200)}`);
+	};
 	const invariants = new EventInvariants(agent);
 	const ledger = new QueueLedger();
 	let disposed = false;
 	/** An abort or dispose was issued: calls may have been closed while a hook was deciding. */
 	let stoppedByCommand = false;
 	let counter = 0;
+	/** The checking listener throws at the next event (a `throw` command). */
+	let throwNext = false;
+	/** A listener threw during the current run: the run's error is the listener's, not a reply's. */
+	let listenerThrewInRun = false;
+	/** Manual compactions that have not settled yet. */
+	const compactions = new Set<Promise<unknown>>();
 	const pending = [...scenario.schedule].sort((a, b) => a.at - b.at);
 	const issue = (command: Command): void => {
 		const refusedWhileDisposed = (fn: () => unknown) => {
@@ -306,6 +323,33 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 			case "prompt":
 				refusedWhileDisposed(() => agent.prompt(`prompt ${++counter}`));
 				return;
+			case "compact": {
+				// Refused while disposed or while a run is in progress; otherwise it compacts, or
+				// rejects (nothing to compact, aborted, disposed). Either way it settles.
+				const wasDisposed = disposed;
+				const busy = invariants.running;
+				const compaction = agent.compact().then(
+					() => {
+						if (wasDisposed) violations.push("compact after dispose resolved");
+						if (busy) violations.push("compact during a run resolved");
+					},
+					(error: unknown) => {
+						const text = error instanceof Error ? error.message : String(error);
+						if (!/^(Compaction failed: Nothing to compact|Compaction aborted|Agent has been disposed|Agent is already processing)/.test(text)) violations.push(`compact rejected with ${JSON.stringify(text)}`);
+					},
+				);
+				compactions.add(compaction);
+				void compaction.then(() => compactions.delete(compaction));
+				return;
+			}
+			case "throw":
+				throwNext = true;
+				return;
+			case "clear":
+				agent.clearAllQueues();
+				if (agent.hasQueuedMessages()) violations.push("queues not empty right after clearAllQueues()");
+				ledger.cleared();
+				return;
 		}
 	};
 	let index = 0;
@@ -326,7 +370,8 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	agent.subscribe((event) => {
 		invariants.onEvent(event);
 		ledger.onEvent(event);
-		if (event.type === "agent_end") {
+		if (event.type === "agent_start") listenerThrewInRun = false;
+		if (event.type === "agent_end" && !listenerThrewInRun) {
 			// The run's error is its last reply's: set when that reply failed, and not left over from a
 			// reply the run recovered from (an overflow that was compacted and retried).
 			const replies = event.messages.filter((m): m is AssistantMessage => (m as { role?: string }).role === "assistant");
@@ -334,10 +379,17 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 			if (agent.state.errorMessage !== expected) {
 				violations.push(`at agent_end: state.errorMessage ${JSON.stringify(agent.state.errorMessage)}, the run's last reply says ${JSON.stringify(expected)}`);
 			}
+		}
+		if (event.type === "agent_end") {
 			violations.push(...transcriptViolations(agent.state.messages).map((v) => `at agent_end: ${v}`));
 			violations.push(...providerRequestViolations(agent.state.messages).map((v) => `at agent_end: ${v}`));
 		}
 		issueDue();
+		if (throwNext) {
+			throwNext = false;
+			if (invariants.running) listenerThrewInRun = true;
+			throw new Error("listener failed on purpose");
+		}
 	});
 
 	const idle = async (label: string) => {
@@ -352,6 +404,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 
 	const finish = () => {
 		process.off("unhandledRejection", onUnhandled);
+		console.warn = warn;
 		return [...violations, ...invariants.violations];
 	};
 	agent.prompt("start").catch(() => {});
@@ -367,6 +420,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		if (!(await idle("flushing queues"))) break;
 	}
 	if (!disposed && agent.hasQueuedMessages()) violations.push("queues still hold messages after flushing");
+	if (compactions.size > 0) violations.push(`${compactions.size} compact() call(s) never settled`);
 	violations.push(...transcriptViolations(agent.state.messages), ...providerRequestViolations(agent.state.messages));
 	violations.push(...hookViolations(hooks, executed, agent.state.messages, scenario, stoppedByCommand));
 	violations.push(...invariants.violations, ...ledger.violations(agent));
@@ -375,6 +429,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	await new Promise<void>((resolve) => setImmediate(resolve));
 	if (Object.keys(agent.actor.getSnapshot().children).length) violations.push("child actors alive after dispose");
 	process.off("unhandledRejection", onUnhandled);
+	console.warn = warn;
 	return violations;
 }
 

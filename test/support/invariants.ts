@@ -202,11 +202,19 @@ export function idleViolations(agent: Agent): string[] {
  * never neither.
  */
 export class QueueLedger {
-	private readonly tracked: { message: AgentMessage; kind: "steer" | "followUp" }[] = [];
+	private readonly tracked: { message: AgentMessage; kind: "steer" | "followUp"; mayBeDropped?: boolean }[] = [];
 	private readonly delivered = new Map<AgentMessage, number>();
 
 	track(message: AgentMessage, kind: "steer" | "followUp"): void {
 		this.tracked.push({ message, kind });
+	}
+
+	/**
+	 * The queues were cleared: messages tracked so far may be gone without being delivered
+	 * (one the machine had already taken is still delivered, once).
+	 */
+	cleared(): void {
+		for (const entry of this.tracked) entry.mayBeDropped = true;
 	}
 
 	onEvent(event: AgentEvent): void {
@@ -219,13 +227,13 @@ export class QueueLedger {
 	violations(agent: Agent): string[] {
 		const out: string[] = [];
 		const { steeringQueue, followUpQueue } = agent.actor.getSnapshot().context;
-		for (const { message, kind } of this.tracked) {
+		for (const { message, kind, mayBeDropped } of this.tracked) {
 			const label = `${kind} "${(message as { content?: { text?: string }[] }).content?.[0]?.text ?? "?"}"`;
 			const delivered = this.delivered.get(message) ?? 0;
 			const queued = (kind === "steer" ? steeringQueue : followUpQueue).filter((m) => m === message).length;
 			if (delivered > 1) out.push(`${label} delivered ${delivered} times`);
 			if (queued > 1) out.push(`${label} queued ${queued} times`);
-			if (delivered + queued === 0) out.push(`${label} lost (neither delivered nor queued)`);
+			if (delivered + queued === 0 && !mayBeDropped) out.push(`${label} lost (neither delivered nor queued)`);
 			if (delivered > 0 && queued > 0) out.push(`${label} delivered and still queued`);
 		}
 		return out;
