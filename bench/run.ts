@@ -5,7 +5,8 @@
  *
  * Flags: `--quick` runs small sizes once (a smoke run; nothing is written unless `--write` is
  * given too); `--seed N` repeats a run's order of rounds; `--only throughput,memory,...` runs
- * some sections (nothing is written unless `--write`). Run with `--expose-gc` (the npm script
+ * some sections (nothing is written unless `--write`); `--help` prints them; any other flag
+ * is refused. Run with `--expose-gc` (the npm script
  * does): memory figures and the collection before each timed sample need it.
  */
 import { writeFile } from "node:fs/promises";
@@ -125,14 +126,56 @@ export async function runBenchmarks(plan: BenchPlan, options: RunOptions): Promi
 	return results;
 }
 
-/** The value of `--name value`, if given. */
-function flagValue(args: readonly string[], name: string): string | undefined {
-	const index = args.indexOf(name);
-	return index >= 0 ? args[index + 1] : undefined;
+/** What `npm run bench -- --help` prints. */
+export const BENCH_USAGE = `Usage: npm run bench [-- options]
+
+  (none)              every section, full sizes; writes bench/results.md
+  --quick             small sizes, one round (a smoke run); writes nothing unless --write
+  --only a,b,...      some sections: ${SECTIONS.join(", ")}; writes nothing unless --write
+  --seed N            repeat a run's order of rounds
+  --write             write bench/results.md even with --quick or --only
+  --help              this text`;
+
+/** The command line of a bench run, checked. */
+export interface BenchArgs {
+	help: boolean;
+	quick: boolean;
+	write: boolean;
+	seed?: number;
+	only?: SectionName[];
 }
 
-function parseSections(value: string | undefined): SectionName[] | undefined {
-	if (value === undefined) return undefined;
+/**
+ * Parses the bench's flags. An unknown flag or a flag without its value throws with the usage,
+ * rather than running a full bench (and rewriting results.md) that was not asked for.
+ *
+ * @example
+ * parseBenchArgs(["--only", "turnOverhead", "--seed", "7"]); // { help: false, quick: false, write: false, seed: 7, only: ["turnOverhead"] }
+ */
+export function parseBenchArgs(args: readonly string[]): BenchArgs {
+	const parsed: BenchArgs = { help: false, quick: false, write: false };
+	const valueOf = (index: number, name: string): string => {
+		const value = args[index + 1];
+		if (value === undefined || value.startsWith("--")) throw new Error(`${name} wants a value\n\n${BENCH_USAGE}`);
+		return value;
+	};
+	for (let i = 0; i < args.length; i++) {
+		const arg = args[i] as string;
+		if (arg === "--help" || arg === "-h") parsed.help = true;
+		else if (arg === "--quick") parsed.quick = true;
+		else if (arg === "--write") parsed.write = true;
+		else if (arg === "--seed") {
+			const text = valueOf(i++, arg);
+			const seed = Number(text);
+			if (!Number.isInteger(seed)) throw new Error(`--seed wants an integer, got ${JSON.stringify(text)}`);
+			parsed.seed = seed;
+		} else if (arg === "--only") parsed.only = parseSections(valueOf(i++, arg));
+		else throw new Error(`unknown option ${JSON.stringify(arg)}\n\n${BENCH_USAGE}`);
+	}
+	return parsed;
+}
+
+function parseSections(value: string): SectionName[] {
 	const names = value.split(",").map((name) => name.trim());
 	for (const name of names) {
 		if (!(SECTIONS as readonly string[]).includes(name)) throw new Error(`--only: unknown section ${JSON.stringify(name)} (known: ${SECTIONS.join(", ")})`);
@@ -142,12 +185,14 @@ function parseSections(value: string | undefined): SectionName[] | undefined {
 
 async function main(): Promise<void> {
 	const args = process.argv.slice(2);
-	const quick = args.includes("--quick");
-	const seedText = flagValue(args, "--seed");
-	const seed = seedText === undefined ? randomSeed() : Number(seedText);
-	if (!Number.isInteger(seed)) throw new Error(`--seed wants an integer, got ${JSON.stringify(seedText)}`);
-	const only = parseSections(flagValue(args, "--only"));
-	const write = (!quick && only === undefined) || args.includes("--write");
+	const options = parseBenchArgs(args);
+	if (options.help) {
+		console.log(BENCH_USAGE);
+		return;
+	}
+	const { quick, only } = options;
+	const seed = options.seed ?? randomSeed();
+	const write = (!quick && only === undefined) || options.write;
 	if (!canCollectGarbage) console.warn("gc is not exposed (run with `tsx --expose-gc`): timings include other samples' garbage.");
 	const command = args.length === 0 ? "npm run bench" : `npm run bench -- ${args.join(" ")}`;
 	console.log(`seed ${seed}`);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { fitLine } from "../../bench/lib/stats.js";
 import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.js";
 import { formatResults } from "../../bench/report.js";
-import { QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
+import { parseBenchArgs, QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
 import type { Summary } from "../../bench/lib/stats.js";
 import { leastRunCost, liveHeapMidRun, profileShortRuns } from "../../bench/where-time-goes.js";
 
@@ -71,5 +71,23 @@ describe("benchmark pairing and fitting", () => {
 		expect(fit.slope).toBeCloseTo(0.0005, 9);
 		expect(fit.intercept).toBeCloseTo(1, 9);
 		expect(fit.r2).toBeCloseTo(1, 9);
+	});
+});
+
+describe("the bench's command line", () => {
+	it("reads its flags; --help asks for the usage", () => {
+		expect(parseBenchArgs([])).toEqual({ help: false, quick: false, write: false });
+		expect(parseBenchArgs(["--only", "turnOverhead,memory", "--seed", "7", "--write"])).toEqual({ help: false, quick: false, write: true, seed: 7, only: ["turnOverhead", "memory"] });
+		expect(parseBenchArgs(["--help"]).help).toBe(true);
+		expect(parseBenchArgs(["-h", "--quick"])).toMatchObject({ help: true, quick: true });
+	});
+
+	// `npm run bench -- --help` used to run every section and rewrite results.md.
+	it("refuses an unknown flag, or one without its value, instead of running everything", () => {
+		expect(() => parseBenchArgs(["--hepl"])).toThrow(/unknown option "--hepl"[\s\S]*Usage: npm run bench/);
+		expect(() => parseBenchArgs(["--seed"])).toThrow(/--seed wants a value/);
+		expect(() => parseBenchArgs(["--only", "--quick"])).toThrow(/--only wants a value/);
+		expect(() => parseBenchArgs(["--seed", "x"])).toThrow(/--seed wants an integer/);
+		expect(() => parseBenchArgs(["--only", "speed"])).toThrow(/unknown section "speed"/);
 	});
 });
