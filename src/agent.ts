@@ -239,8 +239,10 @@ export class Agent {
 		return this.#queues().steeringMode;
 	}
 	set steeringMode(mode: QueueMode) {
+		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
+		const machine = this.#commandableMachine();
 		this.#steeringMode = mode;
-		this.#commandableMachine()?.send({ type: "queue.mode", queue: "steering", mode });
+		machine?.send({ type: "queue.mode", queue: "steering", mode });
 	}
 
 	/** Follow-up queue mode. @example agent.followUpMode = "all"; */
@@ -248,8 +250,10 @@ export class Agent {
 		return this.#queues().followUpMode;
 	}
 	set followUpMode(mode: QueueMode) {
+		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
+		const machine = this.#commandableMachine();
 		this.#followUpMode = mode;
-		this.#commandableMachine()?.send({ type: "queue.mode", queue: "followUp", mode });
+		machine?.send({ type: "queue.mode", queue: "followUp", mode });
 	}
 
 	/**
@@ -281,14 +285,16 @@ export class Agent {
 
 	/** @example agent.clearSteeringQueue(); */
 	clearSteeringQueue(): void {
+		const machine = this.#commandableMachine();
 		this.#steering = [];
-		this.#commandableMachine()?.send({ type: "queue.clear", queue: "steering" });
+		machine?.send({ type: "queue.clear", queue: "steering" });
 	}
 
 	/** @example agent.clearFollowUpQueue(); */
 	clearFollowUpQueue(): void {
+		const machine = this.#commandableMachine();
 		this.#followUps = [];
-		this.#commandableMachine()?.send({ type: "queue.clear", queue: "followUp" });
+		machine?.send({ type: "queue.clear", queue: "followUp" });
 	}
 
 	/** @example agent.clearAllQueues(); */
@@ -418,7 +424,8 @@ export class Agent {
 
 	/**
 	 * agentchart: aborts any run, stops the machine and its children. Later calls to `prompt`,
-	 * `continue`, `steer`, `followUp` and `reset` throw. A run in progress settles once its last
+	 * `continue`, `steer`, `followUp` and `reset` throw; the queues can still be read and
+	 * cleared and the queue modes set (the agent keeps them from here on). A run in progress settles once its last
 	 * events reached the listeners, or after `toolAbortGraceMs` if a listener still holds them.
 	 *
 	 * @example
@@ -426,6 +433,8 @@ export class Agent {
 	 */
 	dispose(): void {
 		if (this.#disposed) return;
+		// The queues become the agent's before the machine takes `dispose` (see #commandableMachine).
+		if (this.#machine) this.#takeBackQueues(this.#machine);
 		this.#disposed = true;
 		// With a run in progress the machine closes it (agent_end, or auto_compaction_end for a
 		// manual compaction) and delivery finishes it; otherwise nothing is left to wait for.
@@ -463,6 +472,11 @@ export class Agent {
 	#queues(): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
 		const machine = this.#commandableMachine();
 		if (!machine) return { steering: this.#steering, followUps: this.#followUps, steeringMode: this.#steeringMode, followUpMode: this.#followUpMode };
+		return this.#queuesIn(machine);
+	}
+
+	/** A machine's queues and modes, with the queue commands still in its mailbox applied. */
+	#queuesIn(machine: MachineActor): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
 		const context = machine.getSnapshot().context;
 		const queues = { steering: context.steeringQueue, followUps: context.followUpQueue, steeringMode: context.steeringMode, followUpMode: context.followUpMode };
 		for (const event of eventsWaitingIn<AgentMachineCommand>(machine)) {
@@ -563,13 +577,15 @@ export class Agent {
 	}
 
 	/**
-	 * The machine while it takes commands. A disposed agent's machine has ended (it stays, in
-	 * `ended`, when pinned, or until its run settles): it would drop a command with a warning of
-	 * XState's, so the agent takes the queues and modes back and keeps them itself.
+	 * The machine while it takes queue commands. A disposed agent's machine ends (it stays, in
+	 * `ended`, when pinned, or until its run settles) and would drop them, with a warning of
+	 * XState's; one that still has `dispose` in its mailbox would drop the ones sent after it.
+	 * So from `dispose()` on, the agent keeps the queues and modes itself.
 	 */
 	#commandableMachine(): MachineActor | undefined {
 		const machine = this.#machine;
-		if (!machine || machine.getSnapshot().status === "active") return machine;
+		if (!machine) return undefined;
+		if (!this.#disposed && machine.getSnapshot().status === "active") return machine;
 		this.#takeBackQueues(machine);
 		return undefined;
 	}
@@ -578,11 +594,11 @@ export class Agent {
 	#takeBackQueues(machine: MachineActor): void {
 		if (this.#queuesTakenFrom === machine) return;
 		this.#queuesTakenFrom = machine;
-		const context = machine.getSnapshot().context;
-		this.#steering = context.steeringQueue;
-		this.#followUps = context.followUpQueue;
-		this.#steeringMode = context.steeringMode;
-		this.#followUpMode = context.followUpMode;
+		const queues = this.#queuesIn(machine);
+		this.#steering = [...queues.steering];
+		this.#followUps = [...queues.followUps];
+		this.#steeringMode = queues.steeringMode;
+		this.#followUpMode = queues.followUpMode;
 	}
 
 	#runState() {

@@ -791,9 +791,10 @@ describe("dispose()", () => {
 		agent.subscribe((event) => (event.type === "turn_start" ? release.promise : undefined));
 		const run = agent.prompt("go");
 		await sleep(5);
+		agent.steer(user("s"));
 		agent.followUp(user("f"));
 		agent.dispose();
-		expect(agent.hasQueuedMessages()).toBe(true);
+		// Not read back before clearing: the first call after dispose() must not undo its own change.
 		await queuesAfterDispose(agent);
 		release.resolve();
 		await run;
@@ -801,6 +802,33 @@ describe("dispose()", () => {
 		expect(agent.hasQueuedMessages()).toBe(false);
 		expect(agent.steeringMode).toBe("all");
 	});
+
+	// agent_start is delivered while the machine is still taking a step: what the listener sends
+	// waits in XState's mailbox, so `dispose` reaches the machine after everything sent before it
+	// and would end it before anything sent after it.
+	for (const clear of [true, false]) {
+		it(`a listener that queues, disposes${clear ? " and clears the queues" : ""} inside a machine step: ${clear ? "the clear holds" : "the message stays queued"}`, async () => {
+			const scripted = createScriptedModel([{ content: "answer" }]);
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+			const read: boolean[] = [];
+			const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+			agent.subscribe((event) => {
+				if (event.type !== "agent_start") return;
+				agent.followUp(user("f"));
+				agent.dispose();
+				if (clear) agent.clearAllQueues();
+				read.push(agent.hasQueuedMessages());
+			});
+			try {
+				await agent.prompt("go");
+				read.push(agent.hasQueuedMessages());
+				expect(warn).not.toHaveBeenCalled();
+			} finally {
+				warn.mockRestore();
+			}
+			expect(read).toEqual([!clear, !clear]);
+		});
+	}
 
 	it("while streaming: the partial reply is closed as aborted and prompt() resolves", async () => {
 		const { streamFn, started } = waitForAbortStreamFn();

@@ -24,6 +24,11 @@ interface CommonAgent {
 	followUp(message: AgentMessage): void;
 	steer(message: AgentMessage): void;
 	hasQueuedMessages(): boolean;
+	clearSteeringQueue(): void;
+	clearFollowUpQueue(): void;
+	clearAllQueues(): void;
+	steeringMode: "all" | "one-at-a-time";
+	followUpMode: "all" | "one-at-a-time";
 	abort(): void;
 	readonly signal: AbortSignal | undefined;
 	waitForIdle(): Promise<void>;
@@ -45,6 +50,12 @@ interface Scenario {
 	steer: boolean;
 	/** The event whose first delivery steers (when `steer`); for message_start, the first reply's. */
 	steerOn: "agent_start" | "tool_execution_start" | "message_start" | "message_update" | "message_end" | "turn_end";
+	/**
+	 * A queue operation listener 0 does at the first delivery of `queueOpOn` (after its steer, if
+	 * both land on that event): another follow-up, a clear, or both queue modes set to "all".
+	 */
+	queueOp: "none" | "followUp" | "clearSteering" | "clearFollowUps" | "clearAll" | "modesAll";
+	queueOpOn: "agent_start" | "tool_execution_start" | "message_start" | "message_update" | "message_end" | "turn_end";
 	/** Abort once this many events were delivered (never when undefined). */
 	abortAfter: number | undefined;
 	/** Also call waitForIdle() when the run starts, and count when it settles. */
@@ -106,6 +117,7 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 	const clock = microtaskClock();
 	let delivered = 0;
 	let steered = false;
+	let queueOpDone = false;
 	scenario.listeners.forEach((listener, index) => {
 		agent.subscribe((event) => {
 			clock.start();
@@ -125,6 +137,19 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 					steered = true;
 					agent.steer(message("steer"));
 					log.push(`queued after steer: ${agent.hasQueuedMessages()}`);
+				}
+				const opHere = event.type === scenario.queueOpOn && (event.type !== "message_start" || event.message.role === "assistant");
+				if (opHere && scenario.queueOp !== "none" && !queueOpDone) {
+					queueOpDone = true;
+					if (scenario.queueOp === "followUp") agent.followUp(message("another follow-up"));
+					else if (scenario.queueOp === "clearSteering") agent.clearSteeringQueue();
+					else if (scenario.queueOp === "clearFollowUps") agent.clearFollowUpQueue();
+					else if (scenario.queueOp === "clearAll") agent.clearAllQueues();
+					else {
+						agent.steeringMode = "all";
+						agent.followUpMode = "all";
+					}
+					log.push(`after ${scenario.queueOp}: queued ${agent.hasQueuedMessages()}, modes ${agent.steeringMode}/${agent.followUpMode}`);
 				}
 			}
 			if (listener.kind === "sync") return;
@@ -164,6 +189,8 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	followUp: fc.boolean(),
 	steer: fc.boolean(),
 	steerOn: fc.constantFrom("agent_start" as const, "tool_execution_start" as const, "message_start" as const, "message_update" as const, "message_end" as const, "turn_end" as const),
+	queueOp: fc.constantFrom("none" as const, "followUp" as const, "clearSteering" as const, "clearFollowUps" as const, "clearAll" as const, "modesAll" as const),
+	queueOpOn: fc.constantFrom("agent_start" as const, "tool_execution_start" as const, "message_start" as const, "message_update" as const, "message_end" as const, "turn_end" as const),
 	// Aborts are left to the targeted tests: where one lands decides between pi's behaviour and
 	// agentchart's documented fixes (a call aborted before it ran is not executed).
 	abortAfter: fc.constant(undefined),
@@ -185,6 +212,8 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 			followUp: false,
 			steer: false,
 			steerOn: "tool_execution_start",
+			queueOp: "none",
+			queueOpOn: "turn_end",
 			abortAfter: undefined,
 			waitForIdle: true,
 		};
@@ -226,6 +255,8 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 			followUp: false,
 			steer: false,
 			steerOn: "tool_execution_start",
+			queueOp: "none",
+			queueOpOn: "turn_end",
 			abortAfter: undefined,
 			waitForIdle: true,
 		};

@@ -141,4 +141,22 @@ describe("property regressions", () => {
 		};
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
+	it("parallel: a steer, then dispose and clearAllQueues() from a listener: the clear is not undone", async () => {
+		// Clearing took the ended machine's queues back after emptying the agent's, and so put the
+		// steer back.
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["text"], stop: "auto" },
+				{ blocks: ["text"], stop: "auto" },
+			],
+			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
+			schedule: [
+				{ at: 5, command: "dispose" },
+				{ at: 4, command: "steer" },
+				{ at: 5, command: "clear" },
+			],
+			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["none"], slowListenerMs: 0, prepareMs: 0, summarizer: "hook" },
+		};
+		expect(await runScenario("parallel", scenario)).toEqual([]);
+	});
 });

@@ -5,8 +5,8 @@
  * allow, block, rewrite or terminate (some after awaiting), either queue mode, a listener that
  * sometimes awaits a timer, a transformContext and convertToLlm that await one, compaction
  * summaries by a hook or by the model, and random prompt/steer/followUp/abort/continue/dispose calls at
- * random moments, manual compactions, a listener that throws and cleared queues, in all three
- * tool execution modes. After every event and at the end the
+ * random moments, manual compactions, resets, queue mode changes, a listener that throws and
+ * cleared queues, in all three tool execution modes. After every event and at the end the
  * shared invariants hold: events nest, every tool execution ends once, the transcript is valid
  * to send, no steering or follow-up message is lost or delivered twice, every run settles and
  * leaves nothing running, and nothing makes XState warn (a command sent to an ended machine).
@@ -23,9 +23,10 @@ import { providerRequestViolations } from "../support/provider-requests.js";
 
 /**
  * `compact`: a manual compaction (idle only: refused while a run is in progress); `throw`: the
- * checking listener throws once, at the next event it gets; `clear`: both queues are cleared.
+ * checking listener throws once, at the next event it gets; `clear`: both queues are cleared;
+ * `reset`: transcript and queues cleared (refused during a run); `mode`: both queue modes flipped.
  */
-type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt" | "compact" | "throw" | "clear";
+type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt" | "compact" | "throw" | "clear" | "reset" | "mode";
 
 /** What beforeToolCall answers for a call: nothing, allow, block, block and stop the loop; `slow…` after awaiting a timer. */
 type BeforeAnswer = "none" | "allow" | "block" | "blockTerminate" | "slowAllow" | "slowBlock";
@@ -68,7 +69,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		fc.record({ latency: fc.integer({ min: 0, max: 30 }), fail: fc.boolean(), honoursAbort: fc.boolean(), hangs: fc.constantFrom(false, false, false, true) }),
 		{ minLength: 1, maxLength: 4 },
 	),
-	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt", "compact", "throw", "clear") }), {
+	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt", "compact", "throw", "clear", "reset", "mode") }), {
 		maxLength: 6,
 	}),
 	options: fc.record({
@@ -345,6 +346,24 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 			case "throw":
 				throwNext = true;
 				return;
+			case "reset":
+				try {
+					agent.reset();
+					ledger.cleared();
+					if (agent.state.messages.length > 0 || agent.hasQueuedMessages()) violations.push("reset() left messages in the transcript or the queues");
+				} catch (error) {
+					const text = error instanceof Error ? error.message : String(error);
+					if (!/^(Agent has been disposed|Agent is already processing)/.test(text)) violations.push(`reset() threw ${JSON.stringify(text)}`);
+				}
+				return;
+			case "mode": {
+				const flip = (mode: QueueMode): QueueMode => (mode === "all" ? "one-at-a-time" : "all");
+				const wanted = [flip(agent.steeringMode), flip(agent.followUpMode)];
+				agent.steeringMode = wanted[0] as QueueMode;
+				agent.followUpMode = wanted[1] as QueueMode;
+				if (agent.steeringMode !== wanted[0] || agent.followUpMode !== wanted[1]) violations.push(`queue modes read back ${agent.steeringMode}/${agent.followUpMode} right after being set to ${wanted.join("/")}`);
+				return;
+			}
 			case "clear":
 				agent.clearAllQueues();
 				if (agent.hasQueuedMessages()) violations.push("queues not empty right after clearAllQueues()");
@@ -416,7 +435,9 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	}
 	// Flush the queues: every queued message must come out exactly once.
 	for (let i = 0; i < 6 && !disposed && agent.hasQueuedMessages(); i++) {
-		agent.continue().catch((error) => violations.push(`continue with queued messages threw: ${String(error)}`));
+		// continue() needs a transcript to continue from (pi's rule); after a reset, a prompt takes the queues.
+		const flush = agent.state.messages.length > 0 ? agent.continue() : agent.prompt("flush");
+		flush.catch((error) => violations.push(`flushing queued messages threw: ${String(error)}`));
 		if (!(await idle("flushing queues"))) break;
 	}
 	if (!disposed && agent.hasQueuedMessages()) violations.push("queues still hold messages after flushing");
