@@ -433,8 +433,6 @@ export class Agent {
 	 */
 	dispose(): void {
 		if (this.#disposed) return;
-		// The queues become the agent's before the machine takes `dispose` (see #commandableMachine).
-		if (this.#machine) this.#takeBackQueues(this.#machine);
 		this.#disposed = true;
 		// With a run in progress the machine closes it (agent_end, or auto_compaction_end for a
 		// manual compaction) and delivery finishes it; otherwise nothing is left to wait for.
@@ -580,12 +578,12 @@ export class Agent {
 	 * The machine while it takes queue commands. A disposed agent's machine ends (it stays, in
 	 * `ended`, when pinned, or until its run settles) and would drop them, with a warning of
 	 * XState's; one that still has `dispose` in its mailbox would drop the ones sent after it.
-	 * So from `dispose()` on, the agent keeps the queues and modes itself.
+	 * So from `dispose()` on, the agent keeps the queues and modes itself, starting from the
+	 * machine's with the commands sent before `dispose` applied (nothing changes them after).
 	 */
 	#commandableMachine(): MachineActor | undefined {
 		const machine = this.#machine;
-		if (!machine) return undefined;
-		if (!this.#disposed && machine.getSnapshot().status === "active") return machine;
+		if (!machine || !this.#disposed) return machine;
 		this.#takeBackQueues(machine);
 		return undefined;
 	}
