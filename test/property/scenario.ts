@@ -281,7 +281,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	let counter = 0;
 	/** The checking listener throws at the next event (a `throw` command). */
 	let throwNext = false;
-	/** A listener threw during the current run: the run's error is the listener's, not a reply's. */
+	/** A listener threw during the current run: its error is recorded too, so the run's error need not be its last reply's. */
 	let listenerThrewInRun = false;
 	/** Manual compactions that have not settled yet. */
 	const compactions = new Set<Promise<unknown>>();
