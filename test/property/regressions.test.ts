@@ -159,4 +159,21 @@ describe("property regressions", () => {
 		};
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
+	it("parallel: dispose while transformContext prepares a request, a steer at the same point: the steer is refused", async () => {
+		// The scenario counted the agent as disposed only once dispose() returned, but dispose()
+		// delivers the closing events at once, and the listener issued the steer from inside it.
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["text"], stop: "auto" },
+				{ blocks: ["text"], stop: "auto" },
+			],
+			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
+			schedule: [
+				{ at: 5, command: "dispose" },
+				{ at: 5, command: "steer" },
+			],
+			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["keep"], slowListenerMs: 0, prepareMs: 2, summarizer: "hook" },
+		};
+		expect(await runScenario("parallel", scenario)).toEqual([]);
+	});
 });

@@ -315,8 +315,10 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 				return;
 			case "dispose":
 				stoppedByCommand = true;
-				agent.dispose();
+				// Before the call: dispose() delivers the run's closing events at once when it is not
+				// called from a listener, and the listener issues the commands due meanwhile.
 				disposed = true;
+				agent.dispose();
 				return;
 			case "continue":
 				refusedWhileDisposed(() => agent.continue());
