@@ -4,6 +4,19 @@
 import { describe, expect, it } from "vitest";
 import { runScenario, type Scenario } from "./scenario.js";
 
+/** The shape most shrunk counterexamples take: two plain text replies, one instant tool. */
+function twoTextReplies(schedule: Scenario["schedule"], options: NonNullable<Scenario["options"]>): Scenario {
+	return {
+		replies: [
+			{ blocks: ["text"], stop: "auto" },
+			{ blocks: ["text"], stop: "auto" },
+		],
+		tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
+		schedule,
+		options,
+	};
+}
+
 describe("property regressions", () => {
 	it("streaming: dispose during the reply after a streamed tool call started ends that tool execution", async () => {
 		const scenario: Scenario = {
@@ -100,15 +113,7 @@ describe("property regressions", () => {
 		expect(await runScenario("streaming", scenario)).toEqual([]);
 	});
 	it("parallel: dispose while transformContext prepares a request: the model is not called", async () => {
-		const scenario: Scenario = {
-			replies: [
-				{ blocks: ["text"], stop: "auto" },
-				{ blocks: ["text"], stop: "auto" },
-			],
-			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
-			schedule: [{ at: 4, command: "dispose" }],
-			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["keep"], slowListenerMs: 0, prepareMs: 1 },
-		};
+		const scenario = twoTextReplies([{ at: 4, command: "dispose" }], { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["keep"], slowListenerMs: 0, prepareMs: 1 });
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
 	it("parallel: abort while convertToLlm prepares a compaction summary for the model: the summary request is not sent", async () => {
@@ -127,53 +132,29 @@ describe("property regressions", () => {
 	it("parallel: clearing the queues of an agent disposed during its run reaches no ended machine", async () => {
 		// The clear went to the machine, already in its final state: XState dropped it with a warning
 		// and the queues read back uncleared.
-		const scenario: Scenario = {
-			replies: [
-				{ blocks: ["text"], stop: "auto" },
-				{ blocks: ["text"], stop: "auto" },
-			],
-			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
-			schedule: [
-				{ at: 0, command: "dispose" },
-				{ at: 0, command: "clear" },
-			],
-			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["allow"], after: ["keep"], slowListenerMs: 3, prepareMs: 0, summarizer: "hook" },
-		};
+		const scenario = twoTextReplies([
+			{ at: 0, command: "dispose" },
+			{ at: 0, command: "clear" },
+		], { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["allow"], after: ["keep"], slowListenerMs: 3, prepareMs: 0, summarizer: "hook" });
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
 	it("parallel: a steer, then dispose and clearAllQueues() from a listener: the clear is not undone", async () => {
 		// Clearing took the ended machine's queues back after emptying the agent's, and so put the
 		// steer back.
-		const scenario: Scenario = {
-			replies: [
-				{ blocks: ["text"], stop: "auto" },
-				{ blocks: ["text"], stop: "auto" },
-			],
-			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
-			schedule: [
-				{ at: 5, command: "dispose" },
-				{ at: 4, command: "steer" },
-				{ at: 5, command: "clear" },
-			],
-			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["none"], slowListenerMs: 0, prepareMs: 0, summarizer: "hook" },
-		};
+		const scenario = twoTextReplies([
+			{ at: 5, command: "dispose" },
+			{ at: 4, command: "steer" },
+			{ at: 5, command: "clear" },
+		], { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["none"], slowListenerMs: 0, prepareMs: 0, summarizer: "hook" });
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
 	it("parallel: dispose while transformContext prepares a request, a steer at the same point: the steer is refused", async () => {
 		// The scenario counted the agent as disposed only once dispose() returned, but dispose()
 		// delivers the closing events at once, and the listener issued the steer from inside it.
-		const scenario: Scenario = {
-			replies: [
-				{ blocks: ["text"], stop: "auto" },
-				{ blocks: ["text"], stop: "auto" },
-			],
-			tools: [{ latency: 0, fail: false, honoursAbort: false, hangs: false }],
-			schedule: [
-				{ at: 5, command: "dispose" },
-				{ at: 5, command: "steer" },
-			],
-			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["keep"], slowListenerMs: 0, prepareMs: 2, summarizer: "hook" },
-		};
+		const scenario = twoTextReplies([
+			{ at: 5, command: "dispose" },
+			{ at: 5, command: "steer" },
+		], { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["keep"], slowListenerMs: 0, prepareMs: 2, summarizer: "hook" });
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
 });
