@@ -9,13 +9,19 @@
  */
 import type { Actor } from "xstate";
 import type { Agent } from "./agent.js";
+import { agentLogic } from "./machines/agent-logic.js";
 import { agentMachine } from "./machines/agent-machine.js";
 
-export { agentMachine };
+export { agentLogic, agentMachine };
+export { chartLogic, type ChartLogic, type ChartSnapshot } from "./machines/chart-logic.js";
 export { replySubscriberMachine } from "./reply/subscriber-machine.js";
 
-/** The agent machine's actor, with XState's own types. */
-export type AgentMachineActor = Actor<typeof agentMachine>;
+/**
+ * The actor behind `agent.actor`, with XState's own types: the agent chart run by agentchart's
+ * interpreter (`agentLogic`). With `interpreter: "xstate"` it is `Actor<typeof agentMachine>`,
+ * whose snapshots carry everything these do.
+ */
+export type AgentMachineActor = Actor<typeof agentLogic>;
 
 /**
  * An agent's running machine actor (`agent.actor`) with XState's own `Actor` type, for APIs

@@ -36,7 +36,8 @@ interface CommonAgent {
 	toolExecution: string;
 }
 
-type Impl = "pi" | "agentchart";
+/** pi, or agentchart with its own interpreter (the default) or XState's running the chart. */
+type Impl = "pi" | "agentchart" | "xstate";
 
 /** A listener's behaviour: sync, a resolved promise, or a macrotask's wait, per event type. */
 type ListenerKind = "sync" | "async" | "slow";
@@ -111,7 +112,7 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 		}),
 	];
 	const options = { initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn };
-	const agent = (impl === "pi" ? new PiAgent(options as never) : new Agent(options as never)) as unknown as CommonAgent;
+	const agent = (impl === "pi" ? new PiAgent(options as never) : new Agent({ ...(options as object), interpreter: impl } as never)) as unknown as CommonAgent;
 	agent.toolExecution = scenario.toolExecution;
 	const log: string[] = [];
 	const clock = microtaskClock();
@@ -230,7 +231,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 					? [message("hi")]
 					: [message("hi"), { role: "assistant", content: [{ type: "text", text: "hello" }], api: "scripted", provider: "scripted", model: "scripted-1", usage: emptyUsage(), stopReason: "stop", timestamp: 0 } as AgentMessage];
 			const options = { initialState: { model: scripted.model, messages }, streamFn: scripted.streamFn };
-			const agent = (impl === "pi" ? new PiAgent(options as never) : new Agent(options as never)) as unknown as CommonAgent;
+			const agent = (impl === "pi" ? new PiAgent(options as never) : new Agent({ ...(options as object), interpreter: impl } as never)) as unknown as CommonAgent;
 			if (variant !== "continue from a user message") agent.followUp(message("more"));
 			const clock = microtaskClock();
 			const log: string[] = [];
@@ -284,6 +285,18 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 				}
 			}),
 			// PROPERTY_SEED (set by the mutation run) replays one seed; otherwise fast-check draws one.
+			{ numRuns: Number(process.env["PROPERTY_RUNS"] ?? 60), ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
+		);
+	}, 300_000);
+});
+
+describe("the chart on agentchart's interpreter and on XState's", () => {
+	it("delivers the same JSON and settles at the same microtasks for random runs", async () => {
+		await fc.assert(
+			fc.asyncProperty(scenarioArb, async (scenario) => {
+				// The same chart, actions and actors: nothing may differ, not even the interleaving.
+				expect(await play("agentchart", scenario)).toEqual(await play("xstate", scenario));
+			}),
 			{ numRuns: Number(process.env["PROPERTY_RUNS"] ?? 60), ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
 		);
 	}, 300_000);
