@@ -586,6 +586,9 @@ export class Agent {
 		this.#takeBackQueues(machine);
 		if (disposed && this.#pinned) return; // a pinned machine stays readable, in `ended`
 		this.#machine = undefined;
+		// The marker only guards the machine in use: kept, it would hold a stopped machine (its
+		// context, transcript and children) for as long as the agent lives.
+		this.#queuesTakenFrom = undefined;
 		this.#deltaTaps = NO_TAPS;
 		machine.stop();
 	}
