@@ -85,7 +85,6 @@ type Action<C> = (step: Step<C>) => void;
 interface Node<C> {
 	readonly def: StateNodeLike;
 	readonly parent: Node<C> | undefined;
-	readonly depth: number;
 	entry: Action<C>[];
 	exit: Action<C>[];
 	on: Map<string, Transition<C>[]>;
@@ -100,14 +99,13 @@ interface Transition<C> {
 	readonly def: TransitionLike;
 	readonly guard: Guard<C> | undefined;
 	readonly actions: Action<C>[];
-	/** Targeted transitions: the states exited (by depth, below `domain`) and entered, in order. */
+	/** Targeted transitions: every active state below `domain` is exited; then these are entered, in order. */
 	readonly target: { domain: Node<C>; exitDomain: boolean; enter: Node<C>[]; leaf: Node<C> } | undefined;
 }
 
 interface Chart<C> {
 	readonly machine: AnyStateMachine;
 	readonly root: Node<C>;
-	readonly byId: Map<string, Node<C>>;
 }
 
 /** The system's methods XState keeps internal but its own interpreter calls. */
@@ -385,7 +383,6 @@ function compile<C>(machine: AnyStateMachine): Chart<C> {
 		const node: Node<C> = {
 			def,
 			parent,
-			depth: parent ? parent.depth + 1 : 0,
 			entry: [],
 			exit: [],
 			on: new Map(),
@@ -448,7 +445,7 @@ function compile<C>(machine: AnyStateMachine): Chart<C> {
 		}
 		node.always = (def.always ?? []).map(transition);
 	}
-	return { machine, root, byId };
+	return { machine, root };
 }
 
 function select<C>(leaf: Node<C>, context: C, event: EventObject): Transition<C> | undefined {
