@@ -569,7 +569,7 @@ export class Agent {
 			followUpQueue: this.#followUps,
 			awaitDelivery: true,
 		};
-		// XState's machine actor offers everything the agent reads of the lean one (its snapshot is a superset).
+		// XState's machine actor offers everything the agent reads of agentchart's (its snapshot is a superset).
 		const machine = this.interpreter === "xstate" ? (createActor(agentMachine, { input }) as unknown as MachineActor) : createActor(agentLogic, { input });
 		machine.on("*", (event) => this.#onEmitted(event));
 		this.#deltaTaps = acceptDeltaTaps(machine);

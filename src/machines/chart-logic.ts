@@ -615,7 +615,7 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 			if (transition) microstep(step, transition);
 			inspectMicrostep(step, event, transition);
 			settle(step);
-			if (!step.changed && step.status === "active" && step.context === snapshot.context && step.children === snapshot.children && step.leaf === snapshot._leaf) return snapshot;
+			if (step.status === "active" && step.context === snapshot.context && step.children === snapshot.children && step.leaf === snapshot._leaf) return snapshot;
 			return step.snapshot();
 		},
 		getPersistedSnapshot(snapshot: ChartState<C>) {
