@@ -6,6 +6,7 @@ import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEventStreamLike, StreamFn } from "../types/stream.js";
 import { describeError } from "../util/describe-error.js";
+import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
 import type { StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
 
@@ -45,11 +46,10 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 	const sendBack = (event: StreamActorEvent) => send(event);
 	let stopped = false;
 	const { attempt, config, progress, relay } = input;
-	const runSignal = input.signal;
 	// This call's own signal: aborted with the run, and by a stall (which must cancel the request).
-	const call = new AbortController();
+	const call = input.abort.callController();
 	const signal = call.signal;
-	let graceTimer: ReturnType<typeof setTimeout> | undefined;
+	let grace: Deadline | undefined;
 
 	// The model's silence is timed from the request on: preparing it (transformContext, an OAuth
 	// refresh in getApiKey) may take as long as it takes.
@@ -57,28 +57,28 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 	const watchTheModel = () =>
 		watchForStall(config.streamIdleTimeoutMs, () => {
 			const error = new Error(`The ${modelStallText(config.streamIdleTimeoutMs)}; the request was cancelled`);
-			finish(failedAssistantMessage(input.model, error, false, progress.partial));
+			// Cancelled before the reply ends: the run's next call, which may start as the machine
+			// takes stream.done, must not be handed this call's controller.
 			call.abort(new Error("stream stalled"));
+			finish(failedAssistantMessage(input.model, error, false, progress.partial));
 		});
+	// The run's abort has aborted the call's signal already; a stream function that ignores it
+	// would hang the run, so after a grace period the message is closed with what had streamed.
 	const onRunAbort = () => {
-		call.abort(runSignal.reason);
-		// A stream function that ignores the abort signal would hang the run; after a grace
-		// period the message is closed with what had streamed.
-		graceTimer = setTimeout(() => finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, progress.partial)), config.abortGraceMs);
+		grace = setDeadline(config.abortGraceMs, () => finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, progress.partial)));
 	};
+	const removeAbortHook = input.abort.onAbort(onRunAbort);
 	const release = () => {
 		stopped = true;
-		clearTimeout(graceTimer);
+		clearDeadline(grace);
 		stall?.stop();
-		runSignal.removeEventListener("abort", onRunAbort);
+		removeAbortHook();
 	};
 	const finish = (message: AssistantMessage) => {
 		if (stopped) return;
 		release();
 		sendBack({ type: "stream.done", attempt, message });
 	};
-	if (runSignal.aborted) onRunAbort();
-	else runSignal.addEventListener("abort", onRunAbort, { once: true });
 
 	const run = async () => {
 		try {
@@ -91,7 +91,9 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 			if (stopped || signal.aborted) return finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, progress.partial));
 			const watch = (stall = watchTheModel());
 			const context: Context = { systemPrompt: input.systemPrompt, messages: llmMessages, tools: input.tools };
-			const options: SimpleStreamOptions = { ...input.options, signal };
+			// Copied, then extended: a spread copy that adds keys is V8's slow path.
+			const options: SimpleStreamOptions = Object.assign({}, input.options);
+			options.signal = signal;
 			if (apiKey !== undefined) options.apiKey = apiKey;
 			const stream: AssistantMessageEventStreamLike = await config.streamFn(input.model, context, options);
 			let started = false;

@@ -5,6 +5,7 @@ import type { ToolCall } from "../types/content.js";
 import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import type { Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
+import type { RunAbortView } from "../util/run-abort.js";
 
 /**
  * What the stream actor tells the machine: only what the machine decides on. Every other
@@ -48,7 +49,8 @@ export interface StreamActorInput {
 	tools: AnyAgentTool[];
 	config: StreamCallConfig;
 	options: SimpleStreamOptions;
-	signal: AbortSignal;
+	/** The run's cancellation: the call's controller comes from it, and its abort starts the grace period. */
+	abort: RunAbortView;
 	/** Delivers a `message_update` to the machine's listeners (`actor.on`), beside the chart. */
 	relay: (event: AgentEvent) => void;
 	/** Updated with every event; see {@link StreamProgress}. */

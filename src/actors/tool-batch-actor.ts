@@ -10,6 +10,7 @@ import type {
 	BeforeToolCallHook,
 } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
+import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { describeError } from "../util/describe-error.js";
 import type { ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
 
@@ -63,67 +64,51 @@ async function finalize(input: ToolBatchInput, toolCall: AgentToolCall, args: un
 /** One call in flight: its own abort (timeout, cancel) and its deadline, if it has one. */
 interface CallInFlight {
 	controller: AbortController;
-	deadline: number;
+	deadline: Deadline | undefined;
 	timeoutMs: number;
 }
 
 /**
  * The tool calls of one assistant message, as one actor: the machine decides which call is
  * prepared or run when (`preflight`, `execute`, `preflight-and-execute`, `cancel`); this actor
- * runs them and reports each outcome once. One actor and one timer per batch rather than per
- * call: a call only gets its own `AbortController` (so a timeout or a failing sibling can stop
- * it alone), and the single timer is always set for the nearest deadline. Aborting the run
- * aborts every call; a call reported as timed out or cancelled reports nothing more (its late
- * result is not shown to `afterToolCall` either), and a tool's `onUpdate` after its call
- * settled is ignored. A call's clock runs while its tool executes, not while the hooks decide.
+ * runs them and reports each outcome once. One actor per batch rather than per call: a call
+ * only gets its own `AbortController` (so a timeout or a failing sibling can stop it alone) and
+ * a deadline on the shared timer (`util/deadlines.ts`). Aborting the run aborts every call; a
+ * call reported as timed out or cancelled reports nothing more (its late result is not shown
+ * to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored. A
+ * call's clock runs while its tool executes, not while the hooks decide.
  */
 export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ input, sendBack: send, receive }) => {
 	const sendBack = (event: ToolBatchEvent) => send(event);
 	let stopped = false;
 	const inFlight = new Map<string, CallInFlight>();
-	let timer: ReturnType<typeof setTimeout> | undefined;
+	const runSignal = input.abort.signal;
 
 	const abortAll = () => {
-		for (const call of inFlight.values()) call.controller.abort(input.signal.reason);
+		for (const call of inFlight.values()) call.controller.abort(runSignal.reason);
 	};
-	input.signal.addEventListener("abort", abortAll, { once: true });
+	const removeAbortHook = input.abort.onAbort(abortAll);
 
-	const armTimer = () => {
-		clearTimeout(timer);
-		timer = undefined;
-		let nearest = Number.POSITIVE_INFINITY;
-		for (const call of inFlight.values()) nearest = Math.min(nearest, call.deadline);
-		if (nearest === Number.POSITIVE_INFINITY || stopped) return;
-		timer = setTimeout(expire, Math.max(0, nearest - Date.now()));
-	};
-	const expire = () => {
-		const now = Date.now();
-		for (const [toolCallId, call] of inFlight) {
-			if (call.deadline > now) continue;
-			inFlight.delete(toolCallId);
-			call.controller.abort(new Error(`timed out after ${call.timeoutMs} ms`));
-			sendBack({ type: "tool.timeout", toolCallId, timeoutMs: call.timeoutMs });
-		}
-		armTimer();
-	};
 	const begin = (toolCall: AgentToolCall): CallInFlight => {
-		const call: CallInFlight = { controller: new AbortController(), deadline: Number.POSITIVE_INFINITY, timeoutMs: 0 };
-		if (input.signal.aborted) call.controller.abort(input.signal.reason);
+		const call: CallInFlight = { controller: new AbortController(), deadline: undefined, timeoutMs: 0 };
+		if (runSignal.aborted) call.controller.abort(runSignal.reason);
 		inFlight.set(toolCall.id, call);
 		return call;
 	};
 	/** The timeout runs from the start of execution: `beforeToolCall` may wait for a person. */
-	const startClock = (toolCall: AgentToolCall, call: CallInFlight) => {
-		const tool = input.tools.find((candidate) => candidate.name === toolCall.name);
-		call.timeoutMs = tool?.timeoutMs ?? input.timeoutMs;
+	const startClock = (tool: AnyAgentTool, toolCall: AgentToolCall, call: CallInFlight) => {
+		call.timeoutMs = tool.timeoutMs ?? input.timeoutMs;
 		if (call.timeoutMs <= 0) return;
-		call.deadline = Date.now() + call.timeoutMs;
-		armTimer();
+		call.deadline = setDeadline(call.timeoutMs, () => {
+			if (inFlight.get(toolCall.id) !== call) return;
+			inFlight.delete(toolCall.id);
+			call.controller.abort(new Error(`timed out after ${call.timeoutMs} ms`));
+			sendBack({ type: "tool.timeout", toolCallId: toolCall.id, timeoutMs: call.timeoutMs });
+		});
 	};
 	const stopClock = (call: CallInFlight) => {
-		if (call.deadline === Number.POSITIVE_INFINITY) return;
-		call.deadline = Number.POSITIVE_INFINITY;
-		armTimer();
+		clearDeadline(call.deadline);
+		call.deadline = undefined;
 	};
 	/** Reports for a call still in flight (not timed out, cancelled or stopped). */
 	const report = (toolCallId: string, call: CallInFlight, event: ToolBatchEvent, done: boolean) => {
@@ -147,7 +132,7 @@ export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ 
 		// Streaming mode asks beforeToolCall here, then runs the call: an abort while the hook
 		// decided must not let a tool that never checks its signal run after all.
 		if (call.controller.signal.aborted) return report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome: errorResult(ABORTED_BEFORE_RUN) }, true);
-		startClock(toolCall, call);
+		startClock(tool, toolCall, call);
 		const onUpdate = (partialResult: AgentToolResult<unknown>) => report(toolCall.id, call, { type: "tool.update", toolCallId: toolCall.id, partialResult }, false);
 		let raw: ToolOutcome;
 		try {
@@ -206,8 +191,8 @@ export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ 
 				const call = inFlight.get(command.toolCallId);
 				if (!call) return;
 				inFlight.delete(command.toolCallId);
+				stopClock(call);
 				call.controller.abort(new Error("cancelled"));
-				armTimer();
 				return;
 			}
 		}
@@ -215,8 +200,8 @@ export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ 
 
 	return () => {
 		stopped = true;
-		clearTimeout(timer);
-		input.signal.removeEventListener("abort", abortAll);
+		removeAbortHook();
+		for (const call of inFlight.values()) stopClock(call);
 		abortAll();
 		inFlight.clear();
 	};

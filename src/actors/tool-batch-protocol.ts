@@ -2,6 +2,7 @@
 import type { ToolOutcome } from "../tools/preflight.js";
 import type { AfterToolCallHook, AgentContext, AgentToolCall, AgentToolResult, AnyAgentTool, BeforeToolCallHook } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
+import type { RunAbortView } from "../util/run-abort.js";
 
 /** What the batch actor tells the machine about one call. */
 export type ToolBatchEvent =
@@ -32,8 +33,8 @@ export interface ToolBatchInput {
 	context: AgentContext;
 	beforeToolCall?: BeforeToolCallHook | undefined;
 	afterToolCall?: AfterToolCallHook | undefined;
-	/** The run's signal: aborting it aborts every call. */
-	signal: AbortSignal;
+	/** The run's cancellation: aborting the run aborts every call. */
+	abort: RunAbortView;
 	/** Default timeout per call, ms (a tool's own `timeoutMs` wins); 0 disables. */
 	timeoutMs: number;
 }

@@ -104,12 +104,9 @@ export const agentSetup = setup({
 		recordListenerFailure: enqueueActions(({ context, event, enqueue }) => runs.abortRun(context, event.type === "listener.error" ? event.error : undefined, enqueue)),
 		closeTurnAsAborted: enqueueActions(({ context, enqueue }) => runs.closeTurnAsAborted(context, enqueue)),
 		emitAgentEnd: enqueueActions(({ context, enqueue }) => enqueue.emit({ type: "agent_end", messages: runOf(context).newMessages })),
-		clearRun: enqueueActions(({ enqueue }) => {
-			enqueue.cancel(runs.ABANDON_TOOLS_ID);
-			enqueue.assign({ run: undefined });
-		}),
+		clearRun: enqueueActions(({ context, enqueue }) => runs.clearRun(context, enqueue)),
 		closeRunOnDispose: enqueueActions(({ context, enqueue }) => {
-			enqueue.cancel(runs.ABANDON_TOOLS_ID);
+			if (context.run?.abandonScheduled) enqueue.cancel(runs.ABANDON_TOOLS_ID);
 			if (context.run) closeRunAbruptly(context, "Agent was disposed", enqueue);
 		}),
 

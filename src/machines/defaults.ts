@@ -72,14 +72,27 @@ export const defaultStreamFn: StreamFn = createDefaultStreamFn();
  * defaultLoopConfig().toolTimeoutMs; // 180000
  */
 export function defaultLoopConfig(): AgentMachineConfig {
+	// Every key, the optional ones as undefined: a configuration is merged onto this, and an
+	// object V8 has to add properties to after a copy is an order of magnitude slower to build.
 	return {
 		streamFn: defaultStreamFn,
 		convertToLlm: defaultConvertToLlm,
+		transformContext: undefined,
+		getApiKey: undefined,
+		beforeToolCall: undefined,
+		afterToolCall: undefined,
+		shouldStopAfterTurn: undefined,
+		getSteeringMessages: undefined,
+		getFollowUpMessages: undefined,
 		toolExecution: "parallel",
 		toolTimeoutMs: 180_000,
 		abortGraceMs: 2_000,
 		streamIdleTimeoutMs: 120_000,
 		toolAbortGraceMs: 5_000,
 		streamOptions: {},
+		compaction: undefined,
+		outputLimitRecovery: undefined,
+		deliveryPending: undefined,
+		deltaSink: undefined,
 	};
 }

@@ -70,7 +70,7 @@ export function createToolBatch(assistant: AssistantMessage, tools: AnyAgentTool
 		mode: batchMode,
 		truncated: assistant.stopReason === "length",
 		actorStarted: false,
-		calls: toolCalls.map((toolCall) => ({ toolCall, status: "queued", started: false, messageEmitted: false })),
+		calls: toolCalls.map((toolCall) => ({ toolCall, status: "queued", args: undefined, outcome: undefined, started: false, messageEmitted: false })),
 	};
 }
 

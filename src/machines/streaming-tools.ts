@@ -52,7 +52,7 @@ export function completeStreamingBatch(
 	const cutOff: ToolCallEntry[] = [];
 	for (const toolCall of toolCallsOf(message)) {
 		if (known.has(toolCall.id)) continue;
-		const entry: ToolCallEntry = { toolCall, status: "queued", started: false, messageEmitted: false };
+		const entry: ToolCallEntry = { toolCall, status: "queued", args: undefined, outcome: undefined, started: false, messageEmitted: false };
 		calls.push(entry);
 		if (message.stopReason === "length") cutOff.push(entry);
 	}

@@ -23,6 +23,7 @@ import type {
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../types/messages.js";
 import type { Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
+import type { RunAbort } from "../util/run-abort.js";
 
 /** Settings of {@link AgentMachineConfig.outputLimitRecovery}. */
 export interface OutputLimitRecovery {
@@ -160,10 +161,12 @@ export interface ToolBatch {
 
 /** Bookkeeping of the run in progress. */
 export interface RunContext {
-	/** Aborted by `abort`, dispose, or a listener failure. */
-	controller: AbortController;
+	/** Aborted by `abort`, dispose, or a listener failure: the run's signal, and its parts' hooks. */
+	controller: RunAbort;
 	/** True once the run was aborted. */
 	aborted: boolean;
+	/** The abort found calls running and set the deadline after which they are given up on (`tools.abandon`). */
+	abandonScheduled: boolean;
 	/** Why the run failed outside the model (listener error), if it did. */
 	failure?: string | undefined;
 	/** Messages this run added, for `agent_end`. */

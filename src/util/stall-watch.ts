@@ -1,3 +1,5 @@
+import { type Deadline, clearDeadline, setDeadline } from "./deadlines.js";
+
 /**
  * What a stalled model stream is reported as (the stream actor and the summariser say the same).
  *
@@ -24,20 +26,30 @@ export function watchForStall(timeoutMs: number, onStall: () => void): { touch()
 	let events = 0;
 	let seenAtLastCheck = 0;
 	let quietChecks = 0;
-	const timer = setInterval(() => {
-		if (events !== seenAtLastCheck) {
-			seenAtLastCheck = events;
-			quietChecks = 0;
-			return;
-		}
-		if (++quietChecks >= 4) onStall();
-	}, timeoutMs / 4);
+	let stopped = false;
+	// A shared deadline per check, not a timer of its own: a turn starts and ends several watches.
+	let check: Deadline | undefined;
+	const schedule = () => {
+		check = setDeadline(timeoutMs / 4, () => {
+			if (stopped) return;
+			if (events !== seenAtLastCheck) {
+				seenAtLastCheck = events;
+				quietChecks = 0;
+			} else if (++quietChecks >= 4) {
+				onStall();
+				return;
+			}
+			schedule();
+		});
+	};
+	schedule();
 	return {
 		touch() {
 			events++;
 		},
 		stop() {
-			clearInterval(timer);
+			stopped = true;
+			clearDeadline(check);
 		},
 	};
 }

@@ -139,9 +139,20 @@ export const ABANDON_TOOLS_ID = "tools.abandon";
 export function abortRun(context: Ctx, failure: string | undefined, enqueue: EffectEnqueue): void {
 	const run = runOf(context);
 	run.controller.abort();
-	enqueue.assign({ run: failure === undefined ? { ...run, aborted: true } : { ...run, aborted: true, failure } });
 	const grace = context.config.toolAbortGraceMs;
-	if (grace > 0 && run.batch?.calls.some((call) => call.status === "running")) {
-		enqueue.raise({ type: "tools.abandon" }, { delay: grace, id: ABANDON_TOOLS_ID });
-	}
+	const abandonScheduled = grace > 0 && run.batch?.calls.some((call) => call.status === "running") === true;
+	enqueue.assign({ run: { ...run, aborted: true, failure: failure ?? run.failure, abandonScheduled } });
+	if (abandonScheduled) enqueue.raise({ type: "tools.abandon" }, { delay: grace, id: ABANDON_TOOLS_ID });
+}
+
+/**
+ * The end of a run (or of a manual compaction): the run is forgotten, and the give-up timer of
+ * an abort, if one was set, cancelled.
+ *
+ * @example
+ * clearRun: enqueueActions(({ context, enqueue }) => clearRun(context, enqueue)),
+ */
+export function clearRun(context: Ctx, enqueue: EffectEnqueue): void {
+	if (context.run?.abandonScheduled) enqueue.cancel(ABANDON_TOOLS_ID);
+	enqueue.assign({ run: undefined });
 }

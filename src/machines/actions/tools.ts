@@ -23,7 +23,7 @@ export function toolBatchInput(context: Ctx, assistant: AssistantMessage): ToolB
 		context: hookContext(context),
 		beforeToolCall: context.config.beforeToolCall,
 		afterToolCall: context.config.afterToolCall,
-		signal: runOf(context).controller.signal,
+		abort: runOf(context).controller,
 		timeoutMs: context.config.toolTimeoutMs,
 	};
 }
@@ -264,7 +264,7 @@ export function addStreamedToolCall(context: Ctx, toolCall: ToolCall, partial: A
 	const run = runOf(context);
 	const batch: ToolBatch = run.batch ?? { assistant: partial, mode: "streaming", calls: [], truncated: false, actorStarted: false };
 	if (batch.calls.some((call) => call.toolCall.id === toolCall.id)) return;
-	const entry: ToolCallEntry = { toolCall: toolCall as AgentToolCall, status: "queued", started: false, messageEmitted: false };
+	const entry: ToolCallEntry = { toolCall: toolCall as AgentToolCall, status: "queued", args: undefined, outcome: undefined, started: false, messageEmitted: false };
 	enqueue.assign({ run: { ...run, batch: { ...batch, calls: [...batch.calls, entry] } } });
 }
 
