@@ -1,10 +1,11 @@
-import { type Actor, createActor } from "xstate";
+import { type Actor, type Snapshot, createActor } from "xstate";
 import { assertAgentMessage, assertTranscript, promptMessages } from "./agent-input.js";
 import { MutableAgentState } from "./facade/agent-state.js";
 import { type AgentListener, ListenerDelivery } from "./facade/delivery.js";
 import type { AgentActor } from "./machines/agent-actor.js";
 import { agentMachine } from "./machines/agent-machine.js";
 import { agentLogic } from "./machines/agent-logic.js";
+import { type HandOverTarget, LeanActor } from "./machines/lean-actor.js";
 import { acceptDeltaTaps, type DeltaTap, emitterOf, eventsWaitingIn, othersListenOn } from "./machines/relay.js";
 import { continueRefusal } from "./machines/continue-rules.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
@@ -245,6 +246,9 @@ export class Agent {
 	 */
 	get actor(): AgentActor {
 		this.#pinned = true;
+		const machine = this.#machine;
+		// A run nobody was watching runs on a lean actor; from now on it is XState's.
+		if (machine instanceof LeanActor) this.#handOver(machine);
 		// XState types a state value's map as possibly undefined per key; the chart's never are.
 		return this.#ensureMachine() as unknown as AgentActor;
 	}
@@ -569,14 +573,36 @@ export class Agent {
 			followUpQueue: this.#followUps,
 			awaitDelivery: true,
 		};
-		// XState's machine actor offers everything the agent reads of agentchart's (its snapshot is a superset).
-		const machine = this.interpreter === "xstate" ? (createActor(agentMachine, { input }) as unknown as MachineActor) : createActor(agentLogic, { input });
-		machine.on("*", (event) => this.#onEmitted(event));
-		this.#deltaTaps = acceptDeltaTaps(machine);
-		this.#machine = machine;
+		// XState's machine actor offers everything the agent reads of agentchart's (its snapshot is a
+		// superset); a lean actor behaves as XState's for everything the agent uses (see lean-actor.ts).
+		const machine =
+			this.interpreter === "xstate"
+				? (createActor(agentMachine, { input }) as unknown as MachineActor)
+				: this.#pinned
+					? createActor(agentLogic, { input })
+					: (new LeanActor(agentLogic, { input }) as unknown as MachineActor);
+		this.#attach(machine);
 		machine.start();
 		if (this.#disposed) machine.send({ type: "dispose" });
 		return machine;
+	}
+
+	#attach(machine: MachineActor): void {
+		machine.on("*", (event) => this.#onEmitted(event));
+		this.#deltaTaps = acceptDeltaTaps(machine);
+		this.#machine = machine;
+	}
+
+	/**
+	 * `agent.actor` asked for during a run on a lean actor: the run moves to an XState actor made
+	 * from the lean one's snapshot, which takes over its children, waiting events and timers, and
+	 * starts once the step in progress is done (see `LeanActor.handOver`).
+	 */
+	#handOver(lean: LeanActor): void {
+		const snapshot = lean.getSnapshot() as unknown as Snapshot<unknown>;
+		const machine = createActor(agentLogic, { input: lean.options.input as AgentMachineInput, snapshot });
+		this.#attach(machine);
+		lean.handOver(machine as unknown as HandOverTarget);
 	}
 
 	/** Takes back the queues and modes, and lets the machine go (stopped, or disposed). */

@@ -35,11 +35,12 @@ import {
 	type Snapshot,
 	type StateValue,
 	and,
-	createActor,
 	matchesState,
 	not,
 	or,
 } from "xstate";
+
+import { spawnChild } from "./lean-actor.js";
 
 type AnyActorSystem = AnyActorScope["system"];
 
@@ -227,7 +228,7 @@ class Step<C> {
 	spawn(src: string, id: string, input: unknown): void {
 		const logic = (this.chart.machine.implementations.actors as Record<string, AnyActorLogic | undefined>)[src];
 		if (!logic) throw new Error(`agentchart interpreter: actor '${src}' is not implemented`);
-		const child = createActor(logic, { id, src, parent: this.scope.self, input });
+		const child = spawnChild(logic, { id, src, parent: this.scope.self, input });
 		this.writableChildren()[id] = child;
 		this.scope.defer(() => {
 			if (stoppedBeforeStart.has(child)) return;
@@ -253,7 +254,7 @@ class Step<C> {
 
 	emit(event: EventObject): void {
 		const scope = this.scope;
-		this.system._sendInspectionEvent({ type: "@xstate.action", actorRef: scope.self, action: { type: "xstate.emit", params: { event } } });
+		if (inspecting(this.system)) this.system._sendInspectionEvent({ type: "@xstate.action", actorRef: scope.self, action: { type: "xstate.emit", params: { event } } });
 		scope.defer(() => scope.emit(event));
 	}
 
@@ -504,7 +505,16 @@ function microstep<C>(step: Step<C>, transition: Transition<C>): void {
 	}
 }
 
+/**
+ * Whether inspection records are wanted: a lean system says; XState's system does not, so its
+ * records are always built (and dropped by it when nobody inspects).
+ */
+function inspecting(system: SystemInternals): boolean {
+	return (system as { inspecting?: boolean }).inspecting !== false;
+}
+
 function inspectMicrostep<C>(step: Step<C>, event: EventObject, transition: Transition<C> | undefined): void {
+	if (!inspecting(step.system)) return;
 	step.system._sendInspectionEvent({ type: "@xstate.microstep", actorRef: step.scope.self, event, snapshot: step.snapshot(), _transitions: transition ? [transition.def] : [] });
 }
 

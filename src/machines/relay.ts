@@ -91,15 +91,18 @@ interface MailboxNode {
  * taking the step that emitted its event, so what the listener sends waits in XState's mailbox
  * (a linked list whose head is the event being taken). The facade adds them to what it reads
  * back (queues, queue modes), so a listener that queues a message sees it queued at once, as
- * with pi. Reads an XState internal (`mailbox._current`); if that is not there, it answers
- * none, and reads are as stale as the snapshot.
+ * with pi. Reads an XState internal (`mailbox._current`, `_active`); if that is not there, it
+ * answers none, and reads are as stale as the snapshot.
  *
  * @example
  * for (const event of eventsWaitingIn(machine)) if (event.type === "steer") steering.push(event.message);
  */
 export function eventsWaitingIn<E>(actor: unknown): E[] {
-	const head = (actor as { mailbox?: { _current?: MailboxNode | null } }).mailbox?._current;
+	const mailbox = (actor as { mailbox?: { _current?: MailboxNode | null; _active?: boolean } }).mailbox;
+	// A started mailbox holding an event is taking it; one not started yet (an actor taking over a
+	// run, see LeanActor.handOver) holds only waiting events.
+	const first = mailbox?._active === false ? (mailbox._current ?? null) : (mailbox?._current?.next ?? null);
 	const waiting: E[] = [];
-	for (let node = head?.next ?? null; node; node = node.next) waiting.push(node.value as E);
+	for (let node = first; node; node = node.next) waiting.push(node.value as E);
 	return waiting;
 }

@@ -61,6 +61,11 @@ interface Scenario {
 	abortAfter: number | undefined;
 	/** Also call waitForIdle() when the run starts, and count when it settles. */
 	waitForIdle: boolean;
+	/**
+	 * agentchart: listener 0 asks for `agent.actor` at the first delivery of this event, moving the
+	 * run from its lean actor to an XState actor in the middle of a step; nothing may change.
+	 */
+	pinOn: "none" | "agent_start" | "tool_execution_start" | "message_start" | "message_update" | "message_end" | "turn_end";
 }
 
 const WORDS = ["alpha", "beta", "gamma", "delta", "epsilon"];
@@ -119,6 +124,7 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 	let delivered = 0;
 	let steered = false;
 	let queueOpDone = false;
+	let pinned = false;
 	scenario.listeners.forEach((listener, index) => {
 		agent.subscribe((event) => {
 			clock.start();
@@ -131,6 +137,10 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 				if (delivered === scenario.abortAfter) {
 					agent.abort();
 					log.push(`signal aborted after abort: ${agent.signal?.aborted}`);
+				}
+				if (event.type === scenario.pinOn && !pinned) {
+					pinned = true;
+					if (impl !== "pi") void (agent as unknown as Agent).actor;
 				}
 				if (event.type === "agent_start" && scenario.waitForIdle) void agent.waitForIdle().then(() => log.push(`waitForIdle settled after ${clock.read()}`));
 				const steerHere = event.type === scenario.steerOn && (event.type !== "message_start" || event.message.role === "assistant");
@@ -196,6 +206,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	// agentchart's documented fixes (a call aborted before it ran is not executed).
 	abortAfter: fc.constant(undefined),
 	waitForIdle: fc.boolean(),
+	pinOn: fc.constantFrom("none" as const, "agent_start" as const, "tool_execution_start" as const, "message_start" as const, "message_update" as const, "message_end" as const, "turn_end" as const),
 });
 
 describe("the Agent on pi and on agentchart, as code written for pi observes it", () => {
@@ -217,6 +228,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 			queueOpOn: "turn_end",
 			abortAfter: undefined,
 			waitForIdle: true,
+			pinOn: "none",
 		};
 		const expected = await play("pi", scenario);
 		expect(expected.some((line) => line.startsWith("prompt resolved after"))).toBe(true);
@@ -260,6 +272,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 			queueOpOn: "turn_end",
 			abortAfter: undefined,
 			waitForIdle: true,
+			pinOn: "none",
 		};
 		// Abort at the tool's start: the listener's 'delivered' count of that event.
 		const probe = await play("pi", scenario);

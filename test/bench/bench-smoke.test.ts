@@ -38,10 +38,10 @@ describe("benchmarks (quick mode smoke test)", () => {
 });
 
 describe("the diagnosis behind the README's cost breakdown (bench/where-time-goes.ts)", () => {
-	it("charges every profile sample to one bucket, XState's among them, and measures heap per agent mid-run", async () => {
+	it("charges every profile sample to one bucket, the chart's among them, and measures heap per agent mid-run", async () => {
 		const shares = await profileShortRuns(200, 20);
 		expect(shares.reduce((sum, [, share]) => sum + share, 0)).toBeCloseTo(1, 6);
-		expect(shares.find(([bucket]) => bucket === "XState")?.[1]).toBeGreaterThan(0);
+		expect(shares.find(([bucket]) => bucket === "agentchart dist/machines")?.[1]).toBeGreaterThan(0);
 		const heap = await liveHeapMidRun("agentchart", 20);
 		expect(Number.isFinite(heap.idleKiB) && Number.isFinite(heap.midRunKiB)).toBe(true);
 		const least = await leastRunCost(1, 20);

@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { type AnyStateMachine, type EventObject, and, createActor, enqueueActions, fromCallback, fromPromise, not, or, setup } from "xstate";
 import { describe, expect, it } from "vitest";
 import { chartLogic } from "../../src/machines/chart-logic.js";
+import { type HandOverTarget, LeanActor } from "../../src/machines/lean-actor.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
 
 interface ToyContext {
@@ -149,16 +150,51 @@ interface Trace {
 	lines: string[];
 }
 
-/** Runs `events` (with a macrotask between them, so promises and delays land) and records each step. */
-async function play(machine: AnyStateMachine, useChartLogic: boolean, events: readonly ToyEvent[]): Promise<Trace> {
+/**
+ * What runs the chart: XState's interpreter, agentchart's in an XState actor, agentchart's in a
+ * lean actor, or a lean actor that hands the run over to an XState actor (see {@link play}).
+ */
+type Host = "xstate" | "chart" | "lean" | "hand-over";
+
+type ChartActor = ReturnType<typeof createActor<ReturnType<typeof chartLogic<AnyStateMachine>>>>;
+
+/**
+ * Runs `events` (with a macrotask between them, so promises and delays land) and records each
+ * step. At the `at`-th emitted event the listener sends `inc` (it waits in the mailbox: the
+ * step is still being taken) and, on the "hand-over" host, hands the run over to an XState
+ * actor right there, in the middle of the step, as `agent.actor` does.
+ */
+async function play(machine: AnyStateMachine, host: Host, events: readonly ToyEvent[], at = 0): Promise<Trace> {
 	const lines: string[] = [];
-	// Typed by what both offer: the chart's snapshot fields these tests read.
-	const actor = (useChartLogic ? createActor(chartLogic(machine)) : createActor(machine)) as unknown as ReturnType<typeof createActor<ReturnType<typeof chartLogic<AnyStateMachine>>>>;
-	actor.on("*", (event: EventObject) => lines.push(`emit ${JSON.stringify(event)}`));
-	actor.subscribe({
-		next: (snapshot) => lines.push(`snapshot ${snapshot.status} ${JSON.stringify(snapshot.value)} ${JSON.stringify(snapshot.context)} children ${Object.keys(snapshot.children).sort().join(",")}`),
-		error: (error) => lines.push(`error ${String(error)}`),
-	});
+	// Typed by what all offer: the chart's snapshot fields these tests read.
+	const logic = chartLogic(machine);
+	let actor = (host === "xstate" ? createActor(machine) : host === "chart" ? createActor(logic) : new LeanActor(logic)) as unknown as ChartActor;
+	const record = (target: ChartActor) => {
+		target.subscribe({
+			next: (snapshot) => {
+				const line = `snapshot ${snapshot.status} ${JSON.stringify(snapshot.value)} ${JSON.stringify(snapshot.context)} children ${Object.keys(snapshot.children).sort().join(",")}`;
+				// A successor announces the snapshot it starts from: not a step.
+				if (lines.at(-1) !== line) lines.push(line);
+			},
+			error: (error) => lines.push(`error ${String(error)}`),
+		});
+	};
+	let emitted = 0;
+	const onEmit = (event: EventObject) => {
+		lines.push(`emit ${JSON.stringify(event)}`);
+		if (++emitted !== at) return;
+		actor.send({ type: "inc" });
+		if (host === "hand-over" && actor instanceof LeanActor) {
+			const lean = actor as LeanActor;
+			const successor = createActor(logic, { snapshot: lean.getSnapshot() as never }) as unknown as ChartActor;
+			successor.on("*", (next: EventObject) => lines.push(`emit ${JSON.stringify(next)}`));
+			record(successor);
+			lean.handOver(successor as unknown as HandOverTarget);
+			actor = successor;
+		}
+	};
+	actor.on("*", onEmit);
+	record(actor);
 	actor.start();
 	for (const event of events) {
 		if (actor.getSnapshot().status !== "active") break;
@@ -175,8 +211,9 @@ async function play(machine: AnyStateMachine, useChartLogic: boolean, events: re
 describe("chartLogic: agentchart's interpreter of an XState chart", () => {
 	it("runs a chart exactly as XState does, step by step, for random event sequences", async () => {
 		await fc.assert(
-			fc.asyncProperty(fc.array(eventArb, { maxLength: 14 }), async (events) => {
-				expect((await play(toyMachine, true, events)).lines).toEqual((await play(toyMachine, false, events)).lines);
+			fc.asyncProperty(fc.array(eventArb, { maxLength: 14 }), fc.integer({ min: 1, max: 12 }), async (events, at) => {
+				const theirs = (await play(toyMachine, "xstate", events, at)).lines;
+				for (const host of ["chart", "lean", "hand-over"] as const) expect((await play(toyMachine, host, events, at)).lines).toEqual(theirs);
 			}),
 			{ numRuns: Number(process.env["PROPERTY_RUNS"] ?? 60) },
 		);
@@ -196,10 +233,12 @@ describe("chartLogic: agentchart's interpreter of an XState chart", () => {
 			{ type: "later" },
 			{ type: "crash" }, // the pinger throws: nothing handles its error, the chart fails
 		];
-		const ours = await play(toyMachine, true, script);
-		expect(ours.lines).toEqual((await play(toyMachine, false, script)).lines);
-		expect(ours.lines.at(-1)).toContain("after error");
-		const finished = await play(toyMachine, true, [{ type: "inc" }, { type: "finish" }]);
+		for (const at of [0, 3, 9]) {
+			const theirs = (await play(toyMachine, "xstate", script, at)).lines;
+			for (const host of ["chart", "lean", "hand-over"] as const) expect((await play(toyMachine, host, script, at)).lines).toEqual(theirs);
+			expect(theirs.at(-1)).toContain("after error");
+		}
+		const finished = await play(toyMachine, "lean", [{ type: "inc" }, { type: "finish" }]);
 		expect(finished.lines.at(-1)).toBe('after done "done" output {"count":1} error undefined');
 	});
 
