@@ -76,6 +76,14 @@ export interface AgentOptions {
 /** What runs an agent's chart: agentchart's interpreter (default) or XState's. */
 export type ChartInterpreter = "agentchart" | "xstate";
 
+let environmentInterpreter: ChartInterpreter | undefined;
+
+/** `AGENTCHART_INTERPRETER`, read once: reading `process.env` costs a system call each time. */
+function defaultInterpreter(): ChartInterpreter {
+	environmentInterpreter ??= process.env["AGENTCHART_INTERPRETER"] === "xstate" ? "xstate" : "agentchart";
+	return environmentInterpreter;
+}
+
 type MachineActor = Actor<typeof agentLogic>;
 
 /** An idle agent's delta taps: none, shared, so an agent without a machine holds no set of its own. */
@@ -168,6 +176,23 @@ export class Agent {
 	#deltaTaps: ReadonlySet<DeltaTap> = NO_TAPS;
 	#run: ActiveRun | undefined;
 	#disposed = false;
+	/** The machine's `deliveryPending`: made once, not per run. */
+	readonly #deliveryPending = (): PromiseLike<void> | undefined => this.#delivery.pending();
+	/**
+	 * The machine's `deltaSink`. Deltas skip the machine's emitter unless someone else listens on
+	 * it (`agent.actor.on(...)`); what it returns is the delivery the stream then waits for.
+	 */
+	readonly #deltaSink = (event: AgentEvent): PromiseLike<void> | undefined => {
+		let pending: PromiseLike<void> | undefined;
+		const machine = this.#machine;
+		if (this.#pinned && machine && othersListenOn(machine)) {
+			emitterOf(machine)(event);
+			pending = this.#delivery.pending();
+		} else pending = this.#delivery.event(event);
+		const taps = this.#deltaTaps;
+		if (taps.size !== 0) for (const tap of taps) tap(event);
+		return pending;
+	};
 
 	constructor(options: AgentOptions = {}) {
 		const initial = options.initialState ?? {};
@@ -201,15 +226,18 @@ export class Agent {
 		this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? defaults.streamIdleTimeoutMs;
 		this.toolAbortGraceMs = options.toolAbortGraceMs ?? defaults.toolAbortGraceMs;
 		this.outputLimitRecovery = options.outputLimitRecovery;
-		this.interpreter = options.interpreter ?? (process.env["AGENTCHART_INTERPRETER"] === "xstate" ? "xstate" : "agentchart");
+		this.interpreter = options.interpreter ?? defaultInterpreter();
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
 		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
-		this.#delivery = new ListenerDelivery({
-			reduce: (event) => this.#reduce(event),
-			signal: () => this.#run?.signal ?? IDLE_SIGNAL,
-			listenerFailed: (message) => this.#listenerFailed(message),
-			delivered: (event, delivery) => this.#delivered(event, delivery),
-		});
+		this.#delivery = new ListenerDelivery(
+			{
+				reduce: (event) => this.#reduce(event),
+				listenerFailed: (message) => this.#listenerFailed(message),
+				delivered: (event, delivery) => this.#delivered(event, delivery),
+			},
+			IDLE_SIGNAL,
+			this.#state,
+		);
 	}
 
 	/**
@@ -550,6 +578,7 @@ export class Agent {
 		this.#state.settle();
 		const run = this.#run;
 		this.#run = undefined;
+		this.#delivery.signal = IDLE_SIGNAL;
 		if (!this.#pinned || this.#disposed) this.#releaseMachine(this.#disposed);
 		run?.resolve();
 	}
@@ -564,8 +593,14 @@ export class Agent {
 
 	#ensureMachine(): MachineActor {
 		if (this.#machine) return this.#machine;
+		// Written out, not spread: a spread copy that gains keys takes V8's slow path (µs per run).
+		const state = this.#state;
 		const input: AgentMachineInput = {
-			...this.#runState(),
+			systemPrompt: state.systemPrompt,
+			model: state.model,
+			thinkingLevel: state.thinkingLevel,
+			tools: [...state.tools],
+			messages: [...state.messages],
 			config: this.#config(),
 			steeringMode: this.#steeringMode,
 			followUpMode: this.#followUpMode,
@@ -668,15 +703,8 @@ export class Agent {
 			toolAbortGraceMs: this.toolAbortGraceMs,
 			compaction: this.compaction,
 			outputLimitRecovery: this.outputLimitRecovery,
-			deliveryPending: () => this.#delivery.pending(),
-			// Deltas skip the machine's emitter unless someone else listens on it (`agent.actor.on(...)`).
-			deltaSink: (event) => {
-				const machine = this.#machine;
-				if (this.#pinned && machine && othersListenOn(machine)) emitterOf(machine)(event);
-				else this.#delivery.event(event);
-				const taps = this.#deltaTaps;
-				if (taps.size !== 0) for (const tap of taps) tap(event);
-			},
+			deliveryPending: this.#deliveryPending,
+			deltaSink: this.#deltaSink,
 			streamOptions: {
 				sessionId: this.sessionId,
 				onPayload: this.onPayload,
@@ -717,7 +745,11 @@ export class Agent {
 		switch (event.type) {
 			case "agent_start":
 			case "auto_compaction_start":
-				if (this.#run && !this.#run.signal) this.#run.signal = this.#machine?.getSnapshot().context.run?.controller.signal;
+				if (this.#run && !this.#run.signal) {
+					this.#run.signal = this.#machine?.getSnapshot().context.run?.controller.signal;
+					// Listeners get the run's signal from this event on.
+					this.#delivery.signal = this.#run.signal ?? IDLE_SIGNAL;
+				}
 				break;
 			case "auto_compaction_end":
 				// The overflowed reply that set the error leaves the transcript and its call is retried:

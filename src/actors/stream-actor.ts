@@ -97,14 +97,19 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 			if (apiKey !== undefined) options.apiKey = apiKey;
 			const stream: AssistantMessageEventStreamLike = await config.streamFn(input.model, context, options);
 			let started = false;
+			const announce = input.announceToolCalls;
 			for await (const event of stream) {
 				if (stopped) return;
 				watch.touch();
+				// What this event's delivery settles with (the relay answers it for a delta, the
+				// consumer's queue otherwise).
+				let pending: PromiseLike<void> | undefined | void;
 				switch (event.type) {
 					case "start":
 						started = true;
 						progress.partial = event.partial;
 						sendBack({ type: "stream.start", attempt, partial: event.partial });
+						pending = config.deliveryPending?.();
 						break;
 					case "done":
 					case "error":
@@ -112,18 +117,23 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 						return;
 					default:
 						// As in pi: updates before `start` have no message to belong to.
-						if (!started) break;
+						if (!started) {
+							pending = config.deliveryPending?.();
+							break;
+						}
 						progress.partial = event.partial;
-						relay({ type: "message_update", assistantMessageEvent: event, message: { ...event.partial } });
-						if (event.type === "toolcall_end" && input.announceToolCalls) {
+						// A relay that does not pace the stream (an actor's emitter) answers nothing.
+						pending = relay({ type: "message_update", assistantMessageEvent: event, message: { ...event.partial } }) ?? config.deliveryPending?.();
+						if (announce && event.type === "toolcall_end") {
 							sendBack({ type: "stream.toolcall", attempt, toolCall: event.toolCall, partial: event.partial });
+							pending = config.deliveryPending?.();
 						}
 				}
 				// One await per event, as pi's loop has (`await emit(event)`): the provider keeps
 				// mutating its partial meanwhile, so how many microtasks pass here decides what
 				// each delivered snapshot shows. A failing listener is reported by the delivery.
 				try {
-					await config.deliveryPending?.();
+					await pending;
 				} catch {}
 			}
 			if (stopped) return;

@@ -28,6 +28,13 @@ export interface StreamProgress {
 	partial: AssistantMessage | undefined;
 }
 
+/**
+ * Takes a token delta (`message_update`) to its listeners, beside the chart. A consumer that
+ * paces the stream returns what `deliveryPending` would return right after (the delivery still
+ * in progress, if any), saving the stream a second call per delta.
+ */
+export type DeltaSink = (event: AgentEvent) => PromiseLike<void> | undefined | void;
+
 /** The part of the loop configuration one LLM call uses. */
 export interface StreamCallConfig {
 	streamFn: StreamFn;
@@ -37,7 +44,7 @@ export interface StreamCallConfig {
 	abortGraceMs: number;
 	streamIdleTimeoutMs: number;
 	deliveryPending?: (() => PromiseLike<void> | undefined) | undefined;
-	deltaSink?: ((event: AgentEvent) => void) | undefined;
+	deltaSink?: DeltaSink | undefined;
 }
 
 /** What one LLM call needs. */
@@ -52,7 +59,7 @@ export interface StreamActorInput {
 	/** The run's cancellation: the call's controller comes from it, and its abort starts the grace period. */
 	abort: RunAbortView;
 	/** Delivers a `message_update` to the machine's listeners (`actor.on`), beside the chart. */
-	relay: (event: AgentEvent) => void;
+	relay: DeltaSink;
 	/** Updated with every event; see {@link StreamProgress}. */
 	progress: StreamProgress;
 	/** Streaming tool execution: report each finished tool call (`stream.toolcall`). */

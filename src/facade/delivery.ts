@@ -21,11 +21,12 @@ export type AgentListener = (event: AgentEvent, signal: AbortSignal) => Promise<
 export interface DeliveryHost {
 	/** The state updates of one event, before its listeners (pi's order). */
 	reduce(event: AgentEvent): void;
-	/** The signal listeners receive. */
-	signal(): AbortSignal;
 	/** A listener threw or rejected. */
 	listenerFailed(message: string): void;
-	/** An event has reached every listener (its delivery promise is about to settle). */
+	/**
+	 * An event that ends something (`agent_end`, `auto_compaction_end`) is being delivered:
+	 * `delivery` settles once it has reached every listener.
+	 */
 	delivered(event: AgentEvent, delivery: Promise<void>): void;
 }
 
@@ -33,26 +34,45 @@ export interface DeliveryHost {
 export class ListenerDelivery {
 	/** Live, as pi's: a listener removed during delivery is skipped, one added joins the current event. */
 	readonly listeners = new Set<AgentListener>();
+	/** The signal listeners receive: the run's, set by the agent as its run starts and ends. */
+	signal: AbortSignal;
 	/** Steps queued or running. */
 	#inFlight = 0;
 	/** The last step's promise: what the next step waits for. */
 	#tail: Promise<void> | undefined;
 
-	constructor(private readonly host: DeliveryHost) {}
+	constructor(
+		private readonly host: DeliveryHost,
+		signal: AbortSignal,
+		/** Where a token delta's one state update goes (the rest is the host's `reduce`). */
+		private readonly state: { streamingMessage: unknown },
+	) {
+		this.signal = signal;
+	}
 
 	/**
-	 * Queues an event; delivered at once when nothing is in flight.
+	 * Queues an event; delivered at once when nothing is in flight. Returns what
+	 * {@link ListenerDelivery.pending} would return right after.
 	 *
 	 * @example
 	 * delivery.event({ type: "agent_start" });
 	 */
-	event(event: AgentEvent): void {
+	event(event: AgentEvent): Promise<void> | undefined {
+		// Nothing in flight (every token delta, when listeners keep up): delivered now, no step queued.
+		if (this.#inFlight === 0) {
+			this.#inFlight = 1;
+			const delivery = this.#listen(event);
+			this.#tail = delivery;
+			if (endsSomething(event)) this.host.delivered(event, delivery);
+			return this.#inFlight > 0 ? delivery : undefined;
+		}
 		// Not an async wrapper: the step's promise must be the listeners' own, as pi's emit is.
 		this.#step(() => {
 			const delivery = this.#listen(event);
-			this.host.delivered(event, delivery);
+			if (endsSomething(event)) this.host.delivered(event, delivery);
 			return delivery;
 		});
+		return this.#tail;
 	}
 
 	/**
@@ -94,8 +114,10 @@ export class ListenerDelivery {
 
 	async #listen(event: AgentEvent): Promise<void> {
 		try {
-			this.host.reduce(event);
-			const signal = this.host.signal();
+			// A token delta's update is done here: nearly every event is one.
+			if (event.type === "message_update") this.state.streamingMessage = event.message;
+			else this.host.reduce(event);
+			const signal = this.signal;
 			for (const listener of this.listeners) {
 				try {
 					await listener(event, signal);
@@ -107,4 +129,8 @@ export class ListenerDelivery {
 			this.#inFlight--;
 		}
 	}
+}
+
+function endsSomething(event: AgentEvent): boolean {
+	return event.type === "agent_end" || event.type === "auto_compaction_end";
 }

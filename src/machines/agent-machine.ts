@@ -45,7 +45,6 @@ export const agentMachine = agentSetup.createMachine({
 		run: undefined,
 		awaitDelivery: input.awaitDelivery ?? false,
 		barrier: 0,
-		deliveredBarrier: 0,
 		lastCompaction: undefined,
 	}),
 	output: ({ context }) => ({ messages: context.messages }),
@@ -55,7 +54,8 @@ export const agentMachine = agentSetup.createMachine({
 		followUp: { actions: "enqueueFollowUp" },
 		"queue.clear": { actions: "clearQueues" },
 		"queue.mode": { actions: "setQueueMode" },
-		delivered: { actions: "recordDelivery" },
+		// Read where it matters: a decision state waiting for it takes its next step (eventsDelivered).
+		delivered: {},
 		dispose: { target: ".ended", actions: "closeRunOnDispose" },
 	},
 	states: {

@@ -50,7 +50,6 @@ export const agentSetup = setup({
 			enqueue.assign({ barrier });
 			enqueue.emit({ type: "agentchart.barrier", barrier });
 		}),
-		recordDelivery: assign(({ context, event }) => (event.type === "delivered" ? { deliveredBarrier: Math.max(context.deliveredBarrier, event.barrier) } : {})),
 
 		// Queues
 		enqueueSteering: assign(({ context, event }) => (event.type === "steer" ? { steeringQueue: [...context.steeringQueue, event.message] } : {})),

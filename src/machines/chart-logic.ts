@@ -80,7 +80,12 @@ interface TransitionLike {
 	readonly eventType: string;
 }
 
-type Guard<C> = (context: C, event: EventObject) => boolean;
+/** What a guard is asked with: one object per selection of a transition, shared by its guards. */
+interface GuardArgs<C> {
+	readonly context: C;
+	readonly event: EventObject;
+}
+type Guard<C> = (args: GuardArgs<C>) => boolean;
 type Action<C> = (step: Step<C>) => void;
 
 interface Node<C> {
@@ -94,6 +99,8 @@ interface Node<C> {
 	initial: Node<C> | undefined;
 	/** Entered directly under the root: entering it ends the machine. */
 	readonly final: boolean;
+	/** The state's invoked actors (XState's `invoke` getter builds its list on each read). */
+	invoke: readonly InvokeLike[];
 }
 
 interface Transition<C> {
@@ -119,9 +126,12 @@ const AND_CHECK = (and([]) as unknown as { check: unknown }).check;
 const OR_CHECK = (or([]) as unknown as { check: unknown }).check;
 const NOT_CHECK = (not("never") as unknown as { check: unknown }).check;
 
-/** Children started by the interpreter, and those stopped before their start came due. */
-const started = new WeakSet<AnyActorRef>();
-const stoppedBeforeStart = new WeakSet<AnyActorRef>();
+/** An actor's processing status, as XState's actors (and lean ones) keep it. */
+const NOT_STARTED = 0;
+const STOPPED = 2;
+function processingStatus(actor: AnyActorRef): number | undefined {
+	return (actor as { _processingStatus?: number })._processingStatus;
+}
 
 /**
  * A snapshot of a chart run by {@link chartLogic}: what `actor.getSnapshot()` returns. Shaped as
@@ -231,20 +241,25 @@ class Step<C> {
 		const child = spawnChild(logic, { id, src, parent: this.scope.self, input });
 		this.writableChildren()[id] = child;
 		this.scope.defer(() => {
-			if (stoppedBeforeStart.has(child)) return;
-			started.add(child);
+			// Stopped in the step that spawned it (XState's actors would start all the same).
+			if (processingStatus(child) === STOPPED) return;
 			child.start();
 		});
 	}
 
 	stopChild(id: string): void {
-		const child = this.children[id];
+		const children = this.children;
+		const child = children[id];
 		if (!child) return;
-		delete this.writableChildren()[id];
+		// A copy without it, not `delete`: deleting a key turns an object into a slow dictionary.
+		const rest: Record<string, AnyActorRef | undefined> = {};
+		for (const key in children) if (key !== id) rest[key] = children[key];
+		this.children = rest;
+		this.childrenCopied = true;
+		this.changed = true;
 		const scope = this.scope;
 		// Stopped within the step that spawned it: it never starts (XState does the same).
-		if (!started.has(child)) {
-			stoppedBeforeStart.add(child);
+		if (processingStatus(child) === NOT_STARTED) {
 			scope.stopChild(child);
 			return;
 		}
@@ -255,7 +270,10 @@ class Step<C> {
 	emit(event: EventObject): void {
 		const scope = this.scope;
 		if (inspecting(this.system)) this.system._sendInspectionEvent({ type: "@xstate.action", actorRef: scope.self, action: { type: "xstate.emit", params: { event } } });
-		scope.defer(() => scope.emit(event));
+		// A lean actor queues the event itself; XState's scope takes an effect to run.
+		const lean = scope as { deferEmit?: (event: EventObject) => void };
+		if (lean.deferEmit) lean.deferEmit(event);
+		else scope.defer(() => scope.emit(event));
 	}
 
 	snapshot(): ChartState<C> {
@@ -321,14 +339,25 @@ function compileGuard<C>(machine: AnyStateMachine, guard: unknown, where: string
 	if (typeof guard !== "function") throw unsupported("a guard with params", where);
 	const builtin = guard as { check?: unknown; guards?: readonly unknown[] };
 	if (builtin.check === undefined) {
-		const check = guard as (args: { context: C; event: EventObject }, params: undefined) => boolean;
-		return (context, event) => check({ context, event }, undefined);
+		const check = guard as (args: GuardArgs<C>, params: undefined) => boolean;
+		return (args) => check(args, undefined);
 	}
+	// Loops, not every/some with a callback: guards run at every step, a closure per call adds up.
 	const parts = (builtin.guards ?? []).map((part) => compileGuard<C>(machine, part, where));
-	if (builtin.check === AND_CHECK) return (context, event) => parts.every((part) => part(context, event));
-	if (builtin.check === OR_CHECK) return (context, event) => parts.some((part) => part(context, event));
+	if (builtin.check === AND_CHECK) {
+		return (args) => {
+			for (const part of parts) if (!part(args)) return false;
+			return true;
+		};
+	}
+	if (builtin.check === OR_CHECK) {
+		return (args) => {
+			for (const part of parts) if (part(args)) return true;
+			return false;
+		};
+	}
 	const [negated] = parts;
-	if (builtin.check === NOT_CHECK && negated) return (context, event) => !negated(context, event);
+	if (builtin.check === NOT_CHECK && negated) return (args) => !negated(args);
 	throw unsupported("a built-in guard other than and/or/not", where);
 }
 
@@ -390,6 +419,7 @@ function compile<C>(machine: AnyStateMachine): Chart<C> {
 			always: [],
 			initial: undefined,
 			final: def.type === "final",
+			invoke: def.invoke,
 		};
 		byId.set(def.id, node);
 		for (const child of Object.values(def.states)) build(child, node);
@@ -450,29 +480,31 @@ function compile<C>(machine: AnyStateMachine): Chart<C> {
 }
 
 function select<C>(leaf: Node<C>, context: C, event: EventObject): Transition<C> | undefined {
+	let args: GuardArgs<C> | undefined;
 	for (let node: Node<C> | undefined = leaf; node; node = node.parent) {
 		const candidates = node.on.get(event.type);
 		if (!candidates) continue;
-		for (const transition of candidates) if (!transition.guard || transition.guard(context, event)) return transition;
+		for (const transition of candidates) if (!transition.guard || transition.guard((args ??= { context, event }))) return transition;
 	}
 	return undefined;
 }
 
 function selectEventless<C>(leaf: Node<C>, context: C, event: EventObject): Transition<C> | undefined {
+	let args: GuardArgs<C> | undefined;
 	for (let node: Node<C> | undefined = leaf; node; node = node.parent) {
-		for (const transition of node.always) if (!transition.guard || transition.guard(context, event)) return transition;
+		for (const transition of node.always) if (!transition.guard || transition.guard((args ??= { context, event }))) return transition;
 	}
 	return undefined;
 }
 
 function exitNode<C>(step: Step<C>, node: Node<C>): void {
 	for (const action of node.exit) action(step);
-	for (const invoke of node.def.invoke) step.stopChild(invoke.id);
+	for (const invoke of node.invoke) step.stopChild(invoke.id);
 }
 
 function enterNode<C>(step: Step<C>, node: Node<C>): void {
 	for (const action of node.entry) action(step);
-	for (const invoke of node.def.invoke) {
+	for (const invoke of node.invoke) {
 		const input = typeof invoke.input === "function"
 			? (invoke.input as (args: { context: C; event: EventObject; self: AnyActorRef }) => unknown)({ context: step.context, event: step.event, self: step.scope.self })
 			: invoke.input;

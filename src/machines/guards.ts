@@ -20,7 +20,11 @@ function callStatus(args: GuardArgs, toolCallId: string): string | undefined {
 
 /** The agent machine's guards. */
 export const agentGuards = {
-	eventsDelivered: ({ context }: GuardArgs) => !context.awaitDelivery || context.deliveredBarrier >= context.barrier,
+	/**
+	 * The consumer took every event so far: asked in a decision state, which emitted its barrier on
+	 * entry and waits for its acknowledgement (`delivered`, the step that brings it to this guard).
+	 */
+	eventsDelivered: ({ context, event }: GuardArgs) => !context.awaitDelivery || (event.type === "delivered" && event.barrier >= context.barrier),
 	runAborted: ({ context }: GuardArgs) => context.run?.aborted === true,
 	isCurrentAttempt: ({ context, event }: GuardArgs) =>
 		(event.type === "stream.start" || event.type === "stream.toolcall" || event.type === "stream.done") && event.attempt === context.run?.attempt,

@@ -232,10 +232,11 @@ export class LeanActor {
 	_processingStatus: number = NOT_STARTED;
 	/** XState's mailbox shape (`_current` is the event being taken): the facade reads what waits in it. */
 	readonly mailbox: { _current: MailboxNode | null; _last: MailboxNode | null; _active: boolean } = { _current: null, _last: null, _active: false };
-	_deferred: (() => void)[] = [];
+	/** Effects of the step being taken, run once its snapshot is set: functions, or events to emit. */
+	_deferred: ((() => void) | EventObject)[] = [];
 	observers: Set<FullObserver<unknown>> | undefined;
-	/** XState's name for the emitted-event listeners (the facade checks who listens). */
-	readonly eventListeners = new Map<string, Set<(event: EventObject) => void>>();
+	/** XState's name for the emitted-event listeners (made on first use: children have none). */
+	eventListeners: Map<string, Set<(event: EventObject) => void>> | undefined;
 	readonly _actorScope: AnyActorScope;
 	_doneEvent: EventObject | undefined;
 	/** The actor this root handed its run over to (see {@link LeanActor.handOver}). */
@@ -254,7 +255,8 @@ export class LeanActor {
 		this.sessionId = this.system._bookId();
 		this.id = options.id ?? this.sessionId;
 		this.src = options.src ?? logic;
-		this.send = this.send.bind(this);
+		// XState binds it, so that `const { send } = actor` works; nobody takes a child's apart.
+		if (!parent) this.send = this.send.bind(this);
 		this._actorScope = new LeanScope(this) as unknown as AnyActorScope;
 		this.system._sendInspectionEvent({ type: "@xstate.actor", actorRef: this });
 		try {
@@ -390,8 +392,10 @@ export class LeanActor {
 		const deferred = this._deferred;
 		// Effects may defer more effects; each runs once, in order.
 		for (let index = 0; index < deferred.length; index++) {
+			const effect = deferred[index] as (() => void) | EventObject;
 			try {
-				(deferred[index] as () => void)();
+				if (typeof effect === "function") effect();
+				else this._emit(effect);
 			} catch (error) {
 				deferred.length = 0;
 				this._snapshot = { ...snapshot, status: "error", error };
@@ -461,7 +465,7 @@ export class LeanActor {
 			}
 			this.observers.clear();
 		}
-		this.eventListeners.clear();
+		this.eventListeners?.clear();
 	}
 
 	_error(error: unknown): void {
@@ -474,7 +478,7 @@ export class LeanActor {
 		const observers = this.observers;
 		if (!observers || observers.size === 0) {
 			if (!this._parent) reportUnhandledError(error);
-			this.eventListeners.clear();
+			this.eventListeners?.clear();
 			return;
 		}
 		let report = false;
@@ -487,7 +491,7 @@ export class LeanActor {
 			}
 		}
 		observers.clear();
-		this.eventListeners.clear();
+		this.eventListeners?.clear();
 		if (report) reportUnhandledError(error);
 	}
 
@@ -531,10 +535,11 @@ export class LeanActor {
 
 	/** Listens for emitted events of a type, or all of them with `"*"`. @example actor.on("agent_end", () => {}); */
 	on(type: string, handler: (event: EventObject) => void): { unsubscribe(): void } {
-		let listeners = this.eventListeners.get(type);
+		const table = (this.eventListeners ??= new Map());
+		let listeners = table.get(type);
 		if (!listeners) {
 			listeners = new Set();
-			this.eventListeners.set(type, listeners);
+			table.set(type, listeners);
 		}
 		const wrapped = (event: EventObject) => handler(event);
 		listeners.add(wrapped);
@@ -546,17 +551,27 @@ export class LeanActor {
 	}
 
 	_emit(event: EventObject): void {
-		const listeners = this.eventListeners.get(event.type);
-		const wildcard = this.eventListeners.get("*");
-		if (!listeners && !wildcard) return;
-		// Copied first, as XState does: a handler may add or remove handlers.
-		const all = [...(listeners ?? []), ...(wildcard ?? [])];
-		for (const handler of all) {
-			try {
-				handler(event);
-			} catch (error) {
-				reportUnhandledError(error);
-			}
+		const table = this.eventListeners;
+		if (!table) return;
+		const listeners = table.get(event.type);
+		const wildcard = table.get("*");
+		const count = (listeners?.size ?? 0) + (wildcard?.size ?? 0);
+		if (count === 0) return;
+		// A single handler (the Agent's own) is called as it is; several are copied first, as XState
+		// does, since a handler may add or remove handlers.
+		if (count === 1) {
+			const [handler] = (listeners?.size ? listeners : wildcard) as Set<(event: EventObject) => void>;
+			this.#callHandler(handler as (event: EventObject) => void, event);
+			return;
+		}
+		for (const handler of [...(listeners ?? []), ...(wildcard ?? [])]) this.#callHandler(handler, event);
+	}
+
+	#callHandler(handler: (event: EventObject) => void, event: EventObject): void {
+		try {
+			handler(event);
+		} catch (error) {
+			reportUnhandledError(error);
 		}
 	}
 
@@ -610,6 +625,10 @@ class LeanScope {
 	}
 	defer(effect: () => void): void {
 		this.self._deferred.push(effect);
+	}
+	/** Emits `event` once the step's snapshot is set, in order with the other effects (no closure per event). */
+	deferEmit(event: EventObject): void {
+		this.self._deferred.push(event);
 	}
 	stopChild(child: AnyActorRef): void {
 		const parent = child._parent as unknown;

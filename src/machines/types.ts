@@ -1,4 +1,4 @@
-import type { StreamActorEvent, StreamProgress } from "../actors/stream-protocol.js";
+import type { DeltaSink, StreamActorEvent, StreamProgress } from "../actors/stream-protocol.js";
 import type { CompactionSettings } from "../compaction/settings.js";
 import type { ToolOutcome } from "../tools/preflight.js";
 
@@ -94,9 +94,10 @@ export interface AgentMachineConfig extends QueuePollers {
 	/**
 	 * Where token deltas (`message_update`) go. By default the actor's own emitter, to its
 	 * `actor.on(...)` listeners; an embedding that takes every emitted event itself (the Agent
-	 * facade, the loop API) may take them directly and skip the emitter's per-event work.
+	 * facade, the loop API) may take them directly and skip the emitter's per-event work, and
+	 * return its delivery in progress (what `deliveryPending` would) for the stream to wait on.
 	 */
-	deltaSink?: ((event: AgentEvent) => void) | undefined;
+	deltaSink?: DeltaSink | undefined;
 }
 
 /** The transcript, tools and model a run works on. */
@@ -224,10 +225,8 @@ export interface AgentMachineContext extends AgentRunState {
 	/** The run in progress, if any. */
 	run?: RunContext | undefined;
 	awaitDelivery: boolean;
-	/** Id of the last barrier emitted. */
+	/** Id of the last barrier emitted (a decision state waits for `delivered` with this id). */
 	barrier: number;
-	/** Id of the last barrier the consumer acknowledged. */
-	deliveredBarrier: number;
 	/** The last compaction's summary, for iterative updates. */
 	lastCompaction?: CompactionResult | undefined;
 }

@@ -186,6 +186,14 @@ export function inState(snapshot: AnyMachineSnapshot, value: string): boolean {
 	return snapshot.matches(value as never);
 }
 
+/** The decision states: each emits a barrier on entry and stays until it is acknowledged. */
+const BARRIER_STATES = ["running.run-starting", "running.before-call", "running.after-stream", "running.turn-ended", "running.tool-preparing.announcing"];
+
+/** The machine waits for the consumer to acknowledge its last barrier (`delivered`). */
+function awaitsDelivery(snapshot: AnyMachineSnapshot): boolean {
+	return snapshot.context.awaitDelivery === true && BARRIER_STATES.some((state) => inState(snapshot, state));
+}
+
 /** The messages the compaction actor would work on (the overflowing reply excluded). */
 function compactionMessages(snapshot: AnyMachineSnapshot): AgentMessage[] {
 	const { messages, run } = snapshot.context;
@@ -234,7 +242,7 @@ export function alphabet(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
 	if (running || inState(snapshot, "compacting")) events.push({ type: "abort" });
 	if (running) events.push({ type: "listener.error", error: "listener failed" });
 	events.push({ type: "dispose" });
-	if (context.barrier > context.deliveredBarrier) events.push({ type: "delivered", barrier: context.barrier });
+	if (awaitsDelivery(snapshot)) events.push({ type: "delivered", barrier: context.barrier });
 	return [...events, ...actorEvents(snapshot)];
 }
 
@@ -247,7 +255,7 @@ function loopAlphabet(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
 	const events: AgentMachineEvent[] = [];
 	if (inState(snapshot, "idle") && context.messages.length === INITIAL_TRANSCRIPT.length) events.push({ type: "prompt", messages: [SMALL_PROMPT] });
 	if (inState(snapshot, "running")) events.push({ type: "abort" }, { type: "listener.error", error: "sink failed" });
-	if (context.barrier > context.deliveredBarrier) events.push({ type: "delivered", barrier: context.barrier });
+	if (awaitsDelivery(snapshot)) events.push({ type: "delivered", barrier: context.barrier });
 	const done = (id: string, output: unknown) => ({ type: `xstate.done.actor.${id}`, output }) as unknown as AgentMachineEvent;
 	const failed = (id: string) => ({ type: `xstate.error.actor.${id}`, error: new Error(`${id} failed`) }) as unknown as AgentMachineEvent;
 	if (inState(snapshot, "running.polling-steering-at-start") || inState(snapshot, "running.polling-steering")) {
@@ -330,7 +338,7 @@ export function project(snapshot: AnyMachineSnapshot, transcript?: AgentMessage[
 		s: context.steeringQueue.length,
 		f: context.followUpQueue.length,
 		tail: last?.role ?? "none",
-		wait: context.barrier > context.deliveredBarrier,
+		wait: awaitsDelivery(snapshot),
 		big: tokensNeedCompaction(context),
 		run: run && {
 			ab: run.aborted,

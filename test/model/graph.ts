@@ -73,7 +73,9 @@ export function buildModeGraph(variant: ModelVariant): ModeGraph {
 	const map = getAdjacencyMap(agentMachine as never, {
 		input,
 		events: alphabet as never,
-		filterEvents: (snapshot: AnyMachineSnapshot, event: AgentMachineEvent) => snapshot.can(event as never),
+		// `delivered` has no transition of its own (XState's can() says no): the decision state waiting
+		// for it reads it in its eventless transitions (eventsDelivered). The alphabet offers it only then.
+		filterEvents: (snapshot: AnyMachineSnapshot, event: AgentMachineEvent) => event.type === "delivered" || snapshot.can(event as never),
 		serializeState: ((snapshot: AnyMachineSnapshot) => project(snapshot)) as never,
 		serializeEvent: serializeEvent as never,
 	} as never) as unknown as Record<string, { state: AnyMachineSnapshot; transitions: Record<string, { event: AgentMachineEvent; state: AnyMachineSnapshot }> }>;

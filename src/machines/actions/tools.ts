@@ -73,10 +73,16 @@ export function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEn
 export function emitUnemittedToolResults(context: Ctx, enqueue: Enqueue): Ctx {
 	const run = runOf(context);
 	const batch = batchOf(context);
-	const results = [...run.toolResults];
+	// The turn's results in source order: those already emitted (sequential batches emit each as
+	// it settles), and the ones emitted now.
+	const results: ToolResultMessage[] = run.toolResults.filter((result) => !batch.calls.some((call) => call.toolCall.id === result.toolCallId));
 	const added: ToolResultMessage[] = [];
 	const calls = batch.calls.map((call) => {
-		if (call.messageEmitted || !call.outcome) return call;
+		if (call.messageEmitted || !call.outcome) {
+			const emitted = run.toolResults.find((result) => result.toolCallId === call.toolCall.id);
+			if (emitted) results.push(emitted);
+			return call;
+		}
 		const message = toolResultMessage(call.toolCall, call.outcome);
 		results.push(message);
 		added.push(message);
@@ -84,8 +90,6 @@ export function emitUnemittedToolResults(context: Ctx, enqueue: Enqueue): Ctx {
 		return { ...call, messageEmitted: true };
 	});
 	const messages = appendMessages(context, added, enqueue);
-	const order = new Map(batch.calls.map((call, index) => [call.toolCall.id, index]));
-	results.sort((a, b) => (order.get(a.toolCallId) ?? 0) - (order.get(b.toolCallId) ?? 0));
 	const nextRun = { ...run, newMessages: [...run.newMessages, ...added], toolResults: results, batch: { ...batch, calls } };
 	enqueue.assign({ run: nextRun });
 	return { ...context, messages, run: nextRun };
@@ -134,20 +138,33 @@ export interface SpawningEnqueue extends EffectEnqueue {
  * others become "prepared".
  */
 export function prepareQueuedCalls(context: Ctx, enqueue: Enqueue): void {
+	const queuedCalls = batchOf(context).calls;
+	const sequential = batchOf(context).mode === "sequential";
 	let working = context;
-	for (const queued of batchOf(context).calls) {
+	// The calls prepared so far, in one copy of the batch's list (written back before a settle,
+	// which takes the batch as it is, and at the end): not a copy of the batch per call.
+	let calls: ToolCallEntry[] | undefined;
+	const writeBack = () => {
+		if (!calls) return;
+		working = { ...working, run: { ...runOf(working), batch: { ...batchOf(working), calls } } };
+		calls = undefined;
+	};
+	for (let index = 0; index < queuedCalls.length; index++) {
+		const queued = queuedCalls[index] as ToolCallEntry;
 		if (queued.status !== "queued") continue;
-		const call = { ...queued, started: true };
-		enqueue.emit(toolStartEvent(call));
-		const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
-		if (decided.kind === "immediate") working = settleCall(working, call, decided.outcome, enqueue);
-		else {
-			const run = runOf(working);
-			working = { ...working, run: { ...run, batch: updateCall(batchOf(working), call.toolCall.id, { status: "prepared", args: decided.args, started: true }) } };
-			enqueue.assign({ run: working.run });
+		enqueue.emit(toolStartEvent(queued));
+		const decided = prepareToolCall(findTool(context.tools, queued.toolCall.name), queued.toolCall);
+		if (decided.kind === "immediate") {
+			writeBack();
+			working = settleCall(working, { ...queued, started: true }, decided.outcome, enqueue);
+		} else {
+			calls ??= batchOf(working).calls.slice();
+			calls[index] = { ...queued, status: "prepared", args: decided.args, started: true };
 		}
-		if (batchOf(context).mode === "sequential") return;
+		if (sequential) break;
 	}
+	writeBack();
+	if (working !== context) enqueue.assign({ run: working.run });
 }
 
 /** With a `beforeToolCall` hook: the next queued call is announced (its listeners settle before the hook is asked). */
@@ -211,13 +228,18 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", toolCall: call.toolCall, args: decided.args });
 		}
 	} else {
-		for (const call of batch.calls) {
+		// One copy of the list for all the calls started here, not a copy of the batch per call.
+		let calls: ToolCallEntry[] | undefined;
+		const sequential = batch.mode === "sequential";
+		for (let index = 0; index < batch.calls.length; index++) {
+			const call = batch.calls[index] as ToolCallEntry;
 			if (call.status !== "prepared") continue;
-			if (batch.mode === "sequential" && batch.calls.some((other) => other.status === "running")) break;
+			if (sequential && (calls ?? batch.calls).some((other) => other.status === "running")) break;
 			batch = withBatchActor(working, batch, enqueue);
-			batch = updateCall(batch, call.toolCall.id, { status: "running" });
+			(calls ??= batch.calls.slice())[index] = { ...call, status: "running" };
 			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", toolCall: call.toolCall, args: call.args });
 		}
+		if (calls) batch = { ...batch, calls };
 	}
 	enqueue.assign({ run: { ...runOf(working), batch } });
 }
