@@ -635,7 +635,8 @@ export class Agent {
 	 */
 	#handOver(lean: LeanActor): void {
 		const snapshot = lean.getSnapshot() as unknown as Snapshot<unknown>;
-		const machine = createActor(agentLogic, { input: lean.options.input as AgentMachineInput, snapshot });
+		// The snapshot has everything; the input only ever starts a machine from scratch.
+		const machine = createActor(agentLogic, { input: {}, snapshot });
 		this.#attach(machine);
 		lean.handOver(machine as unknown as HandOverTarget);
 	}

@@ -57,8 +57,7 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 	const watchTheModel = () =>
 		watchForStall(config.streamIdleTimeoutMs, () => {
 			const error = new Error(`The ${modelStallText(config.streamIdleTimeoutMs)}; the request was cancelled`);
-			// Cancelled before the reply ends: the run's next call, which may start as the machine
-			// takes stream.done, must not be handed this call's controller.
+			// The request is cancelled first: the reply's end may start the run's next call at once.
 			call.abort(new Error("stream stalled"));
 			finish(failedAssistantMessage(input.model, error, false, progress.partial));
 		});
@@ -73,6 +72,7 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 		clearDeadline(grace);
 		stall?.stop();
 		removeAbortHook();
+		input.abort.endCall(call);
 	};
 	const finish = (message: AssistantMessage) => {
 		if (stopped) return;

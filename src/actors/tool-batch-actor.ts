@@ -1,5 +1,5 @@
 import { fromCallback } from "xstate";
-import { ABORTED_BEFORE_RUN, askBeforeToolCall, errorResult, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
+import { ABORTED_BEFORE_RUN, askBeforeToolCall, errorResult, type PreflightOutcome, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
 import type {
 	AfterToolCallHook,
 	AfterToolCallResult,
@@ -63,9 +63,168 @@ async function finalize(input: ToolBatchInput, toolCall: AgentToolCall, args: un
 
 /** One call in flight: its own abort (timeout, cancel) and its deadline, if it has one. */
 interface CallInFlight {
-	controller: AbortController;
+	readonly toolCall: AgentToolCall;
+	readonly controller: AbortController;
 	deadline: Deadline | undefined;
 	timeoutMs: number;
+}
+
+/**
+ * The running batch behind {@link toolBatchActor}. A class, not closures in the actor's
+ * callback: a thousand agents in the middle of a tool call each hold one, and its methods are
+ * shared.
+ */
+class ToolBatchRun {
+	#stopped = false;
+	readonly #inFlight = new Map<string, CallInFlight>();
+	readonly #removeAbortHook: () => void;
+
+	constructor(
+		readonly input: ToolBatchInput,
+		readonly sendBack: (event: ToolBatchEvent) => void,
+	) {
+		this.#removeAbortHook = input.abort.onAbort(() => this.#abortAll());
+	}
+
+	#abortAll(): void {
+		const reason = this.input.abort.signal.reason;
+		for (const call of this.#inFlight.values()) call.controller.abort(reason);
+	}
+
+	#begin(toolCall: AgentToolCall): CallInFlight {
+		const call: CallInFlight = { toolCall, controller: new AbortController(), deadline: undefined, timeoutMs: 0 };
+		const runSignal = this.input.abort.signal;
+		if (runSignal.aborted) call.controller.abort(runSignal.reason);
+		this.#inFlight.set(toolCall.id, call);
+		return call;
+	}
+
+	/** The timeout runs from the start of execution: `beforeToolCall` may wait for a person. */
+	#startClock(tool: AnyAgentTool, call: CallInFlight): void {
+		call.timeoutMs = tool.timeoutMs ?? this.input.timeoutMs;
+		if (call.timeoutMs <= 0) return;
+		call.deadline = setDeadline(call.timeoutMs, () => this.#expire(call));
+	}
+
+	#expire(call: CallInFlight): void {
+		const id = call.toolCall.id;
+		if (this.#inFlight.get(id) !== call) return;
+		this.#inFlight.delete(id);
+		call.controller.abort(new Error(`timed out after ${call.timeoutMs} ms`));
+		this.sendBack({ type: "tool.timeout", toolCallId: id, timeoutMs: call.timeoutMs });
+	}
+
+	#stopClock(call: CallInFlight): void {
+		clearDeadline(call.deadline);
+		call.deadline = undefined;
+	}
+
+	/** Reports for a call still in flight (not timed out, cancelled or stopped). */
+	#report(call: CallInFlight, event: ToolBatchEvent, done: boolean): void {
+		const id = call.toolCall.id;
+		if (this.#stopped || this.#inFlight.get(id) !== call) return;
+		if (done) {
+			this.#inFlight.delete(id);
+			this.#stopClock(call);
+		}
+		this.sendBack(event);
+	}
+
+	#settle(call: CallInFlight, outcome: ToolOutcome): void {
+		this.#report(call, { type: "tool.settled", toolCallId: call.toolCall.id, outcome }, true);
+	}
+
+	#failed(call: CallInFlight, error: unknown): void {
+		this.#settle(call, errorResult(`Tool "${call.toolCall.name}" failed: ${describeError(error)}`));
+	}
+
+	/** Every path reports; this is the guarantee that a call always settles, whatever throws. */
+	#guard(call: CallInFlight, work: Promise<void>): void {
+		work.catch((error: unknown) => this.#failed(call, error));
+	}
+
+	async #preflight(call: CallInFlight, prepared: PreflightOutcome): Promise<PreflightOutcome> {
+		const { beforeToolCall, assistantMessage, context } = this.input;
+		if (!beforeToolCall) return prepared;
+		return askBeforeToolCall(prepared, { toolCall: call.toolCall, assistantMessage, context, beforeToolCall, signal: call.controller.signal });
+	}
+
+	async #execute(call: CallInFlight, args: unknown): Promise<void> {
+		// Every path reports, whatever throws (a call must always settle).
+		try {
+			const { toolCall, controller } = call;
+			const tool = this.input.tools.find((candidate) => candidate.name === toolCall.name);
+			if (!tool) return this.#settle(call, errorResult(`Tool ${toolCall.name} not found`));
+			if (this.#inFlight.get(toolCall.id) !== call) return;
+			// Streaming mode asks beforeToolCall here, then runs the call: an abort while the hook
+			// decided must not let a tool that never checks its signal run after all.
+			if (controller.signal.aborted) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));
+			this.#startClock(tool, call);
+			const onUpdate = (partialResult: AgentToolResult<unknown>) =>
+				this.#report(call, { type: "tool.update", toolCallId: toolCall.id, partialResult }, false);
+			let raw: ToolOutcome;
+			try {
+				const value: unknown = await tool.execute(toolCall.id, args as Parameters<AnyAgentTool["execute"]>[1], controller.signal, onUpdate);
+				raw = checkToolResult(toolCall.name, value);
+			} catch (error) {
+				raw = errorResult(describeError(error));
+			}
+			// A call that timed out or was cancelled already has its result: afterToolCall would be
+			// asked about an outcome nobody records, and its answer dropped.
+			if (this.#stopped || this.#inFlight.get(toolCall.id) !== call) return;
+			// The time limit is the tool's: afterToolCall may wait (for a person, say) as beforeToolCall may.
+			this.#stopClock(call);
+			this.#settle(call, await finalize(this.input, toolCall, args, raw, controller.signal));
+		} catch (error) {
+			this.#failed(call, error);
+		}
+	}
+
+	receive(command: ToolBatchCommand): void {
+		if (this.#stopped) return;
+		switch (command.type) {
+			case "preflight": {
+				const call = this.#begin(command.toolCall);
+				const work = this.#preflight(call, { kind: "prepared", args: command.args }).then((decided) => {
+					const event: ToolBatchEvent =
+						decided.kind === "prepared"
+							? { type: "tool.prepared", toolCallId: command.toolCall.id, args: decided.args }
+							: { type: "tool.settled", toolCallId: command.toolCall.id, outcome: decided.outcome };
+					this.#report(call, event, true);
+				});
+				this.#guard(call, work);
+				return;
+			}
+			case "execute":
+				void this.#execute(this.#begin(command.toolCall), command.args);
+				return;
+			case "preflight-and-execute": {
+				const call = this.#begin(command.toolCall);
+				const tool = this.input.tools.find((candidate) => candidate.name === command.toolCall.name);
+				const work = this.#preflight(call, prepareToolCall(tool, command.toolCall)).then((decided) =>
+					decided.kind === "prepared" ? this.#execute(call, decided.args) : this.#settle(call, decided.outcome),
+				);
+				this.#guard(call, work);
+				return;
+			}
+			case "cancel": {
+				const call = this.#inFlight.get(command.toolCallId);
+				if (!call) return;
+				this.#inFlight.delete(command.toolCallId);
+				this.#stopClock(call);
+				call.controller.abort(new Error("cancelled"));
+				return;
+			}
+		}
+	}
+
+	stop(): void {
+		this.#stopped = true;
+		this.#removeAbortHook();
+		for (const call of this.#inFlight.values()) this.#stopClock(call);
+		this.#abortAll();
+		this.#inFlight.clear();
+	}
 }
 
 /**
@@ -78,131 +237,8 @@ interface CallInFlight {
  * to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored. A
  * call's clock runs while its tool executes, not while the hooks decide.
  */
-export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ input, sendBack: send, receive }) => {
-	const sendBack = (event: ToolBatchEvent) => send(event);
-	let stopped = false;
-	const inFlight = new Map<string, CallInFlight>();
-	const runSignal = input.abort.signal;
-
-	const abortAll = () => {
-		for (const call of inFlight.values()) call.controller.abort(runSignal.reason);
-	};
-	const removeAbortHook = input.abort.onAbort(abortAll);
-
-	const begin = (toolCall: AgentToolCall): CallInFlight => {
-		const call: CallInFlight = { controller: new AbortController(), deadline: undefined, timeoutMs: 0 };
-		if (runSignal.aborted) call.controller.abort(runSignal.reason);
-		inFlight.set(toolCall.id, call);
-		return call;
-	};
-	/** The timeout runs from the start of execution: `beforeToolCall` may wait for a person. */
-	const startClock = (tool: AnyAgentTool, toolCall: AgentToolCall, call: CallInFlight) => {
-		call.timeoutMs = tool.timeoutMs ?? input.timeoutMs;
-		if (call.timeoutMs <= 0) return;
-		call.deadline = setDeadline(call.timeoutMs, () => {
-			if (inFlight.get(toolCall.id) !== call) return;
-			inFlight.delete(toolCall.id);
-			call.controller.abort(new Error(`timed out after ${call.timeoutMs} ms`));
-			sendBack({ type: "tool.timeout", toolCallId: toolCall.id, timeoutMs: call.timeoutMs });
-		});
-	};
-	const stopClock = (call: CallInFlight) => {
-		clearDeadline(call.deadline);
-		call.deadline = undefined;
-	};
-	/** Reports for a call still in flight (not timed out, cancelled or stopped). */
-	const report = (toolCallId: string, call: CallInFlight, event: ToolBatchEvent, done: boolean) => {
-		if (stopped || inFlight.get(toolCallId) !== call) return;
-		if (done) {
-			inFlight.delete(toolCallId);
-			stopClock(call);
-		}
-		sendBack(event);
-	};
-
-	const preflight = async (toolCall: AgentToolCall, prepared: Parameters<typeof askBeforeToolCall>[0], call: CallInFlight) => {
-		if (!input.beforeToolCall) return prepared;
-		const context = { toolCall, assistantMessage: input.assistantMessage, context: input.context, beforeToolCall: input.beforeToolCall };
-		return askBeforeToolCall(prepared, { ...context, signal: call.controller.signal });
-	};
-	const execute = async (toolCall: AgentToolCall, args: unknown, call: CallInFlight) => {
-		const tool = input.tools.find((candidate) => candidate.name === toolCall.name);
-		if (!tool) return report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome: errorResult(`Tool ${toolCall.name} not found`) }, true);
-		if (inFlight.get(toolCall.id) !== call) return;
-		// Streaming mode asks beforeToolCall here, then runs the call: an abort while the hook
-		// decided must not let a tool that never checks its signal run after all.
-		if (call.controller.signal.aborted) return report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome: errorResult(ABORTED_BEFORE_RUN) }, true);
-		startClock(tool, toolCall, call);
-		const onUpdate = (partialResult: AgentToolResult<unknown>) => report(toolCall.id, call, { type: "tool.update", toolCallId: toolCall.id, partialResult }, false);
-		let raw: ToolOutcome;
-		try {
-			const value: unknown = await tool.execute(toolCall.id, args as Parameters<AnyAgentTool["execute"]>[1], call.controller.signal, onUpdate);
-			raw = checkToolResult(toolCall.name, value);
-		} catch (error) {
-			raw = errorResult(describeError(error));
-		}
-		// A call that timed out or was cancelled already has its result: afterToolCall would be
-		// asked about an outcome nobody records, and its answer dropped.
-		if (stopped || inFlight.get(toolCall.id) !== call) return;
-		// The time limit is the tool's: afterToolCall may wait (for a person, say) as beforeToolCall may.
-		stopClock(call);
-		const outcome = await finalize(input, toolCall, args, raw, call.controller.signal);
-		report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome }, true);
-	};
-	// Every path reports; this is the guarantee that a call always settles, whatever throws.
-	const guard = (toolCall: AgentToolCall, call: CallInFlight, work: Promise<void>) => {
-		work.catch((error: unknown) =>
-			report(toolCall.id, call, { type: "tool.settled", toolCallId: toolCall.id, outcome: errorResult(`Tool "${toolCall.name}" failed: ${describeError(error)}`) }, true),
-		);
-	};
-
-	receive((command) => {
-		if (stopped) return;
-		switch (command.type) {
-			case "preflight": {
-				const call = begin(command.toolCall);
-				const work = preflight(command.toolCall, { kind: "prepared", args: command.args }, call).then((decided) => {
-					const event: ToolBatchEvent =
-						decided.kind === "prepared"
-							? { type: "tool.prepared", toolCallId: command.toolCall.id, args: decided.args }
-							: { type: "tool.settled", toolCallId: command.toolCall.id, outcome: decided.outcome };
-					report(command.toolCall.id, call, event, true);
-				});
-				guard(command.toolCall, call, work);
-				return;
-			}
-			case "execute": {
-				const call = begin(command.toolCall);
-				guard(command.toolCall, call, execute(command.toolCall, command.args, call));
-				return;
-			}
-			case "preflight-and-execute": {
-				const call = begin(command.toolCall);
-				const tool = input.tools.find((candidate) => candidate.name === command.toolCall.name);
-				const work = preflight(command.toolCall, prepareToolCall(tool, command.toolCall), call).then((decided) =>
-					decided.kind === "prepared"
-						? execute(command.toolCall, decided.args, call)
-						: report(command.toolCall.id, call, { type: "tool.settled", toolCallId: command.toolCall.id, outcome: decided.outcome }, true),
-				);
-				guard(command.toolCall, call, work);
-				return;
-			}
-			case "cancel": {
-				const call = inFlight.get(command.toolCallId);
-				if (!call) return;
-				inFlight.delete(command.toolCallId);
-				stopClock(call);
-				call.controller.abort(new Error("cancelled"));
-				return;
-			}
-		}
-	});
-
-	return () => {
-		stopped = true;
-		removeAbortHook();
-		for (const call of inFlight.values()) stopClock(call);
-		abortAll();
-		inFlight.clear();
-	};
+export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ input, sendBack, receive }) => {
+	const batch = new ToolBatchRun(input, sendBack as (event: ToolBatchEvent) => void);
+	receive((command) => batch.receive(command));
+	return () => batch.stop();
 });

@@ -78,46 +78,29 @@ interface ScheduledEvent {
  * Inspection events are only built for observers that asked for them (`inspecting`).
  */
 export class LeanSystem {
-	readonly _snapshot = { _scheduledEvents: {} as Record<string, Omit<ScheduledEvent, "timer">> };
-	readonly _clock = { setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (id: ReturnType<typeof setTimeout>) => clearTimeout(id) };
-	readonly _logger = console.log.bind(console);
 	/** True while an inspection observer is attached: chart steps build their records only then. */
 	inspecting = false;
 	#observers: Set<FullObserver<Record<string, unknown>>> | undefined;
-	#timers = new Map<string, ScheduledEvent>();
-	readonly scheduler = {
-		schedule: (source: AnyActorRef, target: AnyActorRef, event: EventObject, delay: number, id = Math.random().toString(36).slice(2)): void => {
-			if (this.#successor) {
-				this.#successor.system.scheduler.schedule(this.#translate(source), this.#translate(target), event, delay, id);
-				return;
-			}
-			const key = `${source.sessionId}.${id}`;
-			const timer = setTimeout(() => {
-				this.#timers.delete(key);
-				delete this._snapshot._scheduledEvents[key];
-				this._relay(source, target, event);
-			}, delay);
-			const scheduled: ScheduledEvent = { source, target, event, delay, id, startedAt: Date.now(), timer };
-			// XState forgets (without clearing) a timer scheduled again under the same id; clearing it
-			// here is the safer of the two, and the chart never reuses a live id.
-			const previous = this.#timers.get(key);
-			if (previous) clearTimeout(previous.timer);
-			this.#timers.set(key, scheduled);
-			this._snapshot._scheduledEvents[key] = { source, target, event, delay, id, startedAt: scheduled.startedAt };
-		},
-		cancel: (source: AnyActorRef, id: string): void => {
-			if (this.#successor) this.#successor.system.scheduler.cancel(this.#translate(source), id);
-			const key = `${source.sessionId}.${id}`;
-			const scheduled = this.#timers.get(key);
-			if (!scheduled) return;
-			clearTimeout(scheduled.timer);
-			this.#timers.delete(key);
-			delete this._snapshot._scheduledEvents[key];
-		},
-		cancelAll: (actor: AnyActorRef): void => {
-			for (const scheduled of [...this.#timers.values()]) if (scheduled.source === actor) this.scheduler.cancel(actor, scheduled.id);
-		},
-	};
+	/** Made when an event is first delayed (only an abort with tools running does that). */
+	#scheduler: LeanScheduler | undefined;
+
+	get _clock(): typeof CLOCK {
+		return CLOCK;
+	}
+	get _logger(): (...args: unknown[]) => void {
+		return LOGGER;
+	}
+	get _snapshot(): { _scheduledEvents: Record<string, Omit<ScheduledEvent, "timer">> } {
+		return { _scheduledEvents: this.#scheduler?.persisted() ?? {} };
+	}
+	/** Delayed events (XState's scheduler interface), relayed when they come due. */
+	get scheduler(): LeanScheduler {
+		return (this.#scheduler ??= new LeanScheduler(this));
+	}
+	/** Whether anything was ever delayed here (an actor stopping need not look otherwise). */
+	get hasScheduler(): boolean {
+		return this.#scheduler !== undefined;
+	}
 
 	/** After a hand-over (see {@link LeanActor.handOver}): the system that now runs the chart. */
 	#successor: { system: AnyActorSystem; root: AnyActorRef } | undefined;
@@ -129,11 +112,8 @@ export class LeanSystem {
 		const system = successor.system as AnyActorSystem;
 		this.#successor = { system, root: successor };
 		this.inspecting = true;
-		for (const scheduled of [...this.#timers.values()]) {
-			this.scheduler.cancel(scheduled.source, scheduled.id);
-			const left = Math.max(0, scheduled.delay - (Date.now() - scheduled.startedAt));
-			this.scheduler.schedule(scheduled.source, scheduled.target, scheduled.event, left, scheduled.id);
-		}
+		// Made now if need be: effects of the step in progress may still delay an event here.
+		this.scheduler.handOver(this.#successor.system.scheduler, (actor) => this.#translate(actor));
 	}
 
 	/** The actor as its successor knows it: the lean root becomes the actor that took over from it. */
@@ -190,7 +170,7 @@ export class LeanSystem {
 	}
 
 	getSnapshot(): { _scheduledEvents: Record<string, unknown> } {
-		return { _scheduledEvents: { ...this._snapshot._scheduledEvents } };
+		return this._snapshot;
 	}
 
 	start(): void {}
@@ -200,6 +180,70 @@ export class LeanSystem {
 export interface HandOverTarget {
 	start(): unknown;
 	_send(event: EventObject): void;
+}
+
+const CLOCK = { setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (id: ReturnType<typeof setTimeout>) => clearTimeout(id) };
+const LOGGER = (...args: unknown[]) => console.log(...args);
+
+type Scheduler = AnyActorScope["system"]["scheduler"];
+
+/** A lean system's delayed events: a timer each, relayed through the system when due. */
+class LeanScheduler {
+	readonly #timers = new Map<string, ScheduledEvent>();
+	/** After a hand-over: where delayed events go, and how actors are named there. */
+	#successor: { scheduler: Scheduler; translate: (actor: AnyActorRef) => AnyActorRef } | undefined;
+
+	constructor(readonly system: LeanSystem) {}
+
+	schedule(source: AnyActorRef, target: AnyActorRef, event: EventObject, delay: number, id = Math.random().toString(36).slice(2)): void {
+		const successor = this.#successor;
+		if (successor) {
+			successor.scheduler.schedule(successor.translate(source), successor.translate(target), event, delay, id);
+			return;
+		}
+		const key = `${source.sessionId}.${id}`;
+		// XState forgets (without clearing) a timer scheduled again under the same id; clearing it
+		// here is the safer of the two, and the chart never reuses a live id.
+		const previous = this.#timers.get(key);
+		if (previous) clearTimeout(previous.timer);
+		const timer = setTimeout(() => {
+			this.#timers.delete(key);
+			this.system._relay(source, target, event);
+		}, delay);
+		this.#timers.set(key, { source, target, event, delay, id, startedAt: Date.now(), timer });
+	}
+
+	cancel(source: AnyActorRef, id: string): void {
+		const successor = this.#successor;
+		if (successor) successor.scheduler.cancel(successor.translate(source), id);
+		const key = `${source.sessionId}.${id}`;
+		const scheduled = this.#timers.get(key);
+		if (!scheduled) return;
+		clearTimeout(scheduled.timer);
+		this.#timers.delete(key);
+	}
+
+	cancelAll(actor: AnyActorRef): void {
+		for (const scheduled of [...this.#timers.values()]) if (scheduled.source === actor) this.cancel(actor, scheduled.id);
+	}
+
+	/** The pending events as XState persists them. */
+	persisted(): Record<string, Omit<ScheduledEvent, "timer">> {
+		const events: Record<string, Omit<ScheduledEvent, "timer">> = {};
+		for (const [key, { timer: _timer, ...scheduled }] of this.#timers) events[key] = scheduled;
+		return events;
+	}
+
+	/** Moves the pending events, with the time they have left, to the successor's scheduler. */
+	handOver(scheduler: Scheduler, translate: (actor: AnyActorRef) => AnyActorRef): void {
+		this.#successor = { scheduler, translate };
+		for (const scheduled of [...this.#timers.values()]) {
+			clearTimeout(scheduled.timer);
+			this.#timers.delete(`${scheduled.source.sessionId}.${scheduled.id}`);
+			const left = Math.max(0, scheduled.delay - (Date.now() - scheduled.startedAt));
+			scheduler.schedule(translate(scheduled.source), translate(scheduled.target), scheduled.event, left, scheduled.id);
+		}
+	}
 }
 
 /** Options of a {@link LeanActor}. */
@@ -225,7 +269,8 @@ export class LeanActor {
 	readonly sessionId: string;
 	readonly src: AnyActorLogic | string;
 	readonly system: AnyActorSystem;
-	readonly options: LeanActorOptions;
+	/** The input, until the start has announced it (the logic keeps what it needs of it). */
+	#input: unknown;
 	readonly ref: this = this;
 	_parent: AnyActorRef | undefined;
 	_snapshot: AnySnapshot;
@@ -248,7 +293,7 @@ export class LeanActor {
 
 	constructor(logic: AnyActorLogic, options: LeanActorOptions = {}) {
 		this.logic = logic;
-		this.options = options;
+		this.#input = options.input;
 		const parent = options.parent;
 		this._parent = parent;
 		this.system = (parent ? parent.system : new LeanSystem(this)) as AnyActorSystem;
@@ -258,7 +303,7 @@ export class LeanActor {
 		// XState binds it, so that `const { send } = actor` works; nobody takes a child's apart.
 		if (!parent) this.send = this.send.bind(this);
 		this._actorScope = new LeanScope(this) as unknown as AnyActorScope;
-		this.system._sendInspectionEvent({ type: "@xstate.actor", actorRef: this });
+		if (this.#inspected()) this.system._sendInspectionEvent({ type: "@xstate.actor", actorRef: this });
 		try {
 			this._snapshot = logic.getInitialSnapshot(this._actorScope, options.input) as AnySnapshot;
 		} catch (error) {
@@ -270,8 +315,9 @@ export class LeanActor {
 	start(): this {
 		if (this._processingStatus === RUNNING) return this;
 		this._processingStatus = RUNNING;
-		const initEvent = { type: "xstate.init", input: this.options.input };
-		this.system._sendInspectionEvent({ type: "@xstate.event", sourceRef: this._parent, actorRef: this, event: initEvent });
+		const initEvent = { type: "xstate.init", input: this.#input };
+		this.#input = undefined;
+		if (this.#inspected()) this.system._sendInspectionEvent({ type: "@xstate.event", sourceRef: this._parent, actorRef: this, event: initEvent });
 		switch (this._snapshot.status) {
 			case "done":
 				this.update(this._snapshot, initEvent);
@@ -418,7 +464,12 @@ export class LeanActor {
 				this._error(this._snapshot.error);
 				break;
 		}
-		this.system._sendInspectionEvent({ type: "@xstate.snapshot", actorRef: this, event, snapshot });
+		if (this.#inspected()) this.system._sendInspectionEvent({ type: "@xstate.snapshot", actorRef: this, event, snapshot });
+	}
+
+	/** Whether inspection records are wanted: a lean system says; XState's takes them all. */
+	#inspected(): boolean {
+		return (this.system as { inspecting?: boolean }).inspecting !== false;
 	}
 
 	#notify(observer: FullObserver<unknown>, snapshot: AnySnapshot): void {
@@ -497,7 +548,8 @@ export class LeanActor {
 
 	_stopProcedure(): this {
 		if (this._processingStatus !== RUNNING) return this;
-		this.system.scheduler.cancelAll(this as unknown as AnyActorRef);
+		const system = this.system as unknown as LeanSystem;
+		if (!(system instanceof LeanSystem) || system.hasScheduler) this.system.scheduler.cancelAll(this as unknown as AnyActorRef);
 		this.#clearMailbox();
 		// Events sent after the stop wait in a fresh mailbox that nothing flushes (as in XState).
 		(this as { mailbox: LeanActor["mailbox"] }).mailbox = { _current: null, _last: null, _active: false };

@@ -3,8 +3,7 @@
  * see; the run's own parts (the model call, the tool batch) are told through hooks instead of
  * listeners on that signal, because on Node 20 adding and removing an `abort` listener costs
  * more than a whole tool call's dispatch. The model call gets a signal of its own, so a stalled
- * stream can be cancelled without aborting the run; it is kept for the run's next call unless
- * it was cancelled.
+ * stream can be cancelled without aborting the run.
  */
 
 /** What the run's parts see of its cancellation (the actors' inputs carry this). */
@@ -17,10 +16,12 @@ export interface RunAbortView {
 	 */
 	onAbort(hook: () => void): () => void;
 	/**
-	 * The controller of the model call about to be made: aborted with the run; abort it to
-	 * cancel that call alone. The next call gets it again unless it was aborted.
+	 * A controller for the model call about to be made: aborted with the run; abort it to cancel
+	 * that call alone. Give it back with {@link RunAbortView.endCall} when the call is over.
 	 */
 	callController(): AbortController;
+	/** The model call is over: the run forgets its controller (a run in a tool call holds no other signal). */
+	endCall(call: AbortController): void;
 }
 
 const NOTHING = () => {};
@@ -75,12 +76,14 @@ export class RunAbort implements RunAbortView {
 
 	/** @example const call = abort.callController(); streamFn(model, context, { signal: call.signal }); */
 	callController(): AbortController {
-		let call = this.#call;
-		if (!call || call.signal.aborted) {
-			call = new AbortController();
-			if (this.#controller.signal.aborted) call.abort(this.#controller.signal.reason);
-			this.#call = call;
-		}
+		const call = new AbortController();
+		if (this.#controller.signal.aborted) call.abort(this.#controller.signal.reason);
+		this.#call = call;
 		return call;
+	}
+
+	/** @example abort.endCall(call); */
+	endCall(call: AbortController): void {
+		if (this.#call === call) this.#call = undefined;
 	}
 }

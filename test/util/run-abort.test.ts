@@ -31,14 +31,18 @@ describe("RunAbort", () => {
 		expect(called).toBe(1);
 	});
 
-	it("keeps the model call's controller for the next call, and hands out a fresh one once it was cancelled", () => {
+	it("gives each model call a controller of its own, cancelled alone, and forgets it when the call ends", () => {
 		const abort = new RunAbort();
 		const first = abort.callController();
-		expect(abort.callController()).toBe(first);
 		first.abort(new Error("stream stalled"));
 		expect(abort.signal.aborted).toBe(false);
+		abort.endCall(first);
 		const second = abort.callController();
 		expect(second).not.toBe(first);
+		expect(second.signal.aborted).toBe(false);
+		abort.endCall(second);
+		// A call that is over is not aborted with the run.
+		abort.abort();
 		expect(second.signal.aborted).toBe(false);
 	});
 

@@ -241,7 +241,8 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 		}
 		if (calls) batch = { ...batch, calls };
 	}
-	enqueue.assign({ run: { ...runOf(working), batch } });
+	// Nothing started (a parallel batch's calls started together): the run stays as it is.
+	if (working !== context || batch !== run.batch) enqueue.assign({ run: { ...runOf(working), batch } });
 }
 
 /** A running call settled, or timed out (then it is told to stop and its late result ignored). */
