@@ -96,7 +96,7 @@ export function environmentLine(): string {
 
 function throughputSection(result: ThroughputResult, checks: TargetCheck[]): string[] {
 	const lines: string[] = [];
-	lines.push(`**1. Text delta throughput: one message of N deltas, stream function to a no-op listener (${rounds(result.repetitions)})**`);
+	lines.push(`**1. Text delta throughput: one message of N deltas, stream function to a no-op listener (${rounds(result.repetitions)}, one child process per size)**`);
 	lines.push("");
 	lines.push("| deltas | agentchart ms | pi ms | floor ms | throughput ours / pi | time ours / floor | target | verdict |");
 	lines.push("|---:|---:|---:|---:|---:|---:|---|---|");
@@ -134,6 +134,12 @@ function throughputSection(result: ThroughputResult, checks: TargetCheck[]): str
 	const flatness = !(lower > 0) ? "cannot be judged (the lower-half slope is not positive: noise)" : growth.median <= TARGETS.flatGrowth ? "is flat" : "**grows with the message**";
 	lines.push(
 		`agentchart per-delta cost ${flatness}: upper / lower half ${ratio(growth)} (≤ ${fixed(TARGETS.flatGrowth, 1)} counts as flat; issue 14 sets no number, so this is not in the targets).`,
+	);
+	const cold = result.afterFullCollection;
+	const us = (value: number) => grouped(value, value < 100 ? 1 : 0);
+	lines.push("");
+	lines.push(
+		`A short run (a 1-delta reply) right after a full collection (${cold.runs} per library, no target): agentchart ${spread(cold.us.agentchart, us)} µs, pi ${spread(cold.us.pi, us)} µs, ours / pi ${ratio(cold.ratio)}. A full collection discards the compiled code of functions whose object shapes died with the last run, so the next run starts on V8's interpreter and compiles again; agentchart runs more code per run than pi and pays more for it. Each size above is measured in its own process, so one size's garbage does not start such collections during another's samples.`,
 	);
 	checks.push({
 		figure: "marginal throughput, fitted slope (ours / pi)",

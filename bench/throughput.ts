@@ -2,16 +2,26 @@
  * Benchmark 1: text deltas from the stream function to one no-op listener, for messages of
  * growing size, agentchart against pi and the raw `for await` floor.
  *
- * Every round streams every size through every contender (in a balanced shuffled order per
- * size), so for each round there is one time per contender and size: the ratios are taken round
- * by round, and a straight line (time against deltas, least squares weighted by relative error)
- * is fitted per round and contender. Its slope is the marginal cost of one delta, its intercept the fixed cost of a run
- * (agent construction, prompt, turn and message events). Per-delta work that grows with the
- * message shows as a slope over the upper sizes steeper than over the lower ones.
+ * Each size is measured in a child process of its own, where the contenders take turns in a
+ * balanced shuffled order round after round (a sample of a small size is many messages, timed
+ * together: see `deltasPerSample`): the ratios are taken round by round, and a
+ * straight line (time against deltas, least squares weighted by relative error) is fitted per
+ * round and contender across the sizes. Its slope is the marginal cost of one delta, its
+ * intercept the fixed cost of a run (agent construction, prompt, turn and message events).
+ * Per-delta work that grows with the message shows as a slope over the upper sizes steeper
+ * than over the lower ones. A process per size keeps one size's garbage from another's samples:
+ * a 100k-delta message leaves enough behind to start full collections during the next small
+ * one, and a full collection drops optimized code (see the last figure).
+ *
+ * The last figure is that effect on its own: one short run (a 1-delta reply) right after a full
+ * collection, which discards the compiled code whose object shapes it found dead, so the run
+ * starts on the interpreter and recompiles.
  */
+import { fileURLToPath } from "node:url";
 import { type AgentName, type BenchAgentFactory, type ContenderName, loadBenchAgentFactories, runFloor } from "./lib/contenders.js";
+import { childPayload, isEntryPoint, reportFromChild, runChild } from "./lib/child.js";
 import { pairedRatio, type Random, roundOrders } from "./lib/paired.js";
-import { fitLine, summarize, type Summary, timeAsync } from "./lib/stats.js";
+import { collectGarbage, fitLine, summarize, type Summary, timeAsync } from "./lib/stats.js";
 import { benchModel, prebuiltStreamFn, textReplyEvents } from "./lib/streams.js";
 
 /** Options of {@link measureThroughput}. */
@@ -27,6 +37,13 @@ export interface ThroughputOptions {
 	 * measured (0 skips). Without it the first size measures the compiler.
 	 */
 	warmupDeltas: number;
+	/**
+	 * Deltas one sample streams: a sample is as many messages of its size as that makes (one
+	 * message of 100k deltas, a hundred of 1k), each on a new agent, timed together and divided:
+	 * a single message of 1k deltas lasts less than a millisecond, shorter than this machine's
+	 * timing noise.
+	 */
+	deltasPerSample: number;
 }
 
 /** One message size. */
@@ -55,6 +72,16 @@ export interface ThroughputFit {
 	growth: Summary;
 }
 
+/** A short run right after a full collection (no target: a property of the engines, shown apart). */
+export interface AfterFullCollection {
+	/** Runs measured per library. */
+	runs: number;
+	/** µs per run, per library. */
+	us: Record<AgentName, Summary>;
+	/** agentchart / pi, run by run. */
+	ratio: Summary;
+}
+
 /** Everything benchmark 1 measured. */
 export interface ThroughputResult {
 	rows: ThroughputRow[];
@@ -62,9 +89,31 @@ export interface ThroughputResult {
 	/** pi's fitted slope / ours, round by round: marginal throughput relative to pi. */
 	marginalThroughputVsPi: Summary;
 	repetitions: number;
+	afterFullCollection: AfterFullCollection;
 }
 
 const CONTENDERS: readonly ContenderName[] = ["agentchart", "pi", "floor"];
+const SCRIPT = fileURLToPath(import.meta.url);
+
+/** What the child measuring one size is asked. */
+interface SizeChildPayload {
+	kind: "size";
+	deltas: number;
+	warmupDeltas: number;
+	deltasPerSample: number;
+	/** The contenders' order in every round (warm-up rounds first). */
+	orders: ContenderName[][];
+	warmups: number;
+}
+
+/** What the child measuring runs after a full collection is asked. */
+interface AfterCollectionChildPayload {
+	kind: "after-full-collection";
+	runs: number;
+	warmupRuns: number;
+}
+
+type ChildPayload = SizeChildPayload | AfterCollectionChildPayload;
 
 /**
  * Streams one message through a contender and returns the number of text deltas its
@@ -135,29 +184,22 @@ function fitRounds(sizes: readonly number[], msBySize: readonly number[][]): Thr
  * Measures every size, the three contenders paired round by round, and fits the lines.
  *
  * @example
- * const result = await measureThroughput({ sizes: [100, 300, 1000], repetitions: 1, warmups: 0, warmupDeltas: 0 }, createRandom(1));
+ * const result = await measureThroughput({ sizes: [100, 300, 1000], repetitions: 1, warmups: 0, warmupDeltas: 0, deltasPerSample: 1000 }, createRandom(1));
  * result.rows[0].throughputVsPi.median;
  */
 export async function measureThroughput(options: ThroughputOptions, random: Random): Promise<ThroughputResult> {
-	const factories = await loadBenchAgentFactories();
-	if (options.warmupDeltas > 0) {
-		const streamFn = prebuiltStreamFn(textReplyEvents(benchModel(), options.warmupDeltas));
-		for (let round = 0; round < 3; round++) for (const name of CONTENDERS) await streamOnce(name, factories, streamFn, options.warmupDeltas);
-	}
-	const streams = options.sizes.map((deltas) => prebuiltStreamFn(textReplyEvents(benchModel(), deltas)));
-	const samplesBySize = options.sizes.map(() => ({ agentchart: [] as number[], pi: [] as number[], floor: [] as number[] }));
-	// A round covers every size (the per-round fit needs one time per size); within a size the
-	// contenders take turns in a balanced shuffled order.
 	const rounds = options.warmups + options.repetitions;
-	const orders = options.sizes.map(() => roundOrders(CONTENDERS, rounds, random));
-	for (let round = 0; round < rounds; round++) {
-		for (const [index, deltas] of options.sizes.entries()) {
-			const streamFn = streams[index] as ReturnType<typeof prebuiltStreamFn>;
-			for (const name of orders[index]?.[round] ?? []) {
-				const ms = await timeAsync(() => streamOnce(name, factories, streamFn, deltas));
-				if (round >= options.warmups) samplesBySize[index]?.[name].push(ms);
-			}
-		}
+	const samplesBySize: Record<ContenderName, number[]>[] = [];
+	for (const deltas of options.sizes) {
+		const payload: SizeChildPayload = {
+			kind: "size",
+			deltas,
+			warmupDeltas: options.warmupDeltas,
+			deltasPerSample: options.deltasPerSample,
+			orders: roundOrders(CONTENDERS, rounds, random),
+			warmups: options.warmups,
+		};
+		samplesBySize.push(await runChild<Record<ContenderName, number[]>>(SCRIPT, payload));
 	}
 	const rows: ThroughputRow[] = options.sizes.map((deltas, index) => {
 		const samples = samplesBySize[index] ?? { agentchart: [], pi: [], floor: [] };
@@ -174,10 +216,55 @@ export async function measureThroughput(options: ThroughputOptions, random: Rand
 			samplesBySize.map((samples) => samples[name]),
 		);
 	const fits = { agentchart: fitOf("agentchart"), pi: fitOf("pi"), floor: fitOf("floor") };
+	const cold = await runChild<Record<AgentName, number[]>>(SCRIPT, { kind: "after-full-collection", runs: Math.max(3, options.repetitions * 3), warmupRuns: options.warmupDeltas > 0 ? 500 : 20 } satisfies AfterCollectionChildPayload);
 	return {
 		rows,
 		fits,
 		marginalThroughputVsPi: pairedRatio(fits.pi.nsPerDelta.samples, fits.agentchart.nsPerDelta.samples),
 		repetitions: options.repetitions,
+		afterFullCollection: { runs: cold.agentchart.length, us: { agentchart: summarize(cold.agentchart), pi: summarize(cold.pi) }, ratio: pairedRatio(cold.agentchart, cold.pi) },
 	};
+}
+
+/** One size, in this child: the rounds in the given orders; ms per message, recorded rounds only. */
+async function measureSize(payload: SizeChildPayload): Promise<Record<ContenderName, number[]>> {
+	const factories = await loadBenchAgentFactories();
+	if (payload.warmupDeltas > 0) {
+		const streamFn = prebuiltStreamFn(textReplyEvents(benchModel(), payload.warmupDeltas));
+		for (let round = 0; round < 3; round++) for (const name of CONTENDERS) await streamOnce(name, factories, streamFn, payload.warmupDeltas);
+	}
+	const streamFn = prebuiltStreamFn(textReplyEvents(benchModel(), payload.deltas));
+	const messages = Math.max(1, Math.round(payload.deltasPerSample / payload.deltas));
+	const samples: Record<ContenderName, number[]> = { agentchart: [], pi: [], floor: [] };
+	for (const [round, order] of payload.orders.entries()) {
+		for (const name of order) {
+			const ms = await timeAsync(async () => {
+				for (let i = 0; i < messages; i++) await streamOnce(name, factories, streamFn, payload.deltas);
+			});
+			if (round >= payload.warmups) samples[name].push(ms / messages);
+		}
+	}
+	return samples;
+}
+
+/** Short runs (a 1-delta reply) right after a full collection, the libraries in turn; µs each. */
+async function measureAfterFullCollection(payload: AfterCollectionChildPayload): Promise<Record<AgentName, number[]>> {
+	const factories = await loadBenchAgentFactories();
+	const streamFn = prebuiltStreamFn(textReplyEvents(benchModel(), 1));
+	const names: AgentName[] = ["agentchart", "pi"];
+	for (let i = 0; i < payload.warmupRuns; i++) for (const name of names) await streamOnce(name, factories, streamFn, 1);
+	const samples: Record<AgentName, number[]> = { agentchart: [], pi: [] };
+	for (let run = 0; run < payload.runs; run++) {
+		for (const name of run % 2 === 0 ? names : [...names].reverse()) {
+			collectGarbage();
+			samples[name].push((await timeAsync(() => streamOnce(name, factories, streamFn, 1))) * 1000);
+		}
+	}
+	return samples;
+}
+
+if (isEntryPoint(import.meta.url)) {
+	const payload = childPayload<ChildPayload>();
+	if (!payload) throw new Error("bench/throughput.ts runs as a child of bench/run.ts (npm run bench -- --only throughput)");
+	reportFromChild(payload.kind === "size" ? measureSize(payload) : measureAfterFullCollection(payload));
 }

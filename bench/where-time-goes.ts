@@ -1,7 +1,6 @@
 /**
- * A diagnosis, not a benchmark with targets: where a short run's time goes, and how much memory
- * agents hold while they are mid-run. It backs the README's explanation of the missed time
- * targets (issue 14) with numbers anyone can reproduce:
+ * A diagnosis, not a benchmark with targets: where a run's time and memory go. It backs the
+ * README's explanation of the time targets (issue 14) with numbers anyone can reproduce:
  *
  * 1. CPU profile (node:inspector) of many short runs (a new agent, one prompt, a 1-delta reply),
  *    self time by where the code lives: XState, agentchart's `dist/` by directory, Node's
@@ -9,14 +8,16 @@
  * 2. Live heap per agent while 1,000 agents all sit inside a tool call, after a full
  *    collection, for both libraries (what the peak RSS of the concurrency benchmark would be if
  *    garbage were collected at once).
- * 3. The least a run can cost on XState: an actor created, started and stopped, with two
- *    events, one invoked child, two emits and an assign, against a whole short run of each
- *    library. No chart run by XState v5 with an actor per run can cost less than that.
+ * 3. A cost model: CPU time per prompt for runs of different shapes (a text reply; one tool turn
+ *    with 1, 3 or 6 instant calls; three tool turns of one call), split into the cost of a run
+ *    (prompt, agent_start to agent_end, one model call), of each further model call with its
+ *    turn, and of each tool call, for both libraries, side by side.
  *
  * Run: `npm run build && npx tsx --expose-gc bench/where-time-goes.ts`.
  */
 import { Session } from "node:inspector/promises";
-import { assign, createActor, emit, fromCallback, setup } from "xstate";
+import type { AnyAgentTool } from "../src/types/agent.js";
+import type { StreamFn } from "../src/types/stream.js";
 import { type AgentName, type BenchAgentFactory, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
 import { isEntryPoint } from "./lib/child.js";
 import { collectGarbage, nextTurnOfTheLoop } from "./lib/stats.js";
@@ -130,52 +131,69 @@ export async function liveHeapMidRun(name: AgentName, count: number): Promise<{ 
 	return { idleKiB: (idle - before) / count / 1024, midRunKiB: (midRun - before) / count / 1024 };
 }
 
-const leastRunMachine = setup({
-	types: { context: {} as { runs: number } },
-	actors: { call: fromCallback(({ sendBack }) => queueMicrotask(() => sendBack({ type: "done" }))) },
-}).createMachine({
-	context: { runs: 0 },
-	initial: "idle",
-	states: {
-		idle: { on: { prompt: "running" } },
-		running: {
-			entry: emit({ type: "agent_start" }),
-			invoke: { src: "call" },
-			on: { done: { target: "idle", actions: [assign({ runs: ({ context }) => context.runs + 1 }), emit({ type: "agent_end" })] } },
-		},
-	},
-});
+/** The costs of a run's parts, in µs of CPU time (user + system, so collection threads count). */
+export interface CostModel {
+	/** A prompt answered by one text reply: the run and its one model call. */
+	run: number;
+	/** Each further model call, with the tool turn that led to it (its tool call excluded). */
+	turn: number;
+	/** Each tool call of a turn. */
+	toolCall: number;
+}
 
-async function leastRun(): Promise<void> {
-	const actor = createActor(leastRunMachine);
-	actor.on("*", () => {});
-	const ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
-	actor.start();
-	actor.send({ type: "prompt" });
-	await ended;
-	actor.stop();
+/** CPU µs per prompt of one shape, median of `rounds` blocks of `prompts` prompts on fresh agents. */
+async function cpuPerPrompt(create: BenchAgentFactory, streamFn: StreamFn, tool: AnyAgentTool, prompts: number): Promise<number> {
+	const model = benchModel();
+	const agents = Array.from({ length: prompts }, () => {
+		const agent = create({ streamFn, model, tools: [tool] });
+		agent.subscribe(() => {});
+		return agent;
+	});
+	const start = process.cpuUsage();
+	for (const agent of agents) await agent.prompt("go");
+	const spent = process.cpuUsage(start);
+	return (spent.user + spent.system) / prompts;
 }
 
 /**
- * Microseconds per run, median of `rounds`: the least XState run above, and a whole short run
- * (new agent, one prompt, a 1-delta reply) of each library.
+ * The cost model of both libraries, measured side by side: blocks of prompts of each shape,
+ * the libraries alternating block by block, medians over `rounds`.
  *
  * @example
- * const { xstateFloorUs, agentchartUs, piUs } = await leastRunCost(5, 2_000);
+ * const { agentchart, pi } = await costModels(5, 300);
+ * agentchart.toolCall / pi.toolCall;
  */
-export async function leastRunCost(rounds: number, runsPerRound: number): Promise<{ xstateFloorUs: number; agentchartUs: number; piUs: number }> {
-	const contenders = { xstateFloorUs: leastRun, agentchartUs: shortRun(await loadBenchAgentFactory("agentchart")), piUs: shortRun(await loadBenchAgentFactory("pi")) };
-	const samples = { xstateFloorUs: [] as number[], agentchartUs: [] as number[], piUs: [] as number[] };
+export async function costModels(rounds: number, prompts: number): Promise<Record<AgentName, CostModel>> {
+	const model = benchModel();
+	const tool = instantTool("noop");
+	const shapes = {
+		text: prebuiltStreamFn(textReplyEvents(model, 1)),
+		oneCall: toolTurnStreamFn(model, { turns: 1, callsPerTurn: 1, toolName: tool.name }),
+		threeCalls: toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name }),
+		sixCalls: toolTurnStreamFn(model, { turns: 1, callsPerTurn: 6, toolName: tool.name }),
+		threeTurns: toolTurnStreamFn(model, { turns: 3, callsPerTurn: 1, toolName: tool.name }),
+	};
+	const names: AgentName[] = ["agentchart", "pi"];
+	const factories = { agentchart: await loadBenchAgentFactory("agentchart"), pi: await loadBenchAgentFactory("pi") };
+	const samples = Object.fromEntries(names.map((name) => [name, Object.fromEntries(Object.keys(shapes).map((shape) => [shape, [] as number[]]))])) as Record<AgentName, Record<keyof typeof shapes, number[]>>;
 	for (let round = -1; round < rounds; round++) {
-		for (const [name, run] of Object.entries(contenders) as [keyof typeof contenders, () => Promise<void>][]) {
-			const start = performance.now();
-			for (let i = 0; i < runsPerRound; i++) await run();
-			// Round -1 warms the compiler up and is not recorded.
-			if (round >= 0) samples[name].push(((performance.now() - start) * 1000) / runsPerRound);
+		for (const [shape, streamFn] of Object.entries(shapes) as [keyof typeof shapes, StreamFn][]) {
+			for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+				const us = await cpuPerPrompt(factories[name], streamFn, tool, prompts);
+				// Round -1 warms the compiler up and is not recorded.
+				if (round >= 0) samples[name][shape].push(us);
+			}
 		}
 	}
-	const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
-	return { xstateFloorUs: median(samples.xstateFloorUs), agentchartUs: median(samples.agentchartUs), piUs: median(samples.piUs) };
+	const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+	const modelOf = (name: AgentName): CostModel => {
+		const m = (shape: keyof typeof shapes) => median(samples[name][shape]);
+		// Least squares would do; the shapes are chosen so that differences read each part off.
+		const toolCall = (m("sixCalls") - m("oneCall")) / 5;
+		const turn = (m("threeTurns") - m("oneCall")) / 2 - toolCall;
+		return { run: m("text"), turn, toolCall };
+	};
+	return { agentchart: modelOf("agentchart"), pi: modelOf("pi") };
 }
 
 async function main(): Promise<void> {
@@ -188,9 +206,13 @@ async function main(): Promise<void> {
 		const { idleKiB, midRunKiB } = await liveHeapMidRun(name, 1_000);
 		console.log(`${name.padEnd(11)} constructed ${idleKiB.toFixed(2)}, all inside a tool call ${midRunKiB.toFixed(2)}`);
 	}
-	const least = await leastRunCost(5, 2_000);
-	console.log("\nµs per run, median of 5 rounds of 2,000:");
-	console.log(`least XState run (actor, 2 events, 1 child) ${least.xstateFloorUs.toFixed(1)}; agentchart short run ${least.agentchartUs.toFixed(1)}; pi short run ${least.piUs.toFixed(1)}`);
+	const models = await costModels(7, 300);
+	console.log("\nCPU µs (user + system) per part of a run, median of 7 rounds of 300 prompts per shape:");
+	for (const part of ["run", "turn", "toolCall"] as const) {
+		const ours = models.agentchart[part];
+		const theirs = models.pi[part];
+		console.log(`${part.padEnd(9)} agentchart ${ours.toFixed(1).padStart(6)}  pi ${theirs.toFixed(1).padStart(6)}  ours / pi ${(ours / theirs).toFixed(2)}`);
+	}
 }
 
 if (isEntryPoint(import.meta.url)) await main();

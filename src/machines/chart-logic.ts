@@ -8,8 +8,9 @@
  *
  * Why not XState's interpreter: a 3-tool turn of the agent chart takes 16 events, 28
  * microsteps and 44 assigns, and XState v5 spends ~6 µs per event before any of our code runs
- * (bench/where-time-goes.ts). The chart stays the XState machine: tests walk its graph, the
- * inspector draws it, `agentchart/machine` embeds it; this module only executes it faster.
+ * (measured then; bench/where-time-goes.ts now splits a run into its parts). The chart stays
+ * the XState machine: tests walk its graph, the inspector draws it, `agentchart/machine`
+ * embeds it; this module only executes it faster.
  *
  * What it runs is the subset of SCXML the agent chart uses, checked when the logic is built:
  * compound and atomic states, one final state at the top level, entry and exit actions,
