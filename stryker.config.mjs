@@ -1,7 +1,8 @@
 /**
- * StrykerJS mutation testing of the engine (`npm run mutants`, issue 14): the statechart
- * (src/machines), its actors (src/actors) and the Agent facade (src/agent.ts), against the
- * tests of vitest.stryker.config.ts. Reports go to reports/mutation/.
+ * StrykerJS mutation testing of the engine (`npm run mutants`, issue 14): the statechart and
+ * its interpreter (src/machines), its actors (src/actors), the Agent facade (src/agent.ts,
+ * src/facade) and the shared deadline timer and run abort (src/util), against the tests of
+ * vitest.stryker.config.ts. Reports go to reports/mutation/.
  *
  * @type {import("@stryker-mutator/api/core").PartialStrykerOptions}
  */
@@ -11,7 +12,8 @@ export default {
 	plugins: ["@stryker-mutator/vitest-runner"],
 	// related: false, so that a static mutant runs every test file, also those importing the engine lazily.
 	vitest: { configFile: "vitest.stryker.config.ts", related: false },
-	mutate: ["src/machines/**/*.ts", "src/actors/**/*.ts", "src/agent.ts"],
+	// The engine: the chart and its interpreter and actors, their timers and abort, the facade.
+	mutate: ["src/machines/**/*.ts", "src/actors/**/*.ts", "src/agent.ts", "src/facade/**/*.ts", "src/util/deadlines.ts", "src/util/run-abort.ts"],
 	coverageAnalysis: "perTest",
 	concurrency: 1,
 	timeoutMS: 4000,

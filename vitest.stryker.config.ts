@@ -21,6 +21,7 @@ export default defineConfig({
 			"test/examples/**/*.test.ts",
 			"test/reply/agent-integration.test.ts",
 			"test/mutation/**/*.test.ts",
+			"test/util/**/*.test.ts",
 		],
 		// One module graph per run instead of one per test file: StrykerJS starts a fresh worker
 		// for every mutant, so each mutant still gets freshly evaluated modules.

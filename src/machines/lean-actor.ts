@@ -107,13 +107,20 @@ export class LeanSystem {
 
 	constructor(readonly root: LeanActor) {}
 
-	/** Delayed events and inspection go to the successor's system from now on. */
+	/** Inspection goes to the successor's system from now on (its delayed events once it runs). */
 	handOver(successor: AnyActorRef): void {
 		const system = successor.system as AnyActorSystem;
 		this.#successor = { system, root: successor };
 		this.inspecting = true;
-		// Made now if need be: effects of the step in progress may still delay an event here.
-		this.scheduler.handOver(this.#successor.system.scheduler, (actor) => this.#translate(actor));
+	}
+
+	/**
+	 * The successor runs: delayed events move to its scheduler, and later ones go there. Not
+	 * before: XState's root schedules again, as it starts, every event its system already holds.
+	 */
+	successorStarted(): void {
+		const successor = this.#successor;
+		if (successor) this.scheduler.handOver(successor.system.scheduler, (actor) => this.#translate(actor));
 	}
 
 	/** The actor as its successor knows it: the lean root becomes the actor that took over from it. */
@@ -290,6 +297,7 @@ export class LeanActor {
 	#busy = false;
 	/** The mailbox entry being taken, if any. */
 	#taking: MailboxNode | null = null;
+	#successorStarted = false;
 
 	constructor(logic: AnyActorLogic, options: LeanActorOptions = {}) {
 		this.logic = logic;
@@ -338,7 +346,7 @@ export class LeanActor {
 		this.#busy = true;
 		this.update(this._snapshot, initEvent);
 		this.#busy = false;
-		if (this.successor) this.successor.start();
+		if (this.successor) this.#startSuccessor();
 		else {
 			this.mailbox._active = true;
 			this.#flush();
@@ -382,7 +390,15 @@ export class LeanActor {
 		this.#busy = false;
 		mailbox._last = null;
 		// Handed over while taking a step: the successor takes the next ones.
+		if (this.successor) this.#startSuccessor();
+	}
+
+	/** Starts the successor (once) and moves the delayed events to it. */
+	#startSuccessor(): void {
+		if (this.#successorStarted) return;
+		this.#successorStarted = true;
 		this.successor?.start();
+		(this.system as unknown as LeanSystem).successorStarted();
 	}
 
 	/**
@@ -414,7 +430,7 @@ export class LeanActor {
 			mailbox._last = null;
 		}
 		for (; waiting; waiting = waiting.next) successor._send(waiting.value);
-		if (!this.#busy) successor.start();
+		if (!this.#busy) this.#startSuccessor();
 	}
 
 	_process(event: EventObject): void {

@@ -142,6 +142,20 @@ describe("tool batch actor", () => {
 		return agent.state.messages.find((message): message is ToolResultMessage => message.role === "toolResult");
 	}
 
+	it("a call that returns before its time limit is not timed out later: its signal stays as it was", async () => {
+		let signal: AbortSignal | undefined;
+		const quick = makeTool("quick", async (_id, _params, given) => {
+			signal = given;
+			return ok("fast");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("quick", {}, "q")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [quick] }, streamFn: scripted.streamFn, toolTimeoutMs: 20 });
+		await agent.prompt("go");
+		await new Promise((resolve) => setTimeout(resolve, 60));
+		expect(signal?.aborted).toBe(false);
+		expect(toolResult(agent)?.isError).toBe(false);
+	});
+
 	it("afterToolCall content with a block that is not text or image becomes an error result", async () => {
 		const agent = agentWithTool(async () => ({ content: [{ type: "text", text: "fine" }, { type: "audio" } as never] }));
 		await agent.prompt("go");
