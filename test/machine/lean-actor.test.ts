@@ -192,10 +192,86 @@ describe("a lean actor behaves as XState's actor", () => {
 				fc.asyncProperty(fc.array(commandArb, { maxLength: 12 }), async (commands) => {
 					expect(await play(true, name, commands)).toEqual(await play(false, name, commands));
 				}),
-				{ numRuns: Number(process.env["PROPERTY_RUNS"] ?? 60) },
+				// Fast enough to keep many runs even where PROPERTY_RUNS is cut down (the mutation run).
+				{ numRuns: Math.max(150, Number(process.env["PROPERTY_RUNS"] ?? 60)) },
 			);
 		}, 60_000);
 	}
+
+	it("calls every emitted-event handler of the moment, even one another removes, and reports one that throws", async () => {
+		const outcomes: string[][] = [];
+		for (const lean of [true, false]) {
+			const actor = (lean ? new LeanActor(logics["echo"] as AnyActorLogic) : createActor(logics["echo"] as AnyActorLogic)) as unknown as ActorLike;
+			const seen: string[] = [];
+			const uncaught = catchUncaught();
+			const second = actor.on("pong", () => seen.push("second"));
+			actor.on("pong", () => {
+				seen.push("first");
+				second.unsubscribe();
+				throw new Error("handler failed");
+			});
+			actor.on("*", (event) => seen.push(`any ${event.type}`));
+			actor.start();
+			actor.send({ type: "ping" });
+			actor.send({ type: "ping" });
+			await tick();
+			uncaught.restore();
+			outcomes.push([...seen, ...uncaught.errors]);
+		}
+		expect(outcomes[0]).toEqual(outcomes[1]);
+		expect(outcomes[0]).toContain("Error: handler failed");
+	});
+
+	it("reports an observer that throws, and still tells the others", async () => {
+		const outcomes: string[][] = [];
+		for (const lean of [true, false]) {
+			const actor = (lean ? new LeanActor(logics["answer"] as AnyActorLogic) : createActor(logics["answer"] as AnyActorLogic)) as unknown as ActorLike;
+			const seen: string[] = [];
+			const uncaught = catchUncaught();
+			actor.subscribe({
+				next: () => {
+					throw new Error("next failed");
+				},
+				complete: () => {
+					throw new Error("complete failed");
+				},
+			});
+			actor.subscribe({ next: (snapshot: { status: string }) => seen.push(`next ${snapshot.status}`), complete: () => seen.push("complete") });
+			actor.start();
+			await tick();
+			await tick();
+			uncaught.restore();
+			outcomes.push([...seen, ...uncaught.errors]);
+		}
+		expect(outcomes[0]).toEqual(outcomes[1]);
+		expect(outcomes[0]).toEqual(expect.arrayContaining(["Error: next failed", "Error: complete failed", "complete"]));
+	});
+
+	it("reports a failure to an observer with an error handler, and as uncaught to one without", async () => {
+		const outcomes: string[][] = [];
+		for (const lean of [true, false]) {
+			const actor = (lean ? new LeanActor(logics["refuse"] as AnyActorLogic) : createActor(logics["refuse"] as AnyActorLogic)) as unknown as ActorLike;
+			const seen: string[] = [];
+			const uncaught = catchUncaught();
+			actor.subscribe({ error: (error: unknown) => seen.push(`told ${String(error)}`) });
+			actor.subscribe({ next: () => seen.push("next") });
+			actor.start();
+			await tick();
+			await tick();
+			// After the end: a late observer without an error handler gets it as uncaught too.
+			actor.subscribe({ next: () => seen.push("late next") });
+			actor.subscribe({
+				error: () => {
+					throw new Error("error handler failed");
+				},
+			});
+			await tick();
+			uncaught.restore();
+			outcomes.push([...seen, ...uncaught.errors]);
+		}
+		expect(outcomes[0]).toEqual(outcomes[1]);
+		expect(outcomes[0]?.filter((line) => line === "Error: refused")).toHaveLength(2);
+	});
 
 	it("reports a logic that fails to build its first snapshot, or to start, as XState does", async () => {
 		const failing = (where: "getInitialSnapshot" | "start"): AnyActorLogic => ({

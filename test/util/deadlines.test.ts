@@ -82,6 +82,17 @@ describe("the shared deadline timer", () => {
 		deadlines.clearDeadline(again);
 	});
 
+	it("holds the process open while any deadline is pending, and lets it go once the last one fired", async () => {
+		const { deadlines, timers } = await freshDeadlines();
+		const first = deadlines.setDeadline(60_000, () => {});
+		deadlines.setDeadline(5, () => {});
+		deadlines.clearDeadline(first);
+		expect(timers.at(-1)?.hasRef()).toBe(true);
+		await wait(30);
+		// Fired, nothing pending: no timer of the module's is left holding the process.
+		expect(timers.filter((timer) => timer.hasRef() && (timer as unknown as { _destroyed?: boolean })._destroyed !== true)).toEqual([]);
+	});
+
 	it("reaches a deadline beyond Node's longest timer without a TimeoutOverflowWarning", async () => {
 		const { deadlines, armed } = await freshDeadlines();
 		const warnings: string[] = [];

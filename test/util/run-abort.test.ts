@@ -46,6 +46,15 @@ describe("RunAbort", () => {
 		expect(second.signal.aborted).toBe(false);
 	});
 
+	it("forgets only the call that ended: a later call is still aborted with the run", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		const second = abort.callController();
+		abort.endCall(first);
+		abort.abort();
+		expect(second.signal.aborted).toBe(true);
+	});
+
 	it("gives a call started after the run was aborted an aborted signal", () => {
 		const abort = new RunAbort();
 		const reason = new Error("aborted before the call");
