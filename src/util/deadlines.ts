@@ -19,6 +19,12 @@ const pending = new Set<Deadline>();
 let timer: ReturnType<typeof setTimeout> | undefined;
 /** When the timer fires, if it is armed (Infinity when not). */
 let armedAt = Number.POSITIVE_INFINITY;
+/**
+ * The `setTimeout` the timer was armed with. A test's fake timers replace the global one; a
+ * timer armed on a fake clock that was put away again would never fire, so a deadline set
+ * after the swap arms a timer of its own kind.
+ */
+let armedWith: typeof setTimeout | undefined;
 
 /** Node's longest timer (about 24.8 days); a later deadline is reached by re-arming. */
 const LONGEST_DELAY = 2 ** 31 - 1;
@@ -26,6 +32,7 @@ const LONGEST_DELAY = 2 ** 31 - 1;
 function arm(at: number): void {
 	if (timer !== undefined) clearTimeout(timer);
 	armedAt = at;
+	armedWith = setTimeout;
 	timer = setTimeout(expire, Math.min(LONGEST_DELAY, Math.max(1, at - Date.now())));
 }
 
@@ -63,6 +70,7 @@ export function setDeadline(ms: number, fire: () => void): Deadline {
 	const deadline: Deadline = { at: Date.now() + ms, fire };
 	pending.add(deadline);
 	if (deadline.at < armedAt) arm(deadline.at);
+	else if (armedWith !== setTimeout) arm(armedAt);
 	else if (pending.size === 1) timer?.ref?.();
 	return deadline;
 }

@@ -93,6 +93,19 @@ describe("the shared deadline timer", () => {
 		expect(timers.filter((timer) => timer.hasRef() && (timer as unknown as { _destroyed?: boolean })._destroyed !== true)).toEqual([]);
 	});
 
+	it("keeps firing after a test's fake timers were put away while its timer was armed on them", async () => {
+		const { deadlines } = await freshDeadlines();
+		// A fake clock at the epoch: the deadline armed on it is, in real time, long past.
+		vi.useFakeTimers({ now: 0 });
+		const fired: string[] = [];
+		deadlines.setDeadline(10, () => fired.push("set on the fake clock"));
+		vi.useRealTimers();
+		// Later than the one armed on the fake clock: without re-arming, nothing would ever fire.
+		deadlines.setDeadline(20, () => fired.push("set on the real clock"));
+		await wait(60);
+		expect(fired).toEqual(["set on the fake clock", "set on the real clock"]);
+	});
+
 	it("reaches a deadline beyond Node's longest timer without a TimeoutOverflowWarning", async () => {
 		const { deadlines, armed } = await freshDeadlines();
 		const warnings: string[] = [];
