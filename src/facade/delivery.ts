@@ -106,10 +106,10 @@ export class ListenerDelivery {
 		return this.#inFlight > 0 ? this.#tail : undefined;
 	}
 
+	/** Queues a step behind the last one. Only called with a step in flight: when none is, callers run theirs at once. */
 	#step(run: () => Promise<void>): void {
 		this.#inFlight++;
-		const previous = this.#tail;
-		this.#tail = this.#inFlight === 1 || previous === undefined ? run() : previous.then(run);
+		this.#tail = (this.#tail as Promise<void>).then(run);
 	}
 
 	async #listen(event: AgentEvent): Promise<void> {

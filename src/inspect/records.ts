@@ -30,7 +30,7 @@ export interface SnapshotSummary {
 	status: ActorStatus;
 	value?: PreviewJson | undefined;
 	context?: AgentContextSummary | PreviewJson | undefined;
-	/** Child actor ids (`stream`, `tool:call_1`). */
+	/** Child actor ids (`stream`, `tools`). */
 	children?: string[] | undefined;
 	output?: PreviewJson | undefined;
 	error?: PreviewJson | undefined;
@@ -41,7 +41,7 @@ export interface ActorRecord extends RecordBase {
 	type: "@xstate.actor";
 	/** The machine id for machine actors, otherwise the actor id. */
 	name: string;
-	/** The actor's id in its parent (`stream`, `tool:call_1`). */
+	/** The actor's id in its parent (`stream`, `tools`). */
 	actorId: string;
 	parentId?: string | undefined;
 	/** The implementation's name in `setup({ actors })`, when known. */

@@ -20,7 +20,7 @@ export interface AgentMachineSnapshot {
 	readonly status: "active" | "done" | "error" | "stopped";
 	readonly value: AgentStateValue;
 	readonly context: AgentMachineContext;
-	/** The running child actors by id (`stream`, `tool:<toolCallId>`, `preflight`, `compaction`). */
+	/** The running child actors by id (`stream`, `tools`, `compaction`, `steeringPoll`, `followUpPoll`, `stopCheck`). */
 	readonly children: Readonly<Record<string, ChildActorLike | undefined>>;
 	readonly output?: AgentMachineOutput | undefined;
 	/** Why the machine failed, when `status` is "error". */

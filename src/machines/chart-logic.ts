@@ -123,6 +123,9 @@ interface SystemInternals {
 	_relay(source: AnyActorRef | undefined, target: AnyActorRef, event: EventObject): void;
 }
 
+/** How XState names an actor given inline in `invoke` (not in `setup({ actors })`). */
+const INLINE_INVOKE = /^xstate\.invoke\.\d+\./;
+
 const AND_CHECK = (and([]) as unknown as { check: unknown }).check;
 const OR_CHECK = (or([]) as unknown as { check: unknown }).check;
 const NOT_CHECK = (not("never") as unknown as { check: unknown }).check;
@@ -468,7 +471,9 @@ function compile<C>(machine: AnyStateMachine): Chart<C> {
 		if (def.initial.actions.length > 0) throw unsupported("initial actions", where);
 		node.exit = def.exit.map((action) => compileAction<C>(machine, action, where));
 		for (const invoke of def.invoke) {
-			if (typeof invoke.src !== "string") throw unsupported("an inline invoked actor", where);
+			// XState names an inline actor `xstate.invoke.<index>.<state id>` and finds its logic in
+			// the state's config when it starts; this interpreter looks actors up by name only.
+			if (typeof invoke.src !== "string" || (INLINE_INVOKE.test(invoke.src) && !(invoke.src in machine.implementations.actors))) throw unsupported("an inline invoked actor", where);
 			if (invoke.systemId !== undefined || invoke.onSnapshot !== undefined) throw unsupported("invoke with systemId or onSnapshot", where);
 		}
 		for (const [eventType, list] of def.transitions) {

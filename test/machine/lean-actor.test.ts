@@ -360,6 +360,33 @@ describe("a lean root's system", () => {
 		actor.stop();
 	});
 
+	it("tells an inspector what XState's system tells it, record for record, with the same actors named", async () => {
+		const outcomes: string[][] = [];
+		for (const lean of [true, false]) {
+			const logic = logics["chart"] as AnyActorLogic;
+			const actor = (lean ? new LeanActor(logic) : createActor(logic)) as unknown as ActorLike & { sessionId: string };
+			const names = new Map<unknown, string>([[actor, "root"]]);
+			const name = (ref: unknown) => (ref === undefined ? "-" : (names.get(ref) ?? `child:${String((ref as { id?: unknown }).id)}`));
+			const seen: string[] = [];
+			const subscription = actor.system.inspect((record: { type: string; actorRef?: unknown; sourceRef?: unknown; event?: { type: string }; snapshot?: { status: string }; rootId?: unknown }) => {
+				const detail = record.type === "@xstate.snapshot" ? record.snapshot?.status : record.type === "@xstate.actor" ? "" : record.event?.type;
+				seen.push(`${record.type} ${name(record.sourceRef)} → ${name(record.actorRef)} ${detail ?? ""} root:${record.rootId === actor.sessionId}`);
+			});
+			actor.start();
+			actor.send({ type: "ping" });
+			actor.send({ type: "later" });
+			await wait();
+			subscription.unsubscribe();
+			actor.send({ type: "ping" });
+			actor.send({ type: "finish" });
+			outcomes.push(seen);
+		}
+		expect(outcomes[0]).toEqual(outcomes[1]);
+		expect(outcomes[0]).toContain("@xstate.event - → root ping root:true");
+		expect(outcomes[0]).toContain("@xstate.event root → root ping root:true");
+		expect(outcomes[0]).toContain("@xstate.event root → child:crasher xstate.init root:true");
+	});
+
 	it("offers XState's clock and logger, and refuses what it does not keep (system ids)", () => {
 		const system = new LeanActor(logics["echo"] as AnyActorLogic).system as unknown as LeanSystem;
 		expect(typeof system._clock.setTimeout).toBe("function");
