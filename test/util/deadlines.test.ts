@@ -58,6 +58,19 @@ describe("the shared deadline timer", () => {
 		deadlines.clearDeadline(first);
 	});
 
+	it("after one fires, arms for the nearest of the rest, not the last one set", async () => {
+		const { deadlines, armed } = await freshDeadlines();
+		const fired: string[] = [];
+		deadlines.setDeadline(5, () => fired.push("first"));
+		deadlines.setDeadline(30, () => fired.push("second"));
+		const far = deadlines.setDeadline(60_000, () => fired.push("far"));
+		await wait(80);
+		expect(fired).toEqual(["first", "second"]);
+		// Armed for the first, then for the second: never for the far one while the second was pending.
+		expect(armed[1]).toBeLessThanOrEqual(30);
+		deadlines.clearDeadline(far);
+	});
+
 	it("re-arms for the next deadline after the one it was armed for was cleared", async () => {
 		const { deadlines } = await freshDeadlines();
 		const fired: string[] = [];
