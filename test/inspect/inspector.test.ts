@@ -40,6 +40,28 @@ function ofType<T extends InspectionRecord["type"]>(records: InspectionRecord[],
 }
 
 describe("the agent inspector", () => {
+	it("hears the children a run spawned before `agent.actor` was asked for, once the run is handed over", async () => {
+		let release = () => {};
+		let started = () => {};
+		const running = new Promise<void>((resolve) => (started = resolve));
+		const gate = new Promise<void>((resolve) => (release = resolve));
+		const slowClock: AgentTool<typeof params> = { ...clock, execute: async () => (started(), await gate, { content: [{ type: "text", text: "12:00" }], details: {} }) };
+		const scripted = createScriptedModel([{ content: [toolCall("clock", {}, "t1")] }, { content: "It is noon." }], { chunkSize: 4 });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [slowClock] }, streamFn: scripted.streamFn });
+		const done = agent.prompt("What time is it?");
+		await running;
+		// The run started on a lean actor; the batch running the tool is its child.
+		const seen: string[] = [];
+		agent.actor.system.inspect((record) => {
+			if (record.type !== "@xstate.event") return;
+			const source = record.sourceRef as { id?: string } | undefined;
+			seen.push(`${source?.id ?? "-"} ${(record.event as { type: string }).type}`);
+		});
+		release();
+		await done;
+		expect(seen).toContain("tools tool.settled");
+	});
+
 	it("attaches to an agent that is already running and records the whole run", async () => {
 		const agent = toolRunAgent();
 		const inspector = createAgentInspector();
