@@ -454,7 +454,10 @@ function compile<C>(machine: AnyStateMachine): Chart<C> {
 		const domain = nodeOf(domainDef);
 		const targetNode = nodeOf(targetDef);
 		const enter: Node<C>[] = [];
-		for (let node = targetNode.parent; node && node !== domain; node = node.parent) enter.unshift(node);
+		// The target's ancestors below the domain. None when the target is the domain itself (a
+		// transition to its own source without reenter): walking up from it would never meet the
+		// domain and would enter every ancestor up to the root again.
+		if (targetNode !== domain) for (let node = targetNode.parent; node && node !== domain; node = node.parent) enter.unshift(node);
 		if (targetDef !== def.source || def.source !== domainDef || def.reenter) enter.push(targetNode);
 		const leaf = defaultLeaf(targetNode, enter);
 		return { def, guard, actions, target: { domain, exitDomain: def.reenter && def.source === domainDef, enter, leaf } };

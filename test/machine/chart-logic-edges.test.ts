@@ -70,6 +70,7 @@ const edgeMachine = edges.createMachine({
 	// A fixed output, not a function of the context.
 	output: { finished: true },
 	initial: "idle",
+	entry: said("enter root"),
 	exit: said("exit root"),
 	on: { bump: { actions: "bump" }, raise: { actions: "raiseBump" }, end: ".done" },
 	states: {
@@ -83,7 +84,7 @@ const edgeMachine = edges.createMachine({
 			exit: said("exit outer"),
 			initial: "a",
 			invoke: { id: "helper", src: "idle" },
-			on: { toB: ".b", toBAgain: { target: ".b", reenter: true }, up: "idle" },
+			on: { toB: ".b", toBAgain: { target: ".b", reenter: true }, up: "idle", stay: "outer" },
 			states: {
 				a: { entry: said("enter a"), exit: said("exit a") },
 				b: { entry: said("enter b"), exit: said("exit b") },
@@ -134,11 +135,21 @@ describe("chartLogic at its edges", () => {
 		expect(failureOf(chartLogic(spinning))).toMatch(/more than 10,000 microsteps without the chart coming to rest \(in 'spin\.x'\)/);
 	});
 
+	it("rests after an eventless transition that changed nothing, as XState does (it is not taken again)", () => {
+		const quiet = setup({}).createMachine({ id: "quiet", initial: "x", states: { x: { always: { actions: said("once") }, on: { poke: { actions: said("poked") } } } } });
+		const theirs = trace("xstate", quiet, [{ type: "poke" }]);
+		expect(theirs.filter((line) => line.startsWith("emit"))).toHaveLength(3);
+		expect(trace("chart", quiet, [{ type: "poke" }])).toEqual(theirs);
+		expect(trace("lean", quiet, [{ type: "poke" }])).toEqual(theirs);
+	});
+
 	it("takes each edge as XState does: assign's property map, a raise without delay, self and descendant targets, the final state's exits, a fixed output, persisted and stopped snapshots", () => {
 		const scripts: EventObject[][] = [
 			[{ type: "bump" }, { type: "raise" }, { type: "self" }, { type: "selfAgain" }, { type: "down" }, { type: "toB" }, { type: "toBAgain" }, { type: "toB" }, { type: "up" }, { type: "end" }],
 			[{ type: "down" }, { type: "toBAgain" }, { type: "end" }],
 			[{ type: "down" }, { type: "up" }, { type: "raise" }],
+			// To its own source without reenter, from a child and at the top level: no ancestor is entered again.
+			[{ type: "down" }, { type: "toB" }, { type: "stay" }, { type: "stay" }, { type: "up" }, { type: "self" }],
 		];
 		for (const script of scripts) {
 			const theirs = trace("xstate", edgeMachine, script);

@@ -33,7 +33,8 @@ type ToyEvent =
 	| { type: "tick" }
 	| { type: "pong" }
 	| { type: "crash" }
-	| { type: "finish" };
+	| { type: "finish" }
+	| { type: "stay" };
 
 const toy = setup({
 	types: { context: {} as ToyContext, events: {} as ToyEvent, emitted: {} as { type: string; detail?: unknown } },
@@ -124,7 +125,8 @@ const toyMachine = toy.createMachine({
 				},
 				deep: {
 					entry: "note",
-					on: { go: { target: "#toy.a" }, call: { target: "calling" } },
+					// To itself without reenter: nothing is exited or entered (b above it least of all).
+					on: { go: { target: "#toy.a" }, call: { target: "calling" }, stay: { target: "deep", actions: "note" } },
 				},
 				calling: {
 					invoke: {
@@ -142,7 +144,7 @@ const toyMachine = toy.createMachine({
 });
 
 const eventArb: fc.Arbitrary<ToyEvent> = fc.oneof(
-	...(["go", "back", "inc", "again", "ping", "spawn", "kill", "later", "never", "crash", "finish"] as const).map((type) => fc.constant({ type } as ToyEvent)),
+	...(["go", "back", "inc", "again", "ping", "spawn", "kill", "later", "never", "crash", "finish", "stay"] as const).map((type) => fc.constant({ type } as ToyEvent)),
 	fc.boolean().map((fail): ToyEvent => ({ type: "call", fail })),
 );
 
@@ -222,6 +224,7 @@ describe("chartLogic: agentchart's interpreter of an XState chart", () => {
 	it("takes the branches a random run may miss: reentry, a guarded deep entry, a failing call, a crash, the final state", async () => {
 		const script: ToyEvent[] = [
 			{ type: "go" }, // count 0: even and not big → b (count 10 on entry) → shallow → always → deep
+			{ type: "stay" }, // deep to itself without reenter: nothing exited or entered
 			{ type: "go" }, // deep → #toy.a
 			{ type: "inc" }, // 11: odd, big
 			{ type: "go" }, // or(big, even) → b.deep
