@@ -109,7 +109,7 @@ interface Transition<C> {
 	readonly guard: Guard<C> | undefined;
 	readonly actions: Action<C>[];
 	/** Targeted transitions: every active state below `domain` is exited; then these are entered, in order. */
-	readonly target: { domain: Node<C>; exitDomain: boolean; enter: Node<C>[]; leaf: Node<C> } | undefined;
+	readonly target: { domain: Node<C>; enter: Node<C>[]; leaf: Node<C> } | undefined;
 }
 
 interface Chart<C> {
@@ -460,7 +460,8 @@ function compile<C>(machine: AnyStateMachine): Chart<C> {
 		if (targetNode !== domain) for (let node = targetNode.parent; node && node !== domain; node = node.parent) enter.unshift(node);
 		if (targetDef !== def.source || def.source !== domainDef || def.reenter) enter.push(targetNode);
 		const leaf = defaultLeaf(targetNode, enter);
-		return { def, guard, actions, target: { domain, exitDomain: def.reenter && def.source === domainDef, enter, leaf } };
+		// With reenter the domain is a proper ancestor of the source (see domainOf): the source is exited and entered again.
+		return { def, guard, actions, target: { domain, enter, leaf } };
 	};
 	// Initial children first: a transition's entry list follows them down to a leaf.
 	for (const node of byId.values()) {
@@ -533,7 +534,6 @@ function microstep<C>(step: Step<C>, transition: Transition<C>): void {
 	const target = transition.target;
 	if (target) {
 		for (let node: Node<C> | undefined = step.leaf; node && node !== target.domain; node = node.parent) exitNode(step, node);
-		if (target.exitDomain) exitNode(step, target.domain);
 		step.changed = true;
 	}
 	for (const action of transition.actions) action(step);

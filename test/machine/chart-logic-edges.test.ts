@@ -166,6 +166,29 @@ describe("chartLogic at its edges", () => {
 		}
 	});
 
+	it("stops every child when it reaches the final state, those of the states it leaves and the root's, as XState does", () => {
+		const keeper = edges.createMachine({
+			id: "keeper",
+			context: { n: 0, items: [] },
+			initial: "working",
+			invoke: { id: "rootHelper", src: "idle" },
+			states: { working: { invoke: { id: "stateHelper", src: "idle" }, on: { end: "done" } }, done: { type: "final" } },
+		});
+		const outcomes: string[] = [];
+		for (const host of ["xstate", "chart", "lean"] as const) {
+			const logic = chartLogic(keeper);
+			const actor = (host === "xstate" ? createActor(keeper) : host === "chart" ? createActor(logic) : new LeanActor(logic)) as unknown as ReturnType<typeof createActor<AnyStateMachine>>;
+			actor.start();
+			const children = { ...actor.getSnapshot().children } as Record<string, { getSnapshot(): { status: string } }>;
+			actor.send({ type: "end" });
+			const statuses = Object.entries(children).map(([id, child]) => `${id} ${child.getSnapshot().status}`);
+			outcomes.push(`${actor.getSnapshot().status}; listed: ${Object.keys(actor.getSnapshot().children).join(",")}; ${statuses.join(", ")}`);
+		}
+		expect(outcomes[0]).toBe("done; listed: rootHelper; rootHelper stopped, stateHelper stopped");
+		expect(outcomes[1]).toBe(outcomes[0]);
+		expect(outcomes[2]).toBe(outcomes[0]);
+	});
+
 	it("rests after an eventless transition that changed nothing, as XState does (it is not taken again)", () => {
 		const quiet = setup({}).createMachine({ id: "quiet", initial: "x", states: { x: { always: { actions: said("once") }, on: { poke: { actions: said("poked") } } } } });
 		const theirs = trace("xstate", quiet, [{ type: "poke" }]);

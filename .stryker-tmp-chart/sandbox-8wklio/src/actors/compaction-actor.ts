@@ -1,0 +1,63 @@
+// @ts-nocheck
+import { fromPromise } from "xstate";
+import { planCompaction } from "../compaction/cut-point.js";
+import { estimateContextTokens } from "../compaction/estimate.js";
+import { summarizeWithModel } from "../compaction/summarize.js";
+import type { CompactionResult, ConvertToLlm } from "../types/agent.js";
+import type { AgentMessage, CompactionSummaryMessage } from "../types/messages.js";
+import type { Model, SimpleStreamOptions } from "../types/model.js";
+import type { StreamFn } from "../types/stream.js";
+import type { CompactionSettings } from "../compaction/settings.js";
+import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, type CompactionActorInput, type CompactionOutput } from "./compaction-protocol.js";
+
+/**
+ * Compacts a transcript: plans the cut, writes the summary (custom `summarize`, else the
+ * agent's own model), and returns `[summary, ...kept]`. Rejects when there is nothing to
+ * compact or the summariser fails; the machine turns that into `auto_compaction_end` with an
+ * `errorMessage` and leaves the transcript unchanged.
+ */
+export const compactionActor = fromPromise<CompactionOutput, CompactionActorInput>(async ({ input, signal }) => {
+	const combined = input.signal ? AbortSignal.any([signal, input.signal]) : signal;
+	const keepRecentTokens = input.settings.keepRecentTokens ?? DEFAULT_KEEP_RECENT_TOKENS;
+	const reserveTokens = input.settings.reserveTokens ?? DEFAULT_RESERVE_TOKENS;
+	const plan = planCompaction(input.messages, keepRecentTokens);
+	if (!plan) throw new Error("Nothing to compact: the transcript is already within keepRecentTokens");
+	const tokensBefore = estimateContextTokens(input.messages);
+	const summaryInput = {
+		history: plan.history,
+		turnPrefix: plan.turnPrefix,
+		previousSummary: plan.previousSummary,
+		instructions: input.instructions,
+	};
+	const summary = input.settings.summarize
+		? await input.settings.summarize({ messages: plan.history, turnPrefix: plan.turnPrefix, previousSummary: plan.previousSummary, instructions: input.instructions, signal: combined })
+		: await summarizeWithModel(summaryInput, {
+				streamFn: input.streamFn,
+				model: input.model,
+				convertToLlm: input.convertToLlm,
+				reserveTokens,
+				streamOptions: input.streamOptions,
+				signal: combined,
+				idleTimeoutMs: input.idleTimeoutMs,
+			});
+	if (combined.aborted) throw new Error("Compaction aborted");
+	const summaryMessage: CompactionSummaryMessage = {
+		role: "compactionSummary",
+		summary,
+		tokensBefore,
+		messagesDropped: plan.dropped,
+		timestamp: Date.now(),
+	};
+	const messages: AgentMessage[] = [summaryMessage, ...plan.kept];
+	return {
+		messages,
+		result: {
+			summary,
+			tokensBefore,
+			tokensAfter: estimateContextTokens(messages),
+			messagesDropped: plan.dropped,
+			messagesKept: plan.kept.length,
+			splitTurn: plan.turnPrefix.length > 0,
+		},
+	};
+});

@@ -1,0 +1,68 @@
+// @ts-nocheck
+// The stream actor's contract, free of XState types so the package's public declarations
+// (which name these) never pull XState's generic machinery into a consumer's type-check.
+import type { AgentEvent, AnyAgentTool, ConvertToLlm, GetApiKey, TransformContext } from "../types/agent.js";
+import type { ToolCall } from "../types/content.js";
+import type { AgentMessage, AssistantMessage } from "../types/messages.js";
+import type { Model, SimpleStreamOptions } from "../types/model.js";
+import type { StreamFn } from "../types/stream.js";
+import type { RunAbortView } from "../util/run-abort.js";
+
+/**
+ * What the stream actor tells the machine: only what the machine decides on. Every other
+ * stream event (the deltas, block starts and ends) goes straight to listeners through
+ * `relay`, beside the chart: a transition per token would cost more than the token.
+ */
+export type StreamActorEvent =
+	/** The reply began: its (live) partial message. */
+	| { type: "stream.start"; attempt: number; partial: AssistantMessage }
+	/** Streaming tool execution: a tool call finished streaming and may start now. */
+	| { type: "stream.toolcall"; attempt: number; toolCall: ToolCall; partial: AssistantMessage }
+	/** The call ended (done, error, abort, stall, or a broken stream function): the final message. */
+	| { type: "stream.done"; attempt: number; message: AssistantMessage };
+
+/**
+ * What the current call's stream has produced so far, shared with the machine: the machine
+ * reads it when it has to close a reply abruptly (dispose), since it sees no deltas itself.
+ */
+export interface StreamProgress {
+	partial: AssistantMessage | undefined;
+}
+
+/**
+ * Takes a token delta (`message_update`) to its listeners, beside the chart. A consumer that
+ * paces the stream returns what `deliveryPending` would return right after (the delivery still
+ * in progress, if any), saving the stream a second call per delta.
+ */
+export type DeltaSink = (event: AgentEvent) => PromiseLike<void> | undefined | void;
+
+/** The part of the loop configuration one LLM call uses. */
+export interface StreamCallConfig {
+	streamFn: StreamFn;
+	convertToLlm: ConvertToLlm;
+	transformContext?: TransformContext | undefined;
+	getApiKey?: GetApiKey | undefined;
+	abortGraceMs: number;
+	streamIdleTimeoutMs: number;
+	deliveryPending?: (() => PromiseLike<void> | undefined) | undefined;
+	deltaSink?: DeltaSink | undefined;
+}
+
+/** What one LLM call needs. */
+export interface StreamActorInput {
+	attempt: number;
+	model: Model;
+	systemPrompt: string;
+	messages: AgentMessage[];
+	tools: AnyAgentTool[];
+	config: StreamCallConfig;
+	options: SimpleStreamOptions;
+	/** The run's cancellation: the call's controller comes from it, and its abort starts the grace period. */
+	abort: RunAbortView;
+	/** Delivers a `message_update` to the machine's listeners (`actor.on`), beside the chart. */
+	relay: DeltaSink;
+	/** Updated with every event; see {@link StreamProgress}. */
+	progress: StreamProgress;
+	/** Streaming tool execution: report each finished tool call (`stream.toolcall`). */
+	announceToolCalls: boolean;
+}

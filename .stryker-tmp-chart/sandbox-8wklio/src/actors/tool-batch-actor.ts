@@ -1,0 +1,245 @@
+// @ts-nocheck
+import { fromCallback } from "xstate";
+import { ABORTED_BEFORE_RUN, askBeforeToolCall, errorResult, type PreflightOutcome, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
+import type {
+	AfterToolCallHook,
+	AfterToolCallResult,
+	AgentContext,
+	AgentToolCall,
+	AgentToolResult,
+	AnyAgentTool,
+	BeforeToolCallHook,
+} from "../types/agent.js";
+import type { AssistantMessage } from "../types/messages.js";
+import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
+import { describeError } from "../util/describe-error.js";
+import type { ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
+
+function isContentBlock(block: unknown): boolean {
+	if (typeof block !== "object" || block === null) return false;
+	const { type, text, data, mimeType } = block as { type?: unknown; text?: unknown; data?: unknown; mimeType?: unknown };
+	if (type === "text") return typeof text === "string";
+	return type === "image" && typeof data === "string" && typeof mimeType === "string";
+}
+
+/**
+ * What a tool's `execute` resolved with, checked: a result object becomes the call's result; anything
+ * else (`undefined`, a string, `{ text }`) an error result that says what came back, so a
+ * careless tool cannot leave a tool call without a valid result.
+ *
+ * @example
+ * checkToolResult("read", undefined).isError; // true: 'Tool "read" returned undefined instead of ...'
+ */
+export function checkToolResult(toolName: string, value: unknown): ToolOutcome {
+	const result = value as Partial<AgentToolResult<unknown>> | undefined;
+	if (typeof value === "object" && value !== null && Array.isArray(result?.content) && result.content.every(isContentBlock)) {
+		return { result: value as AgentToolResult<unknown>, isError: false };
+	}
+	return errorResult(`Tool "${toolName}" returned ${describeError(value)} instead of a result: execute must resolve to { content: [{ type: "text", text }], details }`);
+}
+
+/** `afterToolCall`'s field-by-field override of a result; its failure is an error result. */
+async function finalize(input: ToolBatchInput, toolCall: AgentToolCall, args: unknown, raw: ToolOutcome, signal: AbortSignal): Promise<ToolOutcome> {
+	if (!input.afterToolCall) return raw;
+	try {
+		const override: AfterToolCallResult | undefined = await input.afterToolCall(
+			{ assistantMessage: input.assistantMessage, toolCall, args, result: raw.result, isError: raw.isError, context: input.context },
+			signal,
+		);
+		if (!override) return raw;
+		if (override.content !== undefined && !(Array.isArray(override.content) && override.content.every(isContentBlock))) {
+			return errorResult(`afterToolCall returned content that is not a list of text and image blocks: ${describeError(override.content)}`);
+		}
+		const result: AgentToolResult<unknown> = {
+			content: override.content ?? raw.result.content,
+			details: "details" in override ? override.details : raw.result.details,
+		};
+		const terminate = override.terminate ?? raw.result.terminate;
+		if (terminate !== undefined) result.terminate = terminate;
+		return { result, isError: override.isError ?? raw.isError };
+	} catch (error) {
+		return errorResult(describeError(error));
+	}
+}
+
+/** One call in flight: its own abort (timeout, cancel) and its deadline, if it has one. */
+interface CallInFlight {
+	readonly toolCall: AgentToolCall;
+	readonly controller: AbortController;
+	deadline: Deadline | undefined;
+	timeoutMs: number;
+}
+
+/**
+ * The running batch behind {@link toolBatchActor}. A class, not closures in the actor's
+ * callback: a thousand agents in the middle of a tool call each hold one, and its methods are
+ * shared.
+ */
+class ToolBatchRun {
+	#stopped = false;
+	readonly #inFlight = new Map<string, CallInFlight>();
+	readonly #removeAbortHook: () => void;
+
+	constructor(
+		readonly input: ToolBatchInput,
+		readonly sendBack: (event: ToolBatchEvent) => void,
+	) {
+		this.#removeAbortHook = input.abort.onAbort(() => this.#abortAll());
+	}
+
+	#abortAll(): void {
+		const reason = this.input.abort.signal.reason;
+		for (const call of this.#inFlight.values()) call.controller.abort(reason);
+	}
+
+	#begin(toolCall: AgentToolCall): CallInFlight {
+		const call: CallInFlight = { toolCall, controller: new AbortController(), deadline: undefined, timeoutMs: 0 };
+		const runSignal = this.input.abort.signal;
+		if (runSignal.aborted) call.controller.abort(runSignal.reason);
+		this.#inFlight.set(toolCall.id, call);
+		return call;
+	}
+
+	/** The timeout runs from the start of execution: `beforeToolCall` may wait for a person. */
+	#startClock(tool: AnyAgentTool, call: CallInFlight): void {
+		call.timeoutMs = tool.timeoutMs ?? this.input.timeoutMs;
+		if (call.timeoutMs <= 0) return;
+		call.deadline = setDeadline(call.timeoutMs, () => this.#expire(call));
+	}
+
+	#expire(call: CallInFlight): void {
+		const id = call.toolCall.id;
+		if (this.#inFlight.get(id) !== call) return;
+		this.#inFlight.delete(id);
+		call.controller.abort(new Error(`timed out after ${call.timeoutMs} ms`));
+		this.sendBack({ type: "tool.timeout", toolCallId: id, timeoutMs: call.timeoutMs });
+	}
+
+	#stopClock(call: CallInFlight): void {
+		clearDeadline(call.deadline);
+		call.deadline = undefined;
+	}
+
+	/** Reports for a call still in flight (not timed out, cancelled or stopped). */
+	#report(call: CallInFlight, event: ToolBatchEvent, done: boolean): void {
+		const id = call.toolCall.id;
+		if (this.#stopped || this.#inFlight.get(id) !== call) return;
+		if (done) {
+			this.#inFlight.delete(id);
+			this.#stopClock(call);
+		}
+		this.sendBack(event);
+	}
+
+	#settle(call: CallInFlight, outcome: ToolOutcome): void {
+		this.#report(call, { type: "tool.settled", toolCallId: call.toolCall.id, outcome }, true);
+	}
+
+	#failed(call: CallInFlight, error: unknown): void {
+		this.#settle(call, errorResult(`Tool "${call.toolCall.name}" failed: ${describeError(error)}`));
+	}
+
+	/** Every path reports; this is the guarantee that a call always settles, whatever throws. */
+	#guard(call: CallInFlight, work: Promise<void>): void {
+		work.catch((error: unknown) => this.#failed(call, error));
+	}
+
+	async #preflight(call: CallInFlight, prepared: PreflightOutcome): Promise<PreflightOutcome> {
+		const { beforeToolCall, assistantMessage, context } = this.input;
+		if (!beforeToolCall) return prepared;
+		return askBeforeToolCall(prepared, { toolCall: call.toolCall, assistantMessage, context, beforeToolCall, signal: call.controller.signal });
+	}
+
+	async #execute(call: CallInFlight, args: unknown): Promise<void> {
+		// Every path reports, whatever throws (a call must always settle).
+		try {
+			const { toolCall, controller } = call;
+			const tool = this.input.tools.find((candidate) => candidate.name === toolCall.name);
+			if (!tool) return this.#settle(call, errorResult(`Tool ${toolCall.name} not found`));
+			if (this.#inFlight.get(toolCall.id) !== call) return;
+			// Streaming mode asks beforeToolCall here, then runs the call: an abort while the hook
+			// decided must not let a tool that never checks its signal run after all.
+			if (controller.signal.aborted) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));
+			this.#startClock(tool, call);
+			const onUpdate = (partialResult: AgentToolResult<unknown>) =>
+				this.#report(call, { type: "tool.update", toolCallId: toolCall.id, partialResult }, false);
+			let raw: ToolOutcome;
+			try {
+				const value: unknown = await tool.execute(toolCall.id, args as Parameters<AnyAgentTool["execute"]>[1], controller.signal, onUpdate);
+				raw = checkToolResult(toolCall.name, value);
+			} catch (error) {
+				raw = errorResult(describeError(error));
+			}
+			// A call that timed out or was cancelled already has its result: afterToolCall would be
+			// asked about an outcome nobody records, and its answer dropped.
+			if (this.#stopped || this.#inFlight.get(toolCall.id) !== call) return;
+			// The time limit is the tool's: afterToolCall may wait (for a person, say) as beforeToolCall may.
+			this.#stopClock(call);
+			this.#settle(call, await finalize(this.input, toolCall, args, raw, controller.signal));
+		} catch (error) {
+			this.#failed(call, error);
+		}
+	}
+
+	receive(command: ToolBatchCommand): void {
+		if (this.#stopped) return;
+		switch (command.type) {
+			case "preflight": {
+				const call = this.#begin(command.toolCall);
+				const work = this.#preflight(call, { kind: "prepared", args: command.args }).then((decided) => {
+					const event: ToolBatchEvent =
+						decided.kind === "prepared"
+							? { type: "tool.prepared", toolCallId: command.toolCall.id, args: decided.args }
+							: { type: "tool.settled", toolCallId: command.toolCall.id, outcome: decided.outcome };
+					this.#report(call, event, true);
+				});
+				this.#guard(call, work);
+				return;
+			}
+			case "execute":
+				void this.#execute(this.#begin(command.toolCall), command.args);
+				return;
+			case "preflight-and-execute": {
+				const call = this.#begin(command.toolCall);
+				const tool = this.input.tools.find((candidate) => candidate.name === command.toolCall.name);
+				const work = this.#preflight(call, prepareToolCall(tool, command.toolCall)).then((decided) =>
+					decided.kind === "prepared" ? this.#execute(call, decided.args) : this.#settle(call, decided.outcome),
+				);
+				this.#guard(call, work);
+				return;
+			}
+			case "cancel": {
+				const call = this.#inFlight.get(command.toolCallId);
+				if (!call) return;
+				this.#inFlight.delete(command.toolCallId);
+				this.#stopClock(call);
+				call.controller.abort(new Error("cancelled"));
+				return;
+			}
+		}
+	}
+
+	stop(): void {
+		this.#stopped = true;
+		this.#removeAbortHook();
+		for (const call of this.#inFlight.values()) this.#stopClock(call);
+		this.#abortAll();
+		this.#inFlight.clear();
+	}
+}
+
+/**
+ * The tool calls of one assistant message, as one actor: the machine decides which call is
+ * prepared or run when (`preflight`, `execute`, `preflight-and-execute`, `cancel`); this actor
+ * runs them and reports each outcome once. One actor per batch rather than per call: a call
+ * only gets its own `AbortController` (so a timeout or a failing sibling can stop it alone) and
+ * a deadline on the shared timer (`util/deadlines.ts`). Aborting the run aborts every call; a
+ * call reported as timed out or cancelled reports nothing more (its late result is not shown
+ * to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored. A
+ * call's clock runs while its tool executes, not while the hooks decide.
+ */
+export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ input, sendBack, receive }) => {
+	const batch = new ToolBatchRun(input, sendBack as (event: ToolBatchEvent) => void);
+	receive((command) => batch.receive(command));
+	return () => batch.stop();
+});

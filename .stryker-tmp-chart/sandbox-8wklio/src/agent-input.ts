@@ -1,0 +1,98 @@
+/**
+ * Checks of what callers hand the Agent, at the API boundary: a message that is not a message
+ * would otherwise enter the transcript and break every later request (`Cannot read properties
+ * of null (reading 'role')` on each call, for good). Each check throws a `TypeError` that names
+ * the argument and says what was expected; nothing has been queued or recorded by then.
+ */
+// @ts-nocheck
+
+import type { ImageContent } from "./types/content.js";
+import type { AgentMessage } from "./types/messages.js";
+import { describeError } from "./util/describe-error.js";
+
+function shown(value: unknown): string {
+	if (value === undefined) return "undefined";
+	if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+	return describeError(value).slice(0, 120);
+}
+
+function assertImage(value: unknown, argument: string): asserts value is ImageContent {
+	const image = value as Partial<ImageContent> | null;
+	if (typeof value !== "object" || image === null || image.type !== "image") {
+		throw new TypeError(`${argument}: expected an image block { type: "image", data, mimeType }, got ${shown(value)}`);
+	}
+	if (typeof image.data !== "string" || image.data === "") throw new TypeError(`${argument}.data: expected base64 image data (a non-empty string)`);
+	if (typeof image.mimeType !== "string" || !/^image\/[\w.+-]+$/.test(image.mimeType)) {
+		throw new TypeError(`${argument}.mimeType: expected an image MIME type such as "image/png", got ${shown(image.mimeType)}`);
+	}
+}
+
+function assertUserContent(content: unknown, argument: string): void {
+	if (typeof content === "string") return;
+	if (!Array.isArray(content)) throw new TypeError(`${argument}.content: expected a string or a list of text and image blocks, got ${shown(content)}`);
+	content.forEach((block: unknown, index) => {
+		const at = `${argument}.content[${index}]`;
+		const typed = block as { type?: unknown; text?: unknown } | null;
+		if (typeof block === "object" && typed !== null && typed.type === "text") {
+			if (typeof typed.text !== "string") throw new TypeError(`${at}.text: expected a string, got ${shown(typed.text)}`);
+			return;
+		}
+		assertImage(block, at);
+	});
+}
+
+/**
+ * Throws a `TypeError` unless `value` is a transcript entry: an object with a `role`; a user
+ * message's content must be text or text and image blocks.
+ *
+ * @example
+ * assertAgentMessage(null, "steer(message)"); // TypeError: steer(message): expected a message ...
+ */
+export function assertAgentMessage(value: unknown, argument: string): asserts value is AgentMessage {
+	const message = value as { role?: unknown; content?: unknown } | null;
+	if (typeof value !== "object" || message === null || Array.isArray(value)) {
+		throw new TypeError(`${argument}: expected a message object such as { role: "user", content: "...", timestamp: Date.now() }, got ${shown(value)}`);
+	}
+	if (typeof message.role !== "string" || message.role === "") {
+		throw new TypeError(`${argument}.role: expected a role ("user", "assistant", "toolResult" or a custom one), got ${shown(message.role)}`);
+	}
+	if (message.role === "user") assertUserContent(message.content, argument);
+}
+
+/**
+ * Throws a `TypeError` unless `value` is a list of transcript entries.
+ *
+ * @example
+ * assertTranscript(saved, "state.messages");
+ */
+export function assertTranscript(value: unknown, argument: string): asserts value is AgentMessage[] {
+	if (!Array.isArray(value)) throw new TypeError(`${argument}: expected a list of messages, got ${shown(value)}`);
+	value.forEach((message: unknown, index) => assertAgentMessage(message, `${argument}[${index}]`));
+}
+
+/**
+ * What `prompt()` was given, as messages: a string (plus optional images) becomes a user
+ * message; a message or a list of messages is checked and taken as it is.
+ *
+ * @example
+ * promptMessages("Describe this", [{ type: "image", data, mimeType: "image/png" }]);
+ */
+export function promptMessages(input: unknown, images: unknown): AgentMessage[] {
+	if (typeof input === "string") {
+		if (images !== undefined && !Array.isArray(images)) throw new TypeError(`prompt(text, images): expected images to be a list of image blocks, got ${shown(images)}`);
+		const list: unknown[] = images ?? [];
+		list.forEach((image, index) => assertImage(image, `prompt(text, images)[${index}]`));
+		const content: ({ type: "text"; text: string } | ImageContent)[] = [{ type: "text", text: input }, ...(list as ImageContent[])];
+		return [{ role: "user", content, timestamp: Date.now() }];
+	}
+	if (images !== undefined) throw new TypeError("prompt(message, images): images go with a text prompt, prompt(text, images)");
+	if (Array.isArray(input)) {
+		input.forEach((message: unknown, index) => assertAgentMessage(message, `prompt(messages)[${index}]`));
+		return input as AgentMessage[];
+	}
+	if (typeof input !== "object" || input === null) {
+		throw new TypeError(`prompt(input): expected a text, a message or a list of messages, got ${shown(input)}`);
+	}
+	assertAgentMessage(input, "prompt(message)");
+	return [input];
+}

@@ -1,0 +1,811 @@
+// @ts-nocheck
+import { type Actor, type Snapshot, createActor } from "xstate";
+import { assertAgentMessage, assertTranscript, promptMessages } from "./agent-input.js";
+import { MutableAgentState } from "./facade/agent-state.js";
+import { type AgentListener, ListenerDelivery } from "./facade/delivery.js";
+import type { AgentActor } from "./machines/agent-actor.js";
+import { agentMachine } from "./machines/agent-machine.js";
+import { agentLogic } from "./machines/agent-logic.js";
+import { type HandOverTarget, LeanActor } from "./machines/lean-actor.js";
+import { acceptDeltaTaps, type DeltaTap, emitterOf, eventsWaitingIn, othersListenOn } from "./machines/relay.js";
+import { continueRefusal } from "./machines/continue-rules.js";
+import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
+import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery } from "./machines/types.js";
+import { assertValidTools } from "./tools/tool-schema.js";
+import type {
+	AfterToolCallHook,
+	AgentEvent,
+	AgentState,
+	BeforeToolCallHook,
+	CompactionResult,
+	ConvertToLlm,
+	GetApiKey,
+	QueueMode,
+	ToolExecutionMode,
+	TransformContext,
+} from "./types/agent.js";
+import type { ImageContent } from "./types/content.js";
+import type { AgentMessage } from "./types/messages.js";
+import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
+import type { StreamFn } from "./types/stream.js";
+
+export type { AgentListener } from "./facade/delivery.js";
+
+/** Options of {@link Agent}: pi 0.73.1's, plus agentchart's own (marked "agentchart"). */
+export interface AgentOptions {
+	/** Initial transcript, tools, model, system prompt and thinking level. */
+	initialState?: Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">> | undefined;
+	convertToLlm?: ConvertToLlm | undefined;
+	transformContext?: TransformContext | undefined;
+	/** Default: pi-ai's `streamSimple` when `@mariozechner/pi-ai` is installed (as in pi). */
+	streamFn?: StreamFn | undefined;
+	getApiKey?: GetApiKey | undefined;
+	onPayload?: SimpleStreamOptions["onPayload"] | undefined;
+	onResponse?: SimpleStreamOptions["onResponse"] | undefined;
+	beforeToolCall?: BeforeToolCallHook | undefined;
+	afterToolCall?: AfterToolCallHook | undefined;
+	steeringMode?: QueueMode | undefined;
+	followUpMode?: QueueMode | undefined;
+	sessionId?: string | undefined;
+	thinkingBudgets?: ThinkingBudgets | undefined;
+	transport?: Transport | undefined;
+	maxRetryDelayMs?: number | undefined;
+	toolExecution?: ToolExecutionMode | undefined;
+	/** agentchart: default tool timeout in ms (default 180000; 0 disables). */
+	toolTimeoutMs?: number | undefined;
+	/** agentchart: compaction settings (off by default). */
+	compaction?: CompactionSettings | undefined;
+	/** agentchart: request timeout passed to the provider (`timeoutMs` of every stream call). */
+	timeoutMs?: number | undefined;
+	/** agentchart: the provider's retries for transient failures (`maxRetries` of every stream call). */
+	maxRetries?: number | undefined;
+	/** agentchart: a call whose stream is silent this long (ms) ends as an error that says it stalled (default 120000; 0 disables). */
+	streamIdleTimeoutMs?: number | undefined;
+	/** agentchart: after abort(), how long (ms) running tools may take to stop before they are given up on; after dispose(), how long a listener may hold the run's last events (default 5000; 0 waits). */
+	toolAbortGraceMs?: number | undefined;
+	/** agentchart, opt-in: resume a reply cut off by the output token limit, at most `maxAttempts` times in a row. */
+	outputLimitRecovery?: OutputLimitRecovery | undefined;
+	/**
+	 * agentchart: what runs the chart. `"agentchart"` (default): agentchart's own interpreter of
+	 * the XState chart, several times cheaper per step; `"xstate"`: XState's interpreter
+	 * (`createActor(agentMachine)`). Both run the same chart, guards and actions with the same
+	 * event order; `agent.actor` is an XState actor either way.
+	 */
+	interpreter?: ChartInterpreter | undefined;
+}
+
+/** What runs an agent's chart: agentchart's interpreter (default) or XState's. */
+export type ChartInterpreter = "agentchart" | "xstate";
+
+let environmentInterpreter: ChartInterpreter | undefined;
+
+/** `AGENTCHART_INTERPRETER`, read once: reading `process.env` costs a system call each time. */
+function defaultInterpreter(): ChartInterpreter {
+	environmentInterpreter ??= process.env["AGENTCHART_INTERPRETER"] === "xstate" ? "xstate" : "agentchart";
+	return environmentInterpreter;
+}
+
+type MachineActor = Actor<typeof agentLogic>;
+
+/** An idle agent's delta taps: none, shared, so an agent without a machine holds no set of its own. */
+const NO_TAPS: ReadonlySet<DeltaTap> = new Set();
+
+const ALREADY_PROMPTING = "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
+const ALREADY_CONTINUING = "Agent is already processing. Wait for completion before continuing.";
+const ALREADY_RESETTING = "Agent is already processing. Wait for completion before resetting.";
+const ALREADY_COMPACTING = "Agent is already processing. Wait for completion before compacting.";
+const DISPOSED = "Agent has been disposed: create a new Agent to run again.";
+
+/** Given to listeners of events outside any run; never aborts. */
+const IDLE_SIGNAL = new AbortController().signal;
+
+/** The run in progress: what `waitForIdle()` waits for, and how the machine's part of it ends. */
+interface ActiveRun {
+	promise: Promise<void>;
+	resolve: () => void;
+	/** The run's abort signal, once `agent_start` (or a manual compaction's start) was delivered. */
+	signal: AbortSignal | undefined;
+	/** Settles when the machine's run is over and its last event was delivered. */
+	machineDone: Promise<void>;
+	endMachine: () => void;
+	/** A manual compaction's outcome. */
+	compaction?: { resolve: (result: CompactionResult) => void; reject: (error: Error) => void } | undefined;
+}
+
+/**
+ * An LLM agent: a drop-in replacement for pi-agent-core 0.73.1's `Agent`, run by the
+ * agentchart statechart.
+ *
+ * Listeners are awaited one at a time, in subscription order, and each sees `agent.state`
+ * already updated for its event; the loop does not take its next decision (call the model,
+ * run tools, take queued messages) until they have settled. An idle agent is plain data: the
+ * machine runs while a run does (or for as long as `agent.actor` is in use).
+ *
+ * @example
+ * const agent = new Agent({ initialState: { model, systemPrompt: "Be brief.", tools }, streamFn });
+ * agent.subscribe((event) => {
+ *   if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") {
+ *     process.stdout.write(event.assistantMessageEvent.delta);
+ *   }
+ * });
+ * await agent.prompt("What is 2 + 2?");
+ */
+export class Agent {
+	convertToLlm: ConvertToLlm;
+	transformContext: TransformContext | undefined;
+	streamFn: StreamFn;
+	getApiKey: GetApiKey | undefined;
+	onPayload: SimpleStreamOptions["onPayload"] | undefined;
+	onResponse: SimpleStreamOptions["onResponse"] | undefined;
+	beforeToolCall: BeforeToolCallHook | undefined;
+	afterToolCall: AfterToolCallHook | undefined;
+	sessionId: string | undefined;
+	thinkingBudgets: ThinkingBudgets | undefined;
+	transport: Transport;
+	maxRetryDelayMs: number | undefined;
+	toolExecution: ToolExecutionMode;
+	/** agentchart: default tool timeout in ms (0 disables). */
+	toolTimeoutMs: number;
+	/** agentchart: compaction settings. */
+	compaction: CompactionSettings | undefined;
+	/** agentchart: request timeout passed to the provider. */
+	timeoutMs: number | undefined;
+	/** agentchart: the provider's retries for transient failures. */
+	maxRetries: number | undefined;
+	/** agentchart: stall timeout of a call's stream in ms (0 disables). */
+	streamIdleTimeoutMs: number;
+	/** agentchart: how long running tools may take to stop after an abort, in ms (0 waits). */
+	toolAbortGraceMs: number;
+	/** agentchart: resume turns after the output token limit (off when undefined). */
+	outputLimitRecovery: OutputLimitRecovery | undefined;
+	/** agentchart: what runs the chart (see {@link AgentOptions.interpreter}); read when a machine starts. */
+	interpreter: ChartInterpreter;
+
+	readonly #state: MutableAgentState;
+	readonly #delivery: ListenerDelivery;
+	/** Queued messages while no machine runs; the machine's context holds them while one does. */
+	#steering: AgentMessage[] = [];
+	#followUps: AgentMessage[] = [];
+	#steeringMode: QueueMode;
+	#followUpMode: QueueMode;
+	#machine: MachineActor | undefined;
+	/** The machine whose queues and modes the agent took back (see #takeBackQueues). */
+	#queuesTakenFrom: MachineActor | undefined;
+	/** True once `agent.actor` was asked for: the machine then outlives runs (listeners may be attached to it). */
+	#pinned = false;
+	/** The inspector's delta counters on the current machine (see `tapDeltas`); usually none. */
+	#deltaTaps: ReadonlySet<DeltaTap> = NO_TAPS;
+	#run: ActiveRun | undefined;
+	#disposed = false;
+	/** The machine's `deliveryPending`: made once, not per run. */
+	readonly #deliveryPending = (): PromiseLike<void> | undefined => this.#delivery.pending();
+	/**
+	 * The machine's `deltaSink`. Deltas skip the machine's emitter unless someone else listens on
+	 * it (`agent.actor.on(...)`); what it returns is the delivery the stream then waits for.
+	 */
+	readonly #deltaSink = (event: AgentEvent): PromiseLike<void> | undefined => {
+		let pending: PromiseLike<void> | undefined;
+		const machine = this.#machine;
+		if (this.#pinned && machine && othersListenOn(machine)) {
+			emitterOf(machine)(event);
+			pending = this.#delivery.pending();
+		} else pending = this.#delivery.event(event);
+		const taps = this.#deltaTaps;
+		if (taps.size !== 0) for (const tap of taps) tap(event);
+		return pending;
+	};
+
+	constructor(options: AgentOptions = {}) {
+		const initial = options.initialState ?? {};
+		if (initial.tools) assertValidTools(initial.tools);
+		if (initial.messages) assertTranscript(initial.messages, "initialState.messages");
+		this.#state = new MutableAgentState(
+			initial.systemPrompt ?? "",
+			initial.model ?? defaultModel(),
+			initial.thinkingLevel ?? "off",
+			initial.tools ? [...initial.tools] : [],
+			initial.messages ? [...initial.messages] : [],
+		);
+		const defaults = defaultLoopConfig();
+		this.convertToLlm = options.convertToLlm ?? defaults.convertToLlm;
+		this.transformContext = options.transformContext;
+		this.streamFn = options.streamFn ?? defaults.streamFn;
+		this.getApiKey = options.getApiKey;
+		this.onPayload = options.onPayload;
+		this.onResponse = options.onResponse;
+		this.beforeToolCall = options.beforeToolCall;
+		this.afterToolCall = options.afterToolCall;
+		this.sessionId = options.sessionId;
+		this.thinkingBudgets = options.thinkingBudgets;
+		this.transport = options.transport ?? "auto";
+		this.maxRetryDelayMs = options.maxRetryDelayMs;
+		this.toolExecution = options.toolExecution ?? "parallel";
+		this.toolTimeoutMs = options.toolTimeoutMs ?? defaults.toolTimeoutMs;
+		this.compaction = options.compaction;
+		this.timeoutMs = options.timeoutMs;
+		this.maxRetries = options.maxRetries;
+		this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? defaults.streamIdleTimeoutMs;
+		this.toolAbortGraceMs = options.toolAbortGraceMs ?? defaults.toolAbortGraceMs;
+		this.outputLimitRecovery = options.outputLimitRecovery;
+		this.interpreter = options.interpreter ?? defaultInterpreter();
+		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
+		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
+		this.#delivery = new ListenerDelivery(
+			{
+				reduce: (event) => this.#reduce(event),
+				listenerFailed: (message) => this.#listenerFailed(message),
+				delivered: (event, delivery) => this.#delivered(event, delivery),
+			},
+			IDLE_SIGNAL,
+			this.#state,
+		);
+	}
+
+	/**
+	 * Adds a listener; returns a function that removes it. Listeners receive the run's abort
+	 * signal.
+	 *
+	 * @example
+	 * const unsubscribe = agent.subscribe(async (event) => { if (event.type === "agent_end") await save(); });
+	 */
+	subscribe(listener: AgentListener): () => void {
+		this.#delivery.listeners.add(listener);
+		return () => this.#delivery.listeners.delete(listener);
+	}
+
+	/**
+	 * The agent's state. `tools` and `messages` copy on assignment; the runtime fields are
+	 * read-only.
+	 *
+	 * @example
+	 * agent.state.messages = []; // replaces the transcript (a copy)
+	 * agent.state.isStreaming; // true while a run is in progress
+	 */
+	get state(): AgentState {
+		return this.#state;
+	}
+
+	/**
+	 * The agent's statechart actor, for inspection and embedding (started on first use; from
+	 * then on it stays, so listeners and inspectors attached to it see every run).
+	 *
+	 * @example
+	 * createAgentInspector().attach(agent.actor);
+	 * agent.actor.getSnapshot().value; // "idle"
+	 */
+	get actor(): AgentActor {
+		this.#pinned = true;
+		const machine = this.#machine;
+		// A run nobody was watching runs on a lean actor; from now on it is XState's.
+		if (machine instanceof LeanActor) this.#handOver(machine);
+		// XState types a state value's map as possibly undefined per key; the chart's never are.
+		return this.#ensureMachine() as unknown as AgentActor;
+	}
+
+	/** Steering queue mode. @example agent.steeringMode = "all"; */
+	get steeringMode(): QueueMode {
+		return this.#queues().steeringMode;
+	}
+	set steeringMode(mode: QueueMode) {
+		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
+		const machine = this.#commandableMachine();
+		this.#steeringMode = mode;
+		machine?.send({ type: "queue.mode", queue: "steering", mode });
+	}
+
+	/** Follow-up queue mode. @example agent.followUpMode = "all"; */
+	get followUpMode(): QueueMode {
+		return this.#queues().followUpMode;
+	}
+	set followUpMode(mode: QueueMode) {
+		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
+		const machine = this.#commandableMachine();
+		this.#followUpMode = mode;
+		machine?.send({ type: "queue.mode", queue: "followUp", mode });
+	}
+
+	/**
+	 * Queues a message for the running agent: delivered after the current turn (its tool
+	 * calls finish first), or at the start of the next run.
+	 *
+	 * @example
+	 * agent.steer({ role: "user", content: "Use metric units.", timestamp: Date.now() });
+	 */
+	steer(message: AgentMessage): void {
+		this.#assertUsable();
+		assertAgentMessage(message, "steer(message)");
+		if (this.#machine) this.#machine.send({ type: "steer", message });
+		else this.#steering.push(message);
+	}
+
+	/**
+	 * Queues a message for when the agent would otherwise stop.
+	 *
+	 * @example
+	 * agent.followUp({ role: "user", content: "Now summarise.", timestamp: Date.now() });
+	 */
+	followUp(message: AgentMessage): void {
+		this.#assertUsable();
+		assertAgentMessage(message, "followUp(message)");
+		if (this.#machine) this.#machine.send({ type: "followUp", message });
+		else this.#followUps.push(message);
+	}
+
+	/** @example agent.clearSteeringQueue(); */
+	clearSteeringQueue(): void {
+		const machine = this.#commandableMachine();
+		this.#steering = [];
+		machine?.send({ type: "queue.clear", queue: "steering" });
+	}
+
+	/** @example agent.clearFollowUpQueue(); */
+	clearFollowUpQueue(): void {
+		const machine = this.#commandableMachine();
+		this.#followUps = [];
+		machine?.send({ type: "queue.clear", queue: "followUp" });
+	}
+
+	/** @example agent.clearAllQueues(); */
+	clearAllQueues(): void {
+		this.clearSteeringQueue();
+		this.clearFollowUpQueue();
+	}
+
+	/** @example if (agent.hasQueuedMessages()) await agent.continue(); */
+	hasQueuedMessages(): boolean {
+		const { steering, followUps } = this.#queues();
+		return steering.length > 0 || followUps.length > 0;
+	}
+
+	/**
+	 * The abort signal of the run in progress (undefined when idle).
+	 *
+	 * @example
+	 * await fetch(url, { signal: agent.signal });
+	 */
+	get signal(): AbortSignal | undefined {
+		return this.#run?.signal;
+	}
+
+	/**
+	 * Aborts the run in progress (no-op when idle). A streaming reply ends with stopReason
+	 * "aborted" and keeps its partial content; running tools see the aborted signal and their
+	 * results are recorded; no further LLM call is made; queued messages stay queued.
+	 *
+	 * @example
+	 * setTimeout(() => agent.abort(), 5000);
+	 */
+	abort(): void {
+		const machine = this.#machine;
+		if (!this.#run || this.#disposed || !machine) return;
+		machine.send({ type: "abort" });
+		// Called from a listener, the machine takes `abort` only after the step that called it;
+		// pi's signal is aborted on the spot, so the run's is too (the chart's abortRun then finds
+		// it aborted and does the rest: it decides, the signal only tells tools and the provider).
+		if (eventsWaitingIn<AgentMachineCommand>(machine).some((event) => event.type === "abort")) {
+			machine.getSnapshot().context.run?.controller.abort();
+		}
+	}
+
+	/**
+	 * Resolves when no run is in progress (after the `agent_end` listeners settled).
+	 *
+	 * @example
+	 * agent.followUp(message); await agent.waitForIdle();
+	 */
+	waitForIdle(): Promise<void> {
+		return this.#run?.promise ?? Promise.resolve();
+	}
+
+	/**
+	 * Clears the transcript, runtime state and queues. Throws while a run is in progress.
+	 *
+	 * @example
+	 * await agent.waitForIdle(); agent.reset();
+	 */
+	reset(): void {
+		this.#assertUsable();
+		if (this.#run) throw new Error(ALREADY_RESETTING);
+		this.#state.messages = [];
+		this.#state.settle();
+		this.#state.errorMessage = undefined;
+		this.#steering = [];
+		this.#followUps = [];
+		this.#machine?.send({ type: "reset" });
+	}
+
+	/**
+	 * Starts a run with a user message (text and optional images), a message, or messages.
+	 * Resolves when the run has ended and its `agent_end` listeners have settled.
+	 *
+	 * @example
+	 * await agent.prompt("Describe this picture", [{ type: "image", data, mimeType: "image/png" }]);
+	 */
+	prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
+	prompt(input: string, images?: ImageContent[]): Promise<void>;
+	async prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<void> {
+		this.#assertUsable();
+		if (this.#run) throw new Error(ALREADY_PROMPTING);
+		const messages = promptMessages(input, images);
+		await this.#runMachine({ type: "prompt", messages });
+	}
+
+	/**
+	 * Continues from the current transcript: from a user or tool result tail, calls the model;
+	 * from an assistant tail, runs queued steering (else follow-up) messages.
+	 *
+	 * @example
+	 * agent.state.messages = savedMessages; await agent.continue();
+	 */
+	async continue(): Promise<void> {
+		this.#assertUsable();
+		if (this.#run) throw new Error(ALREADY_CONTINUING);
+		const refusal = continueRefusal(this.#state.messages, this.hasQueuedMessages());
+		if (refusal) throw new Error(refusal);
+		await this.#runMachine({ type: "continue" });
+	}
+
+	/**
+	 * agentchart: compacts the transcript now (idle only): older messages are replaced by a
+	 * structured summary, recent ones (`keepRecentTokens`) kept. Resolves with what was done;
+	 * rejects when there is nothing to compact, the summariser fails, or `abort()` is called.
+	 *
+	 * @example
+	 * const result = await agent.compact("Keep the file paths");
+	 * console.log(result.tokensBefore, "→", result.tokensAfter);
+	 */
+	async compact(instructions?: string): Promise<CompactionResult> {
+		this.#assertUsable();
+		if (this.#run) throw new Error(ALREADY_COMPACTING);
+		const run = this.#startRun();
+		const result = new Promise<CompactionResult>((resolve, reject) => {
+			run.compaction = { resolve, reject };
+		});
+		this.#start({ type: "compact", instructions });
+		try {
+			return await result;
+		} finally {
+			await run.machineDone;
+			this.#finishRun();
+		}
+	}
+
+	/**
+	 * agentchart: aborts any run, stops the machine and its children. Later calls to `prompt`,
+	 * `continue`, `steer`, `followUp` and `reset` throw; the queues can still be read and
+	 * cleared and the queue modes set (the agent keeps them from here on). A run in progress settles once its last
+	 * events reached the listeners, or after `toolAbortGraceMs` if a listener still holds them.
+	 *
+	 * @example
+	 * agent.dispose();
+	 */
+	dispose(): void {
+		if (this.#disposed) return;
+		this.#disposed = true;
+		// With a run in progress the machine closes it (agent_end, or auto_compaction_end for a
+		// manual compaction) and delivery finishes it; otherwise nothing is left to wait for.
+		this.#machine?.send({ type: "dispose" });
+		if (!this.#run) this.#releaseMachine(true);
+		else this.#settleWithinGrace(this.#run);
+	}
+
+	/**
+	 * A listener that never returns would hold a disposed agent's `prompt()` for ever: the run
+	 * waits for its last events to be delivered at most `toolAbortGraceMs` (0: as long as it
+	 * takes). Events still queued reach the listeners if the one holding them ever returns.
+	 */
+	#settleWithinGrace(run: ActiveRun): void {
+		const grace = this.toolAbortGraceMs;
+		if (grace <= 0) return;
+		const timer = setTimeout(() => {
+			run.compaction?.reject(new Error("Compaction aborted: the agent was disposed"));
+			run.endMachine();
+		}, grace);
+		// Tearing down must not keep the process alive for the grace.
+		timer.unref?.();
+		void run.machineDone.then(() => clearTimeout(timer));
+	}
+
+	#assertUsable(): void {
+		if (this.#disposed) throw new Error(DISPOSED);
+	}
+
+	/**
+	 * The queues and their modes as they are now: the agent's own while no machine runs; the
+	 * machine's otherwise, with the queue commands it has not taken yet applied (a listener's
+	 * `steer` waits in the mailbox while the machine finishes the step that called the listener).
+	 */
+	#queues(): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
+		const machine = this.#commandableMachine();
+		if (!machine) return { steering: this.#steering, followUps: this.#followUps, steeringMode: this.#steeringMode, followUpMode: this.#followUpMode };
+		return this.#queuesIn(machine);
+	}
+
+	/** A machine's queues and modes, with the queue commands still in its mailbox applied. */
+	#queuesIn(machine: MachineActor): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
+		const context = machine.getSnapshot().context;
+		const queues = { steering: context.steeringQueue, followUps: context.followUpQueue, steeringMode: context.steeringMode, followUpMode: context.followUpMode };
+		for (const event of eventsWaitingIn<AgentMachineCommand>(machine)) {
+			if (event.type === "steer") queues.steering = [...queues.steering, event.message];
+			else if (event.type === "followUp") queues.followUps = [...queues.followUps, event.message];
+			else if (event.type === "queue.clear") queues[event.queue === "steering" ? "steering" : "followUps"] = [];
+			else if (event.type === "queue.mode") queues[event.queue === "steering" ? "steeringMode" : "followUpMode"] = event.mode;
+		}
+		return queues;
+	}
+
+	/**
+	 * A run, shaped as pi's (`prompt` → `runPromptMessages` → `runWithLifecycle` → the loop):
+	 * `prompt()` and `waitForIdle()` settle in the same microtask as pi's do after the
+	 * `agent_end` listeners, which code written for pi (pi's coding agent, among others) relies on.
+	 */
+	async #runMachine(command: AgentMachineCommand): Promise<void> {
+		await this.#runWithLifecycle(command);
+	}
+
+	async #runWithLifecycle(command: AgentMachineCommand): Promise<void> {
+		const run = this.#startRun();
+		try {
+			await this.#loop(run, command);
+		} finally {
+			this.#finishRun();
+		}
+	}
+
+	async #loop(run: ActiveRun, command: AgentMachineCommand): Promise<void> {
+		this.#start(command);
+		await this.#runEnded(run);
+	}
+
+	/** pi's loop awaits its last `emit` one level below the caller's await; so does this. */
+	async #runEnded(run: ActiveRun): Promise<void> {
+		await run.machineDone;
+	}
+
+	#startRun(): ActiveRun {
+		let resolve!: () => void;
+		let endMachine!: () => void;
+		const promise = new Promise<void>((done) => (resolve = done));
+		const machineDone = new Promise<void>((done) => (endMachine = done));
+		const run: ActiveRun = { promise, resolve, signal: undefined, machineDone, endMachine };
+		this.#run = run;
+		this.#state.isStreaming = true;
+		this.#state.streamingMessage = undefined;
+		this.#state.errorMessage = undefined;
+		return run;
+	}
+
+	#finishRun(): void {
+		this.#state.settle();
+		const run = this.#run;
+		this.#run = undefined;
+		this.#delivery.signal = IDLE_SIGNAL;
+		if (!this.#pinned || this.#disposed) this.#releaseMachine(this.#disposed);
+		run?.resolve();
+	}
+
+	/** Hands the run to the machine: started for it from the agent's data, or the pinned one brought up to date. */
+	#start(command: AgentMachineCommand): void {
+		const existing = this.#machine;
+		const machine = this.#ensureMachine();
+		if (existing) machine.send({ type: "update", ...this.#overrides() });
+		machine.send(command);
+	}
+
+	#ensureMachine(): MachineActor {
+		if (this.#machine) return this.#machine;
+		// Written out, not spread: a spread copy that gains keys takes V8's slow path (µs per run).
+		const state = this.#state;
+		const input: AgentMachineInput = {
+			systemPrompt: state.systemPrompt,
+			model: state.model,
+			thinkingLevel: state.thinkingLevel,
+			tools: [...state.tools],
+			messages: [...state.messages],
+			config: this.#config(),
+			steeringMode: this.#steeringMode,
+			followUpMode: this.#followUpMode,
+			steeringQueue: this.#steering,
+			followUpQueue: this.#followUps,
+			awaitDelivery: true,
+		};
+		// XState's machine actor offers everything the agent reads of agentchart's (its snapshot is a
+		// superset); a lean actor behaves as XState's for everything the agent uses (see lean-actor.ts).
+		const machine =
+			this.interpreter === "xstate"
+				? (createActor(agentMachine, { input }) as unknown as MachineActor)
+				: this.#pinned
+					? createActor(agentLogic, { input })
+					: (new LeanActor(agentLogic, { input }) as unknown as MachineActor);
+		this.#attach(machine);
+		machine.start();
+		if (this.#disposed) machine.send({ type: "dispose" });
+		return machine;
+	}
+
+	#attach(machine: MachineActor): void {
+		machine.on("*", (event) => this.#onEmitted(event));
+		this.#deltaTaps = acceptDeltaTaps(machine);
+		this.#machine = machine;
+	}
+
+	/**
+	 * `agent.actor` asked for during a run on a lean actor: the run moves to an XState actor made
+	 * from the lean one's snapshot, which takes over its children, waiting events and timers, and
+	 * starts once the step in progress is done (see `LeanActor.handOver`).
+	 */
+	#handOver(lean: LeanActor): void {
+		const snapshot = lean.getSnapshot() as unknown as Snapshot<unknown>;
+		// The snapshot has everything; the input only ever starts a machine from scratch.
+		const machine = createActor(agentLogic, { input: {}, snapshot });
+		this.#attach(machine);
+		lean.handOver(machine as unknown as HandOverTarget);
+	}
+
+	/** Takes back the queues and modes, and lets the machine go (stopped, or disposed). */
+	#releaseMachine(disposed: boolean): void {
+		const machine = this.#machine;
+		if (!machine) return;
+		this.#takeBackQueues(machine);
+		if (disposed && this.#pinned) return; // a pinned machine stays readable, in `ended`
+		this.#machine = undefined;
+		// The marker only guards the machine in use: kept, it would hold a stopped machine (its
+		// context, transcript and children) for as long as the agent lives.
+		this.#queuesTakenFrom = undefined;
+		this.#deltaTaps = NO_TAPS;
+		machine.stop();
+	}
+
+	/**
+	 * The machine while it takes queue commands. A disposed agent's machine ends (it stays, in
+	 * `ended`, when pinned, or until its run settles) and would drop them, with a warning of
+	 * XState's; one that still has `dispose` in its mailbox would drop the ones sent after it.
+	 * So from `dispose()` on, the agent keeps the queues and modes itself, starting from the
+	 * machine's with the commands sent before `dispose` applied (nothing changes them after).
+	 */
+	#commandableMachine(): MachineActor | undefined {
+		const machine = this.#machine;
+		if (!machine || !this.#disposed) return machine;
+		this.#takeBackQueues(machine);
+		return undefined;
+	}
+
+	/** The machine's queues and modes become the agent's again (once per machine: later changes are the agent's). */
+	#takeBackQueues(machine: MachineActor): void {
+		if (this.#queuesTakenFrom === machine) return;
+		this.#queuesTakenFrom = machine;
+		const queues = this.#queuesIn(machine);
+		this.#steering = [...queues.steering];
+		this.#followUps = [...queues.followUps];
+		this.#steeringMode = queues.steeringMode;
+		this.#followUpMode = queues.followUpMode;
+	}
+
+	#runState() {
+		return {
+			systemPrompt: this.#state.systemPrompt,
+			model: this.#state.model,
+			thinkingLevel: this.#state.thinkingLevel,
+			tools: [...this.#state.tools],
+			messages: [...this.#state.messages],
+		};
+	}
+
+	#config(): Partial<AgentMachineConfig> {
+		return {
+			streamFn: this.streamFn,
+			convertToLlm: this.convertToLlm,
+			transformContext: this.transformContext,
+			getApiKey: this.getApiKey,
+			beforeToolCall: this.beforeToolCall,
+			afterToolCall: this.afterToolCall,
+			toolExecution: this.toolExecution,
+			toolTimeoutMs: this.toolTimeoutMs,
+			streamIdleTimeoutMs: this.streamIdleTimeoutMs,
+			toolAbortGraceMs: this.toolAbortGraceMs,
+			compaction: this.compaction,
+			outputLimitRecovery: this.outputLimitRecovery,
+			deliveryPending: this.#deliveryPending,
+			deltaSink: this.#deltaSink,
+			streamOptions: {
+				sessionId: this.sessionId,
+				onPayload: this.onPayload,
+				onResponse: this.onResponse,
+				transport: this.transport,
+				thinkingBudgets: this.thinkingBudgets,
+				maxRetryDelayMs: this.maxRetryDelayMs,
+				timeoutMs: this.timeoutMs,
+				maxRetries: this.maxRetries,
+			},
+		};
+	}
+
+	#overrides() {
+		return { state: this.#runState(), config: this.#config() };
+	}
+
+	/** Everything the machine emits, in order: events for listeners, and the steps between them. */
+	#onEmitted(event: AgentMachineEmitted): void {
+		if (event.type === "agentchart.barrier") {
+			this.#delivery.after(() => {
+				if (this.#machine?.getSnapshot().status === "active") this.#machine.send({ type: "delivered", barrier: event.barrier });
+			});
+			return;
+		}
+		if (event.type === "agentchart.transcript") {
+			this.#delivery.after(() => {
+				this.#state.messages = event.messages;
+			});
+			return;
+		}
+		this.#delivery.event(event);
+	}
+
+	/** The state updates of one event, before listeners see it (pi's order). */
+	#reduce(event: AgentEvent): void {
+		const state = this.#state;
+		switch (event.type) {
+			case "agent_start":
+			case "auto_compaction_start":
+				if (this.#run && !this.#run.signal) {
+					this.#run.signal = this.#machine?.getSnapshot().context.run?.controller.signal;
+					// Listeners get the run's signal from this event on.
+					this.#delivery.signal = this.#run.signal ?? IDLE_SIGNAL;
+				}
+				break;
+			case "auto_compaction_end":
+				// The overflowed reply that set the error leaves the transcript and its call is retried:
+				// the error no longer describes the run (pi's coding agent retries with continue(),
+				// which clears it too).
+				if (event.willRetry) state.errorMessage = undefined;
+				break;
+			case "message_start":
+			case "message_update":
+				state.streamingMessage = event.message;
+				break;
+			case "message_end":
+				state.streamingMessage = undefined;
+				state.messages.push(event.message);
+				break;
+			case "tool_execution_start": {
+				const pending = new Set(state.pendingToolCalls);
+				pending.add(event.toolCallId);
+				state.pendingToolCalls = pending;
+				break;
+			}
+			case "tool_execution_end": {
+				const pending = new Set(state.pendingToolCalls);
+				pending.delete(event.toolCallId);
+				state.pendingToolCalls = pending;
+				break;
+			}
+			case "turn_end": {
+				const message = event.message as { role?: string; errorMessage?: string };
+				if (message.role === "assistant" && message.errorMessage) state.errorMessage = message.errorMessage;
+				break;
+			}
+			case "agent_end":
+				state.streamingMessage = undefined;
+				break;
+		}
+	}
+
+	/** An event reached every listener: the end of the machine's run is an event too. */
+	#delivered(event: AgentEvent, delivery: Promise<void>): void {
+		const run = this.#run;
+		if (!run) return;
+		if (event.type === "agent_end") void delivery.then(run.endMachine);
+		if (event.type === "auto_compaction_end" && event.reason === "manual") {
+			void delivery.then(() => {
+				run.endMachine();
+				if (event.result) run.compaction?.resolve(event.result);
+				else run.compaction?.reject(new Error(event.errorMessage ?? (event.aborted ? "Compaction aborted" : "Compaction failed")));
+			});
+		}
+	}
+
+	#listenerFailed(message: string): void {
+		this.#state.errorMessage = message;
+		if (this.#run && !this.#disposed) this.#machine?.send({ type: "listener.error", error: message });
+	}
+}

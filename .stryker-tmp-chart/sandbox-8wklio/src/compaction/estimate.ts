@@ -1,0 +1,79 @@
+// @ts-nocheck
+import type { AgentMessage, AssistantMessage } from "../types/messages.js";
+import type { Usage } from "../types/content.js";
+
+/** An image counts as this many characters (about 1200 tokens), as pi estimates. */
+const IMAGE_CHARS = 4800;
+
+function contentChars(content: unknown): number {
+	if (typeof content === "string") return content.length;
+	if (!Array.isArray(content)) return 0;
+	let chars = 0;
+	for (const block of content as { type?: string; text?: string; thinking?: string; name?: string; arguments?: unknown }[]) {
+		if (block.type === "text") chars += block.text?.length ?? 0;
+		else if (block.type === "thinking") chars += block.thinking?.length ?? 0;
+		else if (block.type === "toolCall") chars += (block.name?.length ?? 0) + JSON.stringify(block.arguments ?? {}).length;
+		else if (block.type === "image") chars += IMAGE_CHARS;
+	}
+	return chars;
+}
+
+/**
+ * A rough token estimate of one transcript entry: characters / 4.
+ *
+ * @example
+ * estimateMessageTokens({ role: "user", content: "hello world!", timestamp: 0 }); // 3
+ */
+export function estimateMessageTokens(message: AgentMessage): number {
+	const entry = message as { role?: string; content?: unknown; summary?: string };
+	if (entry.role === "compactionSummary") return Math.ceil((entry.summary?.length ?? 0) / 4);
+	return Math.ceil(contentChars(entry.content) / 4);
+}
+
+/**
+ * The context size a usage record reports: totalTokens, or the sum of its parts.
+ *
+ * @example
+ * usageTokens(message.usage);
+ */
+export function usageTokens(usage: Usage): number {
+	return usage.totalTokens || usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
+}
+
+function isUsableAssistant(message: AgentMessage): message is AssistantMessage {
+	const entry = message as Partial<AssistantMessage>;
+	return (
+		entry.role === "assistant" &&
+		entry.stopReason !== "error" &&
+		entry.stopReason !== "aborted" &&
+		entry.usage !== undefined &&
+		usageTokens(entry.usage) > 0
+	);
+}
+
+/**
+ * Estimated context tokens of a transcript: the usage of the last successful assistant
+ * reply plus a chars/4 estimate of everything after it. Usage recorded before the latest
+ * compaction summary is stale (the context it measured no longer exists), so then, and when
+ * no reply has usage, the whole transcript is estimated.
+ *
+ * @example
+ * estimateContextTokens(agent.state.messages);
+ */
+export function estimateContextTokens(messages: AgentMessage[]): number {
+	let summaryIndex = -1;
+	for (let i = messages.length - 1; i >= 0; i--) {
+		if ((messages[i] as { role?: string }).role === "compactionSummary") {
+			summaryIndex = i;
+			break;
+		}
+	}
+	let tokens = 0;
+	for (let i = messages.length - 1; i > summaryIndex; i--) {
+		const message = messages[i] as AgentMessage;
+		if (isUsableAssistant(message)) return tokens + usageTokens(message.usage);
+		tokens += estimateMessageTokens(message);
+	}
+	for (let i = summaryIndex; i >= 0; i--) tokens += estimateMessageTokens(messages[i] as AgentMessage);
+	return tokens;
+}

@@ -1,0 +1,28 @@
+// @ts-nocheck
+import type { AgentMessage } from "../types/messages.js";
+
+/** Compaction settings (see the README's "Compaction" section). */
+export interface CompactionSettings {
+	/** Compact automatically (threshold and overflow). */
+	enabled: boolean;
+	/** Tokens kept free below the context window; compaction starts when the context exceeds window − reserve. */
+	reserveTokens?: number | undefined;
+	/** Tokens of recent conversation kept verbatim. */
+	keepRecentTokens?: number | undefined;
+	/** Replaces the model call that writes the summary. */
+	summarize?: ((request: SummarizeRequest) => Promise<string>) | undefined;
+}
+
+/** What a custom summariser receives. */
+export interface SummarizeRequest {
+	/** Messages to summarise (the history before the kept part). */
+	messages: AgentMessage[];
+	/** When the cut splits a turn: that turn's early part, summarised separately. */
+	turnPrefix: AgentMessage[];
+	/** The summary of an earlier compaction, for an iterative update. */
+	previousSummary?: string | undefined;
+	/** Extra instructions (manual compaction). */
+	instructions?: string | undefined;
+	/** Aborts with the run. */
+	signal: AbortSignal;
+}

@@ -1,0 +1,88 @@
+/**
+ * The demo's command line (`npm start -- <flags>`): parsed strictly, so a typo is an error
+ * with the usage instead of a flag silently ignored.
+ */
+// @ts-nocheck
+
+
+/** The providers the demo can run on. */
+export type DemoProvider = "scripted" | "anthropic" | "openai-compatible";
+
+/** What `npm start -- ...` was asked to do. */
+export interface DemoArgs {
+	help: boolean;
+	/** Unset: Anthropic when ANTHROPIC_API_KEY is set, the scripted model otherwise. */
+	provider?: DemoProvider | undefined;
+	model?: string | undefined;
+	baseUrl?: string | undefined;
+	apiKey?: string | undefined;
+	prompt?: string | undefined;
+	inspect: boolean;
+}
+
+/** Printed by `--help` and after a usage error. */
+export const DEMO_USAGE = `Usage: npm start -- [options]
+
+Runs one agent turn loop in the terminal: the model answers a question with two tools.
+
+Options:
+  --provider <name>   scripted | anthropic | openai-compatible
+                      (default: anthropic when ANTHROPIC_API_KEY is set, else scripted)
+  --model <id>        the model: a Claude id for anthropic (default claude-haiku-4-5),
+                      the server's model name for openai-compatible (required)
+  --base-url <url>    openai-compatible: the server's API root,
+                      e.g. http://127.0.0.1:11434/v1 (Ollama)
+  --api-key <key>     openai-compatible: a key for hosted servers (local ones need none)
+  --prompt <text>     the question to ask (default: weather and time in Paris)
+  --inspect           serve the live visualizer on 127.0.0.1 and keep it open until Ctrl-C
+  --help              show this help
+
+Examples:
+  npm start
+  ANTHROPIC_API_KEY=... npm start -- --model claude-sonnet-4-6
+  npm start -- --provider openai-compatible --base-url http://127.0.0.1:11434/v1 --model qwen3:8b
+  npm start -- --inspect`;
+
+/** A command line the demo cannot run: the message says why; print it with the usage. */
+export class DemoUsageError extends Error {
+	override readonly name = "DemoUsageError";
+}
+
+const PROVIDERS: readonly string[] = ["scripted", "anthropic", "openai-compatible"] satisfies DemoProvider[];
+const VALUE_FLAGS = { "--model": "model", "--base-url": "baseUrl", "--api-key": "apiKey", "--prompt": "prompt" } as const;
+type ValueFlag = keyof typeof VALUE_FLAGS;
+
+function isProvider(value: string): value is DemoProvider {
+	return PROVIDERS.includes(value);
+}
+
+function isValueFlag(flag: string): flag is ValueFlag {
+	return flag in VALUE_FLAGS;
+}
+
+/**
+ * Parses the demo's flags (`--flag value` or `--flag=value`). Throws a {@link DemoUsageError}
+ * for an unknown flag, a missing value or an unknown provider.
+ *
+ * @example
+ * parseDemoArgs(["--provider", "openai-compatible", "--base-url=http://127.0.0.1:11434/v1", "--model", "qwen3:8b"]);
+ */
+export function parseDemoArgs(argv: readonly string[]): DemoArgs {
+	const args: DemoArgs = { help: false, inspect: false };
+	for (let index = 0; index < argv.length; index++) {
+		const arg = argv[index] ?? "";
+		const equals = arg.indexOf("=");
+		const flag = arg.startsWith("--") && equals > 0 ? arg.slice(0, equals) : arg;
+		const inline = flag === arg ? undefined : arg.slice(equals + 1);
+		if (flag === "--help" || flag === "-h") args.help = true;
+		else if (flag === "--inspect") args.inspect = true;
+		else if (flag === "--provider" || isValueFlag(flag)) {
+			const value = inline ?? argv[++index];
+			if (value === undefined || (inline === undefined && value.startsWith("--"))) throw new DemoUsageError(`${flag} needs a value`);
+			if (flag !== "--provider") args[VALUE_FLAGS[flag]] = value;
+			else if (isProvider(value)) args.provider = value;
+			else throw new DemoUsageError(`Unknown provider "${value}": use ${PROVIDERS.join(", ")}`);
+		} else throw new DemoUsageError(`Unknown option: ${arg}`);
+	}
+	return args;
+}

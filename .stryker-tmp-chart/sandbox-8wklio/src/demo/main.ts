@@ -1,0 +1,181 @@
+/**
+ * `npm start`: one agent run printed in the terminal. Scripted model by default (no key, no
+ * network); Claude when ANTHROPIC_API_KEY is set; any OpenAI-compatible server with
+ * `--provider openai-compatible`. `--inspect` serves the visualizer until Ctrl-C. `--help`
+ * lists the flags.
+ */
+// @ts-nocheck
+
+import { Agent } from "../agent.js";
+import { createScriptedModel, text, thinking, toolCall } from "../providers/scripted.js";
+import { streamAnthropic } from "../providers/anthropic.js";
+import type { AgentEvent } from "../types/agent.js";
+import type { Context } from "../types/model.js";
+import { selectDemoModel } from "./anthropic-select.js";
+import { DEMO_USAGE, type DemoArgs, DemoUsageError, parseDemoArgs } from "./cli-args.js";
+import { selectOpenAICompatibleModel } from "./openai-select.js";
+import { clockTool, weatherTool } from "./tools.js";
+
+const QUESTION = "What's the weather in Paris right now, and what time is it there?";
+const useColor = process.stdout.isTTY === true;
+const paint = (code: number, value: string) => (useColor ? `\x1b[${code}m${value}\x1b[0m` : value);
+const dim = (value: string) => paint(2, value);
+const bold = (value: string) => paint(1, value);
+const cyan = (value: string) => paint(36, value);
+
+function resultText(context: Context): string[] {
+	return context.messages
+		.filter((message) => message.role === "toolResult")
+		.map((message) => message.content.map((block) => (block.type === "text" ? block.text : "")).join(""));
+}
+
+function scriptedAgent(): Agent {
+	const scripted = createScriptedModel(
+		[
+			{
+				content: [
+					thinking("Two independent lookups: weather and local time. Run them in parallel."),
+					text("Let me check both at once."),
+					toolCall("get_weather", { city: "Paris" }),
+					toolCall("get_time", { city: "Paris" }),
+				],
+			},
+			(context) => ({ content: `Here is what I found:\n${resultText(context).map((line) => `- ${line}`).join("\n")}` }),
+		],
+		{ chunkSize: 6, delayMs: 15 },
+	);
+	return new Agent({
+		initialState: { model: scripted.model, systemPrompt: "You are a concise assistant.", tools: [weatherTool, clockTool] },
+		streamFn: scripted.streamFn,
+	});
+}
+
+function printEvents(agent: Agent): void {
+	let lastKind: "text" | "thinking" | undefined;
+	agent.subscribe((event: AgentEvent) => {
+		switch (event.type) {
+			case "turn_start":
+				console.log(dim("── turn ──"));
+				break;
+			case "message_start":
+				if ((event.message as { role: string }).role === "user") {
+					const content = (event.message as { content: unknown }).content;
+					const textContent = typeof content === "string" ? content : JSON.stringify(content);
+					console.log(`${bold("you")}  ${Array.isArray(content) ? (content[0] as { text: string }).text : textContent}`);
+				}
+				break;
+			case "message_update": {
+				const update = event.assistantMessageEvent;
+				if (update.type === "thinking_delta") {
+					if (lastKind !== "thinking") process.stdout.write(`${bold("agent")} ${dim("(thinking) ")}`);
+					lastKind = "thinking";
+					process.stdout.write(dim(update.delta));
+				} else if (update.type === "text_delta") {
+					if (lastKind !== "text") process.stdout.write(`${lastKind ? "\n" : ""}${bold("agent")} `);
+					lastKind = "text";
+					process.stdout.write(update.delta);
+				}
+				break;
+			}
+			case "message_end":
+				if (lastKind) process.stdout.write("\n");
+				lastKind = undefined;
+				break;
+			case "tool_execution_start":
+				console.log(cyan(`  ▶ ${event.toolName}(${JSON.stringify(event.args)})`));
+				break;
+			case "tool_execution_end": {
+				const result = event.result as { content?: { type: string; text?: string }[] };
+				const output = result.content?.map((block) => block.text ?? "").join("") ?? "";
+				console.log(cyan(`  ${event.isError ? "✖" : "✔"} ${event.toolName} → ${output}`));
+				break;
+			}
+			case "agent_end":
+				console.log(dim(`── done: ${event.messages.length} new messages ──`));
+				break;
+		}
+	});
+}
+
+/** Waits for Enter on a terminal (one read; stdin is released afterwards). */
+async function waitForEnter(prompt: string): Promise<void> {
+	console.log(dim(prompt));
+	await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
+	process.stdin.pause();
+}
+
+/** Resolves on Ctrl-C (SIGINT) or SIGTERM, so the process can close what it opened first. */
+function untilInterrupted(): Promise<void> {
+	return new Promise((resolve) => {
+		process.once("SIGINT", () => resolve());
+		process.once("SIGTERM", () => resolve());
+	});
+}
+
+/** The agent the command line asks for. */
+function createDemoAgent(args: DemoArgs): { agent: Agent; label: string } {
+	const options = { systemPrompt: "You are a concise assistant.", tools: [weatherTool, clockTool] };
+	if (args.provider === "openai-compatible") {
+		if (!args.baseUrl) throw new DemoUsageError("--provider openai-compatible needs --base-url (e.g. http://127.0.0.1:11434/v1)");
+		if (!args.model) throw new DemoUsageError("--provider openai-compatible needs --model (the model name the server knows)");
+		const { model, streamFn } = selectOpenAICompatibleModel({ baseUrl: args.baseUrl, model: args.model, apiKey: args.apiKey });
+		return { agent: new Agent({ initialState: { model, ...options }, streamFn }), label: `${model.id} at ${model.baseUrl} (OpenAI-compatible)` };
+	}
+	if (args.baseUrl !== undefined || args.apiKey !== undefined) throw new DemoUsageError("--base-url and --api-key apply to --provider openai-compatible");
+	const choice = selectDemoModel(args, process.env);
+	if (choice.kind === "scripted") return { agent: scriptedAgent(), label: "scripted (no API key needed)" };
+	const agent = new Agent({ initialState: { model: choice.model, ...options }, streamFn: streamAnthropic, getApiKey: () => choice.apiKey });
+	return { agent, label: `${choice.model.id} (Anthropic)` };
+}
+
+async function main(): Promise<void> {
+	// `npm start | head` closes the pipe early: that is the reader's choice, not a crash.
+	process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+		if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+		throw error;
+	});
+	const args = parseDemoArgs(process.argv.slice(2));
+	if (args.help) {
+		console.log(DEMO_USAGE);
+		return;
+	}
+	const { agent, label } = createDemoAgent(args);
+	console.log(dim(`model: ${label}`));
+
+	let closeVisualizer: (() => Promise<void>) | undefined;
+	if (args.inspect) {
+		const { attachVisualizer } = await import("../inspect/visualizer-server.js");
+		const visualizer = await attachVisualizer(agent.actor);
+		closeVisualizer = visualizer.close;
+		console.log(`visualizer: ${visualizer.url}`);
+		// In a terminal, give the user time to open the page; a page opened later still
+		// receives the whole run (the inspector keeps its history).
+		if (process.stdin.isTTY) await waitForEnter("open it, then press Enter to start the run");
+	}
+
+	printEvents(agent);
+	await agent.prompt(args.prompt ?? QUESTION);
+	if (agent.state.errorMessage) {
+		console.error(`error: ${agent.state.errorMessage}`);
+		process.exitCode = 1;
+	}
+	agent.dispose();
+	if (closeVisualizer) {
+		// Listen before saying so: a Ctrl-C typed the moment the line appears must not find the
+		// default handler (which would kill the process with status 130 and skip the close).
+		const interrupted = untilInterrupted();
+		console.log(dim("the visualizer stays open; press Ctrl-C to exit"));
+		await interrupted;
+		await closeVisualizer();
+	}
+}
+
+main().catch((error: unknown) => {
+	if (error instanceof DemoUsageError) {
+		console.error(`${error.message}\n\n${DEMO_USAGE}`);
+		process.exitCode = 2;
+		return;
+	}
+	console.error(error instanceof Error ? error.message : error);
+	process.exitCode = 1;
+});

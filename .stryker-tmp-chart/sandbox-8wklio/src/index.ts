@@ -1,0 +1,84 @@
+// @ts-nocheck
+export * from "./types/index.js";
+export { Agent, type AgentOptions, type AgentListener, type ChartInterpreter } from "./agent.js";
+export {
+	agentLoop,
+	agentLoopContinue,
+	runAgentLoop,
+	runAgentLoopContinue,
+	type AgentEventSink,
+	type AgentEventStream,
+	type AgentLoopConfig,
+} from "./loop/agent-loop.js";
+export type { AgentActor, AgentMachineEmittedOf, AgentMachineSnapshot, AgentStateValue } from "./machines/agent-actor.js";
+export type {
+	ActorInspectionEvent,
+	ActorSystemLike,
+	EventObjectLike,
+	InspectableActorRef,
+	InspectedActorLike,
+	StateMachineLike,
+	StateNodeLike,
+	SubscriptionLike,
+	TransitionDefinitionLike,
+} from "./types/actor-shapes.js";
+export type {
+	AgentMachineConfig,
+	AgentMachineCommand,
+	AgentMachineContext,
+	AgentMachineEmitted,
+	AgentMachineEvent,
+	AgentMachineInput,
+	AgentMachineOutput,
+	AgentRunState,
+	CompactionSettings,
+	OutputLimitRecovery,
+	DeliveryBarrierEvent,
+	RunOverrides,
+	SummarizeRequest,
+	ToolBatch,
+	ToolCallEntry,
+} from "./machines/types.js";
+export { defaultConvertToLlm } from "./machines/run-helpers.js";
+export { createDefaultStreamFn, defaultLoopConfig, defaultModel, defaultStreamFn, type PiAiLoader } from "./machines/defaults.js";
+export {
+	AssistantMessageEventStream,
+	EventStream,
+	createAssistantMessageEventStream,
+} from "./providers/event-stream.js";
+export {
+	createScriptedModel,
+	text,
+	thinking,
+	toolCall,
+	type ScriptedBlock,
+	type ScriptedModel,
+	type ScriptedModelOptions,
+	type ScriptedReply,
+	type ScriptedReplyFactory,
+} from "./providers/scripted.js";
+export { validateToolArguments } from "./tools/validate-arguments.js";
+export { assertValidTools, toolSchemaIssues } from "./tools/tool-schema.js";
+export { streamAnthropic } from "./providers/anthropic.js";
+export { anthropicModels, calculateCost, getModel, getModels } from "./providers/models.js";
+export { getOverflowPatterns, isContextOverflow } from "./providers/overflow.js";
+export { estimateContextTokens, estimateMessageTokens } from "./compaction/estimate.js";
+export { planCompaction, type CompactionPlan } from "./compaction/cut-point.js";
+export { serializeConversation, summarizeWithModel } from "./compaction/summarize.js";
+// OpenAI-compatible provider
+export { streamOpenAICompletions } from "./providers/openai-completions.js";
+export { createOpenAICompatibleModel, type OpenAICompatibleModelOptions } from "./providers/openai-models.js";
+export {
+	detectOpenAICompatibleServer,
+	isLocalBaseUrl,
+	openAICompatibleServers,
+	resolveOpenAICompat,
+	type OpenAICompatibleServer,
+	type OpenAICompletionsCompat,
+	type OpenAIThinkingFormat,
+	type OpenAIToolCallIdFormat,
+	type ResolvedOpenAICompat,
+} from "./providers/openai-compat.js";
+export type { OpenAICompletionsOptions, OpenAIToolChoice } from "./providers/openai-options.js";
+// pi's proxy stream function
+export { streamProxy, type ProxyAssistantMessageEvent, type ProxyStreamOptions } from "./providers/proxy.js";

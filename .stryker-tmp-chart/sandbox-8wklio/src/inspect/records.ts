@@ -1,0 +1,254 @@
+// @ts-nocheck
+import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
+import { type AgentContextSummary, type PreviewJson, previewValue, summarizeContext, summarizeEvent } from "./summarize.js";
+
+/**
+ * The `@statelyai/inspect` protocol version our records claim. Records are that package's
+ * wire format (`@xstate.actor` / `@xstate.event` / `@xstate.snapshot`), so a Stately
+ * inspector accepts them as they are; the extra fields (`seq`, `t`, ...) are ignored there.
+ */
+export const STATELY_PROTOCOL_VERSION = "0.7.2";
+
+/** Fields every record has. `sessionId` identifies the actor (`x:0`), `seq` orders records. */
+export interface RecordBase {
+	/** Strictly increasing per inspector, from 1. */
+	seq: number;
+	/** Epoch milliseconds when the event happened (not when it was serialised). */
+	t: number;
+	sessionId: string;
+	rootId: string | undefined;
+	/** Stately wire-format fields: `createdAt` is a string of epoch ms, `id` is always null. */
+	createdAt: string;
+	id: null;
+	_version: string;
+}
+
+/** An actor's status, as XState reports it. */
+export type ActorStatus = "active" | "done" | "error" | "stopped";
+
+/** A summarised snapshot: value and status exactly, the context summarised. */
+export interface SnapshotSummary {
+	status: ActorStatus;
+	value?: PreviewJson | undefined;
+	context?: AgentContextSummary | PreviewJson | undefined;
+	/** Child actor ids (`stream`, `tools`). */
+	children?: string[] | undefined;
+	output?: PreviewJson | undefined;
+	error?: PreviewJson | undefined;
+}
+
+/** An actor was created (or found running when the inspector attached). */
+export interface ActorRecord extends RecordBase {
+	type: "@xstate.actor";
+	/** The machine id for machine actors, otherwise the actor id. */
+	name: string;
+	/** The actor's id in its parent (`stream`, `tools`). */
+	actorId: string;
+	parentId?: string | undefined;
+	/** The implementation's name in `setup({ actors })`, when known. */
+	src?: string | undefined;
+	/** `JSON.stringify` of a machine's config, once per actor (what Stately draws). */
+	definition?: string | undefined;
+	snapshot: SnapshotSummary;
+}
+
+/** An event was delivered to an actor. */
+export interface EventRecord extends RecordBase {
+	type: "@xstate.event";
+	sourceId?: string | undefined;
+	event: { type: string; [key: string]: PreviewJson };
+}
+
+/** An actor's snapshot after it processed an event. */
+export interface SnapshotRecord extends RecordBase {
+	type: "@xstate.snapshot";
+	event: { type: string };
+	snapshot: SnapshotSummary;
+	/** Ids of the active state nodes, root first (machines only). */
+	activeIds?: string[] | undefined;
+}
+
+/** One transition the machine took. `edgeId` matches {@link StatechartEdge.id}. */
+export interface TakenTransition {
+	edgeId: string;
+	sourceId: string;
+	targetIds: string[];
+	eventType: string;
+}
+
+/** A microstep: the transitions taken for one event or one eventless step (not in Stately's protocol). */
+export interface MicrostepRecord extends RecordBase {
+	type: "@xstate.microstep";
+	event: { type: string };
+	transitions: TakenTransition[];
+}
+
+/** An event the machine emitted (an AgentEvent, or a delivery barrier). Not in Stately's protocol. */
+export interface EmittedRecord extends RecordBase {
+	type: "@agentchart.emitted";
+	event: { type: string; [key: string]: PreviewJson };
+}
+
+/** Records were lost because a burst outran the buffer before a flush. */
+export interface DroppedRecord extends RecordBase {
+	type: "@agentchart.dropped";
+	count: number;
+}
+
+/** Everything an inspector produces: one NDJSON line each in a recording. */
+/**
+ * The token deltas of a stretch of a reply, counted: they reach listeners beside the chart
+ * (no transition, no inspection event), and a record per delta would cost more than the
+ * delta. One record per flush (about one per tick) says how many there were.
+ */
+export interface DeltaSummaryRecord extends RecordBase {
+	type: "@agentchart.deltas";
+	/** `message_update` events since the last record. */
+	count: number;
+	/** Characters of text, thinking and tool-argument deltas among them. */
+	chars: number;
+}
+
+export type InspectionRecord = ActorRecord | EventRecord | SnapshotRecord | MicrostepRecord | EmittedRecord | DroppedRecord | DeltaSummaryRecord;
+
+/** The parts of an actor ref that inspection reads; XState's public type hides `_parent` and `src`. */
+
+/** Transition definitions as microsteps carry them. */
+interface TransitionLike {
+	source: { id: string; transitions: Map<string, unknown[]>; always?: unknown[] };
+	target?: readonly { id: string }[] | undefined;
+	eventType: string;
+}
+
+const definitions = new WeakMap<object, string | undefined>();
+
+/** Functions in a machine config become `{ type: name }`, as Stately's serializer does. */
+function definitionReplacer(_key: string, value: unknown): unknown {
+	if (typeof value === "function") return { type: value.name || "anonymous" };
+	return value;
+}
+
+function definitionOf(actor: InspectableActorRef): string | undefined {
+	const config = (actor.logic as { config?: unknown } | undefined)?.config;
+	if (!config || typeof config !== "object") return undefined;
+	if (definitions.has(config)) return definitions.get(config);
+	let text: string | undefined;
+	try {
+		text = JSON.stringify(config, definitionReplacer);
+	} catch {
+		text = undefined;
+	}
+	definitions.set(config, text);
+	return text;
+}
+
+function machineId(actor: InspectableActorRef): string | undefined {
+	const config = (actor.logic as { config?: { id?: unknown } } | undefined)?.config;
+	return typeof config?.id === "string" ? config.id : undefined;
+}
+
+/**
+ * Summarises any actor snapshot: machine snapshots keep `value` and `status` and get a
+ * context summary; callback and promise actors keep their status and a preview of output or
+ * error.
+ *
+ * @example
+ * summarizeSnapshot(actor.getSnapshot()); // { status: "active", value: { running: "streaming" }, context: { kind: "agent", ... } }
+ */
+export function summarizeSnapshot(snapshot: unknown): SnapshotSummary {
+	const source = (snapshot ?? {}) as {
+		status?: ActorStatus | undefined;
+		value?: unknown | undefined;
+		context?: unknown | undefined;
+		children?: Record<string, unknown> | undefined;
+		output?: unknown | undefined;
+		error?: unknown | undefined;
+	};
+	const summary: SnapshotSummary = { status: source.status ?? "active" };
+	if (source.value !== undefined) summary.value = previewValue(source.value, { depth: 6 });
+	if (source.context !== undefined) summary.context = summarizeContext(source.context);
+	if (source.children) summary.children = Object.keys(source.children);
+	if (source.output !== undefined) summary.output = previewValue(source.output, { depth: 2 });
+	if (source.error !== undefined) summary.error = previewValue(source.error, { depth: 2 });
+	return summary;
+}
+
+/** The id of a taken transition in {@link toStatechartGraph}'s numbering. */
+function edgeIdOf(transition: TransitionLike): string {
+	const { source, eventType } = transition;
+	const list = eventType === "" ? source.always ?? [] : source.transitions.get(eventType) ?? [];
+	const index = Math.max(0, list.indexOf(transition));
+	const base = `${source.id}:${eventType || "always"}:${index}`;
+	return transition.target && transition.target.length > 1 ? `${base}.0` : base;
+}
+
+/**
+ * Turns one raw XState inspection event into a record, or undefined for events the
+ * inspector does not keep. Called at flush time, off the hot path.
+ *
+ * @example
+ * const record = toRecord(inspectionEvent, 1, Date.now());
+ */
+export function toRecord(event: ActorInspectionEvent, seq: number, t: number): InspectionRecord | undefined {
+	const actor = event.actorRef as InspectableActorRef;
+	const base: RecordBase = {
+		seq,
+		t,
+		sessionId: actor.sessionId,
+		rootId: event.rootId,
+		createdAt: String(Math.round(t)),
+		id: null,
+		_version: STATELY_PROTOCOL_VERSION,
+	};
+	const cause = { type: event.event?.type ?? "" };
+	switch (event.type) {
+		case "@xstate.actor": {
+			const record: ActorRecord = {
+				...base,
+				type: "@xstate.actor",
+				name: machineId(actor) ?? actor.id,
+				actorId: actor.id,
+				snapshot: summarizeSnapshot(actor.getSnapshot()),
+			};
+			if (actor._parent) record.parentId = actor._parent.sessionId;
+			if (typeof actor.src === "string") record.src = actor.src;
+			const definition = definitionOf(actor);
+			if (definition !== undefined) record.definition = definition;
+			return record;
+		}
+		case "@xstate.event": {
+			if (!event.event) return undefined;
+			const record: EventRecord = { ...base, type: "@xstate.event", event: summarizeEvent(event.event) };
+			if (event.sourceRef) record.sourceId = event.sourceRef.sessionId;
+			return record;
+		}
+		case "@xstate.snapshot": {
+			const record: SnapshotRecord = {
+				...base,
+				type: "@xstate.snapshot",
+				event: cause,
+				snapshot: summarizeSnapshot(event.snapshot),
+			};
+			const nodes = (event.snapshot as { _nodes?: { id: string }[] })._nodes;
+			if (Array.isArray(nodes)) record.activeIds = nodes.map((node) => node.id);
+			return record;
+		}
+		case "@xstate.microstep": {
+			const transitions = ((event._transitions ?? []) as TransitionLike[]).map((transition) => ({
+				edgeId: edgeIdOf(transition),
+				sourceId: transition.source.id,
+				targetIds: (transition.target ?? []).map((target) => target.id),
+				eventType: transition.eventType,
+			}));
+			return { ...base, type: "@xstate.microstep", event: cause, transitions };
+		}
+		case "@xstate.action": {
+			if (event.action?.type !== "xstate.emit") return undefined;
+			const emitted = (event.action.params as { event?: { type: string } } | undefined)?.event;
+			if (!emitted || typeof emitted.type !== "string") return undefined;
+			return { ...base, type: "@agentchart.emitted", event: summarizeEvent(emitted) };
+		}
+		default:
+			return undefined;
+	}
+}

@@ -1,0 +1,184 @@
+// @ts-nocheck
+import { createWriteStream } from "node:fs";
+import { readFile } from "node:fs/promises";
+import type { AgentInspector } from "./inspector.js";
+import type { ActorStatus, InspectionRecord, SnapshotSummary } from "./records.js";
+
+/** A recording in progress. */
+export interface Recording {
+	/** Flushes the inspector, writes what is left and closes the file. */
+	close(): Promise<void>;
+}
+
+/**
+ * Records an inspector's output to an NDJSON file, one record per line, for replay with
+ * `npm run visualize -- --replay run.ndjson`. Records already in the inspector's history are
+ * written first, so a recording started after `attach` still begins with the actor tree.
+ *
+ * @example
+ * const inspector = createAgentInspector();
+ * inspector.attach(agent.actor);
+ * const recording = recordToNdjson(inspector, "run.ndjson");
+ * await agent.prompt("hi");
+ * await recording.close();
+ */
+export function recordToNdjson(inspector: AgentInspector, path: string): Recording {
+	const stream = createWriteStream(path, { encoding: "utf8" });
+	const write = (records: readonly InspectionRecord[]) => {
+		let chunk = "";
+		for (const record of records) chunk += `${JSON.stringify(record)}\n`;
+		stream.write(chunk);
+	};
+	inspector.flush();
+	write(inspector.history());
+	const unsubscribe = inspector.subscribe(write);
+	return {
+		close() {
+			inspector.flush();
+			unsubscribe();
+			return new Promise((resolve, reject) => {
+				stream.once("error", reject);
+				stream.end(() => resolve());
+			});
+		},
+	};
+}
+
+/**
+ * Parses NDJSON recording text; blank lines are skipped, malformed lines throw with their
+ * line number.
+ *
+ * @example
+ * const records = parseRecording(readFileSync("run.ndjson", "utf8"));
+ */
+export function parseRecording(text: string): InspectionRecord[] {
+	const records: InspectionRecord[] = [];
+	const lines = text.split("\n");
+	lines.forEach((line, index) => {
+		if (line.trim() === "") return;
+		try {
+			records.push(JSON.parse(line) as InspectionRecord);
+		} catch (error) {
+			throw new Error(`Recording line ${index + 1} is not JSON: ${(error as Error).message}`);
+		}
+	});
+	return records;
+}
+
+/**
+ * Reads an NDJSON recording file.
+ *
+ * @example
+ * const records = await readRecording("run.ndjson");
+ */
+export async function readRecording(path: string): Promise<InspectionRecord[]> {
+	return parseRecording(await readFile(path, "utf8"));
+}
+
+/** What {@link forwardToStately} needs of a `@statelyai/inspect` inspector: its adapter. */
+export interface StatelyInspectorLike {
+	adapter: { send(event: StatelyWireEvent): void };
+}
+
+/** Fields every message of the `@statelyai/inspect` wire protocol carries. */
+interface StatelyWireCommon {
+	rootId: string | undefined;
+	sessionId: string;
+	createdAt: string;
+	id: string;
+	_version: string;
+}
+
+/**
+ * A message of the `@statelyai/inspect` wire protocol, written out here (the shape of that
+ * package's `StatelyInspectionEvent`) so that our published types do not depend on it: it is
+ * needed only by users who forward to Stately, and they install it themselves.
+ */
+export type StatelyWireEvent =
+	| (StatelyWireCommon & {
+			type: "@xstate.actor";
+			name: string;
+			snapshot: { status?: ActorStatus; context?: unknown; value?: unknown; output?: unknown };
+			definition: string | undefined;
+			parentId: string | undefined;
+	  })
+	| (StatelyWireCommon & { type: "@xstate.event"; event: { type: string }; sourceId: string | undefined })
+	| (StatelyWireCommon & { type: "@xstate.snapshot"; event: { type: string }; snapshot: { status?: ActorStatus; context?: unknown; value?: unknown; output?: unknown } });
+
+/** A snapshot as Stately's viewer reads it: children as `{ id: { id } }`. */
+interface StatelySnapshot {
+	status: ActorStatus;
+	value?: unknown | undefined;
+	context?: unknown | undefined;
+	children: Record<string, { id: string; xstate$$type: 1 }>;
+	output?: unknown | undefined;
+	error?: unknown | undefined;
+}
+
+function toStatelySnapshot(snapshot: SnapshotSummary): StatelySnapshot {
+	const children: StatelySnapshot["children"] = {};
+	for (const id of snapshot.children ?? []) children[id] = { id, xstate$$type: 1 };
+	const { children: _ids, ...rest } = snapshot;
+	return { ...rest, children };
+}
+
+/**
+ * Converts a record to the `@statelyai/inspect` wire format, or undefined for records
+ * Stately does not know (microsteps, emitted events).
+ *
+ * @example
+ * const message = toStatelyEvent(record);
+ * if (message) socket.send(JSON.stringify(message));
+ */
+export function toStatelyEvent(record: InspectionRecord): StatelyWireEvent | undefined {
+	// Stately types `id` as a string but sends null; keep its observed wire value.
+	const common = { sessionId: record.sessionId, rootId: record.rootId ?? record.sessionId, createdAt: record.createdAt, id: null as unknown as string, _version: record._version };
+	switch (record.type) {
+		case "@xstate.actor":
+			return {
+				...common,
+				type: "@xstate.actor",
+				name: record.name,
+				parentId: record.parentId,
+				definition: record.definition,
+				snapshot: toStatelySnapshot(record.snapshot),
+			};
+		case "@xstate.event":
+			return { ...common, type: "@xstate.event", event: record.event, sourceId: record.sourceId };
+		case "@xstate.snapshot":
+			// Stately types this as XState's full Snapshot; on the wire it is the same plain object.
+			return {
+				...common,
+				type: "@xstate.snapshot",
+				event: record.event,
+				snapshot: toStatelySnapshot(record.snapshot),
+			};
+		default:
+			return undefined;
+	}
+}
+
+/**
+ * Sends an inspector's records to a Stately inspector (`createBrowserInspector()` or
+ * `createWebSocketInspector()` from `@statelyai/inspect`), already summarised: Stately's own
+ * `inspect` observer would serialise every full snapshot, transcript included. Returns the
+ * unsubscribe function.
+ *
+ * @example
+ * import { createWebSocketInspector } from "@statelyai/inspect";
+ * const stately = createWebSocketInspector({ url: "ws://127.0.0.1:8080" });
+ * const inspector = createAgentInspector();
+ * inspector.attach(agent.actor);
+ * forwardToStately(inspector, stately);
+ */
+export function forwardToStately(inspector: AgentInspector, stately: StatelyInspectorLike): () => void {
+	const send = (records: readonly InspectionRecord[]) => {
+		for (const record of records) {
+			const message = toStatelyEvent(record);
+			if (message) stately.adapter.send(message);
+		}
+	};
+	inspector.flush();
+	send(inspector.history());
+	return inspector.subscribe(send);
+}

@@ -1,0 +1,215 @@
+/**
+ * Bounded summaries of contexts and events. Everything here does work proportional to a
+ * fixed budget, never to the transcript: an inspector that serialised the whole context per
+ * event would make a long run quadratic (see reference/xstate.md §1.11).
+ */
+// @ts-nocheck
+
+
+/** Limits of {@link previewValue}. */
+export interface PreviewLimits {
+	/** Levels of objects and arrays shown (default 3). */
+	depth: number;
+	/** Characters kept of a string (default 160). */
+	stringLength: number;
+	/** Array items shown (default 4). */
+	arrayItems: number;
+	/** Object keys shown (default 12). */
+	objectKeys: number;
+	/** Values visited in total; what is left is elided (default 80). */
+	budget: number;
+}
+
+const DEFAULT_LIMITS: PreviewLimits = { depth: 3, stringLength: 160, arrayItems: 4, objectKeys: 12, budget: 80 };
+
+/** JSON values a preview is made of. */
+export type PreviewJson = null | boolean | number | string | PreviewJson[] | { [key: string]: PreviewJson };
+
+function isActorRef(value: object): value is { id: string } {
+	return "sessionId" in value && "send" in value && typeof (value as { id?: unknown }).id === "string";
+}
+
+/**
+ * A JSON-safe, size-bounded preview of any value: long strings are cut, arrays show their
+ * first items and length, deep objects are elided, functions, actors and abort signals are
+ * named rather than walked. The cost is bounded by `limits.budget`, whatever the input.
+ *
+ * @example
+ * previewValue({ messages: new Array(5000).fill({ role: "user" }) });
+ * // { messages: [{ role: "user" }, ..., "…(+4996)"] } — four items, not five thousand
+ */
+export function previewValue(value: unknown, limits: Partial<PreviewLimits> = {}): PreviewJson {
+	const options = { ...DEFAULT_LIMITS, ...limits };
+	let budget = options.budget;
+	const walk = (current: unknown, depth: number): PreviewJson => {
+		budget--;
+		if (current === null || current === undefined) return null;
+		if (typeof current === "string") {
+			return current.length > options.stringLength ? `${current.slice(0, options.stringLength)}…(+${current.length - options.stringLength})` : current;
+		}
+		if (typeof current === "number") return Number.isFinite(current) ? current : String(current);
+		if (typeof current === "boolean") return current;
+		if (typeof current === "bigint") return `${current}n`;
+		if (typeof current === "function") return `[Function ${current.name || "anonymous"}]`;
+		if (typeof current !== "object") return String(current);
+		if (isActorRef(current)) return `[Actor ${current.id}]`;
+		if (typeof AbortSignal !== "undefined" && current instanceof AbortSignal) return "[AbortSignal]";
+		if (typeof AbortController !== "undefined" && current instanceof AbortController) return "[AbortController]";
+		if (current instanceof Error) return { name: current.name, message: walk(current.message, depth + 1) };
+		if (Array.isArray(current)) {
+			if (depth >= options.depth || budget <= 0) return `[Array(${current.length})]`;
+			const shown = current.slice(0, options.arrayItems).map((item) => walk(item, depth + 1));
+			if (current.length > options.arrayItems) shown.push(`…(+${current.length - options.arrayItems})`);
+			return shown;
+		}
+		const keys = Object.keys(current);
+		if (depth >= options.depth || budget <= 0) return `{…${keys.length} keys}`;
+		const out: { [key: string]: PreviewJson } = {};
+		for (const key of keys.slice(0, options.objectKeys)) {
+			const child = (current as Record<string, unknown>)[key];
+			if (child === undefined) continue;
+			out[key] = walk(child, depth + 1);
+		}
+		if (keys.length > options.objectKeys) out["…"] = `+${keys.length - options.objectKeys} keys`;
+		return out;
+	};
+	return walk(value, 0);
+}
+
+/** One tool call of the run in progress, as the visualizer shows it. */
+export interface ToolCallSummary {
+	id: string;
+	name: string;
+	/** queued, preparing, prepared, running, settled. */
+	status: string;
+	/** Epoch ms when execution started. */
+	startedAt?: number | undefined;
+	isError?: boolean | undefined;
+}
+
+/** The agent machine's context, summarised: counts, ids, queue lengths, the tool calls. */
+export interface AgentContextSummary {
+	kind: "agent";
+	messages: number;
+	steeringQueue: number;
+	followUpQueue: number;
+	steeringMode?: string | undefined;
+	followUpMode?: string | undefined;
+	tools: number;
+	model?: string | undefined;
+	run?: {
+		turn?: number | undefined;
+		attempt?: number | undefined;
+		aborted?: boolean | undefined;
+		newMessages?: number | undefined;
+		/** True while an assistant message is streaming. */
+		streaming: boolean;
+		/** Tool calls of the current batch. */
+		toolCalls: ToolCallSummary[];
+		compactionReason?: string | undefined;
+	};
+}
+
+interface AgentLikeContext {
+	messages: unknown[];
+	steeringQueue: unknown[];
+	followUpQueue: unknown[];
+	steeringMode?: string | undefined;
+	followUpMode?: string | undefined;
+	tools?: unknown[] | undefined;
+	model?: { id?: string } | undefined;
+	run?: {
+		turn?: number | undefined;
+		attempt?: number | undefined;
+		aborted?: boolean | undefined;
+		newMessages?: unknown[] | undefined;
+		partial?: unknown | undefined;
+		compactionReason?: string | undefined;
+		batch?: {
+			calls?: {
+				toolCall: { id: string; name: string };
+				status: string;
+				startedAt?: number | undefined;
+				outcome?: { isError?: boolean } | undefined;
+			}[];
+		};
+	};
+}
+
+function isAgentContext(context: unknown): context is AgentLikeContext {
+	if (!context || typeof context !== "object") return false;
+	const candidate = context as Partial<AgentLikeContext>;
+	return Array.isArray(candidate.messages) && Array.isArray(candidate.steeringQueue) && Array.isArray(candidate.followUpQueue);
+}
+
+/** Tool calls shown per batch; a batch of hundreds is rare and the rest is counted. */
+const MAX_TOOL_CALLS = 32;
+
+/**
+ * Summarises a machine context for inspection: the agent machine's context becomes an
+ * {@link AgentContextSummary} (lengths, not contents); any other context gets a bounded
+ * {@link previewValue}.
+ *
+ * @example
+ * summarizeContext(actor.getSnapshot().context);
+ * // { kind: "agent", messages: 12, steeringQueue: 0, followUpQueue: 1, tools: 3, run: { turn: 2, toolCalls: [...] } }
+ */
+export function summarizeContext(context: unknown): AgentContextSummary | PreviewJson {
+	if (!isAgentContext(context)) return previewValue(context, { depth: 2 });
+	const summary: AgentContextSummary = {
+		kind: "agent",
+		messages: context.messages.length,
+		steeringQueue: context.steeringQueue.length,
+		followUpQueue: context.followUpQueue.length,
+		tools: context.tools?.length ?? 0,
+	};
+	if (context.steeringMode) summary.steeringMode = context.steeringMode;
+	if (context.followUpMode) summary.followUpMode = context.followUpMode;
+	if (context.model?.id) summary.model = context.model.id;
+	const run = context.run;
+	if (run) {
+		const calls = run.batch?.calls ?? [];
+		summary.run = {
+			streaming: run.partial !== undefined,
+			toolCalls: calls.slice(0, MAX_TOOL_CALLS).map((call) => {
+				const entry: ToolCallSummary = { id: call.toolCall.id, name: call.toolCall.name, status: call.status };
+				if (call.startedAt !== undefined) entry.startedAt = call.startedAt;
+				if (call.outcome) entry.isError = call.outcome.isError === true;
+				return entry;
+			}),
+		};
+		if (run.turn !== undefined) summary.run.turn = run.turn;
+		if (run.attempt !== undefined) summary.run.attempt = run.attempt;
+		if (run.aborted !== undefined) summary.run.aborted = run.aborted;
+		if (run.newMessages) summary.run.newMessages = run.newMessages.length;
+		if (run.compactionReason) summary.run.compactionReason = run.compactionReason;
+	}
+	return summary;
+}
+
+/**
+ * A bounded preview of an event sent to or emitted by an actor. Stream events lose their
+ * `partial` message (the whole reply so far, which grows with every delta) and keep the delta.
+ *
+ * @example
+ * summarizeEvent({ type: "stream.event", attempt: 1, event: { type: "text_delta", delta: "Hel", partial } });
+ * // { type: "stream.event", attempt: 1, event: { type: "text_delta", delta: "Hel" } }
+ */
+export function summarizeEvent(event: { type: string }): { type: string; [key: string]: PreviewJson } {
+	const record = event as { type: string; [key: string]: unknown };
+	const out: { type: string; [key: string]: PreviewJson } = { type: record.type };
+	for (const key of Object.keys(record)) {
+		if (key === "type") continue;
+		const value = record[key];
+		if (value === undefined) continue;
+		if ((key === "event" || key === "assistantMessageEvent") && value && typeof value === "object") {
+			// Provider stream events: the partial message is the transcript in disguise.
+			const { partial: _partial, ...rest } = value as Record<string, unknown>;
+			out[key] = previewValue(rest, { depth: 2 });
+			continue;
+		}
+		if (key === "partial") continue;
+		out[key] = previewValue(value, { depth: 2 });
+	}
+	return out;
+}

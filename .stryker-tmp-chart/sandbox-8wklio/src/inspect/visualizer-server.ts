@@ -1,0 +1,213 @@
+// @ts-nocheck
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import type { InspectableActorRef, StateMachineLike } from "../types/actor-shapes.js";
+import { WebSocketServer, type WebSocket } from "ws";
+import { agentMachine } from "../machines/agent-machine.js";
+import { type AgentInspector, createAgentInspector } from "./inspector.js";
+import { layoutStatechart } from "./layout.js";
+import type { InspectionRecord } from "./records.js";
+import { type Recording, recordToNdjson } from "./sinks.js";
+import { toStatechartGraph } from "./statechart-graph.js";
+
+/**
+ * Where the prebuilt page lives: `dist/visualizer/` (made by `npm run build` from the
+ * repository's `visualizer/`). Installed, this module is `dist/inspect/`, so the page is one
+ * level up; run from the sources (`src/inspect/`), it is in the repository's `dist/`.
+ */
+function pageDirectory(): string {
+	const candidates = [new URL("../visualizer/", import.meta.url), new URL("../../dist/visualizer/", import.meta.url)];
+	for (const candidate of candidates) {
+		const directory = fileURLToPath(candidate);
+		if (existsSync(`${directory}index.html`)) return directory;
+	}
+	throw new Error("agentchart: the visualizer page is not built (run `npm run build` in the agentchart repository)");
+}
+
+/** The only interface the server listens on: inspection data stays on this machine. */
+export const VISUALIZER_HOST = "127.0.0.1";
+
+/** Options of {@link startVisualizerServer}. */
+export interface VisualizerServerOptions {
+	/** TCP port; 0 (default) picks a free one. */
+	port?: number | undefined;
+	/** The machine to draw (default: the agent machine). */
+	machine?: StateMachineLike | undefined;
+	/** Live mode: stream this inspector's records to the page. */
+	inspector?: AgentInspector | undefined;
+	/** Replay mode: these records, played back in the page with play/pause/step. */
+	replay?: InspectionRecord[] | undefined;
+}
+
+/** A running visualizer server. */
+export interface VisualizerServer {
+	/** `http://127.0.0.1:<port>/` */
+	url: string;
+	port: number;
+	/** Closes the sockets and the server. */
+	close(): Promise<void>;
+}
+
+/** The page's files; everything it loads comes from this server, nothing from elsewhere. */
+const STATIC_FILES: Record<string, { file: string; type: string }> = {
+	"/": { file: "index.html", type: "text/html; charset=utf-8" },
+	"/index.html": { file: "index.html", type: "text/html; charset=utf-8" },
+	"/style.css": { file: "style.css", type: "text/css; charset=utf-8" },
+	"/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
+	"/app.js.map": { file: "app.js.map", type: "application/json" },
+};
+
+function send(response: ServerResponse, status: number, type: string, body: string): void {
+	response.writeHead(status, { "content-type": type, "cache-control": "no-store", "x-content-type-options": "nosniff" });
+	response.end(body);
+}
+
+/**
+ * Rejects requests whose Host is not this server's loopback address, so a web page the user
+ * visits cannot reach the inspector through DNS rebinding.
+ */
+function hostAllowed(request: IncomingMessage, port: number): boolean {
+	const host = request.headers.host;
+	return host === `${VISUALIZER_HOST}:${port}` || host === `localhost:${port}`;
+}
+
+/**
+ * Rejects requests made by a page of another site. A browser sends the right Host to a port it
+ * found, so the Host check does not stop a cross-site page; its `Origin` gives it away. A
+ * browser always sends one with a WebSocket upgrade, and it must be this server's own:
+ * otherwise any page the user visits could read the live conversation (cross-site WebSocket
+ * hijacking). Clients that send no Origin are not browsers (a same-origin navigation, curl,
+ * a script on this machine) and are served.
+ */
+function originAllowed(request: IncomingMessage, port: number): boolean {
+	const origin = request.headers.origin;
+	if (origin === undefined) return true;
+	return origin === `http://${VISUALIZER_HOST}:${port}` || origin === `http://localhost:${port}`;
+}
+
+/**
+ * Starts the visualizer's HTTP + WebSocket server on 127.0.0.1. It serves the page
+ * (`visualizer/index.html`, its script and styles), `/api/chart` (the statechart graph and its
+ * layout), and either `/api/live` (a WebSocket of record batches from `inspector`) or
+ * `/api/recording` (the replayed records).
+ *
+ * @example
+ * const inspector = createAgentInspector();
+ * inspector.attach(agent.actor);
+ * const server = await startVisualizerServer({ inspector });
+ * console.log(`Visualizer: ${server.url}`);
+ */
+export async function startVisualizerServer(options: VisualizerServerOptions = {}): Promise<VisualizerServer> {
+	const graph = toStatechartGraph(options.machine ?? agentMachine);
+	const chart = JSON.stringify({
+		graph,
+		layout: layoutStatechart(graph),
+		mode: options.replay ? "replay" : "live",
+	});
+	const recording = options.replay ? JSON.stringify(options.replay) : undefined;
+	const page = pageDirectory();
+	let port = 0;
+
+	const server = createServer((request, response) => {
+		void (async () => {
+			if (!hostAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden host");
+			if (!originAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden origin");
+			const path = new URL(request.url ?? "/", "http://localhost").pathname;
+			const file = STATIC_FILES[path];
+			if (file) return send(response, 200, file.type, await readFile(`${page}${file.file}`, "utf8"));
+			if (path === "/api/chart") return send(response, 200, "application/json", chart);
+			if (path === "/api/recording" && recording) return send(response, 200, "application/json", recording);
+			send(response, 404, "text/plain", "Not found");
+		})().catch((error: unknown) => {
+			if (!response.headersSent) send(response, 500, "text/plain", String(error));
+		});
+	});
+
+	const sockets = new WebSocketServer({ noServer: true });
+	const clients = new Set<WebSocket>();
+	server.on("upgrade", (request, socket, head) => {
+		const path = new URL(request.url ?? "/", "http://localhost").pathname;
+		if (path !== "/api/live" || !options.inspector || !hostAllowed(request, port) || !originAllowed(request, port)) {
+			socket.end("HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+			return;
+		}
+		sockets.handleUpgrade(request, socket, head, (client) => {
+			clients.add(client);
+			client.on("close", () => clients.delete(client));
+			options.inspector?.flush();
+			client.send(JSON.stringify(options.inspector?.history() ?? []));
+		});
+	});
+	const unsubscribe = options.inspector?.subscribe((records) => {
+		if (clients.size === 0) return;
+		const message = JSON.stringify(records);
+		for (const client of clients) if (client.readyState === client.OPEN) client.send(message);
+	});
+
+	await new Promise<void>((resolve, reject) => {
+		server.once("error", reject);
+		server.listen(options.port ?? 0, VISUALIZER_HOST, () => resolve());
+	});
+	port = (server.address() as AddressInfo).port;
+
+	return {
+		url: `http://${VISUALIZER_HOST}:${port}/`,
+		port,
+		async close() {
+			unsubscribe?.();
+			for (const client of clients) client.terminate();
+			sockets.close();
+			server.closeAllConnections();
+			await new Promise<void>((resolve) => server.close(() => resolve()));
+		},
+	};
+}
+
+/** Options of {@link attachVisualizer}. */
+export interface AttachVisualizerOptions {
+	/** TCP port on 127.0.0.1; 0 (default) picks a free one. */
+	port?: number | undefined;
+	/** Also record every record to this NDJSON file (replay it with `--replay`). */
+	record?: string | undefined;
+	/** Use this inspector instead of creating one. */
+	inspector?: AgentInspector | undefined;
+}
+
+/** A visualizer attached to a running actor. */
+export interface AttachedVisualizer {
+	url: string;
+	inspector: AgentInspector;
+	/** Stops the server, detaches the inspector and closes the recording. */
+	close(): Promise<void>;
+}
+
+/**
+ * Attaches the visualizer to an agent actor that is already running (`agent.actor`) and
+ * serves it on 127.0.0.1. This is what `npm start -- --inspect` calls.
+ *
+ * @example
+ * const agent = new Agent({ initialState: { model, tools }, streamFn });
+ * const visualizer = await attachVisualizer(agent.actor, { port: 4777 });
+ * console.log(`Watch it run: ${visualizer.url}`);
+ * await agent.prompt("What time is it?");
+ * await visualizer.close();
+ */
+export async function attachVisualizer(actor: InspectableActorRef, options: AttachVisualizerOptions = {}): Promise<AttachedVisualizer> {
+	const inspector = options.inspector ?? createAgentInspector();
+	const detach = inspector.attach(actor);
+	let recording: Recording | undefined;
+	if (options.record) recording = recordToNdjson(inspector, options.record);
+	const server = await startVisualizerServer({ inspector, ...(options.port !== undefined ? { port: options.port } : {}) });
+	return {
+		url: server.url,
+		inspector,
+		async close() {
+			detach();
+			await recording?.close();
+			await server.close();
+		},
+	};
+}

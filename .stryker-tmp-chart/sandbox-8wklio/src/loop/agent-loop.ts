@@ -1,0 +1,139 @@
+/**
+ * pi 0.73.1's low-level loop API (`agentLoop`, `agentLoopContinue`, `runAgentLoop`,
+ * `runAgentLoopContinue`), run on the agent statechart: one machine per run, its events
+ * handed to the caller's sink one at a time (each awaited, as in pi, so a slow sink holds the
+ * loop back), pull-based queues and `shouldStopAfterTurn` asked at the chart's decision points.
+ */
+// @ts-nocheck
+
+import { EventStream } from "../providers/event-stream.js";
+import type {
+	AfterToolCallHook,
+	AgentContext,
+	AgentEvent,
+	BeforeToolCallHook,
+	ConvertToLlm,
+	GetApiKey,
+	ShouldStopAfterTurn,
+	ToolExecutionMode,
+	TransformContext,
+} from "../types/agent.js";
+import type { AgentMessage } from "../types/messages.js";
+import type { Model, SimpleStreamOptions } from "../types/model.js";
+import type { StreamFn } from "../types/stream.js";
+import type { EventSink } from "./sink-delivery.js";
+import { runOnMachine } from "./run-on-machine.js";
+
+/**
+ * pi's loop configuration: the model, the hooks, the queues (pulled), and every stream option,
+ * which is passed to each LLM call.
+ */
+export interface AgentLoopConfig extends SimpleStreamOptions {
+	model: Model;
+	/** Transcript entries → LLM messages, before each call. */
+	convertToLlm: ConvertToLlm;
+	transformContext?: TransformContext | undefined;
+	/** Resolves an API key per call (for expiring tokens). */
+	getApiKey?: GetApiKey | undefined;
+	/** After each turn: true ends the run, leaving queued messages queued. */
+	shouldStopAfterTurn?: ShouldStopAfterTurn | undefined;
+	/** Asked at the run's start and after each turn: messages to inject before the next reply. */
+	getSteeringMessages?: (() => Promise<AgentMessage[]>) | undefined;
+	/** Asked when the agent would stop: messages to continue with. */
+	getFollowUpMessages?: (() => Promise<AgentMessage[]>) | undefined;
+	/** "parallel" (default), "sequential", or agentchart's "streaming". */
+	toolExecution?: ToolExecutionMode | undefined;
+	beforeToolCall?: BeforeToolCallHook | undefined;
+	afterToolCall?: AfterToolCallHook | undefined;
+}
+
+/** Receives every event of a run; awaited before the loop goes on. */
+export type AgentEventSink = EventSink;
+
+/** The stream `agentLoop` returns: every event, then the run's new messages as its result. */
+export type AgentEventStream = EventStream<AgentEvent, AgentMessage[]>;
+
+const NO_MESSAGES = "Cannot continue: no messages in context";
+const FROM_ASSISTANT = "Cannot continue from message role: assistant";
+
+/** pi's synchronous checks of a continuation. */
+function assertCanContinue(context: AgentContext): void {
+	if (context.messages.length === 0) throw new Error(NO_MESSAGES);
+	if ((context.messages[context.messages.length - 1] as { role?: string }).role === "assistant") throw new Error(FROM_ASSISTANT);
+}
+
+/**
+ * Runs the loop with new prompt messages, awaiting `emit` for every event. Resolves with the
+ * messages the run added (the prompts included).
+ *
+ * @example
+ * const messages = await runAgentLoop([prompt], { systemPrompt: "", messages: [], tools }, { model, convertToLlm }, async (event) => log(event));
+ */
+export async function runAgentLoop(
+	prompts: AgentMessage[],
+	context: AgentContext,
+	config: AgentLoopConfig,
+	emit: AgentEventSink,
+	signal?: AbortSignal,
+	streamFn?: StreamFn,
+): Promise<AgentMessage[]> {
+	return runOnMachine({ type: "prompt", messages: prompts }, context, config, emit, signal, streamFn);
+}
+
+/**
+ * Continues the loop from the context as it is (its last message must not be an assistant
+ * reply). Resolves with the messages the run added (not the context's own).
+ *
+ * @example
+ * const added = await runAgentLoopContinue({ systemPrompt: "", messages: transcript, tools }, config, emit);
+ */
+export async function runAgentLoopContinue(
+	context: AgentContext,
+	config: AgentLoopConfig,
+	emit: AgentEventSink,
+	signal?: AbortSignal,
+	streamFn?: StreamFn,
+): Promise<AgentMessage[]> {
+	assertCanContinue(context);
+	return runOnMachine({ type: "continue" }, context, config, emit, signal, streamFn);
+}
+
+function agentEventStream(): AgentEventStream {
+	return new EventStream<AgentEvent, AgentMessage[]>(
+		(event) => event.type === "agent_end",
+		(event) => (event.type === "agent_end" ? event.messages : []),
+	);
+}
+
+/**
+ * The loop with new prompt messages, as a stream of its events whose result is the messages
+ * the run added.
+ *
+ * @example
+ * for await (const event of agentLoop([prompt], context, config)) console.log(event.type);
+ */
+export function agentLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig, signal?: AbortSignal, streamFn?: StreamFn): AgentEventStream {
+	const stream = agentEventStream();
+	void runAgentLoop(prompts, context, config, async (event) => stream.push(event), signal, streamFn).then(
+		(messages) => stream.end(messages),
+		() => stream.end(),
+	);
+	return stream;
+}
+
+/**
+ * The loop continued from the context, as a stream. Throws at once (before any stream exists)
+ * when the context is empty or ends with an assistant reply, as pi does.
+ *
+ * @example
+ * const stream = agentLoopContinue(context, config); // throws "Cannot continue: no messages in context"
+ */
+export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig, signal?: AbortSignal, streamFn?: StreamFn): AgentEventStream {
+	assertCanContinue(context);
+	const stream = agentEventStream();
+	void runAgentLoopContinue(context, config, async (event) => stream.push(event), signal, streamFn).then(
+		(messages) => stream.end(messages),
+		() => stream.end(),
+	);
+	return stream;
+}

@@ -1,0 +1,67 @@
+/**
+ * One LLM call: a new attempt, the reply's start and its completion (which, for a streaming
+ * reply that failed after some of its calls ran, is recorded in two parts).
+ */
+// @ts-nocheck
+
+import { isContextOverflow } from "../../providers/overflow.js";
+import type { AssistantMessage } from "../../types/messages.js";
+import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
+import { type Ctx, type Enqueue, appendMessages, runOf } from "../context.js";
+import { failedReply } from "../run-helpers.js";
+import { splitFailedStreamingReply } from "../streaming-tools.js";
+
+/** A new LLM call: earlier attempts' events become stale; the turn's reply and batch start empty. */
+export function startAttempt(context: Ctx, enqueue: Enqueue): void {
+	const run = runOf(context);
+	enqueue.assign({
+		run: { ...run, attempt: run.attempt + 1, stream: { partial: undefined }, partial: undefined, assistant: undefined, batch: undefined, toolResults: [] },
+	});
+}
+
+/** The reply began: `message_start` with a snapshot of its partial message. */
+export function beginAssistantMessage(context: Ctx, partial: AssistantMessage, enqueue: Enqueue): void {
+	enqueue.assign({ run: { ...runOf(context), partial } });
+	enqueue.emit({ type: "message_start", message: { ...partial } });
+}
+
+/**
+ * The reply is complete (or failed): it joins the transcript, `message_end`. A listener that
+ * aborted the call gives it its error; a second overflow in one run says recovery failed; a
+ * streaming reply that failed after calls started is cut in two (see `splitFailedStreamingReply`).
+ */
+export function completeAssistantMessage(context: Ctx, final: AssistantMessage, enqueue: Enqueue): void {
+	const run = runOf(context);
+	let message = final;
+	// A listener that threw aborted this call: its error, not "Request was aborted", says why.
+	if (run.failure !== undefined && message.stopReason === "aborted") message = { ...message, errorMessage: run.failure };
+	// A reply that overflowed silently (stop, input over the window) still answered: it keeps its
+	// answer unmarked. Only a reply that failed or ran out says recovery failed.
+	if (run.overflowRetried && message.stopReason !== "stop" && context.config.compaction?.enabled && isContextOverflow(message, context.model.contextWindow)) {
+		message = { ...message, errorMessage: `${OVERFLOW_RECOVERY_FAILED} (${message.errorMessage ?? "context overflow"})` };
+	}
+	const split = failedReply(message) ? splitFailedStreamingReply(message, run.batch) : undefined;
+	// A split reply ends here as its committed part; its failed part follows the tool results.
+	const recorded = split?.committed ?? message;
+	appendMessages(context, [recorded], enqueue);
+	enqueue.assign({
+		run: {
+			...run,
+			partial: undefined,
+			assistant: message,
+			pendingFailedReply: split?.failed,
+			newMessages: [...run.newMessages, recorded],
+			outputLimitAttempts: message.stopReason === "length" ? run.outputLimitAttempts : 0,
+		},
+	});
+	if (!run.partial) enqueue.emit({ type: "message_start", message: { ...recorded } });
+	enqueue.emit({ type: "message_end", message: recorded });
+}
+
+/** A turn without tool calls ends with its reply. */
+export function emitTurnEndWithoutTools(context: Ctx, enqueue: Enqueue): void {
+	const run = runOf(context);
+	if (!run.assistant) return;
+	enqueue.assign({ run: { ...run, turnEnded: true } });
+	enqueue.emit({ type: "turn_end", message: run.assistant, toolResults: [] });
+}

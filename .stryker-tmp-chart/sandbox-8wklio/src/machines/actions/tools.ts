@@ -1,0 +1,328 @@
+/**
+ * Tool calls: the batch of a reply, preflight, running calls through the batch actor
+ * (`tools`), settling them, and the tool result messages and `turn_end` of the batch.
+ */
+// @ts-nocheck
+
+import type { ToolBatchInput } from "../../actors/tool-batch-protocol.js";
+import { errorResult, prepareToolCall } from "../../tools/preflight.js";
+import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
+import type { ToolCall } from "../../types/content.js";
+import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
+import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callById, messageEvents, runOf } from "../context.js";
+import { createToolBatch, findTool, hookContext, toolResultMessage, updateCall } from "../run-helpers.js";
+import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
+import type { FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
+
+/** The batch actor's id: one per batch, so there is one child for all of a reply's calls. */
+export const TOOL_BATCH_ID = "tools";
+
+/** What the batch actor is spawned with. */
+export function toolBatchInput(context: Ctx, assistant: AssistantMessage): ToolBatchInput {
+	return {
+		tools: context.tools,
+		assistantMessage: assistant,
+		context: hookContext(context),
+		beforeToolCall: context.config.beforeToolCall,
+		afterToolCall: context.config.afterToolCall,
+		abort: runOf(context).controller,
+		timeoutMs: context.config.toolTimeoutMs,
+	};
+}
+
+function toolStartEvent(call: ToolCallEntry): AgentEvent {
+	return { type: "tool_execution_start", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments };
+}
+
+/**
+ * Records a call's outcome and emits its `tool_execution_end` (and, in sequential batches,
+ * its tool result message right away). Returns the context as it will be after the assign,
+ * so callers settling several calls in one action can chain.
+ */
+export function settleCall(context: Ctx, call: ToolCallEntry, outcome: FinalizedToolResult, enqueue: Enqueue): Ctx {
+	const run = runOf(context);
+	const batch = batchOf(context);
+	let nextBatch = updateCall(batch, call.toolCall.id, { status: "settled", outcome });
+	enqueue.emit({ type: "tool_execution_end", toolCallId: call.toolCall.id, toolName: call.toolCall.name, result: outcome.result, isError: outcome.isError });
+	let newMessages = run.newMessages;
+	let toolResults = run.toolResults;
+	let messages = context.messages;
+	if (batch.mode === "sequential") {
+		const message = toolResultMessage(call.toolCall, outcome);
+		messages = appendMessages(context, [message], enqueue);
+		newMessages = [...newMessages, message];
+		toolResults = [...toolResults, message];
+		nextBatch = updateCall(nextBatch, call.toolCall.id, { messageEmitted: true });
+		for (const event of messageEvents(message)) enqueue.emit(event);
+	}
+	const nextRun = { ...run, batch: nextBatch, newMessages, toolResults };
+	enqueue.assign({ run: nextRun });
+	return { ...context, messages, run: nextRun };
+}
+
+/** Settles calls in these statuses with an error result, announcing those never started. */
+export function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEntry["status"][], enqueue: Enqueue): Ctx {
+	let working = context;
+	for (const call of batchOf(context).calls) {
+		if (!statuses.includes(call.status)) continue;
+		if (!call.started) enqueue.emit(toolStartEvent(call));
+		working = settleCall(working, { ...call, started: true }, errorResult(text), enqueue);
+	}
+	return working;
+}
+
+/** Emits the tool result messages not yet emitted, in source order; returns the updated context. */
+export function emitUnemittedToolResults(context: Ctx, enqueue: Enqueue): Ctx {
+	const run = runOf(context);
+	const batch = batchOf(context);
+	// The turn's results in source order: those already emitted (sequential batches emit each as
+	// it settles), and the ones emitted now.
+	const results: ToolResultMessage[] = run.toolResults.filter((result) => !batch.calls.some((call) => call.toolCall.id === result.toolCallId));
+	const added: ToolResultMessage[] = [];
+	const calls = batch.calls.map((call) => {
+		if (call.messageEmitted || !call.outcome) {
+			const emitted = run.toolResults.find((result) => result.toolCallId === call.toolCall.id);
+			if (emitted) results.push(emitted);
+			return call;
+		}
+		const message = toolResultMessage(call.toolCall, call.outcome);
+		results.push(message);
+		added.push(message);
+		for (const event of messageEvents(message)) enqueue.emit(event);
+		return { ...call, messageEmitted: true };
+	});
+	const messages = appendMessages(context, added, enqueue);
+	const nextRun = { ...run, newMessages: [...run.newMessages, ...added], toolResults: results, batch: { ...batch, calls } };
+	enqueue.assign({ run: nextRun });
+	return { ...context, messages, run: nextRun };
+}
+
+/**
+ * Records the failed part of a split streaming reply after its committed part's tool results
+ * (the turn ends with it: its stopReason and error are the turn's).
+ */
+export function recordPendingFailedReply(context: Ctx, enqueue: Enqueue): Ctx {
+	const run = runOf(context);
+	const failed = run.pendingFailedReply;
+	if (!failed) return context;
+	for (const event of messageEvents(failed)) enqueue.emit(event);
+	const messages = appendMessages(context, [failed], enqueue);
+	const nextRun = { ...run, pendingFailedReply: undefined, newMessages: [...run.newMessages, failed], batch: { ...batchOf(context), assistant: failed } };
+	enqueue.assign({ run: nextRun });
+	return { ...context, messages, run: nextRun };
+}
+
+/** Tool result messages (source order), the failed part of a split reply, `turn_end`; the batch actor stops. */
+export function endToolBatch(context: Ctx, enqueue: EffectEnqueue): void {
+	const working = recordPendingFailedReply(emitUnemittedToolResults(context, enqueue), enqueue);
+	const run = runOf(working);
+	enqueue.assign({ run: { ...run, turnEnded: true } });
+	enqueue.emit({ type: "turn_end", message: batchOf(working).assistant, toolResults: run.toolResults });
+	if (run.batch?.actorStarted) enqueue.stopChild(TOOL_BATCH_ID);
+}
+
+/** Starts the batch actor for this batch unless it runs already; returns the batch as recorded. */
+function withBatchActor(context: Ctx, batch: ToolBatch, enqueue: SpawningEnqueue): ToolBatch {
+	if (batch.actorStarted) return batch;
+	enqueue.spawnChild("toolBatchActor", { id: TOOL_BATCH_ID, input: toolBatchInput(context, batch.assistant) });
+	return { ...batch, actorStarted: true };
+}
+
+/** The enqueuer of actions that may spawn the batch actor. */
+export interface SpawningEnqueue extends EffectEnqueue {
+	spawnChild(src: "toolBatchActor", options: { id: string; input: ToolBatchInput }): void;
+}
+
+/**
+ * Preflight without a `beforeToolCall` hook, inside the action: announces the next queued call
+ * (all of them in a parallel batch, in source order) and validates it. A call that fails
+ * preflight is settled at once (its `tool_execution_end` right after its start, as pi); the
+ * others become "prepared".
+ */
+export function prepareQueuedCalls(context: Ctx, enqueue: Enqueue): void {
+	const queuedCalls = batchOf(context).calls;
+	const sequential = batchOf(context).mode === "sequential";
+	let working = context;
+	// The calls prepared so far, in one copy of the batch's list (written back before a settle,
+	// which takes the batch as it is, and at the end): not a copy of the batch per call.
+	let calls: ToolCallEntry[] | undefined;
+	const writeBack = () => {
+		if (!calls) return;
+		working = { ...working, run: { ...runOf(working), batch: { ...batchOf(working), calls } } };
+		calls = undefined;
+	};
+	for (let index = 0; index < queuedCalls.length; index++) {
+		const queued = queuedCalls[index] as ToolCallEntry;
+		if (queued.status !== "queued") continue;
+		enqueue.emit(toolStartEvent(queued));
+		const decided = prepareToolCall(findTool(context.tools, queued.toolCall.name), queued.toolCall);
+		if (decided.kind === "immediate") {
+			writeBack();
+			working = settleCall(working, { ...queued, started: true }, decided.outcome, enqueue);
+		} else {
+			calls ??= batchOf(working).calls.slice();
+			calls[index] = { ...queued, status: "prepared", args: decided.args, started: true };
+		}
+		if (sequential) break;
+	}
+	writeBack();
+	if (working !== context) enqueue.assign({ run: working.run });
+}
+
+/** With a `beforeToolCall` hook: the next queued call is announced (its listeners settle before the hook is asked). */
+export function announceNextCall(context: Ctx, enqueue: Enqueue): void {
+	const batch = batchOf(context);
+	const next = batch.calls.find((call) => call.status === "queued");
+	if (!next) return;
+	enqueue.assign({ run: { ...runOf(context), batch: updateCall(batch, next.toolCall.id, { status: "preparing", started: true }) } });
+	enqueue.emit(toolStartEvent(next));
+}
+
+/** The announced call's synchronous preflight; if it passes, the batch actor asks `beforeToolCall`. */
+export function preflightAnnouncedCall(context: Ctx, enqueue: SpawningEnqueue): void {
+	const call = batchOf(context).calls.find((entry) => entry.status === "preparing");
+	if (!call) return;
+	const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
+	if (decided.kind === "immediate") {
+		settleCall(context, call, decided.outcome, enqueue);
+		return;
+	}
+	const batch = withBatchActor(context, batchOf(context), enqueue);
+	enqueue.assign({ run: { ...runOf(context), batch } });
+	enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight", toolCall: call.toolCall, args: decided.args });
+}
+
+/** `beforeToolCall` let the call run: it is prepared, with the arguments the hook may have changed. */
+export function recordPreparedCall(context: Ctx, toolCallId: string, args: unknown, enqueue: Enqueue): void {
+	enqueue.assign({ run: { ...runOf(context), batch: updateCall(batchOf(context), toolCallId, { status: "prepared", args }) } });
+}
+
+/**
+ * Starts what may run now: in a parallel batch every prepared call, in a sequential batch the
+ * next one; in a streaming batch each queued call whose turn has come (announced, then
+ * preflighted: at once without a hook, by the batch actor with one).
+ */
+export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
+	const run = runOf(context);
+	// The chart never asks once the run was aborted or the reply failed (tool-draining, and the
+	// guarded tool.settled, tool.timeout and stream.toolcall transitions).
+	if (!run.batch) return;
+	let batch = run.batch;
+	let working: Ctx = context;
+	if (batch.mode === "streaming") {
+		for (const call of readyStreamingCalls(batch, context.tools)) {
+			enqueue.emit(toolStartEvent(call));
+			if (context.config.beforeToolCall) {
+				batch = withBatchActor(working, batch, enqueue);
+				batch = updateCall(batch, call.toolCall.id, { status: "running", started: true });
+				enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", toolCall: call.toolCall });
+				continue;
+			}
+			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
+			if (decided.kind === "immediate") {
+				working = { ...working, run: { ...runOf(working), batch } };
+				working = settleCall(working, { ...call, started: true }, decided.outcome, enqueue);
+				batch = batchOf(working);
+				continue;
+			}
+			batch = withBatchActor(working, batch, enqueue);
+			batch = updateCall(batch, call.toolCall.id, { status: "running", started: true, args: decided.args });
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", toolCall: call.toolCall, args: decided.args });
+		}
+	} else {
+		// One copy of the list for all the calls started here, not a copy of the batch per call.
+		let calls: ToolCallEntry[] | undefined;
+		const sequential = batch.mode === "sequential";
+		for (let index = 0; index < batch.calls.length; index++) {
+			const call = batch.calls[index] as ToolCallEntry;
+			if (call.status !== "prepared") continue;
+			if (sequential && (calls ?? batch.calls).some((other) => other.status === "running")) break;
+			batch = withBatchActor(working, batch, enqueue);
+			(calls ??= batch.calls.slice())[index] = { ...call, status: "running" };
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", toolCall: call.toolCall, args: call.args });
+		}
+		if (calls) batch = { ...batch, calls };
+	}
+	// Nothing started (a parallel batch's calls started together): the run stays as it is.
+	if (working !== context || batch !== run.batch) enqueue.assign({ run: { ...runOf(working), batch } });
+}
+
+/** A running call settled, or timed out (then it is told to stop and its late result ignored). */
+export function settleRunningTool(context: Ctx, toolCallId: string, outcome: FinalizedToolResult, stopIt: boolean, enqueue: EffectEnqueue): void {
+	const call = callById(context, toolCallId);
+	if (!call) return;
+	if (stopIt) enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", toolCallId });
+	let working = settleCall(context, call, outcome, enqueue);
+	if (outcome.isError && findTool(context.tools, call.toolCall.name)?.cancelSiblingsOnError) {
+		for (const sibling of batchOf(working).calls) {
+			if (sibling.status !== "running") continue;
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", toolCallId: sibling.toolCall.id });
+			working = settleCall(working, sibling, errorResult(`Cancelled: sibling tool call ${call.toolCall.name} failed`), enqueue);
+		}
+	}
+}
+
+/** After the abort grace: calls still running are given up on (told to stop; a late result is ignored). */
+export function abandonRunningCalls(context: Ctx, enqueue: EffectEnqueue): void {
+	let working = context;
+	const grace = context.config.toolAbortGraceMs;
+	for (const call of context.run?.batch?.calls ?? []) {
+		if (call.status !== "running") continue;
+		enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", toolCallId: call.toolCall.id });
+		const text = `Tool "${call.toolCall.name}" did not stop within ${grace} ms after the run was aborted; its result, if it comes, is ignored`;
+		working = settleCall(working, call, errorResult(text), enqueue);
+	}
+}
+
+/** Calls of a message cut off by the output token limit do not run: each gets that error. */
+export function settleCallsCutOffByLength(context: Ctx, enqueue: Enqueue): void {
+	let working = context;
+	for (const call of batchOf(context).calls) {
+		if (call.status === "settled") continue;
+		if (!call.started) enqueue.emit(toolStartEvent(call));
+		working = settleCall(working, { ...call, started: true }, errorResult(lengthCutOffText(call.toolCall.name)), enqueue);
+	}
+}
+
+/** Streaming tool execution: a call finished streaming; it joins the batch (and may start now). */
+export function addStreamedToolCall(context: Ctx, toolCall: ToolCall, partial: AssistantMessage, enqueue: Enqueue): void {
+	const run = runOf(context);
+	const batch: ToolBatch = run.batch ?? { assistant: partial, mode: "streaming", calls: [], truncated: false, actorStarted: false };
+	if (batch.calls.some((call) => call.toolCall.id === toolCall.id)) return;
+	const entry: ToolCallEntry = { toolCall: toolCall as AgentToolCall, status: "queued", args: undefined, outcome: undefined, started: false, messageEmitted: false };
+	enqueue.assign({ run: { ...run, batch: { ...batch, calls: [...batch.calls, entry] } } });
+}
+
+/** Streaming mode, the reply complete: the batch takes its final content; calls cut off by "length" get that error. */
+export function finishStreamingBatch(context: Ctx, enqueue: Enqueue): void {
+	const run = runOf(context);
+	if (!run.assistant) return;
+	const { batch, cutOff } = completeStreamingBatch(run.batch, run.assistant);
+	let working: Ctx = { ...context, run: { ...run, batch: { ...batch, truncated: cutOff.length > 0 } } };
+	enqueue.assign({ run: working.run });
+	for (const call of cutOff) {
+		enqueue.emit(toolStartEvent(call));
+		working = settleCall(working, { ...call, started: true }, errorResult(lengthCutOffText(call.toolCall.name)), enqueue);
+	}
+}
+
+/** Streaming mode, the reply failed: calls never started never will; running ones are stopped with an error. */
+export function abortStreamingCalls(context: Ctx, enqueue: EffectEnqueue): void {
+	const run = runOf(context);
+	if (!run.batch || !run.assistant) return;
+	const reason = `Tool call aborted: the assistant message ended with stopReason "${run.assistant.stopReason}"`;
+	let working: Ctx = { ...context, run: { ...run, batch: { ...run.batch, assistant: run.assistant, calls: run.batch.calls.filter((call) => call.status !== "queued") } } };
+	enqueue.assign({ run: working.run });
+	for (const call of batchOf(working).calls) {
+		if (call.status !== "running") continue;
+		enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", toolCallId: call.toolCall.id });
+		working = settleCall(working, call, errorResult(reason), enqueue);
+	}
+}
+
+export { toolStartEvent };
+
+/** The batch of a completed reply (parallel or sequential; a "sequential" tool makes the whole batch sequential). */
+export function createBatchFor(context: Ctx, assistant: AssistantMessage): ToolBatch {
+	return createToolBatch(assistant, context.tools, context.config.toolExecution);
+}

@@ -1,0 +1,52 @@
+// @ts-nocheck
+import type { InspectableActorRef, SubscriptionLike } from "../types/actor-shapes.js";
+import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineOutput } from "./types.js";
+
+/**
+ * Where the agent machine is: `"idle"`, `"ended"`, `"compacting"`, or `{ running: <step> }`
+ * (`"streaming"`, `"tool-executing"`, `{ "tool-preparing": "checking" }`, ...).
+ */
+export type AgentStateValue = string | { readonly [state: string]: AgentStateValue };
+
+/** A child actor of the machine (the stream, a tool call, preflight, compaction). */
+export interface ChildActorLike {
+	readonly id: string;
+	readonly sessionId: string;
+	getSnapshot(): { readonly status: "active" | "done" | "error" | "stopped" };
+}
+
+/** A snapshot of the agent machine, as `agent.actor.getSnapshot()` returns it. */
+export interface AgentMachineSnapshot {
+	/** "active" while the machine runs; "done" after `dispose`. */
+	readonly status: "active" | "done" | "error" | "stopped";
+	readonly value: AgentStateValue;
+	readonly context: AgentMachineContext;
+	/** The running child actors by id (`stream`, `tools`, `compaction`, `steeringPoll`, `followUpPoll`, `stopCheck`). */
+	readonly children: Readonly<Record<string, ChildActorLike | undefined>>;
+	readonly output?: AgentMachineOutput | undefined;
+	/** Why the machine failed, when `status` is "error". */
+	readonly error?: unknown;
+	/** True when the machine is in this state (`"idle"`, `{ running: "streaming" }`, ...). */
+	matches(value: AgentStateValue): boolean;
+}
+
+/** The emitted event of a type, or every emitted event for `"*"`. */
+export type AgentMachineEmittedOf<TType extends AgentMachineEmitted["type"] | "*"> = AgentMachineEmitted &
+	(TType extends "*" ? unknown : { type: TType });
+
+/**
+ * The running agent machine behind an `Agent` (`agent.actor`): an XState actor, typed here
+ * by what it offers so that these declarations do not depend on XState's (see
+ * `types/actor-shapes.ts`). For XState's own `Actor` type, use `machineActorOf(agent)` from
+ * `agentchart/machine`.
+ *
+ * @example
+ * agent.actor.getSnapshot().value; // "idle"
+ * agent.actor.on("message_update", (event) => console.log(event.assistantMessageEvent.type));
+ */
+export interface AgentActor extends InspectableActorRef {
+	send(event: AgentMachineEvent): void;
+	getSnapshot(): AgentMachineSnapshot;
+	subscribe(observer: (snapshot: AgentMachineSnapshot) => void): SubscriptionLike;
+	on<TType extends AgentMachineEmitted["type"] | "*">(type: TType, handler: (event: AgentMachineEmittedOf<TType>) => void): SubscriptionLike;
+}

@@ -1,0 +1,334 @@
+// @ts-nocheck
+import { and, not, or } from "xstate";
+import { compactionInput } from "./actions/compaction.js";
+import { agentSetup } from "./agent-setup.js";
+import { type Ctx, runOf } from "./context.js";
+import { defaultLoopConfig, defaultModel } from "./defaults.js";
+import { emitterOf } from "./relay.js";
+import { hookContext, streamOptionsFor } from "./run-helpers.js";
+
+/**
+ * The agent loop as a statechart.
+ *
+ * Top level: `idle` (waiting for a prompt), `running` (a run: turns of one LLM call plus its
+ * tool calls), `compacting` (a manual compaction) and `ended` (final, after `dispose`). Inside
+ * `running`, a turn goes `before-call` → `streaming` → `after-stream` → (`tool-preparing` ⇄
+ * `tool-executing`, or `tool-draining` after an abort) → `turn-ended`, which decides between
+ * another turn and `run-ending`.
+ *
+ * The chart receives what it decides on: a reply's start, each tool call that finished
+ * streaming (streaming tool execution), the reply's end, the tool calls' outcomes. Token
+ * deltas go from the stream actor straight to `actor.on(...)` listeners. States whose name is
+ * a decision (`run-starting`, `before-call`, `after-stream`, `turn-ended`) decide only after
+ * the consumer has acknowledged the events so far, when `awaitDelivery` is on.
+ *
+ * @example
+ * import { createActor } from "xstate";
+ * const actor = createActor(agentMachine, { input: { model, tools, config: { streamFn } } }).start();
+ * actor.on("*", (event) => console.log(event.type));
+ * actor.send({ type: "prompt", messages: [{ role: "user", content: "hi", timestamp: Date.now() }] });
+ */
+export const agentMachine = agentSetup.createMachine({
+	id: "agent",
+	context: ({ input }) => ({
+		systemPrompt: input.systemPrompt ?? "",
+		model: input.model ?? defaultModel(),
+		thinkingLevel: input.thinkingLevel ?? "off",
+		tools: input.tools ?? [],
+		messages: input.messages ?? [],
+		// Object.assign, not a spread: merging a second object into a spread copy is V8's slow path.
+		config: Object.assign(defaultLoopConfig(), input.config),
+		steeringQueue: input.steeringQueue ?? [],
+		followUpQueue: input.followUpQueue ?? [],
+		steeringMode: input.steeringMode ?? "one-at-a-time",
+		followUpMode: input.followUpMode ?? "one-at-a-time",
+		// Present from the start, so assigning them later copies the context on V8's fast path.
+		run: undefined,
+		awaitDelivery: input.awaitDelivery ?? false,
+		barrier: 0,
+		lastCompaction: undefined,
+	}),
+	output: ({ context }) => ({ messages: context.messages }),
+	initial: "idle",
+	on: {
+		steer: { actions: "enqueueSteering" },
+		followUp: { actions: "enqueueFollowUp" },
+		"queue.clear": { actions: "clearQueues" },
+		"queue.mode": { actions: "setQueueMode" },
+		// Read where it matters: a decision state waiting for it takes its next step (eventsDelivered).
+		delivered: {},
+		dispose: { target: ".ended", actions: "closeRunOnDispose" },
+	},
+	states: {
+		idle: {
+			description: "Waiting for a prompt. Steering and follow-up messages queue up.",
+			on: {
+				prompt: { target: "running", actions: ["applyRunOverrides", "startPromptRun"] },
+				continue: [
+					{ guard: "transcriptCanContinue", target: "running", actions: ["applyRunOverrides", "startContinueRun"] },
+					{ guard: and(["transcriptEndsWithAssistant", "steeringQueued"]), target: "running", actions: ["applyRunOverrides", "startRunFromSteering"] },
+					{ guard: and(["transcriptEndsWithAssistant", "followUpQueued"]), target: "running", actions: ["applyRunOverrides", "startRunFromFollowUps"] },
+				],
+				update: { actions: "applyRunOverrides" },
+				reset: { actions: ["resetTranscript", "clearQueues"] },
+				compact: { target: "compacting", actions: "startManualCompaction" },
+			},
+		},
+		compacting: {
+			description: "A manual compaction (agent.compact()), outside any run.",
+			entry: "emitCompactionStart",
+			invoke: {
+				id: "compaction",
+				src: "compactionActor",
+				input: ({ context }) => compactionInput(context),
+				onDone: { target: "idle", actions: ["applyCompaction", "clearRun"] },
+				onError: { target: "idle", actions: ["emitCompactionFailed", "clearRun"] },
+			},
+			on: { abort: { target: "idle", actions: ["abortRun", "emitCompactionAborted", "clearRun"] } },
+		},
+		running: {
+			description: "A run: turns of one LLM call and its tool calls, until nothing is left to do.",
+			initial: "run-starting",
+			on: {
+				// A second abort, or a listener failing after the abort, changes nothing.
+				abort: { guard: not("runAborted"), actions: "abortRun" },
+				"listener.error": { guard: not("runAborted"), actions: "recordListenerFailure" },
+				"tools.abandon": { actions: "abandonRunningCalls" },
+				// Streaming tool execution: the batch reports while the reply still streams.
+				"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
+				// A settled call makes room for the next one, unless the run was aborted or the reply
+				// failed (a streaming reply's queued calls then never start).
+				"tool.settled": [
+					{ guard: and(["isRunningCall", or(["runAborted", "assistantFailed"])]), actions: "settleRunningTool" },
+					{ guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
+				],
+				"tool.timeout": [
+					{ guard: and(["isRunningCall", or(["runAborted", "assistantFailed"])]), actions: "settleRunningTool" },
+					{ guard: "isRunningCall", actions: ["settleRunningTool", "startTools"] },
+				],
+			},
+			states: {
+				"run-starting": {
+					description: "Prompt delivered; takes queued steering (once) before the first call.",
+					entry: "emitBarrier",
+					always: [
+						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending", actions: "closeTurnAsAborted" },
+						{ guard: and(["eventsDelivered", "pollsSteeringAtStart"]), target: "polling-steering-at-start" },
+						{ guard: and(["eventsDelivered", "startedFromSteering"]), target: "before-call" },
+						{ guard: "eventsDelivered", target: "before-call", actions: "injectInitialSteering" },
+					],
+				},
+				"polling-steering-at-start": {
+					description: "pi's loop API: asks getSteeringMessages before the first call.",
+					invoke: {
+						id: "steeringPoll",
+						src: "queuePollActor",
+						input: ({ context }) => ({ poll: context.config.getSteeringMessages ?? (async () => []) }),
+						onDone: { target: "before-call", actions: ["queueInitialSteering", "injectInitialSteering"] },
+						onError: { target: "run-ending", actions: ["recordHookFailure", "closeTurnAsAborted"] },
+					},
+					// A poll that never answers must not outlive an abort (or a failing listener).
+					always: { guard: "runAborted", target: "run-ending", actions: "closeTurnAsAborted" },
+				},
+				"before-call": {
+					description: "About to call the model: compacts first when the context is too large.",
+					entry: "emitBarrier",
+					always: [
+						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending", actions: "closeTurnAsAborted" },
+						{ guard: and(["eventsDelivered", "compactionNeeded"]), target: "compacting", actions: "setCompactionReason" },
+						{ guard: "eventsDelivered", target: "streaming" },
+					],
+				},
+				compacting: {
+					description: "Summarising older messages to make room: before a call (threshold) or after an overflow (then the call is retried once).",
+					entry: "emitCompactionStart",
+					invoke: {
+						id: "compaction",
+						src: "compactionActor",
+						input: ({ context }) => compactionInput(context),
+						onDone: [
+							{ guard: "compactingForOverflow", target: "before-call", actions: ["applyCompaction", "startRetryTurn"] },
+							{ target: "before-call", actions: "applyCompaction" },
+						],
+						onError: [
+							{ guard: "compactingForOverflow", target: "run-ending", actions: "emitCompactionFailed" },
+							{ target: "before-call", actions: "emitCompactionFailed" },
+						],
+					},
+					on: {
+						abort: [
+							{ guard: "compactingForOverflow", target: "run-ending", actions: ["abortRun", "emitCompactionAborted"] },
+							{ target: "run-ending", actions: ["abortRun", "emitCompactionAborted", "closeTurnAsAborted"] },
+						],
+					},
+				},
+				streaming: {
+					description: "One LLM call streams its reply (the stream actor); deltas go straight to listeners.",
+					entry: "startAttempt",
+					invoke: {
+						id: "stream",
+						src: "streamActor",
+						input: ({ context, self }) => streamInput(context, self),
+					},
+					on: {
+						"stream.start": { guard: "isCurrentAttempt", actions: "beginAssistantMessage" },
+						// After an abort the provider may still close calls: they are recorded, never started.
+						"stream.toolcall": [
+							{ guard: and(["isCurrentAttempt", "runAborted"]), actions: "addStreamedToolCall" },
+							{ guard: "isCurrentAttempt", actions: ["addStreamedToolCall", "startTools"] },
+						],
+						"stream.done": { guard: "isCurrentAttempt", target: "after-stream", actions: "completeAssistantMessage" },
+					},
+				},
+				"after-stream": {
+					description: "The reply is complete: a failed reply ends the run, tool calls run, otherwise the turn ends.",
+					entry: "emitBarrier",
+					always: [
+						{ guard: and(["eventsDelivered", "assistantFailed", "hasStreamingBatch"]), target: "tool-batch-ending", actions: "abortStreamingCalls" },
+						{
+							guard: and(["eventsDelivered", "assistantFailed", "overflowRecoverable", not("runAborted")]),
+							target: "compacting",
+							actions: ["emitTurnEndWithoutTools", "setCompactionReason"],
+						},
+						{ guard: and(["eventsDelivered", "assistantFailed"]), target: "run-ending", actions: "emitTurnEndWithoutTools" },
+						{ guard: and(["eventsDelivered", "assistantHasToolCalls", "isStreamingToolMode"]), target: "tool-dispatching", actions: "finishStreamingBatch" },
+						{ guard: and(["eventsDelivered", "assistantHasToolCalls"]), target: "tool-dispatching", actions: "createBatch" },
+						{ guard: "eventsDelivered", target: "turn-ended", actions: "emitTurnEndWithoutTools" },
+					],
+				},
+				"tool-dispatching": {
+					description: "Picks the next step of the tool batch.",
+					always: [
+						{ guard: and(["runAborted", "noCallRunning"]), target: "tool-batch-ending", actions: "settleUnfinishedCallsAsAborted" },
+						{ guard: "runAborted", target: "tool-draining" },
+						{ guard: "batchTruncated", target: "tool-batch-ending", actions: "settleCallsCutOffByLength" },
+						{ guard: "streamingBatchHasWork", target: "tool-executing" },
+						{ guard: "hasStreamingBatch", target: "tool-batch-ending" },
+						{ guard: "hasPreparedCallToRunNow", target: "tool-executing" },
+						{ guard: and(["hasQueuedCall", "asksBeforeToolCall"]), target: "tool-preparing" },
+						{ guard: "hasQueuedCall", target: "tool-executing", actions: "prepareQueuedCalls" },
+						{ target: "tool-batch-ending" },
+					],
+				},
+				"tool-preparing": {
+					description: "With a beforeToolCall hook: one call is announced, then the hook decides whether it runs.",
+					initial: "announcing",
+					on: { abort: { target: "tool-dispatching", actions: "abortRun" } },
+					states: {
+						announcing: {
+							description: "tool_execution_start is out; the hook is asked once its listeners settle.",
+							entry: ["announceNextCall", "emitBarrier"],
+							always: { guard: "eventsDelivered", target: "checking", actions: "preflightAnnouncedCall" },
+						},
+						checking: {
+							description: "Validation passed; beforeToolCall is asked (the batch actor).",
+							always: { guard: "noCallPreparing", target: "#agent.running.tool-dispatching" },
+							on: {
+								"tool.prepared": { guard: "isPreparingCall", target: "#agent.running.tool-dispatching", actions: "recordPreparedCall" },
+								"tool.settled": { guard: "isPreparingCall", target: "#agent.running.tool-dispatching", actions: "settleRefusedCall" },
+							},
+						},
+					},
+				},
+				"tool-executing": {
+					description: "The batch actor runs calls; outcomes are recorded as they settle.",
+					entry: "startTools",
+					always: { guard: "noCallRunning", target: "tool-dispatching" },
+				},
+				"tool-draining": {
+					description: "Aborted with calls still running: nothing new starts; the running calls see the signal and settle (or are given up on).",
+					always: { guard: "noCallRunning", target: "tool-dispatching" },
+				},
+				"tool-batch-ending": {
+					description: "Tool result messages in source order, then turn_end.",
+					entry: "endToolBatch",
+					always: [{ guard: "assistantFailed", target: "run-ending" }, { target: "turn-ended" }],
+				},
+				"turn-ended": {
+					description: "Decides: another turn (a resume after the output limit, tool results, steering, follow-ups) or the end of the run.",
+					entry: "emitBarrier",
+					always: [
+						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending" },
+						{ guard: and(["eventsDelivered", "asksWhetherToStop"]), target: "asking-whether-to-stop" },
+						{ guard: and(["eventsDelivered", "stopRequested"]), target: "run-ending" },
+						{ guard: and(["eventsDelivered", "stoppedAtOutputLimit", "outputLimitRecoveryLeft"]), target: "before-call", actions: "startOutputLimitRecoveryTurn" },
+						{ guard: and(["eventsDelivered", "pollsSteering"]), target: "polling-steering" },
+						{ guard: and(["eventsDelivered", or(["toolsWantAnotherCall", "steeringQueued"])]), target: "before-call", actions: "startNextTurnWithSteering" },
+						{ guard: and(["eventsDelivered", "pollsFollowUps"]), target: "polling-follow-ups" },
+						{ guard: and(["eventsDelivered", "followUpQueued"]), target: "before-call", actions: "startNextTurnWithFollowUps" },
+						{ guard: "eventsDelivered", target: "run-ending" },
+					],
+				},
+				"asking-whether-to-stop": {
+					description: "pi's loop API: asks shouldStopAfterTurn; stopping leaves queued messages queued.",
+					invoke: {
+						id: "stopCheck",
+						src: "stopCheckActor",
+						input: ({ context }) => stopCheckInput(context),
+						onDone: { target: "turn-ended", actions: "recordStopDecision" },
+						onError: { target: "run-ending", actions: "recordHookFailure" },
+					},
+					always: { guard: "runAborted", target: "run-ending" },
+				},
+				"polling-steering": {
+					description: "pi's loop API: asks getSteeringMessages after the turn.",
+					invoke: {
+						id: "steeringPoll",
+						src: "queuePollActor",
+						input: ({ context }) => ({ poll: context.config.getSteeringMessages ?? (async () => []) }),
+						onDone: { target: "turn-ended", actions: "queuePolledSteering" },
+						onError: { target: "run-ending", actions: "recordHookFailure" },
+					},
+					always: { guard: "runAborted", target: "run-ending" },
+				},
+				"polling-follow-ups": {
+					description: "pi's loop API: asks getFollowUpMessages when the run would otherwise end.",
+					invoke: {
+						id: "followUpPoll",
+						src: "queuePollActor",
+						input: ({ context }) => ({ poll: context.config.getFollowUpMessages ?? (async () => []) }),
+						onDone: { target: "turn-ended", actions: "queuePolledFollowUps" },
+						onError: { target: "run-ending", actions: "recordHookFailure" },
+					},
+					always: { guard: "runAborted", target: "run-ending" },
+				},
+				"run-ending": {
+					description: "agent_end, then idle.",
+					entry: "emitAgentEnd",
+					always: { target: "#agent.idle", actions: "clearRun" },
+				},
+			},
+		},
+		ended: {
+			description: "Disposed. Every child actor has stopped.",
+			type: "final",
+		},
+	},
+});
+
+/** What the stream actor of the current call gets. */
+function streamInput(context: Ctx, self: unknown) {
+	const run = runOf(context);
+	return {
+		attempt: run.attempt,
+		model: context.model,
+		systemPrompt: context.systemPrompt,
+		messages: context.messages,
+		tools: context.tools,
+		config: context.config,
+		options: streamOptionsFor(context),
+		abort: run.controller,
+		relay: context.config.deltaSink ?? emitterOf(self),
+		progress: run.stream,
+		announceToolCalls: context.config.toolExecution === "streaming",
+	};
+}
+
+/** What `shouldStopAfterTurn` is asked with. */
+function stopCheckInput(context: Ctx) {
+	const run = runOf(context);
+	const check = context.config.shouldStopAfterTurn ?? (() => false);
+	const message = run.batch?.assistant ?? run.assistant;
+	if (!message) throw new Error("agentchart: a turn ended without a reply (machine invariant broken)");
+	return { check, turn: { message, toolResults: run.toolResults, context: hookContext(context), newMessages: run.newMessages } };
+}

@@ -1,0 +1,175 @@
+/**
+ * The agent chart's vocabulary: its types, the actors it invokes, and the implementations of
+ * the named guards and actions its transitions refer to. `agent-machine.ts` is the chart
+ * itself (states and transitions); the bodies of the actions live in `actions/*` by concern,
+ * the guards in `guards.ts`. Action bodies only enqueue (context patches, emitted events,
+ * effects on children), so the chart stays a pure description of control flow.
+ */
+// @ts-nocheck
+
+import { assign, enqueueActions, setup } from "xstate";
+import { compactionActor } from "../actors/compaction-actor.js";
+import type { CompactionOutput } from "../actors/compaction-protocol.js";
+import { queuePollActor, stopCheckActor } from "../actors/loop-hooks-actors.js";
+import { streamActor } from "../actors/stream-actor.js";
+import { toolBatchActor } from "../actors/tool-batch-actor.js";
+import { ABORTED_BEFORE_RUN, errorResult } from "../tools/preflight.js";
+import type { AgentMessage } from "../types/messages.js";
+import * as compaction from "./actions/compaction.js";
+import { closeRunAbruptly } from "./actions/close-run.js";
+import * as runs from "./actions/run.js";
+import * as streaming from "./actions/streaming.js";
+import * as tools from "./actions/tools.js";
+import { applyOverrides, runOf } from "./context.js";
+import { agentGuards } from "./guards.js";
+import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
+
+/**
+ * `setup()` of the agent chart: `agentSetup.createMachine(...)` in `agent-machine.ts` builds
+ * the chart from these names.
+ *
+ * @example
+ * import { agentSetup } from "./agent-setup.js";
+ * const machine = agentSetup.createMachine({ initial: "idle", states: { idle: {} } });
+ */
+export const agentSetup = setup({
+	types: {
+		context: {} as AgentMachineContext,
+		events: {} as AgentMachineEvent,
+		input: {} as AgentMachineInput,
+		emitted: {} as AgentMachineEmitted,
+		output: {} as AgentMachineOutput,
+	},
+	actors: { streamActor, toolBatchActor, compactionActor, queuePollActor, stopCheckActor },
+	guards: agentGuards,
+	actions: {
+		applyRunOverrides: assign(({ context, event }) =>
+			event.type === "prompt" || event.type === "continue" || event.type === "update" ? applyOverrides(context, event) : {},
+		),
+		emitBarrier: enqueueActions(({ context, enqueue }) => {
+			if (!context.awaitDelivery) return;
+			const barrier = context.barrier + 1;
+			enqueue.assign({ barrier });
+			enqueue.emit({ type: "agentchart.barrier", barrier });
+		}),
+
+		// Queues
+		enqueueSteering: assign(({ context, event }) => (event.type === "steer" ? { steeringQueue: [...context.steeringQueue, event.message] } : {})),
+		enqueueFollowUp: assign(({ context, event }) => (event.type === "followUp" ? { followUpQueue: [...context.followUpQueue, event.message] } : {})),
+		clearQueues: assign(({ event }) => {
+			if (event.type === "reset" || (event.type === "queue.clear" && event.queue === "all")) return { steeringQueue: [], followUpQueue: [] };
+			if (event.type !== "queue.clear") return {};
+			return event.queue === "steering" ? { steeringQueue: [] } : { followUpQueue: [] };
+		}),
+		setQueueMode: assign(({ event }) => {
+			if (event.type !== "queue.mode") return {};
+			return event.queue === "steering" ? { steeringMode: event.mode } : { followUpMode: event.mode };
+		}),
+		resetTranscript: assign({ messages: () => [] }),
+		// The poll at the start belongs to no turn: the first turn still polls when it ends.
+		queueInitialSteering: assign(({ context, event }) => ({
+			steeringQueue: [...context.steeringQueue, ...((event as { output?: AgentMessage[] }).output ?? [])],
+		})),
+		queuePolledSteering: assign(({ context, event }) => ({
+			steeringQueue: [...context.steeringQueue, ...((event as { output?: AgentMessage[] }).output ?? [])],
+			run: { ...runOf(context), steeringPolled: true },
+		})),
+		queuePolledFollowUps: assign(({ context, event }) => ({
+			followUpQueue: [...context.followUpQueue, ...((event as { output?: AgentMessage[] }).output ?? [])],
+			run: { ...runOf(context), followUpsPolled: true },
+		})),
+		recordStopDecision: assign(({ context, event }) => ({ run: { ...runOf(context), stopAsked: true, stopRequested: (event as { output?: boolean }).output === true } })),
+		recordHookFailure: assign(({ context, event }) => {
+			const run = runOf(context);
+			run.controller.abort();
+			const error = (event as { error?: unknown }).error;
+			return { run: { ...run, aborted: true, failure: error instanceof Error ? error.message : String(error) } };
+		}),
+
+		// Run lifecycle
+		startPromptRun: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "prompt") runs.startRun(context, event.messages, false, enqueue);
+		}),
+		startContinueRun: enqueueActions(({ context, enqueue }) => runs.startRun(context, [], false, enqueue)),
+		startRunFromSteering: enqueueActions(({ context, enqueue }) => runs.startRun(context, runs.takeQueued(context, "steering", enqueue), true, enqueue)),
+		startRunFromFollowUps: enqueueActions(({ context, enqueue }) => runs.startRun(context, runs.takeQueued(context, "followUp", enqueue), false, enqueue)),
+		injectInitialSteering: enqueueActions(({ context, enqueue }) => {
+			const taken = runs.takeQueued(context, "steering", enqueue);
+			if (taken.length > 0) runs.injectMessages(context, taken, enqueue);
+		}),
+		startNextTurnWithSteering: enqueueActions(({ context, enqueue }) => runs.startNextTurn(context, runs.takeQueued(context, "steering", enqueue), enqueue)),
+		startNextTurnWithFollowUps: enqueueActions(({ context, enqueue }) => runs.startNextTurn(context, runs.takeQueued(context, "followUp", enqueue), enqueue)),
+		startOutputLimitRecoveryTurn: enqueueActions(({ context, enqueue }) => runs.startOutputLimitRecoveryTurn(context, enqueue)),
+		// The chart calls these only on a run not aborted yet (the runAborted guard).
+		abortRun: enqueueActions(({ context, enqueue }) => runs.abortRun(context, undefined, enqueue)),
+		recordListenerFailure: enqueueActions(({ context, event, enqueue }) => runs.abortRun(context, event.type === "listener.error" ? event.error : undefined, enqueue)),
+		closeTurnAsAborted: enqueueActions(({ context, enqueue }) => runs.closeTurnAsAborted(context, enqueue)),
+		emitAgentEnd: enqueueActions(({ context, enqueue }) => enqueue.emit({ type: "agent_end", messages: runOf(context).newMessages })),
+		clearRun: enqueueActions(({ context, enqueue }) => runs.clearRun(context, enqueue)),
+		closeRunOnDispose: enqueueActions(({ context, enqueue }) => {
+			if (context.run?.abandonScheduled) enqueue.cancel(runs.ABANDON_TOOLS_ID);
+			if (context.run) closeRunAbruptly(context, "Agent was disposed", enqueue);
+		}),
+
+		// Streaming
+		startAttempt: enqueueActions(({ context, enqueue }) => streaming.startAttempt(context, enqueue)),
+		beginAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "stream.start") streaming.beginAssistantMessage(context, event.partial, enqueue);
+		}),
+		completeAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "stream.done") streaming.completeAssistantMessage(context, event.message, enqueue);
+		}),
+		emitTurnEndWithoutTools: enqueueActions(({ context, enqueue }) => streaming.emitTurnEndWithoutTools(context, enqueue)),
+
+		// Tools
+		createBatch: enqueueActions(({ context, enqueue }) => {
+			const run = runOf(context);
+			if (run.assistant) enqueue.assign({ run: { ...run, batch: tools.createBatchFor(context, run.assistant) } });
+		}),
+		prepareQueuedCalls: enqueueActions(({ context, enqueue }) => tools.prepareQueuedCalls(context, enqueue)),
+		announceNextCall: enqueueActions(({ context, enqueue }) => tools.announceNextCall(context, enqueue)),
+		preflightAnnouncedCall: enqueueActions(({ context, enqueue }) => tools.preflightAnnouncedCall(context, enqueue)),
+		recordPreparedCall: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "tool.prepared") tools.recordPreparedCall(context, event.toolCallId, event.args, enqueue);
+		}),
+		settleRefusedCall: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type !== "tool.settled") return;
+			const call = context.run?.batch?.calls.find((entry) => entry.toolCall.id === event.toolCallId);
+			if (call) tools.settleCall(context, call, event.outcome, enqueue);
+		}),
+		settleUnfinishedCallsAsAborted: enqueueActions(({ context, enqueue }) => {
+			tools.settleOpenCalls(context, ABORTED_BEFORE_RUN, ["queued", "preparing", "prepared"], enqueue);
+		}),
+		settleCallsCutOffByLength: enqueueActions(({ context, enqueue }) => tools.settleCallsCutOffByLength(context, enqueue)),
+		startTools: enqueueActions(({ context, enqueue }) => tools.startTools(context, enqueue)),
+		emitToolUpdate: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type !== "tool.update") return;
+			const call = context.run?.batch?.calls.find((entry) => entry.toolCall.id === event.toolCallId);
+			enqueue.emit({ type: "tool_execution_update", toolCallId: event.toolCallId, toolName: call?.toolCall.name ?? "", args: call?.toolCall.arguments, partialResult: event.partialResult });
+		}),
+		settleRunningTool: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "tool.settled") tools.settleRunningTool(context, event.toolCallId, event.outcome, false, enqueue);
+			if (event.type === "tool.timeout") {
+				const name = context.run?.batch?.calls.find((entry) => entry.toolCall.id === event.toolCallId)?.toolCall.name ?? "";
+				tools.settleRunningTool(context, event.toolCallId, errorResult(`Tool "${name}" timed out after ${event.timeoutMs} ms`), true, enqueue);
+			}
+		}),
+		abandonRunningCalls: enqueueActions(({ context, enqueue }) => tools.abandonRunningCalls(context, enqueue)),
+		addStreamedToolCall: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "stream.toolcall") tools.addStreamedToolCall(context, event.toolCall, event.partial, enqueue);
+		}),
+		finishStreamingBatch: enqueueActions(({ context, enqueue }) => tools.finishStreamingBatch(context, enqueue)),
+		abortStreamingCalls: enqueueActions(({ context, enqueue }) => tools.abortStreamingCalls(context, enqueue)),
+		endToolBatch: enqueueActions(({ context, enqueue }) => tools.endToolBatch(context, enqueue)),
+
+		// Compaction
+		startManualCompaction: enqueueActions(({ event, enqueue }) => compaction.startManualCompaction(event.type === "compact" ? event.instructions : undefined, enqueue)),
+		setCompactionReason: enqueueActions(({ context, enqueue }) => compaction.setCompactionReason(context, enqueue)),
+		emitCompactionStart: enqueueActions(({ context, enqueue }) => compaction.emitCompactionStart(context, enqueue)),
+		applyCompaction: enqueueActions(({ context, event, enqueue }) => compaction.applyCompaction(context, (event as { output?: CompactionOutput }).output, enqueue)),
+		emitCompactionFailed: enqueueActions(({ context, event, enqueue }) => compaction.emitCompactionFailed(context, (event as { error?: unknown }).error, enqueue)),
+		emitCompactionAborted: enqueueActions(({ context, enqueue }) => compaction.emitCompactionAborted(context, enqueue)),
+		startRetryTurn: enqueueActions(({ context, enqueue }) => compaction.startRetryTurn(context, enqueue)),
+	},
+});
+

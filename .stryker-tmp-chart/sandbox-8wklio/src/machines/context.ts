@@ -1,0 +1,146 @@
+/**
+ * Reading and writing the machine's context, shared by the action modules: accessors that
+ * state the machine's invariants, the enqueuer the actions use, and the small builders every
+ * concern needs (a new run, the events of a transcript entry).
+ */
+// @ts-nocheck
+
+import type { AgentEvent } from "../types/agent.js";
+import type { AgentMessage } from "../types/messages.js";
+import type { ToolBatchCommand } from "../actors/tool-batch-protocol.js";
+import { RunAbort } from "../util/run-abort.js";
+import type { AgentMachineContext, AgentMachineEmitted, AgentMachineOwnEvent, RunContext, RunOverrides, ToolBatch, ToolCallEntry } from "./types.js";
+
+export type Ctx = AgentMachineContext;
+export type Run = RunContext;
+
+/**
+ * The part of XState's action enqueuer the action bodies use. Actions only enqueue: context
+ * patches, emitted events, and the few effects on children and delayed events.
+ */
+export interface Enqueue {
+	assign(patch: Partial<Ctx>): void;
+	emit(event: AgentMachineEmitted): void;
+}
+
+/** An enqueuer that also reaches children and delayed events. */
+export interface EffectEnqueue extends Enqueue {
+	cancel(id: string): void;
+	stopChild(id: string): void;
+	raise(event: AgentMachineOwnEvent, options: { delay: number; id: string }): void;
+	sendTo(actor: string, event: ToolBatchCommand): void;
+}
+
+/**
+ * The run in progress; the machine only calls this in states under `running`.
+ *
+ * @example
+ * runOf(context).turn; // 1
+ */
+export function runOf(context: Ctx): Run {
+	if (!context.run) throw new Error("agentchart: no run in progress (machine invariant broken)");
+	return context.run;
+}
+
+/**
+ * The tool batch of the current turn; only called while one exists.
+ *
+ * @example
+ * batchOf(context).calls.length;
+ */
+export function batchOf(context: Ctx): ToolBatch {
+	const batch = runOf(context).batch;
+	if (!batch) throw new Error("agentchart: no tool batch in progress (machine invariant broken)");
+	return batch;
+}
+
+/**
+ * A call of the current batch by id.
+ *
+ * @example
+ * callById(context, "toolu_1")?.status; // "running"
+ */
+export function callById(context: Ctx, toolCallId: string): ToolCallEntry | undefined {
+	return context.run?.batch?.calls.find((call) => call.toolCall.id === toolCallId);
+}
+
+/**
+ * The message events of a transcript entry that did not stream.
+ *
+ * @example
+ * messageEvents(user); // [{ type: "message_start", message: user }, { type: "message_end", message: user }]
+ */
+export function messageEvents(message: AgentMessage): AgentEvent[] {
+	return [
+		{ type: "message_start", message },
+		{ type: "message_end", message },
+	];
+}
+
+/**
+ * The context fields a `prompt`/`continue`/`update` sets before the run uses them.
+ *
+ * @example
+ * applyOverrides(context, { config: { toolExecution: "sequential" } });
+ */
+export function applyOverrides(context: Ctx, overrides: RunOverrides): Partial<Ctx> {
+	const patch: Partial<Ctx> = { ...overrides.state };
+	if (overrides.config) patch.config = Object.assign({}, context.config, overrides.config);
+	if (overrides.steeringMode) patch.steeringMode = overrides.steeringMode;
+	if (overrides.followUpMode) patch.followUpMode = overrides.followUpMode;
+	return patch;
+}
+
+/**
+ * A fresh run.
+ *
+ * @example
+ * const run = newRun(false);
+ */
+export function newRun(skipInitialSteeringPoll: boolean): Run {
+	// Every field is present from the start, optional ones as undefined: actions update a run with
+	// `{ ...run, field }`, and V8 copies an object fast only when the copy adds no new property
+	// (adding one takes a slow path, ~1-3 µs per copy on Node 20).
+	return {
+		controller: new RunAbort(),
+		aborted: false,
+		abandonScheduled: false,
+		failure: undefined,
+		newMessages: [],
+		turn: 1,
+		attempt: 0,
+		skipInitialSteeringPoll,
+		stream: { partial: undefined },
+		partial: undefined,
+		pendingFailedReply: undefined,
+		assistant: undefined,
+		batch: undefined,
+		turnEnded: false,
+		toolResults: [],
+		overflowRetried: false,
+		outputLimitAttempts: undefined,
+		compactedThisTurn: undefined,
+		compactionReason: undefined,
+		compactionInstructions: undefined,
+		steeringPolled: undefined,
+		followUpsPolled: undefined,
+		stopAsked: undefined,
+		stopRequested: undefined,
+	};
+}
+
+/**
+ * The transcript with these messages appended, assigned. A new array: snapshots stay
+ * immutable, so `machine.transition()` stays a pure function (model-based tests and replays
+ * rely on it). That costs a copy of the transcript per message, the same order as the copies
+ * every LLM call makes of it anyway (`convertToLlm`).
+ *
+ * @example
+ * const messages = appendMessages(context, [message], enqueue);
+ */
+export function appendMessages(context: Ctx, messages: readonly AgentMessage[], enqueue: Enqueue): AgentMessage[] {
+	if (messages.length === 0) return context.messages;
+	const next = [...context.messages, ...messages];
+	enqueue.assign({ messages: next });
+	return next;
+}

@@ -1,0 +1,99 @@
+// @ts-nocheck
+import { AssistantMessageEventStream } from "../providers/event-stream.js";
+import { createAssistantMessage } from "../providers/assistant-message.js";
+import type { Model } from "../types/model.js";
+import type { StreamFn } from "../types/stream.js";
+import { defaultConvertToLlm } from "./run-helpers.js";
+import type { AgentMachineConfig } from "./types.js";
+
+/**
+ * The placeholder model of a new agent (pi uses the same "unknown" model).
+ *
+ * @example
+ * defaultModel().id; // "unknown"
+ */
+export function defaultModel(): Model {
+	return {
+		id: "unknown",
+		name: "unknown",
+		api: "unknown",
+		provider: "unknown",
+		baseUrl: "",
+		reasoning: false,
+		input: [],
+		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+		contextWindow: 0,
+		maxTokens: 0,
+	};
+}
+
+function errorStream(model: Model, errorMessage: string): AssistantMessageEventStream {
+	const stream = new AssistantMessageEventStream();
+	stream.push({ type: "error", reason: "error", error: createAssistantMessage(model, { stopReason: "error", errorMessage }) });
+	return stream;
+}
+
+/** What the default stream function loads: pi-ai's `streamSimple`, if that package is installed. */
+export type PiAiLoader = () => Promise<{ streamSimple: StreamFn }>;
+
+// pi-ai is an optional peer dependency: imported by name at run time, so nothing needs it installed.
+const loadPiAi: PiAiLoader = () => import(["@mariozechner", "pi-ai"].join("/")) as Promise<{ streamSimple: StreamFn }>;
+
+/**
+ * The stream function of an agent given none, as in pi: pi-ai's `streamSimple` (its provider
+ * registry) when `@mariozechner/pi-ai` is installed, loaded on the first call; otherwise an
+ * error reply that says what to do, instead of a silent hang or a throw.
+ *
+ * @example
+ * const agent = new Agent({ initialState: { model } }); // pi-ai's providers when installed
+ */
+export function createDefaultStreamFn(load: PiAiLoader = loadPiAi): StreamFn {
+	let loaded: Promise<StreamFn | undefined> | undefined;
+	return async (model, context, options) => {
+		loaded ??= load().then(
+			(module) => (typeof module.streamSimple === "function" ? module.streamSimple : undefined),
+			() => undefined,
+		);
+		const streamSimple = await loaded;
+		if (streamSimple) return streamSimple(model, context, options);
+		return errorStream(
+			model,
+			`No stream function for model "${model.id}" (api "${model.api}"): pass streamFn (for example streamAnthropic, streamOpenAICompletions or a pi-ai stream function) to the Agent, or install @mariozechner/pi-ai to use its providers.`,
+		);
+	};
+}
+
+/** The default stream function (see {@link createDefaultStreamFn}). */
+export const defaultStreamFn: StreamFn = createDefaultStreamFn();
+
+/**
+ * The loop configuration defaults.
+ *
+ * @example
+ * defaultLoopConfig().toolTimeoutMs; // 180000
+ */
+export function defaultLoopConfig(): AgentMachineConfig {
+	// Every key, the optional ones as undefined: a configuration is merged onto this, and an
+	// object V8 has to add properties to after a copy is an order of magnitude slower to build.
+	return {
+		streamFn: defaultStreamFn,
+		convertToLlm: defaultConvertToLlm,
+		transformContext: undefined,
+		getApiKey: undefined,
+		beforeToolCall: undefined,
+		afterToolCall: undefined,
+		shouldStopAfterTurn: undefined,
+		getSteeringMessages: undefined,
+		getFollowUpMessages: undefined,
+		toolExecution: "parallel",
+		toolTimeoutMs: 180_000,
+		abortGraceMs: 2_000,
+		streamIdleTimeoutMs: 120_000,
+		toolAbortGraceMs: 5_000,
+		streamOptions: {},
+		compaction: undefined,
+		outputLimitRecovery: undefined,
+		deliveryPending: undefined,
+		deltaSink: undefined,
+	};
+}

@@ -1,0 +1,89 @@
+/**
+ * The machine's guards, by name. Each reads the context (and the event) and decides one
+ * thing; the chart combines them with `and`/`or`/`not`, so its labels read as sentences.
+ */
+// @ts-nocheck
+
+import type { AgentMessage } from "../types/messages.js";
+import { canRecoverFromOverflow, tokensNeedCompaction } from "./compaction-guards.js";
+import type { Ctx } from "./context.js";
+import { batchTerminates, replyFailed, toolCallsOf } from "./run-helpers.js";
+import type { AgentMachineEvent } from "./types.js";
+
+type GuardArgs = { context: Ctx; event: AgentMachineEvent };
+
+function lastRole(messages: AgentMessage[]): string | undefined {
+	return (messages[messages.length - 1] as { role?: string } | undefined)?.role;
+}
+
+function callStatus(args: GuardArgs, toolCallId: string): string | undefined {
+	return args.context.run?.batch?.calls.find((call) => call.toolCall.id === toolCallId)?.status;
+}
+
+/** The agent machine's guards. */
+export const agentGuards = {
+	/**
+	 * The consumer took every event so far: asked in a decision state, which emitted its barrier on
+	 * entry and waits for its acknowledgement (`delivered`, the step that brings it to this guard).
+	 */
+	eventsDelivered: ({ context, event }: GuardArgs) => !context.awaitDelivery || (event.type === "delivered" && event.barrier >= context.barrier),
+	runAborted: ({ context }: GuardArgs) => context.run?.aborted === true,
+	isCurrentAttempt: ({ context, event }: GuardArgs) =>
+		(event.type === "stream.start" || event.type === "stream.toolcall" || event.type === "stream.done") && event.attempt === context.run?.attempt,
+	assistantFailed: ({ context }: GuardArgs) => replyFailed(context.run),
+	assistantHasToolCalls: ({ context }: GuardArgs) => {
+		const assistant = context.run?.assistant;
+		return assistant !== undefined && toolCallsOf(assistant).length > 0;
+	},
+	toolsWantAnotherCall: ({ context }: GuardArgs) => {
+		const batch = context.run?.batch;
+		return batch !== undefined && !batchTerminates(batch);
+	},
+	steeringQueued: ({ context }: GuardArgs) => context.steeringQueue.length > 0,
+	followUpQueued: ({ context }: GuardArgs) => context.followUpQueue.length > 0,
+	stoppedAtOutputLimit: ({ context }: GuardArgs) => context.run?.assistant?.stopReason === "length",
+	outputLimitRecoveryLeft: ({ context }: GuardArgs) => {
+		const recovery = context.config.outputLimitRecovery;
+		return recovery !== undefined && (context.run?.outputLimitAttempts ?? 0) < recovery.maxAttempts;
+	},
+	batchTruncated: ({ context }: GuardArgs) => context.run?.batch?.truncated === true && context.run.batch.mode !== "streaming",
+	hasPreparedCallToRunNow: ({ context }: GuardArgs) => {
+		const batch = context.run?.batch;
+		if (!batch) return false;
+		const prepared = batch.calls.some((call) => call.status === "prepared");
+		const queued = batch.calls.some((call) => call.status === "queued");
+		return prepared && (batch.mode === "sequential" || !queued);
+	},
+	hasQueuedCall: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "queued") === true,
+	asksBeforeToolCall: ({ context }: GuardArgs) => context.config.beforeToolCall !== undefined,
+	isRunningCall: (args: GuardArgs) => {
+		const { event } = args;
+		if (event.type !== "tool.update" && event.type !== "tool.settled" && event.type !== "tool.timeout") return false;
+		return callStatus(args, event.toolCallId) === "running";
+	},
+	isPreparingCall: (args: GuardArgs) => {
+		const { event } = args;
+		if (event.type !== "tool.prepared" && event.type !== "tool.settled") return false;
+		return callStatus(args, event.toolCallId) === "preparing";
+	},
+	noCallRunning: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "running") !== true,
+	noCallPreparing: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "preparing") !== true,
+	compactionNeeded: ({ context }: GuardArgs) => tokensNeedCompaction(context),
+	overflowRecoverable: ({ context }: GuardArgs) => canRecoverFromOverflow(context),
+	compactingForOverflow: ({ context }: GuardArgs) => context.run?.compactionReason === "overflow",
+	isStreamingToolMode: ({ context }: GuardArgs) => context.config.toolExecution === "streaming",
+	hasStreamingBatch: ({ context }: GuardArgs) => context.run?.batch?.mode === "streaming",
+	streamingBatchHasWork: ({ context }: GuardArgs) => {
+		const batch = context.run?.batch;
+		return batch?.mode === "streaming" && batch.calls.some((call) => call.status === "queued" || call.status === "running");
+	},
+	transcriptEndsWithAssistant: ({ context }: GuardArgs) => lastRole(context.messages) === "assistant",
+	transcriptCanContinue: ({ context }: GuardArgs) => context.messages.length > 0 && lastRole(context.messages) !== "assistant",
+	/** The run began with queued steering (`continue()` after an assistant reply): none is taken again before its first call. */
+	startedFromSteering: ({ context }: GuardArgs) => context.run?.skipInitialSteeringPoll === true,
+	pollsSteeringAtStart: ({ context }: GuardArgs) => context.config.getSteeringMessages !== undefined && context.run?.skipInitialSteeringPoll !== true,
+	pollsSteering: ({ context }: GuardArgs) => context.config.getSteeringMessages !== undefined && context.run?.steeringPolled !== true,
+	pollsFollowUps: ({ context }: GuardArgs) => context.config.getFollowUpMessages !== undefined && context.run?.followUpsPolled !== true,
+	asksWhetherToStop: ({ context }: GuardArgs) => context.config.shouldStopAfterTurn !== undefined && context.run?.stopAsked !== true,
+	stopRequested: ({ context }: GuardArgs) => context.run?.stopRequested === true,
+};

@@ -1,0 +1,180 @@
+// @ts-nocheck
+import type { AgentContext, AgentToolCall, AnyAgentTool, QueueMode } from "../types/agent.js";
+import type { AgentMessage, AssistantMessage, Message, ToolResultMessage } from "../types/messages.js";
+import type { SimpleStreamOptions } from "../types/model.js";
+import { createAssistantMessage } from "../providers/assistant-message.js";
+import type { AgentMachineContext, FinalizedToolResult, ToolBatch, ToolCallEntry } from "./types.js";
+
+/**
+ * Takes messages from a queue: the first one (one-at-a-time) or all of them.
+ *
+ * @example
+ * takeFromQueue([a, b], "one-at-a-time"); // { taken: [a], rest: [b] }
+ */
+export function takeFromQueue(queue: AgentMessage[], mode: QueueMode): { taken: AgentMessage[]; rest: AgentMessage[] } {
+	if (queue.length === 0) return { taken: [], rest: queue };
+	if (mode === "all") return { taken: queue, rest: [] };
+	return { taken: queue.slice(0, 1), rest: queue.slice(1) };
+}
+
+/**
+ * The tool result message of a settled call.
+ *
+ * @example
+ * toolResultMessage(call, { result: { content: [], details: {} }, isError: false });
+ */
+export function toolResultMessage(toolCall: AgentToolCall, outcome: FinalizedToolResult): ToolResultMessage {
+	return {
+		role: "toolResult",
+		toolCallId: toolCall.id,
+		toolName: toolCall.name,
+		content: outcome.result.content,
+		details: outcome.result.details,
+		isError: outcome.isError,
+		timestamp: Date.now(),
+	};
+}
+
+/**
+ * Finds a tool by exact name.
+ *
+ * @example
+ * findTool(tools, "add");
+ */
+export function findTool(tools: AnyAgentTool[], name: string): AnyAgentTool | undefined {
+	return tools.find((tool) => tool.name === name);
+}
+
+/**
+ * The tool calls of an assistant message.
+ *
+ * @example
+ * toolCallsOf(message).map((call) => call.name);
+ */
+export function toolCallsOf(message: AssistantMessage): AgentToolCall[] {
+	return message.content.filter((block): block is AgentToolCall => block.type === "toolCall");
+}
+
+/**
+ * A batch for the tool calls of a completed assistant message. A tool with
+ * `executionMode: "sequential"` makes a parallel batch sequential.
+ *
+ * @example
+ * const batch = createToolBatch(message, tools, "parallel");
+ */
+export function createToolBatch(assistant: AssistantMessage, tools: AnyAgentTool[], mode: AgentMachineContext["config"]["toolExecution"]): ToolBatch {
+	const toolCalls = toolCallsOf(assistant);
+	const forcesSequential = toolCalls.some((call) => findTool(tools, call.name)?.executionMode === "sequential");
+	const batchMode = mode === "sequential" || (mode === "parallel" && forcesSequential) ? "sequential" : mode;
+	return {
+		assistant,
+		mode: batchMode,
+		truncated: assistant.stopReason === "length",
+		actorStarted: false,
+		calls: toolCalls.map((toolCall) => ({ toolCall, status: "queued", args: undefined, outcome: undefined, started: false, messageEmitted: false })),
+	};
+}
+
+/**
+ * Replaces one call of a batch (batches are small; copying keeps context immutable).
+ *
+ * @example
+ * const next = updateCall(batch, "t1", { status: "running" });
+ */
+export function updateCall(batch: ToolBatch, toolCallId: string, patch: Partial<ToolCallEntry>): ToolBatch {
+	return { ...batch, calls: batch.calls.map((call) => (call.toolCall.id === toolCallId ? { ...call, ...patch } : call)) };
+}
+
+/**
+ * pi's rule: a batch stops the loop only when every result asks to terminate.
+ *
+ * @example
+ * batchTerminates(batch); // false unless every outcome has terminate: true
+ */
+export function batchTerminates(batch: ToolBatch): boolean {
+	return batch.calls.length > 0 && batch.calls.every((call) => call.outcome?.result.terminate === true);
+}
+
+/**
+ * A reply that ended as an error or was aborted: its tool calls never run, providers are not
+ * sent it again.
+ *
+ * @example
+ * failedReply(message); // true after a connection reset
+ */
+export function failedReply(message: AssistantMessage): boolean {
+	return message.stopReason === "error" || message.stopReason === "aborted";
+}
+
+/**
+ * The turn's reply failed (a reply still streaming has none yet).
+ *
+ * @example
+ * replyFailed(runOf(context)); // true after a connection reset
+ */
+export function replyFailed(run: { assistant?: AssistantMessage | undefined } | undefined): boolean {
+	return run?.assistant !== undefined && failedReply(run.assistant);
+}
+
+/**
+ * The context hooks see.
+ *
+ * @example
+ * hookContext(context).messages.length;
+ */
+export function hookContext(context: AgentMachineContext): AgentContext {
+	return { systemPrompt: context.systemPrompt, messages: context.messages, tools: context.tools };
+}
+
+/**
+ * The stream options of one LLM call (reasoning from the thinking level).
+ *
+ * @example
+ * streamOptionsFor(context).reasoning; // undefined when thinking is off
+ */
+export function streamOptionsFor(context: AgentMachineContext): SimpleStreamOptions {
+	const options: SimpleStreamOptions = { ...context.config.streamOptions };
+	if (context.thinkingLevel !== "off") options.reasoning = context.thinkingLevel;
+	return options;
+}
+
+/**
+ * An empty aborted assistant message: closes a turn that was aborted before its LLM call,
+ * so every turn still ends with an assistant message and no call is made.
+ *
+ * @example
+ * abortedAssistantMessage(context).stopReason; // "aborted"
+ */
+export function abortedAssistantMessage(context: AgentMachineContext, errorMessage: string): AssistantMessage {
+	return createAssistantMessage(context.model, { stopReason: "aborted", errorMessage });
+}
+
+/**
+ * The default `convertToLlm`: keeps user, assistant and tool result messages, turns
+ * compaction summaries into a user message, drops everything else.
+ *
+ * @example
+ * const llm = defaultConvertToLlm(agent.state.messages);
+ */
+export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
+	const result: Message[] = [];
+	for (const message of messages) {
+		const role = (message as { role?: unknown }).role;
+		if (role === "user" || role === "assistant" || role === "toolResult") {
+			result.push(message as Message);
+		} else if (role === "compactionSummary") {
+			const summary = (message as { summary?: unknown }).summary;
+			result.push({
+				role: "user",
+				content: [
+					{
+						type: "text",
+						text: `The conversation history before this point was compacted into the following summary:\n\n<summary>\n${String(summary)}\n</summary>`,
+					},
+				],
+				timestamp: (message as { timestamp?: number }).timestamp ?? Date.now(),
+			});
+		}
+	}
+	return result;
+}

@@ -1,0 +1,285 @@
+// @ts-nocheck
+import type { DeltaSink, StreamActorEvent, StreamProgress } from "../actors/stream-protocol.js";
+import type { CompactionSettings } from "../compaction/settings.js";
+import type { ToolOutcome } from "../tools/preflight.js";
+
+export type { CompactionSettings, SummarizeRequest } from "../compaction/settings.js";
+import type { ToolBatchEvent } from "../actors/tool-batch-protocol.js";
+import type {
+	AfterToolCallHook,
+	AgentEvent,
+	AgentThinkingLevel,
+	AgentToolCall,
+	AnyAgentTool,
+	BeforeToolCallHook,
+	CompactionReason,
+	CompactionResult,
+	ConvertToLlm,
+	GetApiKey,
+	QueueMode,
+	ShouldStopAfterTurn,
+	ToolExecutionMode,
+	TransformContext,
+} from "../types/agent.js";
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../types/messages.js";
+import type { Model, SimpleStreamOptions } from "../types/model.js";
+import type { StreamFn } from "../types/stream.js";
+import type { RunAbort } from "../util/run-abort.js";
+
+/** Settings of {@link AgentMachineConfig.outputLimitRecovery}. */
+export interface OutputLimitRecovery {
+	/** Resume turns in a row before the run ends with the cut-off reply (e.g. 3). */
+	maxAttempts: number;
+}
+
+/**
+ * Pull-based queues (pi's low-level loop API): the machine asks for steering and follow-up
+ * messages at its decision points instead of keeping queues of its own.
+ */
+export interface QueuePollers {
+	/** Messages to inject before the next assistant reply (polled at the run's start and after each turn). */
+	getSteeringMessages?: (() => Promise<AgentMessage[]>) | undefined;
+	/** Messages to continue with when the agent would otherwise stop. */
+	getFollowUpMessages?: (() => Promise<AgentMessage[]>) | undefined;
+}
+
+/** Everything the loop needs besides the transcript. Functions, so not serialisable. */
+export interface AgentMachineConfig extends QueuePollers {
+	/** Runs one LLM call. */
+	streamFn: StreamFn;
+	/** Transcript entries → LLM messages, before each call. */
+	convertToLlm: ConvertToLlm;
+	/** Rewrites the transcript before each call. */
+	transformContext?: TransformContext | undefined;
+	/** Resolves an API key per call. */
+	getApiKey?: GetApiKey | undefined;
+	/** Runs before each tool call; may block it. */
+	beforeToolCall?: BeforeToolCallHook | undefined;
+	/** Runs after each tool call; may override its result. */
+	afterToolCall?: AfterToolCallHook | undefined;
+	/** After each turn (pi's low-level loop): true ends the run, leaving queued messages queued. */
+	shouldStopAfterTurn?: ShouldStopAfterTurn | undefined;
+	/** parallel (default), sequential or streaming. */
+	toolExecution: ToolExecutionMode;
+	/** Default tool timeout in milliseconds; 0 disables (default 180000). */
+	toolTimeoutMs: number;
+	/** After an abort, how long to wait for a stream function that ignores the signal before closing the message ourselves. */
+	abortGraceMs: number;
+	/**
+	 * The longest silence allowed from the model's stream (from the call's start, then between
+	 * events) before the call ends as an error that says it stalled; 0 disables (default 120000).
+	 */
+	streamIdleTimeoutMs: number;
+	/**
+	 * After an abort, how long running tools may take to stop before they are settled with an
+	 * error result (and their late results ignored), so the run ends; 0 waits for them (default 5000).
+	 */
+	toolAbortGraceMs: number;
+	/** Passed to every stream function call (sessionId, onPayload, transport, ...). */
+	streamOptions: Omit<SimpleStreamOptions, "signal" | "reasoning">;
+	/** Compaction; off when undefined. */
+	compaction?: CompactionSettings | undefined;
+	/**
+	 * Opt-in: a reply cut off by the output token limit (stopReason "length") is not the end:
+	 * the next turn asks the model to resume where it stopped (or to issue again the tool calls
+	 * the limit cut off), at most `maxAttempts` times in a row. Off by default, as in pi.
+	 */
+	outputLimitRecovery?: OutputLimitRecovery | undefined;
+	/**
+	 * The consumer's delivery, when it paces the loop (the Agent does): undefined when every
+	 * event so far has reached its listeners, else a promise that settles when they have. The
+	 * stream actor waits on it after each event, so the model's stream is read no faster than
+	 * listeners take it, as in pi.
+	 */
+	deliveryPending?: (() => PromiseLike<void> | undefined) | undefined;
+	/**
+	 * Where token deltas (`message_update`) go. By default the actor's own emitter, to its
+	 * `actor.on(...)` listeners; an embedding that takes every emitted event itself (the Agent
+	 * facade, the loop API) may take them directly and skip the emitter's per-event work, and
+	 * return its delivery in progress (what `deliveryPending` would) for the stream to wait on.
+	 */
+	deltaSink?: DeltaSink | undefined;
+}
+
+/** The transcript, tools and model a run works on. */
+export interface AgentRunState {
+	systemPrompt: string;
+	model: Model;
+	thinkingLevel: AgentThinkingLevel;
+	tools: AnyAgentTool[];
+	messages: AgentMessage[];
+}
+
+/** Input of the agent machine. Everything is optional. */
+export interface AgentMachineInput extends Partial<AgentRunState> {
+	/** Loop configuration; unset fields get defaults. */
+	config?: Partial<AgentMachineConfig> | undefined;
+	/** Steering queue mode (default one-at-a-time). */
+	steeringMode?: QueueMode | undefined;
+	/** Follow-up queue mode (default one-at-a-time). */
+	followUpMode?: QueueMode | undefined;
+	/** Messages already queued (an Agent that starts a machine for a run hands over its queues). */
+	steeringQueue?: AgentMessage[] | undefined;
+	followUpQueue?: AgentMessage[] | undefined;
+	/**
+	 * When true the machine waits at each decision point until the consumer acknowledges the
+	 * events emitted so far (`agentchart.barrier` → `delivered`). The Agent facade uses this
+	 * to make its awaited listeners hold the loop back, as pi's do. Default false.
+	 */
+	awaitDelivery?: boolean | undefined;
+}
+
+/** A tool result before it becomes a message. */
+export type FinalizedToolResult = ToolOutcome;
+
+/** Where one tool call of the current batch stands. */
+export type ToolCallStatus = "queued" | "preparing" | "prepared" | "running" | "settled";
+
+/** One tool call of the current batch. */
+export interface ToolCallEntry {
+	toolCall: AgentToolCall;
+	status: ToolCallStatus;
+	/** Validated arguments (after preflight). */
+	args?: unknown;
+	/** The outcome, once settled. */
+	outcome?: FinalizedToolResult | undefined;
+	/** True once `tool_execution_start` was emitted. */
+	started: boolean;
+	/** True once its tool result message was emitted. */
+	messageEmitted: boolean;
+}
+
+/** The tool calls of one assistant message. */
+export interface ToolBatch {
+	assistant: AssistantMessage;
+	/** parallel or sequential for this batch (streaming batches are "streaming"). */
+	mode: ToolExecutionMode;
+	calls: ToolCallEntry[];
+	/** Set when calls of the assistant message were cut off by the output token limit (they do not run). */
+	truncated: boolean;
+	/** True once the batch actor (`tools`) runs. */
+	actorStarted: boolean;
+}
+
+/** Bookkeeping of the run in progress. */
+export interface RunContext {
+	/** Aborted by `abort`, dispose, or a listener failure: the run's signal, and its parts' hooks. */
+	controller: RunAbort;
+	/** True once the run was aborted. */
+	aborted: boolean;
+	/** The abort found calls running and set the deadline after which they are given up on (`tools.abandon`). */
+	abandonScheduled: boolean;
+	/** Why the run failed outside the model (listener error), if it did. */
+	failure?: string | undefined;
+	/** Messages this run added, for `agent_end`. */
+	newMessages: AgentMessage[];
+	/** 1-based turn counter. */
+	turn: number;
+	/** Increments with every LLM call; stream events of other attempts are stale. */
+	attempt: number;
+	/** `continue()` from an assistant tail with queued steering skips the first poll. */
+	skipInitialSteeringPoll: boolean;
+	/** What the current call's stream has produced so far (its partial message), kept by the stream actor. */
+	stream: StreamProgress;
+	/** The partial assistant message of the current call, once `start` streamed. */
+	partial?: AssistantMessage | undefined;
+	/**
+	 * Streaming mode, a reply that failed after some of its calls had started: its failed part,
+	 * recorded after the tool results of its committed part (see `splitFailedStreamingReply`).
+	 */
+	pendingFailedReply?: AssistantMessage | undefined;
+	/** The completed assistant message of the current turn. */
+	assistant?: AssistantMessage | undefined;
+	/** The tool calls of the current turn. */
+	batch?: ToolBatch | undefined;
+	/** True once this turn's turn_end was emitted. */
+	turnEnded: boolean;
+	/** The tool result messages of the current turn, in source order. */
+	toolResults: ToolResultMessage[];
+	/** The overflow recovery (compact + retry) was used in this run. */
+	overflowRetried: boolean;
+	/** Resume turns taken in a row after replies cut off by the output token limit. */
+	outputLimitAttempts?: number | undefined;
+	/** Set once a threshold compaction ran in this turn, so a still-large context cannot loop. */
+	compactedThisTurn?: boolean | undefined;
+	/** Why the machine is compacting now. */
+	compactionReason?: CompactionReason | undefined;
+	/** Instructions for a manual compaction. */
+	compactionInstructions?: string | undefined;
+	/** This turn's end already polled the steering queue (pi's low-level loop). */
+	steeringPolled?: boolean | undefined;
+	/** This turn's end already polled the follow-up queue. */
+	followUpsPolled?: boolean | undefined;
+	/** This turn's end already asked `shouldStopAfterTurn`. */
+	stopAsked?: boolean | undefined;
+	/** `shouldStopAfterTurn` said to stop. */
+	stopRequested?: boolean | undefined;
+}
+
+/** The agent machine's context. */
+export interface AgentMachineContext extends AgentRunState {
+	config: AgentMachineConfig;
+	steeringQueue: AgentMessage[];
+	followUpQueue: AgentMessage[];
+	steeringMode: QueueMode;
+	followUpMode: QueueMode;
+	/** The run in progress, if any. */
+	run?: RunContext | undefined;
+	awaitDelivery: boolean;
+	/** Id of the last barrier emitted (a decision state waits for `delivered` with this id). */
+	barrier: number;
+	/** The last compaction's summary, for iterative updates. */
+	lastCompaction?: CompactionResult | undefined;
+}
+
+/** Overrides sent with `prompt`/`continue`: the Agent facade sends its state and options each run. */
+export interface RunOverrides {
+	state?: Partial<AgentRunState> | undefined;
+	config?: Partial<AgentMachineConfig> | undefined;
+	steeringMode?: QueueMode | undefined;
+	followUpMode?: QueueMode | undefined;
+}
+
+/** Events the agent machine accepts from its user. */
+export type AgentMachineCommand =
+	| ({ type: "prompt"; messages: AgentMessage[] } & RunOverrides)
+	| ({ type: "continue" } & RunOverrides)
+	| { type: "steer"; message: AgentMessage }
+	| { type: "followUp"; message: AgentMessage }
+	| { type: "queue.clear"; queue: "steering" | "followUp" | "all" }
+	| { type: "queue.mode"; queue: "steering" | "followUp"; mode: QueueMode }
+	| { type: "abort" }
+	| { type: "dispose" }
+	| { type: "reset" }
+	| ({ type: "update" } & RunOverrides)
+	| { type: "compact"; instructions?: string | undefined }
+	| { type: "delivered"; barrier: number }
+	| { type: "listener.error"; error: string };
+
+/** Events the machine raises for itself. */
+export type AgentMachineOwnEvent =
+	/** Raised `toolAbortGraceMs` after an abort: tools still running are given up on. */
+	{ type: "tools.abandon" };
+
+/** Every event the agent machine accepts: commands, its actors' events, and its own. */
+export type AgentMachineEvent = AgentMachineCommand | StreamActorEvent | ToolBatchEvent | AgentMachineOwnEvent;
+
+/** The barrier the machine emits at decision points when `awaitDelivery` is on. */
+export interface DeliveryBarrierEvent {
+	type: "agentchart.barrier";
+	barrier: number;
+}
+
+/** After a compaction: the new transcript (for consumers that mirror it, like the Agent facade). */
+export interface TranscriptReplacedEvent {
+	type: "agentchart.transcript";
+	messages: AgentMessage[];
+}
+
+/** Every event the machine emits: AgentEvents, delivery barriers and transcript replacements. */
+export type AgentMachineEmitted = AgentEvent | DeliveryBarrierEvent | TranscriptReplacedEvent;
+
+/** What the machine outputs when it reaches `ended`. */
+export interface AgentMachineOutput {
+	messages: AgentMessage[];
+}

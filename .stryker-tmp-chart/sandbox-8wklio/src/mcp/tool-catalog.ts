@@ -1,0 +1,109 @@
+// @ts-nocheck
+import { toolSchemaIssues } from "../tools/tool-schema.js";
+import { agentToolName } from "./names.js";
+import { createMcpAgentTool, type McpAgentTool, type McpToolCaller } from "./tool-adapter.js";
+import type { McpProblem, McpToolInfo } from "./types.js";
+
+/** One server's part of the catalog. */
+export interface CatalogSource {
+	caller: McpToolCaller;
+	/** Put before each tool name (see `toolPrefix`). */
+	prefix: string;
+	includeTools?: readonly string[] | undefined;
+	excludeTools?: readonly string[] | undefined;
+	timeoutMs?: number | undefined;
+	/** The tools as the server last listed them. */
+	tools: readonly McpToolInfo[];
+}
+
+/** The tools offered to the agent, and why the others were left out. */
+export interface CatalogResult {
+	tools: McpAgentTool[];
+	problems: McpProblem[];
+}
+
+interface CachedTool {
+	fingerprint: string;
+	tool: McpAgentTool | undefined;
+	issues: string[];
+}
+
+/**
+ * Builds the agent's tool list from every server's listing, in `servers` order: filters,
+ * leaves out tools it cannot offer (a broken schema, a task-only tool, a name already
+ * taken) with a problem naming the server and tool, and names the rest.
+ *
+ * It keeps the tool objects it built: a tool that is listed again unchanged (after a
+ * reconnect or a `list_changed` that touched other tools) is the same object, so a tool list
+ * compares equal, and its schema is not checked twice.
+ *
+ * @example
+ * const catalog = new McpToolCatalog();
+ * const { tools, problems } = catalog.build([{ caller: connection, prefix: "everything__", tools: connection.tools }]);
+ */
+export class McpToolCatalog {
+	private cache = new Map<string, CachedTool>();
+
+	build(sources: readonly CatalogSource[]): CatalogResult {
+		const tools: McpAgentTool[] = [];
+		const problems: McpProblem[] = [];
+		const owners = new Map<string, string>();
+		const nextCache = new Map<string, CachedTool>();
+		for (const source of sources) {
+			const server = source.caller.server;
+			const include = source.includeTools ? new Set(source.includeTools) : undefined;
+			const exclude = new Set(source.excludeTools ?? []);
+			for (const info of source.tools) {
+				if ((include && !include.has(info.name)) || exclude.has(info.name)) continue;
+				if (info.taskSupport === "required") {
+					problems.push({
+						kind: "task-required",
+						server,
+						tool: info.name,
+						message: `MCP server "${server}": tool "${info.name}" left out: it runs only as an MCP task, which agentchart/mcp does not support`,
+					});
+					continue;
+				}
+				const name = agentToolName(source.prefix, info.name);
+				const key = `${server}\u0000${info.name}\u0000${name}`;
+				const cached = this.entryFor(key, source, info, name);
+				nextCache.set(key, cached);
+				if (!cached.tool) {
+					problems.push({
+						kind: "invalid-schema",
+						server,
+						tool: info.name,
+						issues: cached.issues,
+						message: `MCP server "${server}": tool "${info.name}" left out: its input schema is invalid:\n${cached.issues.map((issue) => `  - ${issue}`).join("\n")}`,
+					});
+					continue;
+				}
+				const keptFrom = owners.get(name);
+				if (keptFrom !== undefined) {
+					problems.push({
+						kind: "name-collision",
+						server,
+						tool: info.name,
+						name,
+						keptFrom,
+						message: `MCP server "${server}": tool "${info.name}" left out: the name "${name}" is already taken by a tool of server "${keptFrom}" (give the servers different toolPrefix values)`,
+					});
+					continue;
+				}
+				owners.set(name, server);
+				tools.push(cached.tool);
+			}
+		}
+		this.cache = nextCache;
+		return { tools, problems };
+	}
+
+	private entryFor(key: string, source: CatalogSource, info: McpToolInfo, name: string): CachedTool {
+		const fingerprint = JSON.stringify([info, source.timeoutMs ?? 0]);
+		const cached = this.cache.get(key);
+		if (cached && cached.fingerprint === fingerprint) return cached;
+		const issues = toolSchemaIssues(info.inputSchema);
+		const tool = issues.length === 0 ? createMcpAgentTool(source.caller, info, name, source.timeoutMs) : undefined;
+		return { fingerprint, tool, issues };
+	}
+}

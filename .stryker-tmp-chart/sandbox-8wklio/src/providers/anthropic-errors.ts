@@ -1,0 +1,103 @@
+/**
+ * Readable error messages for failed Anthropic calls.
+ *
+ * The SDK's own messages embed the raw JSON body (`400 {"type":"error","error":{...}}`).
+ * People read these in chat transcripts and logs, and the compaction logic matches on them,
+ * so they are rewritten to `<status> <error type>: <message>`, the shape Anthropic's error
+ * documentation uses.
+ */
+// @ts-nocheck
+
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import { htmlErrorPageMessage, looksLikeHtml, statusLine } from "./http-error-text.js";
+import { rootCauseMessage } from "../util/describe-error.js";
+
+/** The message of every aborted call, as in pi-ai. */
+export const abortedMessage = "Request was aborted";
+/** The message of a stream that stopped without `message_stop`. */
+export const truncatedStreamMessage = "Anthropic stream ended before message_stop";
+
+/**
+ * The message for a reply that ended with `stop_reason: "refusal"`.
+ *
+ * @example
+ * refusalMessage(); // 'The model refused to answer (stop_reason "refusal")'
+ */
+export function refusalMessage(): string {
+	return 'The model refused to answer (stop_reason "refusal")';
+}
+
+/**
+ * The message for a missing API key.
+ *
+ * @example
+ * missingApiKeyMessage("anthropic"); // "No API key for provider anthropic: set ANTHROPIC_API_KEY or pass apiKey"
+ */
+export function missingApiKeyMessage(provider: string): string {
+	return `No API key for provider ${provider}: set ${provider.toUpperCase()}_API_KEY or pass apiKey`;
+}
+
+interface ErrorBody {
+	type?: unknown | undefined;
+	message?: unknown | undefined;
+}
+
+/** Finds `{type, message}` in an error body, which is either the envelope or the inner object. */
+function errorBodyOf(error: unknown): ErrorBody | undefined {
+	if (error === null || typeof error !== "object") return undefined;
+	const envelope = error as { error?: unknown };
+	if (envelope.error !== null && typeof envelope.error === "object") return envelope.error as ErrorBody;
+	return error as ErrorBody;
+}
+
+function describeApiError(error: APIError): string {
+	const body = errorBodyOf(error.error);
+	const type = error.type ?? (typeof body?.type === "string" ? body.type : undefined);
+	const message = error.apiMessage ?? (typeof body?.message === "string" ? body.message : undefined);
+	const status = error.status;
+	let detail: string;
+	if (type && message) detail = `${type}: ${message}`;
+	else if (message) detail = message;
+	else if (type) detail = type;
+	else {
+		// A body that is not JSON (a proxy's HTML page, say) ends up in the SDK's message after the status.
+		const text = status ? error.message.replace(new RegExp(`^${status}\\s*`), "") : error.message;
+		const contentType = error.headers?.get("content-type") ?? "";
+		if (status && looksLikeHtml(contentType, text)) return htmlErrorPageMessage(status, text);
+		detail = firstLine(text.replace(/\s+/g, " ")) || "status code (no body)";
+		return status ? `${statusLine(status)}: ${detail}` : detail;
+	}
+	return status ? `${status} ${detail}` : detail;
+}
+
+function firstLine(text: string): string {
+	const line = text.trim().split("\n")[0] ?? "";
+	return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+
+/**
+ * Turns anything a call can fail with into a one-line, human-readable message.
+ *
+ * @example
+ * describeAnthropicError(err); // "529 overloaded_error: Overloaded"
+ * describeAnthropicError(midStreamError); // "overloaded_error: Overloaded"
+ */
+export function describeAnthropicError(error: unknown): string {
+	if (error instanceof APIUserAbortError) return abortedMessage;
+	if (error instanceof APIConnectionTimeoutError) return "Request timed out";
+	if (error instanceof APIConnectionError) {
+		const cause = rootCauseMessage(error.cause);
+		return cause ? `Connection error: ${cause}` : "Connection error";
+	}
+	if (error instanceof APIError) return describeApiError(error);
+	if (error instanceof Error) {
+		// undici reports a body cut off mid-stream as a bare "terminated"; the cause says why.
+		if (error.message === "terminated") {
+			const cause = rootCauseMessage(error.cause);
+			return `Connection lost while streaming${cause && cause !== "terminated" ? `: ${cause}` : ""}`;
+		}
+		return error.message || error.name;
+	}
+	return String(error);
+}

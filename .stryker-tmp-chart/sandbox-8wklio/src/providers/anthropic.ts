@@ -1,0 +1,342 @@
+/**
+ * The Anthropic provider: a stream function over the official SDK's streaming Messages API.
+ *
+ * It follows pi-ai's contract for `streamSimple`: it returns at once, never throws, and
+ * encodes every failure (HTTP errors, a broken or truncated stream, an abort) as a final
+ * `error` event whose message keeps whatever content and usage had arrived.
+ */
+// @ts-nocheck
+
+import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
+import type { StopReason } from "../types/content.js";
+import { createAssistantMessage } from "./assistant-message.js";
+import type { AssistantMessage } from "../types/messages.js";
+import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
+import { createAnthropicClient } from "./anthropic-client.js";
+import {
+	abortedMessage,
+	describeAnthropicError,
+	missingApiKeyMessage,
+	refusalMessage,
+	truncatedStreamMessage,
+} from "./anthropic-errors.js";
+import { buildAnthropicRequest, interleavedThinkingBeta } from "./anthropic-request.js";
+import { AssistantMessageEventStream } from "./event-stream.js";
+import { calculateCost } from "./models.js";
+import { parseFinalArguments, parseStreamingArguments } from "./partial-json.js";
+import { watchForStall } from "../util/stall-watch.js";
+
+/** Where a provider content block lives in the partial message, plus tool-call scratch. */
+interface OpenBlock {
+	contentIndex: number;
+	kind: "text" | "thinking" | "toolCall";
+	/** The tool call's JSON text so far. */
+	json: string;
+}
+
+interface StopOutcome {
+	stopReason: StopReason;
+	errorMessage?: string | undefined;
+}
+
+function mapStopReason(reason: string): StopOutcome {
+	switch (reason) {
+		case "end_turn":
+		case "stop_sequence":
+		case "pause_turn":
+			return { stopReason: "stop" };
+		case "max_tokens":
+		case "model_context_window_exceeded":
+			return { stopReason: "length" };
+		case "tool_use":
+			return { stopReason: "toolUse" };
+		case "refusal":
+			return { stopReason: "error", errorMessage: refusalMessage() };
+		default:
+			return { stopReason: "error", errorMessage: `Unhandled stop reason: ${reason}` };
+	}
+}
+
+/**
+ * Applies Messages API stream events to the live partial message and emits the matching
+ * {@link AssistantMessageEvent}s.
+ */
+class AnthropicStreamReader {
+	private readonly openBlocks = new Map<number, OpenBlock>();
+	private stopErrorMessage: string | undefined;
+	/** Set once `message_stop` arrived: anything else means the stream was cut short. */
+	completed = false;
+
+	constructor(
+		private readonly output: AssistantMessage,
+		private readonly model: Model,
+		private readonly stream: AssistantMessageEventStream,
+	) {}
+
+	get errorMessage(): string | undefined {
+		return this.stopErrorMessage;
+	}
+
+	handle(event: RawMessageStreamEvent): void {
+		switch (event.type) {
+			case "message_start": {
+				const { message } = event;
+				this.output.responseId = message.id;
+				if (message.model && message.model !== this.model.id) this.output.responseModel = message.model;
+				this.updateUsage(message.usage);
+				break;
+			}
+			case "content_block_start":
+				this.startBlock(event.index, event.content_block);
+				break;
+			case "content_block_delta":
+				this.applyDelta(event.index, event.delta);
+				break;
+			case "content_block_stop":
+				this.stopBlock(event.index);
+				break;
+			case "message_delta": {
+				if (event.delta.stop_reason) {
+					const outcome = mapStopReason(event.delta.stop_reason);
+					this.output.stopReason = outcome.stopReason;
+					this.stopErrorMessage = outcome.errorMessage;
+				}
+				this.updateUsage(event.usage);
+				break;
+			}
+			case "message_stop":
+				this.completed = true;
+				break;
+		}
+	}
+
+	private updateUsage(usage: {
+		input_tokens?: number | null | undefined;
+		output_tokens?: number | null | undefined;
+		cache_read_input_tokens?: number | null | undefined;
+		cache_creation_input_tokens?: number | null | undefined;
+	}): void {
+		// message_delta repeats cumulative counts; a null means "unchanged", not zero.
+		const target = this.output.usage;
+		if (usage.input_tokens != null) target.input = usage.input_tokens;
+		if (usage.output_tokens != null) target.output = usage.output_tokens;
+		if (usage.cache_read_input_tokens != null) target.cacheRead = usage.cache_read_input_tokens;
+		if (usage.cache_creation_input_tokens != null) target.cacheWrite = usage.cache_creation_input_tokens;
+		target.totalTokens = target.input + target.output + target.cacheRead + target.cacheWrite;
+		calculateCost(this.model, target);
+	}
+
+	private startBlock(index: number, block: Extract<RawMessageStreamEvent, { type: "content_block_start" }>["content_block"]): void {
+		const content = this.output.content;
+		const contentIndex = content.length;
+		const partial = this.output;
+		switch (block.type) {
+			case "text":
+				content.push({ type: "text", text: "" });
+				this.openBlocks.set(index, { contentIndex, kind: "text", json: "" });
+				this.stream.push({ type: "text_start", contentIndex, partial });
+				if (block.text) this.appendText(contentIndex, block.text);
+				break;
+			case "thinking":
+				content.push({ type: "thinking", thinking: "", thinkingSignature: block.signature ?? "" });
+				this.openBlocks.set(index, { contentIndex, kind: "thinking", json: "" });
+				this.stream.push({ type: "thinking_start", contentIndex, partial });
+				if (block.thinking) this.appendThinking(contentIndex, block.thinking);
+				break;
+			case "redacted_thinking":
+				// The opaque payload travels in thinkingSignature so it can be sent back unchanged.
+				content.push({ type: "thinking", thinking: "[Reasoning redacted]", thinkingSignature: block.data, redacted: true });
+				this.openBlocks.set(index, { contentIndex, kind: "thinking", json: "" });
+				this.stream.push({ type: "thinking_start", contentIndex, partial });
+				break;
+			case "tool_use":
+				content.push({ type: "toolCall", id: block.id, name: block.name, arguments: {} });
+				this.openBlocks.set(index, { contentIndex, kind: "toolCall", json: "" });
+				this.stream.push({ type: "toolcall_start", contentIndex, partial });
+				break;
+			default:
+				// Server-side tool blocks (web search and the like) are not part of this protocol.
+				break;
+		}
+	}
+
+	private applyDelta(index: number, delta: Extract<RawMessageStreamEvent, { type: "content_block_delta" }>["delta"]): void {
+		const block = this.openBlocks.get(index);
+		if (!block) return;
+		switch (delta.type) {
+			case "text_delta":
+				this.appendText(block.contentIndex, delta.text);
+				break;
+			case "thinking_delta":
+				this.appendThinking(block.contentIndex, delta.thinking);
+				break;
+			case "signature_delta": {
+				const part = this.output.content[block.contentIndex];
+				if (part?.type === "thinking") part.thinkingSignature = (part.thinkingSignature ?? "") + delta.signature;
+				break;
+			}
+			case "input_json_delta": {
+				const part = this.output.content[block.contentIndex];
+				if (part?.type !== "toolCall") break;
+				block.json += delta.partial_json;
+				part.arguments = parseStreamingArguments(block.json, part.arguments);
+				this.stream.push({
+					type: "toolcall_delta",
+					contentIndex: block.contentIndex,
+					delta: delta.partial_json,
+					partial: this.output,
+				});
+				break;
+			}
+			default:
+				break;
+		}
+	}
+
+	private appendText(contentIndex: number, text: string): void {
+		const part = this.output.content[contentIndex];
+		if (part?.type !== "text") return;
+		part.text += text;
+		this.stream.push({ type: "text_delta", contentIndex, delta: text, partial: this.output });
+	}
+
+	private appendThinking(contentIndex: number, text: string): void {
+		const part = this.output.content[contentIndex];
+		if (part?.type !== "thinking") return;
+		part.thinking += text;
+		this.stream.push({ type: "thinking_delta", contentIndex, delta: text, partial: this.output });
+	}
+
+	private stopBlock(index: number): void {
+		const block = this.openBlocks.get(index);
+		if (!block) return;
+		this.openBlocks.delete(index);
+		const { contentIndex } = block;
+		const part = this.output.content[contentIndex];
+		const partial = this.output;
+		if (part?.type === "text") {
+			this.stream.push({ type: "text_end", contentIndex, content: part.text, partial });
+		} else if (part?.type === "thinking") {
+			this.stream.push({ type: "thinking_end", contentIndex, content: part.thinking, partial });
+		} else if (part?.type === "toolCall") {
+			part.arguments = parseFinalArguments(block.json);
+			this.stream.push({ type: "toolcall_end", contentIndex, toolCall: part, partial });
+		}
+	}
+}
+
+function headersToRecord(headers: Headers): Record<string, string> {
+	const record: Record<string, string> = {};
+	headers.forEach((value, key) => {
+		record[key] = value;
+	});
+	return record;
+}
+
+async function runAnthropicCall(
+	model: Model,
+	context: Context,
+	options: SimpleStreamOptions,
+	stream: AssistantMessageEventStream,
+): Promise<void> {
+	const output = createAssistantMessage(model);
+	const signal = options.signal;
+	// The request's own signal: the caller's abort, or a stream that went silent (timeoutMs).
+	const request = new AbortController();
+	const onAbort = () => request.abort(signal?.reason);
+	if (signal?.aborted) onAbort();
+	else signal?.addEventListener("abort", onAbort, { once: true });
+	let stalled = false;
+	const stall = watchForStall(options.timeoutMs ?? 0, () => {
+		stalled = true;
+		request.abort(new Error("stream stalled"));
+	});
+	let received = 0;
+	let lastEvent = "none";
+	try {
+		const apiKey = options.apiKey ?? process.env["ANTHROPIC_API_KEY"];
+		if (!apiKey) throw new Error(missingApiKeyMessage("anthropic"));
+		const client = createAnthropicClient(model, apiKey, options);
+
+		let body = buildAnthropicRequest(model, context, options);
+		const replacement = await options.onPayload?.(body, model);
+		if (replacement !== undefined) body = { ...(replacement as MessageCreateParamsStreaming), stream: true };
+
+		const headers = body.thinking?.type === "enabled" ? { "anthropic-beta": interleavedThinkingBeta } : undefined;
+		const { data: events, response } = await client.messages.create(body, { signal: request.signal, ...(headers ? { headers } : {}) }).withResponse();
+		stall.touch();
+		await options.onResponse?.({ status: response.status, headers: headersToRecord(response.headers) }, model);
+		stream.push({ type: "start", partial: output });
+
+		const reader = new AnthropicStreamReader(output, model, stream);
+		try {
+			for await (const event of events) {
+				stall.touch();
+				received++;
+				lastEvent = event.type;
+				reader.handle(event);
+				if (reader.completed) break;
+			}
+		} catch (error) {
+			// The SDK parses each event's JSON itself; its SyntaxError says nothing of where it came from.
+			if (error instanceof SyntaxError) {
+				throw new Error(`Malformed event in Anthropic's stream (event ${received + 1}, after ${lastEvent}): not valid JSON (${error.message})`);
+			}
+			throw error;
+		}
+		if (stalled) throw new Error(stalledMessage(options.timeoutMs ?? 0, received));
+		// The SDK ends iteration quietly when the request is aborted, so check before trusting the end.
+		if (signal?.aborted) throw new Error(abortedMessage);
+		if (!reader.completed) throw new Error(truncatedStreamMessage);
+		if (output.stopReason === "error" || output.stopReason === "aborted") {
+			output.errorMessage = reader.errorMessage ?? "The model stopped with an error";
+			stream.push({ type: "error", reason: output.stopReason, error: output });
+			return;
+		}
+		stream.push({ type: "done", reason: output.stopReason, message: output });
+	} catch (error) {
+		const aborted = signal?.aborted === true;
+		output.stopReason = aborted ? "aborted" : "error";
+		output.errorMessage = aborted ? abortedMessage : stalled ? stalledMessage(options.timeoutMs ?? 0, received) : describeAnthropicError(error);
+		stream.push({ type: "error", reason: output.stopReason, error: output });
+	} finally {
+		stall.stop();
+		signal?.removeEventListener("abort", onAbort);
+	}
+}
+
+function stalledMessage(timeoutMs: number, received: number): string {
+	const where = received === 0 ? "before the first event" : `after event ${received}`;
+	return `Anthropic's stream stalled: nothing arrived for ${timeoutMs} ms ${where} (timeoutMs); the request was cancelled`;
+}
+
+/**
+ * Streams one Claude reply. Same signature and contract as pi-ai's `streamSimple` for
+ * Anthropic models, so it plugs into an `Agent` as its `streamFn`.
+ *
+ * Never throws: HTTP errors (400 "prompt is too long", 401, 429 after retries, 529 …), a
+ * mid-stream `error` event, a stream that ends early and an abort all end the stream with an
+ * `error` event carrying a readable `errorMessage` and whatever content had arrived.
+ *
+ * @example
+ * import { Agent, getModel, streamAnthropic } from "agentchart";
+ *
+ * const agent = new Agent({
+ *   initialState: { model: getModel("anthropic", "claude-haiku-4-5"), systemPrompt: "Be brief.", tools: [] },
+ *   streamFn: streamAnthropic,
+ * });
+ * await agent.prompt("Hello!");
+ *
+ * // Or on its own:
+ * const stream = streamAnthropic(model, { messages: [{ role: "user", content: "Hi", timestamp: Date.now() }] }, { reasoning: "low" });
+ * for await (const event of stream) if (event.type === "text_delta") process.stdout.write(event.delta);
+ */
+export function streamAnthropic(
+	model: Model,
+	context: Context,
+	options: SimpleStreamOptions = {},
+): AssistantMessageEventStream {
+	const stream = new AssistantMessageEventStream();
+	void runAnthropicCall(model, context, options, stream);
+	return stream;
+}

@@ -1,0 +1,162 @@
+/**
+ * Delivery of block replies to a channel: optional coalescing, then strictly serial sends, each
+ * with a timeout. A send that times out is recorded as unconfirmed and the pipeline goes on with
+ * the next one: buffered content is never dropped because one send hung (a known failure of the
+ * reference, where a timeout aborted the whole pipeline and replies stopped mid-sentence).
+ */
+// @ts-nocheck
+
+import { createBlockReplyCoalescer, type BlockReplyCoalescer, type BlockReplyCoalescing } from "./block-reply-coalescer.js";
+import type { MaybePromise, ReplyPayload } from "./types.js";
+
+/** The default per-send timeout. */
+export const DEFAULT_BLOCK_REPLY_TIMEOUT_MS = 15_000;
+
+/**
+ * The dedupe key of a payload: trimmed text, media and reply target.
+ *
+ * @example
+ * createBlockReplyPayloadKey({ text: "  hello  " }) === createBlockReplyPayloadKey({ text: "hello" }); // true
+ */
+export function createBlockReplyPayloadKey(payload: ReplyPayload): string {
+	return JSON.stringify({ text: (payload.text ?? "").trim(), media: payload.mediaUrls ?? [], replyToId: payload.replyToId ?? null });
+}
+
+/**
+ * The content key of a payload: like the payload key, without the reply target.
+ *
+ * @example
+ * createBlockReplyContentKey({ text: "a", replyToId: "1" }) === createBlockReplyContentKey({ text: "a" }); // true
+ */
+export function createBlockReplyContentKey(payload: ReplyPayload): string {
+	return JSON.stringify({ text: (payload.text ?? "").trim(), media: payload.mediaUrls ?? [] });
+}
+
+/** What happened to the payloads handed to the channel. */
+export interface BlockReplyDeliveryReport {
+	/** Sends that completed. */
+	confirmed: ReplyPayload[];
+	/** Sends that threw or rejected. */
+	failed: ReplyPayload[];
+	/** Sends still unsettled when their timeout passed (they may complete later). */
+	timedOut: ReplyPayload[];
+}
+
+/** Options of {@link createBlockReplyPipeline}. */
+export interface BlockReplyPipelineOptions {
+	/** Sends one payload to the channel. */
+	onBlockReply: (payload: ReplyPayload) => MaybePromise<void>;
+	/** Per-send timeout in milliseconds (default 15 000). */
+	timeoutMs?: number;
+	/** Merge small blocks before sending. */
+	coalescing?: BlockReplyCoalescing;
+}
+
+/** The pipeline's handle. */
+export interface BlockReplyPipeline {
+	/** Queues a payload; a payload with the same key as an earlier one is dropped. */
+	enqueue(payload: ReplyPayload): void;
+	/** Sends what the coalescer holds (all of it with `force`) and waits for every queued send. */
+	flush(options?: { force?: boolean }): Promise<void>;
+	/** Stops the idle timer; later payloads are ignored. */
+	stop(): void;
+	/** True when a payload with the same content was delivered (confirmed). */
+	hasSentPayload(payload: ReplyPayload): boolean;
+	/** True when at least one payload was delivered. */
+	didStream(): boolean;
+	/** Confirmed, failed and timed-out sends so far. */
+	getDeliveryReport(): BlockReplyDeliveryReport;
+}
+
+/**
+ * Creates a delivery pipeline.
+ *
+ * @example
+ * const pipeline = createBlockReplyPipeline({
+ *   onBlockReply: (payload) => slack.postMessage({ text: payload.text }),
+ *   coalescing: { minChars: 200, maxChars: 1500, idleMs: 1000 },
+ * });
+ * const replies = subscribeReplies(agent, {
+ *   onBlockReply: (payload) => pipeline.enqueue(payload),
+ *   onBlockReplyFlush: () => pipeline.flush({ force: true }),
+ * });
+ */
+export function createBlockReplyPipeline(options: BlockReplyPipelineOptions): BlockReplyPipeline {
+	const timeoutMs = options.timeoutMs ?? DEFAULT_BLOCK_REPLY_TIMEOUT_MS;
+	const seenKeys = new Set<string>();
+	const confirmedContent = new Set<string>();
+	const report: BlockReplyDeliveryReport = { confirmed: [], failed: [], timedOut: [] };
+	let chain: Promise<void> = Promise.resolve();
+	let stopped = false;
+
+	const confirm = (payload: ReplyPayload): void => {
+		report.confirmed.push(payload);
+		confirmedContent.add(createBlockReplyContentKey(payload));
+	};
+
+	const sendOne = async (payload: ReplyPayload): Promise<void> => {
+		let timer: ReturnType<typeof setTimeout> | undefined;
+		let timedOut = false;
+		const send = Promise.resolve()
+			.then(() => options.onBlockReply(payload))
+			.then(
+				() => {
+					// A late completion still counts: the user did get it.
+					if (timedOut) report.timedOut.splice(report.timedOut.indexOf(payload), 1);
+					confirm(payload);
+				},
+				() => {
+					if (timedOut) report.timedOut.splice(report.timedOut.indexOf(payload), 1);
+					report.failed.push(payload);
+				},
+			);
+		const timeout = new Promise<void>((resolve) => {
+			timer = setTimeout(() => {
+				timedOut = true;
+				report.timedOut.push(payload);
+				resolve();
+			}, timeoutMs);
+		});
+		await Promise.race([send, timeout]);
+		if (timer !== undefined) clearTimeout(timer);
+	};
+
+	const send = (payload: ReplyPayload): void => {
+		chain = chain.then(() => sendOne(payload));
+	};
+
+	const coalescer: BlockReplyCoalescer | undefined = options.coalescing
+		? createBlockReplyCoalescer({ coalescing: options.coalescing, onFlush: send })
+		: undefined;
+
+	return {
+		enqueue(payload) {
+			if (stopped) return;
+			const key = createBlockReplyPayloadKey(payload);
+			if (seenKeys.has(key)) return;
+			seenKeys.add(key);
+			if (coalescer) coalescer.enqueue(payload);
+			else send(payload);
+		},
+		async flush(flushOptions = {}) {
+			coalescer?.flush(flushOptions);
+			// Sends queued while waiting are awaited too.
+			let current: Promise<void>;
+			do {
+				current = chain;
+				await current;
+			} while (current !== chain);
+		},
+		stop() {
+			stopped = true;
+			coalescer?.stop();
+		},
+		hasSentPayload: (payload) => confirmedContent.has(createBlockReplyContentKey(payload)),
+		didStream: () => report.confirmed.length > 0,
+		getDeliveryReport: () => ({
+			confirmed: [...report.confirmed],
+			failed: [...report.failed],
+			timedOut: [...report.timedOut],
+		}),
+	};
+}

@@ -1,0 +1,86 @@
+/**
+ * Runs user callbacks so that their failures never reach the agent: sync throws and async
+ * rejections are reported to `onError` and swallowed. Deliveries can be tracked, so that a
+ * flush can wait until every async block reply has settled.
+ */
+// @ts-nocheck
+
+import type { MaybePromise } from "./types.js";
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+	return typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
+}
+
+/**
+ * A guard around callbacks.
+ *
+ * @example
+ * const runner = new CallbackRunner((error, name) => console.warn(name, error));
+ * runner.call("onBlockReply", () => channel.send("hi"), { track: true });
+ * await runner.settleTracked(); // the send has settled (or failed and was reported)
+ * runner.callMaybeAsync("onBlockReplyFlush", () => {}); // undefined: it ran synchronously
+ */
+export class CallbackRunner {
+	readonly #onError: ((error: unknown, callback: string) => void) | undefined;
+	readonly #tracked = new Set<Promise<unknown>>();
+
+	constructor(onError?: (error: unknown, callback: string) => void) {
+		this.#onError = onError;
+	}
+
+	/** True while tracked callbacks are unsettled. */
+	get hasTracked(): boolean {
+		return this.#tracked.size > 0;
+	}
+
+	/** Calls a callback without waiting for it; with `track`, `settleTracked()` will. */
+	call(name: string, callback: () => unknown, options: { track?: boolean } = {}): void {
+		try {
+			const result = callback();
+			if (!isPromiseLike(result)) return;
+			const settled = Promise.resolve(result).catch((error: unknown) => this.report(error, name));
+			if (!options.track) return;
+			this.#tracked.add(settled);
+			void settled.finally(() => this.#tracked.delete(settled));
+		} catch (error) {
+			this.report(error, name);
+		}
+	}
+
+	/**
+	 * Calls a callback; if it returned a promise, returns one that settles with it and never
+	 * rejects. A synchronous callback gives `undefined`: nothing to wait for, not even a microtask.
+	 */
+	callMaybeAsync(name: string, callback: () => MaybePromise<void>): Promise<void> | undefined {
+		try {
+			const result = callback();
+			if (!isPromiseLike(result)) return undefined;
+			return Promise.resolve(result).then(
+				() => undefined,
+				(error: unknown) => this.report(error, name),
+			);
+		} catch (error) {
+			this.report(error, name);
+			return undefined;
+		}
+	}
+
+	/** Calls a callback and resolves when it has settled; never rejects. */
+	async callAsync(name: string, callback: () => MaybePromise<void>): Promise<void> {
+		await this.callMaybeAsync(name, callback);
+	}
+
+	/** Resolves when every tracked callback has settled, including ones tracked meanwhile. */
+	async settleTracked(): Promise<void> {
+		while (this.#tracked.size > 0) await Promise.allSettled([...this.#tracked]);
+	}
+
+	/** Reports an error; a reporter that throws is ignored. */
+	report(error: unknown, callback: string): void {
+		try {
+			this.#onError?.(error, callback);
+		} catch {
+			// An error reporter that throws has nowhere left to report to.
+		}
+	}
+}

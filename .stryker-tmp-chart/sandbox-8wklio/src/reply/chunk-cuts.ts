@@ -1,0 +1,176 @@
+/**
+ * Where a block chunker cuts: the best boundary inside a window at the head of the text.
+ *
+ * Every decision looks at most `maxChars` (plus the rest of a paragraph break) into the text, so
+ * one cut costs the same whether the text is one kilobyte or one megabyte. The caller keeps the
+ * code-fence spans and slides the window; this module only picks the cut.
+ */
+// @ts-nocheck
+
+import { fenceAt, type FenceSpan } from "./fences.js";
+
+/** A kind of boundary, from the best to the worst. */
+export type CutKind = "paragraph" | "newline" | "sentence" | "space";
+
+/** A break known to follow the text although it has not been appended yet (held back by a filter). */
+export type FollowingBreak = "newline" | "paragraph";
+
+/** The head of the remaining text that a cut can fall in. */
+export interface CutWindow {
+	/** The first `limit + 1` characters of the text (more when a paragraph break straddles that point). */
+	text: string;
+	/** The length of the whole remaining text. */
+	length: number;
+	/** The fenced blocks that overlap the window, in window coordinates, in order. */
+	spans: readonly FenceSpan[];
+	/** A break that follows the whole text, if one is known. */
+	followedBy: FollowingBreak | undefined;
+}
+
+/** The chunker's settings for one cut. */
+export interface CutSettings {
+	minChars: number;
+	maxChars: number;
+	/** Preferred boundaries, best first (space and hard cuts are the fallbacks after them). */
+	order: readonly CutKind[];
+	/** The text must go out now: any boundary will do, however short the chunk. */
+	force: boolean;
+}
+
+/** A chunk cut at `at`; the rest starts there (after separating whitespace when `skipSpaces`, then blank lines). */
+export interface PlainCut {
+	type: "plain";
+	text: string;
+	at: number;
+	skipSpaces: boolean;
+}
+
+/** A chunk cut at `at` in the middle of anything; the rest starts exactly there. */
+export interface HardCut {
+	type: "hard";
+	text: string;
+	at: number;
+}
+
+/** A chunk cut inside a fenced block: closed with `closeLine`; the rest reopens it with `reopenLine`. */
+export interface FenceCut {
+	type: "fence";
+	text: string;
+	closeLine: string;
+	reopenLine: string;
+	/** Where the rest of the fenced block continues. */
+	tailAt: number;
+	/** The fenced block that was split (window coordinates). */
+	span: FenceSpan;
+}
+
+/** A cut, or where it leaves the rest. */
+export type Cut = PlainCut | HardCut | FenceCut;
+
+const PATTERNS: Record<CutKind, RegExp> = {
+	paragraph: /\n[ \t]*\r?\n/g,
+	newline: /\n/g,
+	sentence: /[.!?]["')\]]*(?=\s)/g,
+	space: /[ \t]/g,
+};
+
+const SUFFIX: Record<FollowingBreak, string> = { newline: "\n", paragraph: "\n\n" };
+
+/**
+ * A chunk's text: without the blank lines that start it and the whitespace that ends it.
+ *
+ * @example
+ * cleanChunk("\n\nHello  \n"); // "Hello"
+ */
+export function cleanChunk(text: string): string {
+	return text.replace(/^(?:[ \t]*\r?\n)+/, "").trimEnd();
+}
+
+/**
+ * How far past `limit` a window must reach so that a paragraph break starting at or before
+ * `limit` is seen whole: past a run of spaces, a carriage return and a newline.
+ *
+ * @example
+ * const text = "ab\n   \ncd";
+ * windowEnd((index) => text[index], text.length, 2); // 7: the break "\n   \n" starting at 2 ends there
+ */
+export function windowEnd(charAt: (index: number) => string | undefined, length: number, limit: number): number {
+	let end = Math.min(length, limit + 1);
+	while (end < length && (charAt(end) === " " || charAt(end) === "\t")) end += 1;
+	if (end < length && charAt(end) === "\r") end += 1;
+	if (end < length && charAt(end) === "\n") end += 1;
+	return end;
+}
+
+/**
+ * Picks the cut for a chunk of at most `maxChars`: the last boundary of the best kind past the
+ * shortest allowed chunk and outside fenced blocks; a space or a hard cut only under `maxChars`
+ * pressure (or when forced); inside a fenced block only when nothing else fits, closing and
+ * reopening it. `undefined`: wait for more text.
+ *
+ * @example
+ * const text = "First paragraph.\n\nSecond";
+ * findCut({ text, length: text.length, spans: [], followedBy: undefined }, { minChars: 5, maxChars: 100, order: ["paragraph"], force: false });
+ * // { type: "plain", text: "First paragraph.", at: 16, skipSpaces: false }
+ */
+export function findCut(window: CutWindow, settings: CutSettings): Cut | undefined {
+	const { force, maxChars } = settings;
+	const limit = Math.min(window.length, maxChars);
+	const shortest = force ? 1 : settings.minChars;
+	const reachesEnd = window.text.length >= window.length;
+	const text = reachesEnd && window.followedBy ? window.text + SUFFIX[window.followedBy] : window.text;
+	const firstVisible = text.search(/\S/);
+	const blankBefore = (at: number): boolean => firstVisible === -1 || at <= firstVisible;
+	const lastCut = (kind: CutKind): number | undefined => {
+		let best: number | undefined;
+		for (const match of text.matchAll(PATTERNS[kind])) {
+			const at = kind === "sentence" ? match.index + match[0].length : match.index;
+			if (at > limit) break;
+			if (at < shortest || fenceAt(window.spans, at) || blankBefore(at)) continue;
+			best = at;
+		}
+		return best;
+	};
+	const plain = (at: number, kind: CutKind): PlainCut => ({
+		type: "plain",
+		text: cleanChunk(text.slice(0, at)),
+		at,
+		skipSpaces: kind === "sentence" || kind === "space",
+	});
+	for (const kind of settings.order) {
+		const at = lastCut(kind);
+		if (at !== undefined) return plain(at, kind);
+	}
+	// Only size pressure justifies a worse cut; otherwise wait for a better boundary.
+	if (!force && window.length < maxChars) return undefined;
+	const space = lastCut("space");
+	if (space !== undefined) return plain(space, "space");
+	const span = fenceAt(window.spans, limit);
+	if (span) {
+		const fenceCut = cutInsideFence(text, span, shortest, maxChars);
+		if (fenceCut) return fenceCut;
+		// Too little room to reopen the fence here: end the chunk before the fence instead.
+		if (span.start >= shortest && !blankBefore(span.start)) return plain(span.start, "newline");
+	}
+	return { type: "hard", text: cleanChunk(text.slice(0, limit)), at: limit };
+}
+
+function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChars: number): FenceCut | undefined {
+	const { marker } = span;
+	const closeLine = `${marker.indent}${marker.char.repeat(marker.length)}`;
+	const reopenLine = marker.openLine;
+	const contentStart = span.start + reopenLine.length + 1;
+	// The chunk gets "\n" + closeLine appended; the budget includes it.
+	const budget = maxChars - closeLine.length - 1;
+	if (budget <= contentStart || budget < shortest) return undefined;
+	const newline = text.lastIndexOf("\n", budget);
+	const at = newline > contentStart ? newline : budget;
+	return {
+		type: "fence",
+		text: `${cleanChunk(text.slice(0, at))}\n${closeLine}`,
+		closeLine,
+		reopenLine,
+		tailAt: newline > contentStart ? at + 1 : at,
+		span,
+	};
+}

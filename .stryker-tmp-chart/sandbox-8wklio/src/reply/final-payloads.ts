@@ -1,0 +1,65 @@
+/**
+ * Final-payload filtering: after a run, the channel may still want to send the final answer
+ * (for instance when block streaming was off, or failed). Nothing the block replies already
+ * delivered, and nothing a messaging tool already sent, may be sent again.
+ *
+ * Coverage is by content, not by exact key: blocks "para1" and "para2" cover the final
+ * "para1\n\npara2" (exact keys alone miss that and deliver the answer twice). A silent final
+ * (`NO_REPLY`) is dropped whole, media included: the model chose to say nothing.
+ */
+// @ts-nocheck
+
+import { createBlockReplyContentKey, type BlockReplyPipeline } from "./block-reply-pipeline.js";
+import { isMessagingToolDuplicate } from "./messaging-dedupe.js";
+import { parseReplyDirectives } from "./reply-directives.js";
+import type { ReplyPayload } from "./types.js";
+
+/** What was already delivered. */
+export interface DeliveredContent {
+	/** The block-reply pipeline of the run (its confirmed sends count). */
+	pipeline?: Pick<BlockReplyPipeline, "getDeliveryReport">;
+	/** Payloads sent without a pipeline. */
+	sentPayloads?: readonly ReplyPayload[];
+	/** Texts messaging tools sent successfully. */
+	messagingToolSentTexts?: readonly string[];
+	/** Media messaging tools sent successfully. */
+	messagingToolSentMediaUrls?: readonly string[];
+}
+
+function foldWhitespace(text: string): string {
+	return text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * Removes from `finals` whatever was already delivered: a payload whose text is covered by the
+ * delivered texts loses its text, media already sent is removed, and a payload left with
+ * neither is dropped. A silent payload (`NO_REPLY`) is dropped with its media.
+ *
+ * @example
+ * filterFinalPayloads([{ text: "para1\n\npara2" }], { sentPayloads: [{ text: "para1" }, { text: "para2" }] }); // []
+ * filterFinalPayloads([{ text: "NO_REPLY", mediaUrls: ["/tmp/a.png"] }], {}); // []
+ */
+export function filterFinalPayloads(finals: readonly ReplyPayload[], delivered: DeliveredContent): ReplyPayload[] {
+	const sent = [...(delivered.pipeline?.getDeliveryReport().confirmed ?? []), ...(delivered.sentPayloads ?? [])];
+	const sentKeys = new Set(sent.map(createBlockReplyContentKey));
+	const sentText = foldWhitespace(sent.map((payload) => payload.text ?? "").join(" "));
+	const sentMedia = new Set([...sent.flatMap((payload) => payload.mediaUrls ?? []), ...(delivered.messagingToolSentMediaUrls ?? [])]);
+	const toolTexts = delivered.messagingToolSentTexts ?? [];
+	const result: ReplyPayload[] = [];
+	for (const payload of finals) {
+		const text = payload.text ?? "";
+		if (text !== "" && parseReplyDirectives(text).isSilent) continue;
+		if (sentKeys.has(createBlockReplyContentKey(payload))) continue;
+		const folded = foldWhitespace(text);
+		const textCovered =
+			folded === "" || (sentText !== "" && sentText.includes(folded)) || isMessagingToolDuplicate(text, toolTexts);
+		const media = (payload.mediaUrls ?? []).filter((url) => !sentMedia.has(url));
+		if (textCovered && media.length === 0) continue;
+		const kept: ReplyPayload = { ...payload };
+		if (textCovered) delete kept.text;
+		if (media.length > 0) kept.mediaUrls = media;
+		else delete kept.mediaUrls;
+		result.push(kept);
+	}
+	return result;
+}

@@ -1,0 +1,300 @@
+/**
+ * The reply state of one assistant message, from `message_start` (the only reset point) to
+ * `message_end`: raw text per content block, the two streaming filters (reasoning tags, then
+ * reply directives), the cleaned visible text, reasoning, media, and the block chunker.
+ *
+ * Data flows one way: raw text → tag filter → directive filter → clean text → chunker. The
+ * chunker sees only visible text, so block sizes count what the user reads and a cut can never
+ * fall inside a tag.
+ */
+// @ts-nocheck
+
+import { BlockChunker, type BlockChunkingOptions } from "./block-chunker.js";
+import { newTextFrom, type TextEventKind } from "./append-only-text.js";
+import { ReasoningTagFilter, type ReasoningTagOutput } from "./reasoning-tags.js";
+import { ReplyDirectiveFilter, type ReplyDirectives } from "./reply-directives.js";
+
+/** A block ready for delivery. */
+export interface AssembledBlock {
+	text: string;
+	mediaUrls: string[];
+	directives: ReplyDirectives;
+}
+
+/** Where a text event came from. */
+export interface TextOrigin {
+	/** The provider marked the text as commentary: narration the user does not see. */
+	commentary?: boolean;
+	/** The block's whole text as the provider reports it now (the partial message's block). */
+	blockText?: string | undefined;
+}
+
+/** Options of {@link MessageAssembly}. */
+export interface MessageAssemblyOptions {
+	enforceFinalTag: boolean;
+	/** Chunk sizes; `undefined` sends each flush as one block, however long. */
+	chunking: BlockChunkingOptions | undefined;
+}
+
+const UNLIMITED = Number.MAX_SAFE_INTEGER;
+const BLOCK_SEPARATOR = "\n\n";
+
+/**
+ * One assistant message's reply state.
+ *
+ * @example
+ * const message = new MessageAssembly(1, { enforceFinalTag: false, chunking: undefined });
+ * message.ingestText(0, "delta", "Hello <think>hmm</think>world");
+ * message.finish();
+ * message.cleanText;                                  // "Hello world"
+ * message.drainBlocks(true).map((block) => block.text); // ["Hello world"]
+ */
+export class MessageAssembly {
+	/** 1-based position of this message in the subscription. */
+	readonly index: number;
+	/** Length of the clean text last shown as a partial reply. */
+	partialLength = 0;
+	lastPartialMediaCount = 0;
+	/** `reasoningVersion` at the last reasoning stream update, and what was streamed then. */
+	streamedReasoningVersion = 0;
+	streamedReasoning = "";
+	/** Grows whenever reasoning text grows, so readers can skip unchanged states cheaply. */
+	reasoningVersion = 0;
+	/** Block replies delivered for this message (visible ones). */
+	deliveredBlocks = 0;
+	readonly #rawText = new Map<number, string>();
+	readonly #thinking = new Map<number, string>();
+	// Blocks some of whose text was commentary, and native thinking blocks whose end was reported.
+	readonly #commentaryBlocks = new Set<number>();
+	readonly #endedThinking = new Set<number>();
+	// A reasoning block (native or tagged) is open and its end not yet reported.
+	#reasoningOpen = false;
+	#reasoningEnds = 0;
+	readonly #tags: ReasoningTagFilter;
+	#directives = new ReplyDirectiveFilter();
+	readonly #chunker: BlockChunker;
+	#hasText = false;
+	// The separator after the last text block was already fed (at its text_end).
+	#separated = false;
+	#cleanText = "";
+	#taggedReasoning = "";
+	#media: string[] = [];
+	#unattachedMedia: string[] = [];
+	#retracted = false;
+	#ended = false;
+	#allRaw = "";
+	// After a forced flush the next block starts fresh: whitespace that separated it from the
+	// previous block is not part of it.
+	#blockStart = true;
+
+	constructor(index: number, options: MessageAssemblyOptions) {
+		this.index = index;
+		this.#tags = new ReasoningTagFilter({ enforceFinalTag: options.enforceFinalTag });
+		this.#chunker = new BlockChunker(options.chunking ?? { minChars: UNLIMITED, maxChars: UNLIMITED });
+	}
+
+	/** True after `finish()`; later text events for this message are ignored. */
+	get ended(): boolean {
+		return this.#ended;
+	}
+
+	/** The cleaned visible text so far. */
+	get cleanText(): string {
+		return this.#cleanText;
+	}
+
+	/** All media found in the message so far. */
+	get mediaUrls(): string[] {
+		return [...this.#media];
+	}
+
+	/** How many media were found so far (cheaper than copying `mediaUrls`). */
+	get mediaCount(): number {
+		return this.#media.length;
+	}
+
+	/** Reply directives seen so far. */
+	get directives(): ReplyDirectives {
+		return this.#directives.directives;
+	}
+
+	/** The message's reasoning: native thinking blocks if any, else text inside thinking tags. */
+	get reasoningText(): string {
+		const native = [...this.#thinking.entries()]
+			.sort(([a], [b]) => a - b)
+			.map(([, text]) => text.trim())
+			.filter((text) => text !== "")
+			.join("\n\n");
+		return native !== "" ? native : this.#taggedReasoning.trim();
+	}
+
+	/** True when the whole answer was the silent token (known after `finish()`). */
+	get isSilent(): boolean {
+		return this.#directives.isSilent;
+	}
+
+	/** How many reasoning blocks (native or tagged) ended since the last call. */
+	takeReasoningEnds(): number {
+		const ends = this.#reasoningEnds;
+		this.#reasoningEnds = 0;
+		return ends;
+	}
+
+	/** True (once) when an orphan closing tag retracted the visible text since the last call. */
+	takeRetracted(): boolean {
+		const retracted = this.#retracted;
+		this.#retracted = false;
+		return retracted;
+	}
+
+	/** Adds text of a content block under the append-only rule; commentary is left out. */
+	ingestText(contentIndex: number, kind: TextEventKind, text: string, origin: TextOrigin = {}): void {
+		if (this.#ended) return;
+		if (origin.commentary) {
+			this.#commentaryBlocks.add(contentIndex);
+			return;
+		}
+		const accumulated = this.#rawText.get(contentIndex);
+		if (accumulated === undefined && this.#commentaryBlocks.has(contentIndex)) {
+			// The block began as commentary and turned out to be the answer. None of it was shown,
+			// so it starts over from its whole text; its new part alone would lose the beginning,
+			// and the full content at text_end would then be appended to that part.
+			const whole = kind === "delta" ? origin.blockText : text;
+			if (whole !== undefined && whole !== "") {
+				this.#commentaryBlocks.delete(contentIndex);
+				this.#appendRaw(contentIndex, undefined, whole);
+				return;
+			}
+		}
+		// Full content for a block never streamed under that index, but already streamed: skip it.
+		if (accumulated === undefined && kind !== "delta" && text !== "" && this.#allRaw.includes(text)) return;
+		this.#appendRaw(contentIndex, accumulated, newTextFrom(accumulated ?? "", kind, text));
+	}
+
+	#appendRaw(contentIndex: number, accumulated: string | undefined, chunk: string): void {
+		if (chunk === "") return;
+		this.#rawText.set(contentIndex, (accumulated ?? "") + chunk);
+		this.#allRaw += chunk;
+		// Separate text blocks like paragraphs, so "Done.First" never glues two blocks together.
+		const separator = accumulated === undefined && this.#hasText && !this.#separated ? BLOCK_SEPARATOR : "";
+		this.#hasText = true;
+		this.#separated = false;
+		this.#feed(separator + chunk);
+	}
+
+	/**
+	 * A text block ended. Its end is a paragraph boundary, so the separator is fed now: that
+	 * resolves what the filters held back at the block's end (a closing backtick or fence, a
+	 * `MEDIA:` line, a lone `<`), and the block can be sent complete at `text_end`.
+	 */
+	endTextBlock(contentIndex: number): void {
+		if (this.#ended || this.#separated || !this.#rawText.has(contentIndex)) return;
+		this.#separated = true;
+		this.#feed(BLOCK_SEPARATOR);
+	}
+
+	/**
+	 * Adds native reasoning of a thinking block under the append-only rule. Its "end" ends the
+	 * block (once), unless the block never had any text.
+	 */
+	ingestThinking(contentIndex: number, kind: TextEventKind, text: string): void {
+		if (this.#ended) return;
+		const accumulated = this.#thinking.get(contentIndex) ?? "";
+		const added = newTextFrom(accumulated, kind, text);
+		if (added !== "") {
+			this.#thinking.set(contentIndex, accumulated + added);
+			this.reasoningVersion += 1;
+			if (kind !== "end") this.#reasoningOpen = true;
+		}
+		if (kind === "end" && accumulated + added !== "" && !this.#endedThinking.has(contentIndex)) {
+			this.#endedThinking.add(contentIndex);
+			this.#endReasoning();
+		}
+	}
+
+	/** Ends the message: releases held-back text, ends reasoning still open. Idempotent. */
+	finish(): void {
+		if (this.#ended) return;
+		this.#ended = true;
+		const wasInside = this.#tags.inReasoning;
+		this.#takeFilterOutput(this.#tags.finish(), wasInside);
+		this.#appendClean(this.#directives.finish());
+		if (this.#reasoningOpen) this.#endReasoning();
+	}
+
+	/**
+	 * Blocks ready to send. Media found since the last block rides on the next one; with `force`,
+	 * media without any text left to carry it comes as a media-only block.
+	 */
+	drainBlocks(force: boolean): AssembledBlock[] {
+		const directives = this.#directives.directives;
+		if (force) this.#blockStart = true;
+		// A line break the directive filter holds back still ends the line before it.
+		const followedBy = force ? undefined : this.#directives.heldBreak;
+		const blocks: AssembledBlock[] = this.#chunker.drain({ force, followedBy }).map((chunk) => ({
+			text: chunk.text,
+			mediaUrls: [],
+			directives,
+		}));
+		const first = blocks[0];
+		if (this.#unattachedMedia.length > 0 && (first || force)) {
+			const carrier = first ?? { text: "", mediaUrls: [], directives };
+			carrier.mediaUrls = this.#unattachedMedia;
+			this.#unattachedMedia = [];
+			if (!first) blocks.push(carrier);
+		}
+		return blocks;
+	}
+
+	#feed(raw: string): void {
+		const wasInside = this.#tags.inReasoning;
+		this.#takeFilterOutput(this.#tags.push(raw), wasInside);
+	}
+
+	#endReasoning(): void {
+		this.#reasoningOpen = false;
+		this.#reasoningEnds += 1;
+	}
+
+	#takeFilterOutput(output: ReasoningTagOutput, wasInside: boolean): void {
+		if (output.reasoning !== "") {
+			this.#taggedReasoning += output.reasoning;
+			this.reasoningVersion += 1;
+		}
+		if (output.reasoningEnds > 0) {
+			// The first close may end a block whose end was already reported (a native thinking_end
+			// that arrived while the tag was open): one reasoning stream, one end.
+			const reported = wasInside && !this.#reasoningOpen ? 1 : 0;
+			this.#reasoningEnds += output.reasoningEnds - reported;
+			this.#reasoningOpen = this.#tags.inReasoning;
+		} else if (!wasInside && this.#tags.inReasoning) {
+			this.#reasoningOpen = true;
+		}
+		if (output.retracted) {
+			// What was shown was reasoning after all: restart the visible text, and forget the
+			// directives and media it carried (sent blocks stay sent).
+			this.#retracted = true;
+			this.#directives = new ReplyDirectiveFilter();
+			this.#cleanText = "";
+			this.#media = [];
+			this.#unattachedMedia = [];
+			this.#chunker.reset();
+			this.#blockStart = true;
+		}
+		this.#appendClean(this.#directives.push(output.visible));
+	}
+
+	#appendClean(clean: string): void {
+		const media = this.#directives.takeMediaUrls();
+		if (media.length > 0) {
+			this.#media.push(...media);
+			this.#unattachedMedia.push(...media);
+		}
+		if (clean === "") return;
+		this.#cleanText += clean;
+		const blockText = this.#blockStart ? clean.replace(/^\s+/, "") : clean;
+		if (blockText === "") return;
+		this.#blockStart = false;
+		this.#chunker.append(blockText);
+	}
+}

@@ -1,0 +1,374 @@
+/**
+ * `subscribeReplies`: turns the AgentEvents of a run into what a chat channel sends.
+ *
+ * Events are handled strictly in order. A handler that must wait (the flush before a tool, the
+ * flush at `message_end` or `agent_end`) returns a promise; later events queue behind it, and an
+ * `Agent` source is held back by it too. Compaction and subscription state live in a small
+ * statechart (see subscriber-machine.ts); per-message state lives in a MessageAssembly that is
+ * replaced at each `message_start`.
+ */
+// @ts-nocheck
+
+import { createActor } from "xstate";
+import type { AgentEvent, AgentMessage, AssistantMessage } from "../types/index.js";
+import { CallbackRunner } from "./callback-runner.js";
+import { CompactionWait } from "./compaction-wait.js";
+import { connectEventSource, type EventSourceConnection, type ReplyEventSource } from "./event-source.js";
+import { MessageAssembly, type AssembledBlock } from "./message-assembly.js";
+import { formatReasoningMessage } from "./reasoning-format.js";
+import { stripReasoningTags } from "./reasoning-tags.js";
+import { parseReplyDirectives } from "./reply-directives.js";
+import {
+	isCompactingSnapshot,
+	isCompactionInFlightSnapshot,
+	replySubscriberMachine,
+} from "./subscriber-machine.js";
+import type { ReplySubscription, SubscribeRepliesParams } from "./subscribe-replies-options.js";
+import { ToolReporter } from "./tool-reporter.js";
+import { SerialEventQueue } from "./serial-event-queue.js";
+import { isCommentaryMessage, isCommentaryText } from "./text-phase.js";
+import { promoteThinkingTags } from "./thinking-promotion.js";
+import type { PartialReply, ReplyPayload } from "./types.js";
+import { UsageAccumulator } from "./usage-totals.js";
+
+function isAssistant(message: AgentMessage): message is AssistantMessage {
+	return (message as { role?: unknown }).role === "assistant";
+}
+
+class ReplySubscriber {
+	readonly assistantTexts: string[] = [];
+	readonly tools: ToolReporter;
+	readonly usage = new UsageAccumulator();
+	readonly lifecycle = createActor(replySubscriberMachine);
+	readonly #params: SubscribeRepliesParams;
+	readonly #breakMode: "text_end" | "message_end";
+	readonly #emitPartials: boolean;
+	readonly #callbacks: CallbackRunner;
+	readonly #events: SerialEventQueue;
+	readonly #compactionWait: CompactionWait;
+	#assembly: MessageAssembly | undefined;
+	#connection: EventSourceConnection | undefined;
+
+	constructor(params: SubscribeRepliesParams) {
+		this.#params = params;
+		this.#breakMode = params.blockReplyBreak ?? "text_end";
+		// Reasoning shown as its own block, without block replies, would leave partials showing a draft.
+		this.#emitPartials = !(params.reasoningMode === "on" && !params.onBlockReply);
+		this.#callbacks = new CallbackRunner(params.onCallbackError);
+		this.tools = new ToolReporter(params, this.#callbacks);
+		this.#events = new SerialEventQueue((error) => this.#callbacks.report(error, "event handler"));
+		this.#compactionWait = new CompactionWait(this.lifecycle);
+		this.lifecycle.start();
+	}
+
+	connect(source: ReplyEventSource): void {
+		this.#connection = connectEventSource(source, (event) => this.receive(event));
+	}
+
+	get unsubscribed(): boolean {
+		return this.lifecycle.getSnapshot().status === "done";
+	}
+
+	/** Runs handlers in order; returns the promise later events (and an Agent) wait for, if any. */
+	receive(event: AgentEvent): Promise<void> | undefined {
+		if (this.unsubscribed) return undefined;
+		return this.#events.run(() => this.#dispatch(event));
+	}
+
+	#dispatch(event: AgentEvent): Promise<void> | undefined {
+		if (this.unsubscribed) return undefined;
+		switch (event.type) {
+			case "message_start":
+				if (isAssistant(event.message)) this.#startMessage();
+				return undefined;
+			case "message_update":
+				if (isAssistant(event.message)) this.#updateMessage(event.message, event.assistantMessageEvent);
+				return undefined;
+			case "message_end":
+				return isAssistant(event.message) ? this.#endMessage(event.message) : undefined;
+			case "tool_execution_start":
+				return this.#startTool(event.toolCallId, event.toolName, event.args);
+			case "tool_execution_end":
+				this.tools.end(event.toolCallId, event.toolName, event.result, event.isError);
+				return undefined;
+			case "auto_compaction_start":
+				this.lifecycle.send({ type: "compaction.start" });
+				return undefined;
+			case "auto_compaction_end":
+				this.lifecycle.send({
+					type: "compaction.end",
+					willRetry: event.willRetry,
+					completed: event.result !== undefined && !event.aborted,
+				});
+				if (event.willRetry) this.#resetForRetry();
+				return undefined;
+			case "agent_end":
+				return this.#endAgent();
+			default:
+				return undefined;
+		}
+	}
+
+	// ---- messages ----
+
+	#startMessage(): MessageAssembly {
+		this.lifecycle.send({ type: "message.start" });
+		const index = this.lifecycle.getSnapshot().context.assistantMessageIndex;
+		this.#assembly = new MessageAssembly(index, {
+			enforceFinalTag: this.#params.enforceFinalTag === true,
+			chunking: this.#params.blockReplyChunking,
+		});
+		this.#callbacks.call("onAssistantMessageStart", () => this.#params.onAssistantMessageStart?.());
+		return this.#assembly;
+	}
+
+	#updateMessage(
+		message: AssistantMessage,
+		update: Extract<AgentEvent, { type: "message_update" }>["assistantMessageEvent"],
+	): void {
+		const assembly = this.#assembly ?? this.#startMessage();
+		// A message-level phase may sit on the partial or on the event's copy of it.
+		const partial = "partial" in update ? update.partial : message;
+		const phaseSource = isCommentaryMessage(partial) ? partial : message;
+		switch (update.type) {
+			case "text_start":
+			case "text_delta":
+			case "text_end": {
+				const content = update.partial.content[update.contentIndex];
+				const block = content?.type === "text" ? content : undefined;
+				const commentary = isCommentaryText(block, phaseSource);
+				const kind = update.type === "text_start" ? "start" : update.type === "text_delta" ? "delta" : "end";
+				const text =
+					update.type === "text_delta" ? update.delta : update.type === "text_end" ? update.content : "";
+				assembly.ingestText(update.contentIndex, kind, text, { commentary, blockText: block?.text });
+				if (update.type === "text_end") assembly.endTextBlock(update.contentIndex);
+				break;
+			}
+			case "thinking_delta":
+				if (!isCommentaryMessage(phaseSource)) assembly.ingestThinking(update.contentIndex, "delta", update.delta);
+				break;
+			case "thinking_end":
+				if (!isCommentaryMessage(phaseSource)) assembly.ingestThinking(update.contentIndex, "end", update.content);
+				break;
+			default:
+				return;
+		}
+		this.#streamReasoning(assembly);
+		this.#reportReasoningEnds(assembly);
+		this.#emitPartial(assembly);
+		if (!this.#params.onBlockReply || this.#breakMode !== "text_end") return;
+		if (this.#params.blockReplyChunking) this.#deliverBlocks(assembly, assembly.drainBlocks(false));
+		if (update.type === "text_end") this.#deliverBlocks(assembly, assembly.drainBlocks(true));
+	}
+
+	#endMessage(message: AssistantMessage): Promise<void> | undefined {
+		const current = this.#assembly;
+		const assembly = current && !current.ended ? current : current ? undefined : this.#startMessage();
+		// Usage is keyed by the assembly: a repeated message_end cannot count twice.
+		this.usage.commit(message.usage, assembly ?? current ?? message);
+		if (!assembly) {
+			this.#promoteThinkingTags(message);
+			return undefined;
+		}
+		const commentaryMessage = isCommentaryMessage(message);
+		message.content.forEach((block, index) => {
+			if (block.type === "text") assembly.ingestText(index, "end", block.text, { commentary: isCommentaryText(block, message) });
+			else if (block.type === "thinking" && !commentaryMessage) assembly.ingestThinking(index, "end", block.thinking);
+		});
+		assembly.finish();
+		this.lifecycle.send({ type: "message.end" });
+		this.#emitPartial(assembly);
+		this.#streamReasoning(assembly);
+		this.#reportReasoningEnds(assembly);
+		if (this.#params.onBlockReply) this.#deliverMessageEnd(assembly);
+		else this.#recordFinalText(message);
+		// After the message's text was read as the model wrote it, and before anyone builds the
+		// next request from the transcript.
+		this.#promoteThinkingTags(message);
+		if (this.#breakMode === "message_end" && this.#params.onBlockReplyFlush) return this.#flushChannel();
+		return undefined;
+	}
+
+	#promoteThinkingTags(message: AssistantMessage): void {
+		if (this.#params.promoteThinkingTags !== false) promoteThinkingTags(message);
+	}
+
+	/** Without block replies, the answer recorded is the final message's own visible text. */
+	#recordFinalText(message: AssistantMessage): void {
+		const raw = message.content
+			.filter((block) => block.type === "text" && !isCommentaryText(block, message))
+			.map((block) => (block.type === "text" ? block.text : ""))
+			.join("\n\n");
+		const visible = stripReasoningTags(raw, { enforceFinalTag: this.#params.enforceFinalTag === true }).visible;
+		const parsed = parseReplyDirectives(visible);
+		if (!parsed.isSilent && parsed.text.trim() !== "") this.assistantTexts.push(parsed.text.trim());
+	}
+
+	#deliverMessageEnd(assembly: MessageAssembly): void {
+		const reasoning =
+			this.#params.reasoningMode === "on" ? formatReasoningMessage(assembly.reasoningText) : "";
+		// Reasoning goes before the answer when the whole answer is sent now, after what was already sent otherwise.
+		const reasoningFirst = reasoning !== "" && this.#breakMode === "message_end" && assembly.deliveredBlocks === 0;
+		if (reasoningFirst) this.#deliver(assembly, { text: reasoning, isReasoning: true });
+		this.#deliverBlocks(assembly, assembly.drainBlocks(true));
+		if (reasoning !== "" && !reasoningFirst) this.#deliver(assembly, { text: reasoning, isReasoning: true });
+	}
+
+	#emitPartial(assembly: MessageAssembly): void {
+		if (!this.#params.onPartialReply || !this.#emitPartials) return;
+		// The clean text only grows, except after a retraction: the delta is a slice, not a diff.
+		const text = assembly.cleanText;
+		const media = assembly.mediaCount;
+		const retracted = assembly.takeRetracted();
+		const shown = assembly.partialLength;
+		if (!retracted && text.length === shown && media === assembly.lastPartialMediaCount) return;
+		if (text === "" && media === 0 && shown === 0) return;
+		const partial: PartialReply = retracted
+			? { text, delta: "", replace: true }
+			: { text, delta: text.slice(shown) };
+		if (media > 0) partial.mediaUrls = assembly.mediaUrls;
+		assembly.partialLength = text.length;
+		assembly.lastPartialMediaCount = media;
+		this.#callbacks.call("onPartialReply", () => this.#params.onPartialReply?.(partial));
+	}
+
+	#streamReasoning(assembly: MessageAssembly): void {
+		if (this.#params.reasoningMode !== "stream" || !this.#params.onReasoningStream) return;
+		if (assembly.reasoningVersion === assembly.streamedReasoningVersion) return;
+		assembly.streamedReasoningVersion = assembly.reasoningVersion;
+		const text = formatReasoningMessage(assembly.reasoningText);
+		if (text === "" || text === assembly.streamedReasoning) return;
+		assembly.streamedReasoning = text;
+		this.#callbacks.call("onReasoningStream", () => this.#params.onReasoningStream?.({ text }));
+	}
+
+	#reportReasoningEnds(assembly: MessageAssembly): void {
+		const ends = assembly.takeReasoningEnds();
+		const onReasoningEnd = this.#params.onReasoningEnd;
+		if (!onReasoningEnd) return;
+		for (let end = 0; end < ends; end += 1) this.#callbacks.call("onReasoningEnd", () => onReasoningEnd());
+	}
+
+	// ---- block delivery ----
+
+	#deliverBlocks(assembly: MessageAssembly, blocks: AssembledBlock[]): void {
+		for (const block of blocks) {
+			const payload: ReplyPayload = { text: block.text };
+			if (block.mediaUrls.length > 0) payload.mediaUrls = block.mediaUrls;
+			if (block.directives.replyToId !== undefined) payload.replyToId = block.directives.replyToId;
+			if (block.directives.replyToCurrent) payload.replyToCurrent = true;
+			if (block.directives.replyToTag) payload.replyToTag = true;
+			if (block.directives.audioAsVoice) payload.audioAsVoice = true;
+			this.#deliver(assembly, payload);
+		}
+	}
+
+	#deliver(assembly: MessageAssembly, payload: ReplyPayload): void {
+		const onBlockReply = this.#params.onBlockReply;
+		if (!onBlockReply) return;
+		let text = payload.text ?? "";
+		// The model repeating what a messaging tool already sent is not sent twice.
+		if (!payload.isReasoning && text !== "" && this.tools.tracker.sends.isDuplicate(text)) text = "";
+		const media = payload.mediaUrls ?? [];
+		if (text === "" && media.length === 0) return;
+		const delivered: ReplyPayload = { ...payload };
+		if (text === "") delete delivered.text;
+		if (!payload.isReasoning && text !== "") {
+			this.assistantTexts.push(text);
+			assembly.deliveredBlocks += 1;
+		}
+		this.#callbacks.call("onBlockReply", () => onBlockReply(delivered, { assistantMessageIndex: assembly.index }), {
+			track: true,
+		});
+	}
+
+	/** Sends what the chunker holds, waits for async block replies, then the channel flush. */
+	#flushChannel(): Promise<void> | undefined {
+		if (this.#assembly && this.#params.onBlockReply) this.#deliverBlocks(this.#assembly, this.#assembly.drainBlocks(true));
+		const waiting = this.#callbacks.hasTracked ? this.#callbacks.settleTracked() : undefined;
+		const flush = this.#params.onBlockReplyFlush;
+		if (!flush) return waiting;
+		if (waiting) return waiting.then(() => this.#callbacks.callAsync("onBlockReplyFlush", flush));
+		// A synchronous flush keeps the event synchronous: the tool starts in the same tick.
+		return this.#callbacks.callMaybeAsync("onBlockReplyFlush", flush);
+	}
+
+	// ---- tools ----
+
+	#startTool(toolCallId: string, toolName: string, args: unknown): Promise<void> | undefined {
+		// The user reads the narration before the tool's output: flush first, then start.
+		const flushed = this.#flushChannel();
+		if (flushed) return flushed.then(() => this.tools.start(toolCallId, toolName, args));
+		this.tools.start(toolCallId, toolName, args);
+		return undefined;
+	}
+
+	// ---- run end, compaction ----
+
+	#endAgent(): Promise<void> | undefined {
+		if (this.#assembly && this.#params.onBlockReply) this.#deliverBlocks(this.#assembly, this.#assembly.drainBlocks(true));
+		// Settle the compaction wait before slow channel flushes, so a waiting caller is not held up by them.
+		this.lifecycle.send({ type: "agent.end" });
+		return this.#flushChannel();
+	}
+
+	#resetForRetry(): void {
+		this.assistantTexts.length = 0;
+		this.tools.clear();
+		this.#assembly = undefined;
+	}
+
+	waitForCompactionRetry(): Promise<void> {
+		return this.#compactionWait.whenSettled();
+	}
+
+	isCompacting(): boolean {
+		return isCompactingSnapshot(this.lifecycle.getSnapshot());
+	}
+
+	isCompactionInFlight(): boolean {
+		return isCompactionInFlightSnapshot(this.lifecycle.getSnapshot());
+	}
+
+	unsubscribe(): void {
+		if (this.unsubscribed) return;
+		const inFlight = this.isCompactionInFlight();
+		this.lifecycle.send({ type: "unsubscribe" });
+		if (inFlight) this.#callbacks.call("source.abort", () => this.#connection?.abort());
+		this.#connection?.detach();
+	}
+}
+
+/**
+ * Listens to an agent (or a bare agent-machine actor) and assembles chat replies: block replies,
+ * partial snapshots, reasoning, tool summaries, with reasoning tags and directives removed and
+ * nothing sent twice.
+ *
+ * @example
+ * const replies = subscribeReplies(agent, {
+ *   blockReplyChunking: { minChars: 200, maxChars: 1500 },
+ *   onBlockReply: (payload) => channel.send(payload.text ?? "", { replyTo: payload.replyToId }),
+ *   onPartialReply: ({ text }) => liveMessage.edit(text),
+ * });
+ * await agent.prompt("Summarise the release notes");
+ * await replies.waitForCompactionRetry();
+ * replies.unsubscribe();
+ */
+export function subscribeReplies(source: ReplyEventSource, params: SubscribeRepliesParams = {}): ReplySubscription {
+	const subscriber = new ReplySubscriber(params);
+	subscriber.connect(source);
+	return {
+		assistantTexts: subscriber.assistantTexts,
+		toolMetas: subscriber.tools.tracker.metas,
+		unsubscribe: () => subscriber.unsubscribe(),
+		isCompacting: () => subscriber.isCompacting(),
+		isCompactionInFlight: () => subscriber.isCompactionInFlight(),
+		waitForCompactionRetry: () => subscriber.waitForCompactionRetry(),
+		getUsageTotals: () => subscriber.usage.totals,
+		getCompactionCount: () => subscriber.lifecycle.getSnapshot().context.compactionCount,
+		getLastToolError: () => subscriber.tools.tracker.lastError,
+		getMessagingToolSentTexts: () => subscriber.tools.tracker.sends.texts,
+		getMessagingToolSentTargets: () => subscriber.tools.tracker.sends.targets,
+		didSendViaMessagingTool: () => subscriber.tools.tracker.sends.texts.length > 0,
+	};
+}

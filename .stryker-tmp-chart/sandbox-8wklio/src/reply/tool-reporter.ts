@@ -1,0 +1,105 @@
+/**
+ * Tool activity as a channel sees it: a summary line when a call starts ("verbose" on), its
+ * output when it ends ("verbose" full), delivered through `onToolResult` one at a time and in
+ * order, plus the bookkeeping of the {@link ToolTracker}.
+ */
+// @ts-nocheck
+
+import type { CallbackRunner } from "./callback-runner.js";
+import { SerialEventQueue } from "./serial-event-queue.js";
+import type { SubscribeRepliesParams } from "./subscribe-replies-options.js";
+import { formatToolOutput, formatToolSummary } from "./tool-descriptions.js";
+import { classifyToolAction, defaultMessagingToolExtractor, messagingToolsByName, ToolTracker } from "./tool-tracker.js";
+import type { ReplyPayload } from "./types.js";
+
+type ToolReporterParams = Pick<
+	SubscribeRepliesParams,
+	| "onToolResult"
+	| "verbose"
+	| "shouldEmitToolResult"
+	| "shouldEmitToolOutput"
+	| "toolResultFormat"
+	| "messagingTools"
+	| "classifyToolAction"
+>;
+
+/**
+ * Reports tool calls.
+ *
+ * @example
+ * const reporter = new ToolReporter({ verbose: "on", onToolResult: (p) => channel.send(p.text) }, new CallbackRunner());
+ * reporter.start("t1", "read", { path: "/tmp/a.txt" }); // sends "📖 Read: `/tmp/a.txt`"
+ * reporter.end("t1", "read", { content: [] }, false);
+ */
+export class ToolReporter {
+	readonly tracker: ToolTracker;
+	readonly #params: ToolReporterParams;
+	readonly #callbacks: CallbackRunner;
+	readonly #args = new Map<string, unknown>();
+	readonly #summarised = new Set<string>();
+	// Serialised: a slow delivery is never overtaken by the next one, and with nothing pending a
+	// delivery happens at once, synchronously.
+	readonly #deliveries: SerialEventQueue;
+
+	constructor(params: ToolReporterParams, callbacks: CallbackRunner) {
+		this.#params = params;
+		this.#callbacks = callbacks;
+		this.#deliveries = new SerialEventQueue((error) => callbacks.report(error, "onToolResult"));
+		const messaging = params.messagingTools;
+		this.tracker = new ToolTracker({
+			messagingTool:
+				messaging === undefined
+					? defaultMessagingToolExtractor
+					: typeof messaging === "function"
+						? messaging
+						: messagingToolsByName(messaging),
+			classifyAction: params.classifyToolAction ?? classifyToolAction,
+		});
+	}
+
+	/** A call started (after the narration before it was flushed). */
+	start(toolCallId: string, toolName: string, args: unknown): void {
+		this.#args.set(toolCallId, args);
+		this.tracker.start(toolCallId, toolName, args);
+		if (this.#shouldEmitSummary() && !this.#summarised.has(toolCallId)) {
+			this.#summarised.add(toolCallId);
+			this.#send({ text: formatToolSummary(toolName, args, this.#params.toolResultFormat) });
+		}
+	}
+
+	/** A call ended. */
+	end(toolCallId: string, toolName: string, result: unknown, isError: boolean): void {
+		const args = this.#args.get(toolCallId);
+		this.#args.delete(toolCallId);
+		this.#summarised.delete(toolCallId);
+		this.tracker.end(toolCallId, toolName, result, isError);
+		if (this.#shouldEmitOutput()) {
+			this.#send(formatToolOutput(toolName, args, result, this.#params.toolResultFormat));
+		}
+	}
+
+	/** Forgets the run's tools (a compaction retry replays the run). */
+	clear(): void {
+		this.tracker.clear();
+		this.#args.clear();
+		this.#summarised.clear();
+	}
+
+	#shouldEmitSummary(): boolean {
+		if (!this.#params.onToolResult) return false;
+		if (this.#params.shouldEmitToolResult) return this.#params.shouldEmitToolResult();
+		return this.#params.verbose === "on" || this.#params.verbose === "full";
+	}
+
+	#shouldEmitOutput(): boolean {
+		if (!this.#params.onToolResult) return false;
+		if (this.#params.shouldEmitToolOutput) return this.#params.shouldEmitToolOutput();
+		return this.#params.verbose === "full";
+	}
+
+	#send(payload: ReplyPayload): void {
+		const onToolResult = this.#params.onToolResult;
+		if (!onToolResult) return;
+		this.#deliveries.run(() => this.#callbacks.callMaybeAsync("onToolResult", () => onToolResult(payload)));
+	}
+}

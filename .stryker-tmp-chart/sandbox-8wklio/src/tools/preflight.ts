@@ -1,0 +1,87 @@
+/**
+ * Preflight of one tool call, in pi's order: find the tool, `prepareArguments`, validate the
+ * arguments against its schema (with conversion), then `beforeToolCall`. Every failure is an
+ * error result for that call ("immediate"): a preflight never throws.
+ */
+// @ts-nocheck
+
+import type { AgentContext, AgentToolCall, AgentToolResult, AnyAgentTool, BeforeToolCallHook } from "../types/agent.js";
+import type { AssistantMessage } from "../types/messages.js";
+import { describeError } from "../util/describe-error.js";
+import { validateToolArguments } from "./validate-arguments.js";
+
+/** A tool result before it becomes a message. */
+export interface ToolOutcome {
+	result: AgentToolResult<unknown>;
+	isError: boolean;
+}
+
+/** What preflight decided: run the call with these arguments, or answer it right away. */
+export type PreflightOutcome = { kind: "prepared"; args: unknown } | { kind: "immediate"; outcome: ToolOutcome };
+
+/** The result of a call the run's abort reached before its tool ran (pi's wording). */
+export const ABORTED_BEFORE_RUN = "Tool call was aborted before it ran";
+
+/**
+ * An error tool result with one text block.
+ *
+ * @example
+ * errorResult("Tool nope not found"); // { result: { content: [{ type: "text", text: ... }], details: {} }, isError: true }
+ */
+export function errorResult(text: string, terminate?: boolean): ToolOutcome {
+	const result: AgentToolResult<unknown> = { content: [{ type: "text", text }], details: {} };
+	if (terminate) result.terminate = true;
+	return { result, isError: true };
+}
+
+/**
+ * The synchronous part of preflight: lookup, `prepareArguments`, validation. Enough on its
+ * own when there is no `beforeToolCall` hook, which is why it runs inside the machine's
+ * action then, with no actor and no event.
+ *
+ * @example
+ * prepareToolCall(findTool(tools, call.name), call); // { kind: "prepared", args } or { kind: "immediate", outcome }
+ */
+export function prepareToolCall(tool: AnyAgentTool | undefined, toolCall: AgentToolCall): PreflightOutcome {
+	if (!tool) return { kind: "immediate", outcome: errorResult(`Tool ${toolCall.name} not found`) };
+	try {
+		let call = toolCall;
+		if (tool.prepareArguments) {
+			const prepared = tool.prepareArguments(toolCall.arguments);
+			if (prepared !== toolCall.arguments) call = { ...toolCall, arguments: prepared as AgentToolCall["arguments"] };
+		}
+		return { kind: "prepared", args: validateToolArguments(tool, call) };
+	} catch (error) {
+		return { kind: "immediate", outcome: errorResult(describeError(error)) };
+	}
+}
+
+/** What `beforeToolCall` is asked with. */
+export interface BeforeToolCallInput {
+	toolCall: AgentToolCall;
+	assistantMessage: AssistantMessage;
+	context: AgentContext;
+	beforeToolCall: BeforeToolCallHook;
+	signal: AbortSignal;
+}
+
+/**
+ * The `beforeToolCall` step of a prepared call: it may block the call (an error result,
+ * possibly terminating) or let it run with the (possibly changed) arguments.
+ *
+ * @example
+ * await askBeforeToolCall({ kind: "prepared", args }, { toolCall, assistantMessage, context, beforeToolCall, signal });
+ */
+export async function askBeforeToolCall(prepared: PreflightOutcome, input: BeforeToolCallInput): Promise<PreflightOutcome> {
+	if (prepared.kind === "immediate") return prepared;
+	try {
+		const decision = await input.beforeToolCall(
+			{ assistantMessage: input.assistantMessage, toolCall: input.toolCall, args: prepared.args, context: input.context },
+			input.signal,
+		);
+		if (decision?.block) return { kind: "immediate", outcome: errorResult(decision.reason || "Tool execution was blocked", decision.terminate) };
+		return prepared;
+	} catch (error) {
+		return { kind: "immediate", outcome: errorResult(describeError(error)) };
+	}
+}

@@ -1,0 +1,233 @@
+// @ts-nocheck
+import type { Static } from "typebox";
+import type { ImageContent, TextContent, ToolCall } from "./content.js";
+import type { AgentMessage, AssistantMessage, Message, ToolResultMessage } from "./messages.js";
+import type { Model, SimpleStreamOptions, ThinkingLevel, Tool, ToolParameters } from "./model.js";
+import type { AssistantMessageEvent, StreamFn } from "./stream.js";
+
+/**
+ * How the tool calls of one assistant message run.
+ * - `parallel` (default): preflight one by one in source order, then execute concurrently.
+ * - `sequential`: preflight and execute one call at a time.
+ * - `streaming`: each call starts as soon as its `toolcall_end` has streamed.
+ */
+export type ToolExecutionMode = "sequential" | "parallel" | "streaming";
+
+/** How many queued messages one poll of a queue takes. */
+export type QueueMode = "all" | "one-at-a-time";
+
+/** The agent's reasoning setting: off, or a level. */
+export type AgentThinkingLevel = "off" | ThinkingLevel;
+
+/** A tool call content block (the `toolCall` member of an assistant message's content). */
+export type AgentToolCall = Extract<AssistantMessage["content"][number], { type: "toolCall" }>;
+
+/**
+ * The arguments type of a tool: the static type of its schema (`typebox` 1.x's `Static`, as
+ * in pi 0.73.1). `unknown` for a schema whose shape TypeScript cannot see.
+ */
+export type ToolArguments<TParameters extends ToolParameters> = Static<TParameters>;
+
+/** What a tool returns. */
+export interface AgentToolResult<TDetails = unknown> {
+	/** What the model sees. */
+	content: (TextContent | ImageContent)[];
+	/** Structured data for the application; not sent to the model. */
+	details: TDetails;
+	/**
+	 * Ask the loop to stop after this batch instead of calling the model again. Honoured only
+	 * when every result in the batch says so. Not persisted in the tool result message.
+	 */
+	terminate?: boolean | undefined;
+}
+
+/** Receives partial results while a tool runs (becomes `tool_execution_update`). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AgentToolUpdateCallback<TDetails = any> = (partialResult: AgentToolResult<TDetails>) => void;
+
+/**
+ * A tool the agent can run. `TDetails` defaults to `any` as in pi 0.73.1, so pi tool code
+ * that reads `details` compiles unchanged.
+ *
+ * @example
+ * import { Type } from "typebox";
+ * const add: AgentTool<typeof params> = {
+ *   name: "add", label: "Add", description: "Add two numbers",
+ *   parameters: params, // Type.Object({ a: Type.Number(), b: Type.Number() })
+ *   async execute(_id, { a, b }) {
+ *     return { content: [{ type: "text", text: String(a + b) }], details: { sum: a + b } };
+ *   },
+ * };
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface AgentTool<TParameters extends ToolParameters = ToolParameters, TDetails = any>
+	extends Tool<TParameters> {
+	/** Human-readable name for UIs. */
+	label: string;
+	/** Rewrites raw model arguments before validation (for legacy argument shapes). */
+	prepareArguments?: ((args: unknown) => ToolArguments<TParameters>) | undefined;
+	/**
+	 * Runs the tool. Throw to report a failure: the error message becomes an error result.
+	 * `signal` aborts on `agent.abort()`, on timeout and when a sibling cancels it.
+	 */
+	execute: (
+		toolCallId: string,
+		params: ToolArguments<TParameters>,
+		signal?: AbortSignal,
+		onUpdate?: AgentToolUpdateCallback<TDetails>,
+	) => Promise<AgentToolResult<TDetails>>;
+	/** "sequential" makes the whole batch sequential (parallel mode) or holds later calls back (streaming mode). */
+	executionMode?: "sequential" | "parallel" | undefined;
+	/** Per-tool timeout in milliseconds, overriding the agent's `toolTimeoutMs`; 0 disables. */
+	timeoutMs?: number | undefined;
+	/** Streaming mode: when this tool fails, abort its running siblings. */
+	cancelSiblingsOnError?: boolean | undefined;
+}
+
+/**
+ * A tool of any parameter and details type, as stored in tool lists. Tools are contravariant
+ * in their parameters, so a list of differently typed tools needs this erased form.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyAgentTool = AgentTool<any, any>;
+
+/** The transcript and tools of one run, as hooks see it. */
+export interface AgentContext {
+	systemPrompt: string;
+	messages: AgentMessage[];
+	tools?: AnyAgentTool[] | undefined;
+}
+
+/** Returned by `beforeToolCall` to stop a call from running. */
+export interface BeforeToolCallResult {
+	/** Do not run the tool; it gets an error result. */
+	block?: boolean | undefined;
+	/** Text of the error result (default "Tool execution was blocked"). */
+	reason?: string | undefined;
+	/** Also stop the loop after this batch (with `block`; counts as a terminating result). */
+	terminate?: boolean | undefined;
+}
+
+/** Returned by `afterToolCall`: each given field replaces the tool's own. */
+export interface AfterToolCallResult {
+	content?: (TextContent | ImageContent)[] | undefined;
+	details?: unknown | undefined;
+	isError?: boolean | undefined;
+	terminate?: boolean | undefined;
+}
+
+/** What `beforeToolCall` sees. `args` are the validated arguments; changing them changes what `execute` gets. */
+export interface BeforeToolCallContext {
+	assistantMessage: AssistantMessage;
+	toolCall: AgentToolCall;
+	args: unknown;
+	context: AgentContext;
+}
+
+/** What `afterToolCall` sees. */
+export interface AfterToolCallContext {
+	assistantMessage: AssistantMessage;
+	toolCall: AgentToolCall;
+	args: unknown;
+	result: AgentToolResult<unknown>;
+	isError: boolean;
+	context: AgentContext;
+}
+
+/** The Agent's observable state. */
+export interface AgentState {
+	systemPrompt: string;
+	model: Model;
+	thinkingLevel: AgentThinkingLevel;
+	/** Assigning copies the array; the copy is what the next run uses. */
+	tools: AnyAgentTool[];
+	/** Assigning copies the array. */
+	messages: AgentMessage[];
+	/** True from `prompt()`/`continue()` until the `agent_end` listeners have settled. */
+	readonly isStreaming: boolean;
+	/** The assistant message being streamed, if any. */
+	readonly streamingMessage?: AgentMessage | undefined;
+	/** Ids of the tool calls between `tool_execution_start` and `tool_execution_end`. */
+	readonly pendingToolCalls: ReadonlySet<string>;
+	/** The error of the last failed or aborted turn. */
+	readonly errorMessage?: string | undefined;
+}
+
+/** The result of a compaction: what was summarised and what was kept. */
+export interface CompactionResult {
+	/** The summary text. */
+	summary: string;
+	/** Estimated context tokens before compaction. */
+	tokensBefore: number;
+	/** Estimated context tokens after compaction. */
+	tokensAfter: number;
+	/** How many transcript messages were replaced by the summary. */
+	messagesDropped: number;
+	/** How many were kept verbatim. */
+	messagesKept: number;
+	/** True when the cut fell inside a turn and that turn's prefix was summarised separately. */
+	splitTurn: boolean;
+}
+
+/** Why a compaction ran. */
+export type CompactionReason = "threshold" | "overflow" | "manual";
+
+/**
+ * Everything the agent reports, in order. The ten pi 0.73.1 events plus the two compaction
+ * events of agentchart.
+ */
+export type AgentEvent =
+	| { type: "agent_start" }
+	| { type: "agent_end"; messages: AgentMessage[] }
+	| { type: "turn_start" }
+	| { type: "turn_end"; message: AgentMessage; toolResults: ToolResultMessage[] }
+	| { type: "message_start"; message: AgentMessage }
+	/** Only for assistant messages while they stream. */
+	| { type: "message_update"; message: AgentMessage; assistantMessageEvent: AssistantMessageEvent }
+	| { type: "message_end"; message: AgentMessage }
+	| { type: "tool_execution_start"; toolCallId: string; toolName: string; args: unknown }
+	| { type: "tool_execution_update"; toolCallId: string; toolName: string; args: unknown; partialResult: unknown }
+	| { type: "tool_execution_end"; toolCallId: string; toolName: string; result: unknown; isError: boolean }
+	| { type: "auto_compaction_start"; reason: CompactionReason }
+	| {
+			type: "auto_compaction_end";
+			reason: CompactionReason;
+			result?: CompactionResult | undefined;
+			aborted: boolean;
+			willRetry: boolean;
+			errorMessage?: string | undefined;
+	  };
+
+/** Converts transcript entries to LLM messages before each call. */
+export type ConvertToLlm = (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
+/** Rewrites the transcript (pruning, injection) before each call. */
+export type TransformContext = (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
+/** Resolves an API key per LLM call. */
+export type GetApiKey = (provider: string) => Promise<string | undefined> | string | undefined;
+/** Runs before a tool call executes; may block it. */
+export type BeforeToolCallHook = (
+	context: BeforeToolCallContext,
+	signal?: AbortSignal,
+) => Promise<BeforeToolCallResult | undefined>;
+/** Runs after a tool call; may override its result field by field. */
+export type AfterToolCallHook = (
+	context: AfterToolCallContext,
+	signal?: AbortSignal,
+) => Promise<AfterToolCallResult | undefined>;
+
+/** What `shouldStopAfterTurn` sees (pi's low-level loop). */
+export interface ShouldStopAfterTurnContext {
+	/** The turn's assistant message. */
+	message: AssistantMessage;
+	/** Its tool results, in source order. */
+	toolResults: ToolResultMessage[];
+	/** The context as the loop has it now. */
+	context: AgentContext;
+	/** Messages the run added so far. */
+	newMessages: AgentMessage[];
+}
+
+/** After each turn: true ends the run (queued steering and follow-ups stay queued). */
+export type ShouldStopAfterTurn = (context: ShouldStopAfterTurnContext) => boolean | Promise<boolean>;
+
+export type { StreamFn, ToolCall, SimpleStreamOptions };

@@ -1,0 +1,105 @@
+/**
+ * Content blocks and usage: the building blocks of every message.
+ *
+ * The shapes are identical to `@mariozechner/pi-ai` 0.73.1 so that messages produced by a
+ * pi-ai provider (or persisted by a pi application) can be used here unchanged.
+ */
+// @ts-nocheck
+
+
+/** Plain text, in a user message, an assistant reply or a tool result. */
+export interface TextContent {
+	type: "text";
+	/** The text itself. */
+	text: string;
+	/** Opaque provider signature of this text block (some providers need it sent back verbatim). */
+	textSignature?: string;
+}
+
+/** Model reasoning ("extended thinking"). Never shown to end users by default. */
+export interface ThinkingContent {
+	type: "thinking";
+	/** The reasoning text. For redacted blocks a placeholder such as "[Reasoning redacted]". */
+	thinking: string;
+	/**
+	 * Provider signature that must be sent back with the block on the next request
+	 * (Anthropic `signature`). For redacted thinking it carries the opaque encrypted payload.
+	 */
+	thinkingSignature?: string;
+	/** True when the provider redacted the reasoning; `thinkingSignature` then holds its opaque data. */
+	redacted?: boolean;
+}
+
+/** An inline image, base64 encoded. */
+export interface ImageContent {
+	type: "image";
+	/** Base64 data without a `data:` prefix. */
+	data: string;
+	/** MIME type such as `image/png`. */
+	mimeType: string;
+}
+
+/** A tool call made by the model, part of an assistant message. */
+export interface ToolCall {
+	type: "toolCall";
+	/** Provider-assigned id that the matching tool result refers to. */
+	id: string;
+	/** Name of the tool to call. */
+	name: string;
+	/**
+	 * Arguments as parsed from the model's JSON. They are whatever the model produced: the
+	 * tool's schema is applied only when the call is validated before execution.
+	 */
+	arguments: Record<string, any>;
+	/** Opaque provider signature attached to the call (Gemini). */
+	thoughtSignature?: string;
+}
+
+/** Token counts and their cost for one assistant message. */
+export interface Usage {
+	/** Uncached input tokens. */
+	input: number;
+	/** Output tokens, including reasoning. */
+	output: number;
+	/** Input tokens read from the prompt cache. */
+	cacheRead: number;
+	/** Input tokens written to the prompt cache. */
+	cacheWrite: number;
+	/** input + output + cacheRead + cacheWrite. */
+	totalTokens: number;
+	/** Cost in US dollars, computed from the model's per-million prices. */
+	cost: {
+		input: number;
+		output: number;
+		cacheRead: number;
+		cacheWrite: number;
+		total: number;
+	};
+}
+
+/**
+ * Why an assistant message ended.
+ * - `stop`: the model finished its answer.
+ * - `length`: the output token limit cut it off.
+ * - `toolUse`: the model wants tools to run.
+ * - `error`: the request or the stream failed (`errorMessage` says why).
+ * - `aborted`: the caller aborted it.
+ */
+export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
+
+/**
+ * A zeroed {@link Usage}, for messages that never reached a model.
+ *
+ * @example
+ * const usage = emptyUsage(); // usage.totalTokens === 0
+ */
+export function emptyUsage(): Usage {
+	return {
+		input: 0,
+		output: 0,
+		cacheRead: 0,
+		cacheWrite: 0,
+		totalTokens: 0,
+		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+	};
+}

@@ -1,0 +1,101 @@
+// @ts-nocheck
+import type { ImageContent, StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "./content.js";
+import type { Api, Provider } from "./model.js";
+
+/** A message from the user: text, or text and images. */
+export interface UserMessage {
+	role: "user";
+	/** A plain string, or content blocks for text mixed with images. */
+	content: string | (TextContent | ImageContent)[];
+	/** Milliseconds since the epoch. */
+	timestamp: number;
+}
+
+/** A diagnostic a provider attached to a message (retries, repairs, warnings). */
+export interface AssistantMessageDiagnostic {
+	type: string;
+	timestamp: number;
+	error?: { name?: string; message: string; stack?: string; code?: string };
+	details?: unknown;
+}
+
+/** A reply from the model. Also the shape of a failed or aborted call (see `stopReason`). */
+export interface AssistantMessage {
+	role: "assistant";
+	/** Text, reasoning and tool calls, in the order the model produced them. */
+	content: (TextContent | ThinkingContent | ToolCall)[];
+	/** The wire protocol used, e.g. "anthropic-messages". */
+	api: Api;
+	/** The provider that served the call, e.g. "anthropic". */
+	provider: Provider;
+	/** The model id that was requested. */
+	model: string;
+	/** The model id the provider reported, when it differs. */
+	responseModel?: string;
+	/** The provider's id for this response. */
+	responseId?: string;
+	/** Provider diagnostics. */
+	diagnostics?: AssistantMessageDiagnostic[];
+	/** Tokens and cost. */
+	usage: Usage;
+	/** Why the message ended. */
+	stopReason: StopReason;
+	/** Human-readable reason when `stopReason` is "error" or "aborted". */
+	errorMessage?: string;
+	/** Milliseconds since the epoch. */
+	timestamp: number;
+}
+
+/** The result of one tool call, sent back to the model. */
+export interface ToolResultMessage<TDetails = any> {
+	role: "toolResult";
+	/** Id of the tool call this answers. */
+	toolCallId: string;
+	/** Name of the tool that ran. */
+	toolName: string;
+	/** What the model sees. */
+	content: (TextContent | ImageContent)[];
+	/** Structured data for the application (UIs, logs); never sent to the model. */
+	details?: TDetails;
+	/** True when the tool failed, was blocked, not found, or its arguments were invalid. */
+	isError: boolean;
+	/** Milliseconds since the epoch. */
+	timestamp: number;
+}
+
+/** The messages a model understands. */
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+/**
+ * Extension point for application-specific transcript entries. Add your own by declaration
+ * merging; `convertToLlm` decides how (or whether) they reach the model.
+ *
+ * @example
+ * declare module "agentchart" {
+ *   interface CustomAgentMessages {
+ *     notification: { role: "notification"; text: string; timestamp: number };
+ *   }
+ * }
+ */
+export interface CustomAgentMessages {
+	compactionSummary: CompactionSummaryMessage;
+}
+
+/**
+ * The summary that replaces older messages after a compaction. The default `convertToLlm`
+ * sends it to the model as a user message wrapped in `<summary>` tags.
+ */
+export interface CompactionSummaryMessage {
+	role: "compactionSummary";
+	/** The structured summary (Goal, Constraints & Preferences, Progress, ...). */
+	summary: string;
+	/** Estimated context tokens before the compaction. */
+	tokensBefore: number;
+	/** How many messages it replaced (including an earlier summary it absorbed). */
+	messagesDropped: number;
+	/** Milliseconds since the epoch. */
+	timestamp: number;
+}
+
+/** Anything that can live in an agent's transcript: LLM messages plus custom entries. */
+export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];

@@ -1,0 +1,136 @@
+// @ts-nocheck
+import type { TSchema } from "typebox";
+import type { Message } from "./messages.js";
+
+/** Wire protocols with known names; any other string is allowed for custom providers. */
+export type KnownApi =
+	| "openai-completions"
+	| "mistral-conversations"
+	| "openai-responses"
+	| "azure-openai-responses"
+	| "openai-codex-responses"
+	| "anthropic-messages"
+	| "bedrock-converse-stream"
+	| "google-generative-ai"
+	| "google-vertex"
+	| "scripted";
+/** The wire protocol a model speaks. */
+export type Api = KnownApi | (string & {});
+/** The provider that serves a model, e.g. "anthropic". */
+export type Provider = string;
+
+/** Reasoning effort requested from a reasoning model. */
+export type ThinkingLevel = "minimal" | "low" | "medium" | "high" | "xhigh";
+
+/** Token budgets per thinking level, overriding a provider's defaults. */
+export interface ThinkingBudgets {
+	minimal?: number | undefined;
+	low?: number | undefined;
+	medium?: number | undefined;
+	high?: number | undefined;
+}
+
+/** How long a provider should keep the prompt cache. */
+export type CacheRetention = "none" | "short" | "long";
+/** Transport preference for providers that support more than SSE. */
+export type Transport = "sse" | "websocket" | "websocket-cached" | "auto";
+
+/** HTTP status and headers of a provider response, given to `onResponse`. */
+export interface ProviderResponse {
+	status: number;
+	headers: Record<string, string>;
+}
+
+/** A model and what it costs and supports. */
+export interface Model<TApi extends Api = Api> {
+	/** Id sent to the provider, e.g. "claude-sonnet-4-5". */
+	id: string;
+	/** Display name. */
+	name: string;
+	/** Wire protocol. */
+	api: TApi;
+	/** Provider name. */
+	provider: Provider;
+	/** API base URL. */
+	baseUrl: string;
+	/** Whether the model supports reasoning (thinking). */
+	reasoning: boolean;
+	/** Provider-specific names for thinking levels (`null`: unsupported). */
+	thinkingLevelMap?: Partial<Record<"off" | ThinkingLevel, string | null>> | undefined;
+	/** Accepted input kinds. */
+	input: ("text" | "image")[];
+	/** US dollars per million tokens. */
+	cost: { input: number; output: number; cacheRead: number; cacheWrite: number };
+	/** Maximum context size in tokens. */
+	contextWindow: number;
+	/** Maximum output tokens per reply. */
+	maxTokens: number;
+	/** Extra HTTP headers for every request. */
+	headers?: Record<string, string> | undefined;
+	/** Provider compatibility switches. */
+	compat?: Record<string, unknown> | undefined;
+}
+
+/** Options every stream function accepts. */
+export interface StreamOptions {
+	/** Sampling temperature (ignored by providers when thinking is on). */
+	temperature?: number | undefined;
+	/** Maximum output tokens. */
+	maxTokens?: number | undefined;
+	/** Aborts the request; the stream then ends with stopReason "aborted". */
+	signal?: AbortSignal | undefined;
+	/** API key; providers fall back to their environment variable. */
+	apiKey?: string | undefined;
+	/** Transport preference. */
+	transport?: Transport | undefined;
+	/** Prompt cache retention ("none" disables caching). */
+	cacheRetention?: CacheRetention | undefined;
+	/** Session id, used by providers for caching or request metadata. */
+	sessionId?: string | undefined;
+	/** Inspect the request body; return a replacement to send instead. */
+	onPayload?: ((payload: unknown, model: Model) => unknown | undefined | Promise<unknown | undefined>) | undefined;
+	/** Called with the HTTP status and headers once they arrive. */
+	onResponse?: ((response: ProviderResponse, model: Model) => void | Promise<void>) | undefined;
+	/** Extra HTTP headers. */
+	headers?: Record<string, string> | undefined;
+	/** Request timeout in milliseconds. */
+	timeoutMs?: number | undefined;
+	/** Retries for transient failures (429, 529, 5xx, connection errors). */
+	maxRetries?: number | undefined;
+	/** Cap on a single retry delay, in milliseconds. */
+	maxRetryDelayMs?: number | undefined;
+	/** Provider request metadata. */
+	metadata?: Record<string, unknown> | undefined;
+}
+
+/** Stream options plus a provider-neutral reasoning level, as pi-ai's `streamSimple` takes. */
+export interface SimpleStreamOptions extends StreamOptions {
+	/** Reasoning effort; undefined means thinking off. */
+	reasoning?: ThinkingLevel | undefined;
+	/** Token budgets per level. */
+	thinkingBudgets?: ThinkingBudgets | undefined;
+}
+
+/**
+ * A tool's parameter schema: a JSON Schema object. Schemas built with the `typebox` 1.x
+ * package (as pi 0.73.1's tools are) give their tools typed arguments; a plain JSON Schema
+ * written `as const` does too.
+ */
+export type ToolParameters = TSchema;
+
+/** A tool as the model sees it: a name, a description and a parameter schema. */
+export interface Tool<TParameters extends ToolParameters = ToolParameters> {
+	/** Name the model calls it by. */
+	name: string;
+	/** What it does, for the model. */
+	description: string;
+	/** Its arguments, as a JSON Schema. */
+	parameters: TParameters;
+}
+
+/** What one LLM call sees: the system prompt, the messages and the tools. */
+export interface Context {
+	systemPrompt?: string | undefined;
+	messages: Message[];
+	tools?: Tool[] | undefined;
+}

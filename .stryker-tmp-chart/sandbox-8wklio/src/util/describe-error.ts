@@ -1,0 +1,39 @@
+// @ts-nocheck
+import { inspect } from "node:util";
+
+/**
+ * A readable one-line description of anything that was thrown or rejected: an `Error`'s
+ * message; a string as it is; any other value shown as it is (`{ code: 42 }`, not
+ * `[object Object]`), because whoever reads it (the model, in a tool result) needs its content.
+ *
+ * @example
+ * describeError(new Error("disk full")); // "disk full"
+ * describeError({ code: "EPERM", path: "/etc" }); // "{ code: 'EPERM', path: '/etc' }"
+ */
+export function describeError(error: unknown): string {
+	if (error instanceof Error) return error.message || error.name;
+	if (typeof error === "string") return error;
+	return inspect(error, { depth: 4, breakLength: Number.POSITIVE_INFINITY, maxStringLength: 2_000 });
+}
+
+/**
+ * Walks an error's `cause` chain for the most specific low-level reason, with its code when the
+ * message does not already say it (a fetch failure's "other side closed", ECONNRESET).
+ *
+ * @example
+ * rootCauseMessage(new TypeError("fetch failed", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) })); // "read ECONNRESET"
+ */
+export function rootCauseMessage(error: unknown): string | undefined {
+	let current: unknown = error;
+	let found: string | undefined;
+	const seen = new Set<unknown>();
+	while (current !== null && typeof current === "object" && !seen.has(current)) {
+		seen.add(current);
+		const { cause, code, message } = current as { cause?: unknown; code?: unknown; message?: unknown };
+		if (typeof message === "string" && message !== "") {
+			found = typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message;
+		}
+		current = cause;
+	}
+	return found;
+}

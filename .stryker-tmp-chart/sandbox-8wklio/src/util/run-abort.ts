@@ -1,0 +1,91 @@
+/**
+ * A run's cancellation. The run's `AbortSignal` is what listeners, tools and `agent.signal`
+ * see; the run's own parts (the model call, the tool batch) are told through hooks instead of
+ * listeners on that signal, because on Node 20 adding and removing an `abort` listener costs
+ * more than a whole tool call's dispatch. The model call gets a signal of its own, so a stalled
+ * stream can be cancelled without aborting the run.
+ */
+// @ts-nocheck
+
+
+/** What the run's parts see of its cancellation (the actors' inputs carry this). */
+export interface RunAbortView {
+	/** The run's signal: aborted once, by `abort()` (or dispose, or a failing listener). */
+	readonly signal: AbortSignal;
+	/**
+	 * Calls `hook` once when the run is aborted, after its signal (at once if it already is; a
+	 * function added twice is called once). Returns a function that removes it.
+	 */
+	onAbort(hook: () => void): () => void;
+	/**
+	 * A controller for the model call about to be made: aborted with the run; abort it to cancel
+	 * that call alone. Give it back with {@link RunAbortView.endCall} when the call is over.
+	 */
+	callController(): AbortController;
+	/** The model call is over: the run forgets its controller (a run in a tool call holds no other signal). */
+	endCall(call: AbortController): void;
+}
+
+const NOTHING = () => {};
+
+/**
+ * The run's cancellation: an `AbortController` for the run (same `signal` and `abort()`), with
+ * hooks for the run's own parts and the model call's controller.
+ *
+ * @example
+ * const abort = new RunAbort();
+ * const remove = abort.onAbort(() => console.log("stop the tools"));
+ * await fetch(url, { signal: abort.signal });
+ * abort.abort(); // the signal aborts, then the hook runs
+ */
+export class RunAbort implements RunAbortView {
+	readonly #controller = new AbortController();
+	#hooks: Set<() => void> | undefined;
+	#call: AbortController | undefined;
+
+	/** The run's signal. @example await fetch(url, { signal: abort.signal }); */
+	get signal(): AbortSignal {
+		return this.#controller.signal;
+	}
+
+	/**
+	 * Aborts the run (once): its signal, the model call's, then the hooks.
+	 *
+	 * @example
+	 * abort.abort();
+	 */
+	abort(reason?: unknown): void {
+		const signal = this.#controller.signal;
+		if (signal.aborted) return;
+		this.#controller.abort(reason);
+		this.#call?.abort(signal.reason);
+		const hooks = this.#hooks;
+		this.#hooks = undefined;
+		if (hooks) for (const hook of hooks) hook();
+	}
+
+	/** @example const remove = abort.onAbort(() => batch.stopAll()); */
+	onAbort(hook: () => void): () => void {
+		if (this.#controller.signal.aborted) {
+			hook();
+			return NOTHING;
+		}
+		(this.#hooks ??= new Set()).add(hook);
+		return () => {
+			this.#hooks?.delete(hook);
+		};
+	}
+
+	/** @example const call = abort.callController(); streamFn(model, context, { signal: call.signal }); */
+	callController(): AbortController {
+		const call = new AbortController();
+		if (this.#controller.signal.aborted) call.abort(this.#controller.signal.reason);
+		this.#call = call;
+		return call;
+	}
+
+	/** @example abort.endCall(call); */
+	endCall(call: AbortController): void {
+		if (this.#call === call) this.#call = undefined;
+	}
+}

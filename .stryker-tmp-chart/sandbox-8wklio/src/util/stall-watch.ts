@@ -1,0 +1,56 @@
+// @ts-nocheck
+import { type Deadline, clearDeadline, setDeadline } from "./deadlines.js";
+
+/**
+ * What a stalled model stream is reported as (the stream actor and the summariser say the same).
+ *
+ * @example
+ * new Error(`The ${modelStallText(120_000)}; the request was cancelled`);
+ */
+export function modelStallText(timeoutMs: number): string {
+	return `model's stream stalled: nothing arrived for ${timeoutMs / 1000} s (streamIdleTimeoutMs)`;
+}
+
+/**
+ * Watches a stream for silence: `touch()` on every event; when nothing arrived for `timeoutMs`
+ * (checked four times per period, so detection lands between 1 and 1.25 periods), calls
+ * `onStall`. Counting events instead of reading the clock keeps the per-delta cost to an
+ * increment. A timeout of 0 watches nothing.
+ *
+ * @example
+ * const watch = watchForStall(120_000, () => controller.abort());
+ * for await (const event of stream) { watch.touch(); ... }
+ * watch.stop();
+ */
+export function watchForStall(timeoutMs: number, onStall: () => void): { touch(): void; stop(): void } {
+	if (timeoutMs <= 0) return { touch() {}, stop() {} };
+	let events = 0;
+	let seenAtLastCheck = 0;
+	let quietChecks = 0;
+	let stopped = false;
+	// A shared deadline per check, not a timer of its own: a turn starts and ends several watches.
+	let check: Deadline | undefined;
+	const schedule = () => {
+		check = setDeadline(timeoutMs / 4, () => {
+			if (stopped) return;
+			if (events !== seenAtLastCheck) {
+				seenAtLastCheck = events;
+				quietChecks = 0;
+			} else if (++quietChecks >= 4) {
+				onStall();
+				return;
+			}
+			schedule();
+		});
+	};
+	schedule();
+	return {
+		touch() {
+			events++;
+		},
+		stop() {
+			stopped = true;
+			clearDeadline(check);
+		},
+	};
+}

@@ -1,0 +1,90 @@
+/**
+ * Token deltas reach `agent.actor.on(...)` listeners as well as `agent.subscribe` listeners.
+ * They skip XState's emitter while the facade is the machine's only listener (the cheap path)
+ * and take it as soon as someone else listens, so the switch must lose and repeat nothing.
+ */
+// @ts-nocheck
+
+import { createActor, setup } from "xstate";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { othersListenOn } from "../../src/machines/relay.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import type { AgentEvent } from "../../src/types/agent.js";
+
+const REPLY = "abcdefghijklmnopqrstuvwxyz".repeat(4);
+
+/** The text deltas of the message_update events, in order. */
+function deltasOf(events: readonly { type: string; assistantMessageEvent?: { type: string; delta?: string } }[]): string[] {
+	return events.flatMap((event) => (event.type === "message_update" && event.assistantMessageEvent?.type === "text_delta" ? [event.assistantMessageEvent.delta ?? ""] : []));
+}
+
+function agentWithReply() {
+	const scripted = createScriptedModel([{ content: REPLY }], { chunkSize: 2 });
+	return new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+}
+
+describe("deltas and agent.actor.on listeners", () => {
+	it("an actor.on listener gets every delta, as agent.subscribe does, and neither gets one twice", async () => {
+		const agent = agentWithReply();
+		const facade: AgentEvent[] = [];
+		agent.subscribe((event) => {
+			facade.push(event);
+		});
+		const typed: AgentEvent[] = [];
+		const wildcard: AgentEvent[] = [];
+		agent.actor.on("message_update", (event) => typed.push(event));
+		agent.actor.on("*", (event) => {
+			if (event.type === "message_update") wildcard.push(event);
+		});
+		await agent.prompt("go");
+		const expected = REPLY.match(/../g);
+		expect(deltasOf(facade)).toEqual(expected);
+		expect(deltasOf(typed)).toEqual(expected);
+		expect(deltasOf(wildcard)).toEqual(expected);
+	});
+
+	it("a listener that joins mid-stream gets the rest, and one that leaves gets no more; the facade gets each delta once", async () => {
+		const agent = agentWithReply();
+		const actor = agent.actor;
+		const facade: AgentEvent[] = [];
+		const late: AgentEvent[] = [];
+		const early: AgentEvent[] = [];
+		let joined: { unsubscribe(): void } | undefined;
+		const leaving = actor.on("message_update", (event) => {
+			early.push(event);
+			if (deltasOf(early).length === 10) leaving.unsubscribe();
+		});
+		agent.subscribe((event) => {
+			facade.push(event);
+			if (deltasOf(facade).length === 20 && !joined) joined = actor.on("message_update", (update) => late.push(update));
+		});
+		await agent.prompt("go");
+		const expected = REPLY.match(/../g) ?? [];
+		expect(deltasOf(facade)).toEqual(expected);
+		expect(deltasOf(early)).toEqual(expected.slice(0, 10));
+		// Joined while the 20th delta was being delivered: every later one, in order.
+		expect(deltasOf(late)).toEqual(expected.slice(expected.length - deltasOf(late).length));
+		expect(deltasOf(late).length).toBeGreaterThanOrEqual(expected.length - 21);
+	});
+
+	it("othersListenOn tells the facade's lone wildcard handler from any other listener", () => {
+		const machine = setup({ types: { emitted: {} as { type: "ping" } } }).createMachine({});
+		const actor = createActor(machine).start();
+		expect(othersListenOn(actor)).toBe(false);
+		const own = actor.on("*", () => {});
+		expect(othersListenOn(actor)).toBe(false);
+		const typed = actor.on("ping", () => {});
+		expect(othersListenOn(actor)).toBe(true);
+		typed.unsubscribe();
+		expect(othersListenOn(actor)).toBe(false);
+		const second = actor.on("*", () => {});
+		expect(othersListenOn(actor)).toBe(true);
+		second.unsubscribe();
+		own.unsubscribe();
+		expect(othersListenOn(actor)).toBe(false);
+		// Without XState's listener table, the answer is the safe one.
+		expect(othersListenOn({})).toBe(true);
+		actor.stop();
+	});
+});

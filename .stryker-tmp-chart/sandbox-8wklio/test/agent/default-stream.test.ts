@@ -1,0 +1,94 @@
+/**
+ * The stream function of an agent given none: pi-ai's `streamSimple` (its provider registry)
+ * when `@mariozechner/pi-ai` is installed, as in pi; a clear error reply otherwise. pi's own
+ * end-to-end tests register pi-ai's faux provider and rely on this.
+ */
+// @ts-nocheck
+
+import { Agent as PiAgent } from "@mariozechner/pi-agent-core";
+import { fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { agentLoop } from "../../src/loop/agent-loop.js";
+import { createDefaultStreamFn, defaultModel } from "../../src/machines/defaults.js";
+import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
+import type { Model } from "../../src/types/model.js";
+import { describeEvent, echoTool, textOf, user } from "./helpers.js";
+
+const registrations: { unregister(): void }[] = [];
+afterEach(() => {
+	for (const registration of registrations.splice(0)) registration.unregister();
+});
+
+function faux(responses: Parameters<ReturnType<typeof registerFauxProvider>["setResponses"]>[0]) {
+	const registration = registerFauxProvider({ tokenSize: { min: 3, max: 3 } });
+	registration.setResponses(responses);
+	registrations.push(registration);
+	return registration;
+}
+
+describe("an Agent without streamFn", () => {
+	it("streams through pi-ai's provider registry, with the same events as pi's Agent", async () => {
+		const run = async (impl: "pi" | "agentchart") => {
+			const registration = faux([fauxAssistantMessage([fauxText("Checking."), fauxToolCall("echo", { value: "x" }, { id: "c1" })]), fauxAssistantMessage("Done.")]);
+			const options = { initialState: { model: registration.getModel(), tools: [echoTool()] } };
+			const agent = impl === "pi" ? new PiAgent(options as never) : new Agent(options as never);
+			const lines: string[] = [];
+			agent.subscribe((event) => {
+				lines.push(describeEvent(event, true));
+			});
+			await agent.prompt("go");
+			return { lines, last: textOf(agent.state.messages.at(-1)), calls: registration.state.callCount };
+		};
+		const expected = await run("pi");
+		expect(expected.last).toBe("Done.");
+		expect(expected.calls).toBe(2);
+		expect(await run("agentchart")).toEqual(expected);
+	});
+
+	it("is also the default of the loop API", async () => {
+		const registration = faux([fauxAssistantMessage("from pi-ai")]);
+		const stream = agentLoop([user("hi")], { systemPrompt: "", messages: [], tools: [] }, { model: registration.getModel() as Model, convertToLlm: (m) => m as never });
+		for await (const _event of stream) {
+			// drain
+		}
+		const messages: AgentMessage[] = await stream.result();
+		expect(textOf(messages.at(-1))).toBe("from pi-ai");
+	});
+
+	it("ends with pi-ai's own error for a model no provider serves", async () => {
+		const agent = new Agent({ initialState: { model: defaultModel() } });
+		await agent.prompt("hi");
+		const last = agent.state.messages.at(-1) as AssistantMessage;
+		expect(last.stopReason).toBe("error");
+		expect(last.errorMessage).toMatch(/unknown/);
+	});
+});
+
+describe("createDefaultStreamFn without pi-ai", () => {
+	it("answers every call with an error reply that says what to pass, loading only once", async () => {
+		let loads = 0;
+		const streamFn = createDefaultStreamFn(async () => {
+			loads++;
+			throw new Error("Cannot find package '@mariozechner/pi-ai'");
+		});
+		const agent = new Agent({ initialState: { model: defaultModel() }, streamFn });
+		await agent.prompt("hi");
+		await agent.prompt("again");
+		const replies = agent.state.messages.filter((m): m is AssistantMessage => m.role === "assistant");
+		expect(replies).toHaveLength(2);
+		for (const reply of replies) {
+			expect(reply.stopReason).toBe("error");
+			expect(reply.errorMessage).toContain("pass streamFn");
+			expect(reply.errorMessage).toContain("install @mariozechner/pi-ai");
+		}
+		expect(loads).toBe(1);
+	});
+
+	it("treats a pi-ai without streamSimple as absent", async () => {
+		const streamFn = createDefaultStreamFn(async () => ({}) as never);
+		const agent = new Agent({ initialState: { model: defaultModel() }, streamFn });
+		await agent.prompt("hi");
+		expect((agent.state.messages.at(-1) as AssistantMessage).errorMessage).toContain("pass streamFn");
+	});
+});

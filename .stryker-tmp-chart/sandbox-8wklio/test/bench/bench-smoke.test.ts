@@ -1,0 +1,95 @@
+// @ts-nocheck
+import { describe, expect, it } from "vitest";
+import { fitLine } from "../../bench/lib/stats.js";
+import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.js";
+import { formatResults } from "../../bench/report.js";
+import { parseBenchArgs, QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
+import type { Summary } from "../../bench/lib/stats.js";
+import { costModels, liveHeapMidRun, profileShortRuns } from "../../bench/where-time-goes.js";
+
+const finite = (summary: Summary | undefined) => summary !== undefined && [summary.median, summary.min, summary.max].every(Number.isFinite);
+
+// Benchmarks are never timed in unit tests (the machine is shared and noisy); this only
+// checks that the quick mode runs end to end and yields numbers, and that the pairing and the
+// fit the verdicts rest on are right.
+describe("benchmarks (quick mode smoke test)", () => {
+	it("produce finite figures for every section and print every target", async () => {
+		const results = await runBenchmarks(QUICK_PLAN, { quick: true, seed: 7, log: () => {} });
+
+		for (const row of results.throughput?.rows ?? []) {
+			expect(finite(row.throughputVsPi) && finite(row.timeVsFloor)).toBe(true);
+		}
+		expect(results.throughput?.rows).toHaveLength(QUICK_PLAN.throughput.sizes.length);
+		expect(finite(results.throughput?.fits.pi.nsPerDelta)).toBe(true);
+		expect(finite(results.turnOverhead?.parallelVsPi)).toBe(true);
+		expect(finite(results.turnOverhead?.streamingVsPi)).toBe(true);
+		// Heap deltas of a few agents are within the heap's own noise (they can be negative): finite is all a smoke run shows.
+		expect(finite(results.memory?.idle.ratio)).toBe(true);
+		expect(finite(results.memory?.afterRun.ratio)).toBe(true);
+		expect(results.concurrency?.peakRssBytes.pi.median).toBeGreaterThan(0);
+		expect(results.concurrency?.wallMs.agentchart.median).toBeGreaterThan(0);
+		expect(finite(results.inspector?.ratio)).toBe(true);
+		expect(results.overlap).toHaveLength(3);
+		expect(results.soak?.samples.length).toBeGreaterThan(0);
+
+		const report = formatResults(results, "npm run bench -- --quick");
+		expect(report).toContain("seed 7");
+		expect(report).toMatch(/Targets \(issue 14\): \d+ of \d+ met/);
+	}, 120_000);
+});
+
+describe("the diagnosis behind the README's cost breakdown (bench/where-time-goes.ts)", () => {
+	it("charges every profile sample to one bucket, the chart's among them, measures heap per agent mid-run and the parts of a run", async () => {
+		const shares = await profileShortRuns(200, 20);
+		expect(shares.reduce((sum, [, share]) => sum + share, 0)).toBeCloseTo(1, 6);
+		expect(shares.find(([bucket]) => bucket === "agentchart dist/machines")?.[1]).toBeGreaterThan(0);
+		const heap = await liveHeapMidRun("agentchart", 20);
+		expect(Number.isFinite(heap.idleKiB) && Number.isFinite(heap.midRunKiB)).toBe(true);
+		const models = await costModels(1, 10);
+		for (const model of [models.agentchart, models.pi]) expect([model.run, model.turn, model.toolCall].every(Number.isFinite)).toBe(true);
+		expect(models.agentchart.run).toBeGreaterThan(0);
+	}, 60_000);
+});
+
+describe("benchmark pairing and fitting", () => {
+	it("gives every contender every position equally often over each block of rounds", () => {
+		const orders = roundOrders(["a", "b", "c"], 6, createRandom(3));
+		for (const name of ["a", "b", "c"]) {
+			const positions = orders.map((order) => order.indexOf(name)).sort();
+			expect(positions).toEqual([0, 0, 1, 1, 2, 2]);
+		}
+	});
+
+	it("repeats the same orders for the same seed", () => {
+		expect(roundOrders(["x", "y"], 8, createRandom(42))).toEqual(roundOrders(["x", "y"], 8, createRandom(42)));
+	});
+
+	it("takes ratios round by round", () => {
+		expect(pairedRatio([2, 9, 4], [1, 3, 1])).toMatchObject({ median: 3, min: 2, max: 4 });
+	});
+
+	it("fits the marginal cost and the fixed cost of a line", () => {
+		const fit = fitLine([1_000, 10_000, 100_000], [1.5, 6, 51]);
+		expect(fit.slope).toBeCloseTo(0.0005, 9);
+		expect(fit.intercept).toBeCloseTo(1, 9);
+		expect(fit.r2).toBeCloseTo(1, 9);
+	});
+});
+
+describe("the bench's command line", () => {
+	it("reads its flags; --help asks for the usage", () => {
+		expect(parseBenchArgs([])).toEqual({ help: false, quick: false, write: false });
+		expect(parseBenchArgs(["--only", "turnOverhead,memory", "--seed", "7", "--write"])).toEqual({ help: false, quick: false, write: true, seed: 7, only: ["turnOverhead", "memory"] });
+		expect(parseBenchArgs(["--help"]).help).toBe(true);
+		expect(parseBenchArgs(["-h", "--quick"])).toMatchObject({ help: true, quick: true });
+	});
+
+	// `npm run bench -- --help` used to run every section and rewrite results.md.
+	it("refuses an unknown flag, or one without its value, instead of running everything", () => {
+		expect(() => parseBenchArgs(["--hepl"])).toThrow(/unknown option "--hepl"[\s\S]*Usage: npm run bench/);
+		expect(() => parseBenchArgs(["--seed"])).toThrow(/--seed wants a value/);
+		expect(() => parseBenchArgs(["--only", "--quick"])).toThrow(/--only wants a value/);
+		expect(() => parseBenchArgs(["--seed", "x"])).toThrow(/--seed wants an integer/);
+		expect(() => parseBenchArgs(["--only", "speed"])).toThrow(/unknown section "speed"/);
+	});
+});

@@ -1,0 +1,100 @@
+// @ts-nocheck
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const DEMO = ["--import", "tsx", "src/demo/main.ts"];
+const ENV = { ...process.env, ANTHROPIC_API_KEY: "", FORCE_COLOR: "0" };
+
+function runDemo(args: string[]): { status: number | null; stdout: string; stderr: string } {
+	const result = spawnSync(process.execPath, [...DEMO, ...args], { cwd: ROOT, encoding: "utf8", env: ENV, timeout: 60_000 });
+	return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Collects a child's output and resolves when it contains `text`. */
+function waitForOutput(child: ChildProcessWithoutNullStreams, text: RegExp, timeoutMs = 30_000): Promise<string> {
+	return new Promise((resolve, reject) => {
+		let output = "";
+		const timer = setTimeout(() => reject(new Error(`timed out waiting for ${text}; output so far:\n${output}`)), timeoutMs);
+		const onData = (chunk: Buffer) => {
+			output += chunk.toString();
+			if (text.test(output)) {
+				clearTimeout(timer);
+				resolve(output);
+			}
+		};
+		child.stdout.on("data", onData);
+		child.stderr.on("data", onData);
+	});
+}
+
+function exitOf(child: ChildProcessWithoutNullStreams, timeoutMs = 15_000): Promise<number | null> {
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(() => reject(new Error("the demo did not exit")), timeoutMs);
+		child.once("exit", (code) => {
+			clearTimeout(timer);
+			resolve(code);
+		});
+	});
+}
+
+describe("the demo CLI (npm start)", () => {
+	it("runs the scripted agent without a key", () => {
+		const result = runDemo([]);
+		expect(result.status).toBe(0);
+		expect(result.stdout).toContain("model: scripted (no API key needed)");
+		expect(result.stdout).toMatch(/── done: \d+ new messages ──/);
+	});
+
+	it("prints its usage for --help", () => {
+		const result = runDemo(["--help"]);
+		expect(result.status).toBe(0);
+		expect(result.stdout).toContain("Usage: npm start -- [options]");
+		expect(result.stdout).toContain("--provider <name>");
+	});
+
+	it("refuses an unknown flag with the usage, and --model without a key", () => {
+		const unknown = runDemo(["--verbose"]);
+		expect(unknown.status).toBe(2);
+		expect(unknown.stderr).toContain("Unknown option: --verbose");
+		expect(unknown.stderr).toContain("Usage: npm start -- [options]");
+		const noKey = runDemo(["--model", "claude-sonnet-4-6"]);
+		expect(noKey.status).toBe(2);
+		expect(noKey.stderr).toContain("ANTHROPIC_API_KEY is not set");
+	});
+
+	it("without a terminal, keeps the visualizer open after the run until SIGINT", async () => {
+		const child = spawn(process.execPath, [...DEMO, "--inspect"], { cwd: ROOT, env: ENV });
+		try {
+			const output = await waitForOutput(child, /press Ctrl-C to exit/);
+			const url = /visualizer: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output)?.[1];
+			expect(url).toBeDefined();
+			await new Promise((resolve) => setTimeout(resolve, 300));
+			const page = await fetch(`${url}api/chart`);
+			expect(page.status).toBe(200);
+			child.kill("SIGINT");
+			expect(await exitOf(child)).toBe(0);
+		} finally {
+			child.kill("SIGKILL");
+		}
+	});
+
+	it("in a terminal, starts on Enter and exits on Ctrl-C", async () => {
+		// util-linux `script` gives the demo a real pseudo-terminal: Enter and Ctrl-C are typed.
+		// `exec` replaces script's shell. Otherwise dash (Debian's /bin/sh, which script runs when
+		// SHELL is unset, as in CI, and which this test pins) stays in the terminal's foreground
+		// process group, dies of the SIGINT meant for the demo and script reports 130.
+		const command = `exec ${process.execPath} ${DEMO.join(" ")} --inspect`;
+		const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd: ROOT, env: { ...ENV, SHELL: "/bin/sh" } });
+		try {
+			await waitForOutput(child, /press Enter to start the run/);
+			child.stdin.write("\r");
+			await waitForOutput(child, /press Ctrl-C to exit/);
+			child.stdin.write("\x03");
+			expect(await exitOf(child)).toBe(0);
+		} finally {
+			child.kill("SIGKILL");
+		}
+	});
+});

@@ -1,0 +1,256 @@
+// @ts-nocheck
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Type } from "typebox";
+import { createInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
+import { createActor } from "xstate";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { agentMachine } from "../../src/machines/agent-machine.js";
+import { othersListenOn } from "../../src/machines/relay.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import type { AgentTool } from "../../src/types/agent.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+import { createAgentInspector } from "../../src/inspect/inspector.js";
+import type { InspectionRecord } from "../../src/inspect/records.js";
+import { RingBuffer } from "../../src/inspect/ring-buffer.js";
+import { forwardToStately, readRecording, recordToNdjson } from "../../src/inspect/sinks.js";
+import { toStatechartGraph } from "../../src/inspect/statechart-graph.js";
+
+const params = Type.Object({});
+const clock: AgentTool<typeof params> = {
+	name: "clock",
+	label: "Clock",
+	description: "The time.",
+	parameters: params,
+	execute: async () => ({ content: [{ type: "text", text: "12:00" }], details: {} }),
+};
+
+function toolRunAgent(messages: AgentMessage[] = []): Agent {
+	const scripted = createScriptedModel([{ content: [toolCall("clock", {}, "t1")] }, { content: "It is noon." }], { chunkSize: 4 });
+	return new Agent({ initialState: { model: scripted.model, tools: [clock], messages }, streamFn: scripted.streamFn });
+}
+
+async function settle(): Promise<void> {
+	await new Promise((resolve) => setImmediate(resolve));
+}
+
+function ofType<T extends InspectionRecord["type"]>(records: InspectionRecord[], type: T): Extract<InspectionRecord, { type: T }>[] {
+	return records.filter((record): record is Extract<InspectionRecord, { type: T }> => record.type === type);
+}
+
+describe("the agent inspector", () => {
+	it("hears the children a run spawned before `agent.actor` was asked for, once the run is handed over", async () => {
+		let release = () => {};
+		let started = () => {};
+		const running = new Promise<void>((resolve) => (started = resolve));
+		const gate = new Promise<void>((resolve) => (release = resolve));
+		const slowClock: AgentTool<typeof params> = { ...clock, execute: async () => (started(), await gate, { content: [{ type: "text", text: "12:00" }], details: {} }) };
+		const scripted = createScriptedModel([{ content: [toolCall("clock", {}, "t1")] }, { content: "It is noon." }], { chunkSize: 4 });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [slowClock] }, streamFn: scripted.streamFn });
+		const done = agent.prompt("What time is it?");
+		await running;
+		// The run started on a lean actor; the batch running the tool is its child.
+		const seen: string[] = [];
+		agent.actor.system.inspect((record) => {
+			if (record.type !== "@xstate.event") return;
+			const source = record.sourceRef as { id?: string } | undefined;
+			seen.push(`${source?.id ?? "-"} ${(record.event as { type: string }).type}`);
+		});
+		release();
+		await done;
+		expect(seen).toContain("tools tool.settled");
+	});
+
+	it("attaches to an agent that is already running and records the whole run", async () => {
+		const agent = toolRunAgent();
+		const inspector = createAgentInspector();
+		inspector.attach(agent.actor);
+		await agent.prompt("What time is it?");
+		await settle();
+		const records = inspector.history();
+
+		const seqs = records.map((record) => record.seq);
+		expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+		expect(new Set(seqs).size).toBe(seqs.length);
+
+		const actors = ofType(records, "@xstate.actor");
+		expect(actors[0]).toMatchObject({ name: "agent", sessionId: agent.actor.sessionId });
+		// One stream actor per call, one batch actor for a reply's tool calls; the calls are in the context summary.
+		expect(actors.map((actor) => actor.actorId)).toEqual(expect.arrayContaining(["stream", "tools"]));
+		expect(actors.find((actor) => actor.actorId === "tools")?.parentId).toBe(agent.actor.sessionId);
+		const summaries = ofType(records, "@xstate.snapshot").map((record) => record.snapshot.context as { run?: { toolCalls?: { id: string; status: string }[] } } | undefined);
+		expect(summaries.some((context) => context?.run?.toolCalls?.some((call) => call.id === "t1" && call.status === "settled"))).toBe(true);
+		const deltas = ofType(records, "@agentchart.deltas");
+		expect(deltas.reduce((sum, record) => sum + record.count, 0)).toBeGreaterThan(0);
+
+		const emitted = ofType(records, "@agentchart.emitted").map((record) => record.event.type);
+		expect(emitted).toEqual(expect.arrayContaining(["agent_start", "tool_execution_start", "tool_execution_end", "agent_end"]));
+
+		const leaves = ofType(records, "@xstate.snapshot")
+			.filter((record) => record.sessionId === agent.actor.sessionId && record.activeIds)
+			.map((record) => record.activeIds?.[record.activeIds.length - 1]);
+		const order = ["agent.running.streaming", "agent.running.tool-executing", "agent.idle"].map((id) => leaves.lastIndexOf(id));
+		expect(order.every((index) => index >= 0)).toBe(true);
+		expect(leaves[leaves.length - 1]).toBe("agent.idle");
+	});
+
+	it("counts every delta of an agent on its direct path, and stops counting when detached", async () => {
+		// 4-character chunks of "It is noon." (11 characters) and of the tool call's arguments.
+		const scripted = createScriptedModel([{ content: [toolCall("clock", {}, "t1")] }, { content: "It is noon." }, { content: "Still noon, as it happens." }], { chunkSize: 4 });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [clock] }, streamFn: scripted.streamFn });
+		const inspector = createAgentInspector();
+		const detach = inspector.attach(agent.actor);
+		let updates = 0;
+		let textChars = 0;
+		agent.subscribe((event) => {
+			if (event.type !== "message_update") return;
+			updates++;
+			if (event.assistantMessageEvent.type === "text_delta") textChars += event.assistantMessageEvent.delta.length;
+		});
+		// The inspector does not listen with agent.actor.on, which would move deltas onto XState's emitter.
+		expect(othersListenOn(agent.actor)).toBe(false);
+		await agent.prompt("What time is it?");
+		await settle();
+		const counted = ofType(inspector.history(), "@agentchart.deltas");
+		expect(updates).toBeGreaterThan(3);
+		expect(counted.reduce((sum, record) => sum + record.count, 0)).toBe(updates);
+		expect(counted.reduce((sum, record) => sum + record.chars, 0)).toBeGreaterThanOrEqual(textChars);
+		expect(counted.every((record) => record.sessionId === agent.actor.sessionId)).toBe(true);
+
+		detach();
+		const before = inspector.history().length;
+		const updatesBefore = updates;
+		await agent.prompt("And now?");
+		await settle();
+		expect(updates).toBeGreaterThan(updatesBefore + 3);
+		expect(inspector.history().length).toBe(before);
+	});
+
+	it("counts the deltas of a bare machine through actor.on", async () => {
+		const scripted = createScriptedModel([{ content: "hello there, world" }], { chunkSize: 3 });
+		const inspector = createAgentInspector();
+		const actor = createActor(agentMachine, { input: { model: scripted.model, config: { streamFn: scripted.streamFn } } }).start();
+		inspector.attach(actor);
+		let updates = 0;
+		actor.on("message_update", () => updates++);
+		const ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
+		actor.send({ type: "prompt", messages: [{ role: "user", content: "hi", timestamp: 0 }] });
+		await ended;
+		await settle();
+		const counted = ofType(inspector.history(), "@agentchart.deltas");
+		expect(updates).toBeGreaterThan(3);
+		expect(counted.reduce((sum, record) => sum + record.count, 0)).toBe(updates);
+		actor.stop();
+	});
+
+	it("names every taken transition by its edge id in the statechart graph", async () => {
+		const agent = toolRunAgent();
+		const inspector = createAgentInspector();
+		inspector.attach(agent.actor);
+		await agent.prompt("What time is it?");
+		await settle();
+		const edgeIds = new Set(toStatechartGraph(agentMachine).edges.map((edge) => edge.id));
+		const taken = ofType(inspector.history(), "@xstate.microstep").flatMap((record) => record.transitions);
+		expect(taken.length).toBeGreaterThan(5);
+		for (const transition of taken) expect(edgeIds.has(transition.edgeId), transition.edgeId).toBe(true);
+		expect(taken.map((transition) => transition.edgeId)).toContain("agent.idle:prompt:0");
+	});
+
+	it("works as the inspect option of createActor", async () => {
+		const scripted = createScriptedModel([{ content: "hello" }]);
+		const inspector = createAgentInspector();
+		const actor = createActor(agentMachine, { input: { model: scripted.model, config: { streamFn: scripted.streamFn } }, inspect: inspector.inspect }).start();
+		const ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
+		actor.send({ type: "prompt", messages: [{ role: "user", content: "hi", timestamp: 0 }] });
+		await ended;
+		await settle();
+		const types = new Set(inspector.history().map((record) => record.type));
+		expect(types).toEqual(new Set(["@xstate.actor", "@xstate.event", "@xstate.snapshot", "@xstate.microstep", "@agentchart.emitted"]));
+		actor.stop();
+	});
+
+	it("summarises context: record sizes do not grow with the transcript", async () => {
+		const largest = async (transcriptLength: number) => {
+			const history: AgentMessage[] = Array.from({ length: transcriptLength }, (_, index) => ({
+				role: "user",
+				content: `message ${index} ${"x".repeat(500)}`,
+				timestamp: index,
+			}));
+			const agent = toolRunAgent(history);
+			const inspector = createAgentInspector();
+			inspector.attach(agent.actor);
+			await agent.prompt("What time is it?");
+			await settle();
+			const sizes = inspector.history().map((record) => JSON.stringify(record).length);
+			const snapshot = ofType(inspector.history(), "@xstate.snapshot").findLast((record) => record.sessionId === agent.actor.sessionId);
+			return { max: Math.max(...sizes), messages: (snapshot?.snapshot.context as { messages?: number } | undefined)?.messages };
+		};
+		const small = await largest(2);
+		const big = await largest(2000);
+		expect(big.messages).toBeGreaterThanOrEqual(2000);
+		// A thousand times the transcript; the largest record (bounded previews) barely changes.
+		expect(big.max).toBeLessThan(small.max + 100);
+	});
+
+	it("does constant work per event: a burst beyond capacity drops the oldest and says so", () => {
+		let scheduled = 0;
+		const inspector = createAgentInspector({ capacity: 4, schedule: () => scheduled++ });
+		const scripted = createScriptedModel([]);
+		const actor = createActor(agentMachine, { input: { model: scripted.model }, inspect: inspector.inspect }).start();
+		for (let i = 0; i < 10; i++) actor.send({ type: "queue.mode", queue: "steering", mode: "all" });
+		expect(scheduled).toBe(1);
+		inspector.flush();
+		const records = inspector.history();
+		expect(records[0]?.type).toBe("@agentchart.dropped");
+		expect(records).toHaveLength(5);
+		expect(inspector.stats.dropped).toBeGreaterThan(0);
+		actor.stop();
+	});
+
+	it("records to NDJSON and reads the recording back", async () => {
+		const path = join(mkdtempSync(join(tmpdir(), "agentchart-")), "run.ndjson");
+		const agent = toolRunAgent();
+		const inspector = createAgentInspector();
+		inspector.attach(agent.actor);
+		const recording = recordToNdjson(inspector, path);
+		await agent.prompt("What time is it?");
+		await recording.close();
+		const replayed = await readRecording(path);
+		expect(replayed.map((record) => record.seq)).toEqual(inspector.history().map((record) => record.seq));
+		expect(replayed[0]?.type).toBe("@xstate.actor");
+	});
+
+	it("speaks the @statelyai/inspect wire format", async () => {
+		const sent: StatelyInspectionEvent[] = [];
+		const stately = createInspector({ send: (event) => sent.push(event) });
+		const agent = toolRunAgent();
+		const inspector = createAgentInspector();
+		inspector.attach(agent.actor);
+		forwardToStately(inspector, stately);
+		await agent.prompt("What time is it?");
+		await settle();
+		expect(new Set(sent.map((event) => event.type))).toEqual(new Set(["@xstate.actor", "@xstate.event", "@xstate.snapshot"]));
+		const root = sent.find((event) => event.type === "@xstate.actor");
+		expect(root).toMatchObject({ name: "agent", sessionId: agent.actor.sessionId, _version: "0.7.2" });
+		if (root?.type !== "@xstate.actor") throw new Error("no actor event");
+		expect(JSON.parse(root.definition ?? "{}")).toMatchObject({ id: "agent", initial: "idle" });
+		const snapshot = sent.find((event) => event.type === "@xstate.snapshot" && event.sessionId === agent.actor.sessionId);
+		expect(snapshot).toMatchObject({ snapshot: { status: "active", children: {} } });
+		for (const event of sent) expect(typeof event.createdAt).toBe("string");
+	});
+});
+
+describe("the ring buffer", () => {
+	it("keeps the newest entries and counts what it overwrote", () => {
+		const buffer = new RingBuffer<number>(3);
+		for (let i = 1; i <= 5; i++) buffer.push(i);
+		expect(buffer.dropped).toBe(2);
+		expect(buffer.toArray()).toEqual([3, 4, 5]);
+		expect(buffer.shift()).toBe(3);
+		buffer.push(6);
+		expect(buffer.drain()).toEqual([4, 5, 6]);
+		expect(buffer.size).toBe(0);
+	});
+});

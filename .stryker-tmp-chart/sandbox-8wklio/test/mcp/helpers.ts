@@ -1,0 +1,152 @@
+/**
+ * Shared pieces of the MCP tests: how to start the servers (the real `server-everything`
+ * from its installed bin, and the SDK-built fault server), bounded waiting, and a look at
+ * this process's children so a test can prove none is left behind.
+ */
+// @ts-nocheck
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import type { McpAgentTool, McpServers, McpConnectionState, McpStdioServerConfig } from "../../src/mcp/index.js";
+
+const require = createRequire(import.meta.url);
+const FAULT_SERVER = fileURLToPath(new URL("./fixtures/fault-server.ts", import.meta.url));
+
+/** The installed `@modelcontextprotocol/server-everything` entry point (its package `bin`). */
+export function everythingBin(): string {
+	const manifestPath = require.resolve("@modelcontextprotocol/server-everything/package.json");
+	const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { bin: Record<string, string> };
+	const bin = manifest.bin["mcp-server-everything"];
+	if (!bin) throw new Error("server-everything has no mcp-server-everything bin");
+	return join(dirname(manifestPath), bin);
+}
+
+/** server-everything over stdio, run by this Node (no npx, no network). */
+export function everythingServer(extra: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig {
+	return { command: process.execPath, args: [everythingBin(), "stdio"], stderr: "ignore", ...extra };
+}
+
+/** The fault server over stdio. */
+export function faultServer(extra: Partial<McpStdioServerConfig> = {}, flags: string[] = []): McpStdioServerConfig {
+	return { command: process.execPath, args: ["--import", "tsx", FAULT_SERVER, "stdio", ...flags], stderr: "ignore", ...extra };
+}
+
+/** A fault server running over Streamable HTTP, as a process of the test's own. */
+export interface HttpFaultServer {
+	port: number;
+	url: string;
+	process: ChildProcess;
+	/** Kills the process and waits for it to exit. */
+	kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts the fault server over Streamable HTTP on 127.0.0.1 (`port` 0: any free port). */
+export async function startHttpFaultServer(port = 0, timeoutMs = 10_000): Promise<HttpFaultServer> {
+	const child = spawn(process.execPath, ["--import", "tsx", FAULT_SERVER, "http", String(port)], { stdio: ["ignore", "pipe", "ignore"] });
+	const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+	const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
+		if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+		await exited;
+	};
+	try {
+		const listening = await withTimeout(
+			new Promise<number>((resolve, reject) => {
+				if (!child.stdout) return reject(new Error("no stdout"));
+				createInterface({ input: child.stdout }).once("line", (line) => resolve((JSON.parse(line) as { port: number }).port));
+				child.once("exit", (code) => reject(new Error(`fault server exited with ${code} before listening`)));
+			}),
+			timeoutMs,
+			"the HTTP fault server to listen",
+		);
+		return { port: listening, url: `http://127.0.0.1:${listening}/mcp`, process: child, kill };
+	} catch (error) {
+		await kill();
+		throw error;
+	}
+}
+
+/** Rejects when `promise` has not settled within `ms`. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	try {
+		return await Promise.race([
+			promise,
+			new Promise<never>((_, reject) => {
+				timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+			}),
+		]);
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
+/** Polls `condition` every 10 ms until it holds; fails after `timeoutMs`. */
+export async function waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!condition()) {
+		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 10));
+	}
+}
+
+/** Waits until a server's connection is in `state`. */
+export function waitForState(mcp: McpServers, server: string, state: McpConnectionState, timeoutMs = 10_000): Promise<void> {
+	return waitUntil(() => mcp.status().find((status) => status.server === server)?.state === state, timeoutMs, `server "${server}" to be ${state}`);
+}
+
+/** The tool of that agent-facing name; fails the test when it is missing. */
+export function toolNamed(mcp: McpServers, name: string): McpAgentTool {
+	const tool = mcp.tools().find((candidate) => candidate.name === name);
+	if (!tool) throw new Error(`no tool named ${name}; tools: ${mcp.tools().map((each) => each.name).join(", ")}`);
+	return tool;
+}
+
+/** The text blocks of a result, joined. */
+export function textOf(result: { content: { type: string; text?: string }[] }): string {
+	return result.content.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join("\n");
+}
+
+/** Process ids of this process's living children (Linux `/proc`). */
+export function childPids(): number[] {
+	const children: number[] = [];
+	for (const entry of readdirSync("/proc")) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+			// The command name is in parentheses and may contain spaces: fields follow the last ")".
+			const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+			const state = fields[0];
+			const parent = Number(fields[1]);
+			if (parent === process.pid && state !== "Z") children.push(Number(entry));
+		} catch {
+			// The process ended while we looked.
+		}
+	}
+	return children;
+}
+
+/** True while a process with this id exists (and is not a zombie). */
+export function isAlive(pid: number): boolean {
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+		return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] !== "Z";
+	} catch {
+		return false;
+	}
+}
+
+/** Closes what a test opened, whatever happened in it. */
+export class Cleanup {
+	private readonly tasks: (() => Promise<void>)[] = [];
+	add(task: () => Promise<void>): void {
+		this.tasks.push(task);
+	}
+	async run(): Promise<void> {
+		const tasks = this.tasks.splice(0).reverse();
+		for (const task of tasks) await task().catch(() => undefined);
+	}
+}

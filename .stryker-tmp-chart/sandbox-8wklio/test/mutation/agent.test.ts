@@ -1,0 +1,118 @@
+/**
+ * The Agent facade, where the rest of the suite left StrykerJS mutants alive: queues fed
+ * while a run is in progress, input checks, and the state it mirrors from the machine.
+ */
+// @ts-nocheck
+
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+import { assistant, deferred, sleep, textOf, user, whenAborted , agentWithHeldCompaction } from "../agent/helpers.js";
+
+function userTexts(messages: readonly AgentMessage[]): string[] {
+	return messages.filter((message) => (message as { role?: string }).role === "user").map((message) => textOf(message));
+}
+
+/** Calls `act(callIndex)` when the reply of that call starts streaming. */
+function onReplyStart(agent: Agent, calls: () => number, act: (callIndex: number) => void): void {
+	agent.subscribe((event) => {
+		if (event.type === "message_start" && (event.message as { role?: string }).role === "assistant") act(calls());
+	});
+}
+
+describe("queues fed during a run", () => {
+	it("a message steered in each turn reaches the turn after it, turn after turn", async () => {
+		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }, { content: "three" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		onReplyStart(agent, () => scripted.calls.length, (call) => {
+			if (call <= 2) agent.steer(user(`steer ${call}`));
+		});
+		await agent.prompt("go");
+		expect(userTexts(agent.state.messages)).toEqual(["go", "steer 1", "steer 2"]);
+		expect(scripted.calls).toHaveLength(3);
+		expect(agent.hasQueuedMessages()).toBe(false);
+	});
+
+	it("a follow-up queued in each turn is taken when that turn would end the run", async () => {
+		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }, { content: "three" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		onReplyStart(agent, () => scripted.calls.length, (call) => {
+			if (call <= 2) agent.followUp(user(`follow-up ${call}`));
+		});
+		await agent.prompt("go");
+		expect(userTexts(agent.state.messages)).toEqual(["go", "follow-up 1", "follow-up 2"]);
+		expect(scripted.calls).toHaveLength(3);
+	});
+});
+
+describe("input checks", () => {
+	it("rejects an initial transcript with a malformed message, naming where it is", () => {
+		expect(() => new Agent({ initialState: { messages: [user("fine"), "just text" as unknown as AgentMessage] } })).toThrow(/initialState\.messages\[1\]/);
+	});
+});
+
+describe("compact() and dispose() around runs", () => {
+	it("compact() during a run is refused with pi's wording", async () => {
+		const scripted = createScriptedModel([{ content: "slow reply", delayMs: 5 }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, compaction: { enabled: true, summarize: async () => "s" } });
+		const run = agent.prompt("go");
+		await expect(agent.compact()).rejects.toThrow("Agent is already processing. Wait for completion before compacting.");
+		await run;
+	});
+
+	it("dispose() of an idle agent whose actor was read keeps that actor, ended", async () => {
+		const scripted = createScriptedModel([{ content: "hi" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const actor = agent.actor;
+		await agent.prompt("go");
+		agent.dispose();
+		expect(agent.actor).toBe(actor);
+		expect(actor.getSnapshot().status).toBe("done");
+		expect(actor.getSnapshot().value).toBe("ended");
+	});
+});
+
+describe("the state it mirrors", () => {
+	it("streamingMessage is the reply from its message_start on", async () => {
+		const scripted = createScriptedModel([{ content: "hello" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const seen: unknown[] = [];
+		agent.subscribe((event) => {
+			if (event.type === "message_start" && (event.message as { role?: string }).role === "assistant") seen.push(agent.state.streamingMessage);
+		});
+		await agent.prompt("go");
+		expect(seen).toHaveLength(1);
+		expect(seen[0]).toMatchObject({ role: "assistant" });
+	});
+
+	it("during compact(), agent.signal is the compaction's: abort() aborts it", async () => {
+		const { agent, summarizing } = agentWithHeldCompaction();
+		let listenerSignal: AbortSignal | undefined;
+		agent.subscribe((event, signal) => {
+			if (event.type === "auto_compaction_start") listenerSignal = signal;
+		});
+		const compacting = agent.compact();
+		await summarizing;
+		const during = agent.signal;
+		agent.abort();
+		await expect(compacting).rejects.toThrow();
+		expect(during?.aborted).toBe(true);
+		expect(listenerSignal).toBe(during);
+	});
+
+	it("errorMessage forgets an overflow the run recovered from (pi's coding agent retries with continue(), which clears it)", async () => {
+		const overflow = "prompt is too long: 300000 tokens > 200000 maximum";
+		const scripted = createScriptedModel([{ content: "", stopReason: "error", errorMessage: overflow }, { content: "recovered" }], { model: { contextWindow: 200_000 } });
+		const agent = new Agent({
+			initialState: { model: scripted.model, messages: [user(`u1 ${"x".repeat(400)}`), assistant(`a1 ${"x".repeat(400)}`)] },
+			streamFn: scripted.streamFn,
+			compaction: { enabled: true, keepRecentTokens: 1, summarize: async () => "summary" },
+		});
+		await agent.prompt("go");
+		expect(textOf(agent.state.messages.at(-1))).toBe("recovered");
+		expect(agent.state.errorMessage).toBeUndefined();
+		expect(scripted.calls.length).toBe(2);
+	});
+});
+

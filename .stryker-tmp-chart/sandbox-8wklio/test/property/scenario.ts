@@ -1,0 +1,460 @@
+/**
+ * The property scenarios: random scripts (text, thinking, tool calls, calls of a tool that runs
+ * alone, errors, "length" stops, context overflows reported as errors or silently by usage over
+ * the window), random tool latencies and failures, beforeToolCall/afterToolCall hooks that
+ * allow, block, rewrite or terminate (some after awaiting), either queue mode, a listener that
+ * sometimes awaits a timer, a transformContext and convertToLlm that await one, compaction
+ * summaries by a hook or by the model, and random prompt/steer/followUp/abort/continue/dispose calls at
+ * random moments, manual compactions, resets, queue mode changes, a listener that throws and
+ * cleared queues, in all three tool execution modes. After every event and at the end the
+ * shared invariants hold: events nest, every tool execution ends once, the transcript is valid
+ * to send, no steering or follow-up message is lost or delivered twice, every run settles and
+ * leaves nothing running, and nothing makes XState warn (a command sent to an ended machine).
+ */
+// @ts-nocheck
+
+import fc from "fast-check";
+import { Agent } from "../../src/agent.js";
+import { SUMMARIZATION_SYSTEM_PROMPT } from "../../src/compaction/summarize.js";
+import { defaultConvertToLlm } from "../../src/machines/run-helpers.js";
+import { createScriptedModel, type ScriptedBlock, type ScriptedReply } from "../../src/providers/scripted.js";
+import type { AfterToolCallHook, AgentTool, BeforeToolCallHook, QueueMode, ToolExecutionMode } from "../../src/types/agent.js";
+import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
+import { EventInvariants, idleViolations, QueueLedger, transcriptViolations } from "../support/invariants.js";
+import { providerRequestViolations } from "../support/provider-requests.js";
+
+/**
+ * `compact`: a manual compaction (idle only: refused while a run is in progress); `throw`: the
+ * checking listener throws once, at the next event it gets; `clear`: both queues are cleared;
+ * `reset`: transcript and queues cleared (refused during a run); `mode`: both queue modes flipped.
+ */
+type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt" | "compact" | "throw" | "clear" | "reset" | "mode";
+
+/** What beforeToolCall answers for a call: nothing, allow, block, block and stop the loop; `slow…` after awaiting a timer. */
+type BeforeAnswer = "none" | "allow" | "block" | "blockTerminate" | "slowAllow" | "slowBlock";
+/** What afterToolCall answers: nothing, the result kept, new content (`slowRewrite`: after a timer), the error flag flipped, stop the loop after the batch. */
+type AfterAnswer = "none" | "keep" | "rewrite" | "slowRewrite" | "flipError" | "terminate";
+
+export interface Scenario {
+	/** `serialTool`: a call of a tool whose `executionMode` is "sequential" (it runs alone). */
+	replies: { blocks: ("text" | "thinking" | "tool" | "serialTool" | "missingTool")[]; stop: "auto" | "error" | "length" | "overflow" | "silentOverflow" }[];
+	/** `hangs`: never returns unless its signal aborts (and not even then unless it honours it). */
+	tools: { latency: number; fail: boolean; honoursAbort: boolean; hangs?: boolean }[];
+	/** Commands keyed to the index of the event (across the whole scenario) they are issued at. */
+	schedule: { at: number; command: Command }[];
+	/** Hooks, queue modes and a slow listener; absent (the recorded regressions): none of them, one-at-a-time. */
+	options?: {
+		steeringMode: QueueMode;
+		followUpMode: QueueMode;
+		/** Cycled over the calls the hook is asked about; all "none": no hook at all. */
+		before: BeforeAnswer[];
+		after: AfterAnswer[];
+		/** A second listener awaits this many ms on every third event (0: it returns at once). */
+		slowListenerMs: number;
+		/** `transformContext` awaits this many ms before each request (0 or absent: no transformContext). */
+		prepareMs?: number;
+		/** Who writes compaction summaries: a `summarize` hook (absent: this), or the agent's own model. */
+		summarizer?: "hook" | "model";
+	};
+}
+
+/** Random scenarios: replies, tool behaviours and a schedule of commands. */
+export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+	replies: fc.array(
+		fc.record({
+			blocks: fc.array(fc.constantFrom("text", "thinking", "tool", "tool", "serialTool", "missingTool"), { minLength: 1, maxLength: 3 }),
+			stop: fc.constantFrom("auto", "auto", "auto", "error", "length", "overflow", "silentOverflow"),
+		}),
+		{ minLength: 2, maxLength: 4 },
+	),
+	tools: fc.array(
+		fc.record({ latency: fc.integer({ min: 0, max: 30 }), fail: fc.boolean(), honoursAbort: fc.boolean(), hangs: fc.constantFrom(false, false, false, true) }),
+		{ minLength: 1, maxLength: 4 },
+	),
+	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt", "compact", "throw", "clear", "reset", "mode") }), {
+		maxLength: 6,
+	}),
+	options: fc.record({
+		steeringMode: fc.constantFrom<QueueMode>("one-at-a-time", "all"),
+		followUpMode: fc.constantFrom<QueueMode>("one-at-a-time", "all"),
+		before: fc.oneof(
+			fc.constant<BeforeAnswer[]>(["none"]),
+			fc.array(fc.constantFrom<BeforeAnswer>("allow", "allow", "block", "blockTerminate", "slowAllow", "slowBlock"), { minLength: 1, maxLength: 4 }),
+		),
+		after: fc.oneof(
+			fc.constant<AfterAnswer[]>(["none"]),
+			fc.array(fc.constantFrom<AfterAnswer>("keep", "keep", "rewrite", "slowRewrite", "flipError", "terminate"), { minLength: 1, maxLength: 4 }),
+		),
+		slowListenerMs: fc.constantFrom(0, 0, 1, 3),
+		prepareMs: fc.constantFrom(0, 0, 1, 2),
+		summarizer: fc.constantFrom<"hook" | "model">("hook", "model"),
+	}),
+}) as fc.Arbitrary<Scenario>;
+
+const CONTEXT_WINDOW = 1_000_000;
+
+function user(text: string): AgentMessage {
+	return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
+}
+
+function toReply(reply: Scenario["replies"][number], n: number): ScriptedReply {
+	const blocks: ScriptedBlock[] = reply.blocks.map((kind, i) => {
+		if (kind === "text") return { type: "text", text: `text ${n}.${i}` };
+		if (kind === "thinking") return { type: "thinking", thinking: `hmm ${n}.${i}` };
+		return { type: "toolCall", name: kind === "tool" ? "work" : kind === "serialTool" ? "serial" : "nope", arguments: { n, i } };
+	});
+	if (reply.stop === "auto") return { content: blocks };
+	// Overflows are judged against CONTEXT_WINDOW, which the scripts' real context never nears, so
+	// only these replies trigger overflow recovery (never the threshold check before a call).
+	if (reply.stop === "silentOverflow") return { content: blocks, usage: { input: CONTEXT_WINDOW + 1 } };
+	if (reply.stop === "overflow") return { content: blocks, stopReason: "error", errorMessage: "prompt is too long: 2000000 tokens > 1000000 maximum" };
+	return { content: blocks, stopReason: reply.stop, errorMessage: reply.stop === "error" ? "scripted failure" : undefined };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+	return new Promise((resolve) => {
+		const timer = setTimeout(resolve, ms);
+		signal?.addEventListener("abort", () => {
+			clearTimeout(timer);
+			resolve();
+		});
+	});
+}
+
+/** What the hooks decided, by tool call id, to check against what ran and what the transcript says. */
+interface HookLedger {
+	blocked: Set<string>;
+	/** The result afterToolCall asked for (its text, or its error flag), and the reply its call came from. */
+	rewritten: Map<string, { text?: string; isError?: boolean; reply: number }>;
+}
+
+/** The scripted reply a tool call came from (`toReply` puts its index in the arguments). */
+function replyOf(args: unknown): number {
+	return (args as { n?: number } | undefined)?.n ?? -1;
+}
+
+function beforeHook(answers: readonly BeforeAnswer[], ledger: HookLedger): BeforeToolCallHook {
+	let asked = 0;
+	return async ({ toolCall }) => {
+		const answer = answers[asked++ % answers.length] as BeforeAnswer;
+		if (answer === "slowAllow" || answer === "slowBlock") await sleep(2);
+		if (answer === "block" || answer === "slowBlock" || answer === "blockTerminate") ledger.blocked.add(toolCall.id);
+		if (answer === "block" || answer === "slowBlock") return { block: true, reason: "blocked by the hook" };
+		if (answer === "blockTerminate") return { block: true, reason: "blocked, and stop", terminate: true };
+		return answer === "none" ? undefined : {};
+	};
+}
+
+function afterHook(answers: readonly AfterAnswer[], ledger: HookLedger): AfterToolCallHook {
+	let asked = 0;
+	return async ({ toolCall, isError }) => {
+		const answer = answers[asked++ % answers.length] as AfterAnswer;
+		if (answer === "slowRewrite") await sleep(2);
+		if (answer === "rewrite" || answer === "slowRewrite") {
+			ledger.rewritten.set(toolCall.id, { text: "rewritten by the hook", reply: replyOf(toolCall.arguments) });
+			return { content: [{ type: "text", text: "rewritten by the hook" }] };
+		}
+		if (answer === "flipError") {
+			ledger.rewritten.set(toolCall.id, { isError: !isError, reply: replyOf(toolCall.arguments) });
+			return { isError: !isError };
+		}
+		if (answer === "terminate") return { terminate: true };
+		return answer === "none" ? undefined : {};
+	};
+}
+
+/**
+ * A call the hook blocked never runs; a result the hook rewrote reaches the transcript as
+ * rewritten. Not when the run stopped the call while the hook was deciding (an abort, dispose,
+ * or, in streaming mode, its reply failing): the call is then closed at once with an error, and
+ * a hook's late answer is dropped like a tool's.
+ */
+function hookViolations(ledger: HookLedger, executed: ReadonlySet<string>, messages: readonly AgentMessage[], scenario: Scenario, stopped: boolean): string[] {
+	const violations: string[] = [];
+	for (const id of ledger.blocked) if (executed.has(id)) violations.push(`tool call ${id} ran although beforeToolCall blocked it`);
+	if (stopped) return violations;
+	for (const message of messages) {
+		if (message.role !== "toolResult") continue;
+		const asked = ledger.rewritten.get(message.toolCallId);
+		const stop = asked ? scenario.replies[asked.reply]?.stop : undefined;
+		if (!asked || (stop !== "auto" && stop !== "silentOverflow")) continue;
+		const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+		if (asked.text !== undefined && text !== asked.text) violations.push(`tool result ${message.toolCallId}: afterToolCall rewrote it to ${JSON.stringify(asked.text)}, the transcript has ${JSON.stringify(text)}`);
+		if (asked.isError !== undefined && message.isError !== asked.isError) violations.push(`tool result ${message.toolCallId}: afterToolCall set isError ${asked.isError}, the transcript has ${message.isError}`);
+	}
+	return violations;
+}
+
+const SETTLE_MS = 3000;
+
+async function settles(agent: Agent): Promise<boolean> {
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	const result = await Promise.race([
+		agent.waitForIdle().then(() => true),
+		new Promise<boolean>((resolve) => {
+			timer = setTimeout(() => resolve(false), SETTLE_MS);
+		}),
+	]);
+	clearTimeout(timer);
+	return result;
+}
+
+/** Runs a scenario; returns every invariant violation (empty when the properties hold). */
+export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): Promise<string[]> {
+	const violations: string[] = [];
+	const scripted = createScriptedModel(
+		scenario.replies.map((reply, n) => toReply(reply, n)),
+		{ chunkSize: 6, whenExhausted: { content: "that is all" }, model: { contextWindow: CONTEXT_WINDOW } },
+	);
+	const summaries = createScriptedModel([], { chunkSize: 6, whenExhausted: { content: "## Goal\nsummary" }, model: { contextWindow: CONTEXT_WINDOW } });
+	let toolCalls = 0;
+	const executed = new Set<string>();
+	const hooks: HookLedger = { blocked: new Set(), rewritten: new Map() };
+	const work: AgentTool<object, unknown> = {
+		name: "work",
+		label: "work",
+		description: "does work",
+		parameters: { type: "object", properties: {}, additionalProperties: true },
+		execute: async (id, _params, signal) => {
+			executed.add(id);
+			// A call starts only in a run that is not aborted: its signal cannot be aborted already.
+			if (signal?.aborted) violations.push(`tool call ${id} executed after its run was aborted`);
+			const behaviour = scenario.tools[toolCalls++ % scenario.tools.length] as Scenario["tools"][number];
+			if (behaviour.hangs) {
+				// An uncooperative tool: the tool timeout, or the grace after an abort, must end the call.
+				await new Promise<void>((resolve) => (behaviour.honoursAbort ? signal?.addEventListener("abort", () => resolve()) : undefined));
+			}
+			await sleep(behaviour.latency, behaviour.honoursAbort ? signal : undefined);
+			if (behaviour.honoursAbort && signal?.aborted) throw new Error("aborted");
+			if (behaviour.fail) throw new Error("tool failed");
+			return { content: [{ type: "text", text: "worked" }], details: {} };
+		},
+	};
+	const serial: AgentTool<object, unknown> = { ...work, name: "serial", label: "serial", description: "does work alone", executionMode: "sequential" };
+	const options = scenario.options;
+	let preparing = () => {};
+	const agent = new Agent({
+		initialState: { model: scripted.model, tools: [work, serial] },
+		// A request starts only in a run that is not aborted (an abort while it is prepared stops it).
+		streamFn: (model, context, streamOptions) => {
+			const summary = context.systemPrompt === SUMMARIZATION_SYSTEM_PROMPT;
+			if (streamOptions?.signal?.aborted) violations.push(`the model was called after its run was aborted${summary ? " (for a compaction summary)" : ""}`);
+			// The default summariser's requests are answered aside, so they do not use up the script.
+			return (summary ? summaries : scripted).streamFn(model, context, streamOptions);
+		},
+		// Commands may land while a request is prepared: between the decision to call the model and
+		// the call (transformContext for replies; convertToLlm for replies and compaction summaries).
+		...(options?.prepareMs
+			? {
+					transformContext: async (messages: AgentMessage[]) => {
+						preparing();
+						await sleep(options.prepareMs ?? 0);
+						return messages;
+					},
+					convertToLlm: async (messages: AgentMessage[]) => {
+						preparing();
+						await sleep(options.prepareMs ?? 0);
+						return defaultConvertToLlm(messages);
+					},
+				}
+			: {}),
+		toolExecution: mode,
+		...(options ? { steeringMode: options.steeringMode, followUpMode: options.followUpMode } : {}),
+		...(options && !options.before.every((answer) => answer === "none") ? { beforeToolCall: beforeHook(options.before, hooks) } : {}),
+		...(options && !options.after.every((answer) => answer === "none") ? { afterToolCall: afterHook(options.after, hooks) } : {}),
+		// Bounds for hanging tools, well inside SETTLE_MS: every run must end, abort or not.
+		toolTimeoutMs: 400,
+		toolAbortGraceMs: 50,
+		compaction: { enabled: true, keepRecentTokens: 1, ...(options?.summarizer === "model" ? {} : { summarize: async () => "## Goal\nsummary" }) },
+	});
+	const onUnhandled = (reason: unknown) => violations.push(`unhandled rejection: ${String(reason)}`);
+	process.on("unhandledRejection", onUnhandled);
+	// Nothing the agent does may make XState warn: a warning is a command that went to a machine
+	// that can no longer take it (sent to a stopped actor), dropped.
+	const warn = console.warn;
+	console.warn = (...args: unknown[]) => {
+		violations.push(`console.warn: ${args.map(String).join(" ").slice(0, 200)}`);
+	};
+	const invariants = new EventInvariants(agent);
+	const ledger = new QueueLedger();
+	let disposed = false;
+	/** An abort or dispose was issued: calls may have been closed while a hook was deciding. */
+	let stoppedByCommand = false;
+	let counter = 0;
+	/** The checking listener throws at the next event (a `throw` command). */
+	let throwNext = false;
+	/** A listener threw during the current run: its error is recorded too, so the run's error need not be its last reply's. */
+	let listenerThrewInRun = false;
+	/** Manual compactions that have not settled yet. */
+	const compactions = new Set<Promise<unknown>>();
+	const pending = [...scenario.schedule].sort((a, b) => a.at - b.at);
+	const issue = (command: Command): void => {
+		const refusedWhileDisposed = (fn: () => unknown) => {
+			try {
+				const wasDisposed = disposed;
+				const result = fn();
+				if (result instanceof Promise) {
+					result.then(
+						() => wasDisposed && violations.push(`${command} after dispose resolved`),
+						() => {},
+					);
+				} else if (wasDisposed) violations.push(`${command} after dispose did not throw`);
+			} catch (error) {
+				if (!disposed && (command === "steer" || command === "followUp")) violations.push(`${command} threw: ${String(error)}`);
+			}
+		};
+		switch (command) {
+			case "steer":
+			case "followUp": {
+				const message = user(`${command} ${++counter}`);
+				refusedWhileDisposed(() => (command === "steer" ? agent.steer(message) : agent.followUp(message)));
+				if (!disposed) ledger.track(message, command);
+				return;
+			}
+			case "abort":
+				stoppedByCommand = true;
+				agent.abort();
+				return;
+			case "dispose":
+				stoppedByCommand = true;
+				// Before the call: dispose() delivers the run's closing events at once when it is not
+				// called from a listener, and the listener issues the commands due meanwhile.
+				disposed = true;
+				agent.dispose();
+				return;
+			case "continue":
+				refusedWhileDisposed(() => agent.continue());
+				return;
+			case "prompt":
+				refusedWhileDisposed(() => agent.prompt(`prompt ${++counter}`));
+				return;
+			case "compact": {
+				// Refused while disposed or while a run is in progress; otherwise it compacts, or
+				// rejects (nothing to compact, aborted, disposed). Either way it settles.
+				const wasDisposed = disposed;
+				const busy = invariants.running;
+				const compaction = agent.compact().then(
+					() => {
+						if (wasDisposed) violations.push("compact after dispose resolved");
+						if (busy) violations.push("compact during a run resolved");
+					},
+					(error: unknown) => {
+						const text = error instanceof Error ? error.message : String(error);
+						if (!/^(Compaction failed: Nothing to compact|Compaction aborted|Agent has been disposed|Agent is already processing)/.test(text)) violations.push(`compact rejected with ${JSON.stringify(text)}`);
+					},
+				);
+				compactions.add(compaction);
+				void compaction.then(() => compactions.delete(compaction));
+				return;
+			}
+			case "throw":
+				throwNext = true;
+				return;
+			case "reset":
+				try {
+					agent.reset();
+					ledger.cleared();
+					if (agent.state.messages.length > 0 || agent.hasQueuedMessages()) violations.push("reset() left messages in the transcript or the queues");
+				} catch (error) {
+					const text = error instanceof Error ? error.message : String(error);
+					if (!/^(Agent has been disposed|Agent is already processing)/.test(text)) violations.push(`reset() threw ${JSON.stringify(text)}`);
+				}
+				return;
+			case "mode": {
+				const flip = (mode: QueueMode): QueueMode => (mode === "all" ? "one-at-a-time" : "all");
+				const wanted = [flip(agent.steeringMode), flip(agent.followUpMode)];
+				agent.steeringMode = wanted[0] as QueueMode;
+				agent.followUpMode = wanted[1] as QueueMode;
+				if (agent.steeringMode !== wanted[0] || agent.followUpMode !== wanted[1]) violations.push(`queue modes read back ${agent.steeringMode}/${agent.followUpMode} right after being set to ${wanted.join("/")}`);
+				return;
+			}
+			case "clear":
+				agent.clearAllQueues();
+				if (agent.hasQueuedMessages()) violations.push("queues not empty right after clearAllQueues()");
+				ledger.cleared();
+				return;
+		}
+	};
+	let index = 0;
+	/** Issues the commands scheduled up to this point (each event, and each request being prepared, is a point). */
+	const issueDue = () => {
+		while (pending.length && (pending[0] as { at: number }).at <= index) issue((pending.shift() as { command: Command }).command);
+		index++;
+	};
+	preparing = issueDue;
+	let slowCount = 0;
+	if (options && options.slowListenerMs > 0) {
+		// A listener that returns a promise now and then: the loop must wait for it, and commands
+		// issued meanwhile must still land where they belong.
+		agent.subscribe(async () => {
+			if (slowCount++ % 3 === 0) await sleep(options.slowListenerMs);
+		});
+	}
+	agent.subscribe((event) => {
+		invariants.onEvent(event);
+		ledger.onEvent(event);
+		if (event.type === "agent_start") listenerThrewInRun = false;
+		if (event.type === "agent_end" && !listenerThrewInRun) {
+			// The run's error is its last reply's: set when that reply failed, and not left over from a
+			// reply the run recovered from (an overflow that was compacted and retried).
+			const replies = event.messages.filter((m): m is AssistantMessage => (m as { role?: string }).role === "assistant");
+			const expected = replies.at(-1)?.errorMessage;
+			if (agent.state.errorMessage !== expected) {
+				violations.push(`at agent_end: state.errorMessage ${JSON.stringify(agent.state.errorMessage)}, the run's last reply says ${JSON.stringify(expected)}`);
+			}
+		}
+		if (event.type === "agent_end") {
+			violations.push(...transcriptViolations(agent.state.messages).map((v) => `at agent_end: ${v}`));
+			violations.push(...providerRequestViolations(agent.state.messages).map((v) => `at agent_end: ${v}`));
+		}
+		issueDue();
+		if (throwNext) {
+			throwNext = false;
+			if (invariants.running) listenerThrewInRun = true;
+			throw new Error("listener failed on purpose");
+		}
+	});
+
+	const idle = async (label: string) => {
+		if (!(await settles(agent))) {
+			violations.push(`${label}: waitForIdle did not settle within ${SETTLE_MS} ms (machine in ${JSON.stringify(agent.actor.getSnapshot().value)})`);
+			return false;
+		}
+		await new Promise<void>((resolve) => setImmediate(resolve));
+		violations.push(...idleViolations(agent).map((v) => `${label}: ${v}`));
+		return true;
+	};
+
+	const finish = () => {
+		process.off("unhandledRejection", onUnhandled);
+		console.warn = warn;
+		return [...violations, ...invariants.violations];
+	};
+	agent.prompt("start").catch(() => {});
+	if (!(await idle("first run"))) return finish();
+	// Commands scheduled after the last event run between runs, in order.
+	while (pending.length) {
+		issue((pending.shift() as { command: Command }).command);
+		if (!(await idle("after a command between runs"))) return finish();
+	}
+	// Flush the queues: every queued message must come out exactly once.
+	for (let i = 0; i < 6 && !disposed && agent.hasQueuedMessages(); i++) {
+		// continue() needs a transcript to continue from (pi's rule); after a reset, a prompt takes the queues.
+		const flush = agent.state.messages.length > 0 ? agent.continue() : agent.prompt("flush");
+		flush.catch((error) => violations.push(`flushing queued messages threw: ${String(error)}`));
+		if (!(await idle("flushing queues"))) break;
+	}
+	if (!disposed && agent.hasQueuedMessages()) violations.push("queues still hold messages after flushing");
+	if (compactions.size > 0) violations.push(`${compactions.size} compact() call(s) never settled`);
+	violations.push(...transcriptViolations(agent.state.messages), ...providerRequestViolations(agent.state.messages));
+	violations.push(...hookViolations(hooks, executed, agent.state.messages, scenario, stoppedByCommand));
+	violations.push(...invariants.violations, ...ledger.violations(agent));
+	if (invariants.running) violations.push("a run never ended (agent_start without agent_end)");
+	agent.dispose();
+	await new Promise<void>((resolve) => setImmediate(resolve));
+	if (Object.keys(agent.actor.getSnapshot().children).length) violations.push("child actors alive after dispose");
+	process.off("unhandledRejection", onUnhandled);
+	console.warn = warn;
+	return violations;
+}
+

@@ -1,0 +1,58 @@
+// @ts-nocheck
+import { describe, expect, it } from "vitest";
+import { isContextOverflow } from "../../src/providers/overflow.js";
+import { emptyUsage, type StopReason } from "../../src/types/content.js";
+import type { AssistantMessage } from "../../src/types/messages.js";
+
+function message(stopReason: StopReason, errorMessage?: string, usage: Partial<AssistantMessage["usage"]> = {}): AssistantMessage {
+	return {
+		role: "assistant",
+		content: [],
+		api: "anthropic-messages",
+		provider: "anthropic",
+		model: "claude-haiku-4-5",
+		usage: { ...emptyUsage(), ...usage },
+		stopReason,
+		...(errorMessage ? { errorMessage } : {}),
+		timestamp: 0,
+	};
+}
+
+describe("isContextOverflow", () => {
+	it.each([
+		"400 invalid_request_error: prompt is too long: 213462 tokens > 200000 maximum",
+		"413 request_too_large: Request exceeds the maximum allowed number of bytes.",
+		// pi-ai's raw form of the same error, for messages persisted by pi.
+		'400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}',
+		"context_length_exceeded",
+		"This model's maximum context length is 128000 tokens",
+		"Input has too many tokens",
+	])("recognises the overflow error %s", (text) => {
+		expect(isContextOverflow(message("error", text))).toBe(true);
+	});
+
+	it.each([
+		"429 rate_limit_error: Number of request tokens has exceeded your per-minute rate limit",
+		"Too many requests: too many tokens",
+		"529 overloaded_error: Overloaded",
+		"401 authentication_error: invalid x-api-key",
+		"Request was aborted",
+	])("does not mistake %s for an overflow", (text) => {
+		expect(isContextOverflow(message("error", text))).toBe(false);
+	});
+
+	it("ignores aborted messages even with an overflow-like text", () => {
+		expect(isContextOverflow(message("aborted", "prompt is too long"))).toBe(false);
+	});
+
+	it("detects a silent overflow: a reply whose input exceeds the window", () => {
+		expect(isContextOverflow(message("stop", undefined, { input: 150_000, cacheRead: 60_000 }), 200_000)).toBe(true);
+		expect(isContextOverflow(message("stop", undefined, { input: 150_000, cacheRead: 40_000 }), 200_000)).toBe(false);
+		expect(isContextOverflow(message("stop", undefined, { input: 250_000 }))).toBe(false);
+	});
+
+	it("detects a reply cut off before any output because the window is full", () => {
+		expect(isContextOverflow(message("length", undefined, { input: 199_000, output: 0 }), 200_000)).toBe(true);
+		expect(isContextOverflow(message("length", undefined, { input: 199_000, output: 12 }), 200_000)).toBe(false);
+	});
+});

@@ -1,0 +1,93 @@
+// @ts-nocheck
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+import type { AgentTool } from "../../src/types/index.js";
+import type { PartialReply, ReplyPayload } from "../../src/reply/types.js";
+
+const clock: AgentTool = {
+	name: "clock",
+	label: "Clock",
+	description: "Tells the time",
+	parameters: { type: "object", properties: {} },
+	async execute() {
+		return { content: [{ type: "text", text: "12:00" }], details: {} };
+	},
+};
+
+describe("subscribeReplies on a real Agent with the scripted model", () => {
+	it("delivers narration before the tool runs, strips reasoning tags, and sends the answer once", async () => {
+		const scripted = createScriptedModel(
+			[
+				{ content: [{ type: "text", text: "Let me check <think>the user wants the time</think>the clock." }, { type: "toolCall", name: "clock", arguments: {} }] },
+				{ content: "It is <thinking>read from the tool</thinking>12:00.\n\n[[reply_to_current]]Anything else?" },
+			],
+			{ chunkSize: 3 },
+		);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [clock] }, streamFn: scripted.streamFn });
+		const order: string[] = [];
+		const blocks: ReplyPayload[] = [];
+		const partials: PartialReply[] = [];
+		const replies = subscribeReplies(agent, {
+			blockReplyChunking: { minChars: 1, maxChars: 200 },
+			onBlockReply: async (payload) => {
+				await new Promise((resolve) => setTimeout(resolve, 5));
+				blocks.push(payload);
+				order.push(`block:${payload.text}`);
+			},
+			onBlockReplyFlush: () => {
+				order.push("flush");
+			},
+			onPartialReply: (partial) => {
+				partials.push(partial);
+			},
+		});
+		agent.subscribe((event) => {
+			if (event.type === "tool_execution_start") order.push("tool");
+		});
+
+		await agent.prompt("What time is it?");
+
+		const texts = blocks.map((block) => block.text);
+		expect(texts.join(" ")).toBe("Let me check the clock. It is 12:00. Anything else?");
+		expect(texts.some((text) => /think|secret|user wants|read from/.test(text ?? ""))).toBe(false);
+		expect(order.indexOf("block:Let me check the clock.")).toBeLessThan(order.indexOf("tool"));
+		expect(blocks.at(-1)).toMatchObject({ text: "Anything else?", replyToCurrent: true });
+		expect(partials.every((partial) => !partial.text.includes("<"))).toBe(true);
+		expect(replies.toolMetas.map((meta) => meta.toolName)).toEqual(["clock"]);
+		expect(replies.getUsageTotals()?.total).toBeGreaterThan(0);
+		replies.unsubscribe();
+	});
+
+	it("sends nothing for a silent NO_REPLY answer streamed in small deltas", async () => {
+		const scripted = createScriptedModel([{ content: "NO_REPLY" }], { chunkSize: 2 });
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const sent: string[] = [];
+		const replies = subscribeReplies(agent, {
+			onBlockReply: (payload) => void sent.push(payload.text ?? ""),
+			onPartialReply: (partial) => void sent.push(partial.text),
+		});
+		await agent.prompt("hi");
+		expect(sent).toEqual([]);
+		expect(replies.assistantTexts).toEqual([]);
+		replies.unsubscribe();
+	});
+
+	it("works on the agent's bare machine actor too (agent.actor)", async () => {
+		const scripted = createScriptedModel([{ content: "Hello <think>secret</think>world" }], { chunkSize: 3 });
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const blocks: string[] = [];
+		const partials: string[] = [];
+		const replies = subscribeReplies(agent.actor, {
+			onBlockReply: (payload) => void blocks.push(payload.text ?? ""),
+			onPartialReply: (partial) => void partials.push(partial.text),
+		});
+		await agent.prompt("hi");
+		expect(blocks).toEqual(["Hello world"]);
+		expect(partials.at(-1)).toBe("Hello world");
+		expect(partials.some((text) => text.includes("secret") || text.includes("<"))).toBe(false);
+		expect(replies.assistantTexts).toEqual(["Hello world"]);
+		replies.unsubscribe();
+	});
+});

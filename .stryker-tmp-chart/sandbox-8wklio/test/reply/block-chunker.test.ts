@@ -1,0 +1,104 @@
+// @ts-nocheck
+import { describe, expect, it } from "vitest";
+import { BlockChunker } from "../../src/reply/block-chunker.js";
+
+function drainTexts(chunker: BlockChunker, force = false): string[] {
+	return chunker.drain({ force }).map((chunk) => chunk.text);
+}
+
+describe("BlockChunker", () => {
+	it("keeps a fenced block whole and waits with the rest (CH1)", () => {
+		const chunker = new BlockChunker({ minChars: 1, maxChars: 40, breakPreference: "paragraph" });
+		chunker.append("Intro\n```js\nconsole.log('x')\n```\n\nAfter first line\nAfter second line");
+		const chunks = drainTexts(chunker);
+		expect(chunks).toHaveLength(1);
+		expect(chunks[0]).toContain("console.log");
+		expect(chunks[0]).toMatch(/```$/);
+		expect(chunks[0]).not.toContain("After");
+		expect(chunker.bufferedText.startsWith("After")).toBe(true);
+	});
+
+	it("cuts at the last paragraph break past minChars (CH2)", () => {
+		const chunker = new BlockChunker({ minChars: 30, maxChars: 200, flushOnParagraph: true });
+		chunker.append("First paragraph.\n\nSecond paragraph.\n\nThird paragraph.");
+		expect(drainTexts(chunker)).toEqual(["First paragraph.\n\nSecond paragraph."]);
+		expect(chunker.bufferedText).toBe("Third paragraph.");
+	});
+
+	it("waits below minChars and emits everything when forced (CH3)", () => {
+		const chunker = new BlockChunker({ minChars: 100, maxChars: 200, flushOnParagraph: true });
+		chunker.append("First paragraph.\n \nSecond paragraph.");
+		expect(drainTexts(chunker)).toEqual([]);
+		expect(drainTexts(chunker, true)).toEqual(["First paragraph.\n \nSecond paragraph."]);
+		expect(chunker.bufferedText).toBe("");
+	});
+
+	it("hard-breaks a word longer than maxChars (CH4)", () => {
+		const chunker = new BlockChunker({ minChars: 1, maxChars: 10, flushOnParagraph: true });
+		chunker.append("abcdefghijKLMNOP");
+		expect(drainTexts(chunker)).toEqual(["abcdefghij"]);
+		expect(chunker.bufferedText).toBe("KLMNOP");
+	});
+
+	it("keeps every chunk within maxChars (CH5)", () => {
+		const chunker = new BlockChunker({ minChars: 1, maxChars: 10, flushOnParagraph: true });
+		chunker.append("abcdefghijk\n\nRest");
+		const chunks = drainTexts(chunker);
+		expect(chunks).toEqual(["abcdefghij", "k"]);
+		expect(chunks.every((chunk) => chunk.length <= 10)).toBe(true);
+		expect(chunker.bufferedText).toBe("Rest");
+	});
+
+	it("ignores paragraph breaks inside a fence (CH6)", () => {
+		const chunker = new BlockChunker({ minChars: 10, maxChars: 200, flushOnParagraph: true });
+		chunker.append("Intro\n```js\nconst a = 1;\n\nconst b = 2;\n```\n\nAfter fence");
+		expect(drainTexts(chunker)).toEqual(["Intro\n```js\nconst a = 1;\n\nconst b = 2;\n```"]);
+		expect(chunker.bufferedText).toBe("After fence");
+	});
+
+	it("splits a long fence into several balanced chunks (CH7)", () => {
+		const chunker = new BlockChunker({ minChars: 20, maxChars: 80 });
+		chunker.append(`\`\`\`txt\n${"line\n".repeat(600)}\`\`\``);
+		const chunks = drainTexts(chunker, true);
+		expect(chunks.length).toBeGreaterThan(2);
+		for (const chunk of chunks) {
+			expect(chunk.length).toBeLessThanOrEqual(80);
+			expect(chunk.startsWith("```txt")).toBe(true);
+			expect(chunk.match(/```/g)?.length).toBeGreaterThanOrEqual(2);
+		}
+	});
+
+	it("closes and reopens a fence cut inside a single long line, counting both lines against maxChars (CH8, #129487)", () => {
+		const chunker = new BlockChunker({ minChars: 10, maxChars: 30 });
+		chunker.append(`\`\`\`txt\n${"a".repeat(80)}\n\`\`\``);
+		const chunks = chunker.drain({ force: true });
+		expect(chunks.length).toBeGreaterThan(2);
+		for (const chunk of chunks) {
+			expect(chunk.text.length).toBeLessThanOrEqual(30);
+			expect(chunk.text.startsWith("```txt")).toBe(true);
+			expect(chunk.text.match(/```/g)?.length).toBeGreaterThanOrEqual(2);
+			expect(chunk.text).not.toContain("``\n```");
+		}
+		expect(chunks[0]?.closedFence).toBe("```");
+		expect(chunks[0]?.reopenedFence).toBe("```txt");
+	});
+
+	it("does not cut mid-sentence at a space while a better boundary may still come (#143641)", () => {
+		const chunker = new BlockChunker({ minChars: 10, maxChars: 200 });
+		chunker.append("This sentence is still being written and");
+		expect(drainTexts(chunker)).toEqual([]);
+		chunker.append(" now it ends. Next");
+		expect(drainTexts(chunker)).toEqual(["This sentence is still being written and now it ends."]);
+	});
+
+	it("treats a fence line followed by text as content, not a close (#96745)", () => {
+		const chunker = new BlockChunker({ minChars: 1, maxChars: 200 });
+		chunker.append("```\ncode\n``` not a close\n\nstill code\n```\n\nAfter");
+		expect(drainTexts(chunker)).toEqual(["```\ncode\n``` not a close\n\nstill code\n```"]);
+	});
+
+	it("uses defaults of 800/1200", () => {
+		const chunker = new BlockChunker();
+		expect([chunker.minChars, chunker.maxChars]).toEqual([800, 1200]);
+	});
+});

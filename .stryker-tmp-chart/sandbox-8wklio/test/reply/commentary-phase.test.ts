@@ -1,0 +1,190 @@
+/**
+ * Phase-tagged text (OpenAI-Responses-style providers): commentary is narration the user does
+ * not see, the final answer is what they read. The phase comes from a text block's
+ * `textSignature` or from the message itself, and may change while a block streams.
+ */
+// @ts-nocheck
+
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { MessageAssembly } from "../../src/reply/message-assembly.js";
+import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+import type { PartialReply, ReplyPayload } from "../../src/reply/types.js";
+import type { AssistantMessage, AssistantMessageEvent, TextContent } from "../../src/types/index.js";
+import { assistantMessage, FakeAgent, phaseSignature, type AssistantOverrides } from "./helpers.js";
+
+function harness(mode: "text_end" | "message_end" = "text_end") {
+	const agent = new FakeAgent();
+	const blocks: ReplyPayload[] = [];
+	const partials: PartialReply[] = [];
+	const replies = subscribeReplies(agent, {
+		blockReplyBreak: mode,
+		onBlockReply: (payload) => void blocks.push(payload),
+		onPartialReply: (partial) => void partials.push(partial),
+	});
+	return { agent, blocks, partials, replies, texts: () => blocks.map((block) => block.text) };
+}
+
+const commentary = { textSignature: phaseSignature("commentary") };
+const finalAnswer = { textSignature: phaseSignature("final_answer") };
+
+describe("a final answer that extends suppressed commentary", () => {
+	it("is delivered whole, not as the new part glued to the whole (G5)", () => {
+		const { agent, texts, partials, replies } = harness();
+		agent.messageStart();
+		agent.delta("Hello", 0, commentary);
+		agent.textEnd(undefined, 0);
+		expect(texts()).toEqual([]);
+		agent.delta(" world", 0, finalAnswer);
+		agent.textEnd(undefined, 0);
+		agent.messageEnd([{ type: "text", text: "Hello world", ...finalAnswer }]);
+		expect(texts()).toEqual(["Hello world"]);
+		expect(partials.at(-1)?.text).toBe("Hello world");
+		expect(replies.assistantTexts).toEqual(["Hello world"]);
+	});
+
+	it("starts over from the block's text when the provider replaced the commentary (Z13)", () => {
+		const agent = new FakeAgent();
+		const blocks: string[] = [];
+		subscribeReplies(agent, { onBlockReply: (payload) => void blocks.push(payload.text ?? "") });
+		const partial = assistantMessage([{ type: "text", text: "Working...", ...commentary }]);
+		agent.emitRaw({ type: "message_start", message: partial });
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, "Working...") });
+		const replaced = assistantMessage([{ type: "text", text: "Done.", ...finalAnswer }]);
+		agent.emitRaw({ type: "message_update", message: replaced, assistantMessageEvent: textDelta(replaced, "Done.") });
+		agent.emitRaw({ type: "message_update", message: replaced, assistantMessageEvent: textEnd(replaced) });
+		agent.emitRaw({ type: "message_end", message: replaced });
+		expect(blocks).toEqual(["Done."]);
+	});
+});
+
+describe("a message-level commentary phase", () => {
+	it("keeps a commentary message out of block and partial replies (P1)", () => {
+		const { agent, blocks, partials, replies } = harness("message_end");
+		agent.messageStart({ phase: "commentary", stopReason: "toolUse" });
+		agent.delta("Need send.");
+		agent.textEnd();
+		agent.messageEnd("Need send.", { phase: "commentary", stopReason: "toolUse" });
+		expect(blocks).toEqual([]);
+		expect(partials).toEqual([]);
+		expect(replies.assistantTexts).toEqual([]);
+	});
+
+	it("keeps it out of assistantTexts without onBlockReply too", () => {
+		const agent = new FakeAgent();
+		const replies = subscribeReplies(agent);
+		agent.messageEnd("Need send.", { phase: "commentary" });
+		expect(replies.assistantTexts).toEqual([]);
+	});
+
+	it("lets a block's own final_answer signature win over the message phase", () => {
+		const { agent, texts } = harness();
+		agent.messageStart({ phase: "commentary" });
+		agent.delta("Done.", 0, finalAnswer);
+		agent.textEnd();
+		expect(texts()).toEqual(["Done."]);
+	});
+});
+
+// ---- property: any phase-tagged stream delivers exactly the final answer's visible text ----
+
+type Carrier = "signature" | "message";
+
+function textDelta(partial: AssistantMessage, delta: string, contentIndex = 0): AssistantMessageEvent {
+	return { type: "text_delta", contentIndex, delta, partial };
+}
+
+function textEnd(partial: AssistantMessage, content?: string, contentIndex = 0): AssistantMessageEvent {
+	const block = partial.content[contentIndex];
+	const text = block?.type === "text" ? block.text : "";
+	return { type: "text_end", contentIndex, content: content ?? text, partial };
+}
+
+/** A one-block message whose text and phase are as given (the phase on the block or the message). */
+function phased(text: string, phase: "commentary" | "final_answer", carrier: Carrier): AssistantMessage {
+	const block: TextContent = carrier === "signature" ? { type: "text", text, textSignature: phaseSignature(phase) } : { type: "text", text };
+	const overrides: AssistantOverrides = carrier === "message" ? { phase } : {};
+	return assistantMessage([block], overrides);
+}
+
+function visible(text: string): { clean: string; retracted: boolean } {
+	const assembly = new MessageAssembly(1, { enforceFinalTag: false, chunking: undefined });
+	assembly.ingestText(0, "delta", text);
+	assembly.finish();
+	return { clean: assembly.cleanText, retracted: assembly.takeRetracted() };
+}
+
+const WORDS = ["Hello", " world", "Done", ".", " ", "\n", "\n\n", "<think>", "</think>", "`", "[[reply_to_current]]", "MEDIA: /tmp/a.png\n", "NO_", "REPLY"];
+const piecesArbitrary = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 });
+
+function fold(text: string): string {
+	return text.replace(/\s+/g, " ").trim();
+}
+
+describe("phase-tagged streams (property)", () => {
+	it("deliver exactly the visible text of the block's final answer, however the phase changes", () => {
+		fc.assert(
+			fc.property(
+				piecesArbitrary,
+				fc.nat(),
+				fc.constantFrom("extends" as const, "replaces" as const),
+				fc.constantFrom<Carrier>("signature", "message"),
+				fc.constantFrom("text_end" as const, "message_end" as const),
+				fc.boolean(),
+				(pieces, cutSeed, shape, carrier, mode, bareEnd) => {
+					const cut = cutSeed % (pieces.length + 1);
+					const commentaryText = pieces.slice(0, cut).join("");
+					const finalPieces = pieces.slice(cut);
+					const answer = shape === "extends" ? pieces.join("") : finalPieces.join("");
+					const expected = visible(answer);
+					fc.pre(!expected.retracted);
+					const { agent, blocks, partials } = harness(mode);
+					agent.emitRaw({ type: "message_start", message: phased("", "commentary", carrier) });
+					let streamed = "";
+					for (const piece of pieces.slice(0, cut)) {
+						streamed += piece;
+						const partial = phased(streamed, "commentary", carrier);
+						agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, piece) });
+					}
+					streamed = shape === "extends" ? commentaryText : "";
+					for (const piece of finalPieces) {
+						streamed += piece;
+						const partial = phased(streamed, "final_answer", carrier);
+						agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, piece) });
+					}
+					const last = phased(answer, "final_answer", carrier);
+					agent.emitRaw({ type: "message_update", message: last, assistantMessageEvent: textEnd(last, bareEnd ? "" : answer) });
+					agent.emitRaw({ type: "message_end", message: last });
+					const delivered = blocks.map((block) => block.text ?? "").join("\n\n");
+					expect(fold(delivered)).toBe(fold(expected.clean));
+					// Trailing whitespace may differ: the block end separates blocks inside an unclosed fence.
+					const shown = partials.at(-1)?.text ?? "";
+					expect(shown.trimEnd()).toBe(expected.clean.trimEnd());
+				},
+			),
+			{ numRuns: 600 },
+		);
+	});
+
+	it("deliver nothing when the block stays commentary to the end", () => {
+		fc.assert(
+			fc.property(piecesArbitrary, fc.constantFrom<Carrier>("signature", "message"), (pieces, carrier) => {
+				const { agent, blocks, partials, replies } = harness();
+				agent.emitRaw({ type: "message_start", message: phased("", "commentary", carrier) });
+				let streamed = "";
+				for (const piece of pieces) {
+					streamed += piece;
+					const partial = phased(streamed, "commentary", carrier);
+					agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, piece) });
+				}
+				const last = phased(streamed, "commentary", carrier);
+				agent.emitRaw({ type: "message_update", message: last, assistantMessageEvent: textEnd(last) });
+				agent.emitRaw({ type: "message_end", message: last });
+				expect(blocks).toEqual([]);
+				expect(partials).toEqual([]);
+				expect(replies.assistantTexts).toEqual([]);
+			}),
+			{ numRuns: 200 },
+		);
+	});
+});

@@ -1,0 +1,159 @@
+// @ts-nocheck
+import { describe, expect, it, vi } from "vitest";
+import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+import type { ReplyPayload } from "../../src/reply/types.js";
+import { FakeAgent, settle } from "./helpers.js";
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+	let resolve = (): void => undefined;
+	const promise = new Promise<void>((done) => {
+		resolve = done;
+	});
+	return { promise, resolve };
+}
+
+describe("agent_end", () => {
+	it("settles the compaction wait before a slow channel flush finishes (Y13, Y14)", async () => {
+		const agent = new FakeAgent();
+		const flush = deferred();
+		const replies = subscribeReplies(agent, { onBlockReply: () => undefined, onBlockReplyFlush: () => flush.promise });
+		agent.compactionEnd({ willRetry: true });
+		let waited = false;
+		void replies.waitForCompactionRetry().then(() => {
+			waited = true;
+		});
+		const ending = agent.agentEnd();
+		await settle();
+		expect(waited).toBe(true);
+		expect(ending).toBeInstanceOf(Promise);
+		flush.resolve();
+		await ending;
+	});
+
+	it("holds the agent until the channel flush completes (Y15)", async () => {
+		const agent = new FakeAgent();
+		const flush = deferred();
+		const order: string[] = [];
+		subscribeReplies(agent, {
+			onBlockReply: () => undefined,
+			onBlockReplyFlush: async () => {
+				await flush.promise;
+				order.push("flushed");
+			},
+		});
+		const ending = agent.emit({ type: "agent_end", messages: [] }).then(() => order.push("agent continues"));
+		await settle();
+		expect(order).toEqual([]);
+		flush.resolve();
+		await ending;
+		expect(order).toEqual(["flushed", "agent continues"]);
+	});
+
+	it("reports a failing flush and keeps handling events (Y17, Y18)", async () => {
+		const agent = new FakeAgent();
+		const errors: string[] = [];
+		const blocks: ReplyPayload[] = [];
+		subscribeReplies(agent, {
+			onBlockReply: (payload) => void blocks.push(payload),
+			onBlockReplyFlush: () => Promise.reject(new Error("flush failed")),
+			onCallbackError: (_error, callback) => void errors.push(callback),
+		});
+		await agent.emit({ type: "agent_end", messages: [] });
+		agent.messageStart();
+		agent.delta("Still working");
+		agent.bareTextEnd();
+		await settle();
+		expect(errors).toEqual(["onBlockReplyFlush"]);
+		expect(blocks.map((block) => block.text)).toEqual(["Still working"]);
+	});
+
+	it("survives a flush that throws synchronously (Y19)", async () => {
+		const agent = new FakeAgent();
+		const errors: string[] = [];
+		const replies = subscribeReplies(agent, {
+			onBlockReply: () => undefined,
+			onBlockReplyFlush: () => {
+				throw new Error("boom");
+			},
+			onCallbackError: (_error, callback) => void errors.push(callback),
+		});
+		agent.compactionEnd({ willRetry: true });
+		await agent.emit({ type: "agent_end", messages: [] });
+		expect(errors).toEqual(["onBlockReplyFlush"]);
+		expect(replies.isCompacting()).toBe(false);
+	});
+
+	it("sends what the chunker still holds at agent_end", () => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		subscribeReplies(agent, {
+			blockReplyChunking: { minChars: 100, maxChars: 200 },
+			onBlockReply: (payload) => void blocks.push(payload),
+		});
+		agent.messageStart();
+		agent.delta("A short answer");
+		agent.agentEnd();
+		expect(blocks.map((block) => block.text)).toEqual(["A short answer"]);
+	});
+});
+
+describe("ordering", () => {
+	it("queues later events behind a pending flush, in order", async () => {
+		const agent = new FakeAgent();
+		const flush = deferred();
+		const seen: string[] = [];
+		const replies = subscribeReplies(agent, {
+			verbose: "on",
+			onBlockReply: (payload) => void seen.push(`block:${payload.text}`),
+			onBlockReplyFlush: () => flush.promise,
+			onToolResult: (payload) => void seen.push(`tool:${payload.text}`),
+		});
+		agent.messageStart();
+		agent.delta("Narration.");
+		agent.toolStart("read", { path: "/a" }, "r1");
+		agent.toolEnd("read", { content: [] }, false, "r1");
+		agent.messageStart();
+		agent.delta("After the tool.");
+		agent.bareTextEnd();
+		expect(seen).toEqual(["block:Narration."]);
+		expect(replies.toolMetas).toEqual([]);
+		flush.resolve();
+		await settle();
+		expect(seen).toEqual(["block:Narration.", "tool:📖 Read: `/a`", "block:After the tool."]);
+		expect(replies.toolMetas).toEqual([{ toolName: "read", meta: "/a" }]);
+	});
+
+	it("signals each assistant message start, and ignores user and tool-result messages", () => {
+		const agent = new FakeAgent();
+		const onAssistantMessageStart = vi.fn();
+		const blocks: ReplyPayload[] = [];
+		subscribeReplies(agent, { onAssistantMessageStart, onBlockReply: (payload) => void blocks.push(payload) });
+		agent.emitRaw({ type: "message_start", message: { role: "user", content: "hi", timestamp: 0 } });
+		agent.emitRaw({ type: "message_end", message: { role: "user", content: "hi", timestamp: 0 } });
+		agent.messageStart();
+		agent.messageStart();
+		expect(onAssistantMessageStart).toHaveBeenCalledTimes(2);
+		expect(blocks).toEqual([]);
+	});
+
+	it("sends media alone when a message is only a MEDIA line", () => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		subscribeReplies(agent, { onBlockReply: (payload) => void blocks.push(payload) });
+		agent.messageStart();
+		agent.delta("MEDIA: /tmp/reply.opus\n[[audio_as_voice]]");
+		agent.messageEnd();
+		expect(blocks).toEqual([{ mediaUrls: ["/tmp/reply.opus"], audioAsVoice: true }]);
+	});
+
+	it("stops delivering after unsubscribe", () => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		const replies = subscribeReplies(agent, { onBlockReply: (payload) => void blocks.push(payload) });
+		replies.unsubscribe();
+		agent.messageStart();
+		agent.messageEnd("ignored");
+		expect(blocks).toEqual([]);
+		expect(agent.listenerCount).toBe(0);
+	});
+});

@@ -1,0 +1,259 @@
+/**
+ * Property tests: the visible result must not depend on how the provider split the text into
+ * deltas, chunks must respect their budget, and no text may be delivered twice or lost.
+ */
+// @ts-nocheck
+
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BlockChunker } from "../../src/reply/block-chunker.js";
+import { MessageAssembly } from "../../src/reply/message-assembly.js";
+import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+import { FakeAgent } from "./helpers.js";
+
+const TOKENS = [
+	"Hello",
+	"world",
+	"a",
+	"No",
+	" ",
+	"  ",
+	".",
+	"!",
+	"\n",
+	"\n\n",
+	"<",
+	">",
+	"th",
+	"ink",
+	"<think>",
+	"</think>",
+	"<thinking>",
+	"</ thinking >",
+	"<antthinking>",
+	"</antthinking>",
+	"<final>",
+	"</final>",
+	"`",
+	"``",
+	"```",
+	"```js\n",
+	"\n```\n",
+	"~~~\n",
+	"[",
+	"[[",
+	"]]",
+	"[[reply_to_current]]",
+	"[[reply_to: 42]]",
+	"[[audio_as_voice]]",
+	"MEDIA: https://x.test/a.png\n",
+	"\nMEDIA:",
+	"ME",
+	"NO_REPLY",
+	"NO_",
+	"REPLY",
+	":",
+];
+
+const textArbitrary = fc.array(fc.constantFrom(...TOKENS), { maxLength: 30 }).map((tokens) => tokens.join(""));
+
+/** A text and a way to cut it into deltas. */
+const splitArbitrary = textArbitrary.chain((text) =>
+	fc
+		.uniqueArray(fc.integer({ min: 1, max: Math.max(1, text.length - 1) }), { maxLength: Math.min(12, text.length) })
+		.map((cuts) => {
+			const points = [0, ...cuts.filter((cut) => cut < text.length).sort((a, b) => a - b), text.length];
+			const pieces = points.slice(1).map((end, index) => text.slice(points[index], end));
+			return { text, pieces: pieces.filter((piece) => piece !== "") };
+		}),
+);
+
+function assemble(pieces: string[], enforceFinalTag: boolean) {
+	const assembly = new MessageAssembly(1, { enforceFinalTag, chunking: undefined });
+	const snapshots: string[] = [];
+	let retracted = false;
+	for (const piece of pieces) {
+		assembly.ingestText(0, "delta", piece);
+		retracted = assembly.takeRetracted() || retracted;
+		snapshots.push(assembly.cleanText);
+	}
+	assembly.finish();
+	retracted = assembly.takeRetracted() || retracted;
+	return {
+		clean: assembly.cleanText,
+		reasoning: assembly.reasoningText,
+		media: assembly.mediaUrls,
+		directives: assembly.directives,
+		silent: assembly.isSilent,
+		snapshots,
+		retracted,
+	};
+}
+
+/**
+ * Text without whitespace, fence markers and what follows a marker on its line: a split fence is
+ * closed and reopened with its opening line (info string included), which is not new content.
+ */
+function content(text: string): string {
+	return text.replace(/(`{3,}|~{3,})[^\n]*/g, "").replace(/\s+/g, "").replace(/`{3,}|~{3,}/g, "");
+}
+
+// Fences only as whole lines, so the only lines a split adds are bare close/reopen markers.
+const BLOCK_TOKENS = [...TOKENS.filter((token) => !/[`~]/.test(token)), "\n```\n", "\n~~~\n", "`"];
+const blockSplitArbitrary = fc
+	.array(fc.constantFrom(...BLOCK_TOKENS), { maxLength: 30 })
+	.map((tokens) => tokens.join(""))
+	.chain((text) =>
+		fc.uniqueArray(fc.integer({ min: 1, max: Math.max(1, text.length - 1) }), { maxLength: 12 }).map((cuts) => {
+			const points = [0, ...cuts.filter((cut) => cut < text.length).sort((a, b) => a - b), text.length];
+			return { text, pieces: points.slice(1).map((end, index) => text.slice(points[index], end)).filter((piece) => piece !== "") };
+		}),
+	);
+
+describe("streaming filters are split-invariant", () => {
+	it("gives the same visible text, reasoning, media and directives for any split", () => {
+		fc.assert(
+			fc.property(splitArbitrary, fc.boolean(), ({ text, pieces }, enforceFinalTag) => {
+				const whole = assemble([text], enforceFinalTag);
+				const split = assemble(pieces, enforceFinalTag);
+				expect(split.clean).toBe(whole.clean);
+				expect(split.reasoning).toBe(whole.reasoning);
+				expect(split.media).toEqual(whole.media);
+				expect(split.directives).toEqual(whole.directives);
+				expect(split.silent).toBe(whole.silent);
+			}),
+			{ numRuns: 1500 },
+		);
+	});
+
+	it("only ever grows the visible text (partials are prefixes of the final text) unless it retracts", () => {
+		fc.assert(
+			fc.property(splitArbitrary, ({ pieces }) => {
+				const result = assemble(pieces, false);
+				if (result.retracted) return;
+				for (const snapshot of result.snapshots) expect(result.clean.startsWith(snapshot.trimEnd())).toBe(true);
+			}),
+			{ numRuns: 1000 },
+		);
+	});
+
+	it("never shows anything of a silent answer while it streams", () => {
+		fc.assert(
+			fc.property(fc.constantFrom("NO_REPLY", "  NO_REPLY\n", "[[reply_to_current]]NO_REPLY", "no_reply"), fc.integer({ min: 1, max: 4 }), (text, size) => {
+				const pieces = text.match(new RegExp(`[\\s\\S]{1,${size}}`, "g")) ?? [];
+				const result = assemble(pieces, false);
+				expect(result.silent).toBe(true);
+				expect(result.snapshots.every((snapshot) => snapshot === "")).toBe(true);
+			}),
+		);
+	});
+});
+
+describe("block replies deliver every visible character exactly once", () => {
+	it("for any split and chunk budget", () => {
+		fc.assert(
+			fc.property(
+				blockSplitArbitrary,
+				fc.integer({ min: 1, max: 30 }),
+				fc.integer({ min: 0, max: 60 }),
+				fc.constantFrom("text_end" as const, "message_end" as const),
+				({ text, pieces }, minChars, extra, mode) => {
+					const maxChars = minChars + extra + 20;
+					const agent = new FakeAgent();
+					const blocks: string[] = [];
+					subscribeReplies(agent, {
+						blockReplyBreak: mode,
+						blockReplyChunking: { minChars, maxChars },
+						onBlockReply: (payload) => void blocks.push(payload.text ?? ""),
+					});
+					agent.messageStart();
+					for (const piece of pieces) agent.delta(piece);
+					agent.textEnd(text);
+					agent.messageEnd();
+					const expected = assemble([text], false);
+					fc.pre(!expected.retracted);
+					if (expected.silent) expect(blocks.join("")).toBe("");
+					else expect(content(blocks.join("\n"))).toBe(content(expected.clean));
+					for (const block of blocks) expect(block.length).toBeLessThanOrEqual(maxChars);
+				},
+			),
+			{ numRuns: 1000 },
+		);
+	});
+});
+
+describe("messages with several text blocks", () => {
+	it("deliver every visible character of every block exactly once", () => {
+		fc.assert(
+			fc.property(blockSplitArbitrary, blockSplitArbitrary, fc.integer({ min: 1, max: 30 }), (first, second, minChars) => {
+				const maxChars = minChars + 40;
+				const agent = new FakeAgent();
+				const blocks: string[] = [];
+				subscribeReplies(agent, {
+					blockReplyChunking: { minChars, maxChars },
+					onBlockReply: (payload) => void blocks.push(payload.text ?? ""),
+				});
+				agent.messageStart();
+				for (const piece of first.pieces) agent.delta(piece, 0);
+				agent.textEnd(first.text, 0);
+				for (const piece of second.pieces) agent.delta(piece, 1);
+				agent.textEnd(second.text, 1);
+				agent.messageEnd();
+				const expected = new MessageAssembly(1, { enforceFinalTag: false, chunking: undefined });
+				expected.ingestText(0, "delta", first.text);
+				expected.endTextBlock(0);
+				expected.ingestText(1, "delta", second.text);
+				expected.finish();
+				// Text an orphan close retracts may already have been sent; that case is not exactly-once.
+				fc.pre(!expected.takeRetracted());
+				if (expected.isSilent) expect(blocks.join("")).toBe("");
+				else expect(content(blocks.join("\n"))).toBe(content(expected.cleanText));
+				for (const block of blocks) expect(block.length).toBeLessThanOrEqual(maxChars);
+			}),
+			{ numRuns: 500 },
+		);
+	});
+});
+
+describe("BlockChunker", () => {
+	const chunkText = fc
+		.array(fc.constantFrom("word", " ", "\n", "\n\n", ".", "```js\n", "\n```\n", "~~~\n", "x".repeat(25), "  indented"), { maxLength: 40 })
+		.map((tokens) => tokens.join(""));
+
+	it("never exceeds maxChars and loses nothing but synthetic fence lines", () => {
+		fc.assert(
+			fc.property(
+				chunkText,
+				fc.integer({ min: 1, max: 40 }),
+				fc.integer({ min: 0, max: 80 }),
+				fc.array(fc.integer({ min: 1, max: 50 }), { maxLength: 10 }),
+				fc.constantFrom("paragraph" as const, "newline" as const, "sentence" as const),
+				(text, minChars, extra, cuts, breakPreference) => {
+					const maxChars = minChars + extra + 12;
+					const chunker = new BlockChunker({ minChars, maxChars, breakPreference });
+					const chunks = [];
+					let rest = text;
+					for (const cut of cuts) {
+						chunker.append(rest.slice(0, cut));
+						rest = rest.slice(cut);
+						chunks.push(...chunker.drain({ force: false }));
+					}
+					chunker.append(rest);
+					chunks.push(...chunker.drain({ force: true }));
+					let joined = "";
+					let reopened: string | undefined;
+					for (const chunk of chunks) {
+						expect(chunk.text.length).toBeLessThanOrEqual(maxChars);
+						let body = chunk.text;
+						if (reopened !== undefined && body.startsWith(reopened)) body = body.slice(reopened.length);
+						if (chunk.closedFence !== undefined) body = body.slice(0, body.length - chunk.closedFence.length);
+						reopened = chunk.reopenedFence;
+						joined += body;
+					}
+					expect(joined.replace(/\s+/g, "")).toBe(text.replace(/\s+/g, ""));
+				},
+			),
+			{ numRuns: 1500 },
+		);
+	});
+});

@@ -1,0 +1,85 @@
+// @ts-nocheck
+import { describe, expect, it } from "vitest";
+import { parseMediaLine } from "../../src/reply/media-lines.js";
+import { parseReplyDirectives, ReplyDirectiveFilter } from "../../src/reply/reply-directives.js";
+
+describe("ReplyDirectiveFilter (streaming)", () => {
+	it("holds a directive alone and applies it to the next text (SD1)", () => {
+		const filter = new ReplyDirectiveFilter();
+		expect(filter.push("[[reply_to_current]]")).toBe("");
+		expect(filter.push("Hello")).toBe("Hello");
+		expect(filter.directives).toMatchObject({ replyToCurrent: true, replyToTag: true });
+	});
+
+	it("holds a directive split across deltas (SD2)", () => {
+		const filter = new ReplyDirectiveFilter();
+		expect(filter.push("[[reply_to_")).toBe("");
+		expect(filter.push("current]] Yo")).toBe("Yo");
+		expect(filter.directives.replyToCurrent).toBe(true);
+	});
+
+	it("keeps an explicit reply target for the rest of the message (SD3)", () => {
+		const filter = new ReplyDirectiveFilter();
+		filter.push("[[reply_to: abc-123]]");
+		expect(filter.push("Hi")).toBe("Hi");
+		filter.push(" test 2");
+		expect(filter.directives).toMatchObject({ replyToId: "abc-123", replyToTag: true });
+	});
+
+	it("starts clean for each message (SD4)", () => {
+		const first = new ReplyDirectiveFilter();
+		first.push("[[reply_to_current]] first");
+		const second = new ReplyDirectiveFilter();
+		second.push("second");
+		expect(second.directives).toEqual({ replyToCurrent: false, replyToTag: false, audioAsVoice: false });
+	});
+
+	it("drops a NO_REPLY token glued to text (SD5) and keeps NO_REPLY: explanations (SD6)", () => {
+		expect(parseReplyDirectives("NO_REPLYThe user is saying hello").text).toBe("The user is saying hello");
+		expect(parseReplyDirectives("NO_REPLY: explanation").text).toBe("NO_REPLY: explanation");
+	});
+
+	it("marks an exact NO_REPLY as silent, case-insensitively", () => {
+		expect(parseReplyDirectives("  no_reply \n")).toMatchObject({ text: "", isSilent: true });
+		expect(parseReplyDirectives("No reply needed").isSilent).toBe(false);
+	});
+
+	it("accepts a directive missing its last bracket (#129154)", () => {
+		expect(parseReplyDirectives("[[reply_to_current] Hello")).toMatchObject({ text: "Hello", replyToCurrent: true });
+	});
+
+	it("leaves unknown [[tags]] and directives inside fences alone", () => {
+		expect(parseReplyDirectives("see [[wiki link]]").text).toBe("see [[wiki link]]");
+		expect(parseReplyDirectives("```\n[[reply_to_current]]\n```").text).toBe("```\n[[reply_to_current]]\n```");
+	});
+
+	it("does not glue words around a removed directive", () => {
+		expect(parseReplyDirectives("Hello [[audio_as_voice]] world").text).toBe("Hello world");
+	});
+
+	it("collapses runs of blank lines outside fences only", () => {
+		expect(parseReplyDirectives("a\n\n\n\nb").text).toBe("a\n\nb");
+		expect(parseReplyDirectives("```\na\n\n\n\nb\n```").text).toBe("```\na\n\n\n\nb\n```");
+	});
+});
+
+describe("MEDIA lines", () => {
+	it("extracts media at line starts only (AC7, AC21, AC24)", () => {
+		expect(parseReplyDirectives("Here is the image\nMEDIA:/tmp/output.jpg\nDone")).toMatchObject({
+			text: "Here is the image\nDone",
+			mediaUrls: ["/tmp/output.jpg"],
+		});
+		expect(parseReplyDirectives('Use MEDIA: "https://x.test/voice.ogg" here').mediaUrls).toEqual([]);
+		expect(parseReplyDirectives("  MEDIA:/tmp/indented.png").mediaUrls).toEqual(["/tmp/indented.png"]);
+	});
+
+	it("unwraps backticks and takes several references per line (AC12, AC26)", () => {
+		expect(parseMediaLine("MEDIA: `/tmp/screenshot.png`")).toEqual(["/tmp/screenshot.png"]);
+		expect(parseMediaLine("MEDIA: https://x.test/a.png /tmp/b.mp3")).toEqual(["https://x.test/a.png", "/tmp/b.mp3"]);
+	});
+
+	it("strips but does not accept paths that climb out or use ~", () => {
+		expect(parseReplyDirectives("ok\nMEDIA: ../../etc/passwd")).toMatchObject({ text: "ok", mediaUrls: [] });
+		expect(parseMediaLine("MEDIA: ~/secret.png")).toEqual([]);
+	});
+});

@@ -1,0 +1,110 @@
+/**
+ * What a provider would be sent for a transcript, checked: `convertToLlm`, then each
+ * provider's own message transform (our Anthropic and OpenAI converters, and the rule every
+ * provider applies, pi-ai's included: failed assistant messages are left out). A transcript is
+ * only as good as the next request it makes: a tool result that answers no tool call, or a tool
+ * call without a result, gets a 400 on every later call.
+ */
+// @ts-nocheck
+
+import { defaultConvertToLlm } from "../../src/machines/run-helpers.js";
+import { convertMessages } from "../../src/providers/anthropic-request.js";
+import { resolveOpenAICompat } from "../../src/providers/openai-compat.js";
+import { convertOpenAIMessages } from "../../src/providers/openai-messages.js";
+import { createOpenAICompatibleModel } from "../../src/providers/openai-models.js";
+import { getModel } from "../../src/providers/models.js";
+import type { AgentMessage, AssistantMessage, Message } from "../../src/types/messages.js";
+
+const anthropicModel = getModel("anthropic", "claude-sonnet-4-6");
+const openAIModel = createOpenAICompatibleModel({ baseUrl: "http://127.0.0.1:11434/v1", id: "local" });
+
+function failed(message: Message): boolean {
+	return message.role === "assistant" && (message.stopReason === "error" || message.stopReason === "aborted");
+}
+
+/**
+ * The generic rule: with failed assistant messages left out, each assistant message's tool
+ * calls are answered by the tool results right after it (exactly once each), no tool result
+ * stands anywhere else, and no kept assistant message is empty.
+ */
+export function conversationViolations(messages: readonly Message[]): string[] {
+	const violations: string[] = [];
+	const kept = messages.filter((message) => !failed(message));
+	let open: Set<string> | undefined;
+	let openAt = -1;
+	const close = () => {
+		if (open && open.size > 0) violations.push(`assistant #${openAt}: tool call(s) ${[...open].join(", ")} without a result`);
+		open = undefined;
+	};
+	kept.forEach((message, index) => {
+		if (message.role === "toolResult") {
+			if (!open || !open.delete(message.toolCallId)) violations.push(`#${index}: tool result ${message.toolCallId} answers no tool call of the assistant message before it`);
+			return;
+		}
+		close();
+		if (message.role === "assistant") {
+			if (message.content.length === 0) violations.push(`#${index}: empty assistant message`);
+			const calls = message.content.filter((block) => block.type === "toolCall").map((block) => block.id);
+			if (calls.length > 0) {
+				open = new Set(calls);
+				openAt = index;
+			}
+		}
+	});
+	close();
+	return violations;
+}
+
+/** Anthropic: every `tool_result` answers a `tool_use` of the assistant turn right before it, and every `tool_use` is answered. */
+function anthropicViolations(messages: readonly Message[]): string[] {
+	const violations: string[] = [];
+	const turns = convertMessages([...messages], anthropicModel);
+	let previousToolUses: string[] = [];
+	turns.forEach((turn, index) => {
+		const blocks = typeof turn.content === "string" ? [] : turn.content;
+		if (blocks.length === 0 && typeof turn.content !== "string") violations.push(`anthropic turn ${index}: empty content`);
+		if (turn.role === "user") {
+			const answered = blocks.flatMap((block) => (block.type === "tool_result" ? [block.tool_use_id] : []));
+			for (const id of answered) if (!previousToolUses.includes(id)) violations.push(`anthropic turn ${index}: tool_result ${id} without its tool_use`);
+			for (const id of previousToolUses) if (!answered.includes(id)) violations.push(`anthropic turn ${index}: tool_use ${id} not answered`);
+			previousToolUses = [];
+		} else {
+			if (previousToolUses.length > 0) violations.push(`anthropic turn ${index}: tool_use ${previousToolUses.join(", ")} not answered`);
+			previousToolUses = blocks.flatMap((block) => (block.type === "tool_use" ? [block.id] : []));
+		}
+	});
+	if (previousToolUses.length > 0) violations.push(`anthropic: last turn's tool_use ${previousToolUses.join(", ")} not answered`);
+	return violations;
+}
+
+/** OpenAI Chat Completions: `tool` messages follow the assistant message that made the calls, one per call. */
+function openAIViolations(messages: readonly Message[]): string[] {
+	const violations: string[] = [];
+	const wire = convertOpenAIMessages(openAIModel, { messages: [...messages] }, resolveOpenAICompat(openAIModel));
+	let open = new Set<string>();
+	wire.forEach((message, index) => {
+		if (message.role === "tool") {
+			if (!open.delete(message.tool_call_id)) violations.push(`openai #${index}: tool message ${message.tool_call_id} answers no call`);
+			return;
+		}
+		if (open.size > 0) violations.push(`openai #${index}: call(s) ${[...open].join(", ")} not answered`);
+		open = new Set(message.role === "assistant" ? (message.tool_calls ?? []).map((call) => call.id) : []);
+	});
+	if (open.size > 0) violations.push(`openai: call(s) ${[...open].join(", ")} not answered`);
+	return violations;
+}
+
+/**
+ * Every way the next request for this transcript would be invalid, for the default
+ * `convertToLlm` (or the one given).
+ *
+ * @example
+ * expect(providerRequestViolations(agent.state.messages)).toEqual([]);
+ */
+export function providerRequestViolations(
+	transcript: readonly AgentMessage[],
+	convertToLlm: (messages: AgentMessage[]) => Message[] = defaultConvertToLlm,
+): string[] {
+	const messages = convertToLlm([...transcript]);
+	return [...conversationViolations(messages), ...anthropicViolations(messages), ...openAIViolations(messages)].map((v) => `next request: ${v}`);
+}

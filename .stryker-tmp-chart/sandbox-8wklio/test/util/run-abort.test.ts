@@ -1,0 +1,68 @@
+/**
+ * A run's cancellation (src/util/run-abort.ts): the run's signal aborts once, then the model
+ * call's, then the run's parts hear it through their hooks; a call cancelled alone (a stalled
+ * stream) leaves the run alone and the next call gets a fresh controller.
+ */
+// @ts-nocheck
+
+import { describe, expect, it } from "vitest";
+import { RunAbort } from "../../src/util/run-abort.js";
+
+describe("RunAbort", () => {
+	it("aborts the run's signal, then the model call's, then calls each hook once", () => {
+		const abort = new RunAbort();
+		const call = abort.callController();
+		const seen: string[] = [];
+		abort.signal.addEventListener("abort", () => seen.push(`signal (call aborted: ${call.signal.aborted})`));
+		abort.onAbort(() => seen.push(`hook (run: ${abort.signal.aborted}, call: ${call.signal.aborted})`));
+		const removed = abort.onAbort(() => seen.push("removed hook"));
+		removed();
+		const reason = new Error("stop");
+		abort.abort(reason);
+		abort.abort(new Error("again"));
+		expect(seen).toEqual(["signal (call aborted: false)", "hook (run: true, call: true)"]);
+		expect(abort.signal.reason).toBe(reason);
+		expect(call.signal.reason).toBe(reason);
+	});
+
+	it("calls a hook added after the abort at once", () => {
+		const abort = new RunAbort();
+		abort.abort();
+		let called = 0;
+		abort.onAbort(() => called++)();
+		expect(called).toBe(1);
+	});
+
+	it("gives each model call a controller of its own, cancelled alone, and forgets it when the call ends", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		first.abort(new Error("stream stalled"));
+		expect(abort.signal.aborted).toBe(false);
+		abort.endCall(first);
+		const second = abort.callController();
+		expect(second).not.toBe(first);
+		expect(second.signal.aborted).toBe(false);
+		abort.endCall(second);
+		// A call that is over is not aborted with the run.
+		abort.abort();
+		expect(second.signal.aborted).toBe(false);
+	});
+
+	it("forgets only the call that ended: a later call is still aborted with the run", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		const second = abort.callController();
+		abort.endCall(first);
+		abort.abort();
+		expect(second.signal.aborted).toBe(true);
+	});
+
+	it("gives a call started after the run was aborted an aborted signal", () => {
+		const abort = new RunAbort();
+		const reason = new Error("aborted before the call");
+		abort.abort(reason);
+		const call = abort.callController();
+		expect(call.signal.aborted).toBe(true);
+		expect(call.signal.reason).toBe(reason);
+	});
+});

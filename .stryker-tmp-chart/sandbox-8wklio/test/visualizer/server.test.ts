@@ -1,0 +1,110 @@
+// @ts-nocheck
+import { request } from "node:http";
+import { WebSocket } from "ws";
+import { afterEach, describe, expect, it } from "vitest";
+import { createAgentInspector } from "../../src/inspect/inspector.js";
+import type { InspectionRecord } from "../../src/inspect/records.js";
+import { type VisualizerServer, attachVisualizer, startVisualizerServer } from "../../src/inspect/visualizer-server.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { Agent } from "../../src/agent.js";
+import { parseVisualizeArgs } from "../../visualizer/server.js";
+
+/** GET with an explicit Host (and Origin) header (fetch does not let tests forge one). */
+function get(url: string, host?: string, origin?: string): Promise<{ status: number; type: string; body: string }> {
+	return new Promise((resolve, reject) => {
+		const target = new URL(url);
+		const headers = { ...(host ? { host } : {}), ...(origin ? { origin } : {}) };
+		const req = request({ host: target.hostname, port: target.port, path: target.pathname, headers }, (res) => {
+			let body = "";
+			res.setEncoding("utf8");
+			res.on("data", (chunk: string) => (body += chunk));
+			res.on("end", () => resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"] ?? ""), body }));
+		});
+		req.on("error", reject);
+		req.end();
+	});
+}
+
+let server: VisualizerServer | undefined;
+afterEach(async () => {
+	await server?.close();
+	server = undefined;
+});
+
+describe("the visualizer server", () => {
+	it("listens on 127.0.0.1 only and serves the page, its script and the chart", async () => {
+		server = await startVisualizerServer({ inspector: createAgentInspector() });
+		expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+		const page = await get(server.url);
+		expect(page.status).toBe(200);
+		expect(page.body).toContain('<script type="module" src="/app.js">');
+		expect(page.body).not.toMatch(/https?:\/\//);
+		const script = await get(`${server.url}app.js`);
+		expect(script.type).toContain("javascript");
+		expect(script.body).toContain("ChartView");
+		expect(script.body).not.toMatch(/from\s+["']https?:/);
+		const chart = JSON.parse((await get(`${server.url}api/chart`)).body) as { graph: { machineId: string }; layout: { states: unknown[] }; mode: string };
+		expect(chart.graph.machineId).toBe("agent");
+		expect(chart.layout.states.length).toBeGreaterThan(10);
+		expect(chart.mode).toBe("live");
+	});
+
+	it("refuses other Host headers (DNS rebinding)", async () => {
+		server = await startVisualizerServer({ inspector: createAgentInspector() });
+		expect((await get(server.url, "evil.example:80")).status).toBe(403);
+		expect((await get(`${server.url}api/chart`, `localhost:${server.port}`)).status).toBe(200);
+	});
+
+	it("refuses pages of other sites: requests and WebSocket upgrades with a foreign Origin (cross-site WebSocket hijacking)", async () => {
+		server = await startVisualizerServer({ inspector: createAgentInspector() });
+		expect((await get(`${server.url}api/chart`, undefined, "http://evil.example")).status).toBe(403);
+		expect((await get(`${server.url}api/chart`, undefined, `http://127.0.0.1:${server.port}`)).status).toBe(200);
+		const live = `${server.url.replace("http", "ws")}api/live`;
+		const opened = (origin: string) =>
+			new Promise<string>((resolve) => {
+				const socket = new WebSocket(live, { origin });
+				socket.once("open", () => {
+					socket.close();
+					resolve("open");
+				});
+				socket.once("unexpected-response", (_request, response) => resolve(`refused ${response.statusCode}`));
+				socket.once("error", (error) => resolve(`error ${error.message}`));
+			});
+		expect(await opened("http://evil.example")).toBe("refused 403");
+		expect(await opened(`http://localhost:${server.port}`)).toBe("open");
+	});
+
+	it("streams the history and then live records over the WebSocket", async () => {
+		const scripted = createScriptedModel([{ content: "hello there" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const visualizer = await attachVisualizer(agent.actor);
+		const batches: InspectionRecord[][] = [];
+		const socket = new WebSocket(`${visualizer.url.replace("http", "ws")}api/live`);
+		socket.on("message", (data) => batches.push(JSON.parse(String(data)) as InspectionRecord[]));
+		await new Promise((resolve) => socket.once("open", resolve));
+		await agent.prompt("hi");
+		await new Promise((resolve) => setTimeout(resolve, 50));
+		socket.close();
+		await visualizer.close();
+		expect(batches[0]?.[0]).toMatchObject({ type: "@xstate.actor", name: "agent" });
+		const emitted = batches.flat().filter((record) => record.type === "@agentchart.emitted").map((record) => (record as { event: { type: string } }).event.type);
+		expect(emitted).toContain("agent_end");
+	});
+
+	it("serves a recording in replay mode", async () => {
+		const records = [{ type: "@xstate.actor", seq: 1 }] as unknown as InspectionRecord[];
+		server = await startVisualizerServer({ replay: records });
+		const chart = JSON.parse((await get(`${server.url}api/chart`)).body) as { mode: string };
+		expect(chart.mode).toBe("replay");
+		expect(JSON.parse((await get(`${server.url}api/recording`)).body)).toEqual(records);
+	});
+});
+
+describe("npm run visualize arguments", () => {
+	it("reads --replay, --record and --port", () => {
+		expect(parseVisualizeArgs(["--replay", "run.ndjson", "--port=4777"])).toEqual({ replay: "run.ndjson", port: 4777 });
+		expect(parseVisualizeArgs(["--record", "out.ndjson"])).toEqual({ record: "out.ndjson" });
+		expect(() => parseVisualizeArgs(["--port", "web"])).toThrow(/port/);
+		expect(() => parseVisualizeArgs(["--nope"])).toThrow(/Unknown option/);
+	});
+});
