@@ -71,6 +71,10 @@ const edges = setup({
 		bump: assign({ n: ({ context }) => context.n + 1, items: ["bumped"] }),
 		/** enqueue.assign with a function of the context, not a patch object. */
 		bumpMore: enqueueActions(({ enqueue }) => enqueue.assign(({ context }) => ({ n: context.n + 100 }))),
+		/** assign with a function of the context. */
+		bumpFn: assign(({ context }) => ({ n: context.n + 1000 })),
+		/** Raises an event no state handles: it is taken and nothing happens. */
+		raiseUnhandled: enqueueActions(({ enqueue }) => enqueue.raise({ type: "nobody" })),
 		/** A raise without a delay: taken in the same macrostep. */
 		raiseBump: enqueueActions(({ enqueue }) => enqueue.raise({ type: "bump" })),
 	},
@@ -87,7 +91,7 @@ const edgeMachine = edges.createMachine({
 	initial: "idle",
 	entry: said("enter root"),
 	exit: said("exit root"),
-	on: { bump: { actions: "bump" }, bumpMore: { actions: "bumpMore" }, raise: { actions: "raiseBump" }, end: ".done" },
+	on: { bump: { actions: "bump" }, bumpMore: { actions: "bumpMore" }, bumpFn: { actions: "bumpFn" }, raise: { actions: "raiseBump" }, raiseUnhandled: { actions: ["raiseUnhandled", "bump"] }, end: ".done" },
 	states: {
 		idle: {
 			entry: said("enter idle"),
@@ -199,7 +203,7 @@ describe("chartLogic at its edges", () => {
 
 	it("takes each edge as XState does: assign's property map, a raise without delay, self and descendant targets, the final state's exits, a fixed output, persisted and stopped snapshots", () => {
 		const scripts: EventObject[][] = [
-			[{ type: "bump" }, { type: "bumpMore" }, { type: "raise" }, { type: "self" }, { type: "selfAgain" }, { type: "down" }, { type: "toB" }, { type: "toBAgain" }, { type: "toB" }, { type: "up" }, { type: "end" }],
+			[{ type: "bump" }, { type: "bumpMore" }, { type: "bumpFn" }, { type: "raiseUnhandled" }, { type: "raise" }, { type: "self" }, { type: "selfAgain" }, { type: "down" }, { type: "toB" }, { type: "toBAgain" }, { type: "toB" }, { type: "up" }, { type: "end" }],
 			[{ type: "down" }, { type: "toBAgain" }, { type: "end" }],
 			[{ type: "down" }, { type: "up" }, { type: "raise" }],
 			// To its own source without reenter, from a child and at the top level: no ancestor is entered again.
