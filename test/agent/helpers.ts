@@ -544,3 +544,16 @@ export function agentWithHeldCompaction(): { agent: Agent; summarizing: Promise<
 	});
 	return { agent, summarizing: summarizing.promise, sawAbort: () => sawAbort };
 }
+
+/**
+ * What `build` threw, as text; "nothing" when it did not throw. Vitest's `toThrow(regex)` passes
+ * when `undefined` is thrown, so a check that an error names something reads the message here.
+ */
+export function thrownBy(build: () => unknown): string {
+	try {
+		build();
+	} catch (error) {
+		return error instanceof Error ? error.message : `a non-error: ${String(error)}`;
+	}
+	return "nothing";
+}

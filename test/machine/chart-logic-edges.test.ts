@@ -9,6 +9,7 @@
  */
 import { type AnyActorLogic, type AnyStateMachine, type EventObject, assign, createActor, enqueueActions, fromCallback, fromPromise, setup, stateIn } from "xstate";
 import { describe, expect, it } from "vitest";
+import { thrownBy } from "../agent/helpers.js";
 import { chartLogic } from "../../src/machines/chart-logic.js";
 import { LeanActor } from "../../src/machines/lean-actor.js";
 
@@ -31,19 +32,6 @@ const refusals: [string, () => AnyStateMachine, RegExp][] = [
 	],
 	["a transition with several targets", () => setup({}).createMachine({ id: "m", initial: "x", states: { x: { on: { e: { target: ["y", "z"] } } }, y: {}, z: {} } }), /a transition with several targets \(in 'm\.x'\)/],
 ];
-
-/**
- * What `build` threw, as text; "nothing" when it did not throw. Vitest's `toThrow(regex)` passes
- * when `undefined` is thrown, so a refusal that lost its message would go unnoticed with it.
- */
-function thrownBy(build: () => unknown): string {
-	try {
-		build();
-	} catch (error) {
-		return error instanceof Error ? error.message : `a non-error: ${String(error)}`;
-	}
-	return "nothing";
-}
 
 /** Starts an actor on the logic and returns how it failed, or its status when it did not. */
 function failureOf(logic: AnyActorLogic, events: EventObject[] = []): string {

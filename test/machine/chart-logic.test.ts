@@ -11,6 +11,7 @@
 import fc from "fast-check";
 import { type AnyStateMachine, type EventObject, and, createActor, enqueueActions, fromCallback, fromPromise, not, or, setup } from "xstate";
 import { describe, expect, it } from "vitest";
+import { thrownBy } from "../agent/helpers.js";
 import { chartLogic } from "../../src/machines/chart-logic.js";
 import { type HandOverTarget, LeanActor } from "../../src/machines/lean-actor.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
@@ -208,16 +209,6 @@ async function play(machine: AnyStateMachine, host: Host, events: readonly ToyEv
 	}
 	actor.stop();
 	return { lines };
-}
-
-/** What `build` threw, as text (vitest's `toThrow(regex)` passes when `undefined` is thrown). */
-function thrownBy(build: () => unknown): string {
-	try {
-		build();
-	} catch (error) {
-		return error instanceof Error ? error.message : `a non-error: ${String(error)}`;
-	}
-	return "nothing";
 }
 
 describe("chartLogic: agentchart's interpreter of an XState chart", () => {
