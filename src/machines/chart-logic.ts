@@ -458,7 +458,7 @@ function compile<C>(machine: AnyStateMachine): Chart<C> {
 		// transition to its own source without reenter): walking up from it would never meet the
 		// domain and would enter every ancestor up to the root again.
 		if (targetNode !== domain) for (let node = targetNode.parent; node && node !== domain; node = node.parent) enter.unshift(node);
-		if (targetDef !== def.source || def.source !== domainDef || def.reenter) enter.push(targetNode);
+		if (targetDef !== def.source || def.reenter) enter.push(targetNode);
 		const leaf = defaultLeaf(targetNode, enter);
 		// With reenter the domain is a proper ancestor of the source (see domainOf): the source is exited and entered again.
 		return { def, guard, actions, target: { domain, enter, leaf } };
