@@ -41,7 +41,7 @@ import {
 	or,
 } from "xstate";
 
-import { spawnChild } from "./lean-actor.js";
+import { spawnChild, wantsInspection } from "./lean-actor.js";
 
 type AnyActorSystem = AnyActorScope["system"];
 
@@ -273,7 +273,7 @@ class Step<C> {
 
 	emit(event: EventObject): void {
 		const scope = this.scope;
-		if (inspecting(this.system)) this.system._sendInspectionEvent({ type: "@xstate.action", actorRef: scope.self, action: { type: "xstate.emit", params: { event } } });
+		if (wantsInspection(this.system)) this.system._sendInspectionEvent({ type: "@xstate.action", actorRef: scope.self, action: { type: "xstate.emit", params: { event } } });
 		// A lean actor queues the event itself; XState's scope takes an effect to run.
 		const lean = scope as { deferEmit?: (event: EventObject) => void };
 		if (lean.deferEmit) lean.deferEmit(event);
@@ -546,16 +546,8 @@ function microstep<C>(step: Step<C>, transition: Transition<C>): void {
 	}
 }
 
-/**
- * Whether inspection records are wanted: a lean system says; XState's system does not, so its
- * records are always built (and dropped by it when nobody inspects).
- */
-function inspecting(system: SystemInternals): boolean {
-	return (system as { inspecting?: boolean }).inspecting !== false;
-}
-
 function inspectMicrostep<C>(step: Step<C>, event: EventObject, transition: Transition<C> | undefined): void {
-	if (!inspecting(step.system)) return;
+	if (!wantsInspection(step.system)) return;
 	step.system._sendInspectionEvent({ type: "@xstate.microstep", actorRef: step.scope.self, event, snapshot: step.snapshot(), _transitions: transition ? [transition.def] : [] });
 }
 

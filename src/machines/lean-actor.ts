@@ -183,6 +183,17 @@ export class LeanSystem {
 	start(): void {}
 }
 
+/**
+ * Whether an actor system wants inspection records: a lean system says; XState's system does
+ * not, so records are always built for it (and dropped by it when nobody inspects).
+ *
+ * @example
+ * if (wantsInspection(scope.system)) scope.system._sendInspectionEvent(record);
+ */
+export function wantsInspection(system: unknown): boolean {
+	return (system as { inspecting?: boolean }).inspecting !== false;
+}
+
 /** What a lean root hands its run over to: an XState actor, not started yet. */
 export interface HandOverTarget {
 	start(): unknown;
@@ -244,9 +255,10 @@ class LeanScheduler {
 	/** Moves the pending events, with the time they have left, to the successor's scheduler. */
 	handOver(scheduler: Scheduler, translate: (actor: AnyActorRef) => AnyActorRef): void {
 		this.#successor = { scheduler, translate };
-		for (const scheduled of [...this.#timers.values()]) {
+		const moving = [...this.#timers.values()];
+		this.#timers.clear();
+		for (const scheduled of moving) {
 			clearTimeout(scheduled.timer);
-			this.#timers.delete(`${scheduled.source.sessionId}.${scheduled.id}`);
 			const left = Math.max(0, scheduled.delay - (Date.now() - scheduled.startedAt));
 			scheduler.schedule(translate(scheduled.source), translate(scheduled.target), scheduled.event, left, scheduled.id);
 		}
@@ -483,9 +495,8 @@ export class LeanActor {
 		if (this.#inspected()) this.system._sendInspectionEvent({ type: "@xstate.snapshot", actorRef: this, event, snapshot });
 	}
 
-	/** Whether inspection records are wanted: a lean system says; XState's takes them all. */
 	#inspected(): boolean {
-		return (this.system as { inspecting?: boolean }).inspecting !== false;
+		return wantsInspection(this.system);
 	}
 
 	#notify(observer: FullObserver<unknown>, snapshot: AnySnapshot): void {

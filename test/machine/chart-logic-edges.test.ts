@@ -101,11 +101,20 @@ const edgeMachine = edges.createMachine({
 	},
 });
 
-/** What an observer and an emitted-event handler see of a script, with the persisted snapshot after each event. */
-function trace(host: "xstate" | "chart" | "lean", machine: AnyStateMachine, events: EventObject[]): string[] {
-	const lines: string[] = [];
+type Host = "xstate" | "chart" | "lean";
+type MachineActor = ReturnType<typeof createActor<AnyStateMachine>>;
+
+/** An actor running `machine` on XState's interpreter, on `chartLogic` in XState's actor, or on a lean actor. */
+function actorOn(host: Host, machine: AnyStateMachine): MachineActor {
+	if (host === "xstate") return createActor(machine);
 	const logic = chartLogic(machine);
-	const actor = (host === "xstate" ? createActor(machine) : host === "chart" ? createActor(logic) : new LeanActor(logic)) as unknown as ReturnType<typeof createActor<AnyStateMachine>>;
+	return (host === "chart" ? createActor(logic) : new LeanActor(logic)) as unknown as MachineActor;
+}
+
+/** What an observer and an emitted-event handler see of a script, with the persisted snapshot after each event. */
+function trace(host: Host, machine: AnyStateMachine, events: EventObject[]): string[] {
+	const lines: string[] = [];
+	const actor = actorOn(host, machine);
 	actor.on("*", (event) => lines.push(`emit ${JSON.stringify(event)}`));
 	actor.subscribe((snapshot) => lines.push(`snapshot ${snapshot.status} ${JSON.stringify(snapshot.value)} ${JSON.stringify(snapshot.context)} ${Object.keys(snapshot.children).join(",")}`));
 	actor.start();
@@ -144,8 +153,7 @@ describe("chartLogic at its edges", () => {
 
 	it("leaves an earlier snapshot as it was: a step that spawns or stops a child changes only its own", () => {
 		for (const host of ["chart", "lean"] as const) {
-			const logic = chartLogic(edgeMachine);
-			const actor = (host === "chart" ? createActor(logic) : new LeanActor(logic)) as unknown as ReturnType<typeof createActor<AnyStateMachine>>;
+			const actor = actorOn(host, edgeMachine);
 			actor.start();
 			const idle = actor.getSnapshot();
 			actor.send({ type: "down" }); // spawns the helper
@@ -168,8 +176,7 @@ describe("chartLogic at its edges", () => {
 		});
 		const outcomes: string[] = [];
 		for (const host of ["xstate", "chart", "lean"] as const) {
-			const logic = chartLogic(keeper);
-			const actor = (host === "xstate" ? createActor(keeper) : host === "chart" ? createActor(logic) : new LeanActor(logic)) as unknown as ReturnType<typeof createActor<AnyStateMachine>>;
+			const actor = actorOn(host, keeper);
 			actor.start();
 			const children = { ...actor.getSnapshot().children } as Record<string, { getSnapshot(): { status: string } }>;
 			actor.send({ type: "end" });

@@ -9,7 +9,7 @@
  */
 import fc from "fast-check";
 import { type AnyActorLogic, type AnyActorRef, type EventObject, createActor, enqueueActions, fromCallback, fromPromise, setup } from "xstate";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { agentMachine } from "../../src/machines/agent-machine.js";
 import { chartLogic } from "../../src/machines/chart-logic.js";
 import { type HandOverTarget, LeanActor, LeanSystem, spawnChild } from "../../src/machines/lean-actor.js";
@@ -22,6 +22,7 @@ const wait = () => new Promise((resolve) => setTimeout(resolve, 2 * LATER_MS));
 
 /** What both kinds of actor offer, as these tests use it. */
 interface ActorLike {
+	readonly sessionId: string;
 	start(): unknown;
 	stop(): unknown;
 	send(event: EventObject): void;
@@ -125,6 +126,26 @@ function catchUncaught(): { errors: string[]; restore(): void } {
 	};
 }
 
+/**
+ * Runs `script` on a lean actor and on XState's actor for the same logic, catching what either
+ * reports as uncaught; returns, lean first, what the script noted followed by those errors.
+ */
+async function onBoth(logic: AnyActorLogic, script: (actor: ActorLike, seen: string[]) => Promise<void> | void): Promise<string[][]> {
+	const outcomes: string[][] = [];
+	for (const lean of [true, false]) {
+		const actor = (lean ? new LeanActor(logic) : createActor(logic)) as unknown as ActorLike;
+		const seen: string[] = [];
+		const uncaught = catchUncaught();
+		try {
+			await script(actor, seen);
+		} finally {
+			uncaught.restore();
+		}
+		outcomes.push([...seen, ...uncaught.errors]);
+	}
+	return outcomes;
+}
+
 const describeSnapshot = (snapshot: { status: string; output?: unknown; error?: unknown }) => `${snapshot.status} ${JSON.stringify(snapshot.output)} ${String(snapshot.error)}`;
 
 async function play(lean: boolean, name: string, commands: readonly Command[]): Promise<string[]> {
@@ -209,11 +230,7 @@ describe("a lean actor behaves as XState's actor", () => {
 	}
 
 	it("calls every emitted-event handler of the moment, even one another removes, and reports one that throws", async () => {
-		const outcomes: string[][] = [];
-		for (const lean of [true, false]) {
-			const actor = (lean ? new LeanActor(logics["echo"] as AnyActorLogic) : createActor(logics["echo"] as AnyActorLogic)) as unknown as ActorLike;
-			const seen: string[] = [];
-			const uncaught = catchUncaught();
+		const outcomes = await onBoth(logics["echo"] as AnyActorLogic, async (actor, seen) => {
 			const second = actor.on("pong", () => seen.push("second"));
 			actor.on("pong", () => {
 				seen.push("first");
@@ -225,19 +242,13 @@ describe("a lean actor behaves as XState's actor", () => {
 			actor.send({ type: "ping" });
 			actor.send({ type: "ping" });
 			await tick();
-			uncaught.restore();
-			outcomes.push([...seen, ...uncaught.errors]);
-		}
+		});
 		expect(outcomes[0]).toEqual(outcomes[1]);
 		expect(outcomes[0]).toContain("Error: handler failed");
 	});
 
 	it("reports an observer that throws, and still tells the others", async () => {
-		const outcomes: string[][] = [];
-		for (const lean of [true, false]) {
-			const actor = (lean ? new LeanActor(logics["answer"] as AnyActorLogic) : createActor(logics["answer"] as AnyActorLogic)) as unknown as ActorLike;
-			const seen: string[] = [];
-			const uncaught = catchUncaught();
+		const outcomes = await onBoth(logics["answer"] as AnyActorLogic, async (actor, seen) => {
 			actor.subscribe({
 				next: () => {
 					throw new Error("next failed");
@@ -250,19 +261,13 @@ describe("a lean actor behaves as XState's actor", () => {
 			actor.start();
 			await tick();
 			await tick();
-			uncaught.restore();
-			outcomes.push([...seen, ...uncaught.errors]);
-		}
+		});
 		expect(outcomes[0]).toEqual(outcomes[1]);
 		expect(outcomes[0]).toEqual(expect.arrayContaining(["Error: next failed", "Error: complete failed", "complete"]));
 	});
 
 	it("reports a failure to an observer with an error handler, and as uncaught to one without", async () => {
-		const outcomes: string[][] = [];
-		for (const lean of [true, false]) {
-			const actor = (lean ? new LeanActor(logics["refuse"] as AnyActorLogic) : createActor(logics["refuse"] as AnyActorLogic)) as unknown as ActorLike;
-			const seen: string[] = [];
-			const uncaught = catchUncaught();
+		const outcomes = await onBoth(logics["refuse"] as AnyActorLogic, async (actor, seen) => {
 			actor.subscribe({ error: (error: unknown) => seen.push(`told ${String(error)}`) });
 			actor.subscribe({ next: () => seen.push("next") });
 			actor.start();
@@ -276,9 +281,7 @@ describe("a lean actor behaves as XState's actor", () => {
 				},
 			});
 			await tick();
-			uncaught.restore();
-			outcomes.push([...seen, ...uncaught.errors]);
-		}
+		});
 		expect(outcomes[0]).toEqual(outcomes[1]);
 		expect(outcomes[0]?.filter((line) => line === "Error: refused")).toHaveLength(2);
 	});
@@ -291,32 +294,24 @@ describe("a lean actor behaves as XState's actor", () => {
 			},
 		});
 		for (const where of ["getInitialSnapshot", "start"] as const) {
-			const outcomes: string[][] = [];
-			for (const lean of [true, false]) {
-				const actor = (lean ? new LeanActor(failing(where)) : createActor(failing(where))) as unknown as ActorLike;
-				const seen: string[] = [];
+			const outcomes = await onBoth(failing(where), (actor, seen) => {
 				actor.subscribe({ error: (error: unknown) => seen.push(String(error)) });
 				actor.start();
 				seen.push(describeSnapshot(actor.getSnapshot()));
 				// A stopped actor tells a late observer how it ended.
 				actor.subscribe({ error: (error: unknown) => seen.push(`late ${String(error)}`) });
-				outcomes.push(seen);
-			}
+			});
 			expect(outcomes[0]).toEqual(outcomes[1]);
 			expect(outcomes[0]?.join(" ")).toContain(`${where} failed`);
 		}
 	});
 
 	it("tells an observer that subscribes after the end how it ended", async () => {
-		const outcomes: string[][] = [];
-		for (const lean of [true, false]) {
-			const actor = (lean ? new LeanActor(logics["answer"] as AnyActorLogic) : createActor(logics["answer"] as AnyActorLogic)) as unknown as ActorLike;
+		const outcomes = await onBoth(logics["answer"] as AnyActorLogic, async (actor, seen) => {
 			actor.start();
 			await tick();
-			const seen: string[] = [];
 			actor.subscribe({ next: () => seen.push("next"), complete: () => seen.push("complete") });
-			outcomes.push(seen);
-		}
+		});
 		expect(outcomes).toEqual([["complete"], ["complete"]]);
 	});
 
@@ -336,10 +331,6 @@ describe("a lean actor behaves as XState's actor", () => {
 });
 
 describe("a lean root's system", () => {
-	afterEach(() => {
-		// Nothing here leaves a timer behind.
-	});
-
 	it("builds inspection records only while someone inspects, and sends them with the root's id", () => {
 		const actor = new LeanActor(logics["chart"] as AnyActorLogic);
 		const system = actor.system as unknown as LeanSystem;
@@ -361,13 +352,9 @@ describe("a lean root's system", () => {
 	});
 
 	it("tells an inspector what XState's system tells it, record for record, with the same actors named", async () => {
-		const outcomes: string[][] = [];
-		for (const lean of [true, false]) {
-			const logic = logics["chart"] as AnyActorLogic;
-			const actor = (lean ? new LeanActor(logic) : createActor(logic)) as unknown as ActorLike & { sessionId: string };
+		const outcomes = await onBoth(logics["chart"] as AnyActorLogic, async (actor, seen) => {
 			const names = new Map<unknown, string>([[actor, "root"]]);
 			const name = (ref: unknown) => (ref === undefined ? "-" : (names.get(ref) ?? `child:${String((ref as { id?: unknown }).id)}`));
-			const seen: string[] = [];
 			const subscription = actor.system.inspect((record: { type: string; actorRef?: unknown; sourceRef?: unknown; event?: { type: string }; snapshot?: { status: string }; rootId?: unknown }) => {
 				const detail = record.type === "@xstate.snapshot" ? record.snapshot?.status : record.type === "@xstate.actor" ? "" : record.event?.type;
 				seen.push(`${record.type} ${name(record.sourceRef)} → ${name(record.actorRef)} ${detail ?? ""} root:${record.rootId === actor.sessionId}`);
@@ -379,8 +366,7 @@ describe("a lean root's system", () => {
 			subscription.unsubscribe();
 			actor.send({ type: "ping" });
 			actor.send({ type: "finish" });
-			outcomes.push(seen);
-		}
+		});
 		expect(outcomes[0]).toEqual(outcomes[1]);
 		expect(outcomes[0]).toContain("@xstate.event - → root ping root:true");
 		expect(outcomes[0]).toContain("@xstate.event root → root ping root:true");
