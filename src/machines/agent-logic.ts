@@ -1,5 +1,6 @@
 import { agentMachine } from "./agent-machine.js";
 import { chartLogic } from "./chart-logic.js";
+import { copyContext } from "./context.js";
 
 /**
  * The agent chart as actor logic run by agentchart's interpreter (see `chart-logic.ts`): what
@@ -12,4 +13,4 @@ import { chartLogic } from "./chart-logic.js";
  * const actor = createActor(agentLogic, { input: { config: { streamFn } } }).start();
  * actor.on("agent_end", (event) => console.log(event.messages.length));
  */
-export const agentLogic = chartLogic(agentMachine);
+export const agentLogic = chartLogic(agentMachine, { copyContext });

@@ -18,7 +18,7 @@ import { closeRunAbruptly } from "./actions/close-run.js";
 import * as runs from "./actions/run.js";
 import * as streaming from "./actions/streaming.js";
 import * as tools from "./actions/tools.js";
-import { applyOverrides, runOf } from "./context.js";
+import { applyOverrides, runOf, patchRun } from "./context.js";
 import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
 
@@ -70,18 +70,18 @@ export const agentSetup = setup({
 		})),
 		queuePolledSteering: assign(({ context, event }) => ({
 			steeringQueue: [...context.steeringQueue, ...((event as { output?: AgentMessage[] }).output ?? [])],
-			run: { ...runOf(context), steeringPolled: true },
+			run: patchRun(runOf(context), { steeringPolled: true }),
 		})),
 		queuePolledFollowUps: assign(({ context, event }) => ({
 			followUpQueue: [...context.followUpQueue, ...((event as { output?: AgentMessage[] }).output ?? [])],
-			run: { ...runOf(context), followUpsPolled: true },
+			run: patchRun(runOf(context), { followUpsPolled: true }),
 		})),
-		recordStopDecision: assign(({ context, event }) => ({ run: { ...runOf(context), stopAsked: true, stopRequested: (event as { output?: boolean }).output === true } })),
+		recordStopDecision: assign(({ context, event }) => ({ run: patchRun(runOf(context), { stopAsked: true, stopRequested: (event as { output?: boolean }).output === true }) })),
 		recordHookFailure: assign(({ context, event }) => {
 			const run = runOf(context);
 			run.controller.abort();
 			const error = (event as { error?: unknown }).error;
-			return { run: { ...run, aborted: true, failure: error instanceof Error ? error.message : String(error) } };
+			return { run: patchRun(run, { aborted: true, failure: error instanceof Error ? error.message : String(error) }) };
 		}),
 
 		// Run lifecycle
@@ -122,7 +122,7 @@ export const agentSetup = setup({
 		// Tools
 		createBatch: enqueueActions(({ context, enqueue }) => {
 			const run = runOf(context);
-			if (run.assistant) enqueue.assign({ run: { ...run, batch: tools.createBatchFor(context, run.assistant) } });
+			if (run.assistant) enqueue.assign({ run: patchRun(run, { batch: tools.createBatchFor(context, run.assistant) }) });
 		}),
 		prepareQueuedCalls: enqueueActions(({ context, enqueue }) => tools.prepareQueuedCalls(context, enqueue)),
 		announceNextCall: enqueueActions(({ context, enqueue }) => tools.announceNextCall(context, enqueue)),

@@ -1,7 +1,7 @@
 import type { AnyAgentTool } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
 import { emptyUsage } from "../types/content.js";
-import { findTool, toolCallsOf } from "./run-helpers.js";
+import { findTool, patchBatch, toolCallsOf } from "./run-helpers.js";
 import type { ToolBatch, ToolCallEntry } from "./types.js";
 
 function isSequential(call: ToolCallEntry, tools: AnyAgentTool[]): boolean {
@@ -56,7 +56,7 @@ export function completeStreamingBatch(
 		calls.push(entry);
 		if (message.stopReason === "length") cutOff.push(entry);
 	}
-	return { batch: { ...base, assistant: message, calls, truncated: false }, cutOff };
+	return { batch: patchBatch(base, { assistant: message, calls, truncated: false }), cutOff };
 }
 
 /**

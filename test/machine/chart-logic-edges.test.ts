@@ -4,7 +4,8 @@
  * message each gets, failures while a chart runs, an eventless loop that never rests, the
  * assign and raise forms the toy chart does not use, transitions to the source state and to a
  * descendant with and without `reenter`, exit actions on reaching the final state, a fixed
- * output, and the snapshot as it is persisted, serialized and stopped. Each behaviour is checked
+ * output, the snapshot as it is persisted, serialized and stopped, and an assign through a context
+ * copier (`ChartLogicOptions.copyContext`). Each behaviour is checked
  * against XState's interpreter on the same machine wherever XState runs it.
  */
 import { type AnyActorLogic, type AnyStateMachine, type EventObject, assign, createActor, enqueueActions, fromCallback, fromPromise, setup, stateIn } from "xstate";
@@ -101,12 +102,24 @@ const edgeMachine = edges.createMachine({
 	},
 });
 
-type Host = "xstate" | "chart" | "lean";
+type Host = "xstate" | "chart" | "lean" | "copier";
 type MachineActor = ReturnType<typeof createActor<AnyStateMachine>>;
 
-/** An actor running `machine` on XState's interpreter, on `chartLogic` in XState's actor, or on a lean actor. */
+/** How often the "copier" host's context copier ran. */
+let contextCopies = 0;
+/** The edge chart's context, every field written out (the "copier" host's `copyContext`). */
+const copyEdgeContext = (context: EdgeContext): EdgeContext => {
+	contextCopies++;
+	return { n: context.n, items: context.items };
+};
+
+/**
+ * An actor running `machine` on XState's interpreter, on `chartLogic` in XState's actor, on a
+ * lean actor, or on `chartLogic` with a context copier in a lean actor.
+ */
 function actorOn(host: Host, machine: AnyStateMachine): MachineActor {
 	if (host === "xstate") return createActor(machine);
+	if (host === "copier") return new LeanActor(chartLogic(machine, { copyContext: copyEdgeContext as never })) as unknown as MachineActor;
 	const logic = chartLogic(machine);
 	return (host === "chart" ? createActor(logic) : new LeanActor(logic)) as unknown as MachineActor;
 }
@@ -166,6 +179,29 @@ describe("chartLogic at its edges", () => {
 		}
 	});
 
+	it("with a context copier, patches a fresh copy on every assign and leaves every earlier snapshot's context as it was", () => {
+		const actor = actorOn("copier", edgeMachine);
+		actor.start();
+		const seen: { context: EdgeContext; json: string }[] = [];
+		const record = () => {
+			const { context } = actor.getSnapshot();
+			seen.push({ context, json: JSON.stringify(context) });
+		};
+		record();
+		contextCopies = 0;
+		// bump assigns once (a property map), bumpMore once (enqueue.assign), bumpFn once (a function).
+		for (const type of ["bump", "bumpMore", "bumpFn", "bump"]) {
+			actor.send({ type });
+			record();
+		}
+		expect(contextCopies).toBe(4);
+		expect(seen.map((entry) => entry.context.n)).toEqual([0, 1, 101, 1101, 1102]);
+		// Each step made a new context and wrote nothing into an earlier one.
+		expect(new Set(seen.map((entry) => entry.context)).size).toBe(seen.length);
+		for (const entry of seen) expect(JSON.stringify(entry.context)).toBe(entry.json);
+		actor.stop();
+	});
+
 	it("stops every child when it reaches the final state, those of the states it leaves and the root's, as XState does", () => {
 		const keeper = edges.createMachine({
 			id: "keeper",
@@ -208,6 +244,7 @@ describe("chartLogic at its edges", () => {
 			const theirs = trace("xstate", edgeMachine, script);
 			expect(trace("chart", edgeMachine, script)).toEqual(theirs);
 			expect(trace("lean", edgeMachine, script)).toEqual(theirs);
+			expect(trace("copier", edgeMachine, script)).toEqual(theirs);
 		}
 		// The first script ends in the final state: entered, then every active state exited, the root last.
 		const first = trace("chart", edgeMachine, scripts[0] as EventObject[]);

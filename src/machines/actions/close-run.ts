@@ -4,8 +4,8 @@
  * a provider.
  */
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
-import { type Ctx, type EffectEnqueue, appendMessages, batchOf, runOf } from "../context.js";
-import { abortedAssistantMessage, createToolBatch, failedReply, toolCallsOf } from "../run-helpers.js";
+import { type Ctx, type EffectEnqueue, appendMessages, batchOf, runOf, patchContext, patchRun } from "../context.js";
+import { abortedAssistantMessage, createToolBatch, failedReply, patchBatch, toolCallsOf } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 import { TOOL_BATCH_ID, emitUnemittedToolResults, recordPendingFailedReply, settleOpenCalls } from "./tools.js";
 
@@ -38,8 +38,8 @@ export function closeRunAbruptly(context: Ctx, reason: string, enqueue: EffectEn
 	if (run.batch?.actorStarted) enqueue.stopChild(TOOL_BATCH_ID);
 	// A tool-call reply that completed just before dispose still gets answers for its calls.
 	if (!run.turnEnded && run.assistant && !run.batch && !failedReply(run.assistant) && toolCallsOf(run.assistant).length > 0) {
-		run = { ...run, batch: createToolBatch(run.assistant, context.tools, context.config.toolExecution) };
-		context = { ...context, run };
+		run = patchRun(run, { batch: createToolBatch(run.assistant, context.tools, context.config.toolExecution) });
+		context = patchContext(context, { run });
 	}
 	if (run.compactionReason) {
 		enqueue.emit({ type: "auto_compaction_end", reason: run.compactionReason, aborted: true, willRetry: false });
@@ -52,13 +52,13 @@ export function closeRunAbruptly(context: Ctx, reason: string, enqueue: EffectEn
 	if (!run.turnEnded) {
 		if (!run.assistant) {
 			const { message, recorded, pending } = cutOffReply(context, reason, enqueue);
-			working = { ...working, messages: appendMessages(working, [recorded], enqueue), run: { ...run, partial: undefined, assistant: message, pendingFailedReply: pending, newMessages: [...run.newMessages, recorded] } };
+			working = patchContext(working, { messages: appendMessages(working, [recorded], enqueue), run: patchRun(run, { partial: undefined, assistant: message, pendingFailedReply: pending, newMessages: [...run.newMessages, recorded] }) });
 			let toolResults: ToolResultMessage[] = [];
 			let turnMessage = message;
 			if (run.batch) {
 				// Streamed tool calls that already started are answered; the rest never start.
 				const started = run.batch.calls.filter((call) => call.status !== "queued");
-				working = { ...working, run: { ...runOf(working), batch: { ...run.batch, assistant: message, calls: started } } };
+				working = patchContext(working, { run: patchRun(runOf(working), { batch: patchBatch(run.batch, { assistant: message, calls: started }) }) });
 				working = settleOpenCalls(working, reason, ["preparing", "prepared", "running"], enqueue);
 				working = recordPendingFailedReply(emitUnemittedToolResults(working, enqueue), enqueue);
 				toolResults = runOf(working).toolResults;
@@ -69,7 +69,7 @@ export function closeRunAbruptly(context: Ctx, reason: string, enqueue: EffectEn
 			if (failedReply(run.assistant)) {
 				// As after a failed reply: calls that never started never will (the reply is not replayed).
 				const started = run.batch.calls.filter((call) => call.status !== "queued");
-				working = { ...working, run: { ...run, batch: { ...run.batch, assistant: run.assistant, calls: started } } };
+				working = patchContext(working, { run: patchRun(run, { batch: patchBatch(run.batch, { assistant: run.assistant, calls: started }) }) });
 			}
 			working = settleOpenCalls(working, reason, ["queued", "preparing", "prepared", "running"], enqueue);
 			working = recordPendingFailedReply(emitUnemittedToolResults(working, enqueue), enqueue);

@@ -5,7 +5,7 @@
 import type { CompactionActorInput, CompactionOutput } from "../../actors/compaction-protocol.js";
 import type { CompactionReason } from "../../types/agent.js";
 import { describeError } from "../../util/describe-error.js";
-import { type Ctx, type Enqueue, newRun, runOf } from "../context.js";
+import { type Ctx, type Enqueue, newRun, runOf, patchRun } from "../context.js";
 import { streamOptionsFor } from "../run-helpers.js";
 import { startNextTurn, takeQueued } from "./run.js";
 
@@ -39,7 +39,7 @@ export function startManualCompaction(instructions: string | undefined, enqueue:
 export function setCompactionReason(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	const reason: CompactionReason = run.assistant && run.turnEnded ? "overflow" : "threshold";
-	enqueue.assign({ run: { ...run, compactionReason: reason, compactedThisTurn: true, overflowRetried: run.overflowRetried || reason === "overflow" } });
+	enqueue.assign({ run: patchRun(run, { compactionReason: reason, compactedThisTurn: true, overflowRetried: run.overflowRetried || reason === "overflow" }) });
 }
 
 export function emitCompactionStart(context: Ctx, enqueue: Enqueue): void {
@@ -51,7 +51,7 @@ export function applyCompaction(context: Ctx, output: CompactionOutput | undefin
 	if (!output) return;
 	const reason = context.run?.compactionReason ?? "manual";
 	enqueue.assign({ messages: output.messages, lastCompaction: output.result });
-	if (context.run) enqueue.assign({ run: { ...context.run, compactionReason: undefined } });
+	if (context.run) enqueue.assign({ run: patchRun(context.run, { compactionReason: undefined }) });
 	enqueue.emit({ type: "auto_compaction_end", reason, result: output.result, aborted: false, willRetry: reason === "overflow" });
 	enqueue.emit({ type: "agentchart.transcript", messages: output.messages });
 }
@@ -60,13 +60,13 @@ export function emitCompactionFailed(context: Ctx, error: unknown, enqueue: Enqu
 	const reason = context.run?.compactionReason ?? "manual";
 	const detail = describeError(error);
 	const errorMessage = reason === "overflow" ? `Context overflow recovery failed: ${detail}` : `Compaction failed: ${detail}`;
-	if (context.run) enqueue.assign({ run: { ...context.run, compactionReason: undefined } });
+	if (context.run) enqueue.assign({ run: patchRun(context.run, { compactionReason: undefined }) });
 	enqueue.emit({ type: "auto_compaction_end", reason, aborted: false, willRetry: false, errorMessage });
 }
 
 export function emitCompactionAborted(context: Ctx, enqueue: Enqueue): void {
 	const reason = context.run?.compactionReason ?? "manual";
-	if (context.run) enqueue.assign({ run: { ...context.run, compactionReason: undefined } });
+	if (context.run) enqueue.assign({ run: patchRun(context.run, { compactionReason: undefined }) });
 	enqueue.emit({ type: "auto_compaction_end", reason, aborted: true, willRetry: false });
 }
 

@@ -4,7 +4,7 @@
  * call, aborting it, and the end of the run.
  */
 import type { AgentMessage } from "../../types/messages.js";
-import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, messageEvents, newRun, runOf } from "../context.js";
+import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, messageEvents, newRun, runOf, patchContext, patchRun } from "../context.js";
 import { abortedAssistantMessage, takeFromQueue } from "../run-helpers.js";
 
 /**
@@ -32,7 +32,7 @@ export function startRun(context: Ctx, prompts: AgentMessage[], skipInitialSteer
 export function injectMessages(context: Ctx, messages: AgentMessage[], enqueue: Enqueue): void {
 	const run = runOf(context);
 	appendMessages(context, messages, enqueue);
-	enqueue.assign({ run: { ...run, newMessages: [...run.newMessages, ...messages] } });
+	enqueue.assign({ run: patchRun(run, { newMessages: [...run.newMessages, ...messages] }) });
 	for (const message of messages) for (const event of messageEvents(message)) enqueue.emit(event);
 }
 
@@ -92,7 +92,7 @@ export function closeTurnAsAborted(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	const message = abortedAssistantMessage(context, run.failure ?? "Request was aborted");
 	appendMessages(context, [message], enqueue);
-	enqueue.assign({ run: { ...run, assistant: message, turnEnded: true, newMessages: [...run.newMessages, message] } });
+	enqueue.assign({ run: patchRun(run, { assistant: message, turnEnded: true, newMessages: [...run.newMessages, message] }) });
 	for (const event of messageEvents(message)) enqueue.emit(event);
 	enqueue.emit({ type: "turn_end", message, toolResults: [] });
 }
@@ -120,7 +120,7 @@ export function startOutputLimitRecoveryTurn(context: Ctx, enqueue: Enqueue): vo
 	const run = runOf(context);
 	const steering = takeQueued(context, "steering", enqueue);
 	const resume: AgentMessage = { role: "user", content: [{ type: "text", text: outputLimitResumeText(run.batch?.truncated === true) }], timestamp: Date.now() };
-	const next: Ctx = { ...context, run: { ...run, outputLimitAttempts: (run.outputLimitAttempts ?? 0) + 1 } };
+	const next: Ctx = patchContext(context, { run: patchRun(run, { outputLimitAttempts: (run.outputLimitAttempts ?? 0) + 1 }) });
 	startNextTurn(next, [...steering, resume], enqueue);
 }
 
@@ -141,7 +141,7 @@ export function abortRun(context: Ctx, failure: string | undefined, enqueue: Eff
 	run.controller.abort();
 	const grace = context.config.toolAbortGraceMs;
 	const abandonScheduled = grace > 0 && run.batch?.calls.some((call) => call.status === "running") === true;
-	enqueue.assign({ run: { ...run, aborted: true, failure: failure ?? run.failure, abandonScheduled } });
+	enqueue.assign({ run: patchRun(run, { aborted: true, failure: failure ?? run.failure, abandonScheduled }) });
 	if (abandonScheduled) enqueue.raise({ type: "tools.abandon" }, { delay: grace, id: ABANDON_TOOLS_ID });
 }
 

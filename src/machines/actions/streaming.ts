@@ -5,7 +5,7 @@
 import { isContextOverflow } from "../../providers/overflow.js";
 import type { AssistantMessage } from "../../types/messages.js";
 import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
-import { type Ctx, type Enqueue, appendMessages, runOf } from "../context.js";
+import { type Ctx, type Enqueue, appendMessages, runOf, patchRun } from "../context.js";
 import { failedReply } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 
@@ -13,13 +13,13 @@ import { splitFailedStreamingReply } from "../streaming-tools.js";
 export function startAttempt(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	enqueue.assign({
-		run: { ...run, attempt: run.attempt + 1, stream: { partial: undefined }, partial: undefined, assistant: undefined, batch: undefined, toolResults: [] },
+		run: patchRun(run, { attempt: run.attempt + 1, stream: { partial: undefined }, partial: undefined, assistant: undefined, batch: undefined, toolResults: [] }),
 	});
 }
 
 /** The reply began: `message_start` with a snapshot of its partial message. */
 export function beginAssistantMessage(context: Ctx, partial: AssistantMessage, enqueue: Enqueue): void {
-	enqueue.assign({ run: { ...runOf(context), partial } });
+	enqueue.assign({ run: patchRun(runOf(context), { partial }) });
 	enqueue.emit({ type: "message_start", message: { ...partial } });
 }
 
@@ -60,6 +60,6 @@ export function completeAssistantMessage(context: Ctx, final: AssistantMessage, 
 export function emitTurnEndWithoutTools(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	if (!run.assistant) return;
-	enqueue.assign({ run: { ...run, turnEnded: true } });
+	enqueue.assign({ run: patchRun(run, { turnEnded: true }) });
 	enqueue.emit({ type: "turn_end", message: run.assistant, toolResults: [] });
 }

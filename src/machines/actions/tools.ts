@@ -7,8 +7,8 @@ import { errorResult, prepareToolCall } from "../../tools/preflight.js";
 import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
 import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
-import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callById, messageEvents, runOf } from "../context.js";
-import { createToolBatch, findTool, hookContext, toolResultMessage, updateCall } from "../run-helpers.js";
+import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callById, messageEvents, runOf, patchContext, patchRun } from "../context.js";
+import { createToolBatch, findTool, hookContext, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
 import type { FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
@@ -53,9 +53,9 @@ export function settleCall(context: Ctx, call: ToolCallEntry, outcome: Finalized
 		nextBatch = updateCall(nextBatch, call.toolCall.id, { messageEmitted: true });
 		for (const event of messageEvents(message)) enqueue.emit(event);
 	}
-	const nextRun = { ...run, batch: nextBatch, newMessages, toolResults };
+	const nextRun = patchRun(run, { batch: nextBatch, newMessages, toolResults });
 	enqueue.assign({ run: nextRun });
-	return { ...context, messages, run: nextRun };
+	return patchContext(context, { messages, run: nextRun });
 }
 
 /** Settles calls in these statuses with an error result, announcing those never started. */
@@ -64,7 +64,7 @@ export function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEn
 	for (const call of batchOf(context).calls) {
 		if (!statuses.includes(call.status)) continue;
 		if (!call.started) enqueue.emit(toolStartEvent(call));
-		working = settleCall(working, { ...call, started: true }, errorResult(text), enqueue);
+		working = settleCall(working, patchCall(call, { started: true }), errorResult(text), enqueue);
 	}
 	return working;
 }
@@ -87,12 +87,12 @@ export function emitUnemittedToolResults(context: Ctx, enqueue: Enqueue): Ctx {
 		results.push(message);
 		added.push(message);
 		for (const event of messageEvents(message)) enqueue.emit(event);
-		return { ...call, messageEmitted: true };
+		return patchCall(call, { messageEmitted: true });
 	});
 	const messages = appendMessages(context, added, enqueue);
-	const nextRun = { ...run, newMessages: [...run.newMessages, ...added], toolResults: results, batch: { ...batch, calls } };
+	const nextRun = patchRun(run, { newMessages: [...run.newMessages, ...added], toolResults: results, batch: patchBatch(batch, { calls }) });
 	enqueue.assign({ run: nextRun });
-	return { ...context, messages, run: nextRun };
+	return patchContext(context, { messages, run: nextRun });
 }
 
 /**
@@ -105,16 +105,16 @@ export function recordPendingFailedReply(context: Ctx, enqueue: Enqueue): Ctx {
 	if (!failed) return context;
 	for (const event of messageEvents(failed)) enqueue.emit(event);
 	const messages = appendMessages(context, [failed], enqueue);
-	const nextRun = { ...run, pendingFailedReply: undefined, newMessages: [...run.newMessages, failed], batch: { ...batchOf(context), assistant: failed } };
+	const nextRun = patchRun(run, { pendingFailedReply: undefined, newMessages: [...run.newMessages, failed], batch: patchBatch(batchOf(context), { assistant: failed }) });
 	enqueue.assign({ run: nextRun });
-	return { ...context, messages, run: nextRun };
+	return patchContext(context, { messages, run: nextRun });
 }
 
 /** Tool result messages (source order), the failed part of a split reply, `turn_end`; the batch actor stops. */
 export function endToolBatch(context: Ctx, enqueue: EffectEnqueue): void {
 	const working = recordPendingFailedReply(emitUnemittedToolResults(context, enqueue), enqueue);
 	const run = runOf(working);
-	enqueue.assign({ run: { ...run, turnEnded: true } });
+	enqueue.assign({ run: patchRun(run, { turnEnded: true }) });
 	enqueue.emit({ type: "turn_end", message: batchOf(working).assistant, toolResults: run.toolResults });
 	if (run.batch?.actorStarted) enqueue.stopChild(TOOL_BATCH_ID);
 }
@@ -123,7 +123,7 @@ export function endToolBatch(context: Ctx, enqueue: EffectEnqueue): void {
 function withBatchActor(context: Ctx, batch: ToolBatch, enqueue: SpawningEnqueue): ToolBatch {
 	if (batch.actorStarted) return batch;
 	enqueue.spawnChild("toolBatchActor", { id: TOOL_BATCH_ID, input: toolBatchInput(context, batch.assistant) });
-	return { ...batch, actorStarted: true };
+	return patchBatch(batch, { actorStarted: true });
 }
 
 /** The enqueuer of actions that may spawn the batch actor. */
@@ -146,7 +146,7 @@ export function prepareQueuedCalls(context: Ctx, enqueue: Enqueue): void {
 	let calls: ToolCallEntry[] | undefined;
 	const writeBack = () => {
 		if (!calls) return;
-		working = { ...working, run: { ...runOf(working), batch: { ...batchOf(working), calls } } };
+		working = patchContext(working, { run: patchRun(runOf(working), { batch: patchBatch(batchOf(working), { calls }) }) });
 		calls = undefined;
 	};
 	for (let index = 0; index < queuedCalls.length; index++) {
@@ -156,10 +156,10 @@ export function prepareQueuedCalls(context: Ctx, enqueue: Enqueue): void {
 		const decided = prepareToolCall(findTool(context.tools, queued.toolCall.name), queued.toolCall);
 		if (decided.kind === "immediate") {
 			writeBack();
-			working = settleCall(working, { ...queued, started: true }, decided.outcome, enqueue);
+			working = settleCall(working, patchCall(queued, { started: true }), decided.outcome, enqueue);
 		} else {
 			calls ??= batchOf(working).calls.slice();
-			calls[index] = { ...queued, status: "prepared", args: decided.args, started: true };
+			calls[index] = patchCall(queued, { status: "prepared", args: decided.args, started: true });
 		}
 		if (sequential) break;
 	}
@@ -172,7 +172,7 @@ export function announceNextCall(context: Ctx, enqueue: Enqueue): void {
 	const batch = batchOf(context);
 	const next = batch.calls.find((call) => call.status === "queued");
 	if (!next) return;
-	enqueue.assign({ run: { ...runOf(context), batch: updateCall(batch, next.toolCall.id, { status: "preparing", started: true }) } });
+	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batch, next.toolCall.id, { status: "preparing", started: true }) }) });
 	enqueue.emit(toolStartEvent(next));
 }
 
@@ -186,13 +186,13 @@ export function preflightAnnouncedCall(context: Ctx, enqueue: SpawningEnqueue): 
 		return;
 	}
 	const batch = withBatchActor(context, batchOf(context), enqueue);
-	enqueue.assign({ run: { ...runOf(context), batch } });
+	enqueue.assign({ run: patchRun(runOf(context), { batch }) });
 	enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight", toolCall: call.toolCall, args: decided.args });
 }
 
 /** `beforeToolCall` let the call run: it is prepared, with the arguments the hook may have changed. */
 export function recordPreparedCall(context: Ctx, toolCallId: string, args: unknown, enqueue: Enqueue): void {
-	enqueue.assign({ run: { ...runOf(context), batch: updateCall(batchOf(context), toolCallId, { status: "prepared", args }) } });
+	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batchOf(context), toolCallId, { status: "prepared", args }) }) });
 }
 
 /**
@@ -218,8 +218,8 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 			}
 			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
 			if (decided.kind === "immediate") {
-				working = { ...working, run: { ...runOf(working), batch } };
-				working = settleCall(working, { ...call, started: true }, decided.outcome, enqueue);
+				working = patchContext(working, { run: patchRun(runOf(working), { batch }) });
+				working = settleCall(working, patchCall(call, { started: true }), decided.outcome, enqueue);
 				batch = batchOf(working);
 				continue;
 			}
@@ -236,13 +236,13 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 			if (call.status !== "prepared") continue;
 			if (sequential && (calls ?? batch.calls).some((other) => other.status === "running")) break;
 			batch = withBatchActor(working, batch, enqueue);
-			(calls ??= batch.calls.slice())[index] = { ...call, status: "running" };
+			(calls ??= batch.calls.slice())[index] = patchCall(call, { status: "running" });
 			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", toolCall: call.toolCall, args: call.args });
 		}
-		if (calls) batch = { ...batch, calls };
+		if (calls) batch = patchBatch(batch, { calls });
 	}
 	// Nothing started (a parallel batch's calls started together): the run stays as it is.
-	if (working !== context || batch !== run.batch) enqueue.assign({ run: { ...runOf(working), batch } });
+	if (working !== context || batch !== run.batch) enqueue.assign({ run: patchRun(runOf(working), { batch }) });
 }
 
 /** A running call settled, or timed out (then it is told to stop and its late result ignored). */
@@ -278,7 +278,7 @@ export function settleCallsCutOffByLength(context: Ctx, enqueue: Enqueue): void 
 	for (const call of batchOf(context).calls) {
 		if (call.status === "settled") continue;
 		if (!call.started) enqueue.emit(toolStartEvent(call));
-		working = settleCall(working, { ...call, started: true }, errorResult(lengthCutOffText(call.toolCall.name)), enqueue);
+		working = settleCall(working, patchCall(call, { started: true }), errorResult(lengthCutOffText(call.toolCall.name)), enqueue);
 	}
 }
 
@@ -288,7 +288,7 @@ export function addStreamedToolCall(context: Ctx, toolCall: ToolCall, partial: A
 	const batch: ToolBatch = run.batch ?? { assistant: partial, mode: "streaming", calls: [], truncated: false, actorStarted: false };
 	if (batch.calls.some((call) => call.toolCall.id === toolCall.id)) return;
 	const entry: ToolCallEntry = { toolCall: toolCall as AgentToolCall, status: "queued", args: undefined, outcome: undefined, started: false, messageEmitted: false };
-	enqueue.assign({ run: { ...run, batch: { ...batch, calls: [...batch.calls, entry] } } });
+	enqueue.assign({ run: patchRun(run, { batch: patchBatch(batch, { calls: [...batch.calls, entry] }) }) });
 }
 
 /** Streaming mode, the reply complete: the batch takes its final content; calls cut off by "length" get that error. */
@@ -296,11 +296,11 @@ export function finishStreamingBatch(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	if (!run.assistant) return;
 	const { batch, cutOff } = completeStreamingBatch(run.batch, run.assistant);
-	let working: Ctx = { ...context, run: { ...run, batch: { ...batch, truncated: cutOff.length > 0 } } };
+	let working: Ctx = patchContext(context, { run: patchRun(run, { batch: patchBatch(batch, { truncated: cutOff.length > 0 }) }) });
 	enqueue.assign({ run: working.run });
 	for (const call of cutOff) {
 		enqueue.emit(toolStartEvent(call));
-		working = settleCall(working, { ...call, started: true }, errorResult(lengthCutOffText(call.toolCall.name)), enqueue);
+		working = settleCall(working, patchCall(call, { started: true }), errorResult(lengthCutOffText(call.toolCall.name)), enqueue);
 	}
 }
 
@@ -309,7 +309,7 @@ export function abortStreamingCalls(context: Ctx, enqueue: EffectEnqueue): void 
 	const run = runOf(context);
 	if (!run.batch || !run.assistant) return;
 	const reason = `Tool call aborted: the assistant message ended with stopReason "${run.assistant.stopReason}"`;
-	let working: Ctx = { ...context, run: { ...run, batch: { ...run.batch, assistant: run.assistant, calls: run.batch.calls.filter((call) => call.status !== "queued") } } };
+	let working: Ctx = patchContext(context, { run: patchRun(run, { batch: patchBatch(run.batch, { assistant: run.assistant, calls: run.batch.calls.filter((call) => call.status !== "queued") }) }) });
 	enqueue.assign({ run: working.run });
 	for (const call of batchOf(working).calls) {
 		if (call.status !== "running") continue;
