@@ -277,8 +277,11 @@ export class Agent {
 		const machine = this.#machine;
 		// A run nobody was watching runs on a lean actor; from now on it is XState's.
 		if (machine instanceof LeanActor) this.#handOver(machine);
+		const pinned = this.#ensureMachine();
+		// The machine's delta taps (tapDeltas): only an actor handed out can be tapped.
+		this.#deltaTaps = acceptDeltaTaps(pinned);
 		// XState types a state value's map as possibly undefined per key; the chart's never are.
-		return this.#ensureMachine() as unknown as AgentActor;
+		return pinned as unknown as AgentActor;
 	}
 
 	/** Steering queue mode. @example agent.steeringMode = "all"; */
@@ -624,7 +627,8 @@ export class Agent {
 
 	#attach(machine: MachineActor): void {
 		machine.on("*", (event) => this.#onEmitted(event));
-		this.#deltaTaps = acceptDeltaTaps(machine);
+		// Taps reach a machine through `agent.actor` (which pins the agent) only.
+		this.#deltaTaps = this.#pinned ? acceptDeltaTaps(machine) : NO_TAPS;
 		this.#machine = machine;
 	}
 

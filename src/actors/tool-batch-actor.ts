@@ -93,8 +93,8 @@ class ToolBatchRun {
 
 	#begin(toolCall: AgentToolCall): CallInFlight {
 		const call: CallInFlight = { toolCall, controller: new AbortController(), deadline: undefined, timeoutMs: 0 };
-		const runSignal = this.input.abort.signal;
-		if (runSignal.aborted) call.controller.abort(runSignal.reason);
+		const run = this.input.abort;
+		if (run.aborted) call.controller.abort(run.signal.reason);
 		this.#inFlight.set(toolCall.id, call);
 		return call;
 	}

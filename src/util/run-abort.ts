@@ -10,6 +10,8 @@
 export interface RunAbortView {
 	/** The run's signal: aborted once, by `abort()` (or dispose, or a failing listener). */
 	readonly signal: AbortSignal;
+	/** Whether the run was aborted (its signal's `aborted`, without the signal's getters). */
+	readonly aborted: boolean;
 	/**
 	 * Calls `hook` once when the run is aborted, after its signal (at once if it already is; a
 	 * function added twice is called once). Returns a function that removes it.
@@ -38,12 +40,20 @@ const NOTHING = () => {};
  */
 export class RunAbort implements RunAbortView {
 	readonly #controller = new AbortController();
+	/**
+	 * The run's signal. Read once: `AbortController.signal` and `AbortSignal.aborted` are
+	 * getters that check their receiver, and the run's parts ask several times per tool call.
+	 *
+	 * @example await fetch(url, { signal: abort.signal });
+	 */
+	readonly signal: AbortSignal = this.#controller.signal;
+	#aborted = false;
 	#hooks: Set<() => void> | undefined;
 	#call: AbortController | undefined;
 
-	/** The run's signal. @example await fetch(url, { signal: abort.signal }); */
-	get signal(): AbortSignal {
-		return this.#controller.signal;
+	/** @example if (abort.aborted) return; */
+	get aborted(): boolean {
+		return this.#aborted;
 	}
 
 	/**
@@ -53,10 +63,10 @@ export class RunAbort implements RunAbortView {
 	 * abort.abort();
 	 */
 	abort(reason?: unknown): void {
-		const signal = this.#controller.signal;
-		if (signal.aborted) return;
+		if (this.#aborted) return;
+		this.#aborted = true;
 		this.#controller.abort(reason);
-		this.#call?.abort(signal.reason);
+		this.#call?.abort(this.signal.reason);
 		const hooks = this.#hooks;
 		this.#hooks = undefined;
 		if (hooks) for (const hook of hooks) hook();
@@ -64,7 +74,7 @@ export class RunAbort implements RunAbortView {
 
 	/** @example const remove = abort.onAbort(() => batch.stopAll()); */
 	onAbort(hook: () => void): () => void {
-		if (this.#controller.signal.aborted) {
+		if (this.#aborted) {
 			hook();
 			return NOTHING;
 		}
@@ -77,7 +87,7 @@ export class RunAbort implements RunAbortView {
 	/** @example const call = abort.callController(); streamFn(model, context, { signal: call.signal }); */
 	callController(): AbortController {
 		const call = new AbortController();
-		if (this.#controller.signal.aborted) call.abort(this.#controller.signal.reason);
+		if (this.#aborted) call.abort(this.signal.reason);
 		this.#call = call;
 		return call;
 	}
