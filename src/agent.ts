@@ -183,9 +183,11 @@ export class Agent {
 	 * it (`agent.actor.on(...)`); what it returns is the delivery the stream then waits for.
 	 */
 	readonly #deltaSink = (event: AgentEvent): PromiseLike<void> | undefined => {
+		// Nobody has been handed the machine: nobody else listens on it, and nothing taps it.
+		if (!this.#pinned) return this.#delivery.event(event);
 		let pending: PromiseLike<void> | undefined;
 		const machine = this.#machine;
-		if (this.#pinned && machine && othersListenOn(machine)) {
+		if (machine && othersListenOn(machine)) {
 			emitterOf(machine)(event);
 			pending = this.#delivery.pending();
 		} else pending = this.#delivery.event(event);

@@ -1,7 +1,7 @@
 import { and, not, or } from "xstate";
 import { compactionInput } from "./actions/compaction.js";
 import { agentSetup } from "./agent-setup.js";
-import { type Ctx, runOf } from "./context.js";
+import { type Ctx, copyContext, runOf } from "./context.js";
 import { defaultLoopConfig, defaultModel } from "./defaults.js";
 import { emitterOf } from "./relay.js";
 import { hookContext, streamOptionsFor } from "./run-helpers.js";
@@ -29,24 +29,26 @@ import { hookContext, streamOptionsFor } from "./run-helpers.js";
  */
 export const agentMachine = agentSetup.createMachine({
 	id: "agent",
-	context: ({ input }) => ({
-		systemPrompt: input.systemPrompt ?? "",
-		model: input.model ?? defaultModel(),
-		thinkingLevel: input.thinkingLevel ?? "off",
-		tools: input.tools ?? [],
-		messages: input.messages ?? [],
-		// Object.assign, not a spread: merging a second object into a spread copy is V8's slow path.
-		config: Object.assign(defaultLoopConfig(), input.config),
-		steeringQueue: input.steeringQueue ?? [],
-		followUpQueue: input.followUpQueue ?? [],
-		steeringMode: input.steeringMode ?? "one-at-a-time",
-		followUpMode: input.followUpMode ?? "one-at-a-time",
-		// Present from the start, so assigning them later copies the context on V8's fast path.
-		run: undefined,
-		awaitDelivery: input.awaitDelivery ?? false,
-		barrier: 0,
-		lastCompaction: undefined,
-	}),
+	// Copied by copyContext: every context the actions see then has the one shape of its copies.
+	context: ({ input }) =>
+		copyContext({
+			systemPrompt: input.systemPrompt ?? "",
+			model: input.model ?? defaultModel(),
+			thinkingLevel: input.thinkingLevel ?? "off",
+			tools: input.tools ?? [],
+			messages: input.messages ?? [],
+			// Object.assign, not a spread: merging a second object into a spread copy is V8's slow path.
+			config: Object.assign(defaultLoopConfig(), input.config),
+			steeringQueue: input.steeringQueue ?? [],
+			followUpQueue: input.followUpQueue ?? [],
+			steeringMode: input.steeringMode ?? "one-at-a-time",
+			followUpMode: input.followUpMode ?? "one-at-a-time",
+			// No run yet, no compaction yet.
+			run: undefined,
+			awaitDelivery: input.awaitDelivery ?? false,
+			barrier: 0,
+			lastCompaction: undefined,
+		}),
 	output: ({ context }) => ({ messages: context.messages }),
 	initial: "idle",
 	on: {

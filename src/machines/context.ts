@@ -175,9 +175,7 @@ export function applyOverrides(context: Ctx, overrides: RunOverrides): Partial<C
  * const run = newRun(false);
  */
 export function newRun(skipInitialSteeringPoll: boolean): Run {
-	// Every field is present from the start, optional ones as undefined, in `patchRun`'s order:
-	// a run keeps one object shape from its start to its end.
-	return {
+	const fresh: Run = {
 		controller: new RunAbort(),
 		aborted: false,
 		abandonScheduled: false,
@@ -203,6 +201,8 @@ export function newRun(skipInitialSteeringPoll: boolean): Run {
 		stopAsked: undefined,
 		stopRequested: undefined,
 	};
+	// Copied by patchRun: every run the actions see then has the one object shape of its copies.
+	return patchRun(fresh, {});
 }
 
 /**

@@ -65,13 +65,7 @@ export function createToolBatch(assistant: AssistantMessage, tools: AnyAgentTool
 	const toolCalls = toolCallsOf(assistant);
 	const forcesSequential = toolCalls.some((call) => findTool(tools, call.name)?.executionMode === "sequential");
 	const batchMode = mode === "sequential" || (mode === "parallel" && forcesSequential) ? "sequential" : mode;
-	return {
-		assistant,
-		mode: batchMode,
-		truncated: assistant.stopReason === "length",
-		actorStarted: false,
-		calls: toolCalls.map((toolCall) => ({ toolCall, status: "queued", args: undefined, outcome: undefined, started: false, messageEmitted: false })),
-	};
+	return newBatch(assistant, batchMode, toolCalls.map(newCallEntry), assistant.stopReason === "length");
 }
 
 /**
@@ -92,14 +86,23 @@ export function updateCall(batch: ToolBatch, toolCallId: string, patch: Partial<
  * const next = patchBatch(batch, { truncated: true });
  */
 export function patchBatch(batch: ToolBatch, patch: Partial<ToolBatch>): ToolBatch {
-	const copy: { [K in keyof ToolBatch]-?: ToolBatch[K] } = {
-		assistant: batch.assistant,
-		mode: batch.mode,
-		calls: batch.calls,
-		truncated: batch.truncated,
-		actorStarted: batch.actorStarted,
-	};
-	return Object.assign(copy, patch);
+	return Object.assign(batchRecord(batch.assistant, batch.mode, batch.calls, batch.truncated, batch.actorStarted), patch);
+}
+
+/**
+ * A new batch, its actor not started. Batches are made here and copied by {@link patchBatch}
+ * from one literal, so they all share one object shape.
+ *
+ * @example
+ * const batch = newBatch(message, "streaming", []);
+ */
+export function newBatch(assistant: AssistantMessage, mode: ToolBatch["mode"], calls: ToolCallEntry[], truncated = false): ToolBatch {
+	return batchRecord(assistant, mode, calls, truncated, false);
+}
+
+function batchRecord(assistant: AssistantMessage, mode: ToolBatch["mode"], calls: ToolCallEntry[], truncated: boolean, actorStarted: boolean): ToolBatch {
+	const batch: { [K in keyof ToolBatch]-?: ToolBatch[K] } = { assistant, mode, calls, truncated, actorStarted };
+	return batch;
 }
 
 /**
@@ -110,15 +113,30 @@ export function patchBatch(batch: ToolBatch, patch: Partial<ToolBatch>): ToolBat
  * const running = patchCall(call, { status: "running" });
  */
 export function patchCall(call: ToolCallEntry, patch: Partial<ToolCallEntry>): ToolCallEntry {
-	const copy: { [K in keyof ToolCallEntry]-?: ToolCallEntry[K] } = {
-		toolCall: call.toolCall,
-		status: call.status,
-		args: call.args,
-		outcome: call.outcome,
-		started: call.started,
-		messageEmitted: call.messageEmitted,
-	};
-	return Object.assign(copy, patch);
+	return Object.assign(callRecord(call.toolCall, call.status, call.args, call.outcome, call.started, call.messageEmitted), patch);
+}
+
+/**
+ * The entry of a call that has just joined its batch (queued). Entries are made here and
+ * copied by {@link patchCall} from one literal, so they all share one object shape.
+ *
+ * @example
+ * const entry = newCallEntry(toolCall); // status "queued"
+ */
+export function newCallEntry(toolCall: AgentToolCall): ToolCallEntry {
+	return callRecord(toolCall, "queued", undefined, undefined, false, false);
+}
+
+function callRecord(
+	toolCall: AgentToolCall,
+	status: ToolCallEntry["status"],
+	args: unknown,
+	outcome: ToolCallEntry["outcome"],
+	started: boolean,
+	messageEmitted: boolean,
+): ToolCallEntry {
+	const entry: { [K in keyof ToolCallEntry]-?: ToolCallEntry[K] } = { toolCall, status, args, outcome, started, messageEmitted };
+	return entry;
 }
 
 /**

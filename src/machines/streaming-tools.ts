@@ -1,7 +1,7 @@
 import type { AnyAgentTool } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
 import { emptyUsage } from "../types/content.js";
-import { findTool, patchBatch, toolCallsOf } from "./run-helpers.js";
+import { findTool, newBatch, newCallEntry, patchBatch, toolCallsOf } from "./run-helpers.js";
 import type { ToolBatch, ToolCallEntry } from "./types.js";
 
 function isSequential(call: ToolCallEntry, tools: AnyAgentTool[]): boolean {
@@ -46,13 +46,13 @@ export function completeStreamingBatch(
 	batch: ToolBatch | undefined,
 	message: AssistantMessage,
 ): { batch: ToolBatch; cutOff: ToolCallEntry[] } {
-	const base: ToolBatch = batch ?? { assistant: message, mode: "streaming", calls: [], truncated: false, actorStarted: false };
+	const base: ToolBatch = batch ?? newBatch(message, "streaming", []);
 	const known = new Set(base.calls.map((call) => call.toolCall.id));
 	const calls = [...base.calls];
 	const cutOff: ToolCallEntry[] = [];
 	for (const toolCall of toolCallsOf(message)) {
 		if (known.has(toolCall.id)) continue;
-		const entry: ToolCallEntry = { toolCall, status: "queued", args: undefined, outcome: undefined, started: false, messageEmitted: false };
+		const entry = newCallEntry(toolCall);
 		calls.push(entry);
 		if (message.stopReason === "length") cutOff.push(entry);
 	}

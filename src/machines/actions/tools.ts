@@ -8,7 +8,7 @@ import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
 import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callById, messageEvents, runOf, patchContext, patchRun } from "../context.js";
-import { createToolBatch, findTool, hookContext, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
+import { createToolBatch, findTool, hookContext, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
 import type { FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
@@ -285,9 +285,9 @@ export function settleCallsCutOffByLength(context: Ctx, enqueue: Enqueue): void 
 /** Streaming tool execution: a call finished streaming; it joins the batch (and may start now). */
 export function addStreamedToolCall(context: Ctx, toolCall: ToolCall, partial: AssistantMessage, enqueue: Enqueue): void {
 	const run = runOf(context);
-	const batch: ToolBatch = run.batch ?? { assistant: partial, mode: "streaming", calls: [], truncated: false, actorStarted: false };
+	const batch: ToolBatch = run.batch ?? newBatch(partial, "streaming", []);
 	if (batch.calls.some((call) => call.toolCall.id === toolCall.id)) return;
-	const entry: ToolCallEntry = { toolCall: toolCall as AgentToolCall, status: "queued", args: undefined, outcome: undefined, started: false, messageEmitted: false };
+	const entry = newCallEntry(toolCall as AgentToolCall);
 	enqueue.assign({ run: patchRun(run, { batch: patchBatch(batch, { calls: [...batch.calls, entry] }) }) });
 }
 
