@@ -76,7 +76,8 @@ interface CallInFlight {
  */
 class ToolBatchRun {
 	#stopped = false;
-	readonly #inFlight = new Map<string, CallInFlight>();
+	/** The calls in flight: a batch has a few, and a list costs a fraction of a Map's memory. */
+	readonly #inFlight: CallInFlight[] = [];
 	readonly #removeAbortHook: () => void;
 
 	constructor(
@@ -88,15 +89,26 @@ class ToolBatchRun {
 
 	#abortAll(): void {
 		const reason = this.input.abort.signal.reason;
-		for (const call of this.#inFlight.values()) call.controller.abort(reason);
+		for (const call of this.#inFlight) call.controller.abort(reason);
 	}
 
 	#begin(toolCall: AgentToolCall): CallInFlight {
 		const call: CallInFlight = { toolCall, controller: new AbortController(), deadline: undefined, timeoutMs: 0 };
 		const run = this.input.abort;
 		if (run.aborted) call.controller.abort(run.signal.reason);
-		this.#inFlight.set(toolCall.id, call);
+		this.#inFlight.push(call);
 		return call;
+	}
+
+	/** Whether `call` is still in flight (not reported, timed out, cancelled or stopped). */
+	#flying(call: CallInFlight): boolean {
+		return this.#inFlight.includes(call);
+	}
+
+	/** Takes `call` out of flight. */
+	#land(call: CallInFlight): void {
+		const index = this.#inFlight.indexOf(call);
+		if (index >= 0) this.#inFlight.splice(index, 1);
 	}
 
 	/** The timeout runs from the start of execution: `beforeToolCall` may wait for a person. */
@@ -107,11 +119,10 @@ class ToolBatchRun {
 	}
 
 	#expire(call: CallInFlight): void {
-		const id = call.toolCall.id;
-		if (this.#inFlight.get(id) !== call) return;
-		this.#inFlight.delete(id);
+		if (!this.#flying(call)) return;
+		this.#land(call);
 		call.controller.abort(new Error(`timed out after ${call.timeoutMs} ms`));
-		this.sendBack({ type: "tool.timeout", toolCallId: id, timeoutMs: call.timeoutMs });
+		this.sendBack({ type: "tool.timeout", toolCallId: call.toolCall.id, timeoutMs: call.timeoutMs });
 	}
 
 	#stopClock(call: CallInFlight): void {
@@ -121,10 +132,9 @@ class ToolBatchRun {
 
 	/** Reports for a call still in flight (not timed out, cancelled or stopped). */
 	#report(call: CallInFlight, event: ToolBatchEvent, done: boolean): void {
-		const id = call.toolCall.id;
-		if (this.#stopped || this.#inFlight.get(id) !== call) return;
+		if (this.#stopped || !this.#flying(call)) return;
 		if (done) {
-			this.#inFlight.delete(id);
+			this.#land(call);
 			this.#stopClock(call);
 		}
 		this.sendBack(event);
@@ -155,7 +165,7 @@ class ToolBatchRun {
 			const { toolCall, controller } = call;
 			const tool = this.input.tools.find((candidate) => candidate.name === toolCall.name);
 			if (!tool) return this.#settle(call, errorResult(`Tool ${toolCall.name} not found`));
-			if (this.#inFlight.get(toolCall.id) !== call) return;
+			if (!this.#flying(call)) return;
 			// Streaming mode asks beforeToolCall here, then runs the call: an abort while the hook
 			// decided must not let a tool that never checks its signal run after all.
 			if (controller.signal.aborted) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));
@@ -171,7 +181,7 @@ class ToolBatchRun {
 			}
 			// A call that timed out or was cancelled already has its result: afterToolCall would be
 			// asked about an outcome nobody records, and its answer dropped.
-			if (this.#stopped || this.#inFlight.get(toolCall.id) !== call) return;
+			if (this.#stopped || !this.#flying(call)) return;
 			// The time limit is the tool's: afterToolCall may wait (for a person, say) as beforeToolCall may.
 			this.#stopClock(call);
 			this.#settle(call, await finalize(this.input, toolCall, args, raw, controller.signal));
@@ -208,9 +218,9 @@ class ToolBatchRun {
 				return;
 			}
 			case "cancel": {
-				const call = this.#inFlight.get(command.toolCallId);
+				const call = this.#inFlight.find((each) => each.toolCall.id === command.toolCallId);
 				if (!call) return;
-				this.#inFlight.delete(command.toolCallId);
+				this.#land(call);
 				this.#stopClock(call);
 				call.controller.abort(new Error("cancelled"));
 				return;
@@ -221,9 +231,9 @@ class ToolBatchRun {
 	stop(): void {
 		this.#stopped = true;
 		this.#removeAbortHook();
-		for (const call of this.#inFlight.values()) this.#stopClock(call);
+		for (const call of this.#inFlight) this.#stopClock(call);
 		this.#abortAll();
-		this.#inFlight.clear();
+		this.#inFlight.length = 0;
 	}
 }
 

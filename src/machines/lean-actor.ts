@@ -299,8 +299,13 @@ export class LeanActor {
 	/** Effects of the step being taken, run once its snapshot is set: functions, or events to emit. */
 	_deferred: ((() => void) | EventObject)[] = [];
 	observers: Set<FullObserver<unknown>> | undefined;
-	/** XState's name for the emitted-event listeners (made on first use: children have none). */
+	/**
+	 * XState's name for the emitted-event listeners, made when a second handler comes (children
+	 * have none; an agent's machine has only its facade's, kept in {@link LeanActor.#soleWildcard}).
+	 */
 	eventListeners: Map<string, Set<(event: EventObject) => void>> | undefined;
+	/** The one `"*"` handler while it is the only handler: a map and a set for it would outweigh it. */
+	#soleWildcard: ((event: EventObject) => void) | undefined;
 	readonly _actorScope: AnyActorScope;
 	_doneEvent: EventObject | undefined;
 	/** The actor this root handed its run over to (see {@link LeanActor.handOver}). */
@@ -543,7 +548,7 @@ export class LeanActor {
 			}
 			this.observers.clear();
 		}
-		this.eventListeners?.clear();
+		this.#dropListeners();
 	}
 
 	_error(error: unknown): void {
@@ -556,7 +561,7 @@ export class LeanActor {
 		const observers = this.observers;
 		if (!observers || observers.size === 0) {
 			if (!this._parent) reportUnhandledError(error);
-			this.eventListeners?.clear();
+			this.#dropListeners();
 			return;
 		}
 		let report = false;
@@ -569,7 +574,7 @@ export class LeanActor {
 			}
 		}
 		observers.clear();
-		this.eventListeners?.clear();
+		this.#dropListeners();
 		if (report) reportUnhandledError(error);
 	}
 
@@ -614,7 +619,17 @@ export class LeanActor {
 
 	/** Listens for emitted events of a type, or all of them with `"*"`. @example actor.on("agent_end", () => {}); */
 	on(type: string, handler: (event: EventObject) => void): { unsubscribe(): void } {
-		const table = (this.eventListeners ??= new Map());
+		if (type === "*" && !this.eventListeners && !this.#soleWildcard) {
+			const sole = (event: EventObject) => handler(event);
+			this.#soleWildcard = sole;
+			return {
+				unsubscribe: () => {
+					if (this.#soleWildcard === sole) this.#soleWildcard = undefined;
+					else this.eventListeners?.get("*")?.delete(sole);
+				},
+			};
+		}
+		const table = this.#listenerTable();
 		let listeners = table.get(type);
 		if (!listeners) {
 			listeners = new Set();
@@ -629,7 +644,29 @@ export class LeanActor {
 		};
 	}
 
+	/** The listener table, made now if it was not (with the sole `"*"` handler, if any, moved in). */
+	#listenerTable(): Map<string, Set<(event: EventObject) => void>> {
+		let table = this.eventListeners;
+		if (!table) {
+			table = this.eventListeners = new Map();
+			const sole = this.#soleWildcard;
+			if (sole) table.set("*", new Set([sole]));
+			this.#soleWildcard = undefined;
+		}
+		return table;
+	}
+
+	#dropListeners(): void {
+		this.eventListeners?.clear();
+		this.#soleWildcard = undefined;
+	}
+
 	_emit(event: EventObject): void {
+		const sole = this.#soleWildcard;
+		if (sole) {
+			this.#callHandler(sole, event);
+			return;
+		}
 		const table = this.eventListeners;
 		if (!table) return;
 		const listeners = table.get(event.type);

@@ -33,7 +33,7 @@ export function emitterOf(actor: unknown): (event: AgentMachineEmitted) => void 
  */
 export function othersListenOn(actor: unknown): boolean {
 	const table = (actor as { eventListeners?: unknown }).eventListeners;
-	// A lean actor makes its table on the first `on`; the facade's own handler comes first.
+	// A lean actor makes its table when a second handler comes; the facade's own handler comes first.
 	if (table === undefined && actor instanceof LeanActor) return false;
 	if (!(table instanceof Map)) return true;
 	for (const [type, handlers] of table as Map<string, Set<unknown>>) {

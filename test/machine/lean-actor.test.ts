@@ -247,6 +247,29 @@ describe("a lean actor behaves as XState's actor", () => {
 		expect(outcomes[0]).toContain("Error: handler failed");
 	});
 
+	it("keeps a lone '*' handler when more handlers come, and each unsubscribe removes its own, as XState does", async () => {
+		// A lean actor keeps a lone "*" handler (an agent's machine has only its facade's) outside its table.
+		const outcomes = await onBoth(logics["echo"] as AnyActorLogic, async (actor, seen) => {
+			const lone = actor.on("*", (event) => seen.push(`lone ${event.type}`));
+			actor.start();
+			actor.send({ type: "ping" });
+			const typed = actor.on("pong", () => seen.push("typed"));
+			const another = actor.on("*", (event) => seen.push(`another ${event.type}`));
+			actor.send({ type: "ping" });
+			lone.unsubscribe();
+			actor.send({ type: "ping" });
+			another.unsubscribe();
+			typed.unsubscribe();
+			actor.send({ type: "ping" });
+			// Alone again: a new "*" handler after all were removed.
+			actor.on("*", (event) => seen.push(`again ${event.type}`));
+			actor.send({ type: "ping" });
+			await tick();
+		});
+		expect(outcomes[0]).toEqual(outcomes[1]);
+		expect(outcomes[0]).toEqual(["lone hello", "lone pong", "typed", "lone pong", "another pong", "typed", "another pong", "again pong"]);
+	});
+
 	it("reports an observer that throws, and still tells the others", async () => {
 		const outcomes = await onBoth(logics["answer"] as AnyActorLogic, async (actor, seen) => {
 			actor.subscribe({
