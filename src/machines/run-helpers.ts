@@ -211,8 +211,14 @@ export function abortedAssistantMessage(context: AgentMachineContext, errorMessa
  * const llm = defaultConvertToLlm(agent.state.messages);
  */
 export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
-	const result: Message[] = [];
-	for (const message of messages) {
+	// Usually every message goes to the model as it is: the transcript is then copied whole (a
+	// block copy), and only from the first one that is not is it rebuilt message by message.
+	let first = 0;
+	while (first < messages.length && isLlmRole((messages[first] as { role?: unknown }).role)) first++;
+	if (first === messages.length) return messages.slice() as Message[];
+	const result = messages.slice(0, first) as Message[];
+	for (let index = first; index < messages.length; index++) {
+		const message = messages[index] as AgentMessage;
 		const role = (message as { role?: unknown }).role;
 		if (role === "user" || role === "assistant" || role === "toolResult") {
 			result.push(message as Message);
@@ -231,4 +237,8 @@ export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
 		}
 	}
 	return result;
+}
+
+function isLlmRole(role: unknown): boolean {
+	return role === "user" || role === "assistant" || role === "toolResult";
 }

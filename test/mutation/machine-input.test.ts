@@ -9,6 +9,7 @@ import { Agent } from "../../src/agent.js";
 import { Agent as PiAgent } from "@mariozechner/pi-agent-core";
 import { createDefaultStreamFn } from "../../src/index.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
+import { defaultConvertToLlm } from "../../src/machines/run-helpers.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import type { AgentMachineInput } from "../../src/machines/types.js";
@@ -132,6 +133,24 @@ describe("continue() on the bare machine", () => {
 });
 
 describe("the default convertToLlm", () => {
+	it("keeps user, assistant and tool result messages in order, turns summaries into user messages, drops the rest, and never hands back the transcript itself", () => {
+		const hello = { ...user("hello"), timestamp: 1 };
+		const reply = { role: "assistant", content: [{ type: "text", text: "hi" }], timestamp: 2 } as unknown as AgentMessage;
+		const result = { role: "toolResult", toolCallId: "t1", toolName: "x", content: [], isError: false, timestamp: 3 } as unknown as AgentMessage;
+		const note = { role: "note", text: "for the UI only", timestamp: 4 } as unknown as AgentMessage;
+		const summary = { role: "compactionSummary", summary: "s", tokensBefore: 1, messagesDropped: 1, timestamp: 5 } as unknown as AgentMessage;
+		const plain = [hello, reply, result];
+		const copied = defaultConvertToLlm(plain);
+		expect(copied).toEqual(plain);
+		expect(copied).not.toBe(plain);
+		const roles = (messages: AgentMessage[]) => defaultConvertToLlm(messages).map((message) => `${message.role}@${message.timestamp}`);
+		expect(roles([note, hello, summary, reply, note, result])).toEqual(["user@1", "user@5", "assistant@2", "toolResult@3"]);
+		expect(roles([hello, reply, note])).toEqual(["user@1", "assistant@2"]);
+		expect(roles([hello, summary])).toEqual(["user@1", "user@5"]);
+		expect(roles([])).toEqual([]);
+	});
+
+
 	it("gives the model a compaction summary as a user text message with the summary's timestamp", async () => {
 		const scripted = createScriptedModel([{ content: "ok" }]);
 		const summary = { role: "compactionSummary", summary: "what happened", tokensBefore: 10, messagesDropped: 2, timestamp: 1234 } as unknown as AgentMessage;

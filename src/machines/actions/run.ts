@@ -17,7 +17,7 @@ import { abortedAssistantMessage, takeFromQueue } from "../run-helpers.js";
 export function startRun(context: Ctx, prompts: AgentMessage[], skipInitialSteeringPoll: boolean, enqueue: Enqueue): void {
 	const run = newRun(skipInitialSteeringPoll);
 	run.newMessages = [...prompts];
-	enqueue.assign({ run, messages: [...context.messages, ...prompts] });
+	enqueue.assign({ run, messages: context.messages.concat(prompts) });
 	enqueue.emit({ type: "agent_start" });
 	enqueue.emit({ type: "turn_start" });
 	for (const message of prompts) for (const event of messageEvents(message)) enqueue.emit(event);
@@ -46,8 +46,7 @@ export function startNextTurn(context: Ctx, messages: AgentMessage[], enqueue: E
 	const run = runOf(context);
 	appendMessages(context, messages, enqueue);
 	enqueue.assign({
-		run: {
-			...run,
+		run: patchRun(run, {
 			turn: run.turn + 1,
 			turnEnded: false,
 			compactedThisTurn: false,
@@ -58,7 +57,7 @@ export function startNextTurn(context: Ctx, messages: AgentMessage[], enqueue: E
 			batch: undefined,
 			toolResults: [],
 			newMessages: [...run.newMessages, ...messages],
-		},
+		}),
 	});
 	enqueue.emit({ type: "turn_start" });
 	for (const message of messages) for (const event of messageEvents(message)) enqueue.emit(event);

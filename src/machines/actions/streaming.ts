@@ -43,14 +43,13 @@ export function completeAssistantMessage(context: Ctx, final: AssistantMessage, 
 	const recorded = split?.committed ?? message;
 	appendMessages(context, [recorded], enqueue);
 	enqueue.assign({
-		run: {
-			...run,
+		run: patchRun(run, {
 			partial: undefined,
 			assistant: message,
 			pendingFailedReply: split?.failed,
 			newMessages: [...run.newMessages, recorded],
 			outputLimitAttempts: message.stopReason === "length" ? run.outputLimitAttempts : 0,
-		},
+		}),
 	});
 	if (!run.partial) enqueue.emit({ type: "message_start", message: { ...recorded } });
 	enqueue.emit({ type: "message_end", message: recorded });
