@@ -261,13 +261,26 @@ describe("a lean actor behaves as XState's actor", () => {
 			another.unsubscribe();
 			typed.unsubscribe();
 			actor.send({ type: "ping" });
-			// Alone again: a new "*" handler after all were removed.
-			actor.on("*", (event) => seen.push(`again ${event.type}`));
+			// Alone again: a new "*" handler after all were removed, then removed while still alone.
+			const again = actor.on("*", (event) => seen.push(`again ${event.type}`));
+			actor.send({ type: "ping" });
+			again.unsubscribe();
 			actor.send({ type: "ping" });
 			await tick();
 		});
 		expect(outcomes[0]).toEqual(outcomes[1]);
 		expect(outcomes[0]).toEqual(["lone hello", "lone pong", "typed", "lone pong", "another pong", "typed", "another pong", "again pong"]);
+		// A lone handler removed while still alone hears nothing more.
+		const alone = await onBoth(logics["echo"] as AnyActorLogic, async (actor, seen) => {
+			const only = actor.on("*", (event) => seen.push(`only ${event.type}`));
+			actor.start();
+			actor.send({ type: "ping" });
+			only.unsubscribe();
+			actor.send({ type: "ping" });
+			await tick();
+		});
+		expect(alone[0]).toEqual(alone[1]);
+		expect(alone[0]).toEqual(["only hello", "only pong"]);
 	});
 
 	it("reports an observer that throws, and still tells the others", async () => {
