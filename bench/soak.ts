@@ -53,7 +53,8 @@ export interface SoakResult {
 }
 
 const params = Type.Object({ query: Type.String() });
-const search: AgentTool<typeof params> = {
+/** The session's one tool: a search that answers at once with a paragraph. */
+export const search: AgentTool<typeof params> = {
 	name: "search",
 	label: "Search",
 	description: "Searches the knowledge base",
@@ -71,7 +72,7 @@ const search: AgentTool<typeof params> = {
  * flat strings (a provider's `text += delta` leaves rope strings that V8 flattens whenever
  * something reads them, which moved the heap figure by megabytes from sample to sample).
  */
-function sessionModel(): { model: Model; streamFn: StreamFn } {
+export function sessionModel(): { model: Model; streamFn: StreamFn } {
 	const model = benchModel();
 	let turn = 0;
 	const streamFn: StreamFn = (_model, context) => {
