@@ -13,7 +13,7 @@ import { agentLogic } from "./machines/agent-logic.js";
 import { agentMachine } from "./machines/agent-machine.js";
 
 export { agentLogic, agentMachine };
-export { chartLogic, type ChartLogic, type ChartSnapshot } from "./machines/chart-logic.js";
+export { chartLogic, type ChartLogic, type ChartLogicOptions, type ChartSnapshot } from "./machines/chart-logic.js";
 export { replySubscriberMachine } from "./reply/subscriber-machine.js";
 
 /**
