@@ -31,6 +31,8 @@ export interface ConcurrencyOptions {
 	repetitions: number;
 	/** Start all children at once (smoke runs only: the figures then disturb each other). */
 	concurrentChildren?: boolean;
+	/** Agents run (and awaited) before the measured ones, to compile the hot paths (default: a tenth of `agents`). */
+	warmupAgents?: number;
 }
 
 /** Everything benchmark 4 measured. */
@@ -56,6 +58,7 @@ interface ConcurrencyChildPayload {
 	agent: AgentName;
 	agents: number;
 	turns: number;
+	warmupAgents: number;
 }
 
 interface ConcurrencyChildResult {
@@ -105,8 +108,8 @@ async function runAll(create: BenchAgentFactory, payload: ConcurrencyChildPayloa
 
 async function runInChild(payload: ConcurrencyChildPayload): Promise<ConcurrencyChildResult> {
 	const create = await loadBenchAgentFactory(payload.agent);
-	// Warm-up at a tenth of the size: compiles the hot paths without growing the heap to the peak.
-	await runAll(create, payload, Math.max(1, Math.floor(payload.agents / 10)));
+	// Warm-up (a tenth of the size by default): compiles the hot paths without growing the heap to the peak.
+	await runAll(create, payload, payload.warmupAgents);
 	await sleep(10);
 	collectGarbage();
 	const exact = resetHighWaterMark();
@@ -146,7 +149,8 @@ async function runInChild(payload: ConcurrencyChildPayload): Promise<Concurrency
 export async function measureConcurrency(options: ConcurrencyOptions, random: Random): Promise<ConcurrencyResult> {
 	const results: Record<AgentName, ConcurrencyChildResult[]> = { agentchart: [], pi: [] };
 	await runPaired<AgentName>(["agentchart", "pi"], { repetitions: options.repetitions, warmups: 0, random, concurrent: options.concurrentChildren === true }, async (agent) => {
-		const result = await runChild<ConcurrencyChildResult>(SCRIPT, { agent, agents: options.agents, turns: options.turns } satisfies ConcurrencyChildPayload);
+		const warmupAgents = options.warmupAgents ?? Math.max(1, Math.floor(options.agents / 10));
+		const result = await runChild<ConcurrencyChildResult>(SCRIPT, { agent, agents: options.agents, turns: options.turns, warmupAgents } satisfies ConcurrencyChildPayload);
 		results[agent].push(result);
 		return result.wallMs;
 	});
@@ -177,7 +181,9 @@ if (isEntryPoint(import.meta.url)) {
 		reportFromChild(runInChild(payload));
 	} else {
 		const seed = randomSeed();
-		measureConcurrency({ agents: 1_000, turns: 5, repetitions: 3 }, createRandom(seed)).then(
+		// `npx tsx bench/concurrency.ts [warm-up agents]`: the default warm-up is a tenth of the agents.
+		const warmup = process.argv[2] === undefined ? undefined : Number(process.argv[2]);
+		measureConcurrency({ agents: 1_000, turns: 5, repetitions: 3, ...(warmup === undefined ? {} : { warmupAgents: warmup }) }, createRandom(seed)).then(
 			(result) => console.log(JSON.stringify({ seed, ...result }, null, 2)),
 			(error: unknown) => {
 				console.error(error);
