@@ -18,7 +18,7 @@ import { closeRunAbruptly } from "./actions/close-run.js";
 import * as runs from "./actions/run.js";
 import * as streaming from "./actions/streaming.js";
 import * as tools from "./actions/tools.js";
-import { applyOverrides, runOf, patchRun } from "./context.js";
+import { applyOverrides, patchRun, runOf } from "./context.js";
 import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
 

@@ -109,6 +109,17 @@ export function patchRun(run: Run, patch: Partial<Run>): Run {
 }
 
 /**
+ * The context with its run's tool batch replaced, as new objects: for actions that settle or
+ * record calls on it next (the batch of a run not in progress cannot be replaced).
+ *
+ * @example
+ * working = withBatch(working, patchBatch(batchOf(working), { truncated: true }));
+ */
+export function withBatch(context: Ctx, batch: ToolBatch): Ctx {
+	return patchContext(context, { run: patchRun(runOf(context), { batch }) });
+}
+
+/**
  * The run in progress; the machine only calls this in states under `running`.
  *
  * @example

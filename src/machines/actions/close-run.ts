@@ -4,7 +4,7 @@
  * a provider.
  */
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
-import { type Ctx, type EffectEnqueue, appendMessages, batchOf, runOf, patchContext, patchRun } from "../context.js";
+import { type Ctx, type EffectEnqueue, appendMessages, batchOf, patchContext, patchRun, runOf, withBatch } from "../context.js";
 import { abortedAssistantMessage, createToolBatch, failedReply, patchBatch, toolCallsOf } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 import { TOOL_BATCH_ID, emitUnemittedToolResults, recordPendingFailedReply, settleOpenCalls } from "./tools.js";
@@ -58,7 +58,7 @@ export function closeRunAbruptly(context: Ctx, reason: string, enqueue: EffectEn
 			if (run.batch) {
 				// Streamed tool calls that already started are answered; the rest never start.
 				const started = run.batch.calls.filter((call) => call.status !== "queued");
-				working = patchContext(working, { run: patchRun(runOf(working), { batch: patchBatch(run.batch, { assistant: message, calls: started }) }) });
+				working = withBatch(working, patchBatch(run.batch, { assistant: message, calls: started }));
 				working = settleOpenCalls(working, reason, ["preparing", "prepared", "running"], enqueue);
 				working = recordPendingFailedReply(emitUnemittedToolResults(working, enqueue), enqueue);
 				toolResults = runOf(working).toolResults;
@@ -69,7 +69,7 @@ export function closeRunAbruptly(context: Ctx, reason: string, enqueue: EffectEn
 			if (failedReply(run.assistant)) {
 				// As after a failed reply: calls that never started never will (the reply is not replayed).
 				const started = run.batch.calls.filter((call) => call.status !== "queued");
-				working = patchContext(working, { run: patchRun(run, { batch: patchBatch(run.batch, { assistant: run.assistant, calls: started }) }) });
+				working = withBatch(working, patchBatch(run.batch, { assistant: run.assistant, calls: started }));
 			}
 			working = settleOpenCalls(working, reason, ["queued", "preparing", "prepared", "running"], enqueue);
 			working = recordPendingFailedReply(emitUnemittedToolResults(working, enqueue), enqueue);

@@ -5,7 +5,7 @@
 import type { CompactionActorInput, CompactionOutput } from "../../actors/compaction-protocol.js";
 import type { CompactionReason } from "../../types/agent.js";
 import { describeError } from "../../util/describe-error.js";
-import { type Ctx, type Enqueue, newRun, runOf, patchRun } from "../context.js";
+import { type Ctx, type Enqueue, newRun, patchRun, runOf } from "../context.js";
 import { streamOptionsFor } from "../run-helpers.js";
 import { startNextTurn, takeQueued } from "./run.js";
 

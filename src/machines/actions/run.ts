@@ -4,7 +4,7 @@
  * call, aborting it, and the end of the run.
  */
 import type { AgentMessage } from "../../types/messages.js";
-import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, messageEvents, newRun, runOf, patchContext, patchRun } from "../context.js";
+import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, messageEvents, newRun, patchContext, patchRun, runOf } from "../context.js";
 import { abortedAssistantMessage, takeFromQueue } from "../run-helpers.js";
 
 /**

@@ -5,7 +5,7 @@
 import { isContextOverflow } from "../../providers/overflow.js";
 import type { AssistantMessage } from "../../types/messages.js";
 import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
-import { type Ctx, type Enqueue, appendMessages, runOf, patchRun } from "../context.js";
+import { type Ctx, type Enqueue, appendMessages, patchRun, runOf } from "../context.js";
 import { failedReply } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 

@@ -7,7 +7,7 @@ import { errorResult, prepareToolCall } from "../../tools/preflight.js";
 import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
 import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
-import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callById, messageEvents, runOf, patchContext, patchRun } from "../context.js";
+import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callById, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
 import { createToolBatch, findTool, hookContext, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
 import type { FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
@@ -146,7 +146,7 @@ export function prepareQueuedCalls(context: Ctx, enqueue: Enqueue): void {
 	let calls: ToolCallEntry[] | undefined;
 	const writeBack = () => {
 		if (!calls) return;
-		working = patchContext(working, { run: patchRun(runOf(working), { batch: patchBatch(batchOf(working), { calls }) }) });
+		working = withBatch(working, patchBatch(batchOf(working), { calls }));
 		calls = undefined;
 	};
 	for (let index = 0; index < queuedCalls.length; index++) {
@@ -218,7 +218,7 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 			}
 			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
 			if (decided.kind === "immediate") {
-				working = patchContext(working, { run: patchRun(runOf(working), { batch }) });
+				working = withBatch(working, batch);
 				working = settleCall(working, patchCall(call, { started: true }), decided.outcome, enqueue);
 				batch = batchOf(working);
 				continue;
@@ -296,7 +296,7 @@ export function finishStreamingBatch(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	if (!run.assistant) return;
 	const { batch, cutOff } = completeStreamingBatch(run.batch, run.assistant);
-	let working: Ctx = patchContext(context, { run: patchRun(run, { batch: patchBatch(batch, { truncated: cutOff.length > 0 }) }) });
+	let working = withBatch(context, patchBatch(batch, { truncated: cutOff.length > 0 }));
 	enqueue.assign({ run: working.run });
 	for (const call of cutOff) {
 		enqueue.emit(toolStartEvent(call));
@@ -309,7 +309,7 @@ export function abortStreamingCalls(context: Ctx, enqueue: EffectEnqueue): void 
 	const run = runOf(context);
 	if (!run.batch || !run.assistant) return;
 	const reason = `Tool call aborted: the assistant message ended with stopReason "${run.assistant.stopReason}"`;
-	let working: Ctx = patchContext(context, { run: patchRun(run, { batch: patchBatch(run.batch, { assistant: run.assistant, calls: run.batch.calls.filter((call) => call.status !== "queued") }) }) });
+	let working = withBatch(context, patchBatch(run.batch, { assistant: run.assistant, calls: run.batch.calls.filter((call) => call.status !== "queued") }));
 	enqueue.assign({ run: working.run });
 	for (const call of batchOf(working).calls) {
 		if (call.status !== "running") continue;
