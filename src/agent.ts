@@ -772,18 +772,12 @@ export class Agent {
 				state.streamingMessage = undefined;
 				state.messages.push(event.message);
 				break;
-			case "tool_execution_start": {
-				const pending = new Set(state.pendingToolCalls);
-				pending.add(event.toolCallId);
-				state.pendingToolCalls = pending;
+			case "tool_execution_start":
+				state.callStarted(event.toolCallId);
 				break;
-			}
-			case "tool_execution_end": {
-				const pending = new Set(state.pendingToolCalls);
-				pending.delete(event.toolCallId);
-				state.pendingToolCalls = pending;
+			case "tool_execution_end":
+				state.callEnded(event.toolCallId);
 				break;
-			}
 			case "turn_end": {
 				const message = event.message as { role?: string; errorMessage?: string };
 				if (message.role === "assistant" && message.errorMessage) state.errorMessage = message.errorMessage;

@@ -98,6 +98,9 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 			const stream: AssistantMessageEventStreamLike = await config.streamFn(input.model, context, options);
 			let started = false;
 			const announce = input.announceToolCalls;
+			// The blocks whose calls were announced: a provider that ends one block twice must not
+			// run its call twice (two blocks with one id are two calls, each announced).
+			let announced: Set<number> | undefined;
 			for await (const event of stream) {
 				if (stopped) return;
 				watch.touch();
@@ -124,7 +127,8 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 						progress.partial = event.partial;
 						// A relay that does not pace the stream (an actor's emitter) answers nothing.
 						pending = relay({ type: "message_update", assistantMessageEvent: event, message: { ...event.partial } }) ?? config.deliveryPending?.();
-						if (announce && event.type === "toolcall_end") {
+						if (announce && event.type === "toolcall_end" && !announced?.has(event.contentIndex)) {
+							(announced ??= new Set()).add(event.contentIndex);
 							sendBack({ type: "stream.toolcall", attempt, toolCall: event.toolCall, partial: event.partial });
 							pending = config.deliveryPending?.();
 						}

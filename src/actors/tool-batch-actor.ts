@@ -63,6 +63,8 @@ async function finalize(input: ToolBatchInput, toolCall: AgentToolCall, args: un
 
 /** One call in flight: its own abort (timeout, cancel) and its deadline, if it has one. */
 interface CallInFlight {
+	/** The call's key in its batch (what the machine names it by). */
+	readonly key: string;
 	readonly toolCall: AgentToolCall;
 	readonly controller: AbortController;
 	deadline: Deadline | undefined;
@@ -92,8 +94,8 @@ class ToolBatchRun {
 		for (const call of this.#inFlight) call.controller.abort(reason);
 	}
 
-	#begin(toolCall: AgentToolCall): CallInFlight {
-		const call: CallInFlight = { toolCall, controller: new AbortController(), deadline: undefined, timeoutMs: 0 };
+	#begin(key: string, toolCall: AgentToolCall): CallInFlight {
+		const call: CallInFlight = { key, toolCall, controller: new AbortController(), deadline: undefined, timeoutMs: 0 };
 		const run = this.input.abort;
 		if (run.aborted) call.controller.abort(run.signal.reason);
 		this.#inFlight.push(call);
@@ -122,7 +124,7 @@ class ToolBatchRun {
 		if (!this.#flying(call)) return;
 		this.#land(call);
 		call.controller.abort(new Error(`timed out after ${call.timeoutMs} ms`));
-		this.sendBack({ type: "tool.timeout", toolCallId: call.toolCall.id, timeoutMs: call.timeoutMs });
+		this.sendBack({ type: "tool.timeout", callKey: call.key, timeoutMs: call.timeoutMs });
 	}
 
 	#stopClock(call: CallInFlight): void {
@@ -141,7 +143,7 @@ class ToolBatchRun {
 	}
 
 	#settle(call: CallInFlight, outcome: ToolOutcome): void {
-		this.#report(call, { type: "tool.settled", toolCallId: call.toolCall.id, outcome }, true);
+		this.#report(call, { type: "tool.settled", callKey: call.key, outcome }, true);
 	}
 
 	#failed(call: CallInFlight, error: unknown): void {
@@ -171,7 +173,7 @@ class ToolBatchRun {
 			if (controller.signal.aborted) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));
 			this.#startClock(tool, call);
 			const onUpdate = (partialResult: AgentToolResult<unknown>) =>
-				this.#report(call, { type: "tool.update", toolCallId: toolCall.id, partialResult }, false);
+				this.#report(call, { type: "tool.update", callKey: call.key, partialResult }, false);
 			let raw: ToolOutcome;
 			try {
 				const value: unknown = await tool.execute(toolCall.id, args as Parameters<AnyAgentTool["execute"]>[1], controller.signal, onUpdate);
@@ -194,22 +196,22 @@ class ToolBatchRun {
 		if (this.#stopped) return;
 		switch (command.type) {
 			case "preflight": {
-				const call = this.#begin(command.toolCall);
+				const call = this.#begin(command.callKey, command.toolCall);
 				const work = this.#preflight(call, { kind: "prepared", args: command.args }).then((decided) => {
 					const event: ToolBatchEvent =
 						decided.kind === "prepared"
-							? { type: "tool.prepared", toolCallId: command.toolCall.id, args: decided.args }
-							: { type: "tool.settled", toolCallId: command.toolCall.id, outcome: decided.outcome };
+							? { type: "tool.prepared", callKey: call.key, args: decided.args }
+							: { type: "tool.settled", callKey: call.key, outcome: decided.outcome };
 					this.#report(call, event, true);
 				});
 				this.#guard(call, work);
 				return;
 			}
 			case "execute":
-				void this.#execute(this.#begin(command.toolCall), command.args);
+				void this.#execute(this.#begin(command.callKey, command.toolCall), command.args);
 				return;
 			case "preflight-and-execute": {
-				const call = this.#begin(command.toolCall);
+				const call = this.#begin(command.callKey, command.toolCall);
 				const tool = this.input.tools.find((candidate) => candidate.name === command.toolCall.name);
 				const work = this.#preflight(call, prepareToolCall(tool, command.toolCall)).then((decided) =>
 					decided.kind === "prepared" ? this.#execute(call, decided.args) : this.#settle(call, decided.outcome),
@@ -218,7 +220,7 @@ class ToolBatchRun {
 				return;
 			}
 			case "cancel": {
-				const call = this.#inFlight.find((each) => each.toolCall.id === command.toolCallId);
+				const call = this.#inFlight.find((each) => each.key === command.callKey);
 				if (!call) return;
 				this.#land(call);
 				this.#stopClock(call);

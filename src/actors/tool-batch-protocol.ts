@@ -4,27 +4,31 @@ import type { AfterToolCallHook, AgentContext, AgentToolCall, AgentToolResult, A
 import type { AssistantMessage } from "../types/messages.js";
 import type { RunAbortView } from "../util/run-abort.js";
 
-/** What the batch actor tells the machine about one call. */
+/**
+ * What the batch actor tells the machine about one call. A call is named by its key in the
+ * batch (`callKey`): its id, or `id#n` when an earlier call of the reply has that id, so two
+ * calls with one id are still told apart.
+ */
 export type ToolBatchEvent =
 	/** Preflight passed (`beforeToolCall` included): the call may run with these arguments. */
-	| { type: "tool.prepared"; toolCallId: string; args: unknown }
+	| { type: "tool.prepared"; callKey: string; args: unknown }
 	/** The call has its outcome (preflight refused it, it ran, or it failed). */
-	| { type: "tool.settled"; toolCallId: string; outcome: ToolOutcome }
+	| { type: "tool.settled"; callKey: string; outcome: ToolOutcome }
 	/** Progress from the tool's `onUpdate`, while it runs. */
-	| { type: "tool.update"; toolCallId: string; partialResult: AgentToolResult<unknown> }
+	| { type: "tool.update"; callKey: string; partialResult: AgentToolResult<unknown> }
 	/** The call ran past its timeout; it was told to stop and its late result is ignored. */
-	| { type: "tool.timeout"; toolCallId: string; timeoutMs: number };
+	| { type: "tool.timeout"; callKey: string; timeoutMs: number };
 
-/** What the machine asks of the batch actor. */
+/** What the machine asks of the batch actor (a call named by its key, as in {@link ToolBatchEvent}). */
 export type ToolBatchCommand =
 	/** Ask `beforeToolCall` (the synchronous part of preflight already passed). */
-	| { type: "preflight"; toolCall: AgentToolCall; args: unknown }
+	| { type: "preflight"; callKey: string; toolCall: AgentToolCall; args: unknown }
 	/** Run a prepared call. */
-	| { type: "execute"; toolCall: AgentToolCall; args: unknown }
+	| { type: "execute"; callKey: string; toolCall: AgentToolCall; args: unknown }
 	/** Streaming tool execution with a `beforeToolCall` hook: preflight, then run. */
-	| { type: "preflight-and-execute"; toolCall: AgentToolCall }
+	| { type: "preflight-and-execute"; callKey: string; toolCall: AgentToolCall }
 	/** Stop a call (a sibling failed, or it was given up on); nothing more is reported for it. */
-	| { type: "cancel"; toolCallId: string };
+	| { type: "cancel"; callKey: string };
 
 /** What one batch of tool calls needs. */
 export interface ToolBatchInput {

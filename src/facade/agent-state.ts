@@ -19,6 +19,8 @@ export class MutableAgentState implements AgentState {
 	errorMessage: string | undefined = undefined;
 	#tools: AnyAgentTool[];
 	#messages: AgentMessage[];
+	/** Open calls beyond the first per id (a model may repeat an id in one reply); made only then. */
+	#repeats: Map<string, number> | undefined;
 
 	constructor(systemPrompt: string, model: Model, thinkingLevel: AgentThinkingLevel, tools: AnyAgentTool[], messages: AgentMessage[]) {
 		this.systemPrompt = systemPrompt;
@@ -44,11 +46,34 @@ export class MutableAgentState implements AgentState {
 		this.#messages = [...value];
 	}
 
+	/** A tool call started: its id is pending (a new set, as pi's, so a listener's copy stays as it was). */
+	callStarted(id: string): void {
+		if (this.pendingToolCalls.has(id)) {
+			this.#repeats ??= new Map();
+			this.#repeats.set(id, (this.#repeats.get(id) ?? 0) + 1);
+			return;
+		}
+		this.pendingToolCalls = new Set(this.pendingToolCalls).add(id);
+	}
+
+	/** A tool call ended: its id stays pending while another call with that id still runs (pi drops it at the first end). */
+	callEnded(id: string): void {
+		const repeats = this.#repeats?.get(id) ?? 0;
+		if (repeats > 0) {
+			this.#repeats?.set(id, repeats - 1);
+			return;
+		}
+		const pending = new Set(this.pendingToolCalls);
+		pending.delete(id);
+		this.pendingToolCalls = pending;
+	}
+
 	/** The run ended: nothing streams, no tool call is pending. */
 	settle(): void {
 		this.isStreaming = false;
 		this.streamingMessage = undefined;
 		this.pendingToolCalls = EMPTY;
+		this.#repeats = undefined;
 	}
 }
 

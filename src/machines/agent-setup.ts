@@ -18,7 +18,7 @@ import { closeRunAbruptly } from "./actions/close-run.js";
 import * as runs from "./actions/run.js";
 import * as streaming from "./actions/streaming.js";
 import * as tools from "./actions/tools.js";
-import { applyOverrides, patchRun, runOf } from "./context.js";
+import { applyOverrides, callByKey, patchRun, runOf } from "./context.js";
 import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
 
@@ -128,11 +128,11 @@ export const agentSetup = setup({
 		announceNextCall: enqueueActions(({ context, enqueue }) => tools.announceNextCall(context, enqueue)),
 		preflightAnnouncedCall: enqueueActions(({ context, enqueue }) => tools.preflightAnnouncedCall(context, enqueue)),
 		recordPreparedCall: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "tool.prepared") tools.recordPreparedCall(context, event.toolCallId, event.args, enqueue);
+			if (event.type === "tool.prepared") tools.recordPreparedCall(context, event.callKey, event.args, enqueue);
 		}),
 		settleRefusedCall: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type !== "tool.settled") return;
-			const call = context.run?.batch?.calls.find((entry) => entry.toolCall.id === event.toolCallId);
+			const call = callByKey(context, event.callKey);
 			if (call) tools.settleCall(context, call, event.outcome, enqueue);
 		}),
 		settleUnfinishedCallsAsAborted: enqueueActions(({ context, enqueue }) => {
@@ -142,14 +142,15 @@ export const agentSetup = setup({
 		startTools: enqueueActions(({ context, enqueue }) => tools.startTools(context, enqueue)),
 		emitToolUpdate: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type !== "tool.update") return;
-			const call = context.run?.batch?.calls.find((entry) => entry.toolCall.id === event.toolCallId);
-			enqueue.emit({ type: "tool_execution_update", toolCallId: event.toolCallId, toolName: call?.toolCall.name ?? "", args: call?.toolCall.arguments, partialResult: event.partialResult });
+			// The guard let only a running call's update through: the call is there.
+			const call = callByKey(context, event.callKey);
+			if (call) enqueue.emit({ type: "tool_execution_update", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments, partialResult: event.partialResult });
 		}),
 		settleRunningTool: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "tool.settled") tools.settleRunningTool(context, event.toolCallId, event.outcome, false, enqueue);
+			if (event.type === "tool.settled") tools.settleRunningTool(context, event.callKey, event.outcome, false, enqueue);
 			if (event.type === "tool.timeout") {
-				const name = context.run?.batch?.calls.find((entry) => entry.toolCall.id === event.toolCallId)?.toolCall.name ?? "";
-				tools.settleRunningTool(context, event.toolCallId, errorResult(`Tool "${name}" timed out after ${event.timeoutMs} ms`), true, enqueue);
+				const name = callByKey(context, event.callKey)?.toolCall.name ?? "";
+				tools.settleRunningTool(context, event.callKey, errorResult(`Tool "${name}" timed out after ${event.timeoutMs} ms`), true, enqueue);
 			}
 		}),
 		abandonRunningCalls: enqueueActions(({ context, enqueue }) => tools.abandonRunningCalls(context, enqueue)),

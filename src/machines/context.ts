@@ -143,13 +143,13 @@ export function batchOf(context: Ctx): ToolBatch {
 }
 
 /**
- * A call of the current batch by id.
+ * A call of the current batch by its key (its id, unless an earlier call of the reply had it).
  *
  * @example
- * callById(context, "toolu_1")?.status; // "running"
+ * callByKey(context, "toolu_1")?.status; // "running"
  */
-export function callById(context: Ctx, toolCallId: string): ToolCallEntry | undefined {
-	return context.run?.batch?.calls.find((call) => call.toolCall.id === toolCallId);
+export function callByKey(context: Ctx, key: string): ToolCallEntry | undefined {
+	return context.run?.batch?.calls.find((call) => call.key === key);
 }
 
 /**

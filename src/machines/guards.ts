@@ -4,7 +4,7 @@
  */
 import type { AgentMessage } from "../types/messages.js";
 import { canRecoverFromOverflow, tokensNeedCompaction } from "./compaction-guards.js";
-import type { Ctx } from "./context.js";
+import { type Ctx, callByKey } from "./context.js";
 import { batchTerminates, replyFailed, toolCallsOf } from "./run-helpers.js";
 import type { AgentMachineEvent } from "./types.js";
 
@@ -14,8 +14,8 @@ function lastRole(messages: AgentMessage[]): string | undefined {
 	return (messages[messages.length - 1] as { role?: string } | undefined)?.role;
 }
 
-function callStatus(args: GuardArgs, toolCallId: string): string | undefined {
-	return args.context.run?.batch?.calls.find((call) => call.toolCall.id === toolCallId)?.status;
+function callStatus(args: GuardArgs, key: string): string | undefined {
+	return callByKey(args.context, key)?.status;
 }
 
 /** The agent machine's guards. */
@@ -57,12 +57,12 @@ export const agentGuards = {
 	isRunningCall: (args: GuardArgs) => {
 		const { event } = args;
 		if (event.type !== "tool.update" && event.type !== "tool.settled" && event.type !== "tool.timeout") return false;
-		return callStatus(args, event.toolCallId) === "running";
+		return callStatus(args, event.callKey) === "running";
 	},
 	isPreparingCall: (args: GuardArgs) => {
 		const { event } = args;
 		if (event.type !== "tool.prepared" && event.type !== "tool.settled") return false;
-		return callStatus(args, event.toolCallId) === "preparing";
+		return callStatus(args, event.callKey) === "preparing";
 	},
 	noCallRunning: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "running") !== true,
 	noCallPreparing: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "preparing") !== true,

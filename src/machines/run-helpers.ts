@@ -65,17 +65,60 @@ export function createToolBatch(assistant: AssistantMessage, tools: AnyAgentTool
 	const toolCalls = toolCallsOf(assistant);
 	const forcesSequential = toolCalls.some((call) => findTool(tools, call.name)?.executionMode === "sequential");
 	const batchMode = mode === "sequential" || (mode === "parallel" && forcesSequential) ? "sequential" : mode;
-	return newBatch(assistant, batchMode, toolCalls.map(newCallEntry), assistant.stopReason === "length");
+	const calls: ToolCallEntry[] = [];
+	for (const toolCall of toolCalls) calls.push(newCallEntry(toolCall, callKeyFor(calls, toolCall.id)));
+	return newBatch(assistant, batchMode, calls, assistant.stopReason === "length");
 }
 
 /**
- * Replaces one call of a batch (batches are small; copying keeps context immutable).
+ * The key a new call with this id gets in a batch that holds `calls`: the id itself, or
+ * `id#n` with the first n from 2 that no call holds, when a call of the batch has it already.
+ * A model may repeat an id within one reply; pi runs each such call and answers each, so the
+ * batch must tell them apart.
+ *
+ * @example
+ * callKeyFor([], "toolu_1"); // "toolu_1"
+ * callKeyFor([first], "toolu_1"); // "toolu_1#2" when first.key is "toolu_1"
+ */
+export function callKeyFor(calls: readonly ToolCallEntry[], id: string): string {
+	let key = id;
+	for (let n = 2; keyTaken(calls, key); n++) key = `${id}#${n}`;
+	return key;
+}
+
+function keyTaken(calls: readonly ToolCallEntry[], key: string): boolean {
+	for (const call of calls) if (call.key === key) return true;
+	return false;
+}
+
+/**
+ * Pairs each tool call block with the batch's entry for it: the n-th block with an id goes with
+ * the n-th entry with that id (entries join a batch in the order their calls stream), so
+ * repeated ids pair up in order. Undefined for a block the batch has no entry for.
+ *
+ * @example
+ * entriesOfBlocks(toolCallsOf(message), batch.calls); // [entry, entry, undefined]
+ */
+export function entriesOfBlocks(blocks: readonly AgentToolCall[], calls: readonly ToolCallEntry[]): (ToolCallEntry | undefined)[] {
+	const seen = new Map<string, number>();
+	return blocks.map((block) => {
+		const ordinal = seen.get(block.id) ?? 0;
+		seen.set(block.id, ordinal + 1);
+		let left = ordinal;
+		for (const call of calls) if (call.toolCall.id === block.id && left-- === 0) return call;
+		return undefined;
+	});
+}
+
+/**
+ * Replaces one call of a batch, found by its key (batches are small; copying keeps context
+ * immutable).
  *
  * @example
  * const next = updateCall(batch, "t1", { status: "running" });
  */
-export function updateCall(batch: ToolBatch, toolCallId: string, patch: Partial<ToolCallEntry>): ToolBatch {
-	return patchBatch(batch, { calls: batch.calls.map((call) => (call.toolCall.id === toolCallId ? patchCall(call, patch) : call)) });
+export function updateCall(batch: ToolBatch, key: string, patch: Partial<ToolCallEntry>): ToolBatch {
+	return patchBatch(batch, { calls: batch.calls.map((call) => (call.key === key ? patchCall(call, patch) : call)) });
 }
 
 /**
@@ -113,7 +156,7 @@ function batchRecord(assistant: AssistantMessage, mode: ToolBatch["mode"], calls
  * const running = patchCall(call, { status: "running" });
  */
 export function patchCall(call: ToolCallEntry, patch: Partial<ToolCallEntry>): ToolCallEntry {
-	return Object.assign(callRecord(call.toolCall, call.status, call.args, call.outcome, call.started, call.messageEmitted), patch);
+	return Object.assign(callRecord(call.key, call.toolCall, call.status, call.args, call.outcome, call.started, call.message), patch);
 }
 
 /**
@@ -121,21 +164,22 @@ export function patchCall(call: ToolCallEntry, patch: Partial<ToolCallEntry>): T
  * copied by {@link patchCall} from one literal, so they all share one object shape.
  *
  * @example
- * const entry = newCallEntry(toolCall); // status "queued"
+ * const entry = newCallEntry(toolCall, callKeyFor(batch.calls, toolCall.id)); // status "queued"
  */
-export function newCallEntry(toolCall: AgentToolCall): ToolCallEntry {
-	return callRecord(toolCall, "queued", undefined, undefined, false, false);
+export function newCallEntry(toolCall: AgentToolCall, key: string): ToolCallEntry {
+	return callRecord(key, toolCall, "queued", undefined, undefined, false, undefined);
 }
 
 function callRecord(
+	key: string,
 	toolCall: AgentToolCall,
 	status: ToolCallEntry["status"],
 	args: unknown,
 	outcome: ToolCallEntry["outcome"],
 	started: boolean,
-	messageEmitted: boolean,
+	message: ToolResultMessage | undefined,
 ): ToolCallEntry {
-	const entry: { [K in keyof ToolCallEntry]-?: ToolCallEntry[K] } = { toolCall, status, args, outcome, started, messageEmitted };
+	const entry: { [K in keyof ToolCallEntry]-?: ToolCallEntry[K] } = { key, toolCall, status, args, outcome, started, message };
 	return entry;
 }
 

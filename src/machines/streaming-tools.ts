@@ -1,7 +1,7 @@
-import type { AnyAgentTool } from "../types/agent.js";
+import type { AgentToolCall, AnyAgentTool } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
 import { emptyUsage } from "../types/content.js";
-import { findTool, newBatch, newCallEntry, patchBatch, toolCallsOf } from "./run-helpers.js";
+import { callKeyFor, entriesOfBlocks, findTool, newBatch, newCallEntry, patchBatch, toolCallsOf } from "./run-helpers.js";
 import type { ToolBatch, ToolCallEntry } from "./types.js";
 
 function isSequential(call: ToolCallEntry, tools: AnyAgentTool[]): boolean {
@@ -47,12 +47,14 @@ export function completeStreamingBatch(
 	message: AssistantMessage,
 ): { batch: ToolBatch; cutOff: ToolCallEntry[] } {
 	const base: ToolBatch = batch ?? newBatch(message, "streaming", []);
-	const known = new Set(base.calls.map((call) => call.toolCall.id));
+	const blocks = toolCallsOf(message);
+	const entries = entriesOfBlocks(blocks, base.calls);
 	const calls = [...base.calls];
 	const cutOff: ToolCallEntry[] = [];
-	for (const toolCall of toolCallsOf(message)) {
-		if (known.has(toolCall.id)) continue;
-		const entry = newCallEntry(toolCall);
+	for (let index = 0; index < blocks.length; index++) {
+		if (entries[index]) continue;
+		const toolCall = blocks[index] as AgentToolCall;
+		const entry = newCallEntry(toolCall, callKeyFor(calls, toolCall.id));
 		calls.push(entry);
 		if (message.stopReason === "length") cutOff.push(entry);
 	}
@@ -94,19 +96,27 @@ export function splitFailedStreamingReply(
 	if (batch?.mode !== "streaming") return undefined;
 	const started = batch.calls.filter((call) => call.status !== "queued");
 	if (started.length === 0) return undefined;
-	const startedIds = new Set(started.map((call) => call.toolCall.id));
+	// Each call block's entry (a repeated id pairs with the entry of its own occurrence).
+	const entries = entriesOfBlocks(toolCallsOf(message), batch.calls);
+	const entryOf = new Map<AssistantMessage["content"][number], ToolCallEntry | undefined>();
+	let blockIndex = 0;
+	for (const block of message.content) if (block.type === "toolCall") entryOf.set(block, entries[blockIndex++]);
+	const ran = (block: AssistantMessage["content"][number]) => {
+		const entry = entryOf.get(block);
+		return entry !== undefined && entry.status !== "queued";
+	};
 	let cut = -1;
 	message.content.forEach((block, index) => {
-		if (block.type === "toolCall" && startedIds.has(block.id)) cut = index;
+		if (ran(block)) cut = index;
 	});
 	const upToCut = message.content.slice(0, cut + 1);
-	const head = upToCut.filter((block) => block.type !== "toolCall" || startedIds.has(block.id));
-	const present = new Set(head.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])));
+	const head = upToCut.filter((block) => block.type !== "toolCall" || ran(block));
+	const present = new Set(head.map((block) => entryOf.get(block)));
 	// A provider whose final message lost a call it had streamed: the call that ran still belongs here.
-	const missing = started.filter((call) => !present.has(call.toolCall.id)).map((call) => call.toolCall);
+	const missing = started.filter((call) => !present.has(call)).map((call) => call.toolCall);
 	const committed: AssistantMessage = { ...message, content: [...head, ...missing], stopReason: "toolUse" };
 	delete committed.errorMessage;
-	const notStarted = upToCut.filter((block) => block.type === "toolCall" && !startedIds.has(block.id));
+	const notStarted = upToCut.filter((block) => block.type === "toolCall" && !ran(block));
 	const failed: AssistantMessage = { ...message, content: [...notStarted, ...message.content.slice(cut + 1)], usage: emptyUsage() };
 	return { committed, failed };
 }

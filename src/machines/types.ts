@@ -136,6 +136,12 @@ export type ToolCallStatus = "queued" | "preparing" | "prepared" | "running" | "
 
 /** One tool call of the current batch. */
 export interface ToolCallEntry {
+	/**
+	 * The call's name in its batch: its id, or `id#2`, `id#3`… for a call that repeats an earlier
+	 * call's id (a model may send two calls with one id; each still runs and gets its own result).
+	 * The batch actor's events name calls by it; listeners see the id.
+	 */
+	key: string;
 	toolCall: AgentToolCall;
 	status: ToolCallStatus;
 	/** Validated arguments (after preflight). */
@@ -144,8 +150,8 @@ export interface ToolCallEntry {
 	outcome?: FinalizedToolResult | undefined;
 	/** True once `tool_execution_start` was emitted. */
 	started: boolean;
-	/** True once its tool result message was emitted. */
-	messageEmitted: boolean;
+	/** Its tool result message, once emitted. */
+	message: ToolResultMessage | undefined;
 }
 
 /** The tool calls of one assistant message. */

@@ -22,6 +22,7 @@ import type { ImageContent, TextContent } from "../types/content.js";
 import type { AssistantMessage, Message, ToolResultMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions, ThinkingBudgets, ThinkingLevel, Tool } from "../types/model.js";
 import { anthropicCompat } from "./models.js";
+import { RequestToolCallIds } from "./tool-call-ids.js";
 
 /** Default thinking budgets in tokens, per level, for models that take a budget. */
 export const defaultThinkingBudgets: { [Level in keyof ThinkingBudgets]-?: number } = {
@@ -108,6 +109,12 @@ function normalizeToolCallId(id: string): string {
 	return cleaned.length > 0 ? cleaned.slice(0, 64) : "tool_call";
 }
 
+/** The n-th variant of an id taken already in the request: a suffix the 64-character limit cannot cut off. */
+function toolCallIdVariant(id: string, n: number): string {
+	const suffix = `_${n}`;
+	return normalizeToolCallId(id).slice(0, 64 - suffix.length) + suffix;
+}
+
 /** Unpaired UTF-16 surrogates make the request body invalid JSON for the API. */
 function sanitizeText(text: string): string {
 	return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
@@ -139,9 +146,11 @@ function sameModel(message: AssistantMessage, model: Model): boolean {
 	return message.provider === model.provider && message.api === model.api && message.model === model.id;
 }
 
-function assistantContentBlocks(message: AssistantMessage, model: Model): ContentBlockParam[] {
+function assistantContentBlocks(message: AssistantMessage, model: Model, ids: RequestToolCallIds): ContentBlockParam[] {
 	// Signatures are only valid for the model that produced them.
 	const signaturesValid = sameModel(message, model);
+	const wireIds = ids.calls(message.content.filter((part) => part.type === "toolCall"));
+	let call = 0;
 	const blocks: ContentBlockParam[] = [];
 	for (const part of message.content) {
 		switch (part.type) {
@@ -164,7 +173,7 @@ function assistantContentBlocks(message: AssistantMessage, model: Model): Conten
 			case "toolCall":
 				blocks.push({
 					type: "tool_use",
-					id: normalizeToolCallId(part.id),
+					id: wireIds[call++] ?? normalizeToolCallId(part.id),
 					name: part.name,
 					input: part.arguments ?? {},
 				});
@@ -174,7 +183,7 @@ function assistantContentBlocks(message: AssistantMessage, model: Model): Conten
 	return blocks;
 }
 
-function toolResultBlock(result: ToolResultMessage, model: Model): ToolResultBlockParam {
+function toolResultBlock(result: ToolResultMessage, wireId: string, model: Model): ToolResultBlockParam {
 	const content = userContentBlocks(result.content, model);
 	const onlyImages = content.length > 0 && !content.some((block) => block.type === "text");
 	if (onlyImages) {
@@ -182,16 +191,16 @@ function toolResultBlock(result: ToolResultMessage, model: Model): ToolResultBlo
 	}
 	return {
 		type: "tool_result",
-		tool_use_id: normalizeToolCallId(result.toolCallId),
+		tool_use_id: wireId,
 		...(content.length > 0 ? { content } : {}),
 		is_error: result.isError,
 	};
 }
 
-function missingToolResult(toolCallId: string): ToolResultBlockParam {
+function missingToolResult(wireId: string): ToolResultBlockParam {
 	return {
 		type: "tool_result",
-		tool_use_id: normalizeToolCallId(toolCallId),
+		tool_use_id: wireId,
 		content: [{ type: "text", text: "No result provided" }],
 		is_error: true,
 	};
@@ -206,6 +215,8 @@ function missingToolResult(toolCallId: string): ToolResultBlockParam {
  *   because the API rejects a `tool_use` that is not answered in the next turn.
  * - Empty text and thinking blocks are dropped; thinking without a signature (or from
  *   another model) is sent as plain text.
+ * - Tool-call ids are made unique in the request (the API rejects repeated ones), each result
+ *   taking its call's id: see {@link RequestToolCallIds}.
  *
  * @example
  * convertMessages([{ role: "user", content: "hi", timestamp: 0 }], model);
@@ -214,14 +225,13 @@ function missingToolResult(toolCallId: string): ToolResultBlockParam {
 export function convertMessages(messages: Message[], model: Model): MessageParam[] {
 	const turns: MessageParam[] = [];
 	// Tool calls of the last assistant turn still waiting for their results, in call order.
-	let pendingToolCalls: string[] = [];
+	const ids = new RequestToolCallIds(normalizeToolCallId, toolCallIdVariant);
 	let toolResultTurn: ContentBlockParam[] | undefined;
 
 	const closeToolResultTurn = () => {
 		const blocks = toolResultTurn ?? [];
-		for (const id of pendingToolCalls) blocks.push(missingToolResult(id));
+		for (const call of ids.close()) blocks.push(missingToolResult(call.wire));
 		if (blocks.length > 0 && !toolResultTurn) turns.push({ role: "user", content: blocks });
-		pendingToolCalls = [];
 		toolResultTurn = undefined;
 	};
 
@@ -231,8 +241,7 @@ export function convertMessages(messages: Message[], model: Model): MessageParam
 				toolResultTurn = [];
 				turns.push({ role: "user", content: toolResultTurn });
 			}
-			toolResultTurn.push(toolResultBlock(message, model));
-			pendingToolCalls = pendingToolCalls.filter((id) => id !== message.toolCallId);
+			toolResultTurn.push(toolResultBlock(message, ids.answer(message.toolCallId) ?? normalizeToolCallId(message.toolCallId), model));
 			continue;
 		}
 		closeToolResultTurn();
@@ -244,10 +253,9 @@ export function convertMessages(messages: Message[], model: Model): MessageParam
 			if (content.length > 0) turns.push({ role: "user", content });
 		} else {
 			if (message.stopReason === "error" || message.stopReason === "aborted") continue;
-			const content = assistantContentBlocks(message, model);
+			const content = assistantContentBlocks(message, model, ids);
 			if (content.length === 0) continue;
 			turns.push({ role: "assistant", content });
-			pendingToolCalls = message.content.flatMap((part) => (part.type === "toolCall" ? [part.id] : []));
 		}
 	}
 	closeToolResultTurn();

@@ -18,6 +18,7 @@ import type { ImageContent, TextContent, ToolCall } from "../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../types/messages.js";
 import type { Context, Model } from "../types/model.js";
 import type { OpenAIToolCallIdFormat, ResolvedOpenAICompat } from "./openai-compat.js";
+import { RequestToolCallIds } from "./tool-call-ids.js";
 
 /** An assistant message with the reasoning fields some servers want back. */
 type AssistantWireMessage = ChatCompletionAssistantMessageParam & { [field: string]: unknown };
@@ -70,6 +71,26 @@ export function normalizeToolCallId(id: string, format: OpenAIToolCallIdFormat):
 	}
 }
 
+/**
+ * The n-th variant of an id taken already in the request (see {@link RequestToolCallIds}), in
+ * the same form as {@link normalizeToolCallId}'s: a suffix within the length limit, or for
+ * Mistral's nine characters another hash.
+ *
+ * @example
+ * toolCallIdVariant("call_0", 2, "openai"); // "call_0_2"
+ */
+export function toolCallIdVariant(id: string, n: number, format: OpenAIToolCallIdFormat): string {
+	const suffix = `_${n}`;
+	switch (format) {
+		case "keep":
+			return `${id}${suffix}`;
+		case "openai":
+			return normalizeToolCallId(id, format).slice(0, 40 - suffix.length) + suffix;
+		case "mistral":
+			return `${hashId(`${id}#${n}`)}000000000`.slice(0, 9);
+	}
+}
+
 function imagePart(image: ImageContent): ChatCompletionContentPart {
 	return { type: "image_url", image_url: { url: `data:${image.mimeType};base64,${image.data}` } };
 }
@@ -93,7 +114,7 @@ function sameModel(message: AssistantMessage, model: Model): boolean {
 	return message.provider === model.provider && message.api === model.api && message.model === model.id;
 }
 
-function assistantMessage(message: AssistantMessage, model: Model, compat: ResolvedOpenAICompat): AssistantWireMessage | undefined {
+function assistantMessage(message: AssistantMessage, model: Model, compat: ResolvedOpenAICompat, ids: RequestToolCallIds<ToolCall>): AssistantWireMessage | undefined {
 	const fromThisModel = sameModel(message, model);
 	const textParts: string[] = [];
 	const reasoningParts: string[] = [];
@@ -117,8 +138,9 @@ function assistantMessage(message: AssistantMessage, model: Model, compat: Resol
 	const wire: AssistantWireMessage = { role: "assistant", content: textParts.length > 0 ? textParts.join("\n\n") : null };
 	if (reasoningField) wire[reasoningField] = reasoningParts.join("\n");
 	if (toolCalls.length > 0) {
-		wire.tool_calls = toolCalls.map((call) => ({
-			id: normalizeToolCallId(call.id, compat.toolCallIdFormat),
+		const wireIds = ids.calls(toolCalls);
+		wire.tool_calls = toolCalls.map((call, index) => ({
+			id: wireIds[index] ?? normalizeToolCallId(call.id, compat.toolCallIdFormat),
 			type: "function",
 			function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) },
 		}));
@@ -143,7 +165,7 @@ function parseReasoningDetail(signature: string | undefined): unknown[] {
 	}
 }
 
-function toolMessage(result: ToolResultMessage, model: Model, compat: ResolvedOpenAICompat): ChatCompletionToolMessageParam {
+function toolMessage(result: ToolResultMessage, wireId: string, model: Model, compat: ResolvedOpenAICompat): ChatCompletionToolMessageParam {
 	const acceptsImages = model.input.includes("image");
 	const texts = result.content.flatMap((part) => {
 		if (part.type === "text") return [sanitizeText(part.text)];
@@ -154,7 +176,7 @@ function toolMessage(result: ToolResultMessage, model: Model, compat: ResolvedOp
 	if (content === "") content = hasImages && acceptsImages ? "(see attached image)" : "(no output)";
 	const message: ChatCompletionToolMessageParam & { name?: string } = {
 		role: "tool",
-		tool_call_id: normalizeToolCallId(result.toolCallId, compat.toolCallIdFormat),
+		tool_call_id: wireId,
 		content,
 	};
 	if (compat.requiresToolResultName) message.name = result.toolName;
@@ -184,6 +206,8 @@ function missingResult(call: ToolCall): ToolResultMessage {
  *   model is sent as text.
  * - Images in tool results follow the tool messages in a user message, since `tool` messages
  *   carry text only.
+ * - Tool-call ids are made unique in the request, each result taking its call's id: see
+ *   {@link RequestToolCallIds}.
  *
  * @example
  * convertOpenAIMessages(model, { systemPrompt: "Be brief.", messages: [{ role: "user", content: "hi", timestamp: 0 }] }, compat);
@@ -195,15 +219,16 @@ export function convertOpenAIMessages(model: Model, context: Context, compat: Re
 		const role = model.reasoning && compat.supportsDeveloperRole ? "developer" : "system";
 		out.push({ role, content: sanitizeText(context.systemPrompt) });
 	}
-	/** Calls of the last assistant message that have no result yet. */
-	let pendingCalls: ToolCall[] = [];
+	const format = compat.toolCallIdFormat;
+	/** The calls of the last assistant message, and which of them have no result yet. */
+	const ids = new RequestToolCallIds<ToolCall>((id) => normalizeToolCallId(id, format), (id, n) => toolCallIdVariant(id, n, format));
 	let resultImages: ChatCompletionContentPart[] = [];
 	let afterToolResults = false;
 
 	const closeToolResults = () => {
-		for (const call of pendingCalls) out.push(toolMessage(missingResult(call), model, compat));
-		if (pendingCalls.length > 0) afterToolResults = true;
-		pendingCalls = [];
+		const unanswered = ids.close();
+		for (const { call, wire } of unanswered) out.push(toolMessage(missingResult(call), wire, model, compat));
+		if (unanswered.length > 0) afterToolResults = true;
 		if (resultImages.length > 0) {
 			if (compat.requiresAssistantAfterToolResult) out.push({ role: "assistant", content: bridgeAfterToolResults });
 			out.push({ role: "user", content: [{ type: "text", text: "Attached image(s) from tool result:" }, ...resultImages] });
@@ -214,10 +239,9 @@ export function convertOpenAIMessages(model: Model, context: Context, compat: Re
 
 	for (const message of context.messages) {
 		if (message.role === "toolResult") {
-			const index = pendingCalls.findIndex((call) => call.id === message.toolCallId);
-			if (index === -1) continue;
-			pendingCalls.splice(index, 1);
-			out.push(toolMessage(message, model, compat));
+			const wireId = ids.answer(message.toolCallId);
+			if (wireId === undefined) continue;
+			out.push(toolMessage(message, wireId, model, compat));
 			afterToolResults = true;
 			if (model.input.includes("image")) {
 				for (const part of message.content) if (part.type === "image") resultImages.push(imagePart(part));
@@ -235,11 +259,10 @@ export function convertOpenAIMessages(model: Model, context: Context, compat: Re
 			afterToolResults = false;
 		} else if (message.role === "assistant") {
 			if (message.stopReason === "error" || message.stopReason === "aborted") continue;
-			const wire = assistantMessage(message, model, compat);
+			const wire = assistantMessage(message, model, compat, ids);
 			if (!wire) continue;
 			out.push(wire);
 			afterToolResults = false;
-			pendingCalls = message.content.filter((part): part is ToolCall => part.type === "toolCall");
 		}
 	}
 	closeToolResults();

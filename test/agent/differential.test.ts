@@ -403,6 +403,66 @@ describe("pi 0.73.1 and agentchart emit the same events", () => {
 		};
 		expect(await trace("agentchart")).toEqual(await trace("pi"));
 	});
+
+	describe("two calls of one reply with the same id (each runs and gets its own result)", () => {
+		const sameId = (a: string, b: string): ScriptedReply => ({ content: [toolCall("work", { value: a }, "dup"), toolCall("work", { value: b }, "dup")] });
+		// The slow call reports progress and waits for the fast one to end: a run that conflates
+		// the two ends one execution for both, or gives both results the first one's text.
+		const racing = (agent: CommonAgent) => {
+			let fastEnded = () => {};
+			const fastEnd = new Promise<void>((resolve) => (fastEnded = resolve));
+			agent.subscribe((event) => {
+				if (event.type === "tool_execution_end" && textOf((event as { result?: unknown }).result) === "did:fast") fastEnded();
+			});
+			agent.state.tools = [
+				tool("work", async (_id, params, _signal, onUpdate) => {
+					if (params["value"] === "slow") {
+						onUpdate?.(ok("halfway"));
+						await Promise.race([fastEnd, sleep(60)]);
+					}
+					return ok(`did:${String(params["value"])}`);
+				}),
+			];
+		};
+
+		it.each(["parallel", "sequential"])("%s", async (mode) => {
+			const { ours } = await expectSame(() => ({
+				replies: [sameId("slow", "fast"), { content: "done" }],
+				configure: (agent) => {
+					racing(agent);
+					agent.toolExecution = mode;
+				},
+			}));
+			expect(ours.lines.filter((line) => line.startsWith("tool_execution_end"))).toHaveLength(2);
+			const results = ours.agent.state.messages.filter((m) => m.role === "toolResult").map(textOf);
+			expect(results).toEqual(["did:slow", "did:fast"]);
+		});
+
+		it("parallel, asking beforeToolCall and afterToolCall about each", async () => {
+			const { ours } = await expectSame(() => ({
+				replies: [sameId("slow", "fast"), { content: "done" }],
+				configure: (agent) => {
+					racing(agent);
+					agent.beforeToolCall = async () => undefined;
+					agent.afterToolCall = async ({ result }: { result: AgentToolResult<unknown> }) => ({ content: [{ type: "text", text: `after ${textOf(result)}` }] });
+				},
+			}));
+			const results = ours.agent.state.messages.filter((m) => m.role === "toolResult").map(textOf);
+			expect(results).toEqual(["after did:slow", "after did:fast"]);
+		});
+
+		it("one blocked by beforeToolCall, the other runs", async () => {
+			const { ours } = await expectSame(() => ({
+				replies: [sameId("blocked", "fast"), { content: "done" }],
+				configure: (agent) => {
+					racing(agent);
+					agent.beforeToolCall = async ({ args }: { args: { value?: string } }) => (args.value === "blocked" ? { block: true, reason: "no" } : undefined);
+				},
+			}));
+			const results = ours.agent.state.messages.filter((m) => m.role === "toolResult").map(textOf);
+			expect(results).toEqual(["no", "did:fast"]);
+		});
+	});
 });
 
 describe("where agentchart fixes pi", () => {

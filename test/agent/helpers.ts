@@ -405,8 +405,19 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 
 	let inTurn = false;
 	let openMessage: string | undefined;
-	const toolOpen = new Set<string>();
-	const toolEnded = new Set<string>();
+	// Counted by id: two calls of one reply may share an id, and each runs and ends on its own.
+	const count = (counts: Map<string, number>, id: string) => counts.get(id) ?? 0;
+	const bump = (counts: Map<string, number>, id: string, by: number) => counts.set(id, count(counts, id) + by);
+	const callsIn = (message: unknown) => {
+		const calls = new Map<string, number>();
+		for (const block of (message as AssistantMessage).content ?? []) if (block.type === "toolCall") bump(calls, block.id, 1);
+		return calls;
+	};
+	const toolOpen = new Map<string, number>();
+	const toolStarted = new Map<string, number>();
+	/** Calls of the run's assistant messages so far, and of the one streaming (streaming tool execution starts calls before it ends). */
+	const runCalls = new Map<string, number>();
+	let streamingCalls = new Map<string, number>();
 	const toolCallIds: string[] = [];
 	const resultIds: string[] = [];
 	for (const event of events.slice(1, -1)) {
@@ -419,7 +430,7 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 			case "turn_end":
 				expect(inTurn, "turn_end outside a turn").toBe(true);
 				expect(openMessage, "turn_end with an open message").toBeUndefined();
-				expect([...toolOpen], "turn_end with running tools").toEqual([]);
+				expect([...toolOpen.keys()], "turn_end with running tools").toEqual([]);
 				inTurn = false;
 				break;
 			case "message_start":
@@ -429,11 +440,16 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 				break;
 			case "message_update":
 				expect(openMessage).toBe("assistant");
+				streamingCalls = callsIn(event.message);
 				break;
 			case "message_end": {
 				const role = (event.message as { role?: string }).role;
 				expect(openMessage, `message_end without start: ${where}`).toBe(role);
 				openMessage = undefined;
+				if (role === "assistant") {
+					for (const [id, n] of callsIn(event.message)) bump(runCalls, id, n);
+					streamingCalls = new Map();
+				}
 				if (role === "assistant" && !failed(event.message as AssistantMessage)) {
 					for (const block of (event.message as AssistantMessage).content) {
 						if (block.type === "toolCall") toolCallIds.push(block.id);
@@ -442,18 +458,21 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 				if (role === "toolResult") resultIds.push((event.message as { toolCallId: string }).toolCallId);
 				break;
 			}
-			case "tool_execution_start":
+			case "tool_execution_start": {
 				expect(inTurn).toBe(true);
-				expect(toolOpen.has(event.toolCallId) || toolEnded.has(event.toolCallId), `tool started twice: ${where}`).toBe(false);
-				toolOpen.add(event.toolCallId);
+				const calls = count(runCalls, event.toolCallId) + count(streamingCalls, event.toolCallId);
+				expect(count(toolStarted, event.toolCallId), `tool started twice: ${where}`).toBeLessThan(calls);
+				bump(toolStarted, event.toolCallId, 1);
+				bump(toolOpen, event.toolCallId, 1);
 				break;
+			}
 			case "tool_execution_update":
-				expect(toolOpen.has(event.toolCallId), `update outside execution: ${where}`).toBe(true);
+				expect(count(toolOpen, event.toolCallId), `update outside execution: ${where}`).toBeGreaterThan(0);
 				break;
 			case "tool_execution_end":
-				expect(toolOpen.has(event.toolCallId), `end without start: ${where}`).toBe(true);
-				toolOpen.delete(event.toolCallId);
-				toolEnded.add(event.toolCallId);
+				expect(count(toolOpen, event.toolCallId), `end without start: ${where}`).toBeGreaterThan(0);
+				bump(toolOpen, event.toolCallId, -1);
+				if (count(toolOpen, event.toolCallId) === 0) toolOpen.delete(event.toolCallId);
 				break;
 			default:
 				expect.fail(`unexpected event inside a run: ${where}`);
@@ -465,16 +484,19 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 
 /** Asserts every tool call in a transcript (of a non-failed assistant message) has exactly one later tool result. */
 export function expectValidTranscript(messages: readonly AgentMessage[]): void {
+	// Calls waiting for a result, by id and counted: two calls of one reply may share an id.
 	const pending = new Map<string, number>();
-	messages.forEach((message, index) => {
+	for (const message of messages) {
 		if (message.role === "assistant" && !failed(message)) {
-			for (const block of message.content) if (block.type === "toolCall") pending.set(block.id, index);
+			for (const block of message.content) if (block.type === "toolCall") pending.set(block.id, (pending.get(block.id) ?? 0) + 1);
 		}
 		if (message.role === "toolResult") {
-			expect(pending.has(message.toolCallId), `orphan tool result ${message.toolCallId}`).toBe(true);
-			pending.delete(message.toolCallId);
+			const waiting = pending.get(message.toolCallId) ?? 0;
+			expect(waiting > 0, `orphan tool result ${message.toolCallId}`).toBe(true);
+			if (waiting > 1) pending.set(message.toolCallId, waiting - 1);
+			else pending.delete(message.toolCallId);
 		}
-	});
+	}
 	expect([...pending.keys()], "tool calls without results").toEqual([]);
 }
 

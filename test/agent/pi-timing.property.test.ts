@@ -45,6 +45,8 @@ type ListenerKind = "sync" | "async" | "slow";
 interface Scenario {
 	replies: { blocks: ({ kind: "text"; words: number } | { kind: "tool"; name: "echo" | "fail" | "wait" })[]; error: boolean }[];
 	toolExecution: "parallel" | "sequential";
+	/** Every tool call of a reply has one id (models do this; each call still runs and is answered). */
+	sameIds: boolean;
 	listeners: { kind: ListenerKind; slowOn: string[] }[];
 	chunkSize: number;
 	followUp: boolean;
@@ -72,8 +74,12 @@ const WORDS = ["alpha", "beta", "gamma", "delta", "epsilon"];
 
 function repliesOf(scenario: Scenario): ScriptedReply[] {
 	let id = 0;
-	return scenario.replies.map((reply) => {
-		const content: ScriptedBlock[] = reply.blocks.map((b) => (b.kind === "text" ? text(WORDS.slice(0, b.words).join(" ")) : toolCall(b.name, { value: `v${id}` }, `call-${id++}`)));
+	return scenario.replies.map((reply, n) => {
+		const callId = () => {
+			const unique = `call-${id++}`;
+			return scenario.sameIds ? `same-${n}` : unique;
+		};
+		const content: ScriptedBlock[] = reply.blocks.map((b) => (b.kind === "text" ? text(WORDS.slice(0, b.words).join(" ")) : toolCall(b.name, { value: `v${id}` }, callId())));
 		return reply.error ? { content, stopReason: "error", errorMessage: "overloaded" } : { content };
 	});
 }
@@ -192,6 +198,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		{ minLength: 1, maxLength: 3 },
 	),
 	toolExecution: fc.constantFrom("parallel" as const, "sequential" as const),
+	sameIds: fc.constantFrom(false, false, false, true),
 	listeners: fc.array(
 		fc.record({ kind: fc.constantFrom<ListenerKind>("sync", "async", "slow"), slowOn: fc.subarray(["message_start", "message_update", "message_end", "tool_execution_end", "turn_end", "agent_end"]) }),
 		{ minLength: 0, maxLength: 3 },
@@ -219,6 +226,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 		const scenario: Scenario = {
 			replies: [{ blocks: [{ kind: "text", words: 3 }, { kind: "tool", name: "echo" }], error: false }],
 			toolExecution: "parallel",
+			sameIds: false,
 			listeners: listeners.map((l) => ({ kind: l.kind, slowOn: [...l.slowOn] })),
 			chunkSize: 2,
 			followUp: false,
@@ -263,6 +271,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 		const scenario: Scenario = {
 			replies: [{ blocks: [{ kind: "tool", name: "wait" }], error: false }],
 			toolExecution: "parallel",
+			sameIds: false,
 			listeners: [{ kind: "sync", slowOn: [] }],
 			chunkSize: 4,
 			followUp: false,

@@ -28,6 +28,8 @@ const pi = piModule as unknown as LoopApi;
 interface Scenario {
 	entry: "loop" | "continue";
 	toolExecution: "parallel" | "sequential";
+	/** Every tool call of a reply has one id (models do this; each call still runs and is answered). */
+	sameIds: boolean;
 	replies: { blocks: ({ kind: "text"; words: number } | { kind: "tool"; name: "echo" | "fail" | "stop" | "missing" })[]; error: boolean }[];
 	/** Poll number (0-based, per queue) → the message it returns. */
 	steering: Record<number, string>;
@@ -46,6 +48,7 @@ const block = fc.oneof(
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	entry: fc.constantFrom("loop" as const, "continue" as const),
 	toolExecution: fc.constantFrom("parallel" as const, "sequential" as const),
+	sameIds: fc.constantFrom(false, false, false, true),
 	replies: fc.array(fc.record({ blocks: fc.array(block, { minLength: 1, maxLength: 3 }), error: fc.integer({ min: 0, max: 5 }).map((n) => n === 0) }), { minLength: 1, maxLength: 4 }),
 	steering: fc.dictionary(fc.integer({ min: 0, max: 4 }).map(String), fc.constantFrom("steer-a", "steer-b"), { maxKeys: 2 }) as fc.Arbitrary<Record<number, string>>,
 	followUps: fc.dictionary(fc.integer({ min: 0, max: 3 }).map(String), fc.constantFrom("follow-a", "follow-b"), { maxKeys: 2 }) as fc.Arbitrary<Record<number, string>>,
@@ -58,10 +61,12 @@ const WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
 
 function repliesOf(scenario: Scenario): ScriptedReply[] {
 	let id = 0;
-	return scenario.replies.map((reply) => {
-		const content: ScriptedBlock[] = reply.blocks.map((b) =>
-			b.kind === "text" ? text(WORDS.slice(0, b.words).join(" ")) : toolCall(b.name, { value: `v${id}` }, `call-${id++}`),
-		);
+	return scenario.replies.map((reply, n) => {
+		const callId = () => {
+			const unique = `call-${id++}`;
+			return scenario.sameIds ? `same-${n}` : unique;
+		};
+		const content: ScriptedBlock[] = reply.blocks.map((b) => (b.kind === "text" ? text(WORDS.slice(0, b.words).join(" ")) : toolCall(b.name, { value: `v${id}` }, callId())));
 		return reply.error ? { content, stopReason: "error", errorMessage: "overloaded" } : { content };
 	});
 }

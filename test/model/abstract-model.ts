@@ -297,18 +297,18 @@ function actorEvents(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
 	}
 	const preparing = run?.batch?.calls.find((call: ToolCallEntry) => call.status === "preparing");
 	if (preparing && inState(snapshot, "running.tool-preparing.checking")) {
-		const toolCallId = preparing.toolCall.id;
-		events.push({ type: "tool.prepared", toolCallId, args: {} });
-		events.push({ type: "tool.settled", toolCallId, outcome: { result: { content: [{ type: "text", text: "blocked" }], details: {} }, isError: true } });
+		const callKey = preparing.key;
+		events.push({ type: "tool.prepared", callKey, args: {} });
+		events.push({ type: "tool.settled", callKey, outcome: { result: { content: [{ type: "text", text: "blocked" }], details: {} }, isError: true } });
 	}
 	for (const call of run?.batch?.calls ?? []) {
 		if (call.status !== "running") continue;
-		const toolCallId = call.toolCall.id;
-		events.push({ type: "tool.settled", toolCallId, outcome: { result: { content: [{ type: "text", text: "ok" }], details: {} }, isError: false } });
-		events.push({ type: "tool.settled", toolCallId, outcome: { result: { content: [{ type: "text", text: "fail" }], details: {} }, isError: true } });
-		events.push({ type: "tool.settled", toolCallId, outcome: { result: { content: [{ type: "text", text: "done" }], details: {}, terminate: true }, isError: false } });
-		events.push({ type: "tool.update", toolCallId, partialResult: { content: [{ type: "text", text: "…" }], details: {} } });
-		events.push({ type: "tool.timeout", toolCallId, timeoutMs: TOOL_TIMEOUT_MS });
+		const callKey = call.key;
+		events.push({ type: "tool.settled", callKey, outcome: { result: { content: [{ type: "text", text: "ok" }], details: {} }, isError: false } });
+		events.push({ type: "tool.settled", callKey, outcome: { result: { content: [{ type: "text", text: "fail" }], details: {} }, isError: true } });
+		events.push({ type: "tool.settled", callKey, outcome: { result: { content: [{ type: "text", text: "done" }], details: {}, terminate: true }, isError: false } });
+		events.push({ type: "tool.update", callKey, partialResult: { content: [{ type: "text", text: "…" }], details: {} } });
+		events.push({ type: "tool.timeout", callKey, timeoutMs: TOOL_TIMEOUT_MS });
 	}
 	// After an abort, the machine's own delayed event gives up on tools that did not stop.
 	if (run?.aborted && run.batch?.calls.some((call: ToolCallEntry) => call.status === "running")) events.push({ type: "tools.abandon" });
@@ -353,7 +353,7 @@ export function project(snapshot: AnyMachineSnapshot, transcript?: AgentMessage[
 			b: run.batch && {
 				m: run.batch.mode,
 				t: run.batch.truncated,
-				c: run.batch.calls.map((call: ToolCallEntry) => `${call.status}${call.started ? "s" : ""}${call.messageEmitted ? "m" : ""}${call.outcome?.result.terminate ? "T" : ""}`).join(" "),
+				c: run.batch.calls.map((call: ToolCallEntry) => `${call.status}${call.started ? "s" : ""}${call.message ? "m" : ""}${call.outcome?.result.terminate ? "T" : ""}`).join(" "),
 			},
 		},
 	});
@@ -368,16 +368,16 @@ export function eventLabel(event: AgentMachineEvent): string {
 		case "stream.toolcall":
 			return event.type === "stream.toolcall" ? `stream.toolcall(${event.toolCall.id})` : e.type;
 		case "tool.prepared":
-			return event.type === "tool.prepared" ? `tool.prepared(${event.toolCallId})` : e.type;
+			return event.type === "tool.prepared" ? `tool.prepared(${event.callKey})` : e.type;
 		case "stream.done":
 			return event.type === "stream.done" ? `stream.done(${replyKindOf(event.message)})` : e.type;
 		case "tool.settled":
 			return event.type === "tool.settled"
-				? `tool.settled(${event.toolCallId},${event.outcome.result.terminate ? "terminate" : event.outcome.isError ? "error" : "ok"})`
+				? `tool.settled(${event.callKey},${event.outcome.result.terminate ? "terminate" : event.outcome.isError ? "error" : "ok"})`
 				: e.type;
 		case "tool.update":
 		case "tool.timeout":
-			return `${e.type}(${(event as { toolCallId: string }).toolCallId})`;
+			return `${e.type}(${(event as { callKey: string }).callKey})`;
 		default: {
 			// Poll answers: how many messages, or the stop decision.
 			const output = (event as { output?: unknown }).output;

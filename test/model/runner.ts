@@ -149,10 +149,10 @@ export function performPuppetEvent(event: AgentMachineEvent, parts: PuppetParts)
 		case "tool.settled":
 		case "tool.update":
 		case "tool.timeout": {
-			const id = parts.realCallId(event.toolCallId);
-			if (!id) return `no real call for ${event.toolCallId}`;
+			const id = parts.realCallId(event.callKey);
+			if (!id) return `no real call for ${event.callKey}`;
 			if (event.type === "tool.timeout") {
-				send({ ...event, toolCallId: id });
+				send({ ...event, callKey: id });
 				return undefined;
 			}
 			const gate = tools.get(id);
@@ -242,10 +242,10 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 		label: TOOL_NAME,
 		description: "stub",
 		parameters: { type: "object", properties: {} },
-		execute: (toolCallId, _params, _signal, onUpdate) =>
+		execute: (callKey, _params, _signal, onUpdate) =>
 			new Promise((resolve, reject) => {
 				if (auto) return resolve({ content: [{ type: "text", text: "ok" }], details: {} });
-				tools.set(toolCallId, { resolve, reject, onUpdate: onUpdate as ToolGate["onUpdate"] });
+				tools.set(callKey, { resolve, reject, onUpdate: onUpdate as ToolGate["onUpdate"] });
 			}),
 	};
 
@@ -375,7 +375,7 @@ export async function runPath(path: ModelPath): Promise<RealRunResult> {
 			case "tool.update":
 			case "tool.timeout":
 				// beforeToolCall blocking the call it was asked about.
-				if (event.type === "tool.settled" && preparingIn(step.from) === event.toolCallId) return releaseHook({ block: true, reason: "blocked" });
+				if (event.type === "tool.settled" && preparingIn(step.from) === event.callKey) return releaseHook({ block: true, reason: "blocked" });
 				return performPuppetEvent(event, { stream, mode: path.mode, tools, send, realCallId: (id) => realCallId(id, step.from) });
 			default: {
 				const type = (event as { type: string }).type;

@@ -35,7 +35,8 @@ type AfterAnswer = "none" | "keep" | "rewrite" | "slowRewrite" | "flipError" | "
 
 export interface Scenario {
 	/** `serialTool`: a call of a tool whose `executionMode` is "sequential" (it runs alone). */
-	replies: { blocks: ("text" | "thinking" | "tool" | "serialTool" | "missingTool")[]; stop: "auto" | "error" | "length" | "overflow" | "silentOverflow" }[];
+	/** `sameIds`: every call of the reply has one id (models do this; each call is still a call of its own). */
+	replies: { blocks: ("text" | "thinking" | "tool" | "serialTool" | "missingTool")[]; stop: "auto" | "error" | "length" | "overflow" | "silentOverflow"; sameIds?: boolean }[];
 	/** `hangs`: never returns unless its signal aborts (and not even then unless it honours it). */
 	tools: { latency: number; fail: boolean; honoursAbort: boolean; hangs?: boolean }[];
 	/** Commands keyed to the index of the event (across the whole scenario) they are issued at. */
@@ -62,6 +63,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		fc.record({
 			blocks: fc.array(fc.constantFrom("text", "thinking", "tool", "tool", "serialTool", "missingTool"), { minLength: 1, maxLength: 3 }),
 			stop: fc.constantFrom("auto", "auto", "auto", "error", "length", "overflow", "silentOverflow"),
+			sameIds: fc.constantFrom(false, false, false, true),
 		}),
 		{ minLength: 2, maxLength: 4 },
 	),
@@ -99,7 +101,8 @@ function toReply(reply: Scenario["replies"][number], n: number): ScriptedReply {
 	const blocks: ScriptedBlock[] = reply.blocks.map((kind, i) => {
 		if (kind === "text") return { type: "text", text: `text ${n}.${i}` };
 		if (kind === "thinking") return { type: "thinking", thinking: `hmm ${n}.${i}` };
-		return { type: "toolCall", name: kind === "tool" ? "work" : kind === "serialTool" ? "serial" : "nope", arguments: { n, i } };
+		const name = kind === "tool" ? "work" : kind === "serialTool" ? "serial" : "nope";
+		return reply.sameIds ? { type: "toolCall", name, arguments: { n, i }, id: `same_${n}` } : { type: "toolCall", name, arguments: { n, i } };
 	});
 	if (reply.stop === "auto") return { content: blocks };
 	// Overflows are judged against CONTEXT_WINDOW, which the scripts' real context never nears, so
@@ -119,7 +122,10 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 	});
 }
 
-/** What the hooks decided, by tool call id, to check against what ran and what the transcript says. */
+/**
+ * What the hooks decided, by call (see {@link callName}: ids repeat in replies with `sameIds`),
+ * to check against what ran and what the transcript says.
+ */
 interface HookLedger {
 	blocked: Set<string>;
 	/** The result afterToolCall asked for (its text, or its error flag), and the reply its call came from. */
@@ -131,12 +137,18 @@ function replyOf(args: unknown): number {
 	return (args as { n?: number } | undefined)?.n ?? -1;
 }
 
+/** One call, told apart from another with its id: the id and the block `toReply` made it from. */
+function callName(id: string, args: unknown): string {
+	const { n, i } = (args ?? {}) as { n?: number; i?: number };
+	return `${id}@${n}.${i}`;
+}
+
 function beforeHook(answers: readonly BeforeAnswer[], ledger: HookLedger): BeforeToolCallHook {
 	let asked = 0;
 	return async ({ toolCall }) => {
 		const answer = answers[asked++ % answers.length] as BeforeAnswer;
 		if (answer === "slowAllow" || answer === "slowBlock") await sleep(2);
-		if (answer === "block" || answer === "slowBlock" || answer === "blockTerminate") ledger.blocked.add(toolCall.id);
+		if (answer === "block" || answer === "slowBlock" || answer === "blockTerminate") ledger.blocked.add(callName(toolCall.id, toolCall.arguments));
 		if (answer === "block" || answer === "slowBlock") return { block: true, reason: "blocked by the hook" };
 		if (answer === "blockTerminate") return { block: true, reason: "blocked, and stop", terminate: true };
 		return answer === "none" ? undefined : {};
@@ -149,11 +161,11 @@ function afterHook(answers: readonly AfterAnswer[], ledger: HookLedger): AfterTo
 		const answer = answers[asked++ % answers.length] as AfterAnswer;
 		if (answer === "slowRewrite") await sleep(2);
 		if (answer === "rewrite" || answer === "slowRewrite") {
-			ledger.rewritten.set(toolCall.id, { text: "rewritten by the hook", reply: replyOf(toolCall.arguments) });
+			ledger.rewritten.set(callName(toolCall.id, toolCall.arguments), { text: "rewritten by the hook", reply: replyOf(toolCall.arguments) });
 			return { content: [{ type: "text", text: "rewritten by the hook" }] };
 		}
 		if (answer === "flipError") {
-			ledger.rewritten.set(toolCall.id, { isError: !isError, reply: replyOf(toolCall.arguments) });
+			ledger.rewritten.set(callName(toolCall.id, toolCall.arguments), { isError: !isError, reply: replyOf(toolCall.arguments) });
 			return { isError: !isError };
 		}
 		if (answer === "terminate") return { terminate: true };
@@ -169,11 +181,16 @@ function afterHook(answers: readonly AfterAnswer[], ledger: HookLedger): AfterTo
  */
 function hookViolations(ledger: HookLedger, executed: ReadonlySet<string>, messages: readonly AgentMessage[], scenario: Scenario, stopped: boolean): string[] {
 	const violations: string[] = [];
-	for (const id of ledger.blocked) if (executed.has(id)) violations.push(`tool call ${id} ran although beforeToolCall blocked it`);
+	for (const name of ledger.blocked) if (executed.has(name)) violations.push(`tool call ${name} ran although beforeToolCall blocked it`);
 	if (stopped) return violations;
+	// A result answers the call of the assistant message before it at its own position (the
+	// transcript invariant holds results to source order): that pairs results of one id apart.
+	let answering: { id: string; arguments: unknown }[] = [];
 	for (const message of messages) {
+		if (message.role === "assistant") answering = message.content.flatMap((block) => (block.type === "toolCall" ? [block] : []));
 		if (message.role !== "toolResult") continue;
-		const asked = ledger.rewritten.get(message.toolCallId);
+		const call = answering.shift();
+		const asked = call && call.id === message.toolCallId ? ledger.rewritten.get(callName(call.id, call.arguments)) : undefined;
 		const stop = asked ? scenario.replies[asked.reply]?.stop : undefined;
 		if (!asked || (stop !== "auto" && stop !== "silentOverflow")) continue;
 		const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
@@ -213,8 +230,8 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		label: "work",
 		description: "does work",
 		parameters: { type: "object", properties: {}, additionalProperties: true },
-		execute: async (id, _params, signal) => {
-			executed.add(id);
+		execute: async (id, params, signal) => {
+			executed.add(callName(id, params));
 			// A call starts only in a run that is not aborted: its signal cannot be aborted already.
 			if (signal?.aborted) violations.push(`tool call ${id} executed after its run was aborted`);
 			const behaviour = scenario.tools[toolCalls++ % scenario.tools.length] as Scenario["tools"][number];

@@ -4,10 +4,13 @@
  * calls had started (in any position, some perhaps missing from the provider's final
  * message), every block of the reply lands in exactly one part, each part keeps the reply's
  * order, the cut is at the last call that started, the committed part holds exactly the calls
- * that started (so their results answer it), and the failed part keeps the failure.
+ * that started (so their results answer it), and the failed part keeps the failure. Ids are
+ * drawn from a small pool, so a reply often repeats one: calls are told apart by occurrence,
+ * never by id alone.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { callKeyFor } from "../../src/machines/run-helpers.js";
 import { splitFailedStreamingReply } from "../../src/machines/streaming-tools.js";
 import type { ToolBatch, ToolCallEntry, ToolCallStatus } from "../../src/machines/types.js";
 import type { ToolCall } from "../../src/types/content.js";
@@ -28,6 +31,8 @@ interface Case {
 	started: (ToolCallStatus | undefined)[];
 	/** Started calls the provider's final message lost. */
 	missing: number;
+	/** Per call (the message's, then the lost ones): which id of a pool of three it has. */
+	ids: number[];
 	stopReason: "error" | "aborted";
 }
 
@@ -35,19 +40,25 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
 	kinds: fc.array(blockArb, { minLength: 0, maxLength: 8 }),
 	started: fc.array(fc.option(fc.constantFrom(...startedStatuses), { nil: undefined }), { minLength: 8, maxLength: 8 }),
 	missing: fc.integer({ min: 0, max: 2 }),
+	ids: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 10, maxLength: 10 }),
 	stopReason: fc.constantFrom<"error" | "aborted">("error", "aborted"),
 });
 
-function build(c: Case): { message: AssistantMessage; batch: ToolBatch; startedIds: Set<string>; missingCalls: ToolCall[] } {
+function build(c: Case): { message: AssistantMessage; batch: ToolBatch; startedCalls: Set<ToolCall>; missingCalls: ToolCall[] } {
+	let callIndex = 0;
+	const idOf = () => `call_${c.ids[callIndex++] ?? 0}`;
 	const content: Block[] = c.kinds.map((kind, i) => {
 		if (kind === "text") return { type: "text", text: `text ${i}` };
 		if (kind === "thinking") return { type: "thinking", thinking: `thought ${i}` };
-		return { type: "toolCall", id: `call_${i}`, name: "work", arguments: { i } };
+		return { type: "toolCall", id: idOf(), name: "work", arguments: { i } };
 	});
 	const calls = content.filter((block): block is ToolCall => block.type === "toolCall");
-	const entries: ToolCallEntry[] = calls.map((toolCall, i) => ({ toolCall, status: c.started[i] ?? "queued", started: c.started[i] !== undefined, messageEmitted: false }));
-	const missingCalls: ToolCall[] = Array.from({ length: c.missing }, (_, i) => ({ type: "toolCall", id: `lost_${i}`, name: "work", arguments: {} }));
-	for (const toolCall of missingCalls) entries.push({ toolCall, status: "running", started: true, messageEmitted: false });
+	const entries: ToolCallEntry[] = [];
+	const entry = (toolCall: ToolCall, status: ToolCallStatus | undefined) =>
+		entries.push({ key: callKeyFor(entries, toolCall.id), toolCall, status: status ?? "queued", started: status !== undefined, message: undefined });
+	calls.forEach((toolCall, i) => entry(toolCall, c.started[i]));
+	const missingCalls: ToolCall[] = Array.from({ length: c.missing }, (_, i) => ({ type: "toolCall", id: idOf(), name: "work", arguments: { lost: i } }));
+	for (const toolCall of missingCalls) entry(toolCall, "running");
 	const message: AssistantMessage = {
 		role: "assistant",
 		content,
@@ -59,8 +70,8 @@ function build(c: Case): { message: AssistantMessage; batch: ToolBatch; startedI
 		errorMessage: "connection lost",
 		timestamp: 1,
 	};
-	const startedIds = new Set(entries.filter((entry) => entry.status !== "queued").map((entry) => entry.toolCall.id));
-	return { message, batch: { assistant: message, mode: "streaming", calls: entries, truncated: false, actorStarted: true }, startedIds, missingCalls };
+	const startedCalls = new Set(entries.filter((each) => each.status !== "queued").map((each) => each.toolCall));
+	return { message, batch: { assistant: message, mode: "streaming", calls: entries, truncated: false, actorStarted: true }, startedCalls, missingCalls };
 }
 
 /** True when `part` appears in `whole` in the same order (each element used once). */
@@ -75,9 +86,9 @@ describe("splitting a failed streaming reply (fast-check)", () => {
 		console.log(`split property seed: ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
 		fc.assert(
 			fc.property(caseArb, (c) => {
-				const { message, batch, startedIds, missingCalls } = build(c);
+				const { message, batch, startedCalls, missingCalls } = build(c);
 				const split = splitFailedStreamingReply(message, batch);
-				if (startedIds.size === 0) {
+				if (startedCalls.size === 0) {
 					expect(split).toBeUndefined();
 					return;
 				}
@@ -93,15 +104,16 @@ describe("splitting a failed streaming reply (fast-check)", () => {
 				expect(isSubsequence(ownBlocks, message.content)).toBe(true);
 				expect(isSubsequence(failed.content, message.content)).toBe(true);
 				// The cut is at the last call that started: text and thinking before it are committed, after it failed.
-				const lastStarted = message.content.findLastIndex((block) => block.type === "toolCall" && startedIds.has(block.id));
+				const lastStarted = message.content.findLastIndex((block) => block.type === "toolCall" && startedCalls.has(block));
 				message.content.forEach((block, index) => {
 					if (block.type === "toolCall") return;
 					expect(index < lastStarted ? committed.content : failed.content).toContain(block);
 				});
 				// The committed part's calls are exactly the started ones; the failed part has none of them.
-				const committedIds = committed.content.flatMap((block) => (block.type === "toolCall" ? [block.id] : []));
-				expect(new Set(committedIds)).toEqual(startedIds);
-				for (const block of failed.content) if (block.type === "toolCall") expect(startedIds.has(block.id)).toBe(false);
+				const committedCalls = committed.content.filter((block) => block.type === "toolCall");
+				expect(committedCalls.length).toBe(startedCalls.size);
+				for (const block of committedCalls) expect(startedCalls.has(block)).toBe(true);
+				for (const block of failed.content) if (block.type === "toolCall") expect(startedCalls.has(block)).toBe(false);
 				// The committed part answered (its calls ran); the failed part keeps the failure.
 				expect(committed.stopReason).toBe("toolUse");
 				expect(committed.errorMessage).toBeUndefined();
@@ -116,8 +128,10 @@ describe("splitting a failed streaming reply (fast-check)", () => {
 				// Always checked, whatever the seed: a call that never started before one that ran, and
 				// text between the last call that ran and a later call that never started.
 				examples: [
-					[{ kinds: ["call", "call", "text"], started: [undefined, "running", undefined, undefined, undefined, undefined, undefined, undefined], missing: 0, stopReason: "error" }],
-					[{ kinds: ["text", "call", "thinking", "call"], started: ["settled", undefined, undefined, undefined, undefined, undefined, undefined, undefined], missing: 1, stopReason: "aborted" }],
+					[{ kinds: ["call", "call", "text"], started: [undefined, "running", undefined, undefined, undefined, undefined, undefined, undefined], missing: 0, ids: [0, 1, 2, 0, 0, 0, 0, 0, 0, 0], stopReason: "error" }],
+					[{ kinds: ["text", "call", "thinking", "call"], started: ["settled", undefined, undefined, undefined, undefined, undefined, undefined, undefined], missing: 1, ids: [0, 1, 2, 0, 0, 0, 0, 0, 0, 0], stopReason: "aborted" }],
+					// Two calls with one id, only the second started: the first is not committed in its place.
+					[{ kinds: ["call", "text", "call"], started: [undefined, "running", undefined, undefined, undefined, undefined, undefined, undefined], missing: 0, ids: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0], stopReason: "error" }],
 				],
 			},
 		);

@@ -116,4 +116,46 @@ describe("Agent over streamAnthropic", () => {
 			},
 		]);
 	});
+
+	it.each(["parallel", "sequential", "streaming"] as const)(
+		"runs two calls that share an id (%s), answers each, and sends them back under ids the API accepts",
+		async (toolExecution) => {
+			server.reset();
+			// A reply whose two calls carry one id (the API rejects that in a request: "tool_use ids must be unique").
+			server.respond(
+				{
+					kind: "sse",
+					events: [
+						messageStart("msg_dup", { input_tokens: 20 }),
+						...toolUseBlock(0, "toolu_dup", "get_weather", ['{"city":"Zürich"}']),
+						...toolUseBlock(1, "toolu_dup", "get_weather", ['{"city":"Oslo"}']),
+						messageDelta("tool_use", { output_tokens: 10 }),
+						messageStop(),
+					],
+				},
+				{ kind: "sse", events: textReply("Both done.", "msg_dup2") },
+			);
+			const agent = new Agent({ initialState: { model, tools: [weather] }, streamFn: streamAnthropic, getApiKey: () => "test-key", toolExecution });
+			const ends: string[] = [];
+			agent.subscribe((event) => {
+				if (event.type === "tool_execution_end") ends.push(`${event.toolCallId}:${(event.result as { content: { text: string }[] }).content[0]?.text}`);
+			});
+			await agent.prompt("Weather in Zürich and Oslo?");
+			expect(ends.sort()).toEqual(["toolu_dup:Oslo: 18°C, clear", "toolu_dup:Zürich: 18°C, clear"]);
+			const results = agent.state.messages.filter((m): m is ToolResultMessage => m.role === "toolResult").map((m) => (m.content[0] as { text: string }).text);
+			expect(results).toEqual(["Zürich: 18°C, clear", "Oslo: 18°C, clear"]);
+			const second = server.requests[1]?.body;
+			expect(second?.["messages"][1]).toEqual({
+				role: "assistant",
+				content: [
+					{ type: "tool_use", id: "toolu_dup", name: "get_weather", input: { city: "Zürich" } },
+					{ type: "tool_use", id: "toolu_dup_2", name: "get_weather", input: { city: "Oslo" } },
+				],
+			});
+			expect(second?.["messages"][2]["content"].map((block: { tool_use_id: string; content: { text: string }[] }) => `${block.tool_use_id}:${block.content[0]?.text}`)).toEqual([
+				"toolu_dup:Zürich: 18°C, clear",
+				"toolu_dup_2:Oslo: 18°C, clear",
+			]);
+		},
+	);
 });

@@ -224,6 +224,46 @@ describe("request body", () => {
 		expect(JSON.stringify(body.messages)).toContain('"id":"call_abc_def"');
 		expect(JSON.stringify(body.messages)).toContain('"tool_use_id":"call_abc_def"');
 	});
+
+	it("makes repeated tool-call ids unique in the request (the API rejects them), each result answering its own call", async () => {
+		const long = `call_${"x".repeat(70)}`;
+		const body = await sentBody({
+			messages: [
+				{ role: "user", content: "go", timestamp: 1 },
+				// Two calls with one id (a local model's), and two ids that normalize to the same text.
+				assistant([
+					{ type: "toolCall", id: "call_0", name: "read", arguments: { path: "a" } },
+					{ type: "toolCall", id: "call_0", name: "read", arguments: { path: "b" } },
+					{ type: "toolCall", id: "call.1", name: "read", arguments: { path: "c" } },
+					{ type: "toolCall", id: "call|1", name: "read", arguments: { path: "d" } },
+				], { provider: "local", model: "qwen" }),
+				toolResult("call_0", "A"),
+				toolResult("call_0", "B"),
+				toolResult("call|1", "D"),
+				// call.1 has no result: it gets the made-up one, under its own wire id.
+				{ role: "user", content: "again", timestamp: 4 },
+				// A later reply reusing an earlier id; one too long to keep a suffix untruncated.
+				assistant([
+					{ type: "toolCall", id: "call_0", name: "read", arguments: { path: "e" } },
+					{ type: "toolCall", id: long, name: "read", arguments: { path: "f" } },
+					{ type: "toolCall", id: long, name: "read", arguments: { path: "g" } },
+				], { provider: "local", model: "qwen" }),
+				toolResult("call_0", "E"),
+				toolResult(long, "F"),
+				toolResult(long, "G"),
+			],
+		});
+		const turns = body["messages"] as { role: string; content: { type: string; id?: string; tool_use_id?: string; input?: { path: string }; content?: { text: string }[] }[] }[];
+		const uses = turns.flatMap((turn) => turn.content.filter((block) => block.type === "tool_use"));
+		const ids = uses.map((use) => use.id);
+		expect(new Set(ids).size).toBe(ids.length);
+		for (const id of ids) expect(id).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+		expect(ids.slice(0, 5)).toEqual(["call_0", "call_0_2", "call_1", "call_1_2", "call_0_3"]);
+		// Each result answers the call it answered in the transcript.
+		const pathOf = new Map(uses.map((use) => [use.id, use.input?.path]));
+		const answers = turns.flatMap((turn) => turn.content.filter((block) => block.type === "tool_result")).map((block) => `${pathOf.get(block.tool_use_id)}:${block.content?.[0]?.text}`);
+		expect(answers).toEqual(["a:A", "b:B", "d:D", "c:No result provided", "e:E", "f:F", "g:G"]);
+	});
 });
 
 describe("thinking budgets", () => {

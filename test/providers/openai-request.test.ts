@@ -264,6 +264,33 @@ describe("buildOpenAICompletionsRequest: transcript", () => {
 		]);
 	});
 
+	it.each(["keep", "openai", "mistral"] as const)("makes repeated tool-call ids unique in the request, each result answering its own call (%s ids)", (toolCallIdFormat) => {
+		const server = modelFor({ compat: { toolCallIdFormat } });
+		const body = build(server, {
+			messages: [
+				user("go"),
+				assistant(server, [
+					{ type: "toolCall", id: "call_0", name: "read", arguments: { path: "a" } },
+					{ type: "toolCall", id: "call_0", name: "read", arguments: { path: "b" } },
+					{ type: "toolCall", id: "call_0", name: "read", arguments: { path: "c" } },
+				]),
+				result("call_0", "A"),
+				result("call_0", "B"),
+				user("again"),
+				assistant(server, [{ type: "toolCall", id: "call_0", name: "read", arguments: { path: "d" } }]),
+				result("call_0", "D"),
+			],
+		});
+		const calls = body.messages.flatMap((message) => (message.role === "assistant" ? (message.tool_calls ?? []) : []));
+		const ids = calls.map((call) => call.id);
+		expect(new Set(ids).size).toBe(4);
+		if (toolCallIdFormat === "mistral") for (const id of ids) expect(id).toMatch(/^[a-zA-Z0-9]{9}$/);
+		else expect(ids).toEqual(["call_0", "call_0_2", "call_0_3", "call_0_4"]);
+		const pathOf = new Map(calls.map((call) => [call.id, (JSON.parse(call.type === "function" ? call.function.arguments : "{}") as { path: string }).path]));
+		const answers = body.messages.flatMap((message) => (message.role === "tool" ? [`${pathOf.get(message.tool_call_id)}:${String(message.content)}`] : []));
+		expect(answers).toEqual(["a:A", "b:B", "c:No result provided", "d:D"]);
+	});
+
 	it("rewrites ids for OpenAI deterministically, keeping short ones", () => {
 		expect(normalizeToolCallId("call_abc", "openai")).toBe("call_abc");
 		expect(normalizeToolCallId("call_1|fc_+/=", "openai")).toBe("call_1");

@@ -21,26 +21,58 @@ function toolCallIdsOf(message: AgentMessage): string[] {
 	return (message as AssistantMessage).content.filter((block) => block.type === "toolCall").map((block) => (block as { id: string }).id);
 }
 
+/** A multiset of ids: a model may give two calls of one reply the same id, and each is a call of its own. */
+class Counts {
+	readonly #counts = new Map<string, number>();
+	get(id: string): number {
+		return this.#counts.get(id) ?? 0;
+	}
+	add(id: string, by = 1): void {
+		const next = this.get(id) + by;
+		if (next > 0) this.#counts.set(id, next);
+		else this.#counts.delete(id);
+	}
+	get size(): number {
+		return this.#counts.size;
+	}
+	keys(): string[] {
+		return [...this.#counts.keys()];
+	}
+	clear(): void {
+		this.#counts.clear();
+	}
+}
+
+function countsOf(ids: readonly string[]): Counts {
+	const counts = new Counts();
+	for (const id of ids) counts.add(id);
+	return counts;
+}
+
 /**
  * Checks the AgentEvent stream incrementally, one event at a time, across any number of runs:
  * runs nest as agent_start … (turn_start … turn_end)* … agent_end; messages open and close
  * without interleaving; every tool_execution_start has exactly one tool_execution_end (and no
  * update outside); every tool call of a non-failed assistant message gets exactly one tool
  * result message in the same run, in source order; `pendingToolCalls` mirrors the open tool
- * executions.
+ * executions. Calls that share an id are counted, not conflated: a reply with two calls "x"
+ * has two executions and two results for "x", never one.
  */
 export class EventInvariants {
 	readonly violations: string[] = [];
 	private inRun = false;
 	private inTurn = false;
 	private openMessage: string | undefined;
-	private readonly openTools = new Set<string>();
-	private readonly endedTools = new Set<string>();
+	private readonly openTools = new Counts();
+	private readonly endedTools = new Counts();
+	/** The tool calls of this run's assistant messages so far, by id (the one streaming included). */
+	private readonly runCalls = new Counts();
+	/** The calls of the assistant message streaming now (counted into runCalls when it ends). */
+	private streamingCalls = new Counts();
 	/** Tool call ids of this run's non-failed assistant messages still waiting for a result, in source order. */
 	private awaitingResults: string[] = [];
 	/** Tool call ids of this run's failed assistant messages: a result is allowed, not required. */
-	private readonly optionalResults = new Set<string>();
-	private readonly resultIds = new Set<string>();
+	private readonly optionalResults = new Counts();
 	count = 0;
 
 	constructor(private readonly agent?: Agent) {}
@@ -59,14 +91,15 @@ export class EventInvariants {
 				this.inTurn = false;
 				this.awaitingResults = [];
 				this.optionalResults.clear();
-				this.resultIds.clear();
 				this.endedTools.clear();
+				this.runCalls.clear();
+				this.streamingCalls = new Counts();
 				break;
 			case "agent_end":
 				if (!this.inRun) this.fail("agent_end outside a run", event);
 				if (this.inTurn) this.fail("agent_end inside a turn", event);
 				if (this.openMessage) this.fail(`agent_end with open message ${this.openMessage}`, event);
-				if (this.openTools.size) this.fail(`agent_end with open tools ${[...this.openTools]}`, event);
+				if (this.openTools.size) this.fail(`agent_end with open tools ${this.openTools.keys()}`, event);
 				if (this.awaitingResults.length) this.fail(`tool calls without results: ${this.awaitingResults}`, event);
 				this.inRun = false;
 				break;
@@ -78,7 +111,7 @@ export class EventInvariants {
 			case "turn_end":
 				if (!this.inTurn) this.fail("turn_end outside a turn", event);
 				if (this.openMessage) this.fail(`turn_end with open message ${this.openMessage}`, event);
-				if (this.openTools.size) this.fail(`turn_end with open tools ${[...this.openTools]}`, event);
+				if (this.openTools.size) this.fail(`turn_end with open tools ${this.openTools.keys()}`, event);
 				if (this.awaitingResults.length) this.fail(`turn_end before results of ${this.awaitingResults}`, event);
 				this.inTurn = false;
 				break;
@@ -86,9 +119,12 @@ export class EventInvariants {
 				if (!this.inTurn) this.fail(`message_start(${roleOf(event.message)}) outside a turn`, event);
 				if (this.openMessage) this.fail(`message_start while ${this.openMessage} is open`, event);
 				this.openMessage = roleOf(event.message) ?? "?";
+				this.streamingCalls = countsOf(toolCallIdsOf(event.message));
 				break;
 			case "message_update":
 				if (this.openMessage !== "assistant") this.fail(`message_update while ${this.openMessage} is open`, event);
+				// Streaming tool execution starts a call before its message ends: count what has streamed.
+				this.streamingCalls = countsOf(toolCallIdsOf(event.message));
 				break;
 			case "message_end": {
 				const role = roleOf(event.message);
@@ -96,32 +132,36 @@ export class EventInvariants {
 				this.openMessage = undefined;
 				if (role === "assistant") {
 					const ids = toolCallIdsOf(event.message);
+					this.streamingCalls = new Counts();
+					for (const id of ids) this.runCalls.add(id);
 					if (failed(event.message)) for (const id of ids) this.optionalResults.add(id);
 					else this.awaitingResults.push(...ids);
 				}
 				if (role === "toolResult") {
 					const id = (event.message as { toolCallId: string }).toolCallId;
-					if (this.resultIds.has(id)) this.fail(`second tool result for ${id}`, event);
-					this.resultIds.add(id);
 					if (this.awaitingResults[0] === id) this.awaitingResults.shift();
 					else if (this.awaitingResults.includes(id)) this.fail(`tool result ${id} out of source order (expected ${this.awaitingResults[0]})`, event);
-					else if (!this.optionalResults.has(id)) this.fail(`tool result ${id} answers no tool call of this run`, event);
+					else if (this.optionalResults.get(id) > 0) this.optionalResults.add(id, -1);
+					else if (this.runCalls.get(id) > 0) this.fail(`second tool result for ${id}`, event);
+					else this.fail(`tool result ${id} answers no tool call of this run`, event);
 				}
 				break;
 			}
-			case "tool_execution_start":
-				if (!this.inTurn) this.fail(`tool ${event.toolCallId} started outside a turn`, event);
-				if (this.openTools.has(event.toolCallId) || this.endedTools.has(event.toolCallId)) {
-					this.fail(`tool ${event.toolCallId} started twice`, event);
-				}
-				this.openTools.add(event.toolCallId);
+			case "tool_execution_start": {
+				const id = event.toolCallId;
+				if (!this.inTurn) this.fail(`tool ${id} started outside a turn`, event);
+				// More executions of an id than calls with it (in the messages so far and the one streaming): one ran twice.
+				const calls = this.runCalls.get(id) + this.streamingCalls.get(id);
+				if (this.openTools.get(id) + this.endedTools.get(id) >= calls) this.fail(`tool ${id} started twice`, event);
+				this.openTools.add(id);
 				break;
+			}
 			case "tool_execution_update":
-				if (!this.openTools.has(event.toolCallId)) this.fail(`update of tool ${event.toolCallId} outside its execution`, event);
+				if (this.openTools.get(event.toolCallId) === 0) this.fail(`update of tool ${event.toolCallId} outside its execution`, event);
 				break;
 			case "tool_execution_end":
-				if (!this.openTools.has(event.toolCallId)) this.fail(`tool ${event.toolCallId} ended without start (or twice)`, event);
-				this.openTools.delete(event.toolCallId);
+				if (this.openTools.get(event.toolCallId) === 0) this.fail(`tool ${event.toolCallId} ended without start (or twice)`, event);
+				this.openTools.add(event.toolCallId, -1);
 				this.endedTools.add(event.toolCallId);
 				break;
 			default:
@@ -129,7 +169,7 @@ export class EventInvariants {
 		}
 		if (this.agent && (event.type === "tool_execution_start" || event.type === "tool_execution_end")) {
 			const pending = [...this.agent.state.pendingToolCalls].sort().join(",");
-			const open = [...this.openTools].sort().join(",");
+			const open = this.openTools.keys().sort().join(",");
 			if (pending !== open) this.fail(`pendingToolCalls {${pending}} ≠ open tool executions {${open}}`, event);
 		}
 	}
@@ -147,8 +187,9 @@ export class EventInvariants {
  */
 export function transcriptViolations(messages: readonly AgentMessage[]): string[] {
 	const violations: string[] = [];
-	const answered = new Set<string>();
-	const failedCalls = new Set<string>();
+	// Counted: two calls that share an id are answered by two results.
+	const calls = new Counts();
+	const answered = new Counts();
 	for (let index = 0; index < messages.length; index++) {
 		const message = messages[index] as AgentMessage;
 		if (roleOf(message) === "assistant") {
@@ -158,10 +199,8 @@ export function transcriptViolations(messages: readonly AgentMessage[]): string[
 				violations.push(`transcript[${index}]: a ${stopReason} reply carries errorMessage "${errorMessage}"`);
 			}
 			const ids = toolCallIdsOf(message);
-			if (failed(message)) {
-				for (const id of ids) failedCalls.add(id);
-				continue;
-			}
+			for (const id of ids) calls.add(id);
+			if (failed(message)) continue;
 			for (let k = 0; k < ids.length; k++) {
 				const next = messages[index + 1 + k] as { role?: string; toolCallId?: string } | undefined;
 				if (next?.role !== "toolResult" || next.toolCallId !== ids[k]) {
@@ -172,10 +211,9 @@ export function transcriptViolations(messages: readonly AgentMessage[]): string[
 		}
 		if (roleOf(message) === "toolResult") {
 			const id = (message as { toolCallId: string }).toolCallId;
-			if (answered.has(id)) violations.push(`transcript[${index}]: second result for ${id}`);
+			if (calls.get(id) === 0) violations.push(`transcript[${index}]: orphan tool result ${id}`);
+			else if (answered.get(id) >= calls.get(id)) violations.push(`transcript[${index}]: second result for ${id}`);
 			answered.add(id);
-			const previous = messages.slice(0, index).some((m) => toolCallIdsOf(m).includes(id));
-			if (!previous && !failedCalls.has(id)) violations.push(`transcript[${index}]: orphan tool result ${id}`);
 		}
 	}
 	return violations;

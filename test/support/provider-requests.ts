@@ -28,15 +28,18 @@ function failed(message: Message): boolean {
 export function conversationViolations(messages: readonly Message[]): string[] {
 	const violations: string[] = [];
 	const kept = messages.filter((message) => !failed(message));
-	let open: Set<string> | undefined;
+	// A list, not a set: two calls of one message may share an id, and each needs its own result.
+	let open: string[] | undefined;
 	let openAt = -1;
 	const close = () => {
-		if (open && open.size > 0) violations.push(`assistant #${openAt}: tool call(s) ${[...open].join(", ")} without a result`);
+		if (open && open.length > 0) violations.push(`assistant #${openAt}: tool call(s) ${open.join(", ")} without a result`);
 		open = undefined;
 	};
 	kept.forEach((message, index) => {
 		if (message.role === "toolResult") {
-			if (!open || !open.delete(message.toolCallId)) violations.push(`#${index}: tool result ${message.toolCallId} answers no tool call of the assistant message before it`);
+			const at = open?.indexOf(message.toolCallId) ?? -1;
+			if (at === -1) violations.push(`#${index}: tool result ${message.toolCallId} answers no tool call of the assistant message before it`);
+			else open?.splice(at, 1);
 			return;
 		}
 		close();
@@ -44,7 +47,7 @@ export function conversationViolations(messages: readonly Message[]): string[] {
 			if (message.content.length === 0) violations.push(`#${index}: empty assistant message`);
 			const calls = message.content.filter((block) => block.type === "toolCall").map((block) => block.id);
 			if (calls.length > 0) {
-				open = new Set(calls);
+				open = calls;
 				openAt = index;
 			}
 		}
@@ -53,10 +56,21 @@ export function conversationViolations(messages: readonly Message[]): string[] {
 	return violations;
 }
 
-/** Anthropic: every `tool_result` answers a `tool_use` of the assistant turn right before it, and every `tool_use` is answered. */
+/** Ids that occur more than once. */
+function repeated(ids: readonly string[]): string[] {
+	return [...new Set(ids.filter((id, index) => ids.indexOf(id) !== index))];
+}
+
+/**
+ * Anthropic: every `tool_result` answers a `tool_use` of the assistant turn right before it, and
+ * every `tool_use` is answered; no two `tool_use` blocks of the request share an id (the API
+ * answers 400 "tool_use ids must be unique").
+ */
 function anthropicViolations(messages: readonly Message[]): string[] {
 	const violations: string[] = [];
 	const turns = convertMessages([...messages], anthropicModel);
+	const allToolUses = turns.flatMap((turn) => (typeof turn.content === "string" ? [] : turn.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : []))));
+	for (const id of repeated(allToolUses)) violations.push(`anthropic: tool_use id ${id} is not unique in the request`);
 	let previousToolUses: string[] = [];
 	turns.forEach((turn, index) => {
 		const blocks = typeof turn.content === "string" ? [] : turn.content;
@@ -75,10 +89,12 @@ function anthropicViolations(messages: readonly Message[]): string[] {
 	return violations;
 }
 
-/** OpenAI Chat Completions: `tool` messages follow the assistant message that made the calls, one per call. */
+/** OpenAI Chat Completions: `tool` messages follow the assistant message that made the calls, one per call; call ids are unique. */
 function openAIViolations(messages: readonly Message[]): string[] {
 	const violations: string[] = [];
 	const wire = convertOpenAIMessages(openAIModel, { messages: [...messages] }, resolveOpenAICompat(openAIModel));
+	const allCalls = wire.flatMap((message) => (message.role === "assistant" ? (message.tool_calls ?? []).map((call) => call.id) : []));
+	for (const id of repeated(allCalls)) violations.push(`openai: tool call id ${id} is not unique in the request`);
 	let open = new Set<string>();
 	wire.forEach((message, index) => {
 		if (message.role === "tool") {

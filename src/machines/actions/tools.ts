@@ -7,8 +7,8 @@ import { errorResult, prepareToolCall } from "../../tools/preflight.js";
 import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
 import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
-import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callById, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
-import { createToolBatch, findTool, hookContext, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
+import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
+import { callKeyFor, createToolBatch, findTool, hookContext, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
 import type { FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
@@ -40,7 +40,7 @@ function toolStartEvent(call: ToolCallEntry): AgentEvent {
 export function settleCall(context: Ctx, call: ToolCallEntry, outcome: FinalizedToolResult, enqueue: Enqueue): Ctx {
 	const run = runOf(context);
 	const batch = batchOf(context);
-	let nextBatch = updateCall(batch, call.toolCall.id, { status: "settled", outcome });
+	let nextBatch = updateCall(batch, call.key, { status: "settled", outcome });
 	enqueue.emit({ type: "tool_execution_end", toolCallId: call.toolCall.id, toolName: call.toolCall.name, result: outcome.result, isError: outcome.isError });
 	let newMessages = run.newMessages;
 	let toolResults = run.toolResults;
@@ -50,7 +50,7 @@ export function settleCall(context: Ctx, call: ToolCallEntry, outcome: Finalized
 		messages = appendMessages(context, [message], enqueue);
 		newMessages = [...newMessages, message];
 		toolResults = [...toolResults, message];
-		nextBatch = updateCall(nextBatch, call.toolCall.id, { messageEmitted: true });
+		nextBatch = updateCall(nextBatch, call.key, { message });
 		for (const event of messageEvents(message)) enqueue.emit(event);
 	}
 	const nextRun = patchRun(run, { batch: nextBatch, newMessages, toolResults });
@@ -75,19 +75,18 @@ export function emitUnemittedToolResults(context: Ctx, enqueue: Enqueue): Ctx {
 	const batch = batchOf(context);
 	// The turn's results in source order: those already emitted (sequential batches emit each as
 	// it settles), and the ones emitted now.
-	const results: ToolResultMessage[] = run.toolResults.filter((result) => !batch.calls.some((call) => call.toolCall.id === result.toolCallId));
+	const results: ToolResultMessage[] = run.toolResults.filter((result) => !batch.calls.some((call) => call.message === result));
 	const added: ToolResultMessage[] = [];
 	const calls = batch.calls.map((call) => {
-		if (call.messageEmitted || !call.outcome) {
-			const emitted = run.toolResults.find((result) => result.toolCallId === call.toolCall.id);
-			if (emitted) results.push(emitted);
+		if (call.message || !call.outcome) {
+			if (call.message) results.push(call.message);
 			return call;
 		}
 		const message = toolResultMessage(call.toolCall, call.outcome);
 		results.push(message);
 		added.push(message);
 		for (const event of messageEvents(message)) enqueue.emit(event);
-		return patchCall(call, { messageEmitted: true });
+		return patchCall(call, { message });
 	});
 	const messages = appendMessages(context, added, enqueue);
 	const nextRun = patchRun(run, { newMessages: [...run.newMessages, ...added], toolResults: results, batch: patchBatch(batch, { calls }) });
@@ -172,7 +171,7 @@ export function announceNextCall(context: Ctx, enqueue: Enqueue): void {
 	const batch = batchOf(context);
 	const next = batch.calls.find((call) => call.status === "queued");
 	if (!next) return;
-	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batch, next.toolCall.id, { status: "preparing", started: true }) }) });
+	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batch, next.key, { status: "preparing", started: true }) }) });
 	enqueue.emit(toolStartEvent(next));
 }
 
@@ -187,12 +186,12 @@ export function preflightAnnouncedCall(context: Ctx, enqueue: SpawningEnqueue): 
 	}
 	const batch = withBatchActor(context, batchOf(context), enqueue);
 	enqueue.assign({ run: patchRun(runOf(context), { batch }) });
-	enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight", toolCall: call.toolCall, args: decided.args });
+	enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight", callKey: call.key, toolCall: call.toolCall, args: decided.args });
 }
 
 /** `beforeToolCall` let the call run: it is prepared, with the arguments the hook may have changed. */
-export function recordPreparedCall(context: Ctx, toolCallId: string, args: unknown, enqueue: Enqueue): void {
-	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batchOf(context), toolCallId, { status: "prepared", args }) }) });
+export function recordPreparedCall(context: Ctx, key: string, args: unknown, enqueue: Enqueue): void {
+	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batchOf(context), key, { status: "prepared", args }) }) });
 }
 
 /**
@@ -212,8 +211,8 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 			enqueue.emit(toolStartEvent(call));
 			if (context.config.beforeToolCall) {
 				batch = withBatchActor(working, batch, enqueue);
-				batch = updateCall(batch, call.toolCall.id, { status: "running", started: true });
-				enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", toolCall: call.toolCall });
+				batch = updateCall(batch, call.key, { status: "running", started: true });
+				enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall });
 				continue;
 			}
 			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
@@ -224,8 +223,8 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 				continue;
 			}
 			batch = withBatchActor(working, batch, enqueue);
-			batch = updateCall(batch, call.toolCall.id, { status: "running", started: true, args: decided.args });
-			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", toolCall: call.toolCall, args: decided.args });
+			batch = updateCall(batch, call.key, { status: "running", started: true, args: decided.args });
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: decided.args });
 		}
 	} else {
 		// One copy of the list for all the calls started here, not a copy of the batch per call.
@@ -237,7 +236,7 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 			if (sequential && (calls ?? batch.calls).some((other) => other.status === "running")) break;
 			batch = withBatchActor(working, batch, enqueue);
 			(calls ??= batch.calls.slice())[index] = patchCall(call, { status: "running" });
-			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", toolCall: call.toolCall, args: call.args });
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args });
 		}
 		if (calls) batch = patchBatch(batch, { calls });
 	}
@@ -246,15 +245,15 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 }
 
 /** A running call settled, or timed out (then it is told to stop and its late result ignored). */
-export function settleRunningTool(context: Ctx, toolCallId: string, outcome: FinalizedToolResult, stopIt: boolean, enqueue: EffectEnqueue): void {
-	const call = callById(context, toolCallId);
+export function settleRunningTool(context: Ctx, key: string, outcome: FinalizedToolResult, stopIt: boolean, enqueue: EffectEnqueue): void {
+	const call = callByKey(context, key);
 	if (!call) return;
-	if (stopIt) enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", toolCallId });
+	if (stopIt) enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", callKey: key });
 	let working = settleCall(context, call, outcome, enqueue);
 	if (outcome.isError && findTool(context.tools, call.toolCall.name)?.cancelSiblingsOnError) {
 		for (const sibling of batchOf(working).calls) {
 			if (sibling.status !== "running") continue;
-			enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", toolCallId: sibling.toolCall.id });
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", callKey: sibling.key });
 			working = settleCall(working, sibling, errorResult(`Cancelled: sibling tool call ${call.toolCall.name} failed`), enqueue);
 		}
 	}
@@ -266,7 +265,7 @@ export function abandonRunningCalls(context: Ctx, enqueue: EffectEnqueue): void 
 	const grace = context.config.toolAbortGraceMs;
 	for (const call of context.run?.batch?.calls ?? []) {
 		if (call.status !== "running") continue;
-		enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", toolCallId: call.toolCall.id });
+		enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", callKey: call.key });
 		const text = `Tool "${call.toolCall.name}" did not stop within ${grace} ms after the run was aborted; its result, if it comes, is ignored`;
 		working = settleCall(working, call, errorResult(text), enqueue);
 	}
@@ -282,12 +281,15 @@ export function settleCallsCutOffByLength(context: Ctx, enqueue: Enqueue): void 
 	}
 }
 
-/** Streaming tool execution: a call finished streaming; it joins the batch (and may start now). */
+/**
+ * Streaming tool execution: a call finished streaming; it joins the batch (and may start now).
+ * Each `stream.toolcall` is a call of its own (the stream actor reports a block once), even one
+ * that repeats an earlier call's id.
+ */
 export function addStreamedToolCall(context: Ctx, toolCall: ToolCall, partial: AssistantMessage, enqueue: Enqueue): void {
 	const run = runOf(context);
 	const batch: ToolBatch = run.batch ?? newBatch(partial, "streaming", []);
-	if (batch.calls.some((call) => call.toolCall.id === toolCall.id)) return;
-	const entry = newCallEntry(toolCall as AgentToolCall);
+	const entry = newCallEntry(toolCall as AgentToolCall, callKeyFor(batch.calls, toolCall.id));
 	enqueue.assign({ run: patchRun(run, { batch: patchBatch(batch, { calls: [...batch.calls, entry] }) }) });
 }
 
@@ -313,7 +315,7 @@ export function abortStreamingCalls(context: Ctx, enqueue: EffectEnqueue): void 
 	enqueue.assign({ run: working.run });
 	for (const call of batchOf(working).calls) {
 		if (call.status !== "running") continue;
-		enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", toolCallId: call.toolCall.id });
+		enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", callKey: call.key });
 		working = settleCall(working, call, errorResult(reason), enqueue);
 	}
 }
