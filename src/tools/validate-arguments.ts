@@ -4,6 +4,7 @@ import type { TSchema } from "typebox";
 import { Value } from "typebox/value";
 import type { AgentToolCall } from "../types/agent.js";
 import type { Tool } from "../types/model.js";
+import { cloneJson } from "../util/clone-json.js";
 import { coerceWithSchema } from "./coerce.js";
 
 /**
@@ -59,7 +60,7 @@ function issuePath(issue: TLocalizedValidationError): string {
 export function validateToolArguments(tool: Tool, toolCall: AgentToolCall): unknown {
 	const schema = tool.parameters;
 	const validator = validatorFor(schema);
-	const raw = structuredClone(toolCall.arguments ?? {});
+	const raw = cloneJson(toolCall.arguments ?? {});
 	// TypeBox's own conversion first (in place, for schemas built with `typebox`), then the
 	// JSON Schema coercion every schema gets: the two steps pi 0.73.1 takes, in its order.
 	Value.Convert(schema, raw);
