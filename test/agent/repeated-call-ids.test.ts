@@ -7,13 +7,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import { callKeyFor, createToolBatch, entriesOfBlocks } from "../../src/machines/run-helpers.js";
 import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
 import { createScriptedModel, type ScriptedReply, text, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent, ToolExecutionMode } from "../../src/types/agent.js";
 import { emptyUsage } from "../../src/types/content.js";
 import type { AssistantMessage } from "../../src/types/messages.js";
 import type { StreamFn } from "../../src/types/stream.js";
-import { expectValidTranscript, expectWellFormedRun, makeTool, ok, sleep, textOf, whenAborted } from "./helpers.js";
+import { assistant, call, expectValidTranscript, expectWellFormedRun, makeTool, ok, sleep, textOf, whenAborted } from "./helpers.js";
 
 /** `work` answers `did:<value>` after `ms` (default 1); "hang" waits for its signal; "fail" throws. */
 const work = (extra: Parameters<typeof makeTool>[2] = {}) =>
@@ -138,5 +139,19 @@ describe("two tool calls with one id", () => {
 		// What the model is sent back: both calls, both results, in order (ids as the transcript has them).
 		const second = scripted.calls[1]?.messages ?? [];
 		expect(second.map((m) => (m.role === "toolResult" ? `${m.toolCallId}:${textOf(m)}` : m.role))).toEqual(["user", "assistant", "dup:did:a", "dup:did:b"]);
+	});
+});
+
+describe("a call's key in its batch", () => {
+	it("is its id, or id#n with the first n from 2 that no call of the batch holds", () => {
+		const batch = createToolBatch(assistant([call("x", "work"), call("x#2", "work"), call("x", "work"), call("y", "work"), call("x", "work")]), [work()], "parallel");
+		expect(batch.calls.map((entry) => entry.key)).toEqual(["x", "x#2", "x#3", "y", "x#4"]);
+		expect(callKeyFor([], "z")).toBe("z");
+	});
+
+	it("pairs the n-th block with an id with the n-th call with it", () => {
+		const batch = createToolBatch(assistant([call("x", "work", { n: 1 }), call("y", "work"), call("x", "work", { n: 2 })]), [work()], "parallel");
+		const blocks = [call("x", "work", { n: 1 }), call("x", "work", { n: 2 }), call("x", "work", { n: 3 }), call("y", "work")];
+		expect(entriesOfBlocks(blocks, batch.calls).map((entry) => entry?.key)).toEqual(["x", "x#2", undefined, "y"]);
 	});
 });

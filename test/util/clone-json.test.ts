@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { cloneJson } from "../../src/util/clone-json.js";
 
 /** Every object and array reachable from a value (to check a copy shares none of them). */
@@ -12,6 +12,25 @@ function containers(value: unknown, into = new Set<object>()): Set<object> {
 }
 
 describe("cloneJson: structuredClone's copy of tool arguments, without its serializer", () => {
+	afterEach(() => {
+		vi.restoreAllMocks();
+	});
+
+	it("copies plain data itself, never calling structuredClone (the point of it)", () => {
+		const sparse: unknown[] = [1];
+		sparse[2] = [{ deep: [true, null, "s", 1.5, undefined, 2n] }];
+		let nested: unknown = { leaf: 1 };
+		for (let i = 0; i < 60; i++) nested = [nested];
+		const values = [{ path: "a.txt", lines: [1, 2], nested: { ok: true } }, sparse, nested, Object.create(null), "text", 0, null];
+		const expected = values.map((value) => structuredClone(value));
+		const spy = vi.spyOn(globalThis, "structuredClone");
+		values.forEach((value, index) => expect(cloneJson(value)).toStrictEqual(expected[index]));
+		fc.assert(fc.property(fc.jsonValue(), (value) => void cloneJson(value)), { numRuns: 100 });
+		expect(spy).not.toHaveBeenCalled();
+		cloneJson({ when: new Date(0) });
+		expect(spy).toHaveBeenCalledTimes(1);
+	});
+
 	it("copies any JSON value as structuredClone does, sharing no object or array", () => {
 		fc.assert(
 			fc.property(fc.jsonValue(), (value) => {
@@ -49,6 +68,8 @@ describe("cloneJson: structuredClone's copy of tool arguments, without its seria
 		expect(copy["self"]).toBe(copy);
 		expect(() => cloneJson({ run: () => 1 })).toThrow(/could not be cloned/);
 		expect(() => cloneJson(() => 1)).toThrow(/could not be cloned/);
+		expect(() => cloneJson(Symbol("s"))).toThrow(/could not be cloned/);
+		expect(() => cloneJson({ tag: Symbol("s") })).toThrow(/could not be cloned/);
 		let deep: unknown = "leaf";
 		for (let i = 0; i < 200; i++) deep = { next: deep };
 		expect(cloneJson(deep)).toStrictEqual(structuredClone(deep));

@@ -74,8 +74,8 @@ export function emitUnemittedToolResults(context: Ctx, enqueue: Enqueue): Ctx {
 	const run = runOf(context);
 	const batch = batchOf(context);
 	// The turn's results in source order: those already emitted (sequential batches emit each as
-	// it settles), and the ones emitted now.
-	const results: ToolResultMessage[] = run.toolResults.filter((result) => !batch.calls.some((call) => call.message === result));
+	// it settles), and the ones emitted now. Every result of a turn answers a call of its batch.
+	const results: ToolResultMessage[] = [];
 	const added: ToolResultMessage[] = [];
 	const calls = batch.calls.map((call) => {
 		if (call.message || !call.outcome) {
