@@ -207,6 +207,30 @@ describe("a model that goes silent", () => {
 		});
 	}
 
+	it("gives the run's model calls one signal in turn, not the run's; the next run gets a new one", async () => {
+		const scripted = createScriptedModel([{ content: [{ type: "toolCall", name: "noop", arguments: {} }] }, { content: "done" }, { content: "again" }]);
+		const signals: (AbortSignal | undefined)[] = [];
+		const noop: AgentTool = { name: "noop", label: "noop", description: "does nothing", parameters: Type.Object({}), execute: async () => ({ content: [], details: {} }) };
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [noop] },
+			streamFn: (m, context, options) => {
+				signals.push(options?.signal);
+				return scripted.streamFn(m, context, options);
+			},
+		});
+		let runSignal: AbortSignal | undefined;
+		agent.subscribe((event, signal) => {
+			if (event.type === "agent_start") runSignal = signal;
+		});
+		await agent.prompt("go");
+		expect(signals).toHaveLength(2);
+		expect(signals[1]).toBe(signals[0]);
+		expect(signals[0]).not.toBe(runSignal);
+		expect(signals[0]?.aborted).toBe(false);
+		await agent.prompt("more");
+		expect(signals[2]).not.toBe(signals[0]);
+	});
+
 	// Preparing the request is not the model's silence: a transformContext or getApiKey (an OAuth
 	// refresh, say) slower than streamIdleTimeoutMs must not end the call as stalled.
 	for (const step of ["transformContext", "getApiKey"] as const) {

@@ -1,7 +1,8 @@
 /**
  * A run's cancellation (src/util/run-abort.ts): the run's signal aborts once, then the model
- * call's, then the run's parts hear it through their hooks; a call cancelled alone (a stalled
- * stream) leaves the run alone and the next call gets a fresh controller.
+ * call's, then the run's parts hear it through their hooks; the run's model calls share one
+ * controller in turn; a call cancelled alone (a stalled stream) leaves the run alone and the next
+ * call gets a fresh controller.
  */
 import { describe, expect, it } from "vitest";
 import { RunAbort } from "../../src/util/run-abort.js";
@@ -31,19 +32,32 @@ describe("RunAbort", () => {
 		expect(called).toBe(1);
 	});
 
-	it("gives each model call a controller of its own, cancelled alone, and forgets it when the call ends", () => {
+	it("hands the next call the controller of a call that ended, and a fresh one after a call was cancelled alone", () => {
 		const abort = new RunAbort();
 		const first = abort.callController();
-		first.abort(new Error("stream stalled"));
-		expect(abort.signal.aborted).toBe(false);
 		abort.endCall(first);
+		const again = abort.callController();
+		expect(again).toBe(first);
+		again.abort(new Error("stream stalled"));
+		expect(abort.signal.aborted).toBe(false);
+		abort.endCall(again);
 		const second = abort.callController();
 		expect(second).not.toBe(first);
 		expect(second.signal.aborted).toBe(false);
 		abort.endCall(second);
-		// A call that is over is not aborted with the run.
+		// The run's controller for its calls is aborted with the run, also between calls.
 		abort.abort();
-		expect(second.signal.aborted).toBe(false);
+		expect(second.signal.aborted).toBe(true);
+	});
+
+	it("gives a call made while another holds the shared controller one of its own", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		const second = abort.callController();
+		expect(second).not.toBe(first);
+		abort.endCall(first);
+		// The first call's end does not free the second's controller for a third call.
+		expect(abort.callController()).not.toBe(second);
 	});
 
 	it("forgets only the call that ended: a later call is still aborted with the run", () => {
