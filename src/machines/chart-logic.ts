@@ -346,10 +346,8 @@ function compileGuard<C>(machine: AnyStateMachine, guard: unknown, where: string
 	}
 	if (typeof guard !== "function") throw unsupported("a guard with params", where);
 	const builtin = guard as { check?: unknown; guards?: readonly unknown[] };
-	if (builtin.check === undefined) {
-		const check = guard as (args: GuardArgs<C>, params: undefined) => boolean;
-		return (args) => check(args, undefined);
-	}
+	// A plain guard is called as it is: its params are undefined (a guard with params is refused above).
+	if (builtin.check === undefined) return guard as Guard<C>;
 	// Loops, not every/some with a callback: guards run at every step, a closure per call adds up.
 	const parts = (builtin.guards ?? []).map((part) => compileGuard<C>(machine, part, where));
 	if (builtin.check === AND_CHECK) {
