@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { fitLine } from "../../bench/lib/stats.js";
 import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.js";
@@ -91,4 +93,17 @@ describe("the bench's command line", () => {
 		expect(() => parseBenchArgs(["--seed", "x"])).toThrow(/--seed wants an integer/);
 		expect(() => parseBenchArgs(["--only", "speed"])).toThrow(/unknown section "speed"/);
 	});
+});
+
+describe("bench/turn-paired.ts (the README's in-process turn ratio)", () => {
+	it("prints the median ratio of paired blocks with its spread", async () => {
+		const root = fileURLToPath(new URL("../..", import.meta.url));
+		const stdout = await new Promise<string>((resolve, reject) => {
+			execFile(process.execPath, ["--import", "tsx", "bench/turn-paired.ts", "streaming", "2", "10"], { cwd: root, encoding: "utf8" }, (error, out, stderr) =>
+				error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(out),
+			);
+		});
+		expect(stdout).toContain("agentchart streaming vs pi parallel");
+		expect(stdout).toMatch(/ours \/ pi \d+\.\d\d× \(interquartile \d+\.\d\d–\d+\.\d\d, min–max \d+\.\d\d–\d+\.\d\d\)/);
+	}, 60_000);
 });
