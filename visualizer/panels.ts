@@ -33,7 +33,6 @@ interface ActorRow {
  */
 export class ActorsPanel {
 	private readonly rows = new Map<string, ActorRow>();
-	private readonly toolCalls = new Map<string, ToolCallSummary>();
 	/** Clock of the data being shown: wall time live, the record's time in replays. */
 	private now = 0;
 
@@ -59,17 +58,20 @@ export class ActorsPanel {
 		this.render(entry);
 	}
 
-	/** Tool call states from the agent's context summary: a `tool:<id>` row per call, active until it settles. */
+	/**
+	 * Tool call states from the agent's context summary: a `tool:<key>` row per call (two calls
+	 * with one id have two keys), active until it settles.
+	 */
 	updateToolCalls(calls: readonly ToolCallSummary[], t: number): void {
 		for (const call of calls) {
-			this.toolCalls.set(call.id, call);
-			const key = `call:${call.id}`;
+			const callKey = call.key ?? call.id;
+			const key = `call:${callKey}`;
 			let entry = this.rows.get(key);
 			if (!entry) {
 				const row = element("li", "actor");
-				row.dataset["actorId"] = `tool:${call.id}`;
+				row.dataset["actorId"] = `tool:${callKey}`;
 				row.dataset["sessionId"] = key;
-				entry = { sessionId: key, actorId: `tool:${call.id}`, startedAt: t, status: "active", row };
+				entry = { sessionId: key, actorId: `tool:${callKey}`, startedAt: t, status: "active", row };
 				this.rows.set(key, entry);
 				this.list.prepend(row);
 				this.trim();
@@ -91,7 +93,6 @@ export class ActorsPanel {
 
 	clear(): void {
 		this.rows.clear();
-		this.toolCalls.clear();
 		this.list.replaceChildren();
 	}
 

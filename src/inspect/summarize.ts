@@ -76,7 +76,10 @@ export function previewValue(value: unknown, limits: Partial<PreviewLimits> = {}
 
 /** One tool call of the run in progress, as the visualizer shows it. */
 export interface ToolCallSummary {
+	/** The call's id, as the model sent it. */
 	id: string;
+	/** The call's key in its batch: its id, or `id#2`, `id#3`… when the reply repeated the id (tell calls apart by this). */
+	key: string;
 	name: string;
 	/** queued, preparing, prepared, running, settled. */
 	status: string;
@@ -125,6 +128,7 @@ interface AgentLikeContext {
 		compactionReason?: string | undefined;
 		batch?: {
 			calls?: {
+				key?: string | undefined;
 				toolCall: { id: string; name: string };
 				status: string;
 				startedAt?: number | undefined;
@@ -170,7 +174,7 @@ export function summarizeContext(context: unknown): AgentContextSummary | Previe
 		summary.run = {
 			streaming: run.partial !== undefined,
 			toolCalls: calls.slice(0, MAX_TOOL_CALLS).map((call) => {
-				const entry: ToolCallSummary = { id: call.toolCall.id, name: call.toolCall.name, status: call.status };
+				const entry: ToolCallSummary = { id: call.toolCall.id, key: call.key ?? call.toolCall.id, name: call.toolCall.name, status: call.status };
 				if (call.startedAt !== undefined) entry.startedAt = call.startedAt;
 				if (call.outcome) entry.isError = call.outcome.isError === true;
 				return entry;

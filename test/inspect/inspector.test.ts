@@ -13,6 +13,7 @@ import type { AgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { createAgentInspector } from "../../src/inspect/inspector.js";
 import type { InspectionRecord } from "../../src/inspect/records.js";
+import { type AgentContextSummary, summarizeContext } from "../../src/inspect/summarize.js";
 import { RingBuffer } from "../../src/inspect/ring-buffer.js";
 import { forwardToStately, readRecording, recordToNdjson } from "../../src/inspect/sinks.js";
 import { toStatechartGraph } from "../../src/inspect/statechart-graph.js";
@@ -93,6 +94,12 @@ describe("the agent inspector", () => {
 		const order = ["agent.running.streaming", "agent.running.tool-executing", "agent.idle"].map((id) => leaves.lastIndexOf(id));
 		expect(order.every((index) => index >= 0)).toBe(true);
 		expect(leaves[leaves.length - 1]).toBe("agent.idle");
+	});
+
+	it("tells two tool calls with one id apart in the context summary (each by its key)", () => {
+		const call = (status: string) => ({ key: "dup", toolCall: { id: "dup", name: "work" }, status });
+		const summary = summarizeContext({ messages: [], steeringQueue: [], followUpQueue: [], tools: [], run: { batch: { calls: [call("settled"), { ...call("running"), key: "dup#2" }] } } });
+		expect((summary as AgentContextSummary).run?.toolCalls.map((entry) => `${entry.id} ${entry.key} ${entry.status}`)).toEqual(["dup dup settled", "dup dup#2 running"]);
 	});
 
 	it("counts every delta of an agent on its direct path, and stops counting when detached", async () => {
