@@ -264,7 +264,7 @@ export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
 	for (let index = first; index < messages.length; index++) {
 		const message = messages[index] as AgentMessage;
 		const role = (message as { role?: unknown }).role;
-		if (role === "user" || role === "assistant" || role === "toolResult") {
+		if (isLlmRole(role)) {
 			result.push(message as Message);
 		} else if (role === "compactionSummary") {
 			const summary = (message as { summary?: unknown }).summary;

@@ -96,27 +96,22 @@ export function splitFailedStreamingReply(
 	if (batch?.mode !== "streaming") return undefined;
 	const started = batch.calls.filter((call) => call.status !== "queued");
 	if (started.length === 0) return undefined;
-	// Each call block's entry (a repeated id pairs with the entry of its own occurrence).
-	const entries = entriesOfBlocks(toolCallsOf(message), batch.calls);
-	const entryOf = new Map<AssistantMessage["content"][number], ToolCallEntry | undefined>();
-	let blockIndex = 0;
-	for (const block of message.content) if (block.type === "toolCall") entryOf.set(block, entries[blockIndex++]);
-	const ran = (block: AssistantMessage["content"][number]) => {
-		const entry = entryOf.get(block);
-		return entry !== undefined && entry.status !== "queued";
-	};
+	// The blocks of the calls that ran (a repeated id pairs with the entry of its own occurrence).
+	const blocks = toolCallsOf(message);
+	const entries = entriesOfBlocks(blocks, batch.calls);
+	const ranBlocks = new Set<AssistantMessage["content"][number]>(blocks.filter((_, index) => (entries[index]?.status ?? "queued") !== "queued"));
 	let cut = -1;
 	message.content.forEach((block, index) => {
-		if (ran(block)) cut = index;
+		if (ranBlocks.has(block)) cut = index;
 	});
 	const upToCut = message.content.slice(0, cut + 1);
-	const head = upToCut.filter((block) => block.type !== "toolCall" || ran(block));
-	const present = new Set(head.map((block) => entryOf.get(block)));
+	const head = upToCut.filter((block) => block.type !== "toolCall" || ranBlocks.has(block));
 	// A provider whose final message lost a call it had streamed: the call that ran still belongs here.
-	const missing = started.filter((call) => !present.has(call)).map((call) => call.toolCall);
+	const paired = new Set(entries);
+	const missing = started.filter((call) => !paired.has(call)).map((call) => call.toolCall);
 	const committed: AssistantMessage = { ...message, content: [...head, ...missing], stopReason: "toolUse" };
 	delete committed.errorMessage;
-	const notStarted = upToCut.filter((block) => block.type === "toolCall" && !ran(block));
+	const notStarted = upToCut.filter((block) => block.type === "toolCall" && !ranBlocks.has(block));
 	const failed: AssistantMessage = { ...message, content: [...notStarted, ...message.content.slice(cut + 1)], usage: emptyUsage() };
 	return { committed, failed };
 }

@@ -173,7 +173,7 @@ function assistantContentBlocks(message: AssistantMessage, model: Model, ids: Re
 			case "toolCall":
 				blocks.push({
 					type: "tool_use",
-					id: wireIds[call++] ?? normalizeToolCallId(part.id),
+					id: wireIds[call++] as string,
 					name: part.name,
 					input: part.arguments ?? {},
 				});
@@ -224,7 +224,7 @@ function missingToolResult(wireId: string): ToolResultBlockParam {
  */
 export function convertMessages(messages: Message[], model: Model): MessageParam[] {
 	const turns: MessageParam[] = [];
-	// Tool calls of the last assistant turn still waiting for their results, in call order.
+	// The request's tool-call ids, and the calls of the last assistant turn still waiting for results.
 	const ids = new RequestToolCallIds(normalizeToolCallId, toolCallIdVariant);
 	let toolResultTurn: ContentBlockParam[] | undefined;
 

@@ -140,7 +140,7 @@ function assistantMessage(message: AssistantMessage, model: Model, compat: Resol
 	if (toolCalls.length > 0) {
 		const wireIds = ids.calls(toolCalls);
 		wire.tool_calls = toolCalls.map((call, index) => ({
-			id: wireIds[index] ?? normalizeToolCallId(call.id, compat.toolCallIdFormat),
+			id: wireIds[index] as string,
 			type: "function",
 			function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) },
 		}));

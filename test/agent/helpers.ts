@@ -8,6 +8,7 @@ import type { ToolCall } from "../../src/types/content.js";
 import type { AgentMessage, AssistantMessage, UserMessage } from "../../src/types/messages.js";
 import type { Model } from "../../src/types/model.js";
 import type { AssistantMessageEvent, StreamFn } from "../../src/types/stream.js";
+import { Counts, countsOf, toolCallIdsOf } from "../support/id-counts.js";
 
 // ---------------------------------------------------------------------------------------
 // Messages
@@ -406,18 +407,11 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 	let inTurn = false;
 	let openMessage: string | undefined;
 	// Counted by id: two calls of one reply may share an id, and each runs and ends on its own.
-	const count = (counts: Map<string, number>, id: string) => counts.get(id) ?? 0;
-	const bump = (counts: Map<string, number>, id: string, by: number) => counts.set(id, count(counts, id) + by);
-	const callsIn = (message: unknown) => {
-		const calls = new Map<string, number>();
-		for (const block of (message as AssistantMessage).content ?? []) if (block.type === "toolCall") bump(calls, block.id, 1);
-		return calls;
-	};
-	const toolOpen = new Map<string, number>();
-	const toolStarted = new Map<string, number>();
+	const toolOpen = new Counts();
+	const toolStarted = new Counts();
 	/** Calls of the run's assistant messages so far, and of the one streaming (streaming tool execution starts calls before it ends). */
-	const runCalls = new Map<string, number>();
-	let streamingCalls = new Map<string, number>();
+	const runCalls = new Counts();
+	let streamingCalls = new Counts();
 	const toolCallIds: string[] = [];
 	const resultIds: string[] = [];
 	for (const event of events.slice(1, -1)) {
@@ -430,7 +424,7 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 			case "turn_end":
 				expect(inTurn, "turn_end outside a turn").toBe(true);
 				expect(openMessage, "turn_end with an open message").toBeUndefined();
-				expect([...toolOpen.keys()], "turn_end with running tools").toEqual([]);
+				expect(toolOpen.keys(), "turn_end with running tools").toEqual([]);
 				inTurn = false;
 				break;
 			case "message_start":
@@ -440,39 +434,34 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 				break;
 			case "message_update":
 				expect(openMessage).toBe("assistant");
-				streamingCalls = callsIn(event.message);
+				streamingCalls = countsOf(toolCallIdsOf(event.message));
 				break;
 			case "message_end": {
 				const role = (event.message as { role?: string }).role;
 				expect(openMessage, `message_end without start: ${where}`).toBe(role);
 				openMessage = undefined;
 				if (role === "assistant") {
-					for (const [id, n] of callsIn(event.message)) bump(runCalls, id, n);
-					streamingCalls = new Map();
+					for (const id of toolCallIdsOf(event.message)) runCalls.add(id);
+					streamingCalls = new Counts();
 				}
-				if (role === "assistant" && !failed(event.message as AssistantMessage)) {
-					for (const block of (event.message as AssistantMessage).content) {
-						if (block.type === "toolCall") toolCallIds.push(block.id);
-					}
-				}
+				if (role === "assistant" && !failed(event.message as AssistantMessage)) toolCallIds.push(...toolCallIdsOf(event.message));
 				if (role === "toolResult") resultIds.push((event.message as { toolCallId: string }).toolCallId);
 				break;
 			}
 			case "tool_execution_start": {
 				expect(inTurn).toBe(true);
-				const calls = count(runCalls, event.toolCallId) + count(streamingCalls, event.toolCallId);
-				expect(count(toolStarted, event.toolCallId), `tool started twice: ${where}`).toBeLessThan(calls);
-				bump(toolStarted, event.toolCallId, 1);
-				bump(toolOpen, event.toolCallId, 1);
+				const calls = runCalls.get(event.toolCallId) + streamingCalls.get(event.toolCallId);
+				expect(toolStarted.get(event.toolCallId), `tool started twice: ${where}`).toBeLessThan(calls);
+				toolStarted.add(event.toolCallId);
+				toolOpen.add(event.toolCallId);
 				break;
 			}
 			case "tool_execution_update":
-				expect(count(toolOpen, event.toolCallId), `update outside execution: ${where}`).toBeGreaterThan(0);
+				expect(toolOpen.get(event.toolCallId), `update outside execution: ${where}`).toBeGreaterThan(0);
 				break;
 			case "tool_execution_end":
-				expect(count(toolOpen, event.toolCallId), `end without start: ${where}`).toBeGreaterThan(0);
-				bump(toolOpen, event.toolCallId, -1);
-				if (count(toolOpen, event.toolCallId) === 0) toolOpen.delete(event.toolCallId);
+				expect(toolOpen.get(event.toolCallId), `end without start: ${where}`).toBeGreaterThan(0);
+				toolOpen.add(event.toolCallId, -1);
 				break;
 			default:
 				expect.fail(`unexpected event inside a run: ${where}`);
@@ -485,19 +474,15 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 /** Asserts every tool call in a transcript (of a non-failed assistant message) has exactly one later tool result. */
 export function expectValidTranscript(messages: readonly AgentMessage[]): void {
 	// Calls waiting for a result, by id and counted: two calls of one reply may share an id.
-	const pending = new Map<string, number>();
+	const pending = new Counts();
 	for (const message of messages) {
-		if (message.role === "assistant" && !failed(message)) {
-			for (const block of message.content) if (block.type === "toolCall") pending.set(block.id, (pending.get(block.id) ?? 0) + 1);
-		}
+		if (message.role === "assistant" && !failed(message)) for (const id of toolCallIdsOf(message)) pending.add(id);
 		if (message.role === "toolResult") {
-			const waiting = pending.get(message.toolCallId) ?? 0;
-			expect(waiting > 0, `orphan tool result ${message.toolCallId}`).toBe(true);
-			if (waiting > 1) pending.set(message.toolCallId, waiting - 1);
-			else pending.delete(message.toolCallId);
+			expect(pending.get(message.toolCallId) > 0, `orphan tool result ${message.toolCallId}`).toBe(true);
+			pending.add(message.toolCallId, -1);
 		}
 	}
-	expect([...pending.keys()], "tool calls without results").toEqual([]);
+	expect(pending.keys(), "tool calls without results").toEqual([]);
 }
 
 /** Asserts the agent is idle and clean: no run, no pending tool calls, no child actors. */

@@ -6,6 +6,7 @@
 import type { Agent } from "../../src/agent.js";
 import type { AgentEvent } from "../../src/types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
+import { Counts, countsOf, toolCallIdsOf } from "./id-counts.js";
 
 function failed(message: AgentMessage): boolean {
 	const stop = (message as AssistantMessage).stopReason;
@@ -14,39 +15,6 @@ function failed(message: AgentMessage): boolean {
 
 function roleOf(message: unknown): string | undefined {
 	return (message as { role?: string } | undefined)?.role;
-}
-
-function toolCallIdsOf(message: AgentMessage): string[] {
-	if (roleOf(message) !== "assistant") return [];
-	return (message as AssistantMessage).content.filter((block) => block.type === "toolCall").map((block) => (block as { id: string }).id);
-}
-
-/** A multiset of ids: a model may give two calls of one reply the same id, and each is a call of its own. */
-class Counts {
-	readonly #counts = new Map<string, number>();
-	get(id: string): number {
-		return this.#counts.get(id) ?? 0;
-	}
-	add(id: string, by = 1): void {
-		const next = this.get(id) + by;
-		if (next > 0) this.#counts.set(id, next);
-		else this.#counts.delete(id);
-	}
-	get size(): number {
-		return this.#counts.size;
-	}
-	keys(): string[] {
-		return [...this.#counts.keys()];
-	}
-	clear(): void {
-		this.#counts.clear();
-	}
-}
-
-function countsOf(ids: readonly string[]): Counts {
-	const counts = new Counts();
-	for (const id of ids) counts.add(id);
-	return counts;
 }
 
 /**
