@@ -61,7 +61,9 @@ function copyPlain(value: unknown, depth: number): unknown {
 	for (const key of Object.keys(object)) {
 		const item = copyPlain(object[key], depth + 1);
 		if (item === NOT_PLAIN) return NOT_PLAIN;
-		copy[key] = item;
+		// JSON.parse makes "__proto__" an own key; assigning it would set the copy's prototype instead.
+		if (key === "__proto__") Object.defineProperty(copy, key, { value: item, writable: true, enumerable: true, configurable: true });
+		else copy[key] = item;
 	}
 	return copy;
 }

@@ -43,6 +43,15 @@ describe("cloneJson: structuredClone's copy of tool arguments, without its seria
 		);
 	});
 
+	it("keeps a parsed \"__proto__\" key an own property, as structuredClone does (assigning it would set the copy's prototype)", () => {
+		const parsed: unknown = JSON.parse('{"a": {"__proto__": {"polluted": true}, "b": 1}}');
+		const copy = cloneJson(parsed) as { a: Record<string, unknown> };
+		expect(copy).toStrictEqual(structuredClone(parsed));
+		expect(Object.keys(copy.a)).toEqual(["__proto__", "b"]);
+		expect(Object.getPrototypeOf(copy.a)).toBe(Object.prototype);
+		expect(copy.a["polluted"]).toBeUndefined();
+	});
+
 	it("keeps holes, undefined and null-prototype objects as structuredClone does", () => {
 		const sparse: unknown[] = [1];
 		sparse[3] = 4;
