@@ -2,6 +2,7 @@ import { type Actor, type Snapshot, createActor } from "xstate";
 import { assertAgentMessage, assertTranscript, promptMessages } from "./agent-input.js";
 import { MutableAgentState } from "./facade/agent-state.js";
 import { type AgentListener, ListenerDelivery } from "./facade/delivery.js";
+import type { MessageUpdateEvent } from "./actors/stream-protocol.js";
 import type { AgentActor } from "./machines/agent-actor.js";
 import { agentMachine } from "./machines/agent-machine.js";
 import { agentLogic } from "./machines/agent-logic.js";
@@ -182,9 +183,9 @@ export class Agent {
 	 * The machine's `deltaSink`. Deltas skip the machine's emitter unless someone else listens on
 	 * it (`agent.actor.on(...)`); what it returns is the delivery the stream then waits for.
 	 */
-	readonly #deltaSink = (event: AgentEvent): PromiseLike<void> | undefined => {
+	readonly #deltaSink = (event: MessageUpdateEvent): PromiseLike<void> | undefined => {
 		// Nobody has been handed the machine: nobody else listens on it, and nothing taps it.
-		if (!this.#pinned) return this.#delivery.event(event);
+		if (!this.#pinned) return this.#delivery.delta(event);
 		let pending: PromiseLike<void> | undefined;
 		const machine = this.#machine;
 		if (machine && othersListenOn(machine)) {

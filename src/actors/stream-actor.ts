@@ -44,7 +44,7 @@ export function failedAssistantMessage(model: Model, error: unknown, aborted: bo
  */
 export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input, sendBack: send }) => {
 	const sendBack = (event: StreamActorEvent) => send(event);
-	let stopped = false;
+	const reading: Reading = { stopped: false, events: 0 };
 	const { attempt, config, progress, relay } = input;
 	// This call's own signal: aborted with the run, and by a stall (which must cancel the request).
 	const call = input.abort.callController();
@@ -60,7 +60,7 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 			// The request is cancelled first: the reply's end may start the run's next call at once.
 			call.abort(new Error("stream stalled"));
 			finish(failedAssistantMessage(input.model, error, false, progress.partial));
-		});
+		}, () => reading.events);
 	// The run's abort has aborted the call's signal already; a stream function that ignores it
 	// would hang the run, so after a grace period the message is closed with what had streamed.
 	const onRunAbort = () => {
@@ -68,14 +68,14 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 	};
 	const removeAbortHook = input.abort.onAbort(onRunAbort);
 	const release = () => {
-		stopped = true;
+		reading.stopped = true;
 		clearDeadline(grace);
 		stall?.stop();
 		removeAbortHook();
 		input.abort.endCall(call);
 	};
 	const finish = (message: AssistantMessage) => {
-		if (stopped) return;
+		if (reading.stopped) return;
 		release();
 		sendBack({ type: "stream.done", attempt, message });
 	};
@@ -88,59 +88,15 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 			const apiKey = (config.getApiKey ? await config.getApiKey(input.model.provider) : undefined) || input.options.apiKey;
 			// Aborted while the context was being prepared: no request goes out (pi sends it, and a
 			// stream function that ignores the signal would then call the model after abort()).
-			if (stopped || signal.aborted) return finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, progress.partial));
-			const watch = (stall = watchTheModel());
+			if (reading.stopped || signal.aborted) return finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, progress.partial));
+			stall = watchTheModel();
 			const context: Context = { systemPrompt: input.systemPrompt, messages: llmMessages, tools: input.tools };
 			// Copied, then extended: a spread copy that adds keys is V8's slow path.
 			const options: SimpleStreamOptions = Object.assign({}, input.options);
 			options.signal = signal;
 			if (apiKey !== undefined) options.apiKey = apiKey;
 			const stream: AssistantMessageEventStreamLike = await config.streamFn(input.model, context, options);
-			let started = false;
-			const announce = input.announceToolCalls;
-			// The blocks whose calls were announced: a provider that ends one block twice must not
-			// run its call twice (two blocks with one id are two calls, each announced).
-			let announced: Set<number> | undefined;
-			for await (const event of stream) {
-				if (stopped) return;
-				watch.touch();
-				// What this event's delivery settles with (the relay answers it for a delta, the
-				// consumer's queue otherwise).
-				let pending: PromiseLike<void> | undefined | void;
-				switch (event.type) {
-					case "start":
-						started = true;
-						progress.partial = event.partial;
-						sendBack({ type: "stream.start", attempt, partial: event.partial });
-						pending = config.deliveryPending?.();
-						break;
-					case "done":
-					case "error":
-						finish(await stream.result());
-						return;
-					default:
-						// As in pi: updates before `start` have no message to belong to.
-						if (!started) {
-							pending = config.deliveryPending?.();
-							break;
-						}
-						progress.partial = event.partial;
-						// A relay that does not pace the stream (an actor's emitter) answers nothing.
-						pending = relay({ type: "message_update", assistantMessageEvent: event, message: { ...event.partial } }) ?? config.deliveryPending?.();
-						if (announce && event.type === "toolcall_end" && !announced?.has(event.contentIndex)) {
-							(announced ??= new Set()).add(event.contentIndex);
-							sendBack({ type: "stream.toolcall", attempt, toolCall: event.toolCall, partial: event.partial });
-							pending = config.deliveryPending?.();
-						}
-				}
-				// One await per event, as pi's loop has (`await emit(event)`): the provider keeps
-				// mutating its partial meanwhile, so how many microtasks pass here decides what
-				// each delivered snapshot shows. A failing listener is reported by the delivery.
-				try {
-					await pending;
-				} catch {}
-			}
-			if (stopped) return;
+			if (await readStream(stream, reading, input, sendBack, finish)) return;
 			const error = new Error("Stream ended without a done or error event");
 			finish(failedAssistantMessage(input.model, error, signal.aborted, progress.partial));
 		} catch (error) {
@@ -150,3 +106,72 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 	void run();
 	return release;
 });
+
+/**
+ * Reads one call's stream, relaying each event as it is read; answers whether the loop stopped
+ * early (the call was stopped or the stream ended it: `done`/`error`, after `finish`). Its own
+ * function, with only the loop's locals, because every await suspends and resumes the frame
+ * it is in, and a delta pays two.
+ */
+async function readStream(
+	stream: AssistantMessageEventStreamLike,
+	reading: Reading,
+	input: StreamActorInput,
+	sendBack: (event: StreamActorEvent) => void,
+	finish: (message: AssistantMessage) => void,
+): Promise<boolean> {
+	const { attempt, config, progress, relay } = input;
+	let started = false;
+	const announce = input.announceToolCalls;
+	// The blocks whose calls were announced: a provider that ends one block twice must not
+	// run its call twice (two blocks with one id are two calls, each announced).
+	let announced: Set<number> | undefined;
+	for await (const event of stream) {
+		if (reading.stopped) return true;
+		reading.events++;
+		// What this event's delivery settles with (the relay answers it for a delta, the
+		// consumer's queue otherwise).
+		let pending: PromiseLike<void> | undefined | void;
+		switch (event.type) {
+			case "start":
+				started = true;
+				progress.partial = event.partial;
+				sendBack({ type: "stream.start", attempt, partial: event.partial });
+				pending = config.deliveryPending?.();
+				break;
+			case "done":
+			case "error":
+				finish(await stream.result());
+				return true;
+			default:
+				// As in pi: updates before `start` have no message to belong to.
+				if (!started) {
+					pending = config.deliveryPending?.();
+					break;
+				}
+				progress.partial = event.partial;
+				// A relay that does not pace the stream (an actor's emitter) answers nothing.
+				pending = relay({ type: "message_update", assistantMessageEvent: event, message: { ...event.partial } }) ?? config.deliveryPending?.();
+				if (announce && event.type === "toolcall_end" && !announced?.has(event.contentIndex)) {
+					(announced ??= new Set()).add(event.contentIndex);
+					sendBack({ type: "stream.toolcall", attempt, toolCall: event.toolCall, partial: event.partial });
+					pending = config.deliveryPending?.();
+				}
+		}
+		// One await per event, as pi's loop has (`await emit(event)`): the provider keeps
+		// mutating its partial meanwhile, so how many microtasks pass here decides what
+		// each delivered snapshot shows. A failing listener is reported by the delivery.
+		try {
+			await pending;
+		} catch {}
+	}
+	return reading.stopped;
+}
+
+/** One call's reading, shared by the actor and its read loop: plain fields, read and written per event. */
+interface Reading {
+	/** The call is over (finished or stopped): nothing more is read or reported. */
+	stopped: boolean;
+	/** Events read so far: the stall watch's sign of life. */
+	events: number;
+}

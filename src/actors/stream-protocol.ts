@@ -33,7 +33,10 @@ export interface StreamProgress {
  * paces the stream returns what `deliveryPending` would return right after (the delivery still
  * in progress, if any), saving the stream a second call per delta.
  */
-export type DeltaSink = (event: AgentEvent) => PromiseLike<void> | undefined | void;
+export type DeltaSink = (event: MessageUpdateEvent) => PromiseLike<void> | undefined | void;
+
+/** A token delta as listeners receive it. */
+export type MessageUpdateEvent = Extract<AgentEvent, { type: "message_update" }>;
 
 /** The part of the loop configuration one LLM call uses. */
 export interface StreamCallConfig {

@@ -11,6 +11,7 @@
  * as the event, as in pi. Steps that are not events (acknowledging a delivery barrier,
  * replacing the transcript after a compaction) queue behind the events before them.
  */
+import type { MessageUpdateEvent } from "../actors/stream-protocol.js";
 import type { AgentEvent } from "../types/agent.js";
 import { describeError } from "../util/describe-error.js";
 
@@ -76,6 +77,22 @@ export class ListenerDelivery {
 	}
 
 	/**
+	 * {@link ListenerDelivery.event} for a token delta (`message_update`), the event nearly every
+	 * one is: its one state update is done here, and it ends nothing.
+	 *
+	 * @example
+	 * const pending = delivery.delta({ type: "message_update", assistantMessageEvent, message });
+	 */
+	delta(event: MessageUpdateEvent): Promise<void> | undefined {
+		if (this.#inFlight !== 0) return this.event(event);
+		this.#inFlight = 1;
+		this.state.streamingMessage = event.message;
+		const delivery = this.#toListeners(event);
+		this.#tail = delivery;
+		return this.#inFlight > 0 ? delivery : undefined;
+	}
+
+	/**
 	 * Queues a step that is not an event; it runs once everything before it was delivered.
 	 *
 	 * @example
@@ -112,11 +129,21 @@ export class ListenerDelivery {
 		this.#tail = (this.#tail as Promise<void>).then(run);
 	}
 
-	async #listen(event: AgentEvent): Promise<void> {
+	/** Reduces the event into the agent's state, then awaits its listeners. */
+	#listen(event: AgentEvent): Promise<void> {
 		try {
-			// A token delta's update is done here: nearly every event is one.
 			if (event.type === "message_update") this.state.streamingMessage = event.message;
 			else this.host.reduce(event);
+		} catch (error) {
+			this.#inFlight--;
+			return Promise.reject(error);
+		}
+		return this.#toListeners(event);
+	}
+
+	/** Awaits every listener in turn, then ends the step. */
+	async #toListeners(event: AgentEvent): Promise<void> {
+		try {
 			const signal = this.signal;
 			for (const listener of this.listeners) {
 				try {

@@ -14,16 +14,18 @@ export function modelStallText(timeoutMs: number): string {
  * Watches a stream for silence: `touch()` on every event; when nothing arrived for `timeoutMs`
  * (checked four times per period, so detection lands between 1 and 1.25 periods), calls
  * `onStall`. Counting events instead of reading the clock keeps the per-delta cost to an
- * increment. A timeout of 0 watches nothing.
+ * increment. A reader that counts its events itself passes `eventsRead` instead of calling
+ * `touch()` (a field increment in its loop, not a call). A timeout of 0 watches nothing.
  *
  * @example
  * const watch = watchForStall(120_000, () => controller.abort());
  * for await (const event of stream) { watch.touch(); ... }
  * watch.stop();
  */
-export function watchForStall(timeoutMs: number, onStall: () => void): { touch(): void; stop(): void } {
+export function watchForStall(timeoutMs: number, onStall: () => void, eventsRead?: () => number): { touch(): void; stop(): void } {
 	if (timeoutMs <= 0) return { touch() {}, stop() {} };
 	let events = 0;
+	const count = eventsRead ?? (() => events);
 	let seenAtLastCheck = 0;
 	let quietChecks = 0;
 	let stopped = false;
@@ -32,8 +34,9 @@ export function watchForStall(timeoutMs: number, onStall: () => void): { touch()
 	const schedule = () => {
 		check = setDeadline(timeoutMs / 4, () => {
 			if (stopped) return;
-			if (events !== seenAtLastCheck) {
-				seenAtLastCheck = events;
+			const seen = count();
+			if (seen !== seenAtLastCheck) {
+				seenAtLastCheck = seen;
 				quietChecks = 0;
 			} else if (++quietChecks >= 4) {
 				onStall();

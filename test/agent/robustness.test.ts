@@ -251,6 +251,35 @@ describe("a model that goes silent", () => {
 		});
 	}
 
+	// The watch counts the events read: a reply that keeps arriving, each event well inside the
+	// timeout, is not stalled however long it takes in all.
+	it("does not stall a reply that trickles in for longer than the timeout", async () => {
+		const streamFn: StreamFn = (m) => {
+			const stream = new AssistantMessageEventStream();
+			const partial = createAssistantMessage(m, { content: [{ type: "text", text: "" }] });
+			const text = partial.content[0] as { text: string };
+			const events: Array<() => void> = [() => stream.push({ type: "start", partial }), () => stream.push({ type: "text_start", contentIndex: 0, partial })];
+			for (let index = 0; index < 12; index++)
+				events.push(() => {
+					text.text += `${index} `;
+					stream.push({ type: "text_delta", contentIndex: 0, delta: `${index} `, partial });
+				});
+			events.push(() => stream.push({ type: "done", reason: "stop", message: { ...partial, stopReason: "stop" } }));
+			const next = () => {
+				events.shift()?.();
+				if (events.length > 0) setTimeout(next, 15);
+			};
+			next();
+			return stream;
+		};
+		const agent = new Agent({ initialState: { model }, streamFn, streamIdleTimeoutMs: 60 });
+		await within(agent.prompt("hello"), 3_000, "the trickling run");
+		const last = agent.state.messages.at(-1) as AssistantMessage;
+		expect(last.errorMessage).toBeUndefined();
+		expect(last.stopReason).toBe("stop");
+		expect(last.content).toEqual([{ type: "text", text: "0 1 2 3 4 5 6 7 8 9 10 11 " }]);
+	});
+
 	it("passes the request timeout and retries to the provider", async () => {
 		const seen: { options?: SimpleStreamOptions | undefined } = {};
 		const agent = new Agent({ initialState: { model }, streamFn: silentAfter("nothing", seen), timeoutMs: 1234, maxRetries: 1, streamIdleTimeoutMs: 50 });
