@@ -58,7 +58,7 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 		watchForStall(config.streamIdleTimeoutMs, () => {
 			const error = new Error(`The ${modelStallText(config.streamIdleTimeoutMs)}; the request was cancelled`);
 			// The request is cancelled first: the reply's end may start the run's next call at once.
-			call.abort(new Error("stream stalled"));
+			input.abort.cancelCall(call, new Error("stream stalled"));
 			finish(failedAssistantMessage(input.model, error, false, progress.partial));
 		}, () => reading.events);
 	// The run's abort has aborted the call's signal already; a stream function that ignores it
@@ -88,7 +88,8 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 			const apiKey = (config.getApiKey ? await config.getApiKey(input.model.provider) : undefined) || input.options.apiKey;
 			// Aborted while the context was being prepared: no request goes out (pi sends it, and a
 			// stream function that ignores the signal would then call the model after abort()).
-			if (reading.stopped || signal.aborted) return finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, progress.partial));
+			// The run's flag, not the signal's getter: nothing else aborts the call before its request.
+			if (reading.stopped || input.abort.aborted) return finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true, progress.partial));
 			stall = watchTheModel();
 			const context: Context = { systemPrompt: input.systemPrompt, messages: llmMessages, tools: input.tools };
 			// Copied, then extended: a spread copy that adds keys is V8's slow path.

@@ -20,13 +20,19 @@ export interface RunAbortView {
 	 */
 	onAbort(hook: () => void): () => void;
 	/**
-	 * A controller for the model call about to be made: aborted with the run; abort it to cancel
-	 * that call alone. Give it back with {@link RunAbortView.endCall} when the call is over. The
-	 * previous call's, when that call is over and was not cancelled.
+	 * A controller for the model call about to be made: aborted with the run; cancel that call
+	 * alone with {@link RunAbortView.cancelCall} (not by aborting it: the next call would get it).
+	 * Give it back with {@link RunAbortView.endCall} when the call is over. The previous call's,
+	 * when that call is over and was not cancelled.
 	 */
 	callController(): AbortController;
 	/** The model call is over: its controller may serve the run's next call. */
 	endCall(call: AbortController): void;
+	/**
+	 * Cancels the model call holding `call` (a stalled stream), not the run: `call` is aborted
+	 * with `reason` and serves no later call.
+	 */
+	cancelCall(call: AbortController, reason: unknown): void;
 }
 
 const NOTHING = () => {};
@@ -93,7 +99,8 @@ export class RunAbort implements RunAbortView {
 	/** @example const call = abort.callController(); streamFn(model, context, { signal: call.signal }); */
 	callController(): AbortController {
 		let call = this.#call;
-		if (call === undefined || this.#callInUse || call.signal.aborted) {
+		// An aborted one is aborted with the run, as a new one would be: a cancelled call's was dropped.
+		if (call === undefined || this.#callInUse) {
 			call = new AbortController();
 			if (this.#aborted) call.abort(this.signal.reason);
 			this.#call = call;
@@ -105,5 +112,14 @@ export class RunAbort implements RunAbortView {
 	/** @example abort.endCall(call); */
 	endCall(call: AbortController): void {
 		if (this.#call === call) this.#callInUse = false;
+	}
+
+	/** @example abort.cancelCall(call, new Error("stream stalled")); */
+	cancelCall(call: AbortController, reason: unknown): void {
+		if (this.#call === call) {
+			this.#call = undefined;
+			this.#callInUse = false;
+		}
+		call.abort(reason);
 	}
 }

@@ -38,7 +38,8 @@ describe("RunAbort", () => {
 		abort.endCall(first);
 		const again = abort.callController();
 		expect(again).toBe(first);
-		again.abort(new Error("stream stalled"));
+		abort.cancelCall(again, new Error("stream stalled"));
+		expect(again.signal.aborted).toBe(true);
 		expect(abort.signal.aborted).toBe(false);
 		abort.endCall(again);
 		const second = abort.callController();
@@ -58,6 +59,20 @@ describe("RunAbort", () => {
 		abort.endCall(first);
 		// The first call's end does not free the second's controller for a third call.
 		expect(abort.callController()).not.toBe(second);
+	});
+
+	it("cancels only the call it is given, and hands its controller to no later call", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		const second = abort.callController();
+		abort.cancelCall(second, new Error("stream stalled"));
+		expect(second.signal.aborted).toBe(true);
+		expect(first.signal.aborted).toBe(false);
+		abort.endCall(second);
+		abort.endCall(first);
+		const third = abort.callController();
+		expect(third).not.toBe(second);
+		expect(third.signal.aborted).toBe(false);
 	});
 
 	it("forgets only the call that ended: a later call is still aborted with the run", () => {
