@@ -251,8 +251,8 @@ export class Agent {
 	 * const unsubscribe = agent.subscribe(async (event) => { if (event.type === "agent_end") await save(); });
 	 */
 	subscribe(listener: AgentListener): () => void {
-		this.#delivery.listeners.add(listener);
-		return () => this.#delivery.listeners.delete(listener);
+		this.#delivery.add(listener);
+		return () => this.#delivery.remove(listener);
 	}
 
 	/**

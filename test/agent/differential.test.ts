@@ -465,6 +465,131 @@ describe("pi 0.73.1 and agentchart emit the same events", () => {
 	});
 });
 
+// Listeners are a live set in pi: one added during an event's delivery receives that event, one
+// removed before its turn does not, one removed and added again is a new entry and receives it
+// again. agentchart delivers to a lone listener without iterating the set; these hold both paths
+// (one listener, several) to pi's order.
+describe("listeners subscribed and unsubscribed during delivery, as in pi", () => {
+	type Listener = (event: { type: string }, signal: AbortSignal) => Promise<void> | void;
+	type Script = (agent: CommonAgent, log: string[]) => void;
+	const label = (event: { type: string }) =>
+		event.type === "message_update" ? `update:${(event as unknown as { assistantMessageEvent: { type: string } }).assistantMessageEvent.type}` : event.type;
+
+	async function logOf(impl: Impl, script: Script): Promise<string[]> {
+		const scripted = createScriptedModel([{ content: [toolCall("echo", { value: 1 }, "t1")] }, { content: "done" }]);
+		const agent = createAgent(impl, scripted.model, scripted.streamFn, { replies: [] });
+		agent.state.tools = [echo()];
+		const log: string[] = [];
+		script(agent, log);
+		await agent.prompt("go");
+		return log;
+	}
+
+	const recorder = (name: string, log: string[], then?: (event: { type: string }) => Promise<void> | void): Listener => (event) => {
+		log.push(`${name}:${label(event)}`);
+		return then?.(event);
+	};
+	const once = (test: (event: { type: string }) => boolean, act: () => void) => {
+		let done = false;
+		return (event: { type: string }) => {
+			if (done || !test(event)) return;
+			done = true;
+			act();
+		};
+	};
+	const firstDelta = (event: { type: string }) => event.type === "message_update";
+
+	const linesOf = (log: string[], who: string) => log.filter((line) => line.startsWith(`${who}:`)).map((line) => line.slice(who.length + 1));
+	const scripts: Record<string, { script: Script; check: (log: string[]) => void }> = {
+		"the only listener subscribes another": {
+			script: (agent, log) => {
+				agent.subscribe(recorder("a", log, once(firstDelta, () => agent.subscribe(recorder("b", log)))));
+			},
+			check: (log) => expect(linesOf(log, "b")[0]).toBe(linesOf(log, "a").find((line) => line.startsWith("update:"))),
+		},
+		"the only listener subscribes another, then awaits": {
+			script: (agent, log) => {
+				agent.subscribe(
+					recorder("a", log, async (event) => {
+						if (event.type === "turn_start") agent.subscribe(recorder("b", log));
+						await sleep(0);
+					}),
+				);
+			},
+			check: (log) => expect(linesOf(log, "b")[0]).toBe("turn_start"),
+		},
+		"the only listener removes itself and adds itself again": {
+			script: (agent, log) => {
+				const a: Listener = recorder(
+					"a",
+					log,
+					once(firstDelta, () => {
+						unsubscribe();
+						agent.subscribe(a);
+					}),
+				);
+				const unsubscribe = agent.subscribe(a);
+			},
+			check: (log) => {
+				const first = log.findIndex((line) => line.startsWith("a:update:"));
+				expect(log[first + 1]).toBe(log[first]);
+			},
+		},
+		"the only listener removes itself": {
+			script: (agent, log) => {
+				const unsubscribe = agent.subscribe(
+					recorder("a", log, (event) => {
+						if (event.type === "turn_start") unsubscribe();
+					}),
+				);
+			},
+			check: (log) => expect(log.at(-1)).toBe("a:turn_start"),
+		},
+		"the only listener adds another and removes it at once": {
+			script: (agent, log) => {
+				agent.subscribe(recorder("a", log, once(firstDelta, () => agent.subscribe(recorder("b", log))())));
+			},
+			check: (log) => expect(linesOf(log, "b")).toEqual([]),
+		},
+		"the first of two removes the second, then adds it back at turn_end": {
+			script: (agent, log) => {
+				const b = recorder("b", log);
+				let unsubscribeB = () => {};
+				agent.subscribe(
+					recorder("a", log, (event) => {
+						if (firstDelta(event)) unsubscribeB();
+						if (event.type === "turn_end") unsubscribeB = agent.subscribe(b);
+					}),
+				);
+				unsubscribeB = agent.subscribe(b);
+			},
+			check: (log) => {
+				expect(linesOf(log, "b").some((line) => line.startsWith("update:"))).toBe(false);
+				expect(linesOf(log, "b")).toContain("turn_end");
+			},
+		},
+		"a lone listener left after the other removed itself adds a third": {
+			script: (agent, log) => {
+				const unsubscribeA = agent.subscribe(
+					recorder("a", log, (event) => {
+						if (event.type === "message_start") unsubscribeA();
+					}),
+				);
+				agent.subscribe(recorder("b", log, once((event) => event.type === "turn_end", () => agent.subscribe(recorder("c", log)))));
+			},
+			check: (log) => expect(linesOf(log, "c")[0]).toBe("turn_end"),
+		},
+	};
+
+	for (const [name, { script, check }] of Object.entries(scripts)) {
+		it(name, async () => {
+			const pi = await logOf("pi", script);
+			check(pi);
+			expect(await logOf("agentchart", script)).toEqual(pi);
+		});
+	}
+});
+
 describe("where agentchart fixes pi", () => {
 	it("1. abort during tool execution: pi makes a doomed second LLM call; we stop after the batch", async () => {
 		const { pi, ours } = await both(() => ({
