@@ -2,6 +2,7 @@
  * Bookkeeping over tool calls: the list of finished calls, the error worth reporting, and the
  * texts messaging tools sent (for dedupe).
  */
+import { CallsById } from "./calls-by-id.js";
 import { MessagingSendLog } from "./messaging-dedupe.js";
 import { argsRecord, extractToolError, inferToolMeta, isToolTimeout, PATH_KEYS } from "./tool-descriptions.js";
 import type {
@@ -96,6 +97,8 @@ interface RunningCall {
 	toolName: string;
 	meta?: string;
 	action: ToolActionClass;
+	/** The call's key in the send log: its id, made unique when two calls in flight share it. */
+	sendKey?: string;
 }
 
 /** Options of {@link ToolTracker}. */
@@ -116,7 +119,9 @@ export interface ToolTrackerOptions {
 export class ToolTracker {
 	readonly metas: ToolMeta[] = [];
 	readonly sends = new MessagingSendLog<MessagingToolTarget>();
-	readonly #running = new Map<string, RunningCall>();
+	readonly #running = new CallsById<RunningCall>();
+	/** Calls started so far: numbers the send-log keys of calls that share an id. */
+	#started = 0;
 	readonly #options: ToolTrackerOptions;
 	#lastError: ToolErrorInfo | undefined;
 
@@ -134,20 +139,22 @@ export class ToolTracker {
 		const meta = inferToolMeta(toolName, args);
 		const call: RunningCall = { toolName, action: this.#options.classifyAction(toolName, args) };
 		if (meta !== undefined) call.meta = meta;
-		this.#running.set(toolCallId, call);
+		this.#running.add(toolCallId, toolName, call);
 		const send = this.#options.messagingTool(toolName, args);
-		if (send) this.sends.begin(toolCallId, send);
+		if (send) {
+			call.sendKey = `${toolCallId}\u0000${++this.#started}`;
+			this.sends.begin(call.sendKey, send);
+		}
 	}
 
 	/** Records a call's end; returns whether it failed. */
 	end(toolCallId: string, toolName: string, result: unknown, isError: boolean): boolean {
-		const call = this.#running.get(toolCallId) ?? { toolName, action: { mutating: false } };
-		this.#running.delete(toolCallId);
+		const call: RunningCall = this.#running.take(toolCallId, toolName) ?? { toolName, action: { mutating: false } };
 		const entry: ToolMeta = { toolName };
 		if (call.meta !== undefined) entry.meta = call.meta;
 		this.metas.push(entry);
 		const error = extractToolError(result, isError);
-		this.sends.settle(toolCallId, error === undefined);
+		if (call.sendKey !== undefined) this.sends.settle(call.sendKey, error === undefined);
 		if (error !== undefined) {
 			const info: ToolErrorInfo = { toolName, error, mutatingAction: call.action.mutating };
 			if (call.meta !== undefined) info.meta = call.meta;

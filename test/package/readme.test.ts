@@ -39,7 +39,38 @@ function compile(dir: string, files: string[], skipLibCheck: boolean): string {
 	return `${result.stdout}${result.stderr}`.trim();
 }
 
+/**
+ * GitHub's anchor for a heading: lower case, markup and punctuation dropped (hyphens and
+ * underscores kept), each space a hyphen; a repeated heading gets -1, -2, ….
+ */
+function headingAnchors(markdown: string): Set<string> {
+	const anchors = new Set<string>();
+	const seen = new Map<string, number>();
+	let fenced = false;
+	for (const line of markdown.split("\n")) {
+		if (line.startsWith("```")) fenced = !fenced;
+		const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*$/.exec(line);
+		if (!heading) continue;
+		const text = (heading[1] ?? "").replace(/\[([^\]]*)\]\([^)]*\)/g, "$1").replace(/[`*]/g, "");
+		const slug = text.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+		const count = seen.get(slug) ?? 0;
+		seen.set(slug, count + 1);
+		anchors.add(count === 0 ? slug : `${slug}-${count}`);
+	}
+	return anchors;
+}
+
 describe("the README", () => {
+	it("links only to headings it has", async () => {
+		const readme = await readFile(join(REPO_ROOT, "README.md"), "utf8");
+		const anchors = headingAnchors(readme);
+		expect(anchors).toContain("differences-from-pi-agent-core-0731");
+		expect(anchors).toContain("pis-coding-agent-on-agentchart");
+		const links = [...readme.matchAll(/\]\(#([^)\s]+)\)/g)].map((match) => match[1] ?? "");
+		expect(links.length).toBeGreaterThan(10);
+		expect(links.filter((link) => !anchors.has(link))).toEqual([]);
+	});
+
 	it("has TypeScript blocks that type-check against the installed package", async () => {
 		const readme = await readFile(join(REPO_ROOT, "README.md"), "utf8");
 		const blocks = typeScriptBlocks(readme);

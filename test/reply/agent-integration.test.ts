@@ -89,4 +89,37 @@ describe("subscribeReplies on a real Agent with the scripted model", () => {
 		expect(replies.assistantTexts).toEqual(["Hello world"]);
 		replies.unsubscribe();
 	});
+
+	// Parallel: both start before either ends (they end in the order they started here).
+	it("reports two tool calls that share an id, each with its own arguments and output", async () => {
+		const read: AgentTool = {
+			name: "read",
+			label: "Read",
+			description: "Reads a file",
+			parameters: { type: "object", properties: { path: { type: "string" } } },
+			async execute(_id, params) {
+				const text = (params as { path: string }).path === "/tmp/a.txt" ? "alpha" : "beta";
+				return { content: [{ type: "text", text }], details: {} };
+			},
+		};
+		const scripted = createScriptedModel([
+			{
+				content: [
+					{ type: "toolCall", id: "dup", name: "read", arguments: { path: "/tmp/a.txt" } },
+					{ type: "toolCall", id: "dup", name: "read", arguments: { path: "/tmp/b.txt" } },
+				],
+			},
+			{ content: "done" },
+		]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [read] }, streamFn: scripted.streamFn, toolExecution: "parallel" });
+		const results: ReplyPayload[] = [];
+		subscribeReplies(agent, { verbose: "full", onToolResult: (payload) => void results.push(payload) });
+		await agent.prompt("read both");
+		const outputs = results.map((payload) => payload.text ?? "").filter((text) => text.includes("```"));
+		expect(outputs).toHaveLength(2);
+		expect(outputs[0]).toContain("/tmp/a.txt");
+		expect(outputs[0]).toContain("alpha");
+		expect(outputs[1]).toContain("/tmp/b.txt");
+		expect(outputs[1]).toContain("beta");
+	});
 });

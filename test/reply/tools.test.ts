@@ -303,3 +303,59 @@ describe("callback failures", () => {
 		expect(errors).toHaveLength(2);
 	});
 });
+
+// Models sometimes give two calls of one reply the same id; each is a call of its own (it runs
+// and is answered). The events carry only the id, so the calls are paired with their ends by
+// tool name, then in the order they started.
+describe("two tool calls with one id", () => {
+	it("summarises each, and shows each output with its own arguments (different tools, ended in reverse)", async () => {
+		const agent = new FakeAgent();
+		const results: ReplyPayload[] = [];
+		subscribeReplies(agent, { verbose: "full", onToolResult: (payload) => void results.push(payload) });
+		agent.toolStart("read", { path: "/tmp/a.txt" }, "dup");
+		agent.toolStart("write", { path: "/tmp/b.txt", content: "x" }, "dup");
+		agent.toolEnd("write", toolResult("wrote b"), false, "dup");
+		agent.toolEnd("read", toolResult("contents of a"), false, "dup");
+		await settle();
+		const texts = results.map((payload) => payload.text ?? "");
+		expect(texts).toHaveLength(4);
+		expect(texts[0]).toContain("/tmp/a.txt");
+		expect(texts[1]).toContain("/tmp/b.txt");
+		expect(texts[2]).toContain("/tmp/b.txt");
+		expect(texts[2]).toContain("wrote b");
+		expect(texts[3]).toContain("/tmp/a.txt");
+		expect(texts[3]).toContain("contents of a");
+	});
+
+	it("pairs calls of one tool with their ends in the order they started (as sequential mode ends them)", async () => {
+		const agent = new FakeAgent();
+		const results: ReplyPayload[] = [];
+		subscribeReplies(agent, { verbose: "full", onToolResult: (payload) => void results.push(payload) });
+		agent.toolStart("read", { path: "/tmp/a.txt" }, "dup");
+		agent.toolEnd("read", toolResult("contents of a"), false, "dup");
+		agent.toolStart("read", { path: "/tmp/b.txt" }, "dup");
+		agent.toolEnd("read", toolResult("contents of b"), false, "dup");
+		agent.toolStart("read", { path: "/tmp/c.txt" }, "dup");
+		agent.toolStart("read", { path: "/tmp/d.txt" }, "dup");
+		agent.toolEnd("read", toolResult("contents of c"), false, "dup");
+		agent.toolEnd("read", toolResult("contents of d"), false, "dup");
+		await settle();
+		const outputs = results.map((payload) => payload.text ?? "").filter((text) => text.includes("contents of"));
+		expect(outputs).toHaveLength(4);
+		for (const [index, name] of ["a", "b", "c", "d"].entries()) {
+			expect(outputs[index]).toContain(`/tmp/${name}.txt`);
+			expect(outputs[index]).toContain(`contents of ${name}`);
+		}
+	});
+
+	it("commits what each messaging call sent by its own outcome", async () => {
+		const agent = new FakeAgent();
+		const replies = subscribeReplies(agent, {});
+		agent.toolStart("message", { action: "send", message: "first attempt" }, "dup");
+		agent.toolStart("message", { action: "send", message: "second attempt" }, "dup");
+		agent.toolEnd("message", toolResult("failed"), true, "dup");
+		agent.toolEnd("message", toolResult("sent"), false, "dup");
+		await settle();
+		expect(replies.getMessagingToolSentTexts()).toEqual(["second attempt"]);
+	});
+});
