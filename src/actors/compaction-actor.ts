@@ -2,11 +2,7 @@ import { fromPromise } from "xstate";
 import { planCompaction } from "../compaction/cut-point.js";
 import { estimateContextTokens } from "../compaction/estimate.js";
 import { summarizeWithModel } from "../compaction/summarize.js";
-import type { CompactionResult, ConvertToLlm } from "../types/agent.js";
 import type { AgentMessage, CompactionSummaryMessage } from "../types/messages.js";
-import type { Model, SimpleStreamOptions } from "../types/model.js";
-import type { StreamFn } from "../types/stream.js";
-import type { CompactionSettings } from "../compaction/settings.js";
 import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, type CompactionActorInput, type CompactionOutput } from "./compaction-protocol.js";
 
 /**

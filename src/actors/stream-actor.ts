@@ -1,10 +1,8 @@
 import { type EventObject, fromCallback } from "xstate";
 import { emptyUsage } from "../types/content.js";
-import type { AgentEvent, AnyAgentTool, ConvertToLlm, GetApiKey, TransformContext } from "../types/agent.js";
-import type { ToolCall } from "../types/content.js";
-import type { AgentMessage, AssistantMessage } from "../types/messages.js";
+import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
-import type { AssistantMessageEventStreamLike, StreamFn } from "../types/stream.js";
+import type { AssistantMessageEventStreamLike } from "../types/stream.js";
 import { describeError } from "../util/describe-error.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
@@ -45,7 +43,7 @@ export function failedAssistantMessage(model: Model, error: unknown, aborted: bo
 export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input, sendBack: send }) => {
 	const sendBack = (event: StreamActorEvent) => send(event);
 	const reading: Reading = { stopped: false, events: 0 };
-	const { attempt, config, progress, relay } = input;
+	const { attempt, config, progress } = input;
 	// This call's own signal: aborted with the run, and by a stall (which must cancel the request).
 	const call = input.abort.callController();
 	const signal = call.signal;

@@ -1,15 +1,6 @@
 import { fromCallback } from "xstate";
 import { ABORTED_BEFORE_RUN, askBeforeToolCall, errorResult, type PreflightOutcome, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
-import type {
-	AfterToolCallHook,
-	AfterToolCallResult,
-	AgentContext,
-	AgentToolCall,
-	AgentToolResult,
-	AnyAgentTool,
-	BeforeToolCallHook,
-} from "../types/agent.js";
-import type { AssistantMessage } from "../types/messages.js";
+import type { AfterToolCallResult, AgentToolCall, AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { describeError } from "../util/describe-error.js";
 import type { ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";

@@ -7,7 +7,7 @@
  * server answers with an HTML page; every one of these becomes `<status> <what>: <message>`.
  */
 import type { OpenAISdk, CapturedErrorBody } from "./openai-client.js";
-import { excerpt, htmlErrorPageMessage, htmlText, looksLikeHtml, statusLine } from "./http-error-text.js";
+import { excerpt, htmlErrorPageMessage, looksLikeHtml, statusLine } from "./http-error-text.js";
 import { rootCauseMessage } from "../util/describe-error.js";
 
 /** The message of every aborted call, as in pi-ai. */

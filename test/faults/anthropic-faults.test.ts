@@ -17,7 +17,6 @@ import {
 	type ScriptedResponse,
 	blockDelta,
 	blockStart,
-	blockStop,
 	errorBody,
 	messageDelta,
 	messageStart,

@@ -225,7 +225,6 @@ export function alphabet(snapshot: AnyMachineSnapshot): AgentMachineEvent[] {
 	// The real compaction actor rejects at once when there is nothing to compact: nothing else can happen first.
 	if (compactionFailsAtOnce(snapshot)) return [{ type: "xstate.error.actor.compaction", error: new Error("Nothing to compact") } as unknown as AgentMachineEvent];
 	const context = snapshot.context;
-	const run = context.run;
 	const events: AgentMachineEvent[] = [];
 	const idle = inState(snapshot, "idle");
 	const running = inState(snapshot, "running");

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { assistant, deferred, sleep, textOf, user, whenAborted , agentWithHeldCompaction } from "../agent/helpers.js";
+import { agentWithHeldCompaction, assistant, textOf, user } from "../agent/helpers.js";
 
 function userTexts(messages: readonly AgentMessage[]): string[] {
 	return messages.filter((message) => (message as { role?: string }).role === "user").map((message) => textOf(message));

@@ -11,7 +11,7 @@ import { resolveOpenAICompat } from "../../src/providers/openai-compat.js";
 import { convertOpenAIMessages } from "../../src/providers/openai-messages.js";
 import { createOpenAICompatibleModel } from "../../src/providers/openai-models.js";
 import { getModel } from "../../src/providers/models.js";
-import type { AgentMessage, AssistantMessage, Message } from "../../src/types/messages.js";
+import type { AgentMessage, Message } from "../../src/types/messages.js";
 
 const anthropicModel = getModel("anthropic", "claude-sonnet-4-6");
 const openAIModel = createOpenAICompatibleModel({ baseUrl: "http://127.0.0.1:11434/v1", id: "local" });
