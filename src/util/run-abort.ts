@@ -62,6 +62,8 @@ export class RunAbort implements RunAbortView {
 	#call: AbortController | undefined;
 	/** A call holds {@link RunAbort.#call} now: a call made meanwhile gets a controller of its own. */
 	#callInUse = false;
+	/** The controllers of calls made while another held {@link RunAbort.#call}, until they end. */
+	#ownCalls: Set<AbortController> | undefined;
 
 	/** @example if (abort.aborted) return; */
 	get aborted(): boolean {
@@ -79,6 +81,7 @@ export class RunAbort implements RunAbortView {
 		this.#aborted = true;
 		this.#controller.abort(reason);
 		this.#call?.abort(this.signal.reason);
+		if (this.#ownCalls) for (const call of this.#ownCalls) call.abort(this.signal.reason);
 		const hooks = this.#hooks;
 		this.#hooks = undefined;
 		if (hooks) for (const hook of hooks) hook();
@@ -98,20 +101,25 @@ export class RunAbort implements RunAbortView {
 
 	/** @example const call = abort.callController(); streamFn(model, context, { signal: call.signal }); */
 	callController(): AbortController {
-		let call = this.#call;
+		if (this.#callInUse) {
+			const own = new AbortController();
+			if (this.#aborted) own.abort(this.signal.reason);
+			else (this.#ownCalls ??= new Set()).add(own);
+			return own;
+		}
 		// An aborted one is aborted with the run, as a new one would be: a cancelled call's was dropped.
-		if (call === undefined || this.#callInUse) {
-			call = new AbortController();
-			if (this.#aborted) call.abort(this.signal.reason);
-			this.#call = call;
+		if (this.#call === undefined) {
+			this.#call = new AbortController();
+			if (this.#aborted) this.#call.abort(this.signal.reason);
 		}
 		this.#callInUse = true;
-		return call;
+		return this.#call;
 	}
 
 	/** @example abort.endCall(call); */
 	endCall(call: AbortController): void {
 		if (this.#call === call) this.#callInUse = false;
+		else this.#ownCalls?.delete(call);
 	}
 
 	/** @example abort.cancelCall(call, new Error("stream stalled")); */
@@ -119,7 +127,7 @@ export class RunAbort implements RunAbortView {
 		if (this.#call === call) {
 			this.#call = undefined;
 			this.#callInUse = false;
-		}
+		} else this.#ownCalls?.delete(call);
 		call.abort(reason);
 	}
 }

@@ -206,6 +206,48 @@ describe("the tool batch", () => {
 		actor.stop();
 	});
 
+	// A bare machine has no consumer pacing the stream (no deliveryPending): the stream actor must
+	// still read on after each tool call it announces, and after updates that come before `start`.
+	it("a bare machine in streaming tool mode runs each call as it finishes streaming", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("echo", { value: "a" }, "t1"), toolCall("echo", { value: "b" }, "t2")] }, { content: "done" }]);
+		const actor = createActor(agentMachine, {
+			input: { model: scripted.model, tools: [makeTool("echo", async (_id, params) => ok(`echo:${String(params["value"])}`))], config: { streamFn: scripted.streamFn, toolExecution: "streaming" } },
+		}).start();
+		const types: string[] = [];
+		actor.on("*", (event) => void types.push(event.type));
+		const ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
+		actor.send({ type: "prompt", messages: [user("go")] });
+		await ended;
+		const messages = actor.getSnapshot().context.messages;
+		expect(messages.filter((message) => message.role === "toolResult").map(textOf)).toEqual(["echo:a", "echo:b"]);
+		expect((messages.at(-1) as AssistantMessage).stopReason).toBe("stop");
+		expect(types.filter((type) => type === "tool_execution_start")).toHaveLength(2);
+		actor.stop();
+	});
+
+	it("a bare machine reads on past stream updates that come before start", async () => {
+		const scripted = createScriptedModel([{ content: "hello" }]);
+		const early: typeof scripted.streamFn = async (model, context, options) => {
+			const inner = await scripted.streamFn(model, context, options);
+			return {
+				async *[Symbol.asyncIterator]() {
+					const partial = assistant("");
+					yield { type: "text_start" as const, contentIndex: 0, partial };
+					yield* inner;
+				},
+				result: () => inner.result(),
+			};
+		};
+		const actor = createActor(agentMachine, { input: { model: scripted.model, config: { streamFn: early } } }).start();
+		const ended = new Promise<void>((resolve) => actor.on("agent_end", () => resolve()));
+		actor.send({ type: "prompt", messages: [user("go")] });
+		await ended;
+		const last = actor.getSnapshot().context.messages.at(-1) as AssistantMessage;
+		expect(last.stopReason).toBe("stop");
+		expect(textOf(last)).toBe("hello");
+		actor.stop();
+	});
+
 	it("sequential mode: abort() while the first call runs answers the call never started with 'Tool call was aborted before it ran'", async () => {
 		const running = deferred();
 		const tool = makeTool("work", async (_id, _params, signal) => {

@@ -401,8 +401,17 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	if (options && options.slowListenerMs > 0) {
 		// A listener that returns a promise now and then: the loop must wait for it, and commands
 		// issued meanwhile must still land where they belong.
-		agent.subscribe(async () => {
-			if (slowCount++ % 3 === 0) await sleep(options.slowListenerMs);
+		// Events reach a listener one at a time, each after its call for the one before settled
+		// (pi delivers parallel tool calls' events concurrently; agentchart never does).
+		let busyWith: string | undefined;
+		agent.subscribe(async (event) => {
+			if (busyWith !== undefined) violations.push(`${event.type} reached a listener whose call for ${busyWith} had not settled`);
+			busyWith = event.type;
+			try {
+				if (slowCount++ % 3 === 0) await sleep(options.slowListenerMs);
+			} finally {
+				busyWith = undefined;
+			}
 		});
 	}
 	agent.subscribe((event) => {

@@ -75,6 +75,26 @@ describe("RunAbort", () => {
 		expect(third.signal.aborted).toBe(false);
 	});
 
+	it("aborts every call in flight with the run, also one made while another held the shared controller", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		const second = abort.callController();
+		abort.abort(new Error("stop"));
+		expect(first.signal.aborted).toBe(true);
+		expect(second.signal.aborted).toBe(true);
+		expect((second.signal.reason as Error).message).toBe("stop");
+	});
+
+	it("still aborts the shared controller's call with the run after another call was cancelled, and forgets the cancelled one", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		const second = abort.callController();
+		abort.cancelCall(second, new Error("stream stalled"));
+		abort.abort(new Error("stop"));
+		expect(first.signal.aborted).toBe(true);
+		expect((second.signal.reason as Error).message).toBe("stream stalled");
+	});
+
 	it("forgets only the call that ended: a later call is still aborted with the run", () => {
 		const abort = new RunAbort();
 		const first = abort.callController();
