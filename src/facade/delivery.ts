@@ -22,7 +22,7 @@ export type AgentListener = (event: AgentEvent, signal: AbortSignal) => Promise<
 export interface DeliveryHost {
 	/** The state updates of one event, before its listeners (pi's order). */
 	reduce(event: AgentEvent): void;
-	/** A listener threw or rejected. */
+	/** A listener threw or rejected, or the state update of an event (`reduce`) threw. */
 	listenerFailed(message: string): void;
 	/**
 	 * An event that ends something (`agent_end`, `auto_compaction_end`) is being delivered:
@@ -140,6 +140,9 @@ export class ListenerDelivery {
 		this.#step(async () => {
 			try {
 				step();
+			} catch (error) {
+				// Reported, not rejected: every later step waits on this one.
+				this.host.listenerFailed(describeError(error));
 			} finally {
 				this.#inFlight--;
 			}
@@ -163,14 +166,17 @@ export class ListenerDelivery {
 		this.#tail = (this.#tail as Promise<void>).then(run);
 	}
 
-	/** Reduces the event into the agent's state, then awaits its listeners. */
+	/**
+	 * Reduces the event into the agent's state, then awaits its listeners. A state update that
+	 * throws is reported as a failure of the delivery (as a listener's is) and the listeners
+	 * still get the event: a step's promise never rejects, since every later step waits on it.
+	 */
 	#listen(event: AgentEvent): Promise<void> {
 		try {
 			if (event.type === "message_update") this.state.streamingMessage = event.message;
 			else this.host.reduce(event);
 		} catch (error) {
-			this.#inFlight--;
-			return Promise.reject(error);
+			this.host.listenerFailed(describeError(error));
 		}
 		return this.#toListeners(event);
 	}

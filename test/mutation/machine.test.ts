@@ -814,6 +814,26 @@ describe("between runs", () => {
 	});
 });
 
+describe("the loop API's queue polls", () => {
+	// A JavaScript poller may answer nothing at all (undefined): that is no messages, not a
+	// message, and the run goes on as if the queue were empty.
+	it("a steering poll that answers undefined adds nothing to the run", async () => {
+		const scripted = createScriptedModel([{ content: "ok" }]);
+		const events: AgentEvent[] = [];
+		const messages = await runAgentLoop(
+			[user("go")],
+			{ systemPrompt: "", messages: [], tools: [] },
+			{ model: scripted.model, convertToLlm: (messages) => messages as never, getSteeringMessages: async () => undefined as unknown as AgentMessage[] } as AgentLoopConfig,
+			(event) => void events.push(event),
+			undefined,
+			scripted.streamFn,
+		);
+		expectWellFormedRun(events);
+		expect(messages.map((message) => message.role)).toEqual(["user", "assistant"]);
+		expect(scripted.calls).toHaveLength(1);
+	});
+});
+
 describe("the loop API's hooks failing", () => {
 	function loopConfig(scripted: ReturnType<typeof createScriptedModel>, extra: Partial<AgentLoopConfig>): AgentLoopConfig {
 		return { model: scripted.model, convertToLlm: (messages) => messages as never, ...extra } as AgentLoopConfig;
