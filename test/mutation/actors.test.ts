@@ -244,6 +244,35 @@ describe("tool batch actor", () => {
 		]);
 	});
 
+	// With a beforeToolCall hook the batch asks it first (preflight) and executes the call after the
+	// machine's go-ahead: the cancel must reach the call as it runs, not its finished preflight.
+	it("a failing call with cancelSiblingsOnError cancels a sibling that went through beforeToolCall", async () => {
+		let reason: unknown;
+		const failer = makeTool(
+			"failer",
+			async () => {
+				await new Promise((resolve) => setTimeout(resolve, 10));
+				throw new Error("broke");
+			},
+			{ cancelSiblingsOnError: true },
+		);
+		const sibling = makeTool("sibling", async (_id, _params, signal) => {
+			await Promise.race([whenAborted(signal), new Promise((resolve) => setTimeout(resolve, 500))]);
+			reason = signal?.reason;
+			return ok("late");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("failer", {}, "f"), toolCall("sibling", {}, "s")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [failer, sibling] }, streamFn: scripted.streamFn, beforeToolCall: async () => undefined });
+		await agent.prompt("go");
+		await new Promise((resolve) => setTimeout(resolve, 0));
+		expect((reason as Error | undefined)?.message).toBe("cancelled");
+		const results = agent.state.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
+		expect(results.map((result) => [result.toolCallId, textOf(result)])).toEqual([
+			["f", "broke"],
+			["s", "Cancelled: sibling tool call failer failed"],
+		]);
+	});
+
 	it("streaming mode: a call cancelled while beforeToolCall decides is never executed", async () => {
 		const executed: string[] = [];
 		const failer = makeTool(
