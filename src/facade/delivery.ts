@@ -35,10 +35,12 @@ export interface DeliveryHost {
 export class ListenerDelivery {
 	/** Live, as pi's: a listener removed during delivery is skipped, one added joins the current event. */
 	readonly #listeners = new Set<AgentListener>();
-	/** Each listener's place in the order of subscription (one added again after removal takes a new place). */
-	readonly #places = new Map<AgentListener, number>();
-	/** Places handed out so far. */
-	#placed = 0;
+	/** Listeners added so far: a change of it during a call tells that listeners joined meanwhile. */
+	#added = 0;
+	/** The lone listener while an event is being delivered to it, until it returns. */
+	#deliveringTo: AgentListener | undefined;
+	/** Whether that listener was removed meanwhile (so an entry of it now is a new one). */
+	#deliveringToLeft = false;
 	/**
 	 * The listener, while there is exactly one (nearly always): an event reaches it without a set
 	 * iterator and its results, a third of a token delta's allocations here.
@@ -69,7 +71,7 @@ export class ListenerDelivery {
 	add(listener: AgentListener): void {
 		if (this.#listeners.has(listener)) return;
 		this.#listeners.add(listener);
-		this.#places.set(listener, ++this.#placed);
+		this.#added++;
 		this.#sole = this.#listeners.size === 1 ? listener : undefined;
 	}
 
@@ -81,7 +83,7 @@ export class ListenerDelivery {
 	 */
 	remove(listener: AgentListener): void {
 		if (!this.#listeners.delete(listener)) return;
-		this.#places.delete(listener);
+		if (listener === this.#deliveringTo) this.#deliveringToLeft = true;
 		this.#sole = this.#listeners.size === 1 ? this.#listeners.values().next().value : undefined;
 	}
 
@@ -196,17 +198,22 @@ export class ListenerDelivery {
 				}
 				return;
 			}
-			const placed = this.#placed;
+			const added = this.#added;
+			this.#deliveringTo = sole;
+			this.#deliveringToLeft = false;
 			try {
 				await sole(event, signal);
 			} catch (error) {
 				this.host.listenerFailed(describeError(error));
 			}
+			this.#deliveringTo = undefined;
 			// Listeners subscribed while the only one ran join this event, as they would in an
-			// iteration of the set: those placed after it (it again, if it was removed and re-added).
-			if (this.#placed === placed) return;
+			// iteration of the set: every entry after its own, which is the first unless it was
+			// removed (an entry of it now is a new one, at the end, and gets the event again).
+			if (this.#added === added) return;
+			const skipSole = !this.#deliveringToLeft;
 			for (const listener of this.#listeners) {
-				if ((this.#places.get(listener) as number) <= placed) continue;
+				if (skipSole && listener === sole) continue;
 				try {
 					await listener(event, signal);
 				} catch (error) {
