@@ -765,8 +765,8 @@ export class Agent {
 				// which clears it too).
 				if (event.willRetry) state.errorMessage = undefined;
 				break;
+			// A token delta's update is the delivery's own (it never comes here).
 			case "message_start":
-			case "message_update":
 				state.streamingMessage = event.message;
 				break;
 			case "message_end":

@@ -3,7 +3,10 @@
  * while a run is in progress, input checks, and the state it mirrors from the machine.
  */
 import { describe, expect, it } from "vitest";
+import { Actor } from "xstate";
 import { Agent } from "../../src/agent.js";
+import { agentLogic } from "../../src/machines/agent-logic.js";
+import { agentMachine } from "../../src/machines/agent-machine.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { agentWithHeldCompaction, assistant, textOf, user } from "../agent/helpers.js";
@@ -114,3 +117,44 @@ describe("the state it mirrors", () => {
 	});
 });
 
+describe("what runs the chart", () => {
+	it("is agentchart's interpreter by default and XState's when asked (the XState machine itself)", () => {
+		expect((new Agent().actor as unknown as { logic: unknown }).logic).toBe(agentLogic);
+		expect((new Agent({ interpreter: "xstate" }).actor as unknown as { logic: unknown }).logic).toBe(agentMachine);
+	});
+
+	// A run nobody watches runs on a lean actor; asking for agent.actor in the middle of it moves
+	// the run to an XState actor, which finishes it.
+	it("agent.actor asked for during a run is an XState actor, which runs the rest of it", async () => {
+		const scripted = createScriptedModel([{ content: "a reply in several deltas" }], { chunkSize: 2 });
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		let actor: unknown;
+		const afterPin: string[] = [];
+		agent.subscribe((event) => {
+			if (event.type === "message_update" && actor === undefined) {
+				actor = agent.actor;
+				agent.actor.on("*", (emitted) => void afterPin.push(emitted.type));
+			}
+		});
+		await agent.prompt("go");
+		expect(actor).toBeInstanceOf(Actor);
+		expect(afterPin).toContain("message_end");
+		expect(afterPin.at(-1)).toBe("agent_end");
+		expect((agent.state.messages.at(-1) as { stopReason?: string }).stopReason).toBe("stop");
+	});
+});
+
+describe("reset()", () => {
+	it("clears the transcript and the queues of a machine handed out with agent.actor", async () => {
+		const scripted = createScriptedModel([{ content: "first" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const actor = agent.actor;
+		await agent.prompt("go");
+		agent.followUp(user("later"));
+		expect(actor.getSnapshot().context.messages).toHaveLength(2);
+		agent.reset();
+		expect(actor.getSnapshot().context.messages).toEqual([]);
+		expect(actor.getSnapshot().context.followUpQueue).toEqual([]);
+		expect(agent.hasQueuedMessages()).toBe(false);
+	});
+});
