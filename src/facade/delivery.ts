@@ -43,7 +43,7 @@ export class ListenerDelivery {
 	#deliveringToLeft = false;
 	/**
 	 * The listener, while there is exactly one (nearly always): an event reaches it without a set
-	 * iterator and its results, a third of a token delta's allocations here.
+	 * iterator and its result objects.
 	 */
 	#sole: AgentListener | undefined;
 	/** The signal listeners receive: the run's, set by the agent as its run starts and ends. */

@@ -9,7 +9,7 @@
  */
 import fc from "fast-check";
 import { type AnyActorLogic, type AnyActorRef, type EventObject, createActor, enqueueActions, fromCallback, fromPromise, setup } from "xstate";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { agentMachine } from "../../src/machines/agent-machine.js";
 import { chartLogic } from "../../src/machines/chart-logic.js";
 import { type HandOverTarget, LeanActor, LeanSystem, spawnChild } from "../../src/machines/lean-actor.js";
@@ -464,6 +464,28 @@ describe("a lean root's system", () => {
 		await wait();
 		expect(count(cancelled.successor)).toBe(0);
 		cancelled.successor.stop();
+	});
+});
+
+describe("a delayed event handed over part way", () => {
+	// The successor gets what is left of the delay, not all of it again, and not none of it.
+	it("fires at its first deadline, not earlier and not a whole delay later", () => {
+		vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+		try {
+			const count = (actor: { getSnapshot(): unknown }) => (actor.getSnapshot() as { context: { count: number } }).context.count;
+			const lean = new LeanActor(logics["chart"] as AnyActorLogic).start();
+			lean.send({ type: "later" }); // a ping in LATER_MS (15 ms)
+			vi.advanceTimersByTime(10);
+			const successor = createActor(logics["chart"] as AnyActorLogic, { snapshot: lean.getSnapshot() as never });
+			lean.handOver(successor as unknown as HandOverTarget);
+			vi.advanceTimersByTime(4);
+			expect(count(successor)).toBe(0);
+			vi.advanceTimersByTime(2);
+			expect(count(successor)).toBe(1);
+			successor.stop();
+		} finally {
+			vi.useRealTimers();
+		}
 	});
 });
 
