@@ -387,6 +387,20 @@ describe("a lean root's system", () => {
 		actor.stop();
 	});
 
+	it("keeps sending records to the inspectors left when one of two unsubscribes", () => {
+		const actor = new LeanActor(logics["chart"] as AnyActorLogic).start();
+		const first: string[] = [];
+		const second: string[] = [];
+		const one = actor.system.inspect((event: { type: string }) => void first.push(event.type));
+		actor.system.inspect((event: { type: string }) => void second.push(event.type));
+		one.unsubscribe();
+		actor.send({ type: "ping" });
+		expect(first).toEqual([]);
+		expect(second).toContain("@xstate.event");
+		expect(second).toContain("@xstate.snapshot");
+		actor.stop();
+	});
+
 	it("tells an inspector what XState's system tells it, record for record, with the same actors named", async () => {
 		const outcomes = await onBoth(logics["chart"] as AnyActorLogic, async (actor, seen) => {
 			const names = new Map<unknown, string>([[actor, "root"]]);
