@@ -34,6 +34,22 @@ function overflowAgent(replies: ScriptedReply[], summarize: (request: SummarizeR
 	return { scripted, agent, rec: record(agent) };
 }
 
+describe("a manual compaction's input", () => {
+	// Only an overflowing reply is left out of what a compaction works on; a manual compaction
+	// after an ordinary reply keeps that reply.
+	it("keeps the transcript's last reply", async () => {
+		const requests: SummarizeRequest[] = [];
+		const { agent } = overflowAgent([], async (request) => {
+			requests.push(request);
+			return "summary";
+		});
+		await agent.compact();
+		expect(textOf(agent.state.messages.at(-1))).toBe(long("a2"));
+		const seen = [...(requests[0]?.messages ?? []), ...(requests[0]?.turnPrefix ?? []), ...agent.state.messages];
+		for (const label of ["u1", "a1", "u2", "a2"]) expect(seen.some((message) => textOf(message) === long(label))).toBe(true);
+	});
+});
+
 describe("recovery from a context overflow", () => {
 	it("summarises without the overflowing reply, then retries the call in a new turn that takes queued steering", async () => {
 		const requests: SummarizeRequest[] = [];
