@@ -217,36 +217,12 @@ describe("tool batch actor", () => {
 		for (const result of results.slice(0, -1)) expect(textOf(result)).toMatch(/^Tool "odd" returned .* instead of a result/);
 	});
 
-	it("a failing call with cancelSiblingsOnError cancels its running siblings: their signal aborts, their result says why", async () => {
-		let reason: unknown;
-		const failer = makeTool(
-			"failer",
-			async () => {
-				await new Promise((resolve) => setTimeout(resolve, 10));
-				throw new Error("broke");
-			},
-			{ cancelSiblingsOnError: true },
-		);
-		const sibling = makeTool("sibling", async (_id, _params, signal) => {
-			await Promise.race([whenAborted(signal), new Promise((resolve) => setTimeout(resolve, 500))]);
-			reason = signal?.reason;
-			return ok("late");
-		});
-		const scripted = createScriptedModel([{ content: [toolCall("failer", {}, "f"), toolCall("sibling", {}, "s")] }, { content: "done" }]);
-		const agent = new Agent({ initialState: { model: scripted.model, tools: [failer, sibling] }, streamFn: scripted.streamFn });
-		await agent.prompt("go");
-		await new Promise((resolve) => setTimeout(resolve, 0));
-		expect((reason as Error | undefined)?.message).toBe("cancelled");
-		const results = agent.state.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
-		expect(results.map((result) => [result.toolCallId, textOf(result)])).toEqual([
-			["f", "broke"],
-			["s", "Cancelled: sibling tool call failer failed"],
-		]);
-	});
-
 	// With a beforeToolCall hook the batch asks it first (preflight) and executes the call after the
 	// machine's go-ahead: the cancel must reach the call as it runs, not its finished preflight.
-	it("a failing call with cancelSiblingsOnError cancels a sibling that went through beforeToolCall", async () => {
+	it.each([
+		["", {}],
+		[" that went through beforeToolCall", { beforeToolCall: async () => undefined }],
+	])("a failing call with cancelSiblingsOnError cancels its running siblings%s: their signal aborts, their result says why", async (_name, options) => {
 		let reason: unknown;
 		const failer = makeTool(
 			"failer",
@@ -262,7 +238,7 @@ describe("tool batch actor", () => {
 			return ok("late");
 		});
 		const scripted = createScriptedModel([{ content: [toolCall("failer", {}, "f"), toolCall("sibling", {}, "s")] }, { content: "done" }]);
-		const agent = new Agent({ initialState: { model: scripted.model, tools: [failer, sibling] }, streamFn: scripted.streamFn, beforeToolCall: async () => undefined });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [failer, sibling] }, streamFn: scripted.streamFn, ...options });
 		await agent.prompt("go");
 		await new Promise((resolve) => setTimeout(resolve, 0));
 		expect((reason as Error | undefined)?.message).toBe("cancelled");
