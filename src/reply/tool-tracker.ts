@@ -97,7 +97,7 @@ interface RunningCall {
 	toolName: string;
 	meta?: string;
 	action: ToolActionClass;
-	/** The call's key in the send log: its id, made unique when two calls in flight share it. */
+	/** The call's key in the send log: its id and a number, so two calls with one id keep their own sends. */
 	sendKey?: string;
 }
 
