@@ -188,32 +188,26 @@ export class ListenerDelivery {
 		try {
 			const signal = this.signal;
 			const sole = this.#sole;
-			if (sole === undefined) {
-				for (const listener of this.#listeners) {
-					try {
-						await listener(event, signal);
-					} catch (error) {
-						this.host.listenerFailed(describeError(error));
-					}
+			// The listener the loop below has already called, if any.
+			let called: AgentListener | undefined;
+			if (sole !== undefined) {
+				const added = this.#added;
+				this.#deliveringTo = sole;
+				this.#deliveringToLeft = false;
+				try {
+					await sole(event, signal);
+				} catch (error) {
+					this.host.listenerFailed(describeError(error));
 				}
-				return;
+				this.#deliveringTo = undefined;
+				// Listeners subscribed while the only one ran join this event, as they would in an
+				// iteration of the set: every entry after its own, which is the first unless it was
+				// removed (an entry of it now is a new one, at the end, and gets the event again).
+				if (this.#added === added) return;
+				if (!this.#deliveringToLeft) called = sole;
 			}
-			const added = this.#added;
-			this.#deliveringTo = sole;
-			this.#deliveringToLeft = false;
-			try {
-				await sole(event, signal);
-			} catch (error) {
-				this.host.listenerFailed(describeError(error));
-			}
-			this.#deliveringTo = undefined;
-			// Listeners subscribed while the only one ran join this event, as they would in an
-			// iteration of the set: every entry after its own, which is the first unless it was
-			// removed (an entry of it now is a new one, at the end, and gets the event again).
-			if (this.#added === added) return;
-			const skipSole = !this.#deliveringToLeft;
 			for (const listener of this.#listeners) {
-				if (skipSole && listener === sole) continue;
+				if (listener === called) continue;
 				try {
 					await listener(event, signal);
 				} catch (error) {

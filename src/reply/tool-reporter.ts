@@ -4,7 +4,6 @@
  * order, plus the bookkeeping of the {@link ToolTracker}.
  */
 import type { CallbackRunner } from "./callback-runner.js";
-import { CallsById } from "./calls-by-id.js";
 import { SerialEventQueue } from "./serial-event-queue.js";
 import type { SubscribeRepliesParams } from "./subscribe-replies-options.js";
 import { formatToolOutput, formatToolSummary } from "./tool-descriptions.js";
@@ -34,8 +33,6 @@ export class ToolReporter {
 	readonly tracker: ToolTracker;
 	readonly #params: ToolReporterParams;
 	readonly #callbacks: CallbackRunner;
-	/** The arguments of the calls in flight (wrapped: a call's arguments may be undefined). */
-	readonly #args = new CallsById<{ args: unknown }>();
 	// Serialised: a slow delivery is never overtaken by the next one, and with nothing pending a
 	// delivery happens at once, synchronously.
 	readonly #deliveries: SerialEventQueue;
@@ -58,15 +55,13 @@ export class ToolReporter {
 
 	/** A call started (after the narration before it was flushed). */
 	start(toolCallId: string, toolName: string, args: unknown): void {
-		this.#args.add(toolCallId, toolName, { args });
 		this.tracker.start(toolCallId, toolName, args);
 		if (this.#shouldEmitSummary()) this.#send({ text: formatToolSummary(toolName, args, this.#params.toolResultFormat) });
 	}
 
 	/** A call ended. */
 	end(toolCallId: string, toolName: string, result: unknown, isError: boolean): void {
-		const args = this.#args.take(toolCallId, toolName)?.args;
-		this.tracker.end(toolCallId, toolName, result, isError);
+		const args = this.tracker.end(toolCallId, toolName, result, isError);
 		if (this.#shouldEmitOutput()) {
 			this.#send(formatToolOutput(toolName, args, result, this.#params.toolResultFormat));
 		}
@@ -75,7 +70,6 @@ export class ToolReporter {
 	/** Forgets the run's tools (a compaction retry replays the run). */
 	clear(): void {
 		this.tracker.clear();
-		this.#args.clear();
 	}
 
 	#shouldEmitSummary(): boolean {

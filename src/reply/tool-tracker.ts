@@ -95,6 +95,7 @@ export function classifyToolAction(toolName: string, args: unknown): ToolActionC
 
 interface RunningCall {
 	toolName: string;
+	args?: unknown;
 	meta?: string;
 	action: ToolActionClass;
 	/** The call's key in the send log: its id and a number, so two calls with one id keep their own sends. */
@@ -137,7 +138,7 @@ export class ToolTracker {
 	/** Records a call's start. */
 	start(toolCallId: string, toolName: string, args: unknown): void {
 		const meta = inferToolMeta(toolName, args);
-		const call: RunningCall = { toolName, action: this.#options.classifyAction(toolName, args) };
+		const call: RunningCall = { toolName, args, action: this.#options.classifyAction(toolName, args) };
 		if (meta !== undefined) call.meta = meta;
 		this.#running.add(toolCallId, toolName, call);
 		const send = this.#options.messagingTool(toolName, args);
@@ -147,8 +148,8 @@ export class ToolTracker {
 		}
 	}
 
-	/** Records a call's end; returns whether it failed. */
-	end(toolCallId: string, toolName: string, result: unknown, isError: boolean): boolean {
+	/** Records a call's end; returns the arguments it started with (undefined for a call never seen to start). */
+	end(toolCallId: string, toolName: string, result: unknown, isError: boolean): unknown {
 		const call: RunningCall = this.#running.take(toolCallId, toolName) ?? { toolName, action: { mutating: false } };
 		const entry: ToolMeta = { toolName };
 		if (call.meta !== undefined) entry.meta = call.meta;
@@ -161,13 +162,13 @@ export class ToolTracker {
 			if (isToolTimeout(result)) info.timedOut = true;
 			if (call.action.fingerprint !== undefined) info.actionFingerprint = call.action.fingerprint;
 			this.#lastError = info;
-			return true;
+			return call.args;
 		}
 		const previous = this.#lastError;
 		// A failed change stays reported until that same change succeeds.
-		if (previous?.mutatingAction && previous.actionFingerprint !== call.action.fingerprint) return false;
+		if (previous?.mutatingAction && previous.actionFingerprint !== call.action.fingerprint) return call.args;
 		this.#lastError = undefined;
-		return false;
+		return call.args;
 	}
 
 	/** Forgets the run's tool history (a compaction retry replays the run). */

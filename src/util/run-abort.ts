@@ -102,18 +102,21 @@ export class RunAbort implements RunAbortView {
 	/** @example const call = abort.callController(); streamFn(model, context, { signal: call.signal }); */
 	callController(): AbortController {
 		if (this.#callInUse) {
-			const own = new AbortController();
-			if (this.#aborted) own.abort(this.signal.reason);
-			else (this.#ownCalls ??= new Set()).add(own);
+			const own = this.#newCall();
+			if (!this.#aborted) (this.#ownCalls ??= new Set()).add(own);
 			return own;
 		}
 		// An aborted one is aborted with the run, as a new one would be: a cancelled call's was dropped.
-		if (this.#call === undefined) {
-			this.#call = new AbortController();
-			if (this.#aborted) this.#call.abort(this.signal.reason);
-		}
+		this.#call ??= this.#newCall();
 		this.#callInUse = true;
 		return this.#call;
+	}
+
+	/** A controller for a model call: aborted at once when the run already is. */
+	#newCall(): AbortController {
+		const call = new AbortController();
+		if (this.#aborted) call.abort(this.signal.reason);
+		return call;
 	}
 
 	/** @example abort.endCall(call); */
