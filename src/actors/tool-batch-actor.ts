@@ -71,24 +71,14 @@ class ToolBatchRun {
 	#stopped = false;
 	/** The calls in flight: a batch has a few, and a list costs a fraction of a Map's memory. */
 	readonly #inFlight: CallInFlight[] = [];
-	readonly #removeAbortHook: () => void;
-
 	constructor(
 		readonly input: ToolBatchInput,
 		readonly sendBack: (event: ToolBatchEvent) => void,
-	) {
-		this.#removeAbortHook = input.abort.onAbort(() => this.#abortAll());
-	}
+	) {}
 
-	#abortAll(): void {
-		const reason = this.input.abort.signal.reason;
-		for (const call of this.#inFlight) call.controller.abort(reason);
-	}
-
+	/** A call's controller is the run's to give (one a settled call left clean) and aborts with the run. */
 	#begin(key: string, toolCall: AgentToolCall): CallInFlight {
-		const call: CallInFlight = { key, toolCall, controller: new AbortController(), deadline: undefined, timeoutMs: 0 };
-		const run = this.input.abort;
-		if (run.aborted) call.controller.abort(run.signal.reason);
+		const call: CallInFlight = { key, toolCall, controller: this.input.abort.callController(), deadline: undefined, timeoutMs: 0 };
 		this.#inFlight.push(call);
 		return call;
 	}
@@ -114,7 +104,7 @@ class ToolBatchRun {
 	#expire(call: CallInFlight): void {
 		if (!this.#flying(call)) return;
 		this.#land(call);
-		call.controller.abort(new Error(`timed out after ${call.timeoutMs} ms`));
+		this.input.abort.cancelCall(call.controller, new Error(`timed out after ${call.timeoutMs} ms`));
 		this.sendBack({ type: "tool.timeout", callKey: call.key, timeoutMs: call.timeoutMs });
 	}
 
@@ -129,6 +119,7 @@ class ToolBatchRun {
 		if (done) {
 			this.#land(call);
 			this.#stopClock(call);
+			this.input.abort.endCall(call.controller);
 		}
 		this.sendBack(event);
 	}
@@ -215,7 +206,7 @@ class ToolBatchRun {
 				if (!call) return;
 				this.#land(call);
 				this.#stopClock(call);
-				call.controller.abort(new Error("cancelled"));
+				this.input.abort.cancelCall(call.controller, new Error("cancelled"));
 				return;
 			}
 		}
@@ -223,9 +214,11 @@ class ToolBatchRun {
 
 	stop(): void {
 		this.#stopped = true;
-		this.#removeAbortHook();
-		for (const call of this.#inFlight) this.#stopClock(call);
-		this.#abortAll();
+		const reason: unknown = this.input.abort.signal.reason;
+		for (const call of this.#inFlight) {
+			this.#stopClock(call);
+			this.input.abort.cancelCall(call.controller, reason);
+		}
 		this.#inFlight.length = 0;
 	}
 }
@@ -234,8 +227,9 @@ class ToolBatchRun {
  * The tool calls of one assistant message, as one actor: the machine decides which call is
  * prepared or run when (`preflight`, `execute`, `preflight-and-execute`, `cancel`); this actor
  * runs them and reports each outcome once. One actor per batch rather than per call: a call
- * only gets its own `AbortController` (so a timeout or a failing sibling can stop it alone) and
- * a deadline on the shared timer (`util/deadlines.ts`). Aborting the run aborts every call; a
+ * gets an `AbortController` of its own while it is in flight (so a timeout or a failing sibling
+ * can stop it alone), from the run (`RunAbort.callController`: one a settled call left clean, if
+ * any), and a deadline on the shared timer (`util/deadlines.ts`). Aborting the run aborts every call; a
  * call reported as timed out or cancelled reports nothing more (its late result is not shown
  * to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored. A
  * call's clock runs while its tool executes, not while the hooks decide.

@@ -1,12 +1,18 @@
 /**
- * A run's cancellation. The run's `AbortSignal` is what listeners, tools and `agent.signal`
- * see; the run's own parts (the model call, the tool batch) are told through hooks instead of
- * listeners on that signal, because on Node 20 adding and removing an `abort` listener costs
- * more than a whole tool call's dispatch. The model calls get a signal that is not the run's,
- * so a stalled stream can be cancelled without aborting the run; the run's calls share it, one
- * after the other, until a call is cancelled (Node 20 takes about 2 µs to make an `AbortSignal`,
- * a tenth of a turn's CPU time; pi gives every call the run's signal).
+ * A run's cancellation. The run's `AbortSignal` is what listeners and `agent.signal` see; the
+ * run's own parts (the model call, the tool batch) are told through hooks instead of listeners
+ * on that signal, because on Node 20 adding and removing an `abort` listener costs more than a
+ * whole tool call's dispatch.
+ *
+ * The run's calls (model calls and tool calls) get signals that are not the run's, so one call
+ * can be cancelled alone (a stalled stream, a tool's timeout, a failing sibling) without
+ * aborting the run. A call's controller is its own while the call is in progress; when the call
+ * ends with the signal clean (not aborted, no `abort` listener left on it) the run's next call
+ * takes it. Node 20 takes about 5 µs to make an `AbortSignal` (it builds new hidden classes for
+ * every one), more than a whole turn's chart steps; pi gives every call the run's signal.
  */
+
+import { getEventListeners } from "node:events";
 
 /** What the run's parts see of its cancellation (the actors' inputs carry this). */
 export interface RunAbortView {
@@ -20,17 +26,21 @@ export interface RunAbortView {
 	 */
 	onAbort(hook: () => void): () => void;
 	/**
-	 * A controller for the model call about to be made: aborted with the run; cancel that call
-	 * alone with {@link RunAbortView.cancelCall} (not by aborting it: the next call would get it).
-	 * Give it back with {@link RunAbortView.endCall} when the call is over. The previous call's,
-	 * when that call is over and was not cancelled.
+	 * A controller for the call (a model call or a tool call) about to be made: aborted with the
+	 * run; cancel that call alone with {@link RunAbortView.cancelCall} (not by aborting it: a
+	 * later call could get it). Give it back with {@link RunAbortView.endCall} when the call is
+	 * over. One that an earlier call of the run left clean, if there is one.
 	 */
 	callController(): AbortController;
-	/** The model call is over: its controller may serve the run's next call. */
+	/**
+	 * The call is over: its controller serves the run's next call if its signal is clean (not
+	 * aborted, and nothing still listens for its abort: work the call left running, a request or
+	 * a child process, would otherwise be stopped by a later call's cancel).
+	 */
 	endCall(call: AbortController): void;
 	/**
-	 * Cancels the model call holding `call` (a stalled stream), not the run: `call` is aborted
-	 * with `reason` and serves no later call.
+	 * Cancels the call holding `call` (a stalled stream, a tool's timeout), not the run: `call`
+	 * is aborted with `reason` and serves no later call.
 	 */
 	cancelCall(call: AbortController, reason: unknown): void;
 }
@@ -39,7 +49,7 @@ const NOTHING = () => {};
 
 /**
  * The run's cancellation: an `AbortController` for the run (same `signal` and `abort()`), with
- * hooks for the run's own parts and the model call's controller.
+ * hooks for the run's own parts and the controllers of its calls.
  *
  * @example
  * const abort = new RunAbort();
@@ -58,12 +68,10 @@ export class RunAbort implements RunAbortView {
 	readonly signal: AbortSignal = this.#controller.signal;
 	#aborted = false;
 	#hooks: Set<() => void> | undefined;
-	/** The model calls' controller: the run's calls take it in turn until one is cancelled. */
-	#call: AbortController | undefined;
-	/** A call holds {@link RunAbort.#call} now: a call made meanwhile gets a controller of its own. */
-	#callInUse = false;
-	/** The controllers of calls made while another held {@link RunAbort.#call}, until they end. */
-	#ownCalls: Set<AbortController> | undefined;
+	/** The controllers of the calls in progress (a few at most: a list). */
+	#held: AbortController[] | undefined;
+	/** Controllers that calls left clean, for the run's next calls. */
+	#free: AbortController[] | undefined;
 
 	/** @example if (abort.aborted) return; */
 	get aborted(): boolean {
@@ -71,7 +79,8 @@ export class RunAbort implements RunAbortView {
 	}
 
 	/**
-	 * Aborts the run (once): its signal, the model call's, then the hooks.
+	 * Aborts the run (once): its signal, its calls' controllers (also the ones waiting for a
+	 * call), then the hooks.
 	 *
 	 * @example
 	 * abort.abort();
@@ -80,8 +89,10 @@ export class RunAbort implements RunAbortView {
 		if (this.#aborted) return;
 		this.#aborted = true;
 		this.#controller.abort(reason);
-		this.#call?.abort(this.signal.reason);
-		if (this.#ownCalls) for (const call of this.#ownCalls) call.abort(this.signal.reason);
+		const runReason: unknown = this.signal.reason;
+		if (this.#held) for (const call of this.#held) call.abort(runReason);
+		if (this.#free) for (const call of this.#free) call.abort(runReason);
+		this.#free = undefined;
 		const hooks = this.#hooks;
 		this.#hooks = undefined;
 		if (hooks) for (const hook of hooks) hook();
@@ -101,18 +112,12 @@ export class RunAbort implements RunAbortView {
 
 	/** @example const call = abort.callController(); streamFn(model, context, { signal: call.signal }); */
 	callController(): AbortController {
-		if (this.#callInUse) {
-			const own = this.#newCall();
-			if (!this.#aborted) (this.#ownCalls ??= new Set()).add(own);
-			return own;
-		}
-		// An aborted one is aborted with the run, as a new one would be: a cancelled call's was dropped.
-		this.#call ??= this.#newCall();
-		this.#callInUse = true;
-		return this.#call;
+		const call = this.#free?.pop() ?? this.#newCall();
+		(this.#held ??= []).push(call);
+		return call;
 	}
 
-	/** A controller for a model call: aborted at once when the run already is. */
+	/** A controller for a call: aborted at once when the run already is. */
 	#newCall(): AbortController {
 		const call = new AbortController();
 		if (this.#aborted) call.abort(this.signal.reason);
@@ -121,16 +126,23 @@ export class RunAbort implements RunAbortView {
 
 	/** @example abort.endCall(call); */
 	endCall(call: AbortController): void {
-		if (this.#call === call) this.#callInUse = false;
-		else this.#ownCalls?.delete(call);
+		if (!this.#release(call) || this.#aborted) return;
+		const signal = call.signal;
+		if (!signal.aborted && getEventListeners(signal, "abort").length === 0) (this.#free ??= []).push(call);
 	}
 
 	/** @example abort.cancelCall(call, new Error("stream stalled")); */
 	cancelCall(call: AbortController, reason: unknown): void {
-		if (this.#call === call) {
-			this.#call = undefined;
-			this.#callInUse = false;
-		} else this.#ownCalls?.delete(call);
+		this.#release(call);
 		call.abort(reason);
+	}
+
+	/** Takes `call` off the calls in progress; false if it was not on them (ended already). */
+	#release(call: AbortController): boolean {
+		const held = this.#held;
+		const index = held ? held.indexOf(call) : -1;
+		if (index < 0) return false;
+		(held as AbortController[]).splice(index, 1);
+		return true;
 	}
 }

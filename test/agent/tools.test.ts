@@ -22,6 +22,7 @@ import {
 	type ToolExecute,
 	user,
 	valueSchema,
+	whenAborted,
 } from "./helpers.js";
 
 function toolResults(agent: Agent): ToolResultMessage[] {
@@ -479,5 +480,80 @@ describe("terminate", () => {
 		await agent.prompt("go");
 		expect(scripted.calls).toHaveLength(2);
 		expect(roles(agent.state.messages)).toEqual(["user", "assistant(toolUse)", "toolResult:a", "user", "assistant(stop)"]);
+	});
+});
+
+describe("tool call signals", () => {
+	// Each call's signal is its own while it runs (a timeout or a failing sibling stops it alone);
+	// a later call of the run may get the controller of one that settled with its signal clean.
+	function signalRecorder(name: string, behave: (signal: AbortSignal) => Promise<void> = async () => {}) {
+		const signals: AbortSignal[] = [];
+		const tool = makeTool(name, async (_id, _p, signal) => {
+			if (!signal) throw new Error("no signal");
+			signals.push(signal);
+			await behave(signal);
+			return ok(name);
+		});
+		return { tool, signals };
+	}
+
+	it("the calls in flight together each get a signal of their own, none of them the run's", async () => {
+		const { tool, signals } = signalRecorder("t", () => sleep(5));
+		const { agent } = agentWith([{ content: [toolCall("t", {}, "a"), toolCall("t", {}, "b"), toolCall("t", {}, "c")] }, { content: "done" }], [tool]);
+		let runSignal: AbortSignal | undefined;
+		agent.subscribe((event, signal) => {
+			if (event.type === "agent_start") runSignal = signal;
+		});
+		await agent.prompt("go");
+		expect(new Set(signals).size).toBe(3);
+		expect(signals).not.toContain(runSignal);
+	});
+
+	it("a call after one whose signal was left clean may get that signal again; the run's abort aborts it too", async () => {
+		const { tool, signals } = signalRecorder("t");
+		const { agent } = agentWith([{ content: [toolCall("t", {}, "a")] }, { content: [toolCall("t", {}, "b")] }, { content: "never read" }], [tool]);
+		let abortedBeforeTheAbort: boolean | undefined;
+		agent.subscribe((event) => {
+			if (event.type === "turn_start" && signals.length === 2) {
+				abortedBeforeTheAbort = signals[0]?.aborted;
+				agent.abort();
+			}
+		});
+		await agent.prompt("go");
+		expect(signals[1]).toBe(signals[0]);
+		expect(abortedBeforeTheAbort).toBe(false);
+		expect(signals[0]?.aborted).toBe(true);
+	});
+
+	it("work a call left listening on its signal is not stopped by a later call's timeout", async () => {
+		let leftoverStopped = false;
+		const starter = makeTool("starter", async (_id, _p, signal) => {
+			// Returns at once, leaving work that stops when its call's signal aborts.
+			signal?.addEventListener("abort", () => (leftoverStopped = true));
+			return ok("started");
+		});
+		const slow = makeTool("slow", async (_id, _p, signal) => (await whenAborted(signal), ok("late")), { timeoutMs: 20 });
+		const { agent } = agentWith([{ content: [toolCall("starter", {}, "a")] }, { content: [toolCall("slow", {}, "b")] }, { content: "done" }], [starter, slow]);
+		await agent.prompt("go");
+		expect(toolResults(agent).map((r) => [r.toolCallId, textOf(r)])).toEqual([
+			["a", "started"],
+			["b", 'Tool "slow" timed out after 20 ms'],
+		]);
+		expect(leftoverStopped).toBe(false);
+	});
+
+	it("a timed-out call's signal is not handed to a later call", async () => {
+		const signals: AbortSignal[] = [];
+		const slow = makeTool("slow", async (_id, _p, signal) => {
+			if (signal) signals.push(signal);
+			await whenAborted(signal);
+			return ok("late");
+		}, { timeoutMs: 20 });
+		const { tool, signals: later } = signalRecorder("t");
+		const { agent } = agentWith([{ content: [toolCall("slow", {}, "a")] }, { content: [toolCall("t", {}, "b")] }, { content: "done" }], [slow, tool]);
+		await agent.prompt("go");
+		expect(signals[0]?.aborted).toBe(true);
+		expect(later[0]?.aborted).toBe(false);
+		expect(later[0]).not.toBe(signals[0]);
 	});
 });

@@ -1,8 +1,9 @@
 /**
- * A run's cancellation (src/util/run-abort.ts): the run's signal aborts once, then the model
- * call's, then the run's parts hear it through their hooks; the run's model calls share one
- * controller in turn; a call cancelled alone (a stalled stream) leaves the run alone and the next
- * call gets a fresh controller.
+ * A run's cancellation (src/util/run-abort.ts): the run's signal aborts once, then its calls',
+ * then the run's parts hear it through their hooks; the run's calls (model and tool calls) take
+ * in turn the controllers earlier calls left clean; a call cancelled alone (a stalled stream, a
+ * tool's timeout) leaves the run alone and its controller serves no later call, nor does one
+ * something still listens on.
  */
 import { describe, expect, it } from "vitest";
 import { RunAbort } from "../../src/util/run-abort.js";
@@ -111,5 +112,58 @@ describe("RunAbort", () => {
 		const call = abort.callController();
 		expect(call.signal.aborted).toBe(true);
 		expect(call.signal.reason).toBe(reason);
+	});
+
+	it("hands a later call no controller that something still listens on", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		// Work the call left running (a child process, a request) would be stopped by a later call's cancel.
+		const stopLeftover = () => {};
+		first.signal.addEventListener("abort", stopLeftover);
+		abort.endCall(first);
+		const second = abort.callController();
+		expect(second).not.toBe(first);
+		// An `onabort` handler is a listener too.
+		second.signal.onabort = () => {};
+		abort.endCall(second);
+		const third = abort.callController();
+		expect(third).not.toBe(second);
+		// A listener removed before the end leaves the signal clean.
+		third.signal.addEventListener("abort", stopLeftover);
+		third.signal.removeEventListener("abort", stopLeftover);
+		abort.endCall(third);
+		expect(abort.callController()).toBe(third);
+	});
+
+	it("keeps a controller for the next call once per end: ending a call twice frees it once", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		abort.endCall(first);
+		abort.endCall(first);
+		expect(abort.callController()).toBe(first);
+		expect(abort.callController()).not.toBe(first);
+	});
+
+	it("hands several calls in flight a controller each, and as many back to later calls", () => {
+		const abort = new RunAbort();
+		const calls = [abort.callController(), abort.callController(), abort.callController()];
+		expect(new Set(calls).size).toBe(3);
+		for (const call of calls) abort.endCall(call);
+		const again = [abort.callController(), abort.callController(), abort.callController()];
+		expect(new Set(again)).toEqual(new Set(calls));
+	});
+
+	it("gives a call after the run's abort an aborted controller, not a clean one an earlier call left", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		abort.endCall(first);
+		abort.abort(new Error("stop"));
+		expect(first.signal.aborted).toBe(true);
+		const later = abort.callController();
+		expect(later.signal.aborted).toBe(true);
+		expect((later.signal.reason as Error).message).toBe("stop");
+		// A call that ends after the abort frees nothing.
+		abort.endCall(later);
+		expect(abort.callController()).not.toBe(later);
 	});
 });
