@@ -1,4 +1,4 @@
-import { type EventObject, fromCallback } from "xstate";
+import type { EventObject } from "xstate";
 import { emptyUsage } from "../types/content.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
@@ -7,6 +7,7 @@ import { describeError } from "../util/describe-error.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
 import type { StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
+import { callbackLogic } from "./callback-logic.js";
 
 /**
  * An assistant message for a call that failed before or outside the provider (a throwing
@@ -40,7 +41,7 @@ export function failedAssistantMessage(model: Model, error: unknown, aborted: bo
  * than `abortGraceMs`, or goes silent for `streamIdleTimeoutMs` (the call then ends as an
  * error that says it stalled, keeping what had streamed, and its request is cancelled).
  */
-export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input, sendBack: send }) => {
+export const streamActor = callbackLogic<EventObject, StreamActorInput>(({ input, sendBack: send }) => {
 	const sendBack = (event: StreamActorEvent) => send(event);
 	const reading: Reading = { stopped: false, events: 0 };
 	const { attempt, config, progress } = input;

@@ -1,9 +1,10 @@
-import { fromCallback } from "xstate";
+
 import { ABORTED_BEFORE_RUN, askBeforeToolCall, errorResult, type PreflightOutcome, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
 import type { AfterToolCallResult, AgentToolCall, AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { describeError } from "../util/describe-error.js";
 import type { ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
+import { callbackLogic } from "./callback-logic.js";
 
 function isContentBlock(block: unknown): boolean {
 	if (typeof block !== "object" || block === null) return false;
@@ -234,7 +235,7 @@ class ToolBatchRun {
  * to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored. A
  * call's clock runs while its tool executes, not while the hooks decide.
  */
-export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ input, sendBack, receive }) => {
+export const toolBatchActor = callbackLogic<ToolBatchCommand, ToolBatchInput>(({ input, sendBack, receive }) => {
 	const batch = new ToolBatchRun(input, sendBack as (event: ToolBatchEvent) => void);
 	receive((command) => batch.receive(command));
 	return () => batch.stop();
