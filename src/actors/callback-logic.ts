@@ -8,16 +8,36 @@
  */
 import type { ActorRefFrom, AnyActorScope, AnyEventObject, CallbackActorLogic, CallbackLogicFunction, CallbackSnapshot, EventObject, NonReducibleUnknown } from "xstate";
 
-/** Where a snapshot keeps its running instance (a symbol: `getPersistedSnapshot` leaves it out). */
-const INSTANCE = Symbol("agentchart.callbackInstance");
-
 /** A running callback's listeners for the events it receives, and its teardown. */
 interface Instance {
 	receivers: Array<(event: EventObject) => void> | undefined;
 	dispose: (() => void) | void;
 }
 
-type Snapshot<TInput> = CallbackSnapshot<TInput> & { [INSTANCE]: Instance | undefined };
+/**
+ * A callback actor's snapshot: XState's fields, and the running instance (a class: one hidden
+ * class for every snapshot, made without the runtime calls an object literal with a computed
+ * key takes).
+ */
+class CallbackState<TInput> {
+	/** The running instance, set by `start`: private, so no snapshot reader, JSON or persisting sees it. */
+	#instance: Instance | undefined;
+	readonly output: undefined = undefined;
+	readonly error: unknown = undefined;
+	constructor(
+		readonly status: "active" | "done" | "error" | "stopped",
+		readonly input: TInput,
+	) {}
+
+	get instance(): Instance | undefined {
+		return this.#instance;
+	}
+
+	/** @example state.run({ receivers: undefined, dispose: undefined }); */
+	run(instance: Instance): void {
+		this.#instance = instance;
+	}
+}
 
 /** What a callback actor's scope offers that the callback uses. */
 interface Scope {
@@ -45,10 +65,10 @@ export function callbackLogic<TEvent extends EventObject, TInput = NonReducibleU
 ): CallbackActorLogic<TEvent, TInput, TEmitted> {
 	const logic = {
 		config: callback,
-		start(state: Snapshot<TInput>, scope: Scope): void {
+		start(state: CallbackState<TInput>, scope: Scope): void {
 			const { self, system, emit } = scope;
 			const instance: Instance = { receivers: undefined, dispose: undefined };
-			state[INSTANCE] = instance;
+			state.run(instance);
 			instance.dispose = callback({
 				input: state.input,
 				system,
@@ -63,10 +83,10 @@ export function callbackLogic<TEvent extends EventObject, TInput = NonReducibleU
 				emit: emit as (event: TEmitted) => void,
 			});
 		},
-		transition(state: Snapshot<TInput>, event: EventObject): Snapshot<TInput> {
-			const instance = state[INSTANCE];
+		transition(state: CallbackState<TInput>, event: EventObject): CallbackState<TInput> {
+			const instance = state.instance;
 			if (event.type === "xstate.stop") {
-				const stopped = { status: "stopped", output: undefined, error: undefined, input: state.input, [INSTANCE]: undefined } as Snapshot<TInput>;
+				const stopped = new CallbackState("stopped", state.input);
 				if (instance) {
 					instance.receivers = undefined;
 					instance.dispose?.();
@@ -77,15 +97,14 @@ export function callbackLogic<TEvent extends EventObject, TInput = NonReducibleU
 			if (receivers) for (const receiver of receivers) receiver(event);
 			return state;
 		},
-		getInitialSnapshot(_scope: unknown, input: TInput): Snapshot<TInput> {
-			// The instance's slot is there from the start: one object shape before and after `start`.
-			return { status: "active", output: undefined, error: undefined, input, [INSTANCE]: undefined } as Snapshot<TInput>;
+		getInitialSnapshot(_scope: unknown, input: TInput): CallbackState<TInput> {
+			return new CallbackState("active", input);
 		},
-		getPersistedSnapshot(state: Snapshot<TInput>): CallbackSnapshot<TInput> {
+		getPersistedSnapshot(state: CallbackState<TInput>): CallbackSnapshot<TInput> {
 			return { status: state.status, output: state.output, error: state.error, input: state.input } as CallbackSnapshot<TInput>;
 		},
-		restoreSnapshot(state: CallbackSnapshot<TInput>): Snapshot<TInput> {
-			return { status: state.status, output: state.output, error: state.error, input: state.input, [INSTANCE]: undefined } as unknown as Snapshot<TInput>;
+		restoreSnapshot(state: CallbackSnapshot<TInput>): CallbackState<TInput> {
+			return new CallbackState(state.status, state.input);
 		},
 	};
 	return logic as unknown as CallbackActorLogic<TEvent, TInput, TEmitted>;

@@ -120,7 +120,8 @@ class ToolBatchRun {
 		if (done) {
 			this.#land(call);
 			this.#stopClock(call);
-			this.input.abort.endCall(call.controller);
+			// A tool may leave work running on its signal: the run checks before handing it on.
+			this.input.abort.endCall(call.controller, true);
 		}
 		this.sendBack(event);
 	}

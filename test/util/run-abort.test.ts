@@ -114,25 +114,33 @@ describe("RunAbort", () => {
 		expect(call.signal.reason).toBe(reason);
 	});
 
-	it("hands a later call no controller that something still listens on", () => {
+	it("hands a later call no controller that work a tool call left running still listens on", () => {
 		const abort = new RunAbort();
 		const first = abort.callController();
 		// Work the call left running (a child process, a request) would be stopped by a later call's cancel.
 		const stopLeftover = () => {};
 		first.signal.addEventListener("abort", stopLeftover);
-		abort.endCall(first);
+		abort.endCall(first, true);
 		const second = abort.callController();
 		expect(second).not.toBe(first);
 		// An `onabort` handler is a listener too.
 		second.signal.onabort = () => {};
-		abort.endCall(second);
+		abort.endCall(second, true);
 		const third = abort.callController();
 		expect(third).not.toBe(second);
 		// A listener removed before the end leaves the signal clean.
 		third.signal.addEventListener("abort", stopLeftover);
 		third.signal.removeEventListener("abort", stopLeftover);
-		abort.endCall(third);
+		abort.endCall(third, true);
 		expect(abort.callController()).toBe(third);
+	});
+
+	it("does not look for listeners on a model call's signal (its request's listener ends with the call)", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		first.signal.addEventListener("abort", () => {});
+		abort.endCall(first);
+		expect(abort.callController()).toBe(first);
 	});
 
 	it("keeps a controller for the next call once per end: ending a call twice frees it once", () => {
