@@ -174,4 +174,15 @@ describe("RunAbort", () => {
 		abort.endCall(later);
 		expect(abort.callController()).not.toBe(later);
 	});
+
+	it("looks at a tool call's signal when a later call wants it: work that stopped listening meanwhile no longer holds it back", () => {
+		const abort = new RunAbort();
+		const first = abort.callController();
+		const stopLeftover = () => {};
+		first.signal.addEventListener("abort", stopLeftover);
+		abort.endCall(first, true);
+		// The leftover work finished and removed its listener before the next call.
+		first.signal.removeEventListener("abort", stopLeftover);
+		expect(abort.callController()).toBe(first);
+	});
 });
