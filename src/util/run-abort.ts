@@ -155,7 +155,11 @@ export class RunAbort implements RunAbortView {
 
 	/** @example abort.cancelCall(call, new Error("stream stalled")); */
 	cancelCall(call: AbortController, reason: unknown): void {
-		this.#release(call);
+		// A call already over may have left its controller for the next one: it must not get it aborted.
+		if (!this.#release(call)) {
+			dropFrom(this.#free, call);
+			dropFrom(this.#freeIfUnheard, call);
+		}
 		call.abort(reason);
 	}
 
@@ -170,4 +174,10 @@ export class RunAbort implements RunAbortView {
 		if (index < list.length) list[index] = last;
 		return true;
 	}
+}
+
+/** Takes `call` out of `list`, if it is there. */
+function dropFrom(list: AbortController[] | undefined, call: AbortController): void {
+	const index = list ? list.indexOf(call) : -1;
+	if (index >= 0) (list as AbortController[]).splice(index, 1);
 }

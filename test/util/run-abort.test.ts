@@ -185,4 +185,16 @@ describe("RunAbort", () => {
 		first.signal.removeEventListener("abort", stopLeftover);
 		expect(abort.callController()).toBe(first);
 	});
+
+	it("hands no later call a controller that was cancelled after its call ended", () => {
+		for (const workMayOutlive of [false, true]) {
+			const abort = new RunAbort();
+			const first = abort.callController();
+			abort.endCall(first, workMayOutlive);
+			abort.cancelCall(first, new Error("late cancel"));
+			const next = abort.callController();
+			expect(next).not.toBe(first);
+			expect(next.signal.aborted).toBe(false);
+		}
+	});
 });
