@@ -1,4 +1,3 @@
-
 import { ABORTED_BEFORE_RUN, askBeforeToolCall, errorResult, type PreflightOutcome, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
 import type { AfterToolCallResult, AgentToolCall, AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
@@ -231,10 +230,10 @@ class ToolBatchRun {
  * runs them and reports each outcome once. One actor per batch rather than per call: a call
  * gets an `AbortController` of its own while it is in flight (so a timeout or a failing sibling
  * can stop it alone), from the run (`RunAbort.callController`: one a settled call left clean, if
- * any), and a deadline on the shared timer (`util/deadlines.ts`). Aborting the run aborts every call; a
- * call reported as timed out or cancelled reports nothing more (its late result is not shown
- * to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored. A
- * call's clock runs while its tool executes, not while the hooks decide.
+ * any), and a deadline on the shared timer (`util/deadlines.ts`). Aborting the run aborts every
+ * call; a call reported as timed out or cancelled reports nothing more (its late result is not
+ * shown to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored.
+ * A call's clock runs while its tool executes, not while the hooks decide.
  */
 export const toolBatchActor = callbackLogic<ToolBatchCommand, ToolBatchInput>(({ input, sendBack, receive }) => {
 	const batch = new ToolBatchRun(input, sendBack as (event: ToolBatchEvent) => void);

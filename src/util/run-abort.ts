@@ -1,8 +1,9 @@
 /**
  * A run's cancellation. The run's `AbortSignal` is what listeners and `agent.signal` see; the
- * run's own parts (the model call, the tool batch) are told through hooks instead of listeners
- * on that signal, because on Node 20 adding and removing an `abort` listener costs more than a
- * whole tool call's dispatch.
+ * run's own parts hear of an abort through the controllers it aborts (its calls') and through
+ * hooks (the stream actor's grace for a provider that ignores the abort), not through listeners
+ * on that signal: on Node 20 adding and removing an `abort` listener costs more than a whole
+ * tool call's dispatch.
  *
  * The run's calls (model calls and tool calls) get signals that are not the run's, so one call
  * can be cancelled alone (a stalled stream, a tool's timeout, a failing sibling) without
