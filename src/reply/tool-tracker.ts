@@ -162,13 +162,16 @@ export class ToolTracker {
 			if (isToolTimeout(result)) info.timedOut = true;
 			if (call.action.fingerprint !== undefined) info.actionFingerprint = call.action.fingerprint;
 			this.#lastError = info;
-			return call.args;
+		} else if (!this.#failedChangeStands(call)) {
+			this.#lastError = undefined;
 		}
-		const previous = this.#lastError;
-		// A failed change stays reported until that same change succeeds.
-		if (previous?.mutatingAction && previous.actionFingerprint !== call.action.fingerprint) return call.args;
-		this.#lastError = undefined;
 		return call.args;
+	}
+
+	/** A failed change stays reported until that same change succeeds. */
+	#failedChangeStands(call: RunningCall): boolean {
+		const previous = this.#lastError;
+		return previous?.mutatingAction === true && previous.actionFingerprint !== call.action.fingerprint;
 	}
 
 	/** Forgets the run's tool history (a compaction retry replays the run). */

@@ -157,28 +157,22 @@ export class RunAbort implements RunAbortView {
 	/** @example abort.cancelCall(call, new Error("stream stalled")); */
 	cancelCall(call: AbortController, reason: unknown): void {
 		// A call already over may have left its controller for the next one: it must not get it aborted.
-		if (!this.#release(call)) {
-			dropFrom(this.#free, call);
-			dropFrom(this.#freeIfUnheard, call);
-		}
+		if (!this.#release(call) && !takeOut(this.#free, call)) takeOut(this.#freeIfUnheard, call);
 		call.abort(reason);
 	}
 
 	/** Takes `call` off the calls in progress; false if it was not on them (ended already). */
 	#release(call: AbortController): boolean {
-		const held = this.#held;
-		const index = held ? held.indexOf(call) : -1;
-		if (index < 0) return false;
-		// Order does not matter: the last one takes its place.
-		const list = held as AbortController[];
-		const last = list.pop() as AbortController;
-		if (index < list.length) list[index] = last;
-		return true;
+		return takeOut(this.#held, call);
 	}
 }
 
-/** Takes `call` out of `list`, if it is there. */
-function dropFrom(list: AbortController[] | undefined, call: AbortController): void {
+/** Takes `call` out of `list`; false if it is not there. Order does not matter: the last entry takes its place. */
+function takeOut(list: AbortController[] | undefined, call: AbortController): boolean {
 	const index = list ? list.indexOf(call) : -1;
-	if (index >= 0) (list as AbortController[]).splice(index, 1);
+	if (index < 0) return false;
+	const entries = list as AbortController[];
+	const last = entries.pop() as AbortController;
+	if (index < entries.length) entries[index] = last;
+	return true;
 }
