@@ -28,6 +28,7 @@ import type { ImageContent } from "./types/content.js";
 import type { AgentMessage } from "./types/messages.js";
 import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
 import type { StreamFn } from "./types/stream.js";
+import { keepShape } from "./util/keep-shape.js";
 
 export type { AgentListener } from "./facade/delivery.js";
 
@@ -807,5 +808,14 @@ export class Agent {
 	#listenerFailed(message: string): void {
 		this.#state.errorMessage = message;
 		if (this.#run && !this.#disposed) this.#machine?.send({ type: "listener.error", error: message });
+	}
+
+	static {
+		// An agent that never runs, kept so that V8 keeps the maps of an agent, its state and its
+		// delivery through a full collection in a process whose agents all came and went
+		// (util/keep-shape.ts). Its interpreter is named: the default is read from the environment once, at the first agent a user makes.
+		const agent = keepShape(new Agent({ interpreter: "agentchart" }));
+		keepShape(agent.#state);
+		keepShape(agent.#delivery);
 	}
 }

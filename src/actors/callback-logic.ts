@@ -7,6 +7,7 @@
  * instance's state lives on its own snapshot, which is the actor's alone.
  */
 import type { ActorRefFrom, AnyActorScope, AnyEventObject, CallbackActorLogic, CallbackLogicFunction, CallbackSnapshot, EventObject, NonReducibleUnknown } from "xstate";
+import { keepShape } from "../util/keep-shape.js";
 
 /** A running callback's listeners for the events it receives, and its teardown. */
 interface Instance {
@@ -36,6 +37,11 @@ class CallbackState<TInput> {
 	/** @example state.run({ receivers: undefined, dispose: undefined }); */
 	run(instance: Instance): void {
 		this.#instance = instance;
+	}
+
+	static {
+		// Kept so that V8 keeps the map through a full collection while no actor runs (util/keep-shape.ts).
+		keepShape(new CallbackState("stopped", undefined));
 	}
 }
 

@@ -2,6 +2,7 @@ import { ABORTED_BEFORE_RUN, askBeforeToolCall, errorResult, type PreflightOutco
 import type { AfterToolCallResult, AgentToolCall, AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { describeError } from "../util/describe-error.js";
+import { keepShape } from "../util/keep-shape.js";
 import type { ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
 import { callbackLogic } from "./callback-logic.js";
 
@@ -221,6 +222,12 @@ class ToolBatchRun {
 			this.input.abort.cancelCall(call.controller, reason);
 		}
 		this.#inFlight.length = 0;
+	}
+
+	static {
+		// Kept so that V8 keeps the map through a full collection while no batch runs
+		// (util/keep-shape.ts). Built without an input: nothing ever reads its fields.
+		keepShape(Reflect.construct(ToolBatchRun, [undefined, undefined]) as object);
 	}
 }
 

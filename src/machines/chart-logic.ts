@@ -41,6 +41,7 @@ import {
 	or,
 } from "xstate";
 
+import { keepShape } from "../util/keep-shape.js";
 import { spawnChild, wantsInspection } from "./lean-actor.js";
 
 type AnyActorSystem = AnyActorScope["system"];
@@ -333,6 +334,13 @@ class StepEnqueue<C> {
 		this.step.stopChild(id);
 	}
 }
+
+// A snapshot and a step (with its enqueue) that hold nothing, kept so that V8 keeps their maps,
+// and the code built for them, through a full collection while no chart runs
+// (util/keep-shape.ts). Built without a chart: nothing ever reads their fields.
+keepShape(Reflect.construct(ChartState, ["stopped", undefined, {}, undefined, undefined, undefined]) as object);
+const keptStep = keepShape(Reflect.construct(Step, [undefined, undefined, { context: undefined, children: {}, _leaf: undefined }, { type: "" }, undefined]) as Step<unknown>);
+keepShape(keptStep.enqueue);
 
 function unsupported(what: string, where: string): Error {
 	return new Error(`agentchart interpreter: ${what} (in '${where}') is not supported; run this chart with XState's createActor(machine)`);

@@ -12,7 +12,8 @@
  * root's); as a root it brings a {@link LeanSystem}. `agent.actor` is always XState's `Actor`:
  * an Agent uses a lean root only for a run nobody asked to see (see `Agent.actor`).
  */
-import { type AnyActorLogic, type AnyActorRef, type AnyActorScope, type EventObject, type Observer, createActor } from "xstate";
+import { type AnyActorLogic, type AnyActorRef, type AnyActorScope, type EventObject, type Observer, createActor, fromTransition } from "xstate";
+import { keepShape } from "../util/keep-shape.js";
 
 /** The system's methods XState keeps internal and its actors call (a lean system has them too). */
 interface SystemInternals {
@@ -772,4 +773,17 @@ export function spawnChild(logic: AnyActorLogic, options: { id: string; src: str
 
 function isStateMachine(logic: AnyActorLogic): boolean {
 	return typeof (logic as { root?: unknown }).root === "object" && typeof (logic as { resolveState?: unknown }).resolveState === "function";
+}
+
+// One root and one child (a root has its own `send`: a map of its own), their scopes and the
+// root's system and scheduler, never started: V8 keeps their maps through an idle full
+// collection, and the code built for them (util/keep-shape.ts).
+{
+	const inert = fromTransition((state: undefined) => state, undefined);
+	const root = keepShape(new LeanActor(inert));
+	const child = keepShape(new LeanActor(inert, { parent: root as unknown as AnyActorRef, id: "kept" }));
+	keepShape(root._actorScope);
+	keepShape(child._actorScope);
+	keepShape(root.system);
+	keepShape(root.system.scheduler);
 }

@@ -15,6 +15,7 @@
  */
 
 import { getEventListeners } from "node:events";
+import { keepShape } from "./keep-shape.js";
 
 /** What the run's parts see of its cancellation (the actors' inputs carry this). */
 export interface RunAbortView {
@@ -164,6 +165,11 @@ export class RunAbort implements RunAbortView {
 	/** Takes `call` off the calls in progress; false if it was not on them (ended already). */
 	#release(call: AbortController): boolean {
 		return takeOut(this.#held, call);
+	}
+
+	static {
+		// Kept so that V8 keeps the map through a full collection while no run is in progress (keep-shape.ts).
+		keepShape(new RunAbort());
 	}
 }
 
