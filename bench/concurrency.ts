@@ -5,6 +5,13 @@
  * yields to the event loop once (`setImmediate`) before it answers, as a tool doing I/O would,
  * so every agent is mid-run at the same time.
  *
+ * Before the measured agents, the child runs `warmupRounds` rounds of `warmupAgents` agents (a
+ * tenth of the measured number), one round after the other: enough runs for V8 to compile the
+ * hot paths (one round of a hundred left most of them, ours and pi's, to be compiled during the
+ * measured burst), never so many at once that the heap grows to the peak before it is measured.
+ * The burst after a single warm-up round is measured too, in children of its own, and reported
+ * without a target: what the first burst of a freshly started process costs.
+ *
  * Each sample is a child process that loads one library only; it reports the wall time (from
  * building the first agent to the last prompt settling) and the peak resident set size: the
  * kernel's high-water mark (`VmHWM`, reset through `/proc/self/clear_refs` after the warm-up),
@@ -31,8 +38,12 @@ export interface ConcurrencyOptions {
 	repetitions: number;
 	/** Start all children at once (smoke runs only: the figures then disturb each other). */
 	concurrentChildren?: boolean;
-	/** Agents run (and awaited) before the measured ones, to compile the hot paths (default: a tenth of `agents`). */
+	/** Agents run (and awaited) in each warm-up round, to compile the hot paths (default: a tenth of `agents`). */
 	warmupAgents?: number;
+	/** Warm-up rounds, one after the other (default 10). */
+	warmupRounds?: number;
+	/** Also measure the burst after a single warm-up round (default true). */
+	firstBurst?: boolean;
 }
 
 /** Everything benchmark 4 measured. */
@@ -46,6 +57,13 @@ export interface ConcurrencyResult {
 	rssGrowthBytes: Record<AgentName, Summary>;
 	/** Largest heap in use above the baseline, sampled every 5 ms (where the RSS goes). */
 	heapGrowthBytes: Record<AgentName, Summary>;
+	/** The burst after a single warm-up round (no target): a freshly started process, still compiling. */
+	firstBurstWallMs?: Record<AgentName, Summary>;
+	firstBurstWallRatio?: Summary;
+	/** Warm-up rounds before the measured burst. */
+	warmupRounds: number;
+	/** Agents per warm-up round. */
+	warmupAgents: number;
 	/** agentchart / pi, round by round. */
 	wallRatio: Summary;
 	peakRssRatio: Summary;
@@ -59,6 +77,7 @@ interface ConcurrencyChildPayload {
 	agents: number;
 	turns: number;
 	warmupAgents: number;
+	warmupRounds: number;
 }
 
 interface ConcurrencyChildResult {
@@ -108,8 +127,8 @@ async function runAll(create: BenchAgentFactory, payload: ConcurrencyChildPayloa
 
 async function runInChild(payload: ConcurrencyChildPayload): Promise<ConcurrencyChildResult> {
 	const create = await loadBenchAgentFactory(payload.agent);
-	// Warm-up (a tenth of the size by default): compiles the hot paths without growing the heap to the peak.
-	await runAll(create, payload, payload.warmupAgents);
+	// Warm-up (rounds of a tenth of the size by default): compiles the hot paths without growing the heap to the peak.
+	for (let round = 0; round < payload.warmupRounds; round++) await runAll(create, payload, payload.warmupAgents);
 	await sleep(10);
 	collectGarbage();
 	const exact = resetHighWaterMark();
@@ -147,13 +166,20 @@ async function runInChild(payload: ConcurrencyChildPayload): Promise<Concurrency
  * result.wallRatio.median;
  */
 export async function measureConcurrency(options: ConcurrencyOptions, random: Random): Promise<ConcurrencyResult> {
-	const results: Record<AgentName, ConcurrencyChildResult[]> = { agentchart: [], pi: [] };
-	await runPaired<AgentName>(["agentchart", "pi"], { repetitions: options.repetitions, warmups: 0, random, concurrent: options.concurrentChildren === true }, async (agent) => {
-		const warmupAgents = options.warmupAgents ?? Math.max(1, Math.floor(options.agents / 10));
-		const result = await runChild<ConcurrencyChildResult>(SCRIPT, { agent, agents: options.agents, turns: options.turns, warmupAgents } satisfies ConcurrencyChildPayload);
-		results[agent].push(result);
-		return result.wallMs;
-	});
+	const warmupAgents = options.warmupAgents ?? Math.max(1, Math.floor(options.agents / 10));
+	const warmupRounds = options.warmupRounds ?? 10;
+	const measure = async (rounds: number): Promise<Record<AgentName, ConcurrencyChildResult[]>> => {
+		const results: Record<AgentName, ConcurrencyChildResult[]> = { agentchart: [], pi: [] };
+		await runPaired<AgentName>(["agentchart", "pi"], { repetitions: options.repetitions, warmups: 0, random, concurrent: options.concurrentChildren === true }, async (agent) => {
+			const payload: ConcurrencyChildPayload = { agent, agents: options.agents, turns: options.turns, warmupAgents, warmupRounds: rounds };
+			const result = await runChild<ConcurrencyChildResult>(SCRIPT, payload);
+			results[agent].push(result);
+			return result.wallMs;
+		});
+		return results;
+	};
+	const results = await measure(warmupRounds);
+	const first = options.firstBurst === false || warmupRounds === 1 ? undefined : await measure(1);
 	const pick = (agent: AgentName, figure: (result: ConcurrencyChildResult) => number) => results[agent].map(figure);
 	const wall = (result: ConcurrencyChildResult) => result.wallMs;
 	const peak = (result: ConcurrencyChildResult) => result.peakRssBytes;
@@ -164,6 +190,14 @@ export async function measureConcurrency(options: ConcurrencyOptions, random: Ra
 		agents: options.agents,
 		turns: options.turns,
 		repetitions: options.repetitions,
+		warmupRounds,
+		warmupAgents,
+		...(first
+			? {
+					firstBurstWallMs: { agentchart: summarize(first.agentchart.map(wall)), pi: summarize(first.pi.map(wall)) },
+					firstBurstWallRatio: pairedRatio(first.agentchart.map(wall), first.pi.map(wall)),
+				}
+			: {}),
 		wallMs: { agentchart: summarize(pick("agentchart", wall)), pi: summarize(pick("pi", wall)) },
 		peakRssBytes: { agentchart: summarize(pick("agentchart", peak)), pi: summarize(pick("pi", peak)) },
 		rssGrowthBytes: { agentchart: summarize(pick("agentchart", growth)), pi: summarize(pick("pi", growth)) },
@@ -181,9 +215,13 @@ if (isEntryPoint(import.meta.url)) {
 		reportFromChild(runInChild(payload));
 	} else {
 		const seed = randomSeed();
-		// `npx tsx bench/concurrency.ts [warm-up agents]`: the default warm-up is a tenth of the agents.
+		// `npx tsx bench/concurrency.ts [warm-up agents per round] [warm-up rounds]`: by default 10 rounds of a tenth of the agents.
 		const warmup = process.argv[2] === undefined ? undefined : Number(process.argv[2]);
-		measureConcurrency({ agents: 1_000, turns: 5, repetitions: 3, ...(warmup === undefined ? {} : { warmupAgents: warmup }) }, createRandom(seed)).then(
+		const rounds = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
+		const options: ConcurrencyOptions = { agents: 1_000, turns: 5, repetitions: 3 };
+		if (warmup !== undefined) options.warmupAgents = warmup;
+		if (rounds !== undefined) options.warmupRounds = rounds;
+		measureConcurrency(options, createRandom(seed)).then(
 			(result) => console.log(JSON.stringify({ seed, ...result }, null, 2)),
 			(error: unknown) => {
 				console.error(error);
