@@ -18,10 +18,14 @@ describe("keepShape", () => {
 	it("keeps an instance with the run's own map for each class a run makes, before and after full collections", () => {
 		const result = spawnSync(process.execPath, ["--allow-natives-syntax", "--expose-gc", "--import", "tsx", CHILD], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
 		expect(result.stderr).toBe("");
-		const report = JSON.parse(result.stdout) as { first: Record<string, string>; afterCollections: Record<string, string> };
+		const report = JSON.parse(result.stdout) as { first: Record<string, string>; afterCollections: Record<string, string>; found: Record<string, string> };
 		const classes = ["Agent", "MutableAgentState", "LeanActor root", "LeanActor child", "snapshot of a root", "snapshot of a child", "LeanScope", "LeanSystem", "RunAbort", "Step", "StepEnqueue"];
 		const expected = Object.fromEntries(classes.map((name) => [name, "same map"]));
 		expect(report.first).toEqual(expected);
 		expect(report.afterCollections).toEqual(expected);
+		// Every class of ours found by walking what the run made, named or not: a class added to
+		// a run later fails here until it has its kept instance.
+		expect(Object.keys(report.found)).toEqual(expect.arrayContaining(["Agent", "ChartState", "LeanActor", "RunAbort", "CallbackState"]));
+		expect(Object.entries(report.found).filter(([, verdict]) => verdict !== "same map")).toEqual([]);
 	}, 60_000);
 });
