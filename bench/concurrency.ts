@@ -216,8 +216,15 @@ if (isEntryPoint(import.meta.url)) {
 	} else {
 		const seed = randomSeed();
 		// `npx tsx bench/concurrency.ts [warm-up agents per round] [warm-up rounds]`: by default 10 rounds of a tenth of the agents.
-		const warmup = process.argv[2] === undefined ? undefined : Number(process.argv[2]);
-		const rounds = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
+		const count = (index: number): number | undefined => {
+			const text = process.argv[index];
+			if (text === undefined) return undefined;
+			const value = Number(text);
+			if (!Number.isInteger(value) || value < 1) throw new Error(`bench/concurrency.ts: argument ${index - 1} must be a whole number of at least 1, not '${text}'`);
+			return value;
+		};
+		const warmup = count(2);
+		const rounds = count(3);
 		const options: ConcurrencyOptions = { agents: 1_000, turns: 5, repetitions: 3 };
 		if (warmup !== undefined) options.warmupAgents = warmup;
 		if (rounds !== undefined) options.warmupRounds = rounds;
