@@ -100,6 +100,9 @@ const DISPOSED = "Agent has been disposed: create a new Agent to run again.";
 /** Given to listeners of events outside any run; never aborts. */
 const IDLE_SIGNAL = new AbortController().signal;
 
+/** The loop configuration's defaults, read by every new agent (made once: a copy per agent was garbage at once). */
+const LOOP_DEFAULTS = defaultLoopConfig();
+
 /** The run in progress: what `waitForIdle()` waits for, and how the machine's part of it ends. */
 interface ActiveRun {
 	promise: Promise<void>;
@@ -209,7 +212,7 @@ export class Agent {
 			initial.tools ? [...initial.tools] : [],
 			initial.messages ? [...initial.messages] : [],
 		);
-		const defaults = defaultLoopConfig();
+		const defaults = LOOP_DEFAULTS;
 		this.convertToLlm = options.convertToLlm ?? defaults.convertToLlm;
 		this.transformContext = options.transformContext;
 		this.streamFn = options.streamFn ?? defaults.streamFn;
