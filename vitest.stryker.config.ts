@@ -5,8 +5,8 @@ import { defineConfig } from "vitest/config";
  * deterministic test that drives `src/machines`, `src/actors` or `src/agent.ts` in process.
  * Left out: the packed-package, pi coding-agent, demo, MCP, visualizer and provider-wire tests
  * (they spawn processes, pack tarballs or talk HTTP, and reach the engine only through what
- * these tests already cover), the reply tests that never start an agent, and the tests of
- * `AGENTCHART_INTERPRETER` and of the kept instances (child processes).
+ * these tests already cover), the reply tests that never start an agent, and the test of
+ * `AGENTCHART_INTERPRETER` (child processes).
  */
 export default defineConfig({
 	test: {
@@ -24,12 +24,10 @@ export default defineConfig({
 			"test/mutation/**/*.test.ts",
 			"test/util/**/*.test.ts",
 		],
-		// They run the engine in child processes, where no mutant is ever active (StrykerJS switches
-		// mutants in its own worker), so they can kill none; and the first one's three process
-		// starts, made synchronously, outlast the 3 s limit below on a loaded machine and failed a
-		// dry run. (The kept instances of util/keep-shape.ts are a matter of speed only, which no
-		// test in process can see: their mutants survive, as docs/mutation-survivors.md says.)
-		exclude: ["test/agent/interpreter-env.test.ts", "test/util/keep-shape.test.ts"],
+		// It runs the engine in child processes, where no mutant is ever active (StrykerJS switches
+		// mutants in its own worker), so it can kill none; and its three process starts, made
+		// synchronously, outlast the 3 s limit below on a loaded machine and failed a dry run.
+		exclude: ["test/agent/interpreter-env.test.ts"],
 		// One module graph per run instead of one per test file: StrykerJS starts a fresh worker
 		// for every mutant, so each mutant still gets freshly evaluated modules.
 		isolate: false,

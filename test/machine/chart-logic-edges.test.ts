@@ -25,6 +25,17 @@ const refusals: [string, () => AnyStateMachine, RegExp][] = [
 	["an action nobody implemented", () => setup({}).createMachine({ id: "a", initial: "x", states: { x: { entry: "nope" as never } } }), /action 'nope' is not implemented/],
 	["initial actions", () => setup({ actions: { inc: assign({}) } }).createMachine({ id: "i", initial: { target: "x", actions: "inc" } as never, states: { x: {} } }), /initial actions \(in 'i'\)/],
 	["an inline invoked actor", () => setup({}).createMachine({ id: "v", initial: "x", states: { x: { invoke: { src: fromPromise(async () => 1) } as never } } }), /an inline invoked actor \(in 'v\.x'\)/],
+	[
+		// XState names it by its place in the state's list: the eleventh is `xstate.invoke.10.…`.
+		"an inline invoked actor after ten named ones",
+		() =>
+			setup({ actors: { p: fromPromise(async () => 1) } }).createMachine({
+				id: "w",
+				initial: "x",
+				states: { x: { invoke: [...Array.from({ length: 10 }, () => ({ src: "p" as const })), { src: fromPromise(async () => 1) }] as never } },
+			}),
+		/an inline invoked actor \(in 'w\.x'\)/,
+	],
 	["an invoked actor with a systemId", () => setup({ actors: { p: fromPromise(async () => 1) } }).createMachine({ id: "y", initial: "x", states: { x: { invoke: { src: "p", systemId: "sys" } } } }), /invoke with systemId or onSnapshot \(in 'y\.x'\)/],
 	[
 		"an invoked actor with onSnapshot",
