@@ -816,7 +816,8 @@ export class Agent {
 	static {
 		// An agent that never runs, kept so that V8 keeps the maps of an agent, its state and its
 		// delivery through a full collection in a process whose agents all came and went
-		// (util/keep-shape.ts). Its interpreter is named: the default is read from the environment once, at the first agent a user makes.
+		// (util/keep-shape.ts). Its interpreter is named: the default is read from the
+		// environment once, at the first agent a user makes.
 		const agent = keepShape(new Agent({ interpreter: "agentchart" }));
 		keepShape(agent.#state);
 		keepShape(agent.#delivery);
