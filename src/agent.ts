@@ -212,10 +212,9 @@ export class Agent {
 			initial.tools ? [...initial.tools] : [],
 			initial.messages ? [...initial.messages] : [],
 		);
-		const defaults = LOOP_DEFAULTS;
-		this.convertToLlm = options.convertToLlm ?? defaults.convertToLlm;
+		this.convertToLlm = options.convertToLlm ?? LOOP_DEFAULTS.convertToLlm;
 		this.transformContext = options.transformContext;
-		this.streamFn = options.streamFn ?? defaults.streamFn;
+		this.streamFn = options.streamFn ?? LOOP_DEFAULTS.streamFn;
 		this.getApiKey = options.getApiKey;
 		this.onPayload = options.onPayload;
 		this.onResponse = options.onResponse;
@@ -226,12 +225,12 @@ export class Agent {
 		this.transport = options.transport ?? "auto";
 		this.maxRetryDelayMs = options.maxRetryDelayMs;
 		this.toolExecution = options.toolExecution ?? "parallel";
-		this.toolTimeoutMs = options.toolTimeoutMs ?? defaults.toolTimeoutMs;
+		this.toolTimeoutMs = options.toolTimeoutMs ?? LOOP_DEFAULTS.toolTimeoutMs;
 		this.compaction = options.compaction;
 		this.timeoutMs = options.timeoutMs;
 		this.maxRetries = options.maxRetries;
-		this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? defaults.streamIdleTimeoutMs;
-		this.toolAbortGraceMs = options.toolAbortGraceMs ?? defaults.toolAbortGraceMs;
+		this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? LOOP_DEFAULTS.streamIdleTimeoutMs;
+		this.toolAbortGraceMs = options.toolAbortGraceMs ?? LOOP_DEFAULTS.toolAbortGraceMs;
 		this.outputLimitRecovery = options.outputLimitRecovery;
 		this.interpreter = options.interpreter ?? defaultInterpreter();
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";

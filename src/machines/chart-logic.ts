@@ -337,7 +337,8 @@ class StepEnqueue<C> {
 
 // A snapshot and a step (with its enqueue) that hold nothing, kept so that V8 keeps their maps,
 // and the code built for them, through a full collection while no chart runs
-// (util/keep-shape.ts). Built without a chart: nothing ever reads their fields.
+// (util/keep-shape.ts). Built without a chart: nothing ever reads their fields. Statements here,
+// not static blocks: a step makes its StepEnqueue, which is declared after Step.
 keepShape(Reflect.construct(ChartState, ["stopped", undefined, {}, undefined, undefined, undefined]) as object);
 const keptStep = keepShape(Reflect.construct(Step, [undefined, undefined, { context: undefined, children: {}, _leaf: undefined }, { type: "" }, undefined]) as Step<unknown>);
 keepShape(keptStep.enqueue);

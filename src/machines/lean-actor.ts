@@ -777,7 +777,8 @@ function isStateMachine(logic: AnyActorLogic): boolean {
 
 // One root and one child (a root has its own `send`: a map of its own), their scopes and the
 // root's system and scheduler, never started: V8 keeps their maps through an idle full
-// collection, and the code built for them (util/keep-shape.ts).
+// collection, and the code built for them (util/keep-shape.ts). A statement here, not a static
+// block of LeanActor: LeanScope is declared after it.
 {
 	const inert = fromTransition((state: undefined) => state, undefined);
 	const root = keepShape(new LeanActor(inert));

@@ -12,7 +12,7 @@ import { toolBatchActor } from "../../src/actors/tool-batch-actor.js";
 import type { ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "../../src/actors/tool-batch-protocol.js";
 import type { AgentToolCall, AnyAgentTool } from "../../src/types/agent.js";
 import { RunAbort } from "../../src/util/run-abort.js";
-import { assistant, deferred, makeTool, ok } from "../agent/helpers.js";
+import { assistant, deferred, flush, makeTool, ok } from "../agent/helpers.js";
 
 /** A parent that invokes the batch, passes commands on and records what the batch sends back. */
 function batchInParent(tools: AnyAgentTool[], hooks: Pick<ToolBatchInput, "beforeToolCall" | "afterToolCall"> = {}) {
@@ -45,7 +45,6 @@ function batchInParent(tools: AnyAgentTool[], hooks: Pick<ToolBatchInput, "befor
 }
 
 const call = (id: string, name = "slow"): AgentToolCall => ({ type: "toolCall", id, name, arguments: {} });
-const turns = (n = 5) => new Promise<void>((resolve) => setImmediate(resolve)).then(async () => { for (let i = 0; i < n; i++) await Promise.resolve(); });
 
 /** A tool that waits for its release, records its signal, and calls onUpdate after it resolved. */
 function heldTool() {
@@ -68,13 +67,13 @@ describe("the tool batch actor on its own", () => {
 		const after: string[] = [];
 		const { events, send } = batchInParent([held.tool], { afterToolCall: async ({ toolCall }) => void after.push(toolCall.id) });
 		send({ type: "execute", callKey: "a", toolCall: call("a"), args: {} });
-		await turns();
+		await flush();
 		send({ type: "cancel", callKey: "a" });
 		expect(held.seen.signal?.aborted).toBe(true);
 		held.release.resolve();
-		await turns();
+		await flush();
 		held.lateUpdate();
-		await turns();
+		await flush();
 		expect(events).toEqual([]);
 		expect(after).toEqual([]);
 	});
@@ -83,11 +82,11 @@ describe("the tool batch actor on its own", () => {
 		const held = heldTool();
 		const { events, send } = batchInParent([held.tool]);
 		send({ type: "execute", callKey: "a", toolCall: call("a"), args: {} });
-		await turns();
+		await flush();
 		held.release.resolve();
-		await turns();
+		await flush();
 		held.lateUpdate();
-		await turns();
+		await flush();
 		expect(events.map((event) => event.type)).toEqual(["tool.settled"]);
 	});
 
@@ -96,10 +95,10 @@ describe("the tool batch actor on its own", () => {
 		const decide = deferred();
 		const { events, send } = batchInParent([held.tool], { beforeToolCall: async () => { await decide.promise; return undefined; } });
 		send({ type: "preflight-and-execute", callKey: "a", toolCall: call("a") });
-		await turns();
+		await flush();
 		send({ type: "cancel", callKey: "a" });
 		decide.resolve();
-		await turns();
+		await flush();
 		expect(held.seen.ran).toBe(0);
 		expect(events).toEqual([]);
 	});
@@ -109,13 +108,13 @@ describe("the tool batch actor on its own", () => {
 		const after: string[] = [];
 		const { actor, events, send, input } = batchInParent([held.tool], { afterToolCall: async ({ toolCall }) => void after.push(toolCall.id) });
 		send({ type: "execute", callKey: "a", toolCall: call("a"), args: {} });
-		await turns();
+		await flush();
 		actor.send({ type: "finish" });
 		// Stopped without the run's abort: the batch's own stop is what reaches the tool.
 		expect(input.abort.aborted).toBe(false);
 		expect(held.seen.signal?.aborted).toBe(true);
 		held.release.resolve();
-		await turns();
+		await flush();
 		expect(events).toEqual([]);
 		expect(after).toEqual([]);
 	});
