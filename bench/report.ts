@@ -108,6 +108,13 @@ function throughputSection(result: ThroughputResult, checks: TargetCheck[]): str
 		);
 		checks.push({ figure: `throughput, ${sizeLabel(row.deltas)} deltas (ours / pi)`, target: `≥ ${fixed(TARGETS.throughputVsPi, 1)}×`, measured: ratio(row.throughputVsPi), met });
 	}
+	const before = result.beforeRunCodeIsOptimized;
+	if (before) {
+		lines.push("");
+		lines.push(
+			`Each size was measured after ${grouped(before.warmupRuns)} short runs per contender, so that the code a run calls once (the agent's, the chart's steps, the run's set-up) is optimized: V8 optimizes a function once it has run enough bytecode, which for a small function called once per run takes thousands of runs. The same ${sizeLabel(before.row.deltas)}-delta size in a process without those runs, where the measured messages are its first runs (no target): throughput ours / pi ${ratio(before.row.throughputVsPi)}, agentchart ${spread(before.row.ms.agentchart, ms)} ms, pi ${spread(before.row.ms.pi, ms)} ms.`,
+		);
+	}
 	const first = result.rows[0];
 	const last = result.rows.at(-1);
 	const middle = result.rows[Math.floor(result.rows.length / 2)];

@@ -13,6 +13,13 @@
  * a 100k-delta message leaves enough behind to start full collections during the next small
  * one, and a full collection drops optimized code (see the last figure).
  *
+ * Before anything is measured, each contender streams a long message (the per-delta code) and
+ * then makes thousands of short runs (the per-run code: agent, prompt, chart steps, run set-up).
+ * V8 optimizes a function once it has run enough bytecode, so a small function called once per
+ * run is optimized only after thousands of runs; a size measured before that measures V8's
+ * compiler threads and unoptimized code. The smallest size is measured that way too, once, in
+ * a process of its own without the short runs, and shown apart (no target).
+ *
  * The last figure is that effect on its own: one short run (a 1-delta reply) right after a full
  * collection, which discards the compiled code whose object shapes it found dead, so the run
  * starts on the interpreter and recompiles.
@@ -37,6 +44,13 @@ export interface ThroughputOptions {
 	 * measured (0 skips). Without it the first size measures the compiler.
 	 */
 	warmupDeltas: number;
+	/**
+	 * Short runs (a 1-delta reply) each contender makes after the warm-up message, before anything
+	 * is measured (0 skips). A function called once per run (the agent's, the chart's steps, the
+	 * run's set-up) is optimized by V8 only after thousands of calls: agentchart has about 125
+	 * such functions optimized during its first 5,000 runs of a process, pi about 30.
+	 */
+	warmupRuns: number;
 	/**
 	 * Deltas one sample streams: a sample is as many messages of its size as that makes (one
 	 * message of 100k deltas, a hundred of 1k), each on a new agent, timed together and divided:
@@ -72,6 +86,16 @@ export interface ThroughputFit {
 	growth: Summary;
 }
 
+/**
+ * The smallest size measured as before its per-run code is optimized: in a process of its own
+ * with the warm-up message and no warm-up runs (no target: the first ~1,000 runs of a process).
+ */
+export interface BeforeRunCodeIsOptimized {
+	/** Short warm-up runs the measured sizes had per contender (this row had none). */
+	warmupRuns: number;
+	row: ThroughputRow;
+}
+
 /** A short run right after a full collection (no target: a property of the engines, shown apart). */
 export interface AfterFullCollection {
 	/** Runs measured per library. */
@@ -89,6 +113,8 @@ export interface ThroughputResult {
 	/** pi's fitted slope / ours, round by round: marginal throughput relative to pi. */
 	marginalThroughputVsPi: Summary;
 	repetitions: number;
+	/** Absent when the sizes had no warm-up runs (they are then this figure already). */
+	beforeRunCodeIsOptimized?: BeforeRunCodeIsOptimized;
 	afterFullCollection: AfterFullCollection;
 }
 
@@ -100,6 +126,7 @@ interface SizeChildPayload {
 	kind: "size";
 	deltas: number;
 	warmupDeltas: number;
+	warmupRuns: number;
 	deltasPerSample: number;
 	/** The contenders' order in every round (warm-up rounds first). */
 	orders: ContenderName[][];
@@ -184,32 +211,29 @@ function fitRounds(sizes: readonly number[], msBySize: readonly number[][]): Thr
  * Measures every size, the three contenders paired round by round, and fits the lines.
  *
  * @example
- * const result = await measureThroughput({ sizes: [100, 300, 1000], repetitions: 1, warmups: 0, warmupDeltas: 0, deltasPerSample: 1000 }, createRandom(1));
+ * const result = await measureThroughput({ sizes: [100, 300, 1000], repetitions: 1, warmups: 0, warmupDeltas: 0, warmupRuns: 0, deltasPerSample: 1000 }, createRandom(1));
  * result.rows[0].throughputVsPi.median;
  */
 export async function measureThroughput(options: ThroughputOptions, random: Random): Promise<ThroughputResult> {
 	const rounds = options.warmups + options.repetitions;
-	const samplesBySize: Record<ContenderName, number[]>[] = [];
-	for (const deltas of options.sizes) {
+	const measure = (deltas: number, warmupRuns: number) => {
 		const payload: SizeChildPayload = {
 			kind: "size",
 			deltas,
 			warmupDeltas: options.warmupDeltas,
+			warmupRuns,
 			deltasPerSample: options.deltasPerSample,
 			orders: roundOrders(CONTENDERS, rounds, random),
 			warmups: options.warmups,
 		};
-		samplesBySize.push(await runChild<Record<ContenderName, number[]>>(SCRIPT, payload));
-	}
-	const rows: ThroughputRow[] = options.sizes.map((deltas, index) => {
-		const samples = samplesBySize[index] ?? { agentchart: [], pi: [], floor: [] };
-		return {
-			deltas,
-			ms: { agentchart: summarize(samples.agentchart), pi: summarize(samples.pi), floor: summarize(samples.floor) },
-			throughputVsPi: pairedRatio(samples.pi, samples.agentchart),
-			timeVsFloor: pairedRatio(samples.agentchart, samples.floor),
-		};
-	});
+		return runChild<Record<ContenderName, number[]>>(SCRIPT, payload);
+	};
+	const samplesBySize: Record<ContenderName, number[]>[] = [];
+	for (const deltas of options.sizes) samplesBySize.push(await measure(deltas, options.warmupRuns));
+	const rows: ThroughputRow[] = options.sizes.map((deltas, index) => sizeRow(deltas, samplesBySize[index] ?? { agentchart: [], pi: [], floor: [] }));
+	const smallest = options.sizes[0];
+	const beforeRunCodeIsOptimized =
+		options.warmupRuns > 0 && smallest !== undefined ? { warmupRuns: options.warmupRuns, row: sizeRow(smallest, await measure(smallest, 0)) } : undefined;
 	const fitOf = (name: ContenderName) =>
 		fitRounds(
 			options.sizes,
@@ -222,7 +246,18 @@ export async function measureThroughput(options: ThroughputOptions, random: Rand
 		fits,
 		marginalThroughputVsPi: pairedRatio(fits.pi.nsPerDelta.samples, fits.agentchart.nsPerDelta.samples),
 		repetitions: options.repetitions,
+		...(beforeRunCodeIsOptimized ? { beforeRunCodeIsOptimized } : {}),
 		afterFullCollection: { runs: cold.agentchart.length, us: { agentchart: summarize(cold.agentchart), pi: summarize(cold.pi) }, ratio: pairedRatio(cold.agentchart, cold.pi) },
+	};
+}
+
+/** One size's row from its samples (ms per message per contender, recorded rounds). */
+function sizeRow(deltas: number, samples: Record<ContenderName, number[]>): ThroughputRow {
+	return {
+		deltas,
+		ms: { agentchart: summarize(samples.agentchart), pi: summarize(samples.pi), floor: summarize(samples.floor) },
+		throughputVsPi: pairedRatio(samples.pi, samples.agentchart),
+		timeVsFloor: pairedRatio(samples.agentchart, samples.floor),
 	};
 }
 
@@ -232,6 +267,10 @@ async function measureSize(payload: SizeChildPayload): Promise<Record<ContenderN
 	if (payload.warmupDeltas > 0) {
 		const streamFn = prebuiltStreamFn(textReplyEvents(benchModel(), payload.warmupDeltas));
 		for (let round = 0; round < 3; round++) for (const name of CONTENDERS) await streamOnce(name, factories, streamFn, payload.warmupDeltas);
+	}
+	if (payload.warmupRuns > 0) {
+		const short = prebuiltStreamFn(textReplyEvents(benchModel(), 1));
+		for (let run = 0; run < payload.warmupRuns; run++) for (const name of CONTENDERS) await streamOnce(name, factories, short, 1);
 	}
 	const streamFn = prebuiltStreamFn(textReplyEvents(benchModel(), payload.deltas));
 	const messages = Math.max(1, Math.round(payload.deltasPerSample / payload.deltas));

@@ -22,6 +22,9 @@ describe("benchmarks (quick mode smoke test)", () => {
 		}
 		expect(results.throughput?.rows).toHaveLength(QUICK_PLAN.throughput.sizes.length);
 		expect(finite(results.throughput?.fits.pi.nsPerDelta)).toBe(true);
+		// The smallest size again, in a process without the warm-up runs.
+		expect(results.throughput?.beforeRunCodeIsOptimized?.row.deltas).toBe(QUICK_PLAN.throughput.sizes[0]);
+		expect(finite(results.throughput?.beforeRunCodeIsOptimized?.row.throughputVsPi)).toBe(true);
 		expect(finite(results.turnOverhead?.parallelVsPi)).toBe(true);
 		expect(finite(results.turnOverhead?.streamingVsPi)).toBe(true);
 		// Heap deltas of a few agents are within the heap's own noise (they can be negative): finite is all a smoke run shows.
@@ -35,6 +38,7 @@ describe("benchmarks (quick mode smoke test)", () => {
 
 		const report = formatResults(results, "npm run bench -- --quick");
 		expect(report).toContain("seed 7");
+		expect(report).toContain("Each size was measured after 20 short runs per contender");
 		expect(report).toMatch(/Targets \(issue 14\): \d+ of \d+ met/);
 	}, 120_000);
 });
