@@ -58,8 +58,7 @@ export interface ConcurrencyResult {
 	/** Largest heap in use above the baseline, sampled every 5 ms (where the RSS goes). */
 	heapGrowthBytes: Record<AgentName, Summary>;
 	/** The burst after a single warm-up round (no target): a freshly started process, still compiling. */
-	firstBurstWallMs?: Record<AgentName, Summary>;
-	firstBurstWallRatio?: Summary;
+	afterOneWarmupRound?: { wallMs: Record<AgentName, Summary>; wallRatio: Summary };
 	/** Warm-up rounds before the measured burst. */
 	warmupRounds: number;
 	/** Agents per warm-up round. */
@@ -194,8 +193,10 @@ export async function measureConcurrency(options: ConcurrencyOptions, random: Ra
 		warmupAgents,
 		...(first
 			? {
-					firstBurstWallMs: { agentchart: summarize(first.agentchart.map(wall)), pi: summarize(first.pi.map(wall)) },
-					firstBurstWallRatio: pairedRatio(first.agentchart.map(wall), first.pi.map(wall)),
+					afterOneWarmupRound: {
+						wallMs: { agentchart: summarize(first.agentchart.map(wall)), pi: summarize(first.pi.map(wall)) },
+						wallRatio: pairedRatio(first.agentchart.map(wall), first.pi.map(wall)),
+					},
 				}
 			: {}),
 		wallMs: { agentchart: summarize(pick("agentchart", wall)), pi: summarize(pick("pi", wall)) },
