@@ -82,4 +82,39 @@ describe("ListenerDelivery", () => {
 		await d.delta({ type: "message_update", message, assistantMessageEvent: { type: "text_delta" } as never });
 		expect(seenStreaming).toBe(message);
 	});
+
+	// The sole listener's call returns nothing, so the delivery ends a microtask later without an
+	// async function; a listener subscribed within that microtask (here by a microtask the
+	// listener queued, so it runs first) is in the set before the delivery ends, as in pi's
+	// live iteration, and must get the event before the next one goes out.
+	it("delivers an event to a listener subscribed in the microtask after the sole listener returned, before the next event", async () => {
+		const { delivery: d, failures } = delivery();
+		const seen: string[] = [];
+		const late = (event: AgentEvent) => {
+			seen.push(`late:${event.type}`);
+		};
+		d.add((event) => {
+			seen.push(`first:${event.type}`);
+			if (event.type === "agent_start") queueMicrotask(() => d.add(late));
+		});
+		d.event({ type: "agent_start" });
+		d.event({ type: "turn_start" });
+		await d.pending();
+		expect(seen).toEqual(["first:agent_start", "late:agent_start", "first:turn_start", "late:turn_start"]);
+		expect(failures).toEqual([]);
+		expect(d.pending()).toBeUndefined();
+	});
+
+	it("reports a sole listener that throws or rejects, and ends each delivery", async () => {
+		const { delivery: d, failures } = delivery();
+		d.add((event) => {
+			if (event.type === "agent_start") throw new Error("threw");
+			if (event.type === "turn_start") return Promise.reject(new Error("rejected"));
+		});
+		d.event({ type: "agent_start" });
+		d.event({ type: "turn_start" });
+		await d.pending();
+		expect(failures).toEqual(["threw", "rejected"]);
+		expect(d.pending()).toBeUndefined();
+	});
 });

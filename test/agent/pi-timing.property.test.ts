@@ -39,8 +39,13 @@ interface CommonAgent {
 /** pi, or agentchart with its own interpreter (the default) or XState's running the chart. */
 type Impl = "pi" | "agentchart" | "xstate";
 
-/** A listener's behaviour: sync, a resolved promise, or a macrotask's wait, per event type. */
-type ListenerKind = "sync" | "async" | "slow";
+/**
+ * A listener's behaviour: sync (returns nothing), sync returning a value that is not a promise
+ * (`(e) => log.push(e)` returns a number; an object is looked at for `then`), returning a
+ * thenable that is not a promise (its `await` takes more microtasks), a resolved promise, or a
+ * macrotask's wait, per event type.
+ */
+type ListenerKind = "sync" | "value" | "object" | "thenable" | "async" | "slow";
 
 interface Scenario {
 	replies: { blocks: ({ kind: "text"; words: number } | { kind: "tool"; name: "echo" | "fail" | "wait" })[]; error: boolean }[];
@@ -140,7 +145,8 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 	let pinned = false;
 	let churned = false;
 	scenario.listeners.forEach((listener, index) => {
-		const subscriber = (event: AgentEvent): Promise<void> | undefined => {
+		// Typed as returning nothing, which admits any value, as a listener written in JavaScript may return.
+		const subscriber: (event: AgentEvent) => void = (event) => {
 			clock.start();
 			log.push(`${index}:${normalise(JSON.stringify(event))}`);
 			if (index === scenario.listeners.length - 1 && event.type === scenario.churnOn && scenario.churn !== "none" && !churned) {
@@ -190,6 +196,9 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 				}
 			}
 			if (listener.kind === "sync") return;
+			if (listener.kind === "value") return log.length;
+			if (listener.kind === "object") return { seen: log.length };
+			if (listener.kind === "thenable") return { then: (resolve: () => void) => resolve() };
 			if (listener.kind === "async" || !listener.slowOn.includes(event.type)) return Promise.resolve();
 			return new Promise<void>((resolve) => setImmediate(resolve));
 		};
@@ -221,7 +230,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	toolExecution: fc.constantFrom("parallel" as const, "sequential" as const),
 	sameIds: fc.constantFrom(false, false, false, true),
 	listeners: fc.array(
-		fc.record({ kind: fc.constantFrom<ListenerKind>("sync", "async", "slow"), slowOn: fc.subarray(["message_start", "message_update", "message_end", "tool_execution_end", "turn_end", "agent_end"]) }),
+		fc.record({ kind: fc.constantFrom<ListenerKind>("sync", "value", "object", "thenable", "async", "slow"), slowOn: fc.subarray(["message_start", "message_update", "message_end", "tool_execution_end", "turn_end", "agent_end"]) }),
 		{ minLength: 0, maxLength: 3 },
 	),
 	chunkSize: fc.integer({ min: 1, max: 6 }),
