@@ -2,7 +2,7 @@ import type { EventObject } from "xstate";
 import { emptyUsage } from "../types/content.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
-import type { AssistantMessageEventStreamLike } from "../types/stream.js";
+import type { AssistantMessageEvent, AssistantMessageEventStreamLike } from "../types/stream.js";
 import { describeError } from "../util/describe-error.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
@@ -108,64 +108,218 @@ export const streamActor = callbackLogic<EventObject, StreamActorInput>(({ input
 });
 
 /**
- * Reads one call's stream, relaying each event as it is read; answers whether the loop stopped
- * early (the call was stopped or the stream ended it: `done`/`error`, after `finish`). Its own
- * function, with only the loop's locals, because every await suspends and resumes the frame
- * it is in, and a delta pays two.
+ * Reads one call's stream, relaying each event as it is read; resolves with whether the read
+ * stopped early (the call was stopped or the stream ended it: `done`/`error`, after `finish`),
+ * and rejects with what the stream threw.
+ *
+ * It is pi's `for await` loop with one `await` per event, spelled out as {@link StreamReader}'s
+ * `then` callbacks: an `await` in an async function suspends its frame to the heap, about 200
+ * bytes a token delta, where a `then` on the same promise resumes at the same microtask.
  */
-async function readStream(
+function readStream(
 	stream: AssistantMessageEventStreamLike,
 	reading: Reading,
 	input: StreamActorInput,
 	sendBack: (event: StreamActorEvent) => void,
 	finish: (message: AssistantMessage) => void,
 ): Promise<boolean> {
-	const { attempt, config, progress, relay } = input;
-	let started = false;
-	const announce = input.announceToolCalls;
-	// The blocks whose calls were announced: a provider that ends one block twice must not
-	// run its call twice (two blocks with one id are two calls, each announced).
-	let announced: Set<number> | undefined;
-	for await (const event of stream) {
-		if (reading.stopped) return true;
-		reading.events++;
+	return new Promise<boolean>((resolve, reject) => {
+		let iterator: AsyncIterator<AssistantMessageEvent>;
+		try {
+			iterator = asyncIteratorOf(stream);
+		} catch (error) {
+			reject(error);
+			return;
+		}
+		new StreamReader(stream, iterator, reading, input, sendBack, finish, resolve, reject).next();
+	});
+}
+
+/**
+ * One read of a call's stream: {@link readStream}'s loop. Each step is what `for await` does at
+ * that point, microtask for microtask: `next()` and an await of its result, the event's
+ * relay, an await of its delivery, the next `next()`; leaving the loop early closes the
+ * iterator (`return()`, awaited), as leaving a `for await` does.
+ */
+class StreamReader {
+	#started = false;
+	/**
+	 * The blocks whose calls were announced: a provider that ends one block twice must not run
+	 * its call twice (two blocks with one id are two calls, each announced).
+	 */
+	#announced: Set<number> | undefined;
+	/** Read once, as `for await` reads it once. */
+	readonly #nextMethod: AsyncIterator<AssistantMessageEvent>["next"];
+
+	constructor(
+		private readonly stream: AssistantMessageEventStreamLike,
+		private readonly iterator: AsyncIterator<AssistantMessageEvent>,
+		private readonly reading: Reading,
+		private readonly input: StreamActorInput,
+		private readonly sendBack: (event: StreamActorEvent) => void,
+		private readonly finish: (message: AssistantMessage) => void,
+		private readonly resolve: (stoppedEarly: boolean) => void,
+		private readonly reject: (error: unknown) => void,
+	) {
+		this.#nextMethod = iterator.next;
+	}
+
+	/** Asks for the next event and awaits it. (Also the callback of a delivery that settled.) */
+	readonly next = (): void => {
+		let step: unknown;
+		try {
+			step = this.#nextMethod.call(this.iterator);
+		} catch (error) {
+			// Thrown by the iterator itself: the loop ends without closing it.
+			this.reject(error);
+			return;
+		}
+		Promise.resolve(step).then(this.#read, this.reject);
+	};
+
+	/** An event was read: relays it, then awaits its delivery before asking for the next. */
+	readonly #read = (step: unknown): void => {
+		if (typeof step !== "object" || step === null) {
+			this.reject(new TypeError(`Iterator result ${String(step)} is not an object`));
+			return;
+		}
+		const { done, value: event } = step as IteratorResult<AssistantMessageEvent>;
+		if (done) {
+			this.resolve(this.reading.stopped);
+			return;
+		}
 		// What this event's delivery settles with (the relay answers it for a delta, the
 		// consumer's queue otherwise).
 		let pending: PromiseLike<void> | undefined | void;
-		switch (event.type) {
-			case "start":
-				started = true;
-				progress.partial = event.partial;
-				sendBack({ type: "stream.start", attempt, partial: event.partial });
-				pending = config.deliveryPending?.();
-				break;
-			case "done":
-			case "error":
-				finish(await stream.result());
-				return true;
-			default:
-				// As in pi: updates before `start` have no message to belong to.
-				if (!started) {
+		try {
+			if (this.reading.stopped) {
+				this.#close(true);
+				return;
+			}
+			this.reading.events++;
+			const { attempt, config, progress, relay } = this.input;
+			switch (event.type) {
+				case "start":
+					this.#started = true;
+					progress.partial = event.partial;
+					this.sendBack({ type: "stream.start", attempt, partial: event.partial });
 					pending = config.deliveryPending?.();
 					break;
-				}
-				progress.partial = event.partial;
-				// A relay that does not pace the stream (an actor's emitter) answers nothing.
-				pending = relay({ type: "message_update", assistantMessageEvent: event, message: { ...event.partial } }) ?? config.deliveryPending?.();
-				if (announce && event.type === "toolcall_end" && !announced?.has(event.contentIndex)) {
-					(announced ??= new Set()).add(event.contentIndex);
-					sendBack({ type: "stream.toolcall", attempt, toolCall: event.toolCall, partial: event.partial });
-					pending = config.deliveryPending?.();
-				}
+				case "done":
+				case "error":
+					this.#end();
+					return;
+				default:
+					// As in pi: updates before `start` have no message to belong to.
+					if (!this.#started) {
+						pending = config.deliveryPending?.();
+						break;
+					}
+					progress.partial = event.partial;
+					// A relay that does not pace the stream (an actor's emitter) answers nothing.
+					pending = relay({ type: "message_update", assistantMessageEvent: event, message: { ...event.partial } }) ?? config.deliveryPending?.();
+					if (this.input.announceToolCalls && event.type === "toolcall_end" && !this.#announced?.has(event.contentIndex)) {
+						(this.#announced ??= new Set()).add(event.contentIndex);
+						this.sendBack({ type: "stream.toolcall", attempt, toolCall: event.toolCall, partial: event.partial });
+						pending = config.deliveryPending?.();
+					}
+			}
+		} catch (error) {
+			this.#closeAfter(error);
+			return;
 		}
 		// One await per event, as pi's loop has (`await emit(event)`): the provider keeps
-		// mutating its partial meanwhile, so how many microtasks pass here decides what
-		// each delivered snapshot shows. A failing listener is reported by the delivery.
+		// mutating its partial meanwhile, so how many microtasks pass here decides what each
+		// delivered snapshot shows. A failing delivery is reported by the delivery itself.
+		(pending === undefined ? SETTLED : Promise.resolve(pending)).then(this.next, this.next);
+	};
+
+	/** `done` or `error`: the call ends with the stream's final message. */
+	#end(): void {
+		let final: Promise<AssistantMessage>;
 		try {
-			await pending;
-		} catch {}
+			final = this.stream.result();
+		} catch (error) {
+			this.#closeAfter(error);
+			return;
+		}
+		Promise.resolve(final).then(
+			(message) => {
+				try {
+					this.finish(message);
+				} catch (error) {
+					this.#closeAfter(error);
+					return;
+				}
+				// At once, with the final message in hand (pi closes once `message_end` was delivered).
+				this.#close(true);
+			},
+			(error: unknown) => this.#closeAfter(error),
+		);
 	}
-	return reading.stopped;
+
+	/** Leaves the loop early: closes the iterator, then resolves with `stoppedEarly`. */
+	#close(stoppedEarly: boolean): void {
+		let closed: unknown;
+		try {
+			const close = this.iterator.return;
+			if (close === undefined || close === null) {
+				this.resolve(stoppedEarly);
+				return;
+			}
+			closed = close.call(this.iterator);
+		} catch (error) {
+			this.reject(error);
+			return;
+		}
+		Promise.resolve(closed).then((result) => {
+			if (typeof result === "object" && result !== null) this.resolve(stoppedEarly);
+			else this.reject(new TypeError(`Iterator result ${String(result)} is not an object`));
+		}, this.reject);
+	}
+
+	/** Leaves the loop because of an error: closes the iterator (its own failure ignored), then rejects. */
+	#closeAfter(error: unknown): void {
+		const fail = () => this.reject(error);
+		try {
+			const close = this.iterator.return;
+			if (typeof close !== "function") {
+				fail();
+				return;
+			}
+			Promise.resolve(close.call(this.iterator)).then(fail, fail);
+		} catch {
+			fail();
+		}
+	}
+}
+
+/** A settled promise: a `then` on it runs its callback a microtask later, as `await undefined` resumes. */
+const SETTLED: Promise<void> = Promise.resolve();
+
+/**
+ * The iterator `for await` would read: the stream's async iterator, or, for a stream that is
+ * only a sync iterable, that iterator wrapped as `for await` wraps it (each value awaited).
+ */
+function asyncIteratorOf(stream: AssistantMessageEventStreamLike): AsyncIterator<AssistantMessageEvent> {
+	const method = stream[Symbol.asyncIterator];
+	if (method !== undefined && method !== null) return method.call(stream);
+	const syncMethod = (stream as unknown as Partial<Iterable<AssistantMessageEvent>>)[Symbol.iterator];
+	if (typeof syncMethod !== "function") throw new TypeError("The stream function's result is not async iterable");
+	const sync = syncMethod.call(stream);
+	// A step that throws is a rejected promise, as in `for await`'s own wrapper.
+	const settle = (take: () => IteratorResult<AssistantMessageEvent>): Promise<IteratorResult<AssistantMessageEvent>> => {
+		try {
+			const step = take();
+			return Promise.resolve(step.value).then((value) => ({ value, done: step.done === true }) as IteratorResult<AssistantMessageEvent>);
+		} catch (error) {
+			return Promise.reject(error);
+		}
+	};
+	return {
+		next: () => settle(() => sync.next()),
+		return: () => (typeof sync.return === "function" ? settle(() => (sync.return as () => IteratorResult<AssistantMessageEvent>)()) : Promise.resolve({ value: undefined, done: true })),
+	};
 }
 
 /** One call's reading, shared by the actor and its read loop: plain fields, read and written per event. */

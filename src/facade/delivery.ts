@@ -1,7 +1,8 @@
 /**
  * Delivering events to an Agent's listeners the way pi 0.73.1 does, microtask for microtask:
  * each event is reduced into the agent's state, then every listener is awaited in turn
- * (`await listener(event, signal)`, even one that returns nothing). The next event waits for
+ * (`await listener(event, signal)`, even one that returns nothing; for that one a `then` on a
+ * settled promise stands in for the `await`, at the same microtask). The next event waits for
  * the previous one. Code written against pi (pi's coding agent forwards events through a
  * promise chain of its own) depends on that timing, so it is kept exactly; what is faster here
  * is everything around it.

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel, type ScriptedBlock, type ScriptedReply, text, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
+import type { StreamFn } from "../../src/types/stream.js";
 import { emptyUsage } from "../../src/types/content.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { makeTool, ok, sleep, whenAborted } from "./helpers.js";
@@ -54,6 +55,14 @@ interface Scenario {
 	sameIds: boolean;
 	listeners: { kind: ListenerKind; slowOn: string[] }[];
 	chunkSize: number;
+	/**
+	 * How the stream is read: the scripted stream's own iterator (its `next()` answers a promise,
+	 * as pi-ai's queue does), or an async generator over it, whose steps take more microtasks and
+	 * which must be closed when the read ends early. Both engines close every stream before
+	 * `prompt()` settles; agentchart closes it as soon as it has the final message, pi once
+	 * `message_end` was delivered (README, "Differences"), so the closes are counted, not placed.
+	 */
+	streamKind: "iterator" | "generator";
 	followUp: boolean;
 	steer: boolean;
 	/** The event whose first delivery steers (when `steer`); for message_start, the first reply's. */
@@ -134,10 +143,29 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 			return ok("waited");
 		}),
 	];
-	const options = { initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn };
+	const log: string[] = [];
+	let opened = 0;
+	let closed = 0;
+	const streamFn: StreamFn =
+		scenario.streamKind === "iterator"
+			? scripted.streamFn
+			: async (model, context, options) => {
+					const inner = await scripted.streamFn(model, context, options);
+					opened++;
+					return {
+						async *[Symbol.asyncIterator]() {
+							try {
+								yield* inner;
+							} finally {
+								closed++;
+							}
+						},
+						result: () => inner.result(),
+					};
+				};
+	const options = { initialState: { model: scripted.model, tools }, streamFn };
 	const agent = (impl === "pi" ? new PiAgent(options as never) : new Agent({ ...(options as object), interpreter: impl } as never)) as unknown as CommonAgent;
 	agent.toolExecution = scenario.toolExecution;
-	const log: string[] = [];
 	const clock = microtaskClock();
 	let delivered = 0;
 	let steered = false;
@@ -210,6 +238,7 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 		(error: unknown) => log.push(`prompt rejected after ${clock.read()}: ${String(error)}`),
 	);
 	await sleep(1);
+	log.push(`streams closed: ${closed} of ${opened}`);
 	return log;
 }
 
@@ -234,6 +263,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		{ minLength: 0, maxLength: 3 },
 	),
 	chunkSize: fc.integer({ min: 1, max: 6 }),
+	streamKind: fc.constantFrom("iterator" as const, "generator" as const),
 	followUp: fc.boolean(),
 	steer: fc.boolean(),
 	steerOn: fc.constantFrom("agent_start" as const, "tool_execution_start" as const, "message_start" as const, "message_update" as const, "message_end" as const, "turn_end" as const),
@@ -261,6 +291,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 			sameIds: false,
 			listeners: listeners.map((l) => ({ kind: l.kind, slowOn: [...l.slowOn] })),
 			chunkSize: 2,
+			streamKind: "iterator",
 			followUp: false,
 			steer: false,
 			steerOn: "tool_execution_start",
@@ -308,6 +339,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 			sameIds: false,
 			listeners: [{ kind: "sync", slowOn: [] }],
 			chunkSize: 4,
+			streamKind: "iterator",
 			followUp: false,
 			steer: false,
 			steerOn: "tool_execution_start",
