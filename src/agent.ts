@@ -7,7 +7,7 @@ import type { AgentActor } from "./machines/agent-actor.js";
 import { agentMachine } from "./machines/agent-machine.js";
 import { agentLogic } from "./machines/agent-logic.js";
 import { type HandOverTarget, LeanActor } from "./machines/lean-actor.js";
-import { acceptDeltaTaps, type DeltaTap, emitterOf, eventsWaitingIn, othersListenOn } from "./machines/relay.js";
+import { acceptDeltaTaps, type DeltaTap, type DeltaTaps, emitterOf, eventsWaitingIn, othersListenOn } from "./machines/relay.js";
 import { continueRefusal } from "./machines/continue-rules.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery } from "./machines/types.js";
@@ -89,7 +89,7 @@ function defaultInterpreter(): ChartInterpreter {
 type MachineActor = Actor<typeof agentLogic>;
 
 /** An idle agent's delta taps: none, shared, so an agent without a machine holds no set of its own. */
-const NO_TAPS: ReadonlySet<DeltaTap> = new Set();
+const NO_TAPS: DeltaTaps = Object.freeze({ list: Object.freeze([]) });
 
 const ALREADY_PROMPTING = "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
 const ALREADY_CONTINUING = "Agent is already processing. Wait for completion before continuing.";
@@ -178,7 +178,7 @@ export class Agent {
 	/** True once `agent.actor` was asked for: the machine then outlives runs (listeners may be attached to it). */
 	#pinned = false;
 	/** The inspector's delta counters on the current machine (see `tapDeltas`); usually none. */
-	#deltaTaps: ReadonlySet<DeltaTap> = NO_TAPS;
+	#deltaTaps: DeltaTaps = NO_TAPS;
 	#run: ActiveRun | undefined;
 	#disposed = false;
 	/** The machine's `deliveryPending`: made once, not per run. */
@@ -195,9 +195,9 @@ export class Agent {
 		if (machine && othersListenOn(machine)) {
 			emitterOf(machine)(event);
 			pending = this.#delivery.pending();
-		} else pending = this.#delivery.event(event);
-		const taps = this.#deltaTaps;
-		if (taps.size !== 0) for (const tap of taps) tap(event);
+		} else pending = this.#delivery.delta(event);
+		const taps = this.#deltaTaps.list;
+		for (let index = 0; index < taps.length; index++) (taps[index] as DeltaTap)(event);
 		return pending;
 	};
 

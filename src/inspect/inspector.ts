@@ -1,5 +1,5 @@
 import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
-import { type InspectionRecord, STATELY_PROTOCOL_VERSION, toRecord } from "./records.js";
+import { type DeltaSummaryRecord, type DroppedRecord, type InspectionRecord, toRecord, withBase } from "./records.js";
 import { tapDeltas } from "../machines/relay.js";
 import { RingBuffer } from "./ring-buffer.js";
 
@@ -103,27 +103,14 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			const count = pending.dropped - reportedDrops;
 			reportedDrops = pending.dropped;
 			stats.dropped += count;
-			const t = now();
-			batch.push({
-				type: "@agentchart.dropped",
-				count,
-				seq: ++seq,
-				t,
-				sessionId: "",
-				rootId: undefined,
-				createdAt: String(t),
-				id: null,
-				_version: STATELY_PROTOCOL_VERSION,
-			});
+			batch.push(withBase<DroppedRecord>({ seq: ++seq, t: now(), sessionId: "", rootId: undefined }, { type: "@agentchart.dropped", count }));
 		}
 		for (let item = pending.shift(); item !== undefined; item = pending.shift()) {
 			const record = toRecord(item.event, item.seq, item.t);
 			if (record) batch.push(record);
 		}
 		if (deltas.count > 0) {
-			const t = now();
-			const base = { seq: ++seq, t, sessionId: deltas.sessionId, rootId: undefined, createdAt: String(t), id: null, _version: STATELY_PROTOCOL_VERSION };
-			batch.push({ ...base, type: "@agentchart.deltas", count: deltas.count, chars: deltas.chars });
+			batch.push(withBase<DeltaSummaryRecord>({ seq: ++seq, t: now(), sessionId: deltas.sessionId, rootId: undefined }, { type: "@agentchart.deltas", count: deltas.count, chars: deltas.chars }));
 			deltas.count = 0;
 			deltas.chars = 0;
 		}
@@ -186,11 +173,10 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			// Token deltas travel beside the chart, without an inspection event. An Agent's machine
 			// lets them be counted on its direct path (a tap); an `actor.on` listener would move every
 			// delta onto XState's emitter. A bare machine has only that path, so it gets a listener.
-			const onMachineDelta = (event: { assistantMessageEvent?: object }) => onDelta(actor.sessionId, event);
-			const untap =
-				tapDeltas(actor, (event) => {
-					if (event.type === "message_update") onMachineDelta(event);
-				}) ?? (actor as unknown as Partial<DeltaSource>).on?.("message_update", onMachineDelta).unsubscribe;
+			const sessionId = actor.sessionId;
+			const onMachineDelta = (event: { assistantMessageEvent?: object }) => onDelta(sessionId, event);
+			// A tap is only ever given deltas (message_update).
+			const untap = tapDeltas(actor, onMachineDelta) ?? (actor as unknown as Partial<DeltaSource>).on?.("message_update", onMachineDelta).unsubscribe;
 			return () => {
 				subscription.unsubscribe();
 				untap?.();

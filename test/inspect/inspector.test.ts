@@ -4,10 +4,11 @@ import { join } from "node:path";
 import { Type } from "typebox";
 import { createInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
 import { createActor } from "xstate";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
-import { othersListenOn } from "../../src/machines/relay.js";
+import { othersListenOn, tapDeltas } from "../../src/machines/relay.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
@@ -134,6 +135,28 @@ describe("the agent inspector", () => {
 		expect(inspector.history().length).toBe(before);
 	});
 
+	it("calls each delta tap once per delta, a tap given twice once, and lets a tap untap itself mid-delta", async () => {
+		const scripted = createScriptedModel([{ content: "one two three four" }], { chunkSize: 3 });
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		let updates = 0;
+		agent.subscribe((event) => {
+			if (event.type === "message_update") updates++;
+		});
+		const seen = { twice: 0, other: 0, leaving: 0 };
+		const twice = () => void seen.twice++;
+		tapDeltas(agent.actor, twice);
+		tapDeltas(agent.actor, twice);
+		// Untaps itself at its first delta; the tap after it still gets that delta.
+		const untapLeaving = tapDeltas(agent.actor, () => {
+			seen.leaving++;
+			untapLeaving?.();
+		});
+		tapDeltas(agent.actor, () => void seen.other++);
+		await agent.prompt("count");
+		expect(updates).toBeGreaterThan(3);
+		expect(seen).toEqual({ twice: updates, other: updates, leaving: 1 });
+	});
+
 	it("counts the deltas of a bare machine through actor.on", async () => {
 		const scripted = createScriptedModel([{ content: "hello there, world" }], { chunkSize: 3 });
 		const inspector = createAgentInspector();
@@ -258,5 +281,33 @@ describe("the ring buffer", () => {
 		buffer.push(6);
 		expect(buffer.drain()).toEqual([4, 5, 6]);
 		expect(buffer.size).toBe(0);
+	});
+
+	// The buffer's array grows as entries come and wraps once at capacity: its index arithmetic
+	// is checked against a plain queue that drops its oldest entry when over capacity.
+	it("holds what a plain bounded queue holds, for random pushes and shifts", () => {
+		fc.assert(
+			fc.property(fc.integer({ min: 1, max: 6 }), fc.array(fc.oneof(fc.constant("shift" as const), fc.integer({ min: 0, max: 99 })), { maxLength: 60 }), (capacity, operations) => {
+				const buffer = new RingBuffer<number>(capacity);
+				const model: number[] = [];
+				let dropped = 0;
+				for (const operation of operations) {
+					if (operation === "shift") {
+						expect(buffer.shift()).toBe(model.shift());
+					} else {
+						buffer.push(operation);
+						model.push(operation);
+						if (model.length > capacity) {
+							model.shift();
+							dropped++;
+						}
+					}
+					expect(buffer.size).toBe(model.length);
+					expect(buffer.toArray()).toEqual(model);
+					expect(buffer.dropped).toBe(dropped);
+				}
+				expect(buffer.drain()).toEqual(model);
+			}),
+		);
 	});
 });
