@@ -213,7 +213,7 @@ export class ListenerDelivery {
 			this.#soleAdded = added;
 			return SETTLED.then(this.#afterSole);
 		}
-		return this.#rest(event, signal, sole, answer, added, threw);
+		return this.#rest(event, signal, sole, answer, added, !threw);
 	}
 
 	/** The event, signal and listener count of a sole listener's call that {@link ListenerDelivery.#afterSole} ends. */
@@ -229,27 +229,30 @@ export class ListenerDelivery {
 	 */
 	readonly #afterSole = (): Promise<void> | undefined => {
 		const event = this.#soleEvent as AgentEvent;
+		const signal = this.#soleSignal as AbortSignal;
 		const sole = this.#deliveringTo as AgentListener;
+		// Not kept past the delivery: an idle agent would hold its last event and run's signal.
 		this.#soleEvent = undefined;
+		this.#soleSignal = undefined;
 		this.#deliveringTo = undefined;
 		if (this.#added === this.#soleAdded) {
 			this.#inFlight--;
 			return undefined;
 		}
-		return this.#rest(event, this.#soleSignal as AbortSignal, sole, undefined, this.#soleAdded, true);
+		return this.#rest(event, signal, sole, undefined, this.#soleAdded, false);
 	};
 
 	/**
 	 * The delivery from the sole listener's answer on (`sole` undefined: with several listeners,
-	 * from the first): awaits the answer unless the call threw, then every listener not yet
-	 * called, and ends the step.
+	 * from the first): awaits the answer when `awaitAnswer` (not when the call threw, or the
+	 * answer was waited for already), then every listener not yet called, and ends the step.
 	 */
-	async #rest(event: AgentEvent, signal: AbortSignal, sole: AgentListener | undefined, answer: unknown, added: number, threw: boolean): Promise<void> {
+	async #rest(event: AgentEvent, signal: AbortSignal, sole: AgentListener | undefined, answer: unknown, added: number, awaitAnswer: boolean): Promise<void> {
 		try {
 			// The listener already called, if any.
 			let called: AgentListener | undefined;
 			if (sole !== undefined) {
-				if (!threw) {
+				if (awaitAnswer) {
 					try {
 						await answer;
 					} catch (error) {
