@@ -139,7 +139,8 @@ function readStream(
  * One read of a call's stream: {@link readStream}'s loop. Each step is what `for await` does at
  * that point, microtask for microtask: `next()` and an await of its result, the event's
  * relay, an await of its delivery, the next `next()`; leaving the loop early closes the
- * iterator (`return()`, awaited), as leaving a `for await` does.
+ * iterator (`return()`, awaited), as leaving a `for await` does. (Unlike `for await`, a
+ * `return()` that answers something other than an object is not an error: the call has ended.)
  */
 class StreamReader {
 	#started = false;
@@ -193,7 +194,7 @@ class StreamReader {
 		let pending: PromiseLike<void> | undefined | void;
 		try {
 			if (this.reading.stopped) {
-				this.#close(true);
+				this.#close();
 				return;
 			}
 			this.reading.events++;
@@ -252,45 +253,40 @@ class StreamReader {
 					return;
 				}
 				// At once, with the final message in hand (pi closes once `message_end` was delivered).
-				this.#close(true);
+				this.#close();
 			},
 			(error: unknown) => this.#closeAfter(error),
 		);
 	}
 
-	/** Leaves the loop early: closes the iterator, then resolves with `stoppedEarly`. */
-	#close(stoppedEarly: boolean): void {
-		let closed: unknown;
-		try {
-			const close = this.iterator.return;
-			if (close === undefined || close === null) {
-				this.resolve(stoppedEarly);
-				return;
-			}
-			closed = close.call(this.iterator);
-		} catch (error) {
-			this.reject(error);
-			return;
-		}
-		Promise.resolve(closed).then((result) => {
-			if (typeof result === "object" && result !== null) this.resolve(stoppedEarly);
-			else this.reject(new TypeError(`Iterator result ${String(result)} is not an object`));
-		}, this.reject);
+	/**
+	 * Leaves the loop early, as a `for await` left by `return` does: closes the iterator (its
+	 * `return()`, awaited) and resolves. The call is over by then (stopped, or finished), so how
+	 * the close goes matters to the iterator alone.
+	 */
+	#close(): void {
+		this.#closeThen(this.#stoppedEarly);
 	}
+
+	readonly #stoppedEarly = (): void => this.resolve(true);
 
 	/** Leaves the loop because of an error: closes the iterator (its own failure ignored), then rejects. */
 	#closeAfter(error: unknown): void {
-		const fail = () => this.reject(error);
+		this.#closeThen(() => this.reject(error));
+	}
+
+	/** Calls the iterator's `return()`, if it has one, and `then` once what it returned settles. */
+	#closeThen(then: () => void): void {
 		try {
 			const close = this.iterator.return;
-			if (typeof close !== "function") {
-				fail();
+			if (typeof close === "function") {
+				Promise.resolve(close.call(this.iterator)).then(then, then);
 				return;
 			}
-			Promise.resolve(close.call(this.iterator)).then(fail, fail);
 		} catch {
-			fail();
+			// A `return` getter or call that throws: the loop is left all the same.
 		}
+		then();
 	}
 }
 

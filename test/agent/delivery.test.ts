@@ -117,4 +117,51 @@ describe("ListenerDelivery", () => {
 		expect(failures).toEqual(["threw", "rejected"]);
 		expect(d.pending()).toBeUndefined();
 	});
+
+	// pi's Agent delivers an event by awaiting each listener in turn (`await listener(event,
+	// signal)` in an async function). The delivery reaches the same microtask by other means
+	// when a lone listener returns nothing: this holds it to the reference for every kind of
+	// answer, deterministically (the pi-timing property covers the same ground with random runs).
+	const answerKinds: [string, (() => unknown)[]][] = [
+		["returns nothing", [() => undefined]],
+		["returns a number", [() => 42]],
+		["returns an object", [() => ({ seen: true })]],
+		["returns a thenable", [() => ({ then: (resolve: () => void) => resolve() })]],
+		["returns a resolved promise", [() => Promise.resolve()]],
+		["throws", [() => {
+			throw new Error("threw");
+		}]],
+		["rejects", [() => Promise.reject(new Error("rejected"))]],
+		["two listeners, both returning nothing", [() => undefined, () => undefined]],
+		["two listeners, the first a thenable", [() => ({ then: (resolve: () => void) => resolve() }), () => undefined]],
+	];
+	it.each(answerKinds)("settles an event at the microtask pi's awaiting loop does, when a listener %s", async (_kind, answers) => {
+		const reference = async (listeners: readonly (() => unknown)[]): Promise<void> => {
+			for (const listener of listeners) {
+				try {
+					await listener();
+				} catch {}
+			}
+		};
+		const { delivery: d } = delivery();
+		for (const answer of answers) d.add(() => answer() as void);
+		const ours = await microtasksUntilSettled(() => d.event({ type: "agent_start" }) ?? Promise.resolve());
+		const pis = await microtasksUntilSettled(() => reference(answers));
+		expect(ours).toBe(pis);
+	});
 });
+
+/** Microtasks from a call until the promise it returns has settled (counted by a chain of awaits). */
+async function microtasksUntilSettled(start: () => Promise<void>): Promise<number> {
+	let settled = false;
+	start().then(
+		() => (settled = true),
+		() => (settled = true),
+	);
+	let count = 0;
+	while (!settled) {
+		await null;
+		count++;
+	}
+	return count;
+}

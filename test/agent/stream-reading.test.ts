@@ -86,11 +86,21 @@ describe("reading a call's stream", () => {
 		expect(deltas).toEqual([]);
 	});
 
-	it("reads a stream that is only a sync iterable, as for await does", async () => {
+	// `for await` falls back to a sync iterator when the async one is absent (undefined or null).
+	it.each([undefined, null])("reads a stream that is only a sync iterable (async iterator %s), and closes it, as for await does", async (asyncIterator) => {
+		const log: string[] = [];
 		const events = replyEvents("ok");
 		const streamFn: StreamFn = () =>
 			({
-				[Symbol.iterator]: () => events[Symbol.iterator](),
+				[Symbol.asyncIterator]: asyncIterator,
+				*[Symbol.iterator]() {
+					try {
+						yield* events;
+						log.push("read past done");
+					} finally {
+						log.push("closed");
+					}
+				},
 				result: async () => assistant("ok"),
 			}) as unknown as AssistantMessageEventStreamLike;
 		const { agent, deltas } = agentOn(streamFn);
@@ -98,6 +108,27 @@ describe("reading a call's stream", () => {
 		expect(deltas).toEqual(["o", "k"]);
 		expect(textOf(lastAssistant(agent))).toBe("ok");
 		expect(lastAssistant(agent)?.stopReason).toBe("stop");
+		expect(log).toEqual(["closed"]);
+	});
+
+	it("ends the call as an error when a sync iterable's next() throws, keeping what had streamed", async () => {
+		const events = replyEvents("ab").slice(0, 2);
+		let index = 0;
+		const streamFn: StreamFn = () =>
+			({
+				[Symbol.iterator]: () => ({
+					next: () => {
+						if (index < events.length) return { value: events[index++], done: false };
+						throw new Error("sync source broke");
+					},
+				}),
+				result: async () => assistant("ab"),
+			}) as unknown as AssistantMessageEventStreamLike;
+		const { agent, deltas } = agentOn(streamFn);
+		await agent.prompt("go");
+		expect(deltas).toEqual(["a"]);
+		expect(lastAssistant(agent)).toMatchObject({ stopReason: "error", errorMessage: "sync source broke" });
+		expect(textOf(lastAssistant(agent))).toBe("a");
 	});
 
 	it("ends the call as an error when the stream is not iterable at all", async () => {
@@ -106,19 +137,19 @@ describe("reading a call's stream", () => {
 		expect(lastAssistant(agent)).toMatchObject({ stopReason: "error", errorMessage: expect.stringMatching(/not async iterable/) });
 	});
 
-	it("ends the call as an error when the iterator's step is not an object, keeping what had streamed", async () => {
+	it.each([7, null])("ends the call as an error when the iterator's step is %s, not an object, keeping what had streamed", async (step) => {
 		const events = replyEvents("ab").slice(0, 2);
 		let index = 0;
 		const streamFn: StreamFn = () => ({
 			[Symbol.asyncIterator]: () => ({
-				next: () => Promise.resolve((index < events.length ? { value: events[index++], done: false } : 7) as IteratorResult<AssistantMessageEvent>),
+				next: () => Promise.resolve((index < events.length ? { value: events[index++], done: false } : step) as IteratorResult<AssistantMessageEvent>),
 			}),
 			result: async () => assistant("ab"),
 		});
 		const { agent, deltas } = agentOn(streamFn);
 		await agent.prompt("go");
 		expect(deltas).toEqual(["a"]);
-		expect(lastAssistant(agent)).toMatchObject({ stopReason: "error", errorMessage: "Iterator result 7 is not an object" });
+		expect(lastAssistant(agent)).toMatchObject({ stopReason: "error", errorMessage: `Iterator result ${String(step)} is not an object` });
 		expect(textOf(lastAssistant(agent))).toBe("a");
 	});
 
