@@ -206,8 +206,8 @@ export class ListenerDelivery {
 		}
 		// `await` of a value that is not an object takes one microtask, and so does a `then` on a
 		// settled promise: the same timing, without an async function's suspended frame (about
-		// 500 bytes a delta). An object may be a thenable, whose `await` takes more.
-		if (!threw && this.#added === added && (answer === undefined || (typeof answer !== "object" && typeof answer !== "function"))) {
+		// 500 bytes a delta). An object or a function may be a thenable, whose `await` takes more.
+		if (!threw && this.#added === added && typeof answer !== "object" && typeof answer !== "function") {
 			this.#soleEvent = event;
 			this.#soleSignal = signal;
 			this.#soleAdded = added;

@@ -127,6 +127,9 @@ describe("ListenerDelivery", () => {
 		["returns a number", [() => 42]],
 		["returns an object", [() => ({ seen: true })]],
 		["returns a thenable", [() => ({ then: (resolve: () => void) => resolve() })]],
+		["returns null", [() => null]],
+		["returns a function", [() => () => undefined]],
+		["returns a function that is a thenable", [() => Object.assign(() => undefined, { then: (resolve: () => void) => resolve() })]],
 		["returns a resolved promise", [() => Promise.resolve()]],
 		["throws", [() => {
 			throw new Error("threw");
@@ -147,6 +150,26 @@ describe("ListenerDelivery", () => {
 		for (const answer of answers) d.add(() => answer() as void);
 		const ours = await microtasksUntilSettled(() => d.event({ type: "agent_start" }) ?? Promise.resolve());
 		const pis = await microtasksUntilSettled(() => reference(answers));
+		expect(ours).toBe(pis);
+	});
+
+	// A listener subscribed while the lone one runs joins the event in pi's live iteration of its
+	// set, and is awaited in the same loop: the event settles when the newcomer's await does.
+	it("settles an event at pi's microtask when the lone listener subscribes another while it runs", async () => {
+		const { delivery: d } = delivery();
+		const late = () => undefined;
+		d.add(() => {
+			d.add(late);
+		});
+		const ours = await microtasksUntilSettled(() => d.event({ type: "agent_start" }) ?? Promise.resolve());
+		const set = new Set<() => unknown>();
+		const lateOfPi = () => undefined;
+		set.add(() => {
+			set.add(lateOfPi);
+		});
+		const pis = await microtasksUntilSettled(async () => {
+			for (const listener of set) await listener();
+		});
 		expect(ours).toBe(pis);
 	});
 });

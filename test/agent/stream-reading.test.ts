@@ -6,13 +6,15 @@
  * message, on what `for await` would throw. The microtask timing of the read is compared with
  * pi's own `for await` by test/agent/pi-timing.property.test.ts.
  */
+import { createActor, waitFor } from "xstate";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import { agentMachine } from "../../src/machines/agent-machine.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
 import type { AssistantMessage } from "../../src/types/messages.js";
 import type { AssistantMessageEvent, AssistantMessageEventStreamLike, StreamFn } from "../../src/types/stream.js";
-import { assistant, deferred, sleep, textOf } from "./helpers.js";
+import { assistant, deferred, sleep, textOf, user } from "./helpers.js";
 
 function lastAssistant(agent: Agent): AssistantMessage | undefined {
 	return agent.state.messages.filter((message): message is AssistantMessage => message.role === "assistant").at(-1);
@@ -189,5 +191,53 @@ describe("reading a call's stream", () => {
 		await agent.prompt("go");
 		expect(lastAssistant(agent)).toMatchObject({ stopReason: "error", errorMessage: "socket gone" });
 		expect(returned).toBe(false);
+	});
+
+	it("ends the call as an error when result() throws instead of answering a promise, and closes the iterator", async () => {
+		const log: string[] = [];
+		const streamFn: StreamFn = () => ({
+			async *[Symbol.asyncIterator]() {
+				try {
+					yield* replyEvents("x");
+				} finally {
+					log.push("closed");
+				}
+			},
+			result: () => {
+				throw new Error("no result at all");
+			},
+		});
+		const { agent } = agentOn(streamFn);
+		await agent.prompt("go");
+		expect(lastAssistant(agent)).toMatchObject({ stopReason: "error", errorMessage: "no result at all" });
+		expect(log).toEqual(["closed"]);
+	});
+
+	// The reader's own step failing (here the consumer's deliveryPending, which the facade never
+	// lets throw) ends the call as an error and closes the iterator, as a body that throws
+	// inside `for await` does.
+	it("ends the call as an error, closing the iterator, when relaying an event throws", async () => {
+		const log: string[] = [];
+		const scripted = createScriptedModel([]);
+		const streamFn: StreamFn = () => ({
+			async *[Symbol.asyncIterator]() {
+				try {
+					yield* replyEvents("x");
+				} finally {
+					log.push("closed");
+				}
+			},
+			result: async () => assistant("x"),
+		});
+		const deliveryPending = () => {
+			throw new Error("consumer broke");
+		};
+		const actor = createActor(agentMachine, { input: { model: scripted.model, config: { streamFn, deliveryPending, streamIdleTimeoutMs: 0 } } }).start();
+		actor.send({ type: "prompt", messages: [user("go")] });
+		const snapshot = await waitFor(actor, (state) => state.matches("idle"), { timeout: 1000 });
+		const last = snapshot.context.messages.filter((message): message is AssistantMessage => message.role === "assistant").at(-1);
+		expect(last).toMatchObject({ stopReason: "error", errorMessage: "consumer broke" });
+		expect(log).toEqual(["closed"]);
+		actor.stop();
 	});
 });
