@@ -1,6 +1,6 @@
 /**
  * The stream actor reads a call's stream with `then` callbacks instead of a `for await` loop
- * (src/actors/stream-actor.ts, `StreamReader`). These pin down the parts of `for await` it
+ * (src/actors/stream-actor.ts, `readStream`). These pin down the parts of `for await` it
  * has to do by hand: closing the iterator when the read ends early (a generator's `finally`
  * runs), reading a stream that is only a sync iterable, and failing the call, as an error
  * message, on what `for await` would throw. The microtask timing of the read is compared with

@@ -11,6 +11,8 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { createMachine, enqueueActions } from "xstate";
+import { StreamReader } from "../../src/actors/stream-actor.js";
+import type { StreamActorInput } from "../../src/actors/stream-protocol.js";
 import { Agent } from "../../src/agent.js";
 import { chartLogic } from "../../src/machines/chart-logic.js";
 import { LeanActor } from "../../src/machines/lean-actor.js";
@@ -139,5 +141,22 @@ describe("keepShape", () => {
 		for (let i = 0; i < 3; i++) gc();
 		await oneRun(seen);
 		expect(compare(seen)).toEqual(expected);
+	});
+
+	// A run's stream reader is reachable only from the promise reactions of its read, where the
+	// walk above does not look: one is built here from a scripted model's stream, with a run's
+	// kinds of arguments, and must share the kept instance's map, also after full collections.
+	it("keeps an instance with the stream reader's map", async () => {
+		const scripted = createScriptedModel([{ content: "hi" }]);
+		const reader = async () => {
+			const stream = await scripted.streamFn(scripted.model, { systemPrompt: "", messages: [] }, {});
+			const reading = { stopped: false, events: 0 };
+			const input = { attempt: 0, announceToolCalls: false } as unknown as StreamActorInput;
+			const noop = () => {};
+			return new StreamReader(stream, stream[Symbol.asyncIterator](), reading, input, noop, noop, noop, noop);
+		};
+		expect(compare(new Map([["StreamReader", await reader()]]))).toEqual({ StreamReader: "same map" });
+		for (let i = 0; i < 3; i++) gc();
+		expect(compare(new Map([["StreamReader", await reader()]]))).toEqual({ StreamReader: "same map" });
 	});
 });
