@@ -47,6 +47,10 @@ export class ListenerDelivery {
 	 * iterator and its result objects.
 	 */
 	#sole: AgentListener | undefined;
+	/** The event, signal and listener count of a sole listener's call that {@link ListenerDelivery.#afterSole} ends. */
+	#soleEvent: AgentEvent | undefined;
+	#soleSignal: AbortSignal | undefined;
+	#soleAdded = 0;
 	/** The signal listeners receive: the run's, set by the agent as its run starts and ends. */
 	signal: AbortSignal;
 	/** Steps queued or running. */
@@ -215,11 +219,6 @@ export class ListenerDelivery {
 		}
 		return this.#rest(event, signal, sole, answer, added, !threw);
 	}
-
-	/** The event, signal and listener count of a sole listener's call that {@link ListenerDelivery.#afterSole} ends. */
-	#soleEvent: AgentEvent | undefined;
-	#soleSignal: AbortSignal | undefined;
-	#soleAdded = 0;
 
 	/**
 	 * Ends a delivery whose sole listener returned nothing, a microtask after its call, where

@@ -32,6 +32,25 @@ function replyEvents(text: string): AssistantMessageEvent[] {
 	return events;
 }
 
+/**
+ * A stream function whose stream is an async generator over a reply of `text`, with `result` as
+ * its final message. `log` records "closed" when the generator is closed (its `finally`), and
+ * "read past done" if it is read on after `done`.
+ */
+function generatorStreamFn(text: string, log: string[], result: () => Promise<AssistantMessage>): StreamFn {
+	return () => ({
+		async *[Symbol.asyncIterator]() {
+			try {
+				yield* replyEvents(text);
+				log.push("read past done");
+			} finally {
+				log.push("closed");
+			}
+		},
+		result,
+	});
+}
+
 function agentOn(streamFn: StreamFn, options: { streamIdleTimeoutMs?: number } = {}): { agent: Agent; deltas: string[] } {
 	const scripted = createScriptedModel([]);
 	const agent = new Agent({ initialState: { model: scripted.model }, streamFn, ...options });
@@ -45,18 +64,7 @@ function agentOn(streamFn: StreamFn, options: { streamIdleTimeoutMs?: number } =
 describe("reading a call's stream", () => {
 	it("closes the stream's iterator once done is read, so a generator's finally runs", async () => {
 		const log: string[] = [];
-		const streamFn: StreamFn = () => ({
-			async *[Symbol.asyncIterator]() {
-				try {
-					yield* replyEvents("hi");
-					log.push("read past done");
-				} finally {
-					log.push("closed");
-				}
-			},
-			result: async () => assistant("hi"),
-		});
-		const { agent, deltas } = agentOn(streamFn);
+		const { agent, deltas } = agentOn(generatorStreamFn("hi", log, async () => assistant("hi")));
 		await agent.prompt("go");
 		expect(deltas).toEqual(["h", "i"]);
 		expect(textOf(lastAssistant(agent))).toBe("hi");
@@ -157,17 +165,7 @@ describe("reading a call's stream", () => {
 
 	it("ends the call as an error when result() rejects after done, and closes the iterator", async () => {
 		const log: string[] = [];
-		const streamFn: StreamFn = () => ({
-			async *[Symbol.asyncIterator]() {
-				try {
-					yield* replyEvents("x");
-				} finally {
-					log.push("closed");
-				}
-			},
-			result: () => Promise.reject(new Error("no final message")),
-		});
-		const { agent } = agentOn(streamFn);
+		const { agent } = agentOn(generatorStreamFn("x", log, () => Promise.reject(new Error("no final message"))));
 		await agent.prompt("go");
 		expect(lastAssistant(agent)).toMatchObject({ stopReason: "error", errorMessage: "no final message" });
 		expect(log).toEqual(["closed"]);
@@ -195,19 +193,11 @@ describe("reading a call's stream", () => {
 
 	it("ends the call as an error when result() throws instead of answering a promise, and closes the iterator", async () => {
 		const log: string[] = [];
-		const streamFn: StreamFn = () => ({
-			async *[Symbol.asyncIterator]() {
-				try {
-					yield* replyEvents("x");
-				} finally {
-					log.push("closed");
-				}
-			},
-			result: () => {
+		const { agent } = agentOn(
+			generatorStreamFn("x", log, () => {
 				throw new Error("no result at all");
-			},
-		});
-		const { agent } = agentOn(streamFn);
+			}),
+		);
 		await agent.prompt("go");
 		expect(lastAssistant(agent)).toMatchObject({ stopReason: "error", errorMessage: "no result at all" });
 		expect(log).toEqual(["closed"]);
@@ -219,16 +209,7 @@ describe("reading a call's stream", () => {
 	it("ends the call as an error, closing the iterator, when relaying an event throws", async () => {
 		const log: string[] = [];
 		const scripted = createScriptedModel([]);
-		const streamFn: StreamFn = () => ({
-			async *[Symbol.asyncIterator]() {
-				try {
-					yield* replyEvents("x");
-				} finally {
-					log.push("closed");
-				}
-			},
-			result: async () => assistant("x"),
-		});
+		const streamFn = generatorStreamFn("x", log, async () => assistant("x"));
 		const deliveryPending = () => {
 			throw new Error("consumer broke");
 		};
