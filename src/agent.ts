@@ -1,7 +1,7 @@
 import { type Actor, type Snapshot, createActor } from "xstate";
 import { assertAgentMessage, assertTranscript, promptMessages } from "./agent-input.js";
 import { MutableAgentState } from "./facade/agent-state.js";
-import { type AgentListener, ListenerDelivery } from "./facade/delivery.js";
+import { type AgentListener, type DeliveryHost, ListenerDelivery } from "./facade/delivery.js";
 import type { MessageUpdateEvent } from "./actors/stream-protocol.js";
 import type { AgentActor } from "./machines/agent-actor.js";
 import { agentMachine } from "./machines/agent-machine.js";
@@ -29,6 +29,7 @@ import type { AgentMessage } from "./types/messages.js";
 import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
 import type { StreamFn } from "./types/stream.js";
 import { keepShape } from "./util/keep-shape.js";
+import { runLivedList } from "./util/run-lived.js";
 
 export type { AgentListener } from "./facade/delivery.js";
 
@@ -103,6 +104,46 @@ const IDLE_SIGNAL = new AbortController().signal;
 /** The loop configuration's defaults, read by every new agent (made once: a copy per agent was garbage at once). */
 const LOOP_DEFAULTS = defaultLoopConfig();
 
+/**
+ * The agent's side of its listener delivery. A class, not a literal: it lives as long as the
+ * agent, and V8 pretenures what a literal makes that lives long (util/run-lived.ts).
+ */
+class AgentDeliveryHost implements DeliveryHost {
+	constructor(
+		readonly reduce: DeliveryHost["reduce"],
+		readonly listenerFailed: DeliveryHost["listenerFailed"],
+		readonly delivered: DeliveryHost["delivered"],
+	) {}
+}
+
+type RunStreamOptionsShape = AgentMachineConfig["streamOptions"];
+
+/**
+ * The options every stream function call of a run is given, read from the agent when the run
+ * starts. A class, not a literal: it lives as long as the run (util/run-lived.ts).
+ */
+class RunStreamOptions implements RunStreamOptionsShape {
+	readonly sessionId: string | undefined;
+	readonly onPayload: SimpleStreamOptions["onPayload"] | undefined;
+	readonly onResponse: SimpleStreamOptions["onResponse"] | undefined;
+	readonly transport: Transport;
+	readonly thinkingBudgets: ThinkingBudgets | undefined;
+	readonly maxRetryDelayMs: number | undefined;
+	readonly timeoutMs: number | undefined;
+	readonly maxRetries: number | undefined;
+
+	constructor(agent: Agent) {
+		this.sessionId = agent.sessionId;
+		this.onPayload = agent.onPayload;
+		this.onResponse = agent.onResponse;
+		this.transport = agent.transport;
+		this.thinkingBudgets = agent.thinkingBudgets;
+		this.maxRetryDelayMs = agent.maxRetryDelayMs;
+		this.timeoutMs = agent.timeoutMs;
+		this.maxRetries = agent.maxRetries;
+	}
+}
+
 /** The run in progress: what `waitForIdle()` waits for, and how the machine's part of it ends. */
 interface ActiveRun {
 	promise: Promise<void>;
@@ -168,8 +209,8 @@ export class Agent {
 	readonly #state: MutableAgentState;
 	readonly #delivery: ListenerDelivery;
 	/** Queued messages while no machine runs; the machine's context holds them while one does. */
-	#steering: AgentMessage[] = [];
-	#followUps: AgentMessage[] = [];
+	#steering: AgentMessage[] = runLivedList();
+	#followUps: AgentMessage[] = runLivedList();
 	#steeringMode: QueueMode;
 	#followUpMode: QueueMode;
 	#machine: MachineActor | undefined;
@@ -209,8 +250,9 @@ export class Agent {
 			initial.systemPrompt ?? "",
 			initial.model ?? defaultModel(),
 			initial.thinkingLevel ?? "off",
-			initial.tools ? [...initial.tools] : [],
-			initial.messages ? [...initial.messages] : [],
+			// Copies V8 does not pretenure (util/run-lived.ts): Array.from and a spread make the same array.
+			initial.tools ? Array.from(initial.tools) : runLivedList(),
+			initial.messages ? Array.from(initial.messages) : runLivedList(),
 		);
 		this.convertToLlm = options.convertToLlm ?? LOOP_DEFAULTS.convertToLlm;
 		this.transformContext = options.transformContext;
@@ -236,11 +278,11 @@ export class Agent {
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
 		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
 		this.#delivery = new ListenerDelivery(
-			{
-				reduce: (event) => this.#reduce(event),
-				listenerFailed: (message) => this.#listenerFailed(message),
-				delivered: (event, delivery) => this.#delivered(event, delivery),
-			},
+			new AgentDeliveryHost(
+				(event) => this.#reduce(event),
+				(message) => this.#listenerFailed(message),
+				(event, delivery) => this.#delivered(event, delivery),
+			),
 			IDLE_SIGNAL,
 			this.#state,
 		);
@@ -716,16 +758,7 @@ export class Agent {
 			outputLimitRecovery: this.outputLimitRecovery,
 			deliveryPending: this.#deliveryPending,
 			deltaSink: this.#deltaSink,
-			streamOptions: {
-				sessionId: this.sessionId,
-				onPayload: this.onPayload,
-				onResponse: this.onResponse,
-				transport: this.transport,
-				thinkingBudgets: this.thinkingBudgets,
-				maxRetryDelayMs: this.maxRetryDelayMs,
-				timeoutMs: this.timeoutMs,
-				maxRetries: this.maxRetries,
-			},
+			streamOptions: new RunStreamOptions(this),
 		};
 	}
 
@@ -813,12 +846,13 @@ export class Agent {
 	}
 
 	static {
-		// An agent that never runs, kept so that V8 keeps the maps of an agent, its state and its
-		// delivery through a full collection in a process whose agents all came and went
+		// An agent that never runs, kept so that V8 keeps the maps of an agent, its state, its
+		// delivery and its runs' stream options through a full collection in a process whose agents all came and went
 		// (util/keep-shape.ts). Its interpreter is named: the default is read from the
 		// environment once, at the first agent a user makes.
 		const agent = keepShape(new Agent({ interpreter: "agentchart" }));
 		keepShape(agent.#state);
 		keepShape(agent.#delivery);
+		keepShape(new RunStreamOptions(agent));
 	}
 }

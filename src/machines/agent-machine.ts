@@ -1,10 +1,10 @@
 import { and, not, or } from "xstate";
 import { compactionInput } from "./actions/compaction.js";
+import { streamInput } from "./actor-inputs.js";
 import { agentSetup } from "./agent-setup.js";
 import { type Ctx, copyContext, runOf } from "./context.js";
 import { defaultLoopConfig, defaultModel } from "./defaults.js";
-import { emitterOf } from "./relay.js";
-import { hookContext, streamOptionsFor } from "./run-helpers.js";
+import { hookContext } from "./run-helpers.js";
 
 /**
  * The agent loop as a statechart.
@@ -306,24 +306,6 @@ export const agentMachine = agentSetup.createMachine({
 		},
 	},
 });
-
-/** What the stream actor of the current call gets. */
-function streamInput(context: Ctx, self: unknown) {
-	const run = runOf(context);
-	return {
-		attempt: run.attempt,
-		model: context.model,
-		systemPrompt: context.systemPrompt,
-		messages: context.messages,
-		tools: context.tools,
-		config: context.config,
-		options: streamOptionsFor(context),
-		abort: run.controller,
-		relay: context.config.deltaSink ?? emitterOf(self),
-		progress: run.stream,
-		announceToolCalls: context.config.toolExecution === "streaming",
-	};
-}
 
 /** What `shouldStopAfterTurn` is asked with. */
 function stopCheckInput(context: Ctx) {

@@ -4,9 +4,12 @@
  * concern needs (a new run, the events of a transcript entry).
  */
 import type { AgentEvent } from "../types/agent.js";
-import type { AgentMessage } from "../types/messages.js";
+import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import type { ToolBatchCommand } from "../actors/tool-batch-protocol.js";
+import type { StreamProgress } from "../actors/stream-protocol.js";
+import { keepShape } from "../util/keep-shape.js";
 import { RunAbort } from "../util/run-abort.js";
+import { runLivedList } from "../util/run-lived.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineOwnEvent, RunContext, RunOverrides, ToolBatch, ToolCallEntry } from "./types.js";
 
 export type Ctx = AgentMachineContext;
@@ -180,6 +183,29 @@ export function applyOverrides(context: Ctx, overrides: RunOverrides): Partial<C
 }
 
 /**
+ * A model call's progress, which the stream actor updates as it reads. A class, not a literal:
+ * it lives as long as the call (util/run-lived.ts).
+ */
+class CallProgress implements StreamProgress {
+	partial: AssistantMessage | undefined = undefined;
+
+	static {
+		// Kept so that V8 keeps the map through a full collection while no run is in progress (util/keep-shape.ts).
+		keepShape(new CallProgress());
+	}
+}
+
+/**
+ * A new model call's progress: nothing streamed yet.
+ *
+ * @example
+ * enqueue.assign({ run: patchRun(run, { stream: newStreamProgress() }) });
+ */
+export function newStreamProgress(): StreamProgress {
+	return new CallProgress();
+}
+
+/**
  * A fresh run.
  *
  * @example
@@ -191,17 +217,17 @@ export function newRun(skipInitialSteeringPoll: boolean): Run {
 		aborted: false,
 		abandonScheduled: false,
 		failure: undefined,
-		newMessages: [],
+		newMessages: runLivedList(),
 		turn: 1,
 		attempt: 0,
 		skipInitialSteeringPoll,
-		stream: { partial: undefined },
+		stream: newStreamProgress(),
 		partial: undefined,
 		pendingFailedReply: undefined,
 		assistant: undefined,
 		batch: undefined,
 		turnEnded: false,
-		toolResults: [],
+		toolResults: runLivedList(),
 		overflowRetried: false,
 		outputLimitAttempts: undefined,
 		compactedThisTurn: undefined,

@@ -4,6 +4,7 @@ import type { Model } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
 import { defaultConvertToLlm } from "./run-helpers.js";
 import type { AgentMachineConfig } from "./types.js";
+import { keepShape } from "../util/keep-shape.js";
 
 /**
  * The placeholder model of a new agent (pi uses the same "unknown" model).
@@ -72,27 +73,39 @@ export const defaultStreamFn: StreamFn = createDefaultStreamFn();
  * defaultLoopConfig().toolTimeoutMs; // 180000
  */
 export function defaultLoopConfig(): AgentMachineConfig {
-	// Every key, the optional ones as undefined: a configuration is merged onto this, and an
-	// object V8 has to add properties to after a copy is an order of magnitude slower to build.
-	return {
-		streamFn: defaultStreamFn,
-		convertToLlm: defaultConvertToLlm,
-		transformContext: undefined,
-		getApiKey: undefined,
-		beforeToolCall: undefined,
-		afterToolCall: undefined,
-		shouldStopAfterTurn: undefined,
-		getSteeringMessages: undefined,
-		getFollowUpMessages: undefined,
-		toolExecution: "parallel",
-		toolTimeoutMs: 180_000,
-		abortGraceMs: 2_000,
-		streamIdleTimeoutMs: 120_000,
-		toolAbortGraceMs: 5_000,
-		streamOptions: {},
-		compaction: undefined,
-		outputLimitRecovery: undefined,
-		deliveryPending: undefined,
-		deltaSink: undefined,
-	};
+	return new LoopConfig();
+}
+
+/**
+ * The defaults, as a class rather than a literal: a run's configuration is one of these with the
+ * run's settings merged onto it, and lives as long as the run (util/run-lived.ts). Every key is
+ * here, the optional ones as undefined: an object V8 has to add properties to after a copy is an
+ * order of magnitude slower to build.
+ */
+class LoopConfig implements AgentMachineConfig {
+	streamFn: AgentMachineConfig["streamFn"] = defaultStreamFn;
+	convertToLlm: AgentMachineConfig["convertToLlm"] = defaultConvertToLlm;
+	transformContext: AgentMachineConfig["transformContext"] = undefined;
+	getApiKey: AgentMachineConfig["getApiKey"] = undefined;
+	beforeToolCall: AgentMachineConfig["beforeToolCall"] = undefined;
+	afterToolCall: AgentMachineConfig["afterToolCall"] = undefined;
+	shouldStopAfterTurn: AgentMachineConfig["shouldStopAfterTurn"] = undefined;
+	getSteeringMessages: AgentMachineConfig["getSteeringMessages"] = undefined;
+	getFollowUpMessages: AgentMachineConfig["getFollowUpMessages"] = undefined;
+	toolExecution: AgentMachineConfig["toolExecution"] = "parallel";
+	toolTimeoutMs = 180_000;
+	abortGraceMs = 2_000;
+	streamIdleTimeoutMs = 120_000;
+	toolAbortGraceMs = 5_000;
+	// An empty literal: V8 tracks no allocation site for `{}`.
+	streamOptions: AgentMachineConfig["streamOptions"] = {};
+	compaction: AgentMachineConfig["compaction"] = undefined;
+	outputLimitRecovery: AgentMachineConfig["outputLimitRecovery"] = undefined;
+	deliveryPending: AgentMachineConfig["deliveryPending"] = undefined;
+	deltaSink: AgentMachineConfig["deltaSink"] = undefined;
+
+	static {
+		// Kept so that V8 keeps the map through a full collection while no run is in progress (util/keep-shape.ts).
+		keepShape(new LoopConfig());
+	}
 }

@@ -14,6 +14,7 @@
  */
 import { type AnyActorLogic, type AnyActorRef, type AnyActorScope, type EventObject, type Observer, createActor, fromTransition } from "xstate";
 import { keepShape } from "../util/keep-shape.js";
+import { runLivedList } from "../util/run-lived.js";
 
 /** The system's methods XState keeps internal and its actors call (a lean system has them too). */
 interface SystemInternals {
@@ -35,6 +36,13 @@ interface AnySnapshot {
 interface MailboxNode {
 	value: EventObject;
 	next: MailboxNode | null;
+}
+
+/** XState's mailbox shape; a class, as it lives as long as its actor (util/run-lived.ts). */
+class LeanMailbox {
+	_current: MailboxNode | null = null;
+	_last: MailboxNode | null = null;
+	_active = false;
 }
 
 const NOT_STARTED = 0;
@@ -298,9 +306,9 @@ export class LeanActor {
 	_snapshot: AnySnapshot;
 	_processingStatus: number = NOT_STARTED;
 	/** XState's mailbox shape (`_current` is the event being taken): the facade reads what waits in it. */
-	readonly mailbox: { _current: MailboxNode | null; _last: MailboxNode | null; _active: boolean } = { _current: null, _last: null, _active: false };
+	readonly mailbox: LeanMailbox = new LeanMailbox();
 	/** Effects of the step being taken, run once its snapshot is set: functions, or events to emit. */
-	_deferred: ((() => void) | EventObject)[] = [];
+	_deferred: ((() => void) | EventObject)[] = runLivedList();
 	observers: Set<FullObserver<unknown>> | undefined;
 	/**
 	 * XState's name for the emitted-event listeners, made when a second handler comes (children
@@ -587,7 +595,7 @@ export class LeanActor {
 		if (!(system instanceof LeanSystem) || system.hasScheduler) this.system.scheduler.cancelAll(this as unknown as AnyActorRef);
 		this.#clearMailbox();
 		// Events sent after the stop wait in a fresh mailbox that nothing flushes (as in XState).
-		(this as { mailbox: LeanActor["mailbox"] }).mailbox = { _current: null, _last: null, _active: false };
+		(this as { mailbox: LeanActor["mailbox"] }).mailbox = new LeanMailbox();
 		this._processingStatus = STOPPED;
 		this.system._unregister(this as unknown as AnyActorRef);
 		return this;
@@ -777,14 +785,15 @@ function isStateMachine(logic: AnyActorLogic): boolean {
 	return typeof (logic as { root?: unknown }).root === "object" && typeof (logic as { resolveState?: unknown }).resolveState === "function";
 }
 
-// One root and one child (a root has its own `send`: a map of its own), their scopes and the
-// root's system and scheduler, never started: V8 keeps their maps through an idle full
+// One root and one child (a root has its own `send`: a map of its own), a mailbox, their scopes
+// and the root's system and scheduler, never started: V8 keeps their maps through an idle full
 // collection, and the code built for them (util/keep-shape.ts). A statement here, not a static
 // block of LeanActor: LeanScope is declared after it.
 {
 	const inert = fromTransition((state: undefined) => state, undefined);
 	const root = keepShape(new LeanActor(inert));
 	const child = keepShape(new LeanActor(inert, { parent: root as unknown as AnyActorRef, id: "kept" }));
+	keepShape(root.mailbox);
 	keepShape(root._actorScope);
 	keepShape(child._actorScope);
 	keepShape(root.system);

@@ -16,6 +16,7 @@
 
 import { getEventListeners } from "node:events";
 import { keepShape } from "./keep-shape.js";
+import { runLivedList } from "./run-lived.js";
 
 /** What the run's parts see of its cancellation (the actors' inputs carry this). */
 export interface RunAbortView {
@@ -126,7 +127,7 @@ export class RunAbort implements RunAbortView {
 	/** @example const call = abort.callController(); streamFn(model, context, { signal: call.signal }); */
 	callController(): AbortController {
 		const call = this.#free?.pop() ?? this.#unheard() ?? this.#newCall();
-		(this.#held ??= []).push(call);
+		(this.#held ??= runLivedList()).push(call);
 		return call;
 	}
 
@@ -143,8 +144,8 @@ export class RunAbort implements RunAbortView {
 		// leaves it held (reading `signal.aborted` costs more than the rest: every signal has a
 		// hidden class of its own, so no property read of one is ever cached).
 		if (!this.#release(call) || this.#aborted) return;
-		if (workMayOutlive) (this.#freeIfUnheard ??= []).push(call);
-		else (this.#free ??= []).push(call);
+		if (workMayOutlive) (this.#freeIfUnheard ??= runLivedList()).push(call);
+		else (this.#free ??= runLivedList()).push(call);
 	}
 
 	/** A controller a tool call left that nothing listens on any more, if there is one (the others are let go). */

@@ -2,31 +2,19 @@
  * Tool calls: the batch of a reply, preflight, running calls through the batch actor
  * (`tools`), settling them, and the tool result messages and `turn_end` of the batch.
  */
-import type { ToolBatchInput } from "../../actors/tool-batch-protocol.js";
 import { errorResult, prepareToolCall } from "../../tools/preflight.js";
 import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
 import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
+import type { ToolBatchInput } from "../../actors/tool-batch-protocol.js";
+import { toolBatchInput } from "../actor-inputs.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
-import { callKeyFor, createToolBatch, findTool, hookContext, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
+import { callKeyFor, createToolBatch, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
 import type { FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
 /** The batch actor's id: one per batch, so there is one child for all of a reply's calls. */
 export const TOOL_BATCH_ID = "tools";
-
-/** What the batch actor is spawned with. */
-export function toolBatchInput(context: Ctx, assistant: AssistantMessage): ToolBatchInput {
-	return {
-		tools: context.tools,
-		assistantMessage: assistant,
-		context: hookContext(context),
-		beforeToolCall: context.config.beforeToolCall,
-		afterToolCall: context.config.afterToolCall,
-		abort: runOf(context).controller,
-		timeoutMs: context.config.toolTimeoutMs,
-	};
-}
 
 function toolStartEvent(call: ToolCallEntry): AgentEvent {
 	return { type: "tool_execution_start", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments };

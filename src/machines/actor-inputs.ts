@@ -1,0 +1,91 @@
+/**
+ * What the run's actors start with: the stream actor (one model call) and the tool batch actor
+ * (the calls of one reply). Classes, not literals: each input lives as long as its actor, and
+ * V8 pretenures what a literal makes that lives that long (util/run-lived.ts).
+ */
+import type { DeltaSink, StreamActorInput, StreamCallConfig, StreamProgress } from "../actors/stream-protocol.js";
+import type { ToolBatchInput } from "../actors/tool-batch-protocol.js";
+import type { AfterToolCallHook, AgentContext, AnyAgentTool, BeforeToolCallHook } from "../types/agent.js";
+import type { AgentMessage, AssistantMessage } from "../types/messages.js";
+import type { Model, SimpleStreamOptions } from "../types/model.js";
+import { keepShape } from "../util/keep-shape.js";
+import type { RunAbortView } from "../util/run-abort.js";
+import { type Ctx, runOf } from "./context.js";
+import { emitterOf } from "./relay.js";
+import { hookContext, streamOptionsFor } from "./run-helpers.js";
+
+class StreamCallInput implements StreamActorInput {
+	constructor(
+		readonly attempt: number,
+		readonly model: Model,
+		readonly systemPrompt: string,
+		readonly messages: AgentMessage[],
+		readonly tools: AnyAgentTool[],
+		readonly config: StreamCallConfig,
+		readonly options: SimpleStreamOptions,
+		readonly abort: RunAbortView,
+		readonly relay: DeltaSink,
+		readonly progress: StreamProgress,
+		readonly announceToolCalls: boolean,
+	) {}
+
+	static {
+		// Kept so that V8 keeps the map through a full collection while no run is in progress
+		// (util/keep-shape.ts). Nothing reads an inert instance's fields.
+		const none = undefined as never;
+		keepShape(new StreamCallInput(0, none, "", none, none, none, none, none, none, none, false));
+	}
+}
+
+class ToolBatchRunInput implements ToolBatchInput {
+	constructor(
+		readonly tools: AnyAgentTool[],
+		readonly assistantMessage: AssistantMessage,
+		readonly context: AgentContext,
+		readonly beforeToolCall: BeforeToolCallHook | undefined,
+		readonly afterToolCall: AfterToolCallHook | undefined,
+		readonly abort: RunAbortView,
+		readonly timeoutMs: number,
+	) {}
+
+	static {
+		// Kept as StreamCallInput's is.
+		const none = undefined as never;
+		keepShape(new ToolBatchRunInput(none, none, none, undefined, undefined, none, 0));
+	}
+}
+
+/**
+ * What the stream actor of the run's current call gets.
+ *
+ * @example
+ * invoke: { src: "streamActor", input: ({ context, self }) => streamInput(context, self) }
+ */
+export function streamInput(context: Ctx, self: unknown): StreamActorInput {
+	const run = runOf(context);
+	const config = context.config;
+	return new StreamCallInput(
+		run.attempt,
+		context.model,
+		context.systemPrompt,
+		context.messages,
+		context.tools,
+		config,
+		streamOptionsFor(context),
+		run.controller,
+		config.deltaSink ?? emitterOf(self),
+		run.stream,
+		config.toolExecution === "streaming",
+	);
+}
+
+/**
+ * What the batch actor of a reply's tool calls is spawned with.
+ *
+ * @example
+ * enqueue.spawnChild("toolBatchActor", { id: TOOL_BATCH_ID, input: toolBatchInput(context, batch.assistant) });
+ */
+export function toolBatchInput(context: Ctx, assistant: AssistantMessage): ToolBatchInput {
+	const config = context.config;
+	return new ToolBatchRunInput(context.tools, assistant, hookContext(context), config.beforeToolCall, config.afterToolCall, runOf(context).controller, config.toolTimeoutMs);
+}
