@@ -492,7 +492,8 @@ export class LeanActor {
 				break;
 			}
 		}
-		deferred.length = 0;
+		// Setting an array's length is a call into V8's runtime even when it is 0 already.
+		if (deferred.length !== 0) deferred.length = 0;
 		switch (this._snapshot.status) {
 			case "active":
 				if (this.observers) for (const observer of this.observers) this.#notify(observer, snapshot);
