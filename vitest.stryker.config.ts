@@ -24,10 +24,15 @@ export default defineConfig({
 			"test/mutation/**/*.test.ts",
 			"test/util/**/*.test.ts",
 		],
-		// It runs the engine in child processes, where no mutant is ever active (StrykerJS switches
-		// mutants in its own worker), so it can kill none; and its three process starts, made
-		// synchronously, outlast the 3 s limit below on a loaded machine and failed a dry run.
-		exclude: ["test/agent/interpreter-env.test.ts"],
+		exclude: [
+			// It runs the engine in child processes, where no mutant is ever active (StrykerJS switches
+			// mutants in its own worker), so it can kill none; and its three process starts, made
+			// synchronously, outlast the 3 s limit below on a loaded machine and failed a dry run.
+			"test/agent/interpreter-env.test.ts",
+			// Thousands of runs until V8 makes its pretenuring decisions: seconds for each of the
+			// mutants it covers (nearly all), and no mutator turns a run-lived object into a literal.
+			"test/util/run-lived.test.ts",
+		],
 		// One module graph per run instead of one per test file: StrykerJS starts a fresh worker
 		// for every mutant, so each mutant still gets freshly evaluated modules.
 		isolate: false,

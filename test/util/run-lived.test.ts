@@ -25,10 +25,9 @@ class Census {
 	readonly seen = new Map<string, number>();
 	readonly old = new Map<string, number>();
 	readonly #looked = new WeakSet<object>();
-	counting = false;
 
 	look(name: string, value: unknown): void {
-		if (!this.counting || typeof value !== "object" || value === null || this.#looked.has(value)) return;
+		if (typeof value !== "object" || value === null || this.#looked.has(value)) return;
 		this.#looked.add(value);
 		this.seen.set(name, (this.seen.get(name) ?? 0) + 1);
 		if (!inYoungGeneration(value)) this.old.set(name, (this.old.get(name) ?? 0) + 1);
@@ -38,6 +37,11 @@ class Census {
 	shares(): Record<string, number> {
 		return Object.fromEntries([...this.seen].map(([name, seen]) => [name, (this.old.get(name) ?? 0) / seen]));
 	}
+}
+
+/** Where the looks go: a census per window of runs. */
+interface Looker {
+	census: Census;
 }
 
 interface Watched {
@@ -52,10 +56,11 @@ interface RunLike {
 }
 
 /** Looks at what the run's lean actors hold as they take their steps. */
-function watchLeanActors(census: Census): () => void {
+function watchLeanActors(looker: Looker): () => void {
 	const prototype = LeanActor.prototype as unknown as { update(this: Watched, snapshot: unknown, event: unknown): void };
 	const update = prototype.update;
 	prototype.update = function (this: Watched, snapshot: unknown, event: unknown) {
+		const census = looker.census;
 		census.look("an actor's mailbox", this.mailbox);
 		census.look("an actor's effect list", this._deferred);
 		const { context, input } = snapshot as { context?: { config?: { streamOptions?: object }; run?: RunLike }; input?: { context?: object } };
@@ -91,22 +96,49 @@ async function oneRun(census: Census): Promise<void> {
 	await agent.prompt("go");
 }
 
+const WINDOW = 500;
+const MOST_RUNS = 20_000;
+/** Runs before the window judged, at least: V8 decides the run-lived sites at 250–2,800 runs. */
+const FEWEST_RUNS = 4_000;
+/** Runs after the control was first pretenured, at least, before the window judged. */
+const RUNS_AFTER_CONTROL = 2_000;
+
 describe("run-lived objects", () => {
-	it("are allocated young after thousands of runs, while a user's message is pretenured", async () => {
-		const census = new Census();
-		const unwatch = watchLeanActors(census);
+	it("are allocated young, while V8 pretenures a user's message", async (context) => {
+		// V8 decides after some hundreds of runs in a fresh process (the control at about a
+		// thousand here), once its young generation has grown to its largest, and decided sites
+		// stay decided; in a process that ran much else first (StrykerJS runs every test file in
+		// one) it may take longer. So prompts run in windows until well after the control was
+		// pretenured, and the last window is judged.
+		const looker: Looker = { census: new Census() };
+		const unwatch = watchLeanActors(looker);
+		let shares: Record<string, number> | undefined;
 		try {
-			// V8 decides after some hundreds of runs, once its young generation has grown to its
-			// largest; decided sites stay decided.
-			for (let index = 0; index < 4_000; index++) await oneRun(census);
-			census.counting = true;
-			for (let index = 0; index < 500; index++) await oneRun(census);
+			let judgeAt = FEWEST_RUNS;
+			let controlSince: number | undefined;
+			for (let runs = WINDOW; runs <= MOST_RUNS; runs += WINDOW) {
+				looker.census = new Census();
+				for (let index = 0; index < WINDOW; index++) await oneRun(looker.census);
+				const window = looker.census.shares();
+				const controlOld = (window["a prompt's message (control)"] ?? 0) > 0.5;
+				if (controlOld && controlSince === undefined) {
+					controlSince = runs;
+					judgeAt = Math.max(FEWEST_RUNS, runs + RUNS_AFTER_CONTROL);
+				}
+				if (controlOld && runs >= judgeAt) {
+					shares = window;
+					break;
+				}
+			}
 		} finally {
 			unwatch();
 		}
-		const shares = census.shares();
-		const { "a prompt's message (control)": control, ...runLived } = shares;
-		expect(control).toBeGreaterThan(0.5);
+		if (!shares) {
+			// V8 made no pretenuring decision in this process: nothing to judge by.
+			context.skip();
+			return;
+		}
+		const { "a prompt's message (control)": _control, ...runLived } = shares;
 		expect(Object.keys(runLived)).toHaveLength(10);
 		// A scavenge between an object's making and the look promotes nothing yet: a share above
 		// zero is a pretenured site. A little room for a full collection's compaction.
