@@ -847,9 +847,9 @@ export class Agent {
 
 	static {
 		// An agent that never runs, kept so that V8 keeps the maps of an agent, its state, its
-		// delivery and its runs' stream options through a full collection in a process whose agents all came and went
-		// (util/keep-shape.ts). Its interpreter is named: the default is read from the
-		// environment once, at the first agent a user makes.
+		// delivery and its runs' stream options through a full collection in a process whose
+		// agents all came and went (util/keep-shape.ts). Its interpreter is named: the default is
+		// read from the environment once, at the first agent a user makes.
 		const agent = keepShape(new Agent({ interpreter: "agentchart" }));
 		keepShape(agent.#state);
 		keepShape(agent.#delivery);
