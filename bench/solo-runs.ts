@@ -1,7 +1,8 @@
 /**
  * The fixed cost of a run, with each library alone in its process, as a user's process has it:
  * short runs (a new agent, one prompt, a 1-delta reply) and 3-tool turns (benchmark 2's
- * prompt), in CPU time, after 6,000 warm-up runs. V8 makes decisions per process (what to
+ * prompt), each agent made right before its prompt (its construction counted), in CPU time,
+ * after 6,000 warm-up runs. V8 makes decisions per process (what to
  * compile, which allocation sites to pretenure) from what the process has run; here nothing
  * but the library under test has run. One child process per contender and repetition, the
  * contenders alternating; ratios are taken per repetition.
@@ -10,56 +11,63 @@
  * (default 4; with a second build, e.g. an earlier commit's `dist/` built in a worktree, it is
  * measured as a third contender, to compare two builds).
  */
-import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { instantTool } from "./lib/contenders.js";
+import { fileURLToPath } from "node:url";
+import { childPayload, isEntryPoint, reportFromChild, runChild } from "./lib/child.js";
+import { type AgentName, instantTool } from "./lib/contenders.js";
+import { loadAgentchart } from "./lib/library.js";
 import { median, summarize, type Summary } from "./lib/stats.js";
 import { benchModel, prebuiltStreamFn, textReplyEvents, toolTurnStreamFn } from "./lib/streams.js";
 import type { StreamFn } from "../src/types/stream.js";
 
+/** Who a child measures: a library, and for agentchart the build to load (this checkout's by default). */
+interface SoloPayload {
+	agent: AgentName;
+	dist?: string | undefined;
+}
+
 /** What a child measured: µs of CPU per prompt, medians of its rounds. */
-interface ChildResult {
+interface SoloResult {
 	shortRun: number;
 	toolTurn: number;
 }
 
-/** The part of either library's Agent a run here uses. */
+const SCRIPT = fileURLToPath(import.meta.url);
+const WARM_UP_RUNS = 6_000;
+const ROUNDS = 15;
+const SHORT_RUNS_PER_ROUND = 1_000;
+const TURNS_PER_ROUND = 500;
+const TOOL = instantTool("noop");
+
+/**
+ * The part of either library's Agent a run here uses. The benchmarks' factory
+ * (`loadBenchAgentFactory`) is not used: its wrapper of each agent, an object literal with a
+ * getter and two closures, costs more to build than the difference measured here.
+ */
 interface SoloAgent {
 	subscribe(listener: () => void): unknown;
 	prompt(text: string): Promise<unknown>;
 }
 type AgentClass = new (options: { initialState: object; streamFn: StreamFn; toolExecution: "parallel" }) => SoloAgent;
 
-const WARM_UP_RUNS = 6_000;
-const ROUNDS = 15;
-const SHORT_RUNS_PER_ROUND = 1_000;
-const TURNS_PER_ROUND = 500;
-
-async function loadAgent(source: string): Promise<AgentClass> {
-	const module = (source === "pi" ? await import("@mariozechner/pi-agent-core") : await import(pathToFileURL(resolve(source, "index.js")).href)) as { Agent: AgentClass };
-	return module.Agent;
-}
-
-/** µs of CPU per prompt, for `count` prompts each on a new agent. */
-async function cpuPerPrompt(Agent: AgentClass, streamFn: StreamFn, count: number): Promise<number> {
-	const model = benchModel();
-	const tool = instantTool("noop");
+/** µs of CPU per prompt, each agent made right before its prompt (its construction counted). */
+async function cpuPerPrompt(Agent: AgentClass, streamFn: StreamFn, prompts: number): Promise<number> {
+	const initialState = { model: benchModel(), tools: [TOOL] };
 	const start = process.cpuUsage();
-	for (let index = 0; index < count; index++) {
-		const agent = new Agent({ initialState: { model, tools: [tool] }, streamFn, toolExecution: "parallel" });
+	for (let index = 0; index < prompts; index++) {
+		const agent = new Agent({ initialState, streamFn, toolExecution: "parallel" });
 		agent.subscribe(() => {});
 		await agent.prompt("go");
 	}
 	const used = process.cpuUsage(start);
-	return (used.user + used.system) / count;
+	return (used.user + used.system) / prompts;
 }
 
-async function child(source: string): Promise<ChildResult> {
-	const Agent = await loadAgent(source);
+async function measureInChild({ agent, dist }: SoloPayload): Promise<SoloResult> {
+	const Agent = (agent === "pi" ? (await import("@mariozechner/pi-agent-core")).Agent : (await loadAgentchart(dist)).Agent) as unknown as AgentClass;
 	const model = benchModel();
 	const short = prebuiltStreamFn(textReplyEvents(model, 1));
-	const turn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: instantTool("noop").name });
+	const turn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: TOOL.name });
 	await cpuPerPrompt(Agent, short, WARM_UP_RUNS / 2);
 	await cpuPerPrompt(Agent, turn, WARM_UP_RUNS / 2);
 	const shortRun: number[] = [];
@@ -74,24 +82,15 @@ async function child(source: string): Promise<ChildResult> {
 const range = (summary: Summary, digits: number) => `${summary.median.toFixed(digits)} (${summary.min.toFixed(digits)}–${summary.max.toFixed(digits)})`;
 
 async function main(): Promise<void> {
-	if (process.argv[2] === "--child") {
-		process.stdout.write(JSON.stringify(await child(process.argv[3] as string)));
-		return;
-	}
 	const repetitions = Number(process.argv[2] ?? 4);
 	if (!Number.isInteger(repetitions) || repetitions < 1) throw new Error(`solo-runs: repetitions must be a positive integer, got ${process.argv[2]}`);
-	const here = fileURLToPath(import.meta.url);
-	const contenders: Record<string, string> = { agentchart: resolve(here, "../../dist"), pi: "pi" };
-	if (process.argv[3]) contenders["other build"] = resolve(process.argv[3]);
-	const results: Record<string, ChildResult[]> = Object.fromEntries(Object.keys(contenders).map((name) => [name, []]));
+	const contenders: Record<string, SoloPayload> = { agentchart: { agent: "agentchart" }, pi: { agent: "pi" } };
+	if (process.argv[3]) contenders["other build"] = { agent: "agentchart", dist: resolve(process.argv[3]) };
+	const results: Record<string, SoloResult[]> = Object.fromEntries(Object.keys(contenders).map((name) => [name, []]));
 	for (let repetition = 0; repetition < repetitions; repetition++) {
 		const names = Object.keys(contenders);
 		if (repetition % 2 === 1) names.reverse();
-		for (const name of names) {
-			const run = spawnSync(process.execPath, ["--import", "tsx", here, "--child", contenders[name] as string], { encoding: "utf8" });
-			if (run.status !== 0) throw new Error(`solo-runs: the child for ${name} failed:\n${run.stderr}`);
-			results[name]?.push(JSON.parse(run.stdout) as ChildResult);
-		}
+		for (const name of names) results[name]?.push(await runChild<SoloResult>(SCRIPT, contenders[name]));
 	}
 	console.log(`µs of CPU per prompt, median (min–max) of ${repetitions} processes per contender; ratios per repetition`);
 	for (const shape of ["shortRun", "toolTurn"] as const) {
@@ -105,4 +104,8 @@ async function main(): Promise<void> {
 	}
 }
 
-await main();
+if (isEntryPoint(import.meta.url)) {
+	const payload = childPayload<SoloPayload>();
+	if (payload) reportFromChild(measureInChild(payload));
+	else await main();
+}

@@ -4,11 +4,14 @@
  * transform changes what is measured (a constructed agent retained about twice the heap under
  * tsx). The path is computed so that type-checking a fresh clone needs no build.
  */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
 type Agentchart = typeof import("../../src/index.js");
 type AgentchartInspect = typeof import("../../src/inspect/index.js");
 
-async function importBuilt<T>(path: string): Promise<T> {
-	const url = new URL(`../../dist/${path}`, import.meta.url).href;
+async function importBuilt<T>(path: string, dist?: string): Promise<T> {
+	const url = dist ? pathToFileURL(resolve(dist, path)).href : new URL(`../../dist/${path}`, import.meta.url).href;
 	try {
 		return (await import(url)) as T;
 	} catch (error) {
@@ -17,13 +20,14 @@ async function importBuilt<T>(path: string): Promise<T> {
 }
 
 /**
- * agentchart's main entry, built.
+ * agentchart's main entry, built: this checkout's `dist/`, or another build's (an earlier
+ * commit's, built in a worktree) to compare two builds.
  *
  * @example
  * const { Agent } = await loadAgentchart();
  */
-export function loadAgentchart(): Promise<Agentchart> {
-	return importBuilt<Agentchart>("index.js");
+export function loadAgentchart(dist?: string): Promise<Agentchart> {
+	return importBuilt<Agentchart>("index.js", dist);
 }
 
 /**
