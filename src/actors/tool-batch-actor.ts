@@ -4,7 +4,7 @@ import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js"
 import { describeError } from "../util/describe-error.js";
 import { keepShape } from "../util/keep-shape.js";
 import type { ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
-import { callbackLogic } from "./callback-logic.js";
+import { fromCallback } from "xstate";
 
 function isContentBlock(block: unknown): boolean {
 	if (typeof block !== "object" || block === null) return false;
@@ -242,7 +242,7 @@ class ToolBatchRun {
  * shown to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored.
  * A call's clock runs while its tool executes, not while the hooks decide.
  */
-export const toolBatchActor = callbackLogic<ToolBatchCommand, ToolBatchInput>(({ input, sendBack, receive }) => {
+export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ input, sendBack, receive }) => {
 	const batch = new ToolBatchRun(input, sendBack as (event: ToolBatchEvent) => void);
 	receive((command) => batch.receive(command));
 	return () => batch.stop();

@@ -29,6 +29,8 @@ import { hookContext } from "./run-helpers.js";
  */
 export const agentMachine = agentSetup.createMachine({
 	id: "agent",
+	// A chart that never comes to rest is a bug: it fails loudly instead of hanging the process.
+	options: { maxIterations: 10_000 },
 	// Copied by copyContext: every context the actions see then has the one shape of its copies.
 	context: ({ input }) =>
 		copyContext({
@@ -48,6 +50,7 @@ export const agentMachine = agentSetup.createMachine({
 			awaitDelivery: input.awaitDelivery ?? false,
 			barrier: 0,
 			lastCompaction: undefined,
+			commandSeq: 0,
 		}),
 	output: ({ context }) => ({ messages: context.messages }),
 	initial: "idle",
@@ -173,6 +176,8 @@ export const agentMachine = agentSetup.createMachine({
 					},
 					on: {
 						"stream.start": { guard: "isCurrentAttempt", actions: "beginAssistantMessage" },
+						// Only when nothing takes deltas beside the chart (this machine run directly by XState).
+						"stream.delta": { guard: "isCurrentAttempt", actions: "emitDelta" },
 						// After an abort the provider may still close calls: they are recorded, never started.
 						"stream.toolcall": [
 							{ guard: and(["isCurrentAttempt", "runAborted"]), actions: "addStreamedToolCall" },

@@ -57,6 +57,7 @@ export function copyContext(context: Ctx): Ctx {
 		awaitDelivery: context.awaitDelivery,
 		barrier: context.barrier,
 		lastCompaction: context.lastCompaction,
+		commandSeq: context.commandSeq,
 	};
 	return copy;
 }
