@@ -73,7 +73,7 @@ export function streamInput(context: Ctx, self: unknown): StreamActorInput {
 		config,
 		streamOptionsFor(context),
 		run.controller,
-		config.deltaSink ?? (emitterOf(self as object) as DeltaSink | undefined),
+		config.deltaSink ?? (emitterOf(self as { getSnapshot(): unknown }) as DeltaSink | undefined),
 		run.stream,
 		config.toolExecution === "streaming",
 	);

@@ -21,12 +21,11 @@
  * restores on the other (`createActor(logic, { snapshot })`).
  */
 import type { ActorLogic, AnyActorRef, AnyActorScope, AnyStateMachine, ContextFrom, EmittedFrom, EventFromLogic, EventObject, InputFrom, OutputFrom } from "xstate";
-import { registerEmitter } from "../emitters.js";
 import { checkXStateInternals } from "../xstate-internals.js";
 import { type Chart, actorLogicOf, compileChart } from "./compile.js";
 import { selectTransition } from "./select.js";
 import { ChartSnapshot, type ChartSnapshotOf, type PersistedChartSnapshot, leafOf, persistSnapshot, reviveContext } from "./snapshot.js";
-import { Step, compileActionForm, createChild, enterNode, inspectMicrostep, microstep, settle, startChild } from "./step.js";
+import { Step, compileActionForm, createChild, enterNode, inspectMicrostep, microstep, settle } from "./step.js";
 
 type AnyActorSystem = AnyActorScope["system"];
 
@@ -76,11 +75,11 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 		config: machine.config,
 		getInitialSnapshot(scope: AnyActorScope, input: unknown): ChartSnapshot<C> {
 			checkXStateInternals(scope.system);
-			registerEmitter(scope.self, scope.emit);
 			const init = { type: "xstate.init", input };
 			const contextConfig = machine.config.context as unknown;
 			let context: C = (typeof contextConfig === "function" ? {} : (contextConfig ?? {})) as C;
 			const step = new Step<C>(chart, scope, context, {}, chart.root, init, copyContext);
+			step.starting = true;
 			try {
 				if (typeof contextConfig === "function") {
 					// XState computes a context function's result as an assign of the initial event.
@@ -96,9 +95,10 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 					enterNode(step, node);
 				}
 				settle(step);
+				step.flush();
 				return step.snapshot();
 			} catch (error) {
-				return new ChartSnapshot("error", context, {}, chart.root, undefined, error, machine);
+				return new ChartSnapshot("error", context, {}, chart.root, undefined, error, machine, scope.emit);
 			}
 		},
 		transition(snapshot: ChartSnapshot<C>, event: EventObject, scope: AnyActorScope): ChartSnapshot<C> {
@@ -107,6 +107,7 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 				for (const id of Object.keys(step.children)) step.stopChild(id);
 				step.status = "stopped";
 				inspectMicrostep(step, event, undefined);
+				step.flush();
 				return step.snapshot();
 			}
 			const transition = selectTransition(step.leaf, step.context, event);
@@ -114,18 +115,21 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 				// A child failed and nothing handles it: the chart fails with its error (as XState's does).
 				for (const id of Object.keys(step.children)) step.stopChild(id);
 				inspectMicrostep(step, event, undefined);
-				return new ChartSnapshot("error", step.context, step.children, step.leaf, undefined, (event as { error?: unknown }).error, machine);
+				step.flush();
+				return new ChartSnapshot("error", step.context, step.children, step.leaf, undefined, (event as { error?: unknown }).error, machine, scope.emit);
 			}
 			if (transition) microstep(step, transition);
 			inspectMicrostep(step, event, transition);
 			settle(step);
+			step.flush();
 			if (step.status === "active" && step.context === snapshot.context && step.children === snapshot.children && step.leaf === snapshot._leaf) return snapshot;
 			return step.snapshot();
 		},
 		start(snapshot: ChartSnapshot<C>): void {
 			for (const id in snapshot.children) {
 				const child = snapshot.children[id];
-				if (child?.getSnapshot().status === "active") startChild(child);
+				// Started once: XState's start of a running actor does nothing.
+				if (child?.getSnapshot().status === "active") child.start();
 			}
 		},
 		getPersistedSnapshot(snapshot: ChartSnapshot<C>, persistOptions?: unknown): PersistedChartSnapshot {
@@ -133,7 +137,6 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 		},
 		restoreSnapshot(persisted: PersistedChartSnapshot, scope: AnyActorScope): ChartSnapshot<C> {
 			checkXStateInternals(scope.system);
-			registerEmitter(scope.self, scope.emit);
 			const children: Record<string, AnyActorRef | undefined> = {};
 			for (const [id, data] of Object.entries(persisted.children ?? {})) {
 				let logic;
@@ -147,7 +150,7 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 			}
 			reviveContext(persisted.context, children);
 			const leaf = leafOf(chart.root, chart.nodes, persisted.value);
-			return new ChartSnapshot(persisted.status, persisted.context as C, children, leaf, persisted.output, persisted.error, machine);
+			return new ChartSnapshot(persisted.status, persisted.context as C, children, leaf, persisted.output, persisted.error, machine, scope.emit);
 		},
 	};
 	return logic as unknown as ChartLogic<C, EventFromLogic<TMachine>, InputFrom<TMachine>, OutputFrom<TMachine>, EmittedFrom<TMachine>>;

@@ -7,7 +7,6 @@
 import { type AnyActorRef, type AnyStateMachine, type EventObject, type Snapshot, type StateValue, matchesState } from "xstate";
 import type { ChartNode, StateNodeLike } from "./compile.js";
 import { selectTransition } from "./select.js";
-import { syncSnapshotOf } from "./step.js";
 
 /** A persisted child, as XState writes it. */
 export interface PersistedChild {
@@ -84,6 +83,11 @@ export class ChartSnapshot<C, O = unknown> {
 		readonly output: O | undefined,
 		readonly error: unknown,
 		machine: AnyStateMachine,
+		/**
+		 * The actor's emitter (its scope's `emit`), for what emits beside the chart (token deltas):
+		 * see `emitters.ts`. Not part of the persisted snapshot.
+		 */
+		readonly _emit: (event: EventObject) => void,
 	) {
 		this.machine = machine;
 		this._nodes = _leaf.nodes;
@@ -156,6 +160,9 @@ export function reviveContext(part: unknown, children: Readonly<Record<string, A
  */
 export function persistSnapshot<C>(snapshot: ChartSnapshot<C>, options?: unknown): PersistedChartSnapshot {
 	const children: Record<string, PersistedChild> = {};
+	// XState persists an invoked child with `syncSnapshot: false`, a spawned one without it.
+	const invoked = new Set<string>();
+	for (let node: ChartNode<C> | undefined = snapshot._leaf; node; node = node.parent) for (const invoke of node.invoke) invoked.add(invoke.id);
 	for (const id in snapshot.children) {
 		const child = snapshot.children[id];
 		if (!child) continue;
@@ -163,7 +170,7 @@ export function persistSnapshot<C>(snapshot: ChartSnapshot<C>, options?: unknown
 			snapshot: (child.getPersistedSnapshot as (options?: unknown) => unknown).call(child, options),
 			src: child.src,
 			systemId: (child as { systemId?: string }).systemId,
-			syncSnapshot: syncSnapshotOf(child),
+			syncSnapshot: invoked.has(id) ? false : undefined,
 		};
 	}
 	return {

@@ -14,45 +14,14 @@ import { ChartSnapshot } from "./snapshot.js";
 
 type AnyActorSystem = AnyActorScope["system"];
 
-/** Children the interpreter has started (XState's actors keep this in an internal field). */
-const startedChildren = new WeakSet<AnyActorRef>();
-/** Children stopped before their start ran: their start is skipped, as XState skips it. */
-const stoppedBeforeStart = new WeakSet<AnyActorRef>();
-/** Children that relay their snapshots to the parent (XState's `syncSnapshot`, persisted with them): invoked ones say false. */
-const syncSnapshots = new WeakMap<AnyActorRef, boolean>();
-
 /**
- * A child's `syncSnapshot`, as given when it was spawned or restored (undefined when none was).
- *
- * @example
- * persisted.syncSnapshot = syncSnapshotOf(child);
- */
-export function syncSnapshotOf(child: AnyActorRef): boolean | undefined {
-	return syncSnapshots.get(child);
-}
-
-/**
- * Makes a child of `parent` as XState's spawn does, remembering its `syncSnapshot`.
+ * Makes a child of `parent` as XState's spawn does.
  *
  * @example
  * const child = createChild(logic, { id: "stream", src: "streamActor", parent: scope.self, input });
  */
 export function createChild(logic: AnyActorLogic, options: { id: string; src: string | AnyActorLogic; parent: AnyActorRef; input?: unknown; snapshot?: unknown; systemId?: string | undefined; syncSnapshot?: boolean | undefined }): AnyActorRef {
-	const child = createActor(logic, options as never);
-	if (options.syncSnapshot !== undefined) syncSnapshots.set(child, options.syncSnapshot);
-	return child;
-}
-
-/**
- * Starts a child unless it was stopped first; once only.
- *
- * @example
- * scope.defer(() => startChild(child));
- */
-export function startChild(child: AnyActorRef): void {
-	if (stoppedBeforeStart.has(child) || startedChildren.has(child)) return;
-	startedChildren.add(child);
-	child.start();
+	return createActor(logic, options as never);
 }
 
 /** The options of a send, raise or spawn, as XState's built-ins take them. */
@@ -63,6 +32,49 @@ interface DelayOptions {
 
 /** Nothing for an effect's action arguments to read (XState's built-ins do not read them). */
 const NO_INFO = Object.freeze({}) as never;
+
+/**
+ * What a step does once its snapshot is set, in order: an event to emit (the common case, kept
+ * as the event itself), or another effect.
+ */
+type Effect = EventObject | (() => void);
+
+/** Runs a step's effects, in order (one deferred function per step, whatever their number). */
+function runEffects(scope: AnyActorScope, effects: readonly Effect[]): void {
+	for (const effect of effects) {
+		if (typeof effect === "function") effect();
+		else scope.emit(effect);
+	}
+}
+
+/**
+ * The `@xstate.action` record handed to XState's system for a built-in action: one object,
+ * reused, whose `action` is built only when XState copies the record for an inspector (see
+ * {@link inspectMicrostep}). XState's executor reports these as it runs each action; the step
+ * reports them at the same point and keeps the effects in its list.
+ */
+const actionRecord = {
+	type: "@xstate.action",
+	actorRef: undefined as AnyActorRef | undefined,
+	actionType: "",
+	/** An emitted event, or another built-in's params. */
+	payload: undefined as unknown,
+	get action(): { type: string; params: unknown } {
+		return { type: this.actionType, params: this.actionType === "xstate.emit" ? { event: this.payload } : this.payload };
+	},
+};
+Object.defineProperty(actionRecord, "actionType", { enumerable: false });
+Object.defineProperty(actionRecord, "payload", { enumerable: false });
+
+function reportAction(scope: AnyActorScope, type: string, payload: unknown): void {
+	const record = actionRecord;
+	record.actorRef = scope.self;
+	record.actionType = type;
+	record.payload = payload;
+	sendInspectionEvent(scope.system, record);
+	record.actorRef = undefined;
+	record.payload = undefined;
+}
 
 /** One macrostep's working state: the context and children as actions change them. */
 export class Step<C> {
@@ -75,11 +87,24 @@ export class Step<C> {
 	event: EventObject;
 	/** Set when an action changed the snapshot (context or children) or the active states changed. */
 	changed = false;
-	readonly internal: EventObject[] = [];
+	/** Events raised in this step, not taken yet (made at the first raise). */
+	internal: EventObject[] | undefined = undefined;
+	/** What the step does once its snapshot is set (see {@link Step.flush}). */
+	effects: Effect[] | undefined = undefined;
+	/**
+	 * True while the actor is made (its initial state is entered): XState runs no action's effect
+	 * before the actor starts, so the step hands them to the actor's executor then, as XState's
+	 * built-ins do; afterwards it keeps them in its own list.
+	 */
+	starting = false;
 	/** The invoke ids of the state being entered: a send to one of them waits until it is spawned. */
 	enteringInvokes: readonly InvokeLike[] | undefined = undefined;
 	/** Sends to a child of the state being entered, resolved once its invokes have spawned. */
 	retries: (() => void)[] | undefined = undefined;
+	/** Children spawned in this step: not started until it is over. */
+	spawned: AnyActorRef[] | undefined = undefined;
+	/** Children spawned and stopped in this step: they are never started (as XState never starts them). */
+	stoppedEarly: AnyActorRef[] | undefined = undefined;
 
 	constructor(
 		readonly chart: Chart<C>,
@@ -152,6 +177,35 @@ export class Step<C> {
 		return this.children;
 	}
 
+	/**
+	 * A built-in action's effect: reported to inspectors now and run after the step, in order; or,
+	 * while the actor is being made, handed to its executor (which runs it when the actor starts).
+	 */
+	#effect(type: string, payload: unknown, effect: Effect): void {
+		const scope = this.scope;
+		if (this.starting) {
+			const run = typeof effect === "function" ? effect : () => scope.emit(effect);
+			scope.actionExecutor({ type, info: NO_INFO, params: type === "xstate.emit" ? { event: payload } : payload, exec: () => scope.defer(run) });
+			return;
+		}
+		reportAction(scope, type, payload);
+		(this.effects ??= []).push(effect);
+	}
+
+	/**
+	 * Hands the step's effects to the actor, to run once its snapshot is set (XState's `defer`).
+	 *
+	 * @example
+	 * step.flush(); return step.snapshot();
+	 */
+	flush(): void {
+		const effects = this.effects;
+		if (!effects) return;
+		this.effects = undefined;
+		const scope = this.scope;
+		scope.defer(() => runEffects(scope, effects));
+	}
+
 	/** XState's `spawnChild`: made now, started once the step is over. */
 	spawn(src: string | AnyActorLogic, id: string | undefined, input: unknown, syncSnapshot?: boolean): void {
 		if (id === undefined) throw unsupported("spawnChild without an id (XState stores such a child under 'undefined')", this.leaf.def.id);
@@ -159,11 +213,9 @@ export class Step<C> {
 		const scope = this.scope;
 		const child = createChild(logic, { id, src, parent: scope.self, input, syncSnapshot });
 		this.writableChildren()[id] = child;
-		scope.actionExecutor({
-			type: "xstate.spawnChild",
-			info: NO_INFO,
-			params: { id, systemId: undefined, actorRef: child, src, input },
-			exec: () => scope.defer(() => startChild(child)),
+		(this.spawned ??= []).push(child);
+		this.#effect("xstate.spawnChild", { id, systemId: undefined, actorRef: child, src, input }, () => {
+			if (!this.stoppedEarly?.includes(child)) child.start();
 		});
 	}
 
@@ -181,47 +233,38 @@ export class Step<C> {
 			this.childrenCopied = true;
 		}
 		const scope = this.scope;
-		scope.actionExecutor({
-			type: "xstate.stopChild",
-			info: NO_INFO,
-			params: child,
-			exec: () => {
-				if (!child) return;
-				if (!startedChildren.has(child)) {
-					stoppedBeforeStart.add(child);
-					scope.stopChild(child);
-					return;
-				}
-				// Events already sent to it are delivered first.
-				scope.defer(() => scope.stopChild(child));
-			},
+		const early = child !== undefined && this.spawned?.includes(child) === true;
+		if (early) (this.stoppedEarly ??= []).push(child);
+		if (early && !this.starting) {
+			// Not started yet: it never will be (XState stops such a child at once).
+			reportAction(scope, "xstate.stopChild", child);
+			scope.stopChild(child);
+			return;
+		}
+		// Events already sent to it are delivered first.
+		this.#effect("xstate.stopChild", child, () => {
+			if (child) scope.stopChild(child);
 		});
 	}
 
 	emit(event: EventObject): void {
-		const scope = this.scope;
-		scope.actionExecutor({ type: "xstate.emit", info: NO_INFO, params: { event }, exec: () => scope.defer(() => scope.emit(event)) });
+		this.#effect("xstate.emit", event, event);
 	}
 
 	/** XState's `raise`: into this step's queue, or scheduled (a number of ms, or a delay the machine names). */
 	raise(event: EventObject, options: DelayOptions | undefined): void {
 		const delay = this.#delay(options?.delay);
-		if (delay === undefined) this.internal.push(event);
+		if (delay === undefined) (this.internal ??= []).push(event);
 		const scope = this.scope;
 		const id = options?.id;
-		scope.actionExecutor({
-			type: "xstate.raise",
-			info: NO_INFO,
-			params: { event, id, delay },
-			exec: () => {
-				if (delay !== undefined) scope.defer(() => scope.system.scheduler.schedule(scope.self, scope.self, event, delay, id));
-			},
+		this.#effect("xstate.raise", { event, id, delay }, () => {
+			if (delay !== undefined) scope.system.scheduler.schedule(scope.self, scope.self, event, delay, id);
 		});
 	}
 
 	cancel(id: string): void {
 		const scope = this.scope;
-		scope.actionExecutor({ type: "xstate.cancel", info: NO_INFO, params: { sendId: id }, exec: () => scope.defer(() => scope.system.scheduler.cancel(scope.self, id)) });
+		this.#effect("xstate.cancel", { sendId: id }, () => scope.system.scheduler.cancel(scope.self, id));
 	}
 
 	/** XState's `sendTo`: a child by id or ref, after the step (or scheduled, with a delay). */
@@ -244,16 +287,10 @@ export class Step<C> {
 		const params = { to, targetId: typeof target === "string" ? target : undefined, event, id, delay };
 		// A child of the state being entered: found once the state's invokes have spawned.
 		if (pending) (this.retries ??= []).push(() => (params.to = this.children[target as string]));
-		scope.actionExecutor({
-			type: "xstate.sendTo",
-			info: NO_INFO,
-			params,
-			exec: () =>
-				scope.defer(() => {
-					const recipient = params.to as AnyActorRef;
-					if (params.delay !== undefined) scope.system.scheduler.schedule(scope.self, recipient, event, params.delay, params.id);
-					else relay(scope.system, scope.self, recipient, event);
-				}),
+		this.#effect("xstate.sendTo", params, () => {
+			const recipient = params.to as AnyActorRef;
+			if (params.delay !== undefined) scope.system.scheduler.schedule(scope.self, recipient, event, params.delay, params.id);
+			else relay(scope.system, scope.self, recipient, event);
 		});
 	}
 
@@ -270,7 +307,7 @@ export class Step<C> {
 	}
 
 	snapshot(): ChartSnapshot<C> {
-		return new ChartSnapshot(this.status, this.context, this.children, this.leaf, this.output, undefined, this.chart.machine);
+		return new ChartSnapshot(this.status, this.context, this.children, this.leaf, this.output, undefined, this.chart.machine, this.scope.emit);
 	}
 }
 
@@ -424,7 +461,7 @@ export function enterNode<C>(step: Step<C>, node: ChartNode<C>): void {
 	const parent = node.parent;
 	if (!parent) return;
 	const event = step.event;
-	step.internal.push({ type: `xstate.done.state.${parent.def.id}`, output: def.output === undefined ? undefined : resolveOutput(step, def.output, event) } as EventObject);
+	(step.internal ??= []).push({ type: `xstate.done.state.${parent.def.id}`, output: def.output === undefined ? undefined : resolveOutput(step, def.output, event) } as EventObject);
 	if (parent.parent) return;
 	step.status = "done";
 	const rootOutput = step.chart.root.def.output;
@@ -455,19 +492,40 @@ export function microstep<C>(step: Step<C>, transition: ChartTransition<C>): voi
 }
 
 /**
- * Reports a microstep to inspectors. The snapshot is built only if one is listening (the
- * record's getter runs when XState copies the record for them).
+ * The microstep record handed to XState's system: one object, reused. XState copies a record
+ * (`{ ...record, rootId }`) before any inspector sees it, and only when someone inspects; the
+ * copy reads the snapshot and the transitions through these getters, so they are built only
+ * then. With nobody inspecting, a microstep costs three field writes.
  */
+const microstepRecord = {
+	type: "@xstate.microstep",
+	actorRef: undefined as AnyActorRef | undefined,
+	event: undefined as EventObject | undefined,
+	step: undefined as Step<unknown> | undefined,
+	transition: undefined as ChartTransition<unknown> | undefined,
+	get snapshot(): ChartSnapshot<unknown> | undefined {
+		return this.step?.snapshot();
+	},
+	get _transitions(): unknown[] {
+		return this.transition ? [this.transition.def] : [];
+	},
+};
+// The working fields are not part of the record inspectors see.
+Object.defineProperty(microstepRecord, "step", { enumerable: false });
+Object.defineProperty(microstepRecord, "transition", { enumerable: false });
+
+/** Reports a microstep to inspectors (see {@link microstepRecord}). */
 export function inspectMicrostep<C>(step: Step<C>, event: EventObject, transition: ChartTransition<C> | undefined): void {
-	sendInspectionEvent(step.system, {
-		type: "@xstate.microstep",
-		actorRef: step.self,
-		event,
-		get snapshot() {
-			return step.snapshot();
-		},
-		_transitions: transition ? [transition.def] : [],
-	});
+	const record = microstepRecord;
+	record.actorRef = step.self;
+	record.event = event;
+	record.step = step as Step<unknown>;
+	record.transition = transition as ChartTransition<unknown> | undefined;
+	sendInspectionEvent(step.system, record);
+	record.step = undefined;
+	record.transition = undefined;
+	record.event = undefined;
+	record.actorRef = undefined;
 }
 
 /** Eventless transitions and raised events until the chart rests (XState's macrostep loop). */
@@ -484,7 +542,7 @@ export function settle<C>(step: Step<C>): void {
 		let transition: ChartTransition<C> | undefined = eventless ? selectEventlessTransition(step.leaf, step.context, step.event) : undefined;
 		const fromEventless: boolean = transition !== undefined;
 		if (!transition) {
-			const next = step.internal.shift();
+			const next = step.internal?.shift();
 			if (!next) break;
 			step.event = next;
 			transition = selectTransition(step.leaf, step.context, next);
