@@ -72,7 +72,6 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 		clearDeadline(grace);
 		stall?.stop();
 		removeAbortHook();
-		input.abort.endCall(call);
 	};
 	const finish = (message: AssistantMessage) => {
 		if (reading.stopped) return;

@@ -120,8 +120,6 @@ class ToolBatchRun {
 		if (done) {
 			this.#land(call);
 			this.#stopClock(call);
-			// A tool may leave work running on its signal: the run checks before handing it on.
-			this.input.abort.endCall(call.controller, true);
 		}
 		this.sendBack(event);
 	}

@@ -6,7 +6,6 @@
  */
 import type { ActorLogic, AnyActorScope, EventObject } from "xstate";
 import { agentMachine } from "./agent-machine.js";
-import { copyContext } from "./context.js";
 import { registerEmitter } from "./emitters.js";
 import { chartLogic } from "./interpreter/chart-logic.js";
 
@@ -16,7 +15,7 @@ import { chartLogic } from "./interpreter/chart-logic.js";
  * @example
  * const actor = createActor(agentLogic, { input: { config: { streamFn } } }).start();
  */
-export const agentLogic = chartLogic(agentMachine, { copyContext });
+export const agentLogic = chartLogic(agentMachine);
 
 type AgentLogic = typeof agentLogic;
 

@@ -2,7 +2,7 @@ import { and, not, or } from "xstate";
 import { compactionInput } from "./actions/compaction.js";
 import { streamInput } from "./actor-inputs.js";
 import { agentSetup } from "./agent-setup.js";
-import { type Ctx, copyContext, runOf } from "./context.js";
+import { type Ctx, runOf } from "./context.js";
 import { defaultLoopConfig, defaultModel } from "./defaults.js";
 import { hookContext } from "./run-helpers.js";
 
@@ -31,15 +31,12 @@ export const agentMachine = agentSetup.createMachine({
 	id: "agent",
 	// A chart that never comes to rest is a bug: it fails loudly instead of hanging the process.
 	options: { maxIterations: 10_000 },
-	// Copied by copyContext: every context the actions see then has the one shape of its copies.
-	context: ({ input }) =>
-		copyContext({
+	context: ({ input }) => ({
 			systemPrompt: input.systemPrompt ?? "",
 			model: input.model ?? defaultModel(),
 			thinkingLevel: input.thinkingLevel ?? "off",
 			tools: input.tools ?? [],
 			messages: input.messages ?? [],
-			// Object.assign, not a spread: merging a second object into a spread copy is V8's slow path.
 			config: Object.assign(defaultLoopConfig(), input.config),
 			steeringQueue: input.steeringQueue ?? [],
 			followUpQueue: input.followUpQueue ?? [],

@@ -29,18 +29,6 @@ import { Step, compileActionForm, createChild, enterNode, inspectMicrostep, micr
 
 type AnyActorSystem = AnyActorScope["system"];
 
-/** Options of {@link chartLogic}. */
-export interface ChartLogicOptions<C> {
-	/**
-	 * Returns a new object with every field of `context`, written out as an object literal; an
-	 * `assign` then patches the copy (see `docs/performance.md`). It must copy every field.
-	 *
-	 * @example
-	 * const logic = chartLogic(machine, { copyContext: (c) => ({ count: c.count, items: c.items }) });
-	 */
-	copyContext?: ((context: C) => C) | undefined;
-}
-
 /** The actor logic {@link chartLogic} returns. */
 export type ChartLogic<C, E extends EventObject, I, O, Emitted extends EventObject> = ActorLogic<ChartSnapshotOf<C, O>, E, I, AnyActorSystem, Emitted>;
 
@@ -66,11 +54,9 @@ function chartOf<C>(machine: AnyStateMachine): Chart<C> {
  */
 export function chartLogic<TMachine extends AnyStateMachine>(
 	machine: TMachine,
-	options: ChartLogicOptions<ContextFrom<TMachine>> = {},
 ): ChartLogic<ContextFrom<TMachine>, EventFromLogic<TMachine>, InputFrom<TMachine>, OutputFrom<TMachine>, EmittedFrom<TMachine>> {
 	type C = ContextFrom<TMachine>;
 	const chart = chartOf<C>(machine);
-	const copyContext = options.copyContext;
 	const logic = {
 		config: machine.config,
 		getInitialSnapshot(scope: AnyActorScope, input: unknown): ChartSnapshot<C> {
@@ -78,7 +64,7 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 			const init = { type: "xstate.init", input };
 			const contextConfig = machine.config.context as unknown;
 			let context: C = (typeof contextConfig === "function" ? {} : (contextConfig ?? {})) as C;
-			const step = new Step<C>(chart, scope, context, {}, chart.root, init, copyContext);
+			const step = new Step<C>(chart, scope, context, {}, chart.root, init);
 			step.starting = true;
 			try {
 				if (typeof contextConfig === "function") {
@@ -102,7 +88,7 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 			}
 		},
 		transition(snapshot: ChartSnapshot<C>, event: EventObject, scope: AnyActorScope): ChartSnapshot<C> {
-			const step = new Step<C>(chart, scope, snapshot.context, snapshot.children, snapshot._leaf, event, copyContext);
+			const step = new Step<C>(chart, scope, snapshot.context, snapshot.children, snapshot._leaf, event);
 			if (event.type === "xstate.stop") {
 				for (const id of Object.keys(step.children)) step.stopChild(id);
 				step.status = "stopped";

@@ -113,8 +113,6 @@ export class Step<C> {
 		children: Readonly<Record<string, AnyActorRef | undefined>>,
 		leaf: ChartNode<C>,
 		event: EventObject,
-		/** The chart's context copier (`ChartLogicOptions.copyContext`), if it has one. */
-		readonly copyContext: ((context: C) => C) | undefined,
 	) {
 		this.context = context;
 		this.children = children as Record<string, AnyActorRef | undefined>;
@@ -151,8 +149,7 @@ export class Step<C> {
 				break;
 			}
 		}
-		const copy = this.copyContext;
-		this.context = copy ? (Object.assign(copy(this.context) as object, patch) as C) : (Object.assign({}, this.context, patch) as C);
+		this.context = { ...this.context, ...patch } as C;
 		this.changed = true;
 	}
 
