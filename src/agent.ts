@@ -766,6 +766,7 @@ export class Agent {
 			});
 			return;
 		}
+		if (event.type === "agentchart.checkpoint") return;
 		this.#delivery.event(event);
 	}
 

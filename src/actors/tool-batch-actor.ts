@@ -1,4 +1,4 @@
-import { ABORTED_BEFORE_RUN, askBeforeToolCall, errorResult, type PreflightOutcome, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
+import { ABORTED_BEFORE_RUN, approvalNeeded, askBeforeToolCall, errorResult, type PreflightOutcome, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
 import type { AfterToolCallResult, AgentToolCall, AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { describeError } from "../util/describe-error.js";
@@ -182,7 +182,7 @@ class ToolBatchRun {
 				const work = this.#preflight(call, { kind: "prepared", args: command.args }).then((decided) => {
 					const event: ToolBatchEvent =
 						decided.kind === "prepared"
-							? { type: "tool.prepared", callKey: call.key, args: decided.args }
+							? { type: "tool.prepared", callKey: call.key, args: decided.args, approval: decided.approval }
 							: { type: "tool.settled", callKey: call.key, outcome: decided.outcome };
 					this.#report(call, event, true);
 				});
@@ -195,9 +195,12 @@ class ToolBatchRun {
 			case "preflight-and-execute": {
 				const call = this.#begin(command.callKey, command.toolCall);
 				const tool = this.input.tools.find((candidate) => candidate.name === command.toolCall.name);
-				const work = this.#preflight(call, prepareToolCall(tool, command.toolCall)).then((decided) =>
-					decided.kind === "prepared" ? this.#execute(call, decided.args) : this.#settle(call, decided.outcome),
-				);
+				const work = this.#preflight(call, prepareToolCall(tool, command.toolCall)).then((decided) => {
+					if (decided.kind !== "prepared") return this.#settle(call, decided.outcome);
+					const approval = approvalNeeded(tool, decided.args, decided.approval);
+					if (approval) return this.#report(call, { type: "tool.approval", callKey: call.key, args: decided.args, approval }, true);
+					return this.#execute(call, decided.args);
+				});
 				this.#guard(call, work);
 				return;
 			}

@@ -10,8 +10,16 @@ import type { RunAbortView } from "../util/run-abort.js";
  * calls with one id are still told apart.
  */
 export type ToolBatchEvent =
-	/** Preflight passed (`beforeToolCall` included): the call may run with these arguments. */
-	| { type: "tool.prepared"; callKey: string; args: unknown }
+	/**
+	 * Preflight passed (`beforeToolCall` included): the call may run with these arguments, or,
+	 * with `approval`, once a person approves it (the hook asked for it).
+	 */
+	| { type: "tool.prepared"; callKey: string; args: unknown; approval?: { reason?: string | undefined } | undefined }
+	/**
+	 * Streaming mode with `beforeToolCall`: preflight passed but the call needs a person's
+	 * approval (the hook asked, or the tool's `needsApproval`); it was not run.
+	 */
+	| { type: "tool.approval"; callKey: string; args: unknown; approval?: { reason?: string | undefined } | undefined }
 	/** The call has its outcome (preflight refused it, it ran, or it failed). */
 	| { type: "tool.settled"; callKey: string; outcome: ToolOutcome }
 	/** Progress from the tool's `onUpdate`, while it runs. */

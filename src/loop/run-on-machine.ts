@@ -93,7 +93,7 @@ export async function runOnMachine(
 	});
 	machine.on("*", (event) => {
 		if (event.type === "agentchart.barrier") delivery.after(() => machine.send({ type: "delivered", barrier: event.barrier }));
-		else if (event.type !== "agentchart.transcript") delivery.event(event);
+		else if (event.type !== "agentchart.transcript" && event.type !== "agentchart.checkpoint") delivery.event(event);
 	});
 	const onAbort = () => machine.send({ type: "abort" });
 	observe?.(machine);

@@ -95,6 +95,12 @@ export const agentMachine = agentSetup.createMachine({
 				abort: { guard: not("runAborted"), actions: "abortRun" },
 				"listener.error": { guard: not("runAborted"), actions: "recordListenerFailure" },
 				"tools.abandon": { actions: "abandonRunningCalls" },
+				// A decision on a call waiting for approval is recorded wherever the run is; the states
+				// where the call can start at once (or the wait ends) say so below.
+				approve: { guard: "isAwaitingApproval", actions: "approveCall" },
+				reject: { guard: "isAwaitingApproval", actions: "rejectCall" },
+				// Streaming mode with beforeToolCall: the batch actor held a call back for approval.
+				"tool.approval": { guard: "isRunningCall", actions: "holdCallForApproval" },
 				// Streaming tool execution: the batch reports while the reply still streams.
 				"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
 				// A settled call makes room for the next one, unless the run was aborted or the reply
@@ -111,7 +117,7 @@ export const agentMachine = agentSetup.createMachine({
 			states: {
 				"run-starting": {
 					description: "Prompt delivered; takes queued steering (once) before the first call.",
-					entry: "emitBarrier",
+					entry: ["emitCheckpoint", "emitBarrier"],
 					always: [
 						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending", actions: "closeTurnAsAborted" },
 						{ guard: and(["eventsDelivered", "pollsSteeringAtStart"]), target: "polling-steering-at-start" },
@@ -181,6 +187,7 @@ export const agentMachine = agentSetup.createMachine({
 							{ guard: "isCurrentAttempt", actions: ["addStreamedToolCall", "startTools"] },
 						],
 						"stream.done": { guard: "isCurrentAttempt", target: "after-stream", actions: "completeAssistantMessage" },
+						approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: ["approveCall", "startTools"] },
 					},
 				},
 				"after-stream": {
@@ -206,10 +213,13 @@ export const agentMachine = agentSetup.createMachine({
 						{ guard: "runAborted", target: "tool-draining" },
 						{ guard: "batchTruncated", target: "tool-batch-ending", actions: "settleCallsCutOffByLength" },
 						{ guard: "streamingBatchHasWork", target: "tool-executing" },
+						{ guard: and(["hasStreamingBatch", "hasCallAwaitingApproval"]), target: "awaiting-approval" },
 						{ guard: "hasStreamingBatch", target: "tool-batch-ending" },
 						{ guard: "hasPreparedCallToRunNow", target: "tool-executing" },
+						{ guard: and(["approvalHoldsBatch", "noCallRunning"]), target: "awaiting-approval" },
 						{ guard: and(["hasQueuedCall", "asksBeforeToolCall"]), target: "tool-preparing" },
 						{ guard: "hasQueuedCall", target: "tool-executing", actions: "prepareQueuedCalls" },
+						{ guard: "hasCallAwaitingApproval", target: "awaiting-approval" },
 						{ target: "tool-batch-ending" },
 					],
 				},
@@ -237,6 +247,21 @@ export const agentMachine = agentSetup.createMachine({
 					description: "The batch actor runs calls; outcomes are recorded as they settle.",
 					entry: "startTools",
 					always: { guard: "noCallRunning", target: "tool-dispatching" },
+					on: { approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: ["approveCall", "startTools"] } },
+				},
+				"awaiting-approval": {
+					description: "Tool calls wait for a person's decision (approve or reject); nothing else runs. The run can be stored and the process may exit.",
+					entry: ["emitCheckpoint", "scheduleApprovalTimeout"],
+					exit: "cancelApprovalTimeout",
+					on: {
+						approve: { guard: "isAwaitingApproval", target: "tool-dispatching", actions: "approveCall" },
+						reject: { guard: "isAwaitingApproval", target: "tool-dispatching", actions: "rejectCall" },
+						"approval.timeout": { target: "tool-dispatching", actions: "rejectExpiredApprovals" },
+						// A restored run waits again, for what is left of each deadline.
+						"agentchart.resumed": { target: "awaiting-approval", reenter: true },
+					},
+					// Aborted while calls wait: they are rejected as aborted (tool-dispatching settles them).
+					always: { guard: "runAborted", target: "tool-dispatching" },
 				},
 				"tool-draining": {
 					description: "Aborted with calls still running: nothing new starts; the running calls see the signal and settle (or are given up on).",
@@ -249,7 +274,7 @@ export const agentMachine = agentSetup.createMachine({
 				},
 				"turn-ended": {
 					description: "Decides: another turn (a resume after the output limit, tool results, steering, follow-ups) or the end of the run.",
-					entry: "emitBarrier",
+					entry: ["emitCheckpoint", "emitBarrier"],
 					always: [
 						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending" },
 						{ guard: and(["eventsDelivered", "asksWhetherToStop"]), target: "asking-whether-to-stop" },
@@ -297,7 +322,7 @@ export const agentMachine = agentSetup.createMachine({
 				},
 				"run-ending": {
 					description: "agent_end, then idle.",
-					entry: "emitAgentEnd",
+					entry: ["emitAgentEnd", "emitCheckpoint"],
 					always: { target: "#agent.idle", actions: "clearRun" },
 				},
 			},

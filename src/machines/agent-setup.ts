@@ -22,6 +22,9 @@ import { applyOverrides, callByKey, patchRun, runOf } from "./context.js";
 import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
 
+/** The id of the delayed `approval.timeout` (cancelled when the wait ends). */
+const APPROVAL_TIMEOUT_ID = "approval.timeout";
+
 /**
  * `setup()` of the agent chart: `agentSetup.createMachine(...)` in `agent-machine.ts` builds
  * the chart from these names.
@@ -138,7 +141,30 @@ export const agentSetup = setup({
 		announceNextCall: enqueueActions(({ context, enqueue }) => tools.announceNextCall(context, enqueue)),
 		preflightAnnouncedCall: enqueueActions(({ context, enqueue }) => tools.preflightAnnouncedCall(context, enqueue)),
 		recordPreparedCall: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "tool.prepared") tools.recordPreparedCall(context, event.callKey, event.args, enqueue);
+			if (event.type === "tool.prepared") tools.recordPreparedCall(context, event.callKey, event.args, event.approval, enqueue);
+		}),
+		holdCallForApproval: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "tool.approval") tools.holdCallForApproval(context, event.callKey, event.args, event.approval, enqueue);
+		}),
+
+		// Approvals
+		approveCall: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "approve") tools.approveCall(context, event.toolCallId, event.args, enqueue);
+		}),
+		rejectCall: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type !== "reject") return;
+			const call = tools.awaitingCall(context, event.toolCallId);
+			if (call) tools.rejectCall(context, call, "rejected", event.reason, enqueue);
+		}),
+		rejectExpiredApprovals: enqueueActions(({ context, enqueue }) => tools.rejectAllApprovals(context, "timed-out", Date.now(), enqueue)),
+		// The chart keeps each wait's deadline in its context: a restored run waits only what is left.
+		scheduleApprovalTimeout: enqueueActions(({ context, enqueue }) => {
+			const deadline = tools.firstApprovalDeadline(context);
+			if (deadline !== undefined) enqueue.raise({ type: "approval.timeout" }, { delay: Math.max(0, deadline - Date.now()), id: APPROVAL_TIMEOUT_ID });
+		}),
+		cancelApprovalTimeout: enqueueActions(({ enqueue }) => enqueue.cancel(APPROVAL_TIMEOUT_ID)),
+		emitCheckpoint: enqueueActions(({ context, enqueue }) => {
+			if (context.config.checkpoints) enqueue.emit({ type: "agentchart.checkpoint" });
 		}),
 		settleRefusedCall: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type !== "tool.settled") return;
@@ -146,7 +172,7 @@ export const agentSetup = setup({
 			if (call) tools.settleCall(context, call, event.outcome, enqueue);
 		}),
 		settleUnfinishedCallsAsAborted: enqueueActions(({ context, enqueue }) => {
-			tools.settleOpenCalls(context, ABORTED_BEFORE_RUN, ["queued", "preparing", "prepared"], enqueue);
+			tools.settleOpenCalls(context, ABORTED_BEFORE_RUN, ["queued", "preparing", "prepared", "awaiting-approval"], enqueue);
 		}),
 		settleCallsCutOffByLength: enqueueActions(({ context, enqueue }) => tools.settleCallsCutOffByLength(context, enqueue)),
 		startTools: enqueueActions(({ context, enqueue }) => tools.startTools(context, enqueue)),

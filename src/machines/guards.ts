@@ -56,8 +56,18 @@ export const agentGuards = {
 	asksBeforeToolCall: ({ context }: GuardArgs) => context.config.beforeToolCall !== undefined,
 	isRunningCall: (args: GuardArgs) => {
 		const { event } = args;
-		if (event.type !== "tool.update" && event.type !== "tool.settled" && event.type !== "tool.timeout") return false;
+		if (event.type !== "tool.update" && event.type !== "tool.settled" && event.type !== "tool.timeout" && event.type !== "tool.approval") return false;
 		return callStatus(args, event.callKey) === "running";
+	},
+	/** A decision (`approve`, `reject`) names a call that waits for one. */
+	isAwaitingApproval: ({ context, event }: GuardArgs) =>
+		(event.type === "approve" || event.type === "reject") &&
+		context.run?.batch?.calls.some((call) => call.status === "awaiting-approval" && (call.toolCall.id === event.toolCallId || call.key === event.toolCallId)) === true,
+	hasCallAwaitingApproval: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "awaiting-approval") === true,
+	/** A sequential batch: a call waiting for approval holds back the calls after it. */
+	approvalHoldsBatch: ({ context }: GuardArgs) => {
+		const batch = context.run?.batch;
+		return batch?.mode === "sequential" && batch.calls.some((call) => call.status === "awaiting-approval");
 	},
 	isPreparingCall: (args: GuardArgs) => {
 		const { event } = args;
@@ -73,7 +83,7 @@ export const agentGuards = {
 	hasStreamingBatch: ({ context }: GuardArgs) => context.run?.batch?.mode === "streaming",
 	streamingBatchHasWork: ({ context }: GuardArgs) => {
 		const batch = context.run?.batch;
-		return batch?.mode === "streaming" && batch.calls.some((call) => call.status === "queued" || call.status === "running");
+		return batch?.mode === "streaming" && batch.calls.some((call) => call.status === "queued" || call.status === "running" || call.status === "prepared");
 	},
 	transcriptEndsWithAssistant: ({ context }: GuardArgs) => lastRole(context.messages) === "assistant",
 	transcriptCanContinue: ({ context }: GuardArgs) => context.messages.length > 0 && lastRole(context.messages) !== "assistant",

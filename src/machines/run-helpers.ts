@@ -163,20 +163,7 @@ export function patchCall(call: ToolCallEntry, patch: Partial<ToolCallEntry>): T
  * const entry = newCallEntry(toolCall, callKeyFor(batch.calls, toolCall.id)); // status "queued"
  */
 export function newCallEntry(toolCall: AgentToolCall, key: string): ToolCallEntry {
-	return callRecord(key, toolCall, "queued", undefined, undefined, false, undefined);
-}
-
-function callRecord(
-	key: string,
-	toolCall: AgentToolCall,
-	status: ToolCallEntry["status"],
-	args: unknown,
-	outcome: ToolCallEntry["outcome"],
-	started: boolean,
-	message: ToolResultMessage | undefined,
-): ToolCallEntry {
-	const entry: { [K in keyof ToolCallEntry]-?: ToolCallEntry[K] } = { key, toolCall, status, args, outcome, started, message };
-	return entry;
+	return { key, toolCall, status: "queued", args: undefined, outcome: undefined, started: false, message: undefined };
 }
 
 /**

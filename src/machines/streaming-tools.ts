@@ -17,7 +17,8 @@ function isSequential(call: ToolCallEntry, tools: AnyAgentTool[]): boolean {
  * readyStreamingCalls(batch, tools).map((call) => call.toolCall.id);
  */
 export function readyStreamingCalls(batch: ToolBatch, tools: AnyAgentTool[]): ToolCallEntry[] {
-	const running = batch.calls.filter((call) => call.status === "running" || call.status === "preparing");
+	// A call waiting for approval holds later calls back as a running one does.
+	const running = batch.calls.filter((call) => call.status === "running" || call.status === "preparing" || call.status === "awaiting-approval" || call.status === "prepared");
 	if (running.some((call) => isSequential(call, tools))) return [];
 	let busy = running.length > 0;
 	const ready: ToolCallEntry[] = [];

@@ -85,6 +85,16 @@ export interface AgentMachineConfig extends QueuePollers {
 	 */
 	outputLimitRecovery?: OutputLimitRecovery | undefined;
 	/**
+	 * How long a tool call may wait for a person's decision before it is rejected (ms); 0 or
+	 * undefined: as long as it takes.
+	 */
+	approvalTimeoutMs?: number | undefined;
+	/**
+	 * Emit `agentchart.checkpoint` where the run may be stored (a run's start, each turn's end,
+	 * a wait for approval): the Agent does, with a store.
+	 */
+	checkpoints?: boolean | undefined;
+	/**
 	 * The consumer's delivery, when it paces the loop (the Agent does): undefined when every
 	 * event so far has reached its listeners, else a promise that settles when they have. The
 	 * stream actor waits on it after each event, so the model's stream is read no faster than
@@ -132,7 +142,15 @@ export interface AgentMachineInput extends Partial<AgentRunState> {
 export type FinalizedToolResult = ToolOutcome;
 
 /** Where one tool call of the current batch stands. */
-export type ToolCallStatus = "queued" | "preparing" | "prepared" | "running" | "settled";
+export type ToolCallStatus = "queued" | "preparing" | "prepared" | "awaiting-approval" | "running" | "settled";
+
+/** Why and until when a call waits for a person's decision. */
+export interface ApprovalWait {
+	/** Why it needs approval (from `beforeToolCall`), if said. */
+	reason?: string | undefined;
+	/** When the wait ends with a rejection (ms since the epoch), with an approval timeout. */
+	deadline?: number | undefined;
+}
 
 /** One tool call of the current batch. */
 export interface ToolCallEntry {
@@ -150,6 +168,8 @@ export interface ToolCallEntry {
 	outcome?: FinalizedToolResult | undefined;
 	/** True once `tool_execution_start` was emitted. */
 	started: boolean;
+	/** While the call waits for approval (status "awaiting-approval"). */
+	approval?: ApprovalWait | undefined;
 	/** Its tool result message, once emitted. */
 	message: ToolResultMessage | undefined;
 }
@@ -264,12 +284,20 @@ export type AgentMachineCommand =
 	| ({ type: "update" } & RunOverrides)
 	| { type: "compact"; instructions?: string | undefined }
 	| { type: "delivered"; barrier: number }
-	| { type: "listener.error"; error: string };
+	| { type: "listener.error"; error: string }
+	/** A person approves a call waiting for approval (by its tool call id), maybe with changed arguments. */
+	| { type: "approve"; toolCallId: string; args?: unknown }
+	/** A person rejects a call waiting for approval. */
+	| { type: "reject"; toolCallId: string; reason?: string | undefined }
+	/** Sent once a run restored from a snapshot has started: what waits on a clock waits again. */
+	| { type: "agentchart.resumed" };
 
 /** Events the machine raises for itself. */
 export type AgentMachineOwnEvent =
 	/** Raised `toolAbortGraceMs` after an abort: tools still running are given up on. */
-	{ type: "tools.abandon" };
+	| { type: "tools.abandon" }
+	/** Raised when the first approval deadline passes: calls past their deadline are rejected. */
+	| { type: "approval.timeout" };
 
 /** Every event the agent machine accepts: commands, its actors' events, and its own. */
 export type AgentMachineEvent = AgentMachineCommand | StreamActorEvent | ToolBatchEvent | AgentMachineOwnEvent;
@@ -286,8 +314,13 @@ export interface TranscriptReplacedEvent {
 	messages: AgentMessage[];
 }
 
-/** Every event the machine emits: AgentEvents, delivery barriers and transcript replacements. */
-export type AgentMachineEmitted = AgentEvent | DeliveryBarrierEvent | TranscriptReplacedEvent;
+/** Where the run may be stored: emitted with `config.checkpoints`. */
+export interface CheckpointEvent {
+	type: "agentchart.checkpoint";
+}
+
+/** Every event the machine emits: AgentEvents, delivery barriers, transcript replacements and checkpoints. */
+export type AgentMachineEmitted = AgentEvent | DeliveryBarrierEvent | TranscriptReplacedEvent | CheckpointEvent;
 
 /** What the machine outputs when it reaches `ended`. */
 export interface AgentMachineOutput {

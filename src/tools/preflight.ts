@@ -14,8 +14,11 @@ export interface ToolOutcome {
 	isError: boolean;
 }
 
-/** What preflight decided: run the call with these arguments, or answer it right away. */
-export type PreflightOutcome = { kind: "prepared"; args: unknown } | { kind: "immediate"; outcome: ToolOutcome };
+/**
+ * What preflight decided: run the call with these arguments, answer it right away, or (from
+ * `beforeToolCall`) wait for a person's approval first.
+ */
+export type PreflightOutcome = { kind: "prepared"; args: unknown; approval?: { reason?: string | undefined } | undefined } | { kind: "immediate"; outcome: ToolOutcome };
 
 /** The result of a call the run's abort reached before its tool ran (pi's wording). */
 export const ABORTED_BEFORE_RUN = "Tool call was aborted before it ran";
@@ -78,8 +81,42 @@ export async function askBeforeToolCall(prepared: PreflightOutcome, input: Befor
 			input.signal,
 		);
 		if (decision?.block) return { kind: "immediate", outcome: errorResult(decision.reason || "Tool execution was blocked", decision.terminate) };
+		if (decision?.approval === "required") return { kind: "prepared", args: prepared.args, approval: { reason: decision.reason } };
 		return prepared;
 	} catch (error) {
 		return { kind: "immediate", outcome: errorResult(describeError(error)) };
 	}
+}
+
+/**
+ * Whether a person must approve this call before it runs: the tool's `needsApproval` (true, or
+ * its rule on the validated arguments), or `beforeToolCall`'s answer. A rule that throws makes
+ * the call wait too (a person can still approve it).
+ *
+ * @example
+ * approvalNeeded(tool, args, undefined); // true for a tool with needsApproval: true
+ */
+export function approvalNeeded(tool: AnyAgentTool | undefined, args: unknown, asked: { reason?: string | undefined } | undefined): { reason?: string | undefined } | undefined {
+	if (asked) return asked;
+	const rule = tool?.needsApproval;
+	if (rule === undefined || rule === false) return undefined;
+	if (rule === true) return {};
+	try {
+		return rule(args) ? {} : undefined;
+	} catch (error) {
+		return { reason: `needsApproval failed: ${describeError(error)}` };
+	}
+}
+
+/**
+ * The result of a call a person rejected (or that waited past its approval timeout, or whose
+ * run was aborted while it waited).
+ *
+ * @example
+ * rejectedText("rejected", "not on a Friday"); // "Tool call was rejected: not on a Friday"
+ */
+export function rejectedText(decision: "rejected" | "timed-out" | "aborted", reason: string | undefined): string {
+	if (decision === "aborted") return ABORTED_BEFORE_RUN;
+	const base = decision === "timed-out" ? "No decision on this tool call came in time; it was not run" : "Tool call was rejected";
+	return reason ? `${base}: ${reason}` : base;
 }

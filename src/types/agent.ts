@@ -81,7 +81,25 @@ export interface AgentTool<TParameters extends ToolParameters = ToolParameters, 
 	timeoutMs?: number | undefined;
 	/** Streaming mode: when this tool fails, abort its running siblings. */
 	cancelSiblingsOnError?: boolean | undefined;
+	/**
+	 * agentchart (pi 1.x's field): whether a call that a crash interrupted may run again when the
+	 * run is restored. `"safe"` (reading, or idempotent work) runs again; anything else is
+	 * answered with an error result that says it was interrupted and not run again.
+	 */
+	replay?: "safe" | "unsafe" | undefined;
+	/**
+	 * agentchart: a person approves each call before it runs (`true`), or the calls for which this
+	 * function of the validated arguments answers true. The run waits in `awaiting-approval`
+	 * (see `agent.approve()` / `agent.reject()`).
+	 */
+	needsApproval?: boolean | ApprovalRule<ToolArguments<TParameters>> | undefined;
 }
+
+/**
+ * A tool's approval rule: true when a person must approve a call with these arguments. Checked
+ * bivariantly (as a method is), so a tool with a typed rule still fits in a list of tools.
+ */
+export type ApprovalRule<TArgs> = { bivarianceHack(args: TArgs): boolean }["bivarianceHack"];
 
 /**
  * A tool of any parameter and details type, as stored in tool lists. Tools are contravariant
@@ -105,6 +123,11 @@ export interface BeforeToolCallResult {
 	reason?: string | undefined;
 	/** Also stop the loop after this batch (with `block`; counts as a terminating result). */
 	terminate?: boolean | undefined;
+	/**
+	 * agentchart: `"required"` makes the call wait for a person's decision (`agent.approve()` /
+	 * `agent.reject()`); `reason` tells them why.
+	 */
+	approval?: "required" | undefined;
 }
 
 /** Returned by `afterToolCall`: each given field replaces the tool's own. */
@@ -168,12 +191,27 @@ export interface CompactionResult {
 	splitTurn: boolean;
 }
 
+/** How a call that waited for approval was decided. */
+export type ApprovalOutcome = "approved" | "rejected" | "timed-out" | "aborted";
+
+/** A tool call waiting for a person's decision (`agent.pendingApprovals`). */
+export interface PendingApproval {
+	toolCallId: string;
+	toolName: string;
+	/** The validated arguments the call would run with. */
+	args: unknown;
+	/** Why it needs approval (from `beforeToolCall`), if said. */
+	reason?: string | undefined;
+	/** When the wait ends with a rejection (ms since the epoch), if an approval timeout is set. */
+	deadline?: number | undefined;
+}
+
 /** Why a compaction ran. */
 export type CompactionReason = "threshold" | "overflow" | "manual";
 
 /**
- * Everything the agent reports, in order. The ten pi 0.73.1 events plus the two compaction
- * events of agentchart.
+ * Everything the agent reports, in order. The ten pi 0.73.1 events plus agentchart's two
+ * approval events and two compaction events.
  */
 export type AgentEvent =
 	| { type: "agent_start" }
@@ -187,6 +225,18 @@ export type AgentEvent =
 	| { type: "tool_execution_start"; toolCallId: string; toolName: string; args: unknown }
 	| { type: "tool_execution_update"; toolCallId: string; toolName: string; args: unknown; partialResult: unknown }
 	| { type: "tool_execution_end"; toolCallId: string; toolName: string; result: unknown; isError: boolean }
+	/** agentchart: a tool call waits for a person's decision. */
+	| { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown; reason?: string | undefined }
+	/** agentchart: the decision on a call that waited (`timed-out` and `aborted` are rejections too). */
+	| {
+			type: "approval_resolved";
+			toolCallId: string;
+			toolName: string;
+			decision: ApprovalOutcome;
+			/** The arguments the call runs with, when approved. */
+			args?: unknown;
+			reason?: string | undefined;
+	  }
 	| { type: "auto_compaction_start"; reason: CompactionReason }
 	| {
 			type: "auto_compaction_end";

@@ -2,7 +2,7 @@
  * Tool calls: the batch of a reply, preflight, running calls through the batch actor
  * (`tools`), settling them, and the tool result messages and `turn_end` of the batch.
  */
-import { errorResult, prepareToolCall } from "../../tools/preflight.js";
+import { approvalNeeded, errorResult, prepareToolCall, rejectedText } from "../../tools/preflight.js";
 import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
 import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
@@ -11,7 +11,7 @@ import { toolBatchInput } from "../actor-inputs.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
 import { callKeyFor, createToolBatch, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
-import type { FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
+import type { ApprovalWait, FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
 /** The batch actor's id: one per batch, so there is one child for all of a reply's calls. */
 export const TOOL_BATCH_ID = "tools";
@@ -46,11 +46,15 @@ export function settleCall(context: Ctx, call: ToolCallEntry, outcome: Finalized
 	return patchContext(context, { messages, run: nextRun });
 }
 
-/** Settles calls in these statuses with an error result, announcing those never started. */
+/**
+ * Settles calls in these statuses with an error result, announcing those never started; a call
+ * that waited for approval gets its `approval_resolved` (aborted) first.
+ */
 export function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEntry["status"][], enqueue: Enqueue): Ctx {
 	let working = context;
 	for (const call of batchOf(context).calls) {
 		if (!statuses.includes(call.status)) continue;
+		if (call.status === "awaiting-approval") enqueue.emit({ type: "approval_resolved", toolCallId: call.toolCall.id, toolName: call.toolCall.name, decision: "aborted", reason: text });
 		if (!call.started) enqueue.emit(toolStartEvent(call));
 		working = settleCall(working, patchCall(call, { started: true }), errorResult(text), enqueue);
 	}
@@ -146,7 +150,8 @@ export function prepareQueuedCalls(context: Ctx, enqueue: Enqueue): void {
 			working = settleCall(working, patchCall(queued, { started: true }), decided.outcome, enqueue);
 		} else {
 			calls ??= batchOf(working).calls.slice();
-			calls[index] = patchCall(queued, { status: "prepared", args: decided.args, started: true });
+			const wait = approvalWaitFor(context, queued, decided.args, undefined, enqueue);
+			calls[index] = patchCall(queued, wait ? { status: "awaiting-approval", args: decided.args, started: true, approval: wait } : { status: "prepared", args: decided.args, started: true });
 		}
 		if (sequential) break;
 	}
@@ -177,9 +182,78 @@ export function preflightAnnouncedCall(context: Ctx, enqueue: SpawningEnqueue): 
 	enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight", callKey: call.key, toolCall: call.toolCall, args: decided.args });
 }
 
-/** `beforeToolCall` let the call run: it is prepared, with the arguments the hook may have changed. */
-export function recordPreparedCall(context: Ctx, key: string, args: unknown, enqueue: Enqueue): void {
-	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batchOf(context), key, { status: "prepared", args }) }) });
+/**
+ * `beforeToolCall` let the call run: it is prepared, with the arguments the hook may have
+ * changed, or it waits for a person's approval first (the hook asked for it, or the tool does).
+ */
+export function recordPreparedCall(context: Ctx, key: string, args: unknown, asked: { reason?: string | undefined } | undefined, enqueue: Enqueue): void {
+	const call = callByKey(context, key);
+	if (!call) return;
+	const wait = approvalWaitFor(context, call, args, asked, enqueue);
+	const patch: Partial<ToolCallEntry> = wait ? { status: "awaiting-approval", args, approval: wait } : { status: "prepared", args };
+	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batchOf(context), key, patch) }) });
+}
+
+/**
+ * Whether the call waits for a person's decision before it runs (see `approvalNeeded`); if so,
+ * `approval_requested` is emitted, and the wait gets its deadline when there is an approval
+ * timeout.
+ */
+function approvalWaitFor(context: Ctx, call: ToolCallEntry, args: unknown, asked: { reason?: string | undefined } | undefined, enqueue: Enqueue): ApprovalWait | undefined {
+	const needed = approvalNeeded(findTool(context.tools, call.toolCall.name), args, asked);
+	if (!needed) return undefined;
+	const timeout = context.config.approvalTimeoutMs ?? 0;
+	const wait: ApprovalWait = { reason: needed.reason, deadline: timeout > 0 ? Date.now() + timeout : undefined };
+	enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args, reason: needed.reason });
+	return wait;
+}
+
+/**
+ * A call the batch actor held back for approval (streaming mode with `beforeToolCall`: the
+ * actor prepares and runs in one go, and stops before running when the call needs approval).
+ */
+export function holdCallForApproval(context: Ctx, key: string, args: unknown, asked: { reason?: string | undefined } | undefined, enqueue: Enqueue): void {
+	recordPreparedCall(context, key, args, asked, enqueue);
+}
+
+/** The call waiting for approval that a decision names (by tool call id, or by its key in the batch). */
+export function awaitingCall(context: Ctx, toolCallId: string): ToolCallEntry | undefined {
+	return context.run?.batch?.calls.find((call) => call.status === "awaiting-approval" && (call.toolCall.id === toolCallId || call.key === toolCallId));
+}
+
+/** A person approved the call: it is prepared (with the arguments they gave, if any) and runs when its turn comes. */
+export function approveCall(context: Ctx, toolCallId: string, args: unknown, enqueue: Enqueue): void {
+	const call = awaitingCall(context, toolCallId);
+	if (!call) return;
+	const finalArgs = args === undefined ? call.args : args;
+	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batchOf(context), call.key, { status: "prepared", args: finalArgs, approval: undefined }) }) });
+	enqueue.emit({ type: "approval_resolved", toolCallId: call.toolCall.id, toolName: call.toolCall.name, decision: "approved", args: finalArgs });
+}
+
+/** The call does not run: a person rejected it, its approval timed out, or the run was aborted while it waited. */
+export function rejectCall(context: Ctx, call: ToolCallEntry, decision: "rejected" | "timed-out" | "aborted", reason: string | undefined, enqueue: Enqueue): Ctx {
+	enqueue.emit({ type: "approval_resolved", toolCallId: call.toolCall.id, toolName: call.toolCall.name, decision, reason });
+	return settleCall(context, patchCall(call, { approval: undefined }), errorResult(rejectedText(decision, reason)), enqueue);
+}
+
+/** Rejects every call waiting for approval (the run was aborted while they waited). */
+export function rejectAllApprovals(context: Ctx, decision: "timed-out" | "aborted", now: number, enqueue: Enqueue): void {
+	let working = context;
+	for (const call of context.run?.batch?.calls ?? []) {
+		if (call.status !== "awaiting-approval") continue;
+		if (decision === "timed-out" && (call.approval?.deadline === undefined || call.approval.deadline > now)) continue;
+		working = rejectCall(working, call, decision, undefined, enqueue);
+	}
+}
+
+/** The first approval deadline of the batch, if a call waiting for approval has one. */
+export function firstApprovalDeadline(context: Ctx): number | undefined {
+	let first: number | undefined;
+	for (const call of context.run?.batch?.calls ?? []) {
+		const deadline = call.status === "awaiting-approval" ? call.approval?.deadline : undefined;
+		if (deadline !== undefined && (first === undefined || deadline < first)) first = deadline;
+	}
+	return first;
 }
 
 /**
@@ -195,6 +269,13 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 	let batch = run.batch;
 	let working: Ctx = context;
 	if (batch.mode === "streaming") {
+		// Approved calls (held back for approval, now prepared) run at once.
+		for (const call of batch.calls) {
+			if (call.status !== "prepared") continue;
+			batch = withBatchActor(working, batch, enqueue);
+			batch = updateCall(batch, call.key, { status: "running" });
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args });
+		}
 		for (const call of readyStreamingCalls(batch, context.tools)) {
 			enqueue.emit(toolStartEvent(call));
 			if (context.config.beforeToolCall) {
@@ -208,6 +289,11 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 				working = withBatch(working, batch);
 				working = settleCall(working, patchCall(call, { started: true }), decided.outcome, enqueue);
 				batch = batchOf(working);
+				continue;
+			}
+			const wait = approvalWaitFor(working, call, decided.args, undefined, enqueue);
+			if (wait) {
+				batch = updateCall(batch, call.key, { status: "awaiting-approval", started: true, args: decided.args, approval: wait });
 				continue;
 			}
 			batch = withBatchActor(working, batch, enqueue);

@@ -1,0 +1,231 @@
+/**
+ * The effect journal: what a run did to the world, one entry per step of each effect, so that a
+ * run restored after a crash never repeats an effect by accident.
+ *
+ * Every effect has a stable id, made from the run, the turn and the call (`r3.m2`: run 3's
+ * second model call; `r3.t2.toolu_01`: the call `toolu_01` of run 3's second turn). An effect
+ * records its intent before it acts and its outcome after; a tool its progress too. Whoever runs
+ * an effect asks the journal first, by id (as XState v6's `xstate/durable` memoises an effect's
+ * result by its id):
+ *
+ * - an outcome is there: the effect is over; its outcome is used, and nothing runs again;
+ * - only the intent is there: the effect was interrupted (a crash between intent and outcome).
+ *   A model request is made again; a tool call runs again only if its tool says
+ *   `replay: "safe"`, otherwise it is answered with an error that says so;
+ * - nothing is there: the effect runs, intent first.
+ *
+ * The journal is the run's; an `AgentStore` makes it durable (see `store.ts`).
+ */
+import type { AgentToolResult } from "../types/agent.js";
+import type { AssistantMessage } from "../types/messages.js";
+
+/** A model call's intent: which model, asked with how many transcript messages. */
+export interface ModelIntent {
+	kind: "model";
+	phase: "intent";
+	effect: string;
+	model: string;
+	messages: number;
+}
+
+/** A model call's outcome: the final assistant message. */
+export interface ModelOutcome {
+	kind: "model";
+	phase: "outcome";
+	effect: string;
+	message: AssistantMessage;
+}
+
+/** Whether a tool may run again after a crash interrupted it. pi 1.x's field name and values. */
+export type ReplayPolicy = "safe" | "unsafe";
+
+/** A tool call's intent: recorded before the tool runs, with the arguments it runs with. */
+export interface ToolIntent {
+	kind: "tool";
+	phase: "intent";
+	effect: string;
+	toolCallId: string;
+	toolName: string;
+	/** The final arguments (after validation, `beforeToolCall` and an approval's changes). */
+	args: unknown;
+	replay: ReplayPolicy;
+}
+
+/** Progress a running tool reported (`onUpdate`): what the model is told if the call is interrupted. */
+export interface ToolProgress {
+	kind: "tool";
+	phase: "update";
+	effect: string;
+	partialResult: AgentToolResult<unknown>;
+}
+
+/** A tool call's outcome. */
+export interface ToolOutcomeEntry {
+	kind: "tool";
+	phase: "outcome";
+	effect: string;
+	result: AgentToolResult<unknown>;
+	isError: boolean;
+}
+
+/** A person's decision on a call that needed approval. */
+export interface ApprovalDecision {
+	kind: "approval";
+	phase: "decided";
+	effect: string;
+	toolCallId: string;
+	decision: "approved" | "rejected";
+	/** Approved with changed arguments. */
+	args?: unknown;
+	/** Why it was rejected. */
+	reason?: string | undefined;
+}
+
+/** A compaction's outcome (its summary call is an effect too). */
+export interface CompactionOutcomeEntry {
+	kind: "compaction";
+	phase: "outcome";
+	effect: string;
+	output: unknown;
+}
+
+/** One journal entry. */
+export type JournalEntry = ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalDecision | CompactionOutcomeEntry;
+
+/** A journal entry as stored: numbered in the order it was appended. */
+export type StoredJournalEntry = JournalEntry & { seq: number };
+
+/** What the journal knows of one effect. */
+export interface EffectRecord {
+	intent?: ModelIntent | ToolIntent | undefined;
+	/** A tool's reported progress, latest last. */
+	updates?: ToolProgress[] | undefined;
+	outcome?: ModelOutcome | ToolOutcomeEntry | CompactionOutcomeEntry | undefined;
+	decision?: ApprovalDecision | undefined;
+}
+
+/**
+ * What the run's effects see of the journal: look an effect up, and append to it. `append`
+ * returns a promise when the entry becomes durable later (a file store); the effect waits for
+ * it before it acts. Without a journal, effects are neither looked up nor recorded.
+ */
+export interface EffectJournal {
+	/** What is recorded of `effect`, if anything. */
+	lookup(effect: string): EffectRecord | undefined;
+	/** Records `entry`; a promise when the entry is durable only once it settles. */
+	append(entry: JournalEntry): void | PromiseLike<void>;
+}
+
+/**
+ * The journal's entries, indexed by effect: an in-memory journal, and the index every store
+ * keeps of the journal it loaded.
+ *
+ * @example
+ * const journal = new JournalIndex();
+ * journal.append({ kind: "tool", phase: "intent", effect: "r1.t1.a", toolCallId: "a", toolName: "send", args: {}, replay: "unsafe" });
+ * journal.lookup("r1.t1.a")?.intent; // the intent
+ */
+export class JournalIndex implements EffectJournal {
+	readonly #records = new Map<string, EffectRecord>();
+	readonly #entries: StoredJournalEntry[] = [];
+	/** Called with each entry once it is numbered (a store persists it here). */
+	onAppend: ((entry: StoredJournalEntry) => void | PromiseLike<void>) | undefined;
+
+	constructor(entries: readonly StoredJournalEntry[] = []) {
+		for (const entry of entries) this.#index(entry);
+	}
+
+	/** The number the next entry gets (one more than the last). */
+	get nextSeq(): number {
+		return (this.#entries.at(-1)?.seq ?? 0) + 1;
+	}
+
+	/** Every entry, in order. */
+	get entries(): readonly StoredJournalEntry[] {
+		return this.#entries;
+	}
+
+	lookup(effect: string): EffectRecord | undefined {
+		return this.#records.get(effect);
+	}
+
+	append(entry: JournalEntry): void | PromiseLike<void> {
+		const stored = Object.assign({ seq: this.nextSeq }, entry) as StoredJournalEntry;
+		this.#index(stored);
+		return this.onAppend?.(stored);
+	}
+
+	/**
+	 * Forgets the entries of effects that can no longer be looked up (a run that ended: its
+	 * effects are in the transcript), keeping the numbering.
+	 */
+	forgetBefore(seq: number): void {
+		const kept = this.#entries.filter((entry) => entry.seq >= seq);
+		this.#entries.length = 0;
+		this.#records.clear();
+		for (const entry of kept) this.#index(entry);
+	}
+
+	#index(entry: StoredJournalEntry): void {
+		this.#entries.push(entry);
+		let record = this.#records.get(entry.effect);
+		if (!record) {
+			record = {};
+			this.#records.set(entry.effect, record);
+		}
+		switch (entry.phase) {
+			case "intent":
+				record.intent = entry;
+				break;
+			case "update":
+				(record.updates ??= []).push(entry);
+				break;
+			case "outcome":
+				record.outcome = entry;
+				break;
+			case "decided":
+				record.decision = entry;
+				break;
+		}
+	}
+}
+
+/**
+ * The id of a run's model call.
+ *
+ * @example
+ * modelEffectId("r3", 2); // "r3.m2"
+ */
+export function modelEffectId(runId: string, attempt: number): string {
+	return `${runId}.m${attempt}`;
+}
+
+/**
+ * The id of a tool call: its key in its batch (its id, or `id#n` for a repeated id), in its turn.
+ *
+ * @example
+ * toolEffectId("r3", 2, "toolu_01"); // "r3.t2.toolu_01"
+ */
+export function toolEffectId(runId: string, turn: number, callKey: string): string {
+	return `${runId}.t${turn}.${callKey}`;
+}
+
+/**
+ * The id of a compaction's summary call.
+ *
+ * @example
+ * compactionEffectId("r3", 1); // "r3.c1"
+ */
+export function compactionEffectId(runId: string, count: number): string {
+	return `${runId}.c${count}`;
+}
+
+/** The text the model gets for a tool call a restart interrupted and that was not run again. */
+export function interruptedText(toolName: string, progress: ToolProgress | undefined): string {
+	const reported = progress?.partialResult.content
+		.map((block) => (block.type === "text" ? block.text : `[${block.type}]`))
+		.join("")
+		.trim();
+	const base = `Tool "${toolName}" was interrupted by a restart and not run again (it is not marked replay: "safe"); it may or may not have taken effect.`;
+	return reported ? `${base} Its output before the restart:\n${reported}` : base;
+}
