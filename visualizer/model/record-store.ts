@@ -24,6 +24,8 @@ export class RecordStore {
 	/** Copies of the model at absolute positions (multiples of CHECKPOINT_EVERY). */
 	private checkpoints = new Map<number, RunModel>();
 	private current: { position: number; model: RunModel };
+	/** Time of the first record ever pushed (kept when old records go). */
+	private firstT: number | undefined;
 
 	constructor(
 		private readonly chart: ChartIndex,
@@ -31,6 +33,11 @@ export class RecordStore {
 	) {
 		this.base = createRunModel(chart.graph.machineId);
 		this.current = { position: 0, model: structuredClone(this.base) };
+	}
+
+	/** Time of the first record: where the page's relative times count from. */
+	get origin(): number | undefined {
+		return this.firstT;
 	}
 
 	/** The first position the store can show (0 until old records were let go). */
@@ -56,6 +63,7 @@ export class RecordStore {
 	/** Adds records at the end; lets the oldest go beyond the capacity. */
 	push(records: readonly InspectionRecord[]): void {
 		for (const record of records) this.records.push(record);
+		this.firstT ??= records[0]?.t;
 		const excess = this.records.length - this.capacity;
 		if (excess <= 0) return;
 		// Fold in chunks, not one by one: each fold moves the array.
@@ -70,6 +78,7 @@ export class RecordStore {
 	/** Forgets everything (a live page reconnecting gets the history again). */
 	clear(): void {
 		this.records = [];
+		this.firstT = undefined;
 		this.offset = 0;
 		this.base = createRunModel(this.chart.graph.machineId);
 		this.checkpoints.clear();
