@@ -74,6 +74,9 @@ async function main(): Promise<void> {
 		response.layout,
 		(stateId) => select(selectState(model, records(), chart, stateId), "chart"),
 	);
+	// Read when asked: the camera moves between renders (wheel, drag, keys).
+	Object.defineProperty(page, "camera", { get: () => chartPane.camera.state, enumerable: true });
+	Object.defineProperty(page, "closed", { get: () => chartPane.closed, enumerable: true });
 	const transcript = new TranscriptView(byId("transcript"), (entry) => {
 		if (entry.turn !== undefined) select(selectTurn(model, records(), chart, entry.turn, entry.id), "transcript");
 	});
@@ -111,8 +114,6 @@ async function main(): Promise<void> {
 		page.cursor = player.cursor;
 		page.end = store.end;
 		page.live = player.live;
-		page.camera = chartPane.camera.state;
-		page.closed = chartPane.closed;
 		document.body.dataset["activeState"] = page.activeState ?? "";
 		document.body.dataset["rendered"] = String(player.cursor);
 	};

@@ -32,7 +32,8 @@ export class ChartCamera {
 	private readonly pointers = new Map<number, { x: number; y: number }>();
 	private drag: { startX: number; startY: number; lastX: number; lastY: number; moved: boolean } | undefined;
 	private pinch: { distance: number } | undefined;
-	private suppressClickUntil = 0;
+	/** Set when a drag ends: the click the browser may send for that press is not a click. */
+	private suppressClick = false;
 	/** Keep the active state in view as the run moves. */
 	follow = true;
 
@@ -50,7 +51,8 @@ export class ChartCamera {
 		pane.addEventListener(
 			"click",
 			(event) => {
-				if (performance.now() < this.suppressClickUntil) event.stopPropagation();
+				if (this.suppressClick) event.stopPropagation();
+				this.suppressClick = false;
 			},
 			true,
 		);
@@ -206,6 +208,7 @@ export class ChartCamera {
 	}
 
 	private onPointerDown(event: PointerEvent): void {
+		this.suppressClick = false;
 		if (event.button !== 0 || (event.target as Element).closest(".toggle, button")) return;
 		this.pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
 		if (this.pointers.size === 2) {
@@ -246,7 +249,7 @@ export class ChartCamera {
 		this.pane.classList.remove("dragging");
 		if (this.pane.hasPointerCapture(event.pointerId)) this.pane.releasePointerCapture(event.pointerId);
 		// The click that ends a drag (if the browser sends one) is swallowed by the capture listener.
-		if (this.drag?.moved) this.suppressClickUntil = performance.now() + 250;
+		if (this.drag?.moved) this.suppressClick = true;
 		this.drag = undefined;
 	}
 

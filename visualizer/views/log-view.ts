@@ -12,6 +12,7 @@ import type { RecordStore } from "../model/record-store.js";
 import { type Selection, selects } from "../model/selection.js";
 import type { RunModel } from "../model/types.js";
 import { TailFollower, element } from "./dom.js";
+import { icon } from "./icons.js";
 import { payloadView } from "./payload-view.js";
 
 /** Rows kept in the page. */
@@ -141,6 +142,7 @@ export class LogView {
 		row.dataset["category"] = line.category;
 		const toggle = element("button", "row-toggle");
 		toggle.type = "button";
+		toggle.append(icon("expand", 10));
 		toggle.setAttribute("aria-expanded", "false");
 		toggle.setAttribute("aria-label", `Show the payload of ${line.title}`);
 		const head = element("div", "row-head");
