@@ -53,7 +53,7 @@ async function main(): Promise<void> {
 	const select = (next: Selection | undefined, from: "chart" | "transcript" | "log" | "timeline" | "none") => {
 		selection = next;
 		page.selection = next?.label;
-		chartPane.setSelection(next?.stateIds ?? []);
+		chartPane.setSelection(next?.stateIds ?? [], from !== "chart");
 		transcript.setSelection(next, from !== "transcript");
 		log.setSelection(next, from !== "log");
 		timeline.setSelection(next);

@@ -33,7 +33,7 @@ export function overlaps(selection: Selection | undefined, from: number, to: num
 	return selection !== undefined && selection.ranges.some(([start, end]) => from <= end && to >= start);
 }
 
-/** States the agent was in during `[from, to]`: the one it was in at `from`, and every one it entered. */
+/** States the agent entered during `[from, to]` (or, if none, the one it was in at `from`). */
 function statesDuring(records: readonly InspectionRecord[], chart: ChartIndex, agent: string | undefined, from: number, to: number): string[] {
 	let active: string[] = [];
 	let atFrom: string[] = [];
@@ -47,7 +47,8 @@ function statesDuring(records: readonly InspectionRecord[], chart: ChartIndex, a
 		if (record.seq < from) atFrom = active;
 		else for (const id of active) seen.add(id);
 	}
-	for (const id of atFrom) seen.add(id);
+	// Where it was at `from`, when it entered nothing during the range.
+	if (seen.size === 0) for (const id of atFrom) seen.add(id);
 	return [...seen].filter((id) => id !== chart.graph.rootId);
 }
 
@@ -69,7 +70,15 @@ export function turnAt(model: RunModel, seq: number): number | undefined {
 export function selectTurn(model: RunModel, records: readonly InspectionRecord[], chart: ChartIndex, turnIndex: number, entryId?: string): Selection | undefined {
 	const turn = model.turns.find((candidate) => candidate.index === turnIndex);
 	if (!turn) return undefined;
-	const to = turn.endSeq ?? model.lastSeq ?? turn.startSeq;
+	let to = turn.endSeq ?? model.lastSeq ?? turn.startSeq;
+	// turn_end is emitted as the machine leaves the turn's last state: the steps that finish
+	// that move (into the decision after the turn) follow it, before anything else happens.
+	const after = records.findIndex((record) => record.seq > to);
+	for (let index = after; index >= 0 && index < records.length; index++) {
+		const record = records[index];
+		if (!record || record.sessionId !== turn.sessionId || (record.type !== "@xstate.microstep" && record.type !== "@xstate.snapshot")) break;
+		to = record.seq;
+	}
 	return { label: `turn ${turnIndex}`, ranges: [[turn.startSeq, to]], stateIds: statesDuring(records, chart, turn.sessionId, turn.startSeq, to), turns: [turnIndex], entryId };
 }
 

@@ -141,6 +141,20 @@ export class ChartCamera {
 		this.animateTo(x, y);
 	}
 
+	/**
+	 * Shows `box` whole, centred: at true size or closer (as it is now) when it fits, else
+	 * zoomed out just enough.
+	 */
+	showBox(box: Box): void {
+		const { width, height } = this.viewport;
+		const top = Math.min(TOOLBAR_CLEARANCE, height / 4);
+		const fits = Math.min((width - 48) / box.width, (height - top - 24) / box.height);
+		this.scale = clamp(Math.min(fits, Math.max(this.scale, 1)), MIN_SCALE, MAX_SCALE);
+		const viewW = width / this.scale;
+		const viewH = height / this.scale;
+		this.animateTo(box.x + box.width / 2 - viewW / 2, box.y + box.height / 2 - (viewH + top / this.scale) / 2 + top / this.scale);
+	}
+
 	private animateTo(x: number, y: number): void {
 		if (this.animation !== undefined) cancelAnimationFrame(this.animation);
 		const from = { x: this.x, y: this.y };

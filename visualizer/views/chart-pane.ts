@@ -121,9 +121,28 @@ export class ChartPane {
 		}
 	}
 
-	/** Lights up the selection's states. */
-	setSelection(stateIds: readonly string[]): void {
+	/**
+	 * Lights up the selection's states; `reveal` brings them into view (the selection came from
+	 * another view) and stops following the active state until the selection is cleared.
+	 */
+	setSelection(stateIds: readonly string[], reveal: boolean): void {
 		this.view.setSelection(stateIds);
+		if (stateIds.length === 0) {
+			if (!this.camera.follow) {
+				this.camera.follow = true;
+				const box = this.followedBox();
+				if (box) this.camera.ensureVisible(box);
+			}
+			return;
+		}
+		const boxes = this.view.selectedBoxes(stateIds);
+		if (!reveal || boxes.length === 0) return;
+		const left = Math.min(...boxes.map((box) => box.x));
+		const top = Math.min(...boxes.map((box) => box.y));
+		const right = Math.max(...boxes.map((box) => box.x + box.width));
+		const bottom = Math.max(...boxes.map((box) => box.y + box.height));
+		this.camera.follow = false;
+		this.camera.showBox({ id: "selection", x: left, y: top, width: right - left, height: bottom - top });
 	}
 
 	private followedBox() {

@@ -75,7 +75,7 @@ export class ChartView {
 	}
 
 	/** The box a state is drawn as: its own, or that of the closed state it is hidden in. */
-	boxOf(stateId: string): Box | undefined {
+	boxOf(stateId: string): LaidOutState | undefined {
 		for (let id: string | undefined = stateId; id; id = id.includes(".") ? id.slice(0, id.lastIndexOf(".")) : undefined) {
 			const box = this.boxes.get(id);
 			if (box) return box;
@@ -222,11 +222,22 @@ export class ChartView {
 	setSelection(stateIds: readonly string[]): void {
 		this.selected = stateIds;
 		const lit = new Set<string>();
+		for (const box of this.selectedBoxes(stateIds)) lit.add(box.id);
+		for (const [id, group] of this.states) group.classList.toggle("selected", lit.has(id));
+	}
+
+	/**
+	 * The boxes drawn for states: a closed state for the states inside it; an open compound
+	 * state not at all (a state inside it stands for it, and its outline would cross the chart).
+	 */
+	selectedBoxes(stateIds: readonly string[]): LaidOutState[] {
+		const boxes = new Map<string, LaidOutState>();
 		for (const id of stateIds) {
 			const box = this.boxOf(id);
-			if (box) lit.add(box.id);
+			const open = box !== undefined && (box.type === "compound" || box.type === "parallel") && box.collapsed === undefined;
+			if (box && !open) boxes.set(box.id, box);
 		}
-		for (const [id, group] of this.states) group.classList.toggle("selected", lit.has(id));
+		return [...boxes.values()];
 	}
 
 	/** Marks the transitions just taken as the latest; `flash` also makes them pulse briefly (live, play). */

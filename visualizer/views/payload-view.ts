@@ -6,8 +6,21 @@
 import type { PreviewJson } from "../../src/inspect/summarize.js";
 import { element } from "./dom.js";
 
-/** Levels shown open when a payload is first expanded. */
-const OPEN_LEVELS = 3;
+/** Levels always shown open when a payload is first expanded; deeper nodes open when small. */
+const OPEN_LEVELS = 2;
+/** A node with at most this many values inside is shown open, however deep. */
+const SMALL = 24;
+
+/** Values inside a value, counted up to `limit`. */
+function weight(value: PreviewJson, limit = SMALL + 1): number {
+	if (value === null || typeof value !== "object") return 1;
+	let total = 1;
+	for (const child of Array.isArray(value) ? value : Object.values(value)) {
+		total += weight(child, limit - total);
+		if (total >= limit) break;
+	}
+	return total;
+}
 /** The marks previewValue leaves where it cut: `…(+120)`, `{…4 keys}`, `[Array(9)]`. */
 const CUT = /…\(\+\d+\)$|^\{…\d+ keys\}$|^\[Array\(\d+\)\]$|^…\(\+\d+\)$/;
 
@@ -42,7 +55,7 @@ function node(key: string | undefined, value: PreviewJson, depth: number): HTMLE
 		return line;
 	}
 	const details = element("details", "json-node");
-	details.open = depth < OPEN_LEVELS;
+	details.open = depth < OPEN_LEVELS || weight(value) <= SMALL;
 	const summary = element("summary");
 	if (label) summary.append(label);
 	summary.append(element("span", "json-count", summaryOf(value)));
