@@ -48,7 +48,8 @@ export class Player {
 		private readonly mode: "live" | "replay",
 		private readonly hooks: PlayerHooks,
 	) {
-		this.following = mode === "live";
+		// A replay opens at its end (the whole run shown), as a live page does.
+		this.following = true;
 		iconButton(elements.start, "start", "Start", false).addEventListener("click", () => this.seek(this.store.start));
 		iconButton(elements.back, "back", "Step back (,)", false).addEventListener("click", () => this.step(-1));
 		elements.play.addEventListener("click", () => this.toggle());
