@@ -142,7 +142,7 @@ describe("the visualizer's run model", () => {
 		}
 		expect(agentStatusLine(full.modelAt(0), chart).text).toBe("no records yet");
 		expect(agentStatusLine(full.modelAt(2), chart).text).toBe("idle");
-		expect(agentStatusLine(full.modelAt(records.length), chart).status).toBe("done");
+		expect(agentStatusLine(full.modelAt(records.length), chart)).toMatchObject({ status: "done", text: "ended (final state)" });
 		for (const position of [store.start, store.start + 5, store.end]) expect(store.modelAt(position).applied).toBe(position);
 	});
 });

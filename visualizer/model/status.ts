@@ -8,7 +8,7 @@ import type { RunModel } from "./types.js";
 
 /** The header's state line. */
 export interface AgentStatusLine {
-	/** `running.streaming`, `stopped`, `finished`… */
+	/** `running.streaming`, `stopped (last in idle)`, `ended (final state)`… */
 	text: string;
 	/** For styling: `active`, `stopped`, `done`, `error`, `none`. */
 	status: "active" | "stopped" | "done" | "error" | "none";
@@ -22,14 +22,16 @@ export interface AgentStatusLine {
  * The header's state line for a model.
  *
  * @example
- * agentStatusLine(model, chart).text; // "running.streaming", or "stopped (last in idle)"
+ * agentStatusLine(model, chart).text; // "running.streaming", "stopped (last in idle)", "ended (final state)"
  */
 export function agentStatusLine(model: RunModel, chart: ChartIndex): AgentStatusLine {
 	const agent = model.agent === undefined ? undefined : model.actors[model.agent];
 	if (!agent) return { text: model.applied === 0 ? "no records yet" : "no agent seen", status: "none" };
 	const leaf = leafOf(chart, model.activeIds);
 	if (agent.status === "active") return leaf === undefined ? { text: "starting", status: "active" } : { text: stateName(chart, leaf), status: "active", stateId: leaf };
-	const last = leaf === undefined || leaf === chart.graph.rootId ? "" : ` (last in ${stateName(chart, leaf)})`;
-	const words = { done: "finished", stopped: "stopped", error: "failed" } as const;
-	return { text: `${words[agent.status]}${last}`, status: agent.status, lastStateId: leaf };
+	const known = leaf !== undefined && leaf !== chart.graph.rootId;
+	// A machine that reached a final state is in it for good; one stopped from outside was somewhere.
+	if (agent.status === "done") return { text: known ? `${stateName(chart, leaf)} (final state)` : "finished", status: "done", lastStateId: leaf };
+	const last = known ? ` (last in ${stateName(chart, leaf)})` : "";
+	return { text: `${agent.status === "error" ? "failed" : "stopped"}${last}`, status: agent.status, lastStateId: leaf };
 }
