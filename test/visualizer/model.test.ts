@@ -25,6 +25,81 @@ function modelOf(records: readonly InspectionRecord[]): RunModel {
 
 const toolSpans = (model: RunModel) => model.spans.filter((span) => span.kind === "tool").map((span) => `${span.label} ${span.status}`);
 
+/** Records written by hand, for what XState may leave unsaid. */
+function synthetic(): { add(record: Record<string, unknown>): void; records: InspectionRecord[] } {
+	const records: InspectionRecord[] = [];
+	return {
+		records,
+		add(record) {
+			const seq = records.length + 1;
+			records.push({ seq, t: 1000 + seq, rootId: "x:0", createdAt: "", id: null, _version: "0.7.2", ...record } as unknown as InspectionRecord);
+		},
+	};
+}
+
+const agentActor = { type: "@xstate.actor", sessionId: "x:1", name: "agent", actorId: "agent", parentId: "x:0", snapshot: { status: "active" } };
+const emitted = (event: Record<string, unknown>) => ({ type: "@agentchart.emitted", sessionId: "x:1", event });
+
+describe("the visualizer's run model, on what XState may leave unsaid", () => {
+	it("a child its parent no longer lists has stopped, and the tool calls its batch ran are over", () => {
+		const log = synthetic();
+		log.add(agentActor);
+		log.add(emitted({ type: "agent_start" }));
+		log.add(emitted({ type: "turn_start" }));
+		log.add({ type: "@xstate.actor", sessionId: "x:2", name: "tools", actorId: "tools", parentId: "x:1", snapshot: { status: "active" } });
+		log.add(emitted({ type: "tool_execution_start", toolCallId: "c1", toolName: "slow", args: {} }));
+		log.add({ type: "@xstate.snapshot", sessionId: "x:1", event: { type: "x" }, snapshot: { status: "active", children: ["tools"] }, activeIds: ["agent", "agent.running", "agent.running.tool-executing"] });
+		expect(toolSpans(modelOf(log.records))).toEqual(["slow open"]);
+		// The parent's next snapshot lists no batch; the batch itself said nothing.
+		log.add({ type: "@xstate.snapshot", sessionId: "x:1", event: { type: "x" }, snapshot: { status: "active", children: [] }, activeIds: ["agent", "agent.running", "agent.running.turn-ended"] });
+		const model = modelOf(log.records);
+		expect(model.actors["x:2"]).toMatchObject({ status: "stopped", endedT: 1007 });
+		expect(toolSpans(model)).toEqual(["slow stopped"]);
+		expect(model.transcript.find((entry) => entry.kind === "span")).toMatchObject({ status: "stopped" });
+	});
+
+	it("an agent stopped in the middle of a call: the call, the reply and the turn stop with it, and the header says stopped", () => {
+		const log = synthetic();
+		log.add(agentActor);
+		log.add({ type: "@xstate.snapshot", sessionId: "x:1", event: { type: "x" }, snapshot: { status: "active", children: [] }, activeIds: ["agent", "agent.idle"] });
+		log.add(emitted({ type: "agent_start" }));
+		log.add(emitted({ type: "turn_start" }));
+		log.add({ type: "@xstate.actor", sessionId: "x:2", name: "stream", actorId: "stream", parentId: "x:1", snapshot: { status: "active" } });
+		log.add(emitted({ type: "message_start", message: { role: "assistant", content: [] } }));
+		log.add({ type: "@agentchart.deltas", sessionId: "x:1", count: 2, chars: 5, segments: [{ kind: "text", contentIndex: 0, text: "Hello" }] });
+		log.add({ type: "@xstate.snapshot", sessionId: "x:1", event: { type: "x" }, snapshot: { status: "active", children: ["stream"] }, activeIds: ["agent", "agent.running", "agent.running.streaming"] });
+		expect(agentStatusLine(modelOf(log.records), chart).text).toBe("running.streaming");
+		log.add({ type: "@xstate.snapshot", sessionId: "x:1", event: { type: "xstate.stop" }, snapshot: { status: "stopped", children: [] }, activeIds: ["agent", "agent.running", "agent.running.streaming"] });
+		const model = modelOf(log.records);
+		expect(agentStatusLine(model, chart)).toMatchObject({ status: "stopped", text: "stopped (last in running.streaming)" });
+		expect(model.spans.map((span) => `${span.kind} ${span.status}`)).toEqual(["run stopped", "turn stopped", "model stopped"]);
+		expect(model.transcript.find((entry) => entry.kind === "assistant")).toMatchObject({ streaming: false, blocks: [{ type: "text", text: "Hello" }] });
+		expect(model.actors["x:2"]?.status).toBe("stopped");
+		expect(model.transcript.at(-1)).toMatchObject({ kind: "note", text: "The agent machine stopped." });
+	});
+
+	it("a recording made before the inspector kept an actor's status at its creation: a new actor is starting, not stopped", () => {
+		const log = synthetic();
+		log.add(agentActor);
+		log.add({ type: "@xstate.actor", sessionId: "x:2", name: "stream", actorId: "stream", parentId: "x:1", snapshot: { status: "stopped" } });
+		expect(modelOf(log.records).actors["x:2"]?.status).toBe("active");
+	});
+
+	it("an approval wait is one more span kind: a bar and a transcript row from its events alone", () => {
+		const log = synthetic();
+		log.add(agentActor);
+		log.add(emitted({ type: "agent_start" }));
+		log.add(emitted({ type: "turn_start" }));
+		log.add(emitted({ type: "approval_requested", toolCallId: "c1", toolName: "delete_file", args: { path: "/tmp/x" } }));
+		const waiting = modelOf(log.records);
+		expect(waiting.spans.filter((span) => span.kind === "approval").map((span) => `${span.label} ${span.status}`)).toEqual(["approval · delete_file open"]);
+		log.add(emitted({ type: "approval_denied", toolCallId: "c1", reason: "not today" }));
+		const model = modelOf(log.records);
+		expect(model.spans.filter((span) => span.kind === "approval").map((span) => span.status)).toEqual(["error"]);
+		expect(model.transcript.find((entry) => entry.kind === "span")).toMatchObject({ spanKind: "approval", title: "approval for delete_file", status: "error", input: { path: "/tmp/x" }, output: "not today" });
+	});
+});
+
 describe("the visualizer's run model", () => {
 	it("an agent machine embedded in a parent: every tool call ends done, and once the parent stops it the agent is stopped, not idle", async () => {
 		const inspector = createAgentInspector();
