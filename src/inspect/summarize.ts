@@ -199,6 +199,10 @@ export function summarizeContext(context: unknown): AgentContextSummary | Previe
  * enough for a message with its content blocks, a tool call's arguments and its result to be
  * read whole in the visualizer; the budget still bounds what one event can cost, whatever it
  * carries (`agent_end` carries every message of the run).
+ *
+ * @example
+ * // Longer tool results in the visualizer:
+ * createAgentInspector({ payload: { ...EVENT_PREVIEW_LIMITS, stringLength: 20_000, characters: 100_000 } });
  */
 export const EVENT_PREVIEW_LIMITS: PreviewLimits = { depth: 8, stringLength: 4000, arrayItems: 64, objectKeys: 40, budget: 600, characters: 32_000 };
 

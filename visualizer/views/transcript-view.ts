@@ -29,7 +29,11 @@ function resultView(output: PreviewJson | undefined): HTMLElement {
 		const box = element("div", "result");
 		box.append(element("pre", "result-text", contentText(output["content"])));
 		const details = output["details"];
-		if (details && typeof details === "object" && Object.keys(details).length > 0) box.append(valueView(details, "result-details"));
+		if (details && typeof details === "object" && Object.keys(details).length > 0) {
+			const line = element("div", "result-details");
+			line.append(element("span", "field", "details"), valueView(details, "details"));
+			box.append(line);
+		}
 		return box;
 	}
 	return valueView(output, "result");
