@@ -103,7 +103,7 @@ async function main(): Promise<void> {
 		const now = player.live && agentActive ? Math.max(Date.now(), model.lastT ?? 0) : model.lastT ?? Date.now();
 		chartPane.show(model, player.live || document.body.dataset["playing"] === "true");
 		transcript.render(model);
-		timeline.render(model, now);
+		timeline.render(model, now, store);
 		log.render(store, player.cursor, model);
 		actors.render(model, now);
 		context.render(model);

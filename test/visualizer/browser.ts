@@ -33,7 +33,7 @@ export function useBrowser(): () => Browser {
 /** A page at 1280×800 that records page errors and every URL it requested. */
 export async function openPage(browser: Browser, url: string): Promise<{ page: Page; errors: string[]; requests: string[] }> {
 	const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-	// Fail with the waiting step named, before the test runner's own timeout.
+	// Fail with the waiting step named, before the test's own timeout (60 s).
 	page.setDefaultTimeout(15_000);
 	const errors: string[] = [];
 	const requests: string[] = [];

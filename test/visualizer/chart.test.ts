@@ -34,7 +34,7 @@ function smallestLabel(page: Page): Promise<{ px: number; box: number; count: nu
 
 const camera = (page: Page) => page.evaluate(() => ({ ...window.agentchart.camera }));
 
-describe.skipIf(!chromiumAvailable)("the chart in a browser at 1280×800", () => {
+describe.skipIf(!chromiumAvailable)("the chart in a browser at 1280×800", { timeout: 60_000 }, () => {
 	const browser = useBrowser();
 
 	it("shows labels of at least 12 px at 1:1, larger after zooming in, and zooms with the wheel, the keys and the buttons", async () => {
@@ -158,6 +158,7 @@ describe.skipIf(!chromiumAvailable)("the chart in a browser at 1280×800", () =>
 			await inView("agent.idle");
 			const run = agent.prompt("Weather in Paris and Tokyo?");
 			defer(() => run);
+			defer(() => gate.open());
 			await page.waitForFunction(() => window.agentchart.activeState === "agent.running.tool-executing");
 			await inView("agent.running.tool-executing");
 			gate.open();

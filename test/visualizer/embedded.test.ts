@@ -26,7 +26,7 @@ async function expectFinishedAndStopped(page: Page): Promise<void> {
 	expect(await page.locator("svg.chart .state.active").count()).toBe(0);
 }
 
-describe.skipIf(!chromiumAvailable)("the visualizer on an embedded agent machine and on the loop API", () => {
+describe.skipIf(!chromiumAvailable)("the visualizer on an embedded agent machine and on the loop API", { timeout: 60_000 }, () => {
 	const browser = useBrowser();
 
 	it("an agent machine invoked by a parent: tool calls run then end done, live and in replay; stopped by its parent, the agent says stopped", async () => {

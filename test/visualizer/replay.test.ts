@@ -60,7 +60,7 @@ async function lastRow(page: Page): Promise<{ seq: number; type: string; inView:
 	});
 }
 
-describe.skipIf(!chromiumAvailable)("replaying a recording", () => {
+describe.skipIf(!chromiumAvailable)("replaying a recording", { timeout: 60_000 }, () => {
 	const browser = useBrowser();
 
 	it("moves every view together with the seek bar, steps by event, pauses on a chosen event type, and shows nothing at the start", async () => {
@@ -98,6 +98,7 @@ describe.skipIf(!chromiumAvailable)("replaying a recording", () => {
 			expect((await lastRow(page)).seq).toBe(lastListed(records, stepped));
 			expect((await lastRow(page)).seq).toBe(records[stepped - 1]?.seq);
 			await page.click("#replay-back");
+			expect(await renderedCursor(page)).toBe(middle);
 			expect((await lastRow(page)).seq).toBe(lastListed(records, middle));
 
 			// Back to the start: nothing applied, nothing shown.
@@ -133,9 +134,13 @@ describe.skipIf(!chromiumAvailable)("replaying a recording", () => {
 			// A click on the timeline's track moves the cursor to that time.
 			const track = await page.locator("#timeline .axis-row .track").boundingBox();
 			if (!track) throw new Error("no timeline axis");
+			const extent = () => page.evaluate(() => [Number(document.getElementById("timeline")?.dataset["from"]), Number(document.getElementById("timeline")?.dataset["to"])]);
+			const [from, to] = await extent();
 			await page.mouse.click(track.x + track.width * 0.25, track.y + track.height / 2);
-			const [from, to] = await page.evaluate(() => [Number(document.getElementById("timeline")?.dataset["from"]), Number(document.getElementById("timeline")?.dataset["to"])]);
+			await page.waitForFunction((end) => window.agentchart.cursor < end, records.length);
 			const clicked = await renderedCursor(page);
+			// The timeline shows the same stretch of time wherever the cursor is in the run.
+			expect(await extent()).toEqual([from, to]);
 			const target = (from ?? 0) + ((to ?? 0) - (from ?? 0)) * 0.25;
 			expect(records[clicked - 1]?.t).toBeGreaterThanOrEqual(target - 1);
 			expect(records[clicked - 2]?.t).toBeLessThan(target + 1);

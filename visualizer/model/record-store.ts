@@ -26,6 +26,9 @@ export class RecordStore {
 	private current: { position: number; model: RunModel };
 	/** Time of the first record ever pushed (kept when old records go). */
 	private firstT: number | undefined;
+	/** Runs (agent_start … agent_end) over every record pushed, for the timeline's extent. */
+	private runSpans: { startT: number; endT?: number | undefined }[] = [];
+	private newestT: number | undefined;
 
 	constructor(
 		private readonly chart: ChartIndex,
@@ -38,6 +41,19 @@ export class RecordStore {
 	/** Time of the first record: where the page's relative times count from. */
 	get origin(): number | undefined {
 		return this.firstT;
+	}
+
+	/** The newest record's time. */
+	get lastT(): number | undefined {
+		return this.newestT;
+	}
+
+	/**
+	 * When each run started and ended, from every record pushed: the timeline shows a whole
+	 * run at its true length wherever the cursor is in it.
+	 */
+	get runs(): readonly { startT: number; endT?: number | undefined }[] {
+		return this.runSpans;
 	}
 
 	/** The first position the store can show (0 until old records were let go). */
@@ -62,7 +78,17 @@ export class RecordStore {
 
 	/** Adds records at the end; lets the oldest go beyond the capacity. */
 	push(records: readonly InspectionRecord[]): void {
-		for (const record of records) this.records.push(record);
+		for (const record of records) {
+			this.records.push(record);
+			this.newestT = Math.max(this.newestT ?? record.t, record.t);
+			if (record.type !== "@agentchart.emitted") continue;
+			if (record.event.type === "agent_start") this.runSpans.push({ startT: record.t });
+			else if (record.event.type === "agent_end") {
+				const run = this.runSpans[this.runSpans.length - 1];
+				if (run && run.endT === undefined) run.endT = record.t;
+			}
+		}
+		if (this.runSpans.length > 5000) this.runSpans.splice(0, this.runSpans.length - 5000);
 		this.firstT ??= records[0]?.t;
 		const excess = this.records.length - this.capacity;
 		if (excess <= 0) return;
@@ -79,6 +105,8 @@ export class RecordStore {
 	clear(): void {
 		this.records = [];
 		this.firstT = undefined;
+		this.newestT = undefined;
+		this.runSpans = [];
 		this.offset = 0;
 		this.base = createRunModel(this.chart.graph.machineId);
 		this.checkpoints.clear();

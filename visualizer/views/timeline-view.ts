@@ -10,6 +10,13 @@ import { LANES } from "../model/span-rules.js";
 import type { RunModel, Span } from "../model/types.js";
 import { element } from "./dom.js";
 
+/** What all the records held span: the page's origin, the newest record, the runs. */
+export interface TimelineExtent {
+	origin: number | undefined;
+	lastT: number | undefined;
+	runs: readonly { startT: number; endT?: number | undefined }[];
+}
+
 /** Lanes always drawn; the others only when they have bars. */
 const CORE_LANES = new Set(["run", "turn", "model", "tool"]);
 
@@ -37,7 +44,7 @@ function tickStep(range: number): number {
 
 export class TimelineView {
 	private wholeSession = false;
-	private last: { model: RunModel; now: number } | undefined;
+	private last: { model: RunModel; now: number; extent: TimelineExtent } | undefined;
 	private selection: Selection | undefined;
 
 	constructor(
@@ -47,31 +54,39 @@ export class TimelineView {
 	) {
 		scope.addEventListener("change", () => {
 			this.wholeSession = scope.value === "all";
-			if (this.last) this.render(this.last.model, this.last.now);
+			if (this.last) this.render(this.last.model, this.last.now, this.last.extent);
 		});
 	}
 
-	/** The time span shown: the run at the cursor, or everything. */
-	private domain(model: RunModel, now: number): [number, number] {
-		const origin = model.origin ?? now;
+	/**
+	 * The time span shown, the same wherever the cursor is inside it (so a click on the track
+	 * means the same moment before and after the cursor moves): the whole run the cursor is in,
+	 * as long as it lasted in all the records, or everything.
+	 */
+	private domain(now: number, extent: TimelineExtent): [number, number] {
+		const origin = extent.origin ?? now;
+		const end = Math.max(extent.lastT ?? now, now);
 		if (!this.wholeSession) {
-			const run = model.spans.findLast((span) => span.kind === "run");
-			if (run) return [run.startT, Math.max(run.endT ?? now, run.startT + 1)];
+			const run = extent.runs.findLast((candidate) => candidate.startT <= now);
+			if (run) return [run.startT, Math.max(run.endT ?? end, run.startT + 1)];
 		}
-		return [origin, Math.max(now, origin + 1)];
+		return [origin, Math.max(end, origin + 1)];
 	}
 
-	/** Draws the model's spans; `now` is where open bars end (the cursor's time in replay). */
-	render(model: RunModel, now: number): void {
-		this.last = { model, now };
-		const [from, to] = this.domain(model, now);
+	/**
+	 * Draws the model's spans; `now` is the cursor's time (where open bars end and the cursor
+	 * line stands), `extent` what all the records span.
+	 */
+	render(model: RunModel, now: number, extent: TimelineExtent): void {
+		this.last = { model, now, extent };
+		const [from, to] = this.domain(now, extent);
 		const range = to - from;
 		const percent = (t: number) => `${(((t - from) / range) * 100).toFixed(3)}%`;
 		const visible = model.spans.filter((span) => (span.endT ?? now) >= from && span.startT <= to);
 		const rows = element("div", "timeline-rows");
 		const axis = element("div", "timeline-axis");
 		const step = tickStep(range);
-		const origin = model.origin ?? from;
+		const origin = extent.origin ?? from;
 		for (let tick = Math.ceil((from - origin) / step) * step; origin + tick <= to; tick += step) {
 			const mark = element("span", "tick", formatOffset(tick).replace(/\.?0+ s$/, " s"));
 			mark.style.left = percent(origin + tick);
