@@ -16,8 +16,8 @@ export interface DemoArgs {
 	apiKey?: string | undefined;
 	prompt?: string | undefined;
 	inspect: boolean;
-	/** With `inspect`: start the run only once the visualizer page has connected. */
-	waitForPage: boolean;
+	/** With `inspect`: start the run only once the visualizer page has connected (set only by its flag). */
+	waitForPage?: boolean | undefined;
 }
 
 /** Printed by `--help` and after a usage error. */
@@ -69,7 +69,7 @@ function isValueFlag(flag: string): flag is ValueFlag {
  * parseDemoArgs(["--provider", "openai-compatible", "--base-url=http://127.0.0.1:11434/v1", "--model", "qwen3:8b"]);
  */
 export function parseDemoArgs(argv: readonly string[]): DemoArgs {
-	const args: DemoArgs = { help: false, inspect: false, waitForPage: false };
+	const args: DemoArgs = { help: false, inspect: false };
 	for (let index = 0; index < argv.length; index++) {
 		const arg = argv[index] ?? "";
 		const equals = arg.indexOf("=");

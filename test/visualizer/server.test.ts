@@ -82,10 +82,17 @@ describe("the visualizer server", () => {
 		const visualizer = await attachVisualizer(agent.actor);
 		const batches: InspectionRecord[][] = [];
 		const socket = new WebSocket(`${visualizer.url.replace("http", "ws")}api/live`);
-		socket.on("message", (data) => batches.push(JSON.parse(String(data)) as InspectionRecord[]));
+		let ended = () => {};
+		const agentEnd = new Promise<void>((resolve) => (ended = resolve));
+		socket.on("message", (data) => {
+			const batch = JSON.parse(String(data)) as InspectionRecord[];
+			batches.push(batch);
+			if (batch.some((record) => record.type === "@agentchart.emitted" && record.event.type === "agent_end")) ended();
+		});
 		await new Promise((resolve) => socket.once("open", resolve));
 		await agent.prompt("hi");
-		await new Promise((resolve) => setTimeout(resolve, 50));
+		// Records reach the socket after the inspector's next flush: wait for the run's end to arrive.
+		await agentEnd;
 		socket.close();
 		await visualizer.close();
 		expect(batches[0]?.[0]).toMatchObject({ type: "@xstate.actor", name: "agent" });

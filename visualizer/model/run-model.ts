@@ -62,7 +62,7 @@ function actorEnded(model: RunModel, actor: ActorInfo, status: ActorInfo["status
 	actor.status = status;
 	actor.endedT = t;
 	const parent = actor.parentId;
-	if (actor.sessionId === model.agent || (actor.name === model.machineId && parent !== undefined && model.actors[parent]?.name !== model.machineId)) {
+	if (actor.name === model.machineId) {
 		agentEnded(model, actor, seq, t);
 		return;
 	}

@@ -3,7 +3,6 @@
  * compound states that close and open (the layout is made again in the page, with dagre).
  */
 import { layoutStatechart, type StatechartLayout } from "../../src/inspect/layout.js";
-import type { StatechartGraph } from "../../src/inspect/statechart-graph.js";
 import { type ChartIndex, leafOf } from "../model/chart-index.js";
 import type { RunModel } from "../model/types.js";
 import { type CameraState, ChartCamera, ZOOM_STEP } from "./chart-camera.js";
@@ -97,7 +96,7 @@ export class ChartPane {
 	}
 
 	private relayout(): void {
-		this.view.draw(layoutStatechart(this.chart.graph as StatechartGraph, { collapsed: this.collapsed }));
+		this.view.draw(layoutStatechart(this.chart.graph, { collapsed: this.collapsed }));
 		this.camera.setContent(this.view.size);
 		this.lastTakenKey = "";
 		this.elements.openAll.hidden = this.collapsed.size === 0;

@@ -45,6 +45,11 @@ function tickStep(range: number): number {
 export class TimelineView {
 	private wholeSession = false;
 	private last: { model: RunModel; now: number; extent: TimelineExtent } | undefined;
+	private readonly rows = new Map<string, { row: HTMLElement; track: HTMLElement }>();
+	private readonly bars = new Map<string, HTMLElement>();
+	private readonly rowsHost = element("div", "timeline-rows");
+	private readonly overlay = element("div", "timeline-overlay");
+	private readonly cursor = element("div", "timeline-cursor");
 	private selection: Selection | undefined;
 
 	constructor(
@@ -52,6 +57,7 @@ export class TimelineView {
 		scope: HTMLSelectElement,
 		private readonly handlers: { onSelectSpan(span: Span): void; onSeekTime(t: number): void },
 	) {
+		this.overlay.append(this.cursor);
 		scope.addEventListener("change", () => {
 			this.wholeSession = scope.value === "all";
 			if (this.last) this.render(this.last.model, this.last.now, this.last.extent);
@@ -75,7 +81,9 @@ export class TimelineView {
 
 	/**
 	 * Draws the model's spans; `now` is the cursor's time (where open bars end and the cursor
-	 * line stands), `extent` what all the records span.
+	 * line stands), `extent` what all the records span. Rows and bars are kept between draws and
+	 * updated in place: live, the timeline is drawn several times a second, and a bar replaced
+	 * under the pointer would lose the click.
 	 */
 	render(model: RunModel, now: number, extent: TimelineExtent): void {
 		this.last = { model, now, extent };
@@ -83,72 +91,96 @@ export class TimelineView {
 		const range = to - from;
 		const percent = (t: number) => `${(((t - from) / range) * 100).toFixed(3)}%`;
 		const visible = model.spans.filter((span) => (span.endT ?? now) >= from && span.startT <= to);
-		const rows = element("div", "timeline-rows");
-		const axis = element("div", "timeline-axis");
+		const axis = this.row("axis", "", "axis-row");
 		const step = tickStep(range);
 		const origin = extent.origin ?? from;
+		const ticks: HTMLElement[] = [];
 		for (let tick = Math.ceil((from - origin) / step) * step; origin + tick <= to; tick += step) {
 			const mark = element("span", "tick", formatOffset(tick).replace(/\.?0+ s$/, " s"));
 			mark.style.left = percent(origin + tick);
-			axis.append(mark);
+			ticks.push(mark);
 		}
-		rows.append(this.laneRow("", [axis], "axis-row"));
+		axis.track.replaceChildren(...ticks);
+		const rows: HTMLElement[] = [axis.row];
+		const shown = new Set<string>();
 		for (const lane of LANES) {
 			const spans = visible.filter((span) => span.kind === lane.kind);
 			if (spans.length === 0 && !CORE_LANES.has(lane.kind)) continue;
 			const tracks = lane.kind === "tool" || lane.kind === "approval" || lane.kind === "model" ? pack(spans, now) : [spans];
+			if (tracks.length === 0) tracks.push([]);
 			tracks.forEach((track, index) => {
-				const bars = track.map((span) => this.bar(span, from, range, now, percent));
-				rows.append(this.laneRow(index === 0 ? lane.title : "", bars, `lane lane-${lane.kind}`));
+				const { row, track: element } = this.row(`${lane.kind}:${index}`, index === 0 ? lane.title : "", `lane lane-${lane.kind}`);
+				track.forEach((span, position) => {
+					const bar = this.bar(span, range, now, percent);
+					shown.add(span.id);
+					if (element.children[position] !== bar) element.insertBefore(bar, element.children[position] ?? null);
+				});
+				while (element.children.length > track.length) element.lastElementChild?.remove();
+				rows.push(row);
 			});
-			if (tracks.length === 0) rows.append(this.laneRow(lane.title, [], `lane lane-${lane.kind}`));
 		}
-		const cursor = element("div", "timeline-cursor");
-		cursor.style.left = percent(Math.min(to, Math.max(from, now)));
-		cursor.title = `cursor ${formatOffset(now - origin)}`;
-		const overlay = element("div", "timeline-overlay");
-		overlay.append(cursor);
-		this.host.replaceChildren(rows, overlay);
+		for (const id of this.bars.keys()) if (!shown.has(id)) this.bars.delete(id);
+		for (const [key, row] of this.rows) if (!rows.includes(row.row)) this.rows.delete(key);
+		this.rowsHost.replaceChildren(...rows);
+		this.cursor.style.left = percent(Math.min(to, Math.max(from, now)));
+		this.cursor.title = `cursor ${formatOffset(now - origin)}`;
+		if (this.host.firstElementChild !== this.rowsHost) this.host.replaceChildren(this.rowsHost, this.overlay);
 		this.host.dataset["from"] = String(from);
 		this.host.dataset["to"] = String(to);
 		this.applySelection();
 	}
 
-	private laneRow(title: string, bars: HTMLElement[], className: string): HTMLElement {
-		const row = element("div", `timeline-row ${className}`);
-		const track = element("div", "track");
-		track.append(...bars);
-		track.addEventListener("click", (event) => {
-			if ((event.target as Element).closest(".bar")) return;
-			const rect = track.getBoundingClientRect();
-			const [from, to] = [Number(this.host.dataset["from"]), Number(this.host.dataset["to"])];
-			this.handlers.onSeekTime(from + ((event.clientX - rect.left) / Math.max(1, rect.width)) * (to - from));
-		});
-		row.append(element("span", "lane-title", title), track);
-		return row;
+	/** The row with this key, made on first use. */
+	private row(key: string, title: string, className: string): { row: HTMLElement; track: HTMLElement } {
+		let found = this.rows.get(key);
+		if (!found) {
+			const row = element("div", `timeline-row ${className}`);
+			const track = element("div", "track");
+			track.addEventListener("click", (event) => {
+				if ((event.target as Element).closest(".bar")) return;
+				const rect = track.getBoundingClientRect();
+				const [from, to] = [Number(this.host.dataset["from"]), Number(this.host.dataset["to"])];
+				this.handlers.onSeekTime(from + ((event.clientX - rect.left) / Math.max(1, rect.width)) * (to - from));
+			});
+			row.append(element("span", "lane-title", title), track);
+			found = { row, track };
+			this.rows.set(key, found);
+		}
+		return found;
 	}
 
-	private bar(span: Span, from: number, range: number, now: number, percent: (t: number) => string): HTMLElement {
+	/** The bar of a span, made on first use and brought up to date. */
+	private bar(span: Span, range: number, now: number, percent: (t: number) => string): HTMLElement {
+		let bar = this.bars.get(span.id);
+		if (!bar) {
+			bar = element("div");
+			bar.dataset["spanId"] = span.id;
+			bar.dataset["kind"] = span.kind;
+			bar.addEventListener("click", () => {
+				const current = this.last?.model.spans.find((candidate) => candidate.id === span.id);
+				this.handlers.onSelectSpan(current ?? span);
+			});
+			this.bars.set(span.id, bar);
+		}
 		const end = span.endT ?? now;
-		const bar = element("div", `bar bar-${span.kind} status-${span.status}`);
-		bar.dataset["spanId"] = span.id;
-		bar.dataset["kind"] = span.kind;
+		bar.className = `bar bar-${span.kind} status-${span.status}`;
 		bar.dataset["status"] = span.status;
 		if (span.turn !== undefined) bar.dataset["turn"] = String(span.turn);
 		bar.style.left = percent(span.startT);
 		bar.style.width = `max(3px, ${(((end - span.startT) / range) * 100).toFixed(3)}%)`;
 		const firstToken = span.marks.find((mark) => mark.label === "first token");
+		const parts: HTMLElement[] = [];
 		if (firstToken && end > span.startT) {
 			// The wait for the model (request sent, nothing back yet), lighter.
 			const wait = element("span", "wait");
 			wait.style.width = `${(((firstToken.t - span.startT) / (end - span.startT)) * 100).toFixed(2)}%`;
-			bar.append(wait);
+			parts.push(wait);
 		}
 		const duration = formatDuration(end - span.startT);
-		bar.append(element("span", "bar-label", `${span.label} · ${span.status === "open" ? "running" : duration}`));
+		parts.push(element("span", "bar-label", `${span.label} · ${span.status === "open" ? "running" : duration}`));
+		bar.replaceChildren(...parts);
 		const wait = firstToken ? `, first token after ${formatDuration(firstToken.t - span.startT)}` : "";
-		bar.title = `${span.label}: ${span.status === "open" ? "running" : span.status}, ${duration}${wait}, from ${formatOffset(span.startT - from)} in this view`;
-		bar.addEventListener("click", () => this.handlers.onSelectSpan(span));
+		bar.title = `${span.label}: ${span.status === "open" ? "running" : span.status}, ${duration}${wait}`;
 		return bar;
 	}
 
