@@ -73,6 +73,13 @@ describe.skipIf(!chromiumAvailable)("the chart in a browser at 1280×800", { tim
 			expect(pointAfter.x).toBeCloseTo(pointBefore.x, 0);
 			expect(pointAfter.y).toBeCloseTo(pointBefore.y, 0);
 
+			// A trackpad pinch arrives as a wheel event with Ctrl held: it zooms in larger steps.
+			const beforePinch = (await camera(page)).scale;
+			await page.keyboard.down("Control");
+			await page.mouse.wheel(0, -100);
+			await page.keyboard.up("Control");
+			await page.waitForFunction((scale) => window.agentchart.camera.scale > scale * 2, beforePinch);
+
 			// Keys: + zooms in, - out, 1 back to true size.
 			await page.focus("#chart");
 			const beforeKey = (await camera(page)).scale;

@@ -22,7 +22,7 @@ export class ActorsView {
 			row.dataset["actorId"] = actor.actorId;
 			row.dataset["sessionId"] = actor.sessionId;
 			row.dataset["status"] = actor.status;
-			const role = actor.sessionId === model.agent ? " (the agent)" : actor.parentId === undefined ? " (root)" : "";
+			const role = actor.sessionId === model.agent ? " (followed)" : actor.parentId === undefined ? " (root)" : "";
 			const name = actor.parentId === undefined || actor.sessionId === model.agent ? `${actor.name}${role}` : actor.actorId;
 			row.append(element("span", "actor-name", `${name}${actor.src && actor.src !== actor.actorId ? ` · ${actor.src}` : ""}`), element("span", `badge badge-${actor.status}`, actor.status), element("span", "duration", formatDuration((actor.endedT ?? now) - actor.createdT)));
 			rows.push(row);
