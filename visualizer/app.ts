@@ -1,29 +1,36 @@
 /**
- * The visualizer page: draws the chart from `/api/chart`, then applies inspection records,
- * live from the `/api/live` WebSocket or replayed from `/api/recording`. Bundled by the
- * server with esbuild; nothing is loaded from anywhere else.
+ * The visualizer page: draws the chart from `/api/chart`, keeps every record it receives (live
+ * from the `/api/live` WebSocket, or a recording from `/api/recording`) and shows the run as of
+ * the replay cursor in every view: the chart, the conversation, the timeline, the event log,
+ * the actors. Bundled by `npm run build`; nothing is loaded from anywhere else.
  */
 import type { StatechartLayout } from "../src/inspect/layout.js";
 import type { InspectionRecord } from "../src/inspect/records.js";
 import type { StatechartGraph } from "../src/inspect/statechart-graph.js";
-import type { AgentContextSummary } from "../src/inspect/summarize.js";
-import { ChartView } from "./chart.js";
-import { ActorsPanel, EventLog, QueuesPanel } from "./panels.js";
+import { indexChart, leafOf } from "./model/chart-index.js";
+import { RecordStore } from "./model/record-store.js";
+import { type Selection, selectRecord, selectSpan, selectState, selectTurn } from "./model/selection.js";
+import { agentStatusLine } from "./model/status.js";
+import type { RunModel } from "./model/types.js";
+import { ActorsView, ContextView } from "./views/actors-view.js";
+import { ChartPane } from "./views/chart-pane.js";
+import { byId } from "./views/dom.js";
+import { LogView } from "./views/log-view.js";
+import { Player } from "./views/player.js";
+import { TimelineView } from "./views/timeline-view.js";
+import { TranscriptView } from "./views/transcript-view.js";
+import { type PageState, setUpTabs, showHeader } from "./views/page-chrome.js";
+// Each view's styles, bundled by esbuild into app.css beside app.js.
+import "./styles/chart.css";
+import "./styles/transcript.css";
+import "./styles/timeline.css";
+import "./styles/log.css";
+import "./styles/actors.css";
 
 interface ChartResponse {
 	graph: StatechartGraph;
 	layout: StatechartLayout;
 	mode: "live" | "replay";
-}
-
-/** What tests and curious users can read off `window.agentchart`. */
-interface PageState {
-	/** Innermost active state of the agent, e.g. `agent.running.streaming`. */
-	activeState: string | undefined;
-	/** Every distinct active leaf the agent went through, in order (consecutive repeats merged). */
-	visited: string[];
-	/** Records applied so far. */
-	applied: number;
 }
 
 declare global {
@@ -32,194 +39,129 @@ declare global {
 	}
 }
 
-function byId<T extends HTMLElement>(id: string): T {
-	const found = document.getElementById(id);
-	if (!found) throw new Error(`visualizer: #${id} is missing from index.html`);
-	return found as T;
-}
-
-function isAgentSummary(value: unknown): value is AgentContextSummary {
-	return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "agent";
-}
-
 async function main(): Promise<void> {
-	const chart = (await (await fetch("/api/chart")).json()) as ChartResponse;
-	const view = new ChartView(byId("chart"), chart.layout);
-	const pane = byId("chart-pane");
-	const zoom = byId<HTMLButtonElement>("zoom-toggle");
-	zoom.addEventListener("click", () => {
-		// Fit shows the whole chart; 1:1 is readable and scrolls.
-		const fit = pane.classList.toggle("fit");
-		zoom.textContent = fit ? "1:1" : "fit";
-	});
-	const actors = new ActorsPanel(byId("actors"));
-	const queues = new QueuesPanel(byId("queues"));
-	const log = new EventLog(byId("log"), byId("log-filters"), byId<HTMLInputElement>("log-search"));
-	const status = byId("status");
-	const stateLabel = byId("active-state");
-	const page: PageState = { activeState: undefined, visited: [], applied: 0 };
+	const response = (await (await fetch("/api/chart")).json()) as ChartResponse;
+	const chart = indexChart(response.graph);
+	const store = new RecordStore(chart);
+	const page: PageState = { activeState: undefined, visited: [], applied: 0, cursor: 0, end: 0, live: response.mode === "live", status: "none", statusText: "", camera: { x: 0, y: 0, scale: 1, follow: true }, closed: [], selection: undefined };
 	window.agentchart = page;
+	document.body.dataset["mode"] = response.mode;
+	let model: RunModel = store.modelAt(0);
+	let selection: Selection | undefined;
 
-	/** The agent machine's actor: the first actor whose machine id is the chart's. */
-	let agentSession: string | undefined;
-	const names = new Map<string, string>();
-	const describeSession = (sessionId: string | undefined) => (sessionId === undefined ? "outside" : names.get(sessionId) ?? sessionId);
-
-	const apply = (record: InspectionRecord): void => {
-		page.applied++;
-		switch (record.type) {
-			case "@xstate.actor":
-				names.set(record.sessionId, record.actorId === record.sessionId ? record.name : record.actorId);
-				if (agentSession === undefined && record.name === chart.graph.machineId) agentSession = record.sessionId;
-				else if (record.parentId !== undefined && record.parentId === agentSession) actors.addActor(record);
-				break;
-			case "@xstate.snapshot":
-				if (record.sessionId === agentSession) {
-					if (record.activeIds) {
-						view.setActive(record.activeIds);
-						const leaf = record.activeIds[record.activeIds.length - 1];
-						page.activeState = leaf;
-						if (leaf && page.visited[page.visited.length - 1] !== leaf) page.visited.push(leaf);
-						document.body.dataset["activeState"] = leaf ?? "";
-						stateLabel.textContent = leaf ? leaf.replace(`${chart.graph.rootId}.`, "") : "–";
-					}
-					if (isAgentSummary(record.snapshot.context)) {
-						queues.update(record.snapshot.context);
-						actors.updateToolCalls(record.snapshot.context.run?.toolCalls ?? [], record.t);
-					}
-				} else {
-					actors.updateStatus(record.sessionId, record.snapshot.status, record.t);
-				}
-				break;
-			case "@xstate.microstep":
-				if (record.sessionId === agentSession) view.markTaken(record.transitions.map((transition) => transition.edgeId));
-				break;
-			default:
-				break;
-		}
-		log.add(record, describeSession);
+	const records = () => store.slice(store.start, player.cursor);
+	const select = (next: Selection | undefined, from: "chart" | "transcript" | "log" | "timeline" | "none") => {
+		selection = next;
+		page.selection = next?.label;
+		chartPane.setSelection(next?.stateIds ?? [], from !== "chart");
+		transcript.setSelection(next, from !== "transcript");
+		log.setSelection(next, from !== "log");
+		timeline.setSelection(next);
+		showHeader(model, chart, next, page);
 	};
+	const chartPane = new ChartPane(
+		{
+			viewport: byId("chart"),
+			zoomOut: byId("zoom-out"),
+			zoomIn: byId("zoom-in"),
+			zoomLevel: byId("zoom-level"),
+			fit: byId("zoom-fit"),
+			actual: byId("zoom-actual"),
+			follow: byId("zoom-follow"),
+			openAll: byId("open-all"),
+		},
+		chart,
+		response.layout,
+		(stateId) => select(selectState(model, records(), chart, stateId), "chart"),
+	);
+	// Read when asked: the camera moves between renders (wheel, drag, keys).
+	Object.defineProperty(page, "camera", { get: () => chartPane.camera.state, enumerable: true });
+	Object.defineProperty(page, "closed", { get: () => chartPane.closed, enumerable: true });
+	const transcript = new TranscriptView(byId("transcript"), (entry) => {
+		if (entry.turn !== undefined) select(selectTurn(model, records(), chart, entry.turn, entry.id), "transcript");
+	});
+	const timeline = new TimelineView(byId("timeline"), byId("timeline-scope"), {
+		onSelectSpan: (span) => select(selectSpan(model, records(), chart, span), "timeline"),
+		onSeekTime: (t) => player.seek(player.positionAt(t)),
+	});
+	const log = new LogView({ list: byId("log"), filters: byId("log-filters"), search: byId("log-search") }, chart, (seq) => select(selectRecord(model, records(), chart, seq), "log"));
+	const actors = new ActorsView(byId("actors"));
+	const context = new ContextView(byId("queues"));
+	setUpTabs();
+	byId("clear-selection").addEventListener("click", () => select(undefined, "none"));
+	document.addEventListener("keydown", (event) => {
+		if (event.key === "Escape") select(undefined, "none");
+	});
 
-	const reset = () => {
-		agentSession = undefined;
-		names.clear();
-		page.visited = [];
-		page.applied = 0;
-		page.activeState = undefined;
-		view.reset();
-		actors.clear();
-		log.clear();
+	let renderPending = false;
+	const render = () => {
+		renderPending = false;
+		model = store.modelAt(player.cursor);
+		const line = agentStatusLine(model, chart);
+		const agentActive = line.status === "active";
+		// Open bars end at the cursor's time; live, at the wall clock while the agent works.
+		const now = player.live && agentActive ? Math.max(Date.now(), model.lastT ?? 0) : model.lastT ?? Date.now();
+		chartPane.show(model, player.live || document.body.dataset["playing"] === "true");
+		transcript.render(model);
+		timeline.render(model, now, store);
+		log.render(store, player.cursor, model);
+		actors.render(model, now);
+		context.render(model);
+		showHeader(model, chart, selection, page);
+		page.activeState = agentActive ? leafOf(chart, model.activeIds) : undefined;
+		page.visited = [...model.visited];
+		page.applied = model.applied;
+		page.cursor = player.cursor;
+		page.end = store.end;
+		page.live = player.live;
+		document.body.dataset["activeState"] = page.activeState ?? "";
+		document.body.dataset["rendered"] = String(player.cursor);
 	};
+	const scheduleRender = () => {
+		if (renderPending) return;
+		renderPending = true;
+		requestAnimationFrame(render);
+	};
+	log.onFilter = scheduleRender;
+	const player = new Player(
+		{ start: byId("replay-start"), back: byId("replay-back"), play: byId("replay-play"), forward: byId("replay-forward"), end: byId("replay-end"), seek: byId("replay-seek"), position: byId("replay-position"), speed: byId("replay-speed"), pauseOn: byId("replay-pause-on") },
+		store,
+		response.mode,
+		{ isStep: (record) => log.shows(record, model), typeOf: (record) => log.line(record, model)?.title, onCursor: scheduleRender },
+	);
+	const receive = (batch: InspectionRecord[]) => {
+		store.push(batch);
+		player.recordsAdded(batch);
+	};
+	// Running bars and actors' durations grow with the clock while the agent works.
+	window.setInterval(() => {
+		if (player.live && agentStatusLine(model, chart).status === "active") scheduleRender();
+	}, 250);
 
-	if (chart.mode === "live") {
-		document.body.dataset["mode"] = "live";
-		const connect = () => {
-			const socket = new WebSocket(`ws://${location.host}/api/live`);
-			socket.addEventListener("open", () => {
-				status.textContent = "live";
-				status.className = "status live";
-			});
-			socket.addEventListener("message", (message) => {
-				for (const record of JSON.parse(String(message.data)) as InspectionRecord[]) apply(record);
-			});
-			socket.addEventListener("close", () => {
-				status.textContent = "disconnected, retrying…";
-				status.className = "status down";
-				// The history is resent on connect, so start from a clean page.
-				window.setTimeout(() => {
-					reset();
-					connect();
-				}, 1500);
-			});
-		};
-		connect();
-		window.setInterval(() => actors.tick(Date.now()), 100);
+	const status = byId("status");
+	if (response.mode === "replay") {
+		status.textContent = "replay";
+		status.className = "status replay";
+		receive((await (await fetch("/api/recording")).json()) as InspectionRecord[]);
 		return;
 	}
-
-	document.body.dataset["mode"] = "replay";
-	const records = (await (await fetch("/api/recording")).json()) as InspectionRecord[];
-	startReplay(records, apply, reset, actors, status);
-}
-
-/** Play / pause / step over a recording, paced by the records' own timestamps. */
-function startReplay(
-	records: InspectionRecord[],
-	apply: (record: InspectionRecord) => void,
-	reset: () => void,
-	actors: ActorsPanel,
-	status: HTMLElement,
-): void {
-	const controls = byId("replay-controls");
-	controls.hidden = false;
-	const play = byId<HTMLButtonElement>("replay-play");
-	const step = byId<HTMLButtonElement>("replay-step");
-	const restart = byId<HTMLButtonElement>("replay-restart");
-	const speed = byId<HTMLSelectElement>("replay-speed");
-	const position = byId("replay-position");
-	let cursor = 0;
-	let playing = false;
-	let timer: number | undefined;
-
-	const show = () => {
-		position.textContent = `${cursor} / ${records.length}`;
-		status.textContent = playing ? "replaying" : cursor >= records.length ? "replay finished" : "replay paused";
-		status.className = `status ${playing ? "live" : "paused"}`;
-		play.textContent = playing ? "Pause" : "Play";
-		const last = records[cursor - 1];
-		if (last) actors.tick(last.t);
+	const connect = () => {
+		const socket = new WebSocket(`ws://${location.host}/api/live`);
+		socket.addEventListener("open", () => {
+			status.textContent = "live";
+			status.className = "status live";
+			// The server sends its whole history first: start from a clean page.
+			store.clear();
+			player.recordsAdded([]);
+		});
+		socket.addEventListener("message", (message) => receive(JSON.parse(String(message.data)) as InspectionRecord[]));
+		socket.addEventListener("close", () => {
+			status.textContent = "disconnected, retrying…";
+			status.className = "status down";
+			window.setTimeout(connect, 1500);
+		});
 	};
-	const applyNext = (): InspectionRecord | undefined => {
-		const record = records[cursor];
-		if (!record) return undefined;
-		cursor++;
-		apply(record);
-		return record;
-	};
-	const schedule = () => {
-		if (!playing) return;
-		const current = records[cursor - 1];
-		const next = records[cursor];
-		if (!next) {
-			playing = false;
-			show();
-			return;
-		}
-		// Real gaps, capped so a long idle stretch does not stall the replay.
-		const gap = current ? Math.min(800, Math.max(0, next.t - current.t)) : 0;
-		timer = window.setTimeout(() => {
-			applyNext();
-			show();
-			schedule();
-		}, gap / Number(speed.value));
-	};
-	play.addEventListener("click", () => {
-		playing = !playing;
-		if (timer !== undefined) window.clearTimeout(timer);
-		show();
-		schedule();
-	});
-	step.addEventListener("click", () => {
-		// One step = up to and including the agent's next transition, so each click moves the chart.
-		playing = false;
-		if (timer !== undefined) window.clearTimeout(timer);
-		for (let record = applyNext(); record; record = applyNext()) {
-			if (record.type === "@xstate.microstep" && record.transitions.some((transition) => transition.targetIds.length > 0)) {
-				const following = records[cursor];
-				if (following?.type === "@xstate.snapshot") applyNext();
-				break;
-			}
-		}
-		show();
-	});
-	restart.addEventListener("click", () => {
-		playing = false;
-		if (timer !== undefined) window.clearTimeout(timer);
-		cursor = 0;
-		reset();
-		show();
-	});
-	show();
+	connect();
 }
 
 void main().catch((error: unknown) => {

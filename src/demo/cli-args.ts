@@ -16,6 +16,8 @@ export interface DemoArgs {
 	apiKey?: string | undefined;
 	prompt?: string | undefined;
 	inspect: boolean;
+	/** With `inspect`: start the run only once the visualizer page has connected (set only by its flag). */
+	waitForPage?: boolean | undefined;
 }
 
 /** Printed by `--help` and after a usage error. */
@@ -33,6 +35,7 @@ Options:
   --api-key <key>     openai-compatible: a key for hosted servers (local ones need none)
   --prompt <text>     the question to ask (default: weather and time in Paris)
   --inspect           serve the live visualizer on 127.0.0.1 and keep it open until Ctrl-C
+  --wait-for-page     with --inspect: start the run once the visualizer page has connected
   --help              show this help
 
 Examples:
@@ -74,6 +77,7 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
 		const inline = flag === arg ? undefined : arg.slice(equals + 1);
 		if (flag === "--help" || flag === "-h") args.help = true;
 		else if (flag === "--inspect") args.inspect = true;
+		else if (flag === "--wait-for-page") args.inspect = args.waitForPage = true;
 		else if (flag === "--provider" || isValueFlag(flag)) {
 			const value = inline ?? argv[++index];
 			if (value === undefined || (inline === undefined && value.startsWith("--"))) throw new DemoUsageError(`${flag} needs a value`);

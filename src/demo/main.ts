@@ -95,10 +95,14 @@ function printEvents(agent: Agent): void {
 	});
 }
 
-/** Waits for Enter on a terminal (one read; stdin is released afterwards). */
-async function waitForEnter(prompt: string): Promise<void> {
+/** Waits for Enter on a terminal or for `page`, whichever comes first (stdin is released afterwards). */
+async function waitForEnterOrPage(prompt: string, page: Promise<void>): Promise<void> {
 	console.log(dim(prompt));
-	await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
+	let onData = () => {};
+	const enter = new Promise<void>((resolve) => (onData = () => resolve()));
+	process.stdin.once("data", onData);
+	await Promise.race([enter, page]);
+	process.stdin.off("data", onData);
 	process.stdin.pause();
 }
 
@@ -141,14 +145,21 @@ async function main(): Promise<void> {
 	console.log(dim(`model: ${label}`));
 
 	let closeVisualizer: (() => Promise<void>) | undefined;
+	let visualizerUrl = "";
 	if (args.inspect) {
 		const { attachVisualizer } = await import("../inspect/visualizer-server.js");
 		const visualizer = await attachVisualizer(agent.actor);
 		closeVisualizer = visualizer.close;
+		visualizerUrl = visualizer.url;
 		console.log(`visualizer: ${visualizer.url}`);
-		// In a terminal, give the user time to open the page; a page opened later still
-		// receives the whole run (the inspector keeps its history).
-		if (process.stdin.isTTY) await waitForEnter("open it, then press Enter to start the run");
+		// A page opened later still receives the whole run (the inspector keeps its history);
+		// waiting lets the page watch it happen. --wait-for-page waits for the page alone.
+		if (args.waitForPage) {
+			console.log(dim("waiting for the page to connect…"));
+			await visualizer.waitForPage();
+		} else if (process.stdin.isTTY) {
+			await waitForEnterOrPage("open it (the run starts when it connects), or press Enter to start the run", visualizer.waitForPage());
+		}
 	}
 
 	printEvents(agent);
@@ -162,7 +173,7 @@ async function main(): Promise<void> {
 		// Listen before saying so: a Ctrl-C typed the moment the line appears must not find the
 		// default handler (which would kill the process with status 130 and skip the close).
 		const interrupted = untilInterrupted();
-		console.log(dim("the visualizer stays open; press Ctrl-C to exit"));
+		console.log(dim(`the visualizer keeps the finished run at ${visualizerUrl} (replay it with its seek bar); press Ctrl-C to exit`));
 		await interrupted;
 		await closeVisualizer();
 	}

@@ -7,6 +7,7 @@ export { type AgentInspector, type AgentInspectorOptions, type InspectionListene
 export {
 	type ActorRecord,
 	type ActorStatus,
+	type DeltaSegment,
 	type DeltaSummaryRecord,
 	type DroppedRecord,
 	type EmittedRecord,
@@ -16,11 +17,21 @@ export {
 	type SnapshotRecord,
 	type SnapshotSummary,
 	type TakenTransition,
+	type ToRecordOptions,
 	STATELY_PROTOCOL_VERSION,
 	summarizeSnapshot,
 	toRecord,
 } from "./records.js";
-export { type AgentContextSummary, type PreviewJson, type PreviewLimits, type ToolCallSummary, previewValue, summarizeContext, summarizeEvent } from "./summarize.js";
+export {
+	type AgentContextSummary,
+	type PreviewJson,
+	type PreviewLimits,
+	type ToolCallSummary,
+	EVENT_PREVIEW_LIMITS,
+	previewValue,
+	summarizeContext,
+	summarizeEvent,
+} from "./summarize.js";
 export {
 	type Recording,
 	type StatelyInspectorLike,
@@ -48,6 +59,7 @@ export {
 	type LaidOutTransition,
 	type LayoutPoint,
 	type StatechartLayout,
+	type StatechartLayoutOptions,
 	type TransitionLabelLine,
 	LAYOUT_FONT,
 	layoutStatechart,

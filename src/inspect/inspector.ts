@@ -1,7 +1,8 @@
 import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
-import { type DeltaSummaryRecord, type DroppedRecord, type InspectionRecord, toRecord, withBase } from "./records.js";
+import { type DeltaSegment, type DeltaSummaryRecord, type DroppedRecord, type InspectionRecord, toRecord, withBase } from "./records.js";
 import { tapDeltas } from "../machines/delta-taps.js";
 import { RingBuffer } from "./ring-buffer.js";
+import type { PreviewLimits } from "./summarize.js";
 
 /** Options of {@link createAgentInspector}. */
 export interface AgentInspectorOptions {
@@ -13,6 +14,12 @@ export interface AgentInspectorOptions {
 	now?: (() => number) | undefined;
 	/** Flush scheduling (default `setImmediate`); tests can flush by hand with `flush()`. */
 	schedule?: ((flush: () => void) => void) | undefined;
+	/**
+	 * How much of each event's payload (messages, tool arguments and results) a record keeps;
+	 * the default (`EVENT_PREVIEW_LIMITS`: strings up to 4,000 characters, 8 levels deep) shows
+	 * a conversation whole. Raise it to read longer tool results in the visualizer.
+	 */
+	payload?: Partial<PreviewLimits> | undefined;
 }
 
 /** Receives records in batches, in `seq` order, after each flush. */
@@ -55,11 +62,30 @@ export interface AgentInspector {
 	readonly stats: InspectorStats;
 }
 
-interface Pending {
-	seq: number;
-	t: number;
-	event: ActorInspectionEvent;
+/** A raw event waiting for the flush, or the deltas that streamed before the next one. */
+type Pending =
+	| { seq: number; t: number; event: ActorInspectionEvent; actorSnapshot?: unknown; deltas?: undefined }
+	| { seq: number; t: number; event?: undefined; deltas: DeltaTotals };
+
+/** Deltas summed since the last inspection event (see {@link DeltaSummaryRecord}). */
+interface DeltaTotals {
+	sessionId: string;
+	count: number;
+	chars: number;
+	segments: DeltaSegment[];
 }
+
+/** An actor's snapshot, or undefined while XState is still creating it (its development build throws then). */
+function snapshotNow(actor: { getSnapshot(): unknown }): unknown {
+	try {
+		return actor.getSnapshot();
+	} catch {
+		return undefined;
+	}
+}
+
+/** Characters of delta text one record carries; beyond it deltas are only counted. */
+const MAX_DELTA_TEXT = 64_000;
 
 /** An actor that emits `message_update` to `on` listeners (the agent machine does). */
 interface DeltaSource {
@@ -93,8 +119,21 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	let seq = 0;
 	let flushScheduled = false;
 	let reportedDrops = 0;
-	// Deltas are counted, not recorded: constant cost per delta, nothing at all when detached.
-	const deltas = { count: 0, chars: 0, sessionId: "" };
+	// Deltas are summed, not recorded one by one: constant cost per delta, nothing at all when
+	// detached. A sum is closed when the next inspection event comes, so records stay in order.
+	let deltas: DeltaTotals | undefined;
+	let deltaText = 0;
+	const toDeltaRecord = (item: { seq: number; t: number; deltas: DeltaTotals }): DeltaSummaryRecord =>
+		withBase<DeltaSummaryRecord>(
+			{ seq: item.seq, t: item.t, sessionId: item.deltas.sessionId, rootId: undefined },
+			{ type: "@agentchart.deltas", count: item.deltas.count, chars: item.deltas.chars, segments: item.deltas.segments },
+		);
+	const closeDeltas = (): void => {
+		if (!deltas) return;
+		pending.push({ seq: ++seq, t: now(), deltas });
+		deltas = undefined;
+		deltaText = 0;
+	};
 
 	const flush = (): void => {
 		flushScheduled = false;
@@ -105,14 +144,14 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			stats.dropped += count;
 			batch.push(withBase<DroppedRecord>({ seq: ++seq, t: now(), sessionId: "", rootId: undefined }, { type: "@agentchart.dropped", count }));
 		}
+		closeDeltas();
 		for (let item = pending.shift(); item !== undefined; item = pending.shift()) {
-			const record = toRecord(item.event, item.seq, item.t);
+			if (item.deltas) {
+				batch.push(toDeltaRecord(item));
+				continue;
+			}
+			const record = toRecord(item.event, item.seq, item.t, "actorSnapshot" in item ? { payload: options.payload, actorSnapshot: item.actorSnapshot } : { payload: options.payload });
 			if (record) batch.push(record);
-		}
-		if (deltas.count > 0) {
-			batch.push(withBase<DeltaSummaryRecord>({ seq: ++seq, t: now(), sessionId: deltas.sessionId, rootId: undefined }, { type: "@agentchart.deltas", count: deltas.count, chars: deltas.chars }));
-			deltas.count = 0;
-			deltas.chars = 0;
 		}
 		if (batch.length === 0) return;
 		stats.records += batch.length;
@@ -128,10 +167,23 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	};
 
 	const onDelta = (sessionId: string, event: { assistantMessageEvent?: object }): void => {
+		if (deltas && deltas.sessionId !== sessionId) closeDeltas();
+		deltas ??= { sessionId, count: 0, chars: 0, segments: [] };
 		deltas.count++;
-		deltas.sessionId = sessionId;
-		const delta = (event.assistantMessageEvent as { delta?: unknown } | undefined)?.delta;
-		if (typeof delta === "string") deltas.chars += delta.length;
+		const update = event.assistantMessageEvent as { type?: unknown; delta?: unknown; contentIndex?: unknown } | undefined;
+		const delta = update?.delta;
+		if (typeof delta === "string") {
+			deltas.chars += delta.length;
+			if (deltaText < MAX_DELTA_TEXT) {
+				deltaText += delta.length;
+				const kind = update?.type === "thinking_delta" ? "thinking" : update?.type === "toolcall_delta" ? "toolcall" : "text";
+				const contentIndex = typeof update?.contentIndex === "number" ? update.contentIndex : 0;
+				const last = deltas.segments[deltas.segments.length - 1];
+				// Consecutive deltas of a block are joined (a rope in V8: no copy per delta).
+				if (last && last.kind === kind && last.contentIndex === contentIndex) last.text += delta;
+				else deltas.segments.push({ kind, contentIndex, text: delta });
+			}
+		}
 		if (!flushScheduled) {
 			flushScheduled = true;
 			schedule(flush);
@@ -142,7 +194,11 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		// Only emit actions are kept: the rest (assign is not even reported) would be noise.
 		if (event.type === "@xstate.action" && event.action?.type !== "xstate.emit") return;
 		stats.seen++;
-		pending.push({ seq: ++seq, t: now(), event });
+		if (deltas) closeDeltas();
+		// XState reports an actor before its first snapshot: keep what it has now (usually nothing),
+		// not what it has at flush time.
+		if (event.type === "@xstate.actor") pending.push({ seq: ++seq, t: now(), event, actorSnapshot: snapshotNow(event.actorRef) });
+		else pending.push({ seq: ++seq, t: now(), event });
 		if (!flushScheduled) {
 			flushScheduled = true;
 			schedule(flush);

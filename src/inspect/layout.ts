@@ -24,6 +24,8 @@ export interface LaidOutState {
 	/** Invoked actors (`stream`, `preflight`). */
 	invokes: string[];
 	description?: string | undefined;
+	/** A compound state drawn closed: its states (this many, at any depth) are hidden inside it. */
+	collapsed?: { hiddenStates: number } | undefined;
 }
 
 /** One label line of a drawn transition and the graph edge it stands for. */
@@ -54,6 +56,15 @@ export interface InitialMarker {
 	parentId: string;
 	targetId: string;
 	points: LayoutPoint[];
+}
+
+/** Options of {@link layoutStatechart}. */
+export interface StatechartLayoutOptions {
+	/**
+	 * Compound states to draw closed, as one box: their inner states are not laid out, and
+	 * transitions into or out of them end on the closed box.
+	 */
+	collapsed?: Iterable<string> | undefined;
 }
 
 /** The whole positioned chart, ready to be drawn as SVG. */
@@ -94,7 +105,8 @@ interface Box {
 }
 
 /**
- * Lays out a statechart for drawing: each compound state's children are placed by dagre's
+ * Lays out a statechart for drawing (also in the visualizer page, when a compound state is
+ * closed or opened): each compound state's children are placed by dagre's
  * layered algorithm (top to bottom), bottom-up so a compound state's size is known before its
  * parent is laid out. Transitions between states in different compound states are routed at
  * their common ancestor's level and then re-attached to their real end states. Laying out
@@ -104,9 +116,29 @@ interface Box {
  * @example
  * const layout = layoutStatechart(toStatechartGraph(agentMachine));
  * for (const state of layout.states) console.log(state.id, state.x, state.y);
+ *
+ * @example
+ * // `running` as one closed box: a smaller chart, its transitions end on the box.
+ * layoutStatechart(graph, { collapsed: ["agent.running"] });
  */
-export function layoutStatechart(graph: StatechartGraph): StatechartLayout {
+export function layoutStatechart(graph: StatechartGraph, options: StatechartLayoutOptions = {}): StatechartLayout {
 	const byId = new Map(graph.nodes.map((node) => [node.id, node]));
+	const collapsed = new Set(options.collapsed ?? []);
+	collapsed.delete(graph.rootId);
+	const isExpanded = (node: StatechartNode) => node.childIds.length > 0 && !collapsed.has(node.id);
+	// The state a node is drawn as: itself, or the outermost closed state around it.
+	const visibleId = (nodeId: string): string => {
+		let visible = nodeId;
+		for (let current = byId.get(nodeId); current?.parentId !== undefined; current = byId.get(current.parentId)) {
+			if (collapsed.has(current.parentId)) visible = current.parentId;
+		}
+		return visible;
+	};
+	const descendants = (node: StatechartNode): number =>
+		node.childIds.reduce((sum, childId) => {
+			const child = byId.get(childId);
+			return sum + 1 + (child ? descendants(child) : 0);
+		}, 0);
 	const internalByNode = new Map<string, StatechartEdge[]>();
 	for (const edge of graph.edges) {
 		if (edge.targetId !== undefined) continue;
@@ -128,16 +160,19 @@ export function layoutStatechart(graph: StatechartGraph): StatechartLayout {
 	};
 
 	// Transitions with a target, root transitions fanned out to the top-level states they leave.
+	// Ends inside a closed state are moved to it; a transition within one is not drawn.
 	const drawable: { edge: StatechartEdge; sourceId: string; targetId: string }[] = [];
 	for (const edge of graph.edges) {
 		if (edge.targetId === undefined) continue;
+		const targetId = visibleId(edge.targetId);
 		if (edge.sourceId === graph.rootId) {
 			for (const childId of byId.get(graph.rootId)?.childIds ?? []) {
-				if (childId === edge.targetId || byId.get(childId)?.type === "final") continue;
-				drawable.push({ edge, sourceId: childId, targetId: edge.targetId });
+				if (childId === targetId || byId.get(childId)?.type === "final") continue;
+				drawable.push({ edge, sourceId: childId, targetId });
 			}
 		} else {
-			drawable.push({ edge, sourceId: edge.sourceId, targetId: edge.targetId });
+			const sourceId = visibleId(edge.sourceId);
+			if (sourceId !== targetId) drawable.push({ edge, sourceId, targetId });
 		}
 	}
 
@@ -145,7 +180,8 @@ export function layoutStatechart(graph: StatechartGraph): StatechartLayout {
 	const leafSize = (node: StatechartNode) => {
 		const internal = internalLines(node.id).events;
 		const invokes = node.invokes.map((invoke) => `invoke ${invoke.id}`);
-		const lines = [node.key, ...invokes, ...internal.map((event) => `⟲ ${event}`)];
+		const hidden = node.childIds.length > 0 ? [`+${descendants(node)} states`] : [];
+		const lines = [node.key, ...hidden, ...invokes, ...internal.map((event) => `⟲ ${event}`)];
 		const width = Math.max(90, ...lines.map((line) => textWidth(line) + 2 * PADDING));
 		const height = 24 + (lines.length - 1) * LAYOUT_FONT.lineHeight + 12;
 		return { width, height };
@@ -158,7 +194,7 @@ export function layoutStatechart(graph: StatechartGraph): StatechartLayout {
 		for (const childId of node.childIds) {
 			const child = byId.get(childId);
 			if (!child) continue;
-			const size = child.childIds.length > 0 ? sizeOf(child) : leafSize(child);
+			const size = isExpanded(child) ? sizeOf(child) : leafSize(child);
 			g.setNode(childId, { width: size.width, height: size.height });
 		}
 		if (node.initialId) {
@@ -269,15 +305,16 @@ export function layoutStatechart(graph: StatechartGraph): StatechartLayout {
 			invokes: node.invokes.map((invoke) => invoke.id),
 		};
 		if (node.description) state.description = node.description;
+		if (node.childIds.length > 0 && !isExpanded(node)) state.collapsed = { hiddenStates: descendants(node) };
 		states.push(state);
 		absolute.set(node.id, state);
-		const box = boxes.get(node.id);
+		const box = isExpanded(node) ? boxes.get(node.id) : undefined;
 		if (!box) return;
 		for (const childId of node.childIds) {
 			const child = byId.get(childId);
 			const offset = box.children.get(childId);
 			if (!child || !offset) continue;
-			const size = child.childIds.length > 0 ? sizeOf(child) : leafSize(child);
+			const size = isExpanded(child) ? sizeOf(child) : leafSize(child);
 			place(child, x + offset.x, y + offset.y, size.width, size.height);
 		}
 	};

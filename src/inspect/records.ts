@@ -1,5 +1,5 @@
 import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
-import { type AgentContextSummary, type PreviewJson, previewValue, summarizeContext, summarizeEvent } from "./summarize.js";
+import { type AgentContextSummary, type PreviewJson, type PreviewLimits, previewValue, summarizeContext, summarizeEvent } from "./summarize.js";
 
 /**
  * The `@statelyai/inspect` protocol version our records claim. Records are that package's
@@ -94,11 +94,21 @@ export interface DroppedRecord extends RecordBase {
 	count: number;
 }
 
-/** Everything an inspector produces: one NDJSON line each in a recording. */
+/** Text that streamed into one content block of the reply (see {@link DeltaSummaryRecord}). */
+export interface DeltaSegment {
+	/** `text`, `thinking` or `toolcall` (tool-call arguments as JSON text). */
+	kind: "text" | "thinking" | "toolcall";
+	/** The block's index in the assistant message (`contentIndex`). */
+	contentIndex: number;
+	text: string;
+}
+
 /**
- * The token deltas of a stretch of a reply, counted: they reach listeners beside the chart
+ * The token deltas of a stretch of a reply, summed: they reach listeners beside the chart
  * (no transition, no inspection event), and a record per delta would cost more than the
- * delta. One record per flush (about one per tick) says how many there were.
+ * delta. One record per stretch between two inspection events (at most one per flush) says
+ * how many there were and carries their text, so the visualizer's transcript grows as the
+ * reply streams.
  */
 export interface DeltaSummaryRecord extends RecordBase {
 	type: "@agentchart.deltas";
@@ -106,8 +116,11 @@ export interface DeltaSummaryRecord extends RecordBase {
 	count: number;
 	/** Characters of text, thinking and tool-argument deltas among them. */
 	chars: number;
+	/** Their text, one segment per run of deltas into the same block (absent in older recordings). */
+	segments?: DeltaSegment[] | undefined;
 }
 
+/** Everything an inspector produces: one NDJSON line each in a recording. */
 export type InspectionRecord = ActorRecord | EventRecord | SnapshotRecord | MicrostepRecord | EmittedRecord | DroppedRecord | DeltaSummaryRecord;
 
 /** The parts of an actor ref that inspection reads; XState's public type hides `_parent` and `src`. */
@@ -181,6 +194,18 @@ function edgeIdOf(transition: TransitionLike): string {
 	return transition.target && transition.target.length > 1 ? `${base}.0` : base;
 }
 
+/** Options of {@link toRecord}. */
+export interface ToRecordOptions {
+	/** How much of event payloads to keep (default {@link EVENT_PREVIEW_LIMITS}). */
+	payload?: Partial<PreviewLimits> | undefined;
+	/**
+	 * For `@xstate.actor`: the actor's snapshot when the event happened. XState reports an actor
+	 * before it has a snapshot; read at flush time, the snapshot can be a later one (a stream
+	 * actor recorded as `stopped` at its creation).
+	 */
+	actorSnapshot?: unknown;
+}
+
 /**
  * Turns one raw XState inspection event into a record, or undefined for events the
  * inspector does not keep. Called at flush time, off the hot path.
@@ -188,7 +213,7 @@ function edgeIdOf(transition: TransitionLike): string {
  * @example
  * const record = toRecord(inspectionEvent, 1, Date.now());
  */
-export function toRecord(event: ActorInspectionEvent, seq: number, t: number): InspectionRecord | undefined {
+export function toRecord(event: ActorInspectionEvent, seq: number, t: number, options: ToRecordOptions = {}): InspectionRecord | undefined {
 	const actor = event.actorRef as InspectableActorRef;
 	const base = { seq, t, sessionId: actor.sessionId, rootId: event.rootId };
 	const cause = { type: event.event?.type ?? "" };
@@ -198,7 +223,7 @@ export function toRecord(event: ActorInspectionEvent, seq: number, t: number): I
 				type: "@xstate.actor",
 				name: machineId(actor) ?? actor.id,
 				actorId: actor.id,
-				snapshot: summarizeSnapshot(actor.getSnapshot()),
+				snapshot: summarizeSnapshot("actorSnapshot" in options ? options.actorSnapshot : actor.getSnapshot()),
 			});
 			if (actor._parent) record.parentId = actor._parent.sessionId;
 			if (typeof actor.src === "string") record.src = actor.src;
@@ -208,7 +233,7 @@ export function toRecord(event: ActorInspectionEvent, seq: number, t: number): I
 		}
 		case "@xstate.event": {
 			if (!event.event) return undefined;
-			const record = withBase<EventRecord>(base, { type: "@xstate.event", event: summarizeEvent(event.event) });
+			const record = withBase<EventRecord>(base, { type: "@xstate.event", event: summarizeEvent(event.event, options.payload) });
 			if (event.sourceRef) record.sourceId = event.sourceRef.sessionId;
 			return record;
 		}
@@ -231,7 +256,7 @@ export function toRecord(event: ActorInspectionEvent, seq: number, t: number): I
 			if (event.action?.type !== "xstate.emit") return undefined;
 			const emitted = (event.action.params as { event?: { type: string } } | undefined)?.event;
 			if (!emitted || typeof emitted.type !== "string") return undefined;
-			return withBase<EmittedRecord>(base, { type: "@agentchart.emitted", event: summarizeEvent(emitted) });
+			return withBase<EmittedRecord>(base, { type: "@agentchart.emitted", event: summarizeEvent(emitted, options.payload) });
 		}
 		default:
 			return undefined;

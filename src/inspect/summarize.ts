@@ -16,9 +16,11 @@ export interface PreviewLimits {
 	objectKeys: number;
 	/** Values visited in total; what is left is elided (default 80). */
 	budget: number;
+	/** Characters of all strings together; later strings are cut to nothing (default 16,000). */
+	characters: number;
 }
 
-const DEFAULT_LIMITS: PreviewLimits = { depth: 3, stringLength: 160, arrayItems: 4, objectKeys: 12, budget: 80 };
+const DEFAULT_LIMITS: PreviewLimits = { depth: 3, stringLength: 160, arrayItems: 4, objectKeys: 12, budget: 80, characters: 16_000 };
 
 /** JSON values a preview is made of. */
 export type PreviewJson = null | boolean | number | string | PreviewJson[] | { [key: string]: PreviewJson };
@@ -39,11 +41,14 @@ function isActorRef(value: object): value is { id: string } {
 export function previewValue(value: unknown, limits: Partial<PreviewLimits> = {}): PreviewJson {
 	const options = { ...DEFAULT_LIMITS, ...limits };
 	let budget = options.budget;
+	let characters = options.characters;
 	const walk = (current: unknown, depth: number): PreviewJson => {
 		budget--;
 		if (current === null || current === undefined) return null;
 		if (typeof current === "string") {
-			return current.length > options.stringLength ? `${current.slice(0, options.stringLength)}…(+${current.length - options.stringLength})` : current;
+			const kept = Math.max(0, Math.min(options.stringLength, characters));
+			characters -= Math.min(kept, current.length);
+			return current.length > kept ? `${current.slice(0, kept)}…(+${current.length - kept})` : current;
 		}
 		if (typeof current === "number") return Number.isFinite(current) ? current : String(current);
 		if (typeof current === "boolean") return current;
@@ -190,28 +195,58 @@ export function summarizeContext(context: unknown): AgentContextSummary | Previe
 }
 
 /**
- * A bounded preview of an event sent to or emitted by an actor. Stream events lose their
- * `partial` message (the whole reply so far, which grows with every delta) and keep the delta.
+ * How much of an event's payload a record keeps (see {@link summarizeEvent}). Deep and long
+ * enough for a message with its content blocks, a tool call's arguments and its result to be
+ * read whole in the visualizer; the budget still bounds what one event can cost, whatever it
+ * carries (`agent_end` carries every message of the run).
+ *
+ * @example
+ * // Longer tool results in the visualizer:
+ * createAgentInspector({ payload: { ...EVENT_PREVIEW_LIMITS, stringLength: 20_000, characters: 100_000 } });
+ */
+export const EVENT_PREVIEW_LIMITS: PreviewLimits = { depth: 8, stringLength: 4000, arrayItems: 64, objectKeys: 40, budget: 600, characters: 32_000 };
+
+/**
+ * Fields that carry settings and a copy of the whole transcript, sent again with every call:
+ * the agent's commands' overrides (`prompt`, `update`: `state`, `config`) and a child actor's
+ * `input` (`xstate.init`; the stream actor's is the LLM context). Previewed shallowly, as a
+ * context is: the conversation itself is recorded once, by the message events.
+ */
+const SETTINGS_FIELDS: ReadonlySet<string> = new Set(["state", "config", "input"]);
+
+/**
+ * A bounded preview of an event sent to or emitted by an actor: messages, tool arguments and
+ * results are kept whole up to `limits` ({@link EVENT_PREVIEW_LIMITS} by default), so the
+ * visualizer's transcript and log can show them. Stream events lose their `partial` message
+ * (the whole reply so far, which grows with every delta) and keep the delta.
  *
  * @example
  * summarizeEvent({ type: "stream.event", attempt: 1, event: { type: "text_delta", delta: "Hel", partial } });
  * // { type: "stream.event", attempt: 1, event: { type: "text_delta", delta: "Hel" } }
  */
-export function summarizeEvent(event: { type: string }): { type: string; [key: string]: PreviewJson } {
+export function summarizeEvent(event: { type: string }, limits: Partial<PreviewLimits> = EVENT_PREVIEW_LIMITS): { type: string; [key: string]: PreviewJson } {
 	const record = event as { type: string; [key: string]: unknown };
 	const out: { type: string; [key: string]: PreviewJson } = { type: record.type };
+	// One budget for the whole event, not one per field: an event's cost is bounded as a whole.
+	const options = { ...EVENT_PREVIEW_LIMITS, ...limits };
+	const fields: Record<string, unknown> = {};
 	for (const key of Object.keys(record)) {
-		if (key === "type") continue;
+		if (key === "type" || key === "partial") continue;
 		const value = record[key];
 		if (value === undefined) continue;
+		if (SETTINGS_FIELDS.has(key)) {
+			out[key] = previewValue(value, { depth: 2 });
+			continue;
+		}
 		if ((key === "event" || key === "assistantMessageEvent") && value && typeof value === "object") {
 			// Provider stream events: the partial message is the transcript in disguise.
 			const { partial: _partial, ...rest } = value as Record<string, unknown>;
-			out[key] = previewValue(rest, { depth: 2 });
+			fields[key] = rest;
 			continue;
 		}
-		if (key === "partial") continue;
-		out[key] = previewValue(value, { depth: 2 });
+		fields[key] = value;
 	}
+	const preview = previewValue(fields, { ...options, depth: options.depth + 1 });
+	if (preview && typeof preview === "object" && !Array.isArray(preview)) Object.assign(out, preview);
 	return out;
 }

@@ -46,6 +46,12 @@ export interface VisualizerServer {
 	/** `http://127.0.0.1:<port>/` */
 	url: string;
 	port: number;
+	/**
+	 * Resolves once a page has opened and taken the data (live: its WebSocket is connected and
+	 * has the history; replay: it fetched the recording). A program can wait for it before it
+	 * starts the run it wants watched from the first event.
+	 */
+	waitForPage(): Promise<void>;
 	/** Closes the sockets and the server. */
 	close(): Promise<void>;
 }
@@ -55,6 +61,8 @@ const STATIC_FILES: Record<string, { file: string; type: string }> = {
 	"/": { file: "index.html", type: "text/html; charset=utf-8" },
 	"/index.html": { file: "index.html", type: "text/html; charset=utf-8" },
 	"/style.css": { file: "style.css", type: "text/css; charset=utf-8" },
+	"/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
+	"/app.css.map": { file: "app.css.map", type: "application/json" },
 	"/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
 	"/app.js.map": { file: "app.js.map", type: "application/json" },
 };
@@ -98,6 +106,12 @@ function originAllowed(request: IncomingMessage, port: number): boolean {
  * inspector.attach(agent.actor);
  * const server = await startVisualizerServer({ inspector });
  * console.log(`Visualizer: ${server.url}`);
+ *
+ * @example
+ * // Replay a recording made with recordToNdjson (or `npm run visualize -- --record run.ndjson`).
+ * import { readRecording, startVisualizerServer } from "agentchart/inspect";
+ * const server = await startVisualizerServer({ replay: await readRecording("run.ndjson") });
+ * console.log(`Replay: ${server.url}`);
  */
 export async function startVisualizerServer(options: VisualizerServerOptions = {}): Promise<VisualizerServer> {
 	const graph = toStatechartGraph(options.machine ?? agentMachine);
@@ -109,6 +123,8 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 	const recording = options.replay ? JSON.stringify(options.replay) : undefined;
 	const page = pageDirectory();
 	let port = 0;
+	let pageOpened!: () => void;
+	const opened = new Promise<void>((resolve) => (pageOpened = resolve));
 
 	const server = createServer((request, response) => {
 		void (async () => {
@@ -118,7 +134,10 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 			const file = STATIC_FILES[path];
 			if (file) return send(response, 200, file.type, await readFile(`${page}${file.file}`, "utf8"));
 			if (path === "/api/chart") return send(response, 200, "application/json", chart);
-			if (path === "/api/recording" && recording) return send(response, 200, "application/json", recording);
+			if (path === "/api/recording" && recording) {
+				send(response, 200, "application/json", recording);
+				return pageOpened();
+			}
 			send(response, 404, "text/plain", "Not found");
 		})().catch((error: unknown) => {
 			if (!response.headersSent) send(response, 500, "text/plain", String(error));
@@ -137,7 +156,7 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 			clients.add(client);
 			client.on("close", () => clients.delete(client));
 			options.inspector?.flush();
-			client.send(JSON.stringify(options.inspector?.history() ?? []));
+			client.send(JSON.stringify(options.inspector?.history() ?? []), () => pageOpened());
 		});
 	});
 	const unsubscribe = options.inspector?.subscribe((records) => {
@@ -155,6 +174,7 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 	return {
 		url: `http://${VISUALIZER_HOST}:${port}/`,
 		port,
+		waitForPage: () => opened,
 		async close() {
 			unsubscribe?.();
 			for (const client of clients) client.terminate();
@@ -179,6 +199,8 @@ export interface AttachVisualizerOptions {
 export interface AttachedVisualizer {
 	url: string;
 	inspector: AgentInspector;
+	/** Resolves once a page has connected and received the history (see {@link VisualizerServer.waitForPage}). */
+	waitForPage(): Promise<void>;
 	/** Stops the server, detaches the inspector and closes the recording. */
 	close(): Promise<void>;
 }
@@ -203,6 +225,7 @@ export async function attachVisualizer(actor: InspectableActorRef, options: Atta
 	return {
 		url: server.url,
 		inspector,
+		waitForPage: server.waitForPage,
 		async close() {
 			detach();
 			await recording?.close();

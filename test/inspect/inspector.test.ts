@@ -309,3 +309,48 @@ describe("the ring buffer", () => {
 		);
 	});
 });
+
+describe("what the inspector keeps of a conversation", () => {
+	it("keeps messages, tool arguments and results whole, and the reply's text as it streamed, in order", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("clock", { zone: "Europe/Paris", verbose: true }, "t1")] }, { content: "It is noon in Paris, as the clock says." }], { chunkSize: 5 });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [clock] }, streamFn: scripted.streamFn });
+		const inspector = createAgentInspector();
+		inspector.attach(agent.actor);
+		await agent.prompt("What time is it in Paris?");
+		await settle();
+		const records = inspector.history();
+		const emittedOf = (type: string) => ofType(records, "@agentchart.emitted").filter((record) => record.event.type === type).map((record) => record.event);
+		expect(emittedOf("tool_execution_start")[0]).toMatchObject({ toolName: "clock", args: { zone: "Europe/Paris", verbose: true } });
+		expect(emittedOf("tool_execution_end")[0]).toMatchObject({ result: { content: [{ type: "text", text: "12:00" }] }, isError: false });
+		const replies = emittedOf("message_end").map((event) => event["message"] as { role: string; content: unknown });
+		expect(replies.find((message) => message.role === "user")?.content).toEqual([{ type: "text", text: "What time is it in Paris?" }]);
+		expect(replies.at(-1)?.content).toEqual([{ type: "text", text: "It is noon in Paris, as the clock says." }]);
+		// The delta records sit between the reply's start and end, and carry its text.
+		const answerStart = records.findLastIndex((record) => record.type === "@agentchart.emitted" && record.event.type === "message_start");
+		const answerEnd = records.findLastIndex((record) => record.type === "@agentchart.emitted" && record.event.type === "message_end");
+		const streamed = ofType(records.slice(answerStart, answerEnd), "@agentchart.deltas").flatMap((record) => record.segments ?? []);
+		expect(streamed.map((segment) => segment.text).join("")).toBe("It is noon in Paris, as the clock says.");
+		expect(new Set(streamed.map((segment) => `${segment.kind} ${segment.contentIndex}`))).toEqual(new Set(["text 0"]));
+		agent.dispose();
+	});
+
+	it("keeps a long tool result up to the payload limit it is given, and marks where it cut", async () => {
+		const long: AgentTool<typeof params> = { ...clock, execute: async () => ({ content: [{ type: "text", text: "x".repeat(10_000) }], details: {} }) };
+		const scripted = createScriptedModel([{ content: [toolCall("clock", {}, "t1")] }, { content: "Done." }]);
+		const lengths = async (payload?: { stringLength: number; characters: number }) => {
+			const agent = new Agent({ initialState: { model: scripted.model, tools: [long] }, streamFn: scripted.streamFn });
+			const inspector = createAgentInspector(payload ? { payload } : {});
+			inspector.attach(agent.actor);
+			await agent.prompt("Go");
+			await settle();
+			agent.dispose();
+			const end = ofType(inspector.history(), "@agentchart.emitted").find((record) => record.event.type === "tool_execution_end");
+			return ((end?.event["result"] as { content: { text: string }[] }).content[0]?.text ?? "").length;
+		};
+		scripted.append({ content: [toolCall("clock", {}, "t2")] }, { content: "Done." });
+		const cut = await lengths();
+		expect(cut).toBeLessThan(4_100);
+		expect(cut).toBeGreaterThan(4_000);
+		expect(await lengths({ stringLength: 20_000, characters: 50_000 })).toBe(10_000);
+	});
+});

@@ -38,6 +38,9 @@ describe("the visualizer server", () => {
 		expect(page.status).toBe(200);
 		expect(page.body).toContain('<script type="module" src="/app.js">');
 		expect(page.body).not.toMatch(/https?:\/\//);
+		const styles = await get(`${server.url}app.css`);
+		expect(styles.type).toContain("text/css");
+		expect(styles.body).toContain("svg.chart");
 		const script = await get(`${server.url}app.js`);
 		expect(script.type).toContain("javascript");
 		expect(script.body).toContain("ChartView");
@@ -79,15 +82,40 @@ describe("the visualizer server", () => {
 		const visualizer = await attachVisualizer(agent.actor);
 		const batches: InspectionRecord[][] = [];
 		const socket = new WebSocket(`${visualizer.url.replace("http", "ws")}api/live`);
-		socket.on("message", (data) => batches.push(JSON.parse(String(data)) as InspectionRecord[]));
+		let ended = () => {};
+		const agentEnd = new Promise<void>((resolve) => (ended = resolve));
+		socket.on("message", (data) => {
+			const batch = JSON.parse(String(data)) as InspectionRecord[];
+			batches.push(batch);
+			if (batch.some((record) => record.type === "@agentchart.emitted" && record.event.type === "agent_end")) ended();
+		});
 		await new Promise((resolve) => socket.once("open", resolve));
 		await agent.prompt("hi");
-		await new Promise((resolve) => setTimeout(resolve, 50));
+		// Records reach the socket after the inspector's next flush: wait for the run's end to arrive.
+		await agentEnd;
 		socket.close();
 		await visualizer.close();
 		expect(batches[0]?.[0]).toMatchObject({ type: "@xstate.actor", name: "agent" });
 		const emitted = batches.flat().filter((record) => record.type === "@agentchart.emitted").map((record) => (record as { event: { type: string } }).event.type);
 		expect(emitted).toContain("agent_end");
+	});
+
+	it("tells when a page has connected (live) or fetched the recording (replay)", async () => {
+		server = await startVisualizerServer({ inspector: createAgentInspector() });
+		let connected = false;
+		void server.waitForPage().then(() => (connected = true));
+		await get(`${server.url}api/chart`);
+		expect(connected).toBe(false);
+		const socket = new WebSocket(`${server.url.replace("http", "ws")}api/live`);
+		const history = new Promise((resolve) => socket.once("message", resolve));
+		await server.waitForPage();
+		await history;
+		socket.close();
+		await server.close();
+		server = await startVisualizerServer({ replay: [] });
+		const opened = server.waitForPage();
+		await get(`${server.url}api/recording`);
+		await opened;
 	});
 
 	it("serves a recording in replay mode", async () => {

@@ -1,0 +1,67 @@
+/**
+ * Debian's Chromium driven by playwright-core, for the visualizer tests: one browser per test
+ * file, a page per test at 1280×800 (the size the issue measured), page errors collected, and
+ * everything a test opens closed when it ends, also when it fails.
+ */
+import { existsSync } from "node:fs";
+import { type Browser, type Page, chromium } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
+
+export const CHROMIUM = "/usr/bin/chromium";
+export const chromiumAvailable = existsSync(CHROMIUM);
+if (!chromiumAvailable && process.env["CI"]) throw new Error(`${CHROMIUM} is missing: CI must install Debian's chromium package (see .ci/run).`);
+if (!chromiumAvailable) console.warn(`Skipping the visualizer browser tests: ${CHROMIUM} is not installed (apt-get install -y chromium).`);
+
+/** Launches the browser before a file's tests and closes it after them. */
+export function useBrowser(): () => Browser {
+	let browser: Browser | undefined;
+	beforeAll(async () => {
+		browser = await chromium.launch({
+			executablePath: CHROMIUM,
+			args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+		});
+	});
+	afterAll(async () => {
+		await browser?.close();
+	});
+	return () => {
+		if (!browser) throw new Error("the browser is not running");
+		return browser;
+	};
+}
+
+/** A page at 1280×800 that records page errors and every URL it requested. */
+export async function openPage(browser: Browser, url: string): Promise<{ page: Page; errors: string[]; requests: string[] }> {
+	const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+	// Fail with the waiting step named, before the test's own timeout (60 s).
+	page.setDefaultTimeout(15_000);
+	const errors: string[] = [];
+	const requests: string[] = [];
+	page.on("pageerror", (error) => errors.push(error.message));
+	page.on("request", (request) => requests.push(request.url()));
+	await page.goto(url);
+	await page.waitForSelector("svg.chart");
+	return { page, errors, requests };
+}
+
+/** Runs `body`, then closes what was opened for it, in reverse order, whatever happened. */
+export async function withCleanup(body: (defer: (close: () => unknown) => void) => Promise<void>): Promise<void> {
+	const closers: (() => unknown)[] = [];
+	try {
+		await body((close) => closers.push(close));
+	} finally {
+		for (const close of closers.reverse()) {
+			try {
+				await close();
+			} catch (error) {
+				console.error("cleanup failed", error);
+			}
+		}
+	}
+}
+
+/** The page's cursor position once it has rendered it. */
+export async function renderedCursor(page: Page): Promise<number> {
+	await page.waitForFunction(() => document.body.dataset["rendered"] === document.body.dataset["cursor"]);
+	return page.evaluate(() => window.agentchart.cursor);
+}

@@ -1,0 +1,105 @@
+/**
+ * Runs the visualizer tests watch, each a way of running the agent: an `Agent`, the agent
+ * machine embedded in a parent machine, the loop API. Tools can be held open by a gate, so a
+ * test sees a call running without timing guesses.
+ */
+import { Type } from "typebox";
+import { createActor } from "xstate";
+import { Agent } from "../../src/agent.js";
+import type { AgentInspector } from "../../src/inspect/inspector.js";
+import { runOnMachine } from "../../src/loop/run-on-machine.js";
+import { type ScriptedReply, createScriptedModel, text, thinking, toolCall } from "../../src/providers/scripted.js";
+import type { AgentTool } from "../../src/types/agent.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+import { supportTicketMachine } from "../../examples/support-ticket.js";
+
+const cityParams = Type.Object({ city: Type.String() });
+
+/** A promise a test resolves when it wants a held tool call to finish. */
+export interface Gate {
+	readonly opened: Promise<void>;
+	open(): void;
+}
+
+export function createGate(): Gate {
+	let open = () => {};
+	const opened = new Promise<void>((resolve) => (open = resolve));
+	return { opened, open };
+}
+
+/** A weather tool; with a gate, each call waits for it before answering. */
+export function weatherTool(gate?: Gate): AgentTool<typeof cityParams> {
+	return {
+		name: "get_weather",
+		label: "Weather",
+		description: "Weather in a city.",
+		parameters: cityParams,
+		execute: async (_id, { city }) => {
+			await gate?.opened;
+			return { content: [{ type: "text", text: `${city}: sunny, 21 °C` }], details: {} };
+		},
+	};
+}
+
+/** A reply that thinks, says something and calls the weather tool for two cities; then an answer. */
+export function weatherScript(): ScriptedReply[] {
+	return [
+		{
+			content: [
+				thinking("Two independent lookups: run them in parallel."),
+				text("Let me check both cities."),
+				toolCall("get_weather", { city: "Paris" }, "w1"),
+				toolCall("get_weather", { city: "Tokyo" }, "w2"),
+			],
+		},
+		{ content: "Paris is sunny and so is Tokyo." },
+	];
+}
+
+/** An `Agent` running the weather script. */
+export function weatherAgent(options: { gate?: Gate; delayMs?: number; streamingTools?: boolean } = {}): Agent {
+	const scripted = createScriptedModel(weatherScript(), { chunkSize: 6, delayMs: options.delayMs ?? 10 });
+	return new Agent({
+		initialState: { model: scripted.model, systemPrompt: "You are concise.", tools: [weatherTool(options.gate)] },
+		streamFn: scripted.streamFn,
+		...(options.streamingTools ? { toolExecution: "streaming" as const } : {}),
+	});
+}
+
+/**
+ * The support-ticket example (examples/support-ticket.ts): the agent machine invoked by a parent
+ * machine, created with the inspector as its `inspect` option. The ticket resolves when the
+ * agent's run ends, which stops the agent.
+ */
+export function embeddedTicket(inspector: AgentInspector, gate?: Gate): { open(): void; resolved: Promise<void> } {
+	const scripted = createScriptedModel(weatherScript(), { chunkSize: 6, delayMs: 5 });
+	const ticket = createActor(supportTicketMachine, {
+		input: { agent: { model: scripted.model, tools: [weatherTool(gate)], config: { streamFn: scripted.streamFn } }, timeoutMs: 30_000 },
+		inspect: inspector.inspect,
+	});
+	const resolved = new Promise<void>((resolve) => ticket.subscribe({ complete: () => resolve() }));
+	ticket.start();
+	return { open: () => ticket.send({ type: "ticket.opened", question: "Weather in Paris and Tokyo?" }), resolved };
+}
+
+/** One run of pi's loop API on the agent machine, inspected from the machine's start. */
+export async function loopRun(inspector: AgentInspector): Promise<AgentMessage[]> {
+	const scripted = createScriptedModel(weatherScript(), { chunkSize: 6 });
+	const prompt: AgentMessage = { role: "user", content: "Weather in Paris and Tokyo?", timestamp: Date.now() };
+	return runOnMachine(
+		{ type: "prompt", messages: [prompt] },
+		{ systemPrompt: "", messages: [], tools: [weatherTool()] },
+		{ model: scripted.model, convertToLlm: (messages) => messages.filter((message): message is Extract<AgentMessage, { role: "user" | "assistant" | "toolResult" }> => ["user", "assistant", "toolResult"].includes(message.role)) },
+		async () => {},
+		undefined,
+		scripted.streamFn,
+		// The loop API has no inspection option of its own: the test attaches before the start.
+		(machine) => void inspector.attach(machine),
+	);
+}
+
+/** Lets the inspector flush (it flushes on setImmediate). */
+export async function flushed(inspector: AgentInspector): Promise<void> {
+	await new Promise((resolve) => setImmediate(resolve));
+	inspector.flush();
+}

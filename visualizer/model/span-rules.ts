@@ -1,0 +1,114 @@
+/**
+ * Which emitted AgentEvents open and close the timeline's bars and the transcript's span rows.
+ * Data, not code paths: a new kind of wait (an approval) is one more rule, and the timeline,
+ * the transcript and the selection pick it up.
+ */
+import type { PreviewJson } from "../../src/inspect/summarize.js";
+import type { SpanStatus } from "./types.js";
+
+/** An emitted event as a record carries it. */
+export type EmittedEvent = { type: string; [key: string]: PreviewJson };
+
+/** How one kind of span is recognised and shown. */
+export interface SpanRule {
+	/** The span kind, also its timeline lane (see LANES). */
+	kind: string;
+	/** The event type that opens a span. */
+	starts: string;
+	/** Event types that close the open span with the same key. */
+	ends: readonly string[];
+	/** Event types that report progress on the open span (its output so far). */
+	updates?: readonly string[] | undefined;
+	/** Tells concurrent spans of a kind apart (a tool call's id). */
+	key(event: EmittedEvent): string;
+	label(event: EmittedEvent): string;
+	/** How the closing event says it ended. */
+	outcome(event: EmittedEvent): SpanStatus;
+	/** A transcript row for each span, with what went in and what came out. */
+	transcript?: {
+		title(event: EmittedEvent): string;
+		input?(event: EmittedEvent): PreviewJson | undefined;
+		output?(event: EmittedEvent): PreviewJson | undefined;
+	};
+}
+
+function text(value: PreviewJson | undefined, fallback = ""): string {
+	return typeof value === "string" ? value : value === undefined || value === null ? fallback : JSON.stringify(value);
+}
+
+/** A decision that says no, in whatever field an approval event carries it. */
+function denied(event: EmittedEvent): boolean {
+	return event.type.endsWith("denied") || event["approved"] === false || event["decision"] === "deny" || event["decision"] === "denied";
+}
+
+/**
+ * The span kinds, in lane order. Model calls are not here: they are the stream actor's life
+ * (from its start to the reply's end), which no single emitted event opens.
+ */
+export const SPAN_RULES: readonly SpanRule[] = [
+	{ kind: "run", starts: "agent_start", ends: ["agent_end"], key: () => "run", label: () => "run", outcome: () => "done" },
+	{ kind: "turn", starts: "turn_start", ends: ["turn_end"], key: () => "turn", label: () => "turn", outcome: () => "done" },
+	{
+		kind: "tool",
+		starts: "tool_execution_start",
+		ends: ["tool_execution_end"],
+		updates: ["tool_execution_update"],
+		key: (event) => text(event["toolCallId"]),
+		label: (event) => text(event["toolName"], "tool"),
+		outcome: (event) => (event["isError"] === true ? "error" : "done"),
+		transcript: {
+			title: (event) => text(event["toolName"], "tool"),
+			input: (event) => event["args"],
+			output: (event) => event["result"] ?? event["partialResult"],
+		},
+	},
+	{
+		// Waiting for a person to approve a tool call (issue 35): the events' names are the
+		// chart's; a rule per name it settles on is all the page needs.
+		kind: "approval",
+		starts: "approval_requested",
+		ends: ["approval_resolved", "approval_granted", "approval_denied", "approval_decided"],
+		key: (event) => text(event["toolCallId"] ?? event["approvalId"] ?? event["id"], "approval"),
+		label: (event) => `approval${event["toolName"] !== undefined ? ` · ${text(event["toolName"])}` : ""}`,
+		outcome: (event) => (denied(event) ? "error" : "done"),
+		transcript: {
+			title: (event) => `approval for ${text(event["toolName"], "a tool call")}`,
+			input: (event) => event["args"] ?? event["request"],
+			output: (event) => event["decision"] ?? event["approved"] ?? event["reason"],
+		},
+	},
+	{
+		kind: "compaction",
+		starts: "auto_compaction_start",
+		ends: ["auto_compaction_end"],
+		key: () => "compaction",
+		label: (event) => `compaction (${text(event["reason"], "?")})`,
+		outcome: (event) => (event["aborted"] === true ? "stopped" : event["errorMessage"] !== undefined ? "error" : "done"),
+		transcript: {
+			title: (event) => `compaction (${text(event["reason"], "?")})`,
+			output: (event) => event["result"] ?? event["errorMessage"],
+		},
+	},
+];
+
+/** Timeline lanes, top to bottom: the rules' kinds with the model calls after the turns. */
+export const LANES: readonly { kind: string; title: string }[] = [
+	{ kind: "run", title: "Run" },
+	{ kind: "turn", title: "Turns" },
+	{ kind: "model", title: "Model" },
+	{ kind: "tool", title: "Tools" },
+	{ kind: "approval", title: "Approvals" },
+	{ kind: "compaction", title: "Compaction" },
+];
+
+/** Rules by the event types they react to. */
+export const RULES_BY_EVENT: ReadonlyMap<string, { rule: SpanRule; role: "start" | "end" | "update" }[]> = (() => {
+	const byEvent = new Map<string, { rule: SpanRule; role: "start" | "end" | "update" }[]>();
+	const add = (type: string, rule: SpanRule, role: "start" | "end" | "update") => byEvent.set(type, [...(byEvent.get(type) ?? []), { rule, role }]);
+	for (const rule of SPAN_RULES) {
+		add(rule.starts, rule, "start");
+		for (const type of rule.ends) add(type, rule, "end");
+		for (const type of rule.updates ?? []) add(type, rule, "update");
+	}
+	return byEvent;
+})();

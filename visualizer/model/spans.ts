@@ -1,0 +1,187 @@
+/**
+ * Spans (the timeline's bars) and their transcript rows, opened and closed by emitted events
+ * as SPAN_RULES say, plus the model calls, which are the stream actor's life.
+ */
+import type { PreviewJson } from "../../src/inspect/summarize.js";
+import { type EmittedEvent, RULES_BY_EVENT, type SpanRule } from "./span-rules.js";
+import type { RunModel, Span, SpanEntry, SpanStatus, TranscriptEntry } from "./types.js";
+
+/** Spans kept; the oldest closed ones go first (a long session's timeline stays bounded). */
+export const MAX_SPANS = 1500;
+/** Transcript entries kept. */
+export const MAX_ENTRIES = 400;
+
+/** What a record says about where and when. */
+export interface RecordPlace {
+	seq: number;
+	t: number;
+	sessionId: string;
+}
+
+const openKey = (sessionId: string, kind: string, key: string) => `${sessionId} ${kind} ${key}`;
+
+/** Appends a transcript entry, dropping the oldest beyond the bound. */
+export function addEntry(model: RunModel, entry: TranscriptEntry): void {
+	model.transcript.push(entry);
+	if (model.transcript.length > MAX_ENTRIES) model.transcript.splice(0, model.transcript.length - MAX_ENTRIES);
+}
+
+/** The entry with this id (recent entries are searched first). */
+export function findEntry(model: RunModel, id: string | undefined): TranscriptEntry | undefined {
+	if (id === undefined) return undefined;
+	for (let index = model.transcript.length - 1; index >= 0; index--) if (model.transcript[index]?.id === id) return model.transcript[index];
+	return undefined;
+}
+
+/** The span with this id (recent spans are searched first). */
+export function findSpan(model: RunModel, id: string | undefined): Span | undefined {
+	if (id === undefined) return undefined;
+	for (let index = model.spans.length - 1; index >= 0; index--) if (model.spans[index]?.id === id) return model.spans[index];
+	return undefined;
+}
+
+/** Opens a span (and keys it so its end finds it). */
+export function openSpan(model: RunModel, place: RecordPlace, kind: string, key: string, label: string): Span {
+	const span: Span = { id: `s${place.seq}-${kind}`, kind, label, startT: place.t, startSeq: place.seq, status: "open", marks: [], run: model.currentRun, turn: model.currentTurn, sessionId: place.sessionId };
+	model.spans.push(span);
+	if (model.spans.length > MAX_SPANS) {
+		const drop = model.spans.findIndex((candidate) => candidate.status !== "open");
+		if (drop >= 0) model.spans.splice(drop, 1);
+	}
+	// Two open spans with one key (a repeated tool call id): the first to open is closed first.
+	const base = openKey(place.sessionId, kind, key);
+	let slot = base;
+	for (let n = 2; model.open[slot] !== undefined; n++) slot = `${base}#${n}`;
+	model.open[slot] = span.id;
+	return span;
+}
+
+/** The open span of a kind and key, and its slot in `model.open`. */
+function openSlot(model: RunModel, sessionId: string, kind: string, key: string): string | undefined {
+	const base = openKey(sessionId, kind, key);
+	return model.open[base] !== undefined ? base : Object.keys(model.open).find((slot) => slot.startsWith(`${base}#`));
+}
+
+/** Closes a span and its transcript row. */
+export function closeSpan(model: RunModel, span: Span, place: { seq: number; t: number }, status: SpanStatus, output?: PreviewJson): void {
+	if (span.status !== "open") return;
+	span.status = status;
+	span.endT = place.t;
+	span.endSeq = place.seq;
+	for (const [slot, id] of Object.entries(model.open)) if (id === span.id) delete model.open[slot];
+	const entry = findEntry(model, span.entryId);
+	if (entry?.kind === "span") {
+		entry.status = status;
+		entry.endT = place.t;
+		entry.endSeq = place.seq;
+		if (output !== undefined) entry.output = output;
+		entry.rev++;
+	}
+}
+
+/** Closes the open span of a kind and key, if any. Returns it. */
+export function closeOpen(model: RunModel, place: RecordPlace, kind: string, key: string, status: SpanStatus, output?: PreviewJson): Span | undefined {
+	const slot = openSlot(model, place.sessionId, kind, key);
+	const span = findSpan(model, slot === undefined ? undefined : model.open[slot]);
+	if (slot !== undefined && !span) delete model.open[slot];
+	if (span) closeSpan(model, span, place, status, output);
+	return span;
+}
+
+/** Closes every open span of a session (of one kind, or all), e.g. when the agent stops. */
+export function closeAllOpen(model: RunModel, place: RecordPlace, status: SpanStatus, kind?: string): void {
+	const prefix = kind === undefined ? `${place.sessionId} ` : `${place.sessionId} ${kind} `;
+	for (const [slot, id] of Object.entries(model.open)) {
+		if (!slot.startsWith(prefix)) continue;
+		const span = findSpan(model, id);
+		if (span) closeSpan(model, span, place, status);
+		else delete model.open[slot];
+	}
+}
+
+/** The open span of a kind (the first one, when a key is not known). */
+export function openOf(model: RunModel, sessionId: string, kind: string, key: string): Span | undefined {
+	const slot = openSlot(model, sessionId, kind, key);
+	return slot === undefined ? undefined : findSpan(model, model.open[slot]);
+}
+
+function startRule(model: RunModel, place: RecordPlace, rule: SpanRule, event: EmittedEvent): void {
+	const span = openSpan(model, place, rule.kind, rule.key(event), rule.label(event));
+	if (rule.kind === "turn") span.label = `turn ${model.currentTurn ?? ""}`.trim();
+	if (!rule.transcript) return;
+	const entry: SpanEntry = {
+		id: `e${place.seq}-${rule.kind}`,
+		kind: "span",
+		spanKind: rule.kind,
+		spanId: span.id,
+		title: rule.transcript.title(event),
+		status: "open",
+		input: rule.transcript.input?.(event),
+		seq: place.seq,
+		endSeq: place.seq,
+		t: place.t,
+		startT: place.t,
+		run: model.currentRun,
+		turn: model.currentTurn,
+		rev: 0,
+	};
+	span.entryId = entry.id;
+	addEntry(model, entry);
+}
+
+/**
+ * Applies the span rules to an emitted event: opens, updates or closes spans and their rows.
+ *
+ * @example
+ * applySpanRules(model, { seq: 9, t: 1000, sessionId: "x:0" }, { type: "tool_execution_start", toolCallId: "w1", toolName: "get_weather", args: {} });
+ */
+export function applySpanRules(model: RunModel, place: RecordPlace, event: EmittedEvent): void {
+	for (const { rule, role } of RULES_BY_EVENT.get(event.type) ?? []) {
+		if (role === "start") {
+			startRule(model, place, rule, event);
+		} else if (role === "end") {
+			const output = rule.transcript?.output?.(event);
+			const closed = closeOpen(model, place, rule.kind, rule.key(event), rule.outcome(event), output);
+			// An end without its start (the page joined late): a finished span of no length.
+			if (!closed && rule.kind !== "run" && rule.kind !== "turn") {
+				startRule(model, place, rule, event);
+				closeOpen(model, place, rule.kind, rule.key(event), rule.outcome(event), output);
+			}
+		} else {
+			const span = openOf(model, place.sessionId, rule.kind, rule.key(event));
+			const entry = findEntry(model, span?.entryId);
+			const output = rule.transcript?.output?.(event);
+			if (entry?.kind === "span" && output !== undefined) {
+				entry.output = output;
+				entry.endSeq = place.seq;
+				entry.rev++;
+			}
+		}
+	}
+}
+
+/** Whether an actor id names a model call (`stream`, `stream:2`). */
+export const isStreamActor = (actorId: string) => actorId === "stream" || actorId.startsWith("stream:");
+/** Whether an actor id names tool work (the batch `tools`, or one call's `tool:<id>`). */
+export const isToolActor = (actorId: string) => actorId === "tools" || actorId.startsWith("tool:");
+
+/** A model call starts with its stream actor. */
+export function openModelCall(model: RunModel, place: RecordPlace, streamSession: string): void {
+	const name = model.context?.model;
+	openSpan(model, place, "model", streamSession, name ? `model call · ${name}` : "model call");
+}
+
+/** The reply's first event: the wait for the model is over, streaming starts. */
+export function markFirstToken(model: RunModel, sessionId: string, t: number, entryId: string): void {
+	const span = openModelOf(model, sessionId);
+	if (!span) return;
+	span.marks.push({ t, label: "first token" });
+	span.entryId = entryId;
+}
+
+/** The session's open model call (there is at most one at a time). */
+export function openModelOf(model: RunModel, sessionId: string): Span | undefined {
+	const prefix = `${sessionId} model `;
+	const slot = Object.keys(model.open).find((candidate) => candidate.startsWith(prefix));
+	return slot === undefined ? undefined : findSpan(model, model.open[slot]);
+}
