@@ -42,7 +42,7 @@ export const SECTIONS = ["throughput", "turnOverhead", "memory", "concurrency", 
 /** One section of a run. */
 export type SectionName = (typeof SECTIONS)[number];
 
-/** Full run: the sizes of issue 14 (3k and 30k only add points to the fitted line). */
+/** Full run: the target sizes 1k, 10k and 100k (3k and 30k only add points to the fitted line). */
 export const FULL_PLAN: BenchPlan = {
 	throughput: { sizes: [1_000, 3_000, 10_000, 30_000, 100_000], repetitions: 9, warmups: 1, warmupDeltas: 20_000, warmupRuns: 5_000, deltasPerSample: 100_000 },
 	turnOverhead: { prompts: 500, repetitions: 11, warmups: 2 },

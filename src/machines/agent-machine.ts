@@ -258,7 +258,7 @@ export const agentMachine = agentSetup.createMachine({
 						reject: { guard: "isAwaitingApproval", target: "tool-dispatching", actions: "rejectCall" },
 						"approval.timeout": { target: "tool-dispatching", actions: "rejectExpiredApprovals" },
 						// A restored run waits again, for what is left of each deadline.
-						"agentchart.resumed": { target: "awaiting-approval", reenter: true },
+						"agentchart.resumed": { actions: ["cancelApprovalTimeout", "scheduleApprovalTimeout"] },
 					},
 					// Aborted while calls wait: they are rejected as aborted (tool-dispatching settles them).
 					always: { guard: "runAborted", target: "tool-dispatching" },
