@@ -9,16 +9,23 @@ import { acceptDeltaTaps, type DeltaTap, type DeltaTaps } from "./machines/delta
 import { emitterOf } from "./machines/emitters.js";
 import { continueRefusal } from "./machines/continue-rules.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
-import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery } from "./machines/types.js";
+import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
 import { assertValidTools } from "./tools/tool-schema.js";
+import { validateToolArguments } from "./tools/validate-arguments.js";
+import { toolEffectId } from "./durable/journal.js";
+import { type AgentSnapshot, type PersistedAgentMachine, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, readAgentSnapshot } from "./durable/snapshot.js";
+import type { AgentStore } from "./durable/store.js";
+import { DurableSession } from "./facade/durable-session.js";
 import type {
 	AfterToolCallHook,
 	AgentEvent,
 	AgentState,
+	AnyAgentTool,
 	BeforeToolCallHook,
 	CompactionResult,
 	ConvertToLlm,
 	GetApiKey,
+	PendingApproval,
 	QueueMode,
 	ToolExecutionMode,
 	TransformContext,
@@ -31,6 +38,13 @@ import { keepShape } from "./util/keep-shape.js";
 import { runLivedList } from "./util/run-lived.js";
 
 export type { AgentListener } from "./facade/delivery.js";
+
+/** The tools a restored agent has: those its snapshot's run uses, then the others given. */
+function mergeTools(used: readonly AnyAgentTool[], given: readonly AnyAgentTool[]): AnyAgentTool[] {
+	const merged = [...used];
+	for (const tool of given) if (!merged.includes(tool)) merged.push(tool);
+	return merged;
+}
 
 /** Options of {@link Agent}: pi 0.73.1's, plus agentchart's own (marked "agentchart"). */
 export interface AgentOptions {
@@ -66,6 +80,22 @@ export interface AgentOptions {
 	toolAbortGraceMs?: number | undefined;
 	/** agentchart, opt-in: resume a reply cut off by the output token limit, at most `maxAttempts` times in a row. */
 	outputLimitRecovery?: OutputLimitRecovery | undefined;
+	/** agentchart: listeners added at once (before a restored run goes on: see `Agent.restore`). */
+	listeners?: AgentListener[] | undefined;
+	/**
+	 * agentchart: where the session is kept (`sessionId` names it): every journal entry is appended
+	 * before its effect goes on, and a snapshot saved at every quiet point and after every command
+	 * (see `durable/store.ts`; `Agent.load` continues a stored session).
+	 */
+	store?: AgentStore | undefined;
+	/** agentchart: how long a tool call may wait for approval before it is rejected, in ms (default: as long as it takes). */
+	approvalTimeoutMs?: number | undefined;
+}
+
+/** Options of {@link Agent.approve}. */
+export interface ApproveOptions {
+	/** Run the call with these arguments instead of the model's (validated against the tool's schema). */
+	arguments?: unknown;
 }
 
 type MachineActor = Actor<typeof agentLogic>;
@@ -192,8 +222,16 @@ export class Agent {
 	toolAbortGraceMs: number;
 	/** agentchart: resume turns after the output token limit (off when undefined). */
 	outputLimitRecovery: OutputLimitRecovery | undefined;
+	/** agentchart: how long a call may wait for approval, in ms (undefined: as long as it takes). */
+	approvalTimeoutMs: number | undefined;
 
 	readonly #state: MutableAgentState;
+	/** The journal of the run in progress and, with a store, what the agent saves. */
+	#session: DurableSession;
+	/** Runs the session started (a run's id counts them). */
+	#runs = 0;
+	/** Calls a decision was sent for, not yet taken by the machine (`turn:key`). */
+	#answered = new Set<string>();
 	/** What runs this agent's chart (agentchart's interpreter; XState's in the suite's second pass). */
 	readonly #logic = runLogic();
 	readonly #delivery: ListenerDelivery;
@@ -273,6 +311,8 @@ export class Agent {
 		this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? LOOP_DEFAULTS.streamIdleTimeoutMs;
 		this.toolAbortGraceMs = options.toolAbortGraceMs ?? LOOP_DEFAULTS.toolAbortGraceMs;
 		this.outputLimitRecovery = options.outputLimitRecovery;
+		this.approvalTimeoutMs = options.approvalTimeoutMs;
+		this.#session = new DurableSession(options.store, options.sessionId);
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
 		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
 		this.#delivery = new ListenerDelivery(
@@ -284,6 +324,7 @@ export class Agent {
 			IDLE_SIGNAL,
 			this.#state,
 		);
+		for (const listener of options.listeners ?? []) this.subscribe(listener);
 	}
 
 	/**
@@ -360,7 +401,10 @@ export class Agent {
 		this.#assertUsable();
 		assertAgentMessage(message, "steer(message)");
 		if (this.#machine) this.#sendCommand(this.#machine, { type: "steer", message });
-		else this.#steering.push(message);
+		else {
+			this.#steering.push(message);
+			this.#saveSoon();
+		}
 	}
 
 	/**
@@ -373,7 +417,10 @@ export class Agent {
 		this.#assertUsable();
 		assertAgentMessage(message, "followUp(message)");
 		if (this.#machine) this.#sendCommand(this.#machine, { type: "followUp", message });
-		else this.#followUps.push(message);
+		else {
+			this.#followUps.push(message);
+			this.#saveSoon();
+		}
 	}
 
 	/** @example agent.clearSteeringQueue(); */
@@ -428,6 +475,7 @@ export class Agent {
 		// pi's signal is aborted on the spot, so the run's is too (the chart's abortRun then finds
 		// it aborted and does the rest: it decides, the signal only tells tools and the provider).
 		machine.getSnapshot().context.run?.controller.abort();
+		this.#saveSoon();
 	}
 
 	/**
@@ -438,6 +486,211 @@ export class Agent {
 	 */
 	waitForIdle(): Promise<void> {
 		return this.#run?.promise ?? Promise.resolve();
+	}
+
+	/**
+	 * agentchart: the tool calls waiting for a person's decision, in source order.
+	 *
+	 * @example
+	 * for (const call of agent.pendingApprovals) console.log(call.toolName, call.args, call.reason);
+	 */
+	get pendingApprovals(): PendingApproval[] {
+		return this.#awaitingCalls().map((call) => ({ toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args, reason: call.approval?.reason, deadline: call.approval?.deadline }));
+	}
+
+	/**
+	 * agentchart: approves a tool call waiting for approval (by its tool call id); it runs when its
+	 * turn comes, with `options.arguments` instead of the model's if given (validated against the
+	 * tool's schema). Throws for an id that is not waiting (unknown, or answered already). Works on
+	 * an agent restored in another process.
+	 *
+	 * @example
+	 * agent.subscribe((event) => { if (event.type === "approval_requested") agent.approve(event.toolCallId); });
+	 */
+	approve(toolCallId: string, options: ApproveOptions = {}): void {
+		const { call, machine } = this.#decisionFor(toolCallId);
+		let args: unknown;
+		if (options.arguments !== undefined) {
+			const tool = this.#state.tools.find((candidate) => candidate.name === call.toolCall.name);
+			if (!tool) throw new Error(`agentchart: tool "${call.toolCall.name}" is not among the agent's tools`);
+			args = validateToolArguments(tool, { ...call.toolCall, arguments: options.arguments as ToolCallEntry["toolCall"]["arguments"] });
+		}
+		this.#recordDecision(machine, call, "approved", args, undefined);
+		machine.send({ type: "approve", toolCallId: call.key, args });
+		this.#saveSoon();
+	}
+
+	/**
+	 * agentchart: rejects a tool call waiting for approval: it does not run, and the model gets an
+	 * error result with `reason`. Throws for an id that is not waiting.
+	 *
+	 * @example
+	 * agent.reject("toolu_01", "not on production");
+	 */
+	reject(toolCallId: string, reason?: string): void {
+		const { call, machine } = this.#decisionFor(toolCallId);
+		this.#recordDecision(machine, call, "rejected", undefined, reason);
+		machine.send({ type: "reject", toolCallId: call.key, reason });
+		this.#saveSoon();
+	}
+
+	/** The calls waiting for approval that no decision was sent for yet. */
+	#awaitingCalls(): ToolCallEntry[] {
+		const run = this.#run ? this.#machine?.getSnapshot().context.run : undefined;
+		if (!run?.batch) return [];
+		return run.batch.calls.filter((call) => call.status === "awaiting-approval" && !this.#answered.has(`${run.turn}:${call.key}`));
+	}
+
+	#decisionFor(toolCallId: string): { call: ToolCallEntry; machine: MachineActor } {
+		this.#assertUsable();
+		const waiting = this.#awaitingCalls();
+		const call = waiting.find((entry) => entry.toolCall.id === toolCallId) ?? waiting.find((entry) => entry.key === toolCallId);
+		const machine = this.#machine;
+		if (!call || !machine) {
+			const ids = waiting.map((entry) => entry.toolCall.id);
+			throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval (${ids.length > 0 ? `waiting: ${ids.join(", ")}` : "none is"})`);
+		}
+		return { call, machine };
+	}
+
+	/** A decision is journaled with its call, so a restored run never runs a call that was rejected. */
+	#recordDecision(machine: MachineActor, call: ToolCallEntry, decision: "approved" | "rejected", args: unknown, reason: string | undefined): void {
+		const run = machine.getSnapshot().context.run;
+		if (!run) return;
+		this.#answered.add(`${run.turn}:${call.key}`);
+		void this.#session.journal.append({ kind: "approval", phase: "decided", effect: toolEffectId(run.id, run.turn, call.key), toolCallId: call.toolCall.id, decision, args, reason });
+	}
+
+	/**
+	 * agentchart: the agent as plain JSON, at any moment: the transcript, the queues and their
+	 * modes, where the run is in the chart, its calls in flight and what the journal knows of
+	 * them, the calls waiting for approval. `Agent.restore(snapshot, options)` continues from it,
+	 * in this process or another.
+	 *
+	 * @example
+	 * await writeFile("agent.json", JSON.stringify(agent.snapshot()));
+	 */
+	snapshot(): AgentSnapshot {
+		const journal = this.#session.journal;
+		const running = this.#run !== undefined && this.#machine !== undefined;
+		return {
+			format: SNAPSHOT_FORMAT,
+			version: SNAPSHOT_VERSION,
+			createdAt: new Date().toISOString(),
+			sessionId: this.sessionId,
+			machine: running ? this.#persistMachine(this.#machine as MachineActor) : this.#persistIdle(),
+			journal: running ? journal.entries.slice() : [],
+			journalSeq: journal.nextSeq - 1,
+			agent: { errorMessage: this.#state.errorMessage },
+		};
+	}
+
+	/** The running machine, persisted (its context as plain data). */
+	#persistMachine(machine: MachineActor): PersistedAgentMachine {
+		const persisted = machine.getPersistedSnapshot() as unknown as PersistedAgentMachine;
+		return { ...persisted, context: persistAgentContext(persisted.context) };
+	}
+
+	/** An agent between runs, persisted as a machine in `idle` made from its state. */
+	#persistIdle(): PersistedAgentMachine {
+		const idle = createActor(this.#logic, { input: this.#machineInput() });
+		return this.#persistMachine(idle);
+	}
+
+	/**
+	 * agentchart: with a store, saves the session now (after the saves already under way); without
+	 * one, does nothing. The agent saves by itself at every quiet point and after every command;
+	 * call this after changing `agent.state` between runs.
+	 *
+	 * @example
+	 * agent.state.messages = edited; await agent.save();
+	 */
+	save(): Promise<void> {
+		return this.#session.saveNow(this.#takeSnapshot);
+	}
+
+	/** agentchart: what the store reported (failed writes, what a load had to leave out), oldest first. */
+	get storeProblems(): readonly string[] {
+		return this.#session.problems;
+	}
+
+	/**
+	 * agentchart: an agent continuing from a snapshot. The transcript, model, system prompt, queues
+	 * and run come from the snapshot; the functions from `options`: the tools (by name, in
+	 * `options.initialState.tools`: a tool the snapshot names that is missing is an error), the
+	 * stream function, the hooks, the listeners (`options.listeners`: a run restored mid-way goes
+	 * on at once). What a crash interrupted follows the journal: a call that ended is not made
+	 * again; a model request in flight is made again; a tool call in flight runs again only if its
+	 * tool is `replay: "safe"`, else the model is told it was interrupted. Await the run with
+	 * `waitForIdle()`.
+	 *
+	 * @example
+	 * const agent = Agent.restore(JSON.parse(await readFile("agent.json", "utf8")), { initialState: { tools }, streamFn, listeners: [log] });
+	 * agent.approve("toolu_01");
+	 * await agent.waitForIdle();
+	 */
+	static restore(snapshot: AgentSnapshot, options: AgentOptions = {}): Agent {
+		const read = readAgentSnapshot(snapshot);
+		const context = read.machine.context;
+		const given = options.initialState?.tools ?? [];
+		// Checked here (not only when the run goes on), so an idle snapshot with a missing tool fails too.
+		const runtimeTools = hydrateAgentContext(context, { tools: given, config: {} }, defaultLoopConfig).tools;
+		const agent = new Agent({
+			...options,
+			initialState: { ...options.initialState, systemPrompt: context.systemPrompt, model: context.model, thinkingLevel: context.thinkingLevel, tools: mergeTools(runtimeTools, given), messages: context.messages },
+			steeringMode: context.steeringMode,
+			followUpMode: context.followUpMode,
+			sessionId: options.sessionId ?? read.sessionId,
+		});
+		agent.#restoreFrom(read);
+		return agent;
+	}
+
+	/**
+	 * agentchart: the session stored under `options.sessionId` in `options.store`, continued (see
+	 * {@link Agent.restore}), or a new agent when nothing is stored. What the store had to leave
+	 * out (a write a crash cut short) is in `agent.storeProblems`.
+	 *
+	 * @example
+	 * const agent = await Agent.load({ store: createFileStore("./sessions"), sessionId: "user-42", initialState: { model, tools }, streamFn });
+	 */
+	static async load(options: AgentOptions & { store: AgentStore; sessionId: string }): Promise<Agent> {
+		const loaded = await options.store.load(options.sessionId);
+		const agent = loaded?.snapshot ? Agent.restore(loaded.snapshot, options) : new Agent(options);
+		agent.#session.problems.push(...(loaded?.problems ?? []));
+		return agent;
+	}
+
+	#restoreFrom(snapshot: AgentSnapshot): void {
+		const context = snapshot.machine.context;
+		this.#steering = [...context.steeringQueue];
+		this.#followUps = [...context.followUpQueue];
+		this.#runs = context.runs ?? 0;
+		this.#state.errorMessage = snapshot.agent.errorMessage;
+		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal);
+		if (snapshot.machine.status !== "active" || !context.run) return;
+		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
+		const run = this.#startRun();
+		this.#state.errorMessage = snapshot.agent.errorMessage;
+		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, defaultLoopConfig) };
+		// The snapshot is everything; the input only ever starts a machine from scratch.
+		const machine = createActor(this.#logic, { input: {}, snapshot: hydrated as never });
+		this.#attach(machine);
+		run.signal = machine.getSnapshot().context.run?.controller.signal;
+		this.#delivery.signal = run.signal ?? IDLE_SIGNAL;
+		machine.start();
+		// What waited on a clock waits again; a decision point that waited for delivery goes on.
+		machine.send({ type: "agentchart.resumed" });
+		machine.send({ type: "delivered", barrier: machine.getSnapshot().context.barrier });
+		void this.#awaitRestoredRun(run);
+	}
+
+	async #awaitRestoredRun(run: ActiveRun): Promise<void> {
+		try {
+			await run.machineDone;
+		} finally {
+			this.#finishRun();
+		}
 	}
 
 	/**
@@ -569,7 +822,15 @@ export class Agent {
 		const seq = ++this.#commandSeq;
 		this.#sentCommands.push({ seq, command });
 		machine.send({ ...command, seq });
+		this.#saveSoon();
 	}
+
+	/** With a store: the session is saved once the step in progress is over. */
+	#saveSoon(): void {
+		this.#session.requestSave(this.#takeSnapshot);
+	}
+
+	readonly #takeSnapshot = (): AgentSnapshot => this.snapshot();
 
 	/** A machine's queues and modes, with the queue commands it has not taken yet applied. */
 	#queuesIn(machine: MachineActor): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
@@ -634,6 +895,8 @@ export class Agent {
 		this.#state.settle();
 		const run = this.#run;
 		this.#run = undefined;
+		this.#answered.clear();
+		this.#session.forgetRun();
 		this.#delivery.signal = IDLE_SIGNAL;
 		if (!this.#pinned || this.#disposed) this.#releaseMachine(this.#disposed);
 		run?.resolve();
@@ -649,9 +912,17 @@ export class Agent {
 
 	#ensureMachine(): MachineActor {
 		if (this.#machine) return this.#machine;
-		// Written out, not spread: a spread copy that gains keys takes V8's slow path (µs per run).
+		const machine = createActor(this.#logic, { input: this.#machineInput() });
+		this.#attach(machine);
+		machine.start();
+		if (this.#disposed) machine.send({ type: "dispose" });
+		return machine;
+	}
+
+	/** A machine's input: the agent's state, options and queues. */
+	#machineInput(): AgentMachineInput {
 		const state = this.#state;
-		const input: AgentMachineInput = {
+		return {
 			systemPrompt: state.systemPrompt,
 			model: state.model,
 			thinkingLevel: state.thinkingLevel,
@@ -663,12 +934,8 @@ export class Agent {
 			steeringQueue: this.#steering,
 			followUpQueue: this.#followUps,
 			awaitDelivery: true,
+			runs: this.#runs,
 		};
-		const machine = createActor(this.#logic, { input });
-		this.#attach(machine);
-		machine.start();
-		if (this.#disposed) machine.send({ type: "dispose" });
-		return machine;
 	}
 
 	#attach(machine: MachineActor): void {
@@ -712,6 +979,7 @@ export class Agent {
 		if (this.#queuesTakenFrom === machine) return;
 		this.#queuesTakenFrom = machine;
 		const queues = this.#queuesIn(machine);
+		this.#runs = machine.getSnapshot().context.runs;
 		this.#steering = [...queues.steering];
 		this.#followUps = [...queues.followUps];
 		this.#steeringMode = queues.steeringMode;
@@ -742,6 +1010,9 @@ export class Agent {
 			toolAbortGraceMs: this.toolAbortGraceMs,
 			compaction: this.compaction,
 			outputLimitRecovery: this.outputLimitRecovery,
+			approvalTimeoutMs: this.approvalTimeoutMs,
+			checkpoints: this.#session.saves,
+			journal: this.#session.journal,
 			deliveryPending: this.#deliveryPending,
 			deltaSink: this.#deltaSink,
 			streamOptions: new RunStreamOptions(this),
@@ -766,7 +1037,10 @@ export class Agent {
 			});
 			return;
 		}
-		if (event.type === "agentchart.checkpoint") return;
+		if (event.type === "agentchart.checkpoint") {
+			this.#saveSoon();
+			return;
+		}
 		this.#delivery.event(event);
 	}
 

@@ -1,5 +1,26 @@
 export * from "./types/index.js";
-export { Agent, type AgentOptions, type AgentListener } from "./agent.js";
+export { Agent, type AgentOptions, type AgentListener, type ApproveOptions } from "./agent.js";
+// Durable runs: snapshots, the effect journal, stores
+export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, readAgentSnapshot, type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, type PlainRun, type PlainTool } from "./durable/snapshot.js";
+export {
+	interruptedText,
+	modelEffectId,
+	toolEffectId,
+	JournalIndex,
+	type ApprovalDecision,
+	type EffectJournal,
+	type EffectRecord,
+	type JournalEntry,
+	type ModelIntent,
+	type ModelOutcome,
+	type ReplayPolicy,
+	type StoredJournalEntry,
+	type ToolIntent,
+	type ToolOutcomeEntry,
+	type ToolProgress,
+} from "./durable/journal.js";
+export { createMemoryStore, journalAfter, type AgentStore, type LoadedSession } from "./durable/store.js";
+export { createFileStore, type FileStoreOptions, type FsyncPolicy } from "./durable/file-store.js";
 export {
 	agentLoop,
 	agentLoopContinue,

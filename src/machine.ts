@@ -7,12 +7,15 @@
  * need `skipLibCheck` in a project that turns on `exactOptionalPropertyTypes`. The main entry
  * (`agentchart`) and the other subpaths never reference them.
  */
-import type { Actor } from "xstate";
+import type { Actor, Snapshot } from "xstate";
+import { type AgentRuntime, type PersistedAgentMachine, hydrateAgentContext } from "./durable/snapshot.js";
+import { defaultLoopConfig } from "./machines/defaults.js";
 import type { Agent } from "./agent.js";
 import type { agentLogic } from "./machines/agent-logic.js";
 import { agentMachine } from "./machines/agent-machine.js";
 
 export { agentMachine };
+export { hydrateAgentContext, persistAgentContext, type AgentRuntime, type PersistedAgentMachine, type PlainAgentContext } from "./durable/snapshot.js";
 export { replySubscriberMachine } from "./reply/subscriber-machine.js";
 
 /**
@@ -35,4 +38,20 @@ export type AgentMachineActor = Actor<typeof agentLogic>;
 export function machineActorOf(agent: Agent): AgentMachineActor {
 	// The facade creates exactly this actor; only its declared type differs (see AgentActor).
 	return agent.actor as unknown as AgentMachineActor;
+}
+
+/**
+ * A persisted agent machine (`actor.getPersistedSnapshot()`, JSON-parsed) made ready for
+ * `createActor(agentMachine, { snapshot })`: its context gets back what no snapshot keeps (the
+ * tools, matched by name, and the loop's functions). After `start()`, send
+ * `{ type: "agentchart.resumed" }`: a wait for approval takes up its deadline again, and calls
+ * the snapshot caught in flight are made again per the journal's rules (see `Agent.restore`).
+ *
+ * @example
+ * const snapshot = hydrateAgentSnapshot(JSON.parse(text), { tools, config: { streamFn } });
+ * const actor = createActor(agentMachine, { snapshot }).start();
+ * actor.send({ type: "agentchart.resumed" });
+ */
+export function hydrateAgentSnapshot(persisted: PersistedAgentMachine, runtime: AgentRuntime): Snapshot<unknown> {
+	return { ...persisted, context: hydrateAgentContext(persisted.context, runtime, defaultLoopConfig) } as unknown as Snapshot<unknown>;
 }

@@ -3,7 +3,7 @@ import { planCompaction } from "../compaction/cut-point.js";
 import { estimateContextTokens } from "../compaction/estimate.js";
 import { summarizeWithModel } from "../compaction/summarize.js";
 import type { AgentMessage, CompactionSummaryMessage } from "../types/messages.js";
-import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, type CompactionActorInput, type CompactionOutput } from "./compaction-protocol.js";
+import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, type CompactionActorInput, type CompactionOutput, InterruptedByRestart, type RestoredCompactionInput } from "./compaction-protocol.js";
 
 /**
  * Compacts a transcript: plans the cut, writes the summary (custom `summarize`, else the
@@ -11,7 +11,10 @@ import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, type CompactionActo
  * compact or the summariser fails; the machine turns that into `auto_compaction_end` with an
  * `errorMessage` and leaves the transcript unchanged.
  */
-export const compactionActor = fromPromise<CompactionOutput, CompactionActorInput>(async ({ input, signal }) => {
+const compactionPromise = fromPromise<CompactionOutput, CompactionActorInput | RestoredCompactionInput>(async ({ input: given, signal }) => {
+	// Restored from a snapshot taken while it ran: the chart makes the compaction again.
+	if ("restored" in given) throw new InterruptedByRestart();
+	const input = given;
 	const combined = input.signal ? AbortSignal.any([signal, input.signal]) : signal;
 	const keepRecentTokens = input.settings.keepRecentTokens ?? DEFAULT_KEEP_RECENT_TOKENS;
 	const reserveTokens = input.settings.reserveTokens ?? DEFAULT_RESERVE_TOKENS;
@@ -56,3 +59,15 @@ export const compactionActor = fromPromise<CompactionOutput, CompactionActorInpu
 		},
 	};
 });
+
+/**
+ * The compaction actor's logic: `compactionPromise`, persisted as a marker of the compaction in
+ * progress (its input holds the run's functions), so that a restored actor fails with
+ * {@link InterruptedByRestart} and the chart makes the compaction again.
+ */
+export const compactionActor = {
+	...compactionPromise,
+	getPersistedSnapshot(snapshot: { status: string; output?: unknown; error?: unknown }) {
+		return { status: snapshot.status, output: snapshot.output, error: snapshot.error, input: { restored: true } satisfies RestoredCompactionInput };
+	},
+} as typeof compactionPromise;

@@ -24,6 +24,29 @@ export interface CompactionActorInput {
 	idleTimeoutMs?: number | undefined;
 }
 
+/** What a compaction actor's persisted snapshot keeps of its input: enough to say it was interrupted. */
+export interface RestoredCompactionInput {
+	restored: true;
+}
+
+/** The error a restored compaction actor fails with: the chart makes the compaction again. */
+export class InterruptedByRestart extends Error {
+	readonly interruptedByRestart = true;
+	constructor() {
+		super("The compaction was interrupted by a restart");
+	}
+}
+
+/**
+ * Whether an actor's error says it was restored from a snapshot taken while it ran.
+ *
+ * @example
+ * if (isInterruptedByRestart(event.error)) retry();
+ */
+export function isInterruptedByRestart(error: unknown): boolean {
+	return (error as { interruptedByRestart?: unknown } | undefined)?.interruptedByRestart === true;
+}
+
 /** The new transcript and what happened. */
 export interface CompactionOutput {
 	messages: AgentMessage[];

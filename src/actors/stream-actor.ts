@@ -7,7 +7,7 @@ import { describeError } from "../util/describe-error.js";
 import { keepShape } from "../util/keep-shape.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
-import type { StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
+import type { RestoredStreamInput, StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
 import { fromCallback } from "xstate";
 
 /**
@@ -42,8 +42,14 @@ export function failedAssistantMessage(model: Model, error: unknown, aborted: bo
  * than `abortGraceMs`, or goes silent for `streamIdleTimeoutMs` (the call then ends as an
  * error that says it stalled, keeping what had streamed, and its request is cancelled).
  */
-export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input, sendBack: send }) => {
+const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStreamInput>(({ input: given, sendBack: send }) => {
 	const sendBack = (event: StreamActorEvent) => send(event);
+	if ("restored" in given) {
+		// Restored from a snapshot taken while the call was in flight: the chart makes it again.
+		sendBack({ type: "stream.interrupted", attempt: given.attempt });
+		return;
+	}
+	const input = given;
 	const reading: Reading = { stopped: false, events: 0 };
 	const { attempt, config, progress } = input;
 	// This call's own signal: aborted with the run, and by a stall (which must cancel the request).
@@ -73,14 +79,29 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 		stall?.stop();
 		removeAbortHook();
 	};
+	const journal = input.journal;
+	const effect = input.effect;
+	let replayed = false;
 	const finish = (message: AssistantMessage) => {
 		if (reading.stopped) return;
 		release();
+		// The outcome is not waited for: a later entry (the next call's intent) is only durable after it.
+		if (journal && effect && !replayed) void journal.append({ kind: "model", phase: "outcome", effect, message });
 		sendBack({ type: "stream.done", attempt, message });
 	};
 
 	const run = async () => {
 		try {
+			if (journal && effect) {
+				const recorded = journal.lookup(effect)?.outcome;
+				if (recorded?.kind === "model") {
+					replayed = true;
+					return replay(recorded.message);
+				}
+				// Recorded before the request goes out: a restart after it makes the request again.
+				const pending = journal.append({ kind: "model", phase: "intent", effect, model: input.model.id, messages: input.messages.length });
+				if (pending) await pending;
+			}
 			let messages = input.messages;
 			if (config.transformContext) messages = await config.transformContext(messages, signal);
 			const llmMessages = await config.convertToLlm(messages);
@@ -103,9 +124,30 @@ export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input,
 			finish(failedAssistantMessage(input.model, error, signal.aborted, progress.partial));
 		}
 	};
+	/** The call's outcome is in the journal: its message is the reply, as if it had just streamed (without deltas). */
+	const replay = (message: AssistantMessage) => {
+		progress.partial = message;
+		sendBack({ type: "stream.start", attempt, partial: message });
+		if (input.announceToolCalls) {
+			for (const block of message.content) if (block.type === "toolCall") sendBack({ type: "stream.toolcall", attempt, toolCall: block, partial: message });
+		}
+		finish(message);
+	};
 	void run();
 	return release;
 });
+
+/**
+ * The stream actor's logic: `streamCallback`, persisted as a marker of the call in flight (its
+ * input holds the run's functions, which no snapshot can keep), so that a restored actor tells
+ * the chart the call was interrupted.
+ */
+export const streamActor = {
+	...streamCallback,
+	getPersistedSnapshot(snapshot: { status: string; input: StreamActorInput | RestoredStreamInput }) {
+		return { status: snapshot.status, output: undefined, error: undefined, input: { restored: true, attempt: snapshot.input.attempt } satisfies RestoredStreamInput };
+	},
+} as typeof streamCallback;
 
 /**
  * Reads one call's stream, relaying each event as it is read; resolves with whether the read

@@ -6,6 +6,7 @@ import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import type { Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
 import type { RunAbortView } from "../util/run-abort.js";
+import type { EffectJournal } from "../durable/journal.js";
 
 /**
  * What the stream actor tells the machine: only what the machine decides on. Every other
@@ -19,6 +20,11 @@ export type StreamActorEvent =
 	| { type: "stream.toolcall"; attempt: number; toolCall: ToolCall; partial: AssistantMessage }
 	/** The call ended (done, error, abort, stall, or a broken stream function): the final message. */
 	| { type: "stream.done"; attempt: number; message: AssistantMessage }
+	/**
+	 * The call was in flight when the run was stored, and the actor was restored from that
+	 * snapshot: what had streamed is gone, and the chart makes the call again.
+	 */
+	| { type: "stream.interrupted"; attempt: number }
 	/**
 	 * A token delta for the machine to emit, when the call has no `relay` (the agent machine run
 	 * by XState's interpreter, embedded without the facade).
@@ -75,4 +81,13 @@ export interface StreamActorInput {
 	progress: StreamProgress;
 	/** Streaming tool execution: report each finished tool call (`stream.toolcall`). */
 	announceToolCalls: boolean;
+	/** The call's effect id and the run's journal, when the run keeps one (see `durable/journal.ts`). */
+	effect: string | undefined;
+	journal: EffectJournal | undefined;
+}
+
+/** What a stream actor's persisted snapshot keeps of its input: enough to say it was interrupted. */
+export interface RestoredStreamInput {
+	restored: true;
+	attempt: number;
 }

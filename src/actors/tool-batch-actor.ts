@@ -1,9 +1,10 @@
-import { ABORTED_BEFORE_RUN, approvalNeeded, askBeforeToolCall, errorResult, type PreflightOutcome, prepareToolCall, type ToolOutcome } from "../tools/preflight.js";
+import { ABORTED_BEFORE_RUN, approvalNeeded, askBeforeToolCall, errorResult, type PreflightOutcome, prepareToolCall, timedOutText, type ToolOutcome } from "../tools/preflight.js";
 import type { AfterToolCallResult, AgentToolCall, AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { describeError } from "../util/describe-error.js";
 import { keepShape } from "../util/keep-shape.js";
-import type { ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
+import type { RestoredToolBatchInput, ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
+import { interruptedText } from "../durable/journal.js";
 import { fromCallback } from "xstate";
 
 function isContentBlock(block: unknown): boolean {
@@ -61,6 +62,8 @@ interface CallInFlight {
 	readonly controller: AbortController;
 	deadline: Deadline | undefined;
 	timeoutMs: number;
+	/** The call's id in the run's journal, when the run keeps one. */
+	effect: string | undefined;
 }
 
 /**
@@ -78,8 +81,8 @@ class ToolBatchRun {
 	) {}
 
 	/** A call's controller is the run's to give (one a settled call left clean) and aborts with the run. */
-	#begin(key: string, toolCall: AgentToolCall): CallInFlight {
-		const call: CallInFlight = { key, toolCall, controller: this.input.abort.callController(), deadline: undefined, timeoutMs: 0 };
+	#begin(key: string, toolCall: AgentToolCall, effect?: string): CallInFlight {
+		const call: CallInFlight = { key, toolCall, controller: this.input.abort.callController(), deadline: undefined, timeoutMs: 0, effect: this.input.journal ? effect : undefined };
 		this.#inFlight.push(call);
 		return call;
 	}
@@ -106,7 +109,13 @@ class ToolBatchRun {
 		if (!this.#flying(call)) return;
 		this.#land(call);
 		this.input.abort.cancelCall(call.controller, new Error(`timed out after ${call.timeoutMs} ms`));
+		this.#record(call, errorResult(timedOutText(call.toolCall.name, call.timeoutMs)));
 		this.sendBack({ type: "tool.timeout", callKey: call.key, timeoutMs: call.timeoutMs });
+	}
+
+	/** Records a journaled call's outcome (not waited for: the next entry is durable only after it). */
+	#record(call: CallInFlight, outcome: ToolOutcome): void {
+		if (call.effect) void this.input.journal?.append({ kind: "tool", phase: "outcome", effect: call.effect, result: outcome.result, isError: outcome.isError });
 	}
 
 	#stopClock(call: CallInFlight): void {
@@ -125,7 +134,32 @@ class ToolBatchRun {
 	}
 
 	#settle(call: CallInFlight, outcome: ToolOutcome): void {
+		if (this.#stopped || !this.#flying(call)) return;
+		this.#record(call, outcome);
 		this.#report(call, { type: "tool.settled", callKey: call.key, outcome }, true);
+	}
+
+	/**
+	 * With a journal: what the call's record says to do. An outcome is the call's result (it ran
+	 * before a restart); an intent alone means a restart interrupted it: it runs again only if
+	 * its tool is replay-safe, else it is answered as interrupted. Otherwise its intent is
+	 * recorded (and waited for) before it runs. Returns the outcome to settle with, or undefined
+	 * to run the tool.
+	 */
+	async #consultJournal(call: CallInFlight, tool: AnyAgentTool, args: unknown): Promise<ToolOutcome | undefined> {
+		const journal = this.input.journal;
+		const effect = call.effect;
+		if (!journal || !effect) return undefined;
+		const record = journal.lookup(effect);
+		const outcome = record?.outcome;
+		if (outcome?.kind === "tool") return { result: outcome.result, isError: outcome.isError };
+		if (record?.intent) {
+			if (tool.replay === "safe") return undefined;
+			return errorResult(interruptedText(tool.name, record.updates?.at(-1)));
+		}
+		const pending = journal.append({ kind: "tool", phase: "intent", effect, toolCallId: call.toolCall.id, toolName: tool.name, args, replay: tool.replay === "safe" ? "safe" : "unsafe" });
+		if (pending) await pending;
+		return undefined;
 	}
 
 	#failed(call: CallInFlight, error: unknown): void {
@@ -153,9 +187,16 @@ class ToolBatchRun {
 			// Streaming mode asks beforeToolCall here, then runs the call: an abort while the hook
 			// decided must not let a tool that never checks its signal run after all.
 			if (controller.signal.aborted) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));
+			if (call.effect) {
+				const known = await this.#consultJournal(call, tool, args);
+				if (known) return this.#settle(call, known);
+				if (!this.#flying(call)) return;
+			}
 			this.#startClock(tool, call);
-			const onUpdate = (partialResult: AgentToolResult<unknown>) =>
+			const onUpdate = (partialResult: AgentToolResult<unknown>) => {
+				if (call.effect && this.#flying(call)) void this.input.journal?.append({ kind: "tool", phase: "update", effect: call.effect, partialResult });
 				this.#report(call, { type: "tool.update", callKey: call.key, partialResult }, false);
+			};
 			let raw: ToolOutcome;
 			try {
 				const value: unknown = await tool.execute(toolCall.id, args as Parameters<AnyAgentTool["execute"]>[1], controller.signal, onUpdate);
@@ -190,10 +231,10 @@ class ToolBatchRun {
 				return;
 			}
 			case "execute":
-				void this.#execute(this.#begin(command.callKey, command.toolCall), command.args);
+				void this.#execute(this.#begin(command.callKey, command.toolCall, command.effect), command.args);
 				return;
 			case "preflight-and-execute": {
-				const call = this.#begin(command.callKey, command.toolCall);
+				const call = this.#begin(command.callKey, command.toolCall, command.effect);
 				const tool = this.input.tools.find((candidate) => candidate.name === command.toolCall.name);
 				const work = this.#preflight(call, prepareToolCall(tool, command.toolCall)).then((decided) => {
 					if (decided.kind !== "prepared") return this.#settle(call, decided.outcome);
@@ -243,8 +284,27 @@ class ToolBatchRun {
  * shown to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored.
  * A call's clock runs while its tool executes, not while the hooks decide.
  */
-export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ input, sendBack, receive }) => {
+const toolBatchCallback = fromCallback<ToolBatchCommand, ToolBatchInput | RestoredToolBatchInput>(({ input: given, sendBack, receive }) => {
+	if ("restored" in given) {
+		// Restored from a snapshot taken while calls ran: the chart hands them to a new batch.
+		sendBack({ type: "tools.interrupted" } satisfies ToolBatchEvent);
+		return;
+	}
+	const input = given;
 	const batch = new ToolBatchRun(input, sendBack as (event: ToolBatchEvent) => void);
 	receive((command) => batch.receive(command));
 	return () => batch.stop();
 });
+
+/**
+ * The tool batch actor's logic: `toolBatchCallback`, persisted as a marker of calls in flight
+ * (its input holds the run's functions and tools, which no snapshot can keep), so that a
+ * restored actor tells the chart its calls were interrupted.
+ */
+export const toolBatchActor = {
+	...toolBatchCallback,
+	getPersistedSnapshot(snapshot: { status: string }) {
+		return { status: snapshot.status, output: undefined, error: undefined, input: { restored: true } satisfies RestoredToolBatchInput };
+	},
+} as typeof toolBatchCallback;
+

@@ -3,6 +3,7 @@ import type { ToolOutcome } from "../tools/preflight.js";
 import type { AfterToolCallHook, AgentContext, AgentToolCall, AgentToolResult, AnyAgentTool, BeforeToolCallHook } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { RunAbortView } from "../util/run-abort.js";
+import type { EffectJournal } from "../durable/journal.js";
 
 /**
  * What the batch actor tells the machine about one call. A call is named by its key in the
@@ -25,16 +26,22 @@ export type ToolBatchEvent =
 	/** Progress from the tool's `onUpdate`, while it runs. */
 	| { type: "tool.update"; callKey: string; partialResult: AgentToolResult<unknown> }
 	/** The call ran past its timeout; it was told to stop and its late result is ignored. */
-	| { type: "tool.timeout"; callKey: string; timeoutMs: number };
+	| { type: "tool.timeout"; callKey: string; timeoutMs: number }
+	/**
+	 * The batch was running when the run was stored, and the actor was restored from that
+	 * snapshot: the chart hands its calls in flight to a new batch (which looks each up in the
+	 * journal before it runs it again).
+	 */
+	| { type: "tools.interrupted" };
 
 /** What the machine asks of the batch actor (a call named by its key, as in {@link ToolBatchEvent}). */
 export type ToolBatchCommand =
 	/** Ask `beforeToolCall` (the synchronous part of preflight already passed). */
 	| { type: "preflight"; callKey: string; toolCall: AgentToolCall; args: unknown }
-	/** Run a prepared call. */
-	| { type: "execute"; callKey: string; toolCall: AgentToolCall; args: unknown }
+	/** Run a prepared call (`effect`: its id in the run's journal, when the run keeps one). */
+	| { type: "execute"; callKey: string; toolCall: AgentToolCall; args: unknown; effect?: string | undefined }
 	/** Streaming tool execution with a `beforeToolCall` hook: preflight, then run. */
-	| { type: "preflight-and-execute"; callKey: string; toolCall: AgentToolCall }
+	| { type: "preflight-and-execute"; callKey: string; toolCall: AgentToolCall; effect?: string | undefined }
 	/** Stop a call (a sibling failed, or it was given up on); nothing more is reported for it. */
 	| { type: "cancel"; callKey: string };
 
@@ -49,4 +56,11 @@ export interface ToolBatchInput {
 	abort: RunAbortView;
 	/** Default timeout per call, ms (a tool's own `timeoutMs` wins); 0 disables. */
 	timeoutMs: number;
+	/** The run's journal, when it keeps one: calls are looked up before they run and recorded. */
+	journal: EffectJournal | undefined;
+}
+
+/** What a batch actor's persisted snapshot keeps of its input: enough to say its calls were interrupted. */
+export interface RestoredToolBatchInput {
+	restored: true;
 }

@@ -81,16 +81,8 @@ export interface ApprovalDecision {
 	reason?: string | undefined;
 }
 
-/** A compaction's outcome (its summary call is an effect too). */
-export interface CompactionOutcomeEntry {
-	kind: "compaction";
-	phase: "outcome";
-	effect: string;
-	output: unknown;
-}
-
 /** One journal entry. */
-export type JournalEntry = ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalDecision | CompactionOutcomeEntry;
+export type JournalEntry = ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalDecision;
 
 /** A journal entry as stored: numbered in the order it was appended. */
 export type StoredJournalEntry = JournalEntry & { seq: number };
@@ -100,7 +92,7 @@ export interface EffectRecord {
 	intent?: ModelIntent | ToolIntent | undefined;
 	/** A tool's reported progress, latest last. */
 	updates?: ToolProgress[] | undefined;
-	outcome?: ModelOutcome | ToolOutcomeEntry | CompactionOutcomeEntry | undefined;
+	outcome?: ModelOutcome | ToolOutcomeEntry | undefined;
 	decision?: ApprovalDecision | undefined;
 }
 
@@ -208,16 +200,6 @@ export function modelEffectId(runId: string, attempt: number): string {
  */
 export function toolEffectId(runId: string, turn: number, callKey: string): string {
 	return `${runId}.t${turn}.${callKey}`;
-}
-
-/**
- * The id of a compaction's summary call.
- *
- * @example
- * compactionEffectId("r3", 1); // "r3.c1"
- */
-export function compactionEffectId(runId: string, count: number): string {
-	return `${runId}.c${count}`;
 }
 
 /** The text the model gets for a tool call a restart interrupted and that was not run again. */

@@ -12,6 +12,7 @@ import { keepShape } from "../util/keep-shape.js";
 import type { RunAbortView } from "../util/run-abort.js";
 import { type Ctx, runOf } from "./context.js";
 import { emitterOf } from "./emitters.js";
+import { type EffectJournal, modelEffectId } from "../durable/journal.js";
 import { hookContext, streamOptionsFor } from "./run-helpers.js";
 
 class StreamCallInput implements StreamActorInput {
@@ -27,13 +28,15 @@ class StreamCallInput implements StreamActorInput {
 		readonly relay: DeltaSink | undefined,
 		readonly progress: StreamProgress,
 		readonly announceToolCalls: boolean,
+		readonly effect: string | undefined,
+		readonly journal: EffectJournal | undefined,
 	) {}
 
 	static {
 		// Kept so that V8 keeps the map through a full collection while no run is in progress
 		// (util/keep-shape.ts). Nothing reads an inert instance's fields.
 		const none = undefined as never;
-		keepShape(new StreamCallInput(0, none, "", none, none, none, none, none, none, none, false));
+		keepShape(new StreamCallInput(0, none, "", none, none, none, none, none, none, none, false, undefined, undefined));
 	}
 }
 
@@ -46,12 +49,13 @@ class ToolBatchRunInput implements ToolBatchInput {
 		readonly afterToolCall: AfterToolCallHook | undefined,
 		readonly abort: RunAbortView,
 		readonly timeoutMs: number,
+		readonly journal: EffectJournal | undefined,
 	) {}
 
 	static {
 		// Kept as StreamCallInput's is.
 		const none = undefined as never;
-		keepShape(new ToolBatchRunInput(none, none, none, undefined, undefined, none, 0));
+		keepShape(new ToolBatchRunInput(none, none, none, undefined, undefined, none, 0, undefined));
 	}
 }
 
@@ -76,6 +80,8 @@ export function streamInput(context: Ctx, self: unknown): StreamActorInput {
 		config.deltaSink ?? (emitterOf(self as { getSnapshot(): unknown }) as DeltaSink | undefined),
 		run.stream,
 		config.toolExecution === "streaming",
+		config.journal ? modelEffectId(run.id, run.attempt) : undefined,
+		config.journal,
 	);
 }
 
@@ -87,5 +93,5 @@ export function streamInput(context: Ctx, self: unknown): StreamActorInput {
  */
 export function toolBatchInput(context: Ctx, assistant: AssistantMessage): ToolBatchInput {
 	const config = context.config;
-	return new ToolBatchRunInput(context.tools, assistant, hookContext(context), config.beforeToolCall, config.afterToolCall, runOf(context).controller, config.toolTimeoutMs);
+	return new ToolBatchRunInput(context.tools, assistant, hookContext(context), config.beforeToolCall, config.afterToolCall, runOf(context).controller, config.toolTimeoutMs, config.journal);
 }

@@ -8,6 +8,7 @@ import type { ActorLogic, AnyActorScope, EventObject } from "xstate";
 import { agentMachine } from "./agent-machine.js";
 import { registerEmitter } from "./emitters.js";
 import { chartLogic } from "./interpreter/chart-logic.js";
+import { persistAgentContext } from "../durable/snapshot.js";
 
 /**
  * The agent chart on agentchart's interpreter.
@@ -15,7 +16,7 @@ import { chartLogic } from "./interpreter/chart-logic.js";
  * @example
  * const actor = createActor(agentLogic, { input: { config: { streamFn } } }).start();
  */
-export const agentLogic = chartLogic(agentMachine);
+export const agentLogic = chartLogic(agentMachine, { persistContext: persistAgentContext });
 
 type AgentLogic = typeof agentLogic;
 

@@ -48,6 +48,7 @@ export const agentMachine = agentSetup.createMachine({
 			barrier: 0,
 			lastCompaction: undefined,
 			commandSeq: 0,
+			runs: input.runs ?? 0,
 		}),
 	output: ({ context }) => ({ messages: context.messages }),
 	initial: "idle",
@@ -101,6 +102,8 @@ export const agentMachine = agentSetup.createMachine({
 				reject: { guard: "isAwaitingApproval", actions: "rejectCall" },
 				// Streaming mode with beforeToolCall: the batch actor held a call back for approval.
 				"tool.approval": { guard: "isRunningCall", actions: "holdCallForApproval" },
+				// Restored from a snapshot taken while tools ran: they go to a new batch actor.
+				"tools.interrupted": { actions: "redispatchInterruptedCalls" },
 				// Streaming tool execution: the batch reports while the reply still streams.
 				"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
 				// A settled call makes room for the next one, unless the run was aborted or the reply
@@ -158,6 +161,9 @@ export const agentMachine = agentSetup.createMachine({
 							{ target: "before-call", actions: "applyCompaction" },
 						],
 						onError: [
+							// A restart interrupted it: the decision that led to it is taken again.
+							{ guard: and(["compactionInterrupted", "compactingForOverflow"]), target: "after-stream", actions: "resumeInterruptedCompaction" },
+							{ guard: "compactionInterrupted", target: "before-call", actions: "resumeInterruptedCompaction" },
 							{ guard: "compactingForOverflow", target: "run-ending", actions: "emitCompactionFailed" },
 							{ target: "before-call", actions: "emitCompactionFailed" },
 						],
@@ -188,6 +194,10 @@ export const agentMachine = agentSetup.createMachine({
 						],
 						"stream.done": { guard: "isCurrentAttempt", target: "after-stream", actions: "completeAssistantMessage" },
 						approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: ["approveCall", "startTools"] },
+						// Restored from a snapshot taken while the call streamed: what had streamed is dropped
+						// and the call is made again (the journal keeps it from being made twice once it ended).
+						"stream.interrupted": { guard: "isCurrentAttempt", target: "before-call", actions: "discardInterruptedReply" },
+						"tools.interrupted": { description: "The reply is made again: its streaming tool calls go with it." },
 					},
 				},
 				"after-stream": {

@@ -11,7 +11,7 @@ import type { CompactionOutput } from "../actors/compaction-protocol.js";
 import { queuePollActor, stopCheckActor } from "../actors/loop-hooks-actors.js";
 import { streamActor } from "../actors/stream-actor.js";
 import { toolBatchActor } from "../actors/tool-batch-actor.js";
-import { ABORTED_BEFORE_RUN, errorResult } from "../tools/preflight.js";
+import { ABORTED_BEFORE_RUN, errorResult, timedOutText } from "../tools/preflight.js";
 import type { AgentMessage } from "../types/messages.js";
 import * as compaction from "./actions/compaction.js";
 import { closeRunAbruptly } from "./actions/close-run.js";
@@ -131,6 +131,9 @@ export const agentSetup = setup({
 			if (event.type === "stream.done") streaming.completeAssistantMessage(context, event.message, enqueue);
 		}),
 		emitTurnEndWithoutTools: enqueueActions(({ context, enqueue }) => streaming.emitTurnEndWithoutTools(context, enqueue)),
+		discardInterruptedReply: enqueueActions(({ context, enqueue }) => streaming.discardInterruptedReply(context, enqueue)),
+		redispatchInterruptedCalls: enqueueActions(({ context, enqueue }) => tools.redispatchInterruptedCalls(context, enqueue)),
+		resumeInterruptedCompaction: enqueueActions(({ context, enqueue }) => compaction.resumeInterruptedCompaction(context, enqueue)),
 
 		// Tools
 		createBatch: enqueueActions(({ context, enqueue }) => {
@@ -186,7 +189,7 @@ export const agentSetup = setup({
 			if (event.type === "tool.settled") tools.settleRunningTool(context, event.callKey, event.outcome, false, enqueue);
 			if (event.type === "tool.timeout") {
 				const name = callByKey(context, event.callKey)?.toolCall.name ?? "";
-				tools.settleRunningTool(context, event.callKey, errorResult(`Tool "${name}" timed out after ${event.timeoutMs} ms`), true, enqueue);
+				tools.settleRunningTool(context, event.callKey, errorResult(timedOutText(name, event.timeoutMs)), true, enqueue);
 			}
 		}),
 		abandonRunningCalls: enqueueActions(({ context, enqueue }) => tools.abandonRunningCalls(context, enqueue)),
@@ -198,7 +201,7 @@ export const agentSetup = setup({
 		endToolBatch: enqueueActions(({ context, enqueue }) => tools.endToolBatch(context, enqueue)),
 
 		// Compaction
-		startManualCompaction: enqueueActions(({ event, enqueue }) => compaction.startManualCompaction(event.type === "compact" ? event.instructions : undefined, enqueue)),
+		startManualCompaction: enqueueActions(({ context, event, enqueue }) => compaction.startManualCompaction(context, event.type === "compact" ? event.instructions : undefined, enqueue)),
 		setCompactionReason: enqueueActions(({ context, enqueue }) => compaction.setCompactionReason(context, enqueue)),
 		emitCompactionStart: enqueueActions(({ context, enqueue }) => compaction.emitCompactionStart(context, enqueue)),
 		applyCompaction: enqueueActions(({ context, event, enqueue }) => compaction.applyCompaction(context, (event as { output?: CompactionOutput }).output, enqueue)),

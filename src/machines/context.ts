@@ -10,6 +10,7 @@ import type { StreamProgress } from "../actors/stream-protocol.js";
 import { keepShape } from "../util/keep-shape.js";
 import { RunAbort } from "../util/run-abort.js";
 import { runLivedList } from "../util/run-lived.js";
+import { defaultLoopConfig } from "./defaults.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineOwnEvent, RunContext, RunOverrides, ToolBatch, ToolCallEntry } from "./types.js";
 
 export type Ctx = AgentMachineContext;
@@ -118,7 +119,7 @@ export function messageEvents(message: AgentMessage): AgentEvent[] {
  */
 export function applyOverrides(context: Ctx, overrides: RunOverrides): Partial<Ctx> {
 	const patch: Partial<Ctx> = { ...overrides.state };
-	if (overrides.config) patch.config = Object.assign({}, context.config, overrides.config);
+	if (overrides.config) patch.config = Object.assign(defaultLoopConfig(), context.config, overrides.config);
 	if (overrides.steeringMode) patch.steeringMode = overrides.steeringMode;
 	if (overrides.followUpMode) patch.followUpMode = overrides.followUpMode;
 	return patch;
@@ -130,6 +131,11 @@ export function applyOverrides(context: Ctx, overrides: RunOverrides): Partial<C
  */
 class CallProgress implements StreamProgress {
 	partial: AssistantMessage | undefined = undefined;
+
+	/** Not data: a stored run's call in flight is made again when it is restored (JSON leaves it out). */
+	toJSON(): undefined {
+		return undefined;
+	}
 
 	static {
 		// Kept so that V8 keeps the map through a full collection while no run is in progress (util/keep-shape.ts).
@@ -151,10 +157,11 @@ export function newStreamProgress(): StreamProgress {
  * A fresh run.
  *
  * @example
- * const run = newRun(false);
+ * const run = newRun("r1", false);
  */
-export function newRun(skipInitialSteeringPoll: boolean): Run {
+export function newRun(id: string, skipInitialSteeringPoll: boolean): Run {
 	const fresh: Run = {
+		id,
 		controller: new RunAbort(),
 		aborted: false,
 		abandonScheduled: false,

@@ -5,6 +5,7 @@ import type { StreamFn } from "../types/stream.js";
 import { defaultConvertToLlm } from "./run-helpers.js";
 import type { AgentMachineConfig } from "./types.js";
 import { keepShape } from "../util/keep-shape.js";
+import { loopConfigData } from "../durable/snapshot.js";
 
 /**
  * The placeholder model of a new agent (pi uses the same "unknown" model).
@@ -103,6 +104,14 @@ class LoopConfig implements AgentMachineConfig {
 	outputLimitRecovery: AgentMachineConfig["outputLimitRecovery"] = undefined;
 	deliveryPending: AgentMachineConfig["deliveryPending"] = undefined;
 	deltaSink: AgentMachineConfig["deltaSink"] = undefined;
+	approvalTimeoutMs: AgentMachineConfig["approvalTimeoutMs"] = undefined;
+	checkpoints: AgentMachineConfig["checkpoints"] = undefined;
+	journal: AgentMachineConfig["journal"] = undefined;
+
+	/** The settings, as data (a persisted snapshot of the machine keeps these: see `durable/snapshot.ts`). */
+	toJSON(): Record<string, unknown> {
+		return loopConfigData(this);
+	}
 
 	static {
 		// Kept so that V8 keeps the map through a full collection while no run is in progress (util/keep-shape.ts).

@@ -7,6 +7,7 @@ import { canRecoverFromOverflow, tokensNeedCompaction } from "./compaction-guard
 import { type Ctx, callByKey } from "./context.js";
 import { batchTerminates, replyFailed, toolCallsOf } from "./run-helpers.js";
 import type { AgentMachineEvent } from "./types.js";
+import { isInterruptedByRestart } from "../actors/compaction-protocol.js";
 
 type GuardArgs = { context: Ctx; event: AgentMachineEvent };
 
@@ -27,7 +28,10 @@ export const agentGuards = {
 	eventsDelivered: ({ context, event }: GuardArgs) => !context.awaitDelivery || (event.type === "delivered" && event.barrier >= context.barrier),
 	runAborted: ({ context }: GuardArgs) => context.run?.aborted === true,
 	isCurrentAttempt: ({ context, event }: GuardArgs) =>
-		(event.type === "stream.start" || event.type === "stream.toolcall" || event.type === "stream.done" || event.type === "stream.delta") && event.attempt === context.run?.attempt,
+		(event.type === "stream.start" || event.type === "stream.toolcall" || event.type === "stream.done" || event.type === "stream.delta" || event.type === "stream.interrupted") &&
+		event.attempt === context.run?.attempt,
+	/** The compaction actor was restored from a snapshot taken while it ran: it is made again. */
+	compactionInterrupted: ({ event }: GuardArgs) => isInterruptedByRestart((event as { error?: unknown }).error),
 	assistantFailed: ({ context }: GuardArgs) => replyFailed(context.run),
 	assistantHasToolCalls: ({ context }: GuardArgs) => {
 		const assistant = context.run?.assistant;

@@ -24,6 +24,7 @@ import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../types
 import type { Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
 import type { RunAbort } from "../util/run-abort.js";
+import type { EffectJournal } from "../durable/journal.js";
 
 /** Settings of {@link AgentMachineConfig.outputLimitRecovery}. */
 export interface OutputLimitRecovery {
@@ -95,6 +96,11 @@ export interface AgentMachineConfig extends QueuePollers {
 	 */
 	checkpoints?: boolean | undefined;
 	/**
+	 * The effect journal (see `durable/journal.ts`): model calls and tool calls look themselves up
+	 * before they act and record their intent and outcome. Without one nothing is recorded.
+	 */
+	journal?: EffectJournal | undefined;
+	/**
 	 * The consumer's delivery, when it paces the loop (the Agent does): undefined when every
 	 * event so far has reached its listeners, else a promise that settles when they have. The
 	 * stream actor waits on it after each event, so the model's stream is read no faster than
@@ -127,6 +133,8 @@ export interface AgentMachineInput extends Partial<AgentRunState> {
 	steeringMode?: QueueMode | undefined;
 	/** Follow-up queue mode (default one-at-a-time). */
 	followUpMode?: QueueMode | undefined;
+	/** Runs the session started before (an Agent hands over its count, so run ids stay unique). */
+	runs?: number | undefined;
 	/** Messages already queued (an Agent that starts a machine for a run hands over its queues). */
 	steeringQueue?: AgentMessage[] | undefined;
 	followUpQueue?: AgentMessage[] | undefined;
@@ -188,6 +196,8 @@ export interface ToolBatch {
 
 /** Bookkeeping of the run in progress. */
 export interface RunContext {
+	/** The run's id (`r1`, `r2`, …, counted per session): the first part of its effects' ids. */
+	id: string;
 	/** Aborted by `abort`, dispose, or a listener failure: the run's signal, and its parts' hooks. */
 	controller: RunAbort;
 	/** True once the run was aborted. */
@@ -260,6 +270,8 @@ export interface AgentMachineContext extends AgentRunState {
 	 * `queue.mode`), for a sender that numbers them and wants to know which are still waiting.
 	 */
 	commandSeq: number;
+	/** Runs started so far (a run's id counts them). */
+	runs: number;
 }
 
 /** Overrides sent with `prompt`/`continue`: the Agent facade sends its state and options each run. */

@@ -120,3 +120,13 @@ export function rejectedText(decision: "rejected" | "timed-out" | "aborted", rea
 	const base = decision === "timed-out" ? "No decision on this tool call came in time; it was not run" : "Tool call was rejected";
 	return reason ? `${base}: ${reason}` : base;
 }
+
+/**
+ * The result of a call that ran past its timeout.
+ *
+ * @example
+ * timedOutText("fetch", 5000); // 'Tool "fetch" timed out after 5000 ms'
+ */
+export function timedOutText(toolName: string, timeoutMs: number): string {
+	return `Tool "${toolName}" timed out after ${timeoutMs} ms`;
+}

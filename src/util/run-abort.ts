@@ -56,6 +56,11 @@ export class RunAbort implements RunAbortView {
 	/** The controllers of the run's calls. */
 	#calls: AbortController[] | undefined;
 
+	/** Not data: a stored run gets a new one when it is restored (JSON leaves it out). */
+	toJSON(): undefined {
+		return undefined;
+	}
+
 	/** @example if (abort.aborted) return; */
 	get aborted(): boolean {
 		return this.#aborted;

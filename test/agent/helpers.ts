@@ -414,6 +414,8 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 	let streamingCalls = new Counts();
 	const toolCallIds: string[] = [];
 	const resultIds: string[] = [];
+	/** Calls waiting for a decision (approval_requested without its approval_resolved yet). */
+	const awaiting = new Counts();
 	for (const event of events.slice(1, -1)) {
 		const where = describeEvent(event);
 		switch (event.type) {
@@ -461,13 +463,24 @@ export function expectWellFormedRun(events: readonly AgentEvent[]): void {
 				break;
 			case "tool_execution_end":
 				expect(toolOpen.get(event.toolCallId), `end without start: ${where}`).toBeGreaterThan(0);
+				expect(awaiting.get(event.toolCallId), `end while waiting for approval: ${where}`).toBe(0);
 				toolOpen.add(event.toolCallId, -1);
+				break;
+			case "approval_requested":
+				expect(toolOpen.get(event.toolCallId), `approval asked for a call not started: ${where}`).toBeGreaterThan(0);
+				expect(awaiting.get(event.toolCallId), `approval asked twice: ${where}`).toBeLessThan(toolOpen.get(event.toolCallId));
+				awaiting.add(event.toolCallId);
+				break;
+			case "approval_resolved":
+				expect(awaiting.get(event.toolCallId), `decision without a request: ${where}`).toBeGreaterThan(0);
+				awaiting.add(event.toolCallId, -1);
 				break;
 			default:
 				expect.fail(`unexpected event inside a run: ${where}`);
 		}
 	}
 	expect(inTurn, "run ended inside a turn").toBe(false);
+	expect(awaiting.keys(), "run ended with calls waiting for approval").toEqual([]);
 	expect([...resultIds].sort()).toEqual([...toolCallIds].sort());
 }
 

@@ -23,6 +23,7 @@ function batchInParent(tools: AnyAgentTool[], hooks: Pick<ToolBatchInput, "befor
 		context: { systemPrompt: "", messages: [] },
 		abort: new RunAbort(),
 		timeoutMs: 0,
+		journal: undefined,
 		...hooks,
 	};
 	const parent = setup({ actors: { batch: toolBatchActor } }).createMachine({

@@ -28,11 +28,12 @@ export function compactionInput(context: Ctx): CompactionActorInput {
 }
 
 /** A manual compaction is a run of its own (`agent.compact()`), with no turns. */
-export function startManualCompaction(instructions: string | undefined, enqueue: Enqueue): void {
-	const run = newRun(false);
+export function startManualCompaction(context: Ctx, instructions: string | undefined, enqueue: Enqueue): void {
+	const runs = context.runs + 1;
+	const run = newRun(`r${runs}`, false);
 	run.compactionReason = "manual";
 	run.compactionInstructions = instructions;
-	enqueue.assign({ run });
+	enqueue.assign({ run, runs });
 }
 
 /** Threshold (before a call) or overflow (after a failed reply); at most once per turn. */
@@ -73,4 +74,15 @@ export function emitCompactionAborted(context: Ctx, enqueue: Enqueue): void {
 /** After an overflow was compacted, the call is retried in a new turn (with queued steering, if any). */
 export function startRetryTurn(context: Ctx, enqueue: Enqueue): void {
 	startNextTurn(context, takeQueued(context, "steering", enqueue), enqueue);
+}
+
+/**
+ * A compaction that a restart interrupted: the chart goes back to the decision that started it
+ * (before the call, for a threshold; after the overflowed reply, for an overflow), as it was
+ * then, and takes it again.
+ */
+export function resumeInterruptedCompaction(context: Ctx, enqueue: Enqueue): void {
+	const run = runOf(context);
+	const overflow = run.compactionReason === "overflow";
+	enqueue.assign({ run: patchRun(run, overflow ? { compactionReason: undefined, compactedThisTurn: false, overflowRetried: false, turnEnded: false } : { compactionReason: undefined, compactedThisTurn: false }) });
 }

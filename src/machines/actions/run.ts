@@ -16,9 +16,10 @@ import { abortedAssistantMessage, takeFromQueue } from "../run-helpers.js";
  * startRun(context, [prompt], false, enqueue);
  */
 export function startRun(context: Ctx, prompts: AgentMessage[], skipInitialSteeringPoll: boolean, enqueue: Enqueue): void {
-	const run = newRun(skipInitialSteeringPoll);
+	const runs = context.runs + 1;
+	const run = newRun(`r${runs}`, skipInitialSteeringPoll);
 	run.newMessages = [...prompts];
-	enqueue.assign({ run, messages: context.messages.concat(prompts) });
+	enqueue.assign({ run, runs, messages: context.messages.concat(prompts) });
 	enqueue.emit({ type: "agent_start" });
 	enqueue.emit({ type: "turn_start" });
 	for (const message of prompts) for (const event of messageEvents(message)) enqueue.emit(event);

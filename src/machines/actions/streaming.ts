@@ -6,7 +6,8 @@ import { isContextOverflow } from "../../providers/overflow.js";
 import type { AssistantMessage } from "../../types/messages.js";
 import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
 import { runLivedList } from "../../util/run-lived.js";
-import { type Ctx, type Enqueue, appendMessages, newStreamProgress, patchRun, runOf } from "../context.js";
+import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, newStreamProgress, patchRun, runOf } from "../context.js";
+import { TOOL_BATCH_ID } from "./tools.js";
 import { failedReply } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 
@@ -16,6 +17,18 @@ export function startAttempt(context: Ctx, enqueue: Enqueue): void {
 	enqueue.assign({
 		run: patchRun(run, { attempt: run.attempt + 1, stream: newStreamProgress(), partial: undefined, assistant: undefined, batch: undefined, toolResults: runLivedList() }),
 	});
+}
+
+/**
+ * The call was in flight when the run was stored, and the run was restored: what had streamed is
+ * dropped (never sent to the model), with the streaming batch of its tool calls (their batch actor
+ * stopped), and the chart makes the call again. Listeners of the restored agent never saw this
+ * reply, so nothing is emitted.
+ */
+export function discardInterruptedReply(context: Ctx, enqueue: EffectEnqueue): void {
+	const run = runOf(context);
+	if (run.batch?.actorStarted) enqueue.stopChild(TOOL_BATCH_ID);
+	enqueue.assign({ run: patchRun(run, { stream: newStreamProgress(), partial: undefined, batch: undefined }) });
 }
 
 /** The reply began: `message_start` with a snapshot of its partial message. */

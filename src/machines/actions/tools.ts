@@ -11,6 +11,7 @@ import { toolBatchInput } from "../actor-inputs.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
 import { callKeyFor, createToolBatch, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
+import { toolEffectId } from "../../durable/journal.js";
 import type { ApprovalWait, FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
 /** The batch actor's id: one per batch, so there is one child for all of a reply's calls. */
@@ -108,6 +109,51 @@ export function endToolBatch(context: Ctx, enqueue: EffectEnqueue): void {
 	enqueue.assign({ run: patchRun(run, { turnEnded: true }) });
 	enqueue.emit({ type: "turn_end", message: batchOf(working).assistant, toolResults: run.toolResults });
 	if (run.batch?.actorStarted) enqueue.stopChild(TOOL_BATCH_ID);
+}
+
+/** The call's id in the run's journal, when the run keeps one. */
+function effectOf(context: Ctx, call: ToolCallEntry): string | undefined {
+	const run = context.run;
+	return context.config.journal && run ? toolEffectId(run.id, run.turn, call.key) : undefined;
+}
+
+/**
+ * The batch actor was restored from a snapshot taken while it ran calls: they go to a new batch
+ * actor, which looks each up in the journal (run before the restart: its result; interrupted:
+ * run again only if replay-safe). A call still being prepared is prepared again. In a run that
+ * had been aborted, calls in flight are answered, not run again.
+ */
+export function redispatchInterruptedCalls(context: Ctx, enqueue: SpawningEnqueue): void {
+	const run = runOf(context);
+	const batch = run.batch;
+	if (!batch?.actorStarted) return;
+	enqueue.stopChild(TOOL_BATCH_ID);
+	let working = withBatch(context, patchBatch(batch, { actorStarted: false }));
+	if (run.aborted) {
+		working = settleOpenCalls(working, "Tool call was interrupted by a restart after the run was aborted; it was not run again", ["preparing", "running"], enqueue);
+		enqueue.assign({ run: working.run });
+		return;
+	}
+	let next = batchOf(working);
+	for (const call of next.calls) {
+		if (call.status === "running") {
+			next = withBatchActor(working, next, enqueue);
+			const effect = effectOf(working, call);
+			// Streaming mode with a hook: a call sent to be prepared and run has no validated arguments yet.
+			if (call.args === undefined && next.mode === "streaming" && context.config.beforeToolCall) enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall, effect });
+			else enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect });
+		} else if (call.status === "preparing") {
+			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
+			if (decided.kind === "immediate") {
+				working = settleCall(withBatch(working, next), call, decided.outcome, enqueue);
+				next = batchOf(working);
+				continue;
+			}
+			next = withBatchActor(working, next, enqueue);
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight", callKey: call.key, toolCall: call.toolCall, args: decided.args });
+		}
+	}
+	enqueue.assign({ run: patchRun(runOf(working), { batch: next }) });
 }
 
 /** Starts the batch actor for this batch unless it runs already; returns the batch as recorded. */
@@ -274,14 +320,14 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 			if (call.status !== "prepared") continue;
 			batch = withBatchActor(working, batch, enqueue);
 			batch = updateCall(batch, call.key, { status: "running" });
-			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args });
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(working, call) });
 		}
 		for (const call of readyStreamingCalls(batch, context.tools)) {
 			enqueue.emit(toolStartEvent(call));
 			if (context.config.beforeToolCall) {
 				batch = withBatchActor(working, batch, enqueue);
 				batch = updateCall(batch, call.key, { status: "running", started: true });
-				enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall });
+				enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall, effect: effectOf(working, call) });
 				continue;
 			}
 			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
@@ -298,7 +344,7 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 			}
 			batch = withBatchActor(working, batch, enqueue);
 			batch = updateCall(batch, call.key, { status: "running", started: true, args: decided.args });
-			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: decided.args });
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: decided.args, effect: effectOf(working, call) });
 		}
 	} else {
 		// One copy of the list for all the calls started here, not a copy of the batch per call.
@@ -310,7 +356,7 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 			if (sequential && (calls ?? batch.calls).some((other) => other.status === "running")) break;
 			batch = withBatchActor(working, batch, enqueue);
 			(calls ??= batch.calls.slice())[index] = patchCall(call, { status: "running" });
-			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args });
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(working, call) });
 		}
 		if (calls) batch = patchBatch(batch, { calls });
 	}

@@ -29,6 +29,19 @@ import { Step, compileActionForm, createChild, enterNode, inspectMicrostep, micr
 
 type AnyActorSystem = AnyActorScope["system"];
 
+/** Options of {@link chartLogic}. */
+export interface ChartLogicOptions<C> {
+	/**
+	 * The context as a persisted snapshot keeps it, for a chart that knows its context holds no
+	 * actor refs (XState's format writes a ref as `{ xstate$$type: 1, id }`, and finding them takes
+	 * a walk through the whole context, the transcript included). By default, that walk.
+	 *
+	 * @example
+	 * chartLogic(machine, { persistContext: (context) => ({ ...context, cache: undefined }) });
+	 */
+	persistContext?: ((context: C) => unknown) | undefined;
+}
+
 /** The actor logic {@link chartLogic} returns. */
 export type ChartLogic<C, E extends EventObject, I, O, Emitted extends EventObject> = ActorLogic<ChartSnapshotOf<C, O>, E, I, AnyActorSystem, Emitted>;
 
@@ -54,6 +67,7 @@ function chartOf<C>(machine: AnyStateMachine): Chart<C> {
  */
 export function chartLogic<TMachine extends AnyStateMachine>(
 	machine: TMachine,
+	options: ChartLogicOptions<ContextFrom<TMachine>> = {},
 ): ChartLogic<ContextFrom<TMachine>, EventFromLogic<TMachine>, InputFrom<TMachine>, OutputFrom<TMachine>, EmittedFrom<TMachine>> {
 	type C = ContextFrom<TMachine>;
 	const chart = chartOf<C>(machine);
@@ -119,7 +133,7 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 			}
 		},
 		getPersistedSnapshot(snapshot: ChartSnapshot<C>, persistOptions?: unknown): PersistedChartSnapshot {
-			return persistSnapshot(snapshot, persistOptions);
+			return persistSnapshot(snapshot, persistOptions, options.persistContext);
 		},
 		restoreSnapshot(persisted: PersistedChartSnapshot, scope: AnyActorScope): ChartSnapshot<C> {
 			checkXStateInternals(scope.system);

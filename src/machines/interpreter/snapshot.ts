@@ -158,7 +158,7 @@ export function reviveContext(part: unknown, children: Readonly<Record<string, A
  * @example
  * JSON.stringify(persistSnapshot(actor.getSnapshot()));
  */
-export function persistSnapshot<C>(snapshot: ChartSnapshot<C>, options?: unknown): PersistedChartSnapshot {
+export function persistSnapshot<C>(snapshot: ChartSnapshot<C>, options?: unknown, persist: (context: C) => unknown = persistContext): PersistedChartSnapshot {
 	const children: Record<string, PersistedChild> = {};
 	// XState persists an invoked child with `syncSnapshot: false`, a spawned one without it.
 	const invoked = new Set<string>();
@@ -179,7 +179,7 @@ export function persistSnapshot<C>(snapshot: ChartSnapshot<C>, options?: unknown
 		error: snapshot.error,
 		value: snapshot.value,
 		historyValue: {},
-		context: persistContext(snapshot.context),
+		context: persist(snapshot.context),
 		children,
 	};
 }

@@ -1,0 +1,219 @@
+/**
+ * A store on the local file system: one directory per session, holding
+ *
+ * - `snapshot.json`: the last snapshot, replaced atomically (written to a temporary file,
+ *   flushed, renamed over the old one; the one before is kept as `snapshot.prev.json`);
+ * - `journal.jsonl`: the journal, appended one line per entry, each line carrying a CRC-32 of
+ *   its JSON. A line a crash cut short (or any line that does not check) ends what is read,
+ *   and is reported.
+ *
+ * When a snapshot is saved between runs, the journal it has seen is emptied (its entries are
+ * in the transcript). Writes to one session go one at a time, in order.
+ */
+import { closeSync, fsyncSync, openSync } from "node:fs";
+import { appendFile, mkdir, open, readFile, rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { crc32 } from "node:zlib";
+import type { StoredJournalEntry } from "./journal.js";
+import { type AgentSnapshot, readAgentSnapshot } from "./snapshot.js";
+import { type AgentStore, journalAfter } from "./store.js";
+
+/**
+ * When the file store waits for the disk (`fsync`):
+ * - `"always"` (default): every journal entry and every snapshot is on disk before the agent goes
+ *   on (a crash of the machine, not only of the process, loses nothing);
+ * - `"snapshots"`: snapshots are; journal entries are written but the OS flushes them when it
+ *   will (a process crash loses nothing, a power cut may lose the last entries);
+ * - `"never"`: nothing waits for the disk.
+ */
+export type FsyncPolicy = "always" | "snapshots" | "never";
+
+/** Options of {@link createFileStore}. */
+export interface FileStoreOptions {
+	/** When to wait for the disk (default `"always"`). */
+	fsync?: FsyncPolicy | undefined;
+}
+
+const SNAPSHOT = "snapshot.json";
+const PREVIOUS = "snapshot.prev.json";
+const JOURNAL = "journal.jsonl";
+
+function checksum(text: string): string {
+	return crc32(text).toString(16).padStart(8, "0");
+}
+
+/** A session id as a directory name: anything outside [A-Za-z0-9._-] is escaped, so no id leaves the root. */
+function directoryName(sessionId: string): string {
+	if (sessionId.length === 0) throw new Error("agentchart: a session id cannot be empty");
+	return sessionId.replace(/[^A-Za-z0-9._-]/g, (char) => `%${char.charCodeAt(0).toString(16).padStart(2, "0")}`).replace(/^\.+/, (dots) => "%2e".repeat(dots.length));
+}
+
+/** One snapshot file as written: the snapshot and a checksum of its JSON. */
+interface SnapshotFile {
+	crc: string;
+	snapshot: string;
+}
+
+async function readSnapshotFile(path: string): Promise<{ snapshot?: AgentSnapshot; problem?: string }> {
+	let text: string;
+	try {
+		text = await readFile(path, "utf8");
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+		return { problem: `${path} could not be read (${(error as Error).message})` };
+	}
+	try {
+		const file = JSON.parse(text) as SnapshotFile;
+		if (typeof file.snapshot !== "string" || checksum(file.snapshot) !== file.crc) return { problem: `${path} does not match its checksum` };
+		return { snapshot: readAgentSnapshot(JSON.parse(file.snapshot)) };
+	} catch (error) {
+		return { problem: `${path} does not read (${(error as Error).message})` };
+	}
+}
+
+/** The journal's entries that check, and what was left out after the first that does not. */
+async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[]; problem?: string }> {
+	let text: string;
+	try {
+		text = await readFile(path, "utf8");
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return { entries: [] };
+		return { entries: [], problem: `${path} could not be read (${(error as Error).message})` };
+	}
+	const entries: StoredJournalEntry[] = [];
+	const lines = text.split("\n");
+	for (let index = 0; index < lines.length; index++) {
+		const line = lines[index] as string;
+		// The text ends with a newline: the last piece is empty unless a write was cut short.
+		if (line === "" && index === lines.length - 1) break;
+		const tab = line.indexOf("\t");
+		const json = line.slice(tab + 1);
+		let entry: StoredJournalEntry | undefined;
+		if (tab === 8 && checksum(json) === line.slice(0, 8)) {
+			try {
+				entry = JSON.parse(json) as StoredJournalEntry;
+			} catch {
+				entry = undefined;
+			}
+		}
+		if (!entry) {
+			const dropped = lines.length - index - (lines.at(-1) === "" ? 1 : 0);
+			return { entries, problem: `${path}: line ${index + 1} does not check (a write cut short); it and ${dropped - 1} after it were left out` };
+		}
+		entries.push(entry);
+	}
+	return { entries };
+}
+
+async function flushFile(path: string): Promise<void> {
+	const handle = await open(path, "r+");
+	try {
+		await handle.sync();
+	} finally {
+		await handle.close();
+	}
+}
+
+function flushDirectory(path: string): void {
+	// A rename is durable once the directory is: opened read-only, fsync'd.
+	let fd: number | undefined;
+	try {
+		fd = openSync(path, "r");
+		fsyncSync(fd);
+	} catch {
+		// Some file systems do not let a directory be fsync'd; the rename stands all the same.
+	} finally {
+		if (fd !== undefined) closeSync(fd);
+	}
+}
+
+/**
+ * A store in a directory: one directory per session (see the module comment for the files).
+ *
+ * @example
+ * const store = createFileStore("./sessions"); // fsync "always"
+ * const agent = await Agent.load({ store, sessionId: "user-42", initialState: { model, tools }, streamFn });
+ */
+export function createFileStore(root: string, options: FileStoreOptions = {}): AgentStore & { directoryOf(sessionId: string): string } {
+	const fsync = options.fsync ?? "always";
+	/** Writes of a session, one at a time, in the order they were asked for. */
+	const queues = new Map<string, Promise<void>>();
+	const ready = new Set<string>();
+	const directoryOf = (sessionId: string) => join(root, directoryName(sessionId));
+
+	const enqueue = (sessionId: string, write: () => Promise<void>): Promise<void> => {
+		const previous = queues.get(sessionId) ?? Promise.resolve();
+		// A failed write fails its caller; the ones after it still run.
+		const next = previous.catch(() => {}).then(write);
+		queues.set(sessionId, next);
+		void next.finally(() => {
+			if (queues.get(sessionId) === next) queues.delete(sessionId);
+		}).catch(() => {});
+		return next;
+	};
+
+	const ensureDirectory = async (sessionId: string): Promise<string> => {
+		const dir = directoryOf(sessionId);
+		if (!ready.has(sessionId)) {
+			await mkdir(dir, { recursive: true });
+			ready.add(sessionId);
+		}
+		return dir;
+	};
+
+	return {
+		directoryOf,
+		async load(sessionId) {
+			await queues.get(sessionId)?.catch(() => {});
+			const dir = directoryOf(sessionId);
+			const problems: string[] = [];
+			const current = await readSnapshotFile(join(dir, SNAPSHOT));
+			let snapshot = current.snapshot;
+			if (current.problem) problems.push(current.problem);
+			if (!snapshot) {
+				const previous = await readSnapshotFile(join(dir, PREVIOUS));
+				if (previous.problem) problems.push(previous.problem);
+				if (previous.snapshot && current.problem) problems.push(`used ${PREVIOUS} instead`);
+				snapshot = previous.snapshot;
+			}
+			const journal = await readJournal(join(dir, JOURNAL));
+			if (journal.problem) problems.push(journal.problem);
+			if (!snapshot) {
+				if (journal.entries.length > 0 || problems.length > 0) problems.push("no snapshot could be read: the session starts again from nothing");
+				return problems.length > 0 ? { snapshot: undefined, problems } : undefined;
+			}
+			return { snapshot: { ...snapshot, journal: journalAfter(snapshot, journal.entries) }, problems };
+		},
+		saveSnapshot(sessionId, snapshot) {
+			return enqueue(sessionId, async () => {
+				const dir = await ensureDirectory(sessionId);
+				const body = JSON.stringify(snapshot);
+				const file: SnapshotFile = { crc: checksum(body), snapshot: body };
+				const temporary = join(dir, `${SNAPSHOT}.tmp`);
+				await writeFile(temporary, JSON.stringify(file));
+				if (fsync !== "never") await flushFile(temporary);
+				try {
+					await rename(join(dir, SNAPSHOT), join(dir, PREVIOUS));
+				} catch (error) {
+					if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+				}
+				await rename(temporary, join(dir, SNAPSHOT));
+				if (fsync !== "never") flushDirectory(dir);
+				// Between runs the journal's entries are all in the snapshot's transcript.
+				if (snapshot.journal.length === 0) {
+					await writeFile(join(dir, JOURNAL), "");
+					if (fsync !== "never") await flushFile(join(dir, JOURNAL));
+				}
+			});
+		},
+		appendJournal(sessionId, entry) {
+			return enqueue(sessionId, async () => {
+				const dir = await ensureDirectory(sessionId);
+				const json = JSON.stringify(entry);
+				const path = join(dir, JOURNAL);
+				await appendFile(path, `${checksum(json)}\t${json}\n`);
+				if (fsync === "always") await flushFile(path);
+			});
+		},
+	};
+}

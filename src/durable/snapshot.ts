@@ -1,0 +1,193 @@
+/**
+ * A stored run: the agent machine in XState's persisted format, as plain JSON (what a run is
+ * made of that is data), plus the journal of the run in progress. Functions (tools' `execute`,
+ * hooks, the stream function, listeners) are not data: they come back from the options given
+ * when the snapshot is restored ({@link hydrateAgentContext}).
+ *
+ * The format has a version: a newer agentchart reads every older one ({@link readAgentSnapshot}).
+ */
+import { RunAbort } from "../util/run-abort.js";
+import type { AnyAgentTool } from "../types/agent.js";
+import type { AgentMachineConfig, AgentMachineContext, RunContext } from "../machines/types.js";
+import type { StoredJournalEntry } from "./journal.js";
+
+/** What every agentchart snapshot says it is. */
+export const SNAPSHOT_FORMAT = "agentchart.snapshot";
+
+/** The version this agentchart writes (and the newest it reads). */
+export const SNAPSHOT_VERSION = 1;
+
+/** A child actor in a persisted machine snapshot (XState's format). */
+export interface PersistedChildActor {
+	snapshot: unknown;
+	src: unknown;
+	systemId?: string | undefined;
+	syncSnapshot?: boolean | undefined;
+}
+
+/** The agent machine in XState's persisted format, its context plain data. */
+export interface PersistedAgentMachine {
+	status: "active" | "done" | "error" | "stopped";
+	value: unknown;
+	context: PlainAgentContext;
+	children: Record<string, PersistedChildActor>;
+	historyValue?: Record<string, unknown> | undefined;
+	output?: unknown;
+	error?: unknown;
+}
+
+/** A tool as a snapshot keeps it: what describes it, without its functions. */
+export interface PlainTool {
+	name: string;
+	[key: string]: unknown;
+}
+
+/** The machine's context as data: the loop configuration's settings, tools by description, the run without its cancellation. */
+export type PlainAgentContext = Omit<AgentMachineContext, "config" | "tools" | "run"> & {
+	config: Record<string, unknown>;
+	tools: PlainTool[];
+	run?: PlainRun | undefined;
+};
+
+/** The run in progress as data. */
+export type PlainRun = Omit<RunContext, "controller" | "stream">;
+
+/**
+ * A stored agent: `agent.snapshot()`, `Agent.restore(snapshot, options)`, and what an
+ * `AgentStore` keeps. Plain JSON.
+ *
+ * @example
+ * const json = JSON.stringify(agent.snapshot());
+ * const again = Agent.restore(JSON.parse(json), { tools, streamFn });
+ */
+export interface AgentSnapshot {
+	format: typeof SNAPSHOT_FORMAT;
+	/** The format's version (see {@link SNAPSHOT_VERSION}). */
+	version: number;
+	/** When it was taken (ISO 8601). */
+	createdAt: string;
+	/** The session it belongs to, if the agent has one. */
+	sessionId?: string | undefined;
+	/** Where the run is: the agent machine, persisted. */
+	machine: PersistedAgentMachine;
+	/** The journal of the run in progress: what its effects did (see `durable/journal.ts`). */
+	journal: StoredJournalEntry[];
+	/** The number of the last journal entry appended when the snapshot was taken (a store drops those up to it). */
+	journalSeq: number;
+	/** What the agent keeps beside the machine. */
+	agent: {
+		/** The error of the last failed turn (`agent.state.errorMessage`). */
+		errorMessage?: string | undefined;
+	};
+}
+
+const toolDescriptions = new WeakMap<AnyAgentTool, PlainTool>();
+
+/** A tool as data: its JSON (functions left out), made once per tool. */
+function plainTool(tool: AnyAgentTool | PlainTool): PlainTool {
+	if (typeof (tool as Partial<AnyAgentTool>).execute !== "function") return tool as PlainTool;
+	let plain = toolDescriptions.get(tool as AnyAgentTool);
+	if (!plain) {
+		plain = JSON.parse(JSON.stringify(tool)) as PlainTool;
+		toolDescriptions.set(tool as AnyAgentTool, plain);
+	}
+	return plain;
+}
+
+/**
+ * The loop configuration's settings, as data: no function, no journal.
+ *
+ * @example
+ * loopConfigData(context.config); // { toolExecution: "parallel", toolTimeoutMs: 180000, ... }
+ */
+export function loopConfigData(config: Partial<AgentMachineConfig> | Record<string, unknown>): Record<string, unknown> {
+	const data: Record<string, unknown> = {};
+	for (const key of Object.keys(config)) {
+		if (key === "journal") continue;
+		const value = (config as Record<string, unknown>)[key];
+		if (value === undefined || typeof value === "function") continue;
+		data[key] = value;
+	}
+	// Nested settings (stream options, compaction) may hold functions too: JSON leaves them out.
+	return JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
+}
+
+/**
+ * The run as data: its cancellation and stream progress are the process's; the rest is kept.
+ *
+ * @example
+ * plainRun(context.run);
+ */
+function plainRun(run: RunContext | PlainRun): PlainRun {
+	const { controller: _controller, stream: _stream, ...rest } = run as RunContext;
+	return rest;
+}
+
+/**
+ * The machine's context as plain data (what `JSON.stringify` of the context gives, built
+ * without it: the transcript and queues are shared, not copied). Idempotent.
+ *
+ * @example
+ * const plain = persistAgentContext(actor.getSnapshot().context);
+ */
+export function persistAgentContext(context: AgentMachineContext | PlainAgentContext): PlainAgentContext {
+	const { config, tools, run, ...rest } = context as AgentMachineContext;
+	const plain: PlainAgentContext = { ...rest, config: loopConfigData(config), tools: tools.map(plainTool) };
+	if (run) plain.run = plainRun(run);
+	return plain;
+}
+
+/** What a restored run needs that no snapshot keeps: the tools and the loop's functions. */
+export interface AgentRuntime {
+	/** The tools, by name: every tool the snapshot names must be here. */
+	tools: readonly AnyAgentTool[];
+	/** The loop's functions and the process's settings (stream function, hooks, journal, ...). */
+	config: Partial<AgentMachineConfig>;
+}
+
+/**
+ * The machine's context from its plain data and a runtime: the snapshot's tools matched by name,
+ * the loop configuration's settings with the runtime's functions, a fresh cancellation for the run
+ * (aborted, if the run was). Throws, naming it, when a tool of the snapshot is not in the runtime.
+ *
+ * @example
+ * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } });
+ */
+export function hydrateAgentContext(plain: PlainAgentContext, runtime: AgentRuntime, makeConfig: () => AgentMachineConfig): AgentMachineContext {
+	const byName = new Map(runtime.tools.map((tool) => [tool.name, tool]));
+	const tools = plain.tools.map((tool) => {
+		const found = byName.get(tool.name);
+		if (!found) throw new Error(`agentchart: the snapshot's tool "${tool.name}" is not among the tools given to restore it (${[...byName.keys()].join(", ") || "none"}); pass every tool the stored run uses`);
+		return found;
+	});
+	const config = Object.assign(makeConfig(), plain.config, runtime.config);
+	const { run: plainRunData, ...rest } = plain;
+	const context: AgentMachineContext = { ...(rest as Omit<AgentMachineContext, "config" | "tools" | "run">), config, tools, run: undefined };
+	if (plainRunData) {
+		const controller = new RunAbort();
+		if (plainRunData.aborted) controller.abort();
+		context.run = { ...plainRunData, controller, stream: { partial: undefined } };
+	}
+	return context;
+}
+
+/**
+ * A snapshot as this agentchart reads it: checked, and brought up to the current version.
+ * Throws when it is not an agentchart snapshot or is newer than this agentchart.
+ *
+ * @example
+ * const snapshot = readAgentSnapshot(JSON.parse(text));
+ */
+export function readAgentSnapshot(value: unknown): AgentSnapshot {
+	const snapshot = value as Partial<AgentSnapshot> | undefined;
+	if (!snapshot || typeof snapshot !== "object" || snapshot.format !== SNAPSHOT_FORMAT) {
+		throw new Error(`agentchart: not an agentchart snapshot (no format "${SNAPSHOT_FORMAT}")`);
+	}
+	if (typeof snapshot.version !== "number" || snapshot.version < 1) throw new Error(`agentchart: a snapshot without a valid version (${String(snapshot.version)})`);
+	if (snapshot.version > SNAPSHOT_VERSION) {
+		throw new Error(`agentchart: the snapshot's format is version ${snapshot.version}, newer than this agentchart reads (${SNAPSHOT_VERSION}); upgrade agentchart to restore it`);
+	}
+	if (!snapshot.machine || typeof snapshot.machine !== "object") throw new Error("agentchart: the snapshot has no machine");
+	// Version 1 is the first: nothing to migrate yet. A later version adds its steps here, oldest first.
+	return { ...snapshot, journal: snapshot.journal ?? [], journalSeq: snapshot.journalSeq ?? 0, agent: snapshot.agent ?? {} } as AgentSnapshot;
+}

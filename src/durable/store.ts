@@ -1,0 +1,95 @@
+/**
+ * Where an agent keeps its session: the last snapshot and the journal appended since. An
+ * `Agent` given a store (`new Agent({ store, sessionId })`) appends every journal entry before
+ * the effect it records goes on, and saves a snapshot at every quiet point (a run's start, each
+ * turn's end, a wait for approval, the run's end) and after every command that changes what is
+ * queued or decided. `Agent.load({ store, sessionId, ...options })` continues the session.
+ */
+import type { StoredJournalEntry } from "./journal.js";
+import type { AgentSnapshot } from "./snapshot.js";
+
+/** A stored session as loaded: its last good snapshot, with the journal entries appended after it. */
+export interface LoadedSession {
+	/** Undefined when files of the session were found but no snapshot could be read (see `problems`). */
+	snapshot: AgentSnapshot | undefined;
+	/**
+	 * What the store found wrong and left out (a journal line torn by a crash mid-write, a
+	 * snapshot that does not read); empty when everything read. Nothing is left out silently.
+	 */
+	problems: string[];
+}
+
+/**
+ * A place to keep agent sessions. Implement it for your database; `createMemoryStore()` and
+ * `createFileStore(dir)` are built in.
+ *
+ * @example
+ * const store = createFileStore("./sessions", { fsync: "always" });
+ * const agent = await Agent.load({ store, sessionId: "user-42", initialState: { model, tools }, streamFn });
+ */
+export interface AgentStore {
+	/** The session's last good snapshot and the journal entries after it, or undefined for a new session. */
+	load(sessionId: string): Promise<LoadedSession | undefined>;
+	/** Replaces the session's snapshot (atomically: a crash leaves the old one or the new one). */
+	saveSnapshot(sessionId: string, snapshot: AgentSnapshot): Promise<void>;
+	/**
+	 * Appends one journal entry (in `seq` order). Resolves once the entry is durable as the store
+	 * promises; the effect it records waits for that. May return nothing when it already is.
+	 */
+	appendJournal(sessionId: string, entry: StoredJournalEntry): void | Promise<void>;
+}
+
+/**
+ * The entries a loaded session continues with: the snapshot's own, then the store's entries
+ * numbered after them.
+ *
+ * @example
+ * const journal = journalAfter(snapshot, storedEntries);
+ */
+export function journalAfter(snapshot: AgentSnapshot, stored: readonly StoredJournalEntry[]): StoredJournalEntry[] {
+	const last = Math.max(snapshot.journalSeq ?? 0, snapshot.journal.at(-1)?.seq ?? 0);
+	return [...snapshot.journal, ...stored.filter((entry) => entry.seq > last)];
+}
+
+interface MemorySession {
+	snapshot: AgentSnapshot | undefined;
+	journal: StoredJournalEntry[];
+}
+
+/**
+ * A store in this process's memory: for tests, and for an application that moves snapshots
+ * itself. Keeps what it is given (snapshots are plain data, never changed after).
+ *
+ * @example
+ * const store = createMemoryStore();
+ * const agent = new Agent({ store, sessionId: "s1", initialState: { model }, streamFn });
+ */
+export function createMemoryStore(): AgentStore & { sessions(): string[] } {
+	const sessions = new Map<string, MemorySession>();
+	const sessionOf = (id: string): MemorySession => {
+		let session = sessions.get(id);
+		if (!session) {
+			session = { snapshot: undefined, journal: [] };
+			sessions.set(id, session);
+		}
+		return session;
+	};
+	return {
+		async load(sessionId) {
+			const session = sessions.get(sessionId);
+			if (!session?.snapshot) return undefined;
+			return { snapshot: { ...session.snapshot, journal: journalAfter(session.snapshot, session.journal) }, problems: [] };
+		},
+		async saveSnapshot(sessionId, snapshot) {
+			const session = sessionOf(sessionId);
+			session.snapshot = snapshot;
+			// Entries the snapshot has seen are in it, or belong to a run that ended.
+			const seen = snapshot.journalSeq ?? 0;
+			session.journal = session.journal.filter((entry) => entry.seq > seen);
+		},
+		appendJournal(sessionId, entry) {
+			sessionOf(sessionId).journal.push(entry);
+		},
+		sessions: () => [...sessions.keys()],
+	};
+}

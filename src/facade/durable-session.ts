@@ -1,0 +1,94 @@
+/**
+ * An agent's durability: the journal of its run in progress, and, with a store, what it
+ * appends and saves. The journal is kept whether or not there is a store, so that a snapshot
+ * taken in the middle of a run (`agent.snapshot()`) carries what its effects did.
+ */
+import { JournalIndex, type StoredJournalEntry } from "../durable/journal.js";
+import type { AgentSnapshot } from "../durable/snapshot.js";
+import type { AgentStore } from "../durable/store.js";
+
+/**
+ * The journal and the store of one agent.
+ *
+ * @example
+ * const session = new DurableSession(store, "s1");
+ * session.requestSave(() => agent.snapshot());
+ */
+export class DurableSession {
+	readonly journal: JournalIndex;
+	/** Problems the store reported (a failed write, what a load had to leave out), oldest first. */
+	readonly problems: string[] = [];
+	#saveRequested = false;
+	#saving: Promise<void> = Promise.resolve();
+
+	constructor(
+		readonly store: AgentStore | undefined,
+		readonly sessionId: string | undefined,
+		entries: readonly StoredJournalEntry[] = [],
+	) {
+		this.journal = new JournalIndex(entries);
+		const id = sessionId;
+		if (store && id !== undefined) {
+			this.journal.onAppend = (entry) => {
+				const written = store.appendJournal(id, entry);
+				// The effect waits for a durable intent; a failed write fails the effect (see the batch actor).
+				if (written) return written.catch((error: unknown) => this.#failed("append a journal entry", error));
+				return undefined;
+			};
+		}
+	}
+
+	/** Whether the agent saves its session (it has a store and a session id). */
+	get saves(): boolean {
+		return this.store !== undefined && this.sessionId !== undefined;
+	}
+
+	/**
+	 * Saves a snapshot once the current step is over (requests made before then make one save).
+	 * Saves go one at a time, in order.
+	 */
+	requestSave(take: () => AgentSnapshot): void {
+		if (!this.saves || this.#saveRequested) return;
+		this.#saveRequested = true;
+		queueMicrotask(() => {
+			this.#saveRequested = false;
+			this.#enqueueSave(take);
+		});
+	}
+
+	/** Saves now (after the saves already asked for); resolves once stored. */
+	saveNow(take: () => AgentSnapshot): Promise<void> {
+		if (!this.saves) return Promise.resolve();
+		return this.#enqueueSave(take);
+	}
+
+	/** Resolves when every save asked for so far is done. */
+	settled(): Promise<void> {
+		return this.#saving;
+	}
+
+	#enqueueSave(take: () => AgentSnapshot): Promise<void> {
+		const store = this.store as AgentStore;
+		const id = this.sessionId as string;
+		let snapshot: AgentSnapshot;
+		try {
+			snapshot = take();
+		} catch (error) {
+			this.#failed("take a snapshot", error);
+			return this.#saving;
+		}
+		this.#saving = this.#saving.then(() => store.saveSnapshot(id, snapshot)).catch((error: unknown) => this.#failed("save a snapshot", error));
+		return this.#saving;
+	}
+
+	#failed(what: string, error: unknown): never | void {
+		const message = `the store could not ${what}: ${error instanceof Error ? error.message : String(error)}`;
+		this.problems.push(message);
+		if (what === "append a journal entry") throw new Error(`agentchart: ${message}`);
+	}
+
+	/** The run is over: its effects are in the transcript, and the journal forgets them. */
+	forgetRun(): void {
+		this.journal.forgetBefore(this.journal.nextSeq);
+	}
+}

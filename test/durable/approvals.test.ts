@@ -1,0 +1,156 @@
+/**
+ * Human approval as a state: a tool that needs approval (or a `beforeToolCall` that asks for
+ * it) makes the run wait in `awaiting-approval`, with nothing else running; decisions come in
+ * any order and the results still reach the model in source order; a rejected call never runs;
+ * an abort or an approval timeout rejects what waits; a wrong id is a clear error.
+ */
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import type { AgentEvent, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+import { deferred, expectValidTranscript, expectWellFormedRun, makeTool, ok, textOf, thrownBy } from "../agent/helpers.js";
+
+/** A tool that logs each run; `needsApproval` as given. */
+function loggingTool(name: string, log: string[], extra: Partial<AnyAgentTool> = {}): AnyAgentTool {
+	return makeTool(name, async (_id, args) => {
+		log.push(`${name} ${JSON.stringify(args)}`);
+		return ok(`${name} done ${JSON.stringify(args)}`);
+	}, extra);
+}
+
+/** An agent whose first reply calls the given tools, then answers "done"; its events are recorded. */
+function agentCalling(calls: ReturnType<typeof toolCall>[], tools: AnyAgentTool[], options: { toolExecution?: ToolExecutionMode; beforeToolCall?: Agent["beforeToolCall"]; approvalTimeoutMs?: number } = {}) {
+	const scripted = createScriptedModel([{ content: calls }, { content: "done" }]);
+	const agent = new Agent({ initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn, ...options });
+	const events: AgentEvent[] = [];
+	const waiting = { next: deferred<void>() };
+	agent.subscribe((event) => {
+		events.push(event);
+		if (event.type === "approval_requested") waiting.next.resolve();
+	});
+	return { agent, events, scripted, waiting };
+}
+
+/** Waits until the run rests in awaiting-approval. */
+async function untilAwaiting(agent: Agent): Promise<void> {
+	for (let i = 0; i < 200; i++) {
+		if (agent.actor.getSnapshot().matches({ running: "awaiting-approval" })) return;
+		await new Promise((resolve) => setTimeout(resolve, 1));
+	}
+	throw new Error(`not awaiting approval: ${JSON.stringify(agent.actor.getSnapshot().value)}`);
+}
+
+function toolResultTexts(messages: readonly AgentMessage[]): string[] {
+	return messages.filter((message) => message.role === "toolResult").map((message) => `${(message as { toolCallId: string }).toolCallId}: ${textOf(message)}`);
+}
+
+describe("approval as a state", () => {
+	for (const mode of ["parallel", "sequential", "streaming"] as const) {
+		it(`waits in awaiting-approval with nothing running, then runs what is approved and not what is rejected (${mode})`, async () => {
+			const log: string[] = [];
+			const { agent, events } = agentCalling(
+				[toolCall("send", { to: "bob" }, "a"), toolCall("read", {}, "b"), toolCall("send", { to: "eve" }, "c")],
+				[loggingTool("send", log, { needsApproval: true }), loggingTool("read", log)],
+				{ toolExecution: mode },
+			);
+			const run = agent.prompt("go");
+			await untilAwaiting(agent);
+			// Nothing in flight while it waits: no child actor but the (idle) batch.
+			const snapshot = agent.actor.getSnapshot();
+			expect(Object.keys(snapshot.children).filter((id) => id !== "tools")).toEqual([]);
+			// The sibling that needs no approval ran, except in a sequential batch (it waits its turn).
+			expect(log).toEqual(mode === "sequential" ? [] : ["read {}"]);
+			expect(agent.pendingApprovals.map((call) => call.toolCallId)).toEqual(mode === "sequential" ? ["a"] : ["a", "c"]);
+			if (mode === "sequential") {
+				agent.approve("a");
+				await untilAwaiting(agent);
+				expect(agent.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c"]);
+				agent.reject("c", "not eve");
+			} else {
+				// Answered out of order.
+				agent.reject("c", "not eve");
+				agent.approve("a");
+			}
+			await run;
+			expect(log.sort()).toEqual(['read {}', 'send {"to":"bob"}']);
+			// Results in source order, whatever the order of the decisions.
+			expect(toolResultTexts(agent.state.messages)).toEqual(['a: send done {"to":"bob"}', "b: read done {}", "c: Tool call was rejected: not eve"]);
+			expectWellFormedRun(events);
+			expectValidTranscript(agent.state.messages);
+			const decisions = events.flatMap((event) => (event.type === "approval_resolved" ? [`${event.toolCallId} ${event.decision}`] : []));
+			expect(decisions.sort()).toEqual(["a approved", "c rejected"]);
+		});
+	}
+
+	it("runs an approved call with the arguments the person gave, validated against the tool's schema", async () => {
+		const log: string[] = [];
+		const { Type } = await import("typebox");
+		const send = makeTool("send", async (_id, args) => (log.push(JSON.stringify(args)), ok("sent")), { needsApproval: true, parameters: Type.Object({ to: Type.String() }) as never });
+		const { agent } = agentCalling([toolCall("send", { to: "bob" }, "a")], [send]);
+		const run = agent.prompt("go");
+		await untilAwaiting(agent);
+		expect(thrownBy(() => agent.approve("a", { arguments: { from: "x" } }))).toMatch(/to/);
+		agent.approve("a", { arguments: { to: "alice" } });
+		await run;
+		expect(log).toEqual(['{"to":"alice"}']);
+	});
+
+	it("asks only for the calls a rule picks, and when beforeToolCall asks (with its reason)", async () => {
+		const log: string[] = [];
+		const send = loggingTool("send", log, { needsApproval: (args: unknown) => (args as { to?: string }).to === "eve" });
+		const { agent, events } = agentCalling([toolCall("send", { to: "bob" }, "a"), toolCall("send", { to: "eve" }, "b"), toolCall("read", {}, "c")], [send, loggingTool("read", log)], {
+			beforeToolCall: async ({ toolCall: call }) => (call.name === "read" ? { approval: "required", reason: "reads the vault" } : undefined),
+		});
+		const run = agent.prompt("go");
+		await untilAwaiting(agent);
+		expect(agent.pendingApprovals.map((call) => `${call.toolCallId} ${call.reason ?? ""}`)).toEqual(["b ", "c reads the vault"]);
+		const requested = events.flatMap((event) => (event.type === "approval_requested" ? [`${event.toolCallId} ${event.toolName} ${JSON.stringify(event.args)} ${event.reason ?? ""}`] : []));
+		expect(requested).toEqual(['b send {"to":"eve"} ', "c read {} reads the vault"]);
+		agent.approve("c");
+		agent.approve("b");
+		await run;
+		expect(log.sort()).toEqual(["read {}", 'send {"to":"bob"}', 'send {"to":"eve"}']);
+	});
+
+	it("rejects what waits when the run is aborted, and after the approval timeout", async () => {
+		const log: string[] = [];
+		const aborted = agentCalling([toolCall("send", { to: "bob" }, "a")], [loggingTool("send", log, { needsApproval: true })]);
+		const run = aborted.agent.prompt("go");
+		await untilAwaiting(aborted.agent);
+		aborted.agent.abort();
+		await run;
+		expect(toolResultTexts(aborted.agent.state.messages)).toEqual(["a: Tool call was aborted before it ran"]);
+		expect(aborted.events.some((event) => event.type === "approval_resolved" && event.decision === "aborted")).toBe(true);
+		expectWellFormedRun(aborted.events);
+
+		const timed = agentCalling([toolCall("send", { to: "bob" }, "a")], [loggingTool("send", log, { needsApproval: true })], { approvalTimeoutMs: 30 });
+		await timed.agent.prompt("go");
+		expect(toolResultTexts(timed.agent.state.messages)).toEqual(["a: No decision on this tool call came in time; it was not run"]);
+		expect(timed.events.some((event) => event.type === "approval_resolved" && event.decision === "timed-out")).toBe(true);
+		expect(log).toEqual([]);
+	});
+
+	it("says clearly when an id is not waiting: unknown, answered already, or no run", async () => {
+		const log: string[] = [];
+		const { agent } = agentCalling([toolCall("send", { to: "bob" }, "a")], [loggingTool("send", log, { needsApproval: true })]);
+		expect(thrownBy(() => agent.approve("a"))).toMatch(/tool call "a" is not waiting for approval \(none is\)/);
+		const run = agent.prompt("go");
+		await untilAwaiting(agent);
+		expect(thrownBy(() => agent.reject("nope"))).toMatch(/tool call "nope" is not waiting for approval \(waiting: a\)/);
+		agent.approve("a");
+		expect(thrownBy(() => agent.approve("a"))).toMatch(/tool call "a" is not waiting for approval/);
+		await run;
+		expect(log).toEqual(['send {"to":"bob"}']);
+	});
+
+	it("answers a call approved from the listener of its own request at once", async () => {
+		const log: string[] = [];
+		const { agent } = agentCalling([toolCall("send", { to: "bob" }, "a")], [loggingTool("send", log, { needsApproval: true })]);
+		agent.subscribe((event) => {
+			if (event.type === "approval_requested") agent.approve(event.toolCallId);
+		});
+		await agent.prompt("go");
+		expect(log).toEqual(['send {"to":"bob"}']);
+	});
+});
