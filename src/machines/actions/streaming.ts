@@ -22,13 +22,15 @@ export function startAttempt(context: Ctx, enqueue: Enqueue): void {
 /**
  * The call was in flight when the run was stored, and the run was restored: what had streamed is
  * dropped (never sent to the model), with the streaming batch of its tool calls (their batch actor
- * stopped), and the chart makes the call again. Listeners of the restored agent never saw this
- * reply, so nothing is emitted.
+ * stopped), and the chart makes the call again (the journal answers it if it had ended). Listeners
+ * of the restored agent never saw this reply, so nothing is emitted.
  */
 export function discardInterruptedReply(context: Ctx, enqueue: EffectEnqueue): void {
 	const run = runOf(context);
 	if (run.batch?.actorStarted) enqueue.stopChild(TOOL_BATCH_ID);
-	enqueue.assign({ run: patchRun(run, { stream: newStreamProgress(), partial: undefined, batch: undefined }) });
+	// The call is made again as the same effect (its attempt, which the next `streaming` counts up
+	// to again): the journal then has its outcome if it ended before the restart.
+	enqueue.assign({ run: patchRun(run, { attempt: run.attempt - 1, stream: newStreamProgress(), partial: undefined, batch: undefined }) });
 }
 
 /** The reply began: `message_start` with a snapshot of its partial message. */

@@ -1,0 +1,227 @@
+/**
+ * Snapshots and restore: an agent stored as JSON at any moment continues in another agent (as
+ * it would in another process), and what a crash interrupted follows the journal's rules: a
+ * call that ended is not made again, an interrupted model request is made again (what had
+ * streamed never reaches the model), an interrupted tool call runs again only if its tool is
+ * replay-safe, otherwise the model is told it was interrupted.
+ */
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { SNAPSHOT_VERSION, type AgentSnapshot } from "../../src/durable/snapshot.js";
+import { createMemoryStore } from "../../src/durable/store.js";
+import { withInterpreter } from "../../src/machines/agent-logic.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import type { AgentEvent, AgentToolResult, AnyAgentTool } from "../../src/types/agent.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+import { deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, textOf, thrownBy, user } from "../agent/helpers.js";
+
+/** Through JSON, as a snapshot travels between processes. */
+function throughJson(snapshot: AgentSnapshot): AgentSnapshot {
+	return JSON.parse(JSON.stringify(snapshot)) as AgentSnapshot;
+}
+
+function toolResults(messages: readonly AgentMessage[]): string[] {
+	return messages.filter((message) => message.role === "toolResult").map((message) => `${(message as { toolCallId: string }).toolCallId}: ${textOf(message)}`);
+}
+
+/** A tool the test holds until it lets it go; counts its runs. */
+function heldTool(name: string, extra: Partial<AnyAgentTool> = {}) {
+	const runs: string[] = [];
+	let release = deferred<void>();
+	const started = { next: deferred<void>() };
+	const tool = makeTool(
+		name,
+		async (id, _args, _signal, onUpdate) => {
+			runs.push(id);
+			onUpdate?.(ok("halfway") as AgentToolResult<unknown>);
+			started.next.resolve();
+			await release.promise;
+			return ok(`${name} finished`);
+		},
+		extra,
+	);
+	return {
+		tool,
+		runs,
+		started,
+		release: () => {
+			release.resolve();
+			release = deferred<void>();
+		},
+	};
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+	for (let i = 0; i < 500; i++) {
+		if (check()) return;
+		await new Promise((resolve) => setTimeout(resolve, 1));
+	}
+	throw new Error(`timed out waiting for ${what}`);
+}
+
+for (const interpreter of ["agentchart", "xstate"] as const) {
+	describe(`snapshot and restore (${interpreter} interpreter)`, () => {
+		const make = (options: ConstructorParameters<typeof Agent>[0]) => withInterpreter(interpreter, () => new Agent(options));
+		const restore = (snapshot: AgentSnapshot, options: Parameters<typeof Agent.restore>[1]) => withInterpreter(interpreter, () => Agent.restore(snapshot, options));
+
+		it("keeps an idle agent whole: transcript, queues and their modes, the last error; the next prompt goes on from it", async () => {
+			const scripted = createScriptedModel([{ content: "first" }, { content: "second" }, { content: "third" }]);
+			const agent = make({ initialState: { model: scripted.model, systemPrompt: "be brief" }, streamFn: scripted.streamFn, followUpMode: "all" });
+			await agent.prompt("one");
+			agent.steer(user("steered"));
+			agent.followUp(user("later"));
+			const snapshot = throughJson(agent.snapshot());
+			expect(snapshot.version).toBe(SNAPSHOT_VERSION);
+			expect(snapshot.machine.value).toBe("idle");
+			const again = restore(snapshot, { streamFn: scripted.streamFn });
+			expect(again.state.messages).toEqual(agent.state.messages);
+			expect(again.state.systemPrompt).toBe("be brief");
+			expect(again.followUpMode).toBe("all");
+			expect(again.hasQueuedMessages()).toBe(true);
+			await again.continue();
+			expect(again.state.messages.map((message) => textOf(message))).toEqual(["one", "first", "steered", "second", "later", "third"]);
+		});
+
+		it("continues a run that waits for approval in another agent, after the first is gone", async () => {
+			const sends: string[] = [];
+			const send = makeTool("send", async (_id, args) => (sends.push(JSON.stringify(args)), ok("sent")), { needsApproval: true });
+			const scripted = createScriptedModel([{ content: [toolCall("send", { to: "bob" }, "a")] }, { content: "sent it" }]);
+			const first = make({ initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn });
+			void first.prompt("go");
+			await until(() => first.pendingApprovals.length === 1, "the approval request");
+			const snapshot = throughJson(first.snapshot());
+			first.dispose();
+			const events: AgentEvent[] = [];
+			const second = restore(snapshot, { initialState: { tools: [send] }, streamFn: scripted.streamFn, listeners: [(event) => void events.push(event)] });
+			expect(second.state.isStreaming).toBe(true);
+			expect(second.pendingApprovals.map((call) => call.toolCallId)).toEqual(["a"]);
+			second.approve("a");
+			await second.waitForIdle();
+			expect(sends).toEqual(['{"to":"bob"}']);
+			expect(textOf(second.state.messages.at(-1))).toBe("sent it");
+			expectValidTranscript(second.state.messages);
+			expect(events.map((event) => event.type)).toContain("agent_end");
+		});
+
+		it("answers an interrupted tool call that is not replay-safe without running it again (with what it reported), runs a replay-safe one again, and keeps a finished sibling's result", async () => {
+			const unsafe = heldTool("charge");
+			const safe = heldTool("lookup", { replay: "safe" });
+			const quick = heldTool("note");
+			const scripted = createScriptedModel([{ content: [toolCall("charge", {}, "a"), toolCall("lookup", {}, "b"), toolCall("note", {}, "c")] }, { content: "done" }]);
+			const tools = [unsafe.tool, safe.tool, quick.tool];
+			const first = make({ initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn });
+			void first.prompt("go");
+			await until(() => unsafe.runs.length === 1 && safe.runs.length === 1 && quick.runs.length === 1, "the three calls");
+			quick.release();
+			await until(() => toolResults(first.state.messages).length === 0 && first.actor.getSnapshot().context.run?.batch?.calls[2]?.status === "settled", "the note to settle");
+			const snapshot = throughJson(first.snapshot());
+			// The first process dies here: its calls never finish.
+			first.dispose();
+			const second = restore(snapshot, { initialState: { tools }, streamFn: scripted.streamFn });
+			await until(() => safe.runs.length === 2, "the replay-safe call to run again");
+			safe.release();
+			await second.waitForIdle();
+			expect(unsafe.runs).toEqual(["a"]);
+			expect(quick.runs).toEqual(["c"]);
+			const results = toolResults(second.state.messages);
+			expect(results[0]).toMatch(/^a: Tool "charge" was interrupted by a restart and not run again .*Its output before the restart:\nhalfway$/s);
+			expect(results.slice(1)).toEqual(["b: lookup finished", "c: note finished"]);
+			expectValidTranscript(second.state.messages);
+		});
+
+		it("makes an interrupted model request again; what had streamed never reaches the transcript or the model", async () => {
+			const hand = manualStream();
+			const first = make({ initialState: { model: createScriptedModel([]).model }, streamFn: hand.streamFn });
+			void first.prompt("go");
+			await hand.opened;
+			hand.start();
+			hand.text("half an ans");
+			await until(() => first.state.streamingMessage !== undefined, "the partial reply");
+			const snapshot = throughJson(first.snapshot());
+			first.dispose();
+			const scripted = createScriptedModel([{ content: "the whole answer" }]);
+			const events: AgentEvent[] = [];
+			const second = restore(snapshot, { streamFn: scripted.streamFn, listeners: [(event) => void events.push(event)] });
+			await second.waitForIdle();
+			expect(scripted.calls).toHaveLength(1);
+			// The request made again is the one that was interrupted: the transcript up to the prompt.
+			expect(scripted.calls[0]?.messages.map((message) => textOf(message))).toEqual(["go"]);
+			expect(second.state.messages.map((message) => textOf(message))).toEqual(["go", "the whole answer"]);
+		});
+
+		it("refuses, naming it, a tool the snapshot uses that is not given", async () => {
+			const scripted = createScriptedModel([{ content: "hi" }]);
+			const agent = make({ initialState: { model: scripted.model, tools: [makeTool("search", async () => ok("x"))] }, streamFn: scripted.streamFn });
+			expect(thrownBy(() => restore(throughJson(agent.snapshot()), { streamFn: scripted.streamFn }))).toMatch(/the snapshot's tool "search" is not among the tools given/);
+		});
+
+		it("refuses a snapshot newer than this agentchart, and what is not a snapshot", () => {
+			const agent = make({});
+			const newer = { ...throughJson(agent.snapshot()), version: SNAPSHOT_VERSION + 1 };
+			expect(thrownBy(() => restore(newer, {}))).toMatch(/version 2, newer than this agentchart reads \(1\); upgrade agentchart/);
+			expect(thrownBy(() => restore({ nope: true } as never, {}))).toMatch(/not an agentchart snapshot/);
+		});
+	});
+}
+
+describe("a stored session: the journal after the snapshot", () => {
+	it("replays a model call and a tool call the journal says ended after the last snapshot, instead of making them again", async () => {
+		const store = createMemoryStore();
+		const runs: string[] = [];
+		const work = makeTool("work", async (id) => (runs.push(id), ok("worked")));
+		const wait = heldTool("wait");
+		const scripted = createScriptedModel([{ content: [toolCall("work", {}, "a"), toolCall("wait", {}, "b")] }, { content: "done" }]);
+		const tools = [work, wait.tool];
+		const first = new Agent({ initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn, store, sessionId: "s1" });
+		void first.prompt("go");
+		await until(() => runs.length === 1 && wait.runs.length === 1, "both calls");
+		await until(() => toolResults(first.state.messages).length === 0 && first.actor.getSnapshot().context.run?.batch?.calls[0]?.status === "settled", "work to settle");
+		// The last snapshot the store has is from the run's start (saved once that step was over);
+		// the journal has the rest.
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		const loaded = await store.load("s1");
+		expect(loaded?.snapshot?.machine.context.run?.batch).toBeUndefined();
+		expect(loaded?.snapshot?.journal.map((entry) => `${entry.effect} ${entry.kind} ${entry.phase}`).sort()).toEqual([
+			"r1.m1 model intent",
+			"r1.m1 model outcome",
+			"r1.t1.a tool intent",
+			"r1.t1.a tool outcome",
+			"r1.t1.b tool intent",
+			"r1.t1.b tool update",
+		]);
+		first.dispose();
+		const again = createScriptedModel([{ content: "done" }]);
+		const second = await Agent.load({ store, sessionId: "s1", initialState: { tools }, streamFn: again.streamFn });
+		await second.waitForIdle();
+		// The first reply came from the journal; only the reply after the tools was asked for.
+		expect(again.calls).toHaveLength(1);
+		expect(runs).toEqual(["a"]);
+		expect(wait.runs).toEqual(["b"]);
+		expect(toolResults(second.state.messages).map((line) => line.slice(0, 40))).toEqual(["a: worked", 'b: Tool "wait" was interrupted by a rest']);
+		expectValidTranscript(second.state.messages);
+		// The session ended: the store keeps an idle snapshot and no journal.
+		await second.save();
+		const final = await store.load("s1");
+		expect(final?.snapshot?.machine.value).toBe("idle");
+		expect(final?.snapshot?.journal).toEqual([]);
+	});
+
+	it("saves after each command and at every quiet point, and a restored agent goes on saving", async () => {
+		const store = createMemoryStore();
+		const scripted = createScriptedModel([{ content: "hi" }, { content: "again" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s2" });
+		agent.followUp(user("queued"));
+		await new Promise((resolve) => setTimeout(resolve, 0));
+		expect((await store.load("s2"))?.snapshot?.machine.context.followUpQueue).toHaveLength(1);
+		await agent.prompt("go");
+		await agent.save();
+		const stored = await store.load("s2");
+		expect(stored?.snapshot?.machine.context.messages.map((message) => textOf(message))).toEqual(["go", "hi", "queued", "again"]);
+		const events: AgentEvent[] = [];
+		const again = await Agent.load({ store, sessionId: "s2", streamFn: createScriptedModel([{ content: "third" }]).streamFn, listeners: [(event) => void events.push(event)] });
+		await again.prompt("more");
+		await again.save();
+		expectWellFormedRun(events);
+		expect((await store.load("s2"))?.snapshot?.machine.context.messages).toHaveLength(6);
+	});
+});
