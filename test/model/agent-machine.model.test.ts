@@ -17,6 +17,26 @@ const UNREACHABLE: Record<string, string> = {
 	// An Agent and the loop API take deltas beside the chart; only the machine run without them
 	// (XState's createActor(agentMachine), embedded) turns deltas into chart events.
 	"agent.running.streaming --stream.delta#0[isCurrentAttempt]--> (self)": "taken by the bare machine: test/agent/machine.test.ts",
+	// Approvals and restores (issue 35): taken by test/durable/*; the walk does not offer their
+	// events yet. TEMPORARY: the testing kit's walk (issue 38) adds them and empties this list.
+	"agent.running --approve#0[isAwaitingApproval]--> (self)": "issue 35, walked once issue 38 lands",
+	"agent.running --reject#0[isAwaitingApproval]--> (self)": "issue 35, walked once issue 38 lands",
+	"agent.running --tool.approval#0[isRunningCall]--> (self)": "issue 35, walked once issue 38 lands",
+	"agent.running --tools.interrupted#0--> (self)": "issue 35, walked once issue 38 lands",
+	"agent.running.compacting --xstate.error.actor.compaction#0[and(compactionInterrupted,compactingForOverflow)]--> agent.running.after-stream": "issue 35, walked once issue 38 lands",
+	"agent.running.compacting --xstate.error.actor.compaction#1[compactionInterrupted]--> agent.running.before-call": "issue 35, walked once issue 38 lands",
+	"agent.running.streaming --approve#0[and(isAwaitingApproval,not(runAborted))]--> (self)": "issue 35, walked once issue 38 lands",
+	"agent.running.streaming --stream.interrupted#0[isCurrentAttempt]--> agent.running.before-call": "issue 35, walked once issue 38 lands",
+	"agent.running.streaming --tools.interrupted#0--> (self)": "issue 35, walked once issue 38 lands",
+	"agent.running.tool-dispatching --always#4[and(hasStreamingBatch,hasCallAwaitingApproval)]--> agent.running.awaiting-approval": "issue 35, walked once issue 38 lands",
+	"agent.running.tool-dispatching --always#7[and(approvalHoldsBatch,noCallRunning)]--> agent.running.awaiting-approval": "issue 35, walked once issue 38 lands",
+	"agent.running.tool-dispatching --always#10[hasCallAwaitingApproval]--> agent.running.awaiting-approval": "issue 35, walked once issue 38 lands",
+	"agent.running.tool-executing --approve#0[and(isAwaitingApproval,not(runAborted))]--> (self)": "issue 35, walked once issue 38 lands",
+	"agent.running.awaiting-approval --approve#0[isAwaitingApproval]--> agent.running.tool-dispatching": "issue 35, walked once issue 38 lands",
+	"agent.running.awaiting-approval --reject#0[isAwaitingApproval]--> agent.running.tool-dispatching": "issue 35, walked once issue 38 lands",
+	"agent.running.awaiting-approval --approval.timeout#0--> agent.running.tool-dispatching": "issue 35, walked once issue 38 lands",
+	"agent.running.awaiting-approval --agentchart.resumed#0--> (self)": "issue 35, walked once issue 38 lands",
+	"agent.running.awaiting-approval --always#0[runAborted]--> agent.running.tool-dispatching": "issue 35, walked once issue 38 lands",
 };
 
 const graphs: ModeGraph[] = VARIANTS.map((variant) => buildModeGraph(variant));
