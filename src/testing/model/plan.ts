@@ -1,0 +1,270 @@
+/**
+ * The walk's plan: `xstate/graph`'s adjacency map of the agent chart over a configuration's
+ * alphabet, the definition transitions each edge takes, and a small set of shortest paths that
+ * together take every transition the configuration can take (and, optionally, every restore
+ * edge). A path that a real run leaves (your code answered otherwise than planned) is planned
+ * again from where the run is.
+ */
+import { type AnyMachineSnapshot, createEmptyActor } from "xstate";
+import { getAdjacencyMap } from "xstate/graph";
+import { InterruptedByRestart } from "../../actors/compaction-protocol.js";
+import { agentMachine } from "../../machines/agent-machine.js";
+import { findTool } from "../../machines/run-helpers.js";
+import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
+import { alphabetOf, interruptedOutcome, isRestore } from "./alphabet.js";
+import type { ModelConfig } from "./config.js";
+import { type DefinedTransition, definedTransitions } from "./definition.js";
+import { awaitsDelivery, eventLabel, inState, project } from "./projection.js";
+
+/** Every transition of the agent chart's definition. */
+export const definitions: Map<object, DefinedTransition> = definedTransitions(agentMachine);
+
+/** One step of a path: the event, the abstract states around it, the definition transitions it takes. */
+export interface WalkStep {
+	event: AgentMachineEvent;
+	label: string;
+	from: AnyMachineSnapshot;
+	fromKey: string;
+	to: AnyMachineSnapshot;
+	toKey: string;
+	takes: readonly string[];
+}
+
+/** A path of the walk: steps from the initial state, planned to take the edge `goal`. */
+export interface WalkPath {
+	steps: WalkStep[];
+	goal: { fromKey: string; label: string };
+}
+
+interface Edge {
+	event: AgentMachineEvent;
+	label: string;
+	toKey: string;
+	takes: readonly string[];
+}
+
+interface GraphNode {
+	state: AnyMachineSnapshot;
+	depth: number;
+	edges: Map<string, Edge>;
+}
+
+/** The planned walk of one configuration. */
+export interface WalkPlan {
+	config: ModelConfig;
+	initial: AnyMachineSnapshot;
+	initialKey: string;
+	/** Abstract states and edges. */
+	states: number;
+	edges: number;
+	/** Definition transitions (keys) some edge takes: what the configuration can take. */
+	reachable: Set<string>;
+	paths: WalkPath[];
+	/** Abstract states by key. */
+	nodes: ReadonlyMap<string, GraphNode>;
+	/** The shortest steps from a state to taking the goal edge (undefined: not reachable from there). */
+	replan(fromKey: string, goal: WalkPath["goal"]): WalkStep[] | undefined;
+	/** The path whose step labels are these (undefined when no such path exists). */
+	pathOf(labels: readonly string[]): WalkPath | undefined;
+	/** The step with this label from this state (undefined when the model has none). */
+	stepFrom(key: string, label: string): WalkStep | undefined;
+}
+
+/** A mock actor scope (as xstate/graph's) whose system reports microsteps to `onTransitions`. */
+function recordingScope(onTransitions: (transitions: readonly object[]) => void) {
+	const empty = createEmptyActor();
+	empty.system.inspect({
+		next: (event) => {
+			if (event.type === "@xstate.microstep") onTransitions((event as unknown as { _transitions: object[] })._transitions);
+		},
+	});
+	return { self: empty, logger: () => {}, id: "", sessionId: "walk", defer: () => {}, system: empty.system, stopChild: () => {}, emit: () => {}, actionExecutor: () => {} };
+}
+
+/**
+ * Events offered whatever XState's `can()` says: `delivered` (read by the eventless transitions of
+ * the state waiting for it) and `tools.interrupted` (streaming takes it with a transition that does
+ * nothing, which `can()` does not count).
+ */
+const ALWAYS_OFFERED = new Set(["delivered", "tools.interrupted"]);
+
+/** Runs `make` with the clock past every approval deadline: `approval.timeout` rejects what waits. */
+export function withClockPastDeadlines<T>(make: () => T): T {
+	const now = Date.now;
+	Date.now = () => 8.64e15;
+	try {
+		return make();
+	} finally {
+		Date.now = now;
+	}
+}
+
+/**
+ * What a restored chart goes through, in order: its restored children tell it what they were
+ * doing (a stream call in flight, tool calls in flight), the restored agent says it resumed and
+ * acknowledges the barrier it waited at, then an interrupted compaction fails as interrupted and
+ * calls that may not run again are answered as interrupted.
+ */
+function restoreEvents(snapshot: AnyMachineSnapshot): ((current: AnyMachineSnapshot) => AgentMachineEvent[])[] {
+	const wasCompacting = inState(snapshot, "running.compacting");
+	return [
+		(current) => (inState(current, "running.streaming") && current.context.run ? [{ type: "stream.interrupted", attempt: current.context.run.attempt }] : []),
+		(current) => (current.context.run?.batch?.actorStarted ? [{ type: "tools.interrupted" }] : []),
+		() => [{ type: "agentchart.resumed" }],
+		(current) => [{ type: "delivered", barrier: current.context.barrier }],
+		() => (wasCompacting ? [{ type: "xstate.error.actor.compaction", error: new InterruptedByRestart() } as unknown as AgentMachineEvent] : []),
+		(current) => {
+			if (current.context.run?.aborted) return [];
+			return (current.context.run?.batch?.calls ?? [])
+				.filter((call: ToolCallEntry) => call.status === "running" && call.args !== undefined && findTool(current.context.tools, call.toolCall.name)?.replay !== "safe")
+				.map((call: ToolCallEntry) => ({ type: "tool.settled", callKey: call.key, outcome: interruptedOutcome(call.toolCall.name) }) as AgentMachineEvent);
+		},
+	];
+}
+
+/**
+ * Plans the walk of a configuration. `goals`: the definition transitions the paths must take
+ * together, and with `"restores"` every restore edge too (a restore at every state a run can be
+ * stored in).
+ */
+export function planWalk(config: ModelConfig, goals: "transitions" | "restores" = "transitions"): WalkPlan {
+	let taken: string[] = [];
+	const scope = recordingScope((transitions) => {
+		for (const t of transitions) {
+			const definition = definitions.get(t);
+			if (definition) taken.push(definition.key);
+		}
+	});
+	const keyOf = new WeakMap<object, string>();
+	const serializeState = (snapshot: AnyMachineSnapshot): string => {
+		const known = keyOf.get(snapshot);
+		if (known !== undefined) return known;
+		const key = project(config, snapshot);
+		keyOf.set(snapshot, key);
+		return key;
+	};
+	const takesOf = new Map<string, readonly string[]>();
+	const step = (from: AnyMachineSnapshot, event: AgentMachineEvent): AnyMachineSnapshot => {
+		if (isRestore(event)) {
+			let current = from;
+			for (const next of restoreEvents(from)) for (const each of next(current)) current = agentMachine.transition(current as never, each as never, scope as never) as AnyMachineSnapshot;
+			return current;
+		}
+		if (event.type === "approval.timeout") return withClockPastDeadlines(() => agentMachine.transition(from as never, event as never, scope as never) as AnyMachineSnapshot);
+		return agentMachine.transition(from as never, event as never, scope as never) as AnyMachineSnapshot;
+	};
+	const logic = {
+		getInitialSnapshot: (_scope: unknown, input: unknown) => agentMachine.getInitialSnapshot(scope as never, input as never) as AnyMachineSnapshot,
+		transition: (from: AnyMachineSnapshot, event: AgentMachineEvent) => {
+			taken = [];
+			const next = step(from, event);
+			takesOf.set(`${serializeState(from)}\n${eventLabel(config, event)}`, [...new Set(taken)]);
+			return next;
+		},
+	};
+	const alphabet = alphabetOf(config);
+	const map = getAdjacencyMap(logic as never, {
+		input: config.input,
+		events: alphabet as never,
+		// The restore is the walk's own step.
+		filterEvents: ((snapshot: AnyMachineSnapshot, event: AgentMachineEvent) => ALWAYS_OFFERED.has(event.type) || isRestore(event) || snapshot.can(event as never)) as never,
+		serializeState: serializeState as never,
+		serializeEvent: ((event: AgentMachineEvent) => eventLabel(config, event)) as never,
+	} as never) as unknown as Record<string, { state: AnyMachineSnapshot; transitions: Record<string, { event: AgentMachineEvent; state: AnyMachineSnapshot }> }>;
+
+	// Breadth first from the initial state: each state's depth and shortest path.
+	const initial = logic.getInitialSnapshot(undefined, config.input);
+	const initialKey = serializeState(initial);
+	const nodes = new Map<string, GraphNode>();
+	const parent = new Map<string, { key: string; label: string } | null>([[initialKey, null]]);
+	const order = [initialKey];
+	let edgeCount = 0;
+	const reachable = new Set<string>();
+	for (let i = 0; i < order.length; i++) {
+		const key = order[i] as string;
+		const entry = map[key];
+		if (!entry) continue;
+		const edges = new Map<string, Edge>();
+		for (const [label, { event, state }] of Object.entries(entry.transitions)) {
+			const toKey = serializeState(state);
+			const takes = takesOf.get(`${key}\n${label}`) ?? [];
+			for (const t of takes) reachable.add(t);
+			edges.set(label, { event, label, toKey, takes });
+			edgeCount++;
+			if (!parent.has(toKey)) {
+				parent.set(toKey, { key, label });
+				order.push(toKey);
+			}
+		}
+		nodes.set(key, { state: entry.state, depth: 0, edges });
+	}
+	const pathTo = (key: string): { key: string; label: string }[] => {
+		const hops: { key: string; label: string }[] = [];
+		for (let link = parent.get(key); link; link = parent.get(link.key)) hops.unshift(link);
+		return hops;
+	};
+	for (const [key, node] of nodes) node.depth = pathTo(key).length;
+	const stepsOf = (hops: readonly { key: string; label: string }[]): WalkStep[] =>
+		hops.map(({ key, label }) => {
+			const node = nodes.get(key) as GraphNode;
+			const edge = node.edges.get(label) as Edge;
+			const to = (nodes.get(edge.toKey) as GraphNode).state;
+			return { event: edge.event, label, from: node.state, fromKey: key, to, toKey: edge.toKey, takes: edge.takes };
+		});
+
+	// Greedy cover, shallow edges first: the shortest path through an edge that takes something not taken yet.
+	const all: { key: string; label: string; takes: readonly string[]; depth: number; restore: boolean }[] = [];
+	for (const [key, node] of nodes) for (const edge of node.edges.values()) all.push({ key, label: edge.label, takes: edge.takes, depth: node.depth, restore: isRestore(edge.event) });
+	all.sort((a, b) => a.depth - b.depth);
+	const covered = new Set<string>();
+	const paths: WalkPath[] = [];
+	for (const edge of all) {
+		const wanted = edge.takes.some((t) => !covered.has(t)) || (goals === "restores" && edge.restore);
+		if (!wanted) continue;
+		const steps = stepsOf([...pathTo(edge.key), { key: edge.key, label: edge.label }]);
+		for (const each of steps) for (const t of each.takes) covered.add(t);
+		paths.push({ steps, goal: { fromKey: edge.key, label: edge.label } });
+	}
+
+	const replan = (fromKey: string, goal: WalkPath["goal"]): WalkStep[] | undefined => {
+		if (!nodes.has(fromKey)) return undefined;
+		const back = new Map<string, { key: string; label: string } | null>([[fromKey, null]]);
+		const queue = [fromKey];
+		for (let i = 0; i < queue.length; i++) {
+			const key = queue[i] as string;
+			if (key === goal.fromKey) {
+				const hops: { key: string; label: string }[] = [];
+				for (let link = back.get(key); link; link = back.get(link.key)) hops.unshift(link);
+				return stepsOf([...hops, { key: goal.fromKey, label: goal.label }]);
+			}
+			for (const edge of nodes.get(key)?.edges.values() ?? []) {
+				if (back.has(edge.toKey)) continue;
+				back.set(edge.toKey, { key, label: edge.label });
+				queue.push(edge.toKey);
+			}
+		}
+		return undefined;
+	};
+	const pathOf = (labels: readonly string[]): WalkPath | undefined => {
+		const hops: { key: string; label: string }[] = [];
+		let key = initialKey;
+		for (const label of labels) {
+			const edge = nodes.get(key)?.edges.get(label);
+			if (!edge) return undefined;
+			hops.push({ key, label });
+			key = edge.toKey;
+		}
+		const last = hops.at(-1);
+		return last ? { steps: stepsOf(hops), goal: { fromKey: last.key, label: last.label } } : undefined;
+	};
+	const stepFrom = (key: string, label: string): WalkStep | undefined => (nodes.get(key)?.edges.has(label) ? stepsOf([{ key, label }])[0] : undefined);
+	return { config, initial, initialKey, states: nodes.size, edges: edgeCount, reachable, paths, nodes, replan, pathOf, stepFrom };
+}
+
+/** One line per step, for reports. */
+export function describeSteps(steps: readonly Pick<WalkStep, "label">[]): string {
+	return steps.map((step) => step.label).join(" → ");
+}
+
+/** True when the abstract state waits for a delivery acknowledgement. */
+export { awaitsDelivery };
