@@ -54,8 +54,8 @@ export class EventInvariants {
 	/** Events seen so far. */
 	count = 0;
 
-	/** `pendingToolCalls`: the agent's state to compare with the open executions, if any. */
-	constructor(private readonly pendingToolCalls?: () => ReadonlySet<string>) {}
+	/** `pendingToolCalls`: the agent's state to compare with the open executions, if any (undefined: not now). */
+	constructor(private readonly pendingToolCalls?: () => ReadonlySet<string> | undefined) {}
 
 	private fail(rule: AgentRule, text: string, event: AgentEvent): void {
 		this.violations.push(violation(rule, `${event.type}: ${text}`, this.count - 1));
@@ -69,6 +69,13 @@ export class EventInvariants {
 		// A compaction in progress is made again (or fails) after a restore: it starts anew.
 		this.openCompaction = undefined;
 		if (this.openMessage === "assistant") {
+			// The reply is made again; tool calls it had streamed (and started, in streaming mode) go
+			// with it, by design: the restored agent never ends them.
+			for (const id of this.streamingCalls.keys()) {
+				const open = this.openTools.get(id);
+				this.openTools.add(id, -open);
+				this.awaitingApproval.add(id, -this.awaitingApproval.get(id));
+			}
 			this.openMessage = undefined;
 			this.streamingCalls = new Counts();
 		}
@@ -163,8 +170,9 @@ export class EventInvariants {
 			default:
 				break;
 		}
-		if (this.pendingToolCalls && (event.type === "tool_execution_start" || event.type === "tool_execution_end")) {
-			const pending = [...this.pendingToolCalls()].sort().join(",");
+		const pendingNow = event.type === "tool_execution_start" || event.type === "tool_execution_end" ? this.pendingToolCalls?.() : undefined;
+		if (pendingNow) {
+			const pending = [...pendingNow].sort().join(",");
 			const open = this.openTools.keys().sort().join(",");
 			if (pending !== open) this.fail("tool-execution", `pendingToolCalls {${pending}} ≠ open tool executions {${open}}`, event);
 		}

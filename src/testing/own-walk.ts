@@ -38,9 +38,9 @@ export function ownWalkFactory(variant: WalkVariant): AgentFactory {
 	};
 }
 
-/** The plan of a variant of agentchart's walk. */
-export function planOwnWalk(variant: WalkVariant, goals: "transitions" | "restores" = "transitions"): WalkPlan {
-	return planWalk(walkConfig(variant), goals);
+/** The plan of a variant of agentchart's walk (with its restore paths when the variant walks restores). */
+export function planOwnWalk(variant: WalkVariant): WalkPlan {
+	return planWalk(walkConfig(variant));
 }
 
 /**

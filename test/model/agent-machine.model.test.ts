@@ -37,6 +37,20 @@ describe("agent machine: model-based paths against the real Agent", () => {
 		});
 	}
 
+	// Real restores (snapshot → JSON → Agent.restore) from every kind of state a run can be in, the
+	// restored agent compared with the model's idea of what a restore does.
+	for (const { variant, plan } of walks.filter(({ plan }) => plan.restorePaths.length > 0)) {
+		describe(`${plan.config.name}: a restore from every kind of state (${plan.restorePaths.length} paths)`, () => {
+			plan.restorePaths.forEach((path, n) => {
+				it(`path ${n + 1}: ${describeSteps(path.steps).slice(0, 160)}`, async () => {
+					const run = await runOwnWalkPath(variant, plan, path);
+					for (const key of run.taken) takenByRealRuns.add(key);
+					expect(run.violations.map(({ violation, step }) => `step ${step}: ${formatViolation(violation)}`), describeSteps(path.steps)).toEqual([]);
+				});
+			});
+		});
+	}
+
 	it("takes every transition of the machine definition (coverage)", () => {
 		const defined = [...definitions.values()];
 		const reachable = new Set(walks.flatMap(({ plan }) => [...plan.reachable]));

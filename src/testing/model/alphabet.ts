@@ -160,7 +160,8 @@ function actorEvents(config: ModelConfig, snapshot: AnyMachineSnapshot): AgentMa
 	if (config.interruptions && run?.batch?.actorStarted) events.push({ type: "tools.interrupted" });
 	if (compacting(snapshot)) {
 		const output = compactionResultIn(config, snapshot);
-		if (output) events.push({ type: "xstate.done.actor.compaction", output } as unknown as AgentMachineEvent);
+		// A compaction whose run was aborted (a listener failed meanwhile) fails once its summary comes.
+		if (output && !run?.aborted) events.push({ type: "xstate.done.actor.compaction", output } as unknown as AgentMachineEvent);
 		events.push({ type: "xstate.error.actor.compaction", error: new Error("summariser failed") } as unknown as AgentMachineEvent);
 		if (config.interruptions && inState(snapshot, "running.compacting")) events.push({ type: "xstate.error.actor.compaction", error: new InterruptedByRestart() } as unknown as AgentMachineEvent);
 	}

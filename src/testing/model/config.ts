@@ -62,6 +62,8 @@ export interface WalkVariant {
 	approval?: "always" | "timeout" | undefined;
 	/** Offer the events a restore sends. */
 	interruptions?: boolean | undefined;
+	/** Walk real restores too (snapshot → JSON → Agent.restore), from every kind of state. */
+	restores?: boolean | undefined;
 }
 
 /**
@@ -73,12 +75,12 @@ export interface WalkVariant {
  * back: `tool.approval`).
  */
 export const WALK_VARIANTS: WalkVariant[] = [
-	{ mode: "parallel", hook: true, interruptions: true },
+	{ mode: "parallel", hook: true, interruptions: true, restores: true },
 	{ mode: "sequential", hook: true },
-	{ mode: "streaming", hook: false, interruptions: true },
-	{ mode: "parallel", hook: false },
+	{ mode: "streaming", hook: false, interruptions: true, restores: true },
+	{ mode: "parallel", hook: false, restores: true },
 	{ mode: "parallel", hook: false, loop: true },
-	{ mode: "parallel", hook: false, approval: "timeout" },
+	{ mode: "parallel", hook: false, approval: "timeout", restores: true },
 	{ mode: "sequential", hook: true, approval: "always" },
 	{ mode: "streaming", hook: true, approval: "always" },
 ];
@@ -105,7 +107,7 @@ export function stubTool(approval: boolean): AnyAgentTool {
 
 /** A variant's name for reports. */
 export function variantName(variant: WalkVariant): string {
-	const parts = [variant.loop ? "loop API" : "", `${variant.mode}`, variant.hook ? "beforeToolCall" : "no hook", variant.approval ? `approval${variant.approval === "timeout" ? " with timeout" : ""}` : "", variant.interruptions ? "interruptions" : ""];
+	const parts = [variant.loop ? "loop API" : "", `${variant.mode}`, variant.hook ? "beforeToolCall" : "no hook", variant.approval ? `approval${variant.approval === "timeout" ? " with timeout" : ""}` : "", variant.interruptions ? "interruptions" : "", variant.restores ? "restores" : ""];
 	return parts.filter(Boolean).join(", ");
 }
 
@@ -146,7 +148,7 @@ export function walkConfig(variant: WalkVariant): ModelConfig {
 		samples: [{ name: STUB_TOOL, arguments: {} }],
 		outcomes: "path",
 		interruptions: variant.interruptions === true,
-		restores: false,
+		restores: variant.restores === true,
 		toolTimeouts: !loop,
 		approvalTimeout: variant.approval === "timeout",
 		prompt: userMessage("p"),

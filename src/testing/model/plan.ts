@@ -57,9 +57,11 @@ export interface WalkPlan {
 	/** Abstract states and edges. */
 	states: number;
 	edges: number;
-	/** Definition transitions (keys) some edge takes: what the configuration can take. */
+	/** Definition transitions (keys) some edge takes, restores left out: what the configuration can take where the walk sees it. */
 	reachable: Set<string>;
 	paths: WalkPath[];
+	/** With restores: a path to a restore from every kind of state a run can be stored in (see `stateShape`). */
+	restorePaths: WalkPath[];
 	/** Abstract states by key. */
 	nodes: ReadonlyMap<string, GraphNode>;
 	/** The shortest steps from a state to taking the goal edge (undefined: not reachable from there). */
@@ -68,9 +70,14 @@ export interface WalkPlan {
 	pathOf(labels: readonly string[]): WalkPath | undefined;
 	/** The step with this label from this state (undefined when the model has none). */
 	stepFrom(key: string, label: string): WalkStep | undefined;
+	/** An event with this label, from any state (a reply's label says all the puppet stream needs). */
+	eventOf(label: string): AgentMachineEvent | undefined;
 }
 
-/** A mock actor scope (as xstate/graph's) whose system reports microsteps to `onTransitions`. */
+/**
+ * A mock actor scope (as xstate/graph's) whose system reports microsteps to `onTransitions`, and
+ * that counts the AgentEvents the chart emits (what its listeners are given).
+ */
 function recordingScope(onTransitions: (transitions: readonly object[]) => void) {
 	const empty = createEmptyActor();
 	empty.system.inspect({
@@ -78,7 +85,22 @@ function recordingScope(onTransitions: (transitions: readonly object[]) => void)
 			if (event.type === "@xstate.microstep") onTransitions((event as unknown as { _transitions: object[] })._transitions);
 		},
 	});
-	return { self: empty, logger: () => {}, id: "", sessionId: "walk", defer: () => {}, system: empty.system, stopChild: () => {}, emit: () => {}, actionExecutor: () => {} };
+	const scope = {
+		self: empty,
+		logger: () => {},
+		id: "",
+		sessionId: "walk",
+		defer: () => {},
+		system: empty.system,
+		stopChild: () => {},
+		emit: () => {},
+		/** AgentEvents emitted so far (not the chart's own `agentchart.*` ones). */
+		emitted: 0,
+		actionExecutor: (action: { type: string; params?: { event?: { type?: string } } }) => {
+			if (action.type === "xstate.emit" && !String(action.params?.event?.type).startsWith("agentchart.")) scope.emitted++;
+		},
+	};
+	return scope;
 }
 
 /**
@@ -105,13 +127,18 @@ export function withClockPastDeadlines<T>(make: () => T): T {
  * acknowledges the barrier it waited at, then an interrupted compaction fails as interrupted and
  * calls that may not run again are answered as interrupted.
  */
-function restoreEvents(snapshot: AnyMachineSnapshot): ((current: AnyMachineSnapshot) => AgentMachineEvent[])[] {
+function restoreEvents(snapshot: AnyMachineSnapshot, emittedSinceRestore: () => number): ((current: AnyMachineSnapshot) => AgentMachineEvent[])[] {
 	const wasCompacting = inState(snapshot, "running.compacting");
+	// While no event is on its way to the restored agent's listeners, it acknowledges each barrier
+	// as soon as the chart reaches it.
+	const acknowledgedAtOnce = (current: AnyMachineSnapshot): AgentMachineEvent[] => (awaitsDelivery(current) && emittedSinceRestore() === 0 ? [{ type: "delivered", barrier: current.context.barrier }] : []);
 	return [
 		(current) => (inState(current, "running.streaming") && current.context.run ? [{ type: "stream.interrupted", attempt: current.context.run.attempt }] : []),
 		(current) => (current.context.run?.batch?.actorStarted ? [{ type: "tools.interrupted" }] : []),
 		() => [{ type: "agentchart.resumed" }],
+		// The restored agent acknowledges the barrier it waited at.
 		(current) => [{ type: "delivered", barrier: current.context.barrier }],
+		...Array.from({ length: 6 }, () => acknowledgedAtOnce),
 		() => (wasCompacting ? [{ type: "xstate.error.actor.compaction", error: new InterruptedByRestart() } as unknown as AgentMachineEvent] : []),
 		(current) => {
 			if (current.context.run?.aborted) return [];
@@ -123,9 +150,18 @@ function restoreEvents(snapshot: AnyMachineSnapshot): ((current: AnyMachineSnaps
 }
 
 /**
+ * The kind of state a restore starts from: where the chart is, whether it waits for delivery,
+ * the run's flags and its calls' statuses (queue lengths and the transcript's tail left out).
+ */
+function stateShape(key: string): string {
+	const state = JSON.parse(key) as { v: string; wait: boolean; run?: { ab: boolean; p: boolean; cr: string; b?: { c: string } } };
+	return JSON.stringify([state.v, state.wait, state.run?.ab, state.run?.p, state.run?.cr, state.run?.b?.c]);
+}
+
+/**
  * Plans the walk of a configuration. `goals`: the definition transitions the paths must take
- * together, and with `"restores"` every restore edge too (a restore at every state a run can be
- * stored in).
+ * together, and with `"restores"` a restore from every kind of state a run can be stored in too
+ * (see `stateShape`).
  */
 export function planWalk(config: ModelConfig, goals: "transitions" | "restores" = "transitions"): WalkPlan {
 	let taken: string[] = [];
@@ -147,7 +183,8 @@ export function planWalk(config: ModelConfig, goals: "transitions" | "restores" 
 	const step = (from: AnyMachineSnapshot, event: AgentMachineEvent): AnyMachineSnapshot => {
 		if (isRestore(event)) {
 			let current = from;
-			for (const next of restoreEvents(from)) for (const each of next(current)) current = agentMachine.transition(current as never, each as never, scope as never) as AnyMachineSnapshot;
+			const before = scope.emitted;
+			for (const next of restoreEvents(from, () => scope.emitted - before)) for (const each of next(current)) current = agentMachine.transition(current as never, each as never, scope as never) as AnyMachineSnapshot;
 			return current;
 		}
 		if (event.type === "approval.timeout") return withClockPastDeadlines(() => agentMachine.transition(from as never, event as never, scope as never) as AnyMachineSnapshot);
@@ -188,7 +225,8 @@ export function planWalk(config: ModelConfig, goals: "transitions" | "restores" 
 		for (const [label, { event, state }] of Object.entries(entry.transitions)) {
 			const toKey = serializeState(state);
 			const takes = takesOf.get(`${key}\n${label}`) ?? [];
-			for (const t of takes) reachable.add(t);
+			// What a restore takes happens inside Agent.restore, where no run of the walk sees it.
+			if (!isRestore(event)) for (const t of takes) reachable.add(t);
 			edges.set(label, { event, label, toKey, takes });
 			edgeCount++;
 			if (!parent.has(toKey)) {
@@ -218,12 +256,22 @@ export function planWalk(config: ModelConfig, goals: "transitions" | "restores" 
 	all.sort((a, b) => a.depth - b.depth);
 	const covered = new Set<string>();
 	const paths: WalkPath[] = [];
+	const pathThrough = (edge: { key: string; label: string }): WalkPath => ({ steps: stepsOf([...pathTo(edge.key), { key: edge.key, label: edge.label }]), goal: { fromKey: edge.key, label: edge.label } });
+	// A restore's transitions happen inside Agent.restore, before the walk can watch the restored
+	// chart: they count as taken only when a step of the walk's own takes them.
 	for (const edge of all) {
-		const wanted = edge.takes.some((t) => !covered.has(t)) || (goals === "restores" && edge.restore);
-		if (!wanted) continue;
-		const steps = stepsOf([...pathTo(edge.key), { key: edge.key, label: edge.label }]);
-		for (const each of steps) for (const t of each.takes) covered.add(t);
-		paths.push({ steps, goal: { fromKey: edge.key, label: edge.label } });
+		if (edge.restore || edge.takes.every((t) => covered.has(t))) continue;
+		const path = pathThrough(edge);
+		for (const each of path.steps) if (!isRestore(each.event)) for (const t of each.takes) covered.add(t);
+		paths.push(path);
+	}
+	// A restore from every kind of state a run can be stored in.
+	const restoredFrom = new Set<string>();
+	const restorePaths: WalkPath[] = [];
+	for (const edge of all) {
+		if (!edge.restore || restoredFrom.has(stateShape(edge.key))) continue;
+		restoredFrom.add(stateShape(edge.key));
+		restorePaths.push(pathThrough(edge));
 	}
 
 	const replan = (fromKey: string, goal: WalkPath["goal"]): WalkStep[] | undefined => {
@@ -258,7 +306,9 @@ export function planWalk(config: ModelConfig, goals: "transitions" | "restores" 
 		return last ? { steps: stepsOf(hops), goal: { fromKey: last.key, label: last.label } } : undefined;
 	};
 	const stepFrom = (key: string, label: string): WalkStep | undefined => (nodes.get(key)?.edges.has(label) ? stepsOf([{ key, label }])[0] : undefined);
-	return { config, initial, initialKey, states: nodes.size, edges: edgeCount, reachable, paths, nodes, replan, pathOf, stepFrom };
+	const byLabel = new Map<string, AgentMachineEvent>();
+	for (const node of nodes.values()) for (const edge of node.edges.values()) if (!byLabel.has(edge.label)) byLabel.set(edge.label, edge.event);
+	return { config, initial, initialKey, states: nodes.size, edges: edgeCount, reachable, paths: goals === "restores" ? [...paths, ...restorePaths] : paths, restorePaths, nodes, replan, pathOf, stepFrom, eventOf: (label) => byLabel.get(label) };
 }
 
 /** One line per step, for reports. */

@@ -6,7 +6,7 @@
  * Either way, an answer held past the path's end is let go (`finish`).
  */
 import { SUMMARIZATION_SYSTEM_PROMPT } from "../../compaction/summarize.js";
-import type { AgentOptions } from "../../agent.js";
+import type { AgentListener, AgentOptions } from "../../agent.js";
 import type { AgentSnapshot } from "../../durable/snapshot.js";
 import { AssistantMessageEventStream } from "../../providers/event-stream.js";
 import { createScriptedModel, type ScriptedReply } from "../../providers/scripted.js";
@@ -232,11 +232,22 @@ export class WalkCast {
 		return { ...settings, summarize: wrapped };
 	}
 
+	/**
+	 * The walk's listener for the agent being made (first of its listeners, so it hears what a
+	 * restored run emits while it is restored); undefined while no agent is being made.
+	 */
+	listener: AgentListener | undefined;
+	/** Set when the agent being made got the walk's listener through `options`. */
+	listening = false;
+
 	/** Your options, with the walk's stream function and your tools, hooks and summariser wrapped. */
 	options(options: AgentOptions): AgentOptions {
 		const report = this.report;
+		const listener = this.listener;
+		if (listener) this.listening = true;
 		const wrapped: AgentOptions = {
 			...options,
+			...(listener ? { listeners: [listener, ...(options.listeners ?? [])] } : {}),
 			streamFn: this.streamFn,
 			beforeToolCall: this.wrapBeforeToolCall(options.beforeToolCall),
 			compaction: this.wrapCompaction(options.compaction),

@@ -10,6 +10,7 @@ import type { AnyMachineSnapshot } from "xstate";
 import type { Agent } from "../../agent.js";
 import type { AgentSnapshot } from "../../durable/snapshot.js";
 import type { AgentMachineEvent } from "../../machines/types.js";
+import type { AgentEvent } from "../../types/agent.js";
 import type { AgentMessage } from "../../types/messages.js";
 import { idleViolations, queuesOf } from "../agent-checks.js";
 import { EventInvariants } from "../event-invariants.js";
@@ -123,8 +124,9 @@ export class PathRunner {
 		this.steps = "path" in route ? [...route.path.steps] : [];
 		this.goal = "path" in route ? route.path.goal : undefined;
 		this.labels = "labels" in route ? route.labels : undefined;
-		this.invariants = new EventInvariants(() => this.agent.state.pendingToolCalls);
-		this.cast = new WalkCast(plan.config.outcomes, { plannedReply: () => plannedReply(this.steps.map((step) => step.event), this.index, this.cast.auto), summary: plan.config.summary }, (found) =>
+		// Not while an agent is being restored: it emits before the walk has it in hand.
+		this.invariants = new EventInvariants(() => (this.making ? undefined : this.agent.state.pendingToolCalls));
+		this.cast = new WalkCast(plan.config.outcomes, { plannedReply: () => plannedReply(this.lookahead(), this.index, this.cast.auto), summary: plan.config.summary }, (found) =>
 			this.found.push({ violation: found, step: Math.max(this.index, 0) }),
 		);
 	}
@@ -141,19 +143,45 @@ export class PathRunner {
 	/** Makes the agent (or restores it) through your factory, and takes hold of it. */
 	makeAgent(snapshot?: AgentSnapshot): void {
 		const cast = this.cast;
-		const agent = this.factory({ streamFn: cast.streamFn, snapshot, options: (options) => cast.options(options) });
-		if (snapshot && agent.streamFn !== cast.streamFn) {
+		const generation = ++this.generation;
+		// Events of an agent a restore replaced are its own business: the walk hears the current one.
+		const listener = (event: AgentEvent) => {
+			if (generation === this.generation) this.onEvent(event);
+		};
+		cast.listener = listener;
+		cast.listening = false;
+		this.making = true;
+		let agent: Agent;
+		try {
+			agent = this.factory({ streamFn: cast.streamFn, snapshot, options: (options) => cast.options(options) });
+		} finally {
+			cast.listener = undefined;
+			this.making = false;
+		}
+		if (snapshot && (agent.streamFn !== cast.streamFn || !cast.listening)) {
 			throw new Error("agentchart/testing: the factory restored the agent without kit.options(...): build it as Agent.restore(kit.snapshot, kit.options(yourOptions)) so the walk keeps hold of its model, tools and hooks");
 		}
-		if (snapshot && agent.state.messages.length !== snapshot.machine.context.messages.length) {
+		if (snapshot?.machine.context.run && !agent.state.isStreaming) {
 			throw new Error("agentchart/testing: the factory was given kit.snapshot but did not restore it: build the agent as Agent.restore(kit.snapshot, kit.options(yourOptions))");
 		}
 		if (!snapshot) cast.instrument(agent);
+		const unsubscribe = cast.listening ? undefined : agent.subscribe(listener);
 		this.agent = agent;
-		this.attach(agent);
+		this.attach(agent, unsubscribe);
 	}
 
-	private attach(agent: Agent): void {
+	/** The walk's listener: the invariants and the queue ledger hear every event. */
+	private onEvent(event: AgentEvent): void {
+		this.invariants.onEvent(event);
+		this.ledger.onEvent(event);
+		if (event.type === "agent_end") for (const found of checkTranscript(this.agent.state.messages)) this.report({ ...found, message: `at agent_end: ${found.message}` });
+	}
+
+	private generation = 0;
+	/** True while the factory makes (or restores) an agent. */
+	private making = false;
+
+	private attach(agent: Agent, unsubscribe: (() => void) | undefined): void {
 		const actor = agent.actor;
 		const send = actor.send.bind(actor) as (event: AgentMachineEvent) => void;
 		this.send = send;
@@ -176,13 +204,9 @@ export class PathRunner {
 				}
 			},
 		});
-		const unsubscribe = agent.subscribe((event) => {
-			this.invariants.onEvent(event);
-			this.ledger.onEvent(event);
-			if (event.type === "agent_end") for (const found of checkTranscript(agent.state.messages)) this.report({ ...found, message: `at agent_end: ${found.message}` });
-		});
 		this.detach = () => {
-			unsubscribe();
+			this.generation++;
+			unsubscribe?.();
 			inspection.unsubscribe();
 		};
 	}
@@ -282,6 +306,12 @@ export class PathRunner {
 		}
 		await this.finish();
 		return { taken: this.taken, violations: this.found, performed: this.performed, replans, leftAt, goalReached };
+	}
+
+	/** The events of the route, past and planned (following labels: each label's event, wherever it is taken from). */
+	private lookahead(): AgentMachineEvent[] {
+		if (!this.labels) return this.steps.map((step) => step.event);
+		return this.labels.map((label) => this.plan.eventOf(label) ?? ({ type: label } as unknown as AgentMachineEvent));
 	}
 
 	/** The next step: the plan's, or the one with the next label from where the agent is (a reason when there is none). */
