@@ -82,6 +82,7 @@ export async function exploreAgent(factory: AgentFactory, options: ExploreOption
 		stepTimeoutMs: options.stepTimeoutMs ?? 2000,
 		settleTimeoutMs: options.settleTimeoutMs ?? 5000,
 		maxReplans: 4,
+		refused: new Set(),
 		check: options.check,
 	};
 	const guards = installRunGuards({ strictWarnings: options.strict === true });

@@ -64,8 +64,11 @@ export interface WalkPlan {
 	restorePaths: WalkPath[];
 	/** Abstract states by key. */
 	nodes: ReadonlyMap<string, GraphNode>;
-	/** The shortest steps from a state to taking the goal edge (undefined: not reachable from there). */
-	replan(fromKey: string, goal: WalkPath["goal"]): WalkStep[] | undefined;
+	/**
+	 * The shortest steps from a state to taking the goal edge (undefined: not reachable from there),
+	 * avoiding `refused` edges (`fromKey + "\n" + label`: steps your code answered otherwise).
+	 */
+	replan(fromKey: string, goal: WalkPath["goal"], refused?: ReadonlySet<string>): WalkStep[] | undefined;
 	/** The path whose step labels are these (undefined when no such path exists). */
 	pathOf(labels: readonly string[]): WalkPath | undefined;
 	/** The step with this label from this state (undefined when the model has none). */
@@ -274,18 +277,24 @@ export function planWalk(config: ModelConfig, goals: "transitions" | "restores" 
 		restorePaths.push(pathThrough(edge));
 	}
 
-	const replan = (fromKey: string, goal: WalkPath["goal"]): WalkStep[] | undefined => {
+	const replan = (fromKey: string, goal: WalkPath["goal"], refused: ReadonlySet<string> = new Set()): WalkStep[] | undefined => {
 		if (!nodes.has(fromKey)) return undefined;
+		// The goal is what its edge takes: when your code refuses that edge (a hook asks approval for
+		// one tool only), another edge that takes the same transitions does as well.
+		const goalTakes = nodes.get(goal.fromKey)?.edges.get(goal.label)?.takes ?? [];
+		const reachesGoal = (key: string, edge: Edge) => (key === goal.fromKey && edge.label === goal.label) || (goalTakes.length > 0 && goalTakes.every((t) => edge.takes.includes(t)));
 		const back = new Map<string, { key: string; label: string } | null>([[fromKey, null]]);
 		const queue = [fromKey];
 		for (let i = 0; i < queue.length; i++) {
 			const key = queue[i] as string;
-			if (key === goal.fromKey) {
+			const edges = [...(nodes.get(key)?.edges.values() ?? [])].filter((edge) => !refused.has(`${key}\n${edge.label}`));
+			const last = edges.find((edge) => reachesGoal(key, edge));
+			if (last) {
 				const hops: { key: string; label: string }[] = [];
 				for (let link = back.get(key); link; link = back.get(link.key)) hops.unshift(link);
-				return stepsOf([...hops, { key: goal.fromKey, label: goal.label }]);
+				return stepsOf([...hops, { key, label: last.label }]);
 			}
-			for (const edge of nodes.get(key)?.edges.values() ?? []) {
+			for (const edge of edges) {
 				if (back.has(edge.toKey)) continue;
 				back.set(edge.toKey, { key, label: edge.label });
 				queue.push(edge.toKey);

@@ -34,6 +34,11 @@ export interface PathRunOptions {
 	settleTimeoutMs: number;
 	/** Times a path may be planned again from where the agent is before the walk gives it up. */
 	maxReplans: number;
+	/**
+	 * Steps your code answered otherwise than the model planned (`fromKey + "\n" + label`), shared
+	 * by the paths of a walk so that no path plans through them again.
+	 */
+	refused?: Set<string> | undefined;
 	/** Your own checks, after the run settled. */
 	check?: ((agent: Agent) => readonly (string | AgentViolation)[]) | undefined;
 }
@@ -113,7 +118,7 @@ export class PathRunner {
 	private stamp = 0;
 
 	private readonly labels: readonly string[] | undefined;
-	private readonly goal: WalkPath["goal"] | undefined;
+	private goal: WalkPath["goal"] | undefined;
 
 	constructor(
 		readonly plan: WalkPlan,
@@ -296,12 +301,17 @@ export class PathRunner {
 				leave(`after this step the agent is not where the model is:\n    real  ${real}\n    model ${step.toKey}`, step.label);
 				break;
 			}
-			const rest = goalReached ? [] : this.plan.replan(real, this.goal);
+			// Your code decides this step otherwise (a hook that never asks approval for this tool): plan around it.
+			const refused = (this.options.refused ??= new Set());
+			refused.add(`${step.fromKey}\n${step.label}`);
+			const rest = goalReached ? [] : this.plan.replan(real, this.goal, refused);
 			if (!rest) {
 				leftAt = { step: this.index, label: step.label, reason: "the agent went where the model has no way on to the planned edge" };
 				break;
 			}
 			replans++;
+			const goal = rest.at(-1);
+			if (goal) this.goal = { fromKey: goal.fromKey, label: goal.label };
 			this.steps.splice(this.index + 1, this.steps.length, ...rest);
 		}
 		await this.finish();
