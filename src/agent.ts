@@ -931,8 +931,8 @@ export class Agent {
 			config: this.#config(),
 			steeringMode: this.#steeringMode,
 			followUpMode: this.#followUpMode,
-			steeringQueue: this.#steering,
-			followUpQueue: this.#followUps,
+			steeringQueue: [...this.#steering],
+			followUpQueue: [...this.#followUps],
 			awaitDelivery: true,
 			runs: this.#runs,
 		};
