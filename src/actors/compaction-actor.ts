@@ -43,7 +43,8 @@ export const compactionActor = fromPromise<CompactionOutput, CompactionActorInpu
 		messagesDropped: plan.dropped,
 		timestamp: Date.now(),
 	};
-	const messages: AgentMessage[] = [summaryMessage, ...plan.kept];
+	// The summary is agentchart's own entry (a TranscriptMessage); AgentMessage, as pi's, leaves it out unless an app declares it.
+	const messages = [summaryMessage, ...plan.kept] as AgentMessage[];
 	return {
 		messages,
 		result: {

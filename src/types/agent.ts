@@ -172,10 +172,31 @@ export interface CompactionResult {
 export type CompactionReason = "threshold" | "overflow" | "manual";
 
 /**
- * Everything the agent reports, in order. The ten pi 0.73.1 events plus the two compaction
- * events of agentchart.
+ * Everything the agent reports, in order: the ten pi 0.73.1 events plus agentchart's two
+ * compaction events.
+ *
+ * The tool events carry what pi's carry, typed as loosely as pi types them (`any`), so pi
+ * listener code compiles unchanged:
+ * - `args`: the tool call's arguments as the model sent them (`toolCall.arguments`), before
+ *   validation and coercion;
+ * - `partialResult`: what the tool passed to `onUpdate`, an {@link AgentToolResult};
+ * - `result`: the call's final {@link AgentToolResult} (`content` for the model, `details`
+ *   for the application), after `afterToolCall`; for a call that failed, was blocked or had
+ *   invalid arguments, `{ content: [{ type: "text", text: <the error> }], details: {} }` with
+ *   `isError: true`.
+ *
+ * Pass type arguments for stricter types, or use {@link StrictAgentEvent}.
+ *
+ * @typeParam TArgs - The type of `args` (pi: `any`).
+ * @typeParam TResult - The type of `result` and `partialResult` (pi: `any`).
+ *
+ * @example
+ * agent.subscribe((event) => {
+ *   if (event.type === "tool_execution_end") console.log(event.toolName, event.isError, event.result.content);
+ * });
  */
-export type AgentEvent =
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AgentEvent<TArgs = any, TResult = any> =
 	| { type: "agent_start" }
 	| { type: "agent_end"; messages: AgentMessage[] }
 	| { type: "turn_start" }
@@ -184,9 +205,9 @@ export type AgentEvent =
 	/** Only for assistant messages while they stream. */
 	| { type: "message_update"; message: AgentMessage; assistantMessageEvent: AssistantMessageEvent }
 	| { type: "message_end"; message: AgentMessage }
-	| { type: "tool_execution_start"; toolCallId: string; toolName: string; args: unknown }
-	| { type: "tool_execution_update"; toolCallId: string; toolName: string; args: unknown; partialResult: unknown }
-	| { type: "tool_execution_end"; toolCallId: string; toolName: string; result: unknown; isError: boolean }
+	| { type: "tool_execution_start"; toolCallId: string; toolName: string; args: TArgs }
+	| { type: "tool_execution_update"; toolCallId: string; toolName: string; args: TArgs; partialResult: TResult }
+	| { type: "tool_execution_end"; toolCallId: string; toolName: string; result: TResult; isError: boolean }
 	| { type: "auto_compaction_start"; reason: CompactionReason }
 	| {
 			type: "auto_compaction_end";
@@ -196,6 +217,22 @@ export type AgentEvent =
 			willRetry: boolean;
 			errorMessage?: string | undefined;
 	  };
+
+/**
+ * {@link AgentEvent} with the tool events typed by what they hold: `args` as `unknown` (the
+ * model's arguments, unvalidated) and `result` / `partialResult` as
+ * `AgentToolResult<unknown>`. A listener written for it is accepted wherever an
+ * `AgentEvent` listener is.
+ *
+ * @example
+ * agent.subscribe((event: StrictAgentEvent) => {
+ *   if (event.type === "tool_execution_end") {
+ *     const text = event.result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+ *     console.log(`${event.toolName}: ${text}`);
+ *   }
+ * });
+ */
+export type StrictAgentEvent = AgentEvent<unknown, AgentToolResult<unknown>>;
 
 /** Converts transcript entries to LLM messages before each call. */
 export type ConvertToLlm = (messages: AgentMessage[]) => Message[] | Promise<Message[]>;

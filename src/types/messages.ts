@@ -66,23 +66,37 @@ export interface ToolResultMessage<TDetails = any> {
 export type Message = UserMessage | AssistantMessage | ToolResultMessage;
 
 /**
- * Extension point for application-specific transcript entries. Add your own by declaration
- * merging; `convertToLlm` decides how (or whether) they reach the model.
+ * Extension point for application-specific transcript entries, as in pi 0.73.1: empty by
+ * default, so `AgentMessage` is `Message` and code written for pi (`messages.at(-1)?.content`,
+ * a `switch` on `role` over the three LLM roles) compiles unchanged. Add your own entries by
+ * declaration merging; `convertToLlm` decides how (or whether) they reach the model.
+ *
+ * agentchart writes one entry of its own, and only when compaction runs (`compaction.enabled`,
+ * or `agent.compact()`): a {@link CompactionSummaryMessage}. Code that reads such transcripts
+ * either reads it as {@link TranscriptMessage}s or declares the entry here, as below, so
+ * that the type system makes it handle it. (pi's coding agent declares a `compactionSummary`
+ * entry of its own, of which agentchart's is a superset.)
  *
  * @example
+ * import type { CompactionSummaryMessage } from "agentchart";
+ *
  * declare module "agentchart" {
  *   interface CustomAgentMessages {
  *     notification: { role: "notification"; text: string; timestamp: number };
+ *     compactionSummary: CompactionSummaryMessage;
  *   }
  * }
  */
-export interface CustomAgentMessages {
-	compactionSummary: CompactionSummaryMessage;
-}
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface CustomAgentMessages {}
 
 /**
  * The summary that replaces older messages after a compaction. The default `convertToLlm`
  * sends it to the model as a user message wrapped in `<summary>` tags.
+ *
+ * @example
+ * const transcript: readonly TranscriptMessage[] = agent.state.messages;
+ * const summaries = transcript.filter(isCompactionSummary).map((entry) => entry.summary);
  */
 export interface CompactionSummaryMessage {
 	role: "compactionSummary";
@@ -96,5 +110,26 @@ export interface CompactionSummaryMessage {
 	timestamp: number;
 }
 
-/** Anything that can live in an agent's transcript: LLM messages plus custom entries. */
+/**
+ * Anything that can live in an agent's transcript: LLM messages plus the entries declared in
+ * {@link CustomAgentMessages}. As pi's, it leaves out agentchart's compaction summary unless
+ * you declare it; {@link TranscriptMessage} is the union with it.
+ *
+ * @example
+ * const last = agent.state.messages.at(-1);
+ * if (last?.role === "assistant") console.log(last.stopReason);
+ */
 export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
+
+/**
+ * What a transcript can hold at run time once compaction has run: every {@link AgentMessage}
+ * and agentchart's {@link CompactionSummaryMessage}. The stricter type to read a transcript
+ * with, for code that must not miss the summary.
+ *
+ * @example
+ * const transcript: readonly TranscriptMessage[] = agent.state.messages;
+ * for (const entry of transcript) {
+ *   console.log(entry.role === "compactionSummary" ? `summary of ${entry.messagesDropped} messages` : entry.role);
+ * }
+ */
+export type TranscriptMessage = AgentMessage | CompactionSummaryMessage;
