@@ -10,12 +10,24 @@ export interface UserMessage {
 	timestamp: number;
 }
 
-/** A diagnostic a provider attached to a message (retries, repairs, warnings). */
+/** The error a diagnostic records (pi-ai's `DiagnosticErrorInfo`). */
+export interface DiagnosticErrorInfo {
+	name?: string;
+	message: string;
+	stack?: string;
+	/** A Node error code (`ECONNRESET`) or a provider's numeric code. */
+	code?: string | number;
+}
+
+/**
+ * A diagnostic a provider attached to a message (retries, repairs, warnings). The same shape as
+ * pi-ai 0.73.1's, so messages pass between pi-ai's types and agentchart's both ways.
+ */
 export interface AssistantMessageDiagnostic {
 	type: string;
 	timestamp: number;
-	error?: { name?: string; message: string; stack?: string; code?: string };
-	details?: unknown;
+	error?: DiagnosticErrorInfo;
+	details?: Record<string, unknown>;
 }
 
 /** A reply from the model. Also the shape of a failed or aborted call (see `stopReason`). */

@@ -66,8 +66,12 @@ export interface Model<TApi extends Api = Api> {
 	maxTokens: number;
 	/** Extra HTTP headers for every request. */
 	headers?: Record<string, string> | undefined;
-	/** Provider compatibility switches. */
-	compat?: Record<string, unknown> | undefined;
+	/**
+	 * Provider compatibility switches, e.g. `OpenAICompletionsCompat` for the OpenAI-compatible
+	 * provider. Typed as loosely as any of pi-ai's per-API switch types, so pi-ai's model entries
+	 * are agentchart models as they are.
+	 */
+	compat?: object | undefined;
 }
 
 /** Options every stream function accepts. */
