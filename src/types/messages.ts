@@ -1,7 +1,12 @@
 import type { ImageContent, StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "./content.js";
 import type { Api, Provider } from "./model.js";
 
-/** A message from the user: text, or text and images. */
+/**
+ * A message from the user: text, or text and images.
+ *
+ * @example
+ * await agent.prompt({ role: "user", content: "Describe the picture", timestamp: Date.now() });
+ */
 export interface UserMessage {
 	role: "user";
 	/** A plain string, or content blocks for text mixed with images. */
@@ -10,7 +15,12 @@ export interface UserMessage {
 	timestamp: number;
 }
 
-/** The error a diagnostic records (pi-ai's `DiagnosticErrorInfo`). */
+/**
+ * The error a diagnostic records (pi-ai's `DiagnosticErrorInfo`).
+ *
+ * @example
+ * const info: DiagnosticErrorInfo = { name: "Error", message: "socket hang up", code: "ECONNRESET" };
+ */
 export interface DiagnosticErrorInfo {
 	name?: string;
 	message: string;
@@ -22,6 +32,9 @@ export interface DiagnosticErrorInfo {
 /**
  * A diagnostic a provider attached to a message (retries, repairs, warnings). The same shape as
  * pi-ai 0.73.1's, so messages pass between pi-ai's types and agentchart's both ways.
+ *
+ * @example
+ * for (const diagnostic of reply.diagnostics ?? []) console.warn(diagnostic.type, diagnostic.error?.message);
  */
 export interface AssistantMessageDiagnostic {
 	type: string;
@@ -30,7 +43,13 @@ export interface AssistantMessageDiagnostic {
 	details?: Record<string, unknown>;
 }
 
-/** A reply from the model. Also the shape of a failed or aborted call (see `stopReason`). */
+/**
+ * A reply from the model. Also the shape of a failed or aborted call (see `stopReason`).
+ *
+ * @example
+ * const last = agent.state.messages.at(-1);
+ * if (last?.role === "assistant" && last.stopReason === "error") console.error(last.errorMessage);
+ */
 export interface AssistantMessage {
 	role: "assistant";
 	/** Text, reasoning and tool calls, in the order the model produced them. */
@@ -57,7 +76,12 @@ export interface AssistantMessage {
 	timestamp: number;
 }
 
-/** The result of one tool call, sent back to the model. */
+/**
+ * The result of one tool call, sent back to the model.
+ *
+ * @example
+ * const results = agent.state.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
+ */
 export interface ToolResultMessage<TDetails = any> {
 	role: "toolResult";
 	/** Id of the tool call this answers. */
@@ -74,7 +98,12 @@ export interface ToolResultMessage<TDetails = any> {
 	timestamp: number;
 }
 
-/** The messages a model understands. */
+/**
+ * The messages a model understands.
+ *
+ * @example
+ * const llmMessages: Message[] = agent.state.messages.filter((message): message is Message => ["user", "assistant", "toolResult"].includes(message.role));
+ */
 export type Message = UserMessage | AssistantMessage | ToolResultMessage;
 
 /**
