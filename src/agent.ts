@@ -1,13 +1,12 @@
-import { type Actor, type Snapshot, createActor } from "xstate";
+import { type Actor, createActor } from "xstate";
 import { assertAgentMessage, assertTranscript, promptMessages } from "./agent-input.js";
 import { MutableAgentState } from "./facade/agent-state.js";
 import { type AgentListener, type DeliveryHost, ListenerDelivery } from "./facade/delivery.js";
 import type { MessageUpdateEvent } from "./actors/stream-protocol.js";
 import type { AgentActor } from "./machines/agent-actor.js";
-import { agentMachine } from "./machines/agent-machine.js";
-import { agentLogic } from "./machines/agent-logic.js";
-import { type HandOverTarget, LeanActor } from "./machines/lean-actor.js";
-import { acceptDeltaTaps, type DeltaTap, type DeltaTaps, emitterOf, eventsWaitingIn, othersListenOn } from "./machines/relay.js";
+import { type agentLogic, runLogic } from "./machines/agent-logic.js";
+import { acceptDeltaTaps, type DeltaTap, type DeltaTaps } from "./machines/delta-taps.js";
+import { emitterOf } from "./machines/emitters.js";
 import { continueRefusal } from "./machines/continue-rules.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery } from "./machines/types.js";
@@ -67,27 +66,17 @@ export interface AgentOptions {
 	toolAbortGraceMs?: number | undefined;
 	/** agentchart, opt-in: resume a reply cut off by the output token limit, at most `maxAttempts` times in a row. */
 	outputLimitRecovery?: OutputLimitRecovery | undefined;
-	/**
-	 * agentchart: what runs the chart. `"agentchart"` (default): agentchart's own interpreter of
-	 * the XState chart, several times cheaper per step; `"xstate"`: XState's interpreter
-	 * (`createActor(agentMachine)`). Both run the same chart, guards and actions with the same
-	 * event order; `agent.actor` is an XState actor either way.
-	 */
-	interpreter?: ChartInterpreter | undefined;
-}
-
-/** What runs an agent's chart: agentchart's interpreter (default) or XState's. */
-export type ChartInterpreter = "agentchart" | "xstate";
-
-let environmentInterpreter: ChartInterpreter | undefined;
-
-/** `AGENTCHART_INTERPRETER`, read once: reading `process.env` costs a system call each time. */
-function defaultInterpreter(): ChartInterpreter {
-	environmentInterpreter ??= process.env["AGENTCHART_INTERPRETER"] === "xstate" ? "xstate" : "agentchart";
-	return environmentInterpreter;
 }
 
 type MachineActor = Actor<typeof agentLogic>;
+
+/** A queue command the agent sends while a machine runs. */
+type QueueCommand = Extract<AgentMachineCommand, { type: "steer" | "followUp" | "queue.clear" | "queue.mode" }>;
+
+interface SentCommand {
+	seq: number;
+	command: QueueCommand;
+}
 
 /** An idle agent's delta taps: none, shared, so an agent without a machine holds no set of its own. */
 const NO_TAPS: DeltaTaps = Object.freeze({ list: Object.freeze([]) });
@@ -203,10 +192,10 @@ export class Agent {
 	toolAbortGraceMs: number;
 	/** agentchart: resume turns after the output token limit (off when undefined). */
 	outputLimitRecovery: OutputLimitRecovery | undefined;
-	/** agentchart: what runs the chart (see {@link AgentOptions.interpreter}); read when a machine starts. */
-	interpreter: ChartInterpreter;
 
 	readonly #state: MutableAgentState;
+	/** What runs this agent's chart (agentchart's interpreter; XState's in the suite's second pass). */
+	readonly #logic = runLogic();
 	readonly #delivery: ListenerDelivery;
 	/** Queued messages while no machine runs; the machine's context holds them while one does. */
 	#steering: AgentMessage[] = runLivedList();
@@ -216,6 +205,13 @@ export class Agent {
 	#machine: MachineActor | undefined;
 	/** The machine whose queues and modes the agent took back (see #takeBackQueues). */
 	#queuesTakenFrom: MachineActor | undefined;
+	/**
+	 * Queue commands sent to the machine, with their sequence numbers: one that the machine has
+	 * not taken yet (a listener's `steer` waits while the machine finishes the step that called
+	 * the listener) is applied on top of what the context says (see #queuesIn).
+	 */
+	#sentCommands: SentCommand[] = [];
+	#commandSeq = 0;
 	/** True once `agent.actor` was asked for: the machine then outlives runs (listeners may be attached to it). */
 	#pinned = false;
 	/** The inspector's delta counters on the current machine (see `tapDeltas`); usually none. */
@@ -231,10 +227,13 @@ export class Agent {
 	readonly #deltaSink = (event: MessageUpdateEvent): PromiseLike<void> | undefined => {
 		// Nobody has been handed the machine: nobody else listens on it, and nothing taps it.
 		if (!this.#pinned) return this.#delivery.delta(event);
+		// A machine handed out may have listeners of its own (`agent.actor.on(...)`): the delta goes
+		// through its emitter, to them and to the agent's own listener.
 		let pending: PromiseLike<void> | undefined;
 		const machine = this.#machine;
-		if (machine && othersListenOn(machine)) {
-			emitterOf(machine)(event);
+		const emit = machine && emitterOf(machine);
+		if (emit) {
+			emit(event);
 			pending = this.#delivery.pending();
 		} else pending = this.#delivery.delta(event);
 		const taps = this.#deltaTaps.list;
@@ -273,7 +272,6 @@ export class Agent {
 		this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? LOOP_DEFAULTS.streamIdleTimeoutMs;
 		this.toolAbortGraceMs = options.toolAbortGraceMs ?? LOOP_DEFAULTS.toolAbortGraceMs;
 		this.outputLimitRecovery = options.outputLimitRecovery;
-		this.interpreter = options.interpreter ?? defaultInterpreter();
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
 		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
 		this.#delivery = new ListenerDelivery(
@@ -321,9 +319,6 @@ export class Agent {
 	 */
 	get actor(): AgentActor {
 		this.#pinned = true;
-		const machine = this.#machine;
-		// A run nobody was watching runs on a lean actor; from now on it is XState's.
-		if (machine instanceof LeanActor) this.#handOver(machine);
 		const pinned = this.#ensureMachine();
 		// The machine's delta taps (tapDeltas): only an actor handed out can be tapped.
 		this.#deltaTaps = acceptDeltaTaps(pinned);
@@ -339,7 +334,7 @@ export class Agent {
 		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
 		const machine = this.#commandableMachine();
 		this.#steeringMode = mode;
-		machine?.send({ type: "queue.mode", queue: "steering", mode });
+		if (machine) this.#sendCommand(machine, { type: "queue.mode", queue: "steering", mode });
 	}
 
 	/** Follow-up queue mode. @example agent.followUpMode = "all"; */
@@ -350,7 +345,7 @@ export class Agent {
 		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
 		const machine = this.#commandableMachine();
 		this.#followUpMode = mode;
-		machine?.send({ type: "queue.mode", queue: "followUp", mode });
+		if (machine) this.#sendCommand(machine, { type: "queue.mode", queue: "followUp", mode });
 	}
 
 	/**
@@ -363,7 +358,7 @@ export class Agent {
 	steer(message: AgentMessage): void {
 		this.#assertUsable();
 		assertAgentMessage(message, "steer(message)");
-		if (this.#machine) this.#machine.send({ type: "steer", message });
+		if (this.#machine) this.#sendCommand(this.#machine, { type: "steer", message });
 		else this.#steering.push(message);
 	}
 
@@ -376,7 +371,7 @@ export class Agent {
 	followUp(message: AgentMessage): void {
 		this.#assertUsable();
 		assertAgentMessage(message, "followUp(message)");
-		if (this.#machine) this.#machine.send({ type: "followUp", message });
+		if (this.#machine) this.#sendCommand(this.#machine, { type: "followUp", message });
 		else this.#followUps.push(message);
 	}
 
@@ -384,14 +379,14 @@ export class Agent {
 	clearSteeringQueue(): void {
 		const machine = this.#commandableMachine();
 		this.#steering = [];
-		machine?.send({ type: "queue.clear", queue: "steering" });
+		if (machine) this.#sendCommand(machine, { type: "queue.clear", queue: "steering" });
 	}
 
 	/** @example agent.clearFollowUpQueue(); */
 	clearFollowUpQueue(): void {
 		const machine = this.#commandableMachine();
 		this.#followUps = [];
-		machine?.send({ type: "queue.clear", queue: "followUp" });
+		if (machine) this.#sendCommand(machine, { type: "queue.clear", queue: "followUp" });
 	}
 
 	/** @example agent.clearAllQueues(); */
@@ -431,9 +426,7 @@ export class Agent {
 		// Called from a listener, the machine takes `abort` only after the step that called it;
 		// pi's signal is aborted on the spot, so the run's is too (the chart's abortRun then finds
 		// it aborted and does the rest: it decides, the signal only tells tools and the provider).
-		if (eventsWaitingIn<AgentMachineCommand>(machine).some((event) => event.type === "abort")) {
-			machine.getSnapshot().context.run?.controller.abort();
-		}
+		machine.getSnapshot().context.run?.controller.abort();
 	}
 
 	/**
@@ -572,11 +565,23 @@ export class Agent {
 		return this.#queuesIn(machine);
 	}
 
-	/** A machine's queues and modes, with the queue commands still in its mailbox applied. */
+	/** Sends a queue command, remembered until the machine has taken it (see #queuesIn). */
+	#sendCommand(machine: MachineActor, command: QueueCommand): void {
+		const seq = ++this.#commandSeq;
+		this.#sentCommands.push({ seq, command });
+		machine.send({ ...command, seq });
+	}
+
+	/** A machine's queues and modes, with the queue commands it has not taken yet applied. */
 	#queuesIn(machine: MachineActor): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
 		const context = machine.getSnapshot().context;
 		const queues = { steering: context.steeringQueue, followUps: context.followUpQueue, steeringMode: context.steeringMode, followUpMode: context.followUpMode };
-		for (const event of eventsWaitingIn<AgentMachineCommand>(machine)) {
+		const sent = this.#sentCommands;
+		// Taken ones are forgotten: the machine takes commands in the order they were sent.
+		let taken = 0;
+		while (taken < sent.length && (sent[taken] as SentCommand).seq <= context.commandSeq) taken++;
+		if (taken > 0) sent.splice(0, taken);
+		for (const { command: event } of sent) {
 			if (event.type === "steer") queues.steering = [...queues.steering, event.message];
 			else if (event.type === "followUp") queues.followUps = [...queues.followUps, event.message];
 			else if (event.type === "queue.clear") queues[event.queue === "steering" ? "steering" : "followUps"] = [];
@@ -660,14 +665,7 @@ export class Agent {
 			followUpQueue: this.#followUps,
 			awaitDelivery: true,
 		};
-		// XState's machine actor offers everything the agent reads of agentchart's (its snapshot is a
-		// superset); a lean actor behaves as XState's for everything the agent uses (see lean-actor.ts).
-		const machine =
-			this.interpreter === "xstate"
-				? (createActor(agentMachine, { input }) as unknown as MachineActor)
-				: this.#pinned
-					? createActor(agentLogic, { input })
-					: (new LeanActor(agentLogic, { input }) as unknown as MachineActor);
+		const machine = createActor(this.#logic, { input });
 		this.#attach(machine);
 		machine.start();
 		if (this.#disposed) machine.send({ type: "dispose" });
@@ -681,19 +679,6 @@ export class Agent {
 		this.#machine = machine;
 	}
 
-	/**
-	 * `agent.actor` asked for during a run on a lean actor: the run moves to an XState actor made
-	 * from the lean one's snapshot, which takes over its children, waiting events and timers, and
-	 * starts once the step in progress is done (see `LeanActor.handOver`).
-	 */
-	#handOver(lean: LeanActor): void {
-		const snapshot = lean.getSnapshot() as unknown as Snapshot<unknown>;
-		// The snapshot has everything; the input only ever starts a machine from scratch.
-		const machine = createActor(agentLogic, { input: {}, snapshot });
-		this.#attach(machine);
-		lean.handOver(machine as unknown as HandOverTarget);
-	}
-
 	/** Takes back the queues and modes, and lets the machine go (stopped, or disposed). */
 	#releaseMachine(disposed: boolean): void {
 		const machine = this.#machine;
@@ -704,6 +689,7 @@ export class Agent {
 		// The marker only guards the machine in use: kept, it would hold a stopped machine (its
 		// context, transcript and children) for as long as the agent lives.
 		this.#queuesTakenFrom = undefined;
+		this.#sentCommands = [];
 		this.#deltaTaps = NO_TAPS;
 		machine.stop();
 	}
@@ -849,9 +835,8 @@ export class Agent {
 	static {
 		// An agent that never runs, kept so that V8 keeps the maps of an agent, its state, its
 		// delivery and its runs' stream options through a full collection in a process whose
-		// agents all came and went (util/keep-shape.ts). Its interpreter is named: the default is
-		// read from the environment once, at the first agent a user makes.
-		const agent = keepShape(new Agent({ interpreter: "agentchart" }));
+		// agents all came and went (util/keep-shape.ts).
+		const agent = keepShape(new Agent());
 		keepShape(agent.#state);
 		keepShape(agent.#delivery);
 		keepShape(new RunStreamOptions(agent));

@@ -1,5 +1,5 @@
 export * from "./types/index.js";
-export { Agent, type AgentOptions, type AgentListener, type ChartInterpreter } from "./agent.js";
+export { Agent, type AgentOptions, type AgentListener } from "./agent.js";
 export {
 	agentLoop,
 	agentLoopContinue,

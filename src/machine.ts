@@ -9,17 +9,17 @@
  */
 import type { Actor } from "xstate";
 import type { Agent } from "./agent.js";
-import { agentLogic } from "./machines/agent-logic.js";
+import type { agentLogic } from "./machines/agent-logic.js";
 import { agentMachine } from "./machines/agent-machine.js";
 
-export { agentLogic, agentMachine };
-export { chartLogic, type ChartLogic, type ChartLogicOptions, type ChartSnapshot } from "./machines/chart-logic.js";
+export { agentMachine };
 export { replySubscriberMachine } from "./reply/subscriber-machine.js";
 
 /**
- * The actor behind `agent.actor`, with XState's own types: the agent chart run by agentchart's
- * interpreter (`agentLogic`). With `interpreter: "xstate"` it is `Actor<typeof agentMachine>`,
- * whose snapshots carry everything these do.
+ * The actor behind `agent.actor`, with XState's own types: the agent chart (`agentMachine`),
+ * run by agentchart's interpreter. Its snapshots have the fields of `agentMachine`'s
+ * (`status`, `value`, `context`, `children`, `output`, `error`, `matches()`, `can()`), and
+ * its persisted snapshots are XState's format.
  */
 export type AgentMachineActor = Actor<typeof agentLogic>;
 

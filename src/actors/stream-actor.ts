@@ -8,7 +8,7 @@ import { keepShape } from "../util/keep-shape.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
 import type { StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
-import { callbackLogic } from "./callback-logic.js";
+import { fromCallback } from "xstate";
 
 /**
  * An assistant message for a call that failed before or outside the provider (a throwing
@@ -42,7 +42,7 @@ export function failedAssistantMessage(model: Model, error: unknown, aborted: bo
  * than `abortGraceMs`, or goes silent for `streamIdleTimeoutMs` (the call then ends as an
  * error that says it stalled, keeping what had streamed, and its request is cancelled).
  */
-export const streamActor = callbackLogic<EventObject, StreamActorInput>(({ input, sendBack: send }) => {
+export const streamActor = fromCallback<EventObject, StreamActorInput>(({ input, sendBack: send }) => {
 	const sendBack = (event: StreamActorEvent) => send(event);
 	const reading: Reading = { stopped: false, events: 0 };
 	const { attempt, config, progress } = input;
@@ -72,7 +72,6 @@ export const streamActor = callbackLogic<EventObject, StreamActorInput>(({ input
 		clearDeadline(grace);
 		stall?.stop();
 		removeAbortHook();
-		input.abort.endCall(call);
 	};
 	const finish = (message: AssistantMessage) => {
 		if (reading.stopped) return;
@@ -230,7 +229,11 @@ export class StreamReader {
 					}
 					progress.partial = event.partial;
 					// A relay that does not pace the stream (an actor's emitter) answers nothing.
-					pending = relay({ type: "message_update", assistantMessageEvent: event, message: { ...event.partial } }) ?? config.deliveryPending?.();
+					if (relay) pending = relay({ type: "message_update", assistantMessageEvent: event, message: { ...event.partial } }) ?? config.deliveryPending?.();
+					else {
+						this.sendBack({ type: "stream.delta", attempt, update: { type: "message_update", assistantMessageEvent: event, message: { ...event.partial } } });
+						pending = config.deliveryPending?.();
+					}
 					if (this.input.announceToolCalls && event.type === "toolcall_end" && !this.#announced?.has(event.contentIndex)) {
 						(this.#announced ??= new Set()).add(event.contentIndex);
 						this.sendBack({ type: "stream.toolcall", attempt, toolCall: event.toolCall, partial: event.partial });

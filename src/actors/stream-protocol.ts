@@ -18,7 +18,12 @@ export type StreamActorEvent =
 	/** Streaming tool execution: a tool call finished streaming and may start now. */
 	| { type: "stream.toolcall"; attempt: number; toolCall: ToolCall; partial: AssistantMessage }
 	/** The call ended (done, error, abort, stall, or a broken stream function): the final message. */
-	| { type: "stream.done"; attempt: number; message: AssistantMessage };
+	| { type: "stream.done"; attempt: number; message: AssistantMessage }
+	/**
+	 * A token delta for the machine to emit, when the call has no `relay` (the agent machine run
+	 * by XState's interpreter, embedded without the facade).
+	 */
+	| { type: "stream.delta"; attempt: number; update: MessageUpdateEvent };
 
 /**
  * What the current call's stream has produced so far, shared with the machine: the machine
@@ -61,8 +66,11 @@ export interface StreamActorInput {
 	options: SimpleStreamOptions;
 	/** The run's cancellation: the call's controller comes from it, and its abort starts the grace period. */
 	abort: RunAbortView;
-	/** Delivers a `message_update` to the machine's listeners (`actor.on`), beside the chart. */
-	relay: DeltaSink;
+	/**
+	 * Delivers a `message_update` to the machine's listeners (`actor.on`), beside the chart;
+	 * without one, each delta goes to the machine as a `stream.delta` event, which it emits.
+	 */
+	relay: DeltaSink | undefined;
 	/** Updated with every event; see {@link StreamProgress}. */
 	progress: StreamProgress;
 	/** Streaming tool execution: report each finished tool call (`stream.toolcall`). */

@@ -4,7 +4,7 @@ import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js"
 import { describeError } from "../util/describe-error.js";
 import { keepShape } from "../util/keep-shape.js";
 import type { ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
-import { callbackLogic } from "./callback-logic.js";
+import { fromCallback } from "xstate";
 
 function isContentBlock(block: unknown): boolean {
 	if (typeof block !== "object" || block === null) return false;
@@ -120,8 +120,6 @@ class ToolBatchRun {
 		if (done) {
 			this.#land(call);
 			this.#stopClock(call);
-			// A tool may leave work running on its signal: the run checks before handing it on.
-			this.input.abort.endCall(call.controller, true);
 		}
 		this.sendBack(event);
 	}
@@ -242,7 +240,7 @@ class ToolBatchRun {
  * shown to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored.
  * A call's clock runs while its tool executes, not while the hooks decide.
  */
-export const toolBatchActor = callbackLogic<ToolBatchCommand, ToolBatchInput>(({ input, sendBack, receive }) => {
+export const toolBatchActor = fromCallback<ToolBatchCommand, ToolBatchInput>(({ input, sendBack, receive }) => {
 	const batch = new ToolBatchRun(input, sendBack as (event: ToolBatchEvent) => void);
 	receive((command) => batch.receive(command));
 	return () => batch.stop();

@@ -1,6 +1,6 @@
 import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
 import { type DeltaSummaryRecord, type DroppedRecord, type InspectionRecord, toRecord, withBase } from "./records.js";
-import { tapDeltas } from "../machines/relay.js";
+import { tapDeltas } from "../machines/delta-taps.js";
 import { RingBuffer } from "./ring-buffer.js";
 
 /** Options of {@link createAgentInspector}. */

@@ -3,7 +3,7 @@
  * `AgentLoopConfig`, its events delivered to the caller's sink.
  */
 import { type Actor, createActor } from "xstate";
-import { agentMachine } from "../machines/agent-machine.js";
+import { type agentLogic, runLogic } from "../machines/agent-logic.js";
 import { defaultLoopConfig } from "../machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig } from "../machines/types.js";
 import type { AgentContext } from "../types/agent.js";
@@ -59,7 +59,7 @@ export async function runOnMachine(
 	emit: AgentEventSink,
 	signal: AbortSignal | undefined,
 	streamFn: StreamFn | undefined,
-	observe?: (actor: Actor<typeof agentMachine>) => void,
+	observe?: (actor: Actor<typeof agentLogic>) => void,
 ): Promise<AgentMessage[]> {
 	let sinkError: unknown;
 	let failed = false;
@@ -80,7 +80,7 @@ export async function runOnMachine(
 			if (event.type === "agent_end") endRun(event.messages);
 		},
 	);
-	const machine = createActor(agentMachine, {
+	const machine = createActor(runLogic(), {
 		input: {
 			systemPrompt: context.systemPrompt,
 			messages: [...context.messages],

@@ -11,7 +11,7 @@ import type { Model, SimpleStreamOptions } from "../types/model.js";
 import { keepShape } from "../util/keep-shape.js";
 import type { RunAbortView } from "../util/run-abort.js";
 import { type Ctx, runOf } from "./context.js";
-import { emitterOf } from "./relay.js";
+import { emitterOf } from "./emitters.js";
 import { hookContext, streamOptionsFor } from "./run-helpers.js";
 
 class StreamCallInput implements StreamActorInput {
@@ -24,7 +24,7 @@ class StreamCallInput implements StreamActorInput {
 		readonly config: StreamCallConfig,
 		readonly options: SimpleStreamOptions,
 		readonly abort: RunAbortView,
-		readonly relay: DeltaSink,
+		readonly relay: DeltaSink | undefined,
 		readonly progress: StreamProgress,
 		readonly announceToolCalls: boolean,
 	) {}
@@ -73,7 +73,7 @@ export function streamInput(context: Ctx, self: unknown): StreamActorInput {
 		config,
 		streamOptionsFor(context),
 		run.controller,
-		config.deltaSink ?? emitterOf(self),
+		config.deltaSink ?? (emitterOf(self as { getSnapshot(): unknown }) as DeltaSink | undefined),
 		run.stream,
 		config.toolExecution === "streaming",
 	);

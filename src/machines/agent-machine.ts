@@ -2,7 +2,7 @@ import { and, not, or } from "xstate";
 import { compactionInput } from "./actions/compaction.js";
 import { streamInput } from "./actor-inputs.js";
 import { agentSetup } from "./agent-setup.js";
-import { type Ctx, copyContext, runOf } from "./context.js";
+import { type Ctx, runOf } from "./context.js";
 import { defaultLoopConfig, defaultModel } from "./defaults.js";
 import { hookContext } from "./run-helpers.js";
 
@@ -29,15 +29,14 @@ import { hookContext } from "./run-helpers.js";
  */
 export const agentMachine = agentSetup.createMachine({
 	id: "agent",
-	// Copied by copyContext: every context the actions see then has the one shape of its copies.
-	context: ({ input }) =>
-		copyContext({
+	// A chart that never comes to rest is a bug: it fails loudly instead of hanging the process.
+	options: { maxIterations: 10_000 },
+	context: ({ input }) => ({
 			systemPrompt: input.systemPrompt ?? "",
 			model: input.model ?? defaultModel(),
 			thinkingLevel: input.thinkingLevel ?? "off",
 			tools: input.tools ?? [],
 			messages: input.messages ?? [],
-			// Object.assign, not a spread: merging a second object into a spread copy is V8's slow path.
 			config: Object.assign(defaultLoopConfig(), input.config),
 			steeringQueue: input.steeringQueue ?? [],
 			followUpQueue: input.followUpQueue ?? [],
@@ -48,6 +47,7 @@ export const agentMachine = agentSetup.createMachine({
 			awaitDelivery: input.awaitDelivery ?? false,
 			barrier: 0,
 			lastCompaction: undefined,
+			commandSeq: 0,
 		}),
 	output: ({ context }) => ({ messages: context.messages }),
 	initial: "idle",
@@ -173,6 +173,8 @@ export const agentMachine = agentSetup.createMachine({
 					},
 					on: {
 						"stream.start": { guard: "isCurrentAttempt", actions: "beginAssistantMessage" },
+						// Only when nothing takes deltas beside the chart (this machine run directly by XState).
+						"stream.delta": { guard: "isCurrentAttempt", actions: "emitDelta" },
 						// After an abort the provider may still close calls: they are recorded, never started.
 						"stream.toolcall": [
 							{ guard: and(["isCurrentAttempt", "runAborted"]), actions: "addStreamedToolCall" },

@@ -52,16 +52,23 @@ export const agentSetup = setup({
 		}),
 
 		// Queues
-		enqueueSteering: assign(({ context, event }) => (event.type === "steer" ? { steeringQueue: [...context.steeringQueue, event.message] } : {})),
-		enqueueFollowUp: assign(({ context, event }) => (event.type === "followUp" ? { followUpQueue: [...context.followUpQueue, event.message] } : {})),
-		clearQueues: assign(({ event }) => {
-			if (event.type === "reset" || (event.type === "queue.clear" && event.queue === "all")) return { steeringQueue: [], followUpQueue: [] };
+		enqueueSteering: assign(({ context, event }) =>
+			event.type === "steer" ? { steeringQueue: [...context.steeringQueue, event.message], commandSeq: event.seq ?? context.commandSeq } : {},
+		),
+		enqueueFollowUp: assign(({ context, event }) =>
+			event.type === "followUp" ? { followUpQueue: [...context.followUpQueue, event.message], commandSeq: event.seq ?? context.commandSeq } : {},
+		),
+		clearQueues: assign(({ context, event }) => {
+			if (event.type === "reset") return { steeringQueue: [], followUpQueue: [] };
 			if (event.type !== "queue.clear") return {};
-			return event.queue === "steering" ? { steeringQueue: [] } : { followUpQueue: [] };
+			const commandSeq = event.seq ?? context.commandSeq;
+			if (event.queue === "all") return { steeringQueue: [], followUpQueue: [], commandSeq };
+			return event.queue === "steering" ? { steeringQueue: [], commandSeq } : { followUpQueue: [], commandSeq };
 		}),
-		setQueueMode: assign(({ event }) => {
+		setQueueMode: assign(({ context, event }) => {
 			if (event.type !== "queue.mode") return {};
-			return event.queue === "steering" ? { steeringMode: event.mode } : { followUpMode: event.mode };
+			const commandSeq = event.seq ?? context.commandSeq;
+			return event.queue === "steering" ? { steeringMode: event.mode, commandSeq } : { followUpMode: event.mode, commandSeq };
 		}),
 		resetTranscript: assign({ messages: () => [] }),
 		// The poll at the start belongs to no turn: the first turn still polls when it ends.
@@ -113,6 +120,9 @@ export const agentSetup = setup({
 		startAttempt: enqueueActions(({ context, enqueue }) => streaming.startAttempt(context, enqueue)),
 		beginAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type === "stream.start") streaming.beginAssistantMessage(context, event.partial, enqueue);
+		}),
+		emitDelta: enqueueActions(({ event, enqueue }) => {
+			if (event.type === "stream.delta") enqueue.emit(event.update);
 		}),
 		completeAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type === "stream.done") streaming.completeAssistantMessage(context, event.message, enqueue);

@@ -33,82 +33,24 @@ export interface EffectEnqueue extends Enqueue {
 }
 
 /**
- * A copy of the context, every field written out: what the agent chart's interpreter patches
- * on each `assign` (see `ChartLogicOptions.copyContext`: one object shape, so V8 keeps the
- * copy on its fast path). The type lists every field, so a field added to the context and
- * not here does not compile.
- *
- * @example
- * const next = copyContext(context); next.barrier = context.barrier + 1;
- */
-export function copyContext(context: Ctx): Ctx {
-	const copy: { [K in keyof Ctx]-?: Ctx[K] } = {
-		systemPrompt: context.systemPrompt,
-		model: context.model,
-		thinkingLevel: context.thinkingLevel,
-		tools: context.tools,
-		messages: context.messages,
-		config: context.config,
-		steeringQueue: context.steeringQueue,
-		followUpQueue: context.followUpQueue,
-		steeringMode: context.steeringMode,
-		followUpMode: context.followUpMode,
-		run: context.run,
-		awaitDelivery: context.awaitDelivery,
-		barrier: context.barrier,
-		lastCompaction: context.lastCompaction,
-	};
-	return copy;
-}
-
-/**
- * The context with `patch` applied, as a new object (see {@link copyContext}: the actions
- * that build a context to chain further updates on use this rather than a spread).
+ * The context with `patch` applied, as a new object (for actions that build a context to chain
+ * further updates on).
  *
  * @example
  * const working = patchContext(context, { run: nextRun });
  */
 export function patchContext(context: Ctx, patch: Partial<Ctx>): Ctx {
-	return Object.assign(copyContext(context), patch);
+	return { ...context, ...patch };
 }
 
 /**
- * The run with `patch` applied, as a new object. Every action that updates the run goes
- * through here rather than a `{ ...run, field }` of its own: a spread is V8's fast path only
- * while its site has seen at most four shapes of the object, and runs pass through more as V8
- * settles their field types; a literal with every field has one.
+ * The run with `patch` applied, as a new object.
  *
  * @example
  * enqueue.assign({ run: patchRun(run, { turnEnded: true }) });
  */
 export function patchRun(run: Run, patch: Partial<Run>): Run {
-	const copy: { [K in keyof Run]-?: Run[K] } = {
-		controller: run.controller,
-		aborted: run.aborted,
-		abandonScheduled: run.abandonScheduled,
-		failure: run.failure,
-		newMessages: run.newMessages,
-		turn: run.turn,
-		attempt: run.attempt,
-		skipInitialSteeringPoll: run.skipInitialSteeringPoll,
-		stream: run.stream,
-		partial: run.partial,
-		pendingFailedReply: run.pendingFailedReply,
-		assistant: run.assistant,
-		batch: run.batch,
-		turnEnded: run.turnEnded,
-		toolResults: run.toolResults,
-		overflowRetried: run.overflowRetried,
-		outputLimitAttempts: run.outputLimitAttempts,
-		compactedThisTurn: run.compactedThisTurn,
-		compactionReason: run.compactionReason,
-		compactionInstructions: run.compactionInstructions,
-		steeringPolled: run.steeringPolled,
-		followUpsPolled: run.followUpsPolled,
-		stopAsked: run.stopAsked,
-		stopRequested: run.stopRequested,
-	};
-	return Object.assign(copy, patch);
+	return { ...run, ...patch };
 }
 
 /**
@@ -238,8 +180,7 @@ export function newRun(skipInitialSteeringPoll: boolean): Run {
 		stopAsked: undefined,
 		stopRequested: undefined,
 	};
-	// Copied by patchRun: every run the actions see then has the one object shape of its copies.
-	return patchRun(fresh, {});
+	return fresh;
 }
 
 /**

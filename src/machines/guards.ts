@@ -27,7 +27,7 @@ export const agentGuards = {
 	eventsDelivered: ({ context, event }: GuardArgs) => !context.awaitDelivery || (event.type === "delivered" && event.barrier >= context.barrier),
 	runAborted: ({ context }: GuardArgs) => context.run?.aborted === true,
 	isCurrentAttempt: ({ context, event }: GuardArgs) =>
-		(event.type === "stream.start" || event.type === "stream.toolcall" || event.type === "stream.done") && event.attempt === context.run?.attempt,
+		(event.type === "stream.start" || event.type === "stream.toolcall" || event.type === "stream.done" || event.type === "stream.delta") && event.attempt === context.run?.attempt,
 	assistantFailed: ({ context }: GuardArgs) => replyFailed(context.run),
 	assistantHasToolCalls: ({ context }: GuardArgs) => {
 		const assistant = context.run?.assistant;

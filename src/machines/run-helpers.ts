@@ -122,19 +122,17 @@ export function updateCall(batch: ToolBatch, key: string, patch: Partial<ToolCal
 }
 
 /**
- * The batch with `patch` applied, as a new object. A literal with every field rather than a
- * spread, for the reason given at `patchRun` (context.ts): one object shape, V8's fast path.
+ * The batch with `patch` applied, as a new object.
  *
  * @example
  * const next = patchBatch(batch, { truncated: true });
  */
 export function patchBatch(batch: ToolBatch, patch: Partial<ToolBatch>): ToolBatch {
-	return Object.assign(batchRecord(batch.assistant, batch.mode, batch.calls, batch.truncated, batch.actorStarted), patch);
+	return { ...batch, ...patch };
 }
 
 /**
- * A new batch, its actor not started. Batches are made here and copied by {@link patchBatch}
- * from one literal, so they all share one object shape.
+ * A new batch, its actor not started.
  *
  * @example
  * const batch = newBatch(message, "streaming", []);
@@ -149,19 +147,17 @@ function batchRecord(assistant: AssistantMessage, mode: ToolBatch["mode"], calls
 }
 
 /**
- * The call entry with `patch` applied, as a new object (a literal with every field, as
- * {@link patchBatch}).
+ * The call entry with `patch` applied, as a new object.
  *
  * @example
  * const running = patchCall(call, { status: "running" });
  */
 export function patchCall(call: ToolCallEntry, patch: Partial<ToolCallEntry>): ToolCallEntry {
-	return Object.assign(callRecord(call.key, call.toolCall, call.status, call.args, call.outcome, call.started, call.message), patch);
+	return { ...call, ...patch };
 }
 
 /**
- * The entry of a call that has just joined its batch (queued). Entries are made here and
- * copied by {@link patchCall} from one literal, so they all share one object shape.
+ * The entry of a call that has just joined its batch (queued).
  *
  * @example
  * const entry = newCallEntry(toolCall, callKeyFor(batch.calls, toolCall.id)); // status "queued"

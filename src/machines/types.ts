@@ -235,6 +235,11 @@ export interface AgentMachineContext extends AgentRunState {
 	barrier: number;
 	/** The last compaction's summary, for iterative updates. */
 	lastCompaction?: CompactionResult | undefined;
+	/**
+	 * The `seq` of the last queue command taken (`steer`, `followUp`, `queue.clear`,
+	 * `queue.mode`), for a sender that numbers them and wants to know which are still waiting.
+	 */
+	commandSeq: number;
 }
 
 /** Overrides sent with `prompt`/`continue`: the Agent facade sends its state and options each run. */
@@ -249,10 +254,10 @@ export interface RunOverrides {
 export type AgentMachineCommand =
 	| ({ type: "prompt"; messages: AgentMessage[] } & RunOverrides)
 	| ({ type: "continue" } & RunOverrides)
-	| { type: "steer"; message: AgentMessage }
-	| { type: "followUp"; message: AgentMessage }
-	| { type: "queue.clear"; queue: "steering" | "followUp" | "all" }
-	| { type: "queue.mode"; queue: "steering" | "followUp"; mode: QueueMode }
+	| { type: "steer"; message: AgentMessage; seq?: number | undefined }
+	| { type: "followUp"; message: AgentMessage; seq?: number | undefined }
+	| { type: "queue.clear"; queue: "steering" | "followUp" | "all"; seq?: number | undefined }
+	| { type: "queue.mode"; queue: "steering" | "followUp"; mode: QueueMode; seq?: number | undefined }
 	| { type: "abort" }
 	| { type: "dispose" }
 	| { type: "reset" }

@@ -2,19 +2,11 @@
  * A run's cancellation. The run's `AbortSignal` is what listeners and `agent.signal` see; the
  * run's own parts hear of an abort through the controllers it aborts (its calls') and through
  * hooks (the stream actor's grace for a provider that ignores the abort), not through listeners
- * on that signal: on Node 20 adding and removing an `abort` listener costs more than a whole
- * tool call's dispatch.
- *
- * The run's calls (model calls and tool calls) get signals that are not the run's, so one call
- * can be cancelled alone (a stalled stream, a tool's timeout, a failing sibling) without
- * aborting the run. A call's controller is its own while the call is in progress; once the call
- * has ended without being cancelled, the run's next call takes it (a tool call's, only if no
- * `abort` listener is left on it). Node 20 takes 1–5 µs to make an `AbortSignal` (it builds new
- * hidden classes for every one), more than a turn's chart steps; pi gives every call the run's
- * signal.
+ * on that signal. Each call (a model call, a tool call) gets a controller of its own, aborted
+ * with the run, so one call can be cancelled alone (a stalled stream, a tool's timeout, a
+ * failing sibling) without aborting the run.
  */
 
-import { getEventListeners } from "node:events";
 import { keepShape } from "./keep-shape.js";
 import { runLivedList } from "./run-lived.js";
 
@@ -30,24 +22,12 @@ export interface RunAbortView {
 	 */
 	onAbort(hook: () => void): () => void;
 	/**
-	 * A controller for the call (a model call or a tool call) about to be made: aborted with the
-	 * run; cancel that call alone with {@link RunAbortView.cancelCall} (not by aborting it: a
-	 * later call could get it). Give it back with {@link RunAbortView.endCall} when the call is
-	 * over. One that an earlier call of the run left clean, if there is one.
+	 * A controller of its own for the call (a model call or a tool call) about to be made,
+	 * aborted with the run, also after the call is over, as pi's shared signal is (at once, if
+	 * the run already is). Cancel that call alone with {@link RunAbortView.cancelCall}.
 	 */
 	callController(): AbortController;
-	/**
-	 * The call is over: its controller serves the run's next call. When the call's work may
-	 * outlive it (`workMayOutlive`: a tool's, which may leave a child process or a request
-	 * running), only if nothing listens for its abort when a later call wants it, so that the
-	 * later call's cancel cannot stop that work. A model call's listener is its request's, over
-	 * with the call (the SDKs remove theirs), and is not looked for.
-	 */
-	endCall(call: AbortController, workMayOutlive?: boolean): void;
-	/**
-	 * Cancels the call holding `call` (a stalled stream, a tool's timeout), not the run: `call`
-	 * is aborted with `reason` and serves no later call.
-	 */
+	/** Cancels one call (a stalled stream, a tool's timeout), not the run: `call` is aborted with `reason`. */
 	cancelCall(call: AbortController, reason: unknown): void;
 }
 
@@ -66,24 +46,15 @@ const NOTHING = () => {};
 export class RunAbort implements RunAbortView {
 	readonly #controller = new AbortController();
 	/**
-	 * The run's signal. Read once: `AbortController.signal` and `AbortSignal.aborted` are
-	 * getters that check their receiver, and the run's parts ask several times per tool call.
+	 * The run's signal.
 	 *
 	 * @example await fetch(url, { signal: abort.signal });
 	 */
 	readonly signal: AbortSignal = this.#controller.signal;
 	#aborted = false;
 	#hooks: Set<() => void> | undefined;
-	/** The controllers of the calls in progress (a few at most: a list). */
-	#held: AbortController[] | undefined;
-	/** Controllers that calls left clean, for the run's next calls. */
-	#free: AbortController[] | undefined;
-	/**
-	 * Controllers of calls whose work may outlive them (tool calls): handed on only if nothing
-	 * listens on them by then. Looked at when one is wanted, not when its call ends: a run's last
-	 * calls are never followed, and the look costs about a microsecond.
-	 */
-	#freeIfUnheard: AbortController[] | undefined;
+	/** The controllers of the run's calls. */
+	#calls: AbortController[] | undefined;
 
 	/** @example if (abort.aborted) return; */
 	get aborted(): boolean {
@@ -91,8 +62,7 @@ export class RunAbort implements RunAbortView {
 	}
 
 	/**
-	 * Aborts the run (once): its signal, its calls' controllers (also the ones waiting for a
-	 * call), then the hooks.
+	 * Aborts the run (once): its signal, its calls' controllers, then the hooks.
 	 *
 	 * @example
 	 * abort.abort();
@@ -102,11 +72,7 @@ export class RunAbort implements RunAbortView {
 		this.#aborted = true;
 		this.#controller.abort(reason);
 		const runReason: unknown = this.signal.reason;
-		if (this.#held) for (const call of this.#held) call.abort(runReason);
-		if (this.#free) for (const call of this.#free) call.abort(runReason);
-		if (this.#freeIfUnheard) for (const call of this.#freeIfUnheard) call.abort(runReason);
-		this.#free = undefined;
-		this.#freeIfUnheard = undefined;
+		if (this.#calls) for (const call of this.#calls) call.abort(runReason);
 		const hooks = this.#hooks;
 		this.#hooks = undefined;
 		if (hooks) for (const hook of hooks) hook();
@@ -126,60 +92,19 @@ export class RunAbort implements RunAbortView {
 
 	/** @example const call = abort.callController(); streamFn(model, context, { signal: call.signal }); */
 	callController(): AbortController {
-		const call = this.#free?.pop() ?? this.#unheard() ?? this.#newCall();
-		(this.#held ??= runLivedList()).push(call);
-		return call;
-	}
-
-	/** A controller for a call: aborted at once when the run already is. */
-	#newCall(): AbortController {
 		const call = new AbortController();
 		if (this.#aborted) call.abort(this.signal.reason);
+		else (this.#calls ??= runLivedList()).push(call);
 		return call;
-	}
-
-	/** @example abort.endCall(call, true); */
-	endCall(call: AbortController, workMayOutlive = false): void {
-		// Not aborted: only the run's abort and cancelCall abort a call's controller, and neither
-		// leaves it held (reading `signal.aborted` costs more than the rest: every signal has a
-		// hidden class of its own, so no property read of one is ever cached).
-		if (!this.#release(call) || this.#aborted) return;
-		if (workMayOutlive) (this.#freeIfUnheard ??= runLivedList()).push(call);
-		else (this.#free ??= runLivedList()).push(call);
-	}
-
-	/** A controller a tool call left that nothing listens on any more, if there is one (the others are let go). */
-	#unheard(): AbortController | undefined {
-		const waiting = this.#freeIfUnheard;
-		if (!waiting) return undefined;
-		for (let call = waiting.pop(); call; call = waiting.pop()) if (getEventListeners(call.signal, "abort").length === 0) return call;
-		return undefined;
 	}
 
 	/** @example abort.cancelCall(call, new Error("stream stalled")); */
 	cancelCall(call: AbortController, reason: unknown): void {
-		// A call already over may have left its controller for the next one: it must not get it aborted.
-		if (!this.#release(call) && !takeOut(this.#free, call)) takeOut(this.#freeIfUnheard, call);
 		call.abort(reason);
 	}
 
-	/** Takes `call` off the calls in progress; false if it was not on them (ended already). */
-	#release(call: AbortController): boolean {
-		return takeOut(this.#held, call);
-	}
-
 	static {
-		// Kept so that V8 keeps the map through a full collection while no run is in progress (keep-shape.ts).
+		// Kept so that V8 keeps the map through a full collection while no run is in progress (see docs/performance.md).
 		keepShape(new RunAbort());
 	}
-}
-
-/** Takes `call` out of `list`; false if it is not there. Order does not matter: the last entry takes its place. */
-function takeOut(list: AbortController[] | undefined, call: AbortController): boolean {
-	const index = list ? list.indexOf(call) : -1;
-	if (index < 0) return false;
-	const entries = list as AbortController[];
-	const last = entries.pop() as AbortController;
-	if (index < entries.length) entries[index] = last;
-	return true;
 }

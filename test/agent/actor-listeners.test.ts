@@ -3,10 +3,8 @@
  * They skip XState's emitter while the facade is the machine's only listener (the cheap path)
  * and take it as soon as someone else listens, so the switch must lose and repeat nothing.
  */
-import { createActor, setup } from "xstate";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
-import { othersListenOn } from "../../src/machines/relay.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
 
@@ -66,23 +64,4 @@ describe("deltas and agent.actor.on listeners", () => {
 		expect(deltasOf(late).length).toBeGreaterThanOrEqual(expected.length - 21);
 	});
 
-	it("othersListenOn tells the facade's lone wildcard handler from any other listener", () => {
-		const machine = setup({ types: { emitted: {} as { type: "ping" } } }).createMachine({});
-		const actor = createActor(machine).start();
-		expect(othersListenOn(actor)).toBe(false);
-		const own = actor.on("*", () => {});
-		expect(othersListenOn(actor)).toBe(false);
-		const typed = actor.on("ping", () => {});
-		expect(othersListenOn(actor)).toBe(true);
-		typed.unsubscribe();
-		expect(othersListenOn(actor)).toBe(false);
-		const second = actor.on("*", () => {});
-		expect(othersListenOn(actor)).toBe(true);
-		second.unsubscribe();
-		own.unsubscribe();
-		expect(othersListenOn(actor)).toBe(false);
-		// Without XState's listener table, the answer is the safe one.
-		expect(othersListenOn({})).toBe(true);
-		actor.stop();
-	});
 });

@@ -46,12 +46,19 @@ const TOOL_ROUND_TRIP: ScriptedReply[] = [
 ];
 
 describe("the bare agent machine", () => {
-	it("runs a tool round trip and emits the same AgentEvent sequence as the Agent facade", async () => {
+	it("runs a tool round trip and emits the same AgentEvent sequence as the Agent facade (its deltas through the chart)", async () => {
 		const machine = startMachine(TOOL_ROUND_TRIP);
+		const deltaEvents: string[] = [];
+		machine.actor.system.inspect((event) => {
+			if (event.type === "@xstate.event" && event.event.type === "stream.delta") deltaEvents.push(event.event.type);
+		});
 		const ended = machine.nextEnd();
 		machine.actor.send({ type: "prompt", messages: [user("go")] });
 		await ended;
 		expect(machine.log).toEqual(["hi"]);
+		// Nothing takes deltas beside the chart here: each one is a chart event, emitted as message_update.
+		expect(deltaEvents.length).toBe(machine.events.filter((event) => event.type === "message_update").length);
+		expect(deltaEvents.length).toBeGreaterThan(3);
 		expectWellFormedRun(machine.events);
 		expect(machine.actor.getSnapshot().value).toBe("idle");
 		expect(machine.actor.getSnapshot().context.messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);

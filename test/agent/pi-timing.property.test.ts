@@ -11,6 +11,7 @@ import { Agent as PiAgent } from "@mariozechner/pi-agent-core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, type ScriptedBlock, type ScriptedReply, text, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
 import type { StreamFn } from "../../src/types/stream.js";
@@ -164,7 +165,7 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 					};
 				};
 	const options = { initialState: { model: scripted.model, tools }, streamFn };
-	const agent = (impl === "pi" ? new PiAgent(options as never) : new Agent({ ...(options as object), interpreter: impl } as never)) as unknown as CommonAgent;
+	const agent = (impl === "pi" ? new PiAgent(options as never) : withInterpreter(impl, () => new Agent(options as never))) as unknown as CommonAgent;
 	agent.toolExecution = scenario.toolExecution;
 	const clock = microtaskClock();
 	let delivered = 0;
@@ -316,7 +317,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 					? [message("hi")]
 					: [message("hi"), { role: "assistant", content: [{ type: "text", text: "hello" }], api: "scripted", provider: "scripted", model: "scripted-1", usage: emptyUsage(), stopReason: "stop", timestamp: 0 } as AgentMessage];
 			const options = { initialState: { model: scripted.model, messages }, streamFn: scripted.streamFn };
-			const agent = (impl === "pi" ? new PiAgent(options as never) : new Agent({ ...(options as object), interpreter: impl } as never)) as unknown as CommonAgent;
+			const agent = (impl === "pi" ? new PiAgent(options as never) : withInterpreter(impl, () => new Agent(options as never))) as unknown as CommonAgent;
 			if (variant !== "continue from a user message") agent.followUp(message("more"));
 			const clock = microtaskClock();
 			const log: string[] = [];

@@ -8,6 +8,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 
 // A full collection without --expose-gc: the flag can be turned on at run time, and a new
@@ -30,7 +31,7 @@ describe("Agent: nothing of a finished run's machine stays reachable", () => {
 			// Only the run's machine refers to this function once the agent has another one.
 			let firstStreamFn: typeof scripted.streamFn | undefined = (model, context, options) => scripted.streamFn(model, context, options);
 			const ref = new WeakRef(firstStreamFn);
-			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: firstStreamFn, interpreter });
+			const agent = withInterpreter(interpreter, () => new Agent({ initialState: { model: scripted.model }, streamFn: firstStreamFn }));
 			agent.clearAllQueues();
 			await agent.prompt("hi");
 			// Reads and clears that ask the machine for the queues, as a UI would after a run.

@@ -207,7 +207,7 @@ describe("a model that goes silent", () => {
 		});
 	}
 
-	it("gives the run's model calls one signal in turn, not the run's; the next run gets a new one", async () => {
+	it("gives each of the run's model calls a signal of its own, not the run's", async () => {
 		const scripted = createScriptedModel([{ content: [{ type: "toolCall", name: "noop", arguments: {} }] }, { content: "done" }, { content: "again" }]);
 		const signals: (AbortSignal | undefined)[] = [];
 		const noop: AgentTool = { name: "noop", label: "noop", description: "does nothing", parameters: Type.Object({}), execute: async () => ({ content: [], details: {} }) };
@@ -224,7 +224,7 @@ describe("a model that goes silent", () => {
 		});
 		await agent.prompt("go");
 		expect(signals).toHaveLength(2);
-		expect(signals[1]).toBe(signals[0]);
+		expect(signals[1]).not.toBe(signals[0]);
 		expect(signals[0]).not.toBe(runSignal);
 		expect(signals[0]?.aborted).toBe(false);
 		await agent.prompt("more");

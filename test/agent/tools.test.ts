@@ -509,7 +509,7 @@ describe("tool call signals", () => {
 		expect(signals).not.toContain(runSignal);
 	});
 
-	it("a call after one whose signal was left clean may get that signal again; the run's abort aborts it too", async () => {
+	it("each call gets a signal of its own, and the run's abort aborts an earlier call's too (work it left running hears it)", async () => {
 		const { tool, signals } = signalRecorder("t");
 		const { agent } = agentWith([{ content: [toolCall("t", {}, "a")] }, { content: [toolCall("t", {}, "b")] }, { content: "never read" }], [tool]);
 		let abortedBeforeTheAbort: boolean | undefined;
@@ -520,7 +520,7 @@ describe("tool call signals", () => {
 			}
 		});
 		await agent.prompt("go");
-		expect(signals[1]).toBe(signals[0]);
+		expect(signals[1]).not.toBe(signals[0]);
 		expect(abortedBeforeTheAbort).toBe(false);
 		expect(signals[0]?.aborted).toBe(true);
 	});

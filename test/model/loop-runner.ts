@@ -149,7 +149,7 @@ export async function runLoopPath(path: ModelPath): Promise<RealRunResult> {
 	const conform = (expected: AnyMachineSnapshot, label: string): boolean => {
 		// Before the prompt there is no machine; after agent_end the run stops it (its life is one run).
 		if (!machine) return true;
-		const snapshot = machine.getSnapshot() as AnyMachineSnapshot;
+		const snapshot = machine.getSnapshot() as unknown as AnyMachineSnapshot;
 		if (snapshot.status === "stopped" && expected.matches("idle" as never)) return true;
 		const real = project(snapshot);
 		const modelState = project(expected);

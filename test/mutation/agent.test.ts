@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { Actor } from "xstate";
 import { Agent } from "../../src/agent.js";
-import { agentLogic } from "../../src/machines/agent-logic.js";
+import { agentLogic, withInterpreter } from "../../src/machines/agent-logic.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentMessage } from "../../src/types/messages.js";
@@ -118,14 +118,22 @@ describe("the state it mirrors", () => {
 });
 
 describe("what runs the chart", () => {
-	it("is agentchart's interpreter by default and XState's when asked (the XState machine itself)", () => {
-		expect((new Agent().actor as unknown as { logic: unknown }).logic).toBe(agentLogic);
-		expect((new Agent({ interpreter: "xstate" }).actor as unknown as { logic: unknown }).logic).toBe(agentMachine);
+	it("is agentchart's interpreter by default (unless the suite's second pass asks for XState's), on XState's Actor", () => {
+		const actor = (process.env["AGENTCHART_INTERPRETER"] === "xstate" ? withInterpreter("agentchart", () => new Agent()) : new Agent()).actor as unknown as { logic: unknown };
+		expect(actor).toBeInstanceOf(Actor);
+		expect(actor.logic).toBe(agentLogic);
 	});
 
-	// A run nobody watches runs on a lean actor; asking for agent.actor in the middle of it moves
-	// the run to an XState actor, which finishes it.
-	it("agent.actor asked for during a run is an XState actor, which runs the rest of it", async () => {
+	it("is XState's interpreter of the same chart when made with it (the behaviour suite's second pass)", () => {
+		const agent = withInterpreter("xstate", () => new Agent());
+		const logic = (agent.actor as unknown as { logic: { config: unknown } }).logic;
+		expect(logic).not.toBe(agentLogic);
+		expect(logic.config).toBe(agentMachine.config);
+	});
+
+	// A run is an XState actor from its start: asking for agent.actor in the middle of it hands out
+	// that actor, and listeners added to it then hear the rest of the run.
+	it("agent.actor asked for during a run is the run's XState actor, and its listeners hear the rest of it", async () => {
 		const scripted = createScriptedModel([{ content: "a reply in several deltas" }], { chunkSize: 2 });
 		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
 		let actor: unknown;
