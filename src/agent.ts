@@ -281,7 +281,6 @@ export class Agent {
 
 	constructor(options: AgentOptions = {}) {
 		const initial = options.initialState ?? {};
-		if (initial.tools) assertValidTools(initial.tools);
 		if (initial.messages) assertTranscript(initial.messages, "initialState.messages");
 		this.#state = new MutableAgentState(
 			initial.systemPrompt ?? "",
@@ -723,6 +722,7 @@ export class Agent {
 		this.#assertUsable();
 		if (this.#run) throw new Error(ALREADY_PROMPTING);
 		const messages = promptMessages(input, images);
+		assertValidTools(this.#state.tools);
 		await this.#runMachine({ type: "prompt", messages });
 	}
 
@@ -738,6 +738,7 @@ export class Agent {
 		if (this.#run) throw new Error(ALREADY_CONTINUING);
 		const refusal = continueRefusal(this.#state.messages, this.hasQueuedMessages());
 		if (refusal) throw new Error(refusal);
+		assertValidTools(this.#state.tools);
 		await this.#runMachine({ type: "continue" });
 	}
 
