@@ -666,7 +666,7 @@ export class Agent {
 		this.#followUps = [...context.followUpQueue];
 		this.#runs = context.runs ?? 0;
 		this.#state.errorMessage = snapshot.agent.errorMessage;
-		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal);
+		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal, snapshot.journalSeq);
 		if (snapshot.machine.status !== "active" || !context.run) return;
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
 		const run = this.#startRun();

@@ -10,9 +10,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createFileStore } from "../../src/durable/file-store.js";
 import type { StoredJournalEntry } from "../../src/durable/journal.js";
-import { createMemoryStore } from "../../src/durable/store.js";
+import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
+import { Type } from "typebox";
+import type { AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
-import { createScriptedModel } from "../../src/providers/scripted.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import { textOf } from "../agent/helpers.js";
 
 const folders: string[] = [];
@@ -52,6 +54,28 @@ for (const kind of ["memory", "file"] as const) {
 			expect(loaded?.snapshot?.machine.context.messages.map((message) => textOf(message))).toEqual(["hello", "first"]);
 		});
 
+		it("numbers a session's journal entries without repeating a number, across runs and loads", async () => {
+			const inner = await make();
+			const seqs: number[] = [];
+			const store: AgentStore = { ...inner, load: (id) => inner.load(id), saveSnapshot: (id, snapshot) => inner.saveSnapshot(id, snapshot), appendJournal: (id, stored) => (seqs.push(stored.seq), inner.appendJournal(id, stored)) };
+			const echo: AnyAgentTool = { name: "echo", label: "echo", description: "echo", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }) };
+			const replies = () => createScriptedModel([{ content: [toolCall("echo", {}, "a")] }, { content: "one" }, { content: [toolCall("echo", {}, "b")] }, { content: "two" }]);
+			const scripted = replies();
+			const first = await Agent.load({ store, sessionId: "s", initialState: { model: scripted.model, tools: [echo] }, streamFn: scripted.streamFn });
+			await first.prompt("first");
+			await first.prompt("second");
+			await first.save();
+			const again = replies();
+			const second = await Agent.load({ store, sessionId: "s", initialState: { tools: [echo] }, streamFn: again.streamFn });
+			await second.prompt("third");
+			await second.save();
+			expect(seqs.length).toBeGreaterThan(12);
+			// Each number once, rising: a load after a crash takes the entries after its snapshot's number.
+			expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+			// Between runs the store keeps no entry that a later snapshot would take for its own.
+			expect((await store.load("s"))?.snapshot?.journal).toEqual([]);
+		});
+
 		it("keeps sessions apart, whatever their ids hold", async () => {
 			const store = await make();
 			await store.saveSnapshot("../a b/c", await idleSnapshot("one"));
@@ -79,6 +103,22 @@ describe("the file store after a crash mid-write", () => {
 		// A line that checks but follows a bad one is not trusted either.
 		await appendFile(journal, `\n${(await readFile(journal, "utf8")).split("\n")[0]}\n`);
 		expect((await store.load("s"))?.snapshot?.journal.map((each) => each.seq)).toEqual([1]);
+	});
+
+	it("cuts a torn line off when it loads, so that the entries appended after it are read", async () => {
+		const root = await tempDir();
+		const store = createFileStore(root, { fsync: "never" });
+		await store.saveSnapshot("s", { ...(await idleSnapshot("x")), journalSeq: 0 });
+		await store.appendJournal("s", entry(1));
+		const journal = join(store.directoryOf("s"), "journal.jsonl");
+		await appendFile(journal, "1234abcd\t{\"seq\":2,\"ki");
+		expect((await store.load("s"))?.problems).toHaveLength(1);
+		// The next process numbers its next entry 2 again, and appends it.
+		const next = createFileStore(root, { fsync: "never" });
+		await next.appendJournal("s", entry(2));
+		const loaded = await next.load("s");
+		expect(loaded?.problems).toEqual([]);
+		expect(loaded?.snapshot?.journal.map((each) => each.seq)).toEqual([1, 2]);
 	});
 
 	it("uses the snapshot before when the last one does not read, and says so", async () => {
