@@ -1042,6 +1042,8 @@ export class Agent {
 			this.#saveSoon();
 			return;
 		}
+		// A person is asked only once the question is stored: a crash after it cannot lose it.
+		if (event.type === "approval_requested" && this.#session.saves) this.#delivery.hold(() => this.#session.saveNow(this.#takeSnapshot));
 		this.#delivery.event(event);
 	}
 
