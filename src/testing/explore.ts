@@ -83,6 +83,8 @@ export async function exploreAgent(factory: AgentFactory, options: ExploreOption
 		settleTimeoutMs: options.settleTimeoutMs ?? 5000,
 		maxReplans: 4,
 		refused: new Set(),
+		refusedLabels: new Set(),
+		takenSoFar: new Set(),
 		check: options.check,
 	};
 	const guards = installRunGuards({ strictWarnings: options.strict === true });

@@ -39,6 +39,10 @@ export interface PathRunOptions {
 	 * by the paths of a walk so that no path plans through them again.
 	 */
 	refused?: Set<string> | undefined;
+	/** Step labels your code has answered otherwise at least once: the walk no longer waits for it to answer as planned. */
+	refusedLabels?: Set<string> | undefined;
+	/** Transitions the walk's runs took so far (shared): a path whose goal others took is not planned again. */
+	takenSoFar?: Set<string> | undefined;
 	/** Your own checks, after the run settled. */
 	check?: ((agent: Agent) => readonly (string | AgentViolation)[]) | undefined;
 }
@@ -287,7 +291,7 @@ export class PathRunner {
 			let real = this.realKey();
 			// Your code may answer on its own clock: give the agent a moment to get where the model is.
 			const onItsOwn = compactionFailsAtOnce(config, step.to) || settlesAtOnce(step.to) !== undefined;
-			if (real !== step.toKey && !this.options.strict && !onItsOwn) {
+			if (real !== step.toKey && !this.options.strict && !onItsOwn && !this.options.refusedLabels?.has(step.label)) {
 				await this.until(() => this.realKey() === step.toKey);
 				real = this.realKey();
 			}
@@ -304,6 +308,10 @@ export class PathRunner {
 			// Your code decides this step otherwise (a hook that never asks approval for this tool): plan around it.
 			const refused = (this.options.refused ??= new Set());
 			refused.add(`${step.fromKey}\n${step.label}`);
+			this.options.refusedLabels?.add(step.label);
+			const goalTakes = this.plan.nodes.get(this.goal.fromKey)?.edges.get(this.goal.label)?.takes ?? [];
+			// What this path was for, other paths (or this one) took already: no need to chase it.
+			if (goalTakes.every((t) => this.taken.has(t) || this.options.takenSoFar?.has(t))) break;
 			const rest = goalReached ? [] : this.plan.replan(real, this.goal, refused);
 			if (!rest) {
 				leftAt = { step: this.index, label: step.label, reason: "the agent went where the model has no way on to the planned edge" };
@@ -315,6 +323,7 @@ export class PathRunner {
 			this.steps.splice(this.index + 1, this.steps.length, ...rest);
 		}
 		await this.finish();
+		for (const key of this.taken) this.options.takenSoFar?.add(key);
 		return { taken: this.taken, violations: this.found, performed: this.performed, replans, leftAt, goalReached };
 	}
 
