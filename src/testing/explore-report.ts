@@ -1,7 +1,7 @@
 /**
  * The report of a walk: what it ran, which transitions your configuration can take and which it
  * took, and each violation with the shortest path that shows it. `format()` prints it the way
- * docs/testing-your-agent.md explains line by line.
+ * docs/test-your-agent.md explains line by line.
  */
 import { type AgentViolation, formatViolation } from "./violations.js";
 
@@ -58,7 +58,7 @@ export function signatureOf(found: AgentViolation): string {
 
 const percent = (part: number, whole: number) => (whole === 0 ? "100" : ((100 * part) / whole).toFixed(1));
 
-/** The report as text (see docs/testing-your-agent.md). */
+/** The report as text (see docs/test-your-agent.md). */
 export function formatExploreReport(report: ExploreReport): string {
 	const { coverage } = report;
 	const lines = [
