@@ -8,7 +8,6 @@
  * The guide: docs/test-your-agent.md.
  */
 export { createScriptedModel, text, thinking, toolCall } from "../providers/scripted.js";
-export type { ScriptedBlock, ScriptedModel, ScriptedModelOptions, ScriptedReply, ScriptedReplyFactory } from "../providers/scripted.js";
 export { createFaultyModel } from "./faulty-model.js";
 export type { Fault, FaultKind, FaultyModel, FaultyModelOptions, InjectedFault } from "./faulty-model.js";
 export { checkAgentInvariants, idleViolations, recordAgent } from "./agent-checks.js";
