@@ -46,7 +46,7 @@ export function transcriptViolations(messages: readonly AgentMessage[]): AgentVi
 			for (let k = 0; k < ids.length; k++) {
 				const next = messages[index + 1 + k] as { role?: string; toolCallId?: string } | undefined;
 				if (next?.role !== "toolResult" || next.toolCallId !== ids[k]) {
-					fail(`transcript[${index}]: tool call ${ids[k]} not answered in source order (found ${next?.role}:${next?.toolCallId ?? ""})`);
+					fail(`transcript[${index}]: tool call ${ids[k]} not answered in source order (found ${next === undefined ? "the end of the transcript" : next.role === "toolResult" ? `the result of ${next.toolCallId}` : `a ${next.role} message`})`);
 					break;
 				}
 			}
