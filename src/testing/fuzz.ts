@@ -73,7 +73,8 @@ async function loadFastCheck(): Promise<FastCheck> {
 
 function scenarioArbitrary(fc: FastCheck, samples: number, faults: readonly FaultKind[], restarts: boolean): import("fast-check").Arbitrary<FuzzScenario> {
 	const commands: FuzzCommand[] = ["steer", "followUp", "abort", "continue", "prompt", "approve", "reject", ...(restarts ? (["restart", "restart"] as const) : [])];
-	const fault = fc.option(fc.record({ kind: fc.constantFrom(...faults), afterDeltas: fc.integer({ min: 0, max: 6 }) }), { freq: 3, nil: undefined });
+	// Most replies arrive whole: a fault in one reply of four leaves runs long enough to reach tools and approvals.
+	const fault = fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: fc.record({ kind: fc.constantFrom(...faults), afterDeltas: fc.integer({ min: 0, max: 6 }) }), weight: 1 });
 	const calls = samples === 0 ? fc.constant<number[]>([]) : fc.array(fc.integer({ min: 0, max: samples - 1 }), { maxLength: 2 });
 	return fc.record({
 		replies: fc.array(fc.record({ calls, fault }), { minLength: 1, maxLength: 4 }),
