@@ -133,7 +133,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 				case "approve":
 				case "reject": {
 					const waiting = agent.pendingApprovals[0];
-					if (waiting) (command === "approve" ? agent.approve(waiting.toolCallId) : agent.reject(waiting.toolCallId, "rejected by fuzzAgent"));
+					if (waiting) void (command === "approve" ? agent.approve(waiting.toolCallId) : agent.reject(waiting.toolCallId, "rejected by fuzzAgent"));
 					break;
 				}
 				case "restart": {

@@ -170,8 +170,8 @@ export async function performStep(run: PathRunner, step: WalkStep): Promise<stri
 			case "reject": {
 				const real = realCall(run, event.toolCallId, step.from);
 				if (!real) return `no real call for ${event.toolCallId}`;
-				if (event.type === "approve") agent.approve(real.toolCall.id);
-				else agent.reject(real.toolCall.id, event.reason);
+				if (event.type === "approve") void agent.approve(real.toolCall.id);
+				else void agent.reject(real.toolCall.id, event.reason);
 				return undefined;
 			}
 			case "approval.timeout":
