@@ -12,6 +12,7 @@
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { measureConcurrency, type ConcurrencyOptions } from "./concurrency.js";
+import { measureDurable, type DurableOptions } from "./durable.js";
 import { measureInspector, type InspectorOptions } from "./inspector.js";
 import { measureMemory, type MemoryOptions } from "./memory.js";
 import { type BenchResults, environmentLine, formatResults, resultsDocument } from "./report.js";
@@ -34,10 +35,11 @@ export interface BenchPlan {
 	overlap: ToolOverlapOptions;
 	replyChunker: ReplyChunkerOptions;
 	soak: SoakOptions;
+	durable: DurableOptions;
 }
 
 /** The sections of a run, in the order they run. */
-export const SECTIONS = ["throughput", "turnOverhead", "memory", "concurrency", "inspector", "overlap", "replyChunker", "soak"] as const;
+export const SECTIONS = ["throughput", "turnOverhead", "memory", "concurrency", "inspector", "overlap", "replyChunker", "soak", "durable"] as const;
 
 /** One section of a run. */
 export type SectionName = (typeof SECTIONS)[number];
@@ -52,6 +54,7 @@ export const FULL_PLAN: BenchPlan = {
 	overlap: { streamMs: 300, toolMs: 200, repetitions: 3 },
 	replyChunker: { repetitions: 9, warmups: 2 },
 	soak: { prompts: 5_000, samples: 10, agents: 10_000 },
+	durable: { prompts: 100, repetitions: 31, warmups: 3, messages: 1_000, restores: 15 },
 };
 
 /** Quick run: small sizes, one round (only checks that everything runs end to end). */
@@ -64,6 +67,7 @@ export const QUICK_PLAN: BenchPlan = {
 	overlap: { streamMs: 30, toolMs: 20, repetitions: 1 },
 	replyChunker: { replyChars: 20_000, repetitions: 1, warmups: 0 },
 	soak: { prompts: 40, samples: 2, agents: 50 },
+	durable: { prompts: 20, repetitions: 1, warmups: 0, messages: 1_000, restores: 2 },
 };
 
 /** How a run is done. */
@@ -121,6 +125,10 @@ export async function runBenchmarks(plan: BenchPlan, options: RunOptions): Promi
 	if (wanted.has("soak")) {
 		step("soak");
 		results.soak = await measureSoak(plan.soak);
+	}
+	if (wanted.has("durable")) {
+		step("durable");
+		results.durable = await measureDurable(plan.durable, random);
 	}
 	log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 	return results;
