@@ -26,11 +26,8 @@ const dir = await mkdtemp(join(tmpdir(), "agentchart-demo-"));
 const execLog = join(dir, "executions.log");
 let ok = false;
 say("starting restate-server and two workers (Node 22) behind a balancer");
-const toolStarted = Promise.withResolvers?.<string>() ?? (() => {
-	let resolve!: (worker: string) => void;
-	const promise = new Promise<string>((done) => (resolve = done));
-	return { promise, resolve };
-})();
+let toolStartedOn!: (worker: string) => void;
+const toolStarted = new Promise<string>((resolve) => (toolStartedOn = resolve));
 const cluster = await startCluster({
 	workers: 2,
 	env: { EXEC_LOG: execLog },
@@ -45,7 +42,7 @@ const cluster = await startCluster({
 				break;
 			case "tool_execution_start":
 				say(`${worker}: tool ${event.toolName} (${event.toolCallId}) started`);
-				toolStarted.resolve(worker);
+				toolStartedOn(worker);
 				break;
 			case "agent_end":
 				say(`${worker}: run ended`);
@@ -59,7 +56,7 @@ try {
 	const session = client.session(`demo-${Date.now()}`);
 	const sent = await session.send.prompt(`slow-tool:${TOOL_MS}`);
 	say(`prompt sent to session ${session.sessionId} (invocation ${sent.invocationId}); the tool takes ${TOOL_MS / 1000} s`);
-	const victim = await toolStarted.promise;
+	const victim = await toolStarted;
 	await new Promise((resolve) => setTimeout(resolve, 1000));
 	const index = cluster.workers.findIndex((worker) => worker.name === victim);
 	say(`SIGKILL ${victim} (pid ${cluster.workers[index]?.process?.pid}) while its tool runs`);

@@ -1,13 +1,15 @@
 /**
  * A local Restate cluster for the tests, the demo and the bench: restate-server, N workers
- * (each its own Node 22 process, run from the TypeScript source with tsx) behind one balancer
+ * (each its own Node 22 process, running the worker script bundled from source) behind one balancer
  * registered as the deployment, and an event hub in this process. Every process it starts is
  * stopped by `stop()`, and by this process's exit whatever the reason (see `processes.ts`).
  */
+import { rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { connect } from "node:net";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 import { type EventHub, createEventHub } from "../../src/restate/event-hub.js";
 import { type SessionEventEnvelope } from "../../src/restate/session-events.js";
 import { type Balancer, startBalancer } from "./balancer.js";
@@ -31,6 +33,20 @@ export function workerNode(): string {
 	if (Number(process.versions.node.split(".")[0]) >= 22) return process.execPath;
 	const require = createRequire(import.meta.url);
 	return join(dirname(require.resolve("node22/package.json")), "bin", "node");
+}
+
+/**
+ * The worker script bundled into one ES module (our source only; packages stay imports, found
+ * in node_modules beside it): a worker then starts in about half a second, where compiling the
+ * TypeScript at each start took three, and the random-kill test restarts workers often.
+ *
+ * @example
+ * const file = await bundleWorker(TEST_WORKER); // node_modules/.cache/agentchart-restate/session-worker-1234.mjs
+ */
+export async function bundleWorker(script: string): Promise<string> {
+	const outfile = join(ROOT, "node_modules/.cache/agentchart-restate", `${basename(script, ".ts")}-${process.pid}.mjs`);
+	await build({ entryPoints: [script], outfile, bundle: true, platform: "node", format: "esm", target: "node22", packages: "external", sourcemap: "inline", logLevel: "warning" });
+	return outfile;
 }
 
 /** One worker process of the cluster. */
@@ -98,9 +114,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 	let server: RestateServer | undefined;
 	let balancer: Balancer | undefined;
 	const workers: ClusterWorker[] = [];
-	const script = options.script ?? TEST_WORKER;
+	const script = await bundleWorker(options.script ?? TEST_WORKER);
 	const startWorker = async (worker: ClusterWorker) => {
-		worker.process = startProcess(worker.name, workerNode(), ["--import", "tsx", script], {
+		worker.process = startProcess(worker.name, workerNode(), ["--enable-source-maps", script], {
 			cwd: ROOT,
 			env: { ...process.env, ...options.env, PORT: String(worker.port), WORKER_NAME: worker.name, HUB_URL: hubUrl },
 		});
@@ -120,6 +136,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		await server?.stop();
 		await hub.close();
 		await stopAllProcesses();
+		await rm(script, { force: true });
 		throw error;
 	}
 	const running = server;
@@ -147,6 +164,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 			await running.stop();
 			await hub.close();
 			await stopAllProcesses();
+			await rm(script, { force: true });
 		},
 	};
 }
