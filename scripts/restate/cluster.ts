@@ -116,7 +116,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 	const workers: ClusterWorker[] = [];
 	const script = await bundleWorker(options.script ?? TEST_WORKER);
 	const startWorker = async (worker: ClusterWorker) => {
-		worker.process = startProcess(worker.name, workerNode(), ["--enable-source-maps", script], {
+		// RESTATE_WORKER_NODE_ARGS adds Node flags to the workers (`--cpu-prof`, say).
+		const extra = (process.env["RESTATE_WORKER_NODE_ARGS"] ?? "").split(" ").filter(Boolean);
+		worker.process = startProcess(worker.name, workerNode(), [...extra, "--enable-source-maps", script], {
 			cwd: ROOT,
 			env: { ...process.env, ...options.env, PORT: String(worker.port), WORKER_NAME: worker.name, HUB_URL: hubUrl },
 		});
@@ -160,7 +162,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		},
 		async stop() {
 			await front.close();
-			await Promise.all(workers.map(async (worker) => worker.process?.stop("SIGKILL")));
+			// SIGTERM: a worker exits at once (and writes its profile, if asked for one).
+			await Promise.all(workers.map(async (worker) => worker.process?.stop("SIGTERM")));
 			await running.stop();
 			await hub.close();
 			await stopAllProcesses();

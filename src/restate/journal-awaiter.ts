@@ -15,6 +15,8 @@
  * closure only starts when the runtime is awaited on it, so the race also starts every pending
  * step: parallel tool calls run in parallel. A race starts one macrotask after the last one
  * ended, so the steps that the winner's reaction creates (the next call of a batch) join it.
+ * Signals from outside (the cancellation, the session's mailbox) are raced beside the steps
+ * (`watch`), so they too are seen in journal order.
  */
 import { RestatePromise, type TerminalError, type internal } from "@restatedev/restate-sdk";
 
@@ -24,14 +26,19 @@ interface Waiting {
 	readonly reject: (error: unknown) => void;
 }
 
+/** A promise raced beside the steps without keeping the races going (a signal from outside). */
+interface Standing {
+	readonly promise: RestatePromise<unknown>;
+	readonly onSettle: (value: unknown, failure: TerminalError | undefined) => void;
+}
+
 /** What one race returns: which entry settled, and how. */
 interface Settled {
 	index: number;
+	standing: boolean;
 	value?: unknown;
 	failure?: TerminalError | undefined;
 }
-
-const CANCELLED = -1;
 
 /**
  * Awaits a handler's journal operations one race at a time (see the module comment).
@@ -41,8 +48,8 @@ const CANCELLED = -1;
  * const [a, b] = await Promise.all([awaiter.await(ctx.run("a", stepA)), awaiter.await(ctx.run("b", stepB))]);
  */
 export class JournalAwaiter {
-	readonly #ctx: internal.ContextInternal;
 	readonly #pending: Waiting[] = [];
+	readonly #standing: Standing[] = [];
 	#racing = false;
 	#cancelled = false;
 
@@ -50,8 +57,11 @@ export class JournalAwaiter {
 	 * @param ctx the handler's context (its `cancellation()` needs the handler option `explicitCancellation: true`)
 	 * @param onCancel called once, when Restate cancels the invocation (`abort`)
 	 */
-	constructor(ctx: internal.ContextInternal, readonly onCancel: () => void) {
-		this.#ctx = ctx;
+	constructor(ctx: internal.ContextInternal, onCancel: () => void) {
+		this.watch(ctx.cancellation(), () => {
+			this.#cancelled = true;
+			onCancel();
+		});
 	}
 
 	/** Whether the invocation was cancelled (as far as the races so far saw). */
@@ -75,16 +85,31 @@ export class JournalAwaiter {
 		});
 	}
 
+	/**
+	 * Races `promise` beside the steps from now on (it does not keep a race going by itself):
+	 * when it settles first, `onSettle` is called, in journal order with the steps' outcomes.
+	 *
+	 * @example
+	 * awaiter.watch(mailbox.promise, () => (mailArrived = true));
+	 */
+	watch<T>(promise: RestatePromise<T>, onSettle: (value: T | undefined, failure: TerminalError | undefined) => void): void {
+		this.#standing.push({ promise, onSettle: onSettle as Standing["onSettle"] });
+	}
+
 	async #race(): Promise<void> {
 		try {
 			while (this.#pending.length > 0) {
 				const entries = this.#pending.slice();
-				const racers: RestatePromise<Settled>[] = entries.map((entry, index) => entry.promise.map((value, failure): Settled => ({ index, value, failure })));
-				if (!this.#cancelled) racers.push(this.#ctx.cancellation().map((): Settled => ({ index: CANCELLED })));
+				const standing = this.#standing.slice();
+				const racers: RestatePromise<Settled>[] = [
+					...entries.map((entry, index) => entry.promise.map((value, failure): Settled => ({ index, standing: false, value, failure }))),
+					...standing.map((entry, index) => entry.promise.map((value, failure): Settled => ({ index, standing: true, value, failure }))),
+				];
 				const settled = await RestatePromise.race(racers);
-				if (settled.index === CANCELLED) {
-					this.#cancelled = true;
-					this.onCancel();
+				if (settled.standing) {
+					const entry = standing[settled.index] as Standing;
+					this.#standing.splice(this.#standing.indexOf(entry), 1);
+					entry.onSettle(settled.value, settled.failure);
 					continue;
 				}
 				const entry = entries[settled.index] as Waiting;

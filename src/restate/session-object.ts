@@ -126,8 +126,11 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 	const queue = async (ctx: restate.ObjectSharedContext, mode: QueuedMessage["mode"], input: QueuedInput): Promise<QueuedResult> => {
 		const message = await messageOf(ctx, input);
 		await ctx.objectClient(inboxApi, ctx.key).push({ mode, message });
-		// A run going on takes it at its next turn's end; otherwise this delivery (queued behind
-		// the run, if one is going on) starts or feeds one. Whichever comes first finds the message.
+		// A run going on takes it at its next turn's end (told by its mailbox); otherwise this
+		// delivery (queued behind the run, if one is going on) starts or feeds one. Whichever
+		// comes first finds the message.
+		const run = await ctx.get<RunInProgress>(STATE_KEYS.run);
+		if (run?.mailbox) ctx.resolveAwakeable(run.mailbox, true);
 		ctx.objectSendClient(selfApi, ctx.key).deliver();
 		return { queued: true };
 	};

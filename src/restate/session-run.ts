@@ -9,7 +9,8 @@
  * operations in the same order:
  * - each model call and each tool call is a step (`journaled-model.ts`, `journaled-tools.ts`);
  * - at each turn's end the turn's messages are checkpointed (for `state` while the run goes on)
- *   and the session's inbox is asked for messages steered or queued meanwhile;
+ *   and, if the mailbox awakeable fired, the session's inbox is asked for messages steered or
+ *   queued meanwhile;
  * - at the end the snapshot is taken in a step and stored (its timestamps and `createdAt` are
  *   the first execution's: state writes must repeat byte for byte on a replay).
  * The agent's own timers are off (tool and stall time limits run inside the steps, approvals
@@ -126,7 +127,6 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	const number = ((await ctx.get<number>(STATE_KEYS.runs)) ?? 0) + 1;
 	ctx.set(STATE_KEYS.runs, number);
 	const run: RunInProgress = { invocationId: ctx.request().id, number, turns: 0 };
-	ctx.set(STATE_KEYS.run, run);
 	const awaiter = new JournalAwaiter(internalCtx, () => cancel.abort(new Error("The run was aborted")));
 
 	const base = setup.agentOptions(ctx.key);
@@ -155,10 +155,26 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	// Turn checkpoints and the inbox, at each turn's end (the chart waits for its listeners there).
 	let checkpointed = stored?.machine.context.messages.length ?? base.initialState?.messages?.length ?? 0;
 	let compacted = false;
+	// Messages steered or queued meanwhile wait in the inbox; reading it is a call to another
+	// object, so the run reads it only after the mailbox awakeable said something arrived (the
+	// `steer` handler resolves it). A message that arrives as the mailbox is renewed is found by
+	// the delivery that `steer` also queues behind this run.
 	const inbox = inboxOf(ctx, setup.inboxName);
+	let mailArrived = false;
+	const openMailbox = () => {
+		const mailbox = ctx.awakeable<boolean>();
+		run.mailbox = mailbox.id;
+		awaiter.watch(mailbox.promise, () => (mailArrived = true));
+	};
+	openMailbox();
+	ctx.set(STATE_KEYS.run, run);
 	const atTurnEnd = async (event: AgentEvent) => {
 		if (event.type === "auto_compaction_end" && event.result) compacted = true;
 		if (event.type !== "turn_end" || !open || !agent) return;
+		// A final turn (a plain reply, nothing queued) needs no checkpoint: the store follows at
+		// once. Should the run go on after all, the next checkpoint takes these messages too.
+		const final = event.toolResults.length === 0 && event.message.role === "assistant" && event.message.stopReason === "stop" && !mailArrived && !agent.hasQueuedMessages();
+		if (final) return;
 		const current = agent.state.messages;
 		const checkpoint: TurnCheckpoint = compacted ? { messages: current.slice(), replace: true } : { messages: current.slice(checkpointed) };
 		compacted = false;
@@ -166,7 +182,13 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		const turn = ++run.turns;
 		const journaled = await awaiter.await(ctx.run(`checkpoint ${turn}`, () => checkpoint));
 		ctx.set(STATE_KEYS.turn(turn), journaled);
+		const readInbox = mailArrived;
+		if (readInbox) {
+			mailArrived = false;
+			openMailbox();
+		}
 		ctx.set(STATE_KEYS.run, run);
+		if (!readInbox) return;
 		const mail = await awaiter.await(inbox.take());
 		for (const item of mail) {
 			if (item.mode === "steer") agent.steer(item.message);

@@ -45,6 +45,8 @@ export interface RunInProgress {
 	number: number;
 	/** Turns finished so far in this invocation (their messages are in `messages`). */
 	turns: number;
+	/** The awakeable that `steer` and `followUp` resolve to tell the run its inbox has mail. */
+	mailbox?: string | undefined;
 }
 
 /** A session as the `state` handler reports it: transcript, queues, pending approvals. */
