@@ -32,6 +32,9 @@ export default defineConfig({
 			// Thousands of runs until V8 makes its pretenuring decisions: seconds for each of the
 			// mutants it covers (nearly all), and no mutator turns a run-lived object into a literal.
 			"test/util/run-lived.test.ts",
+			// The examples run as programs (child processes, where no mutant is active), and take
+			// longer than the 3 s limit below to start.
+			"test/examples/examples.test.ts",
 		],
 		// One module graph per run instead of one per test file: StrykerJS starts a fresh worker
 		// for every mutant, so each mutant still gets freshly evaluated modules.

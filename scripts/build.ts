@@ -5,15 +5,14 @@
  *    declarations and source maps. One output file per source file keeps optional integrations
  *    (`agentchart/mcp`, the OpenAI SDK, the visualizer's server) in modules of their own, loaded
  *    only when used.
- * 2. The visualizer page: `visualizer/app.ts` bundled by esbuild (a build-time tool only) into
- *    `dist/visualizer/app.js`, beside its HTML and CSS, so the installed package serves a
- *    prebuilt page and never needs a bundler at run time.
+ * 2. The visualizer page (scripts/build-page.ts): `visualizer/app.ts` bundled into
+ *    `dist/visualizer/app.js`, beside its HTML and CSS.
  */
 import { spawnSync } from "node:child_process";
-import { copyFile, mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { buildPage } from "./build-page.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = `${root}dist/`;
@@ -23,20 +22,7 @@ await rm(dist, { recursive: true, force: true });
 // tsc emits even when it reports type errors; the build still fails on them, after the page.
 const compiled = spawnSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", `${root}tsconfig.build.json`], { stdio: "inherit" });
 
-const page = `${dist}visualizer/`;
-await mkdir(page, { recursive: true });
-await build({
-	entryPoints: [`${root}visualizer/app.ts`],
-	outfile: `${page}app.js`,
-	bundle: true,
-	format: "esm",
-	platform: "browser",
-	target: "es2022",
-	minify: false,
-	sourcemap: "linked",
-	logLevel: "warning",
-});
-for (const file of ["index.html", "style.css"]) await copyFile(`${root}visualizer/${file}`, `${page}${file}`);
+await buildPage();
 if (compiled.status !== 0) {
 	console.error("build: tsc reported errors (see above)");
 	process.exit(compiled.status ?? 1);

@@ -281,7 +281,6 @@ export class Agent {
 
 	constructor(options: AgentOptions = {}) {
 		const initial = options.initialState ?? {};
-		if (initial.tools) assertValidTools(initial.tools);
 		if (initial.messages) assertTranscript(initial.messages, "initialState.messages");
 		this.#state = new MutableAgentState(
 			initial.systemPrompt ?? "",
@@ -667,7 +666,7 @@ export class Agent {
 		this.#followUps = [...context.followUpQueue];
 		this.#runs = context.runs ?? 0;
 		this.#state.errorMessage = snapshot.agent.errorMessage;
-		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal);
+		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal, snapshot.journalSeq);
 		if (snapshot.machine.status !== "active" || !context.run) return;
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
 		const run = this.#startRun();
@@ -723,6 +722,7 @@ export class Agent {
 		this.#assertUsable();
 		if (this.#run) throw new Error(ALREADY_PROMPTING);
 		const messages = promptMessages(input, images);
+		assertValidTools(this.#state.tools);
 		await this.#runMachine({ type: "prompt", messages });
 	}
 
@@ -738,6 +738,7 @@ export class Agent {
 		if (this.#run) throw new Error(ALREADY_CONTINUING);
 		const refusal = continueRefusal(this.#state.messages, this.hasQueuedMessages());
 		if (refusal) throw new Error(refusal);
+		assertValidTools(this.#state.tools);
 		await this.#runMachine({ type: "continue" });
 	}
 
@@ -931,8 +932,8 @@ export class Agent {
 			config: this.#config(),
 			steeringMode: this.#steeringMode,
 			followUpMode: this.#followUpMode,
-			steeringQueue: this.#steering,
-			followUpQueue: this.#followUps,
+			steeringQueue: [...this.#steering],
+			followUpQueue: [...this.#followUps],
 			awaitDelivery: true,
 			runs: this.#runs,
 		};
@@ -1041,6 +1042,8 @@ export class Agent {
 			this.#saveSoon();
 			return;
 		}
+		// A person is asked only once the question is stored: a crash after it cannot lose it.
+		if (event.type === "approval_requested" && this.#session.saves) this.#delivery.hold(() => this.#session.saveNow(this.#takeSnapshot));
 		this.#delivery.event(event);
 	}
 

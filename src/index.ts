@@ -85,6 +85,7 @@ export { getOverflowPatterns, isContextOverflow } from "./providers/overflow.js"
 export { estimateContextTokens, estimateMessageTokens } from "./compaction/estimate.js";
 export { planCompaction, type CompactionPlan } from "./compaction/cut-point.js";
 export { serializeConversation, summarizeWithModel } from "./compaction/summarize.js";
+export { isCompactionSummary } from "./compaction/is-compaction-summary.js";
 // OpenAI-compatible provider
 export { streamOpenAICompletions } from "./providers/openai-completions.js";
 export { createOpenAICompatibleModel, type OpenAICompatibleModelOptions } from "./providers/openai-models.js";

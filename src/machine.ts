@@ -15,7 +15,7 @@ import type { agentLogic } from "./machines/agent-logic.js";
 import { agentMachine } from "./machines/agent-machine.js";
 
 export { agentMachine };
-export { hydrateAgentContext, persistAgentContext, type AgentRuntime, type PersistedAgentMachine, type PlainAgentContext } from "./durable/snapshot.js";
+export { hydrateAgentContext, persistAgentContext, type AgentRuntime } from "./durable/snapshot.js";
 export { replySubscriberMachine } from "./reply/subscriber-machine.js";
 
 /**

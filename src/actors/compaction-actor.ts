@@ -46,7 +46,8 @@ const compactionPromise = fromPromise<CompactionOutput, CompactionActorInput | R
 		messagesDropped: plan.dropped,
 		timestamp: Date.now(),
 	};
-	const messages: AgentMessage[] = [summaryMessage, ...plan.kept];
+	// The summary is agentchart's own entry (a TranscriptMessage); AgentMessage, as pi's, leaves it out unless an app declares it.
+	const messages = [summaryMessage, ...plan.kept] as AgentMessage[];
 	return {
 		messages,
 		result: {

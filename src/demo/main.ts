@@ -5,48 +5,19 @@
  * lists the flags.
  */
 import { Agent } from "../agent.js";
-import { createScriptedModel, text, thinking, toolCall } from "../providers/scripted.js";
 import { streamAnthropic } from "../providers/anthropic.js";
 import type { AgentEvent } from "../types/agent.js";
-import type { Context } from "../types/model.js";
 import { selectDemoModel } from "./anthropic-select.js";
 import { DEMO_USAGE, type DemoArgs, DemoUsageError, parseDemoArgs } from "./cli-args.js";
 import { selectOpenAICompatibleModel } from "./openai-select.js";
+import { defaultDemoQuestion, scriptedDemoAgent } from "./scripted-agent.js";
 import { clockTool, weatherTool } from "./tools.js";
 
-const QUESTION = "What's the weather in Paris right now, and what time is it there?";
 const useColor = process.stdout.isTTY === true;
 const paint = (code: number, value: string) => (useColor ? `\x1b[${code}m${value}\x1b[0m` : value);
 const dim = (value: string) => paint(2, value);
 const bold = (value: string) => paint(1, value);
 const cyan = (value: string) => paint(36, value);
-
-function resultText(context: Context): string[] {
-	return context.messages
-		.filter((message) => message.role === "toolResult")
-		.map((message) => message.content.map((block) => (block.type === "text" ? block.text : "")).join(""));
-}
-
-function scriptedAgent(): Agent {
-	const scripted = createScriptedModel(
-		[
-			{
-				content: [
-					thinking("Two independent lookups: weather and local time. Run them in parallel."),
-					text("Let me check both at once."),
-					toolCall("get_weather", { city: "Paris" }),
-					toolCall("get_time", { city: "Paris" }),
-				],
-			},
-			(context) => ({ content: `Here is what I found:\n${resultText(context).map((line) => `- ${line}`).join("\n")}` }),
-		],
-		{ chunkSize: 6, delayMs: 15 },
-	);
-	return new Agent({
-		initialState: { model: scripted.model, systemPrompt: "You are a concise assistant.", tools: [weatherTool, clockTool] },
-		streamFn: scripted.streamFn,
-	});
-}
 
 function printEvents(agent: Agent): void {
 	let lastKind: "text" | "thinking" | undefined;
@@ -115,7 +86,7 @@ function untilInterrupted(): Promise<void> {
 }
 
 /** The agent the command line asks for. */
-function createDemoAgent(args: DemoArgs): { agent: Agent; label: string } {
+function createDemoAgent(args: DemoArgs, question: string): { agent: Agent; label: string } {
 	const options = { systemPrompt: "You are a concise assistant.", tools: [weatherTool, clockTool] };
 	if (args.provider === "openai-compatible") {
 		if (!args.baseUrl) throw new DemoUsageError("--provider openai-compatible needs --base-url (e.g. http://127.0.0.1:11434/v1)");
@@ -125,7 +96,7 @@ function createDemoAgent(args: DemoArgs): { agent: Agent; label: string } {
 	}
 	if (args.baseUrl !== undefined || args.apiKey !== undefined) throw new DemoUsageError("--base-url and --api-key apply to --provider openai-compatible");
 	const choice = selectDemoModel(args, process.env);
-	if (choice.kind === "scripted") return { agent: scriptedAgent(), label: "scripted (no API key needed)" };
+	if (choice.kind === "scripted") return { agent: scriptedDemoAgent(question), label: "scripted (no API key needed)" };
 	const agent = new Agent({ initialState: { model: choice.model, ...options }, streamFn: streamAnthropic, getApiKey: () => choice.apiKey });
 	return { agent, label: `${choice.model.id} (Anthropic)` };
 }
@@ -141,7 +112,8 @@ async function main(): Promise<void> {
 		console.log(DEMO_USAGE);
 		return;
 	}
-	const { agent, label } = createDemoAgent(args);
+	const question = args.prompt ?? defaultDemoQuestion;
+	const { agent, label } = createDemoAgent(args, question);
 	console.log(dim(`model: ${label}`));
 
 	let closeVisualizer: (() => Promise<void>) | undefined;
@@ -163,7 +135,7 @@ async function main(): Promise<void> {
 	}
 
 	printEvents(agent);
-	await agent.prompt(args.prompt ?? QUESTION);
+	await agent.prompt(question);
 	if (agent.state.errorMessage) {
 		console.error(`error: ${agent.state.errorMessage}`);
 		process.exitCode = 1;

@@ -5,13 +5,14 @@
  *   flushed, renamed over the old one; the one before is kept as `snapshot.prev.json`);
  * - `journal.jsonl`: the journal, appended one line per entry, each line carrying a CRC-32 of
  *   its JSON. A line a crash cut short (or any line that does not check) ends what is read,
- *   and is reported.
+ *   is reported, and is cut off the file when the session is loaded (so that what is appended
+ *   next is read again).
  *
  * When a snapshot is saved between runs, the journal it has seen is emptied (its entries are
  * in the transcript). Writes to one session go one at a time, in order.
  */
 import { closeSync, fsyncSync, openSync } from "node:fs";
-import { appendFile, mkdir, open, readFile, rename, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, open, readFile, rename, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import type { StoredJournalEntry } from "./journal.js";
@@ -71,8 +72,11 @@ async function readSnapshotFile(path: string): Promise<{ snapshot?: AgentSnapsho
 	}
 }
 
-/** The journal's entries that check, and what was left out after the first that does not. */
-async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[]; problem?: string }> {
+/**
+ * The journal's entries that check, and what was left out after the first that does not
+ * (`goodLength`: the bytes of the lines that check).
+ */
+async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[]; problem?: string; goodLength?: number }> {
 	let text: string;
 	try {
 		text = await readFile(path, "utf8");
@@ -82,6 +86,7 @@ async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[
 	}
 	const entries: StoredJournalEntry[] = [];
 	const lines = text.split("\n");
+	let goodLength = 0;
 	for (let index = 0; index < lines.length; index++) {
 		const line = lines[index] as string;
 		// The text ends with a newline: the last piece is empty unless a write was cut short.
@@ -98,9 +103,10 @@ async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[
 		}
 		if (!entry) {
 			const dropped = lines.length - index - (lines.at(-1) === "" ? 1 : 0);
-			return { entries, problem: `${path}: line ${index + 1} does not check (a write cut short); it and ${dropped - 1} after it were left out` };
+			return { entries, goodLength, problem: `${path}: line ${index + 1} does not check (a write cut short); it and ${dropped - 1} after it were left out` };
 		}
 		entries.push(entry);
+		goodLength += Buffer.byteLength(line) + 1;
 	}
 	return { entries };
 }
@@ -176,8 +182,16 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				if (previous.snapshot && current.problem) problems.push(`used ${PREVIOUS} instead`);
 				snapshot = previous.snapshot;
 			}
-			const journal = await readJournal(join(dir, JOURNAL));
-			if (journal.problem) problems.push(journal.problem);
+			const journalPath = join(dir, JOURNAL);
+			const journal = await readJournal(journalPath);
+			if (journal.problem) {
+				problems.push(journal.problem);
+				// Cut back to the lines that check: an entry appended after a torn line would join it and be lost too.
+				await enqueue(sessionId, async () => {
+					await truncate(journalPath, journal.goodLength ?? 0);
+					if (fsync !== "never") await flushFile(journalPath);
+				});
+			}
 			if (!snapshot) {
 				if (journal.entries.length > 0 || problems.length > 0) problems.push("no snapshot could be read: the session starts again from nothing");
 				return problems.length > 0 ? { snapshot: undefined, problems } : undefined;

@@ -120,16 +120,20 @@ export interface EffectJournal {
 export class JournalIndex implements EffectJournal {
 	readonly #records = new Map<string, EffectRecord>();
 	readonly #entries: StoredJournalEntry[] = [];
+	/** The last number given: numbers never repeat in a session, also after entries are forgotten. */
+	#lastSeq: number;
 	/** Called with each entry once it is numbered (a store persists it here). */
 	onAppend: ((entry: StoredJournalEntry) => void | PromiseLike<void>) | undefined;
 
-	constructor(entries: readonly StoredJournalEntry[] = []) {
+	/** `lastSeq`: the last number the session gave (a snapshot's `journalSeq`), if its entries were forgotten. */
+	constructor(entries: readonly StoredJournalEntry[] = [], lastSeq = 0) {
+		this.#lastSeq = lastSeq;
 		for (const entry of entries) this.#index(entry);
 	}
 
-	/** The number the next entry gets (one more than the last). */
+	/** The number the next entry gets (one more than the last given). */
 	get nextSeq(): number {
-		return (this.#entries.at(-1)?.seq ?? 0) + 1;
+		return this.#lastSeq + 1;
 	}
 
 	/** Every entry, in order. */
@@ -160,6 +164,7 @@ export class JournalIndex implements EffectJournal {
 
 	#index(entry: StoredJournalEntry): void {
 		this.#entries.push(entry);
+		if (entry.seq > this.#lastSeq) this.#lastSeq = entry.seq;
 		let record = this.#records.get(entry.effect);
 		if (!record) {
 			record = {};
@@ -202,7 +207,12 @@ export function toolEffectId(runId: string, turn: number, callKey: string): stri
 	return `${runId}.t${turn}.${callKey}`;
 }
 
-/** The text the model gets for a tool call a restart interrupted and that was not run again. */
+/**
+ * The text the model gets for a tool call a restart interrupted and that was not run again.
+ *
+ * @example
+ * interruptedText("charge", undefined); // 'Tool "charge" was interrupted by a restart and not run again ...'
+ */
 export function interruptedText(toolName: string, progress: ToolProgress | undefined): string {
 	const reported = progress?.partialResult.content
 		.map((block) => (block.type === "text" ? block.text : `[${block.type}]`))

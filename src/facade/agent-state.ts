@@ -1,13 +1,16 @@
 import { assertTranscript } from "../agent-input.js";
-import { assertValidTools } from "../tools/tool-schema.js";
 import type { AgentState, AgentThinkingLevel, AnyAgentTool } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 import type { Model } from "../types/model.js";
 
 /**
  * The object `agent.state` returns (always the same one, as pi's): the agent's data when it is
- * idle, and its mirror of the run while one is in progress. `tools` and `messages` are checked
- * and copied on assignment; the runtime fields are written by the agent only.
+ * idle, and its mirror of the run while one is in progress. `tools` and `messages` are copied on
+ * assignment; the runtime fields are written by the agent only.
+ *
+ * A tool list is taken as given, as pi takes it (a pi app may store tool stubs such as
+ * `{ name, description }`): its tools are checked when a run starts (see `assertValidTools`).
+ * Messages are checked here, since a bad one would corrupt the transcript itself.
  */
 export class MutableAgentState implements AgentState {
 	systemPrompt: string;
@@ -34,7 +37,7 @@ export class MutableAgentState implements AgentState {
 		return this.#tools;
 	}
 	set tools(value: AnyAgentTool[]) {
-		assertValidTools(value);
+		if (!Array.isArray(value)) throw new TypeError(`state.tools: expected an array of tools, got ${value === null ? "null" : typeof value}`);
 		this.#tools = [...value];
 	}
 

@@ -157,6 +157,31 @@ export class ListenerDelivery {
 	}
 
 	/**
+	 * Queues a wait: what is queued after it is delivered once `until` settles (a rejection is
+	 * reported as a listener's failure).
+	 *
+	 * @example
+	 * delivery.hold(() => session.saveNow(takeSnapshot)); // the next event reaches listeners once stored
+	 */
+	hold(until: () => Promise<void>): void {
+		const wait = async () => {
+			try {
+				await until();
+			} catch (error) {
+				this.host.listenerFailed(describeError(error));
+			} finally {
+				this.#inFlight--;
+			}
+		};
+		if (this.#inFlight === 0) {
+			this.#inFlight = 1;
+			this.#tail = wait();
+			return;
+		}
+		this.#step(wait);
+	}
+
+	/**
 	 * Undefined when every queued step is done; otherwise the promise of the last one. The
 	 * stream actor waits on it after each event, as pi's loop awaits each `emit`.
 	 *

@@ -25,8 +25,9 @@ export class DurableSession {
 		readonly store: AgentStore | undefined,
 		readonly sessionId: string | undefined,
 		entries: readonly StoredJournalEntry[] = [],
+		lastSeq = 0,
 	) {
-		this.journal = new JournalIndex(entries);
+		this.journal = new JournalIndex(entries, lastSeq);
 		const id = sessionId;
 		if (store && id !== undefined) {
 			this.journal.onAppend = (entry) => {

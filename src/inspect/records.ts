@@ -120,7 +120,16 @@ export interface DeltaSummaryRecord extends RecordBase {
 	segments?: DeltaSegment[] | undefined;
 }
 
-/** Everything an inspector produces: one NDJSON line each in a recording. */
+/**
+ * One record of an inspector, in the `@statelyai/inspect` wire format plus agentchart's own
+ * kinds: what `subscribe` delivers in batches, `recordToNdjson` writes one per line, and the
+ * visualizer replays.
+ *
+ * @example
+ * inspector.subscribe((records: InspectionRecord[]) => {
+ *   for (const record of records) if (record.type === "@agentchart.emitted") console.log(record.event.type);
+ * });
+ */
 export type InspectionRecord = ActorRecord | EventRecord | SnapshotRecord | MicrostepRecord | EmittedRecord | DroppedRecord | DeltaSummaryRecord;
 
 /** The parts of an actor ref that inspection reads; XState's public type hides `_parent` and `src`. */

@@ -117,7 +117,9 @@ export class McpConnection {
 			state,
 			refreshingTools: snapshot.matches({ ready: "refreshing-tools" }),
 			attempts: context.attempts,
+			// The connection knows only the listing; ConnectedMcpServers counts what is offered.
 			toolCount: context.tools.length,
+			listedToolCount: context.tools.length,
 		};
 		if (context.lastError !== undefined) status.lastError = context.lastError;
 		const pid = state === "ready" ? context.session?.pid : undefined;

@@ -1,6 +1,6 @@
 import { McpConnection, type McpConnectionActor } from "./connection.js";
 import { toolPrefixFor } from "./names.js";
-import { McpToolCatalog, type CatalogSource } from "./tool-catalog.js";
+import { McpToolCatalog, type CatalogResult, type CatalogSource } from "./tool-catalog.js";
 import type { McpAgentTool } from "./tool-adapter.js";
 import type { McpClientInfo, McpProblem, McpServerConfig, McpServerStatus } from "./types.js";
 
@@ -141,7 +141,7 @@ function report(listener: () => void): void {
 class ConnectedMcpServers implements McpServers {
 	private readonly entries = new Map<string, ServerEntry>();
 	private readonly catalog = new McpToolCatalog();
-	private current: { tools: McpAgentTool[]; problems: McpProblem[] } = { tools: [], problems: [] };
+	private current: CatalogResult = { tools: [], problems: [], offered: new Map() };
 	private readonly reported = new Set<string>();
 	private readonly toolListeners = new Set<(tools: McpAgentTool[]) => void>();
 	private readonly statusListeners = new Set<(status: McpServerStatus) => void>();
@@ -173,13 +173,21 @@ class ConnectedMcpServers implements McpServers {
 	}
 
 	private onConnectionChange(entry: ServerEntry): void {
-		const status = entry.connection.status();
+		// Rebuilt first, so the status reports the tools that are offered now.
+		if (entry.connection.tools !== entry.lastTools) this.rebuild();
+		const status = this.statusOf(entry.connection);
 		const statusKey = JSON.stringify(status);
 		if (statusKey !== entry.lastStatus) {
 			entry.lastStatus = statusKey;
 			for (const listener of this.statusListeners) report(() => listener(status));
 		}
-		if (entry.connection.tools !== entry.lastTools) this.rebuild();
+	}
+
+	/** A connection's status, counting the tools `tools()` offers from it. */
+	private statusOf(connection: McpConnection): McpServerStatus {
+		const status = connection.status();
+		status.toolCount = this.current.offered.get(connection.server) ?? 0;
+		return status;
 	}
 
 	private rebuild(): void {
@@ -215,7 +223,7 @@ class ConnectedMcpServers implements McpServers {
 	}
 
 	status(): McpServerStatus[] {
-		return [...this.entries.values()].map(({ connection }) => connection.status());
+		return [...this.entries.values()].map(({ connection }) => this.statusOf(connection));
 	}
 
 	problems(): McpProblem[] {

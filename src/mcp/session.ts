@@ -5,6 +5,7 @@ import { ProgressNotificationSchema, ToolListChangedNotificationSchema } from "@
 import type { McpCallResult } from "./content.js";
 import { errorMessage, isConnectionLoss } from "./errors.js";
 import type { McpClientInfo, McpServerConfig, McpStdioServerConfig, McpToolInfo } from "./types.js";
+import { exitReasonFromStderr } from "./stderr-summary.js";
 
 /**
  * One MCP session: a transport (a child process, or an HTTP session) and the SDK client on
@@ -19,8 +20,8 @@ import type { McpClientInfo, McpServerConfig, McpStdioServerConfig, McpToolInfo 
  * which would cut long tool calls short.
  */
 const NO_SDK_TIMEOUT_MS = 2_147_483_647;
-/** How much of a server's stderr is kept for the message when it exits unexpectedly. */
-const STDERR_TAIL_CHARS = 2000;
+/** How much of a server's stderr is kept for the message when it exits unexpectedly (a crash's stack included). */
+const STDERR_TAIL_CHARS = 8000;
 /** How long a final close waits for the server to end the HTTP session (DELETE). */
 const TERMINATE_SESSION_MS = 1000;
 
@@ -155,15 +156,7 @@ export class McpSession {
 
 	private closedReason(): string {
 		if (!(this.transport instanceof StdioClientTransport)) return "the server closed the connection";
-		// One line, so it reads well inside status lines and error results.
-		const tail = this.stderrTail
-			.trim()
-			.split("\n")
-			.slice(-5)
-			.map((line) => line.trim())
-			.filter((line) => line !== "")
-			.join(" / ");
-		return tail ? `the server process exited; last stderr: ${tail}` : "the server process exited";
+		return exitReasonFromStderr(this.stderrTail);
 	}
 
 	private markLost(reason: string): void {

@@ -19,6 +19,8 @@ export interface CatalogSource {
 export interface CatalogResult {
 	tools: McpAgentTool[];
 	problems: McpProblem[];
+	/** How many tools each server has in `tools`, by server name. */
+	offered: Map<string, number>;
 }
 
 interface CachedTool {
@@ -46,12 +48,14 @@ export class McpToolCatalog {
 	build(sources: readonly CatalogSource[]): CatalogResult {
 		const tools: McpAgentTool[] = [];
 		const problems: McpProblem[] = [];
+		const offered = new Map<string, number>();
 		const owners = new Map<string, string>();
 		const nextCache = new Map<string, CachedTool>();
 		for (const source of sources) {
 			const server = source.caller.server;
 			const include = source.includeTools ? new Set(source.includeTools) : undefined;
 			const exclude = new Set(source.excludeTools ?? []);
+			offered.set(server, 0);
 			for (const info of source.tools) {
 				if ((include && !include.has(info.name)) || exclude.has(info.name)) continue;
 				if (info.taskSupport === "required") {
@@ -90,11 +94,12 @@ export class McpToolCatalog {
 					continue;
 				}
 				owners.set(name, server);
+				offered.set(server, (offered.get(server) ?? 0) + 1);
 				tools.push(cached.tool);
 			}
 		}
 		this.cache = nextCache;
-		return { tools, problems };
+		return { tools, problems, offered };
 	}
 
 	private entryFor(key: string, source: CatalogSource, info: McpToolInfo, name: string): CachedTool {

@@ -135,7 +135,7 @@ export type McpConnectionState = "connecting" | "ready" | "reconnecting" | "fail
  * A server's connection status, as `status()` and `onStatusChange` report it.
  *
  * @example
- * // { server: "everything", state: "ready", refreshingTools: false, attempts: 0, toolCount: 13, pid: 4242 }
+ * // { server: "everything", state: "ready", refreshingTools: false, attempts: 0, toolCount: 12, listedToolCount: 13, pid: 4242 }
  * const [status] = mcp.status();
  */
 export interface McpServerStatus {
@@ -148,8 +148,10 @@ export interface McpServerStatus {
 	attempts: number;
 	/** Why the last attempt failed or the connection was lost. */
 	lastError?: string | undefined;
-	/** How many tools the server lists (before filtering and schema checks). */
+	/** How many of the server's tools `tools()` offers (after filters, schema checks and name clashes). */
 	toolCount: number;
+	/** How many tools the server lists; those not offered are in `problems()` or filtered out by `includeTools`/`excludeTools`. */
+	listedToolCount: number;
 	/** The server process id, for a connected stdio server. */
 	pid?: number | undefined;
 }

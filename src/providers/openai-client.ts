@@ -27,10 +27,22 @@ const sdkMaxRetryDelayMs = 8_000;
 const maxErrorBodyBytes = 64 * 1024;
 
 let sdkPromise: Promise<OpenAISdk> | undefined;
+let missingSdkWarned = false;
+
+/** The message when `openai` is not installed: it is an optional peer, so nothing installed it. */
+export const missingOpenAISdkMessage =
+	'streamOpenAICompletions needs the "openai" package, which is not installed: run `npm install openai` (an optional peer dependency of agentchart)';
+
+function isMissingPackage(error: unknown): boolean {
+	const code = (error as { code?: unknown } | null)?.code;
+	return (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes("openai");
+}
 
 /**
  * Loads the `openai` package once. A failed load is not cached, so installing the package
- * fixes the next call.
+ * fixes the next call. When the package is missing, the rejection says to install it, and the
+ * process gets a warning (printed on stderr) the first time: a stream function never throws, so
+ * the cause would otherwise sit only in the failed reply's `errorMessage`.
  *
  * @example
  * const { OpenAI } = await loadOpenAISdk();
@@ -38,8 +50,15 @@ let sdkPromise: Promise<OpenAISdk> | undefined;
 export function loadOpenAISdk(): Promise<OpenAISdk> {
 	sdkPromise ??= import("openai").catch((error: unknown) => {
 		sdkPromise = undefined;
+		if (isMissingPackage(error)) {
+			if (!missingSdkWarned && typeof process !== "undefined" && typeof process.emitWarning === "function") {
+				missingSdkWarned = true;
+				process.emitWarning(missingOpenAISdkMessage, { code: "AGENTCHART_OPENAI_MISSING" });
+			}
+			throw new Error(missingOpenAISdkMessage, { cause: error });
+		}
 		const reason = error instanceof Error ? error.message : String(error);
-		throw new Error(`The "openai" package could not be loaded (npm install openai): ${reason}`);
+		throw new Error(`The "openai" package could not be loaded (npm install openai): ${reason}`, { cause: error });
 	});
 	return sdkPromise;
 }
@@ -49,6 +68,8 @@ export interface CapturedErrorBody {
 	status: number;
 	contentType: string;
 	text: string;
+	/** The request that got this answer (`POST http://127.0.0.1:11434/v1/chat/completions`). */
+	request?: string | undefined;
 }
 
 /** Records what the client's fetch saw, for error messages. */
@@ -170,7 +191,9 @@ export function createCallFetch(
 		const response = await baseFetch(input, init);
 		if (response.ok) return response;
 		const text = await readBounded(response);
-		recorder.last = { status: response.status, contentType: response.headers.get("content-type") ?? "", text };
+		const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+		const method = init?.method ?? (input instanceof Request ? input.method : "GET");
+		recorder.last = { status: response.status, contentType: response.headers.get("content-type") ?? "", text, request: `${method} ${url}` };
 		const headers = new Headers(response.headers);
 		headers.delete("content-length");
 		headers.delete("content-encoding");

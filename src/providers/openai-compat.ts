@@ -353,19 +353,31 @@ function definedFields<T extends object>(value: T): { [K in keyof T]?: Exclude<T
 }
 
 /**
- * The switches for a call: the model's own `compat`, over the defaults of the server its
- * base URL points to, over OpenAI's behaviour. Claude models on OpenRouter get Anthropic
- * cache markers.
+ * The known server a model is for: the one its `provider` names (`openai`, `groq`, `ollama`,
+ * ...), as pi-ai takes the provider before the URL; otherwise the one its base URL points to.
+ */
+function serverForModel(model: Pick<Model, "baseUrl" | "provider">): OpenAICompatibleServer {
+	return openAICompatibleServers.find((server) => server.id === model.provider) ?? detectOpenAICompatibleServer(model.baseUrl);
+}
+
+/**
+ * The switches for a call: the model's own `compat`, over the defaults of its server, over
+ * OpenAI's behaviour. The server is the one the model's `provider` names, else the one its base
+ * URL points to: a model whose provider is `"openai"` gets OpenAI's request form (`developer`
+ * role, `max_completion_tokens`, `store: false`) wherever it is served, as pi-ai sends it. A
+ * hosted provider's model served from a local address needs no key, as local servers don't.
+ * Claude models on OpenRouter get Anthropic cache markers.
  *
  * @example
  * resolveOpenAICompat(createOpenAICompatibleModel({ baseUrl: "http://127.0.0.1:11434/v1", id: "qwen3" })).maxTokensField;
  * // "max_tokens"
  */
-export function resolveOpenAICompat(model: Pick<Model, "baseUrl" | "id" | "compat">): ResolvedOpenAICompat {
-	const server = detectOpenAICompatibleServer(model.baseUrl);
+export function resolveOpenAICompat(model: Pick<Model, "baseUrl" | "id" | "compat"> & Partial<Pick<Model, "provider">>): ResolvedOpenAICompat {
+	const server = model.provider === undefined ? detectOpenAICompatibleServer(model.baseUrl) : serverForModel({ baseUrl: model.baseUrl, provider: model.provider });
 	const own = definedFields((model.compat ?? {}) as OpenAICompletionsCompat);
 	const { requiresMistralToolIds, ...switches } = own;
-	const resolved: ResolvedOpenAICompat = { ...baseline, ...definedFields(server.compat), ...switches };
+	const keyless = server.port === undefined && isLocalBaseUrl(model.baseUrl) ? { requiresApiKey: false } : {};
+	const resolved: ResolvedOpenAICompat = { ...baseline, ...definedFields(server.compat), ...keyless, ...switches };
 	if (requiresMistralToolIds && switches.toolCallIdFormat === undefined) resolved.toolCallIdFormat = "mistral";
 	if (server.id === "openrouter" && model.id.startsWith("anthropic/") && own.cacheControlFormat === undefined) {
 		resolved.cacheControlFormat = "anthropic";

@@ -11,6 +11,7 @@
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model } from "../types/model.js";
 import { createAssistantMessage } from "./assistant-message.js";
+import { baseUrlProblem } from "./base-url.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
 import {
 	createOpenAIClient,
@@ -46,6 +47,8 @@ async function runOpenAICall(
 	const recorder: ErrorBodyRecorder = {};
 	let sdk: OpenAISdk | undefined;
 	try {
+		const problem = baseUrlProblem(model.baseUrl);
+		if (problem) throw new Error(`Model ${model.id} (provider ${model.provider}): ${problem}`);
 		const compat = resolveOpenAICompat(model);
 		const apiKey = resolveOpenAIApiKey(model, options, compat);
 		if (!apiKey) throw new Error(missingOpenAIKeyMessage(model));

@@ -127,6 +127,17 @@ export interface ErrorContext {
 	lastErrorBody?: CapturedErrorBody;
 }
 
+/**
+ * A 404 or 405 usually means the base URL is wrong (most often a missing `/v1`), and the
+ * server's own message ("not found") does not say which URL it was asked for. A 404 that names
+ * a model (Ollama's `model "x" not found`) is about the model, so it gets the URL only.
+ */
+function withRequestForWrongPath(message: string, status: number, request: string): string {
+	if (status !== 404 && status !== 405) return message;
+	const hint = /\bmodel\b/i.test(message) ? "" : ": is the base URL right? OpenAI-compatible servers usually serve the API under /v1";
+	return `${message} (${request}${hint})`;
+}
+
 /** The SDK's default request timeout: 10 minutes. */
 const sdkDefaultTimeoutMs = 600_000;
 
@@ -153,7 +164,8 @@ export function describeOpenAIError(error: unknown, sdk: OpenAISdk | undefined, 
 		}
 		if (error instanceof sdk.APIError && typeof error.status === "number") {
 			const body = context.lastErrorBody?.status === error.status ? context.lastErrorBody : undefined;
-			return describeHttpError(error.status, body ?? { status: error.status, contentType: "", text: error.message.replace(/^\d{3}\s*/, "") });
+			const described = describeHttpError(error.status, body ?? { status: error.status, contentType: "", text: error.message.replace(/^\d{3}\s*/, "") });
+			return withRequestForWrongPath(described, error.status, body?.request ?? `POST ${context.baseUrl.replace(/\/+$/, "")}/chat/completions`);
 		}
 	}
 	if (error instanceof Error) {

@@ -3,6 +3,7 @@
  * whatever model someone pulled, so an entry is built from a base URL and a model id.
  */
 import type { Model, ThinkingLevel } from "../types/model.js";
+import { baseUrlProblem } from "./base-url.js";
 import { detectOpenAICompatibleServer, type OpenAICompletionsCompat } from "./openai-compat.js";
 
 /** What {@link createOpenAICompatibleModel} needs; everything but `baseUrl` and `id` has a default. */
@@ -39,7 +40,8 @@ const defaultMaxTokens = 16_384;
 /**
  * Builds a model entry for any OpenAI-compatible server. The server's defaults are found from
  * the base URL when the model is used (see `resolveOpenAICompat`); `compat` overrides them.
- * Giving `maxTokens` explicitly also makes it the limit sent by default.
+ * Giving `maxTokens` explicitly also makes it the limit sent by default. Throws a `TypeError`
+ * for a base URL that is not an `http://` or `https://` URL.
  *
  * @example
  * import { Agent, createOpenAICompatibleModel, streamOpenAICompletions } from "agentchart";
@@ -48,6 +50,8 @@ const defaultMaxTokens = 16_384;
  * const agent = new Agent({ initialState: { model, systemPrompt: "Be brief.", tools: [] }, streamFn: streamOpenAICompletions });
  */
 export function createOpenAICompatibleModel(options: OpenAICompatibleModelOptions): Model<"openai-completions"> {
+	const problem = baseUrlProblem(options.baseUrl);
+	if (problem) throw new TypeError(`createOpenAICompatibleModel: ${problem}`);
 	const baseUrl = options.baseUrl.trim().replace(/\/+$/, "");
 	const server = detectOpenAICompatibleServer(baseUrl);
 	const compat: OpenAICompletionsCompat = {

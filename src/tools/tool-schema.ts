@@ -2,10 +2,12 @@ import type { TSchema } from "typebox";
 import { validatorFor } from "./validate-arguments.js";
 
 /**
- * Tool definitions are checked when they are given to an agent, not when the model first
- * calls them: a broken schema found at call time reaches the model as a confusing tool error
- * (and, for some providers, fails the whole request), while found at definition time it is a
- * programming error with the tool's name on it.
+ * Tool definitions are checked when a run starts (`prompt()`, `continue()`), not when the model
+ * first calls them: a broken schema found at call time reaches the model as a confusing tool
+ * error (and, for some providers, fails the whole request), while found before the run it is a
+ * programming error with the tool's name on it. They are not checked on assignment
+ * (`agent.state.tools = ...`), because pi accepts any list there and pi apps store tool stubs
+ * (`{ name, description }`) that never run.
  */
 
 const JSON_TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
@@ -156,9 +158,9 @@ interface ToolShape {
 }
 
 /**
- * Checks a list of tools as it is given to an agent: every tool has a name, an `execute`
+ * Checks a list of tools as a run starts with it: every tool has a name, an `execute`
  * function and a valid parameter schema, and no two tools share a name. Throws a `TypeError`
- * that names the tool and every problem found.
+ * that names the tool and every problem found (`prompt()` and `continue()` reject with it).
  *
  * @example
  * assertValidTools([add, add]); // TypeError: Tools: two tools are named "add" (tools[0] and tools[1])

@@ -37,13 +37,14 @@ const checkSubSchema = (schema: object, value: unknown): boolean => {
 	}
 };
 
+/**
+ * Where an issue is, as a dotted path ("root" for the arguments object itself). A missing
+ * property is reported at the object that lacks it, with every missing name in the message
+ * (`root: must have required properties n, unit`). pi-ai 0.73.1 puts it at the first missing
+ * name (`n: must have required properties n, unit`), which reads as if `n` were there and wrong.
+ */
 function issuePath(issue: TLocalizedValidationError): string {
-	let path = issue.instancePath.replace(/^\//, "").replace(/\//g, ".");
-	if (issue.keyword === "required") {
-		const missing = issue.params.requiredProperties[0];
-		if (missing !== undefined) path = path ? `${path}.${missing}` : missing;
-	}
-	return path || "root";
+	return issue.instancePath.replace(/^\//, "").replace(/\//g, ".") || "root";
 }
 
 /**

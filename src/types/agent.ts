@@ -9,25 +9,52 @@ import type { AssistantMessageEvent, StreamFn } from "./stream.js";
  * - `parallel` (default): preflight one by one in source order, then execute concurrently.
  * - `sequential`: preflight and execute one call at a time.
  * - `streaming`: each call starts as soon as its `toolcall_end` has streamed.
+ *
+ * @example
+ * const agent = new Agent({ toolExecution: "streaming" });
  */
 export type ToolExecutionMode = "sequential" | "parallel" | "streaming";
 
-/** How many queued messages one poll of a queue takes. */
+/**
+ * How many queued messages one poll of a queue takes.
+ *
+ * @example
+ * agent.steeringMode = "all"; // the next poll takes every queued steering message
+ */
 export type QueueMode = "all" | "one-at-a-time";
 
-/** The agent's reasoning setting: off, or a level. */
+/**
+ * The agent's reasoning setting: off, or a level.
+ *
+ * @example
+ * const agent = new Agent({ initialState: { thinkingLevel: "medium" } });
+ */
 export type AgentThinkingLevel = "off" | ThinkingLevel;
 
-/** A tool call content block (the `toolCall` member of an assistant message's content). */
+/**
+ * A tool call content block (the `toolCall` member of an assistant message's content).
+ *
+ * @example
+ * const calls = reply.content.filter((block): block is AgentToolCall => block.type === "toolCall");
+ */
 export type AgentToolCall = Extract<AssistantMessage["content"][number], { type: "toolCall" }>;
 
 /**
  * The arguments type of a tool: the static type of its schema (`typebox` 1.x's `Static`, as
  * in pi 0.73.1). `unknown` for a schema whose shape TypeScript cannot see.
+ *
+ * @example
+ * const params = Type.Object({ path: Type.String() });
+ * type ReadArgs = ToolArguments<typeof params>; // { path: string }
  */
 export type ToolArguments<TParameters extends ToolParameters> = Static<TParameters>;
 
-/** What a tool returns. */
+/**
+ * What a tool returns.
+ *
+ * @example
+ * const result: AgentToolResult<{ bytes: number }> = { content: [{ type: "text", text: "done" }], details: { bytes: 4 } };
+ */
 export interface AgentToolResult<TDetails = unknown> {
 	/** What the model sees. */
 	content: (TextContent | ImageContent)[];
@@ -40,7 +67,15 @@ export interface AgentToolResult<TDetails = unknown> {
 	terminate?: boolean | undefined;
 }
 
-/** Receives partial results while a tool runs (becomes `tool_execution_update`). */
+/**
+ * Receives partial results while a tool runs (becomes `tool_execution_update`).
+ *
+ * @example
+ * async execute(_id, params, signal, onUpdate) {
+ *   onUpdate?.({ content: [{ type: "text", text: "50 %" }], details: { progress: 0.5 } });
+ *   // ...
+ * }
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AgentToolUpdateCallback<TDetails = any> = (partialResult: AgentToolResult<TDetails>) => void;
 
@@ -104,18 +139,32 @@ export type ApprovalRule<TArgs> = { bivarianceHack(args: TArgs): boolean }["biva
 /**
  * A tool of any parameter and details type, as stored in tool lists. Tools are contravariant
  * in their parameters, so a list of differently typed tools needs this erased form.
+ *
+ * @example
+ * const tools: AnyAgentTool[] = [readTool, writeTool];
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyAgentTool = AgentTool<any, any>;
 
-/** The transcript and tools of one run, as hooks see it. */
+/**
+ * The transcript and tools of one run, as hooks see it.
+ *
+ * @example
+ * agent.beforeToolCall = async ({ context }) => (context.messages.length > 100 ? { block: true, reason: "too long" } : undefined);
+ */
 export interface AgentContext {
 	systemPrompt: string;
 	messages: AgentMessage[];
 	tools?: AnyAgentTool[] | undefined;
 }
 
-/** Returned by `beforeToolCall` to stop a call from running. */
+/**
+ * Returned by `beforeToolCall` to stop a call from running.
+ *
+ * @example
+ * agent.beforeToolCall = async ({ toolCall }) =>
+ *   toolCall.name === "delete_file" ? { block: true, reason: "Deleting files is not allowed", terminate: true } : undefined;
+ */
 export interface BeforeToolCallResult {
 	/** Do not run the tool; it gets an error result. */
 	block?: boolean | undefined;
@@ -130,7 +179,12 @@ export interface BeforeToolCallResult {
 	approval?: "required" | undefined;
 }
 
-/** Returned by `afterToolCall`: each given field replaces the tool's own. */
+/**
+ * Returned by `afterToolCall`: each given field replaces the tool's own.
+ *
+ * @example
+ * agent.afterToolCall = async ({ result, isError }) => (isError ? undefined : { details: { ...result.details, audited: true } });
+ */
 export interface AfterToolCallResult {
 	content?: (TextContent | ImageContent)[] | undefined;
 	details?: unknown | undefined;
@@ -138,7 +192,15 @@ export interface AfterToolCallResult {
 	terminate?: boolean | undefined;
 }
 
-/** What `beforeToolCall` sees. `args` are the validated arguments; changing them changes what `execute` gets. */
+/**
+ * What `beforeToolCall` sees. `args` are the validated arguments; changing them changes what `execute` gets.
+ *
+ * @example
+ * agent.beforeToolCall = async ({ toolCall, args }) => {
+ *   if (toolCall.name === "shell") (args as { timeout?: number }).timeout ??= 30; // execute gets the changed args
+ *   return undefined;
+ * };
+ */
 export interface BeforeToolCallContext {
 	assistantMessage: AssistantMessage;
 	toolCall: AgentToolCall;
@@ -146,7 +208,15 @@ export interface BeforeToolCallContext {
 	context: AgentContext;
 }
 
-/** What `afterToolCall` sees. */
+/**
+ * What `afterToolCall` sees.
+ *
+ * @example
+ * agent.afterToolCall = async ({ toolCall, isError }) => {
+ *   console.log(`${toolCall.name}: ${isError ? "failed" : "ok"}`);
+ *   return undefined;
+ * };
+ */
 export interface AfterToolCallContext {
 	assistantMessage: AssistantMessage;
 	toolCall: AgentToolCall;
@@ -156,7 +226,13 @@ export interface AfterToolCallContext {
 	context: AgentContext;
 }
 
-/** The Agent's observable state. */
+/**
+ * The Agent's observable state.
+ *
+ * @example
+ * agent.state.systemPrompt = "Be brief."; // takes effect on the next run
+ * if (!agent.state.isStreaming) agent.state.messages = savedMessages; // copied on assignment
+ */
 export interface AgentState {
 	systemPrompt: string;
 	model: Model;
@@ -175,7 +251,12 @@ export interface AgentState {
 	readonly errorMessage?: string | undefined;
 }
 
-/** The result of a compaction: what was summarised and what was kept. */
+/**
+ * The result of a compaction: what was summarised and what was kept.
+ *
+ * @example
+ * const { tokensBefore, tokensAfter, messagesDropped } = await agent.compact();
+ */
 export interface CompactionResult {
 	/** The summary text. */
 	summary: string;
@@ -191,10 +272,20 @@ export interface CompactionResult {
 	splitTurn: boolean;
 }
 
-/** How a call that waited for approval was decided. */
+/**
+ * How a call that waited for approval was decided.
+ *
+ * @example
+ * agent.subscribe((event) => { if (event.type === "approval_resolved" && event.decision === "timed-out") console.log(event.toolCallId, "timed out"); });
+ */
 export type ApprovalOutcome = "approved" | "rejected" | "timed-out" | "aborted";
 
-/** A tool call waiting for a person's decision (`agent.pendingApprovals`). */
+/**
+ * A tool call waiting for a person's decision (`agent.pendingApprovals`).
+ *
+ * @example
+ * for (const pending of agent.pendingApprovals) console.log(pending.toolName, pending.args, pending.reason);
+ */
 export interface PendingApproval {
 	toolCallId: string;
 	toolName: string;
@@ -206,14 +297,40 @@ export interface PendingApproval {
 	deadline?: number | undefined;
 }
 
-/** Why a compaction ran. */
+/**
+ * Why a compaction ran.
+ *
+ * @example
+ * agent.subscribe((event) => { if (event.type === "auto_compaction_start" && event.reason === "overflow") console.log("context overflowed"); });
+ */
 export type CompactionReason = "threshold" | "overflow" | "manual";
 
 /**
- * Everything the agent reports, in order. The ten pi 0.73.1 events plus agentchart's two
+ * Everything the agent reports, in order: the ten pi 0.73.1 events plus agentchart's two
  * approval events and two compaction events.
+ *
+ * The tool events carry what pi's carry, typed as loosely as pi types them (`any`), so pi
+ * listener code compiles unchanged:
+ * - `args`: the tool call's arguments as the model sent them (`toolCall.arguments`), before
+ *   validation and coercion;
+ * - `partialResult`: what the tool passed to `onUpdate`, an {@link AgentToolResult};
+ * - `result`: the call's final {@link AgentToolResult} (`content` for the model, `details`
+ *   for the application), after `afterToolCall`; for a call that failed, was blocked or had
+ *   invalid arguments, `{ content: [{ type: "text", text: <the error> }], details: {} }` with
+ *   `isError: true`.
+ *
+ * Pass type arguments for stricter types, or use {@link StrictAgentEvent}.
+ *
+ * @typeParam TArgs - The type of `args` (pi: `any`).
+ * @typeParam TResult - The type of `result` and `partialResult` (pi: `any`).
+ *
+ * @example
+ * agent.subscribe((event) => {
+ *   if (event.type === "tool_execution_end") console.log(event.toolName, event.isError, event.result.content);
+ * });
  */
-export type AgentEvent =
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AgentEvent<TArgs = any, TResult = any> =
 	| { type: "agent_start" }
 	| { type: "agent_end"; messages: AgentMessage[] }
 	| { type: "turn_start" }
@@ -222,11 +339,11 @@ export type AgentEvent =
 	/** Only for assistant messages while they stream. */
 	| { type: "message_update"; message: AgentMessage; assistantMessageEvent: AssistantMessageEvent }
 	| { type: "message_end"; message: AgentMessage }
-	| { type: "tool_execution_start"; toolCallId: string; toolName: string; args: unknown }
-	| { type: "tool_execution_update"; toolCallId: string; toolName: string; args: unknown; partialResult: unknown }
-	| { type: "tool_execution_end"; toolCallId: string; toolName: string; result: unknown; isError: boolean }
+	| { type: "tool_execution_start"; toolCallId: string; toolName: string; args: TArgs }
+	| { type: "tool_execution_update"; toolCallId: string; toolName: string; args: TArgs; partialResult: TResult }
+	| { type: "tool_execution_end"; toolCallId: string; toolName: string; result: TResult; isError: boolean }
 	/** agentchart: a tool call waits for a person's decision. */
-	| { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown; reason?: string | undefined }
+	| { type: "approval_requested"; toolCallId: string; toolName: string; args: TArgs; reason?: string | undefined }
 	/** agentchart: the decision on a call that waited (`timed-out` and `aborted` are rejections too). */
 	| {
 			type: "approval_resolved";
@@ -234,7 +351,7 @@ export type AgentEvent =
 			toolName: string;
 			decision: ApprovalOutcome;
 			/** The arguments the call runs with, when approved. */
-			args?: unknown;
+			args?: TArgs;
 			reason?: string | undefined;
 	  }
 	| { type: "auto_compaction_start"; reason: CompactionReason }
@@ -247,24 +364,70 @@ export type AgentEvent =
 			errorMessage?: string | undefined;
 	  };
 
-/** Converts transcript entries to LLM messages before each call. */
+/**
+ * {@link AgentEvent} with the tool events typed by what they hold: `args` as `unknown` (the
+ * model's arguments, unvalidated) and `result` / `partialResult` as
+ * `AgentToolResult<unknown>`. A listener written for it is accepted wherever an
+ * `AgentEvent` listener is.
+ *
+ * @example
+ * agent.subscribe((event: StrictAgentEvent) => {
+ *   if (event.type === "tool_execution_end") {
+ *     const text = event.result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+ *     console.log(`${event.toolName}: ${text}`);
+ *   }
+ * });
+ */
+export type StrictAgentEvent = AgentEvent<unknown, AgentToolResult<unknown>>;
+
+/**
+ * Converts transcript entries to LLM messages before each call.
+ *
+ * @example
+ * const convertToLlm: ConvertToLlm = (messages) => messages.filter((message): message is Message => message.role !== "note");
+ */
 export type ConvertToLlm = (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
-/** Rewrites the transcript (pruning, injection) before each call. */
+/**
+ * Rewrites the transcript (pruning, injection) before each call.
+ *
+ * @example
+ * const transformContext: TransformContext = async (messages) => messages.slice(-50); // keep the last 50
+ */
 export type TransformContext = (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
-/** Resolves an API key per LLM call. */
+/**
+ * Resolves an API key per LLM call.
+ *
+ * @example
+ * const getApiKey: GetApiKey = (provider) => (provider === "anthropic" ? process.env["MY_ANTHROPIC_KEY"] : undefined);
+ */
 export type GetApiKey = (provider: string) => Promise<string | undefined> | string | undefined;
-/** Runs before a tool call executes; may block it. */
+/**
+ * Runs before a tool call executes; may block it.
+ *
+ * @example
+ * const confirm: BeforeToolCallHook = async ({ toolCall }) => ((await askUser(toolCall.name)) ? undefined : { block: true, reason: "The user said no" });
+ */
 export type BeforeToolCallHook = (
 	context: BeforeToolCallContext,
 	signal?: AbortSignal,
 ) => Promise<BeforeToolCallResult | undefined>;
-/** Runs after a tool call; may override its result field by field. */
+/**
+ * Runs after a tool call; may override its result field by field.
+ *
+ * @example
+ * const redact: AfterToolCallHook = async ({ result }) => ({ content: result.content.map((block) => (block.type === "text" ? { ...block, text: block.text.replaceAll(secret, "***") } : block)) });
+ */
 export type AfterToolCallHook = (
 	context: AfterToolCallContext,
 	signal?: AbortSignal,
 ) => Promise<AfterToolCallResult | undefined>;
 
-/** What `shouldStopAfterTurn` sees (pi's low-level loop). */
+/**
+ * What `shouldStopAfterTurn` sees (pi's low-level loop).
+ *
+ * @example
+ * const shouldStopAfterTurn = ({ toolResults }: ShouldStopAfterTurnContext) => toolResults.some((result) => result.isError);
+ */
 export interface ShouldStopAfterTurnContext {
 	/** The turn's assistant message. */
 	message: AssistantMessage;
@@ -276,7 +439,12 @@ export interface ShouldStopAfterTurnContext {
 	newMessages: AgentMessage[];
 }
 
-/** After each turn: true ends the run (queued steering and follow-ups stay queued). */
+/**
+ * After each turn: true ends the run (queued steering and follow-ups stay queued).
+ *
+ * @example
+ * const stopOnError: ShouldStopAfterTurn = ({ message }) => message.stopReason === "error";
+ */
 export type ShouldStopAfterTurn = (context: ShouldStopAfterTurnContext) => boolean | Promise<boolean>;
 
 export type { StreamFn, ToolCall, SimpleStreamOptions };

@@ -5,7 +5,12 @@
  * pi-ai provider (or persisted by a pi application) can be used here unchanged.
  */
 
-/** Plain text, in a user message, an assistant reply or a tool result. */
+/**
+ * Plain text, in a user message, an assistant reply or a tool result.
+ *
+ * @example
+ * const block: TextContent = { type: "text", text: "Hello" };
+ */
 export interface TextContent {
 	type: "text";
 	/** The text itself. */
@@ -14,7 +19,12 @@ export interface TextContent {
 	textSignature?: string;
 }
 
-/** Model reasoning ("extended thinking"). Never shown to end users by default. */
+/**
+ * Model reasoning ("extended thinking"). Never shown to end users by default.
+ *
+ * @example
+ * const reasoning = reply.content.filter((block): block is ThinkingContent => block.type === "thinking").map((block) => block.thinking);
+ */
 export interface ThinkingContent {
 	type: "thinking";
 	/** The reasoning text. For redacted blocks a placeholder such as "[Reasoning redacted]". */
@@ -28,7 +38,12 @@ export interface ThinkingContent {
 	redacted?: boolean;
 }
 
-/** An inline image, base64 encoded. */
+/**
+ * An inline image, base64 encoded.
+ *
+ * @example
+ * await agent.prompt("What is in this picture?", [{ type: "image", data: pngBase64, mimeType: "image/png" }]);
+ */
 export interface ImageContent {
 	type: "image";
 	/** Base64 data without a `data:` prefix. */
@@ -37,7 +52,12 @@ export interface ImageContent {
 	mimeType: string;
 }
 
-/** A tool call made by the model, part of an assistant message. */
+/**
+ * A tool call made by the model, part of an assistant message.
+ *
+ * @example
+ * const calls = reply.content.filter((block): block is ToolCall => block.type === "toolCall").map((call) => call.name);
+ */
 export interface ToolCall {
 	type: "toolCall";
 	/** Provider-assigned id that the matching tool result refers to. */
@@ -53,7 +73,13 @@ export interface ToolCall {
 	thoughtSignature?: string;
 }
 
-/** Token counts and their cost for one assistant message. */
+/**
+ * Token counts and their cost for one assistant message.
+ *
+ * @example
+ * const { input, output, cost } = reply.usage;
+ * console.log(`${input} in, ${output} out, $${cost.total.toFixed(4)}`);
+ */
 export interface Usage {
 	/** Uncached input tokens. */
 	input: number;
@@ -82,6 +108,9 @@ export interface Usage {
  * - `toolUse`: the model wants tools to run.
  * - `error`: the request or the stream failed (`errorMessage` says why).
  * - `aborted`: the caller aborted it.
+ *
+ * @example
+ * if (reply.stopReason === "length") console.warn("cut off by the output token limit");
  */
 export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
 

@@ -1,7 +1,12 @@
 import type { ImageContent, StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "./content.js";
 import type { Api, Provider } from "./model.js";
 
-/** A message from the user: text, or text and images. */
+/**
+ * A message from the user: text, or text and images.
+ *
+ * @example
+ * await agent.prompt({ role: "user", content: "Describe the picture", timestamp: Date.now() });
+ */
 export interface UserMessage {
 	role: "user";
 	/** A plain string, or content blocks for text mixed with images. */
@@ -10,15 +15,41 @@ export interface UserMessage {
 	timestamp: number;
 }
 
-/** A diagnostic a provider attached to a message (retries, repairs, warnings). */
+/**
+ * The error a diagnostic records (pi-ai's `DiagnosticErrorInfo`).
+ *
+ * @example
+ * const info: DiagnosticErrorInfo = { name: "Error", message: "socket hang up", code: "ECONNRESET" };
+ */
+export interface DiagnosticErrorInfo {
+	name?: string;
+	message: string;
+	stack?: string;
+	/** A Node error code (`ECONNRESET`) or a provider's numeric code. */
+	code?: string | number;
+}
+
+/**
+ * A diagnostic a provider attached to a message (retries, repairs, warnings). The same shape as
+ * pi-ai 0.73.1's, so messages pass between pi-ai's types and agentchart's both ways.
+ *
+ * @example
+ * for (const diagnostic of reply.diagnostics ?? []) console.warn(diagnostic.type, diagnostic.error?.message);
+ */
 export interface AssistantMessageDiagnostic {
 	type: string;
 	timestamp: number;
-	error?: { name?: string; message: string; stack?: string; code?: string };
-	details?: unknown;
+	error?: DiagnosticErrorInfo;
+	details?: Record<string, unknown>;
 }
 
-/** A reply from the model. Also the shape of a failed or aborted call (see `stopReason`). */
+/**
+ * A reply from the model. Also the shape of a failed or aborted call (see `stopReason`).
+ *
+ * @example
+ * const last = agent.state.messages.at(-1);
+ * if (last?.role === "assistant" && last.stopReason === "error") console.error(last.errorMessage);
+ */
 export interface AssistantMessage {
 	role: "assistant";
 	/** Text, reasoning and tool calls, in the order the model produced them. */
@@ -45,7 +76,12 @@ export interface AssistantMessage {
 	timestamp: number;
 }
 
-/** The result of one tool call, sent back to the model. */
+/**
+ * The result of one tool call, sent back to the model.
+ *
+ * @example
+ * const results = agent.state.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
+ */
 export interface ToolResultMessage<TDetails = any> {
 	role: "toolResult";
 	/** Id of the tool call this answers. */
@@ -62,27 +98,46 @@ export interface ToolResultMessage<TDetails = any> {
 	timestamp: number;
 }
 
-/** The messages a model understands. */
+/**
+ * The messages a model understands.
+ *
+ * @example
+ * const llmMessages: Message[] = agent.state.messages.filter((message): message is Message => ["user", "assistant", "toolResult"].includes(message.role));
+ */
 export type Message = UserMessage | AssistantMessage | ToolResultMessage;
 
 /**
- * Extension point for application-specific transcript entries. Add your own by declaration
- * merging; `convertToLlm` decides how (or whether) they reach the model.
+ * Extension point for application-specific transcript entries, as in pi 0.73.1: empty by
+ * default, so `AgentMessage` is `Message` and code written for pi (`messages.at(-1)?.content`,
+ * a `switch` on `role` over the three LLM roles) compiles unchanged. Add your own entries by
+ * declaration merging; `convertToLlm` decides how (or whether) they reach the model.
+ *
+ * agentchart writes one entry of its own, and only when compaction runs (`compaction.enabled`,
+ * or `agent.compact()`): a {@link CompactionSummaryMessage}. Code that reads such transcripts
+ * either reads it as {@link TranscriptMessage}s or declares the entry here, as below, so
+ * that the type system makes it handle it. (pi's coding agent declares a `compactionSummary`
+ * entry of its own, of which agentchart's is a superset.)
  *
  * @example
+ * import type { CompactionSummaryMessage } from "agentchart";
+ *
  * declare module "agentchart" {
  *   interface CustomAgentMessages {
  *     notification: { role: "notification"; text: string; timestamp: number };
+ *     compactionSummary: CompactionSummaryMessage;
  *   }
  * }
  */
-export interface CustomAgentMessages {
-	compactionSummary: CompactionSummaryMessage;
-}
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface CustomAgentMessages {}
 
 /**
  * The summary that replaces older messages after a compaction. The default `convertToLlm`
  * sends it to the model as a user message wrapped in `<summary>` tags.
+ *
+ * @example
+ * const transcript: readonly TranscriptMessage[] = agent.state.messages;
+ * const summaries = transcript.filter(isCompactionSummary).map((entry) => entry.summary);
  */
 export interface CompactionSummaryMessage {
 	role: "compactionSummary";
@@ -96,5 +151,26 @@ export interface CompactionSummaryMessage {
 	timestamp: number;
 }
 
-/** Anything that can live in an agent's transcript: LLM messages plus custom entries. */
+/**
+ * Anything that can live in an agent's transcript: LLM messages plus the entries declared in
+ * {@link CustomAgentMessages}. As pi's, it leaves out agentchart's compaction summary unless
+ * you declare it; {@link TranscriptMessage} is the union with it.
+ *
+ * @example
+ * const last = agent.state.messages.at(-1);
+ * if (last?.role === "assistant") console.log(last.stopReason);
+ */
 export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
+
+/**
+ * What a transcript can hold at run time once compaction has run: every {@link AgentMessage}
+ * and agentchart's {@link CompactionSummaryMessage}. The stricter type to read a transcript
+ * with, for code that must not miss the summary.
+ *
+ * @example
+ * const transcript: readonly TranscriptMessage[] = agent.state.messages;
+ * for (const entry of transcript) {
+ *   console.log(entry.role === "compactionSummary" ? `summary of ${entry.messagesDropped} messages` : entry.role);
+ * }
+ */
+export type TranscriptMessage = AgentMessage | CompactionSummaryMessage;

@@ -1,7 +1,12 @@
 import type { TSchema } from "typebox";
 import type { Message } from "./messages.js";
 
-/** Wire protocols with known names; any other string is allowed for custom providers. */
+/**
+ * Wire protocols with known names; any other string is allowed for custom providers.
+ *
+ * @example
+ * const isAnthropic = (model: Model) => model.api === ("anthropic-messages" satisfies KnownApi);
+ */
 export type KnownApi =
 	| "openai-completions"
 	| "mistral-conversations"
@@ -13,15 +18,35 @@ export type KnownApi =
 	| "google-generative-ai"
 	| "google-vertex"
 	| "scripted";
-/** The wire protocol a model speaks. */
+/**
+ * The wire protocol a model speaks.
+ *
+ * @example
+ * const model: Model<"openai-completions"> = createOpenAICompatibleModel({ baseUrl: "http://127.0.0.1:11434/v1", id: "qwen3:8b" });
+ */
 export type Api = KnownApi | (string & {});
-/** The provider that serves a model, e.g. "anthropic". */
+/**
+ * The provider that serves a model, e.g. "anthropic".
+ *
+ * @example
+ * const key = process.env[`${model.provider.toUpperCase()}_API_KEY`];
+ */
 export type Provider = string;
 
-/** Reasoning effort requested from a reasoning model. */
+/**
+ * Reasoning effort requested from a reasoning model.
+ *
+ * @example
+ * await streamAnthropic(model, context, { reasoning: "high" }).result();
+ */
 export type ThinkingLevel = "minimal" | "low" | "medium" | "high" | "xhigh";
 
-/** Token budgets per thinking level, overriding a provider's defaults. */
+/**
+ * Token budgets per thinking level, overriding a provider's defaults.
+ *
+ * @example
+ * const agent = new Agent({ thinkingBudgets: { low: 2048, medium: 8192, high: 24_576 } });
+ */
 export interface ThinkingBudgets {
 	minimal?: number | undefined;
 	low?: number | undefined;
@@ -29,18 +54,38 @@ export interface ThinkingBudgets {
 	high?: number | undefined;
 }
 
-/** How long a provider should keep the prompt cache. */
+/**
+ * How long a provider should keep the prompt cache.
+ *
+ * @example
+ * streamAnthropic(model, context, { cacheRetention: "long" }); // a 1-hour prompt cache
+ */
 export type CacheRetention = "none" | "short" | "long";
-/** Transport preference for providers that support more than SSE. */
+/**
+ * Transport preference for providers that support more than SSE.
+ *
+ * @example
+ * const agent = new Agent({ transport: "sse" });
+ */
 export type Transport = "sse" | "websocket" | "websocket-cached" | "auto";
 
-/** HTTP status and headers of a provider response, given to `onResponse`. */
+/**
+ * HTTP status and headers of a provider response, given to `onResponse`.
+ *
+ * @example
+ * const agent = new Agent({ onResponse: (response: ProviderResponse) => console.log(response.status, response.headers["x-request-id"]) });
+ */
 export interface ProviderResponse {
 	status: number;
 	headers: Record<string, string>;
 }
 
-/** A model and what it costs and supports. */
+/**
+ * A model and what it costs and supports.
+ *
+ * @example
+ * const model: Model = { ...getModel("anthropic", "claude-haiku-4-5"), baseUrl: "https://gateway.example.com" };
+ */
 export interface Model<TApi extends Api = Api> {
 	/** Id sent to the provider, e.g. "claude-sonnet-4-5". */
 	id: string;
@@ -66,11 +111,20 @@ export interface Model<TApi extends Api = Api> {
 	maxTokens: number;
 	/** Extra HTTP headers for every request. */
 	headers?: Record<string, string> | undefined;
-	/** Provider compatibility switches. */
-	compat?: Record<string, unknown> | undefined;
+	/**
+	 * Provider compatibility switches, e.g. `OpenAICompletionsCompat` for the OpenAI-compatible
+	 * provider. Typed as loosely as any of pi-ai's per-API switch types, so pi-ai's model entries
+	 * are agentchart models as they are.
+	 */
+	compat?: object | undefined;
 }
 
-/** Options every stream function accepts. */
+/**
+ * Options every stream function accepts.
+ *
+ * @example
+ * streamAnthropic(model, context, { maxTokens: 1024, timeoutMs: 60_000, maxRetries: 2, signal: AbortSignal.timeout(120_000) });
+ */
 export interface StreamOptions {
 	/** Sampling temperature (ignored by providers when thinking is on). */
 	temperature?: number | undefined;
@@ -102,7 +156,13 @@ export interface StreamOptions {
 	metadata?: Record<string, unknown> | undefined;
 }
 
-/** Stream options plus a provider-neutral reasoning level, as pi-ai's `streamSimple` takes. */
+/**
+ * Stream options plus a provider-neutral reasoning level, as pi-ai's `streamSimple` takes.
+ *
+ * @example
+ * const options: SimpleStreamOptions = { reasoning: "medium", maxTokens: 4096 };
+ * await streamOpenAICompletions(model, context, options).result();
+ */
 export interface SimpleStreamOptions extends StreamOptions {
 	/** Reasoning effort; undefined means thinking off. */
 	reasoning?: ThinkingLevel | undefined;
@@ -114,10 +174,18 @@ export interface SimpleStreamOptions extends StreamOptions {
  * A tool's parameter schema: a JSON Schema object. Schemas built with the `typebox` 1.x
  * package (as pi 0.73.1's tools are) give their tools typed arguments; a plain JSON Schema
  * written `as const` does too.
+ *
+ * @example
+ * const parameters: ToolParameters = Type.Object({ query: Type.String() });
  */
 export type ToolParameters = TSchema;
 
-/** A tool as the model sees it: a name, a description and a parameter schema. */
+/**
+ * A tool as the model sees it: a name, a description and a parameter schema.
+ *
+ * @example
+ * const search: Tool = { name: "search", description: "Search the notes", parameters: Type.Object({ query: Type.String() }) };
+ */
 export interface Tool<TParameters extends ToolParameters = ToolParameters> {
 	/** Name the model calls it by. */
 	name: string;
@@ -127,7 +195,13 @@ export interface Tool<TParameters extends ToolParameters = ToolParameters> {
 	parameters: TParameters;
 }
 
-/** What one LLM call sees: the system prompt, the messages and the tools. */
+/**
+ * What one LLM call sees: the system prompt, the messages and the tools.
+ *
+ * @example
+ * const context: Context = { systemPrompt: "Be brief.", messages: [{ role: "user", content: "Hi", timestamp: Date.now() }] };
+ * const reply = await streamAnthropic(getModel("anthropic", "claude-haiku-4-5"), context).result();
+ */
 export interface Context {
 	systemPrompt?: string | undefined;
 	messages: Message[];

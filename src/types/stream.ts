@@ -9,6 +9,12 @@ import type { Context, Model, SimpleStreamOptions } from "./model.js";
  * each content block, then exactly one terminal event: `done` or `error`. `contentIndex` is
  * the block's index in `partial.content`. `start` may be missing when a request fails before
  * any response arrives (an HTTP 401, say): then the stream is a bare `error`.
+ *
+ * @example
+ * for await (const event of streamAnthropic(model, context)) {
+ *   if (event.type === "text_delta") process.stdout.write(event.delta);
+ *   if (event.type === "error") console.error(event.error.errorMessage);
+ * }
  */
 export type AssistantMessageEvent =
 	| { type: "start"; partial: AssistantMessage }
@@ -28,6 +34,10 @@ export type AssistantMessageEvent =
 /**
  * What a stream function returns: an async iterable of events plus the final message.
  * pi-ai's `AssistantMessageEventStream` satisfies it, as does our {@link EventStream}.
+ *
+ * @example
+ * const stream: AssistantMessageEventStreamLike = streamOpenAICompletions(model, context);
+ * const reply = await stream.result();
  */
 export interface AssistantMessageEventStreamLike extends AsyncIterable<AssistantMessageEvent> {
 	/** Resolves with the final message (the payload of `done` or `error`). */

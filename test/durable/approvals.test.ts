@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
@@ -39,6 +41,11 @@ async function untilAwaiting(agent: Agent): Promise<void> {
 		await new Promise((resolve) => setTimeout(resolve, 1));
 	}
 	throw new Error(`not awaiting approval: ${JSON.stringify(agent.actor.getSnapshot().value)}`);
+}
+
+/** The ids of the calls a snapshot has waiting for approval. */
+function awaiting(snapshot: AgentSnapshot): string[] {
+	return (snapshot.machine.context.run?.batch?.calls ?? []).filter((call) => call.status === "awaiting-approval").map((call) => call.toolCall.id);
 }
 
 function toolResultTexts(messages: readonly AgentMessage[]): string[] {
@@ -151,6 +158,38 @@ describe("approval as a state", () => {
 			if (event.type === "approval_requested") agent.approve(event.toolCallId);
 		});
 		await agent.prompt("go");
+		expect(log).toEqual(['send {"to":"bob"}']);
+	});
+
+	it("asks a person only once the question is stored (a crash after the request cannot lose it)", async () => {
+		const log: string[] = [];
+		const inner = createMemoryStore();
+		const slowSave = { release: deferred<void>() };
+		// The store takes its time with snapshots; the request must wait for it.
+		const store: AgentStore = {
+			load: (id) => inner.load(id),
+			appendJournal: (id, entry) => inner.appendJournal(id, entry),
+			saveSnapshot: async (id, snapshot) => {
+				if (awaiting(snapshot).length > 0) await slowSave.release.promise;
+				await inner.saveSnapshot(id, snapshot);
+			},
+		};
+		const scripted = createScriptedModel([{ content: [toolCall("send", { to: "bob" }, "a")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [loggingTool("send", log, { needsApproval: true })] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		const storedWhenAsked: string[][] = [];
+		agent.subscribe(async (event) => {
+			if (event.type !== "approval_requested") return;
+			const stored = await inner.load("s");
+			storedWhenAsked.push(stored?.snapshot ? awaiting(stored.snapshot) : []);
+			agent.approve(event.toolCallId);
+		});
+		const run = agent.prompt("go");
+		await untilAwaiting(agent);
+		await new Promise((resolve) => setTimeout(resolve, 20));
+		expect(storedWhenAsked).toEqual([]);
+		slowSave.release.resolve();
+		await run;
+		expect(storedWhenAsked).toEqual([["a"]]);
 		expect(log).toEqual(['send {"to":"bob"}']);
 	});
 });

@@ -149,6 +149,18 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 			expect(second.state.messages.map((message) => textOf(message))).toEqual(["go", "the whole answer"]);
 		});
 
+		it("takes a snapshot that stays as it was when the agent changes after (it shares nothing that changes)", async () => {
+			const scripted = createScriptedModel([{ content: "hi" }]);
+			const agent = make({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+			agent.followUp(user("one"));
+			const snapshot = agent.snapshot();
+			const before = JSON.stringify(snapshot);
+			agent.followUp(user("two"));
+			agent.steer(user("three"));
+			await agent.prompt("go");
+			expect(JSON.stringify(snapshot)).toBe(before);
+		});
+
 		it("refuses, naming it, a tool the snapshot uses that is not given", async () => {
 			const scripted = createScriptedModel([{ content: "hi" }]);
 			const agent = make({ initialState: { model: scripted.model, tools: [makeTool("search", async () => ok("x"))] }, streamFn: scripted.streamFn });

@@ -73,7 +73,7 @@ describe("an Agent with MCP tools", () => {
 		await withTimeout(agent.prompt("add"), 10_000, "the run");
 		const [result] = toolResults(agent);
 		expect(result?.isError).toBe(true);
-		expect(textOf(result!)).toMatch(/^Validation failed for tool "everything__get-sum":\n {2}- b: must have required properties b\n {2}- a: must be number/);
+		expect(textOf(result!)).toMatch(/^Validation failed for tool "everything__get-sum":\n {2}- root: must have required properties b\n {2}- a: must be number/);
 		// Never sent: a call would have been answered by the server with its own error text.
 		expect(result?.details).toEqual({});
 	});

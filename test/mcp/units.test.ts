@@ -94,8 +94,8 @@ describe("the connection statechart", () => {
 		expect(closable.sort()).toEqual(["connecting", "failed", "ready", "reconnecting"]);
 	});
 
-	it("matches the diagram in docs/drafts/mcp.md", () => {
-		const draft = readFileSync(new URL("../../docs/drafts/mcp.md", import.meta.url), "utf8");
+	it("matches the diagram in docs/mcp.md", () => {
+		const draft = readFileSync(new URL("../../docs/mcp.md", import.meta.url), "utf8");
 		const diagram = /```mermaid\n([\s\S]*?)```/.exec(draft)?.[1] ?? "";
 		const drawn = new Set<string>();
 		for (const match of diagram.matchAll(/^\s*(\[\*\]|[\w-]+) --> (\[\*\]|[\w-]+)/gm)) drawn.add(`${match[1]} -> ${match[2]}`);

@@ -325,7 +325,7 @@ describe("compaction actor", () => {
 
 	it("a custom summarize gets the history, the split turn's prefix, the earlier summary and the instructions", async () => {
 		const requests: SummarizeRequest[] = [];
-		const previous: AgentMessage = { role: "compactionSummary", summary: "earlier", tokensBefore: 10, messagesDropped: 2, timestamp: 0 } as AgentMessage;
+		const previous: AgentMessage = { role: "compactionSummary", summary: "earlier", tokensBefore: 10, messagesDropped: 2, timestamp: 0 } as unknown as AgentMessage;
 		const messages = [previous, ...transcript(["user", long("u1")], ["assistant", long("a1")], ["user", long("u2")], ["assistant", "a2"])];
 		const scripted = createScriptedModel([]);
 		const agent = new Agent({
@@ -414,7 +414,7 @@ describe("compaction actor", () => {
 		await agent.prompt("go");
 		const end = rec.events.find((event) => event.type === "auto_compaction_end");
 		expect(end).toMatchObject({ reason: "threshold", errorMessage: "Compaction failed: Compaction aborted" });
-		expect(agent.state.messages.some((message) => message.role === "compactionSummary")).toBe(false);
+		expect(agent.state.messages.some((message) => (message.role as string) === "compactionSummary")).toBe(false);
 		expect(scripted.calls).toHaveLength(0);
 	});
 });

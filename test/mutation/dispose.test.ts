@@ -261,6 +261,6 @@ describe("dispose() during an automatic compaction", () => {
 		expect(scripted.calls).toHaveLength(0);
 		const end = rec.events.find((event) => event.type === "auto_compaction_end");
 		expect(end).toMatchObject({ reason: "threshold", aborted: true, willRetry: false });
-		expect(agent.state.messages.some((message) => message.role === "compactionSummary")).toBe(false);
+		expect(agent.state.messages.some((message) => (message.role as string) === "compactionSummary")).toBe(false);
 	});
 });

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
 import { assertValidTools, toolSchemaIssues } from "../../src/tools/tool-schema.js";
 import { validateToolArguments } from "../../src/tools/validate-arguments.js";
 import type { AgentTool, AgentToolCall } from "../../src/types/agent.js";
@@ -36,7 +37,6 @@ describe("tool argument validation", () => {
 	const cases: [string, ToolParameters, Record<string, unknown>][] = [
 		["a typebox schema with a numeric string", Type.Object({ n: Type.Number() }), { n: "42" }],
 		["a typebox schema with a wrong type", Type.Object({ n: Type.Number() }), { n: "abc" }],
-		["a missing required property", Type.Object({ a: Type.String(), b: Type.Integer() }), { a: "x" }],
 		["a nested integer", Type.Object({ nested: Type.Object({ n: Type.Integer() }) }), { nested: { n: "1.5" } }],
 		["plain JSON Schema with booleans", { type: "object", properties: { on: { type: "boolean" } } }, { on: "true" }],
 		["plain JSON Schema with a union type", { type: "object", properties: { v: { type: ["number", "string"] } } }, { v: "7" }],
@@ -53,6 +53,19 @@ describe("tool argument validation", () => {
 			expect(ours).toEqual(pi);
 		});
 	}
+
+	it("reports missing properties at the object that lacks them, listing every one (pi-ai names the first missing one as the path)", () => {
+		const schema = Type.Object({ n: Type.Number(), unit: Type.String(), at: Type.Object({ x: Type.Number(), y: Type.Number() }) });
+		const { ours, pi } = both(schema, { at: { x: 1 } });
+		expect((ours as { error: string }).error).toBe(
+			'Validation failed for tool "t":\n  - root: must have required properties n, unit\n  - at: must have required properties y\n\nReceived arguments:\n{\n  "at": {\n    "x": 1\n  }\n}',
+		);
+		// pi-ai 0.73.1's wording, which this deliberately differs from (see docs/from-pi.md).
+		expect((pi as { error: string }).error).toContain("  - n: must have required properties n, unit");
+		// Apart from the paths of missing properties, the message is pi-ai's.
+		const other = both(Type.Object({ a: Type.String(), b: Type.Integer() }), { a: "x", b: "1.5" });
+		expect(other.ours).toEqual(other.pi);
+	});
 
 	it("words a typebox schema and a plain JSON Schema the same way", () => {
 		const typebox = both(Type.Object({ n: Type.Number() }), { n: "x" }).ours as { error: string };
@@ -83,20 +96,45 @@ describe("tool argument validation", () => {
 	});
 });
 
-describe("tool definitions are checked when given", () => {
-	it("names the tool and the path of a broken schema", () => {
+describe("tool definitions are checked when a run starts", () => {
+	it("names the tool and the path of a broken schema when prompt() is called", async () => {
 		const broken = toolWith({ type: "object", properties: { n: { type: "nubmer" } } } as ToolParameters, "calc");
-		expect(() => new Agent({ initialState: { tools: [broken] } })).toThrow(/Tool "calc": invalid parameters schema:\n {2}- properties\.n\.type: "nubmer" is not a JSON Schema type/);
+		const scripted = createScriptedModel([{ content: "never asked" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [broken] }, streamFn: scripted.streamFn });
+		await expect(agent.prompt("hi")).rejects.toThrow(/Tool "calc": invalid parameters schema:\n {2}- properties\.n\.type: "nubmer" is not a JSON Schema type/);
+		expect(scripted.calls).toHaveLength(0);
+		expect(agent.state.messages).toEqual([]);
 	});
 
-	it("refuses two tools with the same name, in the constructor and in state.tools", () => {
+	it("refuses two tools with the same name at prompt() and continue(), given in the constructor or in state.tools", async () => {
 		const a = toolWith(Type.Object({}), "read");
-		expect(() => new Agent({ initialState: { tools: [a, a] } })).toThrow('Tools: two tools are named "read" (tools[0] and tools[1])');
-		const agent = new Agent();
+		const duplicate = 'Tools: two tools are named "read" (tools[0] and tools[1])';
+		await expect(new Agent({ initialState: { tools: [a, a] } }).prompt("hi")).rejects.toThrow(duplicate);
+		const agent = new Agent({ initialState: { messages: [{ role: "user", content: "hi", timestamp: 0 }] } });
+		agent.state.tools = [a, toolWith(Type.Object({}), "read")];
+		await expect(agent.continue()).rejects.toThrow(duplicate);
+		expect(agent.state.isStreaming).toBe(false);
+	});
+
+	it("accepts on assignment what pi accepts (tool stubs without execute or parameters), as pi does", () => {
+		const stubs = [{ name: "test", description: "test tool" }] as unknown as AgentTool[];
+		const agent = new Agent({ initialState: { tools: stubs } });
+		agent.state.tools = stubs;
+		expect(agent.state.tools).toEqual(stubs);
 		expect(() => {
-			agent.state.tools = [a, toolWith(Type.Object({}), "read")];
+			agent.state.tools = null as unknown as AgentTool[];
 		}).toThrow(TypeError);
-		expect(agent.state.tools).toEqual([]);
+	});
+
+	it("fails a run with tool stubs at prompt(), naming the tool, before the model is asked", async () => {
+		const scripted = createScriptedModel([{ content: "never asked" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		agent.state.tools = [{ name: "test", description: "test tool" }] as unknown as AgentTool[];
+		await expect(agent.prompt("hi")).rejects.toThrow('Tool "test": execute must be a function');
+		expect(scripted.calls).toHaveLength(0);
+		agent.state.tools = [];
+		await agent.prompt("hi");
+		expect(scripted.calls).toHaveLength(1);
 	});
 
 	it.each([

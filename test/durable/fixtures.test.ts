@@ -1,0 +1,42 @@
+/**
+ * Snapshots written by this version of agentchart, kept as files: every later version must
+ * restore them and go on (a stored session outlives an upgrade). Never edit the fixtures; a new
+ * format version adds new ones beside them.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { makeTool, ok, textOf } from "../agent/helpers.js";
+
+function fixture(name: string): AgentSnapshot {
+	return JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8")) as AgentSnapshot;
+}
+
+describe("snapshots of format version 1, as files", () => {
+	it("restores an idle agent and goes on from it", async () => {
+		const snapshot = fixture("snapshot-v1-idle.json");
+		expect(snapshot.version).toBe(1);
+		const scripted = createScriptedModel([{ content: "a new answer" }]);
+		const tools = [makeTool("send", async () => ok("sent"), { needsApproval: true }), makeTool("read", async () => ok("read it"), { replay: "safe" })];
+		const agent = Agent.restore(snapshot, { initialState: { tools }, streamFn: scripted.streamFn });
+		expect(agent.state.systemPrompt).toBe("You are a fixture.");
+		expect(agent.followUpMode).toBe("all");
+		await agent.prompt("another question");
+		expect(agent.state.messages.map((message) => textOf(message))).toEqual(["first question", "earlier answer", "another question", "a new answer"]);
+	});
+
+	it("restores a run waiting for approval, with its follow-up queued, and finishes it", async () => {
+		const snapshot = fixture("snapshot-v1-awaiting-approval.json");
+		const sends: string[] = [];
+		const tools = [makeTool("send", async (_id, args) => (sends.push(JSON.stringify(args)), ok("sent")), { needsApproval: true }), makeTool("read", async () => ok("read it"), { replay: "safe" })];
+		const scripted = createScriptedModel([{ content: "both done" }, { content: "follow-up answered" }]);
+		const agent = Agent.restore(snapshot, { initialState: { tools }, streamFn: scripted.streamFn });
+		expect(agent.pendingApprovals.map((call) => `${call.toolCallId} ${call.toolName}`)).toEqual(["s1 send"]);
+		agent.approve("s1");
+		await agent.waitForIdle();
+		expect(sends).toEqual(['{"to":"bob"}']);
+		expect(agent.state.messages.map((message) => textOf(message))).toEqual(["first question", "earlier answer", "second question", "", "read it", "sent", "both done", "a follow-up", "follow-up answered"]);
+	});
+});

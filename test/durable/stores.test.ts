@@ -1,0 +1,155 @@
+/**
+ * The built-in stores: what they keep, and how the file store survives a crash in the middle
+ * of a write (a torn journal line, a snapshot that does not read): the last good state is used
+ * and what was left out is reported, never silently dropped.
+ */
+import { mkdtemp, readFile, rm, writeFile, appendFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createFileStore } from "../../src/durable/file-store.js";
+import type { StoredJournalEntry } from "../../src/durable/journal.js";
+import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
+import { Type } from "typebox";
+import type { AnyAgentTool } from "../../src/types/agent.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import { textOf } from "../agent/helpers.js";
+
+const folders: string[] = [];
+afterEach(async () => {
+	for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
+});
+
+async function tempDir(): Promise<string> {
+	const folder = await mkdtemp(join(tmpdir(), "agentchart-store-"));
+	folders.push(folder);
+	return folder;
+}
+
+async function idleSnapshot(text: string): Promise<AgentSnapshot> {
+	const scripted = createScriptedModel([{ content: text }]);
+	const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, sessionId: "s" });
+	await agent.prompt("hello");
+	return JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
+}
+
+const entry = (seq: number): StoredJournalEntry => ({ seq, kind: "model", phase: "intent", effect: `r1.m${seq}`, model: "m", messages: 1 });
+
+for (const kind of ["memory", "file"] as const) {
+	describe(`the ${kind} store`, () => {
+		const make = async () => (kind === "memory" ? createMemoryStore() : createFileStore(await tempDir()));
+
+		it("loads nothing for a new session, then the last snapshot with the journal appended after it", async () => {
+			const store = await make();
+			expect(await store.load("s")).toBeUndefined();
+			const snapshot = await idleSnapshot("first");
+			await store.saveSnapshot("s", { ...snapshot, journalSeq: 2, journal: [entry(1), entry(2)] });
+			await store.appendJournal("s", entry(3));
+			await store.appendJournal("s", entry(4));
+			const loaded = await store.load("s");
+			expect(loaded?.problems).toEqual([]);
+			expect(loaded?.snapshot?.journal.map((each) => each.seq)).toEqual([1, 2, 3, 4]);
+			expect(loaded?.snapshot?.machine.context.messages.map((message) => textOf(message))).toEqual(["hello", "first"]);
+		});
+
+		it("numbers a session's journal entries without repeating a number, across runs and loads", async () => {
+			const inner = await make();
+			const seqs: number[] = [];
+			const store: AgentStore = { ...inner, load: (id) => inner.load(id), saveSnapshot: (id, snapshot) => inner.saveSnapshot(id, snapshot), appendJournal: (id, stored) => (seqs.push(stored.seq), inner.appendJournal(id, stored)) };
+			const echo: AnyAgentTool = { name: "echo", label: "echo", description: "echo", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }) };
+			const replies = () => createScriptedModel([{ content: [toolCall("echo", {}, "a")] }, { content: "one" }, { content: [toolCall("echo", {}, "b")] }, { content: "two" }]);
+			const scripted = replies();
+			const first = await Agent.load({ store, sessionId: "s", initialState: { model: scripted.model, tools: [echo] }, streamFn: scripted.streamFn });
+			await first.prompt("first");
+			await first.prompt("second");
+			await first.save();
+			const again = replies();
+			const second = await Agent.load({ store, sessionId: "s", initialState: { tools: [echo] }, streamFn: again.streamFn });
+			await second.prompt("third");
+			await second.save();
+			expect(seqs.length).toBeGreaterThan(12);
+			// Each number once, rising: a load after a crash takes the entries after its snapshot's number.
+			expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+			// Between runs the store keeps no entry that a later snapshot would take for its own.
+			expect((await store.load("s"))?.snapshot?.journal).toEqual([]);
+		});
+
+		it("keeps sessions apart, whatever their ids hold", async () => {
+			const store = await make();
+			await store.saveSnapshot("../a b/c", await idleSnapshot("one"));
+			await store.saveSnapshot("a", await idleSnapshot("two"));
+			expect(textOf((await store.load("../a b/c"))?.snapshot?.machine.context.messages.at(-1))).toBe("one");
+			expect(textOf((await store.load("a"))?.snapshot?.machine.context.messages.at(-1))).toBe("two");
+		});
+	});
+}
+
+describe("the file store after a crash mid-write", () => {
+	it("drops a journal line a crash cut short, and the lines after it, and says so", async () => {
+		const root = await tempDir();
+		const store = createFileStore(root, { fsync: "never" });
+		await store.saveSnapshot("s", { ...(await idleSnapshot("x")), journalSeq: 0 });
+		await store.appendJournal("s", entry(1));
+		await store.appendJournal("s", entry(2));
+		const journal = join(store.directoryOf("s"), "journal.jsonl");
+		const text = await readFile(journal, "utf8");
+		// The second line loses its end, as a write the process died in leaves it.
+		await writeFile(journal, text.slice(0, text.length - 12));
+		const loaded = await store.load("s");
+		expect(loaded?.snapshot?.journal.map((each) => each.seq)).toEqual([1]);
+		expect(loaded?.problems.join("\n")).toMatch(/journal\.jsonl: line 2 does not check \(a write cut short\); it and 0 after it were left out/);
+		// A line that checks but follows a bad one is not trusted either.
+		await appendFile(journal, `\n${(await readFile(journal, "utf8")).split("\n")[0]}\n`);
+		expect((await store.load("s"))?.snapshot?.journal.map((each) => each.seq)).toEqual([1]);
+	});
+
+	it("cuts a torn line off when it loads, so that the entries appended after it are read", async () => {
+		const root = await tempDir();
+		const store = createFileStore(root, { fsync: "never" });
+		await store.saveSnapshot("s", { ...(await idleSnapshot("x")), journalSeq: 0 });
+		await store.appendJournal("s", entry(1));
+		const journal = join(store.directoryOf("s"), "journal.jsonl");
+		await appendFile(journal, "1234abcd\t{\"seq\":2,\"ki");
+		expect((await store.load("s"))?.problems).toHaveLength(1);
+		// The next process numbers its next entry 2 again, and appends it.
+		const next = createFileStore(root, { fsync: "never" });
+		await next.appendJournal("s", entry(2));
+		const loaded = await next.load("s");
+		expect(loaded?.problems).toEqual([]);
+		expect(loaded?.snapshot?.journal.map((each) => each.seq)).toEqual([1, 2]);
+	});
+
+	it("uses the snapshot before when the last one does not read, and says so", async () => {
+		const root = await tempDir();
+		const store = createFileStore(root);
+		await store.saveSnapshot("s", await idleSnapshot("older"));
+		await store.saveSnapshot("s", await idleSnapshot("newer"));
+		const path = join(store.directoryOf("s"), "snapshot.json");
+		const text = await readFile(path, "utf8");
+		await writeFile(path, text.replace("newer", "NEWER"));
+		const loaded = await store.load("s");
+		expect(textOf(loaded?.snapshot?.machine.context.messages.at(-1))).toBe("older");
+		expect(loaded?.problems.join("\n")).toMatch(/snapshot\.json does not match its checksum[\s\S]*used snapshot\.prev\.json instead/);
+	});
+
+	it("reports, through the agent, what a load had to leave out", async () => {
+		const root = await tempDir();
+		const store = createFileStore(root);
+		await store.saveSnapshot("s", await idleSnapshot("kept"));
+		await appendFile(join(store.directoryOf("s"), "journal.jsonl"), "00000000\t{\"torn");
+		const scripted = createScriptedModel([{ content: "again" }]);
+		const agent = await Agent.load({ store, sessionId: "s", streamFn: scripted.streamFn });
+		expect(agent.storeProblems.join("\n")).toMatch(/line 1 does not check/);
+		expect(textOf(agent.state.messages.at(-1))).toBe("kept");
+	});
+
+	it("empties the journal when a snapshot between runs is saved", async () => {
+		const root = await tempDir();
+		const store = createFileStore(root);
+		await store.appendJournal("s", entry(1));
+		await store.saveSnapshot("s", { ...(await idleSnapshot("done")), journalSeq: 1 });
+		expect(await readFile(join(store.directoryOf("s"), "journal.jsonl"), "utf8")).toBe("");
+	});
+});

@@ -1,0 +1,162 @@
+/**
+ * Restoring never changes where a run ends: for random runs (replies with tool calls, some
+ * needing approval, decided by a fixed rule; steering and follow-ups queued), every snapshot the
+ * agent saved at a quiet point, restored through JSON into a new agent (with new, equal tools
+ * and model) that then finishes the run, gives the same final transcript as the run that was
+ * never interrupted. With replay-safe tools, so does every snapshot the agent saved, quiet or
+ * not. Both interpreters. `PROPERTY_RUNS` sets the runs, `PROPERTY_SEED` replays a seed.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { createMemoryStore } from "../../src/durable/store.js";
+import { withInterpreter } from "../../src/machines/agent-logic.js";
+import { createScriptedModel, type ScriptedBlock } from "../../src/providers/scripted.js";
+import type { AgentEvent, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+import type { StreamFn } from "../../src/types/stream.js";
+import { expectValidTranscript, makeTool, ok, user } from "../agent/helpers.js";
+
+const NUM_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 25);
+const SEED = Number(process.env["PROPERTY_SEED"] ?? Date.now() % 2 ** 31);
+
+/** One reply of the script: the tool calls it makes (by tool), or none (a text answer). */
+type ReplyPlan = ("work" | "send")[];
+
+interface Scenario {
+	mode: ToolExecutionMode;
+	replies: ReplyPlan[];
+	steer: boolean;
+	followUp: boolean;
+}
+
+const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+	mode: fc.constantFrom<ToolExecutionMode>("parallel", "sequential", "streaming"),
+	replies: fc.array(fc.array(fc.constantFrom<"work" | "send">("work", "send"), { maxLength: 3 }), { minLength: 1, maxLength: 4 }),
+	steer: fc.boolean(),
+	followUp: fc.boolean(),
+});
+
+/**
+ * The model: its reply depends only on how many assistant messages the transcript has, so a
+ * restored agent asking again gets what the first would have.
+ */
+function scriptedStreamFn(replies: ReplyPlan[]): StreamFn {
+	return (model, context, options) => {
+		const answered = context.messages.filter((message) => message.role === "assistant").length;
+		const plan = replies[answered];
+		const content: ScriptedBlock[] = plan && plan.length > 0 ? plan.map((name, index) => ({ type: "toolCall", name, arguments: { n: index }, id: `t${answered}_${index}` })) : [{ type: "text", text: `answer ${answered}` }];
+		return createScriptedModel([{ content }], { chunkSize: 3 }).streamFn(model, context, options);
+	};
+}
+
+/** Tools as fresh objects (a restored agent gets equal ones, not the same): `send` needs approval. Each run is logged. */
+function toolsFor(replaySafe: boolean, ran: string[] = []): AnyAgentTool[] {
+	const extra = replaySafe ? { replay: "safe" as const } : {};
+	return [
+		makeTool("work", async (id) => (ran.push(id), await new Promise((resolve) => setTimeout(resolve, 1)), ok(`worked ${id}`)), extra),
+		makeTool("send", async (id) => (ran.push(id), ok(`sent ${id}`)), { ...extra, needsApproval: true }),
+	];
+}
+
+/** The approval rule: calls whose id ends in 0 are approved, the others rejected. */
+function decide(agent: Agent): void {
+	for (const call of agent.pendingApprovals) {
+		if (call.toolCallId.endsWith("_0")) agent.approve(call.toolCallId);
+		else agent.reject(call.toolCallId, "rule");
+	}
+}
+
+function approver(agent: () => Agent | undefined): (event: AgentEvent) => void {
+	return (event) => {
+		if (event.type !== "approval_requested") return;
+		const target = agent();
+		// Decided once the step that asked is over, as a person would.
+		if (target) queueMicrotask(() => target.pendingApprovals.length > 0 && decide(target));
+	};
+}
+
+/** A transcript without what differs between runs for no reason (timestamps). */
+function normalized(messages: readonly AgentMessage[]): unknown {
+	return JSON.parse(JSON.stringify(messages, (key, value: unknown) => (key === "timestamp" ? 0 : value)));
+}
+
+/** Whether nothing was in flight when the snapshot was taken: no model call, no tool call running. */
+function quiet(snapshot: AgentSnapshot): boolean {
+	const children = snapshot.machine.children;
+	if ("stream" in children || "compaction" in children) return false;
+	return !(snapshot.machine.context.run?.batch?.calls ?? []).some((call) => call.status === "running" || call.status === "preparing");
+}
+
+/**
+ * Runs the scenario without interruption; returns its final transcript and every snapshot the
+ * agent saved (and, with `everyEvent`, one taken as each event reached a listener: a model call or
+ * tool calls in flight).
+ */
+async function uninterrupted(scenario: Scenario, interpreter: "agentchart" | "xstate", replaySafe: boolean, everyEvent: boolean) {
+	const store = createMemoryStore();
+	const saved: AgentSnapshot[] = [];
+	const save = store.saveSnapshot.bind(store);
+	store.saveSnapshot = async (id, snapshot) => {
+		saved.push(JSON.parse(JSON.stringify(snapshot)) as AgentSnapshot);
+		await save(id, snapshot);
+	};
+	let agent: Agent | undefined;
+	agent = withInterpreter(interpreter, () =>
+		new Agent({ initialState: { model: createScriptedModel([]).model, tools: toolsFor(replaySafe) }, streamFn: scriptedStreamFn(scenario.replies), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
+	);
+	if (everyEvent) agent.subscribe(() => void saved.push(JSON.parse(JSON.stringify((agent as Agent).snapshot())) as AgentSnapshot));
+	if (scenario.followUp) agent.followUp(user("follow-up"));
+	const run = agent.prompt("go");
+	if (scenario.steer) agent.steer(user("steer"));
+	await run;
+	await agent.save();
+	return { transcript: normalized(agent.state.messages), saved };
+}
+
+/** Restores the snapshot in a new agent (through JSON) and lets it finish; `ran` gets the tool calls it runs. */
+async function finishedFrom(snapshot: AgentSnapshot, scenario: Scenario, interpreter: "agentchart" | "xstate", replaySafe: boolean, ran: string[]): Promise<AgentMessage[]> {
+	let agent: Agent | undefined;
+	agent = withInterpreter(interpreter, () =>
+		Agent.restore(JSON.parse(JSON.stringify(snapshot)) as AgentSnapshot, {
+			initialState: { tools: toolsFor(replaySafe, ran) },
+			streamFn: scriptedStreamFn(scenario.replies),
+			toolExecution: scenario.mode,
+			listeners: [approver(() => agent)],
+		}),
+	);
+	decide(agent);
+	await agent.waitForIdle();
+	// A snapshot taken between the prompt and its run's end with queued messages: the run took them.
+	if (agent.hasQueuedMessages()) await agent.continue();
+	return agent.state.messages;
+}
+
+for (const interpreter of ["agentchart", "xstate"] as const) {
+	describe(`restoring a run (${interpreter} interpreter)`, () => {
+		for (const replaySafe of [false, true]) {
+			it(`ends where the uninterrupted run ends, restored at ${replaySafe ? "every snapshot, with replay-safe tools" : "every quiet point"}`, async () => {
+				console.log(`property seed (restore, ${interpreter}, ${replaySafe ? "safe" : "quiet"}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
+				await fc.assert(
+					fc.asyncProperty(scenarioArb, async (scenario) => {
+						const { transcript, saved } = await uninterrupted(scenario, interpreter, replaySafe, replaySafe);
+						const points = replaySafe ? saved : saved.filter(quiet);
+						expect(points.length).toBeGreaterThan(0);
+						for (const snapshot of points) {
+							const ran: string[] = [];
+							const messages = await finishedFrom(snapshot, scenario, interpreter, replaySafe, ran);
+							const where = `restored at ${JSON.stringify(snapshot.machine.value)}`;
+							expectValidTranscript(messages);
+							expect(normalized(messages), where).toEqual(transcript);
+							// A call whose outcome the snapshot's journal has is not run again.
+							const ended = snapshot.journal.flatMap((entry) => (entry.kind === "tool" && entry.phase === "outcome" ? [entry.effect.split(".").at(-1)] : []));
+							expect(ran.filter((id) => ended.includes(id)), where).toEqual([]);
+						}
+					}),
+					{ numRuns: NUM_RUNS, seed: SEED },
+				);
+			}, 120_000);
+		}
+	});
+}
