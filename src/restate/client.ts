@@ -65,7 +65,16 @@ export interface SessionClient {
 	result<T = RunResult>(call: SentCall, options?: Pick<CallOptions, "signal">): Promise<T>;
 }
 
-/** A call that Restate answered with an error (a terminal error of the handler, or an ingress error). */
+/**
+ * A call that Restate answered with an error (a terminal error of the handler, or an ingress error).
+ *
+ * @example
+ * try {
+ *   await session.approve("toolu_01");
+ * } catch (error) {
+ *   if (error instanceof SessionCallError && error.status === 409) console.log("nothing waits for that approval");
+ * }
+ */
 export class SessionCallError extends Error {
 	constructor(
 		message: string,

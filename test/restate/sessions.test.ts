@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { executionCounts, readExecutions, transcriptProblems } from "../../scripts/restate/checks.js";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
-import { createSessionClient, type SessionClient, SessionCallError } from "../../src/restate/client.js";
+import { createSessionClient, type SessionClient, SessionCallError, watchSession } from "../../src/restate/client.js";
 import type { SessionEventEnvelope } from "../../src/restate/session-events.js";
 import type { RunResult } from "../../src/restate/session-types.js";
 import type { AgentMessage } from "../../src/types/messages.js";
@@ -185,6 +185,39 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		expect(transcriptProblems(state.messages)).toEqual([]);
 		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
 		expect(textOf(state.messages[3])).toBe("Also mention the weather.");
+	});
+
+	it("gives a listener that connects late the events from then on, and what came before from state", async () => {
+		const session = client.session(sessionId("late"));
+		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
+		const sent = await session.send.prompt("slow-tool:1500");
+		await started;
+		const controller = new AbortController();
+		const seen: SessionEventEnvelope[] = [];
+		const watching = (async () => {
+			for await (const envelope of watchSession(cluster.hubUrl, session.sessionId, controller.signal)) {
+				seen.push(envelope);
+				if (envelope.event.type === "agent_end") return;
+			}
+		})();
+		const during = await session.state();
+		expect(during.status).toBe("running");
+		const result = await client.result<RunResult>(sent);
+		expect(result.status).toBe("idle");
+		// Every wait has a bound: the stream ends at agent_end, or the abort ends it.
+		const bound = setTimeout(() => controller.abort(), 15_000);
+		await watching;
+		clearTimeout(bound);
+		controller.abort();
+		const types = seen.map((envelope) => envelope.event.type);
+		expect(types).not.toContain("agent_start");
+		expect(types).not.toContain("tool_execution_start");
+		expect(types).toContain("tool_execution_end");
+		expect(types.filter((type) => type === "message_update").length).toBeGreaterThan(0);
+		expect(types.at(-1)).toBe("agent_end");
+		const state = await session.state();
+		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+		expect(transcriptProblems(state.messages)).toEqual([]);
 	});
 
 	it("starts a run with a follow-up sent while the session is idle", async () => {
