@@ -22,6 +22,15 @@ const started = Date.now();
 const at = () => `${String(Date.now() - started).padStart(6)} ms`;
 const say = (line: string) => console.log(`${at()}  ${line}`);
 
+/** `promise`, or a failure naming `what` after `ms`: every wait of the demo has a bound. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	const late = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => reject(new Error(`timed out after ${ms / 1000} s waiting for ${what}`)), ms);
+	});
+	return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 const dir = await mkdtemp(join(tmpdir(), "agentchart-demo-"));
 const execLog = join(dir, "executions.log");
 let ok = false;
@@ -56,12 +65,12 @@ try {
 	const session = client.session(`demo-${Date.now()}`);
 	const sent = await session.send.prompt(`slow-tool:${TOOL_MS}`);
 	say(`prompt sent to session ${session.sessionId} (invocation ${sent.invocationId}); the tool takes ${TOOL_MS / 1000} s`);
-	const victim = await toolStarted;
+	const victim = await within(toolStarted, 60_000, "the tool to start");
 	await new Promise((resolve) => setTimeout(resolve, 1000));
 	const index = cluster.workers.findIndex((worker) => worker.name === victim);
 	say(`SIGKILL ${victim} (pid ${cluster.workers[index]?.process?.pid}) while its tool runs`);
 	await cluster.kill(index);
-	const result = await client.result<RunResult>(sent);
+	const result = await within(client.result<RunResult>(sent), 120_000, "the session to complete");
 	say(`session ${result.status}${result.errorMessage ? ` (${result.errorMessage})` : ""}`);
 	const state: SessionState = await session.state();
 	const executions = await readExecutions(execLog);
@@ -70,7 +79,8 @@ try {
 	const completedOn = cluster.events.filter((envelope) => envelope.sessionId === session.sessionId && envelope.event.type === "agent_end").map((envelope) => envelope.worker);
 	say(`transcript: ${state.messages.length} messages, ${problems.length === 0 ? "valid" : `INVALID: ${problems.join("; ")}`}; completed on ${completedOn.join(", ") || "?"}`);
 	ok = result.status === "idle" && runs === 1 && problems.length === 0 && completedOn.length > 0 && !completedOn.includes(victim);
-	console.log(`durable demo: ${result.status === "idle" ? "completed" : "did not complete"} after worker kill; tool ran ${runs} time${runs === 1 ? "" : "s"}; transcript ${problems.length === 0 ? "valid" : "invalid"}`);
+	const verdict = `durable demo: ${result.status === "idle" ? "completed" : "did not complete"} after worker kill; tool ran ${runs} time${runs === 1 ? "" : "s"}; transcript ${problems.length === 0 ? "valid" : "invalid"}`;
+	console.log(ok ? verdict : `${verdict}; FAILED${completedOn.includes(victim) ? " (the run ended on the killed worker)" : ""}`);
 } catch (error) {
 	console.error("durable demo failed:", error);
 } finally {

@@ -23,7 +23,7 @@ let counter = 0;
 const sessionId = (name: string) => `${name}-${Date.now()}-${++counter}`;
 
 /** Resolves with the first event (from now on) that `match` accepts. */
-function nextEvent(match: (envelope: SessionEventEnvelope) => boolean, timeoutMs = 20_000): Promise<SessionEventEnvelope> {
+function nextEvent(match: (envelope: SessionEventEnvelope) => boolean, timeoutMs = 60_000): Promise<SessionEventEnvelope> {
 	const from = cluster.events.length;
 	return new Promise((resolve, reject) => {
 		const deadline = Date.now() + timeoutMs;
