@@ -4,6 +4,7 @@
  * registered as the deployment, and an event hub in this process. Every process it starts is
  * stopped by `stop()`, and by this process's exit whatever the reason (see `processes.ts`).
  */
+import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { connect } from "node:net";
 import { basename, join } from "node:path";
@@ -44,10 +45,10 @@ export async function workerNode(): Promise<string> {
  * TypeScript at each start took three, and the random-kill test restarts workers often.
  *
  * @example
- * const file = await bundleWorker(TEST_WORKER); // node_modules/.cache/agentchart-restate/session-worker-1234.mjs
+ * const file = await bundleWorker(TEST_WORKER); // node_modules/.cache/agentchart-restate/session-worker-1234-1a2b3c4d.mjs
  */
 export async function bundleWorker(script: string): Promise<string> {
-	const outfile = join(ROOT, "node_modules/.cache/agentchart-restate", `${basename(script, ".ts")}-${process.pid}.mjs`);
+	const outfile = join(ROOT, "node_modules/.cache/agentchart-restate", `${basename(script, ".ts")}-${process.pid}-${randomUUID().slice(0, 8)}.mjs`);
 	await build({ entryPoints: [script], outfile, bundle: true, platform: "node", format: "esm", target: "node22", packages: "external", sourcemap: "inline", logLevel: "warning" });
 	return outfile;
 }
