@@ -3,6 +3,7 @@
  * package `@restatedev/restate-server` ships, started on 127.0.0.1 (free ports, TCP only) with
  * its data in a temporary folder that is removed when it stops.
  */
+import { rmSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -16,6 +17,8 @@ export interface RestateServer {
 	/** The admin API (`POST {adminUrl}/deployments` registers a worker). */
 	readonly adminUrl: string;
 	readonly process: ManagedProcess;
+	/** The temporary folder of its config and data (removed when it stops, or when this process exits). */
+	readonly dataDir: string;
 	/** Registers the deployment at `uri` (a worker, or the balancer in front of several). */
 	register(uri: string): Promise<void>;
 	/** Stops the server and removes its data. */
@@ -91,9 +94,14 @@ on-max-attempts = "pause"
 	});
 	const ingressUrl = `http://127.0.0.1:${ingress}`;
 	const adminUrl = `http://127.0.0.1:${admin}`;
+	// However this process ends, the data folder goes with the server (the exit hook of
+	// processes.ts kills it first: listeners run in the order they were added).
+	const removeData = () => rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+	process.on("exit", removeData);
 	const stop = async () => {
 		await server.stop("SIGTERM");
 		await rm(dir, { recursive: true, force: true });
+		process.off("exit", removeData);
 	};
 	try {
 		await waitUntil("restate-server's admin API", async () => (await fetch(`${adminUrl}/health`)).ok, 60_000, server);
@@ -106,6 +114,7 @@ on-max-attempts = "pause"
 		ingressUrl,
 		adminUrl,
 		process: server,
+		dataDir: dir,
 		async register(uri: string) {
 			const response = await fetch(`${adminUrl}/deployments`, {
 				method: "POST",
