@@ -49,10 +49,10 @@ it(`${SESSIONS} sessions over two workers with random kills: all complete, no un
 	const client = createSessionClient({ ingressUrl: cluster.ingressUrl });
 	const ids = Array.from({ length: SESSIONS }, (_, index) => `random-${SEED}-${index}`);
 	const started = Date.now();
-	// Sessions start in waves of 10, 1 s apart, so that kills land on every phase of their runs.
+	// Sessions start in waves of 10, 1.5 s apart, so that kills land on every phase of their runs.
 	const results = Promise.all(
 		ids.map(async (id, index) => {
-			await new Promise((resolve) => setTimeout(resolve, Math.floor(index / 10) * 1000));
+			await new Promise((resolve) => setTimeout(resolve, Math.floor(index / 10) * 1500));
 			return client.result<RunResult>(await client.session(id).send.prompt(`mixed:${SEED * 1000 + index}`));
 		}),
 	);
@@ -109,4 +109,6 @@ it(`${SESSIONS} sessions over two workers with random kills: all complete, no un
 	const moved = new Set([...attempts].filter(([, set]) => set.size > 1).map(([key]) => key.split(" ")[0])).size;
 	console.log(`restate random kills: ${SESSIONS} sessions, ${kills} kills, ${moved} sessions resumed after a kill, ${executions} tool executions, ${seconds.toFixed(1)} s (seed ${SEED})`);
 	expect(kills).toBeGreaterThan(0);
+	// A kill landed on a run at least once (a worker is rarely idle here): the test tested something.
+	expect(moved).toBeGreaterThan(0);
 });
