@@ -147,7 +147,7 @@ export function formatRestate(result: RestateBenchResult): string {
 		`| agent sessions, each one 3-tool turn | ${figure(result.sessionsPerSecond)} |`,
 		`| floor turns (same steps, no agent) | ${figure(result.floorPerSecond)} |`,
 		"",
-		`${options.turns} paired turns after ${options.warmups} warm-ups; ${options.repetitions} throughput samples. restate-server ${restateServerVersion()} on 127.0.0.1, workers on Node 22, scripted model (no network).`,
+		`${options.turns} paired turns after ${options.warmups} warm-up${options.warmups === 1 ? "" : "s"}; ${options.repetitions} throughput sample${options.repetitions === 1 ? "" : "s"}. restate-server ${restateServerVersion()} on 127.0.0.1, workers on Node 22, scripted model (no network).`,
 	].join("\n");
 }
 

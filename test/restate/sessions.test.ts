@@ -231,5 +231,8 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		}
 		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"]);
 		expect(textOf(state.messages[2])).toBe("again");
+		// The stored snapshot is the agent's own format: Agent.restore reads it.
+		const snapshot = await session.snapshot();
+		expect(snapshot?.machine.context.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"]);
 	});
 });
