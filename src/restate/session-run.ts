@@ -29,7 +29,7 @@ import { journaledStreamFn } from "./journaled-model.js";
 import { journaledTool } from "./journaled-tools.js";
 import { type SessionEventSink, sessionEventOf } from "./session-events.js";
 import type { PromptInput, QueuedMessage, RunInProgress, RunResult } from "./session-types.js";
-import { isWaitingForApproval } from "./session-view.js";
+import { isWaitingForApproval, pendingApprovalsOf } from "./session-view.js";
 
 /** The session object's state keys. */
 export const STATE_KEYS = {
@@ -95,11 +95,16 @@ function untilStopped(agent: Agent, ended: Promise<void>): Promise<"idle" | "wai
 	});
 }
 
-/** Runs `action`, turning what it throws (an unknown approval id, say) into a terminal error: retrying cannot help. */
-function terminally<T>(action: () => T): T {
+/**
+ * Runs `action`, turning what it throws (an unknown approval id, arguments the tool's schema
+ * refuses, a snapshot that cannot be restored) into a terminal error: retrying cannot help.
+ * `refused` runs first (it takes back what the refused command wrote).
+ */
+function terminally<T>(action: () => T, refused: () => void): T {
 	try {
 		return action();
 	} catch (error) {
+		refused();
 		throw new TerminalError(describeError(error), { errorCode: 409 });
 	}
 }
@@ -121,8 +126,9 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	if (command.type === "prompt" && waiting) {
 		throw new TerminalError("agentchart: the session's run waits for approval: approve or reject its calls (or abort it) before a new prompt", { errorCode: 409 });
 	}
-	if ((command.type === "approve" || command.type === "reject") && !waiting) {
-		throw new TerminalError(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (the session has no run waiting)`, { errorCode: 409 });
+	if ((command.type === "approve" || command.type === "reject") && !pendingApprovalsOf(stored).some((call) => call.toolCallId === command.toolCallId)) {
+		const why = waiting ? `the calls waiting are ${pendingApprovalsOf(stored).map((call) => `"${call.toolCallId}"`).join(", ")}` : "the session has no run waiting";
+		throw new TerminalError(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (${why})`, { errorCode: 409 });
 	}
 	const number = ((await ctx.get<number>(STATE_KEYS.runs)) ?? 0) + 1;
 	ctx.set(STATE_KEYS.runs, number);
@@ -209,7 +215,10 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		sessionId: ctx.key,
 		listeners: [...(base.listeners ?? []), publish, atTurnEnd],
 	};
-	agent = terminally(() => (stored ? Agent.restore(stored, options) : new Agent(options)));
+	// A command refused after the run was announced takes the announcement back: `state` must
+	// not report a run that never started (a failed invocation's state writes are kept).
+	const refused = () => ctx.clear(STATE_KEYS.run);
+	agent = terminally(() => (stored ? Agent.restore(stored, options) : new Agent(options)), refused);
 	const restored = agent;
 	const baseline = restored.state.messages.length;
 
@@ -219,11 +228,11 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 			ended = typeof command.input === "string" ? restored.prompt(command.input) : restored.prompt(command.input);
 			break;
 		case "approve":
-			terminally(() => restored.approve(command.toolCallId, command.arguments === undefined ? {} : { arguments: command.arguments }));
+			terminally(() => restored.approve(command.toolCallId, command.arguments === undefined ? {} : { arguments: command.arguments }), refused);
 			ended = restored.waitForIdle();
 			break;
 		case "reject":
-			terminally(() => restored.reject(command.toolCallId, command.reason));
+			terminally(() => restored.reject(command.toolCallId, command.reason), refused);
 			ended = restored.waitForIdle();
 			break;
 		case "deliver":

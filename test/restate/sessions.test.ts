@@ -132,7 +132,10 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		const { worker } = await asked;
 		await killWorkerNamed(worker);
 		expect((await session.state()).status).toBe("awaiting-approval");
-		await expect(session.approve("no-such-call")).rejects.toBeInstanceOf(SessionCallError);
+		await expect(session.approve("no-such-call")).rejects.toMatchObject({ status: 409 });
+		// Arguments the tool's schema refuses: refused too, and the session still waits.
+		await expect(session.approve("t0_0", { arguments: { nope: true } })).rejects.toBeInstanceOf(SessionCallError);
+		expect((await session.state()).status).toBe("awaiting-approval");
 		const done = await session.approve("t0_0");
 		expect(done.status).toBe("idle");
 		const state = await session.state();
