@@ -190,6 +190,23 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		expect(textOf(state.messages[3])).toBe("Also mention the weather.");
 	});
 
+	it("keeps a steering message that arrived before the worker running the turn was killed", async () => {
+		const session = client.session(sessionId("steer-kill"));
+		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
+		const sent = await session.send.prompt("slow-tool:2500");
+		const { worker } = await started;
+		await session.steer("Also mention the weather.");
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		await killWorkerNamed(worker);
+		const result = await client.result<RunResult>(sent);
+		expect(result.status).toBe("idle");
+		const state = await session.state();
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
+		expect(textOf(state.messages[3])).toBe("Also mention the weather.");
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} work t0_0`)).toBe(1);
+	});
+
 	it("gives a listener that connects late the events from then on, and what came before from state", async () => {
 		const session = client.session(sessionId("late"));
 		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
