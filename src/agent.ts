@@ -12,7 +12,7 @@ import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
-import { toolEffectId } from "./durable/journal.js";
+import { modelEffectId, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, readAgentSnapshot } from "./durable/snapshot.js";
 import type { AgentStore } from "./durable/store.js";
 import { DurableSession } from "./facade/durable-session.js";
@@ -38,6 +38,9 @@ import { keepShape } from "./util/keep-shape.js";
 import { runLivedList } from "./util/run-lived.js";
 
 export type { AgentListener } from "./facade/delivery.js";
+
+
+const noop = (): void => {};
 
 /** The tools a restored agent has: those its snapshot's run uses, then the others given. */
 function mergeTools(used: readonly AnyAgentTool[], given: readonly AnyAgentTool[]): AnyAgentTool[] {
@@ -501,12 +504,14 @@ export class Agent {
 	 * agentchart: approves a tool call waiting for approval (by its tool call id); it runs when its
 	 * turn comes, with `options.arguments` instead of the model's if given (validated against the
 	 * tool's schema). Throws for an id that is not waiting (unknown, or answered already). Works on
-	 * an agent restored in another process.
+	 * an agent restored in another process. With a store, the returned promise resolves once the
+	 * decision is stored: from then on a crash cannot lose it (a failed write is reported in
+	 * `storeProblems`, and the promise still resolves).
 	 *
 	 * @example
 	 * agent.subscribe((event) => { if (event.type === "approval_requested") agent.approve(event.toolCallId); });
 	 */
-	approve(toolCallId: string, options: ApproveOptions = {}): void {
+	approve(toolCallId: string, options: ApproveOptions = {}): Promise<void> {
 		const { call, machine } = this.#decisionFor(toolCallId);
 		let args: unknown;
 		if (options.arguments !== undefined) {
@@ -514,23 +519,26 @@ export class Agent {
 			if (!tool) throw new Error(`agentchart: tool "${call.toolCall.name}" is not among the agent's tools`);
 			args = validateToolArguments(tool, { ...call.toolCall, arguments: options.arguments as ToolCallEntry["toolCall"]["arguments"] });
 		}
-		this.#recordDecision(machine, call, "approved", args, undefined);
+		const stored = this.#recordDecision(machine, call, "approved", args, undefined);
 		machine.send({ type: "approve", toolCallId: call.key, args });
 		this.#saveSoon();
+		return stored;
 	}
 
 	/**
 	 * agentchart: rejects a tool call waiting for approval: it does not run, and the model gets an
-	 * error result with `reason`. Throws for an id that is not waiting.
+	 * error result with `reason`. Throws for an id that is not waiting. With a store, the returned
+	 * promise resolves once the decision is stored (see {@link Agent.approve}).
 	 *
 	 * @example
-	 * agent.reject("toolu_01", "not on production");
+	 * await agent.reject("toolu_01", "not on production");
 	 */
-	reject(toolCallId: string, reason?: string): void {
+	reject(toolCallId: string, reason?: string): Promise<void> {
 		const { call, machine } = this.#decisionFor(toolCallId);
-		this.#recordDecision(machine, call, "rejected", undefined, reason);
+		const stored = this.#recordDecision(machine, call, "rejected", undefined, reason);
 		machine.send({ type: "reject", toolCallId: call.key, reason });
 		this.#saveSoon();
+		return stored;
 	}
 
 	/** The calls waiting for approval that no decision was sent for yet. */
@@ -552,12 +560,54 @@ export class Agent {
 		return { call, machine };
 	}
 
-	/** A decision is journaled with its call, so a restored run never runs a call that was rejected. */
-	#recordDecision(machine: MachineActor, call: ToolCallEntry, decision: "approved" | "rejected", args: unknown, reason: string | undefined): void {
+	/**
+	 * A decision is journaled with its call, so a restored run never runs a call that was rejected
+	 * (the journaled decision is sent again: see {@link Agent.#replayDecisions}). Resolves once stored.
+	 */
+	#recordDecision(machine: MachineActor, call: ToolCallEntry, decision: "approved" | "rejected", args: unknown, reason: string | undefined): Promise<void> {
 		const run = machine.getSnapshot().context.run;
-		if (!run) return;
+		if (!run) return Promise.resolve();
 		this.#answered.add(`${run.turn}:${call.key}`);
-		void this.#session.journal.append({ kind: "approval", phase: "decided", effect: toolEffectId(run.id, run.turn, call.key), toolCallId: call.toolCall.id, decision, args, reason });
+		const written = this.#session.journal.append({ kind: "approval", phase: "decided", effect: toolEffectId(run.id, run.turn, call.key), toolCallId: call.toolCall.id, decision, args, reason });
+		// A failed write is in storeProblems; the caller's promise does not reject for it (most ignore it).
+		return written ? Promise.resolve(written).then(noop, noop) : Promise.resolve();
+	}
+
+	/**
+	 * Calls waiting for approval whose decision the journal has (made before a restart, or before
+	 * a restart made the reply streaming them be closed again) get it again, and are not asked
+	 * about twice. A call asked about for the first time is journaled as asked: a restart in the
+	 * middle of its reply keeps it (see `startedDuring` in the journal).
+	 */
+	#replayDecisions(machine: MachineActor): void {
+		const run = machine.getSnapshot().context.run;
+		if (!run?.batch) return;
+		for (const call of run.batch.calls) {
+			if (call.status !== "awaiting-approval" || this.#answered.has(`${run.turn}:${call.key}`)) continue;
+			const decided = this.#session.journal.lookup(toolEffectId(run.id, run.turn, call.key))?.decision;
+			if (!decided) continue;
+			this.#answered.add(`${run.turn}:${call.key}`);
+			if (decided.decision === "approved") machine.send({ type: "approve", toolCallId: call.key, args: decided.args });
+			else machine.send({ type: "reject", toolCallId: call.key, reason: decided.reason });
+		}
+	}
+
+	/** A call is asked about: journaled as asked (with its reply's model call while that streams); decided already, answered at once. */
+	#approvalRequested(toolCallId: string): void {
+		const machine = this.#machine;
+		const run = machine?.getSnapshot().context.run;
+		const batch = run?.batch;
+		const call = batch?.calls.find((entry) => entry.status === "awaiting-approval" && entry.toolCall.id === toolCallId);
+		if (!machine || !run || !batch || !call) return;
+		const effect = toolEffectId(run.id, run.turn, call.key);
+		if (this.#session.journal.lookup(effect)?.decision) {
+			this.#replayDecisions(machine);
+			return;
+		}
+		const streamedFrom = batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
+		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom });
+		// A person is asked only once the question is stored: a crash after it cannot lose it.
+		if (this.#session.saves) this.#delivery.hold(() => this.#session.saveNow(this.#takeSnapshot));
 	}
 
 	/**
@@ -681,6 +731,7 @@ export class Agent {
 		// What waited on a clock waits again; a decision point that waited for delivery goes on.
 		machine.send({ type: "agentchart.resumed" });
 		machine.send({ type: "delivered", barrier: machine.getSnapshot().context.barrier });
+		this.#replayDecisions(machine);
 		void this.#awaitRestoredRun(run);
 	}
 
@@ -1042,8 +1093,7 @@ export class Agent {
 			this.#saveSoon();
 			return;
 		}
-		// A person is asked only once the question is stored: a crash after it cannot lose it.
-		if (event.type === "approval_requested" && this.#session.saves) this.#delivery.hold(() => this.#session.saveNow(this.#takeSnapshot));
+		if (event.type === "approval_requested") this.#approvalRequested(event.toolCallId);
 		this.#delivery.event(event);
 	}
 

@@ -1,5 +1,6 @@
 import type { EventObject } from "xstate";
 import { emptyUsage } from "../types/content.js";
+import type { AgentToolCall } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEvent, AssistantMessageEventStreamLike } from "../types/stream.js";
@@ -9,6 +10,14 @@ import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js"
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
 import type { RestoredStreamInput, StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
 import { fromCallback } from "xstate";
+
+/**
+ * The reply of a model call a restart interrupted after some of its tool calls had started:
+ * those calls, as the model sent them, and nothing else of what had streamed.
+ */
+function replyOfStartedCalls(model: Model, started: readonly AgentToolCall[]): AssistantMessage {
+	return { role: "assistant", content: [...started], api: model.api, provider: model.provider, model: model.id, usage: emptyUsage(), stopReason: "toolUse", timestamp: Date.now() };
+}
 
 /**
  * An assistant message for a call that failed before or outside the provider (a throwing
@@ -93,11 +102,15 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 	const run = async () => {
 		try {
 			if (journal && effect) {
-				const recorded = journal.lookup(effect)?.outcome;
-				if (recorded?.kind === "model") {
+				const record = journal.lookup(effect);
+				if (record?.outcome?.kind === "model") {
 					replayed = true;
-					return replay(recorded.message);
+					return replay(record.outcome.message);
 				}
+				// Interrupted after calls of its reply had started (streaming tool execution): the reply
+				// is closed with them, so that what they did is answered; asking again would orphan them.
+				const started = record?.intent ? journal.startedDuring?.(effect) : undefined;
+				if (started && started.length > 0) return replay(replyOfStartedCalls(input.model, started));
 				// Recorded before the request goes out: a restart after it makes the request again.
 				const pending = journal.append({ kind: "model", phase: "intent", effect, model: input.model.id, messages: input.messages.length });
 				if (pending) await pending;

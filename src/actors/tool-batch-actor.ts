@@ -4,7 +4,7 @@ import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js"
 import { describeError } from "../util/describe-error.js";
 import { keepShape } from "../util/keep-shape.js";
 import type { RestoredToolBatchInput, ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
-import { interruptedText } from "../durable/journal.js";
+import { type ToolIntent, interruptedText } from "../durable/journal.js";
 import { fromCallback } from "xstate";
 
 function isContentBlock(block: unknown): boolean {
@@ -157,7 +157,12 @@ class ToolBatchRun {
 			if (tool.replay === "safe") return undefined;
 			return errorResult(interruptedText(tool.name, record.updates?.at(-1)));
 		}
-		const pending = journal.append({ kind: "tool", phase: "intent", effect, toolCallId: call.toolCall.id, toolName: tool.name, args, replay: tool.replay === "safe" ? "safe" : "unsafe" });
+		const intent: ToolIntent = { kind: "tool", phase: "intent", effect, toolCallId: call.toolCall.id, toolName: tool.name, args, replay: tool.replay === "safe" ? "safe" : "unsafe" };
+		if (this.input.streamedFrom) {
+			intent.streamedFrom = this.input.streamedFrom;
+			intent.call = call.toolCall;
+		}
+		const pending = journal.append(intent);
 		if (pending) await pending;
 		return undefined;
 	}

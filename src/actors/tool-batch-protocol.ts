@@ -58,6 +58,12 @@ export interface ToolBatchInput {
 	timeoutMs: number;
 	/** The run's journal, when it keeps one: calls are looked up before they run and recorded. */
 	journal: EffectJournal | undefined;
+	/**
+	 * For a batch whose calls start while their reply streams (streaming tool execution), the
+	 * model call's effect id: each call's intent names it, so that a restart in the middle of
+	 * the reply keeps the calls that had started (see the stream actor).
+	 */
+	streamedFrom?: string | undefined;
 }
 
 /** What a batch actor's persisted snapshot keeps of its input: enough to say its calls were interrupted. */

@@ -8,8 +8,9 @@
  *   is reported, and is cut off the file when the session is loaded (so that what is appended
  *   next is read again).
  *
- * When a snapshot is saved between runs, the journal it has seen is emptied (its entries are
- * in the transcript). Writes to one session go one at a time, in order.
+ * When a snapshot is saved between runs, the journal entries it has seen are dropped (they are
+ * in the transcript); entries numbered after it are kept, since a snapshot is written after the
+ * entries appended while it waited its turn. Writes to one session go one at a time, in order.
  */
 import { closeSync, fsyncSync, openSync } from "node:fs";
 import { appendFile, mkdir, open, readFile, rename, truncate, writeFile } from "node:fs/promises";
@@ -41,6 +42,12 @@ const JOURNAL = "journal.jsonl";
 
 function checksum(text: string): string {
 	return crc32(text).toString(16).padStart(8, "0");
+}
+
+/** One journal entry as a line of the journal file. */
+function journalLine(entry: StoredJournalEntry): string {
+	const json = JSON.stringify(entry);
+	return `${checksum(json)}\t${json}\n`;
 }
 
 /** A session id as a directory name: anything outside [A-Za-z0-9._-] is escaped, so no id leaves the root. */
@@ -145,6 +152,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 	/** Writes of a session, one at a time, in the order they were asked for. */
 	const queues = new Map<string, Promise<void>>();
 	const ready = new Set<string>();
+	/** The last journal number appended per session, by this store. */
+	const appended = new Map<string, number>();
 	const directoryOf = (sessionId: string) => join(root, directoryName(sessionId));
 
 	const enqueue = (sessionId: string, write: () => Promise<void>): Promise<void> => {
@@ -213,19 +222,29 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				}
 				await rename(temporary, join(dir, SNAPSHOT));
 				if (fsync !== "never") flushDirectory(dir);
-				// Between runs the journal's entries are all in the snapshot's transcript.
+				// Between runs the entries the snapshot has seen are in its transcript. A run that
+				// started after the snapshot was taken may have appended more already: those stay.
 				if (snapshot.journal.length === 0) {
-					await writeFile(join(dir, JOURNAL), "");
-					if (fsync !== "never") await flushFile(join(dir, JOURNAL));
+					const seen = snapshot.journalSeq ?? 0;
+					const path = join(dir, JOURNAL);
+					let kept = "";
+					if ((appended.get(sessionId) ?? 0) > seen) {
+						const { entries } = await readJournal(path);
+						kept = entries.filter((entry) => entry.seq > seen).map(journalLine).join("");
+					}
+					await writeFile(`${path}.tmp`, kept);
+					if (fsync !== "never") await flushFile(`${path}.tmp`);
+					await rename(`${path}.tmp`, path);
+					if (fsync !== "never") flushDirectory(dir);
 				}
 			});
 		},
 		appendJournal(sessionId, entry) {
 			return enqueue(sessionId, async () => {
 				const dir = await ensureDirectory(sessionId);
-				const json = JSON.stringify(entry);
 				const path = join(dir, JOURNAL);
-				await appendFile(path, `${checksum(json)}\t${json}\n`);
+				await appendFile(path, journalLine(entry));
+				appended.set(sessionId, Math.max(appended.get(sessionId) ?? 0, entry.seq));
 				if (fsync === "always") await flushFile(path);
 			});
 		},

@@ -16,7 +16,7 @@
  *
  * The journal is the run's; an `AgentStore` makes it durable (see `store.ts`).
  */
-import type { AgentToolResult } from "../types/agent.js";
+import type { AgentToolCall, AgentToolResult } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
 
 /** A model call's intent: which model, asked with how many transcript messages. */
@@ -49,6 +49,13 @@ export interface ToolIntent {
 	/** The final arguments (after validation, `beforeToolCall` and an approval's changes). */
 	args: unknown;
 	replay: ReplayPolicy;
+	/**
+	 * A call that started while its reply was still streaming (streaming tool execution): the
+	 * model call's effect id, and the call as the model sent it. A restart before the reply
+	 * ended closes the reply with the calls that had started (see {@link EffectJournal.startedDuring}).
+	 */
+	streamedFrom?: string | undefined;
+	call?: AgentToolCall | undefined;
 }
 
 /** Progress a running tool reported (`onUpdate`): what the model is told if the call is interrupted. */
@@ -81,8 +88,23 @@ export interface ApprovalDecision {
 	reason?: string | undefined;
 }
 
+/** A person was asked about a call (the request is stored before they are asked). */
+export interface ApprovalRequest {
+	kind: "approval";
+	phase: "requested";
+	effect: string;
+	toolCallId: string;
+	toolName: string;
+	/** The validated arguments the call would run with. */
+	args: unknown;
+	/** The call as the model sent it. */
+	call: AgentToolCall;
+	/** While its reply still streams (streaming tool execution): the model call's effect id. */
+	streamedFrom?: string | undefined;
+}
+
 /** One journal entry. */
-export type JournalEntry = ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalDecision;
+export type JournalEntry = ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalRequest | ApprovalDecision;
 
 /** A journal entry as stored: numbered in the order it was appended. */
 export type StoredJournalEntry = JournalEntry & { seq: number };
@@ -93,6 +115,8 @@ export interface EffectRecord {
 	/** A tool's reported progress, latest last. */
 	updates?: ToolProgress[] | undefined;
 	outcome?: ModelOutcome | ToolOutcomeEntry | undefined;
+	/** The last time a person was asked about it. */
+	request?: ApprovalRequest | undefined;
 	decision?: ApprovalDecision | undefined;
 }
 
@@ -106,6 +130,13 @@ export interface EffectJournal {
 	lookup(effect: string): EffectRecord | undefined;
 	/** Records `entry`; a promise when the entry is durable only once it settles. */
 	append(entry: JournalEntry): void | PromiseLike<void>;
+	/**
+	 * The tool calls that started (ran, or had a person asked about them) while the model call
+	 * `modelEffect` was still streaming, as the model sent them, in the order they started. A
+	 * journal without it keeps no such calls (a model call interrupted by a restart is then
+	 * always made again).
+	 */
+	startedDuring?(modelEffect: string): readonly AgentToolCall[];
 }
 
 /**
@@ -145,6 +176,16 @@ export class JournalIndex implements EffectJournal {
 		return this.#records.get(effect);
 	}
 
+	startedDuring(modelEffect: string): AgentToolCall[] {
+		const started = new Map<string, AgentToolCall>();
+		for (const entry of this.#entries) {
+			if (entry.kind === "model" || entry.phase === "update" || entry.phase === "outcome" || entry.phase === "decided") continue;
+			if (entry.streamedFrom !== modelEffect || started.has(entry.effect)) continue;
+			started.set(entry.effect, entry.call ?? { type: "toolCall", id: entry.toolCallId, name: entry.toolName, arguments: entry.args as AgentToolCall["arguments"] });
+		}
+		return [...started.values()];
+	}
+
 	append(entry: JournalEntry): void | PromiseLike<void> {
 		const stored = Object.assign({ seq: this.nextSeq }, entry) as StoredJournalEntry;
 		this.#index(stored);
@@ -179,6 +220,9 @@ export class JournalIndex implements EffectJournal {
 				break;
 			case "outcome":
 				record.outcome = entry;
+				break;
+			case "requested":
+				record.request = entry;
 				break;
 			case "decided":
 				record.decision = entry;

@@ -30,7 +30,11 @@ export interface LoadedSession {
 export interface AgentStore {
 	/** The session's last good snapshot and the journal entries after it, or undefined for a new session. */
 	load(sessionId: string): Promise<LoadedSession | undefined>;
-	/** Replaces the session's snapshot (atomically: a crash leaves the old one or the new one). */
+	/**
+	 * Replaces the session's snapshot (atomically: a crash leaves the old one or the new one). The
+	 * journal entries numbered up to `snapshot.journalSeq` may be dropped; later ones must be kept
+	 * (they were appended while the snapshot waited to be written, and the next load needs them).
+	 */
 	saveSnapshot(sessionId: string, snapshot: AgentSnapshot): Promise<void>;
 	/**
 	 * Appends one journal entry (in `seq` order). Resolves once the entry is durable as the store

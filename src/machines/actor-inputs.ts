@@ -14,6 +14,7 @@ import { type Ctx, runOf } from "./context.js";
 import { emitterOf } from "./emitters.js";
 import { type EffectJournal, modelEffectId } from "../durable/journal.js";
 import { hookContext, streamOptionsFor } from "./run-helpers.js";
+import type { ToolBatch } from "./types.js";
 
 class StreamCallInput implements StreamActorInput {
 	constructor(
@@ -50,12 +51,13 @@ class ToolBatchRunInput implements ToolBatchInput {
 		readonly abort: RunAbortView,
 		readonly timeoutMs: number,
 		readonly journal: EffectJournal | undefined,
+		readonly streamedFrom: string | undefined,
 	) {}
 
 	static {
 		// Kept as StreamCallInput's is.
 		const none = undefined as never;
-		keepShape(new ToolBatchRunInput(none, none, none, undefined, undefined, none, 0, undefined));
+		keepShape(new ToolBatchRunInput(none, none, none, undefined, undefined, none, 0, undefined, undefined));
 	}
 }
 
@@ -89,9 +91,12 @@ export function streamInput(context: Ctx, self: unknown): StreamActorInput {
  * What the batch actor of a reply's tool calls is spawned with.
  *
  * @example
- * enqueue.spawnChild("toolBatchActor", { id: TOOL_BATCH_ID, input: toolBatchInput(context, batch.assistant) });
+ * enqueue.spawnChild("toolBatchActor", { id: TOOL_BATCH_ID, input: toolBatchInput(context, batch) });
  */
-export function toolBatchInput(context: Ctx, assistant: AssistantMessage): ToolBatchInput {
+export function toolBatchInput(context: Ctx, batch: ToolBatch): ToolBatchInput {
 	const config = context.config;
-	return new ToolBatchRunInput(context.tools, assistant, hookContext(context), config.beforeToolCall, config.afterToolCall, runOf(context).controller, config.toolTimeoutMs, config.journal);
+	const run = runOf(context);
+	// A streaming batch's calls start while their reply streams: their intents name the model call.
+	const streamedFrom = config.journal && batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
+	return new ToolBatchRunInput(context.tools, batch.assistant, hookContext(context), config.beforeToolCall, config.afterToolCall, run.controller, config.toolTimeoutMs, config.journal, streamedFrom);
 }

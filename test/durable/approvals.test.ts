@@ -192,4 +192,66 @@ describe("approval as a state", () => {
 		expect(storedWhenAsked).toEqual([["a"]]);
 		expect(log).toEqual(['send {"to":"bob"}']);
 	});
+	it("resolves approve() and reject() only once the decision is stored", async () => {
+		const inner = createMemoryStore();
+		const slowDecision = { release: deferred<void>() };
+		const store: AgentStore = {
+			load: (id) => inner.load(id),
+			saveSnapshot: (id, snapshot) => inner.saveSnapshot(id, snapshot),
+			appendJournal: async (id, entry) => {
+				if (entry.kind === "approval" && entry.phase === "decided") await slowDecision.release.promise;
+				await inner.appendJournal(id, entry);
+			},
+		};
+		const log: string[] = [];
+		const scripted = createScriptedModel([{ content: [toolCall("send", { to: "bob" }, "a"), toolCall("send", { to: "eve" }, "b")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [loggingTool("send", log, { needsApproval: true })] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		const run = agent.prompt("go");
+		await untilAwaiting(agent);
+		const settled: string[] = [];
+		const approved = agent.approve("a").then(() => settled.push("approve"));
+		const rejected = agent.reject("b", "no").then(() => settled.push("reject"));
+		await new Promise((resolve) => setTimeout(resolve, 20));
+		expect(settled).toEqual([]);
+		slowDecision.release.resolve();
+		await Promise.all([approved, rejected, run]);
+		expect(settled.sort()).toEqual(["approve", "reject"]);
+		expect(log).toEqual(['send {"to":"bob"}']);
+	});
+
+	it("keeps a stored decision when the stored snapshot still shows the call waiting (a crash right after reject resolved)", async () => {
+		const inner = createMemoryStore();
+		// The store keeps the first snapshot with a call waiting and no later one: the process
+		// died before its next snapshot, with only the journal written since.
+		let frozen = false;
+		const store: AgentStore = {
+			load: (id) => inner.load(id),
+			appendJournal: (id, entry) => inner.appendJournal(id, entry),
+			saveSnapshot: async (id, snapshot) => {
+				if (frozen) return;
+				if (awaiting(snapshot).length > 0) frozen = true;
+				await inner.saveSnapshot(id, snapshot);
+			},
+		};
+		const log: string[] = [];
+		const tools = [loggingTool("send", log, { needsApproval: true })];
+		const scripted = createScriptedModel([{ content: [toolCall("send", { to: "bob" }, "a")] }, { content: "done" }]);
+		const first = new Agent({ initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		void first.prompt("go");
+		await untilAwaiting(first);
+		await first.reject("a", "not bob");
+		first.dispose();
+		expect(awaiting((await inner.load("s"))?.snapshot as AgentSnapshot)).toEqual(["a"]);
+
+		const again = createScriptedModel([{ content: "done" }]);
+		const asked: string[] = [];
+		const second = await Agent.load({ store, sessionId: "s", initialState: { tools }, streamFn: again.streamFn, listeners: [(event) => void (event.type === "approval_requested" && asked.push(event.toolCallId))] });
+		// Nobody is asked again: the stored decision answers the call.
+		expect(second.pendingApprovals).toEqual([]);
+		await second.waitForIdle();
+		expect(asked).toEqual([]);
+		expect(log).toEqual([]);
+		expect(toolResultTexts(second.state.messages)).toEqual([expect.stringMatching(/^a: .*not bob/)]);
+		expectValidTranscript(second.state.messages);
+	});
 });

@@ -218,6 +218,46 @@ describe("a stored session: the journal after the snapshot", () => {
 		expect(final?.snapshot?.journal).toEqual([]);
 	});
 
+	it.each([
+		["the last snapshot from before the reply", false],
+		["a snapshot saved while the reply streamed", true],
+	])("keeps the calls that started while their reply streamed when the reply never ended (streaming tool execution; %s)", async (_name, snapshotMidStream) => {
+		const store = createMemoryStore();
+		const lookup = heldTool("lookup", { replay: "safe" });
+		const charge = heldTool("charge");
+		const tools = [lookup.tool, charge.tool];
+		const stream = manualStream();
+		const first = new Agent({ initialState: { model: createScriptedModel([]).model, tools }, streamFn: stream.streamFn, toolExecution: "streaming", store, sessionId: "s3" });
+		void first.prompt("go");
+		await stream.opened;
+		stream.start();
+		if (snapshotMidStream) {
+			// A command while the reply streams: the agent saves a snapshot of the run there.
+			first.followUp(user("later"));
+			await until(() => store.load("s3") !== undefined && first.actor.getSnapshot().context.followUpQueue.length === 1, "the follow-up");
+			await new Promise((resolve) => setTimeout(resolve, 10));
+			expect((await store.load("s3"))?.snapshot?.machine.context.followUpQueue).toHaveLength(1);
+		}
+		stream.toolCallEnd({ type: "toolCall", id: "a", name: "charge", arguments: {} });
+		stream.toolCallEnd({ type: "toolCall", id: "b", name: "lookup", arguments: {} });
+		await until(() => charge.runs.length === 1 && lookup.runs.length === 1, "both calls to start while the reply streams");
+		// The process dies here: the reply never ended, the calls it streamed are running.
+		first.dispose();
+
+		const again = createScriptedModel([{ content: "done" }, { content: "later done" }]);
+		const second = await Agent.load({ store, sessionId: "s3", initialState: { tools }, streamFn: again.streamFn });
+		lookup.release();
+		await second.waitForIdle();
+		// The calls that ran stay in the transcript, answered by the crash rules; the reply is not
+		// asked for again (it would bring calls with new ids, and the started ones would be lost).
+		expect(again.calls).toHaveLength(snapshotMidStream ? 2 : 1);
+		expect(charge.runs).toEqual(["a"]);
+		expect(lookup.runs).toEqual(["b", "b"]);
+		expect(toolResults(second.state.messages).map((line) => line.slice(0, 40))).toEqual(['a: Tool "charge" was interrupted by a re', "b: lookup finished"]);
+		expect(second.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "assistant", ...(snapshotMidStream ? ["user", "assistant"] : [])]);
+		expectValidTranscript(second.state.messages);
+	});
+
 	it("saves after each command and at every quiet point, and a restored agent goes on saving", async () => {
 		const store = createMemoryStore();
 		const scripted = createScriptedModel([{ content: "hi" }, { content: "again" }]);

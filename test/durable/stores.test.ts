@@ -54,6 +54,20 @@ for (const kind of ["memory", "file"] as const) {
 			expect(loaded?.snapshot?.machine.context.messages.map((message) => textOf(message))).toEqual(["hello", "first"]);
 		});
 
+		it("keeps the entries appended after a snapshot was taken when it is written after them (a run that started meanwhile)", async () => {
+			const store = await make();
+			// Taken between runs (it has seen entries up to 1), written once the next run appended 2 and 3.
+			const between = { ...(await idleSnapshot("done")), journalSeq: 1, journal: [] };
+			await store.appendJournal("s", entry(1));
+			await store.appendJournal("s", entry(2));
+			await store.appendJournal("s", entry(3));
+			await store.saveSnapshot("s", between);
+			expect((await store.load("s"))?.snapshot?.journal.map((each) => each.seq)).toEqual([2, 3]);
+			// A later entry still joins them.
+			await store.appendJournal("s", entry(4));
+			expect((await store.load("s"))?.snapshot?.journal.map((each) => each.seq)).toEqual([2, 3, 4]);
+		});
+
 		it("numbers a session's journal entries without repeating a number, across runs and loads", async () => {
 			const inner = await make();
 			const seqs: number[] = [];

@@ -159,7 +159,7 @@ export function redispatchInterruptedCalls(context: Ctx, enqueue: SpawningEnqueu
 /** Starts the batch actor for this batch unless it runs already; returns the batch as recorded. */
 function withBatchActor(context: Ctx, batch: ToolBatch, enqueue: SpawningEnqueue): ToolBatch {
 	if (batch.actorStarted) return batch;
-	enqueue.spawnChild("toolBatchActor", { id: TOOL_BATCH_ID, input: toolBatchInput(context, batch.assistant) });
+	enqueue.spawnChild("toolBatchActor", { id: TOOL_BATCH_ID, input: toolBatchInput(context, batch) });
 	return patchBatch(batch, { actorStarted: true });
 }
 

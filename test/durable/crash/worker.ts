@@ -1,0 +1,232 @@
+/**
+ * One process of the crash test (see crash-run.ts): it loads a session from the file store, lets
+ * a restored run go on, sends what the session still lacks, and exits 0 with `done` once the
+ * session is complete. The parent kills it with SIGKILL at random points; it may also tear one
+ * of its own writes and kill itself in the middle of it (`tearWrite`).
+ *
+ * It runs on plain Node against the built package (`import "agentchart"` resolves to dist/), so
+ * it is what a user's process is. It reports what it is doing on stdout, one line each, for the
+ * parent to tell where a kill landed, and writes what its tools and its person did to a side
+ * file that survives it.
+ */
+import { appendFileSync, writeSync } from "node:fs";
+import { appendFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Type } from "typebox";
+import { Agent, type AgentStore, type AgentTool, type AgentToolResult, type ScriptedReply, createFileStore, createScriptedModel, toolCall } from "agentchart";
+
+/** What the parent passes, as JSON in argv[2]. */
+export interface WorkerArgs {
+	root: string;
+	sessionId: string;
+	/** The side file: one line per tool execution and approval decision, appended synchronously. */
+	sideFile: string;
+	seed: number;
+	toolExecution: "parallel" | "sequential" | "streaming";
+	fsync: "always" | "snapshots" | "never";
+	/** How many prompts the session sends ("task 0", "task 1", …); each gets one follow-up. */
+	prompts: number;
+	/** Tear the n-th write to the store (1-based), then die in the middle of it. */
+	tearWrite?: number | undefined;
+}
+
+const args = JSON.parse(process.argv[2] ?? "{}") as WorkerArgs;
+
+/** A small seeded generator (mulberry32): the process's choices repeat with its seed. */
+function generator(seed: number): () => number {
+	let state = seed >>> 0;
+	return () => {
+		state = (state + 0x6d2b79f5) >>> 0;
+		let t = state;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+const random = generator(args.seed);
+const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Reports to the parent, synchronously, so that a line written is a line the parent gets. */
+function report(line: string): void {
+	writeSync(1, `${line}\n`);
+}
+/** Records what happened outside the agent (the parent's ground truth). */
+function record(line: string): void {
+	appendFileSync(args.sideFile, `${line}\n`);
+}
+
+const taskArgs = Type.Object({ task: Type.String() });
+type TaskArgs = { task: string };
+
+/** A tool that records each execution, reports progress halfway, and takes a random while. */
+function sideEffectTool(name: string, extra: Partial<AgentTool<typeof taskArgs, unknown>> = {}): AgentTool<typeof taskArgs, unknown> {
+	return {
+		name,
+		label: name,
+		description: `${name} for a task`,
+		parameters: taskArgs,
+		async execute(toolCallId, params: TaskArgs, _signal, onUpdate): Promise<AgentToolResult<unknown>> {
+			record(`exec ${name} ${toolCallId}`);
+			report(`tool-start ${toolCallId}`);
+			await sleep(between(2, 40));
+			onUpdate?.({ content: [{ type: "text", text: `${name} halfway` }], details: {} });
+			await sleep(between(2, 40));
+			report(`tool-end ${toolCallId}`);
+			return { content: [{ type: "text", text: `${name} done for ${params.task}` }], details: {} };
+		},
+		...extra,
+	};
+}
+
+const tools = [sideEffectTool("charge"), sideEffectTool("lookup", { replay: "safe" }), sideEffectTool("deploy", { needsApproval: true })];
+
+/** A new id for each call the model makes, as a real model's: a request made again gets new ones. */
+const callId = (name: string) => `${name}-${Math.floor(random() * 2 ** 32).toString(36)}`;
+
+/** The model: what it answers depends only on the conversation, never on how often it was asked. */
+const model = createScriptedModel(
+	Array.from({ length: 1000 }, () => (context: { messages: readonly { role: string; content: unknown }[] }): ScriptedReply => {
+		const messages = context.messages;
+		let lastUser = -1;
+		for (let index = messages.length - 1; index >= 0; index--) {
+			if (messages[index]?.role === "user") {
+				lastUser = index;
+				break;
+			}
+		}
+		const asked = textOf(messages[lastUser]?.content);
+		const answered = messages.slice(lastUser + 1).filter((message) => message.role === "assistant").length;
+		if (asked.startsWith("task ")) {
+			if (answered === 0) {
+				return {
+					content: [
+						{ type: "text", text: `Working on ${asked}: charging, looking it up and deploying it now.` },
+						toolCall("charge", { task: asked }, callId("charge")),
+						toolCall("lookup", { task: asked }, callId("lookup")),
+						toolCall("deploy", { task: asked }, callId("deploy")),
+					],
+				};
+			}
+			return { content: `The work on ${asked} is finished.` };
+		}
+		if (answered === 0) return { content: [{ type: "text", text: `Noted: ${asked}.` }, toolCall("charge", { task: asked }, callId("charge"))] };
+		return { content: `Done with ${asked}.` };
+	}),
+	{ chunkSize: 6, delayMs: 3 },
+);
+
+function textOf(content: unknown): string {
+	if (typeof content === "string") return content;
+	if (Array.isArray(content)) return content.map((block: { type?: string; text?: string }) => (block.type === "text" ? (block.text ?? "") : "")).join("");
+	return "";
+}
+
+/** The file store, reporting its writes; one of them torn when `tearWrite` says so. */
+function reportingStore(): AgentStore {
+	const inner = createFileStore(args.root, { fsync: args.fsync });
+	const dir = inner.directoryOf(args.sessionId);
+	let writes = 0;
+	const tear = async (file: string, text: string, append: boolean) => {
+		report("write-start torn");
+		// The first part of what would have been written, then death: as a crash in the middle of the write leaves it.
+		const part = text.slice(0, between(1, Math.max(1, text.length - 1)));
+		if (append) await appendFile(join(dir, file), part);
+		else await writeFile(join(dir, file), part);
+		process.kill(process.pid, "SIGKILL");
+		await sleep(10_000);
+	};
+	return {
+		load: (sessionId) => inner.load(sessionId),
+		async saveSnapshot(sessionId, snapshot) {
+			if (++writes === args.tearWrite) return tear("snapshot.json.tmp", JSON.stringify({ crc: "00000000", snapshot: JSON.stringify(snapshot) }), false);
+			report("write-start snapshot");
+			await inner.saveSnapshot(sessionId, snapshot);
+			report("write-end snapshot");
+		},
+		async appendJournal(sessionId, entry) {
+			if (++writes === args.tearWrite) return tear("journal.jsonl", `00000000\t${JSON.stringify(entry)}\n`, true);
+			report(`write-start journal ${entry.kind} ${entry.phase}`);
+			await inner.appendJournal(sessionId, entry);
+			report(`write-end journal ${entry.kind} ${entry.phase}`);
+		},
+	};
+}
+
+let agent: Agent;
+const queued = new Set<string>();
+
+/**
+ * The person: answers after a while, at random (so that a decision made again after a crash
+ * could differ: a stored decision must be the one that counts). The side file gets the choice
+ * before it is sent, and the decision once `approve`/`reject` says it is stored.
+ */
+function decideLater(toolCallId: string): void {
+	setTimeout(() => {
+		if (!agent.pendingApprovals.some((pending) => pending.toolCallId === toolCallId)) return;
+		const decision = random() < 0.7 ? "approve" : "reject";
+		report(`approval-end ${toolCallId}`);
+		record(`choose ${toolCallId} ${decision}`);
+		const stored = decision === "approve" ? agent.approve(toolCallId) : agent.reject(toolCallId, "the person said no");
+		void stored.then(() => record(`decide ${toolCallId} ${decision}`));
+	}, between(0, 120));
+}
+
+const userTexts = () => agent.state.messages.filter((message) => message.role === "user").map((message) => textOf(message.content));
+
+agent = await Agent.load({
+	store: reportingStore(),
+	sessionId: args.sessionId,
+	initialState: { model: model.model, tools },
+	streamFn: model.streamFn,
+	toolExecution: args.toolExecution,
+	listeners: [
+		(event) => {
+			switch (event.type) {
+				case "message_start":
+					if (event.message.role === "assistant") report("stream-start");
+					break;
+				case "message_end":
+					if (event.message.role === "assistant") report("stream-end");
+					break;
+				case "approval_requested":
+					record(`requested ${event.toolCallId}`);
+					report(`approval-start ${event.toolCallId}`);
+					decideLater(event.toolCallId);
+					break;
+				case "turn_end": {
+					// Each task gets a follow-up, queued while its run goes on.
+					const task = userTexts().filter((text) => text.startsWith("task ")).at(-1);
+					const followUp = task?.replace("task", "follow-up");
+					if (followUp && !userTexts().includes(followUp) && !queued.has(followUp)) {
+						queued.add(followUp);
+						agent.followUp({ role: "user", content: followUp, timestamp: Date.now() });
+					}
+					break;
+				}
+			}
+		},
+	],
+});
+for (const message of agent.snapshot().machine.context.followUpQueue) queued.add(textOf(message.content));
+for (const pending of agent.pendingApprovals) decideLater(pending.toolCallId);
+report(`ready ${agent.storeProblems.length > 0 ? `problems=${JSON.stringify(agent.storeProblems)}` : ""}`);
+
+await agent.waitForIdle();
+for (let task = 0; task < args.prompts; task++) {
+	const text = `task ${task}`;
+	const followUp = `follow-up ${task}`;
+	if (!userTexts().includes(text)) await agent.prompt(text);
+	else if (!userTexts().includes(followUp)) {
+		// The follow-up was queued but not kept (the crash came first), or it waits in the queue.
+		if (!queued.has(followUp)) {
+			queued.add(followUp);
+			agent.followUp({ role: "user", content: followUp, timestamp: Date.now() });
+		}
+		await agent.continue();
+	}
+	await agent.waitForIdle();
+}
+await agent.save();
+report("done");
+process.exit(0);
