@@ -228,11 +228,13 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 			ended = typeof command.input === "string" ? restored.prompt(command.input) : restored.prompt(command.input);
 			break;
 		case "approve":
-			terminally(() => restored.approve(command.toolCallId, command.arguments === undefined ? {} : { arguments: command.arguments }), refused);
+			// The promise approve/reject return resolves once a store has the decision: there is
+			// none here (Restate's journal has the command), so nothing waits for it.
+			void terminally(() => restored.approve(command.toolCallId, command.arguments === undefined ? {} : { arguments: command.arguments }), refused);
 			ended = restored.waitForIdle();
 			break;
 		case "reject":
-			terminally(() => restored.reject(command.toolCallId, command.reason), refused);
+			void terminally(() => restored.reject(command.toolCallId, command.reason), refused);
 			ended = restored.waitForIdle();
 			break;
 		case "deliver":
