@@ -13,6 +13,7 @@ import type { TurnOverheadResult } from "./turn-overhead.js";
 import type { OverlapRow } from "./tool-overlap.js";
 import { formatReplyChunker, type ReplyChunkerResult } from "./reply-chunker.js";
 import { formatSoak, type SoakResult } from "./soak.js";
+import { formatRestate, type RestateBenchResult } from "./restate.js";
 import type { Summary } from "./lib/stats.js";
 import type { ContenderName } from "./lib/contenders.js";
 
@@ -32,6 +33,7 @@ export interface BenchResults {
 	replyChunker?: ReplyChunkerResult;
 	soak?: SoakResult;
 	durable?: DurableResult;
+	restate?: RestateBenchResult;
 }
 
 /** A target and whether a figure meets it (judged on the median). */
@@ -364,6 +366,7 @@ export function formatResults(results: BenchResults, command: string): string {
 		section([`**8. Long session: one agent, ${grouped(prompts)} prompts with a tool call each; heap after a full collection (child process)**`, "", formatSoak(results.soak)]);
 	}
 	if (results.durable) section(formatDurable(results.durable, checks));
+	if (results.restate) section(["**11. Agent sessions on Restate: the cost per 3-tool turn over a bare Restate handler making the same steps, and sessions per second across two workers (local restate-server)**", "", formatRestate(results.restate)]);
 	if (checks.length > 0) {
 		const met = checks.filter((check) => check.met).length;
 		section([

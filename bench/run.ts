@@ -17,6 +17,7 @@ import { measureInspector, type InspectorOptions } from "./inspector.js";
 import { measureMemory, type MemoryOptions } from "./memory.js";
 import { type BenchResults, environmentLine, formatResults, resultsDocument } from "./report.js";
 import { measureReplyChunker, type ReplyChunkerOptions } from "./reply-chunker.js";
+import { measureRestate, RESTATE_FULL, RESTATE_QUICK, type RestateBenchOptions } from "./restate.js";
 import { measureSoak, type SoakOptions } from "./soak.js";
 import { measureThroughput, type ThroughputOptions } from "./throughput.js";
 import { measureToolOverlap, type ToolOverlapOptions } from "./tool-overlap.js";
@@ -36,10 +37,11 @@ export interface BenchPlan {
 	replyChunker: ReplyChunkerOptions;
 	soak: SoakOptions;
 	durable: DurableOptions;
+	restate: RestateBenchOptions;
 }
 
 /** The sections of a run, in the order they run. */
-export const SECTIONS = ["throughput", "turnOverhead", "memory", "concurrency", "inspector", "overlap", "replyChunker", "soak", "durable"] as const;
+export const SECTIONS = ["throughput", "turnOverhead", "memory", "concurrency", "inspector", "overlap", "replyChunker", "soak", "durable", "restate"] as const;
 
 /** One section of a run. */
 export type SectionName = (typeof SECTIONS)[number];
@@ -55,6 +57,7 @@ export const FULL_PLAN: BenchPlan = {
 	replyChunker: { repetitions: 9, warmups: 2 },
 	soak: { prompts: 5_000, samples: 10, agents: 10_000 },
 	durable: { prompts: 100, repetitions: 31, warmups: 3, messages: 1_000, restores: 15 },
+	restate: RESTATE_FULL,
 };
 
 /** Quick run: small sizes, one round (only checks that everything runs end to end). */
@@ -68,6 +71,7 @@ export const QUICK_PLAN: BenchPlan = {
 	replyChunker: { replyChars: 20_000, repetitions: 1, warmups: 0 },
 	soak: { prompts: 40, samples: 2, agents: 50 },
 	durable: { prompts: 20, repetitions: 1, warmups: 0, messages: 1_000, restores: 2 },
+	restate: RESTATE_QUICK,
 };
 
 /** How a run is done. */
@@ -129,6 +133,10 @@ export async function runBenchmarks(plan: BenchPlan, options: RunOptions): Promi
 	if (wanted.has("durable")) {
 		step("durable");
 		results.durable = await measureDurable(plan.durable, random);
+	}
+	if (wanted.has("restate")) {
+		step("restate");
+		results.restate = await measureRestate(plan.restate);
 	}
 	log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 	return results;

@@ -29,9 +29,13 @@ function typeScriptBlocks(file: string, markdown: string): CodeBlock[] {
 	return blocks;
 }
 
-/** XState's own declarations need skipLibCheck under exactOptionalPropertyTypes (see agentchart/machine). */
+/**
+ * XState's own declarations need skipLibCheck under exactOptionalPropertyTypes (see
+ * agentchart/machine), and so do the Restate SDK's (`@restatedev/restate-sdk-core`'s `JsonSerde`,
+ * which `agentchart/restate` reaches; see docs/restate.md).
+ */
 function needsXStateTypes(block: CodeBlock): boolean {
-	return /from "(xstate|agentchart\/machine)"/.test(block.code);
+	return /from "(xstate|agentchart\/machine|agentchart\/restate|@restatedev\/restate-sdk)"/.test(block.code);
 }
 
 /**
