@@ -1,10 +1,11 @@
 /**
  * Turns benchmark results into the summary (console) and `bench/results.md`: one table per
  * benchmark, every figure as median (min–max), every compared figure beside its target from
- * issue 33 with met or missed, and a closing table of all targets.
+ * issues 33 and 35 with met or missed, and a closing table of all targets.
  */
 import os from "node:os";
 import type { ConcurrencyResult } from "./concurrency.js";
+import type { DurableResult, StoreVariant } from "./durable.js";
 import type { InspectorResult } from "./inspector.js";
 import type { MemoryFigureResult, MemoryResult } from "./memory.js";
 import type { ThroughputFit, ThroughputResult } from "./throughput.js";
@@ -12,6 +13,7 @@ import type { TurnOverheadResult } from "./turn-overhead.js";
 import type { OverlapRow } from "./tool-overlap.js";
 import { formatReplyChunker, type ReplyChunkerResult } from "./reply-chunker.js";
 import { formatSoak, type SoakResult } from "./soak.js";
+import { formatRestate, type RestateBenchResult } from "./restate.js";
 import type { Summary } from "./lib/stats.js";
 import type { ContenderName } from "./lib/contenders.js";
 
@@ -30,6 +32,8 @@ export interface BenchResults {
 	overlap?: OverlapRow[];
 	replyChunker?: ReplyChunkerResult;
 	soak?: SoakResult;
+	durable?: DurableResult;
+	restate?: RestateBenchResult;
 }
 
 /** A target and whether a figure meets it (judged on the median). */
@@ -42,7 +46,7 @@ interface TargetCheck {
 	note?: string;
 }
 
-/** Targets (issue 33), as ratios agentchart / pi unless said otherwise. */
+/** Targets (issues 33 and 35), as ratios agentchart / pi unless said otherwise. */
 export const TARGETS = {
 	/** agentchart deltas/s over pi's, at least, at the sizes in `throughputTargetSizes`. */
 	throughputVsPi: 1.3,
@@ -59,6 +63,10 @@ export const TARGETS = {
 	concurrentRssVsPi: 1.2,
 	/** Inspector attached over detached, at most. */
 	inspectorAttached: 1.5,
+	/** Issue 35: a 3-tool turn with the memory store over one without a store, at most. */
+	memoryStoreTurn: 1.1,
+	/** Issue 35: restoring a 1,000-message session, ms at most. */
+	restoreMs: 50,
 	/** Upper-half slope over lower-half slope counted as flat (no target; informational). */
 	flatGrowth: 1.2,
 } as const;
@@ -290,6 +298,44 @@ function overlapSection(rows: OverlapRow[]): string[] {
 }
 
 /**
+ * The durable bench's tables (issue 35); its targets join `checks`.
+ *
+ * @example
+ * console.log(formatDurable(result, []).join("\n"));
+ */
+export function formatDurable(result: DurableResult, checks: TargetCheck[]): string[] {
+	const us = (value: number) => fixed(value, 0);
+	const lines: string[] = [];
+	lines.push(`**9. Durable runs: a 3-tool turn on a fresh session with each store (${grouped(result.prompts)} prompts a block, µs per prompt including the store's last save; ${rounds(result.turnUs.none.samples.length)})**`);
+	lines.push("");
+	lines.push("| store | CPU µs per prompt | CPU over no store | target | verdict | wall µs per prompt | wall over no store |");
+	lines.push("|---|---:|---:|---|---|---:|---:|");
+	const memoryMet = result.turnCpuRatio.memory.median <= TARGETS.memoryStoreTurn;
+	for (const variant of Object.keys(result.turnUs) as StoreVariant[]) {
+		const target = variant === "memory" ? `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×` : "";
+		const verdict = variant === "memory" ? verdictText(memoryMet) : "";
+		const none = variant === "none";
+		lines.push(`| ${variant} | ${spread(result.turnCpuUs[variant], us)} | ${none ? "" : ratio(result.turnCpuRatio[variant])} | ${target} | ${verdict} | ${spread(result.turnUs[variant], us)} | ${none ? "" : ratio(result.turnRatio[variant])} |`);
+	}
+	lines.push("");
+	lines.push("The file store's wall time is the disk's: with `fsync: \"always\"` each of a turn's 10 journal entries waits for its flush before the effect goes on; a model call takes hundreds of milliseconds, so the cost shows only against an instant scripted model.");
+	lines.push("");
+	const perMessage = (bytes: number) => fixed((bytes - result.snapshotBytes.transcript) / 1024, 1);
+	lines.push(`**10. Snapshots and restore: a session of ${grouped(result.messages)} messages (${kib(result.snapshotBytes.transcript)} of transcript JSON, ${fixed(result.snapshotBytes.transcript / result.messages, 0)} bytes a message)**`);
+	lines.push("");
+	lines.push("| session | snapshot JSON | beyond the transcript | restore ms (JSON.parse + Agent.restore) | target | verdict |");
+	lines.push("|---|---:|---:|---:|---|---|");
+	const ms = (value: number) => fixed(value, 1);
+	for (const name of ["idle", "awaiting"] as const) {
+		const met = result.restoreMs[name].median <= TARGETS.restoreMs;
+		lines.push(`| ${name === "idle" ? "idle" : "waiting for approval"} | ${kib(result.snapshotBytes[name])} | ${perMessage(result.snapshotBytes[name])} KiB | ${spread(result.restoreMs[name], ms)} | ≤ ${TARGETS.restoreMs} ms | ${verdictText(met)} |`);
+		checks.push({ figure: `restore a ${grouped(result.messages)}-message session (${name === "idle" ? "idle" : "waiting for approval"})`, target: `≤ ${TARGETS.restoreMs} ms`, measured: spread(result.restoreMs[name], (value) => `${ms(value)} ms`), met });
+	}
+	checks.push({ figure: "3-tool turn with the memory store, CPU (over no store)", target: `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×`, measured: ratio(result.turnCpuRatio.memory), met: memoryMet });
+	return lines;
+}
+
+/**
  * The summary: the run's header, one markdown table per benchmark, then all targets with
  * met / missed.
  *
@@ -319,10 +365,12 @@ export function formatResults(results: BenchResults, command: string): string {
 		const prompts = results.soak.samples.at(-1)?.prompts ?? 0;
 		section([`**8. Long session: one agent, ${grouped(prompts)} prompts with a tool call each; heap after a full collection (child process)**`, "", formatSoak(results.soak)]);
 	}
+	if (results.durable) section(formatDurable(results.durable, checks));
+	if (results.restate) section(["**11. Agent sessions on Restate: the cost per 3-tool turn over a bare Restate handler making the same steps, and sessions per second across two workers (local restate-server)**", "", formatRestate(results.restate)]);
 	if (checks.length > 0) {
 		const met = checks.filter((check) => check.met).length;
 		section([
-			`**Targets (issue 33): ${met} of ${checks.length} met**`,
+			`**Targets (issues 33 and 35): ${met} of ${checks.length} met**`,
 			"",
 			"| figure | target | measured, median (min–max) | verdict |",
 			"|---|---|---:|---|",

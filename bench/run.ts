@@ -12,10 +12,12 @@
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { measureConcurrency, type ConcurrencyOptions } from "./concurrency.js";
+import { measureDurable, type DurableOptions } from "./durable.js";
 import { measureInspector, type InspectorOptions } from "./inspector.js";
 import { measureMemory, type MemoryOptions } from "./memory.js";
 import { type BenchResults, environmentLine, formatResults, resultsDocument } from "./report.js";
 import { measureReplyChunker, type ReplyChunkerOptions } from "./reply-chunker.js";
+import { measureRestate, RESTATE_FULL, RESTATE_QUICK, type RestateBenchOptions } from "./restate.js";
 import { measureSoak, type SoakOptions } from "./soak.js";
 import { measureThroughput, type ThroughputOptions } from "./throughput.js";
 import { measureToolOverlap, type ToolOverlapOptions } from "./tool-overlap.js";
@@ -34,10 +36,12 @@ export interface BenchPlan {
 	overlap: ToolOverlapOptions;
 	replyChunker: ReplyChunkerOptions;
 	soak: SoakOptions;
+	durable: DurableOptions;
+	restate: RestateBenchOptions;
 }
 
 /** The sections of a run, in the order they run. */
-export const SECTIONS = ["throughput", "turnOverhead", "memory", "concurrency", "inspector", "overlap", "replyChunker", "soak"] as const;
+export const SECTIONS = ["throughput", "turnOverhead", "memory", "concurrency", "inspector", "overlap", "replyChunker", "soak", "durable", "restate"] as const;
 
 /** One section of a run. */
 export type SectionName = (typeof SECTIONS)[number];
@@ -52,6 +56,8 @@ export const FULL_PLAN: BenchPlan = {
 	overlap: { streamMs: 300, toolMs: 200, repetitions: 3 },
 	replyChunker: { repetitions: 9, warmups: 2 },
 	soak: { prompts: 5_000, samples: 10, agents: 10_000 },
+	durable: { prompts: 100, repetitions: 31, warmups: 3, messages: 1_000, restores: 15 },
+	restate: RESTATE_FULL,
 };
 
 /** Quick run: small sizes, one round (only checks that everything runs end to end). */
@@ -64,6 +70,8 @@ export const QUICK_PLAN: BenchPlan = {
 	overlap: { streamMs: 30, toolMs: 20, repetitions: 1 },
 	replyChunker: { replyChars: 20_000, repetitions: 1, warmups: 0 },
 	soak: { prompts: 40, samples: 2, agents: 50 },
+	durable: { prompts: 20, repetitions: 1, warmups: 0, messages: 1_000, restores: 2 },
+	restate: RESTATE_QUICK,
 };
 
 /** How a run is done. */
@@ -121,6 +129,14 @@ export async function runBenchmarks(plan: BenchPlan, options: RunOptions): Promi
 	if (wanted.has("soak")) {
 		step("soak");
 		results.soak = await measureSoak(plan.soak);
+	}
+	if (wanted.has("durable")) {
+		step("durable");
+		results.durable = await measureDurable(plan.durable, random);
+	}
+	if (wanted.has("restate")) {
+		step("restate");
+		results.restate = await measureRestate(plan.restate);
 	}
 	log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 	return results;

@@ -52,12 +52,15 @@ export async function exportDocs(): Promise<ExportDocs[]> {
 		const entry = ("sources" in module ? module.sources?.[0]?.fileName : undefined) ?? module.name;
 		const subpath = entry.replace(/^src\//, "").replace(/(\/index)?\.ts$/, "");
 		const importName = subpath === "index" || subpath === "" ? "agentchart" : `agentchart/${subpath}`;
-		for (const reflection of module.children ?? []) {
+		for (const child of module.children ?? []) {
+			// An entry point that re-exports what another one declares holds a reference to it:
+			// the declaration's documentation is the reference's.
+			const reflection = child.isReference() ? (child.getTargetReflectionDeep() as DeclarationReflection) : child;
 			const comments = commentsOf(reflection);
 			const file = reflection.sources?.[0]?.fileName ?? "";
 			entries.push({
 				module: importName,
-				name: reflection.name,
+				name: child.name,
 				kind: ReflectionKind.singularString(reflection.kind),
 				file,
 				documented: comments.some((comment) => comment.summary.some((part) => part.text.trim() !== "")),

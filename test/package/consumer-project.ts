@@ -39,6 +39,8 @@ function consumerDependencies(): Record<string, string> {
 		"@mariozechner/pi-agent-core": version("@mariozechner/pi-agent-core"),
 		// The optional peer of agentchart/mcp, installed as a user of that subpath does.
 		"@modelcontextprotocol/sdk": version("@modelcontextprotocol/sdk"),
+		// The optional peer of agentchart/restate (its worker side), for the docs' examples.
+		"@restatedev/restate-sdk": version("@restatedev/restate-sdk"),
 	};
 }
 

@@ -1,0 +1,178 @@
+/**
+ * Durable runs (issue 35): what a store costs a 3-tool turn, how big a snapshot is, how long a
+ * 1,000-message session takes to restore.
+ *
+ * - Turn: blocks of fresh agents each run one prompt (a reply with 3 instant tool calls, then a
+ *   text reply), without a store, with the memory store and with the file store under each fsync
+ *   policy, in a shuffled order per round; the figures are µs per prompt of CPU time (user +
+ *   system: another process on the machine costs no side) and of wall time (the file store
+ *   waits for the disk); ratios to the agent without a store are taken within each round. The
+ *   store's work counts to the end: each block ends when every agent's last save is stored.
+ * - Snapshot size: an idle session of 1,000 messages and one waiting for approval, as JSON, beside
+ *   the transcript's own JSON.
+ * - Restore: `Agent.restore(JSON.parse(text), options)` of those sessions until the agent answers
+ *   `state` (and, mid-run, `pendingApprovals`).
+ *
+ * `npm run build && npx tsx --expose-gc bench/durable.ts [--quick]` prints the tables alone.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AgentSnapshot } from "../src/durable/snapshot.js";
+import type { AgentStore } from "../src/durable/store.js";
+import type { FsyncPolicy } from "../src/durable/file-store.js";
+import type { AgentMessage } from "../src/types/messages.js";
+import { instantTool } from "./lib/contenders.js";
+import { isEntryPoint } from "./lib/child.js";
+import { loadAgentchart } from "./lib/library.js";
+import { createRandom, randomSeed } from "./lib/paired.js";
+import { collectYoungGarbage, type Summary, summarize } from "./lib/stats.js";
+import { benchMessage, benchModel, toolTurnStreamFn } from "./lib/streams.js";
+
+/** Sizes of the durable bench. */
+export interface DurableOptions {
+	/** Agents (one prompt each) per block. */
+	prompts: number;
+	repetitions: number;
+	warmups: number;
+	/** Messages of the restored session. */
+	messages: number;
+	restores: number;
+}
+
+/** The variants of the turn measurement. */
+export const STORE_VARIANTS = ["none", "memory", "file (fsync always)", "file (fsync snapshots)", "file (fsync never)"] as const;
+export type StoreVariant = (typeof STORE_VARIANTS)[number];
+
+/** What the durable bench measured. */
+export interface DurableResult {
+	prompts: number;
+	/** µs per prompt, wall time, by variant. */
+	turnUs: Record<StoreVariant, Summary>;
+	/** µs per prompt, CPU time (user + system), by variant. */
+	turnCpuUs: Record<StoreVariant, Summary>;
+	/** Each variant's wall time over the agent without a store's, within each round. */
+	turnRatio: Record<StoreVariant, Summary>;
+	/** Each variant's CPU time over the agent without a store's, within each round. */
+	turnCpuRatio: Record<StoreVariant, Summary>;
+	messages: number;
+	/** Bytes of JSON: the snapshot, and the transcript alone. */
+	snapshotBytes: { idle: number; awaiting: number; transcript: number };
+	/** ms to restore the session from its JSON text. */
+	restoreMs: { idle: Summary; awaiting: Summary };
+}
+
+const FSYNC: Record<StoreVariant, FsyncPolicy | undefined> = { none: undefined, memory: undefined, "file (fsync always)": "always", "file (fsync snapshots)": "snapshots", "file (fsync never)": "never" };
+
+/** A transcript of `count` messages: prompts, replies with a tool call, their results (about 300 bytes each). */
+function longTranscript(count: number, model: ReturnType<typeof benchModel>): AgentMessage[] {
+	const messages: AgentMessage[] = [];
+	for (let index = 0; messages.length < count; index++) {
+		messages.push({ role: "user", content: `Question ${index}: what is the state of order ${1000 + index}, and when does it ship?`, timestamp: 1_700_000_000_000 + index });
+		messages.push(benchMessage(model, [{ type: "text", text: `Order ${1000 + index} is packed; it ships on Monday by the usual carrier.` }, { type: "toolCall", id: `call_${index}`, name: "noop", arguments: { step: index } }], "toolUse"));
+		messages.push({ role: "toolResult", toolCallId: `call_${index}`, toolName: "noop", content: [{ type: "text", text: `order ${1000 + index}: packed, carrier DHL, ships 2026-12-0${(index % 9) + 1}` }], isError: false, timestamp: 1_700_000_000_000 + index });
+	}
+	return messages.slice(0, count);
+}
+
+/**
+ * Runs the durable bench.
+ *
+ * @example
+ * const result = await measureDurable({ prompts: 50, repetitions: 1, warmups: 0, messages: 1_000, restores: 3 }, createRandom(1));
+ */
+export async function measureDurable(options: DurableOptions, random: () => number): Promise<DurableResult> {
+	const { Agent, createFileStore, createMemoryStore } = await loadAgentchart();
+	const model = benchModel();
+	const tool = instantTool("noop");
+	const root = await mkdtemp(join(tmpdir(), "agentchart-bench-durable-"));
+	try {
+		const samples = Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, [] as number[]])) as Record<StoreVariant, number[]>;
+		const ratios = Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, [] as number[]])) as Record<StoreVariant, number[]>;
+		const cpuSamples = Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, [] as number[]])) as Record<StoreVariant, number[]>;
+		const cpuRatios = Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, [] as number[]])) as Record<StoreVariant, number[]>;
+		let block = 0;
+		const storeFor = (variant: StoreVariant): AgentStore | undefined => {
+			if (variant === "none") return undefined;
+			if (variant === "memory") return createMemoryStore();
+			return createFileStore(join(root, `block-${block++}`), { fsync: FSYNC[variant] });
+		};
+		for (let round = -options.warmups; round < options.repetitions; round++) {
+			const order = [...STORE_VARIANTS].sort(() => random() - 0.5);
+			const times = {} as Record<StoreVariant, number>;
+			const cpu = {} as Record<StoreVariant, number>;
+			for (const variant of order) {
+				const store = storeFor(variant);
+				const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
+				const agents = Array.from({ length: options.prompts }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
+				collectYoungGarbage();
+				const start = performance.now();
+				const startCpu = process.cpuUsage();
+				for (const agent of agents) await agent.prompt("go");
+				// The store's work counts to the end: the last save of every agent is stored.
+				if (store) await Promise.all(agents.map((agent) => agent.save()));
+				const used = process.cpuUsage(startCpu);
+				times[variant] = ((performance.now() - start) * 1000) / options.prompts;
+				cpu[variant] = (used.user + used.system) / options.prompts;
+			}
+			if (round < 0) continue;
+			for (const variant of STORE_VARIANTS) {
+				samples[variant].push(times[variant]);
+				ratios[variant].push(times[variant] / times.none);
+				cpuSamples[variant].push(cpu[variant]);
+				cpuRatios[variant].push(cpu[variant] / cpu.none);
+			}
+		}
+
+		// A session of `messages` messages, idle, and the same waiting for approval of its next call.
+		const transcript = longTranscript(options.messages, model);
+		const approvalTool = { ...instantTool("deploy"), needsApproval: true };
+		const idle = new Agent({ initialState: { model, tools: [tool, approvalTool], messages: transcript } });
+		const idleText = JSON.stringify(idle.snapshot());
+		const asking = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 1, toolName: approvalTool.name });
+		const waiting = new Agent({ initialState: { model, tools: [tool, approvalTool], messages: [...transcript] }, streamFn: asking });
+		const asked = new Promise<void>((resolve) => waiting.subscribe((event) => {
+			if (event.type === "approval_requested") resolve();
+		}));
+		void waiting.prompt("deploy it");
+		await asked;
+		const awaitingText = JSON.stringify(waiting.snapshot());
+		waiting.abort();
+		await waiting.waitForIdle();
+		const restoreTimes = { idle: [] as number[], awaiting: [] as number[] };
+		for (let round = -2; round < options.restores; round++) {
+			for (const [name, text] of [["idle", idleText], ["awaiting", awaitingText]] as const) {
+				collectYoungGarbage();
+				const start = performance.now();
+				const agent = Agent.restore(JSON.parse(text) as AgentSnapshot, { initialState: { tools: [tool, approvalTool] }, streamFn: asking });
+				if (agent.state.messages.length < options.messages || (name === "awaiting" && agent.pendingApprovals.length !== 1)) throw new Error(`bench: the ${name} session did not restore whole`);
+				const elapsed = performance.now() - start;
+				if (round >= 0) restoreTimes[name].push(elapsed);
+				if (name === "awaiting") {
+					agent.abort();
+					await agent.waitForIdle();
+				}
+			}
+		}
+		return {
+			prompts: options.prompts,
+			turnUs: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(samples[variant])])) as Record<StoreVariant, Summary>,
+			turnRatio: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(ratios[variant])])) as Record<StoreVariant, Summary>,
+			turnCpuUs: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(cpuSamples[variant])])) as Record<StoreVariant, Summary>,
+			turnCpuRatio: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(cpuRatios[variant])])) as Record<StoreVariant, Summary>,
+			messages: options.messages,
+			snapshotBytes: { idle: Buffer.byteLength(idleText), awaiting: Buffer.byteLength(awaitingText), transcript: Buffer.byteLength(JSON.stringify(transcript)) },
+			restoreMs: { idle: summarize(restoreTimes.idle), awaiting: summarize(restoreTimes.awaiting) },
+		};
+	} finally {
+		await rm(root, { recursive: true, force: true });
+	}
+}
+
+if (isEntryPoint(import.meta.url)) {
+	const quick = process.argv.includes("--quick");
+	const seed = randomSeed();
+	const result = await measureDurable(quick ? { prompts: 20, repetitions: 1, warmups: 0, messages: 1_000, restores: 3 } : { prompts: 100, repetitions: 31, warmups: 3, messages: 1_000, restores: 15 }, createRandom(seed));
+	const { formatDurable } = await import("./report.js");
+	console.log(formatDurable(result, []).join("\n"));
+}

@@ -1,0 +1,193 @@
+/**
+ * A typed client of agent sessions over Restate's HTTP ingress, with plain `fetch`: no Restate
+ * package, any runtime with `fetch` (Node 18+, Deno, Bun, browsers behind a proxy). Also the
+ * reader of an event hub's stream. Importable alone as `agentchart/restate/client`.
+ */
+import type { AgentSnapshot } from "../durable/snapshot.js";
+import type { SessionEventEnvelope } from "./session-events.js";
+import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedResult, RejectInput, RunResult, SessionState } from "./session-types.js";
+
+/** Options of {@link createSessionClient}. */
+export interface SessionClientOptions {
+	/** Restate's ingress, e.g. `http://127.0.0.1:8080`. */
+	ingressUrl: string;
+	/** The session object's name (default `"AgentSession"`, as `createAgentSessions`). */
+	name?: string | undefined;
+	/** Headers sent with every call (an API key of your gateway, say). */
+	headers?: Record<string, string> | undefined;
+	/** The `fetch` to use (default: the global one). */
+	fetch?: typeof fetch | undefined;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+	/** Restate runs a call with the same key once and answers repeats with its result (a client's retry is safe). */
+	idempotencyKey?: string | undefined;
+	signal?: AbortSignal | undefined;
+}
+
+/** A call that was sent without waiting for its result (`client.send.prompt(...)`). */
+export interface SentCall {
+	invocationId: string;
+}
+
+/** One session, as a client calls it. */
+export interface SessionHandle {
+	readonly sessionId: string;
+	/** Runs the agent on `input`; resolves when the run ended or waits for approval. */
+	prompt(input: PromptInput, options?: CallOptions): Promise<RunResult>;
+	/** Approves a waiting call (optionally with other arguments); resolves when the run stops again. */
+	approve(toolCallId: string, options?: CallOptions & { arguments?: unknown }): Promise<RunResult>;
+	/** Rejects a waiting call; resolves when the run stops again. */
+	reject(toolCallId: string, reason?: string, options?: CallOptions): Promise<RunResult>;
+	/** Steers the run going on (delivered after its current turn), or starts one. */
+	steer(input: QueuedInput, options?: CallOptions): Promise<QueuedResult>;
+	/** Queues a message for when the run would end, or starts a run. */
+	followUp(input: QueuedInput, options?: CallOptions): Promise<QueuedResult>;
+	/** Aborts the run going on, or the one waiting for approval. */
+	abort(options?: CallOptions): Promise<AbortResult>;
+	/** The stored snapshot (null for a session never run). */
+	snapshot(options?: CallOptions): Promise<AgentSnapshot | null>;
+	/** Transcript, status, queues and pending approvals, also while a run goes on. */
+	state(options?: CallOptions): Promise<SessionState>;
+	/** The same calls, sent without waiting: each resolves with the invocation id once Restate has it. */
+	readonly send: {
+		prompt(input: PromptInput, options?: CallOptions): Promise<SentCall>;
+		approve(toolCallId: string, options?: CallOptions & { arguments?: unknown }): Promise<SentCall>;
+		reject(toolCallId: string, reason?: string, options?: CallOptions): Promise<SentCall>;
+	};
+}
+
+/** A session client: `client.session(id)`, and the result of a sent call. */
+export interface SessionClient {
+	session(sessionId: string): SessionHandle;
+	/** Waits for the result of a call sent with `send` (Restate keeps it for the idempotency or journal retention). */
+	result<T = RunResult>(call: SentCall, options?: Pick<CallOptions, "signal">): Promise<T>;
+}
+
+/**
+ * A call that Restate answered with an error (a terminal error of the handler, or an ingress error).
+ *
+ * @example
+ * try {
+ *   await session.approve("toolu_01");
+ * } catch (error) {
+ *   if (error instanceof SessionCallError && error.status === 409) console.log("nothing waits for that approval");
+ * }
+ */
+export class SessionCallError extends Error {
+	constructor(
+		message: string,
+		/** The HTTP status (a handler's terminal error code, e.g. 409 for an approval that is not waiting). */
+		readonly status: number,
+	) {
+		super(message);
+		this.name = "SessionCallError";
+	}
+}
+
+async function answer<T>(response: Response): Promise<T> {
+	const text = await response.text();
+	if (!response.ok) {
+		let message = text;
+		try {
+			message = (JSON.parse(text) as { message?: string }).message ?? text;
+		} catch {
+			// Not JSON: the text is the message.
+		}
+		throw new SessionCallError(message || `HTTP ${response.status}`, response.status);
+	}
+	return (text === "" ? null : JSON.parse(text)) as T;
+}
+
+/**
+ * A client of the agent sessions behind Restate's ingress at `options.ingressUrl`.
+ *
+ * @example
+ * const client = createSessionClient({ ingressUrl: "http://127.0.0.1:8080" });
+ * const session = client.session("user-42");
+ * let result = await session.prompt("Deploy the site");
+ * while (result.status === "awaiting-approval") result = await session.approve(result.pendingApprovals[0]!.toolCallId);
+ */
+export function createSessionClient(options: SessionClientOptions): SessionClient {
+	const base = options.ingressUrl.replace(/\/$/, "");
+	const name = options.name ?? "AgentSession";
+	const doFetch = options.fetch ?? fetch;
+	const call = async <T>(sessionId: string, handler: string, input: unknown, call: CallOptions | undefined, send: boolean): Promise<T> => {
+		const headers: Record<string, string> = { "content-type": "application/json", ...options.headers };
+		if (call?.idempotencyKey) headers["idempotency-key"] = call.idempotencyKey;
+		const url = `${base}/${encodeURIComponent(name)}/${encodeURIComponent(sessionId)}/${handler}${send ? "/send" : ""}`;
+		const init: RequestInit = { method: "POST", headers, body: input === undefined ? "" : JSON.stringify(input) };
+		if (call?.signal) init.signal = call.signal;
+		return answer<T>(await doFetch(url, init));
+	};
+	return {
+		session(sessionId) {
+			return {
+				sessionId,
+				prompt: (input, opts) => call(sessionId, "prompt", input, opts, false),
+				approve: (toolCallId, opts) => call(sessionId, "approve", { toolCallId, arguments: opts?.arguments } satisfies ApproveInput, opts, false),
+				reject: (toolCallId, reason, opts) => call(sessionId, "reject", { toolCallId, reason } satisfies RejectInput, opts, false),
+				steer: (input, opts) => call(sessionId, "steer", input, opts, false),
+				followUp: (input, opts) => call(sessionId, "followUp", input, opts, false),
+				abort: (opts) => call(sessionId, "abort", undefined, opts, false),
+				snapshot: (opts) => call(sessionId, "snapshot", undefined, opts, false),
+				state: (opts) => call(sessionId, "state", undefined, opts, false),
+				send: {
+					prompt: (input, opts) => call(sessionId, "prompt", input, opts, true),
+					approve: (toolCallId, opts) => call(sessionId, "approve", { toolCallId, arguments: opts?.arguments } satisfies ApproveInput, opts, true),
+					reject: (toolCallId, reason, opts) => call(sessionId, "reject", { toolCallId, reason } satisfies RejectInput, opts, true),
+				},
+			};
+		},
+		async result<T>(sent: SentCall, opts?: Pick<CallOptions, "signal">): Promise<T> {
+			const init: RequestInit = { method: "GET", headers: { ...options.headers } };
+			if (opts?.signal) init.signal = opts.signal;
+			return answer<T>(await doFetch(`${base}/restate/invocation/${encodeURIComponent(sent.invocationId)}/attach`, init));
+		},
+	};
+}
+
+/**
+ * The live events of one session (or of all, without `sessionId`) from an event hub
+ * (`createEventHub`), as an async iterable that ends when `signal` aborts or the hub closes.
+ *
+ * @example
+ * const controller = new AbortController();
+ * for await (const { event } of watchSession("http://127.0.0.1:9900", "user-42", controller.signal)) {
+ *   if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") process.stdout.write(event.assistantMessageEvent.delta);
+ * }
+ */
+export async function* watchSession(hubUrl: string, sessionId: string | undefined, signal?: AbortSignal): AsyncGenerator<SessionEventEnvelope> {
+	const query = sessionId === undefined ? "" : `?session=${encodeURIComponent(sessionId)}`;
+	let response: Response;
+	try {
+		response = await fetch(`${hubUrl.replace(/\/$/, "")}/events${query}`, signal ? { signal } : {});
+	} catch (error) {
+		if (signal?.aborted) return;
+		throw error;
+	}
+	if (!response.ok || !response.body) throw new SessionCallError(`the event hub answered ${response.status}`, response.status);
+	const decoder = new TextDecoder();
+	let buffered = "";
+	try {
+		for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+			buffered += decoder.decode(chunk, { stream: true });
+			let end = buffered.indexOf("\n\n");
+			while (end >= 0) {
+				const frame = buffered.slice(0, end);
+				buffered = buffered.slice(end + 2);
+				end = buffered.indexOf("\n\n");
+				const data = frame
+					.split("\n")
+					.filter((line) => line.startsWith("data: "))
+					.map((line) => line.slice(6))
+					.join("\n");
+				if (data) yield JSON.parse(data) as SessionEventEnvelope;
+			}
+		}
+	} catch (error) {
+		if (signal?.aborted) return;
+		throw error;
+	}
+}

@@ -1,0 +1,104 @@
+/**
+ * A small hub for sessions' live events: workers POST them (`createHttpEventSink`), listeners
+ * read them as Server-Sent Events, per session or all of them. A session moves between workers
+ * (a retry after a crash lands wherever the load balancer sends it), so listeners connect to
+ * the hub rather than to a worker. It keeps nothing: a listener gets what arrives while it is
+ * connected (a late one reads the transcript from the session's `state`). Mount its handler in
+ * an existing HTTP server, or let it listen on a port of its own.
+ */
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
+import type { SessionEventEnvelope, SessionEventSink } from "./session-events.js";
+
+/** A running event hub. */
+export interface EventHub extends SessionEventSink {
+	/** Handles `POST /publish` and `GET /events[?session=id]`; answers false for other requests (mount it in your server). */
+	handle(request: IncomingMessage, response: ServerResponse): boolean;
+	/** Starts listening on `host:port` (port 0: any free one); resolves with the hub's URL. */
+	listen(port?: number, host?: string): Promise<string>;
+	/** Ends every listener's stream and stops listening. */
+	close(): Promise<void>;
+}
+
+interface Listener {
+	readonly session: string | undefined;
+	readonly response: ServerResponse;
+}
+
+/**
+ * A new event hub (see the module comment); `options.onEvent` sees every event it receives (a
+ * log, a test).
+ *
+ * @example
+ * const hub = createEventHub();
+ * const url = await hub.listen(9900);
+ * // workers: createAgentSessions({ ..., events: createHttpEventSink(url) })
+ * // listeners: for await (const event of watchSession(url, "s1")) ...
+ */
+export function createEventHub(options: { onEvent?: ((envelope: SessionEventEnvelope) => void) | undefined } = {}): EventHub {
+	const listeners = new Set<Listener>();
+	let server: Server | undefined;
+
+	const publish = (envelope: SessionEventEnvelope): void => {
+		options.onEvent?.(envelope);
+		let frame: string | undefined;
+		for (const listener of listeners) {
+			if (listener.session !== undefined && listener.session !== envelope.sessionId) continue;
+			frame ??= `data: ${JSON.stringify(envelope)}\n\n`;
+			listener.response.write(frame);
+		}
+	};
+
+	const handle = (request: IncomingMessage, response: ServerResponse): boolean => {
+		const url = new URL(request.url ?? "/", "http://hub");
+		if (request.method === "POST" && url.pathname === "/publish") {
+			const chunks: Buffer[] = [];
+			request.on("data", (chunk: Buffer) => chunks.push(chunk));
+			request.on("end", () => {
+				for (const line of Buffer.concat(chunks).toString("utf8").split("\n")) {
+					if (line.trim() === "") continue;
+					try {
+						publish(JSON.parse(line) as SessionEventEnvelope);
+					} catch {
+						// A torn line is dropped: events are best effort.
+					}
+				}
+				response.writeHead(204).end();
+			});
+			return true;
+		}
+		if (request.method === "GET" && url.pathname === "/events") {
+			response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+			// A comment line first, so the client sees the stream open before any event.
+			response.write(": connected\n\n");
+			const listener: Listener = { session: url.searchParams.get("session") ?? undefined, response };
+			listeners.add(listener);
+			request.on("close", () => listeners.delete(listener));
+			return true;
+		}
+		return false;
+	};
+
+	return {
+		publish,
+		handle,
+		listen(port = 0, host = "127.0.0.1") {
+			return new Promise((resolve, reject) => {
+				const created = createServer((request, response) => {
+					if (!handle(request, response)) response.writeHead(404).end();
+				});
+				server = created;
+				created.once("error", reject);
+				created.listen(port, host, () => {
+					const address = created.address();
+					resolve(`http://${host}:${typeof address === "object" && address ? address.port : port}`);
+				});
+			});
+		},
+		async close() {
+			for (const listener of listeners) listener.response.end();
+			listeners.clear();
+			const running = server;
+			if (running) await new Promise<void>((resolve) => running.close(() => resolve()));
+		},
+	};
+}

@@ -1,0 +1,186 @@
+/**
+ * Agent sessions as a Restate virtual object, keyed by session id, and the small inbox object
+ * beside it.
+ *
+ * Exclusive handlers run the agent, one at a time per session (Restate queues the others):
+ * `prompt`, `approve`, `reject`, and two that only the session itself calls (`deliver`, which
+ * starts or feeds a run with queued messages, and `abortWaiting`). Shared handlers answer while
+ * a run goes on: `steer` and `followUp` (they leave the message in the inbox, where the run
+ * takes it at its next turn's end, and make sure a run takes it when none is going on),
+ * `abort` (it cancels the running invocation: the cancellation reaches the run's steps), and
+ * `snapshot` and `state`.
+ *
+ * Why an inbox object: a shared handler cannot write the session's state, and an exclusive one
+ * would wait behind the run it means to steer. The inbox keeps the messages in Restate's own
+ * state (no queue of ours), and the run reads it with a journaled call, at a point its chart
+ * decides, so a replay reads the same messages at the same place.
+ */
+import * as restate from "@restatedev/restate-sdk";
+import type { AgentOptions } from "../agent.js";
+import type { AgentSnapshot } from "../durable/snapshot.js";
+import type { AgentMessage } from "../types/messages.js";
+import { type SessionEventSink } from "./session-events.js";
+import { STATE_KEYS, type SessionWorkerSetup, type TurnCheckpoint, runSessionCommand } from "./session-run.js";
+import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedMessage, QueuedResult, RejectInput, RunInProgress, RunResult, SessionState, StoredSnapshot } from "./session-types.js";
+import { describeSession } from "./session-view.js";
+
+/** Options of {@link createAgentSessions}. */
+export interface AgentSessionsOptions {
+	/**
+	 * The agent options of a session on this worker: its tools, its stream function and hooks,
+	 * and, for a session that has never run, its model and system prompt (a stored session keeps
+	 * its own). Called at every handler call, replays included: return the same tools and
+	 * functions each time (and deterministic hooks: they run again on a replay).
+	 */
+	agent: (sessionId: string) => AgentOptions;
+	/** The virtual object's name (default `"AgentSession"`); the inbox is `${name}Inbox`. */
+	name?: string | undefined;
+	/** Where live events go (default: nowhere). See `createHttpEventSink` and `createEventHub`. */
+	events?: SessionEventSink | undefined;
+	/** This worker's name in events (default: the process id). */
+	worker?: string | undefined;
+	/** Told when a tool call actually runs on this worker, or is answered as interrupted (metrics, tests). */
+	onToolRun?: ((sessionId: string, toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
+}
+
+/** The handlers of an agent session, as a client sees them (see `createSessionClient`). */
+export interface AgentSessionHandlers {
+	prompt(input: PromptInput): Promise<RunResult>;
+	approve(input: ApproveInput): Promise<RunResult>;
+	reject(input: RejectInput): Promise<RunResult>;
+	steer(input: QueuedInput): Promise<QueuedResult>;
+	followUp(input: QueuedInput): Promise<QueuedResult>;
+	abort(): Promise<AbortResult>;
+	snapshot(): Promise<StoredSnapshot>;
+	state(): Promise<SessionState>;
+}
+
+/** What {@link createAgentSessions} returns: the two objects to serve. */
+export interface AgentSessions {
+	/** The session object (serve it, and call it by its name). */
+	readonly object: restate.VirtualObjectDefinition<string, unknown>;
+	/** The inbox object beside it. */
+	readonly inbox: restate.VirtualObjectDefinition<string, unknown>;
+	/** Both, for `restate.serve({ services })` or `createEndpointHandler({ services })`. */
+	readonly services: restate.VirtualObjectDefinition<string, unknown>[];
+	/** The session object's name. */
+	readonly name: string;
+}
+
+/** A user message from a text, stamped with Restate's journaled clock (a replay gets the same one). */
+async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): Promise<AgentMessage> {
+	if (typeof input !== "string") return input;
+	return { role: "user", content: [{ type: "text", text: input }], timestamp: await ctx.date.now() };
+}
+
+/**
+ * The Restate objects of agent sessions served by this worker. Needs Node 22 or newer (the
+ * Restate SDK uses `Promise.withResolvers`).
+ *
+ * @example
+ * import * as restate from "@restatedev/restate-sdk";
+ * import { createAgentSessions } from "agentchart/restate";
+ * const sessions = createAgentSessions({ agent: () => ({ initialState: { model, tools }, streamFn }) });
+ * restate.serve({ services: sessions.services, port: 9080 });
+ */
+export function createAgentSessions(options: AgentSessionsOptions): AgentSessions {
+	if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== "function") {
+		throw new Error(`agentchart/restate: the Restate SDK needs Node 22 or newer (this is Node ${process.versions.node})`);
+	}
+	const name = options.name ?? "AgentSession";
+	const inboxName = `${name}Inbox`;
+	const setup: SessionWorkerSetup = {
+		inboxName,
+		agentOptions: (sessionId) => {
+			const agentOptions = options.agent(sessionId);
+			if (agentOptions.approvalTimeoutMs !== undefined) throw new restate.TerminalError("agentchart/restate: approvalTimeoutMs is not supported on Restate (a session waiting for approval holds nothing to time it); reject late approvals from your application");
+			if (agentOptions.store !== undefined) throw new restate.TerminalError("agentchart/restate: an agent store is not used on Restate (the session's state is Restate's)");
+			return agentOptions;
+		},
+		events: options.events,
+		worker: options.worker ?? `pid-${process.pid}`,
+		onToolRun: options.onToolRun,
+	};
+	const exclusive = { explicitCancellation: true } as const;
+	const self = { name };
+
+	const inbox = restate.object({
+		name: inboxName,
+		handlers: {
+			push: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, item: QueuedMessage): Promise<void> => {
+				const items = (await ctx.get<QueuedMessage[]>("items")) ?? [];
+				items.push(item);
+				ctx.set("items", items);
+			}),
+			take: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<QueuedMessage[]> => {
+				const items = (await ctx.get<QueuedMessage[]>("items")) ?? [];
+				if (items.length > 0) ctx.clear("items");
+				return items;
+			}),
+		},
+	});
+	const inboxApi = { name: inboxName } as restate.VirtualObjectDefinition<string, { push: (ctx: restate.ObjectContext, item: QueuedMessage) => Promise<void>; take: (ctx: restate.ObjectContext) => Promise<QueuedMessage[]> }>;
+	type SelfApi = { deliver: (ctx: restate.ObjectContext) => Promise<RunResult | null>; abortWaiting: (ctx: restate.ObjectContext, run: number | null) => Promise<RunResult | null> };
+	const selfApi = self as restate.VirtualObjectDefinition<string, SelfApi>;
+
+	const queue = async (ctx: restate.ObjectSharedContext, mode: QueuedMessage["mode"], input: QueuedInput): Promise<QueuedResult> => {
+		const message = await messageOf(ctx, input);
+		await ctx.objectClient(inboxApi, ctx.key).push({ mode, message });
+		// A run going on takes it at its next turn's end (told by its mailbox); otherwise this
+		// delivery (queued behind the run, if one is going on) starts or feeds one. Whichever
+		// comes first finds the message.
+		const run = await ctx.get<RunInProgress>(STATE_KEYS.run);
+		if (run?.mailbox) ctx.resolveAwakeable(run.mailbox, true);
+		ctx.objectSendClient(selfApi, ctx.key).deliver();
+		return { queued: true };
+	};
+
+	const object = restate.object({
+		name,
+		handlers: {
+			prompt: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: PromptInput) => runSessionCommand(ctx, setup, { type: "prompt", input })),
+			approve: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: ApproveInput) =>
+				runSessionCommand(ctx, setup, { type: "approve", toolCallId: input.toolCallId, arguments: input.arguments }),
+			),
+			reject: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: RejectInput) => runSessionCommand(ctx, setup, { type: "reject", toolCallId: input.toolCallId, reason: input.reason })),
+			deliver: restate.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<RunResult | null> => {
+				const items = await ctx.objectClient(inboxApi, ctx.key).take();
+				if (items.length === 0) return null;
+				return runSessionCommand(ctx, setup, { type: "deliver", items });
+			}),
+			abortWaiting: restate.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext, run: number | null): Promise<RunResult | null> => {
+				const waiting = await ctx.get<number>(STATE_KEYS.waiting);
+				if (waiting === null || (run !== null && waiting !== run)) return null;
+				return runSessionCommand(ctx, setup, { type: "abort" });
+			}),
+			steer: restate.handlers.object.shared((ctx: restate.ObjectSharedContext, input: QueuedInput) => queue(ctx, "steer", input)),
+			followUp: restate.handlers.object.shared((ctx: restate.ObjectSharedContext, input: QueuedInput) => queue(ctx, "followUp", input)),
+			abort: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<AbortResult> => {
+				const run = await ctx.get<RunInProgress>(STATE_KEYS.run);
+				if (run) ctx.invocation(restate.InvocationIdParser.fromString(run.invocationId)).cancel();
+				const waiting = await ctx.get<number>(STATE_KEYS.waiting);
+				// The run may stop to wait for approval before the cancellation reaches it.
+				const target = waiting ?? run?.number ?? null;
+				if (target !== null) ctx.objectSendClient(selfApi, ctx.key).abortWaiting(target);
+				return { cancelled: run?.invocationId ?? null, waiting: target !== null };
+			}),
+			snapshot: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<StoredSnapshot> => (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot)) ?? null),
+			state: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionState> => {
+				const snapshot = await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot);
+				const run = await ctx.get<RunInProgress>(STATE_KEYS.run);
+				let messages: AgentMessage[] = [];
+				let replaced = false;
+				for (let turn = 1; run && turn <= run.turns; turn++) {
+					const checkpoint = await ctx.get<TurnCheckpoint>(STATE_KEYS.turn(turn));
+					if (!checkpoint) continue;
+					// A compaction in the run rewrote the transcript: that checkpoint is the whole of it.
+					if (checkpoint.replace) replaced = true;
+					messages = checkpoint.replace ? checkpoint.messages : messages.concat(checkpoint.messages);
+				}
+				const state = describeSession(ctx.key, snapshot, run, messages, replaced);
+				return state;
+			}),
+		},
+	});
+	return { object, inbox, services: [object, inbox], name } as unknown as AgentSessions;
+}

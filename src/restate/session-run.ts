@@ -1,0 +1,277 @@
+/**
+ * One exclusive handler call of a session (`prompt`, `approve`, `reject`, a delivery of queued
+ * messages, an abort of a run waiting for approval): the agent is restored from the session's
+ * stored snapshot, given journaled effects, told the command, and run until it stops (the run
+ * ended, or it waits for approval with nothing in flight); its new snapshot is stored.
+ *
+ * Everything the handler does to Restate happens at points the agent's chart decides, given
+ * the journaled results of its steps, so a replay on another worker issues the same journal
+ * operations in the same order:
+ * - each model call and each tool call is a step (`journaled-model.ts`, `journaled-tools.ts`);
+ * - at each turn's end the turn's messages are checkpointed (for `state` while the run goes on)
+ *   and, if the mailbox awakeable fired, the session's inbox is asked for messages steered or
+ *   queued meanwhile;
+ * - at the end the snapshot is taken in a step and stored (its timestamps and `createdAt` are
+ *   the first execution's: state writes must repeat byte for byte on a replay).
+ * The agent's own timers are off (tool and stall time limits run inside the steps, approvals
+ * wait without a deadline), since a replay gets every outcome at once.
+ */
+import { randomUUID } from "node:crypto";
+import { type ObjectContext, type RestatePromise, TerminalError, type internal } from "@restatedev/restate-sdk";
+import { Agent, type AgentOptions } from "../agent.js";
+import type { AgentSnapshot } from "../durable/snapshot.js";
+import { defaultStreamFn } from "../machines/defaults.js";
+import type { AgentEvent, AnyAgentTool } from "../types/agent.js";
+import type { AgentMessage } from "../types/messages.js";
+import { describeError } from "../util/describe-error.js";
+import { JournalAwaiter } from "./journal-awaiter.js";
+import { journaledStreamFn } from "./journaled-model.js";
+import { journaledTool } from "./journaled-tools.js";
+import { type SessionEventSink, sessionEventOf } from "./session-events.js";
+import type { PromptInput, QueuedMessage, RunInProgress, RunResult } from "./session-types.js";
+import { isWaitingForApproval, pendingApprovalsOf } from "./session-view.js";
+
+/** The session object's state keys. */
+export const STATE_KEYS = {
+	snapshot: "snapshot",
+	run: "run",
+	runs: "runs",
+	waiting: "waiting",
+	turn: (turn: number) => `turn:${turn}`,
+} as const;
+
+/** Messages a turn added, as checkpointed; `replace` when a compaction rewrote the transcript. */
+export interface TurnCheckpoint {
+	messages: AgentMessage[];
+	replace?: boolean | undefined;
+}
+
+/** What an exclusive handler asks of the agent. */
+export type SessionCommand =
+	| { type: "prompt"; input: PromptInput }
+	| { type: "approve"; toolCallId: string; arguments?: unknown }
+	| { type: "reject"; toolCallId: string; reason?: string | undefined }
+	| { type: "deliver"; items: QueuedMessage[] }
+	| { type: "abort" };
+
+/** What the handlers of one worker share: how to make its agents, where events go. */
+export interface SessionWorkerSetup {
+	/** The session inbox object's name (steered and queued messages wait there). */
+	inboxName: string;
+	/** The agent options for a session: tools, stream function, hooks, and for a new session its model and system prompt. */
+	agentOptions(sessionId: string): AgentOptions;
+	events: SessionEventSink | undefined;
+	worker: string;
+	onToolRun?: ((sessionId: string, toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
+}
+
+type InboxClient = { take(): RestatePromise<QueuedMessage[]> };
+
+function inboxOf(ctx: ObjectContext, name: string): InboxClient {
+	return ctx.objectClient<{ take: (ctx: ObjectContext) => Promise<QueuedMessage[]> }>({ name }, ctx.key) as unknown as InboxClient;
+}
+
+/** Whether the chart waits for approval (with nothing in flight: the state is entered only then). */
+function awaitingApproval(value: unknown): boolean {
+	return typeof value === "object" && value !== null && (value as { running?: unknown }).running === "awaiting-approval";
+}
+
+/** Resolves once the run stops: "idle" when it ended, "waiting" when it waits for approval. */
+function untilStopped(agent: Agent, ended: Promise<void>): Promise<"idle" | "waiting"> {
+	return new Promise((resolve, reject) => {
+		const actor = agent.actor;
+		let subscription: { unsubscribe(): void } | undefined;
+		const check = (snapshot: { value: unknown }) => {
+			if (!awaitingApproval(snapshot.value)) return;
+			subscription?.unsubscribe();
+			resolve("waiting");
+		};
+		subscription = actor.subscribe(check);
+		check(actor.getSnapshot());
+		ended.then(() => {
+			subscription?.unsubscribe();
+			resolve("idle");
+		}, reject);
+	});
+}
+
+/**
+ * Runs `action`, turning what it throws (an unknown approval id, arguments the tool's schema
+ * refuses, a snapshot that cannot be restored) into a terminal error: retrying cannot help.
+ * `refused` runs first (it takes back what the refused command wrote).
+ */
+function terminally<T>(action: () => T, refused: () => void): T {
+	try {
+		return action();
+	} catch (error) {
+		refused();
+		throw new TerminalError(describeError(error), { errorCode: 409 });
+	}
+}
+
+/**
+ * Runs one session command in an exclusive handler and stores the session (see the module
+ * comment). The handler must have `explicitCancellation: true` (`abort` cancels it).
+ *
+ * @example
+ * prompt: restate.handlers.object.exclusive({ explicitCancellation: true }, (ctx, input) => runSessionCommand(ctx, setup, { type: "prompt", input }))
+ */
+export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorkerSetup, command: SessionCommand): Promise<RunResult> {
+	const internalCtx = ctx as unknown as internal.ContextInternal;
+	const cancel = new AbortController();
+	let agent: Agent | undefined;
+	// Read before anything else is awaited (the awaiter takes over from the first step on).
+	const stored = (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot)) ?? null;
+	const waiting = isWaitingForApproval(stored);
+	if (command.type === "prompt" && waiting) {
+		throw new TerminalError("agentchart: the session's run waits for approval: approve or reject its calls (or abort it) before a new prompt", { errorCode: 409 });
+	}
+	if ((command.type === "approve" || command.type === "reject") && !pendingApprovalsOf(stored).some((call) => call.toolCallId === command.toolCallId)) {
+		const why = waiting ? `the calls waiting are ${pendingApprovalsOf(stored).map((call) => `"${call.toolCallId}"`).join(", ")}` : "the session has no run waiting";
+		throw new TerminalError(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (${why})`, { errorCode: 409 });
+	}
+	const number = ((await ctx.get<number>(STATE_KEYS.runs)) ?? 0) + 1;
+	ctx.set(STATE_KEYS.runs, number);
+	const run: RunInProgress = { invocationId: ctx.request().id, number, turns: 0 };
+	const awaiter = new JournalAwaiter(internalCtx, () => cancel.abort(new Error("The run was aborted")));
+
+	const base = setup.agentOptions(ctx.key);
+	let modelSteps = 0;
+	const host = {
+		ctx,
+		awaiter,
+		cancelSignal: cancel.signal,
+		nextStepName: () => `model ${++modelSteps}`,
+		abortRun: () => agent?.abort(),
+		streamIdleTimeoutMs: base.streamIdleTimeoutMs ?? 120_000,
+		toolTimeoutMs: base.toolTimeoutMs ?? 180_000,
+		onToolRun: setup.onToolRun ? (toolName: string, toolCallId: string, kind: "ran" | "interrupted") => setup.onToolRun?.(ctx.key, toolName, toolCallId, kind) : undefined,
+	};
+	const tools = (base.initialState?.tools ?? []).map((tool: AnyAgentTool) => journaledTool(tool, host));
+
+	// Live events: sent only while the attempt makes progress (not for steps it replays).
+	const attempt = randomUUID();
+	let seq = 0;
+	let open = true;
+	const publish = (event: AgentEvent) => {
+		if (!open || !setup.events || !internalCtx.isProcessing()) return;
+		setup.events.publish({ sessionId: ctx.key, invocationId: run.invocationId, worker: setup.worker, attempt, seq: ++seq, event: sessionEventOf(event) });
+	};
+
+	// Turn checkpoints and the inbox, at each turn's end (the chart waits for its listeners there).
+	let checkpointed = stored?.machine.context.messages.length ?? base.initialState?.messages?.length ?? 0;
+	let compacted = false;
+	// Messages steered or queued meanwhile wait in the inbox; reading it is a call to another
+	// object, so the run reads it only after the mailbox awakeable said something arrived (the
+	// `steer` handler resolves it). A message that arrives as the mailbox is renewed is found by
+	// the delivery that `steer` also queues behind this run.
+	const inbox = inboxOf(ctx, setup.inboxName);
+	let mailArrived = false;
+	const openMailbox = () => {
+		const mailbox = ctx.awakeable<boolean>();
+		run.mailbox = mailbox.id;
+		awaiter.watch(mailbox.promise, () => (mailArrived = true));
+	};
+	openMailbox();
+	ctx.set(STATE_KEYS.run, run);
+	const atTurnEnd = async (event: AgentEvent) => {
+		if (event.type === "auto_compaction_end" && event.result) compacted = true;
+		if (event.type !== "turn_end" || !open || !agent) return;
+		// A final turn (a plain reply, nothing queued) needs no checkpoint: the store follows at
+		// once. Should the run go on after all, the next checkpoint takes these messages too.
+		const final = event.toolResults.length === 0 && event.message.role === "assistant" && event.message.stopReason === "stop" && !mailArrived && !agent.hasQueuedMessages();
+		if (final) return;
+		const current = agent.state.messages;
+		const checkpoint: TurnCheckpoint = compacted ? { messages: current.slice(), replace: true } : { messages: current.slice(checkpointed) };
+		compacted = false;
+		checkpointed = current.length;
+		const turn = ++run.turns;
+		const journaled = await awaiter.await(ctx.run(`checkpoint ${turn}`, () => checkpoint));
+		ctx.set(STATE_KEYS.turn(turn), journaled);
+		const readInbox = mailArrived;
+		if (readInbox) {
+			mailArrived = false;
+			openMailbox();
+		}
+		ctx.set(STATE_KEYS.run, run);
+		if (!readInbox) return;
+		const mail = await awaiter.await(inbox.take());
+		for (const item of mail) {
+			if (item.mode === "steer") agent.steer(item.message);
+			else agent.followUp(item.message);
+		}
+	};
+
+	const options: AgentOptions = {
+		...base,
+		initialState: { ...base.initialState, tools },
+		streamFn: journaledStreamFn(base.streamFn ?? defaultStreamFn, host),
+		// Time limits run inside the steps; an abort waits for the calls' journaled outcomes.
+		toolTimeoutMs: 0,
+		streamIdleTimeoutMs: 0,
+		toolAbortGraceMs: 0,
+		approvalTimeoutMs: undefined,
+		store: undefined,
+		sessionId: ctx.key,
+		listeners: [...(base.listeners ?? []), publish, atTurnEnd],
+	};
+	// A command refused after the run was announced takes the announcement back: `state` must
+	// not report a run that never started (a failed invocation's state writes are kept).
+	const refused = () => ctx.clear(STATE_KEYS.run);
+	agent = terminally(() => (stored ? Agent.restore(stored, options) : new Agent(options)), refused);
+	const restored = agent;
+	const baseline = restored.state.messages.length;
+
+	let ended: Promise<void>;
+	switch (command.type) {
+		case "prompt":
+			ended = typeof command.input === "string" ? restored.prompt(command.input) : restored.prompt(command.input);
+			break;
+		case "approve":
+			// The promise approve/reject return resolves once a store has the decision: there is
+			// none here (Restate's journal has the command), so nothing waits for it.
+			void terminally(() => restored.approve(command.toolCallId, command.arguments === undefined ? {} : { arguments: command.arguments }), refused);
+			ended = restored.waitForIdle();
+			break;
+		case "reject":
+			void terminally(() => restored.reject(command.toolCallId, command.reason), refused);
+			ended = restored.waitForIdle();
+			break;
+		case "deliver":
+			if (waiting) {
+				for (const item of command.items) {
+					if (item.mode === "steer") restored.steer(item.message);
+					else restored.followUp(item.message);
+				}
+				ended = restored.waitForIdle();
+			} else {
+				ended = restored.prompt(command.items.map((item) => item.message));
+			}
+			break;
+		case "abort":
+			restored.abort();
+			ended = restored.waitForIdle();
+			break;
+	}
+	const stopped = await untilStopped(restored, ended);
+	open = false;
+
+	const saved = await awaiter.await(
+		ctx.run("store", () => {
+			const result: RunResult = {
+				status: stopped === "waiting" ? "awaiting-approval" : "idle",
+				pendingApprovals: stopped === "waiting" ? restored.pendingApprovals : [],
+				newMessages: restored.state.messages.slice(baseline),
+				errorMessage: restored.state.errorMessage,
+				aborted: cancel.signal.aborted || command.type === "abort",
+			};
+			return { snapshot: restored.snapshot(), result };
+		}),
+	);
+	ctx.set(STATE_KEYS.snapshot, saved.snapshot);
+	for (let turn = 1; turn <= run.turns; turn++) ctx.clear(STATE_KEYS.turn(turn));
+	ctx.clear(STATE_KEYS.run);
+	if (saved.result.status === "awaiting-approval") ctx.set(STATE_KEYS.waiting, number);
+	else ctx.clear(STATE_KEYS.waiting);
+	return saved.result;
+}

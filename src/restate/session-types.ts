@@ -1,0 +1,92 @@
+/**
+ * What a session's handlers take and return: plain JSON, the same for the worker that serves
+ * them and the client that calls them (`client.ts` imports only types from here).
+ */
+import type { AgentSnapshot } from "../durable/snapshot.js";
+import type { AgentMessage } from "../types/messages.js";
+import type { PendingApproval } from "../types/agent.js";
+
+/** What `prompt` takes: a text (a user message is made of it), a message, or messages. */
+export type PromptInput = string | AgentMessage | AgentMessage[];
+
+/** What `steer` and `followUp` take: a text or a message. */
+export type QueuedInput = string | AgentMessage;
+
+/** A message waiting to reach a session's run (`steer` / `followUp`). */
+export interface QueuedMessage {
+	mode: "steer" | "followUp";
+	message: AgentMessage;
+}
+
+/** Where a session is between two handler calls. */
+export type SessionStatus = "idle" | "running" | "awaiting-approval";
+
+/**
+ * What a handler that runs the agent (`prompt`, `approve`, `reject`) answers, once the run has
+ * stopped: ended (`idle`), or waiting for a person (`awaiting-approval`, with the calls that wait).
+ */
+export interface RunResult {
+	status: Exclude<SessionStatus, "running">;
+	/** The calls waiting for `approve` / `reject`, in source order. */
+	pendingApprovals: PendingApproval[];
+	/** The messages this call added to the transcript. */
+	newMessages: AgentMessage[];
+	/** The error of the last failed turn, if the run ended with one. */
+	errorMessage?: string | undefined;
+	/** The run was aborted (`abort`). */
+	aborted: boolean;
+}
+
+/** The run in progress, as the `state` handler reports it. */
+export interface RunInProgress {
+	/** The Restate invocation running it (what `abort` cancels). */
+	invocationId: string;
+	/** The session's run number (1, 2, ...). */
+	number: number;
+	/** Turns finished so far in this invocation (their messages are in `messages`). */
+	turns: number;
+	/** The awakeable that `steer` and `followUp` resolve to tell the run its inbox has mail. */
+	mailbox?: string | undefined;
+}
+
+/** A session as the `state` handler reports it: transcript, queues, pending approvals. */
+export interface SessionState {
+	sessionId: string;
+	status: SessionStatus;
+	/** The transcript: the stored one, plus the turns that finished in the run in progress. */
+	messages: AgentMessage[];
+	pendingApprovals: PendingApproval[];
+	steeringQueue: AgentMessage[];
+	followUpQueue: AgentMessage[];
+	errorMessage?: string | undefined;
+	run?: RunInProgress | undefined;
+}
+
+/** `approve`'s input. */
+export interface ApproveInput {
+	toolCallId: string;
+	/** Run the call with these arguments instead of the model's (validated against the tool's schema). */
+	arguments?: unknown;
+}
+
+/** `reject`'s input. */
+export interface RejectInput {
+	toolCallId: string;
+	reason?: string | undefined;
+}
+
+/** What `abort` did. */
+export interface AbortResult {
+	/** The invocation that was running and is now cancelled, if any. */
+	cancelled: string | null;
+	/** A run waiting for approval will be aborted too (after any call already queued before it). */
+	waiting: boolean;
+}
+
+/** What `steer` and `followUp` answer. */
+export interface QueuedResult {
+	queued: true;
+}
+
+/** The stored snapshot, as the `snapshot` handler returns it (null for a session never run). */
+export type StoredSnapshot = AgentSnapshot | null;

@@ -1,0 +1,56 @@
+/**
+ * A stored session read as plain data, without restoring an agent: what the shared handlers
+ * (`state`) answer while a run may be going on elsewhere. Reads the snapshot format of
+ * `durable/snapshot.ts`.
+ */
+import type { AgentSnapshot } from "../durable/snapshot.js";
+import type { PendingApproval } from "../types/agent.js";
+import type { AgentMessage } from "../types/messages.js";
+import type { RunInProgress, SessionState } from "./session-types.js";
+
+/**
+ * The calls of a stored run that wait for a person's decision, in source order.
+ *
+ * @example
+ * pendingApprovalsOf(snapshot); // [{ toolCallId: "toolu_01", toolName: "deploy", args: {...} }]
+ */
+export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined): PendingApproval[] {
+	const calls = snapshot?.machine.status === "active" ? snapshot.machine.context.run?.batch?.calls : undefined;
+	if (!calls) return [];
+	return calls
+		.filter((call) => call.status === "awaiting-approval")
+		.map((call) => ({ toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args, reason: call.approval?.reason, deadline: call.approval?.deadline }));
+}
+
+/**
+ * Whether a stored snapshot is a run waiting for approval (as opposed to an idle agent).
+ *
+ * @example
+ * if (isWaitingForApproval(snapshot)) await client.approve(id);
+ */
+export function isWaitingForApproval(snapshot: AgentSnapshot | null | undefined): boolean {
+	return snapshot?.machine.status === "active" && snapshot.machine.context.run !== undefined;
+}
+
+/**
+ * The session's state from its stored snapshot, the run in progress (if any) and the messages
+ * of the turns that run finished so far (`replaced`: a compaction in the run rewrote the
+ * transcript, and those messages are the whole of it).
+ *
+ * @example
+ * describeSession("s1", snapshot, undefined, []).status; // "idle"
+ */
+export function describeSession(sessionId: string, snapshot: AgentSnapshot | null | undefined, run: RunInProgress | null | undefined, runMessages: readonly AgentMessage[], replaced = false): SessionState {
+	const context = snapshot?.machine.context;
+	const status = run ? "running" : isWaitingForApproval(snapshot) ? "awaiting-approval" : "idle";
+	return {
+		sessionId,
+		status,
+		messages: replaced ? [...runMessages] : [...(context?.messages ?? []), ...runMessages],
+		pendingApprovals: run ? [] : pendingApprovalsOf(snapshot),
+		steeringQueue: [...(context?.steeringQueue ?? [])],
+		followUpQueue: [...(context?.followUpQueue ?? [])],
+		errorMessage: snapshot?.agent.errorMessage,
+		run: run ?? undefined,
+	};
+}

@@ -1,0 +1,114 @@
+/**
+ * 100 sessions over two workers while workers are killed with SIGKILL at random moments (and
+ * started again): every session completes, no tool without `replay: "safe"` runs twice (the
+ * workers log every execution to a side file), every transcript is valid for a provider.
+ *
+ * The kill times come from a seeded generator: RESTATE_KILL_SEED repeats a run, RESTATE_SESSIONS
+ * changes the count (default 100).
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { executionCounts, readExecutions, transcriptProblems } from "../../scripts/restate/checks.js";
+import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
+import { createSessionClient } from "../../src/restate/client.js";
+import type { RunResult } from "../../src/restate/session-types.js";
+
+const SESSIONS = Number(process.env["RESTATE_SESSIONS"] ?? 100);
+const SEED = Number(process.env["RESTATE_KILL_SEED"] ?? 36);
+
+let cluster: Cluster;
+let dir: string;
+let execLog: string;
+
+function random(seed: number): () => number {
+	let state = seed >>> 0;
+	return () => {
+		state = (state + 0x6d2b79f5) >>> 0;
+		let t = state;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+beforeAll(async () => {
+	dir = await mkdtemp(join(tmpdir(), "agentchart-restate-kills-"));
+	execLog = join(dir, "executions.log");
+	await writeFile(execLog, "");
+	cluster = await startCluster({ workers: 2, env: { EXEC_LOG: execLog, STREAM_DELAY_MS: "3" } });
+}, 120_000);
+
+afterAll(async () => {
+	await cluster?.stop();
+	await rm(dir, { recursive: true, force: true });
+}, 60_000);
+
+it(`${SESSIONS} sessions over two workers with random kills: all complete, no unsafe tool ran twice, every transcript valid (seed ${SEED})`, { timeout: 600_000 }, async () => {
+	const client = createSessionClient({ ingressUrl: cluster.ingressUrl });
+	const ids = Array.from({ length: SESSIONS }, (_, index) => `random-${SEED}-${index}`);
+	const started = Date.now();
+	// Sessions start in waves of 10, 1.5 s apart, so that kills land on every phase of their runs.
+	const results = Promise.all(
+		ids.map(async (id, index) => {
+			await new Promise((resolve) => setTimeout(resolve, Math.floor(index / 10) * 1500));
+			return client.result<RunResult>(await client.session(id).send.prompt(`mixed:${SEED * 1000 + index}`));
+		}),
+	);
+
+	// The killer: while sessions run, every 0.15-0.5 s a random worker dies (while the other is up)
+	// and is started again 0.1-0.3 s later, in the background.
+	const rand = random(SEED);
+	let done = false;
+	let kills = 0;
+	const restarts: Promise<void>[] = [];
+	const up = cluster.workers.map(() => true);
+	void results.finally(() => (done = true));
+	const killer = (async () => {
+		while (!done) {
+			await new Promise((resolve) => setTimeout(resolve, 150 + rand() * 350));
+			const index = Math.floor(rand() * cluster.workers.length);
+			if (done || !up.every(Boolean)) continue;
+			up[index] = false;
+			await cluster.kill(index);
+			kills++;
+			const back = 100 + rand() * 200;
+			restarts.push(
+				new Promise((resolve) => setTimeout(resolve, back))
+					.then(() => cluster.start(index))
+					.then(() => {
+						up[index] = true;
+					}),
+			);
+		}
+		await Promise.all(restarts);
+	})();
+	const finished = await results;
+	await killer;
+	const seconds = (Date.now() - started) / 1000;
+
+	expect(finished.map((result) => result.status)).toEqual(ids.map(() => "idle"));
+	const records = await readExecutions(execLog);
+	const unsafeTwice = [...executionCounts(records.filter((record) => record.toolName === "work"))].filter(([, count]) => count > 1);
+	expect(unsafeTwice).toEqual([]);
+	const invalid: string[] = [];
+	for (const id of ids) {
+		const state = await client.session(id).state();
+		const problems = transcriptProblems(state.messages);
+		if (problems.length > 0 || state.messages.at(-1)?.role !== "assistant") invalid.push(`${id}: ${problems.join("; ") || "does not end with a reply"}`);
+	}
+	expect(invalid).toEqual([]);
+	const executions = records.filter((record) => record.phase === "start").length;
+	// Sessions whose run went on under a second attempt (a worker died under them).
+	const attempts = new Map<string, Set<string>>();
+	for (const envelope of cluster.events) {
+		const key = `${envelope.sessionId} ${envelope.invocationId}`;
+		attempts.set(key, (attempts.get(key) ?? new Set()).add(envelope.attempt));
+	}
+	const moved = new Set([...attempts].filter(([, set]) => set.size > 1).map(([key]) => key.split(" ")[0])).size;
+	console.log(`restate random kills: ${SESSIONS} sessions, ${kills} kills, ${moved} sessions resumed after a kill, ${executions} tool executions, ${seconds.toFixed(1)} s (seed ${SEED})`);
+	expect(kills).toBeGreaterThan(0);
+	// A kill landed on a run at least once (a worker is rarely idle here): the test tested something.
+	expect(moved).toBeGreaterThan(0);
+});

@@ -1,0 +1,258 @@
+/**
+ * Agent sessions on a real restate-server with two real workers (Node 22 processes) behind a
+ * balancer: workers killed with SIGKILL in the middle of a tool call, of a model stream, and
+ * after asking for approval; abort, steering, state while a run goes on. One cluster for the
+ * file; a killed worker is started again before the next test.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { executionCounts, readExecutions, transcriptProblems } from "../../scripts/restate/checks.js";
+import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
+import { createSessionClient, type SessionClient, SessionCallError, watchSession } from "../../src/restate/client.js";
+import type { SessionEventEnvelope } from "../../src/restate/session-events.js";
+import type { RunResult } from "../../src/restate/session-types.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+
+let cluster: Cluster;
+let client: SessionClient;
+let dir: string;
+let execLog: string;
+let counter = 0;
+const sessionId = (name: string) => `${name}-${Date.now()}-${++counter}`;
+
+/** Resolves with the first event (from now on) that `match` accepts. */
+function nextEvent(match: (envelope: SessionEventEnvelope) => boolean, timeoutMs = 60_000): Promise<SessionEventEnvelope> {
+	const from = cluster.events.length;
+	return new Promise((resolve, reject) => {
+		const deadline = Date.now() + timeoutMs;
+		const poll = () => {
+			const found = cluster.events.slice(from).find(match);
+			if (found) return resolve(found);
+			if (Date.now() > deadline) return reject(new Error("no such event arrived"));
+			setTimeout(poll, 10);
+		};
+		poll();
+	});
+}
+
+async function killWorkerNamed(name: string): Promise<void> {
+	await cluster.kill(cluster.workers.findIndex((worker) => worker.name === name));
+}
+
+function textOf(message: AgentMessage | undefined): string {
+	const content = (message as { content?: string | { type: string; text?: string }[] } | undefined)?.content;
+	if (typeof content === "string") return content;
+	return (content ?? []).map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
+}
+
+beforeAll(async () => {
+	dir = await mkdtemp(join(tmpdir(), "agentchart-restate-test-"));
+	execLog = join(dir, "executions.log");
+	await writeFile(execLog, "");
+	cluster = await startCluster({ workers: 2, env: { EXEC_LOG: execLog, STREAM_DELAY_MS: "2" } });
+	client = createSessionClient({ ingressUrl: cluster.ingressUrl });
+}, 120_000);
+
+afterAll(async () => {
+	await cluster?.stop();
+	await rm(dir, { recursive: true, force: true });
+}, 60_000);
+
+// A test that killed a worker leaves the next one two workers.
+beforeEach(async () => {
+	await Promise.all(cluster.workers.map((_, index) => cluster.start(index)));
+}, 60_000);
+
+describe("agent sessions on Restate", { timeout: 120_000 }, () => {
+	it("completes on the other worker when the worker running a tool is killed, without running the tool again", async () => {
+		const session = client.session(sessionId("kill-tool"));
+		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
+		const sent = await session.send.prompt("slow-tool:2500");
+		const { worker } = await started;
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		await killWorkerNamed(worker);
+		const result = await client.result<RunResult>(sent);
+		const state = await session.state();
+		expect(result.status).toBe("idle");
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} work t0_0`)).toBe(1);
+		const toolResult = state.messages.find((message) => message.role === "toolResult");
+		expect(textOf(toolResult)).toContain("interrupted by a restart and not run again");
+		expect(textOf(state.messages.at(-1))).toBe("Done after the slow tool.");
+		const ended = cluster.events.filter((envelope) => envelope.sessionId === session.sessionId && envelope.event.type === "agent_end");
+		expect(ended.map((envelope) => envelope.worker)).not.toContain(worker);
+	});
+
+	it("runs a replay-safe tool again on the other worker when its worker is killed", async () => {
+		const session = client.session(sessionId("kill-safe"));
+		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
+		const sent = await session.send.prompt("slow-read:2000");
+		const { worker } = await started;
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		await killWorkerNamed(worker);
+		const result = await client.result<RunResult>(sent);
+		const state = await session.state();
+		expect(result.status).toBe("idle");
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(textOf(state.messages.find((message) => message.role === "toolResult"))).toBe("value of config is 42");
+		const runs = (await readExecutions(execLog)).filter((record) => record.sessionId === session.sessionId && record.phase === "start");
+		expect(runs.length).toBe(2);
+		expect(new Set(runs.map((record) => record.worker)).size).toBe(2);
+	});
+
+	it("makes a model request again when the worker streaming it is killed", async () => {
+		const session = client.session(sessionId("kill-stream"));
+		const streaming = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "message_update");
+		const sent = await session.send.prompt("slow-stream:800:15");
+		const first = await streaming;
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		await killWorkerNamed(first.worker);
+		const result = await client.result<RunResult>(sent);
+		const state = await session.state();
+		expect(result.status).toBe("idle");
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
+		expect(textOf(state.messages[1])).toBe("x".repeat(800));
+		const updates = cluster.events.filter((envelope) => envelope.sessionId === session.sessionId && envelope.event.type === "message_update");
+		// The deltas of the cut-off attempt came from the killed worker; the reply streamed again elsewhere, under a new attempt.
+		expect(new Set(updates.map((envelope) => envelope.attempt)).size).toBe(2);
+		expect(updates.at(-1)?.worker).not.toBe(first.worker);
+	});
+
+	it("takes an approval after the worker that asked for it was killed, and runs the call once", async () => {
+		const session = client.session(sessionId("approval"));
+		const asked = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "approval_requested");
+		const waiting = await session.prompt("approval");
+		expect(waiting.status).toBe("awaiting-approval");
+		expect(waiting.pendingApprovals.map((call) => call.toolName)).toEqual(["deploy"]);
+		// The sibling that needs no approval ran before the session stopped to wait.
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} read_value t0_1`)).toBe(1);
+		const { worker } = await asked;
+		await killWorkerNamed(worker);
+		expect((await session.state()).status).toBe("awaiting-approval");
+		await expect(session.approve("no-such-call")).rejects.toMatchObject({ status: 409 });
+		// Arguments the tool's schema refuses: refused too, and the session still waits.
+		await expect(session.approve("t0_0", { arguments: { nope: true } })).rejects.toBeInstanceOf(SessionCallError);
+		expect((await session.state()).status).toBe("awaiting-approval");
+		const done = await session.approve("t0_0");
+		expect(done.status).toBe("idle");
+		const state = await session.state();
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(textOf(state.messages.at(-1))).toBe("Deployed.");
+		const counts = executionCounts(await readExecutions(execLog));
+		expect(counts.get(`${session.sessionId} deploy t0_0`)).toBe(1);
+		expect(counts.get(`${session.sessionId} read_value t0_1`)).toBe(1);
+	});
+
+	it("rejects a waiting call: it never runs", async () => {
+		const session = client.session(sessionId("reject"));
+		await session.prompt("approval");
+		const done = await session.reject("t0_0", "not today");
+		expect(done.status).toBe("idle");
+		const state = await session.state();
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(textOf(state.messages.find((message) => message.role === "toolResult" && message.toolCallId === "t0_0"))).toContain("not today");
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} deploy t0_0`)).toBeUndefined();
+	});
+
+	it("aborts a running tool call (the cancellation reaches the step) and ends the run", async () => {
+		const session = client.session(sessionId("abort"));
+		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
+		const sent = await session.send.prompt("slow-tool:8000");
+		await started;
+		const aborted = await session.abort();
+		expect(aborted.cancelled).toBe(sent.invocationId);
+		const result = await client.result<RunResult>(sent);
+		expect(result.aborted).toBe(true);
+		expect(result.status).toBe("idle");
+		const state = await session.state();
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(textOf(state.messages.find((message) => message.role === "toolResult"))).toBe("worked 8000 ms (aborted)");
+		// No model call after the abort.
+		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult"]);
+	});
+
+	it("delivers a steering message to the run going on at its next turn, and shows finished turns in state meanwhile", async () => {
+		const session = client.session(sessionId("steer"));
+		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
+		const sent = await session.send.prompt("slow-tool:1500");
+		await started;
+		await session.steer("Also mention the weather.");
+		const during = await session.state();
+		expect(during.status).toBe("running");
+		const result = await client.result<RunResult>(sent);
+		expect(result.status).toBe("idle");
+		const state = await session.state();
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
+		expect(textOf(state.messages[3])).toBe("Also mention the weather.");
+	});
+
+	it("keeps a steering message that arrived before the worker running the turn was killed", async () => {
+		const session = client.session(sessionId("steer-kill"));
+		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
+		const sent = await session.send.prompt("slow-tool:2500");
+		const { worker } = await started;
+		await session.steer("Also mention the weather.");
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		await killWorkerNamed(worker);
+		const result = await client.result<RunResult>(sent);
+		expect(result.status).toBe("idle");
+		const state = await session.state();
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
+		expect(textOf(state.messages[3])).toBe("Also mention the weather.");
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} work t0_0`)).toBe(1);
+	});
+
+	it("gives a listener that connects late the events from then on, and what came before from state", async () => {
+		const session = client.session(sessionId("late"));
+		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
+		const sent = await session.send.prompt("slow-tool:1500");
+		await started;
+		const controller = new AbortController();
+		const seen: SessionEventEnvelope[] = [];
+		const watching = (async () => {
+			for await (const envelope of watchSession(cluster.hubUrl, session.sessionId, controller.signal)) {
+				seen.push(envelope);
+				if (envelope.event.type === "agent_end") return;
+			}
+		})();
+		const during = await session.state();
+		expect(during.status).toBe("running");
+		const result = await client.result<RunResult>(sent);
+		expect(result.status).toBe("idle");
+		// Every wait has a bound: the stream ends at agent_end, or the abort ends it.
+		const bound = setTimeout(() => controller.abort(), 15_000);
+		await watching;
+		clearTimeout(bound);
+		controller.abort();
+		const types = seen.map((envelope) => envelope.event.type);
+		expect(types).not.toContain("agent_start");
+		expect(types).not.toContain("tool_execution_start");
+		expect(types).toContain("tool_execution_end");
+		expect(types.filter((type) => type === "message_update").length).toBeGreaterThan(0);
+		expect(types.at(-1)).toBe("agent_end");
+		const state = await session.state();
+		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+		expect(transcriptProblems(state.messages)).toEqual([]);
+	});
+
+	it("starts a run with a follow-up sent while the session is idle", async () => {
+		const session = client.session(sessionId("follow-up"));
+		await session.prompt("hello");
+		await session.followUp("again");
+		let state = await session.state();
+		for (let tries = 0; tries < 100 && state.messages.length < 4; tries++) {
+			await new Promise((resolve) => setTimeout(resolve, 50));
+			state = await session.state();
+		}
+		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"]);
+		expect(textOf(state.messages[2])).toBe("again");
+		// The stored snapshot is the agent's own format: Agent.restore reads it.
+		const snapshot = await session.snapshot();
+		expect(snapshot?.machine.context.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"]);
+	});
+});
