@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
 	test: {
-		include: ["test/**/*.test.ts"],
+		include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
 		testTimeout: 30000,
 		environment: "node",
 		// Resolves AGENTCHART_ENTRY=packed (npm test) to the installed tarball for pi's coding agent.

@@ -13,6 +13,9 @@
  *    only reaches its final state on `dispose`), so "the run finished" is an event, not
  *    `onDone`.
  *
+ * The agent of such a ticket, as a plain `Agent`, is tested with `agentchart/testing` in
+ * `examples/support-agent.ts` and `examples/support-agent.test.ts`.
+ *
  * Run it: `npx tsx examples/support-ticket.ts`.
  */
 import { type ActorRefFrom, assign, createActor, fromCallback, sendTo, setup } from "xstate";

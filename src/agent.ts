@@ -724,6 +724,9 @@ export class Agent {
 		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, defaultLoopConfig) };
 		// The snapshot is everything; the input only ever starts a machine from scratch.
 		const machine = createActor(this.#logic, { input: {}, snapshot: hydrated as never });
+		// Calls started before the restart and not ended are still pending: their end comes from this
+		// agent (unless their reply was still streaming: it is made again, and its calls go with it).
+		if (!machine.getSnapshot().matches({ running: "streaming" })) for (const call of context.run.batch?.calls ?? []) if (call.started && call.status !== "settled") this.#state.callStarted(call.toolCall.id);
 		this.#attach(machine);
 		run.signal = machine.getSnapshot().context.run?.controller.signal;
 		this.#delivery.signal = run.signal ?? IDLE_SIGNAL;

@@ -8,7 +8,7 @@ import type { ToolCall } from "../../src/types/content.js";
 import type { AgentMessage, AssistantMessage, UserMessage } from "../../src/types/messages.js";
 import type { Model } from "../../src/types/model.js";
 import type { AssistantMessageEvent, StreamFn } from "../../src/types/stream.js";
-import { Counts, countsOf, toolCallIdsOf } from "../support/id-counts.js";
+import { Counts, countsOf, toolCallIdsOf } from "../../src/testing/id-counts.js";
 
 // ---------------------------------------------------------------------------------------
 // Messages

@@ -5,7 +5,7 @@ import { outputLimitResumeText } from "../../src/machines/actions/run.js";
 import { createScriptedModel, text, toolCall } from "../../src/providers/scripted.js";
 import type { AgentTool } from "../../src/types/agent.js";
 import type { Message } from "../../src/types/messages.js";
-import { providerRequestViolations } from "../support/provider-requests.js";
+import { providerRequestViolations } from "../../src/testing/provider-requests.js";
 
 const writeParameters = Type.Object({ path: Type.String(), content: Type.String() });
 const write: AgentTool<typeof writeParameters> = {

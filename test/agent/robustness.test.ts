@@ -13,7 +13,7 @@ import type { AgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AssistantMessage, Message, ToolResultMessage } from "../../src/types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../../src/types/model.js";
 import type { StreamFn } from "../../src/types/stream.js";
-import { providerRequestViolations } from "../support/provider-requests.js";
+import { providerRequestViolations } from "../../src/testing/provider-requests.js";
 
 const model: Model = createScriptedModel([]).model;
 

@@ -21,7 +21,7 @@ import {
 	userTextsOf,
 	whenAborted,
 } from "./helpers.js";
-import { providerRequestViolations } from "../support/provider-requests.js";
+import { providerRequestViolations } from "../../src/testing/provider-requests.js";
 
 type Command = "abort" | "steer" | "followUp" | "dispose";
 type Where = "run-starting" | "streaming" | "after-stream" | "tool-preparing" | "tool-executing" | "turn-ended" | "idle";

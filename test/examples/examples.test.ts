@@ -38,6 +38,15 @@ describe("examples/quick-start.ts", () => {
 	});
 });
 
+describe("examples/support-agent.ts", () => {
+	it("answers with the scripted model, and nothing else (its kit tests are examples/support-agent.test.ts)", async () => {
+		const result = await runExample("examples/support-agent.ts");
+		expect(result.stderr).toBe("");
+		expect(result.status).toBe(0);
+		expect(result.stdout).toBe("Order A-17 ships tomorrow.\n");
+	});
+});
+
 describe("examples/local-model.ts", () => {
 	let server: OpenAITestServer;
 	beforeAll(async () => {

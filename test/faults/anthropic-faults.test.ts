@@ -11,7 +11,7 @@ import { streamAnthropic } from "../../src/providers/anthropic.js";
 import { getModel } from "../../src/providers/models.js";
 import type { AgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import type { Model } from "../../src/types/model.js";
-import { providerRequestViolations } from "../support/provider-requests.js";
+import { providerRequestViolations } from "../../src/testing/provider-requests.js";
 import {
 	type AnthropicTestServer,
 	type ScriptedResponse,

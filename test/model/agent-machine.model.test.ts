@@ -1,55 +1,51 @@
 /**
- * Model-based tests of the agent machine: xstate/graph walks the statechart over an abstract
- * alphabet (commands, delivery acknowledgements, and its actors' events with payloads), a
- * greedy cover picks shortest paths that together take every reachable transition of the
- * definition, and each path runs against the real Agent (scripted model, stub tool) with the
- * real machine's state checked against the model after every step. The loop-API variant runs
- * its paths through `runAgentLoop`'s machinery with gated queue polls and stop checks.
+ * Model-based tests of the agent machine, on the testing kit (`src/testing`): xstate/graph walks
+ * the statechart over an abstract alphabet (commands, delivery acknowledgements, decisions on
+ * calls waiting for approval, its actors' events with payloads, the machine's own delayed events,
+ * what a restore tells a restored chart), a greedy cover picks shortest paths that together take
+ * every reachable transition of the definition, and each path runs against the real Agent
+ * (puppet model, stub tool, hook and summariser) with the real machine's state checked against
+ * the model after every step (strict). The loop-API variant runs its paths through
+ * `runAgentLoop`'s machinery with gated queue polls and stop checks.
  */
 import { describe, expect, it } from "vitest";
-import { VARIANTS } from "./abstract-model.js";
-import { buildModeGraph, definitions, describePath, type ModeGraph } from "./graph.js";
-import { runLoopPath } from "./loop-runner.js";
-import { runPath } from "./runner.js";
+import { WALK_VARIANTS } from "../../src/testing/model/config.js";
+import { definitions, describeSteps } from "../../src/testing/model/plan.js";
+import { planOwnWalk, runOwnWalkPath } from "../../src/testing/own-walk.js";
+import { formatViolation } from "../../src/testing/violations.js";
 
-/** Transitions no path can take, with the reason. None today. */
+/** Transitions no path can take, with the reason. */
 const UNREACHABLE: Record<string, string> = {
 	// An Agent and the loop API take deltas beside the chart; only the machine run without them
 	// (XState's createActor(agentMachine), embedded) turns deltas into chart events.
 	"agent.running.streaming --stream.delta#0[isCurrentAttempt]--> (self)": "taken by the bare machine: test/agent/machine.test.ts",
-	// Approvals and restores (issue 35): taken by test/durable/*; the walk does not offer their
-	// events yet. TEMPORARY: the testing kit's walk (issue 38) adds them and empties this list.
-	"agent.running --approve#0[isAwaitingApproval]--> (self)": "issue 35, walked once issue 38 lands",
-	"agent.running --reject#0[isAwaitingApproval]--> (self)": "issue 35, walked once issue 38 lands",
-	"agent.running --tool.approval#0[isRunningCall]--> (self)": "issue 35, walked once issue 38 lands",
-	"agent.running --tools.interrupted#0--> (self)": "issue 35, walked once issue 38 lands",
-	"agent.running.compacting --xstate.error.actor.compaction#0[and(compactionInterrupted,compactingForOverflow)]--> agent.running.after-stream": "issue 35, walked once issue 38 lands",
-	"agent.running.compacting --xstate.error.actor.compaction#1[compactionInterrupted]--> agent.running.before-call": "issue 35, walked once issue 38 lands",
-	"agent.running.streaming --approve#0[and(isAwaitingApproval,not(runAborted))]--> (self)": "issue 35, walked once issue 38 lands",
-	"agent.running.streaming --stream.interrupted#0[isCurrentAttempt]--> agent.running.before-call": "issue 35, walked once issue 38 lands",
-	"agent.running.streaming --tools.interrupted#0--> (self)": "issue 35, walked once issue 38 lands",
-	"agent.running.tool-dispatching --always#4[and(hasStreamingBatch,hasCallAwaitingApproval)]--> agent.running.awaiting-approval": "issue 35, walked once issue 38 lands",
-	"agent.running.tool-dispatching --always#7[and(approvalHoldsBatch,noCallRunning)]--> agent.running.awaiting-approval": "issue 35, walked once issue 38 lands",
-	"agent.running.tool-dispatching --always#10[hasCallAwaitingApproval]--> agent.running.awaiting-approval": "issue 35, walked once issue 38 lands",
-	"agent.running.tool-executing --approve#0[and(isAwaitingApproval,not(runAborted))]--> (self)": "issue 35, walked once issue 38 lands",
-	"agent.running.awaiting-approval --approve#0[isAwaitingApproval]--> agent.running.tool-dispatching": "issue 35, walked once issue 38 lands",
-	"agent.running.awaiting-approval --reject#0[isAwaitingApproval]--> agent.running.tool-dispatching": "issue 35, walked once issue 38 lands",
-	"agent.running.awaiting-approval --approval.timeout#0--> agent.running.tool-dispatching": "issue 35, walked once issue 38 lands",
-	"agent.running.awaiting-approval --agentchart.resumed#0--> (self)": "issue 35, walked once issue 38 lands",
-	"agent.running.awaiting-approval --always#0[runAborted]--> agent.running.tool-dispatching": "issue 35, walked once issue 38 lands",
 };
 
-const graphs: ModeGraph[] = VARIANTS.map((variant) => buildModeGraph(variant));
+const walks = WALK_VARIANTS.map((variant) => ({ variant, plan: planOwnWalk(variant) }));
 const takenByRealRuns = new Set<string>();
 
 describe("agent machine: model-based paths against the real Agent", () => {
-	for (const graph of graphs) {
-		describe(`${graph.loop ? "loop API, " : ""}toolExecution: ${graph.mode}${graph.hook ? "" : ", no beforeToolCall"} (${graph.states} states, ${graph.edges} edges, ${graph.paths.length} paths)`, () => {
-			graph.paths.forEach((path, n) => {
-				it(`path ${n + 1}: ${describePath(path).slice(0, 160)}`, async () => {
-					const result = await (path.loop ? runLoopPath(path) : runPath(path));
-					for (const key of result.taken) takenByRealRuns.add(key);
-					expect(result.violations, describePath(path)).toEqual([]);
+	for (const { variant, plan } of walks) {
+		describe(`${plan.config.name} (${plan.states} states, ${plan.edges} edges, ${plan.paths.length} paths)`, () => {
+			plan.paths.forEach((path, n) => {
+				it(`path ${n + 1}: ${describeSteps(path.steps).slice(0, 160)}`, async () => {
+					const run = await runOwnWalkPath(variant, plan, path);
+					for (const key of run.taken) takenByRealRuns.add(key);
+					expect(run.violations.map(({ violation, step }) => `step ${step}: ${formatViolation(violation)}`), describeSteps(path.steps)).toEqual([]);
+				});
+			});
+		});
+	}
+
+	// Real restores (snapshot → JSON → Agent.restore) from every kind of state a run can be in, the
+	// restored agent compared with the model's idea of what a restore does.
+	for (const { variant, plan } of walks.filter(({ plan }) => plan.restorePaths.length > 0)) {
+		describe(`${plan.config.name}: a restore from every kind of state (${plan.restorePaths.length} paths)`, () => {
+			plan.restorePaths.forEach((path, n) => {
+				it(`path ${n + 1}: ${describeSteps(path.steps).slice(0, 160)}`, async () => {
+					const run = await runOwnWalkPath(variant, plan, path);
+					for (const key of run.taken) takenByRealRuns.add(key);
+					expect(run.violations.map(({ violation, step }) => `step ${step}: ${formatViolation(violation)}`), describeSteps(path.steps)).toEqual([]);
 				});
 			});
 		});
@@ -57,7 +53,7 @@ describe("agent machine: model-based paths against the real Agent", () => {
 
 	it("takes every transition of the machine definition (coverage)", () => {
 		const defined = [...definitions.values()];
-		const reachable = new Set(graphs.flatMap((graph) => [...graph.reachable]));
+		const reachable = new Set(walks.flatMap(({ plan }) => [...plan.reachable]));
 		const triples = new Map<string, boolean>();
 		for (const d of defined) {
 			const triple = `${d.source} --${d.eventType}--> ${d.targets}`;
@@ -66,12 +62,12 @@ describe("agent machine: model-based paths against the real Agent", () => {
 		const rows = defined.map((d) => `${takenByRealRuns.has(d.key) ? "✓" : reachable.has(d.key) ? "✗" : "-"} ${d.key}`);
 		const taken = defined.filter((d) => takenByRealRuns.has(d.key)).length;
 		const takenTriples = [...triples.values()].filter(Boolean).length;
-		const pathCount = graphs.reduce((n, graph) => n + graph.paths.length, 0);
-		const edgeCount = graphs.reduce((n, graph) => n + graph.edges, 0);
+		const pathCount = walks.reduce((n, { plan }) => n + plan.paths.length, 0);
+		const edgeCount = walks.reduce((n, { plan }) => n + plan.edges, 0);
 		console.log(
 			[
-				`model: ${graphs.map((g) => `${g.loop ? "loop API " : ""}${g.mode}${g.hook ? "" : " (no hook)"} ${g.states} states/${g.edges} edges/${g.paths.length} paths`).join("; ")}`,
-				`paths run against the real Agent: ${pathCount} (graph edges in all modes: ${edgeCount})`,
+				`model: ${walks.map(({ plan }) => `${plan.config.name}: ${plan.states} states/${plan.edges} edges/${plan.paths.length} paths`).join("; ")}`,
+				`paths run against the real Agent: ${pathCount} (graph edges in all variants: ${edgeCount})`,
 				`definition transitions (guarded candidates) taken by real runs: ${taken}/${defined.length} (${((100 * taken) / defined.length).toFixed(1)} %)`,
 				`(source, event, target) triples taken: ${takenTriples}/${triples.size}`,
 				`reachable in the model: ${reachable.size}/${defined.length}`,

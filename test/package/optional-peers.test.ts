@@ -1,7 +1,7 @@
 /**
  * The optional peers, as a user meets them in an app that did not install them: the packed
  * package in the consumer project, which installs neither `openai` nor anything else optional
- * beyond the MCP SDK.
+ * beyond the MCP SDK (and not fast-check, the optional peer of agentchart/testing's fuzzAgent).
  */
 import { spawnSync } from "node:child_process";
 import { copyFile } from "node:fs/promises";
@@ -29,5 +29,25 @@ describe("the optional openai peer, not installed", { timeout: 120_000 }, () => 
 		expect(result.stderr).toContain(`[AGENTCHART_OPENAI_MISSING] Warning: ${message}`);
 		expect(JSON.parse(result.stdout.trim())).toEqual({ ends: ["error"], error: message });
 		expect(server.requests).toEqual([]);
+	});
+});
+
+describe("the optional fast-check peer, not installed", { timeout: 120_000 }, () => {
+	let project: ConsumerProject;
+	beforeAll(async () => {
+		project = await consumerProject();
+		await copyFile(new URL("./fixtures/testing-without-fast-check.mjs", import.meta.url), join(project.dir, "testing-without-fast-check.mjs"));
+	}, 300_000);
+
+	it("agentchart/testing loads and walks without it; fuzzAgent says to install it", () => {
+		expect(existsSync(join(project.dir, "node_modules", "fast-check"))).toBe(false);
+		const result = spawnSync(process.execPath, ["testing-without-fast-check.mjs"], { cwd: project.dir, encoding: "utf8", timeout: 60_000 });
+		expect(result.stderr).toBe("");
+		expect(result.status).toBe(0);
+		expect(JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}")).toEqual({
+			explored: 5,
+			violations: 0,
+			fuzzError: "agentchart/testing: fuzzAgent needs fast-check, an optional peer dependency: npm install --save-dev fast-check",
+		});
 	});
 });

@@ -18,8 +18,15 @@ import { defaultConvertToLlm } from "../../src/machines/run-helpers.js";
 import { createScriptedModel, type ScriptedBlock, type ScriptedReply } from "../../src/providers/scripted.js";
 import type { AfterToolCallHook, AgentTool, BeforeToolCallHook, QueueMode, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
-import { EventInvariants, idleViolations, QueueLedger, transcriptViolations } from "../support/invariants.js";
-import { providerRequestViolations } from "../support/provider-requests.js";
+import { idleViolations, queuesOf } from "../../src/testing/agent-checks.js";
+import { EventInvariants } from "../../src/testing/event-invariants.js";
+import { providerRequestViolations } from "../../src/testing/provider-requests.js";
+import { QueueLedger } from "../../src/testing/queue-ledger.js";
+import { transcriptViolations as checkTranscriptViolations } from "../../src/testing/transcript-checks.js";
+import type { AgentViolation } from "../../src/testing/violations.js";
+
+const texts = (violations: readonly AgentViolation[]) => violations.map((v) => (v.event !== undefined ? `#${v.event} ${v.message}` : v.message));
+const transcriptViolations = (messages: Parameters<typeof checkTranscriptViolations>[0]) => texts(checkTranscriptViolations(messages));
 
 /**
  * `compact`: a manual compaction (idle only: refused while a run is in progress); `throw`: the
@@ -290,7 +297,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	console.warn = (...args: unknown[]) => {
 		violations.push(`console.warn: ${args.map(String).join(" ").slice(0, 200)}`);
 	};
-	const invariants = new EventInvariants(agent);
+	const invariants = new EventInvariants(() => agent.state.pendingToolCalls);
 	const ledger = new QueueLedger();
 	let disposed = false;
 	/** An abort or dispose was issued: calls may have been closed while a hook was deciding. */
@@ -445,14 +452,14 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 			return false;
 		}
 		await new Promise<void>((resolve) => setImmediate(resolve));
-		violations.push(...idleViolations(agent).map((v) => `${label}: ${v}`));
+		violations.push(...texts(idleViolations(agent)).map((v) => `${label}: ${v}`));
 		return true;
 	};
 
 	const finish = () => {
 		process.off("unhandledRejection", onUnhandled);
 		console.warn = warn;
-		return [...violations, ...invariants.violations];
+		return [...violations, ...texts(invariants.violations)];
 	};
 	agent.prompt("start").catch(() => {});
 	if (!(await idle("first run"))) return finish();
@@ -472,7 +479,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	if (compactions.size > 0) violations.push(`${compactions.size} compact() call(s) never settled`);
 	violations.push(...transcriptViolations(agent.state.messages), ...providerRequestViolations(agent.state.messages));
 	violations.push(...hookViolations(hooks, executed, agent.state.messages, scenario, stoppedByCommand));
-	violations.push(...invariants.violations, ...ledger.violations(agent));
+	violations.push(...texts(invariants.violations), ...texts(ledger.violations(queuesOf(agent))));
 	if (invariants.running) violations.push("a run never ended (agent_start without agent_end)");
 	agent.dispose();
 	await new Promise<void>((resolve) => setImmediate(resolve));

@@ -84,5 +84,6 @@ export function startRetryTurn(context: Ctx, enqueue: Enqueue): void {
 export function resumeInterruptedCompaction(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	const overflow = run.compactionReason === "overflow";
-	enqueue.assign({ run: patchRun(run, overflow ? { compactionReason: undefined, compactedThisTurn: false, overflowRetried: false, turnEnded: false } : { compactionReason: undefined, compactedThisTurn: false }) });
+	// The overflowed turn stays ended: its turn_end went out before the restart.
+	enqueue.assign({ run: patchRun(run, overflow ? { compactionReason: undefined, compactedThisTurn: false, overflowRetried: false } : { compactionReason: undefined, compactedThisTurn: false }) });
 }

@@ -74,7 +74,9 @@ export function completeAssistantMessage(context: Ctx, final: AssistantMessage, 
 /** A turn without tool calls ends with its reply. */
 export function emitTurnEndWithoutTools(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
-	if (!run.assistant) return;
+	// A turn ends once: a restored run that takes the decision after an overflowed reply again
+	// (its compaction was interrupted) had already ended the turn before the restart.
+	if (!run.assistant || run.turnEnded) return;
 	enqueue.assign({ run: patchRun(run, { turnEnded: true }) });
 	enqueue.emit({ type: "turn_end", message: run.assistant, toolResults: [] });
 }

@@ -426,7 +426,10 @@ export function finishStreamingBatch(context: Ctx, enqueue: Enqueue): void {
 	}
 }
 
-/** Streaming mode, the reply failed: calls never started never will; running ones are stopped with an error. */
+/**
+ * Streaming mode, the reply failed: calls never started never will; running ones are stopped with
+ * an error, and those waiting for approval (or approved, not yet running) are answered with it.
+ */
 export function abortStreamingCalls(context: Ctx, enqueue: EffectEnqueue): void {
 	const run = runOf(context);
 	if (!run.batch || !run.assistant) return;
@@ -438,6 +441,8 @@ export function abortStreamingCalls(context: Ctx, enqueue: EffectEnqueue): void 
 		enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", callKey: call.key });
 		working = settleCall(working, call, errorResult(reason), enqueue);
 	}
+	// Started calls that wait for approval (or were approved and wait their turn) never run now: they are answered too.
+	settleOpenCalls(working, reason, ["prepared", "awaiting-approval"], enqueue);
 }
 
 export { toolStartEvent };

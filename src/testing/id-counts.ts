@@ -1,9 +1,9 @@
 /**
  * Tool-call ids counted, not collected in a set: a model may give two calls of one reply the
  * same id, and each is a call of its own (it starts, ends and is answered once). The checkers
- * of events and transcripts (test/support/invariants.ts, test/agent/helpers.ts) count with it.
+ * of events and transcripts (src/testing/event-invariants.ts, transcript-checks.ts) count with it.
  */
-import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
+import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 
 /** A multiset of ids; an id whose count falls to 0 is gone. */
 export class Counts {

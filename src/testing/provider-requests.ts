@@ -5,13 +5,13 @@
  * only as good as the next request it makes: a tool result that answers no tool call, or a tool
  * call without a result, gets a 400 on every later call.
  */
-import { defaultConvertToLlm } from "../../src/machines/run-helpers.js";
-import { convertMessages } from "../../src/providers/anthropic-request.js";
-import { resolveOpenAICompat } from "../../src/providers/openai-compat.js";
-import { convertOpenAIMessages } from "../../src/providers/openai-messages.js";
-import { createOpenAICompatibleModel } from "../../src/providers/openai-models.js";
-import { getModel } from "../../src/providers/models.js";
-import type { AgentMessage, Message } from "../../src/types/messages.js";
+import { defaultConvertToLlm } from "../machines/run-helpers.js";
+import { convertMessages } from "../providers/anthropic-request.js";
+import { resolveOpenAICompat } from "../providers/openai-compat.js";
+import { convertOpenAIMessages } from "../providers/openai-messages.js";
+import { createOpenAICompatibleModel } from "../providers/openai-models.js";
+import { getModel } from "../providers/models.js";
+import type { AgentMessage, Message } from "../types/messages.js";
 
 const anthropicModel = getModel("anthropic", "claude-sonnet-4-6");
 const openAIModel = createOpenAICompatibleModel({ baseUrl: "http://127.0.0.1:11434/v1", id: "local" });

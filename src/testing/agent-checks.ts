@@ -1,0 +1,152 @@
+/**
+ * `checkAgentInvariants`: everything the kit checks of an agent after the fact, from the events
+ * it emitted and the state it is in; `recordAgent` records both (and what was queued) for it.
+ */
+import type { Agent } from "../agent.js";
+import type { AgentEvent, AgentState } from "../types/agent.js";
+import type { AgentMessage, Message } from "../types/messages.js";
+import { EventInvariants } from "./event-invariants.js";
+import { type QueueContents, type QueueKind, QueueLedger } from "./queue-ledger.js";
+import { checkTranscript } from "./transcript-checks.js";
+import { type AgentViolation, violation } from "./violations.js";
+
+/** The part of an agent's state the checks read (an `Agent`'s `state`, or the `Agent` itself for the machine checks too). */
+export type CheckedState = Pick<AgentState, "messages" | "isStreaming" | "pendingToolCalls" | "streamingMessage">;
+
+function isAgent(value: Agent | CheckedState): value is Agent {
+	return typeof (value as Agent).subscribe === "function" && "actor" in value;
+}
+
+/**
+ * An idle agent is idle: not streaming, no pending tool calls, no streaming message; with the
+ * agent itself, also no child actor, no run in the machine and the machine in `idle` (or ended).
+ *
+ * @example
+ * await agent.waitForIdle();
+ * expect(idleViolations(agent)).toEqual([]);
+ */
+export function idleViolations(subject: Agent | CheckedState): AgentViolation[] {
+	const state = isAgent(subject) ? subject.state : subject;
+	const out: AgentViolation[] = [];
+	const fail = (text: string) => out.push(violation("idle", text));
+	if (state.isStreaming) fail("idle: isStreaming is true");
+	if (state.pendingToolCalls.size) fail(`idle: pendingToolCalls {${[...state.pendingToolCalls]}}`);
+	if (state.streamingMessage) fail("idle: streamingMessage set");
+	if (!isAgent(subject)) return out;
+	const snapshot = subject.actor.getSnapshot();
+	const children = Object.keys(snapshot.children);
+	if (children.length) fail(`idle: child actors alive: ${children.join(",")}`);
+	if (snapshot.status === "active" && snapshot.value !== "idle") fail(`idle: machine in ${JSON.stringify(snapshot.value)}`);
+	if (snapshot.status === "active" && snapshot.context.run) fail("idle: a run is still in the machine's context");
+	if (snapshot.status === "error") fail(`machine in error status: ${String(snapshot.error)}`);
+	return out;
+}
+
+/** The queues of an agent as they are now (its machine's, which `agent.actor` keeps). */
+export function queuesOf(agent: Agent): QueueContents {
+	const context = agent.actor.getSnapshot().context;
+	return { steering: context.steeringQueue, followUps: context.followUpQueue };
+}
+
+/** Options of {@link checkAgentInvariants}. */
+export interface CheckOptions {
+	/** The messages given to `steer` and `followUp` (checked delivered once or still queued); needs the `Agent` as the state. */
+	queued?: readonly { message: AgentMessage; kind: QueueKind; cleared?: boolean | undefined }[] | undefined;
+	/** Your `convertToLlm`, if the agent has one that answers synchronously (the provider-request check uses it). */
+	convertToLlm?: ((messages: AgentMessage[]) => Message[]) | undefined;
+}
+
+/**
+ * Checks an agent's recorded events and its state against agentchart's invariants: events nest
+ * (runs, turns, messages), every tool execution starts and ends once, every tool call is answered
+ * once and in source order, approvals are requested inside their call and resolved once, the
+ * transcript is valid for a provider and what Anthropic's and OpenAI's converters would send is a
+ * valid request, a run that ended left nothing running (idle means idle), and, given what was
+ * queued, no steering or follow-up message was lost or delivered twice. Returns every violation
+ * (empty when all hold); see {@link recordAgent} to record what it needs.
+ *
+ * @example
+ * const events: AgentEvent[] = [];
+ * agent.subscribe((event) => void events.push(event));
+ * await agent.prompt("Where is my order?");
+ * expect(checkAgentInvariants(events, agent)).toEqual([]);
+ */
+export function checkAgentInvariants(events: readonly AgentEvent[], state: Agent | CheckedState, options: CheckOptions = {}): AgentViolation[] {
+	const invariants = new EventInvariants();
+	for (const event of events) invariants.onEvent(event);
+	const out = [...invariants.violations];
+	const current = isAgent(state) ? state.state : state;
+	if (!current.isStreaming) {
+		if (invariants.running) out.push(violation("settle", "a run never ended (agent_start without agent_end) although the agent is idle"));
+		out.push(...idleViolations(state));
+	}
+	out.push(...checkTranscript(current.messages, options.convertToLlm));
+	if (options.queued && isAgent(state)) {
+		const ledger = new QueueLedger();
+		for (const entry of options.queued) {
+			ledger.track(entry.message, entry.kind);
+			if (entry.cleared) ledger.cleared();
+		}
+		for (const event of events) ledger.onEvent(event);
+		out.push(...ledger.violations(queuesOf(state)));
+	}
+	return out;
+}
+
+/** What {@link recordAgent} keeps. */
+export interface AgentRecording {
+	/** Every event, in order. */
+	readonly events: readonly AgentEvent[];
+	/** Every message given to `steer` or `followUp`, and whether the queues were cleared after it. */
+	readonly queued: readonly { message: AgentMessage; kind: QueueKind; cleared: boolean }[];
+	/** {@link checkAgentInvariants} over what was recorded. */
+	check(options?: Omit<CheckOptions, "queued">): AgentViolation[];
+	/** Stops recording. */
+	stop(): void;
+}
+
+/**
+ * Records an agent's events, and the messages it is given to steer and follow up with (its
+ * `steer`, `followUp`, `clear*Queue(s)` and `reset` are wrapped on this instance), for
+ * {@link checkAgentInvariants}.
+ *
+ * @example
+ * const recording = recordAgent(agent);
+ * await agent.prompt("hi");
+ * agent.followUp(message);
+ * await agent.continue();
+ * expect(recording.check()).toEqual([]);
+ */
+export function recordAgent(agent: Agent): AgentRecording {
+	const events: AgentEvent[] = [];
+	const queued: { message: AgentMessage; kind: QueueKind; cleared: boolean }[] = [];
+	const unsubscribe = agent.subscribe((event) => void events.push(event));
+	const clearAll = () => {
+		for (const entry of queued) entry.cleared = true;
+	};
+	const originals = { steer: agent.steer, followUp: agent.followUp, clearSteeringQueue: agent.clearSteeringQueue, clearFollowUpQueue: agent.clearFollowUpQueue, clearAllQueues: agent.clearAllQueues, reset: agent.reset };
+	agent.steer = (message) => {
+		originals.steer.call(agent, message);
+		queued.push({ message, kind: "steer", cleared: false });
+	};
+	agent.followUp = (message) => {
+		originals.followUp.call(agent, message);
+		queued.push({ message, kind: "followUp", cleared: false });
+	};
+	for (const name of ["clearSteeringQueue", "clearFollowUpQueue", "clearAllQueues", "reset"] as const) {
+		agent[name] = () => {
+			originals[name].call(agent);
+			clearAll();
+		};
+	}
+	return {
+		events,
+		queued,
+		check: (options) => checkAgentInvariants(events, agent, { ...options, queued }),
+		stop() {
+			unsubscribe();
+			// The instance's own properties go, and the class's methods show through again.
+			for (const name of Object.keys(originals)) Reflect.deleteProperty(agent, name);
+		},
+	};
+}

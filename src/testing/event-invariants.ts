@@ -1,0 +1,205 @@
+/**
+ * The event-stream invariants, checked one event at a time as an agent emits them (across any
+ * number of runs, and across restores: a restored agent's events continue the stream of the
+ * agent it was restored from).
+ */
+import type { AgentEvent } from "../types/agent.js";
+import type { AgentMessage, AssistantMessage } from "../types/messages.js";
+import { Counts, countsOf, toolCallIdsOf } from "./id-counts.js";
+import { type AgentRule, type AgentViolation, violation } from "./violations.js";
+
+function failed(message: AgentMessage): boolean {
+	const stop = (message as AssistantMessage).stopReason;
+	return stop === "error" || stop === "aborted";
+}
+
+function roleOf(message: unknown): string | undefined {
+	return (message as { role?: string } | undefined)?.role;
+}
+
+/**
+ * Checks the AgentEvent stream incrementally: runs nest as agent_start … (turn_start …
+ * turn_end)* … agent_end; messages open and close without interleaving; every
+ * tool_execution_start has exactly one tool_execution_end (and no update outside); every tool
+ * call of a reply that did not fail gets exactly one tool result in the same run, in source
+ * order; an approval is requested inside its call's execution and resolved once before the call
+ * ends; a compaction's start has one end; `pendingToolCalls` (when given) mirrors the open executions. Calls that share an id are
+ * counted, not conflated: a reply with two calls "x" has two executions and two results for "x".
+ *
+ * @example
+ * const invariants = new EventInvariants(() => agent.state.pendingToolCalls);
+ * agent.subscribe((event) => invariants.onEvent(event));
+ * await agent.prompt("hi");
+ * expect(invariants.violations).toEqual([]);
+ */
+export class EventInvariants {
+	readonly violations: AgentViolation[] = [];
+	private inRun = false;
+	private inTurn = false;
+	private openMessage: string | undefined;
+	private readonly openTools = new Counts();
+	private readonly endedTools = new Counts();
+	/** The tool calls of this run's assistant messages so far, by id (the one streaming included). */
+	private readonly runCalls = new Counts();
+	/** The calls of the assistant message streaming now (counted into runCalls when it ends). */
+	private streamingCalls = new Counts();
+	/** Tool call ids of this run's non-failed assistant messages still waiting for a result, in source order. */
+	private awaitingResults: string[] = [];
+	/** Tool call ids of this run's failed assistant messages: a result is allowed, not required. */
+	private readonly optionalResults = new Counts();
+	/** Calls whose approval was requested and not yet resolved. */
+	private readonly awaitingApproval = new Counts();
+	/** The reason of the compaction started and not yet ended. */
+	private openCompaction: string | undefined;
+	/** Events seen so far. */
+	count = 0;
+
+	/** `pendingToolCalls`: the agent's state to compare with the open executions, if any (undefined: not now). */
+	constructor(private readonly pendingToolCalls?: () => ReadonlySet<string> | undefined) {}
+
+	private fail(rule: AgentRule, text: string, event: AgentEvent): void {
+		this.violations.push(violation(rule, `${event.type}: ${text}`, this.count - 1));
+	}
+
+	/**
+	 * The agent was restored from a snapshot taken at this point of the stream: a message that
+	 * was streaming is dropped (the restored run makes its call again), the rest goes on.
+	 */
+	restored(): void {
+		// A compaction in progress is made again (or fails) after a restore: it starts anew.
+		this.openCompaction = undefined;
+		if (this.openMessage === "assistant") {
+			// The reply is made again; tool calls it had streamed (and started, in streaming mode) go
+			// with it, by design: the restored agent never ends them.
+			for (const id of this.streamingCalls.keys()) {
+				const open = this.openTools.get(id);
+				this.openTools.add(id, -open);
+				this.awaitingApproval.add(id, -this.awaitingApproval.get(id));
+			}
+			this.openMessage = undefined;
+			this.streamingCalls = new Counts();
+		}
+	}
+
+	/** Checks one event (call it from a listener: it sees the agent's state already updated). */
+	onEvent(event: AgentEvent): void {
+		this.count++;
+		switch (event.type) {
+			case "agent_start":
+				if (this.inRun) this.fail("run-nesting", "agent_start inside a run", event);
+				this.inRun = true;
+				this.inTurn = false;
+				this.awaitingResults = [];
+				this.optionalResults.clear();
+				this.endedTools.clear();
+				this.runCalls.clear();
+				this.awaitingApproval.clear();
+				this.streamingCalls = new Counts();
+				break;
+			case "agent_end":
+				if (!this.inRun) this.fail("run-nesting", "agent_end outside a run", event);
+				if (this.inTurn) this.fail("run-nesting", "agent_end inside a turn", event);
+				if (this.openMessage) this.fail("message-nesting", `agent_end with open message ${this.openMessage}`, event);
+				if (this.openTools.size) this.fail("tool-execution", `agent_end with open tools ${this.openTools.keys()}`, event);
+				if (this.awaitingResults.length) this.fail("tool-answered", `tool calls without results: ${this.awaitingResults}`, event);
+				if (this.awaitingApproval.size) this.fail("approval", `approvals never resolved: ${this.awaitingApproval.keys()}`, event);
+				if (this.openCompaction) this.fail("run-nesting", `agent_end with the ${this.openCompaction} compaction still open`, event);
+				this.inRun = false;
+				break;
+			case "turn_start":
+				if (!this.inRun) this.fail("run-nesting", "turn_start outside a run", event);
+				if (this.inTurn) this.fail("run-nesting", "turn_start inside a turn", event);
+				this.inTurn = true;
+				break;
+			case "turn_end":
+				if (!this.inTurn) this.fail("run-nesting", "turn_end outside a turn", event);
+				if (this.openMessage) this.fail("message-nesting", `turn_end with open message ${this.openMessage}`, event);
+				if (this.openTools.size) this.fail("tool-execution", `turn_end with open tools ${this.openTools.keys()}`, event);
+				if (this.awaitingResults.length) this.fail("tool-answered", `turn_end before results of ${this.awaitingResults}`, event);
+				this.inTurn = false;
+				break;
+			case "message_start":
+				if (!this.inTurn) this.fail("message-nesting", `message_start(${roleOf(event.message)}) outside a turn`, event);
+				if (this.openMessage) this.fail("message-nesting", `message_start while ${this.openMessage} is open`, event);
+				this.openMessage = roleOf(event.message) ?? "?";
+				this.streamingCalls = countsOf(toolCallIdsOf(event.message));
+				break;
+			case "message_update":
+				if (this.openMessage !== "assistant") this.fail("message-nesting", `message_update while ${this.openMessage} is open`, event);
+				// Streaming tool execution starts a call before its message ends: count what has streamed.
+				this.streamingCalls = countsOf(toolCallIdsOf(event.message));
+				break;
+			case "message_end":
+				this.onMessageEnd(event);
+				break;
+			case "tool_execution_start": {
+				const id = event.toolCallId;
+				if (!this.inTurn) this.fail("tool-execution", `tool ${id} started outside a turn`, event);
+				// More executions of an id than calls with it (in the messages so far and the one streaming): one ran twice.
+				const calls = this.runCalls.get(id) + this.streamingCalls.get(id);
+				if (this.openTools.get(id) + this.endedTools.get(id) >= calls) this.fail("tool-execution", `tool ${id} started twice`, event);
+				this.openTools.add(id);
+				break;
+			}
+			case "tool_execution_update":
+				if (this.openTools.get(event.toolCallId) === 0) this.fail("tool-execution", `update of tool ${event.toolCallId} outside its execution`, event);
+				break;
+			case "tool_execution_end":
+				if (this.openTools.get(event.toolCallId) === 0) this.fail("tool-execution", `tool ${event.toolCallId} ended without start (or twice)`, event);
+				if (this.awaitingApproval.get(event.toolCallId) > 0) this.fail("approval", `tool ${event.toolCallId} ended while its approval was still requested`, event);
+				this.openTools.add(event.toolCallId, -1);
+				this.endedTools.add(event.toolCallId);
+				break;
+			case "approval_requested":
+				if (this.openTools.get(event.toolCallId) === 0) this.fail("approval", `approval of ${event.toolCallId} requested outside its call's execution`, event);
+				if (this.awaitingApproval.get(event.toolCallId) >= this.openTools.get(event.toolCallId)) this.fail("approval", `approval of ${event.toolCallId} requested twice`, event);
+				this.awaitingApproval.add(event.toolCallId);
+				break;
+			case "approval_resolved":
+				if (this.awaitingApproval.get(event.toolCallId) === 0) this.fail("approval", `approval of ${event.toolCallId} resolved (${event.decision}) without a request, or twice`, event);
+				this.awaitingApproval.add(event.toolCallId, -1);
+				break;
+			case "auto_compaction_start":
+				if (this.openCompaction) this.fail("run-nesting", `a ${event.reason} compaction started while the ${this.openCompaction} one was open`, event);
+				this.openCompaction = event.reason;
+				break;
+			case "auto_compaction_end":
+				if (!this.openCompaction) this.fail("run-nesting", `a ${event.reason} compaction ended without a start (or twice)`, event);
+				this.openCompaction = undefined;
+				break;
+			default:
+				break;
+		}
+		const pendingNow = event.type === "tool_execution_start" || event.type === "tool_execution_end" ? this.pendingToolCalls?.() : undefined;
+		if (pendingNow) {
+			const pending = [...pendingNow].sort().join(",");
+			const open = this.openTools.keys().sort().join(",");
+			if (pending !== open) this.fail("tool-execution", `pendingToolCalls {${pending}} ≠ open tool executions {${open}}`, event);
+		}
+	}
+
+	private onMessageEnd(event: Extract<AgentEvent, { type: "message_end" }>): void {
+		const role = roleOf(event.message);
+		if (this.openMessage !== role) this.fail("message-nesting", `message_end(${role}) while ${this.openMessage} is open`, event);
+		this.openMessage = undefined;
+		if (role === "assistant") {
+			const ids = toolCallIdsOf(event.message);
+			this.streamingCalls = new Counts();
+			for (const id of ids) this.runCalls.add(id);
+			if (failed(event.message)) for (const id of ids) this.optionalResults.add(id);
+			else this.awaitingResults.push(...ids);
+		}
+		if (role !== "toolResult") return;
+		const id = (event.message as { toolCallId: string }).toolCallId;
+		if (this.awaitingResults[0] === id) this.awaitingResults.shift();
+		else if (this.awaitingResults.includes(id)) this.fail("tool-answered", `tool result ${id} out of source order (expected ${this.awaitingResults[0]})`, event);
+		else if (this.optionalResults.get(id) > 0) this.optionalResults.add(id, -1);
+		else if (this.runCalls.get(id) > 0) this.fail("tool-answered", `second tool result for ${id}`, event);
+		else this.fail("tool-answered", `tool result ${id} answers no tool call of this run`, event);
+	}
+
+	/** True between agent_start and agent_end. */
+	get running(): boolean {
+		return this.inRun;
+	}
+}

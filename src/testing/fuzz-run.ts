@@ -1,0 +1,188 @@
+/**
+ * One run of `fuzzAgent`: a random scenario (the model's replies and faults, your tools'
+ * latencies and failures, commands at chosen events, restarts) played against an agent from your
+ * factory, with the invariants checked on every event and once the run has settled.
+ */
+import type { Agent, AgentOptions } from "../agent.js";
+import type { AgentSnapshot } from "../durable/snapshot.js";
+import type { ScriptedBlock, ScriptedReply } from "../providers/scripted.js";
+import type { AgentEvent, AgentToolResult, AnyAgentTool, AfterToolCallHook, BeforeToolCallHook } from "../types/agent.js";
+import { idleViolations, queuesOf } from "./agent-checks.js";
+import { EventInvariants } from "./event-invariants.js";
+import { createFaultyModel, type Fault, type FaultKind } from "./faulty-model.js";
+import { reportThrows, runToolChecked } from "./instrument/checked-calls.js";
+import { type SampleCall, userMessage } from "./model/fixtures.js";
+import { QueueLedger } from "./queue-ledger.js";
+import type { RunGuards } from "./run-guards.js";
+import { checkTranscript } from "./transcript-checks.js";
+import { type AgentViolation, violation } from "./violations.js";
+import type { AgentFactory } from "./walk/cast.js";
+import { settleRun } from "./walk/run-path.js";
+
+/**
+ * What a command does to the agent under test. `restart`: at the next quiet point (idle, or
+ * waiting for approval), snapshot → JSON → your factory restores it (the old process is gone).
+ */
+export type FuzzCommand = "steer" | "followUp" | "abort" | "continue" | "prompt" | "approve" | "reject" | "restart";
+
+/**
+ * One random scenario of {@link fuzzAgent}, as its counterexample prints it.
+ *
+ * @example
+ * const scenario: FuzzScenario = { replies: [{ calls: [0], fault: { kind: "reset", afterDeltas: 1 } }, { calls: [] }], tools: [{ latencyMs: 3, fails: false }], commands: [{ atEvent: 4, command: "abort" }] };
+ */
+export interface FuzzScenario {
+	/** The model's replies in order: the sample calls each makes (none: text), and the fault it breaks with. */
+	replies: { calls: number[]; fault?: Fault | undefined }[];
+	/** Your tools' behaviour, cycled over the calls: a latency before your `execute` runs, or a failure instead of it. */
+	tools: { latencyMs: number; fails: boolean }[];
+	/** Commands, each issued once the agent has emitted `atEvent` events (those left at the end run then, in order). */
+	commands: { atEvent: number; command: FuzzCommand }[];
+}
+
+/** What a run needs besides its scenario. */
+export interface FuzzRunSetup {
+	factory: AgentFactory;
+	samples: readonly SampleCall[];
+	prompt: string;
+	settleTimeoutMs: number;
+	guards: RunGuards;
+	check?: ((agent: Agent) => readonly (string | AgentViolation)[]) | undefined;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function replyOf(reply: FuzzScenario["replies"][number], samples: readonly SampleCall[], n: number): ScriptedReply {
+	const calls: ScriptedBlock[] = reply.calls.flatMap((index) => {
+		const sample = samples[index % Math.max(samples.length, 1)];
+		return sample ? [{ type: "toolCall" as const, name: sample.name, arguments: { ...sample.arguments } }] : [];
+	});
+	return { content: [{ type: "text", text: `reply ${n}` }, ...calls] };
+}
+
+/** Plays one scenario; returns every violation (empty: all held). */
+export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetup): Promise<AgentViolation[]> {
+	const found: AgentViolation[] = [];
+	const report = (each: AgentViolation) => void found.push(each);
+	setup.guards.reset();
+	const model = createFaultyModel(
+		scenario.replies.map((reply, n) => replyOf(reply, setup.samples, n)),
+		{ chunkSize: 6, faults: (call) => scenario.replies[call]?.fault, whenExhausted: { content: "nothing more to say" } },
+	);
+	const invariants = new EventInvariants();
+	const ledger = new QueueLedger();
+	let toolCalls = 0;
+	let events = 0;
+	let generation = 0;
+	const pending = [...scenario.commands].sort((a, b) => a.atEvent - b.atEvent);
+	let agent: Agent;
+	let issuing = Promise.resolve();
+
+	const wrapTool = (tool: AnyAgentTool): AnyAgentTool => ({
+		...tool,
+		execute: async (id, params, signal, onUpdate) => {
+			const behaviour = scenario.tools[toolCalls++ % Math.max(scenario.tools.length, 1)] ?? { latencyMs: 0, fails: false };
+			if (behaviour.latencyMs) await sleep(behaviour.latencyMs);
+			if (behaviour.fails) throw new Error(`agentchart/testing: ${tool.name} failed (simulated by fuzzAgent)`);
+			const outcome = await runToolChecked(tool, id, params, signal, onUpdate as ((partial: AgentToolResult<unknown>) => void) | undefined, report);
+			if (!outcome.ok) throw outcome.error;
+			return outcome.value;
+		},
+	});
+	const listener = (mine: number) => (event: AgentEvent) => {
+		if (mine !== generation) return;
+		invariants.onEvent(event);
+		ledger.onEvent(event);
+		events++;
+		// Commands go after the listener returns, as your code's would from elsewhere.
+		while (pending[0] && pending[0].atEvent <= events) {
+			const { command } = pending.shift() as FuzzScenario["commands"][number];
+			issuing = issuing.then(() => issue(command));
+		}
+	};
+	const options = (given: AgentOptions): AgentOptions => ({
+		...given,
+		listeners: [listener(generation), ...(given.listeners ?? [])],
+		streamFn: model.streamFn,
+		...(given.initialState ? { initialState: { ...given.initialState, ...(given.initialState.tools ? { tools: given.initialState.tools.map(wrapTool) } : {}) } } : {}),
+		...(given.beforeToolCall ? { beforeToolCall: reportThrows<Parameters<BeforeToolCallHook>, ReturnType<BeforeToolCallHook>>("beforeToolCall", given.beforeToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report) } : {}),
+		...(given.afterToolCall ? { afterToolCall: reportThrows<Parameters<AfterToolCallHook>, ReturnType<AfterToolCallHook>>("afterToolCall", given.afterToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report) } : {}),
+	});
+	const make = (snapshot: AgentSnapshot | undefined) => setup.factory({ streamFn: model.streamFn, snapshot, options });
+	const swallow = (promise: Promise<unknown>) => void promise.catch(() => undefined);
+
+	async function issue(command: FuzzCommand): Promise<void> {
+		try {
+			switch (command) {
+				case "steer":
+				case "followUp": {
+					const message = userMessage(`${command} ${events}`, Date.now() + events);
+					ledger.track(message, command);
+					agent[command](message);
+					break;
+				}
+				case "abort":
+					agent.abort();
+					break;
+				case "prompt":
+					if (!agent.state.isStreaming) swallow(agent.prompt(`${setup.prompt} (${events})`));
+					break;
+				case "continue":
+					if (!agent.state.isStreaming && agent.state.messages.at(-1)?.role !== "assistant") swallow(agent.continue());
+					break;
+				case "approve":
+				case "reject": {
+					const waiting = agent.pendingApprovals[0];
+					if (waiting) void (command === "approve" ? agent.approve(waiting.toolCallId) : agent.reject(waiting.toolCallId, "rejected by fuzzAgent"));
+					break;
+				}
+				case "restart": {
+					// At a quiet point (idle, or waiting for a person): the walk of exploreAgent restores
+					// from every state, with the deliveries held; here the listeners have heard everything.
+					const deadline = Date.now() + setup.settleTimeoutMs;
+					while (agent.state.isStreaming && agent.pendingApprovals.length === 0 && Date.now() < deadline) await sleep(1);
+					await sleep(0);
+					const snapshot = JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
+					generation++;
+					agent.dispose();
+					invariants.restored();
+					agent = make(snapshot);
+					break;
+				}
+			}
+		} catch (error) {
+			// A command the agent refuses where it is now (continue after an assistant reply): not a violation.
+			void error;
+		}
+	}
+
+	agent = make(undefined);
+	swallow(agent.prompt(setup.prompt));
+	// Everything scheduled, then the run must settle: the commands left run at the end, in order.
+	for (let round = 0; round < 50; round++) {
+		await issuing;
+		await settleRun(agent, setup.settleTimeoutMs);
+		await issuing;
+		const next = pending.shift();
+		if (!next) break;
+		await issue(next.command);
+	}
+	const idle = await settleRun(agent, setup.settleTimeoutMs);
+	if (!idle) report(violation("settle", `waitForIdle did not settle within ${setup.settleTimeoutMs} ms; the machine is in ${JSON.stringify(agent.actor.getSnapshot().value)}`));
+	await sleep(0);
+	found.push(...invariants.violations);
+	if (idle) {
+		if (invariants.running) report(violation("settle", "a run never ended (agent_start without agent_end) although the agent is idle"));
+		found.push(...idleViolations(agent));
+	}
+	found.push(...checkTranscript(agent.state.messages), ...ledger.violations(queuesOf(agent)));
+	for (const each of setup.check?.(agent) ?? []) report(typeof each === "string" ? violation("custom", each) : each);
+	generation++;
+	agent.dispose();
+	await sleep(0);
+	found.push(...setup.guards.take());
+	return found;
+}
+
+/** The faults a reply may break with. */
+export const FUZZ_FAULTS: readonly FaultKind[] = ["reset", "error", "output-limit", "overflow", "stall"];

@@ -1,0 +1,158 @@
+/**
+ * `fuzzAgent`: seeded fast-check runs of random scenarios against your agent, shrunk to a minimal
+ * counterexample, with the seed printed so the failure replays. fast-check is an optional peer
+ * dependency: it is imported here, when `fuzzAgent` runs, and nowhere else.
+ */
+import type { Agent } from "../agent.js";
+import { probeAgent } from "./explore-config.js";
+import type { FaultKind } from "./faulty-model.js";
+import { FUZZ_FAULTS, type FuzzCommand, type FuzzScenario, runFuzzScenario } from "./fuzz-run.js";
+import type { SampleCall } from "./model/fixtures.js";
+import { sampleArguments } from "./model/sample-arguments.js";
+import { installRunGuards } from "./run-guards.js";
+import { type AgentViolation, formatViolation } from "./violations.js";
+import type { AgentFactory } from "./walk/cast.js";
+
+export type { FuzzCommand, FuzzScenario } from "./fuzz-run.js";
+
+/** Options of {@link fuzzAgent}. */
+export interface FuzzOptions {
+	/** Random scenarios to run (default 50). */
+	runs?: number | undefined;
+	/** The seed (default: from the clock, printed): pass the printed one to replay a failure. */
+	seed?: number | undefined;
+	/** With `seed`, replay exactly the counterexample a failure printed (its `path`), without searching. */
+	path?: string | undefined;
+	/** The tool calls the model makes (default: one per tool, its arguments made from the tool's schema). */
+	calls?: readonly SampleCall[] | undefined;
+	/** The text of the prompts (default "Hello"). */
+	prompt?: string | undefined;
+	/** Snapshot, restore and continue at random points (your factory must restore `kit.snapshot`; default true). */
+	restarts?: boolean | undefined;
+	/** How long a run may take to settle (ms, default 5000). */
+	settleTimeoutMs?: number | undefined;
+	/** Your own checks, run on the agent after each scenario (return what is wrong). */
+	check?: ((agent: Agent) => readonly (string | AgentViolation)[]) | undefined;
+	/** Where the seed line and the result go (default `console.log`). */
+	log?: ((line: string) => void) | undefined;
+}
+
+/**
+ * What {@link fuzzAgent} found.
+ *
+ * @example
+ * const report = await fuzzAgent(factory, { runs: 100 });
+ * expect(report.ok, report.format()).toBe(true);
+ */
+export interface FuzzReport {
+	ok: boolean;
+	/** The seed: `fuzzAgent(factory, { seed })` runs the same scenarios again. */
+	seed: number;
+	/** Scenarios run (shrinking runs included). */
+	runs: number;
+	/** The minimal failing scenario, after shrinking. */
+	counterexample?: FuzzScenario | undefined;
+	/** fast-check's path to it: `fuzzAgent(factory, { seed, path })` replays just that scenario. */
+	path?: string | undefined;
+	/** What the counterexample violated. */
+	violations: AgentViolation[];
+	/** The report as text. */
+	format(): string;
+}
+
+type FastCheck = typeof import("fast-check");
+
+async function loadFastCheck(): Promise<FastCheck> {
+	try {
+		const loaded = (await import("fast-check")) as FastCheck & { default?: FastCheck };
+		return loaded.default ?? loaded;
+	} catch {
+		throw new Error("agentchart/testing: fuzzAgent needs fast-check, an optional peer dependency: npm install --save-dev fast-check");
+	}
+}
+
+function scenarioArbitrary(fc: FastCheck, samples: number, faults: readonly FaultKind[], restarts: boolean): import("fast-check").Arbitrary<FuzzScenario> {
+	const commands: FuzzCommand[] = ["steer", "followUp", "abort", "continue", "prompt", "approve", "reject", ...(restarts ? (["restart", "restart"] as const) : [])];
+	// Most replies arrive whole: a fault in one reply of four leaves runs long enough to reach tools and approvals.
+	const fault = fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: fc.record({ kind: fc.constantFrom(...faults), afterDeltas: fc.integer({ min: 0, max: 6 }) }), weight: 1 });
+	const calls = samples === 0 ? fc.constant<number[]>([]) : fc.array(fc.integer({ min: 0, max: samples - 1 }), { maxLength: 2 });
+	return fc.record({
+		replies: fc.array(fc.record({ calls, fault }), { minLength: 1, maxLength: 4 }),
+		tools: fc.array(fc.record({ latencyMs: fc.constantFrom(0, 0, 1, 5, 15), fails: fc.boolean() }), { minLength: 1, maxLength: 3 }),
+		commands: fc.array(fc.record({ atEvent: fc.integer({ min: 0, max: 40 }), command: fc.constantFrom(...commands) }), { maxLength: 5 }),
+	});
+}
+
+/**
+ * Runs random scenarios against agents from `factory` (the same factory {@link exploreAgent}
+ * takes): random model replies calling your tools, replies that break (connection resets, errors
+ * mid-stream, output-limit stops, context overflows, and stalls when your agent has an idle
+ * timeout that ends them), random tool latencies and failures, steer/follow-up/abort/continue/
+ * prompt/approve/reject at random events, and restarts (snapshot, JSON, restore through your
+ * factory, continue). The invariants are checked on every event and once each run settles. A
+ * failure is shrunk by fast-check to a minimal scenario, and the seed is printed so the same runs
+ * replay. Needs fast-check (an optional peer dependency, imported only here).
+ *
+ * @example
+ * const report = await fuzzAgent((kit) => {
+ *   const options = kit.options({ initialState: { model, tools: [lookupOrder, refund] } });
+ *   return kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
+ * }, { runs: 100 });
+ * expect(report.violations, report.format()).toEqual([]);
+ */
+export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}): Promise<FuzzReport> {
+	const fc = await loadFastCheck();
+	const log = options.log ?? ((line: string) => console.log(line));
+	const seed = options.seed ?? Date.now() % 2 ** 31;
+	const probe = probeAgent(factory);
+	const samples = options.calls ? [...options.calls] : probe.state.tools.map((tool) => ({ name: tool.name, arguments: sampleArguments(tool.parameters) }));
+	const settleTimeoutMs = options.settleTimeoutMs ?? 5000;
+	// A stall ends only when something gives up on the stream: the agent's idle timeout, if short enough.
+	const faults = probe.streamIdleTimeoutMs > 0 && probe.streamIdleTimeoutMs < settleTimeoutMs / 2 ? FUZZ_FAULTS : FUZZ_FAULTS.filter((kind) => kind !== "stall");
+	probe.dispose();
+	log(`fuzzAgent seed: ${seed}  (fuzzAgent(factory, { seed: ${seed} }) replays these runs)`);
+	const guards = installRunGuards({ strictWarnings: false });
+	let runs = 0;
+	let lastViolations: AgentViolation[] = [];
+	try {
+		const property = fc.asyncProperty(scenarioArbitrary(fc, samples.length, faults, options.restarts !== false), async (scenario) => {
+			runs++;
+			const violations = await runFuzzScenario(scenario, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
+			if (violations.length) lastViolations = violations;
+			return violations.length === 0;
+		});
+		const details = await fc.check(property, { numRuns: options.runs ?? 50, seed, ...(options.path !== undefined ? { path: options.path } : {}) });
+		const counterexample = details.failed ? (details.counterexample?.[0] as FuzzScenario | undefined) : undefined;
+		let violations: AgentViolation[] = [];
+		if (counterexample) {
+			// The last failing run may not be the minimal one: check the counterexample once more for its own violations.
+			violations = await runFuzzScenario(counterexample, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
+			if (violations.length === 0) violations = lastViolations;
+		} else if (details.failed && details.errorInstance) violations = [{ rule: "custom", message: `the run threw: ${String(details.errorInstance)}` }];
+		const report: FuzzReport = {
+			ok: !details.failed,
+			seed,
+			runs,
+			counterexample,
+			path: details.failed ? details.counterexamplePath ?? undefined : undefined,
+			violations,
+			format: () => formatFuzzReport(report),
+		};
+		log(report.format());
+		return report;
+	} finally {
+		guards.uninstall();
+	}
+}
+
+/** The report as text (see docs/test-your-agent.md). */
+function formatFuzzReport(report: FuzzReport): string {
+	if (report.ok) return `fuzzAgent: ${report.runs} random scenarios, no violation (seed ${report.seed})`;
+	const lines = [
+		`fuzzAgent: a scenario violates ${report.violations.length} invariant(s) (seed ${report.seed}, path "${report.path ?? ""}"; ${report.runs} runs with shrinking)`,
+		`  replay: fuzzAgent(factory, { seed: ${report.seed}, path: ${JSON.stringify(report.path ?? "")} })`,
+		`  minimal scenario: ${JSON.stringify(report.counterexample)}`,
+		...report.violations.map((found, n) => `  ${n + 1}. ${formatViolation(found)}`),
+	];
+	return lines.join("\n");
+}

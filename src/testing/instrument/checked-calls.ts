@@ -1,0 +1,103 @@
+/**
+ * Your code, called the way the engine calls it, with its contract checked: a tool's `execute`
+ * settles once and reports progress only while it runs, and returns a result; a hook does not
+ * throw. What breaks the contract is reported, and the engine still gets what your code gave it
+ * (so the run goes on as it would without the kit).
+ */
+import type { AgentToolResult, AnyAgentTool } from "../../types/agent.js";
+import { describeError } from "../../util/describe-error.js";
+import type { AgentViolation } from "../violations.js";
+import { violation } from "../violations.js";
+
+/** How a call of your code ended. */
+export type Settlement<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+function isResult(value: unknown): boolean {
+	const content = (value as { content?: unknown } | undefined)?.content;
+	return typeof value === "object" && value !== null && Array.isArray(content);
+}
+
+/**
+ * Runs a tool's `execute` and watches it: the returned promise settles with its first
+ * settlement; `report` hears of a second settlement (a hand-made thenable that calls back twice),
+ * of `onUpdate` called after it settled, and of a value that is not a tool result.
+ *
+ * @example
+ * const settled = runToolChecked(tool, "c1", args, signal, onUpdate, (v) => violations.push(v));
+ */
+export function runToolChecked(
+	tool: AnyAgentTool,
+	toolCallId: string,
+	params: unknown,
+	signal: AbortSignal | undefined,
+	onUpdate: ((partial: AgentToolResult<unknown>) => void) | undefined,
+	report: (found: AgentViolation) => void,
+): Promise<Settlement<AgentToolResult<unknown>>> {
+	let settlements = 0;
+	let afterSettleUpdates = 0;
+	const name = `tool "${tool.name}" (call ${toolCallId})`;
+	const checkedUpdate = (partial: AgentToolResult<unknown>) => {
+		if (settlements > 0) {
+			// Once is enough to say it: a tool that streams after settling does so many times.
+			if (afterSettleUpdates++ === 0) report(violation("tool-contract", `${name} called onUpdate after its execute had settled`));
+			return;
+		}
+		onUpdate?.(partial);
+	};
+	return new Promise((resolve) => {
+		const settle = (outcome: Settlement<AgentToolResult<unknown>>) => {
+			settlements++;
+			if (settlements === 2) report(violation("tool-contract", `${name} settled twice: its execute's promise ${outcome.ok ? "resolved" : "rejected"} again after it had settled`));
+			if (settlements > 1) return;
+			if (outcome.ok && !isResult(outcome.value)) report(violation("tool-contract", `${name} returned ${describeError(outcome.value)} instead of a result ({ content: [...], details })`));
+			resolve(outcome);
+		};
+		let returned: unknown;
+		try {
+			returned = tool.execute(toolCallId, params as never, signal, checkedUpdate as never);
+		} catch (error) {
+			settle({ ok: false, error });
+			return;
+		}
+		const thenable = returned as PromiseLike<AgentToolResult<unknown>> | undefined;
+		if (thenable && typeof thenable.then === "function") {
+			// Through the thenable's own `then`: a hand-made one may call back more than once, which an `await` would hide.
+			thenable.then(
+				(value) => settle({ ok: true, value }),
+				(error: unknown) => settle({ ok: false, error }),
+			);
+		} else settle({ ok: true, value: returned as AgentToolResult<unknown> });
+	});
+}
+
+/** An ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st. */
+function callLabel(count: number): string {
+	const suffixes = ["th", "st", "nd", "rd"];
+	const tens = count % 100;
+	return `${count}${suffixes[(tens - 20) % 10] ?? suffixes[tens] ?? suffixes[0]}`;
+}
+
+/**
+ * A hook wrapped so a throw is reported (with how many times the hook had been called) and
+ * rethrown, so the engine handles it as it would. `describe` names the call for the report.
+ *
+ * @example
+ * agent.beforeToolCall = reportThrows("beforeToolCall", agent.beforeToolCall, (input) => input.toolCall.name, report);
+ */
+export function reportThrows<A extends unknown[], R>(hookName: string, hook: (...args: A) => R, describe: (...args: A) => string, report: (found: AgentViolation) => void): (...args: A) => R {
+	let calls = 0;
+	return (...args: A): R => {
+		const count = ++calls;
+		const failed = (error: unknown) => report(violation("hook-threw", `${hookName} threw on its ${callLabel(count)} call (${describe(...args)}): ${describeError(error)}`));
+		let result: R;
+		try {
+			result = hook(...args);
+		} catch (error) {
+			failed(error);
+			throw error;
+		}
+		const promise = result as unknown as PromiseLike<unknown> | undefined;
+		if (promise && typeof promise.then === "function") promise.then(undefined, failed);
+		return result;
+	};
+}

@@ -1,0 +1,127 @@
+/**
+ * The abstract state of the agent chart: what the walk's graph is made of and what a real run is
+ * compared with after every step. It keeps what decides the chart's next steps (state, queues,
+ * the run's flags, its calls' statuses) and leaves out what does not (texts, ids, timestamps),
+ * so the state space stays finite.
+ */
+import type { AnyMachineSnapshot } from "xstate";
+import { tokensNeedCompaction } from "../../machines/compaction-guards.js";
+import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
+import type { AgentMessage, AssistantMessage } from "../../types/messages.js";
+import type { ModelConfig } from "./config.js";
+import { callsOf, MISSING_TOOL, OVERFLOW_ERROR, replyKindOf } from "./fixtures.js";
+import { sampleOf } from "./replies.js";
+
+/** The decision states: each emits a barrier on entry and stays until it is acknowledged. */
+const BARRIER_STATES = ["running.run-starting", "running.before-call", "running.after-stream", "running.turn-ended", "running.tool-preparing.announcing"];
+
+export function inState(snapshot: AnyMachineSnapshot, value: string): boolean {
+	return snapshot.matches(value as never);
+}
+
+/** The machine waits for the consumer to acknowledge its last barrier (`delivered`). */
+export function awaitsDelivery(snapshot: AnyMachineSnapshot): boolean {
+	return snapshot.context.awaitDelivery === true && BARRIER_STATES.some((state) => inState(snapshot, state));
+}
+
+function valueOf(snapshot: AnyMachineSnapshot): string {
+	return typeof snapshot.value === "string" ? snapshot.value : JSON.stringify(snapshot.value);
+}
+
+/** A sample's mark in a state or label: none when the configuration has one sample. */
+function sampleMark(config: ModelConfig, sample: number): string {
+	if (sample < 0) return "?";
+	return config.samples.length > 1 ? String(sample) : "";
+}
+
+function kindOf(config: ModelConfig, message: AssistantMessage | undefined): string {
+	if (!message) return "-";
+	const calls = callsOf(message);
+	const missing = calls.some((call) => call.name === MISSING_TOOL) ? "?" : "";
+	const samples = config.samples.length > 1 ? calls.map((call) => sampleMark(config, sampleOf(config, call))).join("") : "";
+	return `${message.stopReason}${calls.length}${missing}${samples}${message.errorMessage && /too long/.test(message.errorMessage) ? "!" : ""}`;
+}
+
+function callView(config: ModelConfig, call: ToolCallEntry): string {
+	const sample = config.samples.length > 1 ? `${sampleMark(config, sampleOf(config, call.toolCall))}:` : "";
+	// A running call without arguments is still being prepared by the batch actor (streaming mode with a hook).
+	const preparing = call.status === "running" && call.args === undefined ? "p" : "";
+	return `${sample}${call.status}${call.started ? "s" : ""}${call.message ? "m" : ""}${call.outcome?.result.terminate ? "T" : ""}${preparing}`;
+}
+
+/**
+ * The projection the traversal and the real-run comparison both use. `transcript`: the agent's
+ * own (an idle Agent keeps the transcript, and hands it to its machine with the next command).
+ */
+export function project(config: ModelConfig, snapshot: AnyMachineSnapshot, transcript?: AgentMessage[]): string {
+	const context = transcript ? { ...snapshot.context, messages: transcript } : snapshot.context;
+	const run = context.run;
+	const last = context.messages[context.messages.length - 1] as { role?: string } | undefined;
+	return JSON.stringify({
+		st: snapshot.status,
+		v: valueOf(snapshot),
+		s: context.steeringQueue.length,
+		f: context.followUpQueue.length,
+		tail: last?.role ?? "none",
+		wait: awaitsDelivery(snapshot),
+		big: tokensNeedCompaction(context),
+		run: run && {
+			ab: run.aborted,
+			p: run.partial !== undefined,
+			a: kindOf(config, run.assistant),
+			te: run.turnEnded,
+			cr: run.compactionReason ?? "",
+			or: run.overflowRetried,
+			ct: run.compactedThisTurn === true,
+			ol: run.outputLimitAttempts ?? 0,
+			// K: the run began with queued steering, and takes none again before its first call (read at its start only).
+			q: `${run.skipInitialSteeringPoll && inState(snapshot, "running.run-starting") ? "K" : ""}${run.steeringPolled ? "S" : ""}${run.followUpsPolled ? "F" : ""}${run.stopAsked ? "A" : ""}${run.stopRequested ? "R" : ""}`,
+			b: run.batch && {
+				m: run.batch.mode,
+				t: run.batch.truncated,
+				c: run.batch.calls.map((call: ToolCallEntry) => callView(config, call)).join(" "),
+			},
+		},
+	});
+}
+
+/** A short, distinct label of an abstract event (payload kinds, not payload objects). */
+export function eventLabel(config: ModelConfig, event: AgentMachineEvent): string {
+	switch (event.type) {
+		case "prompt":
+			return event.messages[0] === config.bigPrompt ? "prompt(big)" : "prompt";
+		case "stream.toolcall":
+			return `stream.toolcall(${event.toolCall.id}${sampleMark(config, sampleOf(config, event.toolCall)) ? `:${sampleMark(config, sampleOf(config, event.toolCall))}` : ""})`;
+		case "stream.done": {
+			const kind = replyKindOf(event.message);
+			const calls = callsOf(event.message);
+			const marks = config.samples.length > 1 ? calls.map((call) => sampleMark(config, sampleOf(config, call))).join(",") : "";
+			const count = kind === "tools" || kind === "length" || kind === "missing" ? String(calls.length) : "";
+			return `stream.done(${kind}${count}${marks ? `:${marks}` : ""})`;
+		}
+		case "tool.prepared":
+			return `tool.prepared(${event.callKey}${event.approval ? ",approval" : ""})`;
+		case "tool.settled":
+			return `tool.settled(${event.callKey},${event.outcome.result.terminate ? "terminate" : event.outcome.isError ? "error" : "ok"})`;
+		case "tool.update":
+		case "tool.timeout":
+		case "tool.approval":
+			return `${event.type}(${event.callKey})`;
+		case "approve":
+		case "reject":
+			return `${event.type}(${event.toolCallId})`;
+		default: {
+			const type = (event as { type: string }).type;
+			const output = (event as { output?: unknown }).output;
+			// Poll answers: how many messages, or the stop decision.
+			if (type.startsWith("xstate.done.actor.") && (Array.isArray(output) || typeof output === "boolean")) return `${type}(${Array.isArray(output) ? output.length : String(output)})`;
+			if (type === "xstate.error.actor.compaction" && (event as { error?: { interruptedByRestart?: boolean } }).error?.interruptedByRestart) return `${type}(interrupted)`;
+			return type;
+		}
+	}
+}
+
+/** True for an overflow reply of the model. */
+export function isOverflowReply(message: AssistantMessage): boolean {
+	return message.errorMessage === OVERFLOW_ERROR;
+}

@@ -1,0 +1,59 @@
+/**
+ * What goes wrong beside the agent's events while the kit runs it: a promise that rejects with
+ * nobody to catch it (a listener that calls `prompt` and forgets the promise), and a warning
+ * XState prints when a command goes to an actor that can no longer take it. The kit takes these
+ * over while it runs (the test runner's own handlers come back afterwards) and reports them as
+ * violations of the run in which they happened.
+ */
+import { describeError } from "../util/describe-error.js";
+import { type AgentViolation, violation } from "./violations.js";
+
+/** The guards of a kit run. */
+export interface RunGuards {
+	/** Forgets what was caught (a new run starts). */
+	reset(): void;
+	/** What was caught since the last `reset`, as violations. */
+	take(): AgentViolation[];
+	/** Gives the process its own handlers back. */
+	uninstall(): void;
+}
+
+/** An XState warning: a command to a stopped actor, an event nobody takes. */
+const ENGINE_WARNING = /actor|xstate|event .* was sent/i;
+
+/**
+ * Installs the guards. `strictWarnings`: every `console.warn` is a violation (agentchart's own
+ * walk); otherwise only XState's, and the rest are printed as usual.
+ *
+ * @example
+ * const guards = installRunGuards({ strictWarnings: false });
+ * try { await runSomething(); expect(guards.take()).toEqual([]); } finally { guards.uninstall(); }
+ */
+export function installRunGuards(options: { strictWarnings: boolean }): RunGuards {
+	let caught: AgentViolation[] = [];
+	const previous = process.listeners("unhandledRejection");
+	process.removeAllListeners("unhandledRejection");
+	const onUnhandled = (reason: unknown) => caught.push(violation("unhandled-rejection", `a promise rejected with nobody to catch it: ${describeError(reason)}`));
+	process.on("unhandledRejection", onUnhandled);
+	const warn = console.warn;
+	console.warn = (...args: unknown[]) => {
+		const text = args.map((arg) => (typeof arg === "string" ? arg : describeError(arg))).join(" ");
+		if (options.strictWarnings || ENGINE_WARNING.test(text)) caught.push(violation("console-warning", `console.warn: ${text.slice(0, 300)}`));
+		else warn(...args);
+	};
+	return {
+		reset: () => {
+			caught = [];
+		},
+		take: () => {
+			const taken = caught;
+			caught = [];
+			return taken;
+		},
+		uninstall: () => {
+			process.off("unhandledRejection", onUnhandled);
+			for (const listener of previous) process.on("unhandledRejection", listener);
+			console.warn = warn;
+		},
+	};
+}

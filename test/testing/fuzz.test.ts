@@ -1,0 +1,75 @@
+/**
+ * fuzzAgent: a seed replays the same runs, a failure is shrunk and reported with what replays it,
+ * and the restarts it makes go through the factory's restore.
+ */
+import { Type } from "typebox";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { fuzzAgent } from "../../src/testing/fuzz.js";
+import type { AgentFactory } from "../../src/testing/walk/cast.js";
+import type { AgentTool } from "../../src/types/agent.js";
+
+const params = Type.Object({ id: Type.String() });
+function lookup(onRun: () => void): AgentTool<typeof params> {
+	return {
+		name: "lookup_order",
+		label: "Order lookup",
+		description: "Finds an order.",
+		parameters: params,
+		async execute(_id, { id }) {
+			onRun();
+			return { content: [{ type: "text", text: `${id}: ships tomorrow` }], details: {} };
+		},
+	};
+}
+const quiet = { log: () => undefined };
+
+describe("fuzzAgent", () => {
+	it("replays the same scenarios from the same seed", async () => {
+		const seen: string[][] = [[], []];
+		for (const round of [0, 1]) {
+			const factory: AgentFactory = (kit) => {
+				const options = kit.options({ initialState: { model: createScriptedModel([]).model, tools: [lookup(() => undefined)] } });
+				const agent = kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
+				agent.subscribe((event) => void (event.type === "message_end" && seen[round]?.push(JSON.stringify(event.message.content))));
+				return agent;
+			};
+			const report = await fuzzAgent(factory, { runs: 15, seed: 1234, ...quiet });
+			expect(report.ok, report.format()).toBe(true);
+		}
+		expect(seen[0]?.length).toBeGreaterThan(15);
+		expect(seen[1]).toEqual(seen[0]);
+	}, 60_000);
+
+	it("shrinks a failure of your own check and prints the seed and path that replay it", async () => {
+		const lines: string[] = [];
+		const factory: AgentFactory = (kit) => new Agent(kit.options({ initialState: { model: createScriptedModel([]).model, tools: [lookup(() => undefined)] } }));
+		// A check that fails as soon as the model made two tool calls in one reply.
+		const check = (agent: Agent) => (agent.state.messages.some((m) => m.role === "assistant" && m.content.filter((b) => b.type === "toolCall").length >= 2) ? ["two calls in one reply"] : []);
+		const report = await fuzzAgent(factory, { runs: 100, seed: 99, restarts: false, check, log: (line) => void lines.push(line) });
+		expect(report.ok).toBe(false);
+		expect(report.violations).toContainEqual({ rule: "custom", message: "two calls in one reply" });
+		// Shrunk: a reply with the two calls, no fault, no command, the simplest tool behaviour.
+		expect(report.counterexample?.replies.map((reply) => reply.calls)).toContainEqual([0, 0]);
+		expect(report.counterexample?.replies.every((reply) => reply.fault === undefined)).toBe(true);
+		expect(report.counterexample?.tools).toEqual([{ latencyMs: 0, fails: false }]);
+		expect(report.counterexample?.commands).toEqual([]);
+		expect(lines[0]).toBe("fuzzAgent seed: 99  (fuzzAgent(factory, { seed: 99 }) replays these runs)");
+		const replay = await fuzzAgent(factory, { seed: 99, path: report.path, restarts: false, check, ...quiet });
+		expect(replay.counterexample).toEqual(report.counterexample);
+	}, 60_000);
+
+	it("restarts through the factory's restore", async () => {
+		let restores = 0;
+		const factory: AgentFactory = (kit) => {
+			const options = kit.options({ initialState: { model: createScriptedModel([]).model, tools: [lookup(() => undefined)] } });
+			if (!kit.snapshot) return new Agent(options);
+			restores++;
+			return Agent.restore(kit.snapshot, options);
+		};
+		const report = await fuzzAgent(factory, { runs: 30, seed: 5, ...quiet });
+		expect(report.ok, report.format()).toBe(true);
+		expect(restores).toBeGreaterThan(0);
+	}, 60_000);
+});

@@ -1,0 +1,72 @@
+/**
+ * checkAgentInvariants reads an event stream and a state, and says what is wrong in sentences:
+ * streams that break each rule are built by hand here (an engine that works never emits them).
+ */
+import { describe, expect, it } from "vitest";
+import { checkAgentInvariants, type CheckedState } from "../../src/testing/agent-checks.js";
+import { assertNoViolations, formatViolation } from "../../src/testing/violations.js";
+import type { AgentEvent } from "../../src/types/agent.js";
+import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
+
+const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const user: AgentMessage = { role: "user", content: [{ type: "text", text: "hi" }], timestamp: 1 };
+function reply(...calls: string[]): AssistantMessage {
+	return {
+		role: "assistant",
+		content: calls.length ? calls.map((id) => ({ type: "toolCall" as const, id, name: "lookup", arguments: {} })) : [{ type: "text", text: "hello" }],
+		api: "scripted",
+		provider: "scripted",
+		model: "scripted-1",
+		usage,
+		stopReason: calls.length ? "toolUse" : "stop",
+		timestamp: 2,
+	};
+}
+function result(id: string): AgentMessage {
+	return { role: "toolResult", toolCallId: id, toolName: "lookup", content: [{ type: "text", text: "ok" }], isError: false, timestamp: 3 } as AgentMessage;
+}
+const message = (m: AgentMessage): AgentEvent[] => [
+	{ type: "message_start", message: m },
+	{ type: "message_end", message: m },
+];
+const tool = (id: string): AgentEvent[] => [
+	{ type: "tool_execution_start", toolCallId: id, toolName: "lookup", args: {} },
+	{ type: "tool_execution_end", toolCallId: id, toolName: "lookup", result: { content: [], details: {} }, isError: false },
+];
+const idle = (messages: AgentMessage[]): CheckedState => ({ messages, isStreaming: false, pendingToolCalls: new Set(), streamingMessage: undefined });
+
+function run(...inner: AgentEvent[][]): AgentEvent[] {
+	return [{ type: "agent_start" }, { type: "turn_start" }, ...inner.flat(), { type: "turn_end", message: reply(), toolResults: [] }, { type: "agent_end", messages: [] }];
+}
+
+describe("checkAgentInvariants", () => {
+	it("passes a well-formed run with a tool call and its result", () => {
+		const events = run(message(user), message(reply("c1")), tool("c1"), message(result("c1")));
+		expect(checkAgentInvariants(events, idle([user, reply("c1"), result("c1")]))).toEqual([]);
+	});
+
+	it("says which tool call went unanswered", () => {
+		const events = run(message(user), message(reply("c1", "c2")), tool("c1"), message(result("c1")));
+		const found = checkAgentInvariants(events, idle([user, reply("c1", "c2"), result("c1")]));
+		expect(found.map(formatViolation)).toContain("[tool-answered] turn_end: turn_end before results of c2 (event #10)");
+		expect(found.map(formatViolation)).toContain("[transcript] transcript[1]: tool call c2 not answered in source order (found the end of the transcript)");
+	});
+
+	it("says when results come out of source order, and when a call is answered twice", () => {
+		const outOfOrder = run(message(user), message(reply("c1", "c2")), tool("c1"), tool("c2"), message(result("c2")), message(result("c1")));
+		expect(checkAgentInvariants(outOfOrder, idle([])).map(formatViolation)).toContain("[tool-answered] message_end: tool result c2 out of source order (expected c1) (event #11)");
+		const twice = run(message(user), message(reply("c1")), tool("c1"), message(result("c1")), message(result("c1")));
+		expect(checkAgentInvariants(twice, idle([])).map((each) => each.message)).toContain("message_end: second tool result for c1");
+	});
+
+	it("says when a run never ended although the agent is idle, and when idle is not idle", () => {
+		const events: AgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }];
+		const found = checkAgentInvariants(events, { ...idle([]), pendingToolCalls: new Set(["c9"]) });
+		expect(found.map(formatViolation)).toEqual(["[settle] a run never ended (agent_start without agent_end) although the agent is idle", "[idle] idle: pendingToolCalls {c9}"]);
+	});
+
+	it("throws one readable error listing every violation (assertNoViolations)", () => {
+		const events = run(message(user), message(reply("c1")));
+		expect(() => assertNoViolations(checkAgentInvariants(events, idle([user, reply("c1")])), "after the lookup")).toThrow(/^after the lookup: \d+ invariant violation\(s\):\n {2}\[tool-answered\]/);
+	});
+});
