@@ -29,9 +29,6 @@ export default defineConfig({
 			// mutants in its own worker), so it can kill none; and its three process starts, made
 			// synchronously, outlast the 3 s limit below on a loaded machine and failed a dry run.
 			"test/agent/interpreter-env.test.ts",
-			// Thousands of runs until V8 makes its pretenuring decisions: seconds for each of the
-			// mutants it covers (nearly all), and no mutator turns a run-lived object into a literal.
-			"test/util/run-lived.test.ts",
 			// The examples run as programs (child processes, where no mutant is active), and take
 			// longer than the 3 s limit below to start.
 			"test/examples/examples.test.ts",

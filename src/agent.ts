@@ -34,8 +34,6 @@ import type { ImageContent } from "./types/content.js";
 import type { AgentMessage } from "./types/messages.js";
 import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
 import type { StreamFn } from "./types/stream.js";
-import { keepShape } from "./util/keep-shape.js";
-import { runLivedList } from "./util/run-lived.js";
 
 export type { AgentListener } from "./facade/delivery.js";
 
@@ -126,10 +124,7 @@ const IDLE_SIGNAL = new AbortController().signal;
 /** The loop configuration's defaults, read by every new agent (made once: a copy per agent was garbage at once). */
 const LOOP_DEFAULTS = defaultLoopConfig();
 
-/**
- * The agent's side of its listener delivery. A class, not a literal: it lives as long as the
- * agent, and V8 pretenures what a literal makes that lives long (util/run-lived.ts).
- */
+/** The agent's side of its listener delivery. */
 class AgentDeliveryHost implements DeliveryHost {
 	constructor(
 		readonly reduce: DeliveryHost["reduce"],
@@ -142,7 +137,7 @@ type RunStreamOptionsShape = AgentMachineConfig["streamOptions"];
 
 /**
  * The options every stream function call of a run is given, read from the agent when the run
- * starts. A class, not a literal: it lives as long as the run (util/run-lived.ts).
+ * starts.
  */
 class RunStreamOptions implements RunStreamOptionsShape {
 	readonly sessionId: string | undefined;
@@ -239,8 +234,8 @@ export class Agent {
 	readonly #logic = runLogic();
 	readonly #delivery: ListenerDelivery;
 	/** Queued messages while no machine runs; the machine's context holds them while one does. */
-	#steering: AgentMessage[] = runLivedList();
-	#followUps: AgentMessage[] = runLivedList();
+	#steering: AgentMessage[] = [];
+	#followUps: AgentMessage[] = [];
 	#steeringMode: QueueMode;
 	#followUpMode: QueueMode;
 	#machine: MachineActor | undefined;
@@ -289,9 +284,8 @@ export class Agent {
 			initial.systemPrompt ?? "",
 			initial.model ?? defaultModel(),
 			initial.thinkingLevel ?? "off",
-			// Copies V8 does not pretenure (util/run-lived.ts): Array.from and a spread make the same array.
-			initial.tools ? Array.from(initial.tools) : runLivedList(),
-			initial.messages ? Array.from(initial.messages) : runLivedList(),
+			initial.tools ? Array.from(initial.tools) : [],
+			initial.messages ? Array.from(initial.messages) : [],
 		);
 		this.convertToLlm = options.convertToLlm ?? LOOP_DEFAULTS.convertToLlm;
 		this.transformContext = options.transformContext;
@@ -1160,15 +1154,5 @@ export class Agent {
 	#listenerFailed(message: string): void {
 		this.#state.errorMessage = message;
 		if (this.#run && !this.#disposed) this.#machine?.send({ type: "listener.error", error: message });
-	}
-
-	static {
-		// An agent that never runs, kept so that V8 keeps the maps of an agent, its state, its
-		// delivery and its runs' stream options through a full collection in a process whose
-		// agents all came and went (util/keep-shape.ts).
-		const agent = keepShape(new Agent());
-		keepShape(agent.#state);
-		keepShape(agent.#delivery);
-		keepShape(new RunStreamOptions(agent));
 	}
 }

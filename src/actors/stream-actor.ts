@@ -5,7 +5,6 @@ import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEvent, AssistantMessageEventStreamLike } from "../types/stream.js";
 import { describeError } from "../util/describe-error.js";
-import { keepShape } from "../util/keep-shape.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
 import type { RestoredStreamInput, StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
@@ -196,18 +195,11 @@ function readStream(
  * relay, an await of its delivery, the next `next()`; leaving the loop early closes the
  * iterator (`return()`, awaited), as leaving a `for await` does. (Unlike `for await`, a
  * `return()` that answers something other than an object is not an error: the call has ended.)
- * Exported for the keep-shape test only.
  *
  * @example
  * new StreamReader(stream, stream[Symbol.asyncIterator](), reading, input, sendBack, finish, resolve, reject).next();
  */
-export class StreamReader {
-	static {
-		// An inert instance keeps the class's hidden class alive (see util/keep-shape.ts). A run's
-		// readers are reachable only from promise reactions, where the keep-shape test's walk does
-		// not look, so that test builds one with a run's kinds of arguments.
-		keepShape(Reflect.construct(StreamReader, [undefined, {}, undefined, undefined, undefined, undefined, undefined, undefined]) as object);
-	}
+class StreamReader {
 
 	#started = false;
 	/**

@@ -2,7 +2,6 @@ import { ABORTED_BEFORE_RUN, approvalNeeded, askBeforeToolCall, errorResult, typ
 import type { AfterToolCallResult, AgentToolCall, AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { describeError } from "../util/describe-error.js";
-import { keepShape } from "../util/keep-shape.js";
 import type { RestoredToolBatchInput, ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
 import { type ToolIntent, interruptedText } from "../durable/journal.js";
 import { fromCallback } from "xstate";
@@ -269,12 +268,6 @@ class ToolBatchRun {
 			this.input.abort.cancelCall(call.controller, reason);
 		}
 		this.#inFlight.length = 0;
-	}
-
-	static {
-		// Kept so that V8 keeps the map through a full collection while no batch runs
-		// (util/keep-shape.ts). Built without an input: nothing ever reads its fields.
-		keepShape(Reflect.construct(ToolBatchRun, [undefined, undefined]) as object);
 	}
 }
 

@@ -1,14 +1,12 @@
 /**
  * What the run's actors start with: the stream actor (one model call) and the tool batch actor
- * (the calls of one reply). Classes, not literals: each input lives as long as its actor, and
- * V8 pretenures what a literal makes that lives that long (util/run-lived.ts).
+ * (the calls of one reply).
  */
 import type { DeltaSink, StreamActorInput, StreamCallConfig, StreamProgress } from "../actors/stream-protocol.js";
 import type { ToolBatchInput } from "../actors/tool-batch-protocol.js";
 import type { AfterToolCallHook, AgentContext, AnyAgentTool, BeforeToolCallHook } from "../types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import type { Model, SimpleStreamOptions } from "../types/model.js";
-import { keepShape } from "../util/keep-shape.js";
 import type { RunAbortView } from "../util/run-abort.js";
 import { type Ctx, runOf } from "./context.js";
 import { emitterOf } from "./emitters.js";
@@ -32,13 +30,6 @@ class StreamCallInput implements StreamActorInput {
 		readonly effect: string | undefined,
 		readonly journal: EffectJournal | undefined,
 	) {}
-
-	static {
-		// Kept so that V8 keeps the map through a full collection while no run is in progress
-		// (util/keep-shape.ts). Nothing reads an inert instance's fields.
-		const none = undefined as never;
-		keepShape(new StreamCallInput(0, none, "", none, none, none, none, none, none, none, false, undefined, undefined));
-	}
 }
 
 class ToolBatchRunInput implements ToolBatchInput {
@@ -53,12 +44,6 @@ class ToolBatchRunInput implements ToolBatchInput {
 		readonly journal: EffectJournal | undefined,
 		readonly streamedFrom: string | undefined,
 	) {}
-
-	static {
-		// Kept as StreamCallInput's is.
-		const none = undefined as never;
-		keepShape(new ToolBatchRunInput(none, none, none, undefined, undefined, none, 0, undefined, undefined));
-	}
 }
 
 /**

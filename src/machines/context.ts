@@ -7,9 +7,7 @@ import type { AgentEvent } from "../types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import type { ToolBatchCommand } from "../actors/tool-batch-protocol.js";
 import type { StreamProgress } from "../actors/stream-protocol.js";
-import { keepShape } from "../util/keep-shape.js";
 import { RunAbort } from "../util/run-abort.js";
-import { runLivedList } from "../util/run-lived.js";
 import { defaultLoopConfig } from "./defaults.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineOwnEvent, RunContext, RunOverrides, ToolBatch, ToolCallEntry } from "./types.js";
 
@@ -125,21 +123,13 @@ export function applyOverrides(context: Ctx, overrides: RunOverrides): Partial<C
 	return patch;
 }
 
-/**
- * A model call's progress, which the stream actor updates as it reads. A class, not a literal:
- * it lives as long as the call (util/run-lived.ts).
- */
+/** A model call's progress, which the stream actor updates as it reads. */
 class CallProgress implements StreamProgress {
 	partial: AssistantMessage | undefined = undefined;
 
 	/** Not data: a stored run's call in flight is made again when it is restored (JSON leaves it out). */
 	toJSON(): undefined {
 		return undefined;
-	}
-
-	static {
-		// Kept so that V8 keeps the map through a full collection while no run is in progress (util/keep-shape.ts).
-		keepShape(new CallProgress());
 	}
 }
 
@@ -166,7 +156,7 @@ export function newRun(id: string, skipInitialSteeringPoll: boolean): Run {
 		aborted: false,
 		abandonScheduled: false,
 		failure: undefined,
-		newMessages: runLivedList(),
+		newMessages: [],
 		turn: 1,
 		attempt: 0,
 		skipInitialSteeringPoll,
@@ -176,7 +166,7 @@ export function newRun(id: string, skipInitialSteeringPoll: boolean): Run {
 		assistant: undefined,
 		batch: undefined,
 		turnEnded: false,
-		toolResults: runLivedList(),
+		toolResults: [],
 		overflowRetried: false,
 		outputLimitAttempts: undefined,
 		compactedThisTurn: undefined,

@@ -4,7 +4,6 @@ import type { Model } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
 import { defaultConvertToLlm } from "./run-helpers.js";
 import type { AgentMachineConfig } from "./types.js";
-import { keepShape } from "../util/keep-shape.js";
 import { loopConfigData } from "../durable/snapshot.js";
 
 /**
@@ -78,9 +77,8 @@ export function defaultLoopConfig(): AgentMachineConfig {
 }
 
 /**
- * The defaults, as a class rather than a literal: a run's configuration is one of these with the
- * run's settings merged onto it, and lives as long as the run (util/run-lived.ts). Every key is
- * here, the optional ones as undefined: an object V8 has to add properties to after a copy is an
+ * The defaults, as a class: a run's configuration is one of these with the run's settings merged
+ * onto it. Every key is here, the optional ones as undefined: an object V8 has to add properties to after a copy is an
  * order of magnitude slower to build.
  */
 class LoopConfig implements AgentMachineConfig {
@@ -111,10 +109,5 @@ class LoopConfig implements AgentMachineConfig {
 	/** The settings, as data (a persisted snapshot of the machine keeps these: see `durable/snapshot.ts`). */
 	toJSON(): Record<string, unknown> {
 		return loopConfigData(this);
-	}
-
-	static {
-		// Kept so that V8 keeps the map through a full collection while no run is in progress (util/keep-shape.ts).
-		keepShape(new LoopConfig());
 	}
 }

@@ -204,9 +204,6 @@ export function replyFailed(run: { assistant?: AssistantMessage | undefined } | 
  * hookContext(context).messages.length;
  */
 export function hookContext(context: AgentMachineContext): AgentContext {
-	// Filled in on an empty literal, which V8 tracks no allocation site for, rather than written as
-	// a literal with its fields: a tool batch keeps it as long as the batch runs, and V8 pretenures
-	// what a literal makes that lives that long (util/run-lived.ts).
 	const hook = {} as AgentContext;
 	hook.systemPrompt = context.systemPrompt;
 	hook.messages = context.messages;

@@ -7,8 +7,6 @@
  * failing sibling) without aborting the run.
  */
 
-import { keepShape } from "./keep-shape.js";
-import { runLivedList } from "./run-lived.js";
 
 /** What the run's parts see of its cancellation (the actors' inputs carry this). */
 export interface RunAbortView {
@@ -99,17 +97,12 @@ export class RunAbort implements RunAbortView {
 	callController(): AbortController {
 		const call = new AbortController();
 		if (this.#aborted) call.abort(this.signal.reason);
-		else (this.#calls ??= runLivedList()).push(call);
+		else (this.#calls ??= []).push(call);
 		return call;
 	}
 
 	/** @example abort.cancelCall(call, new Error("stream stalled")); */
 	cancelCall(call: AbortController, reason: unknown): void {
 		call.abort(reason);
-	}
-
-	static {
-		// Kept so that V8 keeps the map through a full collection while no run is in progress (see docs/performance.md).
-		keepShape(new RunAbort());
 	}
 }

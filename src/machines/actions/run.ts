@@ -4,7 +4,6 @@
  * call, aborting it, and the end of the run.
  */
 import type { AgentMessage } from "../../types/messages.js";
-import { runLivedList } from "../../util/run-lived.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, messageEvents, newRun, patchContext, patchRun, runOf } from "../context.js";
 import { abortedAssistantMessage, takeFromQueue } from "../run-helpers.js";
 
@@ -57,7 +56,7 @@ export function startNextTurn(context: Ctx, messages: AgentMessage[], enqueue: E
 			stopAsked: false,
 			assistant: undefined,
 			batch: undefined,
-			toolResults: runLivedList(),
+			toolResults: [],
 			newMessages: [...run.newMessages, ...messages],
 		}),
 	});

@@ -5,7 +5,6 @@
 import { isContextOverflow } from "../../providers/overflow.js";
 import type { AssistantMessage } from "../../types/messages.js";
 import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
-import { runLivedList } from "../../util/run-lived.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, newStreamProgress, patchRun, runOf } from "../context.js";
 import { TOOL_BATCH_ID } from "./tools.js";
 import { failedReply } from "../run-helpers.js";
@@ -15,7 +14,7 @@ import { splitFailedStreamingReply } from "../streaming-tools.js";
 export function startAttempt(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	enqueue.assign({
-		run: patchRun(run, { attempt: run.attempt + 1, stream: newStreamProgress(), partial: undefined, assistant: undefined, batch: undefined, toolResults: runLivedList() }),
+		run: patchRun(run, { attempt: run.attempt + 1, stream: newStreamProgress(), partial: undefined, assistant: undefined, batch: undefined, toolResults: [] }),
 	});
 }
 
