@@ -32,7 +32,9 @@ describe("agentchart/testing finds the mistakes people make", () => {
 		const found = report.violations.find((each) => each.rule === "tool-contract");
 		expect(found?.message).toMatch(/tool "lookup_order" \(call \w+\) settled twice/);
 		expect(found?.path.length).toBeLessThanOrEqual(5);
-		expect(found?.path.at(-1)).toMatch(/^stream\.done\(tools/);
+		// The second settle is seen after the reply that called the tool; how many steps after
+		// (its own, or the delivery that follows) depends on when the tool's second callback runs.
+		expect(found?.path.some((step) => /^stream\.done\(tools/.test(step))).toBe(true);
 	}, 120_000);
 
 	it("a beforeToolCall hook that throws on its second call only", async () => {
