@@ -195,6 +195,8 @@ class ToolBatchRun {
 				const known = await this.#consultJournal(call, tool, args);
 				if (known) return this.#settle(call, known);
 				if (!this.#flying(call)) return;
+				// The journal was waited for: the run may have been aborted meanwhile.
+				if (controller.signal.aborted) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));
 			}
 			this.#startClock(tool, call);
 			const onUpdate = (partialResult: AgentToolResult<unknown>) => {

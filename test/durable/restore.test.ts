@@ -258,6 +258,35 @@ describe("a stored session: the journal after the snapshot", () => {
 		expectValidTranscript(second.state.messages);
 	});
 
+	it("never starts a tool whose run was aborted while its intent was being stored", async () => {
+		const inner = createMemoryStore();
+		const intentWritten = deferred<void>();
+		const release = deferred<void>();
+		const store = {
+			load: (id: string) => inner.load(id),
+			saveSnapshot: (id: string, snapshot: AgentSnapshot) => inner.saveSnapshot(id, snapshot),
+			appendJournal: async (id: string, entry: Parameters<typeof inner.appendJournal>[1]) => {
+				if (entry.kind === "tool" && entry.phase === "intent") {
+					intentWritten.resolve();
+					await release.promise;
+				}
+				await inner.appendJournal(id, entry);
+			},
+		};
+		const runs: string[] = [];
+		const work = makeTool("work", async (id) => (runs.push(id), ok("worked")));
+		const scripted = createScriptedModel([{ content: [toolCall("work", {}, "a")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [work] }, streamFn: scripted.streamFn, store, sessionId: "s5" });
+		const run = agent.prompt("go");
+		await intentWritten.promise;
+		agent.abort();
+		release.resolve();
+		await run;
+		expect(runs).toEqual([]);
+		expect(toolResults(agent.state.messages)).toEqual([expect.stringMatching(/^a: /)]);
+		expectValidTranscript(agent.state.messages);
+	});
+
 	it("saves after each command and at every quiet point, and a restored agent goes on saving", async () => {
 		const store = createMemoryStore();
 		const scripted = createScriptedModel([{ content: "hi" }, { content: "again" }]);
