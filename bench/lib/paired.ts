@@ -11,6 +11,7 @@
  * seed the report prints, so a run can be repeated exactly.
  */
 import { type Summary, summarize } from "./stats.js";
+import { seededRandom } from "../../src/util/seeded-random.js";
 
 /** A source of uniform numbers in [0, 1). */
 export type Random = () => number;
@@ -23,14 +24,7 @@ export type Random = () => number;
  * random(); // always the same first number for seed 42
  */
 export function createRandom(seed: number): Random {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
+	return seededRandom(seed);
 }
 
 /**

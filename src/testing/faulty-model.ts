@@ -11,6 +11,7 @@ import { AssistantMessageEventStream } from "../providers/event-stream.js";
 import { createScriptedModel, type ScriptedModel, type ScriptedModelOptions, type ScriptedReply, type ScriptedReplyFactory } from "../providers/scripted.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { AssistantMessageEvent, StreamFn } from "../types/stream.js";
+import { seededRandom } from "../util/seeded-random.js";
 
 /** How a reply breaks. */
 export type FaultKind =
@@ -77,18 +78,6 @@ const DEFAULT_MESSAGES: Record<Exclude<FaultKind, "stall" | "output-limit">, str
 	error: '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
 	overflow: "400 prompt is too long: 212000 tokens > 200000 maximum",
 };
-
-/** mulberry32: a small seeded generator, so a seed replays the same faults on every platform. */
-function seededRandom(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 function isDelta(event: AssistantMessageEvent): boolean {
 	return event.type === "text_delta" || event.type === "thinking_delta" || event.type === "toolcall_delta";

@@ -14,6 +14,7 @@ import { executionCounts, readExecutions, transcriptProblems } from "../../scrip
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
 import { createSessionClient } from "../../src/restate/client.js";
 import type { RunResult } from "../../src/restate/session-types.js";
+import { seededRandom as random } from "../../src/util/seeded-random.js";
 
 const SESSIONS = Number(process.env["RESTATE_SESSIONS"] ?? 100);
 const SEED = Number(process.env["RESTATE_KILL_SEED"] ?? 36);
@@ -21,17 +22,6 @@ const SEED = Number(process.env["RESTATE_KILL_SEED"] ?? 36);
 let cluster: Cluster;
 let dir: string;
 let execLog: string;
-
-function random(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 beforeAll(async () => {
 	dir = await mkdtemp(join(tmpdir(), "agentchart-restate-kills-"));

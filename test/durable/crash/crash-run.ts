@@ -24,6 +24,7 @@ import { build } from "esbuild";
 import { createFileStore } from "../../../src/durable/file-store.js";
 import type { AgentMessage } from "../../../src/types/messages.js";
 import type { WorkerArgs } from "./worker.js";
+import { seededRandom as generator } from "../../../src/util/seeded-random.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, "../../..");
@@ -55,17 +56,6 @@ export interface CrashRunReport {
 
 /** Where a kill can land, as told by the worker's lines. */
 const PLACES = ["loading", "streaming", "mid-tool", "between intent and result", "waiting for approval", "mid-write", "torn write", "elsewhere"] as const;
-
-function generator(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 /** What one worker process was doing, from its lines. */
 class Watch {
@@ -148,7 +138,7 @@ class Watch {
 /** Builds the worker for plain Node, next to the package, so that `import "agentchart"` is the built package. */
 async function buildWorker(dir: string): Promise<string> {
 	const outfile = join(dir, "worker.mjs");
-	await build({ entryPoints: [join(here, "worker.ts")], outfile, format: "esm", platform: "node", target: "node20", bundle: false, logLevel: "error" });
+	await build({ entryPoints: [join(here, "worker.ts")], outfile, format: "esm", platform: "node", target: "node20", bundle: true, packages: "external", logLevel: "error" });
 	return outfile;
 }
 

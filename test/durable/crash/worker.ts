@@ -14,6 +14,7 @@ import { appendFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Type } from "typebox";
 import { Agent, type AgentStore, type AgentTool, type AgentToolResult, type ScriptedReply, createFileStore, createScriptedModel, toolCall } from "agentchart";
+import { seededRandom as generator } from "../../../src/util/seeded-random.js";
 
 /** What the parent passes, as JSON in argv[2]. */
 export interface WorkerArgs {
@@ -32,17 +33,6 @@ export interface WorkerArgs {
 
 const args = JSON.parse(process.argv[2] ?? "{}") as WorkerArgs;
 
-/** A small seeded generator (mulberry32): the process's choices repeat with its seed. */
-function generator(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 const random = generator(args.seed);
 const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
