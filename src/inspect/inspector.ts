@@ -3,6 +3,7 @@ import { type DeltaSegment, type DeltaSummaryRecord, type DroppedRecord, type In
 import { tapDeltas } from "../machines/delta-taps.js";
 import { RingBuffer } from "./ring-buffer.js";
 import type { PreviewLimits } from "./summarize.js";
+import { parentOf } from "../machines/xstate-internals.js";
 
 /** Options of {@link createAgentInspector}. */
 export interface AgentInspectorOptions {
@@ -224,7 +225,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			const subscription = actor.system.inspect(inspect);
 			// XState stamps rootId with the system's root; walk up to match it for our synthetic events.
 			let root = actor;
-			while (root._parent) root = root._parent;
+			for (let parent = parentOf(root as never); parent; parent = parentOf(parent)) root = parent as never;
 			announce(actor, root.sessionId);
 			// Token deltas travel beside the chart, without an inspection event. An Agent's machine
 			// lets them be counted on its direct path (a tap); an `actor.on` listener would move every

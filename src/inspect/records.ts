@@ -1,3 +1,4 @@
+import { activeNodeIds, microstepTransitions, parentOf } from "../machines/xstate-internals.js";
 import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
 import { type AgentContextSummary, type PreviewJson, type PreviewLimits, previewValue, summarizeContext, summarizeEvent } from "./summarize.js";
 
@@ -234,7 +235,8 @@ export function toRecord(event: ActorInspectionEvent, seq: number, t: number, op
 				actorId: actor.id,
 				snapshot: summarizeSnapshot("actorSnapshot" in options ? options.actorSnapshot : actor.getSnapshot()),
 			});
-			if (actor._parent) record.parentId = actor._parent.sessionId;
+			const parent = parentOf(actor as never);
+			if (parent) record.parentId = parent.sessionId;
 			if (typeof actor.src === "string") record.src = actor.src;
 			const definition = definitionOf(actor);
 			if (definition !== undefined) record.definition = definition;
@@ -248,12 +250,12 @@ export function toRecord(event: ActorInspectionEvent, seq: number, t: number, op
 		}
 		case "@xstate.snapshot": {
 			const record = withBase<SnapshotRecord>(base, { type: "@xstate.snapshot", event: cause, snapshot: summarizeSnapshot(event.snapshot) });
-			const nodes = (event.snapshot as { _nodes?: { id: string }[] })._nodes;
-			if (Array.isArray(nodes)) record.activeIds = nodes.map((node) => node.id);
+			const activeIds = activeNodeIds(event.snapshot);
+			if (activeIds) record.activeIds = activeIds;
 			return record;
 		}
 		case "@xstate.microstep": {
-			const transitions = ((event._transitions ?? []) as TransitionLike[]).map((transition) => ({
+			const transitions = (microstepTransitions(event) as TransitionLike[]).map((transition) => ({
 				edgeId: edgeIdOf(transition),
 				sourceId: transition.source.id,
 				targetIds: (transition.target ?? []).map((target) => target.id),

@@ -10,7 +10,9 @@
  * - the system's `_relay` (an event from one actor to another, reported to inspectors with its
  *   source, as XState's `sendTo` does) and `_sendInspectionEvent` (microstep and action
  *   records for inspectors);
- * - an actor's `_parent` (for `sendParent`).
+ * - an actor's `_parent` (for `sendParent`, and the inspector's actor tree);
+ * - what an inspector reads of XState's records: a snapshot's active nodes (`_nodes`) and a
+ *   microstep's transitions (`_transitions`).
  *
  * `xstate` is pinned to its minor line (`~5.33`) because of them. {@link checkXStateInternals}
  * runs once, the first time a chart is compiled, and fails loudly, naming the installed XState
@@ -154,6 +156,29 @@ export function sendInspectionEvent(system: AnyActorSystem, event: object): void
  */
 export function parentOf(actor: AnyActorRef): AnyActorRef | undefined {
 	return (actor as { _parent?: AnyActorRef })._parent;
+}
+
+/**
+ * The ids of a machine snapshot's active state nodes, root first (XState's `_nodes`; the chart
+ * interpreter's snapshots carry the same field), or undefined for a snapshot without them.
+ *
+ * @example
+ * const ids = activeNodeIds(actor.getSnapshot()); // ["agent", "agent.idle"]
+ */
+export function activeNodeIds(snapshot: unknown): string[] | undefined {
+	const nodes = (snapshot as { _nodes?: readonly { id: string }[] } | undefined)?._nodes;
+	return Array.isArray(nodes) ? nodes.map((node) => node.id) : undefined;
+}
+
+/**
+ * The transitions a microstep inspection event took (XState's `_transitions`), as XState's
+ * transition definitions.
+ *
+ * @example
+ * inspect: (event) => { if (event.type === "@xstate.microstep") console.log(microstepTransitions(event).length); }
+ */
+export function microstepTransitions(event: object): readonly unknown[] {
+	return ((event as { _transitions?: readonly unknown[] })._transitions ?? []) as readonly unknown[];
 }
 
 let checked = false;

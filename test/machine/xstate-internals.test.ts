@@ -3,9 +3,9 @@
  * real XState objects. A minor release of XState that renames or reshapes one fails here,
  * with the installed version in the message, before anything subtler fails elsewhere.
  */
-import { type EventObject, type InspectionEvent, and, assign, createActor, enqueueActions, fromCallback, not, or, setup } from "xstate";
+import { type EventObject, type InspectionEvent, and, assign, createActor, createMachine, enqueueActions, fromCallback, not, or, setup } from "xstate";
 import { describe, expect, it } from "vitest";
-import { actionForm, checkXStateInternals, guardForm, parentOf, relay, sendInspectionEvent, xstateVersion } from "../../src/machines/xstate-internals.js";
+import { actionForm, activeNodeIds, checkXStateInternals, guardForm, microstepTransitions, parentOf, relay, sendInspectionEvent, xstateVersion } from "../../src/machines/xstate-internals.js";
 
 const version = `xstate ${xstateVersion()}`;
 
@@ -78,6 +78,19 @@ describe(`the XState internals agentchart reads (${version})`, () => {
 		const kid = actor.getSnapshot().children["kid"];
 		expect(kid && parentOf(kid), `${version}: an actor's _parent is gone`).toBe(actor);
 		expect(parentOf(actor)).toBeUndefined();
+		actor.stop();
+	});
+
+	it("reads a snapshot's active nodes (`_nodes`) and a microstep's transitions (`_transitions`), as an inspector does", () => {
+		const machine = createMachine({ id: "m", initial: "a", states: { a: { on: { go: "b" } }, b: { initial: "inner", states: { inner: {} } } } });
+		const microsteps: unknown[][] = [];
+		const actor = createActor(machine, { inspect: (event) => void (event.type === "@xstate.microstep" && microsteps.push([...microstepTransitions(event)])) }).start();
+		expect(activeNodeIds(actor.getSnapshot()), `${version}: a snapshot's _nodes are gone`).toEqual(["m", "m.a"]);
+		actor.send({ type: "go" });
+		expect(activeNodeIds(actor.getSnapshot())).toEqual(["m", "m.b", "m.b.inner"]);
+		const taken = microsteps.at(-1) as { eventType: string; target?: { id: string }[] }[];
+		expect(taken.map((transition) => `${transition.eventType} -> ${transition.target?.map((target) => target.id).join(",")}`), `${version}: a microstep's _transitions are gone`).toEqual(["go -> m.b"]);
+		expect(activeNodeIds({})).toBeUndefined();
 		actor.stop();
 	});
 

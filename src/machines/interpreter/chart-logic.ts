@@ -102,7 +102,7 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 			}
 		},
 		transition(snapshot: ChartSnapshot<C>, event: EventObject, scope: AnyActorScope): ChartSnapshot<C> {
-			const step = new Step<C>(chart, scope, snapshot.context, snapshot.children, snapshot._leaf, event);
+			const step = new Step<C>(chart, scope, snapshot.context, snapshot.children, snapshot.leaf, event);
 			if (event.type === "xstate.stop") {
 				for (const id of Object.keys(step.children)) step.stopChild(id);
 				step.status = "stopped";
@@ -122,7 +122,7 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 			inspectMicrostep(step, event, transition);
 			settle(step);
 			step.flush();
-			if (step.status === "active" && step.context === snapshot.context && step.children === snapshot.children && step.leaf === snapshot._leaf) return snapshot;
+			if (step.status === "active" && step.context === snapshot.context && step.children === snapshot.children && step.leaf === snapshot.leaf) return snapshot;
 			return step.snapshot();
 		},
 		start(snapshot: ChartSnapshot<C>): void {

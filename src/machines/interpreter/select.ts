@@ -10,7 +10,7 @@ import type { ChartNode, ChartTransition, GuardArgs } from "./compile.js";
  * XState's message for it, which names the guard, the event and the state.
  *
  * @example
- * const transition = selectTransition(snapshot._leaf, snapshot.context, { type: "prompt" });
+ * const transition = selectTransition(snapshot.leaf, snapshot.context, { type: "prompt" });
  */
 export function selectTransition<C>(leaf: ChartNode<C>, context: C, event: EventObject): ChartTransition<C> | undefined {
 	let args: GuardArgs<C> | undefined;

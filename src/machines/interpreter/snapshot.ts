@@ -41,7 +41,7 @@ function hasTag(this: { tags: ReadonlySet<string> }, tag: string): boolean {
 	return this.tags.has(tag);
 }
 function can(this: ChartSnapshot<unknown>, event: EventObject): boolean {
-	const transition = selectTransition(this._leaf, this.context, event);
+	const transition = selectTransition(this.leaf, this.context, event);
 	return transition !== undefined && (transition.target !== undefined || transition.actions.length > 0);
 }
 function getMeta(this: { _nodes: readonly StateNodeLike[] }): Record<string, unknown> {
@@ -56,7 +56,7 @@ function toJSON(this: ChartSnapshot<unknown>): object {
 /**
  * A snapshot of a chart run by the interpreter: what `actor.getSnapshot()` returns, with
  * XState's fields (`status`, `value`, `context`, `children`, `output`, `error`, `matches()`,
- * `can()`, `hasTag()`, `getMeta()`, `machine`, `_nodes`) and the active leaf (`_leaf`).
+ * `can()`, `hasTag()`, `getMeta()`, `machine`, `_nodes`) and the active leaf (`leaf`, ours).
  *
  * @example
  * const snapshot = actor.getSnapshot();
@@ -79,7 +79,7 @@ export class ChartSnapshot<C, O = unknown> {
 		readonly context: C,
 		readonly children: Readonly<Record<string, AnyActorRef | undefined>>,
 		/** The active atomic state. */
-		readonly _leaf: ChartNode<C>,
+		readonly leaf: ChartNode<C>,
 		readonly output: O | undefined,
 		readonly error: unknown,
 		machine: AnyStateMachine,
@@ -90,8 +90,8 @@ export class ChartSnapshot<C, O = unknown> {
 		readonly _emit: (event: EventObject) => void,
 	) {
 		this.machine = machine;
-		this._nodes = _leaf.nodes;
-		this.value = _leaf.value;
+		this._nodes = leaf.nodes;
+		this.value = leaf.value;
 	}
 }
 
@@ -162,7 +162,7 @@ export function persistSnapshot<C>(snapshot: ChartSnapshot<C>, options?: unknown
 	const children: Record<string, PersistedChild> = {};
 	// XState persists an invoked child with `syncSnapshot: false`, a spawned one without it.
 	const invoked = new Set<string>();
-	for (let node: ChartNode<C> | undefined = snapshot._leaf; node; node = node.parent) for (const invoke of node.invoke) invoked.add(invoke.id);
+	for (let node: ChartNode<C> | undefined = snapshot.leaf; node; node = node.parent) for (const invoke of node.invoke) invoked.add(invoke.id);
 	for (const id in snapshot.children) {
 		const child = snapshot.children[id];
 		if (!child) continue;

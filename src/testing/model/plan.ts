@@ -15,6 +15,7 @@ import { alphabetOf, interruptedOutcome, isRestore } from "./alphabet.js";
 import type { ModelConfig } from "./config.js";
 import { type DefinedTransition, definedTransitions } from "./definition.js";
 import { awaitsDelivery, eventLabel, inState, project } from "./projection.js";
+import { microstepTransitions } from "../../machines/xstate-internals.js";
 
 /** Every transition of the agent chart's definition. */
 export const definitions: Map<object, DefinedTransition> = definedTransitions(agentMachine);
@@ -85,7 +86,7 @@ function recordingScope(onTransitions: (transitions: readonly object[]) => void)
 	const empty = createEmptyActor();
 	empty.system.inspect({
 		next: (event) => {
-			if (event.type === "@xstate.microstep") onTransitions((event as unknown as { _transitions: object[] })._transitions);
+			if (event.type === "@xstate.microstep") onTransitions(microstepTransitions(event) as object[]);
 		},
 	});
 	const scope = {

@@ -21,6 +21,7 @@ import { WalkCast } from "./cast.js";
 import { plannedReply } from "./planned-reply.js";
 import type { FoundViolation, PathRun } from "./run-path.js";
 import { settle } from "./run-path.js";
+import { microstepTransitions } from "../../machines/xstate-internals.js";
 
 type Machine = Parameters<NonNullable<Parameters<typeof runOnMachine>[6]>>[0];
 
@@ -79,7 +80,7 @@ export async function runLoopPath(plan: WalkPlan, path: WalkPath): Promise<PathR
 		actor.system.inspect({
 			next: (event) => {
 				if (event.type !== "@xstate.microstep" || event.actorRef !== actor) return;
-				for (const t of (event as unknown as { _transitions: object[] })._transitions) {
+				for (const t of microstepTransitions(event) as object[]) {
 					const definition = definitions.get(t);
 					if (definition) taken.add(definition.key);
 				}

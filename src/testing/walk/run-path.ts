@@ -23,6 +23,7 @@ import { type AgentViolation, violation } from "../violations.js";
 import { type AgentFactory, WalkCast } from "./cast.js";
 import { performStep } from "./perform.js";
 import { plannedReply } from "./planned-reply.js";
+import { microstepTransitions } from "../../machines/xstate-internals.js";
 
 /** How a path runs. */
 export interface PathRunOptions {
@@ -207,7 +208,7 @@ export class PathRunner {
 		const inspection = actor.system.inspect({
 			next: (event) => {
 				if (event.type !== "@xstate.microstep" || event.actorRef !== actor) return;
-				for (const t of (event as unknown as { _transitions: object[] })._transitions) {
+				for (const t of microstepTransitions(event) as object[]) {
 					const definition = definitions.get(t);
 					if (definition) this.taken.add(definition.key);
 				}
