@@ -154,7 +154,7 @@ class ToolBatchRun {
 		if (outcome?.kind === "tool") return { result: outcome.result, isError: outcome.isError };
 		if (record?.intent) {
 			if (tool.replay === "safe") return undefined;
-			return errorResult(interruptedText(tool.name, record.updates?.at(-1)));
+			return errorResult(interruptedText(tool.name, record.update));
 		}
 		const intent: ToolIntent = { kind: "tool", phase: "intent", effect, toolCallId: call.toolCall.id, toolName: tool.name, args, replay: tool.replay === "safe" ? "safe" : "unsafe" };
 		if (this.input.streamedFrom) {

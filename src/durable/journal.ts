@@ -112,8 +112,8 @@ export type StoredJournalEntry = JournalEntry & { seq: number };
 /** What the journal knows of one effect. */
 export interface EffectRecord {
 	intent?: ModelIntent | ToolIntent | undefined;
-	/** A tool's reported progress, latest last. */
-	updates?: ToolProgress[] | undefined;
+	/** The progress a tool reported last (what an interrupted call's answer quotes). */
+	update?: ToolProgress | undefined;
 	outcome?: ModelOutcome | ToolOutcomeEntry | undefined;
 	/** The last time a person was asked about it. */
 	request?: ApprovalRequest | undefined;
@@ -215,9 +215,14 @@ export class JournalIndex implements EffectJournal {
 			case "intent":
 				record.intent = entry;
 				break;
-			case "update":
-				(record.updates ??= []).push(entry);
+			case "update": {
+				// Only the latest progress is ever read: an earlier one is dropped, so that a tool that
+				// reports often does not grow the journal (and every snapshot of the run) with it.
+				const earlier = record.update as StoredJournalEntry | undefined;
+				if (earlier) this.#entries.splice(this.#entries.lastIndexOf(earlier), 1);
+				record.update = entry;
 				break;
+			}
 			case "outcome":
 				record.outcome = entry;
 				break;

@@ -287,6 +287,28 @@ describe("a stored session: the journal after the snapshot", () => {
 		expectValidTranscript(agent.state.messages);
 	});
 
+	it("keeps only a tool's latest progress in the journal, however often it reports, and quotes it when the call is interrupted", async () => {
+		const release = deferred<void>();
+		const reported = deferred<void>();
+		const chatty = makeTool("chatty", async (_id, _args, _signal, onUpdate) => {
+			for (let line = 1; line <= 50; line++) onUpdate?.(ok(`line ${line}`) as AgentToolResult<unknown>);
+			reported.resolve();
+			await release.promise;
+			return ok("done");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("chatty", {}, "a")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [chatty] }, streamFn: scripted.streamFn });
+		void agent.prompt("go");
+		await reported.promise;
+		const snapshot = throughJson(agent.snapshot());
+		release.resolve();
+		await agent.waitForIdle();
+		expect(snapshot.journal.filter((entry) => entry.phase === "update")).toHaveLength(1);
+		const again = Agent.restore(snapshot, { initialState: { tools: [chatty] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn });
+		await again.waitForIdle();
+		expect(toolResults(again.state.messages)).toEqual([expect.stringMatching(/^a: [\s\S]*before the restart:\nline 50$/)]);
+	});
+
 	it("saves after each command and at every quiet point, and a restored agent goes on saving", async () => {
 		const store = createMemoryStore();
 		const scripted = createScriptedModel([{ content: "hi" }, { content: "again" }]);
