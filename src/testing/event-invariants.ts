@@ -69,11 +69,14 @@ export class EventInvariants {
 		// A compaction in progress is made again (or fails) after a restore: it starts anew.
 		this.openCompaction = undefined;
 		if (this.openMessage === "assistant") {
-			// The reply is made again; tool calls it had streamed (and started, in streaming mode) go
-			// with it, by design: the restored agent never ends them.
+			// The reply is made again, or (when some of its calls had started, in streaming mode) closed
+			// again with those calls, each announced anew: started, asked about, ended with its
+			// stored outcome. What was heard of them before the snapshot is forgotten; whether a
+			// tool really ran twice is the fuzzer's and the walk's "replay" check, not the events'.
 			for (const id of this.streamingCalls.keys()) {
-				const open = this.openTools.get(id);
-				this.openTools.add(id, -open);
+				this.openTools.add(id, -this.openTools.get(id));
+				// Ids can repeat across replies: forget at most as many ended executions as this reply has calls with the id.
+				this.endedTools.add(id, -Math.min(this.endedTools.get(id), this.streamingCalls.get(id)));
 				this.awaitingApproval.add(id, -this.awaitingApproval.get(id));
 			}
 			this.openMessage = undefined;

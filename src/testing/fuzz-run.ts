@@ -72,6 +72,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	const invariants = new EventInvariants();
 	const ledger = new QueueLedger();
 	let toolCalls = 0;
+	const executions = new Map<string, number>();
 	let events = 0;
 	let generation = 0;
 	const pending = [...scenario.commands].sort((a, b) => a.atEvent - b.atEvent);
@@ -81,6 +82,10 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	const wrapTool = (tool: AnyAgentTool): AnyAgentTool => ({
 		...tool,
 		execute: async (id, params, signal, onUpdate) => {
+			// Ids are unique in a fuzzed session (the model numbers its calls), restarts included.
+			const ran = executions.get(id) ?? 0;
+			executions.set(id, ran + 1);
+			if (ran > 0 && tool.replay !== "safe") report(violation("replay", `tool "${tool.name}" (call ${id}) ran ${ran + 1} times although it is not replay: "safe"`));
 			const behaviour = scenario.tools[toolCalls++ % Math.max(scenario.tools.length, 1)] ?? { latencyMs: 0, fails: false };
 			if (behaviour.latencyMs) await sleep(behaviour.latencyMs);
 			if (behaviour.fails) throw new Error(`agentchart/testing: ${tool.name} failed (simulated by fuzzAgent)`);

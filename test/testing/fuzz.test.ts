@@ -72,4 +72,17 @@ describe("fuzzAgent", () => {
 		expect(report.ok, report.format()).toBe(true);
 		expect(restores).toBeGreaterThan(0);
 	}, 60_000);
+
+	it("says when a tool that is not replay-safe runs twice across a restart (a snapshot restored without its journal)", async () => {
+		const refund: AgentTool<typeof params> = { ...lookup(() => undefined), name: "refund", label: "Refund", needsApproval: true };
+		const factory: AgentFactory = (kit) => {
+			const options = kit.options({ initialState: { model: createScriptedModel([]).model, tools: [lookup(() => undefined), refund] } });
+			// The mistake: the snapshot is stored without its journal, so the restored run cannot know what already ran.
+			return kit.snapshot ? Agent.restore({ ...kit.snapshot, journal: [], journalSeq: 0 }, options) : new Agent(options);
+		};
+		const report = await fuzzAgent(factory, { runs: 100, seed: 7, ...quiet });
+		expect(report.ok).toBe(false);
+		expect(report.violations.map((each) => each.rule)).toContain("replay");
+		expect(report.format()).toMatch(/\[replay\] tool "refund" \(call call_\d+\) ran 2 times although it is not replay: "safe"/);
+	}, 120_000);
 });

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkAgentInvariants, type CheckedState } from "../../src/testing/agent-checks.js";
+import { EventInvariants } from "../../src/testing/event-invariants.js";
 import { assertNoViolations, formatViolation } from "../../src/testing/violations.js";
 import type { AgentEvent } from "../../src/types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
@@ -68,5 +69,50 @@ describe("checkAgentInvariants", () => {
 	it("throws one readable error listing every violation (assertNoViolations)", () => {
 		const events = run(message(user), message(reply("c1")));
 		expect(() => assertNoViolations(checkAgentInvariants(events, idle([user, reply("c1")])), "after the lookup")).toThrow(/^after the lookup: \d+ invariant violation\(s\):\n {2}\[tool-answered\]/);
+	});
+
+	describe("across a restore in the middle of a streaming reply (EventInvariants.restored)", () => {
+		// A reply streaming c1 had started it (streaming tool execution), asked about it and run it;
+		// the snapshot is taken before the reply ends. The restored agent closes the reply again with
+		// c1 and announces it anew: started, asked about, ended with its stored outcome.
+		const streamed = reply("c1");
+		const approval = (type: "approval_requested" | "approval_resolved"): AgentEvent =>
+			type === "approval_requested" ? { type, toolCallId: "c1", toolName: "lookup", args: {} } : { type, toolCallId: "c1", toolName: "lookup", decision: "approved", args: {} };
+		const beforeSnapshot: AgentEvent[] = [
+			{ type: "agent_start" },
+			{ type: "turn_start" },
+			...message(user),
+			{ type: "message_start", message: { ...streamed, content: [] } },
+			{ type: "message_update", message: streamed, assistantMessageEvent: { type: "toolcall_end", contentIndex: 0, toolCall: streamed.content[0] as never, partial: streamed } },
+			tool("c1")[0] as AgentEvent,
+			approval("approval_requested"),
+			approval("approval_resolved"),
+			tool("c1")[1] as AgentEvent,
+		];
+		const afterRestore: AgentEvent[] = [
+			{ type: "message_start", message: streamed },
+			tool("c1")[0] as AgentEvent,
+			{ type: "message_end", message: streamed },
+			approval("approval_requested"),
+			approval("approval_resolved"),
+			tool("c1")[1] as AgentEvent,
+			...message(result("c1")),
+			{ type: "turn_end", message: streamed, toolResults: [] },
+			{ type: "agent_end", messages: [] },
+		];
+
+		it("accepts the reply's calls announced again, ended ones included (found by the kit's fuzzer, streaming mode, seed 579757148)", () => {
+			const invariants = new EventInvariants();
+			for (const event of beforeSnapshot) invariants.onEvent(event);
+			invariants.restored();
+			for (const event of afterRestore) invariants.onEvent(event);
+			expect(invariants.violations).toEqual([]);
+		});
+
+		it("still says a call started twice when nothing was restored", () => {
+			const invariants = new EventInvariants();
+			for (const event of [...beforeSnapshot, ...afterRestore]) invariants.onEvent(event);
+			expect(invariants.violations.map((each) => each.message)).toContain("tool_execution_start: tool c1 started twice");
+		});
 	});
 });
