@@ -8,6 +8,7 @@ import { type agentLogic, runLogic } from "./machines/agent-logic.js";
 import { acceptDeltaTaps, type DeltaTap, type DeltaTaps } from "./machines/delta-taps.js";
 import { emitterOf } from "./machines/emitters.js";
 import { continueRefusal } from "./machines/continue-rules.js";
+import { initialContext } from "./machines/context.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
 import { assertValidTools } from "./tools/tool-schema.js";
@@ -634,10 +635,12 @@ export class Agent {
 		return { ...persisted, context: persistAgentContext(persisted.context) };
 	}
 
-	/** An agent between runs, persisted as a machine in `idle` made from its state. */
+	/**
+	 * An agent between runs, persisted as a machine waiting in `idle` with the context its state
+	 * makes: what `getPersistedSnapshot()` of such a machine gives, without making one.
+	 */
 	#persistIdle(): PersistedAgentMachine {
-		const idle = createActor(this.#logic, { input: this.#machineInput() });
-		return this.#persistMachine(idle);
+		return { status: "active", output: undefined, error: undefined, value: "idle", historyValue: {}, context: persistAgentContext(initialContext(this.#machineInput())), children: {} };
 	}
 
 	/**

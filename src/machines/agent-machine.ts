@@ -2,8 +2,7 @@ import { and, not, or } from "xstate";
 import { compactionInput } from "./actions/compaction.js";
 import { streamInput } from "./actor-inputs.js";
 import { agentSetup } from "./agent-setup.js";
-import { type Ctx, runOf } from "./context.js";
-import { defaultLoopConfig, defaultModel } from "./defaults.js";
+import { type Ctx, initialContext, runOf } from "./context.js";
 import { hookContext } from "./run-helpers.js";
 
 /**
@@ -31,25 +30,7 @@ export const agentMachine = agentSetup.createMachine({
 	id: "agent",
 	// A chart that never comes to rest is a bug: it fails loudly instead of hanging the process.
 	options: { maxIterations: 10_000 },
-	context: ({ input }) => ({
-			systemPrompt: input.systemPrompt ?? "",
-			model: input.model ?? defaultModel(),
-			thinkingLevel: input.thinkingLevel ?? "off",
-			tools: input.tools ?? [],
-			messages: input.messages ?? [],
-			config: Object.assign(defaultLoopConfig(), input.config),
-			steeringQueue: input.steeringQueue ?? [],
-			followUpQueue: input.followUpQueue ?? [],
-			steeringMode: input.steeringMode ?? "one-at-a-time",
-			followUpMode: input.followUpMode ?? "one-at-a-time",
-			// No run yet, no compaction yet.
-			run: undefined,
-			awaitDelivery: input.awaitDelivery ?? false,
-			barrier: 0,
-			lastCompaction: undefined,
-			commandSeq: 0,
-			runs: input.runs ?? 0,
-		}),
+	context: ({ input }) => initialContext(input),
 	output: ({ context }) => ({ messages: context.messages }),
 	initial: "idle",
 	on: {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
-import { SNAPSHOT_VERSION, type AgentSnapshot } from "../../src/durable/snapshot.js";
+import { SNAPSHOT_VERSION, type AgentSnapshot, type PersistedAgentMachine, persistAgentContext } from "../../src/durable/snapshot.js";
 import { createMemoryStore } from "../../src/durable/store.js";
 import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
@@ -80,6 +80,19 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 			expect(again.hasQueuedMessages()).toBe(true);
 			await again.continue();
 			expect(again.state.messages.map((message) => textOf(message))).toEqual(["one", "first", "steered", "second", "later", "third"]);
+		});
+
+		it("persists an idle agent as its idle machine persists itself (made without one)", async () => {
+			const scripted = createScriptedModel([{ content: "first" }]);
+			const agent = make({ initialState: { model: scripted.model, systemPrompt: "be brief", tools: [makeTool("read", async () => ok("read"))] }, streamFn: scripted.streamFn, followUpMode: "all", toolExecution: "sequential", sessionId: "s1", store: createMemoryStore() });
+			await agent.prompt("one");
+			agent.steer(user("steered"));
+			agent.followUp(user("later"));
+			const persisted = agent.snapshot().machine;
+			// The machine an agent starts from its state (`actor` starts it, idle, on first use).
+			const made = agent.actor.getPersistedSnapshot() as unknown as PersistedAgentMachine;
+			expect(throughJson(persisted)).toEqual(JSON.parse(JSON.stringify({ ...made, context: persistAgentContext(made.context) })));
+			expect(persisted.context.messages).not.toBe(agent.state.messages);
 		});
 
 		it("continues a run that waits for approval in another agent, after the first is gone", async () => {
