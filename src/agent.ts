@@ -86,8 +86,9 @@ export interface AgentOptions {
 	listeners?: AgentListener[] | undefined;
 	/**
 	 * agentchart: where the session is kept (`sessionId` names it): every journal entry is appended
-	 * before its effect goes on, and a snapshot saved at every quiet point and after every command
-	 * (see `durable/store.ts`; `Agent.load` continues a stored session).
+	 * before its effect goes on, and a snapshot saved at a run's start and end, at a wait for
+	 * approval, and after every command (see `durable/store.ts`; `Agent.load` continues a stored
+	 * session).
 	 */
 	store?: AgentStore | undefined;
 	/** agentchart: how long a tool call may wait for approval before it is rejected, in ms (default: as long as it takes). */
@@ -227,6 +228,8 @@ export class Agent {
 	readonly #state: MutableAgentState;
 	/** The journal of the run in progress and, with a store, what the agent saves. */
 	#session: DurableSession;
+	/** Since the last save, the run changed what its journal does not carry (a compaction, a listener's failure). */
+	#unjournaled = false;
 	/** Runs the session started (a run's id counts them). */
 	#runs = 0;
 	/** Calls a decision was sent for, not yet taken by the machine (`turn:key`). */
@@ -645,8 +648,8 @@ export class Agent {
 
 	/**
 	 * agentchart: with a store, saves the session now (after the saves already under way); without
-	 * one, does nothing. The agent saves by itself at every quiet point and after every command;
-	 * call this after changing `agent.state` between runs.
+	 * one, does nothing. The agent saves by itself at a run's start and end, at a wait for
+	 * approval and after every command; call this after changing `agent.state` between runs.
 	 *
 	 * @example
 	 * agent.state.messages = edited; await agent.save();
@@ -882,7 +885,10 @@ export class Agent {
 		this.#session.requestSave(this.#takeSnapshot);
 	}
 
-	readonly #takeSnapshot = (): AgentSnapshot => this.snapshot();
+	readonly #takeSnapshot = (): AgentSnapshot => {
+		this.#unjournaled = false;
+		return this.snapshot();
+	};
 
 	/** A machine's queues and modes, with the queue commands it has not taken yet applied. */
 	#queuesIn(machine: MachineActor): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
@@ -1084,15 +1090,19 @@ export class Agent {
 			return;
 		}
 		if (event.type === "agentchart.transcript") {
+			this.#unjournaled = true;
 			this.#delivery.after(() => {
 				this.#state.messages = event.messages;
 			});
 			return;
 		}
 		if (event.type === "agentchart.checkpoint") {
-			this.#saveSoon();
+			// A turn's model call and tool calls are in the journal, each with its outcome: the last
+			// save and the journal after it restore the turn's end without running anything again.
+			if (event.at !== "turn-end" || this.#unjournaled) this.#saveSoon();
 			return;
 		}
+		if (event.type === "auto_compaction_start" || event.type === "auto_compaction_end") this.#unjournaled = true;
 		if (event.type === "approval_requested") this.#approvalRequested(event.toolCallId);
 		this.#delivery.event(event);
 	}
@@ -1156,6 +1166,7 @@ export class Agent {
 
 	#listenerFailed(message: string): void {
 		this.#state.errorMessage = message;
+		this.#unjournaled = true;
 		if (this.#run && !this.#disposed) this.#machine?.send({ type: "listener.error", error: message });
 	}
 }

@@ -118,7 +118,8 @@ function configDataOf(config: Partial<AgentMachineConfig> | Record<string, unkno
 		if (key === "journal") continue;
 		const value = (config as Record<string, unknown>)[key];
 		if (value === undefined || typeof value === "function") continue;
-		data[key] = value !== null && typeof value === "object" ? nestedData(value) : value;
+		// As JSON has them: a number that is not finite is null.
+		data[key] = value !== null && typeof value === "object" ? nestedData(value) : typeof value === "number" && !Number.isFinite(value) ? null : value;
 	}
 	return data;
 }

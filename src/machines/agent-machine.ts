@@ -101,7 +101,7 @@ export const agentMachine = agentSetup.createMachine({
 			states: {
 				"run-starting": {
 					description: "Prompt delivered; takes queued steering (once) before the first call.",
-					entry: ["emitCheckpoint", "emitBarrier"],
+					entry: ["emitRunStartCheckpoint", "emitBarrier"],
 					always: [
 						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending", actions: "closeTurnAsAborted" },
 						{ guard: and(["eventsDelivered", "pollsSteeringAtStart"]), target: "polling-steering-at-start" },
@@ -242,7 +242,7 @@ export const agentMachine = agentSetup.createMachine({
 				},
 				"awaiting-approval": {
 					description: "Tool calls wait for a person's decision (approve or reject); nothing else runs. The run can be stored and the process may exit.",
-					entry: ["emitCheckpoint", "scheduleApprovalTimeout"],
+					entry: ["emitApprovalCheckpoint", "scheduleApprovalTimeout"],
 					exit: "cancelApprovalTimeout",
 					on: {
 						approve: { guard: "isAwaitingApproval", target: "tool-dispatching", actions: "approveCall" },
@@ -265,7 +265,7 @@ export const agentMachine = agentSetup.createMachine({
 				},
 				"turn-ended": {
 					description: "Decides: another turn (a resume after the output limit, tool results, steering, follow-ups) or the end of the run.",
-					entry: ["emitCheckpoint", "emitBarrier"],
+					entry: ["emitTurnEndCheckpoint", "emitBarrier"],
 					always: [
 						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending" },
 						{ guard: and(["eventsDelivered", "asksWhetherToStop"]), target: "asking-whether-to-stop" },
@@ -313,7 +313,7 @@ export const agentMachine = agentSetup.createMachine({
 				},
 				"run-ending": {
 					description: "agent_end, then idle.",
-					entry: ["emitAgentEnd", "emitCheckpoint"],
+					entry: ["emitAgentEnd", "emitRunEndCheckpoint"],
 					always: { target: "#agent.idle", actions: "clearRun" },
 				},
 			},

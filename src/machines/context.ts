@@ -9,7 +9,7 @@ import type { ToolBatchCommand } from "../actors/tool-batch-protocol.js";
 import type { StreamProgress } from "../actors/stream-protocol.js";
 import { RunAbort } from "../util/run-abort.js";
 import { defaultLoopConfig, defaultModel } from "./defaults.js";
-import type { AgentMachineContext, AgentMachineEmitted, AgentMachineInput, AgentMachineOwnEvent, RunContext, RunOverrides, ToolBatch, ToolCallEntry } from "./types.js";
+import type { AgentMachineContext, AgentMachineEmitted, AgentMachineInput, CheckpointEvent, AgentMachineOwnEvent, RunContext, RunOverrides, ToolBatch, ToolCallEntry } from "./types.js";
 
 export type Ctx = AgentMachineContext;
 export type Run = RunContext;
@@ -58,6 +58,16 @@ export function initialContext(input: AgentMachineInput): Ctx {
 		commandSeq: 0,
 		runs: input.runs ?? 0,
 	};
+}
+
+/**
+ * Says where the run may be stored, when the machine's owner keeps it (`config.checkpoints`).
+ *
+ * @example
+ * emitCheckpoint(context, enqueue, "turn-end");
+ */
+export function emitCheckpoint(context: Ctx, enqueue: Enqueue, at: CheckpointEvent["at"]): void {
+	if (context.config.checkpoints) enqueue.emit({ type: "agentchart.checkpoint", at });
 }
 
 /**
