@@ -24,6 +24,7 @@ import type { FsyncPolicy } from "../src/durable/file-store.js";
 import type { AgentMessage } from "../src/types/messages.js";
 import { instantTool } from "./lib/contenders.js";
 import { isEntryPoint } from "./lib/child.js";
+import { rerunOnSupportedNode } from "./lib/supported-node.js";
 import { loadAgentchart } from "./lib/library.js";
 import { createRandom, randomSeed } from "./lib/paired.js";
 import { collectYoungGarbage, type Summary, summarize } from "./lib/stats.js";
@@ -170,6 +171,8 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 }
 
 if (isEntryPoint(import.meta.url)) {
+	const rerun = await rerunOnSupportedNode();
+	if (rerun !== undefined) process.exit(rerun);
 	const quick = process.argv.includes("--quick");
 	const seed = randomSeed();
 	const result = await measureDurable(quick ? { prompts: 20, repetitions: 1, warmups: 0, messages: 1_000, restores: 3 } : { prompts: 100, repetitions: 31, warmups: 3, messages: 1_000, restores: 15 }, createRandom(seed));

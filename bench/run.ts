@@ -25,6 +25,7 @@ import { measureTurnOverhead, type TurnOverheadOptions } from "./turn-overhead.j
 import { isEntryPoint } from "./lib/child.js";
 import { createRandom, randomSeed } from "./lib/paired.js";
 import { canCollectGarbage } from "./lib/stats.js";
+import { rerunOnSupportedNode } from "./lib/supported-node.js";
 
 /** The settings of every benchmark for one mode. */
 export interface BenchPlan {
@@ -204,6 +205,11 @@ async function main(): Promise<void> {
 	const options = parseBenchArgs(args);
 	if (options.help) {
 		console.log(BENCH_USAGE);
+		return;
+	}
+	const rerun = await rerunOnSupportedNode();
+	if (rerun !== undefined) {
+		process.exitCode = rerun;
 		return;
 	}
 	const { quick, only } = options;

@@ -11,7 +11,11 @@
  */
 import { type AgentName, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
 import { median } from "./lib/stats.js";
+import { rerunOnSupportedNode } from "./lib/supported-node.js";
 import { benchModel, toolTurnStreamFn } from "./lib/streams.js";
+
+const rerun = await rerunOnSupportedNode();
+if (rerun !== undefined) process.exit(rerun);
 
 const mode = process.argv[2] === "streaming" ? "streaming" : "parallel";
 const blocks = Number(process.argv[3] ?? 60);

@@ -20,6 +20,7 @@ import type { AnyAgentTool } from "../src/types/agent.js";
 import type { StreamFn } from "../src/types/stream.js";
 import { type AgentName, type BenchAgentFactory, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
 import { isEntryPoint } from "./lib/child.js";
+import { rerunOnSupportedNode } from "./lib/supported-node.js";
 import { collectGarbage, nextTurnOfTheLoop } from "./lib/stats.js";
 import { benchModel, prebuiltStreamFn, textReplyEvents, toolTurnStreamFn } from "./lib/streams.js";
 
@@ -215,4 +216,8 @@ async function main(): Promise<void> {
 	}
 }
 
-if (isEntryPoint(import.meta.url)) await main();
+if (isEntryPoint(import.meta.url)) {
+	const rerun = await rerunOnSupportedNode();
+	if (rerun !== undefined) process.exit(rerun);
+	await main();
+}

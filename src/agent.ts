@@ -163,6 +163,13 @@ class RunStreamOptions implements RunStreamOptionsShape {
 	}
 }
 
+/** What an agent hands its machine and its store (see `Agent.#handles`). */
+interface HandedFunctions {
+	deliveryPending: () => PromiseLike<void> | undefined;
+	deltaSink: (event: MessageUpdateEvent) => PromiseLike<void> | undefined;
+	takeSnapshot: () => AgentSnapshot;
+}
+
 /** The run in progress: what `waitForIdle()` waits for, and how the machine's part of it ends. */
 interface ActiveRun {
 	promise: Promise<void>;
@@ -232,8 +239,8 @@ export class Agent {
 	#unjournaled = false;
 	/** Runs the session started (a run's id counts them). */
 	#runs = 0;
-	/** Calls a decision was sent for, not yet taken by the machine (`turn:key`). */
-	#answered = new Set<string>();
+	/** Calls a decision was sent for, not yet taken by the machine (`turn:key`); made at the first decision. */
+	#answered: Set<string> | undefined;
 	/** What runs this agent's chart (agentchart's interpreter; XState's in the suite's second pass). */
 	readonly #logic = runLogic();
 	readonly #delivery: ListenerDelivery;
@@ -258,13 +265,29 @@ export class Agent {
 	#deltaTaps: DeltaTaps = NO_TAPS;
 	#run: ActiveRun | undefined;
 	#disposed = false;
-	/** The machine's `deliveryPending`: made once, not per run. */
-	readonly #deliveryPending = (): PromiseLike<void> | undefined => this.#delivery.pending();
+	/**
+	 * The functions the machine and the store are handed (`deliveryPending`, `deltaSink`, the
+	 * snapshot taker): made at first use and kept, so neither a run makes them again nor an agent
+	 * that never runs holds them (see docs/performance.md, "Idle agents").
+	 */
+	#handed: HandedFunctions | undefined;
+	get #handles(): HandedFunctions {
+		return (this.#handed ??= {
+			deliveryPending: () => this.#delivery.pending(),
+			deltaSink: (event) => this.#sinkDelta(event),
+			takeSnapshot: () => this.#storedSnapshot(),
+		});
+	}
+	/** A snapshot for the store: from here on, the store has what the journal does not carry. */
+	#storedSnapshot(): AgentSnapshot {
+		this.#unjournaled = false;
+		return this.snapshot();
+	}
 	/**
 	 * The machine's `deltaSink`. Deltas skip the machine's emitter unless someone else listens on
 	 * it (`agent.actor.on(...)`); what it returns is the delivery the stream then waits for.
 	 */
-	readonly #deltaSink = (event: MessageUpdateEvent): PromiseLike<void> | undefined => {
+	#sinkDelta(event: MessageUpdateEvent): PromiseLike<void> | undefined {
 		// Nobody has been handed the machine: nobody else listens on it, and nothing taps it.
 		if (!this.#pinned) return this.#delivery.delta(event);
 		// A machine handed out may have listeners of its own (`agent.actor.on(...)`): the delta goes
@@ -279,7 +302,7 @@ export class Agent {
 		const taps = this.#deltaTaps.list;
 		for (let index = 0; index < taps.length; index++) (taps[index] as DeltaTap)(event);
 		return pending;
-	};
+	}
 
 	constructor(options: AgentOptions = {}) {
 		const initial = options.initialState ?? {};
@@ -543,7 +566,7 @@ export class Agent {
 	#awaitingCalls(): ToolCallEntry[] {
 		const run = this.#run ? this.#machine?.getSnapshot().context.run : undefined;
 		if (!run?.batch) return [];
-		return run.batch.calls.filter((call) => call.status === "awaiting-approval" && !this.#answered.has(`${run.turn}:${call.key}`));
+		return run.batch.calls.filter((call) => call.status === "awaiting-approval" && !this.#answered?.has(`${run.turn}:${call.key}`));
 	}
 
 	#decisionFor(toolCallId: string): { call: ToolCallEntry; machine: MachineActor } {
@@ -565,7 +588,7 @@ export class Agent {
 	#recordDecision(machine: MachineActor, call: ToolCallEntry, decision: "approved" | "rejected", args: unknown, reason: string | undefined): Promise<void> {
 		const run = machine.getSnapshot().context.run;
 		if (!run) return Promise.resolve();
-		this.#answered.add(`${run.turn}:${call.key}`);
+		(this.#answered ??= new Set()).add(`${run.turn}:${call.key}`);
 		const written = this.#session.journal.append({ kind: "approval", phase: "decided", effect: toolEffectId(run.id, run.turn, call.key), toolCallId: call.toolCall.id, decision, args, reason });
 		// A failed write is in storeProblems; the caller's promise does not reject for it (most ignore it).
 		return written ? Promise.resolve(written).then(noop, noop) : Promise.resolve();
@@ -581,10 +604,10 @@ export class Agent {
 		const run = machine.getSnapshot().context.run;
 		if (!run?.batch) return;
 		for (const call of run.batch.calls) {
-			if (call.status !== "awaiting-approval" || this.#answered.has(`${run.turn}:${call.key}`)) continue;
+			if (call.status !== "awaiting-approval" || this.#answered?.has(`${run.turn}:${call.key}`)) continue;
 			const decided = this.#session.journal.lookup(toolEffectId(run.id, run.turn, call.key))?.decision;
 			if (!decided) continue;
-			this.#answered.add(`${run.turn}:${call.key}`);
+			(this.#answered ??= new Set()).add(`${run.turn}:${call.key}`);
 			if (decided.decision === "approved") machine.send({ type: "approve", toolCallId: call.key, args: decided.args });
 			else machine.send({ type: "reject", toolCallId: call.key, reason: decided.reason });
 		}
@@ -605,7 +628,7 @@ export class Agent {
 		const streamedFrom = batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
 		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom });
 		// A person is asked only once the question is stored: a crash after it cannot lose it.
-		if (this.#session.saves) this.#delivery.hold(() => this.#session.saveNow(this.#takeSnapshot));
+		if (this.#session.saves) this.#delivery.hold(() => this.#session.saveNow(this.#handles.takeSnapshot));
 	}
 
 	/**
@@ -655,7 +678,7 @@ export class Agent {
 	 * agent.state.messages = edited; await agent.save();
 	 */
 	save(): Promise<void> {
-		return this.#session.saveNow(this.#takeSnapshot);
+		return this.#session.saveNow(this.#handles.takeSnapshot);
 	}
 
 	/** agentchart: what the store reported (failed writes, what a load had to leave out), oldest first. */
@@ -882,13 +905,9 @@ export class Agent {
 
 	/** With a store: the session is saved once the step in progress is over. */
 	#saveSoon(): void {
-		this.#session.requestSave(this.#takeSnapshot);
+		this.#session.requestSave(this.#handles.takeSnapshot);
 	}
 
-	readonly #takeSnapshot = (): AgentSnapshot => {
-		this.#unjournaled = false;
-		return this.snapshot();
-	};
 
 	/** A machine's queues and modes, with the queue commands it has not taken yet applied. */
 	#queuesIn(machine: MachineActor): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
@@ -953,7 +972,7 @@ export class Agent {
 		this.#state.settle();
 		const run = this.#run;
 		this.#run = undefined;
-		this.#answered.clear();
+		this.#answered = undefined;
 		this.#session.forgetRun();
 		this.#delivery.signal = IDLE_SIGNAL;
 		if (!this.#pinned || this.#disposed) this.#releaseMachine(this.#disposed);
@@ -1071,8 +1090,8 @@ export class Agent {
 			approvalTimeoutMs: this.approvalTimeoutMs,
 			checkpoints: this.#session.saves,
 			journal: this.#session.journal,
-			deliveryPending: this.#deliveryPending,
-			deltaSink: this.#deltaSink,
+			deliveryPending: this.#handles.deliveryPending,
+			deltaSink: this.#handles.deltaSink,
 			streamOptions: new RunStreamOptions(this),
 		};
 	}

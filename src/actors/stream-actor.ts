@@ -13,8 +13,11 @@ import { fromCallback } from "xstate";
 /**
  * The reply of a model call a restart interrupted after some of its tool calls had started:
  * those calls, as the model sent them, and nothing else of what had streamed.
+ *
+ * @example
+ * replyOfStartedCalls(model, journal.startedDuring("r1.m1")); // stopReason "toolUse", content: the started calls
  */
-function replyOfStartedCalls(model: Model, started: readonly AgentToolCall[]): AssistantMessage {
+export function replyOfStartedCalls(model: Model, started: readonly AgentToolCall[]): AssistantMessage {
 	return { role: "assistant", content: [...started], api: model.api, provider: model.provider, model: model.id, usage: emptyUsage(), stopReason: "toolUse", timestamp: Date.now() };
 }
 

@@ -149,7 +149,8 @@ export interface EffectJournal {
  * journal.lookup("r1.t1.a")?.intent; // the intent
  */
 export class JournalIndex implements EffectJournal {
-	readonly #records = new Map<string, EffectRecord>();
+	/** Made at the first entry, dropped when a run's entries are forgotten (see docs/performance.md, "Idle agents"). */
+	#records: Map<string, EffectRecord> | undefined;
 	readonly #entries: StoredJournalEntry[] = [];
 	/** The last number given: numbers never repeat in a session, also after entries are forgotten. */
 	#lastSeq: number;
@@ -173,7 +174,7 @@ export class JournalIndex implements EffectJournal {
 	}
 
 	lookup(effect: string): EffectRecord | undefined {
-		return this.#records.get(effect);
+		return this.#records?.get(effect);
 	}
 
 	startedDuring(modelEffect: string): AgentToolCall[] {
@@ -199,17 +200,18 @@ export class JournalIndex implements EffectJournal {
 	forgetBefore(seq: number): void {
 		const kept = this.#entries.filter((entry) => entry.seq >= seq);
 		this.#entries.length = 0;
-		this.#records.clear();
+		this.#records = undefined;
 		for (const entry of kept) this.#index(entry);
 	}
 
 	#index(entry: StoredJournalEntry): void {
 		this.#entries.push(entry);
 		if (entry.seq > this.#lastSeq) this.#lastSeq = entry.seq;
-		let record = this.#records.get(entry.effect);
+		const records = (this.#records ??= new Map());
+		let record = records.get(entry.effect);
 		if (!record) {
 			record = {};
-			this.#records.set(entry.effect, record);
+			records.set(entry.effect, record);
 		}
 		switch (entry.phase) {
 			case "intent":

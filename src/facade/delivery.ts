@@ -32,10 +32,15 @@ export interface DeliveryHost {
 	delivered(event: AgentEvent, delivery: Promise<void>): void;
 }
 
+const NO_LISTENERS: ReadonlySet<AgentListener> = new Set();
+
 /** The ordered delivery of one agent's events to its listeners. */
 export class ListenerDelivery {
-	/** Live, as pi's: a listener removed during delivery is skipped, one added joins the current event. */
-	readonly #listeners = new Set<AgentListener>();
+	/**
+	 * Live, as pi's: a listener removed during delivery is skipped, one added joins the current
+	 * event. Made at the first subscription (see docs/performance.md, "Idle agents").
+	 */
+	#listeners: Set<AgentListener> | undefined;
 	/** Listeners added so far: a change of it during a call tells that listeners joined meanwhile. */
 	#added = 0;
 	/** The lone listener while an event is being delivered to it, until it returns. */
@@ -74,10 +79,11 @@ export class ListenerDelivery {
 	 * delivery.add((event) => console.log(event.type));
 	 */
 	add(listener: AgentListener): void {
-		if (this.#listeners.has(listener)) return;
-		this.#listeners.add(listener);
+		const listeners = (this.#listeners ??= new Set());
+		if (listeners.has(listener)) return;
+		listeners.add(listener);
 		this.#added++;
-		this.#sole = this.#listeners.size === 1 ? listener : undefined;
+		this.#sole = listeners.size === 1 ? listener : undefined;
 	}
 
 	/**
@@ -87,9 +93,10 @@ export class ListenerDelivery {
 	 * delivery.remove(listener);
 	 */
 	remove(listener: AgentListener): void {
-		if (!this.#listeners.delete(listener)) return;
+		const listeners = this.#listeners;
+		if (!listeners?.delete(listener)) return;
 		if (listener === this.#deliveringTo) this.#deliveringToLeft = true;
-		this.#sole = this.#listeners.size === 1 ? this.#listeners.values().next().value : undefined;
+		this.#sole = listeners.size === 1 ? listeners.values().next().value : undefined;
 	}
 
 	/**
@@ -240,7 +247,7 @@ export class ListenerDelivery {
 			this.#soleEvent = event;
 			this.#soleSignal = signal;
 			this.#soleAdded = added;
-			return SETTLED.then(this.#afterSole);
+			return SETTLED.then((this.#afterSoleCallback ??= () => this.#afterSole()));
 		}
 		return this.#rest(event, signal, sole, answer, added, !threw);
 	}
@@ -251,7 +258,7 @@ export class ListenerDelivery {
 	 * well; the step then settles two microtasks later than pi's would (a `then` that returns a
 	 * promise adopts it), the one place where the timing differs, and only ever in that window.
 	 */
-	readonly #afterSole = (): Promise<void> | undefined => {
+	#afterSole(): Promise<void> | undefined {
 		const event = this.#soleEvent as AgentEvent;
 		const signal = this.#soleSignal as AbortSignal;
 		const sole = this.#deliveringTo as AgentListener;
@@ -264,7 +271,10 @@ export class ListenerDelivery {
 			return undefined;
 		}
 		return this.#rest(event, signal, sole, undefined, this.#soleAdded, false);
-	};
+	}
+
+	/** {@link ListenerDelivery.#afterSole} as a callback: made at the first delivery and kept, so an agent that never runs does not hold it. */
+	#afterSoleCallback: (() => Promise<void> | undefined) | undefined;
 
 	/**
 	 * The delivery from the sole listener's answer on (`sole` undefined: with several listeners,
@@ -290,7 +300,7 @@ export class ListenerDelivery {
 				if (this.#added === added) return;
 				if (!this.#deliveringToLeft) called = sole;
 			}
-			for (const listener of this.#listeners) {
+			for (const listener of this.#listeners ?? NO_LISTENERS) {
 				if (listener === called) continue;
 				try {
 					await listener(event, signal);

@@ -19,7 +19,8 @@ export class DurableSession {
 	/** Problems the store reported (a failed write, what a load had to leave out), oldest first. */
 	readonly problems: string[] = [];
 	#saveRequested = false;
-	#saving: Promise<void> = Promise.resolve();
+	/** The last save asked for (none yet: nothing to wait for). */
+	#saving: Promise<void> | undefined;
 
 	constructor(
 		readonly store: AgentStore | undefined,
@@ -65,7 +66,7 @@ export class DurableSession {
 
 	/** Resolves when every save asked for so far is done. */
 	settled(): Promise<void> {
-		return this.#saving;
+		return this.#saving ?? Promise.resolve();
 	}
 
 	#enqueueSave(take: () => AgentSnapshot): Promise<void> {
@@ -76,9 +77,9 @@ export class DurableSession {
 			snapshot = take();
 		} catch (error) {
 			this.#failed("take a snapshot", error);
-			return this.#saving;
+			return this.settled();
 		}
-		this.#saving = this.#saving.then(() => store.saveSnapshot(id, snapshot)).catch((error: unknown) => this.#failed("save a snapshot", error));
+		this.#saving = this.settled().then(() => store.saveSnapshot(id, snapshot)).catch((error: unknown) => this.#failed("save a snapshot", error));
 		return this.#saving;
 	}
 

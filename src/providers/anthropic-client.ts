@@ -7,7 +7,9 @@
  * wait longer than the cap is replaced by the cap through the `retry-after-ms` header,
  * which the SDK reads before anything else.
  */
-import Anthropic, { type Middleware } from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
+import type { Middleware } from "@anthropic-ai/sdk";
+import type { AnthropicSdk } from "./anthropic-sdk.js";
 import type { Model, StreamOptions } from "../types/model.js";
 
 /** Default cap on a single retry wait, as in pi-ai. */
@@ -61,11 +63,11 @@ export function capRetryDelay(capMs: number): Middleware {
  * Creates the SDK client for one call: key, base URL, timeout, retries and headers.
  *
  * @example
- * const client = createAnthropicClient(model, "sk-ant-...", { maxRetries: 1, timeoutMs: 30_000 });
+ * const client = createAnthropicClient(await loadAnthropicSdk(), model, "sk-ant-...", { maxRetries: 1, timeoutMs: 30_000 });
  */
-export function createAnthropicClient(model: Model, apiKey: string, options: StreamOptions = {}): Anthropic {
+export function createAnthropicClient(sdk: AnthropicSdk, model: Model, apiKey: string, options: StreamOptions = {}): Anthropic {
 	const maxRetryDelayMs = options.maxRetryDelayMs ?? defaultMaxRetryDelayMs;
-	return new Anthropic({
+	return new sdk.default({
 		apiKey,
 		baseURL: model.baseUrl,
 		...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),

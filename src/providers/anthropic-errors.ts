@@ -6,7 +6,8 @@
  * so they are rewritten to `<status> <error type>: <message>`, the shape Anthropic's error
  * documentation uses.
  */
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import type { APIError } from "@anthropic-ai/sdk";
+import type { AnthropicSdk } from "./anthropic-sdk.js";
 import { htmlErrorPageMessage, looksLikeHtml, statusLine } from "./http-error-text.js";
 import { rootCauseMessage } from "../util/describe-error.js";
 
@@ -78,17 +79,20 @@ function firstLine(text: string): string {
  * Turns anything a call can fail with into a one-line, human-readable message.
  *
  * @example
- * describeAnthropicError(err); // "529 overloaded_error: Overloaded"
- * describeAnthropicError(midStreamError); // "overloaded_error: Overloaded"
+ * describeAnthropicError(err, sdk); // "529 overloaded_error: Overloaded"
+ * describeAnthropicError(midStreamError, sdk); // "overloaded_error: Overloaded"
  */
-export function describeAnthropicError(error: unknown): string {
-	if (error instanceof APIUserAbortError) return abortedMessage;
-	if (error instanceof APIConnectionTimeoutError) return "Request timed out";
-	if (error instanceof APIConnectionError) {
-		const cause = rootCauseMessage(error.cause);
-		return cause ? `Connection error: ${cause}` : "Connection error";
+export function describeAnthropicError(error: unknown, sdk: AnthropicSdk | undefined): string {
+	// Without the SDK (its import failed, or the call failed before it), no error is one of its classes.
+	if (sdk) {
+		if (error instanceof sdk.APIUserAbortError) return abortedMessage;
+		if (error instanceof sdk.APIConnectionTimeoutError) return "Request timed out";
+		if (error instanceof sdk.APIConnectionError) {
+			const cause = rootCauseMessage(error.cause);
+			return cause ? `Connection error: ${cause}` : "Connection error";
+		}
+		if (error instanceof sdk.APIError) return describeApiError(error);
 	}
-	if (error instanceof APIError) return describeApiError(error);
 	if (error instanceof Error) {
 		// undici reports a body cut off mid-stream as a bare "terminated"; the cause says why.
 		if (error.message === "terminated") {

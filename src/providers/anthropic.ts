@@ -11,6 +11,7 @@ import { createAssistantMessage } from "./assistant-message.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import { createAnthropicClient } from "./anthropic-client.js";
+import { type AnthropicSdk, loadAnthropicSdk } from "./anthropic-sdk.js";
 import {
 	abortedMessage,
 	describeAnthropicError,
@@ -251,10 +252,12 @@ async function runAnthropicCall(
 	});
 	let received = 0;
 	let lastEvent = "none";
+	let sdk: AnthropicSdk | undefined;
 	try {
 		const apiKey = options.apiKey ?? process.env["ANTHROPIC_API_KEY"];
 		if (!apiKey) throw new Error(missingApiKeyMessage("anthropic"));
-		const client = createAnthropicClient(model, apiKey, options);
+		sdk = await loadAnthropicSdk();
+		const client = createAnthropicClient(sdk, model, apiKey, options);
 
 		let body = buildAnthropicRequest(model, context, options);
 		const replacement = await options.onPayload?.(body, model);
@@ -295,7 +298,7 @@ async function runAnthropicCall(
 	} catch (error) {
 		const aborted = signal?.aborted === true;
 		output.stopReason = aborted ? "aborted" : "error";
-		output.errorMessage = aborted ? abortedMessage : stalled ? stalledMessage(options.timeoutMs ?? 0, received) : describeAnthropicError(error);
+		output.errorMessage = aborted ? abortedMessage : stalled ? stalledMessage(options.timeoutMs ?? 0, received) : describeAnthropicError(error, sdk);
 		stream.push({ type: "error", reason: output.stopReason, error: output });
 	} finally {
 		stall.stop();

@@ -41,6 +41,12 @@ export interface ExploreReport {
 		missed: string[];
 		/** Transitions real runs took that the model does not offer (your code did something the walk does not do itself). */
 		outside: string[];
+		/**
+		 * Real restores: the kinds of state a run of your configuration can be stored in and
+		 * restored from (the chart's state, the run's flags, its calls: see `restores: "everywhere"`),
+		 * and those the walk restored from.
+		 */
+		restores: { possible: string[]; taken: string[]; missed: string[] };
 	};
 	/** Paths your code led elsewhere than planned, which the walk planned again from where the agent was. */
 	replanned: number;
@@ -68,6 +74,10 @@ export function formatExploreReport(report: ExploreReport): string {
 		...coverage.missed.map((key) => `    not taken: ${key}`),
 		...coverage.outside.map((key) => `    taken outside the model: ${key}`),
 	];
+	const { restores } = coverage;
+	if (restores.taken.length > 0) {
+		lines.push(`  restores: from ${restores.taken.length}/${restores.possible.length} kinds of state a run can be stored in (${percent(restores.taken.length, restores.possible.length)} %)`);
+	}
 	if (report.replanned) lines.push(`  ${report.replanned} path(s) went elsewhere than planned (your code answered otherwise) and were planned again from there`);
 	if (report.leftEarly.length) {
 		lines.push(`  ${report.leftEarly.length} path(s) left before their end:`);

@@ -141,8 +141,13 @@ async function shrink(found: ExploreViolation, plan: WalkPlan, factory: AgentFac
 
 function buildReport(plan: WalkPlan, configuration: string, runs: readonly PathRun[], violations: ExploreViolation[], durationMs: number): ExploreReport {
 	const taken = new Set<string>();
-	for (const run of runs) for (const key of run.taken) taken.add(key);
+	const restoredFrom = new Set<string>();
+	for (const run of runs) {
+		for (const key of run.taken) taken.add(key);
+		for (const kind of run.restoredFrom) restoredFrom.add(kind);
+	}
 	const possible = [...plan.reachable].sort();
+	const restoreKinds = [...plan.restoreKinds].sort();
 	const report: ExploreReport = {
 		ok: violations.length === 0,
 		configuration,
@@ -154,6 +159,7 @@ function buildReport(plan: WalkPlan, configuration: string, runs: readonly PathR
 			taken: possible.filter((key) => taken.has(key)),
 			missed: possible.filter((key) => !taken.has(key)),
 			outside: [...taken].filter((key) => !plan.reachable.has(key)).sort(),
+			restores: { possible: restoreKinds, taken: restoreKinds.filter((kind) => restoredFrom.has(kind)), missed: restoreKinds.filter((kind) => !restoredFrom.has(kind)) },
 		},
 		replanned: runs.filter((run) => run.replans > 0).length,
 		leftEarly: runs.filter((run) => run.leftAt).map((run) => ({ path: run.performed.map((step) => step.label).join(STEP_SEPARATOR), reason: run.leftAt?.reason ?? "" })),

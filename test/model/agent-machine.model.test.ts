@@ -10,7 +10,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { WALK_VARIANTS } from "../../src/testing/model/config.js";
-import { definitions, describeSteps } from "../../src/testing/model/plan.js";
+import { journaledCallsOfStreamingReply } from "../../src/testing/model/journaled-calls.js";
+import { definitions, describeSteps, type WalkPath } from "../../src/testing/model/plan.js";
 import { planOwnWalk, runOwnWalkPath } from "../../src/testing/own-walk.js";
 import { formatViolation } from "../../src/testing/violations.js";
 
@@ -50,6 +51,17 @@ describe("agent machine: model-based paths against the real Agent", () => {
 			});
 		});
 	}
+
+	it("restores from a reply still streaming after some of its calls started, which the restored agent closes with them", () => {
+		const restoredFrom = (path: WalkPath) => path.steps[path.steps.length - 1]?.from;
+		const closing = walks.flatMap(({ plan }) => plan.restorePaths).filter((path) => {
+			const from = restoredFrom(path);
+			return from !== undefined && journaledCallsOfStreamingReply(from).length > 0;
+		});
+		// Run strictly above, with the other restore paths: a call running, one ended, two of them.
+		expect(closing.map((path) => describeSteps(path.steps))).toContain("prompt → agentchart.testing.restore → stream.start → stream.toolcall(a1_1) → agentchart.testing.restore");
+		expect(closing.length).toBeGreaterThanOrEqual(4);
+	});
 
 	it("takes every transition of the machine definition (coverage)", () => {
 		const defined = [...definitions.values()];

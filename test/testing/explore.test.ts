@@ -1,13 +1,16 @@
 /**
  * exploreAgent over a user's configuration (the kit's planning, not agentchart's own walk, which
  * test/model runs): a hook that asks approval for one tool only still has its approvals walked,
- * and a reported path replays.
+ * a reported path replays, and restores from a reply still streaming with calls that had started
+ * are walked (the restored reply is closed with those calls from the journal).
  */
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { exploreAgent } from "../../src/testing/explore.js";
+import { CLOSED_WITH_STARTED_CALLS } from "../../src/testing/model/plan.js";
 import type { AgentFactory } from "../../src/testing/walk/cast.js";
 import type { AgentTool } from "../../src/types/agent.js";
 
@@ -47,4 +50,38 @@ describe("exploreAgent", () => {
 		expect(report.leftEarly).toEqual([]);
 		expect(report.violations).toEqual([]);
 	}, 60_000);
+
+	describe("restores from a reply still streaming after some of its calls started (streaming tool execution)", () => {
+		const refundWithApproval: AgentTool<typeof orderParams> = { ...refund, needsApproval: true };
+		/** A streaming agent with a plain tool (not replay-safe) and one that needs approval; `keep` says what of the snapshot's journal its restore keeps. */
+		const streamingAgent =
+			(keep: (snapshot: AgentSnapshot) => AgentSnapshot = (snapshot) => snapshot): AgentFactory =>
+			(kit) => {
+				const options = kit.options({ initialState: { model: createScriptedModel([]).model, tools: [lookupOrder, refundWithApproval] }, toolExecution: "streaming" });
+				return kit.snapshot ? Agent.restore(keep(kit.snapshot), options) : new Agent(options);
+			};
+
+		it("restores from there, and plans and checks the steps after the replayed reply", async () => {
+			const report = await exploreAgent(streamingAgent(), { restores: "everywhere" });
+			expect(report.violations, report.format()).toEqual([]);
+			const closed = report.coverage.restores.taken.filter((kind) => kind.endsWith(CLOSED_WITH_STARTED_CALLS));
+			// A call running, one ended, one waiting for approval, one rejected: each restored from.
+			for (const calls of ["0:runnings", "0:settledsj", "1:awaiting-approvals", "1:settledsx"]) expect(closed, report.format()).toContainEqual(expect.stringContaining(`calls: ${calls}`));
+			expect(report.coverage.restores.missed, report.format()).toEqual([]);
+			expect(report.leftEarly, report.format()).toEqual([]);
+			expect(report.coverage.missed, report.format()).toEqual([]);
+		}, 120_000);
+
+		it("finds a restore that closes the reply without the calls that had started (the model call's journal entries dropped)", async () => {
+			// A store that keeps tool entries but not model calls: the restored agent asks the model again.
+			const withoutModelEntries = streamingAgent((snapshot) => ({ ...snapshot, journal: snapshot.journal.filter((entry) => entry.kind !== "model") }));
+			// Paths the defect leads astray wait for the agent at most this long before planning again;
+			// the path that shows it ends at the restore already, so there is nothing to shrink.
+			const report = await exploreAgent(withoutModelEntries, { restores: "everywhere", stepTimeoutMs: 200, shrink: false });
+			const lost = report.violations.filter((found) => found.rule === "tool-answered");
+			expect(lost.length, report.format()).toBeGreaterThan(0);
+			expect(Math.min(...lost.map((found) => found.path.length)), report.format()).toBeLessThanOrEqual(6);
+			expect(lost[0]?.path.at(-1)).toBe("agentchart.testing.restore");
+		}, 120_000);
+	});
 });

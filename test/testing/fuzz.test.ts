@@ -83,6 +83,7 @@ describe("fuzzAgent", () => {
 		const report = await fuzzAgent(factory, { runs: 100, seed: 7, ...quiet });
 		expect(report.ok).toBe(false);
 		expect(report.violations.map((each) => each.rule)).toContain("replay");
-		expect(report.format()).toMatch(/\[replay\] tool "refund" \(call call_\d+\) ran 2 times although it is not replay: "safe"/);
+		// Whichever tool the shrunk scenario ran twice (the approval tool, or one beside it).
+		expect(report.format()).toMatch(/\[replay\] tool "(refund|lookup_order)" \(call call_\d+\) ran 2 times although it is not replay: "safe"/);
 	}, 120_000);
 });

@@ -7,14 +7,14 @@
  */
 import { type AnyMachineSnapshot, createEmptyActor } from "xstate";
 import { getAdjacencyMap } from "xstate/graph";
-import { InterruptedByRestart } from "../../actors/compaction-protocol.js";
 import { agentMachine } from "../../machines/agent-machine.js";
-import { findTool } from "../../machines/run-helpers.js";
-import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
-import { alphabetOf, interruptedOutcome, isRestore } from "./alphabet.js";
+import type { AgentMachineEvent } from "../../machines/types.js";
+import { alphabetOf, isRestore } from "./alphabet.js";
 import type { ModelConfig } from "./config.js";
 import { type DefinedTransition, definedTransitions } from "./definition.js";
-import { awaitsDelivery, eventLabel, inState, project } from "./projection.js";
+import { awaitsDelivery, eventLabel, project } from "./projection.js";
+import { journaledCallsOfStreamingReply } from "./journaled-calls.js";
+import { replayAsksHookAgain, restoreEvents } from "./restore-events.js";
 import { microstepTransitions } from "../../machines/xstate-internals.js";
 
 /** Every transition of the agent chart's definition. */
@@ -63,6 +63,8 @@ export interface WalkPlan {
 	paths: WalkPath[];
 	/** With restores: a path to a restore from every kind of state a run can be stored in (see `stateShape`). */
 	restorePaths: WalkPath[];
+	/** The kinds of state the model can restore from (see {@link restoreKind}). */
+	restoreKinds: ReadonlySet<string>;
 	/** Abstract states by key. */
 	nodes: ReadonlyMap<string, GraphNode>;
 	/**
@@ -126,52 +128,40 @@ export function withClockPastDeadlines<T>(make: () => T): T {
 }
 
 /**
- * A reply streaming in streaming tool execution after some of its calls started (ran, or were
- * asked about): a restore closes it with those calls from the journal (the stream actor replays
- * them) instead of asking the model again. The model does not follow that replay yet, so the walk
- * does not restore from here (test/durable covers it).
- */
-function closesWithStartedCalls(snapshot: AnyMachineSnapshot): boolean {
-	const batch = snapshot.context.run?.batch;
-	if (!inState(snapshot, "running.streaming") || batch?.mode !== "streaming") return false;
-	return batch.calls.some((call: ToolCallEntry) => call.args !== undefined || call.status === "awaiting-approval");
-}
-
-/**
- * What a restored chart goes through, in order: its restored children tell it what they were
- * doing (a stream call in flight, tool calls in flight), the restored agent says it resumed and
- * acknowledges the barrier it waited at, then an interrupted compaction fails as interrupted and
- * calls that may not run again are answered as interrupted.
- */
-function restoreEvents(snapshot: AnyMachineSnapshot, emittedSinceRestore: () => number): ((current: AnyMachineSnapshot) => AgentMachineEvent[])[] {
-	const wasCompacting = inState(snapshot, "running.compacting");
-	// While no event is on its way to the restored agent's listeners, it acknowledges each barrier
-	// as soon as the chart reaches it.
-	const acknowledgedAtOnce = (current: AnyMachineSnapshot): AgentMachineEvent[] => (awaitsDelivery(current) && emittedSinceRestore() === 0 ? [{ type: "delivered", barrier: current.context.barrier }] : []);
-	return [
-		(current) => (inState(current, "running.streaming") && current.context.run ? [{ type: "stream.interrupted", attempt: current.context.run.attempt }] : []),
-		(current) => (current.context.run?.batch?.actorStarted ? [{ type: "tools.interrupted" }] : []),
-		() => [{ type: "agentchart.resumed" }],
-		// The restored agent acknowledges the barrier it waited at.
-		(current) => [{ type: "delivered", barrier: current.context.barrier }],
-		...Array.from({ length: 6 }, () => acknowledgedAtOnce),
-		() => (wasCompacting ? [{ type: "xstate.error.actor.compaction", error: new InterruptedByRestart() } as unknown as AgentMachineEvent] : []),
-		(current) => {
-			if (current.context.run?.aborted) return [];
-			return (current.context.run?.batch?.calls ?? [])
-				.filter((call: ToolCallEntry) => call.status === "running" && call.args !== undefined && findTool(current.context.tools, call.toolCall.name)?.replay !== "safe")
-				.map((call: ToolCallEntry) => ({ type: "tool.settled", callKey: call.key, outcome: interruptedOutcome(call.toolCall.name) }) as AgentMachineEvent);
-		},
-	];
-}
-
-/**
  * The kind of state a restore starts from: where the chart is, whether it waits for delivery,
  * the run's flags and its calls' statuses (queue lengths and the transcript's tail left out).
  */
 function stateShape(key: string): string {
 	const state = JSON.parse(key) as { v: string; wait: boolean; run?: { ab: boolean; p: boolean; cr: string; b?: { c: string } } };
 	return JSON.stringify([state.v, state.wait, state.run?.ab, state.run?.p, state.run?.cr, state.run?.b?.c]);
+}
+
+/**
+ * The kind of state a restore starts from (see `stateShape`), as a report names it: the chart's
+ * state, the run's flags, its calls, and whether the restore closes a streaming reply with the
+ * calls it had started.
+ *
+ * @example
+ * restoreKind(config, snapshot); // "running.streaming, reply streaming, calls: runnings settledsj (closed with its started calls)"
+ */
+export function restoreKind(config: ModelConfig, snapshot: AnyMachineSnapshot): string {
+	const [value, wait, aborted, partial, compaction, calls] = JSON.parse(stateShape(project(config, snapshot))) as [string, boolean, boolean?, boolean?, string?, string?];
+	const name = value.startsWith("{") ? stateName(JSON.parse(value) as StateValue) : value;
+	const notes = [name, wait ? "waiting for delivery" : "", aborted ? "aborted" : "", partial ? "reply streaming" : "", compaction ? `compaction (${compaction})` : "", calls ? `calls: ${calls}` : ""];
+	const closed = journaledCallsOfStreamingReply(snapshot).length > 0 ? ` ${CLOSED_WITH_STARTED_CALLS}` : "";
+	return `${notes.filter(Boolean).join(", ")}${closed}`;
+}
+
+/** How a restore kind says that the restore closes a streaming reply with the calls it had started. */
+export const CLOSED_WITH_STARTED_CALLS = "(closed with its started calls)";
+
+type StateValue = string | { [key: string]: StateValue };
+
+function stateName(value: StateValue): string {
+	if (typeof value === "string") return value;
+	return Object.entries(value)
+		.map(([key, child]) => `${key}.${stateName(child)}`)
+		.join(" + ");
 }
 
 /**
@@ -220,7 +210,7 @@ export function planWalk(config: ModelConfig, goals: "transitions" | "restores" 
 		input: config.input,
 		events: alphabet as never,
 		// The restore is the walk's own step.
-		filterEvents: ((snapshot: AnyMachineSnapshot, event: AgentMachineEvent) => ALWAYS_OFFERED.has(event.type) || (isRestore(event) ? !closesWithStartedCalls(snapshot) : snapshot.can(event as never))) as never,
+		filterEvents: ((snapshot: AnyMachineSnapshot, event: AgentMachineEvent) => ALWAYS_OFFERED.has(event.type) || (isRestore(event) ? !replayAsksHookAgain(snapshot) : snapshot.can(event as never))) as never,
 		serializeState: serializeState as never,
 		serializeEvent: ((event: AgentMachineEvent) => eventLabel(config, event)) as never,
 	} as never) as unknown as Record<string, { state: AnyMachineSnapshot; transitions: Record<string, { event: AgentMachineEvent; state: AnyMachineSnapshot }> }>;
@@ -284,9 +274,13 @@ export function planWalk(config: ModelConfig, goals: "transitions" | "restores" 
 	// A restore from every kind of state a run can be stored in.
 	const restoredFrom = new Set<string>();
 	const restorePaths: WalkPath[] = [];
+	const restoreKinds = new Set<string>();
 	for (const edge of all) {
-		if (!edge.restore || restoredFrom.has(stateShape(edge.key))) continue;
-		restoredFrom.add(stateShape(edge.key));
+		if (!edge.restore) continue;
+		const shape = stateShape(edge.key);
+		if (restoredFrom.has(shape)) continue;
+		restoredFrom.add(shape);
+		restoreKinds.add(restoreKind(config, (nodes.get(edge.key) as GraphNode).state));
 		restorePaths.push(pathThrough(edge));
 	}
 
@@ -330,7 +324,7 @@ export function planWalk(config: ModelConfig, goals: "transitions" | "restores" 
 	const stepFrom = (key: string, label: string): WalkStep | undefined => (nodes.get(key)?.edges.has(label) ? stepsOf([{ key, label }])[0] : undefined);
 	const byLabel = new Map<string, AgentMachineEvent>();
 	for (const node of nodes.values()) for (const edge of node.edges.values()) if (!byLabel.has(edge.label)) byLabel.set(edge.label, edge.event);
-	return { config, initial, initialKey, states: nodes.size, edges: edgeCount, reachable, paths: goals === "restores" ? [...paths, ...restorePaths] : paths, restorePaths, nodes, replan, pathOf, stepFrom, eventOf: (label) => byLabel.get(label) };
+	return { config, initial, initialKey, states: nodes.size, edges: edgeCount, reachable, paths: goals === "restores" ? [...paths, ...restorePaths] : paths, restorePaths, restoreKinds, nodes, replan, pathOf, stepFrom, eventOf: (label) => byLabel.get(label) };
 }
 
 /** One line per step, for reports. */

@@ -7,9 +7,11 @@
 import type { AnyMachineSnapshot } from "xstate";
 import { tokensNeedCompaction } from "../../machines/compaction-guards.js";
 import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
+import type { AnyAgentTool } from "../../types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../../types/messages.js";
 import type { ModelConfig } from "./config.js";
 import { callsOf, MISSING_TOOL, OVERFLOW_ERROR, replyKindOf } from "./fixtures.js";
+import { journalMark } from "./journaled-calls.js";
 import { sampleOf } from "./replies.js";
 
 /** The decision states: each emits a barrier on entry and stays until it is acknowledged. */
@@ -42,11 +44,12 @@ function kindOf(config: ModelConfig, message: AssistantMessage | undefined): str
 	return `${message.stopReason}${calls.length}${missing}${samples}${message.errorMessage && /too long/.test(message.errorMessage) ? "!" : ""}`;
 }
 
-function callView(config: ModelConfig, call: ToolCallEntry): string {
+/** `journaled`: the run may be restored while its reply streams, and how its settled calls stand in the journal decides what the restore does. */
+function callView(config: ModelConfig, call: ToolCallEntry, journaled: boolean, tools: AnyAgentTool[]): string {
 	const sample = config.samples.length > 1 ? `${sampleMark(config, sampleOf(config, call.toolCall))}:` : "";
 	// A running call without arguments is still being prepared by the batch actor (streaming mode with a hook).
 	const preparing = call.status === "running" && call.args === undefined ? "p" : "";
-	return `${sample}${call.status}${call.started ? "s" : ""}${call.message ? "m" : ""}${call.outcome?.result.terminate ? "T" : ""}${preparing}`;
+	return `${sample}${call.status}${call.started ? "s" : ""}${call.message ? "m" : ""}${call.outcome?.result.terminate ? "T" : ""}${preparing}${journaled ? journalMark(tools, call) : ""}`;
 }
 
 /**
@@ -57,6 +60,7 @@ export function project(config: ModelConfig, snapshot: AnyMachineSnapshot, trans
 	const context = transcript ? { ...snapshot.context, messages: transcript } : snapshot.context;
 	const run = context.run;
 	const last = context.messages[context.messages.length - 1] as { role?: string } | undefined;
+	const journaled = config.restores && run?.batch?.mode === "streaming" && !run.aborted && inState(snapshot, "running.streaming");
 	return JSON.stringify({
 		st: snapshot.status,
 		v: valueOf(snapshot),
@@ -79,7 +83,7 @@ export function project(config: ModelConfig, snapshot: AnyMachineSnapshot, trans
 			b: run.batch && {
 				m: run.batch.mode,
 				t: run.batch.truncated,
-				c: run.batch.calls.map((call: ToolCallEntry) => callView(config, call)).join(" "),
+				c: run.batch.calls.map((call: ToolCallEntry) => callView(config, call, journaled, context.tools)).join(" "),
 			},
 		},
 	});

@@ -218,5 +218,5 @@ export async function runLoopPath(plan: WalkPlan, path: WalkPath): Promise<PathR
 	}
 	await settle();
 	for (const each of invariants.violations) found.push({ violation: each, step: Math.max(performed.length - 1, 0) });
-	return { taken, violations: found, performed, replans: 0, leftAt: undefined, goalReached: true };
+	return { taken, violations: found, performed, replans: 0, leftAt: undefined, goalReached: true, restoredFrom: new Set() };
 }

@@ -14,9 +14,10 @@ import type { AgentEvent } from "../../types/agent.js";
 import type { AgentMessage } from "../../types/messages.js";
 import { idleViolations, queuesOf } from "../agent-checks.js";
 import { EventInvariants } from "../event-invariants.js";
+import { toolCallIdsOf } from "../id-counts.js";
 import { compactionFailsAtOnce, isRestore, settlesAtOnce } from "../model/alphabet.js";
 import { project } from "../model/projection.js";
-import { definitions, type WalkPath, type WalkPlan, type WalkStep } from "../model/plan.js";
+import { definitions, restoreKind, type WalkPath, type WalkPlan, type WalkStep } from "../model/plan.js";
 import { QueueLedger } from "../queue-ledger.js";
 import { checkTranscript } from "../transcript-checks.js";
 import { type AgentViolation, violation } from "../violations.js";
@@ -67,6 +68,8 @@ export interface PathRun {
 	leftAt: { step: number; label: string; reason: string } | undefined;
 	/** The path took the edge it was planned for. */
 	goalReached: boolean;
+	/** The kinds of state the path restored from (see `restoreKind`). */
+	restoredFrom: Set<string>;
 }
 
 export async function settle(rounds = 8): Promise<void> {
@@ -109,6 +112,7 @@ export class PathRunner {
 	readonly found: FoundViolation[] = [];
 	readonly taken = new Set<string>();
 	readonly performed: WalkStep[] = [];
+	readonly restoredFrom = new Set<string>();
 	readonly invariants: EventInvariants;
 	readonly ledger = new QueueLedger();
 	readonly cast: WalkCast;
@@ -184,10 +188,24 @@ export class PathRunner {
 	private onEvent(event: AgentEvent): void {
 		this.invariants.onEvent(event);
 		this.ledger.onEvent(event);
+		if (event.type === "approval_requested") this.asked.add(event.toolCallId);
+		if (event.type === "message_end" && event.message.role === "assistant" && this.mustReplay) {
+			const closedWith = new Set(toolCallIdsOf(event.message));
+			const missing = this.mustReplay.filter((id) => !closedWith.has(id));
+			this.mustReplay = undefined;
+			if (missing.length) this.report(violation("tool-answered", `tool calls ${missing.join(", ")} had started (ran, or were asked about) while their reply streamed when the agent was stored; the restored agent's reply does not close with them, so what they did is never answered (does your restore keep the snapshot's journal?)`));
+		}
 		if (event.type === "agent_end") for (const found of checkTranscript(this.agent.state.messages)) this.report({ ...found, message: `at agent_end: ${found.message}` });
 	}
 
 	private generation = 0;
+	/** Tool call ids asked about (approval_requested) so far. */
+	private readonly asked = new Set<string>();
+	/**
+	 * The calls of the reply streaming at the last restore that had started (ran, or were asked
+	 * about): the restored agent's next reply is that reply, closed with them from the journal.
+	 */
+	private mustReplay: string[] | undefined;
 	/** True while the factory makes (or restores) an agent. */
 	private making = false;
 
@@ -234,8 +252,13 @@ export class PathRunner {
 	 * from the JSON through your factory, held as the first one was.
 	 */
 	restore(): void {
+		this.restoredFrom.add(restoreKind(this.plan.config, this.agent.actor.getSnapshot() as unknown as AnyMachineSnapshot));
 		const snapshot = JSON.parse(JSON.stringify(this.agent.snapshot())) as AgentSnapshot;
-		const running = this.agent.actor.getSnapshot().context.run?.batch?.calls.filter((call) => call.status === "running") ?? [];
+		const machine = this.agent.actor.getSnapshot();
+		const running = machine.context.run?.batch?.calls.filter((call) => call.status === "running") ?? [];
+		const streaming = machine.matches({ running: "streaming" }) && !machine.context.run?.aborted ? (machine.context.run?.batch?.calls ?? []) : [];
+		const started = streaming.map((call) => call.toolCall.id).filter((id) => this.cast.executions.has(id) || this.asked.has(id));
+		this.mustReplay = started.length ? started : undefined;
 		this.detach?.();
 		this.agent.dispose();
 		this.cast.forgetHeld();
@@ -325,7 +348,7 @@ export class PathRunner {
 		}
 		await this.finish();
 		for (const key of this.taken) this.options.takenSoFar?.add(key);
-		return { taken: this.taken, violations: this.found, performed: this.performed, replans, leftAt, goalReached };
+		return { taken: this.taken, violations: this.found, performed: this.performed, replans, leftAt, goalReached, restoredFrom: this.restoredFrom };
 	}
 
 	/** The events of the route, past and planned (following labels: each label's event, wherever it is taken from). */

@@ -1,0 +1,113 @@
+/**
+ * What a restore does to the chart, as the events the restored machine is sent, in order: what
+ * its restored children report, the restored agent's resumption and acknowledgements, and what the
+ * journal answers. The walk's model takes them through the real chart (`agentMachine.transition`),
+ * so a restore edge ends where a restored agent is.
+ */
+import type { AnyMachineSnapshot } from "xstate";
+import { InterruptedByRestart } from "../../actors/compaction-protocol.js";
+import { replyOfStartedCalls } from "../../actors/stream-actor.js";
+import { findTool } from "../../machines/run-helpers.js";
+import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
+import type { ToolOutcome } from "../../tools/preflight.js";
+import { interruptedOutcome } from "./alphabet.js";
+import { type JournaledCall, journaledCallsOfStreamingReply } from "./journaled-calls.js";
+import { awaitsDelivery, inState } from "./projection.js";
+
+/** One stage of a restore: the events it sends, given where the chart is by then. */
+export type RestoreStage = (current: AnyMachineSnapshot) => AgentMachineEvent[];
+
+/**
+ * A reply streaming in streaming tool execution after some of its calls started (ran, or were
+ * asked about), with a `beforeToolCall` hook: the restored batch asks the hook about every call
+ * again before the journal answers it, which the model does not follow, so the walk does not
+ * restore from here (test/durable covers it).
+ */
+export function replayAsksHookAgain(snapshot: AnyMachineSnapshot): boolean {
+	const run = snapshot.context.run;
+	// An aborted run ends at once, before its reply is made again: nothing is replayed.
+	if (snapshot.context.config.beforeToolCall === undefined || !run || run.aborted || !inState(snapshot, "running.streaming") || run.batch?.mode !== "streaming") return false;
+	// A settled call may have run or been blocked by the hook: only calls still queued, or whose hook
+	// has not answered yet, are sure to have no journal entry.
+	return run.batch.calls.some((call: ToolCallEntry) => call.status !== "queued" && !(call.status === "running" && call.args === undefined));
+}
+
+/**
+ * The stream actor's replay of a reply that a restore closes with its started calls (their
+ * journal entries name the model call they streamed from): its start, each call, its end, as
+ * src/actors/stream-actor.ts sends them once the restored chart makes the model call again.
+ */
+function replayedReply(journaled: readonly JournaledCall[]): RestoreStage {
+	return (current) => {
+		const run = current.context.run;
+		if (journaled.length === 0 || !run || run.aborted || !inState(current, "running.streaming")) return [];
+		const attempt = run.attempt;
+		const message = replyOfStartedCalls(current.context.model, journaled.map(({ call }) => call.toolCall));
+		return [
+			{ type: "stream.start", attempt, partial: message },
+			...journaled.map(({ call }): AgentMachineEvent => ({ type: "stream.toolcall", attempt, toolCall: call.toolCall, partial: message })),
+			{ type: "stream.done", attempt, message },
+		];
+	};
+}
+
+/** The decisions the journal holds, which the restored agent sends again as each call is asked about. */
+function replayedDecisions(journaled: readonly JournaledCall[]): RestoreStage {
+	return (current) =>
+		journaled.flatMap(({ call, decision, reason }): AgentMachineEvent[] => {
+			const now = current.context.run?.batch?.calls.find((each: ToolCallEntry) => each.key === call.key);
+			if (now?.status !== "awaiting-approval" || !decision) return [];
+			return [decision === "approved" ? { type: "approve", toolCallId: call.key, args: call.args } : { type: "reject", toolCallId: call.key, reason: reason ?? "" }];
+		});
+}
+
+/**
+ * What a restored chart goes through, in order: its restored children tell it what they were
+ * doing (a stream call in flight, tool calls in flight), the restored agent says it resumed and
+ * acknowledges the barrier it waited at; a reply that had started calls is closed with them
+ * (their decisions sent again, and the barrier the replay reached acknowledged, as the restored
+ * agent's first acknowledgement comes after it); then an interrupted compaction fails as
+ * interrupted, and the journal answers the calls running again: with their stored outcome, or (those
+ * in flight when the run was stored) as interrupted when their tool may not run again.
+ */
+export function restoreEvents(snapshot: AnyMachineSnapshot, emittedSinceRestore: () => number): RestoreStage[] {
+	const wasCompacting = inState(snapshot, "running.compacting");
+	const journaled = journaledCallsOfStreamingReply(snapshot);
+	const stored = new Map<string, ToolOutcome>();
+	for (const { call, outcome } of journaled) if (outcome) stored.set(call.key, outcome);
+	// Calls in flight when the run was stored have an intent in the journal; calls the restored run
+	// starts afresh have none, and run.
+	const inFlight = new Set<string>((snapshot.context.run?.batch?.calls ?? []).filter((call: ToolCallEntry) => call.status === "running" && call.args !== undefined).map((call: ToolCallEntry) => call.key));
+	let replayed = false;
+	const replay = replayedReply(journaled);
+	// While no event is on its way to the restored agent's listeners, it acknowledges each barrier
+	// as soon as the chart reaches it.
+	const acknowledgedAtOnce: RestoreStage = (current) => (awaitsDelivery(current) && emittedSinceRestore() === 0 ? [{ type: "delivered", barrier: current.context.barrier }] : []);
+	return [
+		(current) => (inState(current, "running.streaming") && current.context.run ? [{ type: "stream.interrupted", attempt: current.context.run.attempt }] : []),
+		(current) => (current.context.run?.batch?.actorStarted ? [{ type: "tools.interrupted" }] : []),
+		() => [{ type: "agentchart.resumed" }],
+		// The restored agent acknowledges the barrier it waited at.
+		(current) => [{ type: "delivered", barrier: current.context.barrier }],
+		(current) => {
+			const events = replay(current);
+			replayed = events.length > 0;
+			return events;
+		},
+		replayedDecisions(journaled),
+		// The replay runs inside the restore, before the restored agent's own acknowledgement: that one is the replay's barrier's.
+		(current) => (replayed ? [{ type: "delivered", barrier: current.context.barrier }] : []),
+		...Array.from({ length: 6 }, () => acknowledgedAtOnce),
+		() => (wasCompacting ? [{ type: "xstate.error.actor.compaction", error: new InterruptedByRestart() } as unknown as AgentMachineEvent] : []),
+		(current) => {
+			if (current.context.run?.aborted) return [];
+			return (current.context.run?.batch?.calls ?? []).flatMap((call: ToolCallEntry): AgentMachineEvent[] => {
+				if (call.status !== "running" || call.args === undefined) return [];
+				const outcome = stored.get(call.key);
+				if (outcome) return [{ type: "tool.settled", callKey: call.key, outcome }];
+				if (!inFlight.has(call.key) || findTool(current.context.tools, call.toolCall.name)?.replay === "safe") return [];
+				return [{ type: "tool.settled", callKey: call.key, outcome: interruptedOutcome(call.toolCall.name) }];
+			});
+		},
+	];
+}
