@@ -8,6 +8,7 @@ import { type agentLogic, runLogic } from "./machines/agent-logic.js";
 import { acceptDeltaTaps, type DeltaTap, type DeltaTaps } from "./machines/delta-taps.js";
 import { emitterOf } from "./machines/emitters.js";
 import { continueRefusal } from "./machines/continue-rules.js";
+import { initialContext } from "./machines/context.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
 import { assertValidTools } from "./tools/tool-schema.js";
@@ -85,8 +86,9 @@ export interface AgentOptions {
 	listeners?: AgentListener[] | undefined;
 	/**
 	 * agentchart: where the session is kept (`sessionId` names it): every journal entry is appended
-	 * before its effect goes on, and a snapshot saved at every quiet point and after every command
-	 * (see `durable/store.ts`; `Agent.load` continues a stored session).
+	 * before its effect goes on, and a snapshot saved at a run's start and end, at a wait for
+	 * approval, and after every command (see `durable/store.ts`; `Agent.load` continues a stored
+	 * session).
 	 */
 	store?: AgentStore | undefined;
 	/** agentchart: how long a tool call may wait for approval before it is rejected, in ms (default: as long as it takes). */
@@ -233,6 +235,8 @@ export class Agent {
 	readonly #state: MutableAgentState;
 	/** The journal of the run in progress and, with a store, what the agent saves. */
 	#session: DurableSession;
+	/** Since the last save, the run changed what its journal does not carry (a compaction, a listener's failure). */
+	#unjournaled = false;
 	/** Runs the session started (a run's id counts them). */
 	#runs = 0;
 	/** Calls a decision was sent for, not yet taken by the machine (`turn:key`); made at the first decision. */
@@ -271,8 +275,13 @@ export class Agent {
 		return (this.#handed ??= {
 			deliveryPending: () => this.#delivery.pending(),
 			deltaSink: (event) => this.#sinkDelta(event),
-			takeSnapshot: () => this.snapshot(),
+			takeSnapshot: () => this.#storedSnapshot(),
 		});
+	}
+	/** A snapshot for the store: from here on, the store has what the journal does not carry. */
+	#storedSnapshot(): AgentSnapshot {
+		this.#unjournaled = false;
+		return this.snapshot();
 	}
 	/**
 	 * The machine's `deltaSink`. Deltas skip the machine's emitter unless someone else listens on
@@ -652,16 +661,18 @@ export class Agent {
 		return { ...persisted, context: persistAgentContext(persisted.context) };
 	}
 
-	/** An agent between runs, persisted as a machine in `idle` made from its state. */
+	/**
+	 * An agent between runs, persisted as a machine waiting in `idle` with the context its state
+	 * makes: what `getPersistedSnapshot()` of such a machine gives, without making one.
+	 */
 	#persistIdle(): PersistedAgentMachine {
-		const idle = createActor(this.#logic, { input: this.#machineInput() });
-		return this.#persistMachine(idle);
+		return { status: "active", output: undefined, error: undefined, value: "idle", historyValue: {}, context: persistAgentContext(initialContext(this.#machineInput())), children: {} };
 	}
 
 	/**
 	 * agentchart: with a store, saves the session now (after the saves already under way); without
-	 * one, does nothing. The agent saves by itself at every quiet point and after every command;
-	 * call this after changing `agent.state` between runs.
+	 * one, does nothing. The agent saves by itself at a run's start and end, at a wait for
+	 * approval and after every command; call this after changing `agent.state` between runs.
 	 *
 	 * @example
 	 * agent.state.messages = edited; await agent.save();
@@ -1098,15 +1109,19 @@ export class Agent {
 			return;
 		}
 		if (event.type === "agentchart.transcript") {
+			this.#unjournaled = true;
 			this.#delivery.after(() => {
 				this.#state.messages = event.messages;
 			});
 			return;
 		}
 		if (event.type === "agentchart.checkpoint") {
-			this.#saveSoon();
+			// A turn's model call and tool calls are in the journal, each with its outcome: the last
+			// save and the journal after it restore the turn's end without running anything again.
+			if (event.at !== "turn-end" || this.#unjournaled) this.#saveSoon();
 			return;
 		}
+		if (event.type === "auto_compaction_start" || event.type === "auto_compaction_end") this.#unjournaled = true;
 		if (event.type === "approval_requested") this.#approvalRequested(event.toolCallId);
 		this.#delivery.event(event);
 	}
@@ -1170,6 +1185,7 @@ export class Agent {
 
 	#listenerFailed(message: string): void {
 		this.#state.errorMessage = message;
+		this.#unjournaled = true;
 		if (this.#run && !this.#disposed) this.#machine?.send({ type: "listener.error", error: message });
 	}
 }

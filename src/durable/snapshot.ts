@@ -49,8 +49,8 @@ export type PlainAgentContext = Omit<AgentMachineContext, "config" | "tools" | "
 	run?: PlainRun | undefined;
 };
 
-/** The run in progress as data. */
-export type PlainRun = Omit<RunContext, "controller" | "stream">;
+/** The run in progress as data (its cancellation and stream progress are the process's: never kept). */
+export type PlainRun = Omit<RunContext, "controller" | "stream"> & { controller?: undefined; stream?: undefined };
 
 /**
  * A stored agent: `agent.snapshot()`, `Agent.restore(snapshot, options)`, and what an
@@ -101,26 +101,62 @@ function plainTool(tool: AnyAgentTool | PlainTool): PlainTool {
  * loopConfigData(context.config); // { toolExecution: "parallel", toolTimeoutMs: 180000, ... }
  */
 export function loopConfigData(config: Partial<AgentMachineConfig> | Record<string, unknown>): Record<string, unknown> {
+	let data = configData.get(config);
+	if (!data) {
+		data = configDataOf(config);
+		configData.set(config, data);
+	}
+	return data;
+}
+
+/** A run's configuration is replaced, never changed: its data is made once (as a tool's is). */
+const configData = new WeakMap<object, Record<string, unknown>>();
+
+function configDataOf(config: Partial<AgentMachineConfig> | Record<string, unknown>): Record<string, unknown> {
 	const data: Record<string, unknown> = {};
 	for (const key of Object.keys(config)) {
 		if (key === "journal") continue;
 		const value = (config as Record<string, unknown>)[key];
 		if (value === undefined || typeof value === "function") continue;
-		data[key] = value;
+		// As JSON has them: a number that is not finite is null.
+		data[key] = value !== null && typeof value === "object" ? nestedData(value) : typeof value === "number" && !Number.isFinite(value) ? null : value;
 	}
-	// Nested settings (stream options, compaction) may hold functions too: JSON leaves them out.
-	return JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
+	return data;
 }
 
 /**
- * The run as data: its cancellation and stream progress are the process's; the rest is kept.
+ * A nested setting as JSON keeps it (stream options, compaction settings may hold functions):
+ * copied field by field when its fields are plain values, which they are in the common case (a
+ * JSON round trip costs a snapshot more than the rest of its configuration).
+ */
+function nestedData(value: object): unknown {
+	const copy: Record<string, unknown> = {};
+	if (!Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON !== "function") {
+		let plain = true;
+		for (const key of Object.keys(value)) {
+			const field = (value as Record<string, unknown>)[key];
+			if (field === undefined || typeof field === "function" || typeof field === "symbol") continue;
+			if ((field !== null && typeof field === "object") || typeof field === "bigint" || (typeof field === "number" && !Number.isFinite(field))) {
+				plain = false;
+				break;
+			}
+			copy[key] = field;
+		}
+		if (plain) return copy;
+	}
+	return JSON.parse(JSON.stringify(value)) as unknown;
+}
+
+/**
+ * The run as data: its cancellation and stream progress are the process's (left undefined, as
+ * JSON leaves them out); the rest is kept.
  *
  * @example
  * plainRun(context.run);
  */
 function plainRun(run: RunContext | PlainRun): PlainRun {
-	const { controller: _controller, stream: _stream, ...rest } = run as RunContext;
-	return rest;
+	// A spread that only overwrites keys the run has copies its shape at once; leaving keys out costs a rebuild.
+	return { ...run, controller: undefined, stream: undefined };
 }
 
 /**
@@ -131,11 +167,15 @@ function plainRun(run: RunContext | PlainRun): PlainRun {
  * const plain = persistAgentContext(actor.getSnapshot().context);
  */
 export function persistAgentContext(context: AgentMachineContext | PlainAgentContext): PlainAgentContext {
-	const { config, tools, run, ...rest } = context as AgentMachineContext;
-	const plain: PlainAgentContext = { ...rest, config: loopConfigData(config), tools: tools.map(plainTool) };
-	if (run) plain.run = plainRun(run);
+	if (plainContexts.has(context)) return context as PlainAgentContext;
+	const { config, tools, run } = context;
+	const plain: PlainAgentContext = { ...context, config: loopConfigData(config), tools: tools.map(plainTool), run: run && plainRun(run) };
+	plainContexts.add(plain);
 	return plain;
 }
+
+/** The contexts made plain here: the agent persists a context the chart's logic made plain already. */
+const plainContexts = new WeakSet<object>();
 
 /** What a restored run needs that no snapshot keeps: the tools and the loop's functions. */
 export interface AgentRuntime {

@@ -2,8 +2,7 @@ import { and, not, or } from "xstate";
 import { compactionInput } from "./actions/compaction.js";
 import { streamInput } from "./actor-inputs.js";
 import { agentSetup } from "./agent-setup.js";
-import { type Ctx, runOf } from "./context.js";
-import { defaultLoopConfig, defaultModel } from "./defaults.js";
+import { type Ctx, initialContext, runOf } from "./context.js";
 import { hookContext } from "./run-helpers.js";
 
 /**
@@ -31,25 +30,7 @@ export const agentMachine = agentSetup.createMachine({
 	id: "agent",
 	// A chart that never comes to rest is a bug: it fails loudly instead of hanging the process.
 	options: { maxIterations: 10_000 },
-	context: ({ input }) => ({
-			systemPrompt: input.systemPrompt ?? "",
-			model: input.model ?? defaultModel(),
-			thinkingLevel: input.thinkingLevel ?? "off",
-			tools: input.tools ?? [],
-			messages: input.messages ?? [],
-			config: Object.assign(defaultLoopConfig(), input.config),
-			steeringQueue: input.steeringQueue ?? [],
-			followUpQueue: input.followUpQueue ?? [],
-			steeringMode: input.steeringMode ?? "one-at-a-time",
-			followUpMode: input.followUpMode ?? "one-at-a-time",
-			// No run yet, no compaction yet.
-			run: undefined,
-			awaitDelivery: input.awaitDelivery ?? false,
-			barrier: 0,
-			lastCompaction: undefined,
-			commandSeq: 0,
-			runs: input.runs ?? 0,
-		}),
+	context: ({ input }) => initialContext(input),
 	output: ({ context }) => ({ messages: context.messages }),
 	initial: "idle",
 	on: {
@@ -120,7 +101,7 @@ export const agentMachine = agentSetup.createMachine({
 			states: {
 				"run-starting": {
 					description: "Prompt delivered; takes queued steering (once) before the first call.",
-					entry: ["emitCheckpoint", "emitBarrier"],
+					entry: ["emitRunStartCheckpoint", "emitBarrier"],
 					always: [
 						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending", actions: "closeTurnAsAborted" },
 						{ guard: and(["eventsDelivered", "pollsSteeringAtStart"]), target: "polling-steering-at-start" },
@@ -261,7 +242,7 @@ export const agentMachine = agentSetup.createMachine({
 				},
 				"awaiting-approval": {
 					description: "Tool calls wait for a person's decision (approve or reject); nothing else runs. The run can be stored and the process may exit.",
-					entry: ["emitCheckpoint", "scheduleApprovalTimeout"],
+					entry: ["emitApprovalCheckpoint", "scheduleApprovalTimeout"],
 					exit: "cancelApprovalTimeout",
 					on: {
 						approve: { guard: "isAwaitingApproval", target: "tool-dispatching", actions: "approveCall" },
@@ -284,7 +265,7 @@ export const agentMachine = agentSetup.createMachine({
 				},
 				"turn-ended": {
 					description: "Decides: another turn (a resume after the output limit, tool results, steering, follow-ups) or the end of the run.",
-					entry: ["emitCheckpoint", "emitBarrier"],
+					entry: ["emitTurnEndCheckpoint", "emitBarrier"],
 					always: [
 						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending" },
 						{ guard: and(["eventsDelivered", "asksWhetherToStop"]), target: "asking-whether-to-stop" },
@@ -332,7 +313,7 @@ export const agentMachine = agentSetup.createMachine({
 				},
 				"run-ending": {
 					description: "agent_end, then idle.",
-					entry: ["emitAgentEnd", "emitCheckpoint"],
+					entry: ["emitAgentEnd", "emitRunEndCheckpoint"],
 					always: { target: "#agent.idle", actions: "clearRun" },
 				},
 			},

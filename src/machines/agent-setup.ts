@@ -18,7 +18,7 @@ import { closeRunAbruptly } from "./actions/close-run.js";
 import * as runs from "./actions/run.js";
 import * as streaming from "./actions/streaming.js";
 import * as tools from "./actions/tools.js";
-import { applyOverrides, callByKey, patchRun, runOf } from "./context.js";
+import { applyOverrides, callByKey, emitCheckpoint, patchRun, runOf } from "./context.js";
 import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
 
@@ -166,9 +166,10 @@ export const agentSetup = setup({
 			if (deadline !== undefined) enqueue.raise({ type: "approval.timeout" }, { delay: Math.max(0, deadline - Date.now()), id: APPROVAL_TIMEOUT_ID });
 		}),
 		cancelApprovalTimeout: enqueueActions(({ enqueue }) => enqueue.cancel(APPROVAL_TIMEOUT_ID)),
-		emitCheckpoint: enqueueActions(({ context, enqueue }) => {
-			if (context.config.checkpoints) enqueue.emit({ type: "agentchart.checkpoint" });
-		}),
+		emitRunStartCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "run-start")),
+		emitTurnEndCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "turn-end")),
+		emitApprovalCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "approval")),
+		emitRunEndCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "run-end")),
 		settleRefusedCall: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type !== "tool.settled") return;
 			const call = callByKey(context, event.callKey);

@@ -8,8 +8,8 @@ import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import type { ToolBatchCommand } from "../actors/tool-batch-protocol.js";
 import type { StreamProgress } from "../actors/stream-protocol.js";
 import { RunAbort } from "../util/run-abort.js";
-import { defaultLoopConfig } from "./defaults.js";
-import type { AgentMachineContext, AgentMachineEmitted, AgentMachineOwnEvent, RunContext, RunOverrides, ToolBatch, ToolCallEntry } from "./types.js";
+import { defaultLoopConfig, defaultModel } from "./defaults.js";
+import type { AgentMachineContext, AgentMachineEmitted, AgentMachineInput, CheckpointEvent, AgentMachineOwnEvent, RunContext, RunOverrides, ToolBatch, ToolCallEntry } from "./types.js";
 
 export type Ctx = AgentMachineContext;
 export type Run = RunContext;
@@ -29,6 +29,45 @@ export interface EffectEnqueue extends Enqueue {
 	stopChild(id: string): void;
 	raise(event: AgentMachineOwnEvent, options: { delay: number; id: string }): void;
 	sendTo(actor: string, event: ToolBatchCommand): void;
+}
+
+/**
+ * The context a machine starts with, from its input (the chart's `context`; an idle agent is
+ * persisted from it without starting a machine).
+ *
+ * @example
+ * initialContext({ messages, config: { streamFn } }).steeringMode; // "one-at-a-time"
+ */
+export function initialContext(input: AgentMachineInput): Ctx {
+	return {
+		systemPrompt: input.systemPrompt ?? "",
+		model: input.model ?? defaultModel(),
+		thinkingLevel: input.thinkingLevel ?? "off",
+		tools: input.tools ?? [],
+		messages: input.messages ?? [],
+		config: Object.assign(defaultLoopConfig(), input.config),
+		steeringQueue: input.steeringQueue ?? [],
+		followUpQueue: input.followUpQueue ?? [],
+		steeringMode: input.steeringMode ?? "one-at-a-time",
+		followUpMode: input.followUpMode ?? "one-at-a-time",
+		// No run yet, no compaction yet.
+		run: undefined,
+		awaitDelivery: input.awaitDelivery ?? false,
+		barrier: 0,
+		lastCompaction: undefined,
+		commandSeq: 0,
+		runs: input.runs ?? 0,
+	};
+}
+
+/**
+ * Says where the run may be stored, when the machine's owner keeps it (`config.checkpoints`).
+ *
+ * @example
+ * emitCheckpoint(context, enqueue, "turn-end");
+ */
+export function emitCheckpoint(context: Ctx, enqueue: Enqueue, at: CheckpointEvent["at"]): void {
+	if (context.config.checkpoints) enqueue.emit({ type: "agentchart.checkpoint", at });
 }
 
 /**

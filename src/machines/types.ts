@@ -92,7 +92,7 @@ export interface AgentMachineConfig extends QueuePollers {
 	approvalTimeoutMs?: number | undefined;
 	/**
 	 * Emit `agentchart.checkpoint` where the run may be stored (a run's start, each turn's end,
-	 * a wait for approval): the Agent does, with a store.
+	 * a wait for approval, the run's end): the Agent does, with a store.
 	 */
 	checkpoints?: boolean | undefined;
 	/**
@@ -329,6 +329,11 @@ export interface TranscriptReplacedEvent {
 /** Where the run may be stored: emitted with `config.checkpoints`. */
 export interface CheckpointEvent {
 	type: "agentchart.checkpoint";
+	/**
+	 * Where the run is: its start (the prompt is in no journal), a turn's end (what the turn's
+	 * effects did is in the journal, each with its outcome), a wait for approval, its end.
+	 */
+	at: "run-start" | "turn-end" | "approval" | "run-end";
 }
 
 /** Every event the machine emits: AgentEvents, delivery barriers, transcript replacements and checkpoints. */

@@ -7,13 +7,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
-import { SNAPSHOT_VERSION, type AgentSnapshot } from "../../src/durable/snapshot.js";
+import { SNAPSHOT_VERSION, type AgentSnapshot, type PersistedAgentMachine, persistAgentContext } from "../../src/durable/snapshot.js";
 import { createMemoryStore } from "../../src/durable/store.js";
 import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent, AgentToolResult, AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, textOf, thrownBy, user } from "../agent/helpers.js";
+import { assistant, deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, textOf, thrownBy, user } from "../agent/helpers.js";
 
 /** Through JSON, as a snapshot travels between processes. */
 function throughJson(snapshot: AgentSnapshot): AgentSnapshot {
@@ -80,6 +80,19 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 			expect(again.hasQueuedMessages()).toBe(true);
 			await again.continue();
 			expect(again.state.messages.map((message) => textOf(message))).toEqual(["one", "first", "steered", "second", "later", "third"]);
+		});
+
+		it("persists an idle agent as its idle machine persists itself (made without one)", async () => {
+			const scripted = createScriptedModel([{ content: "first" }]);
+			const agent = make({ initialState: { model: scripted.model, systemPrompt: "be brief", tools: [makeTool("read", async () => ok("read"))] }, streamFn: scripted.streamFn, followUpMode: "all", toolExecution: "sequential", sessionId: "s1", store: createMemoryStore() });
+			await agent.prompt("one");
+			agent.steer(user("steered"));
+			agent.followUp(user("later"));
+			const persisted = agent.snapshot().machine;
+			// The machine an agent starts from its state (`actor` starts it, idle, on first use).
+			const made = (agent.actor as unknown as { getPersistedSnapshot(): PersistedAgentMachine }).getPersistedSnapshot();
+			expect(JSON.parse(JSON.stringify(persisted))).toEqual(JSON.parse(JSON.stringify({ ...made, context: persistAgentContext(made.context) })));
+			expect(persisted.context.messages).not.toBe(agent.state.messages);
 		});
 
 		it("continues a run that waits for approval in another agent, after the first is gone", async () => {
@@ -216,6 +229,60 @@ describe("a stored session: the journal after the snapshot", () => {
 		const final = await store.load("s1");
 		expect(final?.snapshot?.machine.value).toBe("idle");
 		expect(final?.snapshot?.journal).toEqual([]);
+	});
+
+	it("saves no turn's end the journal carries: a crash in the next turn goes on from the run's start without making the first turn's calls again", async () => {
+		const store = createMemoryStore();
+		const runs: string[] = [];
+		const work = makeTool("work", async (id) => (runs.push(id), ok("worked")));
+		const wait = heldTool("wait");
+		const tools = [work, wait.tool];
+		const scripted = createScriptedModel([{ content: [toolCall("work", {}, "a")] }, { content: [toolCall("wait", {}, "b")] }, { content: "done" }]);
+		const first = new Agent({ initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn, store, sessionId: "s4" });
+		void first.prompt("go");
+		await until(() => wait.runs.length === 1, "the second turn's call");
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		const loaded = await store.load("s4");
+		expect(loaded?.snapshot?.machine.context.messages.map((message) => message.role)).toEqual(["user"]);
+		expect(loaded?.snapshot?.journal.filter((entry) => entry.phase === "outcome").map((entry) => entry.effect)).toEqual(["r1.m1", "r1.t1.a", "r1.m2"]);
+		first.dispose();
+
+		const again = createScriptedModel([{ content: "done" }]);
+		const second = await Agent.load({ store, sessionId: "s4", initialState: { tools }, streamFn: again.streamFn });
+		await second.waitForIdle();
+		expect(again.calls).toHaveLength(1);
+		expect(runs).toEqual(["a"]);
+		expect(wait.runs).toEqual(["b"]);
+		expect(toolResults(second.state.messages).map((line) => line.slice(0, 40))).toEqual(["a: worked", 'b: Tool "wait" was interrupted by a rest']);
+		expectValidTranscript(second.state.messages);
+	});
+
+	it("saves the end of a turn that compacted (the journal does not carry a compaction): a crash after it keeps the compacted transcript", async () => {
+		const store = createMemoryStore();
+		const work = makeTool("work", async () => ok("worked"));
+		const wait = heldTool("wait");
+		const tools = [work, wait.tool];
+		let summaries = 0;
+		const long = (label: string) => `${label} ${"x".repeat(400)}`;
+		const scripted = createScriptedModel([{ content: [toolCall("work", {}, "a")] }, { content: [toolCall("wait", {}, "b")] }, { content: "done" }]);
+		const model = { ...scripted.model, contextWindow: 150 };
+		const compaction = { enabled: true, reserveTokens: 0, keepRecentTokens: 1, summarize: async () => (summaries++, "summary") };
+		const first = new Agent({ initialState: { model, tools, messages: [user(long("u1")), assistant(long("a1"))] }, streamFn: scripted.streamFn, compaction, store, sessionId: "s5" });
+		void first.prompt(long("u2"));
+		// The first turn compacted before its call; the process dies in the second.
+		await until(() => wait.runs.length === 1, "the second turn's call");
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		expect(summaries).toBe(1);
+		first.dispose();
+
+		const stored = JSON.stringify((await store.load("s5"))?.snapshot?.machine.context.messages);
+		expect(stored).toContain("summary");
+		expect(stored).not.toContain("u1 x");
+		const again = createScriptedModel([{ content: "done" }]);
+		const second = await Agent.load({ store, sessionId: "s5", initialState: { tools }, streamFn: again.streamFn, compaction });
+		await second.waitForIdle();
+		expect(again.calls).toHaveLength(1);
+		expectValidTranscript(second.state.messages);
 	});
 
 	it.each([
