@@ -681,6 +681,19 @@ export class Agent {
 		return this.#session.saveNow(this.#handles.takeSnapshot);
 	}
 
+	/**
+	 * agentchart: resolves once every save the agent has made or asked for so far is stored (at
+	 * once without a store). Unlike {@link Agent.save} it takes no snapshot of its own: it waits for
+	 * the ones the agent takes by itself, such as the one at a run's end.
+	 *
+	 * @example
+	 * await agent.prompt("Refund order 42");
+	 * await agent.saved(); // the run's end is in the store: the process may exit
+	 */
+	saved(): Promise<void> {
+		return this.#session.settled();
+	}
+
 	/** agentchart: what the store reported (failed writes, what a load had to leave out), oldest first. */
 	get storeProblems(): readonly string[] {
 		return this.#session.problems;

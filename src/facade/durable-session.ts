@@ -64,8 +64,10 @@ export class DurableSession {
 		return this.#enqueueSave(take);
 	}
 
-	/** Resolves when every save asked for so far is done. */
+	/** Resolves when every save made or asked for so far is done. */
 	settled(): Promise<void> {
+		// A save asked for in this step is made in a microtask queued before this one's.
+		if (this.#saveRequested) return new Promise<void>((resolve) => queueMicrotask(resolve)).then(() => this.settled());
 		return this.#saving ?? Promise.resolve();
 	}
 
@@ -77,9 +79,10 @@ export class DurableSession {
 			snapshot = take();
 		} catch (error) {
 			this.#failed("take a snapshot", error);
-			return this.settled();
+			return this.#saving ?? Promise.resolve();
 		}
-		this.#saving = this.settled().then(() => store.saveSnapshot(id, snapshot)).catch((error: unknown) => this.#failed("save a snapshot", error));
+		// After the saves already made (not those only asked for: they are made after this one).
+		this.#saving = (this.#saving ?? Promise.resolve()).then(() => store.saveSnapshot(id, snapshot)).catch((error: unknown) => this.#failed("save a snapshot", error));
 		return this.#saving;
 	}
 

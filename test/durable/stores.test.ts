@@ -167,3 +167,49 @@ describe("the file store after a crash mid-write", () => {
 		expect(await readFile(join(store.directoryOf("s"), "journal.jsonl"), "utf8")).toBe("");
 	});
 });
+
+describe("Agent.saved()", () => {
+	it("resolves once the run's end is stored, without a snapshot of its own", async () => {
+		const memory = createMemoryStore();
+		const written: string[] = [];
+		let release: () => void = () => {};
+		// A slow store: each snapshot is stored only when the test lets it.
+		const store: AgentStore = {
+			load: (id) => memory.load(id),
+			appendJournal: (id, each) => memory.appendJournal(id, each),
+			async saveSnapshot(id, snapshot) {
+				await new Promise<void>((resolve) => (release = resolve));
+				written.push(String(snapshot.machine.value));
+				await memory.saveSnapshot(id, snapshot);
+			},
+		};
+		const scripted = createScriptedModel([{ content: "stored" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		const prompted = agent.prompt("hello");
+		let saved = false;
+		const releaseAll = setInterval(() => release(), 1);
+		try {
+			await prompted;
+			await agent.saved().then(() => (saved = true));
+		} finally {
+			clearInterval(releaseAll);
+		}
+		expect(saved).toBe(true);
+		// The run's start and its end (an idle agent): saved() added none.
+		expect(written.at(-1)).toBe("idle");
+		const countAfter = written.length;
+		await agent.saved();
+		expect(written.length).toBe(countAfter);
+		const loaded = await memory.load("s");
+		expect(loaded?.snapshot?.machine.context.messages.map((message) => textOf(message))).toEqual(["hello", "stored"]);
+	});
+
+	it("waits for a save asked for in the same step (a command's)", async () => {
+		const store = createMemoryStore();
+		const scripted = createScriptedModel([]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		agent.followUp({ role: "user", content: [{ type: "text", text: "later" }], timestamp: 1 });
+		await agent.saved();
+		expect((await store.load("s"))?.snapshot?.machine.context.followUpQueue.map((message) => textOf(message))).toEqual(["later"]);
+	});
+});
