@@ -6,9 +6,9 @@
  * replay-safe, otherwise the model is told it was interrupted.
  */
 import { describe, expect, it } from "vitest";
-import { Agent } from "../../src/agent.js";
+import { Agent, type AgentOptions } from "../../src/agent.js";
 import { SNAPSHOT_VERSION, type AgentSnapshot, type PersistedAgentMachine, persistAgentContext } from "../../src/durable/snapshot.js";
-import { createMemoryStore } from "../../src/durable/store.js";
+import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent, AgentToolResult, AnyAgentTool } from "../../src/types/agent.js";
@@ -49,6 +49,22 @@ function heldTool(name: string, extra: Partial<AnyAgentTool> = {}) {
 			release = deferred<void>();
 		},
 	};
+}
+
+/** A new process loads the session and lets its run end with one more reply, "done". */
+async function finishInNewProcess(store: AgentStore, sessionId: string, options: AgentOptions) {
+	const again = createScriptedModel([{ content: "done" }]);
+	const second = await Agent.load({ ...options, store, sessionId, streamFn: again.streamFn });
+	await second.waitForIdle();
+	return { again, second };
+}
+
+/** What a crash in the middle of a run of the tools `work` (call "a", ended) and `wait` (call "b", in flight) ends with. */
+function expectWorkKeptWaitInterrupted(second: Agent, runs: string[], waitRuns: string[]): void {
+	expect(runs).toEqual(["a"]);
+	expect(waitRuns).toEqual(["b"]);
+	expect(toolResults(second.state.messages).map((line) => line.slice(0, 40))).toEqual(["a: worked", 'b: Tool "wait" was interrupted by a rest']);
+	expectValidTranscript(second.state.messages);
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -215,15 +231,10 @@ describe("a stored session: the journal after the snapshot", () => {
 			"r1.t1.b tool update",
 		]);
 		first.dispose();
-		const again = createScriptedModel([{ content: "done" }]);
-		const second = await Agent.load({ store, sessionId: "s1", initialState: { tools }, streamFn: again.streamFn });
-		await second.waitForIdle();
+		const { again, second } = await finishInNewProcess(store, "s1", { initialState: { tools } });
 		// The first reply came from the journal; only the reply after the tools was asked for.
 		expect(again.calls).toHaveLength(1);
-		expect(runs).toEqual(["a"]);
-		expect(wait.runs).toEqual(["b"]);
-		expect(toolResults(second.state.messages).map((line) => line.slice(0, 40))).toEqual(["a: worked", 'b: Tool "wait" was interrupted by a rest']);
-		expectValidTranscript(second.state.messages);
+		expectWorkKeptWaitInterrupted(second, runs, wait.runs);
 		// The session ended: the store keeps an idle snapshot and no journal.
 		await second.save();
 		const final = await store.load("s1");
@@ -247,14 +258,9 @@ describe("a stored session: the journal after the snapshot", () => {
 		expect(loaded?.snapshot?.journal.filter((entry) => entry.phase === "outcome").map((entry) => entry.effect)).toEqual(["r1.m1", "r1.t1.a", "r1.m2"]);
 		first.dispose();
 
-		const again = createScriptedModel([{ content: "done" }]);
-		const second = await Agent.load({ store, sessionId: "s4", initialState: { tools }, streamFn: again.streamFn });
-		await second.waitForIdle();
+		const { again, second } = await finishInNewProcess(store, "s4", { initialState: { tools } });
 		expect(again.calls).toHaveLength(1);
-		expect(runs).toEqual(["a"]);
-		expect(wait.runs).toEqual(["b"]);
-		expect(toolResults(second.state.messages).map((line) => line.slice(0, 40))).toEqual(["a: worked", 'b: Tool "wait" was interrupted by a rest']);
-		expectValidTranscript(second.state.messages);
+		expectWorkKeptWaitInterrupted(second, runs, wait.runs);
 	});
 
 	it("saves the end of a turn that compacted (the journal does not carry a compaction): a crash after it keeps the compacted transcript", async () => {
@@ -278,9 +284,7 @@ describe("a stored session: the journal after the snapshot", () => {
 		const stored = JSON.stringify((await store.load("s5"))?.snapshot?.machine.context.messages);
 		expect(stored).toContain("summary");
 		expect(stored).not.toContain("u1 x");
-		const again = createScriptedModel([{ content: "done" }]);
-		const second = await Agent.load({ store, sessionId: "s5", initialState: { tools }, streamFn: again.streamFn, compaction });
-		await second.waitForIdle();
+		const { again, second } = await finishInNewProcess(store, "s5", { initialState: { tools }, compaction });
 		expect(again.calls).toHaveLength(1);
 		expectValidTranscript(second.state.messages);
 	});
