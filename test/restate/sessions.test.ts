@@ -146,6 +146,36 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		expect(counts.get(`${session.sessionId} read_value t0_1`)).toBe(1);
 	});
 
+	it("holds no invocation, so no worker, while it waits for approval; an abort then ends the run without running the call", async () => {
+		const session = client.session(sessionId("approval-idle"));
+		const waiting = await session.prompt("approval");
+		expect(waiting.status).toBe("awaiting-approval");
+		// Restate's own view (its admin SQL API): every invocation of the session has completed.
+		const response = await fetch(`${cluster.server.adminUrl}/query`, {
+			method: "POST",
+			headers: { "content-type": "application/json", accept: "application/json" },
+			body: JSON.stringify({ query: `SELECT target, status FROM sys_invocation WHERE target_service_key = '${session.sessionId}'` }),
+		});
+		const { rows } = (await response.json()) as { rows: { target: string; status: string }[] };
+		expect(rows).toEqual([{ target: `AgentSession/${session.sessionId}/prompt`, status: "completed" }]);
+		// Both workers die while the person thinks: nothing is lost (they come back for the abort).
+		await Promise.all(cluster.workers.map((_, index) => cluster.kill(index)));
+		await Promise.all(cluster.workers.map((_, index) => cluster.start(index)));
+		expect((await session.state()).pendingApprovals.map((call) => call.toolCallId)).toEqual(["t0_0"]);
+		const aborted = await session.abort();
+		expect(aborted).toEqual({ cancelled: null, waiting: true });
+		let state = await session.state();
+		for (let tries = 0; tries < 200 && state.status !== "idle"; tries++) {
+			await new Promise((resolve) => setTimeout(resolve, 50));
+			state = await session.state();
+		}
+		expect(state.status).toBe("idle");
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(textOf(state.messages.find((message) => message.role === "toolResult" && message.toolCallId === "t0_0"))).toBe("Tool call was aborted before it ran");
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} deploy t0_0`)).toBeUndefined();
+		await expect(session.approve("t0_0")).rejects.toMatchObject({ status: 409 });
+	});
+
 	it("rejects a waiting call: it never runs", async () => {
 		const session = client.session(sessionId("reject"));
 		await session.prompt("approval");
