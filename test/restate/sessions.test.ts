@@ -41,6 +41,13 @@ async function killWorkerNamed(name: string): Promise<void> {
 	await cluster.kill(cluster.workers.findIndex((worker) => worker.name === name));
 }
 
+/** Rows of a query of Restate's admin SQL API (its `sys_invocation`, `sys_journal`, ... tables). */
+async function adminQuery<Row>(query: string): Promise<Row[]> {
+	const response = await fetch(`${cluster.server.adminUrl}/query`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ query }) });
+	if (!response.ok) throw new Error(`admin query failed: ${response.status} ${await response.text()}`);
+	return ((await response.json()) as { rows: Row[] }).rows;
+}
+
 function textOf(message: AgentMessage | undefined): string {
 	const content = (message as { content?: string | { type: string; text?: string }[] } | undefined)?.content;
 	if (typeof content === "string") return content;
@@ -121,6 +128,19 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		expect(updates.at(-1)?.worker).not.toBe(first.worker);
 	});
 
+	it("sends token deltas to listeners on the side channel and journals the model request as one step", async () => {
+		const session = client.session(sessionId("deltas"));
+		const sent = await session.send.prompt("slow-stream:800:1");
+		const result = await client.result<RunResult>(sent);
+		expect(result.status).toBe("idle");
+		const deltas = cluster.events.filter((envelope) => envelope.sessionId === session.sessionId && envelope.event.type === "message_update");
+		expect(deltas.length).toBeGreaterThanOrEqual(200);
+		// The invocation's journal (Restate keeps it after completion): one step for the request, whatever it streamed.
+		const journal = await adminQuery<{ entry_type: string; name: string }>(`SELECT entry_type, name FROM sys_journal WHERE id = '${sent.invocationId}' ORDER BY index`);
+		expect(journal.filter((entry) => entry.entry_type === "Command: Run").map((entry) => entry.name)).toEqual(["model 1", "store"]);
+		expect(journal.length).toBeLessThan(20);
+	});
+
 	it("takes an approval after the worker that asked for it was killed, and runs the call once", async () => {
 		const session = client.session(sessionId("approval"));
 		const asked = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "approval_requested");
@@ -151,12 +171,7 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		const waiting = await session.prompt("approval");
 		expect(waiting.status).toBe("awaiting-approval");
 		// Restate's own view (its admin SQL API): every invocation of the session has completed.
-		const response = await fetch(`${cluster.server.adminUrl}/query`, {
-			method: "POST",
-			headers: { "content-type": "application/json", accept: "application/json" },
-			body: JSON.stringify({ query: `SELECT target, status FROM sys_invocation WHERE target_service_key = '${session.sessionId}'` }),
-		});
-		const { rows } = (await response.json()) as { rows: { target: string; status: string }[] };
+		const rows = await adminQuery<{ target: string; status: string }>(`SELECT target, status FROM sys_invocation WHERE target_service_key = '${session.sessionId}'`);
 		expect(rows).toEqual([{ target: `AgentSession/${session.sessionId}/prompt`, status: "completed" }]);
 		// Both workers die while the person thinks: nothing is lost (they come back for the abort).
 		await Promise.all(cluster.workers.map((_, index) => cluster.kill(index)));
