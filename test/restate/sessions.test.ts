@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { executionCounts, readExecutions, transcriptProblems } from "../../scripts/restate/checks.js";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
 import { createSessionClient, type SessionClient, SessionCallError, watchSession } from "../../src/restate/client.js";
+import type { AgentSessionHandlers } from "../../src/restate/session-object.js";
 import type { SessionEventEnvelope } from "../../src/restate/session-events.js";
 import type { RunResult } from "../../src/restate/session-types.js";
 import type { AgentMessage } from "../../src/types/messages.js";
@@ -73,6 +74,28 @@ beforeEach(async () => {
 }, 60_000);
 
 describe("agent sessions on Restate", { timeout: 120_000 }, () => {
+	it("offers clients the session's eight handlers as Restate registered them, and the typed client a method for each", async () => {
+		const response = await fetch(`${cluster.server.adminUrl}/services/AgentSession`);
+		const { handlers } = (await response.json()) as { handlers: { name: string; ty: string; public: boolean }[] };
+		const offered = Object.fromEntries(handlers.filter((handler) => handler.public).map((handler) => [handler.name, handler.ty]));
+		const kinds: Record<keyof AgentSessionHandlers, "Exclusive" | "Shared"> = {
+			prompt: "Exclusive",
+			approve: "Exclusive",
+			reject: "Exclusive",
+			steer: "Shared",
+			followUp: "Shared",
+			abort: "Shared",
+			snapshot: "Shared",
+			state: "Shared",
+		};
+		expect(offered).toEqual(kinds);
+		// The typed client has every handler (a compile error otherwise), each a function.
+		const missing: Exclude<keyof AgentSessionHandlers, keyof ReturnType<SessionClient["session"]>> extends never ? true : false = true;
+		expect(missing).toBe(true);
+		const handle = client.session("any") as unknown as Record<string, unknown>;
+		expect(Object.keys(kinds).filter((name) => typeof handle[name] !== "function")).toEqual([]);
+	});
+
 	it("completes on the other worker when the worker running a tool is killed, without running the tool again", async () => {
 		const session = client.session(sessionId("kill-tool"));
 		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
