@@ -107,7 +107,10 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		const state = await session.state();
 		expect(result.status).toBe("idle");
 		expect(transcriptProblems(state.messages)).toEqual([]);
-		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} work t0_0`)).toBe(1);
+		const counts = executionCounts(await readExecutions(execLog));
+		expect(counts.get(`${session.sessionId} work t0_0`)).toBe(1);
+		// The first model request had finished: the other worker took its reply from the journal.
+		expect([counts.get(`${session.sessionId} model turn0`), counts.get(`${session.sessionId} model turn1`)]).toEqual([1, 1]);
 		const toolResult = state.messages.find((message) => message.role === "toolResult");
 		expect(textOf(toolResult)).toContain("interrupted by a restart and not run again");
 		expect(textOf(state.messages.at(-1))).toBe("Done after the slow tool.");
@@ -127,7 +130,7 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		expect(result.status).toBe("idle");
 		expect(transcriptProblems(state.messages)).toEqual([]);
 		expect(textOf(state.messages.find((message) => message.role === "toolResult"))).toBe("value of config is 42");
-		const runs = (await readExecutions(execLog)).filter((record) => record.sessionId === session.sessionId && record.phase === "start");
+		const runs = (await readExecutions(execLog)).filter((record) => record.sessionId === session.sessionId && record.toolName === "read_value" && record.phase === "start");
 		expect(runs.length).toBe(2);
 		expect(new Set(runs.map((record) => record.worker)).size).toBe(2);
 	});
@@ -145,6 +148,8 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		expect(transcriptProblems(state.messages)).toEqual([]);
 		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
 		expect(textOf(state.messages[1])).toBe("x".repeat(800));
+		// The request that was cut off was made again, once.
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} model turn0`)).toBe(2);
 		const updates = cluster.events.filter((envelope) => envelope.sessionId === session.sessionId && envelope.event.type === "message_update");
 		// The deltas of the cut-off attempt came from the killed worker; the reply streamed again elsewhere, under a new attempt.
 		expect(new Set(updates.map((envelope) => envelope.attempt)).size).toBe(2);
