@@ -119,6 +119,17 @@ describe.skipIf(!chromiumAvailable)("a live run in the visualizer", { timeout: 6
 			expect(await page.locator('#transcript .entry.selected[data-kind="tool"]').count()).toBe(2);
 			await page.screenshot({ path: `${IMAGES}visualizer-selection.png` });
 
+			// A state in the chart (the last selection brought it into view) selects the moments the
+			// run entered it: their log rows, their turn.
+			await page.click('svg.chart .state[data-state-id="agent.running.tool-executing"]');
+			await page.waitForFunction(() => window.agentchart.selection === "state running.tool-executing");
+			expect(await page.locator('svg.chart .state.selected[data-state-id="agent.running.tool-executing"]').count()).toBe(1);
+			const enteredRows = await page.locator("#log .row.selected .row-head").allTextContents();
+			expect(enteredRows.length).toBeGreaterThan(0);
+			for (const row of enteredRows) expect(row).toContain("→ running.tool-executing");
+			expect(await page.locator('#transcript .entry.selected[data-kind="tool"]').count()).toBe(2);
+			expect(await page.locator("#timeline .bar-turn.selected").count()).toBe(1);
+
 			expect(errors).toEqual([]);
 			// Offline: everything came from the visualizer's own server.
 			for (const url of requests) expect(url.startsWith(visualizer.url) || url.startsWith("data:"), url).toBe(true);
