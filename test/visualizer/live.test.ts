@@ -60,6 +60,28 @@ describe.skipIf(!chromiumAvailable)("a live run in the visualizer", { timeout: 6
 				return model && tool ? { toolStarts: tool.left, modelEnds: model.right } : undefined;
 			});
 			expect(overlap?.toolStarts).toBeLessThan(overlap?.modelEnds ?? 0);
+			// Every bar's label can be read on every colour it is drawn over (the model call's wait
+			// for its first token included): at least 3:1 against the label's colour.
+			const contrasts = await page.evaluate(() => {
+				const luminance = (color: string) => {
+					const [r = 0, g = 0, b = 0] = (color.match(/[\d.]+/g) ?? []).map(Number).map((value) => {
+						const c = value / 255;
+						return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+					});
+					return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+				};
+				const ratio = (a: string, b: string) => {
+					const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+					return ((light ?? 0) + 0.05) / ((dark ?? 0) + 0.05);
+				};
+				return Array.from(document.querySelectorAll<HTMLElement>("#timeline .bar, #timeline .bar .wait")).map((part) => {
+					const label = part.closest(".bar")?.querySelector(".bar-label");
+					const text = label ? getComputedStyle(label).color : "rgb(255, 255, 255)";
+					return { part: part.className, ratio: ratio(getComputedStyle(part).backgroundColor, text) };
+				});
+			});
+			expect(contrasts.some((contrast) => contrast.part === "wait")).toBe(true);
+			for (const contrast of contrasts) expect(contrast.ratio, contrast.part).toBeGreaterThanOrEqual(3);
 
 			// The log follows its end while the reader is there.
 			await page.waitForFunction(() => window.agentchart.live && document.body.dataset["rendered"] === document.body.dataset["cursor"]);
