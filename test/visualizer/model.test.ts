@@ -159,6 +159,17 @@ describe("the visualizer's run model", () => {
 			'tool {"service":"search"} error',
 			'approval {"service":"search"} error rejected: not on a Friday',
 		]);
+		// The log says the same in one line each, a no in the error tone.
+		const approvalLines = inspector.history().flatMap((record) => {
+			const line = record.type === "@agentchart.emitted" && record.event.type.startsWith("approval_") ? describeRecord(record, { chart, nameOf: (id) => id ?? "" }) : undefined;
+			return line ? [`${line.title} ${line.summary}${line.tone ? ` (${line.tone})` : ""}`] : [];
+		});
+		expect(approvalLines).toEqual([
+			'approval_requested deploy {"service":"billing"}',
+			'approval_requested deploy {"service":"search"}',
+			"approval_resolved deploy approved",
+			"approval_resolved deploy rejected: not on a Friday (error)",
+		]);
 		agent.dispose();
 	});
 
