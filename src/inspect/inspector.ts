@@ -1,6 +1,7 @@
 import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
 import { type DeltaSegment, type DeltaSummaryRecord, type DroppedRecord, type InspectionRecord, toRecord, withBase } from "./records.js";
 import { tapDeltas } from "../machines/delta-taps.js";
+import { LiveActors } from "./live-actors.js";
 import { RingBuffer } from "./ring-buffer.js";
 import type { PreviewLimits } from "./summarize.js";
 import { parentOf } from "../machines/xstate-internals.js";
@@ -56,7 +57,11 @@ export interface AgentInspector {
 	attach(actor: InspectableActorRef): () => void;
 	/** Listens for records; returns the unsubscribe function. */
 	subscribe(listener: InspectionListener): () => void;
-	/** The most recent records (up to `historySize`), oldest first. */
+	/**
+	 * The most recent records (up to `historySize`), oldest first, preceded by the creation
+	 * record and latest snapshot of each actor still alive whose records are older: a page that
+	 * connects late still knows the agent and where it is.
+	 */
 	history(): InspectionRecord[];
 	/** Converts whatever is buffered now, synchronously. */
 	flush(): void;
@@ -115,6 +120,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		options.schedule ?? ((flush: () => void) => (typeof setImmediate === "function" ? setImmediate(flush) : setTimeout(flush, 0)));
 	const pending = new RingBuffer<Pending>(options.capacity ?? 20_000);
 	const history = new RingBuffer<InspectionRecord>(options.historySize ?? 5000);
+	const live = new LiveActors();
 	const listeners = new Set<InspectionListener>();
 	const stats: InspectorStats = { seen: 0, dropped: 0, records: 0 };
 	let seq = 0;
@@ -156,7 +162,10 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		}
 		if (batch.length === 0) return;
 		stats.records += batch.length;
-		for (const record of batch) history.push(record);
+		for (const record of batch) {
+			history.push(record);
+			live.note(record);
+		}
 		for (const listener of listeners) {
 			try {
 				listener(batch);
@@ -243,7 +252,11 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			listeners.add(listener);
 			return () => listeners.delete(listener);
 		},
-		history: () => history.toArray(),
+		history: () => {
+			const records = history.toArray();
+			const first = records[0];
+			return first ? [...live.before(first.seq), ...records] : records;
+		},
 		flush,
 		stats,
 	};

@@ -15,6 +15,7 @@ import type { AgentMessage } from "../../src/types/messages.js";
 import { createAgentInspector } from "../../src/inspect/inspector.js";
 import type { InspectionRecord } from "../../src/inspect/records.js";
 import { type AgentContextSummary, summarizeContext } from "../../src/inspect/summarize.js";
+import { LiveActors } from "../../src/inspect/live-actors.js";
 import { RingBuffer } from "../../src/inspect/ring-buffer.js";
 import { forwardToStately, readRecording, recordToNdjson } from "../../src/inspect/sinks.js";
 import { toStatechartGraph } from "../../src/inspect/statechart-graph.js";
@@ -95,6 +96,39 @@ describe("the agent inspector", () => {
 		const order = ["agent.running.streaming", "agent.running.tool-executing", "agent.idle"].map((id) => leaves.lastIndexOf(id));
 		expect(order.every((index) => index >= 0)).toBe(true);
 		expect(leaves[leaves.length - 1]).toBe("agent.idle");
+	});
+
+	it("keeps the agent's creation and latest snapshot in a history that let them go, and no actor that has ended", async () => {
+		const agent = toolRunAgent();
+		const inspector = createAgentInspector({ historySize: 40 });
+		inspector.attach(agent.actor);
+		await agent.prompt("What time is it?");
+		await agent.prompt("And now?");
+		await settle();
+		const records = inspector.history();
+		// The ring holds the last 40 records; before them, only the agent's creation (its latest
+		// snapshot is in the ring), nothing of the stream and tool actors that have ended.
+		expect(inspector.stats.records).toBeGreaterThan(100);
+		const kept = records.slice(0, records.length - 40);
+		expect(kept.map((record) => `${record.type} ${record.sessionId === agent.actor.sessionId ? "agent" : record.sessionId}`)).toEqual(["@xstate.actor agent"]);
+		expect(kept[0]).toMatchObject({ type: "@xstate.actor", name: "agent" });
+		const seqs = records.map((record) => record.seq);
+		expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+		agent.dispose();
+	});
+
+	it("remembers each live actor by its creation and latest snapshot, and forgets one that ended or that its parent dropped", () => {
+		const base = { t: 0, rootId: "a", createdAt: "", id: null, _version: "" };
+		const actor = (seq: number, sessionId: string, actorId: string, parentId?: string) => ({ ...base, seq, sessionId, type: "@xstate.actor", name: actorId, actorId, parentId, snapshot: { status: "active" } }) as InspectionRecord;
+		const snapshot = (seq: number, sessionId: string, status: string, children?: string[]) => ({ ...base, seq, sessionId, type: "@xstate.snapshot", event: { type: "x" }, snapshot: { status, children } }) as InspectionRecord;
+		const live = new LiveActors();
+		for (const record of [actor(1, "a", "agent"), snapshot(2, "a", "active", []), actor(3, "b", "stream", "a"), actor(4, "c", "tools", "a"), snapshot(5, "a", "active", ["stream", "tools"]), snapshot(6, "c", "done"), snapshot(7, "a", "active", ["tools"])]) live.note(record);
+		// b was dropped by its parent (no word of its own), c finished: only a, with its latest snapshot.
+		expect(live.before(100).map((record) => `${record.type} ${record.seq}`)).toEqual(["@xstate.actor 1", "@xstate.snapshot 7"]);
+		// Only what is older than the history's first record.
+		expect(live.before(5).map((record) => record.seq)).toEqual([1]);
+		live.note(snapshot(8, "a", "stopped"));
+		expect(live.before(100)).toEqual([]);
 	});
 
 	it("tells two tool calls with one id apart in the context summary (each by its key)", () => {

@@ -60,6 +60,28 @@ describe.skipIf(!chromiumAvailable)("a live run in the visualizer", { timeout: 6
 				return model && tool ? { toolStarts: tool.left, modelEnds: model.right } : undefined;
 			});
 			expect(overlap?.toolStarts).toBeLessThan(overlap?.modelEnds ?? 0);
+			// Every bar's label can be read on every colour it is drawn over (the model call's wait
+			// for its first token included): at least 3:1 against the label's colour.
+			const contrasts = await page.evaluate(() => {
+				const luminance = (color: string) => {
+					const [r = 0, g = 0, b = 0] = (color.match(/[\d.]+/g) ?? []).map(Number).map((value) => {
+						const c = value / 255;
+						return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+					});
+					return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+				};
+				const ratio = (a: string, b: string) => {
+					const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+					return ((light ?? 0) + 0.05) / ((dark ?? 0) + 0.05);
+				};
+				return Array.from(document.querySelectorAll<HTMLElement>("#timeline .bar, #timeline .bar .wait")).map((part) => {
+					const label = part.closest(".bar")?.querySelector(".bar-label");
+					const text = label ? getComputedStyle(label).color : "rgb(255, 255, 255)";
+					return { part: part.className, ratio: ratio(getComputedStyle(part).backgroundColor, text) };
+				});
+			});
+			expect(contrasts.some((contrast) => contrast.part === "wait")).toBe(true);
+			for (const contrast of contrasts) expect(contrast.ratio, contrast.part).toBeGreaterThanOrEqual(3);
 
 			// The log follows its end while the reader is there.
 			await page.waitForFunction(() => window.agentchart.live && document.body.dataset["rendered"] === document.body.dataset["cursor"]);
@@ -118,6 +140,17 @@ describe.skipIf(!chromiumAvailable)("a live run in the visualizer", { timeout: 6
 			expect(await payload.locator(".json-key").allTextContents()).toEqual(expect.arrayContaining(["toolCallId: ", "toolName: ", "result: ", "isError: "]));
 			expect(await page.locator('#transcript .entry.selected[data-kind="tool"]').count()).toBe(2);
 			await page.screenshot({ path: `${IMAGES}visualizer-selection.png` });
+
+			// A state in the chart (the last selection brought it into view) selects the moments the
+			// run entered it: their log rows, their turn.
+			await page.click('svg.chart .state[data-state-id="agent.running.tool-executing"]');
+			await page.waitForFunction(() => window.agentchart.selection === "state running.tool-executing");
+			expect(await page.locator('svg.chart .state.selected[data-state-id="agent.running.tool-executing"]').count()).toBe(1);
+			const enteredRows = await page.locator("#log .row.selected .row-head").allTextContents();
+			expect(enteredRows.length).toBeGreaterThan(0);
+			for (const row of enteredRows) expect(row).toContain("→ running.tool-executing");
+			expect(await page.locator('#transcript .entry.selected[data-kind="tool"]').count()).toBe(2);
+			expect(await page.locator("#timeline .bar-turn.selected").count()).toBe(1);
 
 			expect(errors).toEqual([]);
 			// Offline: everything came from the visualizer's own server.

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { createAgentInspector } from "../../src/inspect/inspector.js";
 import type { InspectionRecord } from "../../src/inspect/records.js";
-import { startVisualizerServer } from "../../src/inspect/visualizer-server.js";
+import { attachVisualizer, startVisualizerServer } from "../../src/inspect/visualizer-server.js";
 import { MAX_ROWS } from "../../visualizer/views/log-view.js";
 import { MAX_ENTRIES } from "../../visualizer/model/spans.js";
 import { chromiumAvailable, openPage, renderedCursor, useBrowser, withCleanup } from "./browser.js";
@@ -56,6 +56,27 @@ describe.skipIf(!chromiumAvailable)("a long session in the visualizer", () => {
 			expect(start).toBeGreaterThan(0);
 			await page.click("#replay-start");
 			expect(await renderedCursor(page)).toBe(start);
+			expect(errors).toEqual([]);
+		});
+	});
+
+	it("shows a page opened after the server's history let the agent's first records go the agent, where it is and what it said last", async () => {
+		await withCleanup(async (defer) => {
+			const agent = weatherAgent({ delayMs: 0 });
+			defer(() => agent.dispose());
+			// A history of 60 records: the first run's records, the agent's creation among them, are let go.
+			const visualizer = await attachVisualizer(agent.actor, { inspector: createAgentInspector({ historySize: 60 }) });
+			defer(() => visualizer.close());
+			await agent.prompt("Weather?");
+			await agent.prompt("Weather again?");
+			const { page, errors } = await openPage(browser(), visualizer.url);
+			defer(() => page.close());
+			await page.waitForFunction(() => window.agentchart.end > 0);
+			await renderedCursor(page);
+			expect(await page.locator("#active-state").textContent()).toBe("idle");
+			expect(await page.evaluate(() => window.agentchart.activeState)).toBe("agent.idle");
+			expect(await page.locator('svg.chart .state.active[data-state-id="agent.idle"]').count()).toBe(1);
+			expect((await page.locator("#transcript .entry.assistant > .text").allTextContents()).at(-1)).toBe("Paris is sunny and so is Tokyo.");
 			expect(errors).toEqual([]);
 		});
 	});

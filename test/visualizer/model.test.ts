@@ -13,7 +13,7 @@ import { RecordStore } from "../../visualizer/model/record-store.js";
 import { applyRecord, createRunModel } from "../../visualizer/model/run-model.js";
 import { agentStatusLine } from "../../visualizer/model/status.js";
 import type { RunModel } from "../../visualizer/model/types.js";
-import { embeddedTicket, flushed, loopRun, weatherAgent } from "./scenarios.js";
+import { deployAgent, embeddedTicket, flushed, loopRun, weatherAgent } from "./scenarios.js";
 
 const chart = indexChart(toStatechartGraph(agentMachine));
 
@@ -85,18 +85,16 @@ describe("the visualizer's run model, on what XState may leave unsaid", () => {
 		expect(modelOf(log.records).actors["x:2"]?.status).toBe("active");
 	});
 
-	it("an approval wait is one more span kind: a bar and a transcript row from its events alone", () => {
-		const log = synthetic();
-		log.add(agentActor);
-		log.add(emitted({ type: "agent_start" }));
-		log.add(emitted({ type: "turn_start" }));
-		log.add(emitted({ type: "approval_requested", toolCallId: "c1", toolName: "delete_file", args: { path: "/tmp/x" } }));
-		const waiting = modelOf(log.records);
-		expect(waiting.spans.filter((span) => span.kind === "approval").map((span) => `${span.label} ${span.status}`)).toEqual(["approval · delete_file open"]);
-		log.add(emitted({ type: "approval_denied", toolCallId: "c1", reason: "not today" }));
-		const model = modelOf(log.records);
-		expect(model.spans.filter((span) => span.kind === "approval").map((span) => span.status)).toEqual(["error"]);
-		expect(model.transcript.find((entry) => entry.kind === "span")).toMatchObject({ spanKind: "approval", title: "approval for delete_file", status: "error", input: { path: "/tmp/x" }, output: "not today" });
+	it("an approval that timed out or went with an aborted run is not shown approved", () => {
+		const outcomes = ["timed-out", "aborted"].map((decision) => {
+			const log = synthetic();
+			log.add(agentActor);
+			log.add(emitted({ type: "approval_requested", toolCallId: "c1", toolName: "deploy", args: {} }));
+			log.add(emitted({ type: "approval_resolved", toolCallId: "c1", toolName: "deploy", decision }));
+			const entry = modelOf(log.records).transcript.find((candidate) => candidate.kind === "span");
+			return entry?.kind === "span" ? `${entry.status} ${String(entry.output)}` : "";
+		});
+		expect(outcomes).toEqual(["error timed out", "stopped aborted"]);
 	});
 });
 
@@ -133,6 +131,46 @@ describe("the visualizer's run model", () => {
 		const model = modelOf(inspector.history());
 		expect(toolSpans(model)).toEqual(["get_weather done", "get_weather done"]);
 		expect(agentStatusLine(model, chart).status).toBe("stopped");
+	});
+
+	it("approvals: a call waiting for a person says so, and the decision (approved, rejected with its reason) is what the page shows", async () => {
+		const { agent, asked } = deployAgent();
+		const inspector = createAgentInspector();
+		inspector.attach(agent.actor);
+		const run = agent.prompt("Deploy billing and search");
+		await asked;
+		await flushed(inspector);
+		const spansOf = (model: RunModel, kind: string) => model.spans.filter((span) => span.kind === kind).map((span) => (span.status === "open" ? `open: ${span.openWord ?? "running"}` : span.status));
+		const waiting = modelOf(inspector.history());
+		expect(spansOf(waiting, "approval")).toEqual(["open: waiting", "open: waiting"]);
+		expect(spansOf(waiting, "tool")).toEqual(["open: waiting for approval", "open: waiting for approval"]);
+
+		await agent.approve("d1");
+		await agent.reject("d2", "not on a Friday");
+		await run;
+		await flushed(inspector);
+		const model = modelOf(inspector.history());
+		expect(spansOf(model, "approval")).toEqual(["done", "error"]);
+		expect(spansOf(model, "tool")).toEqual(["done", "error"]);
+		const rows = model.transcript.flatMap((entry) => (entry.kind === "span" ? [`${entry.spanKind} ${JSON.stringify(entry.input)} ${entry.status} ${entry.spanKind === "approval" ? String(entry.output) : ""}`.trim()] : []));
+		expect(rows).toEqual([
+			'tool {"service":"billing"} done',
+			'approval {"service":"billing"} done approved',
+			'tool {"service":"search"} error',
+			'approval {"service":"search"} error rejected: not on a Friday',
+		]);
+		// The log says the same in one line each, a no in the error tone.
+		const approvalLines = inspector.history().flatMap((record) => {
+			const line = record.type === "@agentchart.emitted" && record.event.type.startsWith("approval_") ? describeRecord(record, { chart, nameOf: (id) => id ?? "" }) : undefined;
+			return line ? [`${line.title} ${line.summary}${line.tone ? ` (${line.tone})` : ""}`] : [];
+		});
+		expect(approvalLines).toEqual([
+			'approval_requested deploy {"service":"billing"}',
+			'approval_requested deploy {"service":"search"}',
+			"approval_resolved deploy approved",
+			"approval_resolved deploy rejected: not on a Friday (error)",
+		]);
+		agent.dispose();
 	});
 
 	it("an Agent: the transcript holds the prompt, the thinking, the text, both tool calls with arguments and results, and the answer", async () => {

@@ -103,3 +103,35 @@ export async function flushed(inspector: AgentInspector): Promise<void> {
 	await new Promise((resolve) => setImmediate(resolve));
 	inspector.flush();
 }
+
+const serviceParams = Type.Object({ service: Type.String() });
+
+/**
+ * An `Agent` whose deploy tool needs a person's approval (`needsApproval`), asked to deploy two
+ * services: each call waits in `awaiting-approval` until the test approves or rejects it.
+ * `asked` resolves once both questions are out.
+ */
+export function deployAgent(): { agent: Agent; asked: Promise<void> } {
+	const deploy: AgentTool<typeof serviceParams> = {
+		name: "deploy",
+		label: "Deploy",
+		description: "Deploy a service to production.",
+		parameters: serviceParams,
+		needsApproval: true,
+		execute: async (_id, { service }) => ({ content: [{ type: "text", text: `${service} deployed` }], details: {} }),
+	};
+	const scripted = createScriptedModel(
+		[{ content: [text("Deploying both."), toolCall("deploy", { service: "billing" }, "d1"), toolCall("deploy", { service: "search" }, "d2")] }, { content: "Billing is deployed; search was refused." }],
+		{ chunkSize: 8, delayMs: 2 },
+	);
+	const agent = new Agent({ initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn });
+	let questions = 0;
+	const asked = new Promise<void>((resolve) => {
+		const unsubscribe = agent.subscribe((event) => {
+			if (event.type !== "approval_requested" || ++questions < 2) return;
+			unsubscribe();
+			resolve();
+		});
+	});
+	return { agent, asked };
+}

@@ -79,6 +79,10 @@ function emittedSummary(event: Json & { type: string }): string {
 		}
 		case "agent_end":
 			return Array.isArray(event["messages"]) ? `${event["messages"].length} new messages` : "";
+		case "approval_requested":
+			return `${str(event["toolName"])} ${oneLine(event["args"], 100)}${event["reason"] !== undefined ? ` (${str(event["reason"])})` : ""}`;
+		case "approval_resolved":
+			return `${str(event["toolName"])} ${str(event["decision"]).replace("-", " ")}${event["reason"] !== undefined ? `: ${str(event["reason"])}` : ""}`;
 		default: {
 			const { type: _type, ...rest } = event;
 			return Object.keys(rest).length > 0 ? oneLine(rest) : "";
@@ -132,7 +136,10 @@ export function describeRecord(record: InspectionRecord, context: { chart: Chart
 			const { type } = record.event;
 			const category: LogCategory = type === "message_update" || type === "agentchart.barrier" ? "delta" : "emitted";
 			const { type: _type, ...payload } = record.event;
-			const failed = (type === "tool_execution_end" && record.event["isError"] === true) || (isObject(record.event["message"]) && record.event["message"]["stopReason"] === "error");
+			const failed =
+				(type === "tool_execution_end" && record.event["isError"] === true) ||
+				(type === "approval_resolved" && record.event["decision"] !== "approved") ||
+				(isObject(record.event["message"]) && record.event["message"]["stopReason"] === "error");
 			return { category, title: type, who: `${nameOf(record.sessionId)} emits`, summary: emittedSummary(record.event), payload, tone: failed ? "error" : undefined };
 		}
 		case "@xstate.microstep": {

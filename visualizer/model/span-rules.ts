@@ -24,6 +24,13 @@ export interface SpanRule {
 	label(event: EmittedEvent): string;
 	/** How the closing event says it ended. */
 	outcome(event: EmittedEvent): SpanStatus;
+	/** What an open span of this kind is doing, in its bar and row (default `running`). */
+	openWord?: string | undefined;
+	/**
+	 * The kind of span this one holds up while open: the open span of that kind with the same
+	 * key says it waits for this one (a tool call waiting for its approval).
+	 */
+	holds?: { kind: string; openWord: string } | undefined;
 	/** A transcript row for each span, with what went in and what came out. */
 	transcript?: {
 		title(event: EmittedEvent): string;
@@ -36,9 +43,20 @@ function text(value: PreviewJson | undefined, fallback = ""): string {
 	return typeof value === "string" ? value : value === undefined || value === null ? fallback : JSON.stringify(value);
 }
 
-/** A decision that says no, in whatever field an approval event carries it. */
-function denied(event: EmittedEvent): boolean {
-	return event.type.endsWith("denied") || event["approved"] === false || event["decision"] === "deny" || event["decision"] === "denied";
+/**
+ * How `approval_resolved` ended the wait: `approved` is the only yes; `rejected` and
+ * `timed-out` are noes (the call does not run); `aborted` went with the run.
+ */
+function approvalOutcome(event: EmittedEvent): SpanStatus {
+	const decision = event["decision"];
+	return decision === "approved" ? "done" : decision === "aborted" ? "stopped" : "error";
+}
+
+/** The decision in words, with the reason given for it: `rejected: not on a Friday`. */
+function approvalDecision(event: EmittedEvent): string {
+	const decision = text(event["decision"], "decided").replace("-", " ");
+	const reason = event["reason"];
+	return typeof reason === "string" && reason !== "" ? `${decision}: ${reason}` : decision;
 }
 
 /**
@@ -63,18 +81,20 @@ export const SPAN_RULES: readonly SpanRule[] = [
 		},
 	},
 	{
-		// Waiting for a person to approve a tool call (issue 35): the events' names are the
-		// chart's; a rule per name it settles on is all the page needs.
+		// Waiting for a person to approve a tool call: `approval_requested` … `approval_resolved`
+		// (src/types/agent.ts). The call it holds up says so instead of `running`.
 		kind: "approval",
 		starts: "approval_requested",
-		ends: ["approval_resolved", "approval_granted", "approval_denied", "approval_decided"],
-		key: (event) => text(event["toolCallId"] ?? event["approvalId"] ?? event["id"], "approval"),
-		label: (event) => `approval${event["toolName"] !== undefined ? ` · ${text(event["toolName"])}` : ""}`,
-		outcome: (event) => (denied(event) ? "error" : "done"),
+		ends: ["approval_resolved"],
+		key: (event) => text(event["toolCallId"], "approval"),
+		label: (event) => `approval · ${text(event["toolName"], "tool call")}`,
+		outcome: approvalOutcome,
+		openWord: "waiting",
+		holds: { kind: "tool", openWord: "waiting for approval" },
 		transcript: {
 			title: (event) => `approval for ${text(event["toolName"], "a tool call")}`,
-			input: (event) => event["args"] ?? event["request"],
-			output: (event) => event["decision"] ?? event["approved"] ?? event["reason"],
+			input: (event) => event["args"],
+			output: approvalDecision,
 		},
 	},
 	{

@@ -105,9 +105,27 @@ export function openOf(model: RunModel, sessionId: string, kind: string, key: st
 	return slot === undefined ? undefined : findSpan(model, model.open[slot]);
 }
 
+/** Says what an open span is doing, on its bar and its transcript row. */
+function setOpenWord(model: RunModel, span: Span, word: string | undefined): void {
+	span.openWord = word;
+	const entry = findEntry(model, span.entryId);
+	if (entry?.kind !== "span") return;
+	entry.openWord = word;
+	entry.rev++;
+}
+
+/** The open span a rule holds up while it is open (a tool call waiting for its approval) says so, or stops saying so. */
+function holdUp(model: RunModel, place: RecordPlace, rule: SpanRule, event: EmittedEvent, holding: boolean): void {
+	if (!rule.holds) return;
+	const held = openOf(model, place.sessionId, rule.holds.kind, rule.key(event));
+	if (held) setOpenWord(model, held, holding ? rule.holds.openWord : undefined);
+}
+
 function startRule(model: RunModel, place: RecordPlace, rule: SpanRule, event: EmittedEvent): void {
 	const span = openSpan(model, place, rule.kind, rule.key(event), rule.label(event));
+	span.openWord = rule.openWord;
 	if (rule.kind === "turn") span.label = `turn ${model.currentTurn ?? ""}`.trim();
+	holdUp(model, place, rule, event, true);
 	if (!rule.transcript) return;
 	const entry: SpanEntry = {
 		id: `e${place.seq}-${rule.kind}`,
@@ -116,6 +134,7 @@ function startRule(model: RunModel, place: RecordPlace, rule: SpanRule, event: E
 		spanId: span.id,
 		title: rule.transcript.title(event),
 		status: "open",
+		openWord: rule.openWord,
 		input: rule.transcript.input?.(event),
 		seq: place.seq,
 		endSeq: place.seq,
@@ -147,6 +166,7 @@ export function applySpanRules(model: RunModel, place: RecordPlace, event: Emitt
 				startRule(model, place, rule, event);
 				closeOpen(model, place, rule.kind, rule.key(event), rule.outcome(event), output);
 			}
+			holdUp(model, place, rule, event, false);
 		} else {
 			const span = openOf(model, place.sessionId, rule.kind, rule.key(event));
 			const entry = findEntry(model, span?.entryId);

@@ -35,6 +35,8 @@ export interface Span {
 	startSeq: number;
 	endSeq?: number | undefined;
 	status: SpanStatus;
+	/** What it is doing while open, as its bar and row say it (`running`, `waiting for approval`). */
+	openWord?: string | undefined;
 	/** Moments inside it, e.g. a model call's first token. */
 	marks: { t: number; label: string }[];
 	/** The run (agent_start … agent_end) and turn it belongs to. */
@@ -89,6 +91,8 @@ export interface SpanEntry extends EntryBase {
 	spanId: string;
 	title: string;
 	status: SpanStatus;
+	/** What it is doing while open (see {@link Span.openWord}). */
+	openWord?: string | undefined;
 	/** What started it (a tool call's arguments) and what ended it (its result). */
 	input?: PreviewJson | undefined;
 	output?: PreviewJson | undefined;

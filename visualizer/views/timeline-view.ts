@@ -177,10 +177,11 @@ export class TimelineView {
 			parts.push(wait);
 		}
 		const duration = formatDuration(end - span.startT);
-		parts.push(element("span", "bar-label", `${span.label} · ${span.status === "open" ? "running" : duration}`));
+		const doing = span.openWord ?? "running";
+		parts.push(element("span", "bar-label", `${span.label} · ${span.status === "open" ? doing : duration}`));
 		bar.replaceChildren(...parts);
 		const wait = firstToken ? `, first token after ${formatDuration(firstToken.t - span.startT)}` : "";
-		bar.title = `${span.label}: ${span.status === "open" ? "running" : span.status}, ${duration}${wait}`;
+		bar.title = `${span.label}: ${span.status === "open" ? doing : span.status}, ${duration}${wait}`;
 		return bar;
 	}
 

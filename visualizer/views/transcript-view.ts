@@ -12,7 +12,7 @@ import { type KeyedItem, TailFollower, element, reconcile } from "./dom.js";
 import { payloadView } from "./payload-view.js";
 
 const STATUS_WORDS: Record<string, string> = { open: "running", done: "done", error: "error", stopped: "stopped" };
-const APPROVAL_WORDS: Record<string, string> = { open: "waiting", done: "approved", error: "denied", stopped: "cancelled" };
+const APPROVAL_WORDS: Record<string, string> = { open: "waiting", done: "approved", error: "rejected", stopped: "cancelled" };
 
 /** A value shown inline when short, as a tree when not. */
 function valueView(value: PreviewJson | undefined, className: string): HTMLElement {
@@ -25,6 +25,8 @@ function valueView(value: PreviewJson | undefined, className: string): HTMLEleme
 
 /** A tool result: its text content as text, anything else as a tree. */
 function resultView(output: PreviewJson | undefined): HTMLElement {
+	// A sentence (an approval's decision, a compaction's error) reads as one, not as JSON.
+	if (typeof output === "string") return element("span", "result-text", output);
 	if (output && typeof output === "object" && !Array.isArray(output) && output["content"] !== undefined) {
 		const box = element("div", "result");
 		box.append(element("pre", "result-text", contentText(output["content"])));
@@ -156,7 +158,7 @@ export class TranscriptView {
 		node.dataset["status"] = entry.status;
 		const words = entry.spanKind === "approval" ? APPROVAL_WORDS : STATUS_WORDS;
 		const kindLabel = entry.spanKind === "tool" ? "Tool" : entry.spanKind === "approval" ? "Approval" : entry.spanKind[0]?.toUpperCase() + entry.spanKind.slice(1);
-		head.append(element("span", "who", kindLabel), element("span", "span-title", entry.title), element("span", `badge badge-${entry.status}`, words[entry.status] ?? entry.status));
+		head.append(element("span", "who", kindLabel), element("span", "span-title", entry.title), element("span", `badge badge-${entry.status}`, (entry.status === "open" ? entry.openWord : undefined) ?? words[entry.status] ?? entry.status));
 		if (entry.endT !== undefined) head.append(element("span", "duration", formatDuration(entry.endT - entry.startT)));
 		head.append(time);
 		if (entry.input !== undefined) {
