@@ -2,6 +2,9 @@
  * `npm run bench:restate`: what agent sessions on Restate cost, on a local restate-server with
  * two workers (Node 22) behind the balancer the tests use.
  *
+ * The workers run on this process's Node when it is 22 or newer (the Restate SDK's need), else on
+ * test/runtimes' Node 22; the table says which.
+ *
  * 1. Per 3-tool turn: one `prompt` whose reply calls three tools, then answers (two model steps,
  *    three tool calls with their intents), end to end through Restate's ingress, against the
  *    floor: a bare Restate handler (`BenchFloor`, in the same worker) making the same `ctx.run`
@@ -14,11 +17,12 @@
  * Figures are medians with min–max. Part of `npm run bench` (section `restate`; `npm run bench --
  * --only restate` runs it alone); `npm run bench:restate [-- --quick]` prints its tables only.
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createSessionClient } from "../src/restate/client.js";
 import type { RunResult } from "../src/restate/session-types.js";
-import { startCluster } from "../scripts/restate/cluster.js";
+import { startCluster, workerNode } from "../scripts/restate/cluster.js";
 import { isEntryPoint } from "./lib/child.js";
 import { type Summary, summarize } from "./lib/stats.js";
 
@@ -46,6 +50,8 @@ export interface RestateBenchResult {
 	sessionsPerSecond: Summary;
 	/** The floor's turns per second, with as many in flight. */
 	floorPerSecond: Summary;
+	/** The Node version the workers ran on (`v24.11.0`): this process's when it is 22+, else test/runtimes' Node 22. */
+	workerNode: string;
 	options: RestateBenchOptions;
 }
 
@@ -119,7 +125,8 @@ export async function measureRestate(options: RestateBenchOptions): Promise<Rest
 			perSecond.push(await throughput(sessionTurn, `many-${run}-${repetition}`));
 			floorPerSecond.push(await throughput(floorTurn, `floor-${run}-${repetition}`));
 		}
-		return { session: summarize(session), floor: summarize(floor), added: summarize(added), sessionsPerSecond: summarize(perSecond), floorPerSecond: summarize(floorPerSecond), options };
+		const workersNode = execFileSync(await workerNode(), ["--version"], { encoding: "utf8" }).trim();
+		return { session: summarize(session), floor: summarize(floor), added: summarize(added), sessionsPerSecond: summarize(perSecond), floorPerSecond: summarize(floorPerSecond), workerNode: workersNode, options };
 	} finally {
 		await cluster.stop();
 	}
@@ -147,7 +154,7 @@ export function formatRestate(result: RestateBenchResult): string {
 		`| agent sessions, each one 3-tool turn | ${figure(result.sessionsPerSecond)} |`,
 		`| floor turns (same steps, no agent) | ${figure(result.floorPerSecond)} |`,
 		"",
-		`${options.turns} paired turns after ${options.warmups} warm-up${options.warmups === 1 ? "" : "s"}; ${options.repetitions} throughput sample${options.repetitions === 1 ? "" : "s"}. restate-server ${restateServerVersion()} on 127.0.0.1, workers on Node 22, scripted model (no network).`,
+		`${options.turns} paired turns after ${options.warmups} warm-up${options.warmups === 1 ? "" : "s"}; ${options.repetitions} throughput sample${options.repetitions === 1 ? "" : "s"}. restate-server ${restateServerVersion()} on 127.0.0.1, workers on Node ${result.workerNode.replace(/^v/, "")}, scripted model (no network).`,
 	].join("\n");
 }
 

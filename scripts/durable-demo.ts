@@ -9,13 +9,15 @@
  * the model is told the call was interrupted. Prints a timeline, then the verdict; exits 0 only
  * when the run completed, the tool ran exactly once and the transcript is valid.
  */
+import { execFileSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSessionClient } from "../src/restate/client.js";
 import type { RunResult, SessionState } from "../src/restate/session-types.js";
 import { executionCounts, readExecutions, transcriptProblems } from "./restate/checks.js";
-import { startCluster } from "./restate/cluster.js";
+import { startCluster, workerNode } from "./restate/cluster.js";
 
 const TOOL_MS = 4000;
 const started = Date.now();
@@ -33,8 +35,11 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 
 const dir = await mkdtemp(join(tmpdir(), "agentchart-demo-"));
 const execLog = join(dir, "executions.log");
+// However the demo ends (a cluster that does not start, too), its folder goes.
+process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 let ok = false;
-say("starting restate-server and two workers (Node 22) behind a balancer");
+const workersNode = execFileSync(await workerNode(), ["--version"], { encoding: "utf8" }).trim();
+say(`starting restate-server and two workers (Node ${workersNode}) behind a balancer`);
 let toolStartedOn!: (worker: string) => void;
 const toolStarted = new Promise<string>((resolve) => (toolStartedOn = resolve));
 const cluster = await startCluster({

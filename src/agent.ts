@@ -766,10 +766,14 @@ export class Agent {
 		this.#attach(machine);
 		run.signal = machine.getSnapshot().context.run?.controller.signal;
 		this.#delivery.signal = run.signal ?? IDLE_SIGNAL;
+		// The barrier the stored run waited at: its events were delivered before it was stored. Read
+		// before the start, whose replay of a reply may reach a barrier of its own (acknowledged once
+		// its events reach the listeners, as any other).
+		const stored = machine.getSnapshot().context.barrier;
 		machine.start();
 		// What waited on a clock waits again; a decision point that waited for delivery goes on.
 		machine.send({ type: "agentchart.resumed" });
-		machine.send({ type: "delivered", barrier: machine.getSnapshot().context.barrier });
+		machine.send({ type: "delivered", barrier: stored });
 		this.#replayDecisions(machine);
 		void this.#awaitRestoredRun(run);
 	}

@@ -1,15 +1,17 @@
 /**
  * A local Restate cluster for the tests, the demo and the bench: restate-server, N workers
- * (each its own Node 22 process, running the worker script bundled from source) behind one balancer
- * registered as the deployment, and an event hub in this process. Every process it starts is
- * stopped by `stop()`, and by this process's exit whatever the reason (see `processes.ts`).
+ * (each its own Node 22 process, running the worker script bundled from source, or against the
+ * packed package) behind one balancer registered as the deployment, and an event hub in this
+ * process. Every process it starts is stopped by `stop()`, and by this process's exit whatever
+ * the reason (see `processes.ts`); so is the bundled worker file removed.
  */
 import { randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { connect } from "node:net";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { type Plugin, build } from "esbuild";
 import { type EventHub, createEventHub } from "../../src/restate/event-hub.js";
 import { nodeRuntimes } from "../../test/package/node-runtimes.js";
 import { type SessionEventEnvelope } from "../../src/restate/session-events.js";
@@ -44,14 +46,49 @@ export async function workerNode(): Promise<string> {
  * in node_modules beside it): a worker then starts in about half a second, where compiling the
  * TypeScript at each start took three, and the random-kill test restarts workers often.
  *
+ * With `packed` (a folder where the packed tarball is installed, `test/package/consumer-project.ts`)
+ * the worker runs on what `npm publish` ships instead: its imports of `src/index.ts` and
+ * `src/restate/index.ts` become imports of `agentchart` and `agentchart/restate`, resolved in that
+ * folder, where the bundle is written. Any other module of `src/` it would bundle is refused
+ * (pure utilities excepted), so that no second copy of the engine hides in it.
+ *
+ * The file is removed when this process exits, however it exits.
+ *
  * @example
  * const file = await bundleWorker(TEST_WORKER); // node_modules/.cache/agentchart-restate/session-worker-1234-1a2b3c4d.mjs
  */
-export async function bundleWorker(script: string): Promise<string> {
-	const outfile = join(ROOT, "node_modules/.cache/agentchart-restate", `${basename(script, ".ts")}-${process.pid}-${randomUUID().slice(0, 8)}.mjs`);
-	await build({ entryPoints: [script], outfile, bundle: true, platform: "node", format: "esm", target: "node22", packages: "external", sourcemap: "inline", logLevel: "warning" });
+export async function bundleWorker(script: string, packed?: string): Promise<string> {
+	const folder = packed ?? join(ROOT, "node_modules/.cache/agentchart-restate");
+	const outfile = join(folder, `${packed ? ".agentchart-" : ""}${basename(script, ".ts")}-${process.pid}-${randomUUID().slice(0, 8)}.mjs`);
+	const plugins: Plugin[] = packed ? [packedEntries] : [];
+	const result = await build({ entryPoints: [script], outfile, bundle: true, platform: "node", format: "esm", target: "node22", packages: "external", sourcemap: "inline", logLevel: "warning", plugins, metafile: true, absWorkingDir: ROOT });
+	const remove = () => rmSync(outfile, { force: true });
+	process.on("exit", remove);
+	if (packed) {
+		const bundled = Object.keys(result.metafile.inputs).filter((input) => input.startsWith("src/") && !PURE_SOURCES.includes(input));
+		if (bundled.length > 0) {
+			remove();
+			throw new Error(`the packed worker ${script} would bundle agentchart's source (${bundled.join(", ")}): import it from "agentchart" or "agentchart/restate"`);
+		}
+	}
 	return outfile;
 }
+
+/** Modules of `src/` that a packed worker may bundle: they hold no state of the engine. */
+const PURE_SOURCES = ["src/util/seeded-random.ts"];
+
+/** The package's entry points, in place of the source modules they are built from. */
+const PACKED_ENTRIES: Record<string, string> = { "src/index.js": "agentchart", "src/restate/index.js": "agentchart/restate", "src/restate/client.js": "agentchart/restate/client" };
+
+const packedEntries: Plugin = {
+	name: "agentchart-packed-entries",
+	setup(builder) {
+		builder.onResolve({ filter: /\/src\/(index|restate\/index|restate\/client)\.js$/ }, (args) => {
+			const entry = Object.entries(PACKED_ENTRIES).find(([source]) => args.path.endsWith(`/${source}`));
+			return entry ? { path: entry[1], external: true } : undefined;
+		});
+	},
+};
 
 /** One worker process of the cluster. */
 export interface ClusterWorker {
@@ -71,6 +108,8 @@ export interface Cluster {
 	readonly workers: ClusterWorker[];
 	/** Every event the hub received so far, in arrival order. */
 	readonly events: SessionEventEnvelope[];
+	/** The bundled worker script the workers run. */
+	readonly script: string;
 	/** Kills worker `index` with SIGKILL (its whole process group). */
 	kill(index: number): Promise<void>;
 	/** Starts worker `index` again (on its port) and waits until it listens. */
@@ -86,6 +125,8 @@ export interface ClusterOptions {
 	env?: Record<string, string>;
 	/** Called with every event the hub receives. */
 	onEvent?: (envelope: SessionEventEnvelope) => void;
+	/** Run the workers on the packed package installed in this folder (see {@link bundleWorker}). */
+	packed?: string;
 }
 
 function listening(port: number): Promise<boolean> {
@@ -118,13 +159,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 	let server: RestateServer | undefined;
 	let balancer: Balancer | undefined;
 	const workers: ClusterWorker[] = [];
-	const script = await bundleWorker(options.script ?? TEST_WORKER);
+	const script = await bundleWorker(options.script ?? TEST_WORKER, options.packed);
 	const node = await workerNode();
 	const startWorker = async (worker: ClusterWorker) => {
 		// RESTATE_WORKER_NODE_ARGS adds Node flags to the workers (`--cpu-prof`, say).
 		const extra = (process.env["RESTATE_WORKER_NODE_ARGS"] ?? "").split(" ").filter(Boolean);
 		worker.process = startProcess(worker.name, node, [...extra, "--enable-source-maps", script], {
-			cwd: ROOT,
+			cwd: options.packed ?? ROOT,
 			env: { ...process.env, ...options.env, PORT: String(worker.port), WORKER_NAME: worker.name, HUB_URL: hubUrl },
 		});
 		await waitUntil(`${worker.name} to listen`, () => listening(worker.port), 60_000, worker.process);
@@ -156,6 +197,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		ingressUrl: running.ingressUrl,
 		workers,
 		events,
+		script,
 		async kill(index) {
 			const worker = workers[index];
 			await worker?.process?.stop("SIGKILL");

@@ -329,6 +329,51 @@ describe("a stored session: the journal after the snapshot", () => {
 		expectValidTranscript(second.state.messages);
 	});
 
+	it("holds the reply it closes with its started calls until the listeners took its end (streaming tool execution)", async () => {
+		const store = createMemoryStore();
+		const lookup = heldTool("lookup", { replay: "safe" });
+		const tools = [lookup.tool];
+		const stream = manualStream();
+		const first = new Agent({ initialState: { model: createScriptedModel([]).model, tools }, streamFn: stream.streamFn, toolExecution: "streaming", store, sessionId: "s6" });
+		void first.prompt("go");
+		await stream.opened;
+		stream.start();
+		stream.toolCallEnd({ type: "toolCall", id: "a", name: "lookup", arguments: {} });
+		await until(() => lookup.runs.length === 1, "the call to start while the reply streams");
+		lookup.release();
+		await until(() => first.state.pendingToolCalls.size === 0, "the call to end while the reply streams");
+		await first.saved();
+		first.dispose();
+
+		// The restored agent closes the reply with the call; a listener takes its time with the reply's end.
+		const held = deferred<void>();
+		let reached = false;
+		const again = createScriptedModel([{ content: "done" }]);
+		const second = await Agent.load({
+			store,
+			sessionId: "s6",
+			initialState: { tools },
+			streamFn: again.streamFn,
+			listeners: [
+				async (event: AgentEvent) => {
+					if (event.type !== "message_end" || event.message.role !== "assistant" || reached) return;
+					reached = true;
+					await held.promise;
+				},
+			],
+		});
+		await until(() => reached, "the replayed reply's end to reach the listener");
+		await new Promise((resolve) => setTimeout(resolve, 10));
+		// pi's loop awaits the listeners of message_end before it runs or answers a call: so does the chart.
+		expect(second.actor.getSnapshot().value).toEqual({ running: "after-stream" });
+		expect(again.calls).toHaveLength(0);
+		held.resolve();
+		await second.waitForIdle();
+		expect(lookup.runs).toEqual(["a"]);
+		expect(toolResults(second.state.messages)).toEqual(["a: lookup finished"]);
+		expectValidTranscript(second.state.messages);
+	});
+
 	it("never starts a tool whose run was aborted while its intent was being stored", async () => {
 		const inner = createMemoryStore();
 		const intentWritten = deferred<void>();

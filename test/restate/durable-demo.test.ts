@@ -12,9 +12,9 @@ import { expect, it } from "vitest";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = createRequire(import.meta.url).resolve("tsx/cli");
 
-function runDemo(timeoutMs: number): Promise<{ code: number | null; output: string }> {
+function runDemo(timeoutMs: number, env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [TSX, "scripts/durable-demo.ts"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+		const child = spawn(process.execPath, [TSX, "scripts/durable-demo.ts"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
 		let output = "";
 		child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
 		child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
@@ -34,4 +34,10 @@ it("npm run durable:demo: the session completes after its worker is killed, the 
 	expect(output).toMatch(/SIGKILL worker-\d \(pid \d+\) while its tool runs/);
 	expect(output).toContain('was interrupted by a restart and not run again');
 	expect(code).toBe(0);
+});
+
+it("npm run durable:demo exits 1, and says FAILED, when its verdict does not hold (the tool made replay-safe runs twice)", { timeout: 240_000 }, async () => {
+	const { code, output } = await runDemo(200_000, { WORK_REPLAY_SAFE: "1" });
+	expect(output.trim().split("\n").at(-1), output).toBe("durable demo: completed after worker kill; tool ran 2 times; transcript valid; FAILED");
+	expect(code).toBe(1);
 });

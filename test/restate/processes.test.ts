@@ -1,7 +1,7 @@
 /**
  * Every process the Restate tests, demo and bench start is stopped when they end, also when they
- * fail: a script that starts restate-server and then throws leaves no server behind, and
- * no data folder.
+ * fail: a script that starts restate-server (or a whole cluster: the server and two workers) and
+ * then throws leaves no process behind, no data folder and no bundled worker.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -22,16 +22,33 @@ function alive(pid: number): boolean {
 	}
 }
 
+/** Waits (a bounded while) for the kernel to reap what the exit hook killed with SIGKILL. */
+async function gone(pids: number[]): Promise<number[]> {
+	for (let tries = 0; tries < 50 && pids.some(alive); tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+	return pids.filter(alive);
+}
+
 it("stops restate-server when the script that started it fails", { timeout: 120_000 }, async () => {
 	const result = spawnSync(process.execPath, [TSX, "test/restate/fixtures/crash-after-start.ts"], { cwd: ROOT, encoding: "utf8", timeout: 100_000 });
 	const match = /pid (\d+) ingress (\S+) data (\S+)/.exec(result.stdout);
 	expect(match, `${result.stdout}${result.stderr}`).not.toBeNull();
 	expect(result.status).not.toBe(0);
 	expect(result.stderr).toContain("failing on purpose");
-	const pid = Number(match?.[1]);
-	// The exit hook sends SIGKILL to the server's process group; give the kernel a moment to reap it.
-	for (let tries = 0; tries < 50 && alive(pid); tries++) await new Promise((resolve) => setTimeout(resolve, 100));
-	expect(alive(pid)).toBe(false);
+	expect(await gone([Number(match?.[1])])).toEqual([]);
 	await expect(fetch(`${match?.[2]}/restate/health`)).rejects.toThrow();
 	expect(existsSync(match?.[3] ?? "")).toBe(false);
+});
+
+it("stops restate-server and the workers, and removes the bundled worker, when the script that started a cluster fails", { timeout: 180_000 }, async () => {
+	const result = spawnSync(process.execPath, [TSX, "test/restate/fixtures/crash-after-cluster.ts"], { cwd: ROOT, encoding: "utf8", timeout: 160_000 });
+	const match = /pids (\S+) ingress (\S+) data (\S+) script (\S+)/.exec(result.stdout);
+	expect(match, `${result.stdout}${result.stderr}`).not.toBeNull();
+	expect(result.status).not.toBe(0);
+	expect(result.stderr).toContain("failing on purpose");
+	const pids = (match?.[1] ?? "").split(",").map(Number);
+	expect(pids).toHaveLength(3);
+	expect(await gone(pids)).toEqual([]);
+	await expect(fetch(`${match?.[2]}/restate/health`)).rejects.toThrow();
+	expect(existsSync(match?.[3] ?? "")).toBe(false);
+	expect(existsSync(match?.[4] ?? "")).toBe(false);
 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { executionCounts, readExecutions, transcriptProblems } from "../../scripts/restate/checks.js";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
 import { createSessionClient, type SessionClient, SessionCallError, watchSession } from "../../src/restate/client.js";
+import type { AgentSessionHandlers } from "../../src/restate/session-object.js";
 import type { SessionEventEnvelope } from "../../src/restate/session-events.js";
 import type { RunResult } from "../../src/restate/session-types.js";
 import type { AgentMessage } from "../../src/types/messages.js";
@@ -41,6 +42,13 @@ async function killWorkerNamed(name: string): Promise<void> {
 	await cluster.kill(cluster.workers.findIndex((worker) => worker.name === name));
 }
 
+/** Rows of a query of Restate's admin SQL API (its `sys_invocation`, `sys_journal`, ... tables). */
+async function adminQuery<Row>(query: string): Promise<Row[]> {
+	const response = await fetch(`${cluster.server.adminUrl}/query`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ query }) });
+	if (!response.ok) throw new Error(`admin query failed: ${response.status} ${await response.text()}`);
+	return ((await response.json()) as { rows: Row[] }).rows;
+}
+
 function textOf(message: AgentMessage | undefined): string {
 	const content = (message as { content?: string | { type: string; text?: string }[] } | undefined)?.content;
 	if (typeof content === "string") return content;
@@ -66,6 +74,28 @@ beforeEach(async () => {
 }, 60_000);
 
 describe("agent sessions on Restate", { timeout: 120_000 }, () => {
+	it("offers clients the session's eight handlers as Restate registered them, and the typed client a method for each", async () => {
+		const response = await fetch(`${cluster.server.adminUrl}/services/AgentSession`);
+		const { handlers } = (await response.json()) as { handlers: { name: string; ty: string; public: boolean }[] };
+		const offered = Object.fromEntries(handlers.filter((handler) => handler.public).map((handler) => [handler.name, handler.ty]));
+		const kinds: Record<keyof AgentSessionHandlers, "Exclusive" | "Shared"> = {
+			prompt: "Exclusive",
+			approve: "Exclusive",
+			reject: "Exclusive",
+			steer: "Shared",
+			followUp: "Shared",
+			abort: "Shared",
+			snapshot: "Shared",
+			state: "Shared",
+		};
+		expect(offered).toEqual(kinds);
+		// The typed client has every handler (a compile error otherwise), each a function.
+		const missing: Exclude<keyof AgentSessionHandlers, keyof ReturnType<SessionClient["session"]>> extends never ? true : false = true;
+		expect(missing).toBe(true);
+		const handle = client.session("any") as unknown as Record<string, unknown>;
+		expect(Object.keys(kinds).filter((name) => typeof handle[name] !== "function")).toEqual([]);
+	});
+
 	it("completes on the other worker when the worker running a tool is killed, without running the tool again", async () => {
 		const session = client.session(sessionId("kill-tool"));
 		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
@@ -77,7 +107,10 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		const state = await session.state();
 		expect(result.status).toBe("idle");
 		expect(transcriptProblems(state.messages)).toEqual([]);
-		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} work t0_0`)).toBe(1);
+		const counts = executionCounts(await readExecutions(execLog));
+		expect(counts.get(`${session.sessionId} work t0_0`)).toBe(1);
+		// The first model request had finished: the other worker took its reply from the journal.
+		expect([counts.get(`${session.sessionId} model turn0`), counts.get(`${session.sessionId} model turn1`)]).toEqual([1, 1]);
 		const toolResult = state.messages.find((message) => message.role === "toolResult");
 		expect(textOf(toolResult)).toContain("interrupted by a restart and not run again");
 		expect(textOf(state.messages.at(-1))).toBe("Done after the slow tool.");
@@ -97,7 +130,7 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		expect(result.status).toBe("idle");
 		expect(transcriptProblems(state.messages)).toEqual([]);
 		expect(textOf(state.messages.find((message) => message.role === "toolResult"))).toBe("value of config is 42");
-		const runs = (await readExecutions(execLog)).filter((record) => record.sessionId === session.sessionId && record.phase === "start");
+		const runs = (await readExecutions(execLog)).filter((record) => record.sessionId === session.sessionId && record.toolName === "read_value" && record.phase === "start");
 		expect(runs.length).toBe(2);
 		expect(new Set(runs.map((record) => record.worker)).size).toBe(2);
 	});
@@ -115,10 +148,25 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		expect(transcriptProblems(state.messages)).toEqual([]);
 		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
 		expect(textOf(state.messages[1])).toBe("x".repeat(800));
+		// The request that was cut off was made again, once.
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} model turn0`)).toBe(2);
 		const updates = cluster.events.filter((envelope) => envelope.sessionId === session.sessionId && envelope.event.type === "message_update");
 		// The deltas of the cut-off attempt came from the killed worker; the reply streamed again elsewhere, under a new attempt.
 		expect(new Set(updates.map((envelope) => envelope.attempt)).size).toBe(2);
 		expect(updates.at(-1)?.worker).not.toBe(first.worker);
+	});
+
+	it("sends token deltas to listeners on the side channel and journals the model request as one step", async () => {
+		const session = client.session(sessionId("deltas"));
+		const sent = await session.send.prompt("slow-stream:800:1");
+		const result = await client.result<RunResult>(sent);
+		expect(result.status).toBe("idle");
+		const deltas = cluster.events.filter((envelope) => envelope.sessionId === session.sessionId && envelope.event.type === "message_update");
+		expect(deltas.length).toBeGreaterThanOrEqual(200);
+		// The invocation's journal (Restate keeps it after completion): one step for the request, whatever it streamed.
+		const journal = await adminQuery<{ entry_type: string; name: string }>(`SELECT entry_type, name FROM sys_journal WHERE id = '${sent.invocationId}' ORDER BY index`);
+		expect(journal.filter((entry) => entry.entry_type === "Command: Run").map((entry) => entry.name)).toEqual(["model 1", "store"]);
+		expect(journal.length).toBeLessThan(20);
 	});
 
 	it("takes an approval after the worker that asked for it was killed, and runs the call once", async () => {
@@ -144,6 +192,31 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		const counts = executionCounts(await readExecutions(execLog));
 		expect(counts.get(`${session.sessionId} deploy t0_0`)).toBe(1);
 		expect(counts.get(`${session.sessionId} read_value t0_1`)).toBe(1);
+	});
+
+	it("holds no invocation, so no worker, while it waits for approval; an abort then ends the run without running the call", async () => {
+		const session = client.session(sessionId("approval-idle"));
+		const waiting = await session.prompt("approval");
+		expect(waiting.status).toBe("awaiting-approval");
+		// Restate's own view (its admin SQL API): every invocation of the session has completed.
+		const rows = await adminQuery<{ target: string; status: string }>(`SELECT target, status FROM sys_invocation WHERE target_service_key = '${session.sessionId}'`);
+		expect(rows).toEqual([{ target: `AgentSession/${session.sessionId}/prompt`, status: "completed" }]);
+		// Both workers die while the person thinks: nothing is lost (they come back for the abort).
+		await Promise.all(cluster.workers.map((_, index) => cluster.kill(index)));
+		await Promise.all(cluster.workers.map((_, index) => cluster.start(index)));
+		expect((await session.state()).pendingApprovals.map((call) => call.toolCallId)).toEqual(["t0_0"]);
+		const aborted = await session.abort();
+		expect(aborted).toEqual({ cancelled: null, waiting: true });
+		let state = await session.state();
+		for (let tries = 0; tries < 200 && state.status !== "idle"; tries++) {
+			await new Promise((resolve) => setTimeout(resolve, 50));
+			state = await session.state();
+		}
+		expect(state.status).toBe("idle");
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(textOf(state.messages.find((message) => message.role === "toolResult" && message.toolCallId === "t0_0"))).toBe("Tool call was aborted before it ran");
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} deploy t0_0`)).toBeUndefined();
+		await expect(session.approve("t0_0")).rejects.toMatchObject({ status: 409 });
 	});
 
 	it("rejects a waiting call: it never runs", async () => {

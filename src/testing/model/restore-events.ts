@@ -64,11 +64,11 @@ function replayedDecisions(journaled: readonly JournaledCall[]): RestoreStage {
 /**
  * What a restored chart goes through, in order: its restored children tell it what they were
  * doing (a stream call in flight, tool calls in flight), the restored agent says it resumed and
- * acknowledges the barrier it waited at; a reply that had started calls is closed with them
- * (their decisions sent again, and the barrier the replay reached acknowledged, as the restored
- * agent's first acknowledgement comes after it); then an interrupted compaction fails as
- * interrupted, and the journal answers the calls running again: with their stored outcome, or (those
- * in flight when the run was stored) as interrupted when their tool may not run again.
+ * acknowledges the barrier the stored run waited at; a reply that had started calls is closed
+ * with them (their decisions sent again; the barrier the replay reaches waits for its events to
+ * reach the listeners); then an interrupted compaction fails as interrupted, and the journal
+ * answers the calls running again: with their stored outcome, or (those in flight when the run
+ * was stored) as interrupted when their tool may not run again.
  */
 export function restoreEvents(snapshot: AnyMachineSnapshot, emittedSinceRestore: () => number): RestoreStage[] {
 	const wasCompacting = inState(snapshot, "running.compacting");
@@ -78,8 +78,22 @@ export function restoreEvents(snapshot: AnyMachineSnapshot, emittedSinceRestore:
 	// Calls in flight when the run was stored have an intent in the journal; calls the restored run
 	// starts afresh have none, and run.
 	const inFlight = new Set<string>((snapshot.context.run?.batch?.calls ?? []).filter((call: ToolCallEntry) => call.status === "running" && call.args !== undefined).map((call: ToolCallEntry) => call.key));
-	let replayed = false;
 	const replay = replayedReply(journaled);
+	const answered = new Set<string>();
+	const answeredByJournal: RestoreStage = (current) => {
+		if (current.context.run?.aborted) return [];
+		return (current.context.run?.batch?.calls ?? []).flatMap((call: ToolCallEntry): AgentMachineEvent[] => {
+			if (call.status !== "running" || call.args === undefined || answered.has(call.key)) return [];
+			const outcome = stored.get(call.key);
+			if (outcome) {
+				answered.add(call.key);
+				return [{ type: "tool.settled", callKey: call.key, outcome }];
+			}
+			if (!inFlight.has(call.key) || findTool(current.context.tools, call.toolCall.name)?.replay === "safe") return [];
+			answered.add(call.key);
+			return [{ type: "tool.settled", callKey: call.key, outcome: interruptedOutcome(call.toolCall.name) }];
+		});
+	};
 	// While no event is on its way to the restored agent's listeners, it acknowledges each barrier
 	// as soon as the chart reaches it.
 	const acknowledgedAtOnce: RestoreStage = (current) => (awaitsDelivery(current) && emittedSinceRestore() === 0 ? [{ type: "delivered", barrier: current.context.barrier }] : []);
@@ -87,27 +101,17 @@ export function restoreEvents(snapshot: AnyMachineSnapshot, emittedSinceRestore:
 		(current) => (inState(current, "running.streaming") && current.context.run ? [{ type: "stream.interrupted", attempt: current.context.run.attempt }] : []),
 		(current) => (current.context.run?.batch?.actorStarted ? [{ type: "tools.interrupted" }] : []),
 		() => [{ type: "agentchart.resumed" }],
-		// The restored agent acknowledges the barrier it waited at.
-		(current) => [{ type: "delivered", barrier: current.context.barrier }],
-		(current) => {
-			const events = replay(current);
-			replayed = events.length > 0;
-			return events;
-		},
+		// The restored agent acknowledges the barrier the stored run waited at (not one its restored
+		// children's reports led to: the events before that one go to the listeners first).
+		() => [{ type: "delivered", barrier: snapshot.context.barrier }],
+		// The chart's way back to the model call (its restored stream reported the call interrupted) passes barriers no event waits on.
+		...Array.from({ length: 3 }, () => acknowledgedAtOnce),
+		replay,
 		replayedDecisions(journaled),
-		// The replay runs inside the restore, before the restored agent's own acknowledgement: that one is the replay's barrier's.
-		(current) => (replayed ? [{ type: "delivered", barrier: current.context.barrier }] : []),
 		...Array.from({ length: 6 }, () => acknowledgedAtOnce),
 		() => (wasCompacting ? [{ type: "xstate.error.actor.compaction", error: new InterruptedByRestart() } as unknown as AgentMachineEvent] : []),
-		(current) => {
-			if (current.context.run?.aborted) return [];
-			return (current.context.run?.batch?.calls ?? []).flatMap((call: ToolCallEntry): AgentMachineEvent[] => {
-				if (call.status !== "running" || call.args === undefined) return [];
-				const outcome = stored.get(call.key);
-				if (outcome) return [{ type: "tool.settled", callKey: call.key, outcome }];
-				if (!inFlight.has(call.key) || findTool(current.context.tools, call.toolCall.name)?.replay === "safe") return [];
-				return [{ type: "tool.settled", callKey: call.key, outcome: interruptedOutcome(call.toolCall.name) }];
-			});
-		},
+		// A call answered may start another (an approved one held back, the next in a sequential
+		// batch), which the journal answers in turn.
+		...Array.from({ length: 3 }, () => answeredByJournal),
 	];
 }
