@@ -6,6 +6,7 @@
  *
  * `npx tsx scripts/api-coverage.ts` prints them; test/docs/api-reference.test.ts fails on them.
  */
+import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Application, type DeclarationReflection, type ProjectReflection, ReflectionKind, TSConfigReader } from "typedoc";
 
@@ -49,7 +50,11 @@ export async function exportDocs(): Promise<ExportDocs[]> {
 	const modules: (DeclarationReflection | ProjectReflection)[] = project.children?.every((child) => child.kindOf(ReflectionKind.Module)) ? project.children : [project];
 	const entries: ExportDocs[] = [];
 	for (const module of modules) {
-		const entry = ("sources" in module ? module.sources?.[0]?.fileName : undefined) ?? module.name;
+		// The absolute path, made relative to the repository: TypeDoc's own fileName is relative
+		// to the files' common folder, which is above the repository when node_modules is a link
+		// to another checkout's (a git worktree).
+		const source = "sources" in module ? module.sources?.[0] : undefined;
+		const entry = source ? relative(root, source.fullFileName) : module.name;
 		const subpath = entry.replace(/^src\//, "").replace(/(\/index)?\.ts$/, "");
 		const importName = subpath === "index" || subpath === "" ? "agentchart" : `agentchart/${subpath}`;
 		for (const child of module.children ?? []) {
@@ -57,7 +62,8 @@ export async function exportDocs(): Promise<ExportDocs[]> {
 			// the declaration's documentation is the reference's.
 			const reflection = child.isReference() ? (child.getTargetReflectionDeep() as DeclarationReflection) : child;
 			const comments = commentsOf(reflection);
-			const file = reflection.sources?.[0]?.fileName ?? "";
+			const declared = reflection.sources?.[0];
+			const file = declared ? relative(root, declared.fullFileName) : "";
 			entries.push({
 				module: importName,
 				name: child.name,

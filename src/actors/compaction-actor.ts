@@ -64,7 +64,7 @@ const compactionPromise = fromPromise<CompactionOutput, CompactionActorInput | R
 /**
  * The compaction actor's logic: `compactionPromise`, persisted as a marker of the compaction in
  * progress (its input holds the run's functions), so that a restored actor fails with
- * {@link InterruptedByRestart} and the chart makes the compaction again.
+ * `InterruptedByRestart` (an internal error class) and the chart makes the compaction again.
  */
 export const compactionActor = {
 	...compactionPromise,

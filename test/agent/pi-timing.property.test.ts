@@ -61,7 +61,7 @@ interface Scenario {
 	 * as pi-ai's queue does), or an async generator over it, whose steps take more microtasks and
 	 * which must be closed when the read ends early. Both engines close every stream before
 	 * `prompt()` settles; agentchart closes it as soon as it has the final message, pi once
-	 * `message_end` was delivered (README, "Differences"), so the closes are counted, not placed.
+	 * `message_end` was delivered (docs/from-pi.md, "Differences"), so the closes are counted, not placed.
 	 */
 	streamKind: "iterator" | "generator";
 	followUp: boolean;
@@ -373,7 +373,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 				// pi delivers the events of parallel tool calls that finish together concurrently,
 				// so with several listeners they interleave (listener 0 sees B before listener 1
 				// sees A); agentchart delivers one event to every listener before the next
-				// (README, Differences). Each listener's own sequence is the same. A listener added
+				// (docs/from-pi.md, Differences). Each listener's own sequence is the same. A listener added
 				// during the run (churn "add") makes two.
 				if (scenario.toolExecution === "parallel" && scenario.listeners.length + (scenario.churn === "add" ? 1 : 0) > 1) {
 					expect(byListener(actual)).toEqual(byListener(expected));

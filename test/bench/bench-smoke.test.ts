@@ -46,7 +46,7 @@ describe("benchmarks (quick mode smoke test)", () => {
 	}, 300_000);
 });
 
-describe("the diagnosis behind the README's cost breakdown (bench/where-time-goes.ts)", () => {
+describe("the diagnosis behind docs/performance.md's cost breakdown (bench/where-time-goes.ts)", () => {
 	it("charges every profile sample to one bucket, the chart's among them, measures heap per agent mid-run and the parts of a run", async () => {
 		const shares = await profileShortRuns(200, 20);
 		expect(shares.reduce((sum, [, share]) => sum + share, 0)).toBeCloseTo(1, 6);
@@ -102,7 +102,7 @@ describe("the bench's command line", () => {
 	});
 });
 
-describe("bench/turn-paired.ts (the README's in-process turn ratio)", () => {
+describe("bench/turn-paired.ts (docs/performance.md's in-process turn ratio)", () => {
 	it("prints the median ratio of paired blocks with its spread", async () => {
 		const root = fileURLToPath(new URL("../..", import.meta.url));
 		const stdout = await new Promise<string>((resolve, reject) => {

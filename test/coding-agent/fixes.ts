@@ -1,5 +1,5 @@
 /**
- * The documented fixes (README, "Differences from pi-agent-core 0.73.1"), applied to what pi
+ * The documented fixes (docs/from-pi.md, "Differences from pi-agent-core 0.73.1"), applied to what pi
  * showed, to get what agentchart must show. Only fixes that a scenario here can observe are
  * written out; each takes a raw (not yet normalised) observation.
  */

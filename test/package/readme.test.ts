@@ -111,6 +111,24 @@ describe("the README and the guides", () => {
 		expect(firstScreen).toContain("npm install && npm test");
 	});
 
+	it("tell a newcomer how to run the quick start in an empty folder, before its code", async () => {
+		const readme = await readFile(join(REPO_ROOT, "README.md"), "utf8");
+		const quickStart = readme.slice(readme.indexOf("## Quick start"), readme.indexOf("```ts", readme.indexOf("## Quick start")));
+		// typebox for the tool's schema, tsx to run TypeScript, an ES module for top-level await.
+		for (const step of ["npm pkg set type=module", "npm install agentchart typebox", "npm install -D tsx", "npx tsx agent.ts"]) expect(quickStart).toContain(step);
+	});
+
+	it("keep contributor commands in CONTRIBUTING.md, and performance to a line with its link", async () => {
+		const [readme, contributing] = await Promise.all([readFile(join(REPO_ROOT, "README.md"), "utf8"), readFile(join(REPO_ROOT, "CONTRIBUTING.md"), "utf8")]);
+		for (const command of ["npm run bench", "npm run canary", "npm run mutants", "npm run property", "npm run soak", "npm run crash", "npm run diagram", "npm run typecheck"]) {
+			expect(readme).not.toContain(command);
+			expect(contributing).toContain(`\`${command}`);
+		}
+		const performance = readme.slice(readme.indexOf("## Performance\n"), readme.indexOf("\n## ", readme.indexOf("## Performance\n") + 1));
+		expect(performance.trim().split("\n").filter(Boolean)).toHaveLength(2);
+		expect(performance).toContain("(docs/performance.md)");
+	});
+
 	it("show package users the package's replay API, not a command of the repository", async () => {
 		const readme = await readFile(join(REPO_ROOT, "README.md"), "utf8");
 		expect(readme).toContain("startVisualizerServer({ replay: await readRecording(");

@@ -1,6 +1,6 @@
 /**
  * The small streaming differences from OpenClaw (issue 15, item 8): each is either matched or
- * pinned here as a deliberate choice, with the reason the README gives.
+ * pinned here as a deliberate choice, with the reason docs/openclaw-differences.md gives.
  */
 import { describe, expect, it } from "vitest";
 import { createBlockReplyPipeline } from "../../src/reply/block-reply-pipeline.js";
