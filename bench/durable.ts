@@ -8,6 +8,9 @@
  *   system: another process on the machine costs no side) and of wall time (the file store
  *   waits for the disk); ratios to the agent without a store are taken within each round. The
  *   store's work counts to the end: each block ends when every agent's last save is stored.
+ * - The same turn in an ongoing session: each agent ran one such prompt before the clock (and
+ *   its saves are stored), and its second prompt is timed, without a store and with the memory
+ *   store. A session's first run saves a snapshot at its start; a later one journals its prompt.
  * - Snapshot size: an idle session of 1,000 messages and one waiting for approval, as JSON, beside
  *   the transcript's own JSON.
  * - Restore: `Agent.restore(JSON.parse(text), options)` of those sessions until the agent answers
@@ -56,6 +59,10 @@ export interface DurableResult {
 	turnRatio: Record<StoreVariant, Summary>;
 	/** Each variant's CPU time over the agent without a store's, within each round. */
 	turnCpuRatio: Record<StoreVariant, Summary>;
+	/** µs of CPU per prompt in an ongoing session (its second prompt), without a store and with the memory store. */
+	ongoingCpuUs: { none: Summary; memory: Summary };
+	/** The memory store's CPU time over no store's in an ongoing session, within each round. */
+	ongoingCpuRatio: Summary;
 	messages: number;
 	/** Bytes of JSON: the snapshot, and the transcript alone. */
 	snapshotBytes: { idle: number; awaiting: number; transcript: number };
@@ -92,6 +99,8 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 		const ratios = Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, [] as number[]])) as Record<StoreVariant, number[]>;
 		const cpuSamples = Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, [] as number[]])) as Record<StoreVariant, number[]>;
 		const cpuRatios = Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, [] as number[]])) as Record<StoreVariant, number[]>;
+		const ongoing = { none: [] as number[], memory: [] as number[] };
+		const ongoingRatios: number[] = [];
 		let block = 0;
 		const storeFor = (variant: StoreVariant): AgentStore | undefined => {
 			if (variant === "none") return undefined;
@@ -117,7 +126,24 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 				times[variant] = ((performance.now() - start) * 1000) / options.prompts;
 				cpu[variant] = (used.user + used.system) / options.prompts;
 			}
+			const second = {} as Record<"none" | "memory", number>;
+			for (const variant of random() < 0.5 ? (["none", "memory"] as const) : (["memory", "none"] as const)) {
+				const store = storeFor(variant);
+				const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
+				const agents = Array.from({ length: options.prompts }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
+				for (const agent of agents) await agent.prompt("go");
+				await Promise.all(agents.map((agent) => agent.saved()));
+				collectYoungGarbage();
+				const startCpu = process.cpuUsage();
+				for (const agent of agents) await agent.prompt("go on");
+				if (store) await Promise.all(agents.map((agent) => agent.saved()));
+				const used = process.cpuUsage(startCpu);
+				second[variant] = (used.user + used.system) / options.prompts;
+			}
 			if (round < 0) continue;
+			ongoing.none.push(second.none);
+			ongoing.memory.push(second.memory);
+			ongoingRatios.push(second.memory / second.none);
 			for (const variant of STORE_VARIANTS) {
 				samples[variant].push(times[variant]);
 				ratios[variant].push(times[variant] / times.none);
@@ -162,6 +188,8 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 			turnRatio: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(ratios[variant])])) as Record<StoreVariant, Summary>,
 			turnCpuUs: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(cpuSamples[variant])])) as Record<StoreVariant, Summary>,
 			turnCpuRatio: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(cpuRatios[variant])])) as Record<StoreVariant, Summary>,
+			ongoingCpuUs: { none: summarize(ongoing.none), memory: summarize(ongoing.memory) },
+			ongoingCpuRatio: summarize(ongoingRatios),
 			messages: options.messages,
 			snapshotBytes: { idle: Buffer.byteLength(idleText), awaiting: Buffer.byteLength(awaitingText), transcript: Buffer.byteLength(JSON.stringify(transcript)) },
 			restoreMs: { idle: summarize(restoreTimes.idle), awaiting: summarize(restoreTimes.awaiting) },

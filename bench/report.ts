@@ -317,6 +317,10 @@ export function formatDurable(result: DurableResult, checks: TargetCheck[]): str
 		const none = variant === "none";
 		lines.push(`| ${variant} | ${spread(result.turnCpuUs[variant], us)} | ${none ? "" : ratio(result.turnCpuRatio[variant])} | ${target} | ${verdict} | ${spread(result.turnUs[variant], us)} | ${none ? "" : ratio(result.turnRatio[variant])} |`);
 	}
+	const ongoingMet = result.ongoingCpuRatio.median <= TARGETS.memoryStoreTurn;
+	lines.push(`| memory, ongoing session (its 2nd prompt; no store: ${spread(result.ongoingCpuUs.none, us)}) | ${spread(result.ongoingCpuUs.memory, us)} | ${ratio(result.ongoingCpuRatio)} | ≤ ${fixed(TARGETS.memoryStoreTurn, 2)}× | ${verdictText(ongoingMet)} | | |`);
+	lines.push("");
+	lines.push("A session's first run saves a snapshot at its start (nothing is stored yet); a later run whose agent is as the stored snapshot has it journals its prompt instead, so an ongoing session's turn takes one snapshot, at its end.");
 	lines.push("");
 	lines.push("The file store's wall time is the disk's: with `fsync: \"always\"` each of a turn's 10 journal entries waits for its flush before the effect goes on; a model call takes hundreds of milliseconds, so the cost shows only against an instant scripted model.");
 	lines.push("");
@@ -331,7 +335,8 @@ export function formatDurable(result: DurableResult, checks: TargetCheck[]): str
 		lines.push(`| ${name === "idle" ? "idle" : "waiting for approval"} | ${kib(result.snapshotBytes[name])} | ${perMessage(result.snapshotBytes[name])} KiB | ${spread(result.restoreMs[name], ms)} | ≤ ${TARGETS.restoreMs} ms | ${verdictText(met)} |`);
 		checks.push({ figure: `restore a ${grouped(result.messages)}-message session (${name === "idle" ? "idle" : "waiting for approval"})`, target: `≤ ${TARGETS.restoreMs} ms`, measured: spread(result.restoreMs[name], (value) => `${ms(value)} ms`), met });
 	}
-	checks.push({ figure: "3-tool turn with the memory store, CPU (over no store)", target: `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×`, measured: ratio(result.turnCpuRatio.memory), met: memoryMet });
+	checks.push({ figure: "3-tool turn with the memory store, CPU (over no store), a new session", target: `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×`, measured: ratio(result.turnCpuRatio.memory), met: memoryMet });
+	checks.push({ figure: "3-tool turn with the memory store, CPU (over no store), an ongoing session", target: `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×`, measured: ratio(result.ongoingCpuRatio), met: ongoingMet });
 	return lines;
 }
 

@@ -13,7 +13,7 @@ import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
-import { modelEffectId, toolEffectId } from "./durable/journal.js";
+import { type RunStart, modelEffectId, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, readAgentSnapshot } from "./durable/snapshot.js";
 import type { AgentStore } from "./durable/store.js";
 import { DurableSession } from "./facade/durable-session.js";
@@ -40,6 +40,13 @@ export type { AgentListener } from "./facade/delivery.js";
 
 
 const noop = (): void => {};
+
+/** Two lists of the same items, in the same order. */
+function sameItems<T>(one: readonly T[], other: readonly T[]): boolean {
+	if (one.length !== other.length) return false;
+	for (let index = 0; index < one.length; index++) if (one[index] !== other[index]) return false;
+	return true;
+}
 
 /** The tools a restored agent has: those its snapshot's run uses, then the others given. */
 function mergeTools(used: readonly AnyAgentTool[], given: readonly AnyAgentTool[]): AnyAgentTool[] {
@@ -237,6 +244,10 @@ export class Agent {
 	#session: DurableSession;
 	/** Since the last save, the run changed what its journal does not carry (a compaction, a listener's failure). */
 	#unjournaled = false;
+	/** The prompt to journal at the start of the run being started, instead of a snapshot (see `#promptEntry`). */
+	#startEntry: RunStart | undefined;
+	/** The run being started is one the journal started before a restore: its start is journaled already. */
+	#startJournaled = false;
 	/** Runs the session started (a run's id counts them). */
 	#runs = 0;
 	/** Calls a decision was sent for, not yet taken by the machine (`turn:key`); made at the first decision. */
@@ -753,7 +764,14 @@ export class Agent {
 		this.#runs = context.runs ?? 0;
 		this.#state.errorMessage = snapshot.agent.errorMessage;
 		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal, snapshot.journalSeq);
-		if (snapshot.machine.status !== "active" || !context.run) return;
+		if (snapshot.machine.status !== "active") return;
+		if (!context.run) {
+			// A run started on this snapshot with its prompt journaled: it starts again, and its
+			// effects follow the journal.
+			const start = this.#session.journal.lookup(`r${this.#runs + 1}`)?.start;
+			if (start) this.#startAgain(start);
+			return;
+		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
 		const run = this.#startRun();
 		this.#state.errorMessage = snapshot.agent.errorMessage;
@@ -776,6 +794,13 @@ export class Agent {
 		machine.send({ type: "delivered", barrier: stored });
 		this.#replayDecisions(machine);
 		void this.#awaitRestoredRun(run);
+	}
+
+	#startAgain(start: RunStart): void {
+		this.#startJournaled = true;
+		this.#runMachine({ type: "prompt", messages: start.messages }).catch((error: unknown) => {
+			this.#state.errorMessage = error instanceof Error ? error.message : String(error);
+		});
 	}
 
 	async #awaitRestoredRun(run: ActiveRun): Promise<void> {
@@ -817,6 +842,7 @@ export class Agent {
 		if (this.#run) throw new Error(ALREADY_PROMPTING);
 		const messages = promptMessages(input, images);
 		assertValidTools(this.#state.tools);
+		this.#startEntry = this.#promptEntry(messages);
 		await this.#runMachine({ type: "prompt", messages });
 	}
 
@@ -990,6 +1016,9 @@ export class Agent {
 		const run = this.#run;
 		this.#run = undefined;
 		this.#answered = undefined;
+		// Meant for this run's start only (a run that never reached it leaves them behind).
+		this.#startEntry = undefined;
+		this.#startJournaled = false;
 		this.#session.forgetRun();
 		this.#delivery.signal = IDLE_SIGNAL;
 		if (!this.#pinned || this.#disposed) this.#releaseMachine(this.#disposed);
@@ -1133,6 +1162,7 @@ export class Agent {
 			return;
 		}
 		if (event.type === "agentchart.checkpoint") {
+			if (event.at === "run-start" && this.#journalRunStart()) return;
 			// A turn's model call and tool calls are in the journal, each with its outcome: the last
 			// save and the journal after it restore the turn's end without running anything again.
 			if (event.at !== "turn-end" || this.#unjournaled) this.#saveSoon();
@@ -1141,6 +1171,55 @@ export class Agent {
 		if (event.type === "auto_compaction_start" || event.type === "auto_compaction_end") this.#unjournaled = true;
 		if (event.type === "approval_requested") this.#approvalRequested(event.toolCallId);
 		this.#delivery.event(event);
+	}
+
+	/**
+	 * A run's start: its prompt journaled when the stored snapshot is the agent as the run found it
+	 * (the snapshot and the prompt are the run's start), nothing when the journal started it again
+	 * after a restore. False: the start is saved as a snapshot.
+	 */
+	#journalRunStart(): boolean {
+		const entry = this.#startEntry;
+		this.#startEntry = undefined;
+		if (this.#startJournaled) {
+			this.#startJournaled = false;
+			return true;
+		}
+		if (!entry) return false;
+		const written = this.#session.journal.append(entry);
+		// Not stored: the run's start is saved as a snapshot after all.
+		if (written) void written.then(undefined, () => this.#saveSoon());
+		return true;
+	}
+
+	/**
+	 * The journal entry that starts a prompt's run on the snapshot the store holds, when that is the
+	 * agent between runs as the run finds it (its transcript, queues, model, prompt and tools, all
+	 * the same objects): a snapshot at the run's start would repeat it. Undefined otherwise (the
+	 * agent changed since, or a save is on its way).
+	 */
+	#promptEntry(messages: AgentMessage[]): RunStart | undefined {
+		const stored = this.#session.storedBetweenRuns();
+		if (!stored) return undefined;
+		const context = stored.machine.context;
+		const state = this.#state;
+		const queues = this.#queues();
+		const runs = this.#machine ? this.#machine.getSnapshot().context.runs : this.#runs;
+		const same =
+			runs === context.runs &&
+			state.systemPrompt === context.systemPrompt &&
+			state.model === context.model &&
+			state.thinkingLevel === context.thinkingLevel &&
+			queues.steeringMode === context.steeringMode &&
+			queues.followUpMode === context.followUpMode &&
+			sameItems(state.messages, context.messages) &&
+			sameItems(queues.steering, context.steeringQueue) &&
+			sameItems(queues.followUps, context.followUpQueue) &&
+			sameItems(
+				state.tools.map((tool) => tool.name),
+				context.tools.map((tool) => tool.name),
+			);
+		return same ? { kind: "run", phase: "start", effect: `r${runs + 1}`, messages } : undefined;
 	}
 
 	/** The state updates of one event, before listeners see it (pi's order). */

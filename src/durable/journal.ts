@@ -2,8 +2,8 @@
  * The effect journal: what a run did to the world, one entry per step of each effect, so that a
  * run restored after a crash never repeats an effect by accident.
  *
- * Every effect has a stable id, made from the run, the turn and the call (`r3.m2`: run 3's
- * second model call; `r3.t2.toolu_01`: the call `toolu_01` of run 3's second turn). An effect
+ * Every effect has a stable id, made from the run, the turn and the call (`r3`: run 3's start;
+ * `r3.m2`: run 3's second model call; `r3.t2.toolu_01`: the call `toolu_01` of run 3's second turn). An effect
  * records its intent before it acts and its outcome after; a tool its progress too. Whoever runs
  * an effect asks the journal first, by id (as XState v6's `xstate/durable` memoises an effect's
  * result by its id):
@@ -17,7 +17,7 @@
  * The journal is the run's; an `AgentStore` makes it durable (see `store.ts`).
  */
 import type { AgentToolCall, AgentToolResult } from "../types/agent.js";
-import type { AssistantMessage } from "../types/messages.js";
+import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 
 /** A model call's intent: which model, asked with how many transcript messages. */
 export interface ModelIntent {
@@ -103,14 +103,29 @@ export interface ApprovalRequest {
 	streamedFrom?: string | undefined;
 }
 
+/**
+ * A run started by a prompt, on the agent as the session's last snapshot has it: the prompt is
+ * journaled instead of a snapshot at the run's start. A restore from that snapshot starts the run
+ * again with it (the run's id is `effect`), and its effects follow the journal.
+ */
+export interface RunStart {
+	kind: "run";
+	phase: "start";
+	effect: string;
+	/** The messages the run was prompted with. */
+	messages: AgentMessage[];
+}
+
 /** One journal entry. */
-export type JournalEntry = ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalRequest | ApprovalDecision;
+export type JournalEntry = RunStart | ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalRequest | ApprovalDecision;
 
 /** A journal entry as stored: numbered in the order it was appended. */
 export type StoredJournalEntry = JournalEntry & { seq: number };
 
 /** What the journal knows of one effect. */
 export interface EffectRecord {
+	/** A run's start (the effect is the run). */
+	start?: RunStart | undefined;
 	intent?: ModelIntent | ToolIntent | undefined;
 	/** The progress a tool reported last (what an interrupted call's answer quotes). */
 	update?: ToolProgress | undefined;
@@ -180,7 +195,7 @@ export class JournalIndex implements EffectJournal {
 	startedDuring(modelEffect: string): AgentToolCall[] {
 		const started = new Map<string, AgentToolCall>();
 		for (const entry of this.#entries) {
-			if (entry.kind === "model" || entry.phase === "update" || entry.phase === "outcome" || entry.phase === "decided") continue;
+			if (entry.kind === "run" || entry.kind === "model" || entry.phase === "update" || entry.phase === "outcome" || entry.phase === "decided") continue;
 			if (entry.streamedFrom !== modelEffect || started.has(entry.effect)) continue;
 			started.set(entry.effect, entry.call ?? { type: "toolCall", id: entry.toolCallId, name: entry.toolName, arguments: entry.args as AgentToolCall["arguments"] });
 		}
@@ -214,6 +229,9 @@ export class JournalIndex implements EffectJournal {
 			records.set(entry.effect, record);
 		}
 		switch (entry.phase) {
+			case "start":
+				record.start = entry;
+				break;
 			case "intent":
 				record.intent = entry;
 				break;

@@ -1,8 +1,9 @@
 /**
  * Where an agent keeps its session: the last snapshot and the journal appended since. An
  * `Agent` given a store (`new Agent({ store, sessionId })`) appends every journal entry before
- * the effect it records goes on, and saves a snapshot at a run's start, at a wait for approval, at
- * the run's end, and after every command that changes what is queued or decided. A turn's end is
+ * the effect it records goes on, and saves a snapshot at a run's start (or journals its prompt,
+ * when the stored snapshot is the agent as the run finds it), at a wait for approval, at the
+ * run's end, and after every command that changes what is queued or decided. A turn's end is
  * saved only when the turn did what the journal does not carry (a compaction): otherwise the last
  * snapshot and the journal after it are the turn. `Agent.load({ store, sessionId, ...options })`
  * continues the session.

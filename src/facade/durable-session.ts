@@ -21,6 +21,10 @@ export class DurableSession {
 	#saveRequested = false;
 	/** The last save asked for (none yet: nothing to wait for). */
 	#saving: Promise<void> | undefined;
+	/** The last snapshot taken for the store. */
+	#latest: AgentSnapshot | undefined;
+	/** The snapshot the store holds, once no save is on its way. */
+	#stored: AgentSnapshot | undefined;
 
 	constructor(
 		readonly store: AgentStore | undefined,
@@ -82,8 +86,27 @@ export class DurableSession {
 			return this.#saving ?? Promise.resolve();
 		}
 		// After the saves already made (not those only asked for: they are made after this one).
-		this.#saving = (this.#saving ?? Promise.resolve()).then(() => store.saveSnapshot(id, snapshot)).catch((error: unknown) => this.#failed("save a snapshot", error));
+		this.#latest = snapshot;
+		this.#stored = undefined;
+		this.#saving = (this.#saving ?? Promise.resolve())
+			.then(() => store.saveSnapshot(id, snapshot))
+			.then(
+				() => {
+					if (this.#latest === snapshot) this.#stored = snapshot;
+				},
+				(error: unknown) => this.#failed("save a snapshot", error),
+			);
 		return this.#saving;
+	}
+
+	/**
+	 * The snapshot the store holds, when it holds the agent between runs and no save is on its
+	 * way: a run started from it needs only its prompt journaled (see `RunStart`).
+	 */
+	storedBetweenRuns(): AgentSnapshot | undefined {
+		const stored = this.#stored;
+		if (!stored || this.#saveRequested) return undefined;
+		return stored.machine.status === "active" && stored.machine.value === "idle" && !stored.machine.context.run ? stored : undefined;
 	}
 
 	#failed(what: string, error: unknown): never | void {
