@@ -654,13 +654,15 @@ export class Agent {
 	snapshot(): AgentSnapshot {
 		const journal = this.#session.journal;
 		const running = this.#run !== undefined && this.#machine !== undefined;
+		const machine = running ? this.#persistMachine(this.#machine as MachineActor) : this.#persistIdle();
 		return {
 			format: SNAPSHOT_FORMAT,
 			version: SNAPSHOT_VERSION,
 			createdAt: new Date().toISOString(),
 			sessionId: this.sessionId,
-			machine: running ? this.#persistMachine(this.#machine as MachineActor) : this.#persistIdle(),
-			journal: running ? journal.entries.slice() : [],
+			machine,
+			// A run that has ended (its last events on their way to the listeners) is in the transcript: its entries are not needed again.
+			journal: machine.context.run ? journal.entries.slice() : [],
 			journalSeq: journal.nextSeq - 1,
 			agent: { errorMessage: this.#state.errorMessage },
 		};

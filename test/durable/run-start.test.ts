@@ -68,6 +68,8 @@ describe("a run's start with a store", () => {
 		await agent.saved();
 		expect(counting.saves).toHaveLength(3);
 		expect(counting.saves.at(-1)?.machine.value).toBe("idle");
+		// The run's end: its effects are in the transcript, and the snapshot keeps none of its entries.
+		expect(counting.saves.map((snapshot) => snapshot.journal.length)).toEqual([1, 0, 0]);
 		expect(transcriptOf(agent)).toEqual(["user: first", "assistant: one", "user: second", "assistant: two"]);
 	});
 
