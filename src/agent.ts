@@ -798,6 +798,7 @@ export class Agent {
 		void this.#awaitRestoredRun(run);
 	}
 
+	/** Starts again a run the journal says was prompted on the restored snapshot (its start is not journaled twice). */
 	#startAgain(start: RunStart): void {
 		this.#startJournaled = true;
 		this.#runMachine({ type: "prompt", messages: start.messages }).catch((error: unknown) => {
