@@ -717,10 +717,10 @@ export class Agent {
 	 * and run come from the snapshot; the functions from `options`: the tools (by name, in
 	 * `options.initialState.tools`: a tool the snapshot names that is missing is an error), the
 	 * stream function, the hooks, the listeners (`options.listeners`: a run restored mid-way goes
-	 * on at once). What a crash interrupted follows the journal: a call that ended is not made
-	 * again; a model request in flight is made again; a tool call in flight runs again only if its
-	 * tool is `replay: "safe"`, else the model is told it was interrupted. Await the run with
-	 * `waitForIdle()`.
+	 * on at once, as does a run whose prompt the journal holds after this snapshot). What a crash
+	 * interrupted follows the journal: a call that ended is not made again; a model request in
+	 * flight is made again; a tool call in flight runs again only if its tool is `replay: "safe"`,
+	 * else the model is told it was interrupted. Await the run with `waitForIdle()`.
 	 *
 	 * @example
 	 * const agent = Agent.restore(JSON.parse(await readFile("agent.json", "utf8")), { initialState: { tools }, streamFn, listeners: [log] });
