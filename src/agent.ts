@@ -242,8 +242,6 @@ export class Agent {
 	readonly #state: MutableAgentState;
 	/** The journal of the run in progress and, with a store, what the agent saves. */
 	#session: DurableSession;
-	/** Since the last save, the run changed what its journal does not carry (a compaction, a listener's failure). */
-	#unjournaled = false;
 	/** The prompt to journal at the start of the run being started, instead of a snapshot (see `#promptEntry`). */
 	#startEntry: RunStart | undefined;
 	/** The run being started is one the journal started before a restore: its start is journaled already. */
@@ -286,13 +284,8 @@ export class Agent {
 		return (this.#handed ??= {
 			deliveryPending: () => this.#delivery.pending(),
 			deltaSink: (event) => this.#sinkDelta(event),
-			takeSnapshot: () => this.#storedSnapshot(),
+			takeSnapshot: () => this.snapshot(),
 		});
-	}
-	/** A snapshot for the store: from here on, the store has what the journal does not carry. */
-	#storedSnapshot(): AgentSnapshot {
-		this.#unjournaled = false;
-		return this.snapshot();
 	}
 	/**
 	 * The machine's `deltaSink`. Deltas skip the machine's emitter unless someone else listens on
@@ -1158,20 +1151,16 @@ export class Agent {
 			return;
 		}
 		if (event.type === "agentchart.transcript") {
-			this.#unjournaled = true;
 			this.#delivery.after(() => {
 				this.#state.messages = event.messages;
 			});
 			return;
 		}
 		if (event.type === "agentchart.checkpoint") {
-			if (event.at === "run-start" && this.#journalRunStart()) return;
-			// A turn's model call and tool calls are in the journal, each with its outcome: the last
-			// save and the journal after it restore the turn's end without running anything again.
-			if (event.at !== "turn-end" || this.#unjournaled) this.#saveSoon();
+			// The chart checkpoints a turn's end only when the turn did what the journal does not carry.
+			if (event.at !== "run-start" || !this.#journalRunStart()) this.#saveSoon();
 			return;
 		}
-		if (event.type === "auto_compaction_start" || event.type === "auto_compaction_end") this.#unjournaled = true;
 		if (event.type === "approval_requested") this.#approvalRequested(event.toolCallId);
 		this.#delivery.event(event);
 	}
@@ -1284,7 +1273,6 @@ export class Agent {
 
 	#listenerFailed(message: string): void {
 		this.#state.errorMessage = message;
-		this.#unjournaled = true;
 		if (this.#run && !this.#disposed) this.#machine?.send({ type: "listener.error", error: message });
 	}
 }

@@ -167,7 +167,13 @@ export const agentSetup = setup({
 		}),
 		cancelApprovalTimeout: enqueueActions(({ enqueue }) => enqueue.cancel(APPROVAL_TIMEOUT_ID)),
 		emitRunStartCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "run-start")),
-		emitTurnEndCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "turn-end")),
+		// The journal carries a turn's model call and tool calls: only a compaction or a listener's failure needs the turn's end saved.
+		emitTurnEndCheckpoint: enqueueActions(({ context, enqueue }) => {
+			const run = context.run;
+			if (!run || (!run.compactedSinceCheckpoint && run.failure === undefined)) return;
+			emitCheckpoint(context, enqueue, "turn-end");
+			if (run.compactedSinceCheckpoint) enqueue.assign({ run: patchRun(run, { compactedSinceCheckpoint: false }) });
+		}),
 		emitApprovalCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "approval")),
 		emitRunEndCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "run-end")),
 		settleRefusedCall: enqueueActions(({ context, event, enqueue }) => {

@@ -210,6 +210,7 @@ export function newRun(id: string, skipInitialSteeringPoll: boolean): Run {
 		outputLimitAttempts: undefined,
 		compactedThisTurn: undefined,
 		compactionReason: undefined,
+		compactedSinceCheckpoint: undefined,
 		compactionInstructions: undefined,
 		steeringPolled: undefined,
 		followUpsPolled: undefined,

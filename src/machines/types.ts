@@ -91,8 +91,9 @@ export interface AgentMachineConfig extends QueuePollers {
 	 */
 	approvalTimeoutMs?: number | undefined;
 	/**
-	 * Emit `agentchart.checkpoint` where the run may be stored (a run's start, each turn's end,
-	 * a wait for approval, the run's end): the Agent does, with a store.
+	 * Emit `agentchart.checkpoint` where the run should be stored (a run's start, the end of a turn
+	 * that did what the journal does not carry, a wait for approval, the run's end): the Agent
+	 * does, with a store.
 	 */
 	checkpoints?: boolean | undefined;
 	/**
@@ -239,6 +240,8 @@ export interface RunContext {
 	compactedThisTurn?: boolean | undefined;
 	/** Why the machine is compacting now. */
 	compactionReason?: CompactionReason | undefined;
+	/** A compaction ran since the last turn's end was checkpointed: the journal does not carry it. */
+	compactedSinceCheckpoint?: boolean | undefined;
 	/** Instructions for a manual compaction. */
 	compactionInstructions?: string | undefined;
 	/** This turn's end already polled the steering queue (pi's low-level loop). */
@@ -330,8 +333,9 @@ export interface TranscriptReplacedEvent {
 export interface CheckpointEvent {
 	type: "agentchart.checkpoint";
 	/**
-	 * Where the run is: its start (the prompt is in no journal), a turn's end (what the turn's
-	 * effects did is in the journal, each with its outcome), a wait for approval, its end.
+	 * Where the run is: its start, the end of a turn that compacted or whose listener failed (a
+	 * turn's model call and tool calls are in the journal, each with its outcome; a compaction and
+	 * a listener's failure are not), a wait for approval, its end.
 	 */
 	at: "run-start" | "turn-end" | "approval" | "run-end";
 }

@@ -40,7 +40,7 @@ export function startManualCompaction(context: Ctx, instructions: string | undef
 export function setCompactionReason(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	const reason: CompactionReason = run.assistant && run.turnEnded ? "overflow" : "threshold";
-	enqueue.assign({ run: patchRun(run, { compactionReason: reason, compactedThisTurn: true, overflowRetried: run.overflowRetried || reason === "overflow" }) });
+	enqueue.assign({ run: patchRun(run, { compactionReason: reason, compactedThisTurn: true, compactedSinceCheckpoint: true, overflowRetried: run.overflowRetried || reason === "overflow" }) });
 }
 
 export function emitCompactionStart(context: Ctx, enqueue: Enqueue): void {
