@@ -28,6 +28,6 @@ export function registerEmitter(actor: object, emit: (event: EventObject) => voi
  * emitterOf(self)?.({ type: "message_update", message, assistantMessageEvent });
  */
 export function emitterOf(actor: { getSnapshot(): unknown }): ((event: EventObject) => void) | undefined {
-	const kept = (actor.getSnapshot() as { _emit?: unknown } | undefined)?._emit;
+	const kept = (actor.getSnapshot() as { emitter?: unknown } | undefined)?.emitter;
 	return typeof kept === "function" ? (kept as (event: EventObject) => void) : emitters.get(actor);
 }

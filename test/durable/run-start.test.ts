@@ -53,13 +53,18 @@ function thenHang(...replies: Parameters<typeof createScriptedModel>[0]) {
 	return { model: scripted.model, streamFn, hung: hung.promise };
 }
 
+/** An agent on a counting store whose model answers "one", then "two". */
+function twoReplyAgent(sessionId: string) {
+	const counting = countingStore();
+	const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
+	return { counting, agent: new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store: counting.store, sessionId }) };
+}
+
 const transcriptOf = (agent: Agent) => agent.state.messages.map((message) => `${message.role}: ${textOf(message)}`);
 
 describe("a run's start with a store", () => {
 	it("journals a later prompt instead of saving a second snapshot at its run's start", async () => {
-		const counting = countingStore();
-		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
-		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store: counting.store, sessionId: "s1" });
+		const { counting, agent } = twoReplyAgent("s1");
 		await agent.prompt("first");
 		await agent.saved();
 		// A new session: its start is a snapshot (nothing is stored yet), and so is its end.
@@ -150,9 +155,7 @@ describe("a run's start with a store", () => {
 	});
 
 	it("saves a snapshot at the run's start when the transcript was edited between runs", async () => {
-		const counting = countingStore();
-		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
-		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store: counting.store, sessionId: "s5" });
+		const { counting, agent } = twoReplyAgent("s5");
 		await agent.prompt("first");
 		await agent.saved();
 		agent.state.messages = agent.state.messages.slice(0, 1);
@@ -163,9 +166,7 @@ describe("a run's start with a store", () => {
 	});
 
 	it("saves a snapshot at the run's start while the last save is still on its way to the store", async () => {
-		const counting = countingStore();
-		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
-		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store: counting.store, sessionId: "s6" });
+		const { counting, agent } = twoReplyAgent("s6");
 		const slow = deferred<void>();
 		counting.holdSaves(slow.promise);
 		await agent.prompt("first");

@@ -87,7 +87,7 @@ export class ChartSnapshot<C, O = unknown> {
 		 * The actor's emitter (its scope's `emit`), for what emits beside the chart (token deltas):
 		 * see `emitters.ts`. Not part of the persisted snapshot.
 		 */
-		readonly _emit: (event: EventObject) => void,
+		readonly emitter: (event: EventObject) => void,
 	) {
 		this.machine = machine;
 		this._nodes = leaf.nodes;
