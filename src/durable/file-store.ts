@@ -9,8 +9,8 @@
  *   next is read again).
  *
  * When a snapshot is saved between runs, the journal entries it has seen are dropped (they are
- * in the transcript); entries numbered after it are kept, since a snapshot is written after the
- * entries appended while it waited its turn. Writes to one session go one at a time, in order.
+ * in the transcript); entries numbered after it, if the file has any, are kept. Writes to one
+ * session go one at a time, in the order they were asked for.
  */
 import { closeSync, fsyncSync, openSync } from "node:fs";
 import { appendFile, mkdir, open, readFile, rename, truncate, writeFile } from "node:fs/promises";
@@ -222,8 +222,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				}
 				await rename(temporary, join(dir, SNAPSHOT));
 				if (fsync !== "never") flushDirectory(dir);
-				// Between runs the entries the snapshot has seen are in its transcript. A run that
-				// started after the snapshot was taken may have appended more already: those stay.
+				// Between runs the entries the snapshot has seen are in its transcript. Later ones stay
+				// (an agent appends them after this save; a store shared by two writers may not).
 				if (snapshot.journal.length === 0) {
 					const seen = snapshot.journalSeq ?? 0;
 					const path = join(dir, JOURNAL);

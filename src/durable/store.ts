@@ -35,8 +35,9 @@ export interface AgentStore {
 	load(sessionId: string): Promise<LoadedSession | undefined>;
 	/**
 	 * Replaces the session's snapshot (atomically: a crash leaves the old one or the new one). The
-	 * journal entries numbered up to `snapshot.journalSeq` may be dropped; later ones must be kept
-	 * (they were appended while the snapshot waited to be written, and the next load needs them).
+	 * journal entries numbered up to `snapshot.journalSeq` may be dropped; any later ones must be
+	 * kept. An agent hands its writes over in the order it made them: an entry appended after a
+	 * snapshot was taken is appended only once that snapshot's save has resolved.
 	 */
 	saveSnapshot(sessionId: string, snapshot: AgentSnapshot): Promise<void>;
 	/**

@@ -25,6 +25,11 @@ export class DurableSession {
 	#latest: AgentSnapshot | undefined;
 	/** The snapshot the store holds, once no save is on its way. */
 	#stored: AgentSnapshot | undefined;
+	/**
+	 * The last write handed to the store behind a save still on its way (the save itself, or an
+	 * entry appended after it); undefined once it is done. A write made meanwhile goes after it.
+	 */
+	#tail: Promise<void> | undefined;
 
 	constructor(
 		readonly store: AgentStore | undefined,
@@ -36,7 +41,12 @@ export class DurableSession {
 		const id = sessionId;
 		if (store && id !== undefined) {
 			this.journal.onAppend = (entry) => {
-				const written = store.appendJournal(id, entry);
+				// After the snapshots taken before it: an effect that waits for its intent then also
+				// waits for the snapshot that says its run exists (a run started by `continue()`, or
+				// on a changed agent, is known from that snapshot only; a restore from the one before
+				// would not look for its entries).
+				const tail = this.#tail;
+				const written = tail ? this.#after(tail.then(() => store.appendJournal(id, entry))) : store.appendJournal(id, entry);
 				// The effect waits for a durable intent; a failed write fails the effect (see the batch actor).
 				if (written) return written.catch((error: unknown) => this.#failed("append a journal entry", error));
 				return undefined;
@@ -68,11 +78,12 @@ export class DurableSession {
 		return this.#enqueueSave(take);
 	}
 
-	/** Resolves when every save made or asked for so far is done. */
+	/** Resolves when every save made or asked for so far is done (and the entries appended after them). */
 	settled(): Promise<void> {
 		// A save asked for in this step is made in a microtask queued before this one's.
 		if (this.#saveRequested) return new Promise<void>((resolve) => queueMicrotask(resolve)).then(() => this.settled());
-		return this.#saving ?? Promise.resolve();
+		const tail = this.#tail;
+		return tail ? tail.then(() => this.#saving) : (this.#saving ?? Promise.resolve());
 	}
 
 	#enqueueSave(take: () => AgentSnapshot): Promise<void> {
@@ -88,15 +99,34 @@ export class DurableSession {
 		// After the saves already made (not those only asked for: they are made after this one).
 		this.#latest = snapshot;
 		this.#stored = undefined;
-		this.#saving = (this.#saving ?? Promise.resolve())
-			.then(() => store.saveSnapshot(id, snapshot))
-			.then(
-				() => {
-					if (this.#latest === snapshot) this.#stored = snapshot;
-				},
-				(error: unknown) => this.#failed("save a snapshot", error),
-			);
+		const save = () => store.saveSnapshot(id, snapshot);
+		const tail = this.#tail;
+		let saved: Promise<void>;
+		try {
+			saved = tail ? tail.then(save) : Promise.resolve(save());
+		} catch (error) {
+			saved = Promise.reject(error);
+		}
+		this.#saving = this.#after(saved).then(
+			() => {
+				if (this.#latest === snapshot) this.#stored = snapshot;
+			},
+			(error: unknown) => this.#failed("save a snapshot", error),
+		);
 		return this.#saving;
+	}
+
+	/** Makes `written` the write the next ones go after, until it is done (failed or not). */
+	#after<T>(written: Promise<T>): Promise<T> {
+		const done = written.then(
+			() => {},
+			() => {},
+		);
+		this.#tail = done;
+		void done.then(() => {
+			if (this.#tail === done) this.#tail = undefined;
+		});
+		return written;
 	}
 
 	/**

@@ -178,4 +178,62 @@ describe("a run's start with a store", () => {
 		expect(counting.saves).toHaveLength(4);
 		expect((await counting.journal("s6")).filter((entry) => entry.kind === "run")).toEqual([]);
 	});
+
+	// A run whose start is a snapshot is known from that snapshot only: a restore from the one
+	// before does not look for its entries. So no effect of it may run before that snapshot is
+	// stored, or a crash during the effect loses it (the crash test found this: a tool ran, and
+	// the restored session asked the model again and never answered that call).
+	it.each([
+		["a prompt made while the last run's end is still being saved", "prompt"],
+		["continue() with a queued follow-up (never journaled as a prompt)", "continue"],
+	] as const)("runs no tool of a run before the snapshot that starts it is stored: %s", async (_name, start) => {
+		const durable = createMemoryStore();
+		let hold: Promise<void> | undefined;
+		// What a crash leaves is what the store finished writing: `durable`.
+		const store: AgentStore = {
+			load: (id) => durable.load(id),
+			async saveSnapshot(id, snapshot) {
+				if (hold) await hold;
+				await durable.saveSnapshot(id, snapshot);
+			},
+			appendJournal: (id, entry) => durable.appendJournal(id, entry),
+		};
+		const runs: string[] = [];
+		let leftByCrash: AgentSnapshot | undefined;
+		const charge = makeTool("charge", async (id) => {
+			runs.push(id);
+			leftByCrash = (await durable.load("s7"))?.snapshot;
+			return ok("charged");
+		});
+		const scripted = createScriptedModel([{ content: "one" }, { content: [toolCall("charge", {}, "c1")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [charge] }, streamFn: scripted.streamFn, store, sessionId: "s7" });
+		const slow = deferred<void>();
+		if (start === "prompt") {
+			// The first run's end is still being saved when the next prompt comes: its start is a snapshot.
+			hold = slow.promise;
+			await agent.prompt("first");
+		} else {
+			await agent.prompt("first");
+			await agent.saved();
+			hold = slow.promise;
+			agent.followUp({ role: "user", content: "charge me", timestamp: 0 });
+		}
+		const run = start === "prompt" ? agent.prompt("charge me") : agent.continue();
+		// Time for the model to answer and the tool to run, had they not waited for the store.
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		expect(runs).toEqual([]);
+		slow.resolve();
+		await run;
+		expect(runs).toEqual(["c1"]);
+
+		// A crash while the tool ran: a restore from what the store held then answers the call.
+		const crashed = createMemoryStore();
+		await crashed.saveSnapshot("s7", leftByCrash as AgentSnapshot);
+		const again = createScriptedModel([{ content: "done" }]);
+		const second = await Agent.load({ store: crashed, sessionId: "s7", initialState: { model: again.model, tools: [charge] }, streamFn: again.streamFn });
+		await second.waitForIdle();
+		expect(runs).toEqual(["c1"]);
+		expect(transcriptOf(second).map((line) => line.slice(0, 54))).toEqual(["user: first", "assistant: one", "user: charge me", "assistant: ", 'toolResult: Tool "charge" was interrupted by a restart', "assistant: done"]);
+		expectValidTranscript(second.state.messages);
+	});
 });

@@ -4,13 +4,15 @@
  * agent saved at a quiet point, restored through JSON into a new agent (with new, equal tools
  * and model) that then finishes the run, gives the same final transcript as the run that was
  * never interrupted. With replay-safe tools, so does every snapshot the agent saved, quiet or
- * not. Both interpreters. `PROPERTY_RUNS` sets the runs, `PROPERTY_SEED` replays a seed.
+ * not. And whenever a tool runs, what a slow store holds at that moment (a crash then leaves
+ * that) restores a run that answers the call and keeps every user message the model had seen.
+ * Both interpreters. `PROPERTY_RUNS` sets the runs, `PROPERTY_SEED` replays a seed.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
-import { createMemoryStore } from "../../src/durable/store.js";
+import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, type ScriptedBlock } from "../../src/providers/scripted.js";
 import type { AgentEvent, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
@@ -52,12 +54,15 @@ function scriptedStreamFn(replies: ReplyPlan[]): StreamFn {
 	};
 }
 
-/** Tools as fresh objects (a restored agent gets equal ones, not the same): `send` needs approval. Each run is logged. */
-function toolsFor(replaySafe: boolean, ran: string[] = []): AnyAgentTool[] {
+/**
+ * Tools as fresh objects (a restored agent gets equal ones, not the same): `send` needs approval.
+ * Each run is logged, and `onRun` is called as it starts.
+ */
+function toolsFor(replaySafe: boolean, ran: string[] = [], onRun: (id: string) => void = () => {}): AnyAgentTool[] {
 	const extra = replaySafe ? { replay: "safe" as const } : {};
 	return [
-		makeTool("work", async (id) => (ran.push(id), await new Promise((resolve) => setTimeout(resolve, 1)), ok(`worked ${id}`)), extra),
-		makeTool("send", async (id) => (ran.push(id), ok(`sent ${id}`)), { ...extra, needsApproval: true }),
+		makeTool("work", async (id) => (ran.push(id), onRun(id), await new Promise((resolve) => setTimeout(resolve, 1)), ok(`worked ${id}`)), extra),
+		makeTool("send", async (id) => (ran.push(id), onRun(id), ok(`sent ${id}`)), { ...extra, needsApproval: true }),
 	];
 }
 
@@ -159,6 +164,62 @@ async function finishedFrom(snapshot: AgentSnapshot, scenario: Scenario, interpr
 	return agent.state.messages;
 }
 
+/** How a session goes on after its first run, when it does. */
+type Then = "none" | "prompt" | "continue";
+
+/**
+ * A memory store whose writes arrive late (each after its own delay, in ms; 0: at once, as a
+ * synchronous store): `durable` holds what it finished writing, which is what a crash leaves.
+ */
+function slowStore(delays: readonly number[]): { store: AgentStore; durable: AgentStore } {
+	const durable = createMemoryStore();
+	let write = 0;
+	const delay = () => delays[write++ % delays.length] ?? 0;
+	const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+	const store: AgentStore = {
+		load: (id) => durable.load(id),
+		async saveSnapshot(id, snapshot) {
+			await sleep(delay());
+			await durable.saveSnapshot(id, snapshot);
+		},
+		appendJournal(id, entry) {
+			const ms = delay();
+			if (ms === 0) return durable.appendJournal(id, entry);
+			return sleep(ms).then(() => durable.appendJournal(id, entry));
+		},
+	};
+	return { store, durable };
+}
+
+/**
+ * Runs the scenario on a slow store; as each tool starts, takes what the store holds then, with
+ * the user messages the agent had.
+ */
+async function viewsAtEachTool(scenario: Scenario, interpreter: "agentchart" | "xstate", delays: readonly number[], then: Then) {
+	const { store, durable } = slowStore(delays);
+	const views: Array<{ toolCallId: string; stored: Promise<AgentSnapshot | undefined>; users: string[] }> = [];
+	let agent: Agent | undefined;
+	const onRun = (toolCallId: string) => {
+		// Read now: the memory store answers with what it holds at the call.
+		const stored = durable.load("s").then((loaded) => (loaded?.snapshot ? (JSON.parse(JSON.stringify(loaded.snapshot)) as AgentSnapshot) : undefined));
+		views.push({ toolCallId, stored, users: (agent?.state.messages ?? []).filter((message) => message.role === "user").map((message) => JSON.stringify(message.content)) });
+	};
+	agent = withInterpreter(interpreter, () =>
+		new Agent({ initialState: { model: createScriptedModel([]).model, tools: toolsFor(false, [], onRun) }, streamFn: scriptedStreamFn(scenario.replies), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
+	);
+	if (scenario.followUp) agent.followUp(user("follow-up"));
+	const run = agent.prompt("go");
+	if (scenario.steer) agent.steer(user("steer"));
+	await run;
+	if (then === "prompt") await agent.prompt("again");
+	else if (then === "continue") {
+		agent.followUp(user("later"));
+		await agent.continue();
+	}
+	await agent.saved();
+	return Promise.all(views.map(async (view) => ({ ...view, stored: await view.stored })));
+}
+
 for (const interpreter of ["agentchart", "xstate"] as const) {
 	describe(`restoring a run (${interpreter} interpreter)`, () => {
 		for (const replaySafe of [false, true]) {
@@ -185,5 +246,27 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 				);
 			}, 120_000);
 		}
+
+		it("restores, from what a slow store holds as any tool starts, a run that answers that call", async () => {
+			console.log(`property seed (store at each tool, ${interpreter}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
+			const delaysArb = fc.array(fc.constantFrom(0, 0, 1, 2, 4), { minLength: 1, maxLength: 8 });
+			const thenArb = fc.constantFrom<Then>("none", "prompt", "continue");
+			await fc.assert(
+				fc.asyncProperty(scenarioArb, delaysArb, thenArb, async (scenario, delays, then) => {
+					for (const view of await viewsAtEachTool(scenario, interpreter, delays, then)) {
+						const where = `as call ${view.toolCallId} started`;
+						// Nothing stored: a crash then would leave no trace of the run whose tool ran.
+						expect(view.stored, where).toBeDefined();
+						const messages = await finishedFrom(view.stored as AgentSnapshot, scenario, interpreter, false, []);
+						expectValidTranscript(messages);
+						const calls = messages.flatMap((message) => (message.role === "assistant" ? message.content.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])) : []));
+						expect(calls, `${where}: the restored run does not have the call`).toContain(view.toolCallId);
+						const users = messages.filter((message) => message.role === "user").map((message) => JSON.stringify(message.content));
+						for (const seen of view.users) expect(users, `${where}: a user message lost`).toContain(seen);
+					}
+				}),
+				{ numRuns: NUM_RUNS, seed: SEED },
+			);
+		}, 120_000);
 	});
 }
