@@ -99,8 +99,9 @@ async function main(): Promise<void> {
 		model = store.modelAt(player.cursor);
 		const line = agentStatusLine(model, chart);
 		const agentActive = line.status === "active";
-		// Open bars end at the cursor's time; live, at the wall clock while the agent works.
-		const now = player.live && agentActive ? Math.max(Date.now(), model.lastT ?? 0) : model.lastT ?? Date.now();
+		// Open bars end at the cursor's time; live, at the wall clock while the agent works. Before
+		// the first record (a replay at its start) that is the recording's first moment.
+		const now = player.live && agentActive ? Math.max(Date.now(), model.lastT ?? 0) : (model.lastT ?? store.origin ?? Date.now());
 		chartPane.show(model, player.live || document.body.dataset["playing"] === "true");
 		transcript.render(model);
 		timeline.render(model, now, store);

@@ -108,6 +108,8 @@ describe.skipIf(!chromiumAvailable)("replaying a recording", { timeout: 60_000 }
 			expect(await page.locator("#log .row").count()).toBe(0);
 			expect(await page.locator("#transcript .entry").count()).toBe(0);
 			expect(await page.locator("svg.chart .state.active").count()).toBe(0);
+			// The timeline's cursor at the recording's first moment, not at its end.
+			expect(await page.locator(".timeline-cursor").evaluate((cursor) => (cursor as HTMLElement).style.left)).toBe("0%");
 			for (let step = 1; step <= 3; step++) {
 				await page.click("#replay-forward");
 				await renderedCursor(page);
