@@ -5,7 +5,8 @@
  * and model) that then finishes the run, gives the same final transcript as the run that was
  * never interrupted. With replay-safe tools, so does every snapshot the agent saved, quiet or
  * not. And whenever a tool runs, what a slow store holds at that moment (a crash then leaves
- * that) restores a run that answers the call and keeps every user message the model had seen.
+ * that) restores a run that answers the call without running it again and keeps every user
+ * message the model had seen.
  * Both interpreters. `PROPERTY_RUNS` sets the runs, `PROPERTY_SEED` replays a seed.
  */
 import fc from "fast-check";
@@ -247,7 +248,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 			}, 120_000);
 		}
 
-		it("restores, from what a slow store holds as any tool starts, a run that answers that call", async () => {
+		it("restores, from what a slow store holds as any tool starts, a run that answers that call without running it again", async () => {
 			console.log(`property seed (store at each tool, ${interpreter}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
 			const delaysArb = fc.array(fc.constantFrom(0, 0, 1, 2, 4), { minLength: 1, maxLength: 8 });
 			const thenArb = fc.constantFrom<Then>("none", "prompt", "continue");
@@ -257,8 +258,11 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 						const where = `as call ${view.toolCallId} started`;
 						// Nothing stored: a crash then would leave no trace of the run whose tool ran.
 						expect(view.stored, where).toBeDefined();
-						const messages = await finishedFrom(view.stored as AgentSnapshot, scenario, interpreter, false, []);
+						const ran: string[] = [];
+						const messages = await finishedFrom(view.stored as AgentSnapshot, scenario, interpreter, false, ran);
 						expectValidTranscript(messages);
+						// It had started: not replay-safe, it is answered as interrupted, never run again.
+						expect(ran, `${where}: run again after the restore`).not.toContain(view.toolCallId);
 						const calls = messages.flatMap((message) => (message.role === "assistant" ? message.content.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])) : []));
 						expect(calls, `${where}: the restored run does not have the call`).toContain(view.toolCallId);
 						const users = messages.filter((message) => message.role === "user").map((message) => JSON.stringify(message.content));
