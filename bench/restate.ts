@@ -17,12 +17,11 @@
  * Figures are medians with min–max. Part of `npm run bench` (section `restate`; `npm run bench --
  * --only restate` runs it alone); `npm run bench:restate [-- --quick]` prints its tables only.
  */
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createSessionClient } from "../src/restate/client.js";
 import type { RunResult } from "../src/restate/session-types.js";
-import { startCluster, workerNode } from "../scripts/restate/cluster.js";
+import { startCluster, workerNodeVersion } from "../scripts/restate/cluster.js";
 import { isEntryPoint } from "./lib/child.js";
 import { type Summary, summarize } from "./lib/stats.js";
 
@@ -125,8 +124,7 @@ export async function measureRestate(options: RestateBenchOptions): Promise<Rest
 			perSecond.push(await throughput(sessionTurn, `many-${run}-${repetition}`));
 			floorPerSecond.push(await throughput(floorTurn, `floor-${run}-${repetition}`));
 		}
-		const workersNode = execFileSync(await workerNode(), ["--version"], { encoding: "utf8" }).trim();
-		return { session: summarize(session), floor: summarize(floor), added: summarize(added), sessionsPerSecond: summarize(perSecond), floorPerSecond: summarize(floorPerSecond), workerNode: workersNode, options };
+		return { session: summarize(session), floor: summarize(floor), added: summarize(added), sessionsPerSecond: summarize(perSecond), floorPerSecond: summarize(floorPerSecond), workerNode: await workerNodeVersion(), options };
 	} finally {
 		await cluster.stop();
 	}

@@ -9,7 +9,6 @@
  * the model is told the call was interrupted. Prints a timeline, then the verdict; exits 0 only
  * when the run completed, the tool ran exactly once and the transcript is valid.
  */
-import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,7 +16,7 @@ import { join } from "node:path";
 import { createSessionClient } from "../src/restate/client.js";
 import type { RunResult, SessionState } from "../src/restate/session-types.js";
 import { executionCounts, readExecutions, transcriptProblems } from "./restate/checks.js";
-import { startCluster, workerNode } from "./restate/cluster.js";
+import { startCluster, workerNodeVersion } from "./restate/cluster.js";
 
 const TOOL_MS = 4000;
 const started = Date.now();
@@ -38,7 +37,7 @@ const execLog = join(dir, "executions.log");
 // However the demo ends (a cluster that does not start, too), its folder goes.
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 let ok = false;
-const workersNode = execFileSync(await workerNode(), ["--version"], { encoding: "utf8" }).trim();
+const workersNode = await workerNodeVersion();
 say(`starting restate-server and two workers (Node ${workersNode}) behind a balancer`);
 let toolStartedOn!: (worker: string) => void;
 const toolStarted = new Promise<string>((resolve) => (toolStartedOn = resolve));

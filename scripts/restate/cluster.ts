@@ -5,6 +5,7 @@
  * process. Every process it starts is stopped by `stop()`, and by this process's exit whatever
  * the reason (see `processes.ts`); so is the bundled worker file removed.
  */
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -39,6 +40,16 @@ export async function workerNode(): Promise<string> {
 	const node22 = (await nodeRuntimes()).find((runtime) => runtime.major === 22);
 	if (!node22) throw new Error("test/runtimes/package.json declares no node22: the Restate workers need Node 22+");
 	return node22.node;
+}
+
+/**
+ * The version of the Node the workers run on ({@link workerNode}), as `node --version` prints it.
+ *
+ * @example
+ * await workerNodeVersion(); // "v22.21.1"
+ */
+export async function workerNodeVersion(): Promise<string> {
+	return execFileSync(await workerNode(), ["--version"], { encoding: "utf8" }).trim();
 }
 
 /**

@@ -187,35 +187,26 @@ describe("a run's start with a store", () => {
 		["a prompt made while the last run's end is still being saved", "prompt"],
 		["continue() with a queued follow-up (never journaled as a prompt)", "continue"],
 	] as const)("runs no tool of a run before the snapshot that starts it is stored: %s", async (_name, start) => {
-		const durable = createMemoryStore();
-		let hold: Promise<void> | undefined;
-		// What a crash leaves is what the store finished writing: `durable`.
-		const store: AgentStore = {
-			load: (id) => durable.load(id),
-			async saveSnapshot(id, snapshot) {
-				if (hold) await hold;
-				await durable.saveSnapshot(id, snapshot);
-			},
-			appendJournal: (id, entry) => durable.appendJournal(id, entry),
-		};
+		// What a crash leaves is what the store finished writing: what its load gives.
+		const counting = countingStore();
 		const runs: string[] = [];
 		let leftByCrash: AgentSnapshot | undefined;
 		const charge = makeTool("charge", async (id) => {
 			runs.push(id);
-			leftByCrash = (await durable.load("s7"))?.snapshot;
+			leftByCrash = (await counting.store.load("s7"))?.snapshot;
 			return ok("charged");
 		});
 		const scripted = createScriptedModel([{ content: "one" }, { content: [toolCall("charge", {}, "c1")] }, { content: "done" }]);
-		const agent = new Agent({ initialState: { model: scripted.model, tools: [charge] }, streamFn: scripted.streamFn, store, sessionId: "s7" });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [charge] }, streamFn: scripted.streamFn, store: counting.store, sessionId: "s7" });
 		const slow = deferred<void>();
 		if (start === "prompt") {
 			// The first run's end is still being saved when the next prompt comes: its start is a snapshot.
-			hold = slow.promise;
+			counting.holdSaves(slow.promise);
 			await agent.prompt("first");
 		} else {
 			await agent.prompt("first");
 			await agent.saved();
-			hold = slow.promise;
+			counting.holdSaves(slow.promise);
 			agent.followUp({ role: "user", content: "charge me", timestamp: 0 });
 		}
 		const run = start === "prompt" ? agent.prompt("charge me") : agent.continue();

@@ -44,9 +44,9 @@ function can(this: ChartSnapshot<unknown>, event: EventObject): boolean {
 	const transition = selectTransition(this.leaf, this.context, event);
 	return transition !== undefined && (transition.target !== undefined || transition.actions.length > 0);
 }
-function getMeta(this: { _nodes: readonly StateNodeLike[] }): Record<string, unknown> {
+function getMeta(this: ChartSnapshot<unknown>): Record<string, unknown> {
 	const meta: Record<string, unknown> = {};
-	for (const node of this._nodes) if (node.meta !== undefined) meta[node.id] = node.meta;
+	for (const node of this.leaf.nodes) if (node.meta !== undefined) meta[node.id] = node.meta;
 	return meta;
 }
 function toJSON(this: ChartSnapshot<unknown>): object {
@@ -64,6 +64,10 @@ function toJSON(this: ChartSnapshot<unknown>): object {
  */
 export class ChartSnapshot<C, O = unknown> {
 	readonly machine: AnyStateMachine;
+	/**
+	 * Written, never read here: what tools made for XState's snapshots read of the active nodes
+	 * (`xstate/graph`, the inspector through `activeNodeIds` in `xstate-internals.ts`).
+	 */
 	readonly _nodes: readonly StateNodeLike[];
 	readonly value: StateValue;
 	readonly tags: Set<string> = NO_TAGS as Set<string>;
