@@ -10,7 +10,8 @@
  *   store's work counts to the end: each block ends when every agent's last save is stored.
  * - The same turn in an ongoing session: each agent ran one such prompt before the clock (and
  *   its saves are stored), and its second prompt is timed, without a store and with the memory
- *   store. A session's first run saves a snapshot at its start; a later one journals its prompt.
+ *   store. A new session saves one snapshot (the agent as its first prompt finds it); an ongoing
+ *   session journals its prompt and its run's end, and saves none.
  * - Snapshot size: an idle session of 1,000 messages and one waiting for approval, as JSON, beside
  *   the transcript's own JSON.
  * - Restore: `Agent.restore(JSON.parse(text), options)` of those sessions until the agent answers

@@ -320,7 +320,7 @@ export function formatDurable(result: DurableResult, checks: TargetCheck[]): str
 	const ongoingMet = result.ongoingCpuRatio.median <= TARGETS.memoryStoreTurn;
 	lines.push(`| memory, ongoing session (its 2nd prompt; no store: ${spread(result.ongoingCpuUs.none, us)}) | ${spread(result.ongoingCpuUs.memory, us)} | ${ratio(result.ongoingCpuRatio)} | ≤ ${fixed(TARGETS.memoryStoreTurn, 2)}× | ${verdictText(ongoingMet)} | | |`);
 	lines.push("");
-	lines.push("A session's first run saves a snapshot at its start (nothing is stored yet); a later run whose agent is as the stored snapshot has it journals its prompt instead, so an ongoing session's turn takes one snapshot, at its end.");
+	lines.push("A new session saves the agent as its first prompt finds it (nothing is stored yet), one snapshot; after that its runs are journaled (the prompt, and what the run added), so an ongoing session's turn takes no snapshot until the journal after the last one holds 256 entries.");
 	lines.push("");
 	lines.push("The file store's wall time is the disk's: with `fsync: \"always\"` each of a turn's 10 journal entries waits for its flush before the effect goes on; a model call takes hundreds of milliseconds, so the cost shows only against an instant scripted model.");
 	lines.push("");

@@ -14,7 +14,7 @@ import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, Agen
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
 import { type RunStart, modelEffectId, toolEffectId } from "./durable/journal.js";
-import { type AgentSnapshot, type PersistedAgentMachine, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, readAgentSnapshot } from "./durable/snapshot.js";
+import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, readAgentSnapshot } from "./durable/snapshot.js";
 import type { AgentStore } from "./durable/store.js";
 import { DurableSession } from "./facade/durable-session.js";
 import type {
@@ -46,6 +46,17 @@ function sameItems<T>(one: readonly T[], other: readonly T[]): boolean {
 	if (one.length !== other.length) return false;
 	for (let index = 0; index < one.length; index++) if (one[index] !== other[index]) return false;
 	return true;
+}
+
+/** A run's start journaled on the agent as the store holds it between runs (`base`; undefined: not known to be stored). */
+interface JournaledStart {
+	base: PlainAgentContext | undefined;
+	entry: RunStart;
+}
+
+/** An assistant message that sets `agent.state.errorMessage`: a run with one ends with a snapshot. */
+function failedReply(message: AgentMessage): boolean {
+	return message.role === "assistant" && (message.stopReason === "error" || message.stopReason === "aborted" || message.errorMessage !== undefined);
 }
 
 /** The tools a restored agent has: those its snapshot's run uses, then the others given. */
@@ -243,9 +254,11 @@ export class Agent {
 	/** The journal of the run in progress and, with a store, what the agent saves. */
 	#session: DurableSession;
 	/** The prompt to journal at the start of the run being started, instead of a snapshot (see `#promptEntry`). */
-	#startEntry: RunStart | undefined;
+	#startEntry: JournaledStart | undefined;
 	/** The run being started is one the journal started before a restore: its start is journaled already. */
-	#startJournaled = false;
+	#startJournaled: JournaledStart | undefined;
+	/** The run in progress started with its prompt journaled on what the store held: its end may be journaled too. */
+	#runBase: JournaledStart | undefined;
 	/** Runs the session started (a run's id counts them). */
 	#runs = 0;
 	/** Calls a decision was sent for, not yet taken by the machine (`turn:key`); made at the first decision. */
@@ -721,6 +734,11 @@ export class Agent {
 	 * await agent.waitForIdle();
 	 */
 	static restore(snapshot: AgentSnapshot, options: AgentOptions = {}): Agent {
+		return Agent.#restore(snapshot, options, false);
+	}
+
+	/** {@link Agent.restore}; `stored`: the snapshot and its journal are what the agent's store holds. */
+	static #restore(snapshot: AgentSnapshot, options: AgentOptions, stored: boolean): Agent {
 		const read = readAgentSnapshot(snapshot);
 		const context = read.machine.context;
 		const given = options.initialState?.tools ?? [];
@@ -733,7 +751,7 @@ export class Agent {
 			followUpMode: context.followUpMode,
 			sessionId: options.sessionId ?? read.sessionId,
 		});
-		agent.#restoreFrom(read);
+		agent.#restoreFrom(read, stored);
 		return agent;
 	}
 
@@ -747,12 +765,12 @@ export class Agent {
 	 */
 	static async load(options: AgentOptions & { store: AgentStore; sessionId: string }): Promise<Agent> {
 		const loaded = await options.store.load(options.sessionId);
-		const agent = loaded?.snapshot ? Agent.restore(loaded.snapshot, options) : new Agent(options);
+		const agent = loaded?.snapshot ? Agent.#restore(loaded.snapshot, options, true) : new Agent(options);
 		agent.#session.problems.push(...(loaded?.problems ?? []));
 		return agent;
 	}
 
-	#restoreFrom(snapshot: AgentSnapshot): void {
+	#restoreFrom(snapshot: AgentSnapshot, fromStore: boolean): void {
 		const context = snapshot.machine.context;
 		this.#steering = [...context.steeringQueue];
 		this.#followUps = [...context.followUpQueue];
@@ -761,10 +779,7 @@ export class Agent {
 		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal, snapshot.journalSeq);
 		if (snapshot.machine.status !== "active") return;
 		if (!context.run) {
-			// A run started on this snapshot with its prompt journaled: it starts again, and its
-			// effects follow the journal.
-			const start = this.#session.journal.lookup(`r${this.#runs + 1}`)?.start;
-			if (start) this.#startAgain(start);
+			this.#restoreBetweenRuns(context, snapshot.journal.length, fromStore);
 			return;
 		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
@@ -791,10 +806,41 @@ export class Agent {
 		void this.#awaitRestoredRun(run);
 	}
 
+	/**
+	 * An agent restored between runs: the runs its journal ended after the snapshot are applied to
+	 * the transcript; a run it started and did not end starts again, its effects following the
+	 * journal. `stored`: the store holds this snapshot and journal (then the next run needs no
+	 * snapshot of its own).
+	 */
+	#restoreBetweenRuns(context: PlainAgentContext, entries: number, stored: boolean): void {
+		const journal = this.#session.journal;
+		let messages: AgentMessage[] | undefined;
+		let record = journal.lookup(`r${this.#runs + 1}`);
+		while (record?.start && record.end) {
+			(messages ??= [...this.#state.messages]).push(...record.start.messages, ...record.end.messages);
+			this.#runs++;
+			record = journal.lookup(`r${this.#runs + 1}`);
+		}
+		if (messages) {
+			this.#state.messages = messages;
+			// A run journaled to its end ended without an error.
+			this.#state.errorMessage = undefined;
+			const ended = `r${this.#runs}`;
+			const last = journal.entries.find((entry) => entry.kind === "run" && entry.phase === "end" && entry.effect === ended);
+			journal.forgetBefore((last?.seq ?? 0) + 1);
+		}
+		let base: PlainAgentContext | undefined;
+		if (stored) {
+			base = messages ? Object.assign({}, context, { messages: this.#state.messages.slice(), runs: this.#runs }) : context;
+			this.#session.loadedBetweenRuns(base, entries);
+		}
+		if (record?.start) this.#startAgain({ base, entry: record.start });
+	}
+
 	/** Starts again a run the journal says was prompted on the restored snapshot (its start is not journaled twice). */
-	#startAgain(start: RunStart): void {
-		this.#startJournaled = true;
-		this.#runMachine({ type: "prompt", messages: start.messages }).catch((error: unknown) => {
+	#startAgain(start: JournaledStart): void {
+		this.#startJournaled = start;
+		this.#runMachine({ type: "prompt", messages: start.entry.messages }).catch((error: unknown) => {
 			this.#state.errorMessage = error instanceof Error ? error.message : String(error);
 		});
 	}
@@ -1014,7 +1060,8 @@ export class Agent {
 		this.#answered = undefined;
 		// Meant for this run's start only (a run that never reached it leaves them behind).
 		this.#startEntry = undefined;
-		this.#startJournaled = false;
+		this.#startJournaled = undefined;
+		this.#runBase = undefined;
 		this.#session.forgetRun();
 		this.#delivery.signal = IDLE_SIGNAL;
 		if (!this.#pinned || this.#disposed) this.#releaseMachine(this.#disposed);
@@ -1158,7 +1205,8 @@ export class Agent {
 		}
 		if (event.type === "agentchart.checkpoint") {
 			// The chart checkpoints a turn's end only when the turn did what the journal does not carry.
-			if (event.at !== "run-start" || !this.#journalRunStart()) this.#saveSoon();
+			if (event.at === "run-start" ? this.#journalRunStart() : event.at === "run-end" && this.#journalRunEnd()) return;
+			this.#saveSoon();
 			return;
 		}
 		if (event.type === "approval_requested") this.#approvalRequested(event.toolCallId);
@@ -1166,52 +1214,89 @@ export class Agent {
 	}
 
 	/**
-	 * A run's start: its prompt journaled when the stored snapshot is the agent as the run found it
-	 * (the snapshot and the prompt are the run's start), nothing when the journal started it again
-	 * after a restore. False: the start is saved as a snapshot.
+	 * A run's start: its prompt journaled when the store holds the agent between runs as the run
+	 * found it (what is stored and the prompt are the run's start), nothing when the journal started
+	 * it again after a restore. False: the start is saved as a snapshot.
 	 */
 	#journalRunStart(): boolean {
-		const entry = this.#startEntry;
+		const start = this.#startEntry;
 		this.#startEntry = undefined;
-		if (this.#startJournaled) {
-			this.#startJournaled = false;
+		const journaled = this.#startJournaled;
+		if (journaled) {
+			this.#startJournaled = undefined;
+			this.#runBase = journaled.base ? journaled : undefined;
 			return true;
 		}
-		if (!entry) return false;
-		const written = this.#session.journal.append(entry);
+		if (!start) return false;
+		const written = this.#session.journal.append(start.entry);
+		this.#runBase = start;
 		// Not stored: the run's start is saved as a snapshot after all.
 		if (written) void written.then(undefined, () => this.#saveSoon());
 		return true;
 	}
 
 	/**
-	 * The journal entry that starts a prompt's run on the snapshot the store holds, when that is the
-	 * agent between runs as the run finds it (its transcript, queues, model, prompt and tools, all
-	 * the same objects): a snapshot at the run's start would repeat it. Undefined otherwise (the
-	 * agent changed since, or a save is on its way).
+	 * A run's end: journaled (what it added after its prompt) when it started with its prompt
+	 * journaled and ended as the journal says: the transcript is what the store holds, the prompt and
+	 * the run's replies and results, no reply failed, nothing else of the agent changed. False: the
+	 * end is saved as a snapshot.
 	 */
-	#promptEntry(messages: AgentMessage[]): RunStart | undefined {
-		const stored = this.#session.storedBetweenRuns();
-		if (!stored) return undefined;
-		const context = stored.machine.context;
-		const state = this.#state;
-		const queues = this.#queues();
+	#journalRunEnd(): boolean {
+		const started = this.#runBase;
+		this.#runBase = undefined;
+		const base = started?.base;
+		const machine = this.#machine;
+		if (!started || !base || !machine) return false;
+		const context = machine.getSnapshot().context;
+		const messages = context.messages;
+		const prompt = started.entry.messages;
+		const before = base.messages.length;
+		if (context.run?.failure !== undefined || context.runs !== base.runs + 1 || messages.length < before + prompt.length) return false;
+		for (let index = 0; index < before; index++) if (messages[index] !== base.messages[index]) return false;
+		for (let index = 0; index < prompt.length; index++) if (messages[before + index] !== prompt[index]) return false;
+		const added = messages.slice(before + prompt.length);
+		if (added.some(failedReply) || !this.#isAsStored(base, undefined, base.runs)) return false;
+		// The chart's transcript is never changed in place (each message makes a new array).
+		const after = Object.assign({}, base, { messages, runs: context.runs });
+		return this.#session.endRun(base, { kind: "run", phase: "end", effect: started.entry.effect, messages: added }, after, () => this.#saveSoon());
+	}
+
+	/**
+	 * The journal entry that starts a prompt's run on what the store holds between runs, when that
+	 * is the agent as the run finds it (its transcript, queues, model, prompt and tools, all the same
+	 * objects). When it is not (a new session, an agent changed since), the agent is saved first, as
+	 * it is now, and the prompt journaled after it. Undefined without a store, or when a save asked
+	 * for in this step is still to come (the run's start is then a snapshot).
+	 */
+	#promptEntry(messages: AgentMessage[]): JournaledStart | undefined {
+		const session = this.#session;
+		if (!session.saves || session.saveRequested) return undefined;
 		const runs = this.#machine ? this.#machine.getSnapshot().context.runs : this.#runs;
-		const same =
-			runs === context.runs &&
-			state.systemPrompt === context.systemPrompt &&
-			state.model === context.model &&
-			state.thinkingLevel === context.thinkingLevel &&
+		let base = session.betweenRuns();
+		if (!base || !this.#isAsStored(base, this.#state.messages, runs)) {
+			void session.saveNow(this.#handles.takeSnapshot);
+			base = session.betweenRuns();
+			if (!base) return undefined;
+		}
+		return { base, entry: { kind: "run", phase: "start", effect: `r${runs + 1}`, messages } };
+	}
+
+	/**
+	 * Whether the agent, with `messages` (undefined: not compared) and `runs`, is the agent between
+	 * runs `context` describes.
+	 */
+	#isAsStored(context: PlainAgentContext, messages: readonly AgentMessage[] | undefined, runs: number): boolean {
+		const state = this.#state;
+		if (runs !== context.runs || state.systemPrompt !== context.systemPrompt || state.model !== context.model || state.thinkingLevel !== context.thinkingLevel) return false;
+		if ((messages && !sameItems(messages, context.messages)) || state.tools.length !== context.tools.length) return false;
+		for (let index = 0; index < state.tools.length; index++) if (state.tools[index]?.name !== context.tools[index]?.name) return false;
+		const queues = this.#queues();
+		return (
 			queues.steeringMode === context.steeringMode &&
 			queues.followUpMode === context.followUpMode &&
-			sameItems(state.messages, context.messages) &&
 			sameItems(queues.steering, context.steeringQueue) &&
-			sameItems(queues.followUps, context.followUpQueue) &&
-			sameItems(
-				state.tools.map((tool) => tool.name),
-				context.tools.map((tool) => tool.name),
-			);
-		return same ? { kind: "run", phase: "start", effect: `r${runs + 1}`, messages } : undefined;
+			sameItems(queues.followUps, context.followUpQueue)
+		);
 	}
 
 	/** The state updates of one event, before listeners see it (pi's order). */

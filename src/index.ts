@@ -14,6 +14,8 @@ export {
 	type ModelIntent,
 	type ModelOutcome,
 	type ReplayPolicy,
+	type RunEnd,
+	type RunStart,
 	type StoredJournalEntry,
 	type ToolIntent,
 	type ToolOutcomeEntry,

@@ -116,8 +116,22 @@ export interface RunStart {
 	messages: AgentMessage[];
 }
 
+/**
+ * A run that started with a journaled prompt ended as the journal says, without a snapshot: the
+ * messages it added after its prompt. A restore applies it to the transcript (prompt, then these)
+ * and goes on to the next run; it does not start the run again. An ongoing session thereby
+ * journals its runs and saves a snapshot only now and then (see `DurableSession`).
+ */
+export interface RunEnd {
+	kind: "run";
+	phase: "end";
+	effect: string;
+	/** What the run added to the transcript after its prompt. */
+	messages: AgentMessage[];
+}
+
 /** One journal entry. */
-export type JournalEntry = RunStart | ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalRequest | ApprovalDecision;
+export type JournalEntry = RunStart | RunEnd | ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalRequest | ApprovalDecision;
 
 /** A journal entry as stored: numbered in the order it was appended. */
 export type StoredJournalEntry = JournalEntry & { seq: number };
@@ -126,6 +140,8 @@ export type StoredJournalEntry = JournalEntry & { seq: number };
 export interface EffectRecord {
 	/** A run's start (the effect is the run). */
 	start?: RunStart | undefined;
+	/** A run's end, when it ended as the journal says (the effect is the run). */
+	end?: RunEnd | undefined;
 	intent?: ModelIntent | ToolIntent | undefined;
 	/** The progress a tool reported last (what an interrupted call's answer quotes). */
 	update?: ToolProgress | undefined;
@@ -231,6 +247,9 @@ export class JournalIndex implements EffectJournal {
 		switch (entry.phase) {
 			case "start":
 				record.start = entry;
+				break;
+			case "end":
+				record.end = entry;
 				break;
 			case "intent":
 				record.intent = entry;

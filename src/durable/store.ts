@@ -1,12 +1,12 @@
 /**
  * Where an agent keeps its session: the last snapshot and the journal appended since. An
  * `Agent` given a store (`new Agent({ store, sessionId })`) appends every journal entry before
- * the effect it records goes on, and saves a snapshot at a run's start (or journals its prompt,
- * when the stored snapshot is the agent as the run finds it), at a wait for approval, at the
- * run's end, and after every command that changes what is queued or decided. A turn's end is
- * saved only when the turn did what the journal does not carry (a compaction): otherwise the last
- * snapshot and the journal after it are the turn. `Agent.load({ store, sessionId, ...options })`
- * continues the session.
+ * the effect it records goes on; an ongoing session's runs are journaled too (a prompt on the
+ * agent as the store holds it, and the end of a run that ended as the journal says). It saves a
+ * snapshot when the journal cannot stand for the agent (a new session or an agent changed between
+ * runs, before the prompt; a `continue()`; a wait for approval; a compaction; a failed run; every
+ * command that changes what is queued or decided) and once the journal after the last snapshot
+ * is long. `Agent.load({ store, sessionId, ...options })` continues the session.
  */
 import type { StoredJournalEntry } from "./journal.js";
 import type { AgentSnapshot } from "./snapshot.js";
@@ -36,8 +36,9 @@ export interface AgentStore {
 	/**
 	 * Replaces the session's snapshot (atomically: a crash leaves the old one or the new one). The
 	 * journal entries numbered up to `snapshot.journalSeq` may be dropped; any later ones must be
-	 * kept. An agent hands its writes over in the order it made them: an entry appended after a
-	 * snapshot was taken is appended only once that snapshot's save has resolved.
+	 * kept, except the entries of a run whose end is journaled (a `RunEnd`) other than its start
+	 * and end: a restore reads only those of a run that ended. An agent hands its writes over one at a time, in the order it made them: each only
+	 * once the one before it has resolved.
 	 */
 	saveSnapshot(sessionId: string, snapshot: AgentSnapshot): Promise<void>;
 	/**
@@ -96,7 +97,14 @@ export function createMemoryStore(): AgentStore & { sessions(): string[] } {
 			session.journal = session.journal.filter((entry) => entry.seq > seen);
 		},
 		appendJournal(sessionId, entry) {
-			sessionOf(sessionId).journal.push(entry);
+			const journal = sessionOf(sessionId).journal;
+			// A run that ended is its start and its end: its effects' entries are not read again.
+			if (entry.kind === "run" && entry.phase === "end") {
+				let start = journal.length - 1;
+				while (start >= 0 && !(journal[start]?.kind === "run" && journal[start]?.effect === entry.effect)) start--;
+				if (start >= 0) journal.length = start + 1;
+			}
+			journal.push(entry);
 		},
 		sessions: () => [...sessions.keys()],
 	};

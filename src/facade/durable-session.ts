@@ -2,18 +2,32 @@
  * An agent's durability: the journal of its run in progress, and, with a store, what it
  * appends and saves. The journal is kept whether or not there is a store, so that a snapshot
  * taken in the middle of a run (`agent.snapshot()`) carries what its effects did.
+ *
+ * An ongoing session journals its runs: a run started by a prompt on the agent as the store holds
+ * it between runs journals its prompt (`RunStart`) and, when it ends as the journal says, what it
+ * added (`RunEnd`); a snapshot is saved only when the agent is not as the store holds it (a new
+ * session, a changed agent, a run that did what the journal does not carry) and once the journal
+ * since the last snapshot is long (see {@link JOURNAL_ENTRIES_BEFORE_SNAPSHOT}).
  */
-import { JournalIndex, type StoredJournalEntry } from "../durable/journal.js";
-import type { AgentSnapshot } from "../durable/snapshot.js";
+import { JournalIndex, type RunEnd, type StoredJournalEntry } from "../durable/journal.js";
+import type { AgentSnapshot, PlainAgentContext } from "../durable/snapshot.js";
 import type { AgentStore } from "../durable/store.js";
 
 /**
- * The journal and the store of one agent.
- *
- * @example
- * const session = new DurableSession(store, "s1");
- * session.requestSave(() => agent.snapshot());
+ * How many journal entries a store may hold after its snapshot before a run's end is saved as a
+ * snapshot instead of journaled: a restore applies the journal, and a file store keeps it in one
+ * file. About 25 runs of a few tool calls each.
  */
+export const JOURNAL_ENTRIES_BEFORE_SNAPSHOT = 256;
+
+/** The agent between runs as the store holds it (or will, once the writes handed to it land). */
+interface BetweenRuns {
+	/** The context of the last snapshot between runs, with the transcript and run count of the runs journaled since. */
+	context: PlainAgentContext;
+	/** That snapshot (undefined: the one a loaded session started from). */
+	from: AgentSnapshot | undefined;
+}
+
 export class DurableSession {
 	readonly journal: JournalIndex;
 	/** Problems the store reported (a failed write, what a load had to leave out), oldest first. */
@@ -21,13 +35,13 @@ export class DurableSession {
 	#saveRequested = false;
 	/** The last save asked for (none yet: nothing to wait for). */
 	#saving: Promise<void> | undefined;
-	/** The last snapshot taken for the store. */
-	#latest: AgentSnapshot | undefined;
-	/** The snapshot the store holds, once no save is on its way. */
-	#stored: AgentSnapshot | undefined;
+	/** What the store holds between runs; undefined when its last snapshot is of a run in progress, or a write failed. */
+	#between: BetweenRuns | undefined;
+	/** Journal entries handed to the store since the last snapshot. */
+	#entriesSince = 0;
 	/**
-	 * The last write handed to the store behind a save still on its way (the save itself, or an
-	 * entry appended after it); undefined once it is done. A write made meanwhile goes after it.
+	 * The last write handed to the store that is still on its way (a save, or an entry appended);
+	 * undefined once it is done. A write made meanwhile goes after it.
 	 */
 	#tail: Promise<void> | undefined;
 
@@ -41,15 +55,13 @@ export class DurableSession {
 		const id = sessionId;
 		if (store && id !== undefined) {
 			this.journal.onAppend = (entry) => {
-				// After the snapshots taken before it: an effect that waits for its intent then also
-				// waits for the snapshot that says its run exists (a run started by `continue()`, or
-				// on a changed agent, is known from that snapshot only; a restore from the one before
-				// would not look for its entries).
-				const tail = this.#tail;
-				const written = tail ? this.#after(tail.then(() => store.appendJournal(id, entry))) : store.appendJournal(id, entry);
+				this.#entriesSince++;
+				// After the writes before it: an effect that waits for its intent then also waits for
+				// what says its run exists (the snapshot or the prompt that starts it, the end of the
+				// run before; a restore without them would not look for its entries).
+				const written = this.#write(() => store.appendJournal(id, entry));
 				// The effect waits for a durable intent; a failed write fails the effect (see the batch actor).
-				if (written) return written.catch((error: unknown) => this.#failed("append a journal entry", error));
-				return undefined;
+				return written?.catch((error: unknown) => this.#failed("append a journal entry", error));
 			};
 		}
 	}
@@ -78,7 +90,12 @@ export class DurableSession {
 		return this.#enqueueSave(take);
 	}
 
-	/** Resolves when every save made or asked for so far is done (and the entries appended after them). */
+	/** Whether a save was asked for in this step (it is taken once the step is over). */
+	get saveRequested(): boolean {
+		return this.#saveRequested;
+	}
+
+	/** Resolves when every save made or asked for so far is done, and every journal entry appended. */
 	settled(): Promise<void> {
 		// A save asked for in this step is made in a microtask queued before this one's.
 		if (this.#saveRequested) return new Promise<void>((resolve) => queueMicrotask(resolve)).then(() => this.settled());
@@ -97,27 +114,38 @@ export class DurableSession {
 			return this.#saving ?? Promise.resolve();
 		}
 		// After the saves already made (not those only asked for: they are made after this one).
-		this.#latest = snapshot;
-		this.#stored = undefined;
-		const save = () => store.saveSnapshot(id, snapshot);
-		const tail = this.#tail;
+		const machine = snapshot.machine;
+		this.#between = machine.status === "active" && machine.value === "idle" && !machine.context.run ? { context: machine.context, from: snapshot } : undefined;
+		this.#entriesSince = 0;
 		let saved: Promise<void>;
 		try {
-			saved = tail ? tail.then(save) : Promise.resolve(save());
+			saved = this.#write(() => store.saveSnapshot(id, snapshot)) ?? Promise.resolve();
 		} catch (error) {
 			saved = Promise.reject(error);
 		}
-		this.#saving = this.#after(saved).then(
-			() => {
-				if (this.#latest === snapshot) this.#stored = snapshot;
-			},
-			(error: unknown) => this.#failed("save a snapshot", error),
-		);
+		this.#saving = saved.then(undefined, (error: unknown) => {
+			// The store does not hold it: the next run starts with a snapshot again.
+			if (this.#between?.from === snapshot) this.#between = undefined;
+			this.#failed("save a snapshot", error);
+		});
 		return this.#saving;
 	}
 
-	/** Makes `written` the write the next ones go after, until it is done (failed or not). */
-	#after<T>(written: Promise<T>): Promise<T> {
+	/**
+	 * Hands a write to the store once the one before it is done: what a store holds is always what
+	 * the agent wrote up to some point, also when the store itself writes in parallel. Undefined:
+	 * written already (a synchronous store).
+	 */
+	#write(write: () => void | PromiseLike<void>): Promise<void> | undefined {
+		const tail = this.#tail;
+		let written: Promise<void>;
+		if (tail) written = tail.then(write);
+		else {
+			const result = write();
+			if (!result) return undefined;
+			written = Promise.resolve(result);
+		}
+		// The next write goes after this one, failed or not.
 		const done = written.then(
 			() => {},
 			() => {},
@@ -130,13 +158,41 @@ export class DurableSession {
 	}
 
 	/**
-	 * The snapshot the store holds, when it holds the agent between runs and no save is on its
-	 * way: a run started from it needs only its prompt journaled (see `RunStart`).
+	 * The agent between runs as the store holds it, or will once the writes handed to it land (they
+	 * land in order): a run started from it needs only its prompt journaled (see `RunStart`).
+	 * Undefined when the store's last snapshot is of a run in progress, a write failed, or a save
+	 * asked for in this step will replace it.
 	 */
-	storedBetweenRuns(): AgentSnapshot | undefined {
-		const stored = this.#stored;
-		if (!stored || this.#saveRequested) return undefined;
-		return stored.machine.status === "active" && stored.machine.value === "idle" && !stored.machine.context.run ? stored : undefined;
+	betweenRuns(): PlainAgentContext | undefined {
+		return this.#saveRequested ? undefined : this.#between?.context;
+	}
+
+	/**
+	 * A loaded session: the store holds `context` between runs (its snapshot, with the runs its
+	 * journal ended applied), and `entries` journal entries after the snapshot.
+	 */
+	loadedBetweenRuns(context: PlainAgentContext, entries: number): void {
+		this.#between = { context, from: undefined };
+		this.#entriesSince = entries;
+	}
+
+	/**
+	 * Journals the end of a run that started on `base` (see {@link DurableSession.betweenRuns}),
+	 * after which the store holds `after` between runs. False, with nothing written, when the store
+	 * no longer holds `base` or its journal is long enough for a snapshot: the caller saves one.
+	 * `failed` runs if the store cannot write the entry.
+	 */
+	endRun(base: PlainAgentContext, entry: RunEnd, after: PlainAgentContext, failed: () => void): boolean {
+		const between = this.#between;
+		if (!between || between.context !== base || this.#saveRequested || this.#entriesSince >= JOURNAL_ENTRIES_BEFORE_SNAPSHOT) return false;
+		this.#between = { context: after, from: between.from };
+		const written = this.journal.append(entry);
+		if (written)
+			void written.then(undefined, () => {
+				if (this.#between?.context === after) this.#between = undefined;
+				failed();
+			});
+		return true;
 	}
 
 	#failed(what: string, error: unknown): never | void {

@@ -217,12 +217,13 @@ describe("a stored session: the journal after the snapshot", () => {
 		void first.prompt("go");
 		await until(() => runs.length === 1 && wait.runs.length === 1, "both calls");
 		await until(() => toolResults(first.state.messages).length === 0 && first.actor.getSnapshot().context.run?.batch?.calls[0]?.status === "settled", "work to settle");
-		// The last snapshot the store has is from the run's start (saved once that step was over);
-		// the journal has the rest.
+		// The last snapshot the store has is the agent as the prompt found it; the journal has the
+		// prompt and the rest.
 		await new Promise((resolve) => setTimeout(resolve, 5));
 		const loaded = await store.load("s1");
 		expect(loaded?.snapshot?.machine.context.run?.batch).toBeUndefined();
 		expect(loaded?.snapshot?.journal.map((entry) => `${entry.effect} ${entry.kind} ${entry.phase}`).sort()).toEqual([
+			"r1 run start",
 			"r1.m1 model intent",
 			"r1.m1 model outcome",
 			"r1.t1.a tool intent",
@@ -254,7 +255,8 @@ describe("a stored session: the journal after the snapshot", () => {
 		await until(() => wait.runs.length === 1, "the second turn's call");
 		await new Promise((resolve) => setTimeout(resolve, 5));
 		const loaded = await store.load("s4");
-		expect(loaded?.snapshot?.machine.context.messages.map((message) => message.role)).toEqual(["user"]);
+		// The prompt is journaled, after the agent as it found it.
+		expect(loaded?.snapshot?.machine.context.messages).toEqual([]);
 		expect(loaded?.snapshot?.journal.filter((entry) => entry.phase === "outcome").map((entry) => entry.effect)).toEqual(["r1.m1", "r1.t1.a", "r1.m2"]);
 		first.dispose();
 

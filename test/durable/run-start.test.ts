@@ -1,14 +1,17 @@
 /**
- * A run's start with a store: when the stored snapshot is the agent between runs as the next
- * prompt finds it, the prompt is journaled instead of a second snapshot (`RunStart`), and a
- * restore from that snapshot starts the run again with it; when anything changed since (the
- * transcript, the system prompt, a save still on its way), the start is a snapshot as before.
+ * A run's start and end with a store: when what the store holds between runs (its snapshot, and
+ * the runs its journal ended since) is the agent as the next prompt finds it, the prompt is
+ * journaled (`RunStart`), and so is the run's end (`RunEnd`) when it ends as the journal says; a
+ * restore applies the ended runs and starts the unfinished one again. When the agent is not as
+ * stored (a new session, the transcript or system prompt changed), it is saved as it is before the
+ * run, and the prompt journaled after that snapshot.
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import type { StoredJournalEntry } from "../../src/durable/journal.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
+import { JOURNAL_ENTRIES_BEFORE_SNAPSHOT } from "../../src/facade/durable-session.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
 import type { AgentEvent } from "../../src/types/agent.js";
@@ -63,19 +66,45 @@ function twoReplyAgent(sessionId: string) {
 const transcriptOf = (agent: Agent) => agent.state.messages.map((message) => `${message.role}: ${textOf(message)}`);
 
 describe("a run's start with a store", () => {
-	it("journals a later prompt instead of saving a second snapshot at its run's start", async () => {
+	it("journals a session's prompts and runs' ends after one snapshot, and a restore applies the ended runs without asking the model", async () => {
 		const { counting, agent } = twoReplyAgent("s1");
 		await agent.prompt("first");
 		await agent.saved();
-		// A new session: its start is a snapshot (nothing is stored yet), and so is its end.
-		expect(counting.saves).toHaveLength(2);
+		// A new session: the agent is saved as the first prompt finds it (nothing is stored yet).
+		expect(counting.saves).toHaveLength(1);
+		expect(counting.saves[0]?.machine.value).toBe("idle");
+		expect(counting.saves[0]?.machine.context.messages).toEqual([]);
 		await agent.prompt("second");
 		await agent.saved();
-		expect(counting.saves).toHaveLength(3);
-		expect(counting.saves.at(-1)?.machine.value).toBe("idle");
-		// The run's end: its effects are in the transcript, and the snapshot keeps none of its entries.
-		expect(counting.saves.map((snapshot) => snapshot.journal.length)).toEqual([1, 0, 0]);
+		expect(counting.saves).toHaveLength(1);
+		const runs = (await counting.journal("s1")).filter((entry) => entry.kind === "run");
+		expect(runs.map((entry) => [entry.effect, entry.phase, entry.kind === "run" ? entry.messages.map(textOf) : []])).toEqual([
+			["r1", "start", ["first"]],
+			["r1", "end", ["one"]],
+			["r2", "start", ["second"]],
+			["r2", "end", ["two"]],
+		]);
+		// The memory store keeps of a run that ended only its start and end (all a restore reads).
+		expect((await counting.journal("s1")).every((entry) => entry.kind === "run")).toBe(true);
 		expect(transcriptOf(agent)).toEqual(["user: first", "assistant: one", "user: second", "assistant: two"]);
+		agent.dispose();
+
+		const none = createScriptedModel([]);
+		const events: string[] = [];
+		const again = await Agent.load({ store: counting.store, sessionId: "s1", initialState: { model: none.model }, streamFn: none.streamFn, listeners: [(event: AgentEvent) => void events.push(event.type)] });
+		await again.waitForIdle();
+		expect(transcriptOf(again)).toEqual(transcriptOf(agent));
+		// Ended runs are applied, not run again: no model call, no event.
+		expect(none.calls).toHaveLength(0);
+		expect(events).toEqual([]);
+		// The restored session goes on journaling: its next prompt saves no snapshot either.
+		const more = createScriptedModel([{ content: "three" }]);
+		const third = await Agent.load({ store: counting.store, sessionId: "s1", initialState: { model: more.model }, streamFn: more.streamFn });
+		await third.prompt("third");
+		await third.saved();
+		expect(counting.saves).toHaveLength(1);
+		const fourth = await Agent.load({ store: counting.store, sessionId: "s1", initialState: { model: none.model }, streamFn: none.streamFn });
+		expect(transcriptOf(fourth)).toEqual([...transcriptOf(agent), "user: third", "assistant: three"]);
 	});
 
 	it("starts the run again from the journaled prompt after a crash, and asks the model once more", async () => {
@@ -87,10 +116,13 @@ describe("a run's start with a store", () => {
 		void agent.prompt("second");
 		await first.hung;
 		// The process dies while the model answers the second prompt: no snapshot has it.
-		expect(counting.saves).toHaveLength(2);
+		expect(counting.saves).toHaveLength(1);
 		const entries = await counting.journal("s2");
-		const starts = entries.filter((entry) => entry.kind === "run");
-		expect(starts.map((entry) => [entry.effect, entry.kind === "run" ? entry.messages.map(textOf) : []])).toEqual([["r2", ["second"]]]);
+		const starts = entries.filter((entry) => entry.kind === "run" && entry.phase === "start");
+		expect(starts.map((entry) => [entry.effect, entry.kind === "run" ? entry.messages.map(textOf) : []])).toEqual([
+			["r1", ["first"]],
+			["r2", ["second"]],
+		]);
 		agent.dispose();
 
 		const again = createScriptedModel([{ content: "two" }]);
@@ -134,7 +166,7 @@ describe("a run's start with a store", () => {
 		expectValidTranscript(second.state.messages);
 	});
 
-	it("saves a snapshot at the run's start when the agent changed since the stored one, and a restore keeps the change", async () => {
+	it("saves a snapshot before the run when the agent changed since the stored one, and a restore keeps the change", async () => {
 		const counting = countingStore();
 		const first = thenHang({ content: "one" });
 		const agent = new Agent({ initialState: { model: first.model, systemPrompt: "be brief" }, streamFn: first.streamFn, store: counting.store, sessionId: "s4" });
@@ -144,7 +176,8 @@ describe("a run's start with a store", () => {
 		void agent.prompt("second");
 		await first.hung;
 		await agent.saved();
-		expect(counting.saves).toHaveLength(3);
+		expect(counting.saves).toHaveLength(2);
+		expect(counting.saves[1]?.machine.context.systemPrompt).toBe("be thorough");
 		agent.dispose();
 
 		const again = createScriptedModel([{ content: "two" }]);
@@ -154,29 +187,86 @@ describe("a run's start with a store", () => {
 		expect(transcriptOf(second)).toEqual(["user: first", "assistant: one", "user: second", "assistant: two"]);
 	});
 
-	it("saves a snapshot at the run's start when the transcript was edited between runs", async () => {
+	it("saves a snapshot before the run when the transcript was edited between runs", async () => {
 		const { counting, agent } = twoReplyAgent("s5");
 		await agent.prompt("first");
 		await agent.saved();
 		agent.state.messages = agent.state.messages.slice(0, 1);
 		await agent.prompt("second");
 		await agent.saved();
-		expect(counting.saves).toHaveLength(4);
-		expect(counting.saves[2]?.machine.context.messages.map((message) => textOf(message))).toEqual(["first", "second"]);
+		expect(counting.saves).toHaveLength(2);
+		expect(counting.saves[1]?.machine.context.messages.map((message) => textOf(message))).toEqual(["first"]);
+		const none = createScriptedModel([]);
+		const again = await Agent.load({ store: counting.store, sessionId: "s5", initialState: { model: none.model }, streamFn: none.streamFn });
+		expect(transcriptOf(again)).toEqual(["user: first", "user: second", "assistant: two"]);
 	});
 
-	it("saves a snapshot at the run's start while the last save is still on its way to the store", async () => {
+	it("journals the prompt after a snapshot still on its way, and nothing of the run acts before the snapshot is stored", async () => {
 		const { counting, agent } = twoReplyAgent("s6");
 		const slow = deferred<void>();
 		counting.holdSaves(slow.promise);
-		await agent.prompt("first");
-		// The run's end is not stored yet: the next run's start cannot stand on it.
-		const second = agent.prompt("second");
+		const first = agent.prompt("first");
+		// The writes reach the store in order: the model is asked only once the snapshot is stored.
+		await new Promise((resolve) => setTimeout(resolve, 50));
+		expect(agent.state.messages.map(textOf)).toEqual(["first"]);
+		expect(await counting.journal("s6")).toEqual([]);
 		slow.resolve();
-		await second;
+		await first;
 		await agent.saved();
-		expect(counting.saves).toHaveLength(4);
-		expect((await counting.journal("s6")).filter((entry) => entry.kind === "run")).toEqual([]);
+		expect(counting.saves).toHaveLength(1);
+		expect((await counting.journal("s6")).filter((entry) => entry.kind === "run").map((entry) => `${entry.effect} ${entry.phase}`)).toEqual(["r1 start", "r1 end"]);
+	});
+
+	it("saves a run's end as a snapshot when a reply failed, and once the journal since the last snapshot is long", async () => {
+		const counting = countingStore();
+		const failing = createScriptedModel([{ content: "one" }, { content: "", stopReason: "error", errorMessage: "overloaded" }]);
+		const agent = new Agent({ initialState: { model: failing.model }, streamFn: failing.streamFn, store: counting.store, sessionId: "s8" });
+		await agent.prompt("first");
+		await agent.prompt("second");
+		await agent.saved();
+		expect(agent.state.errorMessage).toBe("overloaded");
+		// The failed run's end is a snapshot: it keeps the error the agent reports.
+		expect(counting.saves).toHaveLength(2);
+		expect(counting.saves[1]?.agent.errorMessage).toBe("overloaded");
+		const none = createScriptedModel([]);
+		const again = await Agent.load({ store: counting.store, sessionId: "s8", initialState: { model: none.model }, streamFn: none.streamFn });
+		expect(again.state.errorMessage).toBe("overloaded");
+
+		// Runs of a tool call each: 6 journal entries a run, so the bound is passed within 43 runs.
+		const long = countingStore();
+		const replies = Array.from({ length: 60 }, (_, index) => [{ content: [toolCall("noop", {}, `c${index}`)] }, { content: `done ${index}` }]).flat();
+		const scripted = createScriptedModel(replies);
+		const noop = makeTool("noop", async () => ok("ok"));
+		const busy = new Agent({ initialState: { model: scripted.model, tools: [noop] }, streamFn: scripted.streamFn, store: long.store, sessionId: "s9" });
+		let snapshotAt = 0;
+		for (let run = 1; run <= 60 && snapshotAt === 0; run++) {
+			await busy.prompt(`run ${run}`);
+			await busy.saved();
+			if (long.saves.length > 1) snapshotAt = run;
+		}
+		expect(snapshotAt).toBeGreaterThan(1);
+		expect(snapshotAt).toBeLessThanOrEqual(Math.ceil(JOURNAL_ENTRIES_BEFORE_SNAPSHOT / 6) + 1);
+		expect(long.saves.at(-1)?.machine.value).toBe("idle");
+		// The snapshot stands for the journal before it: the store dropped it.
+		expect(await long.journal("s9")).toEqual([]);
+		const restored = await Agent.load({ store: long.store, sessionId: "s9", initialState: { model: none.model, tools: [noop] }, streamFn: none.streamFn });
+		expect(transcriptOf(restored)).toEqual(transcriptOf(busy));
+	});
+
+	it("saves the agent first when it is restored from a snapshot the store does not hold", async () => {
+		const { counting, agent } = twoReplyAgent("s10");
+		await agent.prompt("first");
+		const elsewhere = countingStore();
+		const scripted = createScriptedModel([{ content: "two" }]);
+		const moved = Agent.restore(JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot, { initialState: { model: scripted.model }, streamFn: scripted.streamFn, store: elsewhere.store, sessionId: "s10" });
+		await moved.prompt("second");
+		await moved.saved();
+		expect(counting.saves).toHaveLength(1);
+		// The store it moved to knew nothing of it: it is saved as the prompt finds it.
+		expect(elsewhere.saves).toHaveLength(1);
+		const none = createScriptedModel([]);
+		const again = await Agent.load({ store: elsewhere.store, sessionId: "s10", initialState: { model: none.model }, streamFn: none.streamFn });
+		expect(transcriptOf(again)).toEqual(["user: first", "assistant: one", "user: second", "assistant: two"]);
 	});
 
 	// A run whose start is a snapshot is known from that snapshot only: a restore from the one
@@ -200,9 +290,11 @@ describe("a run's start with a store", () => {
 		const agent = new Agent({ initialState: { model: scripted.model, tools: [charge] }, streamFn: scripted.streamFn, store: counting.store, sessionId: "s7" });
 		const slow = deferred<void>();
 		if (start === "prompt") {
-			// The first run's end is still being saved when the next prompt comes: its start is a snapshot.
-			counting.holdSaves(slow.promise);
+			// The agent changed since the store had it: the prompt finds it saved first, and the save is slow.
 			await agent.prompt("first");
+			await agent.saved();
+			agent.state.systemPrompt = "changed";
+			counting.holdSaves(slow.promise);
 		} else {
 			await agent.prompt("first");
 			await agent.saved();

@@ -195,13 +195,14 @@ describe("Agent.saved()", () => {
 			clearInterval(releaseAll);
 		}
 		expect(saved).toBe(true);
-		// The run's start and its end (an idle agent): saved() added none.
-		expect(written.at(-1)).toBe("idle");
-		const countAfter = written.length;
+		// The agent as the prompt found it; the run's start and end are journaled: saved() added no snapshot.
+		expect(written).toEqual(["idle"]);
 		await agent.saved();
-		expect(written.length).toBe(countAfter);
+		expect(written).toEqual(["idle"]);
 		const loaded = await memory.load("s");
-		expect(loaded?.snapshot?.machine.context.messages.map((message) => textOf(message))).toEqual(["hello", "stored"]);
+		expect(loaded?.snapshot?.journal.filter((entry) => entry.kind === "run").map((entry) => entry.phase)).toEqual(["start", "end"]);
+		const again = await Agent.load({ store: memory, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		expect(again.state.messages.map((message) => textOf(message))).toEqual(["hello", "stored"]);
 	});
 
 	it("waits for a save asked for in the same step (a command's)", async () => {
@@ -211,5 +212,42 @@ describe("Agent.saved()", () => {
 		agent.followUp({ role: "user", content: [{ type: "text", text: "later" }], timestamp: 1 });
 		await agent.saved();
 		expect((await store.load("s"))?.snapshot?.machine.context.followUpQueue.map((message) => textOf(message))).toEqual(["later"]);
+	});
+});
+
+describe("the order of an agent's writes", () => {
+	// A store that writes in parallel (a database pool) would otherwise land a run's prompt after
+	// its tool's intent, or the next run's prompt before the last run's end: a crash then leaves a
+	// journal a restore cannot follow (a tool that ran, in a run the store does not know).
+	it("hands each write to the store only once the one before it is done: the store holds a prefix of the agent's writes", async () => {
+		const memory = createMemoryStore();
+		let inFlight = 0;
+		let overlapped = 0;
+		const written: string[] = [];
+		const slowly = async (label: string, ms: number, write: () => Promise<void> | void) => {
+			if (++inFlight > 1) overlapped++;
+			await new Promise((resolve) => setTimeout(resolve, ms));
+			await write();
+			written.push(label);
+			inFlight--;
+		};
+		const store: AgentStore = {
+			load: (id) => memory.load(id),
+			saveSnapshot: (id, snapshot) => slowly("snapshot", 3, () => memory.saveSnapshot(id, snapshot)),
+			// Run entries are slow, the others fast: a store writing in parallel would reorder them.
+			appendJournal: (id, entry) => slowly(`${entry.effect} ${entry.phase}`, entry.kind === "run" ? 4 : 0, () => memory.appendJournal(id, entry)),
+		};
+		const tool: AnyAgentTool = { name: "noop", label: "noop", description: "", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }) };
+		const scripted = createScriptedModel([{ content: [toolCall("noop", {}, "c1")] }, { content: "done" }, { content: [toolCall("noop", {}, "c2")] }, { content: "done again" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		await agent.prompt("one");
+		await agent.prompt("two");
+		await agent.saved();
+		expect(overlapped).toBe(0);
+		expect(written.slice(0, 3)).toEqual(["snapshot", "r1 start", "r1.m1 intent"]);
+		expect(written).toContain("r1 end");
+		expect(written.indexOf("r1 end")).toBeLessThan(written.indexOf("r2 start"));
+		const seqs = ((await memory.load("s"))?.snapshot?.journal ?? []).map((entry) => entry.seq);
+		expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
 	});
 });
