@@ -36,8 +36,14 @@ import { benchMessage, benchModel, toolTurnStreamFn } from "./lib/streams.js";
 
 /** Sizes of the durable bench. */
 export interface DurableOptions {
-	/** Agents (one prompt each) per block. */
+	/** Agents (one prompt each) per block with the file store. */
 	prompts: number;
+	/**
+	 * Agents per block without a store and with the memory store: more than with the file store,
+	 * since a block of those takes a few milliseconds, and a garbage collection landing in one
+	 * block or the other would decide a round's ratio.
+	 */
+	memoryPrompts: number;
 	repetitions: number;
 	warmups: number;
 	/** Messages of the restored session. */
@@ -51,7 +57,9 @@ export type StoreVariant = (typeof STORE_VARIANTS)[number];
 
 /** What the durable bench measured. */
 export interface DurableResult {
+	/** Agents a block with the file store, and without a store or with the memory store. */
 	prompts: number;
+	memoryPrompts: number;
 	/** µs per prompt, wall time, by variant. */
 	turnUs: Record<StoreVariant, Summary>;
 	/** µs per prompt, CPU time (user + system), by variant. */
@@ -88,7 +96,7 @@ function longTranscript(count: number, model: ReturnType<typeof benchModel>): Ag
  * Runs the durable bench.
  *
  * @example
- * const result = await measureDurable({ prompts: 50, repetitions: 1, warmups: 0, messages: 1_000, restores: 3 }, createRandom(1));
+ * const result = await measureDurable({ prompts: 50, memoryPrompts: 50, repetitions: 1, warmups: 0, messages: 1_000, restores: 3 }, createRandom(1));
  */
 export async function measureDurable(options: DurableOptions, random: () => number): Promise<DurableResult> {
 	const { Agent, createFileStore, createMemoryStore } = await loadAgentchart();
@@ -115,7 +123,8 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 			for (const variant of order) {
 				const store = storeFor(variant);
 				const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
-				const agents = Array.from({ length: options.prompts }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
+				const count = variant === "none" || variant === "memory" ? options.memoryPrompts : options.prompts;
+				const agents = Array.from({ length: count }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
 				collectYoungGarbage();
 				const start = performance.now();
 				const startCpu = process.cpuUsage();
@@ -124,14 +133,14 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 				// (saved(), not save(): the agent's own saves, no snapshot the bench would add.)
 				if (store) await Promise.all(agents.map((agent) => agent.saved()));
 				const used = process.cpuUsage(startCpu);
-				times[variant] = ((performance.now() - start) * 1000) / options.prompts;
-				cpu[variant] = (used.user + used.system) / options.prompts;
+				times[variant] = ((performance.now() - start) * 1000) / count;
+				cpu[variant] = (used.user + used.system) / count;
 			}
 			const second = {} as Record<"none" | "memory", number>;
 			for (const variant of random() < 0.5 ? (["none", "memory"] as const) : (["memory", "none"] as const)) {
 				const store = storeFor(variant);
 				const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
-				const agents = Array.from({ length: options.prompts }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
+				const agents = Array.from({ length: options.memoryPrompts }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
 				for (const agent of agents) await agent.prompt("go");
 				await Promise.all(agents.map((agent) => agent.saved()));
 				collectYoungGarbage();
@@ -139,7 +148,7 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 				for (const agent of agents) await agent.prompt("go on");
 				if (store) await Promise.all(agents.map((agent) => agent.saved()));
 				const used = process.cpuUsage(startCpu);
-				second[variant] = (used.user + used.system) / options.prompts;
+				second[variant] = (used.user + used.system) / options.memoryPrompts;
 			}
 			if (round < 0) continue;
 			ongoing.none.push(second.none);
@@ -185,6 +194,7 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 		}
 		return {
 			prompts: options.prompts,
+			memoryPrompts: options.memoryPrompts,
 			turnUs: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(samples[variant])])) as Record<StoreVariant, Summary>,
 			turnRatio: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(ratios[variant])])) as Record<StoreVariant, Summary>,
 			turnCpuUs: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(cpuSamples[variant])])) as Record<StoreVariant, Summary>,
@@ -205,7 +215,7 @@ if (isEntryPoint(import.meta.url)) {
 	if (rerun !== undefined) process.exit(rerun);
 	const quick = process.argv.includes("--quick");
 	const seed = randomSeed();
-	const result = await measureDurable(quick ? { prompts: 20, repetitions: 1, warmups: 0, messages: 1_000, restores: 3 } : { prompts: 100, repetitions: 31, warmups: 3, messages: 1_000, restores: 15 }, createRandom(seed));
+	const result = await measureDurable(quick ? { prompts: 20, memoryPrompts: 20, repetitions: 1, warmups: 0, messages: 1_000, restores: 3 } : { prompts: 100, memoryPrompts: 400, repetitions: 31, warmups: 3, messages: 1_000, restores: 15 }, createRandom(seed));
 	const { formatDurable } = await import("./report.js");
 	console.log(formatDurable(result, []).join("\n"));
 }

@@ -306,7 +306,7 @@ function overlapSection(rows: OverlapRow[]): string[] {
 export function formatDurable(result: DurableResult, checks: TargetCheck[]): string[] {
 	const us = (value: number) => fixed(value, 0);
 	const lines: string[] = [];
-	lines.push(`**9. Durable runs: a 3-tool turn on a fresh session with each store (${grouped(result.prompts)} prompts a block, µs per prompt including the store's last save; ${rounds(result.turnUs.none.samples.length)})**`);
+	lines.push(`**9. Durable runs: a 3-tool turn on a fresh session with each store (${grouped(result.memoryPrompts)} prompts a block without a store and with the memory store, ${grouped(result.prompts)} with the file store; µs per prompt including the store's last save; ${rounds(result.turnUs.none.samples.length)})**`);
 	lines.push("");
 	lines.push("| store | CPU µs per prompt | CPU over no store | target | verdict | wall µs per prompt | wall over no store |");
 	lines.push("|---|---:|---:|---|---|---:|---:|");
