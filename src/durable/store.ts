@@ -37,8 +37,8 @@ export interface AgentStore {
 	 * Replaces the session's snapshot (atomically: a crash leaves the old one or the new one). The
 	 * journal entries numbered up to `snapshot.journalSeq` may be dropped; any later ones must be
 	 * kept, except the entries of a run whose end is journaled (a `RunEnd`) other than its start
-	 * and end: a restore reads only those of a run that ended. An agent hands its writes over one at a time, in the order it made them: each only
-	 * once the one before it has resolved.
+	 * and end: a restore reads only those of a run that ended. An agent hands its writes over one
+	 * at a time, in the order it made them: each only once the one before it has resolved.
 	 */
 	saveSnapshot(sessionId: string, snapshot: AgentSnapshot): Promise<void>;
 	/**
