@@ -685,7 +685,15 @@ export class Agent {
 	 * makes: what `getPersistedSnapshot()` of such a machine gives, without making one.
 	 */
 	#persistIdle(): PersistedAgentMachine {
-		return { status: "active", output: undefined, error: undefined, value: "idle", historyValue: {}, context: persistAgentContext(initialContext(this.#machineInput())), children: {} };
+		const input = this.#machineInput();
+		// A pinned machine keeps the run count and the queues between runs: the agent takes them
+		// back only when the machine is released.
+		const machine = this.#commandableMachine();
+		if (machine) {
+			const queues = this.#queuesIn(machine);
+			Object.assign(input, { runs: machine.getSnapshot().context.runs, steeringQueue: [...queues.steering], followUpQueue: [...queues.followUps], steeringMode: queues.steeringMode, followUpMode: queues.followUpMode });
+		}
+		return { status: "active", output: undefined, error: undefined, value: "idle", historyValue: {}, context: persistAgentContext(initialContext(input)), children: {} };
 	}
 
 	/**

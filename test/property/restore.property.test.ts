@@ -175,17 +175,14 @@ async function uninterrupted(scenario: Scenario, interpreter: "agentchart" | "xs
 		await held();
 	});
 	if (everyEvent) agent.subscribe(() => void saved.push(JSON.parse(JSON.stringify((agent as Agent).snapshot())) as AgentSnapshot));
+	pinFor(agent, then);
 	if (scenario.followUp) agent.followUp(user("follow-up"));
 	const run = agent.prompt("go");
 	if (scenario.steer) agent.steer(user("steer"));
 	await run;
 	const firstRun = agent.state.messages.slice();
 	// A session goes on: a restore applies the runs its journal ended.
-	if (then === "prompt") await agent.prompt("again");
-	else if (then === "continue") {
-		agent.followUp(user("later"));
-		await agent.continue();
-	}
+	await goOn(agent, then);
 	await agent.saved();
 	await held();
 	await agent.save();
@@ -210,8 +207,31 @@ async function finishedFrom(snapshot: AgentSnapshot, scenario: Scenario, interpr
 	return agent.state.messages;
 }
 
-/** How a session goes on after its first run, when it does. */
-type Then = "none" | "prompt" | "continue";
+/**
+ * How a session goes on after its first run, when it does; `pinned-` first reads `agent.actor`, so
+ * the machine, its run count and its queues stay between runs (`queue-prompt`: a follow-up queued,
+ * saved, then a prompt).
+ */
+type Then = "none" | "prompt" | "continue" | "queue-prompt" | "pinned-prompt" | "pinned-continue" | "pinned-queue-prompt";
+const THENS: Then[] = ["none", "prompt", "continue", "queue-prompt", "pinned-prompt", "pinned-continue", "pinned-queue-prompt"];
+
+/** Pins the agent's machine, from its first run on, when `then` says so. */
+function pinFor(agent: Agent, then: Then): void {
+	if (then.startsWith("pinned-")) void agent.actor;
+}
+
+async function goOn(agent: Agent, then: Then): Promise<void> {
+	const next = then.replace("pinned-", "");
+	if (next === "prompt") await agent.prompt("again");
+	else if (next === "continue") {
+		agent.followUp(user("later"));
+		await agent.continue();
+	} else if (next === "queue-prompt") {
+		agent.followUp(user("later"));
+		await agent.saved();
+		await agent.prompt("again");
+	}
+}
 
 /**
  * A memory store whose writes arrive late (each after its own delay, in ms; 0: at once, as a
@@ -253,15 +273,12 @@ async function viewsAtEachTool(scenario: Scenario, interpreter: "agentchart" | "
 	agent = withInterpreter(interpreter, () =>
 		new Agent({ initialState: { model: createScriptedModel([]).model, tools: toolsFor(false, [], onRun) }, streamFn: scriptedStreamFn(scenario.replies), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
 	);
+	pinFor(agent, then);
 	if (scenario.followUp) agent.followUp(user("follow-up"));
 	const run = agent.prompt("go");
 	if (scenario.steer) agent.steer(user("steer"));
 	await run;
-	if (then === "prompt") await agent.prompt("again");
-	else if (then === "continue") {
-		agent.followUp(user("later"));
-		await agent.continue();
-	}
+	await goOn(agent, then);
 	await agent.saved();
 	return Promise.all(views.map(async (view) => ({ ...view, stored: await view.stored })));
 }
@@ -272,7 +289,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 			it(`ends where the uninterrupted run ends, restored at ${replaySafe ? "every snapshot, with replay-safe tools" : "every quiet point"}`, async () => {
 				console.log(`property seed (restore, ${interpreter}, ${replaySafe ? "safe" : "quiet"}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
 				await fc.assert(
-					fc.asyncProperty(scenarioArb, fc.constantFrom<Then>("none", "prompt", "continue"), async (scenario, then) => {
+					fc.asyncProperty(scenarioArb, fc.constantFrom<Then>(...THENS), async (scenario, then) => {
 						const { transcript, firstRun, saved } = await uninterrupted(scenario, interpreter, replaySafe, replaySafe, then);
 						const points = replaySafe ? saved : saved.filter((snapshot) => quiet(snapshot) && !toolInFlight(snapshot));
 						expect(points.length).toBeGreaterThan(0);
@@ -297,7 +314,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 		it("restores, from what a slow store holds as any tool starts, a run that answers that call without running it again", async () => {
 			console.log(`property seed (store at each tool, ${interpreter}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
 			const delaysArb = fc.array(fc.constantFrom(0, 0, 1, 2, 4), { minLength: 1, maxLength: 8 });
-			const thenArb = fc.constantFrom<Then>("none", "prompt", "continue");
+			const thenArb = fc.constantFrom<Then>(...THENS);
 			await fc.assert(
 				fc.asyncProperty(scenarioArb, delaysArb, thenArb, async (scenario, delays, then) => {
 					for (const view of await viewsAtEachTool(scenario, interpreter, delays, then)) {
