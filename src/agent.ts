@@ -43,8 +43,13 @@ const noop = (): void => {};
 
 /** Two lists of the same items, in the same order. */
 function sameItems<T>(one: readonly T[], other: readonly T[]): boolean {
-	if (one.length !== other.length) return false;
-	for (let index = 0; index < one.length; index++) if (one[index] !== other[index]) return false;
+	return one.length === other.length && itemsAt(one, 0, other);
+}
+
+/** Whether `array` holds `items` (the same objects) from `at` on. */
+function itemsAt<T>(array: readonly T[], at: number, items: readonly T[]): boolean {
+	if (array.length < at + items.length) return false;
+	for (let index = 0; index < items.length; index++) if (array[at + index] !== items[index]) return false;
 	return true;
 }
 
@@ -685,15 +690,7 @@ export class Agent {
 	 * makes: what `getPersistedSnapshot()` of such a machine gives, without making one.
 	 */
 	#persistIdle(): PersistedAgentMachine {
-		const input = this.#machineInput();
-		// A pinned machine keeps the run count and the queues between runs: the agent takes them
-		// back only when the machine is released.
-		const machine = this.#commandableMachine();
-		if (machine) {
-			const queues = this.#queuesIn(machine);
-			Object.assign(input, { runs: machine.getSnapshot().context.runs, steeringQueue: [...queues.steering], followUpQueue: [...queues.followUps], steeringMode: queues.steeringMode, followUpMode: queues.followUpMode });
-		}
-		return { status: "active", output: undefined, error: undefined, value: "idle", historyValue: {}, context: persistAgentContext(initialContext(input)), children: {} };
+		return { status: "active", output: undefined, error: undefined, value: "idle", historyValue: {}, context: persistAgentContext(initialContext(this.#machineInput())), children: {} };
 	}
 
 	/**
@@ -1093,9 +1090,13 @@ export class Agent {
 		return machine;
 	}
 
-	/** A machine's input: the agent's state, options and queues. */
+	/**
+	 * A machine's input: the agent's state, options and queues (a pinned machine's between runs)
+	 * and its run count.
+	 */
 	#machineInput(): AgentMachineInput {
 		const state = this.#state;
+		const queues = this.#queues();
 		return {
 			systemPrompt: state.systemPrompt,
 			model: state.model,
@@ -1103,13 +1104,22 @@ export class Agent {
 			tools: [...state.tools],
 			messages: [...state.messages],
 			config: this.#config(),
-			steeringMode: this.#steeringMode,
-			followUpMode: this.#followUpMode,
-			steeringQueue: [...this.#steering],
-			followUpQueue: [...this.#followUps],
+			steeringMode: queues.steeringMode,
+			followUpMode: queues.followUpMode,
+			steeringQueue: [...queues.steering],
+			followUpQueue: [...queues.followUps],
 			awaitDelivery: true,
-			runs: this.#runs,
+			runs: this.#runCount(),
 		};
+	}
+
+	/**
+	 * Runs the session started: a pinned machine's count while it lives (the agent takes the count,
+	 * like the queues, back only when the machine is released).
+	 */
+	#runCount(): number {
+		const machine = this.#commandableMachine();
+		return machine ? machine.getSnapshot().context.runs : this.#runs;
 	}
 
 	#attach(machine: MachineActor): void {
@@ -1259,9 +1269,8 @@ export class Agent {
 		const messages = context.messages;
 		const prompt = started.entry.messages;
 		const before = base.messages.length;
-		if (context.run?.failure !== undefined || context.runs !== base.runs + 1 || messages.length < before + prompt.length) return false;
-		for (let index = 0; index < before; index++) if (messages[index] !== base.messages[index]) return false;
-		for (let index = 0; index < prompt.length; index++) if (messages[before + index] !== prompt[index]) return false;
+		if (context.run?.failure !== undefined || context.runs !== base.runs + 1) return false;
+		if (!itemsAt(messages, 0, base.messages) || !itemsAt(messages, before, prompt)) return false;
 		const added = messages.slice(before + prompt.length);
 		if (added.some(failedReply) || !this.#isAsStored(base, undefined, base.runs)) return false;
 		// The chart's transcript is never changed in place (each message makes a new array).
@@ -1279,7 +1288,7 @@ export class Agent {
 	#promptEntry(messages: AgentMessage[]): JournaledStart | undefined {
 		const session = this.#session;
 		if (!session.saves || session.saveRequested) return undefined;
-		const runs = this.#machine ? this.#machine.getSnapshot().context.runs : this.#runs;
+		const runs = this.#runCount();
 		let base = session.betweenRuns();
 		if (!base || !this.#isAsStored(base, this.#state.messages, runs)) {
 			void session.saveNow(this.#handles.takeSnapshot);

@@ -126,16 +126,10 @@ function reachesSecondRun(snapshot: AgentSnapshot): boolean {
 	return (snapshot.machine.context.runs ?? 0) >= 2 || snapshot.journal.some((entry) => entry.effect === "r2" || entry.effect.startsWith("r2."));
 }
 
-/** Whether the journal after the snapshot has a model call in flight (its reply not journaled). */
-function modelInFlight(snapshot: AgentSnapshot): boolean {
-	const ended = new Set(snapshot.journal.flatMap((entry) => (entry.kind === "model" && entry.phase === "outcome" ? [entry.effect] : [])));
-	return snapshot.journal.some((entry) => entry.kind === "model" && entry.phase === "intent" && !ended.has(entry.effect));
-}
-
-/** Whether the journal after the snapshot has a tool call in flight (its intent journaled, not its outcome). */
-function toolInFlight(snapshot: AgentSnapshot): boolean {
-	const ended = new Set(snapshot.journal.flatMap((entry) => (entry.kind === "tool" && entry.phase === "outcome" ? [entry.effect] : [])));
-	return snapshot.journal.some((entry) => entry.kind === "tool" && entry.phase === "intent" && !ended.has(entry.effect));
+/** Whether the journal after the snapshot has a model or tool call in flight (its intent journaled, not its outcome). */
+function inFlight(snapshot: AgentSnapshot, kind: "model" | "tool"): boolean {
+	const ended = new Set(snapshot.journal.flatMap((entry) => (entry.kind === kind && entry.phase === "outcome" ? [entry.effect] : [])));
+	return snapshot.journal.some((entry) => entry.kind === kind && entry.phase === "intent" && !ended.has(entry.effect));
 }
 
 /**
@@ -164,7 +158,7 @@ async function uninterrupted(scenario: Scenario, interpreter: "agentchart" | "xs
 	};
 	const held = async () => {
 		const loaded = (await durable.load("s"))?.snapshot;
-		if (runStored && loaded && !modelInFlight(loaded)) saved.push(JSON.parse(JSON.stringify(loaded)) as AgentSnapshot);
+		if (runStored && loaded && !inFlight(loaded, "model")) saved.push(JSON.parse(JSON.stringify(loaded)) as AgentSnapshot);
 	};
 	let agent: Agent | undefined;
 	agent = withInterpreter(interpreter, () =>
@@ -291,7 +285,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 				await fc.assert(
 					fc.asyncProperty(scenarioArb, fc.constantFrom<Then>(...THENS), async (scenario, then) => {
 						const { transcript, firstRun, saved } = await uninterrupted(scenario, interpreter, replaySafe, replaySafe, then);
-						const points = replaySafe ? saved : saved.filter((snapshot) => quiet(snapshot) && !toolInFlight(snapshot));
+						const points = replaySafe ? saved : saved.filter((snapshot) => quiet(snapshot) && !inFlight(snapshot, "tool"));
 						expect(points.length).toBeGreaterThan(0);
 						for (const snapshot of points) {
 							const ran: string[] = [];
