@@ -159,6 +159,18 @@ export function parentOf(actor: AnyActorRef): AnyActorRef | undefined {
 }
 
 /**
+ * The field of a machine snapshot that holds its active state nodes, root first: the chart
+ * interpreter's snapshots carry it too, for tools made for XState's (`xstate/graph`, inspectors).
+ */
+export const ACTIVE_NODES = "_nodes";
+
+/**
+ * The field of a microstep inspection event that holds the transitions it took: the chart
+ * interpreter's records carry it too.
+ */
+export const MICROSTEP_TRANSITIONS = "_transitions";
+
+/**
  * The ids of a machine snapshot's active state nodes, root first (XState's `_nodes`; the chart
  * interpreter's snapshots carry the same field), or undefined for a snapshot without them.
  *
@@ -166,7 +178,7 @@ export function parentOf(actor: AnyActorRef): AnyActorRef | undefined {
  * const ids = activeNodeIds(actor.getSnapshot()); // ["agent", "agent.idle"]
  */
 export function activeNodeIds(snapshot: unknown): string[] | undefined {
-	const nodes = (snapshot as { _nodes?: readonly { id: string }[] } | undefined)?._nodes;
+	const nodes = (snapshot as { [ACTIVE_NODES]?: readonly { id: string }[] } | undefined)?.[ACTIVE_NODES];
 	return Array.isArray(nodes) ? nodes.map((node) => node.id) : undefined;
 }
 
@@ -178,7 +190,7 @@ export function activeNodeIds(snapshot: unknown): string[] | undefined {
  * inspect: (event) => { if (event.type === "@xstate.microstep") console.log(microstepTransitions(event).length); }
  */
 export function microstepTransitions(event: object): readonly unknown[] {
-	return ((event as { _transitions?: readonly unknown[] })._transitions ?? []) as readonly unknown[];
+	return ((event as { [MICROSTEP_TRANSITIONS]?: readonly unknown[] })[MICROSTEP_TRANSITIONS] ?? []) as readonly unknown[];
 }
 
 let checked = false;

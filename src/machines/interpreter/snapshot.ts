@@ -5,6 +5,7 @@
  * persisted on one interpreter restores on the other.
  */
 import { type AnyActorRef, type AnyStateMachine, type EventObject, type Snapshot, type StateValue, matchesState } from "xstate";
+import { ACTIVE_NODES } from "../xstate-internals.js";
 import type { ChartNode, StateNodeLike } from "./compile.js";
 import { selectTransition } from "./select.js";
 
@@ -68,7 +69,7 @@ export class ChartSnapshot<C, O = unknown> {
 	 * Written, never read here: what tools made for XState's snapshots read of the active nodes
 	 * (`xstate/graph`, the inspector through `activeNodeIds` in `xstate-internals.ts`).
 	 */
-	readonly _nodes: readonly StateNodeLike[];
+	readonly [ACTIVE_NODES]: readonly StateNodeLike[];
 	readonly value: StateValue;
 	readonly tags: Set<string> = NO_TAGS as Set<string>;
 	readonly historyValue: Record<string, never> = NO_HISTORY;
@@ -94,7 +95,7 @@ export class ChartSnapshot<C, O = unknown> {
 		readonly emitter: (event: EventObject) => void,
 	) {
 		this.machine = machine;
-		this._nodes = leaf.nodes;
+		this[ACTIVE_NODES] = leaf.nodes;
 		this.value = leaf.value;
 	}
 }

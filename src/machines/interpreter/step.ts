@@ -7,7 +7,7 @@
  * step's snapshot is set, in order, and inspectors see the same `@xstate.action` records.
  */
 import { type AnyActorLogic, type AnyActorRef, type AnyActorScope, type EventObject, createActor } from "xstate";
-import { type ActionForm, type Assignment, type EnqueueArgs, actionForm, parentOf, relay, sendInspectionEvent } from "../xstate-internals.js";
+import { type ActionForm, type Assignment, type EnqueueArgs, MICROSTEP_TRANSITIONS, actionForm, parentOf, relay, sendInspectionEvent } from "../xstate-internals.js";
 import { type Action, type Chart, type ChartNode, type ChartTransition, type InvokeLike, actorLogicOf, guardOf, unsupported } from "./compile.js";
 import { selectEventlessTransition, selectTransition } from "./select.js";
 import { ChartSnapshot } from "./snapshot.js";
@@ -503,7 +503,7 @@ const microstepRecord = {
 	get snapshot(): ChartSnapshot<unknown> | undefined {
 		return this.step?.snapshot();
 	},
-	get _transitions(): unknown[] {
+	get [MICROSTEP_TRANSITIONS](): unknown[] {
 		return this.transition ? [this.transition.def] : [];
 	},
 };
