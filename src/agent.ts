@@ -14,7 +14,7 @@ import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, Agen
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
 import { type RunStart, modelEffectId, toolEffectId } from "./durable/journal.js";
-import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, readAgentSnapshot } from "./durable/snapshot.js";
+import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import type { AgentStore } from "./durable/store.js";
 import { DurableSession } from "./facade/durable-session.js";
 import type {
@@ -690,7 +690,7 @@ export class Agent {
 	 * makes: what `getPersistedSnapshot()` of such a machine gives, without making one.
 	 */
 	#persistIdle(): PersistedAgentMachine {
-		return { status: "active", output: undefined, error: undefined, value: "idle", historyValue: {}, context: persistAgentContext(initialContext(this.#machineInput())), children: {} };
+		return { status: "active", output: undefined, error: undefined, value: "idle", historyValue: {}, context: plainFreshContext(initialContext(this.#machineInput())), children: {} };
 	}
 
 	/**

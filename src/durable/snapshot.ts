@@ -174,6 +174,19 @@ export function persistAgentContext(context: AgentMachineContext | PlainAgentCon
 	return plain;
 }
 
+/**
+ * A context made for one snapshot (an idle agent's, from its state) as plain data. Unlike
+ * {@link persistAgentContext} it remembers neither the context nor its configuration: both are
+ * new at every call, so an entry in a weak table would only cost (see docs/performance.md).
+ *
+ * @example
+ * const plain = plainFreshContext(initialContext(input));
+ */
+export function plainFreshContext(context: AgentMachineContext): PlainAgentContext {
+	const { config, tools, run } = context;
+	return { ...context, config: configDataOf(config), tools: tools.map(plainTool), run: run && plainRun(run) };
+}
+
 /** The contexts made plain here: the agent persists a context the chart's logic made plain already. */
 const plainContexts = new WeakSet<object>();
 
