@@ -18,7 +18,7 @@ import { closeRunAbruptly } from "./actions/close-run.js";
 import * as runs from "./actions/run.js";
 import * as streaming from "./actions/streaming.js";
 import * as tools from "./actions/tools.js";
-import { applyOverrides, callByKey, emitCheckpoint, patchRun, runOf } from "./context.js";
+import { applyOverrides, callByKey, checkpoint, patchRun, runOf } from "./context.js";
 import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
 
@@ -47,8 +47,8 @@ export const agentSetup = setup({
 		applyRunOverrides: assign(({ context, event }) =>
 			event.type === "prompt" || event.type === "continue" || event.type === "update" ? applyOverrides(context, event) : {},
 		),
-		emitBarrier: enqueueActions(({ context, enqueue }) => {
-			if (!context.awaitDelivery) return;
+		emitBarrier: enqueueActions(({ context, enqueue, check }) => {
+			if (!check("awaitsDelivery")) return;
 			const barrier = context.barrier + 1;
 			enqueue.assign({ barrier });
 			enqueue.emit({ type: "agentchart.barrier", barrier });
@@ -166,16 +166,20 @@ export const agentSetup = setup({
 			if (deadline !== undefined) enqueue.raise({ type: "approval.timeout" }, { delay: Math.max(0, deadline - Date.now()), id: APPROVAL_TIMEOUT_ID });
 		}),
 		cancelApprovalTimeout: enqueueActions(({ enqueue }) => enqueue.cancel(APPROVAL_TIMEOUT_ID)),
-		emitRunStartCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "run-start")),
-		// The journal carries a turn's model call and tool calls: only a compaction or a listener's failure needs the turn's end saved.
-		emitTurnEndCheckpoint: enqueueActions(({ context, enqueue }) => {
-			const run = context.run;
-			if (!run || (!run.compactedSinceCheckpoint && run.failure === undefined)) return;
-			emitCheckpoint(context, enqueue, "turn-end");
-			if (run.compactedSinceCheckpoint) enqueue.assign({ run: patchRun(run, { compactedSinceCheckpoint: false }) });
+		emitRunStartCheckpoint: enqueueActions(({ enqueue, check }) => {
+			if (check("savesCheckpoints")) enqueue.emit(checkpoint("run-start"));
 		}),
-		emitApprovalCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "approval")),
-		emitRunEndCheckpoint: enqueueActions(({ context, enqueue }) => emitCheckpoint(context, enqueue, "run-end")),
+		emitTurnEndCheckpoint: enqueueActions(({ context, enqueue, check }) => {
+			if (!check("turnOutgrewJournal")) return;
+			if (check("savesCheckpoints")) enqueue.emit(checkpoint("turn-end"));
+			if (context.run?.compactedSinceCheckpoint) enqueue.assign({ run: patchRun(context.run, { compactedSinceCheckpoint: false }) });
+		}),
+		emitApprovalCheckpoint: enqueueActions(({ enqueue, check }) => {
+			if (check("savesCheckpoints")) enqueue.emit(checkpoint("approval"));
+		}),
+		emitRunEndCheckpoint: enqueueActions(({ enqueue, check }) => {
+			if (check("savesCheckpoints")) enqueue.emit(checkpoint("run-end"));
+		}),
 		settleRefusedCall: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type !== "tool.settled") return;
 			const call = callByKey(context, event.callKey);

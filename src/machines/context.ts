@@ -61,13 +61,14 @@ export function initialContext(input: AgentMachineInput): Ctx {
 }
 
 /**
- * Says where the run may be stored, when the machine's owner keeps it (`config.checkpoints`).
+ * The event that says where the run may be stored (emitted when the machine's owner keeps it: the
+ * `savesCheckpoints` guard).
  *
  * @example
- * emitCheckpoint(context, enqueue, "turn-end");
+ * enqueue.emit(checkpoint("turn-end"));
  */
-export function emitCheckpoint(context: Ctx, enqueue: Enqueue, at: CheckpointEvent["at"]): void {
-	if (context.config.checkpoints) enqueue.emit({ type: "agentchart.checkpoint", at });
+export function checkpoint(at: CheckpointEvent["at"]): CheckpointEvent {
+	return { type: "agentchart.checkpoint", at };
 }
 
 /**

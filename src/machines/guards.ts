@@ -26,6 +26,18 @@ export const agentGuards = {
 	 * entry and waits for its acknowledgement (`delivered`, the step that brings it to this guard).
 	 */
 	eventsDelivered: ({ context, event }: GuardArgs) => !context.awaitDelivery || (event.type === "delivered" && event.barrier >= context.barrier),
+	/** The machine's owner acknowledges deliveries (a facade with listeners to wait for): a decision state emits a barrier. */
+	awaitsDelivery: ({ context }: GuardArgs) => context.awaitDelivery,
+	/** The machine's owner stores the run (`config.checkpoints`): the chart says where it may be stored. */
+	savesCheckpoints: ({ context }: GuardArgs) => context.config.checkpoints === true,
+	/**
+	 * The turn did what the journal does not carry (a compaction, a listener's failure): its end is
+	 * a checkpoint. The journal carries a turn's model call and tool calls.
+	 */
+	turnOutgrewJournal: ({ context }: GuardArgs) => {
+		const run = context.run;
+		return run !== undefined && (run.compactedSinceCheckpoint === true || run.failure !== undefined);
+	},
 	runAborted: ({ context }: GuardArgs) => context.run?.aborted === true,
 	isCurrentAttempt: ({ context, event }: GuardArgs) =>
 		(event.type === "stream.start" || event.type === "stream.toolcall" || event.type === "stream.done" || event.type === "stream.delta" || event.type === "stream.interrupted") &&

@@ -3,8 +3,10 @@
  * setup, and every implementation is used. XState v5 skips an action whose name it cannot
  * find without a word, so a misspelt or emptied name in the chart silently drops that step
  * of a transition; no behaviour test can be relied on to watch every step of every
- * transition, so this check covers the whole class at once.
+ * transition, so this check covers the whole class at once. A guard an action's body asks by
+ * name (`check("savesCheckpoints")`) counts as named.
  */
+import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 
 type Names = { actions: Set<string>; guards: Set<string>; actors: Set<string>; delays: Set<string> };
@@ -59,6 +61,11 @@ describe("the agent chart's names", () => {
 		collect(agentMachine.config as unknown as Record<string, unknown>, names);
 		// The tool batch is spawned by an action (startToolBatch), not invoked by a state.
 		names.actors.add("toolBatchActor");
+		// An entry action that acts only sometimes asks a named guard in its body (`check("name")`).
+		const setupSource = await readFile(new URL("../../src/machines/agent-setup.ts", import.meta.url), "utf8");
+		const checked = [...setupSource.matchAll(/\bcheck\("(\w+)"\)/g)].map((match) => match[1] as string);
+		expect(checked.length, "guards checked in action bodies").toBeGreaterThanOrEqual(3);
+		for (const name of checked) names.guards.add(name);
 		const implemented = agentMachine.implementations;
 		for (const kind of ["actions", "guards", "actors", "delays"] as const) {
 			const defined = new Set(Object.keys(implemented[kind] ?? {}));
