@@ -53,7 +53,7 @@ export const FULL_PLAN: BenchPlan = {
 	turnOverhead: { prompts: 500, repetitions: 11, warmups: 2 },
 	memory: { agents: 1_000, repetitions: 5 },
 	concurrency: { agents: 1_000, turns: 5, repetitions: 5 },
-	inspector: { deltas: 10_000, repetitions: 11, warmups: 2 },
+	inspector: { deltas: 10_000, repetitions: 21, warmups: 10 },
 	overlap: { streamMs: 300, toolMs: 200, repetitions: 3 },
 	replyChunker: { repetitions: 9, warmups: 2 },
 	soak: { prompts: 5_000, samples: 10, agents: 10_000 },

@@ -137,6 +137,33 @@ interface SentCommand {
 /** An idle agent's delta taps: none, shared, so an agent without a machine holds no set of its own. */
 const NO_TAPS: DeltaTaps = Object.freeze({ list: Object.freeze([]) });
 
+/**
+ * What the agent listens to on a machine handed out (`agent.actor`): every emitted type but token
+ * deltas, which it takes from the stream itself. XState's emitter then calls nobody for a delta
+ * unless someone else listens (a wildcard listener would make it call the agent's for each).
+ */
+const EMITTED_BUT_DELTAS = [
+	"agent_start",
+	"agent_end",
+	"turn_start",
+	"turn_end",
+	"message_start",
+	"message_end",
+	"tool_execution_start",
+	"tool_execution_update",
+	"tool_execution_end",
+	"approval_requested",
+	"approval_resolved",
+	"auto_compaction_start",
+	"auto_compaction_end",
+	"agentchart.barrier",
+	"agentchart.transcript",
+	"agentchart.checkpoint",
+] as const satisfies readonly Exclude<AgentMachineEmitted["type"], "message_update">[];
+// A type the chart emits and the list leaves out would never reach a pinned agent's listeners.
+const everyTypeListed: [Exclude<AgentMachineEmitted["type"], "message_update" | (typeof EMITTED_BUT_DELTAS)[number]>] extends [never] ? true : false = true;
+void everyTypeListed;
+
 const ALREADY_PROMPTING = "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
 const ALREADY_CONTINUING = "Agent is already processing. Wait for completion before continuing.";
 const ALREADY_RESETTING = "Agent is already processing. Wait for completion before resetting.";
@@ -290,6 +317,8 @@ export class Agent {
 	#pinned = false;
 	/** The inspector's delta counters on the current machine (see `tapDeltas`); usually none. */
 	#deltaTaps: DeltaTaps = NO_TAPS;
+	/** Ends the agent's listening on its machine (see #listenTo). */
+	#stopListening: (() => void) | undefined;
 	#run: ActiveRun | undefined;
 	#disposed = false;
 	/**
@@ -306,21 +335,17 @@ export class Agent {
 		});
 	}
 	/**
-	 * The machine's `deltaSink`. Deltas skip the machine's emitter unless someone else listens on
-	 * it (`agent.actor.on(...)`); what it returns is the delivery the stream then waits for.
+	 * The machine's `deltaSink`: the agent's listeners get the delta directly, and a machine handed
+	 * out also takes it to its own listeners; what it returns is the delivery the stream waits for.
 	 */
 	#sinkDelta(event: MessageUpdateEvent): PromiseLike<void> | undefined {
+		const pending = this.#delivery.delta(event);
 		// Nobody has been handed the machine: nobody else listens on it, and nothing taps it.
-		if (!this.#pinned) return this.#delivery.delta(event);
-		// A machine handed out may have listeners of its own (`agent.actor.on(...)`): the delta goes
-		// through its emitter, to them and to the agent's own listener.
-		let pending: PromiseLike<void> | undefined;
+		if (!this.#pinned) return pending;
+		// A machine handed out may have listeners of its own (`agent.actor.on(...)`): its emitter
+		// takes the delta to them (the agent's own listener leaves deltas out: see #listenTo).
 		const machine = this.#machine;
-		const emit = machine && emitterOf(machine);
-		if (emit) {
-			emit(event);
-			pending = this.#delivery.pending();
-		} else pending = this.#delivery.delta(event);
+		if (machine) emitterOf(machine)?.(event);
 		const taps = this.#deltaTaps.list;
 		for (let index = 0; index < taps.length; index++) (taps[index] as DeltaTap)(event);
 		return pending;
@@ -405,8 +430,14 @@ export class Agent {
 	 * agent.actor.getSnapshot().value; // "idle"
 	 */
 	get actor(): AgentActor {
+		const existing = this.#pinned ? undefined : this.#machine;
 		this.#pinned = true;
 		const pinned = this.#ensureMachine();
+		// A machine made before it was handed out is listened to as a handed-out one from now on.
+		if (existing) {
+			this.#stopListening?.();
+			this.#listenTo(existing);
+		}
 		// The machine's delta taps (tapDeltas): only an actor handed out can be tapped.
 		this.#deltaTaps = acceptDeltaTaps(pinned);
 		// XState types a state value's map as possibly undefined per key; the chart's never are.
@@ -1123,10 +1154,28 @@ export class Agent {
 	}
 
 	#attach(machine: MachineActor): void {
-		machine.on("*", (event) => this.#onEmitted(event));
+		this.#machine = machine;
+		this.#listenTo(machine);
 		// Taps reach a machine through `agent.actor` (which pins the agent) only.
 		this.#deltaTaps = this.#pinned ? acceptDeltaTaps(machine) : NO_TAPS;
-		this.#machine = machine;
+	}
+
+	/**
+	 * Listens to what the machine emits: everything, with one wildcard listener, while nobody else
+	 * has the machine (token deltas never go through its emitter then); every type but deltas once
+	 * it is handed out (see {@link EMITTED_BUT_DELTAS}).
+	 */
+	#listenTo(machine: MachineActor): void {
+		const onEmitted = (event: AgentMachineEmitted) => this.#onEmitted(event);
+		if (!this.#pinned) {
+			const subscription = machine.on("*", onEmitted);
+			this.#stopListening = () => subscription.unsubscribe();
+			return;
+		}
+		const subscriptions = EMITTED_BUT_DELTAS.map((type) => machine.on(type, onEmitted));
+		this.#stopListening = () => {
+			for (const subscription of subscriptions) subscription.unsubscribe();
+		};
 	}
 
 	/** Takes back the queues and modes, and lets the machine go (stopped, or disposed). */
@@ -1141,6 +1190,7 @@ export class Agent {
 		this.#queuesTakenFrom = undefined;
 		this.#sentCommands = [];
 		this.#deltaTaps = NO_TAPS;
+		this.#stopListening = undefined;
 		machine.stop();
 	}
 

@@ -79,6 +79,23 @@ interface DeltaTotals {
 	count: number;
 	chars: number;
 	segments: DeltaSegment[];
+	/** Deltas of the last segment not yet joined to its text (see {@link joinDeltas}). */
+	parts: string[];
+}
+
+/** Deltas joined at a time: a segment's text is then a few flat strings, not one string node per delta. */
+const JOIN_EVERY = 256;
+
+/**
+ * Joins the deltas waiting to the last segment's text. Appending each delta to the text would make
+ * one string node per delta, all alive until the next flush, which every young-generation
+ * collection while the message streams copies again (see docs/performance.md, "Inspector").
+ */
+function joinDeltas(deltas: DeltaTotals): void {
+	const last = deltas.segments[deltas.segments.length - 1];
+	if (!last || deltas.parts.length === 0) return;
+	last.text += deltas.parts.join("");
+	deltas.parts.length = 0;
 }
 
 /** An actor's snapshot, or undefined while XState is still creating it (its development build throws then). */
@@ -137,6 +154,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		);
 	const closeDeltas = (): void => {
 		if (!deltas) return;
+		joinDeltas(deltas);
 		pending.push({ seq: ++seq, t: now(), deltas });
 		deltas = undefined;
 		deltaText = 0;
@@ -178,7 +196,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 
 	const onDelta = (sessionId: string, event: { assistantMessageEvent?: object }): void => {
 		if (deltas && deltas.sessionId !== sessionId) closeDeltas();
-		deltas ??= { sessionId, count: 0, chars: 0, segments: [] };
+		deltas ??= { sessionId, count: 0, chars: 0, segments: [], parts: [] };
 		deltas.count++;
 		const update = event.assistantMessageEvent as { type?: unknown; delta?: unknown; contentIndex?: unknown } | undefined;
 		const delta = update?.delta;
@@ -189,9 +207,13 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 				const kind = update?.type === "thinking_delta" ? "thinking" : update?.type === "toolcall_delta" ? "toolcall" : "text";
 				const contentIndex = typeof update?.contentIndex === "number" ? update.contentIndex : 0;
 				const last = deltas.segments[deltas.segments.length - 1];
-				// Consecutive deltas of a block are joined (a rope in V8: no copy per delta).
-				if (last && last.kind === kind && last.contentIndex === contentIndex) last.text += delta;
-				else deltas.segments.push({ kind, contentIndex, text: delta });
+				// Consecutive deltas of a block are joined, a few hundred at a time.
+				if (last && last.kind === kind && last.contentIndex === contentIndex) {
+					if (deltas.parts.push(delta) === JOIN_EVERY) joinDeltas(deltas);
+				} else {
+					joinDeltas(deltas);
+					deltas.segments.push({ kind, contentIndex, text: delta });
+				}
 			}
 		}
 		if (!flushScheduled) {

@@ -1,7 +1,9 @@
 /**
- * Token deltas reach `agent.actor.on(...)` listeners as well as `agent.subscribe` listeners.
- * They skip XState's emitter while the facade is the machine's only listener (the cheap path)
- * and take it as soon as someone else listens, so the switch must lose and repeat nothing.
+ * Token deltas reach `agent.actor.on(...)` listeners as well as `agent.subscribe` listeners. The
+ * facade takes deltas from the stream itself, and a machine handed out (`agent.actor`) also gets
+ * them through its emitter, which the facade does not listen to for deltas; a machine handed out
+ * in the middle of a run switches how the facade listens, so the switch must lose and repeat
+ * nothing.
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
@@ -62,6 +64,32 @@ describe("deltas and agent.actor.on listeners", () => {
 		// Joined while the 20th delta was being delivered: every later one, in order.
 		expect(deltasOf(late)).toEqual(expected.slice(expected.length - deltasOf(late).length));
 		expect(deltasOf(late).length).toBeGreaterThanOrEqual(expected.length - 21);
+	});
+
+	it("an actor handed out in the middle of a run: the facade still gets every event once, and the actor's listeners the rest", async () => {
+		// The same run without the actor, for what the facade must see.
+		const reference = agentWithReply();
+		const expectedEvents: string[] = [];
+		reference.subscribe((event) => {
+			expectedEvents.push(event.type === "message_update" ? `delta ${deltasOf([event]).join("")}` : event.type);
+		});
+		await reference.prompt("go");
+
+		const agent = agentWithReply();
+		const facade: string[] = [];
+		const fromActor: AgentEvent[] = [];
+		let deltas = 0;
+		agent.subscribe((event) => {
+			facade.push(event.type === "message_update" ? `delta ${deltasOf([event]).join("")}` : event.type);
+			if (event.type === "message_update" && ++deltas === 10) agent.actor.on("*", (emitted) => fromActor.push(emitted as AgentEvent));
+		});
+		await agent.prompt("go");
+		expect(facade).toEqual(expectedEvents);
+		const expected = REPLY.match(/../g) ?? [];
+		// Handed out while the 10th delta was delivered: every later delta, then the run's end.
+		expect(deltasOf(fromActor)).toEqual(expected.slice(expected.length - deltasOf(fromActor).length));
+		expect(deltasOf(fromActor).length).toBeGreaterThanOrEqual(expected.length - 11);
+		expect(fromActor.map((event) => event.type)).toContain("agent_end");
 	});
 
 });

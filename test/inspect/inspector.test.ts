@@ -368,6 +368,26 @@ describe("what the inspector keeps of a conversation", () => {
 		agent.dispose();
 	});
 
+	it("keeps a long reply's text whole and in order, block by block, however many deltas it streamed in", async () => {
+		// Hundreds of deltas per block: the inspector joins them a few hundred at a time.
+		const thinking = Array.from({ length: 700 }, (_, index) => `t${index % 10}`).join("");
+		const text = Array.from({ length: 900 }, (_, index) => String.fromCharCode(97 + (index % 26))).join("");
+		const scripted = createScriptedModel([{ content: [{ type: "thinking", thinking }, { type: "text", text }] }], { chunkSize: 1 });
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const inspector = createAgentInspector();
+		inspector.attach(agent.actor);
+		await agent.prompt("Go");
+		await settle();
+		const segments = ofType(inspector.history(), "@agentchart.deltas").flatMap((record) => record.segments ?? []);
+		const byBlock = new Map<string, string>();
+		for (const segment of segments) byBlock.set(`${segment.kind} ${segment.contentIndex}`, (byBlock.get(`${segment.kind} ${segment.contentIndex}`) ?? "") + segment.text);
+		expect([...byBlock]).toEqual([
+			["thinking 0", thinking],
+			["text 1", text],
+		]);
+		agent.dispose();
+	});
+
 	it("keeps a long tool result up to the payload limit it is given, and marks where it cut", async () => {
 		const long: AgentTool<typeof params> = { ...clock, execute: async () => ({ content: [{ type: "text", text: "x".repeat(10_000) }], details: {} }) };
 		const scripted = createScriptedModel([{ content: [toolCall("clock", {}, "t1")] }, { content: "Done." }]);

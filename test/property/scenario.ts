@@ -16,7 +16,7 @@ import { Agent } from "../../src/agent.js";
 import { SUMMARIZATION_SYSTEM_PROMPT } from "../../src/compaction/summarize.js";
 import { defaultConvertToLlm } from "../../src/machines/run-helpers.js";
 import { createScriptedModel, type ScriptedBlock, type ScriptedReply } from "../../src/providers/scripted.js";
-import type { AfterToolCallHook, AgentTool, BeforeToolCallHook, QueueMode, ToolExecutionMode } from "../../src/types/agent.js";
+import type { AfterToolCallHook, AgentEvent, AgentTool, BeforeToolCallHook, QueueMode, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
 import { idleViolations, queuesOf } from "../../src/testing/agent-checks.js";
 import { EventInvariants } from "../../src/testing/event-invariants.js";
@@ -33,7 +33,8 @@ const transcriptViolations = (messages: Parameters<typeof checkTranscriptViolati
  * checking listener throws once, at the next event it gets; `clear`: both queues are cleared;
  * `reset`: transcript and queues cleared (refused during a run); `mode`: both queue modes flipped.
  */
-type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt" | "compact" | "throw" | "clear" | "reset" | "mode";
+/** `pin`: reads `agent.actor` (the machine is handed out from then on) and listens on it with `actor.on("*")`. */
+type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt" | "compact" | "throw" | "clear" | "reset" | "mode" | "pin";
 
 /** What beforeToolCall answers for a call: nothing, allow, block, block and stop the loop; `slow…` after awaiting a timer. */
 type BeforeAnswer = "none" | "allow" | "block" | "blockTerminate" | "slowAllow" | "slowBlock";
@@ -78,7 +79,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		fc.record({ latency: fc.integer({ min: 0, max: 30 }), fail: fc.boolean(), honoursAbort: fc.boolean(), hangs: fc.constantFrom(false, false, false, true) }),
 		{ minLength: 1, maxLength: 4 },
 	),
-	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt", "compact", "throw", "clear", "reset", "mode") }), {
+	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt", "compact", "throw", "clear", "reset", "mode", "pin") }), {
 		maxLength: 6,
 	}),
 	options: fc.record({
@@ -117,6 +118,11 @@ function toReply(reply: Scenario["replies"][number], n: number): ScriptedReply {
 	if (reply.stop === "silentOverflow") return { content: blocks, usage: { input: CONTEXT_WINDOW + 1 } };
 	if (reply.stop === "overflow") return { content: blocks, stopReason: "error", errorMessage: "prompt is too long: 2000000 tokens > 1000000 maximum" };
 	return { content: blocks, stopReason: reply.stop, errorMessage: reply.stop === "error" ? "scripted failure" : undefined };
+}
+
+/** A text delta's text, for a `message_update` that carries one. */
+function textDelta(event: AgentEvent): string | undefined {
+	return event.type === "message_update" && event.assistantMessageEvent.type === "text_delta" ? event.assistantMessageEvent.delta : undefined;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -309,6 +315,11 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	let listenerThrewInRun = false;
 	/** Manual compactions that have not settled yet. */
 	const compactions = new Set<Promise<unknown>>();
+	/** Every text delta the agent's listener got, in order, and the open reply's. */
+	const facadeDeltas: string[] = [];
+	let replyText = "";
+	/** The text deltas an `agent.actor.on("*")` listener got, once a `pin` command handed the actor out. */
+	let pinnedDeltas: string[] | undefined;
 	const pending = [...scenario.schedule].sort((a, b) => a.at - b.at);
 	const issue = (command: Command): void => {
 		const refusedWhileDisposed = (fn: () => unknown) => {
@@ -390,6 +401,14 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 				if (agent.steeringMode !== wanted[0] || agent.followUpMode !== wanted[1]) violations.push(`queue modes read back ${agent.steeringMode}/${agent.followUpMode} right after being set to ${wanted.join("/")}`);
 				return;
 			}
+			case "pin":
+				if (pinnedDeltas) return;
+				pinnedDeltas = [];
+				agent.actor.on("*", (event) => {
+					const delta = textDelta(event as AgentEvent);
+					if (delta !== undefined) pinnedDeltas?.push(delta);
+				});
+				return;
 			case "clear":
 				agent.clearAllQueues();
 				if (agent.hasQueuedMessages()) violations.push("queues not empty right after clearAllQueues()");
@@ -424,6 +443,21 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	agent.subscribe((event) => {
 		invariants.onEvent(event);
 		ledger.onEvent(event);
+		// A reply's text deltas, once each and in order, are its text, whoever else listens on the
+		// machine. Checked on replies that ended well ("stop"): one that failed or was aborted ends
+		// with what the provider or the agent made of it (a streaming reply whose calls had started is
+		// split into those calls and the failure).
+		if (event.type === "message_start") replyText = "";
+		const delta = textDelta(event);
+		if (delta !== undefined) {
+			facadeDeltas.push(delta);
+			replyText += delta;
+		}
+		const reply = event.type === "message_end" && (event.message as { role?: string }).role === "assistant" ? (event.message as AssistantMessage) : undefined;
+		if (reply?.stopReason === "stop") {
+			const text = reply.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+			if (replyText !== text) violations.push(`a reply's text deltas say ${JSON.stringify(replyText)}, its message ${JSON.stringify(text)}`);
+		}
 		if (event.type === "agent_start") listenerThrewInRun = false;
 		if (event.type === "agent_end" && !listenerThrewInRun) {
 			// The run's error is its last reply's: set when that reply failed, and not left over from a
@@ -481,6 +515,10 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	violations.push(...hookViolations(hooks, executed, agent.state.messages, scenario, stoppedByCommand));
 	violations.push(...texts(invariants.violations), ...texts(ledger.violations(queuesOf(agent))));
 	if (invariants.running) violations.push("a run never ended (agent_start without agent_end)");
+	// A listener on the handed-out machine got the deltas from when it was added: the end of the agent's.
+	if (pinnedDeltas && facadeDeltas.slice(facadeDeltas.length - pinnedDeltas.length).join("|") !== pinnedDeltas.join("|")) {
+		violations.push(`the actor's listener got ${pinnedDeltas.length} text deltas that are not the last of the agent listener's ${facadeDeltas.length}`);
+	}
 	agent.dispose();
 	await new Promise<void>((resolve) => setImmediate(resolve));
 	if (Object.keys(agent.actor.getSnapshot().children).length) violations.push("child actors alive after dispose");
