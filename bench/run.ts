@@ -50,10 +50,10 @@ export type SectionName = (typeof SECTIONS)[number];
 /** Full run: the target sizes 1k, 10k and 100k (3k and 30k only add points to the fitted line). */
 export const FULL_PLAN: BenchPlan = {
 	throughput: { sizes: [1_000, 3_000, 10_000, 30_000, 100_000], repetitions: 9, warmups: 1, warmupDeltas: 20_000, warmupRuns: 5_000, deltasPerSample: 100_000 },
-	turnOverhead: { prompts: 500, repetitions: 11, warmups: 2 },
+	turnOverhead: { prompts: 500, repetitions: 41, warmups: 2 },
 	memory: { agents: 1_000, repetitions: 5 },
 	concurrency: { agents: 1_000, turns: 5, repetitions: 5 },
-	inspector: { deltas: 10_000, repetitions: 21, warmups: 10 },
+	inspector: { deltas: 10_000, repetitions: 41, warmups: 10 },
 	overlap: { streamMs: 300, toolMs: 200, repetitions: 3 },
 	replyChunker: { repetitions: 9, warmups: 2 },
 	soak: { prompts: 5_000, samples: 10, agents: 10_000 },

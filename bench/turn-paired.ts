@@ -4,7 +4,7 @@
  * each block builds `prompts` agents of one library, then times their prompts in CPU time
  * (user + system, so another process on the machine costs neither side), and the ratio is taken
  * per pair of neighbouring blocks. On a shared machine this is steadier than the full bench's
- * eleven rounds, since load that comes and goes hits both sides of a pair alike.
+ * rounds, since load that comes and goes hits both sides of a pair alike.
  *
  * `npm run build && npx tsx bench/turn-paired.ts [parallel|streaming] [blocks] [prompts]`
  * (default parallel, 60 blocks, 300 prompts; pi always runs parallel).
