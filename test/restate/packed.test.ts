@@ -38,9 +38,12 @@ it("the packed package: a session completes on the other worker when the worker 
 	const client = packedClient.createSessionClient({ ingressUrl: cluster.ingressUrl });
 	const session = client.session(`packed-${Date.now()}`);
 	const sent = await session.send.prompt("slow-tool:2500");
+	// The worker is killed once the tool runs (its execution log says so), not at the
+	// tool_execution_start event: a kill before the tool started (between its intent and its
+	// run) rightly answers the call as interrupted, which is another test's scenario.
 	let started: string | undefined;
 	for (let tries = 0; tries < 600 && !started; tries++) {
-		started = cluster.events.find((envelope) => envelope.sessionId === session.sessionId && envelope.event.type === "tool_execution_start")?.worker;
+		started = (await readExecutions(execLog)).find((record) => record.sessionId === session.sessionId && record.toolName === "work" && record.phase === "start")?.worker;
 		if (!started) await new Promise((resolve) => setTimeout(resolve, 100));
 	}
 	expect(started).toBeDefined();
