@@ -31,9 +31,10 @@ const transcriptViolations = (messages: Parameters<typeof checkTranscriptViolati
 /**
  * `compact`: a manual compaction (idle only: refused while a run is in progress); `throw`: the
  * checking listener throws once, at the next event it gets; `clear`: both queues are cleared;
- * `reset`: transcript and queues cleared (refused during a run); `mode`: both queue modes flipped.
+ * `reset`: transcript and queues cleared (refused during a run); `mode`: both queue modes flipped;
+ * `pin`: reads `agent.actor` (the machine is handed out from then on) and listens on it with
+ * `actor.on("*")`.
  */
-/** `pin`: reads `agent.actor` (the machine is handed out from then on) and listens on it with `actor.on("*")`. */
 type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt" | "compact" | "throw" | "clear" | "reset" | "mode" | "pin";
 
 /** What beforeToolCall answers for a call: nothing, allow, block, block and stop the loop; `slow…` after awaiting a timer. */
