@@ -38,6 +38,21 @@ function nextEvent(match: (envelope: SessionEventEnvelope) => boolean, timeoutMs
 	});
 }
 
+/**
+ * The worker that runs `toolName` for the session, once the tool runs (the workers' execution
+ * log says so). A `tool_execution_start` event comes before the tool runs (its intent is
+ * journaled first); a kill or an abort between the two rightly leaves the tool unrun.
+ */
+async function toolRunning(sessionId: string, toolName: string, timeoutMs = 60_000): Promise<string> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const started = (await readExecutions(execLog)).find((record) => record.sessionId === sessionId && record.toolName === toolName && record.phase === "start");
+		if (started) return started.worker;
+		if (Date.now() > deadline) throw new Error(`${toolName} did not start for ${sessionId}`);
+		await new Promise((resolve) => setTimeout(resolve, 10));
+	}
+}
+
 async function killWorkerNamed(name: string): Promise<void> {
 	await cluster.kill(cluster.workers.findIndex((worker) => worker.name === name));
 }
@@ -232,9 +247,8 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 
 	it("aborts a running tool call (the cancellation reaches the step) and ends the run", async () => {
 		const session = client.session(sessionId("abort"));
-		const started = nextEvent(({ sessionId: id, event }) => id === session.sessionId && event.type === "tool_execution_start");
 		const sent = await session.send.prompt("slow-tool:8000");
-		await started;
+		await toolRunning(session.sessionId, "work");
 		const aborted = await session.abort();
 		expect(aborted.cancelled).toBe(sent.invocationId);
 		const result = await client.result<RunResult>(sent);
