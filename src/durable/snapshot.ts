@@ -168,10 +168,15 @@ function plainRun(run: RunContext | PlainRun): PlainRun {
  */
 export function persistAgentContext(context: AgentMachineContext | PlainAgentContext): PlainAgentContext {
 	if (plainContexts.has(context)) return context as PlainAgentContext;
-	const { config, tools, run } = context;
-	const plain: PlainAgentContext = { ...context, config: loopConfigData(config), tools: tools.map(plainTool), run: run && plainRun(run) };
+	const plain = plainContext(context, loopConfigData);
 	plainContexts.add(plain);
 	return plain;
+}
+
+/** The context with its configuration made data by `configToData`, its tools by description, its run without its cancellation. */
+function plainContext(context: AgentMachineContext | PlainAgentContext, configToData: (config: AgentMachineContext["config"] | Record<string, unknown>) => Record<string, unknown>): PlainAgentContext {
+	const { config, tools, run } = context;
+	return { ...context, config: configToData(config), tools: tools.map(plainTool), run: run && plainRun(run) };
 }
 
 /**
@@ -183,8 +188,7 @@ export function persistAgentContext(context: AgentMachineContext | PlainAgentCon
  * const plain = plainFreshContext(initialContext(input));
  */
 export function plainFreshContext(context: AgentMachineContext): PlainAgentContext {
-	const { config, tools, run } = context;
-	return { ...context, config: configDataOf(config), tools: tools.map(plainTool), run: run && plainRun(run) };
+	return plainContext(context, configDataOf);
 }
 
 /** The contexts made plain here: the agent persists a context the chart's logic made plain already. */
