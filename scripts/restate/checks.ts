@@ -63,6 +63,25 @@ export async function readExecutions(file: string): Promise<ExecutionRecord[]> {
 }
 
 /**
+ * The worker that started `toolName` for the session, once the execution log says so: the tool
+ * is running. A `tool_execution_start` event comes before that (the call's intent is journaled
+ * first), so a test that kills or aborts at that event may land before the tool runs, where the
+ * right answer is an interrupted call. Rejects after `timeoutMs`.
+ *
+ * @example
+ * const worker = await toolStarted("/tmp/exec.log", "s1", "work");
+ */
+export async function toolStarted(file: string, sessionId: string, toolName: string, timeoutMs = 60_000): Promise<string> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const started = (await readExecutions(file)).find((record) => record.sessionId === sessionId && record.toolName === toolName && record.phase === "start");
+		if (started) return started.worker;
+		if (Date.now() > deadline) throw new Error(`${toolName} did not start for ${sessionId} within ${timeoutMs} ms (execution log ${file})`);
+		await new Promise((resolve) => setTimeout(resolve, 10));
+	}
+}
+
+/**
  * How many times each tool call started, by `session tool call`.
  *
  * @example

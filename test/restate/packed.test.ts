@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { executionCounts, readExecutions, transcriptProblems } from "../../scripts/restate/checks.js";
+import { executionCounts, readExecutions, toolStarted, transcriptProblems } from "../../scripts/restate/checks.js";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
 import type * as ClientModule from "../../src/restate/client.js";
 import type { RunResult } from "../../src/restate/session-types.js";
@@ -38,15 +38,8 @@ it("the packed package: a session completes on the other worker when the worker 
 	const client = packedClient.createSessionClient({ ingressUrl: cluster.ingressUrl });
 	const session = client.session(`packed-${Date.now()}`);
 	const sent = await session.send.prompt("slow-tool:2500");
-	// The worker is killed once the tool runs (its execution log says so), not at the
-	// tool_execution_start event: a kill before the tool started (between its intent and its
-	// run) rightly answers the call as interrupted, which is another test's scenario.
-	let started: string | undefined;
-	for (let tries = 0; tries < 600 && !started; tries++) {
-		started = (await readExecutions(execLog)).find((record) => record.sessionId === session.sessionId && record.toolName === "work" && record.phase === "start")?.worker;
-		if (!started) await new Promise((resolve) => setTimeout(resolve, 100));
-	}
-	expect(started).toBeDefined();
+	// Killed once the tool runs, not at tool_execution_start (see toolStarted).
+	const started = await toolStarted(execLog, session.sessionId, "work");
 	await cluster.kill(cluster.workers.findIndex((worker) => worker.name === started));
 	const result = await client.result<RunResult>(sent);
 	expect(result.status).toBe("idle");

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { executionCounts, readExecutions, transcriptProblems } from "../../scripts/restate/checks.js";
+import { executionCounts, readExecutions, toolStarted, transcriptProblems } from "../../scripts/restate/checks.js";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
 import { createSessionClient, type SessionClient, SessionCallError, watchSession } from "../../src/restate/client.js";
 import type { AgentSessionHandlers } from "../../src/restate/session-object.js";
@@ -36,21 +36,6 @@ function nextEvent(match: (envelope: SessionEventEnvelope) => boolean, timeoutMs
 		};
 		poll();
 	});
-}
-
-/**
- * The worker that runs `toolName` for the session, once the tool runs (the workers' execution
- * log says so). A `tool_execution_start` event comes before the tool runs (its intent is
- * journaled first); a kill or an abort between the two rightly leaves the tool unrun.
- */
-async function toolRunning(sessionId: string, toolName: string, timeoutMs = 60_000): Promise<string> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const started = (await readExecutions(execLog)).find((record) => record.sessionId === sessionId && record.toolName === toolName && record.phase === "start");
-		if (started) return started.worker;
-		if (Date.now() > deadline) throw new Error(`${toolName} did not start for ${sessionId}`);
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
 }
 
 async function killWorkerNamed(name: string): Promise<void> {
@@ -248,7 +233,7 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 	it("aborts a running tool call (the cancellation reaches the step) and ends the run", async () => {
 		const session = client.session(sessionId("abort"));
 		const sent = await session.send.prompt("slow-tool:8000");
-		await toolRunning(session.sessionId, "work");
+		await toolStarted(execLog, session.sessionId, "work");
 		const aborted = await session.abort();
 		expect(aborted.cancelled).toBe(sent.invocationId);
 		const result = await client.result<RunResult>(sent);
