@@ -382,7 +382,7 @@ export class Agent {
 		this.toolAbortGraceMs = options.toolAbortGraceMs ?? LOOP_DEFAULTS.toolAbortGraceMs;
 		this.outputLimitRecovery = options.outputLimitRecovery;
 		this.approvalTimeoutMs = options.approvalTimeoutMs;
-		this.#session = new DurableSession(options.store, options.sessionId);
+		this.#session = new DurableSession(options.store, options.sessionId, [], 0, options.store && (() => this.snapshot()));
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
 		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
 		this.#delivery = new ListenerDelivery(
@@ -728,25 +728,31 @@ export class Agent {
 	 * agentchart: with a store, saves the session now (after the saves already under way); without
 	 * one, does nothing. The agent saves by itself at a run's start and end, at a wait for
 	 * approval and after every command; call this after changing `agent.state` between runs.
+	 * Rejects when the store could not write the snapshot, or a write before it that no earlier
+	 * `save()` or `saved()` reported (each is also in {@link Agent.storeProblems}).
 	 *
 	 * @example
 	 * agent.state.messages = edited; await agent.save();
 	 */
 	save(): Promise<void> {
-		return this.#session.saveNow(this.#handles.takeSnapshot);
+		const session = this.#session;
+		return session.saveNow(this.#handles.takeSnapshot).then(() => session.reportFailedWrites());
 	}
 
 	/**
-	 * agentchart: resolves once every save the agent has made or asked for so far is stored (at
+	 * agentchart: resolves once every write the agent has made or asked for so far is stored (at
 	 * once without a store). Unlike {@link Agent.save} it takes no snapshot of its own: it waits for
-	 * the ones the agent takes by itself, such as the one at a run's end.
+	 * the ones the agent takes by itself, such as the one at a run's end. Rejects, naming them, when
+	 * writes failed since the last `save()` or `saved()` (also in {@link Agent.storeProblems}), also
+	 * when a snapshot written after them stands in for what they would have stored.
 	 *
 	 * @example
 	 * await agent.prompt("Refund order 42");
 	 * await agent.saved(); // the run's end is in the store: the process may exit
 	 */
 	saved(): Promise<void> {
-		return this.#session.settled();
+		const session = this.#session;
+		return session.settled().then(() => session.reportFailedWrites());
 	}
 
 	/** agentchart: what the store reported (failed writes, what a load had to leave out), oldest first. */
@@ -812,7 +818,7 @@ export class Agent {
 		this.#followUps = [...context.followUpQueue];
 		this.#runs = context.runs ?? 0;
 		this.#state.errorMessage = snapshot.agent.errorMessage;
-		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal, snapshot.journalSeq);
+		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal, snapshot.journalSeq, this.#session.take);
 		if (snapshot.machine.status !== "active") return;
 		if (!context.run) {
 			this.#restoreBetweenRuns(context, snapshot.journal.length, fromStore);

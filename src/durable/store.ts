@@ -24,7 +24,9 @@ export interface LoadedSession {
 
 /**
  * A place to keep agent sessions. Implement it for your database; `createMemoryStore()` and
- * `createFileStore(dir)` are built in.
+ * `createFileStore(dir)` are built in. A write that cannot be made rejects (or throws): the agent
+ * reports it (`storeProblems`, and `save()` / `saved()` reject), makes no effect whose intent it
+ * could not store, and writes a snapshot in place of its next entry (see docs/durable.md).
  *
  * @example
  * const store = createFileStore("./sessions", { fsync: "always" });

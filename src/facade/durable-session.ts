@@ -32,6 +32,8 @@ export class DurableSession {
 	readonly journal: JournalIndex;
 	/** Problems the store reported (a failed write, what a load had to leave out), oldest first. */
 	readonly problems: string[] = [];
+	/** Writes that failed since the last {@link DurableSession.reportFailedWrites}. */
+	#failedWrites: string[] = [];
 	#saveRequested = false;
 	/** The last save asked for (none yet: nothing to wait for). */
 	#saving: Promise<void> | undefined;
@@ -44,26 +46,72 @@ export class DurableSession {
 	 * undefined once it is done. A write made meanwhile goes after it.
 	 */
 	#tail: Promise<void> | undefined;
+	/**
+	 * The last write that failed, while no snapshot stored since stands for it: the store's journal
+	 * then leads nowhere (a restore would not reach the entries after the hole), so each entry is
+	 * written as a snapshot instead (one per step, carrying the run's journal) until one is stored.
+	 */
+	#broken: string | undefined;
+	/** The snapshot that stands in for the entries of this step while {@link DurableSession.#broken}. */
+	#repairing: Promise<void> | undefined;
 
 	constructor(
 		readonly store: AgentStore | undefined,
 		readonly sessionId: string | undefined,
 		entries: readonly StoredJournalEntry[] = [],
 		lastSeq = 0,
+		/** The agent's snapshot, for the one that stands in for journal entries after a failed write. */
+		readonly take: (() => AgentSnapshot) | undefined = undefined,
 	) {
 		this.journal = new JournalIndex(entries, lastSeq);
 		const id = sessionId;
 		if (store && id !== undefined) {
 			this.journal.onAppend = (entry) => {
 				this.#entriesSince++;
+				if (this.#broken !== undefined) return this.#repair();
 				// After the writes before it: an effect that waits for its intent then also waits for
 				// what says its run exists (the snapshot or the prompt that starts it, the end of the
 				// run before; a restore without them would not look for its entries).
-				const written = this.#write(() => store.appendJournal(id, entry));
+				let skipped = false;
+				const written = this.#write(() => {
+					// A write before it failed meanwhile: not written after the hole (see #broken).
+					if (this.#broken !== undefined) skipped = true;
+					else return store.appendJournal(id, entry);
+				});
+				if (!written) return undefined;
 				// The effect waits for a durable intent; a failed write fails the effect (see the batch actor).
-				return written?.catch((error: unknown) => this.#failed("append a journal entry", error));
+				const checked = written.then(
+					() => (skipped ? this.#repair() : undefined),
+					(error: unknown) => this.#failed("append a journal entry", error),
+				);
+				// Entries nobody waits for (an outcome, a tool's progress) fail into `problems` only: a
+				// store that cannot write must not take the process down with an unhandled rejection.
+				checked.catch(() => {});
+				return checked;
 			};
 		}
+	}
+
+	/**
+	 * Resolves once a snapshot taken after this step (it carries the journal so far) is stored;
+	 * rejects, with the store's error, if it could not be.
+	 */
+	#repair(): Promise<void> {
+		let repairing = this.#repairing;
+		if (!repairing) {
+			repairing = this.#repairing = new Promise<void>((resolve) => queueMicrotask(resolve))
+				.then(() => {
+					this.#repairing = undefined;
+					const take = this.take;
+					if (!take) throw new Error(`agentchart: ${this.#broken}`);
+					return this.#enqueueSave(take);
+				})
+				.then(() => {
+					if (this.#broken !== undefined) throw new Error(`agentchart: ${this.#broken}`);
+				});
+			repairing.catch(() => {});
+		}
+		return repairing;
 	}
 
 	/** Whether the agent saves its session (it has a store and a session id). */
@@ -123,11 +171,17 @@ export class DurableSession {
 		} catch (error) {
 			saved = Promise.reject(error);
 		}
-		this.#saving = saved.then(undefined, (error: unknown) => {
-			// The store does not hold it: the next run starts with a snapshot again.
-			if (this.#between?.from === snapshot) this.#between = undefined;
-			this.#failed("save a snapshot", error);
-		});
+		this.#saving = saved.then(
+			() => {
+				// Writes go one at a time: a snapshot stored after a failed write was taken after it, and has what it had.
+				this.#broken = undefined;
+			},
+			(error: unknown) => {
+				// The store does not hold it: the next run starts with a snapshot again.
+				if (this.#between?.from === snapshot) this.#between = undefined;
+				this.#failed("save a snapshot", error);
+			},
+		);
 		return this.#saving;
 	}
 
@@ -141,7 +195,13 @@ export class DurableSession {
 		let written: Promise<void>;
 		if (tail) written = tail.then(write);
 		else {
-			const result = write();
+			let result: void | PromiseLike<void>;
+			try {
+				result = write();
+			} catch (error) {
+				// A store that throws instead of rejecting fails the write the same way.
+				result = Promise.reject(error);
+			}
 			if (!result) return undefined;
 			written = Promise.resolve(result);
 		}
@@ -164,7 +224,7 @@ export class DurableSession {
 	 * asked for in this step will replace it.
 	 */
 	betweenRuns(): PlainAgentContext | undefined {
-		return this.#saveRequested ? undefined : this.#between?.context;
+		return this.#saveRequested || this.#broken !== undefined ? undefined : this.#between?.context;
 	}
 
 	/**
@@ -184,7 +244,7 @@ export class DurableSession {
 	 */
 	endRun(base: PlainAgentContext, entry: RunEnd, after: PlainAgentContext, failed: () => void): boolean {
 		const between = this.#between;
-		if (!between || between.context !== base || this.#saveRequested || this.#entriesSince >= JOURNAL_ENTRIES_BEFORE_SNAPSHOT) return false;
+		if (!between || between.context !== base || this.#saveRequested || this.#broken !== undefined || this.#entriesSince >= JOURNAL_ENTRIES_BEFORE_SNAPSHOT) return false;
 		this.#between = { context: after, from: between.from };
 		const written = this.journal.append(entry);
 		if (written)
@@ -195,9 +255,19 @@ export class DurableSession {
 		return true;
 	}
 
+	/** Throws, naming them, when writes failed since the last call (`agent.save()` and `agent.saved()` reject with it). */
+	reportFailedWrites(): void {
+		if (this.#failedWrites.length === 0) return;
+		const failed = this.#failedWrites;
+		this.#failedWrites = [];
+		throw new Error(`agentchart: ${failed.length === 1 ? failed[0] : `${failed.length} writes failed: ${failed.join("; ")}`}`);
+	}
+
 	#failed(what: string, error: unknown): never | void {
 		const message = `the store could not ${what}: ${error instanceof Error ? error.message : String(error)}`;
 		this.problems.push(message);
+		this.#failedWrites.push(message);
+		this.#broken = message;
 		if (what === "append a journal entry") throw new Error(`agentchart: ${message}`);
 	}
 

@@ -6,7 +6,9 @@
  * never interrupted. With replay-safe tools, so does every snapshot the agent saved, quiet or
  * not. And whenever a tool runs, what a slow store holds at that moment (a crash then leaves
  * that) restores a run that answers the call without running it again and keeps every user
- * message the model had seen.
+ * message the model had seen. A store that fails random writes (rejecting, or throwing) never
+ * takes the process down or makes a tool run twice, every failure is reported, and what it kept
+ * restores to a valid run.
  * Both interpreters. `PROPERTY_RUNS` sets the runs, `PROPERTY_SEED` replays a seed.
  */
 import fc from "fast-check";
@@ -277,6 +279,81 @@ async function viewsAtEachTool(scenario: Scenario, interpreter: "agentchart" | "
 	return Promise.all(views.map(async (view) => ({ ...view, stored: await view.stored })));
 }
 
+/** One write of a failing store: whether it fails (rejecting, or throwing as a synchronous store would) and after how long (ms). */
+interface WritePlan {
+	outcome: "ok" | "reject" | "throw";
+	ms: 0 | 1;
+}
+
+/**
+ * A memory store whose writes go as `plan` says, in turn (cycling): `durable` holds the writes
+ * that succeeded, which is what a crash leaves; `failures` counts those that did not.
+ */
+function failingStore(plan: readonly WritePlan[]): { store: AgentStore; durable: AgentStore; failures: () => number } {
+	const durable = createMemoryStore();
+	let write = 0;
+	let failures = 0;
+	const go = (what: string, done: () => void | Promise<void>): void | Promise<void> => {
+		const step = plan[write++ % plan.length] ?? { outcome: "ok", ms: 0 };
+		const act = () => {
+			if (step.outcome === "ok") return done();
+			failures++;
+			const error = new Error(`store down (${what})`);
+			if (step.outcome === "throw") throw error;
+			return Promise.reject(error);
+		};
+		return step.ms === 0 ? act() : new Promise<void>((resolve) => setTimeout(resolve, step.ms)).then(act);
+	};
+	const store: AgentStore = {
+		load: (id) => durable.load(id),
+		saveSnapshot: async (id, snapshot) => go("snapshot", () => durable.saveSnapshot(id, snapshot)),
+		appendJournal: (id, entry) => go(`${entry.kind} ${entry.phase}`, () => durable.appendJournal(id, entry)),
+	};
+	return { store, durable, failures: () => failures };
+}
+
+/**
+ * Runs the scenario on a store that fails some writes; returns what its agent did and what the
+ * store holds after, once the agent's writes landed. Rejections and exceptions that reached the
+ * process's last-resort handlers meanwhile are in `escaped`.
+ */
+async function onFailingStore(scenario: Scenario, interpreter: "agentchart" | "xstate", plan: readonly WritePlan[], then: Then) {
+	const { store, durable, failures } = failingStore(plan);
+	const escaped: unknown[] = [];
+	const onEscape = (reason: unknown) => escaped.push(reason);
+	process.on("unhandledRejection", onEscape);
+	process.on("uncaughtException", onEscape);
+	const ran: string[] = [];
+	let agent: Agent | undefined;
+	try {
+		agent = withInterpreter(interpreter, () =>
+			new Agent({ initialState: { model: createScriptedModel([]).model, tools: toolsFor(false, ran) }, streamFn: scriptedStreamFn(scenario.replies), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
+		);
+		pinFor(agent, then);
+		if (scenario.followUp) agent.followUp(user("follow-up"));
+		const run = agent.prompt("go");
+		if (scenario.steer) agent.steer(user("steer"));
+		await run;
+		// `queue-prompt` waits for saved() between the runs: a failure before it is reported there.
+		let reported = 0;
+		await goOn(agent, then).catch((error: unknown) => {
+			if (!(error instanceof Error && /store down/.test(error.message))) throw error;
+			reported++;
+		});
+		const last = await agent.saved().then(
+			() => undefined,
+			(error: unknown) => error,
+		);
+		// Node reports a rejection nobody handled once the microtasks are done.
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		const stored = (await durable.load("s"))?.snapshot;
+		return { agent, ran, escaped, failures: failures(), last, reported, stored: stored && (JSON.parse(JSON.stringify(stored)) as AgentSnapshot) };
+	} finally {
+		process.off("unhandledRejection", onEscape);
+		process.off("uncaughtException", onEscape);
+	}
+}
+
 for (const interpreter of ["agentchart", "xstate"] as const) {
 	describe(`restoring a run (${interpreter} interpreter)`, () => {
 		for (const replaySafe of [false, true]) {
@@ -325,6 +402,33 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 						const users = messages.filter((message) => message.role === "user").map((message) => JSON.stringify(message.content));
 						for (const seen of view.users) expect(users, `${where}: a user message lost`).toContain(seen);
 					}
+				}),
+				{ numRuns: NUM_RUNS, seed: SEED },
+			);
+		}, 120_000);
+
+		it("survives a store that fails random writes: the session goes on, every failure is reported, nothing runs twice, and what the store kept restores", async () => {
+			console.log(`property seed (failing store, ${interpreter}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
+			const planArb = fc.array(fc.record({ outcome: fc.constantFrom<WritePlan["outcome"]>("ok", "ok", "ok", "reject", "throw"), ms: fc.constantFrom<WritePlan["ms"]>(0, 0, 1) }), { minLength: 1, maxLength: 8 });
+			await fc.assert(
+				fc.asyncProperty(scenarioArb, planArb, fc.constantFrom<Then>(...THENS), async (scenario, plan, then) => {
+					const session = await onFailingStore(scenario, interpreter, plan, then);
+					expect(session.escaped, "reached the process's last-resort handlers").toEqual([]);
+					expectValidTranscript(session.agent.state.messages);
+					expect(new Set(session.ran).size, "a tool ran twice").toBe(session.ran.length);
+					// Each failed write is a problem of its own, and the agent said so where it was asked.
+					expect(session.agent.storeProblems).toHaveLength(session.failures);
+					if (session.failures > 0) expect(session.reported > 0 || session.last instanceof Error, "failures not reported by saved()").toBe(true);
+					else expect(session.last).toBeUndefined();
+					if (!session.stored) return;
+					// A crash now leaves what the store holds: it restores, and nothing runs again.
+					const again: string[] = [];
+					const messages = await finishedFrom(session.stored, scenario, interpreter, false, again);
+					expectValidTranscript(messages);
+					expect(
+						again.filter((id) => session.ran.includes(id)),
+						"run again after the restore",
+					).toEqual([]);
 				}),
 				{ numRuns: NUM_RUNS, seed: SEED },
 			);

@@ -1,0 +1,200 @@
+/**
+ * A store that cannot write (a full disk, a database that went away): the agent goes on where it
+ * safely can, never makes an effect whose intent is not durably recorded, never takes the
+ * process down, and says so: every failed write is in `storeProblems`, and `save()` / `saved()`
+ * reject with it. After a failed write the next one is a snapshot (entries after a hole would
+ * lead a restore nowhere). Before these tests a rejected write nobody awaited (a tool's outcome)
+ * was an unhandled rejection, a store that threw instead of rejecting an uncaught exception
+ * (each ends a Node process), `saved()` resolved as if everything were stored, and entries went
+ * on being appended after a failed snapshot, which the random-failure property in
+ * test/property/restore.property.test.ts showed can make a restored run call a tool again.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Type } from "typebox";
+import { Agent } from "../../src/agent.js";
+import type { StoredJournalEntry } from "../../src/durable/journal.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import type { AnyAgentTool } from "../../src/types/agent.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+
+/** What reached the process's last-resort handlers while a test ran. */
+let escaped: unknown[] = [];
+const onEscape = (reason: unknown) => escaped.push(reason);
+beforeEach(() => {
+	escaped = [];
+	process.on("unhandledRejection", onEscape);
+	process.on("uncaughtException", onEscape);
+});
+afterEach(() => {
+	process.off("unhandledRejection", onEscape);
+	process.off("uncaughtException", onEscape);
+});
+
+/** Lets a rejection nobody handled reach `unhandledRejection` (Node reports it after the microtasks). */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+type Failure = "reject" | "throw";
+
+/** The memory store, with the writes `fails` picks failing the way `how` says. */
+function failingStore(how: Failure, fails: { entry?: (entry: StoredJournalEntry) => boolean; snapshot?: (snapshot: AgentSnapshot) => boolean }): AgentStore {
+	const memory = createMemoryStore();
+	const fail = (what: string) => {
+		const error = new Error(`disk full (${what})`);
+		if (how === "throw") throw error;
+		return Promise.reject(error);
+	};
+	return {
+		load: (id) => memory.load(id),
+		saveSnapshot: (id, snapshot) => (fails.snapshot?.(snapshot) ? fail("snapshot") : memory.saveSnapshot(id, snapshot)),
+		appendJournal: (id, entry) => (fails.entry?.(entry) ? fail(`${entry.kind} ${entry.phase}`) : memory.appendJournal(id, entry)),
+	};
+}
+
+function countingTool(): { tool: AnyAgentTool; runs: () => number } {
+	let runs = 0;
+	const tool: AnyAgentTool = {
+		name: "noop",
+		label: "noop",
+		description: "does nothing",
+		parameters: Type.Object({}),
+		execute: async () => {
+			runs++;
+			return { content: [{ type: "text", text: "ok" }], details: {} };
+		},
+	};
+	return { tool, runs: () => runs };
+}
+
+function agentOn(store: AgentStore, tool: AnyAgentTool): Agent {
+	const scripted = createScriptedModel([{ content: [toolCall("noop", {}, "c1")] }, { content: "done" }]);
+	return new Agent({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+}
+
+function shape(messages: readonly AgentMessage[]): string[] {
+	return messages.map((message) => {
+		if (message.role === "toolResult") return `toolResult${message.isError ? " (error)" : ""}`;
+		if (message.role === "assistant") return `assistant ${message.stopReason}`;
+		return message.role;
+	});
+}
+
+describe.each<Failure>(["reject", "throw"])("a store whose writes %s", (how) => {
+	it("every journal entry: a snapshot stands in for each, so the run completes; saved() rejects naming the failed writes, once", async () => {
+		const { tool, runs } = countingTool();
+		const store = failingStore(how, { entry: () => true });
+		const agent = agentOn(store, tool);
+		await agent.prompt("go");
+		expect(shape(agent.state.messages)).toEqual(["user", "assistant toolUse", "toolResult", "assistant stop"]);
+		expect(runs()).toBe(1);
+		await expect(agent.saved()).rejects.toThrow(/the store could not append a journal entry: disk full/);
+		// Reported once: the next wait has nothing new to report.
+		await expect(agent.saved()).resolves.toBeUndefined();
+		// What the store holds is the agent as it is.
+		const restored = await Agent.load({ store, sessionId: "s", initialState: { tools: [tool] } });
+		expect(restored.state.messages).toEqual(agent.state.messages);
+		await settle();
+		expect(escaped).toEqual([]);
+	});
+
+	it("a tool's intent: the tool does not run, the model gets an error result, the run goes on", async () => {
+		const { tool, runs } = countingTool();
+		const agent = agentOn(failingStore(how, { entry: (entry) => entry.kind === "tool" && entry.phase === "intent" }), tool);
+		await agent.prompt("go");
+		expect(runs()).toBe(0);
+		expect(shape(agent.state.messages)).toEqual(["user", "assistant toolUse", "toolResult (error)", "assistant stop"]);
+		expect(agent.storeProblems).toEqual(["the store could not append a journal entry: disk full (tool intent)"]);
+		await expect(agent.saved()).rejects.toThrow("agentchart: the store could not append a journal entry: disk full (tool intent)");
+		await settle();
+		expect(escaped).toEqual([]);
+	});
+
+	it("a tool's outcome, which nothing waits for: the tool ran once, the run completes, the process goes on", async () => {
+		const { tool, runs } = countingTool();
+		const agent = agentOn(failingStore(how, { entry: (entry) => entry.kind === "tool" && entry.phase === "outcome" }), tool);
+		await agent.prompt("go");
+		expect(runs()).toBe(1);
+		expect(shape(agent.state.messages)).toEqual(["user", "assistant toolUse", "toolResult", "assistant stop"]);
+		await settle();
+		expect(escaped).toEqual([]);
+		await expect(agent.saved()).rejects.toThrow(/disk full \(tool outcome\)/);
+	});
+
+	it("every snapshot: the run's first effect is not made without a durable record, the run ends with the store's error; save() rejects", async () => {
+		const { tool, runs } = countingTool();
+		let asked = 0;
+		const scripted = createScriptedModel([{ content: [toolCall("noop", {}, "c1")] }, { content: "done" }]);
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [tool] },
+			streamFn: (model, context, options) => (asked++, scripted.streamFn(model, context, options)),
+			store: failingStore(how, { snapshot: () => true }),
+			sessionId: "s",
+		});
+		await agent.prompt("go");
+		// A new session's first write is its snapshot: the journal after it would lead nowhere.
+		expect(asked).toBe(0);
+		expect(runs()).toBe(0);
+		expect(shape(agent.state.messages)).toEqual(["user", "assistant error"]);
+		expect(agent.state.errorMessage).toMatch(/the store could not save a snapshot: disk full \(snapshot\)/);
+		await expect(agent.saved()).rejects.toThrow(/the store could not save a snapshot: disk full \(snapshot\)/);
+		await expect(agent.save()).rejects.toThrow("agentchart: the store could not save a snapshot: disk full (snapshot)");
+		expect(agent.storeProblems.every((problem) => problem.includes("disk full (snapshot)"))).toBe(true);
+		await settle();
+		expect(escaped).toEqual([]);
+	});
+});
+
+it("a store that recovers: what the agent writes after a failure is stored, and saved() resolves again", async () => {
+	let full = true;
+	const memory = createMemoryStore();
+	const store: AgentStore = {
+		load: (id) => memory.load(id),
+		saveSnapshot: (id, snapshot) => (full ? Promise.reject(new Error("disk full")) : memory.saveSnapshot(id, snapshot)),
+		appendJournal: (id, entry) => (full ? Promise.reject(new Error("disk full")) : memory.appendJournal(id, entry)),
+	};
+	const { tool } = countingTool();
+	const scripted = createScriptedModel([{ content: "first" }, { content: "second" }]);
+	const agent = new Agent({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+	await agent.prompt("one");
+	await expect(agent.saved()).rejects.toThrow(/disk full/);
+	full = false;
+	await agent.prompt("two");
+	await expect(agent.saved()).resolves.toBeUndefined();
+	// What the store holds restores to the agent as it is.
+	const restored = await Agent.load({ store, sessionId: "s", initialState: { tools: [tool] }, streamFn: scripted.streamFn });
+	expect(restored.state.messages).toEqual(agent.state.messages);
+	await settle();
+	expect(escaped).toEqual([]);
+});
+
+it("after a snapshot the store could not save, no entry is appended behind it: the next effect waits for a snapshot in its place, and is not made while none can be stored", async () => {
+	const memory = createMemoryStore();
+	let snapshotsFail = false;
+	const appended: string[] = [];
+	const store: AgentStore = {
+		load: (id) => memory.load(id),
+		saveSnapshot: (id, snapshot) => (snapshotsFail ? Promise.reject(new Error("disk full")) : memory.saveSnapshot(id, snapshot)),
+		appendJournal: (id, entry) => (appended.push(`${entry.kind} ${entry.phase} ${entry.effect}`), memory.appendJournal(id, entry)),
+	};
+	const { tool, runs } = countingTool();
+	const scripted = createScriptedModel([{ content: "one" }, { content: [toolCall("noop", {}, "c1")] }, { content: "done" }]);
+	const agent = new Agent({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+	await agent.prompt("first");
+	await agent.saved();
+	// A changed agent saves a snapshot before its next run: that one fails.
+	snapshotsFail = true;
+	agent.state.systemPrompt = "changed";
+	appended.length = 0;
+	await agent.prompt("second");
+	// Without the snapshot, an entry of run 2 would follow run 1's end in the store: a restore
+	// would not reach it, and the tool it announced would run again after a crash.
+	expect(appended).toEqual([]);
+	expect(runs()).toBe(0);
+	expect(agent.state.errorMessage).toMatch(/the store could not save a snapshot: disk full/);
+	await expect(agent.saved()).rejects.toThrow(/disk full/);
+	const restored = await Agent.load({ store, sessionId: "s", initialState: { tools: [tool] } });
+	expect(restored.state.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
+	await settle();
+	expect(escaped).toEqual([]);
+});
