@@ -48,13 +48,23 @@ export function prepareToolCall(tool: AnyAgentTool | undefined, toolCall: AgentT
 	try {
 		let call = toolCall;
 		if (tool.prepareArguments) {
-			const prepared = tool.prepareArguments(toolCall.arguments);
+			const prepared = synchronous(tool.prepareArguments(toolCall.arguments), "prepareArguments", "the arguments");
 			if (prepared !== toolCall.arguments) call = { ...toolCall, arguments: prepared as AgentToolCall["arguments"] };
 		}
 		return { kind: "prepared", args: validateToolArguments(tool, call) };
 	} catch (error) {
 		return { kind: "immediate", outcome: errorResult(describeError(error)) };
 	}
+}
+
+/**
+ * What a synchronous hook returned, or a TypeError naming it when it returned a promise (typed
+ * code cannot, JavaScript can): its rejection is handled here, so it cannot end the process.
+ */
+function synchronous<T>(value: T, hook: string, expected: string): T {
+	if (typeof (value as { then?: unknown } | null | undefined)?.then !== "function") return value;
+	(value as PromiseLike<unknown>).then(undefined, () => {});
+	throw new TypeError(`${hook} returned a promise; it must return ${expected} synchronously`);
 }
 
 /** What `beforeToolCall` is asked with. */
@@ -102,7 +112,7 @@ export function approvalNeeded(tool: AnyAgentTool | undefined, args: unknown, as
 	if (rule === undefined || rule === false) return undefined;
 	if (rule === true) return {};
 	try {
-		return rule(args) ? {} : undefined;
+		return synchronous(rule(args), "needsApproval", "true or false") ? {} : undefined;
 	} catch (error) {
 		return { reason: `needsApproval failed: ${describeError(error)}` };
 	}

@@ -215,6 +215,24 @@ describe("tool preflight", () => {
 		expect(start?.type === "tool_execution_start" && start.args).toEqual({ oldText: "before", newText: "after" });
 	});
 
+	it("a prepareArguments that returns a promise (typed code cannot) is an error result naming it, and its rejection does not escape", async () => {
+		const escaped: unknown[] = [];
+		const onEscape = (reason: unknown) => escaped.push(reason);
+		process.on("unhandledRejection", onEscape);
+		try {
+			let executed = 0;
+			const tool = makeTool("t", async () => (executed++, ok("ran")), { prepareArguments: (() => Promise.reject(new Error("async prepare"))) as never });
+			const { agent } = agentWith([{ content: [toolCall("t", {}, "t1")] }, { content: "done" }], [tool]);
+			await agent.prompt("go");
+			await sleep(10);
+			expect(toolResults(agent).map((r) => [r.isError, textOf(r)])).toEqual([[true, "prepareArguments returned a promise; it must return the arguments synchronously"]]);
+			expect(executed).toBe(0);
+			expect(escaped).toEqual([]);
+		} finally {
+			process.off("unhandledRejection", onEscape);
+		}
+	});
+
 	it("a throwing prepareArguments or beforeToolCall becomes an error result and the tool does not run", async () => {
 		let executed = 0;
 		const tool = makeTool(

@@ -120,6 +120,27 @@ describe("approval as a state", () => {
 		expect(log.sort()).toEqual(["read {}", 'send {"to":"bob"}', 'send {"to":"eve"}']);
 	});
 
+	it("an approval rule that returns a promise (typed code cannot) makes the call wait, saying why, and its rejection does not escape", async () => {
+		const escaped: unknown[] = [];
+		const onEscape = (reason: unknown) => escaped.push(reason);
+		process.on("unhandledRejection", onEscape);
+		try {
+			const log: string[] = [];
+			const send = loggingTool("send", log, { needsApproval: (() => Promise.reject(new Error("async rule"))) as never });
+			const { agent } = agentCalling([toolCall("send", { to: "bob" }, "a")], [send]);
+			const run = agent.prompt("go");
+			await untilAwaiting(agent);
+			expect(agent.pendingApprovals.map((call) => call.reason)).toEqual(["needsApproval failed: needsApproval returned a promise; it must return true or false synchronously"]);
+			agent.reject("a");
+			await run;
+			await new Promise((resolve) => setTimeout(resolve, 10));
+			expect(log).toEqual([]);
+			expect(escaped).toEqual([]);
+		} finally {
+			process.off("unhandledRejection", onEscape);
+		}
+	});
+
 	it("rejects what waits when the run is aborted, and after the approval timeout", async () => {
 		const log: string[] = [];
 		const aborted = agentCalling([toolCall("send", { to: "bob" }, "a")], [loggingTool("send", log, { needsApproval: true })]);
