@@ -222,21 +222,22 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				}
 				await rename(temporary, join(dir, SNAPSHOT));
 				if (fsync !== "never") flushDirectory(dir);
-				// Between runs the entries the snapshot has seen are in its transcript. Later ones stay
-				// (an agent appends them after this save; a store shared by two writers may not).
-				if (snapshot.journal.length === 0) {
-					const seen = snapshot.journalSeq ?? 0;
-					const path = join(dir, JOURNAL);
-					let kept = "";
-					if ((appended.get(sessionId) ?? 0) > seen) {
-						const { entries } = await readJournal(path);
-						kept = entries.filter((entry) => entry.seq > seen).map(journalLine).join("");
-					}
-					await writeFile(`${path}.tmp`, kept);
-					if (fsync !== "never") await flushFile(`${path}.tmp`);
-					await rename(`${path}.tmp`, path);
-					if (fsync !== "never") flushDirectory(dir);
+				// The entries the snapshot has seen are in it (in its transcript between runs, in its
+				// journal during one). Later ones stay (an agent appends them after this save; a store
+				// shared by two writers may not). Rewriting also drops a line a failed append left torn,
+				// which would make the lines appended after it untrusted at load: the snapshot an agent
+				// saves after a failed write heals the file.
+				const seen = snapshot.journalSeq ?? 0;
+				const path = join(dir, JOURNAL);
+				let kept = "";
+				if ((appended.get(sessionId) ?? 0) > seen) {
+					const { entries } = await readJournal(path);
+					kept = entries.filter((entry) => entry.seq > seen).map(journalLine).join("");
 				}
+				await writeFile(`${path}.tmp`, kept);
+				if (fsync !== "never") await flushFile(`${path}.tmp`);
+				await rename(`${path}.tmp`, path);
+				if (fsync !== "never") flushDirectory(dir);
 			});
 		},
 		appendJournal(sessionId, entry) {

@@ -119,6 +119,23 @@ describe("the file store after a crash mid-write", () => {
 		expect((await store.load("s"))?.snapshot?.journal.map((each) => each.seq)).toEqual([1]);
 	});
 
+	it("drops a line a failed append left torn when the next snapshot is saved, also in the middle of a run, so that the entries appended after it are read", async () => {
+		const root = await tempDir();
+		const store = createFileStore(root, { fsync: "never" });
+		await store.saveSnapshot("s", { ...(await idleSnapshot("x")), journalSeq: 0 });
+		await store.appendJournal("s", entry(1));
+		await store.appendJournal("s", entry(2));
+		const journal = join(store.directoryOf("s"), "journal.jsonl");
+		// Entry 3's append failed halfway (a full disk): its line is torn, the process goes on.
+		await appendFile(journal, "1234abcd\t{\"seq\":3,\"ki");
+		// The agent saves a snapshot in place of what failed: mid-run, it carries the run's entries.
+		await store.saveSnapshot("s", { ...(await idleSnapshot("x")), journalSeq: 3, journal: [entry(1), entry(2), entry(3)] });
+		await store.appendJournal("s", entry(4));
+		const loaded = await store.load("s");
+		expect(loaded?.problems).toEqual([]);
+		expect(loaded?.snapshot?.journal.map((each) => each.seq)).toEqual([1, 2, 3, 4]);
+	});
+
 	it("cuts a torn line off when it loads, so that the entries appended after it are read", async () => {
 		const root = await tempDir();
 		const store = createFileStore(root, { fsync: "never" });
