@@ -10,7 +10,7 @@
  * file that survives it.
  */
 import { appendFileSync, writeSync } from "node:fs";
-import { appendFile, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Type } from "typebox";
 import { Agent, type AgentStore, type AgentTool, type AgentToolResult, type ScriptedReply, createFileStore, createScriptedModel, toolCall } from "agentchart";
@@ -124,6 +124,8 @@ function reportingStore(): AgentStore {
 		report("write-start torn");
 		// The first part of what would have been written, then death: as a crash in the middle of the write leaves it.
 		const part = text.slice(0, between(1, Math.max(1, text.length - 1)));
+		// A new session's first write finds no directory yet (the store makes it as it writes).
+		await mkdir(dir, { recursive: true });
 		if (append) await appendFile(join(dir, file), part);
 		else await writeFile(join(dir, file), part);
 		process.kill(process.pid, "SIGKILL");
