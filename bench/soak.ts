@@ -7,10 +7,13 @@
  * agents one after another and reports what each leaves behind.
  *
  * It runs in a child process of its own (`--expose-gc`), so nothing else in the heap moves the
- * figures, and with `--no-flush-bytecode`: V8 otherwise drops the bytecode of functions that have
- * not run for a while (the warm-up session's, the bench's set-up) at later full collections, and
- * the heap after dispose came out about 1 MB *below* its baseline, a figure of V8's code aging
- * rather than of what the agents left behind. `npx tsx --expose-gc bench/soak.ts` runs it alone.
+ * figures. `npx tsx --expose-gc bench/soak.ts` runs it alone.
+ *
+ * After dispose the heap may come out below its baseline: V8 later drops compiled code and
+ * feedback of the warm-up session that the baseline still held (measured: from run to run of the
+ * same code, the baseline's old and code spaces differ by up to 1 MB, and such a run ends about
+ * 1 MB below it). What agents leave behind can only add to the heap, so the check is one-sided:
+ * at most 5 % above the baseline.
  */
 import { fileURLToPath } from "node:url";
 import { Type } from "typebox";
@@ -162,14 +165,15 @@ async function agentsOneAfterAnother(count: number): Promise<number> {
  * const result = await measureSoak({ prompts: 500, agents: 1000 });
  */
 export function measureSoak(options: SoakOptions = {}): Promise<SoakResult> {
-	return runChild<SoakResult>(fileURLToPath(import.meta.url), options, ["--no-flush-bytecode"]);
+	return runChild<SoakResult>(fileURLToPath(import.meta.url), options);
 }
 
 const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
 
 /**
  * The soak as a markdown table, with its verdicts: heap above baseline at most 2× the
- * transcript's JSON at every sample; back to the baseline within 5 % after dispose.
+ * transcript's JSON at every sample; after dispose at most 5 % above the baseline (what agents
+ * leave behind; below it is V8 dropping code the baseline held, see the module's comment).
  *
  * @example
  * console.log(formatSoak(await measureSoak()));
@@ -185,7 +189,8 @@ export function formatSoak(result: SoakResult): string {
 	const back = result.afterDisposeBytes / result.baselineBytes;
 	lines.push("");
 	lines.push(`Largest heap / transcript: ${worst.toFixed(2)} (target at most 2): ${worst <= 2 ? "met" : "**missed**"}.`);
-	lines.push(`After dispose: ${mb(result.afterDisposeBytes)} above a ${mb(result.baselineBytes)} baseline (${(back * 100).toFixed(1)} %; target within 5 %): ${Math.abs(back) <= 0.05 ? "met" : "**missed**"}.`);
+	const below = back < 0 ? " (below it: V8 dropped compiled code the baseline held, nothing of the agents')" : "";
+	lines.push(`After dispose: ${mb(result.afterDisposeBytes)} above a ${mb(result.baselineBytes)} baseline (${(back * 100).toFixed(1)} %; target at most 5 % above)${below}: ${back <= 0.05 ? "met" : "**missed**"}.`);
 	lines.push(`${result.agents.toLocaleString("en-US")} agents created, run and disposed one after another: ${Math.round(result.bytesLeftPerAgent)} bytes left behind per agent.`);
 	return lines.join("\n");
 }

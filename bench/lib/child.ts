@@ -12,17 +12,17 @@ import { fileURLToPath } from "node:url";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
- * Runs `script` as a child (`node --expose-gc [nodeFlags] --import tsx script --child <payload as
- * JSON>`) and returns the JSON of its last output line. Rejects with the child's stderr if it fails.
+ * Runs `script` as a child (`node --expose-gc --import tsx script --child <payload as JSON>`)
+ * and returns the JSON of its last output line. Rejects with the child's stderr if it fails.
  *
  * @example
  * const figure = await runChild<{ bytes: number }>(fileURLToPath(import.meta.url), { agents: 1000 });
  */
-export function runChild<Result>(script: string, payload: unknown, nodeFlags: readonly string[] = []): Promise<Result> {
+export function runChild<Result>(script: string, payload: unknown): Promise<Result> {
 	return new Promise((resolve, reject) => {
 		execFile(
 			process.execPath,
-			["--expose-gc", ...nodeFlags, "--import", "tsx", script, "--child", JSON.stringify(payload)],
+			["--expose-gc", "--import", "tsx", script, "--child", JSON.stringify(payload)],
 			{ cwd: ROOT, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
 			(error, stdout, stderr) => {
 				if (error) {
