@@ -35,6 +35,7 @@ import type { ImageContent } from "./types/content.js";
 import type { AgentMessage } from "./types/messages.js";
 import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
 import type { StreamFn } from "./types/stream.js";
+import { unlessAborted } from "./util/sleep.js";
 
 export type { AgentListener } from "./facade/delivery.js";
 
@@ -680,8 +681,12 @@ export class Agent {
 		}
 		const streamedFrom = batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
 		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom });
-		// A person is asked only once the question is stored: a crash after it cannot lose it.
-		if (this.#session.saves) this.#delivery.hold(() => this.#session.saveNow(this.#handles.takeSnapshot));
+		// A person is asked only once the question is stored: a crash after it cannot lose it. An
+		// abort does not wait for the store (one that never answers would hold the run forever).
+		if (this.#session.saves) {
+			const signal = this.#delivery.signal;
+			this.#delivery.hold(() => unlessAborted(this.#session.saveNow(this.#handles.takeSnapshot), signal));
+		}
 	}
 
 	/**

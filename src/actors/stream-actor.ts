@@ -6,6 +6,7 @@ import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEvent, AssistantMessageEventStreamLike } from "../types/stream.js";
 import { describeError } from "../util/describe-error.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
+import { unlessAborted } from "../util/sleep.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
 import type { RestoredStreamInput, StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
 import { fromCallback } from "xstate";
@@ -115,7 +116,8 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 				if (started && started.length > 0) return replay(replyOfStartedCalls(input.model, started));
 				// Recorded before the request goes out: a restart after it makes the request again.
 				const pending = journal.append({ kind: "model", phase: "intent", effect, model: input.model.id, messages: input.messages.length });
-				if (pending) await pending;
+				// An abort does not wait for the store (nor for the grace meant for a stream that ignores it).
+				if (pending) await unlessAborted(pending, signal);
 			}
 			let messages = input.messages;
 			if (config.transformContext) messages = await config.transformContext(messages, signal);

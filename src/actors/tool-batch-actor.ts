@@ -2,6 +2,7 @@ import { ABORTED_BEFORE_RUN, approvalNeeded, askBeforeToolCall, errorResult, typ
 import type { AfterToolCallResult, AgentToolCall, AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { describeError } from "../util/describe-error.js";
+import { unlessAborted } from "../util/sleep.js";
 import type { RestoredToolBatchInput, ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
 import { type ToolIntent, interruptedText } from "../durable/journal.js";
 import { fromCallback } from "xstate";
@@ -162,7 +163,9 @@ class ToolBatchRun {
 			intent.call = call.toolCall;
 		}
 		const pending = journal.append(intent);
-		if (pending) await pending;
+		// An abort does not wait for the store (one that never answers would hold the run forever):
+		// the call is then answered as aborted before it ran (see #execute).
+		if (pending) await unlessAborted(pending, call.controller.signal);
 		return undefined;
 	}
 

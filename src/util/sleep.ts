@@ -18,3 +18,30 @@ export function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<vo
 		signal?.addEventListener("abort", done, { once: true });
 	});
 }
+
+/**
+ * Settles as `pending` does (rejecting with its error), or resolves at once when `signal` aborts
+ * first: a wait an abort must be able to end (a store that never answers). Callers check
+ * `signal.aborted` afterwards to tell the two apart.
+ *
+ * @example
+ * await unlessAborted(journal.append(intent), signal);
+ * if (signal.aborted) return;
+ */
+export function unlessAborted(pending: PromiseLike<void>, signal: AbortSignal): Promise<void> {
+	if (signal.aborted) return Promise.resolve();
+	return new Promise<void>((resolve, reject) => {
+		const onAbort = () => resolve();
+		signal.addEventListener("abort", onAbort, { once: true });
+		pending.then(
+			() => {
+				signal.removeEventListener("abort", onAbort);
+				resolve();
+			},
+			(error: unknown) => {
+				signal.removeEventListener("abort", onAbort);
+				reject(error);
+			},
+		);
+	});
+}

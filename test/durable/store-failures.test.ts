@@ -18,6 +18,7 @@ import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
+import { expectValidTranscript } from "../agent/helpers.js";
 
 /** What reached the process's last-resort handlers while a test ran. */
 let escaped: unknown[] = [];
@@ -197,4 +198,40 @@ it("after a snapshot the store could not save, no entry is appended behind it: t
 	expect(restored.state.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
 	await settle();
 	expect(escaped).toEqual([]);
+});
+
+describe("a store that never answers one write", () => {
+	const hangs = ["model intent", "tool intent", "approval requested", "approval decided", "model outcome", "snapshot"] as const;
+	it.each(hangs)("(%s): abort() still ends the run, and a call whose intent is not stored never runs", async (which) => {
+		const memory = createMemoryStore();
+		let snapshots = 0;
+		const never = new Promise<void>(() => {});
+		const store: AgentStore = {
+			load: (id) => memory.load(id),
+			// The new session's first snapshot lands; the one a wait for approval saves does not.
+			saveSnapshot: (id, snapshot) => (which === "snapshot" && snapshots++ > 0 ? never : memory.saveSnapshot(id, snapshot)),
+			appendJournal: (id, entry) => (`${entry.kind} ${entry.phase}` === which ? never : memory.appendJournal(id, entry)),
+		};
+		const { tool, runs } = countingTool();
+		const scripted = createScriptedModel([{ content: [toolCall("noop", {}, "c1")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [{ ...tool, needsApproval: true }] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		agent.subscribe((event) => {
+			// Asked only once the question is stored, which may be after the abort: then nothing waits.
+			if (event.type === "approval_requested") queueMicrotask(() => agent.pendingApprovals.some((call) => call.toolCallId === event.toolCallId) && agent.approve(event.toolCallId));
+		});
+		let ended = false;
+		const run = agent.prompt("go").finally(() => (ended = true));
+		await new Promise((resolve) => setTimeout(resolve, 50));
+		// Stalled on the store (the write never lands): only an abort ends it.
+		expect(ended).toBe(false);
+		agent.abort();
+		// Less than the grace a stream that ignores the abort gets (2 s): waiting for the store is not that.
+		await Promise.race([run, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+		expect(ended, "the run did not end after abort()").toBe(true);
+		expect(agent.state.isStreaming).toBe(false);
+		expectValidTranscript(agent.state.messages);
+		if (which === "model intent" || which === "tool intent" || which === "approval requested" || which === "snapshot") expect(runs()).toBe(0);
+		await settle();
+		expect(escaped).toEqual([]);
+	});
 });

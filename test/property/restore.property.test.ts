@@ -8,7 +8,8 @@
  * that) restores a run that answers the call without running it again and keeps every user
  * message the model had seen. A store that fails random writes (rejecting, or throwing) never
  * takes the process down or makes a tool run twice, every failure is reported, and what it kept
- * restores to a valid run.
+ * restores to a valid run; one whose write never answers does not keep `abort()` from ending
+ * the run.
  * Both interpreters. `PROPERTY_RUNS` sets the runs, `PROPERTY_SEED` replays a seed.
  */
 import fc from "fast-check";
@@ -354,6 +355,49 @@ async function onFailingStore(scenario: Scenario, interpreter: "agentchart" | "x
 	}
 }
 
+/**
+ * Runs the scenario's first prompt on a store whose `hangAt`-th write never answers; aborts the
+ * run if it has not ended 100 ms in (it waits for that write), and gives the abort 1 s.
+ */
+async function onHangingStore(scenario: Scenario, interpreter: "agentchart" | "xstate", hangAt: number) {
+	const durable = createMemoryStore();
+	let write = 0;
+	const never = new Promise<void>(() => {});
+	const go = (done: () => void | Promise<void>) => (write++ === hangAt ? never : done());
+	const store: AgentStore = {
+		load: (id) => durable.load(id),
+		saveSnapshot: (id, snapshot) => Promise.resolve(go(() => durable.saveSnapshot(id, snapshot))),
+		appendJournal: (id, entry) => go(() => durable.appendJournal(id, entry)),
+	};
+	const escaped: unknown[] = [];
+	const onEscape = (reason: unknown) => escaped.push(reason);
+	process.on("unhandledRejection", onEscape);
+	process.on("uncaughtException", onEscape);
+	const ran: string[] = [];
+	try {
+		let agent: Agent | undefined;
+		agent = withInterpreter(interpreter, () =>
+			new Agent({ initialState: { model: createScriptedModel([]).model, tools: toolsFor(false, ran) }, streamFn: scriptedStreamFn(scenario.replies), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
+		);
+		if (scenario.followUp) agent.followUp(user("follow-up"));
+		let ended = false;
+		const run = agent.prompt("go").finally(() => (ended = true));
+		if (scenario.steer) agent.steer(user("steer"));
+		const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+		await Promise.race([run, sleep(100)]);
+		if (!ended) agent.abort();
+		// Less than the grace a stream that ignores the abort gets (2 s): the store's write is not such a stream.
+		await Promise.race([run, sleep(1_000)]);
+		const endedInTime = ended;
+		await sleep(5);
+		const stored = (await durable.load("s"))?.snapshot;
+		return { agent, ended: endedInTime, ran, escaped, stored: stored && (JSON.parse(JSON.stringify(stored)) as AgentSnapshot) };
+	} finally {
+		process.off("unhandledRejection", onEscape);
+		process.off("uncaughtException", onEscape);
+	}
+}
+
 for (const interpreter of ["agentchart", "xstate"] as const) {
 	describe(`restoring a run (${interpreter} interpreter)`, () => {
 		for (const replaySafe of [false, true]) {
@@ -425,6 +469,28 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 					const again: string[] = [];
 					const messages = await finishedFrom(session.stored, scenario, interpreter, false, again);
 					expectValidTranscript(messages);
+					expect(
+						again.filter((id) => session.ran.includes(id)),
+						"run again after the restore",
+					).toEqual([]);
+				}),
+				{ numRuns: NUM_RUNS, seed: SEED },
+			);
+		}, 120_000);
+
+		it("ends a run on abort() whatever single write of the store never answers, and what the store kept restores", async () => {
+			console.log(`property seed (hanging store, ${interpreter}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
+			await fc.assert(
+				fc.asyncProperty(scenarioArb, fc.nat(14), async (scenario, hangAt) => {
+					const session = await onHangingStore(scenario, interpreter, hangAt);
+					expect(session.ended, "the run did not end after abort()").toBe(true);
+					expect(session.agent.state.isStreaming).toBe(false);
+					expect(session.escaped, "reached the process's last-resort handlers").toEqual([]);
+					expectValidTranscript(session.agent.state.messages);
+					expect(new Set(session.ran).size, "a tool ran twice").toBe(session.ran.length);
+					if (!session.stored) return;
+					const again: string[] = [];
+					expectValidTranscript(await finishedFrom(session.stored, scenario, interpreter, false, again));
 					expect(
 						again.filter((id) => session.ran.includes(id)),
 						"run again after the restore",
