@@ -25,8 +25,8 @@ export function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<vo
  * `signal.aborted` afterwards to tell the two apart.
  *
  * @example
- * await unlessAborted(journal.append(intent), signal);
- * if (signal.aborted) return;
+ * await unlessAborted(store.saveSnapshot(sessionId, snapshot), signal);
+ * if (signal.aborted) return; // not waited for: the store may still write it
  */
 export function unlessAborted(pending: PromiseLike<void>, signal: AbortSignal): Promise<void> {
 	if (signal.aborted) return Promise.resolve();
