@@ -577,3 +577,35 @@ export function thrownBy(build: () => unknown): string {
 	}
 	return "nothing";
 }
+
+/** What reached the process's last-resort handlers while watched (see {@link watchEscapes}). */
+export interface Escapes {
+	/** Rejections nobody handled and exceptions nobody caught, in order. */
+	readonly caught: unknown[];
+	/** Stops watching. */
+	stop(): void;
+}
+
+/**
+ * Watches `unhandledRejection` and `uncaughtException` (each ends a Node process by default):
+ * code under test that lets one escape is a defect even when the test's own assertions pass.
+ * Node reports a rejection nobody handled after the microtasks of its turn: wait a timer before
+ * reading `caught`.
+ *
+ * @example
+ * const escapes = watchEscapes();
+ * try { await agent.prompt("go"); await sleep(5); expect(escapes.caught).toEqual([]); } finally { escapes.stop(); }
+ */
+export function watchEscapes(): Escapes {
+	const caught: unknown[] = [];
+	const onEscape = (reason: unknown) => caught.push(reason);
+	process.on("unhandledRejection", onEscape);
+	process.on("uncaughtException", onEscape);
+	return {
+		caught,
+		stop() {
+			process.off("unhandledRejection", onEscape);
+			process.off("uncaughtException", onEscape);
+		},
+	};
+}

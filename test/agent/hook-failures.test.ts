@@ -11,19 +11,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Agent, type AgentOptions } from "../../src/agent.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AnyAgentTool } from "../../src/types/agent.js";
-import { expectValidTranscript, ok } from "./helpers.js";
+import { type Escapes, expectValidTranscript, ok, watchEscapes } from "./helpers.js";
 
-let escaped: unknown[] = [];
-const onEscape = (reason: unknown) => escaped.push(reason);
+let escapes: Escapes;
 beforeEach(() => {
-	escaped = [];
-	process.on("unhandledRejection", onEscape);
-	process.on("uncaughtException", onEscape);
+	escapes = watchEscapes();
 });
-afterEach(() => {
-	process.off("unhandledRejection", onEscape);
-	process.off("uncaughtException", onEscape);
-});
+afterEach(() => escapes.stop());
 
 type Failing = () => never;
 const HOW = {
@@ -65,6 +59,6 @@ describe.each(Object.keys(PLACES))("a failing %s", (place) => {
 		await new Promise((resolve) => setTimeout(resolve, 10));
 		expect(agent.state.isStreaming).toBe(false);
 		expectValidTranscript(agent.state.messages);
-		expect(escaped).toEqual([]);
+		expect(escapes.caught).toEqual([]);
 	});
 });

@@ -22,6 +22,7 @@ import {
 	type ToolExecute,
 	user,
 	valueSchema,
+	watchEscapes,
 	whenAborted,
 } from "./helpers.js";
 
@@ -216,9 +217,7 @@ describe("tool preflight", () => {
 	});
 
 	it("a prepareArguments that returns a promise (typed code cannot) is an error result naming it, and its rejection does not escape", async () => {
-		const escaped: unknown[] = [];
-		const onEscape = (reason: unknown) => escaped.push(reason);
-		process.on("unhandledRejection", onEscape);
+		const escapes = watchEscapes();
 		try {
 			let executed = 0;
 			const tool = makeTool("t", async () => (executed++, ok("ran")), { prepareArguments: (() => Promise.reject(new Error("async prepare"))) as never });
@@ -227,9 +226,9 @@ describe("tool preflight", () => {
 			await sleep(10);
 			expect(toolResults(agent).map((r) => [r.isError, textOf(r)])).toEqual([[true, "prepareArguments returned a promise; it must return the arguments synchronously"]]);
 			expect(executed).toBe(0);
-			expect(escaped).toEqual([]);
+			expect(escapes.caught).toEqual([]);
 		} finally {
-			process.off("unhandledRejection", onEscape);
+			escapes.stop();
 		}
 	});
 

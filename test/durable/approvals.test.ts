@@ -11,7 +11,7 @@ import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { deferred, expectValidTranscript, expectWellFormedRun, makeTool, ok, textOf, thrownBy } from "../agent/helpers.js";
+import { deferred, expectValidTranscript, expectWellFormedRun, makeTool, ok, textOf, thrownBy, watchEscapes } from "../agent/helpers.js";
 
 /** A tool that logs each run; `needsApproval` as given. */
 function loggingTool(name: string, log: string[], extra: Partial<AnyAgentTool> = {}): AnyAgentTool {
@@ -121,9 +121,7 @@ describe("approval as a state", () => {
 	});
 
 	it("an approval rule that returns a promise (typed code cannot) makes the call wait, saying why, and its rejection does not escape", async () => {
-		const escaped: unknown[] = [];
-		const onEscape = (reason: unknown) => escaped.push(reason);
-		process.on("unhandledRejection", onEscape);
+		const escapes = watchEscapes();
 		try {
 			const log: string[] = [];
 			const send = loggingTool("send", log, { needsApproval: (() => Promise.reject(new Error("async rule"))) as never });
@@ -135,9 +133,9 @@ describe("approval as a state", () => {
 			await run;
 			await new Promise((resolve) => setTimeout(resolve, 10));
 			expect(log).toEqual([]);
-			expect(escaped).toEqual([]);
+			expect(escapes.caught).toEqual([]);
 		} finally {
-			process.off("unhandledRejection", onEscape);
+			escapes.stop();
 		}
 	});
 

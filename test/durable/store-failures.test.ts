@@ -18,20 +18,14 @@ import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { expectValidTranscript } from "../agent/helpers.js";
+import { type Escapes, expectValidTranscript, watchEscapes } from "../agent/helpers.js";
 
 /** What reached the process's last-resort handlers while a test ran. */
-let escaped: unknown[] = [];
-const onEscape = (reason: unknown) => escaped.push(reason);
+let escapes: Escapes;
 beforeEach(() => {
-	escaped = [];
-	process.on("unhandledRejection", onEscape);
-	process.on("uncaughtException", onEscape);
+	escapes = watchEscapes();
 });
-afterEach(() => {
-	process.off("unhandledRejection", onEscape);
-	process.off("uncaughtException", onEscape);
-});
+afterEach(() => escapes.stop());
 
 /** Lets a rejection nobody handled reach `unhandledRejection` (Node reports it after the microtasks). */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -96,7 +90,7 @@ describe.each<Failure>(["reject", "throw"])("a store whose writes %s", (how) => 
 		const restored = await Agent.load({ store, sessionId: "s", initialState: { tools: [tool] } });
 		expect(restored.state.messages).toEqual(agent.state.messages);
 		await settle();
-		expect(escaped).toEqual([]);
+		expect(escapes.caught).toEqual([]);
 	});
 
 	it("a tool's intent: the tool does not run, the model gets an error result, the run goes on", async () => {
@@ -108,7 +102,7 @@ describe.each<Failure>(["reject", "throw"])("a store whose writes %s", (how) => 
 		expect(agent.storeProblems).toEqual(["the store could not append a journal entry: disk full (tool intent)"]);
 		await expect(agent.saved()).rejects.toThrow("agentchart: the store could not append a journal entry: disk full (tool intent)");
 		await settle();
-		expect(escaped).toEqual([]);
+		expect(escapes.caught).toEqual([]);
 	});
 
 	it("a tool's outcome, which nothing waits for: the tool ran once, the run completes, the process goes on", async () => {
@@ -118,7 +112,7 @@ describe.each<Failure>(["reject", "throw"])("a store whose writes %s", (how) => 
 		expect(runs()).toBe(1);
 		expect(shape(agent.state.messages)).toEqual(["user", "assistant toolUse", "toolResult", "assistant stop"]);
 		await settle();
-		expect(escaped).toEqual([]);
+		expect(escapes.caught).toEqual([]);
 		await expect(agent.saved()).rejects.toThrow(/disk full \(tool outcome\)/);
 	});
 
@@ -142,7 +136,7 @@ describe.each<Failure>(["reject", "throw"])("a store whose writes %s", (how) => 
 		await expect(agent.save()).rejects.toThrow("agentchart: the store could not save a snapshot: disk full (snapshot)");
 		expect(agent.storeProblems.every((problem) => problem.includes("disk full (snapshot)"))).toBe(true);
 		await settle();
-		expect(escaped).toEqual([]);
+		expect(escapes.caught).toEqual([]);
 	});
 });
 
@@ -166,7 +160,7 @@ it("a store that recovers: what the agent writes after a failure is stored, and 
 	const restored = await Agent.load({ store, sessionId: "s", initialState: { tools: [tool] }, streamFn: scripted.streamFn });
 	expect(restored.state.messages).toEqual(agent.state.messages);
 	await settle();
-	expect(escaped).toEqual([]);
+	expect(escapes.caught).toEqual([]);
 });
 
 it("after a snapshot the store could not save, no entry is appended behind it: the next effect waits for a snapshot in its place, and is not made while none can be stored", async () => {
@@ -197,7 +191,7 @@ it("after a snapshot the store could not save, no entry is appended behind it: t
 	const restored = await Agent.load({ store, sessionId: "s", initialState: { tools: [tool] } });
 	expect(restored.state.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
 	await settle();
-	expect(escaped).toEqual([]);
+	expect(escapes.caught).toEqual([]);
 });
 
 describe("a store that never answers one write", () => {
@@ -232,6 +226,6 @@ describe("a store that never answers one write", () => {
 		expectValidTranscript(agent.state.messages);
 		if (which === "model intent" || which === "tool intent" || which === "approval requested" || which === "snapshot") expect(runs()).toBe(0);
 		await settle();
-		expect(escaped).toEqual([]);
+		expect(escapes.caught).toEqual([]);
 	});
 });

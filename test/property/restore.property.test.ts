@@ -23,7 +23,7 @@ import type { AgentEvent, AnyAgentTool, ToolExecutionMode } from "../../src/type
 import { emptyUsage } from "../../src/types/content.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
 import type { StreamFn } from "../../src/types/stream.js";
-import { expectValidTranscript, makeTool, ok, user } from "../agent/helpers.js";
+import { expectValidTranscript, makeTool, ok, user, watchEscapes } from "../agent/helpers.js";
 
 const NUM_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 25);
 const SEED = Number(process.env["PROPERTY_SEED"] ?? Date.now() % 2 ** 31);
@@ -320,10 +320,7 @@ function failingStore(plan: readonly WritePlan[]): { store: AgentStore; durable:
  */
 async function onFailingStore(scenario: Scenario, interpreter: "agentchart" | "xstate", plan: readonly WritePlan[], then: Then) {
 	const { store, durable, failures } = failingStore(plan);
-	const escaped: unknown[] = [];
-	const onEscape = (reason: unknown) => escaped.push(reason);
-	process.on("unhandledRejection", onEscape);
-	process.on("uncaughtException", onEscape);
+	const escapes = watchEscapes();
 	const ran: string[] = [];
 	let agent: Agent | undefined;
 	try {
@@ -348,11 +345,20 @@ async function onFailingStore(scenario: Scenario, interpreter: "agentchart" | "x
 		// Node reports a rejection nobody handled once the microtasks are done.
 		await new Promise((resolve) => setTimeout(resolve, 5));
 		const stored = (await durable.load("s"))?.snapshot;
-		return { agent, ran, escaped, failures: failures(), last, reported, stored: stored && (JSON.parse(JSON.stringify(stored)) as AgentSnapshot) };
+		return { agent, ran, escaped: escapes.caught, failures: failures(), last, reported, stored: stored && (JSON.parse(JSON.stringify(stored)) as AgentSnapshot) };
 	} finally {
-		process.off("unhandledRejection", onEscape);
-		process.off("uncaughtException", onEscape);
+		escapes.stop();
 	}
+}
+
+/** `stored` restores to a run that ends with a valid transcript and runs none of the calls in `ran` again. */
+async function expectRestoresWithoutRerun(stored: AgentSnapshot, scenario: Scenario, interpreter: "agentchart" | "xstate", ran: readonly string[]): Promise<void> {
+	const again: string[] = [];
+	expectValidTranscript(await finishedFrom(stored, scenario, interpreter, false, again));
+	expect(
+		again.filter((id) => ran.includes(id)),
+		"run again after the restore",
+	).toEqual([]);
 }
 
 /**
@@ -369,10 +375,7 @@ async function onHangingStore(scenario: Scenario, interpreter: "agentchart" | "x
 		saveSnapshot: (id, snapshot) => Promise.resolve(go(() => durable.saveSnapshot(id, snapshot))),
 		appendJournal: (id, entry) => go(() => durable.appendJournal(id, entry)),
 	};
-	const escaped: unknown[] = [];
-	const onEscape = (reason: unknown) => escaped.push(reason);
-	process.on("unhandledRejection", onEscape);
-	process.on("uncaughtException", onEscape);
+	const escapes = watchEscapes();
 	const ran: string[] = [];
 	try {
 		let agent: Agent | undefined;
@@ -391,10 +394,9 @@ async function onHangingStore(scenario: Scenario, interpreter: "agentchart" | "x
 		const endedInTime = ended;
 		await sleep(5);
 		const stored = (await durable.load("s"))?.snapshot;
-		return { agent, ended: endedInTime, ran, escaped, stored: stored && (JSON.parse(JSON.stringify(stored)) as AgentSnapshot) };
+		return { agent, ended: endedInTime, ran, escaped: escapes.caught, stored: stored && (JSON.parse(JSON.stringify(stored)) as AgentSnapshot) };
 	} finally {
-		process.off("unhandledRejection", onEscape);
-		process.off("uncaughtException", onEscape);
+		escapes.stop();
 	}
 }
 
@@ -464,15 +466,8 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 					expect(session.agent.storeProblems).toHaveLength(session.failures);
 					if (session.failures > 0) expect(session.reported > 0 || session.last instanceof Error, "failures not reported by saved()").toBe(true);
 					else expect(session.last).toBeUndefined();
-					if (!session.stored) return;
 					// A crash now leaves what the store holds: it restores, and nothing runs again.
-					const again: string[] = [];
-					const messages = await finishedFrom(session.stored, scenario, interpreter, false, again);
-					expectValidTranscript(messages);
-					expect(
-						again.filter((id) => session.ran.includes(id)),
-						"run again after the restore",
-					).toEqual([]);
+					if (session.stored) await expectRestoresWithoutRerun(session.stored, scenario, interpreter, session.ran);
 				}),
 				{ numRuns: NUM_RUNS, seed: SEED },
 			);
@@ -488,13 +483,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 					expect(session.escaped, "reached the process's last-resort handlers").toEqual([]);
 					expectValidTranscript(session.agent.state.messages);
 					expect(new Set(session.ran).size, "a tool ran twice").toBe(session.ran.length);
-					if (!session.stored) return;
-					const again: string[] = [];
-					expectValidTranscript(await finishedFrom(session.stored, scenario, interpreter, false, again));
-					expect(
-						again.filter((id) => session.ran.includes(id)),
-						"run again after the restore",
-					).toEqual([]);
+					if (session.stored) await expectRestoresWithoutRerun(session.stored, scenario, interpreter, session.ran);
 				}),
 				{ numRuns: NUM_RUNS, seed: SEED },
 			);
