@@ -383,7 +383,7 @@ export class Agent {
 		this.toolAbortGraceMs = options.toolAbortGraceMs ?? LOOP_DEFAULTS.toolAbortGraceMs;
 		this.outputLimitRecovery = options.outputLimitRecovery;
 		this.approvalTimeoutMs = options.approvalTimeoutMs;
-		this.#session = new DurableSession(options.store, options.sessionId, [], 0, options.store && (() => this.snapshot()));
+		this.#session = new DurableSession(options.store, options.sessionId, [], 0, options.store && this.#handles.takeSnapshot);
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
 		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
 		this.#delivery = new ListenerDelivery(

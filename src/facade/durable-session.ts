@@ -52,8 +52,6 @@ export class DurableSession {
 	 * written as a snapshot instead (one per step, carrying the run's journal) until one is stored.
 	 */
 	#broken: string | undefined;
-	/** The snapshot that stands in for the entries of this step while {@link DurableSession.#broken}. */
-	#repairing: Promise<void> | undefined;
 
 	constructor(
 		readonly store: AgentStore | undefined,
@@ -93,25 +91,17 @@ export class DurableSession {
 	}
 
 	/**
-	 * Resolves once a snapshot taken after this step (it carries the journal so far) is stored;
-	 * rejects, with the store's error, if it could not be.
+	 * Resolves once a snapshot taken after this step (it carries the journal so far; the entries of
+	 * one step make one save, see {@link DurableSession.requestSave}) is stored; rejects, with the
+	 * store's error, if it could not be.
 	 */
 	#repair(): Promise<void> {
-		let repairing = this.#repairing;
-		if (!repairing) {
-			repairing = this.#repairing = new Promise<void>((resolve) => queueMicrotask(resolve))
-				.then(() => {
-					this.#repairing = undefined;
-					const take = this.take;
-					if (!take) throw new Error(`agentchart: ${this.#broken}`);
-					return this.#enqueueSave(take);
-				})
-				.then(() => {
-					if (this.#broken !== undefined) throw new Error(`agentchart: ${this.#broken}`);
-				});
-			repairing.catch(() => {});
-		}
-		return repairing;
+		if (this.take) this.requestSave(this.take);
+		const repaired = this.settled().then(() => {
+			if (this.#broken !== undefined) throw new Error(`agentchart: ${this.#broken}`);
+		});
+		repaired.catch(() => {});
+		return repaired;
 	}
 
 	/** Whether the agent saves its session (it has a store and a session id). */
