@@ -3,15 +3,18 @@
  * 1,000-message session takes to restore.
  *
  * - Turn: blocks of fresh agents each run one prompt (a reply with 3 instant tool calls, then a
- *   text reply), without a store, with the memory store and with the file store under each fsync
- *   policy, in a shuffled order per round; the figures are µs per prompt of CPU time (user +
- *   system: another process on the machine costs no side) and of wall time (the file store
- *   waits for the disk); ratios to the agent without a store are taken within each round. The
- *   store's work counts to the end: each block ends when every agent's last save is stored.
- * - The same turn in an ongoing session: each agent ran one such prompt before the clock (and
- *   its saves are stored), and its second prompt is timed, without a store and with the memory
- *   store. A new session saves one snapshot (the agent as its first prompt finds it); an ongoing
- *   session journals its prompt and its run's end, and saves none.
+ *   text reply), without a store and with the file store under each fsync policy, in a shuffled
+ *   order per round; the figures are µs per prompt of CPU time (user + system: another process
+ *   on the machine costs no side) and of wall time (the file store waits for the disk); ratios to
+ *   the agent without a store are taken within each round. The store's work counts to the end:
+ *   each block ends when every agent's last save is stored.
+ * - The memory store, in rounds of its own: a block with it and a block without a store, back to
+ *   back in a random order, for a new session and for an ongoing one (each agent ran one such
+ *   prompt before the clock, its saves stored, and its second prompt is timed). Its blocks take
+ *   milliseconds; next to a file store's block (its garbage, its disk's callbacks) a round's
+ *   ratio measured how the file store left the process more than the memory store. A new session
+ *   saves one snapshot (the agent as its first prompt finds it); an ongoing session journals its
+ *   prompt and its run's end, and saves none.
  * - Snapshot size: an idle session of 1,000 messages and one waiting for approval, as JSON, beside
  *   the transcript's own JSON.
  * - Restore: `Agent.restore(JSON.parse(text), options)` of those sessions until the agent answers
@@ -44,7 +47,10 @@ export interface DurableOptions {
 	 * block or the other would decide a round's ratio.
 	 */
 	memoryPrompts: number;
+	/** Rounds with the file store. */
 	repetitions: number;
+	/** Rounds of the memory store beside no store (cheap: more of them than with the file store). */
+	memoryRepetitions: number;
 	warmups: number;
 	/** Messages of the restored session. */
 	messages: number;
@@ -68,6 +74,8 @@ export interface DurableResult {
 	turnRatio: Record<StoreVariant, Summary>;
 	/** Each variant's CPU time over the agent without a store's, within each round. */
 	turnCpuRatio: Record<StoreVariant, Summary>;
+	/** µs of CPU per prompt without a store in the memory store's rounds (its ratios are to this), a new session. */
+	memoryNoneCpuUs: Summary;
 	/** µs of CPU per prompt in an ongoing session (its second prompt), without a store and with the memory store. */
 	ongoingCpuUs: { none: Summary; memory: Summary };
 	/** The memory store's CPU time over no store's in an ongoing session, within each round. */
@@ -96,7 +104,7 @@ function longTranscript(count: number, model: ReturnType<typeof benchModel>): Ag
  * Runs the durable bench.
  *
  * @example
- * const result = await measureDurable({ prompts: 50, memoryPrompts: 50, repetitions: 1, warmups: 0, messages: 1_000, restores: 3 }, createRandom(1));
+ * const result = await measureDurable({ prompts: 50, memoryPrompts: 50, repetitions: 1, memoryRepetitions: 1, warmups: 0, messages: 1_000, restores: 3 }, createRandom(1));
  */
 export async function measureDurable(options: DurableOptions, random: () => number): Promise<DurableResult> {
 	const { Agent, createFileStore, createMemoryStore } = await loadAgentchart();
@@ -110,34 +118,51 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 		const cpuRatios = Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, [] as number[]])) as Record<StoreVariant, number[]>;
 		const ongoing = { none: [] as number[], memory: [] as number[] };
 		const ongoingRatios: number[] = [];
-		let block = 0;
+		let blocks = 0;
 		const storeFor = (variant: StoreVariant): AgentStore | undefined => {
 			if (variant === "none") return undefined;
 			if (variant === "memory") return createMemoryStore();
-			return createFileStore(join(root, `block-${block++}`), { fsync: FSYNC[variant] });
+			return createFileStore(join(root, `block-${blocks++}`), { fsync: FSYNC[variant] });
 		};
+		/** One block of `count` fresh agents, one prompt each: µs per prompt of wall and CPU time. */
+		const block = async (variant: StoreVariant, count: number): Promise<{ wall: number; cpu: number }> => {
+			const store = storeFor(variant);
+			const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
+			const agents = Array.from({ length: count }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
+			collectYoungGarbage();
+			const start = performance.now();
+			const startCpu = process.cpuUsage();
+			for (const agent of agents) await agent.prompt("go");
+			// The store's work counts to the end: the last save of every agent is stored.
+			// (saved(), not save(): the agent's own saves, no snapshot the bench would add.) An
+			// agent without a store waits the same way (for nothing), so that the harness's own
+			// steps are no part of a store's figure.
+			await Promise.all(agents.map((agent) => agent.saved()));
+			const used = process.cpuUsage(startCpu);
+			return { wall: ((performance.now() - start) * 1000) / count, cpu: (used.user + used.system) / count };
+		};
+		const fileVariants = STORE_VARIANTS.filter((variant) => variant !== "memory");
 		for (let round = -options.warmups; round < options.repetitions; round++) {
-			const order = [...STORE_VARIANTS].sort(() => random() - 0.5);
+			const order = [...fileVariants].sort(() => random() - 0.5);
 			const times = {} as Record<StoreVariant, number>;
 			const cpu = {} as Record<StoreVariant, number>;
 			for (const variant of order) {
-				const store = storeFor(variant);
-				const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
-				const count = variant === "none" || variant === "memory" ? options.memoryPrompts : options.prompts;
-				const agents = Array.from({ length: count }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
-				collectYoungGarbage();
-				const start = performance.now();
-				const startCpu = process.cpuUsage();
-				for (const agent of agents) await agent.prompt("go");
-				// The store's work counts to the end: the last save of every agent is stored.
-				// (saved(), not save(): the agent's own saves, no snapshot the bench would add.) An
-				// agent without a store waits the same way (for nothing), so that the harness's own
-				// steps are no part of a store's figure.
-				await Promise.all(agents.map((agent) => agent.saved()));
-				const used = process.cpuUsage(startCpu);
-				times[variant] = ((performance.now() - start) * 1000) / count;
-				cpu[variant] = (used.user + used.system) / count;
+				const measured = await block(variant, variant === "none" ? options.memoryPrompts : options.prompts);
+				times[variant] = measured.wall;
+				cpu[variant] = measured.cpu;
 			}
+			if (round < 0) continue;
+			for (const variant of fileVariants) {
+				samples[variant].push(times[variant]);
+				ratios[variant].push(times[variant] / times.none);
+				cpuSamples[variant].push(cpu[variant]);
+				cpuRatios[variant].push(cpu[variant] / cpu.none);
+			}
+		}
+		const memoryNone: number[] = [];
+		for (let round = -options.warmups; round < options.memoryRepetitions; round++) {
+			const fresh = {} as Record<"none" | "memory", { wall: number; cpu: number }>;
+			for (const variant of random() < 0.5 ? (["none", "memory"] as const) : (["memory", "none"] as const)) fresh[variant] = await block(variant, options.memoryPrompts);
 			const second = {} as Record<"none" | "memory", number>;
 			for (const variant of random() < 0.5 ? (["none", "memory"] as const) : (["memory", "none"] as const)) {
 				const store = storeFor(variant);
@@ -156,12 +181,11 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 			ongoing.none.push(second.none);
 			ongoing.memory.push(second.memory);
 			ongoingRatios.push(second.memory / second.none);
-			for (const variant of STORE_VARIANTS) {
-				samples[variant].push(times[variant]);
-				ratios[variant].push(times[variant] / times.none);
-				cpuSamples[variant].push(cpu[variant]);
-				cpuRatios[variant].push(cpu[variant] / cpu.none);
-			}
+			memoryNone.push(fresh.none.cpu);
+			samples.memory.push(fresh.memory.wall);
+			ratios.memory.push(fresh.memory.wall / fresh.none.wall);
+			cpuSamples.memory.push(fresh.memory.cpu);
+			cpuRatios.memory.push(fresh.memory.cpu / fresh.none.cpu);
 		}
 
 		// A session of `messages` messages, idle, and the same waiting for approval of its next call.
@@ -201,6 +225,7 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 			turnRatio: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(ratios[variant])])) as Record<StoreVariant, Summary>,
 			turnCpuUs: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(cpuSamples[variant])])) as Record<StoreVariant, Summary>,
 			turnCpuRatio: Object.fromEntries(STORE_VARIANTS.map((variant) => [variant, summarize(cpuRatios[variant])])) as Record<StoreVariant, Summary>,
+			memoryNoneCpuUs: summarize(memoryNone),
 			ongoingCpuUs: { none: summarize(ongoing.none), memory: summarize(ongoing.memory) },
 			ongoingCpuRatio: summarize(ongoingRatios),
 			messages: options.messages,
@@ -217,7 +242,7 @@ if (isEntryPoint(import.meta.url)) {
 	if (rerun !== undefined) process.exit(rerun);
 	const quick = process.argv.includes("--quick");
 	const seed = randomSeed();
-	const result = await measureDurable(quick ? { prompts: 20, memoryPrompts: 20, repetitions: 1, warmups: 0, messages: 1_000, restores: 3 } : { prompts: 100, memoryPrompts: 400, repetitions: 31, warmups: 3, messages: 1_000, restores: 15 }, createRandom(seed));
+	const result = await measureDurable(quick ? { prompts: 20, memoryPrompts: 20, repetitions: 1, memoryRepetitions: 1, warmups: 0, messages: 1_000, restores: 3 } : { prompts: 100, memoryPrompts: 400, repetitions: 31, memoryRepetitions: 61, warmups: 3, messages: 1_000, restores: 15 }, createRandom(seed));
 	const { formatDurable } = await import("./report.js");
 	console.log(formatDurable(result, []).join("\n"));
 }

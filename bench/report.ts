@@ -306,19 +306,23 @@ function overlapSection(rows: OverlapRow[]): string[] {
 export function formatDurable(result: DurableResult, checks: TargetCheck[]): string[] {
 	const us = (value: number) => fixed(value, 0);
 	const lines: string[] = [];
-	lines.push(`**9. Durable runs: a 3-tool turn on a fresh session with each store (${grouped(result.memoryPrompts)} prompts a block without a store and with the memory store, ${grouped(result.prompts)} with the file store; µs per prompt including the store's last save; ${rounds(result.turnUs.none.samples.length)})**`);
+	lines.push(`**9. Durable runs: a 3-tool turn on a fresh session with each store (${grouped(result.memoryPrompts)} prompts a block without a store and with the memory store, ${grouped(result.prompts)} with the file store; µs per prompt including the store's last save; ${rounds(result.turnUs.none.samples.length)} with the file store, ${rounds(result.turnUs.memory.samples.length)} of the memory store beside no store)**`);
 	lines.push("");
 	lines.push("| store | CPU µs per prompt | CPU over no store | target | verdict | wall µs per prompt | wall over no store |");
 	lines.push("|---|---:|---:|---|---|---:|---:|");
 	const memoryMet = result.turnCpuRatio.memory.median <= TARGETS.memoryStoreTurn;
-	for (const variant of Object.keys(result.turnUs) as StoreVariant[]) {
-		const target = variant === "memory" ? `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×` : "";
-		const verdict = variant === "memory" ? verdictText(memoryMet) : "";
-		const none = variant === "none";
-		lines.push(`| ${variant} | ${spread(result.turnCpuUs[variant], us)} | ${none ? "" : ratio(result.turnCpuRatio[variant])} | ${target} | ${verdict} | ${spread(result.turnUs[variant], us)} | ${none ? "" : ratio(result.turnRatio[variant])} |`);
-	}
 	const ongoingMet = result.ongoingCpuRatio.median <= TARGETS.memoryStoreTurn;
-	lines.push(`| memory, ongoing session (its 2nd prompt; no store: ${spread(result.ongoingCpuUs.none, us)}) | ${spread(result.ongoingCpuUs.memory, us)} | ${ratio(result.ongoingCpuRatio)} | ≤ ${fixed(TARGETS.memoryStoreTurn, 2)}× | ${verdictText(ongoingMet)} | | |`);
+	for (const variant of Object.keys(result.turnUs) as StoreVariant[]) {
+		const memory = variant === "memory";
+		const target = memory ? `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×` : "";
+		const verdict = memory ? verdictText(memoryMet) : "";
+		const none = variant === "none";
+		const name = memory ? `memory, a new session (no store in its rounds: ${spread(result.memoryNoneCpuUs, us)})` : variant;
+		lines.push(`| ${name} | ${spread(result.turnCpuUs[variant], us)} | ${none ? "" : ratio(result.turnCpuRatio[variant])} | ${target} | ${verdict} | ${spread(result.turnUs[variant], us)} | ${none ? "" : ratio(result.turnRatio[variant])} |`);
+		if (memory) lines.push(`| memory, ongoing session (its 2nd prompt; no store: ${spread(result.ongoingCpuUs.none, us)}) | ${spread(result.ongoingCpuUs.memory, us)} | ${ratio(result.ongoingCpuRatio)} | ≤ ${fixed(TARGETS.memoryStoreTurn, 2)}× | ${verdictText(ongoingMet)} | | |`);
+	}
+	lines.push("");
+	lines.push("The memory store is measured in rounds of its own, a block with it and one without a store back to back: its blocks take milliseconds, and beside a file store's block (its garbage, its disk's callbacks) a ratio would say more about how the file store left the process than about the memory store.");
 	lines.push("");
 	lines.push("A new session saves the agent as its first prompt finds it (nothing is stored yet), one snapshot; after that its runs are journaled (the prompt, and what the run added), so an ongoing session's turn takes no snapshot until the journal after the last one holds 256 entries.");
 	lines.push("");

@@ -40,9 +40,11 @@ export interface AgentStore {
 	 * journal entries numbered up to `snapshot.journalSeq` may be dropped; any later ones must be
 	 * kept, except the entries of a run whose end is journaled (a `RunEnd`) other than its start
 	 * and end: a restore reads only those of a run that ended. An agent hands its writes over one
-	 * at a time, in the order it made them: each only once the one before it has resolved.
+	 * at a time, in the order it made them: each only once the one before it has resolved. May
+	 * return nothing when the snapshot is stored already (a store in memory): a write that needs
+	 * no waiting then costs no promise.
 	 */
-	saveSnapshot(sessionId: string, snapshot: AgentSnapshot): Promise<void>;
+	saveSnapshot(sessionId: string, snapshot: AgentSnapshot): void | Promise<void>;
 	/**
 	 * Appends one journal entry (in `seq` order). Resolves once the entry is durable as the store
 	 * promises; the effect it records waits for that. May return nothing when it already is.
@@ -91,12 +93,12 @@ export function createMemoryStore(): AgentStore & { sessions(): string[] } {
 			if (!session?.snapshot) return undefined;
 			return { snapshot: { ...session.snapshot, journal: journalAfter(session.snapshot, session.journal) }, problems: [] };
 		},
-		async saveSnapshot(sessionId, snapshot) {
+		saveSnapshot(sessionId, snapshot) {
 			const session = sessionOf(sessionId);
 			session.snapshot = snapshot;
 			// Entries the snapshot has seen are in it, or belong to a run that ended.
 			const seen = snapshot.journalSeq ?? 0;
-			session.journal = session.journal.filter((entry) => entry.seq > seen);
+			if (session.journal.length > 0) session.journal = session.journal.filter((entry) => entry.seq > seen);
 		},
 		appendJournal(sessionId, entry) {
 			const journal = sessionOf(sessionId).journal;

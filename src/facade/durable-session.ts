@@ -155,11 +155,17 @@ export class DurableSession {
 		const machine = snapshot.machine;
 		this.#between = machine.status === "active" && machine.value === "idle" && !machine.context.run ? { context: machine.context, from: snapshot } : undefined;
 		this.#entriesSince = 0;
-		let saved: Promise<void>;
+		let saved: Promise<void> | undefined;
 		try {
-			saved = this.#write(() => store.saveSnapshot(id, snapshot)) ?? Promise.resolve();
+			saved = this.#write(() => store.saveSnapshot(id, snapshot));
 		} catch (error) {
 			saved = Promise.reject(error);
+		}
+		if (!saved) {
+			// Stored already (a store in memory): nothing to wait for.
+			this.#broken = undefined;
+			this.#saving = undefined;
+			return Promise.resolve();
 		}
 		this.#saving = saved.then(
 			() => {

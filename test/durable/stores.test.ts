@@ -222,6 +222,37 @@ describe("Agent.saved()", () => {
 		expect(again.state.messages.map((message) => textOf(message))).toEqual(["hello", "stored"]);
 	});
 
+	it("with a store that writes at once (its writes return nothing, as the memory store's do): every write lands, and save() and saved() resolve", async () => {
+		const memory = createMemoryStore();
+		const snapshot = await idleSnapshot("x");
+		expect(memory.saveSnapshot("other", snapshot)).toBeUndefined();
+		expect(memory.appendJournal("other", entry(1))).toBeUndefined();
+		const writes: string[] = [];
+		const store: AgentStore = {
+			load: (id) => memory.load(id),
+			saveSnapshot: (id, taken) => {
+				writes.push(`snapshot ${String(taken.machine.value)}`);
+				memory.saveSnapshot(id, taken);
+			},
+			appendJournal: (id, each) => {
+				writes.push(`${each.effect} ${each.phase}`);
+				memory.appendJournal(id, each);
+			},
+		};
+		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		await agent.prompt("first");
+		await agent.saved();
+		agent.state.systemPrompt = "changed";
+		await agent.save();
+		await agent.prompt("second");
+		await agent.saved();
+		expect(writes).toEqual(["snapshot idle", "r1 start", "r1.m1 intent", "r1.m1 outcome", "r1 end", "snapshot idle", "r2 start", "r2.m1 intent", "r2.m1 outcome", "r2 end"]);
+		const again = await Agent.load({ store: memory, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		expect(again.state.systemPrompt).toBe("changed");
+		expect(again.state.messages.map((message) => textOf(message))).toEqual(["first", "one", "second", "two"]);
+	});
+
 	it("waits for a save asked for in the same step (a command's)", async () => {
 		const store = createMemoryStore();
 		const scripted = createScriptedModel([]);

@@ -136,7 +136,7 @@ function reportingStore(): AgentStore {
 		saveSnapshot(sessionId, snapshot) {
 			if (++writes === args.tearWrite) return tear("snapshot.json.tmp", JSON.stringify({ crc: "00000000", snapshot: JSON.stringify(snapshot) }), false);
 			report("write-start snapshot");
-			return inner.saveSnapshot(sessionId, snapshot).then(() => report("write-end snapshot"));
+			return Promise.resolve(inner.saveSnapshot(sessionId, snapshot)).then(() => report("write-end snapshot"));
 		},
 		appendJournal(sessionId, entry) {
 			if (++writes === args.tearWrite) return tear("journal.jsonl", `00000000\t${JSON.stringify(entry)}\n`, true);
