@@ -98,7 +98,7 @@ export function createMemoryStore(): AgentStore & { sessions(): string[] } {
 			session.snapshot = snapshot;
 			// Entries the snapshot has seen are in it, or belong to a run that ended.
 			const seen = snapshot.journalSeq ?? 0;
-			if (session.journal.length > 0) session.journal = session.journal.filter((entry) => entry.seq > seen);
+			session.journal = session.journal.filter((entry) => entry.seq > seen);
 		},
 		appendJournal(sessionId, entry) {
 			const journal = sessionOf(sessionId).journal;
