@@ -20,6 +20,9 @@
  * - Restore: `Agent.restore(JSON.parse(text), options)` of those sessions until the agent answers
  *   `state` (and, mid-run, `pendingApprovals`).
  *
+ * It runs in a child process of its own (lib/child.ts): what other benchmarks left in the
+ * parent (pi's modules, their garbage) moves no figure.
+ *
  * `npm run build && npx tsx --expose-gc bench/durable.ts [--quick]` prints the tables alone.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -30,7 +33,8 @@ import type { AgentStore } from "../src/durable/store.js";
 import type { FsyncPolicy } from "../src/durable/file-store.js";
 import type { AgentMessage } from "../src/types/messages.js";
 import { instantTool } from "./lib/contenders.js";
-import { isEntryPoint } from "./lib/child.js";
+import { fileURLToPath } from "node:url";
+import { childPayload, isEntryPoint, reportFromChild, runChild } from "./lib/child.js";
 import { rerunOnSupportedNode } from "./lib/supported-node.js";
 import { loadAgentchart } from "./lib/library.js";
 import { createRandom, randomSeed } from "./lib/paired.js";
@@ -101,12 +105,25 @@ function longTranscript(count: number, model: ReturnType<typeof benchModel>): Ag
 }
 
 /**
- * Runs the durable bench.
+ * Runs the durable bench in a child process of its own; `random` seeds its order of variants.
  *
  * @example
  * const result = await measureDurable({ prompts: 50, memoryPrompts: 50, repetitions: 1, memoryRepetitions: 1, warmups: 0, messages: 1_000, restores: 3 }, createRandom(1));
  */
-export async function measureDurable(options: DurableOptions, random: () => number): Promise<DurableResult> {
+export function measureDurable(options: DurableOptions, random: () => number): Promise<DurableResult> {
+	return runChild<DurableResult>(SCRIPT, { options, seed: Math.floor(random() * 2 ** 31) } satisfies DurableChildPayload);
+}
+
+const SCRIPT = fileURLToPath(import.meta.url);
+
+/** What the child is told: the sizes and the seed of its order. */
+interface DurableChildPayload {
+	options: DurableOptions;
+	seed: number;
+}
+
+/** The durable bench, in this process. */
+async function measureDurableHere(options: DurableOptions, random: () => number): Promise<DurableResult> {
 	const { Agent, createFileStore, createMemoryStore } = await loadAgentchart();
 	const model = benchModel();
 	const tool = instantTool("noop");
@@ -237,12 +254,14 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 	}
 }
 
-if (isEntryPoint(import.meta.url)) {
+const payload = isEntryPoint(import.meta.url) ? childPayload<DurableChildPayload>() : undefined;
+if (payload) reportFromChild(measureDurableHere(payload.options, createRandom(payload.seed)));
+else if (isEntryPoint(import.meta.url)) {
 	const rerun = await rerunOnSupportedNode();
 	if (rerun !== undefined) process.exit(rerun);
 	const quick = process.argv.includes("--quick");
 	const seed = randomSeed();
-	const result = await measureDurable(quick ? { prompts: 20, memoryPrompts: 20, repetitions: 1, memoryRepetitions: 1, warmups: 0, messages: 1_000, restores: 3 } : { prompts: 100, memoryPrompts: 400, repetitions: 31, memoryRepetitions: 61, warmups: 3, messages: 1_000, restores: 15 }, createRandom(seed));
+	const result = await measureDurableHere(quick ? { prompts: 20, memoryPrompts: 20, repetitions: 1, memoryRepetitions: 1, warmups: 0, messages: 1_000, restores: 3 } : { prompts: 100, memoryPrompts: 400, repetitions: 31, memoryRepetitions: 61, warmups: 3, messages: 1_000, restores: 15 }, createRandom(seed));
 	const { formatDurable } = await import("./report.js");
 	console.log(formatDurable(result, []).join("\n"));
 }

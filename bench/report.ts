@@ -162,10 +162,10 @@ function throughputSection(result: ThroughputResult, checks: TargetCheck[]): str
 function turnSection(result: TurnOverheadResult, checks: TargetCheck[]): string[] {
 	const lines: string[] = [];
 	lines.push(
-		`**2. Turn overhead: one prompt = a reply with 1 text delta and ${result.callsPerTurn} instant tool calls, then a final 1-delta reply; ${result.prompts} prompts per sample, each on its own agent built before the clock (${rounds(result.usPerTurn["pi parallel"].samples.length)})**`,
+		`**2. Turn overhead: one prompt = a reply with 1 text delta and ${result.callsPerTurn} instant tool calls, then a final 1-delta reply; ${result.prompts} prompts per sample, each on its own agent built before the clock; CPU time, each variant in a process of its own (${rounds(result.usPerTurn["pi parallel"].samples.length)})**`,
 	);
 	lines.push("");
-	lines.push("| variant | µs per turn | ours / pi parallel | target | verdict |");
+	lines.push("| variant | CPU µs per turn | ours / pi parallel | target | verdict |");
 	lines.push("|---|---:|---:|---|---|");
 	const us = (value: number) => grouped(value, value < 100 ? 1 : 0);
 	const target = `≤ ${fixed(TARGETS.turnVsPi, 0)}× (stretch ${fixed(TARGETS.turnVsPiStretch, 0)}×)`;

@@ -50,7 +50,7 @@ export type SectionName = (typeof SECTIONS)[number];
 /** Full run: the target sizes 1k, 10k and 100k (3k and 30k only add points to the fitted line). */
 export const FULL_PLAN: BenchPlan = {
 	throughput: { sizes: [1_000, 3_000, 10_000, 30_000, 100_000], repetitions: 9, warmups: 1, warmupDeltas: 20_000, warmupRuns: 5_000, deltasPerSample: 100_000 },
-	turnOverhead: { prompts: 500, repetitions: 41, warmups: 2 },
+	turnOverhead: { prompts: 500, repetitions: 41, warmups: 2, warmupPrompts: 10_000 },
 	memory: { agents: 1_000, repetitions: 5 },
 	concurrency: { agents: 1_000, turns: 5, repetitions: 5 },
 	inspector: { deltas: 10_000, repetitions: 41, warmups: 10 },
@@ -64,7 +64,7 @@ export const FULL_PLAN: BenchPlan = {
 /** Quick run: small sizes, one round (only checks that everything runs end to end). */
 export const QUICK_PLAN: BenchPlan = {
 	throughput: { sizes: [100, 300, 1_000], repetitions: 1, warmups: 0, warmupDeltas: 0, warmupRuns: 20, deltasPerSample: 1_000 },
-	turnOverhead: { prompts: 5, repetitions: 1, warmups: 0 },
+	turnOverhead: { prompts: 5, repetitions: 1, warmups: 0, warmupPrompts: 0 },
 	memory: { agents: 200, repetitions: 1, concurrentChildren: true },
 	concurrency: { agents: 20, turns: 2, repetitions: 1, concurrentChildren: true },
 	inspector: { deltas: 500, repetitions: 1, warmups: 0 },

@@ -9,10 +9,16 @@
  * and in streaming tool mode, pi in parallel (pi 0.73.1 has no streaming mode, so both of ours
  * are compared with pi parallel), the floor, and the chart floor: a synthetic XState machine
  * taking as many steps as our chart takes for the prompt (see lib/chart-floor.ts), the least any
- * chart of that shape costs on this engine. All five are paired round by round.
+ * chart of that shape costs on this engine. All five are paired round by round, each in a child
+ * process of its own that stays up for the whole measurement (lib/child.ts, `startSampler`): no
+ * contender shares a heap, a garbage collector or compiled code with another (XState's actor
+ * code, run by our chart and by the chart floor's machine alike, would otherwise be compiled for
+ * both).
  */
 import { type ChartSteps, chartFloorMachine, countChartSteps, timeChartFloor } from "./lib/chart-floor.js";
-import { type AgentName, type BenchAgent, type BenchAgentFactory, instantTool, loadBenchAgentFactories, runFloor } from "./lib/contenders.js";
+import { fileURLToPath } from "node:url";
+import { type AgentName, type BenchAgent, type BenchAgentFactory, instantTool, loadBenchAgentFactory, runFloor } from "./lib/contenders.js";
+import { isEntryPoint, type Sampler, samplerPayload, serveSamples, startSampler } from "./lib/child.js";
 import { pairedRatio, type Random, runPaired } from "./lib/paired.js";
 import { collectYoungGarbage, scaleSummary, summarize, type Summary } from "./lib/stats.js";
 import { benchModel, toolTurnStreamFn } from "./lib/streams.js";
@@ -26,6 +32,8 @@ export interface TurnOverheadOptions {
 	repetitions: number;
 	/** Unrecorded rounds first. */
 	warmups: number;
+	/** Prompts each variant's process runs before the rounds start (its code optimized as in a long-running service). */
+	warmupPrompts: number;
 }
 
 /** Who runs the turn, and how. */
@@ -35,7 +43,7 @@ export type TurnVariant = "agentchart parallel" | "agentchart streaming" | "pi p
 export interface TurnOverheadResult {
 	prompts: number;
 	callsPerTurn: number;
-	/** µs per prompt (one tool turn + the final reply), per variant. */
+	/** µs of CPU per prompt (one tool turn + the final reply), per variant. */
 	usPerTurn: Record<TurnVariant, Summary>;
 	/** Ours / pi parallel, round by round. */
 	parallelVsPi: Summary;
@@ -64,38 +72,48 @@ const agentOf: Record<Exclude<TurnVariant, "floor" | "chart floor">, { agent: Ag
 /** user + tool-call reply + the tool results + final reply. */
 const EXPECTED_MESSAGES = 1 + 1 + CALLS_PER_TURN + 1;
 
+/** Milliseconds of CPU time (user + system) in a `process.cpuUsage()` difference. */
+function cpuMs(used: NodeJS.CpuUsage): number {
+	return (used.user + used.system) / 1000;
+}
+
 /**
- * Times `prompts` one-turn prompts of a variant, each on an agent built beforehand, and returns
- * milliseconds. Throws if a transcript is not what the script produces.
+ * Times `prompts` one-turn prompts of a variant, each on an agent built beforehand by `factory`
+ * (the variant's library), and returns milliseconds of CPU time (user + system: the process's
+ * own work, which a neighbour on a shared machine does not stretch as it stretches wall time).
+ * Throws if a transcript is not what the script produces.
  *
  * @example
- * const ms = await timeTurns("pi parallel", factories, 10);
+ * const ms = await timeTurns("pi parallel", await loadBenchAgentFactory("pi"), 10);
  */
-export async function timeTurns(variant: TurnVariant, factories: Record<AgentName, BenchAgentFactory>, prompts: number, chartFloor?: ReturnType<typeof chartFloorMachine>): Promise<number> {
+export async function timeTurns(variant: TurnVariant, factory: BenchAgentFactory | undefined, prompts: number, chartFloor?: ReturnType<typeof chartFloorMachine>): Promise<number> {
 	const model = benchModel();
 	const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: CALLS_PER_TURN, toolName: TOOL.name });
 	const options = { streamFn, model, tools: [TOOL] };
 	if (variant === "chart floor") {
 		if (!chartFloor) throw new Error("chart floor: no synthetic chart given");
 		collectYoungGarbage();
-		return timeChartFloor(chartFloor, prompts);
+		const start = process.cpuUsage();
+		timeChartFloor(chartFloor, prompts);
+		return cpuMs(process.cpuUsage(start));
 	}
 	if (variant === "floor") {
 		collectYoungGarbage();
-		const start = performance.now();
+		const start = process.cpuUsage();
 		for (let i = 0; i < prompts; i++) {
 			const { messages } = await runFloor(options, "go");
 			if (messages.length !== EXPECTED_MESSAGES) throw new Error(`floor: ${messages.length} messages, expected ${EXPECTED_MESSAGES}`);
 		}
-		return performance.now() - start;
+		return cpuMs(process.cpuUsage(start));
 	}
-	const { agent, mode } = agentOf[variant];
+	const { mode } = agentOf[variant];
+	if (!factory) throw new Error(`${variant}: no agent factory given`);
 	const agents: BenchAgent[] = [];
-	for (let i = 0; i < prompts; i++) agents.push(factories[agent]({ ...options, toolExecution: mode }));
+	for (let i = 0; i < prompts; i++) agents.push(factory({ ...options, toolExecution: mode }));
 	collectYoungGarbage();
-	const start = performance.now();
+	const start = process.cpuUsage();
 	for (const each of agents) await each.prompt("go");
-	const ms = performance.now() - start;
+	const ms = cpuMs(process.cpuUsage(start));
 	for (const each of agents) {
 		if (each.messageCount !== EXPECTED_MESSAGES) throw new Error(`${variant}: ${each.messageCount} messages, expected ${EXPECTED_MESSAGES}`);
 	}
@@ -106,19 +124,22 @@ export async function timeTurns(variant: TurnVariant, factories: Record<AgentNam
  * Measures µs per turn for every variant, paired round by round.
  *
  * @example
- * const result = await measureTurnOverhead({ prompts: 10, repetitions: 1, warmups: 0 }, createRandom(1));
+ * const result = await measureTurnOverhead({ prompts: 10, repetitions: 1, warmups: 0, warmupPrompts: 0 }, createRandom(1));
  * result.parallelVsPi.median;
  */
 export async function measureTurnOverhead(options: TurnOverheadOptions, random: Random): Promise<TurnOverheadResult> {
-	const factories = await loadBenchAgentFactories();
 	const model = benchModel();
 	const countSteps = (toolExecution: ToolExecutionMode) =>
 		countChartSteps({ model, streamFn: toolTurnStreamFn(model, { turns: 1, callsPerTurn: CALLS_PER_TURN, toolName: TOOL.name }), tools: [TOOL], toolExecution });
 	const chartSteps = { parallel: await countSteps("parallel"), streaming: await countSteps("streaming") };
-	const chartFloor = chartFloorMachine(chartSteps.parallel);
-	const samples = await runPaired(VARIANTS, { repetitions: options.repetitions, warmups: options.warmups, random }, (variant) =>
-		timeTurns(variant, factories, options.prompts, chartFloor),
-	);
+	const samplers = new Map<TurnVariant, Sampler<number>>();
+	let samples: Record<TurnVariant, number[]>;
+	try {
+		for (const variant of VARIANTS) samplers.set(variant, await startSampler<number>(SCRIPT, { variant, prompts: options.prompts, warmupPrompts: options.warmupPrompts, chartSteps: chartSteps.parallel } satisfies TurnSamplerPayload));
+		samples = await runPaired(VARIANTS, { repetitions: options.repetitions, warmups: options.warmups, random }, (variant) => (samplers.get(variant) as Sampler<number>).sample());
+	} finally {
+		await Promise.all([...samplers.values()].map((sampler) => sampler.stop()));
+	}
 	const perTurn = (variant: TurnVariant) => scaleSummary(summarize(samples[variant]), 1000 / options.prompts);
 	return {
 		prompts: options.prompts,
@@ -137,4 +158,33 @@ export async function measureTurnOverhead(options: TurnOverheadOptions, random: 
 		chartFloorVsPi: pairedRatio(samples["chart floor"], samples["pi parallel"]),
 		parallelVsChartFloor: pairedRatio(samples["agentchart parallel"], samples["chart floor"]),
 	};
+}
+
+const SCRIPT = fileURLToPath(import.meta.url);
+
+/** What a variant's child process is told: which variant, how many prompts a sample, the chart's steps (for the chart floor). */
+interface TurnSamplerPayload {
+	variant: TurnVariant;
+	prompts: number;
+	/** Prompts the child runs before it is ready (untimed). */
+	warmupPrompts: number;
+	chartSteps: ChartSteps;
+}
+
+if (isEntryPoint(import.meta.url)) {
+	const payload = samplerPayload<TurnSamplerPayload>();
+	if (payload) {
+		const { variant, prompts, warmupPrompts, chartSteps } = payload;
+		await serveSamples(
+			async () => {
+				// Only this variant's library is loaded in its process.
+				const factory = variant in agentOf ? await loadBenchAgentFactory(agentOf[variant as keyof typeof agentOf].agent) : undefined;
+				const chartFloor = variant === "chart floor" ? chartFloorMachine(chartSteps) : undefined;
+				// Code a prompt runs once takes thousands of prompts to be optimized (see benchmark 1).
+				for (let done = 0; done < warmupPrompts; done += prompts) await timeTurns(variant, factory, prompts, chartFloor);
+				return { factory, chartFloor };
+			},
+			({ factory, chartFloor }) => timeTurns(variant, factory, prompts, chartFloor),
+		);
+	}
 }

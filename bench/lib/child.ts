@@ -4,8 +4,12 @@
  * contender only, measures one figure and prints it as the last line of its output, as JSON.
  * Nothing another benchmark left in the parent's heap (or the other library's modules) can
  * move the figure.
+ *
+ * A paired timing (one contender's sample, then the other's, round after round) keeps each
+ * contender in a process of its own the same way, alive for the whole measurement
+ * ({@link startSampler}): the parent asks each in turn for a sample, and only the asked one runs.
  */
-import { execFile } from "node:child_process";
+import { type ChildProcess, execFile, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 /** The repository root: children resolve `tsx` and the sources from here. */
@@ -82,4 +86,116 @@ export function reportFromChild(result: Promise<unknown>): void {
 			process.exit(1);
 		},
 	);
+}
+
+/** A child process that takes samples when asked (see {@link startSampler}). */
+export interface Sampler<Result> {
+	/** Asks the child for one sample and resolves with it; rejects if the child fails or exits. */
+	sample(): Promise<Result>;
+	/** Ends the child (also after a failure); resolves once it has exited. */
+	stop(): Promise<void>;
+}
+
+/**
+ * Starts `script` as a child (`node --expose-gc --import tsx script --sampler <payload as JSON>`)
+ * that stays up: each {@link Sampler.sample} call asks it for one sample. The child answers with
+ * {@link serveSamples}. Resolves once the child is ready (its set-up done).
+ *
+ * @example
+ * const pi = await startSampler<number>(fileURLToPath(import.meta.url), { variant: "pi parallel" });
+ * try { console.log(await pi.sample()); } finally { await pi.stop(); }
+ */
+export function startSampler<Result>(script: string, payload: unknown): Promise<Sampler<Result>> {
+	const child: ChildProcess = fork(script, ["--sampler", JSON.stringify(payload)], { cwd: ROOT, execArgv: ["--expose-gc", "--import", "tsx"], stdio: ["ignore", "inherit", "pipe", "ipc"] });
+	let stderr = "";
+	child.stderr?.setEncoding("utf8").on("data", (text: string) => {
+		stderr = (stderr + text).slice(-4000);
+	});
+	const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+	const failure = () => new Error(`${script} --sampler ${JSON.stringify(payload)} failed: ${stderr || `exit code ${child.exitCode}`}`);
+	/** The next message from the child, or its exit (an error). */
+	const next = () =>
+		new Promise<ChildAnswer<Result>>((resolve, reject) => {
+			const onMessage = (message: ChildAnswer<Result>) => {
+				child.off("exit", onExit);
+				resolve(message);
+			};
+			const onExit = () => {
+				child.off("message", onMessage);
+				reject(failure());
+			};
+			child.once("message", onMessage);
+			child.once("exit", onExit);
+		});
+	const stop = async () => {
+		if (child.exitCode === null && child.signalCode === null) child.kill();
+		await exited;
+	};
+	const answer = (message: ChildAnswer<Result>): Result => {
+		if ("error" in message) throw new Error(`${script} --sampler: ${message.error}`);
+		return message.result as Result;
+	};
+	const sampler: Sampler<Result> = {
+		sample: async () => {
+			const pending = next();
+			child.send("sample");
+			return answer(await pending);
+		},
+		stop,
+	};
+	return next().then(
+		(ready) => {
+			answer(ready);
+			return sampler;
+		},
+	).catch(async (error: unknown) => {
+		// A set-up that failed, or a child that died before it was ready: nothing is left running.
+		await stop();
+		throw error;
+	});
+}
+
+type ChildAnswer<Result> = { result: Result | null } | { error: string };
+
+/**
+ * The payload when this process was started by {@link startSampler}, otherwise undefined.
+ *
+ * @example
+ * const payload = samplerPayload<{ variant: string }>();
+ */
+export function samplerPayload<Payload>(): Payload | undefined {
+	const index = process.argv.indexOf("--sampler");
+	if (index < 0) return undefined;
+	return JSON.parse(process.argv[index + 1] ?? "{}") as Payload;
+}
+
+/**
+ * The child's side of {@link startSampler}: runs `setUp` once, then `take` for every sample the
+ * parent asks for, one at a time; a failure is sent to the parent, which rejects with it.
+ *
+ * @example
+ * if (samplerPayload()) await serveSamples(() => loadBenchAgentFactory("pi"), (factory) => timeTurns("pi parallel", factory, 500));
+ */
+export async function serveSamples<Made, Result>(setUp: () => Promise<Made>, take: (made: Made) => Promise<Result>): Promise<void> {
+	const send = (message: ChildAnswer<Result>) => process.send?.(message);
+	let made: Made;
+	try {
+		made = await setUp();
+	} catch (error) {
+		send({ error: String((error as Error)?.stack ?? error) });
+		process.exit(1);
+	}
+	let queue = Promise.resolve();
+	process.on("message", () => {
+		queue = queue.then(async () => {
+			try {
+				send({ result: await take(made) });
+			} catch (error) {
+				send({ error: String((error as Error)?.stack ?? error) });
+			}
+		});
+	});
+	// The parent going away ends the child (its IPC channel closes).
+	process.on("disconnect", () => process.exit(0));
+	send({ result: null });
 }

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { fitLine } from "../../bench/lib/stats.js";
+import { startSampler } from "../../bench/lib/child.js";
 import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.js";
 import { formatResults } from "../../bench/report.js";
 import { parseBenchArgs, QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
@@ -56,6 +57,36 @@ describe("the diagnosis behind docs/performance.md's cost breakdown (bench/where
 		const models = await costModels(1, 10);
 		for (const model of [models.agentchart, models.pi]) expect([model.run, model.turn, model.toolCall].every(Number.isFinite)).toBe(true);
 		expect(models.agentchart.run).toBeGreaterThan(0);
+	}, 60_000);
+});
+
+describe("a contender in a process of its own, asked for samples (bench/lib/child.ts startSampler)", () => {
+	const script = fileURLToPath(new URL("./fixtures/sampler-child.ts", import.meta.url));
+	const alive = (pid: number) => {
+		try {
+			process.kill(pid, 0);
+			return true;
+		} catch {
+			return false;
+		}
+	};
+
+	it("answers each request with one sample, in order; a failed sample rejects and the next goes on; stop() ends the process", async () => {
+		const sampler = await startSampler<{ taken: number; pid: number }>(script, { failAt: 2 });
+		try {
+			const first = await sampler.sample();
+			expect(first.taken).toBe(1);
+			await expect(sampler.sample()).rejects.toThrow(/sample 2 refused/);
+			expect((await sampler.sample()).taken).toBe(3);
+			await sampler.stop();
+			expect(alive(first.pid)).toBe(false);
+		} finally {
+			await sampler.stop();
+		}
+	}, 60_000);
+
+	it("rejects with the child's error when its set-up fails, and leaves no process behind", async () => {
+		await expect(startSampler(script, { failSetUp: true })).rejects.toThrow(/set-up refused/);
 	}, 60_000);
 });
 
