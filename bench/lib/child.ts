@@ -137,6 +137,7 @@ export function startSampler<Result>(script: string, payload: unknown): Promise<
 	};
 	const sampler: Sampler<Result> = {
 		sample: async () => {
+			if (child.exitCode !== null || child.signalCode !== null) throw failure();
 			const pending = next();
 			child.send("sample");
 			return answer(await pending);
