@@ -141,15 +141,22 @@ async function measureDurableHere(options: DurableOptions, random: () => number)
 			if (variant === "memory") return createMemoryStore();
 			return createFileStore(join(root, `block-${blocks++}`), { fsync: FSYNC[variant] });
 		};
-		/** One block of `count` fresh agents, one prompt each: µs per prompt of wall and CPU time. */
-		const block = async (variant: StoreVariant, count: number): Promise<{ wall: number; cpu: number }> => {
+		/**
+		 * One block of `count` fresh agents, one timed prompt each (an ongoing session's: after one
+		 * untimed prompt whose saves are stored): µs per prompt of wall and CPU time.
+		 */
+		const block = async (variant: StoreVariant, count: number, ongoing = false): Promise<{ wall: number; cpu: number }> => {
 			const store = storeFor(variant);
 			const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
 			const agents = Array.from({ length: count }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
+			if (ongoing) {
+				for (const agent of agents) await agent.prompt("go");
+				await Promise.all(agents.map((agent) => agent.saved()));
+			}
 			collectYoungGarbage();
 			const start = performance.now();
 			const startCpu = process.cpuUsage();
-			for (const agent of agents) await agent.prompt("go");
+			for (const agent of agents) await agent.prompt(ongoing ? "go on" : "go");
 			// The store's work counts to the end: the last save of every agent is stored.
 			// (saved(), not save(): the agent's own saves, no snapshot the bench would add.) An
 			// agent without a store waits the same way (for nothing), so that the harness's own
@@ -181,19 +188,7 @@ async function measureDurableHere(options: DurableOptions, random: () => number)
 			const fresh = {} as Record<"none" | "memory", { wall: number; cpu: number }>;
 			for (const variant of random() < 0.5 ? (["none", "memory"] as const) : (["memory", "none"] as const)) fresh[variant] = await block(variant, options.memoryPrompts);
 			const second = {} as Record<"none" | "memory", number>;
-			for (const variant of random() < 0.5 ? (["none", "memory"] as const) : (["memory", "none"] as const)) {
-				const store = storeFor(variant);
-				const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
-				const agents = Array.from({ length: options.memoryPrompts }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
-				for (const agent of agents) await agent.prompt("go");
-				await Promise.all(agents.map((agent) => agent.saved()));
-				collectYoungGarbage();
-				const startCpu = process.cpuUsage();
-				for (const agent of agents) await agent.prompt("go on");
-				await Promise.all(agents.map((agent) => agent.saved()));
-				const used = process.cpuUsage(startCpu);
-				second[variant] = (used.user + used.system) / options.memoryPrompts;
-			}
+			for (const variant of random() < 0.5 ? (["none", "memory"] as const) : (["memory", "none"] as const)) second[variant] = (await block(variant, options.memoryPrompts, true)).cpu;
 			if (round < 0) continue;
 			ongoing.none.push(second.none);
 			ongoing.memory.push(second.memory);

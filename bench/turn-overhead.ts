@@ -15,7 +15,7 @@
  * code, run by our chart and by the chart floor's machine alike, would otherwise be compiled for
  * both).
  */
-import { type ChartSteps, chartFloorMachine, countChartSteps, timeChartFloor } from "./lib/chart-floor.js";
+import { type ChartSteps, chartFloorMachine, countChartSteps, walkChartFloor } from "./lib/chart-floor.js";
 import { fileURLToPath } from "node:url";
 import { type AgentName, type BenchAgent, type BenchAgentFactory, instantTool, loadBenchAgentFactory, runFloor } from "./lib/contenders.js";
 import { isEntryPoint, type Sampler, samplerPayload, serveSamples, startSampler } from "./lib/child.js";
@@ -94,7 +94,7 @@ export async function timeTurns(variant: TurnVariant, factory: BenchAgentFactory
 		if (!chartFloor) throw new Error("chart floor: no synthetic chart given");
 		collectYoungGarbage();
 		const start = process.cpuUsage();
-		timeChartFloor(chartFloor, prompts);
+		walkChartFloor(chartFloor, prompts);
 		return cpuMs(process.cpuUsage(start));
 	}
 	if (variant === "floor") {
