@@ -228,7 +228,15 @@ export class ListenerDelivery {
 	#toListeners(event: AgentEvent): Promise<void> {
 		const signal = this.signal;
 		const sole = this.#sole;
-		if (sole === undefined) return this.#rest(event, signal, undefined, undefined, 0, false);
+		if (sole === undefined) {
+			// Nobody listens: the step is over now, as an async `#rest` with nothing to await would
+			// end it, and its promise is as settled (see docs/performance.md, "No listener").
+			if (this.#listeners === undefined || this.#listeners.size === 0) {
+				this.#inFlight--;
+				return SETTLED;
+			}
+			return this.#rest(event, signal, undefined, undefined, 0, false);
+		}
 		const added = this.#added;
 		this.#deliveringTo = sole;
 		this.#deliveringToLeft = false;

@@ -137,6 +137,8 @@ describe("ListenerDelivery", () => {
 		["rejects", [() => Promise.reject(new Error("rejected"))]],
 		["two listeners, both returning nothing", [() => undefined, () => undefined]],
 		["two listeners, the first a thenable", [() => ({ then: (resolve: () => void) => resolve() }), () => undefined]],
+		// Nobody listens: the step ends at once, with nothing to await.
+		["is not there (nobody listens)", []],
 	];
 	it.each(answerKinds)("settles an event at the microtask pi's awaiting loop does, when a listener %s", async (_kind, answers) => {
 		const reference = async (listeners: readonly (() => unknown)[]): Promise<void> => {
@@ -151,6 +153,28 @@ describe("ListenerDelivery", () => {
 		const ours = await microtasksUntilSettled(() => d.event({ type: "agent_start" }) ?? Promise.resolve());
 		const pis = await microtasksUntilSettled(() => reference(answers));
 		expect(ours).toBe(pis);
+	});
+
+	it("ends an event's step at once when nobody listens, never subscribed or unsubscribed since, also queued behind a step in flight", async () => {
+		const { delivery: d, state } = delivery();
+		expect(d.event({ type: "agent_start" })).toBeUndefined();
+		expect(d.pending()).toBeUndefined();
+		const listener = () => undefined;
+		d.add(listener);
+		d.remove(listener);
+		expect(d.event({ type: "turn_start" })).toBeUndefined();
+		// Behind a step in flight: it runs when that one is over, and the queue then is empty.
+		let release = () => {};
+		d.hold(() => new Promise<void>((resolve) => (release = resolve)));
+		const message = { role: "assistant" } as unknown as Extract<AgentEvent, { type: "message_update" }>["message"];
+		d.delta({ type: "message_update", message, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "x", partial: message } } as Extract<AgentEvent, { type: "message_update" }>);
+		expect(state.streamingMessage).toBeUndefined();
+		const queued = d.pending();
+		expect(queued).toBeDefined();
+		release();
+		await queued;
+		expect(state.streamingMessage).toBe(message);
+		expect(d.pending()).toBeUndefined();
 	});
 
 	// A listener subscribed while the lone one runs joins the event in pi's live iteration of its
