@@ -157,6 +157,50 @@ describe("approval as a state", () => {
 		expect(log).toEqual([]);
 	});
 
+	// A restart must not hand a person a fresh timeout: the deadline is the one the wait started
+	// with, wherever the run is restored (the time the process was down counts against it).
+	it("keeps an approval's deadline across a restore: the same deadline, a rejection when it passes, at once if it passed while the run was stored", async () => {
+		const log: string[] = [];
+		const tools = [loggingTool("send", log, { needsApproval: true })];
+		const { agent } = agentCalling([toolCall("send", { to: "bob" }, "a")], tools, { approvalTimeoutMs: 60_000 });
+		const run = agent.prompt("go");
+		await untilAwaiting(agent);
+		const deadline = agent.pendingApprovals[0]?.deadline;
+		expect(deadline).toBeGreaterThan(Date.now());
+		const stored = JSON.stringify(agent.snapshot());
+		agent.abort();
+		await run;
+		/** The stored run, with its deadline moved to `at` (as if that much time had passed meanwhile). */
+		const storedWithDeadline = (at: number | undefined): AgentSnapshot => {
+			const snapshot = JSON.parse(stored) as AgentSnapshot;
+			for (const call of snapshot.machine.context.run?.batch?.calls ?? []) if (call.approval && at !== undefined) call.approval.deadline = at;
+			return snapshot;
+		};
+		const restore = (snapshot: AgentSnapshot) => {
+			const scripted = createScriptedModel([{ content: "done" }]);
+			return Agent.restore(snapshot, { initialState: { tools }, streamFn: scripted.streamFn, approvalTimeoutMs: 60_000 });
+		};
+
+		// Restored before its deadline: the same deadline, not a new one from the restore.
+		const waiting = restore(storedWithDeadline(undefined));
+		expect(waiting.pendingApprovals.map((call) => [call.toolCallId, call.deadline])).toEqual([["a", deadline]]);
+		waiting.dispose();
+
+		// The deadline comes while the restored run waits: the call is rejected then, not after a full timeout.
+		const soon = restore(storedWithDeadline(Date.now() + 50));
+		expect(soon.pendingApprovals.map((call) => call.toolCallId)).toEqual(["a"]);
+		await soon.waitForIdle();
+		expect(toolResultTexts(soon.state.messages)).toEqual(["a: No decision on this tool call came in time; it was not run"]);
+		expect(textOf(soon.state.messages.at(-1) as AgentMessage)).toBe("done");
+
+		// It passed while the run was stored: rejected as the run resumes.
+		const late = restore(storedWithDeadline(Date.now() - 1));
+		await late.waitForIdle();
+		expect(toolResultTexts(late.state.messages)).toEqual(["a: No decision on this tool call came in time; it was not run"]);
+		expectValidTranscript(late.state.messages);
+		expect(log).toEqual([]);
+	});
+
 	it("says clearly when an id is not waiting: unknown, answered already, or no run", async () => {
 		const log: string[] = [];
 		const { agent } = agentCalling([toolCall("send", { to: "bob" }, "a")], [loggingTool("send", log, { needsApproval: true })]);
