@@ -35,6 +35,7 @@ import type { ImageContent } from "./types/content.js";
 import type { AgentMessage } from "./types/messages.js";
 import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
 import type { StreamFn } from "./types/stream.js";
+import { describeError } from "./util/describe-error.js";
 import { unlessAborted } from "./util/sleep.js";
 
 export type { AgentListener } from "./facade/delivery.js";
@@ -773,7 +774,8 @@ export class Agent {
 	 * on at once, as does a run whose prompt the journal holds after this snapshot). What a crash
 	 * interrupted follows the journal: a call that ended is not made again; a model request in
 	 * flight is made again; a tool call in flight runs again only if its tool is `replay: "safe"`,
-	 * else the model is told it was interrupted. Await the run with `waitForIdle()`.
+	 * else the model is told it was interrupted. Await the run with `waitForIdle()`. Throws, naming
+	 * the field, for a snapshot that is not one this agentchart reads (newer, edited or damaged).
 	 *
 	 * @example
 	 * const agent = Agent.restore(JSON.parse(await readFile("agent.json", "utf8")), { initialState: { tools }, streamFn, listeners: [log] });
@@ -830,11 +832,14 @@ export class Agent {
 			return;
 		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
-		const run = this.#startRun();
-		this.#state.errorMessage = snapshot.agent.errorMessage;
 		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, defaultLoopConfig) };
 		// The snapshot is everything; the input only ever starts a machine from scratch.
 		const machine = createActor(this.#logic, { input: {}, snapshot: hydrated as never });
+		// XState keeps what a restore threw as the actor's error (a state the chart does not have, say).
+		const restored = machine.getSnapshot();
+		if (restored.status === "error") throw new Error(`agentchart: the snapshot's run cannot be restored: ${describeError(restored.error)}`, { cause: restored.error });
+		const run = this.#startRun();
+		this.#state.errorMessage = snapshot.agent.errorMessage;
 		// Calls started before the restart and not ended are still pending: their end comes from this
 		// agent (unless their reply was still streaming: it is made again, and its calls go with it).
 		if (!machine.getSnapshot().matches({ running: "streaming" })) for (const call of context.run.batch?.calls ?? []) if (call.started && call.status !== "settled") this.#state.callStarted(call.toolCall.id);

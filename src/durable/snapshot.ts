@@ -10,6 +10,7 @@ import { RunAbort } from "../util/run-abort.js";
 import type { AnyAgentTool } from "../types/agent.js";
 import type { AgentMachineConfig, AgentMachineContext, RunContext } from "../machines/types.js";
 import type { StoredJournalEntry } from "./journal.js";
+import { checkSnapshotShape } from "./snapshot-shape.js";
 
 /** What every agentchart snapshot says it is. */
 export const SNAPSHOT_FORMAT = "agentchart.snapshot";
@@ -245,6 +246,7 @@ export function readAgentSnapshot(value: unknown): AgentSnapshot {
 		throw new Error(`agentchart: the snapshot's format is version ${snapshot.version}, newer than this agentchart reads (${SNAPSHOT_VERSION}); upgrade agentchart to restore it`);
 	}
 	if (!snapshot.machine || typeof snapshot.machine !== "object") throw new Error("agentchart: the snapshot has no machine");
+	checkSnapshotShape(snapshot);
 	// Version 1 is the first: nothing to migrate yet. A later version adds its steps here, oldest first.
 	return { ...snapshot, journal: snapshot.journal ?? [], journalSeq: snapshot.journalSeq ?? 0, agent: snapshot.agent ?? {} } as AgentSnapshot;
 }

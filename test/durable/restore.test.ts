@@ -202,6 +202,83 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 			expect(thrownBy(() => restore(newer, {}))).toMatch(/version 2, newer than this agentchart reads \(1\); upgrade agentchart/);
 			expect(thrownBy(() => restore({ nope: true } as never, {}))).toMatch(/not an agentchart snapshot/);
 		});
+
+		// A snapshot is data a user stores and may edit or damage; restoring one must say what is
+		// wrong with it (a run in a state the chart lacks was a TypeError from deep inside).
+		it("refuses, saying what is wrong, a damaged snapshot: an unknown status, no context, a journal that is not a list, a run in a state the chart does not have", async () => {
+			const tool = makeTool("send", async () => ok("sent"), { needsApproval: true });
+			const scripted = createScriptedModel([{ content: [toolCall("send", {}, "a")] }, { content: "done" }]);
+			const agent = make({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn });
+			const run = agent.prompt("go");
+			for (let i = 0; i < 200 && agent.pendingApprovals.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+			const waiting = throughJson(agent.snapshot());
+			agent.abort();
+			await run;
+			type Editable = { machine: { status?: unknown; context?: unknown; value?: unknown }; journal?: unknown };
+			const damaged = (edit: (snapshot: Editable) => void): AgentSnapshot => {
+				const copy = throughJson(waiting);
+				edit(copy as unknown as Editable);
+				return copy;
+			};
+			const options = { initialState: { tools: [tool] }, streamFn: scripted.streamFn };
+			expect(thrownBy(() => restore(damaged((snapshot) => (snapshot.machine.status = "weird")), options))).toMatch(/the snapshot's machine\.status must be "active" or "done" or "error" or "stopped", not "weird"/);
+			expect(thrownBy(() => restore(damaged((snapshot) => delete snapshot.machine.context), options))).toMatch(/the snapshot's machine\.context must be an object, not undefined/);
+			expect(thrownBy(() => restore(damaged((snapshot) => (snapshot.journal = 5)), options))).toMatch(/the snapshot's journal must be a list, not 5/);
+			for (const value of ["nowhere", { running: "nowhere" }]) {
+				expect(thrownBy(() => restore(damaged((snapshot) => (snapshot.machine.value = value)), options))).toMatch(/the snapshot's run cannot be restored: .*nowhere/);
+			}
+			// The snapshot as it was still restores.
+			const restored = restore(waiting, options);
+			expect(restored.pendingApprovals.map((call) => call.toolCallId)).toEqual(["a"]);
+			restored.dispose();
+		});
+
+		// The class of the test above: every field of an idle and of a waiting snapshot (five levels
+		// deep, transcripts aside), damaged one at a time with each kind of wrong value.
+		it("restores, or refuses with an agentchart error that names what is wrong, a snapshot with any one field damaged (never a TypeError from inside)", async () => {
+			const tool = makeTool("send", async () => ok("sent"), { needsApproval: true });
+			const scripted = createScriptedModel([{ content: [toolCall("send", {}, "a")] }, { content: "done" }]);
+			const agent = make({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn });
+			const idle = throughJson(agent.snapshot());
+			const run = agent.prompt("go");
+			for (let i = 0; i < 200 && agent.pendingApprovals.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+			const waiting = throughJson(agent.snapshot());
+			agent.abort();
+			await run;
+			type Node = Record<string, unknown> | unknown[];
+			const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null;
+			/** Every path below `value`, down to `depth` levels (a transcript's messages are checked as transcripts are, elsewhere). */
+			const pathsOf = (value: unknown, prefix: string[], depth: number): string[][] => {
+				if (depth === 0 || !isNode(value)) return [];
+				return Object.keys(value).flatMap((key) => (key === "messages" && prefix.length > 1 ? [] : [[...prefix, key], ...pathsOf((value as Record<string, unknown>)[key], [...prefix, key], depth - 1)]));
+			};
+			const wrongValues: unknown[] = [null, 5, "x", [], {}, true, undefined];
+			const unclear: string[] = [];
+			let refused = 0;
+			for (const base of [idle, waiting]) {
+				for (const path of pathsOf(base, [], 5)) {
+					for (const wrong of wrongValues) {
+						const damaged = throughJson(base) as unknown as Record<string, unknown>;
+						let parent: Node = damaged;
+						for (const key of path.slice(0, -1)) parent = (parent as Record<string, unknown>)[key] as Node;
+						const last = path[path.length - 1] as string;
+						if (wrong === undefined) delete (parent as Record<string, unknown>)[last];
+						else (parent as Record<string, unknown>)[last] = wrong;
+						try {
+							restore(damaged as unknown as AgentSnapshot, { initialState: { tools: [tool] }, streamFn: scripted.streamFn }).dispose();
+						} catch (error) {
+							refused++;
+							const message = (error as Error).message;
+							// Ours: "agentchart: ..." for the snapshot, "initialState.messages...: expected ..." for a transcript.
+							if (!(error instanceof Error) || error instanceof TypeError || !/^(agentchart: |initialState\.)/.test(message)) unclear.push(`${path.join(".")} = ${JSON.stringify(wrong)}: ${message}`);
+						}
+					}
+				}
+			}
+			expect(unclear).toEqual([]);
+			// The sweep reached the checks (not every damage is refused: a changed prompt text restores).
+			expect(refused).toBeGreaterThan(200);
+		});
 	});
 }
 

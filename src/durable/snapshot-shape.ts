@@ -1,0 +1,148 @@
+/**
+ * The shape a snapshot must have before any of it reaches the engine. A snapshot is data a user
+ * stores, moves and may edit or damage; one with a list where an object belongs would otherwise
+ * fail deep inside a restore with a `TypeError`, or later, inside the chart, where XState reports
+ * the error to the process as an uncaught exception. What is checked is what the engine relies on
+ * structurally (lists it iterates, objects it reads, the strings and flags its guards test);
+ * messages are checked as transcripts are (`assertTranscript`), where they enter the agent.
+ */
+
+/** Checks a value at a path; throws, naming the path, when it does not fit. */
+type Check = (value: unknown, path: string) => void;
+
+function fail(path: string, expected: string, value: unknown): never {
+	const got = value === null ? "null" : Array.isArray(value) ? "a list" : typeof value === "object" ? "an object" : JSON.stringify(value) ?? typeof value;
+	throw new Error(`agentchart: the snapshot's ${path} must be ${expected}, not ${got}`);
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+const text: Check = (value, path) => {
+	if (typeof value !== "string") fail(path, "a string", value);
+};
+const count: Check = (value, path) => {
+	if (typeof value !== "number" || !Number.isFinite(value)) fail(path, "a number", value);
+};
+const flag: Check = (value, path) => {
+	if (typeof value !== "boolean") fail(path, "true or false", value);
+};
+const anObject: Check = (value, path) => {
+	if (!isRecord(value)) fail(path, "an object", value);
+};
+
+function optional(check: Check): Check {
+	return (value, path) => {
+		if (value !== undefined) check(value, path);
+	};
+}
+
+function listOf(check: Check): Check {
+	return (value, path) => {
+		if (!Array.isArray(value)) fail(path, "a list", value);
+		// An index loop: `forEach` would skip the holes of a sparse list.
+		for (let index = 0; index < value.length; index++) check(value[index], `${path}[${index}]`);
+	};
+}
+
+function oneOf(values: readonly string[]): Check {
+	return (value, path) => {
+		if (typeof value !== "string" || !values.includes(value)) fail(path, values.map((each) => JSON.stringify(each)).join(" or "), value);
+	};
+}
+
+function fields(shape: Record<string, Check>): Check {
+	return (value, path) => {
+		if (!isRecord(value)) fail(path, "an object", value);
+		for (const [key, check] of Object.entries(shape)) check(value[key], path ? `${path}.${key}` : key);
+	};
+}
+
+const toolCallEntry = fields({
+	key: text,
+	toolCall: fields({ id: text, name: text }),
+	status: oneOf(["queued", "preparing", "prepared", "awaiting-approval", "running", "settled"]),
+	started: optional(flag),
+	approval: optional(fields({ reason: optional(text), deadline: optional(count) })),
+	outcome: optional(anObject),
+	message: optional(anObject),
+});
+
+const run = fields({
+	id: text,
+	aborted: optional(flag),
+	abandonScheduled: optional(flag),
+	failure: optional(text),
+	newMessages: listOf(anObject),
+	turn: count,
+	attempt: count,
+	skipInitialSteeringPoll: optional(flag),
+	partial: optional(anObject),
+	pendingFailedReply: optional(anObject),
+	assistant: optional(anObject),
+	batch: optional(
+		fields({
+			assistant: anObject,
+			mode: oneOf(["parallel", "sequential", "streaming"]),
+			calls: listOf(toolCallEntry),
+			truncated: optional(flag),
+			actorStarted: optional(flag),
+		}),
+	),
+	turnEnded: optional(flag),
+	toolResults: listOf(anObject),
+	overflowRetried: optional(flag),
+	outputLimitAttempts: optional(count),
+	compactedThisTurn: optional(flag),
+	compactedSinceCheckpoint: optional(flag),
+	compactionInstructions: optional(text),
+	steeringPolled: optional(flag),
+	followUpsPolled: optional(flag),
+	stopAsked: optional(flag),
+	stopRequested: optional(flag),
+});
+
+const queueMode = oneOf(["all", "one-at-a-time"]);
+
+const context = fields({
+	systemPrompt: text,
+	model: fields({ id: text, api: text, provider: text }),
+	thinkingLevel: text,
+	tools: listOf(fields({ name: text })),
+	messages: listOf(anObject),
+	config: anObject,
+	steeringQueue: listOf(anObject),
+	followUpQueue: listOf(anObject),
+	steeringMode: queueMode,
+	followUpMode: queueMode,
+	run: optional(run),
+	awaitDelivery: optional(flag),
+	barrier: optional(count),
+	lastCompaction: optional(anObject),
+	commandSeq: optional(count),
+	runs: optional(count),
+});
+
+const journalEntry = fields({ seq: count, kind: text, phase: text, effect: text });
+
+/**
+ * Throws, naming the first field that does not fit, when `snapshot` (already known to be an
+ * agentchart snapshot of a version this agentchart reads) lacks the shape a restore relies on.
+ *
+ * @example
+ * checkSnapshotShape(JSON.parse(text)); // throws "agentchart: the snapshot's machine.context.tools must be a list, not null"
+ */
+export function checkSnapshotShape(snapshot: Record<string, unknown>): void {
+	fields({
+		machine: fields({
+			status: oneOf(["active", "done", "error", "stopped"]),
+			value: (value, path) => {
+				if (typeof value !== "string" && !isRecord(value)) fail(path, "a state (a name, or an object of names)", value);
+			},
+			context,
+			children: optional(anObject),
+		}),
+		journal: optional(listOf(journalEntry)),
+		journalSeq: optional(count),
+		agent: optional(fields({ errorMessage: optional(text) })),
+	})(snapshot, "");
+}
