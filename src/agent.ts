@@ -17,10 +17,13 @@ import { type RunStart, modelEffectId, toolEffectId } from "./durable/journal.js
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import type { AgentStore } from "./durable/store.js";
 import { DurableSession } from "./facade/durable-session.js";
+import { toolResultMessage } from "./machines/run-helpers.js";
+import { createAssistantMessage } from "./providers/assistant-message.js";
 import type {
 	AfterToolCallHook,
 	AgentEvent,
 	AgentState,
+	AgentToolCall,
 	AnyAgentTool,
 	BeforeToolCallHook,
 	CompactionResult,
@@ -32,7 +35,7 @@ import type {
 	TransformContext,
 } from "./types/agent.js";
 import type { ImageContent } from "./types/content.js";
-import type { AgentMessage } from "./types/messages.js";
+import type { AgentMessage, AssistantMessage } from "./types/messages.js";
 import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
 import type { StreamFn } from "./types/stream.js";
 import { describeError } from "./util/describe-error.js";
@@ -233,6 +236,20 @@ interface ActiveRun {
 	endMachine: () => void;
 	/** A manual compaction's outcome. */
 	compaction?: { resolve: (result: CompactionResult) => void; reject: (error: Error) => void } | undefined;
+}
+
+/** The tool calls of the transcript's last assistant message that no tool result answers. */
+function unansweredToolCalls(messages: readonly AgentMessage[]): AgentToolCall[] {
+	let last = messages.length - 1;
+	while (last >= 0 && (messages[last] as { role?: unknown }).role !== "assistant") last--;
+	if (last < 0) return [];
+	const answered = new Set<string>();
+	for (let index = last + 1; index < messages.length; index++) {
+		const message = messages[index] as { role?: unknown; toolCallId?: unknown };
+		if (message.role === "toolResult" && typeof message.toolCallId === "string") answered.add(message.toolCallId);
+	}
+	const calls = (messages[last] as AssistantMessage).content.filter((block): block is AgentToolCall => block.type === "toolCall");
+	return calls.filter((call) => !answered.has(call.id));
 }
 
 /**
@@ -1183,15 +1200,40 @@ export class Agent {
 	 */
 	#listenTo(machine: MachineActor): void {
 		const onEmitted = (event: AgentMachineEmitted) => this.#onEmitted(event);
+		// Unobserved, an error thrown inside the chart would go to the process as an uncaught exception.
+		const failure = machine.subscribe({ error: (error: unknown) => this.#machineFailed(machine, error) });
 		if (!this.#pinned) {
 			const subscription = machine.on("*", onEmitted);
-			this.#stopListening = () => subscription.unsubscribe();
+			this.#stopListening = () => {
+				subscription.unsubscribe();
+				failure.unsubscribe();
+			};
 			return;
 		}
 		const subscriptions = EMITTED_BUT_DELTAS.map((type) => machine.on(type, onEmitted));
 		this.#stopListening = () => {
 			for (const subscription of subscriptions) subscription.unsubscribe();
+			failure.unsubscribe();
 		};
+	}
+
+	/**
+	 * The chart threw (a defect of agentchart's, or a stored run it cannot go on from): the run ends
+	 * as pi ends a run whose loop threw, with a failed assistant message and `agent_end`, after an
+	 * error result for each tool call the transcript leaves unanswered, so it stays valid for a
+	 * provider. The agent is then idle and usable; with a store, it is saved as it is.
+	 */
+	#machineFailed(machine: MachineActor, error: unknown): void {
+		const run = this.#run;
+		if (!run || this.#machine !== machine) return;
+		const errorMessage = `agentchart: the run stopped on an internal error: ${describeError(error)}`;
+		const messages = this.#state.messages;
+		const added: AgentMessage[] = unansweredToolCalls(messages).map((call) => toolResultMessage(call, { result: { content: [{ type: "text", text: errorMessage }], details: {} }, isError: true }));
+		added.push(createAssistantMessage(this.#state.model, { content: [{ type: "text", text: "" }], stopReason: "error", errorMessage }));
+		messages.push(...added);
+		this.#state.errorMessage = errorMessage;
+		this.#delivery.event({ type: "agent_end", messages: added });
+		void run.promise.then(() => this.#saveSoon());
 	}
 
 	/** Takes back the queues and modes, and lets the machine go (stopped, or disposed). */

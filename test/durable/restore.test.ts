@@ -13,7 +13,7 @@ import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent, AgentToolResult, AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { assistant, deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, textOf, thrownBy, user } from "../agent/helpers.js";
+import { assistant, deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, textOf, thrownBy, user, watchEscapes } from "../agent/helpers.js";
 
 /** Through JSON, as a snapshot travels between processes. */
 function throughJson(snapshot: AgentSnapshot): AgentSnapshot {
@@ -79,6 +79,18 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 	describe(`snapshot and restore (${interpreter} interpreter)`, () => {
 		const make = (options: ConstructorParameters<typeof Agent>[0]) => withInterpreter(interpreter, () => new Agent(options));
 		const restore = (snapshot: AgentSnapshot, options: Parameters<typeof Agent.restore>[1]) => withInterpreter(interpreter, () => Agent.restore(snapshot, options));
+		/** An agent's snapshot before its prompt, and while the run waits for approval of its one call ("a", to `tool`); the run is then aborted. */
+		const snapshotsOfAWait = async (tool: AnyAgentTool) => {
+			const scripted = createScriptedModel([{ content: [toolCall(tool.name, {}, "a")] }, { content: "done" }]);
+			const agent = make({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn });
+			const idle = throughJson(agent.snapshot());
+			const run = agent.prompt("go");
+			for (let i = 0; i < 200 && agent.pendingApprovals.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+			const waiting = throughJson(agent.snapshot());
+			agent.abort();
+			await run;
+			return { idle, waiting, streamFn: scripted.streamFn };
+		};
 
 		it("keeps an idle agent whole: transcript, queues and their modes, the last error; the next prompt goes on from it", async () => {
 			const scripted = createScriptedModel([{ content: "first" }, { content: "second" }, { content: "third" }]);
@@ -207,20 +219,14 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 		// wrong with it (a run in a state the chart lacks was a TypeError from deep inside).
 		it("refuses, saying what is wrong, a damaged snapshot: an unknown status, no context, a journal that is not a list, a run in a state the chart does not have", async () => {
 			const tool = makeTool("send", async () => ok("sent"), { needsApproval: true });
-			const scripted = createScriptedModel([{ content: [toolCall("send", {}, "a")] }, { content: "done" }]);
-			const agent = make({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn });
-			const run = agent.prompt("go");
-			for (let i = 0; i < 200 && agent.pendingApprovals.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
-			const waiting = throughJson(agent.snapshot());
-			agent.abort();
-			await run;
+			const { waiting, streamFn } = await snapshotsOfAWait(tool);
 			type Editable = { machine: { status?: unknown; context?: unknown; value?: unknown }; journal?: unknown };
 			const damaged = (edit: (snapshot: Editable) => void): AgentSnapshot => {
 				const copy = throughJson(waiting);
 				edit(copy as unknown as Editable);
 				return copy;
 			};
-			const options = { initialState: { tools: [tool] }, streamFn: scripted.streamFn };
+			const options = { initialState: { tools: [tool] }, streamFn };
 			expect(thrownBy(() => restore(damaged((snapshot) => (snapshot.machine.status = "weird")), options))).toMatch(/the snapshot's machine\.status must be "active" or "done" or "error" or "stopped", not "weird"/);
 			expect(thrownBy(() => restore(damaged((snapshot) => delete snapshot.machine.context), options))).toMatch(/the snapshot's machine\.context must be an object, not undefined/);
 			expect(thrownBy(() => restore(damaged((snapshot) => (snapshot.journal = 5)), options))).toMatch(/the snapshot's journal must be a list, not 5/);
@@ -233,18 +239,51 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 			restored.dispose();
 		});
 
+		// A snapshot of the right shape can still be one the chart cannot go on from: here its batch
+		// says the batch actor runs where it does not, and approving makes the chart send to it.
+		it("ends a run the chart throws in (a well-formed but inconsistent snapshot) as pi ends a failed run, with nothing escaping to the process", async () => {
+			const escapes = watchEscapes();
+			try {
+				const log: string[] = [];
+				const tool = makeTool("send", async () => (log.push("send"), ok("sent")), { needsApproval: true });
+				const inconsistent = (await snapshotsOfAWait(tool)).waiting;
+				const batch = inconsistent.machine.context.run?.batch;
+				if (!batch) throw new Error("the snapshot has no batch");
+				batch.actorStarted = true;
+				const after = createScriptedModel([{ content: "again" }]);
+				const restored = restore(inconsistent, { initialState: { tools: [tool] }, streamFn: after.streamFn });
+				const events: AgentEvent[] = [];
+				restored.subscribe((event) => void events.push(event));
+				restored.approve("a");
+				await restored.waitForIdle();
+				await new Promise((resolve) => setTimeout(resolve, 10));
+				expect(escapes.caught).toEqual([]);
+				expect(restored.state.isStreaming).toBe(false);
+				expect(restored.state.errorMessage).toMatch(/^agentchart: the run stopped on an internal error: .*tools/);
+				// As pi's handleRunFailure: agent_end alone, with what the failure added.
+				expect(events.map((event) => event.type)).toEqual(["agent_end"]);
+				expect((events[0] as Extract<AgentEvent, { type: "agent_end" }>).messages.map((message) => message.role)).toEqual(["toolResult", "assistant"]);
+				const last = restored.state.messages.at(-1) as AgentMessage & { stopReason?: string };
+				expect(last.role).toBe("assistant");
+				expect(last.stopReason).toBe("error");
+				// The call the chart could not run is answered: the transcript stays valid for a provider.
+				expectValidTranscript(restored.state.messages);
+				expect(toolResults(restored.state.messages)).toEqual([expect.stringMatching(/^a: agentchart: the run stopped on an internal error/)]);
+				expect(log).toEqual([]);
+				// The agent goes on.
+				await restored.prompt("and now?");
+				expect(textOf(restored.state.messages.at(-1) as AgentMessage)).toBe("again");
+				expectValidTranscript(restored.state.messages);
+			} finally {
+				escapes.stop();
+			}
+		});
+
 		// The class of the test above: every field of an idle and of a waiting snapshot (five levels
 		// deep, transcripts aside), damaged one at a time with each kind of wrong value.
 		it("restores, or refuses with an agentchart error that names what is wrong, a snapshot with any one field damaged (never a TypeError from inside)", async () => {
 			const tool = makeTool("send", async () => ok("sent"), { needsApproval: true });
-			const scripted = createScriptedModel([{ content: [toolCall("send", {}, "a")] }, { content: "done" }]);
-			const agent = make({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn });
-			const idle = throughJson(agent.snapshot());
-			const run = agent.prompt("go");
-			for (let i = 0; i < 200 && agent.pendingApprovals.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
-			const waiting = throughJson(agent.snapshot());
-			agent.abort();
-			await run;
+			const { idle, waiting, streamFn } = await snapshotsOfAWait(tool);
 			type Node = Record<string, unknown> | unknown[];
 			const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null;
 			/** Every path below `value`, down to `depth` levels (a transcript's messages are checked as transcripts are, elsewhere). */
@@ -265,7 +304,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 						if (wrong === undefined) delete (parent as Record<string, unknown>)[last];
 						else (parent as Record<string, unknown>)[last] = wrong;
 						try {
-							restore(damaged as unknown as AgentSnapshot, { initialState: { tools: [tool] }, streamFn: scripted.streamFn }).dispose();
+							restore(damaged as unknown as AgentSnapshot, { initialState: { tools: [tool] }, streamFn }).dispose();
 						} catch (error) {
 							refused++;
 							const message = (error as Error).message;
