@@ -252,6 +252,7 @@ async function measureDurableHere(options: DurableOptions, random: () => number)
 const payload = isEntryPoint(import.meta.url) ? childPayload<DurableChildPayload>() : undefined;
 if (payload) reportFromChild(measureDurableHere(payload.options, createRandom(payload.seed)));
 else if (isEntryPoint(import.meta.url)) {
+	// Run alone (`npx tsx bench/durable.ts`): measured here, on a supported Node line.
 	const rerun = await rerunOnSupportedNode();
 	if (rerun !== undefined) process.exit(rerun);
 	const quick = process.argv.includes("--quick");

@@ -8,7 +8,13 @@ import type { ImageContent } from "./types/content.js";
 import type { AgentMessage } from "./types/messages.js";
 import { describeError } from "./util/describe-error.js";
 
-function shown(value: unknown): string {
+/**
+ * A value as an error message shows what it got instead of what it expected: short, readable.
+ *
+ * @example
+ * shown("x"); // '"x"'
+ */
+export function shown(value: unknown): string {
 	if (value === undefined) return "undefined";
 	if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
 	return describeError(value).slice(0, 120);

@@ -11,13 +11,14 @@ import { continueRefusal } from "./machines/continue-rules.js";
 import { initialContext } from "./machines/context.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
+import { errorResult } from "./tools/preflight.js";
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
 import { type RunStart, modelEffectId, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import type { AgentStore } from "./durable/store.js";
 import { DurableSession } from "./facade/durable-session.js";
-import { toolResultMessage } from "./machines/run-helpers.js";
+import { toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
 import { createAssistantMessage } from "./providers/assistant-message.js";
 import type {
 	AfterToolCallHook,
@@ -248,8 +249,7 @@ function unansweredToolCalls(messages: readonly AgentMessage[]): AgentToolCall[]
 		const message = messages[index] as { role?: unknown; toolCallId?: unknown };
 		if (message.role === "toolResult" && typeof message.toolCallId === "string") answered.add(message.toolCallId);
 	}
-	const calls = (messages[last] as AssistantMessage).content.filter((block): block is AgentToolCall => block.type === "toolCall");
-	return calls.filter((call) => !answered.has(call.id));
+	return toolCallsOf(messages[last] as AssistantMessage).filter((call) => !answered.has(call.id));
 }
 
 /**
@@ -859,7 +859,7 @@ export class Agent {
 		this.#state.errorMessage = snapshot.agent.errorMessage;
 		// Calls started before the restart and not ended are still pending: their end comes from this
 		// agent (unless their reply was still streaming: it is made again, and its calls go with it).
-		if (!machine.getSnapshot().matches({ running: "streaming" })) for (const call of context.run.batch?.calls ?? []) if (call.started && call.status !== "settled") this.#state.callStarted(call.toolCall.id);
+		if (!restored.matches({ running: "streaming" })) for (const call of context.run.batch?.calls ?? []) if (call.started && call.status !== "settled") this.#state.callStarted(call.toolCall.id);
 		this.#attach(machine);
 		run.signal = machine.getSnapshot().context.run?.controller.signal;
 		this.#delivery.signal = run.signal ?? IDLE_SIGNAL;
@@ -1228,7 +1228,7 @@ export class Agent {
 		if (!run || this.#machine !== machine) return;
 		const errorMessage = `agentchart: the run stopped on an internal error: ${describeError(error)}`;
 		const messages = this.#state.messages;
-		const added: AgentMessage[] = unansweredToolCalls(messages).map((call) => toolResultMessage(call, { result: { content: [{ type: "text", text: errorMessage }], details: {} }, isError: true }));
+		const added: AgentMessage[] = unansweredToolCalls(messages).map((call) => toolResultMessage(call, errorResult(errorMessage)));
 		added.push(createAssistantMessage(this.#state.model, { content: [{ type: "text", text: "" }], stopReason: "error", errorMessage }));
 		messages.push(...added);
 		this.#state.errorMessage = errorMessage;

@@ -52,7 +52,12 @@ export function runChild<Result>(script: string, payload: unknown): Promise<Resu
  * if (payload) await measureInChild(payload);
  */
 export function childPayload<Payload>(): Payload | undefined {
-	const index = process.argv.indexOf("--child");
+	return payloadAfter<Payload>("--child");
+}
+
+/** The JSON argument after `flag` on this process's command line, if the flag is there. */
+function payloadAfter<Payload>(flag: string): Payload | undefined {
+	const index = process.argv.indexOf(flag);
 	if (index < 0) return undefined;
 	return JSON.parse(process.argv[index + 1] ?? "{}") as Payload;
 }
@@ -165,9 +170,7 @@ type ChildAnswer<Result> = { result: Result | null } | { error: string };
  * const payload = samplerPayload<{ variant: string }>();
  */
 export function samplerPayload<Payload>(): Payload | undefined {
-	const index = process.argv.indexOf("--sampler");
-	if (index < 0) return undefined;
-	return JSON.parse(process.argv[index + 1] ?? "{}") as Payload;
+	return payloadAfter<Payload>("--sampler");
 }
 
 /**

@@ -6,13 +6,13 @@
  * structurally (lists it iterates, objects it reads, the strings and flags its guards test);
  * messages are checked as transcripts are (`assertTranscript`), where they enter the agent.
  */
+import { shown } from "../agent-input.js";
 
 /** Checks a value at a path; throws, naming the path, when it does not fit. */
 type Check = (value: unknown, path: string) => void;
 
 function fail(path: string, expected: string, value: unknown): never {
-	const got = value === null ? "null" : Array.isArray(value) ? "a list" : typeof value === "object" ? "an object" : JSON.stringify(value) ?? typeof value;
-	throw new Error(`agentchart: the snapshot's ${path} must be ${expected}, not ${got}`);
+	throw new Error(`agentchart: the snapshot's ${path} must be ${expected}, not ${shown(value)}`);
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);

@@ -245,7 +245,6 @@ export function readAgentSnapshot(value: unknown): AgentSnapshot {
 	if (snapshot.version > SNAPSHOT_VERSION) {
 		throw new Error(`agentchart: the snapshot's format is version ${snapshot.version}, newer than this agentchart reads (${SNAPSHOT_VERSION}); upgrade agentchart to restore it`);
 	}
-	if (!snapshot.machine || typeof snapshot.machine !== "object") throw new Error("agentchart: the snapshot has no machine");
 	checkSnapshotShape(snapshot);
 	// Version 1 is the first: nothing to migrate yet. A later version adds its steps here, oldest first.
 	return { ...snapshot, journal: snapshot.journal ?? [], journalSeq: snapshot.journalSeq ?? 0, agent: snapshot.agent ?? {} } as AgentSnapshot;
