@@ -425,6 +425,7 @@ export class Agent {
 	 */
 	subscribe(listener: AgentListener): () => void {
 		this.#delivery.add(listener);
+		this.#observed();
 		return () => this.#delivery.remove(listener);
 	}
 
@@ -459,6 +460,7 @@ export class Agent {
 		}
 		// The machine's delta taps (tapDeltas): only an actor handed out can be tapped.
 		this.#deltaTaps = acceptDeltaTaps(pinned);
+		this.#observed();
 		// XState types a state value's map as possibly undefined per key; the chart's never are.
 		return pinned as unknown as AgentActor;
 	}
@@ -850,6 +852,8 @@ export class Agent {
 		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
 		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, defaultLoopConfig) };
+		// Listeners given to restore, or subscribed later, are waited for (a restored run is rare: no need to spare it).
+		hydrated.context.awaitDelivery = true;
 		// The snapshot is everything; the input only ever starts a machine from scratch.
 		const machine = createActor(this.#logic, { input: {}, snapshot: hydrated as never });
 		// XState keeps what a restore threw as the actor's error (a state the chart does not have, say).
@@ -1172,7 +1176,7 @@ export class Agent {
 			followUpMode: queues.followUpMode,
 			steeringQueue: [...queues.steering],
 			followUpQueue: [...queues.followUps],
-			awaitDelivery: true,
+			awaitDelivery: this.#awaitsDelivery(),
 			runs: this.#runCount(),
 		};
 	}
@@ -1312,7 +1316,26 @@ export class Agent {
 	}
 
 	#overrides() {
-		return { state: this.#runState(), config: this.#config() };
+		return { state: this.#runState(), config: this.#config(), awaitDelivery: this.#awaitsDelivery() };
+	}
+
+	/**
+	 * Whether a run starting now waits for deliveries at its decision points: when a listener, a
+	 * delivery still in flight or a store (whose writes hold deliveries back) can make it wait, and
+	 * when its actor was handed out (its observers see the run rest at each decision, as always).
+	 * Otherwise every event is delivered within the step that emits it, and waiting would change
+	 * nothing but cost a machine event each time (see docs/performance.md, "Nobody to wait for").
+	 */
+	#awaitsDelivery(): boolean {
+		return this.#pinned || this.#session.store !== undefined || this.#delivery.listening() || this.#delivery.pending() !== undefined;
+	}
+
+	/** Someone now watches the agent: a run that started with nobody to wait for waits from its next decision on. */
+	#observed(): void {
+		const machine = this.#machine;
+		if (this.#run === undefined || machine === undefined) return;
+		const snapshot = machine.getSnapshot();
+		if (snapshot.status === "active" && !snapshot.context.awaitDelivery) machine.send({ type: "delivery.await" });
 	}
 
 	/** Everything the machine emits, in order: events for listeners, and the steps between them. */

@@ -87,6 +87,16 @@ export class ListenerDelivery {
 	}
 
 	/**
+	 * Whether any listener is subscribed.
+	 *
+	 * @example
+	 * if (!delivery.listening()) console.log("events only change the agent's state");
+	 */
+	listening(): boolean {
+		return this.#listeners !== undefined && this.#listeners.size > 0;
+	}
+
+	/**
 	 * Unsubscribes a listener; one being delivered to finishes that event.
 	 *
 	 * @example

@@ -10,15 +10,15 @@ import { hookContext } from "./run-helpers.js";
  *
  * Top level: `idle` (waiting for a prompt), `running` (a run: turns of one LLM call plus its
  * tool calls), `compacting` (a manual compaction) and `ended` (final, after `dispose`). Inside
- * `running`, a turn goes `before-call` → `streaming` → `after-stream` → (`tool-preparing` ⇄
- * `tool-executing`, or `tool-draining` after an abort) → `turn-ended`, which decides between
- * another turn and `run-ending`.
+ * `running`, a turn goes `before-call` → `streaming` → `after-stream` → (`tool-preparing` or
+ * `tool-starting` ⇄ `tool-executing`, or `tool-draining` after an abort) → `turn-ended`, which
+ * decides between another turn and `run-ending`.
  *
  * The chart receives what it decides on: a reply's start, each tool call that finished
  * streaming (streaming tool execution), the reply's end, the tool calls' outcomes. Token
  * deltas go from the stream actor straight to `actor.on(...)` listeners. States whose name is
- * a decision (`run-starting`, `before-call`, `after-stream`, `turn-ended`) decide only after
- * the consumer has acknowledged the events so far, when `awaitDelivery` is on.
+ * a decision (`run-starting`, `before-call`, `after-stream`, `tool-starting`, `turn-ended`)
+ * decide only after the consumer has acknowledged the events so far, when `awaitDelivery` is on.
  *
  * @example
  * import { createActor } from "xstate";
@@ -40,6 +40,7 @@ export const agentMachine = agentSetup.createMachine({
 		"queue.mode": { actions: "setQueueMode" },
 		// Read where it matters: a decision state waiting for it takes its next step (eventsDelivered).
 		delivered: {},
+		"delivery.await": { actions: "awaitDeliveries" },
 		dispose: { target: ".ended", actions: "closeRunOnDispose" },
 	},
 	states: {
@@ -209,7 +210,7 @@ export const agentMachine = agentSetup.createMachine({
 						{ guard: "hasPreparedCallToRunNow", target: "tool-executing" },
 						{ guard: and(["approvalHoldsBatch", "noCallRunning"]), target: "awaiting-approval" },
 						{ guard: and(["hasQueuedCall", "asksBeforeToolCall"]), target: "tool-preparing" },
-						{ guard: "hasQueuedCall", target: "tool-executing", actions: "prepareQueuedCalls" },
+						{ guard: "hasQueuedCall", target: "tool-starting", actions: "prepareQueuedCalls" },
 						{ guard: "hasCallAwaitingApproval", target: "awaiting-approval" },
 						{ target: "tool-batch-ending" },
 					],
@@ -233,6 +234,14 @@ export const agentMachine = agentSetup.createMachine({
 							},
 						},
 					},
+				},
+				"tool-starting": {
+					description: "Calls announced (tool_execution_start) and preflighted without a beforeToolCall hook; they run once listeners have taken the announcements.",
+					entry: "emitBarrier",
+					always: [
+						{ guard: and(["eventsDelivered", "runAborted"]), target: "tool-dispatching" },
+						{ guard: "eventsDelivered", target: "tool-executing" },
+					],
 				},
 				"tool-executing": {
 					description: "The batch actor runs calls; outcomes are recorded as they settle.",

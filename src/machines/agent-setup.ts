@@ -47,6 +47,7 @@ export const agentSetup = setup({
 		applyRunOverrides: assign(({ context, event }) =>
 			event.type === "prompt" || event.type === "continue" || event.type === "update" ? applyOverrides(context, event) : {},
 		),
+		awaitDeliveries: assign({ awaitDelivery: true }),
 		emitBarrier: enqueueActions(({ context, enqueue, check }) => {
 			if (!check("awaitsDelivery")) return;
 			const barrier = context.barrier + 1;

@@ -160,6 +160,7 @@ export function applyOverrides(context: Ctx, overrides: RunOverrides): Partial<C
 	if (overrides.config) patch.config = Object.assign(defaultLoopConfig(), context.config, overrides.config);
 	if (overrides.steeringMode) patch.steeringMode = overrides.steeringMode;
 	if (overrides.followUpMode) patch.followUpMode = overrides.followUpMode;
+	if (overrides.awaitDelivery !== undefined) patch.awaitDelivery = overrides.awaitDelivery;
 	return patch;
 }
 

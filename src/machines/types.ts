@@ -283,6 +283,8 @@ export interface RunOverrides {
 	config?: Partial<AgentMachineConfig> | undefined;
 	steeringMode?: QueueMode | undefined;
 	followUpMode?: QueueMode | undefined;
+	/** Whether the run waits for deliveries at its decision points (see {@link AgentMachineInput.awaitDelivery}). */
+	awaitDelivery?: boolean | undefined;
 }
 
 /** Events the agent machine accepts from its user. */
@@ -299,6 +301,8 @@ export type AgentMachineCommand =
 	| ({ type: "update" } & RunOverrides)
 	| { type: "compact"; instructions?: string | undefined }
 	| { type: "delivered"; barrier: number }
+	/** From here on the run waits for deliveries at its decision points (a listener joined a run that did not). */
+	| { type: "delivery.await" }
 	| { type: "listener.error"; error: string }
 	/** A person approves a call waiting for approval (by its tool call id), maybe with changed arguments. */
 	| { type: "approve"; toolCallId: string; args?: unknown }

@@ -90,6 +90,12 @@ interface Scenario {
 	 */
 	churn: "none" | "add" | "removeSelf" | "reAddSelf" | "addAndRemove";
 	churnOn: "agent_start" | "tool_execution_start" | "message_start" | "message_update" | "message_end" | "turn_end";
+	/**
+	 * The first tool call to run subscribes a listener of its own, which at its first turn_end waits
+	 * a macrotask and then steers: a run that started with nobody listening (agentchart's runs then
+	 * skip their delivery waits) must wait for it from then on, as pi's awaited emit does.
+	 */
+	watchFromTool?: boolean | undefined;
 }
 
 const WORDS = ["alpha", "beta", "gamma", "delta", "epsilon"];
@@ -134,23 +140,50 @@ function microtaskClock() {
  */
 async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 	const scripted = createScriptedModel(repliesOf(scenario), { chunkSize: scenario.chunkSize, whenExhausted: { content: "that is all" } });
+	const log: string[] = [];
+	let watching = false;
+	const watchOnce = () => {
+		if (!scenario.watchFromTool || watching) return;
+		watching = true;
+		let steeredHere = false;
+		agent.subscribe(async (event) => {
+			clock.start();
+			log.push(`watcher:${event.type}`);
+			if (event.type !== "turn_end" || steeredHere) return;
+			steeredHere = true;
+			await new Promise<void>((resolve) => setImmediate(resolve));
+			agent.steer(message("watched"));
+		});
+	};
 	const tools = [
-		makeTool("echo", async (_id, params) => ok(`echo:${String(params["value"])}`)),
-		makeTool("fail", async () => {
+		makeTool("echo", async (id, params) => {
+			log.push(`execute ${id}`);
+			watchOnce();
+			return ok(`echo:${String(params["value"])}`);
+		}),
+		makeTool("fail", async (id) => {
+			log.push(`execute ${id}`);
+			watchOnce();
 			throw new Error("disk full");
 		}),
-		makeTool("wait", async (_id, _params, signal) => {
+		makeTool("wait", async (id, _params, signal) => {
+			log.push(`execute ${id}`);
+			watchOnce();
 			await Promise.race([sleep(5), whenAborted(signal)]);
 			return ok("waited");
 		}),
 	];
-	const log: string[] = [];
 	let opened = 0;
 	let closed = 0;
+	// Effects are logged where they happen, so one that runs before the listeners had their events shows.
 	const streamFn: StreamFn =
 		scenario.streamKind === "iterator"
-			? scripted.streamFn
+			? (model, context, options) => {
+					log.push("model call");
+					return scripted.streamFn(model, context, options);
+				}
 			: async (model, context, options) => {
+					log.push("model call");
 					const inner = await scripted.streamFn(model, context, options);
 					opened++;
 					return {
@@ -260,7 +293,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	toolExecution: fc.constantFrom("parallel" as const, "sequential" as const),
 	sameIds: fc.constantFrom(false, false, false, true),
 	listeners: fc.array(
-		fc.record({ kind: fc.constantFrom<ListenerKind>("sync", "value", "object", "thenable", "async", "slow"), slowOn: fc.subarray(["message_start", "message_update", "message_end", "tool_execution_end", "turn_end", "agent_end"]) }),
+		fc.record({ kind: fc.constantFrom<ListenerKind>("sync", "value", "object", "thenable", "async", "slow"), slowOn: fc.subarray(["message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_end", "turn_end", "agent_end"]) }),
 		{ minLength: 0, maxLength: 3 },
 	),
 	chunkSize: fc.integer({ min: 1, max: 6 }),
@@ -277,6 +310,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	pinOn: fc.constantFrom("none" as const, "agent_start" as const, "tool_execution_start" as const, "message_start" as const, "message_update" as const, "message_end" as const, "turn_end" as const),
 	churn: fc.constantFrom("none" as const, "none" as const, "add" as const, "removeSelf" as const, "reAddSelf" as const, "addAndRemove" as const),
 	churnOn: fc.constantFrom("agent_start" as const, "tool_execution_start" as const, "message_start" as const, "message_update" as const, "message_end" as const, "turn_end" as const),
+	watchFromTool: fc.boolean(),
 });
 
 describe("the Agent on pi and on agentchart, as code written for pi observes it", () => {
@@ -333,6 +367,33 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 		expect(await run("agentchart")).toEqual(expected);
 	});
 
+	it("waits, as pi does, for a listener a tool subscribed in a run that started with none (its steering reaches the next call)", async () => {
+		const scenario: Scenario = {
+			replies: [{ blocks: [{ kind: "tool", name: "echo" }], error: false }, { blocks: [{ kind: "text", words: 2 }], error: false }],
+			toolExecution: "parallel",
+			sameIds: false,
+			listeners: [],
+			chunkSize: 2,
+			streamKind: "iterator",
+			followUp: false,
+			steer: false,
+			steerOn: "tool_execution_start",
+			queueOp: "none",
+			queueOpOn: "turn_end",
+			abortAfter: undefined,
+			waitForIdle: false,
+			pinOn: "none",
+			churn: "none",
+			churnOn: "agent_start",
+			watchFromTool: true,
+		};
+		const expected = await play("pi", scenario);
+		// The steering is taken before the second call: its message_start comes before the reply's.
+		expect(expected.filter((line) => line.startsWith("watcher:message_start")).length).toBeGreaterThanOrEqual(3);
+		expect(await play("agentchart", scenario)).toEqual(expected);
+		expect(await play("xstate", scenario)).toEqual(expected);
+	});
+
 	it("settles at the same microtask as pi when aborted during a tool", async () => {
 		const scenario: Scenario = {
 			replies: [{ blocks: [{ kind: "tool", name: "wait" }], error: false }],
@@ -375,7 +436,7 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 				// sees A); agentchart delivers one event to every listener before the next
 				// (docs/from-pi.md, Differences). Each listener's own sequence is the same. A listener added
 				// during the run (churn "add") makes two.
-				if (scenario.toolExecution === "parallel" && scenario.listeners.length + (scenario.churn === "add" ? 1 : 0) > 1) {
+				if (scenario.toolExecution === "parallel" && scenario.listeners.length + (scenario.churn === "add" ? 1 : 0) + (scenario.watchFromTool ? 1 : 0) > 1) {
 					expect(byListener(actual)).toEqual(byListener(expected));
 				} else {
 					expect(actual).toEqual(expected);
@@ -403,7 +464,7 @@ describe("the chart on agentchart's interpreter and on XState's", () => {
 function byListener(lines: string[]): Record<string, string[]> {
 	const groups: Record<string, string[]> = {};
 	for (const line of lines) {
-		const key = /^(\d+|late):/.exec(line)?.[1] ?? "settled";
+		const key = /^(\d+|late|watcher):/.exec(line)?.[1] ?? "settled";
 		(groups[key] ??= []).push(line);
 	}
 	return groups;

@@ -93,6 +93,27 @@ describe("tool preflight", () => {
 		expect(log).toEqual(["start:t1", "settled:t1", "before:t1", "start:t2", "settled:t2", "before:t2", "exec:t1", "exec:t2"]);
 	});
 
+	it.each([
+		["parallel", ["start:t1", "settled:t1", "start:t2", "settled:t2", "exec:t1", "exec:t2"]],
+		["sequential", ["start:t1", "settled:t1", "exec:t1", "start:t2", "settled:t2", "exec:t2"]],
+	] as const)("without a beforeToolCall hook, a call runs only once its tool_execution_start listeners settled (%s, as pi)", async (mode, order) => {
+		const log: string[] = [];
+		const tool = makeTool("work", async (id) => {
+			log.push(`exec:${id}`);
+			return ok(id);
+		});
+		const { agent } = agentWith([{ content: [toolCall("work", {}, "t1"), toolCall("work", {}, "t2")] }, { content: "done" }], [tool], { toolExecution: mode });
+		agent.subscribe(async (event) => {
+			if (event.type !== "tool_execution_start") return;
+			log.push(`start:${event.toolCallId}`);
+			await sleep(20);
+			log.push(`settled:${event.toolCallId}`);
+		});
+		await agent.prompt("go");
+		// pi 0.73.1 records exactly this order (before, the calls ran before their announcements reached the listener).
+		expect(log).toEqual(order);
+	});
+
 	it("tool_execution_start carries the raw arguments while execute gets the converted ones", async () => {
 		const received: unknown[] = [];
 		const tool = makeTool(

@@ -227,13 +227,16 @@ describe("approval as a state", () => {
 	it("asks a person only once the question is stored (a crash after the request cannot lose it)", async () => {
 		const log: string[] = [];
 		const inner = createMemoryStore();
-		const slowSave = { release: deferred<void>() };
+		const slowSave = { saving: deferred<void>(), release: deferred<void>() };
 		// The store takes its time with snapshots; the request must wait for it.
 		const store: AgentStore = {
 			load: (id) => inner.load(id),
 			appendJournal: (id, entry) => inner.appendJournal(id, entry),
 			saveSnapshot: async (id, snapshot) => {
-				if (awaiting(snapshot).length > 0) await slowSave.release.promise;
+				if (awaiting(snapshot).length > 0) {
+					slowSave.saving.resolve();
+					await slowSave.release.promise;
+				}
 				await inner.saveSnapshot(id, snapshot);
 			},
 		};
@@ -247,9 +250,10 @@ describe("approval as a state", () => {
 			agent.approve(event.toolCallId);
 		});
 		const run = agent.prompt("go");
-		await untilAwaiting(agent);
+		await slowSave.saving.promise;
 		await new Promise((resolve) => setTimeout(resolve, 20));
 		expect(storedWhenAsked).toEqual([]);
+		expect(log).toEqual([]);
 		slowSave.release.resolve();
 		await run;
 		expect(storedWhenAsked).toEqual([["a"]]);

@@ -594,14 +594,16 @@ describe("output-limit recovery counts attempts in a row", () => {
 
 describe("a listener that fails while tools run", () => {
 	it("aborts the run; a tool that ignores the abort is given up on after toolAbortGraceMs", async () => {
-		const stuck = makeTool("stuck", async () => {
+		// The tool reports progress once it runs; the listener fails on that report.
+		const stuck = makeTool("stuck", async (_id, _params, _signal, onUpdate) => {
+			onUpdate?.({ content: [{ type: "text", text: "working" }], details: {} });
 			await sleep(2000);
 			return ok("too late");
 		});
 		const scripted = createScriptedModel([{ content: [toolCall("stuck", {}, "s")] }, { content: "never" }]);
 		const agent = new Agent({ initialState: { model: scripted.model, tools: [stuck] }, streamFn: scripted.streamFn, toolAbortGraceMs: 20 });
 		agent.subscribe(async (event) => {
-			if (event.type === "tool_execution_start") {
+			if (event.type === "tool_execution_update") {
 				await sleep(5);
 				throw new Error("listener broke");
 			}
@@ -613,6 +615,28 @@ describe("a listener that fails while tools run", () => {
 		expect(toolResults(agent.state.messages)).toEqual([["s", 'Tool "stuck" did not stop within 20 ms after the run was aborted; its result, if it comes, is ignored', true]]);
 		// The run ends with the batch: no second turn, not even one closed without a call.
 		expect(agent.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult"]);
+	});
+});
+
+describe("a listener that fails on a call's announcement", () => {
+	it("aborts the run before the call runs (its listeners settle before it does, as pi's awaited emit)", async () => {
+		const log: string[] = [];
+		const tool = makeTool("work", async () => {
+			log.push("ran");
+			return ok("done");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("work", {}, "w")] }, { content: "never" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn });
+		agent.subscribe(async (event) => {
+			if (event.type === "tool_execution_start") {
+				await sleep(5);
+				throw new Error("listener broke");
+			}
+		});
+		await agent.prompt("go");
+		expect(log).toEqual([]);
+		expect(toolResults(agent.state.messages)).toEqual([["w", "Tool call was aborted before it ran", true]]);
+		expect(agent.state.errorMessage).toContain("listener broke");
 	});
 });
 

@@ -53,3 +53,17 @@ export function definedTransitions(machine: AnyStateMachine): Map<object, Define
 	}
 	return result;
 }
+
+/**
+ * The states whose entry runs `action` (by name), as paths relative to the root
+ * (`running.before-call`): the decision states are those whose entry emits a barrier.
+ *
+ * @example
+ * statesEntering(agentMachine, "emitBarrier"); // ["running.run-starting", "running.before-call", ...]
+ */
+export function statesEntering(machine: AnyStateMachine, action: string): string[] {
+	const named = (entry: unknown) => (typeof entry === "string" ? entry : (entry as { type?: unknown }).type) === action;
+	return stateNodesOf(machine.root)
+		.filter((node) => (node.entry as readonly unknown[]).some(named))
+		.map((node) => node.path.join("."));
+}

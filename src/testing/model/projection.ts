@@ -5,17 +5,19 @@
  * so the state space stays finite.
  */
 import type { AnyMachineSnapshot } from "xstate";
+import { agentMachine } from "../../machines/agent-machine.js";
 import { tokensNeedCompaction } from "../../machines/compaction-guards.js";
 import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
 import type { AnyAgentTool } from "../../types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../../types/messages.js";
 import type { ModelConfig } from "./config.js";
+import { statesEntering } from "./definition.js";
 import { callsOf, MISSING_TOOL, OVERFLOW_ERROR, replyKindOf } from "./fixtures.js";
 import { journalMark } from "./journaled-calls.js";
 import { sampleOf } from "./replies.js";
 
-/** The decision states: each emits a barrier on entry and stays until it is acknowledged. */
-const BARRIER_STATES = ["running.run-starting", "running.before-call", "running.after-stream", "running.turn-ended", "running.tool-preparing.announcing"];
+/** The decision states: each emits a barrier on entry and stays until it is acknowledged (read from the chart, so none is left out). */
+const BARRIER_STATES = statesEntering(agentMachine, "emitBarrier");
 
 export function inState(snapshot: AnyMachineSnapshot, value: string): boolean {
 	return snapshot.matches(value as never);

@@ -1,0 +1,75 @@
+/**
+ * A run nobody watches (no listener, no store, its actor never handed out) does not wait for
+ * deliveries at its decision points: every event is delivered within the step that emits it, so
+ * the wait would only cost a machine event. Once somebody starts watching mid-run, the run waits
+ * for them from its next decision on, as pi's awaited `emit` would.
+ */
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createMemoryStore } from "../../src/durable/store.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { makeTool, ok, roles, sleep, textOf, user } from "./helpers.js";
+
+type Watch = "nobody" | "listener" | "actor" | "store";
+
+/** A run of one tool call then a text reply; the tool takes a snapshot mid-run and may start watching. */
+function toolRun(watch: Watch, during?: (agent: Agent) => void) {
+	const scripted = createScriptedModel([{ content: [toolCall("work", {}, "t1")] }, { content: "done" }]);
+	let agent!: Agent;
+	const taken: AgentSnapshot[] = [];
+	const tool = makeTool("work", async () => {
+		taken.push(agent.snapshot());
+		during?.(agent);
+		return ok("worked");
+	});
+	agent = new Agent({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn, ...(watch === "store" ? { store: createMemoryStore(), sessionId: "s" } : {}) });
+	if (watch === "listener") agent.subscribe(() => {});
+	if (watch === "actor") void agent.actor;
+	return { agent, scripted, taken };
+}
+
+describe("a run nobody watches", () => {
+	it("does not wait for deliveries at its decisions; a listener, the actor handed out or a store make it wait", async () => {
+		const waits: Record<string, { awaitDelivery: unknown; barrier: unknown }> = {};
+		for (const watch of ["nobody", "listener", "actor", "store"] as const) {
+			const { agent, taken } = toolRun(watch);
+			await agent.prompt("go");
+			const context = taken[0]?.machine.context as { awaitDelivery?: unknown; barrier?: unknown };
+			waits[watch] = { awaitDelivery: context.awaitDelivery, barrier: context.barrier };
+			expect(roles(agent.state.messages)).toEqual(["user", "assistant(toolUse)", "toolResult:t1", "assistant(stop)"]);
+		}
+		// By the tool's call the run passed its start, its first call, the reply's end and the calls'
+		// announcement: four decisions.
+		expect(waits).toEqual({
+			nobody: { awaitDelivery: false, barrier: 0 },
+			listener: { awaitDelivery: true, barrier: 4 },
+			actor: { awaitDelivery: true, barrier: 4 },
+			store: { awaitDelivery: true, barrier: 4 },
+		});
+	});
+
+	it("waits for a listener subscribed mid-run from its next decision on: steering it queues in turn_end reaches the next call", async () => {
+		const { agent, scripted } = toolRun("nobody", (running) => {
+			running.subscribe(async (event) => {
+				if (event.type !== "turn_end" || running.state.messages.length > 3) return;
+				await sleep(5);
+				running.steer(user("extra"));
+			});
+		});
+		await agent.prompt("go");
+		// pi's loop awaits the listener before it looks for steering: the second call sees it.
+		expect(scripted.calls[1]?.messages.map((message) => `${message.role}:${textOf(message)}`)).toEqual(["user:go", "assistant:", "toolResult:worked", "user:extra"]);
+		expect(roles(agent.state.messages)).toEqual(["user", "assistant(toolUse)", "toolResult:t1", "user", "assistant(stop)"]);
+	});
+
+	it("rests at its decisions for observers of the actor handed out mid-run", async () => {
+		const values: string[] = [];
+		const { agent } = toolRun("nobody", (running) => {
+			running.actor.subscribe((snapshot) => values.push(JSON.stringify(snapshot.value)));
+		});
+		await agent.prompt("go");
+		// The turn's end is a decision: the run rests there until its events were delivered.
+		expect(values).toContain(JSON.stringify({ running: "turn-ended" }));
+	});
+});
