@@ -1146,7 +1146,7 @@ export class Agent {
 		const existing = this.#machine;
 		const machine = this.#ensureMachine();
 		if (existing) machine.send({ type: "update", ...this.#overrides() });
-		machine.send(command);
+		machine.send(command.type === "prompt" || command.type === "continue" ? { ...command, awaitDelivery: this.#awaitsDelivery() } : command);
 	}
 
 	#ensureMachine(): MachineActor {
@@ -1176,7 +1176,8 @@ export class Agent {
 			followUpMode: queues.followUpMode,
 			steeringQueue: [...queues.steering],
 			followUpQueue: [...queues.followUps],
-			awaitDelivery: this.#awaitsDelivery(),
+			// Between runs the machine waits for deliveries; each run says whether it does (#start).
+			awaitDelivery: true,
 			runs: this.#runCount(),
 		};
 	}
@@ -1316,18 +1317,18 @@ export class Agent {
 	}
 
 	#overrides() {
-		return { state: this.#runState(), config: this.#config(), awaitDelivery: this.#awaitsDelivery() };
+		return { state: this.#runState(), config: this.#config() };
 	}
 
 	/**
-	 * Whether a run starting now waits for deliveries at its decision points: when a listener, a
-	 * delivery still in flight or a store (whose writes hold deliveries back) can make it wait, and
-	 * when its actor was handed out (its observers see the run rest at each decision, as always).
-	 * Otherwise every event is delivered within the step that emits it, and waiting would change
-	 * nothing but cost a machine event each time (see docs/performance.md, "Nobody to wait for").
+	 * Whether a run starting now waits for deliveries at its decision points: when somebody can act
+	 * on its events before it decides (a listener, or one still being delivered to), and when its
+	 * actor was handed out (its observers see the run rest at each decision, as always). Otherwise
+	 * no decision can depend on a delivery, and waiting would change nothing but cost a machine
+	 * event each time (see docs/performance.md, "Nobody to wait for").
 	 */
 	#awaitsDelivery(): boolean {
-		return this.#pinned || this.#session.store !== undefined || this.#delivery.listening() || this.#delivery.pending() !== undefined;
+		return this.#pinned || this.#delivery.listening() || this.#delivery.pending() !== undefined;
 	}
 
 	/** Someone now watches the agent: a run that started with nobody to wait for waits from its next decision on. */

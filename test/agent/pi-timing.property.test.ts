@@ -98,6 +98,28 @@ interface Scenario {
 	watchFromTool?: boolean | undefined;
 }
 
+/** A scenario written out for a targeted test: parallel, no listener, nothing done mid-run, but `changes`. */
+function fixedScenario(changes: Partial<Scenario> & Pick<Scenario, "replies">): Scenario {
+	return {
+		toolExecution: "parallel",
+		sameIds: false,
+		listeners: [],
+		chunkSize: 2,
+		streamKind: "iterator",
+		followUp: false,
+		steer: false,
+		steerOn: "tool_execution_start",
+		queueOp: "none",
+		queueOpOn: "turn_end",
+		abortAfter: undefined,
+		waitForIdle: false,
+		pinOn: "none",
+		churn: "none",
+		churnOn: "agent_start",
+		...changes,
+	};
+}
+
 const WORDS = ["alpha", "beta", "gamma", "delta", "epsilon"];
 
 function repliesOf(scenario: Scenario): ScriptedReply[] {
@@ -320,24 +342,11 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 		["no listener", []],
 		["two listeners, the second slow on agent_end", [{ kind: "sync", slowOn: [] }, { kind: "slow", slowOn: ["agent_end", "turn_end"] }]],
 	] as const)("settles prompt() and waitForIdle() at the same microtask as pi (%s)", async (_name, listeners) => {
-		const scenario: Scenario = {
+		const scenario = fixedScenario({
 			replies: [{ blocks: [{ kind: "text", words: 3 }, { kind: "tool", name: "echo" }], error: false }],
-			toolExecution: "parallel",
-			sameIds: false,
 			listeners: listeners.map((l) => ({ kind: l.kind, slowOn: [...l.slowOn] })),
-			chunkSize: 2,
-			streamKind: "iterator",
-			followUp: false,
-			steer: false,
-			steerOn: "tool_execution_start",
-			queueOp: "none",
-			queueOpOn: "turn_end",
-			abortAfter: undefined,
 			waitForIdle: true,
-			pinOn: "none",
-			churn: "none",
-			churnOn: "agent_start",
-		};
+		});
 		const expected = await play("pi", scenario);
 		expect(expected.some((line) => line.startsWith("prompt resolved after"))).toBe(true);
 		expect(await play("agentchart", scenario)).toEqual(expected);
@@ -368,25 +377,10 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 	});
 
 	it("waits, as pi does, for a listener a tool subscribed in a run that started with none (its steering reaches the next call)", async () => {
-		const scenario: Scenario = {
+		const scenario = fixedScenario({
 			replies: [{ blocks: [{ kind: "tool", name: "echo" }], error: false }, { blocks: [{ kind: "text", words: 2 }], error: false }],
-			toolExecution: "parallel",
-			sameIds: false,
-			listeners: [],
-			chunkSize: 2,
-			streamKind: "iterator",
-			followUp: false,
-			steer: false,
-			steerOn: "tool_execution_start",
-			queueOp: "none",
-			queueOpOn: "turn_end",
-			abortAfter: undefined,
-			waitForIdle: false,
-			pinOn: "none",
-			churn: "none",
-			churnOn: "agent_start",
 			watchFromTool: true,
-		};
+		});
 		const expected = await play("pi", scenario);
 		// The steering is taken before the second call: its message_start comes before the reply's.
 		expect(expected.filter((line) => line.startsWith("watcher:message_start")).length).toBeGreaterThanOrEqual(3);
@@ -395,24 +389,12 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 	});
 
 	it("settles at the same microtask as pi when aborted during a tool", async () => {
-		const scenario: Scenario = {
+		const scenario = fixedScenario({
 			replies: [{ blocks: [{ kind: "tool", name: "wait" }], error: false }],
-			toolExecution: "parallel",
-			sameIds: false,
 			listeners: [{ kind: "sync", slowOn: [] }],
 			chunkSize: 4,
-			streamKind: "iterator",
-			followUp: false,
-			steer: false,
-			steerOn: "tool_execution_start",
-			queueOp: "none",
-			queueOpOn: "turn_end",
-			abortAfter: undefined,
 			waitForIdle: true,
-			pinOn: "none",
-			churn: "none",
-			churnOn: "agent_start",
-		};
+		});
 		// Abort at the tool's start: the listener's 'delivered' count of that event.
 		const probe = await play("pi", scenario);
 		scenario.abortAfter = probe.findIndex((line) => line.includes('"tool_execution_start"')) + 1;

@@ -41,6 +41,16 @@ function within<T>(promise: Promise<T>, ms = 2000): Promise<T | "timeout"> {
 	return Promise.race([promise, sleep(ms).then(() => "timeout" as const)]);
 }
 
+/** A listener that takes 20 ms over each tool_execution_start, logging when it starts and settles. */
+function holdStarts(agent: Agent, log: string[]): void {
+	agent.subscribe(async (event) => {
+		if (event.type !== "tool_execution_start") return;
+		log.push(`start:${event.toolCallId}`);
+		await sleep(20);
+		log.push(`settled:${event.toolCallId}`);
+	});
+}
+
 describe("tool preflight", () => {
 	it("parallel mode preflights every call in source order before any call executes", async () => {
 		const log: string[] = [];
@@ -82,12 +92,7 @@ describe("tool preflight", () => {
 				return undefined;
 			},
 		});
-		agent.subscribe(async (event) => {
-			if (event.type !== "tool_execution_start") return;
-			log.push(`start:${event.toolCallId}`);
-			await sleep(20);
-			log.push(`settled:${event.toolCallId}`);
-		});
+		holdStarts(agent, log);
 		await agent.prompt("go");
 		// pi 0.73.1 records exactly this order.
 		expect(log).toEqual(["start:t1", "settled:t1", "before:t1", "start:t2", "settled:t2", "before:t2", "exec:t1", "exec:t2"]);
@@ -103,12 +108,7 @@ describe("tool preflight", () => {
 			return ok(id);
 		});
 		const { agent } = agentWith([{ content: [toolCall("work", {}, "t1"), toolCall("work", {}, "t2")] }, { content: "done" }], [tool], { toolExecution: mode });
-		agent.subscribe(async (event) => {
-			if (event.type !== "tool_execution_start") return;
-			log.push(`start:${event.toolCallId}`);
-			await sleep(20);
-			log.push(`settled:${event.toolCallId}`);
-		});
+		holdStarts(agent, log);
 		await agent.prompt("go");
 		// pi 0.73.1 records exactly this order (before, the calls ran before their announcements reached the listener).
 		expect(log).toEqual(order);
