@@ -96,6 +96,8 @@ interface Scenario {
 	 * skip their delivery waits) must wait for it from then on, as pi's awaited emit does.
 	 */
 	watchFromTool?: boolean | undefined;
+	/** The agent has hooks (beforeToolCall, afterToolCall, transformContext), each logging its call where it happens. */
+	hooks?: boolean | undefined;
 }
 
 /** A scenario written out for a targeted test: parallel, no listener, nothing done mid-run, but `changes`. */
@@ -219,7 +221,23 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 						result: () => inner.result(),
 					};
 				};
-	const options = { initialState: { model: scripted.model, tools }, streamFn };
+	const hooks = scenario.hooks
+		? {
+				beforeToolCall: async ({ toolCall }: { toolCall: { id: string } }) => {
+					log.push(`beforeToolCall ${toolCall.id}`);
+					return undefined;
+				},
+				afterToolCall: async ({ toolCall }: { toolCall: { id: string } }) => {
+					log.push(`afterToolCall ${toolCall.id}`);
+					return undefined;
+				},
+				transformContext: async (messages: AgentMessage[]) => {
+					log.push(`transformContext ${messages.length}`);
+					return messages;
+				},
+			}
+		: {};
+	const options = { initialState: { model: scripted.model, tools }, streamFn, ...hooks };
 	const agent = (impl === "pi" ? new PiAgent(options as never) : withInterpreter(impl, () => new Agent(options as never))) as unknown as CommonAgent;
 	agent.toolExecution = scenario.toolExecution;
 	const clock = microtaskClock();
@@ -333,6 +351,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	churn: fc.constantFrom("none" as const, "none" as const, "add" as const, "removeSelf" as const, "reAddSelf" as const, "addAndRemove" as const),
 	churnOn: fc.constantFrom("agent_start" as const, "tool_execution_start" as const, "message_start" as const, "message_update" as const, "message_end" as const, "turn_end" as const),
 	watchFromTool: fc.boolean(),
+	hooks: fc.boolean(),
 });
 
 describe("the Agent on pi and on agentchart, as code written for pi observes it", () => {
@@ -386,6 +405,22 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 		expect(expected.filter((line) => line.startsWith("watcher:message_start")).length).toBeGreaterThanOrEqual(3);
 		expect(await play("agentchart", scenario)).toEqual(expected);
 		expect(await play("xstate", scenario)).toEqual(expected);
+	});
+
+	it.each([
+		["parallel", ["transformContext", "beforeToolCall", "beforeToolCall", "afterToolCall", "afterToolCall", "transformContext"]],
+		["sequential", ["transformContext", "beforeToolCall", "afterToolCall", "beforeToolCall", "afterToolCall", "transformContext"]],
+	] as const)("calls the hooks where pi calls them, between the same events (%s)", async (toolExecution, order) => {
+		const scenario = fixedScenario({
+			replies: [{ blocks: [{ kind: "tool", name: "echo" }, { kind: "tool", name: "fail" }], error: false }, { blocks: [{ kind: "text", words: 2 }], error: false }],
+			toolExecution,
+			listeners: [{ kind: "slow", slowOn: ["tool_execution_start", "tool_execution_end", "message_end"] }],
+			hooks: true,
+		});
+		const expected = await play("pi", scenario);
+		const hookLines = expected.filter((line) => /^(beforeToolCall|afterToolCall|transformContext) /.test(line));
+		expect(hookLines.map((line) => line.split(" ")[0])).toEqual(order);
+		expect(await play("agentchart", scenario)).toEqual(expected);
 	});
 
 	it("settles at the same microtask as pi when aborted during a tool", async () => {
