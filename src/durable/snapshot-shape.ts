@@ -145,4 +145,7 @@ export function checkSnapshotShape(snapshot: Record<string, unknown>): void {
 		journalSeq: optional(count),
 		agent: optional(fields({ errorMessage: optional(text) })),
 	})(snapshot, "");
+	// Between runs the chart is idle: a restore reads nothing else of the value then, so it says so here.
+	const machine = snapshot["machine"] as { status: string; value: unknown; context: Record<string, unknown> };
+	if (machine.status === "active" && machine.context["run"] === undefined && machine.value !== "idle") fail("machine.value", '"idle" (the snapshot has no run)', machine.value);
 }

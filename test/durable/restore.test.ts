@@ -233,6 +233,13 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 			for (const value of ["nowhere", { running: "nowhere" }]) {
 				expect(thrownBy(() => restore(damaged((snapshot) => (snapshot.machine.value = value)), options))).toMatch(/the snapshot's run cannot be restored: .*nowhere/);
 			}
+			// Between runs the value is not read by the restore: a state that is not idle is refused too.
+			const { idle } = await snapshotsOfAWait(tool);
+			for (const value of ["nowhere", { running: "streaming" }]) {
+				const copy = throughJson(idle) as unknown as Editable;
+				copy.machine.value = value;
+				expect(thrownBy(() => restore(copy as unknown as AgentSnapshot, options))).toMatch(/the snapshot's machine\.value must be "idle" \(the snapshot has no run\), not /);
+			}
 			// The snapshot as it was still restores.
 			const restored = restore(waiting, options);
 			expect(restored.pendingApprovals.map((call) => call.toolCallId)).toEqual(["a"]);
