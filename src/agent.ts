@@ -852,8 +852,8 @@ export class Agent {
 		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
 		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, defaultLoopConfig) };
-		// Listeners given to restore, or subscribed later, are waited for (a restored run is rare: no need to spare it).
-		hydrated.context.awaitDelivery = true;
+		// As every run: it waits if somebody watches (listeners given to restore are subscribed by now; a later one sends delivery.await).
+		hydrated.context.awaitDelivery = this.#awaitsDelivery();
 		// The snapshot is everything; the input only ever starts a machine from scratch.
 		const machine = createActor(this.#logic, { input: {}, snapshot: hydrated as never });
 		// XState keeps what a restore threw as the actor's error (a state the chart does not have, say).

@@ -17,7 +17,7 @@ import type { AgentEvent } from "../../src/types/agent.js";
 import type { StreamFn } from "../../src/types/stream.js";
 import { emptyUsage } from "../../src/types/content.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { makeTool, ok, sleep, whenAborted } from "./helpers.js";
+import { makeTool, ok, sleep, type ToolExecute, whenAborted } from "./helpers.js";
 
 /** What both Agents share, as these tests use it. */
 interface CommonAgent {
@@ -179,20 +179,19 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 			agent.steer(message("watched"));
 		});
 	};
+	/** A tool whose every call is logged where it starts (and may start the watcher) before `execute` runs. */
+	const loggedTool = (name: string, execute: ToolExecute) =>
+		makeTool(name, async (id, params, signal, onUpdate) => {
+			log.push(`execute ${id}`);
+			watchOnce();
+			return execute(id, params, signal, onUpdate);
+		});
 	const tools = [
-		makeTool("echo", async (id, params) => {
-			log.push(`execute ${id}`);
-			watchOnce();
-			return ok(`echo:${String(params["value"])}`);
-		}),
-		makeTool("fail", async (id) => {
-			log.push(`execute ${id}`);
-			watchOnce();
+		loggedTool("echo", async (_id, params) => ok(`echo:${String(params["value"])}`)),
+		loggedTool("fail", async () => {
 			throw new Error("disk full");
 		}),
-		makeTool("wait", async (id, _params, signal) => {
-			log.push(`execute ${id}`);
-			watchOnce();
+		loggedTool("wait", async (_id, _params, signal) => {
 			await Promise.race([sleep(5), whenAborted(signal)]);
 			return ok("waited");
 		}),

@@ -64,6 +64,21 @@ describe("a run nobody watches", () => {
 		expect(roles(agent.state.messages)).toEqual(["user", "assistant(toolUse)", "toolResult:t1", "user", "assistant(stop)"]);
 	});
 
+	it("restored, waits as any run does: with the listeners given to restore, not without", async () => {
+		const { agent, taken } = toolRun("listener");
+		await agent.prompt("go");
+		const stored = JSON.parse(JSON.stringify(taken[0])) as AgentSnapshot;
+		const waits: Record<string, unknown> = {};
+		for (const listeners of [[], [() => {}]]) {
+			const after = createScriptedModel([{ content: "done" }]);
+			const restored = Agent.restore(stored, { initialState: { tools: agent.state.tools }, streamFn: after.streamFn, listeners });
+			waits[listeners.length === 0 ? "nobody" : "listener"] = restored.snapshot().machine.context.awaitDelivery;
+			await restored.waitForIdle();
+			expect(roles(restored.state.messages)).toEqual(["user", "assistant(toolUse)", "toolResult:t1", "assistant(stop)"]);
+		}
+		expect(waits).toEqual({ nobody: false, listener: true });
+	});
+
 	it("rests at its decisions for observers of the actor handed out mid-run", async () => {
 		const values: string[] = [];
 		const { agent } = toolRun("nobody", (running) => {

@@ -219,10 +219,10 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 		// wrong with it (a run in a state the chart lacks was a TypeError from deep inside).
 		it("refuses, saying what is wrong, a damaged snapshot: an unknown status, no context, a journal that is not a list, a run in a state the chart does not have", async () => {
 			const tool = makeTool("send", async () => ok("sent"), { needsApproval: true });
-			const { waiting, streamFn } = await snapshotsOfAWait(tool);
+			const { idle, waiting, streamFn } = await snapshotsOfAWait(tool);
 			type Editable = { machine: { status?: unknown; context?: unknown; value?: unknown }; journal?: unknown };
-			const damaged = (edit: (snapshot: Editable) => void): AgentSnapshot => {
-				const copy = throughJson(waiting);
+			const damaged = (edit: (snapshot: Editable) => void, base = waiting): AgentSnapshot => {
+				const copy = throughJson(base);
 				edit(copy as unknown as Editable);
 				return copy;
 			};
@@ -234,11 +234,8 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 				expect(thrownBy(() => restore(damaged((snapshot) => (snapshot.machine.value = value)), options))).toMatch(/the snapshot's run cannot be restored: .*nowhere/);
 			}
 			// Between runs the value is not read by the restore: a state that is not idle is refused too.
-			const { idle } = await snapshotsOfAWait(tool);
 			for (const value of ["nowhere", { running: "streaming" }]) {
-				const copy = throughJson(idle) as unknown as Editable;
-				copy.machine.value = value;
-				expect(thrownBy(() => restore(copy as unknown as AgentSnapshot, options))).toMatch(/the snapshot's machine\.value must be "idle" \(the snapshot has no run\), not /);
+				expect(thrownBy(() => restore(damaged((snapshot) => (snapshot.machine.value = value), idle), options))).toMatch(/the snapshot's machine\.value must be "idle" \(the snapshot has no run\), not /);
 			}
 			// The snapshot as it was still restores.
 			const restored = restore(waiting, options);
