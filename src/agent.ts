@@ -644,7 +644,7 @@ export class Agent {
 	}
 
 	#decisionFor(toolCallId: string): { call: ToolCallEntry; machine: MachineActor } {
-		this.#assertUsable();
+		this.#assertWriter();
 		const waiting = this.#awaitingCalls();
 		const call = waiting.find((entry) => entry.toolCall.id === toolCallId) ?? waiting.find((entry) => entry.key === toolCallId);
 		const machine = this.#machine;
@@ -933,7 +933,7 @@ export class Agent {
 	 * await agent.waitForIdle(); agent.reset();
 	 */
 	reset(): void {
-		this.#assertUsable();
+		this.#assertWriter();
 		if (this.#run) throw new Error(ALREADY_RESETTING);
 		this.#state.messages = [];
 		this.#state.settle();
@@ -953,7 +953,7 @@ export class Agent {
 	prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
 	prompt(input: string, images?: ImageContent[]): Promise<void>;
 	async prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<void> {
-		this.#assertUsable();
+		this.#assertWriter();
 		if (this.#run) throw new Error(ALREADY_PROMPTING);
 		const messages = promptMessages(input, images);
 		assertValidTools(this.#state.tools);
@@ -969,7 +969,7 @@ export class Agent {
 	 * agent.state.messages = savedMessages; await agent.continue();
 	 */
 	async continue(): Promise<void> {
-		this.#assertUsable();
+		this.#assertWriter();
 		if (this.#run) throw new Error(ALREADY_CONTINUING);
 		const refusal = continueRefusal(this.#state.messages, this.hasQueuedMessages());
 		if (refusal) throw new Error(refusal);
@@ -987,7 +987,7 @@ export class Agent {
 	 * console.log(result.tokensBefore, "→", result.tokensAfter);
 	 */
 	async compact(instructions?: string): Promise<CompactionResult> {
-		this.#assertUsable();
+		this.#assertWriter();
 		if (this.#run) throw new Error(ALREADY_COMPACTING);
 		const run = this.#startRun();
 		const result = new Promise<CompactionResult>((resolve, reject) => {
@@ -1040,6 +1040,12 @@ export class Agent {
 
 	#assertUsable(): void {
 		if (this.#disposed) throw new Error(DISPOSED);
+	}
+
+	/** Usable, and the writer of its stored session: what starts or answers work would write it. */
+	#assertWriter(): void {
+		this.#assertUsable();
+		this.#session.assertWriter();
 	}
 
 	/**

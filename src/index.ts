@@ -21,7 +21,7 @@ export {
 	type ToolOutcomeEntry,
 	type ToolProgress,
 } from "./durable/journal.js";
-export { createMemoryStore, journalAfter, type AgentStore, type LoadedSession } from "./durable/store.js";
+export { createMemoryStore, journalAfter, SessionTakenOverError, type AgentStore, type LoadedSession } from "./durable/store.js";
 export { createFileStore, type FileStoreOptions, type FsyncPolicy } from "./durable/file-store.js";
 export {
 	agentLoop,

@@ -14,7 +14,7 @@
  */
 import { closeSync, fsyncSync, openSync } from "node:fs";
 import { appendFile, mkdir, open, readFile, rename, truncate, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import type { StoredJournalEntry } from "./journal.js";
 import { type AgentSnapshot, readAgentSnapshot } from "./snapshot.js";
@@ -178,6 +178,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 
 	return {
 		directoryOf,
+		sessionKey: (sessionId) => `file:${resolve(directoryOf(sessionId))}`,
 		async load(sessionId) {
 			await queues.get(sessionId)?.catch(() => {});
 			const dir = directoryOf(sessionId);

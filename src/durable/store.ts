@@ -50,6 +50,37 @@ export interface AgentStore {
 	 * promises; the effect it records waits for that. May return nothing when it already is.
 	 */
 	appendJournal(sessionId: string, entry: StoredJournalEntry): void | Promise<void>;
+	/**
+	 * Optional: a name for the place a session is kept, the same from every store object that
+	 * reaches it (the file store: its directory). Only the newest agent opened on a session in a
+	 * process writes it; without this, sessions are told apart by store object and id, so two
+	 * objects of a store on one database would not see each other's agents.
+	 */
+	sessionKey?(sessionId: string): string;
+}
+
+/**
+ * Thrown by an agent whose stored session a newer agent of this process opened since (`new
+ * Agent`, `Agent.load` or `Agent.restore` with the same store and session id): only the newest
+ * agent of a session writes it, so the older one's writes are refused (they go to its
+ * `storeProblems` with this message), and its `prompt()`, `continue()`, `compact()`, `reset()`,
+ * `approve()` and `reject()` throw it.
+ *
+ * @example
+ * try {
+ *   await agent.prompt(text);
+ * } catch (error) {
+ *   if (error instanceof SessionTakenOverError) agent = await Agent.load(options); // the session as stored now
+ *   else throw error;
+ * }
+ */
+export class SessionTakenOverError extends Error {
+	constructor(readonly sessionId: string) {
+		super(
+			`agentchart: session "${sessionId}" was opened by another agent in this process since this one (new Agent, Agent.load or Agent.restore with the same store): only the newest agent of a session writes it, so this one's writes are refused. Use that agent, or load the session again`,
+		);
+		this.name = "SessionTakenOverError";
+	}
 }
 
 /**

@@ -11,7 +11,7 @@
  */
 import { JournalIndex, type RunEnd, type StoredJournalEntry } from "../durable/journal.js";
 import type { AgentSnapshot, PlainAgentContext } from "../durable/snapshot.js";
-import type { AgentStore } from "../durable/store.js";
+import { type AgentStore, SessionTakenOverError } from "../durable/store.js";
 
 /**
  * How many journal entries a store may hold after its snapshot before a run's end is saved as a
@@ -19,6 +19,33 @@ import type { AgentStore } from "../durable/store.js";
  * file. About 25 runs of a few tool calls each.
  */
 export const JOURNAL_ENTRIES_BEFORE_SNAPSHOT = 256;
+
+/**
+ * Which agent writes each stored session in this process: the newest one opened on it (`new
+ * Agent`, `Agent.load`, `Agent.restore` with the store and the session id). Two agents writing one
+ * session would each overwrite what the other stored, and a load would find one of them only: the
+ * older one's writes are refused instead, as if its process had stopped when the newer opened the
+ * session. Sessions are named by the store's `sessionKey` when it has one (two file stores on one
+ * directory reach the same sessions), else by the store object and the id. Weakly held: an agent
+ * nobody keeps does not keep its entry.
+ */
+const writersByKey = new Map<string, WeakRef<DurableSession>>();
+const writersByStore = new WeakMap<AgentStore, Map<string, WeakRef<DurableSession>>>();
+const forgetWriter = new FinalizationRegistry<{ writers: Map<string, WeakRef<DurableSession>>; key: string; ref: WeakRef<DurableSession> }>(({ writers, key, ref }) => {
+	if (writers.get(key) === ref) writers.delete(key);
+});
+
+function writersOf(store: AgentStore, sessionId: string): { writers: Map<string, WeakRef<DurableSession>>; key: string } {
+	const key = store.sessionKey?.(sessionId);
+	if (key !== undefined) return { writers: writersByKey, key };
+	let writers = writersByStore.get(store);
+	if (!writers) {
+		writers = new Map();
+		writersByStore.set(store, writers);
+	}
+	return { writers, key: sessionId };
+}
+
 
 /** The agent between runs as the store holds it (or will, once the writes handed to it land). */
 interface BetweenRuns {
@@ -52,6 +79,8 @@ export class DurableSession {
 	 * written as a snapshot instead (one per step, carrying the run's journal) until one is stored.
 	 */
 	#broken: string | undefined;
+	/** Where this session is registered as its session's writer (see {@link writersByKey}). */
+	#writer: { writers: Map<string, WeakRef<DurableSession>>; key: string; ref: WeakRef<DurableSession> } | undefined;
 
 	constructor(
 		readonly store: AgentStore | undefined,
@@ -64,6 +93,11 @@ export class DurableSession {
 		this.journal = new JournalIndex(entries, lastSeq);
 		const id = sessionId;
 		if (store && id !== undefined) {
+			const { writers, key } = writersOf(store, id);
+			const ref = new WeakRef<DurableSession>(this);
+			writers.set(key, ref);
+			forgetWriter.register(this, { writers, key, ref });
+			this.#writer = { writers, key, ref };
 			this.journal.onAppend = (entry) => {
 				this.#entriesSince++;
 				if (this.#broken !== undefined) return this.#repair();
@@ -102,6 +136,15 @@ export class DurableSession {
 		});
 		repaired.catch(() => {});
 		return repaired;
+	}
+
+	/**
+	 * Throws {@link SessionTakenOverError} when a newer agent of this process opened the session
+	 * since this one: its writes are refused, and so is what would make them.
+	 */
+	assertWriter(): void {
+		const writer = this.#writer;
+		if (writer && writer.writers.get(writer.key) !== writer.ref) throw new SessionTakenOverError(this.sessionId as string);
 	}
 
 	/** Whether the agent saves its session (it has a store and a session id). */
@@ -187,9 +230,19 @@ export class DurableSession {
 	 * written already (a synchronous store).
 	 */
 	#write(write: () => void | PromiseLike<void>): Promise<void> | undefined {
+		try {
+			this.assertWriter();
+		} catch (error) {
+			return Promise.reject(error);
+		}
 		const tail = this.#tail;
 		let written: Promise<void>;
-		if (tail) written = tail.then(write);
+		// Checked again when its turn comes: a newer agent may have opened the session meanwhile.
+		if (tail)
+			written = tail.then(() => {
+				this.assertWriter();
+				return write();
+			});
 		else {
 			let result: void | PromiseLike<void>;
 			try {
@@ -260,7 +313,7 @@ export class DurableSession {
 	}
 
 	#failed(what: string, error: unknown): never | void {
-		const message = `the store could not ${what}: ${error instanceof Error ? error.message : String(error)}`;
+		const message = error instanceof SessionTakenOverError ? `could not ${what}: ${error.message.replace(/^agentchart: /, "")}` : `the store could not ${what}: ${error instanceof Error ? error.message : String(error)}`;
 		this.problems.push(message);
 		this.#failedWrites.push(message);
 		this.#broken = message;

@@ -1,0 +1,187 @@
+/**
+ * One writer per stored session in a process: the newest agent opened on a session (`new Agent`,
+ * `Agent.load`, `Agent.restore` with the store and the id) writes it; an older one's writes are
+ * refused, and so are its prompts and answers. Before, two agents of one session (two requests of
+ * one user, each loading the session) both wrote it, and what one stored was silently lost: a later
+ * load found only the other's run.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createFileStore } from "../../src/durable/file-store.js";
+import type { StoredJournalEntry } from "../../src/durable/journal.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { type AgentStore, createMemoryStore, SessionTakenOverError } from "../../src/durable/store.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import type { AnyAgentTool } from "../../src/types/agent.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+import { deferred, makeTool, ok, textOf } from "../agent/helpers.js";
+
+const folders: string[] = [];
+afterEach(async () => {
+	for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
+});
+
+async function tempDir(): Promise<string> {
+	const folder = await mkdtemp(join(tmpdir(), "agentchart-writer-"));
+	folders.push(folder);
+	return folder;
+}
+
+const TAKEN_OVER = /session "s" was opened by another agent in this process since this one/;
+
+/** An agent of session "s" on `store`, loaded from it, whose model answers each prompt with `reply <tag> <n>`. */
+async function open(store: AgentStore, tag: string, tools: AnyAgentTool[] = []): Promise<Agent> {
+	const scripted = createScriptedModel(Array.from({ length: 20 }, (_, index) => ({ content: `reply ${tag} ${index + 1}` })));
+	return Agent.load({ store, sessionId: "s", initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn });
+}
+
+function texts(messages: readonly AgentMessage[]): string[] {
+	return messages.map((message) => `${message.role}: ${textOf(message)}`);
+}
+
+/** The transcript a new agent loading session "s" finds (that agent then writes the session). */
+async function stored(store: AgentStore, tools: AnyAgentTool[] = []): Promise<string[]> {
+	return texts((await open(store, "check", tools)).state.messages);
+}
+
+describe("one writer per stored session", () => {
+	for (const kind of ["memory store", "two file stores on one directory"] as const) {
+		it(`two agents loaded on one session: the older one's prompt is refused, and the session holds the newer one's run (${kind})`, async () => {
+			const dir = kind === "memory store" ? undefined : await tempDir();
+			const storeOf = () => createFileStore(dir as string);
+			const memory = createMemoryStore();
+			const older = await open(dir ? storeOf() : memory, "A");
+			const newer = await open(dir ? storeOf() : memory, "B");
+			const refused = await older.prompt("from A").catch((error: unknown) => error);
+			expect(refused).toBeInstanceOf(SessionTakenOverError);
+			expect((refused as SessionTakenOverError).message).toMatch(TAKEN_OVER);
+			await newer.prompt("from B");
+			await newer.saved();
+			expect(await stored(dir ? storeOf() : memory)).toEqual(["user: from B", "assistant: reply B 1"]);
+			// Nothing of the refused prompt reached the older agent's transcript either.
+			expect(texts(older.state.messages)).toEqual([]);
+		});
+	}
+
+	it("sessions of different stores, or different ids, do not take each other over", async () => {
+		const first = await open(createMemoryStore(), "A");
+		const second = await open(createMemoryStore(), "B");
+		const scripted = createScriptedModel([{ content: "other" }]);
+		const otherId = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store: createMemoryStore(), sessionId: "t" });
+		await first.prompt("one");
+		await second.prompt("two");
+		await otherId.prompt("three");
+		expect(first.storeProblems).toEqual([]);
+		expect(second.storeProblems).toEqual([]);
+	});
+
+	it("an agent taken over while it waits for approval cannot answer; the newer one answers, and the call runs once", async () => {
+		const store = createMemoryStore();
+		let runs = 0;
+		const send = makeTool("send", async () => {
+			runs++;
+			return ok("sent");
+		}, { needsApproval: true });
+		const first = createScriptedModel([{ content: [toolCall("send", {}, "c1")] }, { content: "done" }]);
+		const older = new Agent({ initialState: { model: first.model, tools: [send] }, streamFn: first.streamFn, store, sessionId: "s" });
+		const asked = deferred<void>();
+		older.subscribe((event) => {
+			if (event.type === "approval_requested") asked.resolve();
+		});
+		const olderRun = older.prompt("send it");
+		await asked.promise;
+		await older.saved();
+		const second = createScriptedModel([{ content: "done" }]);
+		const newer = await Agent.load({ store, sessionId: "s", initialState: { model: second.model, tools: [send] }, streamFn: second.streamFn });
+		expect(newer.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1"]);
+		expect(() => older.approve("c1")).toThrow(TAKEN_OVER);
+		await newer.approve("c1");
+		await newer.waitForIdle();
+		older.abort();
+		await olderRun;
+		expect(runs).toBe(1);
+		expect(await stored(store, [send])).toEqual(["user: send it", "assistant: ", "toolResult: sent", "assistant: done"]);
+	});
+
+	it("Agent.restore with the store takes the session over as a load does", async () => {
+		const store = createMemoryStore();
+		const older = await open(store, "A");
+		await older.prompt("first");
+		await older.saved();
+		const snapshot = JSON.parse(JSON.stringify(older.snapshot())) as AgentSnapshot;
+		const scripted = createScriptedModel([{ content: "restored" }]);
+		const restored = Agent.restore(snapshot, { initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		await expect(older.prompt("again")).rejects.toThrow(TAKEN_OVER);
+		expect(() => older.reset()).toThrow(TAKEN_OVER);
+		await restored.prompt("second");
+		await restored.saved();
+		expect(await stored(store)).toEqual(["user: first", "assistant: reply A 1", "user: second", "assistant: restored"]);
+	});
+
+	it("a write the older agent had queued before the newer one opened the session is refused when its turn comes, and reported", async () => {
+		// A store whose first journal write waits until released: the writes after it queue behind it.
+		const memory = createMemoryStore();
+		const gate = deferred<void>();
+		let held = false;
+		const slow: AgentStore = {
+			load: (id) => memory.load(id),
+			saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot),
+			async appendJournal(id, entry: StoredJournalEntry) {
+				if (!held) {
+					held = true;
+					await gate.promise;
+				}
+				return memory.appendJournal(id, entry);
+			},
+		};
+		const scripted = createScriptedModel([{ content: "one" }]);
+		const older = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store: slow, sessionId: "s" });
+		const run = older.prompt("hello");
+		// The prompt's run start waits in the store; the run's later entries queue behind it.
+		for (let i = 0; i < 50 && !held; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+		expect(held).toBe(true);
+		const newer = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store: slow, sessionId: "s" });
+		gate.resolve();
+		await run;
+		await expect(older.saved()).rejects.toThrow(/could not .*session "s" was opened by another agent/);
+		expect(older.storeProblems.some((problem) => TAKEN_OVER.test(problem))).toBe(true);
+		// What the store holds is the older agent's up to the newer one's opening: its run's start, not what came after.
+		const loaded = await memory.load("s");
+		expect((loaded?.snapshot?.journal ?? []).map((entry) => `${entry.kind}:${entry.phase}`)).toEqual(["run:start"]);
+		expect(newer.storeProblems).toEqual([]);
+	});
+
+	it("property: whichever agents open and prompt a session in whatever order, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
+		await fc.assert(
+			fc.asyncProperty(fc.array(fc.oneof(fc.constant({ op: "open" as const }), fc.record({ op: fc.constant("prompt" as const), agent: fc.nat(4) })), { minLength: 1, maxLength: 12 }), fc.boolean(), async (steps, onFile) => {
+				const dir = onFile ? await tempDir() : undefined;
+				const memory = createMemoryStore();
+				// A file store object per agent, as separate requests would make them.
+				const storeOf = () => (dir ? createFileStore(dir) : memory);
+				const agents: Agent[] = [await open(storeOf(), "0")];
+				for (const step of steps) {
+					const newest = agents.at(-1) as Agent;
+					if (step.op === "open") {
+						const expected = texts(newest.state.messages);
+						const loaded = await open(storeOf(), String(agents.length));
+						expect(texts(loaded.state.messages)).toEqual(expected);
+						agents.push(loaded);
+						continue;
+					}
+					const agent = agents[step.agent % agents.length] as Agent;
+					if (agent === newest) {
+						await agent.prompt(`prompt ${step.agent}`);
+						await agent.saved();
+					} else await expect(agent.prompt("stale")).rejects.toThrow(TAKEN_OVER);
+				}
+				const newest = agents.at(-1) as Agent;
+				expect(await stored(storeOf())).toEqual(texts(newest.state.messages));
+			}),
+			{ numRuns: 40 },
+		);
+	});
+});
