@@ -17,7 +17,7 @@ import { validateToolArguments } from "./tools/validate-arguments.js";
 import { type RunStart, modelEffectId, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import type { AgentStore } from "./durable/store.js";
-import { DurableSession } from "./facade/durable-session.js";
+import { DurableSession, SessionClaim } from "./facade/durable-session.js";
 import { toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
 import { createAssistantMessage } from "./providers/assistant-message.js";
 import type {
@@ -175,6 +175,9 @@ const ALREADY_CONTINUING = "Agent is already processing. Wait for completion bef
 const ALREADY_RESETTING = "Agent is already processing. Wait for completion before resetting.";
 const ALREADY_COMPACTING = "Agent is already processing. Wait for completion before compacting.";
 const DISPOSED = "Agent has been disposed: create a new Agent to run again.";
+
+/** The claim `Agent.load` opened its session with, for the agent it makes next (see `SessionClaim`). */
+let claimToAdopt: SessionClaim | undefined;
 
 /** Given to listeners of events outside any run; never aborts. */
 const IDLE_SIGNAL = new AbortController().signal;
@@ -401,7 +404,9 @@ export class Agent {
 		this.toolAbortGraceMs = options.toolAbortGraceMs ?? LOOP_DEFAULTS.toolAbortGraceMs;
 		this.outputLimitRecovery = options.outputLimitRecovery;
 		this.approvalTimeoutMs = options.approvalTimeoutMs;
-		this.#session = new DurableSession(options.store, options.sessionId, [], 0, options.store && this.#handles.takeSnapshot);
+		const claim = claimToAdopt;
+		claimToAdopt = undefined;
+		this.#session = new DurableSession(options.store, options.sessionId, [], 0, options.store && this.#handles.takeSnapshot, claim);
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
 		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
 		this.#delivery = new ListenerDelivery(
@@ -832,8 +837,17 @@ export class Agent {
 	 * const agent = await Agent.load({ store: createFileStore("./sessions"), sessionId: "user-42", initialState: { model, tools }, streamFn });
 	 */
 	static async load(options: AgentOptions & { store: AgentStore; sessionId: string }): Promise<Agent> {
+		// Opened before it is read: an agent that opened it earlier can no longer change what is read.
+		const claim = new SessionClaim(options.store, options.sessionId);
+		await claim.opened;
 		const loaded = await options.store.load(options.sessionId);
-		const agent = loaded?.snapshot ? Agent.#restore(loaded.snapshot, options, true) : new Agent(options);
+		claimToAdopt = claim;
+		let agent: Agent;
+		try {
+			agent = loaded?.snapshot ? Agent.#restore(loaded.snapshot, options, true) : new Agent(options);
+		} finally {
+			claimToAdopt = undefined;
+		}
 		agent.#session.problems.push(...(loaded?.problems ?? []));
 		return agent;
 	}
@@ -844,7 +858,7 @@ export class Agent {
 		this.#followUps = [...context.followUpQueue];
 		this.#runs = context.runs ?? 0;
 		this.#state.errorMessage = snapshot.agent.errorMessage;
-		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal, snapshot.journalSeq, this.#session.take);
+		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal, snapshot.journalSeq, this.#session.take, this.#session.claim);
 		if (snapshot.machine.status !== "active") return;
 		if (!context.run) {
 			this.#restoreBetweenRuns(context, snapshot.journal.length, fromStore);

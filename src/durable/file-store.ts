@@ -8,17 +8,25 @@
  *   is reported, and is cut off the file when the session is loaded (so that what is appended
  *   next is read again).
  *
+ * - `writer`: which store opened the session last (a random token, with the process id and the
+ *   time for a person reading it), replaced atomically by `open`.
+ *
  * When a snapshot is saved between runs, the journal entries it has seen are dropped (they are
  * in the transcript); entries numbered after it, if the file has any, are kept. Writes to one
- * session go one at a time, in the order they were asked for.
+ * session go one at a time, in the order they were asked for. A store that opened a session
+ * writes it only while the session's `writer` file is the one it put there: once a store of
+ * another process opened the session, this one's writes are refused (`SessionTakenOverError`).
+ * The check and the write are two steps, so a write already past its check when the other
+ * process opens the session still lands; the next one does not.
  */
 import { closeSync, fsyncSync, openSync } from "node:fs";
-import { appendFile, mkdir, open, readFile, rename, truncate, writeFile } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { appendFile, mkdir, open, readFile, rename, stat, truncate, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import type { StoredJournalEntry } from "./journal.js";
 import { type AgentSnapshot, readAgentSnapshot } from "./snapshot.js";
-import { type AgentStore, journalAfter } from "./store.js";
+import { type AgentStore, journalAfter, SessionTakenOverError } from "./store.js";
 
 /**
  * When the file store waits for the disk (`fsync`):
@@ -39,6 +47,16 @@ export interface FileStoreOptions {
 const SNAPSHOT = "snapshot.json";
 const PREVIOUS = "snapshot.prev.json";
 const JOURNAL = "journal.jsonl";
+const WRITER = "writer";
+const TAKEN_OVER_BY = "an agent of another process (the session's writer file changed)";
+
+/** The `writer` file a store put in a session's directory, as it found it right after: its inode and change time. */
+interface WriterFile {
+	ino: bigint;
+	ctimeNs: bigint;
+	/** Another store replaced it since (found at a check, or already at the opening). */
+	replaced: boolean;
+}
 
 function checksum(text: string): string {
 	return crc32(text).toString(16).padStart(8, "0");
@@ -155,6 +173,20 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 	/** The last journal number appended per session, by this store. */
 	const appended = new Map<string, number>();
 	const directoryOf = (sessionId: string) => join(root, directoryName(sessionId));
+	/** The sessions this store opened, and the writer file it put in each. */
+	const writers = new Map<string, WriterFile>();
+
+	/** Refuses the write when another store opened the session since this one did. */
+	const assertWriter = async (sessionId: string, dir: string): Promise<void> => {
+		const mine = writers.get(sessionId);
+		if (!mine) return;
+		if (!mine.replaced) {
+			const now = await stat(join(dir, WRITER), { bigint: true }).catch(() => undefined);
+			// Another process's rename put another inode there (its change time tells a reused inode number apart).
+			mine.replaced = now === undefined || now.ino !== mine.ino || now.ctimeNs !== mine.ctimeNs;
+		}
+		if (mine.replaced) throw new SessionTakenOverError(sessionId, TAKEN_OVER_BY);
+	};
 
 	const enqueue = (sessionId: string, write: () => Promise<void>): Promise<void> => {
 		const previous = queues.get(sessionId) ?? Promise.resolve();
@@ -179,6 +211,25 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 	return {
 		directoryOf,
 		sessionKey: (sessionId) => `file:${resolve(directoryOf(sessionId))}`,
+		open(sessionId) {
+			return enqueue(sessionId, async () => {
+				const dir = await ensureDirectory(sessionId);
+				const token = randomUUID();
+				const path = join(dir, WRITER);
+				const temporary = `${path}.${token}.tmp`;
+				await writeFile(temporary, `${JSON.stringify({ token, pid: process.pid, openedAt: new Date().toISOString() })}\n`);
+				await rename(temporary, path);
+				// Read back through one handle (one inode): a store that opened it right after this one is seen as newer.
+				const handle = await open(path, "r");
+				try {
+					const found = await handle.stat({ bigint: true });
+					const text = await handle.readFile("utf8");
+					writers.set(sessionId, { ino: found.ino, ctimeNs: found.ctimeNs, replaced: !text.includes(token) });
+				} finally {
+					await handle.close();
+				}
+			});
+		},
 		async load(sessionId) {
 			await queues.get(sessionId)?.catch(() => {});
 			const dir = directoryOf(sessionId);
@@ -211,6 +262,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 		saveSnapshot(sessionId, snapshot) {
 			return enqueue(sessionId, async () => {
 				const dir = await ensureDirectory(sessionId);
+				await assertWriter(sessionId, dir);
 				const body = JSON.stringify(snapshot);
 				const file: SnapshotFile = { crc: checksum(body), snapshot: body };
 				const temporary = join(dir, `${SNAPSHOT}.tmp`);
@@ -244,6 +296,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 		appendJournal(sessionId, entry) {
 			return enqueue(sessionId, async () => {
 				const dir = await ensureDirectory(sessionId);
+				await assertWriter(sessionId, dir);
 				const path = join(dir, JOURNAL);
 				await appendFile(path, journalLine(entry));
 				appended.set(sessionId, Math.max(appended.get(sessionId) ?? 0, entry.seq));

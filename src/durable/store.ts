@@ -57,6 +57,14 @@ export interface AgentStore {
 	 * objects of a store on one database would not see each other's agents.
 	 */
 	sessionKey?(sessionId: string): string;
+	/**
+	 * Optional: an agent opens the session (`new Agent` or `Agent.restore` with this store, or
+	 * `Agent.load`, before it loads). A store that processes share records here that this one
+	 * writes the session from now on, and from then on refuses the writes of the ones that opened
+	 * it before (rejecting with {@link SessionTakenOverError}): the file store does. Writes wait for
+	 * it.
+	 */
+	open?(sessionId: string): void | Promise<void>;
 }
 
 /**
@@ -75,9 +83,13 @@ export interface AgentStore {
  * }
  */
 export class SessionTakenOverError extends Error {
-	constructor(readonly sessionId: string) {
+	/** `by`: who opened the session since (default: another agent of this process). */
+	constructor(
+		readonly sessionId: string,
+		by = "another agent in this process",
+	) {
 		super(
-			`agentchart: session "${sessionId}" was opened by another agent in this process since this one (new Agent, Agent.load or Agent.restore with the same store): only the newest agent of a session writes it, so this one's writes are refused. Use that agent, or load the session again`,
+			`agentchart: session "${sessionId}" was opened by ${by} since this one (new Agent, Agent.load or Agent.restore with the same store): only the newest agent of a session writes it, so this one's writes are refused. Use that agent, or load the session again`,
 		);
 		this.name = "SessionTakenOverError";
 	}

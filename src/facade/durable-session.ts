@@ -21,31 +21,58 @@ import { type AgentStore, SessionTakenOverError } from "../durable/store.js";
 export const JOURNAL_ENTRIES_BEFORE_SNAPSHOT = 256;
 
 /**
- * Which agent writes each stored session in this process: the newest one opened on it (`new
- * Agent`, `Agent.load`, `Agent.restore` with the store and the session id). Two agents writing one
- * session would each overwrite what the other stored, and a load would find one of them only: the
- * older one's writes are refused instead, as if its process had stopped when the newer opened the
- * session. Sessions are named by the store's `sessionKey` when it has one (two file stores on one
- * directory reach the same sessions), else by the store object and the id. Weakly held: an agent
- * nobody keeps does not keep its entry.
+ * Which agent writes each stored session in this process: the newest that opened it (`new Agent`,
+ * `Agent.restore` with the store and the session id, or `Agent.load`, which opens the session
+ * before it reads it). Two agents writing one session would each overwrite what the other stored,
+ * and a load would find one of them only: the older one's writes are refused instead, as if its
+ * process had stopped when the newer opened the session. Sessions are named by the store's
+ * `sessionKey` when it has one (two file stores on one directory reach the same sessions), else
+ * by the store object and the id. Weakly held: an agent nobody keeps does not keep its entry.
  */
-const writersByKey = new Map<string, WeakRef<DurableSession>>();
-const writersByStore = new WeakMap<AgentStore, Map<string, WeakRef<DurableSession>>>();
-const forgetWriter = new FinalizationRegistry<{ writers: Map<string, WeakRef<DurableSession>>; key: string; ref: WeakRef<DurableSession> }>(({ writers, key, ref }) => {
+const writersByKey = new Map<string, WeakRef<SessionClaim>>();
+const writersByStore = new WeakMap<AgentStore, Map<string, WeakRef<SessionClaim>>>();
+const forgetWriter = new FinalizationRegistry<{ writers: Map<string, WeakRef<SessionClaim>>; key: string; ref: WeakRef<SessionClaim> }>(({ writers, key, ref }) => {
 	if (writers.get(key) === ref) writers.delete(key);
 });
 
-function writersOf(store: AgentStore, sessionId: string): { writers: Map<string, WeakRef<DurableSession>>; key: string } {
-	const key = store.sessionKey?.(sessionId);
-	if (key !== undefined) return { writers: writersByKey, key };
-	let writers = writersByStore.get(store);
-	if (!writers) {
-		writers = new Map();
-		writersByStore.set(store, writers);
-	}
-	return { writers, key: sessionId };
-}
+/**
+ * An agent's claim to write a stored session, newer than every claim before it in this process.
+ * The store is told too (`AgentStore.open`), so that one shared by processes can refuse the
+ * writes of the agents that opened the session before, elsewhere.
+ */
+export class SessionClaim {
+	readonly #writers: Map<string, WeakRef<SessionClaim>>;
+	readonly #key: string;
+	readonly #ref: WeakRef<SessionClaim>;
+	/** The store's `open`, once asked for (undefined: the store has none). */
+	readonly opened: void | Promise<void>;
 
+	constructor(
+		readonly store: AgentStore,
+		readonly sessionId: string,
+	) {
+		const key = store.sessionKey?.(sessionId);
+		let writers: Map<string, WeakRef<SessionClaim>> | undefined = writersByKey;
+		if (key === undefined) {
+			writers = writersByStore.get(store);
+			if (!writers) {
+				writers = new Map();
+				writersByStore.set(store, writers);
+			}
+		}
+		this.#writers = writers;
+		this.#key = key ?? sessionId;
+		this.#ref = new WeakRef(this);
+		writers.set(this.#key, this.#ref);
+		forgetWriter.register(this, { writers, key: this.#key, ref: this.#ref });
+		this.opened = store.open?.(sessionId);
+	}
+
+	/** Throws {@link SessionTakenOverError} when a newer claim of this process was made since. */
+	assertNewest(): void {
+		if (this.#writers.get(this.#key) !== this.#ref) throw new SessionTakenOverError(this.sessionId);
+	}
+}
 
 /** The agent between runs as the store holds it (or will, once the writes handed to it land). */
 interface BetweenRuns {
@@ -79,8 +106,8 @@ export class DurableSession {
 	 * written as a snapshot instead (one per step, carrying the run's journal) until one is stored.
 	 */
 	#broken: string | undefined;
-	/** Where this session is registered as its session's writer (see {@link writersByKey}). */
-	#writer: { writers: Map<string, WeakRef<DurableSession>>; key: string; ref: WeakRef<DurableSession> } | undefined;
+	/** Its claim to write the session (see {@link writersByKey}). */
+	readonly #claim: SessionClaim | undefined;
 
 	constructor(
 		readonly store: AgentStore | undefined,
@@ -89,15 +116,29 @@ export class DurableSession {
 		lastSeq = 0,
 		/** The agent's snapshot, for the one that stands in for journal entries after a failed write. */
 		readonly take: (() => AgentSnapshot) | undefined = undefined,
+		/** The claim the session was opened with (`Agent.load` makes it before reading; a restore hands its agent's on); a new one when not given. */
+		claim: SessionClaim | undefined = undefined,
 	) {
 		this.journal = new JournalIndex(entries, lastSeq);
 		const id = sessionId;
 		if (store && id !== undefined) {
-			const { writers, key } = writersOf(store, id);
-			const ref = new WeakRef<DurableSession>(this);
-			writers.set(key, ref);
-			forgetWriter.register(this, { writers, key, ref });
-			this.#writer = { writers, key, ref };
+			const own = claim?.store === store && claim.sessionId === id ? claim : new SessionClaim(store, id);
+			this.#claim = own;
+			// The store's writes wait for its opening, whatever order it keeps itself.
+			const opened = own.opened;
+			if (opened) {
+				const done = Promise.resolve(opened).then(
+					() => {},
+					(error: unknown) => {
+						if (error instanceof SessionTakenOverError) return;
+						this.#failed("open the session", error);
+					},
+				);
+				this.#tail = done;
+				void done.then(() => {
+					if (this.#tail === done) this.#tail = undefined;
+				});
+			}
 			this.journal.onAppend = (entry) => {
 				this.#entriesSince++;
 				if (this.#broken !== undefined) return this.#repair();
@@ -143,8 +184,12 @@ export class DurableSession {
 	 * since this one: its writes are refused, and so is what would make them.
 	 */
 	assertWriter(): void {
-		const writer = this.#writer;
-		if (writer && writer.writers.get(writer.key) !== writer.ref) throw new SessionTakenOverError(this.sessionId as string);
+		this.#claim?.assertNewest();
+	}
+
+	/** The claim to write the session, for the session that replaces this one in the same agent (a restore). */
+	get claim(): SessionClaim | undefined {
+		return this.#claim;
 	}
 
 	/** Whether the agent saves its session (it has a store and a session id). */

@@ -5,9 +5,12 @@
  * one user, each loading the session) both wrote it, and what one stored was silently lost: a later
  * load found only the other's run.
  */
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
@@ -32,6 +35,8 @@ async function tempDir(): Promise<string> {
 }
 
 const TAKEN_OVER = /session "s" was opened by another agent in this process since this one/;
+const TAKEN_OVER_ELSEWHERE = /session "s" was opened by an agent of another process/;
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
 /** An agent of session "s" on `store`, loaded from it, whose model answers each prompt with `reply <tag> <n>`. */
 async function open(store: AgentStore, tag: string, tools: AnyAgentTool[] = []): Promise<Agent> {
@@ -155,6 +160,32 @@ describe("one writer per stored session", () => {
 		expect(newer.storeProblems).toEqual([]);
 	});
 
+	it("a load opens the session before it reads it: an agent whose load read before a newer agent wrote cannot write what it read over it", async () => {
+		// The first load's read waits until released; a second agent loads, prompts and saves meanwhile.
+		const memory = createMemoryStore();
+		const gate = deferred<void>();
+		let loads = 0;
+		const slow: AgentStore = {
+			async load(id) {
+				const loaded = await memory.load(id);
+				if (++loads === 1) await gate.promise;
+				return loaded;
+			},
+			saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot),
+			appendJournal: (id, entry) => memory.appendJournal(id, entry),
+		};
+		const slowLoad = open(slow, "A");
+		const newer = await open(slow, "B");
+		await newer.prompt("from B");
+		await newer.saved();
+		gate.resolve();
+		const older = await slowLoad;
+		// It read the session as it was before B's run: writing it would drop that run.
+		expect(texts(older.state.messages)).toEqual([]);
+		await expect(older.prompt("from A")).rejects.toThrow(TAKEN_OVER);
+		expect(await stored(memory)).toEqual(["user: from B", "assistant: reply B 1"]);
+	});
+
 	it("property: whichever agents open and prompt a session in whatever order, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
 		await fc.assert(
 			fc.asyncProperty(fc.array(fc.oneof(fc.constant({ op: "open" as const }), fc.record({ op: fc.constant("prompt" as const), agent: fc.nat(4) })), { minLength: 1, maxLength: 12 }), fc.boolean(), async (steps, onFile) => {
@@ -183,5 +214,49 @@ describe("one writer per stored session", () => {
 			}),
 			{ numRuns: 40 },
 		);
+	});
+});
+
+describe("one writer per session directory, across processes (the file store)", () => {
+	const entry = (seq: number, by: string): StoredJournalEntry => ({ seq, kind: "model", phase: "intent", effect: `${by}.${seq}`, model: "m", messages: 1 });
+
+	it("a store whose session another store opened since refuses its writes; the newer one writes", async () => {
+		const dir = await tempDir();
+		// Two store objects stand for two processes: the stores are called directly, past the agents' own check.
+		const older = createFileStore(dir, { fsync: "never" });
+		const newer = createFileStore(dir, { fsync: "never" });
+		await older.open?.("s");
+		const snapshot = JSON.parse(JSON.stringify((await open(createMemoryStore(), "x")).snapshot())) as AgentSnapshot;
+		await older.saveSnapshot("s", snapshot);
+		await older.appendJournal("s", entry(1, "older"));
+		await newer.open?.("s");
+		const refused = await Promise.resolve(older.appendJournal("s", entry(2, "older"))).catch((error: unknown) => error);
+		expect(refused).toBeInstanceOf(SessionTakenOverError);
+		expect((refused as Error).message).toMatch(TAKEN_OVER_ELSEWHERE);
+		await expect(Promise.resolve(older.saveSnapshot("s", snapshot))).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
+		await newer.appendJournal("s", entry(2, "newer"));
+		const loaded = await newer.load("s");
+		expect(loaded?.problems).toEqual([]);
+		expect(loaded?.snapshot?.journal.map((each) => each.effect)).toEqual(["older.1", "newer.2"]);
+	});
+
+	it("an agent whose session an agent of another process loaded since writes nothing more, and says so", async () => {
+		const dir = await tempDir();
+		const older = await open(createFileStore(dir, { fsync: "never" }), "A");
+		await older.prompt("from A");
+		await older.saved();
+		// Another process (plain Node, the built package) loads the session and runs a prompt on it.
+		const child = `
+			import { Agent, createFileStore, createScriptedModel } from "agentchart";
+			const scripted = createScriptedModel([{ content: "reply B 1" }]);
+			const agent = await Agent.load({ store: createFileStore(process.argv[1], { fsync: "never" }), sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+			await agent.prompt("from B");
+			await agent.saved();
+		`;
+		await promisify(execFile)(process.execPath, ["--input-type=module", "-e", child, dir], { cwd: repoRoot, timeout: 20_000 });
+		await older.prompt("again from A");
+		await expect(older.saved()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
+		expect(older.storeProblems.some((problem) => TAKEN_OVER_ELSEWHERE.test(problem))).toBe(true);
+		expect(await stored(createFileStore(dir, { fsync: "never" }))).toEqual(["user: from A", "assistant: reply A 1", "user: from B", "assistant: reply B 1"]);
 	});
 });
