@@ -10,7 +10,9 @@
  * - `turn-listened`: the same with a listener subscribed to each agent (one that returns nothing);
  * - `durable-new`: the same prompt on a new session with the memory store, over the same without a store;
  * - `durable-ongoing`: the same, each agent's second prompt;
- * - `inspector`: a 10k-delta message with `createAgentInspector().attach(agent.actor)`, over detached.
+ * - `inspector`: a 10k-delta message with `createAgentInspector().attach(agent.actor)`, over detached;
+ * - `file-reload` and `file-new-never`: wall time of `Agent.load`, the same prompt and `saved()` on
+ *   the file store, a session loaded again (`fsync: "always"`) or a new one per prompt (`"never"`).
  *
  * For the two `durable-` and `inspector`, B/A compares each build's own ratio (with the store, or
  * attached, over without), so what a build costs elsewhere cancels out.
@@ -20,7 +22,9 @@
  * `npx tsx --expose-gc bench/compare-builds.ts ../old/dist dist turn [pairs]`. Both builds resolve
  * their own `xstate`, which is one module when both directories live in one checkout.
  */
-import { resolve } from "node:path";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { instantTool } from "./lib/contenders.js";
 import { isEntryPoint } from "./lib/child.js";
@@ -32,7 +36,7 @@ type Agentchart = typeof import("../src/index.js");
 type AgentchartInspect = typeof import("../src/inspect/index.js");
 
 /** What can be compared. */
-export const MEASURES = ["turn", "turn-listened", "durable-new", "durable-ongoing", "inspector"] as const;
+export const MEASURES = ["turn", "turn-listened", "durable-new", "durable-ongoing", "inspector", "file-reload", "file-new-never"] as const;
 export type Measure = (typeof MEASURES)[number];
 
 interface Build {
@@ -83,6 +87,25 @@ async function messageOnce(build: Build, attached: boolean): Promise<number> {
 	return used.user + used.system;
 }
 
+/** Wall µs per prompt on the file store: `Agent.load`, the prompt, `saved()`; sessions loaded once before (`reload`) or new. */
+async function fileBlock(build: Build, prompts: number, fsync: "always" | "never", reload: boolean): Promise<number> {
+	const dir = await mkdtemp(join(tmpdir(), "agentchart-compare-"));
+	try {
+		const store = build.lib.createFileStore(dir, { fsync });
+		const one = async (index: number) => {
+			const agent = await build.lib.Agent.load({ store, sessionId: `s${index}`, initialState: { model, tools: [tool] }, streamFn: turnStream });
+			await agent.prompt("go");
+			await agent.saved();
+		};
+		if (reload) for (let index = 0; index < prompts; index++) await one(index);
+		const start = performance.now();
+		for (let index = 0; index < prompts; index++) await one(index);
+		return ((performance.now() - start) * 1000) / prompts;
+	} finally {
+		await rm(dir, { recursive: true, force: true });
+	}
+}
+
 /** One build's figure for a block: µs per prompt (`turn`), or a ratio over its own baseline. */
 async function figure(build: Build, measure: Measure): Promise<number> {
 	switch (measure) {
@@ -100,6 +123,10 @@ async function figure(build: Build, measure: Measure): Promise<number> {
 			const detached = await messageOnce(build, false);
 			return (await messageOnce(build, true)) / detached;
 		}
+		case "file-reload":
+			return fileBlock(build, 40, "always", true);
+		case "file-new-never":
+			return fileBlock(build, 40, "never", false);
 	}
 }
 
@@ -142,7 +169,7 @@ if (isEntryPoint(import.meta.url)) {
 	const pairs = Number(pairsText);
 	if (!Number.isInteger(pairs) || pairs < 1) throw new Error(`bench/compare-builds.ts: pairs must be a whole number of at least 1, not '${pairsText}'`);
 	const result = await compareBuilds(distA, distB, measure as Measure, pairs);
-	const perPrompt = measure === "turn" || measure === "turn-listened";
-	const unit = perPrompt ? " µs per prompt" : "× over its own baseline";
+	const perPrompt = measure === "turn" || measure === "turn-listened" || measure.startsWith("file-");
+	const unit = measure.startsWith("file-") ? " µs per prompt (wall)" : perPrompt ? " µs per prompt" : "× over its own baseline";
 	console.log(`${measure}: A ${result.a.toFixed(perPrompt ? 1 : 3)}${unit}, B ${result.b.toFixed(perPrompt ? 1 : 3)}${unit}; B/A ${result.median.toFixed(3)} (interquartile ${result.q1.toFixed(3)}–${result.q3.toFixed(3)}) over ${pairs} pairs`);
 }

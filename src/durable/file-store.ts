@@ -19,9 +19,9 @@
  * The check and the write are two steps, so a write already past its check when the other
  * process opens the session still lands; the next one does not.
  */
-import { closeSync, fsyncSync, openSync } from "node:fs";
+import { type BigIntStats, closeSync, fsyncSync, openSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { appendFile, mkdir, open, readFile, rename, stat, truncate, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, rename, truncate } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import type { StoredJournalEntry } from "./journal.js";
@@ -50,10 +50,16 @@ const JOURNAL = "journal.jsonl";
 const WRITER = "writer";
 const TAKEN_OVER_BY = "an agent of another process (the session's writer file changed)";
 
-/** The `writer` file a store put in a session's directory, as it found it right after: its inode and change time. */
+/**
+ * What is done to each session directory, one at a time, in the order it was asked for: by every
+ * file store of the process (two on one directory would otherwise write its files at once).
+ */
+const queues = new Map<string, Promise<void>>();
+
+/** The `writer` file a store put in a session's directory: its inode and modification time. */
 interface WriterFile {
 	ino: bigint;
-	ctimeNs: bigint;
+	mtimeNs: bigint;
 	/** Another store replaced it since (found at a check, or already at the opening). */
 	replaced: boolean;
 }
@@ -145,6 +151,17 @@ async function flushFile(path: string): Promise<void> {
 	}
 }
 
+/** Writes (`"w"`) or appends (`"a"`) `text` to `path`, flushed to the disk first when `flush`, through one handle. */
+async function writeThrough(path: string, flag: "w" | "a", text: string, flush: boolean): Promise<void> {
+	const handle = await open(path, flag);
+	try {
+		await handle.writeFile(text);
+		if (flush) await handle.sync();
+	} finally {
+		await handle.close();
+	}
+}
+
 function flushDirectory(path: string): void {
 	// A rename is durable once the directory is: opened read-only, fsync'd.
 	let fd: number | undefined;
@@ -167,8 +184,6 @@ function flushDirectory(path: string): void {
  */
 export function createFileStore(root: string, options: FileStoreOptions = {}): AgentStore & { directoryOf(sessionId: string): string } {
 	const fsync = options.fsync ?? "always";
-	/** Writes of a session, one at a time, in the order they were asked for. */
-	const queues = new Map<string, Promise<void>>();
 	const ready = new Set<string>();
 	/** The last journal number appended per session, by this store. */
 	const appended = new Map<string, number>();
@@ -176,25 +191,38 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 	/** The sessions this store opened, and the writer file it put in each. */
 	const writers = new Map<string, WriterFile>();
 
+	/** Whether the session's writer file is still the one this store put there (true when it opened none). */
+	const isWriter = async (sessionId: string, dir: string): Promise<boolean> => {
+		const mine = writers.get(sessionId);
+		if (!mine) return true;
+		if (!mine.replaced) {
+			// Synchronous: a stat of a file the OS has cached takes microseconds, where a round trip
+			// through libuv's thread pool, paid at every write, took about a third of a write's time.
+			let now: BigIntStats | undefined;
+			try {
+				now = statSync(join(dir, WRITER), { bigint: true });
+			} catch {
+				now = undefined;
+			}
+			// Another process's rename put another inode there (its modification time tells a reused inode number apart).
+			mine.replaced = now === undefined || now.ino !== mine.ino || now.mtimeNs !== mine.mtimeNs;
+		}
+		return !mine.replaced;
+	};
+
 	/** Refuses the write when another store opened the session since this one did. */
 	const assertWriter = async (sessionId: string, dir: string): Promise<void> => {
-		const mine = writers.get(sessionId);
-		if (!mine) return;
-		if (!mine.replaced) {
-			const now = await stat(join(dir, WRITER), { bigint: true }).catch(() => undefined);
-			// Another process's rename put another inode there (its change time tells a reused inode number apart).
-			mine.replaced = now === undefined || now.ino !== mine.ino || now.ctimeNs !== mine.ctimeNs;
-		}
-		if (mine.replaced) throw new SessionTakenOverError(sessionId, TAKEN_OVER_BY);
+		if (!(await isWriter(sessionId, dir))) throw new SessionTakenOverError(sessionId, TAKEN_OVER_BY);
 	};
 
 	const enqueue = (sessionId: string, write: () => Promise<void>): Promise<void> => {
-		const previous = queues.get(sessionId) ?? Promise.resolve();
+		const key = resolve(directoryOf(sessionId));
+		const previous = queues.get(key) ?? Promise.resolve();
 		// A failed write fails its caller; the ones after it still run.
 		const next = previous.catch(() => {}).then(write);
-		queues.set(sessionId, next);
+		queues.set(key, next);
 		void next.finally(() => {
-			if (queues.get(sessionId) === next) queues.delete(sessionId);
+			if (queues.get(key) === next) queues.delete(key);
 		}).catch(() => {});
 		return next;
 	};
@@ -214,24 +242,21 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 		open(sessionId) {
 			return enqueue(sessionId, async () => {
 				const dir = await ensureDirectory(sessionId);
+				// Opened by this store before, and by no other since: it writes the session still.
+				if (writers.has(sessionId) && (await isWriter(sessionId, dir))) return;
 				const token = randomUUID();
 				const path = join(dir, WRITER);
 				const temporary = `${path}.${token}.tmp`;
-				await writeFile(temporary, `${JSON.stringify({ token, pid: process.pid, openedAt: new Date().toISOString() })}\n`);
-				await rename(temporary, path);
-				// Read back through one handle (one inode): a store that opened it right after this one is seen as newer.
-				const handle = await open(path, "r");
-				try {
-					const found = await handle.stat({ bigint: true });
-					const text = await handle.readFile("utf8");
-					writers.set(sessionId, { ino: found.ino, ctimeNs: found.ctimeNs, replaced: !text.includes(token) });
-				} finally {
-					await handle.close();
-				}
+				// A few bytes to the OS's cache, synchronously as the checks are (see isWriter).
+				writeFileSync(temporary, `${JSON.stringify({ token, pid: process.pid, openedAt: new Date().toISOString() })}\n`);
+				// A rename keeps the inode and the modification time: a store that renames its own file over this one puts another inode there.
+				const written = statSync(temporary, { bigint: true });
+				renameSync(temporary, path);
+				writers.set(sessionId, { ino: written.ino, mtimeNs: written.mtimeNs, replaced: false });
 			});
 		},
 		async load(sessionId) {
-			await queues.get(sessionId)?.catch(() => {});
+			await queues.get(resolve(directoryOf(sessionId)))?.catch(() => {});
 			const dir = directoryOf(sessionId);
 			const problems: string[] = [];
 			const current = await readSnapshotFile(join(dir, SNAPSHOT));
@@ -266,8 +291,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				const body = JSON.stringify(snapshot);
 				const file: SnapshotFile = { crc: checksum(body), snapshot: body };
 				const temporary = join(dir, `${SNAPSHOT}.tmp`);
-				await writeFile(temporary, JSON.stringify(file));
-				if (fsync !== "never") await flushFile(temporary);
+				await writeThrough(temporary, "w", JSON.stringify(file), fsync !== "never");
 				try {
 					await rename(join(dir, SNAPSHOT), join(dir, PREVIOUS));
 				} catch (error) {
@@ -287,8 +311,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 					const { entries } = await readJournal(path);
 					kept = entries.filter((entry) => entry.seq > seen).map(journalLine).join("");
 				}
-				await writeFile(`${path}.tmp`, kept);
-				if (fsync !== "never") await flushFile(`${path}.tmp`);
+				await writeThrough(`${path}.tmp`, "w", kept, fsync !== "never");
 				await rename(`${path}.tmp`, path);
 				if (fsync !== "never") flushDirectory(dir);
 			});
@@ -298,9 +321,9 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				const dir = await ensureDirectory(sessionId);
 				await assertWriter(sessionId, dir);
 				const path = join(dir, JOURNAL);
-				await appendFile(path, journalLine(entry));
+				// Counted first: a snapshot saved later keeps what may be in the file (reading it back costs only time).
 				appended.set(sessionId, Math.max(appended.get(sessionId) ?? 0, entry.seq));
-				if (fsync === "always") await flushFile(path);
+				await writeThrough(path, "a", journalLine(entry), fsync === "always");
 			});
 		},
 	};

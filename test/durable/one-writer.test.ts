@@ -240,6 +240,18 @@ describe("one writer per session directory, across processes (the file store)", 
 		expect(loaded?.snapshot?.journal.map((each) => each.effect)).toEqual(["older.1", "newer.2"]);
 	});
 
+	it("two file stores of one process on one directory, loading a session at once: the newest agent writes it, the older cannot", async () => {
+		const dir = await tempDir();
+		for (let round = 0; round < 10; round++) {
+			const [older, newer] = await Promise.all([open(createFileStore(dir, { fsync: "never" }), "A"), open(createFileStore(dir, { fsync: "never" }), "B")]);
+			await expect(older.prompt("from A")).rejects.toThrow(TAKEN_OVER);
+			await newer.prompt(`from B ${round}`);
+			await newer.saved();
+			expect(newer.storeProblems).toEqual([]);
+		}
+		expect((await stored(createFileStore(dir, { fsync: "never" }))).filter((line) => line.startsWith("user"))).toEqual(Array.from({ length: 10 }, (_, round) => `user: from B ${round}`));
+	});
+
 	it("an agent whose session an agent of another process loaded since writes nothing more, and says so", async () => {
 		const dir = await tempDir();
 		const older = await open(createFileStore(dir, { fsync: "never" }), "A");
