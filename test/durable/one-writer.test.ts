@@ -186,33 +186,65 @@ describe("one writer per stored session", () => {
 		expect(await stored(memory)).toEqual(["user: from B", "assistant: reply B 1"]);
 	});
 
-	it("property: whichever agents open and prompt a session in whatever order, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
+	it("property: whichever agents open and prompt a session in whatever order, also while loads and runs are under way, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
+		type Step = { op: "open" | "openLater" | "settle" } | { op: "prompt" | "promptLater"; agent: number };
+		const step: fc.Arbitrary<Step> = fc.oneof(
+			fc.constantFrom<Step>({ op: "open" }, { op: "openLater" }, { op: "settle" }),
+			fc.record({ op: fc.constantFrom("prompt" as const, "promptLater" as const), agent: fc.nat(4) }),
+		);
 		await fc.assert(
-			fc.asyncProperty(fc.array(fc.oneof(fc.constant({ op: "open" as const }), fc.record({ op: fc.constant("prompt" as const), agent: fc.nat(4) })), { minLength: 1, maxLength: 12 }), fc.boolean(), async (steps, onFile) => {
-				const dir = onFile ? await tempDir() : undefined;
+			fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), fc.constantFrom("memory", "slow", "file"), async (steps, kind) => {
+				const dir = kind === "file" ? await tempDir() : undefined;
 				const memory = createMemoryStore();
+				// Writes that land a macrotask later: an agent's writes queue behind each other while another opens the session.
+				const later = () => new Promise((resolve) => setImmediate(resolve));
+				const slow: AgentStore = {
+					load: (id) => memory.load(id),
+					saveSnapshot: async (id, snapshot) => (await later(), memory.saveSnapshot(id, snapshot)),
+					appendJournal: async (id, entry) => (await later(), memory.appendJournal(id, entry)),
+				};
 				// A file store object per agent, as separate requests would make them.
-				const storeOf = () => (dir ? createFileStore(dir) : memory);
-				const agents: Agent[] = [await open(storeOf(), "0")];
-				for (const step of steps) {
-					const newest = agents.at(-1) as Agent;
-					if (step.op === "open") {
-						const expected = texts(newest.state.messages);
-						const loaded = await open(storeOf(), String(agents.length));
-						expect(texts(loaded.state.messages)).toEqual(expected);
-						agents.push(loaded);
-						continue;
+				const storeOf = () => (dir ? createFileStore(dir, { fsync: "never" }) : kind === "slow" ? slow : memory);
+				/** Every agent opened, in the order their loads started (each load claims the session when it starts). */
+				const opened: { claim: number; agent?: Agent; loading: Promise<Agent> }[] = [];
+				const running: Promise<unknown>[] = [];
+				const openOne = () => {
+					const entry: (typeof opened)[number] = { claim: opened.length, loading: open(storeOf(), String(opened.length)) };
+					void entry.loading.then((agent) => {
+						entry.agent = agent;
+					});
+					opened.push(entry);
+					return entry.loading;
+				};
+				const settle = async () => {
+					await Promise.all(opened.map((entry) => entry.loading));
+					await Promise.all(running.splice(0));
+				};
+				await openOne();
+				for (const next of steps) {
+					if (next.op === "open") await openOne();
+					else if (next.op === "openLater") void openOne();
+					else if (next.op === "settle") await settle();
+					else if ("agent" in next) {
+						const loaded = opened.filter((entry) => entry.agent !== undefined);
+						const entry = loaded[next.agent % loaded.length] as (typeof opened)[number];
+						const agent = entry.agent as Agent;
+						const newest = entry.claim === opened.length - 1;
+						if (newest) await agent.waitForIdle();
+						const run = agent.prompt(`prompt ${entry.claim}`);
+						if (!newest) await expect(run).rejects.toThrow(TAKEN_OVER);
+						else if (next.op === "prompt") await run;
+						// A run a later opening interrupts goes on without its writes (they are refused): it ends either way.
+						else running.push(run.catch(() => {}));
 					}
-					const agent = agents[step.agent % agents.length] as Agent;
-					if (agent === newest) {
-						await agent.prompt(`prompt ${step.agent}`);
-						await agent.saved();
-					} else await expect(agent.prompt("stale")).rejects.toThrow(TAKEN_OVER);
 				}
-				const newest = agents.at(-1) as Agent;
+				await settle();
+				const newest = (opened.at(-1) as (typeof opened)[number]).agent as Agent;
+				await newest.waitForIdle();
+				await newest.saved();
 				expect(await stored(storeOf())).toEqual(texts(newest.state.messages));
 			}),
-			{ numRuns: 40 },
+			{ numRuns: 60 },
 		);
 	});
 });
