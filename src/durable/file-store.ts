@@ -192,7 +192,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 	const writers = new Map<string, WriterFile>();
 
 	/** Whether the session's writer file is still the one this store put there (true when it opened none). */
-	const isWriter = async (sessionId: string, dir: string): Promise<boolean> => {
+	const isWriter = (sessionId: string, dir: string): boolean => {
 		const mine = writers.get(sessionId);
 		if (!mine) return true;
 		if (!mine.replaced) {
@@ -211,8 +211,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 	};
 
 	/** Refuses the write when another store opened the session since this one did. */
-	const assertWriter = async (sessionId: string, dir: string): Promise<void> => {
-		if (!(await isWriter(sessionId, dir))) throw new SessionTakenOverError(sessionId, TAKEN_OVER_BY);
+	const assertWriter = (sessionId: string, dir: string): void => {
+		if (!isWriter(sessionId, dir)) throw new SessionTakenOverError(sessionId, TAKEN_OVER_BY);
 	};
 
 	const enqueue = (sessionId: string, write: () => Promise<void>): Promise<void> => {
@@ -243,7 +243,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 			return enqueue(sessionId, async () => {
 				const dir = await ensureDirectory(sessionId);
 				// Opened by this store before, and by no other since: it writes the session still.
-				if (writers.has(sessionId) && (await isWriter(sessionId, dir))) return;
+				if (writers.has(sessionId) && isWriter(sessionId, dir)) return;
 				const token = randomUUID();
 				const path = join(dir, WRITER);
 				const temporary = `${path}.${token}.tmp`;
@@ -287,7 +287,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 		saveSnapshot(sessionId, snapshot) {
 			return enqueue(sessionId, async () => {
 				const dir = await ensureDirectory(sessionId);
-				await assertWriter(sessionId, dir);
+				assertWriter(sessionId, dir);
 				const body = JSON.stringify(snapshot);
 				const file: SnapshotFile = { crc: checksum(body), snapshot: body };
 				const temporary = join(dir, `${SNAPSHOT}.tmp`);
@@ -319,7 +319,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 		appendJournal(sessionId, entry) {
 			return enqueue(sessionId, async () => {
 				const dir = await ensureDirectory(sessionId);
-				await assertWriter(sessionId, dir);
+				assertWriter(sessionId, dir);
 				const path = join(dir, JOURNAL);
 				// Counted first: a snapshot saved later keeps what may be in the file (reading it back costs only time).
 				appended.set(sessionId, Math.max(appended.get(sessionId) ?? 0, entry.seq));
