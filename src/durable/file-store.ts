@@ -6,14 +6,14 @@
  * - `journal.jsonl`: the journal, appended one line per entry, each line carrying a CRC-32 of
  *   its JSON. A line a crash cut short (or any line that does not check) ends what is read,
  *   is reported, and is cut off the file when the session is loaded (so that what is appended
- *   next is read again).
- *
+ *   next is read again);
  * - `writer`: which store opened the session last (a random token, with the process id and the
  *   time for a person reading it), replaced atomically by `open`.
  *
  * When a snapshot is saved between runs, the journal entries it has seen are dropped (they are
  * in the transcript); entries numbered after it, if the file has any, are kept. Writes to one
- * session go one at a time, in the order they were asked for. A store that opened a session
+ * session go one at a time, in the order they were asked for (by every file store of the
+ * process on that directory). A store that opened a session
  * writes it only while the session's `writer` file is the one it put there: once a store of
  * another process opened the session, this one's writes are refused (`SessionTakenOverError`).
  * The check and the write are two steps, so a write already past its check when the other
