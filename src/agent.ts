@@ -117,7 +117,8 @@ export interface AgentOptions {
 	 * agentchart: where the session is kept (`sessionId` names it): every journal entry is appended
 	 * before its effect goes on, and a snapshot saved at a run's start and end, at a wait for
 	 * approval, and after every command (see `durable/store.ts`; `Agent.load` continues a stored
-	 * session).
+	 * session). The newest agent opened on a session writes it: an older one's writes are refused
+	 * (`SessionTakenOverError`).
 	 */
 	store?: AgentStore | undefined;
 	/** agentchart: how long a tool call may wait for approval before it is rejected, in ms (default: as long as it takes). */
@@ -831,7 +832,10 @@ export class Agent {
 	/**
 	 * agentchart: the session stored under `options.sessionId` in `options.store`, continued (see
 	 * {@link Agent.restore}), or a new agent when nothing is stored. What the store had to leave
-	 * out (a write a crash cut short) is in `agent.storeProblems`.
+	 * out (a write a crash cut short) is in `agent.storeProblems`. The session is opened before it
+	 * is read: from then on this agent writes it, and an agent that opened it before (here, or in
+	 * another process on a store that tells, as the file store does) has its writes refused with
+	 * `SessionTakenOverError`.
 	 *
 	 * @example
 	 * const agent = await Agent.load({ store: createFileStore("./sessions"), sessionId: "user-42", initialState: { model, tools }, streamFn });
