@@ -57,7 +57,7 @@ function fields(shape: Record<string, Check>): Check {
 	};
 }
 
-const toolCallEntry = fields({
+const callFields = {
 	key: text,
 	toolCall: fields({ id: text, name: text }),
 	status: oneOf(["queued", "preparing", "prepared", "awaiting-approval", "running", "settled"]),
@@ -65,9 +65,17 @@ const toolCallEntry = fields({
 	approval: optional(fields({ reason: optional(text), deadline: optional(count) })),
 	outcome: optional(anObject),
 	message: optional(anObject),
-});
+};
 
-const run = fields({
+const batchFields = {
+	assistant: anObject,
+	mode: oneOf(["parallel", "sequential", "streaming"]),
+	calls: listOf(fields(callFields)),
+	truncated: optional(flag),
+	actorStarted: optional(flag),
+};
+
+const runFields = {
 	id: text,
 	aborted: optional(flag),
 	abandonScheduled: optional(flag),
@@ -79,31 +87,24 @@ const run = fields({
 	partial: optional(anObject),
 	pendingFailedReply: optional(anObject),
 	assistant: optional(anObject),
-	batch: optional(
-		fields({
-			assistant: anObject,
-			mode: oneOf(["parallel", "sequential", "streaming"]),
-			calls: listOf(toolCallEntry),
-			truncated: optional(flag),
-			actorStarted: optional(flag),
-		}),
-	),
+	batch: optional(fields(batchFields)),
 	turnEnded: optional(flag),
 	toolResults: listOf(anObject),
 	overflowRetried: optional(flag),
 	outputLimitAttempts: optional(count),
 	compactedThisTurn: optional(flag),
+	compactionReason: optional(oneOf(["threshold", "overflow", "manual"])),
 	compactedSinceCheckpoint: optional(flag),
 	compactionInstructions: optional(text),
 	steeringPolled: optional(flag),
 	followUpsPolled: optional(flag),
 	stopAsked: optional(flag),
 	stopRequested: optional(flag),
-});
+};
 
 const queueMode = oneOf(["all", "one-at-a-time"]);
 
-const context = fields({
+const contextFields = {
 	systemPrompt: text,
 	model: fields({ id: text, api: text, provider: text }),
 	thinkingLevel: text,
@@ -114,13 +115,28 @@ const context = fields({
 	followUpQueue: listOf(anObject),
 	steeringMode: queueMode,
 	followUpMode: queueMode,
-	run: optional(run),
+	run: optional(fields(runFields)),
 	awaitDelivery: optional(flag),
 	barrier: optional(count),
 	lastCompaction: optional(anObject),
 	commandSeq: optional(count),
 	runs: optional(count),
-});
+};
+const context = fields(contextFields);
+
+/**
+ * The fields the check reads, per part of the chart's context: a test compares them with the
+ * chart's types, so a field added to the context is checked or said not to need it.
+ *
+ * @example
+ * SNAPSHOT_CHECKED_FIELDS.run.includes("turn"); // true
+ */
+export const SNAPSHOT_CHECKED_FIELDS = {
+	context: Object.keys(contextFields),
+	run: Object.keys(runFields),
+	batch: Object.keys(batchFields),
+	call: Object.keys(callFields),
+} as const;
 
 const journalEntry = fields({ seq: count, kind: text, phase: text, effect: text });
 
