@@ -362,16 +362,17 @@ export class Agent {
 	 * out also takes it to its own listeners; what it returns is the delivery the stream waits for.
 	 */
 	#sinkDelta(event: MessageUpdateEvent): PromiseLike<void> | undefined {
-		const pending = this.#delivery.delta(event);
 		// Nobody has been handed the machine: nobody else listens on it, and nothing taps it.
-		if (!this.#pinned) return pending;
+		if (!this.#pinned) return this.#delivery.delta(event);
 		// A machine handed out may have listeners of its own (`agent.actor.on(...)`): its emitter
-		// takes the delta to them (the agent's own listener leaves deltas out: see #listenTo).
+		// takes the delta to them (the agent's own listener leaves deltas out: see #listenTo). First,
+		// as the machine's other events reach them before the agent's listeners: an agent listener
+		// that disposes the agent on this delta stops the machine, which would drop it.
 		const machine = this.#machine;
 		if (machine) emitterOf(machine)?.(event);
 		const taps = this.#deltaTaps.list;
 		for (let index = 0; index < taps.length; index++) (taps[index] as DeltaTap)(event);
-		return pending;
+		return this.#delivery.delta(event);
 	}
 
 	constructor(options: AgentOptions = {}) {

@@ -92,4 +92,20 @@ describe("deltas and agent.actor.on listeners", () => {
 		expect(fromActor.map((event) => event.type)).toContain("agent_end");
 	});
 
+
+	// Found by the agent property (streaming mode, seed 673850443): an agent listener that disposed
+	// the agent on a delta stopped the machine before the machine took that delta to its own listeners.
+	it("an agent listener that disposes the agent on a delta does not keep that delta from the actor.on listeners", async () => {
+		const agent = agentWithReply();
+		const facade: AgentEvent[] = [];
+		const actorDeltas: AgentEvent[] = [];
+		agent.actor.on("message_update", (event) => actorDeltas.push(event));
+		agent.subscribe((event) => {
+			facade.push(event);
+			if (deltasOf(facade).length === 5) agent.dispose();
+		});
+		await agent.prompt("go");
+		expect(deltasOf(facade)).toHaveLength(5);
+		expect(deltasOf(actorDeltas)).toEqual(deltasOf(facade));
+	});
 });
