@@ -177,9 +177,6 @@ const ALREADY_RESETTING = "Agent is already processing. Wait for completion befo
 const ALREADY_COMPACTING = "Agent is already processing. Wait for completion before compacting.";
 const DISPOSED = "Agent has been disposed: create a new Agent to run again.";
 
-/** The claim `Agent.load` opened its session with, for the agent it makes next (see `SessionClaim`). */
-let claimToAdopt: SessionClaim | undefined;
-
 /** Given to listeners of events outside any run; never aborts. */
 const IDLE_SIGNAL = new AbortController().signal;
 
@@ -308,6 +305,8 @@ export class Agent {
 	readonly #state: MutableAgentState;
 	/** The journal of the run in progress and, with a store, what the agent saves. */
 	#session: DurableSession;
+	/** The claim `Agent.load` opened its session with, for the agent it makes next (see `SessionClaim`). */
+	static #claimToAdopt: SessionClaim | undefined;
 	/** The prompt to journal at the start of the run being started, instead of a snapshot (see `#promptEntry`). */
 	#startEntry: JournaledStart | undefined;
 	/** The run being started is one the journal started before a restore: its start is journaled already. */
@@ -406,8 +405,8 @@ export class Agent {
 		this.toolAbortGraceMs = options.toolAbortGraceMs ?? LOOP_DEFAULTS.toolAbortGraceMs;
 		this.outputLimitRecovery = options.outputLimitRecovery;
 		this.approvalTimeoutMs = options.approvalTimeoutMs;
-		const claim = claimToAdopt;
-		claimToAdopt = undefined;
+		const claim = Agent.#claimToAdopt;
+		Agent.#claimToAdopt = undefined;
 		this.#session = new DurableSession(options.store, options.sessionId, [], 0, options.store && this.#handles.takeSnapshot, claim);
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
 		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
@@ -846,12 +845,12 @@ export class Agent {
 		const claim = new SessionClaim(options.store, options.sessionId);
 		await claim.opened;
 		const loaded = await options.store.load(options.sessionId);
-		claimToAdopt = claim;
+		Agent.#claimToAdopt = claim;
 		let agent: Agent;
 		try {
 			agent = loaded?.snapshot ? Agent.#restore(loaded.snapshot, options, true) : new Agent(options);
 		} finally {
-			claimToAdopt = undefined;
+			Agent.#claimToAdopt = undefined;
 		}
 		agent.#session.problems.push(...(loaded?.problems ?? []));
 		return agent;

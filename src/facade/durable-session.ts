@@ -52,13 +52,10 @@ export class SessionClaim {
 		readonly sessionId: string,
 	) {
 		const key = store.sessionKey?.(sessionId);
-		let writers: Map<string, WeakRef<SessionClaim>> | undefined = writersByKey;
-		if (key === undefined) {
-			writers = writersByStore.get(store);
-			if (!writers) {
-				writers = new Map();
-				writersByStore.set(store, writers);
-			}
+		let writers = key === undefined ? writersByStore.get(store) : writersByKey;
+		if (!writers) {
+			writers = new Map();
+			writersByStore.set(store, writers);
 		}
 		this.#writers = writers;
 		this.#key = key ?? sessionId;
@@ -124,21 +121,9 @@ export class DurableSession {
 		if (store && id !== undefined) {
 			const own = claim?.store === store && claim.sessionId === id ? claim : new SessionClaim(store, id);
 			this.#claim = own;
-			// The store's writes wait for its opening, whatever order it keeps itself.
+			// The store's writes go after its opening, whatever order it keeps itself.
 			const opened = own.opened;
-			if (opened) {
-				const done = Promise.resolve(opened).then(
-					() => {},
-					(error: unknown) => {
-						if (error instanceof SessionTakenOverError) return;
-						this.#failed("open the session", error);
-					},
-				);
-				this.#tail = done;
-				void done.then(() => {
-					if (this.#tail === done) this.#tail = undefined;
-				});
-			}
+			if (opened) this.#write(() => opened)?.catch((error: unknown) => this.#failed("open the session", error));
 			this.journal.onAppend = (entry) => {
 				this.#entriesSince++;
 				if (this.#broken !== undefined) return this.#repair();
