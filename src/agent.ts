@@ -501,7 +501,7 @@ export class Agent {
 	 * agent.steer({ role: "user", content: "Use metric units.", timestamp: Date.now() });
 	 */
 	steer(message: AgentMessage): void {
-		this.#assertUsable();
+		this.#assertWriter();
 		assertAgentMessage(message, "steer(message)");
 		if (this.#machine) this.#sendCommand(this.#machine, { type: "steer", message });
 		else {
@@ -517,7 +517,7 @@ export class Agent {
 	 * agent.followUp({ role: "user", content: "Now summarise.", timestamp: Date.now() });
 	 */
 	followUp(message: AgentMessage): void {
-		this.#assertUsable();
+		this.#assertWriter();
 		assertAgentMessage(message, "followUp(message)");
 		if (this.#machine) this.#sendCommand(this.#machine, { type: "followUp", message });
 		else {

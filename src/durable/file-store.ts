@@ -62,6 +62,8 @@ interface WriterFile {
 	mtimeNs: bigint;
 	/** Another store replaced it since (found at a check, or already at the opening). */
 	replaced: boolean;
+	/** It was gone at a check: the session's directory was removed (or emptied) under this store. */
+	gone: boolean;
 }
 
 function checksum(text: string): string {
@@ -201,8 +203,9 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 			let now: BigIntStats | undefined;
 			try {
 				now = statSync(join(dir, WRITER), { bigint: true });
-			} catch {
-				now = undefined;
+			} catch (error) {
+				if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+				mine.gone = true;
 			}
 			// Another process's rename put another inode there (its modification time tells a reused inode number apart).
 			mine.replaced = now === undefined || now.ino !== mine.ino || now.mtimeNs !== mine.mtimeNs;
@@ -212,7 +215,10 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 
 	/** Refuses the write when another store opened the session since this one did. */
 	const assertWriter = (sessionId: string, dir: string): void => {
-		if (!isWriter(sessionId, dir)) throw new SessionTakenOverError(sessionId, TAKEN_OVER_BY);
+		if (isWriter(sessionId, dir)) return;
+		// Not written back: a session deleted on purpose must not come back half (its snapshot without its start, say).
+		if (writers.get(sessionId)?.gone) throw new Error(`session "${sessionId}" is no longer in ${dir} (its writer file is gone: was the directory removed?), so this store writes nothing more of it`);
+		throw new SessionTakenOverError(sessionId, TAKEN_OVER_BY);
 	};
 
 	const enqueue = (sessionId: string, write: () => Promise<void>): Promise<void> => {
@@ -248,11 +254,20 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				const path = join(dir, WRITER);
 				const temporary = `${path}.${token}.tmp`;
 				// A few bytes to the OS's cache, synchronously as the checks are (see isWriter).
-				writeFileSync(temporary, `${JSON.stringify({ token, pid: process.pid, openedAt: new Date().toISOString() })}\n`);
+				const body = `${JSON.stringify({ token, pid: process.pid, openedAt: new Date().toISOString() })}\n`;
+				try {
+					writeFileSync(temporary, body);
+				} catch (error) {
+					// The directory was removed since this store made it: the session starts anew.
+					if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+					ready.delete(sessionId);
+					await ensureDirectory(sessionId);
+					writeFileSync(temporary, body);
+				}
 				// A rename keeps the inode and the modification time: a store that renames its own file over this one puts another inode there.
 				const written = statSync(temporary, { bigint: true });
 				renameSync(temporary, path);
-				writers.set(sessionId, { ino: written.ino, mtimeNs: written.mtimeNs, replaced: false });
+				writers.set(sessionId, { ino: written.ino, mtimeNs: written.mtimeNs, replaced: false, gone: false });
 			});
 		},
 		async load(sessionId) {

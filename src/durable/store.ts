@@ -72,7 +72,7 @@ export interface AgentStore {
  * Agent`, `Agent.load` or `Agent.restore` with the same store and session id): only the newest
  * agent of a session writes it, so the older one's writes are refused (they go to its
  * `storeProblems` with this message), and its `prompt()`, `continue()`, `compact()`, `reset()`,
- * `approve()` and `reject()` throw it.
+ * `approve()`, `reject()`, `steer()` and `followUp()` throw it.
  *
  * @example
  * try {

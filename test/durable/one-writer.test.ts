@@ -112,6 +112,34 @@ describe("one writer per stored session", () => {
 		expect(await stored(store, [send])).toEqual(["user: send it", "assistant: ", "toolResult: sent", "assistant: done"]);
 	});
 
+	it("an older agent's steer() and followUp() are refused, between runs and mid-run: the message would be stored nowhere", async () => {
+		const store = createMemoryStore();
+		const note = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
+		const idle = await open(store, "A");
+		await open(store, "B");
+		expect(() => idle.steer(note("steer A"))).toThrow(TAKEN_OVER);
+		expect(() => idle.followUp(note("follow A"))).toThrow(TAKEN_OVER);
+		expect(idle.hasQueuedMessages()).toBe(false);
+		// Taken over while its run waits on a tool.
+		const gate = deferred<void>();
+		const started = deferred<void>();
+		const slow = makeTool("slow", async () => {
+			started.resolve();
+			await gate.promise;
+			return ok("slow done");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("slow", {}, "c1")] }, { content: "done" }]);
+		const running = new Agent({ initialState: { model: scripted.model, tools: [slow] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		const run = running.prompt("go");
+		await started.promise;
+		await open(store, "C", [slow]);
+		expect(() => running.steer(note("steer mid-run"))).toThrow(TAKEN_OVER);
+		expect(() => running.followUp(note("follow mid-run"))).toThrow(TAKEN_OVER);
+		gate.resolve();
+		await run;
+		expect(texts(running.state.messages).filter((line) => line.includes("mid-run"))).toEqual([]);
+	});
+
 	it("Agent.restore with the store takes the session over as a load does", async () => {
 		const store = createMemoryStore();
 		const older = await open(store, "A");
@@ -270,6 +298,26 @@ describe("one writer per session directory, across processes (the file store)", 
 		const loaded = await newer.load("s");
 		expect(loaded?.problems).toEqual([]);
 		expect(loaded?.snapshot?.journal.map((each) => each.effect)).toEqual(["older.1", "newer.2"]);
+	});
+
+	it("a session whose directory was removed under its agent is written no more, and the problem says so (not another process); loading it again starts anew", async () => {
+		const dir = await tempDir();
+		const store = createFileStore(dir, { fsync: "never" });
+		const agent = await open(store, "A");
+		await agent.prompt("first");
+		await agent.saved();
+		await rm(store.directoryOf("s"), { recursive: true, force: true });
+		await agent.prompt("second");
+		await expect(agent.saved()).rejects.toThrow(/session "s" is no longer in .*was the directory removed\?/);
+		expect(agent.storeProblems.join("\n")).not.toMatch(/another process/);
+		// Nothing of it came back: no half session under the removed directory's name.
+		expect(await store.load("s")).toBeUndefined();
+		const again = await open(store, "B");
+		expect(again.state.messages).toEqual([]);
+		await again.prompt("anew");
+		await again.saved();
+		expect(again.storeProblems).toEqual([]);
+		expect(await stored(createFileStore(dir, { fsync: "never" }))).toEqual(["user: anew", "assistant: reply B 1"]);
 	});
 
 	it("two file stores of one process on one directory, loading a session at once: the newest agent writes it, the older cannot", async () => {
