@@ -8,6 +8,7 @@
  * What is measured (CPU time, user + system):
  * - `turn`: benchmark 2's prompt (a reply with 3 instant tool calls, then a 1-delta reply), fresh agents;
  * - `turn-listened`: the same with a listener subscribed to each agent (one that returns nothing);
+ * - `turn-streaming` and `turn-streaming-listened`: those two with `toolExecution: "streaming"`;
  * - `durable-new`: the same prompt on a new session with the memory store, over the same without a store;
  * - `durable-ongoing`: the same, each agent's second prompt;
  * - `inspector`: a 10k-delta message with `createAgentInspector().attach(agent.actor)`, over detached;
@@ -36,7 +37,7 @@ type Agentchart = typeof import("../src/index.js");
 type AgentchartInspect = typeof import("../src/inspect/index.js");
 
 /** What can be compared. */
-export const MEASURES = ["turn", "turn-listened", "durable-new", "durable-ongoing", "inspector", "file-reload", "file-new-never"] as const;
+export const MEASURES = ["turn", "turn-listened", "turn-streaming", "turn-streaming-listened", "durable-new", "durable-ongoing", "inspector", "file-reload", "file-new-never"] as const;
 export type Measure = (typeof MEASURES)[number];
 
 interface Build {
@@ -54,10 +55,10 @@ const tool = instantTool("noop");
 const turnStream = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
 const longMessage = prebuiltStreamFn(textReplyEvents(model, 10_000));
 
-/** CPU µs per prompt of `prompts` fresh agents of `build`, with the memory store or not, first or second prompt, listened to or not. */
-async function promptBlock(build: Build, prompts: number, store: boolean, second: boolean, listened = false): Promise<number> {
+/** CPU µs per prompt of `prompts` fresh agents of `build`, with the memory store or not, first or second prompt, listened to or not, in a tool execution mode. */
+async function promptBlock(build: Build, prompts: number, store: boolean, second: boolean, listened = false, toolExecution: "parallel" | "streaming" = "parallel"): Promise<number> {
 	const memory = store ? build.lib.createMemoryStore() : undefined;
-	const agents = Array.from({ length: prompts }, (_, index) => new build.lib.Agent({ initialState: { model, tools: [tool] }, streamFn: turnStream, ...(memory ? { store: memory, sessionId: `s${index}` } : {}) }));
+	const agents = Array.from({ length: prompts }, (_, index) => new build.lib.Agent({ initialState: { model, tools: [tool] }, streamFn: turnStream, toolExecution, ...(memory ? { store: memory, sessionId: `s${index}` } : {}) }));
 	if (listened) for (const agent of agents) agent.subscribe(() => {});
 	if (second) {
 		for (const agent of agents) await agent.prompt("go");
@@ -113,6 +114,10 @@ async function figure(build: Build, measure: Measure): Promise<number> {
 			return promptBlock(build, 300, false, false);
 		case "turn-listened":
 			return promptBlock(build, 300, false, false, true);
+		case "turn-streaming":
+			return promptBlock(build, 300, false, false, false, "streaming");
+		case "turn-streaming-listened":
+			return promptBlock(build, 300, false, false, true, "streaming");
 		case "durable-new":
 		case "durable-ongoing": {
 			const second = measure === "durable-ongoing";
@@ -169,7 +174,7 @@ if (isEntryPoint(import.meta.url)) {
 	const pairs = Number(pairsText);
 	if (!Number.isInteger(pairs) || pairs < 1) throw new Error(`bench/compare-builds.ts: pairs must be a whole number of at least 1, not '${pairsText}'`);
 	const result = await compareBuilds(distA, distB, measure as Measure, pairs);
-	const perPrompt = measure === "turn" || measure === "turn-listened" || measure.startsWith("file-");
+	const perPrompt = measure.startsWith("turn") || measure.startsWith("file-");
 	const unit = measure.startsWith("file-") ? " µs per prompt (wall)" : perPrompt ? " µs per prompt" : "× over its own baseline";
 	console.log(`${measure}: A ${result.a.toFixed(perPrompt ? 1 : 3)}${unit}, B ${result.b.toFixed(perPrompt ? 1 : 3)}${unit}; B/A ${result.median.toFixed(3)} (interquartile ${result.q1.toFixed(3)}–${result.q3.toFixed(3)}) over ${pairs} pairs`);
 }

@@ -60,7 +60,7 @@ function fields(shape: Record<string, Check>): Check {
 const callFields = {
 	key: text,
 	toolCall: fields({ id: text, name: text }),
-	status: oneOf(["queued", "preparing", "prepared", "awaiting-approval", "running", "settled"]),
+	status: oneOf(["queued", "announced", "preparing", "prepared", "awaiting-approval", "running", "settled"]),
 	started: optional(flag),
 	approval: optional(fields({ reason: optional(text), deadline: optional(count) })),
 	outcome: optional(anObject),

@@ -18,7 +18,8 @@ import { hookContext } from "./run-helpers.js";
  * streaming (streaming tool execution), the reply's end, the tool calls' outcomes. Token
  * deltas go from the stream actor straight to `actor.on(...)` listeners. States whose name is
  * a decision (`run-starting`, `before-call`, `after-stream`, `tool-starting`, `turn-ended`)
- * decide only after the consumer has acknowledged the events so far, when `awaitDelivery` is on.
+ * decide only after the consumer has acknowledged the events so far, when `awaitDelivery` is on;
+ * so does a streamed tool call (announced, then started by the acknowledgement).
  *
  * @example
  * import { createActor } from "xstate";
@@ -78,6 +79,8 @@ export const agentMachine = agentSetup.createMachine({
 				abort: { guard: not("runAborted"), actions: "abortRun" },
 				"listener.error": { guard: not("runAborted"), actions: "recordListenerFailure" },
 				"tools.abandon": { actions: "abandonRunningCalls" },
+				// Streaming mode: calls announced while somebody watches start once the listeners have them.
+				delivered: { guard: and(["eventsDelivered", "hasAnnouncedCall", not(or(["runAborted", "assistantFailed"]))]), actions: "startTools" },
 				// A decision on a call waiting for approval is recorded wherever the run is; the states
 				// where the call can start at once (or the wait ends) say so below.
 				approve: { guard: "isAwaitingApproval", actions: "approveCall" },
@@ -246,7 +249,8 @@ export const agentMachine = agentSetup.createMachine({
 				"tool-executing": {
 					description: "The batch actor runs calls; outcomes are recorded as they settle.",
 					entry: "startTools",
-					always: { guard: "noCallRunning", target: "tool-dispatching" },
+					// A call announced while somebody watches is on its way too (the delivery starts it), unless the run was aborted.
+					always: { guard: and(["noCallRunning", or(["runAborted", not("announcedCallsWait")])]), target: "tool-dispatching" },
 					on: { approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: ["approveCall", "startTools"] } },
 				},
 				"awaiting-approval": {

@@ -18,7 +18,7 @@ import { closeRunAbruptly } from "./actions/close-run.js";
 import * as runs from "./actions/run.js";
 import * as streaming from "./actions/streaming.js";
 import * as tools from "./actions/tools.js";
-import { applyOverrides, callByKey, checkpoint, patchRun, runOf } from "./context.js";
+import { applyOverrides, callByKey, checkpoint, emitBarrierNow, patchRun, runOf } from "./context.js";
 import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
 
@@ -49,10 +49,7 @@ export const agentSetup = setup({
 		),
 		awaitDeliveries: assign({ awaitDelivery: true }),
 		emitBarrier: enqueueActions(({ context, enqueue, check }) => {
-			if (!check("awaitsDelivery")) return;
-			const barrier = context.barrier + 1;
-			enqueue.assign({ barrier });
-			enqueue.emit({ type: "agentchart.barrier", barrier });
+			if (check("awaitsDelivery")) emitBarrierNow(context, enqueue);
 		}),
 
 		// Queues
@@ -187,10 +184,10 @@ export const agentSetup = setup({
 			if (call) tools.settleCall(context, call, event.outcome, enqueue);
 		}),
 		settleUnfinishedCallsAsAborted: enqueueActions(({ context, enqueue }) => {
-			tools.settleOpenCalls(context, ABORTED_BEFORE_RUN, ["queued", "preparing", "prepared", "awaiting-approval"], enqueue);
+			tools.settleOpenCalls(context, ABORTED_BEFORE_RUN, ["queued", "announced", "preparing", "prepared", "awaiting-approval"], enqueue);
 		}),
 		settleCallsCutOffByLength: enqueueActions(({ context, enqueue }) => tools.settleCallsCutOffByLength(context, enqueue)),
-		startTools: enqueueActions(({ context, enqueue }) => tools.startTools(context, enqueue)),
+		startTools: enqueueActions(({ context, enqueue, check }) => tools.startTools(context, enqueue, check)),
 		emitToolUpdate: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type !== "tool.update") return;
 			// The guard let only a running call's update through: the call is there.

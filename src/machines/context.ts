@@ -32,6 +32,19 @@ export interface EffectEnqueue extends Enqueue {
 }
 
 /**
+ * Emits the next delivery barrier: what waits for the listeners goes on once `delivered` names
+ * it (the `eventsDelivered` guard).
+ *
+ * @example
+ * if (context.awaitDelivery) emitBarrierNow(context, enqueue);
+ */
+export function emitBarrierNow(context: Ctx, enqueue: Enqueue): void {
+	const barrier = context.barrier + 1;
+	enqueue.assign({ barrier });
+	enqueue.emit({ type: "agentchart.barrier", barrier });
+}
+
+/**
  * The context a machine starts with, from its input (the chart's `context`; an idle agent is
  * persisted from it without starting a machine).
  *

@@ -91,6 +91,9 @@ export const agentGuards = {
 		return callStatus(args, event.callKey) === "preparing";
 	},
 	noCallRunning: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "running") !== true,
+	hasAnnouncedCall: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "announced") === true,
+	/** Streaming mode: a call announced while somebody watches waits for its listeners (then the delivery starts it). */
+	announcedCallsWait: ({ context }: GuardArgs) => context.awaitDelivery && context.run?.batch?.calls.some((call) => call.status === "announced") === true,
 	noCallPreparing: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "preparing") !== true,
 	compactionNeeded: ({ context }: GuardArgs) => tokensNeedCompaction(context),
 	overflowRecoverable: ({ context }: GuardArgs) => canRecoverFromOverflow(context),
@@ -99,7 +102,7 @@ export const agentGuards = {
 	hasStreamingBatch: ({ context }: GuardArgs) => context.run?.batch?.mode === "streaming",
 	streamingBatchHasWork: ({ context }: GuardArgs) => {
 		const batch = context.run?.batch;
-		return batch?.mode === "streaming" && batch.calls.some((call) => call.status === "queued" || call.status === "running" || call.status === "prepared");
+		return batch?.mode === "streaming" && batch.calls.some((call) => call.status === "queued" || call.status === "announced" || call.status === "running" || call.status === "prepared");
 	},
 	transcriptEndsWithAssistant: ({ context }: GuardArgs) => lastRole(context.messages) === "assistant",
 	transcriptCanContinue: ({ context }: GuardArgs) => context.messages.length > 0 && lastRole(context.messages) !== "assistant",

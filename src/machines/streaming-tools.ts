@@ -18,7 +18,7 @@ function isSequential(call: ToolCallEntry, tools: AnyAgentTool[]): boolean {
  */
 export function readyStreamingCalls(batch: ToolBatch, tools: AnyAgentTool[]): ToolCallEntry[] {
 	// A call waiting for approval holds later calls back as a running one does.
-	const running = batch.calls.filter((call) => call.status === "running" || call.status === "preparing" || call.status === "awaiting-approval" || call.status === "prepared");
+	const running = batch.calls.filter((call) => call.status !== "queued" && call.status !== "settled");
 	if (running.some((call) => isSequential(call, tools))) return [];
 	let busy = running.length > 0;
 	const ready: ToolCallEntry[] = [];

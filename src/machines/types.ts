@@ -150,8 +150,12 @@ export interface AgentMachineInput extends Partial<AgentRunState> {
 /** A tool result before it becomes a message. */
 export type FinalizedToolResult = ToolOutcome;
 
-/** Where one tool call of the current batch stands. */
-export type ToolCallStatus = "queued" | "preparing" | "prepared" | "awaiting-approval" | "running" | "settled";
+/**
+ * Where one tool call of the current batch stands. `announced` is streaming mode's, while somebody
+ * watches the run: its `tool_execution_start` is out, and it is preflighted and run once the
+ * listeners have it.
+ */
+export type ToolCallStatus = "queued" | "announced" | "preparing" | "prepared" | "awaiting-approval" | "running" | "settled";
 
 /** Why and until when a call waits for a person's decision. */
 export interface ApprovalWait {

@@ -114,6 +114,47 @@ describe("tool preflight", () => {
 		expect(log).toEqual(order);
 	});
 
+	it.each([false, true])("streaming mode: a call runs only once its tool_execution_start listeners settled (beforeToolCall hook: %s)", async (hooked) => {
+		const log: string[] = [];
+		const tool = makeTool("work", async (id) => {
+			log.push(`exec:${id}`);
+			return ok(id);
+		});
+		const beforeToolCall = async ({ toolCall: call }: { toolCall: { id: string } }) => {
+			log.push(`before:${call.id}`);
+			return undefined;
+		};
+		const { agent } = agentWith([{ content: [toolCall("work", {}, "t1"), toolCall("work", {}, "t2")] }, { content: "done" }], [tool], { toolExecution: "streaming", ...(hooked ? { beforeToolCall } : {}) });
+		holdStarts(agent, log);
+		await agent.prompt("go");
+		// Before, the call ran (and its hook was asked) in the step that announced it: exec:t1 came before settled:t1.
+		for (const id of ["t1", "t2"]) {
+			expect(log.indexOf(`exec:${id}`)).toBeGreaterThan(log.indexOf(`settled:${id}`));
+			if (hooked) expect(log.indexOf(`before:${id}`)).toBeGreaterThan(log.indexOf(`settled:${id}`));
+		}
+		expect(log.filter((line) => line.startsWith("exec")).sort()).toEqual(["exec:t1", "exec:t2"]);
+		expect(toolResults(agent).map((message) => textOf(message))).toEqual(["t1", "t2"]);
+	});
+
+	it("streaming mode: a listener that aborts on a call's tool_execution_start keeps it from running, and the call still ends", async () => {
+		let runs = 0;
+		const tool = makeTool("work", async () => {
+			runs++;
+			return ok("ran");
+		});
+		const { agent, rec } = agentWith([{ content: [toolCall("work", {}, "t1")] }, { content: "done" }], [tool], { toolExecution: "streaming" });
+		agent.subscribe(async (event) => {
+			if (event.type !== "tool_execution_start") return;
+			await sleep(5);
+			agent.abort();
+		});
+		await agent.prompt("go");
+		expect(runs).toBe(0);
+		const ends = rec.events.filter((event) => event.type === "tool_execution_end");
+		expect(ends.map((event) => event.type === "tool_execution_end" && event.isError)).toEqual([true]);
+		expect(toolResults(agent).map((message) => message.toolCallId)).toEqual(["t1"]);
+	});
+
 	it("tool_execution_start carries the raw arguments while execute gets the converted ones", async () => {
 		const received: unknown[] = [];
 		const tool = makeTool(

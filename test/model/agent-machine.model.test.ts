@@ -61,8 +61,8 @@ describe("agent machine: model-based paths against the real Agent", () => {
 			const from = restoredFrom(path);
 			return from !== undefined && journaledCallsOfStreamingReply(from).length > 0;
 		});
-		// Run strictly above, with the other restore paths: a call running, one ended, two of them.
-		expect(closing.map((path) => describeSteps(path.steps))).toContain("prompt → agentchart.testing.restore → stream.start → stream.toolcall(a1_1) → agentchart.testing.restore");
+		// Run strictly above, with the other restore paths: a call running (once its announcement was delivered), one ended, two of them.
+		expect(closing.map((path) => describeSteps(path.steps))).toContain("prompt → agentchart.testing.restore → stream.start → stream.toolcall(a1_1) → delivered → agentchart.testing.restore");
 		expect(closing.length).toBeGreaterThanOrEqual(4);
 	});
 

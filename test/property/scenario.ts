@@ -238,6 +238,9 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	const summaries = createScriptedModel([], { chunkSize: 6, whenExhausted: { content: "## Goal\nsummary" }, model: { contextWindow: CONTEXT_WINDOW } });
 	let toolCalls = 0;
 	const executed = new Set<string>();
+	/** Per call id: executions, and tool_execution_start events the slow listener settled. */
+	const executions = new Map<string, number>();
+	const startsSettled = new Map<string, number>();
 	const hooks: HookLedger = { blocked: new Set(), rewritten: new Map() };
 	const work: AgentTool<object, unknown> = {
 		name: "work",
@@ -246,6 +249,10 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		parameters: { type: "object", properties: {}, additionalProperties: true },
 		execute: async (id, params, signal) => {
 			executed.add(callName(id, params));
+			// A call runs only once its tool_execution_start reached the listeners and they settled (every mode).
+			const runs = (executions.get(id) ?? 0) + 1;
+			executions.set(id, runs);
+			if (scenario.options && scenario.options.slowListenerMs > 0 && (startsSettled.get(id) ?? 0) < runs) violations.push(`tool call ${id} executed before its tool_execution_start listeners settled`);
 			// A call starts only in a run that is not aborted: its signal cannot be aborted already.
 			if (signal?.aborted) violations.push(`tool call ${id} executed after its run was aborted`);
 			const behaviour = scenario.tools[toolCalls++ % scenario.tools.length] as Scenario["tools"][number];
@@ -438,6 +445,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 				if (slowCount++ % 3 === 0) await sleep(options.slowListenerMs);
 			} finally {
 				busyWith = undefined;
+				if (event.type === "tool_execution_start") startsSettled.set(event.toolCallId, (startsSettled.get(event.toolCallId) ?? 0) + 1);
 			}
 		});
 	}

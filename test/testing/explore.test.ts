@@ -76,12 +76,14 @@ describe("exploreAgent", () => {
 			// A store that keeps tool entries but not model calls: the restored agent asks the model again.
 			const withoutModelEntries = streamingAgent((snapshot) => ({ ...snapshot, journal: snapshot.journal.filter((entry) => entry.kind !== "model") }));
 			// Paths the defect leads astray wait for the agent at most this long before planning again;
-			// the path that shows it ends at the restore already, so there is nothing to shrink.
+			// the path that shows it ends at the restore or just after, so there is nothing to shrink.
 			const report = await exploreAgent(withoutModelEntries, { restores: "everywhere", stepTimeoutMs: 200, shrink: false });
 			const lost = report.violations.filter((found) => found.rule === "tool-answered");
 			expect(lost.length, report.format()).toBeGreaterThan(0);
-			expect(Math.min(...lost.map((found) => found.path.length)), report.format()).toBeLessThanOrEqual(6);
-			expect(lost[0]?.path.at(-1)).toBe("agentchart.testing.restore");
+			// prompt, delivered, stream.start, the call streamed, delivered (its listeners have its start: it runs), the reply's end, the restore.
+			expect(Math.min(...lost.map((found) => found.path.length)), report.format()).toBeLessThanOrEqual(7);
+			// Seen at the restore, or at the model call the restored agent makes next.
+			expect(lost[0]?.path.slice(-2)).toContain("agentchart.testing.restore");
 		}, 120_000);
 	});
 });

@@ -59,7 +59,7 @@ export function closeRunAbruptly(context: Ctx, reason: string, enqueue: EffectEn
 				// Streamed tool calls that already started are answered; the rest never start.
 				const started = run.batch.calls.filter((call) => call.status !== "queued");
 				working = withBatch(working, patchBatch(run.batch, { assistant: message, calls: started }));
-				working = settleOpenCalls(working, reason, ["preparing", "prepared", "awaiting-approval", "running"], enqueue);
+				working = settleOpenCalls(working, reason, ["announced", "preparing", "prepared", "awaiting-approval", "running"], enqueue);
 				working = recordPendingFailedReply(emitUnemittedToolResults(working, enqueue), enqueue);
 				toolResults = runOf(working).toolResults;
 				turnMessage = batchOf(working).assistant;
@@ -71,7 +71,7 @@ export function closeRunAbruptly(context: Ctx, reason: string, enqueue: EffectEn
 				const started = run.batch.calls.filter((call) => call.status !== "queued");
 				working = withBatch(working, patchBatch(run.batch, { assistant: run.assistant, calls: started }));
 			}
-			working = settleOpenCalls(working, reason, ["queued", "preparing", "prepared", "awaiting-approval", "running"], enqueue);
+			working = settleOpenCalls(working, reason, ["queued", "announced", "preparing", "prepared", "awaiting-approval", "running"], enqueue);
 			working = recordPendingFailedReply(emitUnemittedToolResults(working, enqueue), enqueue);
 			enqueue.emit({ type: "turn_end", message: batchOf(working).assistant, toolResults: runOf(working).toolResults });
 		} else {

@@ -8,7 +8,7 @@ import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
 import type { ToolBatchInput } from "../../actors/tool-batch-protocol.js";
 import { toolBatchInput } from "../actor-inputs.js";
-import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
+import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, emitBarrierNow, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
 import { callKeyFor, createToolBatch, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
 import { toolEffectId } from "../../durable/journal.js";
@@ -304,13 +304,16 @@ export function firstApprovalDeadline(context: Ctx): number | undefined {
 
 /**
  * Starts what may run now: in a parallel batch every prepared call, in a sequential batch the
- * next one; in a streaming batch each queued call whose turn has come (announced, then
- * preflighted: at once without a hook, by the batch actor with one).
+ * next one; in a streaming batch each queued call whose turn has come, announced and then
+ * preflighted (at once without a hook, by the batch actor with one). While somebody watches the
+ * run, a streaming call announced here waits for its listeners (`announced`, and a barrier): the
+ * step that acknowledges the barrier starts it (`check("eventsDelivered")`: this step is one, or
+ * nobody watches; asked only when a call waits).
  */
-export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
+export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard: "eventsDelivered") => boolean = () => true): void {
 	const run = runOf(context);
 	// The chart never asks once the run was aborted or the reply failed (tool-draining, and the
-	// guarded tool.settled, tool.timeout and stream.toolcall transitions).
+	// guarded tool.settled, tool.timeout, stream.toolcall and delivered transitions).
 	if (!run.batch) return;
 	let batch = run.batch;
 	let working: Ctx = context;
@@ -322,30 +325,40 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue): void {
 			batch = updateCall(batch, call.key, { status: "running" });
 			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(working, call) });
 		}
-		for (const call of readyStreamingCalls(batch, context.tools)) {
-			enqueue.emit(toolStartEvent(call));
+		const dispatch = (call: ToolCallEntry) => {
 			if (context.config.beforeToolCall) {
 				batch = withBatchActor(working, batch, enqueue);
 				batch = updateCall(batch, call.key, { status: "running", started: true });
 				enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall, effect: effectOf(working, call) });
-				continue;
+				return;
 			}
 			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
 			if (decided.kind === "immediate") {
-				working = withBatch(working, batch);
-				working = settleCall(working, patchCall(call, { started: true }), decided.outcome, enqueue);
+				working = settleCall(withBatch(working, batch), patchCall(call, { started: true }), decided.outcome, enqueue);
 				batch = batchOf(working);
-				continue;
+				return;
 			}
 			const wait = approvalWaitFor(working, call, decided.args, undefined, enqueue);
 			if (wait) {
 				batch = updateCall(batch, call.key, { status: "awaiting-approval", started: true, args: decided.args, approval: wait });
-				continue;
+				return;
 			}
 			batch = withBatchActor(working, batch, enqueue);
 			batch = updateCall(batch, call.key, { status: "running", started: true, args: decided.args });
 			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: decided.args, effect: effectOf(working, call) });
+		};
+		// Announced before this step, and the listeners have their starts now.
+		if (batch.calls.some((call) => call.status === "announced") && check("eventsDelivered")) for (const call of batch.calls) if (call.status === "announced") dispatch(call);
+		let announced = false;
+		for (const call of readyStreamingCalls(batch, context.tools)) {
+			enqueue.emit(toolStartEvent(call));
+			if (!context.awaitDelivery) dispatch(call);
+			else {
+				batch = updateCall(batch, call.key, { status: "announced", started: true });
+				announced = true;
+			}
 		}
+		if (announced) emitBarrierNow(context, enqueue);
 	} else {
 		// One copy of the list for all the calls started here, not a copy of the batch per call.
 		let calls: ToolCallEntry[] | undefined;
@@ -441,8 +454,8 @@ export function abortStreamingCalls(context: Ctx, enqueue: EffectEnqueue): void 
 		enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", callKey: call.key });
 		working = settleCall(working, call, errorResult(reason), enqueue);
 	}
-	// Started calls that wait for approval (or were approved and wait their turn) never run now: they are answered too.
-	settleOpenCalls(working, reason, ["prepared", "awaiting-approval"], enqueue);
+	// Started calls that wait for their listeners or for approval (or were approved and wait their turn) never run now: they are answered too.
+	settleOpenCalls(working, reason, ["announced", "prepared", "awaiting-approval"], enqueue);
 }
 
 export { toolStartEvent };

@@ -23,9 +23,13 @@ export function inState(snapshot: AnyMachineSnapshot, value: string): boolean {
 	return snapshot.matches(value as never);
 }
 
-/** The machine waits for the consumer to acknowledge its last barrier (`delivered`). */
+/**
+ * The machine waits for the consumer to acknowledge its last barrier (`delivered`): at a decision
+ * state, or (streaming mode) with calls announced that start once their listeners have them.
+ */
 export function awaitsDelivery(snapshot: AnyMachineSnapshot): boolean {
-	return snapshot.context.awaitDelivery === true && BARRIER_STATES.some((state) => inState(snapshot, state));
+	if (snapshot.context.awaitDelivery !== true) return false;
+	return BARRIER_STATES.some((state) => inState(snapshot, state)) || snapshot.context.run?.batch?.calls.some((call: ToolCallEntry) => call.status === "announced") === true;
 }
 
 function valueOf(snapshot: AnyMachineSnapshot): string {
