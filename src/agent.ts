@@ -16,7 +16,7 @@ import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
 import { type RunStart, modelEffectId, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
-import type { AgentStore } from "./durable/store.js";
+import type { AgentStore, LoadedSession } from "./durable/store.js";
 import { DurableSession, SessionClaim } from "./facade/durable-session.js";
 import { toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
 import { createAssistantMessage } from "./providers/assistant-message.js";
@@ -835,7 +835,8 @@ export class Agent {
 	 * out (a write a crash cut short) is in `agent.storeProblems`. The session is opened before it
 	 * is read: from then on this agent writes it, and an agent that opened it before (here, or in
 	 * another process on a store that tells, as the file store does) has its writes refused with
-	 * `SessionTakenOverError`.
+	 * `SessionTakenOverError`. A load that fails (the store cannot read the session) withdraws its
+	 * opening in this process: the agent it would have superseded writes on.
 	 *
 	 * @example
 	 * const agent = await Agent.load({ store: createFileStore("./sessions"), sessionId: "user-42", initialState: { model, tools }, streamFn });
@@ -843,12 +844,17 @@ export class Agent {
 	static async load(options: AgentOptions & { store: AgentStore; sessionId: string }): Promise<Agent> {
 		// Opened before it is read: an agent that opened it earlier can no longer change what is read.
 		const claim = new SessionClaim(options.store, options.sessionId);
-		await claim.opened;
-		const loaded = await options.store.load(options.sessionId);
-		Agent.#claimToAdopt = claim;
 		let agent: Agent;
+		let loaded: LoadedSession | undefined;
 		try {
+			await claim.opened;
+			loaded = await options.store.load(options.sessionId);
+			Agent.#claimToAdopt = claim;
 			agent = loaded?.snapshot ? Agent.#restore(loaded.snapshot, options, true) : new Agent(options);
+		} catch (error) {
+			// No agent came of it: the one it superseded writes on.
+			claim.withdraw();
+			throw error;
 		} finally {
 			Agent.#claimToAdopt = undefined;
 		}

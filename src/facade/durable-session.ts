@@ -44,6 +44,8 @@ export class SessionClaim {
 	readonly #writers: Map<string, WeakRef<SessionClaim>>;
 	readonly #key: string;
 	readonly #ref: WeakRef<SessionClaim>;
+	/** The claim this one superseded, if any (it writes again should this one be withdrawn). */
+	readonly #previous: WeakRef<SessionClaim> | undefined;
 	/** The store's `open`, once asked for (undefined: the store has none). */
 	readonly opened: void | Promise<void>;
 
@@ -60,9 +62,22 @@ export class SessionClaim {
 		this.#writers = writers;
 		this.#key = key ?? sessionId;
 		this.#ref = new WeakRef(this);
+		this.#previous = writers.get(this.#key);
 		writers.set(this.#key, this.#ref);
 		forgetWriter.register(this, { writers, key: this.#key, ref: this.#ref });
 		this.opened = store.open?.(sessionId);
+	}
+
+	/**
+	 * Withdraws the claim of an opening that failed (`Agent.load` could not read the session): the
+	 * agent it superseded writes again, unless a newer claim was made since. A store that processes
+	 * share was told of the opening already (`open`): its other processes stay fenced.
+	 */
+	withdraw(): void {
+		if (this.#writers.get(this.#key) !== this.#ref) return;
+		const previous = this.#previous?.deref();
+		if (previous) this.#writers.set(this.#key, this.#previous as WeakRef<SessionClaim>);
+		else this.#writers.delete(this.#key);
 	}
 
 	/** Throws {@link SessionTakenOverError} when a newer claim of this process was made since. */

@@ -155,6 +155,44 @@ describe("one writer per stored session", () => {
 		expect(await stored(store)).toEqual(["user: first", "assistant: reply A 1", "user: second", "assistant: restored"]);
 	});
 
+	it("an Agent.load that fails (the store cannot read the session) leaves the agent it would have superseded writing; one opened since stays the writer", async () => {
+		const memory = createMemoryStore();
+		let failNext = false;
+		let gate: Promise<void> = Promise.resolve();
+		const flaky: AgentStore = {
+			load: async (id) => {
+				if (failNext) {
+					failNext = false;
+					await gate;
+					throw new Error("database unreachable");
+				}
+				return memory.load(id);
+			},
+			saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot),
+			appendJournal: (id, entry) => memory.appendJournal(id, entry),
+		};
+		const older = await open(flaky, "A");
+		failNext = true;
+		await expect(open(flaky, "B")).rejects.toThrow("database unreachable");
+		// Before, the failed load's claim stood: the older agent was refused with no agent in its place.
+		await older.prompt("still here");
+		await older.saved();
+		expect(older.storeProblems).toEqual([]);
+		// A load that fails after a newer one opened the session withdraws nothing of the newer one's.
+		const release = deferred<void>();
+		gate = release.promise;
+		failNext = true;
+		const failing = open(flaky, "C");
+		const newer = await open(flaky, "D");
+		release.resolve();
+		await expect(failing).rejects.toThrow("database unreachable");
+		await expect(older.prompt("again")).rejects.toThrow(TAKEN_OVER);
+		await newer.prompt("from D");
+		await newer.saved();
+		expect(newer.storeProblems).toEqual([]);
+		expect(await stored(memory)).toEqual(["user: still here", "assistant: reply A 1", "user: from D", "assistant: reply D 1"]);
+	});
+
 	it("a write the older agent had queued before the newer one opened the session is refused when its turn comes, and reported", async () => {
 		// A store whose first journal write waits until released: the writes after it queue behind it.
 		const memory = createMemoryStore();
@@ -214,10 +252,10 @@ describe("one writer per stored session", () => {
 		expect(await stored(memory)).toEqual(["user: from B", "assistant: reply B 1"]);
 	});
 
-	it("property: whichever agents open and prompt a session in whatever order, also while loads and runs are under way, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
-		type Step = { op: "open" | "openLater" | "settle" } | { op: "prompt" | "promptLater"; agent: number };
+	it("property: whichever agents open and prompt a session in whatever order, also while loads and runs are under way, and with loads that fail, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
+		type Step = { op: "open" | "openLater" | "openFailing" | "settle" } | { op: "prompt" | "promptLater"; agent: number };
 		const step: fc.Arbitrary<Step> = fc.oneof(
-			fc.constantFrom<Step>({ op: "open" }, { op: "openLater" }, { op: "settle" }),
+			fc.constantFrom<Step>({ op: "open" }, { op: "openLater" }, { op: "openFailing" }, { op: "settle" }),
 			fc.record({ op: fc.constantFrom("prompt" as const, "promptLater" as const), agent: fc.nat(4) }),
 		);
 		await fc.assert(
@@ -226,13 +264,21 @@ describe("one writer per stored session", () => {
 				const memory = createMemoryStore();
 				// Writes that land a macrotask later: an agent's writes queue behind each other while another opens the session.
 				const later = () => new Promise((resolve) => setImmediate(resolve));
+				/** The next load fails (the store cannot read the session), once. */
+				let failNextLoad = false;
+				const load = async (id: string) => {
+					if (!failNextLoad) return memory.load(id);
+					failNextLoad = false;
+					throw new Error("unreachable");
+				};
 				const slow: AgentStore = {
-					load: (id) => memory.load(id),
+					load,
 					saveSnapshot: async (id, snapshot) => (await later(), memory.saveSnapshot(id, snapshot)),
 					appendJournal: async (id, entry) => (await later(), memory.appendJournal(id, entry)),
 				};
+				const direct: AgentStore = { load, saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot), appendJournal: (id, entry) => memory.appendJournal(id, entry) };
 				// A file store object per agent, as separate requests would make them.
-				const storeOf = () => (dir ? createFileStore(dir, { fsync: "never" }) : kind === "slow" ? slow : memory);
+				const storeOf = () => (dir ? createFileStore(dir, { fsync: "never" }) : kind === "slow" ? slow : direct);
 				/** Every agent opened, in the order their loads started (each load claims the session when it starts). */
 				const opened: { claim: number; agent?: Agent; loading: Promise<Agent> }[] = [];
 				const running: Promise<unknown>[] = [];
@@ -244,6 +290,7 @@ describe("one writer per stored session", () => {
 					opened.push(entry);
 					return entry.loading;
 				};
+
 				const settle = async () => {
 					await Promise.all(opened.map((entry) => entry.loading));
 					await Promise.all(running.splice(0));
@@ -252,6 +299,16 @@ describe("one writer per stored session", () => {
 				for (const next of steps) {
 					if (next.op === "open") await openOne();
 					else if (next.op === "openLater") void openOne();
+					else if (next.op === "openFailing") {
+						// On the file store a failed load's opening fences the other processes' agents
+						// (the writer file is written before the read): that is the cross-process rule, not this one.
+						if (dir) continue;
+						// The loads under way read first (the store fails whichever load comes next). A failed
+						// opening joins no list: the newest opening that did not fail writes the session.
+						await Promise.all(opened.map((entry) => entry.loading));
+						failNextLoad = true;
+						await expect(open(storeOf(), "failing")).rejects.toThrow("unreachable");
+					}
 					else if (next.op === "settle") await settle();
 					else if ("agent" in next) {
 						const loaded = opened.filter((entry) => entry.agent !== undefined);
