@@ -451,6 +451,40 @@ describe("a stored session: the journal after the snapshot", () => {
 		expectValidTranscript(second.state.messages);
 	});
 
+	it("a call announced while its start's listener was busy (streaming tool execution) never ran: after a restore from that moment the reply is asked for again, and only its call runs", async () => {
+		const runs: string[] = [];
+		const work = makeTool("work", async (id) => {
+			runs.push(id);
+			return ok("worked");
+		});
+		const held = deferred<void>();
+		const model = createScriptedModel([{ content: [toolCall("work", {}, "a")] }]);
+		const first = new Agent({ initialState: { model: model.model, tools: [work] }, streamFn: model.streamFn, toolExecution: "streaming" });
+		let announced = false;
+		first.subscribe(async (event) => {
+			if (event.type !== "tool_execution_start") return;
+			announced = true;
+			await held.promise;
+		});
+		void first.prompt("go");
+		await until(() => announced, "the call to be announced");
+		// The listener holds the reply too (each stream event waits for the listeners, as in pi).
+		expect(first.actor.getSnapshot().matches({ running: "streaming" })).toBe(true);
+		const snapshot = throughJson(first.snapshot());
+		expect(snapshot.machine.context.run?.batch?.calls.map((call) => call.status)).toEqual(["announced"]);
+		// The process dies here: the call was announced, and never ran.
+		first.dispose();
+		held.resolve();
+		expect(runs).toEqual([]);
+		const again = createScriptedModel([{ content: [toolCall("work", {}, "b")] }, { content: "done" }]);
+		const second = Agent.restore(snapshot, { initialState: { tools: [work] }, streamFn: again.streamFn, toolExecution: "streaming" });
+		await second.waitForIdle();
+		expect(runs).toEqual(["b"]);
+		expect(toolResults(second.state.messages)).toEqual(["b: worked"]);
+		expect(second.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+		expectValidTranscript(second.state.messages);
+	});
+
 	it("holds the reply it closes with its started calls until the listeners took its end (streaming tool execution)", async () => {
 		const store = createMemoryStore();
 		const lookup = heldTool("lookup", { replay: "safe" });
