@@ -27,9 +27,9 @@ export function replayAsksHookAgain(snapshot: AnyMachineSnapshot): boolean {
 	const run = snapshot.context.run;
 	// An aborted run ends at once, before its reply is made again: nothing is replayed.
 	if (snapshot.context.config.beforeToolCall === undefined || !run || run.aborted || !inState(snapshot, "running.streaming") || run.batch?.mode !== "streaming") return false;
-	// A settled call may have run or been blocked by the hook: only calls still queued, or whose hook
-	// has not answered yet, are sure to have no journal entry.
-	return run.batch.calls.some((call: ToolCallEntry) => call.status !== "queued" && !(call.status === "running" && call.args === undefined));
+	// A settled call may have run or been blocked by the hook: only calls still queued or announced,
+	// or whose hook has not answered yet, are sure to have no journal entry.
+	return run.batch.calls.some((call: ToolCallEntry) => call.status !== "queued" && call.status !== "announced" && !(call.status === "running" && call.args === undefined));
 }
 
 /**
