@@ -214,7 +214,14 @@ function hookViolations(ledger: HookLedger, executed: ReadonlySet<string>, messa
 	return violations;
 }
 
-const SETTLE_MS = 3000;
+/** Each call of a hanging tool ends at the tool timeout. */
+const TOOL_TIMEOUT_MS = 400;
+/**
+ * How long a run may take before it counts as hung: the script's calls (at most 4 replies of 3)
+ * may all hang until the tool timeout, one after the other in sequential mode, with time to spare
+ * (3 s was less than such a run takes: seed 681705056 in sequential mode, 9 hanging calls).
+ */
+const SETTLE_MS = 4 * 3 * TOOL_TIMEOUT_MS + 3000;
 
 async function settles(agent: Agent): Promise<boolean> {
 	let timer: ReturnType<typeof setTimeout> | undefined;
@@ -299,7 +306,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		...(options && !options.before.every((answer) => answer === "none") ? { beforeToolCall: beforeHook(options.before, hooks) } : {}),
 		...(options && !options.after.every((answer) => answer === "none") ? { afterToolCall: afterHook(options.after, hooks) } : {}),
 		// Bounds for hanging tools, well inside SETTLE_MS: every run must end, abort or not.
-		toolTimeoutMs: 400,
+		toolTimeoutMs: TOOL_TIMEOUT_MS,
 		toolAbortGraceMs: 50,
 		compaction: { enabled: true, keepRecentTokens: 1, ...(options?.summarizer === "model" ? {} : { summarize: async () => "## Goal\nsummary" }) },
 	});
