@@ -75,8 +75,8 @@ export class SessionClaim {
 	 */
 	withdraw(): void {
 		if (this.#writers.get(this.#key) !== this.#ref) return;
-		const previous = this.#previous?.deref();
-		if (previous) this.#writers.set(this.#key, this.#previous as WeakRef<SessionClaim>);
+		const previous = this.#previous;
+		if (previous?.deref()) this.#writers.set(this.#key, previous);
 		else this.#writers.delete(this.#key);
 	}
 

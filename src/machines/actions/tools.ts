@@ -310,7 +310,7 @@ export function firstApprovalDeadline(context: Ctx): number | undefined {
  * step that acknowledges the barrier starts it (`check("eventsDelivered")`: this step is one, or
  * nobody watches; asked only when a call waits).
  */
-export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard: "eventsDelivered") => boolean = () => true): void {
+export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard: "eventsDelivered") => boolean): void {
 	const run = runOf(context);
 	// The chart never asks once the run was aborted or the reply failed (tool-draining, and the
 	// guarded tool.settled, tool.timeout, stream.toolcall and delivered transitions).
