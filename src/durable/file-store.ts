@@ -60,10 +60,11 @@ const queues = new Map<string, Promise<void>>();
 interface WriterFile {
 	ino: bigint;
 	mtimeNs: bigint;
-	/** Another store replaced it since (found at a check, or already at the opening). */
-	replaced: boolean;
-	/** It was gone at a check: the session's directory was removed (or emptied) under this store. */
-	gone: boolean;
+	/**
+	 * Why it is no longer this store's, once a check found out: another store replaced it, or it
+	 * is gone (the session's directory was removed under this store).
+	 */
+	lost?: "replaced" | "gone" | undefined;
 }
 
 function checksum(text: string): string {
@@ -197,7 +198,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 	const isWriter = (sessionId: string, dir: string): boolean => {
 		const mine = writers.get(sessionId);
 		if (!mine) return true;
-		if (!mine.replaced) {
+		if (mine.lost === undefined) {
 			// Synchronous: a stat of a file the OS has cached takes microseconds, where a round trip
 			// through libuv's thread pool, paid at every write, took about a third of a write's time.
 			let now: BigIntStats | undefined;
@@ -205,19 +206,19 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				now = statSync(join(dir, WRITER), { bigint: true });
 			} catch (error) {
 				if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-				mine.gone = true;
 			}
 			// Another process's rename put another inode there (its modification time tells a reused inode number apart).
-			mine.replaced = now === undefined || now.ino !== mine.ino || now.mtimeNs !== mine.mtimeNs;
+			if (now === undefined) mine.lost = "gone";
+			else if (now.ino !== mine.ino || now.mtimeNs !== mine.mtimeNs) mine.lost = "replaced";
 		}
-		return !mine.replaced;
+		return mine.lost === undefined;
 	};
 
 	/** Refuses the write when another store opened the session since this one did. */
 	const assertWriter = (sessionId: string, dir: string): void => {
 		if (isWriter(sessionId, dir)) return;
 		// Not written back: a session deleted on purpose must not come back half (its snapshot without its start, say).
-		if (writers.get(sessionId)?.gone) throw new Error(`session "${sessionId}" is no longer in ${dir} (its writer file is gone: was the directory removed?), so this store writes nothing more of it`);
+		if (writers.get(sessionId)?.lost === "gone") throw new Error(`session "${sessionId}" is no longer in ${dir} (its writer file is gone: was the directory removed?), so this store writes nothing more of it`);
 		throw new SessionTakenOverError(sessionId, TAKEN_OVER_BY);
 	};
 
@@ -267,7 +268,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				// A rename keeps the inode and the modification time: a store that renames its own file over this one puts another inode there.
 				const written = statSync(temporary, { bigint: true });
 				renameSync(temporary, path);
-				writers.set(sessionId, { ino: written.ino, mtimeNs: written.mtimeNs, replaced: false, gone: false });
+				writers.set(sessionId, { ino: written.ino, mtimeNs: written.mtimeNs });
 			});
 		},
 		async load(sessionId) {

@@ -250,7 +250,7 @@ export const agentMachine = agentSetup.createMachine({
 					description: "The batch actor runs calls; outcomes are recorded as they settle.",
 					entry: "startTools",
 					// A call announced while somebody watches is on its way too (the delivery starts it), unless the run was aborted.
-					always: { guard: and(["noCallRunning", or(["runAborted", not("announcedCallsWait")])]), target: "tool-dispatching" },
+					always: { guard: and(["noCallRunning", or(["runAborted", not(and(["awaitsDelivery", "hasAnnouncedCall"]))])]), target: "tool-dispatching" },
 					on: { approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: ["approveCall", "startTools"] } },
 				},
 				"awaiting-approval": {

@@ -92,8 +92,6 @@ export const agentGuards = {
 	},
 	noCallRunning: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "running") !== true,
 	hasAnnouncedCall: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "announced") === true,
-	/** Streaming mode: a call announced while somebody watches waits for its listeners (then the delivery starts it). */
-	announcedCallsWait: ({ context }: GuardArgs) => context.awaitDelivery && context.run?.batch?.calls.some((call) => call.status === "announced") === true,
 	noCallPreparing: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "preparing") !== true,
 	compactionNeeded: ({ context }: GuardArgs) => tokensNeedCompaction(context),
 	overflowRecoverable: ({ context }: GuardArgs) => canRecoverFromOverflow(context),

@@ -308,9 +308,10 @@ export function firstApprovalDeadline(context: Ctx): number | undefined {
  * preflighted (at once without a hook, by the batch actor with one). While somebody watches the
  * run, a streaming call announced here waits for its listeners (`announced`, and a barrier): the
  * step that acknowledges the barrier starts it (`check("eventsDelivered")`: this step is one, or
- * nobody watches; asked only when a call waits).
+ * nobody watches; asked only when a call waits). Whether anybody watches is the chart's
+ * `awaitsDelivery` guard, as for `emitBarrier`.
  */
-export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard: "eventsDelivered") => boolean): void {
+export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard: "eventsDelivered" | "awaitsDelivery") => boolean): void {
 	const run = runOf(context);
 	// The chart never asks once the run was aborted or the reply failed (tool-draining, and the
 	// guarded tool.settled, tool.timeout, stream.toolcall and delivered transitions).
@@ -350,9 +351,10 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard
 		// Announced before this step, and the listeners have their starts now.
 		if (batch.calls.some((call) => call.status === "announced") && check("eventsDelivered")) for (const call of batch.calls) if (call.status === "announced") dispatch(call);
 		let announced = false;
+		const waits = check("awaitsDelivery");
 		for (const call of readyStreamingCalls(batch, context.tools)) {
 			enqueue.emit(toolStartEvent(call));
-			if (!context.awaitDelivery) dispatch(call);
+			if (!waits) dispatch(call);
 			else {
 				batch = updateCall(batch, call.key, { status: "announced", started: true });
 				announced = true;
