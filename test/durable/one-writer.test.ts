@@ -6,13 +6,11 @@
  * load found only the other's run.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createFileStore } from "../../src/durable/file-store.js";
 import type { StoredJournalEntry } from "../../src/durable/journal.js";
@@ -22,17 +20,9 @@ import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { deferred, makeTool, ok, textOf } from "../agent/helpers.js";
+import { useTempDirs } from "../temp-dirs.js";
 
-const folders: string[] = [];
-afterEach(async () => {
-	for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
-});
-
-async function tempDir(): Promise<string> {
-	const folder = await mkdtemp(join(tmpdir(), "agentchart-writer-"));
-	folders.push(folder);
-	return folder;
-}
+const tempDir = useTempDirs("agentchart-writer-");
 
 const TAKEN_OVER = /session "s" was opened by another agent in this process since this one/;
 const TAKEN_OVER_ELSEWHERE = /session "s" was opened by an agent of another process/;

@@ -3,10 +3,9 @@
  * of a write (a torn journal line, a snapshot that does not read): the last good state is used
  * and what was left out is reported, never silently dropped.
  */
-import { mkdtemp, readFile, rm, writeFile, appendFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile, appendFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createFileStore } from "../../src/durable/file-store.js";
 import type { StoredJournalEntry } from "../../src/durable/journal.js";
@@ -16,17 +15,9 @@ import type { AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import { textOf } from "../agent/helpers.js";
+import { useTempDirs } from "../temp-dirs.js";
 
-const folders: string[] = [];
-afterEach(async () => {
-	for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
-});
-
-async function tempDir(): Promise<string> {
-	const folder = await mkdtemp(join(tmpdir(), "agentchart-store-"));
-	folders.push(folder);
-	return folder;
-}
+const tempDir = useTempDirs("agentchart-store-");
 
 async function idleSnapshot(text: string): Promise<AgentSnapshot> {
 	const scripted = createScriptedModel([{ content: text }]);

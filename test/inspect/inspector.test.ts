@@ -1,5 +1,3 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "typebox";
 import { createInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
@@ -19,7 +17,9 @@ import { LiveActors } from "../../src/inspect/live-actors.js";
 import { RingBuffer } from "../../src/inspect/ring-buffer.js";
 import { forwardToStately, readRecording, recordToNdjson } from "../../src/inspect/sinks.js";
 import { toStatechartGraph } from "../../src/inspect/statechart-graph.js";
+import { useTempDirs } from "../temp-dirs.js";
 
+const tempDir = useTempDirs("agentchart-inspector-");
 const params = Type.Object({});
 const clock: AgentTool<typeof params> = {
 	name: "clock",
@@ -271,7 +271,7 @@ describe("the agent inspector", () => {
 	});
 
 	it("records to NDJSON and reads the recording back", async () => {
-		const path = join(mkdtempSync(join(tmpdir(), "agentchart-")), "run.ndjson");
+		const path = join(await tempDir(), "run.ndjson");
 		const agent = toolRunAgent();
 		const inspector = createAgentInspector();
 		inspector.attach(agent.actor);

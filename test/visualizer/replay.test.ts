@@ -3,8 +3,6 @@
  * steps go from log row to log row; play pauses on a chosen event type; back at the start the
  * page shows nothing applied, and the log follows the cursor.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
@@ -19,12 +17,14 @@ import { describeRecord } from "../../visualizer/model/log-lines.js";
 import { RecordStore } from "../../visualizer/model/record-store.js";
 import { chromiumAvailable, openPage, renderedCursor, useBrowser, withCleanup } from "./browser.js";
 import { weatherAgent } from "./scenarios.js";
+import { useTempDirs } from "../temp-dirs.js";
 
 const chart = indexChart(toStatechartGraph(agentMachine));
+const tempDir = useTempDirs("agentchart-replay-");
 
 /** A recorded run of the weather agent, as a user would make one: NDJSON, read back. */
 async function recordedRun(): Promise<InspectionRecord[]> {
-	const path = join(mkdtempSync(join(tmpdir(), "agentchart-replay-")), "run.ndjson");
+	const path = join(await tempDir(), "run.ndjson");
 	const agent = weatherAgent({ delayMs: 2 });
 	const inspector = createAgentInspector();
 	inspector.attach(agent.actor);
