@@ -11,6 +11,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { Middleware } from "@anthropic-ai/sdk";
 import type { AnthropicSdk } from "./anthropic-sdk.js";
 import type { Model, StreamOptions } from "../types/model.js";
+import { sdkWillRetry } from "./sdk-retry.js";
 
 /** Default cap on a single retry wait, as in pi-ai. */
 export const defaultMaxRetryDelayMs = 60_000;
@@ -18,13 +19,6 @@ export const defaultMaxRetryDelayMs = 60_000;
 // The SDK's backoff without a server hint: 0.5 s doubling per retry, at most 8 s (before jitter).
 const sdkInitialRetryDelayMs = 500;
 const sdkMaxRetryDelayMs = 8_000;
-
-function sdkWillRetry(response: Response): boolean {
-	const hint = response.headers.get("x-should-retry");
-	if (hint === "true") return true;
-	if (hint === "false") return false;
-	return response.status === 408 || response.status === 409 || response.status === 429 || response.status >= 500;
-}
 
 /** The wait the server asked for, in milliseconds, read the way the SDK reads it. */
 function serverRequestedDelayMs(headers: Headers): number | undefined {

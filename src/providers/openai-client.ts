@@ -11,6 +11,7 @@
 import type { OpenAI } from "openai";
 import type { Model, StreamOptions } from "../types/model.js";
 import { detectOpenAICompatibleServer, type ResolvedOpenAICompat } from "./openai-compat.js";
+import { sdkWillRetry } from "./sdk-retry.js";
 
 /** The `openai` module, loaded on the first call so that importing agentchart does not load it. */
 export type OpenAISdk = typeof import("openai");
@@ -129,13 +130,6 @@ export function resolveOpenAIApiKey(
  */
 export function missingOpenAIKeyMessage(model: Pick<Model, "provider" | "baseUrl">): string {
 	return `No API key for provider ${model.provider}: set ${apiKeyEnvNames(model).join(" or ")} or pass apiKey`;
-}
-
-function sdkWillRetry(response: Response): boolean {
-	const hint = response.headers.get("x-should-retry");
-	if (hint === "true") return true;
-	if (hint === "false") return false;
-	return response.status === 408 || response.status === 409 || response.status === 429 || response.status >= 500;
 }
 
 /** The wait the server asked for, in milliseconds, read the way the SDK reads it. */

@@ -491,6 +491,23 @@ describe("streamAnthropic: failures", () => {
 		expect(result.errorMessage).toBe("529 overloaded_error: Overloaded");
 	});
 
+	it("follows the server's x-should-retry: a 400 it calls retryable waits no longer than the cap, a 500 it calls final is not retried", async () => {
+		server.respond(
+			{ kind: "error", status: 400, body: errorBody("invalid_request_error", "try again"), headers: { "x-should-retry": "true", "retry-after": "30" } },
+			{ kind: "sse", events: textReply("after retry") },
+		);
+		const started = Date.now();
+		const { result } = await run({ maxRetries: 2, maxRetryDelayMs: 20 });
+		expect(Date.now() - started).toBeLessThan(5_000);
+		expect(server.requests).toHaveLength(2);
+		expect(result.content).toEqual([{ type: "text", text: "after retry" }]);
+
+		server.respond({ kind: "error", status: 500, body: errorBody("api_error", "do not retry"), headers: { "x-should-retry": "false" } });
+		const final = await run({ maxRetries: 2, maxRetryDelayMs: 5 });
+		expect(server.requests).toHaveLength(3);
+		expect(final.result.errorMessage).toBe("500 api_error: do not retry");
+	});
+
 	it("does not retry client errors", async () => {
 		server.respond({ kind: "error", status: 400, body: errorBody("invalid_request_error", "bad") });
 		await run({ maxRetries: 3, maxRetryDelayMs: 5 });

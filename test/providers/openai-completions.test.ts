@@ -562,6 +562,22 @@ describe("streamOpenAICompletions: failures", () => {
 		expect(result.content).toEqual([{ type: "text", text: "after retry" }]);
 	});
 
+	it("follows the server's x-should-retry: a 400 it calls retryable waits no longer than the cap, a 500 it calls final is not retried", async () => {
+		server.respond(
+			// Without the cap the SDK would wait 50 s here, far past the test's timeout.
+			{ kind: "error", status: 400, body: errorBody("Try again", "invalid_request_error"), headers: { "x-should-retry": "true", "retry-after": "50" } },
+			{ kind: "sse", frames: textReply("after retry") },
+		);
+		const { result } = await run({ maxRetries: 2, maxRetryDelayMs: 20 });
+		expect(server.requests).toHaveLength(2);
+		expect(result.content).toEqual([{ type: "text", text: "after retry" }]);
+
+		server.respond({ kind: "error", status: 500, body: errorBody("Do not retry", "server_error"), headers: { "x-should-retry": "false" } });
+		const final = await run({ maxRetries: 2, maxRetryDelayMs: 5 });
+		expect(server.requests).toHaveLength(3);
+		expect(final.result.errorMessage).toBe("500 server_error: Do not retry");
+	});
+
 	it("reports a 429 that outlasts the retries as a rate limit, not an overflow", async () => {
 		const message = "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, Requested 5000.";
 		server.respond(
