@@ -4,7 +4,7 @@
  * its data in a temporary folder that is removed when it stops.
  */
 import { rmSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -88,8 +88,11 @@ on-max-attempts = "pause"
 `;
 	const configFile = join(dir, "restate.toml");
 	await writeFile(configFile, config);
+	// The server makes temporary folders of its own (`invoker-*`), which it leaves behind: in ours, they go with it.
+	const temporary = join(dir, "tmp");
+	await mkdir(temporary);
 	const server = startProcess("restate-server", restateServerBinary(), ["--config-file", configFile, "--base-dir", join(dir, "data"), "--no-logo"], {
-		env: { ...process.env, RUST_BACKTRACE: "0" },
+		env: { ...process.env, RUST_BACKTRACE: "0", TMPDIR: temporary },
 		...(options.onLine ? { onLine: options.onLine } : {}),
 	});
 	const ingressUrl = `http://127.0.0.1:${ingress}`;

@@ -1,13 +1,17 @@
 /**
  * Every process the Restate tests, demo and bench start is stopped when they end, also when they
  * fail: a script that starts restate-server (or a whole cluster: the server and two workers) and
- * then throws leaves no process behind, no data folder and no bundled worker.
+ * then throws leaves no process behind, no data folder and no bundled worker; the temporary
+ * folders restate-server makes for itself stay in its data folder and go with it.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { expect, it } from "vitest";
+import { startRestateServer } from "../../scripts/restate/restate-server.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = createRequire(import.meta.url).resolve("tsx/cli");
@@ -28,6 +32,11 @@ async function gone(pids: number[]): Promise<number[]> {
 	return pids.filter(alive);
 }
 
+/** The temporary folders restate-server makes (`invoker-*`) where the system keeps them. */
+function serverTempFolders(): Set<string> {
+	return new Set(readdirSync(tmpdir()).filter((name) => name.startsWith("invoker-")));
+}
+
 it("stops restate-server when the script that started it fails", { timeout: 120_000 }, async () => {
 	const result = spawnSync(process.execPath, [TSX, "test/restate/fixtures/crash-after-start.ts"], { cwd: ROOT, encoding: "utf8", timeout: 100_000 });
 	const match = /pid (\d+) ingress (\S+) data (\S+)/.exec(result.stdout);
@@ -37,6 +46,21 @@ it("stops restate-server when the script that started it fails", { timeout: 120_
 	expect(await gone([Number(match?.[1])])).toEqual([]);
 	await expect(fetch(`${match?.[2]}/restate/health`)).rejects.toThrow();
 	expect(existsSync(match?.[3] ?? "")).toBe(false);
+});
+
+it("keeps restate-server's own temporary folders in its data folder, which goes with it", { timeout: 120_000 }, async () => {
+	const before = serverTempFolders();
+	const server = await startRestateServer();
+	try {
+		// The server makes them once its partitions run, a moment after it answers.
+		const own = join(server.dataDir, "tmp");
+		for (let tries = 0; tries < 200 && readdirSync(own).length === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+		expect(readdirSync(own).some((name) => name.startsWith("invoker-"))).toBe(true);
+	} finally {
+		await server.stop();
+	}
+	expect(existsSync(server.dataDir)).toBe(false);
+	expect([...serverTempFolders()].filter((name) => !before.has(name))).toEqual([]);
 });
 
 it("stops restate-server and the workers, and removes the bundled worker, when the script that started a cluster fails", { timeout: 180_000 }, async () => {
