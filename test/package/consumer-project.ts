@@ -4,18 +4,21 @@
  * into an empty folder. Tests that judge the package from outside run their code there.
  *
  * The project is cached per tarball checksum in the system's temp folder, and built once even
- * when several test files ask for it at the same time (a directory lock).
+ * when several test files ask for it at the same time (a directory lock). Each holds a whole
+ * install (about 200 MB), so the projects of other builds go once nobody used them for an hour.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { copyFile, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 // Outside the repository: module resolution must not find the repository's own node_modules.
-const CACHE = join(tmpdir(), "agentchart-consumer");
+export const CACHE = join(tmpdir(), "agentchart-consumer");
+/** How long the project of another build may go unused before it is removed. */
+export const UNUSED_PROJECT_MS = 60 * 60_000;
 
 /** The installed consumer project. */
 export interface ConsumerProject {
@@ -111,7 +114,24 @@ export async function consumerProject(): Promise<ConsumerProject> {
 		}
 	}
 	await rm(scratch, { recursive: true, force: true });
+	const now = new Date();
+	await utimes(ready, now, now);
+	await removeUnusedProjects(shasum);
 	return { dir, tarball: join(dir, "agentchart.tgz") };
+}
+
+/**
+ * Removes the cached projects of other builds (and what a crashed install left of one) that
+ * nobody used for {@link UNUSED_PROJECT_MS}: a project's use is the time of its `.ready` file,
+ * touched by every {@link consumerProject} call.
+ */
+async function removeUnusedProjects(current: string): Promise<void> {
+	for (const name of await readdir(CACHE)) {
+		if (name === current || name.startsWith(`${current}.`)) continue;
+		const path = join(CACHE, name);
+		const used = (await stat(join(path, ".ready")).catch(() => undefined)) ?? (await stat(path).catch(() => undefined));
+		if (used && Date.now() - used.mtimeMs > UNUSED_PROJECT_MS) await rm(path, { recursive: true, force: true });
+	}
 }
 
 /** Reads a file of the consumer project (for assertions on what was installed). */
