@@ -835,22 +835,26 @@ export class Agent {
 	 * out (a write a crash cut short) is in `agent.storeProblems`. The session is opened before it
 	 * is read: from then on this agent writes it, and an agent that opened it before (here, or in
 	 * another process on a store that tells, as the file store does) has its writes refused with
-	 * `SessionTakenOverError`. A load that fails (the store cannot read the session) withdraws its
-	 * opening in this process: the agent it would have superseded writes on.
+	 * `SessionTakenOverError`. It reads once the writes the older agent had handed to the store
+	 * have landed; until it has made its agent, that agent's writes wait. A load that fails (the
+	 * store cannot read the session) withdraws its opening in this process: the agent it would have
+	 * superseded writes on, its writes of that time stored.
 	 *
 	 * @example
 	 * const agent = await Agent.load({ store: createFileStore("./sessions"), sessionId: "user-42", initialState: { model, tools }, streamFn });
 	 */
 	static async load(options: AgentOptions & { store: AgentStore; sessionId: string }): Promise<Agent> {
 		// Opened before it is read: an agent that opened it earlier can no longer change what is read.
-		const claim = new SessionClaim(options.store, options.sessionId);
+		const claim = new SessionClaim(options.store, options.sessionId, true);
 		let agent: Agent;
 		let loaded: LoadedSession | undefined;
 		try {
 			await claim.opened;
+			await claim.landedBefore();
 			loaded = await options.store.load(options.sessionId);
 			Agent.#claimToAdopt = claim;
 			agent = loaded?.snapshot ? Agent.#restore(loaded.snapshot, options, true) : new Agent(options);
+			claim.confirm();
 		} catch (error) {
 			// No agent came of it: the one it superseded writes on.
 			claim.withdraw();

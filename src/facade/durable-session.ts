@@ -38,7 +38,9 @@ const forgetWriter = new FinalizationRegistry<{ writers: Map<string, WeakRef<Ses
 /**
  * An agent's claim to write a stored session, newer than every claim before it in this process.
  * The store is told too (`AgentStore.open`), so that one shared by processes can refuse the
- * writes of the agents that opened the session before, elsewhere.
+ * writes of the agents that opened the session before, elsewhere. A claim made by `Agent.load` is
+ * undecided until the load has made its agent or failed: the writes of the agent it would
+ * supersede wait for that (see {@link SessionClaim.writeTurn}).
  */
 export class SessionClaim {
 	readonly #writers: Map<string, WeakRef<SessionClaim>>;
@@ -46,13 +48,22 @@ export class SessionClaim {
 	readonly #ref: WeakRef<SessionClaim>;
 	/** The claim this one superseded, if any (it writes again should this one be withdrawn). */
 	readonly #previous: WeakRef<SessionClaim> | undefined;
+	/** Resolves once an undecided claim is confirmed or withdrawn (undefined: decided). */
+	#deciding: Promise<void> | undefined;
+	#decide: (() => void) | undefined;
+	#withdrawn = false;
+	/** The last write this claim's agent handed to the store (see {@link SessionClaim.landedBefore}). */
+	#handedOver: PromiseLike<void> | undefined;
 	/** The store's `open`, once asked for (undefined: the store has none). */
 	readonly opened: void | Promise<void>;
 
 	constructor(
 		readonly store: AgentStore,
 		readonly sessionId: string,
+		/** Undecided until {@link SessionClaim.confirm} or {@link SessionClaim.withdraw} (a load's claim). */
+		undecided = false,
 	) {
+		if (undecided) this.#deciding = new Promise<void>((resolve) => (this.#decide = resolve));
 		const key = store.sessionKey?.(sessionId);
 		let writers = key === undefined ? writersByStore.get(store) : writersByKey;
 		if (!writers) {
@@ -74,15 +85,62 @@ export class SessionClaim {
 	 * share was told of the opening already (`open`): its other processes stay fenced.
 	 */
 	withdraw(): void {
+		this.#withdrawn = true;
+		this.#decided();
 		if (this.#writers.get(this.#key) !== this.#ref) return;
-		const previous = this.#previous;
-		if (previous?.deref()) this.#writers.set(this.#key, previous);
+		// Not to a claim withdrawn itself meanwhile (a load that failed while this one ran).
+		let previous = this.#previous?.deref();
+		while (previous !== undefined && previous.#withdrawn) previous = previous.#previous?.deref();
+		if (previous) this.#writers.set(this.#key, previous.#ref);
 		else this.#writers.delete(this.#key);
+	}
+
+	/** The load that made this claim made its agent: the claims before it are superseded for good. */
+	confirm(): void {
+		this.#decided();
+	}
+
+	#decided(): void {
+		this.#deciding = undefined;
+		this.#decide?.();
+		this.#decide = undefined;
+	}
+
+	/** This claim's agent handed a write to the store (an agent's writes go one at a time: the last one lands last). */
+	handedOver(write: PromiseLike<void>): void {
+		this.#handedOver = write;
+	}
+
+	/**
+	 * Resolves once the writes that the agents this claim supersedes handed to the store have
+	 * landed, failed or not: a load reads after them, or a write on its way would land after the
+	 * read and over the session the new agent goes on from.
+	 */
+	async landedBefore(): Promise<void> {
+		for (let claim = this.#previous?.deref(); claim !== undefined; claim = claim.#previous?.deref()) {
+			const write = claim.#handedOver;
+			if (write) await Promise.resolve(write).catch(() => {});
+		}
 	}
 
 	/** Throws {@link SessionTakenOverError} when a newer claim of this process was made since. */
 	assertNewest(): void {
 		if (this.#writers.get(this.#key) !== this.#ref) throw new SessionTakenOverError(this.sessionId);
+	}
+
+	/**
+	 * Whether a write of this claim's agent may go now: undefined when this is the newest claim; a
+	 * promise when the newest is a load's claim still undecided (the write waits for it, then asks
+	 * again: a load that fails gives the session back); throws {@link SessionTakenOverError} when
+	 * a newer claim is decided.
+	 */
+	writeTurn(): Promise<void> | undefined {
+		const newest = this.#writers.get(this.#key);
+		if (newest === this.#ref) return undefined;
+		const claim = newest?.deref();
+		const deciding = claim === undefined ? undefined : claim.#deciding;
+		if (deciding) return deciding;
+		throw new SessionTakenOverError(this.sessionId);
 	}
 }
 
@@ -275,23 +333,30 @@ export class DurableSession {
 	 * written already (a synchronous store).
 	 */
 	#write(write: () => void | PromiseLike<void>): Promise<void> | undefined {
+		let turn: Promise<void> | undefined;
 		try {
-			this.assertWriter();
+			turn = this.#claim?.writeTurn();
 		} catch (error) {
 			return Promise.reject(error);
 		}
 		const tail = this.#tail;
 		let written: Promise<void>;
-		// Checked again when its turn comes: a newer agent may have opened the session meanwhile.
-		if (tail)
-			written = tail.then(() => {
-				this.assertWriter();
-				return write();
-			});
+		const handOver = (): void | PromiseLike<void> => {
+			const result = write();
+			if (result) this.#claim?.handedOver(result);
+			return result;
+		};
+		// Checked again when its turn comes: a newer agent may have opened the session meanwhile, or a
+		// load's opening still undecided then may have been decided since.
+		const whenWriter = (): void | PromiseLike<void> => {
+			const waiting = this.#claim?.writeTurn();
+			return waiting ? waiting.then(whenWriter) : handOver();
+		};
+		if (tail || turn) written = (tail ?? Promise.resolve()).then(whenWriter);
 		else {
 			let result: void | PromiseLike<void>;
 			try {
-				result = write();
+				result = handOver();
 			} catch (error) {
 				// A store that throws instead of rejecting fails the write the same way.
 				result = Promise.reject(error);
