@@ -353,37 +353,39 @@ describe("one writer per stored session", () => {
 		expect(await stored(memory)).toEqual(["user: from B", "assistant: reply B 1"]);
 	});
 
-	it("property: whichever agents open and prompt a session in whatever order, also while loads and runs are under way, and with loads that fail, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
+	it("property: whichever agents open and prompt a session in whatever order, also while loads and runs are under way, and with loads that fail, also alongside others, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
 		console.log(`property seed (one writer): ${PROPERTY_SEED}  (PROPERTY_SEED=${PROPERTY_SEED} to replay)`);
-		type Step = { op: "open" | "openLater" | "openFailing" | "settle" } | { op: "prompt" | "promptLater"; agent: number };
+		type Step = { op: "open" | "openLater" | "openFailing" | "openFailingLater" | "settle" } | { op: "prompt" | "promptLater"; agent: number };
 		const step: fc.Arbitrary<Step> = fc.oneof(
-			fc.constantFrom<Step>({ op: "open" }, { op: "openLater" }, { op: "openFailing" }, { op: "settle" }),
+			fc.constantFrom<Step>({ op: "open" }, { op: "openLater" }, { op: "openFailing" }, { op: "openFailingLater" }, { op: "settle" }),
 			fc.record({ op: fc.constantFrom("prompt" as const, "promptLater" as const), agent: fc.nat(4) }),
 		);
+		let runs = 0;
 		await fc.assert(
 			fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), fc.constantFrom("memory", "slow", "file"), async (steps, kind) => {
 				const dir = kind === "file" ? await tempDir() : undefined;
 				const memory = createMemoryStore();
 				// Writes that land a macrotask later: an agent's writes queue behind each other while another opens the session.
 				const later = () => new Promise((resolve) => setImmediate(resolve));
-				/** The next load fails (the store cannot read the session), once. */
-				let failNextLoad = false;
-				const load = async (id: string) => {
-					if (!failNextLoad) return memory.load(id);
-					failNextLoad = false;
-					throw new Error("unreachable");
-				};
+				// Store objects of one session share its agents through the key (one per run: runs must not see each other's).
+				const key = `one-writer-property-${runs++}`;
+				const sessionKey = (id: string) => `${key}:${id}`;
 				const slow: AgentStore = {
-					load,
+					load: (id) => memory.load(id),
 					saveSnapshot: async (id, snapshot) => (await later(), memory.saveSnapshot(id, snapshot)),
 					appendJournal: async (id, entry) => (await later(), memory.appendJournal(id, entry)),
+					sessionKey,
 				};
-				const direct: AgentStore = { load, saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot), appendJournal: (id, entry) => memory.appendJournal(id, entry) };
+				const direct: AgentStore = { load: (id) => memory.load(id), saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot), appendJournal: (id, entry) => memory.appendJournal(id, entry), sessionKey };
+				// The store as a load that cannot read it (a macrotask later) sees it.
+				const unreadable = (store: AgentStore): AgentStore => ({ ...store, load: async () => (await later(), Promise.reject(new Error("unreachable"))) });
 				// A file store object per agent, as separate requests would make them.
 				const storeOf = () => (dir ? createFileStore(dir, { fsync: "never" }) : kind === "slow" ? slow : direct);
 				/** Every agent opened, in the order their loads started (each load claims the session when it starts). */
 				const opened: { claim: number; agent?: Agent; loading: Promise<Agent> }[] = [];
 				const running: Promise<unknown>[] = [];
+				/** Loads that fail, under way (their openings are undecided until they do). */
+				const failing = new Set<Promise<unknown>>();
 				const openOne = () => {
 					const entry: (typeof opened)[number] = { claim: opened.length, loading: open(storeOf(), String(opened.length)) };
 					void entry.loading.then((agent) => {
@@ -392,24 +394,28 @@ describe("one writer per stored session", () => {
 					opened.push(entry);
 					return entry.loading;
 				};
+				const openFailing = () => {
+					const loading = expect(open(unreadable(storeOf()), "failing")).rejects.toThrow("unreachable");
+					failing.add(loading);
+					void loading.finally(() => failing.delete(loading));
+					return loading;
+				};
 
 				const settle = async () => {
 					await Promise.all(opened.map((entry) => entry.loading));
+					await Promise.all([...failing]);
 					await Promise.all(running.splice(0));
 				};
 				await openOne();
 				for (const next of steps) {
 					if (next.op === "open") await openOne();
 					else if (next.op === "openLater") void openOne();
-					else if (next.op === "openFailing") {
+					else if (next.op === "openFailing" || next.op === "openFailingLater") {
 						// On the file store a failed load's opening fences the other processes' agents
 						// (the writer file is written before the read): that is the cross-process rule, not this one.
 						if (dir) continue;
-						// The loads under way read first (the store fails whichever load comes next). A failed
-						// opening joins no list: the newest opening that did not fail writes the session.
-						await Promise.all(opened.map((entry) => entry.loading));
-						failNextLoad = true;
-						await expect(open(storeOf(), "failing")).rejects.toThrow("unreachable");
+						if (next.op === "openFailing") await openFailing();
+						else void openFailing();
 					}
 					else if (next.op === "settle") await settle();
 					else if ("agent" in next) {
@@ -418,8 +424,12 @@ describe("one writer per stored session", () => {
 						const agent = entry.agent as Agent;
 						const newest = entry.claim === opened.length - 1;
 						if (newest) await agent.waitForIdle();
+						// While a load that will fail is under way the newest agent's commands are refused too (the load
+						// may yet make an agent); once none is, they must go. An older agent's never do.
+						const mayBeRefused = failing.size > 0;
 						const run = agent.prompt(`prompt ${entry.claim}`);
 						if (!newest) await expect(run).rejects.toThrow(TAKEN_OVER);
+						else if (mayBeRefused) running.push(run.catch((error: unknown) => expect(String(error)).toMatch(TAKEN_OVER)));
 						else if (next.op === "prompt") await run;
 						// A run a later opening interrupts goes on without its writes (they are refused): it ends either way.
 						else running.push(run.catch(() => {}));
