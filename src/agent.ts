@@ -16,7 +16,7 @@ import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
 import { type RunStart, modelEffectId, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
-import type { AgentStore, LoadedSession } from "./durable/store.js";
+import { type AgentStore, type LoadedSession, ofLineage } from "./durable/store.js";
 import { DurableSession, SessionClaim } from "./facade/durable-session.js";
 import { toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
 import { createAssistantMessage } from "./providers/assistant-message.js";
@@ -737,6 +737,7 @@ export class Agent {
 			// A run that has ended (its last events on their way to the listeners) is in the transcript: its entries are not needed again.
 			journal: machine.context.run ? journal.entries.slice() : [],
 			journalSeq: journal.nextSeq - 1,
+			...(this.#session.lineage === undefined ? {} : { lineage: this.#session.lineage }),
 			agent: { errorMessage: this.#state.errorMessage },
 		};
 	}
@@ -872,10 +873,13 @@ export class Agent {
 		this.#followUps = [...context.followUpQueue];
 		this.#runs = context.runs ?? 0;
 		this.#state.errorMessage = snapshot.agent.errorMessage;
-		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, snapshot.journal, snapshot.journalSeq, this.#session.take, this.#session.claim);
+		// Entries after the snapshot of another line are an agent's it replaced (journalAfter leaves them out; a store of one's own may not).
+		const journal = snapshot.journal.filter((entry) => entry.seq <= snapshot.journalSeq || ofLineage(snapshot, entry));
+		// Loaded, it goes on with the stored line; restored, it starts one of its own.
+		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, journal, snapshot.journalSeq, this.#session.take, this.#session.claim, snapshot.lineage, fromStore);
 		if (snapshot.machine.status !== "active") return;
 		if (!context.run) {
-			this.#restoreBetweenRuns(context, snapshot.journal.length, fromStore);
+			this.#restoreBetweenRuns(context, journal.length, fromStore);
 			return;
 		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.

@@ -26,7 +26,7 @@ import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import type { StoredJournalEntry } from "./journal.js";
 import { type AgentSnapshot, readAgentSnapshot } from "./snapshot.js";
-import { type AgentStore, journalAfter, SessionTakenOverError } from "./store.js";
+import { type AgentStore, journalAfter, ofLineage, SessionTakenOverError } from "./store.js";
 
 /**
  * When the file store waits for the disk (`fsync`):
@@ -325,7 +325,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				let kept = "";
 				if ((appended.get(sessionId) ?? 0) > seen) {
 					const { entries } = await readJournal(path);
-					kept = entries.filter((entry) => entry.seq > seen).map(journalLine).join("");
+					kept = entries.filter((entry) => entry.seq > seen && ofLineage(snapshot, entry)).map(journalLine).join("");
 				}
 				await writeThrough(`${path}.tmp`, "w", kept, fsync !== "never");
 				await rename(`${path}.tmp`, path);

@@ -134,7 +134,14 @@ export interface RunEnd {
 export type JournalEntry = RunStart | RunEnd | ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalRequest | ApprovalDecision;
 
 /** A journal entry as stored: numbered in the order it was appended. */
-export type StoredJournalEntry = JournalEntry & { seq: number };
+export type StoredJournalEntry = JournalEntry & {
+	seq: number;
+	/**
+	 * The line of the session the entry belongs to: that of the agent that appended it, as its
+	 * snapshots say (see `AgentSnapshot.lineage`). Absent in the journal a snapshot carries.
+	 */
+	lineage?: string | undefined;
+};
 
 /** What the journal knows of one effect. */
 export interface EffectRecord {

@@ -159,6 +159,7 @@ export function checkSnapshotShape(snapshot: Record<string, unknown>): void {
 		}),
 		journal: optional(listOf(journalEntry)),
 		journalSeq: optional(count),
+		lineage: optional(text),
 		agent: optional(fields({ errorMessage: optional(text) })),
 	})(snapshot, "");
 	// Between runs the chart is idle: a restore reads nothing else of the value then, so it says so here.

@@ -15,8 +15,12 @@ import { checkSnapshotShape } from "./snapshot-shape.js";
 /** What every agentchart snapshot says it is. */
 export const SNAPSHOT_FORMAT = "agentchart.snapshot";
 
-/** The version this agentchart writes (and the newest it reads). */
-export const SNAPSHOT_VERSION = 1;
+/**
+ * The version this agentchart writes (and the newest it reads). 2 added the session's line
+ * (`lineage`): an agentchart that reads only 1 would continue such a session without it, and its
+ * entries would not be read after.
+ */
+export const SNAPSHOT_VERSION = 2;
 
 /** A child actor in a persisted machine snapshot (XState's format). */
 export interface PersistedChildActor {
@@ -75,6 +79,14 @@ export interface AgentSnapshot {
 	journal: StoredJournalEntry[];
 	/** The number of the last journal entry appended when the snapshot was taken (a store drops those up to it). */
 	journalSeq: number;
+	/**
+	 * The session's line: every agent that starts a session anew on a store (`new Agent`, or
+	 * `Agent.restore`, with the store and the id) starts a line of its own, and a load continues the
+	 * stored one. Entries stored after the snapshot belong to it only if they have its line: those
+	 * of an agent it replaced are not read. Absent in snapshots of agents without a store, and of
+	 * agentchart before 0.1.
+	 */
+	lineage?: string | undefined;
 	/** What the agent keeps beside the machine. */
 	agent: {
 		/** The error of the last failed turn (`agent.state.errorMessage`). */

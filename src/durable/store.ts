@@ -39,7 +39,8 @@ export interface AgentStore {
 	 * Replaces the session's snapshot (atomically: a crash leaves the old one or the new one). The
 	 * journal entries numbered up to `snapshot.journalSeq` may be dropped; any later ones must be
 	 * kept, except the entries of a run whose end is journaled (a `RunEnd`) other than its start
-	 * and end: a restore reads only those of a run that ended. An agent hands its writes over one
+	 * and end (a restore reads only those of a run that ended), and those of another line than the
+	 * snapshot's (`lineage`: an agent that started the session anew wrote them; see {@link journalAfter}). An agent hands its writes over one
 	 * at a time, in the order it made them: each only once the one before it has resolved. May
 	 * return nothing when the snapshot is stored already (a store in memory): a write that needs
 	 * no waiting then costs no promise.
@@ -97,14 +98,26 @@ export class SessionTakenOverError extends Error {
 
 /**
  * The entries a loaded session continues with: the snapshot's own, then the store's entries
- * numbered after them.
+ * numbered after them that belong to its line (not those of an agent it replaced, see
+ * `AgentSnapshot.lineage`).
  *
  * @example
  * const journal = journalAfter(snapshot, storedEntries);
  */
 export function journalAfter(snapshot: AgentSnapshot, stored: readonly StoredJournalEntry[]): StoredJournalEntry[] {
 	const last = Math.max(snapshot.journalSeq ?? 0, snapshot.journal.at(-1)?.seq ?? 0);
-	return [...snapshot.journal, ...stored.filter((entry) => entry.seq > last)];
+	return [...snapshot.journal, ...stored.filter((entry) => entry.seq > last && ofLineage(snapshot, entry))];
+}
+
+/**
+ * Whether an entry stored after `snapshot` belongs to its line: appended by the agent that saved
+ * it or one that continued it. A snapshot without a line (an older agentchart's) takes every entry.
+ *
+ * @example
+ * storedEntries.filter((entry) => ofLineage(snapshot, entry));
+ */
+export function ofLineage(snapshot: Pick<AgentSnapshot, "lineage">, entry: Pick<StoredJournalEntry, "lineage">): boolean {
+	return snapshot.lineage === undefined || entry.lineage === snapshot.lineage;
 }
 
 interface MemorySession {
@@ -139,9 +152,9 @@ export function createMemoryStore(): AgentStore & { sessions(): string[] } {
 		saveSnapshot(sessionId, snapshot) {
 			const session = sessionOf(sessionId);
 			session.snapshot = snapshot;
-			// Entries the snapshot has seen are in it, or belong to a run that ended.
+			// Entries the snapshot has seen are in it, or belong to a run that ended; those of another line are never read.
 			const seen = snapshot.journalSeq ?? 0;
-			session.journal = session.journal.filter((entry) => entry.seq > seen);
+			session.journal = session.journal.filter((entry) => entry.seq > seen && ofLineage(snapshot, entry));
 		},
 		appendJournal(sessionId, entry) {
 			const journal = sessionOf(sessionId).journal;

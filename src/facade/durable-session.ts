@@ -109,18 +109,24 @@ export class SessionClaim {
 	/** This claim's agent handed a write to the store (an agent's writes go one at a time: the last one lands last). */
 	handedOver(write: PromiseLike<void>): void {
 		this.#handedOver = write;
+		const landed = () => {
+			if (this.#handedOver === write) this.#handedOver = undefined;
+		};
+		write.then(landed, landed);
 	}
 
 	/**
 	 * Resolves once the writes that the agents this claim supersedes handed to the store have
-	 * landed, failed or not: a load reads after them, or a write on its way would land after the
-	 * read and over the session the new agent goes on from.
+	 * landed, failed or not; undefined when none is on its way. A load reads after them, and the new
+	 * agent writes after them: a write on its way would land over the session it goes on from.
 	 */
-	async landedBefore(): Promise<void> {
+	landedBefore(): Promise<void> | undefined {
+		const onTheirWay: PromiseLike<void>[] = [];
 		for (let claim = this.#previous?.deref(); claim !== undefined; claim = claim.#previous?.deref()) {
-			const write = claim.#handedOver;
-			if (write) await Promise.resolve(write).catch(() => {});
+			if (claim.#handedOver) onTheirWay.push(claim.#handedOver);
 		}
+		if (onTheirWay.length === 0) return undefined;
+		return Promise.allSettled(onTheirWay).then(() => {});
 	}
 
 	/** Throws {@link SessionTakenOverError} when a newer claim of this process was made since. */
@@ -152,8 +158,15 @@ interface BetweenRuns {
 	from: AgentSnapshot | undefined;
 }
 
+/** A new line for a session (see `AgentSnapshot.lineage`). */
+function newLineage(): string {
+	return globalThis.crypto.randomUUID();
+}
+
 export class DurableSession {
 	readonly journal: JournalIndex;
+	/** The line its snapshots and entries carry (see `AgentSnapshot.lineage`); undefined without a store, or for a session stored without one. */
+	readonly lineage: string | undefined;
 	/** Problems the store reported (a failed write, what a load had to leave out), oldest first. */
 	readonly problems: string[] = [];
 	/** Writes that failed since the last {@link DurableSession.reportFailedWrites}. */
@@ -178,6 +191,12 @@ export class DurableSession {
 	#broken: string | undefined;
 	/** Its claim to write the session (see {@link writersByKey}). */
 	readonly #claim: SessionClaim | undefined;
+	/**
+	 * A line of its own that no snapshot in the store has yet (see `AgentSnapshot.lineage`): its
+	 * entries would not be read after the snapshot the store holds, so, as after a failed write,
+	 * each is written as a snapshot until one is handed to the store.
+	 */
+	#lineWithoutSnapshot: boolean;
 
 	constructor(
 		readonly store: AgentStore | undefined,
@@ -188,18 +207,28 @@ export class DurableSession {
 		readonly take: (() => AgentSnapshot) | undefined = undefined,
 		/** The claim the session was opened with (`Agent.load` makes it before reading; a restore hands its agent's on); a new one when not given. */
 		claim: SessionClaim | undefined = undefined,
+		/** The line its snapshots and entries carry: a loaded session's own; undefined for a new line of its own. */
+		lineage: string | undefined = undefined,
+		/** The store holds a snapshot of `lineage` (a loaded session). */
+		stored = false,
 	) {
 		this.journal = new JournalIndex(entries, lastSeq);
 		const id = sessionId;
+		this.lineage = store && id !== undefined ? (stored ? lineage : newLineage()) : undefined;
+		this.#lineWithoutSnapshot = store !== undefined && id !== undefined && !stored;
 		if (store && id !== undefined) {
 			const own = claim?.store === store && claim.sessionId === id ? claim : new SessionClaim(store, id);
 			this.#claim = own;
-			// The store's writes go after its opening, whatever order it keeps itself.
+			// The store's writes go after its opening, whatever order it keeps itself, and after the
+			// writes the agents this one supersedes had handed to the store (they could land over its own).
 			const opened = own.opened;
 			if (opened) this.#write(() => opened)?.catch((error: unknown) => this.#failed("open the session", error));
+			const landed = own.landedBefore();
+			if (landed) this.#write(() => landed)?.catch(() => {});
+			const line = this.lineage;
 			this.journal.onAppend = (entry) => {
 				this.#entriesSince++;
-				if (this.#broken !== undefined) return this.#repair();
+				if (this.#broken !== undefined || this.#lineWithoutSnapshot) return this.#repair();
 				// After the writes before it: an effect that waits for its intent then also waits for
 				// what says its run exists (the snapshot or the prompt that starts it, the end of the
 				// run before; a restore without them would not look for its entries).
@@ -207,7 +236,7 @@ export class DurableSession {
 				const written = this.#write(() => {
 					// A write before it failed meanwhile: not written after the hole (see #broken).
 					if (this.#broken !== undefined) skipped = true;
-					else return store.appendJournal(id, entry);
+					else return store.appendJournal(id, line === undefined ? entry : { ...entry, lineage: line });
 				});
 				if (!written) return undefined;
 				// The effect waits for a durable intent; a failed write fails the effect (see the batch actor).
@@ -299,6 +328,8 @@ export class DurableSession {
 		}
 		// After the saves already made (not those only asked for: they are made after this one).
 		const machine = snapshot.machine;
+		// Handed over before the entries after it: they land after it, and are read after it.
+		this.#lineWithoutSnapshot = false;
 		this.#between = machine.status === "active" && machine.value === "idle" && !machine.context.run ? { context: machine.context, from: snapshot } : undefined;
 		this.#entriesSince = 0;
 		let saved: Promise<void> | undefined;
@@ -383,7 +414,7 @@ export class DurableSession {
 	 * asked for in this step will replace it.
 	 */
 	betweenRuns(): PlainAgentContext | undefined {
-		return this.#saveRequested || this.#broken !== undefined ? undefined : this.#between?.context;
+		return this.#saveRequested || this.#broken !== undefined || this.#lineWithoutSnapshot ? undefined : this.#between?.context;
 	}
 
 	/**

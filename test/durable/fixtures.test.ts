@@ -6,9 +6,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import type { StoredJournalEntry } from "../../src/durable/journal.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
-import { makeTool, ok, textOf } from "../agent/helpers.js";
+import { assistant, makeTool, ok, textOf, user } from "../agent/helpers.js";
 
 function fixture(name: string): AgentSnapshot {
 	return JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8")) as AgentSnapshot;
@@ -38,5 +40,28 @@ describe("snapshots of format version 1, as files", () => {
 		await agent.waitForIdle();
 		expect(sends).toEqual(['{"to":"bob"}']);
 		expect(agent.state.messages.map((message) => textOf(message))).toEqual(["first question", "earlier answer", "second question", "", "read it", "sent", "both done", "a follow-up", "follow-up answered"]);
+	});
+});
+
+describe("snapshots of format version 2, as files", () => {
+	it("loads a stored session with the runs its line journaled after the snapshot, not those of another line", async () => {
+		const snapshot = fixture("snapshot-v2-idle-stored.json");
+		expect(snapshot.version).toBe(2);
+		expect(snapshot.lineage).toEqual(expect.any(String));
+		const store = createMemoryStore();
+		store.saveSnapshot("fixture", snapshot);
+		const run = (seq: number, effect: string, text: string, lineage: string | undefined): StoredJournalEntry[] => [
+			{ seq, kind: "run", phase: "start", effect, messages: [user(text)], lineage },
+			{ seq: seq + 1, kind: "run", phase: "end", effect, messages: [assistant(`answer to ${text}`)], lineage },
+		];
+		// The stored line's next run, and two runs an agent of another line (one that started the session anew) left behind.
+		const seq = snapshot.journalSeq;
+		for (const entry of [...run(seq + 1, "r2", "second question", snapshot.lineage), ...run(seq + 1, "r2", "from another line", "another-line"), ...run(seq + 3, "r3", "also from another line", "another-line")]) store.appendJournal("fixture", entry);
+		const scripted = createScriptedModel([{ content: "a new answer" }]);
+		const agent = await Agent.load({ store, sessionId: "fixture", initialState: {}, streamFn: scripted.streamFn });
+		expect(agent.state.systemPrompt).toBe("You are a fixture.");
+		expect(agent.state.messages.map((message) => textOf(message))).toEqual(["first question", "earlier answer", "second question", "answer to second question"]);
+		await agent.prompt("another question");
+		expect(agent.state.messages.map((message) => textOf(message)).slice(4)).toEqual(["another question", "a new answer"]);
 	});
 });

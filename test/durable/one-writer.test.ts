@@ -294,6 +294,68 @@ describe("one writer per stored session", () => {
 		expect(await stored(memory)).toEqual(texts(newer.state.messages));
 	});
 
+	it("a new agent of the session writes only once the older agent's writes on their way have landed (a store whose writes may land out of order)", async () => {
+		const memory = createMemoryStore();
+		let slowWrites = false;
+		let onTheirWay = 0;
+		const land = async (write: () => void) => {
+			if (slowWrites) (onTheirWay++, await new Promise((resolve) => setTimeout(resolve, 20)), onTheirWay--);
+			write();
+		};
+		const store: AgentStore = {
+			load: (id) => memory.load(id),
+			saveSnapshot: (id, snapshot) => land(() => memory.saveSnapshot(id, snapshot)),
+			appendJournal: (id, entry) => land(() => memory.appendJournal(id, entry)),
+		};
+		const older = await open(store, "A");
+		await older.prompt("first");
+		await older.saved();
+		// The older agent's next write takes 20 ms; the newer agent's writes land at once.
+		slowWrites = true;
+		const run = older.prompt("from A");
+		for (let i = 0; i < 50 && onTheirWay === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+		expect(onTheirWay).toBe(1);
+		slowWrites = false;
+		const scripted = createScriptedModel([{ content: "reply B" }]);
+		const newer = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		await run.catch(() => {});
+		await newer.prompt("from B");
+		await newer.saved();
+		while (onTheirWay > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+		// Before, the older agent's write landed after the newer one's and the store held the older agent's run.
+		expect(await stored(memory)).toEqual(texts(newer.state.messages));
+	});
+
+	for (const kind of ["memory store", "file store"] as const) {
+		it(`an agent that starts a stored session anew (new Agent with the store and its id) stores its own session: the entries of the one before are not read back (${kind})`, async () => {
+			const store = kind === "memory store" ? createMemoryStore() : createFileStore(await tempDir(), { fsync: "never" });
+			const older = await open(store, "A");
+			await older.prompt("first");
+			await older.prompt("second");
+			await older.saved();
+			const scripted = createScriptedModel([{ content: "reply B" }]);
+			const newer = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s" });
+			await newer.prompt("from B");
+			await newer.saved();
+			// Before, its snapshot counted its own entries from 1 again, and a load read the older agent's after it: "from B", "reply B", "second", "reply A 2".
+			expect(await stored(store)).toEqual(["user: from B", "assistant: reply B"]);
+		});
+	}
+
+	it("an agent restored with the store from an earlier snapshot goes on from that snapshot: the entries stored after it by the agent it came from are not read back", async () => {
+		const memory = createMemoryStore();
+		const older = await open(memory, "A");
+		await older.prompt("first");
+		const earlier = JSON.parse(JSON.stringify(older.snapshot())) as AgentSnapshot;
+		await older.prompt("second");
+		await older.saved();
+		const scripted = createScriptedModel([{ content: "reply B" }]);
+		const restored = Agent.restore(earlier, { initialState: { model: scripted.model }, streamFn: scripted.streamFn, store: memory, sessionId: "s" });
+		await restored.prompt("from B");
+		await restored.saved();
+		expect(await stored(memory)).toEqual(["user: first", "assistant: reply A 1", "user: from B", "assistant: reply B"]);
+	});
+
 	it("a write the older agent had queued before the newer one opened the session is refused when its turn comes, and reported", async () => {
 		// A store whose first journal write waits until released: the writes after it queue behind it.
 		const memory = createMemoryStore();
@@ -447,7 +509,7 @@ describe("one writer per stored session", () => {
 });
 
 describe("one writer per session directory, across processes (the file store)", () => {
-	const entry = (seq: number, by: string): StoredJournalEntry => ({ seq, kind: "model", phase: "intent", effect: `${by}.${seq}`, model: "m", messages: 1 });
+	const entry = (seq: number, by: string, lineage?: string): StoredJournalEntry => ({ seq, kind: "model", phase: "intent", effect: `${by}.${seq}`, model: "m", messages: 1, lineage });
 
 	it("a store whose session another store opened since refuses its writes; the newer one writes", async () => {
 		const dir = await tempDir();
@@ -457,13 +519,13 @@ describe("one writer per session directory, across processes (the file store)", 
 		await older.open?.("s");
 		const snapshot = JSON.parse(JSON.stringify((await open(createMemoryStore(), "x")).snapshot())) as AgentSnapshot;
 		await older.saveSnapshot("s", snapshot);
-		await older.appendJournal("s", entry(1, "older"));
+		await older.appendJournal("s", entry(1, "older", snapshot.lineage));
 		await newer.open?.("s");
-		const refused = await Promise.resolve(older.appendJournal("s", entry(2, "older"))).catch((error: unknown) => error);
+		const refused = await Promise.resolve(older.appendJournal("s", entry(2, "older", snapshot.lineage))).catch((error: unknown) => error);
 		expect(refused).toBeInstanceOf(SessionTakenOverError);
 		expect((refused as Error).message).toMatch(TAKEN_OVER_ELSEWHERE);
 		await expect(Promise.resolve(older.saveSnapshot("s", snapshot))).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
-		await newer.appendJournal("s", entry(2, "newer"));
+		await newer.appendJournal("s", entry(2, "newer", snapshot.lineage));
 		const loaded = await newer.load("s");
 		expect(loaded?.problems).toEqual([]);
 		expect(loaded?.snapshot?.journal.map((each) => each.effect)).toEqual(["older.1", "newer.2"]);
