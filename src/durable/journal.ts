@@ -138,7 +138,7 @@ export type StoredJournalEntry = JournalEntry & {
 	seq: number;
 	/**
 	 * The line of the session the entry belongs to: that of the agent that appended it, as its
-	 * snapshots say (see `AgentSnapshot.lineage`). Absent in the journal a snapshot carries.
+	 * snapshots say (see `AgentSnapshot.lineage`). Absent for an agent without a store.
 	 */
 	lineage?: string | undefined;
 };
@@ -194,6 +194,8 @@ export class JournalIndex implements EffectJournal {
 	#lastSeq: number;
 	/** Called with each entry once it is numbered (a store persists it here). */
 	onAppend: ((entry: StoredJournalEntry) => void | PromiseLike<void>) | undefined;
+	/** The session's line, given to each entry appended from now on (see `AgentSnapshot.lineage`); undefined: none. */
+	lineage: string | undefined = undefined;
 
 	/** `lastSeq`: the last number the session gave (a snapshot's `journalSeq`), if its entries were forgotten. */
 	constructor(entries: readonly StoredJournalEntry[] = [], lastSeq = 0) {
@@ -226,7 +228,8 @@ export class JournalIndex implements EffectJournal {
 	}
 
 	append(entry: JournalEntry): void | PromiseLike<void> {
-		const stored = Object.assign({ seq: this.nextSeq }, entry) as StoredJournalEntry;
+		const line = this.lineage;
+		const stored = (line === undefined ? Object.assign({ seq: this.nextSeq }, entry) : Object.assign({ seq: this.nextSeq, lineage: line }, entry)) as StoredJournalEntry;
 		this.#index(stored);
 		return this.onAppend?.(stored);
 	}

@@ -225,7 +225,7 @@ export class DurableSession {
 			if (opened) this.#write(() => opened)?.catch((error: unknown) => this.#failed("open the session", error));
 			const landed = own.landedBefore();
 			if (landed) this.#write(() => landed)?.catch(() => {});
-			const line = this.lineage;
+			this.journal.lineage = this.lineage;
 			this.journal.onAppend = (entry) => {
 				this.#entriesSince++;
 				if (this.#broken !== undefined || this.#lineWithoutSnapshot) return this.#repair();
@@ -236,7 +236,7 @@ export class DurableSession {
 				const written = this.#write(() => {
 					// A write before it failed meanwhile: not written after the hole (see #broken).
 					if (this.#broken !== undefined) skipped = true;
-					else return store.appendJournal(id, line === undefined ? entry : { ...entry, lineage: line });
+					else return store.appendJournal(id, entry);
 				});
 				if (!written) return undefined;
 				// The effect waits for a durable intent; a failed write fails the effect (see the batch actor).
