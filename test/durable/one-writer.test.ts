@@ -47,6 +47,52 @@ async function stored(store: AgentStore, tools: AnyAgentTool[] = []): Promise<st
 	return texts((await open(store, "check", tools)).state.messages);
 }
 
+/**
+ * A store on `memory` whose loads fail ("database unreachable") whenever `failing` gives a
+ * promise, once that promise settles; its writes go straight to `memory`.
+ */
+function storeWithFailingLoads(memory: AgentStore, failing: () => Promise<void> | undefined): AgentStore {
+	return {
+		load: async (id) => {
+			const gate = failing();
+			if (!gate) return memory.load(id);
+			await gate;
+			throw new Error("database unreachable");
+		},
+		saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot),
+		appendJournal: (id, entry) => memory.appendJournal(id, entry),
+	};
+}
+
+/**
+ * A store on `memory` whose writes land `delayMs` later while it is set (as a database's may, and
+ * not always in the order they were made); `onTheirWay` counts the writes under way.
+ */
+function delayingStore(memory: AgentStore): { store: AgentStore; delay: { delayMs: number | undefined; onTheirWay: number } } {
+	const delay = { delayMs: undefined as number | undefined, onTheirWay: 0 };
+	const land = async (write: () => void | Promise<void>) => {
+		const ms = delay.delayMs;
+		if (ms !== undefined) {
+			delay.onTheirWay++;
+			await new Promise((resolve) => setTimeout(resolve, ms));
+			delay.onTheirWay--;
+		}
+		await write();
+	};
+	const store: AgentStore = {
+		load: (id) => memory.load(id),
+		saveSnapshot: (id, snapshot) => land(() => memory.saveSnapshot(id, snapshot)),
+		appendJournal: (id, entry) => land(() => memory.appendJournal(id, entry)),
+	};
+	return { store, delay };
+}
+
+/** Waits (a bounded while) until a write of `delay`'s store is on its way. */
+async function untilOnTheirWay(delay: { onTheirWay: number }): Promise<void> {
+	for (let i = 0; i < 50 && delay.onTheirWay === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+	expect(delay.onTheirWay).toBe(1);
+}
+
 describe("one writer per stored session", () => {
 	for (const kind of ["memory store", "two file stores on one directory"] as const) {
 		it(`two agents loaded on one session: the older one's prompt is refused, and the session holds the newer one's run (${kind})`, async () => {
@@ -153,18 +199,11 @@ describe("one writer per stored session", () => {
 		const memory = createMemoryStore();
 		let failNext = false;
 		let gate: Promise<void> = Promise.resolve();
-		const flaky: AgentStore = {
-			load: async (id) => {
-				if (failNext) {
-					failNext = false;
-					await gate;
-					throw new Error("database unreachable");
-				}
-				return memory.load(id);
-			},
-			saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot),
-			appendJournal: (id, entry) => memory.appendJournal(id, entry),
-		};
+		const flaky = storeWithFailingLoads(memory, () => {
+			if (!failNext) return undefined;
+			failNext = false;
+			return gate;
+		});
 		const older = await open(flaky, "A");
 		failNext = true;
 		await expect(open(flaky, "B")).rejects.toThrow("database unreachable");
@@ -190,15 +229,7 @@ describe("one writer per stored session", () => {
 	it("a load that fails while the agent it would supersede runs costs that run nothing: its writes wait for the load, then land", async () => {
 		const memory = createMemoryStore();
 		let failing: Deferred<void> | undefined;
-		const flaky: AgentStore = {
-			load: async (id) => {
-				if (!failing) return memory.load(id);
-				await failing.promise;
-				throw new Error("database unreachable");
-			},
-			saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot),
-			appendJournal: (id, entry) => memory.appendJournal(id, entry),
-		};
+		const flaky = storeWithFailingLoads(memory, () => failing?.promise);
 		let ran = 0;
 		const work = makeTool("work", async () => {
 			ran++;
@@ -228,17 +259,12 @@ describe("one writer per stored session", () => {
 		const memory = createMemoryStore();
 		const gates: Deferred<void>[] = [];
 		let failing = false;
-		const flaky: AgentStore = {
-			load: async (id) => {
-				if (!failing) return memory.load(id);
-				const gate = deferred<void>();
-				gates.push(gate);
-				await gate.promise;
-				throw new Error("database unreachable");
-			},
-			saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot),
-			appendJournal: (id, entry) => memory.appendJournal(id, entry),
-		};
+		const flaky = storeWithFailingLoads(memory, () => {
+			if (!failing) return undefined;
+			const gate = deferred<void>();
+			gates.push(gate);
+			return gate.promise;
+		});
 		const older = await open(flaky, "A");
 		failing = true;
 		const first = open(flaky, "B");
@@ -261,27 +287,13 @@ describe("one writer per stored session", () => {
 	it("a load reads the session only once the writes the older agent had handed to the store have landed", async () => {
 		// A store whose writes land a little later, as a database's do; the older agent's run start is on its way when B loads.
 		const memory = createMemoryStore();
-		let delayed = false;
-		let onTheirWay = 0;
-		const later = () => new Promise((resolve) => setTimeout(resolve, 5));
-		const slow: AgentStore = {
-			load: (id) => memory.load(id),
-			saveSnapshot: async (id, snapshot) => {
-				if (delayed) (onTheirWay++, await later(), onTheirWay--);
-				memory.saveSnapshot(id, snapshot);
-			},
-			appendJournal: async (id, entry) => {
-				if (delayed) (onTheirWay++, await later(), onTheirWay--);
-				memory.appendJournal(id, entry);
-			},
-		};
+		const { store: slow, delay } = delayingStore(memory);
 		const older = await open(slow, "A");
 		await older.prompt("first");
 		await older.saved();
-		delayed = true;
+		delay.delayMs = 5;
 		const run = older.prompt("second");
-		for (let i = 0; i < 50 && onTheirWay === 0; i++) await new Promise((resolve) => setImmediate(resolve));
-		expect(onTheirWay).toBe(1);
+		await untilOnTheirWay(delay);
 		const newer = await open(slow, "B");
 		await run.catch(() => {});
 		await newer.waitForIdle();
@@ -290,41 +302,32 @@ describe("one writer per stored session", () => {
 		// B read after A's "second" had landed: it goes on with that run (asking its model again), and the store holds what B holds.
 		// Before, B read without it; A's entry landed after B's read, and the session held a run B never had.
 		expect(texts(newer.state.messages).slice(0, 3)).toEqual(["user: first", "assistant: reply A 1", "user: second"]);
-		delayed = false;
+		delay.delayMs = undefined;
 		expect(await stored(memory)).toEqual(texts(newer.state.messages));
 	});
 
-	it("a new agent of the session writes only once the older agent's writes on their way have landed (a store whose writes may land out of order)", async () => {
-		const memory = createMemoryStore();
-		let slowWrites = false;
-		let onTheirWay = 0;
-		const land = async (write: () => void) => {
-			if (slowWrites) (onTheirWay++, await new Promise((resolve) => setTimeout(resolve, 20)), onTheirWay--);
-			write();
-		};
-		const store: AgentStore = {
-			load: (id) => memory.load(id),
-			saveSnapshot: (id, snapshot) => land(() => memory.saveSnapshot(id, snapshot)),
-			appendJournal: (id, entry) => land(() => memory.appendJournal(id, entry)),
-		};
-		const older = await open(store, "A");
-		await older.prompt("first");
-		await older.saved();
-		// The older agent's next write takes 20 ms; the newer agent's writes land at once.
-		slowWrites = true;
-		const run = older.prompt("from A");
-		for (let i = 0; i < 50 && onTheirWay === 0; i++) await new Promise((resolve) => setImmediate(resolve));
-		expect(onTheirWay).toBe(1);
-		slowWrites = false;
-		const scripted = createScriptedModel([{ content: "reply B" }]);
-		const newer = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s" });
-		await run.catch(() => {});
-		await newer.prompt("from B");
-		await newer.saved();
-		while (onTheirWay > 0) await new Promise((resolve) => setTimeout(resolve, 5));
-		// Before, the older agent's write landed after the newer one's and the store held the older agent's run.
-		expect(await stored(memory)).toEqual(texts(newer.state.messages));
-	});
+	for (const late of ["a journal entry (its prompt)", "a snapshot (its save())"] as const) {
+		it(`a new agent of the session writes only once the older agent's writes on their way have landed (a store whose writes may land out of order; on its way: ${late})`, async () => {
+			const memory = createMemoryStore();
+			const { store, delay } = delayingStore(memory);
+			const older = await open(store, "A");
+			await older.prompt("first");
+			await older.saved();
+			// The older agent's next write takes 20 ms; the newer agent's writes land at once.
+			delay.delayMs = 20;
+			const run = late === "a snapshot (its save())" ? older.save() : older.prompt("from A");
+			await untilOnTheirWay(delay);
+			delay.delayMs = undefined;
+			const scripted = createScriptedModel([{ content: "reply B" }]);
+			const newer = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s" });
+			await newer.prompt("from B");
+			await newer.saved();
+			await run.catch(() => {});
+			while (delay.onTheirWay > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+			// Before, the older agent's write landed after the newer one's and the store held the older agent's run.
+			expect(await stored(memory)).toEqual(texts(newer.state.messages));
+		});
+	}
 
 	for (const kind of ["memory store", "file store"] as const) {
 		it(`an agent that starts a stored session anew (new Agent with the store and its id) stores its own session: the entries of the one before are not read back (${kind})`, async () => {
