@@ -425,7 +425,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 					}),
 					{ numRuns: NUM_RUNS, seed: SEED },
 				);
-			}, Math.max(120_000, NUM_RUNS * 400));
+			}, Math.max(120_000, NUM_RUNS * 1_000));
 		}
 
 		it("restores, from what a slow store holds as any tool starts, a run that answers that call without running it again", async () => {
@@ -451,7 +451,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 				}),
 				{ numRuns: NUM_RUNS, seed: SEED },
 			);
-		}, Math.max(120_000, NUM_RUNS * 400));
+		}, Math.max(120_000, NUM_RUNS * 1_000));
 
 		it("survives a store that fails random writes: the session goes on, every failure is reported, nothing runs twice, and what the store kept restores", async () => {
 			console.log(`property seed (failing store, ${interpreter}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
@@ -471,7 +471,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 				}),
 				{ numRuns: NUM_RUNS, seed: SEED },
 			);
-		}, Math.max(120_000, NUM_RUNS * 400));
+		}, Math.max(120_000, NUM_RUNS * 1_000));
 
 		it("ends a run on abort() whatever single write of the store never answers, and what the store kept restores", async () => {
 			console.log(`property seed (hanging store, ${interpreter}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
@@ -487,6 +487,6 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 				}),
 				{ numRuns: NUM_RUNS, seed: SEED },
 			);
-		}, Math.max(120_000, NUM_RUNS * 400));
+		}, Math.max(120_000, NUM_RUNS * 1_000));
 	});
 }

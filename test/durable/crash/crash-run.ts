@@ -40,6 +40,8 @@ export interface CrashRunOptions {
 	log?: ((line: string) => void) | undefined;
 	/** The tool execution modes sessions pick from (default: all three). */
 	modes?: ReadonlyArray<"parallel" | "sequential" | "streaming"> | undefined;
+	/** The share of kills that leave the process running beside the next one for a while (default 0.2; see {@link HandOver}). */
+	handOvers?: number | undefined;
 }
 
 /** What a crash run found. */
@@ -54,8 +56,8 @@ export interface CrashRunReport {
 	seconds: number;
 }
 
-/** Where a kill can land, as told by the worker's lines. */
-const PLACES = ["loading", "streaming", "mid-tool", "between intent and result", "waiting for approval", "mid-write", "torn write", "elsewhere"] as const;
+/** Where a kill can land, as told by the worker's lines; "taken over alive" counts the processes the next one loaded the session beside. */
+const PLACES = ["loading", "streaming", "mid-tool", "between intent and result", "waiting for approval", "mid-write", "torn write", "elsewhere", "taken over alive"] as const;
 
 /** What one worker process was doing, from its lines. */
 class Watch {
@@ -142,8 +144,32 @@ async function buildWorker(dir: string): Promise<string> {
 	return outfile;
 }
 
-/** Runs one worker process; `kill` decides when (or whether) the parent kills it. */
-function runWorker(worker: string, args: WorkerArgs, killAfterReadyMs: number | undefined, killBeforeReadyMs: number | undefined): Promise<{ watch: Watch; code: number | null; signal: NodeJS.Signals | null; stderr: string; killed: boolean; hung: boolean }> {
+/** How a worker process ended, or was left (see {@link HandOver}). */
+interface WorkerOutcome {
+	watch: Watch;
+	code: number | null;
+	signal: NodeJS.Signals | null;
+	stderr: string;
+	killed: boolean;
+	hung: boolean;
+	/** Handed over alive: resolves once the process, killed later, has exited. */
+	exited?: Promise<void> | undefined;
+	/** Handed over alive: kills it after `ms` (it is killed 5 s after the hand-over at the latest). */
+	killIn?: ((ms: number) => void) | undefined;
+}
+
+/**
+ * The next process starts `afterReadyMs` after this one is ready, while this one lives on (two
+ * processes of one session, as when a supervisor gives up on a process that is only slow); this
+ * one is killed a while after the next one has loaded the session. What it writes after the next
+ * one opened the session must be refused, and what it had stored must be seen.
+ */
+interface HandOver {
+	afterReadyMs: number;
+}
+
+/** Runs one worker process; `kill` decides when (or whether) the parent kills it, `handOver` when it leaves it running. */
+function runWorker(worker: string, args: WorkerArgs, killAfterReadyMs: number | undefined, killBeforeReadyMs: number | undefined, handOver?: HandOver, onReady?: () => void): Promise<WorkerOutcome> {
 	return new Promise((resolve) => {
 		const child: ChildProcess = spawn(process.execPath, [worker, JSON.stringify(args)], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
 		const watch = new Watch();
@@ -156,11 +182,20 @@ function runWorker(worker: string, args: WorkerArgs, killAfterReadyMs: number | 
 			killed = true;
 			child.kill("SIGKILL");
 		};
+		let exited: (() => void) | undefined;
+		const leave = () => {
+			if (child.exitCode !== null || child.signalCode !== null) return;
+			const gone = new Promise<void>((done) => (exited = done));
+			timers.push(setTimeout(kill, 5_000));
+			resolve({ watch, code: null, signal: null, stderr, killed: true, hung: false, exited: gone, killIn: (ms) => timers.push(setTimeout(kill, ms)) });
+		};
 		if (killBeforeReadyMs !== undefined) timers.push(setTimeout(kill, killBeforeReadyMs));
 		child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
 			const wasReady = watch.ready;
 			watch.feed(chunk);
 			if (!wasReady && watch.ready && killAfterReadyMs !== undefined) timers.push(setTimeout(kill, killAfterReadyMs));
+			if (!wasReady && watch.ready && handOver) timers.push(setTimeout(leave, handOver.afterReadyMs));
+			if (!wasReady && watch.ready) onReady?.();
 		});
 		child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
 			stderr += chunk;
@@ -174,6 +209,8 @@ function runWorker(worker: string, args: WorkerArgs, killAfterReadyMs: number | 
 		);
 		child.on("exit", (code, signal) => {
 			for (const timer of timers) clearTimeout(timer);
+			// Left running (resolved already): what it did after is in the side file and the store.
+			exited?.();
 			resolve({ watch, code, signal, stderr, killed: killed || (signal === "SIGKILL" && watch.torn), hung });
 		});
 	});
@@ -284,6 +321,7 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 	const report: CrashRunReport = { seed: options.seed, kills: 0, sessions: 0, processes: 0, landed: Object.fromEntries(PLACES.map((place) => [place, 0])), violations: [], seconds: 0 };
 	let nextSession = 0;
 
+	const handOverShare = options.handOvers ?? 0.2;
 	const runSession = async (index: number): Promise<void> => {
 		// Each session has its own choices, whatever the other lane does meanwhile.
 		const random = generator(options.seed * 7919 + index);
@@ -292,9 +330,12 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 		const sideFile = join(work, `${sessionId}.side`);
 		const modes = options.modes ?? (["parallel", "sequential", "streaming"] as const);
 		const policies = ["always", "snapshots", "never"] as const;
-		const base = { root: join(work, "store"), sessionId, sideFile, toolExecution: modes[between(0, modes.length - 1)] ?? "parallel", fsync: policies[between(0, 2)] ?? "always", prompts: between(1, 3) };
+		const base = { root: join(work, "store"), sessionId, sideFile, toolExecution: modes[between(0, modes.length - 1)] ?? "parallel", fsync: policies[between(0, 2)] ?? "always", prompts: between(1, 3), slowDiskMs: random() < 0.5 ? between(1, 20) : undefined };
 		const budget = between(1, 8);
 		let kills = 0;
+		/** Processes handed over alive, until they exit (the session is checked once none writes). */
+		const lingering: Promise<void>[] = [];
+		let handedOver: WorkerOutcome | undefined;
 		for (let attempt = 0; ; attempt++) {
 			if (attempt > budget + 20) {
 				report.violations.push(`${sessionId}: not complete after ${attempt} processes`);
@@ -303,9 +344,20 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 			const killing = kills < budget && report.kills < options.kills;
 			const tear = killing && random() < 0.15 ? between(1, 40) : undefined;
 			const early = killing && tear === undefined && random() < 0.05 ? between(0, 900) : undefined;
-			const afterReady = killing && tear === undefined && early === undefined ? between(0, 500) : undefined;
+			const handOver = killing && tear === undefined && early === undefined && random() < handOverShare ? { afterReadyMs: between(0, 500) } : undefined;
+			const afterReady = killing && tear === undefined && early === undefined && handOver === undefined ? between(0, 500) : undefined;
 			const args: WorkerArgs = { ...base, seed: between(0, 2 ** 31), tearWrite: tear };
-			const outcome = await runWorker(worker, args, afterReady, early);
+			// A process handed over alive runs on until a while after this one has loaded the session.
+			const previous = handedOver;
+			const killPrevious = previous?.killIn ? () => previous.killIn?.(between(0, 300)) : undefined;
+			const outcome = await runWorker(worker, args, afterReady, early, handOver, killPrevious);
+			handedOver = outcome.killIn ? outcome : undefined;
+			if (outcome.exited) {
+				const said = outcome.watch.lines.length;
+				const logged = outcome.exited.then(() => appendFile(join(work, `${sessionId}.log`), `--- process ${attempt}, after the next one started\n${outcome.watch.lines.slice(said).join("\n")}\n`));
+				lingering.push(logged);
+				report.landed["taken over alive"] = (report.landed["taken over alive"] ?? 0) + 1;
+			}
 			report.processes++;
 			// What each process said, kept with the session's side file (the folder stays when a rule is broken).
 			await appendFile(join(work, `${sessionId}.log`), `--- process ${attempt} ${outcome.killed ? "killed" : `exit ${outcome.code}`} ${JSON.stringify(args)}\n${outcome.watch.lines.join("\n")}\n`);
@@ -326,6 +378,7 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 			}
 			break;
 		}
+		await Promise.all(lingering);
 		report.sessions++;
 		const loaded = await createFileStore(base.root).load(sessionId);
 		const snapshot = loaded?.snapshot;

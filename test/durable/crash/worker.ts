@@ -10,7 +10,8 @@
  * file that survives it.
  */
 import { appendFileSync, writeSync } from "node:fs";
-import { appendFile, mkdir, writeFile } from "node:fs/promises";
+import fsPromises, { appendFile, mkdir, writeFile } from "node:fs/promises";
+import { syncBuiltinESMExports } from "node:module";
 import { join } from "node:path";
 import { Type } from "typebox";
 import { Agent, type AgentStore, type AgentTool, type AgentToolResult, type ScriptedReply, createFileStore, createScriptedModel, toolCall } from "agentchart";
@@ -29,6 +30,8 @@ export interface WorkerArgs {
 	prompts: number;
 	/** Tear the n-th write to the store (1-based), then die in the middle of it. */
 	tearWrite?: number | undefined;
+	/** A slow disk: each file the store opens takes up to this many ms to open (a write is that much longer on its way). */
+	slowDiskMs?: number | undefined;
 }
 
 const args = JSON.parse(process.argv[2] ?? "{}") as WorkerArgs;
@@ -36,6 +39,17 @@ const args = JSON.parse(process.argv[2] ?? "{}") as WorkerArgs;
 const random = generator(args.seed);
 const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const slowDiskMs = args.slowDiskMs;
+if (slowDiskMs !== undefined) {
+	// The store's own `open` (a live binding of node:fs/promises) is this one once the builtins' exports are synced.
+	const realOpen = fsPromises.open;
+	fsPromises.open = (async (...opened: Parameters<typeof realOpen>) => {
+		await sleep(between(0, slowDiskMs));
+		return realOpen(...opened);
+	}) as typeof realOpen;
+	syncBuiltinESMExports();
+}
 
 /** Reports to the parent, synchronously, so that a line written is a line the parent gets. */
 function report(line: string): void {
@@ -132,6 +146,9 @@ function reportingStore(): AgentStore {
 		await sleep(10_000);
 	};
 	return {
+		// Passed on: without them the session has no writer here, and a process that loads it beside this one does not fence this one.
+		open: (sessionId) => inner.open?.(sessionId),
+		sessionKey: (sessionId) => inner.sessionKey?.(sessionId) ?? sessionId,
 		load: (sessionId) => inner.load(sessionId),
 		saveSnapshot(sessionId, snapshot) {
 			if (++writes === args.tearWrite) return tear("snapshot.json.tmp", JSON.stringify({ crc: "00000000", snapshot: JSON.stringify(snapshot) }), false);
@@ -161,7 +178,11 @@ function decideLater(toolCallId: string): void {
 		report(`approval-end ${toolCallId}`);
 		record(`choose ${toolCallId} ${decision}`);
 		const stored = decision === "approve" ? agent.approve(toolCallId) : agent.reject(toolCallId, "the person said no");
-		void stored.then(() => record(`decide ${toolCallId} ${decision}`));
+		// Refused once a process that started beside this one opened the session: not stored, so not decided.
+		void stored.then(
+			() => record(`decide ${toolCallId} ${decision}`),
+			() => report(`approval-refused ${toolCallId}`),
+		);
 	}, between(0, 120));
 }
 
