@@ -606,8 +606,12 @@ export class Agent {
 	 * turn comes, with `options.arguments` instead of the model's if given (validated against the
 	 * tool's schema). Throws for an id that is not waiting (unknown, or answered already). Works on
 	 * an agent restored in another process. With a store, the returned promise resolves once the
-	 * decision is stored: from then on a crash cannot lose it (a failed write is reported in
-	 * `storeProblems`, and the promise still resolves).
+	 * decision is stored: from then on a crash cannot lose it (when its journal entry fails, the
+	 * snapshot after it stands in). It rejects when the store could store neither (also in
+	 * `storeProblems`), for instance because an agent of another process loaded the session since
+	 * (that agent asks again); a call whose approval is not stored then does not run either, since
+	 * its intent cannot be stored. Not waiting for it is safe (the rejection is not reported as
+	 * unhandled).
 	 *
 	 * @example
 	 * agent.subscribe((event) => { if (event.type === "approval_requested") agent.approve(event.toolCallId); });
@@ -670,8 +674,14 @@ export class Agent {
 		if (!run) return Promise.resolve();
 		(this.#answered ??= new Set()).add(`${run.turn}:${call.key}`);
 		const written = this.#session.journal.append({ kind: "approval", phase: "decided", effect: toolEffectId(run.id, run.turn, call.key), toolCallId: call.toolCall.id, decision, args, reason });
-		// A failed write is in storeProblems; the caller's promise does not reject for it (most ignore it).
-		return written ? Promise.resolve(written).then(noop, noop) : Promise.resolve();
+		if (!written) return Promise.resolve();
+		// Its entry failed: the snapshot after this step carries the decision (the machine has it by
+		// then), so it is stored if that snapshot is. Rejects when neither is (also in storeProblems);
+		// marked handled, so that a caller that does not wait (a listener answering at once) gets no
+		// unhandled rejection.
+		const stored = Promise.resolve(written).then(noop, () => this.#session.storeInSnapshot());
+		stored.catch(noop);
+		return stored;
 	}
 
 	/**
@@ -693,26 +703,34 @@ export class Agent {
 		}
 	}
 
-	/** A call is asked about: journaled as asked (with its reply's model call while that streams); decided already, answered at once. */
-	#approvalRequested(toolCallId: string): void {
+	/**
+	 * A call is asked about: journaled as asked (with its reply's model call while that streams);
+	 * decided already, answered at once. True when the question was queued for the listeners here.
+	 */
+	#approvalRequested(event: Extract<AgentEvent, { type: "approval_requested" }>): boolean {
+		const toolCallId = event.toolCallId;
 		const machine = this.#machine;
 		const run = machine?.getSnapshot().context.run;
 		const batch = run?.batch;
 		const call = batch?.calls.find((entry) => entry.status === "awaiting-approval" && entry.toolCall.id === toolCallId);
-		if (!machine || !run || !batch || !call) return;
+		if (!machine || !run || !batch || !call) return false;
 		const effect = toolEffectId(run.id, run.turn, call.key);
 		if (this.#session.journal.lookup(effect)?.decision) {
 			this.#replayDecisions(machine);
-			return;
+			return false;
 		}
 		const streamedFrom = batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
 		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom });
+		if (!this.#session.saves) return false;
 		// A person is asked only once the question is stored: a crash after it cannot lose it. An
 		// abort does not wait for the store (one that never answers would hold the run forever).
-		if (this.#session.saves) {
-			const signal = this.#delivery.signal;
-			this.#delivery.hold(() => unlessAborted(this.#session.saveNow(this.#handles.takeSnapshot), signal));
-		}
+		// Not at all once a newer agent took the session (another process's, unbeknown to this one
+		// until its write was refused): that agent asks, and an answer here could not be stored.
+		const session = this.#session;
+		const signal = this.#delivery.signal;
+		this.#delivery.hold(() => unlessAborted(session.saveNow(this.#handles.takeSnapshot), signal));
+		this.#delivery.eventIf(event, () => !session.takenOver);
+		return true;
 	}
 
 	/**
@@ -1397,7 +1415,7 @@ export class Agent {
 			this.#saveSoon();
 			return;
 		}
-		if (event.type === "approval_requested") this.#approvalRequested(event.toolCallId);
+		if (event.type === "approval_requested" && this.#approvalRequested(event)) return;
 		this.#delivery.event(event);
 	}
 

@@ -16,12 +16,14 @@
  * process on that directory). A store that opened a session
  * writes it only while the session's `writer` file is the one it put there: once a store of
  * another process opened the session, this one's writes are refused (`SessionTakenOverError`).
- * The check and the write are two steps, so a write already past its check when the other
- * process opens the session still lands; the next one does not.
+ * A write is checked before it and again once it is in the file: one that the other process may
+ * have read the session without (it opened the session while the write was on its way) is
+ * refused too, although it landed, so that the effect waiting for it is not made here while the
+ * other process, which never saw its intent, makes it.
  */
 import { type BigIntStats, closeSync, fsyncSync, openSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { mkdir, open, readFile, rename, truncate } from "node:fs/promises";
+import { mkdir, open, readFile, truncate } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import type { StoredJournalEntry } from "./journal.js";
@@ -222,6 +224,20 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 		throw new SessionTakenOverError(sessionId, TAKEN_OVER_BY);
 	};
 
+	/**
+	 * Makes a write visible (`land`, synchronous: renames) between two checks of the writer file.
+	 * Another process can open the session at any moment, also between a check and the write: the
+	 * check just before keeps that window to the renames, and the check just after tells this
+	 * store that the other process may have read the session without the write. Either refuses
+	 * the write (`SessionTakenOverError`), which the agent reports and answers as a write that
+	 * failed: an effect waiting for it is not made.
+	 */
+	const landChecked = (sessionId: string, dir: string, land: () => void): void => {
+		assertWriter(sessionId, dir);
+		land();
+		assertWriter(sessionId, dir);
+	};
+
 	const enqueue = (sessionId: string, write: () => Promise<void>): Promise<void> => {
 		const key = resolve(directoryOf(sessionId));
 		const previous = queues.get(key) ?? Promise.resolve();
@@ -308,12 +324,15 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				const file: SnapshotFile = { crc: checksum(body), snapshot: body };
 				const temporary = join(dir, `${SNAPSHOT}.tmp`);
 				await writeThrough(temporary, "w", JSON.stringify(file), fsync !== "never");
-				try {
-					await rename(join(dir, SNAPSHOT), join(dir, PREVIOUS));
-				} catch (error) {
-					if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-				}
-				await rename(temporary, join(dir, SNAPSHOT));
+				// Checked again right before the renames, which are what another process reads (see landChecked).
+				landChecked(sessionId, dir, () => {
+					try {
+						renameSync(join(dir, SNAPSHOT), join(dir, PREVIOUS));
+					} catch (error) {
+						if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+					}
+					renameSync(temporary, join(dir, SNAPSHOT));
+				});
 				if (fsync !== "never") flushDirectory(dir);
 				// The entries the snapshot has seen are in it (in its transcript between runs, in its
 				// journal during one). Later ones stay (an agent appends them after this save; a store
@@ -328,7 +347,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 					kept = entries.filter((entry) => entry.seq > seen && ofLineage(snapshot, entry)).map(journalLine).join("");
 				}
 				await writeThrough(`${path}.tmp`, "w", kept, fsync !== "never");
-				await rename(`${path}.tmp`, path);
+				landChecked(sessionId, dir, () => renameSync(`${path}.tmp`, path));
 				if (fsync !== "never") flushDirectory(dir);
 			});
 		},
@@ -340,6 +359,9 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				// Counted first: a snapshot saved later keeps what may be in the file (reading it back costs only time).
 				appended.set(sessionId, Math.max(appended.get(sessionId) ?? 0, entry.seq));
 				await writeThrough(path, "a", journalLine(entry), fsync === "always");
+				// In the file now: a process that opened the session before this check may have read the
+				// journal without it (see landChecked), so an effect waiting for it must not be made.
+				assertWriter(sessionId, dir);
 			});
 		},
 	};

@@ -135,6 +135,21 @@ export class ListenerDelivery {
 	}
 
 	/**
+	 * Queues an event behind the steps in flight (a {@link ListenerDelivery.hold}, say) that is
+	 * delivered only if `still()` says so when its turn comes.
+	 *
+	 * @example
+	 * delivery.hold(() => save()); delivery.eventIf(question, () => !session.takenOver);
+	 */
+	eventIf(event: AgentEvent, still: () => boolean): void {
+		if (this.#inFlight === 0) {
+			if (still()) this.event(event);
+			return;
+		}
+		this.#step(() => (still() ? this.#listen(event) : Promise.resolve()));
+	}
+
+	/**
 	 * {@link ListenerDelivery.event} for a token delta (`message_update`), the event nearly every
 	 * one is: its one state update is done here, and it ends nothing.
 	 *

@@ -172,6 +172,7 @@ export class DurableSession {
 	/** Writes that failed since the last {@link DurableSession.reportFailedWrites}. */
 	#failedWrites: string[] = [];
 	#saveRequested = false;
+	#takenOver = false;
 	/** The last save asked for (none yet: nothing to wait for). */
 	#saving: Promise<void> | undefined;
 	/** What the store holds between runs; undefined when its last snapshot is of a run in progress, or a write failed. */
@@ -267,6 +268,14 @@ export class DurableSession {
 	}
 
 	/**
+	 * For a write that failed: resolves once a snapshot taken after this step (it carries what the
+	 * write would have stored) is stored; rejects, naming the failure, if none could be.
+	 */
+	storeInSnapshot(): Promise<void> {
+		return this.#repair();
+	}
+
+	/**
 	 * Throws {@link SessionTakenOverError} when a newer agent of this process opened the session
 	 * since this one: its writes are refused, and so is what would make them.
 	 */
@@ -277,6 +286,14 @@ export class DurableSession {
 	/** The claim to write the session, for the session that replaces this one in the same agent (a restore). */
 	get claim(): SessionClaim | undefined {
 		return this.#claim;
+	}
+
+	/**
+	 * Whether a write was refused because a newer agent opened the session (here, or in another
+	 * process): for good, since that agent writes the session from then on.
+	 */
+	get takenOver(): boolean {
+		return this.#takenOver;
 	}
 
 	/** Whether the agent saves its session (it has a store and a session id). */
@@ -454,6 +471,7 @@ export class DurableSession {
 	}
 
 	#failed(what: string, error: unknown): never | void {
+		if (error instanceof SessionTakenOverError) this.#takenOver = true;
 		const message = error instanceof SessionTakenOverError ? `could not ${what}: ${error.message.replace(/^agentchart: /, "")}` : `the store could not ${what}: ${error instanceof Error ? error.message : String(error)}`;
 		this.problems.push(message);
 		this.#failedWrites.push(message);

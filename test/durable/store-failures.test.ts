@@ -194,6 +194,69 @@ it("after a snapshot the store could not save, no entry is appended behind it: t
 	expect(escapes.caught).toEqual([]);
 });
 
+describe("a decision the store could not store", () => {
+	// Before, approve() and reject() resolved all the same: a person was told their answer counted,
+	// and the agent that loaded the session next asked again (or, taken over by another process, already had).
+	it.each(["approve", "reject"] as const)("%s(): its entry failed and so did the snapshot standing in: rejects, and the call does not run", async (answer) => {
+		const { tool, runs } = countingTool();
+		let asked = false;
+		// From the question on, nothing more can be stored (the store went down, or another process took the session).
+		const store = failingStore("reject", { entry: () => asked, snapshot: () => asked });
+		const scripted = createScriptedModel([{ content: [toolCall("noop", {}, "c1")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [{ ...tool, needsApproval: true }] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		const question = new Promise<string>((resolve) => agent.subscribe((event) => void (event.type === "approval_requested" && resolve(event.toolCallId))));
+		const run = agent.prompt("go");
+		const id = await question;
+		asked = true;
+		const decided = answer === "approve" ? agent.approve(id) : agent.reject(id, "no");
+		await expect(decided).rejects.toThrow(/the store could not save a snapshot: disk full/);
+		expect(agent.storeProblems.join("\n")).toMatch(/could not append a journal entry: disk full \(approval decided\)/);
+		await run;
+		expect(runs()).toBe(0);
+		expectValidTranscript(agent.state.messages);
+		await settle();
+		expect(escapes.caught).toEqual([]);
+	});
+
+	it.each(["approve", "reject"] as const)("%s(): its entry failed, the snapshot standing in did not: resolves, and the decision holds", async (answer) => {
+		const { tool, runs } = countingTool();
+		const store = failingStore("reject", { entry: (entry) => entry.kind === "approval" && entry.phase === "decided" });
+		const scripted = createScriptedModel([{ content: [toolCall("noop", {}, "c1")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [{ ...tool, needsApproval: true }] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		// Answered without waiting, as a listener may.
+		agent.subscribe((event) => {
+			if (event.type === "approval_requested") void (answer === "approve" ? agent.approve(event.toolCallId) : agent.reject(event.toolCallId, "no"));
+		});
+		let decided: Promise<void> | undefined;
+		agent.subscribe((event) => {
+			if (event.type === "approval_requested") decided = agent.saved().catch(() => {});
+		});
+		await agent.prompt("go");
+		await decided;
+		expect(runs()).toBe(answer === "approve" ? 1 : 0);
+		await settle();
+		expect(escapes.caught).toEqual([]);
+	});
+
+	it("not waited for, a decision that could not be stored is not an unhandled rejection", async () => {
+		const { tool } = countingTool();
+		let asked = false;
+		const store = failingStore("reject", { entry: () => asked, snapshot: () => asked });
+		const scripted = createScriptedModel([{ content: [toolCall("noop", {}, "c1")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [{ ...tool, needsApproval: true }] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		agent.subscribe((event) => {
+			if (event.type === "approval_requested") {
+				asked = true;
+				void agent.approve(event.toolCallId);
+			}
+		});
+		await agent.prompt("go");
+		await settle();
+		expect(escapes.caught).toEqual([]);
+		expect(agent.storeProblems.join("\n")).toMatch(/approval decided/);
+	});
+});
+
 describe("a store that never answers one write", () => {
 	const hangs = ["model intent", "tool intent", "approval requested", "approval decided", "model outcome", "snapshot"] as const;
 	it.each(hangs)("(%s): abort() still ends the run, and a call whose intent is not stored never runs", async (which) => {

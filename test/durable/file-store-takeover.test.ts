@@ -1,0 +1,133 @@
+/**
+ * The file store when another process opens a session while a write of this one is on its way:
+ * past the `writer` check, not yet in the file. Before, such a write landed as if nothing had
+ * happened. The other process may have read the session before it landed, so a tool whose intent
+ * it was ran here, and the other process, which never saw the intent, ran it again. Now a write
+ * is checked again once it is in the file: an intent that landed after the other process opened
+ * the session is refused, and its tool does not run here; a snapshot that did is reported.
+ *
+ * The other process is stood in for by what its `open` does to the directory (a new `writer` file
+ * renamed over this one's) and by a copy of the journal as its load would then read it, made at
+ * just before this process writes (through `fs.promises.open`, replaced for the test and put back
+ * after it).
+ */
+import fsPromises from "node:fs/promises";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createFileStore } from "../../src/durable/file-store.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { makeTool, ok } from "../agent/helpers.js";
+import { useTempDirs } from "../temp-dirs.js";
+
+const tempDir = useTempDirs("agentchart-takeover-");
+const TAKEN_OVER_ELSEWHERE = /session "s" was opened by an agent of another process/;
+
+const realOpen = fsPromises.open;
+afterEach(() => {
+	fsPromises.open = realOpen;
+	syncBuiltinESMExports();
+});
+
+/** What another process's `open` of the session does to its directory: a writer file of its own, renamed over this one's. */
+function openElsewhere(sessionDir: string): void {
+	const path = join(sessionDir, "writer");
+	writeFileSync(`${path}.other.tmp`, `${JSON.stringify({ token: "other", pid: 0, openedAt: new Date().toISOString() })}\n`);
+	renameSync(`${path}.other.tmp`, path);
+}
+
+/**
+ * Calls `takeOver` when the store next writes text matching `written` (through a handle of
+ * `fs.promises.open`), just before the write: another process opening the session just after this
+ * one's check. Returns what `takeOver` returned, once it ran.
+ */
+function takeOverAtNextWrite<T>(written: RegExp, takeOver: () => T): () => T | undefined {
+	let taken: { value: T } | undefined;
+	const replaced = (async (...args: Parameters<typeof realOpen>) => {
+		const handle = await realOpen(...args);
+		const writeFile = handle.writeFile.bind(handle);
+		handle.writeFile = ((data: Parameters<typeof writeFile>[0], options?: Parameters<typeof writeFile>[1]) => {
+			if (!taken && written.test(String(data))) taken = { value: takeOver() };
+			return writeFile(data, options);
+		}) as typeof handle.writeFile;
+		return handle;
+	}) as typeof realOpen;
+	fsPromises.open = replaced;
+	syncBuiltinESMExports();
+	return () => taken?.value;
+}
+
+describe("the file store, when another process opens the session while a write is on its way", () => {
+	it("a tool whose intent landed after another process opened the session does not run (that process may never see the intent, and would run it)", async () => {
+		const dir = await tempDir();
+		const store = createFileStore(dir, { fsync: "never" });
+		const sessionDir = store.directoryOf("s");
+		let runs = 0;
+		const charge = makeTool("charge", async () => {
+			runs++;
+			return ok("charged");
+		});
+		const scripted = createScriptedModel([{ content: [{ type: "toolCall", name: "charge", arguments: {} }] }, { content: "done" }]);
+		const agent = await Agent.load({
+			store,
+			sessionId: "s",
+			initialState: { model: scripted.model, tools: [charge] },
+			streamFn: scripted.streamFn,
+		});
+		const readThere = takeOverAtNextWrite(/"kind":"tool","phase":"intent"/, () => {
+			openElsewhere(sessionDir);
+			return readFileSync(join(sessionDir, "journal.jsonl"), "utf8");
+		});
+		await agent.prompt("charge it");
+		await expect(agent.saved()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
+		const journalThere = readThere();
+		expect(journalThere).toBeDefined();
+		// The other process's load read no intent of the call: it would make the call itself.
+		expect(journalThere).not.toMatch(/"kind":"tool","phase":"intent"/);
+		expect(runs).toBe(0);
+		// The call is answered (the transcript stays valid for a provider), with what stopped it.
+		const results = agent.state.messages.filter((message) => message.role === "toolResult");
+		expect(results).toHaveLength(1);
+		expect(results[0]).toMatchObject({ isError: true });
+		expect(JSON.stringify(results[0]?.content)).toMatch(/opened by an agent of another process/);
+		expect(agent.storeProblems.some((problem) => TAKEN_OVER_ELSEWHERE.test(problem))).toBe(true);
+	});
+
+	it("a question for a person whose storing another process's opening cut off is not asked here: that process asks", async () => {
+		const dir = await tempDir();
+		const store = createFileStore(dir, { fsync: "never" });
+		const deploy = makeTool("deploy", async () => ok("deployed"), { needsApproval: true });
+		const scripted = createScriptedModel([{ content: [{ type: "toolCall", name: "deploy", arguments: {} }] }, { content: "done" }]);
+		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn });
+		const asked: string[] = [];
+		agent.subscribe((event) => {
+			if (event.type === "approval_requested") asked.push(event.toolCallId);
+		});
+		const tookOver = takeOverAtNextWrite(/"kind":"approval","phase":"requested"/, () => openElsewhere(store.directoryOf("s")) ?? true);
+		const run = agent.prompt("deploy it");
+		await expect.poll(() => agent.pendingApprovals.length).toBe(1);
+		await agent.saved().catch(() => {});
+		// Past every write the question made: it would have reached the listeners by now.
+		await new Promise((resolve) => setTimeout(resolve, 20));
+		expect(tookOver()).toBe(true);
+		expect(asked).toEqual([]);
+		expect(agent.storeProblems.some((problem) => TAKEN_OVER_ELSEWHERE.test(problem))).toBe(true);
+		agent.abort();
+		await run;
+	});
+
+	it("a snapshot that landed after another process opened the session is reported, not taken as stored", async () => {
+		const dir = await tempDir();
+		const store = createFileStore(dir, { fsync: "never" });
+		const scripted = createScriptedModel([{ content: "first" }, { content: "second" }]);
+		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await agent.prompt("one");
+		await agent.saved();
+		const tookOver = takeOverAtNextWrite(/"snapshot"/, () => openElsewhere(store.directoryOf("s")) ?? true);
+		agent.state.messages = [];
+		await expect(agent.save()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
+		expect(tookOver()).toBe(true);
+	});
+});
