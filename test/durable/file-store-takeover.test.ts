@@ -4,10 +4,11 @@
  * happened. The other process may have read the session before it landed, so a tool whose intent
  * it was ran here, and the other process, which never saw the intent, ran it again. Now a write
  * is checked again once it is in the file: an intent that landed after the other process opened
- * the session is refused, and its tool does not run here; a snapshot that did is reported.
+ * the session is refused, and its tool does not run here; a snapshot that did is reported; and a
+ * question for a person whose storing was refused is not asked here (the other process asks).
  *
  * The other process is stood in for by what its `open` does to the directory (a new `writer` file
- * renamed over this one's) and by a copy of the journal as its load would then read it, made at
+ * renamed over this one's) and by a copy of the journal as its load would then read it, both made
  * just before this process writes (through `fs.promises.open`, replaced for the test and put back
  * after it).
  */
@@ -105,7 +106,10 @@ describe("the file store, when another process opens the session while a write i
 		agent.subscribe((event) => {
 			if (event.type === "approval_requested") asked.push(event.toolCallId);
 		});
-		const tookOver = takeOverAtNextWrite(/"kind":"approval","phase":"requested"/, () => openElsewhere(store.directoryOf("s")) ?? true);
+		const tookOver = takeOverAtNextWrite(/"kind":"approval","phase":"requested"/, () => {
+			openElsewhere(store.directoryOf("s"));
+			return true;
+		});
 		const run = agent.prompt("deploy it");
 		await expect.poll(() => agent.pendingApprovals.length).toBe(1);
 		await agent.saved().catch(() => {});
@@ -125,7 +129,10 @@ describe("the file store, when another process opens the session while a write i
 		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
 		await agent.prompt("one");
 		await agent.saved();
-		const tookOver = takeOverAtNextWrite(/"snapshot"/, () => openElsewhere(store.directoryOf("s")) ?? true);
+		const tookOver = takeOverAtNextWrite(/"snapshot"/, () => {
+			openElsewhere(store.directoryOf("s"));
+			return true;
+		});
 		agent.state.messages = [];
 		await expect(agent.save()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
 		expect(tookOver()).toBe(true);
