@@ -349,7 +349,9 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 			const args: WorkerArgs = { ...base, seed: between(0, 2 ** 31), tearWrite: tear };
 			// A process handed over alive runs on until a while after this one has loaded the session.
 			const previous = handedOver;
-			const killPrevious = previous?.killIn ? () => previous.killIn?.(between(0, 300)) : undefined;
+			// Drawn now: drawn when the process is ready, the session's later choices would depend on timing.
+			const killPreviousAfterMs = between(0, 300);
+			const killPrevious = previous?.killIn ? () => previous.killIn?.(killPreviousAfterMs) : undefined;
 			const outcome = await runWorker(worker, args, afterReady, early, handOver, killPrevious);
 			handedOver = outcome.killIn ? outcome : undefined;
 			if (outcome.exited) {
