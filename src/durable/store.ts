@@ -73,7 +73,9 @@ export interface AgentStore {
  * Agent`, `Agent.load` or `Agent.restore` with the same store and session id): only the newest
  * agent of a session writes it, so the older one's writes are refused (they go to its
  * `storeProblems` with this message), and its `prompt()`, `continue()`, `compact()`, `reset()`,
- * `approve()`, `reject()`, `steer()` and `followUp()` throw it.
+ * `approve()`, `reject()`, `steer()` and `followUp()` throw it. A store shared by processes
+ * rejects a write with it once an agent of another process opened the session (the file store
+ * does); from then on the agent's commands throw it too.
  *
  * @example
  * try {
@@ -87,7 +89,7 @@ export class SessionTakenOverError extends Error {
 	/** `by`: who opened the session since (default: another agent of this process). */
 	constructor(
 		readonly sessionId: string,
-		by = "another agent in this process",
+		readonly by = "another agent in this process",
 	) {
 		super(
 			`agentchart: session "${sessionId}" was opened by ${by} since this one (new Agent, Agent.load or Agent.restore with the same store): only the newest agent of a session writes it, so this one's writes are refused. Use that agent, or load the session again`,

@@ -172,7 +172,8 @@ export class DurableSession {
 	/** Writes that failed since the last {@link DurableSession.reportFailedWrites}. */
 	#failedWrites: string[] = [];
 	#saveRequested = false;
-	#takenOver = false;
+	/** The refusal that told this agent a newer one opened the session (see {@link DurableSession.takenOver}). */
+	#takenOver: SessionTakenOverError | undefined;
 	/** The last save asked for (none yet: nothing to wait for). */
 	#saving: Promise<void> | undefined;
 	/** What the store holds between runs; undefined when its last snapshot is of a run in progress, or a write failed. */
@@ -276,11 +277,13 @@ export class DurableSession {
 	}
 
 	/**
-	 * Throws {@link SessionTakenOverError} when a newer agent of this process opened the session
-	 * since this one: its writes are refused, and so is what would make them.
+	 * Throws {@link SessionTakenOverError} when a newer agent opened the session since this one: of
+	 * this process, or of another whose opening a refused write revealed. Its writes are refused,
+	 * and so is what would make them.
 	 */
 	assertWriter(): void {
 		this.#claim?.assertNewest();
+		if (this.#takenOver) throw new SessionTakenOverError(this.#takenOver.sessionId, this.#takenOver.by);
 	}
 
 	/** The claim to write the session, for the session that replaces this one in the same agent (a restore). */
@@ -293,7 +296,7 @@ export class DurableSession {
 	 * process): for good, since that agent writes the session from then on.
 	 */
 	get takenOver(): boolean {
-		return this.#takenOver;
+		return this.#takenOver !== undefined;
 	}
 
 	/** Whether the agent saves its session (it has a store and a session id). */
@@ -471,7 +474,7 @@ export class DurableSession {
 	}
 
 	#failed(what: string, error: unknown): never | void {
-		if (error instanceof SessionTakenOverError) this.#takenOver = true;
+		if (error instanceof SessionTakenOverError) this.#takenOver ??= error;
 		const message = error instanceof SessionTakenOverError ? `could not ${what}: ${error.message.replace(/^agentchart: /, "")}` : `the store could not ${what}: ${error instanceof Error ? error.message : String(error)}`;
 		this.problems.push(message);
 		this.#failedWrites.push(message);

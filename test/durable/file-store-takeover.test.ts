@@ -5,7 +5,8 @@
  * it was ran here, and the other process, which never saw the intent, ran it again. Now a write
  * is checked again once it is in the file: an intent that landed after the other process opened
  * the session is refused, and its tool does not run here; a snapshot that did is reported; and a
- * question for a person whose storing was refused is not asked here (the other process asks).
+ * question for a person whose storing was refused is not asked here (the other process asks); and
+ * from the first refusal on, the agent's commands throw, as an agent superseded in its own process's do.
  *
  * The other process is stood in for by what its `open` does to the directory (a new `writer` file
  * renamed over this one's) and by a copy of the journal as its load would then read it, both made
@@ -19,6 +20,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createFileStore } from "../../src/durable/file-store.js";
+import { SessionTakenOverError } from "../../src/durable/store.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import { makeTool, ok } from "../agent/helpers.js";
 import { useTempDirs } from "../temp-dirs.js";
@@ -94,6 +96,9 @@ describe("the file store, when another process opens the session while a write i
 		expect(results[0]).toMatchObject({ isError: true });
 		expect(JSON.stringify(results[0]?.content)).toMatch(/opened by an agent of another process/);
 		expect(agent.storeProblems.some((problem) => TAKEN_OVER_ELSEWHERE.test(problem))).toBe(true);
+		// It knows now that the session is another agent's: what would write it is refused, as in one process.
+		await expect(agent.prompt("again")).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
+		expect(() => agent.followUp({ role: "user", content: "later", timestamp: Date.now() })).toThrow(SessionTakenOverError);
 	});
 
 	it("a question for a person whose storing another process's opening cut off is not asked here: that process asks", async () => {
