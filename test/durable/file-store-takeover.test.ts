@@ -14,7 +14,7 @@
  * after it).
  */
 import fsPromises from "node:fs/promises";
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -99,6 +99,44 @@ describe("the file store, when another process opens the session while a write i
 		// It knows now that the session is another agent's: what would write it is refused, as in one process.
 		await expect(agent.prompt("again")).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
 		expect(() => agent.followUp({ role: "user", content: "later", timestamp: Date.now() })).toThrow(SessionTakenOverError);
+	});
+
+	it("the intent that landed too late stays in the journal, beside the other process's own: a later load reads the session the other process made, and runs nothing again", async () => {
+		const dir = await tempDir();
+		const elsewhere = await tempDir();
+		const store = createFileStore(dir, { fsync: "never" });
+		const runs: string[] = [];
+		const charge = (by: string) => makeTool("charge", async () => (runs.push(by), ok("charged")));
+		const first = createScriptedModel([{ content: [{ type: "toolCall", name: "charge", arguments: {}, id: "c1" }] }, { content: "done here" }]);
+		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: first.model, tools: [charge("here")] }, streamFn: first.streamFn });
+		// The other process reads the session (a copy of its directory, as it is then) and opens it.
+		const other = createFileStore(elsewhere, { fsync: "never" });
+		const readThere = takeOverAtNextWrite(/"kind":"tool","phase":"intent"/, () => {
+			cpSync(store.directoryOf("s"), other.directoryOf("s"), { recursive: true });
+			openElsewhere(store.directoryOf("s"));
+			return readFileSync(join(store.directoryOf("s"), "journal.jsonl"), "utf8");
+		});
+		await agent.prompt("go");
+		const read = readThere() ?? "";
+		const late = readFileSync(join(store.directoryOf("s"), "journal.jsonl"), "utf8").slice(read.length);
+		expect(late).toMatch(/"kind":"tool","phase":"intent"/);
+		// That process goes on from what it read: the call had no intent there, so it runs it.
+		const second = createScriptedModel([{ content: "done there" }]);
+		const there = await Agent.load({ store: other, sessionId: "s", initialState: { model: second.model, tools: [charge("there")] }, streamFn: second.streamFn });
+		await there.waitForIdle();
+		await there.saved();
+		// The journal as it would be in the one directory: what it read, the late line, its own lines.
+		const journal = join(other.directoryOf("s"), "journal.jsonl");
+		const own = readFileSync(journal, "utf8");
+		expect(own.startsWith(read)).toBe(true);
+		writeFileSync(journal, read + late + own.slice(read.length));
+		const third = createScriptedModel([]);
+		const later = await Agent.load({ store: createFileStore(elsewhere, { fsync: "never" }), sessionId: "s", initialState: { model: third.model, tools: [charge("later")] }, streamFn: third.streamFn });
+		await later.waitForIdle();
+		expect(later.storeProblems).toEqual([]);
+		expect(later.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+		expect(JSON.stringify(later.state.messages.at(-1)?.content)).toMatch(/done there/);
+		expect(runs).toEqual(["there"]);
 	});
 
 	it("a question for a person whose storing another process's opening cut off is not asked here: that process asks", async () => {
