@@ -139,6 +139,43 @@ describe("the file store, when another process opens the session while a write i
 		expect(runs).toEqual(["there"]);
 	});
 
+	it("a model's reply that landed too late stays in the journal too: a later load takes the reply the other process got, whose call had started there, and answers that call as interrupted", async () => {
+		const dir = await tempDir();
+		const elsewhere = await tempDir();
+		const store = createFileStore(dir, { fsync: "never" });
+		const runs: string[] = [];
+		const first = createScriptedModel([{ content: [{ type: "toolCall", name: "charge", arguments: {}, id: "here-1" }] }, { content: "done here" }]);
+		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: first.model, tools: [makeTool("charge", async () => (runs.push("here"), ok("charged")))] }, streamFn: first.streamFn });
+		const other = createFileStore(elsewhere, { fsync: "never" });
+		const readThere = takeOverAtNextWrite(/"kind":"model","phase":"outcome"/, () => {
+			cpSync(store.directoryOf("s"), other.directoryOf("s"), { recursive: true });
+			openElsewhere(store.directoryOf("s"));
+			return readFileSync(join(store.directoryOf("s"), "journal.jsonl"), "utf8");
+		});
+		await agent.prompt("go");
+		const read = readThere() ?? "";
+		const late = readFileSync(join(store.directoryOf("s"), "journal.jsonl"), "utf8").slice(read.length);
+		expect(late).toMatch(/"kind":"model","phase":"outcome".*"here-1"/);
+		// That process asks the model again (another reply, another call) and stops while its call runs.
+		const second = createScriptedModel([{ content: [{ type: "toolCall", name: "charge", arguments: {}, id: "there-1" }] }]);
+		const there = await Agent.load({ store: other, sessionId: "s", initialState: { model: second.model, tools: [makeTool("charge", () => (runs.push("there"), new Promise<never>(() => {})))] }, streamFn: second.streamFn });
+		const journal = join(other.directoryOf("s"), "journal.jsonl");
+		await expect.poll(() => readFileSync(journal, "utf8")).toMatch(/"kind":"tool","phase":"intent"/);
+		const own = readFileSync(journal, "utf8");
+		expect(own.startsWith(read)).toBe(true);
+		writeFileSync(journal, read + late + own.slice(read.length));
+		const third = createScriptedModel([{ content: "done later" }]);
+		const later = await Agent.load({ store: createFileStore(elsewhere, { fsync: "never" }), sessionId: "s", initialState: { model: third.model, tools: [makeTool("charge", async () => (runs.push("later"), ok("charged")))] }, streamFn: third.streamFn });
+		await later.waitForIdle();
+		expect(later.storeProblems).toEqual([]);
+		const calls = later.state.messages.flatMap((message) => (message.role === "assistant" ? message.content.filter((block) => block.type === "toolCall").map((block) => block.id) : []));
+		expect(calls).toEqual(["there-1"]);
+		const result = later.state.messages.find((message) => message.role === "toolResult");
+		expect(JSON.stringify(result?.content)).toMatch(/interrupted by a restart/);
+		expect(runs).toEqual(["there"]);
+		there.abort();
+	});
+
 	it("a question for a person whose storing another process's opening cut off is not asked here: that process asks", async () => {
 		const dir = await tempDir();
 		const store = createFileStore(dir, { fsync: "never" });
