@@ -216,8 +216,9 @@ export class DurableSession {
 	) {
 		this.journal = new JournalIndex(entries, lastSeq);
 		const id = sessionId;
-		this.lineage = store && id !== undefined ? (stored ? lineage : newLineage()) : undefined;
-		this.#lineWithoutSnapshot = store !== undefined && id !== undefined && !stored;
+		const saves = store !== undefined && id !== undefined;
+		this.lineage = saves ? (stored ? lineage : newLineage()) : undefined;
+		this.#lineWithoutSnapshot = saves && !stored;
 		if (store && id !== undefined) {
 			const own = claim?.store === store && claim.sessionId === id ? claim : new SessionClaim(store, id);
 			this.#claim = own;
@@ -230,7 +231,7 @@ export class DurableSession {
 			this.journal.lineage = this.lineage;
 			this.journal.onAppend = (entry) => {
 				this.#entriesSince++;
-				if (this.#broken !== undefined || this.#lineWithoutSnapshot) return this.#repair();
+				if (this.#broken !== undefined || this.#lineWithoutSnapshot) return this.storeInSnapshot();
 				// After the writes before it: an effect that waits for its intent then also waits for
 				// what says its run exists (the snapshot or the prompt that starts it, the end of the
 				// run before; a restore without them would not look for its entries).
@@ -243,7 +244,7 @@ export class DurableSession {
 				if (!written) return undefined;
 				// The effect waits for a durable intent; a failed write fails the effect (see the batch actor).
 				const checked = written.then(
-					() => (skipped ? this.#repair() : undefined),
+					() => (skipped ? this.storeInSnapshot() : undefined),
 					(error: unknown) => this.#failed("append a journal entry", error),
 				);
 				// Entries nobody waits for (an outcome, a tool's progress) fail into `problems` only: a
@@ -255,25 +256,18 @@ export class DurableSession {
 	}
 
 	/**
-	 * Resolves once a snapshot taken after this step (it carries the journal so far; the entries of
-	 * one step make one save, see {@link DurableSession.requestSave}) is stored; rejects, with the
-	 * store's error, if it could not be.
+	 * For a write that failed, or that cannot go to the journal: resolves once a snapshot taken
+	 * after this step (it carries the journal so far, and what the write would have stored; the
+	 * entries of one step make one save, see {@link DurableSession.requestSave}) is stored; rejects,
+	 * with the store's error, if it could not be.
 	 */
-	#repair(): Promise<void> {
+	storeInSnapshot(): Promise<void> {
 		if (this.take) this.requestSave(this.take);
 		const repaired = this.settled().then(() => {
 			if (this.#broken !== undefined) throw new Error(`agentchart: ${this.#broken}`);
 		});
 		repaired.catch(() => {});
 		return repaired;
-	}
-
-	/**
-	 * For a write that failed: resolves once a snapshot taken after this step (it carries what the
-	 * write would have stored) is stored; rejects, naming the failure, if none could be.
-	 */
-	storeInSnapshot(): Promise<void> {
-		return this.#repair();
 	}
 
 	/**

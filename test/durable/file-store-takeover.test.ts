@@ -34,6 +34,8 @@ afterEach(() => {
 	syncBuiltinESMExports();
 });
 
+type FileStore = ReturnType<typeof createFileStore>;
+
 /** What another process's `open` of the session does to its directory: a writer file of its own, renamed over this one's. */
 function openElsewhere(sessionDir: string): void {
 	const path = join(sessionDir, "writer");
@@ -60,6 +62,33 @@ function takeOverAtNextWrite<T>(written: RegExp, takeOver: () => T): () => T | u
 	fsPromises.open = replaced;
 	syncBuiltinESMExports();
 	return () => taken?.value;
+}
+
+/**
+ * Another process for the two tests of what a late write leaves behind: at the next write matching
+ * `written`, the session's directory is copied to `other`'s (what that process's load reads) and
+ * opened elsewhere. Returns, once that write has run, the journal as read there and the lines that
+ * landed here after it.
+ */
+function copyElsewhereAtNextWrite(store: FileStore, other: FileStore, written: RegExp): () => { read: string; late: string } {
+	const journal = join(store.directoryOf("s"), "journal.jsonl");
+	const readThere = takeOverAtNextWrite(written, () => {
+		cpSync(store.directoryOf("s"), other.directoryOf("s"), { recursive: true });
+		openElsewhere(store.directoryOf("s"));
+		return readFileSync(journal, "utf8");
+	});
+	return () => {
+		const read = readThere() ?? "";
+		return { read, late: readFileSync(journal, "utf8").slice(read.length) };
+	};
+}
+
+/** `other`'s journal as it would be in the one directory: what it read, the lines that landed late, its own lines. */
+function withLateLines(other: FileStore, read: string, late: string): void {
+	const journal = join(other.directoryOf("s"), "journal.jsonl");
+	const own = readFileSync(journal, "utf8");
+	expect(own.startsWith(read)).toBe(true);
+	writeFileSync(journal, read + late + own.slice(read.length));
 }
 
 describe("the file store, when another process opens the session while a write is on its way", () => {
@@ -111,25 +140,16 @@ describe("the file store, when another process opens the session while a write i
 		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: first.model, tools: [charge("here")] }, streamFn: first.streamFn });
 		// The other process reads the session (a copy of its directory, as it is then) and opens it.
 		const other = createFileStore(elsewhere, { fsync: "never" });
-		const readThere = takeOverAtNextWrite(/"kind":"tool","phase":"intent"/, () => {
-			cpSync(store.directoryOf("s"), other.directoryOf("s"), { recursive: true });
-			openElsewhere(store.directoryOf("s"));
-			return readFileSync(join(store.directoryOf("s"), "journal.jsonl"), "utf8");
-		});
+		const lines = copyElsewhereAtNextWrite(store, other, /"kind":"tool","phase":"intent"/);
 		await agent.prompt("go");
-		const read = readThere() ?? "";
-		const late = readFileSync(join(store.directoryOf("s"), "journal.jsonl"), "utf8").slice(read.length);
+		const { read, late } = lines();
 		expect(late).toMatch(/"kind":"tool","phase":"intent"/);
 		// That process goes on from what it read: the call had no intent there, so it runs it.
 		const second = createScriptedModel([{ content: "done there" }]);
 		const there = await Agent.load({ store: other, sessionId: "s", initialState: { model: second.model, tools: [charge("there")] }, streamFn: second.streamFn });
 		await there.waitForIdle();
 		await there.saved();
-		// The journal as it would be in the one directory: what it read, the late line, its own lines.
-		const journal = join(other.directoryOf("s"), "journal.jsonl");
-		const own = readFileSync(journal, "utf8");
-		expect(own.startsWith(read)).toBe(true);
-		writeFileSync(journal, read + late + own.slice(read.length));
+		withLateLines(other, read, late);
 		const third = createScriptedModel([]);
 		const later = await Agent.load({ store: createFileStore(elsewhere, { fsync: "never" }), sessionId: "s", initialState: { model: third.model, tools: [charge("later")] }, streamFn: third.streamFn });
 		await later.waitForIdle();
@@ -147,23 +167,15 @@ describe("the file store, when another process opens the session while a write i
 		const first = createScriptedModel([{ content: [{ type: "toolCall", name: "charge", arguments: {}, id: "here-1" }] }, { content: "done here" }]);
 		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: first.model, tools: [makeTool("charge", async () => (runs.push("here"), ok("charged")))] }, streamFn: first.streamFn });
 		const other = createFileStore(elsewhere, { fsync: "never" });
-		const readThere = takeOverAtNextWrite(/"kind":"model","phase":"outcome"/, () => {
-			cpSync(store.directoryOf("s"), other.directoryOf("s"), { recursive: true });
-			openElsewhere(store.directoryOf("s"));
-			return readFileSync(join(store.directoryOf("s"), "journal.jsonl"), "utf8");
-		});
+		const lines = copyElsewhereAtNextWrite(store, other, /"kind":"model","phase":"outcome"/);
 		await agent.prompt("go");
-		const read = readThere() ?? "";
-		const late = readFileSync(join(store.directoryOf("s"), "journal.jsonl"), "utf8").slice(read.length);
+		const { read, late } = lines();
 		expect(late).toMatch(/"kind":"model","phase":"outcome".*"here-1"/);
 		// That process asks the model again (another reply, another call) and stops while its call runs.
 		const second = createScriptedModel([{ content: [{ type: "toolCall", name: "charge", arguments: {}, id: "there-1" }] }]);
 		const there = await Agent.load({ store: other, sessionId: "s", initialState: { model: second.model, tools: [makeTool("charge", () => (runs.push("there"), new Promise<never>(() => {})))] }, streamFn: second.streamFn });
-		const journal = join(other.directoryOf("s"), "journal.jsonl");
-		await expect.poll(() => readFileSync(journal, "utf8")).toMatch(/"kind":"tool","phase":"intent"/);
-		const own = readFileSync(journal, "utf8");
-		expect(own.startsWith(read)).toBe(true);
-		writeFileSync(journal, read + late + own.slice(read.length));
+		await expect.poll(() => readFileSync(join(other.directoryOf("s"), "journal.jsonl"), "utf8")).toMatch(/"kind":"tool","phase":"intent"/);
+		withLateLines(other, read, late);
 		const third = createScriptedModel([{ content: "done later" }]);
 		const later = await Agent.load({ store: createFileStore(elsewhere, { fsync: "never" }), sessionId: "s", initialState: { model: third.model, tools: [makeTool("charge", async () => (runs.push("later"), ok("charged")))] }, streamFn: third.streamFn });
 		await later.waitForIdle();
