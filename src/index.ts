@@ -22,7 +22,7 @@ export {
 	type ToolProgress,
 } from "./durable/journal.js";
 export { createMemoryStore, journalAfter, SessionTakenOverError, type AgentStore, type LoadedSession } from "./durable/store.js";
-export { createFileStore, type FileStoreOptions, type FsyncPolicy } from "./durable/file-store.js";
+export { createFileStore, type FileStore, type FileStoreOptions, type FsyncPolicy } from "./durable/file-store.js";
 export {
 	agentLoop,
 	agentLoopContinue,

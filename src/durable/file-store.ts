@@ -1,29 +1,40 @@
 /**
  * A store on the local file system: one directory per session, holding
  *
- * - `snapshot.json`: the last snapshot, replaced atomically (written to a temporary file,
- *   flushed, renamed over the old one; the one before is kept as `snapshot.prev.json`);
- * - `journal.jsonl`: the journal, appended one line per entry, each line carrying a CRC-32 of
- *   its JSON. A line a crash cut short (or any line that does not check) ends what is read,
- *   is reported, and is cut off the file when the session is loaded (so that what is appended
- *   next is read again);
  * - `writer`: which store opened the session last (a random token, with the process id and the
- *   time for a person reading it), replaced atomically by `open`.
+ *   time for a person reading it), replaced atomically by `open`;
+ * - `current`: the name of the session's files directory (below); without it, the files are in
+ *   the session's directory itself (as written by agentchart before the files directories, and by
+ *   a store that writes a session without opening it);
+ * - the files directory, `g<N>-<token>`, one per opening (`N` counts the openings):
+ *   - `snapshot.json`: the last snapshot, replaced atomically (written to a temporary file,
+ *     flushed, renamed over the old one; the one before is kept as `snapshot.prev.json`);
+ *   - `journal.jsonl`: the journal, appended one line per entry, each line carrying a CRC-32 of
+ *     its JSON. A line a crash cut short (or any line that does not check) ends what is read, is
+ *     reported, and is cut off the file when the session is loaded (so that what is appended next
+ *     is read again).
  *
  * When a snapshot is saved between runs, the journal entries it has seen are dropped (they are
  * in the transcript); entries numbered after it, if the file has any, are kept. Writes to one
  * session go one at a time, in the order they were asked for (by every file store of the
- * process on that directory). A store that opened a session
- * writes it only while the session's `writer` file is the one it put there: once a store of
- * another process opened the session, this one's writes are refused (`SessionTakenOverError`).
- * A write is checked before it and again once it is in the file: one that the other process may
- * have read the session without (it opened the session while the write was on its way) is
- * refused too, although it landed, so that the effect waiting for it is not made here while the
- * other process, which never saw its intent, makes it.
+ * process on that directory).
+ *
+ * One writer per session: a store that opened a session writes it only while the session's
+ * `writer` file is the one it put there; once a store of another process opened the session,
+ * this one's writes are refused (`SessionTakenOverError`). A write is checked before it and
+ * again once it is in the file: one that the other process may have read the session without (it
+ * opened the session while the write was on its way) is refused too, although it landed, so that
+ * the effect waiting for it is not made here while the other process, which never saw its
+ * intent, makes it. And such a late write lands where no load reads it: opening a session copies
+ * its files into a files directory of the opener's own (after the new `writer` file is in place)
+ * and then names it in `current`, so a write of the store it fenced off lands in the directory
+ * before, which the opening read before or never reads (a write that landed before the copy is in
+ * it, as a write a crash interrupted after it landed is). The files directories of earlier
+ * openings are removed once `current` names the new one.
  */
-import { type BigIntStats, closeSync, fsyncSync, openSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { type BigIntStats, closeSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { mkdir, open, readFile, truncate } from "node:fs/promises";
+import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import type { StoredJournalEntry } from "./journal.js";
@@ -50,6 +61,9 @@ const SNAPSHOT = "snapshot.json";
 const PREVIOUS = "snapshot.prev.json";
 const JOURNAL = "journal.jsonl";
 const WRITER = "writer";
+const CURRENT = "current";
+/** A files directory's name: the opening's number, then its token's first characters. */
+const FILES_DIRECTORY = /^g(\d+)-[0-9a-f]+$/;
 const TAKEN_OVER_BY = "an agent of another process (the session's writer file changed)";
 
 /**
@@ -67,6 +81,8 @@ interface WriterFile {
 	 * is gone (the session's directory was removed under this store).
 	 */
 	lost?: "replaced" | "gone" | undefined;
+	/** The files directory of this store's opening, once `current` names it. */
+	files?: string | undefined;
 }
 
 function checksum(text: string): string {
@@ -181,13 +197,65 @@ function flushDirectory(path: string): void {
 }
 
 /**
+ * The files directory that a session's `current` names (the session's directory itself when it
+ * has none), and the number of the opening that made it (0 for the session's directory).
+ */
+function currentFiles(dir: string): { path: string; number: number } {
+	let name: string;
+	try {
+		// Synchronous, as the writer checks are: a few bytes the OS has cached.
+		name = readFileSync(join(dir, CURRENT), "utf8").trim();
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return { path: dir, number: 0 };
+		throw error;
+	}
+	const match = FILES_DIRECTORY.exec(name);
+	if (!match) throw new Error(`agentchart: ${join(dir, CURRENT)} does not name a files directory (it holds "${name}")`);
+	return { path: join(dir, name), number: Number(match[1]) };
+}
+
+/** Copies a session's files, those there are, from one directory into another (flushed to the disk when `flush`). */
+async function copyFiles(from: string, to: string, flush: boolean): Promise<void> {
+	for (const name of [SNAPSHOT, PREVIOUS, JOURNAL]) {
+		try {
+			await copyFile(join(from, name), join(to, name));
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+			throw error;
+		}
+		if (flush) await flushFile(join(to, name));
+	}
+	if (flush) flushDirectory(to);
+}
+
+/** A file store: the {@link AgentStore} that {@link createFileStore} makes, and where it keeps a session. */
+export interface FileStore extends AgentStore {
+	/**
+	 * The session's directory (`writer`, `current`, and the files directories in it).
+	 *
+	 * @example
+	 * await rm(store.directoryOf("user-42"), { recursive: true }); // the session, gone
+	 */
+	directoryOf(sessionId: string): string;
+	/**
+	 * The directory this store reads and writes the session's `snapshot.json` and `journal.jsonl`
+	 * in: the files directory of its opening, once it opened the session; else the one the
+	 * session's `current` names (the session's directory itself, for a session never opened).
+	 *
+	 * @example
+	 * const journal = await readFile(join(store.filesOf("user-42"), "journal.jsonl"), "utf8");
+	 */
+	filesOf(sessionId: string): string;
+}
+
+/**
  * A store in a directory: one directory per session (see the module comment for the files).
  *
  * @example
  * const store = createFileStore("./sessions"); // fsync "always"
  * const agent = await Agent.load({ store, sessionId: "user-42", initialState: { model, tools }, streamFn });
  */
-export function createFileStore(root: string, options: FileStoreOptions = {}): AgentStore & { directoryOf(sessionId: string): string } {
+export function createFileStore(root: string, options: FileStoreOptions = {}): FileStore {
 	const fsync = options.fsync ?? "always";
 	const ready = new Set<string>();
 	/** The last journal number appended per session, by this store. */
@@ -195,6 +263,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 	const directoryOf = (sessionId: string) => join(root, directoryName(sessionId));
 	/** The sessions this store opened, and the writer file it put in each. */
 	const writers = new Map<string, WriterFile>();
+	const filesOf = (sessionId: string): string => writers.get(sessionId)?.files ?? currentFiles(directoryOf(sessionId)).path;
 
 	/** Whether the session's writer file is still the one this store put there (true when it opened none). */
 	const isWriter = (sessionId: string, dir: string): boolean => {
@@ -238,6 +307,21 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 		assertWriter(sessionId, dir);
 	};
 
+	/**
+	 * Runs a write to the session's files; one that fails because another store opened the
+	 * session (and removed the files directory this store wrote in) says so.
+	 */
+	const writing = async (sessionId: string, write: (dir: string, files: string) => Promise<void>): Promise<void> => {
+		const dir = await ensureDirectory(sessionId);
+		assertWriter(sessionId, dir);
+		try {
+			await write(dir, filesOf(sessionId));
+		} catch (error) {
+			assertWriter(sessionId, dir);
+			throw error;
+		}
+	};
+
 	const enqueue = (sessionId: string, write: () => Promise<void>): Promise<void> => {
 		const key = resolve(directoryOf(sessionId));
 		const previous = queues.get(key) ?? Promise.resolve();
@@ -259,49 +343,138 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 		return dir;
 	};
 
+	/**
+	 * Puts a `writer` file of this store's in the session's directory: from now on, the stores that
+	 * opened it before write nothing. `first`: none had (the file was made here, exclusively), so
+	 * no store's write can land late in the session's files.
+	 */
+	const fence = async (sessionId: string, token: string): Promise<{ dir: string; mine: WriterFile; first: boolean }> => {
+		const path = join(directoryOf(sessionId), WRITER);
+		// A few bytes to the OS's cache, synchronously as the checks are (see isWriter).
+		const body = `${JSON.stringify({ token, pid: process.pid, openedAt: new Date().toISOString() })}\n`;
+		const put = (): { mine: WriterFile; first: boolean } => {
+			let fd: number | undefined;
+			try {
+				fd = openSync(path, "wx");
+			} catch (error) {
+				if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+			}
+			if (fd !== undefined) {
+				try {
+					writeFileSync(fd, body);
+					const made = fstatSync(fd, { bigint: true });
+					return { mine: { ino: made.ino, mtimeNs: made.mtimeNs }, first: true };
+				} finally {
+					closeSync(fd);
+				}
+			}
+			const temporary = `${path}.${token}.tmp`;
+			writeFileSync(temporary, body);
+			// A rename keeps the inode and the modification time: a store that renames its own file over this one puts another inode there.
+			const written = statSync(temporary, { bigint: true });
+			renameSync(temporary, path);
+			return { mine: { ino: written.ino, mtimeNs: written.mtimeNs }, first: false };
+		};
+		let dir = await ensureDirectory(sessionId);
+		let fenced: { mine: WriterFile; first: boolean };
+		try {
+			fenced = put();
+		} catch (error) {
+			// The directory was removed since this store made it: the session starts anew.
+			if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+			ready.delete(sessionId);
+			dir = await ensureDirectory(sessionId);
+			fenced = put();
+		}
+		writers.set(sessionId, fenced.mine);
+		return { dir, ...fenced };
+	};
+
+	/**
+	 * Removes what the openings before `number` wrote: nobody reads it again, since every opening
+	 * from now on reads `current` after its fence, and `current` names this one's files now.
+	 */
+	const removeEarlierFiles = async (dir: string, number: number): Promise<void> => {
+		for (const name of await readdir(dir)) {
+			const match = FILES_DIRECTORY.exec(name);
+			const earlier = match ? Number(match[1]) < number : name === SNAPSHOT || name === PREVIOUS || name === JOURNAL || name === `${SNAPSHOT}.tmp` || name === `${JOURNAL}.tmp`;
+			// At most left for the next opening to remove: a store fenced off may be writing in it still.
+			if (earlier) await rm(join(dir, name), { recursive: true, force: true }).catch(() => {});
+		}
+	};
+
+	/** The session's snapshot and journal in `files`, as `load` reads them. */
+	const readFiles = async (files: string) => {
+		const problems: string[] = [];
+		const current = await readSnapshotFile(join(files, SNAPSHOT));
+		let snapshot = current.snapshot;
+		if (current.problem) problems.push(current.problem);
+		if (!snapshot) {
+			const previous = await readSnapshotFile(join(files, PREVIOUS));
+			if (previous.problem) problems.push(previous.problem);
+			if (previous.snapshot && current.problem) problems.push(`used ${PREVIOUS} instead`);
+			snapshot = previous.snapshot;
+		}
+		return { snapshot, problems, journal: await readJournal(join(files, JOURNAL)) };
+	};
+
 	return {
 		directoryOf,
+		filesOf,
 		sessionKey: (sessionId) => `file:${resolve(directoryOf(sessionId))}`,
 		open(sessionId) {
 			return enqueue(sessionId, async () => {
-				const dir = await ensureDirectory(sessionId);
+				const existing = writers.get(sessionId);
 				// Opened by this store before, and by no other since: it writes the session still.
-				if (writers.has(sessionId) && isWriter(sessionId, dir)) return;
+				if (existing && isWriter(sessionId, directoryOf(sessionId))) return;
 				const token = randomUUID();
-				const path = join(dir, WRITER);
-				const temporary = `${path}.${token}.tmp`;
-				// A few bytes to the OS's cache, synchronously as the checks are (see isWriter).
-				const body = `${JSON.stringify({ token, pid: process.pid, openedAt: new Date().toISOString() })}\n`;
-				try {
-					writeFileSync(temporary, body);
-				} catch (error) {
-					// The directory was removed since this store made it: the session starts anew.
-					if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-					ready.delete(sessionId);
-					await ensureDirectory(sessionId);
-					writeFileSync(temporary, body);
+				const { dir, mine, first } = await fence(sessionId, token);
+				// Read after the fence: an opening before this one can no longer change it (see removeEarlierFiles).
+				const from = currentFiles(dir);
+				if (first && from.path === dir) {
+					// No store opened the session before (a new one): none can write in it late, and its files stay where they are.
+					mine.files = dir;
+					return;
 				}
-				// A rename keeps the inode and the modification time: a store that renames its own file over this one puts another inode there.
-				const written = statSync(temporary, { bigint: true });
-				renameSync(temporary, path);
-				writers.set(sessionId, { ino: written.ino, mtimeNs: written.mtimeNs });
+				const name = `g${from.number + 1}-${token.slice(0, 8)}`;
+				const files = join(dir, name);
+				if (from.path !== dir) {
+					try {
+						statSync(from.path);
+					} catch {
+						throw new Error(`agentchart: session "${sessionId}": ${join(dir, CURRENT)} names ${from.path}, which is gone; the session's files are not where it says`);
+					}
+				}
+				await mkdir(files);
+				await copyFiles(from.path, files, fsync !== "never");
+				const named = join(dir, `${CURRENT}.${token}.tmp`);
+				writeFileSync(named, `${name}\n`);
+				if (fsync !== "never") await flushFile(named);
+				try {
+					landChecked(sessionId, dir, () => renameSync(named, join(dir, CURRENT)));
+				} catch (error) {
+					await rm(named, { force: true });
+					throw error;
+				}
+				if (fsync !== "never") flushDirectory(dir);
+				mine.files = files;
+				await removeEarlierFiles(dir, from.number + 1);
 			});
 		},
 		async load(sessionId) {
 			await queues.get(resolve(directoryOf(sessionId)))?.catch(() => {});
-			const dir = directoryOf(sessionId);
-			const problems: string[] = [];
-			const current = await readSnapshotFile(join(dir, SNAPSHOT));
-			let snapshot = current.snapshot;
-			if (current.problem) problems.push(current.problem);
-			if (!snapshot) {
-				const previous = await readSnapshotFile(join(dir, PREVIOUS));
-				if (previous.problem) problems.push(previous.problem);
-				if (previous.snapshot && current.problem) problems.push(`used ${PREVIOUS} instead`);
-				snapshot = previous.snapshot;
+			let files = filesOf(sessionId);
+			let read = await readFiles(files);
+			// A store that did not open the session reads where `current` named: another store's opening may have moved the files meanwhile.
+			for (let attempt = 0; !writers.get(sessionId)?.files && attempt < 3; attempt++) {
+				const now = filesOf(sessionId);
+				if (now === files) break;
+				files = now;
+				read = await readFiles(files);
 			}
-			const journalPath = join(dir, JOURNAL);
-			const journal = await readJournal(journalPath);
+			const { journal, problems } = read;
+			let { snapshot } = read;
+			const journalPath = join(files, JOURNAL);
 			if (journal.problem) {
 				problems.push(journal.problem);
 				// Cut back to the lines that check: an entry appended after a torn line would join it and be lost too.
@@ -314,55 +487,56 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): A
 				if (journal.entries.length > 0 || problems.length > 0) problems.push("no snapshot could be read: the session starts again from nothing");
 				return problems.length > 0 ? { snapshot: undefined, problems } : undefined;
 			}
-			return { snapshot: { ...snapshot, journal: journalAfter(snapshot, journal.entries) }, problems };
+			snapshot = { ...snapshot, journal: journalAfter(snapshot, journal.entries) };
+			return { snapshot, problems };
 		},
 		saveSnapshot(sessionId, snapshot) {
-			return enqueue(sessionId, async () => {
-				const dir = await ensureDirectory(sessionId);
-				assertWriter(sessionId, dir);
-				const body = JSON.stringify(snapshot);
-				const file: SnapshotFile = { crc: checksum(body), snapshot: body };
-				const temporary = join(dir, `${SNAPSHOT}.tmp`);
-				await writeThrough(temporary, "w", JSON.stringify(file), fsync !== "never");
-				// Checked again right before the renames, which are what another process reads (see landChecked).
-				landChecked(sessionId, dir, () => {
-					try {
-						renameSync(join(dir, SNAPSHOT), join(dir, PREVIOUS));
-					} catch (error) {
-						if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+			return enqueue(sessionId, () =>
+				writing(sessionId, async (dir, files) => {
+					const body = JSON.stringify(snapshot);
+					const file: SnapshotFile = { crc: checksum(body), snapshot: body };
+					const temporary = join(files, `${SNAPSHOT}.tmp`);
+					await writeThrough(temporary, "w", JSON.stringify(file), fsync !== "never");
+					// Checked again right before the renames, which are what another process reads (see landChecked).
+					landChecked(sessionId, dir, () => {
+						try {
+							renameSync(join(files, SNAPSHOT), join(files, PREVIOUS));
+						} catch (error) {
+							if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+						}
+						renameSync(temporary, join(files, SNAPSHOT));
+					});
+					if (fsync !== "never") flushDirectory(files);
+					// The entries the snapshot has seen are in it (in its transcript between runs, in its
+					// journal during one). Later ones stay (an agent appends them after this save; a store
+					// shared by two writers may not). Rewriting also drops a line a failed append left torn,
+					// which would make the lines appended after it untrusted at load: the snapshot an agent
+					// saves after a failed write heals the file.
+					const seen = snapshot.journalSeq ?? 0;
+					const path = join(files, JOURNAL);
+					let kept = "";
+					if ((appended.get(sessionId) ?? 0) > seen) {
+						const { entries } = await readJournal(path);
+						kept = entries.filter((entry) => entry.seq > seen && ofLineage(snapshot, entry)).map(journalLine).join("");
 					}
-					renameSync(temporary, join(dir, SNAPSHOT));
-				});
-				if (fsync !== "never") flushDirectory(dir);
-				// The entries the snapshot has seen are in it (in its transcript between runs, in its
-				// journal during one). Later ones stay (an agent appends them after this save; a store
-				// shared by two writers may not). Rewriting also drops a line a failed append left torn,
-				// which would make the lines appended after it untrusted at load: the snapshot an agent
-				// saves after a failed write heals the file.
-				const seen = snapshot.journalSeq ?? 0;
-				const path = join(dir, JOURNAL);
-				let kept = "";
-				if ((appended.get(sessionId) ?? 0) > seen) {
-					const { entries } = await readJournal(path);
-					kept = entries.filter((entry) => entry.seq > seen && ofLineage(snapshot, entry)).map(journalLine).join("");
-				}
-				await writeThrough(`${path}.tmp`, "w", kept, fsync !== "never");
-				landChecked(sessionId, dir, () => renameSync(`${path}.tmp`, path));
-				if (fsync !== "never") flushDirectory(dir);
-			});
+					await writeThrough(`${path}.tmp`, "w", kept, fsync !== "never");
+					landChecked(sessionId, dir, () => renameSync(`${path}.tmp`, path));
+					if (fsync !== "never") flushDirectory(files);
+				}),
+			);
 		},
 		appendJournal(sessionId, entry) {
-			return enqueue(sessionId, async () => {
-				const dir = await ensureDirectory(sessionId);
-				assertWriter(sessionId, dir);
-				const path = join(dir, JOURNAL);
-				// Counted first: a snapshot saved later keeps what may be in the file (reading it back costs only time).
-				appended.set(sessionId, Math.max(appended.get(sessionId) ?? 0, entry.seq));
-				await writeThrough(path, "a", journalLine(entry), fsync === "always");
-				// In the file now: a process that opened the session before this check may have read the
-				// journal without it (see landChecked), so an effect waiting for it must not be made.
-				assertWriter(sessionId, dir);
-			});
+			return enqueue(sessionId, () =>
+				writing(sessionId, async (dir, files) => {
+					const path = join(files, JOURNAL);
+					// Counted first: a snapshot saved later keeps what may be in the file (reading it back costs only time).
+					appended.set(sessionId, Math.max(appended.get(sessionId) ?? 0, entry.seq));
+					await writeThrough(path, "a", journalLine(entry), fsync === "always");
+					// In the file now: a process that opened the session before this check may have read the
+					// journal without it (see landChecked), so an effect waiting for it must not be made.
+					assertWriter(sessionId, dir);
+				}),
+			);
 		},
 	};
 }

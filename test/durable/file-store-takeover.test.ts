@@ -7,14 +7,18 @@
  * the session is refused, and its tool does not run here; a snapshot that did is reported; and a
  * question for a person whose storing was refused is not asked here (the other process asks); and
  * from the first refusal on, the agent's commands throw, as an agent superseded in its own process's do.
+ * And what landed too late lands in the files directory of this process's opening, which no load
+ * reads once the other process's opening named its own in `current`.
  *
  * The other process is stood in for by what its `open` does to the directory (a new `writer` file
- * renamed over this one's) and by a copy of the journal as its load would then read it, both made
- * just before this process writes (through `fs.promises.open`, replaced for the test and put back
- * after it).
+ * renamed over this one's, then the session's files copied into a files directory of its own,
+ * named in `current`), done just before this process writes (through `fs.promises.open` or
+ * `fs.renameSync`, replaced for the test and put back after it). What that process does next is
+ * done by a store of its own on the same directory.
  */
+import fs from "node:fs";
 import fsPromises from "node:fs/promises";
-import { cpSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -29,18 +33,31 @@ const tempDir = useTempDirs("agentchart-takeover-");
 const TAKEN_OVER_ELSEWHERE = /session "s" was opened by an agent of another process/;
 
 const realOpen = fsPromises.open;
+const realRenameSync = fs.renameSync;
 afterEach(() => {
 	fsPromises.open = realOpen;
+	fs.renameSync = realRenameSync;
 	syncBuiltinESMExports();
 });
 
-type FileStore = ReturnType<typeof createFileStore>;
-
-/** What another process's `open` of the session does to its directory: a writer file of its own, renamed over this one's. */
-function openElsewhere(sessionDir: string): void {
-	const path = join(sessionDir, "writer");
-	writeFileSync(`${path}.other.tmp`, `${JSON.stringify({ token: "other", pid: 0, openedAt: new Date().toISOString() })}\n`);
-	renameSync(`${path}.other.tmp`, path);
+/**
+ * What another process's `open` of the session does to its directory: a writer file of its own,
+ * renamed over this one's; then the session's files, as they are at that moment, copied into a
+ * files directory of its own, which `current` names. Returns that directory (what its load reads).
+ */
+function openElsewhere(sessionDir: string): string {
+	const writer = join(sessionDir, "writer");
+	writeFileSync(`${writer}.other.tmp`, `${JSON.stringify({ token: "other", pid: 0, openedAt: new Date().toISOString() })}\n`);
+	renameSync(`${writer}.other.tmp`, writer);
+	const current = join(sessionDir, "current");
+	const name = existsSync(current) ? readFileSync(current, "utf8").trim() : undefined;
+	const from = name === undefined ? sessionDir : join(sessionDir, name);
+	const files = `g${Number(/^g(\d+)-/.exec(name ?? "g0-")?.[1]) + 1}-0e0e0e0e`;
+	mkdirSync(join(sessionDir, files));
+	for (const file of ["snapshot.json", "snapshot.prev.json", "journal.jsonl"]) if (existsSync(join(from, file))) copyFileSync(join(from, file), join(sessionDir, files, file));
+	writeFileSync(`${current}.other.tmp`, `${files}\n`);
+	renameSync(`${current}.other.tmp`, current);
+	return join(sessionDir, files);
 }
 
 /**
@@ -64,31 +81,9 @@ function takeOverAtNextWrite<T>(written: RegExp, takeOver: () => T): () => T | u
 	return () => taken?.value;
 }
 
-/**
- * Another process for the two tests of what a late write leaves behind: at the next write matching
- * `written`, the session's directory is copied to `other`'s (what that process's load reads) and
- * opened elsewhere. Returns, once that write has run, the journal as read there and the lines that
- * landed here after it.
- */
-function copyElsewhereAtNextWrite(store: FileStore, other: FileStore, written: RegExp): () => { read: string; late: string } {
-	const journal = join(store.directoryOf("s"), "journal.jsonl");
-	const readThere = takeOverAtNextWrite(written, () => {
-		cpSync(store.directoryOf("s"), other.directoryOf("s"), { recursive: true });
-		openElsewhere(store.directoryOf("s"));
-		return readFileSync(journal, "utf8");
-	});
-	return () => {
-		const read = readThere() ?? "";
-		return { read, late: readFileSync(journal, "utf8").slice(read.length) };
-	};
-}
-
-/** `other`'s journal as it would be in the one directory: what it read, the lines that landed late, its own lines. */
-function withLateLines(other: FileStore, read: string, late: string): void {
-	const journal = join(other.directoryOf("s"), "journal.jsonl");
-	const own = readFileSync(journal, "utf8");
-	expect(own.startsWith(read)).toBe(true);
-	writeFileSync(journal, read + late + own.slice(read.length));
+/** A role and its text, per message. */
+function transcript(agent: Agent): string[] {
+	return agent.state.messages.map((message) => `${message.role}: ${JSON.stringify(message.content)}`);
 }
 
 describe("the file store, when another process opens the session while a write is on its way", () => {
@@ -108,10 +103,7 @@ describe("the file store, when another process opens the session while a write i
 			initialState: { model: scripted.model, tools: [charge] },
 			streamFn: scripted.streamFn,
 		});
-		const readThere = takeOverAtNextWrite(/"kind":"tool","phase":"intent"/, () => {
-			openElsewhere(sessionDir);
-			return readFileSync(join(sessionDir, "journal.jsonl"), "utf8");
-		});
+		const readThere = takeOverAtNextWrite(/"kind":"tool","phase":"intent"/, () => readFileSync(join(openElsewhere(sessionDir), "journal.jsonl"), "utf8"));
 		await agent.prompt("charge it");
 		await expect(agent.saved()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
 		const journalThere = readThere();
@@ -130,28 +122,29 @@ describe("the file store, when another process opens the session while a write i
 		expect(() => agent.followUp({ role: "user", content: "later", timestamp: Date.now() })).toThrow(SessionTakenOverError);
 	});
 
-	it("the intent that landed too late stays in the journal, beside the other process's own: a later load reads the session the other process made, and runs nothing again", async () => {
+	it("the intent that landed too late is in no file a later load reads: the other process runs the call, and a later load reads the session it made and runs nothing again", async () => {
 		const dir = await tempDir();
-		const elsewhere = await tempDir();
 		const store = createFileStore(dir, { fsync: "never" });
 		const runs: string[] = [];
 		const charge = (by: string) => makeTool("charge", async () => (runs.push(by), ok("charged")));
 		const first = createScriptedModel([{ content: [{ type: "toolCall", name: "charge", arguments: {}, id: "c1" }] }, { content: "done here" }]);
 		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: first.model, tools: [charge("here")] }, streamFn: first.streamFn });
-		// The other process reads the session (a copy of its directory, as it is then) and opens it.
-		const other = createFileStore(elsewhere, { fsync: "never" });
-		const lines = copyElsewhereAtNextWrite(store, other, /"kind":"tool","phase":"intent"/);
+		const here = store.filesOf("s");
+		const tookOver = takeOverAtNextWrite(/"kind":"tool","phase":"intent"/, () => openElsewhere(store.directoryOf("s")));
 		await agent.prompt("go");
-		const { read, late } = lines();
-		expect(late).toMatch(/"kind":"tool","phase":"intent"/);
+		expect(tookOver()).toBeDefined();
+		// It landed, in this process's files directory, which that process's opening copied before it.
+		expect(readFileSync(join(here, "journal.jsonl"), "utf8")).toMatch(/"kind":"tool","phase":"intent"/);
+		expect(readFileSync(join(tookOver() as string, "journal.jsonl"), "utf8")).not.toMatch(/"kind":"tool","phase":"intent"/);
 		// That process goes on from what it read: the call had no intent there, so it runs it.
 		const second = createScriptedModel([{ content: "done there" }]);
-		const there = await Agent.load({ store: other, sessionId: "s", initialState: { model: second.model, tools: [charge("there")] }, streamFn: second.streamFn });
+		const there = await Agent.load({ store: createFileStore(dir, { fsync: "never" }), sessionId: "s", initialState: { model: second.model, tools: [charge("there")] }, streamFn: second.streamFn });
 		await there.waitForIdle();
 		await there.saved();
-		withLateLines(other, read, late);
+		// What the openings before wrote is removed once `current` names a later one's files.
+		expect(existsSync(join(here, "journal.jsonl"))).toBe(false);
 		const third = createScriptedModel([]);
-		const later = await Agent.load({ store: createFileStore(elsewhere, { fsync: "never" }), sessionId: "s", initialState: { model: third.model, tools: [charge("later")] }, streamFn: third.streamFn });
+		const later = await Agent.load({ store: createFileStore(dir, { fsync: "never" }), sessionId: "s", initialState: { model: third.model, tools: [charge("later")] }, streamFn: third.streamFn });
 		await later.waitForIdle();
 		expect(later.storeProblems).toEqual([]);
 		expect(later.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
@@ -159,25 +152,23 @@ describe("the file store, when another process opens the session while a write i
 		expect(runs).toEqual(["there"]);
 	});
 
-	it("a model's reply that landed too late stays in the journal too: a later load takes the reply the other process got, whose call had started there, and answers that call as interrupted", async () => {
+	it("a model's reply that landed too late is in no file a later load reads either: a later load takes the reply the other process got, whose call had started there, and answers that call as interrupted", async () => {
 		const dir = await tempDir();
-		const elsewhere = await tempDir();
 		const store = createFileStore(dir, { fsync: "never" });
 		const runs: string[] = [];
 		const first = createScriptedModel([{ content: [{ type: "toolCall", name: "charge", arguments: {}, id: "here-1" }] }, { content: "done here" }]);
 		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: first.model, tools: [makeTool("charge", async () => (runs.push("here"), ok("charged")))] }, streamFn: first.streamFn });
-		const other = createFileStore(elsewhere, { fsync: "never" });
-		const lines = copyElsewhereAtNextWrite(store, other, /"kind":"model","phase":"outcome"/);
+		const here = store.filesOf("s");
+		takeOverAtNextWrite(/"kind":"model","phase":"outcome"/, () => openElsewhere(store.directoryOf("s")));
 		await agent.prompt("go");
-		const { read, late } = lines();
-		expect(late).toMatch(/"kind":"model","phase":"outcome".*"here-1"/);
+		expect(readFileSync(join(here, "journal.jsonl"), "utf8")).toMatch(/"kind":"model","phase":"outcome".*"here-1"/);
 		// That process asks the model again (another reply, another call) and stops while its call runs.
 		const second = createScriptedModel([{ content: [{ type: "toolCall", name: "charge", arguments: {}, id: "there-1" }] }]);
-		const there = await Agent.load({ store: other, sessionId: "s", initialState: { model: second.model, tools: [makeTool("charge", () => (runs.push("there"), new Promise<never>(() => {})))] }, streamFn: second.streamFn });
-		await expect.poll(() => readFileSync(join(other.directoryOf("s"), "journal.jsonl"), "utf8")).toMatch(/"kind":"tool","phase":"intent"/);
-		withLateLines(other, read, late);
+		const thereStore = createFileStore(dir, { fsync: "never" });
+		const there = await Agent.load({ store: thereStore, sessionId: "s", initialState: { model: second.model, tools: [makeTool("charge", () => (runs.push("there"), new Promise<never>(() => {})))] }, streamFn: second.streamFn });
+		await expect.poll(() => readFileSync(join(thereStore.filesOf("s"), "journal.jsonl"), "utf8")).toMatch(/"kind":"tool","phase":"intent"/);
 		const third = createScriptedModel([{ content: "done later" }]);
-		const later = await Agent.load({ store: createFileStore(elsewhere, { fsync: "never" }), sessionId: "s", initialState: { model: third.model, tools: [makeTool("charge", async () => (runs.push("later"), ok("charged")))] }, streamFn: third.streamFn });
+		const later = await Agent.load({ store: createFileStore(dir, { fsync: "never" }), sessionId: "s", initialState: { model: third.model, tools: [makeTool("charge", async () => (runs.push("later"), ok("charged")))] }, streamFn: third.streamFn });
 		await later.waitForIdle();
 		expect(later.storeProblems).toEqual([]);
 		const calls = later.state.messages.flatMap((message) => (message.role === "assistant" ? message.content.filter((block) => block.type === "toolCall").map((block) => block.id) : []));
@@ -186,6 +177,38 @@ describe("the file store, when another process opens the session while a write i
 		expect(JSON.stringify(result?.content)).toMatch(/interrupted by a restart/);
 		expect(runs).toEqual(["there"]);
 		there.abort();
+	});
+
+	it("a snapshot renamed into place in the moment between its check and its rename, after another process opened the session and read it, is not what a later load reads: the session that process read is", async () => {
+		const dir = await tempDir();
+		const store = createFileStore(dir, { fsync: "never" });
+		const scripted = createScriptedModel([{ content: "first" }]);
+		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await agent.prompt("one");
+		await agent.saved();
+		const before = transcript(agent);
+		const here = store.filesOf("s");
+		// Another process opens the session (and reads it) right after this one's check, before its rename.
+		let tookOver = false;
+		fs.renameSync = ((from: fs.PathLike, to: fs.PathLike) => {
+			if (!tookOver && String(from).endsWith("snapshot.json.tmp")) {
+				tookOver = true;
+				openElsewhere(store.directoryOf("s"));
+			}
+			realRenameSync(from, to);
+		}) as typeof fs.renameSync;
+		syncBuiltinESMExports();
+		agent.state.messages = [];
+		await expect(agent.save()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
+		expect(tookOver).toBe(true);
+		// It landed, in this process's files directory.
+		expect(readFileSync(join(here, "snapshot.json"), "utf8")).not.toMatch(/first/);
+		fs.renameSync = realRenameSync;
+		syncBuiltinESMExports();
+		const later = await Agent.load({ store: createFileStore(dir, { fsync: "never" }), sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		expect(later.storeProblems).toEqual([]);
+		expect(transcript(later)).toEqual(before);
+		expect(before).toHaveLength(2);
 	});
 
 	it("a question for a person whose storing another process's opening cut off is not asked here: that process asks", async () => {

@@ -3,7 +3,8 @@
  * of a write (a torn journal line, a snapshot that does not read): the last good state is used
  * and what was left out is reported, never silently dropped.
  */
-import { readFile, writeFile, appendFile } from "node:fs/promises";
+import { readdir, readFile, writeFile, appendFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
@@ -173,6 +174,57 @@ describe("the file store after a crash mid-write", () => {
 		await store.appendJournal("s", entry(1));
 		await store.saveSnapshot("s", { ...(await idleSnapshot("done")), journalSeq: 1 });
 		expect(await readFile(join(store.directoryOf("s"), "journal.jsonl"), "utf8")).toBe("");
+	});
+});
+
+describe("the file store's files directories", () => {
+	it("an opening copies the session into a files directory of its own and names it in `current` (but the first, which keeps the files where they are); the files of earlier openings are removed", async () => {
+		const root = await tempDir();
+		const store = createFileStore(root, { fsync: "never" });
+		// A store that writes without opening the session writes where `current` says: nowhere yet, so in the session's directory (as agentchart did before files directories).
+		await store.saveSnapshot("s", await idleSnapshot("kept"));
+		const dir = store.directoryOf("s");
+		expect(store.filesOf("s")).toBe(dir);
+		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }, { content: "three" }]);
+		const load = async () => {
+			const opener = createFileStore(root, { fsync: "never" });
+			return { agent: await Agent.load({ store: opener, sessionId: "s", streamFn: scripted.streamFn }), files: opener.filesOf("s") };
+		};
+		// The first opening: no store opened the session before, so none can write in it late.
+		const first = await load();
+		expect(first.files).toBe(dir);
+		expect(existsSync(join(dir, "current"))).toBe(false);
+		await first.agent.prompt("hello");
+		await first.agent.saved();
+		const second = await load();
+		expect(second.agent.state.messages.map((message) => textOf(message))).toEqual(["hello", "kept", "hello", "one"]);
+		expect(second.files).toBe(join(dir, (await readFile(join(dir, "current"), "utf8")).trim()));
+		expect(second.files).toMatch(/[/\\]g1-[0-9a-f]{8}$/);
+		// Moved: nothing of the session is left beside `writer` and `current`.
+		expect((await readdir(dir)).sort()).toEqual([second.files.split(/[/\\]/).at(-1), "current", "writer"].sort());
+		await second.agent.prompt("again");
+		await second.agent.saved();
+		const third = await load();
+		expect(third.files).toMatch(/[/\\]g2-[0-9a-f]{8}$/);
+		expect(existsSync(second.files)).toBe(false);
+		await third.agent.prompt("once more");
+		await third.agent.saved();
+		expect(third.agent.storeProblems).toEqual([]);
+		// A store that did not open it reads it where `current` says: the snapshot and the runs journaled after it.
+		const loaded = await createFileStore(root).load("s");
+		expect(loaded?.problems).toEqual([]);
+		expect(loaded?.snapshot?.journal.length).toBeGreaterThan(0);
+		expect((await load()).agent.state.messages.map((message) => textOf(message))).toEqual(["hello", "kept", "hello", "one", "again", "two", "once more", "three"]);
+	});
+
+	it("refuses to open a session whose `current` names a files directory that is gone, rather than start it anew", async () => {
+		const root = await tempDir();
+		const store = createFileStore(root, { fsync: "never" });
+		await store.open?.("s");
+		await store.saveSnapshot("s", await idleSnapshot("kept"));
+		await writeFile(join(store.directoryOf("s"), "current"), "g7-abcdef01\n");
+		const scripted = createScriptedModel([]);
+		await expect(Agent.load({ store: createFileStore(root), sessionId: "s", streamFn: scripted.streamFn })).rejects.toThrow(/current names .*g7-abcdef01, which is gone/);
 	});
 });
 

@@ -129,7 +129,8 @@ function textOf(content: unknown): string {
 /** The file store, reporting its writes; one of them torn when `tearWrite` says so. */
 function reportingStore(): AgentStore {
 	const inner = createFileStore(args.root, { fsync: args.fsync });
-	const dir = inner.directoryOf(args.sessionId);
+	// Where the store writes the session (its own files directory once it opened it), asked at the tear.
+	const filesOf = () => inner.filesOf(args.sessionId);
 	let writes = 0;
 	// No queue of its own: the agent hands a write over only once the one before it is done, so a
 	// torn write lands after every earlier one, as in a real crash mid-write (the crash test checks
@@ -138,7 +139,8 @@ function reportingStore(): AgentStore {
 		report("write-start torn");
 		// The first part of what would have been written, then death: as a crash in the middle of the write leaves it.
 		const part = text.slice(0, between(1, Math.max(1, text.length - 1)));
-		// A new session's first write finds no directory yet (the store makes it as it writes).
+		// Made by the store when it opened the session; made here too in case its open failed.
+		const dir = filesOf();
 		await mkdir(dir, { recursive: true });
 		if (append) await appendFile(join(dir, file), part);
 		else await writeFile(join(dir, file), part);
