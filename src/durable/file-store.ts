@@ -11,8 +11,9 @@
  *     flushed, renamed over the old one; the one before is kept as `snapshot.prev.json`);
  *   - `journal.jsonl`: the journal, appended one line per entry, each line carrying a CRC-32 of
  *     its JSON. A line a crash cut short (or any line that does not check) ends what is read, is
- *     reported, and is cut off the file when the session is loaded (so that what is appended next
- *     is read again).
+ *     reported, and is cut off the file when the store that writes the session loads it (so that
+ *     what is appended next is read again; a store reading a session that another opened, without
+ *     opening it, leaves the file as it is: the line may be an append under way).
  *
  * When a snapshot is saved between runs, the journal entries it has seen are dropped (they are
  * in the transcript); entries numbered after it, if the file has any, are kept. Writes to one
@@ -32,14 +33,14 @@
  * it, as a write a crash interrupted after it landed is). The files directories of earlier
  * openings are removed once `current` names the new one.
  */
-import { type BigIntStats, closeSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { type BigIntStats, closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import type { StoredJournalEntry } from "./journal.js";
 import { type AgentSnapshot, readAgentSnapshot } from "./snapshot.js";
-import { type AgentStore, journalAfter, ofLineage, SessionTakenOverError } from "./store.js";
+import { type AgentStore, journalAfter, type LoadedSession, ofLineage, SessionTakenOverError } from "./store.js";
 
 /**
  * When the file store waits for the disk (`fsync`):
@@ -418,6 +419,15 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 		return { snapshot, problems, journal: await readJournal(join(files, JOURNAL)) };
 	};
 
+	/** What `load` returns for what it read. */
+	const finish = (snapshot: AgentSnapshot | undefined, problems: string[], entries: StoredJournalEntry[]): LoadedSession | undefined => {
+		if (!snapshot) {
+			if (entries.length > 0 || problems.length > 0) problems.push("no snapshot could be read: the session starts again from nothing");
+			return problems.length > 0 ? { snapshot: undefined, problems } : undefined;
+		}
+		return { snapshot: { ...snapshot, journal: journalAfter(snapshot, entries) }, problems };
+	};
+
 	return {
 		directoryOf,
 		filesOf,
@@ -472,23 +482,22 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				files = now;
 				read = await readFiles(files);
 			}
-			const { journal, problems } = read;
-			let { snapshot } = read;
+			const { journal, problems, snapshot } = read;
 			const journalPath = join(files, JOURNAL);
 			if (journal.problem) {
 				problems.push(journal.problem);
 				// Cut back to the lines that check: an entry appended after a torn line would join it and be lost too.
+				// Only where no other store may be appending (the line may be one on its way, not torn): in
+				// this store's own files, or in a session no store opened. A store that reads a session
+				// another writes, without opening it, changes nothing.
+				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, directoryOf(sessionId));
+				if (!own && existsSync(join(directoryOf(sessionId), WRITER))) return finish(snapshot, problems, journal.entries);
 				await enqueue(sessionId, async () => {
 					await truncate(journalPath, journal.goodLength ?? 0);
 					if (fsync !== "never") await flushFile(journalPath);
 				});
 			}
-			if (!snapshot) {
-				if (journal.entries.length > 0 || problems.length > 0) problems.push("no snapshot could be read: the session starts again from nothing");
-				return problems.length > 0 ? { snapshot: undefined, problems } : undefined;
-			}
-			snapshot = { ...snapshot, journal: journalAfter(snapshot, journal.entries) };
-			return { snapshot, problems };
+			return finish(snapshot, problems, journal.entries);
 		},
 		saveSnapshot(sessionId, snapshot) {
 			return enqueue(sessionId, () =>

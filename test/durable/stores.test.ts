@@ -144,6 +144,30 @@ describe("the file store after a crash mid-write", () => {
 		expect(loaded?.snapshot?.journal.map((each) => each.seq)).toEqual([1, 2]);
 	});
 
+	it("cuts nothing in a session another store opened when it reads it without opening it: the line it finds unfinished may be one on its way", async () => {
+		const root = await tempDir();
+		const writer = createFileStore(root, { fsync: "never" });
+		await writer.open?.("s");
+		await writer.saveSnapshot("s", { ...(await idleSnapshot("x")), journalSeq: 0 });
+		await writer.appendJournal("s", entry(1));
+		await writer.appendJournal("s", entry(2));
+		const journal = join(writer.filesOf("s"), "journal.jsonl");
+		const whole = await readFile(journal, "utf8");
+		// The writer's second line, half written: what a reader finds while the append is under way.
+		const half = whole.slice(0, whole.length - 12);
+		await writeFile(journal, half);
+		const reader = createFileStore(root, { fsync: "never" });
+		const loaded = await reader.load("s");
+		expect(loaded?.problems.join("\n")).toMatch(/line 2 does not check/);
+		expect(loaded?.snapshot?.journal.map((each) => each.seq)).toEqual([1]);
+		expect(await readFile(journal, "utf8")).toBe(half);
+		// The rest of the append lands: the line is whole.
+		await appendFile(journal, whole.slice(half.length));
+		const later = await reader.load("s");
+		expect(later?.problems).toEqual([]);
+		expect(later?.snapshot?.journal.map((each) => each.seq)).toEqual([1, 2]);
+	});
+
 	it("uses the snapshot before when the last one does not read, and says so", async () => {
 		const root = await tempDir();
 		const store = createFileStore(root);
