@@ -8,7 +8,9 @@
  *   a store that writes a session without opening it);
  * - the files directory, `g<N>-<token>`, one per opening (`N` counts the openings):
  *   - `snapshot.json`: the last snapshot, replaced atomically (written to a temporary file,
- *     flushed, renamed over the old one; the one before is kept as `snapshot.prev.json`);
+ *     flushed, renamed over the old one; the one before is kept as `snapshot.prev.json`, which a
+ *     load takes when the last one is damaged, but not when it is whole and of a newer format:
+ *     that load fails);
  *   - `journal.jsonl`: the journal, appended one line per entry, each line carrying a CRC-32 of
  *     its JSON. A line a crash cut short (or any line that does not check) ends what is read, is
  *     reported, and is cut off the file when the store that writes the session loads it (so that
@@ -116,12 +118,20 @@ async function readSnapshotFile(path: string): Promise<{ snapshot?: AgentSnapsho
 		if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
 		return { problem: `${path} could not be read (${(error as Error).message})` };
 	}
+	let value: unknown;
 	try {
 		const file = JSON.parse(text) as SnapshotFile;
 		if (typeof file.snapshot !== "string" || checksum(file.snapshot) !== file.crc) return { problem: `${path} does not match its checksum` };
-		return { snapshot: readAgentSnapshot(JSON.parse(file.snapshot)) };
+		value = JSON.parse(file.snapshot);
 	} catch (error) {
 		return { problem: `${path} does not read (${(error as Error).message})` };
+	}
+	// Whole, as it was written: a snapshot this agentchart cannot read (a newer format) is not a
+	// damaged file to pass over for the one before, nor a session to start anew. The load fails.
+	try {
+		return { snapshot: readAgentSnapshot(value) };
+	} catch (error) {
+		throw new Error(`agentchart: ${path} is whole but cannot be read here: ${(error as Error).message.replace(/^agentchart: /, "")}`, { cause: error });
 	}
 }
 

@@ -168,6 +168,18 @@ describe("the file store after a crash mid-write", () => {
 		expect(later?.snapshot?.journal.map((each) => each.seq)).toEqual([1, 2]);
 	});
 
+	it("refuses a load whose snapshot is whole but of a format this agentchart does not read (a newer one), rather than pass it over for the one before or start the session anew", async () => {
+		const root = await tempDir();
+		const store = createFileStore(root);
+		await store.saveSnapshot("s", await idleSnapshot("older"));
+		await store.saveSnapshot("s", { ...(await idleSnapshot("newer")), version: 999 });
+		await expect(store.load("s")).rejects.toThrow(/snapshot\.json is whole but cannot be read here: the snapshot's format is version 999, newer than this agentchart reads/);
+		const scripted = createScriptedModel([]);
+		await expect(Agent.load({ store: createFileStore(root), sessionId: "s", streamFn: scripted.streamFn })).rejects.toThrow(/version 999/);
+		// Nothing was written over it.
+		expect(await readFile(join(store.filesOf("s"), "snapshot.json"), "utf8")).toMatch(/999/);
+	});
+
 	it("uses the snapshot before when the last one does not read, and says so", async () => {
 		const root = await tempDir();
 		const store = createFileStore(root);
