@@ -830,13 +830,22 @@ export class Agent {
 		return Agent.#restore(snapshot, options, false);
 	}
 
+	/**
+	 * The snapshot as this agentchart reads it, and the tools it names as `options` give them.
+	 * Throws for a snapshot it does not read (newer, edited, damaged) or a tool it names that
+	 * `options` lack: checked before anything is made (an idle snapshot with a missing tool fails
+	 * too, not only when a run goes on).
+	 */
+	static #readRestorable(snapshot: AgentSnapshot, options: AgentOptions): { read: AgentSnapshot; runtimeTools: AnyAgentTool[]; given: AnyAgentTool[] } {
+		const read = readAgentSnapshot(snapshot);
+		const given = options.initialState?.tools ?? [];
+		return { read, runtimeTools: hydrateAgentContext(read.machine.context, { tools: given, config: {} }, defaultLoopConfig).tools, given };
+	}
+
 	/** {@link Agent.restore}; `stored`: the snapshot and its journal are what the agent's store holds. */
 	static #restore(snapshot: AgentSnapshot, options: AgentOptions, stored: boolean): Agent {
-		const read = readAgentSnapshot(snapshot);
+		const { read, runtimeTools, given } = Agent.#readRestorable(snapshot, options);
 		const context = read.machine.context;
-		const given = options.initialState?.tools ?? [];
-		// Checked here (not only when the run goes on), so an idle snapshot with a missing tool fails too.
-		const runtimeTools = hydrateAgentContext(context, { tools: given, config: {} }, defaultLoopConfig).tools;
 		const agent = new Agent({
 			...options,
 			initialState: { ...options.initialState, systemPrompt: context.systemPrompt, model: context.model, thinkingLevel: context.thinkingLevel, tools: mergeTools(runtimeTools, given), messages: context.messages },
@@ -857,18 +866,27 @@ export class Agent {
 	 * `SessionTakenOverError`. It reads once the writes the older agent had handed to the store
 	 * have landed; until it has made its agent, that agent's writes wait. A load that fails (the
 	 * store cannot read the session) withdraws its opening in this process: the agent it would have
-	 * superseded writes on, its writes of that time stored.
+	 * superseded writes on, its writes of that time stored. Before it opens the session for the
+	 * store, it looks at it (`store.load(id, { peek: true })`): a session this agent cannot continue
+	 * (a snapshot this agentchart does not read, a tool it names that `options` lack) fails the load
+	 * there, and the agent that writes it, in another process too, writes on.
 	 *
 	 * @example
 	 * const agent = await Agent.load({ store: createFileStore("./sessions"), sessionId: "user-42", initialState: { model, tools }, streamFn });
 	 */
 	static async load(options: AgentOptions & { store: AgentStore; sessionId: string }): Promise<Agent> {
-		// Opened before it is read: an agent that opened it earlier can no longer change what is read.
-		const claim = new SessionClaim(options.store, options.sessionId, true);
+		// Claimed at once (the newest load of this process writes the session), opened only once a
+		// look at the session shows this agent can continue it (a snapshot this agentchart reads, the
+		// tools it names): opening fences off the agents of other processes that opened it before, for
+		// good, and one that cannot continue it would leave the session to nobody.
+		const claim = new SessionClaim(options.store, options.sessionId, true, true);
 		let agent: Agent;
 		let loaded: LoadedSession | undefined;
 		try {
-			await claim.opened;
+			const look = await options.store.load(options.sessionId, { peek: true });
+			if (look?.snapshot) Agent.#readRestorable(look.snapshot, options);
+			// Opened before it is read: an agent that opened it earlier can no longer change what is read.
+			await claim.open();
 			await claim.landedBefore();
 			loaded = await options.store.load(options.sessionId);
 			Agent.#claimToAdopt = claim;

@@ -481,7 +481,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				await removeEarlierFiles(dir, from.number + 1);
 			});
 		},
-		async load(sessionId) {
+		async load(sessionId, { peek = false } = {}) {
 			await queues.get(resolve(directoryOf(sessionId)))?.catch(() => {});
 			let files = filesOf(sessionId);
 			let read = await readFiles(files);
@@ -501,7 +501,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				// this store's own files, or in a session no store opened. A store that reads a session
 				// another writes, without opening it, changes nothing.
 				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, directoryOf(sessionId));
-				if (!own && existsSync(join(directoryOf(sessionId), WRITER))) return finish(snapshot, problems, journal.entries);
+				if (peek || (!own && existsSync(join(directoryOf(sessionId), WRITER)))) return finish(snapshot, problems, journal.entries);
 				await enqueue(sessionId, async () => {
 					await truncate(journalPath, journal.goodLength ?? 0);
 					if (fsync !== "never") await flushFile(journalPath);

@@ -33,8 +33,12 @@ export interface LoadedSession {
  * const agent = await Agent.load({ store, sessionId: "user-42", initialState: { model, tools }, streamFn });
  */
 export interface AgentStore {
-	/** The session's last good snapshot and the journal entries after it, or undefined for a new session. */
-	load(sessionId: string): Promise<LoadedSession | undefined>;
+	/**
+	 * The session's last good snapshot and the journal entries after it, or undefined for a new
+	 * session. `peek`: a look before the session is opened (`Agent.load` checks that it can continue
+	 * the session before it takes it from the agent that writes it): change nothing.
+	 */
+	load(sessionId: string, options?: { peek?: boolean | undefined }): Promise<LoadedSession | undefined>;
 	/**
 	 * Replaces the session's snapshot (atomically: a crash leaves the old one or the new one). The
 	 * journal entries numbered up to `snapshot.journalSeq` may be dropped; any later ones must be

@@ -35,6 +35,9 @@ const forgetWriter = new FinalizationRegistry<{ writers: Map<string, WeakRef<Ses
 	if (writers.get(key) === ref) writers.delete(key);
 });
 
+/** How many claims this process made (numbers them). */
+let claimsMade = 0;
+
 /**
  * An agent's claim to write a stored session, newer than every claim before it in this process.
  * The store is told too (`AgentStore.open`), so that one shared by processes can refuse the
@@ -54,14 +57,19 @@ export class SessionClaim {
 	#withdrawn = false;
 	/** The last write this claim's agent handed to the store (see {@link SessionClaim.landedBefore}). */
 	#handedOver: PromiseLike<void> | undefined;
-	/** The store's `open`, once asked for (undefined: the store has none). */
-	readonly opened: void | Promise<void>;
-
+	/** The store's `open`, once asked for (undefined: the store has none, or it is not asked yet). */
+	opened: void | Promise<void> = undefined;
+	/** This claim's place among the claims of this process (later claims have greater numbers). */
+	readonly #number = ++claimsMade;
+	/** Whether it asked the store to open the session. */
+	#asked = false;
 	constructor(
 		readonly store: AgentStore,
 		readonly sessionId: string,
 		/** Undecided until {@link SessionClaim.confirm} or {@link SessionClaim.withdraw} (a load's claim). */
 		undecided = false,
+		/** The store's `open` is asked for later, by {@link SessionClaim.open} (a load's, once it knows it can continue the session). */
+		openLater = false,
 	) {
 		if (undecided) this.#deciding = new Promise<void>((resolve) => (this.#decide = resolve));
 		const key = store.sessionKey?.(sessionId);
@@ -76,7 +84,23 @@ export class SessionClaim {
 		this.#previous = writers.get(this.#key);
 		writers.set(this.#key, this.#ref);
 		forgetWriter.register(this, { writers, key: this.#key, ref: this.#ref });
-		this.opened = store.open?.(sessionId);
+		if (!openLater) this.open();
+	}
+
+	/**
+	 * Asks the store to open the session (`AgentStore.open`): from then on, it refuses the writes of
+	 * the agents of other processes that opened it before. Not when a later claim of this process
+	 * asked already (a load asks only once it looked at the session, and a later one may have been
+	 * quicker): this one is superseded, and the store must see the openings in the order they were
+	 * claimed, or it would fence off the newer one.
+	 */
+	open(): void | Promise<void> {
+		for (let claim = this.#writers.get(this.#key)?.deref(); claim !== undefined && claim.#number > this.#number; claim = claim.#previous?.deref()) {
+			if (claim.#asked) return undefined;
+		}
+		this.#asked = true;
+		this.opened = this.store.open?.(this.sessionId);
+		return this.opened;
 	}
 
 	/**

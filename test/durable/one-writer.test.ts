@@ -398,9 +398,10 @@ describe("one writer per stored session", () => {
 		const gate = deferred<void>();
 		let loads = 0;
 		const slow: AgentStore = {
-			async load(id) {
+			async load(id, options) {
 				const loaded = await memory.load(id);
-				if (++loads === 1) await gate.promise;
+				// The read after the opening (a load looks at the session first, and that look does not wait).
+				if (!options?.peek && ++loads === 1) await gate.promise;
 				return loaded;
 			},
 			saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot),
@@ -476,9 +477,8 @@ describe("one writer per stored session", () => {
 					if (next.op === "open") await openOne();
 					else if (next.op === "openLater") void openOne();
 					else if (next.op === "openFailing" || next.op === "openFailingLater") {
-						// On the file store a failed load's opening fences the other processes' agents
-						// (the writer file is written before the read): that is the cross-process rule, not this one.
-						if (dir) continue;
+						// A load that cannot read the session fails at its look, before it opens the session: on
+						// the file store too, it fences off no agent (each store object stands for a process).
 						if (next.op === "openFailing") await openFailing();
 						else void openFailing();
 					}
@@ -564,6 +564,31 @@ describe("one writer per session directory, across processes (the file store)", 
 			expect(newer.storeProblems).toEqual([]);
 		}
 		expect((await stored(createFileStore(dir, { fsync: "never" }))).filter((line) => line.startsWith("user"))).toEqual(Array.from({ length: 10 }, (_, round) => `user: from B ${round}`));
+	});
+
+	it("an Agent.load that cannot continue the session (a tool it lacks) takes it from no agent: the one that writes it, here or in another process, writes on", async () => {
+		const dir = await tempDir();
+		const charge = makeTool("charge", async () => ok("charged"));
+		const older = await open(createFileStore(dir, { fsync: "never" }), "A", [charge]);
+		await older.prompt("from A");
+		await older.saved();
+		// Another store object on the directory, as another process has.
+		await expect(open(createFileStore(dir, { fsync: "never" }), "B")).rejects.toThrow(/the snapshot's tool "charge" is not among the tools given/);
+		// Another process (plain Node, the built package), without the tool either.
+		const child = `
+			import { Agent, createFileStore, createScriptedModel } from "agentchart";
+			const scripted = createScriptedModel([]);
+			await Agent.load({ store: createFileStore(process.argv[1], { fsync: "never" }), sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn }).then(
+				() => process.exit(3),
+				(error) => { console.log(String(error)); },
+			);
+		`;
+		const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", child, dir], { cwd: repoRoot, timeout: 20_000 });
+		expect(stdout).toMatch(/the snapshot's tool "charge" is not among the tools given/);
+		await older.prompt("again from A");
+		await older.saved();
+		expect(older.storeProblems).toEqual([]);
+		expect(await stored(createFileStore(dir, { fsync: "never" }), [charge])).toEqual(["user: from A", "assistant: reply A 1", "user: again from A", "assistant: reply A 2"]);
 	});
 
 	it("an agent whose session an agent of another process loaded since writes nothing more, and says so", async () => {

@@ -151,7 +151,7 @@ function reportingStore(): AgentStore {
 		// Passed on: without them the session has no writer here, and a process that loads it beside this one does not fence this one.
 		open: (sessionId) => inner.open?.(sessionId),
 		sessionKey: (sessionId) => inner.sessionKey?.(sessionId) ?? sessionId,
-		load: (sessionId) => inner.load(sessionId),
+		load: (sessionId, options) => inner.load(sessionId, options),
 		saveSnapshot(sessionId, snapshot) {
 			if (++writes === args.tearWrite) return tear("snapshot.json.tmp", JSON.stringify({ crc: "00000000", snapshot: JSON.stringify(snapshot) }), false);
 			report("write-start snapshot");
