@@ -63,6 +63,7 @@ export class SessionClaim {
 	readonly #number = ++claimsMade;
 	/** Whether it asked the store to open the session. */
 	#asked = false;
+
 	constructor(
 		readonly store: AgentStore,
 		readonly sessionId: string,
