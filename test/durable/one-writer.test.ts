@@ -505,6 +505,8 @@ describe("one writer per stored session", () => {
 				await newest.waitForIdle();
 				await newest.saved();
 				expect(await stored(storeOf())).toEqual(texts(newest.state.messages));
+				// Removed as it goes: thousands of runs would leave the clean-up after the test more than its time.
+				if (dir) await rm(dir, { recursive: true, force: true });
 			}),
 			{ numRuns: PROPERTY_RUNS, seed: PROPERTY_SEED },
 		);
