@@ -885,9 +885,11 @@ export class Agent {
 		try {
 			const look = await options.store.load(options.sessionId, { peek: true });
 			if (look?.snapshot) Agent.#readRestorable(look.snapshot, options);
-			// Opened before it is read: an agent that opened it earlier can no longer change what is read.
-			await claim.open();
+			// Opened once the writes the older agents of this process had handed to the store have
+			// landed (later ones wait for this load), and before it is read: an agent that opened it
+			// earlier, here or elsewhere, can no longer change what is read.
 			await claim.landedBefore();
+			await claim.open();
 			loaded = await options.store.load(options.sessionId);
 			Agent.#claimToAdopt = claim;
 			agent = loaded?.snapshot ? Agent.#restore(loaded.snapshot, options, true) : new Agent(options);

@@ -33,7 +33,8 @@
  * and then names it in `current`, so a write of the store it fenced off lands in the directory
  * before, which the opening read before or never reads (a write that landed before the copy is in
  * it, as a write a crash interrupted after it landed is). The files directories of earlier
- * openings are removed once `current` names the new one.
+ * openings are removed once `current` names the new one. A load reads where `current` names, and
+ * again if it names another once the read is done.
  */
 import { type BigIntStats, closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
@@ -483,11 +484,15 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 		},
 		async load(sessionId, { peek = false } = {}) {
 			await queues.get(resolve(directoryOf(sessionId)))?.catch(() => {});
-			let files = filesOf(sessionId);
+			const dir = directoryOf(sessionId);
+			// Where `current` names (this store's own files while it writes the session), read again
+			// while it names another when the read is done: an opening since (of another process, or
+			// of another store of this one whose agent may hand the session back to this one's) has
+			// copied the files and may be removing these.
+			let files = currentFiles(dir).path;
 			let read = await readFiles(files);
-			// A store that did not open the session reads where `current` named: another store's opening may have moved the files meanwhile.
-			for (let attempt = 0; !writers.get(sessionId)?.files && attempt < 3; attempt++) {
-				const now = filesOf(sessionId);
+			for (let attempt = 0; attempt < 3; attempt++) {
+				const now = currentFiles(dir).path;
 				if (now === files) break;
 				files = now;
 				read = await readFiles(files);
@@ -500,8 +505,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				// Only where no other store may be appending (the line may be one on its way, not torn): in
 				// this store's own files, or in a session no store opened. A store that reads a session
 				// another writes, without opening it, changes nothing.
-				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, directoryOf(sessionId));
-				if (peek || (!own && existsSync(join(directoryOf(sessionId), WRITER)))) return finish(snapshot, problems, journal.entries);
+				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
+				if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
 				await enqueue(sessionId, async () => {
 					await truncate(journalPath, journal.goodLength ?? 0);
 					if (fsync !== "never") await flushFile(journalPath);

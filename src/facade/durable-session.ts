@@ -116,8 +116,13 @@ export class SessionClaim {
 		// Not to a claim withdrawn itself meanwhile (a load that failed while this one ran).
 		let previous = this.#previous?.deref();
 		while (previous !== undefined && previous.#withdrawn) previous = previous.#previous?.deref();
-		if (previous) this.#writers.set(this.#key, previous.#ref);
-		else this.#writers.delete(this.#key);
+		if (!previous) {
+			this.#writers.delete(this.#key);
+			return;
+		}
+		this.#writers.set(this.#key, previous.#ref);
+		// This claim's opening made the store refuse that one's writes: it opens the session again before its next write.
+		if (this.#asked) previous.#asked = false;
 	}
 
 	/** The load that made this claim made its agent: the claims before it are superseded for good. */
@@ -160,14 +165,21 @@ export class SessionClaim {
 	}
 
 	/**
-	 * Whether a write of this claim's agent may go now: undefined when this is the newest claim; a
+	 * Whether a write of this claim's agent may go now: undefined when this is the newest claim (a
+	 * promise when it has yet to ask the store to open the session: once it has); a
 	 * promise when the newest is a load's claim still undecided (the write waits for it, then asks
 	 * again: a load that fails gives the session back); throws {@link SessionTakenOverError} when
 	 * a newer claim is decided.
 	 */
 	writeTurn(): Promise<void> | undefined {
 		const newest = this.#writers.get(this.#key);
-		if (newest === this.#ref) return undefined;
+		if (newest === this.#ref) {
+			if (this.#asked) return undefined;
+			// It skipped its opening (a later claim had asked, and has been withdrawn since): its agent
+			// writes the session again, so the store is told first, as for every writer.
+			const opened = this.open();
+			return opened ? Promise.resolve(opened) : undefined;
+		}
 		const claim = newest?.deref();
 		const deciding = claim === undefined ? undefined : claim.#deciding;
 		if (deciding) return deciding;

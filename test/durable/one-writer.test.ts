@@ -8,13 +8,15 @@
  * and replays a `PROPERTY_SEED`.
  */
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
-import { createFileStore } from "../../src/durable/file-store.js";
+import { createFileStore, type FileStore } from "../../src/durable/file-store.js";
 import type { StoredJournalEntry } from "../../src/durable/journal.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { type AgentStore, createMemoryStore, SessionTakenOverError } from "../../src/durable/store.js";
@@ -421,9 +423,9 @@ describe("one writer per stored session", () => {
 
 	it("property: whichever agents open and prompt a session in whatever order, also while loads and runs are under way, and with loads that fail, also alongside others, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
 		console.log(`property seed (one writer): ${PROPERTY_SEED}  (PROPERTY_SEED=${PROPERTY_SEED} to replay)`);
-		type Step = { op: "open" | "openLater" | "openFailing" | "openFailingLater" | "settle" } | { op: "prompt" | "promptLater"; agent: number };
+		type Step = { op: "open" | "openLater" | "openFailing" | "openFailingLater" | "settle"; afterLook?: boolean } | { op: "prompt" | "promptLater"; agent: number };
 		const step: fc.Arbitrary<Step> = fc.oneof(
-			fc.constantFrom<Step>({ op: "open" }, { op: "openLater" }, { op: "openFailing" }, { op: "openFailingLater" }, { op: "settle" }),
+			fc.constantFrom<Step>({ op: "open" }, { op: "openLater" }, { op: "openFailing" }, { op: "openFailingLater" }, { op: "openFailing", afterLook: true }, { op: "openFailingLater", afterLook: true }, { op: "settle" }),
 			fc.record({ op: fc.constantFrom("prompt" as const, "promptLater" as const), agent: fc.nat(4) }),
 		);
 		let runs = 0;
@@ -443,8 +445,12 @@ describe("one writer per stored session", () => {
 					sessionKey,
 				};
 				const direct: AgentStore = { load: (id) => memory.load(id), saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot), appendJournal: (id, entry) => memory.appendJournal(id, entry), sessionKey };
-				// The store as a load that cannot read it (a macrotask later) sees it.
-				const unreadable = (store: AgentStore): AgentStore => ({ ...store, load: async () => (await later(), Promise.reject(new Error("unreachable"))) });
+				// The store as a load that cannot read it (a macrotask later) sees it: at its look, or only at
+				// its read, once it has opened the session (`afterLook`).
+				const unreadable = (store: AgentStore, afterLook = false): AgentStore => ({
+					...store,
+					load: async (id, options) => (afterLook && options?.peek ? store.load(id, options) : (await later(), Promise.reject(new Error("unreachable")))),
+				});
 				// A file store object per agent, as separate requests would make them.
 				const storeOf = () => (dir ? createFileStore(dir, { fsync: "never" }) : kind === "slow" ? slow : direct);
 				/** Every agent opened, in the order their loads started (each load claims the session when it starts). */
@@ -460,8 +466,8 @@ describe("one writer per stored session", () => {
 					opened.push(entry);
 					return entry.loading;
 				};
-				const openFailing = () => {
-					const loading = expect(open(unreadable(storeOf()), "failing")).rejects.toThrow("unreachable");
+				const openFailing = (afterLook = false) => {
+					const loading = expect(open(unreadable(storeOf(), afterLook), "failing")).rejects.toThrow("unreachable");
 					failing.add(loading);
 					void loading.finally(() => failing.delete(loading));
 					return loading;
@@ -479,8 +485,8 @@ describe("one writer per stored session", () => {
 					else if (next.op === "openFailing" || next.op === "openFailingLater") {
 						// A load that cannot read the session fails at its look, before it opens the session: on
 						// the file store too, it fences off no agent (each store object stands for a process).
-						if (next.op === "openFailing") await openFailing();
-						else void openFailing();
+						if (next.op === "openFailing") await openFailing(next.afterLook);
+						else void openFailing(next.afterLook);
 					}
 					else if (next.op === "settle") await settle();
 					else if ("agent" in next) {
@@ -504,7 +510,16 @@ describe("one writer per stored session", () => {
 				const newest = (opened.at(-1) as (typeof opened)[number]).agent as Agent;
 				await newest.waitForIdle();
 				await newest.saved();
-				expect(await stored(storeOf())).toEqual(texts(newest.state.messages));
+				// A new agent loads the session: it finds the newest agent's transcript.
+				const check = await open(storeOf(), "check");
+				expect(texts(check.state.messages)).toEqual(texts(newest.state.messages));
+				if (dir) {
+					// It opened the session for the store too: another process's opening fences it off.
+					const elsewhere = createFileStore(dir, { fsync: "never" });
+					await open({ load: (id, options) => elsewhere.load(id, options), open: (id) => elsewhere.open?.(id), saveSnapshot: (id, snapshot) => elsewhere.saveSnapshot(id, snapshot), appendJournal: (id, entry) => elsewhere.appendJournal(id, entry) }, "elsewhere");
+					await check.prompt("after another process");
+					await expect(check.saved()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
+				}
 				// Removed as it goes: thousands of runs would leave the clean-up after the test more than its time.
 				if (dir) await rm(dir, { recursive: true, force: true });
 			}),
@@ -591,6 +606,63 @@ describe("one writer per session directory, across processes (the file store)", 
 		await older.saved();
 		expect(older.storeProblems).toEqual([]);
 		expect(await stored(createFileStore(dir, { fsync: "never" }), [charge])).toEqual(["user: from A", "assistant: reply A 1", "user: again from A", "assistant: reply A 2"]);
+	});
+
+	it("a load of this process that fails after it opened the session for the store gives it back to the agent before it, on the file store too: that agent opens it again and writes on", async () => {
+		const dir = await tempDir();
+		const older = await open(createFileStore(dir, { fsync: "never" }), "A");
+		await older.prompt("from A");
+		await older.saved();
+		// Another store object of this process: its load looks, opens the session (the writer file is its own now), and fails at its read.
+		const failing = createFileStore(dir, { fsync: "never" });
+		const readFails: AgentStore = { ...failing, load: async (id, options) => (options?.peek ? failing.load(id, options) : Promise.reject(new Error("database unreachable"))) };
+		await expect(open(readFails, "B")).rejects.toThrow("database unreachable");
+		await older.prompt("again from A");
+		await older.saved();
+		expect(older.storeProblems).toEqual([]);
+		expect(await stored(createFileStore(dir, { fsync: "never" }))).toEqual(["user: from A", "assistant: reply A 1", "user: again from A", "assistant: reply A 2"]);
+	});
+
+	it("an agent given the session back by a load that failed after opening it opens the session itself before it writes: another process's opening then fences it off", async () => {
+		const dir = await tempDir();
+		/** A file store on `dir` with its loads passed through `load` (its other parts as they are). */
+		const wrap = (load: (inner: FileStore, id: string, options?: { peek?: boolean | undefined }) => ReturnType<AgentStore["load"]>, shareKey = true): AgentStore => {
+			const inner = createFileStore(dir, { fsync: "never" });
+			return {
+				load: (id, options) => load(inner, id, options),
+				open: (id) => inner.open?.(id),
+				saveSnapshot: (id, snapshot) => inner.saveSnapshot(id, snapshot),
+				appendJournal: (id, entry) => inner.appendJournal(id, entry),
+				// Without the key, a store object stands for another process (its agents are not this process's).
+				...(shareKey ? { sessionKey: (id: string) => inner.sessionKey?.(id) ?? id } : {}),
+			};
+		};
+		const look = deferred<void>();
+		const read = deferred<void>();
+		const first = open(wrap(async (inner, id, options) => (options?.peek && (await look.promise), inner.load(id, options))), "A");
+		// A later load looks, opens the session, and fails at its read.
+		const second = open(
+			wrap(async (inner, id, options) => {
+				if (options?.peek) return inner.load(id, options);
+				await read.promise;
+				throw new Error("database unreachable");
+			}),
+			"B",
+		);
+		await expect.poll(() => existsSync(join(dir, "s", "writer"))).toBe(true);
+		// The first load looks now: a later one opened the session already, so it does not (it would fence that one off).
+		look.resolve();
+		const older = await first;
+		read.resolve();
+		await expect(second).rejects.toThrow("database unreachable");
+		// The session is the first agent's again, in this process and for the store.
+		await older.prompt("from A");
+		await older.saved();
+		expect(older.storeProblems).toEqual([]);
+		const other = await open(wrap((inner, id, options) => inner.load(id, options), false), "C");
+		expect(texts(other.state.messages)).toEqual(["user: from A", "assistant: reply A 1"]);
+		await older.prompt("again from A");
+		await expect(older.saved()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
 	});
 
 	it("an agent whose session an agent of another process loaded since writes nothing more, and says so", async () => {
