@@ -106,8 +106,9 @@ export class SessionClaim {
 
 	/**
 	 * Withdraws the claim of an opening that failed (`Agent.load` could not read the session): the
-	 * agent it superseded writes again, unless a newer claim was made since. A store that processes
-	 * share was told of the opening already (`open`): its other processes stay fenced.
+	 * agent it superseded writes again, unless a newer claim was made since, and opens the session
+	 * again before it does if this claim had asked the store to. A store that processes share was
+	 * told of the opening (`open`): its other processes stay fenced.
 	 */
 	withdraw(): void {
 		this.#withdrawn = true;
