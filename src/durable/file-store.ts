@@ -491,9 +491,11 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			// copied the files and may be removing these.
 			let files = currentFiles(dir).path;
 			let read = await readFiles(files);
-			for (let attempt = 0; attempt < 3; attempt++) {
+			for (let attempt = 1; ; attempt++) {
 				const now = currentFiles(dir).path;
 				if (now === files) break;
+				// Not a read it can vouch for: the directory read may have been removed under it.
+				if (attempt === 100) throw new Error(`agentchart: session "${sessionId}" was opened again while each of 100 reads of it was under way; load it again`);
 				files = now;
 				read = await readFiles(files);
 			}
