@@ -879,7 +879,7 @@ export class Agent {
 		// look at the session shows this agent can continue it (a snapshot this agentchart reads, the
 		// tools it names): opening fences off the agents of other processes that opened it before, for
 		// good, and one that cannot continue it would leave the session to nobody.
-		const claim = new SessionClaim(options.store, options.sessionId, true, true);
+		const claim = new SessionClaim(options.store, options.sessionId, true);
 		let agent: Agent;
 		let loaded: LoadedSession | undefined;
 		try {

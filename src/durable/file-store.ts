@@ -66,6 +66,8 @@ const PREVIOUS = "snapshot.prev.json";
 const JOURNAL = "journal.jsonl";
 const WRITER = "writer";
 const CURRENT = "current";
+/** What a files directory holds. */
+const SESSION_FILES = [SNAPSHOT, PREVIOUS, JOURNAL];
 /** A files directory's name: the opening's number, then its token's first characters. */
 const FILES_DIRECTORY = /^g(\d+)-[0-9a-f]+$/;
 const TAKEN_OVER_BY = "an agent of another process (the session's writer file changed)";
@@ -228,7 +230,7 @@ function currentFiles(dir: string): { path: string; number: number } {
 
 /** Copies a session's files, those there are, from one directory into another (flushed to the disk when `flush`). */
 async function copyFiles(from: string, to: string, flush: boolean): Promise<void> {
-	for (const name of [SNAPSHOT, PREVIOUS, JOURNAL]) {
+	for (const name of SESSION_FILES) {
 		try {
 			await copyFile(join(from, name), join(to, name));
 		} catch (error) {
@@ -409,7 +411,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	const removeEarlierFiles = async (dir: string, number: number): Promise<void> => {
 		for (const name of await readdir(dir)) {
 			const match = FILES_DIRECTORY.exec(name);
-			const earlier = match ? Number(match[1]) < number : name === SNAPSHOT || name === PREVIOUS || name === JOURNAL || name === `${SNAPSHOT}.tmp` || name === `${JOURNAL}.tmp`;
+			// In the session's directory itself: what the first opening wrote there (or an earlier agentchart).
+			const earlier = match ? Number(match[1]) < number : SESSION_FILES.includes(name) || name === `${SNAPSHOT}.tmp` || name === `${JOURNAL}.tmp`;
 			// At most left for the next opening to remove: a store fenced off may be writing in it still.
 			if (earlier) await rm(join(dir, name), { recursive: true, force: true }).catch(() => {});
 		}
@@ -490,14 +493,14 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			// of another store of this one whose agent may hand the session back to this one's) has
 			// copied the files and may be removing these.
 			let files = currentFiles(dir).path;
-			let read = await readFiles(files);
+			let read: Awaited<ReturnType<typeof readFiles>>;
 			for (let attempt = 1; ; attempt++) {
+				read = await readFiles(files);
 				const now = currentFiles(dir).path;
 				if (now === files) break;
 				// Not a read it can vouch for: the directory read may have been removed under it.
 				if (attempt === 100) throw new Error(`agentchart: session "${sessionId}" was opened again while each of 100 reads of it was under way; load it again`);
 				files = now;
-				read = await readFiles(files);
 			}
 			const { journal, problems, snapshot } = read;
 			const journalPath = join(files, JOURNAL);

@@ -67,12 +67,14 @@ export class SessionClaim {
 	constructor(
 		readonly store: AgentStore,
 		readonly sessionId: string,
-		/** Undecided until {@link SessionClaim.confirm} or {@link SessionClaim.withdraw} (a load's claim). */
-		undecided = false,
-		/** The store's `open` is asked for later, by {@link SessionClaim.open} (a load's, once it knows it can continue the session). */
-		openLater = false,
+		/**
+		 * A load's claim: undecided until {@link SessionClaim.confirm} or {@link SessionClaim.withdraw},
+		 * and the store is asked to open the session by {@link SessionClaim.open}, once the load knows
+		 * it can continue it.
+		 */
+		forLoad = false,
 	) {
-		if (undecided) this.#deciding = new Promise<void>((resolve) => (this.#decide = resolve));
+		if (forLoad) this.#deciding = new Promise<void>((resolve) => (this.#decide = resolve));
 		const key = store.sessionKey?.(sessionId);
 		let writers = key === undefined ? writersByStore.get(store) : writersByKey;
 		if (!writers) {
@@ -85,7 +87,7 @@ export class SessionClaim {
 		this.#previous = writers.get(this.#key);
 		writers.set(this.#key, this.#ref);
 		forgetWriter.register(this, { writers, key: this.#key, ref: this.#ref });
-		if (!openLater) this.open();
+		if (!forLoad) this.open();
 	}
 
 	/**
@@ -178,8 +180,7 @@ export class SessionClaim {
 			if (this.#asked) return undefined;
 			// It skipped its opening (a later claim had asked, and has been withdrawn since): its agent
 			// writes the session again, so the store is told first, as for every writer.
-			const opened = this.open();
-			return opened ? Promise.resolve(opened) : undefined;
+			return this.open() || undefined;
 		}
 		const claim = newest?.deref();
 		const deciding = claim === undefined ? undefined : claim.#deciding;

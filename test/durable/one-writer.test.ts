@@ -44,6 +44,21 @@ function texts(messages: readonly AgentMessage[]): string[] {
 	return messages.map((message) => `${message.role}: ${textOf(message)}`);
 }
 
+/**
+ * A file store on `dir` as another process has it: its agents are not this process's (no
+ * `sessionKey`, so its claims are its own), and only the store's writer file tells them apart.
+ * `load` goes through `loadVia` when given.
+ */
+function elsewhere(dir: string, loadVia?: (inner: FileStore, id: string, options?: { peek?: boolean | undefined }) => ReturnType<AgentStore["load"]>): AgentStore {
+	const inner = createFileStore(dir, { fsync: "never" });
+	return {
+		load: (id, options) => (loadVia ? loadVia(inner, id, options) : inner.load(id, options)),
+		open: (id) => inner.open?.(id),
+		saveSnapshot: (id, snapshot) => inner.saveSnapshot(id, snapshot),
+		appendJournal: (id, entry) => inner.appendJournal(id, entry),
+	};
+}
+
 /** The transcript a new agent loading session "s" finds (that agent then writes the session). */
 async function stored(store: AgentStore, tools: AnyAgentTool[] = []): Promise<string[]> {
 	return texts((await open(store, "check", tools)).state.messages);
@@ -515,8 +530,7 @@ describe("one writer per stored session", () => {
 				expect(texts(check.state.messages)).toEqual(texts(newest.state.messages));
 				if (dir) {
 					// It opened the session for the store too: another process's opening fences it off.
-					const elsewhere = createFileStore(dir, { fsync: "never" });
-					await open({ load: (id, options) => elsewhere.load(id, options), open: (id) => elsewhere.open?.(id), saveSnapshot: (id, snapshot) => elsewhere.saveSnapshot(id, snapshot), appendJournal: (id, entry) => elsewhere.appendJournal(id, entry) }, "elsewhere");
+					await open(elsewhere(dir), "elsewhere");
 					await check.prompt("after another process");
 					await expect(check.saved()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
 				}
@@ -625,18 +639,10 @@ describe("one writer per session directory, across processes (the file store)", 
 
 	it("an agent given the session back by a load that failed after opening it opens the session itself before it writes: another process's opening then fences it off", async () => {
 		const dir = await tempDir();
-		/** A file store on `dir` with its loads passed through `load` (its other parts as they are). */
-		const wrap = (load: (inner: FileStore, id: string, options?: { peek?: boolean | undefined }) => ReturnType<AgentStore["load"]>, shareKey = true): AgentStore => {
-			const inner = createFileStore(dir, { fsync: "never" });
-			return {
-				load: (id, options) => load(inner, id, options),
-				open: (id) => inner.open?.(id),
-				saveSnapshot: (id, snapshot) => inner.saveSnapshot(id, snapshot),
-				appendJournal: (id, entry) => inner.appendJournal(id, entry),
-				// Without the key, a store object stands for another process (its agents are not this process's).
-				...(shareKey ? { sessionKey: (id: string) => inner.sessionKey?.(id) ?? id } : {}),
-			};
-		};
+		// Store objects of this process: they share the session's key, so their agents' claims meet.
+		const keyed = createFileStore(dir);
+		const sessionKey = (id: string) => keyed.sessionKey?.(id) ?? id;
+		const wrap = (loadVia: Parameters<typeof elsewhere>[1]): AgentStore => ({ ...elsewhere(dir, loadVia), sessionKey });
 		const look = deferred<void>();
 		const read = deferred<void>();
 		const first = open(wrap(async (inner, id, options) => (options?.peek && (await look.promise), inner.load(id, options))), "A");
@@ -659,7 +665,7 @@ describe("one writer per session directory, across processes (the file store)", 
 		await older.prompt("from A");
 		await older.saved();
 		expect(older.storeProblems).toEqual([]);
-		const other = await open(wrap((inner, id, options) => inner.load(id, options), false), "C");
+		const other = await open(elsewhere(dir), "C");
 		expect(texts(other.state.messages)).toEqual(["user: from A", "assistant: reply A 1"]);
 		await older.prompt("again from A");
 		await expect(older.saved()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
