@@ -10,7 +10,7 @@ import { emitterOf } from "./machines/emitters.js";
 import { continueRefusal } from "./machines/continue-rules.js";
 import { initialContext } from "./machines/context.js";
 import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
-import type { AgentMachineCommand, AgentMachineConfig, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
+import type { AgentMachineCommand, AgentMachineConfig, AgentMachineContext, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
 import { errorResult } from "./tools/preflight.js";
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
@@ -132,6 +132,16 @@ export interface ApproveOptions {
 }
 
 type MachineActor = Actor<typeof agentLogic>;
+
+/** A machine made from a stored run (not started); throws when the chart cannot take it (a state it does not have, say). */
+function restoredMachine(logic: typeof agentLogic, machine: Omit<PersistedAgentMachine, "context"> & { context: AgentMachineContext }): MachineActor {
+	// The snapshot is everything; the input only ever starts a machine from scratch.
+	const actor = createActor(logic, { input: {}, snapshot: machine as never });
+	// XState keeps what a restore threw as the actor's error.
+	const restored = actor.getSnapshot();
+	if (restored.status === "error") throw new Error(`agentchart: the snapshot's run cannot be restored: ${describeError(restored.error)}`, { cause: restored.error });
+	return actor;
+}
 
 /** A queue command the agent sends while a machine runs. */
 type QueueCommand = Extract<AgentMachineCommand, { type: "steer" | "followUp" | "queue.clear" | "queue.mode" }>;
@@ -839,7 +849,11 @@ export class Agent {
 	static #readRestorable(snapshot: AgentSnapshot, options: AgentOptions): { read: AgentSnapshot; runtimeTools: AnyAgentTool[]; given: AnyAgentTool[] } {
 		const read = readAgentSnapshot(snapshot);
 		const given = options.initialState?.tools ?? [];
-		return { read, runtimeTools: hydrateAgentContext(read.machine.context, { tools: given, config: {} }, defaultLoopConfig).tools, given };
+		const hydrated = hydrateAgentContext(read.machine.context, { tools: given, config: {} }, defaultLoopConfig);
+		// A run in progress goes on from the chart's state: one the chart does not have fails here,
+		// before `Agent.load` opens the session (the actor is never started: nothing runs).
+		if (read.machine.status === "active" && read.machine.context.run) restoredMachine(runLogic(), { ...read.machine, context: hydrated });
+		return { read, runtimeTools: hydrated.tools, given };
 	}
 
 	/** {@link Agent.restore}; `stored`: the snapshot and its journal are what the agent's store holds. */
@@ -868,11 +882,16 @@ export class Agent {
 	 * store cannot read the session) withdraws its opening in this process: the agent it would have
 	 * superseded writes on, its writes of that time stored. Before it opens the session for the
 	 * store, it looks at it (`store.load(id, { peek: true })`): a session this agent cannot continue
-	 * (a snapshot this agentchart does not read, a tool it names that `options` lack) fails the load
-	 * there, and the agent that writes it, in another process too, writes on.
+	 * (a snapshot this agentchart does not read, a tool it names that `options` lack, a run in a
+	 * state the chart does not have) fails the load there, and the agent that writes it, in another
+	 * process too, writes on. A run the store's journal started and did not end starts again: its
+	 * prompt joins `agent.state.messages` as its events reach the listeners, so wait for
+	 * `waitForIdle()` before reading the transcript to decide whether to prompt.
 	 *
 	 * @example
 	 * const agent = await Agent.load({ store: createFileStore("./sessions"), sessionId: "user-42", initialState: { model, tools }, streamFn });
+	 * await agent.waitForIdle(); // a run a restart interrupted goes on by itself
+	 * if (agent.state.messages.length === 0) await agent.prompt("hello");
 	 */
 	static async load(options: AgentOptions & { store: AgentStore; sessionId: string }): Promise<Agent> {
 		// Claimed at once (the newest load of this process writes the session), opened only once a
@@ -924,11 +943,8 @@ export class Agent {
 		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, defaultLoopConfig) };
 		// As every run: it waits if somebody watches (listeners given to restore are subscribed by now; a later one sends delivery.await).
 		hydrated.context.awaitDelivery = this.#awaitsDelivery();
-		// The snapshot is everything; the input only ever starts a machine from scratch.
-		const machine = createActor(this.#logic, { input: {}, snapshot: hydrated as never });
-		// XState keeps what a restore threw as the actor's error (a state the chart does not have, say).
+		const machine = restoredMachine(this.#logic, hydrated);
 		const restored = machine.getSnapshot();
-		if (restored.status === "error") throw new Error(`agentchart: the snapshot's run cannot be restored: ${describeError(restored.error)}`, { cause: restored.error });
 		const run = this.#startRun();
 		this.#state.errorMessage = snapshot.agent.errorMessage;
 		// Calls started before the restart and not ended are still pending: their end comes from this

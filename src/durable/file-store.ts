@@ -101,10 +101,27 @@ function journalLine(entry: StoredJournalEntry): string {
 	return `${checksum(json)}\t${json}\n`;
 }
 
-/** A session id as a directory name: anything outside [A-Za-z0-9._-] is escaped, so no id leaves the root. */
+/**
+ * A session id as a directory name: anything outside [A-Za-z0-9._-] is escaped, so no id leaves
+ * the root, and each escape has one width for its kind (`%` and two hex digits up to U+00FF, `%u`
+ * and four for each UTF-16 unit above), so no two ids share a name.
+ */
 function directoryName(sessionId: string): string {
 	if (sessionId.length === 0) throw new Error("agentchart: a session id cannot be empty");
-	return sessionId.replace(/[^A-Za-z0-9._-]/g, (char) => `%${char.charCodeAt(0).toString(16).padStart(2, "0")}`).replace(/^\.+/, (dots) => "%2e".repeat(dots.length));
+	return sessionId
+		.replace(/[^A-Za-z0-9._-]/g, (char) => {
+			const code = char.charCodeAt(0);
+			return code < 0x100 ? `%${code.toString(16).padStart(2, "0")}` : `%u${code.toString(16).padStart(4, "0")}`;
+		})
+		.replace(/^\.+/, (dots) => "%2e".repeat(dots.length));
+}
+
+/**
+ * A file that is there but cannot be read now (too many open files, an I/O error, no permission):
+ * not damage a crash left, to pass over or cut, but a load that fails, the session untouched.
+ */
+function unreadable(path: string, error: unknown): Error {
+	return new Error(`agentchart: the file store cannot read ${path}: ${(error as Error).message}`, { cause: error });
 }
 
 /** One snapshot file as written: the snapshot and a checksum of its JSON. */
@@ -119,7 +136,7 @@ async function readSnapshotFile(path: string): Promise<{ snapshot?: AgentSnapsho
 		text = await readFile(path, "utf8");
 	} catch (error) {
 		if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-		return { problem: `${path} could not be read (${(error as Error).message})` };
+		throw unreadable(path, error);
 	}
 	let value: unknown;
 	try {
@@ -148,7 +165,7 @@ async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[
 		text = await readFile(path, "utf8");
 	} catch (error) {
 		if ((error as NodeJS.ErrnoException).code === "ENOENT") return { entries: [] };
-		return { entries: [], problem: `${path} could not be read (${(error as Error).message})` };
+		throw unreadable(path, error);
 	}
 	const entries: StoredJournalEntry[] = [];
 	const lines = text.split("\n");
@@ -160,7 +177,10 @@ async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[
 		const tab = line.indexOf("\t");
 		const json = line.slice(tab + 1);
 		let entry: StoredJournalEntry | undefined;
-		if (tab === 8 && checksum(json) === line.slice(0, 8)) {
+		// A last line without its newline was cut short too, even when what is there checks: the next
+		// append would join it, and the two would not check at the next load.
+		const whole = index < lines.length - 1;
+		if (whole && tab === 8 && checksum(json) === line.slice(0, 8)) {
 			try {
 				entry = JSON.parse(json) as StoredJournalEntry;
 			} catch {
@@ -221,11 +241,18 @@ function currentFiles(dir: string): { path: string; number: number } {
 		name = readFileSync(join(dir, CURRENT), "utf8").trim();
 	} catch (error) {
 		if ((error as NodeJS.ErrnoException).code === "ENOENT") return { path: dir, number: 0 };
-		throw error;
+		// Not a session's directory (the store's root or the session's a file, say): say which file, and why.
+		throw unreadable(join(dir, CURRENT), error);
 	}
 	const match = FILES_DIRECTORY.exec(name);
 	if (!match) throw new Error(`agentchart: ${join(dir, CURRENT)} does not name a files directory (it holds "${name}")`);
 	return { path: join(dir, name), number: Number(match[1]) };
+}
+
+/** Which snapshot and journal files are in `files` (a file put in place by a rename has another inode; an append keeps it). */
+function fileIdentities(files: string): string {
+	const ino = (name: string) => statSync(join(files, name), { bigint: true, throwIfNoEntry: false })?.ino ?? -1n;
+	return `${ino(SNAPSHOT)}/${ino(JOURNAL)}`;
 }
 
 /** Copies a session's files, those there are, from one directory into another (flushed to the disk when `flush`). */
@@ -449,8 +476,9 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 		open(sessionId) {
 			return enqueue(sessionId, async () => {
 				const existing = writers.get(sessionId);
-				// Opened by this store before, and by no other since: it writes the session still.
-				if (existing && isWriter(sessionId, directoryOf(sessionId))) return;
+				// Opened by this store before, and by no other since: it writes the session still (unless
+				// that opening failed before its files were in place: it is made again).
+				if (existing?.files !== undefined && isWriter(sessionId, directoryOf(sessionId))) return;
 				const token = randomUUID();
 				const { dir, mine, first } = await fence(sessionId, token);
 				// Read after the fence: an opening before this one can no longer change it (see removeEarlierFiles).
@@ -492,14 +520,18 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			// while it names another when the read is done: an opening since (of another process, or
 			// of another store of this one whose agent may hand the session back to this one's) has
 			// copied the files and may be removing these.
+			// Read again too while a snapshot was saved under the read (its rename, and the journal's
+			// rewrite, put other files in place): the snapshot before the save with the journal after it
+			// would leave out the runs between them.
 			let files = currentFiles(dir).path;
 			let read: Awaited<ReturnType<typeof readFiles>>;
 			for (let attempt = 1; ; attempt++) {
+				const before = fileIdentities(files);
 				read = await readFiles(files);
 				const now = currentFiles(dir).path;
-				if (now === files) break;
+				if (now === files && fileIdentities(files) === before) break;
 				// Not a read it can vouch for: the directory read may have been removed under it.
-				if (attempt === 100) throw new Error(`agentchart: session "${sessionId}" was opened again while each of 100 reads of it was under way; load it again`);
+				if (attempt === 100) throw new Error(`agentchart: session "${sessionId}" was opened again, or saved, while each of 100 reads of it was under way; load it again`);
 				files = now;
 			}
 			const { journal, problems, snapshot } = read;
@@ -512,8 +544,10 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				// another writes, without opening it, changes nothing.
 				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
 				if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
+				const goodLength = journal.goodLength;
+				if (goodLength === undefined) return finish(snapshot, problems, journal.entries);
 				await enqueue(sessionId, async () => {
-					await truncate(journalPath, journal.goodLength ?? 0);
+					await truncate(journalPath, goodLength);
 					if (fsync !== "never") await flushFile(journalPath);
 				});
 			}

@@ -102,8 +102,13 @@ export class SessionClaim {
 			if (claim.#asked) return undefined;
 		}
 		this.#asked = true;
-		this.opened = this.store.open?.(this.sessionId);
-		return this.opened;
+		const opened = this.store.open?.(this.sessionId);
+		this.opened = opened;
+		// An opening that failed fenced nothing off for sure: the session is opened again before the next write.
+		opened?.then(undefined, () => {
+			if (this.opened === opened) this.#asked = false;
+		});
+		return opened;
 	}
 
 	/**
@@ -303,7 +308,10 @@ export class DurableSession {
 	storeInSnapshot(): Promise<void> {
 		if (this.take) this.requestSave(this.take);
 		const repaired = this.settled().then(() => {
-			if (this.#broken !== undefined) throw new Error(`agentchart: ${this.#broken}`);
+			if (this.#broken === undefined) return;
+			// Refused because another agent has the session: the caller can tell that from a store that failed.
+			if (this.#takenOver) throw new SessionTakenOverError(this.#takenOver.sessionId, this.#takenOver.by);
+			throw new Error(`agentchart: ${this.#broken}`);
 		});
 		repaired.catch(() => {});
 		return repaired;

@@ -622,6 +622,35 @@ describe("one writer per session directory, across processes (the file store)", 
 		expect(await stored(createFileStore(dir, { fsync: "never" }), [charge])).toEqual(["user: from A", "assistant: reply A 1", "user: again from A", "assistant: reply A 2"]);
 	});
 
+	it("an Agent.load whose stored run is in a state the chart does not have fails before it opens the session: the agent that writes it, in another process, answers its approval and writes on", async () => {
+		const dir = await tempDir();
+		let runs = 0;
+		const send = makeTool("send", async () => (runs++, ok("sent")), { needsApproval: true });
+		const first = createScriptedModel([{ content: [toolCall("send", {}, "c1")] }, { content: "done" }]);
+		const older = await Agent.load({ store: createFileStore(dir, { fsync: "never" }), sessionId: "s", initialState: { model: first.model, tools: [send] }, streamFn: first.streamFn });
+		const asked = deferred<void>();
+		older.subscribe((event) => {
+			if (event.type === "approval_requested") asked.resolve();
+		});
+		const run = older.prompt("send it");
+		await asked.promise;
+		await older.saved();
+		// Another process's store reads the run as being in a state this chart does not have (a chart of another agentchart, say).
+		const foreign = elsewhere(dir, async (inner, id, options) => {
+			const loaded = await inner.load(id, options);
+			if (!loaded?.snapshot) return loaded;
+			return { ...loaded, snapshot: { ...loaded.snapshot, machine: { ...loaded.snapshot.machine, value: { running: "nowhere" } } } };
+		});
+		const second = createScriptedModel([{ content: "done" }]);
+		await expect(Agent.load({ store: foreign, sessionId: "s", initialState: { model: second.model, tools: [send] }, streamFn: second.streamFn })).rejects.toThrow(/the snapshot's run cannot be restored: .*is not a state of machine/);
+		await older.approve("c1");
+		await run;
+		await older.saved();
+		expect(older.storeProblems).toEqual([]);
+		expect(runs).toBe(1);
+		expect(await stored(createFileStore(dir, { fsync: "never" }), [send])).toEqual(["user: send it", "assistant: ", "toolResult: sent", "assistant: done"]);
+	});
+
 	it("a load of this process that fails after it opened the session for the store gives it back to the agent before it, on the file store too: that agent opens it again and writes on", async () => {
 		const dir = await tempDir();
 		const older = await open(createFileStore(dir, { fsync: "never" }), "A");
@@ -669,6 +698,30 @@ describe("one writer per session directory, across processes (the file store)", 
 		expect(texts(other.state.messages)).toEqual(["user: from A", "assistant: reply A 1"]);
 		await older.prompt("again from A");
 		await expect(older.saved()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
+	});
+
+	it("an agent waiting for approval whose session another process loaded since: its approve() rejects with SessionTakenOverError, and the call does not run here", async () => {
+		const dir = await tempDir();
+		let runs = 0;
+		const send = makeTool("send", async () => (runs++, ok("sent")), { needsApproval: true });
+		const scripted = createScriptedModel([{ content: [toolCall("send", {}, "c1")] }, { content: "done" }]);
+		const older = await Agent.load({ store: createFileStore(dir, { fsync: "never" }), sessionId: "s", initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn });
+		const asked = deferred<void>();
+		older.subscribe((event) => {
+			if (event.type === "approval_requested") asked.resolve();
+		});
+		const run = older.prompt("send it");
+		await asked.promise;
+		await older.saved();
+		const newer = await Agent.load({ store: elsewhere(dir), sessionId: "s", initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn });
+		const refused = await older.approve("c1").catch((error: unknown) => error);
+		expect(refused).toBeInstanceOf(SessionTakenOverError);
+		expect(String(refused)).toMatch(TAKEN_OVER_ELSEWHERE);
+		expect(() => older.reject("c1")).toThrow(SessionTakenOverError);
+		older.abort();
+		await run;
+		expect(runs).toBe(0);
+		expect(newer.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1"]);
 	});
 
 	it("an agent whose session an agent of another process loaded since writes nothing more, and says so", async () => {

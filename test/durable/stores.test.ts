@@ -3,9 +3,10 @@
  * of a write (a torn journal line, a snapshot that does not read): the last good state is used
  * and what was left out is reported, never silently dropped.
  */
-import { readdir, readFile, writeFile, appendFile } from "node:fs/promises";
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createFileStore } from "../../src/durable/file-store.js";
@@ -88,9 +89,40 @@ for (const kind of ["memory", "file"] as const) {
 			await store.saveSnapshot("a", await idleSnapshot("two"));
 			expect(textOf((await store.load("../a b/c"))?.snapshot?.machine.context.messages.at(-1))).toBe("one");
 			expect(textOf((await store.load("a"))?.snapshot?.machine.context.messages.at(-1))).toBe("two");
+			// Escapes of one width each: a character above U+00FF is not an escaped one and hex digits.
+			const pairs = [["–", " 13"], ["•", " 22"], ["─", "%00"], ["😀", "Ø3dÞ00"], ["user’s", "user 19s"]] as const;
+			for (const [wide, narrow] of pairs) {
+				await store.saveSnapshot(wide, await idleSnapshot(`wide ${wide}`));
+				await store.saveSnapshot(narrow, await idleSnapshot(`narrow ${narrow}`));
+			}
+			for (const [wide, narrow] of pairs) {
+				expect(textOf((await store.load(wide))?.snapshot?.machine.context.messages.at(-1))).toBe(`wide ${wide}`);
+				expect(textOf((await store.load(narrow))?.snapshot?.machine.context.messages.at(-1))).toBe(`narrow ${narrow}`);
+			}
 		});
 	});
 }
+
+const idOf = () =>
+	fc.oneof(
+		fc.array(fc.constantFrom(" ", "%", "u", "0", "1", "3", "d", "e", "2", ".", "–", "─", "😀", "Ø", "Þ", "a"), { minLength: 1, maxLength: 8 }).map((chars) => chars.join("")),
+		fc.string({ unit: "binary", minLength: 1 }),
+	);
+
+it("property: the file store names two different session ids' directories differently, each inside its root", () => {
+	const store = createFileStore("/sessions");
+	fc.assert(
+		// Ids of characters that are escaped (narrow and wide), hex digits and plain ones, where names could meet; and any ids.
+		fc.property(idOf(), idOf(), (a, b) => {
+			for (const id of [a, b]) expect(dirname(store.directoryOf(id))).toBe("/sessions");
+			if (a !== b) expect(store.directoryOf(a)).not.toBe(store.directoryOf(b));
+		}),
+		{ numRuns: 2000 },
+	);
+	// The pairs the escapes of varying width gave one directory.
+	expect(store.directoryOf("–")).not.toBe(store.directoryOf(" 13"));
+	expect(store.directoryOf("😀")).not.toBe(store.directoryOf("Ø3dÞ00"));
+});
 
 describe("the file store after a crash mid-write", () => {
 	it("drops a journal line a crash cut short, and the lines after it, and says so", async () => {
@@ -109,6 +141,55 @@ describe("the file store after a crash mid-write", () => {
 		// A line that checks but follows a bad one is not trusted either.
 		await appendFile(journal, `\n${(await readFile(journal, "utf8")).split("\n")[0]}\n`);
 		expect((await store.load("s"))?.snapshot?.journal.map((each) => each.seq)).toEqual([1]);
+	});
+
+	it("drops a last journal line that lost only its newline, and cuts it: the next append does not join it, and what follows is read", async () => {
+		const root = await tempDir();
+		const make = () => createFileStore(root, { fsync: "never" });
+		const scripted = createScriptedModel([{ content: "r1" }, { content: "r2" }, { content: "r3" }]);
+		const load = () => Agent.load({ store: make(), sessionId: "s", streamFn: scripted.streamFn, initialState: { model: scripted.model } });
+		const first = await load();
+		await first.prompt("one");
+		await first.prompt("two");
+		await first.saved();
+		const journal = join(make().filesOf("s"), "journal.jsonl");
+		const text = await readFile(journal, "utf8");
+		// The last append's write stopped right before its newline: what is there checks.
+		await writeFile(journal, text.slice(0, -1));
+		const second = await load();
+		expect(second.storeProblems.join("\n")).toMatch(/journal\.jsonl: line \d+ does not check \(a write cut short\); it and 0 after it were left out/);
+		// That line was the second run's end: the run goes on again, its reply answered by the journal.
+		await second.waitForIdle();
+		expect(second.state.messages.map((message) => textOf(message))).toEqual(["one", "r1", "two", "r2"]);
+		await second.prompt("three");
+		await second.saved();
+		const third = await load();
+		expect(third.storeProblems).toEqual([]);
+		expect(third.state.messages.map((message) => textOf(message))).toEqual(["one", "r1", "two", "r2", "three", "r3"]);
+	});
+
+	it("a session file that is there but cannot be read now fails the load and changes nothing: it is not damage to pass over, cut, or start anew from", async () => {
+		const root = await tempDir();
+		const make = () => createFileStore(root, { fsync: "never" });
+		const scripted = createScriptedModel([{ content: "r1" }, { content: "r2" }, { content: "r3" }]);
+		const load = () => Agent.load({ store: make(), sessionId: "s", streamFn: scripted.streamFn, initialState: { model: scripted.model } });
+		const agent = await load();
+		await agent.prompt("one");
+		await agent.prompt("two");
+		await agent.saved();
+		const files = make().filesOf("s");
+		for (const name of ["snapshot.json", "journal.jsonl"]) {
+			// A directory in the file's place: reading it fails (EISDIR), as a read may fail with EMFILE or EIO.
+			await rename(join(files, name), join(files, `${name}.aside`));
+			await mkdir(join(files, name));
+			await expect(load()).rejects.toThrow(new RegExp(`^agentchart: the file store cannot read .*${name.replace(".", "\\.")}: EISDIR`));
+			await expect(make().load("s")).rejects.toThrow(/EISDIR/);
+			await rm(join(files, name), { recursive: true });
+			await rename(join(files, `${name}.aside`), join(files, name));
+		}
+		const again = await load();
+		expect(again.storeProblems).toEqual([]);
+		expect(again.state.messages.map((message) => textOf(message))).toEqual(["one", "r1", "two", "r2"]);
 	});
 
 	it("drops a line a failed append left torn when the next snapshot is saved, also in the middle of a run, so that the entries appended after it are read", async () => {
@@ -261,6 +342,17 @@ describe("the file store's files directories", () => {
 		await writeFile(join(store.directoryOf("s"), "current"), "g7-abcdef01\n");
 		const scripted = createScriptedModel([]);
 		await expect(Agent.load({ store: createFileStore(root), sessionId: "s", streamFn: scripted.streamFn })).rejects.toThrow(/current names .*g7-abcdef01, which is gone/);
+	});
+
+	it("a store whose root is a file, or a session that is a file, fails a load with an error that names the file store and the path", async () => {
+		const root = await tempDir();
+		const scripted = createScriptedModel([]);
+		await writeFile(join(root, "not-a-directory"), "");
+		const underFile = createFileStore(join(root, "not-a-directory"));
+		await expect(Agent.load({ store: underFile, sessionId: "s", streamFn: scripted.streamFn })).rejects.toThrow(/^agentchart: the file store cannot read .*not-a-directory\/s\/current: ENOTDIR/);
+		const store = createFileStore(root);
+		await writeFile(store.directoryOf("t"), "");
+		await expect(Agent.load({ store, sessionId: "t", streamFn: scripted.streamFn })).rejects.toThrow(/^agentchart: the file store cannot read .*current: ENOTDIR/);
 	});
 });
 
