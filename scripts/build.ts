@@ -2,7 +2,8 @@
  * `npm run build`: the package as users install it.
  *
  * 1. `tsc -p tsconfig.build.json`: `src/` → `dist/` as ES modules, one file per module, with
- *    declarations and source maps. One output file per source file keeps optional integrations
+ *    declarations and source maps that carry their sources (the package ships no `.ts` files,
+ *    so a map that only named them would send a stack trace or a debugger nowhere). One output file per source file keeps optional integrations
  *    (`agentchart/mcp`, the OpenAI SDK, the visualizer's server) in modules of their own, loaded
  *    only when used.
  * 2. The visualizer page (scripts/build-page.ts): `visualizer/app.ts` bundled into

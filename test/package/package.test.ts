@@ -50,6 +50,20 @@ describe("the packed package, installed into an empty project", { timeout: 120_0
 		expect(listing.some((path) => /\.ts$/.test(path) && !path.endsWith(".d.ts"))).toBe(false);
 	});
 
+	it("carries the sources in its source maps (it ships no .ts files): a stack trace or a debugger shows agentchart's code", async () => {
+		const listing = execFileSync("tar", ["-tzf", project.tarball], { encoding: "utf8" }).split("\n").filter(Boolean);
+		const maps = listing.filter((path) => path.endsWith(".map"));
+		expect(maps).toContain("package/dist/agent.js.map");
+		const lacking: string[] = [];
+		for (const path of maps) {
+			const map = JSON.parse(await readFile(join(project.dir, "node_modules", "agentchart", path.slice("package/".length)), "utf8")) as { sources: string[]; sourcesContent?: (string | null)[] };
+			if (map.sources.some((_, index) => typeof map.sourcesContent?.[index] !== "string")) lacking.push(path);
+		}
+		expect(lacking).toEqual([]);
+		const agentMap = JSON.parse(await readFile(join(project.dir, "node_modules", "agentchart", "dist", "agent.js.map"), "utf8")) as { sourcesContent: string[] };
+		expect(agentMap.sourcesContent[0]).toContain("export class Agent");
+	});
+
 	it("runs from a plain Node ES module, with both subpaths", () => {
 		expect(runJson(project, "esm.mjs")).toEqual({ kind: "esm", answer: "The answer is 42.", blocks: ["The answer is 42."], inspected: true, defaultStream: "Hello from pi-ai." });
 	});
