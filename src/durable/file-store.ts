@@ -37,7 +37,7 @@
  * again if it names another once the read is done.
  */
 import { type BigIntStats, closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { randomUUID } from "node:crypto";
+import { randomInt, randomUUID } from "node:crypto";
 import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
@@ -82,6 +82,7 @@ const queues = new Map<string, Promise<void>>();
 interface WriterFile {
 	ino: bigint;
 	mtimeNs: bigint;
+	size: bigint;
 	/**
 	 * Why it is no longer this store's, once a check found out: another store replaced it, or it
 	 * is gone (the session's directory was removed under this store).
@@ -123,6 +124,9 @@ function directoryName(sessionId: string): string {
 function unreadable(path: string, error: unknown): Error {
 	return new Error(`agentchart: the file store cannot read ${path}: ${(error as Error).message}`, { cause: error });
 }
+
+/** Writer files are padded with up to this many spaces (see the fence in createFileStore). */
+const WRITER_PADDING = 4096;
 
 /** One snapshot file as written: the snapshot and a checksum of its JSON. */
 interface SnapshotFile {
@@ -321,7 +325,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			}
 			// Another process's rename put another inode there (its modification time tells a reused inode number apart).
 			if (now === undefined) mine.lost = "gone";
-			else if (now.ino !== mine.ino || now.mtimeNs !== mine.mtimeNs) mine.lost = "replaced";
+			else if (now.ino !== mine.ino || now.mtimeNs !== mine.mtimeNs || now.size !== mine.size) mine.lost = "replaced";
 		}
 		return mine.lost === undefined;
 	};
@@ -391,8 +395,11 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	 */
 	const fence = async (sessionId: string, token: string): Promise<{ dir: string; mine: WriterFile; first: boolean }> => {
 		const path = join(directoryOf(sessionId), WRITER);
-		// A few bytes to the OS's cache, synchronously as the checks are (see isWriter).
-		const body = `${JSON.stringify({ token, pid: process.pid, openedAt: new Date().toISOString() })}\n`;
+		// A few bytes to the OS's cache, synchronously as the checks are (see isWriter). Of a random
+		// length: the checks tell writer files apart by inode, modification time and size, and a file
+		// system may give a new file the inode another opening just freed, with the same time on a
+		// kernel whose file times are as coarse as its clock tick (a few milliseconds).
+		const body = `${JSON.stringify({ token, pid: process.pid, openedAt: new Date().toISOString(), pad: " ".repeat(randomInt(WRITER_PADDING)) })}\n`;
 		const put = (): { mine: WriterFile; first: boolean } => {
 			let fd: number | undefined;
 			try {
@@ -404,7 +411,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				try {
 					writeFileSync(fd, body);
 					const made = fstatSync(fd, { bigint: true });
-					return { mine: { ino: made.ino, mtimeNs: made.mtimeNs }, first: true };
+					return { mine: { ino: made.ino, mtimeNs: made.mtimeNs, size: made.size }, first: true };
 				} finally {
 					closeSync(fd);
 				}
@@ -414,7 +421,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			// A rename keeps the inode and the modification time: a store that renames its own file over this one puts another inode there.
 			const written = statSync(temporary, { bigint: true });
 			renameSync(temporary, path);
-			return { mine: { ino: written.ino, mtimeNs: written.mtimeNs }, first: false };
+			return { mine: { ino: written.ino, mtimeNs: written.mtimeNs, size: written.size }, first: false };
 		};
 		let dir = await ensureDirectory(sessionId);
 		let fenced: { mine: WriterFile; first: boolean };

@@ -20,6 +20,7 @@ import fs from "node:fs";
 import fsPromises from "node:fs/promises";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
@@ -252,4 +253,26 @@ describe("the file store, when another process opens the session while a write i
 		await expect(agent.save()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
 		expect(tookOver()).toBe(true);
 	});
+
+	it("another process's writer file that got this one's inode and modification time (a file system reusing a freed inode, a kernel whose file times are as coarse as its tick) still tells: its size differs", async () => {
+		const dir = await tempDir();
+		const store = createFileStore(dir, { fsync: "never" });
+		const scripted = createScriptedModel([{ content: "first" }, { content: "second" }]);
+		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await agent.prompt("one");
+		await agent.saved();
+		const writer = join(store.directoryOf("s"), "writer");
+		const mine = fs.statSync(writer, { bigint: true });
+		// The other process's writer file, in the same inode (written in place) with the same time, of another length.
+		const other = JSON.stringify({ token: "other", pid: 0, openedAt: new Date().toISOString() });
+		writeFileSync(writer, `${other}${" ".repeat(Math.max(0, Number(mine.size) - other.length))} \n`);
+		const seconds = mine.mtimeNs / 1_000_000_000n;
+		const nanoseconds = String(mine.mtimeNs % 1_000_000_000n).padStart(9, "0");
+		execFileSync("touch", ["-m", "-d", `@${seconds}.${nanoseconds}`, writer]);
+		const now = fs.statSync(writer, { bigint: true });
+		expect([now.ino, now.mtimeNs]).toEqual([mine.ino, mine.mtimeNs]);
+		await agent.prompt("two");
+		await expect(agent.saved()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
+	});
 });
+
