@@ -418,6 +418,7 @@ export class Agent {
 		const claim = Agent.#claimToAdopt;
 		Agent.#claimToAdopt = undefined;
 		this.#session = new DurableSession(options.store, options.sessionId, [], 0, options.store && this.#handles.takeSnapshot, claim);
+		this.#listenForTakeOver();
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
 		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
 		this.#delivery = new ListenerDelivery(
@@ -592,6 +593,27 @@ export class Agent {
 	}
 
 	/**
+	 * A newer agent has the session (of this process: as soon as it is made; of another: at the first
+	 * write its store refuses). Its run's writes are refused from then on, which ends what it was
+	 * doing, but not a wait for approval: see {@link Agent.#endUnanswerableWait}.
+	 */
+	#listenForTakeOver(): void {
+		const superseded = () => queueMicrotask(() => this.#endUnanswerableWait());
+		const claim = this.#session.claim;
+		if (claim) claim.onSuperseded = superseded;
+		this.#session.onTakenOver = superseded;
+	}
+
+	/**
+	 * Calls waiting for approval on a session a newer agent has: nobody can answer them here
+	 * (`approve()` and `reject()` throw, and a question whose storing was refused is not asked), so
+	 * the run ends, as on `abort()`, rather than wait for ever. The newer agent asks.
+	 */
+	#endUnanswerableWait(): void {
+		if (this.#awaitingCalls().length > 0) this.abort();
+	}
+
+	/**
 	 * Resolves when no run is in progress (after the `agent_end` listeners settled).
 	 *
 	 * @example
@@ -739,7 +761,11 @@ export class Agent {
 		const session = this.#session;
 		const signal = this.#delivery.signal;
 		this.#delivery.hold(() => unlessAborted(session.saveNow(this.#handles.takeSnapshot), signal));
-		this.#delivery.eventIf(event, () => !session.takenOver);
+		this.#delivery.eventIf(event, () => {
+			if (!session.takenOver) return true;
+			queueMicrotask(() => this.#endUnanswerableWait());
+			return false;
+		});
 		return true;
 	}
 
@@ -934,6 +960,7 @@ export class Agent {
 		const journal = snapshot.journal.filter((entry) => entry.seq <= snapshot.journalSeq || ofLineage(snapshot, entry));
 		// Loaded, it goes on with the stored line; restored, it starts one of its own.
 		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, journal, snapshot.journalSeq, this.#session.take, this.#session.claim, snapshot.lineage, fromStore);
+		this.#listenForTakeOver();
 		if (snapshot.machine.status !== "active") return;
 		if (!context.run) {
 			this.#restoreBetweenRuns(context, journal.length, fromStore);

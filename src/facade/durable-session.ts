@@ -63,6 +63,8 @@ export class SessionClaim {
 	readonly #number = ++claimsMade;
 	/** Whether it asked the store to open the session. */
 	#asked = false;
+	/** Called once, when a newer claim of this process is decided: this claim's agent writes the session no more. */
+	onSuperseded: (() => void) | undefined = undefined;
 
 	constructor(
 		readonly store: AgentStore,
@@ -87,7 +89,10 @@ export class SessionClaim {
 		this.#previous = writers.get(this.#key);
 		writers.set(this.#key, this.#ref);
 		forgetWriter.register(this, { writers, key: this.#key, ref: this.#ref });
-		if (!forLoad) this.open();
+		if (!forLoad) {
+			this.open();
+			this.#supersedeOlder();
+		}
 	}
 
 	/**
@@ -136,6 +141,16 @@ export class SessionClaim {
 	/** The load that made this claim made its agent: the claims before it are superseded for good. */
 	confirm(): void {
 		this.#decided();
+		this.#supersedeOlder();
+	}
+
+	/** Tells the agents of the claims before this one (decided now) that they write the session no more. */
+	#supersedeOlder(): void {
+		for (let claim = this.#previous?.deref(); claim !== undefined; claim = claim.#previous?.deref()) {
+			const superseded = claim.onSuperseded;
+			claim.onSuperseded = undefined;
+			superseded?.();
+		}
 	}
 
 	#decided(): void {
@@ -218,6 +233,8 @@ export class DurableSession {
 	#saveRequested = false;
 	/** The refusal that told this agent a newer one opened the session (see {@link DurableSession.takenOver}). */
 	#takenOver: SessionTakenOverError | undefined;
+	/** Called at that refusal (once): the agent of another process has the session now. */
+	onTakenOver: (() => void) | undefined = undefined;
 	/** The last save asked for (none yet: nothing to wait for). */
 	#saving: Promise<void> | undefined;
 	/** What the store holds between runs; undefined when its last snapshot is of a run in progress, or a write failed. */
@@ -515,7 +532,10 @@ export class DurableSession {
 	}
 
 	#failed(what: string, error: unknown): never | void {
-		if (error instanceof SessionTakenOverError) this.#takenOver ??= error;
+		if (error instanceof SessionTakenOverError && this.#takenOver === undefined) {
+			this.#takenOver = error;
+			this.onTakenOver?.();
+		}
 		const message = error instanceof SessionTakenOverError ? `could not ${what}: ${error.message.replace(/^agentchart: /, "")}` : `the store could not ${what}: ${error instanceof Error ? error.message : String(error)}`;
 		this.problems.push(message);
 		this.#failedWrites.push(message);

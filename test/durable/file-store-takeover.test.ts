@@ -212,7 +212,7 @@ describe("the file store, when another process opens the session while a write i
 		expect(before).toHaveLength(2);
 	});
 
-	it("a question for a person whose storing another process's opening cut off is not asked here: that process asks", async () => {
+	it("a question for a person whose storing another process's opening cut off is not asked here (that process asks), and the run ends rather than wait for an answer nobody can give", async () => {
 		const dir = await tempDir();
 		const store = createFileStore(dir, { fsync: "never" });
 		const deploy = makeTool("deploy", async () => ok("deployed"), { needsApproval: true });
@@ -226,16 +226,13 @@ describe("the file store, when another process opens the session while a write i
 			openElsewhere(store.directoryOf("s"));
 			return true;
 		});
-		const run = agent.prompt("deploy it");
-		await expect.poll(() => agent.pendingApprovals.length).toBe(1);
+		// Ends by itself, as on abort(): before, the call waited with no question asked, and the prompt never settled.
+		await agent.prompt("deploy it");
 		await agent.saved().catch(() => {});
-		// Past every write the question made: it would have reached the listeners by now.
-		await new Promise((resolve) => setTimeout(resolve, 20));
 		expect(tookOver()).toBe(true);
 		expect(asked).toEqual([]);
+		expect(agent.pendingApprovals).toEqual([]);
 		expect(agent.storeProblems.some((problem) => TAKEN_OVER_ELSEWHERE.test(problem))).toBe(true);
-		agent.abort();
-		await run;
 	});
 
 	it("a snapshot that landed after another process opened the session is reported, not taken as stored", async () => {

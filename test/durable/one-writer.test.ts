@@ -141,7 +141,7 @@ describe("one writer per stored session", () => {
 		expect(second.storeProblems).toEqual([]);
 	});
 
-	it("an agent taken over while it waits for approval cannot answer; the newer one answers, and the call runs once", async () => {
+	it("an agent taken over while it waits for approval cannot answer, and its run ends (nobody could end it otherwise); the newer one answers, and the call runs once", async () => {
 		const store = createMemoryStore();
 		let runs = 0;
 		const send = makeTool("send", async () => {
@@ -161,10 +161,12 @@ describe("one writer per stored session", () => {
 		const newer = await Agent.load({ store, sessionId: "s", initialState: { model: second.model, tools: [send] }, streamFn: second.streamFn });
 		expect(newer.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1"]);
 		expect(() => older.approve("c1")).toThrow(TAKEN_OVER);
+		// Ended as on abort(), with no abort() called: before, its prompt() never settled.
+		await olderRun;
+		expect(older.state.isStreaming).toBe(false);
+		expect(older.pendingApprovals).toEqual([]);
 		await newer.approve("c1");
 		await newer.waitForIdle();
-		older.abort();
-		await olderRun;
 		expect(runs).toBe(1);
 		expect(await stored(store, [send])).toEqual(["user: send it", "assistant: ", "toolResult: sent", "assistant: done"]);
 	});
@@ -718,8 +720,9 @@ describe("one writer per session directory, across processes (the file store)", 
 		expect(refused).toBeInstanceOf(SessionTakenOverError);
 		expect(String(refused)).toMatch(TAKEN_OVER_ELSEWHERE);
 		expect(() => older.reject("c1")).toThrow(SessionTakenOverError);
-		older.abort();
+		// The refused write told it another process has the session: its run ends by itself.
 		await run;
+		expect(older.pendingApprovals).toEqual([]);
 		expect(runs).toBe(0);
 		expect(newer.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1"]);
 	});
