@@ -8,7 +8,7 @@
  */
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Application, type DeclarationReflection, type ProjectReflection, ReflectionKind, TSConfigReader } from "typedoc";
+import { Application, type DeclarationReflection, type ProjectReflection, ReflectionKind, TSConfigReader, TypeDocReader } from "typedoc";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -33,7 +33,7 @@ function commentsOf(reflection: DeclarationReflection) {
 
 /** Reads the public API with TypeDoc, as `npm run docs` does. */
 export async function readApi(): Promise<ProjectReflection> {
-	const app = await Application.bootstrapWithPlugins({ options: `${root}typedoc.json`, logLevel: "Error" }, [new TSConfigReader()]);
+	const app = await Application.bootstrapWithPlugins({ options: `${root}typedoc.json`, logLevel: "Error" }, [new TypeDocReader(), new TSConfigReader()]);
 	const project = await app.convert();
 	if (!project) throw new Error("TypeDoc could not read the project (see the errors above)");
 	return project;
