@@ -13,9 +13,13 @@
  * transitions with named, inline, `and`/`or`/`not` guards, and `assign`, `enqueueActions` and
  * custom actions. Inside `enqueueActions`: assign, emit, raise and sendTo (with a number or a
  * named delay), sendParent, cancel, spawnChild, stopChild (by id or ref), check, and custom
- * actions. Refused: parallel and history states, `after`, tags, guards or actions with params,
+ * actions (by name, as `{ type }`, or as a function; run after the body returns, as XState runs
+ * them). Refused: parallel and history states, `after`, tags, guards or actions with params,
  * initial actions, inline invoked actors, invoke with `systemId` or `onSnapshot`, wildcard
- * event descriptors, several targets, spawning inside `assign`.
+ * event descriptors, several targets, spawning inside `assign`. What a body enqueues is known
+ * only as it runs: there the actor fails, naming the state, on a built-in action object (use the
+ * `enqueue` methods), an action with params, or a `check` of a guard with params or of a built-in
+ * guard other than `and`/`or`/`not`.
  *
  * Persisted snapshots are XState's format: `getPersistedSnapshot()` of either interpreter
  * restores on the other (`createActor(logic, { snapshot })`).
@@ -25,7 +29,7 @@ import { checkXStateInternals } from "../xstate-internals.js";
 import { type Chart, actorLogicOf, compileChart } from "./compile.js";
 import { selectTransition } from "./select.js";
 import { ChartSnapshot, type ChartSnapshotOf, type PersistedChartSnapshot, leafOf, persistSnapshot, reviveContext } from "./snapshot.js";
-import { Step, compileActionForm, createChild, enterNode, inspectMicrostep, microstep, settle } from "./step.js";
+import { Step, compileActionForm, createChild, enterNode, exitAllWhenDone, inspectMicrostep, microstep, settle, startChild } from "./step.js";
 
 type AnyActorSystem = AnyActorScope["system"];
 
@@ -94,11 +98,16 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 					step.leaf = node;
 					enterNode(step, node);
 				}
+				// Its initial state is final: the machine ends as it starts.
+				exitAllWhenDone(step);
 				settle(step);
 				step.flush();
 				return step.snapshot();
 			} catch (error) {
-				return new ChartSnapshot("error", context, {}, chart.root, undefined, error, machine, scope.emit);
+				// XState's snapshot of a machine that failed as it started is in its initial states, wherever it failed.
+				let leaf = chart.root;
+				while (leaf.initial) leaf = leaf.initial;
+				return new ChartSnapshot("error", context, {}, leaf, undefined, error, machine, scope.emit);
 			}
 		},
 		transition(snapshot: ChartSnapshot<C>, event: EventObject, scope: AnyActorScope): ChartSnapshot<C> {
@@ -128,8 +137,8 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 		start(snapshot: ChartSnapshot<C>): void {
 			for (const id in snapshot.children) {
 				const child = snapshot.children[id];
-				// Started once: XState's start of a running actor does nothing.
-				if (child?.getSnapshot().status === "active") child.start();
+				// Started once: XState's start of a running actor does nothing, and the spawn's own start is skipped then.
+				if (child?.getSnapshot().status === "active") startChild(child);
 			}
 		},
 		getPersistedSnapshot(snapshot: ChartSnapshot<C>, persistOptions?: unknown): PersistedChartSnapshot {

@@ -24,6 +24,22 @@ export function createChild(logic: AnyActorLogic, options: { id: string; src: st
 	return createActor(logic, options as never);
 }
 
+/** Children this interpreter started: XState's own start of them skips one that ran already (its status is internal). */
+const started = new WeakSet<AnyActorRef>();
+
+/**
+ * Starts a child once: a child the parent's start started (and that may have ended since, a
+ * promise that settled at once) is not started again by the spawn that made it.
+ *
+ * @example
+ * startChild(child);
+ */
+export function startChild(child: AnyActorRef): void {
+	if (started.has(child)) return;
+	started.add(child);
+	child.start();
+}
+
 /** The options of a send, raise or spawn, as XState's built-ins take them. */
 interface DelayOptions {
 	delay?: unknown;
@@ -212,7 +228,7 @@ export class Step<C> {
 		this.writableChildren()[id] = child;
 		(this.spawned ??= []).push(child);
 		this.#effect("xstate.spawnChild", { id, systemId: undefined, actorRef: child, src, input }, () => {
-			if (!this.stoppedEarly?.includes(child)) child.start();
+			if (!this.stoppedEarly?.includes(child)) startChild(child);
 		});
 	}
 
@@ -310,6 +326,11 @@ export class Step<C> {
 
 /** The step whose `enqueueActions` body is running (bodies run one at a time, synchronously). */
 let enqueuing: Step<unknown> | undefined;
+/**
+ * What the running body enqueued from its first custom action on, to run once it returns (see
+ * {@link enqueue}); undefined while it has enqueued none.
+ */
+let deferredByBody: (() => void)[] | undefined;
 
 function enqueuingStep(): Step<unknown> {
 	if (!enqueuing) throw new Error("agentchart interpreter: enqueue was called after its enqueueActions body returned");
@@ -341,49 +362,71 @@ export interface Enqueue {
 
 /**
  * The `enqueue` of `enqueueActions` bodies: one for every step, acting on the step whose body
- * is running. XState collects what a body enqueues and resolves it after the body returns; the
- * interpreter acts at once, which is the same order (and `check` reads the context the body
- * started with, as XState's does).
+ * is running. XState collects what a body enqueues and resolves it, in order, after the body
+ * returns. The interpreter acts on built-in actions at once, which nothing the body does can
+ * tell apart (it reads the context it started with, and the effects run after the step), until
+ * the body enqueues a custom action: that one, which may do anything, and all after it run once
+ * the body has returned, as XState runs them.
  */
 const enqueue: Enqueue = Object.assign(
 	(action: unknown) => {
 		const step = enqueuingStep();
-		const impl = typeof action === "string" ? (step.chart.machine.implementations.actions as Record<string, unknown>)[action] : action;
-		if (typeof impl !== "function") throw new Error(`agentchart interpreter: action '${String(action)}' is not implemented`);
-		compileActionForm<unknown>(actionForm(impl as (...args: never[]) => unknown), typeof action === "string" ? action : (impl as { name?: string }).name || "(anonymous)")(step);
+		const named = typeof action === "object" && action !== null && typeof (action as { type?: unknown }).type === "string" ? (action as { type: string; params?: unknown }) : undefined;
+		if (named?.params !== undefined) throw unsupported(`an action with params inside enqueueActions ('${named.type}')`, step.leaf.def.id);
+		const name = named ? named.type : action;
+		const impl = typeof name === "string" ? (step.chart.machine.implementations.actions as Record<string, unknown>)[name] : name;
+		if (typeof impl !== "function") throw unsupported(`an action inside enqueueActions that is not a custom action (${typeof name === "string" ? `'${name}' is not implemented` : "a built-in action object: use enqueue.emit, enqueue.raise, ..."})`, step.leaf.def.id);
+		const form = actionForm(impl as (...args: never[]) => unknown);
+		if (form.kind === "other-builtin") throw unsupported(`the built-in action '${form.type}' inside enqueueActions (use enqueue.emit, enqueue.raise, enqueue.sendTo, ...)`, step.leaf.def.id);
+		const run = compileActionForm<unknown>(form, typeof name === "string" ? name : (impl as { name?: string }).name || "(anonymous)");
+		(deferredByBody ??= []).push(() => run(step));
 	},
 	{
-		assign: (assignment: Assignment | object) => enqueuingStep().assign(assignment),
+		assign: (assignment: Assignment | object) => {
+			const step = enqueuingStep();
+			if (deferredByBody) deferredByBody.push(() => step.assign(assignment));
+			else step.assign(assignment);
+		},
 		emit: (event: Resolvable<EventObject>) => {
 			const step = enqueuingStep();
-			step.emit(resolve(event, step));
+			if (deferredByBody) deferredByBody.push(() => step.emit(resolve(event, step)));
+			else step.emit(resolve(event, step));
 		},
 		raise: (event: Resolvable<EventObject>, options?: DelayOptions) => {
 			const step = enqueuingStep();
-			step.raise(resolve(event, step), options);
+			if (deferredByBody) deferredByBody.push(() => step.raise(resolve(event, step), options));
+			else step.raise(resolve(event, step), options);
 		},
 		cancel: (id: Resolvable<string>) => {
 			const step = enqueuingStep();
-			step.cancel(resolve(id, step));
+			if (deferredByBody) deferredByBody.push(() => step.cancel(resolve(id, step)));
+			else step.cancel(resolve(id, step));
 		},
 		sendTo: (target: Resolvable<string | AnyActorRef>, event: Resolvable<EventObject>, options?: DelayOptions) => {
 			const step = enqueuingStep();
-			step.sendTo(resolve(target, step), resolve(event, step), options);
+			if (deferredByBody) deferredByBody.push(() => step.sendTo(resolve(target, step), resolve(event, step), options));
+			else step.sendTo(resolve(target, step), resolve(event, step), options);
 		},
 		sendParent: (event: Resolvable<EventObject>, options?: DelayOptions) => {
 			const step = enqueuingStep();
-			step.sendTo("#_parent", resolve(event, step), options);
+			if (deferredByBody) deferredByBody.push(() => step.sendTo("#_parent", resolve(event, step), options));
+			else step.sendTo("#_parent", resolve(event, step), options);
 		},
 		spawnChild: (src: string | AnyActorLogic, options?: { id?: string | ((args: object) => string); input?: unknown; systemId?: string; syncSnapshot?: boolean }) => {
 			const step = enqueuingStep();
 			if (options?.systemId !== undefined || options?.syncSnapshot) throw unsupported("spawnChild with systemId or syncSnapshot", step.leaf.def.id);
-			const id = typeof options?.id === "function" ? options.id(argsOf(step)) : options?.id;
-			const input = typeof options?.input === "function" ? (options.input as (args: object) => unknown)({ context: step.context, event: step.event, self: step.self }) : options?.input;
-			step.spawn(src, id, input);
+			const spawn = () => {
+				const id = typeof options?.id === "function" ? options.id(argsOf(step)) : options?.id;
+				const input = typeof options?.input === "function" ? (options.input as (args: object) => unknown)({ context: step.context, event: step.event, self: step.self }) : options?.input;
+				step.spawn(src, id, input);
+			};
+			if (deferredByBody) deferredByBody.push(spawn);
+			else spawn();
 		},
 		stopChild: (target: Resolvable<string | AnyActorRef>) => {
 			const step = enqueuingStep();
-			step.stopChild(resolve(target, step));
+			if (deferredByBody) deferredByBody.push(() => step.stopChild(resolve(target, step)));
+			else step.stopChild(resolve(target, step));
 		},
 	},
 );
@@ -406,12 +449,18 @@ export function compileActionForm<C>(form: ActionForm, name: string): Action<C> 
 			const context = step.context;
 			const event = step.event;
 			const outer = enqueuing;
+			const outerDeferred = deferredByBody;
 			enqueuing = step as Step<unknown>;
+			deferredByBody = undefined;
+			let deferred: (() => void)[] | undefined;
 			try {
-				collect({ context, event, enqueue, check: (guard) => guardOf(step.chart, guard)({ context, event }), self: step.self, system: step.system }, undefined);
+				collect({ context, event, enqueue, check: (guard) => checkIn(step, guard, context, event), self: step.self, system: step.system }, undefined);
 			} finally {
+				deferred = deferredByBody as (() => void)[] | undefined;
 				enqueuing = outer;
+				deferredByBody = outerDeferred;
 			}
+			if (deferred) for (const op of deferred) op();
 		};
 	}
 	if (form.kind === "function") {
@@ -419,6 +468,17 @@ export function compileActionForm<C>(form: ActionForm, name: string): Action<C> 
 		return (step) => step.execute(name, exec as never);
 	}
 	throw new Error(`agentchart interpreter: the built-in action '${form.type}' is not supported`);
+}
+
+/** `check` inside an `enqueueActions` body: a guard the interpreter cannot take is refused naming the state. */
+function checkIn<C>(step: Step<C>, guard: unknown, context: C, event: EventObject): boolean {
+	let compiled: ReturnType<typeof guardOf<C>>;
+	try {
+		compiled = guardOf(step.chart, guard);
+	} catch {
+		throw unsupported("check inside enqueueActions with a guard that has params or is a built-in other than and/or/not", step.leaf.def.id);
+	}
+	return compiled({ context, event });
 }
 
 function exitNode<C>(step: Step<C>, node: ChartNode<C>): void {
@@ -483,9 +543,13 @@ export function microstep<C>(step: Step<C>, transition: ChartTransition<C>): voi
 		step.leaf = target.leaf;
 		if (target.leaf !== leaf) step.changed = true;
 	}
-	if (step.status === "done") {
-		for (let node: ChartNode<C> | undefined = step.leaf; node; node = node.parent) for (const action of node.exit) action(step);
-	}
+	exitAllWhenDone(step);
+}
+
+/** The machine reached its top-level final state: every active state exits, innermost first (as XState's last microstep does). */
+export function exitAllWhenDone<C>(step: Step<C>): void {
+	if (step.status !== "done") return;
+	for (let node: ChartNode<C> | undefined = step.leaf; node; node = node.parent) for (const action of node.exit) action(step);
 }
 
 /**

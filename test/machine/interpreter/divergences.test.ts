@@ -4,7 +4,7 @@
  * both interpreters run the same machine and what an observer sees (emitted events, snapshots,
  * errors, inspection records) must be the same, line for line.
  */
-import { type AnyActorRef, type EventObject, type SnapshotFrom, assign, createActor, enqueueActions, fromCallback, fromPromise, setup } from "xstate";
+import { type AnyActorRef, type EventObject, type SnapshotFrom, assign, createActor, enqueueActions, fromCallback, fromObservable, fromPromise, setup } from "xstate";
 import { describe, expect, it } from "vitest";
 import { chartLogic } from "../../../src/machines/interpreter/chart-logic.js";
 import { type Step, lastState, playBoth } from "./harness.js";
@@ -199,6 +199,98 @@ describe("the interpreter and XState's, on the behaviours that once differed", (
 		expect(JSON.parse(JSON.stringify(ours.getPersistedSnapshot()))).toEqual(JSON.parse(JSON.stringify(theirs.getPersistedSnapshot())));
 		theirs.stop();
 		ours.stop();
+	});
+});
+
+describe("the interpreter and XState's, on what a review of the interpreter found (second round)", () => {
+	const said = (what: string): never => enqueueActions(({ enqueue }) => enqueue.emit({ type: "said", what } as never)) as never;
+
+	it("ends a machine whose initial state is a top-level final state with every exit action run, as it starts", async () => {
+		const machine = setup({ types: { emitted: {} as Emitted } }).createMachine({
+			id: "ends",
+			entry: said("enter root"),
+			exit: said("exit root"),
+			initial: "f",
+			output: { ok: 1 },
+			states: { f: { type: "final", entry: said("enter f"), exit: said("exit f") } },
+		});
+		const lines = await expectSame(machine, []);
+		expect(lines.join("\n")).toContain('"exit root"');
+	});
+
+	it("gives a machine that failed as it started its initial states (value, matches, can, the persisted value), wherever it failed", async () => {
+		const check: Step = { check: (snapshot) => `${snapshot.status} ${JSON.stringify(snapshot.value)} ${snapshot.matches("p")} ${snapshot.can({ type: "go" })}` };
+		const inContext = setup({}).createMachine({ id: "ctx", context: () => { throw new Error("context blew up"); }, initial: "p", states: { p: { initial: "a", states: { a: { on: { go: "b" } }, b: {} } } } });
+		const inEntry = setup({}).createMachine({ id: "entry", context: {}, initial: "p", states: { p: { initial: "a", states: { a: { entry: assign(() => { throw new Error("entry blew up"); }), on: { go: "b" } }, b: {} } } } });
+		const afterMove = setup({ guards: { broken: () => { throw new Error("guard blew up"); } } }).createMachine({ id: "moved", context: {}, initial: "p", states: { p: { initial: "a", states: { a: { always: "b", on: { go: "b" } }, b: { always: { guard: "broken", target: "a" } } } } } });
+		for (const machine of [inContext, inEntry, afterMove]) {
+			const lines = await expectSame(machine, [check, { persistAndRestore: "xstate" }, check]);
+			expect(lines).toContain('check error {"p":"a"} true true');
+		}
+	});
+
+	it("starts a child that ends or fails as it starts once, when the state the parent starts in invokes it", async () => {
+		const quick = setup({}).createMachine({ id: "quick", initial: "done", output: { ok: true }, states: { done: { type: "final" } } });
+		const failsAtOnce = fromCallback(() => {
+			throw new Error("fails at once");
+		});
+		const completesAtOnce = fromObservable(() => ({ subscribe: (observer: { next: (value: number) => void; complete: () => void }) => (observer.next(1), observer.complete(), { unsubscribe: () => {} }) }) as never);
+		const machine = setup({ actors: { quick, failsAtOnce, completesAtOnce }, types: { context: {} as { done: number; errors: number; completed: number } } }).createMachine({
+			id: "parent",
+			context: { done: 0, errors: 0, completed: 0 },
+			invoke: [{ id: "q", src: "quick" }, { id: "f", src: "failsAtOnce" }, { id: "o", src: "completesAtOnce" }],
+			on: {
+				"xstate.done.actor.q": { actions: assign({ done: ({ context }) => context.done + 1 }) },
+				"xstate.done.actor.o": { actions: assign({ completed: ({ context }) => context.completed + 1 }) },
+				"xstate.error.actor.f": { actions: assign({ errors: ({ context }) => context.errors + 1 }) },
+			},
+		});
+		const lines = await expectSame(machine, [{ wait: 10 }, { check: (snapshot) => JSON.stringify(snapshot.context) }]);
+		expect(lines).toContain('check {"done":1,"errors":1,"completed":1}');
+	});
+
+	it("runs the custom actions an enqueueActions body enqueued after the body returns, in order with what it enqueued after them", async () => {
+		const order: string[] = [];
+		const machine = setup({
+			types: { emitted: {} as Emitted, context: {} as { n: number } },
+			actions: {
+				track: ({ context }) => void order.push(`track sees n=${context.n}`),
+				boom: () => {
+					throw new Error("enqueued action blew up");
+				},
+			},
+		}).createMachine({
+			id: "body",
+			context: { n: 0 },
+			initial: "a",
+			states: {
+				a: {
+					on: {
+						go: {
+							actions: enqueueActions(({ enqueue }) => {
+								enqueue.assign({ n: 1 });
+								enqueue("track");
+								enqueue.assign({ n: 2 });
+								enqueue({ type: "track" });
+								order.push("body goes on");
+							}),
+						},
+						fail: {
+							actions: enqueueActions(({ enqueue }) => {
+								try {
+									enqueue("boom");
+								} catch {
+									order.push("the body caught it");
+								}
+							}),
+						},
+					},
+				},
+			},
+		});
+		await expectSame(machine, [{ type: "go" }, { type: "fail" }]);
+		// Both runs logged the same, in XState's order: the body first, the enqueued actions after it.
+		expect(order).toEqual(["body goes on", "track sees n=1", "track sees n=2", "body goes on", "track sees n=1", "track sees n=2"]);
 	});
 });
 

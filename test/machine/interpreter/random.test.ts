@@ -3,12 +3,13 @@
  * feature the interpreter supports at once (nested states, entry and exit actions, reentry,
  * eventless chains, guards combined with and/or/not, invoked promise and callback actors,
  * spawned children, delayed and cancelled events, a final state with output, an unhandled child
- * failure, a restore from a persisted snapshot midway, onto either interpreter): each step's
+ * failure, a child that ends as the chart starts, a restore from a persisted snapshot midway,
+ * onto either interpreter): each step's
  * emitted events, snapshots, errors and inspection records must be the same. The agent chart
  * itself runs the whole behaviour suite on both interpreters (`npm test` runs it twice).
  */
 import fc from "fast-check";
-import { type EventObject, and, enqueueActions, fromCallback, fromPromise, not, or, setup } from "xstate";
+import { type EventObject, and, enqueueActions, fromCallback, fromObservable, fromPromise, not, or, setup } from "xstate";
 import { describe, expect, it } from "vitest";
 import { type Step, lastState, play } from "./harness.js";
 
@@ -36,6 +37,8 @@ type ToyEvent =
 const toy = setup({
 	types: { context: {} as ToyContext, events: {} as ToyEvent, emitted: {} as { type: string; detail?: unknown } },
 	actors: {
+		// Ends as it starts (its initial state is final): the chart starts it once, and hears it end once.
+		quick: fromObservable(() => ({ subscribe: (observer: { next: (value: number) => void; complete: () => void }) => (observer.next(1), observer.complete(), { unsubscribe: () => {} }) }) as never),
 		answer: fromPromise<string, { fail: boolean }>(async ({ input }) => {
 			if (input.fail) throw new Error("no answer");
 			return "answer";
@@ -81,7 +84,9 @@ const toyMachine = toy.createMachine({
 	context: { count: 0, log: [] },
 	output: ({ context }) => ({ count: context.count }),
 	initial: "a",
+	invoke: { id: "quick", src: "quick" },
 	on: {
+		"xstate.done.actor.quick": { actions: "report" },
 		inc: { actions: ["inc", "note"] },
 		later: { actions: "later" },
 		never: { actions: "never" },

@@ -74,6 +74,21 @@ describe("the interpreter's refusals", () => {
 		expect(failureOf(chartLogic(sender), [{ type: "send" }])).toMatch(/Unable to send event to actor 'absent' from machine 'sender'/);
 	});
 
+	it("refuses, naming the state, what an enqueueActions body enqueues outside the subset (found only as the body runs: it cannot be read before)", () => {
+		const body = (run: (args: { enqueue: (action: never) => void; check: (guard: never) => boolean }) => void) =>
+			setup({ actions: { track: () => {} }, guards: { isPage: () => true } }).createMachine({ id: "m", initial: "a", states: { a: { on: { go: { actions: enqueueActions(run as never) } } } } });
+		const cases: [string, (args: { enqueue: (action: never) => void; check: (guard: never) => boolean }) => void, RegExp][] = [
+			["a built-in action object", ({ enqueue }) => enqueue(emit({ type: "hi" }) as never), /the built-in action 'xstate\.emit' inside enqueueActions \(use enqueue\.emit, .*\(in 'm\.a'\)/],
+			["an action with params", ({ enqueue }) => enqueue({ type: "track", params: { page: 1 } } as never), /an action with params inside enqueueActions \('track'\) \(in 'm\.a'\)/],
+			["an action not implemented", ({ enqueue }) => enqueue("ghost" as never), /'ghost' is not implemented\) \(in 'm\.a'\)/],
+			["check with a built-in guard", ({ check }) => void check(stateIn("#m.a") as never), /check inside enqueueActions with a guard that has params or is a built-in other than and\/or\/not \(in 'm\.a'\)/],
+			["check with a guard with params", ({ check }) => void check({ type: "isPage", params: { n: 1 } } as never), /check inside enqueueActions .* \(in 'm\.a'\)/],
+		];
+		for (const [what, run, message] of cases) expect(failureOf(chartLogic(body(run)), [{ type: "go" }]), what).toMatch(message);
+		// A named action given as an object without params runs, as in XState.
+		expect(failureOf(chartLogic(body(({ enqueue }) => enqueue({ type: "track" } as never))), [{ type: "go" }])).toMatch(/^no failure/);
+	});
+
 	it("refuses a spawn without an id while the chart runs (XState would store the child under 'undefined')", () => {
 		const spawner = setup({ actors: { p: fromPromise(async () => 1) } }).createMachine({ initial: "x", states: { x: { on: { spawn: { actions: enqueueActions(({ enqueue }) => enqueue.spawnChild("p")) } } } } });
 		expect(failureOf(chartLogic(spawner), [{ type: "spawn" }])).toMatch(/spawnChild without an id/);
