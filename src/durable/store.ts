@@ -34,9 +34,14 @@ export interface LoadedSession {
  */
 export interface AgentStore {
 	/**
-	 * The session's last good snapshot and the journal entries after it, or undefined for a new
-	 * session. `peek`: a look before the session is opened (`Agent.load` checks that it can continue
-	 * the session before it takes it from the agent that writes it): change nothing.
+	 * The session's last good snapshot, its `journal` holding the entries appended after it, or
+	 * undefined for a new session (one opened but never written included). Keep the entries as
+	 * appended and return `{ snapshot: { ...snapshot, journal: journalAfter(snapshot, entries) },
+	 * problems: [] }` (see {@link journalAfter}): a snapshot returned as it was saved leaves out every
+	 * run journaled since, and nothing would say so. Read the snapshot and the entries as of one
+	 * moment (one transaction). `peek`: a look before the session is opened (`Agent.load` checks
+	 * that it can continue the session before it takes it from the agent that writes it): change
+	 * nothing.
 	 */
 	load(sessionId: string, options?: { peek?: boolean | undefined }): Promise<LoadedSession | undefined>;
 	/**
@@ -52,7 +57,10 @@ export interface AgentStore {
 	saveSnapshot(sessionId: string, snapshot: AgentSnapshot): void | Promise<void>;
 	/**
 	 * Appends one journal entry (in `seq` order). Resolves once the entry is durable as the store
-	 * promises; the effect it records waits for that. May return nothing when it already is.
+	 * promises; the effect it records waits for that. May return nothing when it already is. An
+	 * entry's `seq` is unique within its line (`lineage`) only: an agent that starts the session
+	 * anew (a `new Agent` on a stored session) numbers its entries from 1 again, so a database keys
+	 * them by session, line and `seq`, or by the order they came in.
 	 */
 	appendJournal(sessionId: string, entry: StoredJournalEntry): void | Promise<void>;
 	/**
@@ -67,7 +75,8 @@ export interface AgentStore {
 	 * `Agent.load`, before it loads). A store that processes share records here that this one
 	 * writes the session from now on, and from then on refuses the writes of the ones that opened
 	 * it before (rejecting with {@link SessionTakenOverError}): the file store does. Writes wait for
-	 * it.
+	 * it. One that fails (rejects or throws) fails `Agent.load`; for a `new Agent` or an
+	 * `Agent.restore` it is reported, and asked again before the agent's next write.
 	 */
 	open?(sessionId: string): void | Promise<void>;
 }

@@ -107,7 +107,13 @@ export class SessionClaim {
 			if (claim.#asked) return undefined;
 		}
 		this.#asked = true;
-		const opened = this.store.open?.(this.sessionId);
+		let opened: void | Promise<void>;
+		try {
+			opened = this.store.open?.(this.sessionId);
+		} catch (error) {
+			// A store that throws fails the opening as one that rejects does (`new Agent` does not throw).
+			opened = Promise.reject(error);
+		}
 		this.opened = opened;
 		// An opening that failed fenced nothing off for sure: the session is opened again before the next write.
 		opened?.then(undefined, () => {

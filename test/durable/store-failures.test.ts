@@ -292,3 +292,36 @@ describe("a store that never answers one write", () => {
 		expect(escapes.caught).toEqual([]);
 	});
 });
+
+describe("a store whose open fails", () => {
+	for (const how of ["throws", "rejects"] as const) {
+		it(`(${how}): new Agent does not throw, the failure is reported, and the session is opened again before the agent's next write; Agent.load fails`, async () => {
+			const memory = createMemoryStore();
+			let failing = true;
+			let opened = 0;
+			const store: AgentStore = {
+				load: (id, options) => memory.load(id, options),
+				saveSnapshot: (id, snapshot) => memory.saveSnapshot(id, snapshot),
+				appendJournal: (id, entry) => memory.appendJournal(id, entry),
+				open: () => {
+					if (!failing) return void opened++;
+					const error = new Error("database unreachable");
+					if (how === "throws") throw error;
+					return Promise.reject(error);
+				},
+			};
+			const scripted = createScriptedModel([{ content: "first" }, { content: "second" }]);
+			const options = { store, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn };
+			await expect(Agent.load(options)).rejects.toThrow("database unreachable");
+			const agent = new Agent(options);
+			await expect(agent.saved()).rejects.toThrow(/open the session: database unreachable/);
+			failing = false;
+			await agent.prompt("hello");
+			await agent.saved();
+			expect(opened).toBe(1);
+			expect(agent.storeProblems.join("\n")).toMatch(/database unreachable/);
+			const again = await Agent.load(options);
+			expect(again.state.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
+		});
+	}
+});
