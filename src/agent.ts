@@ -598,9 +598,10 @@ export class Agent {
 	 * doing, but not a wait for approval: see {@link Agent.#endUnanswerableWait}.
 	 */
 	#listenForTakeOver(): void {
-		const superseded = () => queueMicrotask(() => this.#endUnanswerableWait());
 		const claim = this.#session.claim;
-		if (claim) claim.onSuperseded = superseded;
+		if (!claim) return;
+		const superseded = () => queueMicrotask(() => this.#endUnanswerableWait());
+		claim.onSuperseded = superseded;
 		this.#session.onTakenOver = superseded;
 	}
 

@@ -204,7 +204,8 @@ export function leafOf<C>(root: ChartNode<C>, nodes: ReadonlyMap<string, ChartNo
 		if (key === undefined) break;
 		const childDef = node.def.states[key];
 		const child = childDef ? nodes.get(childDef.id) : undefined;
-		if (!child) throw new Error(`agentchart interpreter: the persisted state '${JSON.stringify(value)}' is not a state of machine '${root.def.id}'`);
+		// XState's own words for it: a restore fails the same on either interpreter.
+		if (!child) throw new Error(`State '${key}' does not exist on '${node.def.id}'`);
 		node = child;
 		rest = typeof rest === "string" ? undefined : (rest as Record<string, StateValue | undefined>)[key];
 	}

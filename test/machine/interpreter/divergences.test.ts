@@ -294,6 +294,19 @@ describe("the interpreter and XState's, on what a review of the interpreter foun
 	});
 });
 
+describe("the interpreter and XState's, restoring a snapshot of a state the chart does not have", () => {
+	it("fail the same, with XState's words", () => {
+		const machine = setup({}).createMachine({ id: "m", initial: "p", states: { p: { initial: "a", states: { a: {}, b: {} } } } });
+		const persisted = createActor(machine).start().getPersistedSnapshot() as { value: unknown };
+		const errorOf = (logic: Parameters<typeof createActor>[0]) => {
+			const actor = createActor(logic, { snapshot: { ...persisted, value: { p: "nowhere" } } as never });
+			return String((actor.getSnapshot() as { error?: unknown }).error);
+		};
+		expect(errorOf(chartLogic(machine))).toBe(errorOf(machine));
+		expect(errorOf(machine)).toContain("State 'nowhere' does not exist on 'm.p'");
+	});
+});
+
 describe("the interpreter and XState's, on the rest of the subset", () => {
 	it("runs custom actions (deferred while the actor starts) and sendParent from a child chart", async () => {
 		const log: string[] = [];
