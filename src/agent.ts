@@ -603,6 +603,8 @@ export class Agent {
 		const superseded = () => queueMicrotask(() => this.#endUnanswerableWait());
 		claim.onSuperseded = superseded;
 		this.#session.onTakenOver = superseded;
+		// Superseded before this agent was made (a later load of this process was decided first).
+		if (claim.superseded) superseded();
 	}
 
 	/**

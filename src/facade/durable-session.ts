@@ -61,8 +61,12 @@ export class SessionClaim {
 	opened: void | Promise<void> = undefined;
 	/** This claim's place among the claims of this process (later claims have greater numbers). */
 	readonly #number = ++claimsMade;
-	/** Whether it asked the store to open the session. */
+	/** Whether it asked the store to open the session (and need not again before a write). */
 	#asked = false;
+	/** Whether it ever asked (the store may have fenced off others then, even if the opening failed). */
+	#everAsked = false;
+	/** A newer claim of this process was decided: this one's agent writes the session no more. */
+	superseded = false;
 	/** Called once, when a newer claim of this process is decided: this claim's agent writes the session no more. */
 	onSuperseded: (() => void) | undefined = undefined;
 
@@ -104,9 +108,10 @@ export class SessionClaim {
 	 */
 	open(): void | Promise<void> {
 		for (let claim = this.#writers.get(this.#key)?.deref(); claim !== undefined && claim.#number > this.#number; claim = claim.#previous?.deref()) {
-			if (claim.#asked) return undefined;
+			if (claim.#everAsked) return undefined;
 		}
 		this.#asked = true;
+		this.#everAsked = true;
 		let opened: void | Promise<void>;
 		try {
 			opened = this.store.open?.(this.sessionId);
@@ -115,9 +120,10 @@ export class SessionClaim {
 			opened = Promise.reject(error);
 		}
 		this.opened = opened;
-		// An opening that failed fenced nothing off for sure: the session is opened again before the next write.
-		opened?.then(undefined, () => {
-			if (this.opened === opened) this.#asked = false;
+		// An opening that failed is made again before the next write, unless it failed because another
+		// process opened the session since (then this agent's writes are refused, as they should be).
+		opened?.then(undefined, (error: unknown) => {
+			if (this.opened === opened && !(error instanceof SessionTakenOverError)) this.#asked = false;
 		});
 		return opened;
 	}
@@ -141,7 +147,7 @@ export class SessionClaim {
 		}
 		this.#writers.set(this.#key, previous.#ref);
 		// This claim's opening made the store refuse that one's writes: it opens the session again before its next write.
-		if (this.#asked) previous.#asked = false;
+		if (this.#everAsked) previous.#asked = false;
 	}
 
 	/** The load that made this claim made its agent: the claims before it are superseded for good. */
@@ -153,6 +159,7 @@ export class SessionClaim {
 	/** Tells the agents of the claims before this one (decided now) that they write the session no more. */
 	#supersedeOlder(): void {
 		for (let claim = this.#previous?.deref(); claim !== undefined; claim = claim.#previous?.deref()) {
+			claim.superseded = true;
 			const superseded = claim.onSuperseded;
 			claim.onSuperseded = undefined;
 			superseded?.();
@@ -467,7 +474,8 @@ export class DurableSession {
 			const waiting = this.#claim?.writeTurn();
 			return waiting ? waiting.then(whenWriter) : handOver();
 		};
-		if (tail || turn) written = (tail ?? Promise.resolve()).then(whenWriter);
+		// After the writes before it, and after the opening (or the load's decision) it waits for.
+		if (tail || turn) written = (tail ?? Promise.resolve()).then(() => turn).then(whenWriter);
 		else {
 			let result: void | PromiseLike<void>;
 			try {

@@ -171,6 +171,38 @@ describe("one writer per stored session", () => {
 		expect(await stored(store, [send])).toEqual(["user: send it", "assistant: ", "toolResult: sent", "assistant: done"]);
 	});
 
+	it("an agent made by a load that a later load of this process overtook (decided first) ends the wait for approval it restored: it is superseded from the start", async () => {
+		const memory = createMemoryStore();
+		const send = makeTool("send", async () => ok("sent"), { needsApproval: true });
+		const first = createScriptedModel([{ content: [toolCall("send", {}, "c1")] }, { content: "done" }]);
+		const older = new Agent({ initialState: { model: first.model, tools: [send] }, streamFn: first.streamFn, store: memory, sessionId: "s" });
+		const asked = deferred<void>();
+		older.subscribe((event) => {
+			if (event.type === "approval_requested") asked.resolve();
+		});
+		const olderRun = older.prompt("send it");
+		await asked.promise;
+		await older.saved();
+		// The first load's look is slow: the second load is decided before the first makes its agent.
+		let slow = true;
+		const load = memory.load.bind(memory);
+		// The same store object: its agents' claims meet.
+		memory.load = async (id, options) => (slow && ((slow = false), await new Promise((resolve) => setTimeout(resolve, 50))), load(id, options));
+		const options = () => {
+			const scripted = createScriptedModel([{ content: "done" }]);
+			return { initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn, store: memory, sessionId: "s" };
+		};
+		const overtaken = Agent.load(options());
+		const newest = await Agent.load(options());
+		const late = await overtaken;
+		expect(() => late.approve("c1")).toThrow(TAKEN_OVER);
+		// Ended by itself (before, it waited for ever).
+		await late.waitForIdle();
+		expect(late.pendingApprovals).toEqual([]);
+		await olderRun;
+		expect(newest.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1"]);
+	});
+
 	it("an older agent's steer() and followUp() are refused, between runs and mid-run: the message would be stored nowhere", async () => {
 		const store = createMemoryStore();
 		const note = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
@@ -725,6 +757,21 @@ describe("one writer per session directory, across processes (the file store)", 
 		expect(older.pendingApprovals).toEqual([]);
 		expect(runs).toBe(0);
 		expect(newer.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1"]);
+	});
+
+	it("a load of this process whose opening fails after its writer file is in place gives the session back: the agent before it opens it again and writes on", async () => {
+		const dir = await tempDir();
+		const older = await open(createFileStore(dir, { fsync: "never" }), "A");
+		await older.prompt("first");
+		await older.saved();
+		const failing = createFileStore(dir, { fsync: "never" });
+		const opened = failing.open?.bind(failing);
+		const store: AgentStore = { ...failing, load: failing.load.bind(failing), open: async (id) => (await opened?.(id), Promise.reject(new Error("EIO after the fence"))) };
+		await expect(open(store, "B")).rejects.toThrow("EIO after the fence");
+		await older.prompt("second");
+		await older.saved();
+		expect(older.storeProblems).toEqual([]);
+		expect(await stored(createFileStore(dir, { fsync: "never" }))).toEqual(["user: first", "assistant: reply A 1", "user: second", "assistant: reply A 2"]);
 	});
 
 	it("an agent whose session an agent of another process loaded since writes nothing more, and says so", async () => {

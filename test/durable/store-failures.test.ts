@@ -14,7 +14,7 @@ import { Type } from "typebox";
 import { Agent } from "../../src/agent.js";
 import type { StoredJournalEntry } from "../../src/durable/journal.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
-import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
+import { type AgentStore, createMemoryStore, SessionTakenOverError } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
@@ -324,4 +324,46 @@ describe("a store whose open fails", () => {
 			expect(again.state.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
 		});
 	}
+
+	it("an opening asked again after one failed is waited for: no write reaches the store before it", async () => {
+		const memory = createMemoryStore();
+		const log: string[] = [];
+		let opens = 0;
+		const store: AgentStore = {
+			load: (id, options) => memory.load(id, options),
+			saveSnapshot: (id, snapshot) => (log.push("save"), memory.saveSnapshot(id, snapshot)),
+			appendJournal: (id, entry) => (log.push("append"), memory.appendJournal(id, entry)),
+			open: () => {
+				const n = ++opens;
+				log.push(`open ${n}`);
+				if (n === 1) return Promise.reject(new Error("connection reset"));
+				return new Promise<void>((resolve) => setTimeout(() => (log.push(`opened ${n}`), resolve()), 20));
+			},
+		};
+		const scripted = createScriptedModel([{ content: "hi" }]);
+		const agent = new Agent({ store, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await settle();
+		await agent.prompt("hello");
+		await agent.saved().catch(() => {});
+		expect(log.slice(0, 3)).toEqual(["open 1", "open 2", "opened 2"]);
+		expect(log.indexOf("opened 2")).toBeLessThan(log.findIndex((line) => line === "save" || line === "append"));
+	});
+
+	it("an opening refused because another process opened the session since is not asked again: the agent's writes stay refused, and the newer agent keeps the session", async () => {
+		const memory = createMemoryStore();
+		let opens = 0;
+		const store: AgentStore = {
+			load: (id, options) => memory.load(id, options),
+			saveSnapshot: () => Promise.reject(new SessionTakenOverError("s", "an agent of another process")),
+			appendJournal: () => Promise.reject(new SessionTakenOverError("s", "an agent of another process")),
+			open: () => (opens++, Promise.reject(new SessionTakenOverError("s", "an agent of another process"))),
+		};
+		const scripted = createScriptedModel([{ content: "hi" }]);
+		const agent = new Agent({ store, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await agent.prompt("hello").catch(() => {});
+		await expect(agent.saved()).rejects.toThrow(/opened by an agent of another process/);
+		// Asked once: an opening asked again would fence off the newer agent.
+		expect(opens).toBe(1);
+	});
 });
+

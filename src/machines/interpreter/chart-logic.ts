@@ -13,8 +13,8 @@
  * transitions with named, inline, `and`/`or`/`not` guards, and `assign`, `enqueueActions` and
  * custom actions. Inside `enqueueActions`: assign, emit, raise and sendTo (with a number or a
  * named delay), sendParent, cancel, spawnChild, stopChild (by id or ref), check, and custom
- * actions (by name, as `{ type }`, or as a function; run after the body returns, as XState runs
- * them). Refused: parallel and history states, `after`, tags, guards or actions with params,
+ * actions (by name, as `{ type }`, or as a function). What a body enqueues is acted on once it
+ * returns, in order, as XState does (nothing, if it threw). Refused: parallel and history states, `after`, tags, guards or actions with params,
  * initial actions, inline invoked actors, invoke with `systemId` or `onSnapshot`, wildcard
  * event descriptors, several targets, spawning inside `assign`. What a body enqueues is known
  * only as it runs: there the actor fails, naming the state, on a built-in action object (use the

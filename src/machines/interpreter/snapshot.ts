@@ -205,7 +205,7 @@ export function leafOf<C>(root: ChartNode<C>, nodes: ReadonlyMap<string, ChartNo
 		const childDef = node.def.states[key];
 		const child = childDef ? nodes.get(childDef.id) : undefined;
 		// XState's own words for it: a restore fails the same on either interpreter.
-		if (!child) throw new Error(`State '${key}' does not exist on '${node.def.id}'`);
+		if (!child) throw new Error(`${typeof rest === "string" ? "State" : "Child state"} '${key}' does not exist on '${node.def.id}'`);
 		node = child;
 		rest = typeof rest === "string" ? undefined : (rest as Record<string, StateValue | undefined>)[key];
 	}

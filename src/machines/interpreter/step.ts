@@ -227,8 +227,12 @@ export class Step<C> {
 		const child = createChild(logic, { id, src, parent: scope.self, input, syncSnapshot });
 		this.writableChildren()[id] = child;
 		(this.spawned ??= []).push(child);
+		// Spawned as the actor starts: the actor's start (chartLogic's `start`) may have started it already.
+		const starting = this.starting;
 		this.#effect("xstate.spawnChild", { id, systemId: undefined, actorRef: child, src, input }, () => {
-			if (!this.stoppedEarly?.includes(child)) startChild(child);
+			if (this.stoppedEarly?.includes(child)) return;
+			if (starting) startChild(child);
+			else child.start();
 		});
 	}
 
@@ -327,10 +331,68 @@ export class Step<C> {
 /** The step whose `enqueueActions` body is running (bodies run one at a time, synchronously). */
 let enqueuing: Step<unknown> | undefined;
 /**
- * What the running body enqueued from its first custom action on, to run once it returns (see
- * {@link enqueue}); undefined while it has enqueued none.
+ * What the running body has enqueued, to act on once it returns (as XState does): four slots an
+ * action, its kind and up to three arguments, in a list reused from body to body (the agent's
+ * chart runs a body at every step, and a closure per action would be garbage at every step).
  */
-let deferredByBody: (() => void)[] | undefined;
+let enqueued: Enqueued | undefined;
+/** Lists of bodies that returned, for the next ones (a body may run inside another's custom action). */
+const spareLists: Enqueued[] = [];
+
+/** A body's list: `size` slots of `items` in use (the array keeps its length, so that it is not allocated again). */
+interface Enqueued {
+	items: unknown[];
+	size: number;
+}
+
+const enum Op {
+	Assign,
+	Emit,
+	Raise,
+	Cancel,
+	SendTo,
+	SpawnChild,
+	StopChild,
+	Custom,
+}
+
+/** Acts on one action a body enqueued. */
+function act(step: Step<unknown>, op: Op, a: unknown, b: unknown, c: unknown): void {
+	switch (op) {
+		case Op.Assign:
+			return step.assign(a as Assignment | object);
+		case Op.Emit:
+			return step.emit(resolve(a as Resolvable<EventObject>, step));
+		case Op.Raise:
+			return step.raise(resolve(a as Resolvable<EventObject>, step), b as DelayOptions | undefined);
+		case Op.Cancel:
+			return step.cancel(resolve(a as Resolvable<string>, step));
+		case Op.SendTo:
+			return step.sendTo(resolve(a as Resolvable<string | AnyActorRef>, step), resolve(b as Resolvable<EventObject>, step), c as DelayOptions | undefined);
+		case Op.SpawnChild: {
+			const options = b as { id?: string | ((args: object) => string); input?: unknown } | undefined;
+			const id = typeof options?.id === "function" ? options.id(argsOf(step)) : options?.id;
+			const input = typeof options?.input === "function" ? (options.input as (args: object) => unknown)({ context: step.context, event: step.event, self: step.self }) : options?.input;
+			return step.spawn(a as string | AnyActorLogic, id, input);
+		}
+		case Op.StopChild:
+			return step.stopChild(resolve(a as Resolvable<string | AnyActorRef>, step));
+		case Op.Custom:
+			return (a as Action<unknown>)(step);
+	}
+}
+
+function later(op: Op, a: unknown, b?: unknown, c?: unknown): void {
+	enqueuingStep();
+	const list = enqueued as Enqueued;
+	const items = list.items;
+	const at = list.size;
+	items[at] = op;
+	items[at + 1] = a;
+	items[at + 2] = b;
+	items[at + 3] = c;
+	list.size = at + 4;
+}
 
 function enqueuingStep(): Step<unknown> {
 	if (!enqueuing) throw new Error("agentchart interpreter: enqueue was called after its enqueueActions body returned");
@@ -362,11 +424,8 @@ export interface Enqueue {
 
 /**
  * The `enqueue` of `enqueueActions` bodies: one for every step, acting on the step whose body
- * is running. XState collects what a body enqueues and resolves it, in order, after the body
- * returns. The interpreter acts on built-in actions at once, which nothing the body does can
- * tell apart (it reads the context it started with, and the effects run after the step), until
- * the body enqueues a custom action: that one, which may do anything, and all after it run once
- * the body has returned, as XState runs them.
+ * is running. As XState does, it only records what the body enqueues; the actions are resolved
+ * and run, in order, once the body has returned (nothing, if it threw).
  */
 const enqueue: Enqueue = Object.assign(
 	(action: unknown) => {
@@ -378,56 +437,20 @@ const enqueue: Enqueue = Object.assign(
 		if (typeof impl !== "function") throw unsupported(`an action inside enqueueActions that is not a custom action (${typeof name === "string" ? `'${name}' is not implemented` : "a built-in action object: use enqueue.emit, enqueue.raise, ..."})`, step.leaf.def.id);
 		const form = actionForm(impl as (...args: never[]) => unknown);
 		if (form.kind === "other-builtin") throw unsupported(`the built-in action '${form.type}' inside enqueueActions (use enqueue.emit, enqueue.raise, enqueue.sendTo, ...)`, step.leaf.def.id);
-		const run = compileActionForm<unknown>(form, typeof name === "string" ? name : (impl as { name?: string }).name || "(anonymous)");
-		(deferredByBody ??= []).push(() => run(step));
+		later(Op.Custom, compileActionForm<unknown>(form, typeof name === "string" ? name : (impl as { name?: string }).name || "(anonymous)"));
 	},
 	{
-		assign: (assignment: Assignment | object) => {
-			const step = enqueuingStep();
-			if (deferredByBody) deferredByBody.push(() => step.assign(assignment));
-			else step.assign(assignment);
-		},
-		emit: (event: Resolvable<EventObject>) => {
-			const step = enqueuingStep();
-			if (deferredByBody) deferredByBody.push(() => step.emit(resolve(event, step)));
-			else step.emit(resolve(event, step));
-		},
-		raise: (event: Resolvable<EventObject>, options?: DelayOptions) => {
-			const step = enqueuingStep();
-			if (deferredByBody) deferredByBody.push(() => step.raise(resolve(event, step), options));
-			else step.raise(resolve(event, step), options);
-		},
-		cancel: (id: Resolvable<string>) => {
-			const step = enqueuingStep();
-			if (deferredByBody) deferredByBody.push(() => step.cancel(resolve(id, step)));
-			else step.cancel(resolve(id, step));
-		},
-		sendTo: (target: Resolvable<string | AnyActorRef>, event: Resolvable<EventObject>, options?: DelayOptions) => {
-			const step = enqueuingStep();
-			if (deferredByBody) deferredByBody.push(() => step.sendTo(resolve(target, step), resolve(event, step), options));
-			else step.sendTo(resolve(target, step), resolve(event, step), options);
-		},
-		sendParent: (event: Resolvable<EventObject>, options?: DelayOptions) => {
-			const step = enqueuingStep();
-			if (deferredByBody) deferredByBody.push(() => step.sendTo("#_parent", resolve(event, step), options));
-			else step.sendTo("#_parent", resolve(event, step), options);
-		},
+		assign: (assignment: Assignment | object) => later(Op.Assign, assignment),
+		emit: (event: Resolvable<EventObject>) => later(Op.Emit, event),
+		raise: (event: Resolvable<EventObject>, options?: DelayOptions) => later(Op.Raise, event, options),
+		cancel: (id: Resolvable<string>) => later(Op.Cancel, id),
+		sendTo: (target: Resolvable<string | AnyActorRef>, event: Resolvable<EventObject>, options?: DelayOptions) => later(Op.SendTo, target, event, options),
+		sendParent: (event: Resolvable<EventObject>, options?: DelayOptions) => later(Op.SendTo, "#_parent", event, options),
 		spawnChild: (src: string | AnyActorLogic, options?: { id?: string | ((args: object) => string); input?: unknown; systemId?: string; syncSnapshot?: boolean }) => {
-			const step = enqueuingStep();
-			if (options?.systemId !== undefined || options?.syncSnapshot) throw unsupported("spawnChild with systemId or syncSnapshot", step.leaf.def.id);
-			const spawn = () => {
-				const id = typeof options?.id === "function" ? options.id(argsOf(step)) : options?.id;
-				const input = typeof options?.input === "function" ? (options.input as (args: object) => unknown)({ context: step.context, event: step.event, self: step.self }) : options?.input;
-				step.spawn(src, id, input);
-			};
-			if (deferredByBody) deferredByBody.push(spawn);
-			else spawn();
+			if (options?.systemId !== undefined || options?.syncSnapshot) throw unsupported("spawnChild with systemId or syncSnapshot", enqueuingStep().leaf.def.id);
+			later(Op.SpawnChild, src, options);
 		},
-		stopChild: (target: Resolvable<string | AnyActorRef>) => {
-			const step = enqueuingStep();
-			if (deferredByBody) deferredByBody.push(() => step.stopChild(resolve(target, step)));
-			else step.stopChild(resolve(target, step));
-		},
+		stopChild: (target: Resolvable<string | AnyActorRef>) => later(Op.StopChild, target),
 	},
 );
 
@@ -449,18 +472,34 @@ export function compileActionForm<C>(form: ActionForm, name: string): Action<C> 
 			const context = step.context;
 			const event = step.event;
 			const outer = enqueuing;
-			const outerDeferred = deferredByBody;
+			const outerList = enqueued;
+			const list = spareLists.pop() ?? { items: [], size: 0 };
 			enqueuing = step as Step<unknown>;
-			deferredByBody = undefined;
-			let deferred: (() => void)[] | undefined;
+			enqueued = list;
+			const items = list.items;
 			try {
 				collect({ context, event, enqueue, check: (guard) => checkIn(step, guard, context, event), self: step.self, system: step.system }, undefined);
+				// Still the body's list while its actions run: a custom action that kept `enqueue` adds to it, as in XState.
+				for (let index = 0; index < list.size; index += 4) {
+					const op = items[index] as Op;
+					const a = items[index + 1];
+					const b = items[index + 2];
+					const c = items[index + 3];
+					// What the action holds is let go: the slots are reused by the next body.
+					items[index + 1] = items[index + 2] = items[index + 3] = undefined;
+					act(step as Step<unknown>, op, a, b, c);
+				}
+				list.size = 0;
 			} finally {
-				deferred = deferredByBody as (() => void)[] | undefined;
 				enqueuing = outer;
-				deferredByBody = outerDeferred;
+				enqueued = outerList;
+				// A body or an action that threw leaves slots behind.
+				if (list.size > 0) {
+					items.fill(undefined, 0, list.size);
+					list.size = 0;
+				}
+				spareLists.push(list);
 			}
-			if (deferred) for (const op of deferred) op();
 		};
 	}
 	if (form.kind === "function") {
@@ -476,7 +515,7 @@ function checkIn<C>(step: Step<C>, guard: unknown, context: C, event: EventObjec
 	try {
 		compiled = guardOf(step.chart, guard);
 	} catch {
-		throw unsupported("check inside enqueueActions with a guard that has params or is a built-in other than and/or/not", step.leaf.def.id);
+		throw unsupported("check inside enqueueActions with a guard the interpreter cannot take (not implemented, with params, or a built-in other than and/or/not)", step.leaf.def.id);
 	}
 	return compiled({ context, event });
 }

@@ -294,16 +294,66 @@ describe("the interpreter and XState's, on what a review of the interpreter foun
 	});
 });
 
+describe("the interpreter and XState's, on what an enqueueActions body enqueues (acted on once it returns)", () => {
+	it("a built-in action's failure is not the body's to catch, its functions run after the body, and a body that throws enqueues nothing", async () => {
+		const order: string[] = [];
+		const machine = setup({ types: { emitted: {} as Emitted, context: {} as { n: number } } }).createMachine({
+			id: "body",
+			context: { n: 0 },
+			initial: "a",
+			states: {
+				a: {
+					on: {
+						order: {
+							actions: enqueueActions(({ enqueue }) => {
+								enqueue.assign(({ context }) => (order.push("assigner runs"), { n: context.n + 1 }));
+								order.push("body goes on");
+							}),
+						},
+						halfway: {
+							actions: enqueueActions(({ enqueue }) => {
+								enqueue.emit({ type: "never seen" });
+								throw new Error("body blew up");
+							}),
+						},
+					},
+				},
+				b: {
+					on: {
+						caught: {
+							actions: enqueueActions(({ enqueue }) => {
+								try {
+									enqueue.assign(() => {
+										throw new Error("assigner blew up");
+									});
+								} catch {
+									order.push("the body caught it");
+								}
+							}),
+						},
+					},
+				},
+			},
+			on: { next: ".b" },
+		});
+		await expectSame(machine, [{ type: "order" }, { type: "halfway" }]);
+		const lines = await expectSame(machine, [{ type: "next" }, { type: "caught" }]);
+		expect(lastState(lines)).toMatch(/error/);
+		expect(order).toEqual(["body goes on", "assigner runs", "body goes on", "assigner runs"]);
+	});
+});
+
 describe("the interpreter and XState's, restoring a snapshot of a state the chart does not have", () => {
 	it("fail the same, with XState's words", () => {
 		const machine = setup({}).createMachine({ id: "m", initial: "p", states: { p: { initial: "a", states: { a: {}, b: {} } } } });
-		const persisted = createActor(machine).start().getPersistedSnapshot() as { value: unknown };
-		const errorOf = (logic: Parameters<typeof createActor>[0]) => {
-			const actor = createActor(logic, { snapshot: { ...persisted, value: { p: "nowhere" } } as never });
+		const persisted = createActor(machine).start().getPersistedSnapshot() as unknown as { value: unknown };
+		const errorOf = (logic: Parameters<typeof createActor>[0], value: unknown) => {
+			const actor = createActor(logic, { snapshot: { ...persisted, value } as never });
 			return String((actor.getSnapshot() as { error?: unknown }).error);
 		};
-		expect(errorOf(chartLogic(machine))).toBe(errorOf(machine));
-		expect(errorOf(machine)).toContain("State 'nowhere' does not exist on 'm.p'");
+		for (const value of [{ p: "nowhere" }, "nowhere", { q: "a" }, { p: { x: "z" } }]) expect(errorOf(chartLogic(machine), value)).toBe(errorOf(machine, value));
+		expect(errorOf(machine, { p: "nowhere" })).toContain("State 'nowhere' does not exist on 'm.p'");
+		expect(errorOf(machine, { q: "a" })).toContain("Child state 'q' does not exist on 'm'");
 	});
 });
 
