@@ -253,12 +253,6 @@ function currentFiles(dir: string): { path: string; number: number } {
 	return { path: join(dir, name), number: Number(match[1]) };
 }
 
-/** Which snapshot and journal files are in `files` (a file put in place by a rename has another inode; an append keeps it). */
-function fileIdentities(files: string): string {
-	const ino = (name: string) => statSync(join(files, name), { bigint: true, throwIfNoEntry: false })?.ino ?? -1n;
-	return `${ino(SNAPSHOT)}/${ino(JOURNAL)}`;
-}
-
 /** Copies a session's files, those there are, from one directory into another (flushed to the disk when `flush`). */
 async function copyFiles(from: string, to: string, flush: boolean): Promise<void> {
 	for (const name of SESSION_FILES) {
@@ -455,6 +449,11 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	/** The session's snapshot and journal in `files`, as `load` reads them. */
 	const readFiles = async (files: string) => {
 		const problems: string[] = [];
+		// The journal before the snapshot: a save between the two reads then gives a snapshot that
+		// has seen every entry read (the journal read is of the moment before, the rest is in the
+		// snapshot). The other way round, the snapshot before a save with the journal after it would
+		// leave out the runs between them.
+		const journal = await readJournal(join(files, JOURNAL));
 		const current = await readSnapshotFile(join(files, SNAPSHOT));
 		let snapshot = current.snapshot;
 		if (current.problem) problems.push(current.problem);
@@ -464,7 +463,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			if (previous.snapshot && current.problem) problems.push(`used ${PREVIOUS} instead`);
 			snapshot = previous.snapshot;
 		}
-		return { snapshot, problems, journal: await readJournal(join(files, JOURNAL)) };
+		return { snapshot, problems, journal };
 	};
 
 	/** What `load` returns for what it read. */
@@ -527,18 +526,14 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			// while it names another when the read is done: an opening since (of another process, or
 			// of another store of this one whose agent may hand the session back to this one's) has
 			// copied the files and may be removing these.
-			// Read again too while a snapshot was saved under the read (its rename, and the journal's
-			// rewrite, put other files in place): the snapshot before the save with the journal after it
-			// would leave out the runs between them.
 			let files = currentFiles(dir).path;
 			let read: Awaited<ReturnType<typeof readFiles>>;
 			for (let attempt = 1; ; attempt++) {
-				const before = fileIdentities(files);
 				read = await readFiles(files);
 				const now = currentFiles(dir).path;
-				if (now === files && fileIdentities(files) === before) break;
+				if (now === files) break;
 				// Not a read it can vouch for: the directory read may have been removed under it.
-				if (attempt === 100) throw new Error(`agentchart: session "${sessionId}" was opened again, or saved, while each of 100 reads of it was under way; load it again`);
+				if (attempt === 100) throw new Error(`agentchart: session "${sessionId}" was opened again while each of 100 reads of it was under way; load it again`);
 				files = now;
 			}
 			const { journal, problems, snapshot } = read;

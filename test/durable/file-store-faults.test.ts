@@ -31,7 +31,7 @@ import { useTempDirs } from "../temp-dirs.js";
 const faults = vi.hoisted(() => ({
 	copyFile: 0,
 	writerFile: 0,
-	beforeJournalRead: undefined as (() => Promise<void>) | undefined,
+	afterFirstRead: undefined as (() => Promise<void>) | undefined,
 	/** Asked at every file system call the store makes (by name, with its path): true fails it with EIO. */
 	random: undefined as ((call: string, path: string) => boolean) | undefined,
 }));
@@ -68,12 +68,14 @@ vi.mock("node:fs/promises", async (importOriginal) => {
 		},
 		readFile: (async (...args: Parameters<typeof real.readFile>) => {
 			maybeFail("readFile", args[0]);
-			const hook = faults.beforeJournalRead;
-			if (hook && String(args[0]).endsWith("journal.jsonl")) {
-				faults.beforeJournalRead = undefined;
+			const read = await real.readFile(...args);
+			// Right after the first of a load's two reads (the snapshot or the journal, whichever it reads first).
+			const hook = faults.afterFirstRead;
+			if (hook && /(snapshot\.json|journal\.jsonl)$/.test(String(args[0]))) {
+				faults.afterFirstRead = undefined;
 				await hook();
 			}
-			return real.readFile(...args);
+			return read;
 		}) as typeof real.readFile,
 	};
 });
@@ -169,7 +171,7 @@ describe("a file store's opening that fails part way", () => {
 });
 
 describe("a read of a session another store writes", () => {
-	it("made while that store saves a snapshot (between the read of the snapshot and that of the journal), is the session at one moment", async () => {
+	it("made while that store saves a snapshot (between its read of the snapshot and that of the journal), is the session at one moment", async () => {
 		const dir = await tempDir();
 		const writing = agentOn(dir, "W");
 		const writer = await writing.make();
@@ -177,9 +179,9 @@ describe("a read of a session another store writes", () => {
 		await writer.prompt("two");
 		await writer.saved();
 		const reader = createFileStore(dir, { fsync: "never" });
-		faults.beforeJournalRead = () => writer.save();
+		faults.afterFirstRead = () => writer.save();
 		const loaded = await reader.load("s");
-		expect(faults.beforeJournalRead).toBeUndefined();
+		expect(faults.afterFirstRead).toBeUndefined();
 		expect(loaded?.problems).toEqual([]);
 		expect(texts(Agent.restore(loaded?.snapshot as NonNullable<typeof loaded>["snapshot"] & object, {}).state.messages)).toEqual(["user: one", "assistant: reply W 1", "user: two", "assistant: reply W 2"]);
 	});
