@@ -87,6 +87,16 @@ function transcript(agent: Agent): string[] {
 	return agent.state.messages.map((message) => `${message.role}: ${JSON.stringify(message.content)}`);
 }
 
+/** A file store in a new directory, and an agent of session "s" on it whose first run is stored. */
+async function oneRunStored() {
+	const store = createFileStore(await tempDir(), { fsync: "never" });
+	const scripted = createScriptedModel([{ content: "first" }, { content: "second" }]);
+	const agent = await Agent.load({ store, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+	await agent.prompt("one");
+	await agent.saved();
+	return { store, agent };
+}
+
 describe("the file store, when another process opens the session while a write is on its way", () => {
 	it("a tool whose intent landed after another process opened the session does not run (that process may never see the intent, and would run it)", async () => {
 		const dir = await tempDir();
@@ -236,12 +246,7 @@ describe("the file store, when another process opens the session while a write i
 	});
 
 	it("a snapshot that landed after another process opened the session is reported, not taken as stored", async () => {
-		const dir = await tempDir();
-		const store = createFileStore(dir, { fsync: "never" });
-		const scripted = createScriptedModel([{ content: "first" }, { content: "second" }]);
-		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
-		await agent.prompt("one");
-		await agent.saved();
+		const { store, agent } = await oneRunStored();
 		const tookOver = takeOverAtNextWrite(/"snapshot"/, () => {
 			openElsewhere(store.directoryOf("s"));
 			return true;
@@ -252,12 +257,7 @@ describe("the file store, when another process opens the session while a write i
 	});
 
 	it("another process's writer file that got this one's inode and modification time (a file system reusing a freed inode, a kernel whose file times are as coarse as its tick) still tells: its size differs", async () => {
-		const dir = await tempDir();
-		const store = createFileStore(dir, { fsync: "never" });
-		const scripted = createScriptedModel([{ content: "first" }, { content: "second" }]);
-		const agent = await Agent.load({ store, sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
-		await agent.prompt("one");
-		await agent.saved();
+		const { store, agent } = await oneRunStored();
 		const writer = join(store.directoryOf("s"), "writer");
 		const mine = fs.statSync(writer, { bigint: true });
 		// The other process's writer file, in the same inode (written in place) with the same time, of another length.

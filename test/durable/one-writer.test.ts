@@ -20,7 +20,7 @@ import { createFileStore, type FileStore } from "../../src/durable/file-store.js
 import type { StoredJournalEntry } from "../../src/durable/journal.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { type AgentStore, createMemoryStore, SessionTakenOverError } from "../../src/durable/store.js";
-import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import { createScriptedModel, type ScriptedReply, toolCall } from "../../src/providers/scripted.js";
 import type { AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { type Deferred, deferred, makeTool, ok, textOf } from "../agent/helpers.js";
@@ -57,6 +57,30 @@ function elsewhere(dir: string, loadVia?: (inner: FileStore, id: string, options
 		saveSnapshot: (id, snapshot) => inner.saveSnapshot(id, snapshot),
 		appendJournal: (id, entry) => inner.appendJournal(id, entry),
 	};
+}
+
+/**
+ * An agent of session "s" on `store` whose run waits for approval of its call "c1" to `send` (a
+ * tool needing approval that counts its runs), the question stored; and how to make more agents
+ * of the session with the same tool.
+ */
+async function waitingForApproval(store: AgentStore, loaded = false) {
+	let runs = 0;
+	const send = makeTool("send", async () => (runs++, ok("sent")), { needsApproval: true });
+	const options = (replies: ScriptedReply[] = [{ content: "done" }]) => {
+		const scripted = createScriptedModel(replies);
+		return { store, sessionId: "s", initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn };
+	};
+	const first = options([{ content: [toolCall("send", {}, "c1")] }, { content: "done" }]);
+	const agent = loaded ? await Agent.load(first) : new Agent(first);
+	const asked = deferred<void>();
+	agent.subscribe((event) => {
+		if (event.type === "approval_requested") asked.resolve();
+	});
+	const run = agent.prompt("send it");
+	await asked.promise;
+	await agent.saved();
+	return { agent, run, send, options, runs: () => runs };
 }
 
 /** The transcript a new agent loading session "s" finds (that agent then writes the session). */
@@ -143,22 +167,8 @@ describe("one writer per stored session", () => {
 
 	it("an agent taken over while it waits for approval cannot answer, and its run ends (nobody could end it otherwise); the newer one answers, and the call runs once", async () => {
 		const store = createMemoryStore();
-		let runs = 0;
-		const send = makeTool("send", async () => {
-			runs++;
-			return ok("sent");
-		}, { needsApproval: true });
-		const first = createScriptedModel([{ content: [toolCall("send", {}, "c1")] }, { content: "done" }]);
-		const older = new Agent({ initialState: { model: first.model, tools: [send] }, streamFn: first.streamFn, store, sessionId: "s" });
-		const asked = deferred<void>();
-		older.subscribe((event) => {
-			if (event.type === "approval_requested") asked.resolve();
-		});
-		const olderRun = older.prompt("send it");
-		await asked.promise;
-		await older.saved();
-		const second = createScriptedModel([{ content: "done" }]);
-		const newer = await Agent.load({ store, sessionId: "s", initialState: { model: second.model, tools: [send] }, streamFn: second.streamFn });
+		const { agent: older, run: olderRun, send, options, runs } = await waitingForApproval(store);
+		const newer = await Agent.load(options());
 		expect(newer.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1"]);
 		expect(() => older.approve("c1")).toThrow(TAKEN_OVER);
 		// Ended as on abort(), with no abort() called: before, its prompt() never settled.
@@ -167,31 +177,18 @@ describe("one writer per stored session", () => {
 		expect(older.pendingApprovals).toEqual([]);
 		await newer.approve("c1");
 		await newer.waitForIdle();
-		expect(runs).toBe(1);
+		expect(runs()).toBe(1);
 		expect(await stored(store, [send])).toEqual(["user: send it", "assistant: ", "toolResult: sent", "assistant: done"]);
 	});
 
 	it("an agent made by a load that a later load of this process overtook (decided first) ends the wait for approval it restored: it is superseded from the start", async () => {
 		const memory = createMemoryStore();
-		const send = makeTool("send", async () => ok("sent"), { needsApproval: true });
-		const first = createScriptedModel([{ content: [toolCall("send", {}, "c1")] }, { content: "done" }]);
-		const older = new Agent({ initialState: { model: first.model, tools: [send] }, streamFn: first.streamFn, store: memory, sessionId: "s" });
-		const asked = deferred<void>();
-		older.subscribe((event) => {
-			if (event.type === "approval_requested") asked.resolve();
-		});
-		const olderRun = older.prompt("send it");
-		await asked.promise;
-		await older.saved();
+		const { run: olderRun, options } = await waitingForApproval(memory);
 		// The first load's look is slow: the second load is decided before the first makes its agent.
 		let slow = true;
 		const load = memory.load.bind(memory);
 		// The same store object: its agents' claims meet.
 		memory.load = async (id, options) => (slow && ((slow = false), await new Promise((resolve) => setTimeout(resolve, 50))), load(id, options));
-		const options = () => {
-			const scripted = createScriptedModel([{ content: "done" }]);
-			return { initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn, store: memory, sessionId: "s" };
-		};
 		const overtaken = Agent.load(options());
 		const newest = await Agent.load(options());
 		const late = await overtaken;
@@ -658,30 +655,19 @@ describe("one writer per session directory, across processes (the file store)", 
 
 	it("an Agent.load whose stored run is in a state the chart does not have fails before it opens the session: the agent that writes it, in another process, answers its approval and writes on", async () => {
 		const dir = await tempDir();
-		let runs = 0;
-		const send = makeTool("send", async () => (runs++, ok("sent")), { needsApproval: true });
-		const first = createScriptedModel([{ content: [toolCall("send", {}, "c1")] }, { content: "done" }]);
-		const older = await Agent.load({ store: createFileStore(dir, { fsync: "never" }), sessionId: "s", initialState: { model: first.model, tools: [send] }, streamFn: first.streamFn });
-		const asked = deferred<void>();
-		older.subscribe((event) => {
-			if (event.type === "approval_requested") asked.resolve();
-		});
-		const run = older.prompt("send it");
-		await asked.promise;
-		await older.saved();
+		const { agent: older, run, send, options, runs } = await waitingForApproval(createFileStore(dir, { fsync: "never" }), true);
 		// Another process's store reads the run as being in a state this chart does not have (a chart of another agentchart, say).
 		const foreign = elsewhere(dir, async (inner, id, options) => {
 			const loaded = await inner.load(id, options);
 			if (!loaded?.snapshot) return loaded;
 			return { ...loaded, snapshot: { ...loaded.snapshot, machine: { ...loaded.snapshot.machine, value: { running: "nowhere" } } } };
 		});
-		const second = createScriptedModel([{ content: "done" }]);
-		await expect(Agent.load({ store: foreign, sessionId: "s", initialState: { model: second.model, tools: [send] }, streamFn: second.streamFn })).rejects.toThrow("the snapshot's run cannot be restored: State 'nowhere' does not exist on 'agent.running'");
+		await expect(Agent.load({ ...options(), store: foreign })).rejects.toThrow("the snapshot's run cannot be restored: State 'nowhere' does not exist on 'agent.running'");
 		await older.approve("c1");
 		await run;
 		await older.saved();
 		expect(older.storeProblems).toEqual([]);
-		expect(runs).toBe(1);
+		expect(runs()).toBe(1);
 		expect(await stored(createFileStore(dir, { fsync: "never" }), [send])).toEqual(["user: send it", "assistant: ", "toolResult: sent", "assistant: done"]);
 	});
 
@@ -736,18 +722,8 @@ describe("one writer per session directory, across processes (the file store)", 
 
 	it("an agent waiting for approval whose session another process loaded since: its approve() rejects with SessionTakenOverError, and the call does not run here", async () => {
 		const dir = await tempDir();
-		let runs = 0;
-		const send = makeTool("send", async () => (runs++, ok("sent")), { needsApproval: true });
-		const scripted = createScriptedModel([{ content: [toolCall("send", {}, "c1")] }, { content: "done" }]);
-		const older = await Agent.load({ store: createFileStore(dir, { fsync: "never" }), sessionId: "s", initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn });
-		const asked = deferred<void>();
-		older.subscribe((event) => {
-			if (event.type === "approval_requested") asked.resolve();
-		});
-		const run = older.prompt("send it");
-		await asked.promise;
-		await older.saved();
-		const newer = await Agent.load({ store: elsewhere(dir), sessionId: "s", initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn });
+		const { agent: older, run, options, runs } = await waitingForApproval(createFileStore(dir, { fsync: "never" }), true);
+		const newer = await Agent.load({ ...options(), store: elsewhere(dir) });
 		const refused = await older.approve("c1").catch((error: unknown) => error);
 		expect(refused).toBeInstanceOf(SessionTakenOverError);
 		expect(String(refused)).toMatch(TAKEN_OVER_ELSEWHERE);
@@ -755,7 +731,7 @@ describe("one writer per session directory, across processes (the file store)", 
 		// The refused write told it another process has the session: its run ends by itself.
 		await run;
 		expect(older.pendingApprovals).toEqual([]);
-		expect(runs).toBe(0);
+		expect(runs()).toBe(0);
 		expect(newer.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1"]);
 	});
 
