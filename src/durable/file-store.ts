@@ -163,7 +163,7 @@ async function readSnapshotFile(path: string): Promise<{ snapshot?: AgentSnapsho
  * The journal's entries that check, and what was left out after the first that does not
  * (`goodLength`: the bytes of the lines that check).
  */
-async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[]; problem?: string; goodLength?: number }> {
+async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[]; problem?: undefined } | { entries: StoredJournalEntry[]; problem: string; goodLength: number }> {
 	let text: string;
 	try {
 		text = await readFile(path, "utf8");
@@ -547,7 +547,6 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
 				if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
 				const goodLength = journal.goodLength;
-				if (goodLength === undefined) return finish(snapshot, problems, journal.entries);
 				await enqueue(sessionId, async () => {
 					await truncate(journalPath, goodLength);
 					if (fsync !== "never") await flushFile(journalPath);

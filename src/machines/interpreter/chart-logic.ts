@@ -13,13 +13,13 @@
  * transitions with named, inline, `and`/`or`/`not` guards, and `assign`, `enqueueActions` and
  * custom actions. Inside `enqueueActions`: assign, emit, raise and sendTo (with a number or a
  * named delay), sendParent, cancel, spawnChild, stopChild (by id or ref), check, and custom
- * actions (by name, as `{ type }`, or as a function). What a body enqueues is acted on once it
- * returns, in order, as XState does (nothing, if it threw). Refused: parallel and history states, `after`, tags, guards or actions with params,
- * initial actions, inline invoked actors, invoke with `systemId` or `onSnapshot`, wildcard
- * event descriptors, several targets, spawning inside `assign`. What a body enqueues is known
- * only as it runs: there the actor fails, naming the state, on a built-in action object (use the
- * `enqueue` methods), an action with params, or a `check` of a guard with params or of a built-in
- * guard other than `and`/`or`/`not`.
+ * actions (by name, as `{ type }`, or as a function), acted on once the body returns, in order,
+ * as XState does (nothing, if it threw). Refused: parallel and history states, `after`, tags,
+ * guards or actions with params, initial actions, inline invoked actors, invoke with `systemId`
+ * or `onSnapshot`, wildcard event descriptors, several targets, spawning inside `assign`. What a
+ * body enqueues is known only as it runs: there the actor fails, naming the state, on a built-in
+ * action object (use the `enqueue` methods), an action with params, or a `check` of a guard with
+ * params or of a built-in guard other than `and`/`or`/`not`.
  *
  * Persisted snapshots are XState's format: `getPersistedSnapshot()` of either interpreter
  * restores on the other (`createActor(logic, { snapshot })`).
@@ -105,9 +105,7 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 				return step.snapshot();
 			} catch (error) {
 				// XState's snapshot of a machine that failed as it started is in its initial states, wherever it failed.
-				let leaf = chart.root;
-				while (leaf.initial) leaf = leaf.initial;
-				return new ChartSnapshot("error", context, {}, leaf, undefined, error, machine, scope.emit);
+				return new ChartSnapshot("error", context, {}, leafOf(chart.root, chart.nodes, {}), undefined, error, machine, scope.emit);
 			}
 		},
 		transition(snapshot: ChartSnapshot<C>, event: EventObject, scope: AnyActorScope): ChartSnapshot<C> {
