@@ -671,20 +671,25 @@ describe("one writer per session directory, across processes (the file store)", 
 		expect(await stored(createFileStore(dir, { fsync: "never" }), [send])).toEqual(["user: send it", "assistant: ", "toolResult: sent", "assistant: done"]);
 	});
 
-	it("a load of this process that fails after it opened the session for the store gives it back to the agent before it, on the file store too: that agent opens it again and writes on", async () => {
-		const dir = await tempDir();
-		const older = await open(createFileStore(dir, { fsync: "never" }), "A");
-		await older.prompt("from A");
-		await older.saved();
-		// Another store object of this process: its load looks, opens the session (the writer file is its own now), and fails at its read.
-		const failing = createFileStore(dir, { fsync: "never" });
-		const readFails: AgentStore = { ...failing, load: async (id, options) => (options?.peek ? failing.load(id, options) : Promise.reject(new Error("database unreachable"))) };
-		await expect(open(readFails, "B")).rejects.toThrow("database unreachable");
-		await older.prompt("again from A");
-		await older.saved();
-		expect(older.storeProblems).toEqual([]);
-		expect(await stored(createFileStore(dir, { fsync: "never" }))).toEqual(["user: from A", "assistant: reply A 1", "user: again from A", "assistant: reply A 2"]);
-	});
+	// Another store object of this process: its load looks, and fails after its writer file is in place (its opening itself
+	// fails there, or its read after it).
+	const failsAfterTheFence: [string, (failing: FileStore) => AgentStore][] = [
+		["its read", (failing) => ({ ...failing, load: async (id, options) => (options?.peek ? failing.load(id, options) : Promise.reject(new Error("database unreachable"))) })],
+		["its opening", (failing) => ({ ...failing, load: failing.load.bind(failing), open: async (id) => (await failing.open?.(id), Promise.reject(new Error("database unreachable"))) })],
+	];
+	for (const [where, failingStore] of failsAfterTheFence) {
+		it(`a load of this process that fails after it opened the session for the store (${where}) gives it back to the agent before it, on the file store too: that agent opens it again and writes on`, async () => {
+			const dir = await tempDir();
+			const older = await open(createFileStore(dir, { fsync: "never" }), "A");
+			await older.prompt("from A");
+			await older.saved();
+			await expect(open(failingStore(createFileStore(dir, { fsync: "never" })), "B")).rejects.toThrow("database unreachable");
+			await older.prompt("again from A");
+			await older.saved();
+			expect(older.storeProblems).toEqual([]);
+			expect(await stored(createFileStore(dir, { fsync: "never" }))).toEqual(["user: from A", "assistant: reply A 1", "user: again from A", "assistant: reply A 2"]);
+		});
+	}
 
 	it("an agent given the session back by a load that failed after opening it opens the session itself before it writes: another process's opening then fences it off", async () => {
 		const dir = await tempDir();
@@ -733,21 +738,6 @@ describe("one writer per session directory, across processes (the file store)", 
 		expect(older.pendingApprovals).toEqual([]);
 		expect(runs()).toBe(0);
 		expect(newer.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1"]);
-	});
-
-	it("a load of this process whose opening fails after its writer file is in place gives the session back: the agent before it opens it again and writes on", async () => {
-		const dir = await tempDir();
-		const older = await open(createFileStore(dir, { fsync: "never" }), "A");
-		await older.prompt("first");
-		await older.saved();
-		const failing = createFileStore(dir, { fsync: "never" });
-		const opened = failing.open?.bind(failing);
-		const store: AgentStore = { ...failing, load: failing.load.bind(failing), open: async (id) => (await opened?.(id), Promise.reject(new Error("EIO after the fence"))) };
-		await expect(open(store, "B")).rejects.toThrow("EIO after the fence");
-		await older.prompt("second");
-		await older.saved();
-		expect(older.storeProblems).toEqual([]);
-		expect(await stored(createFileStore(dir, { fsync: "never" }))).toEqual(["user: first", "assistant: reply A 1", "user: second", "assistant: reply A 2"]);
 	});
 
 	it("an agent whose session an agent of another process loaded since writes nothing more, and says so", async () => {

@@ -124,6 +124,22 @@ it("property: the file store names two different session ids' directories differ
 	expect(store.directoryOf("😀")).not.toBe(store.directoryOf("Ø3dÞ00"));
 });
 
+/**
+ * Session "s" in a file store of a new directory, its runs "one" and "two" stored (replies r1,
+ * r2; r3 next): a new store object on the directory (`make`), and a load of the session by one (`load`).
+ */
+async function twoRunsStored() {
+	const root = await tempDir();
+	const make = () => createFileStore(root, { fsync: "never" });
+	const scripted = createScriptedModel([{ content: "r1" }, { content: "r2" }, { content: "r3" }]);
+	const load = () => Agent.load({ store: make(), sessionId: "s", streamFn: scripted.streamFn, initialState: { model: scripted.model } });
+	const agent = await load();
+	await agent.prompt("one");
+	await agent.prompt("two");
+	await agent.saved();
+	return { make, load };
+}
+
 describe("the file store after a crash mid-write", () => {
 	it("drops a journal line a crash cut short, and the lines after it, and says so", async () => {
 		const root = await tempDir();
@@ -144,14 +160,7 @@ describe("the file store after a crash mid-write", () => {
 	});
 
 	it("drops a last journal line that lost only its newline, and cuts it: the next append does not join it, and what follows is read", async () => {
-		const root = await tempDir();
-		const make = () => createFileStore(root, { fsync: "never" });
-		const scripted = createScriptedModel([{ content: "r1" }, { content: "r2" }, { content: "r3" }]);
-		const load = () => Agent.load({ store: make(), sessionId: "s", streamFn: scripted.streamFn, initialState: { model: scripted.model } });
-		const first = await load();
-		await first.prompt("one");
-		await first.prompt("two");
-		await first.saved();
+		const { make, load } = await twoRunsStored();
 		const journal = join(make().filesOf("s"), "journal.jsonl");
 		const text = await readFile(journal, "utf8");
 		// The last append's write stopped right before its newline: what is there checks.
@@ -169,14 +178,7 @@ describe("the file store after a crash mid-write", () => {
 	});
 
 	it("a session file that is there but cannot be read now fails the load and changes nothing: it is not damage to pass over, cut, or start anew from", async () => {
-		const root = await tempDir();
-		const make = () => createFileStore(root, { fsync: "never" });
-		const scripted = createScriptedModel([{ content: "r1" }, { content: "r2" }, { content: "r3" }]);
-		const load = () => Agent.load({ store: make(), sessionId: "s", streamFn: scripted.streamFn, initialState: { model: scripted.model } });
-		const agent = await load();
-		await agent.prompt("one");
-		await agent.prompt("two");
-		await agent.saved();
+		const { make, load } = await twoRunsStored();
 		const files = make().filesOf("s");
 		for (const name of ["snapshot.json", "journal.jsonl"]) {
 			// A directory in the file's place: reading it fails (EISDIR), as a read may fail with EMFILE or EIO.
