@@ -818,7 +818,8 @@ export class Agent {
 	 * one, does nothing. The agent saves by itself at a run's start and end, at a wait for
 	 * approval and after every command; call this after changing `agent.state` between runs.
 	 * Rejects when the store could not write the snapshot, or a write before it that no earlier
-	 * `save()` or `saved()` reported (each is also in {@link Agent.storeProblems}).
+	 * `save()` or `saved()` reported (each is also in {@link Agent.storeProblems}); with a
+	 * `SessionTakenOverError` once a newer agent has the session.
 	 *
 	 * @example
 	 * agent.state.messages = edited; await agent.save();
@@ -833,7 +834,8 @@ export class Agent {
 	 * once without a store). Unlike {@link Agent.save} it takes no snapshot of its own: it waits for
 	 * the ones the agent takes by itself, such as the one at a run's end. Rejects, naming them, when
 	 * writes failed since the last `save()` or `saved()` (also in {@link Agent.storeProblems}), also
-	 * when a snapshot written after them stands in for what they would have stored.
+	 * when a snapshot written after them stands in for what they would have stored. Once a newer
+	 * agent has the session, the rejection is a `SessionTakenOverError` (load the session again).
 	 *
 	 * @example
 	 * await agent.prompt("Refund order 42");

@@ -537,12 +537,18 @@ export class DurableSession {
 		return true;
 	}
 
-	/** Throws, naming them, when writes failed since the last call (`agent.save()` and `agent.saved()` reject with it). */
+	/** Throws, naming them, when writes failed since the last call (`agent.save()` and `agent.saved()` reject with it): a {@link SessionTakenOverError} once a newer agent has the session. */
 	reportFailedWrites(): void {
 		if (this.#failedWrites.length === 0) return;
 		const failed = this.#failedWrites;
 		this.#failedWrites = [];
-		throw new Error(`agentchart: ${failed.length === 1 ? failed[0] : `${failed.length} writes failed: ${failed.join("; ")}`}`);
+		const message = `agentchart: ${failed.length === 1 ? failed[0] : `${failed.length} writes failed: ${failed.join("; ")}`}`;
+		// Taken over: the caller's `instanceof SessionTakenOverError` is how it knows to load the session again.
+		const takenOver = this.#takenOver;
+		if (takenOver === undefined) throw new Error(message);
+		const error = new SessionTakenOverError(takenOver.sessionId, takenOver.by);
+		error.message = message;
+		throw error;
 	}
 
 	#failed(what: string, error: unknown): never | void {

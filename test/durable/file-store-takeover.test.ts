@@ -116,7 +116,9 @@ describe("the file store, when another process opens the session while a write i
 		});
 		const readThere = takeOverAtNextWrite(/"kind":"tool","phase":"intent"/, () => readFileSync(join(openElsewhere(sessionDir), "journal.jsonl"), "utf8"));
 		await agent.prompt("charge it");
-		await expect(agent.saved()).rejects.toThrow(TAKEN_OVER_ELSEWHERE);
+		const refused = await agent.saved().catch((error: unknown) => error);
+		expect(refused).toBeInstanceOf(SessionTakenOverError);
+		expect((refused as Error).message).toMatch(TAKEN_OVER_ELSEWHERE);
 		const journalThere = readThere();
 		expect(journalThere).toBeDefined();
 		// The other process's load read no intent of the call: it would make the call itself.

@@ -432,7 +432,10 @@ describe("one writer per stored session", () => {
 		const newer = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store: slow, sessionId: "s" });
 		gate.resolve();
 		await run;
-		await expect(older.saved()).rejects.toThrow(/could not .*session "s" was opened by another agent/);
+		// A SessionTakenOverError, so that a caller knows to load the session again; it names what was not written.
+		const refused = await older.saved().catch((error: unknown) => error);
+		expect(refused).toBeInstanceOf(SessionTakenOverError);
+		expect((refused as Error).message).toMatch(/could not .*session "s" was opened by another agent/);
 		expect(older.storeProblems.some((problem) => TAKEN_OVER.test(problem))).toBe(true);
 		// What the store holds is the older agent's up to the newer one's opening: its run's start, not what came after.
 		const loaded = await memory.load("s");
