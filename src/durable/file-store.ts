@@ -70,6 +70,20 @@ const CURRENT = "current";
 const SESSION_FILES = [SNAPSHOT, PREVIOUS, JOURNAL];
 /** A files directory's name: the opening's number, then its token's first characters. */
 const FILES_DIRECTORY = /^g(\d+)-[0-9a-f]+$/;
+/** A fence's or a `current`'s temporary file (see `fence` and `open`), before its rename. */
+const OPENING_TEMPORARY = /^(?:writer|current)\.[0-9a-f-]{36}\.tmp$/;
+/** How old such a file is before an opening takes it for a crash's leftover: one still being renamed is milliseconds old. */
+const ABANDONED_AFTER_MS = 60_000;
+
+/** Whether `name` in the session's directory is an opening's temporary file that a crash left there. */
+function isAbandonedTemporary(dir: string, name: string): boolean {
+	if (!OPENING_TEMPORARY.test(name)) return false;
+	try {
+		return Date.now() - statSync(join(dir, name)).mtimeMs > ABANDONED_AFTER_MS;
+	} catch {
+		return false;
+	}
+}
 const TAKEN_OVER_BY = "an agent of another process (the session's writer file changed)";
 
 /**
@@ -433,14 +447,19 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	};
 
 	/**
-	 * Removes what the openings before `number` wrote: nobody reads it again, since every opening
-	 * from now on reads `current` after its fence, and `current` names this one's files now.
+	 * Removes what the openings before this one (`own`, numbered `number`) wrote: nobody reads it
+	 * again, since every opening from now on reads `current` after its fence, and `current` names
+	 * this one's files now. That includes the files directory of an opening that copied from the same
+	 * `current` and never named its copy there (fenced off, or stopped by a crash, while copying),
+	 * and the temporary files of a fence or a `current` that a crash left before their rename.
 	 */
-	const removeEarlierFiles = async (dir: string, number: number): Promise<void> => {
+	const removeEarlierFiles = async (dir: string, number: number, own: string): Promise<void> => {
 		for (const name of await readdir(dir)) {
 			const match = FILES_DIRECTORY.exec(name);
 			// In the session's directory itself: what the first opening wrote there (or an earlier agentchart).
-			const earlier = match ? Number(match[1]) < number : SESSION_FILES.includes(name) || name === `${SNAPSHOT}.tmp` || name === `${JOURNAL}.tmp`;
+			const earlier = match
+				? Number(match[1]) < number || (Number(match[1]) === number && name !== own)
+				: SESSION_FILES.includes(name) || name === `${SNAPSHOT}.tmp` || name === `${JOURNAL}.tmp` || isAbandonedTemporary(dir, name);
 			// At most left for the next opening to remove: a store fenced off may be writing in it still.
 			if (earlier) await rm(join(dir, name), { recursive: true, force: true }).catch(() => {});
 		}
@@ -516,7 +535,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				}
 				if (fsync !== "never") flushDirectory(dir);
 				mine.files = files;
-				await removeEarlierFiles(dir, from.number + 1);
+				await removeEarlierFiles(dir, from.number + 1, name);
 			});
 		},
 		async load(sessionId, { peek = false } = {}) {
