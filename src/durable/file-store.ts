@@ -72,12 +72,14 @@ const SESSION_FILES = [SNAPSHOT, PREVIOUS, JOURNAL];
 const FILES_DIRECTORY = /^g(\d+)-[0-9a-f]+$/;
 /** A fence's or a `current`'s temporary file (see `fence` and `open`), before its rename. */
 const OPENING_TEMPORARY = /^(?:writer|current)\.[0-9a-f-]{36}\.tmp$/;
-/** How old such a file is before an opening takes it for a crash's leftover: one still being renamed is milliseconds old. */
+/**
+ * How old an opening's leftover is before another opening removes it: one whose opening is still
+ * under way (a copy, a file about to be renamed) was written milliseconds ago.
+ */
 const ABANDONED_AFTER_MS = 60_000;
 
-/** Whether `name` in the session's directory is an opening's temporary file that a crash left there. */
-function isAbandonedTemporary(dir: string, name: string): boolean {
-	if (!OPENING_TEMPORARY.test(name)) return false;
+/** Whether `name` in the session's directory was last written more than {@link ABANDONED_AFTER_MS} ago. */
+function isAbandoned(dir: string, name: string): boolean {
 	try {
 		return Date.now() - statSync(join(dir, name)).mtimeMs > ABANDONED_AFTER_MS;
 	} catch {
@@ -449,7 +451,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	/**
 	 * Removes what the openings before this one (`own`, numbered `number`) wrote: nobody reads it
 	 * again, since every opening from now on reads `current` after its fence, and `current` names
-	 * this one's files now. That includes the files directory of an opening that copied from the same
+	 * this one's files now. That includes, once they are a minute old (an opening still under way
+	 * writes them as this one lands), the files directory of an opening that copied from the same
 	 * `current` and never named its copy there (fenced off, or stopped by a crash, while copying),
 	 * and the temporary files of a fence or a `current` that a crash left before their rename.
 	 */
@@ -458,8 +461,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			const match = FILES_DIRECTORY.exec(name);
 			// In the session's directory itself: what the first opening wrote there (or an earlier agentchart).
 			const earlier = match
-				? Number(match[1]) < number || (Number(match[1]) === number && name !== own)
-				: SESSION_FILES.includes(name) || name === `${SNAPSHOT}.tmp` || name === `${JOURNAL}.tmp` || isAbandonedTemporary(dir, name);
+				? Number(match[1]) < number || (Number(match[1]) === number && name !== own && isAbandoned(dir, name))
+				: SESSION_FILES.includes(name) || name === `${SNAPSHOT}.tmp` || name === `${JOURNAL}.tmp` || (OPENING_TEMPORARY.test(name) && isAbandoned(dir, name));
 			// At most left for the next opening to remove: a store fenced off may be writing in it still.
 			if (earlier) await rm(join(dir, name), { recursive: true, force: true }).catch(() => {});
 		}

@@ -336,7 +336,7 @@ describe("the file store's files directories", () => {
 		expect((await load()).agent.state.messages.map((message) => textOf(message))).toEqual(["hello", "kept", "hello", "one", "again", "two", "once more", "three"]);
 	});
 
-	it("an opening removes what crashed or fenced-off openings left: their temporary files (once a minute old) and a files directory copied from the same `current` but never named in it", async () => {
+	it("an opening removes what crashed or fenced-off openings left, once a minute old: their temporary files and a files directory copied from the same `current` but never named in it", async () => {
 		const root = await tempDir();
 		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
 		const load = async () => {
@@ -353,20 +353,20 @@ describe("the file store's files directories", () => {
 		// A process stopped while it copied from the same `current` (g1): its g2 copy was never named there.
 		await mkdir(join(dir, "g2-deadbeef"));
 		await writeFile(join(dir, "g2-deadbeef", "journal.jsonl"), "");
+		// One still copying (written just now) may be an opening under way as this one lands: it stays.
+		await mkdir(join(dir, "g2-0123abcd"));
 		// Processes stopped between writing a fence's or a `current`'s temporary file and renaming it.
 		const stale = ["writer.0b7e2f8a-53c1-4d6e-9a41-3f0c2d9e8b71.tmp", "current.5d2c0a9e-1f4b-4a7c-8e36-7b9d1c2e4f50.tmp"];
 		const minuteAgo = new Date(Date.now() - 61_000);
-		for (const name of stale) {
-			await writeFile(join(dir, name), "x");
-			await utimes(join(dir, name), minuteAgo, minuteAgo);
-		}
+		for (const name of stale) await writeFile(join(dir, name), "x");
+		for (const name of [...stale, "g2-deadbeef"]) await utimes(join(dir, name), minuteAgo, minuteAgo);
 		// One written just now may be another process's, about to be renamed: it stays.
 		const fresh = "writer.9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d.tmp";
 		await writeFile(join(dir, fresh), "x");
 		const third = await load();
 		const own = third.files.split(/[/\\]/).at(-1) ?? "";
 		expect(own).toMatch(/^g2-/);
-		expect((await readdir(dir)).sort()).toEqual([own, "current", fresh, "writer"].sort());
+		expect((await readdir(dir)).sort()).toEqual([own, "current", fresh, "g2-0123abcd", "writer"].sort());
 		await third.agent.prompt("again");
 		await third.agent.saved();
 		expect(third.agent.storeProblems).toEqual([]);
