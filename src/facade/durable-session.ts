@@ -49,8 +49,11 @@ export class SessionClaim {
 	readonly #writers: Map<string, WeakRef<SessionClaim>>;
 	readonly #key: string;
 	readonly #ref: WeakRef<SessionClaim>;
-	/** The claim this one superseded, if any (it writes again should this one be withdrawn). */
-	readonly #previous: WeakRef<SessionClaim> | undefined;
+	/**
+	 * The claim this one superseded, if any (it writes again should this one be withdrawn); claims
+	 * superseded with nothing on its way are left out (see {@link SessionClaim.landedBefore}).
+	 */
+	#previous: WeakRef<SessionClaim> | undefined;
 	/** Resolves once an undecided claim is confirmed or withdrawn (undefined: decided). */
 	#deciding: Promise<void> | undefined;
 	#decide: (() => void) | undefined;
@@ -156,9 +159,14 @@ export class SessionClaim {
 		this.#supersedeOlder();
 	}
 
-	/** Tells the agents of the claims before this one (decided now) that they write the session no more. */
+	/**
+	 * Tells the agents of the claims before this one (decided now) that they write the session no
+	 * more. It stops at one superseded already: the claims before it were superseded with it. (The
+	 * claims of a session stay reachable until the collector takes their agents, so one loaded again
+	 * and again would otherwise make each new claim walk all the ones before it.)
+	 */
 	#supersedeOlder(): void {
-		for (let claim = this.#previous?.deref(); claim !== undefined; claim = claim.#previous?.deref()) {
+		for (let claim = this.#previous?.deref(); claim !== undefined && !claim.superseded; claim = claim.#previous?.deref()) {
 			claim.superseded = true;
 			const superseded = claim.onSuperseded;
 			claim.onSuperseded = undefined;
@@ -188,8 +196,17 @@ export class SessionClaim {
 	 */
 	landedBefore(): Promise<void> | undefined {
 		const onTheirWay: PromiseLike<void>[] = [];
+		let newer: SessionClaim = this;
 		for (let claim = this.#previous?.deref(); claim !== undefined; claim = claim.#previous?.deref()) {
 			if (claim.#handedOver) onTheirWay.push(claim.#handedOver);
+			else if (claim.superseded) {
+				// Nothing of it on its way, and nothing ever again (its writes are refused): the walks after
+				// this one pass it by. It would not be given the session back either (see withdraw): only
+				// an undecided claim is withdrawn, and a claim is superseded only by a decided one after it.
+				newer.#previous = claim.#previous;
+				continue;
+			}
+			newer = claim;
 		}
 		if (onTheirWay.length === 0) return undefined;
 		return Promise.allSettled(onTheirWay).then(() => {});

@@ -153,6 +153,34 @@ describe("one writer per stored session", () => {
 		});
 	}
 
+	it("a session opened again and again in one process costs each new agent the same: it does not walk every agent made on the session before (they stay reachable until the collector takes them)", async () => {
+		const store = createMemoryStore();
+		const scripted = createScriptedModel([]);
+		// Claims are weakly held: count how many an agent's making looks at (WeakRef.deref), not time.
+		const deref = WeakRef.prototype.deref;
+		let looked = 0;
+		WeakRef.prototype.deref = function (this: WeakRef<object>) {
+			looked++;
+			return deref.call(this);
+		};
+		const lookedPerAgent: number[] = [];
+		const agents: Agent[] = [];
+		try {
+			for (let i = 0; i < 400; i++) {
+				looked = 0;
+				agents.push(new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s" }));
+				lookedPerAgent.push(looked);
+			}
+		} finally {
+			WeakRef.prototype.deref = deref;
+		}
+		// The 400th looks at about as many as the 10th (walking them all, it looked at some 1,000).
+		expect(Math.max(...lookedPerAgent.slice(10))).toBeLessThanOrEqual(Math.max(...lookedPerAgent.slice(0, 10)) + 5);
+		// Only the newest writes; every older one is refused.
+		await expect(agents[0]?.prompt("hi")).rejects.toBeInstanceOf(SessionTakenOverError);
+		await expect(agents[398]?.prompt("hi")).rejects.toBeInstanceOf(SessionTakenOverError);
+	});
+
 	it("sessions of different stores, or different ids, do not take each other over", async () => {
 		const first = await open(createMemoryStore(), "A");
 		const second = await open(createMemoryStore(), "B");
