@@ -708,6 +708,8 @@ export class Agent {
 		const run = machine.getSnapshot().context.run;
 		if (!run) return Promise.resolve();
 		(this.#answered ??= new Set()).add(`${run.turn}:${call.key}`);
+		// A command made before it (a steer, a follow-up) is stored before it: the process may exit once the decision is.
+		this.#session.takeRequestedSave(this.#handles.takeSnapshot);
 		const written = this.#session.journal.append({ kind: "approval", phase: "decided", effect: toolEffectId(run.id, run.turn, call.key), toolCallId: call.toolCall.id, decision, args, reason });
 		if (!written) return Promise.resolve();
 		// Its entry failed: the snapshot after this step carries the decision (the machine has it by

@@ -400,9 +400,22 @@ export class DurableSession {
 		if (!this.saves || this.#saveRequested) return;
 		this.#saveRequested = true;
 		queueMicrotask(() => {
+			// Taken already (see takeRequestedSave).
+			if (!this.#saveRequested) return;
 			this.#saveRequested = false;
 			this.#enqueueSave(take);
 		});
+	}
+
+	/**
+	 * Takes the save asked for in this step now, if one was: a write made next (a person's decision)
+	 * then lands after it, so that whoever waits for that write knows the commands before it are
+	 * stored too (a steer before an approve, say).
+	 */
+	takeRequestedSave(take: () => AgentSnapshot): void {
+		if (!this.#saveRequested) return;
+		this.#saveRequested = false;
+		this.#enqueueSave(take);
 	}
 
 	/** Saves now (after the saves already asked for); resolves once stored. */

@@ -286,6 +286,50 @@ describe("approval as a state", () => {
 		expect(log).toEqual(['send {"to":"bob"}']);
 	});
 
+	for (const decision of ["approve", "reject"] as const) {
+		for (const mode of ["parallel", "sequential", "streaming"] as const) {
+			it(`a process may exit once ${decision}() resolved: a steer and a follow-up sent before it are stored too (${mode})`, async () => {
+				const inner = createMemoryStore();
+				// Every write lands a moment after it is handed over, as on a disk.
+				const later = () => new Promise((resolve) => setImmediate(resolve));
+				const store: AgentStore = {
+					load: (id) => inner.load(id),
+					saveSnapshot: async (id, snapshot) => {
+						await later();
+						await inner.saveSnapshot(id, snapshot);
+					},
+					appendJournal: async (id, entry) => {
+						await later();
+						await inner.appendJournal(id, entry);
+					},
+				};
+				const log: string[] = [];
+				const tools = [loggingTool("send", log, { needsApproval: true })];
+				const scripted = createScriptedModel([{ content: [toolCall("send", { to: "bob" }, "a")] }, { content: "done" }]);
+				const first = new Agent({ initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn, store, sessionId: "s", toolExecution: mode });
+				void first.prompt("go");
+				await untilAwaiting(first);
+				await first.saved();
+				first.steer({ role: "user", content: "STEER", timestamp: 1 });
+				first.followUp({ role: "user", content: "FOLLOW", timestamp: 2 });
+				await (decision === "approve" ? first.approve("a") : first.reject("a", "no"));
+				// The process exits here: what the store holds at this moment is all a restart finds.
+				const held = (await inner.load("s"))?.snapshot as AgentSnapshot;
+				first.dispose();
+				const stopped = createMemoryStore();
+				stopped.saveSnapshot("s", held);
+				const again = createScriptedModel([{ content: "after the tools" }, { content: "after the follow-up" }]);
+				const second = await Agent.load({ store: stopped, sessionId: "s", initialState: { tools }, streamFn: again.streamFn, toolExecution: mode });
+				expect(second.hasQueuedMessages()).toBe(true);
+				await second.waitForIdle();
+				const users = second.state.messages.filter((message) => message.role === "user").map((message) => textOf(message));
+				expect(users).toEqual(["go", "STEER", "FOLLOW"]);
+				expect(log).toEqual(decision === "approve" ? ['send {"to":"bob"}'] : []);
+				expectValidTranscript(second.state.messages);
+			});
+		}
+	}
+
 	it("keeps a stored decision when the stored snapshot still shows the call waiting (a crash right after reject resolved)", async () => {
 		const inner = createMemoryStore();
 		// The store keeps the first snapshot with a call waiting and no later one: the process
