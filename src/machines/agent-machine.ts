@@ -74,9 +74,15 @@ export const agentMachine = agentSetup.createMachine({
 		running: {
 			description: "A run: turns of one LLM call and its tool calls, until nothing is left to do.",
 			initial: "run-starting",
+			// A call's approval deadline runs from when it is asked, whatever else the run does meanwhile.
+			exit: "cancelApprovalTimeout",
 			on: {
 				// A second abort, or a listener failing after the abort, changes nothing.
 				abort: { guard: not("runAborted"), actions: "abortRun" },
+				// A deadline passed while sibling calls run, or the reply still streams: the call is rejected there and then.
+				"approval.timeout": { actions: ["rejectExpiredApprovals", "scheduleApprovalTimeout"] },
+				// A restored run waits again, for what is left of each deadline.
+				"agentchart.resumed": { actions: "scheduleApprovalTimeout" },
 				"listener.error": { guard: not("runAborted"), actions: "recordListenerFailure" },
 				"tools.abandon": { actions: "abandonRunningCalls" },
 				// Streaming mode: calls announced while somebody watches start once the listeners have them.
@@ -255,14 +261,11 @@ export const agentMachine = agentSetup.createMachine({
 				},
 				"awaiting-approval": {
 					description: "Tool calls wait for a person's decision (approve or reject); nothing else runs. The run can be stored and the process may exit.",
-					entry: ["emitApprovalCheckpoint", "scheduleApprovalTimeout"],
-					exit: "cancelApprovalTimeout",
+					entry: "emitApprovalCheckpoint",
 					on: {
 						approve: { guard: "isAwaitingApproval", target: "tool-dispatching", actions: "approveCall" },
 						reject: { guard: "isAwaitingApproval", target: "tool-dispatching", actions: "rejectCall" },
-						"approval.timeout": { target: "tool-dispatching", actions: "rejectExpiredApprovals" },
-						// A restored run waits again, for what is left of each deadline.
-						"agentchart.resumed": { actions: ["cancelApprovalTimeout", "scheduleApprovalTimeout"] },
+						"approval.timeout": { target: "tool-dispatching", actions: ["rejectExpiredApprovals", "scheduleApprovalTimeout"] },
 					},
 					// Aborted while calls wait: they are rejected as aborted (tool-dispatching settles them).
 					always: { guard: "runAborted", target: "tool-dispatching" },

@@ -22,8 +22,6 @@ import { applyOverrides, callByKey, checkpoint, emitBarrierNow, patchRun, runOf 
 import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
 
-/** The id of the delayed `approval.timeout` (cancelled when the wait ends). */
-const APPROVAL_TIMEOUT_ID = "approval.timeout";
 
 /**
  * `setup()` of the agent chart: `agentSetup.createMachine(...)` in `agent-machine.ts` builds
@@ -159,11 +157,8 @@ export const agentSetup = setup({
 		}),
 		rejectExpiredApprovals: enqueueActions(({ context, enqueue }) => tools.rejectAllApprovals(context, "timed-out", Date.now(), enqueue)),
 		// The chart keeps each wait's deadline in its context: a restored run waits only what is left.
-		scheduleApprovalTimeout: enqueueActions(({ context, enqueue }) => {
-			const deadline = tools.firstApprovalDeadline(context);
-			if (deadline !== undefined) enqueue.raise({ type: "approval.timeout" }, { delay: Math.max(0, deadline - Date.now()), id: APPROVAL_TIMEOUT_ID });
-		}),
-		cancelApprovalTimeout: enqueueActions(({ enqueue }) => enqueue.cancel(APPROVAL_TIMEOUT_ID)),
+		scheduleApprovalTimeout: enqueueActions(({ context, enqueue }) => tools.scheduleApprovalTimeout(context, undefined, enqueue)),
+		cancelApprovalTimeout: enqueueActions(({ enqueue }) => enqueue.cancel(tools.APPROVAL_TIMEOUT_ID)),
 		emitRunStartCheckpoint: enqueueActions(({ enqueue, check }) => {
 			if (check("savesCheckpoints")) enqueue.emit(checkpoint("run-start"));
 		}),

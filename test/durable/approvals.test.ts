@@ -157,6 +157,30 @@ describe("approval as a state", () => {
 		expect(log).toEqual([]);
 	});
 
+	for (const mode of ["parallel", "streaming"] as const) {
+		it(`rejects a call when its approval deadline passes while a sibling call still runs, not once the sibling ends (${mode})`, async () => {
+			const log: string[] = [];
+			const sibling = deferred<void>();
+			const slow = makeTool("slow", async () => {
+				await sibling.promise;
+				return ok("slow done");
+			});
+			const timed = agentCalling([toolCall("send", { to: "bob" }, "a"), toolCall("slow", {}, "b")], [loggingTool("send", log, { needsApproval: true }), slow], { approvalTimeoutMs: 30, toolExecution: mode });
+			const run = timed.agent.prompt("go");
+			// The sibling never ends until the test lets it: the deadline must pass meanwhile.
+			for (let i = 0; i < 400 && !timed.events.some((event) => event.type === "approval_resolved"); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+			expect(timed.events.filter((event) => event.type === "approval_resolved").map((event) => event.type === "approval_resolved" && `${event.toolCallId} ${event.decision}`)).toEqual(["a timed-out"]);
+			expect(timed.agent.pendingApprovals).toEqual([]);
+			expect(thrownBy(() => timed.agent.approve("a"))).toMatch(/not waiting for approval/);
+			sibling.resolve();
+			await run;
+			expect(toolResultTexts(timed.agent.state.messages)).toEqual(["a: No decision on this tool call came in time; it was not run", "b: slow done"]);
+			expect(log).toEqual([]);
+			expectWellFormedRun(timed.events);
+			expectValidTranscript(timed.agent.state.messages);
+		});
+	}
+
 	// A restart must not hand a person a fresh timeout: the deadline is the one the wait started
 	// with, wherever the run is restored (the time the process was down counts against it).
 	it("keeps an approval's deadline across a restore: the same deadline, a rejection when it passes, at once if it passed while the run was stored", async () => {

@@ -174,7 +174,7 @@ export interface SpawningEnqueue extends EffectEnqueue {
  * preflight is settled at once (its `tool_execution_end` right after its start, as pi); the
  * others become "prepared".
  */
-export function prepareQueuedCalls(context: Ctx, enqueue: Enqueue): void {
+export function prepareQueuedCalls(context: Ctx, enqueue: EffectEnqueue): void {
 	const queuedCalls = batchOf(context).calls;
 	const sequential = batchOf(context).mode === "sequential";
 	let working = context;
@@ -232,7 +232,7 @@ export function preflightAnnouncedCall(context: Ctx, enqueue: SpawningEnqueue): 
  * `beforeToolCall` let the call run: it is prepared, with the arguments the hook may have
  * changed, or it waits for a person's approval first (the hook asked for it, or the tool does).
  */
-export function recordPreparedCall(context: Ctx, key: string, args: unknown, asked: { reason?: string | undefined } | undefined, enqueue: Enqueue): void {
+export function recordPreparedCall(context: Ctx, key: string, args: unknown, asked: { reason?: string | undefined } | undefined, enqueue: EffectEnqueue): void {
 	const call = callByKey(context, key);
 	if (!call) return;
 	const wait = approvalWaitFor(context, call, args, asked, enqueue);
@@ -245,12 +245,14 @@ export function recordPreparedCall(context: Ctx, key: string, args: unknown, ask
  * `approval_requested` is emitted, and the wait gets its deadline when there is an approval
  * timeout.
  */
-function approvalWaitFor(context: Ctx, call: ToolCallEntry, args: unknown, asked: { reason?: string | undefined } | undefined, enqueue: Enqueue): ApprovalWait | undefined {
+function approvalWaitFor(context: Ctx, call: ToolCallEntry, args: unknown, asked: { reason?: string | undefined } | undefined, enqueue: EffectEnqueue): ApprovalWait | undefined {
 	const needed = approvalNeeded(findTool(context.tools, call.toolCall.name), args, asked);
 	if (!needed) return undefined;
 	const timeout = context.config.approvalTimeoutMs ?? 0;
 	const wait: ApprovalWait = { reason: needed.reason, deadline: timeout > 0 ? Date.now() + timeout : undefined };
 	enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args, reason: needed.reason });
+	// Its deadline runs from now, whatever the run does meanwhile (siblings running, the reply streaming).
+	if (wait.deadline !== undefined && firstApprovalDeadline(context) === undefined) scheduleApprovalTimeout(context, wait.deadline, enqueue);
 	return wait;
 }
 
@@ -258,7 +260,7 @@ function approvalWaitFor(context: Ctx, call: ToolCallEntry, args: unknown, asked
  * A call the batch actor held back for approval (streaming mode with `beforeToolCall`: the
  * actor prepares and runs in one go, and stops before running when the call needs approval).
  */
-export function holdCallForApproval(context: Ctx, key: string, args: unknown, asked: { reason?: string | undefined } | undefined, enqueue: Enqueue): void {
+export function holdCallForApproval(context: Ctx, key: string, args: unknown, asked: { reason?: string | undefined } | undefined, enqueue: EffectEnqueue): void {
 	recordPreparedCall(context, key, args, asked, enqueue);
 }
 
@@ -290,6 +292,23 @@ export function rejectAllApprovals(context: Ctx, decision: "timed-out" | "aborte
 		if (decision === "timed-out" && (call.approval?.deadline === undefined || call.approval.deadline > now)) continue;
 		working = rejectCall(working, call, decision, undefined, enqueue);
 	}
+}
+
+/** The id of the delayed `approval.timeout` (one for the run: the first deadline's). */
+export const APPROVAL_TIMEOUT_ID = "approval.timeout";
+
+/**
+ * Sets the run's approval timer to the first deadline of the calls waiting (and `asked`, the
+ * deadline of a call asked about in this step, not in `context` yet); none when nothing waits
+ * with a deadline. Deadlines all run for the same time from when a call was asked, so a call
+ * asked now never comes before a timer set already, and its own deadline counts only when it is
+ * the first.
+ */
+export function scheduleApprovalTimeout(context: Ctx, asked: number | undefined, enqueue: EffectEnqueue): void {
+	const waiting = firstApprovalDeadline(context);
+	const deadline = waiting === undefined ? asked : asked === undefined ? waiting : Math.min(waiting, asked);
+	enqueue.cancel(APPROVAL_TIMEOUT_ID);
+	if (deadline !== undefined) enqueue.raise({ type: "approval.timeout" }, { delay: Math.max(0, deadline - Date.now()), id: APPROVAL_TIMEOUT_ID });
 }
 
 /** The first approval deadline of the batch, if a call waiting for approval has one. */

@@ -90,14 +90,15 @@ function commands(config: ModelConfig, snapshot: AnyMachineSnapshot): AgentMachi
 	if (running) events.push({ type: "listener.error", error: "listener failed" });
 	events.push({ type: "dispose" });
 	if (awaitsDelivery(snapshot)) events.push({ type: "delivered", barrier: context.barrier });
+	let waiting = false;
 	for (const call of context.run?.batch?.calls ?? []) {
 		if (call.status !== "awaiting-approval") continue;
+		waiting = true;
 		events.push({ type: "approve", toolCallId: call.key }, { type: "reject", toolCallId: call.key, reason: "no" });
 	}
-	if (inState(snapshot, "running.awaiting-approval")) {
-		if (config.approvalTimeout) events.push({ type: "approval.timeout" });
-		if (config.outcomes === "path" && (config.interruptions || config.approvalTimeout)) events.push({ type: "agentchart.resumed" });
-	}
+	// A deadline runs out wherever the run is while a call waits (siblings running, the reply streaming).
+	if (waiting && config.approvalTimeout) events.push({ type: "approval.timeout" });
+	if (inState(snapshot, "running.awaiting-approval") && config.outcomes === "path" && (config.interruptions || config.approvalTimeout)) events.push({ type: "agentchart.resumed" });
 	// A manual compaction's promise cannot outlive its process: restores are walked in runs.
 	if (config.restores && running) events.push({ type: "agentchart.testing.restore" } as unknown as AgentMachineEvent);
 	return events;

@@ -72,7 +72,7 @@ export interface WalkVariant {
  * then asking), parallel without one (preflight inside the action), pi's loop API, and a tool
  * that needs approval in parallel without a hook (with an approval timeout), sequential with a
  * hook (a waiting call holds the batch) and streaming with a hook (the batch actor holds the call
- * back: `tool.approval`).
+ * back: `tool.approval`; with an approval timeout, which runs out while the reply still streams).
  */
 export const WALK_VARIANTS: WalkVariant[] = [
 	{ mode: "parallel", hook: true, interruptions: true, restores: true },
@@ -82,7 +82,7 @@ export const WALK_VARIANTS: WalkVariant[] = [
 	{ mode: "parallel", hook: false, loop: true },
 	{ mode: "parallel", hook: false, approval: "timeout", restores: true },
 	{ mode: "sequential", hook: true, approval: "always" },
-	{ mode: "streaming", hook: true, approval: "always" },
+	{ mode: "streaming", hook: true, approval: "timeout" },
 ];
 
 /** One resume turn: a second cut-off reply in a row then takes the ordinary path. */
