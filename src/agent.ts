@@ -684,7 +684,8 @@ export class Agent {
 	/** The calls waiting for approval that no decision was sent for yet. */
 	#awaitingCalls(): ToolCallEntry[] {
 		const run = this.#run ? this.#machine?.getSnapshot().context.run : undefined;
-		if (!run?.batch) return [];
+		// Aborted (from a listener, the chart takes it after the step): what waits is rejected, not answerable.
+		if (!run?.batch || run.controller.signal.aborted) return [];
 		return run.batch.calls.filter((call) => call.status === "awaiting-approval" && !this.#answered?.has(`${run.turn}:${call.key}`));
 	}
 
@@ -694,6 +695,9 @@ export class Agent {
 		const call = waiting.find((entry) => entry.toolCall.id === toolCallId) ?? waiting.find((entry) => entry.key === toolCallId);
 		const machine = this.#machine;
 		if (!call || !machine) {
+			if (this.#run && machine?.getSnapshot().context.run?.controller.signal.aborted) {
+				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: the run was aborted, which rejects every call waiting`);
+			}
 			const ids = waiting.map((entry) => entry.toolCall.id);
 			throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval (${ids.length > 0 ? `waiting: ${ids.join(", ")}` : "none is"})`);
 		}

@@ -89,7 +89,8 @@ export const agentMachine = agentSetup.createMachine({
 				delivered: { guard: and(["eventsDelivered", "hasAnnouncedCall", not(or(["runAborted", "assistantFailed"]))]), actions: "startTools" },
 				// A decision on a call waiting for approval is recorded wherever the run is; the states
 				// where the call can start at once (or the wait ends) say so below.
-				approve: { guard: "isAwaitingApproval", actions: "approveCall" },
+				// Not after an abort: it rejects what waits (tool-dispatching settles them as aborted).
+				approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: "approveCall" },
 				reject: { guard: "isAwaitingApproval", actions: "rejectCall" },
 				// Streaming mode with beforeToolCall: the batch actor held a call back for approval.
 				"tool.approval": { guard: "isRunningCall", actions: "holdCallForApproval" },

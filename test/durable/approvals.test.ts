@@ -181,6 +181,25 @@ describe("approval as a state", () => {
 		});
 	}
 
+	it("after abort() in a listener, nothing waits any more: pendingApprovals is empty and approve() says the run was aborted (before, it was accepted and reported approved)", async () => {
+		const log: string[] = [];
+		const aborting = agentCalling([toolCall("send", { to: "bob" }, "a")], [loggingTool("send", log, { needsApproval: true })]);
+		let answered = "";
+		let pending: unknown;
+		aborting.agent.subscribe((event) => {
+			if (event.type !== "approval_requested") return;
+			aborting.agent.abort();
+			pending = aborting.agent.pendingApprovals;
+			answered = thrownBy(() => aborting.agent.approve("a"));
+		});
+		await aborting.agent.prompt("go");
+		expect(pending).toEqual([]);
+		expect(answered).toMatch(/"a" is not waiting for approval: the run was aborted/);
+		expect(aborting.events.filter((event) => event.type === "approval_resolved").map((event) => event.type === "approval_resolved" && event.decision)).toEqual(["aborted"]);
+		expect(log).toEqual([]);
+		expectWellFormedRun(aborting.events);
+	});
+
 	// A restart must not hand a person a fresh timeout: the deadline is the one the wait started
 	// with, wherever the run is restored (the time the process was down counts against it).
 	it("keeps an approval's deadline across a restore: the same deadline, a rejection when it passes, at once if it passed while the run was stored", async () => {

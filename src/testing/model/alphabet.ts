@@ -94,7 +94,8 @@ function commands(config: ModelConfig, snapshot: AnyMachineSnapshot): AgentMachi
 	for (const call of context.run?.batch?.calls ?? []) {
 		if (call.status !== "awaiting-approval") continue;
 		waiting = true;
-		events.push({ type: "approve", toolCallId: call.key }, { type: "reject", toolCallId: call.key, reason: "no" });
+		// After an abort nothing is answerable: the agent refuses (the abort rejects what waits).
+		if (context.run?.aborted !== true) events.push({ type: "approve", toolCallId: call.key }, { type: "reject", toolCallId: call.key, reason: "no" });
 	}
 	// A deadline runs out wherever the run is while a call waits (siblings running, the reply streaming).
 	if (waiting && config.approvalTimeout) events.push({ type: "approval.timeout" });
