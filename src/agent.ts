@@ -327,6 +327,12 @@ export class Agent {
 	#runs = 0;
 	/** Calls a decision was sent for, not yet taken by the machine (`turn:key`); made at the first decision. */
 	#answered: Set<string> | undefined;
+	/**
+	 * True while the agent is made from a snapshot (`Agent.restore`, `Agent.load`): a call the
+	 * restored run asks about again then, asked before the restart, is not announced again (it is
+	 * in `pendingApprovals` once the agent is returned).
+	 */
+	#restoring = false;
 	/** What runs this agent's chart (agentchart's interpreter; XState's in the suite's second pass). */
 	readonly #logic = runLogic();
 	readonly #delivery: ListenerDelivery;
@@ -756,12 +762,18 @@ export class Agent {
 		const call = batch?.calls.find((entry) => entry.status === "awaiting-approval" && entry.toolCall.id === toolCallId);
 		if (!machine || !run || !batch || !call) return false;
 		const effect = toolEffectId(run.id, run.turn, call.key);
-		if (this.#session.journal.lookup(effect)?.decision) {
+		const record = this.#session.journal.lookup(effect);
+		// Decided before a restart: answered at once, nobody is asked (an answer would find it answered).
+		if (record?.decision) {
 			this.#replayDecisions(machine);
-			return false;
+			return true;
 		}
+		// Asked before the restart, and asked again as a restored streaming run closes the reply that
+		// was streaming: the agent lists it in pendingApprovals once it is returned; it is not asked twice.
+		const askedBefore = this.#restoring && record?.request !== undefined;
 		const streamedFrom = batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
 		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom });
+		if (askedBefore) return true;
 		if (!this.#session.saves) return false;
 		// A person is asked only once the question is stored: a crash after it cannot lose it. An
 		// abort does not wait for the store (one that never answers would hold the run forever).
@@ -962,6 +974,15 @@ export class Agent {
 	}
 
 	#restoreFrom(snapshot: AgentSnapshot, fromStore: boolean): void {
+		this.#restoring = true;
+		try {
+			this.#restoreRun(snapshot, fromStore);
+		} finally {
+			this.#restoring = false;
+		}
+	}
+
+	#restoreRun(snapshot: AgentSnapshot, fromStore: boolean): void {
 		const context = snapshot.machine.context;
 		this.#steering = [...context.steeringQueue];
 		this.#followUps = [...context.followUpQueue];

@@ -11,7 +11,7 @@ import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { deferred, expectValidTranscript, expectWellFormedRun, makeTool, ok, textOf, thrownBy, watchEscapes } from "../agent/helpers.js";
+import { deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, textOf, thrownBy, watchEscapes } from "../agent/helpers.js";
 
 /** A tool that logs each run; `needsApproval` as given. */
 function loggingTool(name: string, log: string[], extra: Partial<AnyAgentTool> = {}): AnyAgentTool {
@@ -372,6 +372,42 @@ describe("approval as a state", () => {
 			});
 		}
 	}
+
+	it("streaming: calls asked about while their reply still streamed, when the process stopped, are not asked again by the restored agent: it lists them, and answering them as README shows (listener and pendingApprovals) runs each once", async () => {
+		const store = createMemoryStore();
+		const log: string[] = [];
+		const tools = [loggingTool("deploy", log, { needsApproval: true })];
+		const stream = manualStream();
+		const first = new Agent({ initialState: { model: createScriptedModel([]).model, tools }, streamFn: stream.streamFn, toolExecution: "streaming", store, sessionId: "s" });
+		void first.prompt("go");
+		await stream.opened;
+		stream.start();
+		stream.toolCallEnd({ type: "toolCall", id: "c1", name: "deploy", arguments: { service: "billing" } });
+		stream.toolCallEnd({ type: "toolCall", id: "c2", name: "deploy", arguments: { service: "auth" } });
+		for (let i = 0; i < 200 && first.pendingApprovals.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+		expect(first.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1", "c2"]);
+		await first.saved();
+		// The process stops here, the reply still streaming.
+		first.dispose();
+
+		const again = createScriptedModel([{ content: "deployed" }]);
+		const second = await Agent.load({ store, sessionId: "s", initialState: { tools }, streamFn: again.streamFn, toolExecution: "streaming" });
+		const asked: string[] = [];
+		const failures: string[] = [];
+		second.subscribe(async (event) => {
+			if (event.type !== "approval_requested") return;
+			asked.push(event.toolCallId);
+			await second.approve(event.toolCallId).catch((error: unknown) => failures.push(String(error)));
+		});
+		expect(second.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1", "c2"]);
+		for (const call of second.pendingApprovals) await second.approve(call.toolCallId);
+		await second.waitForIdle();
+		expect(asked).toEqual([]);
+		expect(failures).toEqual([]);
+		expect(second.state.errorMessage).toBeUndefined();
+		expect(log.sort()).toEqual(['deploy {"service":"auth"}', 'deploy {"service":"billing"}']);
+		expectValidTranscript(second.state.messages);
+	});
 
 	it("keeps a stored decision when the stored snapshot still shows the call waiting (a crash right after reject resolved)", async () => {
 		const inner = createMemoryStore();
