@@ -5,6 +5,11 @@
  * the hub rather than to a worker. It keeps nothing: a listener gets what arrives while it is
  * connected (a late one reads the transcript from the session's `state`). Mount its handler in
  * an existing HTTP server, or let it listen on a port of its own.
+ *
+ * A listener that stops reading (a frozen tab, a paused consumer) would make the hub buffer
+ * every frame for it, without bound, until the hub runs out of memory and every session's
+ * listeners lose their events. So a listener whose unsent frames pass `maxBufferedBytes` is
+ * disconnected (and its buffer freed): it reconnects, and reads what it missed from `state`.
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { SessionEventEnvelope, SessionEventSink } from "./session-events.js";
@@ -24,9 +29,20 @@ interface Listener {
 	readonly response: ServerResponse;
 }
 
+/** Options of {@link createEventHub}. */
+export interface EventHubOptions {
+	/** Sees every event the hub receives (a log, a test). */
+	onEvent?: ((envelope: SessionEventEnvelope) => void) | undefined;
+	/**
+	 * A listener with more than this many bytes of frames not yet sent to it (it stopped reading)
+	 * is disconnected (default 8 MiB).
+	 */
+	maxBufferedBytes?: number | undefined;
+}
+
 /**
  * A new event hub (see the module comment); `options.onEvent` sees every event it receives (a
- * log, a test).
+ * log, a test); `options.maxBufferedBytes` bounds what it holds for a listener that stopped reading.
  *
  * @example
  * const hub = createEventHub();
@@ -34,8 +50,9 @@ interface Listener {
  * // workers: createAgentSessions({ ..., events: createHttpEventSink(url) })
  * // listeners: for await (const event of watchSession(url, "s1")) ...
  */
-export function createEventHub(options: { onEvent?: ((envelope: SessionEventEnvelope) => void) | undefined } = {}): EventHub {
+export function createEventHub(options: EventHubOptions = {}): EventHub {
 	const listeners = new Set<Listener>();
+	const maxBuffered = options.maxBufferedBytes ?? 8 * 1024 * 1024;
 	let server: Server | undefined;
 
 	const publish = (envelope: SessionEventEnvelope): void => {
@@ -43,6 +60,12 @@ export function createEventHub(options: { onEvent?: ((envelope: SessionEventEnve
 		let frame: string | undefined;
 		for (const listener of listeners) {
 			if (listener.session !== undefined && listener.session !== envelope.sessionId) continue;
+			if (listener.response.writableLength > maxBuffered) {
+				// Destroyed, not ended: an end would wait behind the frames it does not read.
+				listeners.delete(listener);
+				listener.response.destroy();
+				continue;
+			}
 			frame ??= `data: ${JSON.stringify(envelope)}\n\n`;
 			listener.response.write(frame);
 		}

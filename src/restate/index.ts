@@ -11,7 +11,7 @@
  */
 export { createAgentSessions, type AgentSessions, type AgentSessionsOptions, type AgentSessionHandlers } from "./session-object.js";
 export { createSessionClient, watchSession, SessionCallError, type CallOptions, type SentCall, type SessionClient, type SessionClientOptions, type SessionHandle } from "./client.js";
-export { createEventHub, type EventHub } from "./event-hub.js";
+export { createEventHub, type EventHub, type EventHubOptions } from "./event-hub.js";
 export { createHttpEventSink, sessionEventOf, type SessionEvent, type SessionEventEnvelope, type SessionEventSink, type SlimAssistantMessageEvent } from "./session-events.js";
 export { describeSession, isWaitingForApproval, pendingApprovalsOf } from "./session-view.js";
 export { replayEvents } from "./journaled-model.js";

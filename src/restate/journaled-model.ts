@@ -8,7 +8,10 @@
  * Crash rules: a call whose step had not completed when its worker died is simply made again
  * (Restate runs the `ctx.run` again): what streamed before is never sent to the model and
  * leaves nothing in the journal. Timers that decide what the reply is (the stall watch) run
- * inside the step, where their decision is journaled with the reply.
+ * inside the step, where their decision is journaled with the reply. The request is aborted
+ * when its attempt ends (an attempt lost while this worker lives on is retried elsewhere, and
+ * the request made there replaces this one), and a reply that is not JSON is journaled as a
+ * failed reply (`storable.ts`) rather than retried.
  */
 import type { ObjectContext } from "@restatedev/restate-sdk";
 import { failedAssistantMessage } from "../actors/stream-actor.js";
@@ -16,8 +19,10 @@ import { AssistantMessageEventStream } from "../providers/event-stream.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEvent, StreamFn } from "../types/stream.js";
+import { describeError } from "../util/describe-error.js";
 import { modelStallText } from "../util/stall-watch.js";
 import type { JournalAwaiter } from "./journal-awaiter.js";
+import { storableSerde } from "./storable.js";
 
 /** What a model step journals. */
 export interface ModelStepOutcome {
@@ -136,16 +141,22 @@ export function journaledStreamFn(streamFn: StreamFn, host: ModelStepHost): Stre
 	return (model, context, options) => {
 		const agentFacing = new AssistantMessageEventStream();
 		let ranHere = false;
-		const step = host.ctx.run(host.nextStepName("model"), async (): Promise<ModelStepOutcome> => {
+		const attemptEnded = host.ctx.request().attemptCompletedSignal;
+		const serde = storableSerde<ModelStepOutcome>((outcome, error) => ({
+			message: failedAssistantMessage(model, new Error(`The model's reply could not be stored: it is not JSON-serializable (${describeError(error)})`), false),
+			cancelled: outcome.cancelled,
+		}));
+		const run = async (): Promise<ModelStepOutcome> => {
 			ranHere = true;
 			const cancelSignal = host.cancelSignal;
 			if (cancelSignal.aborted) {
 				return { message: failedAssistantMessage(model, new Error("Request was aborted"), true), cancelled: true };
 			}
-			const signals = options?.signal ? [options.signal, cancelSignal] : [cancelSignal];
+			const signals = options?.signal ? [options.signal, cancelSignal, attemptEnded] : [cancelSignal, attemptEnded];
 			const message = await streamToEnd(streamFn, model, context, { ...options, signal: AbortSignal.any(signals) }, agentFacing, host.streamIdleTimeoutMs);
 			return { message, cancelled: cancelSignal.aborted };
-		});
+		};
+		const step = host.ctx.run(host.nextStepName("model"), run, { serde });
 		host.awaiter.await(step).then(
 			(outcome) => {
 				// Replayed: the reply was journaled by an earlier attempt; the agent reads it in one go.

@@ -10,6 +10,13 @@
  * outcome (the agent's own timer would fire on the first run and not on a replay that gets the
  * outcome at once). What the tool reports while it runs (`onUpdate`) goes to live listeners and
  * is not journaled, so an interrupted call's answer cannot quote it.
+ *
+ * The tool's signal is aborted when its attempt ends (Restate's `attemptCompletedSignal`): an
+ * attempt lost while the worker lives on (restate-server restarted, the connection dropped) is
+ * retried elsewhere, where the call is answered as interrupted and the run goes on; the tool
+ * still running here is told to stop, so "not run again" is not contradicted by a call that
+ * goes on beside the run's later steps. A result that is not JSON is journaled as an error the
+ * model reads (`storable.ts`), not retried.
  */
 import type { ObjectContext } from "@restatedev/restate-sdk";
 import { interruptedText } from "../durable/journal.js";
@@ -17,6 +24,7 @@ import { ABORTED_BEFORE_RUN, timedOutText } from "../tools/preflight.js";
 import type { AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { describeError } from "../util/describe-error.js";
 import type { JournalAwaiter } from "./journal-awaiter.js";
+import { storableSerde } from "./storable.js";
 
 /** What a tool step journals: what `execute` resolved with, or the error it threw. */
 export type ToolStepOutcome = ({ kind: "value"; value: unknown } | { kind: "error"; message: string }) & {
@@ -36,6 +44,11 @@ export interface ToolStepHost {
 	readonly toolTimeoutMs: number;
 	/** Counts calls that actually ran here (`kind` says which); for the worker's own metrics. */
 	onToolRun?: ((toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
+}
+
+/** The error a call is answered with when its result cannot be journaled. */
+function unstorableResultText(toolName: string, error: unknown): string {
+	return `Tool "${toolName}" ran, but its result could not be stored: it is not JSON-serializable (${describeError(error)}). What the tool did has taken effect; its result is lost.`;
 }
 
 /** Runs `execute` within its time limit, catching what it throws. */
@@ -70,8 +83,10 @@ async function runWithin(tool: AnyAgentTool, toolCallId: string, args: unknown, 
 export function journaledTool(tool: AnyAgentTool, host: ToolStepHost): AnyAgentTool {
 	const safe = tool.replay === "safe";
 	const timeoutMs = tool.timeoutMs ?? host.toolTimeoutMs;
+	const serde = storableSerde<ToolStepOutcome>((outcome, error) => ({ kind: "error", message: unstorableResultText(tool.name, error), cancelled: outcome.cancelled }));
 	const execute: AnyAgentTool["execute"] = async (toolCallId, args, signal, onUpdate) => {
 		const { ctx, awaiter } = host;
+		const attemptEnded = ctx.request().attemptCompletedSignal;
 		// Whether this attempt recorded the intent itself: if an earlier attempt did, a worker
 		// died between the intent and the outcome (the outcome step below did not complete).
 		let intentHere = safe;
@@ -92,10 +107,10 @@ export function journaledTool(tool: AnyAgentTool, host: ToolStepHost): AnyAgentT
 				}
 				if (cancelSignal.aborted) return { kind: "error", message: ABORTED_BEFORE_RUN, cancelled: true };
 				host.onToolRun?.(tool.name, toolCallId, "ran");
-				const signals = signal ? [signal, cancelSignal] : [cancelSignal];
+				const signals = signal ? [signal, cancelSignal, attemptEnded] : [cancelSignal, attemptEnded];
 				const result = await runWithin(tool, toolCallId, args, AbortSignal.any(signals), onUpdate, timeoutMs);
 				return { ...result, cancelled: cancelSignal.aborted };
-			}),
+			}, { serde }),
 		);
 		if (outcome.cancelled) host.abortRun();
 		if (outcome.kind === "error") throw new Error(outcome.message);

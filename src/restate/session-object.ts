@@ -22,6 +22,7 @@ import type { AgentMessage } from "../types/messages.js";
 import { type SessionEventSink } from "./session-events.js";
 import { STATE_KEYS, type SessionWorkerSetup, type TurnCheckpoint, runSessionCommand } from "./session-run.js";
 import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedMessage, QueuedResult, RejectInput, RunInProgress, RunResult, SessionState, StoredSnapshot } from "./session-types.js";
+import { checkDecisionInput, checkPromptInput, checkQueuedInput, deliverable } from "./session-input.js";
 import { describeSession } from "./session-view.js";
 
 /** Options of {@link createAgentSessions}. */
@@ -117,14 +118,20 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 				if (items.length > 0) ctx.clear("items");
 				return items;
 			}),
+			// Shared: `state` reads what waits without queuing behind a push or a take.
+			peek: restate.handlers.object.shared({ ingressPrivate: true }, async (ctx: restate.ObjectSharedContext): Promise<QueuedMessage[]> => (await ctx.get<QueuedMessage[]>("items")) ?? []),
 		},
 	});
-	const inboxApi = { name: inboxName } as restate.VirtualObjectDefinition<string, { push: (ctx: restate.ObjectContext, item: QueuedMessage) => Promise<void>; take: (ctx: restate.ObjectContext) => Promise<QueuedMessage[]> }>;
+	const inboxApi = { name: inboxName } as restate.VirtualObjectDefinition<
+		string,
+		{ push: (ctx: restate.ObjectContext, item: QueuedMessage) => Promise<void>; take: (ctx: restate.ObjectContext) => Promise<QueuedMessage[]>; peek: (ctx: restate.ObjectSharedContext) => Promise<QueuedMessage[]> }
+	>;
 	type SelfApi = { deliver: (ctx: restate.ObjectContext) => Promise<RunResult | null>; abortWaiting: (ctx: restate.ObjectContext, run: number | null) => Promise<RunResult | null> };
 	const selfApi = self as restate.VirtualObjectDefinition<string, SelfApi>;
 
-	const queue = async (ctx: restate.ObjectSharedContext, mode: QueuedMessage["mode"], input: QueuedInput): Promise<QueuedResult> => {
-		const message = await messageOf(ctx, input);
+	const queue = async (ctx: restate.ObjectSharedContext, mode: QueuedMessage["mode"], input: unknown): Promise<QueuedResult> => {
+		// Checked before it is queued: a message the agent refuses must never reach a delivery.
+		const message = await messageOf(ctx, checkQueuedInput(mode, input));
 		await ctx.objectClient(inboxApi, ctx.key).push({ mode, message });
 		// A run going on takes it at its next turn's end (told by its mailbox); otherwise this
 		// delivery (queued behind the run, if one is going on) starts or feeds one. Whichever
@@ -138,13 +145,18 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 	const object = restate.object({
 		name,
 		handlers: {
-			prompt: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: PromptInput) => runSessionCommand(ctx, setup, { type: "prompt", input })),
-			approve: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: ApproveInput) =>
-				runSessionCommand(ctx, setup, { type: "approve", toolCallId: input.toolCallId, arguments: input.arguments }),
-			),
-			reject: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: RejectInput) => runSessionCommand(ctx, setup, { type: "reject", toolCallId: input.toolCallId, reason: input.reason })),
+			// Inputs are checked first (a terminal 400 error): a call the agent would refuse must not be retried.
+			prompt: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: PromptInput) => runSessionCommand(ctx, setup, { type: "prompt", input: checkPromptInput(input) })),
+			approve: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: ApproveInput) => {
+				const decision = checkDecisionInput("approve", input);
+				return runSessionCommand(ctx, setup, { type: "approve", toolCallId: decision.toolCallId, arguments: decision.arguments });
+			}),
+			reject: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: RejectInput) => {
+				const decision = checkDecisionInput("reject", input);
+				return runSessionCommand(ctx, setup, { type: "reject", toolCallId: decision.toolCallId, reason: decision.reason });
+			}),
 			deliver: restate.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<RunResult | null> => {
-				const items = await ctx.objectClient(inboxApi, ctx.key).take();
+				const items = deliverable(await ctx.objectClient(inboxApi, ctx.key).take(), (problem) => ctx.console.warn(problem));
 				if (items.length === 0) return null;
 				return runSessionCommand(ctx, setup, { type: "deliver", items });
 			}),
@@ -162,7 +174,7 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 				// The run may stop to wait for approval before the cancellation reaches it.
 				const target = waiting ?? run?.number ?? null;
 				if (target !== null) ctx.objectSendClient(selfApi, ctx.key).abortWaiting(target);
-				return { cancelled: run?.invocationId ?? null, waiting: target !== null };
+				return { cancelled: run?.invocationId ?? null, waiting: !run && waiting !== null };
 			}),
 			snapshot: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<StoredSnapshot> => (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot)) ?? null),
 			state: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionState> => {
@@ -177,8 +189,10 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 					if (checkpoint.replace) replaced = true;
 					messages = checkpoint.replace ? checkpoint.messages : messages.concat(checkpoint.messages);
 				}
-				const state = describeSession(ctx.key, snapshot, run, messages, replaced);
-				return state;
+				// Steered and queued messages wait in the inbox until a run takes them: they are queued too.
+				// (What a delivery would drop is not shown: it will never reach a run.)
+				const waitingMail = deliverable(await ctx.objectClient(inboxApi, ctx.key).peek(), () => undefined);
+				return describeSession(ctx.key, snapshot, run, messages, replaced, waitingMail);
 			}),
 		},
 	});

@@ -27,6 +27,7 @@ import { describeError } from "../util/describe-error.js";
 import { JournalAwaiter } from "./journal-awaiter.js";
 import { journaledStreamFn } from "./journaled-model.js";
 import { journaledTool } from "./journaled-tools.js";
+import { deliverable } from "./session-input.js";
 import { type SessionEventSink, sessionEventOf } from "./session-events.js";
 import type { PromptInput, QueuedMessage, RunInProgress, RunResult } from "./session-types.js";
 import { isWaitingForApproval, pendingApprovalsOf } from "./session-view.js";
@@ -130,8 +131,12 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		const why = waiting ? `the calls waiting are ${pendingApprovalsOf(stored).map((call) => `"${call.toolCallId}"`).join(", ")}` : "the session has no run waiting";
 		throw new TerminalError(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (${why})`, { errorCode: 409 });
 	}
-	const number = ((await ctx.get<number>(STATE_KEYS.runs)) ?? 0) + 1;
-	ctx.set(STATE_KEYS.runs, number);
+	// A command that goes on with a run waiting for approval (a decision, a delivery, an abort)
+	// goes on with the same run, under its number: an abort aimed at that run
+	// (`abortWaiting(number)`) must still find it after a delivery stored it again meanwhile.
+	const going = waiting ? await ctx.get<number>(STATE_KEYS.waiting) : null;
+	const number = going ?? ((await ctx.get<number>(STATE_KEYS.runs)) ?? 0) + 1;
+	if (going === null) ctx.set(STATE_KEYS.runs, number);
 	const run: RunInProgress = { invocationId: ctx.request().id, number, turns: 0 };
 	const awaiter = new JournalAwaiter(internalCtx, () => cancel.abort(new Error("The run was aborted")));
 
@@ -195,7 +200,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		}
 		ctx.set(STATE_KEYS.run, run);
 		if (!readInbox) return;
-		const mail = await awaiter.await(inbox.take());
+		const mail = deliverable(await awaiter.await(inbox.take()), (problem) => ctx.console.warn(problem));
 		for (const item of mail) {
 			if (item.mode === "steer") agent.steer(item.message);
 			else agent.followUp(item.message);
@@ -256,22 +261,26 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	const stopped = await untilStopped(restored, ended);
 	open = false;
 
+	// The new messages are not journaled beside the snapshot that holds them: each journal entry
+	// must fit restate-server's message size limit, and twice the messages would halve what one
+	// call can add. They are the snapshot's messages from `baseline` on (see docs/restate.md, Limits).
 	const saved = await awaiter.await(
-		ctx.run("store", () => {
-			const result: RunResult = {
-				status: stopped === "waiting" ? "awaiting-approval" : "idle",
-				pendingApprovals: stopped === "waiting" ? restored.pendingApprovals : [],
-				newMessages: restored.state.messages.slice(baseline),
-				errorMessage: restored.state.errorMessage,
-				aborted: cancel.signal.aborted || command.type === "abort",
-			};
-			return { snapshot: restored.snapshot(), result };
-		}),
+		ctx.run("store", (): StoreStep => ({
+			snapshot: restored.snapshot(),
+			status: stopped === "waiting" ? "awaiting-approval" : "idle",
+			pendingApprovals: stopped === "waiting" ? restored.pendingApprovals : [],
+			errorMessage: restored.state.errorMessage,
+			aborted: cancel.signal.aborted || command.type === "abort",
+		})),
 	);
-	ctx.set(STATE_KEYS.snapshot, saved.snapshot);
+	const { snapshot, ...outcome } = saved;
+	ctx.set(STATE_KEYS.snapshot, snapshot);
 	for (let turn = 1; turn <= run.turns; turn++) ctx.clear(STATE_KEYS.turn(turn));
 	ctx.clear(STATE_KEYS.run);
-	if (saved.result.status === "awaiting-approval") ctx.set(STATE_KEYS.waiting, number);
+	if (outcome.status === "awaiting-approval") ctx.set(STATE_KEYS.waiting, number);
 	else ctx.clear(STATE_KEYS.waiting);
-	return saved.result;
+	return { ...outcome, newMessages: snapshot.machine.context.messages.slice(baseline) };
 }
+
+/** What the final step journals: the snapshot to store, and the call's answer but its new messages (they are in the snapshot). */
+type StoreStep = Omit<RunResult, "newMessages"> & { snapshot: AgentSnapshot };

@@ -56,7 +56,9 @@ export interface SessionState {
 	/** The transcript: the stored one, plus the turns that finished in the run in progress. */
 	messages: AgentMessage[];
 	pendingApprovals: PendingApproval[];
+	/** Steering messages no run has taken yet: the stored session's, then those waiting in the inbox (also while a run goes on). */
 	steeringQueue: AgentMessage[];
+	/** Follow-up messages no run has taken yet, in the same order. */
 	followUpQueue: AgentMessage[];
 	errorMessage?: string | undefined;
 	run?: RunInProgress | undefined;
@@ -79,7 +81,12 @@ export interface RejectInput {
 export interface AbortResult {
 	/** The invocation that was running and is now cancelled, if any. */
 	cancelled: string | null;
-	/** A run waiting for approval will be aborted too (after any call already queued before it). */
+	/**
+	 * No run was going on, and one waits for approval: it will be aborted (after any call already
+	 * queued before the abort, a delivery of steered messages included). A run going on is
+	 * cancelled instead (`cancelled`), and aborted all the same should it stop to wait for
+	 * approval before the cancellation reaches it.
+	 */
 	waiting: boolean;
 }
 

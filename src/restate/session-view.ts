@@ -6,7 +6,7 @@
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { PendingApproval } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
-import type { RunInProgress, SessionState } from "./session-types.js";
+import type { QueuedMessage, RunInProgress, SessionState } from "./session-types.js";
 
 /**
  * The calls of a stored run that wait for a person's decision, in source order.
@@ -35,21 +35,30 @@ export function isWaitingForApproval(snapshot: AgentSnapshot | null | undefined)
 /**
  * The session's state from its stored snapshot, the run in progress (if any) and the messages
  * of the turns that run finished so far (`replaced`: a compaction in the run rewrote the
- * transcript, and those messages are the whole of it).
+ * transcript, and those messages are the whole of it). `inbox` holds the messages steered or
+ * queued that no run has taken yet: they come after the stored queues (a run takes them later).
  *
  * @example
  * describeSession("s1", snapshot, undefined, []).status; // "idle"
  */
-export function describeSession(sessionId: string, snapshot: AgentSnapshot | null | undefined, run: RunInProgress | null | undefined, runMessages: readonly AgentMessage[], replaced = false): SessionState {
+export function describeSession(
+	sessionId: string,
+	snapshot: AgentSnapshot | null | undefined,
+	run: RunInProgress | null | undefined,
+	runMessages: readonly AgentMessage[],
+	replaced = false,
+	inbox: readonly QueuedMessage[] = [],
+): SessionState {
 	const context = snapshot?.machine.context;
+	const waiting = (mode: QueuedMessage["mode"]) => inbox.filter((item) => item?.mode === mode).map((item) => item.message);
 	const status = run ? "running" : isWaitingForApproval(snapshot) ? "awaiting-approval" : "idle";
 	return {
 		sessionId,
 		status,
 		messages: replaced ? [...runMessages] : [...(context?.messages ?? []), ...runMessages],
 		pendingApprovals: run ? [] : pendingApprovalsOf(snapshot),
-		steeringQueue: [...(context?.steeringQueue ?? [])],
-		followUpQueue: [...(context?.followUpQueue ?? [])],
+		steeringQueue: [...(context?.steeringQueue ?? []), ...waiting("steer")],
+		followUpQueue: [...(context?.followUpQueue ?? []), ...waiting("followUp")],
 		errorMessage: snapshot?.agent.errorMessage,
 		run: run ?? undefined,
 	};

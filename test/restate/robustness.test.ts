@@ -1,0 +1,232 @@
+/**
+ * What a session does with what it cannot take, on a real restate-server with a real worker
+ * (Node 22) behind the balancer: input the agent refuses (answered at once with a 400, the
+ * session left usable, nothing queued), a message in the inbox that cannot be delivered
+ * (dropped), a tool result that is not JSON (an error result for the model, not a retry), the
+ * inbox shown by `state`, and a tool whose attempt was lost while its worker lives on (its
+ * signal aborted). Every wait has a bound: without the fixes these calls never answer, and the
+ * test fails instead of hanging.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Balancer, startBalancer } from "../../scripts/restate/balancer.js";
+import { type ExecutionRecord, executionCounts, readExecutions, toolStarted, transcriptProblems } from "../../scripts/restate/checks.js";
+import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
+import { createSessionClient, type SessionClient } from "../../src/restate/client.js";
+import type { RunResult } from "../../src/restate/session-types.js";
+import type { AgentMessage, ToolResultMessage } from "../../src/types/messages.js";
+
+let cluster: Cluster;
+let client: SessionClient;
+let dir: string;
+let execLog: string;
+/** A balancer started in place of the cluster's (the lost-attempt test), stopped with it. */
+let replacement: Balancer | undefined;
+let counter = 0;
+const sessionId = (name: string) => `${name}-${Date.now()}-${++counter}`;
+/** How long a call that should answer at once may take (a retried call never answers). */
+const ANSWER_MS = 15_000;
+
+/** A raw call of a session handler through the ingress: `body` as it is sent (undefined: none). */
+async function rawCall(id: string, handler: string, body: string | undefined, service = "AgentSession"): Promise<{ status: number; message: string }> {
+	const response = await fetch(`${cluster.ingressUrl}/${service}/${encodeURIComponent(id)}/${handler}`, {
+		method: "POST",
+		headers: { "content-type": "application/json" },
+		body: body ?? "",
+		signal: AbortSignal.timeout(ANSWER_MS),
+	});
+	const text = await response.text();
+	let message = text;
+	try {
+		message = (JSON.parse(text) as { message?: string }).message ?? text;
+	} catch {
+		// Not JSON: the text is the message.
+	}
+	return { status: response.status, message };
+}
+
+function textOf(message: AgentMessage | undefined): string {
+	const content = (message as { content?: string | { type: string; text?: string }[] } | undefined)?.content;
+	if (typeof content === "string") return content;
+	return (content ?? []).map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
+}
+
+beforeAll(async () => {
+	dir = await mkdtemp(join(tmpdir(), "agentchart-restate-robust-"));
+	execLog = join(dir, "executions.log");
+	await writeFile(execLog, "");
+	cluster = await startCluster({ workers: 2, env: { EXEC_LOG: execLog, STREAM_DELAY_MS: "2" } });
+	client = createSessionClient({ ingressUrl: cluster.ingressUrl });
+}, 120_000);
+
+afterAll(async () => {
+	await replacement?.close();
+	await cluster?.stop();
+	await rm(dir, { recursive: true, force: true });
+}, 60_000);
+
+describe("agent sessions on Restate, with what they cannot take", { timeout: 120_000 }, () => {
+	it("answers input the agent refuses at once with a 400 naming the handler, queues none of it, and takes the next call", async () => {
+		const idle = client.session(sessionId("bad-input"));
+		const waiting = client.session(sessionId("bad-decision"));
+		expect((await waiting.prompt("approval")).status).toBe("awaiting-approval");
+		const cases: [string, string, string | undefined][] = [
+			[idle.sessionId, "prompt", undefined],
+			[idle.sessionId, "prompt", "null"],
+			[idle.sessionId, "prompt", "123"],
+			[idle.sessionId, "prompt", "{}"],
+			[idle.sessionId, "prompt", '[{"role":"user","content":5}]'],
+			[waiting.sessionId, "approve", undefined],
+			[waiting.sessionId, "approve", "null"],
+			[waiting.sessionId, "approve", '"t0_0"'],
+			[waiting.sessionId, "reject", "null"],
+			[waiting.sessionId, "reject", '{"toolCallId":"t0_0","reason":7}'],
+			[idle.sessionId, "steer", "{}"],
+			[idle.sessionId, "steer", "123"],
+			[idle.sessionId, "followUp", "null"],
+			[idle.sessionId, "followUp", undefined],
+			[waiting.sessionId, "steer", '{"role":"user"}'],
+		];
+		for (const [id, handler, body] of cases) {
+			const answer = await rawCall(id, handler, body);
+			expect({ handler, body, status: answer.status }).toEqual({ handler, body, status: 400 });
+			expect(answer.message).toContain(`${handler} refused its input`);
+		}
+		const bare = await rawCall(waiting.sessionId, "approve", '"t0_0"');
+		expect(bare.message).toContain('send { "toolCallId": "t0_0" }');
+		// The typed client's callers get the same (a SessionCallError with the status).
+		await expect(idle.prompt(undefined as unknown as string, { signal: AbortSignal.timeout(ANSWER_MS) })).rejects.toMatchObject({ status: 400 });
+
+		// Nothing was queued, nothing retries: both sessions take their next call at once.
+		const signal = AbortSignal.timeout(ANSWER_MS);
+		expect((await idle.state()).steeringQueue).toEqual([]);
+		const done = await idle.prompt("hello", { signal });
+		expect(done.status).toBe("idle");
+		const decided = await waiting.approve("t0_0", { signal });
+		expect(decided.status).toBe("idle");
+		for (const session of [idle, waiting]) {
+			const state = await session.state();
+			expect(transcriptProblems(state.messages)).toEqual([]);
+			expect(state.messages.filter((message) => message.role === "user").length).toBe(1);
+		}
+		const rows = await adminQuery<{ target: string; status: string }>(`SELECT target, status FROM sys_invocation WHERE target_service_key IN ('${idle.sessionId}', '${waiting.sessionId}') AND status <> 'completed'`);
+		expect(rows).toEqual([]);
+	});
+
+	it("drops a message in the inbox that the agent cannot take, delivers the others, and takes the next call", async () => {
+		const session = client.session(sessionId("bad-inbox"));
+		// Left in the inbox by a call between objects (steer checks what it queues): each push asks for a delivery.
+		for (const item of [{ mode: "steer", message: 123 }, { mode: "sideways", message: { role: "user", content: "x", timestamp: 0 } }, { mode: "followUp", message: { role: "user", content: "queued right", timestamp: 0 } }]) {
+			const pushed = await rawCall(session.sessionId, "push", JSON.stringify(item), "TestInboxBackdoor");
+			expect(pushed.status).toBe(200);
+		}
+		const done = await session.prompt("hello", { signal: AbortSignal.timeout(ANSWER_MS) });
+		expect(done.status).toBe("idle");
+		const state = await session.state();
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(state.messages.filter((message) => message.role === "user").map(textOf)).toEqual(["queued right", "hello"]);
+	});
+
+	it("answers a call whose result is not JSON with an error the model reads, once, not as interrupted by a restart", async () => {
+		const session = client.session(sessionId("bigint"));
+		const result = await session.prompt("bigint", { signal: AbortSignal.timeout(ANSWER_MS) });
+		expect(result.status).toBe("idle");
+		const toolResult = result.newMessages.find((message): message is ToolResultMessage => message.role === "toolResult");
+		expect(toolResult?.isError).toBe(true);
+		expect(textOf(toolResult)).toContain('Tool "count_rows" ran, but its result could not be stored: it is not JSON-serializable');
+		expect(textOf(toolResult)).not.toContain("interrupted");
+		expect(textOf(result.newMessages.at(-1))).toBe("Counted.");
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} count_rows t0_0`)).toBe(1);
+	});
+
+	it("does not run a replay-safe tool whose result is not JSON again and again", async () => {
+		const session = client.session(sessionId("bigint-safe"));
+		const result = await session.prompt("bigint:safe", { signal: AbortSignal.timeout(ANSWER_MS) });
+		expect(result.status).toBe("idle");
+		const toolResult = result.newMessages.find((message) => message.role === "toolResult");
+		expect(textOf(toolResult)).toContain("not JSON-serializable");
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} count_rows_safe t0_0`)).toBe(1);
+	});
+
+	it("ends the turn as a failed model request when the model's reply is not JSON, without making the request again and again", async () => {
+		const session = client.session(sessionId("bad-reply"));
+		const result = await session.prompt("bad-reply", { signal: AbortSignal.timeout(ANSWER_MS) });
+		expect(result.status).toBe("idle");
+		expect(result.errorMessage).toContain("The model's reply could not be stored: it is not JSON-serializable");
+		const reply = result.newMessages.at(-1) as { role: string; stopReason?: string } | undefined;
+		expect([reply?.role, reply?.stopReason]).toEqual(["assistant", "error"]);
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} model turn0`)).toBe(1);
+	});
+
+	it("shows in state the messages steered and queued while a run goes on, until the run takes them", async () => {
+		const session = client.session(sessionId("queues"));
+		const sent = await session.send.prompt("slow-tool:2000");
+		await toolStarted(execLog, session.sessionId, "work");
+		await session.steer("Also mention the weather.");
+		await session.followUp("Then summarize.");
+		const during = await session.state();
+		expect(during.status).toBe("running");
+		expect(during.steeringQueue.map(textOf)).toEqual(["Also mention the weather."]);
+		expect(during.followUpQueue.map(textOf)).toEqual(["Then summarize."]);
+		const result = await client.result<RunResult>(sent, { signal: AbortSignal.timeout(60_000) });
+		expect(result.status).toBe("idle");
+		const after = await session.state();
+		expect([after.steeringQueue, after.followUpQueue]).toEqual([[], []]);
+		expect(after.messages.filter((message) => message.role === "user").map(textOf)).toEqual(["slow-tool:2000", "Also mention the weather.", "Then summarize."]);
+	});
+
+	it("aborts a run waiting for approval when the abort comes right after a steer (the delivery does not make it another run)", async () => {
+		const sessions = [0, 1, 2].map(() => client.session(sessionId("abort-after-steer")));
+		for (const session of sessions) expect((await session.prompt("approval")).status).toBe("awaiting-approval");
+		for (const session of sessions) {
+			await session.steer("Also check staging.");
+			expect(await session.abort()).toEqual({ cancelled: null, waiting: true });
+		}
+		for (const session of sessions) {
+			let state = await session.state();
+			for (let tries = 0; tries < 100 && state.status !== "idle"; tries++) {
+				await new Promise((resolve) => setTimeout(resolve, 100));
+				state = await session.state();
+			}
+			expect(state.status).toBe("idle");
+			expect(transcriptProblems(state.messages)).toEqual([]);
+			expect(textOf(state.messages.find((message) => message.role === "toolResult" && message.toolCallId === "t0_0"))).toBe("Tool call was aborted before it ran");
+			expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} deploy t0_0`)).toBeUndefined();
+		}
+	});
+
+	// Last: it replaces the cluster's balancer.
+	it("aborts the signal of a tool whose attempt was lost while its worker lives on (the call is answered as interrupted elsewhere)", async () => {
+		const session = client.session(sessionId("lost-attempt"));
+		const sent = await session.send.prompt("slow-tool:6000");
+		await toolStarted(execLog, session.sessionId, "work");
+		// The connection to the worker drops (restate-server restarting, a network cut): the
+		// balancer goes, and comes back on the same address for Restate's retry.
+		const port = Number(new URL(cluster.balancer.url).port);
+		await cluster.balancer.close();
+		replacement = await startBalancer(port, () => cluster.workers.map((worker) => worker.url));
+		const result = await client.result<RunResult>(sent, { signal: AbortSignal.timeout(60_000) });
+		expect(result.status).toBe("idle");
+		expect(textOf(result.newMessages.find((message) => message.role === "toolResult"))).toContain("interrupted by a restart");
+		// The tool logs its end as it returns (a moment after its signal was aborted, at the drop).
+		let work: (ExecutionRecord & { aborted?: boolean })[] = [];
+		for (let tries = 0; tries < 30 && work.length < 2; tries++) {
+			if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+			work = (await readExecutions(execLog)).filter((record) => record.sessionId === session.sessionId && record.toolName === "work");
+		}
+		expect(work.map((record) => record.phase)).toEqual(["start", "end"]);
+		const [start, end] = work as [ExecutionRecord, ExecutionRecord & { aborted?: boolean }];
+		// Told to stop when its attempt ended, well before its 6 s were up.
+		expect(end.aborted).toBe(true);
+		expect(end.at - start.at).toBeLessThan(4000);
+	});
+});
+
+/** Rows of a query of Restate's admin SQL API. */
+async function adminQuery<Row>(query: string): Promise<Row[]> {
+	const response = await fetch(`${cluster.server.adminUrl}/query`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ query }) });
+	if (!response.ok) throw new Error(`admin query failed: ${response.status} ${await response.text()}`);
+	return ((await response.json()) as { rows: Row[] }).rows;
+}
