@@ -85,12 +85,42 @@ export function checkAgentInvariants(events: readonly AgentEvent[], state: Agent
 		const ledger = new QueueLedger();
 		for (const entry of options.queued) {
 			ledger.track(entry.message, entry.kind);
-			if (entry.cleared) ledger.cleared();
+			// Cleared after it: so was every message of its queue given before it.
+			if (entry.cleared) ledger.cleared([entry.kind]);
 		}
 		for (const event of events) ledger.onEvent(event);
 		out.push(...ledger.violations(queuesOf(state)));
 	}
 	return out;
+}
+
+/** The methods by which your code empties an agent's queues, and which queues each empties. */
+const QUEUE_CLEARS = { clearSteeringQueue: ["steer"], clearFollowUpQueue: ["followUp"], clearAllQueues: ["steer", "followUp"], reset: ["steer", "followUp"] } as const satisfies Record<string, readonly QueueKind[]>;
+
+/**
+ * Calls `cleared` each time the agent's queues are emptied on purpose (`clearSteeringQueue`,
+ * `clearFollowUpQueue`, `clearAllQueues`, `reset`; wrapped on this instance), so that a queue
+ * ledger does not count a message your code dropped as one the engine lost. Returns what undoes
+ * the wrapping (the class's methods show through again).
+ *
+ * @example
+ * const ledger = new QueueLedger();
+ * const unwatch = watchQueueClears(agent, (kinds) => ledger.cleared(kinds));
+ * agent.clearFollowUpQueue(); // the ledger hears of it
+ * unwatch();
+ */
+export function watchQueueClears(agent: Agent, cleared: (kinds: readonly QueueKind[]) => void): () => void {
+	const names = Object.keys(QUEUE_CLEARS) as (keyof typeof QUEUE_CLEARS)[];
+	for (const name of names) {
+		const original = agent[name];
+		agent[name] = () => {
+			original.call(agent);
+			cleared(QUEUE_CLEARS[name]);
+		};
+	}
+	return () => {
+		for (const name of names) Reflect.deleteProperty(agent, name);
+	};
 }
 
 /** What {@link recordAgent} keeps. */
@@ -121,10 +151,7 @@ export function recordAgent(agent: Agent): AgentRecording {
 	const events: AgentEvent[] = [];
 	const queued: { message: AgentMessage; kind: QueueKind; cleared: boolean }[] = [];
 	const unsubscribe = agent.subscribe((event) => void events.push(event));
-	const clearAll = () => {
-		for (const entry of queued) entry.cleared = true;
-	};
-	const originals = { steer: agent.steer, followUp: agent.followUp, clearSteeringQueue: agent.clearSteeringQueue, clearFollowUpQueue: agent.clearFollowUpQueue, clearAllQueues: agent.clearAllQueues, reset: agent.reset };
+	const originals = { steer: agent.steer, followUp: agent.followUp };
 	agent.steer = (message) => {
 		originals.steer.call(agent, message);
 		queued.push({ message, kind: "steer", cleared: false });
@@ -133,12 +160,9 @@ export function recordAgent(agent: Agent): AgentRecording {
 		originals.followUp.call(agent, message);
 		queued.push({ message, kind: "followUp", cleared: false });
 	};
-	for (const name of ["clearSteeringQueue", "clearFollowUpQueue", "clearAllQueues", "reset"] as const) {
-		agent[name] = () => {
-			originals[name].call(agent);
-			clearAll();
-		};
-	}
+	const unwatch = watchQueueClears(agent, (kinds) => {
+		for (const entry of queued) if (kinds.includes(entry.kind)) entry.cleared = true;
+	});
 	return {
 		events,
 		queued,
@@ -147,6 +171,7 @@ export function recordAgent(agent: Agent): AgentRecording {
 			unsubscribe();
 			// The instance's own properties go, and the class's methods show through again.
 			for (const name of Object.keys(originals)) Reflect.deleteProperty(agent, name);
+			unwatch();
 		},
 	};
 }

@@ -49,6 +49,14 @@ export class EventInvariants {
 	private readonly optionalResults = new Counts();
 	/** Calls whose approval was requested and not yet resolved. */
 	private readonly awaitingApproval = new Counts();
+	/** Approvals requested in this run, by call id (resolved or not). */
+	private readonly asked = new Counts();
+	/**
+	 * Calls of the reply streaming at a restore that had been asked about before it: the restored
+	 * run closes that reply with them, and may replay a decision taken before the restart without
+	 * asking again (the listeners heard the question already).
+	 */
+	private readonly askedBeforeRestore = new Counts();
 	/** The reason of the compaction started and not yet ended. */
 	private openCompaction: string | undefined;
 	/** Events seen so far. */
@@ -70,14 +78,17 @@ export class EventInvariants {
 		this.openCompaction = undefined;
 		if (this.openMessage === "assistant") {
 			// The reply is made again, or (when some of its calls had started, in streaming mode) closed
-			// again with those calls, each announced anew: started, asked about, ended with its
-			// stored outcome. What was heard of them before the snapshot is forgotten; whether a
+			// again with those calls, each announced anew: started, asked about again (or, when it
+			// was asked before, its decision replayed without a question), ended with its stored
+			// outcome. What was heard of them before the snapshot is forgotten; whether a
 			// tool really ran twice is the fuzzer's and the walk's "replay" check, not the events'.
 			for (const id of this.streamingCalls.keys()) {
 				this.openTools.add(id, -this.openTools.get(id));
 				// Ids can repeat across replies: forget at most as many ended executions as this reply has calls with the id.
 				this.endedTools.add(id, -Math.min(this.endedTools.get(id), this.streamingCalls.get(id)));
 				this.awaitingApproval.add(id, -this.awaitingApproval.get(id));
+				this.askedBeforeRestore.add(id, Math.min(this.asked.get(id), this.streamingCalls.get(id)));
+				this.asked.add(id, -this.asked.get(id));
 			}
 			this.openMessage = undefined;
 			this.streamingCalls = new Counts();
@@ -97,6 +108,8 @@ export class EventInvariants {
 				this.endedTools.clear();
 				this.runCalls.clear();
 				this.awaitingApproval.clear();
+				this.asked.clear();
+				this.askedBeforeRestore.clear();
 				this.streamingCalls = new Counts();
 				break;
 			case "agent_end":
@@ -154,11 +167,19 @@ export class EventInvariants {
 				this.endedTools.add(event.toolCallId);
 				break;
 			case "approval_requested":
+				// Asked again after a restore: the question the listeners heard before it, not a second one.
+				if (this.askedBeforeRestore.get(event.toolCallId) > 0) this.askedBeforeRestore.add(event.toolCallId, -1);
+				this.asked.add(event.toolCallId);
 				if (this.openTools.get(event.toolCallId) === 0) this.fail("approval", `approval of ${event.toolCallId} requested outside its call's execution`, event);
 				if (this.awaitingApproval.get(event.toolCallId) >= this.openTools.get(event.toolCallId)) this.fail("approval", `approval of ${event.toolCallId} requested twice`, event);
 				this.awaitingApproval.add(event.toolCallId);
 				break;
 			case "approval_resolved":
+				if (this.awaitingApproval.get(event.toolCallId) === 0 && this.askedBeforeRestore.get(event.toolCallId) > 0) {
+					// A decision taken before the restart, replayed as the restored run closes the reply.
+					this.askedBeforeRestore.add(event.toolCallId, -1);
+					break;
+				}
 				if (this.awaitingApproval.get(event.toolCallId) === 0) this.fail("approval", `approval of ${event.toolCallId} resolved (${event.decision}) without a request, or twice`, event);
 				this.awaitingApproval.add(event.toolCallId, -1);
 				break;

@@ -47,10 +47,31 @@ export function describeAgent(agent: Agent): string {
 	return parts.filter(Boolean).join(", ");
 }
 
+/**
+ * The tool calls the model makes: `calls` as given, or one per tool with arguments made from its
+ * schema. A call naming no tool of the agent is refused (a typo would leave your tools unrun
+ * while the report says all is well, its coverage of a model without them included).
+ *
+ * @example
+ * samplesOf(agent, [{ name: "lookup_order", arguments: { id: "A-17" } }]);
+ * samplesOf(agent, undefined); // one call per tool
+ */
+export function samplesOf(agent: Agent, calls: readonly SampleCall[] | undefined): SampleCall[] {
+	const tools = agent.state.tools;
+	if (!calls) return tools.map((tool) => ({ name: tool.name, arguments: sampleArguments(tool.parameters) }));
+	const names = new Set(tools.map((tool) => tool.name));
+	const unknown = [...new Set(calls.map((call) => call.name).filter((name) => !names.has(name)))];
+	if (unknown.length) {
+		const have = tools.length ? `its tools are ${tools.map((tool) => JSON.stringify(tool.name)).join(", ")}` : "it has no tools";
+		throw new Error(`agentchart/testing: calls name ${unknown.map((name) => JSON.stringify(name)).join(", ")}, which ${unknown.length === 1 ? "is" : "are"} not a tool of the agent your factory made (${have})`);
+	}
+	return calls.map((call) => ({ name: call.name, arguments: { ...call.arguments } }));
+}
+
 /** The walk's model of this agent. */
 export function configOf(agent: Agent, choices: ConfigChoices): ModelConfig {
 	const tools = [...agent.state.tools];
-	const samples: SampleCall[] = choices.calls ? choices.calls.map((call) => ({ name: call.name, arguments: { ...call.arguments } })) : tools.map((tool) => ({ name: tool.name, arguments: sampleArguments(tool.parameters) }));
+	const samples = samplesOf(agent, choices.calls);
 	const compaction = agent.compaction;
 	return {
 		name: describeAgent(agent),

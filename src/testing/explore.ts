@@ -17,7 +17,7 @@ import { type PathRun, type PathRunOptions, runWalkPath } from "./walk/run-path.
 
 /** Options of {@link exploreAgent}. */
 export interface ExploreOptions {
-	/** The tool calls the walk's model makes (default: one per tool, its arguments made from the tool's schema). */
+	/** The tool calls the walk's model makes, each naming one of your agent's tools (another name throws); default: one per tool, its arguments made from the tool's schema. */
 	calls?: readonly SampleCall[] | undefined;
 	/** The text of the walk's prompts (default "Hello"). */
 	prompt?: string | undefined;
@@ -29,7 +29,11 @@ export interface ExploreOptions {
 	restores?: boolean | "everywhere" | undefined;
 	/** Run at most this many paths (default: all of them). */
 	maxPaths?: number | undefined;
-	/** Replay one path: its steps as the report prints them (`"prompt → delivered → …"`). */
+	/**
+	 * Replay one path: its steps as the report prints them (`"prompt → delivered → …"`). A path
+	 * the walk cannot follow from a new agent (a step mistyped, or one your agent no longer takes
+	 * there) throws, saying at which step and which steps the model has there.
+	 */
 	path?: string | undefined;
 	/** Shrink each violation's path to the shortest prefix that still shows it (default true). */
 	shrink?: boolean | undefined;
@@ -73,9 +77,14 @@ export const STEP_SEPARATOR = " → ";
 export async function exploreAgent(factory: AgentFactory, options: ExploreOptions = {}): Promise<ExploreReport> {
 	const started = Date.now();
 	const probe = probeAgent(factory);
-	const configuration = options.config?.name ?? describeAgent(probe);
-	const config = options.config ?? configOf(probe, { calls: options.calls, prompt: options.prompt, restores: options.restores !== false });
-	probe.dispose();
+	let configuration: string;
+	let config: ModelConfig;
+	try {
+		configuration = options.config?.name ?? describeAgent(probe);
+		config = options.config ?? configOf(probe, { calls: options.calls, prompt: options.prompt, restores: options.restores !== false });
+	} finally {
+		probe.dispose();
+	}
 	const plan = planWalk(config, options.restores === "everywhere" ? "restores" : "transitions");
 	const runOptions: PathRunOptions = {
 		strict: options.strict === true,
@@ -98,12 +107,27 @@ export async function exploreAgent(factory: AgentFactory, options: ExploreOption
 			runs.push(run);
 			options.log?.(`path ${n + 1}/${routes.length}: ${run.performed.map((step) => step.label).join(STEP_SEPARATOR)}${run.violations.length ? ` (${run.violations.length} violation(s))` : ""}`);
 		}
+		const replayed = options.path !== undefined ? runs[0] : undefined;
+		// A path replayed is a test pinned to it: one it cannot follow must fail, not pass unseen.
+		if (replayed?.leftAt) throw new Error(unfollowedPath(options.path ?? "", replayed));
 		const violations = collectViolations(runs);
 		if (options.shrink !== false) for (const found of violations) await shrink(found, plan, factory, runOptions, guards);
 		return buildReport(plan, configuration, runs, violations, Date.now() - started);
 	} finally {
 		guards.uninstall();
 	}
+}
+
+/** Why a path given to replay could not be followed, for the error `exploreAgent` throws. */
+function unfollowedPath(path: string, run: PathRun): string {
+	const left = run.leftAt;
+	const followed = run.performed.map((step) => step.label).join(STEP_SEPARATOR);
+	const arrows = path.includes("->") && !path.includes(STEP_SEPARATOR.trim()) ? ` (steps are separated by "${STEP_SEPARATOR}", as the report prints them, not "->")` : "";
+	return [
+		`agentchart/testing: exploreAgent cannot follow the path ${JSON.stringify(path)}${arrows}:`,
+		`  at step ${(left?.step ?? 0) + 1} (${JSON.stringify(left?.label ?? "")}): ${left?.reason ?? "left early"}`,
+		`  followed before it: ${followed || "nothing"}`,
+	].join("\n");
 }
 
 /** Distinct violations (by rule and message, ids left out), each with the shortest path that showed it. */

@@ -6,11 +6,11 @@
 import type { Agent, AgentOptions } from "../agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { ScriptedBlock, ScriptedReply } from "../providers/scripted.js";
-import type { AgentEvent, AgentToolResult, AnyAgentTool, AfterToolCallHook, BeforeToolCallHook } from "../types/agent.js";
-import { idleViolations, queuesOf } from "./agent-checks.js";
+import type { AgentEvent, AgentToolResult, AnyAgentTool, BeforeToolCallHook } from "../types/agent.js";
+import { idleViolations, queuesOf, watchQueueClears } from "./agent-checks.js";
 import { EventInvariants } from "./event-invariants.js";
 import { createFaultyModel, type Fault, type FaultKind } from "./faulty-model.js";
-import { reportThrows, runToolChecked } from "./instrument/checked-calls.js";
+import { checkedHooks, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
 import { type SampleCall, userMessage } from "./model/fixtures.js";
 import { QueueLedger } from "./queue-ledger.js";
 import type { RunGuards } from "./run-guards.js";
@@ -111,9 +111,16 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		streamFn: model.streamFn,
 		...(given.initialState ? { initialState: { ...given.initialState, ...(given.initialState.tools ? { tools: given.initialState.tools.map(wrapTool) } : {}) } } : {}),
 		...(given.beforeToolCall ? { beforeToolCall: reportThrows<Parameters<BeforeToolCallHook>, ReturnType<BeforeToolCallHook>>("beforeToolCall", given.beforeToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report) } : {}),
-		...(given.afterToolCall ? { afterToolCall: reportThrows<Parameters<AfterToolCallHook>, ReturnType<AfterToolCallHook>>("afterToolCall", given.afterToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report) } : {}),
+		...checkedHooks(given, report),
 	});
-	const make = (snapshot: AgentSnapshot | undefined) => setup.factory({ streamFn: model.streamFn, snapshot, options });
+	const make = (snapshot: AgentSnapshot | undefined) => {
+		const made = setup.factory({ streamFn: model.streamFn, snapshot, options });
+		// Your code may clear the queues itself (a listener that drops follow-ups on abort): not a loss.
+		watchQueueClears(made, (kinds) => ledger.cleared(kinds));
+		// As the walk does: a listener that threw, wherever it was subscribed, is heard by the machine.
+		watchMachine(made, report);
+		return made;
+	};
 	const swallow = (promise: Promise<unknown>) => void promise.catch(() => undefined);
 
 	async function issue(command: FuzzCommand): Promise<void> {

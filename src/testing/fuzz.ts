@@ -4,11 +4,10 @@
  * dependency: it is imported here, when `fuzzAgent` runs, and nowhere else.
  */
 import type { Agent } from "../agent.js";
-import { probeAgent } from "./explore-config.js";
+import { probeAgent, samplesOf } from "./explore-config.js";
 import type { FaultKind } from "./faulty-model.js";
 import { FUZZ_FAULTS, type FuzzCommand, type FuzzScenario, runFuzzScenario } from "./fuzz-run.js";
 import type { SampleCall } from "./model/fixtures.js";
-import { sampleArguments } from "./model/sample-arguments.js";
 import { installRunGuards } from "./run-guards.js";
 import { type AgentViolation, formatViolation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
@@ -17,13 +16,13 @@ export type { FuzzCommand, FuzzScenario } from "./fuzz-run.js";
 
 /** Options of {@link fuzzAgent}. */
 export interface FuzzOptions {
-	/** Random scenarios to run (default 50). */
+	/** Random scenarios to run (default 50; an integer of at least 1, or fuzzAgent throws a RangeError). */
 	runs?: number | undefined;
 	/** The seed (default: from the clock, printed): pass the printed one to replay a failure. */
 	seed?: number | undefined;
-	/** With `seed`, replay exactly the counterexample a failure printed (its `path`), without searching. */
+	/** With `seed`, replay exactly the counterexample a failure printed (its `path`), without searching; without `seed`, fuzzAgent throws a TypeError. */
 	path?: string | undefined;
-	/** The tool calls the model makes (default: one per tool, its arguments made from the tool's schema). */
+	/** The tool calls the model makes, each naming one of your agent's tools (another name throws); default: one per tool, its arguments made from the tool's schema. */
 	calls?: readonly SampleCall[] | undefined;
 	/** The text of the prompts (default "Hello"). */
 	prompt?: string | undefined;
@@ -101,11 +100,18 @@ function scenarioArbitrary(fc: FastCheck, samples: number, faults: readonly Faul
  * expect(report.violations, report.format()).toEqual([]);
  */
 export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}): Promise<FuzzReport> {
+	checkFuzzOptions(options);
 	const fc = await loadFastCheck();
 	const log = options.log ?? ((line: string) => console.log(line));
 	const seed = options.seed ?? Date.now() % 2 ** 31;
 	const probe = probeAgent(factory);
-	const samples = options.calls ? [...options.calls] : probe.state.tools.map((tool) => ({ name: tool.name, arguments: sampleArguments(tool.parameters) }));
+	let samples: SampleCall[];
+	try {
+		samples = samplesOf(probe, options.calls);
+	} catch (error) {
+		probe.dispose();
+		throw error;
+	}
 	const settleTimeoutMs = options.settleTimeoutMs ?? 5000;
 	// A stall ends only when something gives up on the stream: the agent's idle timeout, if short enough.
 	const faults = probe.streamIdleTimeoutMs > 0 && probe.streamIdleTimeoutMs < settleTimeoutMs / 2 ? FUZZ_FAULTS : FUZZ_FAULTS.filter((kind) => kind !== "stall");
@@ -143,6 +149,32 @@ export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}
 	} finally {
 		guards.uninstall();
 	}
+}
+
+/** A count or duration the caller gave: a number, at least `min`, an integer if `integer`. */
+function checkNumber(name: string, value: number | undefined, rule: { min: number; integer: boolean }): void {
+	if (value === undefined) return;
+	if (typeof value !== "number") throw new TypeError(`agentchart/testing: fuzzAgent's ${name} must be a number, got ${typeof value}`);
+	// NaN (a `Number(process.env.RUNS)` unset) and 0 would run nothing and report no violation.
+	if (!Number.isFinite(value) || value < rule.min || (rule.integer && !Number.isInteger(value))) {
+		throw new RangeError(`agentchart/testing: fuzzAgent's ${name} must be ${rule.integer ? "an integer" : "a number"} of at least ${rule.min}, got ${value}`);
+	}
+}
+
+/**
+ * Refuses options that would test nothing, or something else than asked, while looking like a
+ * pass: no runs, a path without the seed it was printed with (the clock's seed replays nothing
+ * of it), a seed fast-check cannot take.
+ */
+function checkFuzzOptions(options: FuzzOptions): void {
+	checkNumber("runs", options.runs, { min: 1, integer: true });
+	checkNumber("settleTimeoutMs", options.settleTimeoutMs, { min: 1, integer: false });
+	if (options.seed !== undefined && (typeof options.seed !== "number" || !Number.isInteger(options.seed))) {
+		throw new TypeError(`agentchart/testing: fuzzAgent's seed must be an integer (the one a report printed), got ${String(options.seed)}`);
+	}
+	if (options.path === undefined) return;
+	if (options.seed === undefined) throw new TypeError(`agentchart/testing: fuzzAgent's path ${JSON.stringify(options.path)} replays only with the seed it was printed with: pass both, as the report's replay: line does (fuzzAgent(factory, { seed, path }))`);
+	if (typeof options.path !== "string" || !/^\d+(:\d+)*$/.test(options.path)) throw new TypeError(`agentchart/testing: fuzzAgent's path must be the one a report printed (numbers joined by ":", such as "3:0:0"), got ${JSON.stringify(options.path)}`);
 }
 
 /** The report as text (see docs/test-your-agent.md). */

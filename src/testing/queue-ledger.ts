@@ -57,10 +57,11 @@ export class QueueLedger {
 
 	/**
 	 * The queues were cleared (or reset): messages tracked so far may be gone without being
-	 * delivered (one the run had already taken is still delivered, once).
+	 * delivered (one the run had already taken is still delivered, once). `kinds`: the queues
+	 * that were cleared (default both).
 	 */
-	cleared(): void {
-		for (const entry of this.tracked) entry.mayBeDropped = true;
+	cleared(kinds: readonly QueueKind[] = ["steer", "followUp"]): void {
+		for (const entry of this.tracked) if (kinds.includes(entry.kind)) entry.mayBeDropped = true;
 	}
 
 	/** Counts deliveries: call it with every event. */

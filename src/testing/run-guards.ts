@@ -18,8 +18,35 @@ export interface RunGuards {
 	uninstall(): void;
 }
 
-/** An XState warning: a command to a stopped actor, an event nobody takes. */
-const ENGINE_WARNING = /actor|xstate|event .* was sent/i;
+/**
+ * The warnings XState 5 prints (its development build; the production build prints none), by
+ * their opening words as its source writes them. Anchored and exact: a word such as "actor"
+ * alone also occurs in your own warnings ("backoff factor 2", "refactor").
+ */
+export const XSTATE_WARNINGS: readonly RegExp[] = [
+	// A command to an actor that can no longer take it: the one the agent's own use can cause.
+	/^Event "[^"]*" was sent to stopped actor "/,
+	/^Actor type '.*' not found in machine '/,
+	/^Custom actions should not call `(assign|emit|sendTo|raise)\(\)` directly/,
+	/^Missing `machine\.output` declaration/,
+	/^Could not resolve StateNode for id: /,
+	/^Wildcards can only be the last token of an event descriptor/,
+	/^Infix wildcards in transition events are not allowed/,
+	/^state\.can\(\.\.\.\) used outside of a machine-created State object/,
+	/^Dynamically mapping values to individual properties is deprecated/,
+	/^XState could not find a global object/,
+];
+
+/**
+ * True for a warning XState printed (see {@link XSTATE_WARNINGS}).
+ *
+ * @example
+ * isXStateWarning('Event "abort" was sent to stopped actor "x (x:1)". …'); // true
+ * isXStateWarning("retrying with backoff factor 2"); // false
+ */
+export function isXStateWarning(text: string): boolean {
+	return XSTATE_WARNINGS.some((pattern) => pattern.test(text));
+}
 
 /**
  * Installs the guards. `strictWarnings`: every `console.warn` is a violation (agentchart's own
@@ -38,7 +65,7 @@ export function installRunGuards(options: { strictWarnings: boolean }): RunGuard
 	const warn = console.warn;
 	console.warn = (...args: unknown[]) => {
 		const text = args.map((arg) => (typeof arg === "string" ? arg : describeError(arg))).join(" ");
-		if (options.strictWarnings || ENGINE_WARNING.test(text)) caught.push(violation("console-warning", `console.warn: ${text.slice(0, 300)}`));
+		if (options.strictWarnings || isXStateWarning(text)) caught.push(violation("console-warning", `console.warn: ${text.slice(0, 300)}`));
 		else warn(...args);
 	};
 	return {

@@ -109,6 +109,22 @@ describe("checkAgentInvariants", () => {
 			expect(invariants.violations).toEqual([]);
 		});
 
+		it("accepts a decision taken before the restore replayed without being asked again (the restored agent answers it from the journal)", () => {
+			const invariants = new EventInvariants();
+			for (const event of beforeSnapshot) invariants.onEvent(event);
+			invariants.restored();
+			for (const event of afterRestore.filter((event) => event.type !== "approval_requested")) invariants.onEvent(event);
+			expect(invariants.violations).toEqual([]);
+		});
+
+		it("still says a resolution had no request when the call was not asked about before the restore", () => {
+			const invariants = new EventInvariants();
+			for (const event of beforeSnapshot.filter((event) => !event.type.startsWith("approval_"))) invariants.onEvent(event);
+			invariants.restored();
+			for (const event of afterRestore.filter((event) => event.type !== "approval_requested")) invariants.onEvent(event);
+			expect(invariants.violations.map((each) => each.message)).toEqual(["approval_resolved: approval of c1 resolved (approved) without a request, or twice"]);
+		});
+
 		it("still says a call started twice when nothing was restored", () => {
 			const invariants = new EventInvariants();
 			for (const event of [...beforeSnapshot, ...afterRestore]) invariants.onEvent(event);

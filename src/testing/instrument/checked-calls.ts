@@ -4,7 +4,9 @@
  * throw. What breaks the contract is reported, and the engine still gets what your code gave it
  * (so the run goes on as it would without the kit).
  */
-import type { AgentToolResult, AnyAgentTool } from "../../types/agent.js";
+import type { Agent, AgentOptions } from "../../agent.js";
+import type { AgentMachineEvent } from "../../machines/types.js";
+import type { AfterToolCallHook, AgentToolResult, AnyAgentTool, ConvertToLlm, TransformContext } from "../../types/agent.js";
 import { describeError } from "../../util/describe-error.js";
 import type { AgentViolation } from "../violations.js";
 import { violation } from "../violations.js";
@@ -99,5 +101,54 @@ export function reportThrows<A extends unknown[], R>(hookName: string, hook: (..
 		const promise = result as unknown as PromiseLike<unknown> | undefined;
 		if (promise && typeof promise.then === "function") promise.then(undefined, failed);
 		return result;
+	};
+}
+
+/**
+ * What a listener that threw is reported as (`message`: its error, described as the agent
+ * describes it), by the walk (which hears the agent's `listener.error`) and by the fuzzer alike.
+ *
+ * @example
+ * report(listenerThrew("listener bug")); // [listener-threw] a listener threw: listener bug
+ */
+export function listenerThrew(message: string): AgentViolation {
+	return violation("listener-threw", `a listener threw: ${message}`);
+}
+
+/**
+ * Takes hold of what the agent sends its machine (through `agent.actor`, which keeps the agent's
+ * machine from then on): a `listener.error` (a listener of yours threw, or rejected) is reported
+ * as {@link listenerThrew}, unless its error is `ignore`; `hold` may keep an event back (returns
+ * true when it did). The walk and the fuzzer both watch this way, so a listener subscribed
+ * anywhere (options, factory, later) is heard. Returns the machine's own `send`.
+ *
+ * @example
+ * const send = watchMachine(agent, report);
+ */
+export function watchMachine(agent: Agent, report: (found: AgentViolation) => void, options: { ignore?: string; hold?: (event: AgentMachineEvent) => boolean } = {}): (event: AgentMachineEvent) => void {
+	const actor = agent.actor;
+	const send = actor.send.bind(actor) as (event: AgentMachineEvent) => void;
+	(actor as { send: (event: AgentMachineEvent) => void }).send = (event: AgentMachineEvent) => {
+		if (options.hold?.(event)) return;
+		if (event.type === "listener.error" && event.error !== options.ignore) report(listenerThrew(event.error));
+		send(event);
+	};
+	return send;
+}
+
+/**
+ * The hooks of your options the kit lets run as the engine calls them (`afterToolCall`,
+ * `transformContext`, `convertToLlm`), wrapped so a throw is reported (`hook-threw`); only those
+ * you set. Both the walk and the fuzzer use it, so both say the same of the same hook.
+ *
+ * @example
+ * const options = { ...yours, ...checkedHooks(yours, report) };
+ */
+export function checkedHooks(options: AgentOptions, report: (found: AgentViolation) => void): Pick<AgentOptions, "afterToolCall" | "transformContext" | "convertToLlm"> {
+	const { afterToolCall, transformContext, convertToLlm } = options;
+	return {
+		...(afterToolCall ? { afterToolCall: reportThrows<Parameters<AfterToolCallHook>, ReturnType<AfterToolCallHook>>("afterToolCall", afterToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report) } : {}),
+		...(transformContext ? { transformContext: reportThrows<Parameters<TransformContext>, ReturnType<TransformContext>>("transformContext", transformContext, (messages) => `${messages.length} messages`, report) } : {}),
+		...(convertToLlm ? { convertToLlm: reportThrows<Parameters<ConvertToLlm>, ReturnType<ConvertToLlm>>("convertToLlm", convertToLlm, (messages) => `${messages.length} messages`, report) } : {}),
 	};
 }

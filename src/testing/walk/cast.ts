@@ -11,9 +11,9 @@ import type { AgentSnapshot } from "../../durable/snapshot.js";
 import { AssistantMessageEventStream } from "../../providers/event-stream.js";
 import { createScriptedModel, type ScriptedReply } from "../../providers/scripted.js";
 import type { CompactionSettings } from "../../machines/types.js";
-import type { AfterToolCallHook, AgentToolResult, AnyAgentTool, BeforeToolCallHook, BeforeToolCallResult, ConvertToLlm, TransformContext } from "../../types/agent.js";
+import type { AgentToolResult, AnyAgentTool, BeforeToolCallHook, BeforeToolCallResult } from "../../types/agent.js";
 import type { StreamFn } from "../../types/stream.js";
-import { reportThrows, runToolChecked, type Settlement } from "../instrument/checked-calls.js";
+import { checkedHooks, reportThrows, runToolChecked, type Settlement } from "../instrument/checked-calls.js";
 import { type AgentViolation, violation } from "../violations.js";
 import { PuppetStream } from "./puppet-stream.js";
 
@@ -61,22 +61,35 @@ class Hold<T> {
 		});
 	}
 
-	/** Lets go of the value: the one given, or what your code answered. */
-	async release(given?: Settlement<T>, timeoutMs = 2000): Promise<Settlement<T> | undefined> {
+	/** Lets go of the value: the one given, or what your code answered (waited for at most `timeoutMs`). */
+	async release(given?: Settlement<T>, timeoutMs = 2000, keepAlive = true): Promise<Settlement<T> | undefined> {
 		if (this.released) return undefined;
 		this.released = true;
-		const outcome = given ?? (this.produced ? await withTimeout(this.produced, timeoutMs) : undefined);
+		const outcome = given ?? (this.produced ? await withTimeout(this.produced, timeoutMs, keepAlive) : undefined);
 		if (!outcome) return undefined;
 		if (outcome.ok) this.resolve(outcome.value);
 		else this.reject(outcome.error);
 		return outcome;
 	}
+
+	/**
+	 * Lets go of the value once the path is over, with nobody waiting: what your code answers
+	 * within a minute goes through, and a call of yours that never settles (reported by the walk)
+	 * does not keep the process alive after the walk.
+	 */
+	letGo(given?: Settlement<T>): void {
+		void this.release(given, 60_000, false);
+	}
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+/** `promise`, or undefined after `ms`; `keepAlive: false` when nobody awaits it (the timer must not hold the process). */
+async function withTimeout<T>(promise: Promise<T>, ms: number, keepAlive: boolean): Promise<T | undefined> {
 	let timer: ReturnType<typeof setTimeout> | undefined;
 	const timeout = new Promise<undefined>((resolve) => {
 		timer = setTimeout(() => resolve(undefined), ms);
+		// Awaited by the walk, the timer keeps the process alive as any wait would (else a step
+		// waiting on a call that never settles would let the process exit mid-walk).
+		if (!keepAlive) timer.unref?.();
 	});
 	try {
 		return await Promise.race([promise, timeout]);
@@ -193,7 +206,7 @@ export class WalkCast {
 		}
 		const produced = runToolChecked(tool, id, params, signal, onUpdate, this.report);
 		const hold = new Hold(produced);
-		if (this.auto) void hold.release(undefined, 60_000);
+		if (this.auto) hold.letGo();
 		else this.tools.set(id, { hold, onUpdate, toolName: tool.name });
 		return hold.promise;
 	}
@@ -210,7 +223,7 @@ export class WalkCast {
 				return hold.promise;
 			}
 			const hold = new Hold(settleOf(() => checked(input, signal)));
-			if (this.auto) void hold.release(undefined, 60_000);
+			if (this.auto) hold.letGo();
 			else this.hooks.set(input.toolCall.id, hold);
 			return hold.promise;
 		};
@@ -224,7 +237,7 @@ export class WalkCast {
 		if (!settings || !summarize || this.wrapped.has(summarize)) return settings;
 		const wrapped: NonNullable<CompactionSettings["summarize"]> = (request: Parameters<NonNullable<CompactionSettings["summarize"]>>[0]) => {
 			const hold = this.outcomes === "path" ? new Hold<string>() : new Hold(settleOf(() => summarize(request)));
-			if (this.auto) void hold.release(this.outcomes === "path" ? { ok: true, value: this.director.summary } : undefined, 60_000);
+			if (this.auto) hold.letGo(this.outcomes === "path" ? { ok: true, value: this.director.summary } : undefined);
 			else this.summaries.push(hold);
 			return hold.promise;
 		};
@@ -253,12 +266,7 @@ export class WalkCast {
 			compaction: this.wrapCompaction(options.compaction),
 		};
 		if (options.initialState) wrapped.initialState = { ...options.initialState, ...(options.initialState.tools ? { tools: options.initialState.tools.map((tool) => this.wrapTool(tool)) } : {}) };
-		if (this.outcomes === "agent") {
-			if (options.afterToolCall) wrapped.afterToolCall = reportThrows<Parameters<AfterToolCallHook>, ReturnType<AfterToolCallHook>>("afterToolCall", options.afterToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report);
-			if (options.transformContext) wrapped.transformContext = reportThrows<Parameters<TransformContext>, ReturnType<TransformContext>>("transformContext", options.transformContext, (messages) => `${messages.length} messages`, report);
-			if (options.convertToLlm) wrapped.convertToLlm = reportThrows<Parameters<ConvertToLlm>, ReturnType<ConvertToLlm>>("convertToLlm", options.convertToLlm, (messages) => `${messages.length} messages`, report);
-		}
-		return wrapped;
+		return this.outcomes === "agent" ? { ...wrapped, ...checkedHooks(options, report) } : wrapped;
 	}
 
 	/** Wraps what a factory set up without `kit.options` (a new agent reads these fields at each run). */
@@ -285,9 +293,9 @@ export class WalkCast {
 		this.auto = true;
 		this.stream?.finish();
 		const path = this.outcomes === "path";
-		for (const hold of this.hooks.values()) void hold.release(path ? { ok: true, value: undefined } : undefined, 60_000);
-		for (const hold of this.summaries.splice(0)) void hold.release(path || !hold.produced ? { ok: true, value: this.director.summary } : undefined, 60_000);
-		for (const { hold } of this.tools.values()) void hold.release(path ? { ok: true, value: OK_RESULT } : undefined, 60_000);
+		for (const hold of this.hooks.values()) hold.letGo(path ? { ok: true, value: undefined } : undefined);
+		for (const hold of this.summaries.splice(0)) hold.letGo(path || !hold.produced ? { ok: true, value: this.director.summary } : undefined);
+		for (const { hold } of this.tools.values()) hold.letGo(path ? { ok: true, value: OK_RESULT } : undefined);
 		this.hooks.clear();
 		this.tools.clear();
 	}

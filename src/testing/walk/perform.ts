@@ -129,12 +129,10 @@ export async function performStep(run: PathRunner, step: WalkStep): Promise<stri
 			case "update":
 				return undefined; // the agent sends `update` itself before every prompt, continue and compact
 			case "reset":
-				agent.reset();
-				run.ledger.cleared();
+				agent.reset(); // the run's ledger hears of it, as of a clear by your code
 				return undefined;
 			case "queue.clear":
 				agent.clearAllQueues();
-				run.ledger.cleared();
 				return undefined;
 			case "queue.mode":
 				agent.followUpMode = event.mode;

@@ -12,12 +12,13 @@ import type { AgentSnapshot } from "../../durable/snapshot.js";
 import type { AgentMachineEvent } from "../../machines/types.js";
 import type { AgentEvent } from "../../types/agent.js";
 import type { AgentMessage } from "../../types/messages.js";
-import { idleViolations, queuesOf } from "../agent-checks.js";
+import { idleViolations, queuesOf, watchQueueClears } from "../agent-checks.js";
 import { EventInvariants } from "../event-invariants.js";
 import { toolCallIdsOf } from "../id-counts.js";
 import { compactionFailsAtOnce, isRestore, settlesAtOnce } from "../model/alphabet.js";
 import { project } from "../model/projection.js";
 import { definitions, restoreKind, type WalkPath, type WalkPlan, type WalkStep } from "../model/plan.js";
+import { watchMachine } from "../instrument/checked-calls.js";
 import { QueueLedger } from "../queue-ledger.js";
 import { checkTranscript } from "../transcript-checks.js";
 import { type AgentViolation, violation } from "../violations.js";
@@ -211,18 +212,16 @@ export class PathRunner {
 
 	private attach(agent: Agent, unsubscribe: (() => void) | undefined): void {
 		const actor = agent.actor;
-		const send = actor.send.bind(actor) as (event: AgentMachineEvent) => void;
-		this.send = send;
 		this.heldAck = undefined;
-		// Hold the agent's delivery acknowledgements until the path delivers.
-		(actor as { send: (event: AgentMachineEvent) => void }).send = (event: AgentMachineEvent) => {
-			if (event.type === "delivered" && !this.cast.auto) {
+		this.send = watchMachine(agent, (found) => this.report(found), {
+			ignore: SIMULATED_LISTENER_FAILURE,
+			// Hold the agent's delivery acknowledgements until the path delivers.
+			hold: (event) => {
+				if (event.type !== "delivered" || this.cast.auto) return false;
 				this.heldAck = Math.max(this.heldAck ?? 0, event.barrier);
-				return;
-			}
-			if (event.type === "listener.error" && event.error !== SIMULATED_LISTENER_FAILURE) this.report(violation("listener-threw", `a listener threw: ${event.error}`));
-			send(event);
-		};
+				return true;
+			},
+		});
 		const inspection = actor.system.inspect({
 			next: (event) => {
 				if (event.type !== "@xstate.microstep" || event.actorRef !== actor) return;
@@ -232,10 +231,13 @@ export class PathRunner {
 				}
 			},
 		});
+		// Your code may clear the queues itself (a listener that drops follow-ups on abort): not a loss.
+		const unwatch = watchQueueClears(agent, (kinds) => this.ledger.cleared(kinds));
 		this.detach = () => {
 			this.generation++;
 			unsubscribe?.();
 			inspection.unsubscribe();
+			unwatch();
 		};
 	}
 
@@ -362,9 +364,12 @@ export class PathRunner {
 		if (!this.labels) return this.steps[this.index];
 		const label = this.labels[this.index];
 		if (label === undefined) return undefined;
-		const step = this.plan.stepFrom(this.realKey(), label);
+		const key = this.realKey();
+		const step = this.plan.stepFrom(key, label);
 		if (step) this.steps.push(step);
-		return step ?? `the model has no step "${label}" from where the agent is`;
+		// What it could have taken: a mistyped label is then plain to see.
+		const offered = [...(this.plan.nodes.get(key)?.edges.keys() ?? [])];
+		return step ?? `the model has no step "${label}" from where the agent is (it has ${offered.length ? offered.map((each) => `"${each}"`).join(", ") : "none"})`;
 	}
 
 	/** Lets everything finish on its own: the run must settle, and leave nothing behind. */
