@@ -158,7 +158,10 @@ export const agentSetup = setup({
 		rejectExpiredApprovals: enqueueActions(({ context, enqueue }) => tools.rejectAllApprovals(context, "timed-out", Date.now(), enqueue)),
 		// The chart keeps each wait's deadline in its context: a restored run waits only what is left.
 		scheduleApprovalTimeout: enqueueActions(({ context, enqueue }) => tools.scheduleApprovalTimeout(context, undefined, enqueue)),
-		cancelApprovalTimeout: enqueueActions(({ enqueue }) => enqueue.cancel(tools.APPROVAL_TIMEOUT_ID)),
+		// Without an approval timeout no timer was set: a run's end then asks nothing of the clock.
+		cancelApprovalTimeout: enqueueActions(({ context, enqueue }) => {
+			if ((context.config.approvalTimeoutMs ?? 0) > 0) enqueue.cancel(tools.APPROVAL_TIMEOUT_ID);
+		}),
 		emitRunStartCheckpoint: enqueueActions(({ enqueue, check }) => {
 			if (check("savesCheckpoints")) enqueue.emit(checkpoint("run-start"));
 		}),
