@@ -18,6 +18,7 @@ export {
 	type SnapshotSummary,
 	type TakenTransition,
 	type ToRecordOptions,
+	type TurnPosition,
 	STATELY_PROTOCOL_VERSION,
 	summarizeSnapshot,
 	toRecord,

@@ -1,5 +1,7 @@
 import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
-import { type DeltaSegment, type DeltaSummaryRecord, type DroppedRecord, type InspectionRecord, toRecord, withBase } from "./records.js";
+import { type DeltaSegment, type DeltaSummaryRecord, type DroppedRecord, type InspectionRecord, type TurnPosition, toRecord, withBase } from "./records.js";
+import { restoredEvents } from "./restore.js";
+import type { AgentContextSummary } from "./summarize.js";
 import { tapDeltas } from "../machines/delta-taps.js";
 import { LiveActors } from "./live-actors.js";
 import { RingBuffer } from "./ring-buffer.js";
@@ -52,7 +54,14 @@ export interface AgentInspector {
 	/**
 	 * Inspects an actor that is already running (the `Agent` facade starts its actor in its
 	 * constructor): registers with its system and records the actor tree as it is now, so a
-	 * viewer can draw it before the next event. Returns a function that detaches.
+	 * viewer can draw it before the next event. An agent that already holds a transcript or a
+	 * run in progress (restored with `Agent.load`, waiting for approval) has it told as records
+	 * marked `restored`: its last 200 messages, the run's start and turns, and its calls still
+	 * open, waiting for approval asked again (timed from now). Returns a function that detaches.
+	 *
+	 * @example
+	 * const agent = await Agent.load({ store, sessionId: "ops-7", initialState: { tools } });
+	 * const detach = inspector.attach(agent.actor); // the transcript and `approval_requested` for each waiting call
 	 */
 	attach(actor: InspectableActorRef): () => void;
 	/** Listens for records; returns the unsubscribe function. */
@@ -70,7 +79,7 @@ export interface AgentInspector {
 
 /** A raw event waiting for the flush, or the deltas that streamed before the next one. */
 type Pending =
-	| { seq: number; t: number; event: ActorInspectionEvent; actorSnapshot?: unknown; deltas?: undefined }
+	| { seq: number; t: number; event: ActorInspectionEvent; actorSnapshot?: unknown; deltas?: undefined; restored?: { turn?: TurnPosition | undefined } | undefined }
 	| { seq: number; t: number; event?: undefined; deltas: DeltaTotals };
 
 /** Deltas summed since the last inspection event (see {@link DeltaSummaryRecord}). */
@@ -104,6 +113,28 @@ function snapshotNow(actor: { getSnapshot(): unknown }): unknown {
 		return actor.getSnapshot();
 	} catch {
 		return undefined;
+	}
+}
+
+function isAgentSummary(value: unknown): value is AgentContextSummary {
+	return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "agent";
+}
+
+/**
+ * Stamps each `turn_start` with the turn it started, from the snapshot that ends its step (the
+ * next snapshot of the same actor: XState reports a step's emitted events before its
+ * snapshot, and a step's records all reach one flush). A viewer then numbers turns as the
+ * agent does, not by counting the `turn_start`s it happens to hold.
+ */
+function numberTurns(batch: readonly InspectionRecord[]): void {
+	const next = new Map<string, AgentContextSummary>();
+	for (let index = batch.length - 1; index >= 0; index--) {
+		const record = batch[index];
+		if (record?.type === "@xstate.snapshot" && isAgentSummary(record.snapshot.context)) next.set(record.sessionId, record.snapshot.context);
+		if (record?.type !== "@agentchart.emitted" || record.event.type !== "turn_start" || record.turn !== undefined) continue;
+		const context = next.get(record.sessionId);
+		const turn = context?.run?.turn;
+		if (context?.runs !== undefined && turn !== undefined) record.turn = { run: context.runs, turn };
 	}
 }
 
@@ -176,9 +207,14 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 				continue;
 			}
 			const record = toRecord(item.event, item.seq, item.t, "actorSnapshot" in item ? { payload: options.payload, actorSnapshot: item.actorSnapshot } : { payload: options.payload });
+			if (record?.type === "@agentchart.emitted" && item.restored) {
+				record.restored = true;
+				if (item.restored.turn) record.turn = item.restored.turn;
+			}
 			if (record) batch.push(record);
 		}
 		if (batch.length === 0) return;
+		numberTurns(batch);
 		stats.records += batch.length;
 		for (const record of batch) {
 			history.push(record);
@@ -250,6 +286,18 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		for (const child of Object.values(snapshot.children ?? {})) if (child) announce(child, rootId);
 	};
 
+	// An agent found with a transcript, or mid-run (restored by `Agent.load`, waiting for a
+	// person), emits nothing until something happens: what it holds is told now, as the events
+	// that would have shown it, marked restored.
+	const restore = (actor: InspectableActorRef, rootId: string): void => {
+		const context = (snapshotNow(actor) as { context?: unknown } | undefined)?.context;
+		for (const { event, turn } of restoredEvents(context)) {
+			stats.seen++;
+			if (deltas) closeDeltas();
+			pending.push({ seq: ++seq, t: now(), event: { type: "@xstate.action", actorRef: actor, rootId, action: { type: "xstate.emit", params: { event } } }, restored: { turn } });
+		}
+	};
+
 	return {
 		inspect,
 		attach(actor) {
@@ -258,6 +306,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			let root = actor;
 			for (let parent = parentOf(root as never); parent; parent = parentOf(parent)) root = parent as never;
 			announce(actor, root.sessionId);
+			restore(actor, root.sessionId);
 			// Token deltas travel beside the chart, without an inspection event. An Agent's machine
 			// lets them be counted on its direct path (a tap); an `actor.on` listener would move every
 			// delta onto XState's emitter. A bare machine has only that path, so it gets a listener.

@@ -83,10 +83,31 @@ export interface MicrostepRecord extends RecordBase {
 	transitions: TakenTransition[];
 }
 
+/**
+ * Where a turn stands as the agent counts it: the run (counted per session, the `N` of the run
+ * id `rN`, so it carries on across `Agent.load`) and the turn within that run (from 1).
+ */
+export interface TurnPosition {
+	run: number;
+	turn: number;
+}
+
 /** An event the machine emitted (an AgentEvent, or a delivery barrier). Not in Stately's protocol. */
 export interface EmittedRecord extends RecordBase {
 	type: "@agentchart.emitted";
 	event: { type: string; [key: string]: PreviewJson };
+	/**
+	 * On `turn_start`: the turn it starts, read from the machine's context as the step that
+	 * emitted it left it. A viewer numbers turns by it, whatever records it holds (absent in
+	 * older recordings, or when a burst lost that step's snapshot).
+	 */
+	turn?: TurnPosition | undefined;
+	/**
+	 * True for an event the inspector re-told from the actor's state when it attached (the
+	 * transcript and the calls of the run in progress of an agent restored with `Agent.load`),
+	 * not one emitted then: its time is the attach time.
+	 */
+	restored?: true | undefined;
 }
 
 /** Records were lost because a burst outran the buffer before a flush. */

@@ -103,6 +103,8 @@ export interface AgentContextSummary {
 	followUpMode?: string | undefined;
 	tools: number;
 	model?: string | undefined;
+	/** Runs started in the session (the run in progress is run number `runs`, id `r<runs>`). */
+	runs?: number | undefined;
 	run?: {
 		turn?: number | undefined;
 		attempt?: number | undefined;
@@ -124,6 +126,7 @@ interface AgentLikeContext {
 	followUpMode?: string | undefined;
 	tools?: unknown[] | undefined;
 	model?: { id?: string } | undefined;
+	runs?: number | undefined;
 	run?: {
 		turn?: number | undefined;
 		attempt?: number | undefined;
@@ -173,6 +176,7 @@ export function summarizeContext(context: unknown): AgentContextSummary | Previe
 	if (context.steeringMode) summary.steeringMode = context.steeringMode;
 	if (context.followUpMode) summary.followUpMode = context.followUpMode;
 	if (context.model?.id) summary.model = context.model.id;
+	if (typeof context.runs === "number") summary.runs = context.runs;
 	const run = context.run;
 	if (run) {
 		const calls = run.batch?.calls ?? [];

@@ -12,6 +12,7 @@ import { type ScriptedReply, createScriptedModel, text, thinking, toolCall } fro
 import type { AgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { supportTicketMachine } from "../../examples/support-ticket.js";
+import { createMemoryStore } from "../../src/durable/store.js";
 
 const cityParams = Type.Object({ city: Type.String() });
 
@@ -134,4 +135,32 @@ export function deployAgent(): { agent: Agent; asked: Promise<void> } {
 		});
 	});
 	return { agent, asked };
+}
+
+/**
+ * docs/durable.md's approval example: a session stored while its run waits for approval of
+ * `call-1` (deploy billing), then loaded again as a new agent, as a second process would.
+ */
+export async function loadedWaitingForApproval(): Promise<Agent> {
+	const deploy: AgentTool<typeof serviceParams> = {
+		name: "deploy",
+		label: "Deploy",
+		description: "Deploy a service to production.",
+		parameters: serviceParams,
+		needsApproval: true,
+		execute: async (_id, { service }) => ({ content: [{ type: "text", text: `${service} deployed` }], details: {} }),
+	};
+	const store = createMemoryStore();
+	const first = createScriptedModel([{ content: [text("Deploying billing now."), toolCall("deploy", { service: "billing" }, "call-1")] }]);
+	const asking = new Agent({ initialState: { model: first.model, tools: [deploy] }, streamFn: first.streamFn, store, sessionId: "ops-7" });
+	void asking.prompt("Deploy billing");
+	for (let waited = 0; asking.pendingApprovals.length === 0; waited++) {
+		if (waited > 1000) throw new Error("the agent never asked for approval");
+		await new Promise((resolve) => setTimeout(resolve, 5));
+	}
+	// The question is stored once its listeners have it; the first process then goes away.
+	await new Promise((resolve) => setTimeout(resolve, 20));
+	asking.dispose();
+	const again = createScriptedModel([{ content: "Deployed." }]);
+	return Agent.load({ store, sessionId: "ops-7", initialState: { model: again.model, tools: [deploy] }, streamFn: again.streamFn });
 }

@@ -140,7 +140,9 @@ export function describeRecord(record: InspectionRecord, context: { chart: Chart
 				(type === "tool_execution_end" && record.event["isError"] === true) ||
 				(type === "approval_resolved" && record.event["decision"] !== "approved") ||
 				(isObject(record.event["message"]) && record.event["message"]["stopReason"] === "error");
-			return { category, title: type, who: `${nameOf(record.sessionId)} emits`, summary: emittedSummary(record.event), payload, tone: failed ? "error" : undefined };
+			// Re-told from the agent's state at attach, not emitted then: the row says so.
+			const who = record.restored === true ? `${nameOf(record.sessionId)} · restored at attach` : `${nameOf(record.sessionId)} emits`;
+			return { category, title: type, who, summary: emittedSummary(record.event), payload, tone: failed ? "error" : undefined };
 		}
 		case "@xstate.microstep": {
 			const moving = record.transitions.filter((transition) => transition.targetIds.length > 0);

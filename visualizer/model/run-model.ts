@@ -4,13 +4,13 @@
  * Completion is read from what XState reports publicly: an actor's own final snapshot, its
  * parent's snapshot no longer listing it, the AgentEvents that end a call.
  */
-import type { ActorRecord, InspectionRecord, SnapshotRecord } from "../../src/inspect/records.js";
+import type { ActorRecord, InspectionRecord, SnapshotRecord, TurnPosition } from "../../src/inspect/records.js";
 import type { AgentContextSummary } from "../../src/inspect/summarize.js";
 import { type ChartIndex, afterTransitions, leafOf } from "./chart-index.js";
 import { applyDeltas, applyMessageEvent, endStreamingReply } from "./messages.js";
 import type { EmittedEvent } from "./span-rules.js";
 import { type RecordPlace, addEntry, applySpanRules, closeAllOpen, closeOpen, isStreamActor, isToolActor, openModelCall } from "./spans.js";
-import type { ActorInfo, RunModel } from "./types.js";
+import type { ActorInfo, RunModel, TurnInfo } from "./types.js";
 
 /** Bounds that keep a long session's model small. */
 const MAX_VISITED = 300;
@@ -129,14 +129,16 @@ function applySnapshot(model: RunModel, chart: ChartIndex, record: SnapshotRecor
 	}
 }
 
-function applyEmitted(model: RunModel, place: RecordPlace, event: EmittedEvent): void {
+function applyEmitted(model: RunModel, place: RecordPlace, event: EmittedEvent, position: TurnPosition | undefined): void {
 	if (event.type === "agent_start") {
 		model.runs++;
 		model.currentRun = model.runs;
 	} else if (event.type === "turn_start") {
 		model.turnCount++;
 		model.currentTurn = model.turnCount;
-		model.turns.push({ index: model.turnCount, run: model.currentRun, startSeq: place.seq, startT: place.t, sessionId: place.sessionId });
+		const turn: TurnInfo = { index: model.turnCount, run: model.currentRun, startSeq: place.seq, startT: place.t, sessionId: place.sessionId };
+		if (position) turn.position = position;
+		model.turns.push(turn);
 		if (model.turns.length > MAX_TURNS) model.turns.splice(0, model.turns.length - MAX_TURNS);
 	}
 	applySpanRules(model, place, event);
@@ -180,7 +182,10 @@ export function applyRecord(model: RunModel, record: InspectionRecord, chart: Ch
 		}
 		case "@agentchart.emitted":
 			// Only the followed agent's events: a parent's or another agent's would mix conversations.
-			if (record.sessionId === model.agent) applyEmitted(model, place, record.event);
+			if (record.sessionId !== model.agent) break;
+			model.restoring = record.restored === true;
+			applyEmitted(model, place, record.event, record.turn);
+			model.restoring = undefined;
 			break;
 		case "@agentchart.deltas":
 			model.deltas.count += record.count;

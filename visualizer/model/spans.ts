@@ -4,7 +4,7 @@
  */
 import type { PreviewJson } from "../../src/inspect/summarize.js";
 import { type EmittedEvent, RULES_BY_EVENT, type SpanRule } from "./span-rules.js";
-import type { RunModel, Span, SpanEntry, SpanStatus, TranscriptEntry } from "./types.js";
+import type { RunModel, Span, SpanEntry, SpanStatus, TranscriptEntry, TurnInfo } from "./types.js";
 
 /** Spans kept; the oldest closed ones go first (a long session's timeline stays bounded). */
 export const MAX_SPANS = 1500;
@@ -20,8 +20,21 @@ export interface RecordPlace {
 
 const openKey = (sessionId: string, kind: string, key: string) => `${sessionId} ${kind} ${key}`;
 
+/**
+ * A turn's name: as the agent counts it (`Run 3 · Turn 2`) when its record says, else by the
+ * page's own count (`Turn 5`, recordings made before records carried it).
+ *
+ * @example
+ * turnLabel({ index: 7, position: { run: 3, turn: 2 }, run: 1, startSeq: 1, startT: 0, sessionId: "x:0" }); // "Run 3 · Turn 2"
+ */
+export function turnLabel(turn: TurnInfo | undefined): string {
+	if (!turn) return "Turn";
+	return turn.position ? `Run ${turn.position.run} · Turn ${turn.position.turn}` : `Turn ${turn.index}`;
+}
+
 /** Appends a transcript entry, dropping the oldest beyond the bound. */
 export function addEntry(model: RunModel, entry: TranscriptEntry): void {
+	if (model.restoring) entry.restored = true;
 	model.transcript.push(entry);
 	if (model.transcript.length > MAX_ENTRIES) model.transcript.splice(0, model.transcript.length - MAX_ENTRIES);
 }
@@ -43,6 +56,7 @@ export function findSpan(model: RunModel, id: string | undefined): Span | undefi
 /** Opens a span (and keys it so its end finds it). */
 export function openSpan(model: RunModel, place: RecordPlace, kind: string, key: string, label: string): Span {
 	const span: Span = { id: `s${place.seq}-${kind}`, kind, label, startT: place.t, startSeq: place.seq, status: "open", marks: [], run: model.currentRun, turn: model.currentTurn, sessionId: place.sessionId };
+	if (model.restoring) span.restored = true;
 	model.spans.push(span);
 	if (model.spans.length > MAX_SPANS) {
 		const drop = model.spans.findIndex((candidate) => candidate.status !== "open");
@@ -124,7 +138,7 @@ function holdUp(model: RunModel, place: RecordPlace, rule: SpanRule, event: Emit
 function startRule(model: RunModel, place: RecordPlace, rule: SpanRule, event: EmittedEvent): void {
 	const span = openSpan(model, place, rule.kind, rule.key(event), rule.label(event));
 	span.openWord = rule.openWord;
-	if (rule.kind === "turn") span.label = `turn ${model.currentTurn ?? ""}`.trim();
+	if (rule.kind === "turn") span.label = turnLabel(model.turns[model.turns.length - 1]).toLowerCase();
 	holdUp(model, place, rule, event, true);
 	if (!rule.transcript) return;
 	const entry: SpanEntry = {

@@ -3,7 +3,7 @@
  * by every view. Plain objects and arrays only (no Map, no DOM), so a model can be copied with
  * `structuredClone` (replay keeps copies to seek back quickly) and checked in Node tests.
  */
-import type { ActorStatus } from "../../src/inspect/records.js";
+import type { ActorStatus, TurnPosition } from "../../src/inspect/records.js";
 import type { AgentContextSummary, PreviewJson } from "../../src/inspect/summarize.js";
 
 /** An actor the records told about. */
@@ -46,6 +46,8 @@ export interface Span {
 	entryId?: string | undefined;
 	/** The agent session it belongs to. */
 	sessionId: string;
+	/** Opened by a record the inspector re-told from the agent's state when it attached. */
+	restored?: boolean | undefined;
 }
 
 /** One block of an assistant message as the transcript shows it. */
@@ -64,6 +66,11 @@ interface EntryBase {
 	turn?: number | undefined;
 	/** Bumped on every change, so a view redraws only the entries that changed. */
 	rev: number;
+	/**
+	 * Made from a record the inspector re-told from the agent's state when it attached (see
+	 * `EmittedRecord.restored`): it happened before then, and its time is the attach time.
+	 */
+	restored?: boolean | undefined;
 }
 
 /** A user message (a prompt, a steering or follow-up message). */
@@ -112,7 +119,10 @@ export type TranscriptEntry = UserEntry | AssistantEntry | SpanEntry | NoteEntry
 
 /** A turn: one model call and the tool calls of its reply (turn_start … turn_end). */
 export interface TurnInfo {
+	/** The page's own count, from the first turn it saw: what selections and entries refer to. */
 	index: number;
+	/** The turn as the agent counts it (from its `turn_start` record), when the record says. */
+	position?: TurnPosition | undefined;
 	run: number;
 	startSeq: number;
 	endSeq?: number | undefined;
@@ -152,6 +162,8 @@ export interface RunModel {
 	transcript: TranscriptEntry[];
 	/** Records an inspector lost in bursts. */
 	dropped: number;
+	/** True while a restored record is applied: what it makes is marked restored. */
+	restoring?: boolean | undefined;
 	/** Token deltas seen (counted by the inspector). */
 	deltas: { count: number; chars: number };
 }

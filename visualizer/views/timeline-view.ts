@@ -90,7 +90,8 @@ export class TimelineView {
 		const [from, to] = this.domain(now, extent);
 		const range = to - from;
 		const percent = (t: number) => `${(((t - from) / range) * 100).toFixed(3)}%`;
-		const visible = model.spans.filter((span) => (span.endT ?? now) >= from && span.startT <= to);
+		// A call that had ended before the visualizer attached has no known time: no bar for it.
+		const visible = model.spans.filter((span) => (span.endT ?? now) >= from && span.startT <= to && !(span.restored === true && span.endT === span.startT));
 		const axis = this.row("axis", "", "axis-row");
 		const step = tickStep(range);
 		const origin = extent.origin ?? from;

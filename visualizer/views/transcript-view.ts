@@ -6,6 +6,7 @@
 import type { PreviewJson } from "../../src/inspect/summarize.js";
 import { formatDuration, formatOffset } from "../model/format.js";
 import { contentText } from "../model/messages.js";
+import { turnLabel } from "../model/spans.js";
 import { type Selection } from "../model/selection.js";
 import type { AssistantEntry, RunModel, SpanEntry, TranscriptEntry } from "../model/types.js";
 import { type KeyedItem, TailFollower, element, reconcile } from "./dom.js";
@@ -63,7 +64,7 @@ export class TranscriptView {
 				const index = entry.turn;
 				const info = model.turns.find((candidate) => candidate.index === index);
 				const duration = info?.endT !== undefined ? ` · ${formatDuration(info.endT - info.startT)}` : "";
-				items.push({ key: `turn-${index}`, rev: info?.endT ?? 0, create: () => this.divider(index, `Turn ${index}${duration}`) });
+				items.push({ key: `turn-${index}`, rev: info?.endT ?? 0, create: () => this.divider(index, `${turnLabel(info)}${duration}`) });
 			}
 			turn = entry.turn ?? turn;
 			items.push({ key: entry.id, rev: entry.rev, create: () => this.entryView(entry) });
@@ -105,6 +106,14 @@ export class TranscriptView {
 		const head = element("div", "entry-head");
 		node.append(head);
 		const time = element("span", "time", formatOffset(entry.t - this.origin));
+		if (entry.restored === true) {
+			// Told from the agent's state at attach: it began earlier, at a time the state does not
+			// keep. What was still going on then (a wait for approval) is timed from the attach.
+			const ongoing = entry.kind === "span" && entry.endT !== entry.startT;
+			time.textContent = ongoing ? "since attach" : "before attach";
+			time.classList.add("restored");
+			time.title = ongoing ? "Begun before the visualizer attached; its time counts from the attach" : "Shown from the agent's state when the visualizer attached";
+		}
 		switch (entry.kind) {
 			case "user":
 				head.append(element("span", "who", "User"), time);
@@ -159,7 +168,8 @@ export class TranscriptView {
 		const words = entry.spanKind === "approval" ? APPROVAL_WORDS : STATUS_WORDS;
 		const kindLabel = entry.spanKind === "tool" ? "Tool" : entry.spanKind === "approval" ? "Approval" : entry.spanKind[0]?.toUpperCase() + entry.spanKind.slice(1);
 		head.append(element("span", "who", kindLabel), element("span", "span-title", entry.title), element("span", `badge badge-${entry.status}`, (entry.status === "open" ? entry.openWord : undefined) ?? words[entry.status] ?? entry.status));
-		if (entry.endT !== undefined) head.append(element("span", "duration", formatDuration(entry.endT - entry.startT)));
+		// A call that had ended before the attach has no known length; a wait that ended after it is timed from the attach.
+		if (entry.endT !== undefined && !(entry.restored === true && entry.endT === entry.startT)) head.append(element("span", "duration", formatDuration(entry.endT - entry.startT)));
 		head.append(time);
 		if (entry.input !== undefined) {
 			const args = element("div", "span-input");

@@ -1,0 +1,129 @@
+/**
+ * What an agent actor already holds when an inspector attaches to it, re-told as the
+ * AgentEvents that would have shown it: an agent restored with `Agent.load` while its run waits
+ * for a person has a transcript and calls waiting for approval, but emits nothing until someone
+ * decides, so a viewer that only listened would show an empty conversation at exactly the
+ * moment a person opens it.
+ */
+import type { TurnPosition } from "./records.js";
+
+/** An event re-told from the context, and the turn it starts (on `turn_start`). */
+export interface RestoredEvent {
+	event: { type: string; [key: string]: unknown };
+	turn?: TurnPosition | undefined;
+}
+
+/** Messages re-told at most: the page shows the last few hundred entries anyway, and attach must stay cheap. */
+export const MAX_RESTORED_MESSAGES = 200;
+
+/** Call statuses whose `tool_execution_start` was out while the call is still open. */
+const OPEN_STATUSES: ReadonlySet<string> = new Set(["announced", "preparing", "prepared", "awaiting-approval", "running"]);
+
+interface MessageLike {
+	role?: unknown;
+	content?: unknown;
+	toolCallId?: unknown;
+	toolName?: unknown;
+	details?: unknown;
+	isError?: unknown;
+}
+
+interface CallLike {
+	toolCall: { id: string; name: string; arguments?: unknown };
+	status: string;
+	args?: unknown;
+	started?: boolean | undefined;
+	approval?: { reason?: string | undefined } | undefined;
+}
+
+interface RestorableContext {
+	messages: MessageLike[];
+	runs?: number | undefined;
+	run?: { turn?: number | undefined; newMessages?: unknown[] | undefined; assistant?: unknown; batch?: { calls?: CallLike[] | undefined } | undefined } | undefined;
+}
+
+function isRestorable(context: unknown): context is RestorableContext {
+	if (typeof context !== "object" || context === null) return false;
+	const candidate = context as { messages?: unknown; steeringQueue?: unknown };
+	// The agent machine's context (another machine's `messages` is not a transcript).
+	return Array.isArray(candidate.messages) && Array.isArray(candidate.steeringQueue);
+}
+
+/** The arguments of each tool call the assistant messages made, by call id (a result is shown with them). */
+function callArguments(messages: readonly MessageLike[]): Map<string, unknown> {
+	const args = new Map<string, unknown>();
+	for (const message of messages) {
+		if (message.role !== "assistant" || !Array.isArray(message.content)) continue;
+		for (const block of message.content as { type?: unknown; id?: unknown; arguments?: unknown }[]) {
+			if (block?.type === "toolCall" && typeof block.id === "string") args.set(block.id, block.arguments);
+		}
+	}
+	return args;
+}
+
+/** A message as the events that show it: a tool result as its call's start and end, the rest as message_start/end. */
+function messageEvents(message: MessageLike, args: Map<string, unknown>): RestoredEvent[] {
+	if (message.role === "toolResult" && typeof message.toolCallId === "string") {
+		const id = message.toolCallId;
+		return [
+			{ event: { type: "tool_execution_start", toolCallId: id, toolName: message.toolName, args: args.get(id) } },
+			{ event: { type: "tool_execution_end", toolCallId: id, toolName: message.toolName, result: { content: message.content, details: message.details }, isError: message.isError === true } },
+		];
+	}
+	return [{ event: { type: "message_start", message } }, { event: { type: "message_end", message } }];
+}
+
+/**
+ * The events that re-tell an agent machine's context: its last messages (at most
+ * {@link MAX_RESTORED_MESSAGES}); for a run in progress, its start and turns (numbered as the
+ * agent numbers them), and its calls still open, each waiting for approval asked again. Any
+ * other context gives nothing.
+ *
+ * @example
+ * for (const { event, turn } of restoredEvents(agent.actor.getSnapshot().context)) console.log(event.type, turn);
+ * // message_start, message_end, agent_start, turn_start { run: 1, turn: 1 }, …, approval_requested
+ */
+export function restoredEvents(context: unknown): RestoredEvent[] {
+	if (!isRestorable(context)) return [];
+	const { messages, run } = context;
+	const events: RestoredEvent[] = [];
+	const args = callArguments(messages.slice(-MAX_RESTORED_MESSAGES));
+	const inRun = run ? Math.min(run.newMessages?.length ?? 0, messages.length) : 0;
+	const runStart = messages.length - inRun;
+	const first = Math.max(0, messages.length - MAX_RESTORED_MESSAGES);
+	for (let index = first; index < runStart; index++) {
+		const message = messages[index];
+		if (message) events.push(...messageEvents(message, args));
+	}
+	if (!run) return events;
+	const runNumber = context.runs ?? 1;
+	const currentTurn = Math.max(1, run.turn ?? 1);
+	// A turn is a model call: it starts with the messages before a reply and ends with the reply's
+	// tool results. The run's messages are split at that boundary; the last turn is the current one.
+	const runMessages = messages.slice(Math.max(first, runStart));
+	let replies = 0;
+	for (const message of runMessages) if (message.role === "assistant") replies++;
+	const currentHasReply = run.assistant !== undefined || run.batch !== undefined;
+	let turn = Math.max(1, currentTurn - replies + (currentHasReply ? 1 : 0));
+	events.push({ event: { type: "agent_start" } });
+	events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn } });
+	let replied = false;
+	for (const message of runMessages) {
+		const answersReply = message.role === "toolResult" || (message.role === "assistant" && !replied);
+		if (replied && !answersReply && turn < currentTurn) {
+			turn++;
+			events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn } });
+			replied = false;
+		}
+		if (message.role === "assistant") replied = true;
+		events.push(...messageEvents(message, args));
+	}
+	if (turn < currentTurn) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn: currentTurn } });
+	for (const call of run.batch?.calls ?? []) {
+		if (!OPEN_STATUSES.has(call.status)) continue;
+		const base = { toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args ?? call.toolCall.arguments };
+		if (call.started === true || call.status === "running") events.push({ event: { type: "tool_execution_start", ...base } });
+		if (call.status === "awaiting-approval") events.push({ event: { type: "approval_requested", ...base, reason: call.approval?.reason } });
+	}
+	return events;
+}
