@@ -45,7 +45,7 @@ export function call(id: string, name: string, args: Record<string, unknown> = {
 
 /** The text of a message's text blocks (string content as is). */
 export function textOf(message: unknown): string {
-	const content = (message as { content?: unknown }).content;
+	const content = (message as { content?: unknown } | undefined)?.content;
 	if (typeof content === "string") return content;
 	if (!Array.isArray(content)) return "";
 	return content

@@ -11,12 +11,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { textOf } from "../agent/helpers.js";
 import { type Balancer, startBalancer } from "../../scripts/restate/balancer.js";
 import { type ExecutionRecord, executionCounts, readExecutions, toolStarted, transcriptProblems } from "../../scripts/restate/checks.js";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
 import { createSessionClient, type SessionClient } from "../../src/restate/client.js";
 import type { RunResult } from "../../src/restate/session-types.js";
-import type { AgentMessage, ToolResultMessage } from "../../src/types/messages.js";
+import type { ToolResultMessage } from "../../src/types/messages.js";
 
 let cluster: Cluster;
 let client: SessionClient;
@@ -45,12 +46,6 @@ async function rawCall(id: string, handler: string, body: string | undefined, se
 		// Not JSON: the text is the message.
 	}
 	return { status: response.status, message };
-}
-
-function textOf(message: AgentMessage | undefined): string {
-	const content = (message as { content?: string | { type: string; text?: string }[] } | undefined)?.content;
-	if (typeof content === "string") return content;
-	return (content ?? []).map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
 }
 
 beforeAll(async () => {

@@ -14,7 +14,7 @@ import { createSessionClient, type SessionClient, SessionCallError, watchSession
 import type { AgentSessionHandlers } from "../../src/restate/session-object.js";
 import type { SessionEventEnvelope } from "../../src/restate/session-events.js";
 import type { RunResult } from "../../src/restate/session-types.js";
-import type { AgentMessage } from "../../src/types/messages.js";
+import { textOf } from "../agent/helpers.js";
 
 let cluster: Cluster;
 let client: SessionClient;
@@ -47,12 +47,6 @@ async function adminQuery<Row>(query: string): Promise<Row[]> {
 	const response = await fetch(`${cluster.server.adminUrl}/query`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ query }) });
 	if (!response.ok) throw new Error(`admin query failed: ${response.status} ${await response.text()}`);
 	return ((await response.json()) as { rows: Row[] }).rows;
-}
-
-function textOf(message: AgentMessage | undefined): string {
-	const content = (message as { content?: string | { type: string; text?: string }[] } | undefined)?.content;
-	if (typeof content === "string") return content;
-	return (content ?? []).map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
 }
 
 beforeAll(async () => {

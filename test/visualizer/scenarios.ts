@@ -107,13 +107,9 @@ export async function flushed(inspector: AgentInspector): Promise<void> {
 
 const serviceParams = Type.Object({ service: Type.String() });
 
-/**
- * An `Agent` whose deploy tool needs a person's approval (`needsApproval`), asked to deploy two
- * services: each call waits in `awaiting-approval` until the test approves or rejects it.
- * `asked` resolves once both questions are out.
- */
-export function deployAgent(): { agent: Agent; asked: Promise<void> } {
-	const deploy: AgentTool<typeof serviceParams> = {
+/** A deploy tool that needs a person's approval (`needsApproval`) and answers "<service> deployed". */
+function deployTool(): AgentTool<typeof serviceParams> {
+	return {
 		name: "deploy",
 		label: "Deploy",
 		description: "Deploy a service to production.",
@@ -121,6 +117,15 @@ export function deployAgent(): { agent: Agent; asked: Promise<void> } {
 		needsApproval: true,
 		execute: async (_id, { service }) => ({ content: [{ type: "text", text: `${service} deployed` }], details: {} }),
 	};
+}
+
+/**
+ * An `Agent` whose deploy tool needs a person's approval (`needsApproval`), asked to deploy two
+ * services: each call waits in `awaiting-approval` until the test approves or rejects it.
+ * `asked` resolves once both questions are out.
+ */
+export function deployAgent(): { agent: Agent; asked: Promise<void> } {
+	const deploy = deployTool();
 	const scripted = createScriptedModel(
 		[{ content: [text("Deploying both."), toolCall("deploy", { service: "billing" }, "d1"), toolCall("deploy", { service: "search" }, "d2")] }, { content: "Billing is deployed; search was refused." }],
 		{ chunkSize: 8, delayMs: 2 },
@@ -142,14 +147,7 @@ export function deployAgent(): { agent: Agent; asked: Promise<void> } {
  * `call-1` (deploy billing), then loaded again as a new agent, as a second process would.
  */
 export async function loadedWaitingForApproval(): Promise<Agent> {
-	const deploy: AgentTool<typeof serviceParams> = {
-		name: "deploy",
-		label: "Deploy",
-		description: "Deploy a service to production.",
-		parameters: serviceParams,
-		needsApproval: true,
-		execute: async (_id, { service }) => ({ content: [{ type: "text", text: `${service} deployed` }], details: {} }),
-	};
+	const deploy = deployTool();
 	const store = createMemoryStore();
 	const first = createScriptedModel([{ content: [text("Deploying billing now."), toolCall("deploy", { service: "billing" }, "call-1")] }]);
 	const asking = new Agent({ initialState: { model: first.model, tools: [deploy] }, streamFn: first.streamFn, store, sessionId: "ops-7" });
