@@ -11,6 +11,7 @@ import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
+import { lateStore } from "./late-store.js";
 import { deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, textOf, thrownBy, watchEscapes } from "../agent/helpers.js";
 
 /** A tool that logs each run; `needsApproval` as given. */
@@ -334,18 +335,7 @@ describe("approval as a state", () => {
 			it(`a process may exit once ${decision}() resolved: a steer and a follow-up sent before it are stored too (${mode})`, async () => {
 				const inner = createMemoryStore();
 				// Every write lands a moment after it is handed over, as on a disk.
-				const later = () => new Promise((resolve) => setImmediate(resolve));
-				const store: AgentStore = {
-					load: (id) => inner.load(id),
-					saveSnapshot: async (id, snapshot) => {
-						await later();
-						await inner.saveSnapshot(id, snapshot);
-					},
-					appendJournal: async (id, entry) => {
-						await later();
-						await inner.appendJournal(id, entry);
-					},
-				};
+				const store = lateStore(inner);
 				const log: string[] = [];
 				const tools = [loggingTool("send", log, { needsApproval: true })];
 				const scripted = createScriptedModel([{ content: [toolCall("send", { to: "bob" }, "a")] }, { content: "done" }]);

@@ -10,10 +10,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
-import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
+import { createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import { makeTool, ok, textOf } from "../agent/helpers.js";
+import { lateStore } from "./late-store.js";
 
 const PROPERTY_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 40);
 const PROPERTY_SEED = Number(process.env["PROPERTY_SEED"] ?? Date.now() % 2 ** 31);
@@ -26,22 +27,6 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 	fc.record({ kind: fc.constant("approve" as const), call: fc.constantFrom(...CALLS) }),
 	fc.record({ kind: fc.constant("reject" as const), call: fc.constantFrom(...CALLS) }),
 );
-
-/** A store whose writes land a moment after they are handed over, as on a disk. */
-function lateStore(inner: AgentStore): AgentStore {
-	const later = () => new Promise((resolve) => setImmediate(resolve));
-	return {
-		load: (id, options) => inner.load(id, options),
-		saveSnapshot: async (id, snapshot) => {
-			await later();
-			await inner.saveSnapshot(id, snapshot);
-		},
-		appendJournal: async (id, entry) => {
-			await later();
-			await inner.appendJournal(id, entry);
-		},
-	};
-}
 
 describe("what a store holds once an awaited decision resolved", () => {
 	it("property: has every steering and follow-up message sent before it, and every decision made before it", async () => {
