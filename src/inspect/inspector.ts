@@ -291,10 +291,16 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	// that would have shown it, marked restored.
 	const restore = (actor: InspectableActorRef, rootId: string): void => {
 		const context = (snapshotNow(actor) as { context?: unknown } | undefined)?.context;
-		for (const { event, turn } of restoredEvents(context)) {
+		for (const { event, turn, streamed } of restoredEvents(context)) {
 			stats.seen++;
 			if (deltas) closeDeltas();
 			pending.push({ seq: ++seq, t: now(), event: { type: "@xstate.action", actorRef: actor, rootId, action: { type: "xstate.emit", params: { event } } }, restored: { turn } });
+			// What a reply streaming now had streamed, told as the delta record that would have carried it.
+			if (streamed && streamed.length > 0) {
+				let chars = 0;
+				for (const segment of streamed) chars += segment.text.length;
+				pending.push({ seq: ++seq, t: now(), deltas: { sessionId: actor.sessionId, count: 0, chars, segments: streamed, parts: [] } });
+			}
 		}
 	};
 

@@ -5,13 +5,21 @@
  * decides, so a viewer that only listened would show an empty conversation at exactly the
  * moment a person opens it.
  */
-import type { TurnPosition } from "./records.js";
+import type { DeltaSegment, TurnPosition } from "./records.js";
 
 /** An event re-told from the context, and the turn it starts (on `turn_start`). */
 export interface RestoredEvent {
 	event: { type: string; [key: string]: unknown };
 	turn?: TurnPosition | undefined;
+	/**
+	 * On the `message_start` of a reply still streaming: what had streamed by the attach, as the
+	 * delta text that brought it (the deltas after the attach go on from there).
+	 */
+	streamed?: DeltaSegment[] | undefined;
 }
+
+/** Characters of a streaming reply re-told at most (as much as one delta record carries). */
+export const MAX_RESTORED_STREAM_TEXT = 64_000;
 
 /** Messages re-told at most: the page shows the last few hundred entries anyway, and attach must stay cheap. */
 export const MAX_RESTORED_MESSAGES = 200;
@@ -39,7 +47,18 @@ interface CallLike {
 interface RestorableContext {
 	messages: MessageLike[];
 	runs?: number | undefined;
-	run?: { turn?: number | undefined; newMessages?: unknown[] | undefined; assistant?: unknown; batch?: { calls?: CallLike[] | undefined } | undefined } | undefined;
+	run?:
+		| {
+				turn?: number | undefined;
+				newMessages?: unknown[] | undefined;
+				assistant?: unknown;
+				/** The reply as it began (`stream.start`). */
+				partial?: MessageLike | undefined;
+				/** The call in flight; its `partial` is the reply as the last delta left it. */
+				stream?: { partial?: MessageLike | undefined } | undefined;
+				batch?: { calls?: CallLike[] | undefined } | undefined;
+		  }
+		| undefined;
 }
 
 function isRestorable(context: unknown): context is RestorableContext {
@@ -119,6 +138,9 @@ export function restoredEvents(context: unknown): RestoredEvent[] {
 		events.push(...messageEvents(message, args));
 	}
 	if (turn < currentTurn) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn: currentTurn } });
+	// A reply streaming now: its start, and what streamed so far (its deltas reached nobody here).
+	const streaming = run.assistant === undefined ? (run.stream?.partial ?? run.partial) : undefined;
+	if (streaming) events.push({ event: { type: "message_start", message: { ...streaming, content: [] } }, streamed: streamedSegments(streaming) });
 	for (const call of run.batch?.calls ?? []) {
 		if (!OPEN_STATUSES.has(call.status)) continue;
 		const base = { toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args ?? call.toolCall.arguments };
@@ -126,4 +148,26 @@ export function restoredEvents(context: unknown): RestoredEvent[] {
 		if (call.status === "awaiting-approval") events.push({ event: { type: "approval_requested", ...base, reason: call.approval?.reason } });
 	}
 	return events;
+}
+
+/**
+ * A streaming reply's content as the delta segments that would have brought it, read now: a
+ * provider grows its partial message in place, so what it holds later is not what it held at
+ * the attach.
+ */
+function streamedSegments(message: MessageLike): DeltaSegment[] {
+	const segments: DeltaSegment[] = [];
+	if (!Array.isArray(message.content)) return segments;
+	let left = MAX_RESTORED_STREAM_TEXT;
+	(message.content as { type?: unknown; text?: unknown; thinking?: unknown; arguments?: unknown }[]).forEach((block, contentIndex) => {
+		let segment: DeltaSegment | undefined;
+		if (block?.type === "text" && typeof block.text === "string") segment = { kind: "text", contentIndex, text: block.text };
+		else if (block?.type === "thinking" && typeof block.thinking === "string") segment = { kind: "thinking", contentIndex, text: block.thinking };
+		else if (block?.type === "toolCall") segment = { kind: "toolcall", contentIndex, text: JSON.stringify(block.arguments ?? {}) };
+		if (!segment || left <= 0) return;
+		segment.text = segment.text.slice(0, left);
+		left -= segment.text.length;
+		segments.push(segment);
+	});
+	return segments;
 }
