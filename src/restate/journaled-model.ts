@@ -19,7 +19,6 @@ import { AssistantMessageEventStream } from "../providers/event-stream.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEvent, StreamFn } from "../types/stream.js";
-import { describeError } from "../util/describe-error.js";
 import { modelStallText } from "../util/stall-watch.js";
 import type { JournalAwaiter } from "./journal-awaiter.js";
 import { storableSerde } from "./storable.js";
@@ -44,6 +43,8 @@ export interface ModelStepHost {
 	abortRun(): void;
 	/** A silent stream ends as an error after this long (ms; 0 disables). */
 	readonly streamIdleTimeoutMs: number;
+	/** The largest JSON a reply may journal (see `AgentSessionsOptions.maxStepBytes`). */
+	readonly maxStepBytes: number;
 }
 
 /**
@@ -142,10 +143,10 @@ export function journaledStreamFn(streamFn: StreamFn, host: ModelStepHost): Stre
 		const agentFacing = new AssistantMessageEventStream();
 		let ranHere = false;
 		const attemptEnded = host.ctx.request().attemptCompletedSignal;
-		const serde = storableSerde<ModelStepOutcome>((outcome, error) => ({
-			message: failedAssistantMessage(model, new Error(`The model's reply could not be stored: it is not JSON-serializable (${describeError(error)})`), false),
-			cancelled: outcome.cancelled,
-		}));
+		const serde = storableSerde<ModelStepOutcome>(
+			(outcome, why) => ({ message: failedAssistantMessage(model, new Error(`The model's reply could not be stored: ${why}`), false), cancelled: outcome.cancelled }),
+			host.maxStepBytes,
+		);
 		const run = async (): Promise<ModelStepOutcome> => {
 			ranHere = true;
 			const cancelSignal = host.cancelSignal;

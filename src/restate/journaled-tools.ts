@@ -15,8 +15,8 @@
  * attempt lost while the worker lives on (restate-server restarted, the connection dropped) is
  * retried elsewhere, where the call is answered as interrupted and the run goes on; the tool
  * still running here is told to stop, so "not run again" is not contradicted by a call that
- * goes on beside the run's later steps. A result that is not JSON is journaled as an error the
- * model reads (`storable.ts`), not retried.
+ * goes on beside the run's later steps. A result that is not JSON, or too large for a step, is
+ * journaled as an error the model reads (`storable.ts`), not retried.
  */
 import type { ObjectContext } from "@restatedev/restate-sdk";
 import { interruptedText } from "../durable/journal.js";
@@ -42,13 +42,15 @@ export interface ToolStepHost {
 	abortRun(): void;
 	/** The default time limit of a call (the agent's `toolTimeoutMs`; 0: none). */
 	readonly toolTimeoutMs: number;
+	/** The largest JSON a call's outcome may journal (see `AgentSessionsOptions.maxStepBytes`). */
+	readonly maxStepBytes: number;
 	/** Counts calls that actually ran here (`kind` says which); for the worker's own metrics. */
 	onToolRun?: ((toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
 }
 
-/** The error a call is answered with when its result cannot be journaled. */
-function unstorableResultText(toolName: string, error: unknown): string {
-	return `Tool "${toolName}" ran, but its result could not be stored: it is not JSON-serializable (${describeError(error)}). What the tool did has taken effect; its result is lost.`;
+/** The error a call is answered with when its result cannot be journaled (`why`: not JSON, or too large). */
+function unstorableResultText(toolName: string, why: string): string {
+	return `Tool "${toolName}" ran, but its result could not be stored: ${why}. What the tool did has taken effect; its result is lost.`;
 }
 
 /** Runs `execute` within its time limit, catching what it throws. */
@@ -83,7 +85,7 @@ async function runWithin(tool: AnyAgentTool, toolCallId: string, args: unknown, 
 export function journaledTool(tool: AnyAgentTool, host: ToolStepHost): AnyAgentTool {
 	const safe = tool.replay === "safe";
 	const timeoutMs = tool.timeoutMs ?? host.toolTimeoutMs;
-	const serde = storableSerde<ToolStepOutcome>((outcome, error) => ({ kind: "error", message: unstorableResultText(tool.name, error), cancelled: outcome.cancelled }));
+	const serde = storableSerde<ToolStepOutcome>((outcome, why) => ({ kind: "error", message: unstorableResultText(tool.name, why), cancelled: outcome.cancelled }), host.maxStepBytes);
 	const execute: AnyAgentTool["execute"] = async (toolCallId, args, signal, onUpdate) => {
 		const { ctx, awaiter } = host;
 		const attemptEnded = ctx.request().attemptCompletedSignal;

@@ -24,6 +24,7 @@ import { STATE_KEYS, type SessionWorkerSetup, type TurnCheckpoint, runSessionCom
 import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedMessage, QueuedResult, RejectInput, RunInProgress, RunResult, SessionState, StoredSnapshot } from "./session-types.js";
 import { checkDecisionInput, checkPromptInput, checkQueuedInput, deliverable } from "./session-input.js";
 import { describeSession } from "./session-view.js";
+import { DEFAULT_MAX_STEP_BYTES } from "./storable.js";
 
 /** Options of {@link createAgentSessions}. */
 export interface AgentSessionsOptions {
@@ -40,6 +41,17 @@ export interface AgentSessionsOptions {
 	events?: SessionEventSink | undefined;
 	/** This worker's name in events (default: the process id). */
 	worker?: string | undefined;
+	/**
+	 * The largest JSON, in bytes, one step may journal: a tool call's result, a model's reply
+	 * (default 8 MiB, a quarter of restate-server's default message size limit). A tool result
+	 * over it is answered with an error the model reads ("ran, but its result could not be
+	 * stored: its JSON is 17.0 MiB, over the 8 MiB ..."), a reply over it ends the turn as a failed
+	 * request. Without the cap, an entry over the server's limit makes Restate retry the call for
+	 * ever, and every later call of the session waits behind it. Keep it well under
+	 * `worker.invoker.message-size-limit`: a turn's checkpoint and the stored session carry the
+	 * results again (see docs/restate.md, Limits).
+	 */
+	maxStepBytes?: number | undefined;
 	/** Told when a tool call actually runs on this worker, or is answered as interrupted (metrics, tests). */
 	onToolRun?: ((sessionId: string, toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
 }
@@ -85,6 +97,8 @@ async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): 
  * restate.serve({ services: sessions.services, port: 9080 });
  */
 export function createAgentSessions(options: AgentSessionsOptions): AgentSessions {
+	const maxStepBytes = options.maxStepBytes ?? DEFAULT_MAX_STEP_BYTES;
+	if (!Number.isFinite(maxStepBytes) || maxStepBytes < 1024) throw new Error(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(options.maxStepBytes)})`);
 	if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== "function") {
 		throw new Error(`agentchart/restate: the Restate SDK needs Node 22 or newer (this is Node ${process.versions.node})`);
 	}
@@ -100,6 +114,7 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 		},
 		events: options.events,
 		worker: options.worker ?? `pid-${process.pid}`,
+		maxStepBytes,
 		onToolRun: options.onToolRun,
 	};
 	const exclusive = { explicitCancellation: true } as const;

@@ -63,6 +63,8 @@ export interface SessionWorkerSetup {
 	agentOptions(sessionId: string): AgentOptions;
 	events: SessionEventSink | undefined;
 	worker: string;
+	/** The largest JSON a tool result or model reply may journal (see `AgentSessionsOptions.maxStepBytes`). */
+	maxStepBytes: number;
 	onToolRun?: ((sessionId: string, toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
 }
 
@@ -150,6 +152,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		abortRun: () => agent?.abort(),
 		streamIdleTimeoutMs: base.streamIdleTimeoutMs ?? 120_000,
 		toolTimeoutMs: base.toolTimeoutMs ?? 180_000,
+		maxStepBytes: setup.maxStepBytes,
 		onToolRun: setup.onToolRun ? (toolName: string, toolCallId: string, kind: "ran" | "interrupted") => setup.onToolRun?.(ctx.key, toolName, toolCallId, kind) : undefined,
 	};
 	const tools = (base.initialState?.tools ?? []).map((tool: AnyAgentTool) => journaledTool(tool, host));

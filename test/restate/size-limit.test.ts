@@ -3,6 +3,9 @@
  * entry must fit it): the messages a call added are journaled once, in the stored snapshot, not
  * again beside it, so a call may add up to the limit, not half of it (docs/restate.md, Limits).
  * restate-server runs with the limit lowered to 4 MiB so that the test moves a few MiB, not 32.
+ * And a tool result over the worker's `maxStepBytes` (3 MiB here) is answered with an error the
+ * model reads instead of being journaled: over the server's limit, the call would be retried
+ * for ever and the session would take no further call.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
@@ -20,7 +23,7 @@ const saved = Object.fromEntries(Object.keys(LIMIT).map((name) => [name, process
 beforeAll(async () => {
 	Object.assign(process.env, LIMIT);
 	try {
-		cluster = await startCluster({ workers: 1 });
+		cluster = await startCluster({ workers: 1, env: { MAX_STEP_BYTES: String(3 * 1024 * 1024) } });
 	} finally {
 		for (const [name, value] of Object.entries(saved)) {
 			if (value === undefined) delete process.env[name];
@@ -44,4 +47,18 @@ it("stores a call that adds more than half the message size limit (its new messa
 	const state = await session.state();
 	expect(state.status).toBe("idle");
 	expect(state.messages.length).toBe(4);
+});
+
+it("answers a tool result over maxStepBytes with an error the model reads, and the session goes on", { timeout: 120_000 }, async () => {
+	const session = createSessionClient({ ingressUrl: cluster.ingressUrl }).session(`too-large-${Date.now()}`);
+	// 5 MiB: over the worker's 3 MiB cap and over the server's 4 MiB limit (journaled, it would be retried for ever).
+	const result = await session.prompt("dump:5120", { signal: AbortSignal.timeout(30_000) });
+	expect(result.status).toBe("idle");
+	expect(result.newMessages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+	const toolResult = result.newMessages[2] as { isError: boolean; content: { type: string; text?: string }[] };
+	expect(toolResult.isError).toBe(true);
+	expect(toolResult.content[0]?.text).toBe('Tool "dump" ran, but its result could not be stored: its JSON is 5.0 MiB, over the 3.0 MiB a step may journal (maxStepBytes). What the tool did has taken effect; its result is lost.');
+	const next = await session.prompt("hello", { signal: AbortSignal.timeout(30_000) });
+	expect(next.status).toBe("idle");
+	expect((await session.state()).messages.length).toBe(6);
 });

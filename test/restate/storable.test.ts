@@ -1,0 +1,40 @@
+/**
+ * What a step journals (`storable.ts`): JSON as the SDK would write it, or a small stand-in that
+ * says why the value could not be stored (not JSON, or over `maxStepBytes`), so that the step is
+ * never retried for it. The cluster tests (`size-limit.test.ts`, `robustness.test.ts`) check the
+ * same against a real restate-server.
+ */
+import { describe, expect, it } from "vitest";
+import { createAgentSessions } from "../../src/restate/index.js";
+import { DEFAULT_MAX_STEP_BYTES, storableSerde } from "../../src/restate/storable.js";
+
+type Outcome = { kind: "value"; value: unknown } | { kind: "error"; message: string };
+const serde = (maxBytes?: number) => storableSerde<Outcome>((_value, why) => ({ kind: "error", message: why }), maxBytes);
+const roundTrip = (maxBytes: number | undefined, value: Outcome) => {
+	const codec = serde(maxBytes);
+	return codec.deserialize(codec.serialize(value));
+};
+
+describe("storableSerde", () => {
+	it("journals JSON up to the cap as it is", () => {
+		const value: Outcome = { kind: "value", value: "x".repeat(2000) };
+		expect(roundTrip(4096, value)).toEqual(value);
+	});
+
+	it("journals a stand-in, with the sizes, for a value whose JSON is over the cap", () => {
+		expect(roundTrip(4096, { kind: "value", value: "x".repeat(5000) })).toEqual({ kind: "error", message: "its JSON is 5 KiB, over the 4 KiB a step may journal (maxStepBytes)" });
+		expect(roundTrip(undefined, { kind: "value", value: "x".repeat(DEFAULT_MAX_STEP_BYTES) })).toEqual({ kind: "error", message: "its JSON is 8.0 MiB, over the 8.0 MiB a step may journal (maxStepBytes)" });
+	});
+
+	it("journals a stand-in for a value that is not JSON", () => {
+		expect(roundTrip(undefined, { kind: "value", value: { rows: 12n } })).toEqual({ kind: "error", message: "it is not JSON-serializable (Do not know how to serialize a BigInt)" });
+	});
+});
+
+describe("createAgentSessions' maxStepBytes", () => {
+	it("refuses what is not a number of bytes, at least 1024", () => {
+		for (const bad of [0, 100, Number.NaN, Number.POSITIVE_INFINITY]) {
+			expect(() => createAgentSessions({ agent: () => ({}), maxStepBytes: bad })).toThrow(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(bad)})`);
+		}
+	});
+});
