@@ -39,9 +39,21 @@ export function toolPrefixFor(server: string, configured: string | false | undef
  * agentToolName("fs__", "files/read.v2");         // "fs__files_read_v2"
  */
 export function agentToolName(prefix: string, mcpName: string): string {
+	const cleaned = `${prefix}${mcpName}`.replace(INVALID_CHARACTERS, "_") || "_";
+	return cleaned.length <= MAX_TOOL_NAME_LENGTH ? cleaned : hashedAgentToolName(prefix, mcpName);
+}
+
+/**
+ * The name with an 8-character hash of the full name at its end (cut to fit): for a name too
+ * long, and for a tool whose cleaned name another tool of the same server already has
+ * (`a.b` and `a_b`), which no `toolPrefix` could tell apart. Stable from run to run.
+ *
+ * @example
+ * hashedAgentToolName("fs__", "a.b"); // "fs__a_b_" followed by 8 hex digits
+ */
+export function hashedAgentToolName(prefix: string, mcpName: string): string {
 	const full = `${prefix}${mcpName}`;
 	const cleaned = full.replace(INVALID_CHARACTERS, "_") || "_";
-	if (cleaned.length <= MAX_TOOL_NAME_LENGTH) return cleaned;
 	const hash = createHash("sha256").update(full).digest("hex").slice(0, 8);
 	return `${cleaned.slice(0, MAX_TOOL_NAME_LENGTH - hash.length - 1)}_${hash}`;
 }

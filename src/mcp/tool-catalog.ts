@@ -1,5 +1,5 @@
 import { toolSchemaIssues } from "../tools/tool-schema.js";
-import { agentToolName } from "./names.js";
+import { agentToolName, hashedAgentToolName } from "./names.js";
 import { createMcpAgentTool, type McpAgentTool, type McpToolCaller } from "./tool-adapter.js";
 import type { McpProblem, McpToolInfo } from "./types.js";
 
@@ -67,7 +67,10 @@ export class McpToolCatalog {
 					});
 					continue;
 				}
-				const name = agentToolName(source.prefix, info.name);
+				let name = agentToolName(source.prefix, info.name);
+				// Two tools of this server whose names differ only in characters the model APIs
+				// refuse: no toolPrefix can tell them apart, so the later one gets a hashed name.
+				if (owners.get(name) === server) name = hashedAgentToolName(source.prefix, info.name);
 				const key = `${server}\u0000${info.name}\u0000${name}`;
 				const cached = this.entryFor(key, source, info, name);
 				nextCache.set(key, cached);

@@ -120,10 +120,23 @@ function sanitizeText(text: string): string {
 	return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 }
 
-function imageBlock(image: ImageContent): ImageBlockParam {
+/**
+ * The only image formats the Messages API takes. Any other (an MCP tool's SVG chart, a BMP
+ * screenshot) gets a 400 for the whole request, and since the image stays in the transcript,
+ * for every request after it: such an image is replaced by a note instead.
+ */
+const acceptedImageTypes: ReadonlySet<string> = new Set<Base64ImageSource["media_type"]>(["image/jpeg", "image/png", "image/gif", "image/webp"]);
+
+/** The API's spelling of a MIME type: lower case, and `image/jpeg` for the common `image/jpg`. */
+function apiImageType(mimeType: string): string {
+	const type = mimeType.trim().toLowerCase();
+	return type === "image/jpg" ? "image/jpeg" : type;
+}
+
+function imageBlock(image: ImageContent, mediaType: string): ImageBlockParam {
 	return {
 		type: "image",
-		source: { type: "base64", media_type: image.mimeType as Base64ImageSource["media_type"], data: image.data },
+		source: { type: "base64", media_type: mediaType as Base64ImageSource["media_type"], data: image.data },
 	};
 }
 
@@ -133,10 +146,12 @@ function userContentBlocks(content: (TextContent | ImageContent)[], model: Model
 	for (const part of content) {
 		if (part.type === "text") {
 			if (part.text.trim() !== "") blocks.push({ type: "text", text: sanitizeText(part.text) });
-		} else if (acceptsImages) {
-			blocks.push(imageBlock(part));
-		} else {
+		} else if (!acceptsImages) {
 			blocks.push({ type: "text", text: "(image omitted: this model does not accept images)" });
+		} else if (acceptedImageTypes.has(apiImageType(part.mimeType))) {
+			blocks.push(imageBlock(part, apiImageType(part.mimeType)));
+		} else {
+			blocks.push({ type: "text", text: `(image omitted: Anthropic does not accept ${sanitizeText(part.mimeType)} images, only JPEG, PNG, GIF and WebP)` });
 		}
 	}
 	return blocks;

@@ -22,15 +22,15 @@ import {
 import { buildAnthropicRequest, interleavedThinkingBeta } from "./anthropic-request.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
 import { calculateCost } from "./models.js";
-import { parseFinalArguments, parseStreamingArguments } from "./partial-json.js";
+import { StreamingArguments } from "./partial-json.js";
 import { watchForStall } from "../util/stall-watch.js";
 
 /** Where a provider content block lives in the partial message, plus tool-call scratch. */
 interface OpenBlock {
 	contentIndex: number;
 	kind: "text" | "thinking" | "toolCall";
-	/** The tool call's JSON text so far. */
-	json: string;
+	/** The tool call's arguments so far. */
+	arguments?: StreamingArguments;
 }
 
 interface StopOutcome {
@@ -132,25 +132,25 @@ class AnthropicStreamReader {
 		switch (block.type) {
 			case "text":
 				content.push({ type: "text", text: "" });
-				this.openBlocks.set(index, { contentIndex, kind: "text", json: "" });
+				this.openBlocks.set(index, { contentIndex, kind: "text" });
 				this.stream.push({ type: "text_start", contentIndex, partial });
 				if (block.text) this.appendText(contentIndex, block.text);
 				break;
 			case "thinking":
 				content.push({ type: "thinking", thinking: "", thinkingSignature: block.signature ?? "" });
-				this.openBlocks.set(index, { contentIndex, kind: "thinking", json: "" });
+				this.openBlocks.set(index, { contentIndex, kind: "thinking" });
 				this.stream.push({ type: "thinking_start", contentIndex, partial });
 				if (block.thinking) this.appendThinking(contentIndex, block.thinking);
 				break;
 			case "redacted_thinking":
 				// The opaque payload travels in thinkingSignature so it can be sent back unchanged.
 				content.push({ type: "thinking", thinking: "[Reasoning redacted]", thinkingSignature: block.data, redacted: true });
-				this.openBlocks.set(index, { contentIndex, kind: "thinking", json: "" });
+				this.openBlocks.set(index, { contentIndex, kind: "thinking" });
 				this.stream.push({ type: "thinking_start", contentIndex, partial });
 				break;
 			case "tool_use":
 				content.push({ type: "toolCall", id: block.id, name: block.name, arguments: {} });
-				this.openBlocks.set(index, { contentIndex, kind: "toolCall", json: "" });
+				this.openBlocks.set(index, { contentIndex, kind: "toolCall", arguments: new StreamingArguments() });
 				this.stream.push({ type: "toolcall_start", contentIndex, partial });
 				break;
 			default:
@@ -176,9 +176,8 @@ class AnthropicStreamReader {
 			}
 			case "input_json_delta": {
 				const part = this.output.content[block.contentIndex];
-				if (part?.type !== "toolCall") break;
-				block.json += delta.partial_json;
-				part.arguments = parseStreamingArguments(block.json, part.arguments);
+				if (part?.type !== "toolCall" || !block.arguments) break;
+				part.arguments = block.arguments.append(delta.partial_json);
 				this.stream.push({
 					type: "toolcall_delta",
 					contentIndex: block.contentIndex,
@@ -218,7 +217,7 @@ class AnthropicStreamReader {
 		} else if (part?.type === "thinking") {
 			this.stream.push({ type: "thinking_end", contentIndex, content: part.thinking, partial });
 		} else if (part?.type === "toolCall") {
-			part.arguments = parseFinalArguments(block.json);
+			part.arguments = block.arguments?.final() ?? {};
 			this.stream.push({ type: "toolcall_end", contentIndex, toolCall: part, partial });
 		}
 	}

@@ -21,6 +21,11 @@ export interface ServerSentEventOptions {
 	idleTimeoutMs: number;
 	/** Where the limit came from, for the message (default "timeoutMs"). */
 	idleTimeoutSource?: string;
+	/**
+	 * Counts the characters scanned for line ends: what reading a body costs, each character about
+	 * once however the body is split (`test/providers/probe-large-tool-arguments.test.ts`).
+	 */
+	counters?: { scanned: number } | undefined;
 }
 
 class StallError extends OpenAIStreamError {}
@@ -79,6 +84,8 @@ export async function* readServerSentEvents(
 	let dataLines: string[] = [];
 	let eventName: string | undefined;
 	let dispatched = 0;
+	/** The buffer ends with a \r that may be the first half of a \r\n split across chunks. */
+	let heldCarriageReturn = false;
 
 	const takeEvent = (): ServerSentEvent | undefined => {
 		const event = dataLines.length > 0 ? { ...(eventName ? { event: eventName } : {}), data: dataLines.join("\n") } : undefined;
@@ -115,18 +122,30 @@ export async function* readServerSentEvents(
 				throw error;
 			}
 			if (result.done) break;
-			buffer += decoder.decode(result.value, { stream: true });
+			const text = decoder.decode(result.value, { stream: true });
+			buffer += text;
+			// A long event (a tool call's arguments sent whole) arrives in many chunks: scan only
+			// when one brought a line end or completes a held-back \r, so the pending text is
+			// scanned once per line rather than once per chunk (rescanning made a 4 MB event take
+			// 6 s). Looking at the buffer itself would flatten it, which costs as much as a scan.
+			if (!heldCarriageReturn && !/[\r\n]/.test(text)) continue;
+			heldCarriageReturn = false;
 			let start = 0;
-			for (let i = 0; i < buffer.length; i++) {
+			let i = 0;
+			for (; i < buffer.length; i++) {
 				const char = buffer[i];
 				if (char !== "\n" && char !== "\r") continue;
 				// A \r at the very end may be the first half of \r\n: wait for the next bytes.
-				if (char === "\r" && i === buffer.length - 1) break;
+				if (char === "\r" && i === buffer.length - 1) {
+					heldCarriageReturn = true;
+					break;
+				}
 				const event = processLine(buffer.slice(start, i));
 				if (char === "\r" && buffer[i + 1] === "\n") i++;
 				start = i + 1;
 				if (event) yield event;
 			}
+			if (options.counters) options.counters.scanned += Math.min(i + 1, buffer.length);
 			buffer = buffer.slice(start);
 		}
 		buffer += decoder.decode();

@@ -17,7 +17,7 @@ import type { AssistantMessageEventStream } from "./event-stream.js";
 import { calculateCost } from "./models.js";
 import type { ResolvedOpenAICompat } from "./openai-compat.js";
 import { OpenAIStreamError } from "./openai-errors.js";
-import { parseFinalArguments, parseStreamingArguments } from "./partial-json.js";
+import { StreamingArguments } from "./partial-json.js";
 
 type Json = Record<string, unknown>;
 
@@ -43,10 +43,10 @@ function count(value: unknown): number {
 	return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }
 
-/** A tool call being streamed: where it lives in the message, and its JSON text so far. */
+/** A tool call being streamed: where it lives in the message, and its arguments so far. */
 interface ToolCallState {
 	contentIndex: number;
-	json: string;
+	arguments: StreamingArguments;
 	/** The id the server used, for matching later deltas (the message may hold a uniquified one). */
 	serverId?: string;
 }
@@ -174,7 +174,7 @@ export class OpenAIChunkReader {
 			else if (part.type === "thinking") this.stream.push({ type: "thinking_end", contentIndex, content: part.thinking, partial });
 			else {
 				const state = this.toolCalls.find((call) => call.contentIndex === contentIndex);
-				if (state) part.arguments = parseFinalArguments(state.json);
+				if (state) part.arguments = state.arguments.final();
 				this.stream.push({ type: "toolcall_end", contentIndex, toolCall: part, partial });
 			}
 		});
@@ -253,7 +253,7 @@ export class OpenAIChunkReader {
 		// Results are paired with calls by id, so two calls must never share one.
 		if (content.some((part) => part.type === "toolCall" && part.id === messageId)) messageId = `${messageId}_${contentIndex}`;
 		content.push({ type: "toolCall", id: messageId, name: name ?? "", arguments: {} });
-		const state: ToolCallState = { contentIndex, json: "", ...(id ? { serverId: id } : {}) };
+		const state: ToolCallState = { contentIndex, arguments: new StreamingArguments(), ...(id ? { serverId: id } : {}) };
 		this.toolCalls.push(state);
 		if (streamIndex !== undefined) this.toolCallsByIndex.set(streamIndex, state);
 		if (id) this.toolCallsById.set(id, state);
@@ -279,13 +279,12 @@ export class OpenAIChunkReader {
 		let fragment = "";
 		if (typeof args === "string") {
 			fragment = args;
-			state.json += args;
+			part.arguments = state.arguments.append(args);
 		} else if (asRecord(args)) {
 			// Some servers send the arguments as an object, complete, instead of JSON text.
 			fragment = JSON.stringify(args);
-			state.json = fragment;
+			part.arguments = state.arguments.replace(fragment);
 		}
-		if (fragment !== "") part.arguments = parseStreamingArguments(state.json, part.arguments);
 		this.stream.push({ type: "toolcall_delta", contentIndex: state.contentIndex, delta: fragment, partial: this.output });
 	}
 

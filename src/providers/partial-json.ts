@@ -33,6 +33,62 @@ export function parseStreamingArguments(json: string, fallback: Arguments = {}):
 	}
 }
 
+/** Up to this many characters, the arguments are read again on every fragment. */
+const eagerReadChars = 2048;
+
+/**
+ * The arguments of one tool call while they stream: the JSON text so far and the best
+ * reading of it, for `partial` (a UI's preview).
+ *
+ * Reading the whole text again on every fragment costs O(n²) over a call: a 100 KB file
+ * written through a tool, in the 8-byte fragments models stream, took 13 s of CPU and
+ * blocked the event loop for a second at a time. So past the first 2 KB the text is read
+ * again only once it grew by an eighth since the last reading: linear work over the call,
+ * and a preview that lags the text by at most an eighth. The final arguments are always
+ * read from the whole text.
+ *
+ * @example
+ * const args = new StreamingArguments();
+ * args.append('{"path":"src/ma'); // { path: "src/ma" }
+ * args.append('in.ts"}');         // { path: "src/main.ts" }
+ * args.final();                   // { path: "src/main.ts" }
+ */
+export class StreamingArguments {
+	#text = "";
+	#readLength = 0;
+	#reading: Arguments = {};
+
+	/** The JSON text so far. */
+	get json(): string {
+		return this.#text;
+	}
+
+	/** Adds a fragment and returns the best reading so far. */
+	append(fragment: string): Arguments {
+		if (fragment === "") return this.#reading;
+		this.#text += fragment;
+		const length = this.#text.length;
+		if (length <= eagerReadChars || length - this.#readLength >= this.#readLength / 8) {
+			this.#readLength = length;
+			this.#reading = parseStreamingArguments(this.#text, this.#reading);
+		}
+		return this.#reading;
+	}
+
+	/** Replaces the whole text (a server that sends the arguments complete, as an object) and returns its reading. */
+	replace(text: string): Arguments {
+		this.#text = text;
+		this.#readLength = text.length;
+		this.#reading = parseStreamingArguments(text, this.#reading);
+		return this.#reading;
+	}
+
+	/** The final arguments: see {@link parseFinalArguments}. */
+	final(): Arguments {
+		return parseFinalArguments(this.#text);
+	}
+}
+
 /**
  * The final arguments of a tool call: exactly `JSON.parse` of the complete text, `{}` for an
  * empty input. Text that is not valid JSON (a call cut off by the output limit) gets the

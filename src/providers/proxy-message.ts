@@ -6,7 +6,7 @@
 import { emptyUsage, type TextContent, type ThinkingContent, type ToolCall, type Usage } from "../types/content.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { AssistantMessageEvent } from "../types/stream.js";
-import { parseFinalArguments, parseStreamingArguments } from "./partial-json.js";
+import { StreamingArguments } from "./partial-json.js";
 import { ProxyStreamError, type ProxyAssistantMessageEvent } from "./proxy-events.js";
 
 type Block = TextContent | ThinkingContent | ToolCall;
@@ -41,10 +41,10 @@ function usageOf(value: unknown, current: Usage): Usage {
  */
 export class ProxyMessageBuilder {
 	/**
-	 * Each open tool call's JSON text so far, by content index. Kept beside the message, not in
-	 * it, so the text never ends up in a stored message or in an error's partial content.
+	 * Each open tool call's arguments so far, by content index. Kept beside the message, not in
+	 * it, so the JSON text never ends up in a stored message or in an error's partial content.
 	 */
-	private readonly toolCallJson = new Map<number, string>();
+	private readonly toolCallJson = new Map<number, StreamingArguments>();
 
 	constructor(readonly message: AssistantMessage) {}
 
@@ -82,20 +82,23 @@ export class ProxyMessageBuilder {
 			}
 			case "toolcall_start":
 				this.place({ type: "toolCall", id: event.id, name: event.toolName, arguments: {} }, event.contentIndex, event.type, eventNumber);
-				this.toolCallJson.set(event.contentIndex, "");
+				this.toolCallJson.set(event.contentIndex, new StreamingArguments());
 				return { type: "toolcall_start", contentIndex: event.contentIndex, partial };
 			case "toolcall_delta": {
 				const block = this.block("toolCall", event.contentIndex, event.type, eventNumber);
-				const json = (this.toolCallJson.get(event.contentIndex) ?? "") + event.delta;
-				this.toolCallJson.set(event.contentIndex, json);
-				block.arguments = parseStreamingArguments(json, block.arguments);
+				let json = this.toolCallJson.get(event.contentIndex);
+				if (!json) {
+					json = new StreamingArguments();
+					this.toolCallJson.set(event.contentIndex, json);
+				}
+				block.arguments = json.append(event.delta);
 				return { type: "toolcall_delta", contentIndex: event.contentIndex, delta: event.delta, partial };
 			}
 			case "toolcall_end": {
 				const block = this.block("toolCall", event.contentIndex, event.type, eventNumber);
 				const json = this.toolCallJson.get(event.contentIndex);
 				// A call without deltas keeps the arguments it started with ({}), as a provider's would.
-				if (json !== undefined) block.arguments = parseFinalArguments(json);
+				if (json !== undefined) block.arguments = json.final();
 				this.toolCallJson.delete(event.contentIndex);
 				return { type: "toolcall_end", contentIndex: event.contentIndex, toolCall: block, partial };
 			}
