@@ -497,6 +497,7 @@ export class Agent {
 		const machine = this.#commandableMachine();
 		this.#steeringMode = mode;
 		if (machine) this.#sendCommand(machine, { type: "queue.mode", queue: "steering", mode });
+		else this.#saveQueuesChangedIdle();
 	}
 
 	/** Follow-up queue mode. @example agent.followUpMode = "all"; */
@@ -508,6 +509,7 @@ export class Agent {
 		const machine = this.#commandableMachine();
 		this.#followUpMode = mode;
 		if (machine) this.#sendCommand(machine, { type: "queue.mode", queue: "followUp", mode });
+		else this.#saveQueuesChangedIdle();
 	}
 
 	/**
@@ -548,6 +550,7 @@ export class Agent {
 		const machine = this.#commandableMachine();
 		this.#steering = [];
 		if (machine) this.#sendCommand(machine, { type: "queue.clear", queue: "steering" });
+		else this.#saveQueuesChangedIdle();
 	}
 
 	/** @example agent.clearFollowUpQueue(); */
@@ -555,6 +558,7 @@ export class Agent {
 		const machine = this.#commandableMachine();
 		this.#followUps = [];
 		if (machine) this.#sendCommand(machine, { type: "queue.clear", queue: "followUp" });
+		else this.#saveQueuesChangedIdle();
 	}
 
 	/** @example agent.clearAllQueues(); */
@@ -1086,6 +1090,8 @@ export class Agent {
 		this.#steering = [];
 		this.#followUps = [];
 		this.#machine?.send({ type: "reset" });
+		// With a store: a cleared session must not come back, queued messages and all, after a restart.
+		this.#saveSoon();
 	}
 
 	/**
@@ -1210,6 +1216,15 @@ export class Agent {
 		this.#sentCommands.push({ seq, command });
 		machine.send({ ...command, seq });
 		this.#saveSoon();
+	}
+
+	/**
+	 * A queue or a queue mode changed while no machine holds them (between runs): the agent's own
+	 * copy is what a snapshot stores, so it is saved as a command through the machine would be.
+	 * Not after `dispose()`: a disposed agent keeps its queues readable, it no longer writes.
+	 */
+	#saveQueuesChangedIdle(): void {
+		if (!this.#disposed) this.#saveSoon();
 	}
 
 	/** With a store: the session is saved once the step in progress is over. */
@@ -1650,6 +1665,8 @@ export class Agent {
 		if (event.type === "auto_compaction_end" && event.reason === "manual") {
 			void delivery.then(() => {
 				run.endMachine();
+				// The journal does not carry a compaction: with a store, the compacted transcript is saved.
+				if (event.result) this.#saveSoon();
 				if (event.result) run.compaction?.resolve(event.result);
 				else run.compaction?.reject(new Error(event.errorMessage ?? (event.aborted ? "Compaction aborted" : "Compaction failed")));
 			});

@@ -39,6 +39,9 @@ const compactionPromise = fromPromise<CompactionOutput, CompactionActorInput | R
 				idleTimeoutMs: input.idleTimeoutMs,
 			});
 	if (combined.aborted) throw new Error("Compaction aborted");
+	// The summary replaces the history for good: an empty one (a summariser whose model answered
+	// nothing) would lose it silently. The default summariser refuses that too.
+	if (typeof summary !== "string" || summary.trim() === "") throw new Error("Summarization failed: summarize() returned no text");
 	const summaryMessage: CompactionSummaryMessage = {
 		role: "compactionSummary",
 		summary,

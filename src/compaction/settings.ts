@@ -8,7 +8,7 @@ export interface CompactionSettings {
 	reserveTokens?: number | undefined;
 	/** Tokens of recent conversation kept verbatim. */
 	keepRecentTokens?: number | undefined;
-	/** Replaces the model call that writes the summary. */
+	/** Replaces the model call that writes the summary. An empty summary fails the compaction (the history stays). */
 	summarize?: ((request: SummarizeRequest) => Promise<string>) | undefined;
 }
 

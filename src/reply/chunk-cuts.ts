@@ -150,7 +150,30 @@ export function findCut(window: CutWindow, settings: CutSettings): Cut | undefin
 		// Too little room to reopen the fence here: end the chunk before the fence instead.
 		if (span.start >= shortest && !blankBefore(span.start)) return plain(span.start, "newline");
 	}
-	return { type: "hard", text: cleanChunk(text.slice(0, limit)), at: limit };
+	const at = wholeCharacterCut(text, limit);
+	return { type: "hard", text: cleanChunk(text.slice(0, at)), at };
+}
+
+/**
+ * Moves a cut at `at` off the middle of a surrogate pair (an emoji, a CJK extension character):
+ * each half alone is not text, and a channel shows it as "\uFFFD" or rejects the message. The cut
+ * moves back a code unit, or forward past the pair when the chunk would otherwise be empty
+ * (`maxChars` 1: one whole character is the smallest chunk there is).
+ *
+ * @example
+ * wholeCharacterCut("a😀b", 2); // 1: before the emoji, not between its halves
+ */
+export function wholeCharacterCut(text: string, at: number): number {
+	if (at <= 0 || at >= text.length || !isHighSurrogate(text.charCodeAt(at - 1)) || !isLowSurrogate(text.charCodeAt(at))) return at;
+	return at - 1 > 0 ? at - 1 : at + 1;
+}
+
+function isHighSurrogate(code: number): boolean {
+	return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+	return code >= 0xdc00 && code <= 0xdfff;
 }
 
 function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChars: number): FenceCut | undefined {
@@ -162,7 +185,7 @@ function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChar
 	const budget = maxChars - closeLine.length - 1;
 	if (budget <= contentStart || budget < shortest) return undefined;
 	const newline = text.lastIndexOf("\n", budget);
-	const at = newline > contentStart ? newline : budget;
+	const at = newline > contentStart ? newline : wholeCharacterCut(text, budget);
 	return {
 		type: "fence",
 		text: `${cleanChunk(text.slice(0, at))}\n${closeLine}`,

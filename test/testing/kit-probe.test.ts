@@ -1,5 +1,5 @@
 /**
- * What an outside probe of the kit found (scratch/probe-kit/REPORT.md), each held here: your
+ * What an outside probe of the kit found, each held here: your
  * own console.warn is printed, not reported; a queue your code clears on purpose is not a loss; fuzzAgent hears a throwing listener and
  * transformContext as exploreAgent does; a `calls` entry naming no tool, a path the walk cannot
  * follow and nonsensical fuzz options are refused rather than passed.

@@ -47,14 +47,19 @@ export function emitCompactionStart(context: Ctx, enqueue: Enqueue): void {
 	enqueue.emit({ type: "auto_compaction_start", reason: context.run?.compactionReason ?? "manual" });
 }
 
-/** The compacted transcript replaces the old one. */
+/**
+ * The compacted transcript replaces the old one. The new transcript goes out before
+ * `auto_compaction_end`, so that a consumer mirroring it (the Agent's `state.messages`) holds it
+ * when the end reaches the listeners: one that saves the session or measures the context there
+ * sees the compacted transcript, as the end's `result` describes it.
+ */
 export function applyCompaction(context: Ctx, output: CompactionOutput | undefined, enqueue: Enqueue): void {
 	if (!output) return;
 	const reason = context.run?.compactionReason ?? "manual";
 	enqueue.assign({ messages: output.messages, lastCompaction: output.result });
 	if (context.run) enqueue.assign({ run: patchRun(context.run, { compactionReason: undefined }) });
-	enqueue.emit({ type: "auto_compaction_end", reason, result: output.result, aborted: false, willRetry: reason === "overflow" });
 	enqueue.emit({ type: "agentchart.transcript", messages: output.messages });
+	enqueue.emit({ type: "auto_compaction_end", reason, result: output.result, aborted: false, willRetry: reason === "overflow" });
 }
 
 export function emitCompactionFailed(context: Ctx, error: unknown, enqueue: Enqueue): void {

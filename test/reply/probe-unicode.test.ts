@@ -1,0 +1,79 @@
+/**
+ * A block cut under size pressure never falls between the two halves of a surrogate pair
+ * (emoji, CJK extension characters): a half alone is not text, and a channel shows it as "�"
+ * or rejects the message (found by an outside probe).
+ */
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { BlockChunker } from "../../src/reply/block-chunker.js";
+import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+
+/** True when the text holds half a surrogate pair. */
+function hasLoneSurrogate(text: string): boolean {
+	return /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+}
+
+describe("chunks of text made of characters outside the BMP", () => {
+	it("a hard cut of an unbroken run of emoji ends before a pair, never inside it", () => {
+		const text = `a${"😀".repeat(20)}`;
+		const chunker = new BlockChunker({ minChars: 5, maxChars: 11 });
+		chunker.append(text);
+		const chunks = chunker.drain({ force: true }).map((chunk) => chunk.text);
+		expect(chunks.length).toBeGreaterThan(1);
+		for (const chunk of chunks) {
+			expect(hasLoneSurrogate(chunk)).toBe(false);
+			expect(chunk.length).toBeLessThanOrEqual(11);
+		}
+		expect(chunks.join("")).toBe(text);
+	});
+
+	it("a streaming drain under maxChars pressure cuts whole characters too", () => {
+		const chunker = new BlockChunker({ minChars: 4, maxChars: 9 });
+		const emitted: string[] = [];
+		for (const piece of `x${"𠀀".repeat(30)}`) {
+			chunker.append(piece);
+			emitted.push(...chunker.drain({ force: false }).map((chunk) => chunk.text));
+		}
+		emitted.push(...chunker.drain({ force: true }).map((chunk) => chunk.text));
+		for (const chunk of emitted) expect(hasLoneSurrogate(chunk)).toBe(false);
+		expect(emitted.join("")).toBe(`x${"𠀀".repeat(30)}`);
+	});
+
+	it("a fenced block cut inside a line without a break keeps its characters whole", () => {
+		const body = `b${"🎉".repeat(40)}`;
+		const chunker = new BlockChunker({ minChars: 1, maxChars: 30 });
+		chunker.append(`\`\`\`\n${body}\n\`\`\``);
+		const chunks = chunker.drain({ force: true }).map((chunk) => chunk.text);
+		expect(chunks.length).toBeGreaterThan(1);
+		for (const chunk of chunks) {
+			expect(hasLoneSurrogate(chunk)).toBe(false);
+			expect(chunk.length).toBeLessThanOrEqual(30);
+		}
+		const inside = chunks.map((chunk) => chunk.replace(/^```\n/, "").replace(/\n```$/, "")).join("");
+		expect(inside).toBe(body);
+	});
+
+	it("with maxChars 1, a chunk is one whole character", () => {
+		const chunker = new BlockChunker({ minChars: 1, maxChars: 1 });
+		chunker.append("😀😀");
+		expect(chunker.drain({ force: true }).map((chunk) => chunk.text)).toEqual(["😀", "😀"]);
+	});
+
+	it("block replies of an agent's long emoji reply are each valid text, in order, nothing lost", async () => {
+		const reply = `Done ${"✅🚀".repeat(300)}`;
+		// Deltas of 3 code units: most of them end in the middle of a pair.
+		const scripted = createScriptedModel([{ content: reply, chunkSize: 3 }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const blocks: string[] = [];
+		const replies = subscribeReplies(agent, {
+			blockReplyChunking: { minChars: 40, maxChars: 101 },
+			onBlockReply: (payload) => void blocks.push(payload.text ?? ""),
+		});
+		await agent.prompt("report");
+		replies.unsubscribe();
+		expect(blocks.length).toBeGreaterThan(5);
+		for (const block of blocks) expect(hasLoneSurrogate(block)).toBe(false);
+		expect(blocks.join("").replace(/\s/g, "")).toBe(reply.replace(/\s/g, ""));
+	});
+});
