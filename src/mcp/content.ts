@@ -55,6 +55,8 @@ function mapBlock(block: unknown, out: (TextContent | ImageContent)[], details: 
 		const data = text(block["data"]);
 		const mimeType = text(block["mimeType"]);
 		if (data !== undefined && mimeType !== undefined) out.push({ type: "image", data, mimeType });
+		// A server bug, but the model must not read an empty result as "nothing there".
+		else out.push({ type: "text", text: `[image without ${data === undefined ? "data" : "a MIME type"}, not shown]` });
 		return;
 	}
 	if (type === "audio") {

@@ -49,6 +49,14 @@ describe("content mapping", () => {
 		expect(result.content).toEqual([{ type: "text", text: '[unsupported MCP content of type "hologram"]' }]);
 	});
 
+	it("says so for an image it cannot pass on (no MIME type, no data) instead of dropping it", () => {
+		const { result } = mapCallToolResult({ content: [{ type: "image", data: "iVBORw0KGgo=" }, { type: "image", mimeType: "image/png" }] }, "s", "t");
+		expect(result.content).toEqual([
+			{ type: "text", text: "[image without a MIME type, not shown]" },
+			{ type: "text", text: "[image without data, not shown]" },
+		]);
+	});
+
 	it("shows structuredContent as JSON when the result has no content", () => {
 		const { result, isError } = mapCallToolResult({ content: [], structuredContent: { sum: 3 } }, "s", "t");
 		expect(result.content).toEqual([{ type: "text", text: '{"sum":3}' }]);
