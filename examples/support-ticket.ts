@@ -19,9 +19,8 @@
  * Run it: `npx tsx examples/support-ticket.ts`.
  */
 import { type ActorRefFrom, assign, createActor, fromCallback, sendTo, setup } from "xstate";
-import { agentMachine } from "../src/machines/agent-machine.js";
-import type { AgentMachineInput } from "../src/machines/types.js";
-import type { AgentMessage, AssistantMessage, UserMessage } from "../src/types/messages.js";
+import type { AgentMachineInput, AgentMessage, AssistantMessage, UserMessage } from "agentchart";
+import { agentMachine } from "agentchart/machine";
 
 /** The agent child, as the adapter sees it. */
 export type AgentChild = ActorRefFrom<typeof agentMachine>;
@@ -195,7 +194,7 @@ export const supportTicketMachine = setup({
 });
 
 async function demo(): Promise<void> {
-	const { createScriptedModel, toolCall } = await import("../src/providers/scripted.js");
+	const { createScriptedModel, toolCall } = await import("agentchart");
 	const scripted = createScriptedModel(
 		[{ content: [toolCall("lookup_order", { id: "A-17" })] }, { content: "Your order A-17 ships tomorrow." }],
 		{ chunkSize: 8, delayMs: 5 },

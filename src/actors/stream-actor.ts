@@ -151,7 +151,13 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 		finish(message);
 	};
 	void run();
-	return release;
+	// Stopped before its reply ended (the state that invoked it was left, or a parent machine
+	// stopped): the request must not outlive the actor, streaming tokens nobody reads and holding
+	// its connection open. Its signal aborts, as a tool call's does when its batch is stopped.
+	return () => {
+		if (!reading.stopped) input.abort.cancelCall(call, input.abort.signal.reason);
+		release();
+	};
 });
 
 /**

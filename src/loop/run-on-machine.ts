@@ -12,8 +12,31 @@ import type { StreamFn } from "../types/stream.js";
 import type { AgentEventSink, AgentLoopConfig } from "./agent-loop.js";
 import { type EventSink, SinkDelivery } from "./sink-delivery.js";
 
-/** The machine's configuration for pi's loop configuration. */
-function machineConfig(config: AgentLoopConfig, streamFn: StreamFn | undefined): Partial<AgentMachineConfig> {
+/**
+ * The same hook, reporting what it throws or rejects with to `failed` before passing it on (the
+ * chart still ends the run on it). The chart keeps only the error's text, and after a turn not
+ * even that: without this the caller would never learn that its hook failed.
+ */
+function reportingFailure<Args extends unknown[], Result>(
+	hook: ((...args: Args) => Result | Promise<Result>) | undefined,
+	failed: (error: unknown) => void,
+): ((...args: Args) => Promise<Result>) | undefined {
+	if (hook === undefined) return undefined;
+	return async (...args) => {
+		try {
+			return await hook(...args);
+		} catch (error) {
+			failed(error);
+			throw error;
+		}
+	};
+}
+
+/**
+ * The machine's configuration for pi's loop configuration; `hookFailed` hears the errors of
+ * the hooks the chart asks at its decision points (the queues and `shouldStopAfterTurn`).
+ */
+function machineConfig(config: AgentLoopConfig, streamFn: StreamFn | undefined, hookFailed: (error: unknown) => void): Partial<AgentMachineConfig> {
 	const {
 		model: _model,
 		convertToLlm,
@@ -34,9 +57,9 @@ function machineConfig(config: AgentLoopConfig, streamFn: StreamFn | undefined):
 		convertToLlm,
 		transformContext,
 		getApiKey,
-		shouldStopAfterTurn,
-		getSteeringMessages,
-		getFollowUpMessages,
+		shouldStopAfterTurn: reportingFailure(shouldStopAfterTurn, hookFailed),
+		getSteeringMessages: reportingFailure(getSteeringMessages, hookFailed),
+		getFollowUpMessages: reportingFailure(getFollowUpMessages, hookFailed),
 		toolExecution: toolExecution ?? "parallel",
 		beforeToolCall,
 		afterToolCall,
@@ -63,8 +86,19 @@ export async function runOnMachine(
 ): Promise<AgentMessage[]> {
 	let sinkError: unknown;
 	let failed = false;
+	// As in pi, a queue poll or `shouldStopAfterTurn` that throws makes the run reject with that
+	// error; the chart still closes the run first (turn_end, agent_end), so the sink hears a whole
+	// run. After an abort (or a failed sink) the hook's answer is ignored, its failure too.
+	let hookError: { error: unknown } | undefined;
+	const hookFailed = (error: unknown) => {
+		if (hookError === undefined && !failed && signal?.aborted !== true) hookError = { error };
+	};
 	let endRun!: (messages: AgentMessage[]) => void;
-	const ended = new Promise<AgentMessage[]>((resolve) => (endRun = resolve));
+	let failRun!: (error: unknown) => void;
+	const ended = new Promise<AgentMessage[]>((resolve, reject) => {
+		endRun = resolve;
+		failRun = reject;
+	});
 	// As in pi, a sink that throws ends the caller's part: it hears nothing more, and the run
 	// (aborted so that nothing keeps running) rejects with that error.
 	const sink: EventSink = (event) => (failed ? undefined : emit(event));
@@ -87,7 +121,7 @@ export async function runOnMachine(
 			tools: context.tools ? [...context.tools] : [],
 			model: config.model,
 			thinkingLevel: config.reasoning ?? "off",
-			config: { ...machineConfig(config, streamFn), deliveryPending: () => delivery.pending(), deltaSink: (event) => delivery.event(event) },
+			config: { ...machineConfig(config, streamFn, hookFailed), deliveryPending: () => delivery.pending(), deltaSink: (event) => delivery.event(event) },
 			awaitDelivery: true,
 		},
 	});
@@ -95,6 +129,10 @@ export async function runOnMachine(
 		if (event.type === "agentchart.barrier") delivery.after(() => machine.send({ type: "delivered", barrier: event.barrier }));
 		else if (event.type !== "agentchart.transcript" && event.type !== "agentchart.checkpoint") delivery.event(event);
 	});
+	// A failure of the chart itself (a hook's answer it cannot take, such as a poll that returns
+	// something other than a list) stops the machine before agent_end: the run rejects with it,
+	// instead of never settling while XState reports the error as uncaught.
+	machine.subscribe({ error: (error) => failRun(error) });
 	const onAbort = () => machine.send({ type: "abort" });
 	observe?.(machine);
 	machine.start();
@@ -104,6 +142,7 @@ export async function runOnMachine(
 	try {
 		const messages = await ended;
 		if (failed) throw sinkError;
+		if (hookError !== undefined) throw hookError.error;
 		return messages;
 	} finally {
 		signal?.removeEventListener("abort", onAbort);

@@ -3,7 +3,7 @@
  * its name (tsconfig.json maps it to the source), and print what their comments promise.
  */
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readFile, readdir } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -75,5 +75,27 @@ describe("examples/local-model.ts", () => {
 		const result = await runExample("examples/local-model.ts", { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` });
 		expect(result.status).toBe(1);
 		expect(result.stderr).toContain(`error: Connection error: connect ECONNREFUSED 127.0.0.1:${port} (is the server running at http://127.0.0.1:${port}/v1?)`);
+	});
+});
+
+describe("examples/support-ticket.ts", () => {
+	it("runs the ticket to its output with the scripted model", async () => {
+		const result = await runExample("examples/support-ticket.ts");
+		expect(result.stderr).toBe("");
+		expect(result.status).toBe(0);
+		expect(result.stdout).toContain("answer: 'Your order A-17 ships tomorrow.'");
+	});
+});
+
+describe("every example", () => {
+	it("imports agentchart by its name, never the repository's sources, so a copy of it runs in a user's project", async () => {
+		const files = (await readdir(new URL("examples/", `file://${ROOT}`))).filter((file) => file.endsWith(".ts"));
+		const offenders: string[] = [];
+		for (const file of files) {
+			const source = await readFile(new URL(`examples/${file}`, `file://${ROOT}`), "utf8");
+			for (const match of source.matchAll(/(?:from\s*|import\s*\(\s*)["'](\.\.\/[^"']*)["']/g)) offenders.push(`${file}: ${match[1]}`);
+		}
+		expect(files.length).toBeGreaterThan(0);
+		expect(offenders).toEqual([]);
 	});
 });

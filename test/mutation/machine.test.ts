@@ -862,17 +862,23 @@ describe("the loop API's hooks failing", () => {
 	function loopConfig(scripted: ReturnType<typeof createScriptedModel>, extra: Partial<AgentLoopConfig>): AgentLoopConfig {
 		return { model: scripted.model, convertToLlm: (messages) => messages as never, ...extra } as AgentLoopConfig;
 	}
+	/** One run; a hook's failure rejects it (as in pi), after its events were delivered. */
 	async function run(extra: (scripted: ReturnType<typeof createScriptedModel>) => Partial<AgentLoopConfig>) {
 		const scripted = createScriptedModel([{ content: "first" }, { content: "second" }]);
 		const events: AgentEvent[] = [];
-		const messages = await runAgentLoop([user("go")], { systemPrompt: "", messages: [], tools: [] }, loopConfig(scripted, extra(scripted)), (event) => {
+		const outcome = await runAgentLoop([user("go")], { systemPrompt: "", messages: [], tools: [] }, loopConfig(scripted, extra(scripted)), (event) => {
 			events.push(event);
-		}, undefined, scripted.streamFn);
-		return { scripted, events, messages };
+		}, undefined, scripted.streamFn).then(
+			(messages) => ({ messages, error: undefined as unknown }),
+			(error: unknown) => ({ messages: undefined, error }),
+		);
+		const end = events.at(-1);
+		const messages = outcome.messages ?? (end?.type === "agent_end" ? end.messages : []);
+		return { scripted, events, messages, error: outcome.error };
 	}
 
 	it("a steering poll that throws before the first call ends the run with its error, and no call is made", async () => {
-		const { scripted, events, messages } = await run(() => ({
+		const { scripted, events, messages, error } = await run(() => ({
 			getSteeringMessages: async () => {
 				throw new Error("poll broke");
 			},
@@ -880,20 +886,22 @@ describe("the loop API's hooks failing", () => {
 		expectWellFormedRun(events);
 		expect(scripted.calls).toHaveLength(0);
 		expect(lastAssistant(messages)).toMatchObject({ stopReason: "aborted", errorMessage: "poll broke" });
+		expect(error).toEqual(new Error("poll broke"));
 	});
 
 	it("a hook that throws something other than an Error is reported as its text", async () => {
-		const { messages } = await run(() => ({
+		const { messages, error } = await run(() => ({
 			getSteeringMessages: async () => {
 				throw "poll broke as text";
 			},
 		}));
 		expect(lastAssistant(messages)?.errorMessage).toBe("poll broke as text");
+		expect(error).toBe("poll broke as text");
 	});
 
 	it("a steering poll that throws after a turn ends the run after that turn", async () => {
 		let polls = 0;
-		const { scripted, events } = await run(() => ({
+		const { scripted, events, error } = await run(() => ({
 			getSteeringMessages: async () => {
 				if (polls++ > 0) throw new Error("second poll broke");
 				return [];
@@ -902,6 +910,7 @@ describe("the loop API's hooks failing", () => {
 		expectWellFormedRun(events);
 		expect(scripted.calls).toHaveLength(1);
 		expect(events.filter((event) => event.type === "turn_end")).toHaveLength(1);
+		expect(error).toEqual(new Error("second poll broke"));
 	});
 
 	it("the follow-up poll runs again after every turn that would end the run, not only the first", async () => {
@@ -925,17 +934,18 @@ describe("the loop API's hooks failing", () => {
 	});
 
 	it("a follow-up poll that throws ends the run; the follow-ups it would have given are not taken", async () => {
-		const { scripted, events } = await run(() => ({
+		const { scripted, events, error } = await run(() => ({
 			getFollowUpMessages: async () => {
 				throw new Error("follow-up poll broke");
 			},
 		}));
 		expectWellFormedRun(events);
 		expect(scripted.calls).toHaveLength(1);
+		expect(error).toEqual(new Error("follow-up poll broke"));
 	});
 
 	it("a shouldStopAfterTurn that throws ends the run after the turn", async () => {
-		const { scripted, events } = await run(() => ({
+		const { scripted, events, error } = await run(() => ({
 			shouldStopAfterTurn: () => {
 				throw new Error("stop check broke");
 			},
@@ -943,6 +953,7 @@ describe("the loop API's hooks failing", () => {
 		}));
 		expectWellFormedRun(events);
 		expect(scripted.calls).toHaveLength(1);
+		expect(error).toEqual(new Error("stop check broke"));
 	});
 });
 
