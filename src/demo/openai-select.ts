@@ -7,6 +7,7 @@ import { createOpenAICompatibleModel } from "../providers/openai-models.js";
 import { streamOpenAICompletions } from "../providers/openai-completions.js";
 import type { Model } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
+import { DemoUsageError } from "./cli-args.js";
 
 /** What the command line gives. */
 export interface OpenAICompatibleDemoFlags {
@@ -25,8 +26,9 @@ export interface OpenAICompatibleDemoChoice {
 }
 
 /**
- * Builds the model entry and stream function for the demo. Throws a readable error for a
- * base URL that is not an http(s) URL or an empty model name.
+ * Builds the model entry and stream function for the demo. Throws a usage error (printed with
+ * the usage, exit status 2, as for any bad flag) for a base URL that is not an http(s) URL or an
+ * empty model name.
  *
  * @example
  * const { model, streamFn } = selectOpenAICompatibleModel({ baseUrl: "http://127.0.0.1:11434/v1", model: "qwen3:8b" });
@@ -38,13 +40,13 @@ export function selectOpenAICompatibleModel(flags: OpenAICompatibleDemoFlags): O
 	try {
 		protocol = new URL(baseUrl).protocol;
 	} catch {
-		throw new Error(`--base-url must be a URL such as http://127.0.0.1:11434/v1, got "${flags.baseUrl}"`);
+		throw new DemoUsageError(`--base-url must be a URL such as http://127.0.0.1:11434/v1, got "${flags.baseUrl}"`);
 	}
 	if (protocol !== "http:" && protocol !== "https:") {
-		throw new Error(`--base-url must be an http or https URL, got "${flags.baseUrl}"`);
+		throw new DemoUsageError(`--base-url must be an http or https URL, got "${flags.baseUrl}"`);
 	}
 	const id = flags.model.trim();
-	if (id === "") throw new Error("--model is required with --provider openai-compatible (the name the server knows)");
+	if (id === "") throw new DemoUsageError("--model is required with --provider openai-compatible (the name the server knows)");
 
 	const model = createOpenAICompatibleModel({ baseUrl, id });
 	const apiKey = flags.apiKey?.trim();

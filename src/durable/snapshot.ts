@@ -221,7 +221,7 @@ export interface AgentRuntime {
  * (aborted, if the run was). Throws, naming it, when a tool of the snapshot is not in the runtime.
  *
  * @example
- * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } });
+ * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } }, defaultLoopConfig);
  */
 export function hydrateAgentContext(plain: PlainAgentContext, runtime: AgentRuntime, makeConfig: () => AgentMachineConfig): AgentMachineContext {
 	const byName = new Map(runtime.tools.map((tool) => [tool.name, tool]));

@@ -61,6 +61,11 @@ describe("the demo CLI (npm start)", () => {
 		const noKey = runDemo(["--model", "claude-sonnet-4-6"]);
 		expect(noKey.status).toBe(2);
 		expect(noKey.stderr).toContain("ANTHROPIC_API_KEY is not set");
+		// A base URL that is not one is a bad flag like any other: the usage, status 2.
+		const badUrl = runDemo(["--provider", "openai-compatible", "--base-url", "localhost:11434", "--model", "m"]);
+		expect(badUrl.status).toBe(2);
+		expect(badUrl.stderr).toContain('--base-url must be an http or https URL, got "localhost:11434"');
+		expect(badUrl.stderr).toContain("Usage: npm start -- [options]");
 	});
 
 	it("without a terminal, keeps the visualizer open after the run until SIGINT", async () => {
