@@ -1,0 +1,111 @@
+/**
+ * Whatever an agent with a store is told between runs is what a restart finds once `saved()`
+ * resolves: the transcript, both queues and both queue modes. The property makes random
+ * sequences of the commands an idle agent takes (steer, follow-up, clearing a queue, setting a
+ * mode, reset, prompt, continue, compact) and after each one restores a new agent from what the
+ * store holds, comparing the two. It covers the class of defect where a command changed the
+ * agent but not its store (clearing a queue, a mode, `reset()` and `compact()` were once not
+ * saved; see `probe-idle-commands.test.ts` for those cases one by one).
+ * `PROPERTY_RUNS` (default 40) sets the runs, `PROPERTY_SEED` replays a seed.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Agent, type AgentOptions } from "../../src/agent.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { createMemoryStore } from "../../src/durable/store.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import type { StreamFn } from "../../src/types/stream.js";
+import { textOf, user } from "../agent/helpers.js";
+
+const PROPERTY_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 40);
+const PROPERTY_SEED = Number(process.env["PROPERTY_SEED"] ?? Date.now() % 2 ** 31);
+
+type Command =
+	| { kind: "steer" | "followUp" | "prompt" | "continue" | "reset" | "compact" | "clearSteeringQueue" | "clearFollowUpQueue" | "clearAllQueues" }
+	| { kind: "steeringMode" | "followUpMode"; mode: "all" | "one-at-a-time" };
+
+const command: fc.Arbitrary<Command> = fc.oneof(
+	fc.constantFrom<Command>(
+		{ kind: "steer" },
+		{ kind: "followUp" },
+		{ kind: "prompt" },
+		{ kind: "continue" },
+		{ kind: "reset" },
+		{ kind: "compact" },
+		{ kind: "clearSteeringQueue" },
+		{ kind: "clearFollowUpQueue" },
+		{ kind: "clearAllQueues" },
+	),
+	fc.record({ kind: fc.constantFrom("steeringMode" as const, "followUpMode" as const), mode: fc.constantFrom("all" as const, "one-at-a-time" as const) }),
+);
+
+/** A model that answers every request with a short text, numbered by the replies before it. */
+const streamFn: StreamFn = (model, context, options) => {
+	const replies = context.messages.filter((message) => message.role === "assistant").length;
+	return createScriptedModel([{ content: `reply ${replies}` }]).streamFn(model, context, options);
+};
+
+/** What a restart must find: the transcript's texts, the queues' texts, the modes. */
+function held(snapshot: AgentSnapshot) {
+	const context = snapshot.machine.context;
+	return {
+		messages: context.messages.map((message) => `${message.role}: ${textOf(message)}`),
+		steering: context.steeringQueue.map((message) => textOf(message)),
+		followUps: context.followUpQueue.map((message) => textOf(message)),
+		steeringMode: context.steeringMode,
+		followUpMode: context.followUpMode,
+	};
+}
+
+describe("an agent with a store, between runs", () => {
+	it("property: after each command and saved(), an agent restored from the store holds what the agent holds", async () => {
+		console.log(`property seed (between runs): ${PROPERTY_SEED}  (PROPERTY_SEED=${PROPERTY_SEED} to replay)`);
+		await fc.assert(
+			fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 12 }), async (commands) => {
+				const store = createMemoryStore();
+				const model = createScriptedModel([]).model;
+				const options: AgentOptions = { initialState: { model }, streamFn, compaction: { enabled: false, keepRecentTokens: 1, summarize: async () => "summary so far" } };
+				const agent = new Agent({ ...options, store, sessionId: "s" });
+				try {
+					for (const [index, next] of commands.entries()) {
+						switch (next.kind) {
+							case "steer":
+							case "followUp":
+								agent[next.kind](user(`${next.kind} ${index}`));
+								break;
+							case "prompt":
+								await agent.prompt(`prompt ${index}`);
+								break;
+							case "continue":
+								// Refused where there is nothing to continue from: that is not what is checked here.
+								await agent.continue().catch(() => undefined);
+								break;
+							case "compact":
+								await agent.compact().catch(() => undefined);
+								break;
+							case "steeringMode":
+							case "followUpMode":
+								agent[next.kind] = next.mode;
+								break;
+							default:
+								agent[next.kind]();
+						}
+						await agent.saved();
+						const loaded = await store.load("s", { peek: true });
+						// Nothing stored yet (a new session where nothing changed, say a compact() that found nothing): a restart starts a new agent.
+						const restored = loaded?.snapshot ? Agent.restore(loaded.snapshot, options) : new Agent(options);
+						try {
+							expect(held(restored.snapshot()), `after ${commands.slice(0, index + 1).map((each) => each.kind).join(", ")}`).toEqual(held(agent.snapshot()));
+						} finally {
+							restored.dispose();
+						}
+					}
+				} finally {
+					await agent.saved().catch(() => undefined);
+					agent.dispose();
+				}
+			}),
+			{ numRuns: PROPERTY_RUNS, seed: PROPERTY_SEED },
+		);
+	}, 120_000);
+});
