@@ -16,7 +16,7 @@ import { Agent } from "../../src/agent.js";
 import { SUMMARIZATION_SYSTEM_PROMPT } from "../../src/compaction/summarize.js";
 import { defaultConvertToLlm } from "../../src/machines/run-helpers.js";
 import { createScriptedModel, type ScriptedBlock, type ScriptedReply } from "../../src/providers/scripted.js";
-import type { AfterToolCallHook, AgentEvent, AgentTool, BeforeToolCallHook, QueueMode, ToolExecutionMode } from "../../src/types/agent.js";
+import type { AfterToolCallHook, AgentEvent, AgentTool, AgentToolResult, BeforeToolCallHook, QueueMode, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
 import { idleViolations, queuesOf } from "../../src/testing/agent-checks.js";
 import { EventInvariants } from "../../src/testing/event-invariants.js";
@@ -249,28 +249,39 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	const executions = new Map<string, number>();
 	const startsSettled = new Map<string, number>();
 	const hooks: HookLedger = { blocked: new Set(), rewritten: new Map() };
+	/** Model requests and tool calls that have not returned: once the agent is disposed, each one's signal must be aborted. */
+	const open = new Set<{ what: string; signal: AbortSignal | undefined }>();
+	const runWork = async (id: string, params: unknown, signal: AbortSignal | undefined): Promise<AgentToolResult<unknown>> => {
+		executed.add(callName(id, params));
+		// A call runs only once its tool_execution_start reached the listeners and they settled (every mode).
+		const runs = (executions.get(id) ?? 0) + 1;
+		executions.set(id, runs);
+		if (scenario.options && scenario.options.slowListenerMs > 0 && (startsSettled.get(id) ?? 0) < runs) violations.push(`tool call ${id} executed before its tool_execution_start listeners settled`);
+		// A call starts only in a run that is not aborted: its signal cannot be aborted already.
+		if (signal?.aborted) violations.push(`tool call ${id} executed after its run was aborted`);
+		const behaviour = scenario.tools[toolCalls++ % scenario.tools.length] as Scenario["tools"][number];
+		if (behaviour.hangs) {
+			// An uncooperative tool: the tool timeout, or the grace after an abort, must end the call.
+			await new Promise<void>((resolve) => (behaviour.honoursAbort ? signal?.addEventListener("abort", () => resolve()) : undefined));
+		}
+		await sleep(behaviour.latency, behaviour.honoursAbort ? signal : undefined);
+		if (behaviour.honoursAbort && signal?.aborted) throw new Error("aborted");
+		if (behaviour.fail) throw new Error("tool failed");
+		return { content: [{ type: "text" as const, text: "worked" }], details: {} };
+	};
 	const work: AgentTool<object, unknown> = {
 		name: "work",
 		label: "work",
 		description: "does work",
 		parameters: { type: "object", properties: {}, additionalProperties: true },
 		execute: async (id, params, signal) => {
-			executed.add(callName(id, params));
-			// A call runs only once its tool_execution_start reached the listeners and they settled (every mode).
-			const runs = (executions.get(id) ?? 0) + 1;
-			executions.set(id, runs);
-			if (scenario.options && scenario.options.slowListenerMs > 0 && (startsSettled.get(id) ?? 0) < runs) violations.push(`tool call ${id} executed before its tool_execution_start listeners settled`);
-			// A call starts only in a run that is not aborted: its signal cannot be aborted already.
-			if (signal?.aborted) violations.push(`tool call ${id} executed after its run was aborted`);
-			const behaviour = scenario.tools[toolCalls++ % scenario.tools.length] as Scenario["tools"][number];
-			if (behaviour.hangs) {
-				// An uncooperative tool: the tool timeout, or the grace after an abort, must end the call.
-				await new Promise<void>((resolve) => (behaviour.honoursAbort ? signal?.addEventListener("abort", () => resolve()) : undefined));
+			const entry = { what: `tool call ${id}`, signal };
+			open.add(entry);
+			try {
+				return await runWork(id, params, signal);
+			} finally {
+				open.delete(entry);
 			}
-			await sleep(behaviour.latency, behaviour.honoursAbort ? signal : undefined);
-			if (behaviour.honoursAbort && signal?.aborted) throw new Error("aborted");
-			if (behaviour.fail) throw new Error("tool failed");
-			return { content: [{ type: "text", text: "worked" }], details: {} };
 		},
 	};
 	const serial: AgentTool<object, unknown> = { ...work, name: "serial", label: "serial", description: "does work alone", executionMode: "sequential" };
@@ -283,7 +294,11 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 			const summary = context.systemPrompt === SUMMARIZATION_SYSTEM_PROMPT;
 			if (streamOptions?.signal?.aborted) violations.push(`the model was called after its run was aborted${summary ? " (for a compaction summary)" : ""}`);
 			// The default summariser's requests are answered aside, so they do not use up the script.
-			return (summary ? summaries : scripted).streamFn(model, context, streamOptions);
+			const stream = (summary ? summaries : scripted).streamFn(model, context, streamOptions);
+			const entry = { what: summary ? "a summary request" : "a model request", signal: streamOptions?.signal };
+			open.add(entry);
+			void Promise.resolve(stream).then((opened) => opened.result()).finally(() => open.delete(entry));
+			return stream;
 		},
 		// Commands may land while a request is prepared: between the decision to call the model and
 		// the call (transformContext for replies; convertToLlm for replies and compaction summaries).
@@ -538,6 +553,8 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	agent.dispose();
 	await new Promise<void>((resolve) => setImmediate(resolve));
 	if (Object.keys(agent.actor.getSnapshot().children).length) violations.push("child actors alive after dispose");
+	// Nothing the agent started may go on unheeded once it is disposed: what has not returned was told to stop.
+	for (const { what, signal } of open) if (signal?.aborted !== true) violations.push(`${what} still running after dispose, its signal not aborted`);
 	process.off("unhandledRejection", onUnhandled);
 	console.warn = warn;
 	return violations;
