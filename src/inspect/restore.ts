@@ -139,7 +139,9 @@ export function restoredEvents(context: unknown): RestoredEvent[] {
 	}
 	if (turn < currentTurn) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn: currentTurn } });
 	// A reply streaming now: its start, and what streamed so far (its deltas reached nobody here).
-	const streaming = run.assistant === undefined ? (run.stream?.partial ?? run.partial) : undefined;
+	// `run.partial` is set by the reply's start and cleared by its end: the stream's own progress
+	// outlives the reply (it holds the last turn's reply until the next call starts).
+	const streaming = run.assistant === undefined && run.partial !== undefined ? (run.stream?.partial ?? run.partial) : undefined;
 	if (streaming) events.push({ event: { type: "message_start", message: { ...streaming, content: [] } }, streamed: streamedSegments(streaming) });
 	for (const call of run.batch?.calls ?? []) {
 		if (!OPEN_STATUSES.has(call.status)) continue;
@@ -153,7 +155,8 @@ export function restoredEvents(context: unknown): RestoredEvent[] {
 /**
  * A streaming reply's content as the delta segments that would have brought it, read now: a
  * provider grows its partial message in place, so what it holds later is not what it held at
- * the attach.
+ * the attach. Text and thinking as far as they came; a tool call's arguments only from the
+ * attach on (see below).
  */
 function streamedSegments(message: MessageLike): DeltaSegment[] {
 	const segments: DeltaSegment[] = [];
@@ -163,7 +166,9 @@ function streamedSegments(message: MessageLike): DeltaSegment[] {
 		let segment: DeltaSegment | undefined;
 		if (block?.type === "text" && typeof block.text === "string") segment = { kind: "text", contentIndex, text: block.text };
 		else if (block?.type === "thinking" && typeof block.thinking === "string") segment = { kind: "thinking", contentIndex, text: block.thinking };
-		else if (block?.type === "toolCall") segment = { kind: "toolcall", contentIndex, text: JSON.stringify(block.arguments ?? {}) };
+		// A tool call's arguments are held parsed, not as the text that streamed: the deltas after the
+		// attach go on from text the page never had. Its block is kept in place; its text starts there.
+		else if (block?.type === "toolCall") segment = { kind: "toolcall", contentIndex, text: "" };
 		if (!segment || left <= 0) return;
 		segment.text = segment.text.slice(0, left);
 		left -= segment.text.length;

@@ -10,6 +10,7 @@ import { toStatechartGraph } from "../../src/inspect/statechart-graph.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
 import type { AssistantMessage } from "../../src/types/messages.js";
 import type { StreamFn } from "../../src/types/stream.js";
+import { parseStreamingArguments } from "../../src/providers/partial-json.js";
 import { indexChart } from "../../visualizer/model/chart-index.js";
 import { applyRecord, createRunModel } from "../../visualizer/model/run-model.js";
 import type { AssistantEntry, RunModel } from "../../visualizer/model/types.js";
@@ -107,6 +108,71 @@ describe("an inspector attached while a reply streams", () => {
 			inspector.flush();
 			const shown = modelOf(records);
 			expect(textOf(replyOf(shown))).toBe("Plan.|Hello world");
+		} finally {
+			agent.dispose();
+		}
+	});
+
+	it("shows a tool call's arguments that stream after the attach, with nothing made up before them, and the whole call once the reply ends", async () => {
+		const { model } = createScriptedModel([]);
+		let release!: () => void;
+		const gate = new Promise<void>((resolve) => (release = resolve));
+		let started!: () => void;
+		const startedPromise = new Promise<void>((resolve) => (started = resolve));
+		let afterDelta!: () => void;
+		const deltaSent = new Promise<void>((resolve) => (afterDelta = resolve));
+		let finish!: () => void;
+		const finished = new Promise<void>((resolve) => (finish = resolve));
+		let calls = 0;
+		const streamFn: StreamFn = (callModel, context, options) => {
+			// The call's result goes back to the model, which answers with a text.
+			if (++calls > 1) return createScriptedModel([{ content: "Done." }]).streamFn(callModel, context, options);
+			const stream = createAssistantMessageEventStream();
+			const partial: AssistantMessage = { role: "assistant", content: [], api: model.api, provider: model.provider, model: model.id, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "toolUse", timestamp: Date.now() };
+			void (async () => {
+				stream.push({ type: "start", partial });
+				const call = { type: "toolCall" as const, id: "c1", name: "read", arguments: {} as Record<string, unknown> };
+				partial.content.push(call);
+				stream.push({ type: "toolcall_start", contentIndex: 0, partial });
+				let json = '{"path":"src/ma';
+				call.arguments = parseStreamingArguments(json, call.arguments);
+				stream.push({ type: "toolcall_delta", contentIndex: 0, delta: json, partial });
+				started();
+				await gate;
+				json += 'in.ts"}';
+				call.arguments = parseStreamingArguments(json, call.arguments);
+				stream.push({ type: "toolcall_delta", contentIndex: 0, delta: 'in.ts"}', partial });
+				afterDelta();
+				await finished;
+				stream.push({ type: "toolcall_end", contentIndex: 0, toolCall: call, partial });
+				stream.push({ type: "done", reason: "toolUse", message: partial });
+			})();
+			return stream;
+		};
+		const agent = new Agent({ initialState: { model }, streamFn });
+		try {
+			const run = agent.prompt("read");
+			await startedPromise;
+			await new Promise((resolve) => setTimeout(resolve, 5));
+			const inspector = createAgentInspector({ schedule: () => {} });
+			const records: InspectionRecord[] = [];
+			inspector.subscribe((batch) => records.push(...batch));
+			inspector.attach(agent.actor);
+			inspector.flush();
+			release();
+			await deltaSent;
+			// The agent reads the delta off the stream a few microtasks later.
+			await new Promise((resolve) => setTimeout(resolve, 5));
+			inspector.flush();
+			const mid = replyOf(modelOf(records))?.blocks[0] as { type: string; argsText?: string } | undefined;
+			expect(mid?.type).toBe("toolCall");
+			// Only what streamed after the attach: not the parsed preview's JSON with the raw deltas glued on.
+			expect(mid?.argsText).toBe('in.ts"}');
+			finish();
+			await run;
+			inspector.flush();
+			const block = modelOf(records).transcript.filter((entry): entry is AssistantEntry => entry.kind === "assistant")[0]?.blocks[0] as { type: string; name?: string; args?: unknown };
+			expect(block).toMatchObject({ type: "toolCall", name: "read", args: { path: "src/main.ts" } });
 		} finally {
 			agent.dispose();
 		}
