@@ -29,6 +29,19 @@ interface CachedTool {
 	issues: string[];
 }
 
+/** The agent-facing names that more than one offered tool of `source` cleans to. */
+function clashingNames(source: CatalogSource, include: ReadonlySet<string> | undefined, exclude: ReadonlySet<string>): Set<string> {
+	const seen = new Set<string>();
+	const clash = new Set<string>();
+	for (const info of source.tools) {
+		if ((include && !include.has(info.name)) || exclude.has(info.name) || info.taskSupport === "required") continue;
+		const name = agentToolName(source.prefix, info.name);
+		if (seen.has(name)) clash.add(name);
+		seen.add(name);
+	}
+	return clash;
+}
+
 /**
  * Builds the agent's tool list from every server's listing, in `servers` order: filters,
  * leaves out tools it cannot offer (a broken schema, a task-only tool, a name already
@@ -56,6 +69,7 @@ export class McpToolCatalog {
 			const include = source.includeTools ? new Set(source.includeTools) : undefined;
 			const exclude = new Set(source.excludeTools ?? []);
 			offered.set(server, 0);
+			const clash = clashingNames(source, include, exclude);
 			for (const info of source.tools) {
 				if ((include && !include.has(info.name)) || exclude.has(info.name)) continue;
 				if (info.taskSupport === "required") {
@@ -68,9 +82,11 @@ export class McpToolCatalog {
 					continue;
 				}
 				let name = agentToolName(source.prefix, info.name);
-				// Two tools of this server whose names differ only in characters the model APIs
-				// refuse: no toolPrefix can tell them apart, so the later one gets a hashed name.
-				if (owners.get(name) === server) name = hashedAgentToolName(source.prefix, info.name);
+				// Tools of this server whose names differ only in characters the model APIs refuse: no
+				// toolPrefix tells them apart. The one named so already keeps the name, the others get
+				// hashed names, whatever order the server lists them in (a name must not move from one
+				// tool to another when the listing is reordered).
+				if (clash.has(name) && `${source.prefix}${info.name}` !== name) name = hashedAgentToolName(source.prefix, info.name);
 				const key = `${server}\u0000${info.name}\u0000${name}`;
 				const cached = this.entryFor(key, source, info, name);
 				nextCache.set(key, cached);

@@ -6,6 +6,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { type CatalogSource, McpToolCatalog } from "../../src/mcp/tool-catalog.js";
+import type { McpToolInfo } from "../../src/mcp/types.js";
 import { connectMcpServers, type McpProblem } from "../../src/mcp/index.js";
 import { childPids, Cleanup, textOf, toolNamed, waitUntil } from "./helpers.js";
 
@@ -28,15 +30,15 @@ async function connect() {
 }
 
 describe("two tools of one server whose names clean to the same name", () => {
-	it("offers both, the later under a hashed name, and each call reaches its own tool", async () => {
+	it("offers both, the one whose name needed no change under it and the other under a hashed name, and each call reaches its own tool", async () => {
 		const { mcp, problems } = await connect();
 		expect(problems).toEqual([]);
 		const names = mcp.tools().map((tool) => tool.name);
 		expect(names).toContain("docs__report_v2");
 		const hashed = names.find((name) => /^docs__report_v2_[0-9a-f]{8}$/.test(name));
 		expect(hashed).toBeDefined();
-		expect(textOf(await toolNamed(mcp, "docs__report_v2").execute("c1", {}))).toBe("report.v2");
-		expect(textOf(await toolNamed(mcp, hashed as string).execute("c2", {}))).toBe("report_v2");
+		expect(textOf(await toolNamed(mcp, "docs__report_v2").execute("c1", {}))).toBe("report_v2");
+		expect(textOf(await toolNamed(mcp, hashed as string).execute("c2", {}))).toBe("report.v2");
 		expect(mcp.status()[0]).toMatchObject({ toolCount: 3, listedToolCount: 3 });
 	}, 20_000);
 
@@ -47,4 +49,32 @@ describe("two tools of one server whose names clean to the same name", () => {
 		const second = await connect();
 		expect(second.mcp.tools().map((tool) => tool.name)).toEqual(names);
 	}, 20_000);
+});
+
+describe("names of tools whose names clean to the same name", () => {
+	const caller = { server: "docs", callTool: async () => ({ content: [] }) } as unknown as CatalogSource["caller"];
+	const listed = (name: string): McpToolInfo => ({ name, inputSchema: { type: "object", properties: {} } });
+	const namesOf = (order: string[]) => {
+		const { tools, problems } = new McpToolCatalog().build([{ caller, prefix: "docs__", tools: order.map(listed) }]);
+		expect(problems).toEqual([]);
+		return Object.fromEntries(order.map((mcpName, index) => [mcpName, tools[index]?.name]));
+	};
+
+	it("do not depend on the order the server lists them in (a name never moves to another tool)", () => {
+		const forward = namesOf(["report.v2", "report_v2", "report/v2"]);
+		expect(forward["report_v2"]).toBe("docs__report_v2");
+		expect(forward["report.v2"]).toMatch(/^docs__report_v2_[0-9a-f]{8}$/);
+		expect(forward["report/v2"]).toMatch(/^docs__report_v2_[0-9a-f]{8}$/);
+		expect(new Set(Object.values(forward)).size).toBe(3);
+		expect(namesOf(["report_v2", "report/v2", "report.v2"])).toEqual(forward);
+		expect(namesOf(["report/v2", "report.v2", "report_v2"])).toEqual(forward);
+	});
+
+	it("are all hashed when none of them is named so already", () => {
+		const names = namesOf(["a.b", "a/b"]);
+		expect(names["a.b"]).toMatch(/^docs__a_b_[0-9a-f]{8}$/);
+		expect(names["a/b"]).toMatch(/^docs__a_b_[0-9a-f]{8}$/);
+		expect(names["a.b"]).not.toBe(names["a/b"]);
+		expect(namesOf(["a/b", "a.b"])).toEqual(names);
+	});
 });
