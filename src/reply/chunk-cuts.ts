@@ -155,17 +155,22 @@ export function findCut(window: CutWindow, settings: CutSettings): Cut | undefin
 }
 
 /**
- * Moves a cut at `at` off the middle of a surrogate pair (an emoji, a CJK extension character):
- * each half alone is not text, and a channel shows it as "\uFFFD" or rejects the message. The cut
- * moves back a code unit, or forward past the pair when the chunk would otherwise be empty
- * (`maxChars` 1: one whole character is the smallest chunk there is).
+ * Moves a cut at `at` off the middle of a surrogate pair (an emoji, a CJK extension character),
+ * or off a pair's first half that ends the text so far: each half alone is not text, and a
+ * channel shows it as "\uFFFD" or rejects the message. The cut moves back a code unit, or forward
+ * past the pair when the chunk would otherwise be empty (`maxChars` 1: one whole character is
+ * the smallest chunk there is).
  *
  * @example
  * wholeCharacterCut("a😀b", 2); // 1: before the emoji, not between its halves
  */
 export function wholeCharacterCut(text: string, at: number): number {
-	if (at <= 0 || at >= text.length || !isHighSurrogate(text.charCodeAt(at - 1)) || !isLowSurrogate(text.charCodeAt(at))) return at;
-	return at - 1 > 0 ? at - 1 : at + 1;
+	if (at <= 0 || at > text.length || !isHighSurrogate(text.charCodeAt(at - 1))) return at;
+	// At the end of the text so far, a pair's first half waits for its second (a delta may end
+	// between them); inside it, a first half not followed by a second is not a pair to keep.
+	if (at < text.length && !isLowSurrogate(text.charCodeAt(at))) return at;
+	if (at - 1 > 0) return at - 1;
+	return at < text.length ? at + 1 : at;
 }
 
 function isHighSurrogate(code: number): boolean {
@@ -186,6 +191,9 @@ function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChar
 	if (budget <= contentStart || budget < shortest) return undefined;
 	const newline = text.lastIndexOf("\n", budget);
 	const at = newline > contentStart ? newline : wholeCharacterCut(text, budget);
+	// No whole character fits after the reopened fence: a chunk here would hold nothing but the
+	// fence, and the next one would start the same way, for ever.
+	if (at <= contentStart) return undefined;
 	return {
 		type: "fence",
 		text: `${cleanChunk(text.slice(0, at))}\n${closeLine}`,

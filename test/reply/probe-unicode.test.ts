@@ -3,6 +3,8 @@
  * (emoji, CJK extension characters): a half alone is not text, and a channel shows it as "�"
  * or rejects the message (found by an outside probe).
  */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
@@ -52,6 +54,32 @@ describe("chunks of text made of characters outside the BMP", () => {
 		}
 		const inside = chunks.map((chunk) => chunk.replace(/^```\n/, "").replace(/\n```$/, "")).join("");
 		expect(inside).toBe(body);
+	});
+
+	it("a fence whose first character is a pair that does not fit after the reopened fence ends (it once looped for ever)", () => {
+		// In a child process: the loop this guards against is synchronous, and would hang the test run.
+		const program = fileURLToPath(new URL("./fixtures/fence-drain.ts", import.meta.url));
+		const child = spawnSync(process.execPath, ["--import", "tsx", program], { encoding: "utf8", timeout: 30_000 });
+		expect(child.signal, "the chunker did not finish").toBeNull();
+		expect(child.status, child.stderr).toBe(0);
+		const results = JSON.parse(child.stdout) as { maxChars: number; chunks: string[] }[];
+		for (const { maxChars, chunks } of results) {
+			for (const chunk of chunks) expect(hasLoneSurrogate(chunk), `maxChars ${maxChars}: ${JSON.stringify(chunk)}`).toBe(false);
+			const inside = chunks.map((chunk) => chunk.replace(/^```\n?/, "").replace(/\n?```$/, "")).join("");
+			expect(inside.replace(/\n/g, ""), `maxChars ${maxChars}`).toBe("😀".repeat(10));
+		}
+	});
+
+	it("a drain whose text so far ends in a pair's first half keeps that half for the next chunk", () => {
+		const text = `${"x".repeat(25)}${"🎉".repeat(9)}`;
+		const chunker = new BlockChunker({ minChars: 2, maxChars: 9, breakPreference: "paragraph" });
+		// A delta that ends between the halves of a pair (36 code units: the sixth 🎉 is split).
+		chunker.append(text.slice(0, 36));
+		const chunks = chunker.drain({ force: false }).map((chunk) => chunk.text);
+		chunker.append(text.slice(36));
+		chunks.push(...chunker.drain({ force: true }).map((chunk) => chunk.text));
+		for (const chunk of chunks) expect(hasLoneSurrogate(chunk), JSON.stringify(chunk)).toBe(false);
+		expect(chunks.join("")).toBe(text);
 	});
 
 	it("with maxChars 1, a chunk is one whole character", () => {

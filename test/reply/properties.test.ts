@@ -215,10 +215,10 @@ describe("messages with several text blocks", () => {
 
 describe("BlockChunker", () => {
 	const chunkText = fc
-		.array(fc.constantFrom("word", " ", "\n", "\n\n", ".", "```js\n", "\n```\n", "~~~\n", "x".repeat(25), "  indented"), { maxLength: 40 })
+		.array(fc.constantFrom("word", " ", "\n", "\n\n", ".", "```js\n", "\n```\n", "~~~\n", "x".repeat(25), "  indented", "😀", "🎉".repeat(9)), { maxLength: 40 })
 		.map((tokens) => tokens.join(""));
 
-	it("never exceeds maxChars and loses nothing but synthetic fence lines", () => {
+	it("never exceeds maxChars, never splits a surrogate pair, and loses nothing but synthetic fence lines", () => {
 		fc.assert(
 			fc.property(
 				chunkText,
@@ -227,7 +227,7 @@ describe("BlockChunker", () => {
 				fc.array(fc.integer({ min: 1, max: 50 }), { maxLength: 10 }),
 				fc.constantFrom("paragraph" as const, "newline" as const, "sentence" as const),
 				(text, minChars, extra, cuts, breakPreference) => {
-					const maxChars = minChars + extra + 12;
+					const maxChars = minChars + extra + 4;
 					const chunker = new BlockChunker({ minChars, maxChars, breakPreference });
 					const chunks = [];
 					let rest = text;
@@ -242,6 +242,7 @@ describe("BlockChunker", () => {
 					let reopened: string | undefined;
 					for (const chunk of chunks) {
 						expect(chunk.text.length).toBeLessThanOrEqual(maxChars);
+						expect(chunk.text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
 						let body = chunk.text;
 						if (reopened !== undefined && body.startsWith(reopened)) body = body.slice(reopened.length);
 						if (chunk.closedFence !== undefined) body = body.slice(0, body.length - chunk.closedFence.length);
