@@ -6,22 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { Agent, createScriptedModel } from "../../src/index.js";
 import { toolCall } from "../../src/providers/scripted.js";
-import { createAgentInspector } from "../../src/inspect/inspector.js";
-import type { InspectionRecord } from "../../src/inspect/records.js";
-import { toStatechartGraph } from "../../src/inspect/statechart-graph.js";
-import { agentMachine } from "../../src/machines/agent-machine.js";
-import { indexChart } from "../../visualizer/model/chart-index.js";
-import { applyRecord, createRunModel } from "../../visualizer/model/run-model.js";
-import type { AssistantEntry, RunModel } from "../../visualizer/model/types.js";
 import { Type } from "typebox";
-
-const chart = indexChart(toStatechartGraph(agentMachine));
-function modelOf(records: readonly InspectionRecord[]): RunModel {
-	const model = createRunModel(chart.graph.machineId);
-	for (const record of records) applyRecord(model, record, chart);
-	return model;
-}
-const assistants = (model: RunModel) => model.transcript.filter((entry): entry is AssistantEntry => entry.kind === "assistant");
+import { assistantsOf as assistants, attachRecording, modelOf } from "./attach-helpers.js";
 
 describe("restore after a turn", () => {
 	it("does not show the previous turn's reply as streaming while the next call waits", async () => {
@@ -45,11 +31,7 @@ describe("restore after a turn", () => {
 		try {
 			const run = agent.prompt("time?");
 			await atSecondTurn;
-			const inspector = createAgentInspector();
-			const records: InspectionRecord[] = [];
-			inspector.subscribe((batch) => records.push(...batch));
-			inspector.attach(agent.actor);
-			inspector.flush();
+			const { inspector, records } = attachRecording(agent);
 			const shown = assistants(modelOf(records));
 			release();
 			await run;

@@ -4,26 +4,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { Agent, createAssistantMessageEventStream, createScriptedModel } from "../../src/index.js";
-import { createAgentInspector } from "../../src/inspect/inspector.js";
-import type { InspectionRecord } from "../../src/inspect/records.js";
-import { toStatechartGraph } from "../../src/inspect/statechart-graph.js";
-import { agentMachine } from "../../src/machines/agent-machine.js";
 import type { AssistantMessage } from "../../src/types/messages.js";
 import type { StreamFn } from "../../src/types/stream.js";
 import { parseStreamingArguments } from "../../src/providers/partial-json.js";
-import { indexChart } from "../../visualizer/model/chart-index.js";
-import { applyRecord, createRunModel } from "../../visualizer/model/run-model.js";
 import type { AssistantEntry, RunModel } from "../../visualizer/model/types.js";
+import { assistantsOf, attachRecording, modelOf } from "./attach-helpers.js";
 
-const chart = indexChart(toStatechartGraph(agentMachine));
-
-function modelOf(records: readonly InspectionRecord[]): RunModel {
-	const model = createRunModel(chart.graph.machineId);
-	for (const record of records) applyRecord(model, record, chart);
-	return model;
-}
-
-const replyOf = (model: RunModel): AssistantEntry | undefined => model.transcript.filter((entry): entry is AssistantEntry => entry.kind === "assistant").at(-1);
+const replyOf = (model: RunModel): AssistantEntry | undefined => assistantsOf(model).at(-1);
 const textOf = (entry: AssistantEntry | undefined) => entry?.blocks.map((block) => (block.type === "toolCall" ? `[${block.name}]` : block.text)).join("|");
 
 /** A reply that streams "Hello " and a thinking block, then waits for `release` before "world". */
@@ -68,11 +55,7 @@ describe("an inspector attached while a reply streams", () => {
 			const run = agent.prompt("Say hello");
 			await started;
 			await new Promise((resolve) => setTimeout(resolve, 5));
-			const inspector = createAgentInspector();
-			const records: InspectionRecord[] = [];
-			inspector.subscribe((batch) => records.push(...batch));
-			inspector.attach(agent.actor);
-			inspector.flush();
+			const { inspector, records } = attachRecording(agent);
 			const mid = replyOf(modelOf(records));
 			expect(mid?.streaming).toBe(true);
 			expect(textOf(mid)).toBe("Plan.|Hello ");
@@ -94,10 +77,7 @@ describe("an inspector attached while a reply streams", () => {
 		try {
 			const run = agent.prompt("Say hello");
 			await started;
-			const inspector = createAgentInspector({ schedule: () => {} });
-			const records: InspectionRecord[] = [];
-			inspector.subscribe((batch) => records.push(...batch));
-			inspector.attach(agent.actor);
+			const { inspector, records } = attachRecording(agent, { schedule: () => {} }, false);
 			// The flush comes after the reply grew: the re-told start must still hold only what had streamed at the attach.
 			release();
 			await new Promise((resolve) => setTimeout(resolve, 5));
@@ -154,11 +134,7 @@ describe("an inspector attached while a reply streams", () => {
 			const run = agent.prompt("read");
 			await startedPromise;
 			await new Promise((resolve) => setTimeout(resolve, 5));
-			const inspector = createAgentInspector({ schedule: () => {} });
-			const records: InspectionRecord[] = [];
-			inspector.subscribe((batch) => records.push(...batch));
-			inspector.attach(agent.actor);
-			inspector.flush();
+			const { inspector, records } = attachRecording(agent, { schedule: () => {} });
 			release();
 			await deltaSent;
 			// The agent reads the delta off the stream a few microtasks later.
@@ -171,7 +147,7 @@ describe("an inspector attached while a reply streams", () => {
 			finish();
 			await run;
 			inspector.flush();
-			const block = modelOf(records).transcript.filter((entry): entry is AssistantEntry => entry.kind === "assistant")[0]?.blocks[0] as { type: string; name?: string; args?: unknown };
+			const block = assistantsOf(modelOf(records))[0]?.blocks[0] as { type: string; name?: string; args?: unknown };
 			expect(block).toMatchObject({ type: "toolCall", name: "read", args: { path: "src/main.ts" } });
 		} finally {
 			agent.dispose();
