@@ -496,8 +496,7 @@ export class Agent {
 		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
 		const machine = this.#commandableMachine();
 		this.#steeringMode = mode;
-		if (machine) this.#sendCommand(machine, { type: "queue.mode", queue: "steering", mode });
-		else this.#saveQueuesChangedIdle();
+		this.#queueCommand(machine, { type: "queue.mode", queue: "steering", mode });
 	}
 
 	/** Follow-up queue mode. @example agent.followUpMode = "all"; */
@@ -508,8 +507,7 @@ export class Agent {
 		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
 		const machine = this.#commandableMachine();
 		this.#followUpMode = mode;
-		if (machine) this.#sendCommand(machine, { type: "queue.mode", queue: "followUp", mode });
-		else this.#saveQueuesChangedIdle();
+		this.#queueCommand(machine, { type: "queue.mode", queue: "followUp", mode });
 	}
 
 	/**
@@ -549,16 +547,14 @@ export class Agent {
 	clearSteeringQueue(): void {
 		const machine = this.#commandableMachine();
 		this.#steering = [];
-		if (machine) this.#sendCommand(machine, { type: "queue.clear", queue: "steering" });
-		else this.#saveQueuesChangedIdle();
+		this.#queueCommand(machine, { type: "queue.clear", queue: "steering" });
 	}
 
 	/** @example agent.clearFollowUpQueue(); */
 	clearFollowUpQueue(): void {
 		const machine = this.#commandableMachine();
 		this.#followUps = [];
-		if (machine) this.#sendCommand(machine, { type: "queue.clear", queue: "followUp" });
-		else this.#saveQueuesChangedIdle();
+		this.#queueCommand(machine, { type: "queue.clear", queue: "followUp" });
 	}
 
 	/** @example agent.clearAllQueues(); */
@@ -1219,12 +1215,14 @@ export class Agent {
 	}
 
 	/**
-	 * A queue or a queue mode changed while no machine holds them (between runs): the agent's own
-	 * copy is what a snapshot stores, so it is saved as a command through the machine would be.
-	 * Not after `dispose()`: a disposed agent keeps its queues readable, it no longer writes.
+	 * A queue clear or mode change the caller made to the agent's own copy: sent to the machine
+	 * that holds the queues, if one does; otherwise (between runs) that copy is what a snapshot
+	 * stores, and it is saved as a command sent to the machine is. Not after `dispose()`: a
+	 * disposed agent keeps its queues readable, it no longer writes.
 	 */
-	#saveQueuesChangedIdle(): void {
-		if (!this.#disposed) this.#saveSoon();
+	#queueCommand(machine: MachineActor | undefined, command: QueueCommand): void {
+		if (machine) this.#sendCommand(machine, command);
+		else if (!this.#disposed) this.#saveSoon();
 	}
 
 	/** With a store: the session is saved once the step in progress is over. */
@@ -1665,10 +1663,11 @@ export class Agent {
 		if (event.type === "auto_compaction_end" && event.reason === "manual") {
 			void delivery.then(() => {
 				run.endMachine();
-				// The journal does not carry a compaction: with a store, the compacted transcript is saved.
-				if (event.result) this.#saveSoon();
-				if (event.result) run.compaction?.resolve(event.result);
-				else run.compaction?.reject(new Error(event.errorMessage ?? (event.aborted ? "Compaction aborted" : "Compaction failed")));
+				if (event.result) {
+					// The journal does not carry a compaction: with a store, the compacted transcript is saved.
+					this.#saveSoon();
+					run.compaction?.resolve(event.result);
+				} else run.compaction?.reject(new Error(event.errorMessage ?? (event.aborted ? "Compaction aborted" : "Compaction failed")));
 			});
 		}
 	}

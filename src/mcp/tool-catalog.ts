@@ -29,12 +29,17 @@ interface CachedTool {
 	issues: string[];
 }
 
+/** Whether `source`'s filters let a tool through (`includeTools`, `excludeTools`). */
+function selected(source: CatalogSource, info: McpToolInfo): boolean {
+	return (source.includeTools === undefined || source.includeTools.includes(info.name)) && !(source.excludeTools ?? []).includes(info.name);
+}
+
 /** The agent-facing names that more than one offered tool of `source` cleans to. */
-function clashingNames(source: CatalogSource, include: ReadonlySet<string> | undefined, exclude: ReadonlySet<string>): Set<string> {
+function clashingNames(source: CatalogSource): Set<string> {
 	const seen = new Set<string>();
 	const clash = new Set<string>();
 	for (const info of source.tools) {
-		if ((include && !include.has(info.name)) || exclude.has(info.name) || info.taskSupport === "required") continue;
+		if (!selected(source, info) || info.taskSupport === "required") continue;
 		const name = agentToolName(source.prefix, info.name);
 		if (seen.has(name)) clash.add(name);
 		seen.add(name);
@@ -66,12 +71,10 @@ export class McpToolCatalog {
 		const nextCache = new Map<string, CachedTool>();
 		for (const source of sources) {
 			const server = source.caller.server;
-			const include = source.includeTools ? new Set(source.includeTools) : undefined;
-			const exclude = new Set(source.excludeTools ?? []);
 			offered.set(server, 0);
-			const clash = clashingNames(source, include, exclude);
+			const clash = clashingNames(source);
 			for (const info of source.tools) {
-				if ((include && !include.has(info.name)) || exclude.has(info.name)) continue;
+				if (!selected(source, info)) continue;
 				if (info.taskSupport === "required") {
 					problems.push({
 						kind: "task-required",

@@ -3,16 +3,9 @@
  * conversation and the timeline say the calls wait (not that they run), and once decided each
  * shows its decision: approved, or rejected with the reason.
  */
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { attachVisualizer } from "../../src/inspect/visualizer-server.js";
-import { chromiumAvailable, openPage, useBrowser, withCleanup } from "./browser.js";
+import { chromiumAvailable, openVisualizer, screenshot, texts, useBrowser, withCleanup } from "./browser.js";
 import { deployAgent } from "./scenarios.js";
-
-const OUTPUT = fileURLToPath(new URL("../../test-output/", import.meta.url));
-const texts = (page: Page, selector: string) => page.locator(selector).allTextContents();
 
 describe.skipIf(!chromiumAvailable)("approvals in the visualizer", { timeout: 60_000 }, () => {
 	const browser = useBrowser();
@@ -21,11 +14,7 @@ describe.skipIf(!chromiumAvailable)("approvals in the visualizer", { timeout: 60
 		await withCleanup(async (defer) => {
 			const { agent, asked } = deployAgent();
 			defer(() => agent.dispose());
-			const visualizer = await attachVisualizer(agent.actor);
-			defer(() => visualizer.close());
-			const { page, errors } = await openPage(browser(), visualizer.url);
-			defer(() => page.close());
-			await visualizer.waitForPage();
+			const { page, errors } = await openVisualizer(browser(), agent.actor, defer);
 
 			const run = agent.prompt("Deploy billing and search");
 			defer(() => run);
@@ -38,8 +27,7 @@ describe.skipIf(!chromiumAvailable)("approvals in the visualizer", { timeout: 60
 			expect(await texts(page, '#transcript .entry[data-kind="tool"] .badge')).toEqual(["waiting for approval", "waiting for approval"]);
 			expect(await texts(page, "#timeline .bar-approval .bar-label")).toEqual(["approval · deploy · waiting", "approval · deploy · waiting"]);
 			expect(await texts(page, "#timeline .bar-tool .bar-label")).toEqual(["deploy · waiting for approval", "deploy · waiting for approval"]);
-			mkdirSync(OUTPUT, { recursive: true });
-			await page.screenshot({ path: `${OUTPUT}visualizer-approval.png` });
+			await screenshot(page, "visualizer-approval.png");
 
 			await agent.approve("d1");
 			await agent.reject("d2", "not on a Friday");

@@ -5,35 +5,18 @@
  */
 import { describe, expect, it } from "vitest";
 import { Agent, type AgentTool, createScriptedModel, toolCall } from "../../src/index.js";
-import { createAgentInspector } from "../../src/inspect/inspector.js";
-import type { InspectionRecord } from "../../src/inspect/records.js";
-import { toStatechartGraph } from "../../src/inspect/statechart-graph.js";
-import { agentMachine } from "../../src/machines/agent-machine.js";
-import { indexChart } from "../../visualizer/model/chart-index.js";
-import { applyRecord, createRunModel } from "../../visualizer/model/run-model.js";
 import { turnLabel } from "../../visualizer/model/spans.js";
 import type { RunModel } from "../../visualizer/model/types.js";
 import { Type } from "typebox";
+import { attachRecording, modelOf } from "./attach-helpers.js";
 import { loadedWaitingForApproval } from "./scenarios.js";
-
-const chart = indexChart(toStatechartGraph(agentMachine));
-
-function modelOf(records: readonly InspectionRecord[]): RunModel {
-	const model = createRunModel(chart.graph.machineId);
-	for (const record of records) applyRecord(model, record, chart);
-	return model;
-}
 
 describe("an inspector attached to an agent restored mid-run", () => {
 	it("tells its transcript and the call waiting for approval, and times the wait from the attach", async () => {
 		const agent = await loadedWaitingForApproval();
 		try {
 			expect(agent.pendingApprovals.map((call) => call.toolCallId)).toEqual(["call-1"]);
-			const inspector = createAgentInspector();
-			const records: InspectionRecord[] = [];
-			inspector.subscribe((batch) => records.push(...batch));
-			inspector.attach(agent.actor);
-			inspector.flush();
+			const { inspector, records } = attachRecording(agent);
 			const waiting = modelOf(records);
 			const summary = waiting.transcript.map((entry) =>
 				entry.kind === "span" ? `${entry.spanKind} ${entry.title} ${entry.openWord ?? entry.status}` : entry.kind === "assistant" ? `assistant ${entry.blocks.map((block) => (block.type === "toolCall" ? `calls ${block.name}` : block.text)).join(" / ")}` : `${entry.kind} ${entry.kind === "user" || entry.kind === "note" ? entry.text : ""}`,
@@ -64,19 +47,10 @@ describe("an inspector attached to an agent restored mid-run", () => {
 		const scripted = createScriptedModel([{ content: "hello" }]);
 		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
 		try {
-			const fresh = createAgentInspector();
-			const early: InspectionRecord[] = [];
-			fresh.subscribe((batch) => early.push(...batch));
-			fresh.attach(agent.actor);
-			fresh.flush();
+			const early = attachRecording(agent).records;
 			expect(early.filter((record) => record.type === "@agentchart.emitted")).toEqual([]);
 			await agent.prompt("hi");
-			const late = createAgentInspector();
-			const records: InspectionRecord[] = [];
-			late.subscribe((batch) => records.push(...batch));
-			late.attach(agent.actor);
-			late.flush();
-			const model = modelOf(records);
+			const model = modelOf(attachRecording(agent).records);
 			expect(model.transcript.map((entry) => entry.kind)).toEqual(["user", "assistant"]);
 			expect(model.spans).toEqual([]);
 		} finally {
@@ -95,10 +69,7 @@ describe("turn numbers", () => {
 		const scripted = createScriptedModel(replies);
 		const agent = new Agent({ initialState: { model: scripted.model, tools: [search] }, streamFn: scripted.streamFn });
 		try {
-			const inspector = createAgentInspector({ historySize: 60 });
-			const all: InspectionRecord[] = [];
-			inspector.subscribe((batch) => all.push(...batch));
-			inspector.attach(agent.actor);
+			const { inspector, records: all } = attachRecording(agent, { historySize: 60 });
 			for (let index = 0; index < runs; index++) await agent.prompt(`question ${index}`);
 			inspector.flush();
 			const labels = (model: RunModel) => model.turns.map((turn) => turnLabel(turn));

@@ -3,9 +3,12 @@
  * file, a page per test at 1280×800 (the size the issue measured), page errors collected, and
  * everything a test opens closed when it ends, also when it fails.
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { type Browser, type Page, chromium } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
+import type { InspectableActorRef } from "../../src/types/actor-shapes.js";
+import { type AttachedVisualizer, attachVisualizer } from "../../src/inspect/visualizer-server.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const chromiumAvailable = existsSync(CHROMIUM);
@@ -42,6 +45,33 @@ export async function openPage(browser: Browser, url: string): Promise<{ page: P
 	await page.goto(url);
 	await page.waitForSelector("svg.chart");
 	return { page, errors, requests };
+}
+
+/** Where the tests leave their screenshots. */
+const TEST_OUTPUT = fileURLToPath(new URL("../../test-output/", import.meta.url));
+
+/** The page's screenshot as `test-output/<name>`. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+	mkdirSync(TEST_OUTPUT, { recursive: true });
+	await page.screenshot({ path: `${TEST_OUTPUT}${name}` });
+}
+
+/** The text of every element `selector` finds. */
+export function texts(page: Page, selector: string): Promise<string[]> {
+	return page.locator(selector).allTextContents();
+}
+
+/**
+ * The visualizer attached to `actor` and a page open on it that the visualizer has seen, both
+ * closed through `defer` (see {@link withCleanup}).
+ */
+export async function openVisualizer(browser: Browser, actor: InspectableActorRef, defer: (close: () => unknown) => void): Promise<{ visualizer: AttachedVisualizer; page: Page; errors: string[] }> {
+	const visualizer = await attachVisualizer(actor);
+	defer(() => visualizer.close());
+	const { page, errors } = await openPage(browser, visualizer.url);
+	defer(() => page.close());
+	await visualizer.waitForPage();
+	return { visualizer, page, errors };
 }
 
 /** Runs `body`, then closes what was opened for it, in reverse order, whatever happened. */

@@ -7,14 +7,13 @@ import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { attachVisualizer } from "../../src/inspect/visualizer-server.js";
-import { chromiumAvailable, openPage, useBrowser, withCleanup } from "./browser.js";
+import { chromiumAvailable, openPage, texts, useBrowser, withCleanup } from "./browser.js";
 import { createGate, weatherAgent } from "./scenarios.js";
 
 // The README's screenshots are retaken with UPDATE_SCREENSHOTS=1; otherwise a run leaves the
 // tracked images alone and writes its own to test-output/ (gitignored).
 const IMAGES = fileURLToPath(new URL(process.env["UPDATE_SCREENSHOTS"] === "1" ? "../../docs/images/" : "../../test-output/", import.meta.url));
 
-const texts = (page: Page, selector: string) => page.locator(selector).allTextContents();
 const atBottom = (page: Page) => page.evaluate(() => {
 	const log = document.getElementById("log");
 	return log ? log.scrollTop + log.clientHeight >= log.scrollHeight - 2 : false;

@@ -3,16 +3,9 @@
  * it shows what the agent said and the call waiting for approval before anyone decides, and
  * once approved, a wait timed from the attach.
  */
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { attachVisualizer } from "../../src/inspect/visualizer-server.js";
-import { chromiumAvailable, openPage, useBrowser, withCleanup } from "./browser.js";
+import { chromiumAvailable, openVisualizer, screenshot, texts, useBrowser, withCleanup } from "./browser.js";
 import { loadedWaitingForApproval } from "./scenarios.js";
-
-const OUTPUT = fileURLToPath(new URL("../../test-output/", import.meta.url));
-const texts = (page: Page, selector: string) => page.locator(selector).allTextContents();
 
 describe.skipIf(!chromiumAvailable)("the visualizer on a restored session", { timeout: 60_000 }, () => {
 	const browser = useBrowser();
@@ -21,11 +14,7 @@ describe.skipIf(!chromiumAvailable)("the visualizer on a restored session", { ti
 		await withCleanup(async (defer) => {
 			const agent = await loadedWaitingForApproval();
 			defer(() => agent.dispose());
-			const visualizer = await attachVisualizer(agent.actor);
-			defer(() => visualizer.close());
-			const { page, errors } = await openPage(browser(), visualizer.url);
-			defer(() => page.close());
-			await visualizer.waitForPage();
+			const { page, errors } = await openVisualizer(browser(), agent.actor, defer);
 			await page.waitForFunction(() => document.querySelectorAll('#transcript .entry[data-kind="approval"][data-status="open"]').length === 1);
 			expect(await page.locator("#active-state").textContent()).toBe("running.awaiting-approval");
 			expect(await texts(page, "#transcript .entry .who")).toEqual(["User", "Assistant", "Tool", "Approval"]);
@@ -34,8 +23,7 @@ describe.skipIf(!chromiumAvailable)("the visualizer on a restored session", { ti
 			expect(await texts(page, '#transcript .entry[data-kind="tool"] .badge')).toEqual(["waiting for approval"]);
 			expect(await texts(page, '#transcript .entry[data-kind="approval"] .badge')).toEqual(["waiting"]);
 			expect(await texts(page, "#timeline .bar-approval .bar-label")).toEqual(["approval · deploy · waiting"]);
-			mkdirSync(OUTPUT, { recursive: true });
-			await page.screenshot({ path: `${OUTPUT}visualizer-restored-approval.png` });
+			await screenshot(page, "visualizer-restored-approval.png");
 
 			await page.waitForTimeout(300);
 			await agent.approve("call-1");
@@ -47,7 +35,7 @@ describe.skipIf(!chromiumAvailable)("the visualizer on a restored session", { ti
 			expect(wait).toMatch(/^(\d{3,} ms|\d+(\.\d+)? s)$/);
 			expect(await texts(page, '#transcript .entry[data-kind="tool"] .badge')).toEqual(["done"]);
 			expect(await texts(page, "#transcript .entry .who")).toEqual(["User", "Assistant", "Tool", "Approval", "Assistant"]);
-			await page.screenshot({ path: `${OUTPUT}visualizer-restored-approved.png` });
+			await screenshot(page, "visualizer-restored-approved.png");
 			expect(errors).toEqual([]);
 		});
 	});
