@@ -24,5 +24,5 @@ export interface StopCheckInput {
 	turn: ShouldStopAfterTurnContext;
 }
 
-/** Asks `shouldStopAfterTurn`. */
-export const stopCheckActor = fromPromise<boolean, StopCheckInput>(async ({ input }) => (await input.check(input.turn)) === true);
+/** Asks `shouldStopAfterTurn`; like pi's `if`, any truthy answer stops (plain-JS hooks return counts or reasons). */
+export const stopCheckActor = fromPromise<boolean, StopCheckInput>(async ({ input }) => Boolean(await input.check(input.turn)));

@@ -237,6 +237,23 @@ describe.each(IMPLS)("%s: agentLoop", (_name, api) => {
 		]);
 	});
 
+	it("stops after the turn when shouldStopAfterTurn answers a truthy value that is not `true`, as pi's `if` does", async () => {
+		// Plain-JS hooks return such values (a count, a reason string); pi tests the answer's truthiness.
+		for (const answer of [1, "budget spent", {}]) {
+			const scripted = createScriptedModel([{ content: [toolCall("echo", { value: "hello" }, "tool-1")] }, { content: "never" }]);
+			const stop = (() => answer) as unknown as LoopConfig["shouldStopAfterTurn"];
+			const { result } = await collect(api.agentLoop([user("go")], contextOf([], [echoTool()]), configOf(scripted.model, { shouldStopAfterTurn: stop }), undefined, doneOnlyFromScript(scripted)));
+			expect(scripted.calls, String(answer)).toHaveLength(1);
+			expect(roleList(result)).toEqual(["user", "assistant", "toolResult"]);
+		}
+		for (const answer of [0, "", null]) {
+			const scripted = createScriptedModel([{ content: [toolCall("echo", { value: "hello" }, "tool-1")] }, { content: "done" }]);
+			const stop = (() => answer) as unknown as LoopConfig["shouldStopAfterTurn"];
+			await collect(api.agentLoop([user("go")], contextOf([], [echoTool()]), configOf(scripted.model, { shouldStopAfterTurn: stop }), undefined, doneOnlyFromScript(scripted)));
+			expect(scripted.calls, String(answer)).toHaveLength(2);
+		}
+	});
+
 	it("stops after a batch whose every result sets terminate (pi N16), not when only some do (pi N19)", async () => {
 		const terminating = makeTool("stop", async () => ({ ...ok("stopped"), terminate: true }));
 		const all = createScriptedModel([{ content: [toolCall("stop", {}, "tool-1")] }, { content: "never" }]);

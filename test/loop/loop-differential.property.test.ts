@@ -2,7 +2,8 @@
  * Random runs of pi's low-level loop API, each through pi-agent-core 0.73.1 and through ours:
  * replies with text and tool calls, tools that answer, throw or terminate, steering and
  * follow-ups returned at random polls, `shouldStopAfterTurn` at a random turn, `agentLoop` or
- * `agentLoopContinue`, parallel or sequential. Every event a sink receives must be the same
+ * `agentLoopContinue`, parallel or sequential. The hooks answer as plain JS may, outside their
+ * types: a stop as any truthy value, no stop and an empty queue as any falsy one. Every event a sink receives must be the same
  * JSON, byte for byte (timestamps aside), and so must the result.
  *
  * Only behaviour where agentchart does not deliberately differ is generated (no aborts, no
@@ -35,6 +36,11 @@ interface Scenario {
 	steering: Record<number, string>;
 	followUps: Record<number, string>;
 	stopAfterTurn: number | undefined;
+	/** What `shouldStopAfterTurn` answers to stop, and otherwise (pi tests truthiness). */
+	stopAnswer: unknown;
+	goAnswer: unknown;
+	/** What a queue poll with nothing to give answers. */
+	emptyPoll: unknown;
 	/** A sink that awaits a macrotask on these event types (backpressure). */
 	slowOn: string[];
 	chunkSize: number;
@@ -53,6 +59,9 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	steering: fc.dictionary(fc.integer({ min: 0, max: 4 }).map(String), fc.constantFrom("steer-a", "steer-b"), { maxKeys: 2 }) as fc.Arbitrary<Record<number, string>>,
 	followUps: fc.dictionary(fc.integer({ min: 0, max: 3 }).map(String), fc.constantFrom("follow-a", "follow-b"), { maxKeys: 2 }) as fc.Arbitrary<Record<number, string>>,
 	stopAfterTurn: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
+	stopAnswer: fc.constantFrom<unknown>(true, 1, "stop", {}),
+	goAnswer: fc.constantFrom<unknown>(false, 0, "", undefined, null),
+	emptyPoll: fc.constantFrom<unknown>([], undefined, null),
 	slowOn: fc.subarray(["message_start", "message_update", "message_end", "tool_execution_end", "turn_end"]),
 	chunkSize: fc.integer({ min: 1, max: 8 }),
 });
@@ -97,13 +106,13 @@ async function play(api: LoopApi, scenario: Scenario): Promise<{ lines: string[]
 		toolExecution: scenario.toolExecution,
 		getSteeringMessages: async () => {
 			const text = scenario.steering[steeringPolls++];
-			return text ? [message(text)] : [];
+			return text ? [message(text)] : (scenario.emptyPoll as AgentMessage[]);
 		},
 		getFollowUpMessages: async () => {
 			const text = scenario.followUps[followUpPolls++];
-			return text ? [message(text)] : [];
+			return text ? [message(text)] : (scenario.emptyPoll as AgentMessage[]);
 		},
-		shouldStopAfterTurn: () => turns++ === scenario.stopAfterTurn,
+		shouldStopAfterTurn: () => (turns++ === scenario.stopAfterTurn ? scenario.stopAnswer : scenario.goAnswer) as boolean,
 	};
 	const sink: Sink = (event) => {
 		lines.push(normalise(JSON.stringify(event)));
