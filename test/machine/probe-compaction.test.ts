@@ -91,3 +91,26 @@ describe("what a listener of auto_compaction_end reads in agent.state", () => {
 		});
 	}
 });
+
+describe("agent_end after a compaction inside the run", () => {
+	it("lists every message the run added, also those the compaction summarised; agent.state.messages holds the summary", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("read", {}, "c1")] }, { content: "answered" }], { model: { contextWindow: 1000 } });
+		const read = makeTool("read", async () => ok("r".repeat(4000)));
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [read], messages: history() },
+			streamFn: scripted.streamFn,
+			compaction: { enabled: true, reserveTokens: 100, keepRecentTokens: 50, summarize: async () => "the summary" },
+		});
+		const ended: AgentMessage[][] = [];
+		agent.subscribe((event) => {
+			if (event.type === "agent_end") ended.push(event.messages);
+		});
+		await agent.prompt("go");
+		const roles = (messages: readonly AgentMessage[]) => messages.map((message) => (message as { role: string }).role);
+		expect(roles(ended[0] ?? [])).toEqual(["user", "assistant", "toolResult", "assistant"]);
+		expect(textOf(ended[0]?.[0])).toBe("go");
+		// The prompt was summarised away: the transcript no longer holds it, agent_end still does.
+		expect(roles(agent.state.messages)[0]).toBe("compactionSummary");
+		expect(agent.state.messages.some((message) => textOf(message) === "go")).toBe(false);
+	});
+});
