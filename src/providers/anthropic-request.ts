@@ -23,6 +23,7 @@ import type { AssistantMessage, Message, ToolResultMessage } from "../types/mess
 import type { Context, Model, SimpleStreamOptions, ThinkingBudgets, ThinkingLevel, Tool } from "../types/model.js";
 import { anthropicCompat } from "./models.js";
 import { RequestToolCallIds } from "./tool-call-ids.js";
+import { sanitizeText } from "../util/sanitize-text.js";
 
 /** Default thinking budgets in tokens, per level, for models that take a budget. */
 export const defaultThinkingBudgets: { [Level in keyof ThinkingBudgets]-?: number } = {
@@ -113,11 +114,6 @@ function normalizeToolCallId(id: string): string {
 function toolCallIdVariant(id: string, n: number): string {
 	const suffix = `_${n}`;
 	return normalizeToolCallId(id).slice(0, 64 - suffix.length) + suffix;
-}
-
-/** Unpaired UTF-16 surrogates make the request body invalid JSON for the API. */
-function sanitizeText(text: string): string {
-	return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 }
 
 /**

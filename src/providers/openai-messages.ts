@@ -19,22 +19,13 @@ import type { AssistantMessage, ToolResultMessage } from "../types/messages.js";
 import type { Context, Model } from "../types/model.js";
 import type { OpenAIToolCallIdFormat, ResolvedOpenAICompat } from "./openai-compat.js";
 import { RequestToolCallIds } from "./tool-call-ids.js";
+import { sanitizeText } from "../util/sanitize-text.js";
 
 /** An assistant message with the reasoning fields some servers want back. */
 type AssistantWireMessage = ChatCompletionAssistantMessageParam & { [field: string]: unknown };
 
 const imageOmitted = "(image omitted: this model does not accept images)";
 const bridgeAfterToolResults = "I have processed the tool results.";
-
-/**
- * Replaces unpaired UTF-16 surrogates, which make the request body invalid JSON for most servers.
- *
- * @example
- * sanitizeText("a\uD800b"); // "a\uFFFDb"
- */
-export function sanitizeText(text: string): string {
-	return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
-}
 
 /** A short, stable hash, so a rewritten id is the same for a call and its result. */
 function hashId(text: string): string {
