@@ -71,6 +71,7 @@ export {
 	type AttachedVisualizer,
 	type VisualizerServer,
 	type VisualizerServerOptions,
+	MAX_PAGE_BACKLOG_BYTES,
 	VISUALIZER_HOST,
 	attachVisualizer,
 	startVisualizerServer,

@@ -58,6 +58,9 @@ export interface AgentInspector {
 	 * run in progress (restored with `Agent.load`, waiting for approval) has it told as records
 	 * marked `restored`: its last 200 messages, the run's start and turns, and its calls still
 	 * open, waiting for approval asked again (timed from now). Returns a function that detaches.
+	 * Attached to an actor it already inspects, it does not inspect it twice: it stays attached
+	 * until every function returned has been called. Attached again after a detach, it tells only
+	 * what the agent did meanwhile.
 	 *
 	 * @example
 	 * const agent = await Agent.load({ store, sessionId: "ops-7", initialState: { tools } });
@@ -114,6 +117,10 @@ function snapshotNow(actor: { getSnapshot(): unknown }): unknown {
 	} catch {
 		return undefined;
 	}
+}
+
+function contextOf(actor: { getSnapshot(): unknown }): unknown {
+	return (snapshotNow(actor) as { context?: unknown } | undefined)?.context;
 }
 
 function isAgentSummary(value: unknown): value is AgentContextSummary {
@@ -286,12 +293,16 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		for (const child of Object.values(snapshot.children ?? {})) if (child) announce(child, rootId);
 	};
 
+	// Each actor this inspector detached from, with its context then: attached again, it re-tells
+	// only what came since (what it heard before is in its history, its pages and recordings).
+	const toldOnDetach = new WeakMap<InspectableActorRef, unknown>();
+
 	// An agent found with a transcript, or mid-run (restored by `Agent.load`, waiting for a
 	// person), emits nothing until something happens: what it holds is told now, as the events
 	// that would have shown it, marked restored.
 	const restore = (actor: InspectableActorRef, rootId: string): void => {
-		const context = (snapshotNow(actor) as { context?: unknown } | undefined)?.context;
-		for (const { event, turn, streamed } of restoredEvents(context)) {
+		const context = contextOf(actor);
+		for (const { event, turn, streamed } of restoredEvents(context, toldOnDetach.get(actor))) {
 			stats.seen++;
 			if (deltas) closeDeltas();
 			pending.push({ seq: ++seq, t: now(), event: { type: "@xstate.action", actorRef: actor, rootId, action: { type: "xstate.emit", params: { event } } }, restored: { turn } });
@@ -304,25 +315,49 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		}
 	};
 
+	// Attaches for real: the system's inspection, the actor tree and what it holds, its deltas.
+	const start = (actor: InspectableActorRef): (() => void) => {
+		const subscription = actor.system.inspect(inspect);
+		// XState stamps rootId with the system's root; walk up to match it for our synthetic events.
+		let root = actor;
+		for (let parent = parentOf(root as never); parent; parent = parentOf(parent)) root = parent as never;
+		announce(actor, root.sessionId);
+		restore(actor, root.sessionId);
+		// Token deltas travel beside the chart, without an inspection event. An Agent's machine
+		// lets them be counted on its direct path (a tap); an `actor.on` listener would move every
+		// delta onto XState's emitter. A bare machine has only that path, so it gets a listener.
+		const sessionId = actor.sessionId;
+		const onMachineDelta = (event: { assistantMessageEvent?: object }) => onDelta(sessionId, event);
+		// A tap is only ever given deltas (message_update).
+		const untap = tapDeltas(actor, onMachineDelta) ?? (actor as unknown as Partial<DeltaSource>).on?.("message_update", onMachineDelta).unsubscribe;
+		return () => {
+			subscription.unsubscribe();
+			untap?.();
+			toldOnDetach.set(actor, contextOf(actor));
+		};
+	};
+
+	// Each actor attached, with how many attachments hold it: attached again (attachVisualizer given
+	// an inspector the program attached already, for a recording), it is inspected once, not twice.
+	const attachments = new Map<InspectableActorRef, { holders: number; end: () => void }>();
+
 	return {
 		inspect,
 		attach(actor) {
-			const subscription = actor.system.inspect(inspect);
-			// XState stamps rootId with the system's root; walk up to match it for our synthetic events.
-			let root = actor;
-			for (let parent = parentOf(root as never); parent; parent = parentOf(parent)) root = parent as never;
-			announce(actor, root.sessionId);
-			restore(actor, root.sessionId);
-			// Token deltas travel beside the chart, without an inspection event. An Agent's machine
-			// lets them be counted on its direct path (a tap); an `actor.on` listener would move every
-			// delta onto XState's emitter. A bare machine has only that path, so it gets a listener.
-			const sessionId = actor.sessionId;
-			const onMachineDelta = (event: { assistantMessageEvent?: object }) => onDelta(sessionId, event);
-			// A tap is only ever given deltas (message_update).
-			const untap = tapDeltas(actor, onMachineDelta) ?? (actor as unknown as Partial<DeltaSource>).on?.("message_update", onMachineDelta).unsubscribe;
+			let attachment = attachments.get(actor);
+			if (!attachment) {
+				attachment = { holders: 0, end: start(actor) };
+				attachments.set(actor, attachment);
+			}
+			attachment.holders++;
+			const held = attachment;
+			let holding = true;
 			return () => {
-				subscription.unsubscribe();
-				untap?.();
+				if (!holding) return;
+				holding = false;
+				if (--held.holders > 0) return;
+				attachments.delete(actor);
+				held.end();
 			};
 		},
 		subscribe(listener) {

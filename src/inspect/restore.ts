@@ -92,18 +92,51 @@ function messageEvents(message: MessageLike, args: Map<string, unknown>): Restor
 	return [{ event: { type: "message_start", message } }, { event: { type: "message_end", message } }];
 }
 
+/** What an inspector attached before had told of an agent by the time it detached. */
+interface Told {
+	messages: ReadonlySet<unknown>;
+	/** The run then in progress: its number, its turn, whether its reply was streaming, its calls started and waiting. */
+	run?: { number: number; turn: number; streaming: boolean; started: ReadonlySet<string>; waiting: ReadonlySet<string> } | undefined;
+}
+
+/**
+ * What `context` (the agent's context when an inspector detached) had been told: while attached,
+ * the inspector heard every message, turn and call it holds. Messages are known by identity: the
+ * agent appends to its transcript, it does not copy the messages it keeps.
+ */
+function toldBy(context: RestorableContext): Told {
+	const told: Told = { messages: new Set(context.messages) };
+	const run = context.run;
+	if (!run) return told;
+	const started = new Set<string>();
+	const waiting = new Set<string>();
+	for (const call of run.batch?.calls ?? []) {
+		if (!OPEN_STATUSES.has(call.status)) continue;
+		if (call.started === true || call.status === "running") started.add(call.toolCall.id);
+		if (call.status === "awaiting-approval") waiting.add(call.toolCall.id);
+	}
+	const streaming = run.assistant === undefined && run.partial !== undefined;
+	told.run = { number: context.runs ?? 1, turn: Math.max(1, run.turn ?? 1), streaming, started, waiting };
+	return told;
+}
+
 /**
  * The events that re-tell an agent machine's context: its last messages (at most
  * {@link MAX_RESTORED_MESSAGES}); for a run in progress, its start and turns (numbered as the
  * agent numbers them), and its calls still open, each waiting for approval asked again. Any
  * other context gives nothing.
  *
+ * Given `toldBefore`, the context as the same inspector left it when it detached, what that
+ * context had been told is not told again: an inspector detached and attached again re-tells
+ * only what happened while it was away, so its pages and recordings show each message once.
+ *
  * @example
  * for (const { event, turn } of restoredEvents(agent.actor.getSnapshot().context)) console.log(event.type, turn);
  * // message_start, message_end, agent_start, turn_start { run: 1, turn: 1 }, …, approval_requested
  */
-export function restoredEvents(context: unknown): RestoredEvent[] {
+export function restoredEvents(context: unknown, toldBefore?: unknown): RestoredEvent[] {
 	if (!isRestorable(context)) return [];
+	const told = isRestorable(toldBefore) ? toldBy(toldBefore) : undefined;
 	const { messages, run } = context;
 	const events: RestoredEvent[] = [];
 	const args = callArguments(messages.slice(-MAX_RESTORED_MESSAGES));
@@ -112,11 +145,14 @@ export function restoredEvents(context: unknown): RestoredEvent[] {
 	const first = Math.max(0, messages.length - MAX_RESTORED_MESSAGES);
 	for (let index = first; index < runStart; index++) {
 		const message = messages[index];
-		if (message) events.push(...messageEvents(message, args));
+		if (message && !told?.messages.has(message)) events.push(...messageEvents(message, args));
 	}
 	if (!run) return events;
 	const runNumber = context.runs ?? 1;
 	const currentTurn = Math.max(1, run.turn ?? 1);
+	// The same run was in progress at the detach: its start and its turns up to then were told.
+	const toldRun = told?.run?.number === runNumber ? told.run : undefined;
+	const toldTurn = (turn: number) => toldRun !== undefined && turn <= toldRun.turn;
 	// A turn is a model call: it starts with the messages before a reply and ends with the reply's
 	// tool results. The run's messages are split at that boundary; the last turn is the current one.
 	const runMessages = messages.slice(Math.max(first, runStart));
@@ -124,30 +160,32 @@ export function restoredEvents(context: unknown): RestoredEvent[] {
 	for (const message of runMessages) if (message.role === "assistant") replies++;
 	const currentHasReply = run.assistant !== undefined || run.batch !== undefined;
 	let turn = Math.max(1, currentTurn - replies + (currentHasReply ? 1 : 0));
-	events.push({ event: { type: "agent_start" } });
-	events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn } });
+	if (!toldRun) events.push({ event: { type: "agent_start" } });
+	if (!toldTurn(turn)) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn } });
 	let replied = false;
 	for (const message of runMessages) {
 		const answersReply = message.role === "toolResult" || (message.role === "assistant" && !replied);
 		if (replied && !answersReply && turn < currentTurn) {
 			turn++;
-			events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn } });
+			if (!toldTurn(turn)) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn } });
 			replied = false;
 		}
 		if (message.role === "assistant") replied = true;
-		events.push(...messageEvents(message, args));
+		if (!told?.messages.has(message)) events.push(...messageEvents(message, args));
 	}
-	if (turn < currentTurn) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn: currentTurn } });
+	if (turn < currentTurn && !toldTurn(currentTurn)) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn: currentTurn } });
 	// A reply streaming now: its start, and what streamed so far (its deltas reached nobody here).
 	// `run.partial` is set by the reply's start and cleared by its end: the stream's own progress
 	// outlives the reply (it holds the last turn's reply until the next call starts).
 	const streaming = run.assistant === undefined && run.partial !== undefined ? (run.stream?.partial ?? run.partial) : undefined;
-	if (streaming) events.push({ event: { type: "message_start", message: { ...streaming, content: [] } }, streamed: streamedSegments(streaming) });
+	// A reply that was already streaming at the detach was told then: its end will complete it.
+	const streamingTold = toldRun?.streaming === true && toldRun.turn === currentTurn;
+	if (streaming && !streamingTold) events.push({ event: { type: "message_start", message: { ...streaming, content: [] } }, streamed: streamedSegments(streaming) });
 	for (const call of run.batch?.calls ?? []) {
 		if (!OPEN_STATUSES.has(call.status)) continue;
 		const base = { toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args ?? call.toolCall.arguments };
-		if (call.started === true || call.status === "running") events.push({ event: { type: "tool_execution_start", ...base } });
-		if (call.status === "awaiting-approval") events.push({ event: { type: "approval_requested", ...base, reason: call.approval?.reason } });
+		if ((call.started === true || call.status === "running") && !toldRun?.started.has(call.toolCall.id)) events.push({ event: { type: "tool_execution_start", ...base } });
+		if (call.status === "awaiting-approval" && !toldRun?.waiting.has(call.toolCall.id)) events.push({ event: { type: "approval_requested", ...base, reason: call.approval?.reason } });
 	}
 	return events;
 }

@@ -5,7 +5,10 @@ import type { ActorStatus, InspectionRecord, SnapshotSummary } from "./records.j
 
 /** A recording in progress. */
 export interface Recording {
-	/** Flushes the inspector, writes what is left and closes the file. */
+	/**
+	 * Flushes the inspector, writes what is left and closes the file. Rejects with the error that
+	 * stopped the recording if the file could not be written (it then stopped at that error).
+	 */
 	close(): Promise<void>;
 }
 
@@ -23,7 +26,9 @@ export interface Recording {
  */
 export function recordToNdjson(inspector: AgentInspector, path: string): Recording {
 	const stream = createWriteStream(path, { encoding: "utf8" });
+	let failed: Error | undefined;
 	const write = (records: readonly InspectionRecord[]) => {
+		if (failed) return;
 		let chunk = "";
 		for (const record of records) chunk += `${JSON.stringify(record)}\n`;
 		stream.write(chunk);
@@ -31,13 +36,22 @@ export function recordToNdjson(inspector: AgentInspector, path: string): Recordi
 	inspector.flush();
 	write(inspector.history());
 	const unsubscribe = inspector.subscribe(write);
+	// A file that cannot be written (a full disk, a missing directory) ends the recording, not the
+	// process: a write stream's error with no listener is thrown, and it would take the agent
+	// down with it. The error is told now (a run can go on for hours) and again by `close`.
+	stream.once("error", (error) => {
+		failed = error;
+		unsubscribe();
+		console.error(`agentchart: recording to ${path} stopped`, error);
+	});
 	return {
 		close() {
 			inspector.flush();
 			unsubscribe();
+			if (failed) return Promise.reject(failed);
 			return new Promise((resolve, reject) => {
 				stream.once("error", reject);
-				stream.end(() => resolve());
+				stream.end(() => (failed ? reject(failed) : resolve()));
 			});
 		},
 	};

@@ -9,7 +9,7 @@ import { agentMachine } from "../machines/agent-machine.js";
 import { type AgentInspector, createAgentInspector } from "./inspector.js";
 import { layoutStatechart } from "./layout.js";
 import type { InspectionRecord } from "./records.js";
-import { type Recording, recordToNdjson } from "./sinks.js";
+import { recordToNdjson } from "./sinks.js";
 import { toStatechartGraph } from "./statechart-graph.js";
 
 /**
@@ -96,6 +96,28 @@ function originAllowed(request: IncomingMessage, port: number): boolean {
 }
 
 /**
+ * The request's path, or undefined for a target no URL parser takes (`//`, `///`): any web page
+ * can send one (`new WebSocket("ws://127.0.0.1:4777//")`), so it must be answered, not thrown
+ * on (thrown in the upgrade handler, it ended the process serving the agent).
+ */
+function requestPath(request: IncomingMessage): string | undefined {
+	try {
+		return new URL(request.url ?? "/", "http://localhost").pathname;
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * How far a page may fall behind the live records, in bytes queued for it beyond the history it
+ * was sent on connecting. A page that stops reading (a frozen tab, a machine asleep with the
+ * connection still open) would otherwise have every record queued for it in this process, for as
+ * long as the agent runs. Past it the page is disconnected; a page that is only slow reconnects
+ * and starts again from the history.
+ */
+export const MAX_PAGE_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+/**
  * Starts the visualizer's HTTP + WebSocket server on 127.0.0.1. It serves the page
  * (`visualizer/index.html`, its script and styles), `/api/chart` (the statechart graph and its
  * layout), and either `/api/live` (a WebSocket of record batches from `inspector`) or
@@ -130,8 +152,8 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 		void (async () => {
 			if (!hostAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden host");
 			if (!originAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden origin");
-			const path = new URL(request.url ?? "/", "http://localhost").pathname;
-			const file = STATIC_FILES[path];
+			const path = requestPath(request);
+			const file = path === undefined ? undefined : STATIC_FILES[path];
 			if (file) return send(response, 200, file.type, await readFile(`${page}${file.file}`, "utf8"));
 			if (path === "/api/chart") return send(response, 200, "application/json", chart);
 			if (path === "/api/recording" && recording) {
@@ -144,25 +166,30 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 		});
 	});
 
-	const sockets = new WebSocketServer({ noServer: true });
-	const clients = new Set<WebSocket>();
+	// The page sends nothing: a client that sends more than a few bytes is not the page.
+	const sockets = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+	// Each page, with the bytes it may have queued: its history, and MAX_PAGE_BACKLOG_BYTES more.
+	const clients = new Map<WebSocket, number>();
 	server.on("upgrade", (request, socket, head) => {
-		const path = new URL(request.url ?? "/", "http://localhost").pathname;
-		if (path !== "/api/live" || !options.inspector || !hostAllowed(request, port) || !originAllowed(request, port)) {
+		// Node hands the socket over with no error listener: a client's reset would be thrown, and
+		// end the process serving the agent. ws listens once it takes the socket.
+		socket.on("error", () => socket.destroy());
+		if (!options.inspector || !hostAllowed(request, port) || !originAllowed(request, port) || requestPath(request) !== "/api/live") {
 			socket.end("HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
 			return;
 		}
 		sockets.handleUpgrade(request, socket, head, (client) => {
-			clients.add(client);
 			client.on("close", () => clients.delete(client));
+			// A frame the page would never send (unmasked, too long): ws closes the connection and
+			// reports it here; with no listener the report is thrown and ends the process.
+			client.on("error", () => client.terminate());
+			// Flushed before the page is among the clients: the records waiting now reach it in its
+			// history, once, and not also, ahead of the history, as a live batch.
 			options.inspector?.flush();
-			client.send(JSON.stringify(options.inspector?.history() ?? []), () => pageOpened());
+			const history = JSON.stringify(options.inspector?.history() ?? []);
+			clients.set(client, Buffer.byteLength(history) + MAX_PAGE_BACKLOG_BYTES);
+			client.send(history, () => pageOpened());
 		});
-	});
-	const unsubscribe = options.inspector?.subscribe((records) => {
-		if (clients.size === 0) return;
-		const message = JSON.stringify(records);
-		for (const client of clients) if (client.readyState === client.OPEN) client.send(message);
 	});
 
 	await new Promise<void>((resolve, reject) => {
@@ -170,6 +197,17 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 		server.listen(options.port ?? 0, VISUALIZER_HOST, () => resolve());
 	});
 	port = (server.address() as AddressInfo).port;
+	// Subscribed once listening: a server that failed to start (its port taken) must not stay
+	// subscribed to the inspector.
+	const unsubscribe = options.inspector?.subscribe((records) => {
+		if (clients.size === 0) return;
+		const message = JSON.stringify(records);
+		for (const [client, allowed] of clients) {
+			if (client.readyState !== client.OPEN) continue;
+			if (client.bufferedAmount > allowed) client.terminate();
+			else client.send(message);
+		}
+	});
 
 	return {
 		url: `http://${VISUALIZER_HOST}:${port}/`,
@@ -177,7 +215,7 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 		waitForPage: () => opened,
 		async close() {
 			unsubscribe?.();
-			for (const client of clients) client.terminate();
+			for (const client of clients.keys()) client.terminate();
 			sockets.close();
 			server.closeAllConnections();
 			await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -219,17 +257,28 @@ export interface AttachedVisualizer {
 export async function attachVisualizer(actor: InspectableActorRef, options: AttachVisualizerOptions = {}): Promise<AttachedVisualizer> {
 	const inspector = options.inspector ?? createAgentInspector();
 	const detach = inspector.attach(actor);
-	let recording: Recording | undefined;
-	if (options.record) recording = recordToNdjson(inspector, options.record);
-	const server = await startVisualizerServer({ inspector, ...(options.port !== undefined ? { port: options.port } : {}) });
+	let server: VisualizerServer;
+	try {
+		server = await startVisualizerServer({ inspector, ...(options.port !== undefined ? { port: options.port } : {}) });
+	} catch (error) {
+		// Left attached, a caller that retries on another port would have the agent inspected twice.
+		detach();
+		throw error;
+	}
+	// Started once the server is: a server that cannot start leaves no recording behind. The
+	// records held so far are written first, so it misses nothing.
+	const recording = options.record ? recordToNdjson(inspector, options.record) : undefined;
 	return {
 		url: server.url,
 		inspector,
 		waitForPage: server.waitForPage,
 		async close() {
 			detach();
-			await recording?.close();
-			await server.close();
+			try {
+				await recording?.close();
+			} finally {
+				await server.close();
+			}
 		},
 	};
 }

@@ -1,0 +1,105 @@
+/**
+ * An inspector detached and attached again to the same agent tells what happened while it was
+ * away, not again what it had already told: its pages and recordings show each message, run and
+ * call once.
+ */
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createAgentInspector } from "../../src/inspect/inspector.js";
+import type { InspectionRecord } from "../../src/inspect/records.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { modelOf } from "../visualizer/attach-helpers.js";
+import { attachVisualizer } from "../../src/inspect/visualizer-server.js";
+import { deployAgent } from "../visualizer/scenarios.js";
+
+/** The conversation as the page shows it: who, a user's text, a call's or a wait's status. */
+function conversation(records: readonly InspectionRecord[]): string[] {
+	return modelOf(records).transcript.map((entry) => {
+		if (entry.kind === "user") return `user: ${entry.text}`;
+		if (entry.kind === "span") return `${entry.spanKind} ${entry.status}`;
+		return entry.kind;
+	});
+}
+
+function emitted(records: readonly InspectionRecord[], type: string): number {
+	return records.filter((record) => record.type === "@agentchart.emitted" && record.event.type === type).length;
+}
+
+describe("an inspector attached again to the same agent", () => {
+	it("between runs: tells the run it missed, not the one it saw", async () => {
+		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }, { content: "three" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		try {
+			const inspector = createAgentInspector();
+			const records: InspectionRecord[] = [];
+			inspector.subscribe((batch) => records.push(...batch));
+			let detach = inspector.attach(agent.actor);
+			await agent.prompt("first");
+			inspector.flush();
+			detach();
+			await agent.prompt("second, while detached");
+			detach = inspector.attach(agent.actor);
+			await agent.prompt("third");
+			inspector.flush();
+			detach();
+			expect(conversation(records)).toEqual(["user: first", "assistant", "user: second, while detached", "assistant", "user: third", "assistant"]);
+			expect(conversation(inspector.history())).toEqual(conversation(records));
+		} finally {
+			agent.dispose();
+		}
+	});
+
+	it("while calls wait for approval: the run, its turn and the waiting calls are not told twice", async () => {
+		const { agent, asked } = deployAgent();
+		const run = agent.prompt("Deploy billing and search");
+		try {
+			await asked;
+			const inspector = createAgentInspector();
+			const records: InspectionRecord[] = [];
+			inspector.subscribe((batch) => records.push(...batch));
+			let detach = inspector.attach(agent.actor);
+			inspector.flush();
+			detach();
+			detach = inspector.attach(agent.actor);
+			inspector.flush();
+			await agent.approve("d1");
+			await agent.reject("d2", "not on a Friday");
+			await run;
+			inspector.flush();
+			detach();
+			expect(conversation(records)).toEqual(["user: Deploy billing and search", "assistant", "tool done", "approval done", "tool error", "approval error", "assistant"]);
+			expect(emitted(records, "agent_start")).toBe(1);
+			expect(emitted(records, "turn_start")).toBe(2);
+			expect(emitted(records, "approval_requested")).toBe(2);
+			expect(emitted(records, "tool_execution_start")).toBe(2);
+		} finally {
+			await Promise.all(agent.pendingApprovals.map((call) => agent.reject(call.toolCallId, "test cleanup")));
+			await run.catch(() => undefined);
+			agent.dispose();
+		}
+	});
+
+	it("twice at once (attachVisualizer given the inspector a recording uses): inspected once, until both let go", async () => {
+		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		try {
+			const inspector = createAgentInspector();
+			const records: InspectionRecord[] = [];
+			inspector.subscribe((batch) => records.push(...batch));
+			const detach = inspector.attach(agent.actor);
+			const visualizer = await attachVisualizer(agent.actor, { inspector });
+			await agent.prompt("first");
+			inspector.flush();
+			await visualizer.close();
+			await agent.prompt("second");
+			inspector.flush();
+			detach();
+			expect(conversation(records)).toEqual(["user: first", "assistant", "user: second", "assistant"]);
+			expect(emitted(records, "agent_start")).toBe(2);
+			const counted = records.filter((record) => record.type === "@agentchart.deltas").reduce((sum, record) => sum + record.chars, 0);
+			expect(counted).toBe("onetwo".length);
+		} finally {
+			agent.dispose();
+		}
+	});
+});
