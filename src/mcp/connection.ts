@@ -2,7 +2,7 @@ import { createActor, type Actor, type SnapshotFrom } from "xstate";
 import type { ActorSystemLike, InspectableActorRef, SubscriptionLike } from "../types/actor-shapes.js";
 import type { McpCallResult } from "./content.js";
 import { mcpConnectionMachine } from "./connection-machine.js";
-import { errorMessage, isConnectionLoss } from "./errors.js";
+import { errorMessage, isConnectionLoss, McpSessionClosedError } from "./errors.js";
 import { McpSession, type McpCallOptions } from "./session.js";
 import { resolveConnectionSettings } from "./settings.js";
 import type { McpClientInfo, McpConnectionState, McpServerConfig, McpServerStatus, McpToolInfo } from "./types.js";
@@ -162,6 +162,9 @@ export class McpConnection {
 			return await session.callTool(tool, args, options);
 		} catch (error) {
 			if (options.signal?.aborted) throw new Error(`MCP tool call cancelled: ${errorMessage(options.signal.reason ?? error)}`, { cause: error });
+			if (error instanceof McpSessionClosedError) {
+				throw new Error(`MCP server "${this.server}" was closed by the application during the call (close()); the tool may or may not have run`, { cause: error });
+			}
 			if (isConnectionLoss(error)) {
 				throw new Error(
 					`MCP server "${this.server}" was disconnected during the call (${errorMessage(error)}); the tool may or may not have run`,

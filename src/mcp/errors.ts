@@ -60,3 +60,22 @@ export function isConnectionLoss(error: unknown): boolean {
 	}
 	return false;
 }
+
+/**
+ * Why a request of a session failed when the application closed the session while it was in
+ * flight (or before it was made). It is thrown at once, not once the server has exited: ending a
+ * server that ignores the end of its input and SIGTERM takes seconds. Whether the server ran a
+ * tool call it had received is unknown.
+ *
+ * @example
+ * const call = session.callTool("slow", {});
+ * void session.close();
+ * await call.catch((error) => error instanceof McpSessionClosedError); // true
+ */
+export class McpSessionClosedError extends Error {
+	override readonly name = "McpSessionClosedError";
+
+	constructor(readonly server: string) {
+		super(`the MCP session with server "${server}" was closed by the application (close() was called)`);
+	}
+}

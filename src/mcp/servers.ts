@@ -94,8 +94,10 @@ export interface McpServers {
 	 */
 	actorOf(server: string): McpConnectionActor | undefined;
 	/**
-	 * Closes every connection and ends every server process; resolves when they have exited.
-	 * Tools called afterwards fail at once. Calling it again returns the same promise.
+	 * Closes every connection and ends every server process (for stdio, the server's whole
+	 * process group on Linux and macOS); resolves when they have exited. Tool calls in flight
+	 * fail at once, saying the application closed the server, and tools called afterwards fail
+	 * at once too. Calling it again returns the same promise.
 	 *
 	 * @example
 	 * process.on("SIGINT", () => void mcp.close().then(() => process.exit(130)));

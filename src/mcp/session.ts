@@ -1,11 +1,11 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ProgressNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, ProgressNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { McpCallResult } from "./content.js";
-import { errorMessage, isConnectionLoss } from "./errors.js";
+import { errorMessage, isConnectionLoss, McpSessionClosedError } from "./errors.js";
 import type { McpClientInfo, McpServerConfig, McpStdioServerConfig, McpToolInfo } from "./types.js";
 import { exitReasonFromStderr } from "./stderr-summary.js";
+import { createStdioTransport, type StdioProcessTransport } from "./stdio-transport.js";
 
 /**
  * One MCP session: a transport (a child process, or an HTTP session) and the SDK client on
@@ -62,7 +62,8 @@ function asRecord(value: unknown): Readonly<Record<string, unknown>> | undefined
 
 /**
  * An MCP session over stdio or Streamable HTTP. Create it, `connect`, then list and call;
- * `close` ends it (and its process) and is safe to call any number of times.
+ * `close` ends it (and its process tree) and is safe to call any number of times, at any point,
+ * before `connect` too.
  *
  * @example
  * const session = new McpSession("everything", { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] });
@@ -74,17 +75,26 @@ export class McpSession {
 	/** Tags the events of this session, so those of a retired one are recognised as stale. */
 	readonly id = nextSessionId++;
 	private readonly client: Client;
-	private readonly transport: StdioClientTransport | StreamableHTTPClientTransport;
+	private readonly transport: StdioProcessTransport | StreamableHTTPClientTransport;
+	/** The transport, when it is stdio. */
+	private readonly stdio: StdioProcessTransport | undefined;
 	private listener: SessionListener | undefined;
 	/** Why the session was lost, once it was; reported to a listener that arrives later. */
 	private lostReason: string | undefined;
 	private toolsChangedPending = false;
 	private closing: Promise<void> | undefined;
+	/** Set before anything of the close runs: a transport may report its end synchronously from inside it. */
+	private closeCalled = false;
 	private closedFully = false;
 	private stderrTail = "";
 	/** Progress listeners of the calls in flight, by the progress token each call sent. */
 	private readonly progressRoutes = new Map<string, (progress: McpProgress) => void>();
 	private progressTokens = 0;
+	/**
+	 * One controller per request in flight (handshake, listing, call): `close()` aborts them, so
+	 * their callers learn at once instead of when the server process has exited.
+	 */
+	private readonly requestsInFlight = new Set<AbortController>();
 
 	constructor(
 		readonly server: string,
@@ -92,7 +102,8 @@ export class McpSession {
 		clientInfo: McpClientInfo = { name: "agentchart", version: "0.1.0" },
 	) {
 		this.client = new Client(clientInfo, { capabilities: {} });
-		this.transport = isStdio(config) ? this.stdioTransport(config) : this.httpTransport(config.url, config.headers);
+		if (isStdio(config)) this.transport = this.stdio = this.stdioTransport(config);
+		else this.transport = this.httpTransport(config.url, config.headers);
 		this.client.onclose = () => this.markLost(this.closedReason());
 		this.client.onerror = (error) => {
 			if (isConnectionLoss(error)) this.markLost(errorMessage(error));
@@ -116,23 +127,20 @@ export class McpSession {
 		});
 	}
 
-	private stdioTransport(config: McpStdioServerConfig): StdioClientTransport {
-		const transport = new StdioClientTransport({
-			command: config.command,
-			args: [...(config.args ?? [])],
-			...(config.env ? { env: { ...config.env } } : {}),
-			...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
-			// Always piped, so the tail can explain an unexpected exit; forwarded as configured.
-			stderr: "pipe",
-		});
+	private stdioTransport(config: McpStdioServerConfig): StdioProcessTransport {
 		const forward = config.stderr ?? "inherit";
-		transport.stderr?.on("data", (chunk: Buffer | string) => {
-			const text = chunk.toString();
-			this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
-			if (forward === "inherit") process.stderr.write(text);
-			else if (typeof forward === "function") forward(text);
+		return createStdioTransport({
+			command: config.command,
+			args: config.args ?? [],
+			env: config.env,
+			cwd: config.cwd,
+			// Always piped, so the tail can explain an unexpected exit; forwarded as configured.
+			onStderr: (text) => {
+				this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
+				if (forward === "inherit") process.stderr.write(text);
+				else if (typeof forward === "function") forward(text);
+			},
 		});
-		return transport;
 	}
 
 	private httpTransport(url: string | URL, headers: Readonly<Record<string, string>> | undefined): StreamableHTTPClientTransport {
@@ -141,7 +149,7 @@ export class McpSession {
 
 	/** The server process id (stdio), while it runs. */
 	get pid(): number | undefined {
-		return this.transport instanceof StdioClientTransport ? (this.transport.pid ?? undefined) : undefined;
+		return this.stdio?.pid ?? undefined;
 	}
 
 	/** True once `close()` has finished (the process, if any, has exited). */
@@ -151,29 +159,69 @@ export class McpSession {
 
 	/** True once the session is closed or lost. */
 	get isLost(): boolean {
-		return this.lostReason !== undefined || this.closing !== undefined;
+		return this.lostReason !== undefined || this.closeCalled;
 	}
 
 	private closedReason(): string {
-		if (!(this.transport instanceof StdioClientTransport)) return "the server closed the connection";
+		if (!this.stdio) return "the server closed the connection";
 		return exitReasonFromStderr(this.stderrTail);
 	}
 
 	private markLost(reason: string): void {
-		if (this.lostReason !== undefined || this.closing) return;
+		if (this.lostReason !== undefined || this.closeCalled) return;
 		this.lostReason = reason;
 		this.listener?.lost(reason);
 	}
 
 	/**
+	 * Why a request fails because of `close()`: the application closed the session, or (when
+	 * the session was lost first, and the connection is retiring it) the loss.
+	 */
+	private closedError(): Error {
+		if (this.lostReason === undefined) return new McpSessionClosedError(this.server);
+		// What the SDK says for a lost connection, so that it is recognised as one.
+		return new McpError(ErrorCode.ConnectionClosed, `Connection closed: ${this.lostReason}`);
+	}
+
+	/**
+	 * Runs one request (or a sequence of them) under a signal of its own, which follows `signal`
+	 * and which `close()` aborts with `closedError()`, thrown here in place of the SDK's error.
+	 * Refuses at once on a closed session, so nothing is started after a close.
+	 */
+	private async request<T>(signal: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+		if (this.closeCalled) throw this.closedError();
+		const controller = new AbortController();
+		const follow = () => controller.abort(signal?.reason);
+		if (signal?.aborted) follow();
+		else signal?.addEventListener("abort", follow, { once: true });
+		this.requestsInFlight.add(controller);
+		try {
+			return await run(controller.signal);
+		} catch (error) {
+			// Aborted by close(), not by the caller: the SDK would wrap the reason in an McpError
+			// that says "Request timed out".
+			if (controller.signal.aborted && !signal?.aborted) throw controller.signal.reason;
+			throw error;
+		} finally {
+			signal?.removeEventListener("abort", follow);
+			this.requestsInFlight.delete(controller);
+		}
+	}
+
+	/**
 	 * Starts the process or opens the HTTP session and runs the MCP handshake. On failure or
-	 * abort the session is closed (its process too) before this rejects.
+	 * abort the session is closed (its process too) before this rejects. When `close()` is
+	 * called meanwhile (or was before), it rejects at once with an `McpSessionClosedError`.
 	 */
 	async connect(signal: AbortSignal): Promise<void> {
 		try {
-			signal.throwIfAborted();
-			await this.client.connect(this.transport, { signal, timeout: NO_SDK_TIMEOUT_MS });
+			await this.request(signal, (requestSignal) => {
+				requestSignal.throwIfAborted();
+				return this.client.connect(this.transport, { signal: requestSignal, timeout: NO_SDK_TIMEOUT_MS });
+			});
 		} catch (error) {
+			// Whoever called close() waits for the process; this caller need not.
+			if (error instanceof McpSessionClosedError) throw error;
 			await this.close();
 			if (signal.aborted) throw new Error("connecting was cancelled", { cause: error });
 			// "Connection closed" says less than why: a process that exited, with its stderr.
@@ -182,14 +230,15 @@ export class McpSession {
 	}
 
 	/** Every tool the server lists, following `nextCursor` through all pages. */
-	async listTools(signal?: AbortSignal): Promise<McpToolInfo[]> {
+	listTools(signal?: AbortSignal): Promise<McpToolInfo[]> {
+		return this.request(signal, (requestSignal) => this.listAllTools(requestSignal));
+	}
+
+	private async listAllTools(signal: AbortSignal): Promise<McpToolInfo[]> {
 		const tools: McpToolInfo[] = [];
 		let cursor: string | undefined;
 		do {
-			const page = await this.client.listTools(cursor === undefined ? {} : { cursor }, {
-				...(signal ? { signal } : {}),
-				timeout: NO_SDK_TIMEOUT_MS,
-			});
+			const page = await this.client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: NO_SDK_TIMEOUT_MS });
 			for (const tool of page.tools) {
 				const info: McpToolInfo = { name: tool.name, inputSchema: tool.inputSchema };
 				if (tool.title !== undefined) info.title = tool.title;
@@ -202,26 +251,27 @@ export class McpSession {
 				tools.push(info);
 			}
 			cursor = page.nextCursor;
-		} while (cursor !== undefined && !signal?.aborted);
+			// The next page's request throws if the signal was aborted meanwhile: no partial list.
+		} while (cursor !== undefined);
 		return tools;
 	}
 
 	/**
 	 * Calls a tool. Rejects with the SDK's error when the server answers with a JSON-RPC error,
 	 * when the signal aborts (the server is sent `notifications/cancelled`), or when the
-	 * connection is lost meanwhile; a tool-level failure is a result with `isError`.
+	 * connection is lost meanwhile; with an `McpSessionClosedError` at once when `close()` is
+	 * called meanwhile (the server is sent `notifications/cancelled` too). A tool-level failure
+	 * is a result with `isError`.
 	 */
 	async callTool(name: string, args: Readonly<Record<string, unknown>>, options: McpCallOptions = {}): Promise<McpCallResult> {
 		const progressToken = options.onProgress ? `${this.id}:${++this.progressTokens}` : undefined;
 		if (progressToken !== undefined && options.onProgress) this.progressRoutes.set(progressToken, options.onProgress);
 		try {
-			return await this.client.callTool(
-				{ name, arguments: { ...args }, ...(progressToken !== undefined ? { _meta: { progressToken } } : {}) },
-				undefined,
-				{
-					...(options.signal ? { signal: options.signal } : {}),
+			return await this.request(options.signal, (signal) =>
+				this.client.callTool({ name, arguments: { ...args }, ...(progressToken !== undefined ? { _meta: { progressToken } } : {}) }, undefined, {
+					signal,
 					timeout: options.timeoutMs ? options.timeoutMs : NO_SDK_TIMEOUT_MS,
-				},
+				}),
 			);
 		} catch (error) {
 			if (isConnectionLoss(error)) this.markLost(errorMessage(error));
@@ -247,17 +297,21 @@ export class McpSession {
 	}
 
 	/**
-	 * Closes the session: for stdio the SDK ends the server's stdin, then sends SIGTERM and
-	 * SIGKILL if it does not exit; for HTTP a live session is ended with a DELETE first.
-	 * Resolves when the process has exited. The same promise is returned every time.
+	 * Closes the session. Requests in flight fail at once with an `McpSessionClosedError`; then,
+	 * for stdio, the server's stdin is closed, and SIGTERM and SIGKILL follow (each after 2 s) to
+	 * its whole process group if it does not exit (on Windows, where the SDK's transport is used,
+	 * to the process it started); for HTTP a live session is ended with a DELETE first.
+	 * Resolves when the server's processes have exited. The same promise is returned every time.
 	 */
 	close(): Promise<void> {
+		this.closeCalled = true;
 		this.closing ??= this.closeNow();
 		return this.closing;
 	}
 
 	private async closeNow(): Promise<void> {
 		this.listener = undefined;
+		for (const request of this.requestsInFlight) request.abort(this.closedError());
 		const transport = this.transport;
 		if (transport instanceof StreamableHTTPClientTransport && this.lostReason === undefined && transport.sessionId !== undefined) {
 			let timer: ReturnType<typeof setTimeout> | undefined;

@@ -65,8 +65,8 @@ export interface McpStdioServerConfig extends McpServerOptions {
 	command: string;
 	args?: readonly string[] | undefined;
 	/**
-	 * Environment of the server process. The MCP SDK passes only a safe subset of the
-	 * parent's (HOME, PATH, SHELL, TERM, USER, LOGNAME) plus these.
+	 * Environment of the server process: as the MCP SDK's stdio transport does, only a safe
+	 * subset of the parent's (HOME, PATH, SHELL, TERM, USER, LOGNAME) plus these.
 	 */
 	env?: Readonly<Record<string, string>> | undefined;
 	/** Working directory of the server process. */

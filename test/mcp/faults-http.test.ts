@@ -96,6 +96,21 @@ describe("a server over Streamable HTTP", () => {
 		await waitUntil(() => mcp.status()[0]?.state !== "ready", 5000, "the connection to be seen lost");
 	});
 
+	it("close() fails a call in flight at once, saying the application closed the connection", async () => {
+		const server = await httpServer();
+		const mcp = await connect(server.url);
+		let arrived!: () => void;
+		const reached = new Promise<void>((resolve) => (arrived = resolve));
+		const call = toolNamed(mcp, "web__slow").execute("c1", { ms: 20_000 }, undefined, () => arrived());
+		call.catch(() => undefined);
+		await withTimeout(reached, 5000, "the call to reach the server");
+		const closing = mcp.close();
+		await expect(withTimeout(call, 5000, "the call to fail")).rejects.toThrow(
+			'MCP server "web" was closed by the application during the call (close()); the tool may or may not have run',
+		);
+		await closing;
+	});
+
 	it("close() ends the HTTP session on the server (DELETE)", async () => {
 		const server = await httpServer();
 		const watcher = await connect(server.url);

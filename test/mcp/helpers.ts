@@ -13,6 +13,7 @@ import type { McpAgentTool, McpServers, McpConnectionState, McpStdioServerConfig
 
 const require = createRequire(import.meta.url);
 const FAULT_SERVER = fileURLToPath(new URL("./fixtures/fault-server.ts", import.meta.url));
+const STUBBORN_SERVER = fileURLToPath(new URL("./fixtures/stubborn-server.ts", import.meta.url));
 
 /** The installed `@modelcontextprotocol/server-everything` entry point (its package `bin`). */
 export function everythingBin(): string {
@@ -31,6 +32,43 @@ export function everythingServer(extra: Partial<McpStdioServerConfig> = {}): Mcp
 /** The fault server over stdio. */
 export function faultServer(extra: Partial<McpStdioServerConfig> = {}, flags: string[] = []): McpStdioServerConfig {
 	return { command: process.execPath, args: ["--import", "tsx", FAULT_SERVER, "stdio", ...flags], stderr: "ignore", ...extra };
+}
+
+/**
+ * The stubborn server (ignores the end of its input and SIGTERM, and has a child that ignores
+ * SIGTERM too) behind a shell that waits for it, as `sh -c "node server.js"` configurations do:
+ * the process this side starts is the shell, not the server. The server writes its own and its
+ * child's pid to `pidFile` (see `readServerPids`).
+ */
+export function stubbornServer(pidFile: string, flags: string[] = []): McpStdioServerConfig {
+	// `; exit $?` keeps the shell from exec-ing node in its place: it stays the server's parent.
+	return { command: "sh", args: ["-c", '"$0" --import tsx "$@"; exit $?', process.execPath, STUBBORN_SERVER, pidFile, ...flags], stderr: "ignore" };
+}
+
+/** The pids the stubborn server wrote: its own and its child's. */
+export function readServerPids(pidFile: string): { server: number; child: number } {
+	return JSON.parse(readFileSync(pidFile, "utf8")) as { server: number; child: number };
+}
+
+/** True while a process with this id exists, zombie or not (`kill(pid, 0)` does not throw ESRCH). */
+export function exists(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return (error as NodeJS.ErrnoException).code !== "ESRCH";
+	}
+}
+
+/** Sends SIGKILL to each pid that still exists: the last resort of a test's cleanup. */
+export function killIfAlive(pids: readonly number[]): void {
+	for (const pid of pids) {
+		try {
+			process.kill(pid, "SIGKILL");
+		} catch {
+			// Already gone.
+		}
+	}
 }
 
 /** A fault server running over Streamable HTTP, as a process of the test's own. */

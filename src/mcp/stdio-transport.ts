@@ -1,0 +1,252 @@
+/**
+ * The stdio transport of an MCP session: the server as a child process, spoken to over its stdin
+ * and stdout, one JSON-RPC message a line.
+ *
+ * The SDK's `StdioClientTransport` signals only the process it started. A server started through
+ * a wrapper (`sh -c "node server.js"`, `npx`, `uv run`) or one with children of its own is a
+ * process tree, and when its real process ignores the end of its input and SIGTERM, the SDK's
+ * close leaves it running. So on POSIX the server runs as the leader of a process group of its
+ * own, and close ends the group: input closed, a grace, SIGTERM to the group, a grace, SIGKILL to
+ * the group (the MCP specification's order). Windows has no process groups to signal: there the
+ * SDK's transport is used as it is (it also resolves `npx.cmd` and the like).
+ */
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { signalProcessGroup, trackProcessGroup } from "./process-groups.js";
+
+/** What starts a stdio server. */
+export interface StdioServerParameters {
+	command: string;
+	args: readonly string[];
+	/** Added to the safe part of this process's environment that the SDK passes (`getDefaultEnvironment`). */
+	env?: Readonly<Record<string, string>> | undefined;
+	cwd?: string | undefined;
+	/** Given everything the server writes on stderr, as it arrives. */
+	onStderr(text: string): void;
+}
+
+/** An MCP transport to a server process. */
+export interface StdioProcessTransport extends Transport {
+	/** The process started (on POSIX the leader of the server's process group) while it runs; null before and after. */
+	readonly pid: number | null;
+}
+
+/** How long each step of ending a server waits. */
+interface ShutdownTiming {
+	/** After the input is closed, before SIGTERM (the SDK waits 2 s too). */
+	inputClosedGraceMs: number;
+	/** After SIGTERM, before SIGKILL. */
+	terminateGraceMs: number;
+	/** After SIGKILL: what is left then is a zombie nobody reaps, or a process stuck in the kernel; close() stops waiting. */
+	killWaitMs: number;
+	/** After the process exited by itself, how long a child that inherited its output may keep it open before the transport counts as closed. */
+	outputDrainMs: number;
+}
+
+const TIMING: ShutdownTiming = { inputClosedGraceMs: 2000, terminateGraceMs: 2000, killWaitMs: 2000, outputDrainMs: 500 };
+/** How often close() checks whether the group has ended: no event tells when a grandchild exits. */
+const GROUP_POLL_MS = 25;
+
+type ServerProcess = ChildProcessByStdio<Writable, Readable, Readable>;
+
+function asError(error: unknown): Error {
+	return error instanceof Error ? error : new Error(String(error));
+}
+
+function delay(ms: number): Promise<void> {
+	return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * A stdio transport that owns the server's whole process tree (POSIX). It implements the SDK's
+ * `Transport`, so an SDK `Client` connects over it as over the SDK's own.
+ *
+ * - `start()` starts the server as a process group leader (`detached`), with the SDK's safe
+ *   environment plus `env`, and stderr piped to `onStderr`. A transport closed before it
+ *   started refuses to start: nothing may outlive a close.
+ * - `onclose` fires once: when the server process has exited and its output is read, or when a
+ *   child that inherited the output still holds it `outputDrainMs` after the server exited (the
+ *   server is gone; waiting for its child could take for ever), or when close() is done.
+ * - `close()` ends the group: input closed, then SIGTERM, then SIGKILL, each after a grace, and
+ *   resolves once no process of the group is left (after SIGKILL, it waits `killWaitMs` at
+ *   most). It returns the same promise every time.
+ *
+ * @example
+ * const transport = new ProcessGroupStdioTransport({ command: "sh", args: ["-c", "node server.js"], onStderr: (text) => process.stderr.write(text) });
+ * const client = new Client({ name: "app", version: "1.0.0" });
+ * await client.connect(transport);
+ * await client.close(); // ends sh, node, and whatever node started
+ */
+export class ProcessGroupStdioTransport implements StdioProcessTransport {
+	onclose?: Transport["onclose"];
+	onerror?: Transport["onerror"];
+	onmessage?: Transport["onmessage"];
+
+	private child: ServerProcess | undefined;
+	private readonly readBuffer = new ReadBuffer();
+	private leaderExited = false;
+	/** True once `onclose` has fired: nothing is delivered after it. */
+	private ended = false;
+	private closing: Promise<void> | undefined;
+	private untrack: (() => void) | undefined;
+	private drainTimer: ReturnType<typeof setTimeout> | undefined;
+
+	constructor(private readonly parameters: StdioServerParameters) {}
+
+	get pid(): number | null {
+		return this.child?.pid !== undefined && !this.leaderExited ? this.child.pid : null;
+	}
+
+	start(): Promise<void> {
+		if (this.closing) return Promise.reject(new Error("the stdio transport was closed before it was started"));
+		if (this.child) return Promise.reject(new Error("the stdio transport is already started"));
+		const { command, args, env, cwd, onStderr } = this.parameters;
+		const child = spawn(command, [...args], {
+			env: { ...getDefaultEnvironment(), ...env },
+			...(cwd !== undefined ? { cwd } : {}),
+			stdio: ["pipe", "pipe", "pipe"],
+			// setsid(): the server leads a process group, and everything it starts joins it.
+			detached: true,
+			shell: false,
+		});
+		this.child = child;
+		// The pid is known as soon as spawn() returns (undefined when it failed, ENOENT say).
+		if (child.pid !== undefined) this.untrack = trackProcessGroup(child.pid, () => child.stdin.destroy());
+		child.stdout.on("data", (chunk: Buffer) => this.receive(chunk));
+		child.stdout.on("error", (error) => this.onerror?.(error));
+		// EPIPE when the server is gone: reported; the exit that follows closes the transport.
+		child.stdin.on("error", (error) => this.onerror?.(error));
+		child.stderr.setEncoding("utf8");
+		child.stderr.on("data", (text: string) => onStderr(text));
+		child.stderr.on("error", (error) => this.onerror?.(error));
+		child.once("exit", () => {
+			this.leaderExited = true;
+			if (this.closing) return;
+			this.drainTimer = setTimeout(() => this.end(), TIMING.outputDrainMs);
+			this.drainTimer.unref();
+		});
+		child.once("close", () => {
+			// Ended by itself, leaving no child behind: nothing is left for close() or the exit hook to end.
+			if (child.pid !== undefined && signalProcessGroup(child.pid, 0) === "gone") this.untrack?.();
+			this.end();
+		});
+		return new Promise((resolve, reject) => {
+			let spawned = false;
+			child.once("spawn", () => {
+				spawned = true;
+				resolve();
+			});
+			child.on("error", (error) => {
+				if (!spawned) reject(error);
+				this.onerror?.(error);
+			});
+		});
+	}
+
+	send(message: JSONRPCMessage): Promise<void> {
+		const stdin = this.child?.stdin;
+		if (!stdin || this.closing || this.ended || !stdin.writable) return Promise.reject(new Error("Not connected"));
+		// Resolves once written (or refused), so a full pipe holds the sender back.
+		return new Promise((resolve, reject) => {
+			stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+		});
+	}
+
+	close(): Promise<void> {
+		this.closing ??= this.shutDown();
+		return this.closing;
+	}
+
+	private receive(chunk: Buffer): void {
+		if (this.ended) return;
+		try {
+			this.readBuffer.append(chunk);
+		} catch (error) {
+			// Over the SDK's buffer limit: the stream can no longer be framed.
+			this.onerror?.(asError(error));
+			void this.close();
+			return;
+		}
+		for (;;) {
+			let message: JSONRPCMessage | null;
+			try {
+				message = this.readBuffer.readMessage();
+			} catch (error) {
+				// The bad line is consumed: report it and go on with the next one.
+				this.onerror?.(asError(error));
+				continue;
+			}
+			if (message === null) return;
+			this.onmessage?.(message);
+		}
+	}
+
+	private end(): void {
+		if (this.ended) return;
+		this.ended = true;
+		clearTimeout(this.drainTimer);
+		this.readBuffer.clear();
+		this.onclose?.();
+	}
+
+	private async shutDown(): Promise<void> {
+		const child = this.child;
+		try {
+			const pgid = child?.pid;
+			if (child === undefined || pgid === undefined) return;
+			// The end of its input is how MCP asks a stdio server to stop.
+			child.stdin.end();
+			if (await this.groupEnded(pgid, TIMING.inputClosedGraceMs)) return;
+			signalProcessGroup(pgid, "SIGTERM");
+			if (await this.groupEnded(pgid, TIMING.terminateGraceMs)) return;
+			signalProcessGroup(pgid, "SIGKILL");
+			await this.groupEnded(pgid, TIMING.killWaitMs);
+		} finally {
+			this.untrack?.();
+			// A process that left the group (setsid) may still hold the pipes: release ours now.
+			child?.stdin.destroy();
+			child?.stdout.destroy();
+			child?.stderr.destroy();
+			this.end();
+		}
+	}
+
+	/**
+	 * Waits up to `ms` for every process of the group to be gone. The group outlives its leader
+	 * while a child is left; it is gone once its last process has exited and been reaped.
+	 */
+	private async groupEnded(pgid: number, ms: number): Promise<boolean> {
+		const deadline = Date.now() + ms;
+		for (;;) {
+			if (signalProcessGroup(pgid, 0) === "gone") return true;
+			const left = deadline - Date.now();
+			if (left <= 0) return false;
+			await delay(Math.min(GROUP_POLL_MS, left));
+		}
+	}
+}
+
+/**
+ * The stdio transport for this platform: a `ProcessGroupStdioTransport` on POSIX, the SDK's
+ * `StdioClientTransport` on Windows (no process groups to signal).
+ *
+ * @example
+ * const transport = createStdioTransport({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"], onStderr: () => {} });
+ * await new Client({ name: "app", version: "1.0.0" }).connect(transport);
+ */
+export function createStdioTransport(parameters: StdioServerParameters): StdioProcessTransport {
+	if (process.platform !== "win32") return new ProcessGroupStdioTransport(parameters);
+	const transport = new StdioClientTransport({
+		command: parameters.command,
+		args: [...parameters.args],
+		...(parameters.env ? { env: { ...parameters.env } } : {}),
+		...(parameters.cwd !== undefined ? { cwd: parameters.cwd } : {}),
+		stderr: "pipe",
+	});
+	transport.stderr?.on("data", (chunk: Buffer | string) => parameters.onStderr(chunk.toString()));
+	return transport;
+}

@@ -1,0 +1,232 @@
+/**
+ * Ending a stdio server, against one that does not want to end (`fixtures/stubborn-server.ts`:
+ * it ignores the end of its input and SIGTERM, has a child that ignores SIGTERM, and runs behind
+ * `sh -c`): `close()` ends the whole process tree, calls in flight fail at once when it is
+ * called, a server that exits leaving its child behind is still seen as lost, and an
+ * application that exits without closing takes the servers with it. Every test checks, by pid,
+ * that no process it caused is left.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { connectMcpServers, type McpServers } from "../../src/mcp/index.js";
+import { McpSession } from "../../src/mcp/session.js";
+import { childPids, Cleanup, exists, killIfAlive, readServerPids, stubbornServer, toolNamed, waitUntil, withTimeout } from "./helpers.js";
+
+const SESSION_HOST = fileURLToPath(new URL("./fixtures/session-host.ts", import.meta.url));
+
+const cleanup = new Cleanup();
+/** Every pid a test learned of; killed after it, whatever happened. */
+let pids: number[] = [];
+let pidFile = "";
+
+afterEach(async () => {
+	// Read before the cleanup removes the file.
+	if (pidFile !== "" && existsSync(pidFile)) {
+		const recorded = readServerPids(pidFile);
+		pids.push(recorded.server, recorded.child);
+	}
+	await cleanup.run();
+	killIfAlive(pids);
+	pids = [];
+	pidFile = "";
+	await waitUntil(() => childPids().length === 0, 10_000, "every process the test started to exit");
+});
+
+function newPidFile(): string {
+	const dir = mkdtempSync(join(tmpdir(), "agentchart-mcp-close-"));
+	cleanup.add(async () => rmSync(dir, { recursive: true, force: true }));
+	pidFile = join(dir, "pids.json");
+	return pidFile;
+}
+
+function openSession(flags: string[] = []): McpSession {
+	const session = new McpSession("stubborn", stubbornServer(newPidFile(), flags));
+	cleanup.add(() => session.close());
+	return session;
+}
+
+/** The session's own process (the shell), the server under it and the server's child. */
+function treeOf(session: McpSession): number[] {
+	const { server, child } = readServerPids(pidFile);
+	const shell = session.pid;
+	if (shell === undefined) throw new Error("the session has no process");
+	pids.push(shell, server, child);
+	return [shell, server, child];
+}
+
+function waitForGone(tree: readonly number[]): Promise<void> {
+	return waitUntil(() => tree.every((pid) => !exists(pid)), 10_000, `processes ${tree.join(", ")} to be gone`);
+}
+
+/** Starts a `slow` call and resolves once the server has it (its first progress notification). */
+async function callInFlight(session: McpSession): Promise<{ call: Promise<unknown> }> {
+	let arrived!: () => void;
+	const reached = new Promise<void>((resolve) => (arrived = resolve));
+	const call = session.callTool("slow", { ms: 60_000 }, { onProgress: () => arrived() });
+	call.catch(() => undefined);
+	await withTimeout(reached, 10_000, "the call to reach the server");
+	return { call };
+}
+
+describe("close() of a stdio session", () => {
+	it("ends the whole process tree of a wrapped server that ignores the end of its input and SIGTERM", async () => {
+		const listeners = () => ["exit", "SIGINT", "SIGTERM", "SIGHUP"].map((event) => process.listenerCount(event));
+		const before = listeners();
+		const session = openSession();
+		await session.connect(AbortSignal.timeout(20_000));
+		const tree = treeOf(session);
+		expect(tree.every(exists)).toBe(true);
+		await withTimeout(session.close(), 20_000, "close()");
+		await waitForGone(tree);
+		expect(session.isClosed).toBe(true);
+		// The hooks that end live servers when this process ends go with the last of them.
+		expect(listeners()).toEqual(before);
+	});
+
+	it("fails a call in flight at once, saying the session was closed, while the server is still running", async () => {
+		const session = openSession();
+		await session.connect(AbortSignal.timeout(20_000));
+		const tree = treeOf(session);
+		const server = tree[1]!;
+		const { call } = await callInFlight(session);
+		let serverRanWhenTheCallFailed: boolean | undefined;
+		const failure = call.then(
+			() => new Error("the call succeeded"),
+			(error: unknown) => {
+				serverRanWhenTheCallFailed = exists(server);
+				return error;
+			},
+		);
+		const closing = session.close();
+		expect(String(await withTimeout(failure, 10_000, "the call to fail"))).toMatch(/the MCP session with server "stubborn" was closed by the application/);
+		expect(serverRanWhenTheCallFailed).toBe(true);
+		await withTimeout(closing, 20_000, "close()");
+		await waitForGone(tree);
+	});
+
+	it("fails a tool call in flight at once through McpServers.close(), naming the server", async () => {
+		const mcp: McpServers = await connectMcpServers({ servers: { stubborn: stubbornServer(newPidFile()) }, onProblem: () => undefined });
+		cleanup.add(() => mcp.close());
+		const shell = mcp.status()[0]?.pid;
+		const { server, child } = readServerPids(pidFile);
+		pids.push(shell!, server, child);
+		let arrived!: () => void;
+		const reached = new Promise<void>((resolve) => (arrived = resolve));
+		const call = toolNamed(mcp, "stubborn__slow").execute("c1", { ms: 60_000 }, undefined, () => arrived());
+		call.catch(() => undefined);
+		await withTimeout(reached, 10_000, "the call to reach the server");
+		let serverRanWhenTheCallFailed: boolean | undefined;
+		const failure = call.then(
+			() => new Error("the call succeeded"),
+			(error: unknown) => {
+				serverRanWhenTheCallFailed = exists(server);
+				return error;
+			},
+		);
+		const closing = mcp.close();
+		expect(String(await withTimeout(failure, 10_000, "the call to fail"))).toContain(
+			'MCP server "stubborn" was closed by the application during the call (close()); the tool may or may not have run',
+		);
+		expect(serverRanWhenTheCallFailed).toBe(true);
+		await withTimeout(closing, 20_000, "close()");
+		await waitForGone([shell!, server, child]);
+	});
+
+	it("during the handshake ends connect() at once with the same error, and the process tree", async () => {
+		const session = openSession(["--silent"]);
+		const connecting = session.connect(new AbortController().signal);
+		connecting.catch(() => undefined);
+		await waitUntil(() => existsSync(pidFile), 10_000, "the server to start");
+		const tree = treeOf(session);
+		let serverRanWhenConnectFailed: boolean | undefined;
+		const failure = connecting.then(
+			() => new Error("connect() succeeded"),
+			(error: unknown) => {
+				serverRanWhenConnectFailed = exists(tree[1]!);
+				return error;
+			},
+		);
+		const closing = session.close();
+		expect(String(await withTimeout(failure, 10_000, "connect() to fail"))).toMatch(/was closed by the application/);
+		expect(serverRanWhenConnectFailed).toBe(true);
+		await withTimeout(closing, 20_000, "close()");
+		await waitForGone(tree);
+	});
+
+	it("before connect() means connect() starts no process", async () => {
+		const session = openSession();
+		await session.close();
+		await expect(session.connect(new AbortController().signal)).rejects.toThrow(/was closed by the application/);
+		expect(childPids()).toEqual([]);
+		expect(existsSync(pidFile)).toBe(false);
+	});
+
+	it("twice at once ends the tree once, and both calls resolve", async () => {
+		const session = openSession();
+		await session.connect(AbortSignal.timeout(20_000));
+		const tree = treeOf(session);
+		const first = session.close();
+		const second = session.close();
+		expect(second).toBe(first);
+		await withTimeout(Promise.all([first, second]), 20_000, "both close() calls");
+		await waitForGone(tree);
+	});
+});
+
+describe("a stdio server that exits by itself", () => {
+	it("is seen as lost mid-call though its child still holds its output, and close() ends the child", async () => {
+		const session = openSession(["--child-holds-output"]);
+		await session.connect(AbortSignal.timeout(20_000));
+		const [shell, server, child] = treeOf(session);
+		await expect(withTimeout(session.callTool("crash", {}), 10_000, "the crashing call")).rejects.toThrow(/Connection closed/);
+		expect(session.isLost).toBe(true);
+		expect(exists(server!)).toBe(false);
+		expect(exists(child!)).toBe(true);
+		await withTimeout(session.close(), 20_000, "close()");
+		await waitForGone([shell!, server!, child!]);
+	});
+});
+
+describe("an application that ends without closing its session", () => {
+	/** Runs `session-host.ts` in `mode`; resolves with it once its session is connected. */
+	async function startHost(mode: "exit" | "wait" | "handle-sigint"): Promise<{ host: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>; shell: number }> {
+		const host = spawn(process.execPath, ["--import", "tsx", SESSION_HOST, newPidFile(), mode], { stdio: ["ignore", "pipe", "inherit"] });
+		pids.push(host.pid!);
+		const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => host.once("exit", (code, signal) => resolve({ code, signal })));
+		const ready = new Promise<number>((resolve, reject) => {
+			createInterface({ input: host.stdout! }).once("line", (line) => resolve((JSON.parse(line) as { pid: number }).pid));
+			host.once("exit", (code, signal) => reject(new Error(`the host exited (${code ?? signal}) before its session was connected`)));
+		});
+		const shell = await withTimeout(ready, 20_000, "the host's session to connect");
+		pids.push(shell);
+		return { host, exited, shell };
+	}
+
+	it("takes the server's process tree with it when it calls process.exit()", async () => {
+		const { exited, shell } = await startHost("exit");
+		expect(await withTimeout(exited, 10_000, "the host to exit")).toEqual({ code: 0, signal: null });
+		const { server, child } = readServerPids(pidFile);
+		await waitForGone([shell, server, child]);
+	});
+
+	it("takes it with it when SIGINT ends it (no handler of its own), and still dies of SIGINT", async () => {
+		const { host, exited, shell } = await startHost("wait");
+		const { server, child } = readServerPids(pidFile);
+		host.kill("SIGINT");
+		expect(await withTimeout(exited, 10_000, "the host to exit")).toEqual({ code: null, signal: "SIGINT" });
+		await waitForGone([shell, server, child]);
+	});
+
+	it("leaves SIGINT to its own handler: the server still answers there, and its close() ends the tree", async () => {
+		const { host, exited, shell } = await startHost("handle-sigint");
+		const { server, child } = readServerPids(pidFile);
+		host.kill("SIGINT");
+		expect(await withTimeout(exited, 20_000, "the host to exit")).toEqual({ code: 130, signal: null });
+		await waitForGone([shell, server, child]);
+	});
+});
