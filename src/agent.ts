@@ -14,7 +14,7 @@ import type { AgentMachineCommand, AgentMachineConfig, AgentMachineContext, Agen
 import { errorResult } from "./tools/preflight.js";
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
-import { type RunStart, modelEffectId, toolEffectId } from "./durable/journal.js";
+import { type RunStart, type StoredJournalEntry, modelEffectId, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import { type AgentStore, type LoadedSession, ofLineage } from "./durable/store.js";
 import { DurableSession, SessionClaim } from "./facade/durable-session.js";
@@ -969,7 +969,8 @@ export class Agent {
 		} finally {
 			Agent.#claimToAdopt = undefined;
 		}
-		agent.#session.problems.push(...(loaded?.problems ?? []));
+		// Before what the restore found: the store's problems say why (a snapshot it could not read, say).
+		agent.#session.problems.unshift(...(loaded?.problems ?? []));
 		return agent;
 	}
 
@@ -995,7 +996,7 @@ export class Agent {
 		this.#listenForTakeOver();
 		if (snapshot.machine.status !== "active") return;
 		if (!context.run) {
-			this.#restoreBetweenRuns(context, journal.length, fromStore);
+			this.#restoreBetweenRuns(context, journal.length, snapshot.journalSeq, fromStore);
 			return;
 		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
@@ -1027,10 +1028,10 @@ export class Agent {
 	/**
 	 * An agent restored between runs: the runs its journal ended after the snapshot are applied to
 	 * the transcript; a run it started and did not end starts again, its effects following the
-	 * journal. `stored`: the store holds this snapshot and journal (then the next run needs no
-	 * snapshot of its own).
+	 * journal. `journalSeq`: the snapshot's. `stored`: the store holds this snapshot and journal
+	 * (then the next run needs no snapshot of its own).
 	 */
-	#restoreBetweenRuns(context: PlainAgentContext, entries: number, stored: boolean): void {
+	#restoreBetweenRuns(context: PlainAgentContext, entries: number, journalSeq: number, stored: boolean): void {
 		const journal = this.#session.journal;
 		let messages: AgentMessage[] | undefined;
 		let record = journal.lookup(`r${this.#runs + 1}`);
@@ -1046,6 +1047,21 @@ export class Agent {
 			const ended = `r${this.#runs}`;
 			const last = journal.entries.find((entry) => entry.kind === "run" && entry.phase === "end" && entry.effect === ended);
 			journal.forgetBefore((last?.seq ?? 0) + 1);
+		}
+		// What is left belongs to the next run, if anything. Entries of a later one follow a snapshot
+		// this one is not: a store that fell back to the snapshot before a damaged one, whose journal
+		// went on from the damaged one. They cannot be placed, and must not be journaled on: the next
+		// run would take a number one of them has, and a later load would apply them after it. So
+		// they are left out, and the next write is a snapshot (as for a session the store does not
+		// hold as it is), which drops them from the store.
+		const next = `r${this.#runs + 1}`;
+		const ofNextRun = (entry: StoredJournalEntry) => entry.effect === next || entry.effect.startsWith(`${next}.`);
+		const stray = journal.entries.filter((entry) => entry.seq > journalSeq && !ofNextRun(entry));
+		if (stray.length > 0) {
+			journal.retain((entry) => entry.seq <= journalSeq || ofNextRun(entry));
+			const runs = [...new Set(stray.map((entry) => entry.effect.split(".")[0]))].join(", ");
+			this.#session.problems.push(`the journal holds ${stray.length} entries of runs that do not follow the snapshot (${runs}, where ${next} would be next), as when the store read the snapshot before a damaged one: they were left out, and the session goes on from the snapshot`);
+			stored = false;
 		}
 		let base: PlainAgentContext | undefined;
 		if (stored) {

@@ -37,9 +37,9 @@
  * again if it names another once the read is done.
  */
 import { type BigIntStats, closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { randomInt, randomUUID } from "node:crypto";
+import { createHash, randomInt, randomUUID } from "node:crypto";
 import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import type { StoredJournalEntry } from "./journal.js";
 import { type AgentSnapshot, readAgentSnapshot } from "./snapshot.js";
@@ -118,19 +118,28 @@ function journalLine(entry: StoredJournalEntry): string {
 	return `${checksum(json)}\t${json}\n`;
 }
 
+/** The longest name a file system gives a file (ext4, XFS, APFS, NTFS: 255 bytes or units). */
+const NAME_MAX = 255;
+
 /**
  * A session id as a directory name: anything outside [A-Za-z0-9._-] is escaped, so no id leaves
  * the root, and each escape has one width for its kind (`%` and two hex digits up to U+00FF, `%u`
- * and four for each UTF-16 unit above), so no two ids share a name.
+ * and four for each UTF-16 unit above), so no two ids share a name. A name longer than a file
+ * name may be (an id of 256 characters, or of 43 escaped above U+00FF) is its start, `~`, and a
+ * SHA-256 of the whole name: `~` is escaped in every other name, so no id's name meets it.
  */
 function directoryName(sessionId: string): string {
 	if (sessionId.length === 0) throw new Error("agentchart: a session id cannot be empty");
-	return sessionId
+	const name = sessionId
 		.replace(/[^A-Za-z0-9._-]/g, (char) => {
 			const code = char.charCodeAt(0);
 			return code < 0x100 ? `%${code.toString(16).padStart(2, "0")}` : `%u${code.toString(16).padStart(4, "0")}`;
 		})
 		.replace(/^\.+/, (dots) => "%2e".repeat(dots.length));
+	if (name.length <= NAME_MAX) return name;
+	// Of the escaped name, not the id: UTF-8 would encode two different lone surrogates alike.
+	const hash = createHash("sha256").update(name).digest("hex");
+	return `${name.slice(0, NAME_MAX - hash.length - 1)}~${hash}`;
 }
 
 /**
@@ -392,7 +401,15 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	const ensureDirectory = async (sessionId: string): Promise<string> => {
 		const dir = directoryOf(sessionId);
 		if (!ready.has(sessionId)) {
-			await mkdir(dir, { recursive: true });
+			const made = await mkdir(dir, { recursive: true });
+			// A directory made is on disk once the one holding it is flushed: without it a power cut
+			// could take a new session away, files flushed and all (and the root, when it was made too).
+			if (made !== undefined && fsync !== "never") {
+				for (let child = resolve(dir); dirname(child) !== child; child = dirname(child)) {
+					flushDirectory(dirname(child));
+					if (child === resolve(made)) break;
+				}
+			}
 			ready.add(sessionId);
 		}
 		return dir;
@@ -509,36 +526,44 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				if (existing?.files !== undefined && isWriter(sessionId, directoryOf(sessionId))) return;
 				const token = randomUUID();
 				const { dir, mine, first } = await fence(sessionId, token);
-				// Read after the fence: an opening before this one can no longer change it (see removeEarlierFiles).
-				const from = currentFiles(dir);
-				if (first && from.path === dir) {
-					// No store opened the session before (a new one): none can write in it late, and its files stay where they are.
-					mine.files = dir;
-					return;
-				}
-				const name = `g${from.number + 1}-${token.slice(0, 8)}`;
-				const files = join(dir, name);
-				if (from.path !== dir) {
-					try {
-						statSync(from.path);
-					} catch {
-						throw new Error(`agentchart: session "${sessionId}": ${join(dir, CURRENT)} names ${from.path}, which is gone; the session's files are not where it says`);
-					}
-				}
-				await mkdir(files);
-				await copyFiles(from.path, files, fsync !== "never");
-				const named = join(dir, `${CURRENT}.${token}.tmp`);
-				writeFileSync(named, `${name}\n`);
-				if (fsync !== "never") await flushFile(named);
 				try {
-					landChecked(sessionId, dir, () => renameSync(named, join(dir, CURRENT)));
+					// Read after the fence: an opening before this one can no longer change it (see removeEarlierFiles).
+					const from = currentFiles(dir);
+					if (first && from.path === dir) {
+						// No store opened the session before (a new one): none can write in it late, and its files stay where they are.
+						mine.files = dir;
+						return;
+					}
+					const name = `g${from.number + 1}-${token.slice(0, 8)}`;
+					const files = join(dir, name);
+					if (from.path !== dir) {
+						try {
+							statSync(from.path);
+						} catch {
+							throw new Error(`agentchart: session "${sessionId}": ${join(dir, CURRENT)} names ${from.path}, which is gone; the session's files are not where it says`);
+						}
+					}
+					await mkdir(files);
+					await copyFiles(from.path, files, fsync !== "never");
+					const named = join(dir, `${CURRENT}.${token}.tmp`);
+					writeFileSync(named, `${name}\n`);
+					if (fsync !== "never") await flushFile(named);
+					try {
+						landChecked(sessionId, dir, () => renameSync(named, join(dir, CURRENT)));
+					} catch (error) {
+						await rm(named, { force: true });
+						throw error;
+					}
+					if (fsync !== "never") flushDirectory(dir);
+					mine.files = files;
+					await removeEarlierFiles(dir, from.number + 1, name);
 				} catch (error) {
-					await rm(named, { force: true });
+					// An opening of another process since this one's fence removes the files this one reads
+					// and those it copied them to (see removeEarlierFiles): the system's error (a file gone)
+					// is then that this one was fenced off, and says so, as a fenced-off store's write does.
+					assertWriter(sessionId, dir);
 					throw error;
 				}
-				if (fsync !== "never") flushDirectory(dir);
-				mine.files = files;
-				await removeEarlierFiles(dir, from.number + 1, name);
 			});
 		},
 		async load(sessionId, { peek = false } = {}) {

@@ -239,7 +239,12 @@ export class JournalIndex implements EffectJournal {
 	 * effects are in the transcript), keeping the numbering.
 	 */
 	forgetBefore(seq: number): void {
-		const kept = this.#entries.filter((entry) => entry.seq >= seq);
+		this.retain((entry) => entry.seq >= seq);
+	}
+
+	/** Forgets every entry `keep` refuses, keeping the numbering (a restore's entries that cannot be placed). */
+	retain(keep: (entry: StoredJournalEntry) => boolean): void {
+		const kept = this.#entries.filter(keep);
 		this.#entries.length = 0;
 		this.#records = undefined;
 		for (const entry of kept) this.#index(entry);

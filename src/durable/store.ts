@@ -56,8 +56,9 @@ export interface AgentStore {
 	 */
 	saveSnapshot(sessionId: string, snapshot: AgentSnapshot): void | Promise<void>;
 	/**
-	 * Appends one journal entry (in `seq` order). Resolves once the entry is durable as the store
-	 * promises; the effect it records waits for that. May return nothing when it already is. An
+	 * Appends one journal entry (in `seq` order; numbers may skip one: a tool's progress that a newer
+	 * report followed before its turn came is not handed over). Resolves once the entry is durable as
+	 * the store promises; the effect it records waits for that. May return nothing when it already is. An
 	 * entry's `seq` is unique within its line (`lineage`) only: an agent that starts the session
 	 * anew (a `new Agent` on a stored session) numbers its entries from 1 again, so a database keys
 	 * them by session, line and `seq`, or by the order they came in.
@@ -173,6 +174,12 @@ export function createMemoryStore(): AgentStore & { sessions(): string[] } {
 		},
 		appendJournal(sessionId, entry) {
 			const journal = sessionOf(sessionId).journal;
+			// Only a call's latest progress is read: a tool that reports at every chunk of its output
+			// would otherwise keep each report (all it output so far) in memory until its run ends.
+			if (entry.phase === "update") {
+				const earlier = journal.findLastIndex((stored) => stored.effect === entry.effect && stored.phase === "update");
+				if (earlier >= 0) journal.splice(earlier, 1);
+			}
 			// A run that ended is its start and its end: its effects' entries are not read again.
 			if (entry.kind === "run" && entry.phase === "end") {
 				let start = journal.length - 1;

@@ -290,6 +290,12 @@ export class DurableSession {
 	 * each is written as a snapshot until one is handed to the store.
 	 */
 	#lineWithoutSnapshot: boolean;
+	/**
+	 * Each tool call's latest progress entry not yet handed to the store. Only the latest is ever
+	 * read (see `JournalIndex`) and nobody waits for one: an entry a newer one followed before its
+	 * turn came is not written (see the constructor).
+	 */
+	readonly #latestProgress = new Map<string, StoredJournalEntry>();
 
 	constructor(
 		readonly store: AgentStore | undefined,
@@ -323,11 +329,22 @@ export class DurableSession {
 			this.journal.onAppend = (entry) => {
 				this.#entriesSince++;
 				if (this.#broken !== undefined || this.#lineWithoutSnapshot) return this.storeInSnapshot();
+				// A tool's progress is not written when a newer report comes before its turn: a tool that
+				// reports at every chunk of its output (a build, a shell) would otherwise queue a write per
+				// chunk, each holding what it reported so far (with fsync "always", a flush each):
+				// megabytes of journal for one call, and the run's next effect waiting behind them all.
+				const progress = entry.phase === "update" ? entry : undefined;
+				if (progress) this.#latestProgress.set(progress.effect, progress);
 				// After the writes before it: an effect that waits for its intent then also waits for
 				// what says its run exists (the snapshot or the prompt that starts it, the end of the
 				// run before; a restore without them would not look for its entries).
 				let skipped = false;
 				const written = this.#write(() => {
+					if (progress) {
+						// A newer one is queued behind it.
+						if (this.#latestProgress.get(progress.effect) !== progress) return;
+						this.#latestProgress.delete(progress.effect);
+					}
 					// A write before it failed meanwhile: not written after the hole (see #broken).
 					if (this.#broken !== undefined) skipped = true;
 					else return store.appendJournal(id, entry);

@@ -5,7 +5,7 @@
  */
 import { appendFile, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
@@ -107,6 +107,8 @@ const idOf = () =>
 	fc.oneof(
 		fc.array(fc.constantFrom(" ", "%", "u", "0", "1", "3", "d", "e", "2", ".", "–", "─", "😀", "Ø", "Þ", "a"), { minLength: 1, maxLength: 8 }).map((chars) => chars.join("")),
 		fc.string({ unit: "binary", minLength: 1 }),
+		// Names too long for a file: kept as their start and a hash.
+		fc.tuple(fc.constantFrom("x".repeat(254), "é".repeat(85), "日".repeat(42)), fc.string({ unit: "binary", minLength: 1, maxLength: 4 })).map(([start, end]) => start + end),
 	);
 
 it("property: the file store names two different session ids' directories differently, each inside its root", () => {
@@ -114,7 +116,10 @@ it("property: the file store names two different session ids' directories differ
 	fc.assert(
 		// Ids of characters that are escaped (narrow and wide), hex digits and plain ones, where names could meet; and any ids.
 		fc.property(idOf(), idOf(), (a, b) => {
-			for (const id of [a, b]) expect(dirname(store.directoryOf(id))).toBe("/sessions");
+			for (const id of [a, b]) {
+				expect(dirname(store.directoryOf(id))).toBe("/sessions");
+				expect(Buffer.byteLength(basename(store.directoryOf(id)))).toBeLessThanOrEqual(255);
+			}
 			if (a !== b) expect(store.directoryOf(a)).not.toBe(store.directoryOf(b));
 		}),
 		{ numRuns: 2000 },
@@ -122,6 +127,28 @@ it("property: the file store names two different session ids' directories differ
 	// The pairs the escapes of varying width gave one directory.
 	expect(store.directoryOf("–")).not.toBe(store.directoryOf(" 13"));
 	expect(store.directoryOf("😀")).not.toBe(store.directoryOf("Ø3dÞ00"));
+});
+
+it("the file store keeps a session whose id makes a name longer than a file's may be, apart from every other, inside its root", async () => {
+	const root = await tempDir();
+	const long = "x".repeat(300);
+	// 255 and 256 characters: the longest plain name, and the shortest too long; 43 characters escaped above U+00FF; ids that differ only at their end.
+	const ids = ["x".repeat(255), "x".repeat(256), long, `${long}y`, "日本語".repeat(15), `${"日本語".repeat(15)}!`, "/".repeat(100), "\ud800".repeat(50), "\ud801".repeat(50)];
+	for (const id of ids) {
+		const scripted = createScriptedModel([{ content: `reply to ${id}` }]);
+		const agent = await Agent.load({ store: createFileStore(root), sessionId: id, initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await agent.prompt("hello");
+		await agent.saved();
+		expect(agent.storeProblems).toEqual([]);
+	}
+	const store = createFileStore(root);
+	for (const id of ids) {
+		expect(dirname(store.directoryOf(id))).toBe(root);
+		const agent = await Agent.load({ store, sessionId: id, streamFn: createScriptedModel([]).streamFn });
+		expect(textOf(agent.state.messages.at(-1))).toBe(`reply to ${id}`);
+	}
+	expect(new Set(ids.map((id) => store.directoryOf(id))).size).toBe(ids.length);
+	expect(await readdir(root)).toHaveLength(ids.length);
 });
 
 /**
