@@ -93,11 +93,19 @@ function onEndingSignal(signal: NodeJS.Signals): void {
 		// library like signal-exit that also acts only when alone): step aside, so the process
 		// behaves as it would without this module. An exit that follows still ends the groups.
 		process.removeListener(signal, onEndingSignal);
+		// Back once the others have had this signal: the application's handler may be gone by the
+		// next one (`process.once`: "Ctrl+C again quits"), and then that signal ends the process.
+		setImmediate(() => rearm(signal));
 		return;
 	}
 	endLiveGroupsNow();
 	// No listener is left: the signal's default action applies again, and ends the process.
 	process.kill(process.pid, signal);
+}
+
+function rearm(signal: NodeJS.Signals): void {
+	if (liveGroups.size === 0 || process.listeners(signal).includes(onEndingSignal)) return;
+	process.prependListener(signal, onEndingSignal);
 }
 
 function installHooks(): void {

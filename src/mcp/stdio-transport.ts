@@ -89,6 +89,11 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 	private child: ServerProcess | undefined;
 	private readonly readBuffer = new ReadBuffer();
 	private leaderExited = false;
+	/**
+	 * True once the group was seen gone. Its id is then free for the kernel to give to a new
+	 * process, which may lead a group of its own: nothing may be sent to that id after this.
+	 */
+	private groupGone = false;
 	/** True once `onclose` has fired: nothing is delivered after it. */
 	private ended = false;
 	private closing: Promise<void> | undefined;
@@ -131,7 +136,7 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 		});
 		child.once("close", () => {
 			// Ended by itself, leaving no child behind: nothing is left for close() or the exit hook to end.
-			if (child.pid !== undefined && signalProcessGroup(child.pid, 0) === "gone") this.untrack?.();
+			if (child.pid !== undefined && this.groupIsGone(child.pid)) this.untrack?.();
 			this.end();
 		});
 		return new Promise((resolve, reject) => {
@@ -197,7 +202,7 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 		const child = this.child;
 		try {
 			const pgid = child?.pid;
-			if (child === undefined || pgid === undefined) return;
+			if (child === undefined || pgid === undefined || this.groupGone) return;
 			// The end of its input is how MCP asks a stdio server to stop.
 			child.stdin.end();
 			if (await this.groupEnded(pgid, TIMING.inputClosedGraceMs)) return;
@@ -215,6 +220,12 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 		}
 	}
 
+	/** Whether the group is gone (and stays counted as gone: see `groupGone`). */
+	private groupIsGone(pgid: number): boolean {
+		if (!this.groupGone && signalProcessGroup(pgid, 0) === "gone") this.groupGone = true;
+		return this.groupGone;
+	}
+
 	/**
 	 * Waits up to `ms` for every process of the group to be gone. The group outlives its leader
 	 * while a child is left; it is gone once its last process has exited and been reaped.
@@ -222,7 +233,7 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 	private async groupEnded(pgid: number, ms: number): Promise<boolean> {
 		const deadline = Date.now() + ms;
 		for (;;) {
-			if (signalProcessGroup(pgid, 0) === "gone") return true;
+			if (this.groupIsGone(pgid)) return true;
 			const left = deadline - Date.now();
 			if (left <= 0) return false;
 			await delay(Math.min(GROUP_POLL_MS, left));
