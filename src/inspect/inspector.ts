@@ -1,6 +1,6 @@
 import type { ActorInspectionEvent, InspectableActorRef } from "../types/actor-shapes.js";
 import { type DeltaSegment, type DeltaSummaryRecord, type DroppedRecord, type InspectionRecord, type TurnPosition, toRecord, withBase } from "./records.js";
-import { restoredEvents } from "./restore.js";
+import { type RestoredEvent, restoredEvents } from "./restore.js";
 import type { AgentContextSummary } from "./summarize.js";
 import { tapDeltas } from "../machines/delta-taps.js";
 import { LiveActors } from "./live-actors.js";
@@ -300,9 +300,8 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	// An agent found with a transcript, or mid-run (restored by `Agent.load`, waiting for a
 	// person), emits nothing until something happens: what it holds is told now, as the events
 	// that would have shown it, marked restored.
-	const restore = (actor: InspectableActorRef, rootId: string): void => {
-		const context = contextOf(actor);
-		for (const { event, turn, streamed } of restoredEvents(context, toldOnDetach.get(actor))) {
+	const tell = (actor: InspectableActorRef, rootId: string, restored: readonly RestoredEvent[]): void => {
+		for (const { event, turn, streamed } of restored) {
 			stats.seen++;
 			if (deltas) closeDeltas();
 			pending.push({ seq: ++seq, t: now(), event: { type: "@xstate.action", actorRef: actor, rootId, action: { type: "xstate.emit", params: { event } } }, restored: { turn } });
@@ -321,8 +320,10 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		// XState stamps rootId with the system's root; walk up to match it for our synthetic events.
 		let root = actor;
 		for (let parent = parentOf(root as never); parent; parent = parentOf(parent)) root = parent as never;
+		const restored = restoredEvents(contextOf(actor), toldOnDetach.get(actor));
+		tell(actor, root.sessionId, restored.filter((told) => told.ending === true));
 		announce(actor, root.sessionId);
-		restore(actor, root.sessionId);
+		tell(actor, root.sessionId, restored.filter((told) => told.ending !== true));
 		// Token deltas travel beside the chart, without an inspection event. An Agent's machine
 		// lets them be counted on its direct path (a tap); an `actor.on` listener would move every
 		// delta onto XState's emitter. A bare machine has only that path, so it gets a listener.

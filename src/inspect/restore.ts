@@ -5,6 +5,7 @@
  * decides, so a viewer that only listened would show an empty conversation at exactly the
  * moment a person opens it.
  */
+import { rejectedText } from "../tools/preflight.js";
 import type { DeltaSegment, TurnPosition } from "./records.js";
 
 /** An event re-told from the context, and the turn it starts (on `turn_start`). */
@@ -16,6 +17,12 @@ export interface RestoredEvent {
 	 * delta text that brought it (the deltas after the attach go on from there).
 	 */
 	streamed?: DeltaSegment[] | undefined;
+	/**
+	 * An ending of what an inspector told before it detached (see {@link restoredEvents}): told
+	 * before the actor tree is announced again, whose changes (a child gone) would otherwise close
+	 * what it ends as stopped.
+	 */
+	ending?: boolean | undefined;
 }
 
 /** Characters of a streaming reply re-told at most (as much as one delta record carries). */
@@ -42,6 +49,10 @@ interface CallLike {
 	args?: unknown;
 	started?: boolean | undefined;
 	approval?: { reason?: string | undefined } | undefined;
+	/** Once settled; its result message comes later (results reach the transcript in source order). */
+	outcome?: { result: { content?: unknown; details?: unknown }; isError?: boolean } | undefined;
+	/** Its result message, once emitted. */
+	message?: unknown;
 }
 
 interface RestorableContext {
@@ -50,7 +61,9 @@ interface RestorableContext {
 	run?:
 		| {
 				turn?: number | undefined;
-				newMessages?: unknown[] | undefined;
+				/** Its `turn_end` went out (until the next turn starts). */
+				turnEnded?: boolean | undefined;
+				newMessages?: MessageLike[] | undefined;
 				assistant?: unknown;
 				/** The reply as it began (`stream.start`). */
 				partial?: MessageLike | undefined;
@@ -92,11 +105,29 @@ function messageEvents(message: MessageLike, args: Map<string, unknown>): Restor
 	return [{ event: { type: "message_start", message } }, { event: { type: "message_end", message } }];
 }
 
+/** The run an inspector saw in progress when it detached. */
+interface ToldRun {
+	number: number;
+	turn: number;
+	/** That turn's `turn_end` was told. */
+	turnEnded: boolean;
+	/** Its reply was streaming (its `message_start` was told, not its end). */
+	streaming: boolean;
+	/** The turn's reply, if it had ended. */
+	reply: MessageLike | undefined;
+	/** The messages it had added. */
+	added: readonly MessageLike[];
+	/** Calls whose `tool_execution_start` was told, and calls whose `approval_requested` was, in batch order. */
+	started: ReadonlySet<string>;
+	waiting: ReadonlySet<string>;
+	/** Calls settled whose result message had not come: their start and end were told. */
+	ended: ReadonlySet<string>;
+}
+
 /** What an inspector attached before had told of an agent by the time it detached. */
 interface Told {
 	messages: ReadonlySet<unknown>;
-	/** The run then in progress: its number, its turn, whether its reply was streaming, its calls started and waiting. */
-	run?: { number: number; turn: number; streaming: boolean; started: ReadonlySet<string>; waiting: ReadonlySet<string> } | undefined;
+	run?: ToldRun | undefined;
 }
 
 /**
@@ -110,14 +141,117 @@ function toldBy(context: RestorableContext): Told {
 	if (!run) return told;
 	const started = new Set<string>();
 	const waiting = new Set<string>();
+	const ended = new Set<string>();
 	for (const call of run.batch?.calls ?? []) {
+		if (call.status === "settled" && call.message === undefined) ended.add(call.toolCall.id);
 		if (!OPEN_STATUSES.has(call.status)) continue;
 		if (call.started === true || call.status === "running") started.add(call.toolCall.id);
 		if (call.status === "awaiting-approval") waiting.add(call.toolCall.id);
 	}
 	const streaming = run.assistant === undefined && run.partial !== undefined;
-	told.run = { number: context.runs ?? 1, turn: Math.max(1, run.turn ?? 1), streaming, started, waiting };
+	const reply = run.assistant as MessageLike | undefined;
+	told.run = { number: context.runs ?? 1, turn: Math.max(1, run.turn ?? 1), turnEnded: run.turnEnded === true, streaming, reply, added: run.newMessages ?? [], started, waiting, ended };
 	return told;
+}
+
+/** How a call that waited for approval was decided, read from its result (the rejections' texts are ours). */
+function decisionOf(result: MessageLike): { decision: "approved" | "rejected" | "timed-out" | "aborted"; reason?: string } {
+	const first = Array.isArray(result.content) ? (result.content as { type?: unknown; text?: unknown }[])[0] : undefined;
+	const text = first?.type === "text" && typeof first.text === "string" ? first.text : "";
+	if (result.isError === true) {
+		for (const decision of ["rejected", "timed-out", "aborted"] as const) {
+			const base = rejectedText(decision, undefined);
+			if (text === base) return { decision };
+			if (text.startsWith(`${base}: `)) return { decision, reason: text.slice(base.length + 2) };
+		}
+	}
+	return { decision: "approved" };
+}
+
+/** A settled call's result: from its message in the transcript, or from the batch before that message comes. */
+interface SettledResult {
+	toolName: unknown;
+	content: unknown;
+	details: unknown;
+	isError: boolean;
+	/** The transcript's message, when it is there. */
+	message?: MessageLike | undefined;
+}
+
+/** The `tool_execution_end` of a settled call. */
+function endEvent(id: string, settled: SettledResult): RestoredEvent {
+	return { event: { type: "tool_execution_end", toolCallId: id, toolName: settled.toolName, result: { content: settled.content, details: settled.details }, isError: settled.isError } };
+}
+
+/** A settled call of the batch whose result message has not come yet, as a {@link SettledResult}. */
+function settledInBatch(call: CallLike): SettledResult | undefined {
+	if (call.status !== "settled" || call.message !== undefined || call.outcome === undefined) return undefined;
+	return { toolName: call.toolCall.name, content: call.outcome.result.content, details: call.outcome.result.details, isError: call.outcome.isError === true };
+}
+
+/**
+ * What ended, while an inspector was detached, of what it had told as open: the reply that was
+ * streaming, the calls started and the approvals asked, the turn and the run. Without these its
+ * pages would show them open for good. The messages whose events these carry, and those of calls
+ * whose end it had told, are added to `closed`, and the calls whose end these tell to
+ * `endedCalls`, so that they are not told again as new ones.
+ */
+function endingsSince(told: Told & { run: ToldRun }, context: RestorableContext, closed: Set<unknown>, endedCalls: Set<string>): RestoredEvent[] {
+	const toldRun = told.run;
+	const { messages, run } = context;
+	const sameRun = run !== undefined && (context.runs ?? 1) === toldRun.number;
+	const currentTurn = sameRun ? Math.max(1, run.turn ?? 1) : undefined;
+	const fresh = messages.filter((message) => !told.messages.has(message));
+	const events: RestoredEvent[] = [];
+	const stillStreaming = sameRun && currentTurn === toldRun.turn && run.assistant === undefined && run.partial !== undefined;
+	let reply = toldRun.reply;
+	if (toldRun.streaming && !stillStreaming) {
+		// The first reply added since is the one that was streaming: the transcript only grows within a run.
+		const ended = fresh.find((message) => message.role === "assistant");
+		if (ended) {
+			events.push({ event: { type: "message_end", message: ended } });
+			closed.add(ended);
+			reply = ended;
+		}
+	}
+	const batchNow = new Map<string, CallLike>();
+	if (sameRun) for (const call of run.batch?.calls ?? []) batchNow.set(call.toolCall.id, call);
+	const resultMessage = (id: string) => fresh.find((message) => message.role === "toolResult" && message.toolCallId === id);
+	// Calls whose start and end were both told: their result message, come since, is nothing new.
+	for (const id of toldRun.ended) {
+		const message = resultMessage(id);
+		if (message) closed.add(message);
+		endedCalls.add(id);
+	}
+	const results: MessageLike[] = [];
+	for (const id of new Set([...toldRun.started, ...toldRun.waiting])) {
+		const call = batchNow.get(id);
+		if (call && OPEN_STATUSES.has(call.status)) {
+			// Still open: only an approval may have been given meanwhile.
+			if (toldRun.waiting.has(id) && call.status !== "awaiting-approval") events.push({ event: { type: "approval_resolved", toolCallId: id, toolName: call.toolCall.name, decision: "approved", args: call.args } });
+			continue;
+		}
+		const message = resultMessage(id);
+		const settled: SettledResult | undefined = message
+			? { toolName: message.toolName, content: message.content, details: message.details, isError: message.isError === true, message }
+			: call && settledInBatch(call);
+		if (!settled) continue;
+		if (toldRun.waiting.has(id)) events.push({ event: { type: "approval_resolved", toolCallId: id, toolName: settled.toolName, ...decisionOf({ content: settled.content, isError: settled.isError }) } });
+		// A call that was only waiting started after its approval: its start is told with its end, below.
+		if (!toldRun.started.has(id)) continue;
+		events.push(endEvent(id, settled));
+		endedCalls.add(id);
+		if (settled.message) {
+			closed.add(settled.message);
+			results.push(settled.message);
+		}
+	}
+	// The run ended meanwhile: its turn and itself. (In the same run, the walk ends the turn where it ended.)
+	if (!sameRun) {
+		if (!toldRun.turnEnded) events.push({ event: { type: "turn_end", message: reply, toolResults: results } });
+		events.push({ event: { type: "agent_end", messages: [...toldRun.added, ...closed] } });
+	}
+	return events;
 }
 
 /**
@@ -129,6 +263,8 @@ function toldBy(context: RestorableContext): Told {
  * Given `toldBefore`, the context as the same inspector left it when it detached, what that
  * context had been told is not told again: an inspector detached and attached again re-tells
  * only what happened while it was away, so its pages and recordings show each message once.
+ * What it had told as open and what ended meanwhile (a streaming reply, calls, approvals, the
+ * turn, the run) is closed first.
  *
  * @example
  * for (const { event, turn } of restoredEvents(agent.actor.getSnapshot().context)) console.log(event.type, turn);
@@ -138,14 +274,17 @@ export function restoredEvents(context: unknown, toldBefore?: unknown): Restored
 	if (!isRestorable(context)) return [];
 	const told = isRestorable(toldBefore) ? toldBy(toldBefore) : undefined;
 	const { messages, run } = context;
-	const events: RestoredEvent[] = [];
+	const closed = new Set<unknown>();
+	const endedCalls = new Set<string>();
+	const events: RestoredEvent[] = told?.run ? endingsSince(told as Told & { run: ToldRun }, context, closed, endedCalls).map((ending) => Object.assign(ending, { ending: true })) : [];
+	const isNew = (message: MessageLike) => !told?.messages.has(message) && !closed.has(message);
 	const args = callArguments(messages.slice(-MAX_RESTORED_MESSAGES));
 	const inRun = run ? Math.min(run.newMessages?.length ?? 0, messages.length) : 0;
 	const runStart = messages.length - inRun;
 	const first = Math.max(0, messages.length - MAX_RESTORED_MESSAGES);
 	for (let index = first; index < runStart; index++) {
 		const message = messages[index];
-		if (message && !told?.messages.has(message)) events.push(...messageEvents(message, args));
+		if (message && isNew(message)) events.push(...messageEvents(message, args));
 	}
 	if (!run) return events;
 	const runNumber = context.runs ?? 1;
@@ -163,17 +302,39 @@ export function restoredEvents(context: unknown, toldBefore?: unknown): Restored
 	if (!toldRun) events.push({ event: { type: "agent_start" } });
 	if (!toldTurn(turn)) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn } });
 	let replied = false;
+	let turnReply: MessageLike | undefined;
+	let turnResults: MessageLike[] = [];
+	// A turn that ended: its end is told unless it was, before a detach.
+	const endTurn = () => {
+		const toldEnded = toldRun !== undefined && (turn < toldRun.turn || (turn === toldRun.turn && toldRun.turnEnded));
+		if (!toldEnded) events.push({ event: { type: "turn_end", message: turnReply, toolResults: turnResults } });
+	};
 	for (const message of runMessages) {
 		const answersReply = message.role === "toolResult" || (message.role === "assistant" && !replied);
 		if (replied && !answersReply && turn < currentTurn) {
+			endTurn();
 			turn++;
 			if (!toldTurn(turn)) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn } });
 			replied = false;
+			turnReply = undefined;
+			turnResults = [];
 		}
-		if (message.role === "assistant") replied = true;
-		if (!told?.messages.has(message)) events.push(...messageEvents(message, args));
+		if (message.role === "assistant") {
+			replied = true;
+			turnReply = message;
+		}
+		if (message.role === "toolResult") turnResults.push(message);
+		if (isNew(message)) events.push(...messageEvents(message, args));
 	}
-	if (turn < currentTurn && !toldTurn(currentTurn)) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn: currentTurn } });
+	if (turn < currentTurn) {
+		endTurn();
+		turn = currentTurn;
+		turnReply = undefined;
+		turnResults = [];
+		if (!toldTurn(currentTurn)) events.push({ event: { type: "turn_start" }, turn: { run: runNumber, turn: currentTurn } });
+	}
+	// The turn in progress may have ended already (its next one not begun).
+	if (run.turnEnded === true) endTurn();
 	// A reply streaming now: its start, and what streamed so far (its deltas reached nobody here).
 	// `run.partial` is set by the reply's start and cleared by its end: the stream's own progress
 	// outlives the reply (it holds the last turn's reply until the next call starts).
@@ -182,8 +343,16 @@ export function restoredEvents(context: unknown, toldBefore?: unknown): Restored
 	const streamingTold = toldRun?.streaming === true && toldRun.turn === currentTurn;
 	if (streaming && !streamingTold) events.push({ event: { type: "message_start", message: { ...streaming, content: [] } }, streamed: streamedSegments(streaming) });
 	for (const call of run.batch?.calls ?? []) {
-		if (!OPEN_STATUSES.has(call.status)) continue;
 		const base = { toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args ?? call.toolCall.arguments };
+		// Settled, its result message not come yet (results come in source order): its start and end
+		// went out while nobody here listened, and the message will not tell them.
+		const settled = settledInBatch(call);
+		if (settled && !endedCalls.has(call.toolCall.id)) {
+			if (!toldRun?.started.has(call.toolCall.id)) events.push({ event: { type: "tool_execution_start", ...base } });
+			events.push(endEvent(call.toolCall.id, settled));
+			continue;
+		}
+		if (!OPEN_STATUSES.has(call.status)) continue;
 		if ((call.started === true || call.status === "running") && !toldRun?.started.has(call.toolCall.id)) events.push({ event: { type: "tool_execution_start", ...base } });
 		if (call.status === "awaiting-approval" && !toldRun?.waiting.has(call.toolCall.id)) events.push({ event: { type: "approval_requested", ...base, reason: call.approval?.reason } });
 	}
