@@ -14,7 +14,7 @@ import type { AgentMachineCommand, AgentMachineConfig, AgentMachineContext, Agen
 import { errorResult } from "./tools/preflight.js";
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
-import { type RunStart, type StoredJournalEntry, modelEffectId, toolEffectId } from "./durable/journal.js";
+import { type RunStart, type StoredJournalEntry, modelEffectId, runOfEffect, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import { type AgentStore, type LoadedSession, ofLineage } from "./durable/store.js";
 import { DurableSession, SessionClaim } from "./facade/durable-session.js";
@@ -1055,11 +1055,11 @@ export class Agent {
 		// they are left out, and the next write is a snapshot (as for a session the store does not
 		// hold as it is), which drops them from the store.
 		const next = `r${this.#runs + 1}`;
-		const ofNextRun = (entry: StoredJournalEntry) => entry.effect === next || entry.effect.startsWith(`${next}.`);
+		const ofNextRun = (entry: StoredJournalEntry) => runOfEffect(entry.effect) === next;
 		const stray = journal.entries.filter((entry) => entry.seq > journalSeq && !ofNextRun(entry));
 		if (stray.length > 0) {
 			journal.retain((entry) => entry.seq <= journalSeq || ofNextRun(entry));
-			const runs = [...new Set(stray.map((entry) => entry.effect.split(".")[0]))].join(", ");
+			const runs = [...new Set(stray.map((entry) => runOfEffect(entry.effect)))].join(", ");
 			this.#session.problems.push(`the journal holds ${stray.length} entries of runs that do not follow the snapshot (${runs}, where ${next} would be next), as when the store read the snapshot before a damaged one: they were left out, and the session goes on from the snapshot`);
 			stored = false;
 		}

@@ -311,6 +311,17 @@ export function toolEffectId(runId: string, turn: number, callKey: string): stri
 }
 
 /**
+ * The id of the run an effect belongs to (a run's own entries carry the run's id).
+ *
+ * @example
+ * runOfEffect("r3.t2.toolu_01"); // "r3"
+ */
+export function runOfEffect(effect: string): string {
+	const dot = effect.indexOf(".");
+	return dot < 0 ? effect : effect.slice(0, dot);
+}
+
+/**
  * The text the model gets for a tool call a restart interrupted and that was not run again.
  *
  * @example

@@ -6,10 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
-import { createAgentInspector } from "../../src/inspect/inspector.js";
 import type { InspectionRecord } from "../../src/inspect/records.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
-import { modelOf } from "../visualizer/attach-helpers.js";
+import { modelOf, recordingInspector } from "../visualizer/attach-helpers.js";
 import { attachVisualizer } from "../../src/inspect/visualizer-server.js";
 import { deployAgent } from "../visualizer/scenarios.js";
 
@@ -31,9 +30,7 @@ describe("an inspector attached again to the same agent", () => {
 		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }, { content: "three" }]);
 		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
 		try {
-			const inspector = createAgentInspector();
-			const records: InspectionRecord[] = [];
-			inspector.subscribe((batch) => records.push(...batch));
+			const { inspector, records } = recordingInspector();
 			let detach = inspector.attach(agent.actor);
 			await agent.prompt("first");
 			inspector.flush();
@@ -55,9 +52,7 @@ describe("an inspector attached again to the same agent", () => {
 		const run = agent.prompt("Deploy billing and search");
 		try {
 			await asked;
-			const inspector = createAgentInspector();
-			const records: InspectionRecord[] = [];
-			inspector.subscribe((batch) => records.push(...batch));
+			const { inspector, records } = recordingInspector();
 			let detach = inspector.attach(agent.actor);
 			inspector.flush();
 			detach();
@@ -84,9 +79,7 @@ describe("an inspector attached again to the same agent", () => {
 		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
 		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
 		try {
-			const inspector = createAgentInspector();
-			const records: InspectionRecord[] = [];
-			inspector.subscribe((batch) => records.push(...batch));
+			const { inspector, records } = recordingInspector();
 			const detach = inspector.attach(agent.actor);
 			const visualizer = await attachVisualizer(agent.actor, { inspector });
 			await agent.prompt("first");
@@ -109,9 +102,7 @@ describe("an inspector attached again to the same agent", () => {
 		const run = agent.prompt("Deploy billing and search");
 		try {
 			await asked;
-			const inspector = createAgentInspector();
-			const records: InspectionRecord[] = [];
-			inspector.subscribe((batch) => records.push(...batch));
+			const { inspector, records } = recordingInspector();
 			let detach = inspector.attach(agent.actor);
 			inspector.flush();
 			detach();
@@ -135,9 +126,7 @@ describe("an inspector attached again to the same agent", () => {
 		const scripted = createScriptedModel([{ content: "a reply long enough to stream in many chunks" }], { chunkSize: 4, delayMs: 5 });
 		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
 		try {
-			const inspector = createAgentInspector();
-			const records: InspectionRecord[] = [];
-			inspector.subscribe((batch) => records.push(...batch));
+			const { inspector, records } = recordingInspector();
 			let detach = inspector.attach(agent.actor);
 			const streaming = new Promise<void>((resolve) => {
 				const unsubscribe = agent.subscribe((event) => {

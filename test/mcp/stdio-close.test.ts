@@ -74,6 +74,19 @@ async function callInFlight(session: McpSession): Promise<{ call: Promise<unknow
 	return { call };
 }
 
+/** The error `call` fails with (an Error if it succeeds), and whether `server` still ran when it failed. */
+function failureOf(call: Promise<unknown>, server: number): { failure: Promise<unknown>; serverRan: () => boolean | undefined } {
+	let ran: boolean | undefined;
+	const failure = call.then(
+		() => new Error("the call succeeded"),
+		(error: unknown) => {
+			ran = exists(server);
+			return error;
+		},
+	);
+	return { failure, serverRan: () => ran };
+}
+
 describe("close() of a stdio session", () => {
 	it("ends the whole process tree of a wrapped server that ignores the end of its input and SIGTERM", async () => {
 		const listeners = () => ["exit", "SIGINT", "SIGTERM", "SIGHUP"].map((event) => process.listenerCount(event));
@@ -95,17 +108,10 @@ describe("close() of a stdio session", () => {
 		const tree = treeOf(session);
 		const server = tree[1]!;
 		const { call } = await callInFlight(session);
-		let serverRanWhenTheCallFailed: boolean | undefined;
-		const failure = call.then(
-			() => new Error("the call succeeded"),
-			(error: unknown) => {
-				serverRanWhenTheCallFailed = exists(server);
-				return error;
-			},
-		);
+		const { failure, serverRan } = failureOf(call, server);
 		const closing = session.close();
 		expect(String(await withTimeout(failure, 10_000, "the call to fail"))).toMatch(/the MCP session with server "stubborn" was closed by the application/);
-		expect(serverRanWhenTheCallFailed).toBe(true);
+		expect(serverRan()).toBe(true);
 		await withTimeout(closing, 20_000, "close()");
 		await waitForGone(tree);
 	});
@@ -121,19 +127,12 @@ describe("close() of a stdio session", () => {
 		const call = toolNamed(mcp, "stubborn__slow").execute("c1", { ms: 60_000 }, undefined, () => arrived());
 		call.catch(() => undefined);
 		await withTimeout(reached, 10_000, "the call to reach the server");
-		let serverRanWhenTheCallFailed: boolean | undefined;
-		const failure = call.then(
-			() => new Error("the call succeeded"),
-			(error: unknown) => {
-				serverRanWhenTheCallFailed = exists(server);
-				return error;
-			},
-		);
+		const { failure, serverRan } = failureOf(call, server);
 		const closing = mcp.close();
 		expect(String(await withTimeout(failure, 10_000, "the call to fail"))).toContain(
 			'MCP server "stubborn" was closed by the application during the call (close()); the tool may or may not have run',
 		);
-		expect(serverRanWhenTheCallFailed).toBe(true);
+		expect(serverRan()).toBe(true);
 		await withTimeout(closing, 20_000, "close()");
 		await waitForGone([shell!, server, child]);
 	});

@@ -36,6 +36,19 @@ export function assistantsOf(model: RunModel): AssistantEntry[] {
 }
 
 /**
+ * An inspector, not attached yet, with every record it delivers.
+ *
+ * @example
+ * const { inspector, records } = recordingInspector(); const detach = inspector.attach(agent.actor);
+ */
+export function recordingInspector(options?: AgentInspectorOptions): { inspector: AgentInspector; records: InspectionRecord[] } {
+	const inspector = createAgentInspector(options);
+	const records: InspectionRecord[] = [];
+	inspector.subscribe((batch) => records.push(...batch));
+	return { inspector, records };
+}
+
+/**
  * An inspector attached to `agent` now (and flushed at once unless `flush` is false), with every
  * record it delivers.
  *
@@ -43,9 +56,7 @@ export function assistantsOf(model: RunModel): AssistantEntry[] {
  * const { inspector, records } = attachRecording(agent); inspector.flush();
  */
 export function attachRecording(agent: Agent, options?: AgentInspectorOptions, flush = true): { inspector: AgentInspector; records: InspectionRecord[] } {
-	const inspector = createAgentInspector(options);
-	const records: InspectionRecord[] = [];
-	inspector.subscribe((batch) => records.push(...batch));
+	const { inspector, records } = recordingInspector(options);
 	inspector.attach(agent.actor);
 	if (flush) inspector.flush();
 	return { inspector, records };
