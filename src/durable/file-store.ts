@@ -42,6 +42,7 @@ import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/
 import { dirname, join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import type { StoredJournalEntry } from "./journal.js";
+import { checkJournalEntryShape } from "./snapshot-shape.js";
 import { type AgentSnapshot, readAgentSnapshot } from "./snapshot.js";
 import { type AgentStore, journalAfter, type LoadedSession, ofLineage, SessionTakenOverError } from "./store.js";
 
@@ -210,11 +211,17 @@ async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[
 		// append would join it, and the two would not check at the next load.
 		const whole = index < lines.length - 1;
 		if (whole && tab === 8 && checksum(json) === line.slice(0, 8)) {
+			// Whole, as it was written: not damage a crash left, to cut away with the lines after it,
+			// but an entry this agentchart cannot read (edited by hand, or a newer format). The load fails.
+			const subject = `line ${index + 1} of ${path} (whole: it matches its checksum)`;
+			let value: unknown;
 			try {
-				entry = JSON.parse(json) as StoredJournalEntry;
-			} catch {
-				entry = undefined;
+				value = JSON.parse(json);
+			} catch (error) {
+				throw new Error(`agentchart: ${subject} is not JSON: ${(error as Error).message}`, { cause: error });
 			}
+			checkJournalEntryShape(value, subject);
+			entry = value as StoredJournalEntry;
 		}
 		if (!entry) {
 			const dropped = lines.length - index - (lines.at(-1) === "" ? 1 : 0);

@@ -328,10 +328,14 @@ export function runOfEffect(effect: string): string {
  * interruptedText("charge", undefined); // 'Tool "charge" was interrupted by a restart and not run again ...'
  */
 export function interruptedText(toolName: string, progress: ToolProgress | undefined): string {
-	const reported = progress?.partialResult.content
-		.map((block) => (block.type === "text" ? block.text : `[${block.type}]`))
-		.join("")
-		.trim();
+	// What a tool reported is as it passed it to `onUpdate`, which plain JavaScript does not check.
+	const content: unknown = (progress?.partialResult as { content?: unknown } | null | undefined)?.content;
+	const reported = Array.isArray(content)
+		? content
+				.map((block: { type?: unknown; text?: unknown } | null) => (block?.type === "text" ? String(block.text) : `[${String(block?.type)}]`))
+				.join("")
+				.trim()
+		: undefined;
 	const base = `Tool "${toolName}" was interrupted by a restart and not run again (it is not marked replay: "safe"); it may or may not have taken effect.`;
 	return reported ? `${base} Its output before the restart:\n${reported}` : base;
 }

@@ -11,8 +11,28 @@ import { shown } from "../agent-input.js";
 /** Checks a value at a path; throws, naming the path, when it does not fit. */
 type Check = (value: unknown, path: string) => void;
 
+/** What a check found; whoever asked names the thing checked (a snapshot, a journal line). */
+class ShapeMismatch extends Error {
+	constructor(
+		readonly path: string,
+		readonly expected: string,
+	) {
+		super(expected);
+	}
+}
+
 function fail(path: string, expected: string, value: unknown): never {
-	throw new Error(`agentchart: the snapshot's ${path} must be ${expected}, not ${shown(value)}`);
+	throw new ShapeMismatch(path, `${expected}, not ${shown(value)}`);
+}
+
+/** Runs `check` on `value`; a mismatch is told with the name `name` gives the path. */
+function checkAs(name: (path: string) => string, check: Check, value: unknown): void {
+	try {
+		check(value, "");
+	} catch (error) {
+		if (error instanceof ShapeMismatch) throw new Error(`agentchart: ${name(error.path)} must be ${error.expected}`);
+		throw error;
+	}
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -138,7 +158,46 @@ export const SNAPSHOT_CHECKED_FIELDS = {
 	call: Object.keys(callFields),
 } as const;
 
-const journalEntry = fields({ seq: count, kind: text, phase: text, effect: text });
+/**
+ * The fields each kind of journal entry must have, by kind and phase (see `journal.ts`): what a
+ * restore reads of it. A tool's progress is what the tool reported, and is read as loosely.
+ */
+const entryFields: Record<string, Record<string, Record<string, Check>>> = {
+	run: { start: { messages: listOf(anObject) }, end: { messages: listOf(anObject) } },
+	model: { intent: { model: text, messages: count }, outcome: { message: anObject } },
+	tool: {
+		intent: { toolCallId: text, toolName: text, replay: oneOf(["safe", "unsafe"]), streamedFrom: optional(text), call: optional(fields({ id: text, name: text })) },
+		update: {},
+		outcome: { result: fields({ content: listOf(anObject) }), isError: flag },
+	},
+	approval: {
+		requested: { toolCallId: text, toolName: text, call: fields({ id: text, name: text }), streamedFrom: optional(text) },
+		decided: { toolCallId: text, decision: oneOf(["approved", "rejected"]), reason: optional(text) },
+	},
+};
+
+/** The fields every stored entry has, whatever its kind (see `StoredJournalEntry`). */
+const storedEntryFields = { seq: count, effect: text, lineage: optional(text) };
+
+/**
+ * The fields the check reads, per kind and phase of journal entry (`kind`, `phase` and those of
+ * every entry besides): a test compares them with the entries `journal.ts` declares.
+ *
+ * @example
+ * JOURNAL_ENTRY_CHECKED_FIELDS["tool.intent"]?.includes("replay"); // true
+ */
+export const JOURNAL_ENTRY_CHECKED_FIELDS: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+	Object.entries(entryFields).flatMap(([kind, phases]) => Object.entries(phases).map(([phase, shape]) => [`${kind}.${phase}`, ["kind", "phase", ...Object.keys(storedEntryFields), ...Object.keys(shape)]])),
+);
+
+const journalEntry: Check = (value, path) => {
+	fields({ ...storedEntryFields, kind: oneOf(Object.keys(entryFields)) })(value, path);
+	const entry = value as { kind: string; phase: unknown };
+	const phases = entryFields[entry.kind] as Record<string, Record<string, Check>>;
+	const at = path ? `${path}.` : "";
+	oneOf(Object.keys(phases))(entry.phase, `${at}phase`);
+	fields(phases[entry.phase as string] as Record<string, Check>)(value, path);
+};
 
 /**
  * Throws, naming the first field that does not fit, when `snapshot` (already known to be an
@@ -148,6 +207,10 @@ const journalEntry = fields({ seq: count, kind: text, phase: text, effect: text 
  * checkSnapshotShape(JSON.parse(text)); // throws "agentchart: the snapshot's machine.context.tools must be a list, not null"
  */
 export function checkSnapshotShape(snapshot: Record<string, unknown>): void {
+	checkAs((path) => `the snapshot's ${path}`, snapshotShape, snapshot);
+}
+
+const snapshotShape: Check = (snapshot, path) => {
 	fields({
 		machine: fields({
 			status: oneOf(["active", "done", "error", "stopped"]),
@@ -161,8 +224,20 @@ export function checkSnapshotShape(snapshot: Record<string, unknown>): void {
 		journalSeq: optional(count),
 		lineage: optional(text),
 		agent: optional(fields({ errorMessage: optional(text) })),
-	})(snapshot, "");
+	})(snapshot, path);
 	// Between runs the chart is idle: a restore reads nothing else of the value then, so it says so here.
-	const machine = snapshot["machine"] as { status: string; value: unknown; context: Record<string, unknown> };
+	const machine = (snapshot as { machine: { status: string; value: unknown; context: Record<string, unknown> } }).machine;
 	if (machine.status === "active" && machine.context["run"] === undefined && machine.value !== "idle") fail("machine.value", '"idle" (the snapshot has no run)', machine.value);
+};
+
+/**
+ * Throws, naming the first field that does not fit, when `entry` (one journal entry as a store
+ * gives it back) lacks the shape a restore relies on for its kind and phase. `subject` names the
+ * entry in the message.
+ *
+ * @example
+ * checkJournalEntryShape(JSON.parse(line), "line 3 of journal"); // throws 'agentchart: line 3 of journal: its kind must be "run" or ...'
+ */
+export function checkJournalEntryShape(entry: unknown, subject: string): void {
+	checkAs((path) => (path ? `${subject}: its ${path}` : `${subject}: it`), journalEntry, entry);
 }
