@@ -59,7 +59,8 @@ export function recordToNdjson(inspector: AgentInspector, path: string): Recordi
 
 /**
  * Parses NDJSON recording text; blank lines are skipped, malformed lines throw with their
- * line number.
+ * line number, except a last line without its newline (a recording cut short when its process
+ * was killed): it is left out, and the records before it are returned.
  *
  * @example
  * const records = parseRecording(readFileSync("run.ndjson", "utf8"));
@@ -72,6 +73,9 @@ export function parseRecording(text: string): InspectionRecord[] {
 		try {
 			records.push(JSON.parse(line) as InspectionRecord);
 		} catch (error) {
+			// A last line without its newline is a write the process's end cut short (a kill, a crash):
+			// the recording up to it is whole.
+			if (index === lines.length - 1) return;
 			throw new Error(`Recording line ${index + 1} is not JSON: ${(error as Error).message}`);
 		}
 	});

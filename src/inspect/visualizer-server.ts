@@ -78,7 +78,13 @@ function send(response: ServerResponse, status: number, type: string, body: stri
  */
 function hostAllowed(request: IncomingMessage, port: number): boolean {
 	const host = request.headers.host;
-	return host === `${VISUALIZER_HOST}:${port}` || host === `localhost:${port}`;
+	return host !== undefined && ownAuthorities(port).includes(host);
+}
+
+/** This server's `host:port`, also as a browser writes it on HTTP's default port: without it. */
+function ownAuthorities(port: number): string[] {
+	const own = [`${VISUALIZER_HOST}:${port}`, `localhost:${port}`];
+	return port === 80 ? [...own, VISUALIZER_HOST, "localhost"] : own;
 }
 
 /**
@@ -92,7 +98,7 @@ function hostAllowed(request: IncomingMessage, port: number): boolean {
 function originAllowed(request: IncomingMessage, port: number): boolean {
 	const origin = request.headers.origin;
 	if (origin === undefined) return true;
-	return origin === `http://${VISUALIZER_HOST}:${port}` || origin === `http://localhost:${port}`;
+	return ownAuthorities(port).some((authority) => origin === `http://${authority}`);
 }
 
 /**

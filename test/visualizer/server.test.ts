@@ -76,6 +76,21 @@ describe("the visualizer server", () => {
 		expect(await opened(`http://localhost:${server.port}`)).toBe("open");
 	});
 
+	it("on port 80 takes the Host and Origin a browser sends there, without the port (where it may listen on 80)", async (context) => {
+		try {
+			server = await startVisualizerServer({ inspector: createAgentInspector(), port: 80 });
+		} catch (error) {
+			const code = (error as NodeJS.ErrnoException).code;
+			if (code === "EACCES" || code === "EADDRINUSE") return context.skip(`port 80 is not available here (${code})`);
+			throw error;
+		}
+		expect((await get(`${server.url}api/chart`, "127.0.0.1")).status).toBe(200);
+		expect((await get(`${server.url}api/chart`, "localhost", "http://localhost")).status).toBe(200);
+		expect((await get(`${server.url}api/chart`, "127.0.0.1:80", "http://127.0.0.1")).status).toBe(200);
+		expect((await get(`${server.url}api/chart`, "evil.example")).status).toBe(403);
+		expect((await get(`${server.url}api/chart`, "127.0.0.1", "http://evil.example")).status).toBe(403);
+	});
+
 	it("streams the history and then live records over the WebSocket", async () => {
 		const scripted = createScriptedModel([{ content: "hello there" }]);
 		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
