@@ -46,6 +46,8 @@ export interface ExecutionRecord {
 	worker: string;
 	phase: "start" | "end";
 	at: number;
+	/** On an `end`: whether the tool's signal was aborted when it returned (the `work` tool says). */
+	aborted?: boolean;
 }
 
 /**

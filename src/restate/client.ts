@@ -44,7 +44,7 @@ export interface SessionHandle {
 	steer(input: QueuedInput, options?: CallOptions): Promise<QueuedResult>;
 	/** Queues a message for when the run would end, or starts a run. */
 	followUp(input: QueuedInput, options?: CallOptions): Promise<QueuedResult>;
-	/** Aborts the run going on, or the one waiting for approval. */
+	/** Aborts the run going on, the calls received before this one and not yet started, or the run waiting for approval. */
 	abort(options?: CallOptions): Promise<AbortResult>;
 	/** The stored snapshot (null for a session never run). */
 	snapshot(options?: CallOptions): Promise<AgentSnapshot | null>;

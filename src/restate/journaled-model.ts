@@ -21,7 +21,7 @@ import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEvent, StreamFn } from "../types/stream.js";
 import { modelStallText } from "../util/stall-watch.js";
 import type { JournalAwaiter } from "./journal-awaiter.js";
-import { storableSerde } from "./storable.js";
+import { type SessionBudget, storableSerde } from "./storable.js";
 
 /** What a model step journals. */
 export interface ModelStepOutcome {
@@ -45,6 +45,8 @@ export interface ModelStepHost {
 	readonly streamIdleTimeoutMs: number;
 	/** The largest JSON a reply may journal (see `AgentSessionsOptions.maxStepBytes`). */
 	readonly maxStepBytes: number;
+	/** What the session may still grow by (see `AgentSessionsOptions.maxSessionBytes`); the step's outcome counts against it. */
+	readonly sessionBudget?: SessionBudget | undefined;
 }
 
 /**
@@ -146,6 +148,7 @@ export function journaledStreamFn(streamFn: StreamFn, host: ModelStepHost): Stre
 		const serde = storableSerde<ModelStepOutcome>(
 			(outcome, why) => ({ message: failedAssistantMessage(model, new Error(`The model's reply could not be stored: ${why}`), false), cancelled: outcome.cancelled }),
 			host.maxStepBytes,
+			host.sessionBudget,
 		);
 		const run = async (): Promise<ModelStepOutcome> => {
 			ranHere = true;

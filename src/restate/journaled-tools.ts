@@ -24,7 +24,7 @@ import { ABORTED_BEFORE_RUN, timedOutText } from "../tools/preflight.js";
 import type { AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { describeError } from "../util/describe-error.js";
 import type { JournalAwaiter } from "./journal-awaiter.js";
-import { storableSerde } from "./storable.js";
+import { type SessionBudget, storableSerde } from "./storable.js";
 
 /** What a tool step journals: what `execute` resolved with, or the error it threw. */
 export type ToolStepOutcome = ({ kind: "value"; value: unknown } | { kind: "error"; message: string }) & {
@@ -44,6 +44,8 @@ export interface ToolStepHost {
 	readonly toolTimeoutMs: number;
 	/** The largest JSON a call's outcome may journal (see `AgentSessionsOptions.maxStepBytes`). */
 	readonly maxStepBytes: number;
+	/** What the session may still grow by (see `AgentSessionsOptions.maxSessionBytes`); the step's outcome counts against it. */
+	readonly sessionBudget?: SessionBudget | undefined;
 	/** Counts calls that actually ran here (`kind` says which); for the worker's own metrics. */
 	onToolRun?: ((toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
 }
@@ -85,7 +87,7 @@ async function runWithin(tool: AnyAgentTool, toolCallId: string, args: unknown, 
 export function journaledTool(tool: AnyAgentTool, host: ToolStepHost): AnyAgentTool {
 	const safe = tool.replay === "safe";
 	const timeoutMs = tool.timeoutMs ?? host.toolTimeoutMs;
-	const serde = storableSerde<ToolStepOutcome>((outcome, why) => ({ kind: "error", message: unstorableResultText(tool.name, why), cancelled: outcome.cancelled }), host.maxStepBytes);
+	const serde = storableSerde<ToolStepOutcome>((outcome, why) => ({ kind: "error", message: unstorableResultText(tool.name, why), cancelled: outcome.cancelled }), host.maxStepBytes, host.sessionBudget);
 	const execute: AnyAgentTool["execute"] = async (toolCallId, args, signal, onUpdate) => {
 		const { ctx, awaiter } = host;
 		const attemptEnded = ctx.request().attemptCompletedSignal;

@@ -3,8 +3,8 @@
  * beside it.
  *
  * Exclusive handlers run the agent, one at a time per session (Restate queues the others):
- * `prompt`, `approve`, `reject`, and two that only the session itself calls (`deliver`, which
- * starts or feeds a run with queued messages, and `abortWaiting`). Shared handlers answer while
+ * `prompt`, `approve`, `reject`, and those that only the session itself calls (`deliver`, which
+ * starts or feeds a run with queued messages, and `settleAbort`). Shared handlers answer while
  * a run goes on: `steer` and `followUp` (they leave the message in the inbox, where the run
  * takes it at its next turn's end, and make sure a run takes it when none is going on),
  * `abort` (it cancels the running invocation: the cancellation reaches the run's steps), and
@@ -14,17 +14,24 @@
  * would wait behind the run it means to steer. The inbox keeps the messages in Restate's own
  * state (no queue of ours), and the run reads it with a journaled call, at a point its chart
  * decides, so a replay reads the same messages at the same place.
+ *
+ * The inbox is also where `abort` meets the calls queued before it, which have not announced a
+ * run (Restate's queue of a key cannot be read, and its invocation ids are not known before a
+ * call starts): each command registers with the inbox as it starts (`begin`), an abort marks the
+ * inbox and sends a mark of its own (`settleAbort`) through the session's queue, behind every
+ * call received before it. A command that starts while the mark is still ahead of it was
+ * received before the abort, and is aborted at once; once the mark came through, calls run again.
  */
 import * as restate from "@restatedev/restate-sdk";
 import type { AgentOptions } from "../agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { AgentMessage } from "../types/messages.js";
 import { type SessionEventSink } from "./session-events.js";
-import { STATE_KEYS, type SessionWorkerSetup, type TurnCheckpoint, runSessionCommand } from "./session-run.js";
+import { STATE_KEYS, type SessionWorkerSetup, type TurnCheckpoint, runSessionCommand, sessionFull } from "./session-run.js";
 import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedMessage, QueuedResult, RejectInput, RunInProgress, RunResult, SessionState, StoredSnapshot } from "./session-types.js";
 import { checkDecisionInput, checkPromptInput, checkQueuedInput, deliverable } from "./session-input.js";
 import { describeSession } from "./session-view.js";
-import { DEFAULT_MAX_STEP_BYTES } from "./storable.js";
+import { DEFAULT_MAX_SESSION_BYTES, DEFAULT_MAX_STEP_BYTES, jsonBytes, measuringSerde } from "./storable.js";
 
 /** Options of {@link createAgentSessions}. */
 export interface AgentSessionsOptions {
@@ -52,6 +59,17 @@ export interface AgentSessionsOptions {
 	 * results again (see docs/restate.md, Limits).
 	 */
 	maxStepBytes?: number | undefined;
+	/**
+	 * The most a session may hold, in bytes of its stored JSON (default 12 MiB). A session over
+	 * restate-server's message size limit takes no further call and answers none (it hangs, and
+	 * so does its `state`), so it is kept under this: a `prompt`, `steer` or `followUp` whose
+	 * input would take the session over it is refused (status 413, the sizes in the message),
+	 * and in a run a tool result or model reply over what the session has left is answered as
+	 * one over `maxStepBytes` is ("... over the 1.2 MiB the session has left of its 12.0 MiB
+	 * (maxSessionBytes)"). Keep it well under `worker.invoker.message-size-limit` (a session of
+	 * 16 MiB was measured to hang at the default 32 MiB; see docs/restate.md, Limits).
+	 */
+	maxSessionBytes?: number | undefined;
 	/** Told when a tool call actually runs on this worker, or is answered as interrupted (metrics, tests). */
 	onToolRun?: ((sessionId: string, toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
 }
@@ -99,6 +117,8 @@ async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): 
 export function createAgentSessions(options: AgentSessionsOptions): AgentSessions {
 	const maxStepBytes = options.maxStepBytes ?? DEFAULT_MAX_STEP_BYTES;
 	if (!Number.isFinite(maxStepBytes) || maxStepBytes < 1024) throw new Error(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(options.maxStepBytes)})`);
+	const maxSessionBytes = options.maxSessionBytes ?? DEFAULT_MAX_SESSION_BYTES;
+	if (!Number.isFinite(maxSessionBytes) || maxSessionBytes < 1024) throw new Error(`agentchart/restate: maxSessionBytes must be a number of bytes, at least 1024 (got ${String(options.maxSessionBytes)})`);
 	if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== "function") {
 		throw new Error(`agentchart/restate: the Restate SDK needs Node 22 or newer (this is Node ${process.versions.node})`);
 	}
@@ -115,6 +135,7 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 		events: options.events,
 		worker: options.worker ?? `pid-${process.pid}`,
 		maxStepBytes,
+		maxSessionBytes,
 		onToolRun: options.onToolRun,
 	};
 	const exclusive = { explicitCancellation: true } as const;
@@ -133,20 +154,50 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 				if (items.length > 0) ctx.clear("items");
 				return items;
 			}),
+			// What `abort` needs to reach commands that have not announced a run yet: the one
+			// that began last (`begin`, cleared by `end`), and an abort whose mark has not yet
+			// come through the session's queue (`abortPending`, cleared by `settleAbort`). These
+			// calls are exclusive, so an abort and a command's start are seen in one order.
+			begin: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, invocationId: string): Promise<boolean> => {
+				ctx.set("current", invocationId);
+				return (await ctx.get<number>("abortPending")) !== null;
+			}),
+			end: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, invocationId: string): Promise<void> => {
+				if ((await ctx.get<string>("current")) === invocationId) ctx.clear("current");
+			}),
+			abort: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<{ mark: number; current: string | null }> => {
+				const mark = ((await ctx.get<number>("aborts")) ?? 0) + 1;
+				ctx.set("aborts", mark);
+				ctx.set("abortPending", mark);
+				return { mark, current: (await ctx.get<string>("current")) ?? null };
+			}),
+			settleAbort: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, mark: number): Promise<void> => {
+				if ((await ctx.get<number>("abortPending")) === mark) ctx.clear("abortPending");
+			}),
 			// Shared: `state` reads what waits without queuing behind a push or a take.
 			peek: restate.handlers.object.shared({ ingressPrivate: true }, async (ctx: restate.ObjectSharedContext): Promise<QueuedMessage[]> => (await ctx.get<QueuedMessage[]>("items")) ?? []),
 		},
 	});
 	const inboxApi = { name: inboxName } as restate.VirtualObjectDefinition<
 		string,
-		{ push: (ctx: restate.ObjectContext, item: QueuedMessage) => Promise<void>; take: (ctx: restate.ObjectContext) => Promise<QueuedMessage[]>; peek: (ctx: restate.ObjectSharedContext) => Promise<QueuedMessage[]> }
+		{
+			push: (ctx: restate.ObjectContext, item: QueuedMessage) => Promise<void>;
+			take: (ctx: restate.ObjectContext) => Promise<QueuedMessage[]>;
+			peek: (ctx: restate.ObjectSharedContext) => Promise<QueuedMessage[]>;
+			abort: (ctx: restate.ObjectContext) => Promise<{ mark: number; current: string | null }>;
+			settleAbort: (ctx: restate.ObjectContext, mark: number) => Promise<void>;
+		}
 	>;
-	type SelfApi = { deliver: (ctx: restate.ObjectContext) => Promise<RunResult | null>; abortWaiting: (ctx: restate.ObjectContext, run: number | null) => Promise<RunResult | null> };
+	type SelfApi = { deliver: (ctx: restate.ObjectContext) => Promise<RunResult | null>; settleAbort: (ctx: restate.ObjectContext, mark: number) => Promise<RunResult | null> };
 	const selfApi = self as restate.VirtualObjectDefinition<string, SelfApi>;
 
 	const queue = async (ctx: restate.ObjectSharedContext, mode: QueuedMessage["mode"], input: unknown): Promise<QueuedResult> => {
 		// Checked before it is queued: a message the agent refuses must never reach a delivery.
 		const message = await messageOf(ctx, checkQueuedInput(mode, input));
+		let storedBytes = 0;
+		await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot, measuringSerde((bytes) => (storedBytes = bytes)));
+		const messageBytes = jsonBytes(message);
+		if (storedBytes + messageBytes > maxSessionBytes) throw sessionFull(mode, storedBytes, messageBytes, maxSessionBytes);
 		await ctx.objectClient(inboxApi, ctx.key).push({ mode, message });
 		// A run going on takes it at its next turn's end (told by its mailbox); otherwise this
 		// delivery (queued behind the run, if one is going on) starts or feeds one. Whichever
@@ -175,21 +226,31 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 				if (items.length === 0) return null;
 				return runSessionCommand(ctx, setup, { type: "deliver", items });
 			}),
+			// Kept for calls sent by older worker code (an abort now sends `settleAbort`).
 			abortWaiting: restate.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext, run: number | null): Promise<RunResult | null> => {
 				const waiting = await ctx.get<number>(STATE_KEYS.waiting);
 				if (waiting === null || (run !== null && waiting !== run)) return null;
 				return runSessionCommand(ctx, setup, { type: "abort" });
 			}),
+			// An abort's mark, queued behind every exclusive call received before the abort: those
+			// have run (each aborted at its start, or cancelled), so from here on calls run again;
+			// and a run that waits for approval now was stopped by one of them: it is aborted.
+			settleAbort: restate.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext, mark: number): Promise<RunResult | null> => {
+				await ctx.objectClient(inboxApi, ctx.key).settleAbort(mark);
+				if ((await ctx.get<number>(STATE_KEYS.waiting)) === null) return null;
+				return runSessionCommand(ctx, setup, { type: "abort" });
+			}),
 			steer: restate.handlers.object.shared((ctx: restate.ObjectSharedContext, input: QueuedInput) => queue(ctx, "steer", input)),
 			followUp: restate.handlers.object.shared((ctx: restate.ObjectSharedContext, input: QueuedInput) => queue(ctx, "followUp", input)),
 			abort: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<AbortResult> => {
-				const run = await ctx.get<RunInProgress>(STATE_KEYS.run);
-				if (run) ctx.invocation(restate.InvocationIdParser.fromString(run.invocationId)).cancel();
+				// The command going on (also one that has not announced its run yet) is cancelled;
+				// those still queued are aborted as they start, until the mark sent below comes
+				// through the queue behind them.
+				const { mark, current } = await ctx.objectClient(inboxApi, ctx.key).abort();
+				if (current !== null) ctx.invocation(restate.InvocationIdParser.fromString(current)).cancel();
 				const waiting = await ctx.get<number>(STATE_KEYS.waiting);
-				// The run may stop to wait for approval before the cancellation reaches it.
-				const target = waiting ?? run?.number ?? null;
-				if (target !== null) ctx.objectSendClient(selfApi, ctx.key).abortWaiting(target);
-				return { cancelled: run?.invocationId ?? null, waiting: !run && waiting !== null };
+				ctx.objectSendClient(selfApi, ctx.key).settleAbort(mark);
+				return { cancelled: current, waiting: current === null && waiting !== null };
 			}),
 			snapshot: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<StoredSnapshot> => (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot)) ?? null),
 			state: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionState> => {

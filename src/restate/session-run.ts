@@ -28,6 +28,7 @@ import { JournalAwaiter } from "./journal-awaiter.js";
 import { journaledStreamFn } from "./journaled-model.js";
 import { journaledTool } from "./journaled-tools.js";
 import { deliverable } from "./session-input.js";
+import { type SessionBudget, formatBytes, jsonBytes, measuringSerde } from "./storable.js";
 import { type SessionEventSink, sessionEventOf } from "./session-events.js";
 import type { PromptInput, QueuedMessage, RunInProgress, RunResult } from "./session-types.js";
 import { isWaitingForApproval, pendingApprovalsOf } from "./session-view.js";
@@ -65,13 +66,20 @@ export interface SessionWorkerSetup {
 	worker: string;
 	/** The largest JSON a tool result or model reply may journal (see `AgentSessionsOptions.maxStepBytes`). */
 	maxStepBytes: number;
+	/** The most a stored session may hold (see `AgentSessionsOptions.maxSessionBytes`). */
+	maxSessionBytes: number;
 	onToolRun?: ((sessionId: string, toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
 }
 
-type InboxClient = { take(): RestatePromise<QueuedMessage[]> };
+type InboxClient = { take(): RestatePromise<QueuedMessage[]>; begin(invocationId: string): RestatePromise<boolean> };
 
 function inboxOf(ctx: ObjectContext, name: string): InboxClient {
-	return ctx.objectClient<{ take: (ctx: ObjectContext) => Promise<QueuedMessage[]> }>({ name }, ctx.key) as unknown as InboxClient;
+	return ctx.objectClient<{ take: (ctx: ObjectContext) => Promise<QueuedMessage[]>; begin: (ctx: ObjectContext, invocationId: string) => Promise<boolean> }>({ name }, ctx.key) as unknown as InboxClient;
+}
+
+/** Tells the inbox that the command of `invocationId` is over (`abort` no longer cancels it). */
+function endOf(ctx: ObjectContext, name: string, invocationId: string): void {
+	ctx.objectSendClient<{ end: (ctx: ObjectContext, invocationId: string) => Promise<void> }>({ name }, ctx.key).end(invocationId);
 }
 
 /** Whether the chart waits for approval (with nothing in flight: the state is entered only then). */
@@ -113,6 +121,20 @@ function terminally<T>(action: () => T, refused: () => void): T {
 }
 
 /**
+ * The terminal error (413) of a call whose input would take the session over `maxSessionBytes`.
+ *
+ * @example
+ * throw sessionFull("prompt", storedBytes, inputBytes, setup.maxSessionBytes);
+ */
+export function sessionFull(handler: string, storedBytes: number, inputBytes: number, maxBytes: number): TerminalError {
+	return new TerminalError(
+		`agentchart/restate: ${handler} refused: the session holds ${formatBytes(storedBytes)} and this input is ${formatBytes(inputBytes)}, over the ${formatBytes(maxBytes)} a session may hold (maxSessionBytes). ` +
+			"Start a new session (or compact this one's transcript: compaction in the agent options); raise maxSessionBytes only with restate-server's message size limit (worker.invoker.message-size-limit)",
+		{ errorCode: 413 },
+	);
+}
+
+/**
  * Runs one session command in an exclusive handler and stores the session (see the module
  * comment). The handler must have `explicitCancellation: true` (`abort` cancels it).
  *
@@ -124,11 +146,19 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	const cancel = new AbortController();
 	let agent: Agent | undefined;
 	// Read before anything else is awaited (the awaiter takes over from the first step on).
-	const stored = (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot)) ?? null;
+	let storedBytes = 0;
+	const stored = (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot, measuringSerde((bytes) => (storedBytes = bytes)))) ?? null;
 	const waiting = isWaitingForApproval(stored);
 	if (command.type === "prompt" && waiting) {
 		throw new TerminalError("agentchart: the session's run waits for approval: approve or reject its calls (or abort it) before a new prompt", { errorCode: 409 });
 	}
+	// A session over restate-server's message size limit takes no further call and answers
+	// none: it hangs. So the session is kept under `maxSessionBytes`: a prompt that would take
+	// it over is refused here, and during the run each step's outcome counts against what is
+	// left (one that does not fit is journaled as an error instead, see `storable.ts`).
+	const inputBytes = command.type === "prompt" ? jsonBytes(command.input) : command.type === "deliver" ? jsonBytes(command.items.map((item) => item.message)) : 0;
+	const budget: SessionBudget = { max: setup.maxSessionBytes, used: storedBytes + inputBytes };
+	if (command.type === "prompt" && budget.used > budget.max) throw sessionFull("prompt", storedBytes, inputBytes, budget.max);
 	if ((command.type === "approve" || command.type === "reject") && !pendingApprovalsOf(stored).some((call) => call.toolCallId === command.toolCallId)) {
 		const why = waiting ? `the calls waiting are ${pendingApprovalsOf(stored).map((call) => `"${call.toolCallId}"`).join(", ")}` : "the session has no run waiting";
 		throw new TerminalError(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (${why})`, { errorCode: 409 });
@@ -137,10 +167,18 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	// goes on with the same run, under its number: an abort aimed at that run
 	// (`abortWaiting(number)`) must still find it after a delivery stored it again meanwhile.
 	const going = waiting ? await ctx.get<number>(STATE_KEYS.waiting) : null;
+	// Registered with the inbox, where `abort` looks (both are exclusive calls of the inbox, so
+	// one comes first): an abort after this cancels this invocation; an abort received before
+	// this command started, and not yet settled (its mark waits behind this command in the
+	// session's queue), aborts the run at once. The answer is journaled: a replay decides alike.
+	const invocationId = ctx.request().id;
+	const abortedBeforeStart = command.type !== "abort" && (await inboxOf(ctx, setup.inboxName).begin(invocationId));
 	const number = going ?? ((await ctx.get<number>(STATE_KEYS.runs)) ?? 0) + 1;
 	if (going === null) ctx.set(STATE_KEYS.runs, number);
-	const run: RunInProgress = { invocationId: ctx.request().id, number, turns: 0 };
+	const run: RunInProgress = { invocationId, number, turns: 0 };
 	const awaiter = new JournalAwaiter(internalCtx, () => cancel.abort(new Error("The run was aborted")));
+	// As if Restate had cancelled it before its first step: each step journals that it was cancelled.
+	if (abortedBeforeStart) cancel.abort(new Error("The run was aborted before it started"));
 
 	const base = setup.agentOptions(ctx.key);
 	let modelSteps = 0;
@@ -153,6 +191,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		streamIdleTimeoutMs: base.streamIdleTimeoutMs ?? 120_000,
 		toolTimeoutMs: base.toolTimeoutMs ?? 180_000,
 		maxStepBytes: setup.maxStepBytes,
+		sessionBudget: budget,
 		onToolRun: setup.onToolRun ? (toolName: string, toolCallId: string, kind: "ran" | "interrupted") => setup.onToolRun?.(ctx.key, toolName, toolCallId, kind) : undefined,
 	};
 	const tools = (base.initialState?.tools ?? []).map((tool: AnyAgentTool) => journaledTool(tool, host));
@@ -204,6 +243,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		ctx.set(STATE_KEYS.run, run);
 		if (!readInbox) return;
 		const mail = deliverable(await awaiter.await(inbox.take()), (problem) => ctx.console.warn(problem));
+		budget.used += jsonBytes(mail.map((item) => item.message));
 		for (const item of mail) {
 			if (item.mode === "steer") agent.steer(item.message);
 			else agent.followUp(item.message);
@@ -225,7 +265,10 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	};
 	// A command refused after the run was announced takes the announcement back: `state` must
 	// not report a run that never started (a failed invocation's state writes are kept).
-	const refused = () => ctx.clear(STATE_KEYS.run);
+	const refused = () => {
+		ctx.clear(STATE_KEYS.run);
+		endOf(ctx, setup.inboxName, invocationId);
+	};
 	agent = terminally(() => (stored ? Agent.restore(stored, options) : new Agent(options)), refused);
 	const restored = agent;
 	const baseline = restored.state.messages.length;
@@ -282,6 +325,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	ctx.clear(STATE_KEYS.run);
 	if (outcome.status === "awaiting-approval") ctx.set(STATE_KEYS.waiting, number);
 	else ctx.clear(STATE_KEYS.waiting);
+	if (command.type !== "abort") endOf(ctx, setup.inboxName, invocationId);
 	return { ...outcome, newMessages: snapshot.machine.context.messages.slice(baseline) };
 }
 

@@ -77,9 +77,12 @@ export interface RejectInput {
 	reason?: string | undefined;
 }
 
-/** What `abort` did. */
+/**
+ * What `abort` did. Besides, every exclusive call received before the abort and not yet started
+ * (`prompt`, `approve`, `reject`, a delivery) ends as an aborted run when it starts.
+ */
 export interface AbortResult {
-	/** The invocation that was running and is now cancelled, if any. */
+	/** The invocation that was going on and is now cancelled, if any. */
 	cancelled: string | null;
 	/**
 	 * No run was going on, and one waits for approval: it will be aborted (after any call already

@@ -20,7 +20,56 @@ import { describeError } from "../util/describe-error.js";
 /** The default of `maxStepBytes` (see `AgentSessionsOptions`): a quarter of restate-server's default message size limit. */
 export const DEFAULT_MAX_STEP_BYTES = 8 * 1024 * 1024;
 
-/** Bytes as people read them: "17.0 MiB", "512 KiB". */
+/**
+ * The default of `maxSessionBytes` (see `AgentSessionsOptions`): under the 16 MiB at which a
+ * session's further calls were measured to hang with restate-server's default 32 MiB limit.
+ */
+export const DEFAULT_MAX_SESSION_BYTES = 12 * 1024 * 1024;
+
+/**
+ * What one handler call counts against a session's `maxSessionBytes`: `used` starts at the
+ * stored session's size and its input's, and grows by each step's journaled outcome (a tool
+ * result, a model reply: what the transcript keeps).
+ */
+export interface SessionBudget {
+	readonly max: number;
+	used: number;
+}
+
+/**
+ * The SDK's JSON serde for reading a state value, telling `onRead` the value's size in bytes
+ * (what the store holds: measured without serializing it again).
+ *
+ * @example
+ * const stored = await ctx.get<AgentSnapshot>("snapshot", measuringSerde((bytes) => (storedBytes = bytes)));
+ */
+export function measuringSerde<T>(onRead: (bytes: number) => void): Serde<T> {
+	return {
+		contentType: "application/json",
+		serialize: (value: T) => (value === undefined ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(value))),
+		deserialize(data: Uint8Array): T {
+			onRead(data.length);
+			return (data.length === 0 ? undefined : JSON.parse(new TextDecoder().decode(data))) as T;
+		},
+	};
+}
+
+/**
+ * JSON's size in bytes, as a step or a state value would store it (undefined: nothing).
+ *
+ * @example
+ * jsonBytes("héllo"); // 8
+ */
+export function jsonBytes(value: unknown): number {
+	return value === undefined ? 0 : new TextEncoder().encode(JSON.stringify(value)).length;
+}
+
+/**
+ * Bytes as people read them: "17.0 MiB", "512 KiB".
+ *
+ * @example
+ * formatBytes(3 * 1024 * 1024); // "3.0 MiB"
+ */
 export function formatBytes(bytes: number): string {
 	if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 	return `${Math.ceil(bytes / 1024)} KiB`;
@@ -28,14 +77,16 @@ export function formatBytes(bytes: number): string {
 
 /**
  * A JSON serde (the SDK's default format) that journals `standIn(value, why)` for a value
- * `JSON.stringify` refuses, or whose JSON is over `maxBytes`; `why` says which ("it is not
- * JSON-serializable (...)", "its JSON is 17.0 MiB, over ..."). The stand-in must itself be
- * plain JSON, and small.
+ * `JSON.stringify` refuses, or whose JSON is over `maxBytes`, or over what `budget` has left;
+ * `why` says which ("it is not JSON-serializable (...)", "its JSON is 17.0 MiB, over ...").
+ * The stand-in must itself be plain JSON, and small. What is journaled counts against `budget`
+ * as it is read back (the first execution reads it back too, and a replay only reads it), so
+ * every execution counts each step once.
  *
  * @example
  * ctx.run("tool read 1", runTheTool, { serde: storableSerde((outcome, why) => ({ kind: "error", message: `not stored: ${why}` }), 8 * 1024 * 1024) });
  */
-export function storableSerde<T>(standIn: (value: T, why: string) => T, maxBytes = DEFAULT_MAX_STEP_BYTES): Serde<T> {
+export function storableSerde<T>(standIn: (value: T, why: string) => T, maxBytes = DEFAULT_MAX_STEP_BYTES, budget?: SessionBudget): Serde<T> {
 	const encoder = new TextEncoder();
 	const decoder = new TextDecoder();
 	return {
@@ -49,10 +100,16 @@ export function storableSerde<T>(standIn: (value: T, why: string) => T, maxBytes
 				return encoder.encode(JSON.stringify(standIn(value, `it is not JSON-serializable (${describeError(error)})`)));
 			}
 			const bytes = encoder.encode(text);
-			if (bytes.length <= maxBytes) return bytes;
-			return encoder.encode(JSON.stringify(standIn(value, `its JSON is ${formatBytes(bytes.length)}, over the ${formatBytes(maxBytes)} a step may journal (maxStepBytes)`)));
+			if (bytes.length > maxBytes) return encoder.encode(JSON.stringify(standIn(value, `its JSON is ${formatBytes(bytes.length)}, over the ${formatBytes(maxBytes)} a step may journal (maxStepBytes)`)));
+			const left = budget ? budget.max - budget.used : Number.POSITIVE_INFINITY;
+			if (bytes.length > left) {
+				const what = `its JSON is ${formatBytes(bytes.length)}, over the ${formatBytes(Math.max(0, left))} the session has left of its ${formatBytes(budget?.max ?? 0)} (maxSessionBytes)`;
+				return encoder.encode(JSON.stringify(standIn(value, what)));
+			}
+			return bytes;
 		},
 		deserialize(data: Uint8Array): T {
+			if (budget) budget.used += data.length;
 			return (data.length === 0 ? undefined : JSON.parse(decoder.decode(data))) as T;
 		},
 	};

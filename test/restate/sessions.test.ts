@@ -193,7 +193,7 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		const waiting = await session.prompt("approval");
 		expect(waiting.status).toBe("awaiting-approval");
 		// Restate's own view (its admin SQL API): every invocation of the session has completed.
-		const rows = await adminQuery<{ target: string; status: string }>(`SELECT target, status FROM sys_invocation WHERE target_service_key = '${session.sessionId}'`);
+		const rows = await adminQuery<{ target: string; status: string }>(`SELECT target, status FROM sys_invocation WHERE target_service_name = 'AgentSession' AND target_service_key = '${session.sessionId}'`);
 		expect(rows).toEqual([{ target: `AgentSession/${session.sessionId}/prompt`, status: "completed" }]);
 		// Both workers die while the person thinks: nothing is lost (they come back for the abort).
 		await Promise.all(cluster.workers.map((_, index) => cluster.kill(index)));
@@ -238,6 +238,52 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		expect(textOf(state.messages.find((message) => message.role === "toolResult"))).toBe("worked 8000 ms (aborted)");
 		// No model call after the abort.
 		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult"]);
+	});
+
+	it("aborts a prompt sent right behind it: the run ends aborted with a valid transcript, and its tool never completes", async () => {
+		const session = client.session(sessionId("abort-behind"));
+		const sent = await session.send.prompt("slow-tool:8000");
+		// Sent at once: the prompt may not have reached a worker yet, or only just.
+		const aborted = await session.abort();
+		expect(aborted.waiting).toBe(false);
+		const result = await client.result<RunResult>(sent);
+		expect(result.aborted).toBe(true);
+		expect(result.status).toBe("idle");
+		const state = await session.state();
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(state.messages.map((message) => textOf(message))).not.toContain("Done after the slow tool.");
+		const works = (await readExecutions(execLog)).filter((record) => record.sessionId === session.sessionId && record.toolName === "work");
+		expect(works.filter((record) => record.phase === "end" && record.aborted !== true)).toEqual([]);
+	});
+
+	it("aborts a prompt waiting behind another exclusive call before it runs, and runs the prompt sent after the abort", async () => {
+		const session = client.session(sessionId("abort-queued"));
+		const first = await session.send.prompt("slow-tool:8000");
+		await toolStarted(execLog, session.sessionId, "work");
+		// Queued behind the first run: no worker has it yet.
+		const second = await session.send.prompt("slow-tool:100");
+		const aborted = await session.abort();
+		expect(aborted).toEqual({ cancelled: first.invocationId, waiting: false });
+		const firstResult = await client.result<RunResult>(first);
+		const secondResult = await client.result<RunResult>(second);
+		expect(firstResult.aborted).toBe(true);
+		expect(secondResult.aborted).toBe(true);
+		expect(secondResult.status).toBe("idle");
+		// The second run ended at its start: its prompt, and the model's reply that never was.
+		expect(secondResult.newMessages.map((message) => message.role)).toEqual(["user", "assistant"]);
+		expect((secondResult.newMessages[1] as { stopReason?: string }).stopReason).toBe("aborted");
+		const counts = executionCounts(await readExecutions(execLog));
+		expect(counts.get(`${session.sessionId} model turn0`)).toBe(1);
+		expect(counts.get(`${session.sessionId} model turn1`)).toBeUndefined();
+		expect(counts.get(`${session.sessionId} work t1_0`)).toBeUndefined();
+		// A prompt sent after the abort answered runs as usual.
+		const third = await session.prompt("hello");
+		expect(third.aborted).toBe(false);
+		expect(textOf(third.newMessages.at(-1))).toBe("Done after the slow tool.");
+		const state = await session.state();
+		expect(state.status).toBe("idle");
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "user", "assistant", "user", "assistant"]);
 	});
 
 	it("delivers a steering message to the run going on at its next turn, and shows finished turns in state meanwhile", async () => {

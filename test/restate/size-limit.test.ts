@@ -5,11 +5,13 @@
  * restate-server runs with the limit lowered to 4 MiB so that the test moves a few MiB, not 32.
  * And a tool result over the worker's `maxStepBytes` (3 MiB here) is answered with an error the
  * model reads instead of being journaled: over the server's limit, the call would be retried
- * for ever and the session would take no further call.
+ * for ever and the session would take no further call. Nor may the session as a whole pass the
+ * limit (it would hang, `state` too): the worker keeps it under its `maxSessionBytes` (3 MiB here).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
 import { createSessionClient } from "../../src/restate/client.js";
+import type { RunResult } from "../../src/restate/session-types.js";
 
 const LIMIT = {
 	// restate-server reads its settings from RESTATE_* variables too, over its config file.
@@ -23,7 +25,7 @@ const saved = Object.fromEntries(Object.keys(LIMIT).map((name) => [name, process
 beforeAll(async () => {
 	Object.assign(process.env, LIMIT);
 	try {
-		cluster = await startCluster({ workers: 1, env: { MAX_STEP_BYTES: String(3 * 1024 * 1024) } });
+		cluster = await startCluster({ workers: 1, env: { MAX_STEP_BYTES: String(3 * 1024 * 1024), MAX_SESSION_BYTES: String(3 * 1024 * 1024) } });
 	} finally {
 		for (const [name, value] of Object.entries(saved)) {
 			if (value === undefined) delete process.env[name];
@@ -61,4 +63,28 @@ it("answers a tool result over maxStepBytes with an error the model reads, and t
 	const next = await session.prompt("hello", { signal: AbortSignal.timeout(30_000) });
 	expect(next.status).toBe("idle");
 	expect((await session.state()).messages.length).toBe(6);
+});
+
+it("keeps a session under maxSessionBytes: a result that does not fit is answered as an error, an input that does not fit is refused (413), and the session goes on", { timeout: 180_000 }, async () => {
+	const session = createSessionClient({ ingressUrl: cluster.ingressUrl }).session(`full-${Date.now()}`);
+	// Each call adds a 1 MiB tool result: unchecked, the fifth would take the session over the
+	// server's 4 MiB, and that call (and every later one, state too) would never answer.
+	const results: RunResult[] = [];
+	for (let call = 0; call < 5; call++) results.push(await session.prompt("dump-each:1024", { signal: AbortSignal.timeout(60_000) }));
+	const toolResults = results.map((result) => result.newMessages.find((message) => message.role === "toolResult") as { isError: boolean; content: { text?: string }[] });
+	expect(toolResults.map((result) => result.isError)).toEqual([false, false, true, true, true]);
+	expect(toolResults[2]?.content[0]?.text).toMatch(/^Tool "dump" ran, but its result could not be stored: its JSON is 1\.0 MiB, over the \d+ KiB the session has left of its 3\.0 MiB \(maxSessionBytes\)\./);
+	expect(results.map((result) => result.status)).toEqual(["idle", "idle", "idle", "idle", "idle"]);
+	const stored = new TextEncoder().encode(JSON.stringify(await session.snapshot())).length;
+	expect(stored).toBeLessThanOrEqual(3 * 1024 * 1024);
+	// An input that would take it over is refused at once, with the sizes; nothing is stored.
+	const big = "x".repeat(1024 * 1024);
+	await expect(session.prompt(big, { signal: AbortSignal.timeout(30_000) })).rejects.toMatchObject({ status: 413, message: expect.stringContaining("prompt refused: the session holds") });
+	await expect(session.steer(big, { signal: AbortSignal.timeout(30_000) })).rejects.toMatchObject({ status: 413, message: expect.stringContaining("(maxSessionBytes)") });
+	const state = await session.state({ signal: AbortSignal.timeout(30_000) });
+	expect(state.status).toBe("idle");
+	expect(state.messages.length).toBe(5 * 4);
+	expect(state.steeringQueue).toEqual([]);
+	const next = await session.prompt("hello", { signal: AbortSignal.timeout(30_000) });
+	expect(next.status).toBe("idle");
 });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createAgentSessions } from "../../src/restate/index.js";
-import { DEFAULT_MAX_STEP_BYTES, storableSerde } from "../../src/restate/storable.js";
+import { DEFAULT_MAX_STEP_BYTES, type SessionBudget, storableSerde } from "../../src/restate/storable.js";
 
 type Outcome = { kind: "value"; value: unknown } | { kind: "error"; message: string };
 const serde = (maxBytes?: number) => storableSerde<Outcome>((_value, why) => ({ kind: "error", message: why }), maxBytes);
@@ -26,6 +26,19 @@ describe("storableSerde", () => {
 		expect(roundTrip(undefined, { kind: "value", value: "x".repeat(DEFAULT_MAX_STEP_BYTES) })).toEqual({ kind: "error", message: "its JSON is 8.0 MiB, over the 8.0 MiB a step may journal (maxStepBytes)" });
 	});
 
+	it("counts what it journals against the session's budget, and journals a stand-in for a value over what is left", () => {
+		const budget: SessionBudget = { max: 8192, used: 2048 };
+		const codec = storableSerde<Outcome>((_value, why) => ({ kind: "error", message: why }), 1024 * 1024, budget);
+		const small: Outcome = { kind: "value", value: "x".repeat(3000) };
+		expect(codec.deserialize(codec.serialize(small))).toEqual(small);
+		expect(budget.used).toBe(2048 + JSON.stringify(small).length);
+		const left = budget.max - budget.used;
+		expect(codec.deserialize(codec.serialize({ kind: "value", value: "x".repeat(left) }))).toEqual({
+			kind: "error",
+			message: `its JSON is 4 KiB, over the ${Math.ceil(left / 1024)} KiB the session has left of its 8 KiB (maxSessionBytes)`,
+		});
+	});
+
 	it("journals a stand-in for a value that is not JSON", () => {
 		expect(roundTrip(undefined, { kind: "value", value: { rows: 12n } })).toEqual({ kind: "error", message: "it is not JSON-serializable (Do not know how to serialize a BigInt)" });
 	});
@@ -35,6 +48,14 @@ describe("createAgentSessions' maxStepBytes", () => {
 	it("refuses what is not a number of bytes, at least 1024", () => {
 		for (const bad of [0, 100, Number.NaN, Number.POSITIVE_INFINITY]) {
 			expect(() => createAgentSessions({ agent: () => ({}), maxStepBytes: bad })).toThrow(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(bad)})`);
+		}
+	});
+});
+
+describe("createAgentSessions' maxSessionBytes", () => {
+	it("refuses what is not a number of bytes, at least 1024", () => {
+		for (const bad of [0, 100, Number.NaN, Number.POSITIVE_INFINITY]) {
+			expect(() => createAgentSessions({ agent: () => ({}), maxSessionBytes: bad })).toThrow(`agentchart/restate: maxSessionBytes must be a number of bytes, at least 1024 (got ${String(bad)})`);
 		}
 	});
 });
