@@ -42,6 +42,33 @@ export function idleViolations(subject: Agent | CheckedState): AgentViolation[] 
 	return out;
 }
 
+/**
+ * What a run that does not settle is still waiting on, as the end of a sentence (empty when the
+ * machine shows nothing your code holds up): the calls whose `execute` or `beforeToolCall` has
+ * not answered, by tool and call, so a report names the code to look at; or, when it emitted
+ * `eventsMeanwhile` events while the kit waited, that it keeps going rather than waits.
+ *
+ * @example
+ * report(violation("settle", `waitForIdle did not settle${stillWaitingOn(agent)}`));
+ * // waitForIdle did not settle: tool "lookup_order" (call c1) has not settled (its execute's promise is still pending)
+ */
+export function stillWaitingOn(agent: Agent, eventsMeanwhile = 0): string {
+	const snapshot = agent.actor.getSnapshot();
+	const waits: string[] = [];
+	// Aborted, a call still running is one whose execute does not end on its signal.
+	const aborted = snapshot.context.run?.aborted === true ? "; the run was aborted: it does not end on its signal" : "";
+	for (const call of snapshot.context.run?.batch?.calls ?? []) {
+		const name = `tool "${call.toolCall.name}" (call ${call.toolCall.id})`;
+		if (call.status === "running") waits.push(`${name} has not settled (its execute's promise is still pending${aborted})`);
+		else if (call.status === "preparing") waits.push(`${name} is still being prepared (your beforeToolCall has not answered)`);
+		else if (call.status === "awaiting-approval") waits.push(`${name} still waits for approval`);
+	}
+	// Busy rather than stuck: turn after turn while the kit waited.
+	if (waits.length === 0 && eventsMeanwhile > 0) waits.push(`the run kept going (${eventsMeanwhile} events while the kit waited): something starts turn after turn, such as a listener that steers or follows up on every turn`);
+	else if (waits.length === 0 && snapshot.matches({ running: "streaming" } as never)) waits.push("the model's reply is still streaming");
+	return waits.length ? `: ${waits.join("; ")}` : "";
+}
+
 /** The queues of an agent as they are now (its machine's, which `agent.actor` keeps). */
 export function queuesOf(agent: Agent): QueueContents {
 	const context = agent.actor.getSnapshot().context;

@@ -6,11 +6,21 @@
 import type { AgentEvent } from "../types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import { Counts, countsOf, toolCallIdsOf } from "./id-counts.js";
+import { jsonProblems } from "./json-check.js";
 import { type AgentRule, type AgentViolation, violation } from "./violations.js";
 
 function failed(message: AgentMessage): boolean {
 	const stop = (message as AssistantMessage).stopReason;
 	return stop === "error" || stop === "aborted";
+}
+
+/** JSON of a call's arguments (undefined when they have none, or are not JSON). */
+function jsonOf(value: unknown): string | undefined {
+	try {
+		return JSON.stringify(value);
+	} catch {
+		return undefined;
+	}
 }
 
 function roleOf(message: unknown): string | undefined {
@@ -57,6 +67,10 @@ export class EventInvariants {
 	 * asking again (the listeners heard the question already).
 	 */
 	private readonly askedBeforeRestore = new Counts();
+	/** The arguments each waiting call was asked about with: the object, and its JSON then. */
+	private readonly askedArgs = new Map<string, { args: unknown; json: string | undefined }>();
+	/** The arguments (as JSON) of each call approved in this run: what its tool must run with. */
+	private readonly approvedArgs = new Map<string, string | undefined>();
 	/** The reason of the compaction started and not yet ended. */
 	private openCompaction: string | undefined;
 	/** Events seen so far. */
@@ -110,6 +124,8 @@ export class EventInvariants {
 				this.awaitingApproval.clear();
 				this.asked.clear();
 				this.askedBeforeRestore.clear();
+				this.askedArgs.clear();
+				this.approvedArgs.clear();
 				this.streamingCalls = new Counts();
 				break;
 			case "agent_end":
@@ -173,6 +189,7 @@ export class EventInvariants {
 				if (this.openTools.get(event.toolCallId) === 0) this.fail("approval", `approval of ${event.toolCallId} requested outside its call's execution`, event);
 				if (this.awaitingApproval.get(event.toolCallId) >= this.openTools.get(event.toolCallId)) this.fail("approval", `approval of ${event.toolCallId} requested twice`, event);
 				this.awaitingApproval.add(event.toolCallId);
+				this.askedArgs.set(event.toolCallId, { args: event.args, json: jsonOf(event.args) });
 				break;
 			case "approval_resolved":
 				if (this.awaitingApproval.get(event.toolCallId) === 0 && this.askedBeforeRestore.get(event.toolCallId) > 0) {
@@ -182,6 +199,7 @@ export class EventInvariants {
 				}
 				if (this.awaitingApproval.get(event.toolCallId) === 0) this.fail("approval", `approval of ${event.toolCallId} resolved (${event.decision}) without a request, or twice`, event);
 				this.awaitingApproval.add(event.toolCallId, -1);
+				if (event.decision === "approved") this.onApproved(event);
 				break;
 			case "auto_compaction_start":
 				if (this.openCompaction) this.fail("run-nesting", `a ${event.reason} compaction started while the ${this.openCompaction} one was open`, event);
@@ -204,6 +222,7 @@ export class EventInvariants {
 
 	private onMessageEnd(event: Extract<AgentEvent, { type: "message_end" }>): void {
 		const role = roleOf(event.message);
+		this.checkJson(event);
 		if (this.openMessage !== role) this.fail("message-nesting", `message_end(${role}) while ${this.openMessage} is open`, event);
 		this.openMessage = undefined;
 		if (role === "assistant") {
@@ -220,6 +239,49 @@ export class EventInvariants {
 		else if (this.optionalResults.get(id) > 0) this.optionalResults.add(id, -1);
 		else if (this.runCalls.get(id) > 0) this.fail("tool-answered", `second tool result for ${id}`, event);
 		else this.fail("tool-answered", `tool result ${id} answers no tool call of this run`, event);
+	}
+
+	/**
+	 * What the person approved is what runs: the same object as asked about (no `approve(id, {
+	 * arguments })`, which gives the call new ones) must still read as it did then. One that does
+	 * not was changed in place by code that kept it (a hook that edits `args` after it returned).
+	 */
+	private onApproved(event: Extract<AgentEvent, { type: "approval_resolved" }>): void {
+		const asked = this.askedArgs.get(event.toolCallId);
+		this.askedArgs.delete(event.toolCallId);
+		const now = jsonOf(event.args);
+		this.approvedArgs.set(event.toolCallId, now);
+		if (asked && asked.args === event.args && asked.json !== now) {
+			this.fail("approval", `the arguments of tool "${event.toolName}" (call ${event.toolCallId}) changed while it waited for approval: asked about ${asked.json}, approved ${now}; code of yours kept the arguments object and changed it (a person changes them with approve(id, { arguments }))`, event);
+		}
+	}
+
+	/**
+	 * Your tool is about to run a call with `args`: if the call was approved, they must be the
+	 * approved ones (the kit's tool wrappers call this).
+	 *
+	 * @example
+	 * invariants.executing("c1", "refund", { id: "A-17", amount: 5 });
+	 */
+	executing(toolCallId: string, toolName: string, args: unknown): void {
+		if (!this.approvedArgs.has(toolCallId)) return;
+		const approved = this.approvedArgs.get(toolCallId);
+		this.approvedArgs.delete(toolCallId);
+		const now = jsonOf(args);
+		if (now !== approved) this.violations.push(violation("approval", `tool "${toolName}" (call ${toolCallId}) ran with arguments other than those approved: approved ${approved}, ran with ${now}; code of yours kept the arguments object and changed it after the decision`, this.count - 1));
+	}
+
+	/**
+	 * A message is in the transcript from its end on, and the transcript is in every snapshot:
+	 * checked now, while it is as your code made it (a tool result's details, say).
+	 */
+	private checkJson(event: Extract<AgentEvent, { type: "message_end" }>): void {
+		const message = event.message as { role?: string; toolName?: string; toolCallId?: string };
+		const result = message.role === "toolResult";
+		const problems = jsonProblems(event.message, result ? "result" : "message");
+		if (problems.length === 0) return;
+		const what = result ? `the result of tool "${message.toolName}" (call ${message.toolCallId}), from its execute or your afterToolCall,` : `a ${message.role ?? "?"} message`;
+		this.fail("snapshot", `${what} is not plain JSON, which agent.snapshot() must be: ${problems.join("; ")}`, event);
 	}
 
 	/** True between agent_start and agent_end. */

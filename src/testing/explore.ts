@@ -17,7 +17,11 @@ import { type PathRun, type PathRunOptions, runWalkPath } from "./walk/run-path.
 
 /** Options of {@link exploreAgent}. */
 export interface ExploreOptions {
-	/** The tool calls the walk's model makes, each naming one of your agent's tools (another name throws); default: one per tool, its arguments made from the tool's schema. */
+	/**
+	 * The tool calls the walk's model makes, each naming one of your agent's tools (another name
+	 * throws), each made at least once: give the inputs your tools must handle (an order that does
+	 * not exist); default: one per tool, its arguments the simplest its schema accepts.
+	 */
 	calls?: readonly SampleCall[] | undefined;
 	/** The text of the walk's prompts (default "Hello"). */
 	prompt?: string | undefined;

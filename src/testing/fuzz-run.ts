@@ -5,14 +5,18 @@
  */
 import type { Agent, AgentOptions } from "../agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
+import { AssistantMessageEventStream } from "../providers/event-stream.js";
 import type { ScriptedBlock, ScriptedReply } from "../providers/scripted.js";
+import type { StreamFn } from "../types/stream.js";
 import type { AgentEvent, AgentToolResult, AnyAgentTool, BeforeToolCallHook } from "../types/agent.js";
-import { idleViolations, queuesOf, watchQueueClears } from "./agent-checks.js";
+import { idleViolations, queuesOf, stillWaitingOn, watchQueueClears } from "./agent-checks.js";
 import { EventInvariants } from "./event-invariants.js";
 import { createFaultyModel, type Fault, type FaultKind } from "./faulty-model.js";
 import { checkedHooks, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
 import { type SampleCall, userMessage } from "./model/fixtures.js";
 import { QueueLedger } from "./queue-ledger.js";
+import { jsonProblems } from "./json-check.js";
+import { describeError } from "../util/describe-error.js";
 import type { RunGuards } from "./run-guards.js";
 import { checkTranscript } from "./transcript-checks.js";
 import { type AgentViolation, violation } from "./violations.js";
@@ -69,6 +73,18 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		scenario.replies.map((reply, n) => replyOf(reply, setup.samples, n)),
 		{ chunkSize: 6, faults: (call) => scenario.replies[call]?.fault, whenExhausted: { content: "nothing more to say" } },
 	);
+	// Each reply begins after a macrotask, as a provider's (network I/O) does: a run your code keeps
+	// going (a listener that steers on every turn) then lets the kit's timers fire and is reported
+	// as not settling, instead of holding the process on microtasks forever.
+	const streamFn: StreamFn = (...args) => {
+		const out = new AssistantMessageEventStream();
+		setImmediate(() => {
+			void (async () => {
+				for await (const event of model.streamFn(...args) as AssistantMessageEventStream) out.push(event);
+			})().finally(() => out.end());
+		});
+		return out;
+	};
 	const invariants = new EventInvariants();
 	const ledger = new QueueLedger();
 	let toolCalls = 0;
@@ -78,6 +94,8 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	const pending = [...scenario.commands].sort((a, b) => a.atEvent - b.atEvent);
 	let agent: Agent;
 	let issuing = Promise.resolve();
+	/** Why the run could not go on (your factory failed to restore it): its end is not checked. */
+	let lost: string | undefined;
 
 	const wrapTool = (tool: AnyAgentTool): AnyAgentTool => ({
 		...tool,
@@ -89,6 +107,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 			const behaviour = scenario.tools[toolCalls++ % Math.max(scenario.tools.length, 1)] ?? { latencyMs: 0, fails: false };
 			if (behaviour.latencyMs) await sleep(behaviour.latencyMs);
 			if (behaviour.fails) throw new Error(`agentchart/testing: ${tool.name} failed (simulated by fuzzAgent)`);
+			invariants.executing(id, tool.name, params);
 			const outcome = await runToolChecked(tool, id, params, signal, onUpdate as ((partial: AgentToolResult<unknown>) => void) | undefined, report);
 			if (!outcome.ok) throw outcome.error;
 			return outcome.value;
@@ -108,13 +127,13 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	const options = (given: AgentOptions): AgentOptions => ({
 		...given,
 		listeners: [listener(generation), ...(given.listeners ?? [])],
-		streamFn: model.streamFn,
+		streamFn,
 		...(given.initialState ? { initialState: { ...given.initialState, ...(given.initialState.tools ? { tools: given.initialState.tools.map(wrapTool) } : {}) } } : {}),
 		...(given.beforeToolCall ? { beforeToolCall: reportThrows<Parameters<BeforeToolCallHook>, ReturnType<BeforeToolCallHook>>("beforeToolCall", given.beforeToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report) } : {}),
 		...checkedHooks(given, report),
 	});
 	const make = (snapshot: AgentSnapshot | undefined) => {
-		const made = setup.factory({ streamFn: model.streamFn, snapshot, options });
+		const made = setup.factory({ streamFn, snapshot, options });
 		// Your code may clear the queues itself (a listener that drops follow-ups on abort): not a loss.
 		watchQueueClears(made, (kinds) => ledger.cleared(kinds));
 		// As the walk does: a listener that threw, wherever it was subscribed, is heard by the machine.
@@ -124,6 +143,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	const swallow = (promise: Promise<unknown>) => void promise.catch(() => undefined);
 
 	async function issue(command: FuzzCommand): Promise<void> {
+		if (command === "restart") return restart();
 		try {
 			switch (command) {
 				case "steer":
@@ -148,19 +168,6 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 					if (waiting) void (command === "approve" ? agent.approve(waiting.toolCallId) : agent.reject(waiting.toolCallId, "rejected by fuzzAgent"));
 					break;
 				}
-				case "restart": {
-					// At a quiet point (idle, or waiting for a person): the walk of exploreAgent restores
-					// from every state, with the deliveries held; here the listeners have heard everything.
-					const deadline = Date.now() + setup.settleTimeoutMs;
-					while (agent.state.isStreaming && agent.pendingApprovals.length === 0 && Date.now() < deadline) await sleep(1);
-					await sleep(0);
-					const snapshot = JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
-					generation++;
-					agent.dispose();
-					invariants.restored();
-					agent = make(snapshot);
-					break;
-				}
 			}
 		} catch (error) {
 			// A command the agent refuses where it is now (continue after an assistant reply): not a violation.
@@ -168,10 +175,46 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		}
 	}
 
+	/**
+	 * At a quiet point (idle, or waiting for a person): the walk of exploreAgent restores from
+	 * every state, with the deliveries held; here the listeners have heard everything. What keeps
+	 * the agent from being stored or restored is the finding, not a command refused.
+	 */
+	async function restart(): Promise<void> {
+		if (lost) return;
+		const deadline = Date.now() + setup.settleTimeoutMs;
+		while (agent.state.isStreaming && agent.pendingApprovals.length === 0 && Date.now() < deadline) await sleep(1);
+		await sleep(0);
+		let stored: AgentSnapshot;
+		try {
+			stored = agent.snapshot();
+		} catch (error) {
+			report(violation("snapshot", `agent.snapshot() threw at a quiet point: ${describeError(error)}`));
+			return;
+		}
+		let json: string;
+		try {
+			json = JSON.stringify(stored);
+		} catch (error) {
+			report(violation("snapshot", `agent.snapshot() cannot be written as JSON (${describeError(error)}): ${jsonProblems(stored, "snapshot").join("; ")}`));
+			return;
+		}
+		generation++;
+		agent.dispose();
+		invariants.restored();
+		try {
+			agent = make(JSON.parse(json) as AgentSnapshot);
+		} catch (error) {
+			// The run cannot go on, and what follows (a queued message never delivered) would only be its echo.
+			lost = `your factory threw when given kit.snapshot to restore (a restart at event ${events}): ${describeError(error)}`;
+			report(violation("snapshot", lost));
+		}
+	}
+
 	agent = make(undefined);
 	swallow(agent.prompt(setup.prompt));
 	// Everything scheduled, then the run must settle: the commands left run at the end, in order.
-	for (let round = 0; round < 50; round++) {
+	for (let round = 0; round < 50 && !lost; round++) {
 		await issuing;
 		await settleRun(agent, setup.settleTimeoutMs);
 		await issuing;
@@ -179,15 +222,24 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		if (!next) break;
 		await issue(next.command);
 	}
+	if (lost) {
+		await issuing;
+		generation++;
+		agent.dispose();
+		await sleep(0);
+		return [...found, ...setup.guards.take()];
+	}
+	const before = events;
 	const idle = await settleRun(agent, setup.settleTimeoutMs);
-	if (!idle) report(violation("settle", `waitForIdle did not settle within ${setup.settleTimeoutMs} ms; the machine is in ${JSON.stringify(agent.actor.getSnapshot().value)}`));
+	if (!idle) report(violation("settle", `waitForIdle did not settle within ${setup.settleTimeoutMs} ms; the machine is in ${JSON.stringify(agent.actor.getSnapshot().value)}${stillWaitingOn(agent, events - before)}`));
 	await sleep(0);
 	found.push(...invariants.violations);
 	if (idle) {
 		if (invariants.running) report(violation("settle", "a run never ended (agent_start without agent_end) although the agent is idle"));
 		found.push(...idleViolations(agent));
 	}
-	found.push(...checkTranscript(agent.state.messages), ...ledger.violations(queuesOf(agent)));
+	// A run still going has calls not answered yet: its transcript is checked once it ends (the settle violation says why it did not).
+	found.push(...(idle ? checkTranscript(agent.state.messages) : []), ...ledger.violations(queuesOf(agent)));
 	for (const each of setup.check?.(agent) ?? []) report(typeof each === "string" ? violation("custom", each) : each);
 	generation++;
 	agent.dispose();

@@ -25,6 +25,8 @@ export type AgentRule =
 	| "approval"
 	/** The transcript is valid as a provider's input (each call answered once, right after its reply). */
 	| "transcript"
+	/** What the agent holds (a message, a tool result's details) is plain JSON, as `agent.snapshot()` must be: no BigInt, Date, Map, Set, cycle. */
+	| "snapshot"
 	/** What Anthropic's and OpenAI's converters would send for the transcript is a valid request. */
 	| "provider-request"
 	/** Every steering and follow-up message is delivered once, or is still queued: never lost, never twice. */
@@ -43,6 +45,8 @@ export type AgentRule =
 	| "state"
 	/** A tool's execute settled once, and reported progress only while it ran. */
 	| "tool-contract"
+	/** A tool's execute threw a TypeError, ReferenceError or RangeError: a mistake in it, not a failure it reports. */
+	| "tool-threw"
 	/** A hook (beforeToolCall, afterToolCall, transformContext, convertToLlm, summarize) threw. */
 	| "hook-threw"
 	/** A listener threw (the run was aborted with its error). */

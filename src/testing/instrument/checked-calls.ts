@@ -20,9 +20,33 @@ function isResult(value: unknown): boolean {
 }
 
 /**
+ * An error the language throws at a mistake in code (reading a field of undefined, a name that is
+ * not defined, a stack overflow), rather than one a tool throws on purpose to report a failure
+ * (an `Error` of its own, whose message becomes the error result). One that carries a `cause`
+ * wraps a failure beneath it (Node's fetch throws `TypeError("fetch failed")` with the network
+ * error as its cause): a failure, not a mistake.
+ */
+function isCodingError(error: unknown): error is Error {
+	return (error instanceof TypeError || error instanceof ReferenceError || error instanceof RangeError) && error.cause === undefined;
+}
+
+/** A call's arguments for a report (JSON, cut short). */
+function argumentsText(params: unknown): string {
+	let text: string;
+	try {
+		text = JSON.stringify(params) ?? String(params);
+	} catch {
+		text = String(params);
+	}
+	return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/**
  * Runs a tool's `execute` and watches it: the returned promise settles with its first
  * settlement; `report` hears of a second settlement (a hand-made thenable that calls back twice),
- * of `onUpdate` called after it settled, and of a value that is not a tool result.
+ * of `onUpdate` called after it settled, of a value that is not a tool result, and of a
+ * `TypeError`, `ReferenceError` or `RangeError` it threw (a mistake in the tool, not a failure
+ * it reports).
  *
  * @example
  * const settled = runToolChecked(tool, "c1", args, signal, onUpdate, (v) => violations.push(v));
@@ -52,6 +76,9 @@ export function runToolChecked(
 			if (settlements === 2) report(violation("tool-contract", `${name} settled twice: its execute's promise ${outcome.ok ? "resolved" : "rejected"} again after it had settled`));
 			if (settlements > 1) return;
 			if (outcome.ok && !isResult(outcome.value)) report(violation("tool-contract", `${name} returned ${describeError(outcome.value)} instead of a result ({ content: [...], details })`));
+			if (!outcome.ok && isCodingError(outcome.error)) {
+				report(violation("tool-threw", `${name} threw ${outcome.error.name}: ${outcome.error.message} (arguments ${argumentsText(params)}): a mistake in the tool rather than a failure it reports (for one, throw an Error of your own: its message becomes the error result)`));
+			}
 			resolve(outcome);
 		};
 		let returned: unknown;

@@ -271,6 +271,19 @@ export function planWalk(config: ModelConfig, goals: "transitions" | "restores" 
 		for (const each of path.steps) if (!isRestore(each.event)) for (const t of each.takes) covered.add(t);
 		paths.push(path);
 	}
+	// Every call of `calls` made at least once: calls of one tool take the same transitions, so the
+	// cover above runs the first and never the others (whose arguments your tool may fail on).
+	if (config.samples.length > 1) {
+		const calledIn = (label: string) => /^stream\.done\(tools\d+:([\d,]+)\)$/.exec(label)?.[1]?.split(",").map(Number) ?? [];
+		const called = new Set(paths.flatMap((path) => path.steps.flatMap((step) => calledIn(step.label))));
+		for (const edge of all) {
+			const fresh = calledIn(edge.label).filter((sample) => !called.has(sample));
+			if (edge.restore || fresh.length === 0) continue;
+			const path = pathThrough(edge);
+			for (const step of path.steps) for (const sample of calledIn(step.label)) called.add(sample);
+			paths.push(path);
+		}
+	}
 	// A restore from every kind of state a run can be stored in.
 	const restoredFrom = new Set<string>();
 	const restorePaths: WalkPath[] = [];

@@ -124,6 +124,8 @@ export interface CastDirector {
 	plannedReply(): ScriptedReply;
 	/** The summary the walk's summariser writes. */
 	readonly summary: string;
+	/** Your tool is about to run a call with these arguments (checked against what was approved). */
+	executing?(toolCallId: string, toolName: string, args: unknown): void;
 }
 
 let toolCallCounter = 0;
@@ -159,7 +161,10 @@ export class WalkCast {
 		const source = scripted.streamFn(model, context, rest) as AssistantMessageEventStream;
 		const puppet = new PuppetStream(source, signal, model);
 		this.stream = puppet;
-		if (this.auto) void puppet.ready().then(() => puppet.finish());
+		// After a macrotask, as a provider's reply (network I/O) comes: a run your code keeps going
+		// (a listener that steers on every turn) then lets the walk's timers fire and is reported as
+		// not settling, instead of holding the process on microtasks forever.
+		if (this.auto) void puppet.ready().then(() => setImmediate(() => puppet.finish()));
 		return puppet.out;
 	};
 
@@ -204,6 +209,7 @@ export class WalkCast {
 			this.tools.set(id, { hold, onUpdate, toolName: tool.name });
 			return hold.promise;
 		}
+		this.director.executing?.(id, tool.name, params);
 		const produced = runToolChecked(tool, id, params, signal, onUpdate, this.report);
 		const hold = new Hold(produced);
 		if (this.auto) hold.letGo();

@@ -12,7 +12,7 @@ import type { AgentSnapshot } from "../../durable/snapshot.js";
 import type { AgentMachineEvent } from "../../machines/types.js";
 import type { AgentEvent } from "../../types/agent.js";
 import type { AgentMessage } from "../../types/messages.js";
-import { idleViolations, queuesOf, watchQueueClears } from "../agent-checks.js";
+import { idleViolations, queuesOf, stillWaitingOn, watchQueueClears } from "../agent-checks.js";
 import { EventInvariants } from "../event-invariants.js";
 import { toolCallIdsOf } from "../id-counts.js";
 import { compactionFailsAtOnce, isRestore, settlesAtOnce } from "../model/alphabet.js";
@@ -21,6 +21,8 @@ import { definitions, restoreKind, type WalkPath, type WalkPlan, type WalkStep }
 import { watchMachine } from "../instrument/checked-calls.js";
 import { QueueLedger } from "../queue-ledger.js";
 import { checkTranscript } from "../transcript-checks.js";
+import { jsonProblems } from "../json-check.js";
+import { describeError } from "../../util/describe-error.js";
 import { type AgentViolation, violation } from "../violations.js";
 import { type AgentFactory, WalkCast } from "./cast.js";
 import { performStep } from "./perform.js";
@@ -141,7 +143,7 @@ export class PathRunner {
 		this.labels = "labels" in route ? route.labels : undefined;
 		// Not while an agent is being restored: it emits before the walk has it in hand.
 		this.invariants = new EventInvariants(() => (this.making ? undefined : this.agent.state.pendingToolCalls));
-		this.cast = new WalkCast(plan.config.outcomes, { plannedReply: () => plannedReply(this.lookahead(), this.index, this.cast.auto), summary: plan.config.summary }, (found) =>
+		this.cast = new WalkCast(plan.config.outcomes, { plannedReply: () => plannedReply(this.lookahead(), this.index, this.cast.auto), summary: plan.config.summary, executing: (id, name, args) => this.invariants.executing(id, name, args) }, (found) =>
 			this.found.push({ violation: found, step: Math.max(this.index, 0) }),
 		);
 	}
@@ -253,9 +255,18 @@ export class PathRunner {
 	 * A real restore: the agent as JSON, its process gone (disposed, unheard), an agent restored
 	 * from the JSON through your factory, held as the first one was.
 	 */
-	restore(): void {
+	restore(): string | undefined {
+		const stored = this.agent.snapshot();
+		let json: string;
+		try {
+			json = JSON.stringify(stored);
+		} catch (error) {
+			// What your code put in the agent (a BigInt in a tool's details) makes it unstorable: reported, not thrown at the walk's caller.
+			this.report(violation("snapshot", `agent.snapshot() cannot be written as JSON (${describeError(error)}): ${jsonProblems(stored, "snapshot").join("; ")}`));
+			return "the agent's snapshot is not JSON, so the walk cannot restore it";
+		}
 		this.restoredFrom.add(restoreKind(this.plan.config, this.agent.actor.getSnapshot() as unknown as AnyMachineSnapshot));
-		const snapshot = JSON.parse(JSON.stringify(this.agent.snapshot())) as AgentSnapshot;
+		const snapshot = JSON.parse(json) as AgentSnapshot;
 		const machine = this.agent.actor.getSnapshot();
 		const running = machine.context.run?.batch?.calls.filter((call) => call.status === "running") ?? [];
 		const streaming = machine.matches({ running: "streaming" }) && !machine.context.run?.aborted ? (machine.context.run?.batch?.calls ?? []) : [];
@@ -267,6 +278,7 @@ export class PathRunner {
 		this.cast.restoredInFlight = new Set(running.map((call) => call.toolCall.id));
 		this.invariants.restored();
 		this.makeAgent(snapshot);
+		return undefined;
 	}
 
 	/** The real tool call id of an abstract one, in the state a step starts from (calls are matched by position). */
@@ -307,7 +319,7 @@ export class PathRunner {
 			}
 			if (!step) break;
 			this.markStep();
-			const problem = isRestore(step.event) ? (this.restore(), undefined) : await performStep(this, step);
+			const problem = isRestore(step.event) ? this.restore() : await performStep(this, step);
 			if (problem) {
 				leave(problem, step.label);
 				break;
@@ -377,15 +389,17 @@ export class PathRunner {
 		const agent = this.agent;
 		this.cast.finish();
 		if (this.heldAck !== undefined && agent.actor.getSnapshot().status === "active") this.send({ type: "delivered", barrier: this.heldAck });
+		const before = this.invariants.count;
 		const idle = await settleRun(agent, this.options.settleTimeoutMs);
-		if (!idle) this.report(violation("settle", `waitForIdle did not settle within ${this.options.settleTimeoutMs} ms after the path; the machine is in ${JSON.stringify(agent.actor.getSnapshot().value)}`));
+		if (!idle) this.report(violation("settle", `waitForIdle did not settle within ${this.options.settleTimeoutMs} ms after the path; the machine is in ${JSON.stringify(agent.actor.getSnapshot().value)}${stillWaitingOn(agent, this.invariants.count - before)}`));
 		await settle();
 		this.index = Math.max(this.performed.length - 1, 0);
 		if (idle) {
 			if (this.invariants.running) this.report(violation("settle", "a run never ended (agent_start without agent_end) although the agent is idle"));
 			for (const found of idleViolations(agent)) this.report(found);
 		}
-		for (const found of [...checkTranscript(agent.state.messages), ...this.ledger.violations(queuesOf(agent))]) this.report(found);
+		// A run still going has calls not answered yet: its transcript is checked once it ends (the settle violation says why it did not).
+		for (const found of [...(idle ? checkTranscript(agent.state.messages) : []), ...this.ledger.violations(queuesOf(agent))]) this.report(found);
 		for (const found of this.invariants.violations) this.found.push({ violation: found, step: this.stepOfEvent(found.event) });
 		for (const found of this.options.check?.(agent) ?? []) this.report(typeof found === "string" ? violation("custom", found) : found);
 		this.detach?.();
