@@ -1,5 +1,5 @@
 import { type Actor, createActor } from "xstate";
-import { assertAgentMessage, assertTranscript, promptMessages } from "./agent-input.js";
+import { assertAgentMessage, assertTranscript, promptMessages, shown } from "./agent-input.js";
 import { MutableAgentState } from "./facade/agent-state.js";
 import { type AgentListener, type DeliveryHost, ListenerDelivery } from "./facade/delivery.js";
 import type { MessageUpdateEvent } from "./actors/stream-protocol.js";
@@ -447,6 +447,8 @@ export class Agent {
 	 * const unsubscribe = agent.subscribe(async (event) => { if (event.type === "agent_end") await save(); });
 	 */
 	subscribe(listener: AgentListener): () => void {
+		// Found here, not as the run's failure at its first event ("… is not a function", pi's TypeError from prompt()).
+		if (typeof listener !== "function") throw new TypeError(`subscribe(listener): expected a function (event, signal) => void, got ${shown(listener)}`);
 		this.#delivery.add(listener);
 		this.#observed();
 		return () => this.#delivery.remove(listener);
@@ -645,7 +647,8 @@ export class Agent {
 	/**
 	 * agentchart: approves a tool call waiting for approval (by its tool call id); it runs when its
 	 * turn comes, with `options.arguments` instead of the model's if given (validated against the
-	 * tool's schema). Throws for an id that is not waiting (unknown, or answered already). Works on
+	 * schema of the tool the run has, which a change of `state.tools` since does not replace). Throws
+	 * for an id that is not waiting (unknown, or answered already). Works on
 	 * an agent restored in another process. With a store, the returned promise resolves once the
 	 * decision is stored: from then on a crash cannot lose it (when its journal entry fails, the
 	 * snapshot after it stands in). It rejects when the store could store neither (also in
@@ -661,8 +664,9 @@ export class Agent {
 		const { call, machine } = this.#decisionFor(toolCallId);
 		let args: unknown;
 		if (options.arguments !== undefined) {
-			const tool = this.#state.tools.find((candidate) => candidate.name === call.toolCall.name);
-			if (!tool) throw new Error(`agentchart: tool "${call.toolCall.name}" is not among the agent's tools`);
+			// The tool the call runs with is the run's: `state.tools` may have been changed for the next run since.
+			const tool = machine.getSnapshot().context.tools.find((candidate) => candidate.name === call.toolCall.name);
+			if (!tool) throw new Error(`agentchart: tool "${call.toolCall.name}" is not among the run's tools`);
 			args = validateToolArguments(tool, { ...call.toolCall, arguments: options.arguments as ToolCallEntry["toolCall"]["arguments"] });
 		}
 		const stored = this.#recordDecision(machine, call, "approved", args, undefined);
@@ -1529,7 +1533,11 @@ export class Agent {
 		}
 		if (event.type === "agentchart.transcript") {
 			this.#delivery.after(() => {
-				this.#state.messages = event.messages;
+				// Messages the caller put in `state.messages` while the run went on (the run does not see
+				// them, as in pi, but the next one does) are not the compaction's to drop: they stay, after it.
+				const replaced = new Set(event.replaced);
+				const added = this.#state.messages.filter((message) => !replaced.has(message));
+				this.#state.messages = added.length === 0 ? event.messages : [...event.messages, ...added];
 			});
 			return;
 		}

@@ -202,8 +202,10 @@ class ToolBatchRun {
 				if (controller.signal.aborted) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));
 			}
 			this.#startClock(tool, call);
+			let updated = false;
 			const onUpdate = (partialResult: AgentToolResult<unknown>) => {
 				if (call.effect && this.#flying(call)) void this.input.journal?.append({ kind: "tool", phase: "update", effect: call.effect, partialResult });
+				updated ||= !this.#stopped && this.#flying(call);
 				this.#report(call, { type: "tool.update", callKey: call.key, partialResult }, false);
 			};
 			let raw: ToolOutcome;
@@ -218,6 +220,13 @@ class ToolBatchRun {
 			if (this.#stopped || !this.#flying(call)) return;
 			// The time limit is the tool's: afterToolCall may wait (for a person, say) as beforeToolCall may.
 			this.#stopClock(call);
+			if (updated && this.input.afterToolCall) {
+				// pi asks afterToolCall once the call's progress reached every listener: a hook that reads
+				// what an update's listener wrote, or unsubscribes it, must not overtake that delivery.
+				const delivered = this.input.deliveryPending?.();
+				if (delivered) await delivered;
+				if (this.#stopped || !this.#flying(call)) return;
+			}
 			this.#settle(call, await finalize(this.input, toolCall, args, raw, controller.signal));
 		} catch (error) {
 			this.#failed(call, error);

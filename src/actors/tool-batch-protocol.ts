@@ -64,6 +64,12 @@ export interface ToolBatchInput {
 	 * the reply keeps the calls that had started (see the stream actor).
 	 */
 	streamedFrom?: string | undefined;
+	/**
+	 * The delivery of the events emitted so far to the listeners (undefined when nothing is being
+	 * delivered): a call that reported progress asks `afterToolCall` only once its
+	 * `tool_execution_update` events reached them, as pi's loop does.
+	 */
+	deliveryPending?: (() => PromiseLike<void> | undefined) | undefined;
 }
 
 /** What a batch actor's persisted snapshot keeps of its input: enough to say its calls were interrupted. */

@@ -43,6 +43,7 @@ class ToolBatchRunInput implements ToolBatchInput {
 		readonly timeoutMs: number,
 		readonly journal: EffectJournal | undefined,
 		readonly streamedFrom: string | undefined,
+		readonly deliveryPending: (() => PromiseLike<void> | undefined) | undefined,
 	) {}
 }
 
@@ -83,5 +84,5 @@ export function toolBatchInput(context: Ctx, batch: ToolBatch): ToolBatchInput {
 	const run = runOf(context);
 	// A streaming batch's calls start while their reply streams: their intents name the model call.
 	const streamedFrom = config.journal && batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
-	return new ToolBatchRunInput(context.tools, batch.assistant, hookContext(context), config.beforeToolCall, config.afterToolCall, run.controller, config.toolTimeoutMs, config.journal, streamedFrom);
+	return new ToolBatchRunInput(context.tools, batch.assistant, hookContext(context), config.beforeToolCall, config.afterToolCall, run.controller, config.toolTimeoutMs, config.journal, streamedFrom, config.deliveryPending);
 }

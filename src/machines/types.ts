@@ -335,6 +335,8 @@ export interface DeliveryBarrierEvent {
 export interface TranscriptReplacedEvent {
 	type: "agentchart.transcript";
 	messages: AgentMessage[];
+	/** The transcript it replaces: what a mirror holds beyond it was added there, not by the run. */
+	replaced: readonly AgentMessage[];
 }
 
 /** Where the run may be stored: emitted with `config.checkpoints`. */

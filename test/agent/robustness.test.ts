@@ -356,6 +356,17 @@ describe("bad input at the API boundary", () => {
 		expect(agent.hasQueuedMessages()).toBe(false);
 	});
 
+	it("subscribe() of something that is not a function throws, and the runs go on unharmed", async () => {
+		const scripted = createScriptedModel([{ content: "fine" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		expect(() => agent.subscribe(42 as never)).toThrow(TypeError);
+		expect(() => agent.subscribe({ handleEvent() {} } as never)).toThrow(/^subscribe\(listener\): expected a function \(event, signal\) => void, got/);
+		expect(() => new Agent({ listeners: [null as never] })).toThrow(/^subscribe\(listener\): expected a function/);
+		await agent.prompt("hello");
+		expect(agent.state.errorMessage).toBeUndefined();
+		expect(agent.state.messages.map((m) => `${m.role}:${(m as { stopReason?: string }).stopReason ?? ""}`)).toEqual(["user:", "assistant:stop"]);
+	});
+
 	it("state.messages refuses entries that are not messages", () => {
 		const agent = new Agent();
 		expect(() => {

@@ -58,7 +58,7 @@ export function applyCompaction(context: Ctx, output: CompactionOutput | undefin
 	const reason = context.run?.compactionReason ?? "manual";
 	enqueue.assign({ messages: output.messages, lastCompaction: output.result });
 	if (context.run) enqueue.assign({ run: patchRun(context.run, { compactionReason: undefined }) });
-	enqueue.emit({ type: "agentchart.transcript", messages: output.messages });
+	enqueue.emit({ type: "agentchart.transcript", messages: output.messages, replaced: context.messages });
 	enqueue.emit({ type: "auto_compaction_end", reason, result: output.result, aborted: false, willRetry: reason === "overflow" });
 }
 
