@@ -6,29 +6,21 @@
  */
 import { Type } from "typebox";
 import { describe, expect, it, vi } from "vitest";
-import { Agent, type AgentOptions } from "../../src/agent.js";
+import { Agent } from "../../src/agent.js";
+import type { AgentFactory } from "../../src/testing/walk/cast.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import { exploreAgent } from "../../src/testing/explore.js";
 import { fuzzAgent } from "../../src/testing/fuzz.js";
 import { QueueLedger } from "../../src/testing/queue-ledger.js";
-import type { AgentFactory } from "../../src/testing/walk/cast.js";
 import type { AgentTool } from "../../src/types/agent.js";
 import type { AssistantMessage } from "../../src/types/messages.js";
+import { factory } from "./user-agent.js";
 
 const params = Type.Object({ id: Type.String() });
 const model = createScriptedModel([]).model;
 const ok = (text: string) => ({ content: [{ type: "text" as const, text }], details: {} });
 function lookup(execute: AgentTool<typeof params>["execute"] = async () => ok("ships tomorrow")): AgentTool<typeof params> {
 	return { name: "lookup_order", label: "Order lookup", description: "Finds an order by id.", parameters: params, execute };
-}
-/** The guide's factory; `self` gives the agent to listeners that use it. */
-function factory(make: (self: () => Agent) => AgentOptions): AgentFactory {
-	return (kit) => {
-		let agent: Agent | undefined;
-		const options = kit.options(make(() => agent as Agent));
-		agent = kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
-		return agent;
-	};
 }
 const quiet = { log: () => undefined };
 

@@ -6,15 +6,16 @@
  */
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
-import { Agent, type AgentOptions } from "../../src/agent.js";
+import { Agent } from "../../src/agent.js";
+import type { AgentFactory } from "../../src/testing/walk/cast.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import { checkAgentInvariants, stillWaitingOn } from "../../src/testing/agent-checks.js";
 import { exploreAgent } from "../../src/testing/explore.js";
 import { fuzzAgent } from "../../src/testing/fuzz.js";
 import { jsonProblems } from "../../src/testing/json-check.js";
-import type { AgentFactory } from "../../src/testing/walk/cast.js";
 import type { AgentEvent, AgentTool, AgentToolResult, BeforeToolCallHook } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
+import { factory } from "./user-agent.js";
 
 const orderParams = Type.Object({ id: Type.String() });
 const refundParams = Type.Object({ id: Type.String(), amount: Type.Number() });
@@ -40,15 +41,6 @@ function refund(ran: string[]): AgentTool<typeof refundParams> {
 	};
 }
 
-/** The guide's factory; `self` gives the agent to listeners that use it. */
-function factory(make: (self: () => Agent) => AgentOptions): AgentFactory {
-	return (kit) => {
-		let agent: Agent | undefined;
-		const options = kit.options(make(() => agent as Agent));
-		agent = kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
-		return agent;
-	};
-}
 
 describe("a tool result that is not plain JSON", () => {
 	// details with a BigInt (agent.snapshot() then throws) and a Date (read back as a string).
