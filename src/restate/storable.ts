@@ -49,9 +49,14 @@ export function measuringSerde<T>(onRead: (bytes: number) => void): Serde<T> {
 		serialize: (value: T) => (value === undefined ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(value))),
 		deserialize(data: Uint8Array): T {
 			onRead(data.length);
-			return (data.length === 0 ? undefined : JSON.parse(new TextDecoder().decode(data))) as T;
+			return readJson<T>(data);
 		},
 	};
+}
+
+/** What the SDK's JSON serde reads back: empty bytes are `undefined`. */
+function readJson<T>(data: Uint8Array): T {
+	return (data.length === 0 ? undefined : JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8"))) as T;
 }
 
 /**
@@ -61,7 +66,7 @@ export function measuringSerde<T>(onRead: (bytes: number) => void): Serde<T> {
  * jsonBytes("héllo"); // 8
  */
 export function jsonBytes(value: unknown): number {
-	return value === undefined ? 0 : new TextEncoder().encode(JSON.stringify(value)).length;
+	return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value));
 }
 
 /**
@@ -88,7 +93,6 @@ export function formatBytes(bytes: number): string {
  */
 export function storableSerde<T>(standIn: (value: T, why: string) => T, maxBytes = DEFAULT_MAX_STEP_BYTES, budget?: SessionBudget): Serde<T> {
 	const encoder = new TextEncoder();
-	const decoder = new TextDecoder();
 	return {
 		contentType: "application/json",
 		serialize(value: T): Uint8Array {
@@ -110,7 +114,7 @@ export function storableSerde<T>(standIn: (value: T, why: string) => T, maxBytes
 		},
 		deserialize(data: Uint8Array): T {
 			if (budget) budget.used += data.length;
-			return (data.length === 0 ? undefined : JSON.parse(decoder.decode(data))) as T;
+			return readJson<T>(data);
 		},
 	};
 }
