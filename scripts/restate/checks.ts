@@ -3,39 +3,22 @@
  * accepts, and tools that did not run twice (from the workers' execution log).
  */
 import { readFile } from "node:fs/promises";
+import { checkTranscript } from "../../src/testing/transcript-checks.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 
 /**
- * What is wrong with a transcript for a provider (empty when valid): every tool call of an
- * assistant message is answered by exactly one tool result, in the call's order, before the next
- * assistant message; no tool result answers a call that was not made.
+ * What is wrong with a transcript for a provider (empty when valid), by the testing kit's rule
+ * (`checkTranscript`): every tool call of a reply that did not fail is answered by exactly one
+ * tool result, in the call's order, before the next message; no tool result answers a call that
+ * was not made; and the next request built from it is valid. A reply that failed or was aborted
+ * may end with calls nobody answers (an abort while the model streamed keeps what had streamed):
+ * providers leave such a reply out of the next request, and so does this check.
  *
  * @example
  * transcriptProblems(state.messages); // []
  */
 export function transcriptProblems(messages: readonly AgentMessage[]): string[] {
-	const problems: string[] = [];
-	let open: string[] = [];
-	const answered = new Set<string>();
-	messages.forEach((message, index) => {
-		if (message.role === "assistant") {
-			if (open.length > 0) problems.push(`message ${index}: assistant message while calls ${open.join(", ")} are unanswered`);
-			open = message.content.filter((block) => block.type === "toolCall").map((block) => (block as { id: string }).id);
-			return;
-		}
-		if (message.role === "toolResult") {
-			const expected = open.shift();
-			if (expected === undefined) problems.push(`message ${index}: result for ${message.toolCallId} answers no open call`);
-			else if (expected !== message.toolCallId) problems.push(`message ${index}: result for ${message.toolCallId}, expected ${expected}`);
-			const key = `${index}:${message.toolCallId}`;
-			if (answered.has(key)) problems.push(`message ${index}: ${message.toolCallId} answered twice`);
-			answered.add(key);
-			return;
-		}
-		if (open.length > 0) problems.push(`message ${index}: ${message.role} message while calls ${open.join(", ")} are unanswered`);
-	});
-	if (open.length > 0) problems.push(`the transcript ends with calls ${open.join(", ")} unanswered`);
-	return problems;
+	return checkTranscript(messages).map((found) => found.message);
 }
 
 /** One line of a worker's execution log (`EXEC_LOG`). */
