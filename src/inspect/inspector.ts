@@ -4,9 +4,12 @@ import { type RestoredEvent, restoredEvents } from "./restore.js";
 import type { AgentContextSummary } from "./summarize.js";
 import { tapDeltas } from "../machines/delta-taps.js";
 import { LiveActors } from "./live-actors.js";
-import { RingBuffer } from "./ring-buffer.js";
+import { BoundedLog, RingBuffer, approximateJsonBytes } from "./ring-buffer.js";
 import type { PreviewLimits } from "./summarize.js";
 import { parentOf } from "../machines/xstate-internals.js";
+
+/** The default bound of an inspector's kept records, in bytes (`historyBytes`). */
+const DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link createAgentInspector}. */
 export interface AgentInspectorOptions {
@@ -14,6 +17,12 @@ export interface AgentInspectorOptions {
 	capacity?: number | undefined;
 	/** Records kept for late subscribers (the visualizer page opened mid-run; default 5000). */
 	historySize?: number | undefined;
+	/**
+	 * The most the kept records may take, in bytes of their JSON, about (default 64 MiB): a long
+	 * session whose records carry large tool results keeps fewer of them rather than growing to
+	 * `historySize` times the largest record (32,000 characters each by the default `payload`).
+	 */
+	historyBytes?: number | undefined;
 	/** Clock in epoch milliseconds (default `Date.now`); tests pass a fake one. */
 	now?: (() => number) | undefined;
 	/** Flush scheduling (default `setImmediate`); tests can flush by hand with `flush()`. */
@@ -174,7 +183,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	const schedule =
 		options.schedule ?? ((flush: () => void) => (typeof setImmediate === "function" ? setImmediate(flush) : setTimeout(flush, 0)));
 	const pending = new RingBuffer<Pending>(options.capacity ?? 20_000);
-	const history = new RingBuffer<InspectionRecord>(options.historySize ?? 5000);
+	const history = new BoundedLog<InspectionRecord>(options.historySize ?? 5000, options.historyBytes ?? DEFAULT_HISTORY_BYTES, approximateJsonBytes);
 	const live = new LiveActors();
 	const listeners = new Set<InspectionListener>();
 	const stats: InspectorStats = { seen: 0, dropped: 0, records: 0 };

@@ -68,3 +68,75 @@ export class RingBuffer<T> {
 		return out;
 	}
 }
+
+/**
+ * About how many bytes `value` takes as JSON (strings by their length, numbers as 8): enough to
+ * bound a history in bytes without serialising each record. Records are previews, bounded by
+ * their payload limits, so the walk is too.
+ *
+ * @example
+ * approximateJsonBytes({ text: "hello" }); // 17
+ */
+export function approximateJsonBytes(value: unknown, depth = 0): number {
+	if (typeof value === "string") return value.length + 2;
+	// Records are JSON-safe previews; the depth cap only keeps a stray cycle from recursing for ever.
+	if (typeof value !== "object" || value === null || depth > 32) return 8;
+	let bytes = 2;
+	if (Array.isArray(value)) {
+		for (const item of value) bytes += approximateJsonBytes(item, depth + 1) + 1;
+		return bytes;
+	}
+	for (const key in value) bytes += key.length + 4 + approximateJsonBytes((value as Record<string, unknown>)[key], depth + 1);
+	return bytes;
+}
+
+/**
+ * A FIFO bounded both in entries and in bytes (each entry weighed once, as it comes): the
+ * oldest entries go once either bound is passed, but the newest always stays.
+ *
+ * @example
+ * const log = new BoundedLog<string>(100, 1024, (text) => text.length);
+ * log.push("x".repeat(800)); log.push("y".repeat(800)); // the first is dropped
+ * log.toArray().length; // 1
+ */
+export class BoundedLog<T> {
+	private readonly entries: RingBuffer<T>;
+	private readonly weights: RingBuffer<number>;
+	private total = 0;
+
+	constructor(
+		maxEntries: number,
+		readonly maxBytes: number,
+		private readonly weigh: (entry: T) => number,
+	) {
+		if (!(maxBytes > 0)) throw new RangeError(`BoundedLog maxBytes must be a positive number, got ${maxBytes}`);
+		this.entries = new RingBuffer<T>(maxEntries);
+		this.weights = new RingBuffer<number>(maxEntries);
+	}
+
+	/** Bytes held (as weighed). */
+	get bytes(): number {
+		return this.total;
+	}
+
+	/** Appends, dropping the oldest entries while either bound is passed. */
+	push(entry: T): void {
+		if (this.entries.size === this.entries.capacity) {
+			this.entries.shift();
+			this.total -= this.weights.shift() ?? 0;
+		}
+		const weight = this.weigh(entry);
+		this.entries.push(entry);
+		this.weights.push(weight);
+		this.total += weight;
+		while (this.total > this.maxBytes && this.entries.size > 1) {
+			this.entries.shift();
+			this.total -= this.weights.shift() ?? 0;
+		}
+	}
+
+	/** The entries, oldest first. */
+	toArray(): T[] {
+		return this.entries.toArray();
+	}
+}

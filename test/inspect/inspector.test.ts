@@ -117,6 +117,28 @@ describe("the agent inspector", () => {
 		agent.dispose();
 	});
 
+	it("bounds its history in bytes: records carrying large tool results push the oldest out (historyBytes)", async () => {
+		const big: AgentTool<typeof params> = { ...clock, name: "dump", execute: async () => ({ content: [{ type: "text", text: "d".repeat(30_000) }], details: {} }) };
+		const replies = Array.from({ length: 20 }, (_, index) => [{ content: [toolCall("dump", {}, `t${index}`)] }, { content: "Dumped." }]).flat();
+		const scripted = createScriptedModel(replies);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [big] }, streamFn: scripted.streamFn });
+		const limit = 512 * 1024;
+		const inspector = createAgentInspector({ historyBytes: limit });
+		inspector.attach(agent.actor);
+		for (let run = 0; run < 20; run++) await agent.prompt("dump");
+		await settle();
+		const records = inspector.history();
+		// Each run's records carry the result a few times over (tool end, message end, turn end):
+		// twenty runs are several MiB, and the history keeps what fits, the newest records whole.
+		const bytes = records.reduce((sum, record) => sum + JSON.stringify(record).length, 0);
+		expect(bytes).toBeLessThan(limit * 1.25);
+		expect(records.length).toBeLessThan(inspector.stats.records / 2);
+		expect(records.at(-1)).toMatchObject({ type: "@xstate.snapshot" });
+		expect(records.some((record) => JSON.stringify(record).includes("d".repeat(4000)))).toBe(true);
+		expect(() => createAgentInspector({ historyBytes: 0 })).toThrow(/maxBytes must be a positive number/);
+		agent.dispose();
+	});
+
 	it("remembers each live actor by its creation and latest snapshot, and forgets one that ended or that its parent dropped", () => {
 		const base = { t: 0, rootId: "a", createdAt: "", id: null, _version: "" };
 		const actor = (seq: number, sessionId: string, actorId: string, parentId?: string) => ({ ...base, seq, sessionId, type: "@xstate.actor", name: actorId, actorId, parentId, snapshot: { status: "active" } }) as InspectionRecord;
