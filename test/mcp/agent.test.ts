@@ -131,8 +131,9 @@ describe("an Agent with MCP tools", () => {
 		await waitUntil(() => mcp.status()[0]?.state === "reconnecting", 5000, "the server to be lost");
 		const { agent } = agentWith([{ content: [toolCall("faults__echo", { text: "hi" }, "t1")] }, { content: "The server is down." }], mcp.tools());
 		const started = Date.now();
-		await withTimeout(agent.prompt("echo"), 5000, "the run");
-		expect(Date.now() - started).toBeLessThan(2000);
+		// At once: not the 60 s the reconnection waits (bounds far from both, for a busy machine).
+		await withTimeout(agent.prompt("echo"), 25_000, "the run");
+		expect(Date.now() - started).toBeLessThan(20_000);
 		const [result] = toolResults(agent);
 		expect(result?.isError).toBe(true);
 		expect(textOf(result!)).toMatch(/^MCP server "faults" is not connected \(reconnecting/);

@@ -89,10 +89,10 @@ describe("a server over Streamable HTTP", () => {
 		const server = await httpServer();
 		const mcp = await connect(server.url, { reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
 		const started = Date.now();
-		await expect(withTimeout(toolNamed(mcp, "web__crash").execute("c1", {}), 5000, "the crashing call")).rejects.toThrow(
+		await expect(withTimeout(toolNamed(mcp, "web__crash").execute("c1", {}), 20_000, "the crashing call")).rejects.toThrow(
 			/MCP server "web" was disconnected during the call/,
 		);
-		expect(Date.now() - started).toBeLessThan(5000);
+		expect(Date.now() - started).toBeLessThan(20_000);
 		await waitUntil(() => mcp.status()[0]?.state !== "ready", 5000, "the connection to be seen lost");
 	});
 

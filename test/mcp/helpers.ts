@@ -129,8 +129,8 @@ export async function waitUntil(condition: () => boolean, timeoutMs: number, wha
 	}
 }
 
-/** Waits until a server's connection is in `state`. */
-export function waitForState(mcp: McpServers, server: string, state: McpConnectionState, timeoutMs = 10_000): Promise<void> {
+/** Waits until a server's connection is in `state` (the default bound leaves a busy machine seconds per process start, within the 30 s a test may take). */
+export function waitForState(mcp: McpServers, server: string, state: McpConnectionState, timeoutMs = 25_000): Promise<void> {
 	return waitUntil(() => mcp.status().find((status) => status.server === server)?.state === state, timeoutMs, `server "${server}" to be ${state}`);
 }
 
