@@ -93,7 +93,9 @@ export class QuadraticBlockChunker {
 			const at = legacyLastCut(kind, buffer, shortest, limit, spans);
 			if (at !== undefined) return legacyPlainCut(buffer, at, kind);
 		}
-		if (!force && buffer.length < this.maxChars) return undefined;
+		// The one rule changed since (a cut under size pressure waits for the character after it,
+		// which may belong to the last one), so that both still cut alike.
+		if (!force && buffer.length <= this.maxChars) return undefined;
 		const space = legacyLastCut("space", buffer, shortest, limit, spans);
 		if (space !== undefined) return legacyPlainCut(buffer, space, "space");
 		const span = fenceAt(spans, limit);

@@ -12,7 +12,7 @@
  * text, so draining a long reply costs time in proportion to its length (re-reading the whole
  * rest after every chunk made it grow with the square of the length).
  */
-import { cleanChunk, findCut, windowEnd, type Cut, type CutKind, type CutWindow, type FollowingBreak } from "./chunk-cuts.js";
+import { cleanChunk, findCut, GRAPHEME_LOOKAHEAD, windowEnd, type Cut, type CutKind, type CutWindow, type FollowingBreak } from "./chunk-cuts.js";
 import { classifyFenceLine, parseFenceSpans, type FenceMarker, type FenceSpan } from "./fences.js";
 
 export type { FollowingBreak } from "./chunk-cuts.js";
@@ -180,7 +180,7 @@ export class BlockChunker {
 		const { text, pos, prefix } = state;
 		const p = prefix.length;
 		const charAt = (index: number): string | undefined => (index < p ? prefix[index] : text[pos + index - p]);
-		const end = windowEnd(charAt, length, Math.min(length, this.maxChars));
+		const end = Math.min(length, windowEnd(charAt, length, Math.min(length, this.maxChars)) + GRAPHEME_LOOKAHEAD);
 		const windowText = prefix.slice(0, end) + text.slice(pos, pos + Math.max(0, end - p));
 		while (state.firstSpan < spans.length && (spans[state.firstSpan]?.end ?? 0) < pos) state.firstSpan += 1;
 		const shifted: FenceSpan[] = [];

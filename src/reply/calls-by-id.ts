@@ -35,9 +35,4 @@ export class CallsById<T> {
 		if (calls.length === 0) this.#calls.delete(toolCallId);
 		return call?.value;
 	}
-
-	/** Forgets every call. */
-	clear(): void {
-		this.#calls.clear();
-	}
 }

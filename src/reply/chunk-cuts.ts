@@ -15,7 +15,10 @@ export type FollowingBreak = "newline" | "paragraph";
 
 /** The head of the remaining text that a cut can fall in. */
 export interface CutWindow {
-	/** The first `limit + 1` characters of the text (more when a paragraph break straddles that point). */
+	/**
+	 * The first `limit + 1` characters of the text (more when a paragraph break straddles that
+	 * point), and up to {@link GRAPHEME_LOOKAHEAD} more: a cut must see the whole character it falls in.
+	 */
 	text: string;
 	/** The length of the whole remaining text. */
 	length: number;
@@ -139,8 +142,10 @@ export function findCut(window: CutWindow, settings: CutSettings): Cut | undefin
 		const at = lastCut(kind);
 		if (at !== undefined) return plain(at, kind);
 	}
-	// Only size pressure justifies a worse cut; otherwise wait for a better boundary.
-	if (!force && window.length < maxChars) return undefined;
+	// Only size pressure justifies a worse cut; otherwise wait for a better boundary. At exactly
+	// maxChars it waits for one more character too: the last one may still grow (a ZWJ sequence,
+	// a flag's second half, a combining accent), and a cut there would split it.
+	if (!force && window.length <= maxChars) return undefined;
 	const space = lastCut("space");
 	if (space !== undefined) return plain(space, "space");
 	const span = fenceAt(window.spans, limit);
@@ -150,8 +155,37 @@ export function findCut(window: CutWindow, settings: CutSettings): Cut | undefin
 		// Too little room to reopen the fence here: end the chunk before the fence instead.
 		if (span.start >= shortest && !blankBefore(span.start)) return plain(span.start, "newline");
 	}
-	const at = wholeCharacterCut(text, limit);
+	const at = wholeGraphemeCut(text, limit);
 	return { type: "hard", text: cleanChunk(text.slice(0, at)), at };
+}
+
+// Undefined only on a runtime built without Intl; cuts then fall between code points.
+const graphemes = typeof Intl.Segmenter === "function" ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : undefined;
+
+/** How many code units past a cut a window shows, so the character at the cut is seen whole. */
+export const GRAPHEME_LOOKAHEAD = 32;
+
+/**
+ * Moves a cut at `at` to the start of the user-perceived character (grapheme cluster) it falls
+ * in: a family emoji joined by ZWJ, a flag (two regional indicators), a letter with combining
+ * accents, a keycap. Cut inside one, each chunk shows a different glyph (👨‍👩 and ‍👧‍👦, 🇺 and 🇸,
+ * an accent on nothing). When the cluster starts the chunk (`maxChars` smaller than one
+ * cluster), the cut falls between its code points, as {@link wholeCharacterCut} places it.
+ *
+ * @example
+ * wholeGraphemeCut("ab👨‍👩‍👧", 5); // 2: before the family, not after its second person
+ */
+export function wholeGraphemeCut(text: string, at: number): number {
+	if (graphemes && at > 0 && at < text.length) {
+		// The character at the cut decides whether the cluster before it goes on. When only its
+		// first half has arrived it is not known yet: cut before that cluster instead.
+		const probe = isHighSurrogate(text.charCodeAt(at)) && at + 1 === text.length ? at - 1 : at;
+		// Segmented from the chunk's start: regional indicators pair up counting from the first.
+		const cluster = graphemes.segment(text.slice(0, probe + GRAPHEME_LOOKAHEAD)).containing(probe);
+		// "\r\n" is one cluster too, but a cut in a line break loses nothing: it is trimmed either way.
+		if (cluster && cluster.index > 0 && cluster.segment !== "\r\n") return cluster.index;
+	}
+	return wholeCharacterCut(text, at);
 }
 
 /**
@@ -190,7 +224,7 @@ function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChar
 	const budget = maxChars - closeLine.length - 1;
 	if (budget <= contentStart || budget < shortest) return undefined;
 	const newline = text.lastIndexOf("\n", budget);
-	const at = newline > contentStart ? newline : wholeCharacterCut(text, budget);
+	const at = newline > contentStart ? newline : wholeGraphemeCut(text, budget);
 	// No whole character fits after the reopened fence: a chunk here would hold nothing but the
 	// fence, and the next one would start the same way, for ever.
 	if (at <= contentStart) return undefined;

@@ -62,9 +62,13 @@ export class MessageAssembly {
 	deliveredBlocks = 0;
 	readonly #rawText = new Map<number, string>();
 	readonly #thinking = new Map<number, string>();
-	// Blocks some of whose text was commentary, and native thinking blocks whose end was reported.
-	readonly #commentaryBlocks = new Set<number>();
+	// Blocks some of whose text was commentary, with what they streamed as commentary (by their own
+	// events), and native thinking blocks whose end was reported.
+	readonly #commentaryBlocks = new Map<number, string>();
 	readonly #endedThinking = new Set<number>();
+	// Blocks that were streaming when the subscriber joined: their first deltas were missed (and a
+	// partial message, read later, may be ahead of the events), so they are taken whole at their end.
+	readonly #joinedMidBlock = new Set<number>();
 	// A reasoning block (native or tagged) is open and its end not yet reported.
 	#reasoningOpen = false;
 	#reasoningEnds = 0;
@@ -145,20 +149,29 @@ export class MessageAssembly {
 		return retracted;
 	}
 
+	/**
+	 * The subscriber joined while this block streamed: its deltas are ignored, and its full content
+	 * comes at its end (`text_end`, `thinking_end` or `message_end`).
+	 */
+	joinMidBlock(contentIndex: number): void {
+		this.#joinedMidBlock.add(contentIndex);
+	}
+
 	/** Adds text of a content block under the append-only rule; commentary is left out. */
 	ingestText(contentIndex: number, kind: TextEventKind, text: string, origin: TextOrigin = {}): void {
-		if (this.#ended) return;
+		if (this.#ended || this.#waitsForEnd(contentIndex, kind)) return;
+		const commentary = this.#commentaryBlocks.get(contentIndex);
 		if (origin.commentary) {
-			this.#commentaryBlocks.add(contentIndex);
+			this.#commentaryBlocks.set(contentIndex, (commentary ?? "") + newTextFrom(commentary ?? "", kind, text));
 			return;
 		}
 		const accumulated = this.#rawText.get(contentIndex);
-		if (accumulated === undefined && this.#commentaryBlocks.has(contentIndex)) {
+		if (accumulated === undefined && commentary !== undefined) {
 			// The block began as commentary and turned out to be the answer. None of it was shown,
 			// so it starts over from its whole text; its new part alone would lose the beginning,
 			// and the full content at text_end would then be appended to that part.
-			const whole = kind === "delta" ? origin.blockText : text;
-			if (whole !== undefined && whole !== "") {
+			const whole = kind === "delta" ? wholeAtFlip(commentary, text, origin.blockText) : text;
+			if (whole !== "") {
 				this.#commentaryBlocks.delete(contentIndex);
 				this.#appendRaw(contentIndex, undefined, whole);
 				return;
@@ -196,7 +209,7 @@ export class MessageAssembly {
 	 * block (once), unless the block never had any text.
 	 */
 	ingestThinking(contentIndex: number, kind: TextEventKind, text: string): void {
-		if (this.#ended) return;
+		if (this.#ended || this.#waitsForEnd(contentIndex, kind)) return;
 		const accumulated = this.#thinking.get(contentIndex) ?? "";
 		const added = newTextFrom(accumulated, kind, text);
 		if (added !== "") {
@@ -242,6 +255,13 @@ export class MessageAssembly {
 			if (!first) blocks.push(carrier);
 		}
 		return blocks;
+	}
+
+	#waitsForEnd(contentIndex: number, kind: TextEventKind): boolean {
+		if (!this.#joinedMidBlock.has(contentIndex)) return false;
+		if (kind !== "end") return true;
+		this.#joinedMidBlock.delete(contentIndex);
+		return false;
 	}
 
 	#feed(raw: string): void {
@@ -295,4 +315,18 @@ export class MessageAssembly {
 		this.#blockStart = false;
 		this.#chunker.append(blockText);
 	}
+}
+
+/**
+ * A block's whole text at the delta that showed it to be the answer. The block's text in the
+ * partial message tells an extension of the commentary from a replacement, but it is read when
+ * the event is handled, and a listener that lags behind the stream sees the text of later deltas
+ * there too: only the part the events so far account for is taken (the rest comes as deltas).
+ */
+function wholeAtFlip(commentary: string, delta: string, blockText: string | undefined): string {
+	const extended = commentary + delta;
+	if (blockText === undefined || blockText.startsWith(extended)) return extended;
+	// The provider replaced the commentary: the block now starts with this delta.
+	if (blockText.startsWith(delta)) return delta;
+	return extended;
 }

@@ -65,6 +65,10 @@ export class ReplyDirectiveFilter {
 	#atLineStart = true;
 	#lineIndent = 0;
 	#lineChecked = false;
+	// Nothing of the current line was output yet; and a directive that began it was removed, so
+	// the spaces after it would only indent the line's text.
+	#lineEmpty = true;
+	#afterLineStartDirective = false;
 	#out = "";
 	#media: string[] = [];
 	#directives: ReplyDirectives = { replyToCurrent: false, replyToTag: false, audioAsVoice: false };
@@ -135,12 +139,16 @@ export class ReplyDirectiveFilter {
 		this.#heldSpace = "";
 		this.#removalGap = false;
 		this.#started = true;
+		this.#lineEmpty = false;
+		this.#afterLineStartDirective = false;
 	}
 
 	#startLine(): void {
 		this.#atLineStart = true;
 		this.#lineIndent = 0;
 		this.#lineChecked = false;
+		this.#lineEmpty = true;
+		this.#afterLineStartDirective = false;
 	}
 
 	#applyDirective(body: string): boolean {
@@ -191,7 +199,7 @@ export class ReplyDirectiveFilter {
 				continue;
 			}
 			if (isWhitespace(char)) {
-				if (this.#started) this.#heldSpace += char;
+				if (this.#started && !(this.#afterLineStartDirective && char !== "\n")) this.#heldSpace += char;
 				if (char === "\n") this.#startLine();
 				else if (this.#atLineStart) this.#lineIndent += 1;
 				index += 1;
@@ -252,6 +260,7 @@ export class ReplyDirectiveFilter {
 						if (!complete && index + match[0].length === text.length && !final) break;
 						if (this.#applyDirective(match[1] ?? "")) {
 							this.#removalGap = this.#started;
+							if (this.#lineEmpty) this.#afterLineStartDirective = true;
 							index += match[0].length;
 							continue;
 						}

@@ -21,7 +21,11 @@ import type {
 
 /** What `subscribeReplies` should do with the events it reads. */
 export interface SubscribeRepliesParams {
-	/** Receives each block reply. A returned promise is tracked: flushes wait for it. */
+	/**
+	 * Receives each block reply, one at a time: a returned promise delays the next block reply
+	 * until it settles, and flushes wait for it, without a timeout (`createBlockReplyPipeline`
+	 * has one per send).
+	 */
 	onBlockReply?: (payload: ReplyPayload, context: BlockReplyContext) => MaybePromise<void>;
 	/** Receives snapshots of the current message's visible text, for a live-edited message. */
 	onPartialReply?: (partial: PartialReply) => MaybePromise<void>;
@@ -87,7 +91,8 @@ export interface ReplySubscription {
 	/**
 	 * Stops listening. Idempotent. Rejects pending `waitForCompactionRetry()` calls with an
 	 * `AbortError`, and aborts the source when a compaction is in flight (`agent.abort()`, or
-	 * `send({ type: "abort" })` for an actor), since nobody would receive its retry.
+	 * `send({ type: "abort" })` for an actor), since nobody would receive its retry. An `Agent`
+	 * held back by a callback that has not settled (a channel send that hangs) goes on at once.
 	 */
 	unsubscribe(): void;
 	/** True while a compaction runs or its announced retry has not finished. */

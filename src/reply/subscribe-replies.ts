@@ -25,9 +25,11 @@ import type { ReplySubscription, SubscribeRepliesParams } from "./subscribe-repl
 import { ToolReporter } from "./tool-reporter.js";
 import { SerialEventQueue } from "./serial-event-queue.js";
 import { isCommentaryMessage, isCommentaryText } from "./text-phase.js";
-import { promoteThinkingTags } from "./thinking-promotion.js";
+import { contentAsWritten, promoteThinkingTags } from "./thinking-promotion.js";
 import type { PartialReply, ReplyPayload } from "./types.js";
 import { UsageAccumulator } from "./usage-totals.js";
+
+type AssistantMessageUpdate = Extract<AgentEvent, { type: "message_update" }>["assistantMessageEvent"];
 
 function isAssistant(message: AgentMessage): message is AssistantMessage {
 	return (message as { role?: unknown }).role === "assistant";
@@ -43,9 +45,17 @@ class ReplySubscriber {
 	readonly #emitPartials: boolean;
 	readonly #callbacks: CallbackRunner;
 	readonly #events: SerialEventQueue;
+	// One block reply at a time: a slow send is never overtaken by the next (the channel would
+	// post them out of order); with nothing pending, a block is handed over at once.
+	readonly #blockReplies: SerialEventQueue;
 	readonly #compactionWait: CompactionWait;
 	#assembly: MessageAssembly | undefined;
+	// Where the current message's entries of assistantTexts begin.
+	#messageTextsStart = 0;
 	#connection: EventSourceConnection | undefined;
+	// Settles at unsubscribe(): a source held back by a callback that never settles is let go then.
+	readonly #detached: Promise<void>;
+	#detach: () => void = () => undefined;
 
 	constructor(params: SubscribeRepliesParams) {
 		this.#params = params;
@@ -55,7 +65,11 @@ class ReplySubscriber {
 		this.#callbacks = new CallbackRunner(params.onCallbackError);
 		this.tools = new ToolReporter(params, this.#callbacks);
 		this.#events = new SerialEventQueue((error) => this.#callbacks.report(error, "event handler"));
+		this.#blockReplies = new SerialEventQueue((error) => this.#callbacks.report(error, "onBlockReply"));
 		this.#compactionWait = new CompactionWait(this.lifecycle);
+		this.#detached = new Promise<void>((resolve) => {
+			this.#detach = resolve;
+		});
 		this.lifecycle.start();
 	}
 
@@ -70,7 +84,9 @@ class ReplySubscriber {
 	/** Runs handlers in order; returns the promise later events (and an Agent) wait for, if any. */
 	receive(event: AgentEvent): Promise<void> | undefined {
 		if (this.unsubscribed) return undefined;
-		return this.#events.run(() => this.#dispatch(event));
+		const pending = this.#events.run(() => this.#dispatch(event));
+		// A hung channel send would otherwise hold an Agent for ever, even after unsubscribe().
+		return pending ? Promise.race([pending, this.#detached]) : undefined;
 	}
 
 	#dispatch(event: AgentEvent): Promise<void> | undefined {
@@ -112,6 +128,7 @@ class ReplySubscriber {
 	#startMessage(): MessageAssembly {
 		this.lifecycle.send({ type: "message.start" });
 		const index = this.lifecycle.getSnapshot().context.assistantMessageIndex;
+		this.#messageTextsStart = this.assistantTexts.length;
 		this.#assembly = new MessageAssembly(index, {
 			enforceFinalTag: this.#params.enforceFinalTag === true,
 			chunking: this.#params.blockReplyChunking,
@@ -120,14 +137,11 @@ class ReplySubscriber {
 		return this.#assembly;
 	}
 
-	#updateMessage(
-		message: AssistantMessage,
-		update: Extract<AgentEvent, { type: "message_update" }>["assistantMessageEvent"],
-	): void {
-		const assembly = this.#assembly ?? this.#startMessage();
+	#updateMessage(message: AssistantMessage, update: AssistantMessageUpdate): void {
 		// A message-level phase may sit on the partial or on the event's copy of it.
 		const partial = "partial" in update ? update.partial : message;
 		const phaseSource = isCommentaryMessage(partial) ? partial : message;
+		const assembly = this.#assembly ?? this.#joinMessage(partial, update, phaseSource);
 		switch (update.type) {
 			case "text_start":
 			case "text_delta":
@@ -159,6 +173,24 @@ class ReplySubscriber {
 		if (update.type === "text_end") this.#deliverBlocks(assembly, assembly.drainBlocks(true));
 	}
 
+	/**
+	 * Subscribed while a message streamed: its first event seen is an update. The blocks before
+	 * the one streaming have ended, and are taken whole from the partial message; the one
+	 * streaming is taken whole at its end. The channel gets the message from its start, in order.
+	 */
+	#joinMessage(partial: AssistantMessage, update: AssistantMessageUpdate, phaseSource: AssistantMessage): MessageAssembly {
+		const assembly = this.#startMessage();
+		const contentIndex = "contentIndex" in update ? update.contentIndex : 0;
+		if (update.type === "text_delta" || update.type === "thinking_delta") assembly.joinMidBlock(contentIndex);
+		partial.content.slice(0, contentIndex).forEach((block, index) => {
+			if (block.type === "text") {
+				assembly.ingestText(index, "end", block.text, { commentary: isCommentaryText(block, phaseSource) });
+				assembly.endTextBlock(index);
+			} else if (block.type === "thinking" && !isCommentaryMessage(phaseSource)) assembly.ingestThinking(index, "end", block.thinking);
+		});
+		return assembly;
+	}
+
 	#endMessage(message: AssistantMessage): Promise<void> | undefined {
 		const current = this.#assembly;
 		const assembly = current && !current.ended ? current : current ? undefined : this.#startMessage();
@@ -169,7 +201,8 @@ class ReplySubscriber {
 			return undefined;
 		}
 		const commentaryMessage = isCommentaryMessage(message);
-		message.content.forEach((block, index) => {
+		// Another subscriber before this one may have promoted the message's thinking tags already.
+		contentAsWritten(message).forEach((block, index) => {
 			if (block.type === "text") assembly.ingestText(index, "end", block.text, { commentary: isCommentaryText(block, message) });
 			else if (block.type === "thinking" && !commentaryMessage) assembly.ingestThinking(index, "end", block.thinking);
 		});
@@ -193,7 +226,7 @@ class ReplySubscriber {
 
 	/** Without block replies, the answer recorded is the final message's own visible text. */
 	#recordFinalText(message: AssistantMessage): void {
-		const raw = message.content
+		const raw = contentAsWritten(message)
 			.filter((block) => block.type === "text" && !isCommentaryText(block, message))
 			.map((block) => (block.type === "text" ? block.text : ""))
 			.join("\n\n");
@@ -275,9 +308,9 @@ class ReplySubscriber {
 			this.assistantTexts.push(text);
 			assembly.deliveredBlocks += 1;
 		}
-		this.#callbacks.call("onBlockReply", () => onBlockReply(delivered, { assistantMessageIndex: assembly.index }), {
-			track: true,
-		});
+		const context = { assistantMessageIndex: assembly.index };
+		const send = (): Promise<void> | undefined => this.#callbacks.callMaybeAsync("onBlockReply", () => onBlockReply(delivered, context));
+		this.#callbacks.call("onBlockReply", () => this.#blockReplies.run(send), { track: true });
 	}
 
 	/** Sends what the chunker holds, waits for async block replies, then the channel flush. */
@@ -310,9 +343,14 @@ class ReplySubscriber {
 		return this.#flushChannel();
 	}
 
+	/**
+	 * The retry repeats only the call whose reply overflowed, in a new turn of the same run: what
+	 * the earlier turns said, ran and sent stays true (forgetting a messaging tool's send would let
+	 * the retried answer repeat it). Only the overflowing reply leaves the transcript, and its texts
+	 * leave `assistantTexts`.
+	 */
 	#resetForRetry(): void {
-		this.assistantTexts.length = 0;
-		this.tools.clear();
+		this.assistantTexts.length = this.#messageTextsStart;
 		this.#assembly = undefined;
 	}
 
@@ -334,6 +372,7 @@ class ReplySubscriber {
 		this.lifecycle.send({ type: "unsubscribe" });
 		if (inFlight) this.#callbacks.call("source.abort", () => this.#connection?.abort());
 		this.#connection?.detach();
+		this.#detach();
 	}
 }
 

@@ -13,6 +13,22 @@ import { stripReasoningTags } from "./reasoning-tags.js";
 
 type AssistantBlock = TextContent | ThinkingContent | ToolCall;
 
+// The content each rewritten message had before: a second subscriber (or any reader after the
+// first) must read the text as the model wrote it, not the rewrite with its shifted block indices.
+const writtenContent = new WeakMap<AssistantMessage, AssistantMessage["content"]>();
+
+/**
+ * The content of an assistant message as the model wrote it: from before
+ * {@link promoteThinkingTags} rewrote it, if it did.
+ *
+ * @example
+ * promoteThinkingTags(message);
+ * contentAsWritten(message); // [{ type: "text", text: "<think>why</think>Answer" }]
+ */
+export function contentAsWritten(message: AssistantMessage): AssistantMessage["content"] {
+	return writtenContent.get(message) ?? message.content;
+}
+
 /**
  * Moves inline reasoning of an assistant message into thinking blocks: each text block with
  * reasoning outside code becomes `{ thinking }` then `{ text }` (the text without the reasoning,
@@ -46,6 +62,9 @@ export function promoteThinkingTags(message: AssistantMessage): boolean {
 		const text = visible.trim();
 		if (text !== "") content.push({ ...block, text });
 	}
-	if (changed) message.content = content;
+	if (changed) {
+		writtenContent.set(message, message.content);
+		message.content = content;
+	}
 	return changed;
 }

@@ -67,11 +67,6 @@ export class ToolReporter {
 		}
 	}
 
-	/** Forgets the run's tools (a compaction retry replays the run). */
-	clear(): void {
-		this.tracker.clear();
-	}
-
 	#shouldEmitSummary(): boolean {
 		if (!this.#params.onToolResult) return false;
 		if (this.#params.shouldEmitToolResult) return this.#params.shouldEmitToolResult();

@@ -173,12 +173,4 @@ export class ToolTracker {
 		const previous = this.#lastError;
 		return previous?.mutatingAction === true && previous.actionFingerprint !== call.action.fingerprint;
 	}
-
-	/** Forgets the run's tool history (a compaction retry replays the run). */
-	clear(): void {
-		this.metas.length = 0;
-		this.#running.clear();
-		this.#lastError = undefined;
-		this.sends.clear();
-	}
 }

@@ -122,4 +122,37 @@ describe("subscribeReplies on a real Agent with the scripted model", () => {
 		expect(outputs[1]).toContain("/tmp/b.txt");
 		expect(outputs[1]).toContain("beta");
 	});
+
+	it("sends a message once, from its start, to a subscription made while it streams (it sent the tail, then the whole)", async () => {
+		const texts = ["Think it through.", "First paragraph.\n\nSecond paragraph.", "Another block."] as const;
+		const blocks = [
+			{ type: "thinking" as const, thinking: texts[0] },
+			{ type: "text" as const, text: texts[1] },
+			{ type: "text" as const, text: texts[2] },
+		];
+		// Each update of the message is a point to join at: in every block, also mid-delta.
+		const updates = texts.reduce((count, text) => count + 2 + Math.ceil(text.length / 3), 0);
+		for (let joinAt = 1; joinAt <= updates; joinAt += 1) {
+			const scripted = createScriptedModel([{ content: blocks }], { chunkSize: 3 });
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+			const sent: string[] = [];
+			const partials: PartialReply[] = [];
+			let seen = 0;
+			let replies: ReturnType<typeof subscribeReplies> | undefined;
+			agent.subscribe((event) => {
+				if (event.type !== "message_update" || (seen += 1) !== joinAt) return;
+				replies = subscribeReplies(agent, {
+					reasoningMode: "on",
+					onBlockReply: (payload) => void sent.push(payload.text ?? ""),
+					onPartialReply: (partial) => void partials.push(partial),
+				});
+			});
+			await agent.prompt("go");
+			const answer = sent.filter((text) => !text.startsWith("Reasoning:"));
+			expect(answer.join("\n\n"), `joined at update ${joinAt}`).toBe("First paragraph.\n\nSecond paragraph.\n\nAnother block.");
+			expect(sent.filter((text) => text.startsWith("Reasoning:")), `joined at update ${joinAt}`).toEqual(["Reasoning:\n_Think it through._"]);
+			expect(partials.at(-1)?.text).toBe("First paragraph.\n\nSecond paragraph.\n\nAnother block.");
+			replies?.unsubscribe();
+		}
+	});
 });

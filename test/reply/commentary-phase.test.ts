@@ -56,6 +56,29 @@ describe("a final answer that extends suppressed commentary", () => {
 	});
 });
 
+describe("a final answer seen by a listener that lags behind the stream", () => {
+	it("is delivered once, though the partial message already holds later deltas (it was garbled and repeated)", () => {
+		const agent = new FakeAgent();
+		const blocks: string[] = [];
+		subscribeReplies(agent, { onBlockReply: (payload) => void blocks.push(payload.text ?? "") });
+		// The provider mutates one partial message as it streams; events handled late find it ahead.
+		const deltas = ["Checking", " the logs.", " The answer", " is 42."];
+		const whole = deltas.join("");
+		const block: TextContent = { type: "text", text: "", ...commentary };
+		const partial = assistantMessage([block]);
+		agent.emitRaw({ type: "message_start", message: partial });
+		deltas.forEach((delta, index) => {
+			// Two deltas ahead: by the second delta's turn the block is known to be the answer.
+			block.text = deltas.slice(0, index + 3).join("");
+			block.textSignature = index === 0 ? commentary.textSignature : finalAnswer.textSignature;
+			agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, delta) });
+		});
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textEnd(partial, whole) });
+		agent.emitRaw({ type: "message_end", message: partial });
+		expect(blocks).toEqual([whole]);
+	});
+});
+
 describe("a message-level commentary phase", () => {
 	it("keeps a commentary message out of block and partial replies (P1)", () => {
 		const { agent, blocks, partials, replies } = harness("message_end");
@@ -129,7 +152,8 @@ describe("phase-tagged streams (property)", () => {
 				fc.constantFrom<Carrier>("signature", "message"),
 				fc.constantFrom("text_end" as const, "message_end" as const),
 				fc.boolean(),
-				(pieces, cutSeed, shape, carrier, mode, bareEnd) => {
+				fc.integer({ min: 0, max: 3 }),
+				(pieces, cutSeed, shape, carrier, mode, bareEnd, lagSeed) => {
 					const cut = cutSeed % (pieces.length + 1);
 					const commentaryText = pieces.slice(0, cut).join("");
 					const finalPieces = pieces.slice(cut);
@@ -138,18 +162,25 @@ describe("phase-tagged streams (property)", () => {
 					fc.pre(!expected.retracted);
 					const { agent, blocks, partials } = harness(mode);
 					agent.emitRaw({ type: "message_start", message: phased("", "commentary", carrier) });
+					const updates: { piece: string; partial: AssistantMessage }[] = [];
 					let streamed = "";
 					for (const piece of pieces.slice(0, cut)) {
 						streamed += piece;
-						const partial = phased(streamed, "commentary", carrier);
-						agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, piece) });
+						updates.push({ piece, partial: phased(streamed, "commentary", carrier) });
 					}
 					streamed = shape === "extends" ? commentaryText : "";
 					for (const piece of finalPieces) {
 						streamed += piece;
-						const partial = phased(streamed, "final_answer", carrier);
-						agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, piece) });
+						updates.push({ piece, partial: phased(streamed, "final_answer", carrier) });
 					}
+					// A listener that lags behind the stream reads a partial message that is some deltas
+					// ahead of the event it handles. (A replaced commentary cannot be told apart then: the
+					// partial no longer holds it.)
+					const lag = shape === "extends" ? lagSeed : 0;
+					updates.forEach(({ piece }, index) => {
+						const partial = updates[Math.min(index + lag, updates.length - 1)]?.partial ?? phased("", "commentary", carrier);
+						agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, piece) });
+					});
 					const last = phased(answer, "final_answer", carrier);
 					agent.emitRaw({ type: "message_update", message: last, assistantMessageEvent: textEnd(last, bareEnd ? "" : answer) });
 					agent.emitRaw({ type: "message_end", message: last });

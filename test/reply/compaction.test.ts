@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createActor, emit, setup } from "xstate";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
 import type { AgentEvent } from "../../src/types/index.js";
 import { assistantMessage, FakeAgent, usage } from "./helpers.js";
@@ -36,6 +38,49 @@ describe("compaction", () => {
 		agent.agentEnd();
 		await tick();
 		expect(wait.state()).toBe("resolved");
+	});
+
+	it("on a real Agent, forgets only the reply that overflowed: earlier turns' tools and sends stay (a retried answer repeated a sent message)", async () => {
+		const sentByTool = "Deployed version 2 to production.";
+		const scripted = createScriptedModel(
+			[
+				{ content: [{ type: "text", text: "Sending it." }, { type: "toolCall", name: "message", arguments: { action: "send", to: "#ops", message: sentByTool } }] },
+				{ content: [], stopReason: "error", errorMessage: "prompt is too long: 2000 tokens > 1000 maximum" },
+				// The retried call: the model repeats what its tool already sent.
+				{ content: sentByTool },
+			],
+			{ model: { contextWindow: 1000 } },
+		);
+		const message = {
+			name: "message",
+			label: "Message",
+			description: "Sends a message",
+			parameters: { type: "object" as const, properties: {} },
+			execute: async () => ({ content: [{ type: "text" as const, text: "sent" }], details: {} }),
+		};
+		const history = [
+			{ role: "user" as const, content: "x ".repeat(600), timestamp: 0 },
+			{ ...assistantMessage("y ".repeat(600)), usage: usage(10, 10) },
+		];
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [message], messages: history },
+			streamFn: scripted.streamFn,
+			compaction: { enabled: true, reserveTokens: 100, keepRecentTokens: 50, summarize: async () => "## Goal\nsummary" },
+		});
+		const blocks: string[] = [];
+		const replies = subscribeReplies(agent, { onBlockReply: (payload) => void blocks.push(payload.text ?? "") });
+		const compactions: AgentEvent[] = [];
+		agent.subscribe((event) => {
+			if (event.type === "auto_compaction_end") compactions.push(event);
+		});
+		await agent.prompt("Deploy and tell #ops");
+		await replies.waitForCompactionRetry();
+		expect(compactions).toMatchObject([{ reason: "overflow", willRetry: true }]);
+		expect(blocks).toEqual(["Sending it."]);
+		expect(replies.getMessagingToolSentTexts()).toEqual([sentByTool]);
+		expect(replies.toolMetas.map((meta) => meta.toolName)).toEqual(["message"]);
+		expect(replies.assistantTexts).toEqual(["Sending it."]);
+		replies.unsubscribe();
 	});
 
 	it("resolves when a compaction without retry ends (N3)", async () => {

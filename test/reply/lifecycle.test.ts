@@ -1,4 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
 import type { ReplyPayload } from "../../src/reply/types.js";
 import { FakeAgent, settle } from "./helpers.js";
@@ -122,6 +124,32 @@ describe("ordering", () => {
 		expect(replies.toolMetas).toEqual([{ toolName: "read", meta: "/a" }]);
 	});
 
+	it("hands block replies over one at a time, so a slow send is not overtaken (the next one was sent meanwhile)", async () => {
+		const agent = new FakeAgent();
+		const first = deferred();
+		const calls: string[] = [];
+		const posted: string[] = [];
+		subscribeReplies(agent, {
+			blockReplyChunking: { minChars: 5, maxChars: 30 },
+			onBlockReply: async (payload) => {
+				calls.push(payload.text ?? "");
+				if (calls.length === 1) await first.promise;
+				posted.push(payload.text ?? "");
+			},
+		});
+		agent.messageStart();
+		agent.delta("First paragraph.\n\nSecond paragraph.\n\nThird paragraph.");
+		agent.textEnd();
+		const ended = agent.messageEnd();
+		await settle();
+		expect(calls).toEqual(["First paragraph."]);
+		first.resolve();
+		await ended;
+		await settle();
+		expect(calls).toEqual(["First paragraph.", "Second paragraph.", "Third paragraph."]);
+		expect(posted).toEqual(calls);
+	});
+
 	it("signals each assistant message start, and ignores user and tool-result messages", () => {
 		const agent = new FakeAgent();
 		const onAssistantMessageStart = vi.fn();
@@ -154,5 +182,37 @@ describe("ordering", () => {
 		agent.messageEnd("ignored");
 		expect(blocks).toEqual([]);
 		expect(agent.listenerCount).toBe(0);
+	});
+
+	it("lets an Agent go at unsubscribe() when a channel send never settles (it held the run for ever)", async () => {
+		const scripted = createScriptedModel([
+			{ content: [{ type: "text", text: "Let me look." }, { type: "toolCall", name: "look", arguments: {} }] },
+			{ content: "Done." },
+		]);
+		const look = {
+			name: "look",
+			label: "Look",
+			description: "Looks",
+			parameters: { type: "object" as const, properties: {} },
+			execute: async () => ({ content: [{ type: "text" as const, text: "seen" }], details: {} }),
+		};
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [look] }, streamFn: scripted.streamFn });
+		// A channel whose API never answers: the flush before the tool waits for this send.
+		const replies = subscribeReplies(agent, { onBlockReply: () => new Promise<void>(() => undefined) });
+		let ended = false;
+		const run = agent.prompt("Look around").then(() => {
+			ended = true;
+		});
+		try {
+			await settle();
+			expect(ended).toBe(false);
+			replies.unsubscribe();
+			// Without the fix this never resolves (the test's timeout fails it).
+			await run;
+			expect(ended).toBe(true);
+			expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text", text: "Done." }] });
+		} finally {
+			if (!ended) agent.dispose();
+		}
 	});
 });

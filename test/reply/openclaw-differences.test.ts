@@ -103,3 +103,21 @@ describe("deliberate: final payloads are filtered by what was delivered", () => 
 		expect(filterFinalPayloads([{ text: "First part." }, { text: "Second part." }], { pipeline })).toEqual([{ text: "Second part." }]);
 	});
 });
+
+describe("deliberate: a compaction retry forgets only the reply that overflowed", () => {
+	it("keeps the earlier turns' texts, tool metas and messaging-tool sends", () => {
+		const agent = new FakeAgent();
+		const replies = subscribeReplies(agent);
+		agent.messageStart();
+		agent.messageEnd("Sending it.");
+		agent.toolStart("message", { action: "send", to: "#ops", message: "Deployed version 2." }, "m1");
+		agent.toolEnd("message", { content: [] }, false, "m1");
+		agent.messageStart();
+		agent.messageEnd("Half an answer that overflowed");
+		agent.compactionStart();
+		agent.compactionEnd({ willRetry: true, result: true });
+		expect(replies.assistantTexts).toEqual(["Sending it."]);
+		expect(replies.toolMetas.map((meta) => meta.toolName)).toEqual(["message"]);
+		expect(replies.getMessagingToolSentTexts()).toEqual(["Deployed version 2."]);
+	});
+});

@@ -1,7 +1,9 @@
 /**
  * A block cut under size pressure never falls between the two halves of a surrogate pair
  * (emoji, CJK extension characters): a half alone is not text, and a channel shows it as "�"
- * or rejects the message (found by an outside probe).
+ * or rejects the message (found by an outside probe). Nor inside a character built of several
+ * code points (a ZWJ family, a flag, a skin tone, a combining accent): each half would show as
+ * a different glyph (found by a second probe).
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -102,6 +104,52 @@ describe("chunks of text made of characters outside the BMP", () => {
 		replies.unsubscribe();
 		expect(blocks.length).toBeGreaterThan(5);
 		for (const block of blocks) expect(hasLoneSurrogate(block)).toBe(false);
+		expect(blocks.join("").replace(/\s/g, "")).toBe(reply.replace(/\s/g, ""));
+	});
+});
+
+describe("chunks of text made of characters built from several code points", () => {
+	const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+	const charactersOf = (text: string): string[] => [...segmenter.segment(text)].map((part) => part.segment);
+
+	it.each([
+		["a ZWJ family", "👨‍👩‍👧‍👦", 13],
+		["a flag", "🇺🇸", 43],
+		["a skin tone", "👍🏽", 12],
+		["a combining accent", "e\u0301", 40],
+		["a keycap", "1️⃣", 10],
+	])("a hard cut of an unbroken run never splits %s, forced or streamed a code unit at a time", (_, character, maxChars) => {
+		const text = `a${character.repeat(30)}`;
+		for (const streamed of [false, true]) {
+			const chunker = new BlockChunker({ minChars: 1, maxChars });
+			const chunks: string[] = [];
+			if (streamed) {
+				for (let index = 0; index < text.length; index += 1) {
+					chunker.append(text.charAt(index));
+					chunks.push(...chunker.drain({ force: false }).map((chunk) => chunk.text));
+				}
+			} else chunker.append(text);
+			chunks.push(...chunker.drain({ force: true }).map((chunk) => chunk.text));
+			expect(chunks.length, `streamed: ${streamed}`).toBeGreaterThan(1);
+			for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(maxChars);
+			expect(chunks.flatMap(charactersOf), `streamed: ${streamed}`).toEqual(charactersOf(text));
+		}
+	});
+
+	it("block replies of an agent's reply in family emoji each hold whole families", async () => {
+		const family = "👨‍👩‍👧‍👦";
+		const reply = `Family: ${family.repeat(40)}`;
+		const scripted = createScriptedModel([{ content: reply, chunkSize: 1 }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const blocks: string[] = [];
+		const replies = subscribeReplies(agent, {
+			blockReplyChunking: { minChars: 10, maxChars: 40 },
+			onBlockReply: (payload) => void blocks.push(payload.text ?? ""),
+		});
+		await agent.prompt("who");
+		replies.unsubscribe();
+		expect(blocks.length).toBeGreaterThan(5);
+		for (const block of blocks.slice(1)) expect(block).toMatch(new RegExp(`^(${family})+$`, "u"));
 		expect(blocks.join("").replace(/\s/g, "")).toBe(reply.replace(/\s/g, ""));
 	});
 });

@@ -135,6 +135,26 @@ describe("streaming filters are split-invariant", () => {
 		);
 	});
 
+	it("leaves no space at the start of a line where a directive or a tag was removed", () => {
+		// The only spaces are those after a directive or a tag: none of them belongs to the text.
+		const removable = ["[[reply_to_current]] ", "[[reply_to: 42]] ", "[[audio_as_voice]] ", "<think>x</think> ", "<final> ", "MEDIA: https://x.test/a.png\n"];
+		const lineText = fc
+			.array(fc.constantFrom("Hello", "world.", "\n", "\n\n", ...removable), { maxLength: 20 })
+			.map((tokens) => tokens.join(""))
+			.chain((text) =>
+				fc.uniqueArray(fc.integer({ min: 1, max: Math.max(1, text.length - 1) }), { maxLength: 8 }).map((cuts) => {
+					const points = [0, ...cuts.filter((cut) => cut < text.length).sort((a, b) => a - b), text.length];
+					return points.slice(1).map((end, index) => text.slice(points[index], end)).filter((piece) => piece !== "");
+				}),
+			);
+		fc.assert(
+			fc.property(lineText, (pieces) => {
+				for (const line of assemble(pieces, false).clean.split("\n")) expect(line).not.toMatch(/^[ \t]/);
+			}),
+			{ numRuns: 1000 },
+		);
+	});
+
 	it("never shows anything of a silent answer while it streams", () => {
 		fc.assert(
 			fc.property(fc.constantFrom("NO_REPLY", "  NO_REPLY\n", "[[reply_to_current]]NO_REPLY", "no_reply"), fc.integer({ min: 1, max: 4 }), (text, size) => {
@@ -180,6 +200,30 @@ describe("block replies deliver every visible character exactly once", () => {
 	});
 });
 
+describe("two subscriptions on one source", () => {
+	it("deliver the same blocks, though the first rewrites the message's thinking tags before the second reads it", () => {
+		fc.assert(
+			fc.property(splitArbitrary, fc.constantFrom("text_end" as const, "message_end" as const), ({ text, pieces }, mode) => {
+				const agent = new FakeAgent();
+				const sent: string[][] = [[], []];
+				for (const blocks of sent) {
+					subscribeReplies(agent, {
+						blockReplyBreak: mode,
+						blockReplyChunking: { minChars: 5, maxChars: 40 },
+						onBlockReply: (payload) => void blocks.push(payload.text ?? ""),
+					});
+				}
+				agent.messageStart();
+				for (const piece of pieces) agent.delta(piece);
+				agent.textEnd(text);
+				agent.messageEnd();
+				expect(sent[1]).toEqual(sent[0]);
+			}),
+			{ numRuns: 500 },
+		);
+	});
+});
+
 describe("messages with several text blocks", () => {
 	it("deliver every visible character of every block exactly once", () => {
 		fc.assert(
@@ -213,12 +257,23 @@ describe("messages with several text blocks", () => {
 	});
 });
 
+// Characters made of several code points: a ZWJ family (11 code units), flags, a skin tone, a
+// combining accent, a keycap. A cut inside one shows two different glyphs.
+const CLUSTERS = ["👨‍👩‍👧‍👦", "🇺🇸", "🇩🇪", "👍🏽", "e\u0301", "1️⃣"];
+const LONGEST_CLUSTER = Math.max(...CLUSTERS.map((cluster) => cluster.length));
+const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** The user-perceived characters of a text, whitespace left out. */
+function graphemes(text: string): string[] {
+	return [...segmenter.segment(text)].map((part) => part.segment).filter((part) => part.trim() !== "");
+}
+
 describe("BlockChunker", () => {
 	const chunkText = fc
-		.array(fc.constantFrom("word", " ", "\n", "\n\n", ".", "```js\n", "\n```\n", "~~~\n", "x".repeat(25), "  indented", "😀", "🎉".repeat(9)), { maxLength: 40 })
+		.array(fc.constantFrom("word", " ", "\n", "\n\n", ".", "```js\n", "\n```\n", "~~~\n", "x".repeat(25), "  indented", "😀", "🎉".repeat(9), ...CLUSTERS), { maxLength: 40 })
 		.map((tokens) => tokens.join(""));
 
-	it("never exceeds maxChars, never splits a surrogate pair, and loses nothing but synthetic fence lines", () => {
+	it("never exceeds maxChars, never splits a surrogate pair or (when one fits) a user-perceived character, and loses nothing but synthetic fence lines", () => {
 		fc.assert(
 			fc.property(
 				chunkText,
@@ -239,6 +294,7 @@ describe("BlockChunker", () => {
 					chunker.append(rest);
 					chunks.push(...chunker.drain({ force: true }));
 					let joined = "";
+					const bodies: string[] = [];
 					let reopened: string | undefined;
 					for (const chunk of chunks) {
 						expect(chunk.text.length).toBeLessThanOrEqual(maxChars);
@@ -247,9 +303,12 @@ describe("BlockChunker", () => {
 						if (reopened !== undefined && body.startsWith(reopened)) body = body.slice(reopened.length);
 						if (chunk.closedFence !== undefined) body = body.slice(0, body.length - chunk.closedFence.length);
 						reopened = chunk.reopenedFence;
+						bodies.push(body);
 						joined += body;
 					}
 					expect(joined.replace(/\s+/g, "")).toBe(text.replace(/\s+/g, ""));
+					// Each character whole in one chunk: the chunks' characters are the text's.
+					if (maxChars > LONGEST_CLUSTER) expect(bodies.flatMap(graphemes)).toEqual(graphemes(joined));
 				},
 			),
 			{ numRuns: 1500 },

@@ -25,6 +25,18 @@ describe("ReplyDirectiveFilter (streaming)", () => {
 		expect(filter.directives).toMatchObject({ replyToId: "abc-123", replyToTag: true });
 	});
 
+	it("leaves no space where a directive began a later line, in any split (a block once started with one)", () => {
+		const text = "Here is the plan.\n\n[[reply_to_current]] Done.\n[[audio_as_voice]]\tAnd more. [[reply_to: 7]] End.";
+		const expected = "Here is the plan.\n\nDone.\nAnd more. End.";
+		expect(parseReplyDirectives(text).text).toBe(expected);
+		for (let size = 1; size <= 4; size += 1) {
+			const filter = new ReplyDirectiveFilter();
+			let out = "";
+			for (let index = 0; index < text.length; index += size) out += filter.push(text.slice(index, index + size));
+			expect(out + filter.finish(), `deltas of ${size}`).toBe(expected);
+		}
+	});
+
 	it("starts clean for each message (SD4)", () => {
 		const first = new ReplyDirectiveFilter();
 		first.push("[[reply_to_current]] first");

@@ -192,6 +192,29 @@ describe("with a real Agent and the scripted model", () => {
 		}
 	});
 
+	it("lets a second subscription, after the one that rewrote the message, send the answer once (it sent it twice)", async () => {
+		for (const blockReplyBreak of ["text_end", "message_end"] as const) {
+			const { agent } = recordingAgent([{ content: "Sure. <think>the user wants a number</think>It is 4." }]);
+			// A channel and a log, say: both read the same message_end, and the first one rewrites it.
+			const sent: string[][] = [[], []];
+			const texts = [0, 1].map((which) =>
+				subscribeReplies(agent, {
+					blockReplyBreak,
+					reasoningMode: which === 1 ? "on" : "off",
+					onBlockReply: (payload) => void sent[which]?.push(payload.text ?? ""),
+				}),
+			);
+			await agent.prompt("What is 2 + 2?");
+			expect(sent[0]).toEqual(["Sure. It is 4."]);
+			expect(sent[1]?.filter((text) => !text.startsWith("Reasoning:"))).toEqual(["Sure. It is 4."]);
+			expect(sent[1]?.filter((text) => text.startsWith("Reasoning:"))).toEqual(["Reasoning:\n_the user wants a number_"]);
+			for (const replies of texts) {
+				expect(replies.assistantTexts).toEqual(["Sure. It is 4."]);
+				replies.unsubscribe();
+			}
+		}
+	});
+
 	it("leaves the transcript as the model wrote it when turned off", async () => {
 		const { agent, requests } = recordingAgent([{ content: "<think>hidden</think>Hi" }, { content: "Bye" }]);
 		const replies = subscribeReplies(agent, { promoteThinkingTags: false });
