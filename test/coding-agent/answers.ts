@@ -35,7 +35,7 @@ export const EVENT_GAP_MS = 50;
  * @example
  * sse([messageStart("msg_1"), ...textBlock(0, ["Hi"]), messageDelta("end_turn"), messageStop()]);
  */
-export function sse(events: SseEvent[], ending: SseResponse["ending"] = "end"): ScriptedResponse {
+export function sse(events: SseEvent[], ending: SseResponse["ending"] = "end"): SseResponse {
 	return { kind: "sse", events: [ping(), ...events], chunkDelayMs: EVENT_GAP_MS, ending };
 }
 
@@ -45,7 +45,7 @@ export function sse(events: SseEvent[], ending: SseResponse["ending"] = "end"): 
  * @example
  * textAnswer("msg_1", ["Hello ", "world."]);
  */
-export function textAnswer(id: string, pieces: string[]): ScriptedResponse {
+export function textAnswer(id: string, pieces: string[]): SseResponse {
 	return sse([messageStart(id), ping(), ...textBlock(0, pieces), messageDelta("end_turn"), messageStop()]);
 }
 

@@ -70,3 +70,27 @@ export function withoutDoomedTurn(raw: Observation): Observation {
 	});
 	return { ...raw, records, sessions };
 }
+
+/** pi-ai's message for one missing required property at the top level: `- path: must have required properties path`. */
+const PI_MISSING_TOP_LEVEL_PROPERTY = /( {2}- )([A-Za-z_$][\w$]*)(: must have required properties )\2(?![\w$,])/g;
+
+function withRootPath(value: Json): Json {
+	if (typeof value === "string") return value.replace(PI_MISSING_TOP_LEVEL_PROPERTY, "$1root$3$2");
+	if (Array.isArray(value)) return value.map(withRootPath);
+	if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withRootPath(item)]));
+	return value;
+}
+
+/**
+ * "A missing required property is reported at the object that lacks it" (docs/from-pi.md, "Also
+ * observable, and deliberate"): pi-ai's `- path: must have required properties path` for a
+ * top-level property is agentchart's `- root: must have required properties path`, in every
+ * record, session entry and request that carries the tool result.
+ *
+ * @example
+ * const expected = withMissingPropertyAtRoot(rawPiObservation);
+ */
+export function withMissingPropertyAtRoot(raw: Observation): Observation {
+	const objects = (values: JsonObject[]) => values.map((value) => withRootPath(value) as JsonObject);
+	return { ...raw, records: objects(raw.records), sessions: raw.sessions.map(objects), requests: objects(raw.requests) };
+}

@@ -45,6 +45,8 @@ export interface WorkspaceOptions {
 	files?: Record<string, string>;
 	/** `settings.json` contents (merged over the defaults below). */
 	settings?: JsonObject;
+	/** Fields merged over the local model's declaration (`reasoning`, `input`, ...). */
+	model?: JsonObject;
 }
 
 /**
@@ -79,6 +81,7 @@ export async function createWorkspace(baseUrl: string, options: WorkspaceOptions
 						contextWindow: 200000,
 						maxTokens: 8192,
 						cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+						...options.model,
 					},
 				],
 			},

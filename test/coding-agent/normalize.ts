@@ -7,7 +7,9 @@
  *   order of first appearance in the session file, everywhere they occur (including file names
  *   and references such as `parentId`, `firstKeptEntryId`);
  * - the workspace's temp root → `<root>`, the repository path → `<repo>`;
- * - the date in the system prompt (`Current date: ...`) → `<date>`.
+ * - the date in the system prompt (`Current date: ...`) → `<date>`;
+ * - the time stamp in a session file's name (`2026-01-02T03-04-05-678Z_<id1>.jsonl`) → `<time>`;
+ * - the model server's port (`http://127.0.0.1:41234`) → `<server>`.
  *
  * Key order is kept: JSON clients print events as they come, so it is part of what is compared.
  */
@@ -38,6 +40,8 @@ function normalizeString(text: string, root: string, ids: readonly string[]): st
 	let out = replaceAll(text, root, "<root>");
 	out = replaceAll(out, REPO_ROOT, "<repo>");
 	out = out.replace(/Current date: \d{4}-\d{2}-\d{2}/g, "Current date: <date>");
+	out = out.replace(/\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z_/g, "<time>_");
+	out = out.replace(/http:\/\/127\.0\.0\.1:\d+/g, "<server>");
 	ids.forEach((id, i) => {
 		out = replaceAll(out, id, `<id${i + 1}>`);
 	});

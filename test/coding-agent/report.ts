@@ -7,7 +7,9 @@
  */
 import { type Aspect, explainDifference, recordDifferences } from "./compare.js";
 import { killAllChildren } from "./harness.js";
+import { loadSignature } from "./load-signature.js";
 import { observeRaw, runOnBothEngines } from "./observe.js";
+import { MODE_SCENARIOS } from "./mode-scenarios.js";
 import { SCENARIOS } from "./scenarios.js";
 import { normalizeObservation } from "./normalize.js";
 
@@ -17,12 +19,14 @@ const filters = args.filter((arg) => !arg.startsWith("--"));
 const ASPECTS: Aspect[] = ["stdout", "event order", "event content", "events", "session", "requests"];
 
 try {
-	for (const scenario of SCENARIOS) {
+	for (const scenario of [...SCENARIOS, ...MODE_SCENARIOS]) {
 		if (filters.length > 0 && !filters.some((filter) => scenario.name.includes(filter))) continue;
 		const { expected, actual } = piTwice
 			? { expected: normalizeObservation(await observeRaw(scenario, "pi")), actual: normalizeObservation(await observeRaw(scenario, "pi")) }
 			: await runOnBothEngines(scenario).then((run) => ({ expected: run.expected, actual: run.agentchart }));
 		console.log(`\n=== ${scenario.name}`);
+		const signatures = { expected: loadSignature(expected.records), actual: loadSignature(actual.records) };
+		if (signatures.expected || signatures.actual) console.log(`  load signature: first ${signatures.expected ?? "none"}; second ${signatures.actual ?? "none"}`);
 		for (const aspect of ASPECTS) {
 			const difference = explainDifference(expected, actual, aspect);
 			console.log(difference === "" ? `  ${aspect}: same` : `  ${aspect}: DIFFERENT\n${difference.replace(/^/gm, "      ")}`);

@@ -104,6 +104,7 @@ export const jsonToolError: Scenario = {
 export const jsonOneChunk: Scenario = {
 	name: "JSON mode: answer in one network chunk",
 	mode: "json",
+	burst: true,
 	requestCount: 2,
 	workspace: { files: { "notes.txt": "alpha\nbeta\n" } },
 	responses: [

@@ -9,13 +9,29 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Aspect, explainDifference } from "./compare.js";
 import { killAllChildren } from "./harness.js";
-import { type EngineComparison, runOnBothEngines, type Scenario } from "./observe.js";
+import { loadSignature } from "./load-signature.js";
+import { type EngineComparison, MAX_RUNS, runOnBothEngines, type Scenario } from "./observe.js";
 
 /** Causes of today's differences, by aspect. */
 export type KnownDifferences = Partial<Record<Aspect, string>>;
 
-/** Both engines, pi then agentchart, each at most a few seconds; generous for a busy CI box. */
-const SCENARIO_TIMEOUT_MS = 120_000;
+/**
+ * Both engines, pi then agentchart, each at most a few seconds; generous for a busy CI box, where
+ * each engine may run up to `MAX_RUNS` times (observe.ts).
+ */
+const SCENARIO_TIMEOUT_MS = 60_000 * MAX_RUNS;
+
+/** Whether a failing comparison ran on a busy machine: the load signatures of its compared and discarded runs. */
+function loadNote(scenario: Scenario, comparison: EngineComparison): string {
+	const lines: string[] = [];
+	for (const [engine, observation] of [["pi", comparison.pi], ["agentchart", comparison.agentchart]] as const) {
+		const signature = scenario.burst ? undefined : loadSignature(observation.records);
+		const discarded = comparison.discarded[engine];
+		if (discarded.length > 0) lines.push(`${engine}: ${discarded.length} run(s) with the load signature run again (${discarded.join("; ")})`);
+		if (signature !== undefined) lines.push(`${engine}: the compared run still shows the load signature (${signature}): the machine is too busy`);
+	}
+	return lines.join("\n");
+}
 
 function aspectsOf(scenario: Scenario): Aspect[] {
 	return scenario.mode === "print"
@@ -67,8 +83,9 @@ export function describeScenario(scenario: Scenario, knownDifferences: KnownDiff
 		for (const aspect of aspectsOf(scenario)) {
 			const cause = knownDifferences[aspect];
 			const check = () => {
-				const { expected, agentchart } = run();
-				expect(explainDifference(expected, agentchart, aspect)).toBe("");
+				const comparison = run();
+				const difference = explainDifference(comparison.expected, comparison.agentchart, aspect);
+				expect(difference === "" ? "" : `${difference}\n${loadNote(scenario, comparison)}`).toBe("");
 			};
 			if (cause === undefined) it(title(scenario, aspect), check);
 			else it.fails(`${title(scenario, aspect)} [known difference: ${cause}]`, check);

@@ -36,6 +36,11 @@ export interface SseResponse {
 	chunkDelayMs?: number;
 	ending?: StreamEnding;
 	headers?: Record<string, string>;
+	/**
+	 * Stop after this many chunks and send the rest only once `release()` is called: the test
+	 * decides when the stream goes on (say, after its steer was accepted), not a timer.
+	 */
+	holdAfter?: number;
 }
 
 /** An HTTP error with a body, as the API sends for 4xx/5xx. */
@@ -75,6 +80,8 @@ export interface AnthropicTestServer {
 	requests: RecordedRequest[];
 	/** Queues responses, one per future request. */
 	respond(...responses: ScriptedResponse[]): void;
+	/** Lets every stream held by `holdAfter` (now or later) go on. */
+	release(): void;
 	/** Forgets recorded requests and unused responses, between tests. */
 	reset(): void;
 	close(): Promise<void>;
@@ -96,7 +103,7 @@ export function encodeSse(events: SseEvent[]): string {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function writeSse(res: ServerResponse, socket: Socket, response: SseResponse): Promise<void> {
+async function writeSse(res: ServerResponse, socket: Socket, response: SseResponse, released: Promise<void>): Promise<void> {
 	res.writeHead(200, {
 		"content-type": "text/event-stream; charset=utf-8",
 		"cache-control": "no-cache",
@@ -111,7 +118,8 @@ async function writeSse(res: ServerResponse, socket: Socket, response: SseRespon
 	} else {
 		for (const event of response.events) chunks.push(Buffer.from(encodeSse([event]), "utf8"));
 	}
-	for (const chunk of chunks) {
+	for (const [index, chunk] of chunks.entries()) {
+		if (index === response.holdAfter) await released;
 		if (socket.destroyed) return;
 		res.write(chunk);
 		await sleep(response.chunkDelayMs ?? 1);
@@ -140,6 +148,10 @@ export async function startAnthropicServer(): Promise<AnthropicTestServer> {
 	const queue: ScriptedResponse[] = [];
 	const requests: RecordedRequest[] = [];
 	const sockets = new Set<Socket>();
+	let release = () => {};
+	const released = new Promise<void>((resolve) => {
+		release = resolve;
+	});
 
 	const server = createServer((req, res) => {
 		const parts: Buffer[] = [];
@@ -172,7 +184,7 @@ export async function startAnthropicServer(): Promise<AnthropicTestServer> {
 					res.end(serialize(response.body));
 					return;
 				case "sse":
-					void writeSse(res, req.socket, response);
+					void writeSse(res, req.socket, response, released);
 			}
 		});
 	});
@@ -187,6 +199,7 @@ export async function startAnthropicServer(): Promise<AnthropicTestServer> {
 		baseUrl: `http://127.0.0.1:${port}`,
 		requests,
 		respond: (...responses) => queue.push(...responses),
+		release,
 		reset: () => {
 			queue.length = 0;
 			requests.length = 0;
