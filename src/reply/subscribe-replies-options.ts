@@ -47,7 +47,7 @@ export interface SubscribeRepliesParams {
 	onBlockReplyFlush?: () => MaybePromise<void>;
 	/** Called when an assistant message starts (a typing indicator). */
 	onAssistantMessageStart?: () => MaybePromise<void>;
-	/** Called when a callback throws or rejects; errors never reach the agent. */
+	/** Called when a callback throws or rejects; errors never reach the agent. Without it, they go to `console.error`. */
 	onCallbackError?: (error: unknown, callback: string) => void;
 	/** When text becomes block replies (default "text_end"). */
 	blockReplyBreak?: BlockReplyBreak;

@@ -31,6 +31,14 @@ import { UsageAccumulator } from "./usage-totals.js";
 
 type AssistantMessageUpdate = Extract<AgentEvent, { type: "message_update" }>["assistantMessageEvent"];
 
+/**
+ * Without `onCallbackError`, a failing callback is still said somewhere: a channel's bug (a
+ * TypeError in its send) must not vanish, though it never reaches the agent.
+ */
+function reportToConsole(error: unknown, callback: string): void {
+	console.error(`agentchart/reply: ${callback} failed (pass onCallbackError to handle this yourself):`, error);
+}
+
 function isAssistant(message: AgentMessage): message is AssistantMessage {
 	return (message as { role?: unknown }).role === "assistant";
 }
@@ -62,7 +70,7 @@ class ReplySubscriber {
 		this.#breakMode = params.blockReplyBreak ?? "text_end";
 		// Reasoning shown as its own block, without block replies, would leave partials showing a draft.
 		this.#emitPartials = !(params.reasoningMode === "on" && !params.onBlockReply);
-		this.#callbacks = new CallbackRunner(params.onCallbackError);
+		this.#callbacks = new CallbackRunner(params.onCallbackError ?? reportToConsole);
 		this.tools = new ToolReporter(params, this.#callbacks);
 		this.#events = new SerialEventQueue((error) => this.#callbacks.report(error, "event handler"));
 		this.#blockReplies = new SerialEventQueue((error) => this.#callbacks.report(error, "onBlockReply"));

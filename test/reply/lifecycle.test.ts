@@ -68,6 +68,37 @@ describe("agent_end", () => {
 		expect(blocks.map((block) => block.text)).toEqual(["Still working"]);
 	});
 
+	it("without onCallbackError, says a failing callback on console.error rather than dropping it", async () => {
+		const said = vi.spyOn(console, "error").mockImplementation(() => undefined);
+		try {
+			const agent = new FakeAgent();
+			subscribeReplies(agent, {
+				onBlockReply: () => {
+					throw new TypeError("channel.send is not a function");
+				},
+			});
+			agent.messageStart();
+			agent.delta("Hello");
+			agent.textEnd();
+			await agent.messageEnd();
+			await settle();
+			expect(said).toHaveBeenCalledWith(expect.stringContaining("onBlockReply failed"), expect.objectContaining({ message: "channel.send is not a function" }));
+			said.mockClear();
+			const reported: string[] = [];
+			const other = new FakeAgent();
+			subscribeReplies(other, { onBlockReply: () => Promise.reject(new Error("down")), onCallbackError: (_error, callback) => void reported.push(callback) });
+			other.messageStart();
+			other.delta("Hello");
+			other.textEnd();
+			await other.messageEnd();
+			await settle();
+			expect(reported).toEqual(["onBlockReply"]);
+			expect(said).not.toHaveBeenCalled();
+		} finally {
+			said.mockRestore();
+		}
+	});
+
 	it("survives a flush that throws synchronously (Y19)", async () => {
 		const agent = new FakeAgent();
 		const errors: string[] = [];
