@@ -100,8 +100,7 @@ export function approximateJsonBytes(value: unknown, depth = 0): number {
  * log.toArray().length; // 1
  */
 export class BoundedLog<T> {
-	private readonly entries: RingBuffer<T>;
-	private readonly weights: RingBuffer<number>;
+	private readonly entries: RingBuffer<{ entry: T; weight: number }>;
 	private total = 0;
 
 	constructor(
@@ -110,8 +109,7 @@ export class BoundedLog<T> {
 		private readonly weigh: (entry: T) => number,
 	) {
 		if (!(maxBytes > 0)) throw new RangeError(`BoundedLog maxBytes must be a positive number, got ${maxBytes}`);
-		this.entries = new RingBuffer<T>(maxEntries);
-		this.weights = new RingBuffer<number>(maxEntries);
+		this.entries = new RingBuffer(maxEntries);
 	}
 
 	/** Bytes held (as weighed). */
@@ -121,22 +119,20 @@ export class BoundedLog<T> {
 
 	/** Appends, dropping the oldest entries while either bound is passed. */
 	push(entry: T): void {
-		if (this.entries.size === this.entries.capacity) {
-			this.entries.shift();
-			this.total -= this.weights.shift() ?? 0;
-		}
 		const weight = this.weigh(entry);
-		this.entries.push(entry);
-		this.weights.push(weight);
+		// Dropped here rather than overwritten by the ring, so that its weight leaves the total.
+		if (this.entries.size === this.entries.capacity) this.#dropOldest();
+		this.entries.push({ entry, weight });
 		this.total += weight;
-		while (this.total > this.maxBytes && this.entries.size > 1) {
-			this.entries.shift();
-			this.total -= this.weights.shift() ?? 0;
-		}
+		while (this.total > this.maxBytes && this.entries.size > 1) this.#dropOldest();
 	}
 
 	/** The entries, oldest first. */
 	toArray(): T[] {
-		return this.entries.toArray();
+		return this.entries.toArray().map((held) => held.entry);
+	}
+
+	#dropOldest(): void {
+		this.total -= this.entries.shift()?.weight ?? 0;
 	}
 }
