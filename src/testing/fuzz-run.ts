@@ -15,7 +15,7 @@ import { createFaultyModel, type Fault, type FaultKind } from "./faulty-model.js
 import { checkedHooks, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
 import { type SampleCall, userMessage } from "./model/fixtures.js";
 import { QueueLedger } from "./queue-ledger.js";
-import { jsonProblems } from "./json-check.js";
+import { writtenSnapshot } from "./json-check.js";
 import { describeError } from "../util/describe-error.js";
 import type { RunGuards } from "./run-guards.js";
 import { checkTranscript } from "./transcript-checks.js";
@@ -192,18 +192,16 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 			report(violation("snapshot", `agent.snapshot() threw at a quiet point: ${describeError(error)}`));
 			return;
 		}
-		let json: string;
-		try {
-			json = JSON.stringify(stored);
-		} catch (error) {
-			report(violation("snapshot", `agent.snapshot() cannot be written as JSON (${describeError(error)}): ${jsonProblems(stored, "snapshot").join("; ")}`));
+		const written = writtenSnapshot(stored);
+		if ("unwritable" in written) {
+			report(violation("snapshot", written.unwritable));
 			return;
 		}
 		generation++;
 		agent.dispose();
 		invariants.restored();
 		try {
-			agent = make(JSON.parse(json) as AgentSnapshot);
+			agent = make(JSON.parse(written.json) as AgentSnapshot);
 		} catch (error) {
 			// The run cannot go on, and what follows (a queued message never delivered) would only be its echo.
 			lost = `your factory threw when given kit.snapshot to restore (a restart at event ${events}): ${describeError(error)}`;

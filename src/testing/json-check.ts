@@ -4,6 +4,7 @@
  * BigInt makes the snapshot throw, and one that holds a Date or a Set comes back, after a
  * restore, as something else than your code put there.
  */
+import { describeError } from "../util/describe-error.js";
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
@@ -72,4 +73,20 @@ export function jsonProblems(value: unknown, at: string, limit = 3): string[] {
 	};
 	visit(value, at);
 	return found;
+}
+
+/**
+ * `snapshot` as JSON text, or why it cannot be written (the `snapshot` rule's message, naming
+ * where the value JSON refuses sits): what a store would do with it, for the walk and the fuzzer.
+ *
+ * @example
+ * const written = writtenSnapshot(agent.snapshot());
+ * if ("unwritable" in written) report(violation("snapshot", written.unwritable));
+ */
+export function writtenSnapshot(snapshot: unknown): { json: string } | { unwritable: string } {
+	try {
+		return { json: JSON.stringify(snapshot) };
+	} catch (error) {
+		return { unwritable: `agent.snapshot() cannot be written as JSON (${describeError(error)}): ${jsonProblems(snapshot, "snapshot").join("; ")}` };
+	}
 }

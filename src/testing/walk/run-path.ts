@@ -21,8 +21,7 @@ import { definitions, restoreKind, type WalkPath, type WalkPlan, type WalkStep }
 import { watchMachine } from "../instrument/checked-calls.js";
 import { QueueLedger } from "../queue-ledger.js";
 import { checkTranscript } from "../transcript-checks.js";
-import { jsonProblems } from "../json-check.js";
-import { describeError } from "../../util/describe-error.js";
+import { writtenSnapshot } from "../json-check.js";
 import { type AgentViolation, violation } from "../violations.js";
 import { type AgentFactory, WalkCast } from "./cast.js";
 import { performStep } from "./perform.js";
@@ -256,17 +255,14 @@ export class PathRunner {
 	 * from the JSON through your factory, held as the first one was.
 	 */
 	restore(): string | undefined {
-		const stored = this.agent.snapshot();
-		let json: string;
-		try {
-			json = JSON.stringify(stored);
-		} catch (error) {
+		const written = writtenSnapshot(this.agent.snapshot());
+		if ("unwritable" in written) {
 			// What your code put in the agent (a BigInt in a tool's details) makes it unstorable: reported, not thrown at the walk's caller.
-			this.report(violation("snapshot", `agent.snapshot() cannot be written as JSON (${describeError(error)}): ${jsonProblems(stored, "snapshot").join("; ")}`));
+			this.report(violation("snapshot", written.unwritable));
 			return "the agent's snapshot is not JSON, so the walk cannot restore it";
 		}
 		this.restoredFrom.add(restoreKind(this.plan.config, this.agent.actor.getSnapshot() as unknown as AnyMachineSnapshot));
-		const snapshot = JSON.parse(json) as AgentSnapshot;
+		const snapshot = JSON.parse(written.json) as AgentSnapshot;
 		const machine = this.agent.actor.getSnapshot();
 		const running = machine.context.run?.batch?.calls.filter((call) => call.status === "running") ?? [];
 		const streaming = machine.matches({ running: "streaming" }) && !machine.context.run?.aborted ? (machine.context.run?.batch?.calls ?? []) : [];
