@@ -1,6 +1,10 @@
 /**
  * A store on the local file system: one directory per session, holding
  *
+ * - `id`: the session's id, exactly (JSON), put there once, when a store first writes the
+ *   session: a file system that does not tell upper from lower case (macOS's, Windows's) gives
+ *   "Alice" and "alice" one directory, and this is how the second one finds out and is refused
+ *   (see session-directory.ts);
  * - `writer`: which store opened the session last (a random token, with the process id and the
  *   time for a person reading it), replaced atomically by `open`;
  * - `current`: the name of the session's files directory (below); without it, the files are in
@@ -36,12 +40,14 @@
  * openings are removed once `current` names the new one. A load reads where `current` names, and
  * again if it names another once the read is done.
  */
-import { type BigIntStats, closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { createHash, randomInt, randomUUID } from "node:crypto";
+import { type BigIntStats, closeSync, existsSync, fstatSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { randomInt, randomUUID } from "node:crypto";
 import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
+import { flushDirectory, unreadable } from "./file-io.js";
 import type { StoredJournalEntry } from "./journal.js";
+import { claimDirectory, directoryName } from "./session-directory.js";
 import { checkJournalEntryShape } from "./snapshot-shape.js";
 import { type AgentSnapshot, readAgentSnapshot } from "./snapshot.js";
 import { type AgentStore, journalAfter, type LoadedSession, ofLineage, SessionTakenOverError } from "./store.js";
@@ -72,7 +78,7 @@ const SESSION_FILES = [SNAPSHOT, PREVIOUS, JOURNAL];
 /** A files directory's name: the opening's number, then its token's first characters. */
 const FILES_DIRECTORY = /^g(\d+)-[0-9a-f]+$/;
 /** A fence's or a `current`'s temporary file (see `fence` and `open`), before its rename. */
-const OPENING_TEMPORARY = /^(?:writer|current)\.[0-9a-f-]{36}\.tmp$/;
+const OPENING_TEMPORARY = /^(?:writer|current|id)\.[0-9a-f-]{36}\.tmp$/;
 /**
  * How old an opening's leftover is before another opening removes it: one whose opening is still
  * under way (a copy, a file about to be renamed) was written milliseconds ago.
@@ -117,38 +123,6 @@ function checksum(text: string): string {
 function journalLine(entry: StoredJournalEntry): string {
 	const json = JSON.stringify(entry);
 	return `${checksum(json)}\t${json}\n`;
-}
-
-/** The longest name a file system gives a file (ext4, XFS, APFS, NTFS: 255 bytes or units). */
-const NAME_MAX = 255;
-
-/**
- * A session id as a directory name: anything outside [A-Za-z0-9._-] is escaped, so no id leaves
- * the root, and each escape has one width for its kind (`%` and two hex digits up to U+00FF, `%u`
- * and four for each UTF-16 unit above), so no two ids share a name. A name longer than a file
- * name may be (an id of 256 characters, or of 43 escaped above U+00FF) is its start, `~`, and a
- * SHA-256 of the whole name: `~` is escaped in every other name, so no id's name meets it.
- */
-function directoryName(sessionId: string): string {
-	if (sessionId.length === 0) throw new Error("agentchart: a session id cannot be empty");
-	const name = sessionId
-		.replace(/[^A-Za-z0-9._-]/g, (char) => {
-			const code = char.charCodeAt(0);
-			return code < 0x100 ? `%${code.toString(16).padStart(2, "0")}` : `%u${code.toString(16).padStart(4, "0")}`;
-		})
-		.replace(/^\.+/, (dots) => "%2e".repeat(dots.length));
-	if (name.length <= NAME_MAX) return name;
-	// Of the escaped name, not the id: UTF-8 would encode two different lone surrogates alike.
-	const hash = createHash("sha256").update(name).digest("hex");
-	return `${name.slice(0, NAME_MAX - hash.length - 1)}~${hash}`;
-}
-
-/**
- * A file that is there but cannot be read now (too many open files, an I/O error, no permission):
- * not damage a crash left, to pass over or cut, but a load that fails, the session untouched.
- */
-function unreadable(path: string, error: unknown): Error {
-	return new Error(`agentchart: the file store cannot read ${path}: ${(error as Error).message}`, { cause: error });
 }
 
 /** Writer files are padded with up to this many spaces (see the fence in createFileStore). */
@@ -253,18 +227,6 @@ async function writeThrough(path: string, flag: "w" | "a", text: string, flush: 
 	}
 }
 
-function flushDirectory(path: string): void {
-	// A rename is durable once the directory is: opened read-only, fsync'd.
-	let fd: number | undefined;
-	try {
-		fd = openSync(path, "r");
-		fsyncSync(fd);
-	} catch {
-		// Some file systems do not let a directory be fsync'd; the rename stands all the same.
-	} finally {
-		if (fd !== undefined) closeSync(fd);
-	}
-}
 
 /**
  * The files directory that a session's `current` names (the session's directory itself when it
@@ -312,6 +274,8 @@ export interface FileStore extends AgentStore {
 	 * The directory this store reads and writes the session's `snapshot.json` and `journal.jsonl`
 	 * in: the files directory of its opening, once it opened the session; else the one the
 	 * session's `current` names (the session's directory itself, for a session never opened).
+	 * Throws when the directory is another session's (an id that differs only in case, on a file
+	 * system that does not tell case apart), as a load of the session fails.
 	 *
 	 * @example
 	 * const journal = await readFile(join(store.filesOf("user-42"), "journal.jsonl"), "utf8");
@@ -383,7 +347,9 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	 * session (and removed the files directory this store wrote in) says so.
 	 */
 	const writing = async (sessionId: string, write: (dir: string, files: string) => Promise<void>): Promise<void> => {
-		const dir = await ensureDirectory(sessionId);
+		// A store that did not open the session has no writer file to tell it that the directory was
+		// removed and made again by another id: it looks at the `id` file at each write, as at `current`.
+		const dir = await ensureDirectory(sessionId, !writers.has(sessionId));
 		assertWriter(sessionId, dir);
 		try {
 			await write(dir, filesOf(sessionId));
@@ -405,9 +371,12 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 		return next;
 	};
 
-	const ensureDirectory = async (sessionId: string): Promise<string> => {
+	/** The session's directory, made (and claimed for the session) the first time; `recheck`: checked again that it is the session's. */
+	const ensureDirectory = async (sessionId: string, recheck = false): Promise<string> => {
 		const dir = directoryOf(sessionId);
-		if (!ready.has(sessionId)) {
+		if (ready.has(sessionId)) {
+			if (recheck) claimDirectory(sessionId, dir, { made: false, flush: fsync !== "never" });
+		} else {
 			const made = await mkdir(dir, { recursive: true });
 			// A directory made is on disk once the one holding it is flushed: without it a power cut
 			// could take a new session away, files flushed and all (and the root, when it was made too).
@@ -417,6 +386,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 					if (child === resolve(made)) break;
 				}
 			}
+			// Before anything is written in it: it may be another id's, which this one must not touch.
+			claimDirectory(sessionId, dir, { made: made !== undefined, flush: fsync !== "never" });
 			ready.add(sessionId);
 		}
 		return dir;
@@ -457,7 +428,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			renameSync(temporary, path);
 			return { mine: { ino: written.ino, mtimeNs: written.mtimeNs, size: written.size }, first: false };
 		};
-		let dir = await ensureDirectory(sessionId);
+		// Checked at each opening: the directory may have been removed and made again by another id since.
+		let dir = await ensureDirectory(sessionId, true);
 		let fenced: { mine: WriterFile; first: boolean };
 		try {
 			fenced = put();
@@ -523,7 +495,10 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 
 	return {
 		directoryOf,
-		filesOf,
+		filesOf(sessionId) {
+			if (writers.get(sessionId)?.files === undefined) claimDirectory(sessionId, directoryOf(sessionId));
+			return filesOf(sessionId);
+		},
 		sessionKey: (sessionId) => `file:${resolve(directoryOf(sessionId))}`,
 		open(sessionId) {
 			return enqueue(sessionId, async () => {
@@ -576,6 +551,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 		async load(sessionId, { peek = false } = {}) {
 			await queues.get(resolve(directoryOf(sessionId)))?.catch(() => {});
 			const dir = directoryOf(sessionId);
+			// Nothing of another id's session is read, even where the file system gives both one directory.
+			claimDirectory(sessionId, dir);
 			// Where `current` names (this store's own files while it writes the session), read again
 			// while it names another when the read is done: an opening since (of another process, or
 			// of another store of this one whose agent may hand the session back to this one's) has
@@ -590,6 +567,9 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				if (attempt === 100) throw new Error(`agentchart: session "${sessionId}" was opened again while each of 100 reads of it was under way; load it again`);
 				files = now;
 			}
+			// Again: the other id's store may have claimed the directory, and written in it, since (a new
+			// session, or one an earlier agentchart stored, has no `id` file until its first write).
+			claimDirectory(sessionId, dir);
 			const { journal, problems, snapshot } = read;
 			const journalPath = join(files, JOURNAL);
 			if (journal.problem) {

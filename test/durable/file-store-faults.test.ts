@@ -93,6 +93,8 @@ vi.mock("node:fs", async (importOriginal) => {
 		renameSync: failing("renameSync", real.renameSync),
 		readFileSync: failing("readFileSync", real.readFileSync),
 		openSync: failing("openSync", real.openSync),
+		linkSync: failing("linkSync", real.linkSync),
+		readdirSync: failing("readdirSync", real.readdirSync),
 		writeFileSync: (...args: Parameters<typeof real.writeFileSync>) => {
 			maybeFail("writeFileSync", args[0]);
 			if (faults.writerFile > 0 && typeof args[0] === "string" && /[/\\]writer\.[^/\\]+\.tmp$/.test(args[0])) {

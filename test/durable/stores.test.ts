@@ -346,8 +346,8 @@ describe("the file store's files directories", () => {
 		expect(second.agent.state.messages.map((message) => textOf(message))).toEqual(["hello", "kept", "hello", "one"]);
 		expect(second.files).toBe(join(dir, (await readFile(join(dir, "current"), "utf8")).trim()));
 		expect(second.files).toMatch(/[/\\]g1-[0-9a-f]{8}$/);
-		// Moved: nothing of the session is left beside `writer` and `current`.
-		expect((await readdir(dir)).sort()).toEqual([second.files.split(/[/\\]/).at(-1), "current", "writer"].sort());
+		// Moved: nothing of the session is left beside `id`, `writer` and `current`.
+		expect((await readdir(dir)).sort()).toEqual([second.files.split(/[/\\]/).at(-1), "current", "id", "writer"].sort());
 		await second.agent.prompt("again");
 		await second.agent.saved();
 		const third = await load();
@@ -382,8 +382,8 @@ describe("the file store's files directories", () => {
 		await writeFile(join(dir, "g2-deadbeef", "journal.jsonl"), "");
 		// One still copying (written just now) may be an opening under way as this one lands: it stays.
 		await mkdir(join(dir, "g2-0123abcd"));
-		// Processes stopped between writing a fence's or a `current`'s temporary file and renaming it.
-		const stale = ["writer.0b7e2f8a-53c1-4d6e-9a41-3f0c2d9e8b71.tmp", "current.5d2c0a9e-1f4b-4a7c-8e36-7b9d1c2e4f50.tmp"];
+		// Processes stopped between writing a fence's, a `current`'s or an `id`'s temporary file and renaming (or linking) it.
+		const stale = ["writer.0b7e2f8a-53c1-4d6e-9a41-3f0c2d9e8b71.tmp", "current.5d2c0a9e-1f4b-4a7c-8e36-7b9d1c2e4f50.tmp", "id.2f6e1c3a-8b4d-4e7f-9a0c-5d1b3e2f4a6c.tmp"];
 		const minuteAgo = new Date(Date.now() - 61_000);
 		for (const name of stale) await writeFile(join(dir, name), "x");
 		for (const name of [...stale, "g2-deadbeef"]) await utimes(join(dir, name), minuteAgo, minuteAgo);
@@ -393,7 +393,7 @@ describe("the file store's files directories", () => {
 		const third = await load();
 		const own = third.files.split(/[/\\]/).at(-1) ?? "";
 		expect(own).toMatch(/^g2-/);
-		expect((await readdir(dir)).sort()).toEqual([own, "current", fresh, "g2-0123abcd", "writer"].sort());
+		expect((await readdir(dir)).sort()).toEqual([own, "current", fresh, "g2-0123abcd", "id", "writer"].sort());
 		await third.agent.prompt("again");
 		await third.agent.saved();
 		expect(third.agent.storeProblems).toEqual([]);
