@@ -8,8 +8,11 @@
  * end of this process does not end them either. This module makes up for that, where a process
  * can: on `exit` it ends every live group synchronously, and on SIGINT, SIGTERM or SIGHUP that
  * nobody else listens to (the signal would end this process) it does the same and then lets the
- * signal end the process as it would have. A SIGKILL of this process, or a crash of Node itself,
- * leaves the servers to notice the end of their input.
+ * signal end the process as it would have. Whenever the last other listener of such a signal is
+ * removed, the hook is back at once, so that a signal sent right after (signal-exit's re-raise,
+ * an application handler's own `process.kill(process.pid, signal)`, the next Ctrl+C after a
+ * `process.once` handler) finds it. A SIGKILL of this process, or a crash of Node itself, leaves
+ * the servers to notice the end of their input.
  */
 
 /** How long, at exit, the servers get to end after their input is closed and SIGTERM is sent, before SIGKILL. */
@@ -91,11 +94,9 @@ function onEndingSignal(signal: NodeJS.Signals): void {
 	if (process.listenerCount(signal) > 1) {
 		// Someone else handles the signal (an application closing its sessions gracefully, or a
 		// library like signal-exit that also acts only when alone): step aside, so the process
-		// behaves as it would without this module. An exit that follows still ends the groups.
+		// behaves as it would without this module. An exit that follows still ends the groups, and
+		// `rearmWhenAlone` brings the hook back once the others are gone.
 		process.removeListener(signal, onEndingSignal);
-		// Back once the others have had this signal: the application's handler may be gone by the
-		// next one (`process.once`: "Ctrl+C again quits"), and then that signal ends the process.
-		setImmediate(() => rearm(signal));
 		return;
 	}
 	endLiveGroupsNow();
@@ -103,18 +104,35 @@ function onEndingSignal(signal: NodeJS.Signals): void {
 	process.kill(process.pid, signal);
 }
 
-function rearm(signal: NodeJS.Signals): void {
-	if (liveGroups.size === 0 || process.listeners(signal).includes(onEndingSignal)) return;
-	process.prependListener(signal, onEndingSignal);
+function isEndingSignal(event: string | symbol): event is (typeof ENDING_SIGNALS)[number] {
+	return (ENDING_SIGNALS as readonly (string | symbol)[]).includes(event);
+}
+
+/**
+ * Brings the hook back for a signal as soon as nobody listens to it, before the code that removed
+ * the last listener goes on. Later would be too late: signal-exit removes its listeners and then,
+ * in the same call, sends the process the signal again so that it dies of it; with no listener at
+ * that moment the process dies inside `process.kill`, the servers still running. With the hook
+ * listening, that signal is caught and comes back to `onEndingSignal` alone (the others are gone),
+ * which ends the groups and then lets the signal end the process. An application handler added
+ * with `process.once`, or one that removes itself, leaves the next signal to the hook the same way.
+ * A signal-exit `onExit` callback that returns true (signal-exit 4: "I will exit myself") keeps the
+ * process alive: the hook is then back, and the groups end when it exits.
+ */
+function rearmWhenAlone(event: string | symbol): void {
+	if (!isEndingSignal(event) || liveGroups.size === 0 || process.listenerCount(event) > 0) return;
+	process.prependListener(event, onEndingSignal);
 }
 
 function installHooks(): void {
 	process.on("exit", endLiveGroupsNow);
+	process.on("removeListener", rearmWhenAlone);
 	// First, so that a listener that acts only when alone (signal-exit) sees this one gone.
 	for (const signal of ENDING_SIGNALS) process.prependListener(signal, onEndingSignal);
 }
 
 function removeHooks(): void {
 	process.removeListener("exit", endLiveGroupsNow);
+	process.removeListener("removeListener", rearmWhenAlone);
 	for (const signal of ENDING_SIGNALS) process.removeListener(signal, onEndingSignal);
 }

@@ -89,7 +89,7 @@ function failureOf(call: Promise<unknown>, server: number): { failure: Promise<u
 
 describe("close() of a stdio session", () => {
 	it("ends the whole process tree of a wrapped server that ignores the end of its input and SIGTERM", async () => {
-		const listeners = () => ["exit", "SIGINT", "SIGTERM", "SIGHUP"].map((event) => process.listenerCount(event));
+		const listeners = () => ["exit", "removeListener", "SIGINT", "SIGTERM", "SIGHUP"].map((event) => process.listenerCount(event));
 		const before = listeners();
 		const session = openSession();
 		await session.connect(AbortSignal.timeout(20_000));
@@ -235,7 +235,7 @@ describe("a stdio server whose process group has ended", () => {
 describe("an application that ends without closing its session", () => {
 	/** Runs `session-host.ts` in `mode`; resolves with it once its session is connected. */
 	async function startHost(
-		mode: "exit" | "wait" | "handle-sigint" | "once-sigint" | "signal-exit",
+		mode: "exit" | "wait" | "handle-sigint" | "once-sigint" | "reraise-sigint" | "signal-exit-3" | "signal-exit-4" | "signal-exit-4-takeover" | "second-copy",
 	): Promise<{ host: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>; shell: number; lines: string[] }> {
 		const host = spawn(process.execPath, ["--import", "tsx", SESSION_HOST, newPidFile(), mode], { stdio: ["ignore", "pipe", "inherit"] });
 		pids.push(host.pid!);
@@ -286,13 +286,45 @@ describe("an application that ends without closing its session", () => {
 		await waitForGone([shell, server, child]);
 	});
 
-	// Review finding, not fixed: the hook steps aside for any other listener, signal-exit's too,
-	// though signal-exit re-raises the signal and the application dies of it. `it.fails` until fixed.
-	it.fails("takes it with it when SIGINT ends it through signal-exit's re-raise (no handler of its own)", async () => {
-		const { host, exited, shell } = await startHost("signal-exit");
+	it("takes it with it when its own SIGINT handler (process.once) sends SIGINT again to die of it", async () => {
+		const { host, exited, shell, lines } = await startHost("reraise-sigint");
 		const { server, child } = readServerPids(pidFile);
 		host.kill("SIGINT");
 		expect(await withTimeout(exited, 10_000, "the host to exit")).toEqual({ code: null, signal: "SIGINT" });
+		expect(lines).toContain(JSON.stringify({ handled: "SIGINT" }));
+		await waitForGone([shell, server, child]);
+	});
+
+	// signal-exit (3 and 4 differ in how they count each other's listeners) removes its listeners
+	// and re-raises the signal in one go; its exit callback runs first, with the servers still up.
+	describe.each([3, 4] as const)("with signal-exit %i loaded (no handler of its own)", (major) => {
+		it.each(["SIGINT", "SIGTERM", "SIGHUP"] as const)("takes it with it when %s ends it through signal-exit's re-raise", async (signal) => {
+			const { host, exited, shell, lines } = await startHost(`signal-exit-${major}`);
+			const { server, child } = readServerPids(pidFile);
+			host.kill(signal);
+			expect(await withTimeout(exited, 10_000, "the host to exit")).toEqual({ code: null, signal });
+			expect(lines.slice(1)).toEqual([JSON.stringify({ exitCallback: signal, serverRan: true })]);
+			await waitForGone([shell, server, child]);
+		});
+	});
+
+	it("takes both copies' servers with it when SIGTERM ends it with two copies of the hook loaded (two agentchart versions)", async () => {
+		const { host, exited, shell, lines } = await startHost("second-copy");
+		const { server, child } = readServerPids(pidFile);
+		await waitUntil(() => lines.length > 1, 10_000, "the second copy's process group");
+		const { group } = JSON.parse(lines[1]!) as { group: number };
+		pids.push(group);
+		expect(exists(group)).toBe(true);
+		host.kill("SIGTERM");
+		expect(await withTimeout(exited, 10_000, "the host to exit")).toEqual({ code: null, signal: "SIGTERM" });
+		await waitForGone([shell, server, child, group]);
+	});
+
+	it("leaves SIGINT to a signal-exit 4 exit callback that takes over: the server still answers there, and its close() ends the tree", async () => {
+		const { host, exited, shell } = await startHost("signal-exit-4-takeover");
+		const { server, child } = readServerPids(pidFile);
+		host.kill("SIGINT");
+		expect(await withTimeout(exited, 20_000, "the host to exit")).toEqual({ code: 130, signal: null });
 		await waitForGone([shell, server, child]);
 	});
 });
