@@ -11,6 +11,8 @@ import { loadSignature } from "./load-signature.js";
 import { observeRaw, runOnBothEngines } from "./observe.js";
 import { MODE_SCENARIOS } from "./mode-scenarios.js";
 import { SCENARIOS } from "./scenarios.js";
+import { QUEUE_SCENARIOS } from "./queue-scenarios.js";
+import { SESSION_SCENARIOS } from "./session-scenarios.js";
 import { normalizeObservation } from "./normalize.js";
 
 const args = process.argv.slice(2);
@@ -19,7 +21,7 @@ const filters = args.filter((arg) => !arg.startsWith("--"));
 const ASPECTS: Aspect[] = ["stdout", "event order", "event content", "events", "session", "requests"];
 
 try {
-	for (const scenario of [...SCENARIOS, ...MODE_SCENARIOS]) {
+	for (const scenario of [...SCENARIOS, ...MODE_SCENARIOS, ...SESSION_SCENARIOS, ...QUEUE_SCENARIOS]) {
 		if (filters.length > 0 && !filters.some((filter) => scenario.name.includes(filter))) continue;
 		const { expected, actual } = piTwice
 			? { expected: normalizeObservation(await observeRaw(scenario, "pi")), actual: normalizeObservation(await observeRaw(scenario, "pi")) }
