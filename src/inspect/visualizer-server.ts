@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
+import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
+import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { InspectableActorRef, StateMachineLike } from "../types/actor-shapes.js";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -15,15 +17,35 @@ import { toStatechartGraph } from "./statechart-graph.js";
 /**
  * Where the prebuilt page lives: `dist/visualizer/` (made by `npm run build` from the
  * repository's `visualizer/`). Installed, this module is `dist/inspect/`, so the page is one
- * level up; run from the sources (`src/inspect/`), it is in the repository's `dist/`.
+ * level up; run from the sources (`src/inspect/`), it is in the repository's `dist/`. Bundled
+ * into an application (esbuild and the like), this module is no longer beside the page, and in
+ * a CommonJS bundle `import.meta.url` is undefined: then the page is taken from the agentchart
+ * package installed where the application runs.
  */
 function pageDirectory(): string {
-	const candidates = [new URL("../visualizer/", import.meta.url), new URL("../../dist/visualizer/", import.meta.url)];
-	for (const candidate of candidates) {
-		const directory = fileURLToPath(candidate);
+	const here: unknown = import.meta.url;
+	const candidates =
+		typeof here === "string" ? [fileURLToPath(new URL("../visualizer/", here)), fileURLToPath(new URL("../../dist/visualizer/", here))] : [];
+	const installed = installedPageDirectory();
+	if (installed !== undefined) candidates.push(installed);
+	for (const directory of candidates) {
 		if (existsSync(`${directory}index.html`)) return directory;
 	}
-	throw new Error("agentchart: the visualizer page is not built (run `npm run build` in the agentchart repository)");
+	throw new Error(
+		`agentchart: the visualizer page was not found (looked in ${candidates.join(", ") || "no folder"}). It ships in the agentchart package as dist/visualizer/: ` +
+			"an application bundled with agentchart inside needs agentchart installed where it runs (or kept external: esbuild --external:agentchart); " +
+			"in the agentchart repository, run `npm run build`",
+	);
+}
+
+/** `dist/visualizer/` of the agentchart package that the current directory resolves, if any. */
+function installedPageDirectory(): string | undefined {
+	try {
+		const manifest = createRequire(join(process.cwd(), "package.json")).resolve("agentchart/package.json");
+		return join(dirname(manifest), "dist", "visualizer", sep);
+	} catch {
+		return undefined;
+	}
 }
 
 /** The only interface the server listens on: inspection data stays on this machine. */
