@@ -1231,7 +1231,19 @@ export class Agent {
 		const seq = ++this.#commandSeq;
 		this.#sentCommands.push({ seq, command });
 		machine.send({ ...command, seq });
+		// Forgotten here too, not only when the queues are read: a pinned machine lives for the
+		// agent's life, and an application that steers without reading would keep every message.
+		this.#forgetTakenCommands(machine);
 		this.#saveSoon();
+	}
+
+	/** Drops the sent commands the machine has taken (it takes them in the order they were sent). */
+	#forgetTakenCommands(machine: MachineActor): void {
+		const sent = this.#sentCommands;
+		const takenUpTo = machine.getSnapshot().context.commandSeq;
+		let taken = 0;
+		while (taken < sent.length && (sent[taken] as SentCommand).seq <= takenUpTo) taken++;
+		if (taken > 0) sent.splice(0, taken);
 	}
 
 	/**
@@ -1255,12 +1267,8 @@ export class Agent {
 	#queuesIn(machine: MachineActor): { steering: readonly AgentMessage[]; followUps: readonly AgentMessage[]; steeringMode: QueueMode; followUpMode: QueueMode } {
 		const context = machine.getSnapshot().context;
 		const queues = { steering: context.steeringQueue, followUps: context.followUpQueue, steeringMode: context.steeringMode, followUpMode: context.followUpMode };
-		const sent = this.#sentCommands;
-		// Taken ones are forgotten: the machine takes commands in the order they were sent.
-		let taken = 0;
-		while (taken < sent.length && (sent[taken] as SentCommand).seq <= context.commandSeq) taken++;
-		if (taken > 0) sent.splice(0, taken);
-		for (const { command: event } of sent) {
+		this.#forgetTakenCommands(machine);
+		for (const { command: event } of this.#sentCommands) {
 			if (event.type === "steer") queues.steering = [...queues.steering, event.message];
 			else if (event.type === "followUp") queues.followUps = [...queues.followUps, event.message];
 			else if (event.type === "queue.clear") queues[event.queue === "steering" ? "steering" : "followUps"] = [];
@@ -1322,6 +1330,7 @@ export class Agent {
 		this.#session.forgetRun();
 		this.#delivery.signal = IDLE_SIGNAL;
 		if (!this.#pinned || this.#disposed) this.#releaseMachine(this.#disposed);
+		else if (this.#machine) this.#forgetTakenCommands(this.#machine);
 		run?.resolve();
 	}
 

@@ -187,6 +187,13 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	const live = new LiveActors();
 	const listeners = new Set<InspectionListener>();
 	const stats: InspectorStats = { seen: 0, dropped: 0, records: 0 };
+	// Actors detached from while records of theirs wait for the flush: forgotten as live once
+	// those are noted (see LiveActors.forget).
+	const detached = new Set<string>();
+	const forgetDetached = (): void => {
+		for (const sessionId of detached) live.forget(sessionId);
+		detached.clear();
+	};
 	let seq = 0;
 	let flushScheduled = false;
 	let reportedDrops = 0;
@@ -229,13 +236,17 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			}
 			if (record) batch.push(record);
 		}
-		if (batch.length === 0) return;
+		if (batch.length === 0) {
+			forgetDetached();
+			return;
+		}
 		numberTurns(batch);
 		stats.records += batch.length;
 		for (const record of batch) {
 			history.push(record);
 			live.note(record);
 		}
+		forgetDetached();
 		for (const listener of listeners) {
 			try {
 				listener(batch);
@@ -325,6 +336,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 
 	// Attaches for real: the system's inspection, the actor tree and what it holds, its deltas.
 	const start = (actor: InspectableActorRef): (() => void) => {
+		detached.delete(actor.sessionId);
 		const subscription = actor.system.inspect(inspect);
 		// XState stamps rootId with the system's root; walk up to match it for our synthetic events.
 		let root = actor;
@@ -344,6 +356,8 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			subscription.unsubscribe();
 			untap?.();
 			toldOnDetach.set(actor, contextOf(actor));
+			if (flushScheduled) detached.add(sessionId);
+			else live.forget(sessionId);
 		};
 	};
 

@@ -52,6 +52,21 @@ export class LiveActors {
 	}
 
 	/**
+	 * Forgets an actor and the actors under it, as an inspector does when it detaches: it no
+	 * longer hears whether they end, and an agent detached and then disposed would otherwise be
+	 * handed to every page as alive, one more for each conversation a gateway inspected.
+	 */
+	forget(sessionId: string): void {
+		const gone = new Set([sessionId]);
+		// Until no more are found: an actor announced again (attached again) comes after its children.
+		for (let found = 0; found !== gone.size; ) {
+			found = gone.size;
+			for (const { actor } of this.actors.values()) if (actor.parentId !== undefined && gone.has(actor.parentId)) gone.add(actor.sessionId);
+		}
+		for (const id of gone) this.actors.delete(id);
+	}
+
+	/**
 	 * The records of the live actors older than `seq` (their creation, and their latest snapshot
 	 * if that is older too), in `seq` order: what a history starting at `seq` lacks.
 	 */

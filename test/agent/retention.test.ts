@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
+import type { AgentMessage } from "../../src/types/messages.js";
 
 // A full collection without --expose-gc: the flag can be turned on at run time, and a new
 // context then has `gc`.
@@ -40,6 +41,45 @@ describe("Agent: nothing of a finished run's machine stays reachable", () => {
 			firstStreamFn = undefined;
 			expect(await collected(ref)).toBe(true);
 			expect(agent.state.messages).toHaveLength(2);
+		});
+	}
+});
+
+/** A prompt steered and followed up while it runs, without reading the queues back (as an application that only sends does); the transcript is emptied after it. */
+async function steeredRun(agent: Agent, i: number, refs: WeakRef<AgentMessage>[]): Promise<void> {
+	const steer: AgentMessage = { role: "user", content: `steer ${i}`, timestamp: Date.now() };
+	const followUp: AgentMessage = { role: "user", content: `follow up ${i}`, timestamp: Date.now() };
+	refs.push(new WeakRef(steer), new WeakRef(followUp));
+	agent.streamFn = scriptedRun().streamFn;
+	const run = agent.prompt(`prompt ${i}`);
+	agent.steer(steer);
+	agent.followUp(followUp);
+	await run;
+	agent.state.messages = [];
+}
+
+/** A scripted model keeps every context it was sent: each run gets a new one. */
+function scriptedRun() {
+	return createScriptedModel([], { whenExhausted: { content: "ok" } });
+}
+
+describe("Agent: a handed-out machine does not keep the queue commands it took", () => {
+	for (const interpreter of ["agentchart", "xstate"] as const) {
+		it(`lets go of steered and follow-up messages once they were delivered (${interpreter} interpreter)`, async () => {
+			const scripted = scriptedRun();
+			const agent = withInterpreter(interpreter, () => new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn }));
+			// A chat bot with an inspector attached: the machine now lives as long as the agent.
+			expect(agent.actor.getSnapshot().value).toBe("idle");
+			const refs: WeakRef<AgentMessage>[] = [];
+			for (let i = 0; i < 3; i++) await steeredRun(agent, i, refs);
+			// The last run's context is the machine's until the next run: one more, on an empty transcript.
+			agent.streamFn = scriptedRun().streamFn;
+			await agent.prompt("last");
+			agent.state.messages = [];
+			const kept: WeakRef<AgentMessage>[] = [];
+			for (const ref of refs) if (!(await collected(ref))) kept.push(ref);
+			expect(kept).toHaveLength(0);
+			agent.dispose();
 		});
 	}
 });

@@ -153,6 +153,50 @@ describe("the agent inspector", () => {
 		expect(live.before(100)).toEqual([]);
 	});
 
+	it("does not hand the agents it detached from to later pages as alive, however many it inspected", async () => {
+		const historySize = 40;
+		const inspector = createAgentInspector({ historySize });
+		// A gateway: one inspector, a conversation's agent attached, run, detached and disposed, again and again.
+		for (const order of ["detach, then dispose", "detach, run on, dispose", "dispose, then detach"]) {
+			for (let conversation = 0; conversation < 4; conversation++) {
+				const scripted = createScriptedModel([{ content: [toolCall("clock", {}, "t1")] }, { content: "It is noon." }, { content: "Still noon." }]);
+				const agent = new Agent({ initialState: { model: scripted.model, tools: [clock] }, streamFn: scripted.streamFn });
+				const detach = inspector.attach(agent.actor);
+				await agent.prompt("What time is it?");
+				if (order === "dispose, then detach") {
+					agent.dispose();
+					await settle();
+					detach();
+					continue;
+				}
+				detach();
+				if (order === "detach, run on, dispose") await agent.prompt("And now?");
+				agent.dispose();
+			}
+			await settle();
+			// Each run is more records than the history keeps: only its newest records are left, and no actor before them.
+			expect(inspector.stats.records).toBeGreaterThan(historySize * 4);
+			expect(inspector.history()).toHaveLength(historySize);
+		}
+		// One attached now is handed first again once its own records are pushed out.
+		const scripted = createScriptedModel([{ content: [toolCall("clock", {}, "t1")] }, { content: "It is noon." }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [clock] }, streamFn: scripted.streamFn });
+		inspector.attach(agent.actor);
+		await agent.prompt("What time is it?");
+		await settle();
+		expect(inspector.history()[0]).toMatchObject({ type: "@xstate.actor", sessionId: agent.actor.sessionId });
+		agent.dispose();
+	});
+
+	it("forgets an actor detached from with every actor under it, also one announced again after its children", () => {
+		const base = { t: 0, rootId: "a", createdAt: "", id: null, _version: "" };
+		const actor = (seq: number, sessionId: string, actorId: string, parentId?: string) => ({ ...base, seq, sessionId, type: "@xstate.actor", name: actorId, actorId, parentId, snapshot: { status: "active" } }) as InspectionRecord;
+		const live = new LiveActors();
+		for (const record of [actor(1, "a", "agent"), actor(2, "b", "tools", "a"), actor(3, "c", "tool:1", "b"), actor(4, "a", "agent"), actor(5, "z", "other")]) live.note(record);
+		live.forget("a");
+		expect(live.before(100).map((record) => record.sessionId)).toEqual(["z"]);
+	});
+
 	it("tells two tool calls with one id apart in the context summary (each by its key)", () => {
 		const call = (status: string) => ({ key: "dup", toolCall: { id: "dup", name: "work" }, status });
 		const summary = summarizeContext({ messages: [], steeringQueue: [], followUpQueue: [], tools: [], run: { batch: { calls: [call("settled"), { ...call("running"), key: "dup#2" }] } } });
