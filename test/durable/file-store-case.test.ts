@@ -78,6 +78,14 @@ async function storeAlice(root: string): Promise<string> {
 	return store.directoryOf("Alice");
 }
 
+/** A snapshot of an agent after one prompt (no store), to save under an id of the test's choosing. */
+async function snapshotAfterPrompt(prompt: string, reply: string) {
+	const scripted = createScriptedModel([{ content: reply }]);
+	const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+	await agent.prompt(prompt);
+	return agent.snapshot();
+}
+
 /**
  * Makes "alice" lead to Alice's directory (`root`/Alice), as a file system that folds case does by
  * itself (there, nothing is made); its path.
@@ -160,10 +168,7 @@ describe("two session ids that share one directory", () => {
 	it("a store that writes a session without opening it writes nothing more once its directory, removed, was made again by the other id", async () => {
 		const root = await tempDir();
 		const writer = createFileStore(root, { fsync: "never" });
-		const scripted = createScriptedModel([{ content: "hi" }]);
-		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
-		await agent.prompt("hello");
-		const snapshot = agent.snapshot();
+		const snapshot = await snapshotAfterPrompt("hello", "hi");
 		await writer.saveSnapshot("alice", { ...snapshot, sessionId: "alice" });
 		// Deleted on purpose; then "Alice" is stored, in the directory that is also "alice"'s where case is folded.
 		await rm(writer.directoryOf("alice"), { recursive: true });
@@ -180,10 +185,7 @@ describe("two session ids that share one directory", () => {
 		// A new session's directory, being made: no `id` file yet.
 		await mkdir(join(root, "Alice"));
 		await shareWithAlice(root);
-		const scripted = createScriptedModel([{ content: "for Alice only" }]);
-		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
-		await agent.prompt("Alice's secret");
-		const snapshot = agent.snapshot();
+		const snapshot = await snapshotAfterPrompt("Alice's secret", "for Alice only");
 		folded.afterJournalRead = async () => {
 			await createFileStore(root, { fsync: "never" }).saveSnapshot("Alice", { ...snapshot, sessionId: "Alice" });
 		};
@@ -200,10 +202,7 @@ describe("two session ids that share one directory", () => {
 			const root = await tempDir();
 			await mkdir(join(root, "Alice"));
 			await shareWithAlice(root);
-			const scripted = createScriptedModel([{ content: "hi" }]);
-			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
-			await agent.prompt("hello");
-			const snapshot = agent.snapshot();
+			const snapshot = await snapshotAfterPrompt("hello", "hi");
 			const results = await Promise.allSettled(["Alice", "alice"].map((id) => createFileStore(root, { fsync: "never" }).saveSnapshot(id, { ...snapshot, sessionId: id })));
 			expect(results.filter((result) => result.status === "fulfilled")).toHaveLength(1);
 			const refused = results.find((result) => result.status === "rejected");
