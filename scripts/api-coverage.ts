@@ -12,6 +12,9 @@ import { Application, type DeclarationReflection, type ProjectReflection, Reflec
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
+/** The kinds of export that must have an `@example` (TypeDoc's names): what a user calls or reads. */
+export const NEEDS_EXAMPLE = /Function|Class|Variable/;
+
 /** One public export, where it comes from, and what its documentation lacks. */
 export interface ExportDocs {
 	/** The import it is exported from (`agentchart`, `agentchart/reply`, ...). */
@@ -80,8 +83,8 @@ export async function exportDocs(): Promise<ExportDocs[]> {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 	const entries = await exportDocs();
 	const undocumented = entries.filter((entry) => !entry.documented);
-	const withoutExample = entries.filter((entry) => entry.documented && !entry.hasExample && /Function|Class/.test(entry.kind));
-	console.log(`${entries.length} exports; ${undocumented.length} undocumented; ${withoutExample.length} functions and classes without @example`);
+	const withoutExample = entries.filter((entry) => entry.documented && !entry.hasExample && NEEDS_EXAMPLE.test(entry.kind));
+	console.log(`${entries.length} exports; ${undocumented.length} undocumented; ${withoutExample.length} functions, classes and constants without @example`);
 	for (const entry of undocumented) console.log(`undocumented  ${entry.module}: ${entry.name} (${entry.kind}, ${entry.file})`);
 	for (const entry of withoutExample) console.log(`no @example   ${entry.module}: ${entry.name} (${entry.kind}, ${entry.file})`);
 }

@@ -77,25 +77,52 @@ function mergeTools(used: readonly AnyAgentTool[], given: readonly AnyAgentTool[
 	return merged;
 }
 
-/** Options of {@link Agent}: pi 0.73.1's, plus agentchart's own (marked "agentchart"). */
+/**
+ * Options of {@link Agent}: pi 0.73.1's, plus agentchart's own (marked "agentchart"). Every option
+ * but `initialState`, `listeners` and `store` is also a public field of the agent, read at the
+ * start of each run.
+ *
+ * @example
+ * const options: AgentOptions = {
+ *   initialState: { model: scripted.model, systemPrompt: "Be brief.", tools: [add] },
+ *   streamFn: scripted.streamFn,
+ *   toolExecution: "sequential",
+ *   compaction: { enabled: true },
+ * };
+ * const agent = new Agent(options);
+ */
 export interface AgentOptions {
 	/** Initial transcript, tools, model, system prompt and thinking level. */
 	initialState?: Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">> | undefined;
+	/** Transcript to LLM messages before each model call. Default: keeps user, assistant and tool result messages, and sends a compaction summary as a user message. */
 	convertToLlm?: ConvertToLlm | undefined;
+	/** Rewrites the transcript before each model call (before `convertToLlm`); gets the run's signal. */
 	transformContext?: TransformContext | undefined;
 	/** Default: pi-ai's `streamSimple` when `@mariozechner/pi-ai` is installed (as in pi). */
 	streamFn?: StreamFn | undefined;
+	/** Resolves the API key for a provider before each model call (for keys that expire); otherwise the stream function reads its own. */
 	getApiKey?: GetApiKey | undefined;
+	/** Passed to every stream call: sees (and may replace) each request body. */
 	onPayload?: SimpleStreamOptions["onPayload"] | undefined;
+	/** Passed to every stream call: gets each response's status and headers. */
 	onResponse?: SimpleStreamOptions["onResponse"] | undefined;
+	/** Asked before each tool call runs, with its validated (mutable) arguments: may block it (`{ block: true, reason? }`), end the run after the batch (`terminate`) or ask a person (`approval: "required"`). */
 	beforeToolCall?: BeforeToolCallHook | undefined;
+	/** Asked after each tool call: `content`, `details`, `isError` and `terminate` it returns replace the result's, field by field. */
 	afterToolCall?: AfterToolCallHook | undefined;
+	/** How many queued steering messages one poll takes: `"one-at-a-time"` (default) or `"all"`. */
 	steeringMode?: QueueMode | undefined;
+	/** How many queued follow-up messages one poll takes: `"one-at-a-time"` (default) or `"all"`. */
 	followUpMode?: QueueMode | undefined;
+	/** Passed to every stream call (providers use it for caching); with a `store`, the name of the stored session. */
 	sessionId?: string | undefined;
+	/** Token budget per thinking level, passed to every stream call. */
 	thinkingBudgets?: ThinkingBudgets | undefined;
+	/** Preferred transport, passed to every stream call (default `"auto"`). */
 	transport?: Transport | undefined;
+	/** Cap on a provider-requested retry delay in ms, passed to every stream call. */
 	maxRetryDelayMs?: number | undefined;
+	/** How the tool calls of one reply run: `"parallel"` (default), `"sequential"`, or `"streaming"` (agentchart: each as soon as it has streamed). */
 	toolExecution?: ToolExecutionMode | undefined;
 	/** agentchart: default tool timeout in ms (default 180000; 0 disables). */
 	toolTimeoutMs?: number | undefined;
@@ -114,11 +141,11 @@ export interface AgentOptions {
 	/** agentchart: listeners added at once (before a restored run goes on: see `Agent.restore`). */
 	listeners?: AgentListener[] | undefined;
 	/**
-	 * agentchart: where the session is kept (`sessionId` names it): every journal entry is appended
-	 * before its effect goes on, and a snapshot saved at a run's start and end, at a wait for
-	 * approval, and after every command (see `durable/store.ts`; `Agent.load` continues a stored
-	 * session). The newest agent opened on a session writes it: an older one's writes are refused
-	 * (`SessionTakenOverError`).
+	 * agentchart: where the session is kept (`sessionId` names it): every effect is journaled before
+	 * it goes on, an ongoing session's prompts and runs' ends are journaled, and a snapshot is saved
+	 * where the journal cannot stand for the agent (a new session, a wait for approval, every
+	 * command; see docs/durable.md; `Agent.load` continues a stored session). The newest agent
+	 * opened on a session writes it: an older one's writes are refused (`SessionTakenOverError`).
 	 */
 	store?: AgentStore | undefined;
 	/** agentchart: how long a tool call may wait for approval before it is rejected, in ms (default: as long as it takes). */
@@ -282,18 +309,31 @@ function unansweredToolCalls(messages: readonly AgentMessage[]): AgentToolCall[]
  * await agent.prompt("What is 2 + 2?");
  */
 export class Agent {
+	/** Transcript to LLM messages before each model call (see {@link AgentOptions.convertToLlm}). */
 	convertToLlm: ConvertToLlm;
+	/** Rewrites the transcript before each model call (see {@link AgentOptions.transformContext}). */
 	transformContext: TransformContext | undefined;
+	/** The stream function of the next model call (see {@link AgentOptions.streamFn}). */
 	streamFn: StreamFn;
+	/** Resolves a provider's API key before each model call (see {@link AgentOptions.getApiKey}). */
 	getApiKey: GetApiKey | undefined;
+	/** Passed to every stream call (see {@link AgentOptions.onPayload}). */
 	onPayload: SimpleStreamOptions["onPayload"] | undefined;
+	/** Passed to every stream call (see {@link AgentOptions.onResponse}). */
 	onResponse: SimpleStreamOptions["onResponse"] | undefined;
+	/** Asked before each tool call runs (see {@link AgentOptions.beforeToolCall}). */
 	beforeToolCall: BeforeToolCallHook | undefined;
+	/** Asked after each tool call (see {@link AgentOptions.afterToolCall}). */
 	afterToolCall: AfterToolCallHook | undefined;
+	/** Passed to every stream call; with a store, the stored session's name (see {@link AgentOptions.sessionId}). */
 	sessionId: string | undefined;
+	/** Token budget per thinking level, passed to every stream call. */
 	thinkingBudgets: ThinkingBudgets | undefined;
+	/** Preferred transport, passed to every stream call. */
 	transport: Transport;
+	/** Cap on a provider-requested retry delay in ms, passed to every stream call. */
 	maxRetryDelayMs: number | undefined;
+	/** How the tool calls of one reply run (see {@link AgentOptions.toolExecution}). */
 	toolExecution: ToolExecutionMode;
 	/** agentchart: default tool timeout in ms (0 disables). */
 	toolTimeoutMs: number;

@@ -62,6 +62,7 @@ export type {
 	ToolCallEntry,
 } from "./machines/types.js";
 export { defaultConvertToLlm } from "./machines/run-helpers.js";
+export { outputLimitResumeText } from "./machines/actions/run.js";
 export { createDefaultStreamFn, defaultLoopConfig, defaultModel, defaultStreamFn, type PiAiLoader } from "./machines/defaults.js";
 export {
 	AssistantMessageEventStream,

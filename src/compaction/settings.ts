@@ -1,12 +1,17 @@
 import type { AgentMessage } from "../types/messages.js";
 
-/** Compaction settings (see the README's "Compaction" section). */
+/**
+ * Compaction settings, the Agent's `compaction` option (see docs/compaction.md).
+ *
+ * @example
+ * const agent = new Agent({ initialState: { model }, streamFn, compaction: { enabled: true, reserveTokens: 2048, keepRecentTokens: 2048 } });
+ */
 export interface CompactionSettings {
 	/** Compact automatically (threshold and overflow). */
 	enabled: boolean;
-	/** Tokens kept free below the context window; compaction starts when the context exceeds window − reserve. */
+	/** Tokens kept free below the context window; compaction starts when the context exceeds window − reserve. Default: 16384. */
 	reserveTokens?: number | undefined;
-	/** Tokens of recent conversation kept verbatim. */
+	/** Tokens of recent conversation kept verbatim. Default: 20000. */
 	keepRecentTokens?: number | undefined;
 	/** Replaces the model call that writes the summary. An empty summary fails the compaction (the history stays). */
 	summarize?: ((request: SummarizeRequest) => Promise<string>) | undefined;

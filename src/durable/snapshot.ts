@@ -12,13 +12,22 @@ import type { AgentMachineConfig, AgentMachineContext, RunContext } from "../mac
 import type { StoredJournalEntry } from "./journal.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 
-/** What every agentchart snapshot says it is. */
+/**
+ * What every agentchart snapshot says it is.
+ *
+ * @example
+ * const stored = JSON.parse(text) as { format?: unknown };
+ * if (stored.format !== SNAPSHOT_FORMAT) throw new Error("not an agentchart snapshot");
+ */
 export const SNAPSHOT_FORMAT = "agentchart.snapshot";
 
 /**
  * The version this agentchart writes (and the newest it reads). 2 added the session's line
  * (`lineage`): an agentchart that reads only 1 would continue such a session without it, and its
  * entries would not be read after.
+ *
+ * @example
+ * agent.snapshot().version === SNAPSHOT_VERSION; // true: a snapshot is written in the newest version
  */
 export const SNAPSHOT_VERSION = 2;
 

@@ -76,7 +76,12 @@ export interface StatechartLayout {
 	initials: InitialMarker[];
 }
 
-/** Text metrics the layout assumes; the visualizer draws with a monospace font of this size. */
+/**
+ * Text metrics the layout assumes; the visualizer draws with a monospace font of this size.
+ *
+ * @example
+ * context.font = `${LAYOUT_FONT.size}px monospace`; // draw labels the way the layout measured them
+ */
 export const LAYOUT_FONT = { size: 12, charWidth: 7.3, lineHeight: 15 } as const;
 
 const PADDING = 14;

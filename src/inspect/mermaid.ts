@@ -1,9 +1,20 @@
 import type { StateMachineLike } from "../types/actor-shapes.js";
 import { type StatechartEdge, type StatechartGraph, type StatechartNode, toStatechartGraph } from "./statechart-graph.js";
 
-/** Markers around the generated diagram in a Markdown file. */
+/**
+ * Markers around the generated diagram in a Markdown file.
+ *
+ * @example
+ * const doc = `# The chart\n\n${DIAGRAM_START}\n${DIAGRAM_END}\n`;
+ * writeFileSync("chart.md", replaceDiagramBlock(doc, toMermaid(agentMachine)) ?? doc);
+ */
 export const DIAGRAM_START = "<!-- diagram:start -->";
-/** See {@link DIAGRAM_START}. */
+/**
+ * The closing marker (see {@link DIAGRAM_START}).
+ *
+ * @example
+ * const hasDiagram = markdown.includes(DIAGRAM_START) && markdown.includes(DIAGRAM_END);
+ */
 export const DIAGRAM_END = "<!-- diagram:end -->";
 
 /** Mermaid ids must be plain words: `agent.running.tool-executing` → `running_tool_executing`. */
@@ -151,7 +162,7 @@ export function replaceDiagramBlock(markdown: string, diagram: string): string |
 }
 
 /**
- * The Mermaid text currently between the README markers (without the code fence), or
+ * The Mermaid text currently between {@link DIAGRAM_START} and {@link DIAGRAM_END} (without the code fence), or
  * undefined when the markers are missing.
  *
  * @example

@@ -6,6 +6,9 @@ import { type AgentContextSummary, type PreviewJson, type PreviewLimits, preview
  * The `@statelyai/inspect` protocol version our records claim. Records are that package's
  * wire format (`@xstate.actor` / `@xstate.event` / `@xstate.snapshot`), so a Stately
  * inspector accepts them as they are; the extra fields (`seq`, `t`, ...) are ignored there.
+ *
+ * @example
+ * console.log(`records in @statelyai/inspect ${STATELY_PROTOCOL_VERSION} format`);
  */
 export const STATELY_PROTOCOL_VERSION = "0.7.2";
 

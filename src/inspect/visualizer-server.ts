@@ -48,7 +48,13 @@ function installedPageDirectory(): string | undefined {
 	}
 }
 
-/** The only interface the server listens on: inspection data stays on this machine. */
+/**
+ * The only interface the server listens on: inspection data stays on this machine.
+ *
+ * @example
+ * const server = await startVisualizerServer({ inspector });
+ * new URL(server.url).hostname === VISUALIZER_HOST; // true
+ */
 export const VISUALIZER_HOST = "127.0.0.1";
 
 /** Options of {@link startVisualizerServer}. */
@@ -142,6 +148,9 @@ function requestPath(request: IncomingMessage): string | undefined {
  * connection still open) would otherwise have every record queued for it in this process, for as
  * long as the agent runs. Past it the page is disconnected; a page that is only slow reconnects
  * and starts again from the history.
+ *
+ * @example
+ * console.log(`a page more than ${MAX_PAGE_BACKLOG_BYTES / 2 ** 20} MiB behind is disconnected`);
  */
 export const MAX_PAGE_BACKLOG_BYTES = 16 * 1024 * 1024;
 

@@ -27,9 +27,11 @@ import { runOnMachine } from "./run-on-machine.js";
  * which is passed to each LLM call.
  */
 export interface AgentLoopConfig extends SimpleStreamOptions {
+	/** The model every call of the run is made to. */
 	model: Model;
 	/** Transcript entries → LLM messages, before each call. */
 	convertToLlm: ConvertToLlm;
+	/** Rewrites the transcript before each call (before `convertToLlm`); gets the run's signal. */
 	transformContext?: TransformContext | undefined;
 	/** Resolves an API key per call (for expiring tokens). */
 	getApiKey?: GetApiKey | undefined;
@@ -41,7 +43,9 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
 	getFollowUpMessages?: (() => Promise<AgentMessage[]>) | undefined;
 	/** "parallel" (default), "sequential", or agentchart's "streaming". */
 	toolExecution?: ToolExecutionMode | undefined;
+	/** Asked before each tool call runs, with its validated (mutable) arguments: may block it or end the run after the batch. */
 	beforeToolCall?: BeforeToolCallHook | undefined;
+	/** Asked after each tool call: the fields it returns replace the result's, field by field. */
 	afterToolCall?: AfterToolCallHook | undefined;
 }
 

@@ -63,7 +63,12 @@ export function createDefaultStreamFn(load: PiAiLoader = loadPiAi): StreamFn {
 	};
 }
 
-/** The default stream function (see {@link createDefaultStreamFn}). */
+/**
+ * The default stream function (see {@link createDefaultStreamFn}).
+ *
+ * @example
+ * const agent = new Agent({ initialState: { model }, streamFn: defaultStreamFn }); // the same as leaving streamFn out
+ */
 export const defaultStreamFn: StreamFn = createDefaultStreamFn();
 
 /**

@@ -260,13 +260,19 @@ export interface RunContext {
 
 /** The agent machine's context. */
 export interface AgentMachineContext extends AgentRunState {
+	/** The loop's settings: the defaults with the input's and the last run's merged in. */
 	config: AgentMachineConfig;
+	/** Steering messages waiting for the next poll, oldest first. */
 	steeringQueue: AgentMessage[];
+	/** Follow-up messages waiting for the run to end, oldest first. */
 	followUpQueue: AgentMessage[];
+	/** How many steering messages one poll takes. */
 	steeringMode: QueueMode;
+	/** How many follow-up messages one poll takes. */
 	followUpMode: QueueMode;
 	/** The run in progress, if any. */
 	run?: RunContext | undefined;
+	/** Whether decision states wait for `delivered` (see {@link AgentMachineInput.awaitDelivery}). */
 	awaitDelivery: boolean;
 	/** Id of the last barrier emitted (a decision state waits for `delivered` with this id). */
 	barrier: number;
@@ -283,9 +289,13 @@ export interface AgentMachineContext extends AgentRunState {
 
 /** Overrides sent with `prompt`/`continue`: the Agent facade sends its state and options each run. */
 export interface RunOverrides {
+	/** Replaces these parts of the transcript, tools, model, system prompt and thinking level before the run. */
 	state?: Partial<AgentRunState> | undefined;
+	/** Merged onto the loop's settings for this run and later ones. */
 	config?: Partial<AgentMachineConfig> | undefined;
+	/** Sets the steering queue's mode before the run. */
 	steeringMode?: QueueMode | undefined;
+	/** Sets the follow-up queue's mode before the run. */
 	followUpMode?: QueueMode | undefined;
 	/** Whether the run waits for deliveries at its decision points (see {@link AgentMachineInput.awaitDelivery}). */
 	awaitDelivery?: boolean | undefined;

@@ -63,6 +63,7 @@ export interface McpServerOptions {
 export interface McpStdioServerConfig extends McpServerOptions {
 	/** The program to run, e.g. `"npx"` or `process.execPath`. */
 	command: string;
+	/** Its arguments, e.g. `["-y", "@modelcontextprotocol/server-everything"]`. */
 	args?: readonly string[] | undefined;
 	/**
 	 * Environment of the server process: as the MCP SDK's stdio transport does, only a safe

@@ -62,7 +62,12 @@ const CUT_ORDER: Record<BreakPreference, CutKind[]> = {
 
 const NON_SPACE = /\S/g;
 
-/** The default chunk sizes, as in OpenClaw. */
+/**
+ * The default chunk sizes, as in OpenClaw.
+ *
+ * @example
+ * const chunker = new BlockChunker({ ...DEFAULT_BLOCK_CHUNKING, maxChars: 2000 }); // a channel with longer messages
+ */
 export const DEFAULT_BLOCK_CHUNKING = { minChars: 800, maxChars: 1200 } as const;
 
 /**

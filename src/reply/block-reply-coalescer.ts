@@ -22,6 +22,7 @@ export interface BlockReplyCoalescing {
 
 /** Options of {@link createBlockReplyCoalescer}. */
 export interface BlockReplyCoalescerOptions {
+	/** When buffered payloads are merged and sent (sizes and idle gap). */
 	coalescing: BlockReplyCoalescing;
 	/** Receives each merged payload. */
 	onFlush: (payload: ReplyPayload) => void;

@@ -7,7 +7,12 @@
 import { createBlockReplyCoalescer, type BlockReplyCoalescer, type BlockReplyCoalescing } from "./block-reply-coalescer.js";
 import type { MaybePromise, ReplyPayload } from "./types.js";
 
-/** The default per-send timeout. */
+/**
+ * The default per-send timeout, in milliseconds.
+ *
+ * @example
+ * const pipeline = createBlockReplyPipeline({ onBlockReply: send, timeoutMs: 2 * DEFAULT_BLOCK_REPLY_TIMEOUT_MS });
+ */
 export const DEFAULT_BLOCK_REPLY_TIMEOUT_MS = 15_000;
 
 /**

@@ -23,6 +23,7 @@ export interface SessionClientOptions {
 export interface CallOptions {
 	/** Restate runs a call with the same key once and answers repeats with its result (a client's retry is safe). */
 	idempotencyKey?: string | undefined;
+	/** Cancels the HTTP request only: the call goes on in Restate (the same `idempotencyKey` again collects its result). */
 	signal?: AbortSignal | undefined;
 }
 

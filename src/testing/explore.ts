@@ -54,6 +54,7 @@ export interface ExploreOptions {
 	 * and a strict comparison of the real chart with the model after every step.
 	 */
 	config?: ModelConfig | undefined;
+	/** agentchart's own walk: compare the real chart with the model strictly after every step (see `config`). */
 	strict?: boolean | undefined;
 }
 

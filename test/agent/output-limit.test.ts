@@ -45,6 +45,13 @@ describe("output limit recovery (outputLimitRecovery, opt-in)", () => {
 		expect(providerRequestViolations(agent.state.messages)).toEqual([]);
 	});
 
+	it("exports the resume instructions from agentchart, as docs/faults.md says, so an application can tell the resume turns from the user's", async () => {
+		const { outputLimitResumeText: exported } = await import("../../src/index.js");
+		expect(typeof exported).toBe("function");
+		expect(exported(false)).toBe(outputLimitResumeText(false));
+		expect(exported(true)).toBe(outputLimitResumeText(true));
+	});
+
 	it("gives up after maxAttempts cut-off replies in a row", async () => {
 		const scripted = createScriptedModel([
 			{ content: "a", stopReason: "length" },

@@ -1,11 +1,11 @@
 /**
  * The API reference (`npm run docs`, TypeDoc) covers the package as users import it: every
  * entry of package.json `exports` is an entry point, and every export of every entry point is
- * documented; functions and classes have an `@example`.
+ * documented; functions, classes and constants have an `@example`.
  */
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { type ExportDocs, exportDocs } from "../../scripts/api-coverage.js";
+import { type ExportDocs, NEEDS_EXAMPLE, exportDocs } from "../../scripts/api-coverage.js";
 
 const root = new URL("../../", import.meta.url);
 
@@ -21,12 +21,12 @@ describe("the API reference", () => {
 		expect([...typedoc.entryPoints].sort()).toEqual(fromExports.sort());
 	});
 
-	it("documents every public export, and gives every function and class an @example", async () => {
+	it("documents every public export, and gives every function, class and constant an @example", async () => {
 		exports = await exportDocs();
 		expect(exports.length).toBeGreaterThan(200);
 		expect(new Set(exports.map((entry) => entry.module))).toEqual(new Set(["agentchart", "agentchart/reply", "agentchart/mcp", "agentchart/inspect", "agentchart/machine", "agentchart/restate", "agentchart/restate/client", "agentchart/testing"]));
 		const describe = (entry: ExportDocs) => `${entry.module}: ${entry.name} (${entry.kind}, ${entry.file})`;
 		expect(exports.filter((entry) => !entry.documented).map(describe)).toEqual([]);
-		expect(exports.filter((entry) => /Function|Class/.test(entry.kind) && !entry.hasExample).map(describe)).toEqual([]);
+		expect(exports.filter((entry) => NEEDS_EXAMPLE.test(entry.kind) && !entry.hasExample).map(describe)).toEqual([]);
 	}, 180_000);
 });

@@ -39,6 +39,28 @@ async function publicMembers(path: string, name: string): Promise<string[]> {
 	return [...new Set(found.members.filter((member) => !hidden(member)).flatMap((member) => nameOf(member) ?? []))];
 }
 
+/** The properties an interface declares itself that have no doc comment of their own. */
+async function undocumentedProperties(path: string, name: string): Promise<string[]> {
+	const file = await sourceFile(path);
+	const found = file.statements.find((statement): statement is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(statement) && statement.name.text === name);
+	if (!found) throw new Error(`no interface ${name} in ${path}`);
+	return found.members.filter((member) => ts.isPropertySignature(member) && ts.getJSDocCommentsAndTags(member).length === 0).flatMap((member) => nameOf(member) ?? []);
+}
+
+/** The `type` of every member of a union type alias of events. */
+async function eventTypes(path: string, name: string): Promise<string[]> {
+	const file = await sourceFile(path);
+	const found = file.statements.find((statement): statement is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(statement) && statement.name.text === name);
+	if (!found) throw new Error(`no type ${name} in ${path}`);
+	const types: string[] = [];
+	const visit = (node: ts.Node): void => {
+		if (ts.isPropertySignature(node) && nameOf(node) === "type" && node.type && ts.isLiteralTypeNode(node.type) && ts.isStringLiteral(node.type.literal)) types.push(node.type.literal.text);
+		ts.forEachChild(node, visit);
+	};
+	visit(found.type);
+	return types;
+}
+
 async function unnamedIn(guide: string, names: string[]): Promise<string[]> {
 	const text = await readFile(new URL(guide, root), "utf8");
 	// In a code span: `name`, `name(...)`, `name: ...`, `Agent.name(...)`, `{ name, ... }`.
@@ -52,6 +74,48 @@ describe("the guides name every option", () => {
 		expect(options.length).toBeGreaterThan(20);
 		expect(members).toEqual(expect.arrayContaining(["prompt", "subscribe", "load", "approve"]));
 		expect(await unnamedIn("docs/agent.md", [...options, ...members])).toEqual([]);
+	});
+
+	it("the API reference: every AgentOptions and AgentLoopConfig option has its own doc comment (docs/agent.md promises it)", async () => {
+		expect(await undocumentedProperties("src/agent.ts", "AgentOptions")).toEqual([]);
+		expect(await undocumentedProperties("src/loop/agent-loop.ts", "AgentLoopConfig")).toEqual([]);
+	});
+
+	it("docs/machine.md: every command the bare machine accepts", async () => {
+		const commands = await eventTypes("src/machines/types.ts", "AgentMachineCommand");
+		expect(commands).toEqual(expect.arrayContaining(["prompt", "abort", "approve"]));
+		const text = await readFile(new URL("docs/machine.md", root), "utf8");
+		const listed = text.slice(text.indexOf("**Events it accepts**"), text.indexOf("**Events it emits**"));
+		expect(commands.filter((command) => !listed.includes(`\`${command}`))).toEqual([]);
+	});
+
+	it("docs/reply.md: every option of subscribeReplies", async () => {
+		const options = await interfaceProperties("src/reply/subscribe-replies-options.ts", "SubscribeRepliesParams");
+		expect(options).toEqual(expect.arrayContaining(["onBlockReply", "blockReplyChunking", "verbose"]));
+		expect(await unnamedIn("docs/reply.md", options)).toEqual([]);
+	});
+
+	it("docs/test-your-agent.md: every option of exploreAgent, fuzzAgent and createFaultyModel", async () => {
+		const options = [
+			...(await interfaceProperties("src/testing/explore.ts", "ExploreOptions")),
+			...(await interfaceProperties("src/testing/fuzz.ts", "FuzzOptions")),
+			...(await interfaceProperties("src/providers/scripted.ts", "ScriptedModelOptions")),
+			...(await interfaceProperties("src/testing/faulty-model.ts", "FaultyModelOptions")),
+		];
+		// agentchart's own walk of its chart, not for users (see their JSDoc).
+		const internal = ["config", "strict"];
+		expect(options).toEqual(expect.arrayContaining(["calls", "restores", "runs", "faults"]));
+		expect(await unnamedIn("docs/test-your-agent.md", options.filter((option) => !internal.includes(option)))).toEqual([]);
+	});
+
+	it("docs/restate.md: every option of createAgentSessions, createSessionClient and createEventHub", async () => {
+		const options = [
+			...(await interfaceProperties("src/restate/session-object.ts", "AgentSessionsOptions")),
+			...(await interfaceProperties("src/restate/client.ts", "SessionClientOptions")),
+			...(await interfaceProperties("src/restate/event-hub.ts", "EventHubOptions")),
+		];
+		expect(options).toEqual(expect.arrayContaining(["agent", "ingressUrl", "maxBufferedBytes"]));
+		expect(await unnamedIn("docs/restate.md", options)).toEqual([]);
 	});
 
 	it("docs/openai-compatible.md: every option of createOpenAICompatibleModel", async () => {

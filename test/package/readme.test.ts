@@ -158,6 +158,32 @@ describe("the README and the guides", () => {
 		expect(broken).toEqual([]);
 	});
 
+	it("list every flag of the demo's --help in CONTRIBUTING.md's row for it", async () => {
+		const { DEMO_USAGE } = await import("../../src/demo/cli-args.js");
+		const contributing = await readFile(join(REPO_ROOT, "CONTRIBUTING.md"), "utf8");
+		const row = contributing.split("\n").find((line) => line.startsWith("| `npm start -- --help`")) ?? "";
+		const flags = [...new Set(DEMO_USAGE.match(/^\s+--[a-z-]+/gm)?.map((flag) => flag.trim()) ?? [])].filter((flag) => flag !== "--help");
+		expect(flags.length).toBeGreaterThan(5);
+		expect(flags.filter((flag) => !row.includes(`\`${flag}`))).toEqual([]);
+	});
+
+	it("name every entry point of package.json exports in the getting-started guide's import table", async () => {
+		const manifest = JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "utf8")) as { exports: Record<string, unknown> };
+		const entries = Object.keys(manifest.exports).filter((subpath) => subpath !== "./package.json").map((subpath) => subpath.replace(/^\./, "agentchart"));
+		const guide = await readFile(join(REPO_ROOT, "docs/getting-started.md"), "utf8");
+		const rows = new Set(guide.split("\n").flatMap((line) => /^\| `(agentchart[^`]*)` \|/.exec(line)?.[1] ?? []));
+		expect(entries.length).toBeGreaterThan(5);
+		expect(entries.filter((entry) => !rows.has(entry))).toEqual([]);
+	});
+
+	it("list every guide in docs/ in the guides' index (docs/README.md)", async () => {
+		const docs = await documents();
+		const linked = new Set(localLinks(docs.get("docs/README.md") ?? "").map((link) => normalize(join("docs", link.split("#")[0] ?? ""))));
+		const guides = [...docs.keys()].filter((file) => file.startsWith("docs/") && file !== "docs/README.md");
+		expect(guides.length).toBeGreaterThan(15);
+		expect(guides.filter((file) => !linked.has(file))).toEqual([]);
+	});
+
 	it("have TypeScript blocks that type-check against the installed package", async () => {
 		const docs = await documents();
 		const blocks = [...docs].flatMap(([file, text]) => typeScriptBlocks(file, text));

@@ -98,10 +98,14 @@ export function closeTurnAsAborted(context: Ctx, enqueue: Enqueue): void {
 }
 
 /**
- * The instruction of a resume turn after a reply cut off by the output token limit.
+ * The instruction of a resume turn after a reply cut off by the output token limit
+ * (`outputLimitRecovery`): the user message the agent adds to the transcript before it calls the
+ * model again. `true` when tool calls were cut off.
  *
  * @example
- * outputLimitResumeText(false); // "Your reply was cut off by the output token limit. ..."
+ * // A chat UI that does not show the resume turns as the user's own messages:
+ * const resumes = new Set([outputLimitResumeText(false), outputLimitResumeText(true)]);
+ * const shown = agent.state.messages.filter((m) => !(m.role === "user" && Array.isArray(m.content) && m.content.length === 1 && m.content[0]?.type === "text" && resumes.has(m.content[0].text)));
  */
 export function outputLimitResumeText(toolCallsCutOff: boolean): string {
 	return toolCallsCutOff
