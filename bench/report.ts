@@ -324,7 +324,7 @@ export function formatDurable(result: DurableResult, checks: TargetCheck[]): str
 	lines.push("");
 	lines.push("The memory store is measured in rounds of its own, a block with it and one without a store back to back: its blocks take milliseconds, and beside a file store's block (its garbage, its disk's callbacks) a ratio would say more about how the file store left the process than about the memory store.");
 	lines.push("");
-	lines.push("A new session saves the agent as its first prompt finds it (nothing is stored yet), one snapshot; after that its runs are journaled (the prompt, and what the run added), so an ongoing session's turn takes no snapshot until the journal after the last one holds 256 entries.");
+	lines.push("A new session saves the agent as its first prompt finds it (nothing is stored yet), one snapshot; after that its runs are journaled (the prompt, and what the run added), so an ongoing session's turn takes no snapshot until the journal after the last one holds 256 entries (or, in a longer transcript, as many as it has messages).");
 	lines.push("");
 	lines.push("The file store's wall time is the disk's: with `fsync: \"always\"` each of a turn's 10 journal entries waits for its flush before the effect goes on; a model call takes hundreds of milliseconds, so the cost shows only against an instant scripted model.");
 	lines.push("");

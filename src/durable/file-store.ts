@@ -24,7 +24,8 @@
  * When a snapshot is saved between runs, the journal entries it has seen are dropped (they are
  * in the transcript); entries numbered after it, if the file has any, are kept. Writes to one
  * session go one at a time, in the order they were asked for (by every file store of the
- * process on that directory).
+ * process on that directory); those of all sessions take turns, a few dozen at once (see
+ * FILE_OPERATIONS_AT_ONCE), so that thousands of sessions do not run the process out of files.
  *
  * One writer per session: a store that opened a session writes it only while the session's
  * `writer` file is the one it put there; once a store of another process opened the session,
@@ -45,7 +46,7 @@ import { randomInt, randomUUID } from "node:crypto";
 import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
-import { flushDirectory, unreadable } from "./file-io.js";
+import { flushDirectory, unreadable, withFileTurn } from "./file-io.js";
 import type { StoredJournalEntry } from "./journal.js";
 import { claimDirectory, directoryName } from "./session-directory.js";
 import { checkJournalEntryShape } from "./snapshot-shape.js";
@@ -132,6 +133,26 @@ const WRITER_PADDING = 4096;
 interface SnapshotFile {
 	crc: string;
 	snapshot: string;
+}
+
+/**
+ * The text of a snapshot file. JavaScript strings hold at most 2^29 - 24 characters (V8's limit,
+ * about 512 MiB) and the file is one string, its snapshot's JSON escaped once more inside it (each
+ * quote in a message's text takes four characters): a transcript of a few hundred megabytes fails
+ * to stringify with a bare "Invalid string length", which says nothing of the session or the cure.
+ */
+function snapshotFileText(sessionId: string, snapshot: AgentSnapshot): string {
+	try {
+		const body = JSON.stringify(snapshot);
+		const file: SnapshotFile = { crc: checksum(body), snapshot: body };
+		return JSON.stringify(file);
+	} catch (error) {
+		if (!(error instanceof RangeError)) throw error;
+		throw new Error(
+			`agentchart: session "${sessionId}" is too large for the file store: its snapshot (${snapshot.machine.context.messages.length} messages) does not fit in one JavaScript string, at most 512 MiB once escaped (${error.message}). Compact the session (agent.compact()), or let tools return less (a summary, the data kept elsewhere)`,
+			{ cause: error },
+		);
+	}
 }
 
 async function readSnapshotFile(path: string): Promise<{ snapshot?: AgentSnapshot; problem?: string }> {
@@ -362,8 +383,10 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	const enqueue = (sessionId: string, write: () => Promise<void>): Promise<void> => {
 		const key = resolve(directoryOf(sessionId));
 		const previous = queues.get(key) ?? Promise.resolve();
-		// A failed write fails its caller; the ones after it still run.
-		const next = previous.catch(() => {}).then(write);
+		// A failed write fails its caller; the ones after it still run. Each waits for its turn among
+		// the process's file operations too: thousands of sessions writing at once would run out of
+		// file descriptors (see FILE_OPERATIONS_AT_ONCE).
+		const next = previous.catch(() => {}).then(() => withFileTurn(write));
 		queues.set(key, next);
 		void next.finally(() => {
 			if (queues.get(key) === next) queues.delete(key);
@@ -560,7 +583,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			let files = currentFiles(dir).path;
 			let read: Awaited<ReturnType<typeof readFiles>>;
 			for (let attempt = 1; ; attempt++) {
-				read = await readFiles(files);
+				read = await withFileTurn(() => readFiles(files));
 				const now = currentFiles(dir).path;
 				if (now === files) break;
 				// Not a read it can vouch for: the directory read may have been removed under it.
@@ -591,10 +614,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 		saveSnapshot(sessionId, snapshot) {
 			return enqueue(sessionId, () =>
 				writing(sessionId, async (dir, files) => {
-					const body = JSON.stringify(snapshot);
-					const file: SnapshotFile = { crc: checksum(body), snapshot: body };
 					const temporary = join(files, `${SNAPSHOT}.tmp`);
-					await writeThrough(temporary, "w", JSON.stringify(file), fsync !== "never");
+					await writeThrough(temporary, "w", snapshotFileText(sessionId, snapshot), fsync !== "never");
 					// Checked again right before the renames, which are what another process reads (see landChecked).
 					landChecked(sessionId, dir, () => {
 						try {

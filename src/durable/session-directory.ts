@@ -16,20 +16,35 @@ export const ID = "id";
 const NAME_MAX = 255;
 
 /**
+ * Names Windows keeps for devices, whatever their extension (`con`, `nul.txt`, `COM1`): a file
+ * or directory of that name is the device (writes to `nul` go nowhere), or cannot be made.
+ */
+const WINDOWS_DEVICE = /^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\.|$)/i;
+
+/** A character as its escape (see {@link directoryName}). */
+function escaped(char: string): string {
+	const code = char.charCodeAt(0);
+	return code < 0x100 ? `%${code.toString(16).padStart(2, "0")}` : `%u${code.toString(16).padStart(4, "0")}`;
+}
+
+/**
  * A session id as a directory name: anything outside [A-Za-z0-9._-] is escaped, so no id leaves
  * the root, and each escape has one width for its kind (`%` and two hex digits up to U+00FF, `%u`
  * and four for each UTF-16 unit above), so no two ids share a name. A name longer than a file
  * name may be (an id of 256 characters, or of 43 escaped above U+00FF) is its start, `~`, and a
- * SHA-256 of the whole name: `~` is escaped in every other name, so no id's name meets it.
+ * SHA-256 of the whole name: `~` is escaped in every other name, so no id's name meets it. On
+ * Windows (`platform` "win32"), a device's name has its first character escaped (`con` is
+ * `%63on`) and a last dot its escape (Windows drops it, so `a.` would be `a`'s directory).
+ *
+ * @example
+ * directoryName("../etc"); // "%2e%2e%2fetc"
+ * directoryName("con", "win32"); // "%63on"
  */
-export function directoryName(sessionId: string): string {
+export function directoryName(sessionId: string, platform: NodeJS.Platform = process.platform): string {
 	if (sessionId.length === 0) throw new Error("agentchart: a session id cannot be empty");
-	const name = sessionId
-		.replace(/[^A-Za-z0-9._-]/g, (char) => {
-			const code = char.charCodeAt(0);
-			return code < 0x100 ? `%${code.toString(16).padStart(2, "0")}` : `%u${code.toString(16).padStart(4, "0")}`;
-		})
-		.replace(/^\.+/, (dots) => "%2e".repeat(dots.length));
+	let name = sessionId.replace(/[^A-Za-z0-9._-]/g, escaped).replace(/^\.+/, (dots) => "%2e".repeat(dots.length));
+	// Only there: elsewhere these are plain names, and sessions stored under them keep their directories.
+	if (platform === "win32") name = name.replace(WINDOWS_DEVICE, (device) => `${escaped(device)}${device.slice(1)}`).replace(/\.$/, "%2e");
 	if (name.length <= NAME_MAX) return name;
 	// Of the escaped name, not the id: UTF-8 would encode two different lone surrogates alike.
 	const hash = createHash("sha256").update(name).digest("hex");

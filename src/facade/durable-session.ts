@@ -16,9 +16,23 @@ import { type AgentStore, SessionTakenOverError } from "../durable/store.js";
 /**
  * How many journal entries a store may hold after its snapshot before a run's end is saved as a
  * snapshot instead of journaled: a restore applies the journal, and a file store keeps it in one
- * file. About 25 runs of a few tool calls each.
+ * file. About 25 runs of a few tool calls each. A longer transcript allows as many entries as it
+ * has messages (see {@link snapshotDue}).
  */
 export const JOURNAL_ENTRIES_BEFORE_SNAPSHOT = 256;
+
+/**
+ * Whether the journal since the last snapshot is long enough for a snapshot to take its place.
+ * A snapshot holds the whole transcript: one every 256 entries made a long session write its
+ * transcript again every 25 runs or so, bytes that grew with the square of its length (a
+ * 1,200-message session of 100 KB tool results wrote 210 MB for its 30 MB). As many entries as
+ * the transcript has messages (a run journals about two per message it adds) let the transcript
+ * grow by half between two snapshots, so that what they write adds up to a few times the
+ * transcript, and a restore reads a journal no longer than about the snapshot.
+ */
+export function snapshotDue(entriesSince: number, transcriptLength: number): boolean {
+	return entriesSince >= Math.max(JOURNAL_ENTRIES_BEFORE_SNAPSHOT, transcriptLength);
+}
 
 /**
  * Which agent writes each stored session in this process: the newest that opened it (`new Agent`,
@@ -573,7 +587,7 @@ export class DurableSession {
 	 */
 	endRun(base: PlainAgentContext, entry: RunEnd, after: PlainAgentContext, failed: () => void): boolean {
 		const between = this.#between;
-		if (!between || between.context !== base || this.#saveRequested || this.#broken !== undefined || this.#entriesSince >= JOURNAL_ENTRIES_BEFORE_SNAPSHOT) return false;
+		if (!between || between.context !== base || this.#saveRequested || this.#broken !== undefined || snapshotDue(this.#entriesSince, after.messages.length)) return false;
 		this.#between = { context: after, from: between.from };
 		const written = this.journal.append(entry);
 		if (written)
@@ -603,7 +617,7 @@ export class DurableSession {
 			this.#takenOver = error;
 			this.onTakenOver?.();
 		}
-		const message = error instanceof SessionTakenOverError ? `could not ${what}: ${error.message.replace(/^agentchart: /, "")}` : `the store could not ${what}: ${error instanceof Error ? error.message : String(error)}`;
+		const message = error instanceof SessionTakenOverError ? `could not ${what}: ${error.message.replace(/^agentchart: /, "")}` : `the store could not ${what}: ${error instanceof Error ? error.message.replace(/^agentchart: /, "") : String(error)}`;
 		this.problems.push(message);
 		this.#failedWrites.push(message);
 		this.#broken = message;

@@ -235,7 +235,9 @@ function* chunks(text: string, size: number): Generator<string> {
 
 function estimateUsage(context: Context, output: AssistantMessage, given: ScriptedReply["usage"]): Usage {
 	let inputChars = context.systemPrompt?.length ?? 0;
-	for (const message of context.messages) inputChars += JSON.stringify(message.content).length;
+	// Only when it is to be estimated: a whole transcript as JSON at every call made each turn of a
+	// long session cost its length (a benchmark of one measured this, not the agent).
+	if (given?.input === undefined) for (const message of context.messages) inputChars += JSON.stringify(message.content).length;
 	let outputChars = 0;
 	for (const block of output.content) {
 		outputChars += block.type === "text" ? block.text.length : block.type === "thinking" ? block.thinking.length : JSON.stringify(block.arguments).length;
