@@ -5,6 +5,7 @@ import type { StreamFn } from "../types/stream.js";
 import { defaultConvertToLlm } from "./run-helpers.js";
 import type { AgentMachineConfig } from "./types.js";
 import { loopConfigData } from "../durable/snapshot.js";
+import { isMissingPeer, loadOptionalPeer, peerInstallCommand, type OptionalPeerUse } from "../util/optional-peer.js";
 
 /**
  * The placeholder model of a new agent (pi uses the same "unknown" model).
@@ -39,6 +40,16 @@ export type PiAiLoader = () => Promise<{ streamSimple: StreamFn }>;
 // pi-ai is an optional peer dependency: imported by name at run time, so nothing needs it installed.
 const loadPiAi: PiAiLoader = () => import(["@mariozechner", "pi-ai"].join("/")) as Promise<{ streamSimple: StreamFn }>;
 
+/** Who needs pi-ai, for the message of a failed load. */
+const piAiPeer: OptionalPeerUse = { feature: "the default stream function of Agent (agentchart)", peer: "@mariozechner/pi-ai" };
+
+function noStreamFnMessage(model: Model, loadError: Error): string {
+	const advice = `No stream function for model "${model.id}" (api "${model.api}"): pass streamFn (for example streamAnthropic, streamOpenAICompletions or a pi-ai stream function) to the Agent`;
+	// Installed but not usable (another major version, a broken install): "install it" alone would not help.
+	if (!isMissingPeer(loadError.cause, piAiPeer.peer)) return `${advice}; pi-ai's providers (the default) are not available: ${loadError.message}`;
+	return `${advice}, or install @mariozechner/pi-ai to use its providers (\`${peerInstallCommand(piAiPeer)}\`).`;
+}
+
 /**
  * The stream function of an agent given none, as in pi: pi-ai's `streamSimple` (its provider
  * registry) when `@mariozechner/pi-ai` is installed, loaded on the first call; otherwise an
@@ -48,18 +59,15 @@ const loadPiAi: PiAiLoader = () => import(["@mariozechner", "pi-ai"].join("/")) 
  * const agent = new Agent({ initialState: { model } }); // pi-ai's providers when installed
  */
 export function createDefaultStreamFn(load: PiAiLoader = loadPiAi): StreamFn {
-	let loaded: Promise<StreamFn | undefined> | undefined;
+	let loaded: Promise<StreamFn | Error> | undefined;
 	return async (model, context, options) => {
-		loaded ??= load().then(
-			(module) => (typeof module.streamSimple === "function" ? module.streamSimple : undefined),
-			() => undefined,
+		loaded ??= loadOptionalPeer(piAiPeer, load, ["streamSimple"]).then(
+			(module) => module.streamSimple,
+			(error: unknown) => (error instanceof Error ? error : new Error(String(error))),
 		);
 		const streamSimple = await loaded;
-		if (streamSimple) return streamSimple(model, context, options);
-		return errorStream(
-			model,
-			`No stream function for model "${model.id}" (api "${model.api}"): pass streamFn (for example streamAnthropic, streamOpenAICompletions or a pi-ai stream function) to the Agent, or install @mariozechner/pi-ai to use its providers.`,
-		);
+		if (typeof streamSimple === "function") return streamSimple(model, context, options);
+		return errorStream(model, noStreamFnMessage(model, streamSimple));
 	};
 }
 

@@ -2,8 +2,10 @@ import { createActor, type Actor, type SnapshotFrom } from "xstate";
 import type { ActorSystemLike, InspectableActorRef, SubscriptionLike } from "../types/actor-shapes.js";
 import type { McpCallResult } from "./content.js";
 import { mcpConnectionMachine } from "./connection-machine.js";
-import { errorMessage, isConnectionLoss, McpSessionClosedError } from "./errors.js";
-import { McpSession, type McpCallOptions } from "./session.js";
+import { errorMessage, McpSessionClosedError } from "./errors.js";
+import { loadMcpSdk } from "./sdk.js";
+import type { McpCallOptions } from "./call-options.js";
+import { McpSession } from "./session.js";
 import { resolveConnectionSettings } from "./settings.js";
 import type { McpClientInfo, McpConnectionState, McpServerConfig, McpServerStatus, McpToolInfo } from "./types.js";
 
@@ -81,7 +83,10 @@ export class McpConnection {
 
 	private async openSession(signal: AbortSignal): Promise<McpSession> {
 		for (const session of this.sessions) if (session.isClosed) this.sessions.delete(session);
-		const session = new McpSession(this.server, this.config, this.clientInfo);
+		const sdk = await loadMcpSdk();
+		// A close while the SDK loaded must not be followed by a start.
+		signal.throwIfAborted();
+		const session = new McpSession(this.server, this.config, sdk, this.clientInfo);
 		this.sessions.add(session);
 		await session.connect(signal);
 		return session;
@@ -165,7 +170,7 @@ export class McpConnection {
 			if (error instanceof McpSessionClosedError) {
 				throw new Error(`MCP server "${this.server}" was closed by the application during the call (close()); the tool may or may not have run`, { cause: error });
 			}
-			if (isConnectionLoss(error)) {
+			if (session.isConnectionLoss(error)) {
 				throw new Error(
 					`MCP server "${this.server}" was disconnected during the call (${errorMessage(error)}); the tool may or may not have run`,
 					{ cause: error },

@@ -1,5 +1,4 @@
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { McpSdk } from "./sdk.js";
 
 /**
  * Which errors mean the connection to a server is gone, rather than one request failing.
@@ -41,16 +40,18 @@ function codeOf(error: unknown): unknown {
 
 /**
  * True when an error from the MCP SDK means the session is unusable and must be opened again.
+ * `sdk` is the loaded SDK (see `loadMcpSdk`), whose error classes are recognised.
  *
  * @example
- * isConnectionLoss(new McpError(ErrorCode.ConnectionClosed, "Connection closed")); // true
- * isConnectionLoss(new McpError(ErrorCode.InvalidParams, "bad arguments"));          // false
+ * const sdk = await loadMcpSdk();
+ * isConnectionLoss(new sdk.McpError(sdk.ErrorCode.ConnectionClosed, "Connection closed"), sdk); // true
+ * isConnectionLoss(new sdk.McpError(sdk.ErrorCode.InvalidParams, "bad arguments"), sdk);          // false
  */
-export function isConnectionLoss(error: unknown): boolean {
+export function isConnectionLoss(error: unknown, sdk: Pick<McpSdk, "ErrorCode" | "McpError" | "StreamableHTTPError">): boolean {
 	// -32000 is also in JSON-RPC's range for servers' own errors: only the SDK's own close counts.
-	if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed && error.message.includes("Connection closed");
+	if (error instanceof sdk.McpError) return error.code === sdk.ErrorCode.ConnectionClosed && error.message.includes("Connection closed");
 	// The server no longer knows the session id: it restarted, or expired the session.
-	if (error instanceof StreamableHTTPError) return error.code === 404;
+	if (error instanceof sdk.StreamableHTTPError) return error.code === 404;
 	for (let cause: unknown = error, depth = 0; cause !== undefined && cause !== null && depth < 4; depth++) {
 		const code = codeOf(cause);
 		if (typeof code === "string" && LOST_CONNECTION_CODES.has(code)) return true;

@@ -3,6 +3,7 @@ import { toolPrefixFor } from "./names.js";
 import { McpToolCatalog, type CatalogResult, type CatalogSource } from "./tool-catalog.js";
 import type { McpAgentTool } from "./tool-adapter.js";
 import type { McpClientInfo, McpProblem, McpServerConfig, McpServerStatus } from "./types.js";
+import { loadMcpSdk } from "./sdk.js";
 
 /**
  * Options of {@link connectMcpServers}.
@@ -286,6 +287,9 @@ class ConnectedMcpServers implements McpServers {
  */
 export async function connectMcpServers(options: ConnectMcpServersOptions): Promise<McpServers> {
 	const servers = new ConnectedMcpServers(options);
+	// Before any connection starts: without the SDK this rejects once, saying what to install,
+	// rather than with one "could not connect" line per server and the reason lost in a string.
+	await loadMcpSdk();
 	await servers.start();
 	return servers;
 }

@@ -1,10 +1,11 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError, ProgressNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { McpCallOptions, McpProgress } from "./call-options.js";
 import type { McpCallResult } from "./content.js";
 import { errorMessage, isConnectionLoss, McpSessionClosedError } from "./errors.js";
 import type { McpClientInfo, McpServerConfig, McpStdioServerConfig, McpToolInfo } from "./types.js";
 import { exitReasonFromStderr } from "./stderr-summary.js";
+import type { McpSdk } from "./sdk.js";
 import { createStdioTransport, type StdioProcessTransport } from "./stdio-transport.js";
 
 /**
@@ -33,23 +34,6 @@ export interface SessionListener {
 	toolsChanged(): void;
 }
 
-/** A progress notification for a call. */
-export interface McpProgress {
-	progress: number;
-	total?: number | undefined;
-	message?: string | undefined;
-}
-
-/** Options of one `tools/call`. */
-export interface McpCallOptions {
-	/** Cancels the request (`notifications/cancelled` is sent to the server). */
-	signal?: AbortSignal | undefined;
-	/** Time limit in milliseconds; none when undefined or 0. */
-	timeoutMs?: number | undefined;
-	/** Asks the server for progress notifications and receives them. */
-	onProgress?: ((progress: McpProgress) => void) | undefined;
-}
-
 let nextSessionId = 1;
 
 function isStdio(config: McpServerConfig): config is McpStdioServerConfig {
@@ -65,8 +49,10 @@ function asRecord(value: unknown): Readonly<Record<string, unknown>> | undefined
  * `close` ends it (and its process tree) and is safe to call any number of times, at any point,
  * before `connect` too.
  *
+ * The SDK is passed in, loaded (`loadMcpSdk`): the session's constructor cannot wait for it.
+ *
  * @example
- * const session = new McpSession("everything", { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] });
+ * const session = new McpSession("everything", { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }, await loadMcpSdk());
  * await session.connect(AbortSignal.timeout(30_000));
  * const tools = await session.listTools();
  * await session.close();
@@ -99,20 +85,21 @@ export class McpSession {
 	constructor(
 		readonly server: string,
 		config: McpServerConfig,
+		private readonly sdk: McpSdk,
 		clientInfo: McpClientInfo = { name: "agentchart", version: "0.1.0" },
 	) {
-		this.client = new Client(clientInfo, { capabilities: {} });
+		this.client = new sdk.Client(clientInfo, { capabilities: {} });
 		if (isStdio(config)) this.transport = this.stdio = this.stdioTransport(config);
 		else this.transport = this.httpTransport(config.url, config.headers);
 		this.client.onclose = () => this.markLost(this.closedReason());
 		this.client.onerror = (error) => {
-			if (isConnectionLoss(error)) this.markLost(errorMessage(error));
+			if (this.isConnectionLoss(error)) this.markLost(errorMessage(error));
 		};
 		// Replaces the SDK's own progress routing, which drops a call's last notification when
 		// it arrives together with the result (notifications are handled a microtask later, and
 		// the SDK forgets the call's handler as soon as the result is in). Here a call's route
 		// lives until its caller has seen the result.
-		this.client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+		this.client.setNotificationHandler(sdk.ProgressNotificationSchema, (notification) => {
 			const { progressToken, progress, total, message } = notification.params;
 			const route = this.progressRoutes.get(String(progressToken));
 			if (!route) return;
@@ -121,7 +108,7 @@ export class McpSession {
 			if (message !== undefined) update.message = message;
 			route(update);
 		});
-		this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+		this.client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => {
 			if (this.listener) this.listener.toolsChanged();
 			else this.toolsChangedPending = true;
 		});
@@ -129,7 +116,7 @@ export class McpSession {
 
 	private stdioTransport(config: McpStdioServerConfig): StdioProcessTransport {
 		const forward = config.stderr ?? "inherit";
-		return createStdioTransport({
+		return createStdioTransport(this.sdk, {
 			command: config.command,
 			args: config.args ?? [],
 			env: config.env,
@@ -144,7 +131,12 @@ export class McpSession {
 	}
 
 	private httpTransport(url: string | URL, headers: Readonly<Record<string, string>> | undefined): StreamableHTTPClientTransport {
-		return new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers: { ...headers } } } : undefined);
+		return new this.sdk.StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers: { ...headers } } } : undefined);
+	}
+
+	/** True when an error of this session's SDK means the connection is gone (see `isConnectionLoss`). */
+	isConnectionLoss(error: unknown): boolean {
+		return isConnectionLoss(error, this.sdk);
 	}
 
 	/** The server process id (stdio), while it runs. */
@@ -180,7 +172,7 @@ export class McpSession {
 	private closedError(): Error {
 		if (this.lostReason === undefined) return new McpSessionClosedError(this.server);
 		// What the SDK says for a lost connection, so that it is recognised as one.
-		return new McpError(ErrorCode.ConnectionClosed, `Connection closed: ${this.lostReason}`);
+		return new this.sdk.McpError(this.sdk.ErrorCode.ConnectionClosed, `Connection closed: ${this.lostReason}`);
 	}
 
 	/**
@@ -274,7 +266,7 @@ export class McpSession {
 				}),
 			);
 		} catch (error) {
-			if (isConnectionLoss(error)) this.markLost(errorMessage(error));
+			if (this.isConnectionLoss(error)) this.markLost(errorMessage(error));
 			throw error;
 		} finally {
 			if (progressToken !== undefined) this.progressRoutes.delete(progressToken);
@@ -313,7 +305,7 @@ export class McpSession {
 		this.listener = undefined;
 		for (const request of this.requestsInFlight) request.abort(this.closedError());
 		const transport = this.transport;
-		if (transport instanceof StreamableHTTPClientTransport && this.lostReason === undefined && transport.sessionId !== undefined) {
+		if (transport instanceof this.sdk.StreamableHTTPClientTransport && this.lostReason === undefined && transport.sessionId !== undefined) {
 			let timer: ReturnType<typeof setTimeout> | undefined;
 			await Promise.race([
 				transport.terminateSession().catch(() => undefined),

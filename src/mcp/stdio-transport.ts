@@ -12,11 +12,14 @@
  */
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { ReadBuffer } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { signalProcessGroup, trackProcessGroup } from "./process-groups.js";
+import type { McpSdk } from "./sdk.js";
+
+/** What the stdio transports take from the SDK (loaded by the caller: see `loadMcpSdk`). */
+export type StdioSdk = Pick<McpSdk, "getDefaultEnvironment" | "ReadBuffer" | "serializeMessage" | "StdioClientTransport">;
 
 /** What starts a stdio server. */
 export interface StdioServerParameters {
@@ -76,8 +79,9 @@ function delay(ms: number): Promise<void> {
  *   most). It returns the same promise every time.
  *
  * @example
- * const transport = new ProcessGroupStdioTransport({ command: "sh", args: ["-c", "node server.js"], onStderr: (text) => process.stderr.write(text) });
- * const client = new Client({ name: "app", version: "1.0.0" });
+ * const sdk = await loadMcpSdk();
+ * const transport = new ProcessGroupStdioTransport(sdk, { command: "sh", args: ["-c", "node server.js"], onStderr: (text) => process.stderr.write(text) });
+ * const client = new sdk.Client({ name: "app", version: "1.0.0" });
  * await client.connect(transport);
  * await client.close(); // ends sh, node, and whatever node started
  */
@@ -87,7 +91,7 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 	onmessage?: Transport["onmessage"];
 
 	private child: ServerProcess | undefined;
-	private readonly readBuffer = new ReadBuffer();
+	private readonly readBuffer: ReadBuffer;
 	private leaderExited = false;
 	/**
 	 * True once the group was seen gone. Its id is then free for the kernel to give to a new
@@ -100,7 +104,12 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 	private untrack: (() => void) | undefined;
 	private drainTimer: ReturnType<typeof setTimeout> | undefined;
 
-	constructor(private readonly parameters: StdioServerParameters) {}
+	constructor(
+		private readonly sdk: StdioSdk,
+		private readonly parameters: StdioServerParameters,
+	) {
+		this.readBuffer = new sdk.ReadBuffer();
+	}
 
 	get pid(): number | null {
 		return this.child?.pid !== undefined && !this.leaderExited ? this.child.pid : null;
@@ -111,7 +120,7 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 		if (this.child) return Promise.reject(new Error("the stdio transport is already started"));
 		const { command, args, env, cwd, onStderr } = this.parameters;
 		const child = spawn(command, [...args], {
-			env: { ...getDefaultEnvironment(), ...env },
+			env: { ...this.sdk.getDefaultEnvironment(), ...env },
 			...(cwd !== undefined ? { cwd } : {}),
 			stdio: ["pipe", "pipe", "pipe"],
 			// setsid(): the server leads a process group, and everything it starts joins it.
@@ -157,7 +166,7 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 		if (!stdin || this.closing || this.ended || !stdin.writable) return Promise.reject(new Error("Not connected"));
 		// Resolves once written (or refused), so a full pipe holds the sender back.
 		return new Promise((resolve, reject) => {
-			stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+			stdin.write(this.sdk.serializeMessage(message), (error) => (error ? reject(error) : resolve()));
 		});
 	}
 
@@ -246,12 +255,13 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
  * `StdioClientTransport` on Windows (no process groups to signal).
  *
  * @example
- * const transport = createStdioTransport({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"], onStderr: () => {} });
- * await new Client({ name: "app", version: "1.0.0" }).connect(transport);
+ * const sdk = await loadMcpSdk();
+ * const transport = createStdioTransport(sdk, { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"], onStderr: () => {} });
+ * await new sdk.Client({ name: "app", version: "1.0.0" }).connect(transport);
  */
-export function createStdioTransport(parameters: StdioServerParameters): StdioProcessTransport {
-	if (process.platform !== "win32") return new ProcessGroupStdioTransport(parameters);
-	const transport = new StdioClientTransport({
+export function createStdioTransport(sdk: StdioSdk, parameters: StdioServerParameters): StdioProcessTransport {
+	if (process.platform !== "win32") return new ProcessGroupStdioTransport(sdk, parameters);
+	const transport = new sdk.StdioClientTransport({
 		command: parameters.command,
 		args: [...parameters.args],
 		...(parameters.env ? { env: { ...parameters.env } } : {}),

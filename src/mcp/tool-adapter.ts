@@ -1,7 +1,7 @@
 import type { AgentTool, AgentToolResult, AgentToolUpdateCallback } from "../types/agent.js";
 import type { ToolParameters } from "../types/model.js";
 import { mapCallToolResult, resultText, type McpCallResult } from "./content.js";
-import type { McpCallOptions, McpProgress } from "./session.js";
+import type { McpCallOptions, McpProgress } from "./call-options.js";
 import type { McpToolDetails, McpToolInfo, McpToolResultDetails } from "./types.js";
 
 /** What an MCP tool needs from its server's connection. */

@@ -12,6 +12,7 @@ import type { OpenAI } from "openai";
 import type { Model, StreamOptions } from "../types/model.js";
 import { detectOpenAICompatibleServer, type ResolvedOpenAICompat } from "./openai-compat.js";
 import { sdkWillRetry } from "./sdk-retry.js";
+import { isMissingPeer, loadOptionalPeer, missingPeerMessage, type OptionalPeerUse } from "../util/optional-peer.js";
 
 /** The `openai` module, loaded on the first call so that importing agentchart does not load it. */
 export type OpenAISdk = typeof import("openai");
@@ -30,14 +31,11 @@ const maxErrorBodyBytes = 64 * 1024;
 let sdkPromise: Promise<OpenAISdk> | undefined;
 let missingSdkWarned = false;
 
-/** The message when `openai` is not installed: it is an optional peer, so nothing installed it. */
-export const missingOpenAISdkMessage =
-	'streamOpenAICompletions needs the "openai" package, which is not installed: run `npm install openai` (an optional peer dependency of agentchart)';
+/** Who needs `openai`, for the messages of a failed load. */
+const openAIPeer: OptionalPeerUse = { feature: "streamOpenAICompletions (agentchart)", peer: "openai" };
 
-function isMissingPackage(error: unknown): boolean {
-	const code = (error as { code?: unknown } | null)?.code;
-	return (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes("openai");
-}
+/** The message when `openai` is not installed: it is an optional peer, so nothing installed it. */
+export const missingOpenAISdkMessage = missingPeerMessage(openAIPeer);
 
 /**
  * Loads the `openai` package once. A failed load is not cached, so installing the package
@@ -49,17 +47,13 @@ function isMissingPackage(error: unknown): boolean {
  * const { OpenAI } = await loadOpenAISdk();
  */
 export function loadOpenAISdk(): Promise<OpenAISdk> {
-	sdkPromise ??= import("openai").catch((error: unknown) => {
+	sdkPromise ??= loadOptionalPeer(openAIPeer, () => import("openai"), ["OpenAI", "APIError", "APIConnectionError", "APIConnectionTimeoutError", "APIUserAbortError"]).catch((error: unknown) => {
 		sdkPromise = undefined;
-		if (isMissingPackage(error)) {
-			if (!missingSdkWarned && typeof process !== "undefined" && typeof process.emitWarning === "function") {
-				missingSdkWarned = true;
-				process.emitWarning(missingOpenAISdkMessage, { code: "AGENTCHART_OPENAI_MISSING" });
-			}
-			throw new Error(missingOpenAISdkMessage, { cause: error });
+		if (isMissingPeer((error as Error).cause, "openai") && !missingSdkWarned && typeof process !== "undefined" && typeof process.emitWarning === "function") {
+			missingSdkWarned = true;
+			process.emitWarning(missingOpenAISdkMessage, { code: "AGENTCHART_OPENAI_MISSING" });
 		}
-		const reason = error instanceof Error ? error.message : String(error);
-		throw new Error(`The "openai" package could not be loaded (npm install openai): ${reason}`, { cause: error });
+		throw error;
 	});
 	return sdkPromise;
 }

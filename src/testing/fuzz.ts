@@ -9,6 +9,7 @@ import type { FaultKind } from "./faulty-model.js";
 import { FUZZ_FAULTS, type FuzzCommand, type FuzzScenario, runFuzzScenario } from "./fuzz-run.js";
 import type { SampleCall } from "./model/fixtures.js";
 import { installRunGuards } from "./run-guards.js";
+import { loadOptionalPeer } from "../util/optional-peer.js";
 import { type AgentViolation, formatViolation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
 
@@ -62,12 +63,13 @@ export interface FuzzReport {
 type FastCheck = typeof import("fast-check");
 
 async function loadFastCheck(): Promise<FastCheck> {
-	try {
+	const load = async (): Promise<FastCheck> => {
 		const loaded = (await import("fast-check")) as FastCheck & { default?: FastCheck };
 		return loaded.default ?? loaded;
-	} catch {
-		throw new Error("agentchart/testing: fuzzAgent needs fast-check, an optional peer dependency: npm install --save-dev fast-check");
-	}
+	};
+	// What the scenarios use: a fast-check of another major version may lack one.
+	const used = ["array", "asyncProperty", "boolean", "check", "constant", "constantFrom", "integer", "oneof", "record"] as const;
+	return loadOptionalPeer({ feature: "agentchart/testing (fuzzAgent)", peer: "fast-check", dev: true }, load, used);
 }
 
 function scenarioArbitrary(fc: FastCheck, samples: number, faults: readonly FaultKind[], restarts: boolean): import("fast-check").Arbitrary<FuzzScenario> {

@@ -68,7 +68,7 @@ describe("createDefaultStreamFn without pi-ai", () => {
 		let loads = 0;
 		const streamFn = createDefaultStreamFn(async () => {
 			loads++;
-			throw new Error("Cannot find package '@mariozechner/pi-ai'");
+			throw Object.assign(new Error("Cannot find package '@mariozechner/pi-ai' imported from /app/node_modules/agentchart/dist/machines/defaults.js"), { code: "ERR_MODULE_NOT_FOUND" });
 		});
 		const agent = new Agent({ initialState: { model: defaultModel() }, streamFn });
 		await agent.prompt("hi");
@@ -78,15 +78,18 @@ describe("createDefaultStreamFn without pi-ai", () => {
 		for (const reply of replies) {
 			expect(reply.stopReason).toBe("error");
 			expect(reply.errorMessage).toContain("pass streamFn");
-			expect(reply.errorMessage).toContain("install @mariozechner/pi-ai");
+			expect(reply.errorMessage).toContain("install @mariozechner/pi-ai to use its providers (`npm install @mariozechner/pi-ai@^0.73.1`)");
 		}
 		expect(loads).toBe(1);
 	});
 
-	it("treats a pi-ai without streamSimple as absent", async () => {
+	it("says that an installed pi-ai without streamSimple (another version) cannot be used, rather than to install it", async () => {
 		const streamFn = createDefaultStreamFn(async () => ({}) as never);
 		const agent = new Agent({ initialState: { model: defaultModel() }, streamFn });
 		await agent.prompt("hi");
-		expect((agent.state.messages.at(-1) as AssistantMessage).errorMessage).toContain("pass streamFn");
+		const message = (agent.state.messages.at(-1) as AssistantMessage).errorMessage;
+		expect(message).toContain("pass streamFn");
+		expect(message).toContain('cannot use the installed "@mariozechner/pi-ai" package: it has no streamSimple');
+		expect(message).toContain("agentchart needs @mariozechner/pi-ai@^0.73.1");
 	});
 });

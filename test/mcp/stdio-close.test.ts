@@ -14,9 +14,12 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectMcpServers, type McpServers } from "../../src/mcp/index.js";
+import { loadMcpSdk } from "../../src/mcp/sdk.js";
 import { McpSession } from "../../src/mcp/session.js";
 import { ProcessGroupStdioTransport } from "../../src/mcp/stdio-transport.js";
 import { childPids, Cleanup, exists, killIfAlive, readServerPids, stubbornServer, toolNamed, waitUntil, withTimeout } from "./helpers.js";
+
+const sdk = await loadMcpSdk();
 
 const SESSION_HOST = fileURLToPath(new URL("./fixtures/session-host.ts", import.meta.url));
 
@@ -46,7 +49,7 @@ function newPidFile(): string {
 }
 
 function openSession(flags: string[] = []): McpSession {
-	const session = new McpSession("stubborn", stubbornServer(newPidFile(), flags));
+	const session = new McpSession("stubborn", stubbornServer(newPidFile(), flags), sdk);
 	cleanup.add(() => session.close());
 	return session;
 }
@@ -215,7 +218,7 @@ function startLeaderWithPid(pid: number): ChildProcess | undefined {
 
 describe("a stdio server whose process group has ended", () => {
 	it.skipIf(!canChooseNextPid())("is not signalled again by close(): its group id may now be another process's group", async () => {
-		const transport = new ProcessGroupStdioTransport({ command: "sh", args: ["-c", "exit 0"], onStderr: () => undefined });
+		const transport = new ProcessGroupStdioTransport(sdk, { command: "sh", args: ["-c", "exit 0"], onStderr: () => undefined });
 		const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
 		await transport.start();
 		const pgid = (transport as unknown as { child: ChildProcess }).child.pid!;

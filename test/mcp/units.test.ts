@@ -7,6 +7,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { toStatechartGraph } from "../../src/inspect/statechart-graph.js";
 import { isConnectionLoss } from "../../src/mcp/errors.js";
+import { loadMcpSdk } from "../../src/mcp/sdk.js";
 import { agentToolName, mapCallToolResult, mcpConnectionChart, toolPrefixFor } from "../../src/mcp/index.js";
 import { backoffDelay, resolveConnectionSettings } from "../../src/mcp/settings.js";
 
@@ -71,13 +72,14 @@ describe("content mapping", () => {
 });
 
 describe("connection loss", () => {
-	it("is the SDK's own close, a refused connection, or an unknown HTTP session; not a server's error", () => {
-		expect(isConnectionLoss(new McpError(ErrorCode.ConnectionClosed, "Connection closed"))).toBe(true);
-		expect(isConnectionLoss(new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) }))).toBe(true);
-		expect(isConnectionLoss(new Error("SSE stream disconnected: TypeError: terminated"))).toBe(true);
+	it("is the SDK's own close, a refused connection, or an unknown HTTP session; not a server's error", async () => {
+		const sdk = await loadMcpSdk();
+		expect(isConnectionLoss(new McpError(ErrorCode.ConnectionClosed, "Connection closed"), sdk)).toBe(true);
+		expect(isConnectionLoss(new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) }), sdk)).toBe(true);
+		expect(isConnectionLoss(new Error("SSE stream disconnected: TypeError: terminated"), sdk)).toBe(true);
 		// -32000 is also a server's own error code range.
-		expect(isConnectionLoss(new McpError(ErrorCode.ConnectionClosed, "database unavailable"))).toBe(false);
-		expect(isConnectionLoss(new McpError(ErrorCode.InvalidParams, "bad arguments"))).toBe(false);
+		expect(isConnectionLoss(new McpError(ErrorCode.ConnectionClosed, "database unavailable"), sdk)).toBe(false);
+		expect(isConnectionLoss(new McpError(ErrorCode.InvalidParams, "bad arguments"), sdk)).toBe(false);
 	});
 });
 

@@ -28,14 +28,25 @@ export interface ConsumerProject {
 	tarball: string;
 }
 
+/** Options of {@link consumerProject}. */
+export interface ConsumerProjectOptions {
+	/**
+	 * Installs the optional peers the docs' examples need (the MCP and Restate SDKs, and
+	 * pi-agent-core, which brings pi-ai) besides agentchart (default true). Without them the
+	 * project is an application that installed agentchart alone, as npm leaves it.
+	 */
+	peers?: boolean;
+}
+
 /** Packages the consumer installs besides agentchart, pinned to what the repository tests with. */
-function consumerDependencies(): Record<string, string> {
+function consumerDependencies(peers: boolean): Record<string, string> {
 	const lock = JSON.parse(readFileSync(join(REPO_ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, { version?: string }> };
 	const version = (name: string) => {
 		const found = lock.packages[`node_modules/${name}`]?.version;
 		if (!found) throw new Error(`consumer project: ${name} is not in package-lock.json`);
 		return found;
 	};
+	if (!peers) return { typebox: version("typebox") };
 	return {
 		typebox: version("typebox"),
 		"@types/node": version("@types/node"),
@@ -64,14 +75,14 @@ function pack(dir: string): { tarball: string; shasum: string } {
 	return { tarball: join(dir, info.filename), shasum: info.shasum };
 }
 
-async function install(dir: string, tarball: string): Promise<void> {
+async function install(dir: string, tarball: string, peers: boolean): Promise<void> {
 	await mkdir(dir, { recursive: true });
 	await copyFile(tarball, join(dir, "agentchart.tgz"));
 	const manifest = {
 		name: "agentchart-consumer",
 		private: true,
 		type: "module",
-		dependencies: { agentchart: "file:./agentchart.tgz", ...consumerDependencies() },
+		dependencies: { agentchart: "file:./agentchart.tgz", ...consumerDependencies(peers) },
 	};
 	await writeFile(join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
 	npm(["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"], dir);
@@ -84,10 +95,13 @@ async function install(dir: string, tarball: string): Promise<void> {
  * const { dir } = await consumerProject();
  * execFileSync("node", ["app.mjs"], { cwd: dir });
  */
-export async function consumerProject(): Promise<ConsumerProject> {
+export async function consumerProject(options: ConsumerProjectOptions = {}): Promise<ConsumerProject> {
+	const peers = options.peers ?? true;
 	await mkdir(CACHE, { recursive: true });
 	const scratch = await mkdtemp(join(tmpdir(), "agentchart-pack-"));
-	const { tarball, shasum } = pack(scratch);
+	const { tarball, shasum: packed } = pack(scratch);
+	// The project without peers is another project of the same build.
+	const shasum = peers ? packed : `${packed}-no-peers`;
 	const dir = join(CACHE, shasum);
 	const ready = join(dir, ".ready");
 	const lock = `${dir}.lock`;
@@ -105,7 +119,7 @@ export async function consumerProject(): Promise<ConsumerProject> {
 		try {
 			const staging = `${dir}.staging`;
 			await rm(staging, { recursive: true, force: true });
-			await install(staging, tarball);
+			await install(staging, tarball, peers);
 			await rm(dir, { recursive: true, force: true });
 			await rename(staging, dir);
 			await writeFile(ready, shasum);
