@@ -11,6 +11,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { Middleware } from "@anthropic-ai/sdk";
 import type { AnthropicSdk } from "./anthropic-sdk.js";
 import type { Model, StreamOptions } from "../types/model.js";
+import { withLineLimit } from "./line-limit.js";
 import { sdkWillRetry } from "./sdk-retry.js";
 
 /** Default cap on a single retry wait, as in pi-ai. */
@@ -53,6 +54,9 @@ export function capRetryDelay(capMs: number): Middleware {
 	};
 }
 
+/** Bounds each line of a streamed answer (see {@link withLineLimit}). */
+const limitStreamLines: Middleware = async (request, next) => withLineLimit(await next(request));
+
 /**
  * Creates the SDK client for one call: key, base URL, timeout, retries and headers.
  *
@@ -68,6 +72,6 @@ export function createAnthropicClient(sdk: AnthropicSdk, model: Model, apiKey: s
 		...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
 		defaultHeaders: { ...model.headers, ...options.headers },
 		// 0 disables the cap, as in pi-ai.
-		middleware: maxRetryDelayMs > 0 ? [capRetryDelay(maxRetryDelayMs)] : [],
+		middleware: maxRetryDelayMs > 0 ? [limitStreamLines, capRetryDelay(maxRetryDelayMs)] : [limitStreamLines],
 	});
 }

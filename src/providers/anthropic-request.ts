@@ -23,7 +23,7 @@ import type { AssistantMessage, Message, ToolResultMessage } from "../types/mess
 import type { Context, Model, SimpleStreamOptions, ThinkingBudgets, ThinkingLevel, Tool } from "../types/model.js";
 import { anthropicCompat } from "./models.js";
 import { RequestToolCallIds } from "./tool-call-ids.js";
-import { sanitizeText } from "../util/sanitize-text.js";
+import { sanitizeJsonStrings, sanitizeText } from "../util/sanitize-text.js";
 
 /** Default thinking budgets in tokens, per level, for models that take a budget. */
 export const defaultThinkingBudgets: { [Level in keyof ThinkingBudgets]-?: number } = {
@@ -186,7 +186,7 @@ function assistantContentBlocks(message: AssistantMessage, model: Model, ids: Re
 					type: "tool_use",
 					id: wireIds[call++] as string,
 					name: part.name,
-					input: part.arguments ?? {},
+					input: sanitizeJsonStrings(part.arguments ?? {}),
 				});
 				break;
 		}

@@ -56,6 +56,25 @@ function mapStopReason(reason: string): StopOutcome {
 	}
 }
 
+function nonEmptyText(value: unknown): string | undefined {
+	return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** An id for a tool call the server sent without one, in the API's form. */
+function newToolUseId(): string {
+	const random = globalThis.crypto?.randomUUID?.().replace(/-/g, "") ?? Math.random().toString(36).slice(2);
+	return `toolu_${random.slice(0, 24)}`;
+}
+
+/**
+ * A token count as sent, or `current` when the field is missing or not a count (a string, a
+ * negative number): "12" would make totalTokens "-512" by string concatenation, and a
+ * negative count would lower the context the run thinks it used.
+ */
+function tokenCount(value: unknown, current: number): number {
+	return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : current;
+}
+
 /**
  * Applies Messages API stream events to the live partial message and emits the matching
  * {@link AssistantMessageEvent}s.
@@ -109,18 +128,24 @@ class AnthropicStreamReader {
 		}
 	}
 
-	private updateUsage(usage: {
-		input_tokens?: number | null | undefined;
-		output_tokens?: number | null | undefined;
-		cache_read_input_tokens?: number | null | undefined;
-		cache_creation_input_tokens?: number | null | undefined;
-	}): void {
+	private updateUsage(
+		usage:
+			| {
+					input_tokens?: number | null | undefined;
+					output_tokens?: number | null | undefined;
+					cache_read_input_tokens?: number | null | undefined;
+					cache_creation_input_tokens?: number | null | undefined;
+			  }
+			| undefined,
+	): void {
+		// A proxy or compatible server may leave usage out or send counts the API never would.
+		if (usage === null || typeof usage !== "object") return;
 		// message_delta repeats cumulative counts; a null means "unchanged", not zero.
 		const target = this.output.usage;
-		if (usage.input_tokens != null) target.input = usage.input_tokens;
-		if (usage.output_tokens != null) target.output = usage.output_tokens;
-		if (usage.cache_read_input_tokens != null) target.cacheRead = usage.cache_read_input_tokens;
-		if (usage.cache_creation_input_tokens != null) target.cacheWrite = usage.cache_creation_input_tokens;
+		target.input = tokenCount(usage.input_tokens, target.input);
+		target.output = tokenCount(usage.output_tokens, target.output);
+		target.cacheRead = tokenCount(usage.cache_read_input_tokens, target.cacheRead);
+		target.cacheWrite = tokenCount(usage.cache_creation_input_tokens, target.cacheWrite);
 		target.totalTokens = target.input + target.output + target.cacheRead + target.cacheWrite;
 		calculateCost(this.model, target);
 	}
@@ -149,7 +174,9 @@ class AnthropicStreamReader {
 				this.stream.push({ type: "thinking_start", contentIndex, partial });
 				break;
 			case "tool_use":
-				content.push({ type: "toolCall", id: block.id, name: block.name, arguments: {} });
+				// A broken proxy may leave out the id or name: an id that is not text made every later
+				// request of the session fail while it was being built.
+				content.push({ type: "toolCall", id: nonEmptyText(block.id) ?? newToolUseId(), name: nonEmptyText(block.name) ?? "", arguments: {} });
 				this.openBlocks.set(index, { contentIndex, kind: "toolCall", arguments: new StreamingArguments() });
 				this.stream.push({ type: "toolcall_start", contentIndex, partial });
 				break;
@@ -193,14 +220,15 @@ class AnthropicStreamReader {
 
 	private appendText(contentIndex: number, text: string): void {
 		const part = this.output.content[contentIndex];
-		if (part?.type !== "text") return;
+		// A delta without text (null from a broken proxy) would be appended as "null".
+		if (part?.type !== "text" || typeof text !== "string") return;
 		part.text += text;
 		this.stream.push({ type: "text_delta", contentIndex, delta: text, partial: this.output });
 	}
 
 	private appendThinking(contentIndex: number, text: string): void {
 		const part = this.output.content[contentIndex];
-		if (part?.type !== "thinking") return;
+		if (part?.type !== "thinking" || typeof text !== "string") return;
 		part.thinking += text;
 		this.stream.push({ type: "thinking_delta", contentIndex, delta: text, partial: this.output });
 	}

@@ -11,6 +11,7 @@
 import type { OpenAI } from "openai";
 import type { Model, StreamOptions } from "../types/model.js";
 import { detectOpenAICompatibleServer, type ResolvedOpenAICompat } from "./openai-compat.js";
+import { withLineLimit } from "./line-limit.js";
 import { sdkWillRetry } from "./sdk-retry.js";
 import { isMissingPeer, loadOptionalPeer, missingPeerMessage, type OptionalPeerUse } from "../util/optional-peer.js";
 
@@ -177,7 +178,7 @@ export function createCallFetch(
 	return async (input, init) => {
 		const retryCount = attempts++;
 		const response = await baseFetch(input, init);
-		if (response.ok) return response;
+		if (response.ok) return withLineLimit(response);
 		const text = await readBounded(response);
 		const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
 		const method = init?.method ?? (input instanceof Request ? input.method : "GET");

@@ -19,7 +19,7 @@ import type { AssistantMessage, ToolResultMessage } from "../types/messages.js";
 import type { Context, Model } from "../types/model.js";
 import type { OpenAIToolCallIdFormat, ResolvedOpenAICompat } from "./openai-compat.js";
 import { RequestToolCallIds } from "./tool-call-ids.js";
-import { sanitizeText } from "../util/sanitize-text.js";
+import { sanitizeJsonStrings, sanitizeText } from "../util/sanitize-text.js";
 
 /** An assistant message with the reasoning fields some servers want back. */
 type AssistantWireMessage = ChatCompletionAssistantMessageParam & { [field: string]: unknown };
@@ -133,7 +133,7 @@ function assistantMessage(message: AssistantMessage, model: Model, compat: Resol
 		wire.tool_calls = toolCalls.map((call, index) => ({
 			id: wireIds[index] as string,
 			type: "function",
-			function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) },
+			function: { name: call.name, arguments: JSON.stringify(sanitizeJsonStrings(call.arguments ?? {})) },
 		}));
 		const details = fromThisModel ? toolCalls.flatMap((call) => parseReasoningDetail(call.thoughtSignature)) : [];
 		if (details.length > 0) wire["reasoning_details"] = details;

@@ -17,7 +17,7 @@ import type { AssistantMessageEventStream } from "./event-stream.js";
 import { calculateCost } from "./models.js";
 import type { ResolvedOpenAICompat } from "./openai-compat.js";
 import { OpenAIStreamError } from "./openai-errors.js";
-import { StreamingArguments } from "./partial-json.js";
+import { ArgumentsTooDeepError, StreamingArguments } from "./partial-json.js";
 
 type Json = Record<string, unknown>;
 
@@ -41,6 +41,19 @@ function textOf(content: unknown): string | undefined {
 
 function count(value: unknown): number {
 	return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+/**
+ * Arguments a server sent as an object, as JSON text. Nested a few thousand levels deep they
+ * overflow JSON.stringify's stack: that reads as what it is, not "Maximum call stack size exceeded".
+ */
+function argumentsText(args: unknown): string {
+	try {
+		return JSON.stringify(args);
+	} catch (error) {
+		if (error instanceof RangeError) throw new ArgumentsTooDeepError();
+		throw error;
+	}
 }
 
 /** A tool call being streamed: where it lives in the message, and its arguments so far. */
@@ -282,7 +295,7 @@ export class OpenAIChunkReader {
 			part.arguments = state.arguments.append(args);
 		} else if (asRecord(args)) {
 			// Some servers send the arguments as an object, complete, instead of JSON text.
-			fragment = JSON.stringify(args);
+			fragment = argumentsText(args);
 			part.arguments = state.arguments.replace(fragment);
 		}
 		this.stream.push({ type: "toolcall_delta", contentIndex: state.contentIndex, delta: fragment, partial: this.output });

@@ -6,6 +6,49 @@ import { Allow, parse as parsePartial } from "partial-json";
 
 type Arguments = Record<string, unknown>;
 
+/**
+ * The deepest nesting of tool-call arguments kept. JSON.parse reads any depth, but
+ * JSON.stringify and structuredClone overflow the stack at a few thousand levels: a call
+ * nested that deep would fail the tool's result and then every later request of the session,
+ * which resends the transcript. No tool schema comes near this.
+ */
+export const MAX_ARGUMENT_DEPTH = 256;
+
+/**
+ * The arguments of a tool call nest deeper than {@link MAX_ARGUMENT_DEPTH}: the reply ends as an
+ * error, and the call, with the reading it had before it got that deep, never runs.
+ */
+export class ArgumentsTooDeepError extends RangeError {
+	constructor() {
+		super(`The model's tool call arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels of objects and arrays; the call was not run`);
+		this.name = "ArgumentsTooDeepError";
+	}
+}
+
+/**
+ * The deepest nesting of objects and arrays in JSON text (complete or not), counted without
+ * parsing, so that no parser recurses on it. Brackets inside strings do not count.
+ *
+ * @example
+ * nestingDepth('{"a":[1,{"b":"[["}]}'); // 3
+ */
+export function nestingDepth(json: string): number {
+	let depth = 0;
+	let deepest = 0;
+	let inString = false;
+	for (let index = 0; index < json.length; index++) {
+		const code = json.charCodeAt(index);
+		if (inString) {
+			if (code === 0x5c) index++; // backslash: the next character is escaped
+			else if (code === 0x22) inString = false;
+		} else if (code === 0x22) inString = true;
+		else if (code === 0x7b || code === 0x5b) {
+			if (++depth > deepest) deepest = depth;
+		} else if (code === 0x7d || code === 0x5d) depth--;
+	}
+	return deepest;
+}
+
 function asArguments(value: unknown): Arguments | undefined {
 	return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Arguments) : undefined;
 }
@@ -20,7 +63,7 @@ function asArguments(value: unknown): Arguments | undefined {
  * parseStreamingArguments('{"n":4', { n: 4 }); // { n: 4 }
  */
 export function parseStreamingArguments(json: string, fallback: Arguments = {}): Arguments {
-	if (json.trim() === "") return fallback;
+	if (json.trim() === "" || nestingDepth(json) > MAX_ARGUMENT_DEPTH) return fallback;
 	try {
 		return asArguments(JSON.parse(json)) ?? fallback;
 	} catch {
@@ -92,7 +135,8 @@ export class StreamingArguments {
 /**
  * The final arguments of a tool call: exactly `JSON.parse` of the complete text, `{}` for an
  * empty input. Text that is not valid JSON (a call cut off by the output limit) gets the
- * best partial reading instead, so the call is still inspectable.
+ * best partial reading instead, so the call is still inspectable. Throws
+ * {@link ArgumentsTooDeepError} for text nested deeper than {@link MAX_ARGUMENT_DEPTH}.
  *
  * @example
  * parseFinalArguments('{"q":"caf\\u00e9"}'); // { q: "café" }
@@ -100,6 +144,7 @@ export class StreamingArguments {
  */
 export function parseFinalArguments(json: string): Arguments {
 	if (json.trim() === "") return {};
+	if (nestingDepth(json) > MAX_ARGUMENT_DEPTH) throw new ArgumentsTooDeepError();
 	try {
 		const value: unknown = JSON.parse(json);
 		const args = asArguments(value);

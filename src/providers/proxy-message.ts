@@ -18,15 +18,32 @@ function outOfOrder(eventNumber: number, detail: string): ProxyStreamError {
 }
 
 /**
- * The usage a server sent, with anything missing filled with zeros: consumers add these
- * numbers up, and one `undefined` would turn a whole session's total into NaN.
+ * The usage a server sent, with anything missing or not a count (null, a string, a negative
+ * number) as zero: consumers add these numbers up, and one `undefined` would turn a whole
+ * session's total into NaN, one "12" into a string.
  */
 function usageOf(value: unknown, current: Usage): Usage {
 	if (value === null || typeof value !== "object") return current;
-	const sent = value as Partial<Usage>;
-	const zero = emptyUsage();
-	const cost = sent.cost !== null && typeof sent.cost === "object" ? sent.cost : {};
-	return { ...zero, ...sent, cost: { ...zero.cost, ...cost } };
+	const sent = value as Record<string, unknown>;
+	const sentCost = sent["cost"] !== null && typeof sent["cost"] === "object" ? (sent["cost"] as Record<string, unknown>) : {};
+	const usage = emptyUsage();
+	usage.input = amount(sent["input"]);
+	usage.output = amount(sent["output"]);
+	usage.cacheRead = amount(sent["cacheRead"]);
+	usage.cacheWrite = amount(sent["cacheWrite"]);
+	usage.totalTokens = amount(sent["totalTokens"]);
+	usage.cost = {
+		input: amount(sentCost["input"]),
+		output: amount(sentCost["output"]),
+		cacheRead: amount(sentCost["cacheRead"]),
+		cacheWrite: amount(sentCost["cacheWrite"]),
+		total: amount(sentCost["total"]),
+	};
+	return usage;
+}
+
+function amount(value: unknown): number {
+	return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
 /**

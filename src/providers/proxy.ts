@@ -13,6 +13,8 @@ import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
 import { statusLine } from "./http-error-text.js";
 import { describeNonStreamBody, describeProxyAnswer, innermostReason } from "./proxy-errors.js";
+import { limitLineLength } from "./line-limit.js";
+import { ArgumentsTooDeepError } from "./partial-json.js";
 import { parseProxyEvent, ProxyStreamError } from "./proxy-events.js";
 import { ProxyMessageBuilder } from "./proxy-message.js";
 import { watchForStall } from "../util/stall-watch.js";
@@ -187,7 +189,7 @@ async function runProxyCall(model: Model, context: Context, options: ProxyStream
 		}
 		if (!response.body) throw new ProxyStreamError(`The proxy at ${url} answered ${statusLine(response.status)} without a body`);
 
-		reader = response.body.getReader();
+		reader = limitLineLength(response.body).getReader();
 		const builder = new ProxyMessageBuilder(message);
 		try {
 			for await (const data of dataLines(reader, stall.touch)) {
@@ -205,6 +207,8 @@ async function runProxyCall(model: Model, context: Context, options: ProxyStream
 				}
 			}
 		} catch (error) {
+			// What the model sent, not the connection, is at fault: its message says so alone.
+			if (error instanceof ArgumentsTooDeepError) throw new ProxyStreamError(error.message);
 			if (error instanceof ProxyStreamError || request.signal.aborted) throw error;
 			throw new ProxyStreamError(`The proxy stream broke off ${progress.where}: ${innermostReason(error)}`);
 		}
