@@ -251,6 +251,27 @@ export function hydrateAgentContext(plain: PlainAgentContext, runtime: AgentRunt
 }
 
 /**
+ * `snapshot`, if the agent machine it describes can run: a machine still active must have its
+ * functions back (`hydrateAgentSnapshot`, {@link hydrateAgentContext}), since no snapshot keeps
+ * them. Restored without, it failed at its next step with a TypeError that named nothing
+ * (`config.convertToLlm is not a function`, `reading 'callController'`); this throws as it
+ * starts instead, saying what to do. XState keeps the error as the actor's, and an embedding
+ * parent's `onError` gets it.
+ *
+ * @example
+ * agentMachine.start(requireHydrated(snapshot));
+ */
+export function requireHydrated<S>(snapshot: S): S {
+	const shape = snapshot as { status?: unknown; context?: { config?: { streamFn?: unknown; convertToLlm?: unknown } | undefined } | undefined } | null | undefined;
+	const config = shape?.context?.config;
+	// JSON keeps neither function; a hydrated context has both (the defaults, or the runtime's).
+	if (shape?.status !== "active" || typeof config?.streamFn === "function" || typeof config?.convertToLlm === "function") return snapshot;
+	throw new Error(
+		'agentchart: the agent machine has no functions (no streamFn, no convertToLlm in its config): it was restored from a persisted snapshot, which keeps no functions (stream function, tools, hooks), without them. Pass the snapshot through hydrateAgentSnapshot(snapshot, { tools, config: { streamFn } }) from "agentchart/machine" before createActor; for an agent your machine invokes or spawns, hydrate its entry in the parent\'s snapshot (children["<id>"].snapshot)',
+	);
+}
+
+/**
  * A snapshot as this agentchart reads it: checked, and brought up to the current version.
  * Throws when it is not an agentchart snapshot or is newer than this agentchart.
  *

@@ -4,6 +4,7 @@ import { streamInput } from "./actor-inputs.js";
 import { agentSetup } from "./agent-setup.js";
 import { type Ctx, initialContext, runOf } from "./context.js";
 import { hookContext } from "./run-helpers.js";
+import { requireHydrated } from "../durable/snapshot.js";
 
 /**
  * The agent loop as a statechart.
@@ -31,7 +32,7 @@ export const agentMachine = agentSetup.createMachine({
 	id: "agent",
 	// A chart that never comes to rest is a bug: it fails loudly instead of hanging the process.
 	options: { maxIterations: 10_000 },
-	context: ({ input }) => initialContext(input),
+	context: ({ input }) => initialContext(input ?? {}),
 	output: ({ context }) => ({ messages: context.messages }),
 	initial: "idle",
 	on: {
@@ -341,6 +342,14 @@ export const agentMachine = agentSetup.createMachine({
 		},
 	},
 });
+
+// A persisted snapshot keeps no functions: one restored without them is refused as it starts,
+// naming the cure, rather than failing at its next step (see requireHydrated). At start, not at
+// restore: XState starts only the children of a restored parent that are active, so a child
+// whose restore threw would stay silent, while a start that throws fails the actor and reaches
+// the parent's `onError`.
+const startAgentMachine = agentMachine.start.bind(agentMachine);
+agentMachine.start = (snapshot) => startAgentMachine(requireHydrated(snapshot));
 
 /** What `shouldStopAfterTurn` is asked with. */
 function stopCheckInput(context: Ctx) {

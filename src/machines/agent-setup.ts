@@ -35,7 +35,8 @@ export const agentSetup = setup({
 	types: {
 		context: {} as AgentMachineContext,
 		events: {} as AgentMachineEvent,
-		input: {} as AgentMachineInput,
+		// Every field is optional, so is the input: `createActor(agentMachine)`, and a restore from a snapshot, need none.
+		input: {} as AgentMachineInput | undefined,
 		emitted: {} as AgentMachineEmitted,
 		output: {} as AgentMachineOutput,
 	},

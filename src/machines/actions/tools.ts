@@ -11,7 +11,7 @@ import { toolBatchInput } from "../actor-inputs.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, emitBarrierNow, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
 import { callKeyFor, createToolBatch, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
-import { toolEffectId } from "../../durable/journal.js";
+import { interruptedText, toolEffectId } from "../../durable/journal.js";
 import type { ApprovalWait, FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
 /** The batch actor's id: one per batch, so there is one child for all of a reply's calls. */
@@ -121,7 +121,10 @@ function effectOf(context: Ctx, call: ToolCallEntry): string | undefined {
  * The batch actor was restored from a snapshot taken while it ran calls: they go to a new batch
  * actor, which looks each up in the journal (run before the restart: its result; interrupted:
  * run again only if replay-safe). A call still being prepared is prepared again. In a run that
- * had been aborted, calls in flight are answered, not run again.
+ * had been aborted, calls in flight are answered, not run again. Without a journal (a bare
+ * machine restored from `getPersistedSnapshot()`) nothing says whether a running call took
+ * effect: it runs again only if replay-safe, and is otherwise answered as interrupted, by the
+ * same rule.
  */
 export function redispatchInterruptedCalls(context: Ctx, enqueue: SpawningEnqueue): void {
 	const run = runOf(context);
@@ -136,7 +139,10 @@ export function redispatchInterruptedCalls(context: Ctx, enqueue: SpawningEnqueu
 	}
 	let next = batchOf(working);
 	for (const call of next.calls) {
-		if (call.status === "running") {
+		if (call.status === "running" && !context.config.journal && findTool(context.tools, call.toolCall.name)?.replay !== "safe") {
+			working = settleCall(withBatch(working, next), call, errorResult(interruptedText(call.toolCall.name, undefined)), enqueue);
+			next = batchOf(working);
+		} else if (call.status === "running") {
 			next = withBatchActor(working, next, enqueue);
 			const effect = effectOf(working, call);
 			// Streaming mode with a hook: a call sent to be prepared and run has no validated arguments yet.
