@@ -6,7 +6,7 @@
  * `error` event whose message keeps whatever content and usage had arrived.
  */
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
-import type { StopReason } from "../types/content.js";
+import { type StopReason, usageCount } from "../types/content.js";
 import { createAssistantMessage } from "./assistant-message.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
@@ -64,15 +64,6 @@ function nonEmptyText(value: unknown): string | undefined {
 function newToolUseId(): string {
 	const random = globalThis.crypto?.randomUUID?.().replace(/-/g, "") ?? Math.random().toString(36).slice(2);
 	return `toolu_${random.slice(0, 24)}`;
-}
-
-/**
- * A token count as sent, or `current` when the field is missing or not a count (a string, a
- * negative number): "12" would make totalTokens "-512" by string concatenation, and a
- * negative count would lower the context the run thinks it used.
- */
-function tokenCount(value: unknown, current: number): number {
-	return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : current;
 }
 
 /**
@@ -142,10 +133,10 @@ class AnthropicStreamReader {
 		if (usage === null || typeof usage !== "object") return;
 		// message_delta repeats cumulative counts; a null means "unchanged", not zero.
 		const target = this.output.usage;
-		target.input = tokenCount(usage.input_tokens, target.input);
-		target.output = tokenCount(usage.output_tokens, target.output);
-		target.cacheRead = tokenCount(usage.cache_read_input_tokens, target.cacheRead);
-		target.cacheWrite = tokenCount(usage.cache_creation_input_tokens, target.cacheWrite);
+		target.input = usageCount(usage.input_tokens, target.input);
+		target.output = usageCount(usage.output_tokens, target.output);
+		target.cacheRead = usageCount(usage.cache_read_input_tokens, target.cacheRead);
+		target.cacheWrite = usageCount(usage.cache_creation_input_tokens, target.cacheWrite);
 		target.totalTokens = target.input + target.output + target.cacheRead + target.cacheWrite;
 		calculateCost(this.model, target);
 	}

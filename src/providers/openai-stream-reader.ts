@@ -10,7 +10,7 @@
  * (a new id starts a new call), missing or repeated ids (made unique, so results pair up),
  * names repeated in every chunk, and arguments sent as an object instead of JSON text.
  */
-import type { StopReason } from "../types/content.js";
+import { type StopReason, usageCount } from "../types/content.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Model } from "../types/model.js";
 import type { AssistantMessageEventStream } from "./event-stream.js";
@@ -37,10 +37,6 @@ function textOf(content: unknown): string | undefined {
 		.map((part) => (part?.["type"] === "text" && typeof part["text"] === "string" ? part["text"] : ""))
 		.join("");
 	return text !== "" ? text : undefined;
-}
-
-function count(value: unknown): number {
-	return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }
 
 /**
@@ -205,15 +201,15 @@ export class OpenAIChunkReader {
 
 	private updateUsage(raw: Json): void {
 		const details = asRecord(raw["prompt_tokens_details"]);
-		const prompt = count(raw["prompt_tokens"]);
+		const prompt = usageCount(raw["prompt_tokens"]);
 		// DeepSeek reports cache hits as prompt_cache_hit_tokens.
-		const cached = count(details?.["cached_tokens"] ?? raw["prompt_cache_hit_tokens"]);
-		const cacheWrite = count(details?.["cache_write_tokens"]);
+		const cached = usageCount(details?.["cached_tokens"] ?? raw["prompt_cache_hit_tokens"]);
+		const cacheWrite = usageCount(details?.["cache_write_tokens"]);
 		// OpenRouter counts this request's cache writes among cached_tokens; a read is what an earlier request wrote.
 		const cacheRead = cacheWrite > 0 ? Math.max(0, cached - cacheWrite) : cached;
 		const usage = this.output.usage;
 		usage.input = Math.max(0, prompt - cacheRead - cacheWrite);
-		usage.output = count(raw["completion_tokens"]);
+		usage.output = usageCount(raw["completion_tokens"]);
 		usage.cacheRead = cacheRead;
 		usage.cacheWrite = cacheWrite;
 		usage.totalTokens = usage.input + usage.output + usage.cacheRead + usage.cacheWrite;

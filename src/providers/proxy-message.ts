@@ -3,7 +3,7 @@
  * consumers see the same {@link AssistantMessageEvent}s, with the same live `partial`, as
  * from a provider called directly.
  */
-import { emptyUsage, type TextContent, type ThinkingContent, type ToolCall, type Usage } from "../types/content.js";
+import { emptyUsage, usageCount, type TextContent, type ThinkingContent, type ToolCall, type Usage } from "../types/content.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { AssistantMessageEvent } from "../types/stream.js";
 import { StreamingArguments } from "./partial-json.js";
@@ -27,24 +27,21 @@ function usageOf(value: unknown, current: Usage): Usage {
 	const sent = value as Record<string, unknown>;
 	const sentCost = sent["cost"] !== null && typeof sent["cost"] === "object" ? (sent["cost"] as Record<string, unknown>) : {};
 	const usage = emptyUsage();
-	usage.input = amount(sent["input"]);
-	usage.output = amount(sent["output"]);
-	usage.cacheRead = amount(sent["cacheRead"]);
-	usage.cacheWrite = amount(sent["cacheWrite"]);
-	usage.totalTokens = amount(sent["totalTokens"]);
+	usage.input = usageCount(sent["input"]);
+	usage.output = usageCount(sent["output"]);
+	usage.cacheRead = usageCount(sent["cacheRead"]);
+	usage.cacheWrite = usageCount(sent["cacheWrite"]);
+	usage.totalTokens = usageCount(sent["totalTokens"]);
 	usage.cost = {
-		input: amount(sentCost["input"]),
-		output: amount(sentCost["output"]),
-		cacheRead: amount(sentCost["cacheRead"]),
-		cacheWrite: amount(sentCost["cacheWrite"]),
-		total: amount(sentCost["total"]),
+		input: usageCount(sentCost["input"]),
+		output: usageCount(sentCost["output"]),
+		cacheRead: usageCount(sentCost["cacheRead"]),
+		cacheWrite: usageCount(sentCost["cacheWrite"]),
+		total: usageCount(sentCost["total"]),
 	};
 	return usage;
 }
 
-function amount(value: unknown): number {
-	return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
-}
 
 /**
  * Applies proxy events, in order, to one assistant message and returns the event to emit for

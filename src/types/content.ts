@@ -115,6 +115,20 @@ export interface Usage {
 export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
 
 /**
+ * A usage figure as a server sent it, if it is one (a finite number, 0 or more), else
+ * `fallback`: a broken server's string would turn sums into strings ("12" + ...), a negative
+ * count would lower what a run thinks it used, a missing one would make totals NaN.
+ *
+ * @example
+ * usageCount("12", 0); // 0
+ * usageCount(-5, 40);  // 40
+ * usageCount(7);       // 7
+ */
+export function usageCount(value: unknown, fallback = 0): number {
+	return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
+/**
  * A zeroed {@link Usage}, for messages that never reached a model.
  *
  * @example

@@ -1,3 +1,8 @@
+const LONE_SURROGATE = "[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]";
+const loneSurrogates = new RegExp(LONE_SURROGATE, "g");
+/** Without the global flag: `test` keeps no position between calls. */
+const loneSurrogate = new RegExp(LONE_SURROGATE);
+
 /**
  * Replaces unpaired UTF-16 surrogates (half an emoji, from a cut string or a tool's bytes) with
  * U+FFFD: they make a request body invalid JSON for most model APIs, which refuse the whole
@@ -7,10 +12,8 @@
  * sanitizeText("a\uD800b"); // "a\uFFFDb"
  */
 export function sanitizeText(text: string): string {
-	return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+	return text.replace(loneSurrogates, "\uFFFD");
 }
-
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * JSON data (a tool call's arguments) with {@link sanitizeText} applied to every string and key:
