@@ -9,7 +9,7 @@ import { acceptDeltaTaps, type DeltaTap, type DeltaTaps } from "./machines/delta
 import { emitterOf } from "./machines/emitters.js";
 import { continueRefusal } from "./machines/continue-rules.js";
 import { initialContext } from "./machines/context.js";
-import { defaultLoopConfig, defaultModel } from "./machines/defaults.js";
+import { defaultLoopConfig, defaultModel, loopConfig } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineContext, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
 import { errorResult } from "./tools/preflight.js";
 import { assertValidTools } from "./tools/tool-schema.js";
@@ -942,7 +942,7 @@ export class Agent {
 	static #readRestorable(snapshot: AgentSnapshot, options: AgentOptions): { read: AgentSnapshot; runtimeTools: AnyAgentTool[]; given: AnyAgentTool[] } {
 		const read = readAgentSnapshot(snapshot);
 		const given = options.initialState?.tools ?? [];
-		const hydrated = hydrateAgentContext(read.machine.context, { tools: given, config: {} }, defaultLoopConfig);
+		const hydrated = hydrateAgentContext(read.machine.context, { tools: given, config: {} }, loopConfig);
 		// A run in progress goes on from the chart's state: one the chart does not have fails here,
 		// before `Agent.load` opens the session (the actor is never started: nothing runs).
 		if (read.machine.status === "active" && read.machine.context.run) restoredMachine(runLogic(), { ...read.machine, context: hydrated });
@@ -1044,7 +1044,7 @@ export class Agent {
 			return;
 		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
-		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, defaultLoopConfig) };
+		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, loopConfig) };
 		// As every run: it waits if somebody watches (listeners given to restore are subscribed by now; a later one sends delivery.await).
 		hydrated.context.awaitDelivery = this.#awaitsDelivery();
 		const machine = restoredMachine(this.#logic, hydrated);

@@ -9,7 +9,7 @@
  */
 import type { Actor, Snapshot } from "xstate";
 import { type AgentRuntime, type PersistedAgentMachine, hydrateAgentContext } from "./durable/snapshot.js";
-import { defaultLoopConfig } from "./machines/defaults.js";
+import { loopConfig } from "./machines/defaults.js";
 import type { Agent } from "./agent.js";
 import type { agentLogic } from "./machines/agent-logic.js";
 import { agentMachine } from "./machines/agent-machine.js";
@@ -56,5 +56,5 @@ export function machineActorOf(agent: Agent): AgentMachineActor {
  * actor.send({ type: "agentchart.resumed" });
  */
 export function hydrateAgentSnapshot(persisted: PersistedAgentMachine, runtime: AgentRuntime): Snapshot<unknown> {
-	return { ...persisted, context: hydrateAgentContext(persisted.context, runtime, defaultLoopConfig) } as unknown as Snapshot<unknown>;
+	return { ...persisted, context: hydrateAgentContext(persisted.context, runtime, loopConfig) } as unknown as Snapshot<unknown>;
 }

@@ -230,16 +230,22 @@ export interface AgentRuntime {
  * (aborted, if the run was). Throws, naming it, when a tool of the snapshot is not in the runtime.
  *
  * @example
- * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } }, defaultLoopConfig);
+ * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } }, loopConfig);
  */
-export function hydrateAgentContext(plain: PlainAgentContext, runtime: AgentRuntime, makeConfig: () => AgentMachineConfig): AgentMachineContext {
+export function hydrateAgentContext(
+	plain: PlainAgentContext,
+	runtime: AgentRuntime,
+	makeConfig: (...parts: Partial<AgentMachineConfig>[]) => AgentMachineConfig,
+): AgentMachineContext {
 	const byName = new Map(runtime.tools.map((tool) => [tool.name, tool]));
 	const tools = plain.tools.map((tool) => {
 		const found = byName.get(tool.name);
 		if (!found) throw new Error(`agentchart: the snapshot's tool "${tool.name}" is not among the tools given to restore it (${[...byName.keys()].join(", ") || "none"}); pass every tool the stored run uses`);
 		return found;
 	});
-	const config = Object.assign(makeConfig(), plain.config, runtime.config);
+	// A runtime setting given as undefined is not given: the stored one stands (or the default).
+	const given = Object.fromEntries(Object.entries(runtime.config).filter(([, value]) => value !== undefined)) as Partial<AgentMachineConfig>;
+	const config = makeConfig(plain.config as Partial<AgentMachineConfig>, given);
 	const { run: plainRunData, ...rest } = plain;
 	const context: AgentMachineContext = { ...(rest as Omit<AgentMachineContext, "config" | "tools" | "run">), config, tools, run: undefined };
 	if (plainRunData) {

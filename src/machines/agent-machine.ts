@@ -347,9 +347,15 @@ export const agentMachine = agentSetup.createMachine({
 // naming the cure, rather than failing at its next step (see requireHydrated). At start, not at
 // restore: XState starts only the children of a restored parent that are active, so a child
 // whose restore threw would stay silent, while a start that throws fails the actor and reaches
-// the parent's `onError`.
-const startAgentMachine = agentMachine.start.bind(agentMachine);
-agentMachine.start = (snapshot) => startAgentMachine(requireHydrated(snapshot));
+// the parent's `onError`. A machine made with `provide` keeps the check.
+function checkedAtStart(machine: typeof agentMachine): typeof agentMachine {
+	const start = machine.start.bind(machine);
+	machine.start = (snapshot) => start(requireHydrated(snapshot));
+	const provide = machine.provide.bind(machine);
+	machine.provide = (implementations) => checkedAtStart(provide(implementations));
+	return machine;
+}
+checkedAtStart(agentMachine);
 
 /** What `shouldStopAfterTurn` is asked with. */
 function stopCheckInput(context: Ctx) {

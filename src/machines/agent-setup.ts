@@ -18,6 +18,7 @@ import { closeRunAbruptly } from "./actions/close-run.js";
 import * as runs from "./actions/run.js";
 import * as streaming from "./actions/streaming.js";
 import * as tools from "./actions/tools.js";
+import { assertCommand } from "./command-check.js";
 import { applyOverrides, callByKey, checkpoint, emitBarrierNow, patchRun, runOf } from "./context.js";
 import { agentGuards } from "./guards.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, AgentMachineInput, AgentMachineOutput } from "./types.js";
@@ -43,30 +44,38 @@ export const agentSetup = setup({
 	actors: { streamActor, toolBatchActor, compactionActor, queuePollActor, stopCheckActor },
 	guards: agentGuards,
 	actions: {
-		applyRunOverrides: assign(({ context, event }) =>
-			event.type === "prompt" || event.type === "continue" || event.type === "update" ? applyOverrides(context, event) : {},
-		),
+		applyRunOverrides: assign(({ context, event }) => {
+			if (event.type !== "prompt" && event.type !== "continue" && event.type !== "update") return {};
+			assertCommand(event);
+			return applyOverrides(context, event);
+		}),
 		awaitDeliveries: assign({ awaitDelivery: true }),
 		emitBarrier: enqueueActions(({ context, enqueue, check }) => {
 			if (check("awaitsDelivery")) emitBarrierNow(context, enqueue);
 		}),
 
 		// Queues
-		enqueueSteering: assign(({ context, event }) =>
-			event.type === "steer" ? { steeringQueue: [...context.steeringQueue, event.message], commandSeq: event.seq ?? context.commandSeq } : {},
-		),
-		enqueueFollowUp: assign(({ context, event }) =>
-			event.type === "followUp" ? { followUpQueue: [...context.followUpQueue, event.message], commandSeq: event.seq ?? context.commandSeq } : {},
-		),
+		enqueueSteering: assign(({ context, event }) => {
+			if (event.type !== "steer") return {};
+			assertCommand(event);
+			return { steeringQueue: [...context.steeringQueue, event.message], commandSeq: event.seq ?? context.commandSeq };
+		}),
+		enqueueFollowUp: assign(({ context, event }) => {
+			if (event.type !== "followUp") return {};
+			assertCommand(event);
+			return { followUpQueue: [...context.followUpQueue, event.message], commandSeq: event.seq ?? context.commandSeq };
+		}),
 		clearQueues: assign(({ context, event }) => {
 			if (event.type === "reset") return { steeringQueue: [], followUpQueue: [] };
 			if (event.type !== "queue.clear") return {};
+			assertCommand(event);
 			const commandSeq = event.seq ?? context.commandSeq;
 			if (event.queue === "all") return { steeringQueue: [], followUpQueue: [], commandSeq };
 			return event.queue === "steering" ? { steeringQueue: [], commandSeq } : { followUpQueue: [], commandSeq };
 		}),
 		setQueueMode: assign(({ context, event }) => {
 			if (event.type !== "queue.mode") return {};
+			assertCommand(event);
 			const commandSeq = event.seq ?? context.commandSeq;
 			return event.queue === "steering" ? { steeringMode: event.mode, commandSeq } : { followUpMode: event.mode, commandSeq };
 		}),

@@ -8,7 +8,7 @@ import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import type { ToolBatchCommand } from "../actors/tool-batch-protocol.js";
 import type { StreamProgress } from "../actors/stream-protocol.js";
 import { RunAbort } from "../util/run-abort.js";
-import { defaultLoopConfig, defaultModel } from "./defaults.js";
+import { defaultModel, loopConfig } from "./defaults.js";
 import type { AgentMachineContext, AgentMachineEmitted, AgentMachineInput, CheckpointEvent, AgentMachineOwnEvent, RunContext, RunOverrides, ToolBatch, ToolCallEntry } from "./types.js";
 
 export type Ctx = AgentMachineContext;
@@ -58,7 +58,7 @@ export function initialContext(input: AgentMachineInput): Ctx {
 		thinkingLevel: input.thinkingLevel ?? "off",
 		tools: input.tools ?? [],
 		messages: input.messages ?? [],
-		config: Object.assign(defaultLoopConfig(), input.config),
+		config: loopConfig(input.config),
 		steeringQueue: input.steeringQueue ?? [],
 		followUpQueue: input.followUpQueue ?? [],
 		steeringMode: input.steeringMode ?? "one-at-a-time",
@@ -170,7 +170,7 @@ export function messageEvents(message: AgentMessage): AgentEvent[] {
  */
 export function applyOverrides(context: Ctx, overrides: RunOverrides): Partial<Ctx> {
 	const patch: Partial<Ctx> = { ...overrides.state };
-	if (overrides.config) patch.config = Object.assign(defaultLoopConfig(), context.config, overrides.config);
+	if (overrides.config) patch.config = loopConfig(context.config, overrides.config);
 	if (overrides.steeringMode) patch.steeringMode = overrides.steeringMode;
 	if (overrides.followUpMode) patch.followUpMode = overrides.followUpMode;
 	if (overrides.awaitDelivery !== undefined) patch.awaitDelivery = overrides.awaitDelivery;

@@ -89,6 +89,7 @@ export function defaultLoopConfig(): AgentMachineConfig {
 	return new LoopConfig();
 }
 
+
 /**
  * The defaults, as a class: a run's configuration is one of these with the run's settings merged
  * onto it. Every key is here, the optional ones as undefined: an object V8 has to add properties to after a copy is an
@@ -123,4 +124,29 @@ class LoopConfig implements AgentMachineConfig {
 	toJSON(): Record<string, unknown> {
 		return loopConfigData(this);
 	}
+}
+
+const LOOP_DEFAULTS = new LoopConfig();
+
+/** The settings that have a default other than undefined. */
+const DEFAULTED_KEYS = (Object.keys(LOOP_DEFAULTS) as (keyof AgentMachineConfig)[]).filter((key) => LOOP_DEFAULTS[key] !== undefined);
+
+/**
+ * The loop's settings: the parts merged in order onto the defaults, a setting given as
+ * undefined taking its default (`{ toolTimeoutMs: undefined }` is 180000, not "no timeout", and
+ * `{ streamFn: undefined }` the default stream function, not a call of undefined). A hook given
+ * as undefined is unset, which is its default.
+ *
+ * @example
+ * loopConfig(context.config, { toolTimeoutMs: undefined }).toolTimeoutMs; // 180000
+ */
+export function loopConfig(...parts: (Partial<AgentMachineConfig> | undefined)[]): AgentMachineConfig {
+	const config: AgentMachineConfig = Object.assign(new LoopConfig(), ...parts);
+	let defaults: LoopConfig | undefined;
+	for (const key of DEFAULTED_KEYS) if (config[key] === undefined) takeDefault(config, (defaults ??= new LoopConfig()), key);
+	return config;
+}
+
+function takeDefault<K extends keyof AgentMachineConfig>(config: AgentMachineConfig, defaults: LoopConfig, key: K): void {
+	config[key] = defaults[key];
 }

@@ -206,4 +206,18 @@ describe("a parent restored without hydrating its agent's snapshot", () => {
 		expect(restored.getSnapshot().status).toBe("error");
 		expect(errors.map((error) => (error as Error).message)).toEqual([expect.stringMatching(HYDRATE)]);
 	});
+
+	it("fails a machine made with agentMachine.provide(...) the same way", async () => {
+		const provided = agentMachine.provide({ actions: { emitRunEndCheckpoint: () => undefined } }).provide({});
+		const scripted = createScriptedModel([{ content: "hi" }]);
+		const actor = start(createActor(provided, { input: { model: scripted.model, config: { streamFn: scripted.streamFn } } }));
+		const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as PersistedAgentMachine;
+		actor.stop();
+		const errors: unknown[] = [];
+		const restored = createActor(provided, { snapshot: persisted as never });
+		restored.subscribe({ error: (error) => errors.push(error) });
+		start(restored);
+		expect(restored.getSnapshot().status).toBe("error");
+		expect(errors.map((error) => (error as Error).message)).toEqual([expect.stringMatching(HYDRATE)]);
+	});
 });

@@ -1,0 +1,94 @@
+/**
+ * Checks of the commands the machine's user sends (`actor.send(...)` on an embedded or bare
+ * `agentMachine`), as the Agent checks its arguments (`agent-input.ts`): an XState event has no
+ * types at run time, and a malformed command would otherwise enter the queues or the transcript
+ * and fail a later step with an error that names nothing (`prompts is not iterable`), or change
+ * a setting to a value no step knows. The action that takes a command checks it first and throws
+ * a `TypeError` naming the command and the field: the actor fails with it (XState's way for a
+ * programming error, reaching an `error` observer or the parent's `onError`), before the command
+ * changed anything.
+ */
+import { assertAgentMessage, shown } from "../agent-input.js";
+import type { AgentMachineCommand, AgentMachineConfig, RunOverrides } from "./types.js";
+
+const TOOL_EXECUTION_MODES: readonly unknown[] = ["parallel", "sequential", "streaming"];
+const QUEUE_MODES: readonly unknown[] = ["all", "one-at-a-time"];
+const FUNCTION_SETTINGS = [
+	"streamFn",
+	"convertToLlm",
+	"transformContext",
+	"getApiKey",
+	"beforeToolCall",
+	"afterToolCall",
+	"shouldStopAfterTurn",
+	"getSteeringMessages",
+	"getFollowUpMessages",
+] as const satisfies readonly (keyof AgentMachineConfig)[];
+const DURATION_SETTINGS = ["toolTimeoutMs", "abortGraceMs", "streamIdleTimeoutMs", "toolAbortGraceMs", "approvalTimeoutMs"] as const satisfies readonly (keyof AgentMachineConfig)[];
+
+function checkOverrides(command: string, overrides: RunOverrides): void {
+	const { config, state } = overrides;
+	if (overrides.steeringMode !== undefined && !QUEUE_MODES.includes(overrides.steeringMode)) {
+		throw new TypeError(`agentchart: the machine's ${command} command: steeringMode must be "all" or "one-at-a-time", got ${shown(overrides.steeringMode)}`);
+	}
+	if (overrides.followUpMode !== undefined && !QUEUE_MODES.includes(overrides.followUpMode)) {
+		throw new TypeError(`agentchart: the machine's ${command} command: followUpMode must be "all" or "one-at-a-time", got ${shown(overrides.followUpMode)}`);
+	}
+	if (state !== undefined) {
+		// Shallow on purpose: the transcript may be long, and each message entered it checked.
+		if (state.messages !== undefined && !Array.isArray(state.messages)) throw new TypeError(`agentchart: the machine's ${command} command: state.messages must be a list of messages, got ${shown(state.messages)}`);
+		if (state.tools !== undefined && !Array.isArray(state.tools)) throw new TypeError(`agentchart: the machine's ${command} command: state.tools must be a list of tools, got ${shown(state.tools)}`);
+	}
+	if (config === undefined) return;
+	if (config.toolExecution !== undefined && !TOOL_EXECUTION_MODES.includes(config.toolExecution)) {
+		throw new TypeError(`agentchart: the machine's ${command} command: config.toolExecution must be "parallel", "sequential" or "streaming", got ${shown(config.toolExecution)}`);
+	}
+	for (const key of FUNCTION_SETTINGS) {
+		const value: unknown = config[key];
+		if (value !== undefined && typeof value !== "function") throw new TypeError(`agentchart: the machine's ${command} command: config.${key} must be a function, got ${shown(value)}`);
+	}
+	for (const key of DURATION_SETTINGS) {
+		const value: unknown = config[key];
+		if (value !== undefined && (typeof value !== "number" || Number.isNaN(value))) {
+			throw new TypeError(`agentchart: the machine's ${command} command: config.${key} must be a number of milliseconds, got ${shown(value)}`);
+		}
+	}
+}
+
+/**
+ * Throws a `TypeError` naming the command and the field unless `command` is well formed.
+ * Commands the machine sends itself, and the Agent's (checked at its API), pass.
+ *
+ * @example
+ * assertCommand({ type: "steer", message: undefined }); // TypeError: agentchart: the machine's steer command: message: expected a message object ...
+ */
+export function assertCommand(command: AgentMachineCommand): void {
+	switch (command.type) {
+		case "prompt":
+			if (!Array.isArray(command.messages)) throw new TypeError(`agentchart: the machine's prompt command: messages must be a list of messages, got ${shown(command.messages)}`);
+			command.messages.forEach((message: unknown, index) => assertAgentMessage(message, `agentchart: the machine's prompt command: messages[${index}]`));
+			checkOverrides("prompt", command);
+			return;
+		case "continue":
+		case "update":
+			checkOverrides(command.type, command);
+			return;
+		case "steer":
+		case "followUp":
+			assertAgentMessage(command.message, `agentchart: the machine's ${command.type} command: message`);
+			return;
+		case "queue.clear":
+			if (command.queue !== "steering" && command.queue !== "followUp" && command.queue !== "all") {
+				throw new TypeError(`agentchart: the machine's queue.clear command: queue must be "steering", "followUp" or "all", got ${shown(command.queue)}`);
+			}
+			return;
+		case "queue.mode":
+			if (command.queue !== "steering" && command.queue !== "followUp") {
+				throw new TypeError(`agentchart: the machine's queue.mode command: queue must be "steering" or "followUp", got ${shown(command.queue)}`);
+			}
+			if (!QUEUE_MODES.includes(command.mode)) throw new TypeError(`agentchart: the machine's queue.mode command: mode must be "all" or "one-at-a-time", got ${shown(command.mode)}`);
+			return;
+		default:
+			return;
+	}
+}

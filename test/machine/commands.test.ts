@@ -1,0 +1,121 @@
+/**
+ * The bare machine's commands and settings as a JavaScript caller sends them (no types at run
+ * time), on XState's interpreter (`agentMachine`, as embedders run it) and on agentchart's
+ * (`agentLogic`, as an Agent runs it):
+ * - a malformed command fails the actor at once with a TypeError that names the command and the
+ *   field, before it changed anything; it used to enter the queues or the transcript and fail a
+ *   later step with an error that named nothing (`prompts is not iterable`), or be taken as it was;
+ * - a setting given as undefined takes its default (`{ toolTimeoutMs: undefined }` in the input, an
+ *   `update` or `hydrateAgentSnapshot`), where it used to replace it (`config.streamFn is not a
+ *   function` as the run's reply).
+ */
+import { type AnyActorLogic, createActor } from "xstate";
+import { afterEach, describe, expect, it } from "vitest";
+import { hydrateAgentSnapshot } from "../../src/machine.js";
+import { agentLogic } from "../../src/machines/agent-logic.js";
+import { agentMachine } from "../../src/machines/agent-machine.js";
+import type { AgentMachineConfig } from "../../src/machines/types.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import type { AgentMessage } from "../../src/types/messages.js";
+
+const interpreters: [string, AnyActorLogic][] = [
+	["XState's interpreter", agentMachine],
+	["agentchart's interpreter", agentLogic],
+];
+
+interface Snap {
+	status: string;
+	value: unknown;
+	context: { messages: AgentMessage[]; steeringQueue: AgentMessage[]; followUpQueue: AgentMessage[]; steeringMode: string; followUpMode: string; config: AgentMachineConfig };
+}
+
+const stopped: { stop(): void }[] = [];
+afterEach(() => {
+	for (const actor of stopped.splice(0)) actor.stop();
+});
+
+function machineOn(logic: AnyActorLogic, config: Partial<AgentMachineConfig> = {}, replies = [{ content: "ok" }]) {
+	const scripted = createScriptedModel(replies);
+	const actor = createActor(logic, { input: { model: scripted.model, config: { streamFn: scripted.streamFn, ...config } } });
+	const errors: Error[] = [];
+	actor.subscribe({ error: (error) => errors.push(error as Error) });
+	stopped.push(actor);
+	actor.start();
+	return { actor, errors, scripted, snapshot: () => actor.getSnapshot() as unknown as Snap };
+}
+
+/** Settings as a caller without `exactOptionalPropertyTypes` (most projects) may write them. */
+const loose = (config: Record<string, unknown>) => config as Partial<AgentMachineConfig>;
+
+const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
+
+describe.each(interpreters)("a malformed command on %s", (_name, logic) => {
+	it.each([
+		["a prompt whose messages are a string", { type: "prompt", messages: "hello" }, /^agentchart: the machine's prompt command: messages must be a list of messages, got "hello"/],
+		["a prompt without messages", { type: "prompt" }, /^agentchart: the machine's prompt command: messages must be a list of messages, got undefined/],
+		["a prompt with a message that has no role", { type: "prompt", messages: [{ content: "hi" }] }, /^agentchart: the machine's prompt command: messages\[0\]\.role: expected a role/],
+		["a steer without a message", { type: "steer" }, /^agentchart: the machine's steer command: message: expected a message object/],
+		["a followUp with a string", { type: "followUp", message: "later" }, /^agentchart: the machine's followUp command: message: expected a message object/],
+		["a queue.clear of no queue", { type: "queue.clear", queue: "nope" }, /^agentchart: the machine's queue.clear command: queue must be "steering", "followUp" or "all", got "nope"/],
+		["a queue.mode of no mode", { type: "queue.mode", queue: "steering", mode: "sometimes" }, /^agentchart: the machine's queue.mode command: mode must be "all" or "one-at-a-time", got "sometimes"/],
+		["an update to no tool mode", { type: "update", config: { toolExecution: "wild" } }, /^agentchart: the machine's update command: config.toolExecution must be "parallel", "sequential" or "streaming", got "wild"/],
+		["an update of streamFn to a string", { type: "update", config: { streamFn: "anthropic" } }, /^agentchart: the machine's update command: config.streamFn must be a function, got "anthropic"/],
+		["an update of a timeout to a string", { type: "update", config: { toolTimeoutMs: "5000" } }, /^agentchart: the machine's update command: config.toolTimeoutMs must be a number of milliseconds, got "5000"/],
+		["an update to a steering mode of none", { type: "update", steeringMode: "each" }, /^agentchart: the machine's update command: steeringMode must be "all" or "one-at-a-time", got "each"/],
+		["a prompt whose state.messages is no list", { type: "prompt", messages: [user("hi")], state: { messages: {} } }, /^agentchart: the machine's prompt command: state.messages must be a list of messages/],
+	] as const)("%s fails the actor, naming it, and changes nothing", (_case, command, message) => {
+		const { actor, errors, snapshot, scripted } = machineOn(logic);
+		actor.send({ type: "followUp", message: user("queued") });
+		const before = snapshot().context;
+		actor.send(command as never);
+		expect(errors.map((error) => [error.name, error.message])).toEqual([["TypeError", expect.stringMatching(message)]]);
+		const after = snapshot();
+		expect(after.status).toBe("error");
+		expect(after.context.messages).toEqual(before.messages);
+		expect(after.context.steeringQueue).toEqual(before.steeringQueue);
+		expect(after.context.followUpQueue).toEqual(before.followUpQueue);
+		expect([after.context.steeringMode, after.context.followUpMode, after.context.config.toolExecution]).toEqual([before.steeringMode, before.followUpMode, before.config.toolExecution]);
+		expect(scripted.calls).toHaveLength(0);
+	});
+
+	it("takes well-formed commands as before", async () => {
+		const { actor, errors, snapshot } = machineOn(logic, {}, [{ content: "one" }, { content: "two" }]);
+		actor.send({ type: "queue.mode", queue: "followUp", mode: "all" });
+		actor.send({ type: "followUp", message: user("later") });
+		actor.send({ type: "update", config: { toolExecution: "sequential", toolTimeoutMs: 1_000 } });
+		actor.send({ type: "prompt", messages: [user("first")] });
+		await new Promise<void>((resolve) => actor.subscribe((state) => state.matches("idle") && resolve()));
+		expect(errors).toEqual([]);
+		expect(snapshot().context.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"]);
+		expect(snapshot().context.config.toolExecution).toBe("sequential");
+	});
+});
+
+describe.each(interpreters)("a setting given as undefined, on %s", (_name, logic) => {
+	it("takes its default in the input", async () => {
+		const { actor, errors, snapshot } = machineOn(logic, loose({ toolTimeoutMs: undefined, toolExecution: undefined, convertToLlm: undefined, streamOptions: undefined }));
+		const config = snapshot().context.config;
+		expect([config.toolTimeoutMs, config.toolExecution, typeof config.convertToLlm, config.streamOptions]).toEqual([180_000, "parallel", "function", {}]);
+		actor.send({ type: "prompt", messages: [user("hi")] });
+		await new Promise<void>((resolve) => actor.subscribe((state) => state.matches("idle") && resolve()));
+		expect(errors).toEqual([]);
+		expect(snapshot().context.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
+	});
+
+	it("takes its default in an update, and a hook given as undefined is unset", () => {
+		const { actor, snapshot } = machineOn(logic, { toolTimeoutMs: 5, beforeToolCall: async () => undefined });
+		actor.send({ type: "update", config: { toolTimeoutMs: undefined, abortGraceMs: undefined, beforeToolCall: undefined } });
+		const config = snapshot().context.config;
+		expect([config.toolTimeoutMs, config.abortGraceMs, config.beforeToolCall]).toEqual([180_000, 2_000, undefined]);
+	});
+});
+
+describe("hydrateAgentSnapshot with a setting given as undefined", () => {
+	it("takes its default", () => {
+		const { actor } = machineOn(agentMachine, { toolTimeoutMs: 7 });
+		const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+		const scripted = createScriptedModel([{ content: "ok" }]);
+		const hydrated = hydrateAgentSnapshot(persisted, { tools: [], config: loose({ streamFn: scripted.streamFn, toolTimeoutMs: undefined, convertToLlm: undefined }) }) as unknown as Snap;
+		expect([hydrated.context.config.toolTimeoutMs, typeof hydrated.context.config.convertToLlm]).toEqual([7, "function"]);
+	});
+});
