@@ -194,27 +194,17 @@ describe("a parent restored without hydrating its agent's snapshot", () => {
 		expect({ toolRuns: deploy.runs, modelCalls: first.calls.length }).toEqual(effects);
 	});
 
-	it("fails the bare machine restored alone the same way", async () => {
+	it.each([
+		["the bare machine restored alone", () => agentMachine],
+		["a machine made with agentMachine.provide(...)", () => agentMachine.provide({ actions: { emitRunEndCheckpoint: () => undefined } }).provide({})],
+	] as const)("fails %s the same way", async (_which, machineOf) => {
+		const machine = machineOf();
 		const scripted = createScriptedModel([{ content: "hi" }]);
-		const actor = start(createActor(agentMachine, { input: { model: scripted.model, config: { streamFn: scripted.streamFn } } }));
+		const actor = start(createActor(machine, { input: { model: scripted.model, config: { streamFn: scripted.streamFn } } }));
 		const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as PersistedAgentMachine;
 		actor.stop();
 		const errors: unknown[] = [];
-		const restored = createActor(agentMachine, { snapshot: persisted as never });
-		restored.subscribe({ error: (error) => errors.push(error) });
-		start(restored);
-		expect(restored.getSnapshot().status).toBe("error");
-		expect(errors.map((error) => (error as Error).message)).toEqual([expect.stringMatching(HYDRATE)]);
-	});
-
-	it("fails a machine made with agentMachine.provide(...) the same way", async () => {
-		const provided = agentMachine.provide({ actions: { emitRunEndCheckpoint: () => undefined } }).provide({});
-		const scripted = createScriptedModel([{ content: "hi" }]);
-		const actor = start(createActor(provided, { input: { model: scripted.model, config: { streamFn: scripted.streamFn } } }));
-		const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as PersistedAgentMachine;
-		actor.stop();
-		const errors: unknown[] = [];
-		const restored = createActor(provided, { snapshot: persisted as never });
+		const restored = createActor(machine, { snapshot: persisted as never });
 		restored.subscribe({ error: (error) => errors.push(error) });
 		start(restored);
 		expect(restored.getSnapshot().status).toBe("error");
