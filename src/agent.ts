@@ -148,7 +148,11 @@ export interface AgentOptions {
 	 * opened on a session writes it: an older one's writes are refused (`SessionTakenOverError`).
 	 */
 	store?: AgentStore | undefined;
-	/** agentchart: how long a tool call may wait for approval before it is rejected, in ms (default: as long as it takes). */
+	/**
+	 * agentchart: how long a tool call may wait for approval before it is rejected, in ms, from when
+	 * it is first asked (default: as long as it takes). The deadline is kept across a restore: a
+	 * restored run waits only what is left, and a decision after it is refused.
+	 */
 	approvalTimeoutMs?: number | undefined;
 }
 
@@ -216,6 +220,12 @@ const DISPOSED = "Agent has been disposed: create a new Agent to run again.";
 
 /** Given to listeners of events outside any run; never aborts. */
 const IDLE_SIGNAL = new AbortController().signal;
+
+/** A call waiting for approval whose deadline (`approvalTimeoutMs` from when it was asked) has passed. */
+function approvalExpired(call: ToolCallEntry, now: number): boolean {
+	const deadline = call.approval?.deadline;
+	return deadline !== undefined && deadline <= now;
+}
 
 /** The loop configuration's defaults, read by every new agent (made once: a copy per agent was garbage at once). */
 const LOOP_DEFAULTS = defaultLoopConfig();
@@ -688,7 +698,8 @@ export class Agent {
 	 * agentchart: approves a tool call waiting for approval (by its tool call id); it runs when its
 	 * turn comes, with `options.arguments` instead of the model's if given (validated against the
 	 * schema of the tool the run has, which a change of `state.tools` since does not replace). Throws
-	 * for an id that is not waiting (unknown, or answered already). Works on
+	 * for an id that is not waiting (unknown, answered already, or past its `approvalTimeoutMs`
+	 * deadline, also one that passed while the process was down). Works on
 	 * an agent restored in another process. With a store, the returned promise resolves once the
 	 * decision is stored: from then on a crash cannot lose it (when its journal entry fails, the
 	 * snapshot after it stands in). It rejects when the store could store neither (also in
@@ -736,7 +747,8 @@ export class Agent {
 		const run = this.#run ? this.#machine?.getSnapshot().context.run : undefined;
 		// Aborted (from a listener, the chart takes it after the step): what waits is rejected, not answerable.
 		if (!run?.batch || run.controller.signal.aborted) return [];
-		return run.batch.calls.filter((call) => call.status === "awaiting-approval" && !this.#answered?.has(`${run.turn}:${call.key}`));
+		const now = Date.now();
+		return run.batch.calls.filter((call) => call.status === "awaiting-approval" && !this.#answered?.has(`${run.turn}:${call.key}`) && !approvalExpired(call, now));
 	}
 
 	#decisionFor(toolCallId: string): { call: ToolCallEntry; machine: MachineActor } {
@@ -745,8 +757,15 @@ export class Agent {
 		const call = waiting.find((entry) => entry.toolCall.id === toolCallId) ?? waiting.find((entry) => entry.key === toolCallId);
 		const machine = this.#machine;
 		if (!call || !machine) {
-			if (this.#run && machine?.getSnapshot().context.run?.controller.signal.aborted) {
+			const run = this.#run ? machine?.getSnapshot().context.run : undefined;
+			if (run?.controller.signal.aborted) {
 				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: the run was aborted, which rejects every call waiting`);
+			}
+			// Past its deadline, the timer's rejection (due now, or right after a restore) is the answer:
+			// a decision that comes later, after a restart that outlasted the deadline say, is refused.
+			const expired = run?.batch?.calls.find((entry) => entry.status === "awaiting-approval" && (entry.toolCall.id === toolCallId || entry.key === toolCallId) && approvalExpired(entry, Date.now()));
+			if (expired) {
+				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: its approvalTimeoutMs ran out before this decision, so it is rejected as timed out`);
 			}
 			const ids = waiting.map((entry) => entry.toolCall.id);
 			throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval (${ids.length > 0 ? `waiting: ${ids.join(", ")}` : "none is"})`);
@@ -816,7 +835,7 @@ export class Agent {
 		// was streaming: the agent lists it in pendingApprovals once it is returned; it is not asked twice.
 		const askedBefore = this.#restoring && record?.request !== undefined;
 		const streamedFrom = batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
-		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom });
+		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom, deadline: call.approval?.deadline });
 		if (askedBefore) return true;
 		if (!this.#session.saves) return false;
 		// A person is asked only once the question is stored: a crash after it cannot lose it. An

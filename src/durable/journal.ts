@@ -101,6 +101,11 @@ export interface ApprovalRequest {
 	call: AgentToolCall;
 	/** While its reply still streams (streaming tool execution): the model call's effect id. */
 	streamedFrom?: string | undefined;
+	/**
+	 * When its `approvalTimeoutMs` runs out (ms since the epoch), if it has one: a call asked again
+	 * after a restart keeps it.
+	 */
+	deadline?: number | undefined;
 }
 
 /**

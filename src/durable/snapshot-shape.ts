@@ -171,7 +171,7 @@ const entryFields: Record<string, Record<string, Record<string, Check>>> = {
 		outcome: { result: fields({ content: listOf(anObject) }), isError: flag },
 	},
 	approval: {
-		requested: { toolCallId: text, toolName: text, call: fields({ id: text, name: text }), streamedFrom: optional(text) },
+		requested: { toolCallId: text, toolName: text, call: fields({ id: text, name: text }), streamedFrom: optional(text), deadline: optional(count) },
 		decided: { toolCallId: text, decision: oneOf(["approved", "rejected"]), reason: optional(text) },
 	},
 };

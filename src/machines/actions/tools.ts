@@ -254,12 +254,25 @@ export function recordPreparedCall(context: Ctx, key: string, args: unknown, ask
 function approvalWaitFor(context: Ctx, call: ToolCallEntry, args: unknown, asked: { reason?: string | undefined } | undefined, enqueue: EffectEnqueue): ApprovalWait | undefined {
 	const needed = approvalNeeded(findTool(context.tools, call.toolCall.name), args, asked);
 	if (!needed) return undefined;
-	const timeout = context.config.approvalTimeoutMs ?? 0;
-	const wait: ApprovalWait = { reason: needed.reason, deadline: timeout > 0 ? Date.now() + timeout : undefined };
+	const wait: ApprovalWait = { reason: needed.reason, deadline: approvalDeadline(context, call) };
 	enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args, reason: needed.reason });
-	// Its deadline runs from now, whatever the run does meanwhile (siblings running, the reply streaming).
-	if (wait.deadline !== undefined && firstApprovalDeadline(context) === undefined) scheduleApprovalTimeout(context, wait.deadline, enqueue);
+	// Its deadline runs from when it was first asked, whatever the run does meanwhile (siblings running, the reply streaming).
+	const first = firstApprovalDeadline(context);
+	if (wait.deadline !== undefined && (first === undefined || wait.deadline < first)) scheduleApprovalTimeout(context, wait.deadline, enqueue);
 	return wait;
+}
+
+/**
+ * When a call asked about now stops waiting: `approvalTimeoutMs` from now, or, for a call asked
+ * before a restart and asked again (a streaming reply closed again by the restored run), the
+ * deadline it was asked with: a restart does not give the person a fresh timeout.
+ */
+function approvalDeadline(context: Ctx, call: ToolCallEntry): number | undefined {
+	const run = runOf(context);
+	const askedBefore = context.config.journal?.lookup(toolEffectId(run.id, run.turn, call.key))?.request?.deadline;
+	if (askedBefore !== undefined) return askedBefore;
+	const timeout = context.config.approvalTimeoutMs ?? 0;
+	return timeout > 0 ? Date.now() + timeout : undefined;
 }
 
 /**
