@@ -11,7 +11,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { Middleware } from "@anthropic-ai/sdk";
 import type { AnthropicSdk } from "./anthropic-sdk.js";
 import type { Model, StreamOptions } from "../types/model.js";
-import { withLineLimit } from "./line-limit.js";
+import { type BodyMeter, withReplyLimits } from "./reply-size.js";
 import { sdkWillRetry } from "./sdk-retry.js";
 
 /** Default cap on a single retry wait, as in pi-ai. */
@@ -54,17 +54,21 @@ export function capRetryDelay(capMs: number): Middleware {
 	};
 }
 
-/** Bounds each line of a streamed answer (see {@link withLineLimit}). */
-const limitStreamLines: Middleware = async (request, next) => withLineLimit(await next(request));
+/** Bounds each line and the total size of a streamed answer (see {@link withReplyLimits}). */
+function limitStreamedReply(maxReplyBytes: number | undefined, meter: BodyMeter | undefined): Middleware {
+	return async (request, next) => withReplyLimits(await next(request), { maxReplyBytes, meter });
+}
 
 /**
- * Creates the SDK client for one call: key, base URL, timeout, retries and headers.
+ * Creates the SDK client for one call: key, base URL, timeout, retries, headers and the bounds
+ * on a streamed answer; `meter` counts the answer's bytes (keep-alive pings too).
  *
  * @example
  * const client = createAnthropicClient(await loadAnthropicSdk(), model, "sk-ant-...", { maxRetries: 1, timeoutMs: 30_000 });
  */
-export function createAnthropicClient(sdk: AnthropicSdk, model: Model, apiKey: string, options: StreamOptions = {}): Anthropic {
+export function createAnthropicClient(sdk: AnthropicSdk, model: Model, apiKey: string, options: StreamOptions = {}, meter?: BodyMeter): Anthropic {
 	const maxRetryDelayMs = options.maxRetryDelayMs ?? defaultMaxRetryDelayMs;
+	const limitReply = limitStreamedReply(options.maxReplyBytes, meter);
 	return new sdk.default({
 		apiKey,
 		baseURL: model.baseUrl,
@@ -72,6 +76,6 @@ export function createAnthropicClient(sdk: AnthropicSdk, model: Model, apiKey: s
 		...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
 		defaultHeaders: { ...model.headers, ...options.headers },
 		// 0 disables the cap, as in pi-ai.
-		middleware: maxRetryDelayMs > 0 ? [limitStreamLines, capRetryDelay(maxRetryDelayMs)] : [limitStreamLines],
+		middleware: maxRetryDelayMs > 0 ? [limitReply, capRetryDelay(maxRetryDelayMs)] : [limitReply],
 	});
 }

@@ -11,6 +11,7 @@ import { createAssistantMessage } from "./assistant-message.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import { createAnthropicClient } from "./anthropic-client.js";
+import type { BodyMeter } from "./reply-size.js";
 import { type AnthropicSdk, loadAnthropicSdk } from "./anthropic-sdk.js";
 import {
 	abortedMessage,
@@ -58,6 +59,17 @@ function mapStopReason(reason: string): StopOutcome {
 
 function nonEmptyText(value: unknown): string | undefined {
 	return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/**
+ * The message of a reply whose `tool_use` block came without a name.
+ *
+ * @example
+ * namelessToolCallMessage(1, "toolu_01"); // "The model sent a tool call without a name (tool_use block 1, id toolu_01); the call was not run"
+ */
+export function namelessToolCallMessage(blockIndex: number, id: unknown): string {
+	const idText = nonEmptyText(id);
+	return `The model sent a tool call without a name (tool_use block ${blockIndex}${idText ? `, id ${idText}` : ""}); the call was not run`;
 }
 
 /** An id for a tool call the server sent without one, in the API's form. */
@@ -164,13 +176,18 @@ class AnthropicStreamReader {
 				this.openBlocks.set(index, { contentIndex, kind: "thinking" });
 				this.stream.push({ type: "thinking_start", contentIndex, partial });
 				break;
-			case "tool_use":
-				// A broken proxy may leave out the id or name: an id that is not text made every later
-				// request of the session fail while it was being built.
-				content.push({ type: "toolCall", id: nonEmptyText(block.id) ?? newToolUseId(), name: nonEmptyText(block.name) ?? "", arguments: {} });
+			case "tool_use": {
+				// A call without a name cannot run, and sent back with name "" it makes the API refuse
+				// every later request of the session: the reply ends here, before the call is in it.
+				const name = nonEmptyText(block.name);
+				if (name === undefined) throw new Error(namelessToolCallMessage(index, block.id));
+				// A broken proxy may leave out the id: an id that is not text made every later request
+				// of the session fail while it was being built.
+				content.push({ type: "toolCall", id: nonEmptyText(block.id) ?? newToolUseId(), name, arguments: {} });
 				this.openBlocks.set(index, { contentIndex, kind: "toolCall", arguments: new StreamingArguments() });
 				this.stream.push({ type: "toolcall_start", contentIndex, partial });
 				break;
+			}
 			default:
 				// Server-side tool blocks (web search and the like) are not part of this protocol.
 				break;
@@ -270,12 +287,17 @@ async function runAnthropicCall(
 	});
 	let received = 0;
 	let lastEvent = "none";
+	// The body's bytes, and how many had come by the last event: more since then were pings
+	// (the SDK drops them) or an event that never completed, not silence.
+	const meter: BodyMeter = { bytes: 0 };
+	let bytesAtLastEvent = 0;
+	const stalledText = () => stalledMessage(options.timeoutMs ?? 0, received, meter.bytes > bytesAtLastEvent);
 	let sdk: AnthropicSdk | undefined;
 	try {
 		const apiKey = options.apiKey ?? process.env["ANTHROPIC_API_KEY"];
 		if (!apiKey) throw new Error(missingApiKeyMessage("anthropic"));
 		sdk = await loadAnthropicSdk();
-		const client = createAnthropicClient(sdk, model, apiKey, options);
+		const client = createAnthropicClient(sdk, model, apiKey, options, meter);
 
 		let body = buildAnthropicRequest(model, context, options);
 		const replacement = await options.onPayload?.(body, model);
@@ -291,6 +313,7 @@ async function runAnthropicCall(
 		try {
 			for await (const event of events) {
 				stall.touch();
+				bytesAtLastEvent = meter.bytes;
 				received++;
 				lastEvent = event.type;
 				reader.handle(event);
@@ -303,7 +326,7 @@ async function runAnthropicCall(
 			}
 			throw error;
 		}
-		if (stalled) throw new Error(stalledMessage(options.timeoutMs ?? 0, received));
+		if (stalled) throw new Error(stalledText());
 		// The SDK ends iteration quietly when the request is aborted, so check before trusting the end.
 		if (signal?.aborted) throw new Error(abortedMessage);
 		if (!reader.completed) throw new Error(truncatedStreamMessage);
@@ -316,7 +339,7 @@ async function runAnthropicCall(
 	} catch (error) {
 		const aborted = signal?.aborted === true;
 		output.stopReason = aborted ? "aborted" : "error";
-		output.errorMessage = aborted ? abortedMessage : stalled ? stalledMessage(options.timeoutMs ?? 0, received) : describeAnthropicError(error, sdk);
+		output.errorMessage = aborted ? abortedMessage : stalled ? stalledText() : describeAnthropicError(error, sdk);
 		stream.push({ type: "error", reason: output.stopReason, error: output });
 	} finally {
 		stall.stop();
@@ -324,9 +347,13 @@ async function runAnthropicCall(
 	}
 }
 
-function stalledMessage(timeoutMs: number, received: number): string {
+function stalledMessage(timeoutMs: number, received: number, keptAlive: boolean): string {
 	const where = received === 0 ? "before the first event" : `after event ${received}`;
-	return `Anthropic's stream stalled: nothing arrived for ${timeoutMs} ms ${where} (timeoutMs); the request was cancelled`;
+	// A server that sends only pings is not silent: saying "nothing arrived" sends people looking at the network.
+	const what = keptAlive
+		? `the server kept the connection alive (pings or an unfinished event) but sent no event with content for ${timeoutMs} ms ${where}`
+		: `nothing arrived for ${timeoutMs} ms ${where}`;
+	return `Anthropic's stream stalled: ${what} (timeoutMs); the request was cancelled`;
 }
 
 /**

@@ -32,7 +32,7 @@ const CR = 0x0d;
  *
  * @example
  * const body = limitLineLength(response.body);
- * const limited = new Response(body, response); // read as usual
+ * const limited = new Response(body, response); // read as usual (withReplyLimits in reply-size.ts does this)
  */
 export function limitLineLength(body: ReadableStream<Uint8Array>, maxBytes = MAX_STREAM_LINE_BYTES): ReadableStream<Uint8Array> {
 	let lineBytes = 0;
@@ -54,16 +54,4 @@ export function limitLineLength(body: ReadableStream<Uint8Array>, maxBytes = MAX
 			},
 		}),
 	);
-}
-
-/**
- * The response with its body bounded by {@link limitLineLength}; error responses and bodiless
- * ones are returned as they are.
- *
- * @example
- * const response = withLineLimit(await fetch(url, init));
- */
-export function withLineLimit(response: Response, maxBytes = MAX_STREAM_LINE_BYTES): Response {
-	if (!response.ok || response.body === null) return response;
-	return new Response(limitLineLength(response.body, maxBytes), { status: response.status, statusText: response.statusText, headers: response.headers });
 }

@@ -11,7 +11,7 @@
 import type { OpenAI } from "openai";
 import type { Model, StreamOptions } from "../types/model.js";
 import { detectOpenAICompatibleServer, type ResolvedOpenAICompat } from "./openai-compat.js";
-import { withLineLimit } from "./line-limit.js";
+import { withReplyLimits } from "./reply-size.js";
 import { sdkWillRetry } from "./sdk-retry.js";
 import { isMissingPeer, loadOptionalPeer, missingPeerMessage, type OptionalPeerUse } from "../util/optional-peer.js";
 
@@ -163,8 +163,9 @@ async function readBounded(response: Response): Promise<string> {
 }
 
 /**
- * A fetch for one call's client: records each error body and keeps every retry wait at or
- * below `maxRetryDelayMs` (0 disables the cap).
+ * A fetch for one call's client: records each error body, keeps every retry wait at or
+ * below `maxRetryDelayMs` (0 disables the cap) and bounds each line and the total size of a
+ * streamed answer (`maxReplyBytes`, see {@link withReplyLimits}).
  *
  * @example
  * new OpenAI({ apiKey, fetch: createCallFetch(1_000, {}) });
@@ -173,12 +174,13 @@ export function createCallFetch(
 	maxRetryDelayMs: number,
 	recorder: ErrorBodyRecorder,
 	baseFetch: typeof fetch = fetch,
+	maxReplyBytes?: number,
 ): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
 	let attempts = 0;
 	return async (input, init) => {
 		const retryCount = attempts++;
 		const response = await baseFetch(input, init);
-		if (response.ok) return withLineLimit(response);
+		if (response.ok) return withReplyLimits(response, { maxReplyBytes });
 		const text = await readBounded(response);
 		const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
 		const method = init?.method ?? (input instanceof Request ? input.method : "GET");
@@ -231,7 +233,7 @@ export function createOpenAIClient(
 		...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
 		...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
 		defaultHeaders: headers,
-		fetch: createCallFetch(options.maxRetryDelayMs ?? defaultMaxRetryDelayMs, recorder),
+		fetch: createCallFetch(options.maxRetryDelayMs ?? defaultMaxRetryDelayMs, recorder, fetch, options.maxReplyBytes),
 		// The key belongs to whoever configured the model; a browser app talking to a local server has none to leak.
 		dangerouslyAllowBrowser: true,
 	});

@@ -97,6 +97,16 @@ export function mapFinishReason(reason: string | undefined, hasToolCalls: boolea
 	}
 }
 
+/**
+ * The message of a reply with a tool call whose name never came.
+ *
+ * @example
+ * namelessToolCallMessage("call_1"); // "The model sent a tool call without a name (call call_1); the call was not run"
+ */
+export function namelessToolCallMessage(id: string): string {
+	return `The model sent a tool call without a name (call ${id}); the call was not run`;
+}
+
 function newToolCallId(): string {
 	const random = globalThis.crypto?.randomUUID?.().replace(/-/g, "") ?? Math.random().toString(36).slice(2);
 	return `call_${random.slice(0, 24)}`;
@@ -169,7 +179,7 @@ export class OpenAIChunkReader {
 
 	/**
 	 * Ends every open block (in content order) and returns how the reply ended. Throws when
-	 * the stream stopped before the server said it was complete.
+	 * the stream stopped before the server said it was complete, or a tool call has no name.
 	 */
 	finish(lastEvent: number): OpenAIStopOutcome {
 		if (!this.finished) {
@@ -177,6 +187,11 @@ export class OpenAIChunkReader {
 				`The provider's stream ended before the reply was complete (no finish_reason and no [DONE] after event ${lastEvent})`,
 			);
 		}
+		// A call without a name cannot run, and sent back with name "" it makes the API refuse every
+		// later request of the session. The name may come in any delta, so this is known only now,
+		// before any call's end is announced (a streaming tool would start at its end).
+		const nameless = this.output.content.find((part) => part.type === "toolCall" && part.name === "");
+		if (nameless?.type === "toolCall") throw new OpenAIStreamError(namelessToolCallMessage(nameless.id));
 		const partial = this.output;
 		partial.content.forEach((part, contentIndex) => {
 			if (part.type === "text") this.stream.push({ type: "text_end", contentIndex, content: part.text, partial });

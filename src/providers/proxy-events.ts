@@ -77,6 +77,9 @@ function fieldProblem(record: Record<string, unknown>, field: string): string | 
 	if (field === "contentIndex") {
 		return Number.isInteger(value) && (value as number) >= 0 ? undefined : "a non-negative integer";
 	}
+	// A tool call without an id or a name cannot be answered or run, and sent back as "" it makes
+	// the API refuse every later request of the session.
+	if (field === "id" || field === "toolName") return typeof value === "string" && value !== "" ? undefined : "a non-empty string";
 	return typeof value === "string" ? undefined : "a string";
 }
 

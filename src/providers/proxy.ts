@@ -13,10 +13,10 @@ import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
 import { statusLine } from "./http-error-text.js";
 import { describeNonStreamBody, describeProxyAnswer, innermostReason } from "./proxy-errors.js";
-import { limitLineLength } from "./line-limit.js";
 import { ArgumentsTooDeepError } from "./partial-json.js";
 import { parseProxyEvent, ProxyStreamError } from "./proxy-events.js";
 import { ProxyMessageBuilder } from "./proxy-message.js";
+import { limitReply, ReplyTooLargeError } from "./reply-size.js";
 import { watchForStall } from "../util/stall-watch.js";
 
 export type { ProxyAssistantMessageEvent } from "./proxy-events.js";
@@ -46,6 +46,11 @@ export interface ProxyStreamOptions extends ProxySerializableStreamOptions {
 	 * stream ends with an error (0 or unset: wait as long as it takes). Not sent to the server.
 	 */
 	timeoutMs?: number | undefined;
+	/**
+	 * The most bytes the proxy's answer may bring (default 256 MB; 0: no bound) before the
+	 * request is cancelled and the stream ends with an error. Not sent to the server.
+	 */
+	maxReplyBytes?: number | undefined;
 }
 
 /** The message of every aborted call, as the other providers word it. */
@@ -189,7 +194,7 @@ async function runProxyCall(model: Model, context: Context, options: ProxyStream
 		}
 		if (!response.body) throw new ProxyStreamError(`The proxy at ${url} answered ${statusLine(response.status)} without a body`);
 
-		reader = limitLineLength(response.body).getReader();
+		reader = limitReply(response.body, { maxReplyBytes: options.maxReplyBytes }).getReader();
 		const builder = new ProxyMessageBuilder(message);
 		try {
 			for await (const data of dataLines(reader, stall.touch)) {
@@ -207,8 +212,8 @@ async function runProxyCall(model: Model, context: Context, options: ProxyStream
 				}
 			}
 		} catch (error) {
-			// What the model sent, not the connection, is at fault: its message says so alone.
-			if (error instanceof ArgumentsTooDeepError) throw new ProxyStreamError(error.message);
+			// What the server sent, not the connection, is at fault: its message says so alone.
+			if (error instanceof ArgumentsTooDeepError || error instanceof ReplyTooLargeError) throw new ProxyStreamError(error.message);
 			if (error instanceof ProxyStreamError || request.signal.aborted) throw error;
 			throw new ProxyStreamError(`The proxy stream broke off ${progress.where}: ${innermostReason(error)}`);
 		}

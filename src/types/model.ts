@@ -152,6 +152,16 @@ export interface StreamOptions {
 	maxRetries?: number | undefined;
 	/** Cap on a single retry delay, in milliseconds. */
 	maxRetryDelayMs?: number | undefined;
+	/**
+	 * The most bytes one streamed reply may bring (default 256 MB; 0: no bound). A server that
+	 * streams past it gets its request cancelled and the reply ends as an error that says so,
+	 * keeping what had streamed. Honoured by `streamAnthropic`, `streamOpenAICompletions` and
+	 * `streamProxy` (not sent to the proxy).
+	 *
+	 * @example
+	 * streamAnthropic(model, context, { maxReplyBytes: 64 * 1024 * 1024 });
+	 */
+	maxReplyBytes?: number | undefined;
 	/** Provider request metadata. */
 	metadata?: Record<string, unknown> | undefined;
 }

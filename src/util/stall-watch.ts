@@ -2,12 +2,15 @@ import { type Deadline, clearDeadline, setDeadline } from "./deadlines.js";
 
 /**
  * What a stalled model stream is reported as (the stream actor and the summariser say the same).
+ * Only the model's events are watched: a server that keeps the connection alive with pings and
+ * sends nothing else stalls too, and "nothing arrived" sent people looking at the network.
  *
  * @example
  * new Error(`The ${modelStallText(120_000)}; the request was cancelled`);
+ * // "The model's stream stalled: no content arrived for 120 s (streamIdleTimeoutMs; keep-alive pings do not count); ..."
  */
 export function modelStallText(timeoutMs: number): string {
-	return `model's stream stalled: nothing arrived for ${timeoutMs / 1000} s (streamIdleTimeoutMs)`;
+	return `model's stream stalled: no content arrived for ${timeoutMs / 1000} s (streamIdleTimeoutMs; keep-alive pings do not count)`;
 }
 
 /**

@@ -201,7 +201,7 @@ describe("a model that goes silent", () => {
 			await within(agent.prompt("hello"), 3_000, "the stalled run");
 			const last = agent.state.messages.at(-1) as AssistantMessage;
 			expect(last.stopReason).toBe("error");
-			expect(last.errorMessage).toMatch(/stream stalled: nothing arrived for 0.2 s \(streamIdleTimeoutMs\)/);
+			expect(last.errorMessage).toMatch(/stream stalled: no content arrived for 0.2 s \(streamIdleTimeoutMs; keep-alive pings do not count\)/);
 			expect(last.content).toEqual(events === "text" ? [{ type: "text", text: "Let me th" }] : []);
 			expect(seen.signal?.aborted).toBe(true); // the request itself was cancelled
 		});

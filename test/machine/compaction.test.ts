@@ -322,7 +322,7 @@ describe("compaction in the statechart", () => {
 		expect(outcome).toBe("ended");
 		const end = events.find((event) => event.type === "auto_compaction_end");
 		expect(end).toMatchObject({ reason: "threshold", aborted: false });
-		expect((end as { errorMessage?: string }).errorMessage).toMatch(/stream stalled: nothing arrived for 0.05 s \(streamIdleTimeoutMs\)/);
+		expect((end as { errorMessage?: string }).errorMessage).toMatch(/stream stalled: no content arrived for 0.05 s \(streamIdleTimeoutMs; keep-alive pings do not count\)/);
 		expect(summaryRequest?.aborted).toBe(true); // the request itself was cancelled
 		expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
 	});

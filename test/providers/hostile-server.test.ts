@@ -291,17 +291,17 @@ describe("a server that sends one line without end, as fast as the client reads"
 	}
 });
 
-describe("an Anthropic tool_use block without a usable id or name", () => {
-	it("gets an id of its own and a 'not found' result, and the next requests are made", async () => {
+describe("an Anthropic tool_use block without a usable id", () => {
+	it("gets an id of its own, runs, and the next requests are made", async () => {
 		anthropicServer.reset();
 		anthropicServer.respond(
 			{
 				kind: "sse",
 				events: [
 					anthropic.messageStart("msg_noid"),
-					anthropic.blockStart(0, { type: "tool_use", input: {} }),
+					anthropic.blockStart(0, { type: "tool_use", name: "store", input: {} }),
 					anthropic.blockStop(0),
-					anthropic.blockStart(1, { type: "tool_use", id: 5, name: { x: 1 }, input: {} }),
+					anthropic.blockStart(1, { type: "tool_use", id: 5, name: "store", input: {} }),
 					anthropic.blockStop(1),
 					anthropic.blockStart(2, { type: "text", text: "" }),
 					anthropic.blockDelta(2, { type: "text_delta", text: null }),
@@ -310,7 +310,7 @@ describe("an Anthropic tool_use block without a usable id or name", () => {
 					anthropic.messageStop(),
 				],
 			},
-			{ kind: "sse", events: anthropic.textReply("Sorry.") },
+			{ kind: "sse", events: anthropic.textReply("Stored.") },
 			{ kind: "sse", events: anthropic.textReply("Hello again") },
 		);
 		const tool = countingTool();
@@ -320,13 +320,15 @@ describe("an Anthropic tool_use block without a usable id or name", () => {
 		const reply = agent.state.messages[1] as AssistantMessage;
 		const calls = reply.content.filter((part) => part.type === "toolCall");
 		expect(calls.map((call) => [typeof call.id, call.id.length > 0, call.name])).toEqual([
-			["string", true, ""],
-			["string", true, ""],
+			["string", true, "store"],
+			["string", true, "store"],
 		]);
+		expect(calls[0]?.id).not.toBe(calls[1]?.id);
 		expect(reply.content.filter((part) => part.type === "text")).toEqual([{ type: "text", text: "" }]);
+		expect(tool.runs).toHaveLength(2);
 		expect(agent.state.messages.slice(2, 4)).toMatchObject([
-			{ role: "toolResult", toolCallId: calls[0]?.id, isError: true },
-			{ role: "toolResult", toolCallId: calls[1]?.id, isError: true },
+			{ role: "toolResult", toolCallId: calls[0]?.id, isError: false },
+			{ role: "toolResult", toolCallId: calls[1]?.id, isError: false },
 		]);
 		expect(agent.state.messages[4]).toMatchObject({ role: "assistant", stopReason: "stop" });
 		expect(checkTranscript(agent.state.messages)).toEqual([]);

@@ -420,7 +420,9 @@ describe("streamProxy fixing pi's defects", () => {
 	it.each([
 		['{"type":"text_delta","contentIndex":0}', 'Malformed event 2 in the proxy stream: text_delta needs "delta" to be a string'],
 		['{"type":"text_start","contentIndex":-1}', 'Malformed event 2 in the proxy stream: text_start needs "contentIndex" to be a non-negative integer'],
-		['{"type":"toolcall_start","contentIndex":0,"id":"c1"}', 'Malformed event 2 in the proxy stream: toolcall_start needs "toolName" to be a string'],
+		['{"type":"toolcall_start","contentIndex":0,"id":"c1"}', 'Malformed event 2 in the proxy stream: toolcall_start needs "toolName" to be a non-empty string'],
+		['{"type":"toolcall_start","contentIndex":0,"id":"c1","toolName":""}', 'Malformed event 2 in the proxy stream: toolcall_start needs "toolName" to be a non-empty string'],
+		['{"type":"toolcall_start","contentIndex":0,"id":"","toolName":"store"}', 'Malformed event 2 in the proxy stream: toolcall_start needs "id" to be a non-empty string'],
 		['{"type":"done","reason":"error","usage":{}}', 'Malformed event 2 in the proxy stream: done needs "reason" to be one of stop, length, toolUse'],
 		["[1,2]", 'Malformed event 2 in the proxy stream: expected an object with a "type"'],
 		['{"contentIndex":0}', 'Malformed event 2 in the proxy stream: no "type" field'],
