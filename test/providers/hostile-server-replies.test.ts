@@ -6,7 +6,6 @@
  */
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { streamAnthropic } from "../../src/providers/anthropic.js";
@@ -23,24 +22,7 @@ import type { Model } from "../../src/types/model.js";
 import * as anthropic from "./anthropic-server.js";
 import * as openai from "./openai-server.js";
 import * as proxy from "./proxy-server.js";
-
-const anyArguments = Type.Object({}, { additionalProperties: true });
-
-/** A tool that takes any object and counts its runs. */
-function countingTool(): AgentTool<typeof anyArguments> & { runs: unknown[] } {
-	const runs: unknown[] = [];
-	return {
-		name: "store",
-		label: "Store",
-		description: "Stores whatever it is given",
-		parameters: anyArguments,
-		runs,
-		execute: async (_id, params) => {
-			runs.push(params);
-			return { content: [{ type: "text", text: "stored" }], details: {} };
-		},
-	};
-}
+import { anyArguments, countingTool } from "./counting-tool.js";
 
 type ProviderName = "anthropic" | "openai" | "proxy";
 

@@ -5,7 +5,6 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { streamAnthropic } from "../../src/providers/anthropic.js";
@@ -21,6 +20,7 @@ import type { Model } from "../../src/types/model.js";
 import * as anthropic from "./anthropic-server.js";
 import * as openai from "./openai-server.js";
 import * as proxy from "./proxy-server.js";
+import { anyArguments, countingTool } from "./counting-tool.js";
 
 let anthropicServer: anthropic.AnthropicTestServer;
 let openaiServer: openai.OpenAITestServer;
@@ -35,24 +35,6 @@ afterAll(async () => {
 	await openaiServer?.close();
 	await proxyServer?.close();
 });
-
-const anyArguments = Type.Object({}, { additionalProperties: true });
-
-/** A tool that takes any object and counts its runs. */
-function countingTool(): AgentTool<typeof anyArguments> & { runs: unknown[] } {
-	const runs: unknown[] = [];
-	return {
-		name: "store",
-		label: "Store",
-		description: "Stores whatever it is given",
-		parameters: anyArguments,
-		runs,
-		execute: async (_id, params) => {
-			runs.push(params);
-			return { content: [{ type: "text", text: "stored" }], details: {} };
-		},
-	};
-}
 
 const anthropicModel = (): Model => ({ ...getModel("anthropic", "claude-haiku-4-5"), baseUrl: anthropicServer.baseUrl });
 const openaiModel = (): Model => createOpenAICompatibleModel({ baseUrl: openaiServer.baseUrl, id: "qwen3:8b" });
