@@ -12,8 +12,12 @@ import { Application, type DeclarationReflection, type ProjectReflection, Reflec
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-/** The kinds of export that must have an `@example` (TypeDoc's names): what a user calls or reads. */
-export const NEEDS_EXAMPLE = /Function|Class|Variable/;
+/**
+ * The kinds of export that must have an `@example` (TypeDoc's names): every kind the entry
+ * points export, since a user meets a type (builds a value of it, receives one, narrows one) as
+ * much as a function.
+ */
+export const NEEDS_EXAMPLE = /Function|Class|Variable|Interface|Type Alias/;
 
 /** One public export, where it comes from, and what its documentation lacks. */
 export interface ExportDocs {
@@ -84,7 +88,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 	const entries = await exportDocs();
 	const undocumented = entries.filter((entry) => !entry.documented);
 	const withoutExample = entries.filter((entry) => entry.documented && !entry.hasExample && NEEDS_EXAMPLE.test(entry.kind));
-	console.log(`${entries.length} exports; ${undocumented.length} undocumented; ${withoutExample.length} functions, classes and constants without @example`);
+	console.log(`${entries.length} exports; ${undocumented.length} undocumented; ${withoutExample.length} without @example`);
 	for (const entry of undocumented) console.log(`undocumented  ${entry.module}: ${entry.name} (${entry.kind}, ${entry.file})`);
 	for (const entry of withoutExample) console.log(`no @example   ${entry.module}: ${entry.name} (${entry.kind}, ${entry.file})`);
 }

@@ -156,7 +156,13 @@ export interface AgentOptions {
 	approvalTimeoutMs?: number | undefined;
 }
 
-/** Options of {@link Agent.approve}. */
+/**
+ * Options of {@link Agent.approve}.
+ *
+ * @example
+ * const options: ApproveOptions = { arguments: { path: "README.md" } };
+ * await agent.approve("toolu_01", options);
+ */
 export interface ApproveOptions {
 	/** Run the call with these arguments instead of the model's (validated against the tool's schema). */
 	arguments?: unknown;

@@ -23,6 +23,10 @@ export { replySubscriberMachine } from "./reply/subscriber-machine.js";
  * run by agentchart's interpreter. Its snapshots have the fields of `agentMachine`'s
  * (`status`, `value`, `context`, `children`, `output`, `error`, `matches()`, `can()`), and
  * its persisted snapshots are XState's format.
+ *
+ * @example
+ * const actor: AgentMachineActor = machineActorOf(agent);
+ * actor.getSnapshot().matches("idle");
  */
 export type AgentMachineActor = Actor<typeof agentLogic>;
 

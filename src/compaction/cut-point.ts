@@ -1,7 +1,13 @@
 import type { AgentMessage } from "../types/messages.js";
 import { estimateMessageTokens } from "./estimate.js";
 
-/** How a transcript splits for compaction. */
+/**
+ * How a transcript splits for compaction.
+ *
+ * @example
+ * const plan: CompactionPlan | undefined = planCompaction(agent.state.messages, 20_000);
+ * if (plan) console.log(`summarising ${plan.dropped} messages, keeping ${plan.kept.length}`);
+ */
 export interface CompactionPlan {
 	/** An earlier compaction summary at the start of the transcript, absorbed into the new one. */
 	previousSummary?: string | undefined;

@@ -17,7 +17,13 @@ export interface CompactionSettings {
 	summarize?: ((request: SummarizeRequest) => Promise<string>) | undefined;
 }
 
-/** What a custom summariser receives. */
+/**
+ * What a custom summariser receives.
+ *
+ * @example
+ * const summarize = ({ messages, previousSummary, signal }: SummarizeRequest) => mySummary(messages, previousSummary, signal);
+ * const agent = new Agent({ compaction: { enabled: true, summarize } });
+ */
 export interface SummarizeRequest {
 	/** Messages to summarise (the history before the kept part). */
 	messages: AgentMessage[];

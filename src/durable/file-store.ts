@@ -60,10 +60,20 @@ import { type AgentStore, journalAfter, type LoadedSession, ofLineage, SessionTa
  * - `"snapshots"`: snapshots are; journal entries are written but the OS flushes them when it
  *   will (a process crash loses nothing, a power cut may lose the last entries);
  * - `"never"`: nothing waits for the disk.
+ *
+ * @example
+ * const fsync: FsyncPolicy = process.env["CI"] ? "never" : "always";
+ * const store = createFileStore("./sessions", { fsync });
  */
 export type FsyncPolicy = "always" | "snapshots" | "never";
 
-/** Options of {@link createFileStore}. */
+/**
+ * Options of {@link createFileStore}.
+ *
+ * @example
+ * const options: FileStoreOptions = { fsync: "snapshots" };
+ * const store = createFileStore("./sessions", options);
+ */
 export interface FileStoreOptions {
 	/** When to wait for the disk (default `"always"`). */
 	fsync?: FsyncPolicy | undefined;
@@ -282,7 +292,13 @@ async function copyFiles(from: string, to: string, flush: boolean): Promise<void
 	if (flush) flushDirectory(to);
 }
 
-/** A file store: the {@link AgentStore} that {@link createFileStore} makes, and where it keeps a session. */
+/**
+ * A file store: the {@link AgentStore} that {@link createFileStore} makes, and where it keeps a session.
+ *
+ * @example
+ * const store: FileStore = createFileStore("./sessions");
+ * const agent = await Agent.load({ store, sessionId: "user-42" });
+ */
 export interface FileStore extends AgentStore {
 	/**
 	 * The session's directory (`writer`, `current`, and the files directories in it).

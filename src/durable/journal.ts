@@ -19,7 +19,13 @@
 import type { AgentToolCall, AgentToolResult } from "../types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 
-/** A model call's intent: which model, asked with how many transcript messages. */
+/**
+ * A model call's intent: which model, asked with how many transcript messages.
+ *
+ * @example
+ * const calls = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & ModelIntent => entry.kind === "model" && entry.phase === "intent");
+ * for (const call of calls) console.log(call.model, call.messages); // the model, and how many messages it was sent
+ */
 export interface ModelIntent {
 	kind: "model";
 	phase: "intent";
@@ -28,7 +34,13 @@ export interface ModelIntent {
 	messages: number;
 }
 
-/** A model call's outcome: the final assistant message. */
+/**
+ * A model call's outcome: the final assistant message.
+ *
+ * @example
+ * const replies = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & ModelOutcome => entry.kind === "model" && entry.phase === "outcome");
+ * console.log(replies.map((entry) => entry.message.stopReason));
+ */
 export interface ModelOutcome {
 	kind: "model";
 	phase: "outcome";
@@ -36,10 +48,22 @@ export interface ModelOutcome {
 	message: AssistantMessage;
 }
 
-/** Whether a tool may run again after a crash interrupted it. pi 1.x's field name and values. */
+/**
+ * Whether a tool may run again after a crash interrupted it. pi 1.x's field name and values.
+ *
+ * @example
+ * const replay: ReplayPolicy = "safe"; // it only reads: a call cut off by a restart runs again
+ * const tool: AnyAgentTool = { ...readTool, replay };
+ */
 export type ReplayPolicy = "safe" | "unsafe";
 
-/** A tool call's intent: recorded before the tool runs, with the arguments it runs with. */
+/**
+ * A tool call's intent: recorded before the tool runs, with the arguments it runs with.
+ *
+ * @example
+ * const started = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & ToolIntent => entry.kind === "tool" && entry.phase === "intent");
+ * for (const call of started) console.log(call.toolName, call.args, call.replay);
+ */
 export interface ToolIntent {
 	kind: "tool";
 	phase: "intent";
@@ -58,7 +82,13 @@ export interface ToolIntent {
 	call?: AgentToolCall | undefined;
 }
 
-/** Progress a running tool reported (`onUpdate`): what the model is told if the call is interrupted. */
+/**
+ * Progress a running tool reported (`onUpdate`): what the model is told if the call is interrupted.
+ *
+ * @example
+ * const updates = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & ToolProgress => entry.kind === "tool" && entry.phase === "update");
+ * console.log(updates.map((entry) => entry.partialResult.details));
+ */
 export interface ToolProgress {
 	kind: "tool";
 	phase: "update";
@@ -66,7 +96,12 @@ export interface ToolProgress {
 	partialResult: AgentToolResult<unknown>;
 }
 
-/** A tool call's outcome. */
+/**
+ * A tool call's outcome.
+ *
+ * @example
+ * const failed = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & ToolOutcomeEntry => entry.kind === "tool" && entry.phase === "outcome" && entry.isError);
+ */
 export interface ToolOutcomeEntry {
 	kind: "tool";
 	phase: "outcome";
@@ -75,7 +110,13 @@ export interface ToolOutcomeEntry {
 	isError: boolean;
 }
 
-/** A person's decision on a call that needed approval. */
+/**
+ * A person's decision on a call that needed approval.
+ *
+ * @example
+ * const decisions = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & ApprovalDecision => entry.kind === "approval" && entry.phase === "decided");
+ * for (const entry of decisions) console.log(entry.toolCallId, entry.decision, entry.reason);
+ */
 export interface ApprovalDecision {
 	kind: "approval";
 	phase: "decided";
@@ -112,6 +153,10 @@ export interface ApprovalRequest {
  * A run started by a prompt, on the agent as the session's last snapshot has it: the prompt is
  * journaled instead of a snapshot at the run's start. A restore from that snapshot starts the run
  * again with it (the run's id is `effect`), and its effects follow the journal.
+ *
+ * @example
+ * const starts = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & RunStart => entry.kind === "run" && entry.phase === "start");
+ * console.log(starts.map((entry) => [entry.effect, entry.messages[0]?.role]));
  */
 export interface RunStart {
 	kind: "run";
@@ -126,6 +171,10 @@ export interface RunStart {
  * messages it added after its prompt. A restore applies it to the transcript (prompt, then these)
  * and goes on to the next run; it does not start the run again. An ongoing session thereby
  * journals its runs and saves a snapshot only now and then (see `DurableSession`).
+ *
+ * @example
+ * const ends = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & RunEnd => entry.kind === "run" && entry.phase === "end");
+ * console.log(ends.map((entry) => entry.messages.length));
  */
 export interface RunEnd {
 	kind: "run";
@@ -135,10 +184,22 @@ export interface RunEnd {
 	messages: AgentMessage[];
 }
 
-/** One journal entry. */
+/**
+ * One journal entry.
+ *
+ * @example
+ * const describe = (entry: JournalEntry) => `${entry.kind} ${entry.phase} ${entry.effect}`;
+ * console.log(agent.snapshot().journal.map(describe));
+ */
 export type JournalEntry = RunStart | RunEnd | ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalRequest | ApprovalDecision;
 
-/** A journal entry as stored: numbered in the order it was appended. */
+/**
+ * A journal entry as stored: numbered in the order it was appended.
+ *
+ * @example
+ * const entries: StoredJournalEntry[] = agent.snapshot().journal;
+ * console.log(entries.at(-1)?.seq);
+ */
 export type StoredJournalEntry = JournalEntry & {
 	seq: number;
 	/**
@@ -148,7 +209,13 @@ export type StoredJournalEntry = JournalEntry & {
 	lineage?: string | undefined;
 };
 
-/** What the journal knows of one effect. */
+/**
+ * What the journal knows of one effect.
+ *
+ * @example
+ * const record: EffectRecord | undefined = journal.lookup(effect);
+ * if (record?.outcome?.kind === "tool") console.log("already ran:", record.outcome.result.content);
+ */
 export interface EffectRecord {
 	/** A run's start (the effect is the run). */
 	start?: RunStart | undefined;
@@ -167,6 +234,10 @@ export interface EffectRecord {
  * What the run's effects see of the journal: look an effect up, and append to it. `append`
  * returns a promise when the entry becomes durable later (a file store); the effect waits for
  * it before it acts. Without a journal, effects are neither looked up nor recorded.
+ *
+ * @example
+ * const records = new Map<string, EffectRecord>();
+ * const journal: EffectJournal = { lookup: (effect) => records.get(effect), append: (entry) => console.log(entry.kind, entry.phase, entry.effect) };
  */
 export interface EffectJournal {
 	/** What is recorded of `effect`, if anything. */

@@ -39,7 +39,13 @@ export interface PersistedChildActor {
 	syncSnapshot?: boolean | undefined;
 }
 
-/** The agent machine in XState's persisted format, its context plain data. */
+/**
+ * The agent machine in XState's persisted format, its context plain data.
+ *
+ * @example
+ * const machine: PersistedAgentMachine = agent.snapshot().machine;
+ * console.log(machine.value, machine.context.messages.length);
+ */
 export interface PersistedAgentMachine {
 	status: "active" | "done" | "error" | "stopped";
 	value: unknown;
@@ -50,20 +56,37 @@ export interface PersistedAgentMachine {
 	error?: unknown;
 }
 
-/** A tool as a snapshot keeps it: what describes it, without its functions. */
+/**
+ * A tool as a snapshot keeps it: what describes it, without its functions.
+ *
+ * @example
+ * const names = agent.snapshot().machine.context.tools.map((tool: PlainTool) => tool.name);
+ */
 export interface PlainTool {
 	name: string;
 	[key: string]: unknown;
 }
 
-/** The machine's context as data: the loop configuration's settings, tools by description, the run without its cancellation. */
+/**
+ * The machine's context as data: the loop configuration's settings, tools by description, the run without its cancellation.
+ *
+ * @example
+ * const context: PlainAgentContext = agent.snapshot().machine.context;
+ * console.log(context.systemPrompt, context.tools.map((tool) => tool.name));
+ */
 export type PlainAgentContext = Omit<AgentMachineContext, "config" | "tools" | "run"> & {
 	config: Record<string, unknown>;
 	tools: PlainTool[];
 	run?: PlainRun | undefined;
 };
 
-/** The run in progress as data (its cancellation and stream progress are the process's: never kept). */
+/**
+ * The run in progress as data (its cancellation and stream progress are the process's: never kept).
+ *
+ * @example
+ * const run: PlainRun | undefined = agent.snapshot().machine.context.run; // set when the snapshot caught a run
+ * console.log(run?.id, run?.newMessages.length);
+ */
 export type PlainRun = Omit<RunContext, "controller" | "stream"> & { controller?: undefined; stream?: undefined };
 
 /**
@@ -216,7 +239,13 @@ export function plainFreshContext(context: AgentMachineContext): PlainAgentConte
 /** The contexts made plain here: the agent persists a context the chart's logic made plain already. */
 const plainContexts = new WeakSet<object>();
 
-/** What a restored run needs that no snapshot keeps: the tools and the loop's functions. */
+/**
+ * What a restored run needs that no snapshot keeps: the tools and the loop's functions.
+ *
+ * @example
+ * const runtime: AgentRuntime = { tools, config: { streamFn } };
+ * const snapshot = hydrateAgentSnapshot(JSON.parse(text), runtime);
+ */
 export interface AgentRuntime {
 	/** The tools, by name: every tool the snapshot names must be here. */
 	tools: readonly AnyAgentTool[];

@@ -11,7 +11,13 @@
 import type { StoredJournalEntry } from "./journal.js";
 import type { AgentSnapshot } from "./snapshot.js";
 
-/** A stored session as loaded: its last good snapshot, with the journal entries appended after it. */
+/**
+ * A stored session as loaded: its last good snapshot, with the journal entries appended after it.
+ *
+ * @example
+ * const loaded: LoadedSession | undefined = await store.load("user-42");
+ * if (loaded?.problems.length) console.warn(loaded.problems.join("\n"));
+ */
 export interface LoadedSession {
 	/** Undefined when files of the session were found but no snapshot could be read (see `problems`). */
 	snapshot: AgentSnapshot | undefined;

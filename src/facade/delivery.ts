@@ -16,7 +16,13 @@ import type { MessageUpdateEvent } from "../actors/stream-protocol.js";
 import type { AgentEvent } from "../types/agent.js";
 import { describeError } from "../util/describe-error.js";
 
-/** A subscriber: awaited, in subscription order, for every event. */
+/**
+ * A subscriber: awaited, in subscription order, for every event.
+ *
+ * @example
+ * const listener: AgentListener = async (event, signal) => { if (event.type === "agent_end" && !signal.aborted) await save(); };
+ * agent.subscribe(listener);
+ */
 export type AgentListener = (event: AgentEvent, signal: AbortSignal) => Promise<void> | void;
 
 /** What the delivery needs from its agent. */

@@ -11,7 +11,13 @@ import { parentOf } from "../machines/xstate-internals.js";
 /** The default bound of an inspector's kept records, in bytes (`historyBytes`). */
 const DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024;
 
-/** Options of {@link createAgentInspector}. */
+/**
+ * Options of {@link createAgentInspector}.
+ *
+ * @example
+ * const options: AgentInspectorOptions = { historySize: 5_000, payload: { stringLength: 200 } };
+ * const inspector = createAgentInspector(options);
+ */
 export interface AgentInspectorOptions {
 	/** Raw events held between flushes; a burst beyond this drops the oldest (default 20000). */
 	capacity?: number | undefined;
@@ -35,10 +41,22 @@ export interface AgentInspectorOptions {
 	payload?: Partial<PreviewLimits> | undefined;
 }
 
-/** Receives records in batches, in `seq` order, after each flush. */
+/**
+ * Receives records in batches, in `seq` order, after each flush.
+ *
+ * @example
+ * const log: InspectionListener = (records) => { for (const record of records) console.log(record.seq, record.type); };
+ * const unsubscribe = inspector.subscribe(log);
+ */
 export type InspectionListener = (records: readonly InspectionRecord[]) => void;
 
-/** Counters of an inspector, for tests and for the visualizer's status line. */
+/**
+ * Counters of an inspector, for tests and for the visualizer's status line.
+ *
+ * @example
+ * const { seen, dropped, records }: InspectorStats = inspector.stats;
+ * if (dropped > 0) console.warn(`${dropped} of ${seen} inspection events dropped`);
+ */
 export interface InspectorStats {
 	/** Raw inspection events accepted. */
 	seen: number;
@@ -53,6 +71,11 @@ export interface InspectorStats {
  * event, synchronously: it only stamps a sequence number and a time and pushes into a ring
  * buffer. Turning events into records (summaries of snapshots and events, never the whole
  * transcript) happens at flush time, once per tick, off the hot path.
+ *
+ * @example
+ * const inspector: AgentInspector = createAgentInspector();
+ * const detach = inspector.attach(agent.actor);
+ * inspector.subscribe((records) => console.log(records.map((record) => record.type)));
  */
 export interface AgentInspector {
 	/**

@@ -1,13 +1,23 @@
 import dagre, { type EdgeLabel } from "@dagrejs/dagre";
 import type { StatechartEdge, StatechartGraph, StatechartNode } from "./statechart-graph.js";
 
-/** A point in layout coordinates (pixels, origin top-left). */
+/**
+ * A point in layout coordinates (pixels, origin top-left).
+ *
+ * @example
+ * const path = (points: LayoutPoint[]) => points.map(({ x, y }, index) => `${index === 0 ? "M" : "L"}${x},${y}`).join(" ");
+ */
 export interface LayoutPoint {
 	x: number;
 	y: number;
 }
 
-/** A state placed on the canvas. `x`/`y` is its top-left corner, in absolute coordinates. */
+/**
+ * A state placed on the canvas. `x`/`y` is its top-left corner, in absolute coordinates.
+ *
+ * @example
+ * const boxes = layoutStatechart(toStatechartGraph(agentMachine)).states.map((state: LaidOutState) => `${state.id} at ${state.x},${state.y}`);
+ */
 export interface LaidOutState {
 	id: string;
 	key: string;
@@ -28,7 +38,12 @@ export interface LaidOutState {
 	collapsed?: { hiddenStates: number } | undefined;
 }
 
-/** One label line of a drawn transition and the graph edge it stands for. */
+/**
+ * One label line of a drawn transition and the graph edge it stands for.
+ *
+ * @example
+ * const labels = layout.transitions.flatMap((transition) => transition.lines.map((line: TransitionLabelLine) => line.text));
+ */
 export interface TransitionLabelLine {
 	edgeId: string;
 	text: string;
@@ -37,6 +52,9 @@ export interface TransitionLabelLine {
 /**
  * A drawn arrow. Guarded alternatives between the same two states share one arrow, with
  * one label line each, so the chart stays readable; `edgeIds` maps back to the graph.
+ *
+ * @example
+ * for (const transition of layout.transitions) console.log(transition.sourceId, "→", transition.targetId, transition.lines.map((line) => line.text));
  */
 export interface LaidOutTransition {
 	id: string;
@@ -51,14 +69,25 @@ export interface LaidOutTransition {
 	label: LayoutPoint & { width: number; height: number };
 }
 
-/** The dot and arrow that mark a compound state's initial child. */
+/**
+ * The dot and arrow that mark a compound state's initial child.
+ *
+ * @example
+ * for (const marker of layout.initials) console.log(`${marker.parentId} starts in ${marker.targetId}`);
+ */
 export interface InitialMarker {
 	parentId: string;
 	targetId: string;
 	points: LayoutPoint[];
 }
 
-/** Options of {@link layoutStatechart}. */
+/**
+ * Options of {@link layoutStatechart}.
+ *
+ * @example
+ * const options: StatechartLayoutOptions = { collapsed: ["agent.running"] };
+ * const layout = layoutStatechart(graph, options);
+ */
 export interface StatechartLayoutOptions {
 	/**
 	 * Compound states to draw closed, as one box: their inner states are not laid out, and
@@ -67,7 +96,13 @@ export interface StatechartLayoutOptions {
 	collapsed?: Iterable<string> | undefined;
 }
 
-/** The whole positioned chart, ready to be drawn as SVG. */
+/**
+ * The whole positioned chart, ready to be drawn as SVG.
+ *
+ * @example
+ * const layout: StatechartLayout = layoutStatechart(toStatechartGraph(agentMachine));
+ * console.log(`${layout.width}×${layout.height}, ${layout.states.length} states`);
+ */
 export interface StatechartLayout {
 	width: number;
 	height: number;

@@ -26,10 +26,21 @@ export interface RecordBase {
 	_version: string;
 }
 
-/** An actor's status, as XState reports it. */
+/**
+ * An actor's status, as XState reports it.
+ *
+ * @example
+ * const status: ActorStatus = summarizeSnapshot(agent.actor.getSnapshot()).status; // "active"
+ */
 export type ActorStatus = "active" | "done" | "error" | "stopped";
 
-/** A summarised snapshot: value and status exactly, the context summarised. */
+/**
+ * A summarised snapshot: value and status exactly, the context summarised.
+ *
+ * @example
+ * const summary: SnapshotSummary = summarizeSnapshot(agent.actor.getSnapshot());
+ * console.log(summary.status, summary.value);
+ */
 export interface SnapshotSummary {
 	status: ActorStatus;
 	value?: PreviewJson | undefined;
@@ -40,7 +51,13 @@ export interface SnapshotSummary {
 	error?: PreviewJson | undefined;
 }
 
-/** An actor was created (or found running when the inspector attached). */
+/**
+ * An actor was created (or found running when the inspector attached).
+ *
+ * @example
+ * const actors = inspector.history().filter((record): record is ActorRecord => record.type === "@xstate.actor");
+ * console.log(actors.map((actor) => `${actor.name} (${actor.snapshot.status})`));
+ */
 export interface ActorRecord extends RecordBase {
 	type: "@xstate.actor";
 	/** The machine id for machine actors, otherwise the actor id. */
@@ -55,14 +72,26 @@ export interface ActorRecord extends RecordBase {
 	snapshot: SnapshotSummary;
 }
 
-/** An event was delivered to an actor. */
+/**
+ * An event was delivered to an actor.
+ *
+ * @example
+ * const sent = inspector.history().filter((record): record is EventRecord => record.type === "@xstate.event");
+ * console.log(sent.map((record) => record.event.type)); // ["prompt", "stream.start", ...]
+ */
 export interface EventRecord extends RecordBase {
 	type: "@xstate.event";
 	sourceId?: string | undefined;
 	event: { type: string; [key: string]: PreviewJson };
 }
 
-/** An actor's snapshot after it processed an event. */
+/**
+ * An actor's snapshot after it processed an event.
+ *
+ * @example
+ * const last = inspector.history().findLast((record): record is SnapshotRecord => record.type === "@xstate.snapshot");
+ * console.log(last?.activeIds, last?.snapshot.value);
+ */
 export interface SnapshotRecord extends RecordBase {
 	type: "@xstate.snapshot";
 	event: { type: string };
@@ -71,7 +100,14 @@ export interface SnapshotRecord extends RecordBase {
 	activeIds?: string[] | undefined;
 }
 
-/** One transition the machine took. `edgeId` matches {@link StatechartEdge.id}. */
+/**
+ * One transition the machine took. `edgeId` matches {@link StatechartEdge.id}.
+ *
+ * @example
+ * if (record.type === "@xstate.microstep") {
+ *   for (const transition of record.transitions) console.log(transition.eventType, transition.edgeId);
+ * }
+ */
 export interface TakenTransition {
 	edgeId: string;
 	sourceId: string;
@@ -79,7 +115,13 @@ export interface TakenTransition {
 	eventType: string;
 }
 
-/** A microstep: the transitions taken for one event or one eventless step (not in Stately's protocol). */
+/**
+ * A microstep: the transitions taken for one event or one eventless step (not in Stately's protocol).
+ *
+ * @example
+ * const steps = inspector.history().filter((record): record is MicrostepRecord => record.type === "@xstate.microstep");
+ * console.log(steps.flatMap((step) => step.transitions.map((transition) => `${transition.sourceId} → ${transition.targetIds.join(",")}`)));
+ */
 export interface MicrostepRecord extends RecordBase {
 	type: "@xstate.microstep";
 	event: { type: string };
@@ -89,13 +131,24 @@ export interface MicrostepRecord extends RecordBase {
 /**
  * Where a turn stands as the agent counts it: the run (counted per session, the `N` of the run
  * id `rN`, so it carries on across `Agent.load`) and the turn within that run (from 1).
+ *
+ * @example
+ * if (record.type === "@agentchart.emitted" && record.turn) {
+ *   const { run, turn }: TurnPosition = record.turn;
+ * }
  */
 export interface TurnPosition {
 	run: number;
 	turn: number;
 }
 
-/** An event the machine emitted (an AgentEvent, or a delivery barrier). Not in Stately's protocol. */
+/**
+ * An event the machine emitted (an AgentEvent, or a delivery barrier). Not in Stately's protocol.
+ *
+ * @example
+ * const emitted = inspector.history().filter((record): record is EmittedRecord => record.type === "@agentchart.emitted");
+ * console.log(emitted.map((record) => `${record.turn?.run}.${record.turn?.turn} ${record.event.type}`));
+ */
 export interface EmittedRecord extends RecordBase {
 	type: "@agentchart.emitted";
 	event: { type: string; [key: string]: PreviewJson };
@@ -113,13 +166,27 @@ export interface EmittedRecord extends RecordBase {
 	restored?: true | undefined;
 }
 
-/** Records were lost because a burst outran the buffer before a flush. */
+/**
+ * Records were lost because a burst outran the buffer before a flush.
+ *
+ * @example
+ * inspector.subscribe((records) => {
+ *   for (const record of records) if (record.type === "@agentchart.dropped") console.warn(`${record.count} records dropped`);
+ * });
+ */
 export interface DroppedRecord extends RecordBase {
 	type: "@agentchart.dropped";
 	count: number;
 }
 
-/** Text that streamed into one content block of the reply (see {@link DeltaSummaryRecord}). */
+/**
+ * Text that streamed into one content block of the reply (see {@link DeltaSummaryRecord}).
+ *
+ * @example
+ * if (record.type === "@agentchart.deltas") {
+ *   const text = (record.segments ?? []).filter((segment: DeltaSegment) => segment.kind === "text").map((segment) => segment.text).join("");
+ * }
+ */
 export interface DeltaSegment {
 	/** `text`, `thinking` or `toolcall` (tool-call arguments as JSON text). */
 	kind: "text" | "thinking" | "toolcall";
@@ -134,6 +201,10 @@ export interface DeltaSegment {
  * delta. One record per stretch between two inspection events (at most one per flush) says
  * how many there were and carries their text, so the visualizer's transcript grows as the
  * reply streams.
+ *
+ * @example
+ * const deltas = inspector.history().filter((record): record is DeltaSummaryRecord => record.type === "@agentchart.deltas");
+ * console.log(deltas.reduce((sum, record) => sum + record.chars, 0), "characters streamed");
  */
 export interface DeltaSummaryRecord extends RecordBase {
 	type: "@agentchart.deltas";
@@ -228,7 +299,13 @@ function edgeIdOf(transition: TransitionLike): string {
 	return transition.target && transition.target.length > 1 ? `${base}.0` : base;
 }
 
-/** Options of {@link toRecord}. */
+/**
+ * Options of {@link toRecord}.
+ *
+ * @example
+ * const options: ToRecordOptions = { payload: { stringLength: 80 } };
+ * const record = toRecord(event, 1, Date.now(), options);
+ */
 export interface ToRecordOptions {
 	/** How much of event payloads to keep (default {@link EVENT_PREVIEW_LIMITS}). */
 	payload?: Partial<PreviewLimits> | undefined;

@@ -3,7 +3,13 @@ import { readFile } from "node:fs/promises";
 import type { AgentInspector } from "./inspector.js";
 import type { ActorStatus, InspectionRecord, SnapshotSummary } from "./records.js";
 
-/** A recording in progress. */
+/**
+ * A recording in progress.
+ *
+ * @example
+ * const recording: Recording = recordToNdjson(inspector, "run.ndjson");
+ * await recording.close();
+ */
 export interface Recording {
 	/**
 	 * Flushes the inspector, writes what is left and closes the file. Rejects with the error that
@@ -92,7 +98,13 @@ export async function readRecording(path: string): Promise<InspectionRecord[]> {
 	return parseRecording(await readFile(path, "utf8"));
 }
 
-/** What {@link forwardToStately} needs of a `@statelyai/inspect` inspector: its adapter. */
+/**
+ * What {@link forwardToStately} needs of a `@statelyai/inspect` inspector: its adapter.
+ *
+ * @example
+ * const stately: StatelyInspectorLike = { adapter: { send: (event) => console.log(event.type) } }; // or @statelyai/inspect's inspector
+ * const stop = forwardToStately(inspector, stately);
+ */
 export interface StatelyInspectorLike {
 	adapter: { send(event: StatelyWireEvent): void };
 }
@@ -110,6 +122,10 @@ interface StatelyWireCommon {
  * A message of the `@statelyai/inspect` wire protocol, written out here (the shape of that
  * package's `StatelyInspectionEvent`) so that our published types do not depend on it: it is
  * needed only by users who forward to Stately, and they install it themselves.
+ *
+ * @example
+ * const wire: StatelyWireEvent | undefined = toStatelyEvent(record);
+ * if (wire) stately.adapter.send(wire);
  */
 export type StatelyWireEvent =
 	| (StatelyWireCommon & {

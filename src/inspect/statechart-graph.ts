@@ -1,9 +1,19 @@
 import type { StateMachineLike, StateNodeLike, TransitionDefinitionLike } from "../types/actor-shapes.js";
 
-/** The kind of a state node, as XState names it. */
+/**
+ * The kind of a state node, as XState names it.
+ *
+ * @example
+ * const finals = graph.nodes.filter((node) => node.type === ("final" satisfies StatechartNodeType)).map((node) => node.id);
+ */
 export type StatechartNodeType = "atomic" | "compound" | "parallel" | "final" | "history";
 
-/** One state of the statechart. */
+/**
+ * One state of the statechart.
+ *
+ * @example
+ * const leaves = toStatechartGraph(agentMachine).nodes.filter((node: StatechartNode) => node.childIds.length === 0);
+ */
 export interface StatechartNode {
 	/** Full XState id, e.g. `agent.running.streaming`. */
 	id: string;
@@ -23,10 +33,21 @@ export interface StatechartNode {
 	depth: number;
 }
 
-/** How a transition is triggered. */
+/**
+ * How a transition is triggered.
+ *
+ * @example
+ * const timers = graph.edges.filter((edge) => edge.kind === ("after" satisfies StatechartEdgeKind));
+ */
 export type StatechartEdgeKind = "event" | "always" | "after" | "done";
 
-/** One transition. Targetless transitions (actions only) have no `targetId`. */
+/**
+ * One transition. Targetless transitions (actions only) have no `targetId`.
+ *
+ * @example
+ * const guarded = toStatechartGraph(agentMachine).edges.filter((edge: StatechartEdge) => edge.guard !== undefined);
+ * console.log(guarded.map((edge) => `${edge.sourceId} --${edge.label}--> ${edge.targetId}`));
+ */
 export interface StatechartEdge {
 	/** Unique and stable: `<sourceId>:<eventType or "always">:<index>`. */
 	id: string;
@@ -41,7 +62,13 @@ export interface StatechartEdge {
 	label: string;
 }
 
-/** The statechart as plain, JSON-serialisable data: what diagrams and the visualizer draw. */
+/**
+ * The statechart as plain, JSON-serialisable data: what diagrams and the visualizer draw.
+ *
+ * @example
+ * const graph: StatechartGraph = toStatechartGraph(agentMachine);
+ * console.log(graph.rootId, graph.nodes.length, graph.edges.length);
+ */
 export interface StatechartGraph {
 	machineId: string;
 	rootId: string;

@@ -4,7 +4,13 @@
  * event would make a long run quadratic (see reference/xstate.md §1.11).
  */
 
-/** Limits of {@link previewValue}. */
+/**
+ * Limits of {@link previewValue}.
+ *
+ * @example
+ * const limits: Partial<PreviewLimits> = { depth: 3, stringLength: 120, arrayItems: 10 };
+ * const preview = previewValue(toolArguments, limits);
+ */
 export interface PreviewLimits {
 	/** Levels of objects and arrays shown (default 3). */
 	depth: number;
@@ -22,7 +28,13 @@ export interface PreviewLimits {
 
 const DEFAULT_LIMITS: PreviewLimits = { depth: 3, stringLength: 160, arrayItems: 4, objectKeys: 12, budget: 80, characters: 16_000 };
 
-/** JSON values a preview is made of. */
+/**
+ * JSON values a preview is made of.
+ *
+ * @example
+ * const preview: PreviewJson = previewValue(toolArguments, { stringLength: 40 });
+ * console.log(JSON.stringify(preview));
+ */
 export type PreviewJson = null | boolean | number | string | PreviewJson[] | { [key: string]: PreviewJson };
 
 function isActorRef(value: object): value is { id: string } {
@@ -79,7 +91,13 @@ export function previewValue(value: unknown, limits: Partial<PreviewLimits> = {}
 	return walk(value, 0);
 }
 
-/** One tool call of the run in progress, as the visualizer shows it. */
+/**
+ * One tool call of the run in progress, as the visualizer shows it.
+ *
+ * @example
+ * const summary = summarizeContext(agent.actor.getSnapshot().context) as AgentContextSummary;
+ * for (const call of summary.run?.toolCalls ?? []) console.log(call.name, call.status, call.isError);
+ */
 export interface ToolCallSummary {
 	/** The call's id, as the model sent it. */
 	id: string;
@@ -93,7 +111,13 @@ export interface ToolCallSummary {
 	isError?: boolean | undefined;
 }
 
-/** The agent machine's context, summarised: counts, ids, queue lengths, the tool calls. */
+/**
+ * The agent machine's context, summarised: counts, ids, queue lengths, the tool calls.
+ *
+ * @example
+ * const summary = summarizeContext(agent.actor.getSnapshot().context) as AgentContextSummary; // an agent's context summarises as one
+ * console.log(summary.messages, summary.tools, summary.run?.streaming);
+ */
 export interface AgentContextSummary {
 	kind: "agent";
 	messages: number;

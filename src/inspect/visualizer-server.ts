@@ -57,7 +57,13 @@ function installedPageDirectory(): string | undefined {
  */
 export const VISUALIZER_HOST = "127.0.0.1";
 
-/** Options of {@link startVisualizerServer}. */
+/**
+ * Options of {@link startVisualizerServer}.
+ *
+ * @example
+ * const options: VisualizerServerOptions = { port: 0, replay: await readRecording("run.ndjson") }; // a recorded run, played back
+ * const server = await startVisualizerServer(options);
+ */
 export interface VisualizerServerOptions {
 	/** TCP port; 0 (default) picks a free one. */
 	port?: number | undefined;
@@ -69,7 +75,14 @@ export interface VisualizerServerOptions {
 	replay?: InspectionRecord[] | undefined;
 }
 
-/** A running visualizer server. */
+/**
+ * A running visualizer server.
+ *
+ * @example
+ * const server: VisualizerServer = await startVisualizerServer({ machine: agentMachine, inspector });
+ * console.log(`open ${server.url}`);
+ * await server.close();
+ */
 export interface VisualizerServer {
 	/** `http://127.0.0.1:<port>/` */
 	url: string;
@@ -260,7 +273,13 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 	};
 }
 
-/** Options of {@link attachVisualizer}. */
+/**
+ * Options of {@link attachVisualizer}.
+ *
+ * @example
+ * const options: AttachVisualizerOptions = { port: 4400, record: "run.ndjson" };
+ * const visualizer = await attachVisualizer(agent.actor, options);
+ */
 export interface AttachVisualizerOptions {
 	/** TCP port on 127.0.0.1; 0 (default) picks a free one. */
 	port?: number | undefined;
@@ -270,7 +289,16 @@ export interface AttachVisualizerOptions {
 	inspector?: AgentInspector | undefined;
 }
 
-/** A visualizer attached to a running actor. */
+/**
+ * A visualizer attached to a running actor.
+ *
+ * @example
+ * const visualizer: AttachedVisualizer = await attachVisualizer(agent.actor);
+ * console.log(`open ${visualizer.url}`);
+ * await visualizer.waitForPage();
+ * // ... run the agent ...
+ * await visualizer.close();
+ */
 export interface AttachedVisualizer {
 	url: string;
 	inspector: AgentInspector;

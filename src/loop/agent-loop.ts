@@ -25,6 +25,10 @@ import { runOnMachine } from "./run-on-machine.js";
 /**
  * pi's loop configuration: the model, the hooks, the queues (pulled), and every stream option,
  * which is passed to each LLM call.
+ *
+ * @example
+ * const config: AgentLoopConfig = { model, convertToLlm: defaultConvertToLlm, toolExecution: "sequential" };
+ * const stream = agentLoop([prompt], { systemPrompt: "", messages: [], tools }, config, undefined, streamFn);
  */
 export interface AgentLoopConfig extends SimpleStreamOptions {
 	/** The model every call of the run is made to. */
@@ -49,10 +53,23 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
 	afterToolCall?: AfterToolCallHook | undefined;
 }
 
-/** Receives every event of a run; awaited before the loop goes on. */
+/**
+ * Receives every event of a run; awaited before the loop goes on.
+ *
+ * @example
+ * const emit: AgentEventSink = (event) => console.log(event.type);
+ * const added = await runAgentLoop([prompt], { systemPrompt: "", messages: [], tools }, { model, convertToLlm: defaultConvertToLlm }, emit);
+ */
 export type AgentEventSink = EventSink;
 
-/** The stream `agentLoop` returns: every event, then the run's new messages as its result. */
+/**
+ * The stream `agentLoop` returns: every event, then the run's new messages as its result.
+ *
+ * @example
+ * const stream: AgentEventStream = agentLoop([prompt], context, config);
+ * for await (const event of stream) console.log(event.type);
+ * const added = await stream.result();
+ */
 export type AgentEventStream = EventStream<AgentEvent, AgentMessage[]>;
 
 const NO_MESSAGES = "Cannot continue: no messages in context";

@@ -4,6 +4,9 @@ import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, Agent
 /**
  * Where the agent machine is: `"idle"`, `"ended"`, `"compacting"`, or `{ running: <step> }`
  * (`"streaming"`, `"tool-executing"`, `{ "tool-preparing": "checking" }`, ...).
+ *
+ * @example
+ * const value: AgentStateValue = agent.actor.getSnapshot().value; // "idle", { running: "streaming" }, ...
  */
 export type AgentStateValue = string | { readonly [state: string]: AgentStateValue };
 
@@ -14,7 +17,13 @@ export interface ChildActorLike {
 	getSnapshot(): { readonly status: "active" | "done" | "error" | "stopped" };
 }
 
-/** A snapshot of the agent machine, as `agent.actor.getSnapshot()` returns it. */
+/**
+ * A snapshot of the agent machine, as `agent.actor.getSnapshot()` returns it.
+ *
+ * @example
+ * const snapshot: AgentMachineSnapshot = agent.actor.getSnapshot();
+ * if (snapshot.matches({ running: "streaming" })) console.log(snapshot.context.messages.length);
+ */
 export interface AgentMachineSnapshot {
 	/** "active" while the machine runs; "done" after `dispose`. */
 	readonly status: "active" | "done" | "error" | "stopped";
@@ -29,7 +38,13 @@ export interface AgentMachineSnapshot {
 	matches(value: AgentStateValue): boolean;
 }
 
-/** The emitted event of a type, or every emitted event for `"*"`. */
+/**
+ * The emitted event of a type, or every emitted event for `"*"`.
+ *
+ * @example
+ * const onEnd = (event: AgentMachineEmittedOf<"agent_end">) => console.log(event.messages.length);
+ * agent.actor.on("agent_end", onEnd);
+ */
 export type AgentMachineEmittedOf<TType extends AgentMachineEmitted["type"] | "*"> = AgentMachineEmitted &
 	(TType extends "*" ? unknown : { type: TType });
 

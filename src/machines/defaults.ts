@@ -34,7 +34,13 @@ function errorStream(model: Model, errorMessage: string): AssistantMessageEventS
 	return stream;
 }
 
-/** What the default stream function loads: pi-ai's `streamSimple`, if that package is installed. */
+/**
+ * What the default stream function loads: pi-ai's `streamSimple`, if that package is installed.
+ *
+ * @example
+ * const load: PiAiLoader = async () => ({ streamSimple: streamAnthropic }); // no pi-ai: Anthropic only
+ * const streamFn = createDefaultStreamFn(load);
+ */
 export type PiAiLoader = () => Promise<{ streamSimple: StreamFn }>;
 
 // pi-ai is an optional peer dependency: imported by name at run time, so nothing needs it installed.

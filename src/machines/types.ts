@@ -26,7 +26,13 @@ import type { StreamFn } from "../types/stream.js";
 import type { RunAbort } from "../util/run-abort.js";
 import type { EffectJournal } from "../durable/journal.js";
 
-/** Settings of {@link AgentMachineConfig.outputLimitRecovery}. */
+/**
+ * Settings of {@link AgentMachineConfig.outputLimitRecovery}.
+ *
+ * @example
+ * const recovery: OutputLimitRecovery = { maxAttempts: 3 };
+ * const agent = new Agent({ outputLimitRecovery: recovery });
+ */
 export interface OutputLimitRecovery {
 	/** Resume turns in a row before the run ends with the cut-off reply (e.g. 3). */
 	maxAttempts: number;
@@ -43,7 +49,13 @@ export interface QueuePollers {
 	getFollowUpMessages?: (() => Promise<AgentMessage[]>) | undefined;
 }
 
-/** Everything the loop needs besides the transcript. Functions, so not serialisable. */
+/**
+ * Everything the loop needs besides the transcript. Functions, so not serialisable.
+ *
+ * @example
+ * const config: Partial<AgentMachineConfig> = { toolExecution: "sequential", toolTimeoutMs: 30_000 };
+ * const actor = createActor(agentMachine, { input: { config } });
+ */
 export interface AgentMachineConfig extends QueuePollers {
 	/** Runs one LLM call. */
 	streamFn: StreamFn;
@@ -117,7 +129,12 @@ export interface AgentMachineConfig extends QueuePollers {
 	deltaSink?: DeltaSink | undefined;
 }
 
-/** The transcript, tools and model a run works on. */
+/**
+ * The transcript, tools and model a run works on.
+ *
+ * @example
+ * const { systemPrompt, model, tools, messages }: AgentRunState = agent.actor.getSnapshot().context;
+ */
 export interface AgentRunState {
 	systemPrompt: string;
 	model: Model;
@@ -126,7 +143,13 @@ export interface AgentRunState {
 	messages: AgentMessage[];
 }
 
-/** Input of the agent machine. Everything is optional. */
+/**
+ * Input of the agent machine. Everything is optional.
+ *
+ * @example
+ * const input: AgentMachineInput = { systemPrompt: "You are terse.", steeringMode: "all", config: { toolExecution: "sequential" } };
+ * const actor = createActor(agentMachine, { input }).start();
+ */
 export interface AgentMachineInput extends Partial<AgentRunState> {
 	/** Loop configuration; unset fields get defaults. */
 	config?: Partial<AgentMachineConfig> | undefined;
@@ -165,7 +188,13 @@ export interface ApprovalWait {
 	deadline?: number | undefined;
 }
 
-/** One tool call of the current batch. */
+/**
+ * One tool call of the current batch.
+ *
+ * @example
+ * const waiting = (agent.actor.getSnapshot().context.run?.batch?.calls ?? []).filter((call: ToolCallEntry) => call.status === "awaiting-approval");
+ * for (const call of waiting) console.log(call.toolCall.id, call.toolCall.arguments);
+ */
 export interface ToolCallEntry {
 	/**
 	 * The call's name in its batch: its id, or `id#2`, `id#3`… for a call that repeats an earlier
@@ -187,7 +216,13 @@ export interface ToolCallEntry {
 	message: ToolResultMessage | undefined;
 }
 
-/** The tool calls of one assistant message. */
+/**
+ * The tool calls of one assistant message.
+ *
+ * @example
+ * const batch: ToolBatch | undefined = agent.actor.getSnapshot().context.run?.batch;
+ * console.log(batch?.mode, batch?.calls.map((call) => call.toolCall.name));
+ */
 export interface ToolBatch {
 	assistant: AssistantMessage;
 	/** parallel or sequential for this batch (streaming batches are "streaming"). */
@@ -258,7 +293,13 @@ export interface RunContext {
 	stopRequested?: boolean | undefined;
 }
 
-/** The agent machine's context. */
+/**
+ * The agent machine's context.
+ *
+ * @example
+ * const context: AgentMachineContext = agent.actor.getSnapshot().context;
+ * console.log(context.messages.length, context.steeringQueue.length, context.run?.batch?.calls.length);
+ */
 export interface AgentMachineContext extends AgentRunState {
 	/** The loop's settings: the defaults with the input's and the last run's merged in. */
 	config: AgentMachineConfig;
@@ -287,7 +328,13 @@ export interface AgentMachineContext extends AgentRunState {
 	runs: number;
 }
 
-/** Overrides sent with `prompt`/`continue`: the Agent facade sends its state and options each run. */
+/**
+ * Overrides sent with `prompt`/`continue`: the Agent facade sends its state and options each run.
+ *
+ * @example
+ * const overrides: RunOverrides = { state: { systemPrompt: "Answer in French." }, steeringMode: "all" };
+ * agent.actor.send({ type: "continue", ...overrides });
+ */
 export interface RunOverrides {
 	/** Replaces these parts of the transcript, tools, model, system prompt and thinking level before the run. */
 	state?: Partial<AgentRunState> | undefined;
@@ -301,7 +348,13 @@ export interface RunOverrides {
 	awaitDelivery?: boolean | undefined;
 }
 
-/** Events the agent machine accepts from its user. */
+/**
+ * Events the agent machine accepts from its user.
+ *
+ * @example
+ * const steer: AgentMachineCommand = { type: "steer", message: { role: "user", content: "Stop after this file.", timestamp: Date.now() } };
+ * agent.actor.send(steer);
+ */
 export type AgentMachineCommand =
 	| ({ type: "prompt"; messages: AgentMessage[] } & RunOverrides)
 	| ({ type: "continue" } & RunOverrides)
@@ -332,10 +385,21 @@ export type AgentMachineOwnEvent =
 	/** Raised when the first approval deadline passes: calls past their deadline are rejected. */
 	| { type: "approval.timeout" };
 
-/** Every event the agent machine accepts: commands, its actors' events, and its own. */
+/**
+ * Every event the agent machine accepts: commands, its actors' events, and its own.
+ *
+ * @example
+ * const event: AgentMachineEvent = { type: "abort" };
+ * agent.actor.send(event);
+ */
 export type AgentMachineEvent = AgentMachineCommand | StreamActorEvent | ToolBatchEvent | AgentMachineOwnEvent;
 
-/** The barrier the machine emits at decision points when `awaitDelivery` is on. */
+/**
+ * The barrier the machine emits at decision points when `awaitDelivery` is on.
+ *
+ * @example
+ * agent.actor.on("agentchart.barrier", (event: DeliveryBarrierEvent) => agent.actor.send({ type: "delivered", barrier: event.barrier }));
+ */
 export interface DeliveryBarrierEvent {
 	type: "agentchart.barrier";
 	barrier: number;
@@ -360,10 +424,21 @@ export interface CheckpointEvent {
 	at: "run-start" | "turn-end" | "approval" | "run-end";
 }
 
-/** Every event the machine emits: AgentEvents, delivery barriers, transcript replacements and checkpoints. */
+/**
+ * Every event the machine emits: AgentEvents, delivery barriers, transcript replacements and checkpoints.
+ *
+ * @example
+ * agent.actor.on("*", (event: AgentMachineEmitted) => { if (event.type === "agentchart.checkpoint") console.log("checkpoint"); });
+ */
 export type AgentMachineEmitted = AgentEvent | DeliveryBarrierEvent | TranscriptReplacedEvent | CheckpointEvent;
 
-/** What the machine outputs when it reaches `ended`. */
+/**
+ * What the machine outputs when it reaches `ended`.
+ *
+ * @example
+ * const output: AgentMachineOutput | undefined = agent.actor.getSnapshot().output; // set once the machine has ended
+ * console.log(output?.messages.length);
+ */
 export interface AgentMachineOutput {
 	messages: AgentMessage[];
 }

@@ -9,7 +9,13 @@ import type { McpResourceReference, McpToolResultDetails } from "./types.js";
  * content kinds newer than this code.
  */
 
-/** A `tools/call` result as the wire carries it, read as plain data. */
+/**
+ * A `tools/call` result as the wire carries it, read as plain data.
+ *
+ * @example
+ * const raw: McpCallResult = { content: [{ type: "text", text: "no such file" }], isError: true };
+ * const { isError } = mapCallToolResult(raw, "files", "read"); // true
+ */
 export interface McpCallResult {
 	content?: unknown;
 	structuredContent?: unknown;
@@ -17,7 +23,12 @@ export interface McpCallResult {
 	_meta?: unknown;
 }
 
-/** A mapped result, and whether the server flagged it as an error (`isError`). */
+/**
+ * A mapped result, and whether the server flagged it as an error (`isError`).
+ *
+ * @example
+ * const { result, isError }: MappedMcpResult = mapCallToolResult({ content: [{ type: "text", text: "3" }] }, "calc", "add");
+ */
 export interface MappedMcpResult {
 	result: AgentToolResult<McpToolResultDetails>;
 	isError: boolean;

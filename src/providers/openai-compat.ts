@@ -17,6 +17,10 @@ import type { Model } from "../types/model.js";
  * - `qwen`: top-level `enable_thinking` (and `thinking_budget` when a budget is given), as DashScope.
  * - `qwen-chat-template`: `chat_template_kwargs: { enable_thinking }`, for Qwen 3 served by vLLM or SGLang.
  * - `zai`: top-level `enable_thinking`, as z.ai.
+ *
+ * @example
+ * const thinkingFormat: OpenAIThinkingFormat = "qwen-chat-template";
+ * const model = createOpenAICompatibleModel({ baseUrl: "http://127.0.0.1:8000/v1", id: "Qwen/Qwen3-8B", reasoning: true, compat: { thinkingFormat } });
  */
 export type OpenAIThinkingFormat = "openai" | "openrouter" | "deepseek" | "qwen" | "qwen-chat-template" | "zai";
 
@@ -26,6 +30,10 @@ export type OpenAIThinkingFormat = "openai" | "openrouter" | "deepseek" | "qwen"
  * - `keep`: as received.
  * - `openai`: letters, digits, `_` and `-` only, at most 40 characters (OpenAI rejects longer ids).
  * - `mistral`: exactly 9 letters and digits, as Mistral requires.
+ *
+ * @example
+ * const toolCallIdFormat: OpenAIToolCallIdFormat = "mistral";
+ * const model = createOpenAICompatibleModel({ baseUrl: "http://127.0.0.1:8000/v1", id: "mistral-small", compat: { toolCallIdFormat } });
  */
 export type OpenAIToolCallIdFormat = "keep" | "openai" | "mistral";
 
@@ -109,13 +117,25 @@ export interface OpenAICompletionsCompat {
 /** Every field present and defined (optional fields here may also be explicitly `undefined`). */
 type Filled<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
 
-/** The compat switches of one call, every default filled in. */
+/**
+ * The compat switches of one call, every default filled in.
+ *
+ * @example
+ * const compat: ResolvedOpenAICompat = resolveOpenAICompat(model);
+ * console.log(compat.thinkingFormat, compat.maxTokensField, compat.supportsStore);
+ */
 export type ResolvedOpenAICompat = Filled<
 	Omit<OpenAICompletionsCompat, "requiresMistralToolIds" | "cacheControlFormat" | "openRouterRouting" | "vercelGatewayRouting">
 > &
 	Pick<OpenAICompletionsCompat, "cacheControlFormat" | "openRouterRouting" | "vercelGatewayRouting">;
 
-/** A server we know by its base URL, and the switches it needs. */
+/**
+ * A server we know by its base URL, and the switches it needs.
+ *
+ * @example
+ * const server: OpenAICompatibleServer = detectOpenAICompatibleServer("http://127.0.0.1:11434/v1");
+ * console.log(server.name, server.compat.thinkingFormat);
+ */
 export interface OpenAICompatibleServer {
 	/** Used as `Model.provider` by {@link createOpenAICompatibleModel}, and for the key variable. */
 	id: string;

@@ -6,7 +6,13 @@ import type { Model, ThinkingLevel } from "../types/model.js";
 import { baseUrlProblem } from "./base-url.js";
 import { detectOpenAICompatibleServer, type OpenAICompletionsCompat } from "./openai-compat.js";
 
-/** What {@link createOpenAICompatibleModel} needs; everything but `baseUrl` and `id` has a default. */
+/**
+ * What {@link createOpenAICompatibleModel} needs; everything but `baseUrl` and `id` has a default.
+ *
+ * @example
+ * const options: OpenAICompatibleModelOptions = { baseUrl: "http://127.0.0.1:11434/v1", id: "qwen3:8b", reasoning: true, contextWindow: 32_768 };
+ * const model = createOpenAICompatibleModel(options);
+ */
 export interface OpenAICompatibleModelOptions {
 	/** The server's API root, including `/v1` (e.g. `http://127.0.0.1:11434/v1`). */
 	baseUrl: string;

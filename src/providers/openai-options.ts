@@ -4,6 +4,10 @@ import type { SimpleStreamOptions, ThinkingLevel } from "../types/model.js";
  * Chat Completions' `tool_choice`: let the model decide (`"auto"`), forbid tools (`"none"`),
  * require one (`"required"`), or name the function it must call. Written out here, not taken
  * from the `openai` package, which is an optional dependency our types must not need.
+ *
+ * @example
+ * const toolChoice: OpenAIToolChoice = { type: "function", function: { name: "search" } }; // this tool, this turn
+ * const stream = streamOpenAICompletions(model, context, { toolChoice });
  */
 export type OpenAIToolChoice = "auto" | "none" | "required" | { type: "function"; function: { name: string } };
 

@@ -7,13 +7,25 @@ import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
 
-/** One content block of a scripted reply. Tool call ids are generated when omitted. */
+/**
+ * One content block of a scripted reply. Tool call ids are generated when omitted.
+ *
+ * @example
+ * const blocks: ScriptedBlock[] = [{ type: "thinking", thinking: "The user wants the time." }, { type: "toolCall", name: "clock", arguments: {} }];
+ * const scripted = createScriptedModel([{ content: blocks }, { content: "It is noon." }]);
+ */
 export type ScriptedBlock =
 	| { type: "text"; text: string }
 	| { type: "thinking"; thinking: string; signature?: string; redacted?: boolean }
 	| { type: "toolCall"; name: string; arguments: Record<string, unknown>; id?: string };
 
-/** A reply the scripted model plays back. */
+/**
+ * A reply the scripted model plays back.
+ *
+ * @example
+ * const cutOff: ScriptedReply = { content: "The list goes on and", stopReason: "length", usage: { input: 900, output: 4096 } };
+ * scripted.append(cutOff);
+ */
 export interface ScriptedReply {
 	/** A string is one text block. */
 	content: string | ScriptedBlock[];
@@ -29,14 +41,26 @@ export interface ScriptedReply {
 	chunkSize?: number | undefined;
 }
 
-/** Computes a reply from what the model was sent (the reply factory form). */
+/**
+ * Computes a reply from what the model was sent (the reply factory form).
+ *
+ * @example
+ * const echo: ScriptedReplyFactory = (context, _options, callIndex) => ({ content: `Call ${callIndex}: I saw ${context.messages.length} messages.` });
+ * const scripted = createScriptedModel([echo, echo]);
+ */
 export type ScriptedReplyFactory = (
 	context: Context,
 	options: SimpleStreamOptions | undefined,
 	callIndex: number,
 ) => ScriptedReply | Promise<ScriptedReply>;
 
-/** Options of {@link createScriptedModel}. */
+/**
+ * Options of {@link createScriptedModel}.
+ *
+ * @example
+ * const options: ScriptedModelOptions = { chunkSize: 4, delayMs: 5, whenExhausted: { content: "(no more replies)" } };
+ * const scripted = createScriptedModel([{ content: "Hello there" }], options);
+ */
 export interface ScriptedModelOptions {
 	/** Characters per delta (default 4). */
 	chunkSize?: number | undefined;
@@ -50,7 +74,15 @@ export interface ScriptedModelOptions {
 	whenExhausted?: ScriptedReply | undefined;
 }
 
-/** A scripted model: its stream function, its model and what it was called with. */
+/**
+ * A scripted model: its stream function, its model and what it was called with.
+ *
+ * @example
+ * const scripted: ScriptedModel = createScriptedModel([{ content: "Hello!" }]);
+ * const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+ * await agent.prompt("Hi");
+ * console.log(scripted.calls.length, scripted.pending); // 1 0
+ */
 export interface ScriptedModel {
 	/** The stream function to give an Agent. */
 	streamFn: StreamFn;

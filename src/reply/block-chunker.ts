@@ -17,10 +17,22 @@ import { classifyFenceLine, parseFenceSpans, type FenceMarker, type FenceSpan } 
 
 export type { FollowingBreak } from "./chunk-cuts.js";
 
-/** Where a chunker prefers to cut. */
+/**
+ * Where a chunker prefers to cut.
+ *
+ * @example
+ * const breakPreference: BreakPreference = "sentence"; // cut at a sentence end when no paragraph break is in reach
+ * const chunker = new BlockChunker({ maxChars: 800, breakPreference });
+ */
 export type BreakPreference = "paragraph" | "newline" | "sentence";
 
-/** Options of {@link BlockChunker}. */
+/**
+ * Options of {@link BlockChunker}.
+ *
+ * @example
+ * const chunking: BlockChunkingOptions = { minChars: 200, maxChars: 1500, breakPreference: "paragraph" };
+ * subscribeReplies(agent, { blockReplyChunking: chunking, onBlockReply: (payload) => chat.send(payload.text ?? "") });
+ */
 export interface BlockChunkingOptions {
 	/** Smallest block sent while the text is still streaming (default 800). */
 	minChars?: number;
@@ -32,7 +44,12 @@ export interface BlockChunkingOptions {
 	flushOnParagraph?: boolean;
 }
 
-/** One block cut from the buffer. */
+/**
+ * One block cut from the buffer.
+ *
+ * @example
+ * for (const chunk of chunker.drain({ force: false })) await chat.send(chunk.text); // a code fence cut in two is closed and reopened
+ */
 export interface BlockChunk {
 	/** The block's text, trimmed at the end. */
 	text: string;
@@ -42,7 +59,14 @@ export interface BlockChunk {
 	reopenedFence?: string;
 }
 
-/** Options of {@link BlockChunker.drain}. */
+/**
+ * Options of {@link BlockChunker.drain}.
+ *
+ * @example
+ * chunker.append(delta);
+ * const ready = chunker.drain({ force: false }); // only chunks that reached minChars
+ * const rest = chunker.drain({ force: true } satisfies DrainOptions); // at the message's end: everything
+ */
 export interface DrainOptions {
 	/** The text has ended (or must be delivered now): emit everything, even below `minChars`. */
 	force: boolean;

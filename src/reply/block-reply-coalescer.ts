@@ -6,7 +6,13 @@
  */
 import type { ReplyPayload } from "./types.js";
 
-/** Coalescing settings. */
+/**
+ * Coalescing settings.
+ *
+ * @example
+ * const coalescing: BlockReplyCoalescing = { minChars: 300, maxChars: 3000, idleMs: 1000, joiner: "\n\n" };
+ * const pipeline = createBlockReplyPipeline({ onBlockReply: (payload) => chat.send(payload.text ?? ""), coalescing });
+ */
 export interface BlockReplyCoalescing {
 	/** Buffered text below this waits (unless forced). */
 	minChars: number;
@@ -20,7 +26,13 @@ export interface BlockReplyCoalescing {
 	flushOnEnqueue?: boolean;
 }
 
-/** Options of {@link createBlockReplyCoalescer}. */
+/**
+ * Options of {@link createBlockReplyCoalescer}.
+ *
+ * @example
+ * const options: BlockReplyCoalescerOptions = { coalescing: { minChars: 200, maxChars: 2000, idleMs: 500 }, onFlush: (payload) => void chat.send(payload.text ?? "") };
+ * const coalescer = createBlockReplyCoalescer(options);
+ */
 export interface BlockReplyCoalescerOptions {
 	/** When buffered payloads are merged and sent (sizes and idle gap). */
 	coalescing: BlockReplyCoalescing;
@@ -30,7 +42,14 @@ export interface BlockReplyCoalescerOptions {
 	shouldAbort?: () => boolean;
 }
 
-/** The coalescer's handle. */
+/**
+ * The coalescer's handle.
+ *
+ * @example
+ * const coalescer: BlockReplyCoalescer = createBlockReplyCoalescer({ coalescing: { minChars: 200, maxChars: 2000, idleMs: 500 }, onFlush: (payload) => void chat.send(payload.text ?? "") });
+ * coalescer.enqueue({ text: "First part." });
+ * coalescer.flush({ force: true });
+ */
 export interface BlockReplyCoalescer {
 	enqueue(payload: ReplyPayload): void;
 	/** Sends the buffer; without `force`, a buffer below `minChars` keeps waiting. */

@@ -35,7 +35,13 @@ export function createBlockReplyContentKey(payload: ReplyPayload): string {
 	return JSON.stringify({ text: (payload.text ?? "").trim(), media: payload.mediaUrls ?? [] });
 }
 
-/** What happened to the payloads handed to the channel. */
+/**
+ * What happened to the payloads handed to the channel.
+ *
+ * @example
+ * const { confirmed, failed, timedOut }: BlockReplyDeliveryReport = pipeline.getDeliveryReport();
+ * if (failed.length + timedOut.length > 0) console.warn(`${failed.length} failed, ${timedOut.length} timed out`);
+ */
 export interface BlockReplyDeliveryReport {
 	/** Sends that completed. */
 	confirmed: ReplyPayload[];
@@ -45,7 +51,13 @@ export interface BlockReplyDeliveryReport {
 	timedOut: ReplyPayload[];
 }
 
-/** Options of {@link createBlockReplyPipeline}. */
+/**
+ * Options of {@link createBlockReplyPipeline}.
+ *
+ * @example
+ * const options: BlockReplyPipelineOptions = { onBlockReply: (payload) => chat.send(payload.text ?? ""), timeoutMs: 10_000 };
+ * const pipeline = createBlockReplyPipeline(options);
+ */
 export interface BlockReplyPipelineOptions {
 	/** Sends one payload to the channel. */
 	onBlockReply: (payload: ReplyPayload) => MaybePromise<void>;
@@ -55,7 +67,14 @@ export interface BlockReplyPipelineOptions {
 	coalescing?: BlockReplyCoalescing;
 }
 
-/** The pipeline's handle. */
+/**
+ * The pipeline's handle.
+ *
+ * @example
+ * const pipeline: BlockReplyPipeline = createBlockReplyPipeline({ onBlockReply: (payload) => chat.send(payload.text ?? "") });
+ * pipeline.enqueue({ text: "Hello" });
+ * await pipeline.flush({ force: true });
+ */
 export interface BlockReplyPipeline {
 	/** Queues a payload; a payload with the same key as an earlier one is dropped. */
 	enqueue(payload: ReplyPayload): void;

@@ -10,7 +10,13 @@ import { fenceAt, type FenceSpan } from "./fences.js";
 /** A kind of boundary, from the best to the worst. */
 export type CutKind = "paragraph" | "newline" | "sentence" | "space";
 
-/** A break known to follow the text although it has not been appended yet (held back by a filter). */
+/**
+ * A break known to follow the text although it has not been appended yet (held back by a filter).
+ *
+ * @example
+ * const followedBy: FollowingBreak = "paragraph"; // the text that comes next starts a new paragraph
+ * const chunks = chunker.drain({ force: false, followedBy });
+ */
 export type FollowingBreak = "newline" | "paragraph";
 
 /** The head of the remaining text that a cut can fall in. */

@@ -5,7 +5,13 @@
 import type { AgentEvent } from "../types/index.js";
 import type { MaybePromise } from "./types.js";
 
-/** An `Agent`-like source: awaits async listeners one at a time, in order. */
+/**
+ * An `Agent`-like source: awaits async listeners one at a time, in order.
+ *
+ * @example
+ * const source: AgentEventSubscribable = agent; // an Agent, or anything with subscribe(listener)
+ * const replies = subscribeReplies(source, { onBlockReply: (payload) => chat.send(payload.text ?? "") });
+ */
 export interface AgentEventSubscribable {
 	subscribe(listener: (event: AgentEvent, signal?: AbortSignal) => MaybePromise<void>): () => void;
 	abort?(): void;
@@ -14,6 +20,10 @@ export interface AgentEventSubscribable {
 /**
  * An actor of the agent machine: emits AgentEvents (plus internal `agentchart.*` events),
  * aborted with `send({ type: "abort" })`. Listeners cannot hold it back.
+ *
+ * @example
+ * const source: AgentEventEmitter = agent.actor; // an agent machine actor, or one that embeds it
+ * const replies = subscribeReplies(source, { onBlockReply: (payload) => chat.send(payload.text ?? "") });
  */
 export interface AgentEventEmitter {
 	// Method syntax keeps the parameter bivariant, so a typed XState actor fits.
@@ -21,7 +31,13 @@ export interface AgentEventEmitter {
 	send(event: { type: "abort" }): void;
 }
 
-/** Anything `subscribeReplies` can listen to. */
+/**
+ * Anything `subscribeReplies` can listen to.
+ *
+ * @example
+ * const sources: ReplyEventSource[] = [agent, agent.actor]; // the facade, or its machine actor
+ * for (const source of sources) subscribeReplies(source, { onPartialReply: (partial) => chat.typing(partial.text) });
+ */
 export type ReplyEventSource = AgentEventSubscribable | AgentEventEmitter;
 
 /** A live connection to a source. */

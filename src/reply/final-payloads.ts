@@ -12,7 +12,13 @@ import { isMessagingToolDuplicate } from "./messaging-dedupe.js";
 import { parseReplyDirectives } from "./reply-directives.js";
 import type { ReplyPayload } from "./types.js";
 
-/** What was already delivered. */
+/**
+ * What was already delivered.
+ *
+ * @example
+ * const delivered: DeliveredContent = { pipeline, messagingToolSentTexts: replies.getMessagingToolSentTexts() };
+ * for (const payload of filterFinalPayloads(finals, delivered)) await chat.send(payload.text ?? "");
+ */
 export interface DeliveredContent {
 	/** The block-reply pipeline of the run (its confirmed sends count). */
 	pipeline?: Pick<BlockReplyPipeline, "getDeliveryReport">;

@@ -9,7 +9,13 @@
  */
 import { classifyFenceLine, couldBecomeFenceLine, type FenceMarker } from "./fences.js";
 
-/** Options of {@link ReasoningTagFilter}. */
+/**
+ * Options of {@link ReasoningTagFilter}.
+ *
+ * @example
+ * const options: ReasoningTagOptions = { enforceFinalTag: true }; // show only what is inside <final>
+ * const filter = new ReasoningTagFilter(options);
+ */
 export interface ReasoningTagOptions {
 	/** Show only text inside `<final>…</final>`; text outside it (or without it) is dropped. */
 	enforceFinalTag?: boolean;
@@ -17,7 +23,13 @@ export interface ReasoningTagOptions {
 	keepFinalTags?: boolean;
 }
 
-/** What one `push` or `finish` produced. */
+/**
+ * What one `push` or `finish` produced.
+ *
+ * @example
+ * const filter = new ReasoningTagFilter();
+ * const { visible, reasoning }: ReasoningTagOutput = filter.push("<think>plan</think>Hello");
+ */
 export interface ReasoningTagOutput {
 	/** New visible text. */
 	visible: string;

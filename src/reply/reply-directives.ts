@@ -15,7 +15,12 @@
 import { classifyFenceLine, couldBecomeFenceLine, type FenceMarker } from "./fences.js";
 import { parseMediaLine } from "./media-lines.js";
 
-/** The delivery directives found so far in a message. */
+/**
+ * The delivery directives found so far in a message.
+ *
+ * @example
+ * const { replyToId, replyToCurrent, audioAsVoice }: ReplyDirectives = parseReplyDirectives("[[reply_to:msg-7]] On it.");
+ */
 export interface ReplyDirectives {
 	replyToId?: string;
 	replyToCurrent: boolean;
@@ -23,7 +28,13 @@ export interface ReplyDirectives {
 	audioAsVoice: boolean;
 }
 
-/** The result of {@link parseReplyDirectives}. */
+/**
+ * The result of {@link parseReplyDirectives}.
+ *
+ * @example
+ * const reply: ParsedReply = parseReplyDirectives(modelText);
+ * if (!reply.isSilent) await chat.send(reply.text, { replyTo: reply.replyToId });
+ */
 export interface ParsedReply extends ReplyDirectives {
 	text: string;
 	mediaUrls: string[];

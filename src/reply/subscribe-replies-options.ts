@@ -19,7 +19,13 @@ import type {
 	UsageTotals,
 } from "./types.js";
 
-/** What `subscribeReplies` should do with the events it reads. */
+/**
+ * What `subscribeReplies` should do with the events it reads.
+ *
+ * @example
+ * const params: SubscribeRepliesParams = { blockReplyBreak: "text_end", reasoningMode: "off", onBlockReply: (payload) => chat.send(payload.text ?? "") };
+ * const replies = subscribeReplies(agent, params);
+ */
 export interface SubscribeRepliesParams {
 	/**
 	 * Receives each block reply, one at a time: a returned promise delays the next block reply
@@ -82,7 +88,15 @@ export interface SubscribeRepliesParams {
 	classifyToolAction?: (toolName: string, args: unknown) => ToolActionClass;
 }
 
-/** The handle `subscribeReplies` returns. */
+/**
+ * The handle `subscribeReplies` returns.
+ *
+ * @example
+ * const replies: ReplySubscription = subscribeReplies(agent, { onBlockReply: (payload) => chat.send(payload.text ?? "") });
+ * await agent.prompt("Summarise the thread");
+ * console.log(replies.assistantTexts, replies.getUsageTotals());
+ * replies.unsubscribe();
+ */
 export interface ReplySubscription {
 	/** Visible answer texts: one per delivered block, or one per message without `onBlockReply`. Live array. */
 	assistantTexts: string[];

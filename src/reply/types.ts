@@ -6,7 +6,13 @@
  * to a chat channel after it has read the AgentEvents.
  */
 
-/** One message for a chat channel: text, media, or both, plus how to thread it. */
+/**
+ * One message for a chat channel: text, media, or both, plus how to thread it.
+ *
+ * @example
+ * const payload: ReplyPayload = { text: "Here is the chart.", mediaUrls: ["https://example.com/chart.png"], replyToId: "msg-7" };
+ * pipeline.enqueue(payload);
+ */
 export interface ReplyPayload {
 	/** Visible text, already cleaned of reasoning tags and reply directives. */
 	text?: string;
@@ -26,13 +32,23 @@ export interface ReplyPayload {
 	isCompactionNotice?: boolean;
 }
 
-/** Where a block reply came from. */
+/**
+ * Where a block reply came from.
+ *
+ * @example
+ * subscribeReplies(agent, { onBlockReply: (payload, context: BlockReplyContext) => console.log(context.assistantMessageIndex, payload.text) });
+ */
 export interface BlockReplyContext {
 	/** 1-based count of assistant messages seen so far; the block belongs to this one. */
 	assistantMessageIndex: number;
 }
 
-/** A snapshot for channels that edit one live message. */
+/**
+ * A snapshot for channels that edit one live message.
+ *
+ * @example
+ * subscribeReplies(agent, { onPartialReply: (partial: PartialReply) => (partial.replace ? live.set(partial.text) : live.append(partial.delta)) });
+ */
 export interface PartialReply {
 	/** The cleaned visible text of the current assistant message so far. */
 	text: string;
@@ -44,7 +60,12 @@ export interface PartialReply {
 	mediaUrls?: string[];
 }
 
-/** A reasoning update for `onReasoningStream`. */
+/**
+ * A reasoning update for `onReasoningStream`.
+ *
+ * @example
+ * subscribeReplies(agent, { reasoningMode: "stream", onReasoningStream: (update: ReasoningUpdate) => console.log(update.text.length) });
+ */
 export interface ReasoningUpdate {
 	/** All reasoning of the current message so far, formatted as a "Reasoning:" block. */
 	text: string;
@@ -55,23 +76,50 @@ export interface ReasoningUpdate {
  * - `off`: never shown.
  * - `on`: sent once per message as a separate "Reasoning:" block reply.
  * - `stream`: streamed through `onReasoningStream`.
+ *
+ * @example
+ * const reasoningMode: ReasoningMode = "stream"; // reasoning goes to onReasoningStream as it streams
+ * subscribeReplies(agent, { reasoningMode, onReasoningStream: (update) => chat.typing(update.text) });
  */
 export type ReasoningMode = "off" | "on" | "stream";
 
-/** When buffered text becomes a block reply: at each text block's end, or at the message's end. */
+/**
+ * When buffered text becomes a block reply: at each text block's end, or at the message's end.
+ *
+ * @example
+ * const blockReplyBreak: BlockReplyBreak = "message_end";
+ * subscribeReplies(agent, { blockReplyBreak, onBlockReply: (payload) => chat.send(payload.text ?? "") });
+ */
 export type BlockReplyBreak = "text_end" | "message_end";
 
-/** How much tool activity is reported through `onToolResult`. */
+/**
+ * How much tool activity is reported through `onToolResult`.
+ *
+ * @example
+ * const verbose: ToolVerbosity = "full";
+ * subscribeReplies(agent, { verbose, onToolResult: (payload) => chat.send(payload.text ?? "") });
+ */
 export type ToolVerbosity = "off" | "on" | "full";
 
-/** One finished tool call, in completion order. */
+/**
+ * One finished tool call, in completion order.
+ *
+ * @example
+ * const used = replies.toolMetas.map((tool: ToolMeta) => (tool.meta ? `${tool.toolName}: ${tool.meta}` : tool.toolName));
+ */
 export interface ToolMeta {
 	toolName: string;
 	/** A short description of what the call touched (a path, a command, a URL). */
 	meta?: string;
 }
 
-/** The most relevant tool failure of the run (see `getLastToolError`). */
+/**
+ * The most relevant tool failure of the run (see `getLastToolError`).
+ *
+ * @example
+ * const error: ToolErrorInfo | undefined = replies.getLastToolError();
+ * if (error) await chat.send(`${error.toolName} failed${error.timedOut ? " (timed out)" : ""}: ${error.error ?? ""}`);
+ */
 export interface ToolErrorInfo {
 	toolName: string;
 	meta?: string;
@@ -83,7 +131,13 @@ export interface ToolErrorInfo {
 	actionFingerprint?: string;
 }
 
-/** Token totals over the assistant messages of the subscription. */
+/**
+ * Token totals over the assistant messages of the subscription.
+ *
+ * @example
+ * const usage: UsageTotals | undefined = replies.getUsageTotals();
+ * if (usage) console.log(`${usage.input} in, ${usage.output} out, ${usage.cacheRead} from cache`);
+ */
 export interface UsageTotals {
 	input: number;
 	output: number;
@@ -92,7 +146,12 @@ export interface UsageTotals {
 	total: number;
 }
 
-/** Where a messaging tool sent a message. */
+/**
+ * Where a messaging tool sent a message.
+ *
+ * @example
+ * const target: MessagingToolTarget = { tool: "slack_post", provider: "slack", to: "#releases", threadId: "1712.42" };
+ */
 export interface MessagingToolTarget {
 	tool: string;
 	provider?: string;
@@ -100,7 +159,12 @@ export interface MessagingToolTarget {
 	threadId?: string;
 }
 
-/** What a messaging tool call is about to send. */
+/**
+ * What a messaging tool call is about to send.
+ *
+ * @example
+ * const send: MessagingToolSend = { text: "Deployed to staging.", target: { tool: "slack_post", to: "#releases" } };
+ */
 export interface MessagingToolSend {
 	text?: string;
 	target?: MessagingToolTarget;
@@ -109,14 +173,30 @@ export interface MessagingToolSend {
 /**
  * Recognises messaging-tool sends: return what the call sends, or `undefined` when the call is
  * not a send.
+ *
+ * @example
+ * const messagingTools: MessagingToolExtractor = (toolName, args) =>
+ *   toolName === "slack_post" ? { text: String((args as { text?: unknown }).text ?? ""), target: { tool: toolName, provider: "slack" } } : undefined;
+ * subscribeReplies(agent, { messagingTools });
  */
 export type MessagingToolExtractor = (toolName: string, args: unknown) => MessagingToolSend | undefined;
 
-/** Whether a tool call changes something, and which action it is. */
+/**
+ * Whether a tool call changes something, and which action it is.
+ *
+ * @example
+ * const action: ToolActionClass = classifyToolAction("write", { path: "notes.md" });
+ * if (action.mutating) console.log("changes", action.fingerprint);
+ */
 export interface ToolActionClass {
 	mutating: boolean;
 	fingerprint?: string;
 }
 
-/** A value or a promise of it: callbacks may be sync or async. */
+/**
+ * A value or a promise of it: callbacks may be sync or async.
+ *
+ * @example
+ * const onPartialReply = (partial: PartialReply): MaybePromise<void> => chat.typing(partial.text); // or return a promise to be awaited
+ */
 export type MaybePromise<T> = T | Promise<T>;

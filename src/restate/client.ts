@@ -7,7 +7,13 @@ import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { SessionEventEnvelope } from "./session-events.js";
 import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedResult, RejectInput, RunResult, SessionState } from "./session-types.js";
 
-/** Options of {@link createSessionClient}. */
+/**
+ * Options of {@link createSessionClient}.
+ *
+ * @example
+ * const options: SessionClientOptions = { ingressUrl: "http://localhost:8080", headers: { authorization: "Bearer …" } };
+ * const client = createSessionClient(options);
+ */
 export interface SessionClientOptions {
 	/** Restate's ingress, e.g. `http://127.0.0.1:8080`. */
 	ingressUrl: string;
@@ -19,7 +25,13 @@ export interface SessionClientOptions {
 	fetch?: typeof fetch | undefined;
 }
 
-/** Options of one call. */
+/**
+ * Options of one call.
+ *
+ * @example
+ * const options: CallOptions = { idempotencyKey: "msg-1842", signal: AbortSignal.timeout(60_000) };
+ * await session.prompt("What changed?", options);
+ */
 export interface CallOptions {
 	/** Restate runs a call with the same key once and answers repeats with its result (a client's retry is safe). */
 	idempotencyKey?: string | undefined;
@@ -27,12 +39,25 @@ export interface CallOptions {
 	signal?: AbortSignal | undefined;
 }
 
-/** A call that was sent without waiting for its result (`client.send.prompt(...)`). */
+/**
+ * A call that was sent without waiting for its result (`client.send.prompt(...)`).
+ *
+ * @example
+ * const call: SentCall = await session.send.prompt("Write the report");
+ * const result = await client.result(call); // later, or from another process
+ */
 export interface SentCall {
 	invocationId: string;
 }
 
-/** One session, as a client calls it. */
+/**
+ * One session, as a client calls it.
+ *
+ * @example
+ * const session: SessionHandle = client.session("user-42");
+ * const result = await session.prompt("Delete the temp files");
+ * for (const pending of result.pendingApprovals) await session.approve(pending.toolCallId);
+ */
 export interface SessionHandle {
 	readonly sessionId: string;
 	/** Runs the agent on `input`; resolves when the run ended or waits for approval. */
@@ -59,7 +84,13 @@ export interface SessionHandle {
 	};
 }
 
-/** A session client: `client.session(id)`, and the result of a sent call. */
+/**
+ * A session client: `client.session(id)`, and the result of a sent call.
+ *
+ * @example
+ * const client: SessionClient = createSessionClient({ ingressUrl: "http://localhost:8080" });
+ * const result = await client.session("user-42").prompt("Hello");
+ */
 export interface SessionClient {
 	session(sessionId: string): SessionHandle;
 	/** Waits for the result of a call sent with `send` (Restate keeps it for the idempotency or journal retention). */

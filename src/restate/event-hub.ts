@@ -14,7 +14,14 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { SessionEventEnvelope, SessionEventSink } from "./session-events.js";
 
-/** A running event hub. */
+/**
+ * A running event hub.
+ *
+ * @example
+ * const hub: EventHub = createEventHub();
+ * const url = await hub.listen(9900); // workers publish to it with createHttpEventSink(url)
+ * await hub.close();
+ */
 export interface EventHub extends SessionEventSink {
 	/** Handles `POST /publish` and `GET /events[?session=id]`; answers false for other requests (mount it in your server). */
 	handle(request: IncomingMessage, response: ServerResponse): boolean;
@@ -29,7 +36,13 @@ interface Listener {
 	readonly response: ServerResponse;
 }
 
-/** Options of {@link createEventHub}. */
+/**
+ * Options of {@link createEventHub}.
+ *
+ * @example
+ * const options: EventHubOptions = { onEvent: (envelope) => console.log(envelope.sessionId, envelope.event.type), maxBufferedBytes: 4 << 20 };
+ * const hub = createEventHub(options);
+ */
 export interface EventHubOptions {
 	/** Sees every event the hub receives (a log, a test). */
 	onEvent?: ((envelope: SessionEventEnvelope) => void) | undefined;

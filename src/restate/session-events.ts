@@ -12,16 +12,31 @@
 import type { AgentEvent } from "../types/agent.js";
 import type { AssistantMessageEvent } from "../types/stream.js";
 
-/** A `message_update` delta without the partial message (a listener accumulates the deltas). */
+/**
+ * A `message_update` delta without the partial message (a listener accumulates the deltas).
+ *
+ * @example
+ * const delta: SlimAssistantMessageEvent = { type: "text_delta", contentIndex: 0, delta: "Hel" }; // no `partial`: the side channel leaves it out
+ */
 export type SlimAssistantMessageEvent = AssistantMessageEvent extends infer Event ? (Event extends { partial: unknown } ? Omit<Event, "partial"> : Event) : never;
 
 /**
  * An agent event as the side channel carries it: as the agent emitted it, except that a
  * `message_update` carries its delta only (each one carried the whole partial reply so far).
+ *
+ * @example
+ * for await (const { event } of watchSession(hubUrl, "user-42")) {
+ *   if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") process.stdout.write(event.assistantMessageEvent.delta);
+ * }
  */
 export type SessionEvent = Exclude<AgentEvent, { type: "message_update" }> | { type: "message_update"; assistantMessageEvent: SlimAssistantMessageEvent };
 
-/** One event on the side channel, with where it comes from. */
+/**
+ * One event on the side channel, with where it comes from.
+ *
+ * @example
+ * for await (const envelope of watchSession(hubUrl, undefined)) console.log(envelope.sessionId, envelope.seq, envelope.event.type);
+ */
 export interface SessionEventEnvelope {
 	sessionId: string;
 	/** The Restate invocation (one `prompt`, `approve`, ... call) the event belongs to. */

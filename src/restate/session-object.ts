@@ -33,7 +33,13 @@ import { checkDecisionInput, checkPromptInput, checkQueuedInput, deliverable } f
 import { describeSession } from "./session-view.js";
 import { DEFAULT_MAX_SESSION_BYTES, DEFAULT_MAX_STEP_BYTES, jsonBytes, measuringSerde } from "./storable.js";
 
-/** Options of {@link createAgentSessions}. */
+/**
+ * Options of {@link createAgentSessions}.
+ *
+ * @example
+ * const options: AgentSessionsOptions = { agent: (sessionId) => ({ sessionId, initialState: { model, tools }, streamFn }), events: createHttpEventSink("http://localhost:9900") };
+ * const sessions = createAgentSessions(options);
+ */
 export interface AgentSessionsOptions {
 	/**
 	 * The agent options of a session on this worker: its tools, its stream function and hooks,
@@ -74,7 +80,14 @@ export interface AgentSessionsOptions {
 	onToolRun?: ((sessionId: string, toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
 }
 
-/** The handlers of an agent session, as a client sees them (see `createSessionClient`). */
+/**
+ * The handlers of an agent session, as a client sees them (see `createSessionClient`).
+ *
+ * @example
+ * // Restate's HTTP ingress, without the client: POST /<object name>/<session id>/<handler>
+ * const response = await fetch("http://localhost:8080/AgentSession/user-42/state", { method: "POST" });
+ * const state = (await response.json()) as Awaited<ReturnType<AgentSessionHandlers["state"]>>;
+ */
 export interface AgentSessionHandlers {
 	prompt(input: PromptInput): Promise<RunResult>;
 	approve(input: ApproveInput): Promise<RunResult>;
@@ -86,7 +99,13 @@ export interface AgentSessionHandlers {
 	state(): Promise<SessionState>;
 }
 
-/** What {@link createAgentSessions} returns: the two objects to serve. */
+/**
+ * What {@link createAgentSessions} returns: the two objects to serve.
+ *
+ * @example
+ * const sessions: AgentSessions = createAgentSessions({ agent: () => ({ initialState: { model, tools }, streamFn }) });
+ * restate.serve({ services: sessions.services, port: 9080 });
+ */
 export interface AgentSessions {
 	/** The session object (serve it, and call it by its name). */
 	readonly object: restate.VirtualObjectDefinition<string, unknown>;

@@ -6,24 +6,51 @@ import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { AgentMessage } from "../types/messages.js";
 import type { PendingApproval } from "../types/agent.js";
 
-/** What `prompt` takes: a text (a user message is made of it), a message, or messages. */
+/**
+ * What `prompt` takes: a text (a user message is made of it), a message, or messages.
+ *
+ * @example
+ * const input: PromptInput = "Summarise the thread"; // or a message, or several
+ * const result = await session.prompt(input);
+ */
 export type PromptInput = string | AgentMessage | AgentMessage[];
 
-/** What `steer` and `followUp` take: a text or a message. */
+/**
+ * What `steer` and `followUp` take: a text or a message.
+ *
+ * @example
+ * const input: QueuedInput = "Use metric units.";
+ * await session.steer(input);
+ */
 export type QueuedInput = string | AgentMessage;
 
-/** A message waiting to reach a session's run (`steer` / `followUp`). */
+/**
+ * A message waiting to reach a session's run (`steer` / `followUp`).
+ *
+ * @example
+ * const steering = queued.filter((entry: QueuedMessage) => entry.mode === "steer").map((entry) => entry.message);
+ */
 export interface QueuedMessage {
 	mode: "steer" | "followUp";
 	message: AgentMessage;
 }
 
-/** Where a session is between two handler calls. */
+/**
+ * Where a session is between two handler calls.
+ *
+ * @example
+ * const status: SessionStatus = (await session.state()).status;
+ * if (status === "awaiting-approval") console.log("waiting for a person");
+ */
 export type SessionStatus = "idle" | "running" | "awaiting-approval";
 
 /**
  * What a handler that runs the agent (`prompt`, `approve`, `reject`) answers, once the run has
  * stopped: ended (`idle`), or waiting for a person (`awaiting-approval`, with the calls that wait).
+ *
+ * @example
+ * const result: RunResult = await session.prompt("Deploy it");
+ * if (result.status === "awaiting-approval") console.log(result.pendingApprovals.map((pending) => pending.toolName));
  */
 export interface RunResult {
 	status: Exclude<SessionStatus, "running">;
@@ -37,7 +64,13 @@ export interface RunResult {
 	aborted: boolean;
 }
 
-/** The run in progress, as the `state` handler reports it. */
+/**
+ * The run in progress, as the `state` handler reports it.
+ *
+ * @example
+ * const run: RunInProgress | undefined = (await session.state()).run;
+ * if (run) console.log(`run ${run.number}, turn ${run.turns}, invocation ${run.invocationId}`);
+ */
 export interface RunInProgress {
 	/** The Restate invocation running it (what `abort` cancels). */
 	invocationId: string;
@@ -49,7 +82,13 @@ export interface RunInProgress {
 	mailbox?: string | undefined;
 }
 
-/** A session as the `state` handler reports it: transcript, queues, pending approvals. */
+/**
+ * A session as the `state` handler reports it: transcript, queues, pending approvals.
+ *
+ * @example
+ * const state: SessionState = await session.state();
+ * console.log(state.status, state.messages.length, state.steeringQueue.length);
+ */
 export interface SessionState {
 	sessionId: string;
 	status: SessionStatus;
@@ -64,14 +103,26 @@ export interface SessionState {
 	run?: RunInProgress | undefined;
 }
 
-/** `approve`'s input. */
+/**
+ * `approve`'s input.
+ *
+ * @example
+ * const input: ApproveInput = { toolCallId: "toolu_01", arguments: { path: "/tmp/report.txt" } };
+ * await session.approve(input.toolCallId, { arguments: input.arguments });
+ */
 export interface ApproveInput {
 	toolCallId: string;
 	/** Run the call with these arguments instead of the model's (validated against the tool's schema). */
 	arguments?: unknown;
 }
 
-/** `reject`'s input. */
+/**
+ * `reject`'s input.
+ *
+ * @example
+ * const input: RejectInput = { toolCallId: "toolu_01", reason: "Not on production." };
+ * await session.reject(input.toolCallId, input.reason);
+ */
 export interface RejectInput {
 	toolCallId: string;
 	reason?: string | undefined;
@@ -80,6 +131,10 @@ export interface RejectInput {
 /**
  * What `abort` did. Besides, every exclusive call received before the abort and not yet started
  * (`prompt`, `approve`, `reject`, a delivery) ends as an aborted run when it starts.
+ *
+ * @example
+ * const { cancelled, waiting }: AbortResult = await session.abort();
+ * if (cancelled) console.log(`cancelled ${cancelled}`);
  */
 export interface AbortResult {
 	/** The invocation that was going on and is now cancelled, if any. */
@@ -93,10 +148,21 @@ export interface AbortResult {
 	waiting: boolean;
 }
 
-/** What `steer` and `followUp` answer. */
+/**
+ * What `steer` and `followUp` answer.
+ *
+ * @example
+ * const { queued }: QueuedResult = await session.followUp("Then draft the email.");
+ */
 export interface QueuedResult {
 	queued: true;
 }
 
-/** The stored snapshot, as the `snapshot` handler returns it (null for a session never run). */
+/**
+ * The stored snapshot, as the `snapshot` handler returns it (null for a session never run).
+ *
+ * @example
+ * const snapshot: StoredSnapshot = await session.snapshot(); // null for a session never run
+ * console.log(snapshot?.machine.context.messages.length ?? 0);
+ */
 export type StoredSnapshot = AgentSnapshot | null;

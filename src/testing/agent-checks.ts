@@ -10,7 +10,13 @@ import { type QueueContents, type QueueKind, QueueLedger } from "./queue-ledger.
 import { checkTranscript } from "./transcript-checks.js";
 import { type AgentViolation, violation } from "./violations.js";
 
-/** The part of an agent's state the checks read (an `Agent`'s `state`, or the `Agent` itself for the machine checks too). */
+/**
+ * The part of an agent's state the checks read (an `Agent`'s `state`, or the `Agent` itself for the machine checks too).
+ *
+ * @example
+ * const state: CheckedState = { messages: agent.state.messages, isStreaming: false, pendingToolCalls: new Set(), streamingMessage: undefined };
+ * expect(checkAgentInvariants(events, state)).toEqual([]);
+ */
 export type CheckedState = Pick<AgentState, "messages" | "isStreaming" | "pendingToolCalls" | "streamingMessage">;
 
 function isAgent(value: Agent | CheckedState): value is Agent {
@@ -75,7 +81,13 @@ export function queuesOf(agent: Agent): QueueContents {
 	return { steering: context.steeringQueue, followUps: context.followUpQueue };
 }
 
-/** Options of {@link checkAgentInvariants}. */
+/**
+ * Options of {@link checkAgentInvariants}.
+ *
+ * @example
+ * const options: CheckOptions = { queued: [{ message: steer, kind: "steer" }] };
+ * expect(checkAgentInvariants(events, agent, options)).toEqual([]);
+ */
 export interface CheckOptions {
 	/** The messages given to `steer` and `followUp` (checked delivered once or still queued); needs the `Agent` as the state. */
 	queued?: readonly { message: AgentMessage; kind: QueueKind; cleared?: boolean | undefined }[] | undefined;
@@ -150,7 +162,15 @@ export function watchQueueClears(agent: Agent, cleared: (kinds: readonly QueueKi
 	};
 }
 
-/** What {@link recordAgent} keeps. */
+/**
+ * What {@link recordAgent} keeps.
+ *
+ * @example
+ * const recording: AgentRecording = recordAgent(agent);
+ * await agent.prompt("Hi");
+ * expect(recording.check()).toEqual([]);
+ * recording.stop();
+ */
 export interface AgentRecording {
 	/** Every event, in order. */
 	readonly events: readonly AgentEvent[];

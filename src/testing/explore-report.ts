@@ -5,7 +5,13 @@
  */
 import { type AgentViolation, formatViolation } from "./violations.js";
 
-/** A violation the walk found, with the shortest path (step labels) that shows it. */
+/**
+ * A violation the walk found, with the shortest path (step labels) that shows it.
+ *
+ * @example
+ * const report = await exploreAgent(factory);
+ * for (const violation of report.violations) console.log(violation.rule, violation.path.join(" → "), `(${violation.seenIn} paths)`);
+ */
 export interface ExploreViolation extends AgentViolation {
 	/** The steps, from a new agent, after which it shows (replay it with `exploreAgent(factory, { path: path.join(" → ") })`). */
 	path: string[];

@@ -15,7 +15,13 @@ import type { AgentViolation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
 import { type PathRun, type PathRunOptions, runWalkPath } from "./walk/run-path.js";
 
-/** Options of {@link exploreAgent}. */
+/**
+ * Options of {@link exploreAgent}.
+ *
+ * @example
+ * const options: ExploreOptions = { calls: [{ name: "lookupOrder", arguments: { id: "A-17" } }], restores: true, maxPaths: 200 };
+ * const report = await exploreAgent(factory, options);
+ */
 export interface ExploreOptions {
 	/**
 	 * The tool calls the walk's model makes, each naming one of your agent's tools (another name

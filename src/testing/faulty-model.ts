@@ -13,7 +13,13 @@ import type { AssistantMessage } from "../types/messages.js";
 import type { AssistantMessageEvent, StreamFn } from "../types/stream.js";
 import { seededRandom } from "../util/seeded-random.js";
 
-/** How a reply breaks. */
+/**
+ * How a reply breaks.
+ *
+ * @example
+ * const kinds: FaultKind[] = ["stall", "reset"]; // only these, at random
+ * const model = createFaultyModel([{ content: "Hello" }], { random: { seed: 7, kinds } });
+ */
 export type FaultKind =
 	/** No more events: the stream hangs until the agent aborts it (its idle timeout, or your abort). */
 	| "stall"
@@ -54,7 +60,13 @@ export interface InjectedFault {
 	afterDeltas: number;
 }
 
-/** Options of {@link createFaultyModel}: the scripted model's, and where the faults go. */
+/**
+ * Options of {@link createFaultyModel}: the scripted model's, and where the faults go.
+ *
+ * @example
+ * const options: FaultyModelOptions = { faults: { 0: { kind: "reset", afterDeltas: 2 } } }; // the first call breaks after 2 deltas
+ * const model = createFaultyModel([{ content: "Hello there" }, { content: "Hello there" }], options);
+ */
 export interface FaultyModelOptions extends ScriptedModelOptions {
 	/** Faults by model call (0 = the first call), or a function of the call index. */
 	faults?: Readonly<Record<number, Fault>> | ((call: number) => Fault | undefined) | undefined;
@@ -65,7 +77,15 @@ export interface FaultyModelOptions extends ScriptedModelOptions {
 	random?: { seed: number; probability?: number | undefined; kinds?: readonly FaultKind[] | undefined; maxDeltas?: number | undefined } | undefined;
 }
 
-/** The fault-scripting model: a scripted model, and the faults it injected so far. */
+/**
+ * The fault-scripting model: a scripted model, and the faults it injected so far.
+ *
+ * @example
+ * const model: FaultyModel = createFaultyModel([{ content: "Hello" }], { random: { seed: 42, probability: 0.5 } });
+ * const agent = new Agent({ initialState: { model: model.model }, streamFn: model.streamFn });
+ * await agent.prompt("Hi");
+ * console.log(model.injected); // what broke where: [{ call, kind, afterDeltas }, ...]
+ */
 export interface FaultyModel extends ScriptedModel {
 	/** The faults that happened, in order (a fault planned after more deltas than its reply had did not happen). */
 	readonly injected: readonly InjectedFault[];

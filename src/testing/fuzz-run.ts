@@ -26,6 +26,9 @@ import { settleRun } from "./walk/run-path.js";
 /**
  * What a command does to the agent under test. `restart`: at the next quiet point (idle, or
  * waiting for approval), snapshot → JSON → your factory restores it (the old process is gone).
+ *
+ * @example
+ * const commands: FuzzCommand[] = report.counterexample?.commands.map((entry) => entry.command) ?? [];
  */
 export type FuzzCommand = "steer" | "followUp" | "abort" | "continue" | "prompt" | "approve" | "reject" | "restart";
 

@@ -15,7 +15,13 @@ import type { AgentFactory } from "./walk/cast.js";
 
 export type { FuzzCommand, FuzzScenario } from "./fuzz-run.js";
 
-/** Options of {@link fuzzAgent}. */
+/**
+ * Options of {@link fuzzAgent}.
+ *
+ * @example
+ * const options: FuzzOptions = { runs: 200, seed: 1234, restarts: true, log: console.log };
+ * const report = await fuzzAgent(factory, options);
+ */
 export interface FuzzOptions {
 	/** Random scenarios to run (default 50; an integer of at least 1, or fuzzAgent throws a RangeError). */
 	runs?: number | undefined;

@@ -6,7 +6,12 @@ import type { AgentEvent } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 import { type AgentViolation, violation } from "./violations.js";
 
-/** Which queue a message went to. */
+/**
+ * Which queue a message went to.
+ *
+ * @example
+ * const steered = recording.queued.filter((entry) => entry.kind === ("steer" satisfies QueueKind)).map((entry) => entry.message);
+ */
 export type QueueKind = "steer" | "followUp";
 
 /** The queues as they are now. */

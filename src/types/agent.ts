@@ -133,6 +133,10 @@ export interface AgentTool<TParameters extends ToolParameters = ToolParameters, 
 /**
  * A tool's approval rule: true when a person must approve a call with these arguments. Checked
  * bivariantly (as a method is), so a tool with a typed rule still fits in a list of tools.
+ *
+ * @example
+ * const needsApproval: ApprovalRule<{ command: string }> = (args) => !args.command.startsWith("ls");
+ * const bash: AgentTool<typeof bashParams> = { ...bashTool, needsApproval };
  */
 export type ApprovalRule<TArgs> = { bivarianceHack(args: TArgs): boolean }["bivarianceHack"];
 

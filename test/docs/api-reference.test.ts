@@ -1,7 +1,7 @@
 /**
  * The API reference (`npm run docs`, TypeDoc) covers the package as users import it: every
  * entry of package.json `exports` is an entry point, and every export of every entry point is
- * documented; functions, classes and constants have an `@example`.
+ * documented and has an `@example` (functions, classes, constants, interfaces and type aliases).
  */
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
@@ -21,7 +21,7 @@ describe("the API reference", () => {
 		expect([...typedoc.entryPoints].sort()).toEqual(fromExports.sort());
 	});
 
-	it("documents every public export, and gives every function, class and constant an @example", async () => {
+	it("documents every public export, and gives every function, class, constant, interface and type alias an @example", async () => {
 		exports = await exportDocs();
 		expect(exports.length).toBeGreaterThan(200);
 		expect(new Set(exports.map((entry) => entry.module))).toEqual(new Set(["agentchart", "agentchart/reply", "agentchart/mcp", "agentchart/inspect", "agentchart/machine", "agentchart/restate", "agentchart/restate/client", "agentchart/testing"]));

@@ -8,7 +8,13 @@ import type { AgentToolCall } from "../../types/agent.js";
 import type { AgentMessage, AssistantMessage, UserMessage } from "../../types/messages.js";
 import type { Model } from "../../types/model.js";
 
-/** A tool call the walk's replies make (name and arguments; the id is made per reply). */
+/**
+ * A tool call the walk's replies make (name and arguments; the id is made per reply).
+ *
+ * @example
+ * const calls: SampleCall[] = [{ name: "lookupOrder", arguments: { id: "A-17" } }, { name: "refund", arguments: { id: "A-17", amount: 20 } }];
+ * const report = await fuzzAgent(factory, { calls });
+ */
 export interface SampleCall {
 	name: string;
 	arguments: Record<string, unknown>;
