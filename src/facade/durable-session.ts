@@ -263,7 +263,15 @@ interface BetweenRuns {
 
 /** A new line for a session (see `AgentSnapshot.lineage`). */
 function newLineage(): string {
-	return globalThis.crypto.randomUUID();
+	const crypto = globalThis.crypto;
+	// Browsers offer randomUUID only in secure contexts (https, localhost); a page served over plain
+	// http from another host has getRandomValues alone.
+	if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+	const bytes = crypto.getRandomValues(new Uint8Array(16));
+	bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
+	bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+	const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 export class DurableSession {

@@ -9,6 +9,7 @@ import { agentMachine } from "./agent-machine.js";
 import { registerEmitter } from "./emitters.js";
 import { chartLogic } from "./interpreter/chart-logic.js";
 import { persistAgentContext } from "../durable/snapshot.js";
+import { environmentVariable } from "../util/host.js";
 
 /**
  * The agent chart on agentchart's interpreter.
@@ -57,7 +58,7 @@ let override: AgentLogic | undefined;
  */
 export function runLogic(): AgentLogic {
 	if (override) return override;
-	chosen ??= process.env["AGENTCHART_INTERPRETER"] === "xstate" ? xstateAgentLogic : agentLogic;
+	chosen ??= environmentVariable("AGENTCHART_INTERPRETER") === "xstate" ? xstateAgentLogic : agentLogic;
 	return chosen;
 }
 

@@ -19,14 +19,17 @@
  * version, if one of them is not what this module expects; `test/machine/xstate-internals.test.ts`
  * checks each one's behaviour.
  */
-import { createRequire } from "node:module";
 import { type AnyActorRef, type AnyActorScope, type EventObject, and, assign, enqueueActions, not, or } from "xstate";
+import { nodeBuiltin } from "../util/host.js";
 
 type AnyActorSystem = AnyActorScope["system"];
 
 /** The XState version installed next to agentchart (for error messages). */
 export function xstateVersion(): string {
 	try {
+		// Outside Node (a bundled page) there is no package.json to read.
+		const createRequire = nodeBuiltin("node:module")?.createRequire;
+		if (!createRequire) return "unknown";
 		return (createRequire(import.meta.url)("xstate/package.json") as { version?: string }).version ?? "unknown";
 	} catch {
 		return "unknown";

@@ -77,5 +77,8 @@ export function createAnthropicClient(sdk: AnthropicSdk, model: Model, apiKey: s
 		defaultHeaders: { ...model.headers, ...options.headers },
 		// 0 disables the cap, as in pi-ai.
 		middleware: maxRetryDelayMs > 0 ? [limitReply, capRetryDelay(maxRetryDelayMs)] : [limitReply],
+		// As pi-ai does: the key belongs to whoever configured the model, and a web app that calls the
+		// API from the page (or a local server) has decided that; the SDK would refuse every call there.
+		dangerouslyAllowBrowser: true,
 	});
 }

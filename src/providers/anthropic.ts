@@ -25,6 +25,7 @@ import { AssistantMessageEventStream } from "./event-stream.js";
 import { calculateCost } from "./models.js";
 import { StreamingArguments } from "./partial-json.js";
 import { watchForStall } from "../util/stall-watch.js";
+import { environmentVariable } from "../util/host.js";
 
 /** Where a provider content block lives in the partial message, plus tool-call scratch. */
 interface OpenBlock {
@@ -294,7 +295,7 @@ async function runAnthropicCall(
 	const stalledText = () => stalledMessage(options.timeoutMs ?? 0, received, meter.bytes > bytesAtLastEvent);
 	let sdk: AnthropicSdk | undefined;
 	try {
-		const apiKey = options.apiKey ?? process.env["ANTHROPIC_API_KEY"];
+		const apiKey = options.apiKey ?? environmentVariable("ANTHROPIC_API_KEY");
 		if (!apiKey) throw new Error(missingApiKeyMessage("anthropic"));
 		sdk = await loadAnthropicSdk();
 		const client = createAnthropicClient(sdk, model, apiKey, options, meter);

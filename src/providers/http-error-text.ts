@@ -2,7 +2,26 @@
  * Wording shared by the providers' error messages: what a person reads in a transcript or a
  * log when a call failed for a reason outside the model (a proxy's error page, a cut body).
  */
-import { STATUS_CODES } from "node:http";
+import { nodeBuiltin } from "../util/host.js";
+
+// The phrases of the statuses model APIs answer with, for where Node's table is missing (a page).
+const COMMON_STATUS_PHRASES: Readonly<Record<number, string>> = {
+	400: "Bad Request",
+	401: "Unauthorized",
+	403: "Forbidden",
+	404: "Not Found",
+	405: "Method Not Allowed",
+	408: "Request Timeout",
+	409: "Conflict",
+	413: "Payload Too Large",
+	422: "Unprocessable Entity",
+	429: "Too Many Requests",
+	500: "Internal Server Error",
+	501: "Not Implemented",
+	502: "Bad Gateway",
+	503: "Service Unavailable",
+	504: "Gateway Timeout",
+};
 
 /**
  * A status code with its reason phrase.
@@ -11,7 +30,7 @@ import { STATUS_CODES } from "node:http";
  * statusLine(502); // "502 Bad Gateway"
  */
 export function statusLine(status: number): string {
-	const phrase = status === 529 ? "Overloaded" : STATUS_CODES[status];
+	const phrase = status === 529 ? "Overloaded" : (nodeBuiltin("node:http")?.STATUS_CODES[status] ?? COMMON_STATUS_PHRASES[status]);
 	return `${status} ${phrase ?? "Error"}`;
 }
 

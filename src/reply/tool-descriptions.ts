@@ -4,6 +4,7 @@
  * and whether a result is a failure.
  */
 import type { ReplyPayload } from "./types.js";
+import { environmentVariable } from "../util/host.js";
 
 /**
  * Arguments as a record, or an empty one when the model sent something else.
@@ -29,7 +30,7 @@ export const PATH_KEYS = ["file_path", "path", "file", "filePath", "jsonlPath"] 
 const META_KEYS = [...PATH_KEYS, "command", "cmd", "url", "targetUrl", "query", "pattern", "to", "target"] as const;
 
 function shortenHome(value: string): string {
-	const home = process.env["HOME"];
+	const home = environmentVariable("HOME");
 	return home && home.length > 1 && value.startsWith(`${home}/`) ? `~${value.slice(home.length)}` : value;
 }
 

@@ -14,6 +14,7 @@ import { installRunGuards } from "./run-guards.js";
 import type { AgentViolation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
 import { type PathRun, type PathRunOptions, runWalkPath } from "./walk/run-path.js";
+import { assertNodeHost } from "../util/host.js";
 
 /**
  * Options of {@link exploreAgent}.
@@ -86,6 +87,7 @@ export const STEP_SEPARATOR = " → ";
  * expect(report.violations, report.format()).toEqual([]);
  */
 export async function exploreAgent(factory: AgentFactory, options: ExploreOptions = {}): Promise<ExploreReport> {
+	assertNodeHost("exploreAgent (agentchart/testing)");
 	const started = Date.now();
 	const probe = probeAgent(factory);
 	let configuration: string;

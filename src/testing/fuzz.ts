@@ -12,6 +12,7 @@ import { installRunGuards } from "./run-guards.js";
 import { loadOptionalPeer } from "../util/optional-peer.js";
 import { type AgentViolation, formatViolation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
+import { assertNodeHost } from "../util/host.js";
 
 export type { FuzzCommand, FuzzScenario } from "./fuzz-run.js";
 
@@ -108,6 +109,7 @@ function scenarioArbitrary(fc: FastCheck, samples: number, faults: readonly Faul
  * expect(report.violations, report.format()).toEqual([]);
  */
 export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}): Promise<FuzzReport> {
+	assertNodeHost("fuzzAgent (agentchart/testing)");
 	checkFuzzOptions(options);
 	const fc = await loadFastCheck();
 	const log = options.log ?? ((line: string) => console.log(line));

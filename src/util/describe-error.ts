@@ -1,4 +1,4 @@
-import { inspect } from "node:util";
+import { nodeBuiltin } from "./host.js";
 
 /**
  * A readable one-line description of anything that was thrown or rejected: an `Error`'s
@@ -12,7 +12,20 @@ import { inspect } from "node:util";
 export function describeError(error: unknown): string {
 	if (error instanceof Error) return error.message || error.name;
 	if (typeof error === "string") return error;
-	return inspect(error, { depth: 4, breakLength: Number.POSITIVE_INFINITY, maxStringLength: 2_000 });
+	const util = nodeBuiltin("node:util");
+	if (util) return util.inspect(error, { depth: 4, breakLength: Number.POSITIVE_INFINITY, maxStringLength: 2_000 });
+	return showWithoutNode(error);
+}
+
+/** Outside Node (a page) there is no `inspect`: JSON shows a plain value's content, `String` the rest. */
+function showWithoutNode(value: unknown): string {
+	try {
+		const json = JSON.stringify(value);
+		if (json !== undefined && json !== "{}") return json.length > 2_000 ? `${json.slice(0, 2_000)}…` : json;
+	} catch {
+		// A cycle or a BigInt: fall through to String.
+	}
+	return String(value);
 }
 
 /**

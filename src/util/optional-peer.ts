@@ -5,6 +5,7 @@
  * which feature needed the package nor which version to install. Every integration loads its
  * peer through {@link loadOptionalPeer}, on its first use, so the message is the same everywhere.
  */
+import { nodeBuiltin } from "./host.js";
 
 /**
  * The optional peers and the ranges `peerDependencies` declares for them (a test keeps the two in
@@ -77,7 +78,12 @@ export function isMissingPeer(error: unknown, peer: string): boolean {
  */
 async function installedVersion(peer: string): Promise<string | undefined> {
 	try {
-		const [{ readFile }, { dirname, join }, { fileURLToPath }] = await Promise.all([import("node:fs/promises"), import("node:path"), import("node:url")]);
+		const [fs, path, url] = [nodeBuiltin("node:fs/promises"), nodeBuiltin("node:path"), nodeBuiltin("node:url")];
+		// Outside Node (a bundled page) there are no installed packages to look at.
+		if (!fs || !path || !url) return undefined;
+		const { readFile } = fs;
+		const { dirname, join } = path;
+		const { fileURLToPath } = url;
 		let entry: string;
 		try {
 			entry = import.meta.resolve(peer);
