@@ -7,8 +7,9 @@
  * multi-byte character), cut short, reset, or left hanging, to exercise every failure path
  * of a real client without a network or a key.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { answeredPreflight, type TestServerOptions } from "./cors.js";
 
 /** One server-sent event: `event: <event>` then `data: <JSON of data>`. */
 export interface SseEvent {
@@ -99,25 +100,6 @@ function serialize(data: unknown): string {
  */
 export function encodeSse(events: SseEvent[]): string {
 	return events.map((e) => `event: ${e.event}\ndata: ${serialize(e.data)}\n\n`).join("");
-}
-
-/** Options of the test server. */
-export interface TestServerOptions {
-	/**
-	 * Answers as a server a web page may call from another origin: CORS preflights are answered
-	 * (and not recorded), every response allows any origin.
-	 */
-	cors?: boolean;
-}
-
-/** Answers a CORS preflight; otherwise adds the allow-origin header to the response to come. */
-function answeredPreflight(req: IncomingMessage, res: ServerResponse): boolean {
-	res.setHeader("access-control-allow-origin", "*");
-	res.setHeader("access-control-expose-headers", "*");
-	if (req.method !== "OPTIONS") return false;
-	res.writeHead(204, { "access-control-allow-methods": "POST, GET", "access-control-allow-headers": req.headers["access-control-request-headers"] ?? "*", "access-control-max-age": "600" });
-	res.end();
-	return true;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -23,6 +23,7 @@ import * as anthropic from "./anthropic-server.js";
 import * as openai from "./openai-server.js";
 import * as proxy from "./proxy-server.js";
 import { anyArguments, countingTool } from "./counting-tool.js";
+import { useProviderServers } from "./provider-servers.js";
 
 type ProviderName = "anthropic" | "openai" | "proxy";
 
@@ -222,19 +223,7 @@ describe("a reply that never ends, each of its lines small", () => {
 });
 
 describe("a tool call without a name", () => {
-	let anthropicServer: anthropic.AnthropicTestServer;
-	let openaiServer: openai.OpenAITestServer;
-	let proxyServer: proxy.ProxyTestServer;
-	beforeAll(async () => {
-		anthropicServer = await anthropic.startAnthropicServer();
-		openaiServer = await openai.startOpenAIServer();
-		proxyServer = await proxy.startProxyServer();
-	});
-	afterAll(async () => {
-		await anthropicServer?.close();
-		await openaiServer?.close();
-		await proxyServer?.close();
-	});
+	const servers = useProviderServers();
 
 	/** Every tool call name in a request body: the API refuses a request with an empty one. */
 	function toolNamesSent(body: Record<string, unknown> | undefined): unknown[] {
@@ -252,8 +241,8 @@ describe("a tool call without a name", () => {
 	];
 	for (const { what, block, message } of anthropicCases) {
 		it(`from Anthropic, with ${what}: ends the reply with an error that says so, runs nothing, sends no call without a name and answers the next prompt`, async () => {
-			anthropicServer.reset();
-			anthropicServer.respond(
+			servers.anthropic.reset();
+			servers.anthropic.respond(
 				{
 					kind: "sse",
 					events: [
@@ -269,7 +258,7 @@ describe("a tool call without a name", () => {
 				{ kind: "sse", events: anthropic.textReply("Hello again") },
 			);
 			const tool = countingTool();
-			const agent = agentWith(modelFor("anthropic", anthropicServer.baseUrl), streamAnthropic, tool);
+			const agent = agentWith(modelFor("anthropic", servers.anthropic.baseUrl), streamAnthropic, tool);
 
 			await agent.prompt("Store this.");
 			const failed = agent.state.messages[1] as AssistantMessage;
@@ -279,8 +268,8 @@ describe("a tool call without a name", () => {
 			expect(checkTranscript(agent.state.messages)).toEqual([]);
 
 			await agent.prompt("Hello?");
-			expect(anthropicServer.requests).toHaveLength(2);
-			expect(toolNamesSent(anthropicServer.requests[1]?.body)).toEqual([]);
+			expect(servers.anthropic.requests).toHaveLength(2);
+			expect(toolNamesSent(servers.anthropic.requests[1]?.body)).toEqual([]);
 			expect(agent.state.messages.at(-1)).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "Hello again" }] });
 		});
 	}
@@ -291,13 +280,13 @@ describe("a tool call without a name", () => {
 	];
 	for (const { what, frames } of openaiCases) {
 		it(`from OpenAI, with ${what}: ends the reply with an error that says so, runs nothing, sends no call without a name and answers the next prompt`, async () => {
-			openaiServer.reset();
-			openaiServer.respond(
+			servers.openai.reset();
+			servers.openai.respond(
 				{ kind: "sse", frames: [openai.roleChunk(), ...openai.toolCallChunks(0, "call_named", "store", ["{}"]), ...frames, openai.finishChunk("tool_calls")] },
 				{ kind: "sse", frames: openai.textReply("Hello again") },
 			);
 			const tool = countingTool();
-			const agent = agentWith(modelFor("openai", openaiServer.baseUrl.replace(/\/v1$/, "")), streamOpenAICompletions, tool);
+			const agent = agentWith(modelFor("openai", servers.openai.baseUrl.replace(/\/v1$/, "")), streamOpenAICompletions, tool);
 
 			await agent.prompt("Store this.");
 			const failed = agent.state.messages[1] as AssistantMessage;
@@ -308,33 +297,33 @@ describe("a tool call without a name", () => {
 			expect(checkTranscript(agent.state.messages)).toEqual([]);
 
 			await agent.prompt("Hello?");
-			expect(openaiServer.requests).toHaveLength(2);
-			expect(toolNamesSent(openaiServer.requests[1]?.body)).toEqual([]);
+			expect(servers.openai.requests).toHaveLength(2);
+			expect(toolNamesSent(servers.openai.requests[1]?.body)).toEqual([]);
 			expect(agent.state.messages.at(-1)).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "Hello again" }] });
 		});
 	}
 
 	it("from OpenAI, with the name in a later delta than the id: the call runs", async () => {
-		openaiServer.reset();
-		openaiServer.respond(
+		servers.openai.reset();
+		servers.openai.respond(
 			{ kind: "sse", frames: [openai.roleChunk(), openai.toolCallChunk({ index: 0, id: "call_late", arguments: "{" }), openai.toolCallChunk({ index: 0, name: "store", arguments: "}" }), openai.finishChunk("tool_calls")] },
 			{ kind: "sse", frames: openai.textReply("Stored.") },
 		);
 		const tool = countingTool();
-		await agentWith(modelFor("openai", openaiServer.baseUrl.replace(/\/v1$/, "")), streamOpenAICompletions, tool).prompt("Store this.");
+		await agentWith(modelFor("openai", servers.openai.baseUrl.replace(/\/v1$/, "")), streamOpenAICompletions, tool).prompt("Store this.");
 
 		expect(tool.runs).toEqual([{}]);
-		expect(toolNamesSent(openaiServer.requests[1]?.body)).toEqual(["store"]);
+		expect(toolNamesSent(servers.openai.requests[1]?.body)).toEqual(["store"]);
 	});
 
 	it("from the proxy, with an empty name: ends the reply with an error that says so and runs nothing", async () => {
-		proxyServer.reset();
-		proxyServer.respond(
+		servers.proxy.reset();
+		servers.proxy.respond(
 			{ kind: "stream", frames: [{ type: "start" }, ...proxy.toolCallBlock(0, "toolu_nameless", "", ["{}"]), { type: "done", reason: "toolUse", usage: proxy.usage(1, 1) }] },
 			{ kind: "stream", frames: proxy.textReply("Hello again") },
 		);
 		const tool = countingTool();
-		const agent = agentWith(modelFor("proxy", proxyServer.url), streamFnFor("proxy", proxyServer.url), tool);
+		const agent = agentWith(modelFor("proxy", servers.proxy.url), streamFnFor("proxy", servers.proxy.url), tool);
 
 		await agent.prompt("Store this.");
 		expect(agent.state.messages[1]).toMatchObject({ stopReason: "error", errorMessage: expect.stringContaining('toolcall_start needs "toolName" to be a non-empty string') });

@@ -21,24 +21,13 @@ import * as anthropic from "./anthropic-server.js";
 import * as openai from "./openai-server.js";
 import * as proxy from "./proxy-server.js";
 import { anyArguments, countingTool } from "./counting-tool.js";
+import { useProviderServers } from "./provider-servers.js";
 
-let anthropicServer: anthropic.AnthropicTestServer;
-let openaiServer: openai.OpenAITestServer;
-let proxyServer: proxy.ProxyTestServer;
-beforeAll(async () => {
-	anthropicServer = await anthropic.startAnthropicServer();
-	openaiServer = await openai.startOpenAIServer();
-	proxyServer = await proxy.startProxyServer();
-});
-afterAll(async () => {
-	await anthropicServer?.close();
-	await openaiServer?.close();
-	await proxyServer?.close();
-});
+const servers = useProviderServers();
 
-const anthropicModel = (): Model => ({ ...getModel("anthropic", "claude-haiku-4-5"), baseUrl: anthropicServer.baseUrl });
-const openaiModel = (): Model => createOpenAICompatibleModel({ baseUrl: openaiServer.baseUrl, id: "qwen3:8b" });
-const proxyStream: StreamFn = (model, context, options) => streamProxy(model, context, { ...options, proxyUrl: proxyServer.url, authToken: "tok" });
+const anthropicModel = (): Model => ({ ...getModel("anthropic", "claude-haiku-4-5"), baseUrl: servers.anthropic.baseUrl });
+const openaiModel = (): Model => createOpenAICompatibleModel({ baseUrl: servers.openai.baseUrl, id: "qwen3:8b" });
+const proxyStream: StreamFn = (model, context, options) => streamProxy(model, context, { ...options, proxyUrl: servers.proxy.url, authToken: "tok" });
 
 function agentWith(model: Model, streamFn: StreamFn, tool: AgentTool<typeof anyArguments>): Agent {
 	return new Agent({ initialState: { model, systemPrompt: "s", tools: [tool] }, streamFn, getApiKey: () => "key" });
@@ -66,47 +55,47 @@ describe("tool call arguments nested 10,000 levels deep", () => {
 		{
 			provider: "Anthropic",
 			setUp: () => {
-				anthropicServer.reset();
-				anthropicServer.respond(
+				servers.anthropic.reset();
+				servers.anthropic.respond(
 					{ kind: "sse", events: [anthropic.messageStart("msg_deep"), ...anthropic.toolUseBlock(0, "toolu_deep", "store", [deep]), anthropic.messageDelta("tool_use"), anthropic.messageStop()] },
 					{ kind: "sse", events: anthropic.textReply("Hello again") },
 				);
-				return { model: anthropicModel(), streamFn: streamAnthropic, requests: () => anthropicServer.requests.length };
+				return { model: anthropicModel(), streamFn: streamAnthropic, requests: () => servers.anthropic.requests.length };
 			},
 		},
 		{
 			provider: "OpenAI",
 			setUp: () => {
-				openaiServer.reset();
-				openaiServer.respond(
+				servers.openai.reset();
+				servers.openai.respond(
 					{ kind: "sse", frames: [openai.roleChunk(), ...openai.toolCallChunks(0, "call_deep", "store", [deep.slice(0, 5_000), deep.slice(5_000)]), openai.finishChunk("tool_calls")] },
 					{ kind: "sse", frames: openai.textReply("Hello again") },
 				);
-				return { model: openaiModel(), streamFn: streamOpenAICompletions, requests: () => openaiServer.requests.length };
+				return { model: openaiModel(), streamFn: streamOpenAICompletions, requests: () => servers.openai.requests.length };
 			},
 		},
 		{
 			provider: "OpenAI, sent as an object",
 			setUp: () => {
-				openaiServer.reset();
+				servers.openai.reset();
 				// Written by hand: the test server's JSON.stringify would overflow on it too.
 				const objectArguments = `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_deep","type":"function","function":{"name":"store","arguments":${deep}}}]},"finish_reason":null}]}`;
-				openaiServer.respond(
+				servers.openai.respond(
 					{ kind: "sse", frames: [openai.roleChunk(), { data: objectArguments }, openai.finishChunk("tool_calls")] },
 					{ kind: "sse", frames: openai.textReply("Hello again") },
 				);
-				return { model: openaiModel(), streamFn: streamOpenAICompletions, requests: () => openaiServer.requests.length };
+				return { model: openaiModel(), streamFn: streamOpenAICompletions, requests: () => servers.openai.requests.length };
 			},
 		},
 		{
 			provider: "the proxy",
 			setUp: () => {
-				proxyServer.reset();
-				proxyServer.respond(
+				servers.proxy.reset();
+				servers.proxy.respond(
 					{ kind: "stream", frames: [{ type: "start" }, ...proxy.toolCallBlock(0, "toolu_deep", "store", [deep]), { type: "done", reason: "toolUse", usage: proxy.usage(1, 1) }] },
 					{ kind: "stream", frames: proxy.textReply("Hello again") },
 				);
-				return { model: anthropicModel(), streamFn: proxyStream, requests: () => proxyServer.requests.length };
+				return { model: anthropicModel(), streamFn: proxyStream, requests: () => servers.proxy.requests.length };
 			},
 		},
 	];
@@ -134,8 +123,8 @@ describe("an unpaired surrogate in a tool call's arguments", () => {
 	const args = '{"path":"a\\ud800.txt","\\udc00key":["x\\udbff"]}';
 
 	it("from Anthropic: the next request carries U+FFFD in its place, in values and keys", async () => {
-		anthropicServer.reset();
-		anthropicServer.respond(
+		servers.anthropic.reset();
+		servers.anthropic.respond(
 			{ kind: "sse", events: [anthropic.messageStart("msg_s"), ...anthropic.toolUseBlock(0, "toolu_s", "store", [args]), anthropic.messageDelta("tool_use"), anthropic.messageStop()] },
 			{ kind: "sse", events: anthropic.textReply("Stored.") },
 		);
@@ -143,20 +132,20 @@ describe("an unpaired surrogate in a tool call's arguments", () => {
 		await agentWith(anthropicModel(), streamAnthropic, tool).prompt("Store it.");
 
 		expect(tool.runs).toEqual([{ path: "a\ud800.txt", "\udc00key": ["x\udbff"] }]);
-		const next = anthropicServer.requests[1]?.body;
+		const next = servers.anthropic.requests[1]?.body;
 		expect(stringsIn(next).filter((text) => unpairedSurrogate.test(text))).toEqual([]);
 		expect(JSON.stringify(next)).toContain('"input":{"path":"a\uFFFD.txt","\uFFFDkey":["x\uFFFD"]}');
 	});
 
 	it("from OpenAI: the next request's arguments text carries U+FFFD in its place", async () => {
-		openaiServer.reset();
-		openaiServer.respond(
+		servers.openai.reset();
+		servers.openai.respond(
 			{ kind: "sse", frames: [openai.roleChunk(), ...openai.toolCallChunks(0, "call_s", "store", [args]), openai.finishChunk("tool_calls")] },
 			{ kind: "sse", frames: openai.textReply("Stored.") },
 		);
 		await agentWith(openaiModel(), streamOpenAICompletions, countingTool()).prompt("Store it.");
 
-		const next = openaiServer.requests[1]?.body as { messages: { tool_calls?: { function: { arguments: string } }[] }[] };
+		const next = servers.openai.requests[1]?.body as { messages: { tool_calls?: { function: { arguments: string } }[] }[] };
 		const sent = next.messages.flatMap((message) => message.tool_calls ?? []).map((call) => call.function.arguments);
 		expect(sent).toEqual(['{"path":"a\uFFFD.txt","\uFFFDkey":["x\uFFFD"]}']);
 	});
@@ -164,10 +153,10 @@ describe("an unpaired surrogate in a tool call's arguments", () => {
 
 describe("usage a server should never send", () => {
 	it("from Anthropic: counts as strings or negative numbers keep the last good count, and a missing usage is no error", async () => {
-		anthropicServer.reset();
+		servers.anthropic.reset();
 		const noUsageStart = anthropic.messageStart("msg_u");
 		delete (noUsageStart.data as { message: { usage?: unknown } }).message.usage;
-		anthropicServer.respond(
+		servers.anthropic.respond(
 			{ kind: "sse", events: [anthropic.messageStart("msg_u", { input_tokens: 7 }), ...anthropic.textBlock(0, ["Hi"]), anthropic.messageDelta("end_turn", { output_tokens: "12", input_tokens: -5 } as never), anthropic.messageStop()] },
 			{ kind: "sse", events: [noUsageStart, ...anthropic.textBlock(0, ["Hi again"]), { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null } } }, anthropic.messageStop()] },
 		);
@@ -183,9 +172,9 @@ describe("usage a server should never send", () => {
 	});
 
 	it("from the proxy: counts and costs that are strings, null or negative are zero", async () => {
-		proxyServer.reset();
+		servers.proxy.reset();
 		const badUsage = { input: "12", output: -3, cacheRead: null, cacheWrite: 2, totalTokens: "x", cost: { input: "1", output: 0.5, cacheRead: -1, cacheWrite: null, total: 0.5 } };
-		proxyServer.respond({ kind: "stream", frames: [{ type: "start" }, ...proxy.textBlock(0, ["Hi"]), { type: "done", reason: "stop", usage: badUsage as never }] });
+		servers.proxy.respond({ kind: "stream", frames: [{ type: "start" }, ...proxy.textBlock(0, ["Hi"]), { type: "done", reason: "stop", usage: badUsage as never }] });
 		const agent = agentWith(anthropicModel(), proxyStream, countingTool());
 
 		await agent.prompt("Hello");
@@ -275,8 +264,8 @@ describe("a server that sends one line without end, as fast as the client reads"
 
 describe("an Anthropic tool_use block without a usable id", () => {
 	it("gets an id of its own, runs, and the next requests are made", async () => {
-		anthropicServer.reset();
-		anthropicServer.respond(
+		servers.anthropic.reset();
+		servers.anthropic.respond(
 			{
 				kind: "sse",
 				events: [
@@ -316,7 +305,7 @@ describe("an Anthropic tool_use block without a usable id", () => {
 		expect(checkTranscript(agent.state.messages)).toEqual([]);
 
 		await agent.prompt("Hello?");
-		expect(anthropicServer.requests).toHaveLength(3);
+		expect(servers.anthropic.requests).toHaveLength(3);
 		expect(agent.state.messages.at(-1)).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "Hello again" }] });
 	});
 });
