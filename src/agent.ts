@@ -1,5 +1,6 @@
 import { type Actor, createActor } from "xstate";
 import { assertAgentMessage, assertTranscript, promptMessages, shown } from "./agent-input.js";
+import { CHECKED_SETTINGS, settingProblem } from "./machines/command-check.js";
 import { MutableAgentState } from "./facade/agent-state.js";
 import { type AgentListener, type DeliveryHost, ListenerDelivery } from "./facade/delivery.js";
 import type { MessageUpdateEvent } from "./actors/stream-protocol.js";
@@ -1187,6 +1188,7 @@ export class Agent {
 	async prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<void> {
 		this.#assertWriter();
 		if (this.#run) throw new Error(ALREADY_PROMPTING);
+		this.#assertRunnable();
 		const messages = promptMessages(input, images);
 		assertValidTools(this.#state.tools);
 		this.#startEntry = this.#promptEntry(messages);
@@ -1203,6 +1205,7 @@ export class Agent {
 	async continue(): Promise<void> {
 		this.#assertWriter();
 		if (this.#run) throw new Error(ALREADY_CONTINUING);
+		this.#assertRunnable();
 		const refusal = continueRefusal(this.#state.messages, this.hasQueuedMessages());
 		if (refusal) throw new Error(refusal);
 		assertValidTools(this.#state.tools);
@@ -1221,6 +1224,7 @@ export class Agent {
 	async compact(instructions?: string): Promise<CompactionResult> {
 		this.#assertWriter();
 		if (this.#run) throw new Error(ALREADY_COMPACTING);
+		this.#assertRunnable();
 		const run = this.#startRun();
 		const result = new Promise<CompactionResult>((resolve, reject) => {
 			run.compaction = { resolve, reject };
@@ -1549,6 +1553,26 @@ export class Agent {
 			tools: [...this.#state.tools],
 			messages: [...this.#state.messages],
 		};
+	}
+
+	/**
+	 * Throws before a run when it could not start: a setting holds a value no run can use (set from
+	 * JavaScript: `agent.toolExecution = "wild"`), or the agent's pinned machine failed (it takes no
+	 * more commands: a run handed to it would wait for ever).
+	 */
+	#assertRunnable(): void {
+		const fields = this as unknown as Record<string, unknown>;
+		for (const key of CHECKED_SETTINGS) {
+			const problem = settingProblem(key, fields[key]);
+			if (problem) throw new TypeError(`agent.${key} ${problem}`);
+		}
+		const snapshot = this.#machine?.getSnapshot();
+		if (snapshot?.status === "error") {
+			throw new Error(
+				`agentchart: this agent's machine (agent.actor) stopped on an internal error and takes no more runs: ${describeError(snapshot.error)}. Continue on a new agent: Agent.restore(agent.snapshot(), options)`,
+				{ cause: snapshot.error },
+			);
+		}
 	}
 
 	#config(): Partial<AgentMachineConfig> {

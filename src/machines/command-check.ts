@@ -25,6 +25,23 @@ const FUNCTION_SETTINGS = [
 	"getFollowUpMessages",
 ] as const satisfies readonly (keyof AgentMachineConfig)[];
 const DURATION_SETTINGS = ["toolTimeoutMs", "abortGraceMs", "streamIdleTimeoutMs", "toolAbortGraceMs", "approvalTimeoutMs"] as const satisfies readonly (keyof AgentMachineConfig)[];
+/** The settings {@link settingProblem} knows. */
+export const CHECKED_SETTINGS = ["toolExecution", ...FUNCTION_SETTINGS, ...DURATION_SETTINGS] as const;
+
+/**
+ * What is wrong with a loop setting's value, or undefined when nothing is (undefined itself
+ * means the default). The Agent checks its fields with it too, so both say the same.
+ *
+ * @example
+ * settingProblem("toolExecution", "wild"); // 'must be "parallel", "sequential" or "streaming", got "wild"'
+ */
+export function settingProblem(key: string, value: unknown): string | undefined {
+	if (value === undefined) return undefined;
+	if (key === "toolExecution") return TOOL_EXECUTION_MODES.includes(value) ? undefined : `must be "parallel", "sequential" or "streaming", got ${shown(value)}`;
+	if ((FUNCTION_SETTINGS as readonly string[]).includes(key)) return typeof value === "function" ? undefined : `must be a function, got ${shown(value)}`;
+	if ((DURATION_SETTINGS as readonly string[]).includes(key)) return typeof value === "number" && !Number.isNaN(value) ? undefined : `must be a number of milliseconds, got ${shown(value)}`;
+	return undefined;
+}
 
 function checkOverrides(command: string, overrides: RunOverrides): void {
 	const { config, state } = overrides;
@@ -40,18 +57,9 @@ function checkOverrides(command: string, overrides: RunOverrides): void {
 		if (state.tools !== undefined && !Array.isArray(state.tools)) throw new TypeError(`agentchart: the machine's ${command} command: state.tools must be a list of tools, got ${shown(state.tools)}`);
 	}
 	if (config === undefined) return;
-	if (config.toolExecution !== undefined && !TOOL_EXECUTION_MODES.includes(config.toolExecution)) {
-		throw new TypeError(`agentchart: the machine's ${command} command: config.toolExecution must be "parallel", "sequential" or "streaming", got ${shown(config.toolExecution)}`);
-	}
-	for (const key of FUNCTION_SETTINGS) {
-		const value: unknown = config[key];
-		if (value !== undefined && typeof value !== "function") throw new TypeError(`agentchart: the machine's ${command} command: config.${key} must be a function, got ${shown(value)}`);
-	}
-	for (const key of DURATION_SETTINGS) {
-		const value: unknown = config[key];
-		if (value !== undefined && (typeof value !== "number" || Number.isNaN(value))) {
-			throw new TypeError(`agentchart: the machine's ${command} command: config.${key} must be a number of milliseconds, got ${shown(value)}`);
-		}
+	for (const key of CHECKED_SETTINGS) {
+		const problem = settingProblem(key, config[key]);
+		if (problem) throw new TypeError(`agentchart: the machine's ${command} command: config.${key} ${problem}`);
 	}
 }
 

@@ -7,10 +7,14 @@
  *   later step with an error that named nothing (`prompts is not iterable`), or be taken as it was;
  * - a setting given as undefined takes its default (`{ toolTimeoutMs: undefined }` in the input, an
  *   `update` or `hydrateAgentSnapshot`), where it used to replace it (`config.streamFn is not a
- *   function` as the run's reply).
+ *   function` as the run's reply);
+ * - the Agent refuses a run while one of its settings holds a value no run can use (set from
+ *   JavaScript), naming the field, where a pinned agent's machine failed on it; and once its pinned
+ *   machine failed, a run is refused with the machine's error instead of waiting for ever.
  */
 import { type AnyActorLogic, createActor } from "xstate";
 import { afterEach, describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
 import { hydrateAgentSnapshot } from "../../src/machine.js";
 import { agentLogic } from "../../src/machines/agent-logic.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
@@ -117,5 +121,40 @@ describe("hydrateAgentSnapshot with a setting given as undefined", () => {
 		const scripted = createScriptedModel([{ content: "ok" }]);
 		const hydrated = hydrateAgentSnapshot(persisted, { tools: [], config: loose({ streamFn: scripted.streamFn, toolTimeoutMs: undefined, convertToLlm: undefined }) }) as unknown as Snap;
 		expect([hydrated.context.config.toolTimeoutMs, typeof hydrated.context.config.convertToLlm]).toEqual([7, "function"]);
+	});
+});
+
+describe("the Agent's settings and its machine", () => {
+	it.each([
+		["toolExecution", "wild", /^agent\.toolExecution must be "parallel", "sequential" or "streaming", got "wild"$/],
+		["toolTimeoutMs", "5000", /^agent\.toolTimeoutMs must be a number of milliseconds, got "5000"$/],
+		["streamFn", "anthropic", /^agent\.streamFn must be a function, got "anthropic"$/],
+	] as const)("a run refuses agent.%s set to %j from JavaScript, naming it, pinned or not", async (field, value, message) => {
+		for (const pinned of [false, true]) {
+			const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+			if (pinned) void agent.actor;
+			const original = (agent as unknown as Record<string, unknown>)[field];
+			(agent as unknown as Record<string, unknown>)[field] = value;
+			await expect(agent.prompt("hi")).rejects.toThrow(message);
+			expect([agent.state.messages.length, scripted.calls.length]).toEqual([0, 0]);
+			// Mended, the agent runs as if nothing happened.
+			(agent as unknown as Record<string, unknown>)[field] = original;
+			await agent.prompt("hi");
+			expect(agent.state.messages.map((entry) => entry.role)).toEqual(["user", "assistant"]);
+		}
+	});
+
+	it("refuses a run, instead of waiting for ever, once its pinned machine failed; a restore from its snapshot goes on", async () => {
+		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await agent.prompt("first");
+		// A malformed command sent to the handed-out actor fails it (see above).
+		agent.actor.send({ type: "steer" } as never);
+		expect(agent.actor.getSnapshot().status).toBe("error");
+		await expect(agent.prompt("second")).rejects.toThrow(/^agentchart: this agent's machine \(agent\.actor\) stopped on an internal error and takes no more runs: agentchart: the machine's steer command: message: expected a message object/);
+		const restored = Agent.restore(agent.snapshot(), { streamFn: scripted.streamFn });
+		await restored.prompt("second");
+		expect(restored.state.messages.map((entry) => entry.role)).toEqual(["user", "assistant", "user", "assistant"]);
 	});
 });
