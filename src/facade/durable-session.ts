@@ -317,7 +317,7 @@ export class DurableSession {
 	 * read (see `JournalIndex`) and nobody waits for one: an entry a newer one followed before its
 	 * turn came is not written (see the constructor).
 	 */
-	readonly #latestProgress = new Map<string, StoredJournalEntry>();
+	#latestProgress: Map<string, StoredJournalEntry> | undefined;
 
 	constructor(
 		readonly store: AgentStore | undefined,
@@ -356,7 +356,8 @@ export class DurableSession {
 				// chunk, each holding what it reported so far (with fsync "always", a flush each):
 				// megabytes of journal for one call, and the run's next effect waiting behind them all.
 				const progress = entry.phase === "update" ? entry : undefined;
-				if (progress) this.#latestProgress.set(progress.effect, progress);
+				// Made at the first report: an agent without a store, or whose tools report nothing, holds no table.
+				if (progress) (this.#latestProgress ??= new Map()).set(progress.effect, progress);
 				// After the writes before it: an effect that waits for its intent then also waits for
 				// what says its run exists (the snapshot or the prompt that starts it, the end of the
 				// run before; a restore without them would not look for its entries).
@@ -364,7 +365,7 @@ export class DurableSession {
 				const written = this.#write(() => {
 					if (progress) {
 						// A newer one is queued behind it.
-						if (this.#latestProgress.get(progress.effect) !== progress) return;
+						if (this.#latestProgress?.get(progress.effect) !== progress) return;
 						this.#latestProgress.delete(progress.effect);
 					}
 					// A write before it failed meanwhile: not written after the hole (see #broken).
