@@ -13,6 +13,7 @@ import type { Model, StreamOptions } from "../types/model.js";
 import { detectOpenAICompatibleServer, type ResolvedOpenAICompat } from "./openai-compat.js";
 import { withReplyLimits } from "./reply-size.js";
 import { sdkWillRetry } from "./sdk-retry.js";
+import { environment } from "../util/host.js";
 import { isMissingPeer, loadOptionalPeer, missingPeerMessage, type OptionalPeerUse } from "../util/optional-peer.js";
 
 /** The `openai` module, loaded on the first call so that importing agentchart does not load it. */
@@ -71,10 +72,6 @@ export interface CapturedErrorBody {
 /** Records what the client's fetch saw, for error messages. */
 export interface ErrorBodyRecorder {
 	last?: CapturedErrorBody;
-}
-
-function environment(): Readonly<Record<string, string | undefined>> {
-	return typeof process !== "undefined" ? process.env : {};
 }
 
 function envName(provider: string): string {

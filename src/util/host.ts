@@ -44,7 +44,17 @@ export function nodeBuiltin<Id extends keyof NodeBuiltins>(id: Id): NodeBuiltins
  * const apiKey = options.apiKey ?? environmentVariable("ANTHROPIC_API_KEY");
  */
 export function environmentVariable(name: string): string | undefined {
-	return nodeProcess()?.env?.[name];
+	return environment()[name];
+}
+
+/**
+ * The process environment, or an empty one where there is none (a page).
+ *
+ * @example
+ * const keys = Object.keys(environment()).filter((name) => name.endsWith("_API_KEY"));
+ */
+export function environment(): Readonly<Record<string, string | undefined>> {
+	return nodeProcess()?.env ?? {};
 }
 
 /**
