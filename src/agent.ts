@@ -237,15 +237,6 @@ function approvalExpired(call: ToolCallEntry, now: number): boolean {
 /** The loop configuration's defaults, read by every new agent (made once: a copy per agent was garbage at once). */
 const LOOP_DEFAULTS = defaultLoopConfig();
 
-/** The agent's side of its listener delivery. */
-class AgentDeliveryHost implements DeliveryHost {
-	constructor(
-		readonly reduce: DeliveryHost["reduce"],
-		readonly listenerFailed: DeliveryHost["listenerFailed"],
-		readonly delivered: DeliveryHost["delivered"],
-	) {}
-}
-
 type RunStreamOptionsShape = AgentMachineConfig["streamOptions"];
 
 /**
@@ -374,6 +365,23 @@ export class Agent {
 	#session: DurableSession;
 	/** The claim `Agent.load` opened its session with, for the agent it makes next (see `SessionClaim`). */
 	static #claimToAdopt: SessionClaim | undefined;
+
+	/**
+	 * The agent's side of its listener delivery: methods on a class of the agent's own (it reaches
+	 * the agent's private members), not closures per agent (see docs/performance.md, "Idle agents").
+	 */
+	static readonly #DeliveryHost = class implements DeliveryHost {
+		constructor(readonly agent: Agent) {}
+		reduce(event: AgentEvent): void {
+			this.agent.#reduce(event);
+		}
+		listenerFailed(message: string): void {
+			this.agent.#listenerFailed(message);
+		}
+		delivered(event: AgentEvent, delivery: Promise<void>): void {
+			this.agent.#delivered(event, delivery);
+		}
+	};
 	/** The prompt to journal at the start of the run being started, instead of a snapshot (see `#promptEntry`). */
 	#startEntry: JournaledStart | undefined;
 	/** The run being started is one the journal started before a restore: its start is journaled already. */
@@ -406,7 +414,7 @@ export class Agent {
 	 * not taken yet (a listener's `steer` waits while the machine finishes the step that called
 	 * the listener) is applied on top of what the context says (see #queuesIn).
 	 */
-	#sentCommands: SentCommand[] = [];
+	#sentCommands: SentCommand[] | undefined;
 	#commandSeq = 0;
 	/** True once `agent.actor` was asked for: the machine then outlives runs (listeners may be attached to it). */
 	#pinned = false;
@@ -485,11 +493,7 @@ export class Agent {
 		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
 		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
 		this.#delivery = new ListenerDelivery(
-			new AgentDeliveryHost(
-				(event) => this.#reduce(event),
-				(message) => this.#listenerFailed(message),
-				(event, delivery) => this.#delivered(event, delivery),
-			),
+			new Agent.#DeliveryHost(this),
 			IDLE_SIGNAL,
 			this.#state,
 		);
@@ -1040,7 +1044,7 @@ export class Agent {
 			Agent.#claimToAdopt = undefined;
 		}
 		// Before what the restore found: the store's problems say why (a snapshot it could not read, say).
-		agent.#session.problems.unshift(...(loaded?.problems ?? []));
+		agent.#session.noteProblems(loaded?.problems ?? [], true);
 		return agent;
 	}
 
@@ -1130,7 +1134,7 @@ export class Agent {
 		if (stray.length > 0) {
 			journal.retain((entry) => entry.seq <= journalSeq || ofNextRun(entry));
 			const runs = [...new Set(stray.map((entry) => runOfEffect(entry.effect)))].join(", ");
-			this.#session.problems.push(`the journal holds ${stray.length} entries of runs that do not follow the snapshot (${runs}, where ${next} would be next), as when the store read the snapshot before a damaged one: they were left out, and the session goes on from the snapshot`);
+			this.#session.noteProblems([`the journal holds ${stray.length} entries of runs that do not follow the snapshot (${runs}, where ${next} would be next), as when the store read the snapshot before a damaged one: they were left out, and the session goes on from the snapshot`]);
 			stored = false;
 		}
 		let base: PlainAgentContext | undefined;
@@ -1298,7 +1302,7 @@ export class Agent {
 	/** Sends a queue command, remembered until the machine has taken it (see #queuesIn). */
 	#sendCommand(machine: MachineActor, command: QueueCommand): void {
 		const seq = ++this.#commandSeq;
-		this.#sentCommands.push({ seq, command });
+		(this.#sentCommands ??= []).push({ seq, command });
 		machine.send({ ...command, seq });
 		// Forgotten here too, not only when the queues are read: a pinned machine lives for the
 		// agent's life, and an application that steers without reading would keep every message.
@@ -1309,6 +1313,7 @@ export class Agent {
 	/** Drops the sent commands the machine has taken (it takes them in the order they were sent). */
 	#forgetTakenCommands(machine: MachineActor): void {
 		const sent = this.#sentCommands;
+		if (sent === undefined) return;
 		const takenUpTo = machine.getSnapshot().context.commandSeq;
 		let taken = 0;
 		while (taken < sent.length && (sent[taken] as SentCommand).seq <= takenUpTo) taken++;
@@ -1337,7 +1342,7 @@ export class Agent {
 		const context = machine.getSnapshot().context;
 		const queues = { steering: context.steeringQueue, followUps: context.followUpQueue, steeringMode: context.steeringMode, followUpMode: context.followUpMode };
 		this.#forgetTakenCommands(machine);
-		for (const { command: event } of this.#sentCommands) {
+		for (const { command: event } of this.#sentCommands ?? []) {
 			if (event.type === "steer") queues.steering = [...queues.steering, event.message];
 			else if (event.type === "followUp") queues.followUps = [...queues.followUps, event.message];
 			else if (event.type === "queue.clear") queues[event.queue === "steering" ? "steering" : "followUps"] = [];
@@ -1513,7 +1518,7 @@ export class Agent {
 		// The marker only guards the machine in use: kept, it would hold a stopped machine (its
 		// context, transcript and children) for as long as the agent lives.
 		this.#queuesTakenFrom = undefined;
-		this.#sentCommands = [];
+		this.#sentCommands = undefined;
 		this.#deltaTaps = NO_TAPS;
 		this.#stopListening = undefined;
 		machine.stop();

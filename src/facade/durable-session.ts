@@ -274,14 +274,16 @@ function newLineage(): string {
 	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+const NO_PROBLEMS: readonly string[] = Object.freeze([]);
+
 export class DurableSession {
 	readonly journal: JournalIndex;
 	/** The line its snapshots and entries carry (see `AgentSnapshot.lineage`); undefined without a store, or for a session stored without one. */
 	readonly lineage: string | undefined;
-	/** Problems the store reported (a failed write, what a load had to leave out), oldest first. */
-	readonly problems: string[] = [];
+	/** Problems the store reported, oldest first: made at the first (see docs/performance.md, "Idle agents"). */
+	#problems: string[] | undefined;
 	/** Writes that failed since the last {@link DurableSession.reportFailedWrites}. */
-	#failedWrites: string[] = [];
+	#failedWrites: string[] | undefined;
 	#saveRequested = false;
 	/** The refusal that told this agent a newer one opened the session (see {@link DurableSession.takenOver}). */
 	#takenOver: SessionTakenOverError | undefined;
@@ -607,11 +609,27 @@ export class DurableSession {
 		return true;
 	}
 
+	/** Problems the store reported (a failed write, what a load had to leave out), oldest first. */
+	get problems(): readonly string[] {
+		return this.#problems ?? NO_PROBLEMS;
+	}
+
+	/**
+	 * Adds problems to {@link DurableSession.problems}: at the end, or `before` the ones there
+	 * (what a load found, which came first).
+	 */
+	noteProblems(messages: readonly string[], before = false): void {
+		if (messages.length === 0) return;
+		const problems = (this.#problems ??= []);
+		if (before) problems.unshift(...messages);
+		else problems.push(...messages);
+	}
+
 	/** Throws, naming them, when writes failed since the last call (`agent.save()` and `agent.saved()` reject with it): a {@link SessionTakenOverError} once a newer agent has the session. */
 	reportFailedWrites(): void {
-		if (this.#failedWrites.length === 0) return;
 		const failed = this.#failedWrites;
-		this.#failedWrites = [];
+		if (failed === undefined) return;
+		this.#failedWrites = undefined;
 		const message = `agentchart: ${failed.length === 1 ? failed[0] : `${failed.length} writes failed: ${failed.join("; ")}`}`;
 		// Taken over: the caller's `instanceof SessionTakenOverError` is how it knows to load the session again.
 		const takenOver = this.#takenOver;
@@ -627,8 +645,8 @@ export class DurableSession {
 			this.onTakenOver?.();
 		}
 		const message = error instanceof SessionTakenOverError ? `could not ${what}: ${error.message.replace(/^agentchart: /, "")}` : `the store could not ${what}: ${error instanceof Error ? error.message.replace(/^agentchart: /, "") : String(error)}`;
-		this.problems.push(message);
-		this.#failedWrites.push(message);
+		this.noteProblems([message]);
+		(this.#failedWrites ??= []).push(message);
 		this.#broken = message;
 		if (what === "append a journal entry") throw new Error(`agentchart: ${message}`);
 	}
