@@ -152,7 +152,8 @@ export interface AgentOptions {
 	/**
 	 * agentchart: how long a tool call may wait for approval before it is rejected, in ms, from when
 	 * it is first asked (default: as long as it takes). The deadline is kept across a restore: a
-	 * restored run waits only what is left, and a decision after it is refused.
+	 * restored run waits only what is left, and a decision after it is refused. A call asked
+	 * without one (no timeout then) and restored into an agent with one gets it from the restore.
 	 */
 	approvalTimeoutMs?: number | undefined;
 }
@@ -214,6 +215,7 @@ const EMITTED_BUT_DELTAS = [
 	"agentchart.barrier",
 	"agentchart.transcript",
 	"agentchart.checkpoint",
+	"agentchart.approval.ignored",
 ] as const satisfies readonly Exclude<AgentMachineEmitted["type"], "message_update">[];
 // A type the chart emits and the list leaves out would never reach a pinned agent's listeners.
 const everyTypeListed: [Exclude<AgentMachineEmitted["type"], "message_update" | (typeof EMITTED_BUT_DELTAS)[number]>] extends [never] ? true : false = true;
@@ -723,7 +725,7 @@ export class Agent {
 	 * agent.subscribe((event) => { if (event.type === "approval_requested") agent.approve(event.toolCallId); });
 	 */
 	approve(toolCallId: string, options: ApproveOptions = {}): Promise<void> {
-		const { call, machine } = this.#decisionFor(toolCallId);
+		const { call, machine, decidedAt } = this.#decisionFor(toolCallId);
 		let args: unknown;
 		if (options.arguments !== undefined) {
 			// The tool the call runs with is the run's: `state.tools` may have been changed for the next run since.
@@ -731,8 +733,8 @@ export class Agent {
 			if (!tool) throw new Error(`agentchart: tool "${call.toolCall.name}" is not among the run's tools`);
 			args = validateToolArguments(tool, { ...call.toolCall, arguments: options.arguments as ToolCallEntry["toolCall"]["arguments"] });
 		}
-		const stored = this.#recordDecision(machine, call, "approved", args, undefined);
-		machine.send({ type: "approve", toolCallId: call.key, args });
+		const stored = this.#recordDecision(machine, call, "approved", args, undefined, decidedAt);
+		machine.send({ type: "approve", toolCallId: call.key, args, decidedAt });
 		this.#saveSoon();
 		return stored;
 	}
@@ -746,25 +748,29 @@ export class Agent {
 	 * await agent.reject("toolu_01", "not on production");
 	 */
 	reject(toolCallId: string, reason?: string): Promise<void> {
-		const { call, machine } = this.#decisionFor(toolCallId);
-		const stored = this.#recordDecision(machine, call, "rejected", undefined, reason);
-		machine.send({ type: "reject", toolCallId: call.key, reason });
+		const { call, machine, decidedAt } = this.#decisionFor(toolCallId);
+		const stored = this.#recordDecision(machine, call, "rejected", undefined, reason, decidedAt);
+		machine.send({ type: "reject", toolCallId: call.key, reason, decidedAt });
 		this.#saveSoon();
 		return stored;
 	}
 
-	/** The calls waiting for approval that no decision was sent for yet. */
-	#awaitingCalls(): ToolCallEntry[] {
+	/** The calls waiting for approval that no decision was sent for yet (and whose deadline is after `now`). */
+	#awaitingCalls(now = Date.now()): ToolCallEntry[] {
 		const run = this.#run ? this.#machine?.getSnapshot().context.run : undefined;
 		// Aborted (from a listener, the chart takes it after the step): what waits is rejected, not answerable.
 		if (!run?.batch || run.controller.signal.aborted) return [];
-		const now = Date.now();
 		return run.batch.calls.filter((call) => call.status === "awaiting-approval" && !this.#answered?.has(`${run.turn}:${call.key}`) && !approvalExpired(call, now));
 	}
 
-	#decisionFor(toolCallId: string): { call: ToolCallEntry; machine: MachineActor } {
+	/**
+	 * The call a decision names, and when it was decided: the machine is told that time, so it takes
+	 * the decision by the deadline this check passed it by, also when its clock ticked past it since.
+	 */
+	#decisionFor(toolCallId: string): { call: ToolCallEntry; machine: MachineActor; decidedAt: number } {
 		this.#assertWriter();
-		const waiting = this.#awaitingCalls();
+		const decidedAt = Date.now();
+		const waiting = this.#awaitingCalls(decidedAt);
 		const call = waiting.find((entry) => entry.toolCall.id === toolCallId) ?? waiting.find((entry) => entry.key === toolCallId);
 		const machine = this.#machine;
 		if (!call || !machine) {
@@ -774,27 +780,27 @@ export class Agent {
 			}
 			// Past its deadline, the timer's rejection (due now, or right after a restore) is the answer:
 			// a decision that comes later, after a restart that outlasted the deadline say, is refused.
-			const expired = run?.batch?.calls.find((entry) => entry.status === "awaiting-approval" && (entry.toolCall.id === toolCallId || entry.key === toolCallId) && approvalExpired(entry, Date.now()));
+			const expired = run?.batch?.calls.find((entry) => entry.status === "awaiting-approval" && (entry.toolCall.id === toolCallId || entry.key === toolCallId) && approvalExpired(entry, decidedAt));
 			if (expired) {
 				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: its approvalTimeoutMs ran out before this decision, so it is rejected as timed out`);
 			}
 			const ids = waiting.map((entry) => entry.toolCall.id);
 			throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval (${ids.length > 0 ? `waiting: ${ids.join(", ")}` : "none is"})`);
 		}
-		return { call, machine };
+		return { call, machine, decidedAt };
 	}
 
 	/**
 	 * A decision is journaled with its call, so a restored run never runs a call that was rejected
 	 * (the journaled decision is sent again: see {@link Agent.#replayDecisions}). Resolves once stored.
 	 */
-	#recordDecision(machine: MachineActor, call: ToolCallEntry, decision: "approved" | "rejected", args: unknown, reason: string | undefined): Promise<void> {
+	#recordDecision(machine: MachineActor, call: ToolCallEntry, decision: "approved" | "rejected", args: unknown, reason: string | undefined, decidedAt: number): Promise<void> {
 		const run = machine.getSnapshot().context.run;
 		if (!run) return Promise.resolve();
 		(this.#answered ??= new Set()).add(`${run.turn}:${call.key}`);
 		// A command made before it (a steer, a follow-up) is stored before it: the process may exit once the decision is.
 		this.#session.takeRequestedSave(this.#handles.takeSnapshot);
-		const written = this.#session.journal.append({ kind: "approval", phase: "decided", effect: toolEffectId(run.id, run.turn, call.key), toolCallId: call.toolCall.id, decision, args, reason });
+		const written = this.#session.journal.append({ kind: "approval", phase: "decided", effect: toolEffectId(run.id, run.turn, call.key), toolCallId: call.toolCall.id, decision, args, reason, decidedAt });
 		if (!written) return Promise.resolve();
 		// Its entry failed: the snapshot after this step carries the decision (the machine has it by
 		// then), so it is stored if that snapshot is. Rejects when neither is (also in storeProblems);
@@ -819,8 +825,10 @@ export class Agent {
 			const decided = this.#session.journal.lookup(toolEffectId(run.id, run.turn, call.key))?.decision;
 			if (!decided) continue;
 			(this.#answered ??= new Set()).add(`${run.turn}:${call.key}`);
-			if (decided.decision === "approved") machine.send({ type: "approve", toolCallId: call.key, args: decided.args });
-			else machine.send({ type: "reject", toolCallId: call.key, reason: decided.reason });
+			// Stored, so made in time: an entry from before decisions kept their time counts as made before any deadline.
+			const decidedAt = decided.decidedAt ?? 0;
+			if (decided.decision === "approved") machine.send({ type: "approve", toolCallId: call.key, args: decided.args, decidedAt });
+			else machine.send({ type: "reject", toolCallId: call.key, reason: decided.reason, decidedAt });
 		}
 	}
 
@@ -1650,6 +1658,8 @@ export class Agent {
 			this.#saveSoon();
 			return;
 		}
+		// Said for a bare machine, which cannot throw to its sender; approve() and reject() throw before sending such a decision.
+		if (event.type === "agentchart.approval.ignored") return;
 		if (event.type === "approval_requested" && this.#approvalRequested(event)) return;
 		this.#delivery.event(event);
 	}

@@ -56,6 +56,7 @@ export type {
 	AgentMachineInput,
 	AgentMachineOutput,
 	AgentRunState,
+	ApprovalIgnoredEvent,
 	CompactionSettings,
 	OutputLimitRecovery,
 	DeliveryBarrierEvent,

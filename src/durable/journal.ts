@@ -127,6 +127,11 @@ export interface ApprovalDecision {
 	args?: unknown;
 	/** Why it was rejected. */
 	reason?: string | undefined;
+	/**
+	 * When it was decided (ms since the epoch): a decision replayed after a restart counts by it,
+	 * not by when the restored run gets it (older journals have none: a stored decision was in time).
+	 */
+	decidedAt?: number | undefined;
 }
 
 /** A person was asked about a call (the request is stored before they are asked). */

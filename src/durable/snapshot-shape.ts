@@ -172,7 +172,7 @@ const entryFields: Record<string, Record<string, Record<string, Check>>> = {
 	},
 	approval: {
 		requested: { toolCallId: text, toolName: text, call: fields({ id: text, name: text }), streamedFrom: optional(text), deadline: optional(count) },
-		decided: { toolCallId: text, decision: oneOf(["approved", "rejected"]), reason: optional(text) },
+		decided: { toolCallId: text, decision: oneOf(["approved", "rejected"]), reason: optional(text), decidedAt: optional(count) },
 	},
 };
 

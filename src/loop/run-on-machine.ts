@@ -127,7 +127,7 @@ export async function runOnMachine(
 	});
 	machine.on("*", (event) => {
 		if (event.type === "agentchart.barrier") delivery.after(() => machine.send({ type: "delivered", barrier: event.barrier }));
-		else if (event.type !== "agentchart.transcript" && event.type !== "agentchart.checkpoint") delivery.event(event);
+		else if (event.type !== "agentchart.transcript" && event.type !== "agentchart.checkpoint" && event.type !== "agentchart.approval.ignored") delivery.event(event);
 	});
 	// A failure of the chart itself (a hook's answer it cannot take, such as a poll that returns
 	// something other than a list) stops the machine before agent_end: the run rejects with it,

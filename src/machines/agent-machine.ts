@@ -44,6 +44,9 @@ export const agentMachine = agentSetup.createMachine({
 		delivered: {},
 		"delivery.await": { actions: "awaitDeliveries" },
 		dispose: { target: ".ended", actions: "closeRunOnDispose" },
+		// A decision no state took (its call does not wait, or its deadline passed): said, not silently dropped.
+		approve: { actions: "emitApprovalIgnored" },
+		reject: { actions: "emitApprovalIgnored" },
 	},
 	states: {
 		idle: {
@@ -82,8 +85,8 @@ export const agentMachine = agentSetup.createMachine({
 				abort: { guard: not("runAborted"), actions: "abortRun" },
 				// A deadline passed while sibling calls run, or the reply still streams: the call is rejected there and then.
 				"approval.timeout": { actions: ["rejectExpiredApprovals", "scheduleApprovalTimeout"] },
-				// A restored run waits again, for what is left of each deadline.
-				"agentchart.resumed": { actions: "scheduleApprovalTimeout" },
+				// A restored run waits again, for what is left of each deadline (a call asked without one gets the restored timeout, from now).
+				"agentchart.resumed": { actions: ["startDeadlinesOfRestoredWaits", "scheduleApprovalTimeout"] },
 				"listener.error": { guard: not("runAborted"), actions: "recordListenerFailure" },
 				"tools.abandon": { actions: "abandonRunningCalls" },
 				// Streaming mode: calls announced while somebody watches start once the listeners have them.

@@ -13,6 +13,7 @@ import { streamActor } from "../actors/stream-actor.js";
 import { toolBatchActor } from "../actors/tool-batch-actor.js";
 import { ABORTED_BEFORE_RUN, errorResult, timedOutText } from "../tools/preflight.js";
 import type { AgentMessage } from "../types/messages.js";
+import * as approvals from "./actions/approvals.js";
 import * as compaction from "./actions/compaction.js";
 import { closeRunAbruptly } from "./actions/close-run.js";
 import * as runs from "./actions/run.js";
@@ -165,6 +166,11 @@ export const agentSetup = setup({
 			const call = tools.awaitingCall(context, event.toolCallId);
 			if (call) tools.rejectCall(context, call, "rejected", event.reason, enqueue);
 		}),
+		// A machine run without the Agent has nobody to throw to: it says why it took no decision.
+		emitApprovalIgnored: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "approve" || event.type === "reject") enqueue.emit(approvals.ignoredDecision(context, event));
+		}),
+		startDeadlinesOfRestoredWaits: enqueueActions(({ context, enqueue }) => approvals.startDeadlinesOfRestoredWaits(context, enqueue)),
 		rejectExpiredApprovals: enqueueActions(({ context, enqueue }) => tools.rejectAllApprovals(context, "timed-out", Date.now(), enqueue)),
 		// The chart keeps each wait's deadline in its context: a restored run waits only what is left.
 		scheduleApprovalTimeout: enqueueActions(({ context, enqueue }) => tools.scheduleApprovalTimeout(context, undefined, enqueue)),

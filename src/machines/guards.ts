@@ -8,6 +8,7 @@ import { type Ctx, callByKey } from "./context.js";
 import { batchTerminates, replyFailed, toolCallsOf } from "./run-helpers.js";
 import type { AgentMachineEvent } from "./types.js";
 import { isInterruptedByRestart } from "../actors/compaction-protocol.js";
+import { decidedCall } from "./actions/approvals.js";
 
 type GuardArgs = { context: Ctx; event: AgentMachineEvent };
 
@@ -75,10 +76,8 @@ export const agentGuards = {
 		if (event.type !== "tool.update" && event.type !== "tool.settled" && event.type !== "tool.timeout" && event.type !== "tool.approval") return false;
 		return callStatus(args, event.callKey) === "running";
 	},
-	/** A decision (`approve`, `reject`) names a call that waits for one. */
-	isAwaitingApproval: ({ context, event }: GuardArgs) =>
-		(event.type === "approve" || event.type === "reject") &&
-		context.run?.batch?.calls.some((call) => call.status === "awaiting-approval" && (call.toolCall.id === event.toolCallId || call.key === event.toolCallId)) === true,
+	/** A decision (`approve`, `reject`) names a call that waits for one, and came before the call's deadline. */
+	isAwaitingApproval: ({ context, event }: GuardArgs) => (event.type === "approve" || event.type === "reject") && decidedCall(context, event) !== undefined,
 	hasCallAwaitingApproval: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "awaiting-approval") === true,
 	/** A sequential batch: a call waiting for approval holds back the calls after it. */
 	approvalHoldsBatch: ({ context }: GuardArgs) => {

@@ -371,10 +371,15 @@ export type AgentMachineCommand =
 	/** From here on the run waits for deliveries at its decision points (a listener joined a run that did not). */
 	| { type: "delivery.await" }
 	| { type: "listener.error"; error: string }
-	/** A person approves a call waiting for approval (by its tool call id), maybe with changed arguments. */
-	| { type: "approve"; toolCallId: string; args?: unknown }
-	/** A person rejects a call waiting for approval. */
-	| { type: "reject"; toolCallId: string; reason?: string | undefined }
+	/**
+	 * A person approves a call waiting for approval (by its tool call id), maybe with changed
+	 * arguments. `decidedAt` (ms since the epoch, default: when the machine takes the event) is when
+	 * they decided: a decision counts only before the call's deadline (`approvalTimeoutMs`), so a
+	 * decision made in time and replayed after a restart passes the time it was made.
+	 */
+	| { type: "approve"; toolCallId: string; args?: unknown; decidedAt?: number | undefined }
+	/** A person rejects a call waiting for approval (`decidedAt` as for `approve`). */
+	| { type: "reject"; toolCallId: string; reason?: string | undefined; decidedAt?: number | undefined }
 	/** Sent once a run restored from a snapshot has started: what waits on a clock waits again. */
 	| { type: "agentchart.resumed" };
 
@@ -425,12 +430,34 @@ export interface CheckpointEvent {
 }
 
 /**
- * Every event the machine emits: AgentEvents, delivery barriers, transcript replacements and checkpoints.
+ * A decision (`approve`, `reject`) the machine did not take: the call it names does not wait for
+ * one. The `Agent` throws for such a decision before it reaches the machine; a machine run without
+ * it has no caller to throw to, so it says so with this event (`actor.on("agentchart.approval.ignored", ...)`).
+ *
+ * - `unknown`: no call of the current turn has this id (no run, another turn's call, a typo);
+ * - `not-waiting`: the call is in the turn but waits for no decision (answered already, or it
+ *   never needed one);
+ * - `timed-out`: its `approvalTimeoutMs` ran out before the decision (`decidedAt`): it is rejected
+ *   as timed out (its timer may not have fired yet, when the process was busy);
+ * - `aborted`: the run was aborted, which rejects every call waiting.
+ *
+ * @example
+ * actor.on("agentchart.approval.ignored", (event: ApprovalIgnoredEvent) => console.warn(`${event.decision} of ${event.toolCallId} ignored: ${event.reason}`));
+ */
+export interface ApprovalIgnoredEvent {
+	type: "agentchart.approval.ignored";
+	toolCallId: string;
+	decision: "approve" | "reject";
+	reason: "unknown" | "not-waiting" | "timed-out" | "aborted";
+}
+
+/**
+ * Every event the machine emits: AgentEvents, delivery barriers, transcript replacements, checkpoints and ignored decisions.
  *
  * @example
  * agent.actor.on("*", (event: AgentMachineEmitted) => { if (event.type === "agentchart.checkpoint") console.log("checkpoint"); });
  */
-export type AgentMachineEmitted = AgentEvent | DeliveryBarrierEvent | TranscriptReplacedEvent | CheckpointEvent;
+export type AgentMachineEmitted = AgentEvent | DeliveryBarrierEvent | TranscriptReplacedEvent | CheckpointEvent | ApprovalIgnoredEvent;
 
 /**
  * What the machine outputs when it reaches `ended`.

@@ -106,11 +106,17 @@ describe("approval decisions after the deadline", () => {
 		await first.approve("a");
 		expect(runs).toEqual([]);
 
-		// The next process loads the session once the deadline is long past.
+		// The next process loads the session once the deadline is long past: the session's times
+		// (the deadline, when the decision was made) move back as far, as if that much time had passed.
 		const later: AgentStore = {
 			load: async (id, options) => {
 				const loaded = await disk.load(id, options);
-				for (const call of loaded?.snapshot?.machine.context.run?.batch?.calls ?? []) if (call.approval?.deadline !== undefined) call.approval.deadline = Date.now() - 60_000;
+				for (const call of loaded?.snapshot?.machine.context.run?.batch?.calls ?? []) {
+					if (call.approval?.deadline === undefined) continue;
+					const shift = call.approval.deadline - (Date.now() - 60_000);
+					call.approval.deadline -= shift;
+					for (const entry of loaded?.snapshot?.journal ?? []) if (entry.kind === "approval" && entry.phase === "decided" && entry.decidedAt !== undefined) entry.decidedAt -= shift;
+				}
 				return loaded;
 			},
 			saveSnapshot: (id, snapshot) => disk.saveSnapshot(id, snapshot),

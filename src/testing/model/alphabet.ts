@@ -27,6 +27,12 @@ export function isRestore(event: { type: string }): boolean {
 	return event.type === RESTORE;
 }
 
+/**
+ * The id agentchart's own walk decides on where no call waits (its actor is sent the decision, as
+ * a bare machine's user may): the machine says it ignored it (`agentchart.approval.ignored`).
+ */
+export const NO_SUCH_CALL = "no-such-call";
+
 /** The messages the compaction actor would work on (the overflowing reply excluded). */
 function compactionMessages(snapshot: AnyMachineSnapshot) {
 	const { messages, run } = snapshot.context;
@@ -83,6 +89,7 @@ function commands(config: ModelConfig, snapshot: AnyMachineSnapshot): AgentMachi
 		events.push({ type: "continue" }, { type: "reset" }, { type: "queue.clear", queue: "all" }, { type: "update" });
 		events.push({ type: "queue.mode", queue: "followUp", mode: context.followUpMode });
 		if (compactionOutput(config, context.messages)) events.push({ type: "compact" });
+		if (config.outcomes === "path") events.push({ type: "approve", toolCallId: NO_SUCH_CALL }, { type: "reject", toolCallId: NO_SUCH_CALL, reason: "no" });
 	}
 	if (context.steeringQueue.length < 1) events.push({ type: "steer", message: config.steer });
 	if (context.followUpQueue.length < 1) events.push({ type: "followUp", message: config.followUp });

@@ -11,7 +11,7 @@ import type { AgentToolResult, BeforeToolCallResult } from "../../types/agent.js
 import type { AgentMessage } from "../../types/messages.js";
 import { describeError } from "../../util/describe-error.js";
 import type { Settlement } from "../instrument/checked-calls.js";
-import { compactionFailsAtOnce, settlesAtOnce } from "../model/alphabet.js";
+import { NO_SUCH_CALL, compactionFailsAtOnce, settlesAtOnce } from "../model/alphabet.js";
 import { withClockPastDeadlines, type WalkStep } from "../model/plan.js";
 import type { PathRunner } from "./run-path.js";
 import { SIMULATED_LISTENER_FAILURE } from "./run-path.js";
@@ -166,6 +166,11 @@ export async function performStep(run: PathRunner, step: WalkStep): Promise<stri
 			}
 			case "approve":
 			case "reject": {
+				// The Agent throws for it: sent to its machine, as to a bare one.
+				if (event.toolCallId === NO_SUCH_CALL) {
+					run.send(event);
+					return undefined;
+				}
 				const real = realCall(run, event.toolCallId, step.from);
 				if (!real) return `no real call for ${event.toolCallId}`;
 				if (event.type === "approve") void agent.approve(real.toolCall.id);

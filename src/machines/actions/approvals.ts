@@ -1,0 +1,66 @@
+/**
+ * Decisions on calls waiting for approval: which one a decision names, whether it still counts
+ * (a call past its deadline is rejected as timed out, whenever its timer fires), why one the
+ * machine does not take was left, and the deadlines a restored run waits with.
+ */
+import { type Ctx, type Enqueue, patchRun, runOf } from "../context.js";
+import { patchBatch, patchCall } from "../run-helpers.js";
+import type { ApprovalIgnoredEvent, ToolCallEntry } from "../types.js";
+
+/** A decision as the machine gets it (`approve`, `reject`). */
+interface Decision {
+	type: "approve" | "reject";
+	toolCallId: string;
+	decidedAt?: number | undefined;
+}
+
+/** The call of the current turn a decision names: by tool call id, or by its key in the batch. */
+function namedCall(context: Ctx, toolCallId: string): ToolCallEntry | undefined {
+	return context.run?.batch?.calls.find((call) => call.toolCall.id === toolCallId || call.key === toolCallId);
+}
+
+/**
+ * When the decision was made: what the event says (a decision made in time and replayed after
+ * a restart), otherwise now, on the clock the deadlines are set by.
+ */
+function decisionTime(decision: Decision): number {
+	return typeof decision.decidedAt === "number" && Number.isFinite(decision.decidedAt) ? decision.decidedAt : Date.now();
+}
+
+/** Past its deadline the call is not waiting: the timer's rejection is its answer, also before the timer fires. */
+function expiredAt(call: ToolCallEntry, at: number): boolean {
+	const deadline = call.approval?.deadline;
+	return deadline !== undefined && deadline <= at;
+}
+
+/**
+ * The call waiting for approval that a decision names, if the decision counts: made before the
+ * call's deadline. The same rule as the Agent's `approve()`, which throws where this finds none.
+ */
+export function decidedCall(context: Ctx, decision: Decision): ToolCallEntry | undefined {
+	const call = namedCall(context, decision.toolCallId);
+	return call?.status === "awaiting-approval" && !expiredAt(call, decisionTime(decision)) ? call : undefined;
+}
+
+/** Why the machine took no transition for a decision (see {@link ApprovalIgnoredEvent}). */
+export function ignoredDecision(context: Ctx, decision: Decision): ApprovalIgnoredEvent {
+	const call = namedCall(context, decision.toolCallId);
+	const reason: ApprovalIgnoredEvent["reason"] =
+		call === undefined ? "unknown" : call.status !== "awaiting-approval" ? "not-waiting" : context.run?.aborted === true ? "aborted" : expiredAt(call, decisionTime(decision)) ? "timed-out" : "not-waiting";
+	return { type: "agentchart.approval.ignored", toolCallId: decision.toolCallId, decision: decision.type, reason };
+}
+
+/**
+ * A restored run's calls waiting without a deadline get the restored machine's
+ * `approvalTimeoutMs`, from now: an agent configured with a timeout lets no call wait for ever,
+ * and nobody loses time they were given. A deadline a call was asked with stands (a restart gives
+ * no fresh timeout, and a shorter one takes no time away).
+ */
+export function startDeadlinesOfRestoredWaits(context: Ctx, enqueue: Enqueue): void {
+	const timeout = context.config.approvalTimeoutMs ?? 0;
+	const batch = context.run?.batch;
+	if (!(timeout > 0) || !batch?.calls.some((call) => call.status === "awaiting-approval" && call.approval?.deadline === undefined)) return;
+	const deadline = Date.now() + timeout;
+	const calls = batch.calls.map((call) => (call.status === "awaiting-approval" && call.approval?.deadline === undefined ? patchCall(call, { approval: { ...call.approval, deadline } }) : call));
+	enqueue.assign({ run: patchRun(runOf(context), { batch: patchBatch(batch, { calls }) }) });
+}
