@@ -1271,18 +1271,34 @@ export class Agent {
 
 	/**
 	 * A listener that never returns would hold a disposed agent's `prompt()` for ever: the run
-	 * waits for its last events to be delivered at most `toolAbortGraceMs` (0: as long as it
-	 * takes). Events still queued reach the listeners if the one holding them ever returns.
+	 * waits for its last events to be delivered while they keep reaching the listeners, and at
+	 * most `toolAbortGraceMs` for one a listener holds (0: as long as it takes). Events still
+	 * queued reach the listeners if the one holding them ever returns.
 	 */
 	#settleWithinGrace(run: ActiveRun): void {
 		const grace = this.toolAbortGraceMs;
 		if (grace <= 0) return;
-		const timer = setTimeout(() => {
+		let timer: ReturnType<typeof setTimeout>;
+		let progress = this.#delivery.progress();
+		const giveUpUnlessMoving = () => {
+			// A timer is wall-clock time: on a loaded machine it can fire after listeners that were
+			// merely slow, with the run's last events still on their way. Only a delivery that has
+			// not moved for the whole grace is held by a listener.
+			const now = this.#delivery.progress();
+			if (now !== progress) {
+				progress = now;
+				arm();
+				return;
+			}
 			run.compaction?.reject(new Error("Compaction aborted: the agent was disposed"));
 			run.endMachine();
-		}, grace);
-		// Tearing down must not keep the process alive for the grace.
-		timer.unref?.();
+		};
+		const arm = () => {
+			timer = setTimeout(giveUpUnlessMoving, grace);
+			// Tearing down must not keep the process alive for the grace.
+			timer.unref?.();
+		};
+		arm();
 		void run.machineDone.then(() => clearTimeout(timer));
 	}
 

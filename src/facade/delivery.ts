@@ -68,6 +68,8 @@ export class ListenerDelivery {
 	#inFlight = 0;
 	/** The last step's promise: what the next step waits for. */
 	#tail: Promise<void> | undefined;
+	/** Events whose delivery has begun: a count that moves while the listeners keep taking events. */
+	#begun = 0;
 
 	constructor(
 		private readonly host: DeliveryHost,
@@ -230,6 +232,17 @@ export class ListenerDelivery {
 		return this.#inFlight > 0 ? this.#tail : undefined;
 	}
 
+	/**
+	 * How many events have begun to reach the listeners so far: unchanged between two readings
+	 * while a listener (or a held step) has kept the same event all along.
+	 *
+	 * @example
+	 * const before = delivery.progress(); setTimeout(() => console.log(delivery.progress() === before ? "held" : "moving"), 50);
+	 */
+	progress(): number {
+		return this.#begun;
+	}
+
 	/** Queues a step behind the last one. Only called with a step in flight: when none is, callers run theirs at once. */
 	#step(run: () => Promise<void>): void {
 		this.#inFlight++;
@@ -257,6 +270,7 @@ export class ListenerDelivery {
 	 * and no listener joined (nearly every token delta), {@link ListenerDelivery.#rest} otherwise.
 	 */
 	#toListeners(event: AgentEvent): Promise<void> {
+		this.#begun++;
 		const signal = this.signal;
 		const sole = this.#sole;
 		if (sole === undefined) {

@@ -104,6 +104,11 @@ export interface CheckOptions {
  * queued, no steering or follow-up message was lost or delivered twice. Returns every violation
  * (empty when all hold); see {@link recordAgent} to record what it needs.
  *
+ * The events are read as they are now: tool arguments that code of yours kept and changed in
+ * place after an event (a hook that edits `args` later) read changed here, and a change between
+ * an approval's request and its decision goes unseen. {@link recordAgent} checks each event as
+ * it arrives and keeps a copy of its arguments, and so sees it.
+ *
  * @example
  * const events: AgentEvent[] = [];
  * agent.subscribe((event) => void events.push(event));
@@ -113,6 +118,11 @@ export interface CheckOptions {
 export function checkAgentInvariants(events: readonly AgentEvent[], state: Agent | CheckedState, options: CheckOptions = {}): AgentViolation[] {
 	const invariants = new EventInvariants();
 	for (const event of events) invariants.onEvent(event);
+	return checkAfterEvents(invariants, events, state, options);
+}
+
+/** {@link checkAgentInvariants} once `invariants` has been fed `events`. */
+function checkAfterEvents(invariants: EventInvariants, events: readonly AgentEvent[], state: Agent | CheckedState, options: CheckOptions): AgentViolation[] {
 	const out = [...invariants.violations];
 	const current = isAgent(state) ? state.state : state;
 	if (!current.isStreaming) {
@@ -172,11 +182,11 @@ export function watchQueueClears(agent: Agent, cleared: (kinds: readonly QueueKi
  * recording.stop();
  */
 export interface AgentRecording {
-	/** Every event, in order. */
+	/** Every event, in order; tool arguments (`args`) as they were when the event was emitted (a copy). */
 	readonly events: readonly AgentEvent[];
 	/** Every message given to `steer` or `followUp`, and whether the queues were cleared after it. */
 	readonly queued: readonly { message: AgentMessage; kind: QueueKind; cleared: boolean }[];
-	/** {@link checkAgentInvariants} over what was recorded. */
+	/** {@link checkAgentInvariants} over what was recorded, the event rules checked as each event arrived. */
 	check(options?: Omit<CheckOptions, "queued">): AgentViolation[];
 	/** Stops recording. */
 	stop(): void;
@@ -197,7 +207,14 @@ export interface AgentRecording {
 export function recordAgent(agent: Agent): AgentRecording {
 	const events: AgentEvent[] = [];
 	const queued: { message: AgentMessage; kind: QueueKind; cleared: boolean }[] = [];
-	const unsubscribe = agent.subscribe((event) => void events.push(event));
+	// Checked now, not when check() replays them: the agent's argument objects are live, and code
+	// that kept one (a hook, a listener) may change it after the event, which a later reading of
+	// the same object cannot tell.
+	const invariants = new EventInvariants();
+	const unsubscribe = agent.subscribe((event) => {
+		invariants.onEvent(event);
+		events.push(withArgumentsAsEmitted(event));
+	});
 	const originals = { steer: agent.steer, followUp: agent.followUp };
 	agent.steer = (message) => {
 		originals.steer.call(agent, message);
@@ -213,7 +230,7 @@ export function recordAgent(agent: Agent): AgentRecording {
 	return {
 		events,
 		queued,
-		check: (options) => checkAgentInvariants(events, agent, { ...options, queued }),
+		check: (options) => checkAfterEvents(invariants, events, agent, { ...options, queued }),
 		stop() {
 			unsubscribe();
 			// The instance's own properties go, and the class's methods show through again.
@@ -221,4 +238,17 @@ export function recordAgent(agent: Agent): AgentRecording {
 			unwatch();
 		},
 	};
+}
+
+/**
+ * The event with a copy of its tool arguments as they are now. Arguments are small JSON-like
+ * objects; one that cannot be cloned (it holds a function) is kept as it is.
+ */
+function withArgumentsAsEmitted(event: AgentEvent): AgentEvent {
+	if (!("args" in event) || typeof event.args !== "object" || event.args === null) return event;
+	try {
+		return { ...event, args: structuredClone(event.args) };
+	} catch {
+		return event;
+	}
 }

@@ -675,6 +675,31 @@ describe("dispose()", () => {
 		});
 	}
 
+	it("on a loaded machine (the process stalled past toolAbortGraceMs), a disposed run still settles only once its last events reached a listener that keeps taking them", async () => {
+		// The grace timer is wall-clock time: a stall longer than it (a busy machine) made it fire
+		// while the listener, slow on every third event but never stuck, still had the run's end to
+		// take, and prompt() resolved before agent_end reached it (a rare property-test failure).
+		const stall = (ms: number) => {
+			const end = Date.now() + ms;
+			while (Date.now() < end);
+		};
+		const scripted = createScriptedModel([{ content: "a reply long enough to stream in several deltas" }], { chunkSize: 3 });
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, toolAbortGraceMs: 20 });
+		const seen: string[] = [];
+		agent.subscribe(async (event) => {
+			seen.push(event.type);
+			if (seen.length % 3 === 0) await sleep(1);
+			if (seen.length === 4) {
+				agent.dispose();
+				stall(60);
+			}
+		});
+		await agent.prompt("go");
+		expect(seen.at(-1)).toBe("agent_end");
+		await agent.waitForIdle();
+		expect(seen.filter((type) => type === "agent_end")).toHaveLength(1);
+	});
+
 	it("with a listener that never returns, a manual compaction's compact() rejects after toolAbortGraceMs", async () => {
 		const long = (label: string) => `${label} ${"x".repeat(400)}`;
 		const scripted = createScriptedModel([]);

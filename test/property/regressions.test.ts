@@ -157,4 +157,33 @@ describe("property regressions", () => {
 		], { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["keep"], slowListenerMs: 0, prepareMs: 2, summarizer: "hook" });
 		expect(await runScenario("parallel", scenario)).toEqual([]);
 	});
+	it("parallel: dispose, then the process stalls past toolAbortGraceMs while a slow listener still takes the run's last events: the run ends for the listeners before it settles", async () => {
+		// On a loaded machine the grace timer fired first, the disposed run settled with agent_end
+		// still queued, and the end-of-scenario checks found a run that never ended.
+		const scenario = twoTextReplies([
+			{ at: 3, command: "dispose" },
+			{ at: 3, command: "stall" },
+		], { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["none"], slowListenerMs: 1, prepareMs: 0, summarizer: "hook" });
+		expect(await runScenario("parallel", scenario)).toEqual([]);
+	});
+	it("streaming: a listener that throws aborts the run; the process stalls while afterToolCall decides: its late rewrite is dropped, as after abort()", async () => {
+		// The run was aborted by the listener's failure, not by a command, so the scenario expected
+		// the hook's rewrite in the transcript; under load the abort grace ran out first.
+		const scenario: Scenario = {
+			replies: [
+				{ blocks: ["serialTool", "text"], stop: "auto", sameIds: true },
+				{ blocks: ["text"], stop: "auto" },
+				{ blocks: ["tool"], stop: "overflow", sameIds: true },
+			],
+			tools: [{ latency: 12, fail: false, honoursAbort: false, hangs: false }],
+			schedule: [
+				{ at: 30, command: "clear" },
+				{ at: 32, command: "continue" },
+				{ at: 13, command: "throw" },
+				{ at: 14, command: "stall" },
+			],
+			options: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", before: ["none"], after: ["slowRewrite", "terminate", "rewrite", "keep"], slowListenerMs: 0, prepareMs: 2, summarizer: "model" },
+		};
+		expect(await runScenario("streaming", scenario)).toEqual([]);
+	});
 });

@@ -5,8 +5,8 @@
  * allow, block, rewrite or terminate (some after awaiting), either queue mode, a listener that
  * sometimes awaits a timer, a transformContext and convertToLlm that await one, compaction
  * summaries by a hook or by the model, and random prompt/steer/followUp/abort/continue/dispose calls at
- * random moments, manual compactions, resets, queue mode changes, a listener that throws and
- * cleared queues, in all three tool execution modes. After every event and at the end the
+ * random moments, manual compactions, resets, queue mode changes, a listener that throws,
+ * cleared queues and stalls of the whole process (a loaded machine), in all three tool execution modes. After every event and at the end the
  * shared invariants hold: events nest, every tool execution ends once, the transcript is valid
  * to send, no steering or follow-up message is lost or delivered twice, every run settles and
  * leaves nothing running, and nothing makes XState warn (a command sent to an ended machine).
@@ -33,9 +33,10 @@ const transcriptViolations = (messages: Parameters<typeof checkTranscriptViolati
  * checking listener throws once, at the next event it gets; `clear`: both queues are cleared;
  * `reset`: transcript and queues cleared (refused during a run); `mode`: both queue modes flipped;
  * `pin`: reads `agent.actor` (the machine is handed out from then on) and listens on it with
- * `actor.on("*")`.
+ * `actor.on("*")`; `stall`: the process stops for longer than `toolAbortGraceMs` (a busy machine,
+ * on which every timer may fire late, and after a pause in any order).
  */
-type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt" | "compact" | "throw" | "clear" | "reset" | "mode" | "pin";
+type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt" | "compact" | "throw" | "clear" | "reset" | "mode" | "pin" | "stall";
 
 /** What beforeToolCall answers for a call: nothing, allow, block, block and stop the loop; `slow…` after awaiting a timer. */
 type BeforeAnswer = "none" | "allow" | "block" | "blockTerminate" | "slowAllow" | "slowBlock";
@@ -80,7 +81,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		fc.record({ latency: fc.integer({ min: 0, max: 30 }), fail: fc.boolean(), honoursAbort: fc.boolean(), hangs: fc.constantFrom(false, false, false, true) }),
 		{ minLength: 1, maxLength: 4 },
 	),
-	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt", "compact", "throw", "clear", "reset", "mode", "pin") }), {
+	schedule: fc.array(fc.record({ at: fc.integer({ min: 0, max: 60 }), command: fc.constantFrom<Command>("steer", "followUp", "abort", "dispose", "continue", "prompt", "compact", "throw", "clear", "reset", "mode", "pin", "stall") }), {
 		maxLength: 6,
 	}),
 	options: fc.record({
@@ -216,6 +217,8 @@ function hookViolations(ledger: HookLedger, executed: ReadonlySet<string>, messa
 
 /** Each call of a hanging tool ends at the tool timeout. */
 const TOOL_TIMEOUT_MS = 400;
+/** After an abort, running tools get this long to stop; after dispose, a listener holding the run's last events. */
+const ABORT_GRACE_MS = 50;
 /**
  * How long a run may take before it counts as hung: the script's calls (at most 4 replies of 3)
  * may all hang until the tool timeout, one after the other in sequential mode, with time to spare
@@ -322,7 +325,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		...(options && !options.after.every((answer) => answer === "none") ? { afterToolCall: afterHook(options.after, hooks) } : {}),
 		// Bounds for hanging tools, well inside SETTLE_MS: every run must end, abort or not.
 		toolTimeoutMs: TOOL_TIMEOUT_MS,
-		toolAbortGraceMs: 50,
+		toolAbortGraceMs: ABORT_GRACE_MS,
 		compaction: { enabled: true, keepRecentTokens: 1, ...(options?.summarizer === "model" ? {} : { summarize: async () => "## Goal\nsummary" }) },
 	});
 	const onUnhandled = (reason: unknown) => violations.push(`unhandled rejection: ${String(reason)}`);
@@ -336,7 +339,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	const invariants = new EventInvariants(() => agent.state.pendingToolCalls);
 	const ledger = new QueueLedger();
 	let disposed = false;
-	/** An abort or dispose was issued: calls may have been closed while a hook was deciding. */
+	/** An abort or dispose was issued, or a listener threw during a run (which aborts it): calls may have been closed while a hook was deciding. */
 	let stoppedByCommand = false;
 	let counter = 0;
 	/** The checking listener throws at the next event (a `throw` command). */
@@ -439,6 +442,11 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 					if (delta !== undefined) pinnedDeltas?.push(delta);
 				});
 				return;
+			case "stall": {
+				const end = Date.now() + ABORT_GRACE_MS + 10;
+				while (Date.now() < end);
+				return;
+			}
 			case "clear":
 				agent.clearAllQueues();
 				if (agent.hasQueuedMessages()) violations.push("queues not empty right after clearAllQueues()");
@@ -506,7 +514,11 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		issueDue();
 		if (throwNext) {
 			throwNext = false;
-			if (invariants.running) listenerThrewInRun = true;
+			if (invariants.running) {
+				listenerThrewInRun = true;
+				// The failure aborts the run: a hook still deciding when the abort grace runs out is given up on, its answer dropped.
+				stoppedByCommand = true;
+			}
 			throw new Error("listener failed on purpose");
 		}
 	});

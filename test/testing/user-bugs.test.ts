@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import type { AgentFactory } from "../../src/testing/walk/cast.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
-import { checkAgentInvariants, stillWaitingOn } from "../../src/testing/agent-checks.js";
+import { checkAgentInvariants, recordAgent, stillWaitingOn } from "../../src/testing/agent-checks.js";
 import { exploreAgent } from "../../src/testing/explore.js";
 import { fuzzAgent } from "../../src/testing/fuzz.js";
 import { jsonProblems } from "../../src/testing/json-check.js";
@@ -131,12 +131,33 @@ describe("a hook that changes the arguments after the person was asked", () => {
 		]);
 	});
 
+	it("is reported by recordAgent's check, whose events show the arguments as they were asked about", async () => {
+		// checkAgentInvariants reads recorded events after the fact: the hook's change had reached the
+		// very objects the events hold, so request and decision read alike and the events showed 500.
+		const ran: string[] = [];
+		const scripted = createScriptedModel([{ content: [toolCall("refund", { id: "A-17", amount: 5 })] }, { content: "Refunded." }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [refund(ran)] }, streamFn: scripted.streamFn, beforeToolCall: raisesLater });
+		const recording = recordAgent(agent);
+		agent.subscribe((event) => {
+			if (event.type === "approval_requested") setTimeout(() => void agent.approve(event.toolCallId), 5);
+		});
+		await agent.prompt("Refund A-17");
+		recording.stop();
+		expect(ran).toEqual(["A-17 500"]);
+		const asked = recording.events.find((event) => event.type === "approval_requested");
+		expect(asked && "args" in asked ? asked.args : undefined).toEqual({ id: "A-17", amount: 5 });
+		expect(recording.check().map((each) => each.message)).toEqual([
+			'approval_resolved: the arguments of tool "refund" (call call_1) changed while it waited for approval: asked about {"id":"A-17","amount":5}, approved {"id":"A-17","amount":500}; code of yours kept the arguments object and changed it (a person changes them with approve(id, { arguments }))',
+		]);
+	});
+
 	it("a person's own change (approve with arguments) is not", async () => {
 		const ran: string[] = [];
 		const scripted = createScriptedModel([{ content: [toolCall("refund", { id: "A-17", amount: 5 })] }, { content: "Refunded." }]);
 		const agent = new Agent({ initialState: { model: scripted.model, tools: [refund(ran)] }, streamFn: scripted.streamFn });
 		const { EventInvariants } = await import("../../src/testing/event-invariants.js");
 		const live = new EventInvariants();
+		const recording = recordAgent(agent);
 		agent.subscribe((event) => {
 			live.onEvent(event);
 			if (event.type === "approval_requested") void agent.approve(event.toolCallId, { arguments: { id: "A-17", amount: 4 } });
@@ -144,6 +165,7 @@ describe("a hook that changes the arguments after the person was asked", () => {
 		await agent.prompt("Refund A-17");
 		expect(ran).toEqual(["A-17 4"]);
 		expect(live.violations).toEqual([]);
+		expect(recording.check()).toEqual([]);
 	});
 
 	it("is found by fuzzAgent, and a change after the decision by the tool check", async () => {
