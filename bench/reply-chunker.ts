@@ -9,7 +9,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { BlockChunker, type BlockChunk, type BlockChunkingOptions } from "../src/reply/block-chunker.js";
-import { fenceAt, parseFenceSpans, type FenceSpan } from "../src/reply/fences.js";
+import { closingFenceLine, fenceAt, parseFenceSpans, type FenceSpan } from "../src/reply/fences.js";
 import { collectYoungGarbage, median } from "./lib/stats.js";
 
 // ---- the chunker before issue 15, frozen for comparison ----
@@ -71,8 +71,11 @@ export class QuadraticBlockChunker {
 			}
 			if (!force && buffer.length < this.minChars) break;
 			if (!force && chunks.length > 0 && buffer.length < this.maxChars && !this.#flushOnParagraph) break;
-			if (force && buffer.length <= this.maxChars) {
-				chunks.push({ text: legacyClean(buffer) });
+			// The one rule added since (a forced last chunk closes the fence it leaves open, and is cut
+			// like a longer one when the closing line does not fit), so that both still cut alike.
+			const last = force && buffer.length <= this.maxChars ? legacyClosedLast(legacyClean(buffer), this.maxChars) : undefined;
+			if (last) {
+				chunks.push(last);
 				this.#buffer = "";
 				break;
 			}
@@ -105,6 +108,11 @@ export class QuadraticBlockChunker {
 			if (span.start >= shortest && legacyClean(buffer.slice(0, span.start)) !== "") {
 				return legacyPlainCut(buffer, span.start, "newline");
 			}
+			// Added since too: a fence cut, or a cut before the fence, below minChars rather than a
+			// hard cut leaving the fence open.
+			const shortFenceCut = this.#cutInsideFence(buffer, span, 1);
+			if (shortFenceCut) return shortFenceCut;
+			if (span.start > 0 && legacyClean(buffer.slice(0, span.start)) !== "") return legacyPlainCut(buffer, span.start, "newline");
 		}
 		return { chunk: { text: legacyClean(buffer.slice(0, limit)) }, rest: buffer.slice(limit) };
 	}
@@ -125,6 +133,12 @@ export class QuadraticBlockChunker {
 			rest: `${reopenLine}\n${tail}`,
 		};
 	}
+}
+
+function legacyClosedLast(text: string, maxChars: number): BlockChunk | undefined {
+	const closeLine = closingFenceLine(text);
+	if (closeLine === undefined) return { text };
+	return text.length + 1 + closeLine.length <= maxChars ? { text: `${text}\n${closeLine}`, closedFence: closeLine } : undefined;
 }
 
 function legacyClean(text: string): string {

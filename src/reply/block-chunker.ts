@@ -1,19 +1,23 @@
 /**
  * Cuts a growing text into block replies of a comfortable size.
  *
- * A block is at least `minChars` long (unless the text ends) and never longer than `maxChars`.
+ * A block is at least `minChars` long (unless the text ends, or only a shorter chunk can keep a
+ * code fence closed) and never longer than `maxChars`.
  * Cuts fall, in order of preference, on a paragraph break, a line break, a sentence end; only
  * when the buffer has reached `maxChars` (or the text ends) on a space, and as a last resort
  * anywhere. A cut never falls inside a fenced code block unless the block alone is too long:
  * then the chunk is closed with a fence line and the next one reopens it with the original
- * opening line, and both synthetic lines count against `maxChars`.
+ * opening line, and both synthetic lines count against `maxChars`. A forced drain closes the fence
+ * the text leaves open where it ends (a reply cut off mid-block): each chunk is a chat message of
+ * its own, and an open fence would show the rest of the chat as code.
  *
  * A drain parses the buffer's code fences once and then slides a window of `maxChars` over the
  * text, so draining a long reply costs time in proportion to its length (re-reading the whole
- * rest after every chunk made it grow with the square of the length).
+ * rest after every chunk made it grow with the square of the length). The last chunk of a forced
+ * drain, at most `maxChars` long, is read once more for a fence it leaves open.
  */
 import { cleanChunk, findCut, GRAPHEME_LOOKAHEAD, windowEnd, type Cut, type CutKind, type CutWindow, type FollowingBreak } from "./chunk-cuts.js";
-import { classifyFenceLine, parseFenceSpans, type FenceMarker, type FenceSpan } from "./fences.js";
+import { classifyFenceLine, closingFenceLine, parseFenceSpans, type FenceMarker, type FenceSpan } from "./fences.js";
 
 export type { FollowingBreak } from "./chunk-cuts.js";
 
@@ -53,7 +57,10 @@ export interface BlockChunkingOptions {
 export interface BlockChunk {
 	/** The block's text, trimmed at the end. */
 	text: string;
-	/** The fence line appended to close a code block that continues in the next chunk. */
+	/**
+	 * The fence line appended to close a code block: one that continues in the next chunk (then
+	 * `reopenedFence` is set), or one the text left open where it ended (the last chunk of a forced drain).
+	 */
 	closedFence?: string;
 	/** The opening fence line the next chunk starts with to reopen that code block. */
 	reopenedFence?: string;
@@ -154,6 +161,18 @@ export class BlockChunker {
 		this.#buffer += text;
 	}
 
+	/**
+	 * The text of a content block ended: closes the code fence it leaves open in the buffer, so the
+	 * next block's text is not read as code (each block is Markdown of its own).
+	 */
+	closeOpenFence(): void {
+		const closeLine = closingFenceLine(this.#buffer);
+		if (closeLine === undefined) return;
+		// After the code, before the break that separates the next block.
+		const code = this.#buffer.trimEnd();
+		this.#buffer = `${code}\n${closeLine}${this.#buffer.slice(code.length)}`;
+	}
+
 	/** Drops the buffer. */
 	reset(): void {
 		this.#buffer = "";
@@ -176,11 +195,15 @@ export class BlockChunker {
 			if (!force && length < this.minChars) break;
 			if (!force && chunks.length > 0 && length < this.maxChars && !this.#flushOnParagraph) break;
 			if (force && length <= this.maxChars) {
-				chunks.push({ text: cleanChunk(rest(state)) });
-				state.text = "";
-				state.pos = 0;
-				state.prefix = "";
-				break;
+				const last = closedLastChunk(cleanChunk(rest(state)), this.maxChars);
+				if (last) {
+					chunks.push(last);
+					state.text = "";
+					state.pos = 0;
+					state.prefix = "";
+					break;
+				}
+				// With the fence closed it would be too long: cut it like a longer one.
 			}
 			const cut = findCut(this.#window(state, length, options), {
 				minChars: this.minChars,
@@ -269,6 +292,18 @@ export class BlockChunker {
 		state.spans = this.#parse(text);
 		state.firstSpan = 0;
 	}
+}
+
+/**
+ * The last chunk of a forced drain, with the code fence it leaves open closed, as a fence cut
+ * closes one (the text ended there, so nothing reopens it); `undefined` when the closing line
+ * would take it past `maxChars`.
+ */
+function closedLastChunk(text: string, maxChars: number): BlockChunk | undefined {
+	const closeLine = closingFenceLine(text);
+	if (closeLine === undefined) return { text };
+	const closed = `${text}\n${closeLine}`;
+	return closed.length <= maxChars ? { text: closed, closedFence: closeLine } : undefined;
 }
 
 function rest(state: DrainState): string {

@@ -5,7 +5,7 @@
  * one cut costs the same whether the text is one kilobyte or one megabyte. The caller keeps the
  * code-fence spans and slides the window; this module only picks the cut.
  */
-import { fenceAt, type FenceSpan } from "./fences.js";
+import { fenceAt, fenceCloseLine, type FenceSpan } from "./fences.js";
 
 /** A kind of boundary, from the best to the worst. */
 export type CutKind = "paragraph" | "newline" | "sentence" | "space";
@@ -160,6 +160,12 @@ export function findCut(window: CutWindow, settings: CutSettings): Cut | undefin
 		if (fenceCut) return fenceCut;
 		// Too little room to reopen the fence here: end the chunk before the fence instead.
 		if (span.start >= shortest && !blankBefore(span.start)) return plain(span.start, "newline");
+		// A chunk below minChars that closes the fence, or ends before it, beats a hard cut that
+		// leaves it open (the rest of the chat shown as code): only an opening line too long to
+		// close within maxChars leaves no choice.
+		const shortFenceCut = cutInsideFence(text, span, 1, maxChars);
+		if (shortFenceCut) return shortFenceCut;
+		if (span.start > 0 && !blankBefore(span.start)) return plain(span.start, "newline");
 	}
 	const at = wholeGraphemeCut(text, limit);
 	return { type: "hard", text: cleanChunk(text.slice(0, at)), at };
@@ -223,7 +229,7 @@ function isLowSurrogate(code: number): boolean {
 
 function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChars: number): FenceCut | undefined {
 	const { marker } = span;
-	const closeLine = `${marker.indent}${marker.char.repeat(marker.length)}`;
+	const closeLine = fenceCloseLine(marker);
 	const reopenLine = marker.openLine;
 	const contentStart = span.start + reopenLine.length + 1;
 	// The chunk gets "\n" + closeLine appended; the budget includes it.

@@ -99,6 +99,53 @@ export function parseFenceSpans(text: string): FenceSpan[] {
 }
 
 /**
+ * The line that closes a fence: its marker, as long as the opening one, at the same indentation.
+ *
+ * @example
+ * fenceCloseLine({ char: "`", length: 4, indent: "", openLine: "````md" }); // "````"
+ */
+export function fenceCloseLine(marker: FenceMarker): string {
+	return `${marker.indent}${marker.char.repeat(marker.length)}`;
+}
+
+/**
+ * The line that closes the fence a text leaves open at its end, or `undefined` when every fence
+ * it opens is closed. A block reply is a chat message of its own: a fence left open there (the
+ * model was cut off, or its text ended inside a code block) turns the rest of the conversation
+ * into code in the chat client. One pass over the lines, no spans built.
+ *
+ * @example
+ * closingFenceLine("Run:\n\n```sh\nnpm t"); // "```"
+ * closingFenceLine("```sh\nnpm t\n```");     // undefined
+ */
+export function closingFenceLine(text: string): string | undefined {
+	let open: FenceMarker | null = null;
+	let lineStart = 0;
+	while (lineStart <= text.length) {
+		const newline = text.indexOf("\n", lineStart);
+		const lineEnd = newline === -1 ? text.length : newline;
+		const kind = classifyFenceLine(text.slice(lineStart, lineEnd), open);
+		if (kind.kind === "open") open = kind.marker;
+		else if (kind.kind === "close") open = null;
+		if (newline === -1) break;
+		lineStart = newline + 1;
+	}
+	return open ? fenceCloseLine(open) : undefined;
+}
+
+/**
+ * The text with the fence it leaves open at its end closed (see {@link closingFenceLine}),
+ * otherwise unchanged.
+ *
+ * @example
+ * withOpenFenceClosed("```sh\nnpm t"); // "```sh\nnpm t\n```"
+ */
+export function withOpenFenceClosed(text: string): string {
+	const closeLine = closingFenceLine(text);
+	return closeLine === undefined ? text : `${text}\n${closeLine}`;
+}
+
+/**
  * The fence that contains a break at `index` (a cut between `index - 1` and `index`), if any.
  * A cut at the very end of an unclosed fence is inside it: the fence is still open there.
  *

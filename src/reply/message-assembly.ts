@@ -171,11 +171,22 @@ export class MessageAssembly {
 			// so it starts over from its whole text; its new part alone would lose the beginning,
 			// and the full content at text_end would then be appended to that part.
 			const whole = kind === "delta" ? wholeAtFlip(commentary, text, origin.blockText) : text;
+			if (whole === undefined) {
+				// Replaced since this delta: it belonged to the text the provider threw away.
+				this.#commentaryBlocks.set(contentIndex, commentary + text);
+				return;
+			}
 			if (whole !== "") {
 				this.#commentaryBlocks.delete(contentIndex);
 				this.#appendRaw(contentIndex, undefined, whole);
 				return;
 			}
+		}
+		if (accumulated === undefined && commentary === undefined && kind === "delta" && isReplacedDelta(text, origin.blockText)) {
+			// Read late, the block already holds other text: this first delta was replaced (a
+			// commentary whose phase the replacement overwrote before this listener got to it).
+			this.#commentaryBlocks.set(contentIndex, text);
+			return;
 		}
 		// Full content for a block never streamed under that index, but already streamed: skip it.
 		if (accumulated === undefined && kind !== "delta" && text !== "" && this.#allRaw.includes(text)) return;
@@ -202,6 +213,10 @@ export class MessageAssembly {
 		if (this.#ended || this.#separated || !this.#rawText.has(contentIndex)) return;
 		this.#separated = true;
 		this.#feed(BLOCK_SEPARATOR);
+		// A fence the block left open ends with it: reasoning tags in the next block are not code.
+		this.#tags.endBlock();
+		this.#directives.endBlock();
+		this.#chunker.closeOpenFence();
 	}
 
 	/**
@@ -318,15 +333,23 @@ export class MessageAssembly {
 }
 
 /**
- * A block's whole text at the delta that showed it to be the answer. The block's text in the
- * partial message tells an extension of the commentary from a replacement, but it is read when
- * the event is handled, and a listener that lags behind the stream sees the text of later deltas
- * there too: only the part the events so far account for is taken (the rest comes as deltas).
+ * A block's whole text at the delta that showed it to be the answer, or `undefined` when that
+ * delta's text is gone from the block already. The block's text in the partial message tells an
+ * extension of the commentary from a replacement, but it is read when the event is handled, and a
+ * listener that lags behind the stream sees later deltas (and a later phase) there too: only the
+ * part the events so far account for is taken (the rest comes as deltas). When the block starts
+ * with neither the extended commentary nor this delta, the provider replaced the text after this
+ * delta (the phase read was the replacement's): the delta was not the answer, whose text follows.
  */
-function wholeAtFlip(commentary: string, delta: string, blockText: string | undefined): string {
+function wholeAtFlip(commentary: string, delta: string, blockText: string | undefined): string | undefined {
 	const extended = commentary + delta;
 	if (blockText === undefined || blockText.startsWith(extended)) return extended;
 	// The provider replaced the commentary: the block now starts with this delta.
 	if (blockText.startsWith(delta)) return delta;
-	return extended;
+	return undefined;
+}
+
+/** True when the block's text, read after a block's first delta, no longer starts with it. */
+function isReplacedDelta(delta: string, blockText: string | undefined): boolean {
+	return blockText !== undefined && delta !== "" && !blockText.startsWith(delta);
 }

@@ -115,6 +115,16 @@ export class ReasoningTagFilter {
 		return this.#takeOutput();
 	}
 
+	/**
+	 * A content block of the text ended (its separator was pushed): code does not go on into the
+	 * next block, each block is Markdown of its own (as a block reply, and as thinking-tag
+	 * promotion reads it). Reasoning does go on: an open thinking tag stays open.
+	 */
+	endBlock(): void {
+		this.#fence = null;
+		this.#inlineTicks = 0;
+	}
+
 	/** Ends the text: releases anything held back. Later pushes are ignored. */
 	finish(): ReasoningTagOutput {
 		if (this.#finished) return emptyOutput();

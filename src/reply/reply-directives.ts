@@ -113,6 +113,11 @@ export class ReplyDirectiveFilter {
 		return this.#take();
 	}
 
+	/** A content block of the text ended (its separator was pushed): a fence it left open ends with it. */
+	endBlock(): void {
+		this.#fence = null;
+	}
+
 	/** Ends the text, releasing held-back input (trailing whitespace is dropped). */
 	finish(): string {
 		if (this.#finished) return "";

@@ -13,6 +13,7 @@ import { CallbackRunner } from "./callback-runner.js";
 import { CompactionWait } from "./compaction-wait.js";
 import { connectEventSource, type EventSourceConnection, type ReplyEventSource } from "./event-source.js";
 import { MessageAssembly, type AssembledBlock } from "./message-assembly.js";
+import { withOpenFenceClosed } from "./fences.js";
 import { formatReasoningMessage } from "./reasoning-format.js";
 import { stripReasoningTags } from "./reasoning-tags.js";
 import { parseReplyDirectives } from "./reply-directives.js";
@@ -240,7 +241,8 @@ class ReplySubscriber {
 			.join("\n\n");
 		const visible = stripReasoningTags(raw, { enforceFinalTag: this.#params.enforceFinalTag === true }).visible;
 		const parsed = parseReplyDirectives(visible);
-		if (!parsed.isSilent && parsed.text.trim() !== "") this.assistantTexts.push(parsed.text.trim());
+		// Sent as a message of its own, like a block: a fence the text leaves open is closed.
+		if (!parsed.isSilent && parsed.text.trim() !== "") this.assistantTexts.push(withOpenFenceClosed(parsed.text.trim()));
 	}
 
 	#deliverMessageEnd(assembly: MessageAssembly): void {

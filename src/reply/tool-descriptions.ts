@@ -122,7 +122,11 @@ export function formatToolOutput(
 ): ReplyPayload {
 	const output = extractToolResultText(result).trim() || "(no output)";
 	const summary = formatToolSummary(toolName, args, format);
-	const fence = output.includes("```") ? "````" : "```";
+	// Longer than any backtick run in the output: a line of the output cannot close it early and
+	// leave the real closing line opening a fence that swallows the rest of the chat.
+	let longestRun = 0;
+	for (const run of output.matchAll(/`+/g)) longestRun = Math.max(longestRun, run[0].length);
+	const fence = "`".repeat(Math.max(3, longestRun + 1));
 	const body = format === "markdown" ? `${fence}txt\n${output}\n${fence}` : output;
 	return { text: `${summary}\n${body}` };
 }

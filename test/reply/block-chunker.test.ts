@@ -96,6 +96,23 @@ describe("BlockChunker", () => {
 		expect(drainTexts(chunker)).toEqual(["```\ncode\n``` not a close\n\nstill code\n```"]);
 	});
 
+	it("closes the fence a forced drain leaves open, as a split closes it, with the closing line counted", () => {
+		const chunker = new BlockChunker({ minChars: 1, maxChars: 100 });
+		chunker.append("Run:\n\n~~~~sh\nnpm test");
+		expect(chunker.drain({ force: true })).toEqual([{ text: "Run:\n\n~~~~sh\nnpm test\n~~~~", closedFence: "~~~~" }]);
+		const tight = new BlockChunker({ minChars: 1, maxChars: 20 });
+		tight.append("Run:\n\n```sh\nnpm test");
+		expect(drainTexts(tight, true)).toEqual(["Run:", "```sh\nnpm test\n```"]);
+	});
+
+	it("cuts a fence below minChars, closed, rather than hard-cutting it open, when minChars leaves no room for the closing line", () => {
+		const chunker = new BlockChunker({ minChars: 30, maxChars: 31 });
+		chunker.append(`\`\`\`\n${"line\n".repeat(12)}`);
+		const chunks = drainTexts(chunker);
+		expect(chunks.length).toBeGreaterThan(0);
+		for (const chunk of chunks) expect(chunk).toMatch(/^```\n(line\n)+```$/);
+	});
+
 	it("uses defaults of 800/1200", () => {
 		const chunker = new BlockChunker();
 		expect([chunker.minChars, chunker.maxChars]).toEqual([800, 1200]);

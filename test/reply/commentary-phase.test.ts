@@ -5,10 +5,14 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createAssistantMessageEventStream } from "../../src/providers/event-stream.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { withOpenFenceClosed } from "../../src/reply/fences.js";
 import { MessageAssembly } from "../../src/reply/message-assembly.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
 import type { PartialReply, ReplyPayload } from "../../src/reply/types.js";
-import type { AssistantMessage, AssistantMessageEvent, TextContent } from "../../src/types/index.js";
+import type { AssistantMessage, AssistantMessageEvent, StreamFn, TextContent } from "../../src/types/index.js";
 import { assistantMessage, FakeAgent, phaseSignature, type AssistantOverrides } from "./helpers.js";
 
 function harness(mode: "text_end" | "message_end" = "text_end") {
@@ -174,9 +178,11 @@ describe("phase-tagged streams (property)", () => {
 						updates.push({ piece, partial: phased(streamed, "final_answer", carrier) });
 					}
 					// A listener that lags behind the stream reads a partial message that is some deltas
-					// ahead of the event it handles. (A replaced commentary cannot be told apart then: the
-					// partial no longer holds it.)
-					const lag = shape === "extends" ? lagSeed : 0;
+					// ahead of the event it handles: its text, and its phase, may be the replacement's already.
+					// A replaced commentary delta is told by its text missing from the block; one the
+					// replacement starts with too cannot be told from the answer (a known limit, docs/reply.md).
+					const lag = lagSeed;
+					fc.pre(shape === "extends" || lag === 0 || pieces.slice(0, cut).every((piece) => !answer.startsWith(piece)));
 					updates.forEach(({ piece }, index) => {
 						const partial = updates[Math.min(index + lag, updates.length - 1)]?.partial ?? phased("", "commentary", carrier);
 						agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, piece) });
@@ -185,7 +191,8 @@ describe("phase-tagged streams (property)", () => {
 					agent.emitRaw({ type: "message_update", message: last, assistantMessageEvent: textEnd(last, bareEnd ? "" : answer) });
 					agent.emitRaw({ type: "message_end", message: last });
 					const delivered = blocks.map((block) => block.text ?? "").join("\n\n");
-					expect(fold(delivered)).toBe(fold(expected.clean));
+					// The answer is one block, sent with the fence it leaves open closed.
+					expect(fold(delivered)).toBe(fold(withOpenFenceClosed(expected.clean.trim())));
 					// Trailing whitespace may differ: the block end separates blocks inside an unclosed fence.
 					const shown = partials.at(-1)?.text ?? "";
 					expect(shown.trimEnd()).toBe(expected.clean.trimEnd());
@@ -216,4 +223,57 @@ describe("phase-tagged streams (property)", () => {
 			{ numRuns: 200 },
 		);
 	});
+});
+
+// ---- on a real Agent: a provider that replaces the commentary, read by a subscriber that lags ----
+
+describe("a commentary the provider replaces, on a real Agent", () => {
+	/**
+	 * An OpenAI-Responses-like stream function: the block streams as commentary, then the provider
+	 * replaces its text and phase with the answer's, right after pushing the last commentary delta,
+	 * as a provider that handles several server events in one chunk does. The Agent hands the
+	 * events to listeners later, when the partial message already holds the replacement.
+	 */
+	const replacingStreamFn: StreamFn = (model) => {
+		const stream = createAssistantMessageEventStream();
+		const output = assistantMessage([], { api: model.api, provider: model.provider, model: model.id });
+		const block: TextContent = { type: "text", text: "", textSignature: phaseSignature("commentary", "item") };
+		void (async () => {
+			stream.push({ type: "start", partial: output });
+			output.content.push(block);
+			stream.push({ type: "text_start", contentIndex: 0, partial: output });
+			for (const delta of ["Let me ", "check."]) {
+				block.text += delta;
+				stream.push({ type: "text_delta", contentIndex: 0, delta, partial: output });
+			}
+			block.text = "";
+			block.textSignature = phaseSignature("final_answer", "item");
+			for (const delta of ["It is ", "4."]) {
+				await Promise.resolve();
+				block.text += delta;
+				stream.push({ type: "text_delta", contentIndex: 0, delta, partial: output });
+			}
+			stream.push({ type: "text_end", contentIndex: 0, content: block.text, partial: output });
+			stream.push({ type: "done", reason: "stop", message: output });
+		})();
+		return stream;
+	};
+
+	for (const slowListener of [false, true]) {
+		it(`sends only the answer${slowListener ? ", also behind a slow listener" : ""}`, async () => {
+			const scripted = createScriptedModel([]);
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: replacingStreamFn });
+			if (slowListener) {
+				agent.subscribe(async (event) => {
+					if (event.type === "message_update") for (let tick = 0; tick < 5; tick += 1) await Promise.resolve();
+				});
+			}
+			const blocks: string[] = [];
+			const replies = subscribeReplies(agent, { onBlockReply: (payload) => void blocks.push(payload.text ?? "") });
+			await agent.prompt("What is 2 + 2?");
+			replies.unsubscribe();
+			expect(blocks).toEqual(["It is 4."]);
+			expect(replies.assistantTexts).toEqual(["It is 4."]);
+		});
+	}
 });

@@ -12,6 +12,7 @@ import type {
 	Usage,
 } from "../../src/types/index.js";
 import { emptyUsage } from "../../src/types/index.js";
+import { parseFenceSpans } from "../../src/reply/fences.js";
 
 type Listener = (event: AgentEvent, signal?: AbortSignal) => void | Promise<void>;
 type Block = TextContent | ThinkingContent | ToolCall;
@@ -182,4 +183,33 @@ export function toolResult(text: string, details: unknown = {}): { content: Text
 /** Waits for queued microtasks and promise chains to run. */
 export async function settle(rounds = 5): Promise<void> {
 	for (let round = 0; round < rounds; round += 1) await new Promise<void>((resolve) => setTimeout(resolve, 0));
+}
+
+/** What {@link unclosedFences} leaves out. */
+export interface FenceAllowance {
+	/** A fence whose opening line, a first character of `room` code units and closing line exceed this cannot be closed by any cut. */
+	maxChars?: number;
+	room?: number;
+	/**
+	 * The text the blocks were cut from: a fence whose opening line is not a line of it is the head
+	 * of a longer line cut mid-line under size pressure, which is no fence in the text (its info
+	 * string had a backtick). Known and left: see docs/reply.md, Chunking.
+	 */
+	source?: string;
+}
+
+/**
+ * The opening lines of the code fences a text opens and does not close, but for those listed in
+ * {@link FenceAllowance}. A block reply is a chat message of its own: one that leaves a fence
+ * open makes the chat client show the rest of the conversation as code. (Read with the fence
+ * parser, not with the function the reply layer closes fences with.)
+ */
+export function unclosedFences(text: string, allowance: FenceAllowance = {}): string[] {
+	const { maxChars = Number.MAX_SAFE_INTEGER, room = 1, source } = allowance;
+	const sourceLines = source === undefined ? undefined : new Set(source.split("\n").map((line) => line.trim()));
+	return parseFenceSpans(text)
+		.filter((span) => !span.closed)
+		.filter((span) => span.marker.openLine.length + 1 + room + 1 + span.marker.indent.length + span.marker.length <= maxChars)
+		.filter((span) => sourceLines === undefined || sourceLines.has(span.marker.openLine.trim()))
+		.map((span) => span.marker.openLine);
 }

@@ -121,3 +121,13 @@ describe("deliberate: a compaction retry forgets only the reply that overflowed"
 		expect(replies.getMessagingToolSentTexts()).toEqual(["Deployed version 2."]);
 	});
 });
+
+describe("deliberate: a reply cut off inside a code fence is sent with the fence closed", () => {
+	it("closes the fence in the block flushed when the message ends inside it (OpenClaw sends it open)", () => {
+		const { agent, texts } = harness();
+		agent.messageStart();
+		agent.delta("Here:\n\n```ts\nconst a = 1;\nco");
+		agent.messageEnd(undefined, { stopReason: "aborted" });
+		expect(texts()).toEqual(["Here:\n\n```ts\nconst a = 1;\nco\n```"]);
+	});
+});

@@ -1,13 +1,14 @@
 /**
  * Property tests: the visible result must not depend on how the provider split the text into
- * deltas, chunks must respect their budget, and no text may be delivered twice or lost.
+ * deltas, chunks must respect their budget, no text may be delivered twice or lost, and every
+ * block reply that opens a code fence closes it.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BlockChunker } from "../../src/reply/block-chunker.js";
 import { MessageAssembly } from "../../src/reply/message-assembly.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
-import { FakeAgent } from "./helpers.js";
+import { FakeAgent, unclosedFences } from "./helpers.js";
 
 const TOKENS = [
 	"Hello",
@@ -193,6 +194,7 @@ describe("block replies deliver every visible character exactly once", () => {
 					if (expected.silent) expect(blocks.join("")).toBe("");
 					else expect(content(blocks.join("\n"))).toBe(content(expected.clean));
 					for (const block of blocks) expect(block.length).toBeLessThanOrEqual(maxChars);
+					for (const block of blocks) expect(unclosedFences(block, { maxChars, source: expected.clean })).toEqual([]);
 				},
 			),
 			{ numRuns: 1000 },
@@ -218,6 +220,8 @@ describe("two subscriptions on one source", () => {
 				agent.textEnd(text);
 				agent.messageEnd();
 				expect(sent[1]).toEqual(sent[0]);
+				const source = assemble([text], false).clean;
+				for (const block of sent[0] ?? []) expect(unclosedFences(block, { maxChars: 40, source })).toEqual([]);
 			}),
 			{ numRuns: 500 },
 		);
@@ -251,6 +255,7 @@ describe("messages with several text blocks", () => {
 				if (expected.isSilent) expect(blocks.join("")).toBe("");
 				else expect(content(blocks.join("\n"))).toBe(content(expected.cleanText));
 				for (const block of blocks) expect(block.length).toBeLessThanOrEqual(maxChars);
+				for (const block of blocks) expect(unclosedFences(block, { maxChars, source: expected.cleanText })).toEqual([]);
 			}),
 			{ numRuns: 500 },
 		);
@@ -298,6 +303,9 @@ describe("BlockChunker", () => {
 					let reopened: string | undefined;
 					for (const chunk of chunks) {
 						expect(chunk.text.length).toBeLessThanOrEqual(maxChars);
+						// Blank lines that start the buffer count against the first chunk's budget.
+						const room = LONGEST_CLUSTER + text.length - text.trimStart().length;
+						expect(unclosedFences(chunk.text, { maxChars, room, source: text })).toEqual([]);
 						expect(chunk.text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
 						let body = chunk.text;
 						if (reopened !== undefined && body.startsWith(reopened)) body = body.slice(reopened.length);

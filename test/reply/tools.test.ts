@@ -3,7 +3,7 @@ import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
 import { extractToolError } from "../../src/reply/tool-descriptions.js";
 import { defaultMessagingToolExtractor } from "../../src/reply/tool-tracker.js";
 import type { ReplyPayload } from "../../src/reply/types.js";
-import { FakeAgent, settle, toolResult } from "./helpers.js";
+import { FakeAgent, settle, toolResult, unclosedFences } from "./helpers.js";
 
 describe("flush before tools", () => {
 	it("calls onBlockReplyFlush before every tool start (B1)", async () => {
@@ -206,6 +206,18 @@ describe("tool summaries and outputs", () => {
 		expect(results[1]?.text).toContain("hello");
 		expect(results[1]?.text).toContain("```txt");
 		expect(results[2]?.text).toContain("file data");
+	});
+
+	it("fences an output longer than any backtick run in it, so a line of the output cannot close it early", async () => {
+		const agent = new FakeAgent();
+		const results: ReplyPayload[] = [];
+		subscribeReplies(agent, { verbose: "full", onToolResult: (payload) => void results.push(payload) });
+		const output = "# README\n\n````md\n```js\nx\n```\n````";
+		agent.toolEnd("read", toolResult(output));
+		await settle();
+		const text = results[0]?.text ?? "";
+		expect(text).toContain(`\`\`\`\`\`txt\n${output}\n\`\`\`\`\``);
+		expect(unclosedFences(text)).toEqual([]);
 	});
 
 	it("delivers tool results in order even when the first delivery is slower, and survives a failing one (AR3, AR4)", async () => {
