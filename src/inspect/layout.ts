@@ -27,9 +27,9 @@ export interface LaidOutState {
 	y: number;
 	width: number;
 	height: number;
-	/** Events handled without leaving the state (targetless transitions), for the box's footer. */
+	/** Events handled without leaving the state (targetless transitions, and those that re-enter it), for the box's footer. */
 	internalEvents: string[];
-	/** Ids of the targetless graph edges listed in `internalEvents`, same order. */
+	/** Ids of the graph edges listed in `internalEvents`, same order. */
 	internalEdgeIds: string[];
 	/** Invoked actors (`stream`, `preflight`). */
 	invokes: string[];
@@ -180,8 +180,11 @@ export function layoutStatechart(graph: StatechartGraph, options: StatechartLayo
 			return sum + 1 + (child ? descendants(child) : 0);
 		}, 0);
 	const internalByNode = new Map<string, StatechartEdge[]>();
+	// Targetless transitions, and those that re-enter their own state: a line in the state's box
+	// (a loop dagre would draw beside the box, apart from it, reads as a stray line).
+	const isInternal = (edge: StatechartEdge) => edge.targetId === undefined || edge.targetId === edge.sourceId;
 	for (const edge of graph.edges) {
-		if (edge.targetId !== undefined) continue;
+		if (!isInternal(edge)) continue;
 		const list = internalByNode.get(edge.sourceId) ?? [];
 		list.push(edge);
 		internalByNode.set(edge.sourceId, list);
@@ -203,7 +206,7 @@ export function layoutStatechart(graph: StatechartGraph, options: StatechartLayo
 	// Ends inside a closed state are moved to it; a transition within one is not drawn.
 	const drawable: { edge: StatechartEdge; sourceId: string; targetId: string }[] = [];
 	for (const edge of graph.edges) {
-		if (edge.targetId === undefined) continue;
+		if (edge.targetId === undefined || isInternal(edge)) continue;
 		const targetId = visibleId(edge.targetId);
 		if (edge.sourceId === graph.rootId) {
 			for (const childId of byId.get(graph.rootId)?.childIds ?? []) {

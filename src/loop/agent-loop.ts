@@ -117,42 +117,61 @@ export async function runAgentLoopContinue(
 	return runOnMachine({ type: "continue" }, context, config, emit, signal, streamFn);
 }
 
-function agentEventStream(): AgentEventStream {
-	return new EventStream<AgentEvent, AgentMessage[]>(
-		(event) => event.type === "agent_end",
-		(event) => (event.type === "agent_end" ? event.messages : []),
-	);
+/**
+ * The stream of one run: its events, and as its `result()` the run itself. pi's stream takes its
+ * result from `agent_end`; here the run may end with `agent_end` and still fail (a queue poll or
+ * `shouldStopAfterTurn` that threw after a turn: the chart closes the run first), and a result
+ * taken from `agent_end` would hide that failure, which `runAgentLoop` rejects with. The stream
+ * ends either way, also on a run that failed before its `agent_end`.
+ */
+class RunEventStream extends EventStream<AgentEvent, AgentMessage[]> {
+	readonly #run: Promise<AgentMessage[]>;
+
+	constructor(run: (emit: AgentEventSink) => Promise<AgentMessage[]>) {
+		super(
+			(event) => event.type === "agent_end",
+			(event) => (event.type === "agent_end" ? event.messages : []),
+		);
+		this.#run = run(async (event) => this.push(event));
+		// Also handles the rejection: a caller that only iterates is not sent an unhandled one.
+		void this.#run.then(
+			(messages) => this.end(messages),
+			() => this.end(),
+		);
+	}
+
+	/** The run's new messages; rejects with what failed the run (a hook that threw between turns). */
+	override result(): Promise<AgentMessage[]> {
+		return this.#run;
+	}
 }
 
 /**
  * The loop with new prompt messages, as a stream of its events whose result is the messages
- * the run added.
+ * the run added. When a hook fails, the caller learns it from the stream: `beforeToolCall` and
+ * `afterToolCall` as the call's error result (as in pi); `transformContext`, `convertToLlm` and
+ * `getApiKey` as the run's last reply (`stopReason: "error"`, the hook's `errorMessage`); a queue
+ * poll or `shouldStopAfterTurn` as a rejection of `result()`, after the stream ended with
+ * `agent_end` (pi's stream never ends there, and its run's rejection goes unhandled).
  *
  * @example
- * for await (const event of agentLoop([prompt], context, config)) console.log(event.type);
+ * const stream = agentLoop([prompt], context, config);
+ * for await (const event of stream) console.log(event.type);
+ * const added = await stream.result(); // rejects if getFollowUpMessages threw
  */
 export function agentLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig, signal?: AbortSignal, streamFn?: StreamFn): AgentEventStream {
-	const stream = agentEventStream();
-	void runAgentLoop(prompts, context, config, async (event) => stream.push(event), signal, streamFn).then(
-		(messages) => stream.end(messages),
-		() => stream.end(),
-	);
-	return stream;
+	return new RunEventStream((emit) => runAgentLoop(prompts, context, config, emit, signal, streamFn));
 }
 
 /**
- * The loop continued from the context, as a stream. Throws at once (before any stream exists)
- * when the context is empty or ends with an assistant reply, as pi does.
+ * The loop continued from the context, as a stream (hook failures as for {@link agentLoop}).
+ * Throws at once (before any stream exists) when the context is empty or ends with an assistant
+ * reply, as pi does.
  *
  * @example
  * const stream = agentLoopContinue(context, config); // throws "Cannot continue: no messages in context"
  */
 export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig, signal?: AbortSignal, streamFn?: StreamFn): AgentEventStream {
 	assertCanContinue(context);
-	const stream = agentEventStream();
-	void runAgentLoopContinue(context, config, async (event) => stream.push(event), signal, streamFn).then(
-		(messages) => stream.end(messages),
-		() => stream.end(),
-	);
-	return stream;
+	return new RunEventStream((emit) => runAgentLoopContinue(context, config, emit, signal, streamFn));
 }

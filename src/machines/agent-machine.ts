@@ -71,7 +71,12 @@ export const agentMachine = agentSetup.createMachine({
 				src: "compactionActor",
 				input: ({ context }) => compactionInput(context),
 				onDone: { target: "idle", actions: ["applyCompaction", "clearRun"] },
-				onError: { target: "idle", actions: ["emitCompactionFailed", "clearRun"] },
+				onError: [
+					// A restart interrupted it: it is made again, so that the restored agent's listeners
+					// hear its start before its end (the first start went to the listeners before the restart).
+					{ guard: "compactionInterrupted", target: "compacting", reenter: true },
+					{ target: "idle", actions: ["emitCompactionFailed", "clearRun"] },
+				],
 			},
 			on: { abort: { target: "idle", actions: ["abortRun", "emitCompactionAborted", "clearRun"] } },
 		},

@@ -10,9 +10,9 @@ interface Waiter<T> {
  * they arrive; the consumer iterates with `for await` and reads the final result with
  * `result()`.
  *
- * Unlike pi-ai's EventStream, `end()` without a result after no terminal event still settles
- * `result()` (with the fallback given to the constructor) so a consumer can never hang on a
- * producer that died.
+ * As pi-ai's, `end()` without a result after no terminal event ends the iteration but leaves
+ * `result()` unsettled: a producer that can fail settles it itself (the loop API's stream gives
+ * its run's outcome, a stream function always ends with `done` or `error`).
  *
  * @example
  * const stream = new EventStream<number, string>((n) => n < 0, (n) => `ended with ${n}`);

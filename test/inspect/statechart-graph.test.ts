@@ -125,9 +125,16 @@ describe("the layout", () => {
 		}
 	});
 
-	it("draws every transition with a target, each with a route", () => {
+	it("draws every transition to another state, each with a route, and lists those that re-enter their state in its box", () => {
 		const drawn = new Set(layout.transitions.flatMap((transition) => transition.edgeIds));
-		for (const edge of graph.edges) if (edge.targetId !== undefined) expect(drawn.has(edge.id), edge.id).toBe(true);
+		const listed = new Set(layout.states.flatMap((state) => state.internalEdgeIds));
+		for (const edge of graph.edges) {
+			if (edge.targetId === undefined) continue;
+			if (edge.targetId === edge.sourceId) expect(listed.has(edge.id), edge.id).toBe(true);
+			else expect(drawn.has(edge.id), edge.id).toBe(true);
+		}
+		// The chart has one (a manual compaction a restart interrupted is made again).
+		expect(graph.edges.some((edge) => edge.targetId === edge.sourceId)).toBe(true);
 		for (const transition of layout.transitions) expect(transition.points.length).toBeGreaterThanOrEqual(2);
 	});
 });

@@ -107,8 +107,8 @@ function commands(config: ModelConfig, snapshot: AnyMachineSnapshot): AgentMachi
 	// A deadline runs out wherever the run is while a call waits (siblings running, the reply streaming).
 	if (waiting && config.approvalTimeout) events.push({ type: "approval.timeout" });
 	if (inState(snapshot, "running.awaiting-approval") && config.outcomes === "path" && (config.interruptions || config.approvalTimeout)) events.push({ type: "agentchart.resumed" });
-	// A manual compaction's promise cannot outlive its process: restores are walked in runs.
-	if (config.restores && running) events.push({ type: "agentchart.testing.restore" } as unknown as AgentMachineEvent);
+	// Also during a manual compaction (its compact() promise goes with the process; the restored agent makes it again).
+	if (config.restores && (running || inState(snapshot, "compacting"))) events.push({ type: "agentchart.testing.restore" } as unknown as AgentMachineEvent);
 	return events;
 }
 
@@ -172,7 +172,8 @@ function actorEvents(config: ModelConfig, snapshot: AnyMachineSnapshot): AgentMa
 		// A compaction whose run was aborted (a listener failed meanwhile) fails once its summary comes.
 		if (output && !run?.aborted) events.push({ type: "xstate.done.actor.compaction", output } as unknown as AgentMachineEvent);
 		events.push({ type: "xstate.error.actor.compaction", error: new Error("summariser failed") } as unknown as AgentMachineEvent);
-		if (config.interruptions && inState(snapshot, "running.compacting")) events.push({ type: "xstate.error.actor.compaction", error: new InterruptedByRestart() } as unknown as AgentMachineEvent);
+		// A manual compaction (outside a run) too: its restored listeners must hear its start before its end.
+		if (config.interruptions) events.push({ type: "xstate.error.actor.compaction", error: new InterruptedByRestart() } as unknown as AgentMachineEvent);
 	}
 	return events;
 }

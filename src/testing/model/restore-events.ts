@@ -71,7 +71,7 @@ function replayedDecisions(journaled: readonly JournaledCall[]): RestoreStage {
  * was stored) as interrupted when their tool may not run again.
  */
 export function restoreEvents(snapshot: AnyMachineSnapshot, emittedSinceRestore: () => number): RestoreStage[] {
-	const wasCompacting = inState(snapshot, "running.compacting");
+	const wasCompacting = inState(snapshot, "running.compacting") || inState(snapshot, "compacting");
 	const journaled = journaledCallsOfStreamingReply(snapshot);
 	const stored = new Map<string, ToolOutcome>();
 	for (const { call, outcome } of journaled) if (outcome) stored.set(call.key, outcome);
