@@ -11,6 +11,8 @@
  * - `turn-streaming` and `turn-streaming-listened`: those two with `toolExecution: "streaming"`;
  * - `durable-new`: the same prompt on a new session with the memory store, over the same without a store;
  * - `durable-ongoing`: the same, each agent's second prompt;
+ * - `deltas-1k` and `deltas-10k`: benchmark 1's message of 1,000 or 10,000 text deltas to a no-op
+ *   listener, CPU µs per message (a block of 200 or 20 messages, each on a fresh agent);
  * - `inspector`: a 10k-delta message with `createAgentInspector().attach(agent.actor)`, over detached;
  * - `file-reload` and `file-new-never`: wall time of `Agent.load`, the same prompt and `saved()` on
  *   the file store, a session loaded again (`fsync: "always"`) or a new one per prompt (`"never"`).
@@ -37,7 +39,7 @@ type Agentchart = typeof import("../src/index.js");
 type AgentchartInspect = typeof import("../src/inspect/index.js");
 
 /** What can be compared. */
-export const MEASURES = ["turn", "turn-listened", "turn-streaming", "turn-streaming-listened", "durable-new", "durable-ongoing", "inspector", "file-reload", "file-new-never"] as const;
+export const MEASURES = ["turn", "turn-listened", "turn-streaming", "turn-streaming-listened", "deltas-1k", "deltas-10k", "durable-new", "durable-ongoing", "inspector", "file-reload", "file-new-never"] as const;
 export type Measure = (typeof MEASURES)[number];
 
 interface Build {
@@ -54,6 +56,21 @@ const model = benchModel();
 const tool = instantTool("noop");
 const turnStream = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
 const longMessage = prebuiltStreamFn(textReplyEvents(model, 10_000));
+const shortMessage = prebuiltStreamFn(textReplyEvents(model, 1_000));
+
+/** CPU µs per message of `count` fresh agents of `build`, each streaming one message to a no-op listener. */
+async function messageBlock(build: Build, count: number, streamFn: typeof longMessage): Promise<number> {
+	const agents = Array.from({ length: count }, () => {
+		const agent = new build.lib.Agent({ initialState: { model }, streamFn });
+		agent.subscribe(() => {});
+		return agent;
+	});
+	collectYoungGarbage();
+	const start = process.cpuUsage();
+	for (const agent of agents) await agent.prompt("go");
+	const used = process.cpuUsage(start);
+	return (used.user + used.system) / count;
+}
 
 /** CPU µs per prompt of `prompts` fresh agents of `build`, with the memory store or not, first or second prompt, listened to or not, in a tool execution mode. */
 async function promptBlock(build: Build, prompts: number, store: boolean, second: boolean, listened = false, toolExecution: "parallel" | "streaming" = "parallel"): Promise<number> {
@@ -107,7 +124,7 @@ async function fileBlock(build: Build, prompts: number, fsync: "always" | "never
 	}
 }
 
-/** One build's figure for a block: µs per prompt (`turn`), or a ratio over its own baseline. */
+/** One build's figure for a block: µs per prompt (`turn`) or message (`deltas-`), or a ratio over its own baseline. */
 async function figure(build: Build, measure: Measure): Promise<number> {
 	switch (measure) {
 		case "turn":
@@ -118,6 +135,10 @@ async function figure(build: Build, measure: Measure): Promise<number> {
 			return promptBlock(build, 300, false, false, false, "streaming");
 		case "turn-streaming-listened":
 			return promptBlock(build, 300, false, false, true, "streaming");
+		case "deltas-1k":
+			return messageBlock(build, 200, shortMessage);
+		case "deltas-10k":
+			return messageBlock(build, 20, longMessage);
 		case "durable-new":
 		case "durable-ongoing": {
 			const second = measure === "durable-ongoing";
@@ -174,7 +195,7 @@ if (isEntryPoint(import.meta.url)) {
 	const pairs = Number(pairsText);
 	if (!Number.isInteger(pairs) || pairs < 1) throw new Error(`bench/compare-builds.ts: pairs must be a whole number of at least 1, not '${pairsText}'`);
 	const result = await compareBuilds(distA, distB, measure as Measure, pairs);
-	const perPrompt = measure.startsWith("turn") || measure.startsWith("file-");
-	const unit = measure.startsWith("file-") ? " µs per prompt (wall)" : perPrompt ? " µs per prompt" : "× over its own baseline";
+	const perPrompt = measure.startsWith("turn") || measure.startsWith("file-") || measure.startsWith("deltas-");
+	const unit = measure.startsWith("file-") ? " µs per prompt (wall)" : measure.startsWith("deltas-") ? " µs per message" : perPrompt ? " µs per prompt" : "× over its own baseline";
 	console.log(`${measure}: A ${result.a.toFixed(perPrompt ? 1 : 3)}${unit}, B ${result.b.toFixed(perPrompt ? 1 : 3)}${unit}; B/A ${result.median.toFixed(3)} (interquartile ${result.q1.toFixed(3)}–${result.q3.toFixed(3)}) over ${pairs} pairs`);
 }
