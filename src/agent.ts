@@ -1,3 +1,4 @@
+import { approvalExpired } from "./machines/actions/approvals.js";
 import { type Actor, createActor } from "xstate";
 import { assertAgentMessage, assertTranscript, promptMessages, shown } from "./agent-input.js";
 import { CHECKED_SETTINGS, settingProblem } from "./machines/command-check.js";
@@ -229,12 +230,6 @@ const DISPOSED = "Agent has been disposed: create a new Agent to run again.";
 
 /** Given to listeners of events outside any run; never aborts. */
 const IDLE_SIGNAL = new AbortController().signal;
-
-/** A call waiting for approval whose deadline (`approvalTimeoutMs` from when it was asked) has passed. */
-function approvalExpired(call: ToolCallEntry, now: number): boolean {
-	const deadline = call.approval?.deadline;
-	return deadline !== undefined && deadline <= now;
-}
 
 /** The loop configuration's defaults, read by every new agent (made once: a copy per agent was garbage at once). */
 const LOOP_DEFAULTS = defaultLoopConfig();

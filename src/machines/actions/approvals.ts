@@ -5,6 +5,7 @@
  */
 import { type Ctx, type Enqueue, patchRun, runOf } from "../context.js";
 import { patchBatch, patchCall } from "../run-helpers.js";
+import { awaitingCall } from "./tools.js";
 import type { ApprovalIgnoredEvent, ToolCallEntry } from "../types.js";
 
 /** A decision as the machine gets it (`approve`, `reject`). */
@@ -27,8 +28,13 @@ function decisionTime(decision: Decision): number {
 	return typeof decision.decidedAt === "number" && Number.isFinite(decision.decidedAt) ? decision.decidedAt : Date.now();
 }
 
-/** Past its deadline the call is not waiting: the timer's rejection is its answer, also before the timer fires. */
-function expiredAt(call: ToolCallEntry, at: number): boolean {
+/**
+ * Past its deadline the call is not waiting: the timer's rejection is its answer, also before the timer fires.
+ *
+ * @example
+ * approvalExpired(call, Date.now()); // true once call.approval.deadline has passed
+ */
+export function approvalExpired(call: ToolCallEntry, at: number): boolean {
 	const deadline = call.approval?.deadline;
 	return deadline !== undefined && deadline <= at;
 }
@@ -38,15 +44,16 @@ function expiredAt(call: ToolCallEntry, at: number): boolean {
  * call's deadline. The same rule as the Agent's `approve()`, which throws where this finds none.
  */
 export function decidedCall(context: Ctx, decision: Decision): ToolCallEntry | undefined {
-	const call = namedCall(context, decision.toolCallId);
-	return call?.status === "awaiting-approval" && !expiredAt(call, decisionTime(decision)) ? call : undefined;
+	// The first call of that id that waits, as approveCall and rejectCall take it (ids may repeat in a batch).
+	const call = awaitingCall(context, decision.toolCallId);
+	return call && !approvalExpired(call, decisionTime(decision)) ? call : undefined;
 }
 
 /** Why the machine took no transition for a decision (see {@link ApprovalIgnoredEvent}). */
 export function ignoredDecision(context: Ctx, decision: Decision): ApprovalIgnoredEvent {
 	const call = namedCall(context, decision.toolCallId);
 	const reason: ApprovalIgnoredEvent["reason"] =
-		call === undefined ? "unknown" : call.status !== "awaiting-approval" ? "not-waiting" : context.run?.aborted === true ? "aborted" : expiredAt(call, decisionTime(decision)) ? "timed-out" : "not-waiting";
+		call === undefined ? "unknown" : call.status !== "awaiting-approval" ? "not-waiting" : context.run?.aborted === true ? "aborted" : approvalExpired(call, decisionTime(decision)) ? "timed-out" : "not-waiting";
 	return { type: "agentchart.approval.ignored", toolCallId: decision.toolCallId, decision: decision.type, reason };
 }
 
