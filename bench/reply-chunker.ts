@@ -9,6 +9,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { BlockChunker, type BlockChunk, type BlockChunkingOptions } from "../src/reply/block-chunker.js";
+import { makesFenceLine } from "../src/reply/chunk-cuts.js";
 import { closingFenceLine, fenceAt, parseFenceSpans, type FenceSpan } from "../src/reply/fences.js";
 import { collectYoungGarbage, median } from "./lib/stats.js";
 
@@ -93,31 +94,42 @@ export class QuadraticBlockChunker {
 		const limit = Math.min(buffer.length, this.maxChars);
 		const shortest = force ? 1 : this.minChars;
 		for (const kind of this.#order) {
-			const at = legacyLastCut(kind, buffer, shortest, limit, spans);
+			const at = legacyLastCut(kind, buffer, shortest, limit, spans, force);
 			if (at !== undefined) return legacyPlainCut(buffer, at, kind);
 		}
 		// The one rule changed since (a cut under size pressure waits for the character after it,
 		// which may belong to the last one), so that both still cut alike.
 		if (!force && buffer.length <= this.maxChars) return undefined;
-		const space = legacyLastCut("space", buffer, shortest, limit, spans);
+		const space = legacyLastCut("space", buffer, shortest, limit, spans, force);
 		if (space !== undefined) return legacyPlainCut(buffer, space, "space");
 		const span = fenceAt(spans, limit);
 		if (span) {
-			const fenceCut = this.#cutInsideFence(buffer, span, shortest);
+			const fenceCut = this.#cutInsideFence(buffer, span, shortest, force);
 			if (fenceCut) return fenceCut;
 			if (span.start >= shortest && legacyClean(buffer.slice(0, span.start)) !== "") {
 				return legacyPlainCut(buffer, span.start, "newline");
 			}
 			// Added since too: a fence cut, or a cut before the fence, below minChars rather than a
 			// hard cut leaving the fence open.
-			const shortFenceCut = this.#cutInsideFence(buffer, span, 1);
+			const shortFenceCut = this.#cutInsideFence(buffer, span, 1, force);
 			if (shortFenceCut) return shortFenceCut;
 			if (span.start > 0 && legacyClean(buffer.slice(0, span.start)) !== "") return legacyPlainCut(buffer, span.start, "newline");
 		}
-		return { chunk: { text: legacyClean(buffer.slice(0, limit)) }, rest: buffer.slice(limit) };
+		// Added since, the same rule: a hard cut moves back in its line rather than make a fence line.
+		let at = limit;
+		if (makesFenceLine(buffer, at, false, force)) {
+			const lineStart = buffer.lastIndexOf("\n", at - 1) + 1;
+			for (let earlier = at - 1; earlier > lineStart; earlier -= 1) {
+				if (!makesFenceLine(buffer, earlier, false, force)) {
+					at = earlier;
+					break;
+				}
+			}
+		}
+		return { chunk: { text: legacyClean(buffer.slice(0, at)) }, rest: buffer.slice(at) };
 	}
 
-	#cutInsideFence(buffer: string, span: FenceSpan, shortest: number): LegacyCut | undefined {
+	#cutInsideFence(buffer: string, span: FenceSpan, shortest: number, force: boolean): LegacyCut | undefined {
 		const { marker } = span;
 		const closeLine = `${marker.indent}${marker.char.repeat(marker.length)}`;
 		const reopenLine = marker.openLine;
@@ -125,7 +137,17 @@ export class QuadraticBlockChunker {
 		const budget = this.maxChars - closeLine.length - 1;
 		if (budget <= contentStart || budget < shortest) return undefined;
 		const newline = buffer.lastIndexOf("\n", budget);
-		const at = newline > contentStart ? newline : budget;
+		let at = newline > contentStart ? newline : budget;
+		// Added since: the same rule inside a fence, a piece of a code line never reads as a fence line.
+		if (newline <= contentStart && makesFenceLine(buffer, at, false, force)) {
+			const lineStart = Math.max(contentStart, buffer.lastIndexOf("\n", at - 1) + 1);
+			for (let earlier = at - 1; earlier > lineStart; earlier -= 1) {
+				if (!makesFenceLine(buffer, earlier, false, force)) {
+					at = earlier;
+					break;
+				}
+			}
+		}
 		const head = buffer.slice(0, at);
 		const tail = buffer.slice(newline > contentStart ? at + 1 : at);
 		return {
@@ -151,7 +173,14 @@ function legacyPlainCut(buffer: string, at: number, kind: LegacyCutKind): Legacy
 	return { chunk: { text: legacyClean(buffer.slice(0, at)) }, rest: skipped.replace(/^(?:[ \t]*\r?\n)+/, "") };
 }
 
-function legacyLastCut(kind: LegacyCutKind, buffer: string, shortest: number, limit: number, spans: FenceSpan[]): number | undefined {
+function legacyLastCut(
+	kind: LegacyCutKind,
+	buffer: string,
+	shortest: number,
+	limit: number,
+	spans: FenceSpan[],
+	force: boolean,
+): number | undefined {
 	const pattern =
 		kind === "paragraph" ? /\n[ \t]*\r?\n/g : kind === "newline" ? /\n/g : kind === "sentence" ? /[.!?]["')\]]*(?=\s)/g : /[ \t]/g;
 	let best: number | undefined;
@@ -161,6 +190,8 @@ function legacyLastCut(kind: LegacyCutKind, buffer: string, shortest: number, li
 		if (at < shortest) continue;
 		if (fenceAt(spans, at)) continue;
 		if (legacyClean(buffer.slice(0, at)) === "") continue;
+		// Added since: a cut inside a line never makes a fence line of a piece of it.
+		if ((kind === "sentence" || kind === "space") && makesFenceLine(buffer, at, true, force)) continue;
 		best = at;
 	}
 	return best;

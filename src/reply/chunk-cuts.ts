@@ -5,7 +5,7 @@
  * one cut costs the same whether the text is one kilobyte or one megabyte. The caller keeps the
  * code-fence spans and slides the window; this module only picks the cut.
  */
-import { fenceAt, fenceCloseLine, type FenceSpan } from "./fences.js";
+import { classifyFenceLine, fenceAt, fenceCloseLine, type FenceSpan } from "./fences.js";
 
 /** A kind of boundary, from the best to the worst. */
 export type CutKind = "paragraph" | "newline" | "sentence" | "space";
@@ -126,17 +126,26 @@ export function findCut(window: CutWindow, settings: CutSettings): Cut | undefin
 	const shortest = force ? 1 : settings.minChars;
 	const reachesEnd = window.text.length >= window.length;
 	const text = reachesEnd && window.followedBy ? window.text + SUFFIX[window.followedBy] : window.text;
+	// Only a forced drain of the whole rest knows that nothing follows the text.
+	const textEnds = force && reachesEnd;
 	const firstVisible = text.search(/\S/);
 	const blankBefore = (at: number): boolean => firstVisible === -1 || at <= firstVisible;
 	const lastCut = (kind: CutKind): number | undefined => {
-		let best: number | undefined;
+		const candidates: number[] = [];
 		for (const match of text.matchAll(PATTERNS[kind])) {
 			const at = kind === "sentence" ? match.index + match[0].length : match.index;
 			if (at > limit) break;
 			if (at < shortest || fenceAt(window.spans, at) || blankBefore(at)) continue;
-			best = at;
+			candidates.push(at);
 		}
-		return best;
+		// The fence-line check reads the cut's whole line: asked of the last candidates only (the
+		// last one nearly always passes), not of every space of a long line.
+		const checksFence = kind === "sentence" || kind === "space";
+		for (let index = candidates.length - 1; index >= 0; index--) {
+			const at = candidates[index] as number;
+			if (!checksFence || !makesFenceLine(text, at, true, textEnds)) return at;
+		}
+		return undefined;
 	};
 	const plain = (at: number, kind: CutKind): PlainCut => ({
 		type: "plain",
@@ -156,19 +165,81 @@ export function findCut(window: CutWindow, settings: CutSettings): Cut | undefin
 	if (space !== undefined) return plain(space, "space");
 	const span = fenceAt(window.spans, limit);
 	if (span) {
-		const fenceCut = cutInsideFence(text, span, shortest, maxChars);
+		const fenceCut = cutInsideFence(text, span, shortest, maxChars, textEnds);
 		if (fenceCut) return fenceCut;
 		// Too little room to reopen the fence here: end the chunk before the fence instead.
 		if (span.start >= shortest && !blankBefore(span.start)) return plain(span.start, "newline");
 		// A chunk below minChars that closes the fence, or ends before it, beats a hard cut that
 		// leaves it open (the rest of the chat shown as code): only an opening line too long to
 		// close within maxChars leaves no choice.
-		const shortFenceCut = cutInsideFence(text, span, 1, maxChars);
+		const shortFenceCut = cutInsideFence(text, span, 1, maxChars, textEnds);
 		if (shortFenceCut) return shortFenceCut;
 		if (span.start > 0 && !blankBefore(span.start)) return plain(span.start, "newline");
 	}
-	const at = wholeGraphemeCut(text, limit);
+	const at = hardCut(text, limit, textEnds);
 	return { type: "hard", text: cleanChunk(text.slice(0, at)), at };
+}
+
+/**
+ * A hard cut at or before `limit` (and after `from`), on a whole character, that turns no part of
+ * the line it falls in into a fence line; between the code points of a character only when a
+ * marker surely follows it; when every cut in the line would make one, the cut at `limit` stands.
+ */
+function hardCut(text: string, limit: number, textEnds: boolean, from = 0): number {
+	const at = wholeGraphemeCut(text, limit);
+	if (!makesFenceLine(text, at, false, textEnds)) return at;
+	const lineStart = Math.max(from, text.lastIndexOf("\n", at - 1) + 1);
+	for (let earlier = at - 1; earlier > lineStart; earlier -= 1) {
+		if (startsCharacter(text, earlier) && !makesFenceLine(text, earlier, false, textEnds)) return earlier;
+	}
+	// No whole character ends in time (one that fills the chunk, then a fence marker): splitting
+	// it between code points beats opening a code block the model never wrote. Not for a marker
+	// that may only still come (more text could show there is none).
+	if (!makesFenceLine(text, at, false, true)) return at;
+	for (let earlier = at - 1; earlier > lineStart; earlier -= 1) {
+		if (wholeCharacterCut(text, earlier) === earlier && !makesFenceLine(text, earlier, false, textEnds)) return earlier;
+	}
+	return at;
+}
+
+/**
+ * Whether a user-perceived character starts at `at`. Not `wholeGraphemeCut(text, at) === at`:
+ * that one splits a cluster that starts the text (a cut before it would leave nothing), which
+ * is right at the size limit but not when a cut is only moved back to spare a fence line.
+ */
+function startsCharacter(text: string, at: number): boolean {
+	if (!graphemes) return wholeCharacterCut(text, at) === at;
+	return graphemes.segment(text.slice(0, at + GRAPHEME_LOOKAHEAD)).containing(at)?.index === at;
+}
+
+const FENCE_RUN = /^ {0,3}(?:`{3}|~{3})/;
+
+/**
+ * True when a cut at `at`, inside a line, makes a fence line of a piece of it: the head, which
+ * ends its chunk ("```ts" of "```ts `x`", whose info string has a backtick, so the whole line is
+ * no fence), or the rest, which starts the next one ("```ts" of "see ```ts", after the spaces the
+ * cut drops when `skipSpaces`). Either opens a code block the model never wrote, and the chat
+ * client shows what follows as code. The rest counts from its first characters alone, whatever
+ * the end of its line (not seen yet, maybe), so the answer does not depend on how much text has
+ * arrived; unless `textEnds`, a rest that has not arrived yet may still become one. Outside fenced blocks the whole line is no fence line (a real one is inside its block);
+ * inside one, a piece that reads as a fence line would close the block early.
+ *
+ * @example
+ * makesFenceLine("Some words then ```ts and more", 15, true, true); // true: the rest would open a fence
+ * makesFenceLine("Some words then ```ts and more", 10, true, true); // false
+ * makesFenceLine("Some words then ", 15, true, false);              // true: "```" may come next
+ */
+export function makesFenceLine(text: string, at: number, skipSpaces: boolean, textEnds: boolean): boolean {
+	const lineStart = text.lastIndexOf("\n", at - 1) + 1;
+	if (at <= lineStart || at >= text.length || text[at] === "\n") return false;
+	const head = text.slice(lineStart, at).trimEnd();
+	if (FENCE_RUN.test(head) && classifyFenceLine(head, null).kind === "open") return true;
+	let from = at;
+	if (skipSpaces) while (text[from] === " " || text[from] === "\t") from += 1;
+	const rest = text.slice(from, from + 6);
+	if (FENCE_RUN.test(rest)) return true;
+	// What has arrived of the rest may still grow into a marker run.
+	return !textEnds && from + rest.length >= text.length && /^ {0,3}(?:`{0,2}|~{0,2})$/.test(rest);
 }
 
 // Undefined only on a runtime built without Intl; cuts then fall between code points.
@@ -227,7 +298,7 @@ function isLowSurrogate(code: number): boolean {
 	return code >= 0xdc00 && code <= 0xdfff;
 }
 
-function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChars: number): FenceCut | undefined {
+function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChars: number, textEnds: boolean): FenceCut | undefined {
 	const { marker } = span;
 	const closeLine = fenceCloseLine(marker);
 	const reopenLine = marker.openLine;
@@ -236,7 +307,9 @@ function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChar
 	const budget = maxChars - closeLine.length - 1;
 	if (budget <= contentStart || budget < shortest) return undefined;
 	const newline = text.lastIndexOf("\n", budget);
-	const at = newline > contentStart ? newline : wholeGraphemeCut(text, budget);
+	// Mid-line, a piece of a code line must not read as a fence line either: the rest as the
+	// reopened block's closing line, the head as one just before the synthetic close.
+	const at = newline > contentStart ? newline : hardCut(text, budget, textEnds, contentStart);
 	// No whole character fits after the reopened fence: a chunk here would hold nothing but the
 	// fence, and the next one would start the same way, for ever.
 	if (at <= contentStart) return undefined;

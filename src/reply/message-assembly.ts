@@ -9,6 +9,7 @@
  */
 import { BlockChunker, type BlockChunkingOptions } from "./block-chunker.js";
 import { newTextFrom, type TextEventKind } from "./append-only-text.js";
+import { closingFenceLine } from "./fences.js";
 import { ReasoningTagFilter, type ReasoningTagOutput } from "./reasoning-tags.js";
 import { ReplyDirectiveFilter, type ReplyDirectives } from "./reply-directives.js";
 
@@ -72,18 +73,25 @@ export class MessageAssembly {
 	// A reasoning block (native or tagged) is open and its end not yet reported.
 	#reasoningOpen = false;
 	#reasoningEnds = 0;
-	readonly #tags: ReasoningTagFilter;
+	#tags: ReasoningTagFilter;
+	readonly #enforceFinalTag: boolean;
 	#directives = new ReplyDirectiveFilter();
 	readonly #chunker: BlockChunker;
 	#hasText = false;
+	// The content block whose text was appended last.
+	#lastTextBlock = -1;
 	// The separator after the last text block was already fed (at its text_end).
 	#separated = false;
 	#cleanText = "";
 	#taggedReasoning = "";
+	// The tag filter let visible text through since the message began or an orphan close retracted it.
+	#shownSinceRetraction = false;
 	#media: string[] = [];
 	#unattachedMedia: string[] = [];
 	#retracted = false;
 	#ended = false;
+	// Where the clean text of the current text block starts (for the fence it leaves open).
+	#blockCleanStart = 0;
 	#allRaw = "";
 	// After a forced flush the next block starts fresh: whitespace that separated it from the
 	// previous block is not part of it.
@@ -91,6 +99,7 @@ export class MessageAssembly {
 
 	constructor(index: number, options: MessageAssemblyOptions) {
 		this.index = index;
+		this.#enforceFinalTag = options.enforceFinalTag;
 		this.#tags = new ReasoningTagFilter({ enforceFinalTag: options.enforceFinalTag });
 		this.#chunker = new BlockChunker(options.chunking ?? { minChars: UNLIMITED, maxChars: UNLIMITED });
 	}
@@ -188,6 +197,18 @@ export class MessageAssembly {
 			this.#commentaryBlocks.set(contentIndex, text);
 			return;
 		}
+		if (accumulated !== undefined && kind === "delta" && this.#replacedSoFar(contentIndex, accumulated, text, origin.blockText)) {
+			// The block no longer starts with what it streamed: the provider replaced that text (a
+			// commentary whose phase the replacement overwrote before this listener read it, and
+			// whose text the replacement starts with, so its first delta looked like the answer).
+			// What it streamed was never the answer: start the block over, from this delta when the
+			// replacement starts with it.
+			const replacementStarts = origin.blockText?.startsWith(text) === true;
+			this.#restartVisibleText();
+			this.#commentaryBlocks.set(contentIndex, replacementStarts ? accumulated : accumulated + text);
+			if (replacementStarts) this.#appendRaw(contentIndex, undefined, text);
+			return;
+		}
 		// Full content for a block never streamed under that index, but already streamed: skip it.
 		if (accumulated === undefined && kind !== "delta" && text !== "" && this.#allRaw.includes(text)) return;
 		this.#appendRaw(contentIndex, accumulated, newTextFrom(accumulated ?? "", kind, text));
@@ -196,6 +217,7 @@ export class MessageAssembly {
 	#appendRaw(contentIndex: number, accumulated: string | undefined, chunk: string): void {
 		if (chunk === "") return;
 		this.#rawText.set(contentIndex, (accumulated ?? "") + chunk);
+		this.#lastTextBlock = contentIndex;
 		this.#allRaw += chunk;
 		// Separate text blocks like paragraphs, so "Done.First" never glues two blocks together.
 		const separator = accumulated === undefined && this.#hasText && !this.#separated ? BLOCK_SEPARATOR : "";
@@ -205,14 +227,43 @@ export class MessageAssembly {
 	}
 
 	/**
+	 * True when a delta shows that the block's text so far was replaced: the block, read now,
+	 * does not start with it (a listener that lags reads the block ahead, never behind). Only for
+	 * the message's first text block, whose restart is the message's: the text of earlier blocks
+	 * went through the filters already and stays (a known limit, docs/reply.md).
+	 */
+	#replacedSoFar(contentIndex: number, accumulated: string, delta: string, blockText: string | undefined): boolean {
+		if (blockText === undefined || delta === "" || blockText.startsWith(accumulated + delta)) return false;
+		return this.#rawText.size === 1 && this.#rawText.has(contentIndex);
+	}
+
+	/** Forgets the visible text so far, as an orphan closing tag does; blocks sent stay sent. */
+	#restartVisibleText(): void {
+		this.#rawText.clear();
+		this.#lastTextBlock = -1;
+		this.#allRaw = "";
+		this.#hasText = false;
+		this.#separated = false;
+		this.#tags = new ReasoningTagFilter({ enforceFinalTag: this.#enforceFinalTag });
+		if (this.#taggedReasoning !== "") {
+			this.#taggedReasoning = "";
+			this.reasoningVersion += 1;
+		}
+		this.#shownSinceRetraction = false;
+		this.#resetVisible();
+	}
+
+	/**
 	 * A text block ended. Its end is a paragraph boundary, so the separator is fed now: that
 	 * resolves what the filters held back at the block's end (a closing backtick or fence, a
 	 * `MEDIA:` line, a lone `<`), and the block can be sent complete at `text_end`.
 	 */
 	endTextBlock(contentIndex: number): void {
-		if (this.#ended || this.#separated || !this.#rawText.has(contentIndex)) return;
+		// Only the block whose text came last can end here: the separator goes after its text.
+		if (this.#ended || this.#separated || contentIndex !== this.#lastTextBlock) return;
 		this.#separated = true;
 		this.#feed(BLOCK_SEPARATOR);
+		this.#closeCleanFence(BLOCK_SEPARATOR);
 		// A fence the block left open ends with it: reasoning tags in the next block are not code.
 		this.#tags.endBlock();
 		this.#directives.endBlock();
@@ -245,7 +296,25 @@ export class MessageAssembly {
 		const wasInside = this.#tags.inReasoning;
 		this.#takeFilterOutput(this.#tags.finish(), wasInside);
 		this.#appendClean(this.#directives.finish());
+		this.#closeCleanFence("");
 		if (this.#reasoningOpen) this.#endReasoning();
+	}
+
+	/**
+	 * A text block (or the message) ended inside a code fence: the clean text gets the fence's
+	 * closing line after the code, as the block sent then does, so a partial reply (a live message
+	 * the channel edits, which stays as the answer after an abort) ends closed too, and the next
+	 * block's text is not shown as code. When a partial already showed the whitespace after the
+	 * code, the next partial replaces it.
+	 */
+	#closeCleanFence(separator: string): void {
+		const closeLine = closingFenceLine(this.#cleanText.slice(this.#blockCleanStart));
+		if (closeLine !== undefined) {
+			const shown = this.#cleanText.slice(0, this.partialLength);
+			this.#cleanText = `${this.#cleanText.trimEnd()}\n${closeLine}${separator}`;
+			if (!this.#cleanText.startsWith(shown)) this.#retracted = true;
+		}
+		this.#blockCleanStart = this.#cleanText.length;
 	}
 
 	/**
@@ -294,6 +363,11 @@ export class MessageAssembly {
 			this.#taggedReasoning += output.reasoning;
 			this.reasoningVersion += 1;
 		}
+		// The text an orphan closing tag retracts (now in `reasoning`) was reasoning written
+		// without its opening tag: the tag ends it, as a closing tag ends any reasoning.
+		const shownBefore = this.#shownSinceRetraction || output.discarded.trim() !== "";
+		this.#shownSinceRetraction = output.retracted ? output.visible.trim() !== "" : this.#shownSinceRetraction || output.visible.trim() !== "";
+		if (output.retracted && shownBefore) this.#reasoningEnds += 1;
 		if (output.reasoningEnds > 0) {
 			// The first close may end a block whose end was already reported (a native thinking_end
 			// that arrived while the tag was open): one reasoning stream, one end.
@@ -303,18 +377,21 @@ export class MessageAssembly {
 		} else if (!wasInside && this.#tags.inReasoning) {
 			this.#reasoningOpen = true;
 		}
-		if (output.retracted) {
-			// What was shown was reasoning after all: restart the visible text, and forget the
-			// directives and media it carried (sent blocks stay sent).
-			this.#retracted = true;
-			this.#directives = new ReplyDirectiveFilter();
-			this.#cleanText = "";
-			this.#media = [];
-			this.#unattachedMedia = [];
-			this.#chunker.reset();
-			this.#blockStart = true;
-		}
+		// What was shown was reasoning after all: restart the visible text (sent blocks stay sent).
+		if (output.retracted) this.#resetVisible();
 		this.#appendClean(this.#directives.push(output.visible));
+	}
+
+	/** Drops the visible text, and the directives and media it carried. */
+	#resetVisible(): void {
+		this.#retracted = true;
+		this.#directives = new ReplyDirectiveFilter();
+		this.#cleanText = "";
+		this.#blockCleanStart = 0;
+		this.#media = [];
+		this.#unattachedMedia = [];
+		this.#chunker.reset();
+		this.#blockStart = true;
 	}
 
 	#appendClean(clean: string): void {

@@ -37,7 +37,9 @@ export interface ReasoningTagOutput {
 	reasoning: string;
 	/**
 	 * An orphan closing tag (`</think>` without an opening one) showed that everything visible so
-	 * far was reasoning: discard it; `visible` holds only what came after.
+	 * far (since the text began or the last orphan close) was reasoning: discard it; `visible` holds
+	 * only what came after, and `reasoning` has the discarded text, earlier pieces' included, where
+	 * the tag stands.
 	 */
 	retracted: boolean;
 	/** The visible text of this piece that a retraction discarded (earlier pieces' text was discarded too). */
@@ -90,6 +92,8 @@ export class ReasoningTagFilter {
 	#lineChecked = false;
 	#lastVisible = "";
 	#afterRemoval = false;
+	// Visible text since the text began or an orphan close: reasoning, if another orphan close comes.
+	#visibleSinceRetraction = "";
 	// Per-call outputs.
 	#visible = "";
 	#reasoning = "";
@@ -169,6 +173,7 @@ export class ReasoningTagFilter {
 			this.#afterRemoval = false;
 		}
 		this.#visible += out;
+		this.#visibleSinceRetraction += out;
 		this.#lastVisible = out[out.length - 1] ?? this.#lastVisible;
 	}
 
@@ -286,6 +291,8 @@ export class ReasoningTagFilter {
 		// before this point was reasoning (a known leak, fixed here by retracting it).
 		this.#retracted = true;
 		this.#discarded += this.#visible;
+		this.#reasoning += this.#visibleSinceRetraction;
+		this.#visibleSinceRetraction = "";
 		this.#visible = "";
 		this.#lastVisible = "";
 		this.#afterRemoval = true;
@@ -311,6 +318,5 @@ export function stripReasoningTags(text: string, options: ReasoningTagOptions = 
 	const first = filter.push(text);
 	const last = filter.finish();
 	const visible = last.retracted ? last.visible : first.visible + last.visible;
-	const discarded = first.discarded + (last.retracted ? first.visible + last.discarded : "");
-	return { visible, reasoning: discarded + first.reasoning + last.reasoning };
+	return { visible, reasoning: first.reasoning + last.reasoning };
 }

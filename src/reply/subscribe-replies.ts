@@ -13,10 +13,7 @@ import { CallbackRunner } from "./callback-runner.js";
 import { CompactionWait } from "./compaction-wait.js";
 import { connectEventSource, type EventSourceConnection, type ReplyEventSource } from "./event-source.js";
 import { MessageAssembly, type AssembledBlock } from "./message-assembly.js";
-import { withOpenFenceClosed } from "./fences.js";
 import { formatReasoningMessage } from "./reasoning-format.js";
-import { stripReasoningTags } from "./reasoning-tags.js";
-import { parseReplyDirectives } from "./reply-directives.js";
 import {
 	isCompactingSnapshot,
 	isCompactionInFlightSnapshot,
@@ -211,9 +208,15 @@ class ReplySubscriber {
 		}
 		const commentaryMessage = isCommentaryMessage(message);
 		// Another subscriber before this one may have promoted the message's thinking tags already.
-		contentAsWritten(message).forEach((block, index) => {
-			if (block.type === "text") assembly.ingestText(index, "end", block.text, { commentary: isCommentaryText(block, message) });
-			else if (block.type === "thinking" && !commentaryMessage) assembly.ingestThinking(index, "end", block.thinking);
+		const content = contentAsWritten(message);
+		const lastText = content.findLastIndex((block) => block.type === "text");
+		content.forEach((block, index) => {
+			if (block.type === "text") {
+				assembly.ingestText(index, "end", block.text, { commentary: isCommentaryText(block, message) });
+				// Each text block is Markdown of its own, also when the message comes whole (its
+				// last one ends with the message).
+				if (index < lastText) assembly.endTextBlock(index);
+			} else if (block.type === "thinking" && !commentaryMessage) assembly.ingestThinking(index, "end", block.thinking);
 		});
 		assembly.finish();
 		this.lifecycle.send({ type: "message.end" });
@@ -233,16 +236,30 @@ class ReplySubscriber {
 		if (this.#params.promoteThinkingTags !== false) promoteThinkingTags(message);
 	}
 
-	/** Without block replies, the answer recorded is the final message's own visible text. */
+	/**
+	 * Without block replies, the answer recorded is the final message's own visible text, read as
+	 * the block path reads it: block by block, so a fence one text block leaves open is closed at
+	 * its end and does not turn the next block's reasoning tags into code that stays visible.
+	 */
 	#recordFinalText(message: AssistantMessage): void {
-		const raw = contentAsWritten(message)
-			.filter((block) => block.type === "text" && !isCommentaryText(block, message))
-			.map((block) => (block.type === "text" ? block.text : ""))
+		const final = new MessageAssembly(0, { enforceFinalTag: this.#params.enforceFinalTag === true, chunking: undefined });
+		const content = contentAsWritten(message);
+		// As a message that comes whole is read (see above): the last text block ends with the message.
+		const lastText = content.findLastIndex((block) => block.type === "text");
+		content.forEach((block, index) => {
+			if (block.type !== "text") return;
+			final.ingestText(index, "end", block.text, { commentary: isCommentaryText(block, message) });
+			if (index < lastText) final.endTextBlock(index);
+		});
+		final.finish();
+		if (final.isSilent) return;
+		// One block, as `blockReplyBreak: "message_end"` would send it: fences closed.
+		const text = final
+			.drainBlocks(true)
+			.map((block) => block.text)
+			.filter((blockText) => blockText !== "")
 			.join("\n\n");
-		const visible = stripReasoningTags(raw, { enforceFinalTag: this.#params.enforceFinalTag === true }).visible;
-		const parsed = parseReplyDirectives(visible);
-		// Sent as a message of its own, like a block: a fence the text leaves open is closed.
-		if (!parsed.isSilent && parsed.text.trim() !== "") this.assistantTexts.push(withOpenFenceClosed(parsed.text.trim()));
+		if (text.trim() !== "") this.assistantTexts.push(text);
 	}
 
 	#deliverMessageEnd(assembly: MessageAssembly): void {

@@ -70,11 +70,34 @@ function toolLabel(toolName: string): string {
 }
 
 /**
- * The summary line of a tool call for verbose channels.
+ * A multi-line argument (a heredoc, a script) on one line. Kept as it was, a line of it could
+ * start with a fence marker and open a code block that swallows the rest of the chat; inside a
+ * Markdown code span a line break shows as a space anyway.
+ */
+function oneLine(value: string): string {
+	return value.replace(/[ \t]*\r?\n[ \t]*/g, " ");
+}
+
+/**
+ * An inline code span that holds `value` whole: its delimiter is longer than any backtick run
+ * in it, so a backtick inside neither ends the span early nor leaves one open.
+ */
+function codeSpan(value: string): string {
+	let longestRun = 0;
+	for (const run of value.matchAll(/`+/g)) longestRun = Math.max(longestRun, run[0].length);
+	const delimiter = "`".repeat(longestRun + 1);
+	// CommonMark strips one space at each end of a span: needed when the value starts or ends with a backtick.
+	const padding = value.startsWith("`") || value.endsWith("`") ? " " : "";
+	return `${delimiter}${padding}${value}${padding}${delimiter}`;
+}
+
+/**
+ * The summary line of a tool call for verbose channels: always one line, whatever the arguments.
  *
  * @example
  * formatToolSummary("exec", { command: "claude", pty: true }); // "🛠️ Exec: `claude` · pty"
  * formatToolSummary("read", { path: "/tmp/a" }, "plain");      // "📖 Read: /tmp/a"
+ * formatToolSummary("exec", { command: "cat <<EOF\n```\nEOF" }); // "🛠️ Exec: ````cat <<EOF ``` EOF````"
  */
 export function formatToolSummary(toolName: string, args: unknown, format: "markdown" | "plain" = "markdown"): string {
 	const emoji = EMOJI[toolName] ?? "🧩";
@@ -82,7 +105,7 @@ export function formatToolSummary(toolName: string, args: unknown, format: "mark
 	const record = argsRecord(args);
 	// Flags stay outside the code span: they describe how it ran, not what.
 	const flags = ["pty", "elevated"].filter((flag) => record[flag] === true);
-	const shownMeta = meta === undefined ? "" : format === "markdown" ? `\`${meta}\`` : meta;
+	const shownMeta = meta === undefined ? "" : format === "markdown" ? codeSpan(oneLine(meta)) : oneLine(meta);
 	const parts = [shownMeta, ...flags].filter((part) => part !== "");
 	return parts.length > 0 ? `${emoji} ${toolLabel(toolName)}: ${parts.join(" · ")}` : `${emoji} ${toolLabel(toolName)}`;
 }

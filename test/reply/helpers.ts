@@ -190,12 +190,6 @@ export interface FenceAllowance {
 	/** A fence whose opening line, a first character of `room` code units and closing line exceed this cannot be closed by any cut. */
 	maxChars?: number;
 	room?: number;
-	/**
-	 * The text the blocks were cut from: a fence whose opening line is not a line of it is the head
-	 * of a longer line cut mid-line under size pressure, which is no fence in the text (its info
-	 * string had a backtick). Known and left: see docs/reply.md, Chunking.
-	 */
-	source?: string;
 }
 
 /**
@@ -205,11 +199,28 @@ export interface FenceAllowance {
  * parser, not with the function the reply layer closes fences with.)
  */
 export function unclosedFences(text: string, allowance: FenceAllowance = {}): string[] {
-	const { maxChars = Number.MAX_SAFE_INTEGER, room = 1, source } = allowance;
-	const sourceLines = source === undefined ? undefined : new Set(source.split("\n").map((line) => line.trim()));
+	const { maxChars = Number.MAX_SAFE_INTEGER, room = 1 } = allowance;
 	return parseFenceSpans(text)
 		.filter((span) => !span.closed)
 		.filter((span) => span.marker.openLine.length + 1 + room + 1 + span.marker.indent.length + span.marker.length <= maxChars)
-		.filter((span) => sourceLines === undefined || sourceLines.has(span.marker.openLine.trim()))
 		.map((span) => span.marker.openLine);
+}
+
+/**
+ * The opening lines of code fences a block opens that the text it was cut from does not open:
+ * a piece of a line cut mid-line that reads as a fence line though the whole line was none
+ * ("see ```ts" cut after "see"). Closed or not, the chat client shows a code block the model
+ * never wrote. Compared without indentation: a reopened fence keeps the original opening line.
+ * `sources` are the texts a block may come from (one per text block of a message). With the
+ * allowance of {@link unclosedFences}: when a fence of the source is too long to close within
+ * `maxChars`, no cut keeps it whole, and nothing is reported.
+ */
+export function inventedFences(block: string, sources: string | string[], allowance: FenceAllowance = {}): string[] {
+	const { maxChars = Number.MAX_SAFE_INTEGER, room = 1 } = allowance;
+	const spans = (typeof sources === "string" ? [sources] : sources).flatMap((source) => parseFenceSpans(source));
+	if (spans.some((span) => span.marker.openLine.length + 1 + room + 1 + span.marker.indent.length + span.marker.length > maxChars)) return [];
+	const opened = new Set(spans.map((span) => span.marker.openLine.trim()));
+	return parseFenceSpans(block)
+		.map((span) => span.marker.openLine)
+		.filter((line) => !opened.has(line.trim()));
 }

@@ -6,9 +6,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BlockChunker } from "../../src/reply/block-chunker.js";
+import { parseFenceSpans } from "../../src/reply/fences.js";
 import { MessageAssembly } from "../../src/reply/message-assembly.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
-import { FakeAgent, unclosedFences } from "./helpers.js";
+import { FakeAgent, inventedFences, unclosedFences } from "./helpers.js";
 
 const TOKENS = [
 	"Hello",
@@ -90,15 +91,24 @@ function assemble(pieces: string[], enforceFinalTag: boolean) {
 }
 
 /**
- * Text without whitespace, fence markers and what follows a marker on its line: a split fence is
- * closed and reopened with its opening line (info string included), which is not new content.
+ * Text without whitespace and without the lines a split may add: a split fence is closed with a
+ * bare marker line and reopened with its opening line (info string included), which is not new
+ * content. Those lines are dropped wherever they stand, in the blocks and in the source alike;
+ * every other line counts, the pieces of a line cut mid-line included.
  */
-function content(text: string): string {
-	return text.replace(/(`{3,}|~{3,})[^\n]*/g, "").replace(/\s+/g, "").replace(/`{3,}|~{3,}/g, "");
+function content(text: string, source: string | string[]): string {
+	const openers = new Set((typeof source === "string" ? [source] : source).flatMap((part) => parseFenceSpans(part)).map((span) => span.marker.openLine.trim()));
+	return text
+		.split("\n")
+		.filter((line) => !/^\s*(`{3,}|~{3,})\s*$/.test(line) && !openers.has(line.trim()))
+		.join("")
+		.replace(/\s+/g, "");
 }
 
-// Fences only as whole lines, so the only lines a split adds are bare close/reopen markers.
-const BLOCK_TOKENS = [...TOKENS.filter((token) => !/[`~]/.test(token)), "\n```\n", "\n~~~\n", "`"];
+// Fences as whole lines (a split adds only bare close/reopen markers), and fence markers inside
+// a line, which a cut mid-line must not turn into a fence line ("see ```ts" cut after "see").
+const MID_LINE_FENCES = ["see ```ts ", "x ~~~ ", "```ts `x` "];
+const BLOCK_TOKENS = [...TOKENS.filter((token) => !/[`~]/.test(token)), "\n```\n", "\n~~~\n", "`", ...MID_LINE_FENCES];
 const blockSplitArbitrary = fc
 	.array(fc.constantFrom(...BLOCK_TOKENS), { maxLength: 30 })
 	.map((tokens) => tokens.join(""))
@@ -192,9 +202,10 @@ describe("block replies deliver every visible character exactly once", () => {
 					const expected = assemble([text], false);
 					fc.pre(!expected.retracted);
 					if (expected.silent) expect(blocks.join("")).toBe("");
-					else expect(content(blocks.join("\n"))).toBe(content(expected.clean));
+					else expect(content(blocks.join("\n"), expected.clean)).toBe(content(expected.clean, expected.clean));
 					for (const block of blocks) expect(block.length).toBeLessThanOrEqual(maxChars);
-					for (const block of blocks) expect(unclosedFences(block, { maxChars, source: expected.clean })).toEqual([]);
+					for (const block of blocks) expect(unclosedFences(block, { maxChars })).toEqual([]);
+					for (const block of blocks) expect(inventedFences(block, expected.clean, { maxChars })).toEqual([]);
 				},
 			),
 			{ numRuns: 1000 },
@@ -220,8 +231,13 @@ describe("two subscriptions on one source", () => {
 				agent.textEnd(text);
 				agent.messageEnd();
 				expect(sent[1]).toEqual(sent[0]);
-				const source = assemble([text], false).clean;
-				for (const block of sent[0] ?? []) expect(unclosedFences(block, { maxChars: 40, source })).toEqual([]);
+				const expected = assemble([text], false);
+				// A code line of marker characters only ("``````js") has no cut that reads as code, and
+				// a long opening line can leave less room than it needs: room for 10 characters.
+				const allowance = { maxChars: 40, room: 10 };
+				for (const block of sent[0] ?? []) expect(unclosedFences(block, allowance)).toEqual([]);
+				// Blocks sent before an orphan </think> retracted the text come from a clean text that is gone.
+				if (!expected.retracted) for (const block of sent[0] ?? []) expect(inventedFences(block, expected.clean, allowance)).toEqual([]);
 			}),
 			{ numRuns: 500 },
 		);
@@ -252,10 +268,13 @@ describe("messages with several text blocks", () => {
 				expected.finish();
 				// Text an orphan close retracts may already have been sent; that case is not exactly-once.
 				fc.pre(!expected.takeRetracted());
+				// Each text block is Markdown of its own: its fences are those it opens by itself.
+				const sources = [first.text, second.text].map((text) => assemble([text], false).clean);
 				if (expected.isSilent) expect(blocks.join("")).toBe("");
-				else expect(content(blocks.join("\n"))).toBe(content(expected.cleanText));
+				else expect(content(blocks.join("\n"), sources)).toBe(content(expected.cleanText, sources));
 				for (const block of blocks) expect(block.length).toBeLessThanOrEqual(maxChars);
-				for (const block of blocks) expect(unclosedFences(block, { maxChars, source: expected.cleanText })).toEqual([]);
+				for (const block of blocks) expect(unclosedFences(block, { maxChars })).toEqual([]);
+				for (const block of blocks) expect(inventedFences(block, sources, { maxChars })).toEqual([]);
 			}),
 			{ numRuns: 500 },
 		);
@@ -268,14 +287,27 @@ const CLUSTERS = ["👨‍👩‍👧‍👦", "🇺🇸", "🇩🇪", "👍🏽
 const LONGEST_CLUSTER = Math.max(...CLUSTERS.map((cluster) => cluster.length));
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
-/** The user-perceived characters of a text, whitespace left out. */
-function graphemes(text: string): string[] {
-	return [...segmenter.segment(text)].map((part) => part.segment).filter((part) => part.trim() !== "");
+/**
+ * The characters that a boundary between two chunks falls inside. One that a fence marker follows
+ * on its line may be split: when it fills a chunk, the only other cut (after it) would start the
+ * next chunk with the marker, a code block the model never wrote (see chunk-cuts.ts, hardCut).
+ */
+function splitCharacters(bodies: readonly string[], joined: string): string[] {
+	const split: string[] = [];
+	const segments = segmenter.segment(joined);
+	let at = 0;
+	for (const body of bodies.slice(0, -1)) {
+		at += body.length;
+		const cluster = segments.containing(at);
+		if (!cluster || cluster.index === at) continue;
+		if (!/^(?:`{3}|~{3})/.test(joined.slice(cluster.index + cluster.segment.length))) split.push(cluster.segment);
+	}
+	return split;
 }
 
 describe("BlockChunker", () => {
 	const chunkText = fc
-		.array(fc.constantFrom("word", " ", "\n", "\n\n", ".", "```js\n", "\n```\n", "~~~\n", "x".repeat(25), "  indented", "😀", "🎉".repeat(9), ...CLUSTERS), { maxLength: 40 })
+		.array(fc.constantFrom("word", " ", "\n", "\n\n", ".", "```js\n", "\n```\n", "~~~\n", "x".repeat(25), "  indented", "😀", "🎉".repeat(9), ...CLUSTERS, ...MID_LINE_FENCES), { maxLength: 40 })
 		.map((tokens) => tokens.join(""));
 
 	it("never exceeds maxChars, never splits a surrogate pair or (when one fits) a user-perceived character, and loses nothing but synthetic fence lines", () => {
@@ -305,7 +337,8 @@ describe("BlockChunker", () => {
 						expect(chunk.text.length).toBeLessThanOrEqual(maxChars);
 						// Blank lines that start the buffer count against the first chunk's budget.
 						const room = LONGEST_CLUSTER + text.length - text.trimStart().length;
-						expect(unclosedFences(chunk.text, { maxChars, room, source: text })).toEqual([]);
+						expect(unclosedFences(chunk.text, { maxChars, room })).toEqual([]);
+						expect(inventedFences(chunk.text, text, { maxChars, room })).toEqual([]);
 						expect(chunk.text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
 						let body = chunk.text;
 						if (reopened !== undefined && body.startsWith(reopened)) body = body.slice(reopened.length);
@@ -316,10 +349,74 @@ describe("BlockChunker", () => {
 					}
 					expect(joined.replace(/\s+/g, "")).toBe(text.replace(/\s+/g, ""));
 					// Each character whole in one chunk: the chunks' characters are the text's.
-					if (maxChars > LONGEST_CLUSTER) expect(bodies.flatMap(graphemes)).toEqual(graphemes(joined));
+					if (maxChars > LONGEST_CLUSTER) expect(splitCharacters(bodies, joined)).toEqual([]);
 				},
 			),
 			{ numRuns: 1500 },
+		);
+	});
+});
+
+describe("the answer recorded without block replies (the final-reply path)", () => {
+	it("is what block replies at message_end send, for any text blocks: tags, fences and directives read block by block", () => {
+		fc.assert(
+			fc.property(textArbitrary, textArbitrary, (first, second) => {
+				const content = [
+					{ type: "text" as const, text: first },
+					{ type: "text" as const, text: second },
+				];
+				const recorded = new FakeAgent();
+				const replies = subscribeReplies(recorded);
+				recorded.messageStart();
+				recorded.messageEnd(content);
+				const sent = new FakeAgent();
+				const blocks: string[] = [];
+				subscribeReplies(sent, { blockReplyBreak: "message_end", onBlockReply: (payload) => void blocks.push(payload.text ?? "") });
+				sent.messageStart();
+				sent.messageEnd(content);
+				const texts = blocks.filter((text) => text !== "");
+				expect(replies.assistantTexts).toEqual(texts.length > 0 ? [texts.join("\n\n")] : []);
+			}),
+			{ numRuns: 1000 },
+		);
+	});
+});
+
+describe("partial replies", () => {
+	it("end with every fence closed when the message ends (a live message may stay as the answer)", () => {
+		fc.assert(
+			fc.property(splitArbitrary, ({ pieces }) => {
+				const agent = new FakeAgent();
+				const partials: string[] = [];
+				subscribeReplies(agent, { onPartialReply: (partial) => void partials.push(partial.text) });
+				agent.messageStart();
+				for (const piece of pieces) agent.delta(piece);
+				// An abort or a provider error ends the message without text_end.
+				agent.messageEnd();
+				expect(unclosedFences(partials.at(-1) ?? "")).toEqual([]);
+			}),
+			{ numRuns: 1000 },
+		);
+	});
+});
+
+describe("tool summaries", () => {
+	it("are one line that opens no code fence, whatever the command", () => {
+		const command = fc.array(fc.constantFrom("cat", "x", " ", "\n", "\r\n", "```", "`", "``", "~~~", "js", "EOF", "<<"), { minLength: 1, maxLength: 20 }).map((tokens) => tokens.join(""));
+		fc.assert(
+			fc.property(command, fc.constantFrom("markdown" as const, "plain" as const), (text, toolResultFormat) => {
+				fc.pre(text.trim() !== "");
+				const agent = new FakeAgent();
+				const messages: string[] = [];
+				subscribeReplies(agent, { verbose: "full", toolResultFormat, onToolResult: (payload) => void messages.push(payload.text ?? "") });
+				agent.toolStart("exec", { command: text });
+				agent.toolEnd("exec", { content: [{ type: "text", text: "ok" }] });
+				expect(messages[0]).not.toMatch(/\n/);
+				for (const message of messages) expect(unclosedFences(message)).toEqual([]);
+				// The output's own fence is the only one.
+				expect(parseFenceSpans(messages[1] ?? "")).toHaveLength(toolResultFormat === "markdown" ? 1 : 0);
+			}),
+			{ numRuns: 500 },
 		);
 	});
 });
