@@ -98,9 +98,10 @@ export const agentMachine = agentSetup.createMachine({
 				delivered: { guard: and(["eventsDelivered", "hasAnnouncedCall", not(or(["runAborted", "assistantFailed"]))]), actions: "startTools" },
 				// A decision on a call waiting for approval is recorded wherever the run is; the states
 				// where the call can start at once (or the wait ends) say so below.
-				// Not after an abort: it rejects what waits (tool-dispatching settles them as aborted).
+				// Not after an abort: it rejects what waits (tool-dispatching settles them as aborted), and
+				// a decision then is ignored as "aborted", a reject as an approve.
 				approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: "approveCall" },
-				reject: { guard: "isAwaitingApproval", actions: "rejectCall" },
+				reject: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: "rejectCall" },
 				// Streaming mode with beforeToolCall: the batch actor held a call back for approval.
 				"tool.approval": { guard: "isRunningCall", actions: "holdCallForApproval" },
 				// Restored from a snapshot taken while tools ran: they go to a new batch actor.

@@ -133,27 +133,32 @@ describe.each(interpreters)("decisions the machine does not take, on %s", (_name
 });
 
 describe.each(interpreters)("a decision after an abort, on %s", (_name, logic) => {
-	it("is ignored as aborted while a sibling call still runs (the abort rejects what waits)", async () => {
-		const runs: string[] = [];
-		let release = () => {};
-		const slow = makeTool("slow", () => new Promise((resolve) => (release = () => resolve(ok("slow done")))));
-		const scripted = createScriptedModel([{ content: [toolCall("slow", {}, "s"), toolCall("deploy", {}, "a")] }, { content: "done" }]);
-		const actor = createActor(logic, { input: { model: scripted.model, tools: [slow, ...deployTools(runs)], config: { streamFn: scripted.streamFn } } });
-		stopped.push(actor);
-		const emitted: AgentMachineEmitted[] = [];
-		actor.on("*", (event: AgentMachineEmitted) => void emitted.push(event));
-		actor.start();
-		actor.send({ type: "prompt", messages: [user("deploy")] });
-		const snapshot = () => actor.getSnapshot() as unknown as Snap;
-		await until(() => snapshot().context.run?.batch?.calls.some((call) => call.status === "awaiting-approval") === true);
-		actor.send({ type: "abort" });
-		actor.send({ type: "approve", toolCallId: "a" });
-		release();
-		await until(() => snapshot().matches("idle"));
-		expect(ignored(emitted).map((event) => `${event.decision} ${event.toolCallId}: ${event.reason}`)).toEqual(["approve a: aborted"]);
-		expect(runs).toEqual([]);
-		expect(decisions(emitted)).toEqual(["a:aborted"]);
-	});
+	for (const type of ["approve", "reject"] as const) {
+		it(`${type} is ignored as aborted while a sibling call still runs (the abort rejects what waits)`, async () => {
+			const runs: string[] = [];
+			let release = () => {};
+			const slow = makeTool("slow", () => new Promise((resolve) => (release = () => resolve(ok("slow done")))));
+			const scripted = createScriptedModel([{ content: [toolCall("slow", {}, "s"), toolCall("deploy", {}, "a")] }, { content: "done" }]);
+			const actor = createActor(logic, { input: { model: scripted.model, tools: [slow, ...deployTools(runs)], config: { streamFn: scripted.streamFn } } });
+			stopped.push(actor);
+			const emitted: AgentMachineEmitted[] = [];
+			actor.on("*", (event: AgentMachineEmitted) => void emitted.push(event));
+			actor.start();
+			actor.send({ type: "prompt", messages: [user("deploy")] });
+			const snapshot = () => actor.getSnapshot() as unknown as Snap;
+			await until(() => snapshot().context.run?.batch?.calls.some((call) => call.status === "awaiting-approval") === true);
+			actor.send({ type: "abort" });
+			// The run waits for its running sibling to see the signal: the waiting call is the abort's to
+			// reject, also for a reject (it used to be taken, the call answered as rejected, not aborted).
+			expect(snapshot().context.run?.aborted).toBe(true);
+			actor.send(type === "approve" ? { type, toolCallId: "a" } : { type, toolCallId: "a", reason: "not now" });
+			release();
+			await until(() => snapshot().matches("idle"));
+			expect(ignored(emitted).map((event) => `${event.decision} ${event.toolCallId}: ${event.reason}`)).toEqual([`${type} a: aborted`]);
+			expect(runs).toEqual([]);
+			expect(decisions(emitted)).toEqual(["a:aborted"]);
+		});
+	}
 });
 
 describe("an Agent's machine sent a decision it does not take", () => {
