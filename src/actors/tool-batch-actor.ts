@@ -220,6 +220,8 @@ class ToolBatchRun {
 			if (this.#stopped || !this.#flying(call)) return;
 			// The time limit is the tool's: afterToolCall may wait (for a person, say) as beforeToolCall may.
 			this.#stopClock(call);
+			// What holds the call from here on is the hook: a give-up after an abort says so.
+			if (this.input.afterToolCall) this.#report(call, { type: "tool.returned", callKey: call.key }, false);
 			if (updated && this.input.afterToolCall) {
 				// pi asks afterToolCall once the call's progress reached every listener: a hook that reads
 				// what an update's listener wrote, or unsubscribes it, must not overtake that delivery.

@@ -25,6 +25,11 @@ export type ToolBatchEvent =
 	| { type: "tool.settled"; callKey: string; outcome: ToolOutcome }
 	/** Progress from the tool's `onUpdate`, while it runs. */
 	| { type: "tool.update"; callKey: string; partialResult: AgentToolResult<unknown> }
+	/**
+	 * The tool returned and its `afterToolCall` hook is asked now (sent only when there is one): a
+	 * call given up on after an abort from here on is the hook's, not the tool's, to finish.
+	 */
+	| { type: "tool.returned"; callKey: string }
 	/** The call ran past its timeout; it was told to stop and its late result is ignored. */
 	| { type: "tool.timeout"; callKey: string; timeoutMs: number }
 	/**

@@ -85,6 +85,7 @@ const callFields = {
 	approval: optional(fields({ reason: optional(text), deadline: optional(count) })),
 	outcome: optional(anObject),
 	message: optional(anObject),
+	returned: optional(flag),
 };
 
 const batchFields = {

@@ -108,6 +108,8 @@ export const agentMachine = agentSetup.createMachine({
 				"tools.interrupted": { actions: "redispatchInterruptedCalls" },
 				// Streaming tool execution: the batch reports while the reply still streams.
 				"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
+				// Its afterToolCall hook is asked now: what a give-up after an abort names.
+				"tool.returned": { guard: "isRunningCall", actions: "recordToolReturned" },
 				// A settled call makes room for the next one, unless the run was aborted or the reply
 				// failed (a streaming reply's queued calls then never start).
 				"tool.settled": [

@@ -215,6 +215,9 @@ export const agentSetup = setup({
 				tools.settleRunningTool(context, event.callKey, errorResult(timedOutText(name, event.timeoutMs)), true, enqueue);
 			}
 		}),
+		recordToolReturned: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "tool.returned") tools.recordToolReturned(context, event.callKey, enqueue);
+		}),
 		abandonRunningCalls: enqueueActions(({ context, enqueue }) => tools.abandonRunningCalls(context, enqueue)),
 		addStreamedToolCall: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type === "stream.toolcall") tools.addStreamedToolCall(context, event.toolCall, event.partial, enqueue);

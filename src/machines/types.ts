@@ -214,6 +214,11 @@ export interface ToolCallEntry {
 	approval?: ApprovalWait | undefined;
 	/** Its tool result message, once emitted. */
 	message: ToolResultMessage | undefined;
+	/**
+	 * A running call whose tool returned: its `afterToolCall` hook is being asked. A give-up after
+	 * an abort names the hook, not the tool, as what did not finish.
+	 */
+	returned?: true | undefined;
 }
 
 /**

@@ -143,6 +143,8 @@ export function redispatchInterruptedCalls(context: Ctx, enqueue: SpawningEnqueu
 			working = settleCall(withBatch(working, next), call, errorResult(interruptedText(call.toolCall.name, undefined)), enqueue);
 			next = batchOf(working);
 		} else if (call.status === "running") {
+			// Runs again from the start: a give-up blames the tool again until it returns.
+			if (call.returned) next = updateCall(next, call.key, { returned: undefined });
 			next = withBatchActor(working, next, enqueue);
 			const effect = effectOf(working, call);
 			// Streaming mode with a hook: a call sent to be prepared and run has no validated arguments yet.
@@ -432,6 +434,22 @@ export function settleRunningTool(context: Ctx, key: string, outcome: FinalizedT
 	}
 }
 
+/** A running call's tool returned; its `afterToolCall` hook is asked now. */
+export function recordToolReturned(context: Ctx, key: string, enqueue: Enqueue): void {
+	const run = runOf(context);
+	enqueue.assign({ run: patchRun(run, { batch: updateCall(batchOf(context), key, { returned: true }) }) });
+}
+
+/**
+ * The answer of a call given up on after an abort: it names what did not finish, the tool or,
+ * once the tool had returned, its `afterToolCall` hook (a slow hook must not blame the tool).
+ */
+function abandonedText(call: ToolCallEntry, graceMs: number): string {
+	const name = call.toolCall.name;
+	if (call.returned) return `Tool "${name}" returned, but its afterToolCall hook did not finish within ${graceMs} ms after the run was aborted; the call's result, if the hook ever returns, is ignored`;
+	return `Tool "${name}" did not stop within ${graceMs} ms after the run was aborted; its result, if it comes, is ignored`;
+}
+
 /** After the abort grace: calls still running are given up on (told to stop; a late result is ignored). */
 export function abandonRunningCalls(context: Ctx, enqueue: EffectEnqueue): void {
 	let working = context;
@@ -439,8 +457,7 @@ export function abandonRunningCalls(context: Ctx, enqueue: EffectEnqueue): void 
 	for (const call of context.run?.batch?.calls ?? []) {
 		if (call.status !== "running") continue;
 		enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", callKey: call.key });
-		const text = `Tool "${call.toolCall.name}" did not stop within ${grace} ms after the run was aborted; its result, if it comes, is ignored`;
-		working = settleCall(working, call, errorResult(text), enqueue);
+		working = settleCall(working, call, errorResult(abandonedText(call, grace)), enqueue);
 	}
 }
 
