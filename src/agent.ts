@@ -16,7 +16,7 @@ import type { AgentMachineCommand, AgentMachineConfig, AgentMachineContext, Agen
 import { errorResult } from "./tools/preflight.js";
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
-import { type RunStart, type StoredJournalEntry, modelEffectId, runOfEffect, toolEffectId } from "./durable/journal.js";
+import { type CompactionEnd, type CompactionStart, type RunStart, type StoredJournalEntry, modelEffectId, runOfEffect, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import { type AgentStore, type LoadedSession, ofLineage } from "./durable/store.js";
 import { DurableSession, SessionClaim } from "./facade/durable-session.js";
@@ -65,6 +65,12 @@ function itemsAt<T>(array: readonly T[], at: number, items: readonly T[]): boole
 interface JournaledStart {
 	base: PlainAgentContext | undefined;
 	entry: RunStart;
+}
+
+/** A manual compaction's start, journaled on the agent as the store holds it between runs (`base`; undefined: not known to be stored). */
+interface JournaledCompaction {
+	base: PlainAgentContext | undefined;
+	entry: CompactionStart;
 }
 
 /** An assistant message that sets `agent.state.errorMessage`: a run with one ends with a snapshot. */
@@ -385,6 +391,8 @@ export class Agent {
 	#startJournaled: JournaledStart | undefined;
 	/** The run in progress started with its prompt journaled on what the store held: its end may be journaled too. */
 	#runBase: JournaledStart | undefined;
+	/** The manual compaction in progress, journaled before it started: an end that did not compact is journaled too. */
+	#compactionStart: JournaledCompaction | undefined;
 	/** Runs the session started (a run's id counts them). */
 	#runs = 0;
 	/** Calls a decision was sent for, not yet taken by the machine (`turn:key`); made at the first decision. */
@@ -1111,18 +1119,21 @@ export class Agent {
 	#restoreBetweenRuns(context: PlainAgentContext, entries: number, journalSeq: number, stored: boolean): void {
 		const journal = this.#session.journal;
 		let messages: AgentMessage[] | undefined;
+		const runsBefore = this.#runs;
 		let record = journal.lookup(`r${this.#runs + 1}`);
-		while (record?.start && record.end) {
-			(messages ??= [...this.#state.messages]).push(...record.start.messages, ...record.end.messages);
+		// A manual compaction journaled to its end did not compact: it took the run's number, nothing else.
+		while ((record?.start && record.end) || (record?.compactionStart && record.compactionEnd)) {
+			if (record.start && record.end) (messages ??= [...this.#state.messages]).push(...record.start.messages, ...record.end.messages);
 			this.#runs++;
 			record = journal.lookup(`r${this.#runs + 1}`);
 		}
-		if (messages) {
-			this.#state.messages = messages;
-			// A run journaled to its end ended without an error.
+		const applied = this.#runs !== runsBefore;
+		if (applied) {
+			if (messages) this.#state.messages = messages;
+			// A run journaled to its end ended without an error (a compaction's start cleared it too).
 			this.#state.errorMessage = undefined;
 			const ended = `r${this.#runs}`;
-			const last = journal.entries.find((entry) => entry.kind === "run" && entry.phase === "end" && entry.effect === ended);
+			const last = journal.entries.find((entry) => entry.phase === "end" && entry.effect === ended);
 			journal.forgetBefore((last?.seq ?? 0) + 1);
 		}
 		// What is left belongs to the next run, if anything. Entries of a later one follow a snapshot
@@ -1142,10 +1153,69 @@ export class Agent {
 		}
 		let base: PlainAgentContext | undefined;
 		if (stored) {
-			base = messages ? Object.assign({}, context, { messages: this.#state.messages.slice(), runs: this.#runs }) : context;
+			base = applied ? Object.assign({}, context, { messages: this.#state.messages.slice(), runs: this.#runs }) : context;
 			this.#session.loadedBetweenRuns(base, entries);
 		}
 		if (record?.start) this.#startAgain({ base, entry: record.start });
+		else if (record?.compactionStart) this.#compactAgain({ base, entry: record.compactionStart });
+	}
+
+	/**
+	 * Makes again a manual compaction the journal says started on the restored snapshot and did not
+	 * end: its listeners hear `auto_compaction_start`, then `auto_compaction_end`, and
+	 * `waitForIdle()` waits for it (its `compact()` promise went with the process that called it).
+	 */
+	#compactAgain(start: JournaledCompaction): void {
+		const run = this.#startRun();
+		this.#compactionStart = start;
+		this.#start({ type: "compact", instructions: start.entry.instructions });
+		void this.#awaitRestoredRun(run);
+	}
+
+	/**
+	 * A manual compaction's start, journaled (as a prompt's is, see {@link Agent.#promptEntry}) when
+	 * the agent has a store: on what the store holds between runs, the agent saved first when that
+	 * is not the agent as it is (a save asked for in this step is taken now, before the compaction
+	 * starts, so that the snapshot is of the agent before it). Undefined without a store, or when
+	 * the store holds no snapshot to journal after (a write failed: the snapshot saved at the end
+	 * stands for the compaction).
+	 */
+	#journalCompactionStart(instructions: string | undefined): JournaledCompaction | undefined {
+		const session = this.#session;
+		if (!session.saves) return undefined;
+		session.takeRequestedSave(this.#handles.takeSnapshot);
+		const runs = this.#runCount();
+		let base = session.betweenRuns();
+		if (!base || !this.#isAsStored(base, this.#state.messages, runs)) {
+			void session.saveNow(this.#handles.takeSnapshot);
+			base = session.betweenRuns();
+			if (!base) return undefined;
+		}
+		const entry: CompactionStart = instructions === undefined ? { kind: "compaction", phase: "start", effect: `r${runs + 1}` } : { kind: "compaction", phase: "start", effect: `r${runs + 1}`, instructions };
+		const written = session.journal.append(entry);
+		// Not stored: the compaction is saved in a snapshot of the agent as it compacts (a restore makes it again from there).
+		if (written) void written.then(undefined, () => this.#saveSoon());
+		return { base, entry };
+	}
+
+	/**
+	 * A manual compaction that did not compact (it failed, or was aborted): its end is journaled, so
+	 * that a restore does not make it again; saved as a snapshot when its start was not journaled on
+	 * what the store holds, or the agent changed since (a `steer()` meanwhile, say).
+	 */
+	#journalCompactionEnd(event: Extract<AgentEvent, { type: "auto_compaction_end" }>): void {
+		const started = this.#compactionStart;
+		this.#compactionStart = undefined;
+		if (!this.#session.saves) return;
+		const base = started?.base;
+		if (started && base) {
+			const entry: CompactionEnd = { kind: "compaction", phase: "end", effect: started.entry.effect, outcome: event.aborted ? "aborted" : "failed" };
+			if (event.errorMessage !== undefined) entry.errorMessage = event.errorMessage;
+			// The compaction took a run's number; the transcript is as it was.
+			const after = Object.assign({}, base, { runs: base.runs + 1 });
+			if (this.#session.endRun(base, entry, after, () => this.#saveSoon())) return;
+		}
+		this.#saveSoon();
 	}
 
 	/** Starts again a run the journal says was prompted on the restored snapshot (its start is not journaled twice). */
@@ -1232,7 +1302,11 @@ export class Agent {
 		this.#assertWriter();
 		if (this.#run) throw new Error(ALREADY_COMPACTING);
 		this.#assertRunnable();
+		// Journaled before it starts (the agent is saved first when the store does not hold it as it
+		// is): a restart before it ended makes it again, as a run a restart interrupted goes on.
+		const journaled = this.#journalCompactionStart(instructions);
 		const run = this.#startRun();
+		this.#compactionStart = journaled;
 		const result = new Promise<CompactionResult>((resolve, reject) => {
 			run.compaction = { resolve, reject };
 		});
@@ -1420,6 +1494,7 @@ export class Agent {
 		this.#startEntry = undefined;
 		this.#startJournaled = undefined;
 		this.#runBase = undefined;
+		this.#compactionStart = undefined;
 		this.#session.forgetRun();
 		this.#delivery.signal = IDLE_SIGNAL;
 		if (!this.#pinned || this.#disposed) this.#releaseMachine(this.#disposed);
@@ -1812,10 +1887,14 @@ export class Agent {
 			void delivery.then(() => {
 				run.endMachine();
 				if (event.result) {
-					// The journal does not carry a compaction: with a store, the compacted transcript is saved.
+					// The journal carries a compaction's start, not the transcript it made: with a store, it is saved.
+					this.#compactionStart = undefined;
 					this.#saveSoon();
 					run.compaction?.resolve(event.result);
-				} else run.compaction?.reject(new Error(event.errorMessage ?? (event.aborted ? "Compaction aborted" : "Compaction failed")));
+				} else {
+					this.#journalCompactionEnd(event);
+					run.compaction?.reject(new Error(event.errorMessage ?? (event.aborted ? "Compaction aborted" : "Compaction failed")));
+				}
 			});
 		}
 	}

@@ -12,6 +12,8 @@ export {
 	toolEffectId,
 	JournalIndex,
 	type ApprovalDecision,
+	type CompactionEnd,
+	type CompactionStart,
 	type EffectJournal,
 	type EffectRecord,
 	type JournalEntry,

@@ -2,8 +2,9 @@
  * The effect journal: what a run did to the world, one entry per step of each effect, so that a
  * run restored after a crash never repeats an effect by accident.
  *
- * Every effect has a stable id, made from the run, the turn and the call (`r3`: run 3's start;
- * `r3.m2`: run 3's second model call; `r3.t2.toolu_01`: the call `toolu_01` of run 3's second turn). An effect
+ * Every effect has a stable id, made from the run, the turn and the call (`r3`: run 3's start, or
+ * the manual compaction that is run 3; `r3.m2`: run 3's second model call; `r3.t2.toolu_01`: the
+ * call `toolu_01` of run 3's second turn). An effect
  * records its intent before it acts and its outcome after; a tool its progress too. Whoever runs
  * an effect asks the journal first, by id (as XState v6's `xstate/durable` memoises an effect's
  * result by its id):
@@ -190,13 +191,50 @@ export interface RunEnd {
 }
 
 /**
+ * A manual compaction (`agent.compact()`) started, on the agent as the session's last snapshot has
+ * it (with the runs journaled since): journaled before it starts, with its instructions. The
+ * compaction takes a run's number (`effect` is that run's id). A restore from that snapshot that
+ * finds no {@link CompactionEnd} makes it again: its listeners hear `auto_compaction_start`, then
+ * `auto_compaction_end`. A compaction that compacted needs no end: the snapshot saved after it
+ * holds the compacted transcript, and the store drops the entries it covers.
+ *
+ * @example
+ * const started = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & CompactionStart => entry.kind === "compaction" && entry.phase === "start");
+ * console.log(started.map((entry) => [entry.effect, entry.instructions]));
+ */
+export interface CompactionStart {
+	kind: "compaction";
+	phase: "start";
+	effect: string;
+	/** What `compact(instructions)` was given. */
+	instructions?: string | undefined;
+}
+
+/**
+ * A manual compaction that ended without compacting (it failed, or was aborted): the transcript is
+ * as it was, and a restore does not make it again (the compaction's run number is taken).
+ *
+ * @example
+ * const ended = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & CompactionEnd => entry.kind === "compaction" && entry.phase === "end");
+ * console.log(ended.map((entry) => `${entry.effect}: ${entry.outcome} ${entry.errorMessage ?? ""}`));
+ */
+export interface CompactionEnd {
+	kind: "compaction";
+	phase: "end";
+	effect: string;
+	outcome: "failed" | "aborted";
+	/** Why it failed, as its `auto_compaction_end` said. */
+	errorMessage?: string | undefined;
+}
+
+/**
  * One journal entry.
  *
  * @example
  * const describe = (entry: JournalEntry) => `${entry.kind} ${entry.phase} ${entry.effect}`;
  * console.log(agent.snapshot().journal.map(describe));
  */
-export type JournalEntry = RunStart | RunEnd | ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalRequest | ApprovalDecision;
+export type JournalEntry = RunStart | RunEnd | CompactionStart | CompactionEnd | ModelIntent | ModelOutcome | ToolIntent | ToolProgress | ToolOutcomeEntry | ApprovalRequest | ApprovalDecision;
 
 /**
  * A journal entry as stored: numbered in the order it was appended.
@@ -226,6 +264,10 @@ export interface EffectRecord {
 	start?: RunStart | undefined;
 	/** A run's end, when it ended as the journal says (the effect is the run). */
 	end?: RunEnd | undefined;
+	/** A manual compaction's start (the effect is the run it counts as). */
+	compactionStart?: CompactionStart | undefined;
+	/** A manual compaction's end, when it did not compact. */
+	compactionEnd?: CompactionEnd | undefined;
 	intent?: ModelIntent | ToolIntent | undefined;
 	/** The progress a tool reported last (what an interrupted call's answer quotes). */
 	update?: ToolProgress | undefined;
@@ -301,7 +343,7 @@ export class JournalIndex implements EffectJournal {
 	startedDuring(modelEffect: string): AgentToolCall[] {
 		const started = new Map<string, AgentToolCall>();
 		for (const entry of this.#entries) {
-			if (entry.kind === "run" || entry.kind === "model" || entry.phase === "update" || entry.phase === "outcome" || entry.phase === "decided") continue;
+			if (entry.kind === "run" || entry.kind === "compaction" || entry.kind === "model" || entry.phase === "update" || entry.phase === "outcome" || entry.phase === "decided") continue;
 			if (entry.streamedFrom !== modelEffect || started.has(entry.effect)) continue;
 			started.set(entry.effect, entry.call ?? { type: "toolCall", id: entry.toolCallId, name: entry.toolName, arguments: entry.args as AgentToolCall["arguments"] });
 		}
@@ -342,10 +384,12 @@ export class JournalIndex implements EffectJournal {
 		}
 		switch (entry.phase) {
 			case "start":
-				record.start = entry;
+				if (entry.kind === "compaction") record.compactionStart = entry;
+				else record.start = entry;
 				break;
 			case "end":
-				record.end = entry;
+				if (entry.kind === "compaction") record.compactionEnd = entry;
+				else record.end = entry;
 				break;
 			case "intent":
 				record.intent = entry;

@@ -175,6 +175,7 @@ const entryFields: Record<string, Record<string, Record<string, Check>>> = {
 		requested: { toolCallId: text, toolName: text, call: fields({ id: text, name: text }), streamedFrom: optional(text), deadline: optional(count) },
 		decided: { toolCallId: text, decision: oneOf(["approved", "rejected"]), reason: optional(text), decidedAt: optional(count) },
 	},
+	compaction: { start: { instructions: optional(text) }, end: { outcome: oneOf(["failed", "aborted"]), errorMessage: optional(text) } },
 };
 
 /** The fields every stored entry has, whatever its kind (see `StoredJournalEntry`). */

@@ -9,7 +9,7 @@
  * session, a changed agent, a run that did what the journal does not carry) and once the journal
  * since the last snapshot is long (see {@link JOURNAL_ENTRIES_BEFORE_SNAPSHOT}).
  */
-import { JournalIndex, type RunEnd, type StoredJournalEntry } from "../durable/journal.js";
+import { type CompactionEnd, JournalIndex, type RunEnd, type StoredJournalEntry } from "../durable/journal.js";
 import type { AgentSnapshot, PlainAgentContext } from "../durable/snapshot.js";
 import { type AgentStore, SessionTakenOverError } from "../durable/store.js";
 
@@ -591,12 +591,12 @@ export class DurableSession {
 	}
 
 	/**
-	 * Journals the end of a run that started on `base` (see {@link DurableSession.betweenRuns}),
-	 * after which the store holds `after` between runs. False, with nothing written, when the store
+	 * Journals the end of a run (or of a manual compaction that did not compact) that started on
+	 * `base` (see {@link DurableSession.betweenRuns}), after which the store holds `after` between runs. False, with nothing written, when the store
 	 * no longer holds `base` or its journal is long enough for a snapshot: the caller saves one.
 	 * `failed` runs if the store cannot write the entry.
 	 */
-	endRun(base: PlainAgentContext, entry: RunEnd, after: PlainAgentContext, failed: () => void): boolean {
+	endRun(base: PlainAgentContext, entry: RunEnd | CompactionEnd, after: PlainAgentContext, failed: () => void): boolean {
 		const between = this.#between;
 		if (!between || between.context !== base || this.#saveRequested || this.#broken !== undefined || snapshotDue(this.#entriesSince, after.messages.length)) return false;
 		this.#between = { context: after, from: between.from };

@@ -5,14 +5,18 @@
  * mode, reset, prompt, continue, compact) and after each one restores a new agent from what the
  * store holds, comparing the two. It covers the class of defect where a command changed the
  * agent but not its store (clearing a queue, a mode, `reset()` and `compact()` were once not
- * saved; see `probe-idle-commands.test.ts` for those cases one by one).
+ * saved; see `probe-idle-commands.test.ts` for those cases one by one). One more command is a crash
+ * in the middle of a `compact()`: the session is loaded by a new agent, whose listeners must hear
+ * the compaction made again, start then end (it once came back as before `compact()`, with no
+ * event, when no snapshot was saved during it; see `journaled-compaction.test.ts`).
  * `PROPERTY_RUNS` (default 40) sets the runs, `PROPERTY_SEED` replays a seed.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent, type AgentOptions } from "../../src/agent.js";
+import type { CompactionSettings } from "../../src/compaction/settings.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
-import { createMemoryStore } from "../../src/durable/store.js";
+import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { StreamFn } from "../../src/types/stream.js";
 import { textOf, user } from "../agent/helpers.js";
@@ -21,7 +25,7 @@ const PROPERTY_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 40);
 const PROPERTY_SEED = Number(process.env["PROPERTY_SEED"] ?? Date.now() % 2 ** 31);
 
 type Command =
-	| { kind: "steer" | "followUp" | "prompt" | "continue" | "reset" | "compact" | "clearSteeringQueue" | "clearFollowUpQueue" | "clearAllQueues" }
+	| { kind: "steer" | "followUp" | "prompt" | "continue" | "reset" | "compact" | "crashWhileCompacting" | "clearSteeringQueue" | "clearFollowUpQueue" | "clearAllQueues" }
 	| { kind: "steeringMode" | "followUpMode"; mode: "all" | "one-at-a-time" };
 
 const command: fc.Arbitrary<Command> = fc.oneof(
@@ -32,6 +36,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 		{ kind: "continue" },
 		{ kind: "reset" },
 		{ kind: "compact" },
+		{ kind: "crashWhileCompacting" },
 		{ kind: "clearSteeringQueue" },
 		{ kind: "clearFollowUpQueue" },
 		{ kind: "clearAllQueues" },
@@ -44,6 +49,35 @@ const streamFn: StreamFn = (model, context, options) => {
 	const replies = context.messages.filter((message) => message.role === "assistant").length;
 	return createScriptedModel([{ content: `reply ${replies}` }]).streamFn(model, context, options);
 };
+
+const summarising: CompactionSettings = { enabled: false, keepRecentTokens: 1, summarize: async () => "summary so far" };
+
+/**
+ * `compact()` on `agent` with a summariser that never answers, and a crash once it asks (what was
+ * written before is stored): the agent that loads the session, or `agent` when the compaction
+ * ended by itself (nothing to compact). The loaded agent's listeners must hear the compaction made
+ * again, start then end.
+ */
+async function crashWhileCompacting(agent: Agent, options: AgentOptions & { store: AgentStore; sessionId: string }): Promise<Agent> {
+	let asked = false;
+	agent.compaction = { ...summarising, summarize: () => ((asked = true), new Promise<string>(() => {})) };
+	let ended = false;
+	void agent
+		.compact()
+		.catch(() => undefined)
+		.finally(() => (ended = true));
+	for (let i = 0; i < 200 && !asked && !ended; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+	agent.compaction = summarising;
+	if (!asked) return agent;
+	await agent.saved();
+	const events: string[] = [];
+	const loaded = await Agent.load({ ...options, listeners: [(event) => void (event.type === "auto_compaction_start" || event.type === "auto_compaction_end" ? events.push(event.type) : undefined)] });
+	// The crashed process writes no more (the load took the session over): its agent is let go.
+	agent.dispose();
+	await loaded.waitForIdle();
+	expect(events, "the listeners of the agent that loaded a session a crash interrupted mid-compaction").toEqual(["auto_compaction_start", "auto_compaction_end"]);
+	return loaded;
+}
 
 /** What a restart must find: the transcript's texts, the queues' texts, the modes. */
 function held(snapshot: AgentSnapshot) {
@@ -64,8 +98,8 @@ describe("an agent with a store, between runs", () => {
 			fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 12 }), async (commands) => {
 				const store = createMemoryStore();
 				const model = createScriptedModel([]).model;
-				const options: AgentOptions = { initialState: { model }, streamFn, compaction: { enabled: false, keepRecentTokens: 1, summarize: async () => "summary so far" } };
-				const agent = new Agent({ ...options, store, sessionId: "s" });
+				const options: AgentOptions = { initialState: { model }, streamFn, compaction: summarising };
+				let agent = new Agent({ ...options, store, sessionId: "s" });
 				try {
 					for (const [index, next] of commands.entries()) {
 						switch (next.kind) {
@@ -82,6 +116,9 @@ describe("an agent with a store, between runs", () => {
 								break;
 							case "compact":
 								await agent.compact().catch(() => undefined);
+								break;
+							case "crashWhileCompacting":
+								agent = await crashWhileCompacting(agent, { ...options, store, sessionId: "s" });
 								break;
 							case "steeringMode":
 							case "followUpMode":

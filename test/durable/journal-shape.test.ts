@@ -48,7 +48,7 @@ async function sessionInsideTool() {
 describe("a journal entry that is whole but not one a restore can use", () => {
 	const shapes: [string, (entry: StoredJournalEntry) => unknown, RegExp][] = [
 		["null", () => null, /line 2 of .*journal\.jsonl \(whole: it matches its checksum\): it must be an object, not null/],
-		["a kind of a newer agentchart", (entry) => ({ ...entry, kind: "timer" }), /line 2 of .*: its kind must be "run" or "model" or "tool" or "approval", not "timer"/],
+		["a kind of a newer agentchart", (entry) => ({ ...entry, kind: "timer" }), /line 2 of .*: its kind must be "run" or "model" or "tool" or "approval" or "compaction", not "timer"/],
 		["a tool intent without its replay policy", (entry) => ({ ...entry, replay: undefined }), /line 2 of .*: its replay must be "safe" or "unsafe", not undefined/],
 	];
 	for (const [what, change, message] of shapes) {

@@ -1,0 +1,248 @@
+/**
+ * A manual compaction (`agent.compact()`) on an agent with a store is journaled before it starts
+ * (`{ kind: "compaction", phase: "start", effect: "r<n>" }`, the run number it takes): a crash
+ * before it ended, with no snapshot saved during it, comes back from `Agent.load` with the
+ * compaction made again (its listeners hear `auto_compaction_start`, then `auto_compaction_end`;
+ * `waitForIdle()` waits for it), as a run a crash interrupted goes on. Before, the only durable
+ * record was the snapshot from before `compact()`: the session came back uncompacted, with no
+ * event and no word of the compaction. A compaction that did not compact (failed, aborted)
+ * journals its end, and is not made again.
+ */
+import { spawn } from "node:child_process";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import type { CompactionSettings } from "../../src/compaction/settings.js";
+import { createFileStore } from "../../src/durable/file-store.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import type { AgentEvent } from "../../src/types/agent.js";
+import { assistant, plainRoles, user } from "../agent/helpers.js";
+import { useTempDirs } from "../temp-dirs.js";
+
+const tempDir = useTempDirs("agentchart-journaled-compaction-");
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+async function until(check: () => boolean, polls = 1000): Promise<void> {
+	for (let i = 0; i < polls && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
+	if (!check()) throw new Error("timed out");
+}
+
+const long = (text: string) => `${text} ${"x".repeat(400)}`;
+const transcript = () => [user(long("first question")), assistant(long("first answer")), user(long("second question")), assistant(long("second answer"))];
+
+/** A summariser that never answers: the process "crashes" while it runs. */
+function hanging(): { settings: CompactionSettings; started: () => boolean } {
+	let started = false;
+	return { settings: { enabled: true, keepRecentTokens: 1, summarize: () => ((started = true), new Promise<string>(() => {})) }, started: () => started };
+}
+
+const summarising = (summary: string, asked: (string | undefined)[] = []): CompactionSettings => ({ enabled: true, keepRecentTokens: 1, summarize: async (request) => (asked.push(request.instructions), summary) });
+
+function compactionEvents(events: readonly AgentEvent[]): string[] {
+	return events.flatMap((event) => {
+		if (event.type === "auto_compaction_start") return [`start:${event.reason}`];
+		if (event.type === "auto_compaction_end") return [`end:${event.reason}:${event.result ? "compacted" : (event.errorMessage ?? "aborted")}`];
+		return [];
+	});
+}
+
+/** A memory store that counts the snapshots it is given. */
+function countingStore(): { store: AgentStore; snapshots: AgentSnapshot[] } {
+	const memory = createMemoryStore();
+	const snapshots: AgentSnapshot[] = [];
+	const store: AgentStore = { ...memory, saveSnapshot: (id, snapshot) => (snapshots.push(snapshot), memory.saveSnapshot(id, snapshot)) };
+	return { store, snapshots };
+}
+
+/** What the store holds of session "s" after its last snapshot. */
+async function journalOf(store: AgentStore): Promise<string[]> {
+	const snapshot = (await store.load("s", { peek: true }))?.snapshot;
+	return (snapshot?.journal ?? []).filter((entry) => entry.seq > (snapshot?.journalSeq ?? 0)).map((entry) => `${entry.kind}.${entry.phase} ${entry.effect}`);
+}
+
+describe("a manual compaction on a store, interrupted by a crash with no snapshot saved during it", () => {
+	it("is journaled before it starts, and made again by Agent.load, with its instructions and its events", async () => {
+		const { store, snapshots } = countingStore();
+		const scripted = createScriptedModel([{ content: long("an answer") }]);
+		const options = { store, sessionId: "s", streamFn: scripted.streamFn };
+		const held = hanging();
+		const first = new Agent({ ...options, initialState: { model: scripted.model, messages: transcript() }, compaction: held.settings });
+		await first.prompt(long("a prompt"));
+		await first.saved();
+		const before = snapshots.length;
+		void first.compact("keep the names").catch(() => undefined);
+		await until(held.started);
+		await first.saved();
+		// Journaled, not saved: the store's last snapshot is from before compact().
+		expect(snapshots.length).toBe(before);
+		expect(await journalOf(store)).toEqual(["run.start r1", "run.end r1", "compaction.start r2"]);
+
+		const events: AgentEvent[] = [];
+		const asked: (string | undefined)[] = [];
+		const second = await Agent.load({ ...options, compaction: summarising("the summary", asked), listeners: [(event) => void events.push(event)] });
+		await expect(second.compact()).rejects.toThrow(/already processing/);
+		await second.waitForIdle();
+		expect(compactionEvents(events)).toEqual(["start:manual", "end:manual:compacted"]);
+		expect(asked).toEqual(["keep the names"]);
+		expect(second.state.messages[0]).toMatchObject({ role: "compactionSummary", summary: "the summary" });
+		await second.saved();
+
+		// Stored compacted: a later load makes nothing again.
+		const later: AgentEvent[] = [];
+		const third = await Agent.load({ ...options, compaction: summarising("another summary"), listeners: [(event) => void later.push(event)] });
+		await third.waitForIdle();
+		expect(later).toEqual([]);
+		expect(third.state.messages[0]).toMatchObject({ role: "compactionSummary", summary: "the summary" });
+		expect(await journalOf(store)).toEqual([]);
+	});
+
+	it("on a session the store did not hold as it is (a new one), saves it first and journals the compaction after it", async () => {
+		const { store } = countingStore();
+		const scripted = createScriptedModel([]);
+		const held = hanging();
+		const first = new Agent({ store, sessionId: "s", streamFn: scripted.streamFn, initialState: { model: scripted.model, messages: transcript() }, compaction: held.settings });
+		void first.compact().catch(() => undefined);
+		await until(held.started);
+		await first.saved();
+		expect(await journalOf(store)).toEqual(["compaction.start r1"]);
+
+		const events: AgentEvent[] = [];
+		const second = await Agent.load({ store, sessionId: "s", streamFn: scripted.streamFn, compaction: summarising("the summary"), listeners: [(event) => void events.push(event)] });
+		await second.waitForIdle();
+		expect(compactionEvents(events)).toEqual(["start:manual", "end:manual:compacted"]);
+		expect(second.state.messages[0]).toMatchObject({ role: "compactionSummary" });
+	});
+
+	it("made again and failing, journals its end: the next load makes it no more, and later runs are numbered after it", async () => {
+		const { store } = countingStore();
+		const scripted = createScriptedModel([{ content: long("an answer") }, { content: "later answer" }]);
+		const options = { store, sessionId: "s", streamFn: scripted.streamFn };
+		const held = hanging();
+		const first = new Agent({ ...options, initialState: { model: scripted.model, messages: transcript() }, compaction: held.settings });
+		await first.prompt(long("a prompt"));
+		void first.compact().catch(() => undefined);
+		await until(held.started);
+		await first.saved();
+
+		const failing: CompactionSettings = {
+			enabled: true,
+			keepRecentTokens: 1,
+			summarize: async () => {
+				throw new Error("the summariser is down");
+			},
+		};
+		const events: AgentEvent[] = [];
+		const second = await Agent.load({ ...options, compaction: failing, listeners: [(event) => void events.push(event)] });
+		await second.waitForIdle();
+		expect(compactionEvents(events)).toEqual(["start:manual", "end:manual:Compaction failed: the summariser is down"]);
+		await second.saved();
+		expect(await journalOf(store)).toEqual(["run.start r1", "run.end r1", "compaction.start r2", "compaction.end r2"]);
+
+		const third = await Agent.load({ ...options, compaction: summarising("never asked"), listeners: [(event) => void events.push(event)] });
+		await third.waitForIdle();
+		expect(compactionEvents(events)).toHaveLength(2);
+		await third.prompt("later");
+		await third.saved();
+		// Journaled as the run after the compaction (r3), and applied so by a load.
+		expect(await journalOf(store)).toEqual(["run.start r1", "run.end r1", "compaction.start r2", "compaction.end r2", "run.start r3", "run.end r3"]);
+		const fourth = await Agent.load({ ...options });
+		await fourth.waitForIdle();
+		expect(plainRoles(fourth.state.messages)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"]);
+	});
+});
+
+describe("a manual compaction on a store that did not compact", () => {
+	for (const ending of ["failed", "aborted"] as const) {
+		it(`(${ending}) journals its end: a load makes it no more, and the next prompt is journaled, not saved`, async () => {
+			const { store, snapshots } = countingStore();
+			const scripted = createScriptedModel([{ content: long("an answer") }, { content: "later answer" }]);
+			const options = { store, sessionId: "s", streamFn: scripted.streamFn };
+			const held = hanging();
+			const settings: CompactionSettings =
+				ending === "aborted"
+					? held.settings
+					: {
+							enabled: true,
+							keepRecentTokens: 1,
+							summarize: async () => {
+								throw new Error("the summariser is down");
+							},
+						};
+			const first = new Agent({ ...options, initialState: { model: scripted.model, messages: transcript() }, compaction: settings });
+			await first.prompt(long("a prompt"));
+			const compacting = first.compact().catch((error: Error) => error.message);
+			if (ending === "aborted") {
+				await until(held.started);
+				first.abort();
+			}
+			expect(await compacting).toBe(ending === "aborted" ? "Compaction aborted" : "Compaction failed: the summariser is down");
+			const before = snapshots.length;
+			await first.prompt("later");
+			await first.saved();
+			expect(snapshots.length).toBe(before);
+			// abort() saves the agent, as it always did: that snapshot stands for the compaction.
+			const compaction = ending === "aborted" ? [] : ["run.start r1", "run.end r1", "compaction.start r2", "compaction.end r2"];
+			expect(await journalOf(store)).toEqual([...compaction, "run.start r3", "run.end r3"]);
+
+			const events: AgentEvent[] = [];
+			const second = await Agent.load({ ...options, compaction: summarising("never asked"), listeners: [(event) => void events.push(event)] });
+			await second.waitForIdle();
+			expect(events).toEqual([]);
+			expect(plainRoles(second.state.messages)).toEqual(plainRoles(first.state.messages));
+		});
+	}
+});
+
+describe("a manual compaction in a process killed with SIGKILL, with no snapshot saved during it (file store)", () => {
+	it("is made again by the process that loads the session", async () => {
+		const root = await tempDir();
+		// The child stores a session between runs, compacts it with a summariser that never answers,
+		// waits until what it wrote is on disk (the compaction's journal entry), and says so.
+		const child = spawn(
+			process.execPath,
+			[
+				"--import",
+				"tsx",
+				"--input-type=module",
+				"-e",
+				`
+				import { Agent, createFileStore, createScriptedModel } from "./src/index.ts";
+				const scripted = createScriptedModel([{ content: "an answer ${"y".repeat(400)}" }]);
+				const long = (text) => ({ role: "user", content: [{ type: "text", text: text + " ${"x".repeat(400)}" }], timestamp: Date.now() });
+				const agent = new Agent({ store: createFileStore(process.argv[1]), sessionId: "s", initialState: { model: scripted.model, messages: [long("first"), long("second")] }, streamFn: scripted.streamFn,
+					compaction: { enabled: true, keepRecentTokens: 1, summarize: () => { setTimeout(async () => { await agent.saved(); console.log("compacting"); }, 0); return new Promise(() => {}); } } });
+				await agent.prompt("go");
+				await agent.saved();
+				void agent.compact("keep the names");
+				setInterval(() => {}, 1000);
+				`,
+				root,
+			],
+			{ cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] },
+		);
+		try {
+			let output = "";
+			child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+			child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+			await until(() => output.includes("compacting") || child.exitCode !== null, 10_000);
+			expect(output).toContain("compacting");
+		} finally {
+			const exited = new Promise((resolve) => child.once("exit", resolve));
+			if (child.exitCode === null) child.kill("SIGKILL");
+			await exited;
+		}
+
+		const scripted = createScriptedModel([]);
+		const events: AgentEvent[] = [];
+		const asked: (string | undefined)[] = [];
+		const agent = await Agent.load({ store: createFileStore(root), sessionId: "s", streamFn: scripted.streamFn, compaction: summarising("the summary", asked), listeners: [(event) => void events.push(event)] });
+		await agent.waitForIdle();
+		expect(compactionEvents(events)).toEqual(["start:manual", "end:manual:compacted"]);
+		expect(asked).toEqual(["keep the names"]);
+		expect(agent.state.messages[0]).toMatchObject({ role: "compactionSummary", summary: "the summary" });
+		await agent.saved();
+	}, 30_000);
+});
