@@ -12,6 +12,7 @@ import type { AgentEvent, AgentToolResult, AnyAgentTool, BeforeToolCallHook } fr
 import { idleViolations, queuesOf, stillWaitingOn, watchQueueClears } from "./agent-checks.js";
 import { EventInvariants } from "./event-invariants.js";
 import { createFaultyModel, type Fault, type FaultKind } from "./faulty-model.js";
+import { disposedRunViolations, OpenRuns, refusalViolation } from "./fuzz-dispose.js";
 import { checkedHooks, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
 import { type SampleCall, userMessage } from "./model/fixtures.js";
 import { QueueLedger } from "./queue-ledger.js";
@@ -26,11 +27,14 @@ import { settleRun } from "./walk/run-path.js";
 /**
  * What a command does to the agent under test. `restart`: at the next quiet point (idle, or
  * waiting for approval), snapshot → JSON → your factory restores it (the old process is gone).
+ * `dispose`: `agent.dispose()` wherever the agent is; the run in progress must settle once its
+ * `agent_end` reached the listeners, and later commands must throw `Agent has been disposed`
+ * (a `restart` after it goes on from the disposed agent's snapshot, as a new process would).
  *
  * @example
  * const commands: FuzzCommand[] = report.counterexample?.commands.map((entry) => entry.command) ?? [];
  */
-export type FuzzCommand = "steer" | "followUp" | "abort" | "continue" | "prompt" | "approve" | "reject" | "restart";
+export type FuzzCommand = "steer" | "followUp" | "abort" | "continue" | "prompt" | "approve" | "reject" | "restart" | "dispose";
 
 /**
  * One random scenario of {@link fuzzAgent}, as its counterexample prints it.
@@ -80,6 +84,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	// going (a listener that steers on every turn) then lets the kit's timers fire and is reported
 	// as not settling, instead of holding the process on microtasks forever.
 	const streamFn: StreamFn = (...args) => {
+		if (args[2]?.signal?.aborted) report(violation("after-abort", `the model was called for a run that was already aborted${disposed ? " (the agent was disposed)" : ""}`));
 		const out = new AssistantMessageEventStream();
 		setImmediate(() => {
 			void (async () => {
@@ -99,21 +104,33 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	let issuing = Promise.resolve();
 	/** Why the run could not go on (your factory failed to restore it): its end is not checked. */
 	let lost: string | undefined;
+	/** The current agent was disposed by a `dispose` command (a restart makes a new one). */
+	let disposed = false;
+	let lastHeardAt = Date.now();
+	const runs = new OpenRuns(() => invariants.running, () => lastHeardAt);
+	/** Your tools' calls of each agent that have not returned, with the signal each was given. */
+	const executing = new Map<string, { generation: number; signal: AbortSignal | undefined }>();
 
-	const wrapTool = (tool: AnyAgentTool): AnyAgentTool => ({
+	const wrapTool = (tool: AnyAgentTool, mine: number): AnyAgentTool => ({
 		...tool,
 		execute: async (id, params, signal, onUpdate) => {
 			// Ids are unique in a fuzzed session (the model numbers its calls), restarts included.
 			const ran = executions.get(id) ?? 0;
 			executions.set(id, ran + 1);
 			if (ran > 0 && tool.replay !== "safe") report(violation("replay", `tool "${tool.name}" (call ${id}) ran ${ran + 1} times although it is not replay: "safe"`));
-			const behaviour = scenario.tools[toolCalls++ % Math.max(scenario.tools.length, 1)] ?? { latencyMs: 0, fails: false };
-			if (behaviour.latencyMs) await sleep(behaviour.latencyMs);
-			if (behaviour.fails) throw new Error(`agentchart/testing: ${tool.name} failed (simulated by fuzzAgent)`);
-			invariants.executing(id, tool.name, params);
-			const outcome = await runToolChecked(tool, id, params, signal, onUpdate as ((partial: AgentToolResult<unknown>) => void) | undefined, report);
-			if (!outcome.ok) throw outcome.error;
-			return outcome.value;
+			if (signal?.aborted) report(violation("after-abort", `tool "${tool.name}" (call ${id}) started for a run that was already aborted${mine === generation && disposed ? " (the agent was disposed)" : ""}`));
+			executing.set(id, { generation: mine, signal });
+			try {
+				const behaviour = scenario.tools[toolCalls++ % Math.max(scenario.tools.length, 1)] ?? { latencyMs: 0, fails: false };
+				if (behaviour.latencyMs) await sleep(behaviour.latencyMs);
+				if (behaviour.fails) throw new Error(`agentchart/testing: ${tool.name} failed (simulated by fuzzAgent)`);
+				invariants.executing(id, tool.name, params);
+				const outcome = await runToolChecked(tool, id, params, signal, onUpdate as ((partial: AgentToolResult<unknown>) => void) | undefined, report);
+				if (!outcome.ok) throw outcome.error;
+				return outcome.value;
+			} finally {
+				executing.delete(id);
+			}
 		},
 	});
 	const listener = (mine: number) => (event: AgentEvent) => {
@@ -121,6 +138,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		invariants.onEvent(event);
 		ledger.onEvent(event);
 		events++;
+		lastHeardAt = Date.now();
 		// Commands go after the listener returns, as your code's would from elsewhere.
 		while (pending[0] && pending[0].atEvent <= events) {
 			const { command } = pending.shift() as FuzzScenario["commands"][number];
@@ -131,7 +149,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		...given,
 		listeners: [listener(generation), ...(given.listeners ?? [])],
 		streamFn,
-		...(given.initialState ? { initialState: { ...given.initialState, ...(given.initialState.tools ? { tools: given.initialState.tools.map(wrapTool) } : {}) } } : {}),
+		...(given.initialState ? { initialState: { ...given.initialState, ...(given.initialState.tools ? { tools: given.initialState.tools.map((tool) => wrapTool(tool, generation)) } : {}) } } : {}),
 		...(given.beforeToolCall ? { beforeToolCall: reportThrows<Parameters<BeforeToolCallHook>, ReturnType<BeforeToolCallHook>>("beforeToolCall", given.beforeToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report) } : {}),
 		...checkedHooks(given, report),
 	});
@@ -143,10 +161,11 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		watchMachine(made, report);
 		return made;
 	};
-	const swallow = (promise: Promise<unknown>) => void promise.catch(() => undefined);
 
 	async function issue(command: FuzzCommand): Promise<void> {
 		if (command === "restart") return restart();
+		if (command === "dispose") return dispose();
+		if (disposed) return afterDispose(command);
 		try {
 			switch (command) {
 				case "steer":
@@ -160,10 +179,10 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 					agent.abort();
 					break;
 				case "prompt":
-					if (!agent.state.isStreaming) swallow(agent.prompt(`${setup.prompt} (${events})`));
+					if (!agent.state.isStreaming) runs.track(agent.prompt(`${setup.prompt} (${events})`));
 					break;
 				case "continue":
-					if (!agent.state.isStreaming && agent.state.messages.at(-1)?.role !== "assistant") swallow(agent.continue());
+					if (!agent.state.isStreaming && agent.state.messages.at(-1)?.role !== "assistant") runs.track(agent.continue());
 					break;
 				case "approve":
 				case "reject": {
@@ -175,6 +194,64 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		} catch (error) {
 			// A command the agent refuses where it is now (continue after an assistant reply): not a violation.
 			void error;
+		}
+	}
+
+	/**
+	 * Disposes the agent wherever it is, then holds the commands after it until the run that was
+	 * in progress has settled (see fuzz-dispose.ts for what must hold).
+	 */
+	async function dispose(): Promise<void> {
+		if (lost) return;
+		const subject = agent;
+		const first = !disposed;
+		disposed = true;
+		const inProgress = runs.pending();
+		try {
+			subject.dispose();
+		} catch (error) {
+			report(violation("command", `dispose() threw${first ? "" : " when called again"}: ${describeError(error)}`));
+			return;
+		}
+		if (!first) return;
+		for (const each of await disposedRunViolations(subject, inProgress, () => !invariants.running, setup.settleTimeoutMs)) report(each);
+		// What the disposed agent started and has not returned must have been told to stop.
+		for (const [id, call] of executing) {
+			if (call.generation === generation && subject === agent && call.signal?.aborted === false) report(violation("after-abort", `a tool call (${id}) still runs after dispose() settled its run, its signal not aborted`));
+		}
+	}
+
+	/** A command to a disposed agent: refused as documented, or harmless (abort, a decision on nothing). */
+	async function afterDispose(command: Exclude<FuzzCommand, "restart" | "dispose">): Promise<void> {
+		switch (command) {
+			case "steer":
+			case "followUp": {
+				const message = userMessage(`${command} ${events}`, Date.now() + events);
+				const found = await refusalViolation(command, () => agent[command](message), setup.settleTimeoutMs);
+				if (found) {
+					// Taken after all: the ledger must account for it like any other.
+					ledger.track(message, command);
+					report(found);
+				}
+				return;
+			}
+			case "prompt":
+			case "continue": {
+				const found = await refusalViolation(command, () => (command === "prompt" ? agent.prompt(`${setup.prompt} (${events})`) : agent.continue()), setup.settleTimeoutMs);
+				if (found) report(found);
+				return;
+			}
+			case "abort":
+				try {
+					agent.abort();
+				} catch (error) {
+					report(violation("command", `abort() after dispose() threw: ${describeError(error)}`));
+				}
+				return;
+			case "approve":
+			case "reject":
+				// Nothing waits for a person once the agent is disposed (dispose's check says so if something does).
+				return;
 		}
 	}
 
@@ -203,6 +280,8 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		generation++;
 		agent.dispose();
 		invariants.restored();
+		runs.clear();
+		disposed = false;
 		try {
 			agent = make(JSON.parse(written.json) as AgentSnapshot);
 		} catch (error) {
@@ -213,7 +292,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	}
 
 	agent = make(undefined);
-	swallow(agent.prompt(setup.prompt));
+	runs.track(agent.prompt(setup.prompt));
 	// Everything scheduled, then the run must settle: the commands left run at the end, in order.
 	for (let round = 0; round < 50 && !lost; round++) {
 		await issuing;

@@ -30,6 +30,12 @@ export interface FuzzOptions {
 	seed?: number | undefined;
 	/** With `seed`, replay exactly the counterexample a failure printed (its `path`), without searching; without `seed`, fuzzAgent throws a TypeError. */
 	path?: string | undefined;
+	/**
+	 * Run just this scenario (a report's `counterexample`, or its printed `minimal scenario:`
+	 * parsed), once, without fast-check: a regression test that stays the same scenario when a
+	 * newer agentchart draws other scenarios from the same seed. With `path` it throws a TypeError.
+	 */
+	scenario?: FuzzScenario | undefined;
 	/** The tool calls the model makes, each naming one of your agent's tools (another name throws); default: one per tool, its arguments made from the tool's schema. */
 	calls?: readonly SampleCall[] | undefined;
 	/** The text of the prompts (default "Hello"). */
@@ -53,7 +59,7 @@ export interface FuzzOptions {
  */
 export interface FuzzReport {
 	ok: boolean;
-	/** The seed: `fuzzAgent(factory, { seed })` runs the same scenarios again. */
+	/** The seed: `fuzzAgent(factory, { seed })` runs the same scenarios again (a `scenario` run: the `seed` given, or 0). */
 	seed: number;
 	/** Scenarios run (shrinking runs included). */
 	runs: number;
@@ -80,7 +86,7 @@ async function loadFastCheck(): Promise<FastCheck> {
 }
 
 function scenarioArbitrary(fc: FastCheck, samples: number, faults: readonly FaultKind[], restarts: boolean): import("fast-check").Arbitrary<FuzzScenario> {
-	const commands: FuzzCommand[] = ["steer", "followUp", "abort", "continue", "prompt", "approve", "reject", ...(restarts ? (["restart", "restart"] as const) : [])];
+	const commands: FuzzCommand[] = ["steer", "followUp", "abort", "continue", "prompt", "approve", "reject", "dispose", ...(restarts ? (["restart", "restart"] as const) : [])];
 	// Most replies arrive whole: a fault in one reply of four leaves runs long enough to reach tools and approvals.
 	const fault = fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: fc.record({ kind: fc.constantFrom(...faults), afterDeltas: fc.integer({ min: 0, max: 6 }) }), weight: 1 });
 	const calls = samples === 0 ? fc.constant<number[]>([]) : fc.array(fc.integer({ min: 0, max: samples - 1 }), { maxLength: 2 });
@@ -96,8 +102,10 @@ function scenarioArbitrary(fc: FastCheck, samples: number, faults: readonly Faul
  * takes): random model replies calling your tools, replies that break (connection resets, errors
  * mid-stream, output-limit stops, context overflows, and stalls when your agent has an idle
  * timeout that ends them), random tool latencies and failures, steer/follow-up/abort/continue/
- * prompt/approve/reject at random events, and restarts (snapshot, JSON, restore through your
- * factory, continue). The invariants are checked on every event and once each run settles. A
+ * prompt/approve/reject/dispose at random events, and restarts (snapshot, JSON, restore through
+ * your factory, continue). The invariants are checked on every event and once each run settles;
+ * after a `dispose`, also that the run settles once its `agent_end` reached the listeners and that
+ * later commands throw `Agent has been disposed` (docs/test-your-agent.md). A
  * failure is shrunk by fast-check to a minimal scenario, and the seed is printed so the same runs
  * replay. Needs fast-check (an optional peer dependency, imported only here).
  *
@@ -111,9 +119,9 @@ function scenarioArbitrary(fc: FastCheck, samples: number, faults: readonly Faul
 export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}): Promise<FuzzReport> {
 	assertNodeHost("fuzzAgent (agentchart/testing)");
 	checkFuzzOptions(options);
-	const fc = await loadFastCheck();
+	const fc = options.scenario ? undefined : await loadFastCheck();
 	const log = options.log ?? ((line: string) => console.log(line));
-	const seed = options.seed ?? Date.now() % 2 ** 31;
+	const seed = options.seed ?? (options.scenario ? 0 : Date.now() % 2 ** 31);
 	const probe = probeAgent(factory);
 	let samples: SampleCall[];
 	try {
@@ -126,8 +134,20 @@ export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}
 	// A stall ends only when something gives up on the stream: the agent's idle timeout, if short enough.
 	const faults = probe.streamIdleTimeoutMs > 0 && probe.streamIdleTimeoutMs < settleTimeoutMs / 2 ? FUZZ_FAULTS : FUZZ_FAULTS.filter((kind) => kind !== "stall");
 	probe.dispose();
-	log(`fuzzAgent seed: ${seed}  (fuzzAgent(factory, { seed: ${seed} }) replays these runs)`);
 	const guards = installRunGuards({ strictWarnings: false });
+	if (!fc) {
+		// A scenario given: played once, as the search would have played it.
+		try {
+			const { scenario } = options as { scenario: FuzzScenario };
+			const violations = await runFuzzScenario(scenario, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
+			const report: FuzzReport = { ok: violations.length === 0, seed, runs: 1, counterexample: violations.length ? scenario : undefined, violations, format: () => formatFuzzReport(report, scenario) };
+			log(report.format());
+			return report;
+		} finally {
+			guards.uninstall();
+		}
+	}
+	log(`fuzzAgent seed: ${seed}  (fuzzAgent(factory, { seed: ${seed} }) replays these runs)`);
 	let runs = 0;
 	let lastViolations: AgentViolation[] = [];
 	try {
@@ -182,13 +202,41 @@ function checkFuzzOptions(options: FuzzOptions): void {
 	if (options.seed !== undefined && (typeof options.seed !== "number" || !Number.isInteger(options.seed))) {
 		throw new TypeError(`agentchart/testing: fuzzAgent's seed must be an integer (the one a report printed), got ${String(options.seed)}`);
 	}
+	if (options.scenario !== undefined) checkScenario(options.scenario, options.path);
 	if (options.path === undefined) return;
 	if (options.seed === undefined) throw new TypeError(`agentchart/testing: fuzzAgent's path ${JSON.stringify(options.path)} replays only with the seed it was printed with: pass both, as the report's replay: line does (fuzzAgent(factory, { seed, path }))`);
 	if (typeof options.path !== "string" || !/^\d+(:\d+)*$/.test(options.path)) throw new TypeError(`agentchart/testing: fuzzAgent's path must be the one a report printed (numbers joined by ":", such as "3:0:0"), got ${JSON.stringify(options.path)}`);
 }
 
-/** The report as text (see docs/test-your-agent.md). */
-function formatFuzzReport(report: FuzzReport): string {
+const COMMANDS: readonly FuzzCommand[] = ["steer", "followUp", "abort", "continue", "prompt", "approve", "reject", "restart", "dispose"];
+
+/**
+ * A `scenario` option as a report prints one (`replies`, `tools`, `commands`): a typo or a
+ * scenario of another shape would otherwise play as a run that shows nothing.
+ */
+function checkScenario(scenario: FuzzScenario, path: string | undefined): void {
+	const wrong = (what: string) => new TypeError(`agentchart/testing: fuzzAgent's scenario must be one a report printed ({ replies, tools, commands }): ${what}`);
+	if (path !== undefined) throw new TypeError("agentchart/testing: fuzzAgent takes a scenario, or a seed and path that find one, not both");
+	if (typeof scenario !== "object" || scenario === null) throw wrong(`got ${String(scenario)}`);
+	const isCount = (value: unknown) => typeof value === "number" && Number.isInteger(value) && value >= 0;
+	if (!Array.isArray(scenario.replies) || scenario.replies.length === 0) throw wrong("replies must be a list of at least one reply");
+	for (const reply of scenario.replies) {
+		if (!Array.isArray(reply?.calls) || !reply.calls.every(isCount)) throw wrong(`a reply's calls must be indices into calls, got ${JSON.stringify(reply)}`);
+		if (reply.fault != null && !FUZZ_FAULTS.includes(reply.fault.kind)) throw wrong(`a reply's fault must be one of ${FUZZ_FAULTS.join(", ")}, got ${JSON.stringify(reply.fault)}`);
+	}
+	if (!Array.isArray(scenario.tools) || !scenario.tools.every((tool) => isCount(tool?.latencyMs) && typeof tool.fails === "boolean")) throw wrong(`tools must be a list of { latencyMs, fails }, got ${JSON.stringify(scenario.tools)}`);
+	if (!Array.isArray(scenario.commands)) throw wrong("commands must be a list");
+	for (const entry of scenario.commands) {
+		if (!isCount(entry?.atEvent) || !COMMANDS.includes(entry.command)) throw wrong(`a command must be { atEvent, command } with a command among ${COMMANDS.join(", ")}, got ${JSON.stringify(entry)}`);
+	}
+}
+
+/** The report as text (see docs/test-your-agent.md); `given`: the scenario the caller passed. */
+function formatFuzzReport(report: FuzzReport, given?: FuzzScenario): string {
+	if (given) {
+		if (report.ok) return "fuzzAgent: the given scenario, no violation";
+		return [`fuzzAgent: the given scenario violates ${report.violations.length} invariant(s)`, `  scenario: ${JSON.stringify(given)}`, ...report.violations.map((found, n) => `  ${n + 1}. ${formatViolation(found)}`)].join("\n");
+	}
 	if (report.ok) return `fuzzAgent: ${report.runs} random scenarios, no violation (seed ${report.seed})`;
 	const lines = [
 		`fuzzAgent: a scenario violates ${report.violations.length} invariant(s) (seed ${report.seed}, path "${report.path ?? ""}"; ${report.runs} runs with shrinking)`,

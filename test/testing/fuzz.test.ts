@@ -6,7 +6,7 @@ import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
-import { fuzzAgent } from "../../src/testing/fuzz.js";
+import { type FuzzCommand, type FuzzScenario, fuzzAgent } from "../../src/testing/fuzz.js";
 import type { AgentFactory } from "../../src/testing/walk/cast.js";
 import type { AgentTool } from "../../src/types/agent.js";
 
@@ -58,6 +58,34 @@ describe("fuzzAgent", () => {
 		expect(lines[0]).toBe("fuzzAgent seed: 99  (fuzzAgent(factory, { seed: 99 }) replays these runs)");
 		const replay = await fuzzAgent(factory, { seed: 99, path: report.path, restarts: false, check, ...quiet });
 		expect(replay.counterexample).toEqual(report.counterexample);
+	}, 60_000);
+
+	it("plays a scenario a report printed, once, without searching (a regression test that outlives the seed)", async () => {
+		const factory: AgentFactory = (kit) => new Agent(kit.options({ initialState: { model: createScriptedModel([]).model, tools: [lookup(() => undefined)] } }));
+		const check = (agent: Agent) => (agent.state.messages.some((m) => m.role === "assistant" && m.content.filter((b) => b.type === "toolCall").length >= 2) ? ["two calls in one reply"] : []);
+		const found = await fuzzAgent(factory, { runs: 100, seed: 99, restarts: false, check, ...quiet });
+		const printed = JSON.parse(JSON.stringify(found.counterexample)) as FuzzScenario;
+		const lines: string[] = [];
+		const replay = await fuzzAgent(factory, { scenario: printed, check, log: (line) => void lines.push(line) });
+		expect(replay.ok).toBe(false);
+		expect(replay.runs).toBe(1);
+		expect(replay.violations).toEqual(found.violations);
+		expect(replay.counterexample).toEqual(printed);
+		expect(lines).toEqual([replay.format()]);
+		expect(replay.format()).toMatch(/^fuzzAgent: the given scenario violates 1 invariant\(s\)\n {2}scenario: \{"replies"/);
+		// Without the mistake, the same scenario passes.
+		const fixed = await fuzzAgent(factory, { scenario: printed, ...quiet });
+		expect(fixed.ok, fixed.format()).toBe(true);
+		expect(fixed.format()).toBe("fuzzAgent: the given scenario, no violation");
+	}, 60_000);
+
+	it("refuses a scenario that is not one a report prints, and a scenario with a path", async () => {
+		const factory: AgentFactory = (kit) => new Agent(kit.options({ initialState: { model: createScriptedModel([]).model, tools: [lookup(() => undefined)] } }));
+		const scenario: FuzzScenario = { replies: [{ calls: [0] }], tools: [{ latencyMs: 0, fails: false }], commands: [{ atEvent: 2, command: "dispose" }] };
+		await expect(fuzzAgent(factory, { scenario: { ...scenario, commands: [{ atEvent: 2, command: "shutdown" as FuzzCommand }] }, ...quiet })).rejects.toThrow(/a command must be \{ atEvent, command \} with a command among .*dispose, got \{"atEvent":2,"command":"shutdown"\}/);
+		await expect(fuzzAgent(factory, { scenario: { ...scenario, replies: [] }, ...quiet })).rejects.toThrow(TypeError);
+		await expect(fuzzAgent(factory, { scenario, seed: 1, path: "0", ...quiet })).rejects.toThrow(/a scenario, or a seed and path that find one, not both/);
+		expect((await fuzzAgent(factory, { scenario, ...quiet })).ok).toBe(true);
 	}, 60_000);
 
 	it("restarts through the factory's restore", async () => {
