@@ -107,6 +107,9 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	/** The current agent was disposed by a `dispose` command (a restart makes a new one). */
 	let disposed = false;
 	let lastHeardAt = Date.now();
+	/** Events for the listeners (deltas aside) the current agent's machine emitted, and those the kit's listener heard. */
+	let emitted = 0;
+	let heard = 0;
 	const runs = new OpenRuns(() => invariants.running, () => lastHeardAt);
 	/** Your tools' calls of each agent that have not returned, with the signal each was given. */
 	const executing = new Map<string, { generation: number; signal: AbortSignal | undefined }>();
@@ -139,6 +142,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		ledger.onEvent(event);
 		events++;
 		lastHeardAt = Date.now();
+		if (event.type !== "message_update") heard++;
 		// Commands go after the listener returns, as your code's would from elsewhere.
 		while (pending[0] && pending[0].atEvent <= events) {
 			const { command } = pending.shift() as FuzzScenario["commands"][number];
@@ -155,6 +159,12 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	});
 	const make = (snapshot: AgentSnapshot | undefined) => {
 		const made = setup.factory({ streamFn, snapshot, options });
+		const mine = generation;
+		emitted = 0;
+		heard = 0;
+		// What the machine emitted for the listeners (token deltas aside), counted as it emits: a
+		// restart waits until the kit's listener, the first, has heard as many.
+		for (const type of LISTENED_TYPES) made.actor.on(type, () => void (mine === generation && emitted++));
 		// Your code may clear the queues itself (a listener that drops follow-ups on abort): not a loss.
 		watchQueueClears(made, (kinds) => ledger.cleared(kinds));
 		// As the walk does: a listener that threw, wherever it was subscribed, is heard by the machine.
@@ -264,6 +274,9 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		if (lost) return;
 		const deadline = Date.now() + setup.settleTimeoutMs;
 		while (agent.state.isStreaming && agent.pendingApprovals.length === 0 && Date.now() < deadline) await sleep(1);
+		// A call waits in the machine before its last events reached a listener that returns a
+		// promise: the snapshot would restore a run whose events the listeners never hear.
+		while (heard < emitted && Date.now() < deadline) await sleep(1);
 		await sleep(0);
 		let stored: AgentSnapshot;
 		try {
@@ -327,6 +340,23 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	found.push(...setup.guards.take());
 	return found;
 }
+
+/** The events the machine emits for the listeners, token deltas (which bypass it) aside. */
+const LISTENED_TYPES = [
+	"agent_start",
+	"agent_end",
+	"turn_start",
+	"turn_end",
+	"message_start",
+	"message_end",
+	"tool_execution_start",
+	"tool_execution_update",
+	"tool_execution_end",
+	"approval_requested",
+	"approval_resolved",
+	"auto_compaction_start",
+	"auto_compaction_end",
+] as const satisfies readonly Exclude<AgentEvent["type"], "message_update">[];
 
 /** The faults a reply may break with. */
 export const FUZZ_FAULTS: readonly FaultKind[] = ["reset", "error", "output-limit", "overflow", "stall"];

@@ -101,6 +101,22 @@ describe("fuzzAgent", () => {
 		expect(restores).toBeGreaterThan(0);
 	}, 60_000);
 
+	it("restarts at an approval wait only once a listener that returns a promise has let the kit hear the run's events", async () => {
+		// The snapshot was taken as soon as the call waited in the machine, with approval_requested still
+		// on its way to the listeners: the restored run's decision was reported as resolving no request.
+		const refund: AgentTool<typeof params> = { ...lookup(() => undefined), name: "refund", label: "Refund", needsApproval: true };
+		const store = async () => new Promise<void>((resolve) => setTimeout(resolve, 2));
+		const factory: AgentFactory = (kit) => {
+			const options = kit.options({ initialState: { model: createScriptedModel([]).model, tools: [lookup(() => undefined), refund] }, toolExecution: "sequential", listeners: [store] });
+			return kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
+		};
+		const scenario: FuzzScenario = { replies: [{ calls: [1] }], tools: [{ latencyMs: 0, fails: false }], commands: [{ atEvent: 0, command: "restart" }] };
+		const report = await fuzzAgent(factory, { scenario, ...quiet });
+		expect(report.violations, report.format()).toEqual([]);
+		const random = await fuzzAgent(factory, { runs: 40, seed: 3, ...quiet });
+		expect(random.violations, random.format()).toEqual([]);
+	}, 60_000);
+
 	it("says when a tool that is not replay-safe runs twice across a restart (a snapshot restored without its journal)", async () => {
 		const refund: AgentTool<typeof params> = { ...lookup(() => undefined), name: "refund", label: "Refund", needsApproval: true };
 		const factory: AgentFactory = (kit) => {
