@@ -275,9 +275,14 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		const deadline = Date.now() + setup.settleTimeoutMs;
 		while (agent.state.isStreaming && agent.pendingApprovals.length === 0 && Date.now() < deadline) await sleep(1);
 		// A call waits in the machine before its last events reached a listener that returns a
-		// promise: the snapshot would restore a run whose events the listeners never hear.
-		while (heard < emitted && Date.now() < deadline) await sleep(1);
-		await sleep(0);
+		// promise: the snapshot would restore a run whose events the listeners never hear. The
+		// settling loop may decide the call meanwhile (a snapshot right after a decision is a state
+		// worth restoring): the count is checked again after the last wait, with no wait between
+		// that check and the snapshot.
+		do {
+			while (heard < emitted && Date.now() < deadline) await sleep(1);
+			await sleep(0);
+		} while (heard < emitted && Date.now() < deadline);
 		let stored: AgentSnapshot;
 		try {
 			stored = agent.snapshot();

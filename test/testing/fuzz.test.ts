@@ -117,6 +117,24 @@ describe("fuzzAgent", () => {
 		expect(random.violations, random.format()).toEqual([]);
 	}, 60_000);
 
+	it("snapshots after a decision made while a restart waits for the listeners only once the kit heard it", async () => {
+		// The settling loop approved the waiting call on the old agent right after the restart's wait
+		// for a slow listener; the snapshot held the call decided, and the restored run ended a call
+		// whose decision the kit never heard ("ended while its approval was still requested").
+		const refund: AgentTool<typeof params> = { ...lookup(() => undefined), name: "refund", label: "Refund", needsApproval: true };
+		let events = 2;
+		const store = async () => {
+			if (events++ % 3 === 0) await new Promise<void>((resolve) => setTimeout(resolve, 2));
+		};
+		const factory: AgentFactory = (kit) => {
+			const options = kit.options({ initialState: { model: createScriptedModel([]).model, tools: [lookup(() => undefined), refund] }, toolExecution: "streaming", listeners: [store] });
+			return kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
+		};
+		const scenario: FuzzScenario = { replies: [{ calls: [0] }, { calls: [1] }], tools: [{ latencyMs: 0, fails: true }], commands: [{ atEvent: 19, command: "reject" }, { atEvent: 22, command: "restart" }] };
+		const report = await fuzzAgent(factory, { scenario, ...quiet });
+		expect(report.violations, report.format()).toEqual([]);
+	}, 60_000);
+
 	it("says when a tool that is not replay-safe runs twice across a restart (a snapshot restored without its journal)", async () => {
 		const refund: AgentTool<typeof params> = { ...lookup(() => undefined), name: "refund", label: "Refund", needsApproval: true };
 		const factory: AgentFactory = (kit) => {
