@@ -65,7 +65,8 @@ describe("fuzzAgent disposes the agent at random events", () => {
 		expect(report.ok, report.format()).toBe(false);
 		expect(report.violations.map((each) => each.rule)).toContain("command");
 		expect(report.format()).toMatch(/\[command\] (steer|followUp|prompt|continue)\(\) after dispose\(\) (returned|resolved) instead of throwing "Agent has been disposed: create a new Agent to run again\."/);
-		const commands = report.counterexample?.commands.map((each) => each.command);
+		// In the order they are issued: by the event each waits for.
+		const commands = report.counterexample?.commands.toSorted((one, other) => one.atEvent - other.atEvent).map((each) => each.command);
 		expect(commands?.[0], report.format()).toBe("dispose");
 		expect(commands, report.format()).toHaveLength(2);
 		const replay = await fuzzAgent(factory, { seed: 11, path: report.path, restarts: false, ...quiet });

@@ -142,7 +142,7 @@ describe("fuzzAgent", () => {
 			// The mistake: the snapshot is stored without its journal, so the restored run cannot know what already ran.
 			return kit.snapshot ? Agent.restore({ ...kit.snapshot, journal: [], journalSeq: 0 }, options) : new Agent(options);
 		};
-		const report = await fuzzAgent(factory, { runs: 100, seed: 7, ...quiet });
+		const report = await fuzzAgent(factory, { runs: 300, seed: 7, ...quiet });
 		expect(report.ok).toBe(false);
 		expect(report.violations.map((each) => each.rule)).toContain("replay");
 		// Whichever tool the shrunk scenario ran twice (the approval tool, or one beside it).
