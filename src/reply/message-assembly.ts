@@ -13,6 +13,12 @@ import { closingFenceLine } from "./fences.js";
 import { ReasoningTagFilter, type ReasoningTagOutput } from "./reasoning-tags.js";
 import { ReplyDirectiveFilter, type ReplyDirectives } from "./reply-directives.js";
 
+/**
+ * How long the text a block streamed may be and still be told replaced (a commentary the provider
+ * overwrote with the answer): narration between tool calls is a sentence or two.
+ */
+const REPLACEABLE_CHARS = 4_000;
+
 /** A block ready for delivery. */
 export interface AssembledBlock {
 	text: string;
@@ -233,8 +239,11 @@ export class MessageAssembly {
 	 * went through the filters already and stays (a known limit, docs/reply.md).
 	 */
 	#replacedSoFar(contentIndex: number, accumulated: string, delta: string, blockText: string | undefined): boolean {
-		if (blockText === undefined || delta === "" || blockText.startsWith(accumulated + delta)) return false;
-		return this.#rawText.size === 1 && this.#rawText.has(contentIndex);
+		// Checked while the text is short enough to be a commentary's narration: comparing it reads (and
+		// copies) the text streamed so far, which for every delta of a long answer would be quadratic.
+		if (blockText === undefined || delta === "" || accumulated.length > REPLACEABLE_CHARS) return false;
+		if (this.#rawText.size !== 1 || !this.#rawText.has(contentIndex)) return false;
+		return !blockText.startsWith(accumulated + delta);
 	}
 
 	/** Forgets the visible text so far, as an orphan closing tag does; blocks sent stay sent. */

@@ -22,7 +22,7 @@ import {
 import type { ReplySubscription, SubscribeRepliesParams } from "./subscribe-replies-options.js";
 import { ToolReporter } from "./tool-reporter.js";
 import { SerialEventQueue } from "./serial-event-queue.js";
-import { isCommentaryMessage, isCommentaryText } from "./text-phase.js";
+import { isCommentaryMessage, isCommentaryText, isPhasedText } from "./text-phase.js";
 import { contentAsWritten, promoteThinkingTags } from "./thinking-promotion.js";
 import type { PartialReply, ReplyPayload } from "./types.js";
 import { UsageAccumulator } from "./usage-totals.js";
@@ -158,7 +158,10 @@ class ReplySubscriber {
 				const kind = update.type === "text_start" ? "start" : update.type === "text_delta" ? "delta" : "end";
 				const text =
 					update.type === "text_delta" ? update.delta : update.type === "text_end" ? update.content : "";
-				assembly.ingestText(update.contentIndex, kind, text, { commentary, blockText: block?.text });
+				// The block as the partial has it is read to tell a replaced commentary (see MessageAssembly):
+				// only for phased text, whose provider narrates; reading it for every delta of any other
+				// stream would copy the growing text each time.
+				assembly.ingestText(update.contentIndex, kind, text, { commentary, blockText: isPhasedText(block, phaseSource) ? block?.text : undefined });
 				if (update.type === "text_end") assembly.endTextBlock(update.contentIndex);
 				break;
 			}

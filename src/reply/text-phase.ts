@@ -38,6 +38,18 @@ function messagePhase(message: object | undefined): string | undefined {
 }
 
 /**
+ * True for text that carries a phase (its block's signature or its message's): only such a
+ * provider narrates in commentary, so only its text can be replaced while it streams.
+ *
+ * @example
+ * isPhasedText({ type: "text", text: "Done.", textSignature: '{"phase":"final_answer"}' }); // true
+ * isPhasedText({ type: "text", text: "Done." }, { role: "assistant" });                    // false
+ */
+export function isPhasedText(block: { textSignature?: string } | undefined, message?: object): boolean {
+	return (signaturePhase(block) ?? messagePhase(message)) !== undefined;
+}
+
+/**
  * True for text the provider marked as commentary. A block's own signature decides; a block
  * without a phase takes the message's.
  *
