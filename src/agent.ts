@@ -201,11 +201,12 @@ interface SentCommand {
 const NO_TAPS: DeltaTaps = Object.freeze({ list: Object.freeze([]) });
 
 /**
- * What the agent listens to on a machine handed out (`agent.actor`): every emitted type but token
- * deltas, which it takes from the stream itself. XState's emitter then calls nobody for a delta
- * unless someone else listens (a wildcard listener would make it call the agent's for each).
+ * The events the machine emits for an agent's listeners, token deltas (which go around it) aside.
+ *
+ * @example
+ * for (const type of LISTENER_EVENT_TYPES) agent.actor.on(type, (event) => console.log(event.type));
  */
-const EMITTED_BUT_DELTAS = [
+export const LISTENER_EVENT_TYPES = [
 	"agent_start",
 	"agent_end",
 	"turn_start",
@@ -219,6 +220,15 @@ const EMITTED_BUT_DELTAS = [
 	"approval_resolved",
 	"auto_compaction_start",
 	"auto_compaction_end",
+] as const satisfies readonly Exclude<AgentEvent["type"], "message_update">[];
+
+/**
+ * What the agent listens to on a machine handed out (`agent.actor`): every emitted type but token
+ * deltas, which it takes from the stream itself. XState's emitter then calls nobody for a delta
+ * unless someone else listens (a wildcard listener would make it call the agent's for each).
+ */
+const EMITTED_BUT_DELTAS = [
+	...LISTENER_EVENT_TYPES,
 	"agentchart.barrier",
 	"agentchart.transcript",
 	"agentchart.checkpoint",
@@ -1185,12 +1195,8 @@ export class Agent {
 		if (!session.saves) return undefined;
 		session.takeRequestedSave(this.#handles.takeSnapshot);
 		const runs = this.#runCount();
-		let base = session.betweenRuns();
-		if (!base || !this.#isAsStored(base, this.#state.messages, runs)) {
-			void session.saveNow(this.#handles.takeSnapshot);
-			base = session.betweenRuns();
-			if (!base) return undefined;
-		}
+		const base = this.#storedBase(runs);
+		if (!base) return undefined;
 		const entry: CompactionStart = instructions === undefined ? { kind: "compaction", phase: "start", effect: `r${runs + 1}` } : { kind: "compaction", phase: "start", effect: `r${runs + 1}`, instructions };
 		const written = session.journal.append(entry);
 		// Not stored: the compaction is saved in a snapshot of the agent as it compacts (a restore makes it again from there).
@@ -1808,13 +1814,21 @@ export class Agent {
 		const session = this.#session;
 		if (!session.saves || session.saveRequested) return undefined;
 		const runs = this.#runCount();
-		let base = session.betweenRuns();
-		if (!base || !this.#isAsStored(base, this.#state.messages, runs)) {
-			void session.saveNow(this.#handles.takeSnapshot);
-			base = session.betweenRuns();
-			if (!base) return undefined;
-		}
-		return { base, entry: { kind: "run", phase: "start", effect: `r${runs + 1}`, messages } };
+		const base = this.#storedBase(runs);
+		return base && { base, entry: { kind: "run", phase: "start", effect: `r${runs + 1}`, messages } };
+	}
+
+	/**
+	 * What the store holds between runs, as the agent is now (after `runs` runs): the agent is saved
+	 * first when the store holds something else. Undefined when it holds nothing a journal entry
+	 * could follow (a write failed).
+	 */
+	#storedBase(runs: number): PlainAgentContext | undefined {
+		const session = this.#session;
+		const base = session.betweenRuns();
+		if (base && this.#isAsStored(base, this.#state.messages, runs)) return base;
+		void session.saveNow(this.#handles.takeSnapshot);
+		return session.betweenRuns();
 	}
 
 	/**

@@ -3,7 +3,7 @@
  * latencies and failures, commands at chosen events, restarts) played against an agent from your
  * factory, with the invariants checked on every event and once the run has settled.
  */
-import type { Agent, AgentOptions } from "../agent.js";
+import { type Agent, type AgentOptions, LISTENER_EVENT_TYPES } from "../agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import { AssistantMessageEventStream } from "../providers/event-stream.js";
 import type { ScriptedBlock, ScriptedReply } from "../providers/scripted.js";
@@ -164,7 +164,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		heard = 0;
 		// What the machine emitted for the listeners (token deltas aside), counted as it emits: a
 		// restart waits until the kit's listener, the first, has heard as many.
-		for (const type of LISTENED_TYPES) made.actor.on(type, () => void (mine === generation && emitted++));
+		for (const type of LISTENER_EVENT_TYPES) made.actor.on(type, () => void (mine === generation && emitted++));
 		// Your code may clear the queues itself (a listener that drops follow-ups on abort): not a loss.
 		watchQueueClears(made, (kinds) => ledger.cleared(kinds));
 		// As the walk does: a listener that threw, wherever it was subscribed, is heard by the machine.
@@ -345,23 +345,6 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	found.push(...setup.guards.take());
 	return found;
 }
-
-/** The events the machine emits for the listeners, token deltas (which bypass it) aside. */
-const LISTENED_TYPES = [
-	"agent_start",
-	"agent_end",
-	"turn_start",
-	"turn_end",
-	"message_start",
-	"message_end",
-	"tool_execution_start",
-	"tool_execution_update",
-	"tool_execution_end",
-	"approval_requested",
-	"approval_resolved",
-	"auto_compaction_start",
-	"auto_compaction_end",
-] as const satisfies readonly Exclude<AgentEvent["type"], "message_update">[];
 
 /** The faults a reply may break with. */
 export const FUZZ_FAULTS: readonly FaultKind[] = ["reset", "error", "output-limit", "overflow", "stall"];
