@@ -82,6 +82,8 @@ export class SessionClaim {
 	#asked = false;
 	/** Whether it ever asked (the store may have fenced off others then, even if the opening failed). */
 	#everAsked = false;
+	/** A withdrawn claim that gave it the session back had asked, or had been given it back by one that had. */
+	#askedAfter = false;
 	/** A newer claim of this process was decided: this one's agent writes the session no more. */
 	superseded = false;
 	/** Called once, when a newer claim of this process is decided: this claim's agent writes the session no more. */
@@ -157,14 +159,23 @@ export class SessionClaim {
 		if (this.#writers.get(this.#key) !== this.#ref) return;
 		// Not to a claim withdrawn itself meanwhile (a load that failed while this one ran).
 		let previous = this.#previous?.deref();
-		while (previous !== undefined && previous.#withdrawn) previous = previous.#previous?.deref();
+		let asked = this.#everAsked || this.#askedAfter;
+		while (previous !== undefined && previous.#withdrawn) {
+			asked ||= previous.#everAsked || previous.#askedAfter;
+			previous = previous.#previous?.deref();
+		}
 		if (!previous) {
 			this.#writers.delete(this.#key);
 			return;
 		}
 		this.#writers.set(this.#key, previous.#ref);
-		// This claim's opening made the store refuse that one's writes: it opens the session again before its next write.
-		if (this.#everAsked) previous.#asked = false;
+		// The opening of this claim or of one withdrawn between (loads fail in any order) made the store refuse
+		// that one's writes: it opens the session again before its next write. Passed on, should that one be an
+		// undecided load's claim that is withdrawn in turn.
+		if (asked) {
+			previous.#asked = false;
+			previous.#askedAfter = true;
+		}
 	}
 
 	/** The load that made this claim made its agent: the claims before it are superseded for good. */
