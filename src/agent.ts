@@ -1209,7 +1209,7 @@ export class Agent {
 	 * that a restore does not make it again; saved as a snapshot when its start was not journaled on
 	 * what the store holds, or the agent changed since (a `steer()` meanwhile, say).
 	 */
-	#journalCompactionEnd(event: Extract<AgentEvent, { type: "auto_compaction_end" }>): void {
+	#journalCompactionEnd(event: Pick<Extract<AgentEvent, { type: "auto_compaction_end" }>, "aborted" | "errorMessage">): void {
 		const started = this.#compactionStart;
 		this.#compactionStart = undefined;
 		if (!this.#session.saves) return;
@@ -1365,7 +1365,12 @@ export class Agent {
 				arm();
 				return;
 			}
-			run.compaction?.reject(new Error("Compaction aborted: the agent was disposed"));
+			if (run.compaction) {
+				// Its end may never reach the listeners: journaled now, or a load would make again the compaction dispose ended.
+				const errorMessage = "Compaction aborted: the agent was disposed";
+				this.#journalCompactionEnd({ aborted: true, errorMessage });
+				run.compaction.reject(new Error(errorMessage));
+			}
 			run.endMachine();
 		};
 		const arm = () => {

@@ -196,6 +196,30 @@ describe("a manual compaction on a store that did not compact", () => {
 	}
 });
 
+describe("a manual compaction on a store, disposed while a listener holds its events", () => {
+	it("journals its end when dispose gives up waiting for the listener: a load does not make again a compaction the agent's owner ended", async () => {
+		const { store } = countingStore();
+		const scripted = createScriptedModel([{ content: long("an answer") }]);
+		const options = { store, sessionId: "s", streamFn: scripted.streamFn };
+		const held = hanging();
+		const first = new Agent({ ...options, initialState: { model: scripted.model, messages: transcript() }, compaction: held.settings, toolAbortGraceMs: 20 });
+		await first.prompt(long("a prompt"));
+		// A listener that never returns from the compaction's start: its end never reaches the listeners.
+		first.subscribe((event) => (event.type === "auto_compaction_start" ? new Promise<void>(() => {}) : undefined));
+		const compacting = first.compact().catch((error: Error) => error.message);
+		await until(held.started);
+		first.dispose();
+		expect(await compacting).toBe("Compaction aborted: the agent was disposed");
+		await first.saved();
+		const events: AgentEvent[] = [];
+		const second = await Agent.load({ ...options, compaction: summarising("never asked"), listeners: [(event) => void events.push(event)] });
+		await second.waitForIdle();
+		// Before, the store held the compaction's start alone: the load made it again.
+		expect(compactionEvents(events)).toEqual([]);
+		expect(plainRoles(second.state.messages)).toEqual(plainRoles(first.state.messages));
+	});
+});
+
 describe("a manual compaction in a process killed with SIGKILL, with no snapshot saved during it (file store)", () => {
 	it("is made again by the process that loads the session", async () => {
 		const root = await tempDir();
