@@ -11,7 +11,11 @@ import { fileURLToPath } from "node:url";
 import { BlockChunker, type BlockChunk, type BlockChunkingOptions } from "../src/reply/block-chunker.js";
 import { makesFenceLine } from "../src/reply/chunk-cuts.js";
 import { closingFenceLine, fenceAt, parseFenceSpans, type FenceSpan } from "../src/reply/fences.js";
+import { subscribeReplies } from "../src/reply/index.js";
+import type { PartialReply } from "../src/reply/types.js";
+import type { AgentEvent } from "../src/types/agent.js";
 import { collectYoungGarbage, median } from "./lib/stats.js";
+import { benchMessage, benchModel } from "./lib/streams.js";
 
 // ---- the chunker before issue 15, frozen for comparison ----
 
@@ -209,6 +213,8 @@ export interface ReplyChunkerOptions {
 	repetitions?: number;
 	/** Unrecorded drains per chunker first (default 2). */
 	warmups?: number;
+	/** The streamed reply measured beside the chunker (see {@link measureLongReply}). */
+	longReply?: LongReplyOptions;
 }
 
 /** The figures of one chunker. */
@@ -230,6 +236,7 @@ export interface ReplyChunkerResult {
 	quadratic: ChunkerFigures;
 	/** True when both produced the same chunks (a faster but different chunker would not count). */
 	sameChunks: boolean;
+	longReply: LongReplyResult;
 }
 
 /**
@@ -313,7 +320,109 @@ export function measureReplyChunker(options: ReplyChunkerOptions = {}): ReplyChu
 		current: figures("current"),
 		quadratic: figures("quadratic"),
 		sameChunks: JSON.stringify(last.current.chunks) === JSON.stringify(last.quadratic.chunks),
+		longReply: measureLongReply(options.longReply),
 	};
+}
+
+/** Options of {@link measureLongReply}. */
+export interface LongReplyOptions {
+	/** Deltas of the short and the long reply (default 5,000 and 40,000). */
+	deltas?: readonly [number, number];
+	/** Recorded replies of each length (default 5). */
+	repetitions?: number;
+}
+
+/** What a streamed reply costs the reply layer per delta, short and long. */
+export interface LongReplyResult {
+	deltas: readonly [number, number];
+	/** µs per delta (median, min, max) of each length. */
+	usPerDelta: [{ median: number; min: number; max: number }, { median: number; min: number; max: number }];
+	/** The long reply's cost per delta over the short one's (1: linear; a per-delta copy of the text so far grows it with the length). */
+	growth: number;
+}
+
+/**
+ * Streams one assistant message of `deltas` one-word text deltas (a paragraph every twelve) through
+ * `subscribeReplies` with an `onPartialReply` that keeps the last partial, as a channel that edits
+ * a live message does: ms for the whole message.
+ */
+function streamReplyOnce(deltas: number): number {
+	const listeners = new Set<(event: AgentEvent) => unknown>();
+	const source = {
+		subscribe(listener: (event: AgentEvent) => unknown) {
+			listeners.add(listener);
+			return () => listeners.delete(listener);
+		},
+	};
+	let last: PartialReply | undefined;
+	const replies = subscribeReplies(source, { onPartialReply: (partial) => void (last = partial) });
+	const block = { type: "text" as const, text: "" };
+	const message = benchMessage(benchModel(), [block], "stop");
+	const emit = (event: AgentEvent) => {
+		for (const listener of listeners) listener(event);
+	};
+	collectYoungGarbage();
+	const start = performance.now();
+	emit({ type: "message_start", message });
+	emit({ type: "message_update", message, assistantMessageEvent: { type: "text_start", contentIndex: 0, partial: message } });
+	for (let index = 0; index < deltas; index++) {
+		const delta = index % 12 === 11 ? "word.\n\n" : "word ";
+		block.text += delta;
+		emit({ type: "message_update", message, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta, partial: message } });
+	}
+	emit({ type: "message_update", message, assistantMessageEvent: { type: "text_end", contentIndex: 0, content: block.text, partial: message } });
+	emit({ type: "message_end", message });
+	const ms = performance.now() - start;
+	replies.unsubscribe();
+	if (last?.text.length !== block.text.trimEnd().length) throw new Error(`bench: the last partial reply holds ${last?.text.length} characters of ${block.text.trimEnd().length}`);
+	return ms;
+}
+
+/**
+ * What a long streamed reply costs the reply layer per delta, against a short one, side by side
+ * (a partial reply per delta, as a channel that edits a live message asks). Before this figure was added the
+ * reply layer sliced the whole text streamed so far for every partial: a 40,000-delta reply took
+ * 3.5 s against 0.3 s for 20,000.
+ *
+ * @example
+ * formatLongReply(measureLongReply({ deltas: [1_000, 8_000], repetitions: 1 }));
+ */
+export function measureLongReply(options: LongReplyOptions = {}): LongReplyResult {
+	const deltas = options.deltas ?? [5_000, 40_000];
+	const repetitions = options.repetitions ?? 5;
+	const samples: [number[], number[]] = [[], []];
+	for (let round = -1; round < repetitions; round++) {
+		for (const which of round % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
+			const ms = streamReplyOnce(deltas[which]);
+			if (round >= 0) samples[which].push((ms * 1000) / deltas[which]);
+		}
+	}
+	const summary = (values: number[]) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
+	const usPerDelta: LongReplyResult["usPerDelta"] = [summary(samples[0]), summary(samples[1])];
+	return { deltas, usPerDelta, growth: usPerDelta[1].median / usPerDelta[0].median };
+}
+
+/**
+ * The long-reply figures as a few lines of text.
+ *
+ * @example
+ * formatLongReply(measureLongReply());
+ */
+export function formatLongReply(result: LongReplyResult): string {
+	const row = (index: 0 | 1) => {
+		const { median: mid, min, max } = result.usPerDelta[index];
+		return `| ${result.deltas[index].toLocaleString("en-US")} | ${mid.toFixed(2)} | ${min.toFixed(2)}–${max.toFixed(2)} |`;
+	};
+	return [
+		"Streamed reply through `subscribeReplies` with a partial reply per delta (one-word deltas)",
+		"",
+		"| deltas | µs per delta (median) | min–max |",
+		"|---:|---:|---:|",
+		row(0),
+		row(1),
+		"",
+		`Long over short, per delta: ${result.growth.toFixed(2)}× (linear: about 1×)`,
+	].join("\n");
 }
 
 /**
@@ -338,11 +447,13 @@ export function formatReplyChunker(result: ReplyChunkerResult): string {
 		row("before issue 15 (re-parse per chunk)", result.quadratic),
 		"",
 		`${speedup.toFixed(1)}× faster; same chunks: ${result.sameChunks ? "yes" : "NO"}`,
+		"",
+		formatLongReply(result.longReply),
 	].join("\n");
 }
 
 // Run only as the entry point (`npx tsx bench/reply-chunker.ts`), so `npm run bench` can import it.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 	const quick = process.argv.includes("--quick");
-	console.log(formatReplyChunker(measureReplyChunker(quick ? { replyChars: 20_000, repetitions: 1, warmups: 0 } : {})));
+	console.log(formatReplyChunker(measureReplyChunker(quick ? { replyChars: 20_000, repetitions: 1, warmups: 0, longReply: { deltas: [1_000, 8_000], repetitions: 1 } } : {})));
 }

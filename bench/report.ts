@@ -369,7 +369,7 @@ export function formatResults(results: BenchResults, command: string): string {
 	if (results.concurrency) section(concurrencySection(results.concurrency, checks));
 	if (results.inspector) section(inspectorSection(results.inspector, checks));
 	if (results.overlap) section(overlapSection(results.overlap));
-	if (results.replyChunker) section([`**7. Reply chunker**`, "", formatReplyChunker(results.replyChunker)]);
+	if (results.replyChunker) section([`**7. Reply layer: the block chunker, and a long streamed reply**`, "", formatReplyChunker(results.replyChunker)]);
 	if (results.soak) {
 		const prompts = results.soak.samples.at(-1)?.prompts ?? 0;
 		section([`**8. Long session: one agent, ${grouped(prompts)} prompts with a tool call each; heap after a full collection (child process)**`, "", formatSoak(results.soak)]);

@@ -69,7 +69,7 @@ export const QUICK_PLAN: BenchPlan = {
 	concurrency: { agents: 20, turns: 2, repetitions: 1, concurrentChildren: true },
 	inspector: { deltas: 500, repetitions: 1, warmups: 0 },
 	overlap: { streamMs: 30, toolMs: 20, repetitions: 1 },
-	replyChunker: { replyChars: 20_000, repetitions: 1, warmups: 0 },
+	replyChunker: { replyChars: 20_000, repetitions: 1, warmups: 0, longReply: { deltas: [1_000, 8_000], repetitions: 1 } },
 	soak: { prompts: 40, samples: 2, agents: 50 },
 	durable: { prompts: 20, memoryPrompts: 20, repetitions: 1, memoryRepetitions: 1, warmups: 0, messages: 1_000, restores: 2 },
 	restate: RESTATE_QUICK,

@@ -89,6 +89,9 @@ export class MessageAssembly {
 	// The separator after the last text block was already fed (at its text_end).
 	#separated = false;
 	#cleanText = "";
+	// The clean text after `partialLength` (what the next partial adds), kept as it grows: a slice of
+	// the growing text would copy all of it on every delta (V8 flattens a concatenated string to slice it).
+	#unshown = "";
 	#taggedReasoning = "";
 	// The tag filter let visible text through since the message began or an orphan close retracted it.
 	#shownSinceRetraction = false;
@@ -158,6 +161,21 @@ export class MessageAssembly {
 	}
 
 	/** True (once) when an orphan closing tag retracted the visible text since the last call. */
+	/**
+	 * The clean text added since the last partial reply, which now shows it all (`partialLength` is
+	 * the clean text's length). After a retraction the partial replaces what was shown: the text
+	 * added since is part of that, and this is read only to start afresh.
+	 *
+	 * @example
+	 * onPartialReply({ text: message.cleanText, delta: message.takeUnshown() });
+	 */
+	takeUnshown(): string {
+		const unshown = this.#unshown;
+		this.#unshown = "";
+		this.partialLength = this.#cleanText.length;
+		return unshown;
+	}
+
 	takeRetracted(): boolean {
 		const retracted = this.#retracted;
 		this.#retracted = false;
@@ -322,6 +340,7 @@ export class MessageAssembly {
 			const shown = this.#cleanText.slice(0, this.partialLength);
 			this.#cleanText = `${this.#cleanText.trimEnd()}\n${closeLine}${separator}`;
 			if (!this.#cleanText.startsWith(shown)) this.#retracted = true;
+			else this.#unshown = this.#cleanText.slice(shown.length);
 		}
 		this.#blockCleanStart = this.#cleanText.length;
 	}
@@ -396,6 +415,7 @@ export class MessageAssembly {
 		this.#retracted = true;
 		this.#directives = new ReplyDirectiveFilter();
 		this.#cleanText = "";
+		this.#unshown = "";
 		this.#blockCleanStart = 0;
 		this.#media = [];
 		this.#unattachedMedia = [];
@@ -411,6 +431,7 @@ export class MessageAssembly {
 		}
 		if (clean === "") return;
 		this.#cleanText += clean;
+		this.#unshown += clean;
 		const blockText = this.#blockStart ? clean.replace(/^\s+/, "") : clean;
 		if (blockText === "") return;
 		this.#blockStart = false;

@@ -276,19 +276,21 @@ class ReplySubscriber {
 	}
 
 	#emitPartial(assembly: MessageAssembly): void {
-		if (!this.#params.onPartialReply || !this.#emitPartials) return;
-		// The clean text only grows, except after a retraction: the delta is a slice, not a diff.
+		if (!this.#params.onPartialReply || !this.#emitPartials) {
+			// Nobody reads the text added since: not kept.
+			assembly.takeUnshown();
+			return;
+		}
+		// The clean text only grows, except after a retraction: the delta is what it grew by, not a diff.
 		const text = assembly.cleanText;
 		const media = assembly.mediaCount;
 		const retracted = assembly.takeRetracted();
 		const shown = assembly.partialLength;
 		if (!retracted && text.length === shown && media === assembly.lastPartialMediaCount) return;
 		if (text === "" && media === 0 && shown === 0) return;
-		const partial: PartialReply = retracted
-			? { text, delta: "", replace: true }
-			: { text, delta: text.slice(shown) };
+		const delta = assembly.takeUnshown();
+		const partial: PartialReply = retracted ? { text, delta: "", replace: true } : { text, delta };
 		if (media > 0) partial.mediaUrls = assembly.mediaUrls;
-		assembly.partialLength = text.length;
 		assembly.lastPartialMediaCount = media;
 		this.#callbacks.call("onPartialReply", () => this.#params.onPartialReply?.(partial));
 	}

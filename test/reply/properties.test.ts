@@ -9,6 +9,7 @@ import { BlockChunker } from "../../src/reply/block-chunker.js";
 import { parseFenceSpans } from "../../src/reply/fences.js";
 import { MessageAssembly } from "../../src/reply/message-assembly.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+import type { PartialReply } from "../../src/reply/types.js";
 import { FakeAgent, inventedFences, unclosedFences } from "./helpers.js";
 
 const TOKENS = [
@@ -395,6 +396,35 @@ describe("partial replies", () => {
 				// An abort or a provider error ends the message without text_end.
 				agent.messageEnd();
 				expect(unclosedFences(partials.at(-1) ?? "")).toEqual([]);
+			}),
+			{ numRuns: 1000 },
+		);
+	});
+});
+
+describe("partial replies, one after another", () => {
+	it("each carries what its text adds to the one before (or replaces it, with no delta): a live message built from the deltas shows the text", () => {
+		fc.assert(
+			fc.property(splitArbitrary, splitArbitrary, fc.boolean(), (first, second, ended) => {
+				const agent = new FakeAgent();
+				const partials: PartialReply[] = [];
+				subscribeReplies(agent, { onPartialReply: (partial) => void partials.push(partial) });
+				agent.messageStart();
+				for (const piece of first.pieces) agent.delta(piece);
+				// A block that ends (inside a fence, its closing line is added) and a second one after it.
+				if (ended) agent.textEnd();
+				for (const piece of second.pieces) agent.delta(piece, ended ? 1 : 0);
+				agent.messageEnd();
+				let live = "";
+				for (const partial of partials) {
+					if (partial.replace) {
+						expect(partial.delta).toBe("");
+						live = partial.text;
+					} else {
+						expect(partial.text).toBe(live + partial.delta);
+						live += partial.delta;
+					}
+				}
 			}),
 			{ numRuns: 1000 },
 		);
