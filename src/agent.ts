@@ -435,6 +435,9 @@ export class Agent {
 	#pinned = false;
 	/** The inspector's delta counters on the current machine (see `tapDeltas`); usually none. */
 	#deltaTaps: DeltaTaps = NO_TAPS;
+	/** The emitter of the machine handed out (`emitterOf`), asked once per machine rather than per delta. */
+	#machineEmitter: ((event: MessageUpdateEvent) => void) | undefined;
+	#emitterFor: MachineActor | undefined;
 	/** Ends the agent's listening on its machine (see #listenTo). */
 	#stopListening: (() => void) | undefined;
 	#run: ActiveRun | undefined;
@@ -464,7 +467,11 @@ export class Agent {
 		// as the machine's other events reach them before the agent's listeners: an agent listener
 		// that disposes the agent on this delta stops the machine, which would drop it.
 		const machine = this.#machine;
-		if (machine) emitterOf(machine)?.(event);
+		if (machine !== this.#emitterFor) {
+			this.#emitterFor = machine;
+			this.#machineEmitter = machine && emitterOf(machine);
+		}
+		this.#machineEmitter?.(event);
 		const taps = this.#deltaTaps.list;
 		for (let index = 0; index < taps.length; index++) (taps[index] as DeltaTap)(event);
 		return this.#delivery.delta(event);

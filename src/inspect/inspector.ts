@@ -125,6 +125,9 @@ interface DeltaTotals {
 	segments: DeltaSegment[];
 	/** Deltas of the last segment not yet joined to its text (see {@link joinDeltas}). */
 	parts: string[];
+	/** The last segment's update type and content index, as the deltas carry them. */
+	lastType?: unknown;
+	lastIndex?: unknown;
 }
 
 /** Deltas joined at a time: a segment's text is then a few flat strings, not one string node per delta. */
@@ -281,24 +284,29 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	};
 
 	const onDelta = (sessionId: string, event: { assistantMessageEvent?: object }): void => {
-		if (deltas && deltas.sessionId !== sessionId) closeDeltas();
-		deltas ??= { sessionId, count: 0, chars: 0, segments: [], parts: [] };
-		deltas.count++;
+		let open = deltas;
+		if (open === undefined || open.sessionId !== sessionId) {
+			if (open) closeDeltas();
+			open = deltas = { sessionId, count: 0, chars: 0, segments: [], parts: [], lastType: undefined, lastIndex: undefined };
+		}
+		open.count++;
 		const update = event.assistantMessageEvent as { type?: unknown; delta?: unknown; contentIndex?: unknown } | undefined;
 		const delta = update?.delta;
 		if (typeof delta === "string") {
-			deltas.chars += delta.length;
+			open.chars += delta.length;
 			if (deltaText < MAX_DELTA_TEXT) {
 				deltaText += delta.length;
-				const kind = update?.type === "thinking_delta" ? "thinking" : update?.type === "toolcall_delta" ? "toolcall" : "text";
-				const contentIndex = typeof update?.contentIndex === "number" ? update.contentIndex : 0;
-				const last = deltas.segments[deltas.segments.length - 1];
+				const type = update?.type;
+				const contentIndex = update?.contentIndex;
 				// Consecutive deltas of a block are joined, a few hundred at a time.
-				if (last && last.kind === kind && last.contentIndex === contentIndex) {
-					if (deltas.parts.push(delta) === JOIN_EVERY) joinDeltas(deltas);
+				if (type === open.lastType && contentIndex === open.lastIndex && open.segments.length > 0) {
+					if (open.parts.push(delta) === JOIN_EVERY) joinDeltas(open);
 				} else {
-					joinDeltas(deltas);
-					deltas.segments.push({ kind, contentIndex, text: delta });
+					joinDeltas(open);
+					open.lastType = type;
+					open.lastIndex = contentIndex;
+					const kind = type === "thinking_delta" ? "thinking" : type === "toolcall_delta" ? "toolcall" : "text";
+					open.segments.push({ kind, contentIndex: typeof contentIndex === "number" ? contentIndex : 0, text: delta });
 				}
 			}
 		}
@@ -352,7 +360,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			if (streamed && streamed.length > 0) {
 				let chars = 0;
 				for (const segment of streamed) chars += segment.text.length;
-				pending.push({ seq: ++seq, t: now(), deltas: { sessionId: actor.sessionId, count: 0, chars, segments: streamed, parts: [] } });
+				pending.push({ seq: ++seq, t: now(), deltas: { sessionId: actor.sessionId, count: 0, chars, segments: streamed, parts: [], lastType: undefined, lastIndex: undefined } });
 			}
 		}
 	};
