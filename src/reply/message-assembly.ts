@@ -316,13 +316,16 @@ export class MessageAssembly {
 		}
 	}
 
-	/** Ends the message: releases held-back text, ends reasoning still open. Idempotent. */
-	finish(): void {
+	/**
+	 * Ends the message: releases held-back text, ends reasoning still open. Idempotent. `cut`: the
+	 * model was cut off (aborted, or its stream failed): a `MEDIA:` line it was still writing attaches nothing.
+	 */
+	finish(cut = false): void {
 		if (this.#ended) return;
 		this.#ended = true;
 		const wasInside = this.#tags.inReasoning;
 		this.#takeFilterOutput(this.#tags.finish(), wasInside);
-		this.#appendClean(this.#directives.finish());
+		this.#appendClean(this.#directives.finish(cut));
 		this.#closeCleanFence("");
 		if (this.#reasoningOpen) this.#endReasoning();
 	}

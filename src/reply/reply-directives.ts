@@ -82,6 +82,8 @@ export class ReplyDirectiveFilter {
 	#afterLineStartDirective = false;
 	#out = "";
 	#media: string[] = [];
+	/** The text ended where the model was cut off (see `finish`). */
+	#cut = false;
 	#directives: ReplyDirectives = { replyToCurrent: false, replyToTag: false, audioAsVoice: false };
 
 	/** The directives seen so far (sticky for the rest of the text). */
@@ -118,9 +120,14 @@ export class ReplyDirectiveFilter {
 		this.#fence = null;
 	}
 
-	/** Ends the text, releasing held-back input (trailing whitespace is dropped). */
-	finish(): string {
+	/**
+	 * Ends the text, releasing held-back input (trailing whitespace is dropped). `cut`: the text
+	 * stopped where the model was cut off (an abort, a failed stream): a `MEDIA:` line it was still
+	 * writing may hold half a URL, and attaches nothing.
+	 */
+	finish(cut = false): string {
 		if (this.#finished) return "";
+		this.#cut = cut;
 		this.#scan(true);
 		this.#finished = true;
 		return this.#take();
@@ -237,7 +244,7 @@ export class ReplyDirectiveFilter {
 				}
 				if (line.startsWith(MEDIA_PREFIX)) {
 					if (newline === -1 && !final) break;
-					this.#media.push(...parseMediaLine(line));
+					if (newline !== -1 || !this.#cut) this.#media.push(...parseMediaLine(line));
 					// Drop the line with its indentation and newline, keeping the break before it.
 					this.#heldSpace = this.#heldSpace.slice(0, this.#heldSpace.lastIndexOf("\n") + 1);
 					index = newline === -1 ? text.length : newline + 1;

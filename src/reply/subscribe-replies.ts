@@ -37,6 +37,11 @@ function reportToConsole(error: unknown, callback: string): void {
 	console.error(`agentchart/reply: ${callback} failed (pass onCallbackError to handle this yourself):`, error);
 }
 
+/** The model was cut off mid-reply (an abort, a stream that failed): its last line may be unfinished. */
+function wasCutOff(message: AssistantMessage): boolean {
+	return message.stopReason === "aborted" || message.stopReason === "error";
+}
+
 function isAssistant(message: AgentMessage): message is AssistantMessage {
 	return (message as { role?: unknown }).role === "assistant";
 }
@@ -221,7 +226,7 @@ class ReplySubscriber {
 				if (index < lastText) assembly.endTextBlock(index);
 			} else if (block.type === "thinking" && !commentaryMessage) assembly.ingestThinking(index, "end", block.thinking);
 		});
-		assembly.finish();
+		assembly.finish(wasCutOff(message));
 		this.lifecycle.send({ type: "message.end" });
 		this.#emitPartial(assembly);
 		this.#streamReasoning(assembly);
@@ -254,7 +259,7 @@ class ReplySubscriber {
 			final.ingestText(index, "end", block.text, { commentary: isCommentaryText(block, message) });
 			if (index < lastText) final.endTextBlock(index);
 		});
-		final.finish();
+		final.finish(wasCutOff(message));
 		if (final.isSilent) return;
 		// One block, as `blockReplyBreak: "message_end"` would send it: fences closed.
 		const text = final

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { parseMediaLine } from "../../src/reply/media-lines.js";
 import { parseReplyDirectives, ReplyDirectiveFilter } from "../../src/reply/reply-directives.js";
+import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+import type { PartialReply, ReplyPayload } from "../../src/reply/types.js";
+import { FakeAgent } from "./helpers.js";
 
 describe("ReplyDirectiveFilter (streaming)", () => {
 	it("holds a directive alone and applies it to the next text (SD1)", () => {
@@ -92,5 +95,31 @@ describe("MEDIA lines", () => {
 	it("strips but does not accept paths that climb out or use ~", () => {
 		expect(parseReplyDirectives("ok\nMEDIA: ../../etc/passwd")).toMatchObject({ text: "ok", mediaUrls: [] });
 		expect(parseMediaLine("MEDIA: ~/secret.png")).toEqual([]);
+	});
+});
+
+describe("a MEDIA line the model was cut off in", () => {
+	const streamed = ["Here it is.\n", "MEDIA: https://x.test/pi", "c"];
+	const send = (stopReason: "aborted" | "error" | "stop") => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		const partials: PartialReply[] = [];
+		subscribeReplies(agent, { onBlockReply: (payload) => void blocks.push(payload), onPartialReply: (partial) => void partials.push(partial) });
+		agent.messageStart();
+		for (const piece of streamed) agent.delta(piece);
+		agent.messageEnd(undefined, { stopReason });
+		return { blocks, partials };
+	};
+
+	it.each(["aborted", "error"] as const)("(%s) attaches nothing: the URL may be half of one, and a channel would post a broken link", (stopReason) => {
+		const { blocks, partials } = send(stopReason);
+		// Before, the cut URL was attached to the last block and partial.
+		expect(blocks.flatMap((block) => block.mediaUrls ?? [])).toEqual([]);
+		expect(partials.flatMap((partial) => partial.mediaUrls ?? [])).toEqual([]);
+		expect(blocks.map((block) => block.text)).toEqual(["Here it is."]);
+	});
+
+	it("is whole when the message ended as the model meant it to (no newline needed)", () => {
+		expect(send("stop").blocks.flatMap((block) => block.mediaUrls ?? [])).toEqual(["https://x.test/pic"]);
 	});
 });
