@@ -1,13 +1,15 @@
 /**
  * The crash test in the suite: real processes on the built package, killed with SIGKILL at random
  * points (mid-stream, mid-tool, between a tool's intent and its result, while a person is asked,
- * in the middle of a store write, with a torn last write), restarted until each session ends;
+ * in the middle of a store write, with a torn last write, while a manual compaction runs),
+ * restarted until each session ends;
  * then the crash rules are checked on what was stored. `npm run crash -- --kills 500 --seed N`
  * runs the long version; CRASH_KILLS and CRASH_SEED change this one.
  */
 import { describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/types/messages.js";
 import { checkSession, runCrashTest } from "./crash/crash-run.js";
+import { expandSummaries } from "./crash/summaries.js";
 
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 0 });
@@ -44,6 +46,25 @@ describe("the crash rules checker", () => {
 		["a failed reply kept", session({ ...done, stopReason: "error", errorMessage: "boom" }), [], /failed reply/],
 	])("reports %s", (_name, messages, side, rule) => {
 		expect(checkSession(messages, side, 1, "s").join("\n")).toMatch(rule);
+	});
+});
+
+describe("the crash test's compaction summaries", () => {
+	const summary = (messages: AgentMessage[], previous?: string): AgentMessage => ({ role: "compactionSummary", summary: JSON.stringify({ previous, messages, turnPrefix: [] }), tokensBefore: 0, messagesDropped: messages.length, timestamp: 0 }) as unknown as AgentMessage;
+	const first = [user("task 0"), done];
+	const second = [user("follow-up 0"), done];
+
+	it("put back what they summarised, an earlier summary inside a later one, so the whole session is checked", () => {
+		const inner = (summary(first) as unknown as { summary: string }).summary;
+		const compacted = [summary(second, inner), user("task 1"), done, user("follow-up 1"), done];
+		const whole = expandSummaries(compacted);
+		expect(whole).toEqual([...first, ...second, user("task 1"), done, user("follow-up 1"), done]);
+		expect(checkSession(whole, [], 2, "s")).toEqual([]);
+	});
+
+	it("let the checker see a message a compaction lost", () => {
+		const compacted = [summary([user("task 0")]), user("task 1"), done, user("follow-up 1"), done];
+		expect(checkSession(expandSummaries(compacted), [], 2, "s").join("\n")).toMatch(/user messages/);
 	});
 });
 

@@ -11,7 +11,10 @@
  *   of the transcript (counted by the tools in a side file);
  * - no approval lost: a call a person was asked about ends approved (run, or interrupted while
  *   running) or rejected; a rejected call never ran; a call that needs approval never ran
- *   without one.
+ *   without one;
+ * - in the two sessions of five that compact (`agent.compact()` before each task after the
+ *   first), the rules hold for the whole session: the summaries write down what they summarise
+ *   (summaries.ts), and a session told to compact stores a summary.
  *
  * `npm run crash -- --kills 500 --seed 7` runs it from the command line (crash-cli.ts).
  */
@@ -23,6 +26,7 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { createFileStore } from "../../../src/durable/file-store.js";
 import type { AgentMessage } from "../../../src/types/messages.js";
+import { expandSummaries } from "./summaries.js";
 import type { WorkerArgs } from "./worker.js";
 import { seededRandom as generator } from "../../../src/util/seeded-random.js";
 
@@ -57,13 +61,14 @@ export interface CrashRunReport {
 }
 
 /** Where a kill can land, as told by the worker's lines; "taken over alive" counts the processes the next one loaded the session beside. */
-const PLACES = ["loading", "streaming", "mid-tool", "between intent and result", "waiting for approval", "mid-write", "torn write", "elsewhere", "taken over alive"] as const;
+const PLACES = ["loading", "streaming", "mid-tool", "between intent and result", "waiting for approval", "mid-compaction", "mid-write", "torn write", "elsewhere", "taken over alive"] as const;
 
 /** What one worker process was doing, from its lines. */
 class Watch {
 	ready = false;
 	done = false;
 	streaming = false;
+	compacting = false;
 	readonly tools = new Set<string>();
 	readonly approvals = new Set<string>();
 	writes = 0;
@@ -100,6 +105,12 @@ class Watch {
 			case "stream-end":
 				this.streaming = false;
 				break;
+			case "compaction-start":
+				this.compacting = true;
+				break;
+			case "compaction-end":
+				this.compacting = false;
+				break;
 			case "tool-start":
 				this.tools.add(what ?? "");
 				break;
@@ -132,6 +143,7 @@ class Watch {
 		if (this.tools.size > 0) places.push("mid-tool");
 		if (this.intentsOpen > 0) places.push("between intent and result");
 		if (this.approvals.size > 0) places.push("waiting for approval");
+		if (this.compacting) places.push("mid-compaction");
 		if (this.writes > 0) places.push("mid-write");
 		return places.length > 0 ? places : ["elsewhere"];
 	}
@@ -330,7 +342,7 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 		const sideFile = join(work, `${sessionId}.side`);
 		const modes = options.modes ?? (["parallel", "sequential", "streaming"] as const);
 		const policies = ["always", "snapshots", "never"] as const;
-		const base = { root: join(work, "store"), sessionId, sideFile, toolExecution: modes[between(0, modes.length - 1)] ?? "parallel", fsync: policies[between(0, 2)] ?? "always", prompts: between(1, 3), slowDiskMs: random() < 0.5 ? between(1, 20) : undefined };
+		const base = { root: join(work, "store"), sessionId, sideFile, toolExecution: modes[between(0, modes.length - 1)] ?? "parallel", fsync: policies[between(0, 2)] ?? "always", prompts: between(1, 3), slowDiskMs: random() < 0.5 ? between(1, 20) : undefined, compact: random() < 0.4 };
 		const budget = between(1, 8);
 		let kills = 0;
 		/** Processes handed over alive, until they exit (the session is checked once none writes). */
@@ -392,7 +404,16 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 		if (snapshot.machine.value !== "idle" || context.run) report.violations.push(`${sessionId}: stored in ${JSON.stringify(snapshot.machine.value)} at the end, not idle`);
 		if (context.followUpQueue.length + context.steeringQueue.length > 0) report.violations.push(`${sessionId}: messages left in the queues at the end`);
 		const side = existsSync(sideFile) ? (await readFile(sideFile, "utf8")).split("\n").filter(Boolean) : [];
-		report.violations.push(...checkSession(context.messages, side, base.prompts, `${sessionId} (${base.toolExecution}, fsync ${base.fsync}, ${kills} kills)`));
+		const label = `${sessionId} (${base.toolExecution}, fsync ${base.fsync}${base.compact ? ", compacting" : ""}, ${kills} kills)`;
+		let messages: AgentMessage[];
+		try {
+			messages = expandSummaries(context.messages);
+		} catch (error) {
+			report.violations.push(`${label}: a compaction summary is not what the summariser wrote: ${String(error)}`);
+			return;
+		}
+		if (base.compact && base.prompts > 1 && !context.messages.some((message) => (message as { role: string }).role === "compactionSummary")) report.violations.push(`${label}: told to compact, yet no summary is stored`);
+		report.violations.push(...checkSession(messages, side, base.prompts, label));
 	};
 
 	const lane = async () => {

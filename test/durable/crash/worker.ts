@@ -1,7 +1,8 @@
 /**
  * One process of the crash test (see crash-run.ts): it loads a session from the file store, lets
- * a restored run go on, sends what the session still lacks, and exits 0 with `done` once the
- * session is complete. The parent kills it with SIGKILL at random points; it may also tear one
+ * a restored run (or manual compaction) go on, sends what the session still lacks (compacting it
+ * before each task after the first, when told to), and exits 0 with `done` once the session is
+ * complete. The parent kills it with SIGKILL at random points; it may also tear one
  * of its own writes and kill itself in the middle of it (`tearWrite`).
  *
  * It runs on plain Node against the built package (`import "agentchart"` resolves to dist/), so
@@ -14,8 +15,9 @@ import fsPromises, { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { syncBuiltinESMExports } from "node:module";
 import { join } from "node:path";
 import { Type } from "typebox";
-import { Agent, type AgentStore, type AgentTool, type AgentToolResult, type ScriptedReply, createFileStore, createScriptedModel, toolCall } from "agentchart";
+import { Agent, type AgentStore, type AgentTool, type AgentToolResult, type ScriptedReply, type SummarizeRequest, createFileStore, createScriptedModel, toolCall } from "agentchart";
 import { seededRandom as generator } from "../../../src/util/seeded-random.js";
+import { type CrashSummary, expandSummaries } from "./summaries.js";
 
 /** What the parent passes, as JSON in argv[2]. */
 export interface WorkerArgs {
@@ -32,6 +34,8 @@ export interface WorkerArgs {
 	tearWrite?: number | undefined;
 	/** A slow disk: each file the store opens takes up to this many ms to open (a write is that much longer on its way). */
 	slowDiskMs?: number | undefined;
+	/** Compact the session (`agent.compact()`) before each task after the first. */
+	compact?: boolean | undefined;
 }
 
 const args = JSON.parse(process.argv[2] ?? "{}") as WorkerArgs;
@@ -120,6 +124,28 @@ const model = createScriptedModel(
 	{ chunkSize: 6, delayMs: 3 },
 );
 
+/**
+ * The summariser: takes a while, and writes down everything it summarises (as JSON), so that the
+ * checker can put the summarised messages back and check the whole session (see crash-run.ts,
+ * expandSummaries). The instructions say which task the compaction came before.
+ */
+const compaction = {
+	enabled: true,
+	keepRecentTokens: 1,
+	async summarize(request: SummarizeRequest): Promise<string> {
+		// As long as a model's summary takes (compared with the rest of this test's steps): kills land in it.
+		await sleep(between(30, 250));
+		const summary: CrashSummary = { instructions: request.instructions, previous: request.previousSummary, messages: request.messages, turnPrefix: request.turnPrefix };
+		return JSON.stringify(summary);
+	},
+};
+
+/** Whether the transcript starts with a summary made before `task` (a compaction a crash interrupted is made again by the load). */
+function compactedBefore(task: number): boolean {
+	const first = agent.state.messages[0] as { role?: string; summary?: string } | undefined;
+	return first?.role === "compactionSummary" && (first.summary ?? "").includes(`before task ${task}`);
+}
+
 function textOf(content: unknown): string {
 	if (typeof content === "string") return content;
 	if (Array.isArray(content)) return content.map((block: { type?: string; text?: string }) => (block.type === "text" ? (block.text ?? "") : "")).join("");
@@ -188,7 +214,11 @@ function decideLater(toolCallId: string): void {
 	}, between(0, 120));
 }
 
-const userTexts = () => agent.state.messages.filter((message) => message.role === "user").map((message) => textOf(message.content));
+// Summarised ones included: a task a compaction summarised away was sent.
+const userTexts = () =>
+	expandSummaries(agent.state.messages)
+		.filter((message) => message.role === "user")
+		.map((message) => textOf(message.content));
 
 agent = await Agent.load({
 	store: reportingStore(),
@@ -196,6 +226,7 @@ agent = await Agent.load({
 	initialState: { model: model.model, tools },
 	streamFn: model.streamFn,
 	toolExecution: args.toolExecution,
+	...(args.compact ? { compaction } : {}),
 	listeners: [
 		(event) => {
 			switch (event.type) {
@@ -204,6 +235,12 @@ agent = await Agent.load({
 					break;
 				case "message_end":
 					if (event.message.role === "assistant") report("stream-end");
+					break;
+				case "auto_compaction_start":
+					report("compaction-start");
+					break;
+				case "auto_compaction_end":
+					report("compaction-end");
 					break;
 				case "approval_requested":
 					record(`requested ${event.toolCallId}`);
@@ -232,7 +269,10 @@ await agent.waitForIdle();
 for (let task = 0; task < args.prompts; task++) {
 	const text = `task ${task}`;
 	const followUp = `follow-up ${task}`;
-	if (!userTexts().includes(text)) await agent.prompt(text);
+	if (!userTexts().includes(text)) {
+		if (args.compact && task > 0 && !compactedBefore(task)) await agent.compact(`before task ${task}`);
+		await agent.prompt(text);
+	}
 	else if (!userTexts().includes(followUp)) {
 		// The follow-up was queued but not kept (the crash came first), or it waits in the queue.
 		if (!queued.has(followUp)) {
