@@ -59,6 +59,25 @@ function elsewhere(dir: string, loadVia?: (inner: FileStore, id: string, options
 	};
 }
 
+/** `agent` writes the session in `dir` again: its prompt is stored, and another process's load finds `transcript`. */
+async function expectWriter(agent: Agent, dir: string, prompt: string, transcript: string[]): Promise<void> {
+	await agent.prompt(prompt);
+	await agent.saved();
+	expect(agent.storeProblems).toEqual([]);
+	const other = await open(elsewhere(dir), "D");
+	expect(texts(other.state.messages)).toEqual(transcript);
+}
+
+/**
+ * Store objects of this process on the file store in `dir` (they share the session's key, so
+ * their agents' claims meet), each loading through `loadVia` when given (see {@link elsewhere}).
+ */
+function keyedStores(dir: string): (loadVia?: Parameters<typeof elsewhere>[1]) => AgentStore {
+	const keyed = createFileStore(dir);
+	const sessionKey = (id: string) => keyed.sessionKey?.(id) ?? id;
+	return (loadVia) => ({ ...elsewhere(dir, loadVia), sessionKey });
+}
+
 /**
  * An agent of session "s" on `store` whose run waits for approval of its call "c1" to `send` (a
  * tool needing approval that counts its runs), the question stored; and how to make more agents
@@ -743,10 +762,7 @@ describe("one writer per session directory, across processes (the file store)", 
 
 	it("an agent given the session back by a load that failed after opening it opens the session itself before it writes: another process's opening then fences it off", async () => {
 		const dir = await tempDir();
-		// Store objects of this process: they share the session's key, so their agents' claims meet.
-		const keyed = createFileStore(dir);
-		const sessionKey = (id: string) => keyed.sessionKey?.(id) ?? id;
-		const wrap = (loadVia: Parameters<typeof elsewhere>[1]): AgentStore => ({ ...elsewhere(dir, loadVia), sessionKey });
+		const wrap = keyedStores(dir);
 		const look = deferred<void>();
 		const read = deferred<void>();
 		const first = open(wrap(async (inner, id, options) => (options?.peek && (await look.promise), inner.load(id, options))), "A");
@@ -777,9 +793,7 @@ describe("one writer per session directory, across processes (the file store)", 
 
 	it("loads that fail in the reverse of their order, the newer after opening the session, give it back to the agent before them, which opens it again before it writes", async () => {
 		const dir = await tempDir();
-		const keyed = createFileStore(dir);
-		const sessionKey = (id: string) => keyed.sessionKey?.(id) ?? id;
-		const wrap = (loadVia?: Parameters<typeof elsewhere>[1]): AgentStore => ({ ...elsewhere(dir, loadVia), sessionKey });
+		const wrap = keyedStores(dir);
 		const older = await open(wrap(), "A");
 		await older.prompt("first from A");
 		await older.saved();
@@ -798,18 +812,12 @@ describe("one writer per session directory, across processes (the file store)", 
 		await expect(first).rejects.toThrow("database unreachable");
 		// Before, the second gave the session to the first, which had never opened it, and the first to A
 		// as if nobody had: A wrote without opening it again, and the store refused (the second had opened it).
-		await older.prompt("again from A");
-		await older.saved();
-		expect(older.storeProblems).toEqual([]);
-		const other = await open(elsewhere(dir), "D");
-		expect(texts(other.state.messages)).toEqual(["user: first from A", "assistant: reply A 1", "user: again from A", "assistant: reply A 2"]);
+		await expectWriter(older, dir, "again from A", ["user: first from A", "assistant: reply A 1", "user: again from A", "assistant: reply A 2"]);
 	});
 
 	it("a load that opened the session and failed while a newer load was under way: when the newer fails too, the agent before them opens the session again before it writes", async () => {
 		const dir = await tempDir();
-		const keyed = createFileStore(dir);
-		const sessionKey = (id: string) => keyed.sessionKey?.(id) ?? id;
-		const wrap = (loadVia?: Parameters<typeof elsewhere>[1]): AgentStore => ({ ...elsewhere(dir, loadVia), sessionKey });
+		const wrap = keyedStores(dir);
 		const older = await open(wrap(), "A");
 		const firstLooks = deferred<void>();
 		const secondLooks = deferred<void>();
@@ -827,11 +835,7 @@ describe("one writer per session directory, across processes (the file store)", 
 		await expect(first).rejects.toThrow("database unreachable");
 		secondLooks.resolve();
 		await expect(second).rejects.toThrow("database unreachable");
-		await older.prompt("from A");
-		await older.saved();
-		expect(older.storeProblems).toEqual([]);
-		const other = await open(elsewhere(dir), "D");
-		expect(texts(other.state.messages)).toEqual(["user: from A", "assistant: reply A 1"]);
+		await expectWriter(older, dir, "from A", ["user: from A", "assistant: reply A 1"]);
 	});
 
 	it("an agent waiting for approval whose session another process loaded since: its approve() rejects with SessionTakenOverError, and the call does not run here", async () => {
