@@ -160,7 +160,6 @@ export class MessageAssembly {
 		return ends;
 	}
 
-	/** True (once) when an orphan closing tag retracted the visible text since the last call. */
 	/**
 	 * The clean text added since the last partial reply, which now shows it all (`partialLength` is
 	 * the clean text's length). After a retraction the partial replaces what was shown: the text
@@ -176,6 +175,7 @@ export class MessageAssembly {
 		return unshown;
 	}
 
+	/** True (once) when an orphan closing tag retracted the visible text since the last call. */
 	takeRetracted(): boolean {
 		const retracted = this.#retracted;
 		this.#retracted = false;
