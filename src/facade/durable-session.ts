@@ -71,7 +71,6 @@ export class SessionClaim {
 	/** Resolves once an undecided claim is confirmed or withdrawn (undefined: decided). */
 	#deciding: Promise<void> | undefined;
 	#decide: (() => void) | undefined;
-	#withdrawn = false;
 	/** The last write this claim's agent handed to the store (see {@link SessionClaim.landedBefore}). */
 	#handedOver: PromiseLike<void> | undefined;
 	/** The store's `open`, once asked for (undefined: the store has none, or it is not asked yet). */
@@ -82,7 +81,10 @@ export class SessionClaim {
 	#asked = false;
 	/** Whether it ever asked (the store may have fenced off others then, even if the opening failed). */
 	#everAsked = false;
-	/** A withdrawn claim that gave it the session back had asked, or had been given it back by one that had. */
+	/**
+	 * A withdrawn claim that gave it the session back, or that left the line just before it, had asked
+	 * the store to open the session, or had this from one that had.
+	 */
 	#askedAfter = false;
 	/** A newer claim of this process was decided: this one's agent writes the session no more. */
 	superseded = false;
@@ -154,24 +156,29 @@ export class SessionClaim {
 	 * told of the opening (`open`): its other processes stay fenced.
 	 */
 	withdraw(): void {
-		this.#withdrawn = true;
 		this.#decided();
-		if (this.#writers.get(this.#key) !== this.#ref) return;
-		// Not to a claim withdrawn itself meanwhile (a load that failed while this one ran).
-		let previous = this.#previous?.deref();
-		let asked = this.#everAsked || this.#askedAfter;
-		while (previous !== undefined && previous.#withdrawn) {
-			asked ||= previous.#everAsked || previous.#askedAfter;
-			previous = previous.#previous?.deref();
+		const asked = this.#everAsked || this.#askedAfter;
+		const previous = this.#previous?.deref();
+		if (this.#writers.get(this.#key) !== this.#ref) {
+			// A newer claim came since: this one leaves the line between them. The newer one reached the
+			// claims before through this one, held weakly, and a withdrawn claim nobody holds is collected.
+			for (let newer = this.#writers.get(this.#key)?.deref(); newer !== undefined; newer = newer.#previous?.deref()) {
+				if (newer.#previous !== this.#ref) continue;
+				newer.#previous = this.#previous;
+				// Should the newer one be withdrawn too, the claim it gives the session back to opens it again.
+				if (asked) newer.#askedAfter = true;
+				break;
+			}
+			return;
 		}
 		if (!previous) {
 			this.#writers.delete(this.#key);
 			return;
 		}
 		this.#writers.set(this.#key, previous.#ref);
-		// The opening of this claim or of one withdrawn between (loads fail in any order) made the store refuse
-		// that one's writes: it opens the session again before its next write. Passed on, should that one be an
-		// undecided load's claim that is withdrawn in turn.
+		// The opening of this claim, or of one withdrawn before it while this one was under way (loads fail in
+		// any order), made the store refuse that one's writes: it opens the session again before its next
+		// write. Passed on, should that one be an undecided load's claim that is withdrawn in turn.
 		if (asked) {
 			previous.#asked = false;
 			previous.#askedAfter = true;

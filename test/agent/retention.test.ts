@@ -4,26 +4,12 @@
  * last run's context, children and actor system for life (the bench's "heap per agent after one
  * short run" went from 2.9 to 8.6 KiB when a marker kept it).
  */
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-
-// A full collection without --expose-gc: the flag can be turned on at run time, and a new
-// context then has `gc`.
-setFlagsFromString("--expose_gc");
-const gc = runInNewContext("gc") as () => void;
-
-async function collected(ref: WeakRef<object>): Promise<boolean> {
-	for (let i = 0; i < 10 && ref.deref() !== undefined; i++) {
-		await new Promise((resolve) => setImmediate(resolve));
-		gc();
-	}
-	return ref.deref() === undefined;
-}
+import { collectGarbage as collected } from "../collect-garbage.js";
 
 describe("Agent: nothing of a finished run's machine stays reachable", () => {
 	for (const interpreter of ["agentchart", "xstate"] as const) {

@@ -24,6 +24,7 @@ import { createScriptedModel, type ScriptedReply, toolCall } from "../../src/pro
 import type { AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { type Deferred, deferred, makeTool, ok, textOf } from "../agent/helpers.js";
+import { collectGarbage } from "../collect-garbage.js";
 import { useTempDirs } from "../temp-dirs.js";
 
 const tempDir = useTempDirs("agentchart-writer-");
@@ -379,6 +380,36 @@ describe("one writer per stored session", () => {
 		expect(await stored(memory)).toEqual(["user: still here", "assistant: reply A 1"]);
 	});
 
+	it("a load that fails while a newer load is under way is not needed to give the session back once the newer fails too: the collector may take it meanwhile", async () => {
+		const memory = createMemoryStore();
+		const gates: Deferred<void>[] = [];
+		let failing = false;
+		const flaky = storeWithFailingLoads(memory, () => {
+			if (!failing) return undefined;
+			const gate = deferred<void>();
+			gates.push(gate);
+			return gate.promise;
+		});
+		const older = await open(flaky, "A");
+		failing = true;
+		const first = open(flaky, "B");
+		const second = open(flaky, "C");
+		for (let i = 0; i < 50 && gates.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+		expect(gates).toHaveLength(2);
+		failing = false;
+		gates[0]?.resolve();
+		await expect(first).rejects.toThrow("database unreachable");
+		// CI (seed 852767471, run 639): the second's claim reached the agent before it through the
+		// first's, held weakly; once collected, the second gave the session back to nobody.
+		await collectGarbage();
+		gates[1]?.resolve();
+		await expect(second).rejects.toThrow("database unreachable");
+		await older.prompt("still here");
+		await older.saved();
+		expect(older.storeProblems).toEqual([]);
+		expect(await stored(memory)).toEqual(["user: still here", "assistant: reply A 1"]);
+	});
+
 	it("a load reads the session only once the writes the older agent had handed to the store have landed", async () => {
 		// A store whose writes land a little later, as a database's do; the older agent's run start is on its way when B loads.
 		const memory = createMemoryStore();
@@ -520,14 +551,17 @@ describe("one writer per stored session", () => {
 	it("property: whichever agents open and prompt a session in whatever order, also while loads and runs are under way, and with loads that fail, also alongside others, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
 		console.log(`property seed (one writer): ${PROPERTY_SEED}  (PROPERTY_SEED=${PROPERTY_SEED} to replay)`);
 		type Step =
-			| { op: "open" | "openLater" | "settle" }
+			| { op: "open" | "openLater" | "settle" | "collect" }
 			| { op: "openFailing" | "openFailingLater"; afterLook: boolean; ticks: number }
 			| { op: "prompt" | "promptLater"; agent: number };
 		const step: fc.Arbitrary<Step> = fc.oneof(
-			fc.constantFrom<Step>({ op: "open" }, { op: "openLater" }, { op: "settle" }),
+			{ arbitrary: fc.constantFrom<Step>({ op: "open" }, { op: "openLater" }, { op: "settle" }), weight: 10 },
 			// A failing load fails some macrotasks after it starts: loads under way at once fail in any order.
-			fc.record({ op: fc.constantFrom("openFailing" as const, "openFailingLater" as const), afterLook: fc.boolean(), ticks: fc.integer({ min: 1, max: 40 }) }),
-			fc.record({ op: fc.constantFrom("prompt" as const, "promptLater" as const), agent: fc.nat(4) }),
+			{ arbitrary: fc.record({ op: fc.constantFrom("openFailing" as const, "openFailingLater" as const), afterLook: fc.boolean(), ticks: fc.integer({ min: 1, max: 40 }) }), weight: 10 },
+			{ arbitrary: fc.record({ op: fc.constantFrom("prompt" as const, "promptLater" as const), agent: fc.nat(4) }), weight: 10 },
+			// The collector may run at any point (claims reach each other through weak references); rarely,
+			// since a full collection of the test's heap costs about as much as a run.
+			{ arbitrary: fc.constant<Step>({ op: "collect" }), weight: 1 },
 		);
 		let runs = 0;
 		await fc.assert(
@@ -594,6 +628,7 @@ describe("one writer per stored session", () => {
 						else void openFailing(next.afterLook, next.ticks);
 					}
 					else if (next.op === "settle") await settle();
+					else if (next.op === "collect") await collectGarbage(undefined, 2);
 					else if ("agent" in next) {
 						const loaded = opened.filter((entry) => entry.agent !== undefined);
 						const entry = loaded[next.agent % loaded.length] as (typeof opened)[number];
@@ -636,6 +671,10 @@ describe("one writer per stored session", () => {
 					[[{ op: "prompt", agent: 4 }, { op: "openFailingLater", afterLook: false, ticks: 1 }, { op: "openFailingLater", afterLook: true, ticks: 1 }], "file"],
 					[[{ op: "openFailingLater", afterLook: false, ticks: 40 }, { op: "openFailingLater", afterLook: true, ticks: 1 }, { op: "settle" }, { op: "prompt", agent: 0 }], "file"],
 					[[{ op: "openFailingLater", afterLook: true, ticks: 1 }, { op: "openFailingLater", afterLook: false, ticks: 40 }, { op: "settle" }, { op: "prompt", agent: 0 }], "file"],
+					// CI, seed 852767471: a load that failed while a newer one was under way was collected before
+					// the newer failed, and the session was given back to nobody.
+					[[{ op: "openFailingLater", afterLook: true, ticks: 1 }, { op: "openFailingLater", afterLook: false, ticks: 40 }, { op: "collect" }, { op: "settle" }, { op: "prompt", agent: 0 }], "memory"],
+					[[{ op: "openFailingLater", afterLook: true, ticks: 1 }, { op: "openFailingLater", afterLook: false, ticks: 40 }, { op: "collect" }, { op: "settle" }, { op: "prompt", agent: 0 }], "file"],
 				],
 			},
 		);
@@ -833,6 +872,26 @@ describe("one writer per session directory, across processes (the file store)", 
 		const second = open(wrap(async () => (await secondLooks.promise, Promise.reject(new Error("database unreachable")))), "C");
 		firstLooks.resolve();
 		await expect(first).rejects.toThrow("database unreachable");
+		secondLooks.resolve();
+		await expect(second).rejects.toThrow("database unreachable");
+		await expectWriter(older, dir, "from A", ["user: from A", "assistant: reply A 1"]);
+	});
+
+	it("a load that opened the session and failed while a newer load was under way, then was collected: when the newer fails too, the agent before them still opens the session again before it writes", async () => {
+		const dir = await tempDir();
+		const wrap = keyedStores(dir);
+		const older = await open(wrap(), "A");
+		const secondLooks = deferred<void>();
+		const first = open(
+			wrap(async (inner, id, options) => {
+				if (!options?.peek) throw new Error("database unreachable");
+				return inner.load(id, options);
+			}),
+			"B",
+		);
+		const second = open(wrap(async () => (await secondLooks.promise, Promise.reject(new Error("database unreachable")))), "C");
+		await expect(first).rejects.toThrow("database unreachable");
+		await collectGarbage();
 		secondLooks.resolve();
 		await expect(second).rejects.toThrow("database unreachable");
 		await expectWriter(older, dir, "from A", ["user: from A", "assistant: reply A 1"]);
