@@ -290,10 +290,10 @@ export class MessageAssembly {
 		if (this.#ended || this.#separated || contentIndex !== this.#lastTextBlock) return;
 		this.#separated = true;
 		this.#feed(BLOCK_SEPARATOR);
+		this.#appendClean(this.#directives.endBlock());
 		this.#closeCleanFence(BLOCK_SEPARATOR);
 		// A fence the block left open ends with it: reasoning tags in the next block are not code.
 		this.#tags.endBlock();
-		this.#directives.endBlock();
 		this.#chunker.closeOpenFence();
 	}
 

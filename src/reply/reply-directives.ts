@@ -115,9 +115,16 @@ export class ReplyDirectiveFilter {
 		return this.#take();
 	}
 
-	/** A content block of the text ended (its separator was pushed): a fence it left open ends with it. */
-	endBlock(): void {
+	/**
+	 * A content block of the text ended: a fence it left open ends with it, and an unclosed `[[` it
+	 * ended with is text (returned, with what else that makes certain). Its separator, pushed before,
+	 * has settled that already unless the text ended inside reasoning (the separator went there): a
+	 * directive does not span blocks either way, and the block sent at its end must hold the line.
+	 */
+	endBlock(): string {
 		this.#fence = null;
+		this.#scan(false, true);
+		return this.#take();
 	}
 
 	/**
@@ -193,8 +200,10 @@ export class ReplyDirectiveFilter {
 		return false;
 	}
 
-	#scan(final: boolean): void {
+	/** `blockEnded`: decides an unclosed `[[` as `final` does (see {@link ReplyDirectiveFilter.endBlock}). */
+	#scan(final: boolean, blockEnded = false): void {
 		const text = this.#pending;
+		const directiveFinal = final || blockEnded;
 		let index = 0;
 		while (index < text.length) {
 			const char = text[index] ?? "";
@@ -274,20 +283,20 @@ export class ReplyDirectiveFilter {
 				} else this.#silentChecked = true;
 			}
 			if (char === "[") {
-				if (index + 1 === text.length && !final) break;
+				if (index + 1 === text.length && !directiveFinal) break;
 				if (text[index + 1] === "[") {
 					DIRECTIVE_AT.lastIndex = index;
 					const match = DIRECTIVE_AT.exec(text);
 					if (match) {
 						const complete = match[2] === "]";
-						if (!complete && index + match[0].length === text.length && !final) break;
+						if (!complete && index + match[0].length === text.length && !directiveFinal) break;
 						if (this.#applyDirective(match[1] ?? "")) {
 							this.#removalGap = this.#started;
 							if (this.#lineEmpty) this.#afterLineStartDirective = true;
 							index += match[0].length;
 							continue;
 						}
-					} else if (!final && DIRECTIVE_PREFIX.test(text.slice(index))) break;
+					} else if (!directiveFinal && DIRECTIVE_PREFIX.test(text.slice(index))) break;
 				}
 				this.#emit("[");
 				index += 1;

@@ -238,12 +238,10 @@ describe("two subscriptions on one source", () => {
 				const allowance = { maxChars: 40, room: 10 };
 				for (const block of sent[0] ?? []) expect(unclosedFences(block, allowance)).toEqual([]);
 				// Blocks sent before an orphan </think> retracted the text come from a clean text that is gone.
-				// Known limit (CI, seed -419884517: "```[[```<thinking>"): an unclosed "[[" that ends the text
-				// is held back as a possible directive until the message ends, so the block forced out at
-				// text_end ends before it, and a line cut there can read as a fence. Left in the session note.
-				const heldDirective = /\[\[[^\]\n]*$/.test(expected.clean);
-				if (!expected.retracted && !heldDirective) for (const block of sent[0] ?? []) expect(inventedFences(block, expected.clean, allowance)).toEqual([]);
+				if (!expected.retracted) for (const block of sent[0] ?? []) expect(inventedFences(block, expected.clean, allowance)).toEqual([]);
 			}),
+			// CI, seed -419884517: an unclosed "[[" before reasoning that ran to the end was held back as a
+			// possible directive past text_end, and the block sent then ended before it, in mid-line.
 			{ numRuns: 500, examples: [[{ text: "```[[```<thinking>", pieces: ["```[[```<thinking>"] }, "text_end"]] },
 		);
 	});

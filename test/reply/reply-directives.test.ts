@@ -77,6 +77,25 @@ describe("ReplyDirectiveFilter (streaming)", () => {
 	});
 });
 
+describe("an unclosed [[ at the end of a text block", () => {
+	it.each([
+		["before reasoning that runs to the end", ["```[[```<thinking>"], ["```[[```"]],
+		["split before the reasoning", ["see [[rep", "ly_to_<think>plan"], ["see [[reply_to_"]],
+		["when the reasoning closed before the block ended (its separator settles it)", ["a [[<think>x</think>"], ["a [["]],
+	])("is text: the block sent at text_end holds its whole line (%s)", (_, pieces, expected) => {
+		const agent = new FakeAgent();
+		const blocks: string[] = [];
+		subscribeReplies(agent, { blockReplyBreak: "text_end", onBlockReply: (payload) => void blocks.push(payload.text ?? "") });
+		agent.messageStart();
+		for (const piece of pieces) agent.delta(piece);
+		agent.textEnd(pieces.join(""));
+		// Before, the [[ was held back as a possible directive until here, and sent as a block of its own.
+		expect(blocks).toEqual(expected);
+		agent.messageEnd();
+		expect(blocks).toEqual(expected);
+	});
+});
+
 describe("MEDIA lines", () => {
 	it("extracts media at line starts only (AC7, AC21, AC24)", () => {
 		expect(parseReplyDirectives("Here is the image\nMEDIA:/tmp/output.jpg\nDone")).toMatchObject({
