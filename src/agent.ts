@@ -43,6 +43,7 @@ import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/mo
 import type { StreamFn } from "./types/stream.js";
 import { describeError } from "./util/describe-error.js";
 import { unlessAborted } from "./util/sleep.js";
+import { failedStop } from "./util/stop-reason.js";
 
 export type { AgentListener } from "./facade/delivery.js";
 
@@ -75,7 +76,7 @@ interface JournaledCompaction {
 
 /** An assistant message that sets `agent.state.errorMessage`: a run with one ends with a snapshot. */
 function failedReply(message: AgentMessage): boolean {
-	return message.role === "assistant" && (message.stopReason === "error" || message.stopReason === "aborted" || message.errorMessage !== undefined);
+	return message.role === "assistant" && (failedStop(message.stopReason) || message.errorMessage !== undefined);
 }
 
 /** The tools a restored agent has: those its snapshot's run uses, then the others given. */

@@ -3,6 +3,7 @@ import type { Model, SimpleStreamOptions } from "../types/model.js";
 import type { ConvertToLlm } from "../types/agent.js";
 import type { StreamFn } from "../types/stream.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
+import { failedStop } from "../util/stop-reason.js";
 
 /** Tool results longer than this are truncated in the serialised conversation. */
 export const TOOL_RESULT_SUMMARY_CHARS = 2000;
@@ -147,7 +148,7 @@ async function callModel(options: ModelSummarizerOptions, prompt: string, maxTok
 	} finally {
 		watch.stop();
 	}
-	if (message.stopReason === "error" || message.stopReason === "aborted") {
+	if (failedStop(message.stopReason)) {
 		throw new Error(`Summarization failed: ${message.errorMessage ?? message.stopReason}`);
 	}
 	const text = message.content

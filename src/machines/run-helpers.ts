@@ -3,6 +3,7 @@ import type { AgentMessage, AssistantMessage, Message, ToolResultMessage } from 
 import type { SimpleStreamOptions } from "../types/model.js";
 import { createAssistantMessage } from "../providers/assistant-message.js";
 import type { AgentMachineContext, FinalizedToolResult, ToolBatch, ToolCallEntry } from "./types.js";
+import { failedStop } from "../util/stop-reason.js";
 
 /**
  * Takes messages from a queue: the first one (one-at-a-time) or all of them.
@@ -184,7 +185,7 @@ export function batchTerminates(batch: ToolBatch): boolean {
  * failedReply(message); // true after a connection reset
  */
 export function failedReply(message: AssistantMessage): boolean {
-	return message.stopReason === "error" || message.stopReason === "aborted";
+	return failedStop(message.stopReason);
 }
 
 /**

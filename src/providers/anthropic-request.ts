@@ -24,6 +24,7 @@ import type { Context, Model, SimpleStreamOptions, ThinkingBudgets, ThinkingLeve
 import { anthropicCompat } from "./models.js";
 import { RequestToolCallIds } from "./tool-call-ids.js";
 import { sanitizeJsonStrings, sanitizeText } from "../util/sanitize-text.js";
+import { failedStop } from "../util/stop-reason.js";
 
 /** Default thinking budgets in tokens, per level, for models that take a budget. */
 export const defaultThinkingBudgets: { [Level in keyof ThinkingBudgets]-?: number } = {
@@ -263,7 +264,7 @@ export function convertMessages(messages: Message[], model: Model): MessageParam
 					: userContentBlocks(message.content, model);
 			if (content.length > 0) turns.push({ role: "user", content });
 		} else {
-			if (message.stopReason === "error" || message.stopReason === "aborted") continue;
+			if (failedStop(message.stopReason)) continue;
 			const content = assistantContentBlocks(message, model, ids);
 			if (content.length === 0) continue;
 			turns.push({ role: "assistant", content });

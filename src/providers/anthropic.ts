@@ -26,6 +26,7 @@ import { calculateCost } from "./models.js";
 import { StreamingArguments } from "./partial-json.js";
 import { watchForStall } from "../util/stall-watch.js";
 import { environmentVariable } from "../util/host.js";
+import { failedStop } from "../util/stop-reason.js";
 
 /** Where a provider content block lives in the partial message, plus tool-call scratch. */
 interface OpenBlock {
@@ -331,7 +332,7 @@ async function runAnthropicCall(
 		// The SDK ends iteration quietly when the request is aborted, so check before trusting the end.
 		if (signal?.aborted) throw new Error(abortedMessage);
 		if (!reader.completed) throw new Error(truncatedStreamMessage);
-		if (output.stopReason === "error" || output.stopReason === "aborted") {
+		if (failedStop(output.stopReason)) {
 			output.errorMessage = reader.errorMessage ?? "The model stopped with an error";
 			stream.push({ type: "error", reason: output.stopReason, error: output });
 			return;

@@ -27,6 +27,7 @@ import type { OpenAICompletionsOptions } from "./openai-options.js";
 import { buildOpenAICompletionsRequest, type OpenAICompletionsRequest } from "./openai-request.js";
 import { readResponseBody } from "./openai-response.js";
 import { OpenAIChunkReader } from "./openai-stream-reader.js";
+import { failedStop } from "../util/stop-reason.js";
 
 function headersToRecord(headers: Headers): Record<string, string> {
 	const record: Record<string, string> = {};
@@ -68,7 +69,7 @@ async function runOpenAICall(
 		if (signal?.aborted) throw new Error(abortedMessage);
 		const outcome = reader.finish(lastEvent);
 		output.stopReason = outcome.stopReason;
-		if (outcome.stopReason === "error" || outcome.stopReason === "aborted") {
+		if (failedStop(outcome.stopReason)) {
 			output.errorMessage = outcome.errorMessage ?? "The model stopped with an error";
 			stream.push({ type: "error", reason: outcome.stopReason, error: output });
 			return;

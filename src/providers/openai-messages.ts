@@ -20,6 +20,7 @@ import type { Context, Model } from "../types/model.js";
 import type { OpenAIToolCallIdFormat, ResolvedOpenAICompat } from "./openai-compat.js";
 import { RequestToolCallIds } from "./tool-call-ids.js";
 import { sanitizeJsonStrings, sanitizeText } from "../util/sanitize-text.js";
+import { failedStop } from "../util/stop-reason.js";
 
 /** An assistant message with the reasoning fields some servers want back. */
 type AssistantWireMessage = ChatCompletionAssistantMessageParam & { [field: string]: unknown };
@@ -249,7 +250,7 @@ export function convertOpenAIMessages(model: Model, context: Context, compat: Re
 			out.push({ role: "user", content });
 			afterToolResults = false;
 		} else if (message.role === "assistant") {
-			if (message.stopReason === "error" || message.stopReason === "aborted") continue;
+			if (failedStop(message.stopReason)) continue;
 			const wire = assistantMessage(message, model, compat, ids);
 			if (!wire) continue;
 			out.push(wire);

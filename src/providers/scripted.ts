@@ -6,6 +6,7 @@ import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
+import { failedStop } from "../util/stop-reason.js";
 
 /**
  * One content block of a scripted reply. Tool call ids are generated when omitted.
@@ -247,7 +248,7 @@ async function play(
 		const hasToolCalls = output.content.some((block) => block.type === "toolCall");
 		const stopReason = reply.stopReason ?? (hasToolCalls ? "toolUse" : "stop");
 		output.stopReason = stopReason;
-		if (stopReason === "error" || stopReason === "aborted") {
+		if (failedStop(stopReason)) {
 			output.errorMessage = reply.errorMessage ?? (stopReason === "aborted" ? ABORTED_MESSAGE : "Scripted error");
 			stream.push({ type: "error", reason: stopReason, error: output });
 		} else {

@@ -26,6 +26,7 @@ import { isCommentaryMessage, isCommentaryText, isPhasedText } from "./text-phas
 import { contentAsWritten, promoteThinkingTags } from "./thinking-promotion.js";
 import type { PartialReply, ReplyPayload } from "./types.js";
 import { UsageAccumulator } from "./usage-totals.js";
+import { failedStop } from "../util/stop-reason.js";
 
 type AssistantMessageUpdate = Extract<AgentEvent, { type: "message_update" }>["assistantMessageEvent"];
 
@@ -35,11 +36,6 @@ type AssistantMessageUpdate = Extract<AgentEvent, { type: "message_update" }>["a
  */
 function reportToConsole(error: unknown, callback: string): void {
 	console.error(`agentchart/reply: ${callback} failed (pass onCallbackError to handle this yourself):`, error);
-}
-
-/** The model was cut off mid-reply (an abort, a stream that failed): its last line may be unfinished. */
-function wasCutOff(message: AssistantMessage): boolean {
-	return message.stopReason === "aborted" || message.stopReason === "error";
 }
 
 function isAssistant(message: AgentMessage): message is AssistantMessage {
@@ -226,7 +222,7 @@ class ReplySubscriber {
 				if (index < lastText) assembly.endTextBlock(index);
 			} else if (block.type === "thinking" && !commentaryMessage) assembly.ingestThinking(index, "end", block.thinking);
 		});
-		assembly.finish(wasCutOff(message));
+		assembly.finish(failedStop(message.stopReason));
 		this.lifecycle.send({ type: "message.end" });
 		this.#emitPartial(assembly);
 		this.#streamReasoning(assembly);
@@ -259,7 +255,7 @@ class ReplySubscriber {
 			final.ingestText(index, "end", block.text, { commentary: isCommentaryText(block, message) });
 			if (index < lastText) final.endTextBlock(index);
 		});
-		final.finish(wasCutOff(message));
+		final.finish(failedStop(message.stopReason));
 		if (final.isSilent) return;
 		// One block, as `blockReplyBreak: "message_end"` would send it: fences closed.
 		const text = final

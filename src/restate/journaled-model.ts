@@ -22,6 +22,7 @@ import type { AssistantMessageEvent, StreamFn } from "../types/stream.js";
 import { modelStallText } from "../util/stall-watch.js";
 import type { JournalAwaiter } from "./journal-awaiter.js";
 import { type SessionBudget, storableSerde } from "./storable.js";
+import { failedStop } from "../util/stop-reason.js";
 
 /** What a model step journals. */
 export interface ModelStepOutcome {
@@ -86,7 +87,7 @@ export function replayEvents(message: AssistantMessage): AssistantMessageEvent[]
 
 /** The terminal event that hands `message` to the agent. */
 function terminalEvent(message: AssistantMessage): AssistantMessageEvent {
-	if (message.stopReason === "error" || message.stopReason === "aborted") return { type: "error", reason: message.stopReason, error: message };
+	if (failedStop(message.stopReason)) return { type: "error", reason: message.stopReason, error: message };
 	return { type: "done", reason: message.stopReason, message };
 }
 
