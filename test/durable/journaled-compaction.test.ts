@@ -8,9 +8,6 @@
  * event and no word of the compaction. A compaction that did not compact (failed, aborted)
  * journals its end, and is not made again.
  */
-import { spawn } from "node:child_process";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import type { CompactionSettings } from "../../src/compaction/settings.js";
@@ -19,35 +16,12 @@ import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
-import { assistant, plainRoles, user } from "../agent/helpers.js";
+import { plainRoles } from "../agent/helpers.js";
 import { useTempDirs } from "../temp-dirs.js";
+import { compactionEvents, hangingCompaction, killedWhileCompacting, long, transcript, until } from "./compaction-helpers.js";
 
 const tempDir = useTempDirs("agentchart-journaled-compaction-");
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-
-async function until(check: () => boolean, polls = 1000): Promise<void> {
-	for (let i = 0; i < polls && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
-	if (!check()) throw new Error("timed out");
-}
-
-const long = (text: string) => `${text} ${"x".repeat(400)}`;
-const transcript = () => [user(long("first question")), assistant(long("first answer")), user(long("second question")), assistant(long("second answer"))];
-
-/** A summariser that never answers: the process "crashes" while it runs. */
-function hanging(): { settings: CompactionSettings; started: () => boolean } {
-	let started = false;
-	return { settings: { enabled: true, keepRecentTokens: 1, summarize: () => ((started = true), new Promise<string>(() => {})) }, started: () => started };
-}
-
 const summarising = (summary: string, asked: (string | undefined)[] = []): CompactionSettings => ({ enabled: true, keepRecentTokens: 1, summarize: async (request) => (asked.push(request.instructions), summary) });
-
-function compactionEvents(events: readonly AgentEvent[]): string[] {
-	return events.flatMap((event) => {
-		if (event.type === "auto_compaction_start") return [`start:${event.reason}`];
-		if (event.type === "auto_compaction_end") return [`end:${event.reason}:${event.result ? "compacted" : (event.errorMessage ?? "aborted")}`];
-		return [];
-	});
-}
 
 /** A memory store that counts the snapshots it is given. */
 function countingStore(): { store: AgentStore; snapshots: AgentSnapshot[] } {
@@ -68,7 +42,7 @@ describe("a manual compaction on a store, interrupted by a crash with no snapsho
 		const { store, snapshots } = countingStore();
 		const scripted = createScriptedModel([{ content: long("an answer") }]);
 		const options = { store, sessionId: "s", streamFn: scripted.streamFn };
-		const held = hanging();
+		const held = hangingCompaction();
 		const first = new Agent({ ...options, initialState: { model: scripted.model, messages: transcript() }, compaction: held.settings });
 		await first.prompt(long("a prompt"));
 		await first.saved();
@@ -102,7 +76,7 @@ describe("a manual compaction on a store, interrupted by a crash with no snapsho
 	it("on a session the store did not hold as it is (a new one), saves it first and journals the compaction after it", async () => {
 		const { store } = countingStore();
 		const scripted = createScriptedModel([]);
-		const held = hanging();
+		const held = hangingCompaction();
 		const first = new Agent({ store, sessionId: "s", streamFn: scripted.streamFn, initialState: { model: scripted.model, messages: transcript() }, compaction: held.settings });
 		void first.compact().catch(() => undefined);
 		await until(held.started);
@@ -120,7 +94,7 @@ describe("a manual compaction on a store, interrupted by a crash with no snapsho
 		const { store } = countingStore();
 		const scripted = createScriptedModel([{ content: long("an answer") }, { content: "later answer" }]);
 		const options = { store, sessionId: "s", streamFn: scripted.streamFn };
-		const held = hanging();
+		const held = hangingCompaction();
 		const first = new Agent({ ...options, initialState: { model: scripted.model, messages: transcript() }, compaction: held.settings });
 		await first.prompt(long("a prompt"));
 		void first.compact().catch(() => undefined);
@@ -160,7 +134,7 @@ describe("a manual compaction on a store that did not compact", () => {
 			const { store, snapshots } = countingStore();
 			const scripted = createScriptedModel([{ content: long("an answer") }, { content: "later answer" }]);
 			const options = { store, sessionId: "s", streamFn: scripted.streamFn };
-			const held = hanging();
+			const held = hangingCompaction();
 			const settings: CompactionSettings =
 				ending === "aborted"
 					? held.settings
@@ -201,7 +175,7 @@ describe("a manual compaction on a store, disposed while a listener holds its ev
 		const { store } = countingStore();
 		const scripted = createScriptedModel([{ content: long("an answer") }]);
 		const options = { store, sessionId: "s", streamFn: scripted.streamFn };
-		const held = hanging();
+		const held = hangingCompaction();
 		const first = new Agent({ ...options, initialState: { model: scripted.model, messages: transcript() }, compaction: held.settings, toolAbortGraceMs: 20 });
 		await first.prompt(long("a prompt"));
 		// A listener that never returns from the compaction's start: its end never reaches the listeners.
@@ -225,39 +199,7 @@ describe("a manual compaction in a process killed with SIGKILL, with no snapshot
 		const root = await tempDir();
 		// The child stores a session between runs, compacts it with a summariser that never answers,
 		// waits until what it wrote is on disk (the compaction's journal entry), and says so.
-		const child = spawn(
-			process.execPath,
-			[
-				"--import",
-				"tsx",
-				"--input-type=module",
-				"-e",
-				`
-				import { Agent, createFileStore, createScriptedModel } from "./src/index.ts";
-				const scripted = createScriptedModel([{ content: "an answer ${"y".repeat(400)}" }]);
-				const long = (text) => ({ role: "user", content: [{ type: "text", text: text + " ${"x".repeat(400)}" }], timestamp: Date.now() });
-				const agent = new Agent({ store: createFileStore(process.argv[1]), sessionId: "s", initialState: { model: scripted.model, messages: [long("first"), long("second")] }, streamFn: scripted.streamFn,
-					compaction: { enabled: true, keepRecentTokens: 1, summarize: () => { setTimeout(async () => { await agent.saved(); console.log("compacting"); }, 0); return new Promise(() => {}); } } });
-				await agent.prompt("go");
-				await agent.saved();
-				void agent.compact("keep the names");
-				setInterval(() => {}, 1000);
-				`,
-				root,
-			],
-			{ cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] },
-		);
-		try {
-			let output = "";
-			child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-			child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-			await until(() => output.includes("compacting") || child.exitCode !== null, 10_000);
-			expect(output).toContain("compacting");
-		} finally {
-			const exited = new Promise((resolve) => child.once("exit", resolve));
-			if (child.exitCode === null) child.kill("SIGKILL");
-			await exited;
-		}
+		await killedWhileCompacting(root, "await agent.saved();", 'await agent.prompt("go"); await agent.saved(); void agent.compact("keep the names");');
 
 		const scripted = createScriptedModel([]);
 		const events: AgentEvent[] = [];

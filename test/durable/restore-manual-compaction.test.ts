@@ -7,9 +7,6 @@
  * saved the session during the compaction (a `steer()` does), and from a file store whose process
  * was killed with SIGKILL mid-compaction.
  */
-import { spawn } from "node:child_process";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import type { CompactionSettings } from "../../src/compaction/settings.js";
@@ -20,38 +17,9 @@ import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
 import { assistant, plainRoles, roles, user } from "../agent/helpers.js";
 import { useTempDirs } from "../temp-dirs.js";
+import { compactionEvents, hangingCompaction, killedWhileCompacting, long, transcript, until } from "./compaction-helpers.js";
 
 const tempDir = useTempDirs("agentchart-manual-compaction-");
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-
-async function until(check: () => boolean, polls = 1000): Promise<void> {
-	for (let i = 0; i < polls && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
-	if (!check()) throw new Error("timed out");
-}
-
-const long = (text: string) => `${text} ${"x".repeat(400)}`;
-const transcript = () => [user(long("first question")), assistant(long("first answer")), user(long("second question")), assistant(long("second answer"))];
-
-/** A compaction that starts and never ends: the process "crashes" while it runs. */
-function hangingCompaction(): { settings: CompactionSettings; started: () => boolean; instructions: () => string | undefined } {
-	let started = false;
-	let instructions: string | undefined;
-	return {
-		settings: { enabled: true, keepRecentTokens: 1, summarize: (request) => ((started = true), (instructions = request.instructions), new Promise<string>(() => {})) },
-		started: () => started,
-		instructions: () => instructions,
-	};
-}
-
-/** The compaction events, as a listener that shows a spinner between them sees them. */
-function compactionEvents(events: readonly AgentEvent[]): string[] {
-	return events.flatMap((event) => {
-		if (event.type === "auto_compaction_start") return [`start:${event.reason}`];
-		if (event.type === "auto_compaction_end") return [`end:${event.reason}:${event.result ? "compacted" : (event.errorMessage ?? "aborted")}`];
-		return [];
-	});
-}
-
 describe("a manual compaction interrupted by a restart", () => {
 	it("restored from agent.snapshot(), is made again with its instructions: its listeners hear its start, then its end", async () => {
 		const scripted = createScriptedModel([]);
@@ -151,38 +119,7 @@ describe("a manual compaction interrupted by a restart", () => {
 		const root = await tempDir();
 		// The child stores a session, compacts it with a summariser that never answers, steers
 		// meanwhile (the session is stored in the middle of the compaction) and says so.
-		const child = spawn(
-			process.execPath,
-			[
-				"--import",
-				"tsx",
-				"--input-type=module",
-				"-e",
-				`
-				import { Agent, createFileStore, createScriptedModel } from "./src/index.ts";
-				const scripted = createScriptedModel([{ content: "an answer ${"y".repeat(400)}" }]);
-				const long = (text) => ({ role: "user", content: [{ type: "text", text: text + " ${"x".repeat(400)}" }], timestamp: Date.now() });
-				const agent = new Agent({ store: createFileStore(process.argv[1]), sessionId: "s", initialState: { model: scripted.model, messages: [long("first"), long("second")] }, streamFn: scripted.streamFn,
-					compaction: { enabled: true, keepRecentTokens: 1, summarize: () => { setTimeout(async () => { agent.steer(long("queued")); await agent.saved(); console.log("compacting"); }, 0); return new Promise(() => {}); } } });
-				await agent.prompt("go");
-				void agent.compact();
-				setInterval(() => {}, 1000);
-				`,
-				root,
-			],
-			{ cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] },
-		);
-		try {
-			let output = "";
-			child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-			child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-			await until(() => output.includes("compacting") || child.exitCode !== null, 10_000);
-			expect(output).toContain("compacting");
-		} finally {
-			const exited = new Promise((resolve) => child.once("exit", resolve));
-			if (child.exitCode === null) child.kill("SIGKILL");
-			await exited;
-		}
+		await killedWhileCompacting(root, 'agent.steer(long("queued")); await agent.saved();', 'await agent.prompt("go"); void agent.compact();');
 
 		const scripted = createScriptedModel([]);
 		const events: AgentEvent[] = [];
