@@ -2,6 +2,7 @@ import { and, not, or } from "xstate";
 import { compactionInput } from "./actions/compaction.js";
 import { streamInput } from "./actor-inputs.js";
 import { agentSetup } from "./agent-setup.js";
+import { assertMachineInput } from "./command-check.js";
 import { type Ctx, initialContext, runOf } from "./context.js";
 import { hookContext } from "./run-helpers.js";
 import { requireHydrated } from "../durable/snapshot.js";
@@ -32,7 +33,10 @@ export const agentMachine = agentSetup.createMachine({
 	id: "agent",
 	// A chart that never comes to rest is a bug: it fails loudly instead of hanging the process.
 	options: { maxIterations: 10_000 },
-	context: ({ input }) => initialContext(input ?? {}),
+	context: ({ input }) => {
+		assertMachineInput(input);
+		return initialContext(input ?? {});
+	},
 	output: ({ context }) => ({ messages: context.messages }),
 	initial: "idle",
 	on: {

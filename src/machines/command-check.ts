@@ -6,10 +6,10 @@
  * a setting to a value no step knows. The action that takes a command checks it first and throws
  * a `TypeError` naming the command and the field: the actor fails with it (XState's way for a
  * programming error, reaching an `error` observer or the parent's `onError`), before the command
- * changed anything.
+ * changed anything. The machine's input is checked the same way when the actor starts.
  */
 import { assertAgentMessage, shown } from "../agent-input.js";
-import type { AgentMachineCommand, AgentMachineConfig, RunOverrides } from "./types.js";
+import type { AgentMachineCommand, AgentMachineConfig, AgentMachineInput, RunOverrides } from "./types.js";
 
 const TOOL_EXECUTION_MODES: readonly unknown[] = ["parallel", "sequential", "streaming"];
 const QUEUE_MODES: readonly unknown[] = ["all", "one-at-a-time"];
@@ -27,6 +27,11 @@ const FUNCTION_SETTINGS = [
 const DURATION_SETTINGS = ["toolTimeoutMs", "abortGraceMs", "streamIdleTimeoutMs", "toolAbortGraceMs", "approvalTimeoutMs"] as const satisfies readonly (keyof AgentMachineConfig)[];
 /** The settings {@link settingProblem} knows. */
 export const CHECKED_SETTINGS = ["toolExecution", ...FUNCTION_SETTINGS, ...DURATION_SETTINGS] as const;
+const SETTING_KINDS = new Map<string, "mode" | "function" | "duration">([
+	["toolExecution", "mode"],
+	...FUNCTION_SETTINGS.map((key) => [key, "function"] as const),
+	...DURATION_SETTINGS.map((key) => [key, "duration"] as const),
+]);
 
 /**
  * What is wrong with a loop setting's value, or undefined when nothing is (undefined itself
@@ -37,9 +42,10 @@ export const CHECKED_SETTINGS = ["toolExecution", ...FUNCTION_SETTINGS, ...DURAT
  */
 export function settingProblem(key: string, value: unknown): string | undefined {
 	if (value === undefined) return undefined;
-	if (key === "toolExecution") return TOOL_EXECUTION_MODES.includes(value) ? undefined : `must be "parallel", "sequential" or "streaming", got ${shown(value)}`;
-	if ((FUNCTION_SETTINGS as readonly string[]).includes(key)) return typeof value === "function" ? undefined : `must be a function, got ${shown(value)}`;
-	if ((DURATION_SETTINGS as readonly string[]).includes(key)) return typeof value === "number" && !Number.isNaN(value) ? undefined : `must be a number of milliseconds, got ${shown(value)}`;
+	const kind = SETTING_KINDS.get(key);
+	if (kind === "mode") return TOOL_EXECUTION_MODES.includes(value) ? undefined : `must be "parallel", "sequential" or "streaming", got ${shown(value)}`;
+	if (kind === "function") return typeof value === "function" ? undefined : `must be a function, got ${shown(value)}`;
+	if (kind === "duration") return typeof value === "number" && !Number.isNaN(value) ? undefined : `must be a number of milliseconds, got ${shown(value)}`;
 	return undefined;
 }
 
@@ -99,4 +105,48 @@ export function assertCommand(command: AgentMachineCommand): void {
 		default:
 			return;
 	}
+}
+
+/**
+ * Throws a `TypeError` naming the field unless `input` is a well-formed machine input (or none):
+ * an actor started with a malformed one fails at its start, where it used to run with it (a
+ * transcript given as a string ended the first run with an error that named nothing; a queue
+ * mode or tool execution mode no step knows was taken as it was). Shallow for the transcript, as
+ * for a command's state; queued messages are checked each.
+ *
+ * @example
+ * assertMachineInput({ messages: "hello" }); // TypeError: agentchart: the machine's input: messages must be a list of messages, got "hello"
+ */
+export function assertMachineInput(input: AgentMachineInput | undefined): void {
+	if (input === undefined) return;
+	if (typeof input !== "object" || input === null || Array.isArray(input)) {
+		throw new TypeError(`agentchart: the machine's input must be an object such as { model, tools, config: { streamFn } }, got ${shown(input)}`);
+	}
+	if (input.systemPrompt !== undefined && typeof input.systemPrompt !== "string") throw inputError("systemPrompt", `must be a string, got ${shown(input.systemPrompt)}`);
+	if (input.model !== undefined && (typeof input.model !== "object" || input.model === null)) throw inputError("model", `must be a model object, got ${shown(input.model)}`);
+	if (input.messages !== undefined && !Array.isArray(input.messages)) throw inputError("messages", `must be a list of messages, got ${shown(input.messages)}`);
+	if (input.tools !== undefined && !Array.isArray(input.tools)) throw inputError("tools", `must be a list of tools, got ${shown(input.tools)}`);
+	assertQueued("steeringQueue", input.steeringQueue);
+	assertQueued("followUpQueue", input.followUpQueue);
+	if (input.steeringMode !== undefined && !QUEUE_MODES.includes(input.steeringMode)) throw inputError("steeringMode", `must be "all" or "one-at-a-time", got ${shown(input.steeringMode)}`);
+	if (input.followUpMode !== undefined && !QUEUE_MODES.includes(input.followUpMode)) throw inputError("followUpMode", `must be "all" or "one-at-a-time", got ${shown(input.followUpMode)}`);
+	if (input.runs !== undefined && !(Number.isSafeInteger(input.runs) && input.runs >= 0)) throw inputError("runs", `must be a whole number of at least 0, got ${shown(input.runs)}`);
+	if (input.awaitDelivery !== undefined && typeof input.awaitDelivery !== "boolean") throw inputError("awaitDelivery", `must be true or false, got ${shown(input.awaitDelivery)}`);
+	const config: unknown = input.config;
+	if (config === undefined) return;
+	if (typeof config !== "object" || config === null || Array.isArray(config)) throw inputError("config", `must be an object of loop settings, got ${shown(config)}`);
+	for (const key of CHECKED_SETTINGS) {
+		const problem = settingProblem(key, (config as Partial<AgentMachineConfig>)[key]);
+		if (problem) throw inputError(`config.${key}`, problem);
+	}
+}
+
+function inputError(field: string, problem: string): TypeError {
+	return new TypeError(`agentchart: the machine's input: ${field} ${problem}`);
+}
+
+function assertQueued(queue: "steeringQueue" | "followUpQueue", queued: unknown): void {
+	if (queued === undefined) return;
+	if (!Array.isArray(queued)) throw inputError(queue, `must be a list of messages, got ${shown(queued)}`);
+	for (let index = 0; index < queued.length; index++) assertAgentMessage(queued[index], `agentchart: the machine's input: ${queue}[${index}]`);
 }

@@ -5,6 +5,7 @@
  * - a malformed command fails the actor at once with a TypeError that names the command and the
  *   field, before it changed anything; it used to enter the queues or the transcript and fail a
  *   later step with an error that named nothing (`prompts is not iterable`), or be taken as it was;
+ *   a malformed input fails the actor at its start the same way;
  * - a setting given as undefined takes its default (`{ toolTimeoutMs: undefined }` in the input, an
  *   `update` or `hydrateAgentSnapshot`), where it used to replace it (`config.streamFn is not a
  *   function` as the run's reply);
@@ -92,6 +93,40 @@ describe.each(interpreters)("a malformed command on %s", (_name, logic) => {
 		expect(errors).toEqual([]);
 		expect(snapshot().context.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"]);
 		expect(snapshot().context.config.toolExecution).toBe("sequential");
+	});
+});
+
+describe.each(interpreters)("a malformed input on %s", (_name, logic) => {
+	it.each([
+		["not an object", "a model", /^agentchart: the machine's input must be an object such as \{ model, tools, config: \{ streamFn \} \}, got "a model"/],
+		["a transcript given as a string", { messages: "hello" }, /^agentchart: the machine's input: messages must be a list of messages, got "hello"/],
+		["tools given as one tool", { tools: { name: "read" } }, /^agentchart: the machine's input: tools must be a list of tools/],
+		["a queued message that is a string", { followUpQueue: ["later"] }, /^agentchart: the machine's input: followUpQueue\[0\]: expected a message object/],
+		["a steering mode of none", { steeringMode: "each" }, /^agentchart: the machine's input: steeringMode must be "all" or "one-at-a-time", got "each"/],
+		["a tool execution mode of none", { config: { toolExecution: "wild" } }, /^agentchart: the machine's input: config.toolExecution must be "parallel", "sequential" or "streaming", got "wild"/],
+		["a stream function given as a name", { config: { streamFn: "anthropic" } }, /^agentchart: the machine's input: config.streamFn must be a function, got "anthropic"/],
+		["a run count below zero", { runs: -1 }, /^agentchart: the machine's input: runs must be a whole number of at least 0, got -1/],
+		["a system prompt that is not text", { systemPrompt: ["be terse"] }, /^agentchart: the machine's input: systemPrompt must be a string/],
+	] as const)("%s fails the actor at its start, naming the field (it used to run with it)", (_case, input, message) => {
+		const scripted = createScriptedModel([{ content: "ok" }]);
+		const actor = createActor(logic, { input: input as never });
+		const errors: Error[] = [];
+		actor.subscribe({ error: (error) => errors.push(error as Error) });
+		stopped.push(actor);
+		actor.start();
+		actor.send({ type: "prompt", messages: [user("hi")] });
+		expect(errors.map((error) => [error.name, error.message])).toEqual([["TypeError", expect.stringMatching(message)]]);
+		expect(actor.getSnapshot().status).toBe("error");
+		expect(scripted.calls).toHaveLength(0);
+	});
+
+	it("none at all, or a well-formed one, starts the actor as before", () => {
+		for (const input of [undefined, {}, { messages: [user("before")], followUpQueue: [user("later")], steeringMode: "all", runs: 2, awaitDelivery: false, config: { toolExecution: "sequential" } }]) {
+			const actor = createActor(logic, { input: input as never });
+			stopped.push(actor);
+			actor.start();
+			expect(actor.getSnapshot().status).toBe("active");
+		}
 	});
 });
 
