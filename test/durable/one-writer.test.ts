@@ -351,64 +351,39 @@ describe("one writer per stored session", () => {
 		expect(await stored(memory, [work])).toEqual(["user: go", "assistant: ", "toolResult: worked", "assistant: done"]);
 	});
 
-	it("loads that fail one after the other give the session back to the agent before them, not to each other", async () => {
-		const memory = createMemoryStore();
-		const gates: Deferred<void>[] = [];
-		let failing = false;
-		const flaky = storeWithFailingLoads(memory, () => {
-			if (!failing) return undefined;
-			const gate = deferred<void>();
-			gates.push(gate);
-			return gate.promise;
+	for (const collected of [false, true]) {
+		it(`loads that fail one after the other give the session back to the agent before them, not to each other${collected ? ", also when the collector took the first before the second failed" : ""}`, async () => {
+			const memory = createMemoryStore();
+			const gates: Deferred<void>[] = [];
+			let failing = false;
+			const flaky = storeWithFailingLoads(memory, () => {
+				if (!failing) return undefined;
+				const gate = deferred<void>();
+				gates.push(gate);
+				return gate.promise;
+			});
+			const older = await open(flaky, "A");
+			failing = true;
+			const first = open(flaky, "B");
+			const second = open(flaky, "C");
+			for (let i = 0; i < 50 && gates.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+			expect(gates).toHaveLength(2);
+			failing = false;
+			// The first fails while the second still loads (nothing to give back: the second is newer), then the second.
+			gates[0]?.resolve();
+			await expect(first).rejects.toThrow("database unreachable");
+			// CI (seed 852767471, run 639): the second's claim reached the agent before it through the
+			// first's, held weakly; once collected, the second gave the session back to nobody.
+			if (collected) await collectGarbage();
+			gates[1]?.resolve();
+			await expect(second).rejects.toThrow("database unreachable");
+			// Before, the second gave the session back to the first, which had failed: nobody could write it.
+			await older.prompt("still here");
+			await older.saved();
+			expect(older.storeProblems).toEqual([]);
+			expect(await stored(memory)).toEqual(["user: still here", "assistant: reply A 1"]);
 		});
-		const older = await open(flaky, "A");
-		failing = true;
-		const first = open(flaky, "B");
-		const second = open(flaky, "C");
-		for (let i = 0; i < 50 && gates.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 1));
-		expect(gates).toHaveLength(2);
-		failing = false;
-		// The first fails while the second still loads (nothing to give back: the second is newer), then the second.
-		gates[0]?.resolve();
-		await expect(first).rejects.toThrow("database unreachable");
-		gates[1]?.resolve();
-		await expect(second).rejects.toThrow("database unreachable");
-		// Before, the second gave the session back to the first, which had failed: nobody could write it.
-		await older.prompt("still here");
-		await older.saved();
-		expect(older.storeProblems).toEqual([]);
-		expect(await stored(memory)).toEqual(["user: still here", "assistant: reply A 1"]);
-	});
-
-	it("a load that fails while a newer load is under way is not needed to give the session back once the newer fails too: the collector may take it meanwhile", async () => {
-		const memory = createMemoryStore();
-		const gates: Deferred<void>[] = [];
-		let failing = false;
-		const flaky = storeWithFailingLoads(memory, () => {
-			if (!failing) return undefined;
-			const gate = deferred<void>();
-			gates.push(gate);
-			return gate.promise;
-		});
-		const older = await open(flaky, "A");
-		failing = true;
-		const first = open(flaky, "B");
-		const second = open(flaky, "C");
-		for (let i = 0; i < 50 && gates.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 1));
-		expect(gates).toHaveLength(2);
-		failing = false;
-		gates[0]?.resolve();
-		await expect(first).rejects.toThrow("database unreachable");
-		// CI (seed 852767471, run 639): the second's claim reached the agent before it through the
-		// first's, held weakly; once collected, the second gave the session back to nobody.
-		await collectGarbage();
-		gates[1]?.resolve();
-		await expect(second).rejects.toThrow("database unreachable");
-		await older.prompt("still here");
-		await older.saved();
-		expect(older.storeProblems).toEqual([]);
-		expect(await stored(memory)).toEqual(["user: still here", "assistant: reply A 1"]);
-	});
+	}
 
 	it("a load reads the session only once the writes the older agent had handed to the store have landed", async () => {
 		// A store whose writes land a little later, as a database's do; the older agent's run start is on its way when B loads.
