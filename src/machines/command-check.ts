@@ -9,7 +9,7 @@
  * changed anything. The machine's input is checked the same way when the actor starts.
  */
 import { assertAgentMessage, shown } from "../agent-input.js";
-import type { AgentMachineCommand, AgentMachineConfig, AgentMachineInput, RunOverrides } from "./types.js";
+import type { AgentMachineCommand, AgentMachineConfig, AgentMachineInput, AgentRunState, RunOverrides } from "./types.js";
 
 const TOOL_EXECUTION_MODES: readonly unknown[] = ["parallel", "sequential", "streaming"];
 const QUEUE_MODES: readonly unknown[] = ["all", "one-at-a-time"];
@@ -49,24 +49,38 @@ export function settingProblem(key: string, value: unknown): string | undefined 
 	return undefined;
 }
 
-function checkOverrides(command: string, overrides: RunOverrides): void {
-	const { config, state } = overrides;
-	if (overrides.steeringMode !== undefined && !QUEUE_MODES.includes(overrides.steeringMode)) {
-		throw new TypeError(`agentchart: the machine's ${command} command: steeringMode must be "all" or "one-at-a-time", got ${shown(overrides.steeringMode)}`);
-	}
-	if (overrides.followUpMode !== undefined && !QUEUE_MODES.includes(overrides.followUpMode)) {
-		throw new TypeError(`agentchart: the machine's ${command} command: followUpMode must be "all" or "one-at-a-time", got ${shown(overrides.followUpMode)}`);
-	}
-	if (state !== undefined) {
-		// Shallow on purpose: the transcript may be long, and each message entered it checked.
-		if (state.messages !== undefined && !Array.isArray(state.messages)) throw new TypeError(`agentchart: the machine's ${command} command: state.messages must be a list of messages, got ${shown(state.messages)}`);
-		if (state.tools !== undefined && !Array.isArray(state.tools)) throw new TypeError(`agentchart: the machine's ${command} command: state.tools must be a list of tools, got ${shown(state.tools)}`);
-	}
+/** An error of the machine's command or input (`where`: "prompt command", "input") that names the field. */
+function fieldError(where: string, field: string, problem: string): TypeError {
+	return new TypeError(`agentchart: the machine's ${where}: ${field} ${problem}`);
+}
+
+function checkQueueModes(where: string, modes: { steeringMode?: unknown; followUpMode?: unknown }): void {
+	if (modes.steeringMode !== undefined && !QUEUE_MODES.includes(modes.steeringMode)) throw fieldError(where, "steeringMode", `must be "all" or "one-at-a-time", got ${shown(modes.steeringMode)}`);
+	if (modes.followUpMode !== undefined && !QUEUE_MODES.includes(modes.followUpMode)) throw fieldError(where, "followUpMode", `must be "all" or "one-at-a-time", got ${shown(modes.followUpMode)}`);
+}
+
+/** Shallow on purpose: the transcript may be long, and each message entered it checked. `prefix`: where the fields sit ("state." in a command). */
+function checkRunState(where: string, prefix: string, state: Partial<AgentRunState>): void {
+	if (state.systemPrompt !== undefined && typeof state.systemPrompt !== "string") throw fieldError(where, `${prefix}systemPrompt`, `must be a string, got ${shown(state.systemPrompt)}`);
+	if (state.model !== undefined && (typeof state.model !== "object" || state.model === null)) throw fieldError(where, `${prefix}model`, `must be a model object, got ${shown(state.model)}`);
+	if (state.messages !== undefined && !Array.isArray(state.messages)) throw fieldError(where, `${prefix}messages`, `must be a list of messages, got ${shown(state.messages)}`);
+	if (state.tools !== undefined && !Array.isArray(state.tools)) throw fieldError(where, `${prefix}tools`, `must be a list of tools, got ${shown(state.tools)}`);
+}
+
+function checkConfig(where: string, config: unknown): void {
 	if (config === undefined) return;
+	if (typeof config !== "object" || config === null || Array.isArray(config)) throw fieldError(where, "config", `must be an object of loop settings, got ${shown(config)}`);
 	for (const key of CHECKED_SETTINGS) {
-		const problem = settingProblem(key, config[key]);
-		if (problem) throw new TypeError(`agentchart: the machine's ${command} command: config.${key} ${problem}`);
+		const problem = settingProblem(key, (config as Partial<AgentMachineConfig>)[key]);
+		if (problem) throw fieldError(where, `config.${key}`, problem);
 	}
+}
+
+function checkOverrides(command: string, overrides: RunOverrides): void {
+	const where = `${command} command`;
+	checkQueueModes(where, overrides);
+	if (overrides.state !== undefined) checkRunState(where, "state.", overrides.state);
+	checkConfig(where, overrides.config);
 }
 
 /**
@@ -122,31 +136,17 @@ export function assertMachineInput(input: AgentMachineInput | undefined): void {
 	if (typeof input !== "object" || input === null || Array.isArray(input)) {
 		throw new TypeError(`agentchart: the machine's input must be an object such as { model, tools, config: { streamFn } }, got ${shown(input)}`);
 	}
-	if (input.systemPrompt !== undefined && typeof input.systemPrompt !== "string") throw inputError("systemPrompt", `must be a string, got ${shown(input.systemPrompt)}`);
-	if (input.model !== undefined && (typeof input.model !== "object" || input.model === null)) throw inputError("model", `must be a model object, got ${shown(input.model)}`);
-	if (input.messages !== undefined && !Array.isArray(input.messages)) throw inputError("messages", `must be a list of messages, got ${shown(input.messages)}`);
-	if (input.tools !== undefined && !Array.isArray(input.tools)) throw inputError("tools", `must be a list of tools, got ${shown(input.tools)}`);
+	checkRunState("input", "", input);
 	assertQueued("steeringQueue", input.steeringQueue);
 	assertQueued("followUpQueue", input.followUpQueue);
-	if (input.steeringMode !== undefined && !QUEUE_MODES.includes(input.steeringMode)) throw inputError("steeringMode", `must be "all" or "one-at-a-time", got ${shown(input.steeringMode)}`);
-	if (input.followUpMode !== undefined && !QUEUE_MODES.includes(input.followUpMode)) throw inputError("followUpMode", `must be "all" or "one-at-a-time", got ${shown(input.followUpMode)}`);
-	if (input.runs !== undefined && !(Number.isSafeInteger(input.runs) && input.runs >= 0)) throw inputError("runs", `must be a whole number of at least 0, got ${shown(input.runs)}`);
-	if (input.awaitDelivery !== undefined && typeof input.awaitDelivery !== "boolean") throw inputError("awaitDelivery", `must be true or false, got ${shown(input.awaitDelivery)}`);
-	const config: unknown = input.config;
-	if (config === undefined) return;
-	if (typeof config !== "object" || config === null || Array.isArray(config)) throw inputError("config", `must be an object of loop settings, got ${shown(config)}`);
-	for (const key of CHECKED_SETTINGS) {
-		const problem = settingProblem(key, (config as Partial<AgentMachineConfig>)[key]);
-		if (problem) throw inputError(`config.${key}`, problem);
-	}
-}
-
-function inputError(field: string, problem: string): TypeError {
-	return new TypeError(`agentchart: the machine's input: ${field} ${problem}`);
+	checkQueueModes("input", input);
+	if (input.runs !== undefined && !(Number.isSafeInteger(input.runs) && input.runs >= 0)) throw fieldError("input", "runs", `must be a whole number of at least 0, got ${shown(input.runs)}`);
+	if (input.awaitDelivery !== undefined && typeof input.awaitDelivery !== "boolean") throw fieldError("input", "awaitDelivery", `must be true or false, got ${shown(input.awaitDelivery)}`);
+	checkConfig("input", input.config);
 }
 
 function assertQueued(queue: "steeringQueue" | "followUpQueue", queued: unknown): void {
 	if (queued === undefined) return;
-	if (!Array.isArray(queued)) throw inputError(queue, `must be a list of messages, got ${shown(queued)}`);
+	if (!Array.isArray(queued)) throw fieldError("input", queue, `must be a list of messages, got ${shown(queued)}`);
 	for (let index = 0; index < queued.length; index++) assertAgentMessage(queued[index], `agentchart: the machine's input: ${queue}[${index}]`);
 }
