@@ -141,6 +141,15 @@ export interface AgentOptions {
 	timeoutMs?: number | undefined;
 	/** agentchart: the provider's retries for transient failures (`maxRetries` of every stream call). */
 	maxRetries?: number | undefined;
+	/**
+	 * agentchart: the most bytes one streamed reply may bring (`maxReplyBytes` of every stream
+	 * call; the built-in providers' default is 256 MB, 0 lifts the bound). A reply that streams past
+	 * it ends as an error that says so, keeping what had streamed.
+	 *
+	 * @example
+	 * const agent = new Agent({ initialState: { model }, streamFn: streamAnthropic, maxReplyBytes: 8 * 1024 * 1024 });
+	 */
+	maxReplyBytes?: number | undefined;
 	/** agentchart: a call whose stream is silent this long (ms) ends as an error that says it stalled (default 120000; 0 disables). */
 	streamIdleTimeoutMs?: number | undefined;
 	/** agentchart: after abort(), how long (ms) running tools may take to stop before they are given up on; after dispose(), how long a listener may hold the run's last events (default 5000; 0 waits). */
@@ -266,6 +275,7 @@ class RunStreamOptions implements RunStreamOptionsShape {
 	readonly maxRetryDelayMs: number | undefined;
 	readonly timeoutMs: number | undefined;
 	readonly maxRetries: number | undefined;
+	readonly maxReplyBytes: number | undefined;
 
 	constructor(agent: Agent) {
 		this.sessionId = agent.sessionId;
@@ -276,6 +286,7 @@ class RunStreamOptions implements RunStreamOptionsShape {
 		this.maxRetryDelayMs = agent.maxRetryDelayMs;
 		this.timeoutMs = agent.timeoutMs;
 		this.maxRetries = agent.maxRetries;
+		this.maxReplyBytes = agent.maxReplyBytes;
 	}
 }
 
@@ -365,6 +376,8 @@ export class Agent {
 	timeoutMs: number | undefined;
 	/** agentchart: the provider's retries for transient failures. */
 	maxRetries: number | undefined;
+	/** agentchart: the most bytes one streamed reply may bring, passed to every stream call (see {@link AgentOptions.maxReplyBytes}). */
+	maxReplyBytes: number | undefined;
 	/** agentchart: stall timeout of a call's stream in ms (0 disables). */
 	streamIdleTimeoutMs: number;
 	/** agentchart: how long running tools may take to stop after an abort, in ms (0 waits). */
@@ -505,6 +518,7 @@ export class Agent {
 		this.compaction = options.compaction;
 		this.timeoutMs = options.timeoutMs;
 		this.maxRetries = options.maxRetries;
+		this.maxReplyBytes = options.maxReplyBytes;
 		this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? LOOP_DEFAULTS.streamIdleTimeoutMs;
 		this.toolAbortGraceMs = options.toolAbortGraceMs ?? LOOP_DEFAULTS.toolAbortGraceMs;
 		this.outputLimitRecovery = options.outputLimitRecovery;

@@ -280,11 +280,11 @@ describe("a model that goes silent", () => {
 		expect(last.content).toEqual([{ type: "text", text: "0 1 2 3 4 5 6 7 8 9 10 11 " }]);
 	});
 
-	it("passes the request timeout and retries to the provider", async () => {
+	it("passes the request timeout, retries and reply bound to the provider", async () => {
 		const seen: { options?: SimpleStreamOptions | undefined } = {};
-		const agent = new Agent({ initialState: { model }, streamFn: silentAfter("nothing", seen), timeoutMs: 1234, maxRetries: 1, streamIdleTimeoutMs: 50 });
+		const agent = new Agent({ initialState: { model }, streamFn: silentAfter("nothing", seen), timeoutMs: 1234, maxRetries: 1, maxReplyBytes: 4321, streamIdleTimeoutMs: 50 });
 		await agent.prompt("hello");
-		expect(seen.options).toMatchObject({ timeoutMs: 1234, maxRetries: 1 });
+		expect(seen.options).toMatchObject({ timeoutMs: 1234, maxRetries: 1, maxReplyBytes: 4321 });
 	});
 });
 

@@ -210,6 +210,24 @@ describe("a reply that never ends, each of its lines small", () => {
 		});
 	}
 
+	it("the agent's maxReplyBytes option bounds every call of a stream function that passes its options on", async () => {
+		const { script } = endlessReplies[0] as (typeof endlessReplies)[number];
+		scripted.script({ ...script, totalBytes: 16 * maxReplyBytes });
+		const agent = new Agent({
+			initialState: { model: modelFor("anthropic", scripted.url), systemPrompt: "s", tools: [countingTool()] },
+			streamFn: streamFnFor("anthropic", scripted.url),
+			getApiKey: () => "key",
+			streamIdleTimeoutMs: 0,
+			maxReplyBytes,
+		});
+
+		await agent.prompt("Write a lot.");
+
+		expect(agent.state.messages.at(-1)).toMatchObject({ stopReason: "error", errorMessage: tooLarge });
+		await scripted.answers[0]?.closed;
+		expect(scripted.answers[0]?.ended).toBe(false);
+	});
+
 	it("a reply under the bound arrives whole", async () => {
 		const { script } = endlessReplies[0] as (typeof endlessReplies)[number];
 		scripted.script({ ...script, totalBytes: maxReplyBytes / 2 });
