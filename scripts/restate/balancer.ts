@@ -32,10 +32,11 @@ function forwardable(headers: http2.IncomingHttpHeaders): http2.OutgoingHttpHead
 
 /**
  * Starts a balancer on 127.0.0.1:`port` over `backends` (their URLs, asked at each stream so
- * workers can come and go).
+ * workers can come and go). Port 0 lets the system pick a free one as it binds (no window in
+ * which another process can take it); `url` says which.
  *
  * @example
- * const balancer = await startBalancer(port, () => workers.map((w) => w.url));
+ * const balancer = await startBalancer(0, () => workers.map((w) => w.url));
  * await server.register(balancer.url);
  */
 export async function startBalancer(port: number, backends: () => readonly string[]): Promise<Balancer> {
@@ -118,8 +119,10 @@ export async function startBalancer(port: number, backends: () => readonly strin
 		server.once("error", reject);
 		server.listen(port, "127.0.0.1", () => resolve());
 	});
+	const address = server.address();
+	const bound = typeof address === "object" && address ? address.port : port;
 	return {
-		url: `http://127.0.0.1:${port}`,
+		url: `http://127.0.0.1:${bound}`,
 		streams,
 		close: async () => {
 			for (const session of sessions.values()) session.destroy();

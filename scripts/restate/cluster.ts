@@ -188,7 +188,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 			workers.push({ name: `worker-${index + 1}`, port, url: `http://127.0.0.1:${port}`, process: undefined });
 		}
 		await Promise.all(workers.map(startWorker));
-		balancer = await startBalancer(await freePort(), () => workers.map((worker) => worker.url));
+		balancer = await startBalancer(0, () => workers.map((worker) => worker.url));
 		await server.register(balancer.url);
 	} catch (error) {
 		await balancer?.close();

@@ -103,8 +103,10 @@ export async function stopAllProcesses(): Promise<void> {
 }
 
 /**
- * A TCP port free on 127.0.0.1 right now (the OS picks it; another process could take it before
- * it is used, which on this machine has not happened).
+ * A TCP port free on 127.0.0.1 right now. The OS picks it, and another process can take it before
+ * it is used: this happened once in CI (restate-server's admin port, "Address in use"), so the
+ * callers that bind it in another process retry with new ports when that happens (see
+ * `startRestateServer`).
  *
  * @example
  * const port = await freePort();
@@ -123,19 +125,32 @@ export async function freePort(): Promise<number> {
 
 /**
  * Polls `check` until it resolves true, or throws after `timeoutMs` with `what` and the tail of
- * `process`'s output.
+ * `process`'s output. When `process` ends first, it throws at once (a process that exited will
+ * not come up, however long one waits), also while a check is still pending. A check that hangs
+ * does not hold the wait past `timeoutMs` either; the check should still bound itself (a fetch
+ * with a timeout), since the wait does not cancel it.
  *
  * @example
  * await waitUntil("restate's ingress", () => ok(url), 30_000, server);
  */
 export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, process?: ManagedProcess): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
+	const tail = () => (process ? `\n--- ${process.name} output ---\n${process.output.slice(-40).join("\n")}` : "");
+	let exit: number | string | undefined;
+	const ended = process?.exited.then((code) => {
+		exit = code;
+		return false;
+	});
 	for (;;) {
-		if (await check().catch(() => false)) return;
-		if (Date.now() > deadline) {
-			const tail = process ? `\n--- ${process.name} output ---\n${process.output.slice(-40).join("\n")}` : "";
-			throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${tail}`);
-		}
+		let timer: NodeJS.Timeout | undefined;
+		const late = new Promise<false>((resolve) => {
+			timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+		});
+		const answered = await Promise.race([check().catch(() => false), late, ...(ended ? [ended] : [])]);
+		clearTimeout(timer);
+		if (answered) return;
+		if (exit !== undefined) throw new Error(`${process?.name ?? "the process"} exited (${exit}) while waiting for ${what}${tail()}`);
+		if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${tail()}`);
 		await new Promise((resolve) => setTimeout(resolve, 50));
 	}
 }

@@ -32,6 +32,28 @@ export interface RestateServerOptions {
 	retryMaxMs?: number;
 	/** Called with each line the server prints. */
 	onLine?: (line: string) => void;
+	/**
+	 * Gives the ports of each attempt, called in the order fabric, admin, ingress (default
+	 * {@link freePort}). It exists so that a test can hand out a port that is taken, the race
+	 * that `freePort` leaves open, and see the server come up on new ones.
+	 */
+	ports?: () => Promise<number>;
+}
+
+/** How many times {@link startRestateServer} starts the server when a port it was given was taken meanwhile. */
+const ATTEMPTS = 3;
+
+/** How long one health check may take: a request that hangs must not use up the wait. */
+const HEALTH_TIMEOUT_MS = 5_000;
+
+/** Whether the server said it could not bind a port ("failed binding to address '127.0.0.1:41933': Address in use (os error 98)"). */
+function portTaken(server: ManagedProcess): boolean {
+	return server.output.some((line) => /Address (already )?in use|os error 98/.test(line));
+}
+
+/** Whether `url` answers 2xx within {@link HEALTH_TIMEOUT_MS}. */
+async function healthy(url: string): Promise<boolean> {
+	return (await fetch(url, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) })).ok;
 }
 
 /**
@@ -49,7 +71,9 @@ export function restateServerBinary(): string {
 
 /**
  * Starts restate-server on free 127.0.0.1 ports with a temporary data folder, and waits until
- * its ingress and admin API answer.
+ * its ingress and admin API answer. A port can be taken by another process between
+ * {@link freePort} and the server's bind; the server then exits ("Address in use"), and it is
+ * started again on new ports, up to three attempts in all.
  *
  * @example
  * const server = await startRestateServer();
@@ -57,8 +81,23 @@ export function restateServerBinary(): string {
  * await server.stop();
  */
 export async function startRestateServer(options: RestateServerOptions = {}): Promise<RestateServer> {
+	for (let attempt = 1; ; attempt++) {
+		const started = await startOnce(options);
+		if ("server" in started) return started.server;
+		// Only a port taken meanwhile is worth another try: any other failure would fail again.
+		if (attempt >= ATTEMPTS || !started.portTaken) throw started.error;
+	}
+}
+
+/** One attempt of {@link startRestateServer}: the server, or why it did not come up (it is stopped and its data removed). */
+async function startOnce(options: RestateServerOptions): Promise<{ server: RestateServer } | { error: unknown; portTaken: boolean }> {
+	// Found before the data folder is made, which a missing binary would otherwise leave behind.
+	const binary = restateServerBinary();
 	const dir = await mkdtemp(join(tmpdir(), "agentchart-restate-"));
-	const [fabric, admin, ingress] = [await freePort(), await freePort(), await freePort()];
+	const port = options.ports ?? freePort;
+	const fabric = await port();
+	const admin = await port();
+	const ingress = await port();
 	// Small and quiet: a few partitions, a small RocksDB budget (the machine is shared), no
 	// telemetry, no web UI, TCP only (no unix sockets in the data folder).
 	const config = `
@@ -91,7 +130,7 @@ on-max-attempts = "pause"
 	// The server makes temporary folders of its own (`invoker-*`), which it leaves behind: in ours, they go with it.
 	const temporary = join(dir, "tmp");
 	await mkdir(temporary);
-	const server = startProcess("restate-server", restateServerBinary(), ["--config-file", configFile, "--base-dir", join(dir, "data"), "--no-logo"], {
+	const server = startProcess("restate-server", binary, ["--config-file", configFile, "--base-dir", join(dir, "data"), "--no-logo"], {
 		env: { ...process.env, RUST_BACKTRACE: "0", TMPDIR: temporary },
 		...(options.onLine ? { onLine: options.onLine } : {}),
 	});
@@ -107,25 +146,27 @@ on-max-attempts = "pause"
 		process.off("exit", removeData);
 	};
 	try {
-		await waitUntil("restate-server's admin API", async () => (await fetch(`${adminUrl}/health`)).ok, 60_000, server);
-		await waitUntil("restate-server's ingress", async () => (await fetch(`${ingressUrl}/restate/health`)).ok, 60_000, server);
+		await waitUntil("restate-server's admin API", () => healthy(`${adminUrl}/health`), 60_000, server);
+		await waitUntil("restate-server's ingress", () => healthy(`${ingressUrl}/restate/health`), 60_000, server);
 	} catch (error) {
 		await stop();
-		throw error;
+		return { error, portTaken: portTaken(server) };
 	}
 	return {
-		ingressUrl,
-		adminUrl,
-		process: server,
-		dataDir: dir,
-		async register(uri: string) {
-			const response = await fetch(`${adminUrl}/deployments`, {
-				method: "POST",
-				headers: { "content-type": "application/json" },
-				body: JSON.stringify({ uri, force: true }),
-			});
-			if (!response.ok) throw new Error(`registering ${uri} failed: ${response.status} ${await response.text()}`);
+		server: {
+			ingressUrl,
+			adminUrl,
+			process: server,
+			dataDir: dir,
+			async register(uri: string) {
+				const response = await fetch(`${adminUrl}/deployments`, {
+					method: "POST",
+					headers: { "content-type": "application/json" },
+					body: JSON.stringify({ uri, force: true }),
+				});
+				if (!response.ok) throw new Error(`registering ${uri} failed: ${response.status} ${await response.text()}`);
+			},
+			stop,
 		},
-		stop,
 	};
 }
