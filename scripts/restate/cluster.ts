@@ -17,7 +17,7 @@ import { type EventHub, createEventHub } from "../../src/restate/event-hub.js";
 import { nodeRuntimes } from "../../test/package/node-runtimes.js";
 import { type SessionEventEnvelope } from "../../src/restate/session-events.js";
 import { type Balancer, startBalancer } from "./balancer.js";
-import { type ManagedProcess, freePort, startProcess, stopAllProcesses, waitUntil } from "./processes.js";
+import { type ManagedProcess, startProcess, stopAllProcesses, waitUntil } from "./processes.js";
 import { type RestateServer, startRestateServer } from "./restate-server.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -104,8 +104,9 @@ const packedEntries: Plugin = {
 /** One worker process of the cluster. */
 export interface ClusterWorker {
 	readonly name: string;
-	readonly port: number;
-	readonly url: string;
+	/** The port it listens on (a new one each time it starts; 0 before its first start). */
+	port: number;
+	url: string;
 	process: ManagedProcess | undefined;
 }
 
@@ -123,7 +124,7 @@ export interface Cluster {
 	readonly script: string;
 	/** Kills worker `index` with SIGKILL (its whole process group). */
 	kill(index: number): Promise<void>;
-	/** Starts worker `index` again (on its port) and waits until it listens. */
+	/** Starts worker `index` again (on a new port, which the balancer finds) and waits until it listens. */
 	start(index: number): Promise<void>;
 	stop(): Promise<void>;
 }
@@ -131,6 +132,7 @@ export interface Cluster {
 /** Options of {@link startCluster}. */
 export interface ClusterOptions {
 	workers?: number;
+	/** The worker script: it listens on `PORT` (0: a free port of its choosing) and prints `listening <port> ...` once it does. */
 	script?: string;
 	/** Extra environment of the workers (EXEC_LOG, STREAM_DELAY_MS, ...). */
 	env?: Record<string, string>;
@@ -175,18 +177,24 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 	const startWorker = async (worker: ClusterWorker) => {
 		// RESTATE_WORKER_NODE_ARGS adds Node flags to the workers (`--cpu-prof`, say).
 		const extra = (process.env["RESTATE_WORKER_NODE_ARGS"] ?? "").split(" ").filter(Boolean);
+		// The worker binds a port of the system's choosing and says which: a port found free here
+		// could be taken by another process before the worker bound it (as restate-server's was once).
+		let bound: number | undefined;
 		worker.process = startProcess(worker.name, node, [...extra, "--enable-source-maps", script], {
 			cwd: options.packed ?? ROOT,
-			env: { ...process.env, ...options.env, PORT: String(worker.port), WORKER_NAME: worker.name, HUB_URL: hubUrl },
+			env: { ...process.env, ...options.env, PORT: "0", WORKER_NAME: worker.name, HUB_URL: hubUrl },
+			onLine: (line) => {
+				const said = /^listening (\d+)\b/.exec(line);
+				if (said) bound = Number(said[1]);
+			},
 		});
-		await waitUntil(`${worker.name} to listen`, () => listening(worker.port), 60_000, worker.process);
+		await waitUntil(`${worker.name} to listen`, async () => bound !== undefined && (await listening(bound)), 60_000, worker.process);
+		worker.port = bound as number;
+		worker.url = `http://127.0.0.1:${worker.port}`;
 	};
 	try {
 		server = await startRestateServer();
-		for (let index = 0; index < (options.workers ?? 2); index++) {
-			const port = await freePort();
-			workers.push({ name: `worker-${index + 1}`, port, url: `http://127.0.0.1:${port}`, process: undefined });
-		}
+		for (let index = 0; index < (options.workers ?? 2); index++) workers.push({ name: `worker-${index + 1}`, port: 0, url: "", process: undefined });
 		await Promise.all(workers.map(startWorker));
 		balancer = await startBalancer(0, () => workers.map((worker) => worker.url));
 		await server.register(balancer.url);
