@@ -9,29 +9,16 @@
  */
 import { BlockChunker, type BlockChunkingOptions } from "./block-chunker.js";
 import { newTextFrom, type TextEventKind } from "./append-only-text.js";
+import { CommentaryBlocks, type TextOrigin } from "./commentary.js";
 import { closingFenceLine } from "./fences.js";
 import { ReasoningTagFilter, type ReasoningTagOutput } from "./reasoning-tags.js";
 import { ReplyDirectiveFilter, type ReplyDirectives } from "./reply-directives.js";
-
-/**
- * How long the text a block streamed may be and still be told replaced (a commentary the provider
- * overwrote with the answer): narration between tool calls is a sentence or two.
- */
-const REPLACEABLE_CHARS = 4_000;
 
 /** A block ready for delivery. */
 export interface AssembledBlock {
 	text: string;
 	mediaUrls: string[];
 	directives: ReplyDirectives;
-}
-
-/** Where a text event came from. */
-export interface TextOrigin {
-	/** The provider marked the text as commentary: narration the user does not see. */
-	commentary?: boolean;
-	/** The block's whole text as the provider reports it now (the partial message's block). */
-	blockText?: string | undefined;
 }
 
 /** Options of {@link MessageAssembly}. */
@@ -69,9 +56,8 @@ export class MessageAssembly {
 	deliveredBlocks = 0;
 	readonly #rawText = new Map<number, string>();
 	readonly #thinking = new Map<number, string>();
-	// Blocks some of whose text was commentary, with what they streamed as commentary (by their own
-	// events), and native thinking blocks whose end was reported.
-	readonly #commentaryBlocks = new Map<number, string>();
+	readonly #commentary = new CommentaryBlocks();
+	// Native thinking blocks whose end was reported.
 	readonly #endedThinking = new Set<number>();
 	// Blocks that were streaming when the subscriber joined: their first deltas were missed (and a
 	// partial message, read later, may be ahead of the events), so they are taken whole at their end.
@@ -193,44 +179,14 @@ export class MessageAssembly {
 	/** Adds text of a content block under the append-only rule; commentary is left out. */
 	ingestText(contentIndex: number, kind: TextEventKind, text: string, origin: TextOrigin = {}): void {
 		if (this.#ended || this.#waitsForEnd(contentIndex, kind)) return;
-		const commentary = this.#commentaryBlocks.get(contentIndex);
-		if (origin.commentary) {
-			this.#commentaryBlocks.set(contentIndex, (commentary ?? "") + newTextFrom(commentary ?? "", kind, text));
-			return;
-		}
 		const accumulated = this.#rawText.get(contentIndex);
-		if (accumulated === undefined && commentary !== undefined) {
-			// The block began as commentary and turned out to be the answer. None of it was shown,
-			// so it starts over from its whole text; its new part alone would lose the beginning,
-			// and the full content at text_end would then be appended to that part.
-			const whole = kind === "delta" ? wholeAtFlip(commentary, text, origin.blockText) : text;
-			if (whole === undefined) {
-				// Replaced since this delta: it belonged to the text the provider threw away.
-				this.#commentaryBlocks.set(contentIndex, commentary + text);
-				return;
-			}
-			if (whole !== "") {
-				this.#commentaryBlocks.delete(contentIndex);
-				this.#appendRaw(contentIndex, undefined, whole);
-				return;
-			}
-		}
-		if (accumulated === undefined && commentary === undefined && kind === "delta" && isReplacedDelta(text, origin.blockText)) {
-			// Read late, the block already holds other text: this first delta was replaced (a
-			// commentary whose phase the replacement overwrote before this listener got to it).
-			this.#commentaryBlocks.set(contentIndex, text);
-			return;
-		}
-		if (accumulated !== undefined && kind === "delta" && this.#replacedSoFar(contentIndex, accumulated, text, origin.blockText)) {
-			// The block no longer starts with what it streamed: the provider replaced that text (a
-			// commentary whose phase the replacement overwrote before this listener read it, and
-			// whose text the replacement starts with, so its first delta looked like the answer).
-			// What it streamed was never the answer: start the block over, from this delta when the
-			// replacement starts with it.
-			const replacementStarts = origin.blockText?.startsWith(text) === true;
-			this.#restartVisibleText();
-			this.#commentaryBlocks.set(contentIndex, replacementStarts ? accumulated : accumulated + text);
-			if (replacementStarts) this.#appendRaw(contentIndex, undefined, text);
+		const onlyTextBlock = this.#rawText.size === 1 && accumulated !== undefined;
+		const decision = this.#commentary.decide(contentIndex, kind, text, origin, accumulated, onlyTextBlock);
+		if (decision.act === "skip") return;
+		if (decision.act !== "append") {
+			// The block's visible text starts here: after the commentary it began as, or over, after a replacement.
+			if (decision.act === "restart") this.#restartVisibleText();
+			if (decision.text !== undefined) this.#appendRaw(contentIndex, undefined, decision.text);
 			return;
 		}
 		// Full content for a block never streamed under that index, but already streamed: skip it.
@@ -248,20 +204,6 @@ export class MessageAssembly {
 		this.#hasText = true;
 		this.#separated = false;
 		this.#feed(separator + chunk);
-	}
-
-	/**
-	 * True when a delta shows that the block's text so far was replaced: the block, read now,
-	 * does not start with it (a listener that lags reads the block ahead, never behind). Only for
-	 * the message's first text block, whose restart is the message's: the text of earlier blocks
-	 * went through the filters already and stays (a known limit, docs/reply.md).
-	 */
-	#replacedSoFar(contentIndex: number, accumulated: string, delta: string, blockText: string | undefined): boolean {
-		// Checked while the text is short enough to be a commentary's narration: comparing it reads (and
-		// copies) the text streamed so far, which for every delta of a long answer would be quadratic.
-		if (blockText === undefined || delta === "" || accumulated.length > REPLACEABLE_CHARS) return false;
-		if (this.#rawText.size !== 1 || !this.#rawText.has(contentIndex)) return false;
-		return !blockText.startsWith(accumulated + delta);
 	}
 
 	/** Forgets the visible text so far, as an orphan closing tag does; blocks sent stay sent. */
@@ -440,26 +382,4 @@ export class MessageAssembly {
 		this.#blockStart = false;
 		this.#chunker.append(blockText);
 	}
-}
-
-/**
- * A block's whole text at the delta that showed it to be the answer, or `undefined` when that
- * delta's text is gone from the block already. The block's text in the partial message tells an
- * extension of the commentary from a replacement, but it is read when the event is handled, and a
- * listener that lags behind the stream sees later deltas (and a later phase) there too: only the
- * part the events so far account for is taken (the rest comes as deltas). When the block starts
- * with neither the extended commentary nor this delta, the provider replaced the text after this
- * delta (the phase read was the replacement's): the delta was not the answer, whose text follows.
- */
-function wholeAtFlip(commentary: string, delta: string, blockText: string | undefined): string | undefined {
-	const extended = commentary + delta;
-	if (blockText === undefined || blockText.startsWith(extended)) return extended;
-	// The provider replaced the commentary: the block now starts with this delta.
-	if (blockText.startsWith(delta)) return delta;
-	return undefined;
-}
-
-/** True when the block's text, read after a block's first delta, no longer starts with it. */
-function isReplacedDelta(delta: string, blockText: string | undefined): boolean {
-	return blockText !== undefined && delta !== "" && !blockText.startsWith(delta);
 }
