@@ -163,6 +163,8 @@ on-max-attempts = "pause"
 					method: "POST",
 					headers: { "content-type": "application/json" },
 					body: JSON.stringify({ uri, force: true }),
+					// Restate asks the deployment what it serves before it answers: a worker that hangs must fail the start, not hang it.
+					signal: AbortSignal.timeout(60_000),
 				});
 				if (!response.ok) throw new Error(`registering ${uri} failed: ${response.status} ${await response.text()}`);
 			},
