@@ -60,6 +60,52 @@ describe("a final answer that extends suppressed commentary", () => {
 	});
 });
 
+describe("a replaced commentary, as partial replies show it", () => {
+	it("shows the answer at the delta that reveals the replacement, not only at the block's end (Z13)", () => {
+		const { agent, partials, texts } = harness();
+		const partial = assistantMessage([{ type: "text", text: "Working...", ...commentary }]);
+		agent.emitRaw({ type: "message_start", message: partial });
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, "Working...") });
+		const replaced = assistantMessage([{ type: "text", text: "Done.", ...finalAnswer }]);
+		agent.emitRaw({ type: "message_update", message: replaced, assistantMessageEvent: textDelta(replaced, "Done.") });
+		expect(partials.map((shown) => shown.text)).toEqual(["Done."]);
+		agent.emitRaw({ type: "message_update", message: replaced, assistantMessageEvent: textEnd(replaced) });
+		agent.emitRaw({ type: "message_end", message: replaced });
+		expect(texts()).toEqual(["Done."]);
+	});
+
+	it("starts the partial reply over from the replacement's first delta when the replacement starts with the commentary", () => {
+		const { agent, partials, texts } = harness();
+		// A listener that lags: the commentary "Let" was replaced by the answer before the listener
+		// read its delta, whose phase then reads as the answer's.
+		const block: TextContent = { type: "text", text: "Let me see", ...finalAnswer };
+		const partial = assistantMessage([block]);
+		agent.emitRaw({ type: "message_start", message: partial });
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, "Let") });
+		block.text = "Let me see: 4.";
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, "Let me see") });
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, ": 4.") });
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textEnd(partial) });
+		agent.emitRaw({ type: "message_end", message: partial });
+		expect(partials.map((shown) => [shown.text, shown.replace ?? false])).toEqual([
+			["Let", false],
+			["Let me see", true],
+			["Let me see: 4.", false],
+		]);
+		expect(texts()).toEqual(["Let me see: 4."]);
+	});
+
+	it("leaves the text of earlier blocks when a later block turns out replaced (only the first text block's restart is the message's)", () => {
+		const message = new MessageAssembly(1, { enforceFinalTag: false, chunking: undefined });
+		message.ingestText(0, "delta", "First.", { blockText: "First." });
+		message.endTextBlock(0);
+		message.ingestText(1, "delta", "Hel", { blockText: "Hello" });
+		message.ingestText(1, "delta", "lo", { blockText: "Bye" });
+		message.finish();
+		expect(message.cleanText.startsWith("First.")).toBe(true);
+	});
+});
+
 describe("a final answer seen by a listener that lags behind the stream", () => {
 	it("is delivered once, though the partial message already holds later deltas (it was garbled and repeated)", () => {
 		const agent = new FakeAgent();
