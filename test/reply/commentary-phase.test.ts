@@ -232,13 +232,36 @@ describe("phase-tagged streams (property)", () => {
 					// the case it does tell).
 					const lag = lagSeed;
 					fc.pre(shape === "extends" || lag === 0 || pieces.slice(0, cut).every((piece) => !answer.startsWith(piece)));
+					// Read in step with the stream, the commentary is invisible: every partial reply is the one
+					// the answer alone, streamed plainly, makes at that point (the commentary it extends arrives
+					// with its first delta as the answer).
+					const plain = lag === 0 ? harness(mode) : undefined;
+					plain?.agent.emitRaw({ type: "message_start", message: phased("", "final_answer", carrier) });
+					let plainText = "";
+					const shownNow = (partials: readonly PartialReply[]) => partials.at(-1)?.text ?? "";
 					updates.forEach(({ piece }, index) => {
 						const partial = updates[Math.min(index + lag, updates.length - 1)]?.partial ?? phased("", "commentary", carrier);
 						agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, piece) });
+						if (!plain || index < cut) return;
+						const delta = index === cut && shape === "extends" ? commentaryText + piece : piece;
+						plainText += delta;
+						const plainPartial = phased(plainText, "final_answer", carrier);
+						plain.agent.emitRaw({ type: "message_update", message: plainPartial, assistantMessageEvent: textDelta(plainPartial, delta) });
+						expect(shownNow(partials)).toBe(shownNow(plain.partials));
 					});
 					const last = phased(answer, "final_answer", carrier);
-					agent.emitRaw({ type: "message_update", message: last, assistantMessageEvent: textEnd(last, bareEnd ? "" : answer) });
-					agent.emitRaw({ type: "message_end", message: last });
+					for (const target of plain ? [agent, plain.agent] : [agent]) {
+						target.emitRaw({ type: "message_update", message: last, assistantMessageEvent: textEnd(last, bareEnd ? "" : answer) });
+						target.emitRaw({ type: "message_end", message: last });
+					}
+					if (plain) expect(shownNow(partials)).toBe(shownNow(plain.partials));
+					// Behind the stream too, no partial shows text that is not the answer's: a commentary
+					// delta the block no longer holds is told at once and never shown (the cases the
+					// precondition above keeps), so no partial has to be taken back either.
+					for (const shown of partials) {
+						expect(shown.replace).toBeUndefined();
+						expect(expected.clean.startsWith(shown.text.trimEnd())).toBe(true);
+					}
 					const delivered = blocks.map((block) => block.text ?? "").join("\n\n");
 					// The answer is one block, sent with the fence it leaves open closed.
 					expect(fold(delivered)).toBe(fold(withOpenFenceClosed(expected.clean.trim())));
