@@ -16,40 +16,27 @@ import { join } from "node:path";
 import { expect, it, onTestFinished } from "vitest";
 import { freePort, startProcess, stopAllProcesses, waitUntil } from "../../scripts/restate/processes.js";
 import { type RestateServer, startRestateServer } from "../../scripts/restate/restate-server.js";
+import { childPids, isAlive } from "../processes.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = createRequire(import.meta.url).resolve("tsx/cli");
 
-/** Whether `pid` runs (a zombie waiting to be reaped by a container's init does not). */
-function alive(pid: number): boolean {
-	try {
-		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-		return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-	} catch {
-		return false;
-	}
-}
-
 /** Waits (a bounded while) for the kernel to reap what the exit hook killed with SIGKILL. */
 async function gone(pids: number[]): Promise<number[]> {
-	for (let tries = 0; tries < 50 && pids.some(alive); tries++) await new Promise((resolve) => setTimeout(resolve, 100));
-	return pids.filter(alive);
+	for (let tries = 0; tries < 50 && pids.some(isAlive); tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+	return pids.filter(isAlive);
 }
 
-/** The restate-server processes this process started that still run (a zombie does not). */
+/** The restate-server processes this process started that still run. */
 function ourRestateServers(): number[] {
-	return readdirSync("/proc")
-		.filter((name) => /^\d+$/.test(name))
-		.filter((name) => {
-			try {
-				const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-				const [state, parent] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-				return stat.includes("(restate-server)") && state !== "Z" && Number(parent) === process.pid;
-			} catch {
-				return false;
-			}
-		})
-		.map(Number);
+	return childPids().filter((pid) => {
+		try {
+			return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "restate-server";
+		} catch {
+			// It ended while we looked.
+			return false;
+		}
+	});
 }
 
 /** The data folders of `startRestateServer` (this process's or another's) whose config names `port`. */
