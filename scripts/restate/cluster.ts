@@ -62,16 +62,20 @@ export async function workerNodeVersion(): Promise<string> {
  * folder, where the bundle is written. Any other module of `src/` it would bundle is refused
  * (pure utilities excepted), so that no second copy of the engine hides in it.
  *
+ * `format: "cjs"` bundles it as a CommonJS worker instead (what TypeScript compiled to CommonJS
+ * makes): its imports become `require` calls, of `agentchart/restate` and of the Restate SDK's
+ * CommonJS build alike.
+ *
  * The file is removed when this process exits, however it exits.
  *
  * @example
  * const file = await bundleWorker(TEST_WORKER); // node_modules/.cache/agentchart-restate/session-worker-1234-1a2b3c4d.mjs
  */
-export async function bundleWorker(script: string, packed?: string): Promise<string> {
+export async function bundleWorker(script: string, packed?: string, format: "esm" | "cjs" = "esm"): Promise<string> {
 	const folder = packed ?? join(ROOT, "node_modules/.cache/agentchart-restate");
-	const outfile = join(folder, `${packed ? ".agentchart-" : ""}${basename(script, ".ts")}-${process.pid}-${randomUUID().slice(0, 8)}.mjs`);
+	const outfile = join(folder, `${packed ? ".agentchart-" : ""}${basename(script, ".ts")}-${process.pid}-${randomUUID().slice(0, 8)}.${format === "cjs" ? "cjs" : "mjs"}`);
 	const plugins: Plugin[] = packed ? [packedEntries] : [];
-	const result = await build({ entryPoints: [script], outfile, bundle: true, platform: "node", format: "esm", target: "node22", packages: "external", sourcemap: "inline", logLevel: "warning", plugins, metafile: true, absWorkingDir: ROOT });
+	const result = await build({ entryPoints: [script], outfile, bundle: true, platform: "node", format, target: "node22", packages: "external", sourcemap: "inline", logLevel: "warning", plugins, metafile: true, absWorkingDir: ROOT });
 	const remove = () => rmSync(outfile, { force: true });
 	process.on("exit", remove);
 	if (packed) {
@@ -139,6 +143,8 @@ export interface ClusterOptions {
 	onEvent?: (envelope: SessionEventEnvelope) => void;
 	/** Run the workers on the packed package installed in this folder (see {@link bundleWorker}). */
 	packed?: string;
+	/** The workers as ES modules (default) or CommonJS (see {@link bundleWorker}). */
+	format?: "esm" | "cjs";
 }
 
 /**
@@ -161,7 +167,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 	let server: RestateServer | undefined;
 	let balancer: Balancer | undefined;
 	const workers: ClusterWorker[] = [];
-	const script = await bundleWorker(options.script ?? TEST_WORKER, options.packed);
+	const script = await bundleWorker(options.script ?? TEST_WORKER, options.packed, options.format);
 	const node = await workerNode();
 	const startWorker = async (worker: ClusterWorker) => {
 		// RESTATE_WORKER_NODE_ARGS adds Node flags to the workers (`--cpu-prof`, say).

@@ -9,23 +9,22 @@
  * (also importable alone from `agentchart/restate/client`). Live events: {@link createEventHub},
  * {@link createHttpEventSink}.
  */
-export { createAgentSessions, type AgentSessions, type AgentSessionsOptions, type AgentSessionHandlers } from "./session-object.js";
-export { createSessionClient, watchSession, SessionCallError, type CallOptions, type SentCall, type SessionClient, type SessionClientOptions, type SessionHandle } from "./client.js";
-export { createEventHub, type EventHub, type EventHubOptions } from "./event-hub.js";
-export { createHttpEventSink, sessionEventOf, type SessionEvent, type SessionEventEnvelope, type SessionEventSink, type SlimAssistantMessageEvent } from "./session-events.js";
-export { describeSession, isWaitingForApproval, pendingApprovalsOf } from "./session-view.js";
-export { replayEvents } from "./journaled-model.js";
-export type {
-	AbortResult,
-	ApproveInput,
-	PromptInput,
-	QueuedInput,
-	QueuedMessage,
-	QueuedResult,
-	RejectInput,
-	RunInProgress,
-	RunResult,
-	SessionState,
-	SessionStatus,
-	StoredSnapshot,
-} from "./session-types.js";
+import * as restate from "@restatedev/restate-sdk";
+import { type AgentSessions, type AgentSessionsOptions, createAgentSessionsWith } from "./session-object.js";
+
+export * from "./api.js";
+
+/**
+ * The Restate objects of agent sessions served by this worker. Needs Node 22 or newer (the
+ * Restate SDK uses `Promise.withResolvers`). Imported, it makes them with the SDK's ES module
+ * build; required from CommonJS, with its CommonJS build: the one the worker serves them with.
+ *
+ * @example
+ * import * as restate from "@restatedev/restate-sdk";
+ * import { createAgentSessions } from "agentchart/restate";
+ * const sessions = createAgentSessions({ agent: () => ({ initialState: { model, tools }, streamFn }) });
+ * restate.serve({ services: sessions.services, port: 9080 });
+ */
+export function createAgentSessions(options: AgentSessionsOptions): AgentSessions {
+	return createAgentSessionsWith(restate, options);
+}

@@ -18,7 +18,8 @@
  * Signals from outside (the cancellation, the session's mailbox) are raced beside the steps
  * (`watch`), so they too are seen in journal order.
  */
-import { RestatePromise, type TerminalError, type internal } from "@restatedev/restate-sdk";
+import type { RestatePromise, TerminalError, internal } from "@restatedev/restate-sdk";
+import type { RestateSdk } from "./sdk.js";
 
 interface Waiting {
 	readonly promise: RestatePromise<unknown>;
@@ -44,20 +45,23 @@ interface Settled {
  * Awaits a handler's journal operations one race at a time (see the module comment).
  *
  * @example
- * const awaiter = new JournalAwaiter(ctx as restate.internal.ContextInternal, () => controller.abort());
+ * const awaiter = new JournalAwaiter(ctx as restate.internal.ContextInternal, restate.RestatePromise, () => controller.abort());
  * const [a, b] = await Promise.all([awaiter.await(ctx.run("a", stepA)), awaiter.await(ctx.run("b", stepB))]);
  */
 export class JournalAwaiter {
 	readonly #pending: Waiting[] = [];
 	readonly #standing: Standing[] = [];
+	readonly #promises: RestateSdk["RestatePromise"];
 	#racing = false;
 	#cancelled = false;
 
 	/**
 	 * @param ctx the handler's context (its `cancellation()` needs the handler option `explicitCancellation: true`)
+	 * @param promises the `RestatePromise` of the SDK build that made `ctx` (its combinators know only their own build's promises)
 	 * @param onCancel called once, when Restate cancels the invocation (`abort`)
 	 */
-	constructor(ctx: internal.ContextInternal, onCancel: () => void) {
+	constructor(ctx: internal.ContextInternal, promises: RestateSdk["RestatePromise"], onCancel: () => void) {
+		this.#promises = promises;
 		this.watch(ctx.cancellation(), () => {
 			this.#cancelled = true;
 			onCancel();
@@ -105,7 +109,7 @@ export class JournalAwaiter {
 					...entries.map((entry, index) => entry.promise.map((value, failure): Settled => ({ index, standing: false, value, failure }))),
 					...standing.map((entry, index) => entry.promise.map((value, failure): Settled => ({ index, standing: true, value, failure }))),
 				];
-				const settled = await RestatePromise.race(racers);
+				const settled = await this.#promises.race(racers);
 				if (settled.standing) {
 					const entry = standing[settled.index] as Standing;
 					this.#standing.splice(this.#standing.indexOf(entry), 1);

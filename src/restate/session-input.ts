@@ -6,17 +6,17 @@
  * call of the session would queue behind it. The checks are the agent's own (`agent-input.ts`),
  * so what passes here the agent takes.
  */
-import { TerminalError } from "@restatedev/restate-sdk";
 import { assertAgentMessage, promptMessages, shown } from "../agent-input.js";
 import { describeError } from "../util/describe-error.js";
+import { SessionRefusal } from "./sdk.js";
 import type { ApproveInput, PromptInput, QueuedInput, QueuedMessage, RejectInput } from "./session-types.js";
 
 /** The code of a refused input: the caller's to fix, nothing to retry. */
 const BAD_INPUT = 400;
 
-/** A terminal error naming the handler and what was wrong with its input. */
-function refused(handler: string, why: string): TerminalError {
-	return new TerminalError(`agentchart/restate: ${handler} refused its input: ${why}`, { errorCode: BAD_INPUT });
+/** A refusal (a terminal error, once served) naming the handler and what was wrong with its input. */
+function refused(handler: string, why: string): SessionRefusal {
+	return new SessionRefusal(`agentchart/restate: ${handler} refused its input: ${why}`, BAD_INPUT);
 }
 
 const PROMPT_EXPECTED = 'a text, a message ({ "role": "user", "content": "...", "timestamp": 0 }) or a list of messages';
@@ -27,7 +27,7 @@ const QUEUED_EXPECTED = 'a text or a message ({ "role": "user", "content": "..."
  *
  * @example
  * checkPromptInput("hello"); // "hello"
- * checkPromptInput(null); // throws TerminalError (400): "prompt refused its input: ... got null"
+ * checkPromptInput(null); // throws SessionRefusal (answered as a terminal error, 400): "prompt refused its input: ... got null"
  */
 export function checkPromptInput(input: unknown): PromptInput {
 	if (typeof input === "string") return input;

@@ -22,10 +22,11 @@
  * call received before it. A command that starts while the mark is still ahead of it was
  * received before the abort, and is aborted at once; once the mark came through, calls run again.
  */
-import * as restate from "@restatedev/restate-sdk";
+import type * as restate from "@restatedev/restate-sdk";
 import type { AgentOptions } from "../agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { AgentMessage } from "../types/messages.js";
+import { type RestateSdk, SessionRefusal, asTerminalErrorOf } from "./sdk.js";
 import { type SessionEventSink } from "./session-events.js";
 import { STATE_KEYS, type SessionWorkerSetup, type TurnCheckpoint, runSessionCommand, sessionFull } from "./session-run.js";
 import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedMessage, QueuedResult, RejectInput, RunInProgress, RunResult, SessionState, StoredSnapshot } from "./session-types.js";
@@ -124,16 +125,13 @@ async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): 
 }
 
 /**
- * The Restate objects of agent sessions served by this worker. Needs Node 22 or newer (the
- * Restate SDK uses `Promise.withResolvers`).
+ * `createAgentSessions` (see `index.ts`) with the SDK build that will serve the objects (see sdk.ts).
  *
  * @example
  * import * as restate from "@restatedev/restate-sdk";
- * import { createAgentSessions } from "agentchart/restate";
- * const sessions = createAgentSessions({ agent: () => ({ initialState: { model, tools }, streamFn }) });
- * restate.serve({ services: sessions.services, port: 9080 });
+ * const sessions = createAgentSessionsWith(restate, { agent: () => ({ initialState: { model, tools }, streamFn }) });
  */
-export function createAgentSessions(options: AgentSessionsOptions): AgentSessions {
+export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsOptions): AgentSessions {
 	const maxStepBytes = options.maxStepBytes ?? DEFAULT_MAX_STEP_BYTES;
 	if (!Number.isFinite(maxStepBytes) || maxStepBytes < 1024) throw new Error(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(options.maxStepBytes)})`);
 	const maxSessionBytes = options.maxSessionBytes ?? DEFAULT_MAX_SESSION_BYTES;
@@ -144,11 +142,12 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 	const name = options.name ?? "AgentSession";
 	const inboxName = `${name}Inbox`;
 	const setup: SessionWorkerSetup = {
+		sdk,
 		inboxName,
 		agentOptions: (sessionId) => {
 			const agentOptions = options.agent(sessionId);
-			if (agentOptions.approvalTimeoutMs !== undefined) throw new restate.TerminalError("agentchart/restate: approvalTimeoutMs is not supported on Restate (a session waiting for approval holds nothing to time it); reject late approvals from your application");
-			if (agentOptions.store !== undefined) throw new restate.TerminalError("agentchart/restate: an agent store is not used on Restate (the session's state is Restate's)");
+			if (agentOptions.approvalTimeoutMs !== undefined) throw new SessionRefusal("agentchart/restate: approvalTimeoutMs is not supported on Restate (a session waiting for approval holds nothing to time it); reject late approvals from your application", 500);
+			if (agentOptions.store !== undefined) throw new SessionRefusal("agentchart/restate: an agent store is not used on Restate (the session's state is Restate's)", 500);
 			return agentOptions;
 		},
 		events: options.events,
@@ -158,17 +157,20 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 		onToolRun: options.onToolRun,
 	};
 	const exclusive = { explicitCancellation: true } as const;
+	// A refusal is answered as the terminal error of the build that serves the objects.
+	const objectOptions = { asTerminalError: asTerminalErrorOf(sdk) };
 	const self = { name };
 
-	const inbox = restate.object({
+	const inbox = sdk.object({
 		name: inboxName,
+		options: objectOptions,
 		handlers: {
-			push: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, item: QueuedMessage): Promise<void> => {
+			push: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, item: QueuedMessage): Promise<void> => {
 				const items = (await ctx.get<QueuedMessage[]>("items")) ?? [];
 				items.push(item);
 				ctx.set("items", items);
 			}),
-			take: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<QueuedMessage[]> => {
+			take: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<QueuedMessage[]> => {
 				const items = (await ctx.get<QueuedMessage[]>("items")) ?? [];
 				if (items.length > 0) ctx.clear("items");
 				return items;
@@ -177,24 +179,24 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 			// that began last (`begin`, cleared by `end`), and an abort whose mark has not yet
 			// come through the session's queue (`abortPending`, cleared by `settleAbort`). These
 			// calls are exclusive, so an abort and a command's start are seen in one order.
-			begin: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, invocationId: string): Promise<boolean> => {
+			begin: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, invocationId: string): Promise<boolean> => {
 				ctx.set("current", invocationId);
 				return (await ctx.get<number>("abortPending")) !== null;
 			}),
-			end: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, invocationId: string): Promise<void> => {
+			end: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, invocationId: string): Promise<void> => {
 				if ((await ctx.get<string>("current")) === invocationId) ctx.clear("current");
 			}),
-			abort: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<{ mark: number; current: string | null }> => {
+			abort: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<{ mark: number; current: string | null }> => {
 				const mark = ((await ctx.get<number>("aborts")) ?? 0) + 1;
 				ctx.set("aborts", mark);
 				ctx.set("abortPending", mark);
 				return { mark, current: (await ctx.get<string>("current")) ?? null };
 			}),
-			settleAbort: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, mark: number): Promise<void> => {
+			settleAbort: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, mark: number): Promise<void> => {
 				if ((await ctx.get<number>("abortPending")) === mark) ctx.clear("abortPending");
 			}),
 			// Shared: `state` reads what waits without queuing behind a push or a take.
-			peek: restate.handlers.object.shared({ ingressPrivate: true }, async (ctx: restate.ObjectSharedContext): Promise<QueuedMessage[]> => (await ctx.get<QueuedMessage[]>("items")) ?? []),
+			peek: sdk.handlers.object.shared({ ingressPrivate: true }, async (ctx: restate.ObjectSharedContext): Promise<QueuedMessage[]> => (await ctx.get<QueuedMessage[]>("items")) ?? []),
 		},
 	});
 	const inboxApi = { name: inboxName } as restate.VirtualObjectDefinition<
@@ -227,26 +229,27 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 		return { queued: true };
 	};
 
-	const object = restate.object({
+	const object = sdk.object({
 		name,
+		options: objectOptions,
 		handlers: {
 			// Inputs are checked first (a terminal 400 error): a call the agent would refuse must not be retried.
-			prompt: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: PromptInput) => runSessionCommand(ctx, setup, { type: "prompt", input: checkPromptInput(input) })),
-			approve: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: ApproveInput) => {
+			prompt: sdk.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: PromptInput) => runSessionCommand(ctx, setup, { type: "prompt", input: checkPromptInput(input) })),
+			approve: sdk.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: ApproveInput) => {
 				const decision = checkDecisionInput("approve", input);
 				return runSessionCommand(ctx, setup, { type: "approve", toolCallId: decision.toolCallId, arguments: decision.arguments });
 			}),
-			reject: restate.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: RejectInput) => {
+			reject: sdk.handlers.object.exclusive(exclusive, (ctx: restate.ObjectContext, input: RejectInput) => {
 				const decision = checkDecisionInput("reject", input);
 				return runSessionCommand(ctx, setup, { type: "reject", toolCallId: decision.toolCallId, reason: decision.reason });
 			}),
-			deliver: restate.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<RunResult | null> => {
+			deliver: sdk.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<RunResult | null> => {
 				const items = deliverable(await ctx.objectClient(inboxApi, ctx.key).take(), (problem) => ctx.console.warn(problem));
 				if (items.length === 0) return null;
 				return runSessionCommand(ctx, setup, { type: "deliver", items });
 			}),
 			// Kept for calls sent by older worker code (an abort now sends `settleAbort`).
-			abortWaiting: restate.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext, run: number | null): Promise<RunResult | null> => {
+			abortWaiting: sdk.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext, run: number | null): Promise<RunResult | null> => {
 				const waiting = await ctx.get<number>(STATE_KEYS.waiting);
 				if (waiting === null || (run !== null && waiting !== run)) return null;
 				return runSessionCommand(ctx, setup, { type: "abort" });
@@ -254,25 +257,25 @@ export function createAgentSessions(options: AgentSessionsOptions): AgentSession
 			// An abort's mark, queued behind every exclusive call received before the abort: those
 			// have run (each aborted at its start, or cancelled), so from here on calls run again;
 			// and a run that waits for approval now was stopped by one of them: it is aborted.
-			settleAbort: restate.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext, mark: number): Promise<RunResult | null> => {
+			settleAbort: sdk.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext, mark: number): Promise<RunResult | null> => {
 				await ctx.objectClient(inboxApi, ctx.key).settleAbort(mark);
 				if ((await ctx.get<number>(STATE_KEYS.waiting)) === null) return null;
 				return runSessionCommand(ctx, setup, { type: "abort" });
 			}),
-			steer: restate.handlers.object.shared((ctx: restate.ObjectSharedContext, input: QueuedInput) => queue(ctx, "steer", input)),
-			followUp: restate.handlers.object.shared((ctx: restate.ObjectSharedContext, input: QueuedInput) => queue(ctx, "followUp", input)),
-			abort: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<AbortResult> => {
+			steer: sdk.handlers.object.shared((ctx: restate.ObjectSharedContext, input: QueuedInput) => queue(ctx, "steer", input)),
+			followUp: sdk.handlers.object.shared((ctx: restate.ObjectSharedContext, input: QueuedInput) => queue(ctx, "followUp", input)),
+			abort: sdk.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<AbortResult> => {
 				// The command going on (also one that has not announced its run yet) is cancelled;
 				// those still queued are aborted as they start, until the mark sent below comes
 				// through the queue behind them.
 				const { mark, current } = await ctx.objectClient(inboxApi, ctx.key).abort();
-				if (current !== null) ctx.invocation(restate.InvocationIdParser.fromString(current)).cancel();
+				if (current !== null) ctx.invocation(sdk.InvocationIdParser.fromString(current)).cancel();
 				const waiting = await ctx.get<number>(STATE_KEYS.waiting);
 				ctx.objectSendClient(selfApi, ctx.key).settleAbort(mark);
 				return { cancelled: current, waiting: current === null && waiting !== null };
 			}),
-			snapshot: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<StoredSnapshot> => (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot)) ?? null),
-			state: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionState> => {
+			snapshot: sdk.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<StoredSnapshot> => (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot)) ?? null),
+			state: sdk.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionState> => {
 				const snapshot = await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot);
 				const run = await ctx.get<RunInProgress>(STATE_KEYS.run);
 				let messages: AgentMessage[] = [];

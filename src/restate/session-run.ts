@@ -17,7 +17,7 @@
  * wait without a deadline), since a replay gets every outcome at once.
  */
 import { randomUUID } from "node:crypto";
-import { type ObjectContext, type RestatePromise, TerminalError, type internal } from "@restatedev/restate-sdk";
+import type { ObjectContext, RestatePromise, internal } from "@restatedev/restate-sdk";
 import { Agent, type AgentOptions } from "../agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import { defaultStreamFn } from "../machines/defaults.js";
@@ -25,6 +25,7 @@ import type { AgentEvent, AnyAgentTool } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 import { describeError } from "../util/describe-error.js";
 import { JournalAwaiter } from "./journal-awaiter.js";
+import { type RestateSdk, SessionRefusal } from "./sdk.js";
 import { journaledStreamFn } from "./journaled-model.js";
 import { journaledTool } from "./journaled-tools.js";
 import { deliverable } from "./session-input.js";
@@ -58,6 +59,8 @@ export type SessionCommand =
 
 /** What the handlers of one worker share: how to make its agents, where events go. */
 export interface SessionWorkerSetup {
+	/** The SDK build that serves the session objects (see sdk.ts). */
+	sdk: RestateSdk;
 	/** The session inbox object's name (steered and queued messages wait there). */
 	inboxName: string;
 	/** The agent options for a session: tools, stream function, hooks, and for a new session its model and system prompt. */
@@ -116,7 +119,7 @@ function terminally<T>(action: () => T, refused: () => void): T {
 		return action();
 	} catch (error) {
 		refused();
-		throw new TerminalError(describeError(error), { errorCode: 409 });
+		throw new SessionRefusal(describeError(error), 409);
 	}
 }
 
@@ -126,11 +129,11 @@ function terminally<T>(action: () => T, refused: () => void): T {
  * @example
  * throw sessionFull("prompt", storedBytes, inputBytes, setup.maxSessionBytes);
  */
-export function sessionFull(handler: string, storedBytes: number, inputBytes: number, maxBytes: number): TerminalError {
-	return new TerminalError(
+export function sessionFull(handler: string, storedBytes: number, inputBytes: number, maxBytes: number): SessionRefusal {
+	return new SessionRefusal(
 		`agentchart/restate: ${handler} refused: the session holds ${formatBytes(storedBytes)} and this input is ${formatBytes(inputBytes)}, over the ${formatBytes(maxBytes)} a session may hold (maxSessionBytes). ` +
 			"Start a new session (or compact this one's transcript: compaction in the agent options); raise maxSessionBytes only with restate-server's message size limit (worker.invoker.message-size-limit)",
-		{ errorCode: 413 },
+		413,
 	);
 }
 
@@ -150,7 +153,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	const stored = (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot, measuringSerde((bytes) => (storedBytes = bytes)))) ?? null;
 	const waiting = isWaitingForApproval(stored);
 	if (command.type === "prompt" && waiting) {
-		throw new TerminalError("agentchart: the session's run waits for approval: approve or reject its calls (or abort it) before a new prompt", { errorCode: 409 });
+		throw new SessionRefusal("agentchart: the session's run waits for approval: approve or reject its calls (or abort it) before a new prompt", 409);
 	}
 	// A session over restate-server's message size limit takes no further call and answers
 	// none: it hangs. So the session is kept under `maxSessionBytes`: a prompt that would take
@@ -161,7 +164,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	if (command.type === "prompt" && budget.used > budget.max) throw sessionFull("prompt", storedBytes, inputBytes, budget.max);
 	if ((command.type === "approve" || command.type === "reject") && !pendingApprovalsOf(stored).some((call) => call.toolCallId === command.toolCallId)) {
 		const why = waiting ? `the calls waiting are ${pendingApprovalsOf(stored).map((call) => `"${call.toolCallId}"`).join(", ")}` : "the session has no run waiting";
-		throw new TerminalError(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (${why})`, { errorCode: 409 });
+		throw new SessionRefusal(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (${why})`, 409);
 	}
 	// A command that goes on with a run waiting for approval (a decision, a delivery, an abort)
 	// goes on with the same run, under its number: an abort aimed at that run
@@ -176,7 +179,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	const number = going ?? ((await ctx.get<number>(STATE_KEYS.runs)) ?? 0) + 1;
 	if (going === null) ctx.set(STATE_KEYS.runs, number);
 	const run: RunInProgress = { invocationId, number, turns: 0 };
-	const awaiter = new JournalAwaiter(internalCtx, () => cancel.abort(new Error("The run was aborted")));
+	const awaiter = new JournalAwaiter(internalCtx, setup.sdk.RestatePromise, () => cancel.abort(new Error("The run was aborted")));
 	// As if Restate had cancelled it before its first step: each step journals that it was cancelled.
 	if (abortedBeforeStart) cancel.abort(new Error("The run was aborted before it started"));
 
