@@ -45,7 +45,33 @@ export function settingProblem(key: string, value: unknown): string | undefined 
 	const kind = SETTING_KINDS.get(key);
 	if (kind === "mode") return TOOL_EXECUTION_MODES.includes(value) ? undefined : `must be "parallel", "sequential" or "streaming", got ${shown(value)}`;
 	if (kind === "function") return typeof value === "function" ? undefined : `must be a function, got ${shown(value)}`;
-	if (kind === "duration") return typeof value === "number" && !Number.isNaN(value) ? undefined : `must be a number of milliseconds, got ${shown(value)}`;
+	// A negative duration would pass for "none" (a timeout never set, a grace already over) where a value was meant.
+	if (kind === "duration") return typeof value === "number" && value >= 0 ? undefined : `must be a number of milliseconds, at least 0, got ${shown(value)}`;
+	return undefined;
+}
+
+/** The Agent's settings handed to every stream call (`RunStreamOptions`), and what each must be. */
+const STREAM_SETTINGS = [
+	["timeoutMs", "a number of milliseconds, at least 0", false],
+	["maxRetryDelayMs", "a number of milliseconds, at least 0", false],
+	["maxRetries", "a whole number, at least 0", true],
+	["maxReplyBytes", "a number of bytes, at least 0 (0: no bound)", false],
+] as const;
+
+/**
+ * What is wrong with the Agent's stream-call settings, as `agent.<field> must be ...`, or
+ * undefined. The providers compare these numbers, so a string, NaN or a negative number would
+ * quietly mean "no bound" or "no retry" (a `maxReplyBytes` of `"8mb"` bounded nothing).
+ *
+ * @example
+ * streamSettingsProblem({ maxReplyBytes: -1 }); // "agent.maxReplyBytes must be a number of bytes, at least 0 (0: no bound), got -1"
+ */
+export function streamSettingsProblem(fields: Readonly<Record<string, unknown>>): string | undefined {
+	for (const [key, expected, whole] of STREAM_SETTINGS) {
+		const value = fields[key];
+		if (value === undefined) continue;
+		if (typeof value !== "number" || !(value >= 0) || (whole && !Number.isSafeInteger(value))) return `agent.${key} must be ${expected}, got ${shown(value)}`;
+	}
 	return undefined;
 }
 

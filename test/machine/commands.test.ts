@@ -65,7 +65,7 @@ describe.each(interpreters)("a malformed command on %s", (_name, logic) => {
 		["a queue.mode of no mode", { type: "queue.mode", queue: "steering", mode: "sometimes" }, /^agentchart: the machine's queue.mode command: mode must be "all" or "one-at-a-time", got "sometimes"/],
 		["an update to no tool mode", { type: "update", config: { toolExecution: "wild" } }, /^agentchart: the machine's update command: config.toolExecution must be "parallel", "sequential" or "streaming", got "wild"/],
 		["an update of streamFn to a string", { type: "update", config: { streamFn: "anthropic" } }, /^agentchart: the machine's update command: config.streamFn must be a function, got "anthropic"/],
-		["an update of a timeout to a string", { type: "update", config: { toolTimeoutMs: "5000" } }, /^agentchart: the machine's update command: config.toolTimeoutMs must be a number of milliseconds, got "5000"/],
+		["an update of a timeout to a string", { type: "update", config: { toolTimeoutMs: "5000" } }, /^agentchart: the machine's update command: config.toolTimeoutMs must be a number of milliseconds, at least 0, got "5000"/],
 		["an update to a steering mode of none", { type: "update", steeringMode: "each" }, /^agentchart: the machine's update command: steeringMode must be "all" or "one-at-a-time", got "each"/],
 		["a prompt whose state.messages is no list", { type: "prompt", messages: [user("hi")], state: { messages: {} } }, /^agentchart: the machine's prompt command: state.messages must be a list of messages/],
 	] as const)("%s fails the actor, naming it, and changes nothing", (_case, command, message) => {
@@ -162,7 +162,14 @@ describe("hydrateAgentSnapshot with a setting given as undefined", () => {
 describe("the Agent's settings and its machine", () => {
 	it.each([
 		["toolExecution", "wild", /^agent\.toolExecution must be "parallel", "sequential" or "streaming", got "wild"$/],
-		["toolTimeoutMs", "5000", /^agent\.toolTimeoutMs must be a number of milliseconds, got "5000"$/],
+		["toolTimeoutMs", "5000", /^agent\.toolTimeoutMs must be a number of milliseconds, at least 0, got "5000"$/],
+		["toolTimeoutMs", -1, /^agent\.toolTimeoutMs must be a number of milliseconds, at least 0, got -1$/],
+		["streamIdleTimeoutMs", Number.NaN, /^agent\.streamIdleTimeoutMs must be a number of milliseconds, at least 0, got NaN$/],
+		["maxReplyBytes", "8mb", /^agent\.maxReplyBytes must be a number of bytes, at least 0 \(0: no bound\), got "8mb"$/],
+		["maxReplyBytes", -1, /^agent\.maxReplyBytes must be a number of bytes, at least 0 \(0: no bound\), got -1$/],
+		["maxRetries", 1.5, /^agent\.maxRetries must be a whole number, at least 0, got 1\.5$/],
+		["timeoutMs", Number.NaN, /^agent\.timeoutMs must be a number of milliseconds, at least 0, got NaN$/],
+		["maxRetryDelayMs", -5, /^agent\.maxRetryDelayMs must be a number of milliseconds, at least 0, got -5$/],
 		["streamFn", "anthropic", /^agent\.streamFn must be a function, got "anthropic"$/],
 	] as const)("a run refuses agent.%s set to %j from JavaScript, naming it, pinned or not", async (field, value, message) => {
 		for (const pinned of [false, true]) {
