@@ -36,6 +36,14 @@ describe("the Restate integration is optional", () => {
 		expect(await packagesLoadedBy("src/restate/index.ts")).toContain("@restatedev/restate-sdk");
 	});
 
+	it("is loaded by the two entries alone, so that each makes the objects with the SDK build of its kind (see src/restate/sdk.ts)", async () => {
+		// A value imported from the SDK anywhere else would be the ES module build's, which a CommonJS worker's SDK does not recognise.
+		expect(await packagesLoadedBy("src/restate/api.ts")).not.toContain("@restatedev/restate-sdk");
+		expect(await packagesLoadedBy("src/restate/session-object.ts")).not.toContain("@restatedev/restate-sdk");
+		const cjs = await readFile(join(ROOT, "src/restate/index.cts"), "utf8");
+		expect(cjs).toMatch(/^import restate = require\("@restatedev\/restate-sdk"\);$/m);
+	});
+
 	it("declares the SDK an optional peer dependency", async () => {
 		const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string>; peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }> };
 		expect(manifest.dependencies["@restatedev/restate-sdk"]).toBeUndefined();
