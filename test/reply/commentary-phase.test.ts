@@ -45,6 +45,23 @@ describe("a final answer that extends suppressed commentary", () => {
 		expect(replies.assistantTexts).toEqual(["Hello world"]);
 	});
 
+	it.each(["its text", "no text"] as const)("shows the whole answer in the partial reply at the delta that extends the commentary, the commentary's end carrying %s", (end) => {
+		const { agent, texts, partials } = harness();
+		agent.messageStart();
+		agent.delta("Hello", 0, commentary);
+		if (end === "its text") agent.textEnd(undefined, 0);
+		else agent.bareTextEnd(0);
+		expect(partials.map((partial) => partial.text)).toEqual([]);
+		// Read in step: the first delta of the answer shows the commentary it extends with it, once.
+		agent.delta(" world", 0, finalAnswer);
+		expect(partials.at(-1)?.text).toBe("Hello world");
+		agent.delta("!", 0, finalAnswer);
+		expect(partials.at(-1)?.text).toBe("Hello world!");
+		agent.textEnd(undefined, 0);
+		agent.messageEnd([{ type: "text", text: "Hello world!", ...finalAnswer }]);
+		expect(texts()).toEqual(["Hello world!"]);
+	});
+
 	it("starts over from the block's text when the provider replaced the commentary (Z13)", () => {
 		const agent = new FakeAgent();
 		const blocks: string[] = [];
@@ -93,6 +110,28 @@ describe("a replaced commentary, as partial replies show it", () => {
 			["Let me see: 4.", false],
 		]);
 		expect(texts()).toEqual(["Let me see: 4."]);
+	});
+
+	it("takes the partial reply back, showing nothing of the replaced text, when the replacement does not start with the delta that revealed it", () => {
+		const { agent, partials, texts } = harness();
+		// A listener that lags: the commentary "Let me think" was replaced by "Let us see: 4." before
+		// the listener read its deltas; "Let" looked like the answer's start, " me think" shows it was not.
+		const block: TextContent = { type: "text", text: "Let us see: 4.", ...finalAnswer };
+		const partial = assistantMessage([block]);
+		agent.emitRaw({ type: "message_start", message: partial });
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, "Let") });
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, " me think") });
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, "Let us see") });
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textDelta(partial, ": 4.") });
+		agent.emitRaw({ type: "message_update", message: partial, assistantMessageEvent: textEnd(partial) });
+		agent.emitRaw({ type: "message_end", message: partial });
+		expect(partials.map((shown) => [shown.text, shown.replace ?? false])).toEqual([
+			["Let", false],
+			["", true],
+			["Let us see", false],
+			["Let us see: 4.", false],
+		]);
+		expect(texts()).toEqual(["Let us see: 4."]);
 	});
 
 	it("leaves the text of earlier blocks when a later block turns out replaced (only the first text block's restart is the message's)", () => {
