@@ -23,6 +23,7 @@
  * received before the abort, and is aborted at once; once the mark came through, calls run again.
  */
 import type * as restate from "@restatedev/restate-sdk";
+import { shown } from "../agent-input.js";
 import type { AgentOptions } from "../agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { AgentMessage } from "../types/messages.js";
@@ -125,6 +126,22 @@ async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): 
 }
 
 /**
+ * Refuses options no session could run with, when the objects are made: found at a handler's
+ * first call instead, a plain error there (`options.agent is not a function`) would make Restate
+ * retry the call (for an hour, by default), and every later call of the session would queue
+ * behind it.
+ */
+function checkSessionsOptions(options: AgentSessionsOptions): void {
+	const problem = (field: string, expected: string, value: unknown) => new TypeError(`agentchart/restate: createAgentSessions: ${field} must be ${expected}, got ${shown(value)}`);
+	if (typeof options !== "object" || options === null) throw problem("its options", "an object such as { agent: (sessionId) => agentOptions }", options);
+	if (typeof options.agent !== "function") throw problem("agent", "a function (sessionId) => agent options", options.agent);
+	if (options.name !== undefined && (typeof options.name !== "string" || options.name === "")) throw problem("name", "a non-empty text", options.name);
+	if (options.worker !== undefined && typeof options.worker !== "string") throw problem("worker", "a text", options.worker);
+	if (options.events !== undefined && typeof (options.events as { publish?: unknown } | null)?.publish !== "function") throw problem("events", "a sink with a publish(envelope) method (createHttpEventSink)", options.events);
+	if (options.onToolRun !== undefined && typeof options.onToolRun !== "function") throw problem("onToolRun", "a function", options.onToolRun);
+}
+
+/**
  * `createAgentSessions` (see `index.ts`) with the SDK build that will serve the objects (see sdk.ts).
  *
  * @example
@@ -132,6 +149,7 @@ async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): 
  * const sessions = createAgentSessionsWith(restate, { agent: () => ({ initialState: { model, tools }, streamFn }) });
  */
 export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsOptions): AgentSessions {
+	checkSessionsOptions(options);
 	const maxStepBytes = options.maxStepBytes ?? DEFAULT_MAX_STEP_BYTES;
 	if (!Number.isFinite(maxStepBytes) || maxStepBytes < 1024) throw new Error(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(options.maxStepBytes)})`);
 	const maxSessionBytes = options.maxSessionBytes ?? DEFAULT_MAX_SESSION_BYTES;

@@ -59,3 +59,18 @@ describe("createAgentSessions' maxSessionBytes", () => {
 		}
 	});
 });
+
+describe("createAgentSessions' options", () => {
+	it("refuses options no session could run with, when the objects are made (not at a handler's call, which Restate would retry for an hour)", () => {
+		const cases: [unknown, RegExp][] = [
+			[undefined, /createAgentSessions: its options must be an object such as \{ agent: \(sessionId\) => agentOptions \}, got undefined/],
+			[{}, /createAgentSessions: agent must be a function \(sessionId\) => agent options, got undefined/],
+			[{ agent: { initialState: {} } }, /agent must be a function/],
+			[{ agent: () => ({}), name: "" }, /name must be a non-empty text, got ""/],
+			[{ agent: () => ({}), worker: 7 }, /worker must be a text, got 7/],
+			[{ agent: () => ({}), events: "http://localhost:9900" }, /events must be a sink with a publish\(envelope\) method \(createHttpEventSink\), got "http:\/\/localhost:9900"/],
+			[{ agent: () => ({}), onToolRun: true }, /onToolRun must be a function, got true/],
+		];
+		for (const [options, message] of cases) expect(() => createAgentSessions(options as never)).toThrow(message);
+	});
+});
