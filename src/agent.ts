@@ -1,7 +1,8 @@
 import { approvalExpired } from "./machines/actions/approvals.js";
 import { type Actor, createActor } from "xstate";
 import { assertAgentMessage, assertTranscript, promptMessages, shown } from "./agent-input.js";
-import { CHECKED_SETTINGS, settingProblem, streamSettingsProblem } from "./machines/command-check.js";
+import { CHECKED_SETTINGS, settingProblem } from "./machines/command-check.js";
+import { streamOptionsProblem } from "./providers/stream-option-check.js";
 import { MutableAgentState } from "./facade/agent-state.js";
 import { type AgentListener, type DeliveryHost, ListenerDelivery } from "./facade/delivery.js";
 import type { MessageUpdateEvent } from "./actors/stream-protocol.js";
@@ -1698,7 +1699,7 @@ export class Agent {
 			const problem = settingProblem(key, fields[key]);
 			if (problem) throw new TypeError(`agent.${key} ${problem}`);
 		}
-		const streamProblem = streamSettingsProblem(fields);
+		const streamProblem = streamOptionsProblem(fields, "agent");
 		if (streamProblem) throw new TypeError(streamProblem);
 		const snapshot = this.#machine?.getSnapshot();
 		if (snapshot?.status === "error") {

@@ -50,31 +50,6 @@ export function settingProblem(key: string, value: unknown): string | undefined 
 	return undefined;
 }
 
-/** The Agent's settings handed to every stream call (`RunStreamOptions`), and what each must be. */
-const STREAM_SETTINGS = [
-	["timeoutMs", "a number of milliseconds, at least 0", false],
-	["maxRetryDelayMs", "a number of milliseconds, at least 0", false],
-	["maxRetries", "a whole number, at least 0", true],
-	["maxReplyBytes", "a number of bytes, at least 0 (0: no bound)", false],
-] as const;
-
-/**
- * What is wrong with the Agent's stream-call settings, as `agent.<field> must be ...`, or
- * undefined. The providers compare these numbers, so a string, NaN or a negative number would
- * quietly mean "no bound" or "no retry" (a `maxReplyBytes` of `"8mb"` bounded nothing).
- *
- * @example
- * streamSettingsProblem({ maxReplyBytes: -1 }); // "agent.maxReplyBytes must be a number of bytes, at least 0 (0: no bound), got -1"
- */
-export function streamSettingsProblem(fields: Readonly<Record<string, unknown>>): string | undefined {
-	for (const [key, expected, whole] of STREAM_SETTINGS) {
-		const value = fields[key];
-		if (value === undefined) continue;
-		if (typeof value !== "number" || !(value >= 0) || (whole && !Number.isSafeInteger(value))) return `agent.${key} must be ${expected}, got ${shown(value)}`;
-	}
-	return undefined;
-}
-
 /** An error of the machine's command or input (`where`: "prompt command", "input") that names the field. */
 function fieldError(where: string, field: string, problem: string): TypeError {
 	return new TypeError(`agentchart: the machine's ${where}: ${field} ${problem}`);

@@ -7,6 +7,7 @@
  * (an unreachable or failing proxy, a malformed or cut-off stream, a stall, an abort) as a
  * final `error` event whose message keeps whatever content had arrived.
  */
+import { streamOptionsProblem } from "./stream-option-check.js";
 import { createAssistantMessage } from "./assistant-message.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
@@ -169,6 +170,9 @@ async function runProxyCall(model: Model, context: Context, options: ProxyStream
 	let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
 	try {
 		if (signal?.aborted) throw new ProxyStreamError(abortedMessage);
+		const optionProblem = streamOptionsProblem(options, "options");
+		// Said as it is: no request was made.
+		if (optionProblem) throw new ProxyStreamError(optionProblem);
 		signal?.addEventListener("abort", onAbort, { once: true });
 
 		let response: Response;

@@ -1,0 +1,33 @@
+/**
+ * The numbers a stream call takes (`timeoutMs`, `maxRetryDelayMs`, `maxRetries`,
+ * `maxReplyBytes`), checked where they enter: the providers compare them as given, so a string,
+ * NaN or a negative number would quietly mean "no bound" or "no retry" (a `maxReplyBytes` of
+ * `"8mb"` bounded nothing). The Agent checks its fields with it when a run starts; each built-in
+ * provider checks its options before it makes a request.
+ */
+import { shown } from "../agent-input.js";
+
+/** Each setting, what it must be, and whether it must be whole. */
+const STREAM_NUMBERS = [
+	["timeoutMs", "a number of milliseconds, at least 0", false],
+	["maxRetryDelayMs", "a number of milliseconds, at least 0", false],
+	["maxRetries", "a whole number, at least 0", true],
+	["maxReplyBytes", "a number of bytes, at least 0 (0: no bound)", false],
+] as const;
+
+/**
+ * What is wrong with a stream call's numeric settings, as `<owner>.<field> must be ...`, or
+ * undefined when nothing is (undefined itself means the default).
+ *
+ * @example
+ * streamOptionsProblem({ maxReplyBytes: -1 }, "options"); // "options.maxReplyBytes must be a number of bytes, at least 0 (0: no bound), got -1"
+ */
+export function streamOptionsProblem(options: object, owner: string): string | undefined {
+	const fields = options as Readonly<Record<string, unknown>>;
+	for (const [key, expected, whole] of STREAM_NUMBERS) {
+		const value = fields[key];
+		if (value === undefined) continue;
+		if (typeof value !== "number" || !(value >= 0) || (whole && !Number.isSafeInteger(value))) return `${owner}.${key} must be ${expected}, got ${shown(value)}`;
+	}
+	return undefined;
+}
