@@ -81,3 +81,28 @@ export function executionCounts(records: readonly ExecutionRecord[]): Map<string
 	}
 	return counts;
 }
+
+/**
+ * A raw call of an object's handler through Restate's ingress, `body` as it is sent (undefined:
+ * none), bounded by `timeoutMs` (a retried call never answers). `message` is the error's message
+ * when the answer is Restate's JSON error, else the answer's text.
+ *
+ * @example
+ * const answer = await ingressCall(cluster.ingressUrl, "AgentSession", "user-42", "prompt", "null"); // { status: 400, message: "agentchart/restate: prompt refused its input: ..." }
+ */
+export async function ingressCall(ingressUrl: string, service: string, key: string, handler: string, body: string | undefined, timeoutMs = 15_000): Promise<{ status: number; message: string }> {
+	const response = await fetch(`${ingressUrl}/${service}/${encodeURIComponent(key)}/${handler}`, {
+		method: "POST",
+		headers: { "content-type": "application/json" },
+		body: body ?? "",
+		signal: AbortSignal.timeout(timeoutMs),
+	});
+	const text = await response.text();
+	let message = text;
+	try {
+		message = (JSON.parse(text) as { message?: string }).message ?? text;
+	} catch {
+		// Not JSON: the text is the message.
+	}
+	return { status: response.status, message };
+}

@@ -14,7 +14,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toolStarted } from "../../scripts/restate/checks.js";
+import { ingressCall, toolStarted } from "../../scripts/restate/checks.js";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
 import { createSessionClient } from "../../src/restate/client.js";
 import type { RunResult } from "../../src/restate/session-types.js";
@@ -38,16 +38,6 @@ describe.each(["cjs", "esm"] as const)("a %s worker on the packed package", { ti
 	let dir: string;
 	let execLog: string;
 
-	async function rawCall(service: string, id: string, handler: string, body: string | undefined): Promise<{ status: number; text: string }> {
-		const response = await fetch(`${cluster.ingressUrl}/${service}/${encodeURIComponent(id)}/${handler}`, {
-			method: "POST",
-			headers: { "content-type": "application/json" },
-			body: body ?? "",
-			signal: AbortSignal.timeout(ANSWER_MS),
-		});
-		return { status: response.status, text: await response.text() };
-	}
-
 	beforeAll(async () => {
 		const project = await consumerProject();
 		dir = await mkdtemp(join(tmpdir(), `agentchart-restate-${format}-`));
@@ -62,9 +52,9 @@ describe.each(["cjs", "esm"] as const)("a %s worker on the packed package", { ti
 	}, 60_000);
 
 	it("answers a refused input with a 400 at once (a terminal error, not retried)", async () => {
-		const answer = await rawCall("AgentSession", `bad-${format}-${Date.now()}`, "prompt", "null");
+		const answer = await ingressCall(cluster.ingressUrl, "AgentSession", `bad-${format}-${Date.now()}`, "prompt", "null", ANSWER_MS);
 		expect(answer.status).toBe(400);
-		expect(answer.text).toContain("prompt refused its input");
+		expect(answer.message).toContain("prompt refused its input");
 	});
 
 	it("reads the state while a prompt runs (a shared handler), and aborts the run", async () => {
@@ -81,7 +71,7 @@ describe.each(["cjs", "esm"] as const)("a %s worker on the packed package", { ti
 	});
 
 	it("keeps the inbox private to the ingress", async () => {
-		const answer = await rawCall("AgentSessionInbox", `private-${format}-${Date.now()}`, "take", undefined);
+		const answer = await ingressCall(cluster.ingressUrl, "AgentSessionInbox", `private-${format}-${Date.now()}`, "take", undefined, ANSWER_MS);
 		expect(answer.status).not.toBe(200);
 	});
 });

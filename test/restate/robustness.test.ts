@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textOf } from "../agent/helpers.js";
 import { type Balancer, startBalancer } from "../../scripts/restate/balancer.js";
-import { type ExecutionRecord, executionCounts, readExecutions, toolStarted, transcriptProblems } from "../../scripts/restate/checks.js";
+import { type ExecutionRecord, executionCounts, ingressCall, readExecutions, toolStarted, transcriptProblems } from "../../scripts/restate/checks.js";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
 import { createSessionClient, type SessionClient } from "../../src/restate/client.js";
 import type { RunResult } from "../../src/restate/session-types.js";
@@ -30,22 +30,9 @@ const sessionId = (name: string) => `${name}-${Date.now()}-${++counter}`;
 /** How long a call that should answer at once may take (a retried call never answers). */
 const ANSWER_MS = 15_000;
 
-/** A raw call of a session handler through the ingress: `body` as it is sent (undefined: none). */
-async function rawCall(id: string, handler: string, body: string | undefined, service = "AgentSession"): Promise<{ status: number; message: string }> {
-	const response = await fetch(`${cluster.ingressUrl}/${service}/${encodeURIComponent(id)}/${handler}`, {
-		method: "POST",
-		headers: { "content-type": "application/json" },
-		body: body ?? "",
-		signal: AbortSignal.timeout(ANSWER_MS),
-	});
-	const text = await response.text();
-	let message = text;
-	try {
-		message = (JSON.parse(text) as { message?: string }).message ?? text;
-	} catch {
-		// Not JSON: the text is the message.
-	}
-	return { status: response.status, message };
+/** A raw call of a session handler through the ingress (see {@link ingressCall}). */
+function rawCall(id: string, handler: string, body: string | undefined, service = "AgentSession"): Promise<{ status: number; message: string }> {
+	return ingressCall(cluster.ingressUrl, service, id, handler, body, ANSWER_MS);
 }
 
 beforeAll(async () => {
