@@ -100,3 +100,33 @@ export function promptMessages(input: unknown, images: unknown): AgentMessage[] 
 	assertAgentMessage(input, "prompt(message)");
 	return [input];
 }
+
+/**
+ * The keys of `value` not among `known`, quoted and joined for an error message (`"args", "force"`),
+ * or undefined when it has none: an option misspelt is refused where it would be ignored.
+ *
+ * @example
+ * unknownKeys({ args: {} }, ["arguments"]); // '"args"'
+ */
+export function unknownKeys(value: object, known: readonly string[]): string | undefined {
+	const unknown = Object.keys(value).filter((key) => !known.includes(key));
+	return unknown.length === 0 ? undefined : unknown.map((key) => JSON.stringify(key)).join(", ");
+}
+
+/**
+ * What is wrong with the detail of a decision on a call waiting for approval, or undefined when
+ * nothing is: `approve`'s `options` hold only `arguments`, `reject`'s `reason` is a text. A
+ * misspelt option (`{ args }`) is refused rather than ignored: taken as no option, it would run
+ * the call with the model's arguments, the ones the person meant to change. (The id is checked
+ * against the calls that wait, whose ids the error then lists.)
+ *
+ * @example
+ * decisionProblem("approve", { args: { path: "/tmp" } }); // 'unknown option "args" (the only one is "arguments"); nothing was decided'
+ */
+export function decisionProblem(command: "approve" | "reject", detail: unknown): string | undefined {
+	if (detail === undefined) return undefined;
+	if (command === "reject") return typeof detail === "string" ? undefined : `the reason must be a text, got ${shown(detail)}`;
+	if (typeof detail !== "object" || detail === null || Array.isArray(detail)) return `the options must be { arguments?: {...} }, got ${shown(detail)}`;
+	const unknown = unknownKeys(detail, ["arguments"]);
+	return unknown === undefined ? undefined : `unknown option ${unknown} (the only one is "arguments"); nothing was decided`;
+}

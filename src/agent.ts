@@ -1,6 +1,6 @@
 import { approvalExpired } from "./machines/actions/approvals.js";
 import { type Actor, createActor } from "xstate";
-import { assertAgentMessage, assertTranscript, promptMessages, shown } from "./agent-input.js";
+import { assertAgentMessage, assertTranscript, decisionProblem, promptMessages, shown } from "./agent-input.js";
 import { CHECKED_SETTINGS, settingProblem } from "./machines/command-check.js";
 import { streamOptionsProblem } from "./providers/stream-option-check.js";
 import { MutableAgentState } from "./facade/agent-state.js";
@@ -748,7 +748,8 @@ export class Agent {
 	 * turn comes, with `options.arguments` instead of the model's if given (validated against the
 	 * schema of the tool the run has, which a change of `state.tools` since does not replace). Throws
 	 * for an id that is not waiting (unknown, answered already, or past its `approvalTimeoutMs`
-	 * deadline, also one that passed while the process was down). Works on
+	 * deadline, also one that passed while the process was down), and a `TypeError` for options
+	 * other than `{ arguments }` (a misspelt `{ args }` would otherwise run the model's). Works on
 	 * an agent restored in another process. With a store, the returned promise resolves once the
 	 * decision is stored: from then on a crash cannot lose it (when its journal entry fails, the
 	 * snapshot after it stands in). It rejects when the store could store neither (also in
@@ -761,6 +762,8 @@ export class Agent {
 	 * agent.subscribe((event) => { if (event.type === "approval_requested") agent.approve(event.toolCallId); });
 	 */
 	approve(toolCallId: string, options: ApproveOptions = {}): Promise<void> {
+		const problem = decisionProblem("approve", options);
+		if (problem !== undefined) throw new TypeError(`agentchart: approve(${shown(toolCallId)}, options): ${problem}`);
 		const { call, machine, decidedAt } = this.#decisionFor(toolCallId);
 		let args: unknown;
 		if (options.arguments !== undefined) {
@@ -777,13 +780,16 @@ export class Agent {
 
 	/**
 	 * agentchart: rejects a tool call waiting for approval: it does not run, and the model gets an
-	 * error result with `reason`. Throws for an id that is not waiting. With a store, the returned
+	 * error result with `reason`. Throws for an id that is not waiting, and a `TypeError` for a
+	 * reason that is not a text. With a store, the returned
 	 * promise resolves once the decision is stored (see {@link Agent.approve}).
 	 *
 	 * @example
 	 * await agent.reject("toolu_01", "not on production");
 	 */
 	reject(toolCallId: string, reason?: string): Promise<void> {
+		const problem = decisionProblem("reject", reason);
+		if (problem !== undefined) throw new TypeError(`agentchart: reject(${shown(toolCallId)}, reason): ${problem}`);
 		const { call, machine, decidedAt } = this.#decisionFor(toolCallId);
 		const stored = this.#recordDecision(machine, call, "rejected", undefined, reason, decidedAt);
 		machine.send({ type: "reject", toolCallId: call.key, reason, decidedAt });

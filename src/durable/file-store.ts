@@ -46,6 +46,7 @@ import { randomInt, randomUUID } from "node:crypto";
 import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
+import { shown, unknownKeys } from "../agent-input.js";
 import { flushDirectory, unreadable, withFileTurn } from "./file-io.js";
 import type { StoredJournalEntry } from "./journal.js";
 import { claimDirectory, directoryName } from "./session-directory.js";
@@ -320,6 +321,24 @@ export interface FileStore extends AgentStore {
 	filesOf(sessionId: string): string;
 }
 
+const FSYNC_POLICIES: readonly unknown[] = ["always", "snapshots", "never"] satisfies FsyncPolicy[];
+
+/**
+ * The fsync policy `options` ask for, once `root` and `options` are checked: a policy misspelt
+ * (`"Always"`) used to be taken as one that waits for the disk less often than asked, and a
+ * misspelt option (`{ fsycn }`) as no option; both are refused with a `TypeError`, as a `root` that
+ * names no directory is.
+ */
+function fileStoreFsync(root: unknown, options: unknown): FsyncPolicy {
+	if (typeof root !== "string" || root === "") throw new TypeError(`createFileStore(root): expected the path of a directory (a non-empty text), got ${shown(root)}`);
+	if (typeof options !== "object" || options === null || Array.isArray(options)) throw new TypeError(`createFileStore(root, options): expected { fsync?: "always" | "snapshots" | "never" }, got ${shown(options)}`);
+	const unknown = unknownKeys(options, ["fsync"]);
+	if (unknown !== undefined) throw new TypeError(`createFileStore(root, options): unknown option ${unknown} (the only one is "fsync")`);
+	const fsync = (options as FileStoreOptions).fsync ?? "always";
+	if (!FSYNC_POLICIES.includes(fsync)) throw new TypeError(`createFileStore(root, options): fsync must be "always", "snapshots" or "never", got ${shown(fsync)}`);
+	return fsync;
+}
+
 /**
  * A store in a directory: one directory per session (see the module comment for the files).
  *
@@ -328,7 +347,7 @@ export interface FileStore extends AgentStore {
  * const agent = await Agent.load({ store, sessionId: "user-42", initialState: { model, tools }, streamFn });
  */
 export function createFileStore(root: string, options: FileStoreOptions = {}): FileStore {
-	const fsync = options.fsync ?? "always";
+	const fsync = fileStoreFsync(root, options);
 	const ready = new Set<string>();
 	/** The last journal number appended per session, by this store. */
 	const appended = new Map<string, number>();

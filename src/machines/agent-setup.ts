@@ -159,10 +159,13 @@ export const agentSetup = setup({
 
 		// Approvals
 		approveCall: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "approve") tools.approveCall(context, event.toolCallId, event.args, enqueue);
+			if (event.type !== "approve") return;
+			assertCommand(event);
+			tools.approveCall(context, event.toolCallId, event.args, enqueue);
 		}),
 		rejectCall: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type !== "reject") return;
+			assertCommand(event);
 			const call = tools.awaitingCall(context, event.toolCallId);
 			if (call) tools.rejectCall(context, call, "rejected", event.reason, enqueue);
 		}),

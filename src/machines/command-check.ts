@@ -8,7 +8,7 @@
  * programming error, reaching an `error` observer or the parent's `onError`), before the command
  * changed anything. The machine's input is checked the same way when the actor starts.
  */
-import { assertAgentMessage, shown } from "../agent-input.js";
+import { assertAgentMessage, shown, unknownKeys } from "../agent-input.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineInput, AgentRunState, RunOverrides } from "./types.js";
 
 const TOOL_EXECUTION_MODES: readonly unknown[] = ["parallel", "sequential", "streaming"];
@@ -117,10 +117,23 @@ export function assertCommand(command: AgentMachineCommand): void {
 			}
 			if (!QUEUE_MODES.includes(command.mode)) throw new TypeError(`agentchart: the machine's queue.mode command: mode must be "all" or "one-at-a-time", got ${shown(command.mode)}`);
 			return;
+		case "approve":
+		case "reject": {
+			// A misspelt field is refused, not ignored: an approval whose `arguments` went unread would run the model's.
+			const unknown = unknownKeys(command, DECISION_FIELDS[command.type]);
+			if (unknown !== undefined) throw new TypeError(`agentchart: the machine's ${command.type} command: unknown field ${unknown} (it takes ${DECISION_FIELDS[command.type].map((key) => `"${key}"`).join(", ")})`);
+			if (command.type === "reject" && command.reason !== undefined && typeof command.reason !== "string") throw new TypeError(`agentchart: the machine's reject command: reason must be a text, got ${shown(command.reason)}`);
+			return;
+		}
 		default:
 			return;
 	}
 }
+
+const DECISION_FIELDS: Record<"approve" | "reject", readonly string[]> = {
+	approve: ["type", "toolCallId", "args", "decidedAt"] satisfies (keyof Extract<AgentMachineCommand, { type: "approve" }>)[],
+	reject: ["type", "toolCallId", "reason", "decidedAt"] satisfies (keyof Extract<AgentMachineCommand, { type: "reject" }>)[],
+};
 
 /**
  * Throws a `TypeError` naming the field unless `input` is a well-formed machine input (or none):

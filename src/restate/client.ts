@@ -3,6 +3,7 @@
  * package, any runtime with `fetch` (Node 18+, Deno, Bun, browsers behind a proxy). Also the
  * reader of an event hub's stream. Importable alone as `agentchart/restate/client`.
  */
+import { shown, unknownKeys } from "../agent-input.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { SessionEventEnvelope } from "./session-events.js";
 import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedResult, RejectInput, RunResult, SessionState } from "./session-types.js";
@@ -39,6 +40,23 @@ export interface CallOptions {
 	signal?: AbortSignal | undefined;
 }
 
+/** What `approve` takes beside the id: the decision's one option and those of every call. */
+const APPROVE_OPTIONS: readonly string[] = ["arguments", "idempotencyKey", "signal"] satisfies (keyof (CallOptions & { arguments?: unknown }))[];
+
+/**
+ * Refuses options no call could go out with, when the client is made: an ingress without its
+ * scheme (`localhost:8080`) used to fail every call later with fetch's bare "fetch failed".
+ */
+function checkClientOptions(options: SessionClientOptions): void {
+	const problem = (field: string, why: string) => new TypeError(`agentchart/restate: createSessionClient(options): ${field} ${why}`);
+	if (typeof options !== "object" || options === null) throw problem("options", `must be { ingressUrl, name?, headers?, fetch? }, got ${shown(options)}`);
+	const url = typeof options.ingressUrl === "string" && URL.canParse(options.ingressUrl) ? new URL(options.ingressUrl) : undefined;
+	if (url?.protocol !== "http:" && url?.protocol !== "https:") throw problem("ingressUrl", `must be the http(s) URL of Restate's ingress, such as "http://127.0.0.1:8080", got ${shown(options.ingressUrl)}`);
+	if (options.name !== undefined && (typeof options.name !== "string" || options.name === "")) throw problem("name", `must be the session object's name (a non-empty text), got ${shown(options.name)}`);
+	if (options.headers !== undefined && (typeof options.headers !== "object" || options.headers === null)) throw problem("headers", `must be an object of header names and values, got ${shown(options.headers)}`);
+	if (options.fetch !== undefined && typeof options.fetch !== "function") throw problem("fetch", `must be a function, got ${shown(options.fetch)}`);
+}
+
 /**
  * A call that was sent without waiting for its result (`client.send.prompt(...)`).
  *
@@ -62,7 +80,7 @@ export interface SessionHandle {
 	readonly sessionId: string;
 	/** Runs the agent on `input`; resolves when the run ended or waits for approval. */
 	prompt(input: PromptInput, options?: CallOptions): Promise<RunResult>;
-	/** Approves a waiting call (optionally with other arguments); resolves when the run stops again. */
+	/** Approves a waiting call (optionally with other arguments); resolves when the run stops again. Rejects with a `TypeError`, sending nothing, for an option it does not take (`{ args }`). */
 	approve(toolCallId: string, options?: CallOptions & { arguments?: unknown }): Promise<RunResult>;
 	/** Rejects a waiting call; resolves when the run stops again. */
 	reject(toolCallId: string, reason?: string, options?: CallOptions): Promise<RunResult>;
@@ -142,6 +160,7 @@ async function answer<T>(response: Response): Promise<T> {
  * while (result.status === "awaiting-approval") result = await session.approve(result.pendingApprovals[0]!.toolCallId);
  */
 export function createSessionClient(options: SessionClientOptions): SessionClient {
+	checkClientOptions(options);
 	const base = options.ingressUrl.replace(/\/$/, "");
 	const name = options.name ?? "AgentSession";
 	const doFetch = options.fetch ?? fetch;
@@ -153,12 +172,18 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
 		if (call?.signal) init.signal = call.signal;
 		return answer<T>(await doFetch(url, init));
 	};
+	// A misspelt option is refused, not dropped: an approval whose `args` never left would run the model's arguments.
+	const approveInput = (toolCallId: string, opts: (CallOptions & { arguments?: unknown }) | undefined): ApproveInput => {
+		const unknown = opts === undefined || opts === null ? undefined : unknownKeys(opts, APPROVE_OPTIONS);
+		if (unknown !== undefined) throw new TypeError(`agentchart/restate: approve(${JSON.stringify(toolCallId)}, options): unknown option ${unknown} (the options are ${APPROVE_OPTIONS.map((key) => `"${key}"`).join(", ")}); nothing was sent`);
+		return { toolCallId, arguments: opts?.arguments };
+	};
 	return {
 		session(sessionId) {
 			return {
 				sessionId,
 				prompt: (input, opts) => call(sessionId, "prompt", input, opts, false),
-				approve: (toolCallId, opts) => call(sessionId, "approve", { toolCallId, arguments: opts?.arguments } satisfies ApproveInput, opts, false),
+				approve: async (toolCallId, opts) => call(sessionId, "approve", approveInput(toolCallId, opts), opts, false),
 				reject: (toolCallId, reason, opts) => call(sessionId, "reject", { toolCallId, reason } satisfies RejectInput, opts, false),
 				steer: (input, opts) => call(sessionId, "steer", input, opts, false),
 				followUp: (input, opts) => call(sessionId, "followUp", input, opts, false),
@@ -167,7 +192,7 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
 				state: (opts) => call(sessionId, "state", undefined, opts, false),
 				send: {
 					prompt: (input, opts) => call(sessionId, "prompt", input, opts, true),
-					approve: (toolCallId, opts) => call(sessionId, "approve", { toolCallId, arguments: opts?.arguments } satisfies ApproveInput, opts, true),
+					approve: async (toolCallId, opts) => call(sessionId, "approve", approveInput(toolCallId, opts), opts, true),
 					reject: (toolCallId, reason, opts) => call(sessionId, "reject", { toolCallId, reason } satisfies RejectInput, opts, true),
 				},
 			};

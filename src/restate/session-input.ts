@@ -6,7 +6,7 @@
  * call of the session would queue behind it. The checks are the agent's own (`agent-input.ts`),
  * so what passes here the agent takes.
  */
-import { assertAgentMessage, promptMessages, shown } from "../agent-input.js";
+import { assertAgentMessage, promptMessages, shown, unknownKeys } from "../agent-input.js";
 import { describeError } from "../util/describe-error.js";
 import { SessionRefusal } from "./sdk.js";
 import type { ApproveInput, PromptInput, QueuedInput, QueuedMessage, RejectInput } from "./session-types.js";
@@ -19,6 +19,7 @@ function refused(handler: string, why: string): SessionRefusal {
 	return new SessionRefusal(`agentchart/restate: ${handler} refused its input: ${why}`, BAD_INPUT);
 }
 
+const DECIDE_FIELDS: Record<"approve" | "reject", readonly string[]> = { approve: ["toolCallId", "arguments"] satisfies (keyof ApproveInput)[], reject: ["toolCallId", "reason"] satisfies (keyof RejectInput)[] };
 const PROMPT_EXPECTED = 'a text, a message ({ "role": "user", "content": "...", "timestamp": 0 }) or a list of messages';
 const QUEUED_EXPECTED = 'a text or a message ({ "role": "user", "content": "...", "timestamp": 0 })';
 
@@ -75,6 +76,9 @@ export function checkDecisionInput(handler: "approve" | "reject", input: unknown
 	const decision = input as { toolCallId?: unknown; reason?: unknown };
 	if (typeof decision.toolCallId !== "string" || decision.toolCallId === "") throw refused(handler, `toolCallId: expected a non-empty text, got ${shown(decision.toolCallId)}`);
 	if (handler === "reject" && decision.reason !== undefined && typeof decision.reason !== "string") throw refused(handler, `reason: expected a text, got ${shown(decision.reason)}`);
+	// A misspelt field is refused, not ignored: an approval whose `args` went unread would run the model's arguments.
+	const unknown = unknownKeys(decision, DECIDE_FIELDS[handler]);
+	if (unknown !== undefined) throw refused(handler, `unknown field ${unknown} (expected ${expected}); nothing was decided`);
 	return input as ApproveInput | RejectInput;
 }
 

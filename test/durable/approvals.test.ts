@@ -245,6 +245,34 @@ describe("approval as a state", () => {
 		expect(log).toEqual([]);
 	});
 
+	it("refuses a decision whose options or reason it cannot take, deciding nothing: a misspelt { args } used to approve the model's arguments", async () => {
+		const log: string[] = [];
+		const { agent } = agentCalling([toolCall("send", { to: "bob" }, "a")], [loggingTool("send", log, { needsApproval: true })]);
+		const run = agent.prompt("go");
+		await untilAwaiting(agent);
+		const refusals: [string, () => unknown][] = [
+			['unknown option "args" (the only one is "arguments"); nothing was decided', () => agent.approve("a", { args: { to: "alice" } } as never)],
+			['unknown option "argument", "force"', () => agent.approve("a", { argument: {}, force: true } as never)],
+			['the options must be { arguments?: {...} }, got "yes"', () => agent.approve("a", "yes" as never)],
+			["the options must be { arguments?: {...} }, got null", () => agent.approve("a", null as never)],
+			["the reason must be a text, got 42", () => agent.reject("a", 42 as never)],
+		];
+		for (const [message, decide] of refusals) {
+			let thrown: unknown;
+			try {
+				decide();
+			} catch (error) {
+				thrown = error;
+			}
+			expect(thrown).toBeInstanceOf(TypeError);
+			expect((thrown as Error).message).toContain(message);
+			expect(agent.pendingApprovals.map((call) => call.toolCallId)).toEqual(["a"]);
+		}
+		await agent.approve("a", { arguments: { to: "alice" } });
+		await run;
+		expect(log).toEqual(['send {"to":"alice"}']);
+	});
+
 	it("says clearly when an id is not waiting: unknown, answered already, or no run", async () => {
 		const log: string[] = [];
 		const { agent } = agentCalling([toolCall("send", { to: "bob" }, "a")], [loggingTool("send", log, { needsApproval: true })]);

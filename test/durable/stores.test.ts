@@ -410,6 +410,19 @@ describe("the file store's files directories", () => {
 		await expect(Agent.load({ store: createFileStore(root), sessionId: "s", streamFn: scripted.streamFn })).rejects.toThrow(/current names .*g7-abcdef01, which is gone/);
 	});
 
+	it("refuses a root that names no directory, a policy it does not have and an option it does not know, at once: a misspelt policy (\"Always\") used to flush less often than asked", () => {
+		const refusals: [() => unknown, RegExp][] = [
+			[() => createFileStore(42 as never), /createFileStore\(root\): expected the path of a directory \(a non-empty text\), got 42/],
+			[() => createFileStore(""), /createFileStore\(root\): expected the path of a directory/],
+			[() => createFileStore("./sessions", { fsync: "Always" as never }), /fsync must be "always", "snapshots" or "never", got "Always"/],
+			[() => createFileStore("./sessions", { fsync: true as never }), /fsync must be .*got true/],
+			[() => createFileStore("./sessions", { fsycn: "never" } as never), /unknown option "fsycn" \(the only one is "fsync"\)/],
+			[() => createFileStore("./sessions", "never" as never), /expected \{ fsync\?: .*got "never"/],
+		];
+		for (const [make, message] of refusals) expect(make).toThrow(message);
+		expect(() => createFileStore("./sessions", { fsync: undefined })).not.toThrow();
+	});
+
 	it("a store whose root is a file, or a session that is a file, fails a load with an error that names the file store and the path", async () => {
 		const root = await tempDir();
 		const scripted = createScriptedModel([]);

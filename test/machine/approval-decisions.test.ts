@@ -132,6 +132,26 @@ describe.each(interpreters)("decisions the machine does not take, on %s", (_name
 	});
 });
 
+describe.each(interpreters)("a decision with a field the machine does not know, on %s", (_name, logic) => {
+	it("fails the actor with a TypeError naming the field before anything is decided: { arguments } (the Agent's option) used to approve the model's arguments", async () => {
+		for (const [command, field] of [
+			[{ type: "approve", toolCallId: "a", arguments: { to: "alice" } }, '"arguments"'],
+			[{ type: "reject", toolCallId: "a", reason: 7 }, "reason must be a text, got 7"],
+		] as const) {
+			const machine = await waitingMachine(logic, {});
+			const failed: unknown[] = [];
+			machine.actor.subscribe({ error: (error) => void failed.push(error) });
+			machine.actor.send(command as never);
+			expect(failed).toHaveLength(1);
+			expect(failed[0]).toBeInstanceOf(TypeError);
+			expect((failed[0] as Error).message).toContain(`the machine's ${command.type} command`);
+			expect((failed[0] as Error).message).toContain(field);
+			expect(machine.runs).toEqual([]);
+			expect(decisions(machine.emitted)).toEqual([]);
+		}
+	});
+});
+
 describe.each(interpreters)("a decision after an abort, on %s", (_name, logic) => {
 	for (const type of ["approve", "reject"] as const) {
 		it(`${type} is ignored as aborted while a sibling call still runs (the abort rejects what waits)`, async () => {

@@ -65,6 +65,8 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 			[waiting.sessionId, "approve", '"t0_0"'],
 			[waiting.sessionId, "reject", "null"],
 			[waiting.sessionId, "reject", '{"toolCallId":"t0_0","reason":7}'],
+			[waiting.sessionId, "approve", '{"toolCallId":"t0_0","args":{"ms":1}}'],
+			[waiting.sessionId, "reject", '{"toolCallId":"t0_0","reson":"no"}'],
 			[idle.sessionId, "steer", "{}"],
 			[idle.sessionId, "steer", "123"],
 			[idle.sessionId, "followUp", "null"],
@@ -164,7 +166,10 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 		for (const session of sessions) expect((await session.prompt("approval")).status).toBe("awaiting-approval");
 		for (const session of sessions) {
 			await session.steer("Also check staging.");
-			expect(await session.abort()).toEqual({ cancelled: null, waiting: true });
+			// The steer's delivery may still be going on (a loaded machine): the abort cancels it
+			// then, and the mark behind it aborts the waiting run all the same. Either way, below.
+			const aborted = await session.abort();
+			expect(aborted.waiting).toBe(aborted.cancelled === null);
 		}
 		for (const session of sessions) {
 			let state = await session.state();

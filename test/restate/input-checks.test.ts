@@ -1,0 +1,85 @@
+// What the Restate integration refuses before anything goes out, checked without a server. A
+// decision with a misspelt field must be refused, not taken without it: an approval whose `args`
+// went unread ran the model's arguments, the ones the person meant to change (the session object's
+// input check, and the client, which must not send it). A client made with an ingress it cannot
+// call is refused when it is made, where every call used to fail with fetch's bare "fetch failed".
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSessionClient } from "../../src/restate/client.js";
+import { SessionRefusal } from "../../src/restate/sdk.js";
+import { checkDecisionInput } from "../../src/restate/session-input.js";
+
+const received: string[] = [];
+const server = createServer((request: IncomingMessage, response) => {
+	let body = "";
+	request.on("data", (chunk) => (body += chunk));
+	request.on("end", () => {
+		received.push(`${request.url} ${body}`);
+		response.writeHead(200, { "content-type": "application/json" });
+		response.end(JSON.stringify({ status: "idle", messages: [], pendingApprovals: [] }));
+	});
+});
+let ingressUrl = "";
+
+beforeAll(async () => {
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	ingressUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+	await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+function refusalOf(check: () => unknown): SessionRefusal | undefined {
+	try {
+		check();
+	} catch (error) {
+		return error as SessionRefusal;
+	}
+	return undefined;
+}
+
+describe("decisions with a field the session does not know", () => {
+	it("the session object refuses them with a 400 naming the field", () => {
+		const cases: ["approve" | "reject", unknown, string][] = [
+			["approve", { toolCallId: "t1", args: { to: "alice" } }, 'unknown field "args"'],
+			["approve", { toolCallId: "t1", arguments: {}, reason: "x" }, 'unknown field "reason"'],
+			["reject", { toolCallId: "t1", reson: "no" }, 'unknown field "reson"'],
+			["reject", { toolCallId: "t1", arguments: {} }, 'unknown field "arguments"'],
+		];
+		for (const [handler, input, message] of cases) {
+			const refusal = refusalOf(() => checkDecisionInput(handler as "approve", input));
+			expect(refusal).toBeInstanceOf(SessionRefusal);
+			expect(refusal?.errorCode).toBe(400);
+			expect(refusal?.message).toContain(`${handler} refused its input: ${message}`);
+		}
+		expect(checkDecisionInput("approve", { toolCallId: "t1", arguments: { to: "alice" } })).toEqual({ toolCallId: "t1", arguments: { to: "alice" } });
+		expect(checkDecisionInput("reject", { toolCallId: "t1", reason: "no" })).toEqual({ toolCallId: "t1", reason: "no" });
+	});
+
+	it("the client refuses an approve option it does not know and sends nothing; the known ones go out", async () => {
+		const session = createSessionClient({ ingressUrl }).session("s1");
+		await expect(session.approve("t1", { args: { to: "alice" } } as never)).rejects.toThrow(/approve\("t1", options\): unknown option "args"/);
+		await expect(session.send.approve("t1", { argument: {} } as never)).rejects.toBeInstanceOf(TypeError);
+		expect(received).toEqual([]);
+		await session.approve("t1", { arguments: { to: "alice" }, idempotencyKey: "k1" });
+		expect(received).toEqual(['/AgentSession/s1/approve {"toolCallId":"t1","arguments":{"to":"alice"}}']);
+	});
+});
+
+describe("a client made with options no call could go out with", () => {
+	it("is refused when it is made, naming the field", () => {
+		const refusals: [unknown, RegExp][] = [
+			[undefined, /options must be \{ ingressUrl, name\?, headers\?, fetch\? \}, got undefined/],
+			[{}, /ingressUrl must be the http\(s\) URL of Restate's ingress, .*got undefined/],
+			[{ ingressUrl: "localhost:8080" }, /ingressUrl must be .*got "localhost:8080"/],
+			[{ ingressUrl: "127.0.0.1:8080" }, /ingressUrl must be .*got "127.0.0.1:8080"/],
+			[{ ingressUrl: 8080 }, /ingressUrl must be .*got 8080/],
+			[{ ingressUrl, name: "" }, /name must be the session object's name/],
+			[{ ingressUrl, headers: "x-key: 1" }, /headers must be an object/],
+			[{ ingressUrl, fetch: "fetch" }, /fetch must be a function/],
+		];
+		for (const [options, message] of refusals) expect(() => createSessionClient(options as never)).toThrow(message);
+		expect(() => createSessionClient({ ingressUrl: "https://restate.example.com:8080/" })).not.toThrow();
+	});
+});
