@@ -1,7 +1,7 @@
 import { approvalExpired } from "./machines/actions/approvals.js";
 import { type Actor, createActor } from "xstate";
 import { assertAgentMessage, assertTranscript, decisionProblem, promptMessages, shown } from "./agent-input.js";
-import { CHECKED_SETTINGS, settingProblem } from "./machines/command-check.js";
+import { CHECKED_SETTINGS, queueModeProblem, runStateProblem, settingProblem } from "./machines/command-check.js";
 import { streamOptionsProblem } from "./providers/stream-option-check.js";
 import { MutableAgentState } from "./facade/agent-state.js";
 import { type AgentListener, type DeliveryHost, ListenerDelivery } from "./facade/delivery.js";
@@ -189,6 +189,13 @@ export interface ApproveOptions {
 }
 
 type MachineActor = Actor<typeof agentLogic>;
+
+/** `mode` once checked (a queue mode, or, where `optional`, undefined for the default); a `TypeError` naming `field` otherwise. */
+function checkedQueueMode(field: string, mode: QueueMode | undefined, optional = true): QueueMode | undefined {
+	const problem = queueModeProblem(mode, !optional);
+	if (problem) throw new TypeError(`${field} ${problem}`);
+	return mode;
+}
 
 /** A machine made from a stored run (not started); throws when the chart cannot take it (a state it does not have, say). */
 function restoredMachine(logic: typeof agentLogic, machine: Omit<PersistedAgentMachine, "context"> & { context: AgentMachineContext }): MachineActor {
@@ -528,8 +535,8 @@ export class Agent {
 		Agent.#claimToAdopt = undefined;
 		this.#session = new DurableSession(options.store, options.sessionId, [], 0, options.store && this.#handles.takeSnapshot, claim);
 		this.#listenForTakeOver();
-		this.#steeringMode = options.steeringMode ?? "one-at-a-time";
-		this.#followUpMode = options.followUpMode ?? "one-at-a-time";
+		this.#steeringMode = checkedQueueMode("steeringMode", options.steeringMode) ?? "one-at-a-time";
+		this.#followUpMode = checkedQueueMode("followUpMode", options.followUpMode) ?? "one-at-a-time";
 		this.#delivery = new ListenerDelivery(
 			new Agent.#DeliveryHost(this),
 			IDLE_SIGNAL,
@@ -589,22 +596,24 @@ export class Agent {
 		return pinned as unknown as AgentActor;
 	}
 
-	/** Steering queue mode. @example agent.steeringMode = "all"; */
+	/** Steering queue mode; anything but `"all"` or `"one-at-a-time"` throws a `TypeError`. @example agent.steeringMode = "all"; */
 	get steeringMode(): QueueMode {
 		return this.#queues().steeringMode;
 	}
 	set steeringMode(mode: QueueMode) {
+		checkedQueueMode("agent.steeringMode", mode, false);
 		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
 		const machine = this.#commandableMachine();
 		this.#steeringMode = mode;
 		this.#queueCommand(machine, { type: "queue.mode", queue: "steering", mode });
 	}
 
-	/** Follow-up queue mode. @example agent.followUpMode = "all"; */
+	/** Follow-up queue mode; anything but `"all"` or `"one-at-a-time"` throws a `TypeError`. @example agent.followUpMode = "all"; */
 	get followUpMode(): QueueMode {
 		return this.#queues().followUpMode;
 	}
 	set followUpMode(mode: QueueMode) {
+		checkedQueueMode("agent.followUpMode", mode, false);
 		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
 		const machine = this.#commandableMachine();
 		this.#followUpMode = mode;
@@ -1707,6 +1716,9 @@ export class Agent {
 		}
 		const streamProblem = streamOptionsProblem(fields, "agent");
 		if (streamProblem) throw new TypeError(streamProblem);
+		// `agent.state` is as mutable as pi's: a run started from a state it cannot take failed inside the chart (with `model` null, the process).
+		const stateProblem = runStateProblem(this.#state);
+		if (stateProblem) throw new TypeError(`agent.state.${stateProblem.field} ${stateProblem.problem}`);
 		const snapshot = this.#machine?.getSnapshot();
 		if (snapshot?.status === "error") {
 			throw new Error(

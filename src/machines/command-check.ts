@@ -55,17 +55,44 @@ function fieldError(where: string, field: string, problem: string): TypeError {
 	return new TypeError(`agentchart: the machine's ${where}: ${field} ${problem}`);
 }
 
-function checkQueueModes(where: string, modes: { steeringMode?: unknown; followUpMode?: unknown }): void {
-	if (modes.steeringMode !== undefined && !QUEUE_MODES.includes(modes.steeringMode)) throw fieldError(where, "steeringMode", `must be "all" or "one-at-a-time", got ${shown(modes.steeringMode)}`);
-	if (modes.followUpMode !== undefined && !QUEUE_MODES.includes(modes.followUpMode)) throw fieldError(where, "followUpMode", `must be "all" or "one-at-a-time", got ${shown(modes.followUpMode)}`);
+/**
+ * What is wrong with a queue mode, or undefined when nothing is (undefined itself is the default, unless `required`).
+ * The Agent checks its modes with it too.
+ *
+ * @example
+ * queueModeProblem("everything"); // 'must be "all" or "one-at-a-time", got "everything"'
+ */
+export function queueModeProblem(mode: unknown, required = false): string | undefined {
+	return (mode === undefined && !required) || QUEUE_MODES.includes(mode) ? undefined : `must be "all" or "one-at-a-time", got ${shown(mode)}`;
 }
 
-/** Shallow on purpose: the transcript may be long, and each message entered it checked. `prefix`: where the fields sit ("state." in a command). */
+function checkQueueModes(where: string, modes: { steeringMode?: unknown; followUpMode?: unknown }): void {
+	for (const field of ["steeringMode", "followUpMode"] as const) {
+		const problem = queueModeProblem(modes[field]);
+		if (problem) throw fieldError(where, field, problem);
+	}
+}
+
+/**
+ * The first field of a run's state that no run can start with, and what is wrong with it, or
+ * undefined. Shallow on purpose: the transcript may be long, and each message entered it checked.
+ * The Agent checks its state with it too (`agent.state` is mutable, as pi's is).
+ *
+ * @example
+ * runStateProblem({ model: null }); // { field: "model", problem: "must be a model object, got null" }
+ */
+export function runStateProblem(state: Partial<AgentRunState>): { field: keyof AgentRunState; problem: string } | undefined {
+	if (state.systemPrompt !== undefined && typeof state.systemPrompt !== "string") return { field: "systemPrompt", problem: `must be a string, got ${shown(state.systemPrompt)}` };
+	if (state.model !== undefined && (typeof state.model !== "object" || state.model === null)) return { field: "model", problem: `must be a model object, got ${shown(state.model)}` };
+	if (state.messages !== undefined && !Array.isArray(state.messages)) return { field: "messages", problem: `must be a list of messages, got ${shown(state.messages)}` };
+	if (state.tools !== undefined && !Array.isArray(state.tools)) return { field: "tools", problem: `must be a list of tools, got ${shown(state.tools)}` };
+	return undefined;
+}
+
+/** `prefix`: where the fields sit ("state." in a command). */
 function checkRunState(where: string, prefix: string, state: Partial<AgentRunState>): void {
-	if (state.systemPrompt !== undefined && typeof state.systemPrompt !== "string") throw fieldError(where, `${prefix}systemPrompt`, `must be a string, got ${shown(state.systemPrompt)}`);
-	if (state.model !== undefined && (typeof state.model !== "object" || state.model === null)) throw fieldError(where, `${prefix}model`, `must be a model object, got ${shown(state.model)}`);
-	if (state.messages !== undefined && !Array.isArray(state.messages)) throw fieldError(where, `${prefix}messages`, `must be a list of messages, got ${shown(state.messages)}`);
-	if (state.tools !== undefined && !Array.isArray(state.tools)) throw fieldError(where, `${prefix}tools`, `must be a list of tools, got ${shown(state.tools)}`);
+	const problem = runStateProblem(state);
+	if (problem) throw fieldError(where, `${prefix}${problem.field}`, problem.problem);
 }
 
 function checkConfig(where: string, config: unknown): void {

@@ -367,6 +367,45 @@ describe("bad input at the API boundary", () => {
 		expect(agent.state.messages.map((m) => `${m.role}:${(m as { stopReason?: string }).stopReason ?? ""}`)).toEqual(["user:", "assistant:stop"]);
 	});
 
+	it("a queue mode it does not have is refused where it is given: the constructor and the setters (it used to fail the next prompt with 'queues.steering is not iterable')", async () => {
+		expect(() => new Agent({ steeringMode: "everything" as never })).toThrow(/^steeringMode must be "all" or "one-at-a-time", got "everything"/);
+		expect(() => new Agent({ followUpMode: 1 as never })).toThrow(/^followUpMode must be "all" or "one-at-a-time", got 1/);
+		const scripted = createScriptedModel([{ content: "fine" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, steeringMode: "all" });
+		expect(() => {
+			agent.steeringMode = "everything" as never;
+		}).toThrow(TypeError);
+		expect(() => {
+			agent.followUpMode = undefined as never;
+		}).toThrow(/^agent\.followUpMode must be "all" or "one-at-a-time", got undefined/);
+		expect([agent.steeringMode, agent.followUpMode]).toEqual(["all", "one-at-a-time"]);
+		await agent.prompt("hello");
+		expect(agent.state.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+	});
+
+	it("a state no run can start with is refused when the run would start, recording nothing: with model null the process used to crash", async () => {
+		const cases: [string, (agent: Agent) => void, RegExp][] = [
+			["model null", (agent) => (agent.state.model = null as never), /^agent\.state\.model must be a model object, got null/],
+			["systemPrompt 42", (agent) => (agent.state.systemPrompt = 42 as never), /^agent\.state\.systemPrompt must be a string, got 42/],
+		];
+		for (const [, spoil, message] of cases) {
+			const scripted = createScriptedModel([{ content: "fine" }]);
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+			const model = agent.state.model;
+			spoil(agent);
+			for (const start of [() => agent.prompt("hello"), () => agent.continue()]) {
+				const thrown = await Promise.resolve().then(start).then(() => undefined, (error: unknown) => error);
+				expect(thrown).toBeInstanceOf(TypeError);
+				expect((thrown as Error).message).toMatch(message);
+			}
+			expect(agent.state.messages).toEqual([]);
+			agent.state.model = model;
+			agent.state.systemPrompt = "";
+			await agent.prompt("hello");
+			expect(agent.state.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+		}
+	});
+
 	it("state.messages refuses entries that are not messages", () => {
 		const agent = new Agent();
 		expect(() => {
