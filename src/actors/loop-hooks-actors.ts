@@ -4,19 +4,35 @@
  * (pull-based queues) and `shouldStopAfterTurn`.
  */
 import { fromPromise } from "xstate";
+import { assertTranscript } from "../agent-input.js";
 import type { ShouldStopAfterTurn, ShouldStopAfterTurnContext } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 
 /** Input of {@link queuePollActor}. */
 export interface QueuePollInput {
 	poll: () => Promise<AgentMessage[]>;
+	/** The hook asked, for the error when its answer is not a list of messages. */
+	hook: "getSteeringMessages" | "getFollowUpMessages";
+}
+
+/**
+ * A queue poller's answer as messages: nothing is none; anything else than a list of messages is
+ * a `TypeError` naming the hook (a text answered was spread into the transcript letter by letter).
+ *
+ * @example
+ * polledMessages(undefined, "getSteeringMessages"); // []
+ */
+export function polledMessages(answer: unknown, hook: QueuePollInput["hook"]): AgentMessage[] {
+	if (answer === undefined || answer === null) return [];
+	assertTranscript(answer, `${hook}()`);
+	return answer;
 }
 
 /**
  * Asks a queue for its messages (`getSteeringMessages` / `getFollowUpMessages`); a poller
  * that returns nothing returns no messages.
  */
-export const queuePollActor = fromPromise<AgentMessage[], QueuePollInput>(async ({ input }) => (await input.poll()) ?? []);
+export const queuePollActor = fromPromise<AgentMessage[], QueuePollInput>(async ({ input }) => polledMessages(await input.poll(), input.hook));
 
 /** Input of {@link stopCheckActor}. */
 export interface StopCheckInput {

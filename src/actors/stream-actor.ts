@@ -4,6 +4,7 @@ import type { AgentToolCall } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEvent, AssistantMessageEventStreamLike } from "../types/stream.js";
+import { shown } from "../agent-input.js";
 import { describeError } from "../util/describe-error.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { unlessAborted } from "../util/sleep.js";
@@ -41,6 +42,12 @@ export function failedAssistantMessage(model: Model, error: unknown, aborted: bo
 		errorMessage: describeError(error),
 		timestamp: partial?.timestamp ?? Date.now(),
 	};
+}
+
+/** A hook's answer that must be a list of messages; a `TypeError` naming the hook, which ends the call as an error, otherwise. */
+function listFrom<T>(answer: T[], hook: "transformContext" | "convertToLlm"): T[] {
+	if (!Array.isArray(answer)) throw new TypeError(`${hook} must return a list of messages, got ${shown(answer)}`);
+	return answer;
 }
 
 /**
@@ -120,8 +127,8 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 				if (pending) await unlessAborted(pending, signal);
 			}
 			let messages = input.messages;
-			if (config.transformContext) messages = await config.transformContext(messages, signal);
-			const llmMessages = await config.convertToLlm(messages);
+			if (config.transformContext) messages = listFrom(await config.transformContext(messages, signal), "transformContext");
+			const llmMessages = listFrom(await config.convertToLlm(messages), "convertToLlm");
 			const apiKey = (config.getApiKey ? await config.getApiKey(input.model.provider) : undefined) || input.options.apiKey;
 			// Aborted while the context was being prepared: no request goes out (pi sends it, and a
 			// stream function that ignores the signal would then call the model after abort()).

@@ -4,6 +4,8 @@
  */
 import { type Actor, createActor } from "xstate";
 import { type agentLogic, runLogic } from "../machines/agent-logic.js";
+import { polledMessages } from "../actors/loop-hooks-actors.js";
+import { shown } from "../agent-input.js";
 import { defaultLoopConfig } from "../machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig } from "../machines/types.js";
 import type { AgentContext } from "../types/agent.js";
@@ -20,11 +22,13 @@ import { type EventSink, SinkDelivery } from "./sink-delivery.js";
 function reportingFailure<Args extends unknown[], Result>(
 	hook: ((...args: Args) => Result | Promise<Result>) | undefined,
 	failed: (error: unknown) => void,
+	check: (answer: Result) => Result = (answer) => answer,
 ): ((...args: Args) => Promise<Result>) | undefined {
-	if (hook === undefined) return undefined;
+	// Not a function: passed on as it is, for the machine's input check to name the setting.
+	if (typeof hook !== "function") return hook;
 	return async (...args) => {
 		try {
-			return await hook(...args);
+			return check(await hook(...args));
 		} catch (error) {
 			failed(error);
 			throw error;
@@ -58,8 +62,9 @@ function machineConfig(config: AgentLoopConfig, streamFn: StreamFn | undefined, 
 		transformContext,
 		getApiKey,
 		shouldStopAfterTurn: reportingFailure(shouldStopAfterTurn, hookFailed),
-		getSteeringMessages: reportingFailure(getSteeringMessages, hookFailed),
-		getFollowUpMessages: reportingFailure(getFollowUpMessages, hookFailed),
+		// An answer that is not a list of messages fails like a poll that throws: the run rejects with it.
+		getSteeringMessages: reportingFailure(getSteeringMessages, hookFailed, (answer) => polledMessages(answer, "getSteeringMessages")),
+		getFollowUpMessages: reportingFailure(getFollowUpMessages, hookFailed, (answer) => polledMessages(answer, "getFollowUpMessages")),
 		toolExecution: toolExecution ?? "parallel",
 		beforeToolCall,
 		afterToolCall,
@@ -84,6 +89,9 @@ export async function runOnMachine(
 	streamFn: StreamFn | undefined,
 	observe?: (actor: Actor<typeof agentLogic>) => void,
 ): Promise<AgentMessage[]> {
+	// Shallow, as the machine checks its input (which gets copies of these, so checks them too late).
+	if (!Array.isArray(context.messages)) throw new TypeError(`agentchart: context.messages must be a list of messages, got ${shown(context.messages)}`);
+	if (context.tools !== undefined && context.tools !== null && !Array.isArray(context.tools)) throw new TypeError(`agentchart: context.tools must be a list of tools, got ${shown(context.tools)}`);
 	let sinkError: unknown;
 	let failed = false;
 	// As in pi, a queue poll or `shouldStopAfterTurn` that throws makes the run reject with that
@@ -129,9 +137,9 @@ export async function runOnMachine(
 		if (event.type === "agentchart.barrier") delivery.after(() => machine.send({ type: "delivered", barrier: event.barrier }));
 		else if (event.type !== "agentchart.transcript" && event.type !== "agentchart.checkpoint" && event.type !== "agentchart.approval.ignored") delivery.event(event);
 	});
-	// A failure of the chart itself (a hook's answer it cannot take, such as a poll that returns
-	// something other than a list) stops the machine before agent_end: the run rejects with it,
-	// instead of never settling while XState reports the error as uncaught.
+	// A failure of the chart itself (a defect: a hook's answer it cannot take fails as the hook)
+	// stops the machine before agent_end: the run rejects with it, instead of never settling while
+	// XState reports the error as uncaught.
 	machine.subscribe({ error: (error) => failRun(error) });
 	const onAbort = () => machine.send({ type: "abort" });
 	observe?.(machine);

@@ -141,7 +141,7 @@ export const agentMachine = agentSetup.createMachine({
 					invoke: {
 						id: "steeringPoll",
 						src: "queuePollActor",
-						input: ({ context }) => ({ poll: context.config.getSteeringMessages ?? (async () => []) }),
+						input: ({ context }) => ({ poll: context.config.getSteeringMessages ?? (async () => []), hook: "getSteeringMessages" }),
 						onDone: { target: "before-call", actions: ["queueInitialSteering", "injectInitialSteering"] },
 						onError: { target: "run-ending", actions: ["recordHookFailure", "closeTurnAsAborted"] },
 					},
@@ -327,7 +327,7 @@ export const agentMachine = agentSetup.createMachine({
 					invoke: {
 						id: "steeringPoll",
 						src: "queuePollActor",
-						input: ({ context }) => ({ poll: context.config.getSteeringMessages ?? (async () => []) }),
+						input: ({ context }) => ({ poll: context.config.getSteeringMessages ?? (async () => []), hook: "getSteeringMessages" }),
 						onDone: { target: "turn-ended", actions: "queuePolledSteering" },
 						onError: { target: "run-ending", actions: "recordHookFailure" },
 					},
@@ -338,7 +338,7 @@ export const agentMachine = agentSetup.createMachine({
 					invoke: {
 						id: "followUpPoll",
 						src: "queuePollActor",
-						input: ({ context }) => ({ poll: context.config.getFollowUpMessages ?? (async () => []) }),
+						input: ({ context }) => ({ poll: context.config.getFollowUpMessages ?? (async () => []), hook: "getFollowUpMessages" }),
 						onDone: { target: "turn-ended", actions: "queuePolledFollowUps" },
 						onError: { target: "run-ending", actions: "recordHookFailure" },
 					},

@@ -140,7 +140,7 @@ describe.each([
 });
 
 describe("agentLoop's result() when the run fails before agent_end", () => {
-	it("rejects with the chart's error instead of never settling (a poll that answers with something that is not a list)", async () => {
+	it("a poll that answers with something that is not a list fails as one that throws: the run is closed (agent_end), then result() rejects with a TypeError naming the poller (it used to stop the chart before agent_end)", async () => {
 		const escapes = watchEscapes();
 		try {
 			const scripted = createScriptedModel([{ content: "first" }]);
@@ -151,7 +151,8 @@ describe("agentLoop's result() when the run fails before agent_end", () => {
 			const types: string[] = [];
 			for await (const event of stream) types.push(event.type);
 			await expect(stream.result()).rejects.toThrow(TypeError);
-			expect(types).not.toContain("agent_end");
+			await expect(stream.result()).rejects.toThrow(/^getSteeringMessages\(\): expected a list of messages/);
+			expect(types.at(-1)).toBe("agent_end");
 			await sleep(5);
 			expect(escapes.caught).toEqual([]);
 		} finally {
