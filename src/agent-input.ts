@@ -101,6 +101,27 @@ export function promptMessages(input: unknown, images: unknown): AgentMessage[] 
 	return [input];
 }
 
+const STORE_METHODS = ["load", "saveSnapshot", "appendJournal"] as const;
+
+/**
+ * Throws a `TypeError` unless `options` can make an agent: an object (or nothing), and, with a
+ * `store`, a store (its three methods) and a `sessionId` that names the session (a non-empty text;
+ * `storedSessionId`: the one a snapshot being restored names, when the options give none).
+ * A store without a session id used to make an agent that stored nothing, silently.
+ *
+ * @example
+ * assertAgentOptions({ store: createMemoryStore() }, "new Agent"); // TypeError: new Agent(options).sessionId: ...
+ */
+export function assertAgentOptions(options: unknown, call: string, storedSessionId?: unknown): void {
+	if (options === undefined) return;
+	if (typeof options !== "object" || options === null || Array.isArray(options)) throw new TypeError(`${call}(options): expected an object of options, got ${shown(options)}`);
+	const { store, sessionId = storedSessionId } = options as { store?: unknown; sessionId?: unknown };
+	if (store === undefined) return;
+	const missing = typeof store === "object" && store !== null ? STORE_METHODS.filter((method) => typeof (store as Record<string, unknown>)[method] !== "function") : STORE_METHODS;
+	if (missing.length > 0) throw new TypeError(`${call}(options).store: expected an AgentStore (createMemoryStore(), createFileStore(dir), or an object with ${STORE_METHODS.join(", ")}), got ${shown(store)} (no ${missing.join(", ")})`);
+	if (typeof sessionId !== "string" || sessionId === "") throw new TypeError(`${call}(options).sessionId: a store keeps sessions by id: expected a non-empty text, got ${shown(sessionId)}`);
+}
+
 /**
  * The keys of `value` not among `known`, quoted and joined for an error message (`"args", "force"`),
  * or undefined when it has none: an option misspelt is refused where it would be ignored.

@@ -1,6 +1,6 @@
 import { approvalExpired } from "./machines/actions/approvals.js";
 import { type Actor, createActor } from "xstate";
-import { assertAgentMessage, assertTranscript, decisionProblem, promptMessages, shown } from "./agent-input.js";
+import { assertAgentMessage, assertAgentOptions, assertTranscript, decisionProblem, promptMessages, shown } from "./agent-input.js";
 import { CHECKED_SETTINGS, queueModeProblem, runStateProblem, settingProblem } from "./machines/command-check.js";
 import { streamOptionsProblem } from "./providers/stream-option-check.js";
 import { MutableAgentState } from "./facade/agent-state.js";
@@ -165,6 +165,7 @@ export interface AgentOptions {
 	 * where the journal cannot stand for the agent (a new session, a wait for approval, every
 	 * command; see docs/durable.md; `Agent.load` continues a stored session). The newest agent
 	 * opened on a session writes it: an older one's writes are refused (`SessionTakenOverError`).
+	 * Needs a `sessionId` (a non-empty text): a store without one is a `TypeError`.
 	 */
 	store?: AgentStore | undefined;
 	/**
@@ -500,6 +501,7 @@ export class Agent {
 	}
 
 	constructor(options: AgentOptions = {}) {
+		assertAgentOptions(options, "new Agent");
 		const initial = options.initialState ?? {};
 		if (initial.messages) assertTranscript(initial.messages, "initialState.messages");
 		this.#state = new MutableAgentState(
@@ -1019,6 +1021,7 @@ export class Agent {
 	 * await agent.waitForIdle();
 	 */
 	static restore(snapshot: AgentSnapshot, options: AgentOptions = {}): Agent {
+		assertAgentOptions(options, "Agent.restore", (snapshot as Partial<AgentSnapshot> | null | undefined)?.sessionId);
 		return Agent.#restore(snapshot, options, false);
 	}
 
@@ -1076,6 +1079,8 @@ export class Agent {
 	 * if (agent.state.messages.length === 0) await agent.prompt("hello");
 	 */
 	static async load(options: AgentOptions & { store: AgentStore; sessionId: string }): Promise<Agent> {
+		assertAgentOptions(options, "Agent.load");
+		if (options?.store === undefined) throw new TypeError("Agent.load(options).store: expected the AgentStore the session is kept in, got undefined");
 		// Claimed at once (the newest load of this process writes the session), opened only once a
 		// look at the session shows this agent can continue it (a snapshot this agentchart reads, the
 		// tools it names): opening fences off the agents of other processes that opened it before, for

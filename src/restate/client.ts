@@ -3,7 +3,6 @@
  * package, any runtime with `fetch` (Node 18+, Deno, Bun, browsers behind a proxy). Also the
  * reader of an event hub's stream. Importable alone as `agentchart/restate/client`.
  */
-import { shown, unknownKeys } from "../agent-input.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { SessionEventEnvelope } from "./session-events.js";
 import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedResult, RejectInput, RunResult, SessionState } from "./session-types.js";
@@ -42,6 +41,12 @@ export interface CallOptions {
 
 /** What `approve` takes beside the id: the decision's one option and those of every call. */
 const APPROVE_OPTIONS: readonly string[] = ["arguments", "idempotencyKey", "signal"] satisfies (keyof (CallOptions & { arguments?: unknown }))[];
+
+/** A value as an error shows it. The client loads nothing beside its own module (it runs in pages), so not agent-input's `shown`, which reaches for `node:util`. */
+function shown(value: unknown): string {
+	if (typeof value === "function") return "a function";
+	return JSON.stringify(value) ?? String(value);
+}
 
 /**
  * Refuses options no call could go out with, when the client is made: an ingress without its
@@ -174,8 +179,8 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
 	};
 	// A misspelt option is refused, not dropped: an approval whose `args` never left would run the model's arguments.
 	const approveInput = (toolCallId: string, opts: (CallOptions & { arguments?: unknown }) | undefined): ApproveInput => {
-		const unknown = opts === undefined || opts === null ? undefined : unknownKeys(opts, APPROVE_OPTIONS);
-		if (unknown !== undefined) throw new TypeError(`agentchart/restate: approve(${JSON.stringify(toolCallId)}, options): unknown option ${unknown} (the options are ${APPROVE_OPTIONS.map((key) => `"${key}"`).join(", ")}); nothing was sent`);
+		const unknown = opts === undefined || opts === null ? [] : Object.keys(opts).filter((key) => !APPROVE_OPTIONS.includes(key));
+		if (unknown.length > 0) throw new TypeError(`agentchart/restate: approve(${JSON.stringify(toolCallId)}, options): unknown option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (the options are ${APPROVE_OPTIONS.map((key) => `"${key}"`).join(", ")}); nothing was sent`);
 		return { toolCallId, arguments: opts?.arguments };
 	};
 	return {

@@ -6,6 +6,7 @@
 import { Type } from "typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import { createMemoryStore } from "../../src/durable/store.js";
 import { createAssistantMessage } from "../../src/providers/assistant-message.js";
 import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
@@ -404,6 +405,28 @@ describe("bad input at the API boundary", () => {
 			await agent.prompt("hello");
 			expect(agent.state.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
 		}
+	});
+
+	it("options no agent can be made with are refused with a TypeError naming them: a store without a sessionId used to make an agent that stored nothing", async () => {
+		const store = createMemoryStore();
+		const snapshot = new Agent().snapshot();
+		const refusals: [() => unknown, RegExp][] = [
+			[() => new Agent({ store }), /^new Agent\(options\)\.sessionId: a store keeps sessions by id: expected a non-empty text, got undefined/],
+			[() => new Agent({ store, sessionId: "" }), /^new Agent\(options\)\.sessionId: .*got ""/],
+			[() => new Agent({ store, sessionId: 42 as never }), /^new Agent\(options\)\.sessionId: .*got 42/],
+			[() => new Agent({ store: {} as never, sessionId: "s" }), /^new Agent\(options\)\.store: expected an AgentStore .*\(no load, saveSnapshot, appendJournal\)/],
+			[() => new Agent({ store: { ...store, appendJournal: undefined } as never, sessionId: "s" }), /\(no appendJournal\)$/],
+			[() => new Agent(null as never), /^new Agent\(options\): expected an object of options, got null/],
+			[() => Agent.restore(snapshot, { store }), /^Agent\.restore\(options\)\.sessionId: a store keeps sessions by id/],
+			[() => Agent.restore(snapshot, "x" as never), /^Agent\.restore\(options\): expected an object of options, got "x"/],
+		];
+		for (const [make, message] of refusals) expect(make).toThrow(message);
+		for (const options of [undefined, {}, { sessionId: "s" }] as never[]) await expect(Agent.load(options)).rejects.toThrow(/^Agent\.load\(options\)\.(store|sessionId): /);
+		expect(store.sessions()).toEqual([]);
+		// What stays as it was: a sessionId without a store (pi's, passed to the provider), a restore whose snapshot names the session.
+		expect(new Agent({ sessionId: "" }).sessionId).toBe("");
+		const named = new Agent({ store, sessionId: "s1" });
+		expect(Agent.restore(named.snapshot(), { store: createMemoryStore() }).sessionId).toBe("s1");
 	});
 
 	it("state.messages refuses entries that are not messages", () => {
