@@ -25,6 +25,7 @@ function reportingFailure<Args extends unknown[], Result>(
 	check: (answer: Result) => Result = (answer) => answer,
 ): ((...args: Args) => Promise<Result>) | undefined {
 	// Not a function: passed on as it is, for the machine's input check to name the setting.
+	if (hook === null) return undefined;
 	if (typeof hook !== "function") return hook;
 	return async (...args) => {
 		try {
@@ -56,18 +57,19 @@ function machineConfig(config: AgentLoopConfig, streamFn: StreamFn | undefined, 
 		signal: _signal,
 		...streamOptions
 	} = config;
+	// An optional hook given as null is none, as pi's loop takes it (`config.transformContext?.(...)`, `if (config.beforeToolCall)`).
 	return {
 		streamFn: streamFn ?? defaultLoopConfig().streamFn,
 		convertToLlm,
-		transformContext,
-		getApiKey,
+		transformContext: transformContext ?? undefined,
+		getApiKey: getApiKey ?? undefined,
 		shouldStopAfterTurn: reportingFailure(shouldStopAfterTurn, hookFailed),
 		// An answer that is not a list of messages fails like a poll that throws: the run rejects with it.
 		getSteeringMessages: reportingFailure(getSteeringMessages, hookFailed, (answer) => polledMessages(answer, "getSteeringMessages")),
 		getFollowUpMessages: reportingFailure(getFollowUpMessages, hookFailed, (answer) => polledMessages(answer, "getFollowUpMessages")),
 		toolExecution: toolExecution ?? "parallel",
-		beforeToolCall,
-		afterToolCall,
+		beforeToolCall: beforeToolCall ?? undefined,
+		afterToolCall: afterToolCall ?? undefined,
 		streamOptions,
 	};
 }

@@ -7,7 +7,9 @@
  * answered a text had it spread into the transcript letter by letter (entries without a role), a
  * poller that was not a function failed with "hook is not a function", a `context.messages`
  * given as a text became a run over its letters, and a `convertToLlm` answering something other
- * than a list ended the call with "Cannot read properties of undefined (reading 'length')".
+ * than a list ended the call with "Cannot read properties of undefined (reading 'length')". An
+ * optional hook given as null is none, as pi's loop takes it (a null poller failed with "hook is
+ * not a function", the other null hooks with a TypeError).
  * Exhaustive over the fields and values, not sampled.
  */
 import { type AnyActorLogic, createActor } from "xstate";
@@ -33,6 +35,7 @@ const ANSWERING = WRONG.map(([shown, value]): [string, unknown] => [`a function 
 
 const CONFIG_FIELDS = ["model", "convertToLlm", "transformContext", "getApiKey", "getSteeringMessages", "getFollowUpMessages", "beforeToolCall", "afterToolCall", "toolExecution", "shouldStopAfterTurn", "reasoning", "sessionId", "maxRetryDelayMs", "timeoutMs", "maxRetries", "maxReplyBytes", "streamIdleTimeoutMs", "toolTimeoutMs", "toolAbortGraceMs", "apiKey", "transport", "thinkingBudgets"];
 const CONTEXT_FIELDS = ["systemPrompt", "messages", "tools"];
+const OPTIONAL_HOOKS = ["transformContext", "getApiKey", "getSteeringMessages", "getFollowUpMessages", "beforeToolCall", "afterToolCall", "shouldStopAfterTurn"];
 
 async function runWith(where: "config" | "context", field: string, value: unknown): Promise<{ messages?: AgentMessage[]; error?: unknown }> {
 	const scripted = createScriptedModel([{ content: [toolCall("t", {}, "c1")] }, { content: "done" }, { content: "more" }]);
@@ -64,6 +67,8 @@ describe("pi's loop API with a field of the wrong kind", () => {
 					for (const [shown, value] of [...WRONG, ...ANSWERING]) {
 						const label = `${where}.${field} = ${shown}`;
 						const { messages, error } = await runWith(where, field, value);
+						// An optional hook given as null is none, as pi's loop takes it.
+						if (value === null && OPTIONAL_HOOKS.includes(field)) expect(error, label).toBeUndefined();
 						if (error !== undefined) {
 							expect(error, label).toBeInstanceOf(TypeError);
 							expect((error as Error).message, label).toContain(field);
