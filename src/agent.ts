@@ -191,9 +191,9 @@ export interface ApproveOptions {
 
 type MachineActor = Actor<typeof agentLogic>;
 
-/** `mode` once checked (a queue mode, or, where `optional`, undefined for the default); a `TypeError` naming `field` otherwise. */
-function checkedQueueMode(field: string, mode: QueueMode | undefined, optional = true): QueueMode | undefined {
-	const problem = queueModeProblem(mode, !optional);
+/** `mode` once checked (a queue mode, or, unless `required`, undefined for the default); a `TypeError` naming `field` otherwise. */
+function checkedQueueMode(field: string, mode: QueueMode | undefined, required = false): QueueMode | undefined {
+	const problem = queueModeProblem(mode, required);
 	if (problem) throw new TypeError(`${field} ${problem}`);
 	return mode;
 }
@@ -603,7 +603,7 @@ export class Agent {
 		return this.#queues().steeringMode;
 	}
 	set steeringMode(mode: QueueMode) {
-		checkedQueueMode("agent.steeringMode", mode, false);
+		checkedQueueMode("agent.steeringMode", mode, true);
 		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
 		const machine = this.#commandableMachine();
 		this.#steeringMode = mode;
@@ -615,7 +615,7 @@ export class Agent {
 		return this.#queues().followUpMode;
 	}
 	set followUpMode(mode: QueueMode) {
-		checkedQueueMode("agent.followUpMode", mode, false);
+		checkedQueueMode("agent.followUpMode", mode, true);
 		// Asked first: a machine that has ended hands its queues and modes back before this one changes.
 		const machine = this.#commandableMachine();
 		this.#followUpMode = mode;
