@@ -220,7 +220,26 @@ export function inventedFences(block: string, sources: string | string[], allowa
 	const spans = (typeof sources === "string" ? [sources] : sources).flatMap((source) => parseFenceSpans(source));
 	if (spans.some((span) => span.marker.openLine.length + 1 + room + 1 + span.marker.indent.length + span.marker.length > maxChars)) return [];
 	const opened = new Set(spans.map((span) => span.marker.openLine.trim()));
+	const uncuttable = (typeof sources === "string" ? [sources] : sources).flatMap((source) => source.split("\n")).filter((line) => !hasSafeCut(line, maxChars));
 	return parseFenceSpans(block)
 		.map((span) => span.marker.openLine)
-		.filter((line) => !opened.has(line.trim()));
+		.filter((line) => !opened.has(line.trim()) && !uncuttable.some((whole) => whole.includes(line.trim())));
+}
+
+/**
+ * Whether a line that must be cut within `maxChars` has a cut that makes a fence line of neither
+ * piece: the head read as a line, the rest from its first characters (what comes after them may
+ * not have arrived when the cut is made). "`````Hello<thinking>…</ thinking >```" is no fence
+ * line (its info string has backticks), but every cut before the last backticks makes its head
+ * one, and every cut inside the leading run makes its rest start with three backticks: no cut
+ * keeps it whole, and the block reader is not asked to.
+ */
+function hasSafeCut(line: string, maxChars: number): boolean {
+	if (line.length <= maxChars) return true;
+	for (let at = 1; at <= maxChars; at += 1) {
+		const head = parseFenceSpans(line.slice(0, at).trimEnd()).length > 0;
+		const rest = /^ {0,3}(?:`{3}|~{3})/.test(line.slice(at));
+		if (!head && !rest) return true;
+	}
+	return false;
 }

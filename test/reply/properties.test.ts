@@ -242,7 +242,15 @@ describe("two subscriptions on one source", () => {
 			}),
 			// CI, seed -419884517: an unclosed "[[" before reasoning that ran to the end was held back as a
 			// possible directive past text_end, and the block sent then ended before it, in mid-line.
-			{ numRuns: 500, examples: [[{ text: "```[[```<thinking>", pieces: ["```[[```<thinking>"] }, "text_end"]] },
+			// CI, seed 1494954721: a line longer than maxChars that starts with five backticks and has its
+			// next backticks past maxChars has no cut that reads as no fence (helpers' hasSafeCut).
+			{
+				numRuns: 500,
+				examples: [
+					[{ text: "```[[```<thinking>", pieces: ["```[[```<thinking>"] }, "text_end"],
+					[{ text: "`````HelloHello<thinking>Hello</ thinking >```", pieces: ["`````HelloHello<thinking>Hello</ thinking >```"] }, "text_end"],
+				],
+			},
 		);
 	});
 });
