@@ -276,16 +276,17 @@ export class MessageAssembly {
 	 * A text block (or the message) ended inside a code fence: the clean text gets the fence's
 	 * closing line after the code, as the block sent then does, so a partial reply (a live message
 	 * the channel edits, which stays as the answer after an abort) ends closed too, and the next
-	 * block's text is not shown as code. When a partial already showed the whitespace after the
-	 * code, the next partial replaces it.
+	 * block's text is not shown as code. Whitespace after the code is dropped, but for what a
+	 * partial showed already: the closing line comes after that, and the partial only grows (a
+	 * live message taken back for a blank line would flicker, and an append-only reader could not).
 	 */
 	#closeCleanFence(separator: string): void {
 		const closeLine = closingFenceLine(this.#cleanText.slice(this.#blockCleanStart));
 		if (closeLine !== undefined) {
-			const shown = this.#cleanText.slice(0, this.partialLength);
-			this.#cleanText = `${this.#cleanText.trimEnd()}\n${closeLine}${separator}`;
-			if (!this.#cleanText.startsWith(shown)) this.#retracted = true;
-			else this.#unshown = this.#cleanText.slice(shown.length);
+			const shown = this.partialLength;
+			const code = this.#cleanText.slice(0, Math.max(this.#cleanText.trimEnd().length, shown));
+			this.#cleanText = `${code}${code.endsWith("\n") ? "" : "\n"}${closeLine}${separator}`;
+			this.#unshown = this.#cleanText.slice(shown);
 		}
 		this.#blockCleanStart = this.#cleanText.length;
 	}

@@ -413,7 +413,7 @@ describe("partial replies", () => {
 });
 
 describe("partial replies, one after another", () => {
-	it("each carries what its text adds to the one before (or replaces it, with no delta): a live message built from the deltas shows the text", () => {
+	it("each carries what its text adds to the one before (or replaces it, with no delta, only when a closing reasoning tag took shown text back): a live message built from the deltas shows the text", () => {
 		fc.assert(
 			fc.property(splitArbitrary, splitArbitrary, fc.boolean(), (first, second, ended) => {
 				const agent = new FakeAgent();
@@ -429,6 +429,9 @@ describe("partial replies, one after another", () => {
 				for (const partial of partials) {
 					if (partial.replace) {
 						expect(partial.delta).toBe("");
+						// Nothing else takes back what a live message showed (closing a fence at a block's
+						// end comes after the blank lines shown already).
+						expect(first.text + second.text).toMatch(/<[ \t]*\/[ \t]*(antthinking|thinking|thought|think|final)[ \t]*>/i);
 						live = partial.text;
 					} else {
 						expect(partial.text).toBe(live + partial.delta);

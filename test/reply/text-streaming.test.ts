@@ -230,6 +230,21 @@ describe("partial replies", () => {
 		expect(partials.at(-1)).toEqual({ text: "The answer is 4.", delta: "", replace: true });
 	});
 
+	it("closes a code fence the message leaves open after the blank line a partial showed, without taking the partial back", () => {
+		const { agent, partials } = textEndHarness();
+		agent.messageStart();
+		agent.delta("```js\nlet a = 1;\n\n");
+		expect(partials.at(-1)).toEqual({ text: "```js\nlet a = 1;\n\n", delta: "```js\nlet a = 1;\n\n" });
+		// Cut off by the token limit: the message ends inside the fence.
+		agent.messageEnd();
+		expect(partials.at(-1)).toEqual({ text: "```js\nlet a = 1;\n\n```", delta: "```" });
+		agent.messageStart();
+		agent.delta("```js\nlet b = 2;");
+		agent.messageEnd();
+		// Nothing after the code was shown: the closing line follows it at once.
+		expect(partials.at(-1)).toEqual({ text: "```js\nlet b = 2;\n```", delta: "\n```" });
+	});
+
 	it("shows only <final> text with enforceFinalTag (I1, I3)", () => {
 		const { agent, partials } = textEndHarness({ enforceFinalTag: true });
 		agent.messageStart();
