@@ -257,6 +257,13 @@ const EMITTED_BUT_DELTAS = [
 const everyTypeListed: [Exclude<AgentMachineEmitted["type"], "message_update" | (typeof EMITTED_BUT_DELTAS)[number]>] extends [never] ? true : false = true;
 void everyTypeListed;
 
+/**
+ * The hooks pi's Agent takes as none when set to null (its loop asks `if (config.beforeToolCall)`,
+ * `streamFn || streamSimple`): code written for pi may clear one that way. `convertToLlm` is not
+ * one of them (pi's run fails on it), so null there is refused with the other wrong values.
+ */
+const NULL_IS_NONE: ReadonlySet<string> = new Set(["streamFn", "transformContext", "getApiKey", "beforeToolCall", "afterToolCall"]);
+
 const ALREADY_PROMPTING = "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
 const ALREADY_CONTINUING = "Agent is already processing. Wait for completion before continuing.";
 const ALREADY_RESETTING = "Agent is already processing. Wait for completion before resetting.";
@@ -1716,6 +1723,7 @@ export class Agent {
 	#assertRunnable(): void {
 		const fields = this as unknown as Record<string, unknown>;
 		for (const key of CHECKED_SETTINGS) {
+			if (fields[key] === null && NULL_IS_NONE.has(key)) continue;
 			const problem = settingProblem(key, fields[key]);
 			if (problem) throw new TypeError(`agent.${key} ${problem}`);
 		}
@@ -1735,12 +1743,13 @@ export class Agent {
 
 	#config(): Partial<AgentMachineConfig> {
 		return {
-			streamFn: this.streamFn,
+			// A hook set to null is none (a stream function the default), as pi's Agent takes it (see NULL_IS_NONE).
+			streamFn: this.streamFn ?? LOOP_DEFAULTS.streamFn,
 			convertToLlm: this.convertToLlm,
-			transformContext: this.transformContext,
-			getApiKey: this.getApiKey,
-			beforeToolCall: this.beforeToolCall,
-			afterToolCall: this.afterToolCall,
+			transformContext: this.transformContext ?? undefined,
+			getApiKey: this.getApiKey ?? undefined,
+			beforeToolCall: this.beforeToolCall ?? undefined,
+			afterToolCall: this.afterToolCall ?? undefined,
 			toolExecution: this.toolExecution,
 			toolTimeoutMs: this.toolTimeoutMs,
 			streamIdleTimeoutMs: this.streamIdleTimeoutMs,

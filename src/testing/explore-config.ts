@@ -76,7 +76,7 @@ export function configOf(agent: Agent, choices: ConfigChoices): ModelConfig {
 	return {
 		name: describeAgent(agent),
 		mode: agent.toolExecution,
-		hook: agent.beforeToolCall !== undefined,
+		hook: agent.beforeToolCall != null,
 		loop: false,
 		input: {
 			systemPrompt: agent.state.systemPrompt,

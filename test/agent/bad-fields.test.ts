@@ -8,6 +8,7 @@
  * iterable", and `state.model = null` crashed the process from inside the chart. Exhaustive over
  * the fields and values (few enough to try each), not sampled.
  */
+import { Agent as PiAgent } from "@mariozechner/pi-agent-core";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
@@ -104,4 +105,41 @@ describe("a field set to a value of the wrong kind", () => {
 			}
 		});
 	}
+});
+
+describe("a hook set to null", () => {
+	// pi's Agent hands its hooks to its loop, which asks `if (config.beforeToolCall)` and falls back
+	// to `streamSimple` for a stream function that is not there: code written for pi clears a hook so.
+	it.each(["transformContext", "getApiKey", "beforeToolCall", "afterToolCall"])("%s = null: the run goes on as without it, as on pi's Agent", async (field) => {
+		const roles: string[][] = [];
+		for (const Make of [Agent, PiAgent as unknown as typeof Agent]) {
+			const scripted = createScriptedModel([{ content: [toolCall("t", {}, "c1")] }, { content: "done" }]);
+			const agent = new Make({ initialState: { model: scripted.model, tools: [makeTool("t", async () => ok("ran"))] }, streamFn: scripted.streamFn });
+			(agent as unknown as Record<string, unknown>)[field] = null;
+			await agent.prompt("go");
+			expect(agent.state.errorMessage).toBeUndefined();
+			roles.push(agent.state.messages.map((message) => message.role));
+		}
+		expect(roles[0]).toEqual(["user", "assistant", "toolResult", "assistant"]);
+		expect(roles[0]).toEqual(roles[1]);
+	});
+
+	it("streamFn = null: the default stream function, as leaving it out", async () => {
+		const model = { ...createScriptedModel([]).model, api: "no-such-api" };
+		const agent = new Agent({ initialState: { model } });
+		agent.streamFn = null as never;
+		await agent.prompt("go");
+		const failure = agent.state.errorMessage;
+		const left = new Agent({ initialState: { model } });
+		await left.prompt("go");
+		expect(failure).toBe(left.state.errorMessage);
+		expect(failure).toContain("no-such-api");
+	});
+
+	it("convertToLlm = null is refused when the run would start (pi's run fails on it too)", async () => {
+		const agent = agentWithATool();
+		(agent as unknown as Record<string, unknown>)["convertToLlm"] = null;
+		await expect(agent.prompt("go")).rejects.toThrow(/agent\.convertToLlm must be a function, got null/);
+		expect(agent.state.messages).toEqual([]);
+	});
 });
