@@ -284,7 +284,8 @@ export class MessageAssembly {
 		const closeLine = closingFenceLine(this.#cleanText.slice(this.#blockCleanStart));
 		if (closeLine !== undefined) {
 			const shown = this.partialLength;
-			const code = this.#cleanText.slice(0, Math.max(this.#cleanText.trimEnd().length, shown));
+			// After a retraction the next partial replaces what was shown: nothing of it has to stay.
+			const code = this.#cleanText.slice(0, Math.max(this.#cleanText.trimEnd().length, this.#retracted ? 0 : shown));
 			this.#cleanText = `${code}${code.endsWith("\n") ? "" : "\n"}${closeLine}${separator}`;
 			this.#unshown = this.#cleanText.slice(shown);
 		}
