@@ -9,7 +9,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { BlockChunker, type BlockChunk, type BlockChunkingOptions } from "../src/reply/block-chunker.js";
-import { makesFenceLine } from "../src/reply/chunk-cuts.js";
+import { closesFence, makesFenceLine } from "../src/reply/chunk-cuts.js";
 import { closingFenceLine, fenceAt, parseFenceSpans, type FenceSpan } from "../src/reply/fences.js";
 import { subscribeReplies } from "../src/reply/index.js";
 import type { PartialReply } from "../src/reply/types.js";
@@ -145,10 +145,19 @@ export class QuadraticBlockChunker {
 		// Added since: the same rule inside a fence, a piece of a code line never reads as a fence line.
 		if (newline <= contentStart && makesFenceLine(buffer, at, false, force)) {
 			const lineStart = Math.max(contentStart, buffer.lastIndexOf("\n", at - 1) + 1);
+			let found = false;
 			for (let earlier = at - 1; earlier > lineStart; earlier -= 1) {
 				if (!makesFenceLine(buffer, earlier, false, force)) {
 					at = earlier;
+					found = true;
 					break;
+				}
+			}
+			// And since: when none is found, a cut whose pieces do not close the block.
+			for (let candidate = at; !found && candidate > lineStart; candidate -= 1) {
+				if (!closesFence(buffer, candidate, marker, force)) {
+					at = candidate;
+					found = true;
 				}
 			}
 		}

@@ -5,7 +5,7 @@
  * one cut costs the same whether the text is one kilobyte or one megabyte. The caller keeps the
  * code-fence spans and slides the window; this module only picks the cut.
  */
-import { classifyFenceLine, fenceAt, fenceCloseLine, type FenceSpan } from "./fences.js";
+import { classifyFenceLine, couldBecomeFenceLine, fenceAt, fenceCloseLine, type FenceMarker, type FenceSpan } from "./fences.js";
 
 /** A kind of boundary, from the best to the worst. */
 export type CutKind = "paragraph" | "newline" | "sentence" | "space";
@@ -185,7 +185,7 @@ export function findCut(window: CutWindow, settings: CutSettings): Cut | undefin
  * the line it falls in into a fence line; between the code points of a character only when a
  * marker surely follows it; when every cut in the line would make one, the cut at `limit` stands.
  */
-function hardCut(text: string, limit: number, textEnds: boolean, from = 0): number {
+function hardCut(text: string, limit: number, textEnds: boolean, from = 0, open: FenceMarker | null = null): number {
 	const at = wholeGraphemeCut(text, limit);
 	if (!makesFenceLine(text, at, false, textEnds)) return at;
 	const lineStart = Math.max(from, text.lastIndexOf("\n", at - 1) + 1);
@@ -199,7 +199,35 @@ function hardCut(text: string, limit: number, textEnds: boolean, from = 0): numb
 	for (let earlier = at - 1; earlier > lineStart; earlier -= 1) {
 		if (wholeCharacterCut(text, earlier) === earlier && !makesFenceLine(text, earlier, false, textEnds)) return earlier;
 	}
+	// Inside a fenced block (`open`) a piece that reads as a fence line is code, unless it closes
+	// the block: a cut that keeps the block open beats the one at the limit ("``````js" cut after
+	// five backticks ends the block there, and the rest of the chunk is shown as text).
+	if (open) {
+		for (let candidate = at; candidate > lineStart; candidate -= 1) {
+			if (startsCharacter(text, candidate) && !closesFence(text, candidate, open, textEnds)) return candidate;
+		}
+	}
 	return at;
+}
+
+/**
+ * True when a cut at `at`, inside a line of a fenced block whose marker is `open`, makes a piece
+ * that closes the block: the head, before the chunk's synthetic closing line, or the rest, after
+ * the reopened opening line. The rest is read from its first characters alone, as in
+ * {@link makesFenceLine}: a close, or what may still become one.
+ *
+ * @example
+ * closesFence("```\n``````js", 9, { char: "`", length: 3, indent: "", openLine: "```" }, true); // true: "`````" closes it
+ * closesFence("```\n``````js", 6, { char: "`", length: 3, indent: "", openLine: "```" }, true); // false: "``", then "````js"
+ */
+export function closesFence(text: string, at: number, open: FenceMarker, textEnds: boolean): boolean {
+	const lineStart = text.lastIndexOf("\n", at - 1) + 1;
+	if (classifyFenceLine(text.slice(lineStart, at), open).kind === "close") return true;
+	const ahead = text.slice(at, at + 6);
+	const newline = ahead.indexOf("\n");
+	if (newline !== -1) return classifyFenceLine(ahead.slice(0, newline), open).kind === "close";
+	if (textEnds && at + ahead.length >= text.length) return classifyFenceLine(ahead, open).kind === "close";
+	return couldBecomeFenceLine(ahead, open);
 }
 
 /**
@@ -309,7 +337,7 @@ function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChar
 	const newline = text.lastIndexOf("\n", budget);
 	// Mid-line, a piece of a code line must not read as a fence line either: the rest as the
 	// reopened block's closing line, the head as one just before the synthetic close.
-	const at = newline > contentStart ? newline : hardCut(text, budget, textEnds, contentStart);
+	const at = newline > contentStart ? newline : hardCut(text, budget, textEnds, contentStart, marker);
 	// No whole character fits after the reopened fence: a chunk here would hold nothing but the
 	// fence, and the next one would start the same way, for ever.
 	if (at <= contentStart) return undefined;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseFenceSpans } from "../../src/reply/fences.js";
 import { BlockChunker } from "../../src/reply/block-chunker.js";
 
 function drainTexts(chunker: BlockChunker, force = false): string[] {
@@ -94,6 +95,17 @@ describe("BlockChunker", () => {
 		const chunker = new BlockChunker({ minChars: 1, maxChars: 200 });
 		chunker.append("```\ncode\n``` not a close\n\nstill code\n```\n\nAfter");
 		expect(drainTexts(chunker)).toEqual(["```\ncode\n``` not a close\n\nstill code\n```"]);
+	});
+
+	it("cuts a code line of fence markers inside a block where no piece closes the block (CI stress, seed -100193382)", () => {
+		// "``````js" is code (a close has nothing after its markers). Every cut of it makes a piece
+		// that reads as a fence line; cut after five backticks, the head "`````" closed the block
+		// before the chunk's own closing line, which then opened a block left open.
+		const chunker = new BlockChunker({ minChars: 5, maxChars: 40 });
+		chunker.append("```MEDIA: https://x.test/a.png\n``````js\n```");
+		const chunks = drainTexts(chunker, true);
+		expect(chunks).toEqual(["```MEDIA: https://x.test/a.png\n``\n```", "```MEDIA: https://x.test/a.png\n``\n```", "```MEDIA: https://x.test/a.png\n``js\n```"]);
+		for (const chunk of chunks) expect(parseFenceSpans(chunk).map((span) => span.closed)).toEqual([true]);
 	});
 
 	it("closes the fence a forced drain leaves open, as a split closes it, with the closing line counted", () => {
