@@ -123,12 +123,16 @@ export class QuadraticBlockChunker {
 		let at = limit;
 		if (makesFenceLine(buffer, at, false, force)) {
 			const lineStart = buffer.lastIndexOf("\n", at - 1) + 1;
+			let found = false;
 			for (let earlier = at - 1; earlier > lineStart; earlier -= 1) {
 				if (!makesFenceLine(buffer, earlier, false, force)) {
 					at = earlier;
+					found = true;
 					break;
 				}
 			}
+			// And since: when only a marker that may still come stands in the way, wait for it.
+			if (!found && !makesFenceLine(buffer, at, false, true)) return undefined;
 		}
 		return { chunk: { text: legacyClean(buffer.slice(0, at)) }, rest: buffer.slice(at) };
 	}

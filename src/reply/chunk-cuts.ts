@@ -177,6 +177,7 @@ export function findCut(window: CutWindow, settings: CutSettings): Cut | undefin
 		if (span.start > 0 && !blankBefore(span.start)) return plain(span.start, "newline");
 	}
 	const at = hardCut(text, limit, textEnds);
+	if (at === undefined) return undefined;
 	return { type: "hard", text: cleanChunk(text.slice(0, at)), at };
 }
 
@@ -184,8 +185,9 @@ export function findCut(window: CutWindow, settings: CutSettings): Cut | undefin
  * A hard cut at or before `limit` (and after `from`), on a whole character, that turns no part of
  * the line it falls in into a fence line; between the code points of a character only when a
  * marker surely follows it; when every cut in the line would make one, the cut at `limit` stands.
+ * `undefined` (outside a fenced block only): wait for the characters that decide whether a marker follows.
  */
-function hardCut(text: string, limit: number, textEnds: boolean, from = 0, open: FenceMarker | null = null): number {
+function hardCut(text: string, limit: number, textEnds: boolean, from = 0, open: FenceMarker | null = null): number | undefined {
 	const at = wholeGraphemeCut(text, limit);
 	if (!makesFenceLine(text, at, false, textEnds)) return at;
 	const lineStart = Math.max(from, text.lastIndexOf("\n", at - 1) + 1);
@@ -194,8 +196,10 @@ function hardCut(text: string, limit: number, textEnds: boolean, from = 0, open:
 	}
 	// No whole character ends in time (one that fills the chunk, then a fence marker): splitting
 	// it between code points beats opening a code block the model never wrote. Not for a marker
-	// that may only still come (more text could show there is none).
-	if (!makesFenceLine(text, at, false, true)) return at;
+	// that may only still come ("👨‍👩‍👧‍👦" then "`" so far): the next characters decide, so the
+	// chunk waits for them (a cut before "`" made the fence line "```js" once "``js" came). Inside
+	// a fenced block such a piece is code unless it closes the block (below).
+	if (!makesFenceLine(text, at, false, true)) return open ? at : undefined;
 	for (let earlier = at - 1; earlier > lineStart; earlier -= 1) {
 		if (wholeCharacterCut(text, earlier) === earlier && !makesFenceLine(text, earlier, false, textEnds)) return earlier;
 	}
@@ -337,7 +341,8 @@ function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChar
 	const newline = text.lastIndexOf("\n", budget);
 	// Mid-line, a piece of a code line must not read as a fence line either: the rest as the
 	// reopened block's closing line, the head as one just before the synthetic close.
-	const at = newline > contentStart ? newline : hardCut(text, budget, textEnds, contentStart, marker);
+	// Inside a fenced block hardCut always cuts.
+	const at = newline > contentStart ? newline : (hardCut(text, budget, textEnds, contentStart, marker) ?? budget);
 	// No whole character fits after the reopened fence: a chunk here would hold nothing but the
 	// fence, and the next one would start the same way, for ever.
 	if (at <= contentStart) return undefined;

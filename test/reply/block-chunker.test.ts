@@ -108,6 +108,18 @@ describe("BlockChunker", () => {
 		for (const chunk of chunks) expect(parseFenceSpans(chunk).map((span) => span.closed)).toEqual([true]);
 	});
 
+	it("waits for the characters that decide whether a fence marker follows a cut, rather than cut before a marker that then comes", () => {
+		// The family emoji (11 code units) fills the chunk; the "`" after it may be a fence marker's
+		// first: cut there at once, the rest became the fence line "```js" once "``js" came.
+		const chunker = new BlockChunker({ minChars: 5, maxChars: 11 });
+		chunker.append("👨‍👩‍👧‍👦`");
+		expect(drainTexts(chunker)).toEqual([]);
+		chunker.append("``js\n");
+		const chunks = drainTexts(chunker, true);
+		for (const chunk of chunks) expect(parseFenceSpans(chunk)).toEqual([]);
+		expect(chunks.join("")).toBe("👨‍👩‍👧‍👦```js");
+	});
+
 	it("closes the fence a forced drain leaves open, as a split closes it, with the closing line counted", () => {
 		const chunker = new BlockChunker({ minChars: 1, maxChars: 100 });
 		chunker.append("Run:\n\n~~~~sh\nnpm test");

@@ -366,7 +366,17 @@ describe("BlockChunker", () => {
 					if (maxChars > LONGEST_CLUSTER) expect(splitCharacters(bodies, joined)).toEqual([]);
 				},
 			),
-			{ numRuns: 1500, examples: [["```js\n👨‍👩‍👧‍👦 ~~~\n", 9, 4, [], "paragraph"]] },
+			// Stress runs, seeds -1884201381 and 220160152: under size pressure a cut after a family emoji
+			// that fills the chunk, with "`" (or "~") arrived after it, was made at once; the next
+			// characters made the rest the fence line "```js" (or "~~~").
+			{
+				numRuns: 1500,
+				examples: [
+					["```js\n👨‍👩‍👧‍👦 ~~~\n", 9, 4, [], "paragraph"],
+					["👨‍👩‍👧‍👦```js\n", 5, 2, [12], "paragraph"],
+					["👨‍👩‍👧‍👦wordword  indented```js\n👨‍👩‍👧‍👦~~~\n", 3, 4, [47], "paragraph"],
+				],
+			},
 		);
 	});
 });
