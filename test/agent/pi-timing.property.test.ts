@@ -192,7 +192,7 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 			throw new Error("disk full");
 		}),
 		loggedTool("wait", async (_id, _params, signal) => {
-			await Promise.race([sleep(5), whenAborted(signal)]);
+			await Promise.race([loopTurns(WAIT_TURNS, signal), whenAborted(signal)]);
 			return ok("waited");
 		}),
 	];
@@ -313,6 +313,18 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 	await sleep(1);
 	log.push(`streams closed: ${closed} of ${opened}`);
 	return log;
+}
+
+/**
+ * How long the "wait" tool takes, in turns of the event loop: more than every delivery to the slow
+ * listeners (a `setImmediate` each) of a run takes, so its sibling calls and their events are done
+ * first. Counted in turns, not milliseconds: a 5 ms timer raced those deliveries on a busy machine
+ * (seed 959992922, one run in six), and the two interpreters then interleaved differently.
+ */
+const WAIT_TURNS = 500;
+
+async function loopTurns(turns: number, signal: AbortSignal | undefined): Promise<void> {
+	for (let turn = 0; turn < turns && !signal?.aborted; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
