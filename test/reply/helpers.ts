@@ -217,10 +217,11 @@ export function unclosedFences(text: string, allowance: FenceAllowance = {}): st
  */
 export function inventedFences(block: string, sources: string | string[], allowance: FenceAllowance = {}): string[] {
 	const { maxChars = Number.MAX_SAFE_INTEGER, room = 1 } = allowance;
-	const spans = (typeof sources === "string" ? [sources] : sources).flatMap((source) => parseFenceSpans(source));
+	const texts = typeof sources === "string" ? [sources] : sources;
+	const spans = texts.flatMap((source) => parseFenceSpans(source));
 	if (spans.some((span) => span.marker.openLine.length + 1 + room + 1 + span.marker.indent.length + span.marker.length > maxChars)) return [];
 	const opened = new Set(spans.map((span) => span.marker.openLine.trim()));
-	const uncuttable = (typeof sources === "string" ? [sources] : sources).flatMap((source) => source.split("\n")).filter((line) => !hasSafeCut(line, maxChars));
+	const uncuttable = texts.flatMap((source) => source.split("\n")).filter((line) => !hasSafeCut(line, maxChars));
 	return parseFenceSpans(block)
 		.map((span) => span.marker.openLine)
 		.filter((line) => !opened.has(line.trim()) && !uncuttable.some((whole) => whole.includes(line.trim())));
