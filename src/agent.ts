@@ -43,6 +43,7 @@ import type { AgentMessage, AssistantMessage } from "./types/messages.js";
 import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "./types/model.js";
 import type { StreamFn } from "./types/stream.js";
 import { describeError } from "./util/describe-error.js";
+import { unwritableJson } from "./util/json-writable.js";
 import { unlessAborted } from "./util/sleep.js";
 import { failedStop } from "./util/stop-reason.js";
 
@@ -639,6 +640,7 @@ export class Agent {
 	steer(message: AgentMessage): void {
 		this.#assertWriter();
 		assertAgentMessage(message, "steer(message)");
+		this.#assertStorable(message, "steer(message)");
 		if (this.#machine) this.#sendCommand(this.#machine, { type: "steer", message });
 		else {
 			this.#steering.push(message);
@@ -655,6 +657,7 @@ export class Agent {
 	followUp(message: AgentMessage): void {
 		this.#assertWriter();
 		assertAgentMessage(message, "followUp(message)");
+		this.#assertStorable(message, "followUp(message)");
 		if (this.#machine) this.#sendCommand(this.#machine, { type: "followUp", message });
 		else {
 			this.#followUps.push(message);
@@ -789,6 +792,7 @@ export class Agent {
 			const tool = machine.getSnapshot().context.tools.find((candidate) => candidate.name === call.toolCall.name);
 			if (!tool) throw new Error(`agentchart: tool "${call.toolCall.name}" is not among the run's tools`);
 			args = validateToolArguments(tool, { ...call.toolCall, arguments: options.arguments as ToolCallEntry["toolCall"]["arguments"] });
+			this.#assertStorable(args, `approve(${shown(toolCallId)}, options).arguments`);
 		}
 		const stored = this.#recordDecision(machine, call, "approved", args, undefined, decidedAt);
 		machine.send({ type: "approve", toolCallId: call.key, args, decidedAt });
@@ -1323,6 +1327,7 @@ export class Agent {
 		if (this.#run) throw new Error(ALREADY_PROMPTING);
 		this.#assertRunnable();
 		const messages = promptMessages(input, images);
+		this.#assertStorable(messages, "prompt(...) messages");
 		assertValidTools(this.#state.tools);
 		this.#startEntry = this.#promptEntry(messages);
 		await this.#runMachine({ type: "prompt", messages });
@@ -1739,6 +1744,16 @@ export class Agent {
 				{ cause: snapshot.error },
 			);
 		}
+	}
+
+	/**
+	 * Throws a `TypeError` when the agent saves its session and `value` (a command's input) is
+	 * something no store could write: every save after it would fail (the snapshot holds it).
+	 */
+	#assertStorable(value: unknown, what: string): void {
+		if (!this.#session.saves) return;
+		const where = unwritableJson(value, what);
+		if (where !== undefined) throw new TypeError(`agentchart: ${where}: an agent with a store keeps only what JSON can write (the store writes it)`);
 	}
 
 	#config(): Partial<AgentMachineConfig> {

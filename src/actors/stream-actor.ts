@@ -101,11 +101,17 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 	const journal = input.journal;
 	const effect = input.effect;
 	let replayed = false;
-	const finish = (message: AssistantMessage) => {
+	const finish = (reply: AssistantMessage) => {
 		if (reading.stopped) return;
 		release();
-		// The outcome is not waited for: a later entry (the next call's intent) is only durable after it.
-		if (journal && effect && !replayed) void journal.append({ kind: "model", phase: "outcome", effect, message });
+		let message = reply;
+		if (journal && effect && !replayed) {
+			// A reply no store could write would fail every save of the session after it: the turn ends as a failed request.
+			const why = journal.unstorable?.(message, "message");
+			if (why !== undefined) message = failedAssistantMessage(input.model, new Error(`The model's reply could not be stored: ${why}`), false);
+			// The outcome is not waited for: a later entry (the next call's intent) is only durable after it.
+			void journal.append({ kind: "model", phase: "outcome", effect, message });
+		}
 		sendBack({ type: "stream.done", attempt, message });
 	};
 

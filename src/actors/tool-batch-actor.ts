@@ -4,7 +4,7 @@ import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js"
 import { describeError } from "../util/describe-error.js";
 import { unlessAborted } from "../util/sleep.js";
 import type { RestoredToolBatchInput, ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
-import { type ToolIntent, interruptedText } from "../durable/journal.js";
+import { type ToolIntent, interruptedText, unstorableResultText } from "../durable/journal.js";
 import { fromCallback } from "xstate";
 
 function isContentBlock(block: unknown): boolean {
@@ -133,10 +133,20 @@ class ToolBatchRun {
 		this.sendBack(event);
 	}
 
-	#settle(call: CallInFlight, outcome: ToolOutcome): void {
+	#settle(call: CallInFlight, given: ToolOutcome): void {
 		if (this.#stopped || !this.#flying(call)) return;
+		const outcome = this.#storable(call, given);
 		this.#record(call, outcome);
 		this.#report(call, { type: "tool.settled", callKey: call.key, outcome }, true);
+	}
+
+	/**
+	 * The outcome as the journal can store it: a result no store could write (a BigInt in its
+	 * details) would fail every save of the session after it, so the model is told it is lost.
+	 */
+	#storable(call: CallInFlight, outcome: ToolOutcome): ToolOutcome {
+		const why = call.effect ? this.input.journal?.unstorable?.(outcome.result, "result") : undefined;
+		return why === undefined ? outcome : errorResult(unstorableResultText(call.toolCall.name, why));
 	}
 
 	/**
@@ -204,7 +214,10 @@ class ToolBatchRun {
 			this.#startClock(tool, call);
 			let updated = false;
 			const onUpdate = (partialResult: AgentToolResult<unknown>) => {
-				if (call.effect && this.#flying(call)) void this.input.journal?.append({ kind: "tool", phase: "update", effect: call.effect, partialResult });
+				// Progress no store could write is not journaled (a restart then tells the model less); listeners still get it.
+				if (call.effect && this.#flying(call) && this.input.journal?.unstorable?.(partialResult, "partialResult") === undefined) {
+					void this.input.journal?.append({ kind: "tool", phase: "update", effect: call.effect, partialResult });
+				}
 				updated ||= !this.#stopped && this.#flying(call);
 				this.#report(call, { type: "tool.update", callKey: call.key, partialResult }, false);
 			};

@@ -19,6 +19,7 @@
  */
 import type { AgentToolCall, AgentToolResult } from "../types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../types/messages.js";
+import { unwritableJson } from "../util/json-writable.js";
 
 /**
  * A model call's intent: which model, asked with how many transcript messages.
@@ -298,6 +299,14 @@ export interface EffectJournal {
 	 * always made again).
 	 */
 	startedDuring?(modelEffect: string): readonly AgentToolCall[];
+	/**
+	 * Why the journal could not store `value` (named from `at`: "result.details.total is a
+	 * BigInt"), or undefined when it can. A journal a store persists writes JSON: a tool's result
+	 * that is not is answered with an error instead (see {@link unstorableResultText}), a reply
+	 * that is not ends the turn as a failed request, as on every store alike. Without it (or
+	 * without a store) anything is kept, as pi keeps it.
+	 */
+	unstorable?(value: unknown, at: string): string | undefined;
 }
 
 /**
@@ -338,6 +347,13 @@ export class JournalIndex implements EffectJournal {
 
 	lookup(effect: string): EffectRecord | undefined {
 		return this.#records?.get(effect);
+	}
+
+	unstorable(value: unknown, at: string): string | undefined {
+		// Only a store writes the entries: an agent without one keeps whatever its tools return.
+		if (!this.onAppend) return undefined;
+		const where = unwritableJson(value, at);
+		return where === undefined ? undefined : `it is not JSON-serializable (${where})`;
 	}
 
 	startedDuring(modelEffect: string): AgentToolCall[] {
@@ -444,6 +460,18 @@ export function toolEffectId(runId: string, turn: number, callKey: string): stri
 export function runOfEffect(effect: string): string {
 	const dot = effect.indexOf(".");
 	return dot < 0 ? effect : effect.slice(0, dot);
+}
+
+/**
+ * The error a tool call is answered with when its result cannot be journaled (`why`: not JSON,
+ * or too large): the tool ran, and its result is not kept anywhere, so that the session stays
+ * storable (a result no store can write would fail every save after it).
+ *
+ * @example
+ * unstorableResultText("count_rows", "it is not JSON-serializable (result.details.total is a BigInt)");
+ */
+export function unstorableResultText(toolName: string, why: string): string {
+	return `Tool "${toolName}" ran, but its result could not be stored: ${why}. What the tool did has taken effect; its result is lost.`;
 }
 
 /**

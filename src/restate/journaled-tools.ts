@@ -19,7 +19,7 @@
  * journaled as an error the model reads (`storable.ts`), not retried.
  */
 import type { ObjectContext } from "@restatedev/restate-sdk";
-import { interruptedText } from "../durable/journal.js";
+import { interruptedText, unstorableResultText } from "../durable/journal.js";
 import { ABORTED_BEFORE_RUN, timedOutText } from "../tools/preflight.js";
 import type { AgentToolResult, AnyAgentTool } from "../types/agent.js";
 import { describeError } from "../util/describe-error.js";
@@ -48,11 +48,6 @@ export interface ToolStepHost {
 	readonly sessionBudget?: SessionBudget | undefined;
 	/** Counts calls that actually ran here (`kind` says which); for the worker's own metrics. */
 	onToolRun?: ((toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
-}
-
-/** The error a call is answered with when its result cannot be journaled (`why`: not JSON, or too large). */
-function unstorableResultText(toolName: string, why: string): string {
-	return `Tool "${toolName}" ran, but its result could not be stored: ${why}. What the tool did has taken effect; its result is lost.`;
 }
 
 /** Runs `execute` within its time limit, catching what it throws. */
