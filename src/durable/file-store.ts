@@ -41,7 +41,7 @@
  * openings are removed once `current` names the new one. A load reads where `current` names, and
  * again if it names another once the read is done.
  */
-import { type BigIntStats, closeSync, existsSync, fstatSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { type BigIntStats, closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { randomInt, randomUUID } from "node:crypto";
 import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
@@ -270,13 +270,38 @@ function currentFiles(dir: string): { path: string; number: number } {
 		// Synchronous, as the writer checks are: a few bytes the OS has cached.
 		name = readFileSync(join(dir, CURRENT), "utf8").trim();
 	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === "ENOENT") return { path: dir, number: 0 };
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+			assertCurrentNotLost(dir);
+			return { path: dir, number: 0 };
+		}
 		// Not a session's directory (the store's root or the session's a file, say): say which file, and why.
 		throw unreadable(join(dir, CURRENT), error);
 	}
 	const match = FILES_DIRECTORY.exec(name);
 	if (!match) throw new Error(`agentchart: ${join(dir, CURRENT)} does not name a files directory (it holds "${name}")`);
 	return { path: join(dir, name), number: Number(match[1]) };
+}
+
+/**
+ * Throws when a session has no `current` although its files are in a files directory: `current`
+ * is replaced by a rename, never removed, so it was deleted or damaged. Read as a session never
+ * opened, the session would load empty without a word, and the next opening would remove the
+ * files directory as an earlier opening's. A session whose files are in its directory itself (never
+ * opened, or an opening that stopped before it named its copy) has none to lose.
+ */
+function assertCurrentNotLost(dir: string): void {
+	if (SESSION_FILES.some((name) => existsSync(join(dir, name)))) return;
+	let names: string[];
+	try {
+		names = readdirSync(dir);
+	} catch {
+		return;
+	}
+	const holding = names.filter((name) => FILES_DIRECTORY.test(name) && SESSION_FILES.some((file) => existsSync(join(dir, name, file))));
+	if (holding.length === 0) return;
+	throw new Error(
+		`agentchart: ${join(dir, CURRENT)} is missing, but ${holding.map((name) => join(dir, name)).join(" and ")} ${holding.length === 1 ? "holds" : "hold"} the session's files (\`current\` is replaced, never removed: was it deleted?). Write the name of the files directory to read into ${join(dir, CURRENT)} (the highest g<N> is the newest), or remove the session's directory to start the session anew`,
+	);
 }
 
 /** Copies a session's files, those there are, from one directory into another (flushed to the disk when `flush`). */
