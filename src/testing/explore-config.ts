@@ -7,6 +7,7 @@ import type { Agent } from "../agent.js";
 import { bigPromptFor, keepRecentOf, type ModelConfig } from "./model/config.js";
 import { type SampleCall, userMessage } from "./model/fixtures.js";
 import { sampleArguments } from "./model/sample-arguments.js";
+import { callFactory } from "./factory-calls.js";
 import type { AgentFactory } from "./walk/cast.js";
 
 /** What the walk's model is made of, besides your agent. */
@@ -19,9 +20,9 @@ export interface ConfigChoices {
 	restores: boolean;
 }
 
-/** The agent the factory makes, read without being driven. */
+/** The agent the factory makes, read without being driven (a factory written wrong throws here, before any run). */
 export function probeAgent(factory: AgentFactory): Agent {
-	return factory({ streamFn: () => Promise.reject(new Error("agentchart/testing: the configuration probe never calls the model")) as never, snapshot: undefined, options: (options) => options });
+	return callFactory(factory, { streamFn: () => Promise.reject(new Error("agentchart/testing: the configuration probe never calls the model")) as never, snapshot: undefined, options: (options) => options });
 }
 
 function describeTools(agent: Agent): string {

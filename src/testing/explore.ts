@@ -10,6 +10,7 @@ import type { ModelConfig } from "./model/config.js";
 import type { SampleCall } from "./model/fixtures.js";
 import { planWalk, type WalkPlan } from "./model/plan.js";
 import { type ExploreReport, type ExploreViolation, formatExploreReport, signatureOf } from "./explore-report.js";
+import { checkNumberOption } from "./option-checks.js";
 import { installRunGuards } from "./run-guards.js";
 import type { AgentViolation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
@@ -27,7 +28,8 @@ export interface ExploreOptions {
 	/**
 	 * The tool calls the walk's model makes, each naming one of your agent's tools (another name
 	 * throws), each made at least once: give the inputs your tools must handle (an order that does
-	 * not exist); default: one per tool, its arguments the simplest its schema accepts.
+	 * not exist); default: one per tool, its arguments the simplest its schema accepts. An empty
+	 * list walks a model that never calls a tool (your tools do not run).
 	 */
 	calls?: readonly SampleCall[] | undefined;
 	/** The text of the walk's prompts (default "Hello"). */
@@ -38,7 +40,7 @@ export interface ExploreOptions {
 	 * stored in; `false`: none (your factory then need not restore).
 	 */
 	restores?: boolean | "everywhere" | undefined;
-	/** Run at most this many paths (default: all of them). */
+	/** Run at most this many paths (default: all of them; an integer of at least 1, or exploreAgent throws a RangeError). */
 	maxPaths?: number | undefined;
 	/**
 	 * Replay one path: its steps as the report prints them (`"prompt → delivered → …"`). A path
@@ -88,6 +90,7 @@ export const STEP_SEPARATOR = " → ";
  */
 export async function exploreAgent(factory: AgentFactory, options: ExploreOptions = {}): Promise<ExploreReport> {
 	assertNodeHost("exploreAgent (agentchart/testing)");
+	checkExploreOptions(options);
 	const started = Date.now();
 	const probe = probeAgent(factory);
 	let configuration: string;
@@ -129,6 +132,17 @@ export async function exploreAgent(factory: AgentFactory, options: ExploreOption
 	} finally {
 		guards.uninstall();
 	}
+}
+
+/**
+ * Refuses options that would test nothing while looking like a pass, as fuzzAgent does: no paths
+ * (`maxPaths` 0, or NaN from an unset `Number(process.env.PATHS)`), or a time limit no step or
+ * run can keep (0 holds nothing; NaN never ends a wait).
+ */
+function checkExploreOptions(options: ExploreOptions): void {
+	checkNumberOption("exploreAgent", "maxPaths", options.maxPaths, { min: 1, integer: true });
+	checkNumberOption("exploreAgent", "stepTimeoutMs", options.stepTimeoutMs, { min: 1, integer: false });
+	checkNumberOption("exploreAgent", "settleTimeoutMs", options.settleTimeoutMs, { min: 1, integer: false });
 }
 
 /** Why a path given to replay could not be followed, for the error `exploreAgent` throws. */

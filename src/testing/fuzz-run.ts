@@ -11,6 +11,7 @@ import type { StreamFn } from "../types/stream.js";
 import type { AgentEvent, AgentToolResult, AnyAgentTool, BeforeToolCallHook } from "../types/agent.js";
 import { idleViolations, queuesOf, stillWaitingOn, watchQueueClears } from "./agent-checks.js";
 import { EventInvariants } from "./event-invariants.js";
+import { callFactory, isFactoryMistake } from "./factory-calls.js";
 import { createFaultyModel, type Fault, type FaultKind } from "./faulty-model.js";
 import { disposedRunViolations, OpenRuns, refusalViolation } from "./fuzz-dispose.js";
 import { checkedHooks, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
@@ -104,6 +105,8 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	let issuing = Promise.resolve();
 	/** Why the run could not go on (your factory failed to restore it): its end is not checked. */
 	let lost: string | undefined;
+	/** Your factory is written wrong (it did not restore the snapshot it was given): thrown at fuzzAgent's caller once the run is cleaned up. */
+	let mistake: unknown;
 	/** The current agent was disposed by a `dispose` command (a restart makes a new one). */
 	let disposed = false;
 	let lastHeardAt = Date.now();
@@ -158,7 +161,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		...checkedHooks(given, report),
 	});
 	const make = (snapshot: AgentSnapshot | undefined) => {
-		const made = setup.factory({ streamFn, snapshot, options });
+		const made = callFactory(setup.factory, { streamFn, snapshot, options });
 		const mine = generation;
 		emitted = 0;
 		heard = 0;
@@ -305,7 +308,8 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		} catch (error) {
 			// The run cannot go on, and what follows (a queued message never delivered) would only be its echo.
 			lost = `your factory threw when given kit.snapshot to restore (a restart at event ${events}): ${describeError(error)}`;
-			report(violation("snapshot", lost));
+			if (isFactoryMistake(error)) mistake = error;
+			else report(violation("snapshot", lost));
 		}
 	}
 
@@ -325,6 +329,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		generation++;
 		agent.dispose();
 		await sleep(0);
+		if (mistake) throw mistake;
 		return [...found, ...setup.guards.take()];
 	}
 	const before = events;

@@ -8,6 +8,8 @@ import { probeAgent, samplesOf } from "./explore-config.js";
 import type { FaultKind } from "./faulty-model.js";
 import { FUZZ_FAULTS, type FuzzCommand, type FuzzScenario, runFuzzScenario } from "./fuzz-run.js";
 import type { SampleCall } from "./model/fixtures.js";
+import { isFactoryMistake } from "./factory-calls.js";
+import { checkNumberOption } from "./option-checks.js";
 import { installRunGuards } from "./run-guards.js";
 import { loadOptionalPeer } from "../util/optional-peer.js";
 import { type AgentViolation, formatViolation } from "./violations.js";
@@ -152,14 +154,26 @@ export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}
 	log(`fuzzAgent seed: ${seed}  (fuzzAgent(factory, { seed: ${seed} }) replays these runs)`);
 	let runs = 0;
 	let lastViolations: AgentViolation[] = [];
+	/** Your factory is written wrong (see factory-calls.ts): thrown once fast-check is done, not shrunk as a finding. */
+	let mistake: unknown;
 	try {
 		const property = fc.asyncProperty(scenarioArbitrary(fc, samples.length, faults, options.restarts !== false), async (scenario) => {
+			// The runs left would only meet the same mistake: they pass at once, and the mistake is thrown after.
+			if (mistake) return true;
 			runs++;
-			const violations = await runFuzzScenario(scenario, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
+			let violations: AgentViolation[];
+			try {
+				violations = await runFuzzScenario(scenario, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
+			} catch (error) {
+				if (!isFactoryMistake(error)) throw error;
+				mistake = error;
+				return true;
+			}
 			if (violations.length) lastViolations = violations;
 			return violations.length === 0;
 		});
 		const details = await fc.check(property, { numRuns: options.runs ?? 50, seed, ...(options.path !== undefined ? { path: options.path } : {}) });
+		if (mistake) throw mistake;
 		const counterexample = details.failed ? (details.counterexample?.[0] as FuzzScenario | undefined) : undefined;
 		let violations: AgentViolation[] = [];
 		if (counterexample) {
@@ -183,24 +197,14 @@ export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}
 	}
 }
 
-/** A count or duration the caller gave: a number, at least `min`, an integer if `integer`. */
-function checkNumber(name: string, value: number | undefined, rule: { min: number; integer: boolean }): void {
-	if (value === undefined) return;
-	if (typeof value !== "number") throw new TypeError(`agentchart/testing: fuzzAgent's ${name} must be a number, got ${typeof value}`);
-	// NaN (a `Number(process.env.RUNS)` unset) and 0 would run nothing and report no violation.
-	if (!Number.isFinite(value) || value < rule.min || (rule.integer && !Number.isInteger(value))) {
-		throw new RangeError(`agentchart/testing: fuzzAgent's ${name} must be ${rule.integer ? "an integer" : "a number"} of at least ${rule.min}, got ${value}`);
-	}
-}
-
 /**
  * Refuses options that would test nothing, or something else than asked, while looking like a
  * pass: no runs, a path without the seed it was printed with (the clock's seed replays nothing
  * of it), a seed fast-check cannot take.
  */
 function checkFuzzOptions(options: FuzzOptions): void {
-	checkNumber("runs", options.runs, { min: 1, integer: true });
-	checkNumber("settleTimeoutMs", options.settleTimeoutMs, { min: 1, integer: false });
+	checkNumberOption("fuzzAgent", "runs", options.runs, { min: 1, integer: true });
+	checkNumberOption("fuzzAgent", "settleTimeoutMs", options.settleTimeoutMs, { min: 1, integer: false });
 	if (options.seed !== undefined && (typeof options.seed !== "number" || !Number.isInteger(options.seed))) {
 		throw new TypeError(`agentchart/testing: fuzzAgent's seed must be an integer (the one a report printed), got ${String(options.seed)}`);
 	}

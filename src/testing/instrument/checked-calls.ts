@@ -4,6 +4,7 @@
  * throw. What breaks the contract is reported, and the engine still gets what your code gave it
  * (so the run goes on as it would without the kit).
  */
+import { checkToolResult } from "../../actors/tool-batch-actor.js";
 import type { Agent, AgentOptions } from "../../agent.js";
 import type { AgentMachineEvent } from "../../machines/types.js";
 import type { AfterToolCallHook, AgentToolResult, AnyAgentTool, ConvertToLlm, TransformContext } from "../../types/agent.js";
@@ -13,11 +14,6 @@ import { violation } from "../violations.js";
 
 /** How a call of your code ended. */
 export type Settlement<T> = { ok: true; value: T } | { ok: false; error: unknown };
-
-function isResult(value: unknown): boolean {
-	const content = (value as { content?: unknown } | undefined)?.content;
-	return typeof value === "object" && value !== null && Array.isArray(content);
-}
 
 /**
  * An error the language throws at a mistake in code (reading a field of undefined, a name that is
@@ -75,7 +71,10 @@ export function runToolChecked(
 			settlements++;
 			if (settlements === 2) report(violation("tool-contract", `${name} settled twice: its execute's promise ${outcome.ok ? "resolved" : "rejected"} again after it had settled`));
 			if (settlements > 1) return;
-			if (outcome.ok && !isResult(outcome.value)) report(violation("tool-contract", `${name} returned ${describeError(outcome.value)} instead of a result ({ content: [...], details })`));
+			// Judged by the engine's own check: what it turns into an error result is what is reported.
+			if (outcome.ok && checkToolResult(tool.name, outcome.value).isError) {
+				report(violation("tool-contract", `${name} returned ${describeError(outcome.value)} instead of a result ({ content: [...], details }, content a list of { type: "text", text: string } and { type: "image", data: string, mimeType: string } blocks)`));
+			}
 			if (!outcome.ok && isCodingError(outcome.error)) {
 				report(violation("tool-threw", `${name} threw ${outcome.error.name}: ${outcome.error.message} (arguments ${argumentsText(params)}): a mistake in the tool rather than a failure it reports (for one, throw an Error of your own: its message becomes the error result)`));
 			}

@@ -39,6 +39,8 @@ export interface AgentKit {
 
 /**
  * Builds the agent under test: a new one, or (when `kit.snapshot` is set) one restored from it.
+ * A new `Agent` on every call, returned synchronously: the kit disposes each when done with it,
+ * and throws at a Promise, an agent returned before, or a snapshot not restored.
  *
  * @example
  * exploreAgent((kit) => new Agent(kit.options({ initialState: { model, tools } })));

@@ -1,0 +1,183 @@
+/**
+ * What a second outside probe of the kit found, each held here: a tool result the engine refuses
+ * is a `tool-contract` violation however it is wrong; a factory written wrong (it shares one
+ * agent, returns a Promise, or ignores the snapshot it was given) is thrown at the caller, the
+ * same error from exploreAgent and fuzzAgent, instead of a pass or a misleading finding; and
+ * exploreAgent refuses numeric options that would test nothing, as fuzzAgent does.
+ */
+import { Type } from "typebox";
+import { describe, expect, it } from "vitest";
+import { checkToolResult } from "../../src/actors/tool-batch-actor.js";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { exploreAgent } from "../../src/testing/explore.js";
+import { fuzzAgent } from "../../src/testing/fuzz.js";
+import { runToolChecked } from "../../src/testing/instrument/checked-calls.js";
+import type { AgentViolation } from "../../src/testing/violations.js";
+import type { AgentFactory, AgentKit } from "../../src/testing/walk/cast.js";
+import type { AgentTool, AgentToolResult } from "../../src/types/agent.js";
+import { factory } from "./user-agent.js";
+
+const params = Type.Object({ id: Type.String() });
+const model = createScriptedModel([]).model;
+const ok = (text: string) => ({ content: [{ type: "text" as const, text }], details: {} });
+function lookup(execute: AgentTool<typeof params>["execute"] = async () => ok("ships tomorrow")): AgentTool<typeof params> {
+	return { name: "lookup_order", label: "Order lookup", description: "Finds an order by id.", parameters: params, execute };
+}
+const quiet = { log: () => undefined };
+/** A path of the walk on which the model calls the tool once. */
+const CALLS_THE_TOOL = "prompt → delivered → delivered → stream.start → stream.done(tools1)";
+
+/** What a call rejected with (undefined: it resolved). */
+async function thrownBy(call: () => Promise<unknown>): Promise<Error | undefined> {
+	return call().then(
+		() => undefined,
+		(error: unknown) => error as Error,
+	);
+}
+
+describe("a tool result the engine refuses is reported, however it is wrong", () => {
+	// Each an error result in the engine ("... instead of a result"): the kit judges as it does.
+	const refused: [string, unknown][] = [
+		["a text block whose text is a number", { content: [{ type: "text", text: 3 }], details: {} }],
+		["a text block without text", { content: [{ type: "text" }], details: {} }],
+		["a block of a type no provider takes", { content: [{ type: "audio", data: "AAAA" }], details: {} }],
+		["an image without data", { content: [{ type: "image", mimeType: "image/png" }], details: {} }],
+		["content that is not a list", { content: "ships tomorrow", details: {} }],
+	];
+
+	it.each(refused)("%s", async (_, value) => {
+		expect(checkToolResult("lookup_order", value).isError).toBe(true);
+		const found: AgentViolation[] = [];
+		const settled = await runToolChecked(lookup(async () => value as AgentToolResult<unknown>), "c1", { id: "A-17" }, undefined, undefined, (each) => void found.push(each));
+		expect(settled.ok).toBe(true);
+		expect(found.map((each) => each.rule)).toEqual(["tool-contract"]);
+		expect(found[0]?.message).toMatch(/^tool "lookup_order" \(call c1\) returned .* instead of a result/);
+	});
+
+	it("and a result the engine takes, images included, is not", async () => {
+		const found: AgentViolation[] = [];
+		const image = { content: [{ type: "text" as const, text: "the label" }, { type: "image" as const, data: "AAAA", mimeType: "image/png" }], details: {} };
+		await runToolChecked(lookup(async () => image), "c1", { id: "A-17" }, undefined, undefined, (each) => void found.push(each));
+		expect(found).toEqual([]);
+	});
+
+	it("by exploreAgent and fuzzAgent", async () => {
+		const numeric = factory(() => ({ initialState: { model, tools: [lookup(async () => ({ content: [{ type: "text", text: 3 as unknown as string }], details: {} }))] } }));
+		const explored = await exploreAgent(numeric, { path: CALLS_THE_TOOL });
+		expect(explored.violations.map((each) => each.rule), explored.format()).toContain("tool-contract");
+		expect(explored.format()).toContain("instead of a result");
+		const fuzzed = await fuzzAgent(numeric, { runs: 20, seed: 1, restarts: false, ...quiet });
+		expect(fuzzed.violations.map((each) => each.rule), fuzzed.format()).toContain("tool-contract");
+	}, 120_000);
+});
+
+describe("a factory that returns one shared agent is refused", () => {
+	const sharing = (): { factory: AgentFactory; made: () => number } => {
+		let shared: Agent | undefined;
+		let made = 0;
+		return {
+			factory: (kit) => {
+				if (!shared) made++;
+				shared ??= new Agent(kit.options({ initialState: { model, tools: [lookup()] } }));
+				return shared;
+			},
+			made: () => made,
+		};
+	};
+	const expected = /^agentchart\/testing: your factory returned an agent it had returned before \(one agent made once and shared\?\): .*make a new one on every call: new Agent\(kit\.options\(yourOptions\)\)/;
+
+	it("by exploreAgent", async () => {
+		const { factory: shares, made } = sharing();
+		const error = await thrownBy(() => exploreAgent(shares, { restores: false }));
+		expect(error?.message).toMatch(expected);
+		expect(made()).toBe(1);
+	}, 60_000);
+
+	it("by fuzzAgent, at once rather than as a failing scenario", async () => {
+		const { factory: shares } = sharing();
+		const error = await thrownBy(() => fuzzAgent(shares, { runs: 20, seed: 1, ...quiet }));
+		expect(error?.message).toMatch(expected);
+	}, 60_000);
+
+	it("names the factory when it has a name", async () => {
+		const shared = new Agent({ initialState: { model } });
+		const supportAgent: AgentFactory = () => shared;
+		await expect(exploreAgent(supportAgent, { restores: false })).rejects.toThrow(/your factory supportAgent returned an agent it had returned before/);
+	}, 60_000);
+});
+
+describe("exploreAgent refuses options that would test nothing", () => {
+	let called = 0;
+	const counted: AgentFactory = (kit) => {
+		called++;
+		return new Agent(kit.options({ initialState: { model, tools: [lookup()] } }));
+	};
+
+	it.each([
+		[{ maxPaths: 0 }, RangeError, "exploreAgent's maxPaths must be an integer of at least 1, got 0"],
+		[{ maxPaths: Number.NaN }, RangeError, "exploreAgent's maxPaths must be an integer of at least 1, got NaN"],
+		[{ maxPaths: -3 }, RangeError, "exploreAgent's maxPaths must be an integer of at least 1, got -3"],
+		[{ maxPaths: 2.5 }, RangeError, "exploreAgent's maxPaths must be an integer of at least 1, got 2.5"],
+		[{ maxPaths: "5" as unknown as number }, TypeError, "exploreAgent's maxPaths must be a number, got string"],
+		[{ stepTimeoutMs: 0 }, RangeError, "exploreAgent's stepTimeoutMs must be a number of at least 1, got 0"],
+		[{ stepTimeoutMs: Number.NaN }, RangeError, "exploreAgent's stepTimeoutMs must be a number of at least 1, got NaN"],
+		[{ settleTimeoutMs: Number.NaN }, RangeError, "exploreAgent's settleTimeoutMs must be a number of at least 1, got NaN"],
+	])("%o", async (options, type, message) => {
+		const before = called;
+		const thrown = await thrownBy(() => exploreAgent(counted, { restores: false, ...options }));
+		expect(thrown).toBeInstanceOf(type);
+		expect(thrown?.message).toBe(`agentchart/testing: ${message}`);
+		expect(called).toBe(before);
+	});
+
+	it("and runs the paths it is given", async () => {
+		const report = await exploreAgent(counted, { restores: false, maxPaths: 1 });
+		expect(report.paths).toBe(1);
+		expect(report.steps).toBeGreaterThan(0);
+	}, 60_000);
+});
+
+describe("a factory that returns a Promise is refused with what to write instead", () => {
+	const asynchronous = (async (kit: AgentKit) => new Agent(kit.options({ initialState: { model, tools: [lookup()] } }))) as unknown as AgentFactory;
+	const expected = /^agentchart\/testing: your factory asynchronous returned a Promise \(is it an async function\?\): it must return the Agent itself, synchronously/;
+
+	it("by exploreAgent", async () => {
+		const error = await thrownBy(() => exploreAgent(asynchronous, { restores: false }));
+		expect(error).toBeInstanceOf(TypeError);
+		expect(error?.message).toMatch(expected);
+	});
+
+	it("by fuzzAgent", async () => {
+		const error = await thrownBy(() => fuzzAgent(asynchronous, { runs: 5, seed: 1, ...quiet }));
+		expect(error).toBeInstanceOf(TypeError);
+		expect(error?.message).toMatch(expected);
+	});
+
+	it("and so is one that returns no agent", async () => {
+		const nothing = (() => undefined) as unknown as AgentFactory;
+		await expect(exploreAgent(nothing, { restores: false })).rejects.toThrow(/^agentchart\/testing: your factory nothing returned undefined instead of an Agent: return new Agent\(kit\.options\(yourOptions\)\)/);
+	});
+});
+
+describe("a factory that does not restore kit.snapshot is refused, by both alike", () => {
+	const ignoresSnapshot: AgentFactory = (kit) => new Agent(kit.options({ initialState: { model, tools: [lookup()] } }));
+	const expected = "agentchart/testing: your factory ignoresSnapshot was given kit.snapshot but did not restore it: build the agent as Agent.restore(kit.snapshot, kit.options(yourOptions))";
+
+	it("by exploreAgent", async () => {
+		await expect(exploreAgent(ignoresSnapshot)).rejects.toThrow(expected);
+	}, 60_000);
+
+	it("by fuzzAgent, instead of reporting the steering message it then loses", async () => {
+		const error = await thrownBy(() => fuzzAgent(ignoresSnapshot, { runs: 50, seed: 1, ...quiet }));
+		expect(error?.message).toBe(expected);
+	}, 120_000);
+
+	it("by fuzzAgent playing a given scenario with a restart at an idle agent", async () => {
+		const scenario = { replies: [{ calls: [] }], tools: [{ latencyMs: 0, fails: false }], commands: [{ atEvent: 30, command: "restart" as const }] };
+		await expect(fuzzAgent(ignoresSnapshot, { scenario, ...quiet })).rejects.toThrow(expected);
+		// A factory that restores plays it through.
+		const restores = factory(() => ({ initialState: { model, tools: [lookup()] } }));
+		expect((await fuzzAgent(restores, { scenario, ...quiet })).ok).toBe(true);
+	}, 60_000);
+});
