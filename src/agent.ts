@@ -921,7 +921,8 @@ export class Agent {
 		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom, deadline: call.approval?.deadline });
 		if (askedBefore) return true;
 		if (!this.#session.saves) return false;
-		// A person is asked only once the question is stored: a crash after it cannot lose it. An
+		// A person is asked only once the question's save has settled: stored, a crash after it cannot
+		// lose it; failed (in storeProblems), the question lives here until a later save carries it. An
 		// abort does not wait for the store (one that never answers would hold the run forever).
 		// Not at all once a newer agent took the session (another process's, unbeknown to this one
 		// until its write was refused): that agent asks, and an answer here could not be stored.
