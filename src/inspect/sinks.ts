@@ -57,7 +57,13 @@ export function recordToNdjson(inspector: AgentInspector, path: string): Recordi
 			if (failed) return Promise.reject(failed);
 			return new Promise((resolve, reject) => {
 				stream.once("error", reject);
-				stream.end(() => (failed ? reject(failed) : resolve()));
+				// The file may fail to open after close() was called: end's callback then has the error
+				// before the stream's "error" listeners have run.
+				stream.end((error?: Error | null) => {
+					const stopped = error ?? failed;
+					if (stopped) reject(stopped);
+					else resolve();
+				});
 			});
 		},
 	};

@@ -55,6 +55,21 @@ describe("a recording that cannot be written", () => {
 		}
 	});
 
+	it("closed at once, before the file's failure is told: close still rejects with it (the guide's own sequence)", async () => {
+		const reported = vi.spyOn(console, "error").mockImplementation(() => {});
+		const agent = scriptedAgent();
+		try {
+			const inspector = createAgentInspector();
+			inspector.attach(agent.actor);
+			const recording = recordToNdjson(inspector, "/nonexistent-agentchart-dir/run.ndjson");
+			await agent.prompt("one");
+			await expect(recording.close()).rejects.toMatchObject({ code: "ENOENT" });
+		} finally {
+			agent.dispose();
+			reported.mockRestore();
+		}
+	});
+
 	it.skipIf(!existsSync("/dev/full"))("on a full disk: the same", async () => {
 		const reported = vi.spyOn(console, "error").mockImplementation(() => {});
 		const agent = scriptedAgent();
