@@ -20,7 +20,7 @@ import { QueueLedger } from "./queue-ledger.js";
 import { writtenSnapshot } from "./json-check.js";
 import { describeError } from "../util/describe-error.js";
 import type { RunGuards } from "./run-guards.js";
-import { checkTranscript } from "./transcript-checks.js";
+import { checkTranscript, sentRequestViolations } from "./transcript-checks.js";
 import { type AgentViolation, violation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
 import { settleRun } from "./walk/run-path.js";
@@ -86,6 +86,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	// as not settling, instead of holding the process on microtasks forever.
 	const streamFn: StreamFn = (...args) => {
 		if (args[2]?.signal?.aborted) report(violation("after-abort", `the model was called for a run that was already aborted${disposed ? " (the agent was disposed)" : ""}`));
+		for (const found of sentRequestViolations(args[1].messages)) report(found);
 		const out = new AssistantMessageEventStream();
 		setImmediate(() => {
 			void (async () => {

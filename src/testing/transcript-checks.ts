@@ -5,7 +5,7 @@
 import { defaultConvertToLlm } from "../machines/run-helpers.js";
 import type { AgentMessage, AssistantMessage, Message } from "../types/messages.js";
 import { Counts, toolCallIdsOf } from "./id-counts.js";
-import { providerRequestViolations } from "./provider-requests.js";
+import { conversationViolations, providerRequestViolations } from "./provider-requests.js";
 import { type AgentViolation, violation } from "./violations.js";
 
 function failed(message: AgentMessage): boolean {
@@ -71,6 +71,19 @@ export function transcriptViolations(messages: readonly AgentMessage[]): AgentVi
  */
 export function requestViolations(messages: readonly AgentMessage[], convertToLlm: (messages: AgentMessage[]) => Message[] = defaultConvertToLlm): AgentViolation[] {
 	return providerRequestViolations(messages, convertToLlm).map((text) => violation("provider-request", text));
+}
+
+/**
+ * What a request the model was actually sent breaks of the rule every provider applies (each
+ * tool call answered right after it, once): the messages after your `transformContext` and
+ * `convertToLlm`, which the checks of the transcript do not see. The walk's and the fuzzer's
+ * models check every request they get.
+ *
+ * @example
+ * const found = sentRequestViolations(context.messages); // in a stream function
+ */
+export function sentRequestViolations(messages: readonly Message[]): AgentViolation[] {
+	return conversationViolations(messages).map((text) => violation("provider-request", `the model was sent a request a provider refuses (after transformContext and convertToLlm): ${text}`));
 }
 
 /**

@@ -16,6 +16,7 @@ import { runToolChecked } from "../../src/testing/instrument/checked-calls.js";
 import type { AgentViolation } from "../../src/testing/violations.js";
 import type { AgentFactory, AgentKit } from "../../src/testing/walk/cast.js";
 import type { AgentTool, AgentToolResult } from "../../src/types/agent.js";
+import type { AgentMessage, Message } from "../../src/types/messages.js";
 import { factory } from "./user-agent.js";
 
 const params = Type.Object({ id: Type.String() });
@@ -179,5 +180,38 @@ describe("a factory that does not restore kit.snapshot is refused, by both alike
 		// A factory that restores plays it through.
 		const restores = factory(() => ({ initialState: { model, tools: [lookup()] } }));
 		expect((await fuzzAgent(restores, { scenario, ...quiet })).ok).toBe(true);
+	}, 60_000);
+});
+
+describe("a request your convertToLlm or transformContext makes invalid is reported, by both alike", () => {
+	// Each drops the tool results: every request after a tool call carries calls without their result (a 400 from every provider).
+	const dropsResults = (messages: AgentMessage[]) => messages.filter((message) => message.role !== "toolResult");
+	const converts: AgentFactory = (kit) => {
+		const options = kit.options({ initialState: { model, tools: [lookup()] }, convertToLlm: (messages: AgentMessage[]) => dropsResults(messages) as Message[] });
+		return kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
+	};
+	const transforms: AgentFactory = (kit) => {
+		const options = kit.options({ initialState: { model, tools: [lookup()] }, transformContext: async (messages: AgentMessage[]) => dropsResults(messages) });
+		return kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
+	};
+	const requestFindings = (violations: readonly AgentViolation[]) => violations.filter((found) => found.rule === "provider-request").map((found) => found.message);
+
+	it.each([
+		["convertToLlm", converts],
+		["transformContext", transforms],
+	])("by exploreAgent (%s)", async (_name, made) => {
+		const report = await exploreAgent(made, { restores: false, path: CALLS_THE_TOOL });
+		expect(requestFindings(report.violations)).toEqual([expect.stringMatching(/^the model was sent a request a provider refuses \(after transformContext and convertToLlm\): assistant #\d+: tool call\(s\) \S+ without a result/)]);
+	}, 60_000);
+
+	it("by fuzzAgent", async () => {
+		const report = await fuzzAgent(converts, { runs: 20, seed: 1, ...quiet });
+		expect(report.ok).toBe(false);
+		expect(requestFindings(report.violations)[0]).toMatch(/without a result/);
+	}, 120_000);
+
+	it("and not for an agent whose requests are whole", async () => {
+		const whole = factory(() => ({ initialState: { model, tools: [lookup()] } }));
+		expect(requestFindings((await exploreAgent(whole, { restores: false, path: CALLS_THE_TOOL })).violations)).toEqual([]);
 	}, 60_000);
 });

@@ -15,6 +15,7 @@ import type { AgentToolResult, AnyAgentTool, BeforeToolCallHook, BeforeToolCallR
 import type { StreamFn } from "../../types/stream.js";
 import { checkedHooks, reportThrows, runToolChecked, type Settlement } from "../instrument/checked-calls.js";
 import { type AgentViolation, violation } from "../violations.js";
+import { sentRequestViolations } from "../transcript-checks.js";
 import { PuppetStream } from "./puppet-stream.js";
 
 /**
@@ -157,6 +158,7 @@ export class WalkCast {
 	readonly streamFn: StreamFn = (model, context, options) => {
 		if (options?.signal?.aborted) this.report(violation("after-abort", `the model was called for a run that was already aborted${context.systemPrompt === SUMMARIZATION_SYSTEM_PROMPT ? " (for a compaction summary)" : ""}`));
 		if (context.systemPrompt === SUMMARIZATION_SYSTEM_PROMPT) return this.summaryStream(model, context, options);
+		for (const found of sentRequestViolations(context.messages)) this.report(found);
 		const reply = this.director.plannedReply();
 		const scripted = createScriptedModel([reply], { chunkSize: 64 });
 		const { signal, ...rest } = options ?? {};
