@@ -69,8 +69,12 @@ export function stillWaitingOn(agent: Agent, eventsMeanwhile = 0): string {
 		else if (call.status === "preparing") waits.push(`${name} is still being prepared (your beforeToolCall has not answered)`);
 		else if (call.status === "awaiting-approval") waits.push(`${name} still waits for approval`);
 	}
+	// Held by a listener: the run waits for its listeners to take each event before it goes on.
+	if (waits.length === 0 && snapshot.context.config.deliveryPending?.() !== undefined) {
+		waits.push("a listener has not answered an event (the promise it returned is still pending): the run waits for its listeners before it goes on");
+	}
 	// Busy rather than stuck: turn after turn while the kit waited.
-	if (waits.length === 0 && eventsMeanwhile > 0) waits.push(`the run kept going (${eventsMeanwhile} events while the kit waited): something starts turn after turn, such as a listener that steers or follows up on every turn`);
+	else if (waits.length === 0 && eventsMeanwhile > 0) waits.push(`the run kept going (${eventsMeanwhile} events while the kit waited): something starts turn after turn, such as a listener that steers or follows up on every turn`);
 	else if (waits.length === 0 && snapshot.matches({ running: "streaming" } as never)) waits.push("the model's reply is still streaming");
 	return waits.length ? `: ${waits.join("; ")}` : "";
 }

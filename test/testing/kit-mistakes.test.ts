@@ -15,7 +15,7 @@ import { fuzzAgent } from "../../src/testing/fuzz.js";
 import { runToolChecked } from "../../src/testing/instrument/checked-calls.js";
 import type { AgentViolation } from "../../src/testing/violations.js";
 import type { AgentFactory, AgentKit } from "../../src/testing/walk/cast.js";
-import type { AgentTool, AgentToolResult } from "../../src/types/agent.js";
+import type { AgentEvent, AgentTool, AgentToolResult } from "../../src/types/agent.js";
 import type { AgentMessage, Message } from "../../src/types/messages.js";
 import { factory } from "./user-agent.js";
 
@@ -213,5 +213,25 @@ describe("a request your convertToLlm or transformContext makes invalid is repor
 	it("and not for an agent whose requests are whole", async () => {
 		const whole = factory(() => ({ initialState: { model, tools: [lookup()] } }));
 		expect(requestFindings((await exploreAgent(whole, { restores: false, path: CALLS_THE_TOOL })).violations)).toEqual([]);
+	}, 60_000);
+});
+
+describe("a listener that never answers an event is named as what the run waits on", () => {
+	// Its promise never settles (an awaited write that hangs): before, the report said the run "kept going, turn after turn".
+	const stuck: AgentFactory = (kit) => {
+		const options = kit.options({ initialState: { model, tools: [lookup()] }, listeners: [(event: AgentEvent) => (event.type === "tool_execution_end" ? new Promise<void>(() => {}) : undefined)] });
+		return kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
+	};
+	const expected = /a listener has not answered an event \(the promise it returned is still pending\): the run waits for its listeners before it goes on/;
+
+	it("by exploreAgent", async () => {
+		const report = await exploreAgent(stuck, { restores: false, path: CALLS_THE_TOOL, settleTimeoutMs: 300, stepTimeoutMs: 300, ...quiet });
+		const settle = report.violations.filter((found) => found.rule === "settle").map((found) => found.message);
+		expect(settle).toEqual([expect.stringMatching(expected)]);
+	}, 60_000);
+
+	it("by fuzzAgent", async () => {
+		const report = await fuzzAgent(stuck, { runs: 3, seed: 1, settleTimeoutMs: 300, restarts: false, ...quiet });
+		expect(report.violations.filter((found) => found.rule === "settle").map((found) => found.message)).toEqual([expect.stringMatching(expected)]);
 	}, 60_000);
 });
