@@ -35,56 +35,58 @@ async function untilReported(reported: { mock: { calls: unknown[] } }): Promise<
 	while (reported.mock.calls.length === 0) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** An agent recorded to `path`, after one prompt; `end` disposes it and gives `console.error` back. */
+async function recordedPrompt(path: string) {
+	const reported = vi.spyOn(console, "error").mockImplementation(() => {});
+	const agent = scriptedAgent();
+	const inspector = createAgentInspector();
+	inspector.attach(agent.actor);
+	const recording = recordToNdjson(inspector, path);
+	const end = () => {
+		agent.dispose();
+		reported.mockRestore();
+	};
+	try {
+		await agent.prompt("one");
+	} catch (error) {
+		end();
+		throw error;
+	}
+	return { agent, recording, reported, end };
+}
+
 describe("a recording that cannot be written", () => {
 	it("in a directory that does not exist: stops, the agent runs on, and close rejects with the reason", async () => {
-		const reported = vi.spyOn(console, "error").mockImplementation(() => {});
-		const agent = scriptedAgent();
+		const { agent, recording, reported, end } = await recordedPrompt("/nonexistent-agentchart-dir/run.ndjson");
 		try {
-			const inspector = createAgentInspector();
-			inspector.attach(agent.actor);
-			const recording = recordToNdjson(inspector, "/nonexistent-agentchart-dir/run.ndjson");
-			await agent.prompt("one");
 			await untilReported(reported);
 			await agent.prompt("two");
 			expect(agent.state.messages).toHaveLength(4);
 			await expect(recording.close()).rejects.toMatchObject({ code: "ENOENT" });
 			expect(String(reported.mock.calls[0]?.[0])).toContain("/nonexistent-agentchart-dir/run.ndjson");
 		} finally {
-			agent.dispose();
-			reported.mockRestore();
+			end();
 		}
 	});
 
 	it("closed at once, before the file's failure is told: close still rejects with it (the guide's own sequence)", async () => {
-		const reported = vi.spyOn(console, "error").mockImplementation(() => {});
-		const agent = scriptedAgent();
+		const { recording, end } = await recordedPrompt("/nonexistent-agentchart-dir/run.ndjson");
 		try {
-			const inspector = createAgentInspector();
-			inspector.attach(agent.actor);
-			const recording = recordToNdjson(inspector, "/nonexistent-agentchart-dir/run.ndjson");
-			await agent.prompt("one");
 			await expect(recording.close()).rejects.toMatchObject({ code: "ENOENT" });
 		} finally {
-			agent.dispose();
-			reported.mockRestore();
+			end();
 		}
 	});
 
 	it.skipIf(!existsSync("/dev/full"))("on a full disk: the same", async () => {
-		const reported = vi.spyOn(console, "error").mockImplementation(() => {});
-		const agent = scriptedAgent();
+		const { agent, recording, reported, end } = await recordedPrompt("/dev/full");
 		try {
-			const inspector = createAgentInspector();
-			inspector.attach(agent.actor);
-			const recording = recordToNdjson(inspector, "/dev/full");
-			await agent.prompt("one");
 			await untilReported(reported);
 			await agent.prompt("two");
 			expect(agent.state.messages).toHaveLength(4);
 			await expect(recording.close()).rejects.toMatchObject({ code: "ENOSPC" });
 		} finally {
-			agent.dispose();
-			reported.mockRestore();
+			end();
 		}
 	});
 

@@ -5,7 +5,6 @@
  * same error from exploreAgent and fuzzAgent, instead of a pass or a misleading finding; and
  * exploreAgent refuses numeric options that would test nothing, as fuzzAgent does.
  */
-import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { checkToolResult } from "../../src/actors/tool-batch-actor.js";
 import { Agent } from "../../src/agent.js";
@@ -15,17 +14,11 @@ import { fuzzAgent } from "../../src/testing/fuzz.js";
 import { runToolChecked } from "../../src/testing/instrument/checked-calls.js";
 import type { AgentViolation } from "../../src/testing/violations.js";
 import type { AgentFactory, AgentKit } from "../../src/testing/walk/cast.js";
-import type { AgentEvent, AgentTool, AgentToolResult } from "../../src/types/agent.js";
+import type { AgentEvent, AgentToolResult } from "../../src/types/agent.js";
 import type { AgentMessage, Message } from "../../src/types/messages.js";
-import { factory } from "./user-agent.js";
+import { factory, lookup, quiet } from "./user-agent.js";
 
-const params = Type.Object({ id: Type.String() });
 const model = createScriptedModel([]).model;
-const ok = (text: string) => ({ content: [{ type: "text" as const, text }], details: {} });
-function lookup(execute: AgentTool<typeof params>["execute"] = async () => ok("ships tomorrow")): AgentTool<typeof params> {
-	return { name: "lookup_order", label: "Order lookup", description: "Finds an order by id.", parameters: params, execute };
-}
-const quiet = { log: () => undefined };
 /** A path of the walk on which the model calls the tool once. */
 const CALLS_THE_TOOL = "prompt → delivered → delivered → stream.start → stream.done(tools1)";
 

@@ -4,7 +4,6 @@
  * transformContext as exploreAgent does; a `calls` entry naming no tool, a path the walk cannot
  * follow and nonsensical fuzz options are refused rather than passed.
  */
-import { Type } from "typebox";
 import { describe, expect, it, vi } from "vitest";
 import { Agent } from "../../src/agent.js";
 import type { AgentFactory } from "../../src/testing/walk/cast.js";
@@ -12,17 +11,10 @@ import { createScriptedModel } from "../../src/providers/scripted.js";
 import { exploreAgent } from "../../src/testing/explore.js";
 import { fuzzAgent } from "../../src/testing/fuzz.js";
 import { QueueLedger } from "../../src/testing/queue-ledger.js";
-import type { AgentTool } from "../../src/types/agent.js";
 import type { AssistantMessage } from "../../src/types/messages.js";
-import { factory } from "./user-agent.js";
+import { factory, lookup, ok, quiet } from "./user-agent.js";
 
-const params = Type.Object({ id: Type.String() });
 const model = createScriptedModel([]).model;
-const ok = (text: string) => ({ content: [{ type: "text" as const, text }], details: {} });
-function lookup(execute: AgentTool<typeof params>["execute"] = async () => ok("ships tomorrow")): AgentTool<typeof params> {
-	return { name: "lookup_order", label: "Order lookup", description: "Finds an order by id.", parameters: params, execute };
-}
-const quiet = { log: () => undefined };
 
 describe("your own warning is printed and not reported, whatever its words", () => {
 	it("by exploreAgent and fuzzAgent", async () => {
