@@ -5,11 +5,10 @@
  * restore, as something else than your code put there.
  */
 import { describeError } from "../util/describe-error.js";
-
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+import { propertyStep } from "../util/json-writable.js";
 
 function keyPath(at: string, key: string): string {
-	return IDENTIFIER.test(key) ? `${at}.${key}` : `${at}[${JSON.stringify(key)}]`;
+	return `${at}${propertyStep(key)}`;
 }
 
 /** What JSON makes of an object that is not a plain object or array, or undefined for one it keeps as it is. */

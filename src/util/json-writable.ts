@@ -9,10 +9,19 @@ import { describeError } from "./describe-error.js";
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 const INDEX = /^(0|[1-9]\d*)$/;
 
-/** A key as a step of a path: `.name`, `[3]` (a typed array's index), `["odd key"]`. */
+/**
+ * A property's name as a step of a path, as JavaScript would write it: `.name`, `["odd key"]`.
+ *
+ * @example
+ * `result${propertyStep("details")}${propertyStep("odd key")}`; // 'result.details["odd key"]'
+ */
+export function propertyStep(name: string): string {
+	return IDENTIFIER.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
+}
+
+/** A key met by the walk as a step of its path: a typed array's index as `[3]`, else {@link propertyStep}. */
 function keyStep(name: string): string {
-	if (IDENTIFIER.test(name)) return `.${name}`;
-	return INDEX.test(name) ? `[${name}]` : `[${JSON.stringify(name)}]`;
+	return INDEX.test(name) ? `[${name}]` : propertyStep(name);
 }
 
 /**
