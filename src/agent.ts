@@ -316,6 +316,8 @@ interface HandedFunctions {
 
 /** The run in progress: what `waitForIdle()` waits for, and how the machine's part of it ends. */
 interface ActiveRun {
+	/** `abort()` was called: the machine may not have taken it yet (see `AgentSnapshot.agent.abortPending`). */
+	abortSent?: true | undefined;
 	promise: Promise<void>;
 	resolve: () => void;
 	/** The run's abort signal, once `agent_start` (or a manual compaction's start) was delivered. */
@@ -712,6 +714,7 @@ export class Agent {
 	abort(): void {
 		const machine = this.#machine;
 		if (!this.#run || this.#disposed || !machine) return;
+		this.#run.abortSent = true;
 		machine.send({ type: "abort" });
 		// Called from a listener, the machine takes `abort` only after the step that called it;
 		// pi's signal is aborted on the spot, so the run's is too (the chart's abortRun then finds
@@ -950,6 +953,8 @@ export class Agent {
 		const journal = this.#session.journal;
 		const running = this.#run !== undefined && this.#machine !== undefined;
 		const machine = running ? this.#persistMachine(this.#machine as MachineActor) : this.#persistIdle();
+		// Called from a listener, abort() reaches the machine after the step in progress: the snapshot says it is on its way.
+		const abortPending = running && this.#run?.abortSent === true && machine.status === "active" && machine.context.run !== undefined && machine.context.run.aborted !== true;
 		return {
 			format: SNAPSHOT_FORMAT,
 			version: SNAPSHOT_VERSION,
@@ -960,14 +965,28 @@ export class Agent {
 			journal: machine.context.run ? journal.entries.slice() : [],
 			journalSeq: journal.nextSeq - 1,
 			...(this.#session.lineage === undefined ? {} : { lineage: this.#session.lineage }),
-			agent: { errorMessage: this.#state.errorMessage },
+			agent: abortPending ? { errorMessage: this.#state.errorMessage, abortPending } : { errorMessage: this.#state.errorMessage },
 		};
 	}
 
 	/** The running machine, persisted (its context as plain data). */
 	#persistMachine(machine: MachineActor): PersistedAgentMachine {
 		const persisted = machine.getPersistedSnapshot() as unknown as PersistedAgentMachine;
-		return { ...persisted, context: persistAgentContext(persisted.context) };
+		const context = persistAgentContext(persisted.context);
+		const untaken = this.#untakenCommandSeq(machine);
+		if (untaken === undefined) return { ...persisted, context };
+		// A listener's steer(), followUp() or queue change waits while the machine finishes the step
+		// that called it; the chart takes each as a plain assignment of the queues, so the snapshot
+		// has them as the machine will (a copy: the chart's own plain context is shared).
+		const queues = this.#queuesIn(machine);
+		return { ...persisted, context: { ...context, steeringQueue: [...queues.steering], followUpQueue: [...queues.followUps], steeringMode: queues.steeringMode, followUpMode: queues.followUpMode, commandSeq: untaken } };
+	}
+
+	/** The number of the last queue command sent to `machine` and not taken yet, or undefined when it took them all. */
+	#untakenCommandSeq(machine: MachineActor): number | undefined {
+		this.#forgetTakenCommands(machine);
+		const sent = this.#sentCommands;
+		return sent === undefined || sent.length === 0 ? undefined : (sent[sent.length - 1] as SentCommand).seq;
 	}
 
 	/**
@@ -1155,6 +1174,8 @@ export class Agent {
 		hydrated.context.awaitDelivery = this.#awaitsDelivery();
 		const machine = restoredMachine(this.#logic, hydrated);
 		const restored = machine.getSnapshot();
+		// Queue commands sent from now on are numbered after those the stored machine took (see #forgetTakenCommands).
+		this.#commandSeq = Math.max(this.#commandSeq, restored.context.commandSeq);
 		const run = this.#startRun();
 		this.#state.errorMessage = snapshot.agent.errorMessage;
 		// Calls started before the restart and not ended are still pending: their end comes from this
@@ -1167,6 +1188,13 @@ export class Agent {
 		// before the start, whose replay of a reply may reach a barrier of its own (acknowledged once
 		// its events reach the listeners, as any other).
 		const stored = machine.getSnapshot().context.barrier;
+		// An abort() the stored machine had not taken yet: sent before the start, it is the first
+		// event the restored machine takes, ahead of what its restored children tell it (a call in
+		// flight made again), as the stored machine would have taken it after its step.
+		if (snapshot.agent.abortPending === true) {
+			run.abortSent = true;
+			machine.send({ type: "abort" });
+		}
 		machine.start();
 		// What waited on a clock waits again; a decision point that waited for delivery goes on.
 		machine.send({ type: "agentchart.resumed" });

@@ -127,6 +127,9 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 				// is closed with them, so that what they did is answered; asking again would orphan them.
 				const started = record?.intent ? journal.startedDuring?.(effect) : undefined;
 				if (started && started.length > 0) return replay(replyOfStartedCalls(input.model, started));
+			}
+			if (input.afterAbort) return finish(failedAssistantMessage(input.model, new Error("Request was aborted"), true));
+			if (journal && effect) {
 				// Recorded before the request goes out: a restart after it makes the request again.
 				const pending = journal.append({ kind: "model", phase: "intent", effect, model: input.model.id, messages: input.messages.length });
 				// An abort does not wait for the store (nor for the grace meant for a stream that ignores it).

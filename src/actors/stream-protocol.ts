@@ -84,6 +84,12 @@ export interface StreamActorInput {
 	/** The call's effect id and the run's journal, when the run keeps one (see `durable/journal.ts`). */
 	effect: string | undefined;
 	journal: EffectJournal | undefined;
+	/**
+	 * The run was aborted before this call: a run restored from a snapshot taken after its abort,
+	 * closing the reply it was stored in. The journal's reply (or the calls of it that had
+	 * started) closes it; otherwise it ends as aborted. Nothing is prepared or asked.
+	 */
+	afterAbort: boolean;
 }
 
 /** What a stream actor's persisted snapshot keeps of its input: enough to say it was interrupted. */

@@ -123,6 +123,12 @@ export interface AgentSnapshot {
 	agent: {
 		/** The error of the last failed turn (`agent.state.errorMessage`). */
 		errorMessage?: string | undefined;
+		/**
+		 * `abort()` was called (from a listener, while the machine finished a step) and the machine
+		 * had not taken it yet: the restored machine takes it first. Queue commands given so are in
+		 * the machine's context already.
+		 */
+		abortPending?: true | undefined;
 	};
 }
 

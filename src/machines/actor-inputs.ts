@@ -29,6 +29,7 @@ class StreamCallInput implements StreamActorInput {
 		readonly announceToolCalls: boolean,
 		readonly effect: string | undefined,
 		readonly journal: EffectJournal | undefined,
+		readonly afterAbort: boolean,
 	) {}
 }
 
@@ -70,6 +71,7 @@ export function streamInput(context: Ctx, self: unknown): StreamActorInput {
 		config.toolExecution === "streaming",
 		config.journal ? modelEffectId(run.id, run.attempt) : undefined,
 		config.journal,
+		run.aborted === true,
 	);
 }
 

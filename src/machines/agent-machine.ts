@@ -204,7 +204,12 @@ export const agentMachine = agentSetup.createMachine({
 						approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: ["approveCall", "startTools"] },
 						// Restored from a snapshot taken while the call streamed: what had streamed is dropped
 						// and the call is made again (the journal keeps it from being made twice once it ended).
-						"stream.interrupted": { guard: "isCurrentAttempt", target: "before-call", actions: "discardInterruptedReply" },
+						"stream.interrupted": [
+							// Stored after its abort: the call is made again only to close the reply from the journal
+							// (the calls that had started, or the reply if it had ended), asking the model nothing.
+							{ guard: and(["isCurrentAttempt", "runAborted"]), target: "streaming", reenter: true, actions: "discardInterruptedReply" },
+							{ guard: "isCurrentAttempt", target: "before-call", actions: "discardInterruptedReply" },
+						],
 						"tools.interrupted": { description: "The reply is made again: its streaming tool calls go with it." },
 					},
 				},

@@ -201,7 +201,7 @@ export const agentSetup = setup({
 			if (call) tools.settleCall(context, call, event.outcome, enqueue);
 		}),
 		settleUnfinishedCallsAsAborted: enqueueActions(({ context, enqueue }) => {
-			tools.settleOpenCalls(context, ABORTED_BEFORE_RUN, ["queued", "announced", "preparing", "prepared", "awaiting-approval"], enqueue);
+			tools.settleCallsOfAbortedRun(context, ABORTED_BEFORE_RUN, ["queued", "announced", "preparing", "prepared", "awaiting-approval"], enqueue);
 		}),
 		settleCallsCutOffByLength: enqueueActions(({ context, enqueue }) => tools.settleCallsCutOffByLength(context, enqueue)),
 		startTools: enqueueActions(({ context, enqueue, check }) => tools.startTools(context, enqueue, check)),

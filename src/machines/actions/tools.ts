@@ -51,15 +51,37 @@ export function settleCall(context: Ctx, call: ToolCallEntry, outcome: Finalized
  * Settles calls in these statuses with an error result, announcing those never started; a call
  * that waited for approval gets its `approval_resolved` (aborted) first.
  */
-export function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEntry["status"][], enqueue: Enqueue): Ctx {
+export function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEntry["status"][], enqueue: Enqueue, answer: (call: ToolCallEntry) => FinalizedToolResult = () => errorResult(text)): Ctx {
 	let working = context;
 	for (const call of batchOf(context).calls) {
 		if (!statuses.includes(call.status)) continue;
 		if (call.status === "awaiting-approval") enqueue.emit({ type: "approval_resolved", toolCallId: call.toolCall.id, toolName: call.toolCall.name, decision: "aborted", reason: text });
 		if (!call.started) enqueue.emit(toolStartEvent(call));
-		working = settleCall(working, patchCall(call, { started: true }), errorResult(text), enqueue);
+		working = settleCall(working, patchCall(call, { started: true }), answer(call), enqueue);
 	}
 	return working;
+}
+
+/** The answer to a call a restart interrupted in a run that was aborted before it: it is not run again. */
+const INTERRUPTED_AFTER_ABORT = "Tool call was interrupted by a restart after the run was aborted; it was not run again";
+
+/**
+ * An aborted run answers the calls in these statuses without running them. A call that ran
+ * before a restart (the run was stored aborted, or aborted before it took the call's end) keeps
+ * the result its journal has, and one the journal says had started is answered as interrupted,
+ * not as never run; the others get `text`. Only for calls this process has not run: a call
+ * running here has its intent in the journal too.
+ */
+export function settleCallsOfAbortedRun(context: Ctx, text: string, statuses: ToolCallEntry["status"][], enqueue: Enqueue): Ctx {
+	const journal = context.config.journal;
+	if (!journal) return settleOpenCalls(context, text, statuses, enqueue);
+	return settleOpenCalls(context, text, statuses, enqueue, (call) => {
+		const effect = effectOf(context, call);
+		const record = effect === undefined ? undefined : journal.lookup(effect);
+		const outcome = record?.outcome;
+		if (outcome?.kind === "tool") return { result: outcome.result, isError: outcome.isError };
+		return errorResult(record?.intent ? INTERRUPTED_AFTER_ABORT : text);
+	});
 }
 
 /** Emits the tool result messages not yet emitted, in source order; returns the updated context. */
@@ -133,7 +155,7 @@ export function redispatchInterruptedCalls(context: Ctx, enqueue: SpawningEnqueu
 	enqueue.stopChild(TOOL_BATCH_ID);
 	let working = withBatch(context, patchBatch(batch, { actorStarted: false }));
 	if (run.aborted) {
-		working = settleOpenCalls(working, "Tool call was interrupted by a restart after the run was aborted; it was not run again", ["preparing", "running"], enqueue);
+		working = settleCallsOfAbortedRun(working, INTERRUPTED_AFTER_ABORT, ["preparing", "running"], enqueue);
 		enqueue.assign({ run: working.run });
 		return;
 	}

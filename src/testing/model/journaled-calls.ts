@@ -66,12 +66,13 @@ export function journaledCall(tools: readonly AnyAgentTool[], call: ToolCallEntr
 
 /**
  * The calls a restore closes a reply with: in a reply still streaming in streaming tool
- * execution (its run not aborted), those of its calls the journal has, in the order they started.
+ * execution (also in a run aborted before it was stored), those of its calls the journal has, in
+ * the order they started.
  */
 export function journaledCallsOfStreamingReply(snapshot: AnyMachineSnapshot): JournaledCall[] {
 	const run = snapshot.context.run;
 	const batch = run?.batch;
-	if (!run || run.aborted || batch?.mode !== "streaming" || !snapshot.matches({ running: "streaming" } as never)) return [];
+	if (!run || batch?.mode !== "streaming" || !snapshot.matches({ running: "streaming" } as never)) return [];
 	const tools = snapshot.context.tools as AnyAgentTool[];
 	// Without a hook a streaming batch starts its calls in the order they streamed.
 	return batch.calls.map((call: ToolCallEntry) => journaledCall(tools, call)).filter((each: JournaledCall | undefined): each is JournaledCall => each !== undefined);

@@ -14,7 +14,7 @@ import type { ModelConfig } from "./config.js";
 import { type DefinedTransition, definedTransitions } from "./definition.js";
 import { awaitsDelivery, eventLabel, project } from "./projection.js";
 import { journaledCallsOfStreamingReply } from "./journaled-calls.js";
-import { replayAsksHookAgain, restoreEvents } from "./restore-events.js";
+import { closedAfterAbort, replayAsksHookAgain, restoreEvents } from "./restore-events.js";
 import { microstepTransitions } from "../../machines/xstate-internals.js";
 
 /** Every transition of the agent chart's definition. */
@@ -194,6 +194,11 @@ export function planWalk(config: ModelConfig, goals: "transitions" | "restores" 
 			return current;
 		}
 		if (event.type === "approval.timeout") return withClockPastDeadlines(() => agentMachine.transition(from as never, event as never, scope as never) as AnyMachineSnapshot);
+		if (event.type === "stream.interrupted") {
+			let current = agentMachine.transition(from as never, event as never, scope as never) as AnyMachineSnapshot;
+			for (const each of closedAfterAbort(from)(current)) current = agentMachine.transition(current as never, each as never, scope as never) as AnyMachineSnapshot;
+			return current;
+		}
 		return agentMachine.transition(from as never, event as never, scope as never) as AnyMachineSnapshot;
 	};
 	const logic = {

@@ -66,7 +66,7 @@ export function project(config: ModelConfig, snapshot: AnyMachineSnapshot, trans
 	const context = transcript ? { ...snapshot.context, messages: transcript } : snapshot.context;
 	const run = context.run;
 	const last = context.messages[context.messages.length - 1] as { role?: string } | undefined;
-	const journaled = config.restores && run?.batch?.mode === "streaming" && !run.aborted && inState(snapshot, "running.streaming");
+	const journaled = config.restores && run?.batch?.mode === "streaming" && inState(snapshot, "running.streaming");
 	return JSON.stringify({
 		st: snapshot.status,
 		v: valueOf(snapshot),

@@ -6,7 +6,7 @@
  */
 import type { AnyMachineSnapshot } from "xstate";
 import { InterruptedByRestart } from "../../actors/compaction-protocol.js";
-import { replyOfStartedCalls } from "../../actors/stream-actor.js";
+import { failedAssistantMessage, replyOfStartedCalls } from "../../actors/stream-actor.js";
 import { findTool } from "../../machines/run-helpers.js";
 import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
 import type { ToolOutcome } from "../../tools/preflight.js";
@@ -25,8 +25,7 @@ export type RestoreStage = (current: AnyMachineSnapshot) => AgentMachineEvent[];
  */
 export function replayAsksHookAgain(snapshot: AnyMachineSnapshot): boolean {
 	const run = snapshot.context.run;
-	// An aborted run ends at once, before its reply is made again: nothing is replayed.
-	if (snapshot.context.config.beforeToolCall === undefined || !run || run.aborted || !inState(snapshot, "running.streaming") || run.batch?.mode !== "streaming") return false;
+	if (snapshot.context.config.beforeToolCall === undefined || !run || !inState(snapshot, "running.streaming") || run.batch?.mode !== "streaming") return false;
 	// A settled call may have run or been blocked by the hook: only calls still queued or announced,
 	// or whose hook has not answered yet, are sure to have no journal entry.
 	return run.batch.calls.some((call: ToolCallEntry) => call.status !== "queued" && call.status !== "announced" && !(call.status === "running" && call.args === undefined));
@@ -35,13 +34,15 @@ export function replayAsksHookAgain(snapshot: AnyMachineSnapshot): boolean {
 /**
  * The stream actor's replay of a reply that a restore closes with its started calls (their
  * journal entries name the model call they streamed from): its start, each call, its end, as
- * src/actors/stream-actor.ts sends them once the restored chart makes the model call again.
+ * src/actors/stream-actor.ts sends them once the restored chart makes the model call again. In a
+ * run stored after its abort, a reply none of whose calls started ends as aborted, unasked.
  */
 function replayedReply(journaled: readonly JournaledCall[]): RestoreStage {
 	return (current) => {
 		const run = current.context.run;
-		if (journaled.length === 0 || !run || run.aborted || !inState(current, "running.streaming")) return [];
+		if (!run || !inState(current, "running.streaming")) return [];
 		const attempt = run.attempt;
+		if (journaled.length === 0) return run.aborted ? [{ type: "stream.done", attempt, message: failedAssistantMessage(current.context.model, new Error("Request was aborted"), true) }] : [];
 		const message = replyOfStartedCalls(current.context.model, journaled.map(({ call }) => call.toolCall));
 		return [
 			{ type: "stream.start", attempt, partial: message },
@@ -49,6 +50,14 @@ function replayedReply(journaled: readonly JournaledCall[]): RestoreStage {
 			{ type: "stream.done", attempt, message },
 		];
 	};
+}
+
+/**
+ * What follows `stream.interrupted` in a run aborted before it, at once: the call made again only
+ * closes the reply from the journal (its started calls, or an aborted reply), asking nothing.
+ */
+export function closedAfterAbort(interrupted: AnyMachineSnapshot): RestoreStage {
+	return interrupted.context.run?.aborted ? replayedReply(journaledCallsOfStreamingReply(interrupted)) : () => [];
 }
 
 /** The decisions the journal holds, which the restored agent sends again as each call is asked about. */
