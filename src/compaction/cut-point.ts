@@ -26,22 +26,31 @@ function roleOf(message: AgentMessage | undefined): string | undefined {
 }
 
 /**
- * Plans a compaction: walks back from the newest message until `keepRecentTokens` are kept,
- * then moves the cut forward to the nearest message that may start the kept part — never a
- * tool result, so a tool call and its result are never separated. A cut inside a turn (not
+ * Plans a compaction: walks back from the newest message until `keepRecentTokens` are kept
+ * (the newest message at least), then moves the cut forward to the nearest message that may
+ * start the kept part — never a tool result, so a tool call and its result are never separated. A cut inside a turn (not
  * at a user message) is a split turn: the turn's early part is summarised on its own.
  * Returns undefined when there is nothing to summarise.
+ *
+ * @throws {RangeError} when `keepRecentTokens` is `NaN` or not a number.
  *
  * @example
  * const plan = planCompaction(messages, 20000);
  * if (plan) console.log(plan.history.length, plan.kept.length);
  */
 export function planCompaction(messages: AgentMessage[], keepRecentTokens: number): CompactionPlan | undefined {
+	// NaN (a setting read from an unset environment variable) fails every comparison: the walk
+	// kept nothing and the pending prompt went into the summary without a word.
+	if (typeof keepRecentTokens !== "number" || Number.isNaN(keepRecentTokens)) {
+		throw new RangeError(`keepRecentTokens must be a number of tokens, got ${String(keepRecentTokens)}`);
+	}
 	const start = roleOf(messages[0]) === "compactionSummary" ? 1 : 0;
 	const previousSummary = start === 1 ? (messages[0] as unknown as { summary: string }).summary : undefined;
 	let kept = 0;
 	let index = messages.length;
-	while (index > start && kept < keepRecentTokens) {
+	// The newest message is always kept (as pi keeps it), also with keepRecentTokens 0: before a
+	// call it is the prompt or the tool results the call answers, which a summary must not replace.
+	while (index > start && (kept < keepRecentTokens || index === messages.length)) {
 		index--;
 		kept += estimateMessageTokens(messages[index] as AgentMessage);
 	}

@@ -53,8 +53,10 @@ function isUsableAssistant(message: AgentMessage): message is AssistantMessage {
 /**
  * Estimated context tokens of a transcript: the usage of the last successful assistant
  * reply plus a chars/4 estimate of everything after it. Usage recorded before the latest
- * compaction summary is stale (the context it measured no longer exists), so then, and when
- * no reply has usage, the whole transcript is estimated.
+ * compaction is stale (the context it measured no longer exists): that of replies before the
+ * summary, and that of the replies the compaction kept after it (written before the summary:
+ * their timestamp is older than its). Those, and everything when no reply has fresh usage, are
+ * estimated.
  *
  * @example
  * estimateContextTokens(agent.state.messages);
@@ -67,10 +69,17 @@ export function estimateContextTokens(messages: AgentMessage[]): number {
 			break;
 		}
 	}
+	const compactedAt = summaryIndex >= 0 ? (messages[summaryIndex] as { timestamp?: unknown }).timestamp : undefined;
+	// The kept replies' usage measured the whole transcript before the compaction: counting it
+	// would report no gain (tokensAfter ≈ tokensBefore) and start the next compaction at once.
+	// Strictly older: a reply of the same millisecond (an instant model's first call after the
+	// compaction) is taken as fresh, so the estimate never depends on how fast the model was.
+	const isStale = (message: AssistantMessage): boolean =>
+		typeof compactedAt === "number" && typeof message.timestamp === "number" && message.timestamp < compactedAt;
 	let tokens = 0;
 	for (let i = messages.length - 1; i > summaryIndex; i--) {
 		const message = messages[i] as AgentMessage;
-		if (isUsableAssistant(message)) return tokens + usageTokens(message.usage);
+		if (isUsableAssistant(message) && !isStale(message)) return tokens + usageTokens(message.usage);
 		tokens += estimateMessageTokens(message);
 	}
 	for (let i = summaryIndex; i >= 0; i--) tokens += estimateMessageTokens(messages[i] as AgentMessage);

@@ -102,6 +102,29 @@ const NON_SPACE = /\S/g;
 export const DEFAULT_BLOCK_CHUNKING = { minChars: 800, maxChars: 1200 } as const;
 
 /**
+ * Throws when chunking options cannot cut text: a size that is not a number, or is `NaN` (say
+ * `Number(process.env.MAX_CHARS)` with the variable unset), would make every size comparison
+ * false and the cutter loop for ever inside the agent's event; an unknown `breakPreference`
+ * has no cut order. Values below 1 are not errors: sizes are clamped to at least 1.
+ *
+ * @example
+ * checkChunkingOptions({ minChars: 200, maxChars: 1500 }); // fine
+ * checkChunkingOptions({ maxChars: Number.NaN }); // RangeError: blockReplyChunking.maxChars is NaN ...
+ */
+export function checkChunkingOptions(options: BlockChunkingOptions): void {
+	for (const field of ["minChars", "maxChars"] as const) {
+		const value: unknown = options[field];
+		if (value === undefined) continue;
+		if (typeof value !== "number") throw new TypeError(`blockReplyChunking.${field} must be a number, got ${typeof value}`);
+		if (Number.isNaN(value)) throw new RangeError(`blockReplyChunking.${field} is NaN; give a number of characters (at least 1)`);
+	}
+	const preference: unknown = options.breakPreference;
+	if (preference !== undefined && !Object.hasOwn(CUT_ORDER, preference as string)) {
+		throw new RangeError(`blockReplyChunking.breakPreference must be "paragraph", "newline" or "sentence", got ${JSON.stringify(preference)}`);
+	}
+}
+
+/**
  * The text still to cut during one drain: `prefix` (a reopened fence line, or "") followed by
  * `text` from `pos`, with the fenced blocks of `text` parsed once.
  */
@@ -131,7 +154,13 @@ export class BlockChunker {
 	#buffer = "";
 	#fenceParses = 0;
 
+	/**
+	 * @throws {TypeError} when `minChars` or `maxChars` is not a number.
+	 * @throws {RangeError} when one is `NaN` (no size could ever be reached: the cutter would loop
+	 * for ever), or `breakPreference` is not one of "paragraph", "newline", "sentence".
+	 */
 	constructor(options: BlockChunkingOptions = {}) {
+		checkChunkingOptions(options);
 		this.minChars = Math.max(1, Math.floor(options.minChars ?? DEFAULT_BLOCK_CHUNKING.minChars));
 		this.maxChars = Math.max(this.minChars, Math.floor(options.maxChars ?? DEFAULT_BLOCK_CHUNKING.maxChars));
 		this.#order = CUT_ORDER[options.breakPreference ?? "paragraph"];

@@ -35,6 +35,15 @@ function foldWhitespace(text: string): string {
 }
 
 /**
+ * True when `folded` occurs in `sentText` as whole words (both whitespace-folded): a final "No"
+ * is not covered by a block that said "Now checking…", which a plain substring test took as
+ * delivered, and the answer was never sent.
+ */
+function coversWords(sentText: string, folded: string): boolean {
+	return ` ${sentText} `.includes(` ${folded} `);
+}
+
+/**
  * Removes from `finals` whatever was already delivered: a payload whose text is covered by the
  * delivered texts loses its text, media already sent is removed, and a payload left with
  * neither is dropped. A silent payload (`NO_REPLY`) is dropped with its media.
@@ -56,7 +65,7 @@ export function filterFinalPayloads(finals: readonly ReplyPayload[], delivered: 
 		if (sentKeys.has(createBlockReplyContentKey(payload))) continue;
 		const folded = foldWhitespace(text);
 		const textCovered =
-			folded === "" || (sentText !== "" && sentText.includes(folded)) || isMessagingToolDuplicate(text, toolTexts);
+			folded === "" || (sentText !== "" && coversWords(sentText, folded)) || isMessagingToolDuplicate(text, toolTexts);
 		const media = (payload.mediaUrls ?? []).filter((url) => !sentMedia.has(url));
 		if (textCovered && media.length === 0) continue;
 		const kept: ReplyPayload = { ...payload };

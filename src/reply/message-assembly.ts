@@ -155,10 +155,31 @@ export class MessageAssembly {
 	 * onPartialReply({ text: message.cleanText, delta: message.takeUnshown() });
 	 */
 	takeUnshown(): string {
-		const unshown = this.#unshown;
+		const length = this.showableLength;
+		let unshown = this.#unshown;
 		this.#unshown = "";
-		this.partialLength = this.#cleanText.length;
+		if (length < this.#cleanText.length) {
+			// Half an emoji held back: it stays unshown, for the next partial.
+			this.#unshown = unshown.slice(-1);
+			unshown = unshown.slice(0, -1);
+		}
+		this.partialLength = length;
 		return unshown;
+	}
+
+	/**
+	 * How much of the clean text a partial reply may show now: all of it, but for the first half of
+	 * a surrogate pair at its end while the message streams. A provider may split an emoji between
+	 * two deltas; shown alone, the half is a broken character (a channel's API may refuse the edit).
+	 *
+	 * @example
+	 * message.ingestText(0, "delta", "Hi \ud83d");
+	 * message.showableLength; // 3: the emoji's second half is still to come
+	 */
+	get showableLength(): number {
+		const text = this.#cleanText;
+		const last = text.charCodeAt(text.length - 1);
+		return !this.#ended && last >= 0xd800 && last <= 0xdbff ? text.length - 1 : text.length;
 	}
 
 	/** True (once) when an orphan closing tag retracted the visible text since the last call. */

@@ -94,6 +94,11 @@ export class ReasoningTagFilter {
 	#afterRemoval = false;
 	// Visible text since the text began or an orphan close: reasoning, if another orphan close comes.
 	#visibleSinceRetraction = "";
+	// The end of all reasoning so far, and whether a new reasoning segment (a thinking tag opened,
+	// or text an orphan close retracted) must be set apart from it: "plan A" and "plan B" of two
+	// tags are two paragraphs, not "plan Aplan B".
+	#reasoningTail = "";
+	#newSegment = false;
 	// Per-call outputs.
 	#visible = "";
 	#reasoning = "";
@@ -162,7 +167,7 @@ export class ReasoningTagFilter {
 	#emit(text: string): void {
 		if (text === "") return;
 		const destination = this.#destination();
-		if (destination === "reasoning") this.#reasoning += text;
+		if (destination === "reasoning") this.#addReasoning(text);
 		if (destination !== "visible") return;
 		let out = text;
 		if (this.#afterRemoval) {
@@ -175,6 +180,22 @@ export class ReasoningTagFilter {
 		this.#visible += out;
 		this.#visibleSinceRetraction += out;
 		this.#lastVisible = out[out.length - 1] ?? this.#lastVisible;
+	}
+
+	/** Adds reasoning text, a new segment set apart from earlier reasoning as a paragraph. */
+	#addReasoning(text: string): void {
+		let out = text;
+		if (this.#newSegment) {
+			// Whitespace that opens a segment would only widen the gap; held until text comes.
+			out = out.replace(/^\s+/, "");
+			if (out === "") return;
+			this.#newSegment = false;
+			const tail = this.#reasoningTail;
+			if (tail !== "") out = (tail.endsWith("\n\n") ? "" : tail.endsWith("\n") ? "\n" : "\n\n") + out;
+		}
+		if (out === "") return;
+		this.#reasoning += out;
+		this.#reasoningTail = (this.#reasoningTail + out).slice(-2);
 	}
 
 	#newLine(): void {
@@ -277,7 +298,10 @@ export class ReasoningTagFilter {
 			return;
 		}
 		if (!closing) {
-			if (!this.#inThinking) this.#afterRemoval = true;
+			if (!this.#inThinking) {
+				this.#afterRemoval = true;
+				this.#newSegment = true;
+			}
 			this.#inThinking = true;
 			return;
 		}
@@ -291,7 +315,8 @@ export class ReasoningTagFilter {
 		// before this point was reasoning (a known leak, fixed here by retracting it).
 		this.#retracted = true;
 		this.#discarded += this.#visible;
-		this.#reasoning += this.#visibleSinceRetraction;
+		this.#newSegment = true;
+		this.#addReasoning(this.#visibleSinceRetraction);
 		this.#visibleSinceRetraction = "";
 		this.#visible = "";
 		this.#lastVisible = "";

@@ -9,6 +9,7 @@
  */
 import { createActor } from "xstate";
 import type { AgentEvent, AgentMessage, AssistantMessage } from "../types/index.js";
+import { checkChunkingOptions } from "./block-chunker.js";
 import { CallbackRunner } from "./callback-runner.js";
 import { CompactionWait } from "./compaction-wait.js";
 import { connectEventSource, type EventSourceConnection, type ReplyEventSource } from "./event-source.js";
@@ -283,11 +284,13 @@ class ReplySubscriber {
 			return;
 		}
 		// The clean text only grows, except after a retraction: the delta is what it grew by, not a diff.
-		const text = assembly.cleanText;
+		const showable = assembly.showableLength;
+		// Sliced only to hold back half an emoji: a slice of the growing text copies all of it.
+		const text = showable === assembly.cleanText.length ? assembly.cleanText : assembly.cleanText.slice(0, showable);
 		const media = assembly.mediaCount;
 		const retracted = assembly.takeRetracted();
 		const shown = assembly.partialLength;
-		if (!retracted && text.length === shown && media === assembly.lastPartialMediaCount) return;
+		if (!retracted && showable === shown && media === assembly.lastPartialMediaCount) return;
 		if (text === "" && media === 0 && shown === 0) return;
 		const delta = assembly.takeUnshown();
 		const partial: PartialReply = retracted ? { text, delta: "", replace: true } : { text, delta };
@@ -409,10 +412,35 @@ class ReplySubscriber {
 	}
 }
 
+const CHOICES = {
+	blockReplyBreak: ["text_end", "message_end"],
+	reasoningMode: ["off", "on", "stream"],
+	verbose: ["off", "on", "full"],
+	toolResultFormat: ["markdown", "plain"],
+} as const satisfies Partial<Record<keyof SubscribeRepliesParams, readonly string[]>>;
+
+/**
+ * Refuses options that would fail only once text streams: there, a chunker that cannot cut
+ * would hold the agent's event for ever, and a misspelt mode would quietly act as another.
+ */
+function checkParams(params: SubscribeRepliesParams): void {
+	if (params.blockReplyChunking !== undefined) checkChunkingOptions(params.blockReplyChunking);
+	for (const [option, choices] of Object.entries(CHOICES) as [keyof typeof CHOICES, readonly string[]][]) {
+		const value: unknown = params[option];
+		if (value !== undefined && !choices.includes(value as string)) {
+			throw new RangeError(`subscribeReplies: ${option} must be ${choices.map((choice) => JSON.stringify(choice)).join(", ")}; got ${JSON.stringify(value)}`);
+		}
+	}
+}
+
 /**
  * Listens to an agent (or a bare agent-machine actor) and assembles chat replies: block replies,
  * partial snapshots, reasoning, tool summaries, with reasoning tags and directives removed and
  * nothing sent twice.
+ *
+ * @throws {RangeError} (or `TypeError`) at once, before it listens, for options that cannot
+ * work: `blockReplyChunking` sizes that are `NaN` or not numbers, an unknown
+ * `breakPreference`, `blockReplyBreak`, `reasoningMode`, `verbose` or `toolResultFormat`.
  *
  * @example
  * const replies = subscribeReplies(agent, {
@@ -425,6 +453,7 @@ class ReplySubscriber {
  * replies.unsubscribe();
  */
 export function subscribeReplies(source: ReplyEventSource, params: SubscribeRepliesParams = {}): ReplySubscription {
+	checkParams(params);
 	const subscriber = new ReplySubscriber(params);
 	subscriber.connect(source);
 	return {
