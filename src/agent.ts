@@ -1390,6 +1390,7 @@ export class Agent {
 	 */
 	async compact(instructions?: string): Promise<CompactionResult> {
 		this.#assertWriter();
+		if (instructions !== undefined && typeof instructions !== "string") throw new TypeError(`agentchart: compact(instructions): instructions must be a string, got ${typeof instructions}`);
 		if (this.#run) throw new Error(ALREADY_COMPACTING);
 		this.#assertRunnable();
 		// Journaled before it starts (the agent is saved first when the store does not hold it as it

@@ -26,9 +26,10 @@ const FUNCTION_SETTINGS = [
 ] as const satisfies readonly (keyof AgentMachineConfig)[];
 const DURATION_SETTINGS = ["toolTimeoutMs", "abortGraceMs", "streamIdleTimeoutMs", "toolAbortGraceMs", "approvalTimeoutMs"] as const satisfies readonly (keyof AgentMachineConfig)[];
 /** The settings {@link settingProblem} knows. */
-export const CHECKED_SETTINGS = ["toolExecution", ...FUNCTION_SETTINGS, ...DURATION_SETTINGS] as const;
-const SETTING_KINDS = new Map<string, "mode" | "function" | "duration">([
+export const CHECKED_SETTINGS = ["toolExecution", "compaction", ...FUNCTION_SETTINGS, ...DURATION_SETTINGS] as const;
+const SETTING_KINDS = new Map<string, "mode" | "compaction" | "function" | "duration">([
 	["toolExecution", "mode"],
+	["compaction", "compaction"],
 	...FUNCTION_SETTINGS.map((key) => [key, "function"] as const),
 	...DURATION_SETTINGS.map((key) => [key, "duration"] as const),
 ]);
@@ -44,9 +45,29 @@ export function settingProblem(key: string, value: unknown): string | undefined 
 	if (value === undefined) return undefined;
 	const kind = SETTING_KINDS.get(key);
 	if (kind === "mode") return TOOL_EXECUTION_MODES.includes(value) ? undefined : `must be "parallel", "sequential" or "streaming", got ${shown(value)}`;
+	if (kind === "compaction") return compactionProblem(value);
 	if (kind === "function") return typeof value === "function" ? undefined : `must be a function, got ${shown(value)}`;
 	// A negative duration would pass for "none" (a timeout never set, a grace already over) where a value was meant.
 	if (kind === "duration") return typeof value === "number" && value >= 0 ? undefined : `must be a number of milliseconds, at least 0, got ${shown(value)}`;
+	return undefined;
+}
+
+/**
+ * What is wrong with compaction settings. A token count that is NaN (read from an unset
+ * environment variable) fails every comparison: a NaN `reserveTokens` turned threshold compaction
+ * off without a word, a NaN `keepRecentTokens` failed every compaction.
+ */
+function compactionProblem(value: unknown): string | undefined {
+	// null is none, as undefined is (the chart reads `compaction?.enabled`).
+	if (value === null) return undefined;
+	if (typeof value !== "object" || value === null || Array.isArray(value)) return `must be an object of compaction settings, got ${shown(value)}`;
+	const settings = value as Record<string, unknown>;
+	if (settings["enabled"] !== undefined && typeof settings["enabled"] !== "boolean") return `has enabled ${shown(settings["enabled"])}: it must be true or false`;
+	for (const field of ["reserveTokens", "keepRecentTokens"]) {
+		const tokens = settings[field];
+		if (tokens !== undefined && (typeof tokens !== "number" || !(tokens >= 0))) return `has ${field} ${shown(tokens)}: it must be a number of tokens, at least 0`;
+	}
+	if (settings["summarize"] !== undefined && typeof settings["summarize"] !== "function") return `has summarize ${shown(settings["summarize"])}: it must be a function`;
 	return undefined;
 }
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { planCompaction } from "../../src/compaction/cut-point.js";
 import { estimateContextTokens } from "../../src/compaction/estimate.js";
-import { createScriptedModel, type ScriptedReplyFactory } from "../../src/providers/scripted.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 
@@ -71,25 +71,49 @@ describe("the pending prompt", () => {
 		expect(plan?.dropped).toBe(6);
 	});
 
-	it("is not summarised away by a keepRecentTokens of NaN: the compaction fails and says why", async () => {
+	it("is not summarised away by a keepRecentTokens of NaN: the run is refused before it starts, and a compaction planned with it fails", async () => {
 		expect(() => planCompaction(history(), Number.NaN)).toThrow(RangeError);
-		const seen: string[][] = [];
-		const retry: ScriptedReplyFactory = (context) => {
-			seen.push(context.messages.map((message) => message.role));
-			return { content: "answer" };
-		};
-		const scripted = createScriptedModel([{ content: "", stopReason: "error", errorMessage: "prompt is too long: 150000 tokens > 100000 maximum" }, retry]);
+		const scripted = createScriptedModel([{ content: "", stopReason: "error", errorMessage: "prompt is too long: 150000 tokens > 100000 maximum" }, { content: "answer" }]);
 		const agent = new Agent({
 			initialState: { model: scripted.model, messages: history() },
 			streamFn: scripted.streamFn,
 			compaction: { enabled: true, keepRecentTokens: Number(process.env["AGENTCHART_UNSET_KEEP_RECENT"]), summarize: async () => "summary" },
 		});
-		const ends: AgentEvent[] = [];
-		agent.subscribe((event) => void (event.type === "auto_compaction_end" && ends.push(event)));
-		await agent.prompt("What is the answer to my new question?");
-		expect(ends).toMatchObject([{ type: "auto_compaction_end", errorMessage: expect.stringContaining("keepRecentTokens") }]);
-		// The retry never ran on a transcript whose only user message is the summary.
-		expect(seen).toEqual([]);
-		expect(JSON.stringify(agent.state.messages)).toContain("What is the answer to my new question?");
+		await expect(agent.prompt("What is the answer to my new question?")).rejects.toThrow(/agent\.compaction has keepRecentTokens NaN/);
+		expect(scripted.calls).toHaveLength(0);
+		expect(agent.state.messages).toEqual(history());
+	});
+});
+
+describe("compaction settings no run can use", () => {
+	it("are refused when a run would start, naming the setting; a non-string compact() instruction too", async () => {
+		const refused: string[] = [];
+		for (const compaction of [{ enabled: true, reserveTokens: Number.NaN }, { enabled: true, keepRecentTokens: -1 }, { enabled: "yes" }, 5, { enabled: true, summarize: "short" }]) {
+			const scripted = createScriptedModel([{ content: "hello" }]);
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, compaction: compaction as never });
+			const error = await agent.prompt("hi").then(
+				() => undefined,
+				(caught: unknown) => caught,
+			);
+			expect(error, JSON.stringify(compaction)).toBeInstanceOf(TypeError);
+			refused.push((error as Error).message);
+			// Nothing was recorded, and the model was not asked.
+			expect(agent.state.messages).toEqual([]);
+			expect(scripted.calls).toHaveLength(0);
+		}
+		expect(refused).toEqual([
+			"agent.compaction has reserveTokens NaN: it must be a number of tokens, at least 0",
+			"agent.compaction has keepRecentTokens -1: it must be a number of tokens, at least 0",
+			'agent.compaction has enabled "yes": it must be true or false',
+			"agent.compaction must be an object of compaction settings, got 5",
+			'agent.compaction has summarize "short": it must be a function',
+		]);
+		const scripted = createScriptedModel([]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await expect(agent.compact(42 as never)).rejects.toThrow(new TypeError("agentchart: compact(instructions): instructions must be a string, got number"));
+		// null is no compaction, as leaving it out.
+		const off = new Agent({ initialState: { model: createScriptedModel([{ content: "hello" }]).model }, streamFn: createScriptedModel([{ content: "hello" }]).streamFn, compaction: null as never });
+		await off.prompt("hi");
+		expect(off.state.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
 	});
 });
