@@ -91,3 +91,24 @@ export function callFactory(factory: AgentFactory, kit: AgentKit): Agent {
 	}
 	return made;
 }
+
+/**
+ * The mistake to throw when your agent refused a prompt the kit gave it while idle, or undefined
+ * when it took it (it is streaming now). A refused prompt rejects before the run starts (a
+ * setting no run can use: two tools of one name, a compaction setting that is NaN, a model that
+ * is not one), so nothing of the agent could be tested: without this the kit reported a pass.
+ *
+ * @example
+ * const prompted = agent.prompt("Where is my order?");
+ * const refused = await refusedPrompt(agent, prompted);
+ * if (refused) throw refused;
+ */
+export async function refusedPrompt(agent: Agent, prompted: Promise<void>): Promise<Error | undefined> {
+	if (agent.state.isStreaming) return undefined;
+	const error: unknown = await prompted.then(
+		() => undefined,
+		(caught: unknown) => caught,
+	);
+	if (error === undefined) return undefined;
+	return mistake(new Error(`agentchart/testing: your agent refused the kit's prompt, so nothing of it could be tested: ${describeError(error)}`, { cause: error }));
+}

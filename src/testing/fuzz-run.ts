@@ -11,7 +11,7 @@ import type { StreamFn } from "../types/stream.js";
 import type { AgentEvent, AgentToolResult, AnyAgentTool, BeforeToolCallHook } from "../types/agent.js";
 import { idleViolations, queuesOf, stillWaitingOn, watchQueueClears } from "./agent-checks.js";
 import { EventInvariants } from "./event-invariants.js";
-import { callFactory, isFactoryMistake } from "./factory-calls.js";
+import { callFactory, isFactoryMistake, refusedPrompt } from "./factory-calls.js";
 import { createFaultyModel, type Fault, type FaultKind } from "./faulty-model.js";
 import { disposedRunViolations, OpenRuns, refusalViolation } from "./fuzz-dispose.js";
 import { checkedHooks, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
@@ -315,7 +315,13 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	}
 
 	agent = make(undefined);
-	runs.track(agent.prompt(setup.prompt));
+	const prompted = agent.prompt(setup.prompt);
+	runs.track(prompted);
+	const refused = await refusedPrompt(agent, prompted);
+	if (refused) {
+		lost = refused.message;
+		mistake = refused;
+	}
 	// Everything scheduled, then the run must settle: the commands left run at the end, in order.
 	for (let round = 0; round < 50 && !lost; round++) {
 		await issuing;

@@ -228,3 +228,17 @@ describe("a listener that never answers an event is named as what the run waits 
 		expect(report.violations.filter((found) => found.rule === "settle").map((found) => found.message)).toEqual([expect.stringMatching(expected)]);
 	}, 60_000);
 });
+
+describe("an agent that refuses the kit's prompt (a setting no run can use) is a mistake of the test, not a pass", () => {
+	// Two tools of one name: every prompt() rejects with a TypeError before the run starts. Before, both reported ok with nothing tested.
+	const twice = factory(() => ({ initialState: { model, tools: [lookup(), lookup()] } }));
+	const expected = /^agentchart\/testing: your agent refused the kit's prompt, so nothing of it could be tested: Tools: two tools are named "lookup_order" \(tools\[0\] and tools\[1\]\); tool names must be unique$/;
+
+	it("by exploreAgent", async () => {
+		expect((await thrownBy(() => exploreAgent(twice, { restores: false, ...quiet })))?.message).toMatch(expected);
+	}, 60_000);
+
+	it("by fuzzAgent", async () => {
+		expect((await thrownBy(() => fuzzAgent(twice, { runs: 2, seed: 1, ...quiet })))?.message).toMatch(expected);
+	}, 60_000);
+});

@@ -10,6 +10,7 @@ import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
 import type { AgentToolResult, BeforeToolCallResult } from "../../types/agent.js";
 import type { AgentMessage } from "../../types/messages.js";
 import { describeError } from "../../util/describe-error.js";
+import { isFactoryMistake, refusedPrompt } from "../factory-calls.js";
 import type { Settlement } from "../instrument/checked-calls.js";
 import { NO_SUCH_CALL, compactionFailsAtOnce, settlesAtOnce } from "../model/alphabet.js";
 import { withClockPastDeadlines, type WalkStep } from "../model/plan.js";
@@ -120,9 +121,13 @@ export async function performStep(run: PathRunner, step: WalkStep): Promise<stri
 	const event = step.event;
 	try {
 		switch (event.type) {
-			case "prompt":
-				ignore(agent.prompt(event.messages.map((message) => fresh(run, message))));
+			case "prompt": {
+				const prompted = agent.prompt(event.messages.map((message) => fresh(run, message)));
+				ignore(prompted);
+				const refused = await refusedPrompt(agent, prompted);
+				if (refused) throw refused;
 				return undefined;
+			}
 			case "continue":
 				ignore(agent.continue());
 				return undefined;
@@ -213,6 +218,8 @@ export async function performStep(run: PathRunner, step: WalkStep): Promise<stri
 			}
 		}
 	} catch (error) {
+		// A mistake of the test (your agent refused the prompt) goes to exploreAgent's caller.
+		if (isFactoryMistake(error)) throw error;
 		return `${step.label} threw: ${describeError(error)}`;
 	}
 }
