@@ -51,6 +51,34 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
 	beforeToolCall?: BeforeToolCallHook | undefined;
 	/** Asked after each tool call: the fields it returns replace the result's, field by field. */
 	afterToolCall?: AfterToolCallHook | undefined;
+	/**
+	 * agentchart: the default time limit of a tool call in milliseconds, as the Agent's option of
+	 * that name (default 180000; 0: none, as in pi's loop); a tool's own `timeoutMs` wins. Not
+	 * passed to the stream function.
+	 *
+	 * @example
+	 * const config: AgentLoopConfig = { model, convertToLlm: defaultConvertToLlm, toolTimeoutMs: 0 }; // a ten-minute build may run
+	 */
+	toolTimeoutMs?: number | undefined;
+	/**
+	 * agentchart: the longest silence allowed from the model's stream before the call ends as an
+	 * error that says it stalled, as the Agent's option of that name (default 120000; 0: none, as
+	 * in pi's loop: a local server reading a long prompt may send nothing for minutes). Not passed
+	 * to the stream function.
+	 *
+	 * @example
+	 * const config: AgentLoopConfig = { model, convertToLlm: defaultConvertToLlm, streamIdleTimeoutMs: 600_000 };
+	 */
+	streamIdleTimeoutMs?: number | undefined;
+	/**
+	 * agentchart: after an abort, how long running tools may take to stop before they are given
+	 * up on, as the Agent's option of that name (default 5000; 0 waits). Not passed to the stream
+	 * function.
+	 *
+	 * @example
+	 * const config: AgentLoopConfig = { model, convertToLlm: defaultConvertToLlm, toolAbortGraceMs: 0 };
+	 */
+	toolAbortGraceMs?: number | undefined;
 }
 
 /**

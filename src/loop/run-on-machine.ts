@@ -53,6 +53,11 @@ function machineConfig(config: AgentLoopConfig, streamFn: StreamFn | undefined, 
 		toolExecution,
 		beforeToolCall,
 		afterToolCall,
+		// The machine's own settings, not stream options: spread into those they were sent to the
+		// stream function and never applied, so the Agent's defaults held with no way to change them.
+		toolTimeoutMs,
+		streamIdleTimeoutMs,
+		toolAbortGraceMs,
 		reasoning: _reasoning,
 		signal: _signal,
 		...streamOptions
@@ -70,6 +75,10 @@ function machineConfig(config: AgentLoopConfig, streamFn: StreamFn | undefined, 
 		toolExecution: toolExecution ?? "parallel",
 		beforeToolCall: beforeToolCall ?? undefined,
 		afterToolCall: afterToolCall ?? undefined,
+		// Undefined (or null, as an unset hook is) takes the default; anything else is checked with the machine's input.
+		...(toolTimeoutMs != null ? { toolTimeoutMs } : {}),
+		...(streamIdleTimeoutMs != null ? { streamIdleTimeoutMs } : {}),
+		...(toolAbortGraceMs != null ? { toolAbortGraceMs } : {}),
 		streamOptions,
 	};
 }
@@ -146,7 +155,9 @@ export async function runOnMachine(
 	const onAbort = () => machine.send({ type: "abort" });
 	observe?.(machine);
 	machine.start();
-	machine.send(command);
+	// An input the machine refused has failed it already (the run rejects with that error): a
+	// command sent now would only be reported on the console as sent to a stopped actor.
+	if (machine.getSnapshot().status === "active") machine.send(command);
 	if (signal?.aborted) onAbort();
 	else signal?.addEventListener("abort", onAbort, { once: true });
 	try {

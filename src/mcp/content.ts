@@ -44,6 +44,12 @@ function text(value: unknown): string | undefined {
 	return typeof value === "string" ? value : undefined;
 }
 
+/** A value as short JSON, for a note about something malformed. */
+function excerptJson(value: unknown): string {
+	const json = JSON.stringify(value) ?? String(value);
+	return json.length > 80 ? `${json.slice(0, 80)}…` : json;
+}
+
 /** Bytes encoded by a base64 string, for notes such as "1234 bytes". */
 function base64Bytes(data: string): number {
 	const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
@@ -130,6 +136,8 @@ export function mapCallToolResult(raw: McpCallResult, server: string, tool: stri
 	if (isRecord(raw._meta)) details.meta = raw._meta;
 	const content: (TextContent | ImageContent)[] = [];
 	if (Array.isArray(raw.content)) for (const block of raw.content) mapBlock(block, content, details);
+	// A server bug, read leniently like the rest; but an empty result would read as "nothing there".
+	else if (raw.content !== undefined) content.push({ type: "text", text: `[malformed MCP result: its content is not a list (${excerptJson(raw.content)})]` });
 	if (content.length === 0 && details.structuredContent !== undefined) {
 		content.push({ type: "text", text: JSON.stringify(details.structuredContent) });
 	}

@@ -7,8 +7,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { ErrorCode, McpError, ProgressNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { ErrorCode, McpError, ProgressNotificationSchema, ResultSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { loadOptionalPeer } from "../util/optional-peer.js";
 
 /** What agentchart/mcp takes from the SDK. */
@@ -18,12 +18,14 @@ export interface McpSdk {
 	StreamableHTTPError: typeof StreamableHTTPError;
 	StdioClientTransport: typeof StdioClientTransport;
 	getDefaultEnvironment: typeof getDefaultEnvironment;
-	ReadBuffer: typeof ReadBuffer;
+	deserializeMessage: typeof deserializeMessage;
 	serializeMessage: typeof serializeMessage;
 	ErrorCode: typeof ErrorCode;
 	McpError: typeof McpError;
 	ProgressNotificationSchema: typeof ProgressNotificationSchema;
 	ToolListChangedNotificationSchema: typeof ToolListChangedNotificationSchema;
+	/** Any result: what `tools/list` and `tools/call` are read with, defensively, instead of their strict schemas. */
+	ResultSchema: typeof ResultSchema;
 }
 
 // Checked after the load: an SDK of another major version may have moved or dropped one.
@@ -33,12 +35,13 @@ const MCP_SDK_EXPORTS: readonly (keyof McpSdk)[] = [
 	"StreamableHTTPError",
 	"StdioClientTransport",
 	"getDefaultEnvironment",
-	"ReadBuffer",
+	"deserializeMessage",
 	"serializeMessage",
 	"ErrorCode",
 	"McpError",
 	"ProgressNotificationSchema",
 	"ToolListChangedNotificationSchema",
+	"ResultSchema",
 ];
 
 let loading: Promise<McpSdk> | undefined;
@@ -67,12 +70,13 @@ export function loadMcpSdk(): Promise<McpSdk> {
 			StreamableHTTPError: http.StreamableHTTPError,
 			StdioClientTransport: stdioClient.StdioClientTransport,
 			getDefaultEnvironment: stdioClient.getDefaultEnvironment,
-			ReadBuffer: stdio.ReadBuffer,
+			deserializeMessage: stdio.deserializeMessage,
 			serializeMessage: stdio.serializeMessage,
 			ErrorCode: types.ErrorCode,
 			McpError: types.McpError,
 			ProgressNotificationSchema: types.ProgressNotificationSchema,
 			ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
+			ResultSchema: types.ResultSchema,
 		};
 	}, MCP_SDK_EXPORTS).catch((error: unknown) => {
 		loading = undefined;

@@ -4,6 +4,7 @@ import { McpToolCatalog, type CatalogResult, type CatalogSource } from "./tool-c
 import type { McpAgentTool } from "./tool-adapter.js";
 import type { McpClientInfo, McpProblem, McpServerConfig, McpServerStatus } from "./types.js";
 import { loadMcpSdk } from "./sdk.js";
+import { shown } from "../agent-input.js";
 
 /**
  * Options of {@link connectMcpServers}.
@@ -127,6 +128,19 @@ function assertServerConfig(name: string, config: McpServerConfig): void {
 	if (hasCommand === hasUrl) {
 		throw new TypeError(`connectMcpServers: server "${name}" needs either a command (stdio) or a url (Streamable HTTP)`);
 	}
+	// Configurations are often read from JSON files, unchecked: a string here was spread into its
+	// letters, one argument each, and a URL without its scheme failed later as "fetch failed (unknown scheme)".
+	const args: unknown = "args" in config ? config.args : undefined;
+	if (args !== undefined && (!Array.isArray(args) || args.some((arg) => typeof arg !== "string"))) {
+		throw new TypeError(`connectMcpServers: server "${name}": args must be a list of strings, got ${shown(args)}`);
+	}
+	if (hasUrl && "url" in config) {
+		const url = String(config.url);
+		if (!/^https?:\/\//i.test(url.trim())) {
+			const hint = /^[a-z][a-z0-9+.-]*:\/\//i.test(url.trim()) ? "" : `: use http://${url.trim()}`;
+			throw new TypeError(`connectMcpServers: server "${name}": url must be an http:// or https:// URL, got ${JSON.stringify(url)}${hint}`);
+		}
+	}
 }
 
 function sameTools(a: readonly McpAgentTool[], b: readonly McpAgentTool[]): boolean {
@@ -153,7 +167,14 @@ class ConnectedMcpServers implements McpServers {
 	constructor(private readonly options: ConnectMcpServersOptions) {
 		for (const [name, config] of Object.entries(options.servers)) {
 			assertServerConfig(name, config);
-			const connection = new McpConnection(name, config, options.clientInfo);
+			let connection: McpConnection;
+			try {
+				connection = new McpConnection(name, config, options.clientInfo);
+			} catch (error) {
+				// The settings' own message cannot say which server of several it is about.
+				if (error instanceof TypeError) throw new TypeError(`connectMcpServers: server "${name}": ${error.message.replace(/^MCP server options: /, "")}`);
+				throw error;
+			}
 			const entry: ServerEntry = { connection, config, lastStatus: "", lastTools: undefined };
 			this.entries.set(name, entry);
 			connection.subscribe(() => this.onConnectionChange(entry));

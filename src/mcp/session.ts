@@ -5,6 +5,7 @@ import type { McpCallResult } from "./content.js";
 import { errorMessage, isConnectionLoss, McpSessionClosedError } from "./errors.js";
 import type { McpClientInfo, McpServerConfig, McpStdioServerConfig, McpToolInfo } from "./types.js";
 import { exitReasonFromStderr } from "./stderr-summary.js";
+import { excerpt, htmlText, looksLikeHtml, statusLine } from "../providers/http-error-text.js";
 import type { McpSdk } from "./sdk.js";
 import { createStdioTransport, type StdioProcessTransport } from "./stdio-transport.js";
 
@@ -45,6 +46,30 @@ function asRecord(value: unknown): Readonly<Record<string, unknown>> | undefined
 }
 
 /**
+ * One entry of a `tools/list` answer, read defensively. An entry without a name cannot be
+ * called or reported, and is skipped; an input schema that is not an object is kept as it is,
+ * so that the catalog's schema check leaves the tool out and says why.
+ */
+function toolInfo(entry: unknown): McpToolInfo | undefined {
+	const tool = asRecord(entry);
+	const name = tool?.["name"];
+	if (!tool || typeof name !== "string" || name === "") return undefined;
+	// Cast, not checked: a schema that is not an object reaches `toolSchemaIssues` as it came, to be reported.
+	const info: McpToolInfo = { name, inputSchema: tool["inputSchema"] as McpToolInfo["inputSchema"] };
+	const title = tool["title"];
+	if (typeof title === "string") info.title = title;
+	const description = tool["description"];
+	if (typeof description === "string") info.description = description;
+	const outputSchema = asRecord(tool["outputSchema"]);
+	if (outputSchema) info.outputSchema = outputSchema;
+	const annotations = asRecord(tool["annotations"]);
+	if (annotations) info.annotations = annotations;
+	const taskSupport = asRecord(tool["execution"])?.["taskSupport"];
+	if (taskSupport === "forbidden" || taskSupport === "optional" || taskSupport === "required") info.taskSupport = taskSupport;
+	return info;
+}
+
+/**
  * An MCP session over stdio or Streamable HTTP. Create it, `connect`, then list and call;
  * `close` ends it (and its process tree) and is safe to call any number of times, at any point,
  * before `connect` too.
@@ -81,6 +106,8 @@ export class McpSession {
 	 * their callers learn at once instead of when the server process has exited.
 	 */
 	private readonly requestsInFlight = new Set<AbortController>();
+	/** The endpoint of an HTTP server, without query or credentials: named in its HTTP errors. */
+	private readonly url: string | undefined;
 
 	constructor(
 		readonly server: string,
@@ -90,7 +117,12 @@ export class McpSession {
 	) {
 		this.client = new sdk.Client(clientInfo, { capabilities: {} });
 		if (isStdio(config)) this.transport = this.stdio = this.stdioTransport(config);
-		else this.transport = this.httpTransport(config.url, config.headers);
+		else {
+			// Origin and path only: a key in the query string or the userinfo must not reach a log.
+			const url = new URL(config.url);
+			this.url = `${url.origin}${url.pathname}`;
+			this.transport = this.httpTransport(config.url, config.headers);
+		}
 		this.client.onclose = () => this.markLost(this.closedReason());
 		this.client.onerror = (error) => {
 			if (this.isConnectionLoss(error)) this.markLost(errorMessage(error));
@@ -156,7 +188,8 @@ export class McpSession {
 
 	private closedReason(): string {
 		if (!this.stdio) return "the server closed the connection";
-		return exitReasonFromStderr(this.stderrTail);
+		// The transport ended the server itself: its stderr would only say it was killed.
+		return this.stdio.failure ?? exitReasonFromStderr(this.stderrTail);
 	}
 
 	private markLost(reason: string): void {
@@ -216,33 +249,63 @@ export class McpSession {
 			if (error instanceof McpSessionClosedError) throw error;
 			await this.close();
 			if (signal.aborted) throw new Error("connecting was cancelled", { cause: error });
-			// "Connection closed" says less than why: a process that exited, with its stderr.
-			throw this.lostReason !== undefined ? new Error(this.lostReason) : error;
+			// "Connection closed" says less than why: a process that exited, with its stderr. Only
+			// then: the SDK closes the transport itself when the handshake fails, which marks the
+			// session lost too, and that generic reason must not hide the error (a 401 for a bad
+			// token, a proxy's 502 page).
+			if (error instanceof this.sdk.StreamableHTTPError) throw this.readableError(error);
+			if (this.lostReason !== undefined && this.isConnectionLoss(error)) throw new Error(this.lostReason);
+			throw error;
 		}
 	}
 
-	/** Every tool the server lists, following `nextCursor` through all pages. */
-	listTools(signal?: AbortSignal): Promise<McpToolInfo[]> {
-		return this.request(signal, (requestSignal) => this.listAllTools(requestSignal));
+	/**
+	 * An HTTP status the server answered a request with, as a person reads it (`401
+	 * Unauthorized from http://…: {"error":"invalid_token"}`, or a gateway's HTML page by its
+	 * visible text) rather than the SDK's `Streamable HTTP error: Error POSTing to endpoint: <body>`.
+	 */
+	private readableError(error: InstanceType<McpSdk["StreamableHTTPError"]>): Error {
+		if (typeof error.code !== "number" || error.code < 400) return error;
+		const prefix = "Error POSTing to endpoint: ";
+		const at = error.message.indexOf(prefix);
+		const body = at === -1 ? "" : error.message.slice(at + prefix.length);
+		// No `cause`: `errorMessage` would quote the SDK's message, body and all, a second time.
+		const status = `${statusLine(error.code)}${this.url ? ` from ${this.url}` : ""}`;
+		if (looksLikeHtml("", body)) return new Error(`${status}: an HTML page, not MCP's JSON (a proxy or gateway in front of the server?): "${htmlText(body)}"`);
+		return new Error(`${status}${body ? `: ${excerpt(body, 500)}` : ""}`);
 	}
 
-	private async listAllTools(signal: AbortSignal): Promise<McpToolInfo[]> {
+	/**
+	 * Every tool the server lists, following `nextCursor` through all pages. Each page is a
+	 * request of its own (the SDK leaves an abort listener on a request's signal for good, so one
+	 * signal for all pages would collect one listener a page), and a cursor the server sent before
+	 * ends the listing with an error rather than looping until the time limit.
+	 */
+	async listTools(signal?: AbortSignal): Promise<McpToolInfo[]> {
 		const tools: McpToolInfo[] = [];
+		const cursors = new Set<string>();
 		let cursor: string | undefined;
 		do {
-			const page = await this.client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: NO_SDK_TIMEOUT_MS });
-			for (const tool of page.tools) {
-				const info: McpToolInfo = { name: tool.name, inputSchema: tool.inputSchema };
-				if (tool.title !== undefined) info.title = tool.title;
-				if (tool.description !== undefined) info.description = tool.description;
-				const outputSchema = asRecord(tool.outputSchema);
-				if (outputSchema) info.outputSchema = outputSchema;
-				const annotations = asRecord(tool.annotations);
-				if (annotations) info.annotations = annotations;
-				if (tool.execution?.taskSupport !== undefined) info.taskSupport = tool.execution.taskSupport;
-				tools.push(info);
+			const params = cursor === undefined ? {} : { cursor };
+			// The SDK's ResultSchema, not ListToolsResultSchema: one malformed tool (an input schema
+			// whose type is not "object", an output schema Ajv cannot compile) would otherwise fail
+			// the whole listing, and with it the connection. Each entry is read here instead, and a
+			// tool with a bad schema is left out and reported by the catalog.
+			const page = await this.request(signal, (requestSignal) =>
+				this.client.request({ method: "tools/list", params }, this.sdk.ResultSchema, { signal: requestSignal, timeout: NO_SDK_TIMEOUT_MS }),
+			);
+			const listed = page["tools"];
+			if (!Array.isArray(listed)) throw new Error(`the server's tools/list answer has no list of tools (tools: ${excerpt(JSON.stringify(listed) ?? "undefined", 80)})`);
+			for (const entry of listed) {
+				const info = toolInfo(entry);
+				if (info) tools.push(info);
 			}
-			cursor = page.nextCursor;
+			const next = page["nextCursor"];
+			cursor = typeof next === "string" ? next : undefined;
+			if (cursor !== undefined) {
+				if (cursors.has(cursor)) throw new Error(`the server's tool listing does not end: it sent the cursor ${JSON.stringify(cursor)} a second time`);
+				cursors.add(cursor);
+			}
 			// The next page's request throws if the signal was aborted meanwhile: no partial list.
 		} while (cursor !== undefined);
 		return tools;
@@ -260,14 +323,25 @@ export class McpSession {
 		if (progressToken !== undefined && options.onProgress) this.progressRoutes.set(progressToken, options.onProgress);
 		try {
 			return await this.request(options.signal, (signal) =>
-				this.client.callTool({ name, arguments: { ...args }, ...(progressToken !== undefined ? { _meta: { progressToken } } : {}) }, undefined, {
-					signal,
-					timeout: options.timeoutMs ? options.timeoutMs : NO_SDK_TIMEOUT_MS,
-				}),
+				// A plain request with the SDK's ResultSchema, not client.callTool(): its result schema
+				// rejects a whole result for one content block of a kind it does not know (or an image
+				// without data), with a page of Zod issues as the message, and its output-schema check
+				// turns a result with usable content into an error. `mapCallToolResult` reads the
+				// result defensively instead.
+				this.client.request(
+					{ method: "tools/call", params: { name, arguments: { ...args }, ...(progressToken !== undefined ? { _meta: { progressToken } } : {}) } },
+					this.sdk.ResultSchema,
+					// Capped: a longer timer fires at once.
+					{ signal, timeout: options.timeoutMs ? Math.min(options.timeoutMs, NO_SDK_TIMEOUT_MS) : NO_SDK_TIMEOUT_MS },
+				),
 			);
 		} catch (error) {
-			if (this.isConnectionLoss(error)) this.markLost(errorMessage(error));
-			throw error;
+			if (this.isConnectionLoss(error)) {
+				this.markLost(errorMessage(error));
+				throw error;
+			}
+			// The model reads this as the tool's error: a gateway's HTML page, not kilobytes of markup.
+			throw error instanceof this.sdk.StreamableHTTPError ? this.readableError(error) : error;
 		} finally {
 			if (progressToken !== undefined) this.progressRoutes.delete(progressToken);
 		}

@@ -23,7 +23,10 @@ export const DEFAULT_RECONNECT: ReconnectSettings = { initialDelayMs: 500, maxDe
 
 function nonNegative(value: number | undefined, fallback: number, what: string): number {
 	if (value === undefined) return fallback;
-	if (!(value >= 0)) throw new TypeError(`MCP server options: ${what} must be a number of at least 0, got ${String(value)}`);
+	// typeof first: "5000" >= 0 is true, and a string would then be added to Date.now().
+	if (typeof value !== "number" || !(value >= 0)) {
+		throw new TypeError(`MCP server options: ${what} must be a number of at least 0, got ${typeof value === "string" ? JSON.stringify(value) : String(value)}`);
+	}
 	return value;
 }
 
@@ -35,6 +38,10 @@ function nonNegative(value: number | undefined, fallback: number, what: string):
  * // { connectTimeoutMs: 30000, reconnect: { initialDelayMs: 100, maxDelayMs: 30000, maxAttempts: Infinity } }
  */
 export function resolveConnectionSettings(options: McpServerOptions): ConnectionSettings {
+	// Not a connection setting, but checked with them: set as each tool's `timeoutMs` and as the
+	// SDK's request timeout, a negative number or a string would fail every call at once with
+	// "Request timed out".
+	nonNegative(options.toolTimeoutMs, 0, "toolTimeoutMs");
 	const connectTimeoutMs = Math.min(nonNegative(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, "connectTimeoutMs") || DEFAULT_CONNECT_TIMEOUT_MS, MAX_TIMER_MS);
 	if (options.reconnect === false) return { connectTimeoutMs, reconnect: false };
 	const given = options.reconnect ?? {};

@@ -12,14 +12,13 @@
  */
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import type { ReadBuffer } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { signalProcessGroup, trackProcessGroup } from "./process-groups.js";
 import type { McpSdk } from "./sdk.js";
 
 /** What the stdio transports take from the SDK (loaded by the caller: see `loadMcpSdk`). */
-export type StdioSdk = Pick<McpSdk, "getDefaultEnvironment" | "ReadBuffer" | "serializeMessage" | "StdioClientTransport">;
+export type StdioSdk = Pick<McpSdk, "getDefaultEnvironment" | "deserializeMessage" | "serializeMessage" | "StdioClientTransport">;
 
 /** What starts a stdio server. */
 export interface StdioServerParameters {
@@ -36,7 +35,17 @@ export interface StdioServerParameters {
 export interface StdioProcessTransport extends Transport {
 	/** The process started (on POSIX the leader of the server's process group) while it runs; null before and after. */
 	readonly pid: number | null;
+	/** Why the transport ended the server itself (a message over the size limit), when it did. */
+	readonly failure?: string | undefined;
 }
+
+/**
+ * The longest message (one line) a server may send: 64 MiB. A screenshot or a document as an
+ * image or an embedded resource is base64 (a third larger) inside JSON, and the SDK's own 10 MiB
+ * limit ended the connection for a 7.5 MB image. The limit stays, so that a server writing
+ * without newlines cannot take all of this process's memory.
+ */
+export const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 /** How long each step of ending a server waits. */
 interface ShutdownTiming {
@@ -74,6 +83,8 @@ function delay(ms: number): Promise<void> {
  * - `onclose` fires once: when the server process has exited and its output is read, or when a
  *   child that inherited the output still holds it `outputDrainMs` after the server exited (the
  *   server is gone; waiting for its child could take for ever), or when close() is done.
+ * - Each line of the server's output is one message, at most `maxMessageBytes` long (default
+ *   {@link MAX_STDIO_MESSAGE_BYTES}); a longer one ends the server, with `failure` saying why.
  * - `close()` ends the group: input closed, then SIGTERM, then SIGKILL, each after a grace, and
  *   resolves once no process of the group is left (after SIGKILL, it waits `killWaitMs` at
  *   most). It returns the same promise every time.
@@ -91,7 +102,10 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 	onmessage?: Transport["onmessage"];
 
 	private child: ServerProcess | undefined;
-	private readonly readBuffer: ReadBuffer;
+	/** The start of a message whose newline has not arrived, in chunks: joined once, when it has. */
+	private pending: Buffer[] = [];
+	private pendingBytes = 0;
+	private failureReason: string | undefined;
 	private leaderExited = false;
 	/**
 	 * True once the group was seen gone. Its id is then free for the kernel to give to a new
@@ -107,8 +121,11 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 	constructor(
 		private readonly sdk: StdioSdk,
 		private readonly parameters: StdioServerParameters,
-	) {
-		this.readBuffer = new sdk.ReadBuffer();
+		private readonly maxMessageBytes = MAX_STDIO_MESSAGE_BYTES,
+	) {}
+
+	get failure(): string | undefined {
+		return this.failureReason;
 	}
 
 	get pid(): number | null {
@@ -175,35 +192,65 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 		return this.closing;
 	}
 
+	/**
+	 * Splits the output into lines, one JSON-RPC message each. Not the SDK's ReadBuffer: it joins
+	 * the whole buffer again for every chunk (seconds for a message of a few megabytes) and allows
+	 * 10 MiB (see `MAX_STDIO_MESSAGE_BYTES`).
+	 */
 	private receive(chunk: Buffer): void {
-		if (this.ended) return;
+		let start = 0;
+		while (!this.ended && !this.failureReason) {
+			const newline = chunk.indexOf(0x0a, start);
+			const piece = chunk.subarray(start, newline === -1 ? chunk.length : newline);
+			if (this.pendingBytes + piece.length > this.maxMessageBytes) {
+				this.overflow();
+				return;
+			}
+			if (newline === -1) {
+				if (piece.length > 0) {
+					this.pending.push(piece);
+					this.pendingBytes += piece.length;
+				}
+				return;
+			}
+			const line = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece]);
+			this.pending = [];
+			this.pendingBytes = 0;
+			start = newline + 1;
+			this.deliver(line.toString("utf8").replace(/\r$/, ""));
+		}
+	}
+
+	private deliver(line: string): void {
+		if (line.trim() === "") return;
+		let message: JSONRPCMessage;
 		try {
-			this.readBuffer.append(chunk);
+			message = this.sdk.deserializeMessage(line);
 		} catch (error) {
-			// Over the SDK's buffer limit: the stream can no longer be framed.
+			// A line that is not a message (a log line on stdout): report it and go on with the next one.
 			this.onerror?.(asError(error));
-			void this.close();
 			return;
 		}
-		for (;;) {
-			let message: JSONRPCMessage | null;
-			try {
-				message = this.readBuffer.readMessage();
-			} catch (error) {
-				// The bad line is consumed: report it and go on with the next one.
-				this.onerror?.(asError(error));
-				continue;
-			}
-			if (message === null) return;
-			this.onmessage?.(message);
-		}
+		this.onmessage?.(message);
+	}
+
+	/** A message over the limit: the stream can no longer be framed, so the server is ended, saying why. */
+	private overflow(): void {
+		this.pending = [];
+		this.pendingBytes = 0;
+		const mib = 1024 * 1024;
+		const limit = this.maxMessageBytes % mib === 0 ? `${this.maxMessageBytes / mib} MiB` : `${this.maxMessageBytes} bytes`;
+		this.failureReason = `the server sent a message of more than ${limit} (the most one stdio message may bring); the connection was closed`;
+		this.onerror?.(new Error(this.failureReason));
+		void this.close();
 	}
 
 	private end(): void {
 		if (this.ended) return;
 		this.ended = true;
 		clearTimeout(this.drainTimer);
-		this.readBuffer.clear();
+		this.pending = [];
+		this.pendingBytes = 0;
 		this.onclose?.();
 	}
 

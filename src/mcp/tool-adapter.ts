@@ -94,6 +94,7 @@ export function createMcpAgentTool(caller: McpToolCaller, info: McpToolInfo, nam
 			return result;
 		},
 	};
-	if (timeoutMs) tool.timeoutMs = timeoutMs;
+	// 0 too: it is the agent's "no limit" for this tool, where leaving it out would mean the agent's default.
+	if (timeoutMs !== undefined) tool.timeoutMs = timeoutMs;
 	return tool;
 }

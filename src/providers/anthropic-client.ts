@@ -13,6 +13,7 @@ import type { AnthropicSdk } from "./anthropic-sdk.js";
 import type { Model, StreamOptions } from "../types/model.js";
 import { type BodyMeter, withReplyLimits } from "./reply-size.js";
 import { sdkWillRetry } from "./sdk-retry.js";
+import { requestTimeoutMs } from "./stream-option-check.js";
 
 /** Default cap on a single retry wait, as in pi-ai. */
 export const defaultMaxRetryDelayMs = 60_000;
@@ -73,7 +74,7 @@ export function createAnthropicClient(sdk: AnthropicSdk, model: Model, apiKey: s
 		apiKey,
 		baseURL: model.baseUrl,
 		...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
-		...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+		...(options.timeoutMs !== undefined ? { timeout: requestTimeoutMs(options.timeoutMs) } : {}),
 		defaultHeaders: { ...model.headers, ...options.headers },
 		// 0 disables the cap, as in pi-ai.
 		middleware: maxRetryDelayMs > 0 ? [limitReply, capRetryDelay(maxRetryDelayMs)] : [limitReply],

@@ -13,6 +13,7 @@ import type { Model, StreamOptions } from "../types/model.js";
 import { detectOpenAICompatibleServer, type ResolvedOpenAICompat } from "./openai-compat.js";
 import { withReplyLimits } from "./reply-size.js";
 import { sdkWillRetry } from "./sdk-retry.js";
+import { requestTimeoutMs } from "./stream-option-check.js";
 import { environment } from "../util/host.js";
 import { isMissingPeer, loadOptionalPeer, missingPeerMessage, type OptionalPeerUse } from "../util/optional-peer.js";
 
@@ -228,7 +229,7 @@ export function createOpenAIClient(
 		// The SDK would read OPENAI_ORG_ID / OPENAI_PROJECT_ID and send them to any server; only OpenAI wants them.
 		...(openAIHost ? {} : { organization: null, project: null, adminAPIKey: null }),
 		...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
-		...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+		...(options.timeoutMs !== undefined ? { timeout: requestTimeoutMs(options.timeoutMs) } : {}),
 		defaultHeaders: headers,
 		fetch: createCallFetch(options.maxRetryDelayMs ?? defaultMaxRetryDelayMs, recorder, fetch, options.maxReplyBytes),
 		// The key belongs to whoever configured the model; a browser app talking to a local server has none to leak.

@@ -7,6 +7,7 @@
 import { excerpt, htmlText } from "./http-error-text.js";
 import { describeStreamErrorPayload, OpenAIStreamError } from "./openai-errors.js";
 import { readServerSentEvents } from "./openai-sse.js";
+import { requestTimeoutMs } from "./stream-option-check.js";
 import type { OpenAIChunkReader } from "./openai-stream-reader.js";
 
 /** The SDK's default request timeout, used as the stall limit too when `timeoutMs` is not set. */
@@ -49,7 +50,7 @@ async function readEventStream(
 ): Promise<number> {
 	let eventNumber = 0;
 	const events = readServerSentEvents(body, {
-		idleTimeoutMs: timeoutMs ?? defaultTimeoutMs,
+		idleTimeoutMs: requestTimeoutMs(timeoutMs) ?? defaultTimeoutMs,
 		idleTimeoutSource: timeoutMs !== undefined ? "timeoutMs" : "the default timeoutMs",
 		...(signal ? { signal } : {}),
 	});

@@ -7,6 +7,7 @@
  * (an unreachable or failing proxy, a malformed or cut-off stream, a stall, an abort) as a
  * final `error` event whose message keeps whatever content had arrived.
  */
+import { shown } from "../agent-input.js";
 import { streamOptionsProblem } from "./stream-option-check.js";
 import { createAssistantMessage } from "./assistant-message.js";
 import type { AssistantMessage } from "../types/messages.js";
@@ -77,6 +78,19 @@ function serializableOptions(options: ProxyStreamOptions): Record<string, unknow
 	const sent: Record<string, unknown> = {};
 	for (const key of serializableKeys) if (options[key] !== undefined) sent[key] = options[key];
 	return sent;
+}
+
+/**
+ * What is wrong with the options that say where and as whom to connect, or undefined. Each is
+ * a string in the types, but they often come from the environment unchecked, and "undefined"
+ * would be sent as the token.
+ */
+function proxySetupProblem(options: ProxyStreamOptions): string | undefined {
+	const { proxyUrl, authToken } = options as { proxyUrl?: unknown; authToken?: unknown };
+	// Its form is not checked: in a browser, a relative URL ("" or "/genai") is the page's own server.
+	if (typeof proxyUrl !== "string") return `options.proxyUrl must be the proxy server's URL (e.g. "https://genai.example.com"), got ${shown(proxyUrl)}`;
+	if (typeof authToken !== "string") return `options.authToken must be a string (sent as "Authorization: Bearer <authToken>"), got ${shown(authToken)}`;
+	return undefined;
 }
 
 function streamEndpoint(proxyUrl: string): string {
@@ -155,7 +169,10 @@ async function readFailedAnswer(response: Response): Promise<string> {
 
 async function runProxyCall(model: Model, context: Context, options: ProxyStreamOptions, stream: AssistantMessageEventStream): Promise<void> {
 	const message: AssistantMessage = createAssistantMessage(model);
-	const url = streamEndpoint(options.proxyUrl);
+	// Checked before anything else: a proxyUrl left undefined (an unset environment variable) threw
+	// here, outside the try, and the rejection went unhandled (the process died; result() never settled).
+	const setupProblem = proxySetupProblem(options);
+	const url = setupProblem === undefined ? streamEndpoint(options.proxyUrl) : "";
 	const { signal } = options;
 	// The request's own signal: the caller's abort, or a proxy that went silent (timeoutMs).
 	const request = new AbortController();
@@ -170,7 +187,7 @@ async function runProxyCall(model: Model, context: Context, options: ProxyStream
 	let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
 	try {
 		if (signal?.aborted) throw new ProxyStreamError(abortedMessage);
-		const optionProblem = streamOptionsProblem(options, "options");
+		const optionProblem = setupProblem ?? streamOptionsProblem(options, "options");
 		// Said as it is: no request was made.
 		if (optionProblem) throw new ProxyStreamError(optionProblem);
 		signal?.addEventListener("abort", onAbort, { once: true });

@@ -31,3 +31,23 @@ export function streamOptionsProblem(options: object, owner: string): string | u
 	}
 	return undefined;
 }
+
+/** The longest delay a timer takes: a longer one fires at once (Node warns and uses 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * The time limit given to a provider SDK (and to a stall watch) for `timeoutMs`: undefined keeps
+ * the SDK's default; 0 means no limit, as it does for the proxy, `maxReplyBytes` and the agent's
+ * own timeouts (an SDK given 0 fails every request at once with "Request timed out"); a limit
+ * beyond what a timer takes is capped there (an SDK's timer would fire at once).
+ *
+ * @example
+ * requestTimeoutMs(undefined); // undefined
+ * requestTimeoutMs(0); // 2147483647
+ * requestTimeoutMs(30_000); // 30000
+ * requestTimeoutMs(3e9); // 2147483647
+ */
+export function requestTimeoutMs(timeoutMs: number | undefined): number | undefined {
+	if (timeoutMs === undefined) return undefined;
+	return timeoutMs <= 0 ? MAX_TIMER_MS : Math.min(timeoutMs, MAX_TIMER_MS);
+}

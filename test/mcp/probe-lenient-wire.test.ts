@@ -1,0 +1,227 @@
+/**
+ * What real servers send and the SDK's strict schemas refuse: one tool of a listing with a
+ * schema the SDK cannot take, a result with a content kind it does not know, a listing of many
+ * pages or one that never ends, an HTTP endpoint that answers the handshake with an error
+ * status. Each must cost at most the one tool or call, with a message a person can act on,
+ * never the whole server or a page of Zod issues.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { connectMcpServers, type McpProblem, type McpStdioServerConfig } from "../../src/mcp/index.js";
+import { loadMcpSdk } from "../../src/mcp/sdk.js";
+import { ProcessGroupStdioTransport } from "../../src/mcp/stdio-transport.js";
+import { childPids, Cleanup, textOf, toolNamed, waitUntil } from "./helpers.js";
+
+const RAW_SERVER = fileURLToPath(new URL("./fixtures/raw-server.ts", import.meta.url));
+const cleanup = new Cleanup();
+
+afterEach(async () => {
+	await cleanup.run();
+	await waitUntil(() => childPids().length === 0, 10_000, "every server process to exit");
+});
+
+function rawServer(env: Record<string, string>, extra: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig {
+	return { command: process.execPath, args: ["--import", "tsx", RAW_SERVER], env, stderr: "ignore", reconnect: false, ...extra };
+}
+
+async function connect(env: Record<string, string>, extra: Partial<McpStdioServerConfig> = {}) {
+	const problems: McpProblem[] = [];
+	const mcp = await connectMcpServers({ servers: { raw: rawServer(env, extra) }, onProblem: (problem) => problems.push(problem) });
+	cleanup.add(() => mcp.close());
+	return { mcp, problems };
+}
+
+const objectSchema = { type: "object", properties: { text: { type: "string" } } };
+
+describe("a listing with tools the SDK's schemas refuse", () => {
+	it("leaves out and reports only the broken tools; the output-schema tool is called and its text kept", async () => {
+		const tools = [
+			{ name: "echo", inputSchema: objectSchema },
+			// The SDK's ListToolsResultSchema wants type "object" at the root.
+			{ name: "list", inputSchema: { type: "array" } },
+			// Ajv cannot compile this output schema, which made the SDK's listTools throw.
+			{ name: "typo", inputSchema: objectSchema, outputSchema: { type: "object", properties: { a: { type: "nonsense" } } } },
+			// Declares an output schema and answers with text only, which the SDK's callTool turns into an error.
+			{ name: "report", inputSchema: objectSchema, outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] } },
+			{ nameless: true },
+		];
+		const { mcp, problems } = await connect({ RAW_TOOLS: JSON.stringify(tools) });
+		expect(mcp.tools().map((tool) => tool.name)).toEqual(["raw__echo", "raw__typo", "raw__report"]);
+		expect(problems.map((problem) => [problem.kind, problem.tool])).toEqual([["invalid-schema", "list"]]);
+		expect(textOf(await toolNamed(mcp, "raw__typo").execute("c1", { text: "a" }))).toBe("a");
+		expect(textOf(await toolNamed(mcp, "raw__report").execute("c2", { text: "three" }))).toBe("three");
+		expect(mcp.status()[0]).toMatchObject({ state: "ready", toolCount: 3, listedToolCount: 4 });
+	}, 20_000);
+});
+
+describe("results the SDK's CallToolResultSchema refuses", () => {
+	it("map unknown content kinds, an image without data and content that is not a list to notes, as documented", async () => {
+		const results = {
+			video: { content: [{ type: "text", text: "before" }, { type: "video", url: "https://example.com/v.mp4" }] },
+			half: { content: [{ type: "image", mimeType: "image/png" }] },
+			flat: { content: "just a string" },
+		};
+		const tools = Object.keys(results).map((name) => ({ name, inputSchema: objectSchema }));
+		const { mcp } = await connect({ RAW_TOOLS: JSON.stringify(tools), RAW_RESULTS: JSON.stringify(results) });
+		expect(textOf(await toolNamed(mcp, "raw__video").execute("c1", {}))).toBe('before\n[unsupported MCP content of type "video"]');
+		expect(textOf(await toolNamed(mcp, "raw__half").execute("c2", {}))).toBe("[image without data, not shown]");
+		expect(textOf(await toolNamed(mcp, "raw__flat").execute("c3", {}))).toBe('[malformed MCP result: its content is not a list ("just a string")]');
+	}, 20_000);
+});
+
+describe("large messages on stdio", () => {
+	it("take a 12 MB result (the SDK's ReadBuffer allows 10 MiB, and ended the connection, blaming the server)", async () => {
+		const { mcp } = await connect({});
+		const result = await toolNamed(mcp, "raw__echo").execute("c1", { n: 12_000_000 });
+		expect(textOf(result)).toHaveLength(12_000_000);
+		expect(mcp.status()[0]).toMatchObject({ state: "ready" });
+	}, 30_000);
+
+	it("end the connection above the limit, saying so rather than 'the server process exited'", async () => {
+		const sdk = await loadMcpSdk();
+		const errors: string[] = [];
+		const transport = new ProcessGroupStdioTransport(
+			sdk,
+			{ command: process.execPath, args: ["-e", `process.stdout.write("x".repeat(3000)); setInterval(() => {}, 1000)`], onStderr: () => undefined },
+			1000,
+		);
+		cleanup.add(() => transport.close());
+		transport.onerror = (error) => errors.push(error.message);
+		const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+		await transport.start();
+		await closed;
+		expect(transport.failure).toBe("the server sent a message of more than 1000 bytes (the most one stdio message may bring); the connection was closed");
+		expect(errors).toEqual([transport.failure]);
+	}, 20_000);
+});
+
+describe("tool listings of several pages", () => {
+	it("lists fifteen pages without leaving an abort listener a page on one signal (no MaxListenersExceededWarning)", async () => {
+		const warnings: string[] = [];
+		const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+		process.on("warning", onWarning);
+		cleanup.add(async () => void process.off("warning", onWarning));
+		const tools = Array.from({ length: 15 }, (_, index) => ({ name: `t${index}`, inputSchema: objectSchema }));
+		const { mcp } = await connect({ RAW_TOOLS: JSON.stringify(tools), RAW_PAGES: "one" });
+		expect(mcp.tools()).toHaveLength(15);
+		// Warnings are emitted on the next tick.
+		await new Promise((resolve) => setTimeout(resolve, 50));
+		expect(warnings.filter((warning) => warning.startsWith("MaxListenersExceededWarning"))).toEqual([]);
+	}, 20_000);
+
+	it("fails at once, saying why, when the server sends a cursor it sent before (rather than 'no answer' after connectTimeoutMs)", async () => {
+		const started = Date.now();
+		await expect(connect({ RAW_PAGES: "loop" }, { connectTimeoutMs: 20_000 })).rejects.toThrow(/tool listing does not end: it sent the cursor "again" a second time/);
+		expect(Date.now() - started).toBeLessThan(15_000);
+	}, 30_000);
+});
+
+describe("an HTTP endpoint that answers the handshake with an error status", () => {
+	let server: Server | undefined;
+	afterEach(async () => {
+		server?.closeAllConnections();
+		await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+		server = undefined;
+	});
+
+	async function serve(status: number, contentType: string, body: string): Promise<string> {
+		server = createServer((request, response) => {
+			request.resume();
+			request.on("end", () => response.writeHead(status, { "content-type": contentType }).end(body));
+		});
+		await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+		return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp?api_key=secret`;
+	}
+
+	it("reports a 401 with its status and body, not 'the server closed the connection', and keeps the query's key out", async () => {
+		const url = await serve(401, "application/json", JSON.stringify({ error: "invalid_token" }));
+		const error = await connectMcpServers({ servers: { web: { url, reconnect: false } } }).catch((caught: unknown) => caught);
+		expect(error).toBeInstanceOf(Error);
+		const message = (error as Error).message;
+		expect(message).toContain('"web": 401 Unauthorized from http://127.0.0.1:');
+		expect(message).toContain('/mcp: {"error":"invalid_token"}');
+		expect(message).not.toContain("secret");
+	}, 20_000);
+
+	it("reports a gateway's HTML page by its visible text", async () => {
+		const url = await serve(502, "text/html", "<html><head><title>x</title></head><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>");
+		await expect(connectMcpServers({ servers: { web: { url, reconnect: false } } })).rejects.toThrow(
+			/"web": 502 Bad Gateway from http:\/\/127\.0\.0\.1:\d+\/mcp: an HTML page, not MCP's JSON \(a proxy or gateway in front of the server\?\): "502 Bad Gateway nginx"/,
+		);
+	}, 20_000);
+});
+
+describe("an HTTP endpoint whose gateway answers a call with an HTML error page", () => {
+	let server: Server | undefined;
+	afterEach(async () => {
+		server?.closeAllConnections();
+		await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+		server = undefined;
+	});
+
+	it("fails the call with the page's status and visible text, not kilobytes of markup for the model", async () => {
+		// Streamable HTTP answered with plain JSON, as the transport allows; tools/call meets the gateway.
+		server = createServer((request, response) => {
+			let body = "";
+			request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+			request.on("end", () => {
+				if (request.method !== "POST") return void response.writeHead(request.method === "DELETE" ? 200 : 405).end();
+				const message = JSON.parse(body) as { id?: number; method: string; params?: { protocolVersion?: string } };
+				if (message.id === undefined) return void response.writeHead(202).end();
+				if (message.method === "tools/call") {
+					const page = `<html><head><title>502</title><style>body { margin: 0 }</style></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx/1.25.3</center>${" ".repeat(4000)}</body></html>`;
+					return void response.writeHead(502, { "content-type": "text/html" }).end(page);
+				}
+				const result =
+					message.method === "initialize"
+						? { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "gateway", version: "1.0.0" } }
+						: message.method === "tools/list"
+							? { tools: [{ name: "echo", inputSchema: objectSchema }] }
+							: {};
+				response.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" }).end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
+			});
+		});
+		await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+		const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+		const mcp = await connectMcpServers({ servers: { web: { url, reconnect: false } } });
+		cleanup.add(() => mcp.close());
+		const error = await toolNamed(mcp, "web__echo")
+			.execute("c1", { text: "a" })
+			.catch((caught: unknown) => caught);
+		expect((error as Error).message).toBe(
+			`MCP server "web": 502 Bad Gateway from ${url}: an HTML page, not MCP's JSON (a proxy or gateway in front of the server?): "502 Bad Gateway nginx/1.25.3"`,
+		);
+		expect(mcp.status()[0]).toMatchObject({ state: "ready" });
+	}, 20_000);
+});
+
+describe("toolTimeoutMs", () => {
+	it("0 becomes each tool's timeoutMs 0 (the agent's 'no limit'), not the agent's default", async () => {
+		const { mcp } = await connect({}, { toolTimeoutMs: 0 });
+		expect(toolNamed(mcp, "raw__echo").timeoutMs).toBe(0);
+	}, 20_000);
+
+	it.each([[-1], ["300"], [Number.NaN]])("%s is refused before any server starts, naming the server", async (value) => {
+		const config = { ...rawServer({}), toolTimeoutMs: value as number };
+		await expect(connectMcpServers({ servers: { raw: config } })).rejects.toThrow(/^connectMcpServers: server "raw": toolTimeoutMs must be a number of at least 0, got /);
+		expect(childPids()).toEqual([]);
+	});
+});
+
+describe("configurations read from JSON, unchecked", () => {
+	it("refuses args given as one string (it was spread into its letters, one argument each), before any server starts", async () => {
+		const config = { ...rawServer({}), args: "--import tsx server.ts" } as unknown as McpStdioServerConfig;
+		await expect(connectMcpServers({ servers: { raw: config } })).rejects.toThrow('connectMcpServers: server "raw": args must be a list of strings, got "--import tsx server.ts"');
+		expect(childPids()).toEqual([]);
+	});
+
+	it.each([
+		["localhost:3000/mcp", ': use http://localhost:3000/mcp'],
+		["127.0.0.1:3000/mcp", ": use http://127.0.0.1:3000/mcp"],
+		["ftp://example.com/mcp", ""],
+	])("refuses the url %s, which has no http:// or https:// scheme (it failed as 'fetch failed (unknown scheme)')", async (url, hint) => {
+		await expect(connectMcpServers({ servers: { web: { url } } })).rejects.toThrow(`connectMcpServers: server "web": url must be an http:// or https:// URL, got ${JSON.stringify(url)}${hint}`);
+	});
+});
