@@ -75,13 +75,18 @@ export function sessionEventOf(event: AgentEvent): SessionEvent {
 /**
  * A sink that POSTs events to an event hub (`createEventHub`) as newline-delimited JSON, in
  * order, several per request when they come fast (token deltas). Best effort: a batch the hub
- * does not take is dropped (and counted in `dropped`), the run never waits for it.
+ * does not take is dropped (and counted in `dropped`), the run never waits for it. A `hubUrl`
+ * that is not an http(s) URL throws a `TypeError` at once.
  *
  * @example
  * const events = createHttpEventSink("http://127.0.0.1:9900");
  * createAgentSessions({ agent, events, worker: "worker-1" });
  */
 export function createHttpEventSink(hubUrl: string): SessionEventSink & { readonly dropped: number; flush(): Promise<void> } {
+	// Refused when made: a URL no request can go to (`localhost:9900`, without its scheme) would
+	// drop every event, silently, since a failed send is only counted.
+	const parsed = typeof hubUrl === "string" && URL.canParse(hubUrl) ? new URL(hubUrl) : undefined;
+	if (parsed?.protocol !== "http:" && parsed?.protocol !== "https:") throw new TypeError(`agentchart/restate: createHttpEventSink(hubUrl): hubUrl must be the http(s) URL of an event hub, such as "http://127.0.0.1:9900", got ${JSON.stringify(hubUrl) ?? String(hubUrl)}`);
 	let buffer: string[] = [];
 	let sending: Promise<void> | undefined;
 	let dropped = 0;

@@ -119,6 +119,14 @@ export interface AgentSessions {
 	readonly name: string;
 }
 
+/** What `steer` and `followUp` ask the inbox to keep: the message, if the session can still hold it. */
+interface BoundedPush {
+	item: QueuedMessage;
+	/** What the session holds besides the inbox: its stored snapshot and the turns a run going on checkpointed. */
+	sessionBytes: number;
+	maxSessionBytes: number;
+}
+
 /** A user message from a text, stamped with Restate's journaled clock (a replay gets the same one). */
 async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): Promise<AgentMessage> {
 	if (typeof input !== "string") return input;
@@ -183,9 +191,22 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 		name: inboxName,
 		options: objectOptions,
 		handlers: {
+			// Kept for calls sent by older worker code (`steer` and `followUp` now call `pushWithin`).
 			push: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, item: QueuedMessage): Promise<void> => {
 				const items = (await ctx.get<QueuedMessage[]>("items")) ?? [];
 				items.push(item);
+				ctx.set("items", items);
+			}),
+			// The session's size is checked here, where the messages already waiting are counted and
+			// no other push comes between the check and the write: checked by each `steer` alone,
+			// messages that each fit would pile up in the inbox and take the session over its cap
+			// together (towards the size at which restate-server hangs the session).
+			pushWithin: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, input: BoundedPush): Promise<void> => {
+				let waitingBytes = 0;
+				const items = (await ctx.get<QueuedMessage[]>("items", measuringSerde((bytes) => (waitingBytes = bytes)))) ?? [];
+				const messageBytes = jsonBytes(input.item.message);
+				if (input.sessionBytes + waitingBytes + messageBytes > input.maxSessionBytes) throw sessionFull(input.item.mode, input.sessionBytes + waitingBytes, messageBytes, input.maxSessionBytes);
+				items.push(input.item);
 				ctx.set("items", items);
 			}),
 			take: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<QueuedMessage[]> => {
@@ -220,7 +241,7 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 	const inboxApi = { name: inboxName } as restate.VirtualObjectDefinition<
 		string,
 		{
-			push: (ctx: restate.ObjectContext, item: QueuedMessage) => Promise<void>;
+			pushWithin: (ctx: restate.ObjectContext, input: BoundedPush) => Promise<void>;
 			take: (ctx: restate.ObjectContext) => Promise<QueuedMessage[]>;
 			peek: (ctx: restate.ObjectSharedContext) => Promise<QueuedMessage[]>;
 			abort: (ctx: restate.ObjectContext) => Promise<{ mark: number; current: string | null }>;
@@ -233,11 +254,17 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 	const queue = async (ctx: restate.ObjectSharedContext, mode: QueuedMessage["mode"], input: unknown): Promise<QueuedResult> => {
 		// Checked before it is queued: a message the agent refuses must never reach a delivery.
 		const message = await messageOf(ctx, checkQueuedInput(mode, input));
-		let storedBytes = 0;
-		await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot, measuringSerde((bytes) => (storedBytes = bytes)));
-		const messageBytes = jsonBytes(message);
-		if (storedBytes + messageBytes > maxSessionBytes) throw sessionFull(mode, storedBytes, messageBytes, maxSessionBytes);
-		await ctx.objectClient(inboxApi, ctx.key).push({ mode, message });
+		// What the session holds: the stored snapshot, and the turns a run going on checkpointed
+		// since (as `state` adds them up). The inbox adds what waits there, and refuses with 413.
+		let sessionBytes = 0;
+		await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot, measuringSerde((bytes) => (sessionBytes = bytes)));
+		const running = await ctx.get<RunInProgress>(STATE_KEYS.run);
+		for (let turn = 1; running && turn <= running.turns; turn++) {
+			let turnBytes = 0;
+			const checkpoint = await ctx.get<TurnCheckpoint>(STATE_KEYS.turn(turn), measuringSerde((bytes) => (turnBytes = bytes)));
+			if (checkpoint) sessionBytes = checkpoint.replace ? turnBytes : sessionBytes + turnBytes;
+		}
+		await ctx.objectClient(inboxApi, ctx.key).pushWithin({ item: { mode, message }, sessionBytes, maxSessionBytes });
 		// A run going on takes it at its next turn's end (told by its mailbox); otherwise this
 		// delivery (queued behind the run, if one is going on) starts or feeds one. Whichever
 		// comes first finds the message.

@@ -7,7 +7,7 @@
 import { connect, type Socket } from "node:net";
 import { afterEach, expect, it } from "vitest";
 import { createEventHub, type EventHub } from "../../src/restate/event-hub.js";
-import type { SessionEventEnvelope } from "../../src/restate/session-events.js";
+import { createHttpEventSink, type SessionEventEnvelope } from "../../src/restate/session-events.js";
 
 let hub: EventHub | undefined;
 let socket: Socket | undefined;
@@ -72,4 +72,16 @@ it("disconnects a listener that stopped reading once a bounded amount is buffere
 	await new Promise((resolve) => setTimeout(resolve, 200));
 	hub.publish(envelope(7));
 	await seen;
+});
+
+it("refuses a hub URL no event could be sent to when the sink is made, instead of dropping every event", async () => {
+	for (const url of ["127.0.0.1:9900", "localhost:9900", "", "ftp://127.0.0.1:9900"]) {
+		expect(() => createHttpEventSink(url), url).toThrow(/createHttpEventSink\(hubUrl\): hubUrl must be the http\(s\) URL of an event hub/);
+	}
+	hub = createEventHub();
+	const url = await hub.listen(0);
+	const sink = createHttpEventSink(`${url}/`);
+	sink.publish(envelope(1));
+	await sink.flush();
+	expect(sink.dropped).toBe(0);
 });

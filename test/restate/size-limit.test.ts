@@ -88,3 +88,29 @@ it("keeps a session under maxSessionBytes: a result that does not fit is answere
 	const next = await session.prompt("hello", { signal: AbortSignal.timeout(30_000) });
 	expect(next.status).toBe("idle");
 });
+
+it("counts the messages waiting in the inbox against maxSessionBytes: steers that each fit are refused (413) once together they would not", { timeout: 180_000 }, async () => {
+	const session = createSessionClient({ ingressUrl: cluster.ingressUrl }).session(`inbox-full-${Date.now()}`);
+	// The run takes its mail at its turn's end, after the 5 s tool: the steers wait in the inbox
+	// meanwhile. Checked one by one against the stored session only, all three were queued and
+	// took the session over its 3 MiB (more of them, over the server's limit: it hung).
+	const run = session.prompt("slow-tool:5000", { signal: AbortSignal.timeout(90_000) });
+	await expect.poll(async () => (await session.state({ signal: AbortSignal.timeout(30_000) })).status, { timeout: 30_000 }).toBe("running");
+	const big = (index: number) => `${index}${"s".repeat(1024 * 1024)}`;
+	const steered: (number | "queued")[] = [];
+	for (let index = 0; index < 3; index++) {
+		steered.push(
+			await session.steer(big(index), { signal: AbortSignal.timeout(30_000) }).then(
+				() => "queued" as const,
+				(error: { status: number }) => error.status,
+			),
+		);
+	}
+	expect(steered).toEqual(["queued", "queued", 413]);
+	expect((await run).status).toBe("idle");
+	await expect.poll(async () => (await session.state({ signal: AbortSignal.timeout(30_000) })).status, { timeout: 60_000 }).toBe("idle");
+	const stored = new TextEncoder().encode(JSON.stringify(await session.snapshot({ signal: AbortSignal.timeout(30_000) }))).length;
+	expect(stored).toBeLessThanOrEqual(3 * 1024 * 1024);
+	const texts = (await session.state({ signal: AbortSignal.timeout(30_000) })).messages.map((message) => (message.role === "user" && Array.isArray(message.content) ? (message.content[0] as { text?: string }).text?.slice(0, 1) : undefined));
+	expect(texts.filter((text) => text === "0" || text === "1")).toEqual(["0", "1"]);
+});
