@@ -1,3 +1,4 @@
+import { LONGEST_DELAY } from "../util/deadlines.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { McpCallOptions, McpProgress } from "./call-options.js";
@@ -21,7 +22,7 @@ import { createStdioTransport, type StdioProcessTransport } from "./stdio-transp
  * agent's (through the abort signal) and the statechart's, not the SDK's 60 s default,
  * which would cut long tool calls short.
  */
-const NO_SDK_TIMEOUT_MS = 2_147_483_647;
+const NO_SDK_TIMEOUT_MS = LONGEST_DELAY;
 /** How much of a server's stderr is kept for the message when it exits unexpectedly (a crash's stack included). */
 const STDERR_TAIL_CHARS = 8000;
 /** How long a final close waits for the server to end the HTTP session (DELETE). */

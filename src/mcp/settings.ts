@@ -1,3 +1,4 @@
+import { LONGEST_DELAY } from "../util/deadlines.js";
 import type { McpServerOptions } from "./types.js";
 
 /** Reconnection with every default filled in. */
@@ -13,9 +14,6 @@ export interface ConnectionSettings {
 	/** `false`: a lost server is `failed` until `reconnect()`. */
 	reconnect: ReconnectSettings | false;
 }
-
-/** The longest delay a Node timer takes; a longer one fires at once. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** Defaults of {@link ConnectionSettings}. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
@@ -42,7 +40,7 @@ export function resolveConnectionSettings(options: McpServerOptions): Connection
 	// SDK's request timeout, a negative number or a string would fail every call at once with
 	// "Request timed out".
 	nonNegative(options.toolTimeoutMs, 0, "toolTimeoutMs");
-	const connectTimeoutMs = Math.min(nonNegative(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, "connectTimeoutMs") || DEFAULT_CONNECT_TIMEOUT_MS, MAX_TIMER_MS);
+	const connectTimeoutMs = Math.min(nonNegative(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, "connectTimeoutMs") || DEFAULT_CONNECT_TIMEOUT_MS, LONGEST_DELAY);
 	if (options.reconnect === false) return { connectTimeoutMs, reconnect: false };
 	const given = options.reconnect ?? {};
 	return {
@@ -65,5 +63,5 @@ export function resolveConnectionSettings(options: McpServerOptions): Connection
  */
 export function backoffDelay(settings: ReconnectSettings, attempt: number): number {
 	const exponent = Math.max(0, attempt - 1);
-	return Math.min(settings.initialDelayMs * 2 ** exponent, settings.maxDelayMs, MAX_TIMER_MS);
+	return Math.min(settings.initialDelayMs * 2 ** exponent, settings.maxDelayMs, LONGEST_DELAY);
 }

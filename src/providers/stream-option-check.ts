@@ -5,6 +5,7 @@
  * `"8mb"` bounded nothing). The Agent checks its fields with it when a run starts; each built-in
  * provider checks its options before it makes a request.
  */
+import { LONGEST_DELAY } from "../util/deadlines.js";
 import { shown } from "../agent-input.js";
 
 /** Each setting, what it must be, and whether it must be whole. */
@@ -32,9 +33,6 @@ export function streamOptionsProblem(options: object, owner: string): string | u
 	return undefined;
 }
 
-/** The longest delay a timer takes: a longer one fires at once (Node warns and uses 1 ms). */
-const MAX_TIMER_MS = 2_147_483_647;
-
 /**
  * The time limit given to a provider SDK (and to a stall watch) for `timeoutMs`: undefined keeps
  * the SDK's default; 0 means no limit, as it does for the proxy, `maxReplyBytes` and the agent's
@@ -49,5 +47,5 @@ const MAX_TIMER_MS = 2_147_483_647;
  */
 export function requestTimeoutMs(timeoutMs: number | undefined): number | undefined {
 	if (timeoutMs === undefined) return undefined;
-	return timeoutMs <= 0 ? MAX_TIMER_MS : Math.min(timeoutMs, MAX_TIMER_MS);
+	return timeoutMs <= 0 ? LONGEST_DELAY : Math.min(timeoutMs, LONGEST_DELAY);
 }

@@ -127,6 +127,20 @@ interface BoundedPush {
 	maxSessionBytes: number;
 }
 
+/**
+ * The turns a run going on has checkpointed since the stored snapshot, in order, each with its
+ * stored size: what `state` shows of the run and what `steer` counts against `maxSessionBytes`.
+ */
+async function turnCheckpoints(ctx: restate.ObjectSharedContext, run: RunInProgress | null): Promise<{ checkpoint: TurnCheckpoint; bytes: number }[]> {
+	const turns: { checkpoint: TurnCheckpoint; bytes: number }[] = [];
+	for (let turn = 1; run && turn <= run.turns; turn++) {
+		let bytes = 0;
+		const checkpoint = await ctx.get<TurnCheckpoint>(STATE_KEYS.turn(turn), measuringSerde((measured) => (bytes = measured)));
+		if (checkpoint) turns.push({ checkpoint, bytes });
+	}
+	return turns;
+}
+
 /** A user message from a text, stamped with Restate's journaled clock (a replay gets the same one). */
 async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): Promise<AgentMessage> {
 	if (typeof input !== "string") return input;
@@ -258,12 +272,8 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 		// since (as `state` adds them up). The inbox adds what waits there, and refuses with 413.
 		let sessionBytes = 0;
 		await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot, measuringSerde((bytes) => (sessionBytes = bytes)));
-		const running = await ctx.get<RunInProgress>(STATE_KEYS.run);
-		for (let turn = 1; running && turn <= running.turns; turn++) {
-			let turnBytes = 0;
-			const checkpoint = await ctx.get<TurnCheckpoint>(STATE_KEYS.turn(turn), measuringSerde((bytes) => (turnBytes = bytes)));
-			if (checkpoint) sessionBytes = checkpoint.replace ? turnBytes : sessionBytes + turnBytes;
-		}
+		// A compaction in the run rewrote the transcript: that checkpoint is the whole of it.
+		for (const { checkpoint, bytes } of await turnCheckpoints(ctx, await ctx.get<RunInProgress>(STATE_KEYS.run))) sessionBytes = checkpoint.replace ? bytes : sessionBytes + bytes;
 		await ctx.objectClient(inboxApi, ctx.key).pushWithin({ item: { mode, message }, sessionBytes, maxSessionBytes });
 		// A run going on takes it at its next turn's end (told by its mailbox); otherwise this
 		// delivery (queued behind the run, if one is going on) starts or feeds one. Whichever
@@ -325,9 +335,7 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				const run = await ctx.get<RunInProgress>(STATE_KEYS.run);
 				let messages: AgentMessage[] = [];
 				let replaced = false;
-				for (let turn = 1; run && turn <= run.turns; turn++) {
-					const checkpoint = await ctx.get<TurnCheckpoint>(STATE_KEYS.turn(turn));
-					if (!checkpoint) continue;
+				for (const { checkpoint } of await turnCheckpoints(ctx, run)) {
 					// A compaction in the run rewrote the transcript: that checkpoint is the whole of it.
 					if (checkpoint.replace) replaced = true;
 					messages = checkpoint.replace ? checkpoint.messages : messages.concat(checkpoint.messages);

@@ -26,8 +26,14 @@ let armedAt = Number.POSITIVE_INFINITY;
  */
 let armedWith: typeof setTimeout | undefined;
 
-/** Node's longest timer (about 24.8 days); a later deadline is reached by re-arming. */
-const LONGEST_DELAY = 2 ** 31 - 1;
+/**
+ * Node's longest timer delay (about 24.8 days): a longer one fires at once. Deadlines here reach
+ * a later time by re-arming; a limit handed to a library's timer is capped to it.
+ *
+ * @example
+ * setTimeout(done, Math.min(limitMs, LONGEST_DELAY));
+ */
+export const LONGEST_DELAY = 2 ** 31 - 1;
 
 function arm(at: number): void {
 	if (timer !== undefined) clearTimeout(timer);
