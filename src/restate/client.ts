@@ -141,7 +141,52 @@ export class SessionCallError extends Error {
 	}
 }
 
-async function answer<T>(response: Response): Promise<T> {
+/**
+ * A call that never got an answer: nothing listens at the URL, the name does not resolve, the
+ * connection broke, or the answer was not a session's (a proxy's page). Whether the call ran is
+ * unknown: send it again with the same `idempotencyKey` and Restate runs it at most once.
+ *
+ * @example
+ * try {
+ *   await session.prompt("Hello", { idempotencyKey: "msg-7" });
+ * } catch (error) {
+ *   if (error instanceof SessionUnreachableError) console.log(`retry later: ${error.url}`, error.cause);
+ * }
+ */
+export class SessionUnreachableError extends Error {
+	constructor(
+		message: string,
+		/** Where the call went (without the query). */
+		readonly url: string,
+		options?: { cause?: unknown },
+	) {
+		super(message, options);
+		this.name = "SessionUnreachableError";
+	}
+}
+
+/** What fetch's bare "fetch failed" hides: the system's reason (`connect ECONNREFUSED 127.0.0.1:8080`). */
+function reasonOf(error: unknown): string {
+	const cause = (error as { cause?: unknown } | undefined)?.cause;
+	const described = (value: unknown): string | undefined => (value instanceof Error ? value.message : typeof value === "string" ? value : undefined);
+	return described(cause) ?? described(error) ?? String(error);
+}
+
+/**
+ * Sends one request; a failure to reach `url` is a {@link SessionUnreachableError} naming what
+ * was called and where. An abort through the caller's own signal stays the `AbortError` it is.
+ */
+async function reach(doFetch: typeof fetch, url: string, init: RequestInit, what: string): Promise<Response> {
+	try {
+		return await doFetch(url, init);
+	} catch (error) {
+		if (init.signal?.aborted) throw error;
+		const where = url.split("?")[0] ?? url;
+		throw new SessionUnreachableError(`agentchart/restate: ${what}: could not reach ${where} (${reasonOf(error)}); whether it ran is unknown (send it again with the same idempotencyKey)`, where, { cause: error });
+	}
+}
+
+async function answer<T>(response: Response, what: string): Promise<T> {
 	const text = await response.text();
 	if (!response.ok) {
 		let message = text;
@@ -152,7 +197,14 @@ async function answer<T>(response: Response): Promise<T> {
 		}
 		throw new SessionCallError(message || `HTTP ${response.status}`, response.status);
 	}
-	return (text === "" ? null : JSON.parse(text)) as T;
+	if (text === "") return null as T;
+	try {
+		return JSON.parse(text) as T;
+	} catch (error) {
+		// A 200 that is not JSON came from something in front of Restate (a login page, a proxy).
+		const where = response.url.split("?")[0] ?? response.url;
+		throw new SessionUnreachableError(`agentchart/restate: ${what}: ${where || "the ingress"} answered ${response.status} with text that is not JSON, so not Restate's ingress: ${JSON.stringify(text.slice(0, 200))}`, where, { cause: error });
+	}
 }
 
 /**
@@ -175,7 +227,8 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
 		const url = `${base}/${encodeURIComponent(name)}/${encodeURIComponent(sessionId)}/${handler}${send ? "/send" : ""}`;
 		const init: RequestInit = { method: "POST", headers, body: input === undefined ? "" : JSON.stringify(input) };
 		if (call?.signal) init.signal = call.signal;
-		return answer<T>(await doFetch(url, init));
+		const what = `${handler}${send ? " (send)" : ""} on session ${JSON.stringify(sessionId)}`;
+		return answer<T>(await reach(doFetch, url, init, what), what);
 	};
 	// A misspelt option is refused, not dropped: an approval whose `args` never left would run the model's arguments.
 	const approveInput = (toolCallId: string, opts: (CallOptions & { arguments?: unknown }) | undefined): ApproveInput => {
@@ -205,7 +258,8 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
 		async result<T>(sent: SentCall, opts?: Pick<CallOptions, "signal">): Promise<T> {
 			const init: RequestInit = { method: "GET", headers: { ...options.headers } };
 			if (opts?.signal) init.signal = opts.signal;
-			return answer<T>(await doFetch(`${base}/restate/invocation/${encodeURIComponent(sent.invocationId)}/attach`, init));
+			const what = `result of invocation ${JSON.stringify(sent.invocationId)}`;
+			return answer<T>(await reach(doFetch, `${base}/restate/invocation/${encodeURIComponent(sent.invocationId)}/attach`, init, what), what);
 		},
 	};
 }
@@ -224,7 +278,7 @@ export async function* watchSession(hubUrl: string, sessionId: string | undefine
 	const query = sessionId === undefined ? "" : `?session=${encodeURIComponent(sessionId)}`;
 	let response: Response;
 	try {
-		response = await fetch(`${hubUrl.replace(/\/$/, "")}/events${query}`, signal ? { signal } : {});
+		response = await reach(fetch, `${hubUrl.replace(/\/$/, "")}/events${query}`, signal ? { signal } : {}, `watchSession(${JSON.stringify(hubUrl)})`);
 	} catch (error) {
 		if (signal?.aborted) return;
 		throw error;
