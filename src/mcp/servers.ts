@@ -29,6 +29,15 @@ export interface ConnectMcpServersOptions {
 	 * per problem. Default: `console.warn` with the problem's message.
 	 */
 	onProblem?: ((problem: McpProblem) => void) | undefined;
+	/**
+	 * Gives up connecting: when it aborts before `connectMcpServers` resolved, every connection is
+	 * closed and every server process it started has ended before the promise rejects with the
+	 * signal's reason. Once connected, the signal is no longer read: `close()` ends the servers.
+	 *
+	 * @example
+	 * const mcp = await connectMcpServers({ servers, signal: AbortSignal.timeout(10_000) });
+	 */
+	signal?: AbortSignal | undefined;
 }
 
 /**
@@ -181,9 +190,27 @@ class ConnectedMcpServers implements McpServers {
 		}
 	}
 
-	async start(): Promise<void> {
+	async start(signal: AbortSignal | undefined): Promise<void> {
+		// Nothing started yet, so nothing to end (an actor never started would not take `close`).
+		signal?.throwIfAborted();
 		for (const { connection } of this.entries.values()) connection.start();
-		await Promise.all([...this.entries.values()].map(({ connection }) => connection.firstOutcome()));
+		const connected = Promise.all([...this.entries.values()].map(({ connection }) => connection.firstOutcome()));
+		if (signal) {
+			let onAbort = (): void => {};
+			const aborted = new Promise<"aborted">((resolve) => {
+				onAbort = () => resolve("aborted");
+				signal.addEventListener("abort", onAbort, { once: true });
+			});
+			try {
+				if ((await Promise.race([connected, aborted])) === "aborted") {
+					// The processes end before the caller hears of it: a caller that gave up may exit next.
+					await this.close();
+					throw signal.reason;
+				}
+			} finally {
+				signal.removeEventListener("abort", onAbort);
+			}
+		} else await connected;
 		const unreachable = [...this.entries.values()].filter(({ connection, config }) => !config.optional && connection.status().state !== "ready");
 		if (unreachable.length > 0) {
 			await this.close();
@@ -307,10 +334,12 @@ class ConnectedMcpServers implements McpServers {
  * await mcp.close();
  */
 export async function connectMcpServers(options: ConnectMcpServersOptions): Promise<McpServers> {
+	const signal: unknown = options?.signal;
+	if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError(`connectMcpServers: signal must be an AbortSignal, got ${shown(signal)}`);
 	const servers = new ConnectedMcpServers(options);
 	// Before any connection starts: without the SDK this rejects once, saying what to install,
 	// rather than with one "could not connect" line per server and the reason lost in a string.
 	await loadMcpSdk();
-	await servers.start();
+	await servers.start(signal);
 	return servers;
 }
