@@ -7,6 +7,8 @@ import { LiveActors } from "./live-actors.js";
 import { BoundedLog, RingBuffer, approximateJsonBytes } from "./ring-buffer.js";
 import type { PreviewLimits } from "./summarize.js";
 import { parentOf } from "../machines/xstate-internals.js";
+import { checkInspectorOptions } from "./options.js";
+import { shown } from "../agent-input.js";
 
 /** The default bound of an inspector's kept records, in bytes (`historyBytes`). */
 const DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024;
@@ -205,6 +207,7 @@ interface DeltaSource {
  * const actor = createActor(agentMachine, { input, inspect: inspector.inspect }).start();
  */
 export function createAgentInspector(options: AgentInspectorOptions = {}): AgentInspector {
+	checkInspectorOptions(options);
 	const now = options.now ?? Date.now;
 	const schedule =
 		options.schedule ?? ((flush: () => void) => (typeof setImmediate === "function" ? setImmediate(flush) : setTimeout(flush, 0)));
@@ -399,6 +402,9 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	return {
 		inspect,
 		attach(actor) {
+			if (typeof actor !== "object" || actor === null || typeof (actor as { system?: { inspect?: unknown } }).system?.inspect !== "function") {
+				throw new TypeError(`inspector.attach(actor): expected an XState actor (an Agent's agent.actor, or createActor(...) of a machine), got ${shown(actor)}`);
+			}
 			let attachment = attachments.get(actor);
 			if (!attachment) {
 				attachment = { holders: 0, end: start(actor) };

@@ -135,7 +135,7 @@ describe("the agent inspector", () => {
 		expect(records.length).toBeLessThan(inspector.stats.records / 2);
 		expect(records.at(-1)).toMatchObject({ type: "@xstate.snapshot" });
 		expect(records.some((record) => JSON.stringify(record).includes("d".repeat(4000)))).toBe(true);
-		expect(() => createAgentInspector({ historyBytes: 0 })).toThrow(/maxBytes must be a positive number/);
+		expect(() => createAgentInspector({ historyBytes: 0 })).toThrow(/historyBytes must be a number of bytes above 0/);
 		agent.dispose();
 	});
 
