@@ -16,6 +16,15 @@ export interface Recording {
 	 * stopped the recording if the file could not be written (it then stopped at that error).
 	 */
 	close(): Promise<void>;
+	/**
+	 * Resolves once the file is open; rejects with why it could not be (a directory, a folder
+	 * that does not exist, no permission), and that error is then not printed: the caller has it.
+	 *
+	 * @example
+	 * const recording = recordToNdjson(inspector, "runs/today.ndjson");
+	 * await recording.opened(); // throws ENOENT at once if runs/ is missing, not at close()
+	 */
+	opened(): Promise<void>;
 }
 
 /**
@@ -33,6 +42,17 @@ export interface Recording {
 export function recordToNdjson(inspector: AgentInspector, path: string): Recording {
 	const stream = createWriteStream(path, { encoding: "utf8" });
 	let failed: Error | undefined;
+	let open = false;
+	let openAwaited = false;
+	const opening = new Promise<void>((resolve, reject) => {
+		stream.once("open", () => {
+			open = true;
+			resolve();
+		});
+		stream.once("error", reject);
+	});
+	// Rejected with no one waiting is no unhandled rejection: the error is told below instead.
+	opening.catch(() => undefined);
 	const write = (records: readonly InspectionRecord[]) => {
 		if (failed) return;
 		let chunk = "";
@@ -48,9 +68,13 @@ export function recordToNdjson(inspector: AgentInspector, path: string): Recordi
 	stream.once("error", (error) => {
 		failed = error;
 		unsubscribe();
-		console.error(`agentchart: recording to ${path} stopped`, error);
+		if (open || !openAwaited) console.error(`agentchart: recording to ${path} stopped`, error);
 	});
 	return {
+		opened() {
+			openAwaited = true;
+			return opening;
+		},
 		close() {
 			inspector.flush();
 			unsubscribe();

@@ -333,6 +333,14 @@ export async function attachVisualizer(actor: InspectableActorRef, options: Atta
 	// Started once the server is: a server that cannot start leaves no recording behind. The
 	// records held so far are written first, so it misses nothing.
 	const recording = options.record ? recordToNdjson(inspector, options.record) : undefined;
+	try {
+		await recording?.opened();
+	} catch (error) {
+		// Resolved, it would have served a run whose recording was lost from the start, said only at close().
+		detach();
+		await server.close();
+		throw new Error(`attachVisualizer: cannot record to ${JSON.stringify(options.record)}: ${(error as Error).message}`, { cause: error });
+	}
 	return {
 		url: server.url,
 		inspector,

@@ -3,7 +3,8 @@
  * when it is closed, and leaves the agent and the visualizer running.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
@@ -28,6 +29,15 @@ function answers(url: string): Promise<boolean> {
 		req.on("error", () => resolve(false));
 		req.end();
 	});
+}
+
+/** A port free now: taken from the system, then let go. */
+async function freePort(): Promise<number> {
+	const probe = createServer();
+	await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+	const { port } = probe.address() as AddressInfo;
+	await new Promise<void>((resolve) => probe.close(() => resolve()));
+	return port;
 }
 
 /** Waits until the stream's error has been told (it is emitted on a later tick). */
@@ -90,20 +100,50 @@ describe("a recording that cannot be written", () => {
 		}
 	});
 
-	it("given to attachVisualizer: close still stops the server", async () => {
+	it("given to attachVisualizer, a file that cannot be opened fails it at once, nothing left serving, attached or printed", async () => {
 		const reported = vi.spyOn(console, "error").mockImplementation(() => {});
 		const agent = scriptedAgent();
 		const directory = mkdtempSync(join(tmpdir(), "agentchart-rec-"));
-		const visualizer = await attachVisualizer(agent.actor, { record: join(directory, "missing", "run.ndjson") });
+		const inspector = createAgentInspector();
+		const seen: unknown[] = [];
+		inspector.subscribe((records) => seen.push(...records));
 		try {
+			for (const [path, code] of [
+				[join(directory, "missing", "run.ndjson"), "ENOENT"],
+				[directory, "EISDIR"],
+			] as const) {
+				const port = await freePort();
+				const attempt = attachVisualizer(agent.actor, { record: path, inspector, port });
+				await expect(attempt).rejects.toThrow(`attachVisualizer: cannot record to ${JSON.stringify(path)}: ${code}`);
+				await expect(attempt).rejects.toMatchObject({ cause: { code } });
+				expect(await answers(`http://127.0.0.1:${port}/`)).toBe(false);
+			}
+			// Detached: the run reaches the inspector no more.
+			seen.length = 0;
 			await agent.prompt("one");
-			await untilReported(reported);
-			expect(await answers(visualizer.url)).toBe(true);
-			await expect(visualizer.close()).rejects.toMatchObject({ code: "ENOENT" });
-			expect(await answers(visualizer.url)).toBe(false);
+			inspector.flush();
+			expect(seen).toEqual([]);
+			expect(reported).not.toHaveBeenCalled();
 		} finally {
-			await visualizer.close().catch(() => undefined);
 			agent.dispose();
+			rmSync(directory, { recursive: true, force: true });
+			reported.mockRestore();
+		}
+	});
+
+	it("recordToNdjson's opened() says at once why the file cannot be opened (not printed then), and resolves for one that can", async () => {
+		const reported = vi.spyOn(console, "error").mockImplementation(() => {});
+		const directory = mkdtempSync(join(tmpdir(), "agentchart-rec-"));
+		try {
+			const failing = recordToNdjson(createAgentInspector(), join(directory, "missing", "run.ndjson"));
+			await expect(failing.opened()).rejects.toMatchObject({ code: "ENOENT" });
+			await expect(failing.close()).rejects.toMatchObject({ code: "ENOENT" });
+			expect(reported).not.toHaveBeenCalled();
+			const working = recordToNdjson(createAgentInspector(), join(directory, "run.ndjson"));
+			await working.opened();
+			await working.close();
+			expect(existsSync(join(directory, "run.ndjson"))).toBe(true);
+		} finally {
 			rmSync(directory, { recursive: true, force: true });
 			reported.mockRestore();
 		}
