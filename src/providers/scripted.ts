@@ -7,6 +7,7 @@ import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
 import { failedStop } from "../util/stop-reason.js";
+import { checkScriptEntries, checkScriptedOptions, checkScriptedReply } from "./scripted-checks.js";
 
 /**
  * One content block of a scripted reply. Tool call ids are generated when omitted.
@@ -101,6 +102,19 @@ export interface ScriptedModel {
 
 const ABORTED_MESSAGE = "Request was aborted";
 
+const SCRIPTED_MODEL: Readonly<Model> = {
+	id: "scripted-1",
+	name: "Scripted model",
+	api: "scripted",
+	provider: "scripted",
+	baseUrl: "",
+	reasoning: true,
+	input: ["text", "image"],
+	cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+	contextWindow: 128_000,
+	maxTokens: 16_384,
+};
+
 /**
  * A deterministic stream function that plays back a script of replies, one per LLM call:
  * each block is streamed as start / deltas of `chunkSize` characters / end, then `done` (or
@@ -108,6 +122,11 @@ const ABORTED_MESSAGE = "Request was aborted";
  * aborted message keeps what had streamed, with stopReason "aborted".
  *
  * Used by tests, the demo and benchmarks; no network, no key.
+ *
+ * The script and options are checked when given (and by `append`): a reply it could not play as
+ * written (`{ text: "hi" }`, a block of unknown type, an unknown stop reason, a negative delay)
+ * throws a `TypeError` naming it (`replies[2].content[0].type`). A reply function's reply is
+ * checked when it is called, and a wrong one is played as an error reply that says so.
  *
  * @example
  * const scripted = createScriptedModel([
@@ -120,22 +139,13 @@ export function createScriptedModel(
 	replies: (ScriptedReply | ScriptedReplyFactory)[],
 	options: ScriptedModelOptions = {},
 ): ScriptedModel {
+	if (!Array.isArray(replies)) throw new TypeError(`createScriptedModel: replies must be an array of replies and reply functions, got ${replies === null ? "null" : typeof replies}`);
+	checkScriptEntries(replies, 0);
+	checkScriptedOptions(options);
 	const script = [...replies];
 	let cursor = 0;
 	let toolCallCounter = 0;
-	const model: Model = {
-		id: "scripted-1",
-		name: "Scripted model",
-		api: "scripted",
-		provider: "scripted",
-		baseUrl: "",
-		reasoning: true,
-		input: ["text", "image"],
-		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-		contextWindow: 128_000,
-		maxTokens: 16_384,
-		...options.model,
-	};
+	const model: Model = { ...structuredClone(SCRIPTED_MODEL), ...options.model };
 	const calls: Context[] = [];
 	const callOptions: (SimpleStreamOptions | undefined)[] = [];
 
@@ -157,6 +167,7 @@ export function createScriptedModel(
 		calls,
 		callOptions,
 		append(...more) {
+			checkScriptEntries(more, script.length);
 			script.push(...more);
 		},
 		get pending() {
@@ -176,7 +187,8 @@ async function play(
 	nextId: () => string,
 ): Promise<void> {
 	const signal = streamOptions?.signal;
-	const output = createAssistantMessage(model);
+	// Called with no model (a loop API caller's context without one), the reply still has a shape.
+	const output = createAssistantMessage(typeof model === "object" && model !== null ? model : SCRIPTED_MODEL);
 	const finishAborted = () => {
 		output.stopReason = "aborted";
 		output.errorMessage = ABORTED_MESSAGE;
@@ -192,9 +204,10 @@ async function play(
 			};
 		} else {
 			reply = typeof entry === "function" ? await entry(context, streamOptions, callIndex) : entry;
+			if (typeof entry === "function") checkScriptedReply(reply, `the reply returned for call ${callIndex + 1}`);
 		}
 		const delayMs = reply.delayMs ?? options.delayMs ?? 0;
-		const chunkSize = Math.max(1, reply.chunkSize ?? options.chunkSize ?? 4);
+		const chunkSize = reply.chunkSize ?? options.chunkSize ?? 4;
 		if (options.firstEventDelayMs) await sleepUnlessAborted(options.firstEventDelayMs, signal);
 		if (signal?.aborted) return finishAborted();
 		stream.push({ type: "start", partial: output });

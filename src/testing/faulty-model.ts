@@ -7,11 +7,15 @@
  * calls and points (`faults`) or at seeded random ones (`random`), and every fault that
  * happened is listed in `injected`, so a test can say what its agent went through.
  */
+import { createAssistantMessage } from "../providers/assistant-message.js";
 import { AssistantMessageEventStream } from "../providers/event-stream.js";
 import { createScriptedModel, type ScriptedModel, type ScriptedModelOptions, type ScriptedReply, type ScriptedReplyFactory } from "../providers/scripted.js";
 import type { AssistantMessage } from "../types/messages.js";
+import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEvent, StreamFn } from "../types/stream.js";
+import { describeError } from "../util/describe-error.js";
 import { seededRandom } from "../util/seeded-random.js";
+import { ALL_FAULTS, checkFault, checkFaultOptions } from "./faulty-checks.js";
 
 /**
  * How a reply breaks.
@@ -91,8 +95,6 @@ export interface FaultyModel extends ScriptedModel {
 	readonly injected: readonly InjectedFault[];
 }
 
-const ALL_FAULTS: readonly FaultKind[] = ["stall", "reset", "error", "output-limit", "overflow"];
-
 const DEFAULT_MESSAGES: Record<Exclude<FaultKind, "stall" | "output-limit">, string> = {
 	reset: "read ECONNRESET",
 	error: '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
@@ -131,6 +133,7 @@ function openBlock(events: readonly AssistantMessageEvent[]): { type: "text" | "
  * await agent.continue(); // the second one arrives whole
  */
 export function createFaultyModel(replies: (ScriptedReply | ScriptedReplyFactory)[], options: FaultyModelOptions = {}): FaultyModel {
+	checkFaultOptions(options);
 	const { faults, random, ...scriptedOptions } = options;
 	const scripted = createScriptedModel(replies, scriptedOptions);
 	const play = scripted.streamFn;
@@ -138,6 +141,7 @@ export function createFaultyModel(replies: (ScriptedReply | ScriptedReplyFactory
 	const next = random ? seededRandom(random.seed) : undefined;
 	const faultOf = (call: number): Fault | undefined => {
 		const chosen = typeof faults === "function" ? faults(call) : faults?.[call];
+		if (typeof faults === "function" && chosen !== undefined) checkFault(chosen, `the fault returned for call ${call}`);
 		if (chosen || !next || !random) return chosen;
 		// Three draws per call whether or not it breaks: a seed then replays call by call.
 		const [breaks, kind, after] = [next(), next(), next()];
@@ -148,7 +152,13 @@ export function createFaultyModel(replies: (ScriptedReply | ScriptedReplyFactory
 
 	const streamFn: StreamFn = (model, context, streamOptions) => {
 		const call = scripted.calls.length;
-		const fault = faultOf(call);
+		let fault: Fault | undefined;
+		try {
+			fault = faultOf(call);
+		} catch (error) {
+			// A `faults` function that throws or answers no fault is a test bug; a stream function still never throws.
+			return failedCall(play, model, context, streamOptions, error);
+		}
 		if (!fault) return play(model, context, streamOptions);
 		const out = new AssistantMessageEventStream();
 		// The reply under the fault is cut off with a signal of its own, so it stops when the fault hits.
@@ -159,6 +169,16 @@ export function createFaultyModel(replies: (ScriptedReply | ScriptedReplyFactory
 		return out;
 	};
 	return Object.assign(scripted, { streamFn, injected }) as FaultyModel;
+}
+
+/** Reports the error as the call's reply. The scripted reply is taken all the same (and dropped), so later calls keep their indexes. */
+function failedCall(play: StreamFn, model: Model, context: Context, streamOptions: SimpleStreamOptions | undefined, error: unknown): AssistantMessageEventStream {
+	void play(model, context, { ...streamOptions, signal: AbortSignal.abort() });
+	const out = new AssistantMessageEventStream();
+	const message = createAssistantMessage(model, { stopReason: "error", errorMessage: describeError(error) });
+	out.push({ type: "error", reason: "error", error: message });
+	out.end();
+	return out;
 }
 
 async function relay(source: AssistantMessageEventStream, out: AssistantMessageEventStream, fault: Fault, signal: AbortSignal | undefined, underneath: AbortController, happened: (afterDeltas: number) => void): Promise<void> {

@@ -14,7 +14,7 @@ import { EventInvariants } from "./event-invariants.js";
 import { callFactory, isFactoryMistake, refusedPrompt } from "./factory-calls.js";
 import { createFaultyModel, type Fault, type FaultKind } from "./faulty-model.js";
 import { disposedRunViolations, OpenRuns, refusalViolation } from "./fuzz-dispose.js";
-import { checkedHooks, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
+import { beforeToolCallAnswer, checkedHooks, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
 import { type SampleCall, userMessage } from "./model/fixtures.js";
 import { QueueLedger } from "./queue-ledger.js";
 import { writtenSnapshot } from "./json-check.js";
@@ -158,7 +158,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		listeners: [listener(generation), ...(given.listeners ?? [])],
 		streamFn,
 		...(given.initialState ? { initialState: { ...given.initialState, ...(given.initialState.tools ? { tools: given.initialState.tools.map((tool) => wrapTool(tool, generation)) } : {}) } } : {}),
-		...(given.beforeToolCall ? { beforeToolCall: reportThrows<Parameters<BeforeToolCallHook>, ReturnType<BeforeToolCallHook>>("beforeToolCall", given.beforeToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report) } : {}),
+		...(given.beforeToolCall ? { beforeToolCall: reportThrows<Parameters<BeforeToolCallHook>, ReturnType<BeforeToolCallHook>>("beforeToolCall", given.beforeToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report, beforeToolCallAnswer) } : {}),
 		...checkedHooks(given, report),
 	});
 	const make = (snapshot: AgentSnapshot | undefined) => {

@@ -49,6 +49,8 @@ export type AgentRule =
 	| "tool-threw"
 	/** A hook (beforeToolCall, afterToolCall, transformContext, convertToLlm, summarize) threw. */
 	| "hook-threw"
+	/** A hook returned what the engine does not take as meant (beforeToolCall "block"; afterToolCall content that is not content). */
+	| "hook-contract"
 	/** A listener threw (the run was aborted with its error). */
 	| "listener-threw"
 	/** A promise rejected with nobody to catch it while the agent ran. */

@@ -7,7 +7,8 @@
 import { checkToolResult } from "../../actors/tool-batch-actor.js";
 import type { Agent, AgentOptions } from "../../agent.js";
 import type { AgentMachineEvent } from "../../machines/types.js";
-import type { AfterToolCallHook, AgentToolResult, AnyAgentTool, ConvertToLlm, TransformContext } from "../../types/agent.js";
+import type { AfterToolCallHook, AfterToolCallResult, AgentToolResult, AnyAgentTool, BeforeToolCallResult, ConvertToLlm, TransformContext } from "../../types/agent.js";
+import { shown } from "../../agent-input.js";
 import { describeError } from "../../util/describe-error.js";
 import type { AgentViolation } from "../violations.js";
 import { violation } from "../violations.js";
@@ -107,16 +108,22 @@ function callLabel(count: number): string {
 
 /**
  * A hook wrapped so a throw is reported (with how many times the hook had been called) and
- * rethrown, so the engine handles it as it would. `describe` names the call for the report.
+ * rethrown, so the engine handles it as it would. `describe` names the call for the report;
+ * `checkAnswer`, when given, says what is wrong with what the hook returned (reported as
+ * `hook-contract`; the engine still gets it).
  *
  * @example
- * agent.beforeToolCall = reportThrows("beforeToolCall", agent.beforeToolCall, (input) => input.toolCall.name, report);
+ * agent.beforeToolCall = reportThrows("beforeToolCall", agent.beforeToolCall, (input) => input.toolCall.name, report, beforeToolCallAnswer);
  */
-export function reportThrows<A extends unknown[], R>(hookName: string, hook: (...args: A) => R, describe: (...args: A) => string, report: (found: AgentViolation) => void): (...args: A) => R {
+export function reportThrows<A extends unknown[], R>(hookName: string, hook: (...args: A) => R, describe: (...args: A) => string, report: (found: AgentViolation) => void, checkAnswer?: (answer: unknown) => string | undefined): (...args: A) => R {
 	let calls = 0;
 	return (...args: A): R => {
 		const count = ++calls;
 		const failed = (error: unknown) => report(violation("hook-threw", `${hookName} threw on its ${callLabel(count)} call (${describe(...args)}): ${describeError(error)}`));
+		const answered = (answer: unknown) => {
+			const wrong = checkAnswer?.(answer);
+			if (wrong !== undefined) report(violation("hook-contract", `${hookName} on its ${callLabel(count)} call (${describe(...args)}) returned ${wrong}`));
+		};
 		let result: R;
 		try {
 			result = hook(...args);
@@ -125,9 +132,63 @@ export function reportThrows<A extends unknown[], R>(hookName: string, hook: (..
 			throw error;
 		}
 		const promise = result as unknown as PromiseLike<unknown> | undefined;
-		if (promise && typeof promise.then === "function") promise.then(undefined, failed);
+		if (promise && typeof promise.then === "function") promise.then(answered, failed);
+		else answered(result);
 		return result;
 	};
+}
+
+const BEFORE_FIELDS: readonly string[] = ["block", "reason", "terminate", "approval"] satisfies (keyof BeforeToolCallResult)[];
+const AFTER_FIELDS: readonly string[] = ["content", "details", "isError", "terminate"] satisfies (keyof AfterToolCallResult)[];
+
+/** An answer's fields the engine does not read, as a report says them; undefined when there are none. */
+function unreadFields(answer: object, known: readonly string[]): string | undefined {
+	const unread = Object.keys(answer).filter((key) => !known.includes(key));
+	return unread.length === 0 ? undefined : `${unread.map((key) => JSON.stringify(key)).join(", ")} (the engine reads only ${known.join(", ")})`;
+}
+
+/**
+ * What is wrong with a `beforeToolCall` answer, as the engine would take it: anything but
+ * nothing or `{ block, reason, terminate, approval }`. The string `"block"` or `{ blocked: true }`
+ * is read as no objection, so the call the hook meant to stop runs.
+ *
+ * @example
+ * beforeToolCallAnswer("block"); // '"block", which the engine reads as no objection: the call runs (to stop it, return { block: true, reason })'
+ */
+export function beforeToolCallAnswer(answer: unknown): string | undefined {
+	if (answer === undefined || answer === null) return undefined;
+	if (typeof answer !== "object" || Array.isArray(answer)) return `${shown(answer)}, which the engine reads as no objection: the call runs (to stop it, return { block: true, reason })`;
+	const unread = unreadFields(answer, BEFORE_FIELDS);
+	if (unread !== undefined) return `an answer with a field the engine does not read, ${unread}`;
+	const { block, terminate, approval, reason } = answer as Record<string, unknown>;
+	if (block !== undefined && typeof block !== "boolean") return `block: ${shown(block)} where the engine reads true or false`;
+	if (terminate !== undefined && typeof terminate !== "boolean") return `terminate: ${shown(terminate)} where the engine reads true or false`;
+	if (approval !== undefined && approval !== "required") return `approval: ${shown(approval)} where the engine reads only "required"`;
+	if (reason !== undefined && typeof reason !== "string") return `reason: ${shown(reason)} where the engine reads text`;
+	return undefined;
+}
+
+/**
+ * What is wrong with an `afterToolCall` answer, as the engine would take it: content that is not
+ * a list of text and image blocks (the engine answers the call with an error result instead), or
+ * a field it does not read.
+ *
+ * @example
+ * afterToolCallAnswer({ content: "done" }); // 'content "done", not a list of text and image blocks: the engine answered the call with an error result'
+ */
+export function afterToolCallAnswer(answer: unknown): string | undefined {
+	if (answer === undefined || answer === null) return undefined;
+	if (typeof answer !== "object" || Array.isArray(answer)) return `${shown(answer)}, which the engine ignores (return { content, details, isError, terminate } to change the result)`;
+	const unread = unreadFields(answer, AFTER_FIELDS);
+	if (unread !== undefined) return `an answer with a field the engine does not read, ${unread}`;
+	const { content, isError, terminate } = answer as Record<string, unknown>;
+	// Judged by the engine's own check of a tool's result, on the content alone.
+	if (content !== undefined && checkToolResult("afterToolCall", { content, details: undefined }).isError) {
+		return `content ${shown(content)}, not a list of text and image blocks: the engine answered the call with an error result`;
+	}
+	if (isError !== undefined && typeof isError !== "boolean") return `isError: ${shown(isError)} where the engine reads true or false`;
+	if (terminate !== undefined && typeof terminate !== "boolean") return `terminate: ${shown(terminate)} where the engine reads true or false`;
+	return undefined;
 }
 
 /**
@@ -173,7 +234,7 @@ export function watchMachine(agent: Agent, report: (found: AgentViolation) => vo
 export function checkedHooks(options: AgentOptions, report: (found: AgentViolation) => void): Pick<AgentOptions, "afterToolCall" | "transformContext" | "convertToLlm"> {
 	const { afterToolCall, transformContext, convertToLlm } = options;
 	return {
-		...(afterToolCall ? { afterToolCall: reportThrows<Parameters<AfterToolCallHook>, ReturnType<AfterToolCallHook>>("afterToolCall", afterToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report) } : {}),
+		...(afterToolCall ? { afterToolCall: reportThrows<Parameters<AfterToolCallHook>, ReturnType<AfterToolCallHook>>("afterToolCall", afterToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report, afterToolCallAnswer) } : {}),
 		...(transformContext ? { transformContext: reportThrows<Parameters<TransformContext>, ReturnType<TransformContext>>("transformContext", transformContext, (messages) => `${messages.length} messages`, report) } : {}),
 		...(convertToLlm ? { convertToLlm: reportThrows<Parameters<ConvertToLlm>, ReturnType<ConvertToLlm>>("convertToLlm", convertToLlm, (messages) => `${messages.length} messages`, report) } : {}),
 	};

@@ -13,7 +13,7 @@ import { createScriptedModel, type ScriptedReply } from "../../providers/scripte
 import type { CompactionSettings } from "../../machines/types.js";
 import type { AgentToolResult, AnyAgentTool, BeforeToolCallHook, BeforeToolCallResult } from "../../types/agent.js";
 import type { StreamFn } from "../../types/stream.js";
-import { checkedHooks, reportThrows, runToolChecked, type Settlement } from "../instrument/checked-calls.js";
+import { beforeToolCallAnswer, checkedHooks, reportThrows, runToolChecked, type Settlement } from "../instrument/checked-calls.js";
 import { type AgentViolation, violation } from "../violations.js";
 import { sentRequestViolations } from "../transcript-checks.js";
 import { PuppetStream } from "./puppet-stream.js";
@@ -224,7 +224,7 @@ export class WalkCast {
 	/** `beforeToolCall` wrapped (and a throw reported). */
 	wrapBeforeToolCall(hook: AgentOptions["beforeToolCall"]): AgentOptions["beforeToolCall"] {
 		if (!hook || this.wrapped.has(hook)) return hook;
-		const checked = reportThrows<Parameters<BeforeToolCallHook>, ReturnType<BeforeToolCallHook>>("beforeToolCall", hook, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, this.report);
+		const checked = reportThrows<Parameters<BeforeToolCallHook>, ReturnType<BeforeToolCallHook>>("beforeToolCall", hook, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, this.report, beforeToolCallAnswer);
 		const wrapped: NonNullable<AgentOptions["beforeToolCall"]> = (input, signal) => {
 			if (this.outcomes === "path") {
 				if (this.auto) return Promise.resolve(undefined);
