@@ -6,6 +6,7 @@
  */
 import { shown } from "../agent-input.js";
 import type { AgentInspectorOptions } from "./inspector.js";
+import type { AttachVisualizerOptions, VisualizerServerOptions } from "./visualizer-server.js";
 import type { PreviewLimits } from "./summarize.js";
 
 const OPTIONS: readonly string[] = ["capacity", "historySize", "historyBytes", "now", "schedule", "payload"] satisfies (keyof AgentInspectorOptions)[];
@@ -50,4 +51,67 @@ export function checkInspectorOptions(options: unknown): asserts options is Agen
 		// Infinity keeps everything: a whole tool result, however long.
 		if (value !== undefined && !((Number.isInteger(value) && value >= 0) || value === Number.POSITIVE_INFINITY)) throw problem(`payload.${name}`, "must be a whole number of at least 0 (or Infinity)", value);
 	}
+}
+
+const SERVER_OPTIONS: readonly string[] = ["port", "machine", "inspector", "replay"] satisfies (keyof VisualizerServerOptions)[];
+const ATTACH_OPTIONS: readonly string[] = ["port", "record", "inspector"] satisfies (keyof AttachVisualizerOptions)[];
+
+/**
+ * The fields the visualizer's two entry points share, checked as `caller` names them. A port
+ * given as text (`"4777"` from an environment variable) went to `listen` as the path of a local
+ * socket: the server "started" at `http://127.0.0.1:undefined/`. A misspelt option was ignored.
+ */
+function checkServedOptions(options: unknown, caller: string, known: readonly string[]): Record<string, unknown> | undefined {
+	const problem = (path: string, why: string, got: unknown) => new TypeError(`${caller}: ${path} ${why}, got ${shown(got)}`);
+	if (options === undefined) return undefined;
+	if (typeof options !== "object" || options === null || Array.isArray(options)) throw problem("options", "must be an object of options", options);
+	const unknown = Object.keys(options).filter((key) => !known.includes(key));
+	if (unknown.length > 0) throw new TypeError(`${caller}: unknown option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (known: ${known.join(", ")})`);
+	const { port, inspector } = options as Record<string, unknown>;
+	if (port !== undefined && !(Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65_535)) throw problem("port", "must be a whole number from 0 to 65535 (0: a free one)", port);
+	if (inspector !== undefined) {
+		const shape = inspector as Partial<Record<"subscribe" | "history" | "flush" | "attach", unknown>> | null;
+		if (typeof inspector !== "object" || shape === null || typeof shape.subscribe !== "function" || typeof shape.history !== "function" || typeof shape.flush !== "function" || typeof shape.attach !== "function") {
+			throw problem("inspector", "must be an inspector from createAgentInspector()", inspector);
+		}
+	}
+	return options as Record<string, unknown>;
+}
+
+/**
+ * Throws a `TypeError` naming the option for anything the visualizer server could not serve:
+ * a port that is not one, a misspelt option, a replay that is not a list of records (it served a
+ * page that showed nothing), both an inspector and a replay.
+ *
+ * @example
+ * checkVisualizerServerOptions({ port: 4777, inspector }); // fine
+ * checkVisualizerServerOptions({ port: "4777" }); // TypeError: startVisualizerServer(options): port must be a whole number from 0 to 65535 (0: a free one), got "4777"
+ */
+export function checkVisualizerServerOptions(options: unknown): asserts options is VisualizerServerOptions {
+	const caller = "startVisualizerServer(options)";
+	const given = checkServedOptions(options, caller, SERVER_OPTIONS);
+	if (!given) return;
+	const { machine, inspector, replay } = given;
+	if (machine !== undefined && !(typeof machine === "object" && machine !== null && "root" in machine && "id" in machine)) {
+		throw new TypeError(`${caller}: machine must be a state machine (from XState's createMachine or setup().createMachine), got ${shown(machine)}`);
+	}
+	if (replay === undefined) return;
+	if (!Array.isArray(replay)) throw new TypeError(`${caller}: replay must be the records of a recording (readRecording(path) gives them), got ${shown(replay)}`);
+	const bad = replay.findIndex((record) => typeof record !== "object" || record === null || typeof (record as { type?: unknown }).type !== "string");
+	if (bad >= 0) throw new TypeError(`${caller}: replay[${bad}] must be an inspection record ({ type, ... }), got ${shown(replay[bad])}`);
+	if (inspector !== undefined) throw new TypeError(`${caller}: give inspector (live) or replay (a recording), not both`);
+}
+
+/**
+ * Throws a `TypeError` naming the option for anything `attachVisualizer` could not use, before it
+ * attaches anything.
+ *
+ * @example
+ * checkAttachVisualizerOptions({ port: 4777, record: "run.ndjson" }); // fine
+ * checkAttachVisualizerOptions({ record: true }); // TypeError: attachVisualizer(actor, options): record must be the path of a file to write, got true
+ */
+export function checkAttachVisualizerOptions(options: unknown): asserts options is AttachVisualizerOptions {
+	const caller = "attachVisualizer(actor, options)";
+	const record = checkServedOptions(options, caller, ATTACH_OPTIONS)?.["record"];
+	if (record !== undefined && !(typeof record === "string" && record !== "")) throw new TypeError(`${caller}: record must be the path of a file to write, got ${shown(record)}`);
 }

@@ -10,6 +10,7 @@ import { WebSocketServer, type WebSocket } from "ws";
 import { agentMachine } from "../machines/agent-machine.js";
 import { type AgentInspector, createAgentInspector } from "./inspector.js";
 import { layoutStatechart } from "./layout.js";
+import { checkAttachVisualizerOptions, checkVisualizerServerOptions } from "./options.js";
 import type { InspectionRecord } from "./records.js";
 import { recordToNdjson } from "./sinks.js";
 import { toStatechartGraph } from "./statechart-graph.js";
@@ -186,6 +187,7 @@ export const MAX_PAGE_BACKLOG_BYTES = 16 * 1024 * 1024;
  * console.log(`Replay: ${server.url}`);
  */
 export async function startVisualizerServer(options: VisualizerServerOptions = {}): Promise<VisualizerServer> {
+	checkVisualizerServerOptions(options);
 	const graph = toStatechartGraph(options.machine ?? agentMachine);
 	const chart = JSON.stringify({
 		graph,
@@ -320,6 +322,7 @@ export interface AttachedVisualizer {
  * await visualizer.close();
  */
 export async function attachVisualizer(actor: InspectableActorRef, options: AttachVisualizerOptions = {}): Promise<AttachedVisualizer> {
+	checkAttachVisualizerOptions(options);
 	const inspector = options.inspector ?? createAgentInspector();
 	const detach = inspector.attach(actor);
 	let server: VisualizerServer;
