@@ -82,14 +82,17 @@ export function assertTranscript(value: unknown, argument: string): asserts valu
  * promptMessages("Describe this", [{ type: "image", data, mimeType: "image/png" }]);
  */
 export function promptMessages(input: unknown, images: unknown): AgentMessage[] {
+	// No images is no images, however it is said (pi takes null, and [] beside a message).
+	const none = images === undefined || images === null || (Array.isArray(images) && images.length === 0);
 	if (typeof input === "string") {
-		if (images !== undefined && !Array.isArray(images)) throw new TypeError(`prompt(text, images): expected images to be a list of image blocks, got ${shown(images)}`);
-		const list: unknown[] = images ?? [];
+		if (!none && !Array.isArray(images)) throw new TypeError(`prompt(text, images): expected images to be a list of image blocks, got ${shown(images)}`);
+		const list: unknown[] = none ? [] : (images as unknown[]);
 		list.forEach((image, index) => assertImage(image, `prompt(text, images)[${index}]`));
 		const content: ({ type: "text"; text: string } | ImageContent)[] = [{ type: "text", text: input }, ...(list as ImageContent[])];
 		return [{ role: "user", content, timestamp: Date.now() }];
 	}
-	if (images !== undefined) throw new TypeError("prompt(message, images): images go with a text prompt, prompt(text, images)");
+	// pi drops them without a word; an image the caller meant the model to see is refused instead.
+	if (!none) throw new TypeError("prompt(message, images): images go with a text prompt, prompt(text, images)");
 	if (Array.isArray(input)) {
 		input.forEach((message: unknown, index) => assertAgentMessage(message, `prompt(messages)[${index}]`));
 		return input as AgentMessage[];

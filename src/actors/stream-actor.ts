@@ -69,7 +69,7 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 		return;
 	}
 	const input = given;
-	const reading: Reading = { stopped: false, events: 0 };
+	const reading: Reading = { stopped: false, events: 0, delivering: false };
 	const { attempt, config, progress } = input;
 	// This call's own signal: aborted with the run, and by a stall (which must cancel the request).
 	const call = input.abort.callController();
@@ -85,7 +85,7 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 			// The request is cancelled first: the reply's end may start the run's next call at once.
 			input.abort.cancelCall(call, new Error("stream stalled"));
 			finish(failedAssistantMessage(input.model, error, false, progress.partial));
-		}, () => reading.events);
+		}, () => reading.events, () => reading.delivering);
 	// The run's abort has aborted the call's signal already; a stream function that ignores it
 	// would hang the run, so after a grace period the message is closed with what had streamed.
 	const onRunAbort = () => {
@@ -151,6 +151,10 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 			if (apiKey !== undefined) options.apiKey = apiKey;
 			const stream: AssistantMessageEventStreamLike = await config.streamFn(input.model, context, options);
 			if (await readStream(stream, reading, input, sendBack, finish)) return;
+			// Ended without `done`: pi's loop then takes the stream's result, which a stream ended
+			// with `end(message)` holds already (one that never gets one would hold pi for ever).
+			const ended = await resultAtHand(stream);
+			if (ended) return finish(ended);
 			const error = new Error("Stream ended without a done or error event");
 			finish(failedAssistantMessage(input.model, error, signal.aborted, progress.partial));
 		} catch (error) {
@@ -250,6 +254,13 @@ class StreamReader {
 		this.#nextMethod = iterator.next;
 	}
 
+	/** A delivery the read waited on settled: the model's silence is timed again from here. */
+	readonly #delivered = (): void => {
+		this.reading.delivering = false;
+		this.reading.events++;
+		this.next();
+	};
+
 	/** Asks for the next event and awaits it. (Also the callback of a delivery that settled.) */
 	readonly next = (): void => {
 		let step: unknown;
@@ -321,7 +332,12 @@ class StreamReader {
 		// One await per event, as pi's loop has (`await emit(event)`): the provider keeps
 		// mutating its partial meanwhile, so how many microtasks pass here decides what each
 		// delivered snapshot shows. A failing delivery is reported by the delivery itself.
-		(pending === undefined ? SETTLED : Promise.resolve(pending)).then(this.next, this.next);
+		if (pending === undefined) SETTLED.then(this.next, this.next);
+		else {
+			// Listeners take their time: the model is not read meanwhile, so its silence is not timed.
+			this.reading.delivering = true;
+			Promise.resolve(pending).then(this.#delivered, this.#delivered);
+		}
 	};
 
 	/** `done` or `error`: the call ends with the stream's final message. */
@@ -379,6 +395,36 @@ class StreamReader {
 	}
 }
 
+/**
+ * The stream's result if it has one already (within a task): what a stream ended by
+ * `end(message)` without a `done` event holds. A result that is not an assistant message, a
+ * `result()` that throws or rejects, or none yet, is none.
+ */
+function resultAtHand(stream: AssistantMessageEventStreamLike): Promise<AssistantMessage | undefined> {
+	let result: unknown;
+	try {
+		result = typeof stream.result === "function" ? stream.result() : undefined;
+	} catch {
+		return Promise.resolve(undefined);
+	}
+	if (result === undefined) return Promise.resolve(undefined);
+	return new Promise((resolve) => {
+		// A task, not a microtask: a result already given settles through any chain of promises before it.
+		const none = setTimeout(() => resolve(undefined), 0);
+		Promise.resolve(result).then(
+			(message: unknown) => {
+				clearTimeout(none);
+				const reply = message as Partial<AssistantMessage> | null | undefined;
+				resolve(typeof reply === "object" && reply !== null && reply.role === "assistant" && Array.isArray(reply.content) ? (reply as AssistantMessage) : undefined);
+			},
+			() => {
+				clearTimeout(none);
+				resolve(undefined);
+			},
+		);
+	});
+}
+
 /** A settled promise: a `then` on it runs its callback a microtask later, as `await undefined` resumes. */
 const SETTLED: Promise<void> = Promise.resolve();
 
@@ -411,6 +457,8 @@ function asyncIteratorOf(stream: AssistantMessageEventStreamLike): AsyncIterator
 interface Reading {
 	/** The call is over (finished or stopped): nothing more is read or reported. */
 	stopped: boolean;
-	/** Events read so far: the stall watch's sign of life. */
+	/** Events read so far, and deliveries that settled: the stall watch's sign of life. */
 	events: number;
+	/** The read waits for listeners to take an event: the stall watch does not count the time. */
+	delivering: boolean;
 }

@@ -13,40 +13,60 @@ import type { Model } from "../types/model.js";
  * Messages are checked here, since a bad one would corrupt the transcript itself.
  */
 export class MutableAgentState implements AgentState {
-	systemPrompt: string;
-	model: Model;
-	thinkingLevel: AgentThinkingLevel;
-	isStreaming = false;
-	streamingMessage: AgentMessage | undefined = undefined;
-	pendingToolCalls: ReadonlySet<string> = EMPTY;
-	errorMessage: string | undefined = undefined;
+	// Assigned in the constructor, in pi's order: `tools` and `messages` are own enumerable
+	// properties between them, as pi's object literal has them, so a spread, `Object.assign`,
+	// `JSON.stringify` or `structuredClone` of the state copies the transcript as it does in pi.
+	declare systemPrompt: string;
+	declare model: Model;
+	declare thinkingLevel: AgentThinkingLevel;
+	declare tools: AnyAgentTool[];
+	declare messages: AgentMessage[];
+	declare isStreaming: boolean;
+	declare streamingMessage: AgentMessage | undefined;
+	declare pendingToolCalls: ReadonlySet<string>;
+	declare errorMessage: string | undefined;
 	#tools: AnyAgentTool[];
 	#messages: AgentMessage[];
 	/** Open calls beyond the first per id (a model may repeat an id in one reply); made only then. */
 	#repeats: Map<string, number> | undefined;
 
+	/** One getter and setter pair for every state, so every state has the same shape. */
+	static readonly #lists: PropertyDescriptorMap = {
+		tools: {
+			enumerable: true,
+			configurable: true,
+			get(this: MutableAgentState): AnyAgentTool[] {
+				return this.#tools;
+			},
+			set(this: MutableAgentState, value: AnyAgentTool[]) {
+				if (!Array.isArray(value)) throw new TypeError(`state.tools: expected an array of tools, got ${value === null ? "null" : typeof value}`);
+				this.#tools = [...value];
+			},
+		},
+		messages: {
+			enumerable: true,
+			configurable: true,
+			get(this: MutableAgentState): AgentMessage[] {
+				return this.#messages;
+			},
+			set(this: MutableAgentState, value: AgentMessage[]) {
+				assertTranscript(value, "state.messages");
+				this.#messages = [...value];
+			},
+		},
+	};
+
 	constructor(systemPrompt: string, model: Model, thinkingLevel: AgentThinkingLevel, tools: AnyAgentTool[], messages: AgentMessage[]) {
+		this.#tools = tools;
+		this.#messages = messages;
 		this.systemPrompt = systemPrompt;
 		this.model = model;
 		this.thinkingLevel = thinkingLevel;
-		this.#tools = tools;
-		this.#messages = messages;
-	}
-
-	get tools(): AnyAgentTool[] {
-		return this.#tools;
-	}
-	set tools(value: AnyAgentTool[]) {
-		if (!Array.isArray(value)) throw new TypeError(`state.tools: expected an array of tools, got ${value === null ? "null" : typeof value}`);
-		this.#tools = [...value];
-	}
-
-	get messages(): AgentMessage[] {
-		return this.#messages;
-	}
-	set messages(value: AgentMessage[]) {
-		assertTranscript(value, "state.messages");
-		this.#messages = [...value];
+		Object.defineProperties(this, MutableAgentState.#lists);
+		this.isStreaming = false;
+		this.streamingMessage = undefined;
+		this.pendingToolCalls = EMPTY;
+		this.errorMessage = undefined;
 	}
 
 	/** A tool call started: its id is pending (a new set, as pi's, so a listener's copy stays as it was). */

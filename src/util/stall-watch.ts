@@ -18,14 +18,16 @@ export function modelStallText(timeoutMs: number): string {
  * (checked four times per period, so detection lands between 1 and 1.25 periods), calls
  * `onStall`. Counting events instead of reading the clock keeps the per-delta cost to an
  * increment. A reader that counts its events itself passes `eventsRead` instead of calling
- * `touch()` (a field increment in its loop, not a call). A timeout of 0 watches nothing.
+ * `touch()` (a field increment in its loop, not a call), and `paused` when it may stop reading
+ * for reasons of its own (its listeners still have an event): a check that finds it paused
+ * counts as a sign of life. A timeout of 0 watches nothing.
  *
  * @example
  * const watch = watchForStall(120_000, () => controller.abort());
  * for await (const event of stream) { watch.touch(); ... }
  * watch.stop();
  */
-export function watchForStall(timeoutMs: number, onStall: () => void, eventsRead?: () => number): { touch(): void; stop(): void } {
+export function watchForStall(timeoutMs: number, onStall: () => void, eventsRead?: () => number, paused?: () => boolean): { touch(): void; stop(): void } {
 	if (timeoutMs <= 0) return { touch() {}, stop() {} };
 	let events = 0;
 	const count = eventsRead ?? (() => events);
@@ -38,7 +40,7 @@ export function watchForStall(timeoutMs: number, onStall: () => void, eventsRead
 		check = setDeadline(timeoutMs / 4, () => {
 			if (stopped) return;
 			const seen = count();
-			if (seen !== seenAtLastCheck) {
+			if (seen !== seenAtLastCheck || paused?.()) {
 				seenAtLastCheck = seen;
 				quietChecks = 0;
 			} else if (++quietChecks >= 4) {

@@ -387,6 +387,7 @@ describe("bad input at the API boundary", () => {
 	it("a state no run can start with is refused when the run would start, recording nothing: with model null the process used to crash", async () => {
 		const cases: [string, (agent: Agent) => void, RegExp][] = [
 			["model null", (agent) => (agent.state.model = null as never), /^agent\.state\.model must be a model object, got null/],
+			["model undefined", (agent) => (agent.state.model = undefined as never), /^agent\.state\.model must be a model object, got undefined/],
 			["systemPrompt 42", (agent) => (agent.state.systemPrompt = 42 as never), /^agent\.state\.systemPrompt must be a string, got 42/],
 		];
 		for (const [, spoil, message] of cases) {
