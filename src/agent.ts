@@ -82,6 +82,21 @@ function failedReply(message: AgentMessage): boolean {
 }
 
 /** The tools a restored agent has: those its snapshot's run uses, then the others given. */
+/**
+ * What a store's `load` answered, checked: a store of one's own that answers something else (`42`,
+ * a snapshot where `{ snapshot, problems }` belongs) used to make a new session of a stored one,
+ * without a word.
+ */
+function checkedLoad(loaded: unknown): LoadedSession | undefined {
+	if (loaded === undefined || loaded === null) return undefined;
+	const session = loaded as Partial<LoadedSession>;
+	const problems = session.problems;
+	if (typeof loaded !== "object" || !("snapshot" in loaded) || (session.snapshot !== undefined && (typeof session.snapshot !== "object" || session.snapshot === null)) || !Array.isArray(problems) || !problems.every((problem) => typeof problem === "string")) {
+		throw new TypeError(`Agent.load: the store's load() must answer undefined (no such session) or { snapshot, problems: string[] }, got ${shown(loaded)}`);
+	}
+	return session as LoadedSession;
+}
+
 function mergeTools(used: readonly AnyAgentTool[], given: readonly AnyAgentTool[]): AnyAgentTool[] {
 	const merged = [...used];
 	for (const tool of given) if (!merged.includes(tool)) merged.push(tool);
@@ -1068,7 +1083,12 @@ export class Agent {
 		const hydrated = hydrateAgentContext(read.machine.context, { tools: given, config: {} }, loopConfig);
 		// A run in progress goes on from the chart's state: one the chart does not have fails here,
 		// before `Agent.load` opens the session (the actor is never started: nothing runs).
-		if (read.machine.status === "active" && read.machine.context.run) restoredMachine(runLogic(), { ...read.machine, context: hydrated });
+		if (read.machine.status === "active" && read.machine.context.run) {
+			restoredMachine(runLogic(), { ...read.machine, context: hydrated });
+			// The run goes on without a prompt() to check its tools: a tool it would call and could not
+			// run (no execute, a schema that is none) would use up a person's approval on an error.
+			assertValidTools(mergeTools(hydrated.tools, given));
+		}
 		return { read, runtimeTools: hydrated.tools, given };
 	}
 
@@ -1120,14 +1140,14 @@ export class Agent {
 		let agent: Agent;
 		let loaded: LoadedSession | undefined;
 		try {
-			const look = await options.store.load(options.sessionId, { peek: true });
+			const look = checkedLoad(await options.store.load(options.sessionId, { peek: true }));
 			if (look?.snapshot) Agent.#readRestorable(look.snapshot, options);
 			// Opened once the writes the older agents of this process had handed to the store have
 			// landed (later ones wait for this load), and before it is read: an agent that opened it
 			// earlier, here or elsewhere, can no longer change what is read.
 			await claim.landedBefore();
 			await claim.open();
-			loaded = await options.store.load(options.sessionId);
+			loaded = checkedLoad(await options.store.load(options.sessionId));
 			Agent.#claimToAdopt = claim;
 			agent = loaded?.snapshot ? Agent.#restore(loaded.snapshot, options, true) : new Agent(options);
 			claim.confirm();
@@ -1200,6 +1220,9 @@ export class Agent {
 		machine.send({ type: "agentchart.resumed" });
 		machine.send({ type: "delivered", barrier: stored });
 		this.#replayDecisions(machine);
+		// Restored into a store that does not hold it: a run that waits for a person makes no write
+		// until they answer, so the store would hold nothing of the question (a restart lost it).
+		if (!fromStore && this.#session.saves && this.pendingApprovals.length > 0) this.#session.requestSave(this.#handles.takeSnapshot);
 		void this.#awaitRestoredRun(run);
 	}
 
@@ -1767,6 +1790,8 @@ export class Agent {
 		// `agent.state` is as mutable as pi's: a run started from a state it cannot take failed inside the chart (with `model` null, the process).
 		const stateProblem = runStateProblem(this.#state);
 		if (stateProblem) throw new TypeError(`agent.state.${stateProblem.field} ${stateProblem.problem}`);
+		// A command may leave the model out; the agent's state always has one, unless set to undefined.
+		if (this.#state.model === undefined) throw new TypeError("agent.state.model must be a model object, got undefined");
 		const snapshot = this.#machine?.getSnapshot();
 		if (snapshot?.status === "error") {
 			throw new Error(

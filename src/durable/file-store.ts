@@ -1,4 +1,26 @@
 /**
+ * The journal as the snapshot before the one that does not read can take it: the file holds only
+ * the entries after that one (a save drops those it has seen), so the entries between the two
+ * snapshots are gone, and the ones after them cannot follow the older one. Applied across the
+ * hole, they made a decision of a person's be asked again, about a call that had run. Those
+ * after a gap in the numbering are left out, and `problems` says so.
+ */
+function followingWithoutGap(snapshot: AgentSnapshot, entries: readonly StoredJournalEntry[], problems: string[]): StoredJournalEntry[] {
+	let next = Math.max(snapshot.journalSeq ?? 0, snapshot.journal.at(-1)?.seq ?? 0) + 1;
+	const kept: StoredJournalEntry[] = [];
+	let left = 0;
+	for (const entry of entries) {
+		if (!ofLineage(snapshot, entry) || entry.seq < next) kept.push(entry);
+		else if (entry.seq === next && left === 0) {
+			kept.push(entry);
+			next++;
+		} else left++;
+	}
+	if (left > 0) problems.push(`${left} journal ${left === 1 ? "entry" : "entries"} written after ${SNAPSHOT} left out: ${left === 1 ? "it follows" : "they follow"} that snapshot, not ${PREVIOUS} (the runs they journaled go on from the older snapshot's point)`);
+	return kept;
+}
+
+/**
  * A store on the local file system: one directory per session, holding
  *
  * - `id`: the session's id, exactly (JSON), put there once, when a store first writes the
@@ -557,14 +579,17 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 		const journal = await readJournal(join(files, JOURNAL));
 		const current = await readSnapshotFile(join(files, SNAPSHOT));
 		let snapshot = current.snapshot;
+		let fellBack = false;
 		if (current.problem) problems.push(current.problem);
 		if (!snapshot) {
 			const previous = await readSnapshotFile(join(files, PREVIOUS));
 			if (previous.problem) problems.push(previous.problem);
 			if (previous.snapshot && current.problem) problems.push(`used ${PREVIOUS} instead`);
 			snapshot = previous.snapshot;
+			fellBack = snapshot !== undefined;
 		}
-		return { snapshot, problems, journal };
+		const following = fellBack && snapshot ? followingWithoutGap(snapshot, journal.entries, problems) : undefined;
+		return { snapshot, problems, journal: following ? { ...journal, entries: following } : journal, fellBack };
 	};
 
 	/** What `load` returns for what it read. */
@@ -653,8 +678,30 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			// Again: the other id's store may have claimed the directory, and written in it, since (a new
 			// session, or one an earlier agentchart stored, has no `id` file until its first write).
 			claimDirectory(sessionId, dir);
-			const { journal, problems, snapshot } = read;
+			const { journal, problems, snapshot, fellBack } = read;
 			const journalPath = join(files, JOURNAL);
+			if (fellBack) {
+				// The session is put back as it was at the snapshot before: that snapshot as the last one,
+				// the journal without the entries left out. Kept, they would be read after the next
+				// snapshot this session saves (whose numbering goes on from the older one's), as entries
+				// of it; and each load would report the damaged snapshot again.
+				if (journal.problem) problems.push(journal.problem);
+				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
+				if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
+				await enqueue(sessionId, () =>
+					writing(sessionId, async (writerDir, writerFiles) => {
+						await copyFile(join(writerFiles, PREVIOUS), join(writerFiles, `${SNAPSHOT}.tmp`));
+						if (fsync !== "never") await flushFile(join(writerFiles, `${SNAPSHOT}.tmp`));
+						await writeThrough(`${journalPath}.tmp`, "w", journal.entries.map(journalLine).join(""), fsync !== "never");
+						landChecked(sessionId, writerDir, () => {
+							renameSync(join(writerFiles, `${SNAPSHOT}.tmp`), join(writerFiles, SNAPSHOT));
+							renameSync(`${journalPath}.tmp`, join(writerFiles, JOURNAL));
+						});
+						if (fsync !== "never") flushDirectory(writerFiles);
+					}),
+				);
+				return finish(snapshot, problems, journal.entries);
+			}
 			if (journal.problem) {
 				problems.push(journal.problem);
 				// Cut back to the lines that check: an entry appended after a torn line would join it and be lost too.

@@ -324,8 +324,9 @@ export function readAgentSnapshot(value: unknown): AgentSnapshot {
 	if (!snapshot || typeof snapshot !== "object" || snapshot.format !== SNAPSHOT_FORMAT) {
 		throw new Error(`agentchart: not an agentchart snapshot (no format "${SNAPSHOT_FORMAT}")`);
 	}
-	if (typeof snapshot.version !== "number" || snapshot.version < 1) throw new Error(`agentchart: a snapshot without a valid version (${String(snapshot.version)})`);
-	if (snapshot.version > SNAPSHOT_VERSION) {
+	const version = snapshot.version;
+	if (typeof version !== "number" || !Number.isInteger(version) || version < 1) throw new Error(`agentchart: a snapshot without a valid version (${String(version)})`);
+	if (version > SNAPSHOT_VERSION) {
 		throw new Error(`agentchart: the snapshot's format is version ${snapshot.version}, newer than this agentchart reads (${SNAPSHOT_VERSION}); upgrade agentchart to restore it`);
 	}
 	checkSnapshotShape(snapshot);

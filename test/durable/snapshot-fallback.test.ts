@@ -12,7 +12,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createFileStore } from "../../src/durable/file-store.js";
-import { createScriptedModel } from "../../src/providers/scripted.js";
+import { Type } from "typebox";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import type { AgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { textOf } from "../agent/helpers.js";
 import { useTempDirs } from "../temp-dirs.js";
@@ -52,7 +54,50 @@ describe("a file store session whose last snapshot does not read", () => {
 		expect(second.storeProblems).toEqual([
 			expect.stringMatching(/snapshot\.json does not match its checksum/),
 			"used snapshot.prev.json instead",
-			expect.stringMatching(/^the journal holds \d+ entries of runs that do not follow the snapshot \(r2, where r1 would be next\).*left out/),
+			expect.stringMatching(/^\d+ journal entries written after snapshot\.json left out: they follow that snapshot, not snapshot\.prev\.json/),
 		]);
+	});
+
+	it("leaves out the entries after the damaged one within a run too, and says so: applied across the hole, a call that had run was asked about again with nothing reported", async () => {
+		const root = await tempDir();
+		const ran: string[] = [];
+		const deploy: AgentTool = {
+			name: "deploy",
+			label: "Deploy",
+			description: "Deploys a service.",
+			parameters: Type.Object({ service: Type.String() }),
+			needsApproval: true,
+			async execute(_id, args) {
+				ran.push((args as { service: string }).service);
+				return { content: [{ type: "text", text: `deployed ${(args as { service: string }).service}` }], details: {} };
+			},
+		};
+		const options = (finalDelayMs: number) => {
+			const scripted = createScriptedModel([{ content: [toolCall("deploy", { service: "billing" }, "call-1"), toolCall("deploy", { service: "web" }, "call-2")] }, { content: "Done.", delayMs: finalDelayMs }]);
+			return { store: createFileStore(root), sessionId: "s", initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn };
+		};
+		const first = await Agent.load(options(60_000));
+		const run = first.prompt("deploy both");
+		while (first.pendingApprovals.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+		await first.approve("call-1");
+		// A snapshot holds call-1's decision; call-2's is journaled after it, then the next save's snapshot holds it.
+		await first.approve("call-2");
+		while (first.state.messages.filter((message) => message.role === "toolResult").length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+		await first.saved();
+		expect(ran).toEqual(["billing", "web"]);
+		await writeFile(join(createFileStore(root).filesOf("s"), "snapshot.json"), "not json at all");
+
+		const second = await Agent.load(options(0));
+		try {
+			expect(second.storeProblems).toEqual([
+				expect.stringMatching(/snapshot\.json does not read/),
+				"used snapshot.prev.json instead",
+				expect.stringMatching(/^\d+ journal (entry|entries) written after snapshot\.json left out: (it follows|they follow) that snapshot, not snapshot\.prev\.json/),
+			]);
+		} finally {
+			first.dispose();
+			await run.catch(() => undefined);
+			second.dispose();
+		}
 	});
 });
