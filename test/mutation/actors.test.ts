@@ -61,12 +61,22 @@ describe("stream actor", () => {
 		expect(message?.usage).toMatchObject({ input: 7, output: 3, totalTokens: 10 });
 	});
 
-	it("a stream that ends without done or error ends the call with an error that says so", async () => {
+	it("a stream that ends without done or error, and without a result, ends the call with an error that says so", async () => {
 		const partial = assistant("");
 		const scripted = createScriptedModel([]);
-		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: streamOf([{ type: "start", partial }]) });
+		const ended = streamOf([{ type: "start", partial }]);
+		// As pi-ai's stream ended by end() without a message: its result never settles.
+		const withoutResult: StreamFn = (...args) => Object.assign(ended(...args) as object, { result: () => new Promise<AssistantMessage>(() => undefined) }) as ReturnType<StreamFn>;
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: withoutResult });
 		await agent.prompt("go");
 		expect(lastAssistant(agent.state.messages)?.errorMessage).toBe("Stream ended without a done or error event");
+	});
+
+	it("a stream that ends without done or error, its result at hand, ends the call with that result, as pi's loop takes it", async () => {
+		const scripted = createScriptedModel([]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: streamOf([{ type: "start", partial: assistant("") }], assistant("the result")) });
+		await agent.prompt("go");
+		expect(lastAssistant(agent.state.messages)).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "the result" }] });
 	});
 
 	it("updates a stream sends before its start are not relayed (they belong to no message)", async () => {
