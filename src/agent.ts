@@ -81,7 +81,6 @@ function failedReply(message: AgentMessage): boolean {
 	return message.role === "assistant" && (failedStop(message.stopReason) || message.errorMessage !== undefined);
 }
 
-/** The tools a restored agent has: those its snapshot's run uses, then the others given. */
 /**
  * What a store's `load` answered, checked: a store of one's own that answers something else (`42`,
  * a snapshot where `{ snapshot, problems }` belongs) used to make a new session of a stored one,
@@ -97,6 +96,7 @@ function checkedLoad(loaded: unknown): LoadedSession | undefined {
 	return session as LoadedSession;
 }
 
+/** The tools a restored agent has: those its snapshot's run uses, then the others given. */
 function mergeTools(used: readonly AnyAgentTool[], given: readonly AnyAgentTool[]): AnyAgentTool[] {
 	const merged = [...used];
 	for (const tool of given) if (!merged.includes(tool)) merged.push(tool);

@@ -1,26 +1,4 @@
 /**
- * The journal as the snapshot before the one that does not read can take it: the file holds only
- * the entries after that one (a save drops those it has seen), so the entries between the two
- * snapshots are gone, and the ones after them cannot follow the older one. Applied across the
- * hole, they made a decision of a person's be asked again, about a call that had run. Those
- * after a gap in the numbering are left out, and `problems` says so.
- */
-function followingWithoutGap(snapshot: AgentSnapshot, entries: readonly StoredJournalEntry[], problems: string[]): StoredJournalEntry[] {
-	let next = Math.max(snapshot.journalSeq ?? 0, snapshot.journal.at(-1)?.seq ?? 0) + 1;
-	const kept: StoredJournalEntry[] = [];
-	let left = 0;
-	for (const entry of entries) {
-		if (!ofLineage(snapshot, entry) || entry.seq < next) kept.push(entry);
-		else if (entry.seq === next && left === 0) {
-			kept.push(entry);
-			next++;
-		} else left++;
-	}
-	if (left > 0) problems.push(`${left} journal ${left === 1 ? "entry" : "entries"} written after ${SNAPSHOT} left out: ${left === 1 ? "it follows" : "they follow"} that snapshot, not ${PREVIOUS} (the runs they journaled go on from the older snapshot's point)`);
-	return kept;
-}
-
-/**
  * A store on the local file system: one directory per session, holding
  *
  * - `id`: the session's id, exactly (JSON), put there once, when a store first writes the
@@ -384,6 +362,28 @@ function fileStoreFsync(root: unknown, options: unknown): FsyncPolicy {
 	const fsync = (options as FileStoreOptions).fsync ?? "always";
 	if (!FSYNC_POLICIES.includes(fsync)) throw new TypeError(`createFileStore(root, options): fsync must be "always", "snapshots" or "never", got ${shown(fsync)}`);
 	return fsync;
+}
+
+/**
+ * The journal as the snapshot before the one that does not read can take it: the file holds only
+ * the entries after that one (a save drops those it has seen), so the entries between the two
+ * snapshots are gone, and the ones after them cannot follow the older one. Applied across the
+ * hole, they left the run inconsistent (a call that had run was asked about again, its decision
+ * lost). Those after a gap in the numbering are left out, and `problems` says so.
+ */
+function followingWithoutGap(snapshot: AgentSnapshot, entries: readonly StoredJournalEntry[], problems: string[]): StoredJournalEntry[] {
+	let next = Math.max(snapshot.journalSeq ?? 0, snapshot.journal.at(-1)?.seq ?? 0) + 1;
+	const kept: StoredJournalEntry[] = [];
+	let left = 0;
+	for (const entry of entries) {
+		if (!ofLineage(snapshot, entry) || entry.seq < next) kept.push(entry);
+		else if (entry.seq === next && left === 0) {
+			kept.push(entry);
+			next++;
+		} else left++;
+	}
+	if (left > 0) problems.push(`${left} journal ${left === 1 ? "entry" : "entries"} written after ${SNAPSHOT} left out: ${left === 1 ? "it follows" : "they follow"} that snapshot, not ${PREVIOUS} (the runs they journaled go on from the older snapshot's point)`);
+	return kept;
 }
 
 /**
