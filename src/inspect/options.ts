@@ -4,7 +4,7 @@
  * no sense (`stringLength: -3`, `depth: -1`, `budget: "5"`) was taken, cutting every string of
  * every record to nothing without a word. A misspelt option (`capacty`) was ignored.
  */
-import { shown } from "../agent-input.js";
+import { shown, unknownKeys as unlistedKeys } from "../agent-input.js";
 import type { AgentInspectorOptions } from "./inspector.js";
 import type { AttachVisualizerOptions, VisualizerServerOptions } from "./visualizer-server.js";
 import type { PreviewLimits } from "./summarize.js";
@@ -17,8 +17,8 @@ function problem(path: string, why: string, got: unknown): TypeError {
 }
 
 function unknownKeys(value: object, known: readonly string[], path: string): void {
-	const unknown = Object.keys(value).filter((key) => !known.includes(key));
-	if (unknown.length > 0) throw new TypeError(`createAgentInspector(options): unknown ${path} ${unknown.map((key) => JSON.stringify(key)).join(", ")} (known: ${known.join(", ")})`);
+	const unknown = unlistedKeys(value, known);
+	if (unknown !== undefined) throw new TypeError(`createAgentInspector(options): unknown ${path} ${unknown} (known: ${known.join(", ")})`);
 }
 
 /**
@@ -65,8 +65,8 @@ function checkServedOptions(options: unknown, caller: string, known: readonly st
 	const problem = (path: string, why: string, got: unknown) => new TypeError(`${caller}: ${path} ${why}, got ${shown(got)}`);
 	if (options === undefined) return undefined;
 	if (typeof options !== "object" || options === null || Array.isArray(options)) throw problem("options", "must be an object of options", options);
-	const unknown = Object.keys(options).filter((key) => !known.includes(key));
-	if (unknown.length > 0) throw new TypeError(`${caller}: unknown option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (known: ${known.join(", ")})`);
+	const unknown = unlistedKeys(options, known);
+	if (unknown !== undefined) throw new TypeError(`${caller}: unknown option ${unknown} (known: ${known.join(", ")})`);
 	const { port, inspector } = options as Record<string, unknown>;
 	if (port !== undefined && !(Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65_535)) throw problem("port", "must be a whole number from 0 to 65535 (0: a free one)", port);
 	if (inspector !== undefined) {

@@ -6,7 +6,7 @@
  * is not numbers were taken without a word. Each check throws a `TypeError` naming the reply (its
  * index in the script, `replies[2]`) and the field.
  */
-import { shown } from "../agent-input.js";
+import { shown, unknownKeys } from "../agent-input.js";
 import type { StopReason } from "../types/content.js";
 import { unwritableJson } from "../util/json-writable.js";
 import type { ScriptedModelOptions, ScriptedReply } from "./scripted.js";
@@ -38,8 +38,8 @@ function problem(where: string, why: string, got: unknown): TypeError {
  * refuseUnknownFields({ delay: 5 }, ["delayMs"], "options", "createScriptedModel"); // TypeError: createScriptedModel: options has unknown field "delay" (known: delayMs)
  */
 export function refuseUnknownFields(value: Record<string, unknown>, known: readonly string[], where: string, caller = "createScriptedModel"): void {
-	const unknown = Object.keys(value).filter((key) => !known.includes(key));
-	if (unknown.length > 0) throw new TypeError(`${caller}: ${where} has unknown field ${unknown.map((key) => JSON.stringify(key)).join(", ")} (known: ${known.join(", ")})`);
+	const unknown = unknownKeys(value, known);
+	if (unknown !== undefined) throw new TypeError(`${caller}: ${where} has unknown field ${unknown} (known: ${known.join(", ")})`);
 }
 
 function checkDelay(value: unknown, where: string): void {

@@ -16,10 +16,6 @@ function problem(where: string, why: string, got: unknown): TypeError {
 	return new TypeError(`createFaultyModel: ${where} ${why}, got ${shown(got)}`);
 }
 
-function refuseUnknown(value: Record<string, unknown>, known: readonly string[], where: string): void {
-	refuseUnknownFields(value, known, where, "createFaultyModel");
-}
-
 function checkKind(kind: unknown, where: string): void {
 	if (!ALL_FAULTS.includes(kind as FaultKind)) throw problem(where, `must be one of ${ALL_FAULTS.map((name) => `"${name}"`).join(", ")}`, kind);
 }
@@ -38,7 +34,7 @@ function checkWhole(value: unknown, where: string, what: string): void {
  */
 export function checkFault(fault: unknown, where: string): asserts fault is Fault {
 	if (!isRecord(fault)) throw problem(where, "must be a fault ({ kind, afterDeltas?, message? })", fault);
-	refuseUnknown(fault, FAULT_FIELDS, where);
+	refuseUnknownFields(fault, FAULT_FIELDS, where, "createFaultyModel");
 	checkKind(fault["kind"], `${where}.kind`);
 	checkWhole(fault["afterDeltas"], `${where}.afterDeltas`, "deltas");
 	if (fault["message"] !== undefined && typeof fault["message"] !== "string") throw problem(`${where}.message`, "must be a string", fault["message"]);
@@ -63,7 +59,7 @@ export function checkFaultOptions(options: unknown): asserts options is FaultyMo
 	}
 	if (random === undefined) return;
 	if (!isRecord(random)) throw problem("random", "must be an object ({ seed, probability?, kinds?, maxDeltas? })", random);
-	refuseUnknown(random, RANDOM_FIELDS, "random");
+	refuseUnknownFields(random, RANDOM_FIELDS, "random", "createFaultyModel");
 	if (!(typeof random["seed"] === "number" && Number.isFinite(random["seed"]))) throw problem("random.seed", "must be a number", random["seed"]);
 	const probability = random["probability"];
 	if (probability !== undefined && !(typeof probability === "number" && probability >= 0 && probability <= 1)) throw problem("random.probability", "must be a number from 0 to 1", probability);

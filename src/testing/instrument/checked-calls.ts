@@ -8,7 +8,7 @@ import { checkToolResult } from "../../actors/tool-batch-actor.js";
 import type { Agent, AgentOptions } from "../../agent.js";
 import type { AgentMachineEvent } from "../../machines/types.js";
 import type { AfterToolCallHook, AfterToolCallResult, AgentToolResult, AnyAgentTool, BeforeToolCallResult, ConvertToLlm, TransformContext } from "../../types/agent.js";
-import { shown } from "../../agent-input.js";
+import { shown, unknownKeys } from "../../agent-input.js";
 import { describeError } from "../../util/describe-error.js";
 import type { AgentViolation } from "../violations.js";
 import { violation } from "../violations.js";
@@ -143,8 +143,8 @@ const AFTER_FIELDS: readonly string[] = ["content", "details", "isError", "termi
 
 /** An answer's fields the engine does not read, as a report says them; undefined when there are none. */
 function unreadFields(answer: object, known: readonly string[]): string | undefined {
-	const unread = Object.keys(answer).filter((key) => !known.includes(key));
-	return unread.length === 0 ? undefined : `${unread.map((key) => JSON.stringify(key)).join(", ")} (the engine reads only ${known.join(", ")})`;
+	const unread = unknownKeys(answer, known);
+	return unread === undefined ? undefined : `${unread} (the engine reads only ${known.join(", ")})`;
 }
 
 /**
