@@ -937,6 +937,7 @@ export class Agent {
 		const askedBefore = this.#restoring && record?.request !== undefined;
 		const streamedFrom = batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
 		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom, deadline: call.approval?.deadline });
+		this.#session.watchForTakeover();
 		if (askedBefore) return true;
 		if (!this.#session.saves) return false;
 		// A person is asked only once the question's save has settled: stored, a crash after it cannot
@@ -1223,6 +1224,7 @@ export class Agent {
 		// Restored into a store that does not hold it: a run that waits for a person makes no write
 		// until they answer, so the store would hold nothing of the question (a restart lost it).
 		if (!fromStore && this.#session.saves && this.pendingApprovals.length > 0) this.#session.requestSave(this.#handles.takeSnapshot);
+		if (this.pendingApprovals.length > 0) this.#session.watchForTakeover();
 		void this.#awaitRestoredRun(run);
 	}
 
@@ -1614,6 +1616,7 @@ export class Agent {
 		this.#startJournaled = undefined;
 		this.#runBase = undefined;
 		this.#compactionStart = undefined;
+		this.#session.stopWatching();
 		this.#session.forgetRun();
 		this.#delivery.signal = IDLE_SIGNAL;
 		if (!this.#pinned || this.#disposed) this.#releaseMachine(this.#disposed);

@@ -41,7 +41,7 @@
  * openings are removed once `current` names the new one. A load reads where `current` names, and
  * again if it names another once the read is done.
  */
-import { type BigIntStats, closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { type BigIntStats, closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, renameSync, statSync, unwatchFile, watchFile, writeFileSync } from "node:fs";
 import { randomInt, randomUUID } from "node:crypto";
 import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
@@ -106,6 +106,8 @@ function isAbandoned(dir: string, name: string): boolean {
 	}
 }
 const TAKEN_OVER_BY = "an agent of another process (the session's writer file changed)";
+/** How often a watch for another process's opening (`watchTakeover`) looks at the `writer` file. */
+const TAKEOVER_POLL_MS = 1_000;
 
 /**
  * What is done to each session directory, one at a time, in the order it was asked for: by every
@@ -344,6 +346,24 @@ export interface FileStore extends AgentStore {
 	 * const journal = await readFile(join(store.filesOf("user-42"), "journal.jsonl"), "utf8");
 	 */
 	filesOf(sessionId: string): string;
+	/**
+	 * Records that this store writes the session from now on (see {@link AgentStore.open}): the
+	 * writes of stores that opened it before, in this process or another, are refused from then on.
+	 *
+	 * @example
+	 * await store.open("user-42"); // an agent of another process on "user-42" writes no more
+	 */
+	open(sessionId: string): Promise<void>;
+	/**
+	 * Calls `onTakenOver` once another store (of this process or another) opened a session this
+	 * one opened, looking at the session's `writer` file once a second (see
+	 * {@link AgentStore.watchTakeover}); at once when that happened before the watch. Nothing for a
+	 * session this store did not open.
+	 *
+	 * @example
+	 * const stop = store.watchTakeover("user-42", () => console.log("another process has user-42"));
+	 */
+	watchTakeover(sessionId: string, onTakenOver: (error: SessionTakenOverError) => void): () => void;
 }
 
 const FSYNC_POLICIES: readonly unknown[] = ["always", "snapshots", "never"] satisfies FsyncPolicy[];
@@ -750,6 +770,33 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 					if (fsync !== "never") flushDirectory(files);
 				}),
 			);
+		},
+		watchTakeover(sessionId, onTakenOver) {
+			const mine = writers.get(sessionId);
+			// Not opened by this store: it writes nothing of the session, so nobody takes it from it.
+			if (mine?.files === undefined) return () => {};
+			const dir = directoryOf(sessionId);
+			const path = join(dir, WRITER);
+			// Polled, not fs.watch: a rename over the file is what is looked for, and inotify and its
+			// kin miss changes made by another machine on a shared file system. Not persistent: a watch
+			// keeps no process alive that had nothing else to do.
+			const look = () => {
+				let writes: boolean;
+				try {
+					writes = isWriter(sessionId, dir);
+				} catch {
+					return; // Unreadable now (EMFILE, say): the next look, or the next write, tells.
+				}
+				// Gone is not taken over (the session was deleted): the next write says so.
+				if (writes || writers.get(sessionId) !== mine || mine.lost !== "replaced") return;
+				stop();
+				onTakenOver(new SessionTakenOverError(sessionId, TAKEN_OVER_BY));
+			};
+			const stop = () => unwatchFile(path, look);
+			watchFile(path, { interval: TAKEOVER_POLL_MS, persistent: false }, look);
+			// A poll reports changes after its first look only: an opening before the watch began is seen now.
+			look();
+			return stop;
 		},
 		appendJournal(sessionId, entry) {
 			return enqueue(sessionId, () =>

@@ -86,6 +86,18 @@ export interface AgentStore {
 	 * `Agent.restore` it is reported, and asked again before the agent's next write.
 	 */
 	open?(sessionId: string): void | Promise<void>;
+	/**
+	 * Optional: calls `onTakenOver` once another process opens the session this store opened (for
+	 * a store with `open`), until the returned function is called. An agent watches while its run
+	 * waits for a person, the one time it writes nothing: without a watch it would learn of the
+	 * other process only at its next write, and its wait would go on although nobody here can answer
+	 * (the other process asks). The file store watches its `writer` file, looking once a second.
+	 *
+	 * @example
+	 * const stop = store.watchTakeover?.("user-42", (error) => console.log(error.message));
+	 * stop?.();
+	 */
+	watchTakeover?(sessionId: string, onTakenOver: (error: SessionTakenOverError) => void): () => void;
 }
 
 /**

@@ -307,6 +307,8 @@ export class DurableSession {
 	#takenOver: SessionTakenOverError | undefined;
 	/** Called at that refusal (once): the agent of another process has the session now. */
 	onTakenOver: (() => void) | undefined = undefined;
+	/** Ends the store's watch for another process's opening (see {@link DurableSession.watchForTakeover}). */
+	#stopWatching: (() => void) | undefined;
 	/** The last save asked for (none yet: nothing to wait for). */
 	#saving: Promise<void> | undefined;
 	/** What the store holds between runs; undefined when its last snapshot is of a run in progress, or a write failed. */
@@ -445,6 +447,39 @@ export class DurableSession {
 	 */
 	get takenOver(): boolean {
 		return this.#takenOver !== undefined;
+	}
+
+	/**
+	 * Asks the store to say when another process opens the session (its `watchTakeover`), until
+	 * {@link DurableSession.stopWatching}: a run waiting for a person writes nothing, so no refused
+	 * write would tell it. Taken over, the session is as after such a refusal: noted, and
+	 * `onTakenOver` is called. Once per watch; nothing without a store that watches.
+	 */
+	watchForTakeover(): void {
+		const store = this.store;
+		const sessionId = this.sessionId;
+		if (this.#stopWatching || this.#takenOver || !store?.watchTakeover || sessionId === undefined) return;
+		let stop: (() => void) | undefined;
+		try {
+			stop = store.watchTakeover(sessionId, (error) => {
+				if (this.#takenOver) return;
+				this.noteProblems([`another process opened the session while a run waited for approval: ${error.message.replace(/^agentchart: /, "")}`]);
+				this.#takenOver = error;
+				this.onTakenOver?.();
+			});
+		} catch (error) {
+			// The wait goes on as without a watch (the next write tells), and the store's problem is seen.
+			this.noteProblems([`the store could not watch the session for another process's opening: ${error instanceof Error ? error.message.replace(/^agentchart: /, "") : String(error)}`]);
+			return;
+		}
+		this.#stopWatching = typeof stop === "function" ? stop : () => {};
+	}
+
+	/** Ends the watch {@link DurableSession.watchForTakeover} began (none: nothing to do). */
+	stopWatching(): void {
+		const stop = this.#stopWatching;
+		this.#stopWatching = undefined;
+		stop?.();
 	}
 
 	/** Whether the agent saves its session (it has a store and a session id). */
