@@ -197,12 +197,12 @@ async function readSnapshotFile(path: string): Promise<{ snapshot?: AgentSnapsho
  * The journal's entries that check, and what was left out after the first that does not
  * (`goodLength`: the bytes of the lines that check).
  */
-async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[]; problem?: undefined } | { entries: StoredJournalEntry[]; problem: string; goodLength: number }> {
+async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[]; problem?: undefined; missing?: true } | { entries: StoredJournalEntry[]; problem: string; goodLength: number; missing?: undefined }> {
 	let text: string;
 	try {
 		text = await readFile(path, "utf8");
 	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === "ENOENT") return { entries: [] };
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return { entries: [], missing: true };
 		throw unreadable(path, error);
 	}
 	const entries: StoredJournalEntry[] = [];
@@ -608,6 +608,10 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			snapshot = previous.snapshot;
 			fellBack = snapshot !== undefined;
 		}
+		// A snapshot is never renamed into place without a journal beside it (see saveSnapshot): without
+		// one, what was appended after the snapshot (the runs since) is gone, deleted or lost by the
+		// file system, and the session goes on from the snapshot.
+		if (journal.missing && snapshot) problems.push(`${join(files, JOURNAL)} is missing: the journal entries appended after the snapshot (the runs since), if there were any, are lost; the session goes on from the snapshot`);
 		const following = fellBack && snapshot ? followingWithoutGap(snapshot, journal.entries, problems) : undefined;
 		return { snapshot, problems, journal: following ? { ...journal, entries: following } : journal, fellBack };
 	};
@@ -743,6 +747,10 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				writing(sessionId, async (dir, files) => {
 					const temporary = join(files, `${SNAPSHOT}.tmp`);
 					await writeThrough(temporary, "w", snapshotFileText(sessionId, snapshot), fsync !== "never");
+					// The session's first save: a journal before the snapshot, so that a snapshot without one
+					// beside it is always a loss a load reports (a crash between the two renames below included).
+					// Empty, it has no data to flush; the flush of the directory after the renames keeps its name.
+					if (!existsSync(join(files, JOURNAL))) await writeThrough(join(files, JOURNAL), "a", "", false);
 					// Checked again right before the renames, which are what another process reads (see landChecked).
 					landChecked(sessionId, dir, () => {
 						try {

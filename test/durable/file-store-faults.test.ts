@@ -10,6 +10,10 @@
  * - a read of a session another store writes, made while that store saves a snapshot, is the
  *   session at one moment. Before, it could be the snapshot before the save with the journal after
  *   it, without the runs between them, and no problem said so;
+ * - a session's first snapshot whose journal could not be put beside it (the rename after the
+ *   snapshot's failing, as a crash there would leave it) loads without a problem: a journal is in
+ *   place before the snapshot, so a snapshot without one always means journaled runs were lost
+ *   (which a load reports, see journal-missing.test.ts);
  * - the property at the end fails the store's file system calls at random (EIO) while processes
  *   load and prompt a session: no tool runs twice, and the session stays valid. Before, a read that
  *   failed was taken for damage: the journal was cut to nothing and a tool ran again (it found
@@ -267,3 +271,22 @@ describe("a file store whose file system fails at random", () => {
 	}, Math.max(60_000, PROPERTY_RUNS * 2000));
 });
 
+
+describe("a session's first snapshot", () => {
+	it("has a journal beside it even when the journal's rewrite after it fails, so a load reports no loss", async () => {
+		const dir = await tempDir();
+		const scripted = createScriptedModel([]);
+		const snapshot = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn }).snapshot();
+		const store = createFileStore(dir, { fsync: "never" });
+		await store.open("s");
+		faults.random = (call, path) => call === "renameSync" && path.endsWith("journal.jsonl.tmp");
+		try {
+			await expect(store.saveSnapshot("s", snapshot)).rejects.toThrow(/EIO/);
+		} finally {
+			faults.random = undefined;
+		}
+		const loaded = await createFileStore(dir, { fsync: "never" }).load("s", { peek: true });
+		expect(loaded?.snapshot).toBeDefined();
+		expect(loaded?.problems).toEqual([]);
+	});
+});
