@@ -1446,6 +1446,10 @@ export class Agent {
 	 */
 	dispose(): void {
 		if (this.#disposed) return;
+		// A save asked for in this step is taken now: taken after the dispose, it would store the
+		// run the dispose closed (a call waiting for approval answered "Agent was disposed"), where
+		// the store is to keep the session as it was (docs/durable.md, the crash rules).
+		this.#session.takeRequestedSave(this.#handles.takeSnapshot);
 		this.#disposed = true;
 		// With a run in progress the machine closes it (agent_end, or auto_compaction_end for a
 		// manual compaction) and delivery finishes it; otherwise nothing is left to wait for.
