@@ -80,5 +80,7 @@ describe("crash test", () => {
 		// The kills must reach the places the rules are about, or the run proves little.
 		expect(report.landed["mid-tool"]).toBeGreaterThan(0);
 		expect(report.landed["streaming"]).toBeGreaterThan(0);
+		// A process that lost its session while it lives must find out and stop by itself (with a person who does not answer).
+		expect(report.landed["left to stop by itself"]).toBeGreaterThan(0);
 	}, 20 * 60_000);
 });

@@ -60,8 +60,11 @@ export interface CrashRunReport {
 	seconds: number;
 }
 
-/** Where a kill can land, as told by the worker's lines; "taken over alive" counts the processes the next one loaded the session beside. */
-const PLACES = ["loading", "streaming", "mid-tool", "between intent and result", "waiting for approval", "mid-compaction", "mid-write", "torn write", "elsewhere", "taken over alive"] as const;
+/**
+ * Where a kill can land, as told by the worker's lines; "taken over alive" counts the processes
+ * the next one loaded the session beside, "left to stop by itself" those of them not killed (see {@link HandOver}).
+ */
+const PLACES = ["loading", "streaming", "mid-tool", "between intent and result", "waiting for approval", "mid-compaction", "mid-write", "torn write", "elsewhere", "taken over alive", "left to stop by itself"] as const;
 
 /** What one worker process was doing, from its lines. */
 class Watch {
@@ -164,21 +167,31 @@ interface WorkerOutcome {
 	stderr: string;
 	killed: boolean;
 	hung: boolean;
-	/** Handed over alive: resolves once the process, killed later, has exited. */
-	exited?: Promise<void> | undefined;
-	/** Handed over alive: kills it after `ms` (it is killed 5 s after the hand-over at the latest). */
-	killIn?: ((ms: number) => void) | undefined;
+	/** Handed over alive: resolves once the process has exited, with whether it had to be killed for not stopping by itself. */
+	exited?: Promise<{ hung: boolean }> | undefined;
+	/** Handed over alive to be killed at random: called once the next process is ready, kills it `ms` later. */
+	afterNextReady?: ((ms: number) => void) | undefined;
 }
 
 /**
  * The next process starts `afterReadyMs` after this one is ready, while this one lives on (two
- * processes of one session, as when a supervisor gives up on a process that is only slow); this
- * one is killed a while after the next one has loaded the session. What it writes after the next
- * one opened the session must be refused, and what it had stored must be seen.
+ * processes of one session, as when a supervisor gives up on a process that is only slow). What
+ * it writes after the next one opened the session must be refused, and what it had stored must be
+ * seen. It is killed a while after the next one has loaded the session, or, `untilItStops`, left
+ * to find out by itself that it lost the session: each of its writes is refused from then on, and
+ * a run waiting for a person (which writes nothing) learns of it from the store's watch. It must
+ * then end within {@link STOPS_WITHIN_MS} of the hand-over; one that does not is a hang the kill would hide.
  */
 interface HandOver {
 	afterReadyMs: number;
+	untilItStops: boolean;
 }
+
+/**
+ * How long a process handed over alive may run on before it counts as hung: the file store looks
+ * for a takeover once a second, and a session's whole work takes a few seconds.
+ */
+const STOPS_WITHIN_MS = 30_000;
 
 /** Runs one worker process; `kill` decides when (or whether) the parent kills it, `handOver` when it leaves it running. */
 function runWorker(worker: string, args: WorkerArgs, killAfterReadyMs: number | undefined, killBeforeReadyMs: number | undefined, handOver?: HandOver, onReady?: () => void): Promise<WorkerOutcome> {
@@ -194,12 +207,19 @@ function runWorker(worker: string, args: WorkerArgs, killAfterReadyMs: number | 
 			killed = true;
 			child.kill("SIGKILL");
 		};
-		let exited: (() => void) | undefined;
+		let exited: ((how: { hung: boolean }) => void) | undefined;
 		const leave = () => {
 			if (child.exitCode !== null || child.signalCode !== null) return;
-			const gone = new Promise<void>((done) => (exited = done));
-			timers.push(setTimeout(kill, 5_000));
-			resolve({ watch, code: null, signal: null, stderr, killed: true, hung: false, exited: gone, killIn: (ms) => timers.push(setTimeout(kill, ms)) });
+			const gone = new Promise<{ hung: boolean }>((done) => (exited = done));
+			const stopBy = () => {
+				hung = true;
+				kill();
+			};
+			// From the hand-over, as the next process may die before it loads the session (then this one is still its writer, and goes on).
+			if (handOver?.untilItStops) timers.push(setTimeout(stopBy, STOPS_WITHIN_MS));
+			// Killed at random, it is killed 5 s after the hand-over at the latest.
+			else timers.push(setTimeout(kill, 5_000));
+			resolve({ watch, code: null, signal: null, stderr, killed: true, hung: false, exited: gone, afterNextReady: handOver?.untilItStops ? undefined : (ms) => timers.push(setTimeout(kill, ms)) });
 		};
 		if (killBeforeReadyMs !== undefined) timers.push(setTimeout(kill, killBeforeReadyMs));
 		child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
@@ -222,7 +242,7 @@ function runWorker(worker: string, args: WorkerArgs, killAfterReadyMs: number | 
 		child.on("exit", (code, signal) => {
 			for (const timer of timers) clearTimeout(timer);
 			// Left running (resolved already): what it did after is in the side file and the store.
-			exited?.();
+			exited?.({ hung });
 			resolve({ watch, code, signal, stderr, killed: killed || (signal === "SIGKILL" && watch.torn), hung });
 		});
 	});
@@ -348,36 +368,42 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 		/** Processes handed over alive, until they exit (the session is checked once none writes). */
 		const lingering: Promise<void>[] = [];
 		let handedOver: WorkerOutcome | undefined;
+		// Not before the processes handed over alive exited: every process the test starts is gone when it ends.
+		const giveUp = () => Promise.all(lingering).then(() => undefined);
 		for (let attempt = 0; ; attempt++) {
 			if (attempt > budget + 20) {
 				report.violations.push(`${sessionId}: not complete after ${attempt} processes`);
-				return;
+				return giveUp();
 			}
 			const killing = kills < budget && report.kills < options.kills;
 			const tear = killing && random() < 0.15 ? between(1, 40) : undefined;
 			const early = killing && tear === undefined && random() < 0.05 ? between(0, 900) : undefined;
-			const handOver = killing && tear === undefined && early === undefined && random() < handOverShare ? { afterReadyMs: between(0, 500) } : undefined;
+			const handOver = killing && tear === undefined && early === undefined && random() < handOverShare ? { afterReadyMs: between(0, 500), untilItStops: random() < 0.5 } : undefined;
 			const afterReady = killing && tear === undefined && early === undefined && handOver === undefined ? between(0, 500) : undefined;
-			const args: WorkerArgs = { ...base, seed: between(0, 2 ** 31), tearWrite: tear };
-			// A process handed over alive runs on until a while after this one has loaded the session.
+			const args: WorkerArgs = { ...base, seed: between(0, 2 ** 31), tearWrite: tear, personAway: handOver?.untilItStops };
+			// A process handed over alive runs on beside this one: killed a while after this one has loaded the session, or until it stops.
 			const previous = handedOver;
 			// Drawn now: drawn when the process is ready, the session's later choices would depend on timing.
 			const killPreviousAfterMs = between(0, 300);
-			const killPrevious = previous?.killIn ? () => previous.killIn?.(killPreviousAfterMs) : undefined;
+			const killPrevious = previous?.afterNextReady ? () => previous.afterNextReady?.(killPreviousAfterMs) : undefined;
 			const outcome = await runWorker(worker, args, afterReady, early, handOver, killPrevious);
-			handedOver = outcome.killIn ? outcome : undefined;
+			handedOver = outcome.afterNextReady ? outcome : undefined;
 			if (outcome.exited) {
 				const said = outcome.watch.lines.length;
-				const logged = outcome.exited.then(() => appendFile(join(work, `${sessionId}.log`), `--- process ${attempt}, after the next one started\n${outcome.watch.lines.slice(said).join("\n")}\n`));
+				const logged = outcome.exited.then(async ({ hung }) => {
+					await appendFile(join(work, `${sessionId}.log`), `--- process ${attempt}, after the next one started${hung ? `: still running ${STOPS_WITHIN_MS} ms after that, killed` : ""}\n${outcome.watch.lines.slice(said).join("\n")}\n`);
+					if (hung) report.violations.push(`${sessionId}: process ${attempt}, taken over alive, did not stop by itself (its last state: ${outcome.watch.places().join(", ")}); args ${JSON.stringify(args)}`);
+				});
 				lingering.push(logged);
 				report.landed["taken over alive"] = (report.landed["taken over alive"] ?? 0) + 1;
+				if (handOver?.untilItStops) report.landed["left to stop by itself"] = (report.landed["left to stop by itself"] ?? 0) + 1;
 			}
 			report.processes++;
 			// What each process said, kept with the session's side file (the folder stays when a rule is broken).
 			await appendFile(join(work, `${sessionId}.log`), `--- process ${attempt} ${outcome.killed ? "killed" : `exit ${outcome.code}`} ${JSON.stringify(args)}\n${outcome.watch.lines.join("\n")}\n`);
 			if (outcome.hung) {
 				report.violations.push(`${sessionId}: a process hung (its last state: ${outcome.watch.places().join(", ")}); args ${JSON.stringify(args)}`);
-				return;
+				return giveUp();
 			}
 			if (outcome.killed) {
 				kills++;
@@ -388,7 +414,7 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 			}
 			if (outcome.code !== 0 || !outcome.watch.done) {
 				report.violations.push(`${sessionId}: a process failed (exit ${outcome.code ?? outcome.signal}): ${outcome.stderr.slice(0, 2000)}; args ${JSON.stringify(args)}`);
-				return;
+				return giveUp();
 			}
 			break;
 		}

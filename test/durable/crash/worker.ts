@@ -36,7 +36,16 @@ export interface WorkerArgs {
 	slowDiskMs?: number | undefined;
 	/** Compact the session (`agent.compact()`) before each task after the first. */
 	compact?: boolean | undefined;
+	/**
+	 * The person is away: questions are answered only after {@link AWAY_MS}. Given to a process
+	 * the next one will take the session from while it lives: its runs waiting for a person write
+	 * nothing, so only the store's watch (`watchTakeover`) can tell it that it lost the session.
+	 */
+	personAway?: boolean | undefined;
 }
+
+/** How long an away person takes to answer: longer than the crash run lets a process taken over alive go on (its STOPS_WITHIN_MS). */
+const AWAY_MS = 45_000;
 
 const args = JSON.parse(process.argv[2] ?? "{}") as WorkerArgs;
 
@@ -176,6 +185,8 @@ function reportingStore(): AgentStore {
 	return {
 		// Passed on: without them the session has no writer here, and a process that loads it beside this one does not fence this one.
 		open: (sessionId) => inner.open?.(sessionId),
+		// And without it a run waiting for a person here would wait on after another process took the session.
+		watchTakeover: (sessionId, onTakenOver) => inner.watchTakeover?.(sessionId, onTakenOver) ?? (() => {}),
 		sessionKey: (sessionId) => inner.sessionKey?.(sessionId) ?? sessionId,
 		load: (sessionId, options) => inner.load(sessionId, options),
 		saveSnapshot(sessionId, snapshot) {
@@ -200,6 +211,7 @@ const queued = new Set<string>();
  * before it is sent, and the decision once `approve`/`reject` says it is stored.
  */
 function decideLater(toolCallId: string): void {
+	const after = between(0, 120);
 	setTimeout(() => {
 		if (!agent.pendingApprovals.some((pending) => pending.toolCallId === toolCallId)) return;
 		const decision = random() < 0.7 ? "approve" : "reject";
@@ -211,7 +223,7 @@ function decideLater(toolCallId: string): void {
 			() => record(`decide ${toolCallId} ${decision}`),
 			() => report(`approval-refused ${toolCallId}`),
 		);
-	}, between(0, 120));
+	}, args.personAway ? AWAY_MS : after);
 }
 
 // Summarised ones included: a task a compaction summarised away was sent.
@@ -262,7 +274,11 @@ agent = await Agent.load({
 	],
 });
 for (const message of agent.snapshot().machine.context.followUpQueue) queued.add(textOf(message.content));
-for (const pending of agent.pendingApprovals) decideLater(pending.toolCallId);
+// Restored waiting: asked before the crash, so not announced again; the watch counts it as asked.
+for (const pending of agent.pendingApprovals) {
+	report(`approval-start ${pending.toolCallId}`);
+	decideLater(pending.toolCallId);
+}
 report(`ready ${agent.storeProblems.length > 0 ? `problems=${JSON.stringify(agent.storeProblems)}` : ""}`);
 
 await agent.waitForIdle();
