@@ -62,7 +62,8 @@ export interface CrashRunReport {
 
 /**
  * Where a kill can land, as told by the worker's lines; "taken over alive" counts the processes
- * the next one loaded the session beside, "left to stop by itself" those of them not killed (see {@link HandOver}).
+ * the next one loaded the session beside, "left to stop by itself" those of them not killed (see
+ * {@link HandOver}; they are not counted as kills, nor where they were).
  */
 const PLACES = ["loading", "streaming", "mid-tool", "between intent and result", "waiting for approval", "mid-compaction", "mid-write", "torn write", "elsewhere", "taken over alive", "left to stop by itself"] as const;
 
@@ -406,6 +407,8 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 				return giveUp();
 			}
 			if (outcome.killed) {
+				// One left to stop by itself is not a kill (nobody killed it); the next process goes on all the same.
+				if (handOver?.untilItStops) continue;
 				kills++;
 				report.kills++;
 				for (const place of outcome.watch.places()) report.landed[place] = (report.landed[place] ?? 0) + 1;
