@@ -166,6 +166,7 @@ interface WorkerOutcome {
 	code: number | null;
 	signal: NodeJS.Signals | null;
 	stderr: string;
+	/** Killed by the test, or handed over alive to be killed later (not one left to stop by itself). */
 	killed: boolean;
 	hung: boolean;
 	/** Handed over alive: resolves once the process has exited, with whether it had to be killed for not stopping by itself. */
@@ -220,7 +221,7 @@ function runWorker(worker: string, args: WorkerArgs, killAfterReadyMs: number | 
 			if (handOver?.untilItStops) timers.push(setTimeout(stopBy, STOPS_WITHIN_MS));
 			// Killed at random, it is killed 5 s after the hand-over at the latest.
 			else timers.push(setTimeout(kill, 5_000));
-			resolve({ watch, code: null, signal: null, stderr, killed: true, hung: false, exited: gone, afterNextReady: handOver?.untilItStops ? undefined : (ms) => timers.push(setTimeout(kill, ms)) });
+			resolve({ watch, code: null, signal: null, stderr, killed: !handOver?.untilItStops, hung: false, exited: gone, afterNextReady: handOver?.untilItStops ? undefined : (ms) => timers.push(setTimeout(kill, ms)) });
 		};
 		if (killBeforeReadyMs !== undefined) timers.push(setTimeout(kill, killBeforeReadyMs));
 		child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
@@ -369,12 +370,12 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 		/** Processes handed over alive, until they exit (the session is checked once none writes). */
 		const lingering: Promise<void>[] = [];
 		let handedOver: WorkerOutcome | undefined;
-		// Not before the processes handed over alive exited: every process the test starts is gone when it ends.
-		const giveUp = () => Promise.all(lingering).then(() => undefined);
+		// A session ends only once the processes it handed over alive exited: every process the test starts is gone when it ends.
+		const untilLingeringExited = () => Promise.all(lingering).then(() => undefined);
 		for (let attempt = 0; ; attempt++) {
 			if (attempt > budget + 20) {
 				report.violations.push(`${sessionId}: not complete after ${attempt} processes`);
-				return giveUp();
+				return untilLingeringExited();
 			}
 			const killing = kills < budget && report.kills < options.kills;
 			const tear = killing && random() < 0.15 ? between(1, 40) : undefined;
@@ -404,24 +405,24 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 			await appendFile(join(work, `${sessionId}.log`), `--- process ${attempt} ${outcome.killed ? "killed" : `exit ${outcome.code}`} ${JSON.stringify(args)}\n${outcome.watch.lines.join("\n")}\n`);
 			if (outcome.hung) {
 				report.violations.push(`${sessionId}: a process hung (its last state: ${outcome.watch.places().join(", ")}); args ${JSON.stringify(args)}`);
-				return giveUp();
+				return untilLingeringExited();
 			}
 			if (outcome.killed) {
-				// One left to stop by itself is not a kill (nobody killed it); the next process goes on all the same.
-				if (handOver?.untilItStops) continue;
 				kills++;
 				report.kills++;
 				for (const place of outcome.watch.places()) report.landed[place] = (report.landed[place] ?? 0) + 1;
 				if (report.kills % 50 === 0) log(`${report.kills} kills, ${report.sessions} sessions complete`);
 				continue;
 			}
+			// Left to stop by itself: not a kill (nobody kills it), and the next process goes on all the same.
+			if (outcome.exited) continue;
 			if (outcome.code !== 0 || !outcome.watch.done) {
 				report.violations.push(`${sessionId}: a process failed (exit ${outcome.code ?? outcome.signal}): ${outcome.stderr.slice(0, 2000)}; args ${JSON.stringify(args)}`);
-				return giveUp();
+				return untilLingeringExited();
 			}
 			break;
 		}
-		await Promise.all(lingering);
+		await untilLingeringExited();
 		report.sessions++;
 		const loaded = await createFileStore(base.root).load(sessionId);
 		const snapshot = loaded?.snapshot;

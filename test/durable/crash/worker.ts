@@ -274,7 +274,7 @@ agent = await Agent.load({
 	],
 });
 for (const message of agent.snapshot().machine.context.followUpQueue) queued.add(textOf(message.content));
-// Restored waiting: asked before the crash, so not announced again; the watch counts it as asked.
+// Restored waiting: asked before the crash, so not announced again; the crash run counts it as asked (its Watch).
 for (const pending of agent.pendingApprovals) {
 	report(`approval-start ${pending.toolCallId}`);
 	decideLater(pending.toolCallId);
