@@ -21,6 +21,10 @@
  *     what is appended next is read again; a store reading a session that another opened, without
  *     opening it, leaves the file as it is: the line may be an append under way).
  *
+ * - `unread-<time>-<token>`: what a load could not use, kept there by the store that loaded the
+ *   session to write it (the files, moved, when no snapshot read; a copy of the snapshot that did
+ *   not read and of the journal as it was, when it fell back to the one before), for a person.
+ *
  * When a snapshot is saved between runs, the journal entries it has seen are dropped (they are
  * in the transcript); entries numbered after it, if the file has any, are kept. Writes to one
  * session go one at a time, in the order they were asked for (by every file store of the
@@ -306,11 +310,35 @@ function assertCurrentNotLost(dir: string): void {
 	);
 }
 
-/** Copies a session's files, those there are, from one directory into another (flushed to the disk when `flush`). */
-async function copyFiles(from: string, to: string, flush: boolean): Promise<void> {
-	for (const name of SESSION_FILES) {
+/**
+ * A new directory name in a session's directory for what a load could not use (`unread-<time>-<token>`):
+ * no opening removes it (it is neither a files directory nor a session file), so a person can look.
+ */
+function unreadDirectory(dir: string): string {
+	return join(dir, `unread-${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`);
+}
+
+/** Moves those of `names` that are in `files` into `aside`; how many were there. */
+function moveInto(files: string, aside: string, names: readonly string[]): number {
+	let moved = 0;
+	for (const name of names) {
+		try {
+			renameSync(join(files, name), join(aside, name));
+			moved++;
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+		}
+	}
+	return moved;
+}
+
+/** Copies those of `names` that are in `from` into `to` (flushed to the disk when `flush`); how many were there. */
+async function copyInto(from: string, to: string, names: readonly string[], flush: boolean): Promise<number> {
+	let copied = 0;
+	for (const name of names) {
 		try {
 			await copyFile(join(from, name), join(to, name));
+			copied++;
 		} catch (error) {
 			if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
 			throw error;
@@ -318,6 +346,7 @@ async function copyFiles(from: string, to: string, flush: boolean): Promise<void
 		if (flush) await flushFile(join(to, name));
 	}
 	if (flush) flushDirectory(to);
+	return copied;
 }
 
 /**
@@ -613,7 +642,9 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 		// file system, and the session goes on from the snapshot.
 		if (journal.missing && snapshot) problems.push(`${join(files, JOURNAL)} is missing: the journal entries appended after the snapshot (the runs since), if there were any, are lost; the session goes on from the snapshot`);
 		const following = fellBack && snapshot ? followingWithoutGap(snapshot, journal.entries, problems) : undefined;
-		return { snapshot, problems, journal: following ? { ...journal, entries: following } : journal, fellBack };
+		// Something a fall-back leaves out: a snapshot that is there and does not read, or journal entries.
+		const leavesOut = current.problem !== undefined || (following !== undefined && following.length < journal.entries.length);
+		return { snapshot, problems, journal: following ? { ...journal, entries: following } : journal, fellBack, leavesOut };
 	};
 
 	/** What `load` returns for what it read. */
@@ -658,7 +689,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 						}
 					}
 					await mkdir(files);
-					await copyFiles(from.path, files, fsync !== "never");
+					await copyInto(from.path, files, SESSION_FILES, fsync !== "never");
 					const named = join(dir, `${CURRENT}.${token}.tmp`);
 					writeFileSync(named, `${name}\n`);
 					if (fsync !== "never") await flushFile(named);
@@ -702,7 +733,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			// Again: the other id's store may have claimed the directory, and written in it, since (a new
 			// session, or one an earlier agentchart stored, has no `id` file until its first write).
 			claimDirectory(sessionId, dir);
-			const { journal, problems, snapshot, fellBack } = read;
+			const { journal, problems, snapshot, fellBack, leavesOut } = read;
 			const journalPath = join(files, JOURNAL);
 			if (fellBack) {
 				// The session is put back as it was at the snapshot before: that snapshot as the last one,
@@ -712,11 +743,22 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				if (journal.problem) problems.push(journal.problem);
 				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
 				if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
+				// The damaged snapshot and the journal as it was (with the entries left out) are kept aside. (A
+				// snapshot missing, the one before whole and nothing left out, is what a save cut short between
+				// its two renames leaves: nothing to keep.)
+				const aside = unreadDirectory(dir);
+				let kept = 0;
 				await enqueue(sessionId, () =>
 					writing(sessionId, async (writerDir, writerFiles) => {
 						await copyFile(join(writerFiles, PREVIOUS), join(writerFiles, `${SNAPSHOT}.tmp`));
 						if (fsync !== "never") await flushFile(join(writerFiles, `${SNAPSHOT}.tmp`));
 						await writeThrough(`${journalPath}.tmp`, "w", journal.entries.map(journalLine).join(""), fsync !== "never");
+						// Copied, not moved: a crash before the renames below leaves the files as they were.
+						if (leavesOut) {
+							await mkdir(aside);
+							kept = await copyInto(writerFiles, aside, [SNAPSHOT, JOURNAL], fsync !== "never");
+							if (kept === 0) await rm(aside, { recursive: true, force: true });
+						}
 						landChecked(sessionId, writerDir, () => {
 							renameSync(join(writerFiles, `${SNAPSHOT}.tmp`), join(writerFiles, SNAPSHOT));
 							renameSync(`${journalPath}.tmp`, join(writerFiles, JOURNAL));
@@ -724,7 +766,31 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 						if (fsync !== "never") flushDirectory(writerFiles);
 					}),
 				);
-				return finish(snapshot, problems, journal.entries);
+				const loaded = finish(snapshot, problems, journal.entries);
+				if (kept > 0) problems.push(`the session's files as they were (the snapshot that did not read, the journal before the entries were left out) were copied to ${aside}, where nothing writes or removes them`);
+				return loaded;
+			}
+			if (!snapshot && (journal.entries.length > 0 || problems.length > 0 || journal.problem !== undefined)) {
+				// No snapshot reads, yet the session had files: it starts again from nothing, and its first
+				// save would write over what is left (the journal holds the runs since the last snapshot).
+				// Moved aside instead, where no opening removes them, for a person to look at.
+				if (journal.problem) problems.push(journal.problem);
+				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
+				if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
+				const aside = unreadDirectory(dir);
+				await enqueue(sessionId, () =>
+					writing(sessionId, async (writerDir, writerFiles) => {
+						await mkdir(aside);
+						landChecked(sessionId, writerDir, () => moveInto(writerFiles, aside, SESSION_FILES));
+						if (fsync !== "never") {
+							flushDirectory(aside);
+							flushDirectory(writerFiles);
+						}
+					}),
+				);
+				const loaded = finish(snapshot, problems, journal.entries);
+				problems.push(`what the session's files held was moved to ${aside}, where nothing writes or removes it`);
+				return loaded;
 			}
 			if (journal.problem) {
 				problems.push(journal.problem);

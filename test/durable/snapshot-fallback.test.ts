@@ -55,6 +55,7 @@ describe("a file store session whose last snapshot does not read", () => {
 			expect.stringMatching(/snapshot\.json does not match its checksum/),
 			"used snapshot.prev.json instead",
 			expect.stringMatching(/^\d+ journal entries written after snapshot\.json left out: they follow that snapshot, not snapshot\.prev\.json/),
+			expect.stringMatching(/were copied to .*unread-/),
 		]);
 	});
 
@@ -93,6 +94,7 @@ describe("a file store session whose last snapshot does not read", () => {
 				expect.stringMatching(/snapshot\.json does not read/),
 				"used snapshot.prev.json instead",
 				expect.stringMatching(/^\d+ journal (entry|entries) written after snapshot\.json left out: (it follows|they follow) that snapshot, not snapshot\.prev\.json/),
+				expect.stringMatching(/were copied to .*unread-/),
 			]);
 		} finally {
 			first.dispose();
