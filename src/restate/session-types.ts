@@ -137,7 +137,11 @@ export interface RejectInput {
  * if (cancelled) console.log(`cancelled ${cancelled}`);
  */
 export interface AbortResult {
-	/** The invocation that was going on and is now cancelled, if any. */
+	/**
+	 * The invocation that was going on when the abort was handled, now sent a cancellation; null
+	 * if none. One that was ending at that moment may have ended as it would have: its own answer
+	 * (`aborted`) says whether it was.
+	 */
 	cancelled: string | null;
 	/**
 	 * No run was going on, and one waits for approval: it will be aborted (after any call already
