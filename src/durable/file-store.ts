@@ -23,7 +23,8 @@
  *
  * - `unread-<time>-<token>`: what a load could not use, kept there by the store that loaded the
  *   session to write it (the files, moved, when no snapshot read; a copy of the snapshot that did
- *   not read and of the journal as it was, when it fell back to the one before), for a person.
+ *   not read and of the journal as it was, when it fell back to the one before; a copy of the
+ *   journal whose lines it cut, when more than an append a crash cut short), for a person.
  *
  * When a snapshot is saved between runs, the journal entries it has seen are dropped (they are
  * in the transcript); entries numbered after it, if the file has any, are kept. Writes to one
@@ -201,7 +202,9 @@ async function readSnapshotFile(path: string): Promise<{ snapshot?: AgentSnapsho
  * The journal's entries that check, and what was left out after the first that does not
  * (`goodLength`: the bytes of the lines that check).
  */
-async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[]; problem?: undefined; missing?: true } | { entries: StoredJournalEntry[]; problem: string; goodLength: number; missing?: undefined }> {
+async function readJournal(
+	path: string,
+): Promise<{ entries: StoredJournalEntry[]; problem?: undefined; missing?: true } | { entries: StoredJournalEntry[]; problem: string; goodLength: number; cutsWhole: boolean; missing?: undefined }> {
 	let text: string;
 	try {
 		text = await readFile(path, "utf8");
@@ -237,7 +240,9 @@ async function readJournal(path: string): Promise<{ entries: StoredJournalEntry[
 		}
 		if (!entry) {
 			const dropped = lines.length - index - (lines.at(-1) === "" ? 1 : 0);
-			return { entries, goodLength, problem: `${path}: line ${index + 1} does not check (a write cut short); it and ${dropped - 1} after it were left out` };
+			// An append a crash cut short is one last line without its newline; more than that (a whole
+			// line that does not check, lines after it) is damage, and what is cut is kept (see load).
+			return { entries, goodLength, cutsWhole: whole || dropped > 1, problem: `${path}: line ${index + 1} does not check (a write cut short); it and ${dropped - 1} after it were left out` };
 		}
 		entries.push(entry);
 		goodLength += Buffer.byteLength(line) + 1;
@@ -643,7 +648,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 		if (journal.missing && snapshot) problems.push(`${join(files, JOURNAL)} is missing: the journal entries appended after the snapshot (the runs since), if there were any, are lost; the session goes on from the snapshot`);
 		const following = fellBack && snapshot ? followingWithoutGap(snapshot, journal.entries, problems) : undefined;
 		// Something a fall-back leaves out: a snapshot that is there and does not read, or journal entries.
-		const leavesOut = current.problem !== undefined || (following !== undefined && following.length < journal.entries.length);
+		const leavesOut = current.problem !== undefined || (journal.problem !== undefined && journal.cutsWhole) || (following !== undefined && following.length < journal.entries.length);
 		return { snapshot, problems, journal: following ? { ...journal, entries: following } : journal, fellBack, leavesOut };
 	};
 
@@ -801,10 +806,16 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
 				if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
 				const goodLength = journal.goodLength;
+				const aside = journal.cutsWhole ? unreadDirectory(dir) : undefined;
 				await enqueue(sessionId, async () => {
+					if (aside !== undefined) {
+						await mkdir(aside);
+						await copyInto(files, aside, [JOURNAL], fsync !== "never");
+					}
 					await truncate(journalPath, goodLength);
 					if (fsync !== "never") await flushFile(journalPath);
 				});
+				if (aside !== undefined) problems.push(`the journal as it was, the lines left out included, was copied to ${aside}, where nothing writes or removes it`);
 			}
 			return finish(snapshot, problems, journal.entries);
 		},

@@ -129,6 +129,38 @@ describe("a file store session whose snapshots do not read", () => {
 		expect(unread(root)).toEqual([]);
 	});
 
+	it("keeps the journal as it was when a whole line in it does not check, and not for an append a crash cut short", async () => {
+		const root = await tempDir();
+		const first = await load(root, "A");
+		await first.prompt("one");
+		await first.saved();
+		first.dispose();
+		const files = createFileStore(root).filesOf("s");
+		const journal = readFileSync(join(files, "journal.jsonl"), "utf8");
+		const lines = journal.split("\n");
+		expect(lines.length).toBeGreaterThan(3);
+		// A bit flipped in the second line: whole (its newline is there), it no longer matches its checksum.
+		lines[1] = (lines[1] ?? "").replace('"seq":', '"seQ":');
+		const damaged = lines.join("\n");
+		writeFileSync(join(files, "journal.jsonl"), damaged);
+
+		const second = await load(root, "B");
+		expect(second.storeProblems).toEqual([expect.stringMatching(/line 2 does not check .* were left out/), expect.stringMatching(/copied to .*unread-/)]);
+		const [moved, ...more] = unread(root);
+		expect(more).toEqual([]);
+		expect(readFileSync(join(createFileStore(root).directoryOf("s"), moved?.name ?? "", "journal.jsonl"), "utf8")).toBe(damaged);
+		await second.waitForIdle();
+		await second.saved();
+		second.dispose();
+
+		// An append cut short: part of a last line, no newline. Cut off and reported, as before; nothing kept.
+		const now = createFileStore(root).filesOf("s");
+		writeFileSync(join(now, "journal.jsonl"), `${readFileSync(join(now, "journal.jsonl"), "utf8")}0badc0de\t{"seq":9`);
+		const third = await load(root, "C");
+		expect(third.storeProblems).toEqual([expect.stringMatching(/does not check \(a write cut short\); it and 0 after it were left out/)]);
+		expect(unread(root)).toHaveLength(1);
+	});
+
 	it("leaves a new session (no files) as it is", async () => {
 		const root = await tempDir();
 		const agent = await load(root, "A");
