@@ -23,6 +23,18 @@ function load(root: string, tag: string): Promise<Agent> {
 	return Agent.load({ store: createFileStore(root), sessionId: "s", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
 }
 
+/** A session "s" of `prompts` runs ("one", "two", ...), a snapshot saved between each two, its agent disposed; its files directory. */
+async function stored(root: string, prompts: number): Promise<string> {
+	const agent = await load(root, "A");
+	for (const [index, text] of ["one", "two", "three"].slice(0, prompts).entries()) {
+		if (index > 0) await agent.save();
+		await agent.prompt(text);
+	}
+	await agent.saved();
+	agent.dispose();
+	return createFileStore(root).filesOf("s");
+}
+
 /** The session's `unread-*` directories and the files in each. */
 function unread(root: string): { name: string; files: string[] }[] {
 	const dir = createFileStore(root).directoryOf("s");
@@ -34,15 +46,11 @@ function unread(root: string): { name: string; files: string[] }[] {
 describe("a file store session whose snapshots do not read", () => {
 	it("starts again from nothing with its files moved aside, untouched by what the new session writes", async () => {
 		const root = await tempDir();
-		const first = await load(root, "A");
-		await first.prompt("one");
-		await first.saved();
-		const files = createFileStore(root).filesOf("s");
+		const files = await stored(root, 1);
 		const journal = readFileSync(join(files, "journal.jsonl"), "utf8");
 		expect(journal).toContain("reply A 1");
 		rmSync(join(files, "snapshot.json"));
 		rmSync(join(files, "snapshot.prev.json"), { force: true });
-		first.dispose();
 
 		// A look without writing (another process reading the session) moves nothing.
 		const peeked = await createFileStore(root).load("s", { peek: true });
@@ -67,13 +75,9 @@ describe("a file store session whose snapshots do not read", () => {
 
 	it("moves a damaged snapshot aside too, when the one before it is missing", async () => {
 		const root = await tempDir();
-		const first = await load(root, "A");
-		await first.prompt("one");
-		await first.saved();
-		const files = createFileStore(root).filesOf("s");
+		const files = await stored(root, 1);
 		writeFileSync(join(files, "snapshot.json"), '{"crc":"00000000","snapshot":"damaged"}');
 		rmSync(join(files, "snapshot.prev.json"), { force: true });
-		first.dispose();
 
 		const second = await load(root, "B");
 		expect(second.state.messages).toEqual([]);
@@ -83,19 +87,11 @@ describe("a file store session whose snapshots do not read", () => {
 
 	it("keeps the snapshot that did not read and the journal as it was when it falls back to the one before", async () => {
 		const root = await tempDir();
-		const first = await load(root, "A");
-		await first.prompt("one");
-		await first.save();
-		await first.prompt("two");
-		await first.save();
-		await first.prompt("three");
-		await first.saved();
-		const files = createFileStore(root).filesOf("s");
+		const files = await stored(root, 3);
 		const damaged = '{"crc":"00000000","snapshot":"damaged"}';
 		writeFileSync(join(files, "snapshot.json"), damaged);
 		const journal = readFileSync(join(files, "journal.jsonl"), "utf8");
 		expect(journal).toContain("reply A 3");
-		first.dispose();
 
 		const second = await load(root, "B");
 		// The one before holds "one"; the run "three" was journaled after the damaged one: it is left out of the session...
@@ -114,14 +110,8 @@ describe("a file store session whose snapshots do not read", () => {
 
 	it("keeps nothing when a save was cut short between its renames (the last snapshot moved to the one before, the new one not yet in place)", async () => {
 		const root = await tempDir();
-		const first = await load(root, "A");
-		await first.prompt("one");
-		await first.save();
-		await first.prompt("two");
-		await first.saved();
-		const files = createFileStore(root).filesOf("s");
+		const files = await stored(root, 2);
 		renameSync(join(files, "snapshot.json"), join(files, "snapshot.prev.json"));
-		first.dispose();
 
 		const second = await load(root, "B");
 		expect(second.state.messages.map(textOf)).toEqual(["one", "reply A 1", "two", "reply A 2"]);
@@ -131,11 +121,7 @@ describe("a file store session whose snapshots do not read", () => {
 
 	it("keeps the journal as it was when a whole line in it does not check, and not for an append a crash cut short", async () => {
 		const root = await tempDir();
-		const first = await load(root, "A");
-		await first.prompt("one");
-		await first.saved();
-		first.dispose();
-		const files = createFileStore(root).filesOf("s");
+		const files = await stored(root, 1);
 		const journal = readFileSync(join(files, "journal.jsonl"), "utf8");
 		const lines = journal.split("\n");
 		expect(lines.length).toBeGreaterThan(3);
