@@ -100,6 +100,8 @@ describe("a file store session whose last snapshot does not read", () => {
 			first.dispose();
 			await run.catch(() => undefined);
 			second.dispose();
+			// Its writes still on their way land before the directory is removed.
+			await second.saved().catch(() => undefined);
 		}
 	});
 });
