@@ -323,27 +323,22 @@ function unreadDirectory(dir: string): string {
 	return join(dir, `unread-${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`);
 }
 
-/** Moves those of `names` that are in `files` into `aside`; how many were there. */
-function moveInto(files: string, aside: string, names: readonly string[]): number {
-	let moved = 0;
+/** Moves those of `names` that are in `files` into `aside`. */
+function moveInto(files: string, aside: string, names: readonly string[]): void {
 	for (const name of names) {
 		try {
 			renameSync(join(files, name), join(aside, name));
-			moved++;
 		} catch (error) {
 			if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
 		}
 	}
-	return moved;
 }
 
-/** Copies those of `names` that are in `from` into `to` (flushed to the disk when `flush`); how many were there. */
-async function copyInto(from: string, to: string, names: readonly string[], flush: boolean): Promise<number> {
-	let copied = 0;
+/** Copies those of `names` that are in `from` into `to` (flushed to the disk when `flush`). */
+async function copyInto(from: string, to: string, names: readonly string[], flush: boolean): Promise<void> {
 	for (const name of names) {
 		try {
 			await copyFile(join(from, name), join(to, name));
-			copied++;
 		} catch (error) {
 			if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
 			throw error;
@@ -351,7 +346,6 @@ async function copyInto(from: string, to: string, names: readonly string[], flus
 		if (flush) await flushFile(join(to, name));
 	}
 	if (flush) flushDirectory(to);
-	return copied;
 }
 
 /**
@@ -740,29 +734,32 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			claimDirectory(sessionId, dir);
 			const { journal, problems, snapshot, fellBack, leavesOut } = read;
 			const journalPath = join(files, JOURNAL);
+			if (journal.problem) problems.push(journal.problem);
+			// No snapshot reads, yet the session had files: it starts again from nothing.
+			const startsAnew = !snapshot && (journal.entries.length > 0 || problems.length > 0);
+			if (!fellBack && !startsAnew && journal.problem === undefined) return finish(snapshot, problems, journal.entries);
+			// What follows mends the files: only where no other store may be appending (a line that does
+			// not check may be one on its way, not torn), in this store's own files or in a session no
+			// store opened. A store that reads a session another writes, without opening it, changes nothing.
+			const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
+			if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
 			if (fellBack) {
 				// The session is put back as it was at the snapshot before: that snapshot as the last one,
 				// the journal without the entries left out. Kept, they would be read after the next
 				// snapshot this session saves (whose numbering goes on from the older one's), as entries
-				// of it; and each load would report the damaged snapshot again.
-				if (journal.problem) problems.push(journal.problem);
-				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
-				if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
-				// The damaged snapshot and the journal as it was (with the entries left out) are kept aside. (A
-				// snapshot missing, the one before whole and nothing left out, is what a save cut short between
-				// its two renames leaves: nothing to keep.)
-				const aside = unreadDirectory(dir);
-				let kept = 0;
+				// of it; and each load would report the damaged snapshot again. The damaged snapshot and
+				// the journal as it was are copied aside first (a snapshot missing, the one before whole
+				// and nothing left out, is what a save cut short between its two renames leaves: nothing
+				// to keep); copied, not moved, so that a crash before the renames leaves the files as they were.
+				const aside = leavesOut ? unreadDirectory(dir) : undefined;
 				await enqueue(sessionId, () =>
 					writing(sessionId, async (writerDir, writerFiles) => {
 						await copyFile(join(writerFiles, PREVIOUS), join(writerFiles, `${SNAPSHOT}.tmp`));
 						if (fsync !== "never") await flushFile(join(writerFiles, `${SNAPSHOT}.tmp`));
 						await writeThrough(`${journalPath}.tmp`, "w", journal.entries.map(journalLine).join(""), fsync !== "never");
-						// Copied, not moved: a crash before the renames below leaves the files as they were.
-						if (leavesOut) {
+						if (aside !== undefined) {
 							await mkdir(aside);
-							kept = await copyInto(writerFiles, aside, [SNAPSHOT, JOURNAL], fsync !== "never");
-							if (kept === 0) await rm(aside, { recursive: true, force: true });
+							await copyInto(writerFiles, aside, [SNAPSHOT, JOURNAL], fsync !== "never");
 						}
 						landChecked(sessionId, writerDir, () => {
 							renameSync(join(writerFiles, `${SNAPSHOT}.tmp`), join(writerFiles, SNAPSHOT));
@@ -772,16 +769,12 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 					}),
 				);
 				const loaded = finish(snapshot, problems, journal.entries);
-				if (kept > 0) problems.push(`the session's files as they were (the snapshot that did not read, the journal before the entries were left out) were copied to ${aside}, where nothing writes or removes them`);
+				if (aside !== undefined) problems.push(`the session's files as they were (the snapshot that did not read, the journal before the entries were left out) were copied to ${aside}, where nothing writes or removes them`);
 				return loaded;
 			}
-			if (!snapshot && (journal.entries.length > 0 || problems.length > 0 || journal.problem !== undefined)) {
-				// No snapshot reads, yet the session had files: it starts again from nothing, and its first
-				// save would write over what is left (the journal holds the runs since the last snapshot).
-				// Moved aside instead, where no opening removes them, for a person to look at.
-				if (journal.problem) problems.push(journal.problem);
-				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
-				if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
+			if (startsAnew) {
+				// Its first save would write over what is left (the journal holds the runs since the last
+				// snapshot): moved aside instead, where no opening removes it, for a person to look at.
 				const aside = unreadDirectory(dir);
 				await enqueue(sessionId, () =>
 					writing(sessionId, async (writerDir, writerFiles) => {
@@ -798,13 +791,8 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 				return loaded;
 			}
 			if (journal.problem) {
-				problems.push(journal.problem);
-				// Cut back to the lines that check: an entry appended after a torn line would join it and be lost too.
-				// Only where no other store may be appending (the line may be one on its way, not torn): in
-				// this store's own files, or in a session no store opened. A store that reads a session
-				// another writes, without opening it, changes nothing.
-				const own = writers.get(sessionId)?.files === files && isWriter(sessionId, dir);
-				if (peek || (!own && existsSync(join(dir, WRITER)))) return finish(snapshot, problems, journal.entries);
+				// Cut back to the lines that check: an entry appended after a torn line would join it and be
+				// lost too. More than an append cut short is damage: the journal as it was is copied aside first.
 				const goodLength = journal.goodLength;
 				const aside = journal.cutsWhole ? unreadDirectory(dir) : undefined;
 				await enqueue(sessionId, async () => {
