@@ -14,14 +14,14 @@ import { continueRefusal } from "./machines/continue-rules.js";
 import { initialContext } from "./machines/context.js";
 import { defaultLoopConfig, defaultModel, loopConfig } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineContext, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
-import { errorResult } from "./tools/preflight.js";
+import { approvedArguments, errorResult } from "./tools/preflight.js";
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
 import { type CompactionEnd, type CompactionStart, type RunStart, type StoredJournalEntry, modelEffectId, runOfEffect, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import { type AgentStore, type LoadedSession, ofLineage } from "./durable/store.js";
 import { DurableSession, SessionClaim } from "./facade/durable-session.js";
-import { toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
+import { findTool, toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
 import { createAssistantMessage } from "./providers/assistant-message.js";
 import type {
 	AfterToolCallHook,
@@ -779,7 +779,7 @@ export class Agent {
 	 * for (const call of agent.pendingApprovals) console.log(call.toolName, call.args, call.reason);
 	 */
 	get pendingApprovals(): PendingApproval[] {
-		return this.#awaitingCalls().map((call) => ({ toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args, reason: call.approval?.reason, deadline: call.approval?.deadline }));
+		return this.#awaitingCalls().map((call) => ({ toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args, reason: call.approval?.reason, deadline: call.approval?.deadline, argsProblem: call.argsProblem }));
 	}
 
 	/**
@@ -789,7 +789,9 @@ export class Agent {
 	 * for an id that is not waiting (unknown, answered already, or past its `approvalTimeoutMs`
 	 * deadline, also one that passed while the process was down), and a `TypeError` for options
 	 * other than `{ arguments }` (a misspelt `{ args }` would otherwise run the model's). Works on
-	 * an agent restored in another process. With a store, the returned promise resolves once the
+	 * an agent restored in another process; there, a call whose tool's schema changed since it was
+	 * asked and no longer accepts its arguments (`argsProblem` in `pendingApprovals`) is approved
+	 * only with `{ arguments }` that fit (without, this throws). With a store, the returned promise resolves once the
 	 * decision is stored: from then on a crash cannot lose it (when its journal entry fails, the
 	 * snapshot after it stands in). It rejects when the store could store neither (also in
 	 * `storeProblems`), for instance because an agent of another process loaded the session since
@@ -811,6 +813,10 @@ export class Agent {
 			if (!tool) throw new Error(`agentchart: tool "${call.toolCall.name}" is not among the run's tools`);
 			args = validateToolArguments(tool, { ...call.toolCall, arguments: options.arguments as ToolCallEntry["toolCall"]["arguments"] });
 			this.#assertStorable(args, `approve(${shown(toolCallId)}, options).arguments`);
+		} else if (call.argsProblem !== undefined) {
+			throw new Error(
+				`agentchart: tool call ${shown(toolCallId)} cannot be approved as it is: tool "${call.toolCall.name}" changed since the call was asked and does not accept its arguments; approve it with { arguments } that fit, or reject it. ${call.argsProblem}`,
+			);
 		}
 		const stored = this.#recordDecision(machine, call, "approved", args, undefined, decidedAt);
 		machine.send({ type: "approve", toolCallId: call.key, args, decidedAt });
@@ -906,6 +912,8 @@ export class Agent {
 			if (call.status !== "awaiting-approval" || this.#answered?.has(`${run.turn}:${call.key}`)) continue;
 			const decided = this.#session.journal.lookup(toolEffectId(run.id, run.turn, call.key))?.decision;
 			if (!decided) continue;
+			// An approval whose arguments the tool no longer takes (changed since): a person decides again.
+			if (decided.decision === "approved" && approvedArguments(findTool(machine.getSnapshot().context.tools, call.toolCall.name), call, decided.args).problem !== undefined) continue;
 			(this.#answered ??= new Set()).add(`${run.turn}:${call.key}`);
 			// Stored, so made in time: an entry from before decisions kept their time counts as made before any deadline.
 			const decidedAt = decided.decidedAt ?? 0;

@@ -152,21 +152,21 @@ class ToolBatchRun {
 	/**
 	 * With a journal: what the call's record says to do. An outcome is the call's result (it ran
 	 * before a restart); an intent alone means a restart interrupted it: it runs again only if
-	 * its tool is replay-safe, else it is answered as interrupted. Otherwise its intent is
-	 * recorded (and waited for) before it runs. Returns the outcome to settle with, or undefined
-	 * to run the tool.
+	 * its tool is replay-safe, else it is answered as interrupted. A call whose restored arguments
+	 * the tool no longer accepts (`argsProblem`) is answered with that, not run. Otherwise its
+	 * intent is recorded (and waited for) before it runs. Returns the outcome to settle with, or
+	 * undefined to run the tool.
 	 */
-	async #consultJournal(call: CallInFlight, tool: AnyAgentTool, args: unknown): Promise<ToolOutcome | undefined> {
+	async #consultJournal(call: CallInFlight, tool: AnyAgentTool, args: unknown, argsProblem: string | undefined): Promise<ToolOutcome | undefined> {
 		const journal = this.input.journal;
 		const effect = call.effect;
-		if (!journal || !effect) return undefined;
+		if (!journal || !effect) return argsProblem === undefined ? undefined : errorResult(argsProblem);
 		const record = journal.lookup(effect);
 		const outcome = record?.outcome;
 		if (outcome?.kind === "tool") return { result: outcome.result, isError: outcome.isError };
-		if (record?.intent) {
-			if (tool.replay === "safe") return undefined;
-			return errorResult(interruptedText(tool.name, record.update));
-		}
+		if (record?.intent && tool.replay !== "safe") return errorResult(interruptedText(tool.name, record.update));
+		if (argsProblem !== undefined) return errorResult(argsProblem);
+		if (record?.intent) return undefined;
 		const intent: ToolIntent = { kind: "tool", phase: "intent", effect, toolCallId: call.toolCall.id, toolName: tool.name, args, replay: tool.replay === "safe" ? "safe" : "unsafe" };
 		if (this.input.streamedFrom) {
 			intent.streamedFrom = this.input.streamedFrom;
@@ -194,7 +194,7 @@ class ToolBatchRun {
 		return askBeforeToolCall(prepared, { toolCall: call.toolCall, assistantMessage, context, beforeToolCall, signal: call.controller.signal });
 	}
 
-	async #execute(call: CallInFlight, args: unknown): Promise<void> {
+	async #execute(call: CallInFlight, args: unknown, argsProblem?: string): Promise<void> {
 		// Every path reports, whatever throws (a call must always settle).
 		try {
 			const { toolCall, controller } = call;
@@ -204,8 +204,8 @@ class ToolBatchRun {
 			// Streaming mode asks beforeToolCall here, then runs the call: an abort while the hook
 			// decided must not let a tool that never checks its signal run after all.
 			if (controller.signal.aborted) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));
-			if (call.effect) {
-				const known = await this.#consultJournal(call, tool, args);
+			if (call.effect || argsProblem !== undefined) {
+				const known = await this.#consultJournal(call, tool, args, argsProblem);
 				if (known) return this.#settle(call, known);
 				if (!this.#flying(call)) return;
 				// The journal was waited for: the run may have been aborted meanwhile.
@@ -264,7 +264,7 @@ class ToolBatchRun {
 				return;
 			}
 			case "execute":
-				void this.#execute(this.#begin(command.callKey, command.toolCall, command.effect), command.args);
+				void this.#execute(this.#begin(command.callKey, command.toolCall, command.effect), command.args, command.argsProblem);
 				return;
 			case "preflight-and-execute": {
 				const call = this.#begin(command.callKey, command.toolCall, command.effect);

@@ -43,8 +43,11 @@ export type ToolBatchEvent =
 export type ToolBatchCommand =
 	/** Ask `beforeToolCall` (the synchronous part of preflight already passed). */
 	| { type: "preflight"; callKey: string; toolCall: AgentToolCall; args: unknown }
-	/** Run a prepared call (`effect`: its id in the run's journal, when the run keeps one). */
-	| { type: "execute"; callKey: string; toolCall: AgentToolCall; args: unknown; effect?: string | undefined }
+	/**
+	 * Run a prepared call (`effect`: its id in the run's journal, when the run keeps one; `argsProblem`:
+	 * why its restored arguments cannot run, then its result unless the journal has one).
+	 */
+	| { type: "execute"; callKey: string; toolCall: AgentToolCall; args: unknown; effect?: string | undefined; argsProblem?: string | undefined }
 	/** Streaming tool execution with a `beforeToolCall` hook: preflight, then run. */
 	| { type: "preflight-and-execute"; callKey: string; toolCall: AgentToolCall; effect?: string | undefined }
 	/** Stop a call (a sibling failed, or it was given up on); nothing more is reported for it. */

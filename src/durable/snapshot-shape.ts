@@ -86,6 +86,7 @@ const callFields = {
 	outcome: optional(anObject),
 	message: optional(anObject),
 	returned: optional(flag),
+	argsProblem: optional(text),
 };
 
 const batchFields = {

@@ -7,8 +7,10 @@
  * The format has a version: a newer agentchart reads every older one ({@link readAgentSnapshot}).
  */
 import { RunAbort } from "../util/run-abort.js";
-import type { AnyAgentTool } from "../types/agent.js";
-import type { AgentMachineConfig, AgentMachineContext, RunContext } from "../machines/types.js";
+import type { AgentToolCall, AnyAgentTool } from "../types/agent.js";
+import type { AgentMachineConfig, AgentMachineContext, RunContext, ToolBatch } from "../machines/types.js";
+import { validateToolArguments } from "../tools/validate-arguments.js";
+import { describeError } from "../util/describe-error.js";
 import type { StoredJournalEntry } from "./journal.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 
@@ -263,6 +265,8 @@ export interface AgentRuntime {
  * The machine's context from its plain data and a runtime: the snapshot's tools matched by name,
  * the loop configuration's settings with the runtime's functions, a fresh cancellation for the run
  * (aborted, if the run was). Throws, naming it, when a tool of the snapshot is not in the runtime.
+ * A call that may still run, of a tool whose schema is not the one the snapshot has, gets its
+ * arguments validated again against the runtime's tool (`argsProblem` when they do not fit).
  *
  * @example
  * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } }, loopConfig);
@@ -286,9 +290,37 @@ export function hydrateAgentContext(
 	if (plainRunData) {
 		const controller = new RunAbort();
 		if (plainRunData.aborted) controller.abort();
-		context.run = { ...plainRunData, controller, stream: { partial: undefined } };
+		const batch = plainRunData.batch && recheckArguments(plainRunData.batch, plain.tools, tools);
+		context.run = { ...plainRunData, batch, controller, stream: { partial: undefined } };
 	}
 	return context;
+}
+
+/**
+ * A restored batch whose calls' arguments were validated against another schema than their
+ * tool's now (the tool was changed between the store and the restore: a deploy while a call
+ * waited for approval): those that may still run are validated again, and coerced, against the
+ * tool given; those it rejects keep the reason (`argsProblem`) and never run with them. A tool
+ * receives only arguments its own schema accepts.
+ */
+function recheckArguments(batch: ToolBatch, stored: PlainTool[], given: AnyAgentTool[]): ToolBatch {
+	let changed: Map<string, AnyAgentTool> | undefined;
+	stored.forEach((tool, index) => {
+		const now = given[index] as AnyAgentTool;
+		if (JSON.stringify(tool["parameters"]) !== JSON.stringify(plainTool(now)["parameters"])) (changed ??= new Map()).set(now.name, now);
+	});
+	if (!changed) return batch;
+	const recheck = changed;
+	const calls = batch.calls.map((call) => {
+		const tool = recheck.get(call.toolCall.name);
+		if (!tool || call.args === undefined || (call.status !== "prepared" && call.status !== "awaiting-approval" && call.status !== "running")) return call;
+		try {
+			return { ...call, args: validateToolArguments(tool, { ...call.toolCall, arguments: call.args as AgentToolCall["arguments"] }), argsProblem: undefined };
+		} catch (error) {
+			return { ...call, argsProblem: describeError(error) };
+		}
+	});
+	return { ...batch, calls };
 }
 
 /**

@@ -104,7 +104,7 @@ export const agentMachine = agentSetup.createMachine({
 				// where the call can start at once (or the wait ends) say so below.
 				// Not after an abort: it rejects what waits (tool-dispatching settles them as aborted), and
 				// a decision then is ignored as "aborted", a reject as an approve.
-				approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: "approveCall" },
+				approve: { guard: and(["isAwaitingApproval", "approvalFits", not("runAborted")]), actions: "approveCall" },
 				reject: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: "rejectCall" },
 				// Streaming mode with beforeToolCall: the batch actor held a call back for approval.
 				"tool.approval": { guard: "isRunningCall", actions: "holdCallForApproval" },
@@ -201,7 +201,7 @@ export const agentMachine = agentSetup.createMachine({
 							{ guard: "isCurrentAttempt", actions: ["addStreamedToolCall", "startTools"] },
 						],
 						"stream.done": { guard: "isCurrentAttempt", target: "after-stream", actions: "completeAssistantMessage" },
-						approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: ["approveCall", "startTools"] },
+						approve: { guard: and(["isAwaitingApproval", "approvalFits", not("runAborted")]), actions: ["approveCall", "startTools"] },
 						// Restored from a snapshot taken while the call streamed: what had streamed is dropped
 						// and the call is made again (the journal keeps it from being made twice once it ended).
 						"stream.interrupted": [
@@ -279,13 +279,13 @@ export const agentMachine = agentSetup.createMachine({
 					entry: "startTools",
 					// A call announced while somebody watches is on its way too (the delivery starts it), unless the run was aborted.
 					always: { guard: and(["noCallRunning", or(["runAborted", not(and(["awaitsDelivery", "hasAnnouncedCall"]))])]), target: "tool-dispatching" },
-					on: { approve: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: ["approveCall", "startTools"] } },
+					on: { approve: { guard: and(["isAwaitingApproval", "approvalFits", not("runAborted")]), actions: ["approveCall", "startTools"] } },
 				},
 				"awaiting-approval": {
 					description: "Tool calls wait for a person's decision (approve or reject); nothing else runs. The run can be stored and the process may exit.",
 					entry: "emitApprovalCheckpoint",
 					on: {
-						approve: { guard: "isAwaitingApproval", target: "tool-dispatching", actions: "approveCall" },
+						approve: { guard: and(["isAwaitingApproval", "approvalFits"]), target: "tool-dispatching", actions: "approveCall" },
 						reject: { guard: "isAwaitingApproval", target: "tool-dispatching", actions: "rejectCall" },
 						"approval.timeout": { target: "tool-dispatching", actions: ["rejectExpiredApprovals", "scheduleApprovalTimeout"] },
 					},

@@ -5,10 +5,11 @@
 import type { AgentMessage } from "../types/messages.js";
 import { canRecoverFromOverflow, tokensNeedCompaction } from "./compaction-guards.js";
 import { type Ctx, callByKey } from "./context.js";
-import { batchTerminates, replyFailed, toolCallsOf } from "./run-helpers.js";
+import { batchTerminates, findTool, replyFailed, toolCallsOf } from "./run-helpers.js";
 import type { AgentMachineEvent } from "./types.js";
 import { isInterruptedByRestart } from "../actors/compaction-protocol.js";
 import { decidedCall } from "./actions/approvals.js";
+import { approvedArguments } from "../tools/preflight.js";
 
 type GuardArgs = { context: Ctx; event: AgentMachineEvent };
 
@@ -78,6 +79,15 @@ export const agentGuards = {
 	},
 	/** A decision (`approve`, `reject`) names a call that waits for one, and came before the call's deadline. */
 	isAwaitingApproval: ({ context, event }: GuardArgs) => (event.type === "approve" || event.type === "reject") && decidedCall(context, event) !== undefined,
+	/**
+	 * An `approve` the call can run with: its `args` fit the run's tool, or it has none and the
+	 * call's own still fit (not so after a restore with a tool whose schema changed).
+	 */
+	approvalFits: ({ context, event }: GuardArgs) => {
+		if (event.type !== "approve") return false;
+		const call = decidedCall(context, event);
+		return call !== undefined && approvedArguments(findTool(context.tools, call.toolCall.name), call, event.args).problem === undefined;
+	},
 	hasCallAwaitingApproval: ({ context }: GuardArgs) => context.run?.batch?.calls.some((call) => call.status === "awaiting-approval") === true,
 	/** A sequential batch: a call waiting for approval holds back the calls after it. */
 	approvalHoldsBatch: ({ context }: GuardArgs) => {

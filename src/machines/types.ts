@@ -219,6 +219,13 @@ export interface ToolCallEntry {
 	 * an abort names the hook, not the tool, as what did not finish.
 	 */
 	returned?: true | undefined;
+	/**
+	 * Why `args` cannot run: the call was restored with a tool whose schema changed since it was
+	 * stored and no longer accepts them (the validation error). Such a call does not run with
+	 * them: waiting for approval, it is approved only with arguments that fit (or rejected);
+	 * otherwise this error is its result.
+	 */
+	argsProblem?: string | undefined;
 }
 
 /**
@@ -444,7 +451,9 @@ export interface CheckpointEvent {
  *   never needed one);
  * - `timed-out`: its `approvalTimeoutMs` ran out before the decision (`decidedAt`): it is rejected
  *   as timed out (its timer may not have fired yet, when the process was busy);
- * - `aborted`: the run was aborted, which rejects every call waiting.
+ * - `aborted`: the run was aborted, which rejects every call waiting;
+ * - `invalid-arguments`: an `approve` whose `args` the tool's schema rejects, or without `args`
+ *   for a call whose own arguments no longer fit (`argsProblem`): the call keeps waiting.
  *
  * @example
  * actor.on("agentchart.approval.ignored", (event: ApprovalIgnoredEvent) => console.warn(`${event.decision} of ${event.toolCallId} ignored: ${event.reason}`));
@@ -453,7 +462,9 @@ export interface ApprovalIgnoredEvent {
 	type: "agentchart.approval.ignored";
 	toolCallId: string;
 	decision: "approve" | "reject";
-	reason: "unknown" | "not-waiting" | "timed-out" | "aborted";
+	reason: "unknown" | "not-waiting" | "timed-out" | "aborted" | "invalid-arguments";
+	/** With `invalid-arguments`: the validation error. */
+	problem?: string | undefined;
 }
 
 /**

@@ -119,6 +119,29 @@ export function approvalNeeded(tool: AnyAgentTool | undefined, args: unknown, as
 }
 
 /**
+ * The arguments an approval runs a call with: the person's (`given`), validated and coerced
+ * against the run's tool, or the call's own; or why they cannot run. The call's own arguments
+ * were validated when it was asked, unless the run was restored with a tool whose schema changed
+ * since (`argsProblem`, see `hydrateAgentContext`).
+ *
+ * @example
+ * const { args, problem } = approvedArguments(tool, call, { path: "README.md" });
+ */
+export function approvedArguments(
+	tool: AnyAgentTool | undefined,
+	call: { toolCall: AgentToolCall; args?: unknown; argsProblem?: string | undefined },
+	given: unknown,
+): { args: unknown; problem?: undefined } | { args?: undefined; problem: string } {
+	if (given === undefined) return call.argsProblem === undefined ? { args: call.args } : { problem: call.argsProblem };
+	if (!tool) return { problem: `Tool ${call.toolCall.name} not found` };
+	try {
+		return { args: validateToolArguments(tool, { ...call.toolCall, arguments: given as AgentToolCall["arguments"] }) };
+	} catch (error) {
+		return { problem: describeError(error) };
+	}
+}
+
+/**
  * The result of a call a person rejected (or that waited past its approval timeout, or whose
  * run was aborted while it waited).
  *

@@ -299,6 +299,11 @@ export interface PendingApproval {
 	reason?: string | undefined;
 	/** When the wait ends with a rejection (ms since the epoch), if an approval timeout is set. */
 	deadline?: number | undefined;
+	/**
+	 * Set when `args` no longer fit the tool (restored with a tool whose schema changed since the
+	 * call was asked): the validation error. Approve it with `{ arguments }` that fit, or reject it.
+	 */
+	argsProblem?: string | undefined;
 }
 
 /**

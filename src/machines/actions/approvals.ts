@@ -4,9 +4,10 @@
  * machine does not take was left, and the deadlines a restored run waits with.
  */
 import { type Ctx, type Enqueue, patchRun, runOf } from "../context.js";
-import { patchBatch, patchCall } from "../run-helpers.js";
+import { findTool, patchBatch, patchCall } from "../run-helpers.js";
 import { awaitingCall } from "./tools.js";
 import type { ApprovalIgnoredEvent, ToolCallEntry } from "../types.js";
+import { approvedArguments } from "../../tools/preflight.js";
 
 /** A decision as the machine gets it (`approve`, `reject`). */
 interface Decision {
@@ -50,11 +51,21 @@ export function decidedCall(context: Ctx, decision: Decision): ToolCallEntry | u
 }
 
 /** Why the machine took no transition for a decision (see {@link ApprovalIgnoredEvent}). */
-export function ignoredDecision(context: Ctx, decision: Decision): ApprovalIgnoredEvent {
+export function ignoredDecision(context: Ctx, decision: Decision & { args?: unknown }): ApprovalIgnoredEvent {
 	const call = namedCall(context, decision.toolCallId);
-	const reason: ApprovalIgnoredEvent["reason"] =
-		call === undefined ? "unknown" : call.status !== "awaiting-approval" ? "not-waiting" : context.run?.aborted === true ? "aborted" : approvalExpired(call, decisionTime(decision)) ? "timed-out" : "not-waiting";
-	return { type: "agentchart.approval.ignored", toolCallId: decision.toolCallId, decision: decision.type, reason };
+	const ignored: ApprovalIgnoredEvent = { type: "agentchart.approval.ignored", toolCallId: decision.toolCallId, decision: decision.type, reason: "not-waiting" };
+	if (call === undefined) ignored.reason = "unknown";
+	else if (call.status !== "awaiting-approval") ignored.reason = "not-waiting";
+	else if (context.run?.aborted === true) ignored.reason = "aborted";
+	else if (approvalExpired(call, decisionTime(decision))) ignored.reason = "timed-out";
+	else if (decision.type === "approve") {
+		const { problem } = approvedArguments(findTool(context.tools, call.toolCall.name), call, decision.args);
+		if (problem !== undefined) {
+			ignored.reason = "invalid-arguments";
+			ignored.problem = problem;
+		}
+	}
+	return ignored;
 }
 
 /**

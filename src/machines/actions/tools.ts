@@ -2,7 +2,7 @@
  * Tool calls: the batch of a reply, preflight, running calls through the batch actor
  * (`tools`), settling them, and the tool result messages and `turn_end` of the batch.
  */
-import { approvalNeeded, errorResult, prepareToolCall, rejectedText } from "../../tools/preflight.js";
+import { approvalNeeded, approvedArguments, errorResult, prepareToolCall, rejectedText } from "../../tools/preflight.js";
 import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
 import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
@@ -171,7 +171,7 @@ export function redispatchInterruptedCalls(context: Ctx, enqueue: SpawningEnqueu
 			const effect = effectOf(working, call);
 			// Streaming mode with a hook: a call sent to be prepared and run has no validated arguments yet.
 			if (call.args === undefined && next.mode === "streaming" && context.config.beforeToolCall) enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall, effect });
-			else enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect });
+			else enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect, argsProblem: call.argsProblem });
 		} else if (call.status === "preparing") {
 			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
 			if (decided.kind === "immediate") {
@@ -312,12 +312,16 @@ export function awaitingCall(context: Ctx, toolCallId: string): ToolCallEntry | 
 	return context.run?.batch?.calls.find((call) => call.status === "awaiting-approval" && (call.toolCall.id === toolCallId || call.key === toolCallId));
 }
 
-/** A person approved the call: it is prepared (with the arguments they gave, if any) and runs when its turn comes. */
+/**
+ * A person approved the call: it is prepared (with the arguments they gave, if any, validated
+ * against the run's tool: the chart's `approvalFits` guard took only arguments that fit) and
+ * runs when its turn comes.
+ */
 export function approveCall(context: Ctx, toolCallId: string, args: unknown, enqueue: Enqueue): void {
 	const call = awaitingCall(context, toolCallId);
 	if (!call) return;
-	const finalArgs = args === undefined ? call.args : args;
-	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batchOf(context), call.key, { status: "prepared", args: finalArgs, approval: undefined }) }) });
+	const finalArgs = args === undefined ? call.args : approvedArguments(findTool(context.tools, call.toolCall.name), call, args).args;
+	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batchOf(context), call.key, { status: "prepared", args: finalArgs, approval: undefined, argsProblem: undefined }) }) });
 	enqueue.emit({ type: "approval_resolved", toolCallId: call.toolCall.id, toolName: call.toolCall.name, decision: "approved", args: finalArgs });
 }
 
@@ -386,7 +390,7 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard
 			if (call.status !== "prepared") continue;
 			batch = withBatchActor(working, batch, enqueue);
 			batch = updateCall(batch, call.key, { status: "running" });
-			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(working, call) });
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(working, call), argsProblem: call.argsProblem });
 		}
 		const dispatch = (call: ToolCallEntry) => {
 			if (context.config.beforeToolCall) {
@@ -433,7 +437,7 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard
 			if (sequential && (calls ?? batch.calls).some((other) => other.status === "running")) break;
 			batch = withBatchActor(working, batch, enqueue);
 			(calls ??= batch.calls.slice())[index] = patchCall(call, { status: "running" });
-			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(working, call) });
+			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(working, call), argsProblem: call.argsProblem });
 		}
 		if (calls) batch = patchBatch(batch, { calls });
 	}
