@@ -304,15 +304,15 @@ export function hydrateAgentContext(
  * receives only arguments its own schema accepts.
  */
 function recheckArguments(batch: ToolBatch, stored: PlainTool[], given: AnyAgentTool[]): ToolBatch {
-	let changed: Map<string, AnyAgentTool> | undefined;
+	// `given` is `stored` matched by name, in its order (hydrateAgentContext).
+	const changed = new Map<string, AnyAgentTool>();
 	stored.forEach((tool, index) => {
 		const now = given[index] as AnyAgentTool;
-		if (JSON.stringify(tool["parameters"]) !== JSON.stringify(plainTool(now)["parameters"])) (changed ??= new Map()).set(now.name, now);
+		if (JSON.stringify(tool["parameters"]) !== JSON.stringify(plainTool(now)["parameters"])) changed.set(now.name, now);
 	});
-	if (!changed) return batch;
-	const recheck = changed;
+	if (changed.size === 0) return batch;
 	const calls = batch.calls.map((call) => {
-		const tool = recheck.get(call.toolCall.name);
+		const tool = changed.get(call.toolCall.name);
 		if (!tool || call.args === undefined || (call.status !== "prepared" && call.status !== "awaiting-approval" && call.status !== "running")) return call;
 		try {
 			return { ...call, args: validateToolArguments(tool, { ...call.toolCall, arguments: call.args as AgentToolCall["arguments"] }), argsProblem: undefined };

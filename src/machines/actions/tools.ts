@@ -6,7 +6,7 @@ import { approvalNeeded, approvedArguments, errorResult, prepareToolCall, reject
 import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
 import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
-import type { ToolBatchInput } from "../../actors/tool-batch-protocol.js";
+import type { ToolBatchCommand, ToolBatchInput } from "../../actors/tool-batch-protocol.js";
 import { toolBatchInput } from "../actor-inputs.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, emitBarrierNow, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
 import { callKeyFor, createToolBatch, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
@@ -139,6 +139,11 @@ function effectOf(context: Ctx, call: ToolCallEntry): string | undefined {
 	return context.config.journal && run ? toolEffectId(run.id, run.turn, call.key) : undefined;
 }
 
+/** Runs a call with the arguments it has (and why they cannot run, restored with a changed tool). */
+function executeCommand(context: Ctx, call: ToolCallEntry): ToolBatchCommand {
+	return { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(context, call), argsProblem: call.argsProblem };
+}
+
 /**
  * The batch actor was restored from a snapshot taken while it ran calls: they go to a new batch
  * actor, which looks each up in the journal (run before the restart: its result; interrupted:
@@ -168,10 +173,9 @@ export function redispatchInterruptedCalls(context: Ctx, enqueue: SpawningEnqueu
 			// Runs again from the start: a give-up blames the tool again until it returns.
 			if (call.returned) next = updateCall(next, call.key, { returned: undefined });
 			next = withBatchActor(working, next, enqueue);
-			const effect = effectOf(working, call);
 			// Streaming mode with a hook: a call sent to be prepared and run has no validated arguments yet.
-			if (call.args === undefined && next.mode === "streaming" && context.config.beforeToolCall) enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall, effect });
-			else enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect, argsProblem: call.argsProblem });
+			if (call.args === undefined && next.mode === "streaming" && context.config.beforeToolCall) enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall, effect: effectOf(working, call) });
+			else enqueue.sendTo(TOOL_BATCH_ID, executeCommand(working, call));
 		} else if (call.status === "preparing") {
 			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
 			if (decided.kind === "immediate") {
@@ -390,7 +394,7 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard
 			if (call.status !== "prepared") continue;
 			batch = withBatchActor(working, batch, enqueue);
 			batch = updateCall(batch, call.key, { status: "running" });
-			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(working, call), argsProblem: call.argsProblem });
+			enqueue.sendTo(TOOL_BATCH_ID, executeCommand(working, call));
 		}
 		const dispatch = (call: ToolCallEntry) => {
 			if (context.config.beforeToolCall) {
@@ -437,7 +441,7 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard
 			if (sequential && (calls ?? batch.calls).some((other) => other.status === "running")) break;
 			batch = withBatchActor(working, batch, enqueue);
 			(calls ??= batch.calls.slice())[index] = patchCall(call, { status: "running" });
-			enqueue.sendTo(TOOL_BATCH_ID, { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(working, call), argsProblem: call.argsProblem });
+			enqueue.sendTo(TOOL_BATCH_ID, executeCommand(working, call));
 		}
 		if (calls) batch = patchBatch(batch, { calls });
 	}
