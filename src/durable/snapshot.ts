@@ -290,26 +290,28 @@ export function hydrateAgentContext(
 	if (plainRunData) {
 		const controller = new RunAbort();
 		if (plainRunData.aborted) controller.abort();
-		const batch = plainRunData.batch && recheckArguments(plainRunData.batch, plain.tools, tools);
+		const batch = plainRunData.batch && recheckArguments(plainRunData.batch, plain.tools, byName);
 		context.run = { ...plainRunData, batch, controller, stream: { partial: undefined } };
 	}
 	return context;
 }
 
 /**
- * A restored batch whose calls' arguments were validated against another schema than their
- * tool's now (the tool was changed between the store and the restore: a deploy while a call
- * waited for approval): those that may still run are validated again, and coerced, against the
- * tool given; those it rejects keep the reason (`argsProblem`) and never run with them. A tool
- * receives only arguments its own schema accepts.
+ * A stored batch as a restore with these tools has it: where a tool's schema is not the one the
+ * snapshot has (the tool was changed between the store and the restore: a deploy while a call
+ * waited for approval), the calls that may still run are validated again, and coerced, against
+ * the tool given; those it rejects keep the reason (`argsProblem`) and never run with them. A
+ * tool receives only arguments its own schema accepts. A tool not given leaves its calls as stored.
+ *
+ * @example
+ * const batch = recheckArguments(snapshot.machine.context.run.batch, snapshot.machine.context.tools, new Map(tools.map((tool) => [tool.name, tool])));
  */
-function recheckArguments(batch: ToolBatch, stored: PlainTool[], given: AnyAgentTool[]): ToolBatch {
-	// `given` is `stored` matched by name, in its order (hydrateAgentContext).
+export function recheckArguments(batch: ToolBatch, stored: readonly PlainTool[], given: ReadonlyMap<string, AnyAgentTool>): ToolBatch {
 	const changed = new Map<string, AnyAgentTool>();
-	stored.forEach((tool, index) => {
-		const now = given[index] as AnyAgentTool;
-		if (JSON.stringify(tool["parameters"]) !== JSON.stringify(plainTool(now)["parameters"])) changed.set(now.name, now);
-	});
+	for (const tool of stored) {
+		const now = given.get(tool.name);
+		if (now && JSON.stringify(tool["parameters"]) !== JSON.stringify(plainTool(now)["parameters"])) changed.set(now.name, now);
+	}
 	if (changed.size === 0) return batch;
 	const calls = batch.calls.map((call) => {
 		const tool = changed.get(call.toolCall.name);

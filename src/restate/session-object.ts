@@ -25,6 +25,7 @@
 import type * as restate from "@restatedev/restate-sdk";
 import { shown } from "../agent-input.js";
 import type { AgentOptions } from "../agent.js";
+import type { AnyAgentTool } from "../types/agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { AgentMessage } from "../types/messages.js";
 import { type RestateSdk, SessionRefusal, asTerminalErrorOf } from "./sdk.js";
@@ -32,7 +33,7 @@ import { type SessionEventSink } from "./session-events.js";
 import { STATE_KEYS, type SessionWorkerSetup, type TurnCheckpoint, runSessionCommand, sessionFull } from "./session-run.js";
 import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedMessage, QueuedResult, RejectInput, RunInProgress, RunResult, SessionState, StoredSnapshot } from "./session-types.js";
 import { checkDecisionInput, checkPromptInput, checkQueuedInput, deliverable } from "./session-input.js";
-import { describeSession } from "./session-view.js";
+import { describeSession, isWaitingForApproval } from "./session-view.js";
 import { DEFAULT_MAX_SESSION_BYTES, DEFAULT_MAX_STEP_BYTES, jsonBytes, measuringSerde } from "./storable.js";
 
 /**
@@ -153,6 +154,19 @@ async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): 
  * retry the call (for an hour, by default), and every later call of the session would queue
  * behind it.
  */
+/**
+ * The tools a session's agent options give it, or undefined when the options cannot be made:
+ * `state` then answers from what is stored, and the next command that restores the session
+ * reports the options' error.
+ */
+function toolsOf(agentOptions: () => AgentOptions): readonly AnyAgentTool[] | undefined {
+	try {
+		return agentOptions().initialState?.tools;
+	} catch {
+		return undefined;
+	}
+}
+
 function checkSessionsOptions(options: AgentSessionsOptions): void {
 	const problem = (field: string, expected: string, value: unknown) => new TypeError(`agentchart/restate: createAgentSessions: ${field} must be ${expected}, got ${shown(value)}`);
 	if (typeof options !== "object" || options === null) throw problem("its options", "an object such as { agent: (sessionId) => agentOptions }", options);
@@ -343,7 +357,10 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				// Steered and queued messages wait in the inbox until a run takes them: they are queued too.
 				// (What a delivery would drop is not shown: it will never reach a run.)
 				const waitingMail = deliverable(await ctx.objectClient(inboxApi, ctx.key).peek(), () => undefined);
-				return describeSession(ctx.key, snapshot, run, messages, replaced, waitingMail);
+				// Calls waiting for a person are shown as this worker's tools would restore them: a
+				// deploy may have changed a tool so that it no longer accepts a call's arguments.
+				const tools = !run && isWaitingForApproval(snapshot) ? toolsOf(() => setup.agentOptions(ctx.key)) : undefined;
+				return describeSession(ctx.key, snapshot, run, messages, replaced, waitingMail, tools);
 			}),
 		},
 	});

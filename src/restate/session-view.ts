@@ -3,23 +3,30 @@
  * (`state`) answer while a run may be going on elsewhere. Reads the snapshot format of
  * `durable/snapshot.ts`.
  */
-import type { AgentSnapshot } from "../durable/snapshot.js";
-import type { PendingApproval } from "../types/agent.js";
+import { type AgentSnapshot, recheckArguments } from "../durable/snapshot.js";
+import type { AnyAgentTool, PendingApproval } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 import type { QueuedMessage, RunInProgress, SessionState } from "./session-types.js";
 
 /**
- * The calls of a stored run that wait for a person's decision, in source order.
+ * The calls of a stored run that wait for a person's decision, in source order: what
+ * `agent.pendingApprovals` says of the agent restored from the snapshot. Given the tools a
+ * restore would have, a call whose tool's schema changed since and no longer accepts its
+ * arguments has the validation error in `argsProblem`, and arguments the new schema coerces are
+ * shown coerced (as `Agent.restore` does); without them, as stored.
  *
  * @example
  * pendingApprovalsOf(snapshot); // [{ toolCallId: "toolu_01", toolName: "deploy", args: {...} }]
+ * pendingApprovalsOf(snapshot, tools); // the same, as a worker deployed with `tools` would restore it
  */
-export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined): PendingApproval[] {
-	const calls = snapshot?.machine.status === "active" ? snapshot.machine.context.run?.batch?.calls : undefined;
-	if (!calls) return [];
-	return calls
+export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined, tools?: readonly AnyAgentTool[]): PendingApproval[] {
+	const context = snapshot?.machine.status === "active" ? snapshot.machine.context : undefined;
+	const stored = context?.run?.batch;
+	if (!context || !stored) return [];
+	const batch = tools ? recheckArguments(stored, context.tools, new Map(tools.map((tool) => [tool.name, tool]))) : stored;
+	return batch.calls
 		.filter((call) => call.status === "awaiting-approval")
-		.map((call) => ({ toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args, reason: call.approval?.reason, deadline: call.approval?.deadline }));
+		.map((call) => ({ toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args, reason: call.approval?.reason, deadline: call.approval?.deadline, argsProblem: call.argsProblem }));
 }
 
 /**
@@ -37,6 +44,7 @@ export function isWaitingForApproval(snapshot: AgentSnapshot | null | undefined)
  * of the turns that run finished so far (`replaced`: a compaction in the run rewrote the
  * transcript, and those messages are the whole of it). `inbox` holds the messages steered or
  * queued that no run has taken yet: they come after the stored queues (a run takes them later).
+ * `tools`: those a restore would have (see {@link pendingApprovalsOf}).
  *
  * @example
  * describeSession("s1", snapshot, undefined, []).status; // "idle"
@@ -48,6 +56,7 @@ export function describeSession(
 	runMessages: readonly AgentMessage[],
 	replaced = false,
 	inbox: readonly QueuedMessage[] = [],
+	tools?: readonly AnyAgentTool[],
 ): SessionState {
 	const context = snapshot?.machine.context;
 	const waiting = (mode: QueuedMessage["mode"]) => inbox.filter((item) => item?.mode === mode).map((item) => item.message);
@@ -56,7 +65,7 @@ export function describeSession(
 		sessionId,
 		status,
 		messages: replaced ? [...runMessages] : [...(context?.messages ?? []), ...runMessages],
-		pendingApprovals: run ? [] : pendingApprovalsOf(snapshot),
+		pendingApprovals: run ? [] : pendingApprovalsOf(snapshot, tools),
 		steeringQueue: [...(context?.steeringQueue ?? []), ...waiting("steer")],
 		followUpQueue: [...(context?.followUpQueue ?? []), ...waiting("followUp")],
 		errorMessage: snapshot?.agent.errorMessage,

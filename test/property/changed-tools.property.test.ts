@@ -6,7 +6,9 @@
  * with each tool's schema replaced at random: the same, one that accepts the arguments once
  * coerced, or one that rejects them. Calls waiting with arguments that no longer fit are approved
  * with arguments that do, or rejected, as a person would. Every call the restored run makes
- * passes its tool's schema, and the run ends with a transcript valid for a provider.
+ * passes its tool's schema, and the run ends with a transcript valid for a provider. The calls
+ * waiting, as read from the stored snapshot with the new tools and from the restored agent's
+ * snapshot (`pendingApprovalsOf`, what Restate's `state` answers), are the agent's `pendingApprovals`.
  * Both interpreters. `PROPERTY_RUNS` sets the runs, `PROPERTY_SEED` replays a seed.
  */
 import fc from "fast-check";
@@ -14,10 +16,11 @@ import { type TSchema, Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { pendingApprovalsOf } from "../../src/restate/session-view.js";
 import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, type ScriptedBlock } from "../../src/providers/scripted.js";
 import { validatorFor } from "../../src/tools/validate-arguments.js";
-import type { AgentEvent, AgentTool, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
+import type { AgentEvent, AgentTool, AnyAgentTool, PendingApproval, ToolExecutionMode } from "../../src/types/agent.js";
 import type { StreamFn } from "../../src/types/stream.js";
 import { expectValidTranscript, ok } from "../agent/helpers.js";
 
@@ -117,15 +120,26 @@ async function snapshotsOf(scenario: Scenario, interpreter: "agentchart" | "xsta
 /** Restores the snapshot with the changed tools and lets it finish (a run that never ends fails). */
 async function finishedWithChangedTools(snapshot: AgentSnapshot, scenario: Scenario, interpreter: "agentchart" | "xstate", ran: Ran[]): Promise<Agent> {
 	const schemas = { work: CHANGES[scenario.changes.work].schema(), send: CHANGES[scenario.changes.send].schema() };
+	const tools = toolsWith(scenario, schemas, ran);
 	let agent: Agent | undefined;
 	agent = withInterpreter(interpreter, () =>
 		Agent.restore(JSON.parse(JSON.stringify(snapshot)) as AgentSnapshot, {
-			initialState: { tools: toolsWith(scenario, schemas, ran) },
+			initialState: { tools },
 			streamFn: scriptedStreamFn(scenario.replies),
 			toolExecution: scenario.mode,
 			listeners: [approver(() => agent, scenario)],
 		}),
 	);
+	// A stored session's view (Restate's `state`) says what the restored agent says: read from the
+	// stored snapshot with the new tools, and from the restored agent's snapshot. (Each may list a
+	// call the other does not: the restore applies a decision in the snapshot's journal, and asks
+	// about a call that the snapshot caught before its question.)
+	const waiting = JSON.parse(JSON.stringify(agent.pendingApprovals)) as PendingApproval[];
+	for (const viewed of pendingApprovalsOf(snapshot, tools)) {
+		const listed = waiting.find((call) => call.toolCallId === viewed.toolCallId);
+		if (listed) expect(JSON.parse(JSON.stringify(viewed))).toEqual(listed);
+	}
+	expect(pendingApprovalsOf(JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot)).toEqual(waiting);
 	decide(agent, scenario);
 	let timer: NodeJS.Timeout | undefined;
 	const hung = new Promise<"hung">((resolve) => (timer = setTimeout(() => resolve("hung"), 5_000)));

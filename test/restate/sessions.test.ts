@@ -213,6 +213,24 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		await expect(session.approve("t0_0")).rejects.toMatchObject({ status: 409 });
 	});
 
+	it("shows a waiting call whose tool a deploy changed with the validation error, and runs it only with arguments that fit", async () => {
+		const session = client.session(sessionId("approval-deploy"));
+		const waiting = await session.prompt("approval");
+		expect(waiting.pendingApprovals).toEqual([{ toolCallId: "t0_0", toolName: "deploy", args: { target: "prod" } }]);
+		// New worker code: deploy now also requires a region, which the waiting call lacks.
+		await writeFile(join(dir, `deploy-v2-${session.sessionId}`), "");
+		const [shown] = (await session.state()).pendingApprovals;
+		expect(shown?.argsProblem).toContain("region");
+		await expect(session.approve("t0_0")).rejects.toMatchObject({ status: 409, message: expect.stringContaining("cannot be approved as it is") });
+		expect((await session.state()).status).toBe("awaiting-approval");
+		const done = await session.approve("t0_0", { arguments: { target: "prod", region: "eu" } });
+		expect(done.status).toBe("idle");
+		const state = await session.state();
+		expect(transcriptProblems(state.messages)).toEqual([]);
+		expect(textOf(state.messages.find((message) => message.role === "toolResult" && message.toolCallId === "t0_0"))).toBe("deployed to prod in eu");
+		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} deploy t0_0`)).toBe(1);
+	});
+
 	it("rejects a waiting call: it never runs", async () => {
 		const session = client.session(sessionId("reject"));
 		await session.prompt("approval");
