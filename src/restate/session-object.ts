@@ -25,8 +25,8 @@
 import type * as restate from "@restatedev/restate-sdk";
 import { shown } from "../agent-input.js";
 import type { AgentOptions } from "../agent.js";
-import type { AnyAgentTool } from "../types/agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
+import type { AnyAgentTool } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 import { type RestateSdk, SessionRefusal, asTerminalErrorOf } from "./sdk.js";
 import { type SessionEventSink } from "./session-events.js";
@@ -149,12 +149,6 @@ async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): 
 }
 
 /**
- * Refuses options no session could run with, when the objects are made: found at a handler's
- * first call instead, a plain error there (`options.agent is not a function`) would make Restate
- * retry the call (for an hour, by default), and every later call of the session would queue
- * behind it.
- */
-/**
  * The tools a session's agent options give it, or undefined when the options cannot be made:
  * `state` then answers from what is stored, and the next command that restores the session
  * reports the options' error.
@@ -167,6 +161,12 @@ function toolsOf(agentOptions: () => AgentOptions): readonly AnyAgentTool[] | un
 	}
 }
 
+/**
+ * Refuses options no session could run with, when the objects are made: found at a handler's
+ * first call instead, a plain error there (`options.agent is not a function`) would make Restate
+ * retry the call (for an hour, by default), and every later call of the session would queue
+ * behind it.
+ */
 function checkSessionsOptions(options: AgentSessionsOptions): void {
 	const problem = (field: string, expected: string, value: unknown) => new TypeError(`agentchart/restate: createAgentSessions: ${field} must be ${expected}, got ${shown(value)}`);
 	if (typeof options !== "object" || options === null) throw problem("its options", "an object such as { agent: (sessionId) => agentOptions }", options);
