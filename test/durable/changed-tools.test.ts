@@ -6,7 +6,8 @@
  * Agent's `approve()` is. The class (any path to `execute` with arguments the schema rejects) is
  * the property in test/property/changed-tools.property.test.ts. From a store, a run whose
  * snapshot is older than the reply is prepared again from the journal, against the tool given:
- * those cases hold without the recheck too, and are kept for what they show.
+ * those cases hold without the recheck too, and are kept for what they show. A tool whose
+ * `needsApproval` changed: a question asked stands, and the new rule is asked of calls not yet prepared.
  */
 import { createActor } from "xstate";
 import { type TSchema, Type } from "typebox";
@@ -184,5 +185,43 @@ describe("the bare machine's approve with arguments", () => {
 		await ended;
 		expect(ran).toEqual([{ amount: 7 }]);
 		actor.stop();
+	});
+});
+
+describe("a restore with a tool whose needsApproval changed", () => {
+	it("keeps a call that waits waiting for its person when the tool no longer needs approval", async () => {
+		const ran: unknown[] = [];
+		const agent = restoredWith(await waitingSnapshot(), charge(amount(), ran));
+		await new Promise((resolve) => setTimeout(resolve, 10));
+		expect(agent.pendingApprovals.map((call) => call.toolCallId)).toEqual(["c1"]);
+		expect(ran).toEqual([]);
+		await agent.approve("c1");
+		await agent.waitForIdle();
+		expect(ran).toEqual([{ amount: 1 }]);
+	});
+
+	it("asks the new rule of a sequential call after the waiting one, which runs only once approved", async () => {
+		const ran: unknown[] = [];
+		const scripted = createScriptedModel([{ content: [toolCall("charge", { amount: 1 }, "c1"), toolCall("refund", { amount: 2 }, "c2")] }, { content: "done" }]);
+		const refund = (extra: Partial<AgentTool<TSchema>>): AnyAgentTool => ({ ...charge(amount(), ran, extra), name: "refund", label: "Refund" });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [charge(amount(), ran, { needsApproval: true }), refund({})] }, streamFn: scripted.streamFn, toolExecution: "sequential" });
+		const asked = new Promise<void>((resolve) => agent.subscribe((event) => void (event.type === "approval_requested" && resolve())));
+		const run = agent.prompt("charge 1, refund 2");
+		await asked;
+		const snapshot = JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
+		agent.abort();
+		await run;
+		ran.length = 0;
+		// The deploy: refunds now need a person too.
+		const restored = Agent.restore(snapshot, { initialState: { tools: [charge(amount(), ran, { needsApproval: true }), refund({ needsApproval: true })] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn, toolExecution: "sequential" });
+		const askedAgain: string[] = [];
+		restored.subscribe((event) => void (event.type === "approval_requested" && askedAgain.push(event.toolCallId)));
+		await restored.approve("c1");
+		await new Promise((resolve) => setTimeout(resolve, 10));
+		expect(askedAgain).toEqual(["c2"]);
+		expect(ran).toEqual([{ amount: 1 }]);
+		await restored.approve("c2");
+		await restored.waitForIdle();
+		expect(ran).toEqual([{ amount: 1 }, { amount: 2 }]);
 	});
 });
