@@ -16,7 +16,7 @@ import { Agent } from "../../src/agent.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { agentMachine } from "../../src/machine.js";
-import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import { createScriptedModel, type ScriptedBlock, toolCall } from "../../src/providers/scripted.js";
 import type { AgentTool, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMachineEmitted } from "../../src/machines/types.js";
 import type { AgentMessage } from "../../src/types/messages.js";
@@ -48,10 +48,13 @@ function results(messages: readonly AgentMessage[]): string[] {
 	return messages.filter((message) => message.role === "toolResult").map((message) => textOf(message).split("\n")[0] as string);
 }
 
-/** A run of one `charge` call waiting for approval, snapshotted (through JSON) and aborted. */
-async function waitingSnapshot(): Promise<AgentSnapshot> {
-	const scripted = createScriptedModel([{ content: [toolCall("charge", { amount: 1 }, "c1")] }, { content: "done" }]);
-	const agent = new Agent({ initialState: { model: scripted.model, tools: [charge(amount(), [], { needsApproval: true })] }, streamFn: scripted.streamFn });
+/**
+ * A run waiting for approval, snapshotted (through JSON) and aborted: by default, of one `charge`
+ * call; or of the calls of `reply` over `tools`.
+ */
+async function waitingSnapshot(reply: ScriptedBlock[] = [toolCall("charge", { amount: 1 }, "c1")], tools: AnyAgentTool[] = [charge(amount(), [], { needsApproval: true })], toolExecution?: ToolExecutionMode): Promise<AgentSnapshot> {
+	const scripted = createScriptedModel([{ content: reply }, { content: "done" }]);
+	const agent = new Agent({ initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn, toolExecution });
 	const asked = new Promise<void>((resolve) => agent.subscribe((event) => void (event.type === "approval_requested" && resolve())));
 	const run = agent.prompt("charge 1");
 	await asked;
@@ -202,16 +205,9 @@ describe("a restore with a tool whose needsApproval changed", () => {
 
 	it("asks the new rule of a sequential call after the waiting one, which runs only once approved", async () => {
 		const ran: unknown[] = [];
-		const scripted = createScriptedModel([{ content: [toolCall("charge", { amount: 1 }, "c1"), toolCall("refund", { amount: 2 }, "c2")] }, { content: "done" }]);
 		const refund = (extra: Partial<AgentTool<TSchema>>): AnyAgentTool => ({ ...charge(amount(), ran, extra), name: "refund", label: "Refund" });
-		const agent = new Agent({ initialState: { model: scripted.model, tools: [charge(amount(), ran, { needsApproval: true }), refund({})] }, streamFn: scripted.streamFn, toolExecution: "sequential" });
-		const asked = new Promise<void>((resolve) => agent.subscribe((event) => void (event.type === "approval_requested" && resolve())));
-		const run = agent.prompt("charge 1, refund 2");
-		await asked;
-		const snapshot = JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
-		agent.abort();
-		await run;
-		ran.length = 0;
+		const snapshot = await waitingSnapshot([toolCall("charge", { amount: 1 }, "c1"), toolCall("refund", { amount: 2 }, "c2")], [charge(amount(), ran, { needsApproval: true }), refund({})], "sequential");
+		expect(ran).toEqual([]);
 		// The deploy: refunds now need a person too.
 		const restored = Agent.restore(snapshot, { initialState: { tools: [charge(amount(), ran, { needsApproval: true }), refund({ needsApproval: true })] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn, toolExecution: "sequential" });
 		const askedAgain: string[] = [];
