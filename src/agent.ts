@@ -21,7 +21,7 @@ import { type CompactionEnd, type CompactionStart, type RunStart, type StoredJou
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import { type AgentStore, type LoadedSession, ofLineage } from "./durable/store.js";
 import { DurableSession, SessionClaim } from "./facade/durable-session.js";
-import { findTool, toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
+import { findTool, pendingApproval, toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
 import { createAssistantMessage } from "./providers/assistant-message.js";
 import type {
 	AfterToolCallHook,
@@ -779,7 +779,7 @@ export class Agent {
 	 * for (const call of agent.pendingApprovals) console.log(call.toolName, call.args, call.reason);
 	 */
 	get pendingApprovals(): PendingApproval[] {
-		return this.#awaitingCalls().map((call) => ({ toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args, reason: call.approval?.reason, deadline: call.approval?.deadline, argsProblem: call.argsProblem }));
+		return this.#awaitingCalls().map(pendingApproval);
 	}
 
 	/**

@@ -1,4 +1,4 @@
-import type { AgentContext, AgentToolCall, AnyAgentTool, QueueMode } from "../types/agent.js";
+import type { AgentContext, AgentToolCall, AnyAgentTool, PendingApproval, QueueMode } from "../types/agent.js";
 import type { AgentMessage, AssistantMessage, Message, ToolResultMessage } from "../types/messages.js";
 import type { SimpleStreamOptions } from "../types/model.js";
 import { createAssistantMessage } from "../providers/assistant-message.js";
@@ -15,6 +15,17 @@ export function takeFromQueue(queue: AgentMessage[], mode: QueueMode): { taken: 
 	if (queue.length === 0) return { taken: [], rest: queue };
 	if (mode === "all") return { taken: queue, rest: [] };
 	return { taken: queue.slice(0, 1), rest: queue.slice(1) };
+}
+
+/**
+ * A call waiting for approval as `agent.pendingApprovals` lists it (and Restate's `state`, read
+ * from a stored snapshot): one shape for both, so neither leaves out what the other says.
+ *
+ * @example
+ * batch.calls.filter((call) => call.status === "awaiting-approval").map(pendingApproval);
+ */
+export function pendingApproval(call: ToolCallEntry): PendingApproval {
+	return { toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args, reason: call.approval?.reason, deadline: call.approval?.deadline, argsProblem: call.argsProblem };
 }
 
 /**

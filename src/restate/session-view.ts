@@ -4,6 +4,7 @@
  * `durable/snapshot.ts`.
  */
 import { type AgentSnapshot, recheckArguments } from "../durable/snapshot.js";
+import { pendingApproval } from "../machines/run-helpers.js";
 import type { AnyAgentTool, PendingApproval } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 import type { QueuedMessage, RunInProgress, SessionState } from "./session-types.js";
@@ -24,9 +25,7 @@ export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined, t
 	const stored = context?.run?.batch;
 	if (!context || !stored) return [];
 	const batch = tools ? recheckArguments(stored, context.tools, new Map(tools.map((tool) => [tool.name, tool]))) : stored;
-	return batch.calls
-		.filter((call) => call.status === "awaiting-approval")
-		.map((call) => ({ toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args, reason: call.approval?.reason, deadline: call.approval?.deadline, argsProblem: call.argsProblem }));
+	return batch.calls.filter((call) => call.status === "awaiting-approval").map(pendingApproval);
 }
 
 /**
