@@ -14,7 +14,8 @@ import type { ScriptedModelOptions, ScriptedReply } from "./scripted.js";
 const STOP_REASONS: readonly StopReason[] = ["stop", "length", "toolUse", "error", "aborted"];
 const REPLY_FIELDS: readonly string[] = ["content", "stopReason", "errorMessage", "usage", "delayMs", "chunkSize"] satisfies (keyof ScriptedReply)[];
 const USAGE_FIELDS: readonly string[] = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] satisfies (keyof NonNullable<ScriptedReply["usage"]>)[];
-const OPTION_FIELDS: readonly string[] = ["chunkSize", "delayMs", "firstEventDelayMs", "model", "whenExhausted"] satisfies (keyof ScriptedModelOptions)[];
+/** The options `createScriptedModel` takes (`createFaultyModel` takes them too). */
+export const OPTION_FIELDS = ["chunkSize", "delayMs", "firstEventDelayMs", "model", "whenExhausted"] as const satisfies readonly (keyof ScriptedModelOptions)[];
 const BLOCK_FIELDS: Readonly<Record<string, readonly string[]>> = {
 	text: ["type", "text"],
 	thinking: ["type", "thinking", "signature", "redacted"],

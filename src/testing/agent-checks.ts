@@ -9,6 +9,7 @@ import { EventInvariants } from "./event-invariants.js";
 import { type QueueContents, type QueueKind, QueueLedger } from "./queue-ledger.js";
 import { checkTranscript } from "./transcript-checks.js";
 import { type AgentViolation, violation } from "./violations.js";
+import { refuseUnknownOptions } from "./option-checks.js";
 
 /**
  * The part of an agent's state the checks read (an `Agent`'s `state`, or the `Agent` itself for the machine checks too).
@@ -99,6 +100,11 @@ export interface CheckOptions {
 	convertToLlm?: ((messages: AgentMessage[]) => Message[]) | undefined;
 }
 
+/** Every option of {@link CheckOptions} (the type makes the list whole). */
+const CHECK_OPTIONS = Object.keys({ queued: true, convertToLlm: true } satisfies Record<keyof CheckOptions, true>);
+/** What `recording.check` takes: the recording keeps `queued` itself. */
+const RECORDING_CHECK_OPTIONS = CHECK_OPTIONS.filter((name) => name !== "queued");
+
 /**
  * Checks an agent's recorded events and its state against agentchart's invariants: events nest
  * (runs, turns, messages), every tool execution starts and ends once, every tool call is answered
@@ -120,6 +126,7 @@ export interface CheckOptions {
  * expect(checkAgentInvariants(events, agent)).toEqual([]);
  */
 export function checkAgentInvariants(events: readonly AgentEvent[], state: Agent | CheckedState, options: CheckOptions = {}): AgentViolation[] {
+	refuseUnknownOptions("checkAgentInvariants", options, CHECK_OPTIONS, "nothing was checked");
 	const invariants = new EventInvariants();
 	for (const event of events) invariants.onEvent(event);
 	return checkAfterEvents(invariants, events, state, options);
@@ -234,7 +241,11 @@ export function recordAgent(agent: Agent): AgentRecording {
 	return {
 		events,
 		queued,
-		check: (options) => checkAfterEvents(invariants, events, agent, { ...options, queued }),
+		check: (options) => {
+			// `queued` is the recording's own: given here, it would be dropped as a misspelt option would.
+			refuseUnknownOptions("recording.check", options, RECORDING_CHECK_OPTIONS, "nothing was checked");
+			return checkAfterEvents(invariants, events, agent, { ...options, queued });
+		},
 		stop() {
 			unsubscribe();
 			// The instance's own properties go, and the class's methods show through again.

@@ -10,7 +10,7 @@ import type { ModelConfig } from "./model/config.js";
 import type { SampleCall } from "./model/fixtures.js";
 import { planWalk, type WalkPlan } from "./model/plan.js";
 import { type ExploreReport, type ExploreViolation, formatExploreReport, signatureOf } from "./explore-report.js";
-import { checkNumberOption } from "./option-checks.js";
+import { checkKitCall, checkNumberOption } from "./option-checks.js";
 import { installRunGuards } from "./run-guards.js";
 import type { AgentViolation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
@@ -67,6 +67,22 @@ export interface ExploreOptions {
 	strict?: boolean | undefined;
 }
 
+/** Every option of {@link ExploreOptions} (the type makes the list whole): any other is refused. */
+const EXPLORE_OPTIONS = Object.keys({
+	calls: true,
+	prompt: true,
+	restores: true,
+	maxPaths: true,
+	path: true,
+	shrink: true,
+	stepTimeoutMs: true,
+	settleTimeoutMs: true,
+	check: true,
+	log: true,
+	config: true,
+	strict: true,
+} satisfies Record<keyof ExploreOptions, true>);
+
 /** Steps joined as the report prints them. */
 export const STEP_SEPARATOR = " → ";
 
@@ -90,7 +106,7 @@ export const STEP_SEPARATOR = " → ";
  */
 export async function exploreAgent(factory: AgentFactory, options: ExploreOptions = {}): Promise<ExploreReport> {
 	assertNodeHost("exploreAgent (agentchart/testing)");
-	checkExploreOptions(options);
+	checkExploreOptions(factory, options);
 	const started = Date.now();
 	const probe = probeAgent(factory);
 	let configuration: string;
@@ -139,7 +155,8 @@ export async function exploreAgent(factory: AgentFactory, options: ExploreOption
  * (`maxPaths` 0, or NaN from an unset `Number(process.env.PATHS)`), or a time limit no step or
  * run can keep (0 holds nothing; NaN never ends a wait).
  */
-function checkExploreOptions(options: ExploreOptions): void {
+function checkExploreOptions(factory: AgentFactory, options: ExploreOptions): void {
+	checkKitCall("exploreAgent", factory, options, EXPLORE_OPTIONS);
 	checkNumberOption("exploreAgent", "maxPaths", options.maxPaths, { min: 1, integer: true });
 	checkNumberOption("exploreAgent", "stepTimeoutMs", options.stepTimeoutMs, { min: 1, integer: false });
 	checkNumberOption("exploreAgent", "settleTimeoutMs", options.settleTimeoutMs, { min: 1, integer: false });

@@ -4,12 +4,14 @@
  * probability of 30 (for 30 %) broke every call, without a word.
  */
 import { shown } from "../agent-input.js";
-import { isRecord, refuseUnknownFields } from "../providers/scripted-checks.js";
+import { OPTION_FIELDS, isRecord, refuseUnknownFields } from "../providers/scripted-checks.js";
 import type { Fault, FaultKind, FaultyModelOptions } from "./faulty-model.js";
 
 /** Every kind of fault, in the order the random draw picks from. */
 export const ALL_FAULTS: readonly FaultKind[] = ["stall", "reset", "error", "output-limit", "overflow"];
 const FAULT_FIELDS: readonly string[] = ["kind", "afterDeltas", "message"] satisfies (keyof Fault)[];
+/** Its own options first, then the scripted model's, which it passes on. */
+const FAULTY_OPTION_FIELDS: readonly string[] = ["faults", "random", ...OPTION_FIELDS] satisfies (keyof FaultyModelOptions)[];
 const RANDOM_FIELDS: readonly string[] = ["seed", "probability", "kinds", "maxDeltas"] satisfies (keyof NonNullable<FaultyModelOptions["random"]>)[];
 
 function problem(where: string, why: string, got: unknown): TypeError {
@@ -49,6 +51,8 @@ export function checkFault(fault: unknown, where: string): asserts fault is Faul
  */
 export function checkFaultOptions(options: unknown): asserts options is FaultyModelOptions {
 	if (!isRecord(options)) throw problem("options", "must be an object of options", options);
+	// Checked here, not by the scripted model: its error would name createScriptedModel and leave `faults` and `random` out of the list.
+	refuseUnknownFields(options, FAULTY_OPTION_FIELDS, "options", "createFaultyModel");
 	const { faults, random } = options;
 	if (faults !== undefined && typeof faults !== "function") {
 		if (!isRecord(faults)) throw problem("faults", "must be an object of faults by call index (0 = the first call) or a function of the call index", faults);

@@ -133,6 +133,7 @@ function openBlock(events: readonly AssistantMessageEvent[]): { type: "text" | "
  * await agent.continue(); // the second one arrives whole
  */
 export function createFaultyModel(replies: (ScriptedReply | ScriptedReplyFactory)[], options: FaultyModelOptions = {}): FaultyModel {
+	if (!Array.isArray(replies)) throw new TypeError(`createFaultyModel: replies must be an array of replies and reply functions, got ${replies === null ? "null" : typeof replies}`);
 	checkFaultOptions(options);
 	const { faults, random, ...scriptedOptions } = options;
 	const scripted = createScriptedModel(replies, scriptedOptions);

@@ -9,7 +9,7 @@ import type { FaultKind } from "./faulty-model.js";
 import { FUZZ_FAULTS, type FuzzCommand, type FuzzScenario, runFuzzScenario } from "./fuzz-run.js";
 import type { SampleCall } from "./model/fixtures.js";
 import { isFactoryMistake } from "./factory-calls.js";
-import { checkNumberOption } from "./option-checks.js";
+import { checkKitCall, checkNumberOption } from "./option-checks.js";
 import { installRunGuards } from "./run-guards.js";
 import { loadOptionalPeer } from "../util/optional-peer.js";
 import { type AgentViolation, formatViolation } from "./violations.js";
@@ -51,6 +51,20 @@ export interface FuzzOptions {
 	/** Where the seed line and the result go (default `console.log`). */
 	log?: ((line: string) => void) | undefined;
 }
+
+/** Every option of {@link FuzzOptions} (the type makes the list whole): any other is refused. */
+const FUZZ_OPTIONS = Object.keys({
+	runs: true,
+	seed: true,
+	path: true,
+	scenario: true,
+	calls: true,
+	prompt: true,
+	restarts: true,
+	settleTimeoutMs: true,
+	check: true,
+	log: true,
+} satisfies Record<keyof FuzzOptions, true>);
 
 /**
  * What {@link fuzzAgent} found.
@@ -122,7 +136,7 @@ function scenarioArbitrary(fc: FastCheck, samples: number, faults: readonly Faul
  */
 export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}): Promise<FuzzReport> {
 	assertNodeHost("fuzzAgent (agentchart/testing)");
-	checkFuzzOptions(options);
+	checkFuzzOptions(factory, options);
 	const fc = options.scenario ? undefined : await loadFastCheck();
 	const log = options.log ?? ((line: string) => console.log(line));
 	const seed = options.seed ?? (options.scenario ? 0 : Date.now() % 2 ** 31);
@@ -202,7 +216,8 @@ export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}
  * pass: no runs, a path without the seed it was printed with (the clock's seed replays nothing
  * of it), a seed fast-check cannot take.
  */
-function checkFuzzOptions(options: FuzzOptions): void {
+function checkFuzzOptions(factory: AgentFactory, options: FuzzOptions): void {
+	checkKitCall("fuzzAgent", factory, options, FUZZ_OPTIONS);
 	checkNumberOption("fuzzAgent", "runs", options.runs, { min: 1, integer: true });
 	checkNumberOption("fuzzAgent", "settleTimeoutMs", options.settleTimeoutMs, { min: 1, integer: false });
 	if (options.seed !== undefined && (typeof options.seed !== "number" || !Number.isInteger(options.seed))) {

@@ -1,8 +1,10 @@
 /**
- * The numeric options of `exploreAgent` and `fuzzAgent`, checked alike: a count or a duration
- * that would run nothing (0, or NaN from an unset `Number(process.env.RUNS)`) makes a test pass
- * without testing anything, so both refuse it with the same words.
+ * The arguments of `exploreAgent` and `fuzzAgent`, checked alike: a count or a duration that
+ * would run nothing (0, or NaN from an unset `Number(process.env.RUNS)`), or an option misspelt
+ * and so ignored, makes a test pass without testing what it says, so both refuse it with the
+ * same words.
  */
+import { shown, unknownKeys } from "../agent-input.js";
 
 /**
  * A count or duration the caller gave to `caller`: a number, at least `min`, an integer if
@@ -20,4 +22,41 @@ export function checkNumberOption(caller: "exploreAgent" | "fuzzAgent", name: st
 	if (!Number.isFinite(value) || value < rule.min || (rule.integer && !Number.isInteger(value))) {
 		throw new RangeError(`agentchart/testing: ${caller}'s ${name} must be ${rule.integer ? "an integer" : "a number"} of at least ${rule.min}, got ${value}`);
 	}
+}
+
+/**
+ * The options object `caller` was given, checked against `known` (every option it takes). A
+ * misspelt option (`{ run: 500 }` for `runs`, `{ convertToLLM }` for `convertToLlm`) is refused
+ * rather than ignored: ignored, the defaults would run and the test would pass having tested less
+ * than it says. `nothing` ends the message: what did not happen. Throws a TypeError.
+ *
+ * @example
+ * refuseUnknownOptions("fuzzAgent", { run: 500 }, ["runs", "seed"], "nothing was run");
+ * // TypeError: agentchart/testing: fuzzAgent has no option "run" (its options: runs, seed); nothing was run
+ */
+export function refuseUnknownOptions(caller: string, options: unknown, known: readonly string[], nothing: string): void {
+	if (options === undefined) return;
+	if (typeof options !== "object" || options === null || Array.isArray(options)) {
+		throw new TypeError(`agentchart/testing: ${caller}'s options must be an object, got ${shown(options)}`);
+	}
+	const unknown = unknownKeys(options, known);
+	if (unknown !== undefined) throw new TypeError(`agentchart/testing: ${caller} has no option ${unknown} (its options: ${known.join(", ")}); ${nothing}`);
+}
+
+/**
+ * The factory and the options `caller` was given (see {@link refuseUnknownOptions}). Throws a
+ * TypeError.
+ *
+ * @example
+ * checkKitCall("fuzzAgent", agent, {}, ["runs", "seed"]);
+ * // TypeError: agentchart/testing: fuzzAgent's first argument must be your factory, a function that builds … got an instance of Agent
+ */
+export function checkKitCall(caller: "exploreAgent" | "fuzzAgent", factory: unknown, options: unknown, known: readonly string[]): void {
+	if (typeof factory !== "function") {
+		// An agent passed for the factory is the likely slip: say what it was, not its fields.
+		const maker = typeof factory === "object" && factory !== null ? (factory.constructor as { name?: string } | undefined)?.name : undefined;
+		const got = maker === undefined ? shown(factory) : maker === "Object" ? "an object" : `an instance of ${maker}`;
+		throw new TypeError(`agentchart/testing: ${caller}'s first argument must be your factory, a function that builds a new agent each time it is called, (kit) => new Agent(kit.options(yourOptions)); got ${got}`);
+	}
+	refuseUnknownOptions(caller, options, known, "nothing was run");
 }

@@ -3,7 +3,9 @@
  * streams that break each rule are built by hand here (an engine that works never emits them).
  */
 import { describe, expect, it } from "vitest";
-import { checkAgentInvariants, type CheckedState } from "../../src/testing/agent-checks.js";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { checkAgentInvariants, type CheckedState, recordAgent } from "../../src/testing/agent-checks.js";
 import { EventInvariants } from "../../src/testing/event-invariants.js";
 import { assertNoViolations, formatViolation } from "../../src/testing/violations.js";
 import type { AgentEvent } from "../../src/types/agent.js";
@@ -64,6 +66,21 @@ describe("checkAgentInvariants", () => {
 		const events: AgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }];
 		const found = checkAgentInvariants(events, { ...idle([]), pendingToolCalls: new Set(["c9"]) });
 		expect(found.map(formatViolation)).toEqual(["[settle] a run never ended (agent_start without agent_end) although the agent is idle", "[idle] idle: pendingToolCalls {c9}"]);
+	});
+
+	it("refuses a misspelt option, which it would otherwise leave unchecked, as recording.check does", () => {
+		const events = run(message(user), message(reply()));
+		// `convertToLLM` for `convertToLlm`: the requests would be checked through the default converter, not yours.
+		const misspelt = { convertToLLM: (messages: AgentMessage[]) => messages } as unknown as Parameters<typeof checkAgentInvariants>[2];
+		expect(() => checkAgentInvariants(events, idle([user, reply()]), misspelt)).toThrow(
+			new TypeError('agentchart/testing: checkAgentInvariants has no option "convertToLLM" (its options: queued, convertToLlm); nothing was checked'),
+		);
+		const recording = recordAgent(new Agent({ initialState: { model: createScriptedModel([]).model } }));
+		expect(() => recording.check({ queued: [] } as Parameters<typeof recording.check>[0])).toThrow(
+			new TypeError('agentchart/testing: recording.check has no option "queued" (its options: convertToLlm); nothing was checked'),
+		);
+		expect(recording.check({ convertToLlm: undefined })).toEqual([]);
+		recording.stop();
 	});
 
 	it("throws one readable error listing every violation (assertNoViolations)", () => {

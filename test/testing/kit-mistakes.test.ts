@@ -3,7 +3,8 @@
  * is a `tool-contract` violation however it is wrong; a factory written wrong (it shares one
  * agent, returns a Promise, or ignores the snapshot it was given) is thrown at the caller, the
  * same error from exploreAgent and fuzzAgent, instead of a pass or a misleading finding; and
- * exploreAgent refuses numeric options that would test nothing, as fuzzAgent does.
+ * exploreAgent refuses numeric options that would test nothing, as fuzzAgent does; both refuse a
+ * misspelt option and a first argument that is no factory before anything runs.
  */
 import { describe, expect, it } from "vitest";
 import { checkToolResult } from "../../src/actors/tool-batch-actor.js";
@@ -129,6 +130,38 @@ describe("exploreAgent refuses options that would test nothing", () => {
 		const report = await exploreAgent(counted, { restores: false, maxPaths: 1 });
 		expect(report.paths).toBe(1);
 		expect(report.steps).toBeGreaterThan(0);
+	}, 60_000);
+});
+
+describe("a misspelt option, options that are no object and a factory that is no function are refused, by both alike, before anything runs", () => {
+	let called = 0;
+	const counted: AgentFactory = (kit) => {
+		called++;
+		return new Agent(kit.options({ initialState: { model, tools: [lookup()] } }));
+	};
+	const misspelt = (options: object) => options as Parameters<typeof exploreAgent>[1] & Parameters<typeof fuzzAgent>[1];
+
+	// Ignored, `run` and `restore` would leave the defaults (50 runs; restores only where needed): a pass that tested less than it says.
+	it.each([
+		["exploreAgent", () => exploreAgent(counted, misspelt({ restore: "everywhere" })), 'exploreAgent has no option "restore" (its options: calls, prompt, restores, maxPaths, path, shrink, stepTimeoutMs, settleTimeoutMs, check, log, config, strict); nothing was run'],
+		["fuzzAgent", () => fuzzAgent(counted, misspelt({ run: 500, seed: 1, ...quiet })), 'fuzzAgent has no option "run" (its options: runs, seed, path, scenario, calls, prompt, restarts, settleTimeoutMs, check, log); nothing was run'],
+		["exploreAgent, options null", () => exploreAgent(counted, misspelt(null as unknown as object)), "exploreAgent's options must be an object, got null"],
+		["fuzzAgent, options a number", () => fuzzAgent(counted, misspelt(500 as unknown as object)), "fuzzAgent's options must be an object, got 500"],
+		["exploreAgent, no factory", () => exploreAgent(undefined as unknown as AgentFactory), "exploreAgent's first argument must be your factory, a function that builds a new agent each time it is called, (kit) => new Agent(kit.options(yourOptions)); got undefined"],
+		["fuzzAgent, an agent for a factory", () => fuzzAgent(new Agent({ initialState: { model } }) as unknown as AgentFactory, quiet), "fuzzAgent's first argument must be your factory, a function that builds a new agent each time it is called, (kit) => new Agent(kit.options(yourOptions)); got an instance of Agent"],
+	])("%s", async (_caller, call, message) => {
+		const before = called;
+		const thrown = await thrownBy(call);
+		expect(thrown).toBeInstanceOf(TypeError);
+		expect(thrown?.message).toBe(`agentchart/testing: ${message}`);
+		expect(called).toBe(before);
+	});
+
+	it("and every option either takes is taken", async () => {
+		const report = await exploreAgent(counted, { restores: false, maxPaths: 1, shrink: true, stepTimeoutMs: 2000, settleTimeoutMs: 5000, prompt: "Hi", check: () => [], log: () => undefined, strict: false });
+		expect(report.paths).toBe(1);
+		const fuzzed = await fuzzAgent(counted, { runs: 1, seed: 1, restarts: false, prompt: "Hi", settleTimeoutMs: 5000, check: () => [], ...quiet });
+		expect(fuzzed.ok).toBe(true);
 	}, 60_000);
 });
 

@@ -87,13 +87,19 @@ describe("createFaultyModel refuses faults it could not inject", () => {
 		["a random without a seed", { random: { probability: 0.5 } }, /random\.seed must be a number, got undefined/],
 		["an unknown random kind", { random: { seed: 1, kinds: ["reset", "drop"] } }, /random\.kinds\[1\] must be one of/],
 		["a misspelt random field", { random: { seed: 1, kind: ["reset"] } }, /random has unknown field "kind"/],
-		["a misspelt scripted option", { chunksize: 3 }, /createScriptedModel: options has unknown field "chunksize"/],
+		// Named as the caller wrote it, with its own options in the list (the scripted model's error named neither).
+		["a misspelt scripted option", { chunksize: 3 }, /^createFaultyModel: options has unknown field "chunksize" \(known: faults, random, chunkSize, delayMs, firstEventDelayMs, model, whenExhausted\)$/],
+		["a misspelt faults", { fault: { 0: { kind: "reset" } } }, /^createFaultyModel: options has unknown field "fault" \(known: faults, random, /],
 	];
 	for (const [name, options, message] of cases) {
 		it(name, () => {
 			expect(() => createFaultyModel([{ content: "x" }], loose<FaultyModelOptions>(options))).toThrow(message);
 		});
 	}
+
+	it("replies that are no array, named as createFaultyModel's", () => {
+		expect(() => createFaultyModel(loose<ScriptedReply[]>({ faults: {} }))).toThrow(/^createFaultyModel: replies must be an array of replies and reply functions, got object$/);
+	});
 
 	it("a faults function's wrong fault plays as an error reply that names it, and later calls keep their replies", async () => {
 		const model = createFaultyModel([{ content: "first" }, { content: "second" }], { faults: (call) => (call === 0 ? loose({ kind: "drop" }) : undefined) });
