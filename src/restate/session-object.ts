@@ -23,7 +23,7 @@
  * received before the abort, and is aborted at once; once the mark came through, calls run again.
  */
 import type * as restate from "@restatedev/restate-sdk";
-import { shown } from "../agent-input.js";
+import { shown, unknownKeys } from "../agent-input.js";
 import type { AgentOptions } from "../agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { AnyAgentTool } from "../types/agent.js";
@@ -167,9 +167,23 @@ function toolsOf(agentOptions: () => AgentOptions): readonly AnyAgentTool[] | un
  * retry the call (for an hour, by default), and every later call of the session would queue
  * behind it.
  */
+/** Every option of {@link AgentSessionsOptions} (the type makes the list whole). */
+const SESSIONS_OPTIONS = Object.keys({
+	agent: true,
+	name: true,
+	events: true,
+	worker: true,
+	maxStepBytes: true,
+	maxSessionBytes: true,
+	onToolRun: true,
+} satisfies Record<keyof AgentSessionsOptions, true>);
+
 function checkSessionsOptions(options: AgentSessionsOptions): void {
 	const problem = (field: string, expected: string, value: unknown) => new TypeError(`agentchart/restate: createAgentSessions: ${field} must be ${expected}, got ${shown(value)}`);
 	if (typeof options !== "object" || options === null) throw problem("its options", "an object such as { agent: (sessionId) => agentOptions }", options);
+	// Ignored, a misspelt `event` would publish nothing, a misspelt byte limit leave the default: refused instead.
+	const unknown = unknownKeys(options, SESSIONS_OPTIONS);
+	if (unknown !== undefined) throw new TypeError(`agentchart/restate: createAgentSessions has no option ${unknown} (its options: ${SESSIONS_OPTIONS.join(", ")})`);
 	if (typeof options.agent !== "function") throw problem("agent", "a function (sessionId) => agent options", options.agent);
 	if (options.name !== undefined && (typeof options.name !== "string" || options.name === "")) throw problem("name", "a non-empty text", options.name);
 	if (options.worker !== undefined && typeof options.worker !== "string") throw problem("worker", "a text", options.worker);

@@ -70,6 +70,9 @@ describe("createAgentSessions' options", () => {
 			[{ agent: () => ({}), worker: 7 }, /worker must be a text, got 7/],
 			[{ agent: () => ({}), events: "http://localhost:9900" }, /events must be a sink with a publish\(envelope\) method \(createHttpEventSink\), got "http:\/\/localhost:9900"/],
 			[{ agent: () => ({}), onToolRun: true }, /onToolRun must be a function, got true/],
+			// Ignored, these would publish no event and keep the default budget, without a word.
+			[{ agent: () => ({}), event: { publish: () => undefined } }, /^agentchart\/restate: createAgentSessions has no option "event" \(its options: agent, name, events, worker, maxStepBytes, maxSessionBytes, onToolRun\)$/],
+			[{ agent: () => ({}), maxSessionByte: 4096, worker: "w1" }, /createAgentSessions has no option "maxSessionByte"/],
 		];
 		for (const [options, message] of cases) expect(() => createAgentSessions(options as never)).toThrow(message);
 	});
