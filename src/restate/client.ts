@@ -52,9 +52,15 @@ function shown(value: unknown): string {
  * Refuses options no call could go out with, when the client is made: an ingress without its
  * scheme (`localhost:8080`) used to fail every call later with fetch's bare "fetch failed".
  */
+/** Every option of {@link SessionClientOptions} (the type makes the list whole). */
+const CLIENT_OPTIONS = Object.keys({ ingressUrl: true, name: true, headers: true, fetch: true } satisfies Record<keyof SessionClientOptions, true>);
+
 function checkClientOptions(options: SessionClientOptions): void {
 	const problem = (field: string, why: string) => new TypeError(`agentchart/restate: createSessionClient(options): ${field} ${why}`);
 	if (typeof options !== "object" || options === null) throw problem("options", `must be { ingressUrl, name?, headers?, fetch? }, got ${shown(options)}`);
+	// Ignored, a misspelt `header` would send no authorization, and every call would fail as refused.
+	const unknown = Object.keys(options).filter((key) => !CLIENT_OPTIONS.includes(key));
+	if (unknown.length > 0) throw problem("options", `has no option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (its options: ${CLIENT_OPTIONS.join(", ")})`);
 	const url = typeof options.ingressUrl === "string" && URL.canParse(options.ingressUrl) ? new URL(options.ingressUrl) : undefined;
 	if (url?.protocol !== "http:" && url?.protocol !== "https:") throw problem("ingressUrl", `must be the http(s) URL of Restate's ingress, such as "http://127.0.0.1:8080", got ${shown(options.ingressUrl)}`);
 	if (options.name !== undefined && (typeof options.name !== "string" || options.name === "")) throw problem("name", `must be the session object's name (a non-empty text), got ${shown(options.name)}`);

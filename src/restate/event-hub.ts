@@ -53,6 +53,20 @@ export interface EventHubOptions {
 	maxBufferedBytes?: number | undefined;
 }
 
+/** Every option of {@link EventHubOptions} (the type makes the list whole). */
+const HUB_OPTIONS = Object.keys({ onEvent: true, maxBufferedBytes: true } satisfies Record<keyof EventHubOptions, true>);
+
+/** Options the hub could not work with, or one it does not take (ignored, a misspelt `onEvents` would see nothing). */
+function checkHubOptions(options: EventHubOptions): void {
+	const problem = (why: string) => new TypeError(`agentchart/restate: createEventHub(options): ${why}`);
+	if (typeof options !== "object" || options === null) throw problem(`options must be an object, got ${String(options)}`);
+	const unknown = Object.keys(options).filter((key) => !HUB_OPTIONS.includes(key));
+	if (unknown.length > 0) throw problem(`no option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (its options: ${HUB_OPTIONS.join(", ")})`);
+	if (options.onEvent !== undefined && typeof options.onEvent !== "function") throw problem(`onEvent must be a function, got ${typeof options.onEvent}`);
+	const bytes = options.maxBufferedBytes;
+	if (bytes !== undefined && !(typeof bytes === "number" && Number.isFinite(bytes) && bytes >= 1)) throw problem(`maxBufferedBytes must be a number of bytes, at least 1, got ${String(bytes)}`);
+}
+
 /**
  * A new event hub (see the module comment); `options.onEvent` sees every event it receives (a
  * log, a test); `options.maxBufferedBytes` bounds what it holds for a listener that stopped reading.
@@ -64,6 +78,7 @@ export interface EventHubOptions {
  * // listeners: for await (const event of watchSession(url, "s1")) ...
  */
 export function createEventHub(options: EventHubOptions = {}): EventHub {
+	checkHubOptions(options);
 	const listeners = new Set<Listener>();
 	const maxBuffered = options.maxBufferedBytes ?? 8 * 1024 * 1024;
 	let server: Server | undefined;

@@ -85,3 +85,15 @@ it("refuses a hub URL no event could be sent to when the sink is made, instead o
 	await sink.flush();
 	expect(sink.dropped).toBe(0);
 });
+
+it("refuses options it could not work with when the hub is made", () => {
+	const cases: [unknown, string][] = [
+		[null, "options must be an object, got null"],
+		[{ onEvents: () => undefined }, 'no option "onEvents" (its options: onEvent, maxBufferedBytes)'],
+		[{ onEvent: "log" }, "onEvent must be a function, got string"],
+		// NaN from an unset `Number(process.env.HUB_BYTES)`: no listener that stopped reading would ever be cut off.
+		[{ maxBufferedBytes: Number.NaN }, "maxBufferedBytes must be a number of bytes, at least 1, got NaN"],
+		[{ maxBufferedBytes: 0 }, "maxBufferedBytes must be a number of bytes, at least 1, got 0"],
+	];
+	for (const [options, message] of cases) expect(() => createEventHub(options as never)).toThrow(new TypeError(`agentchart/restate: createEventHub(options): ${message}`));
+});
