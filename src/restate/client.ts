@@ -48,13 +48,13 @@ function shown(value: unknown): string {
 	return JSON.stringify(value) ?? String(value);
 }
 
+/** Every option of {@link SessionClientOptions} (the type makes the list whole). */
+const CLIENT_OPTIONS = Object.keys({ ingressUrl: true, name: true, headers: true, fetch: true } satisfies Record<keyof SessionClientOptions, true>);
+
 /**
  * Refuses options no call could go out with, when the client is made: an ingress without its
  * scheme (`localhost:8080`) used to fail every call later with fetch's bare "fetch failed".
  */
-/** Every option of {@link SessionClientOptions} (the type makes the list whole). */
-const CLIENT_OPTIONS = Object.keys({ ingressUrl: true, name: true, headers: true, fetch: true } satisfies Record<keyof SessionClientOptions, true>);
-
 function checkClientOptions(options: SessionClientOptions): void {
 	const problem = (field: string, why: string) => new TypeError(`agentchart/restate: createSessionClient(options): ${field} ${why}`);
 	if (typeof options !== "object" || options === null) throw problem("options", `must be { ingressUrl, name?, headers?, fetch? }, got ${shown(options)}`);

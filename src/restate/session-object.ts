@@ -161,12 +161,6 @@ function toolsOf(agentOptions: () => AgentOptions): readonly AnyAgentTool[] | un
 	}
 }
 
-/**
- * Refuses options no session could run with, when the objects are made: found at a handler's
- * first call instead, a plain error there (`options.agent is not a function`) would make Restate
- * retry the call (for an hour, by default), and every later call of the session would queue
- * behind it.
- */
 /** Every option of {@link AgentSessionsOptions} (the type makes the list whole). */
 const SESSIONS_OPTIONS = Object.keys({
 	agent: true,
@@ -178,6 +172,12 @@ const SESSIONS_OPTIONS = Object.keys({
 	onToolRun: true,
 } satisfies Record<keyof AgentSessionsOptions, true>);
 
+/**
+ * Refuses options no session could run with, when the objects are made: found at a handler's
+ * first call instead, a plain error there (`options.agent is not a function`) would make Restate
+ * retry the call (for an hour, by default), and every later call of the session would queue
+ * behind it.
+ */
 function checkSessionsOptions(options: AgentSessionsOptions): void {
 	const problem = (field: string, expected: string, value: unknown) => new TypeError(`agentchart/restate: createAgentSessions: ${field} must be ${expected}, got ${shown(value)}`);
 	if (typeof options !== "object" || options === null) throw problem("its options", "an object such as { agent: (sessionId) => agentOptions }", options);
