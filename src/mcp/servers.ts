@@ -4,7 +4,7 @@ import { McpToolCatalog, type CatalogResult, type CatalogSource } from "./tool-c
 import type { McpAgentTool } from "./tool-adapter.js";
 import type { McpClientInfo, McpProblem, McpServerConfig, McpServerStatus } from "./types.js";
 import { loadMcpSdk } from "./sdk.js";
-import { shown } from "../agent-input.js";
+import { shown, unknownKeys } from "../agent-input.js";
 
 /**
  * Options of {@link connectMcpServers}.
@@ -130,8 +130,31 @@ interface ServerEntry {
 	lastTools: unknown;
 }
 
+/** Every option of {@link ConnectMcpServersOptions} (the type makes the list whole). */
+const CONNECT_OPTIONS = Object.keys({ servers: true, clientInfo: true, onProblem: true, signal: true } satisfies Record<keyof ConnectMcpServersOptions, true>);
+
+/**
+ * The options around the servers. One it does not take is refused: a misspelt `onProblems` would
+ * leave problems to the default `console.warn`. (A server's own configuration may carry keys of
+ * other tools' files, which are left alone.)
+ */
+function checkConnectOptions(options: ConnectMcpServersOptions): void {
+	if (typeof options !== "object" || options === null) throw new TypeError(`connectMcpServers: options must be an object such as { servers: { name: { command, args } } }, got ${shown(options)}`);
+	const unknown = unknownKeys(options, CONNECT_OPTIONS);
+	if (unknown !== undefined) {
+		// The shape of Claude Desktop's and Cursor's configuration files, passed whole.
+		const hint = "mcpServers" in options ? `; a configuration file's "mcpServers" goes in as servers: connectMcpServers({ servers: file.mcpServers })` : "";
+		throw new TypeError(`connectMcpServers: no option ${unknown} (its options: ${CONNECT_OPTIONS.join(", ")})${hint}`);
+	}
+	const servers: unknown = options.servers;
+	if (typeof servers !== "object" || servers === null || Array.isArray(servers)) throw new TypeError(`connectMcpServers: servers must be an object of server configurations by name, got ${shown(servers)}`);
+	if (options.onProblem !== undefined && typeof options.onProblem !== "function") throw new TypeError(`connectMcpServers: onProblem must be a function, got ${shown(options.onProblem)}`);
+}
+
 function assertServerConfig(name: string, config: McpServerConfig): void {
 	if (name === "") throw new TypeError("connectMcpServers: a server name must not be empty");
+	// A JSON file's `null` or a string where the configuration belongs: named, not "Cannot use 'in' operator".
+	if (typeof config !== "object" || config === null || Array.isArray(config)) throw new TypeError(`connectMcpServers: server "${name}" must be a configuration object ({ command, args } or { url }), got ${shown(config)}`);
 	const hasCommand = "command" in config && typeof config.command === "string" && config.command !== "";
 	const hasUrl = "url" in config && config.url !== undefined && String(config.url) !== "";
 	if (hasCommand === hasUrl) {
@@ -334,7 +357,8 @@ class ConnectedMcpServers implements McpServers {
  * await mcp.close();
  */
 export async function connectMcpServers(options: ConnectMcpServersOptions): Promise<McpServers> {
-	const signal: unknown = options?.signal;
+	checkConnectOptions(options);
+	const signal: unknown = options.signal;
 	if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError(`connectMcpServers: signal must be an AbortSignal, got ${shown(signal)}`);
 	const servers = new ConnectedMcpServers(options);
 	// Before any connection starts: without the SDK this rejects once, saying what to install,

@@ -224,4 +224,17 @@ describe("configurations read from JSON, unchecked", () => {
 	])("refuses the url %s, which has no http:// or https:// scheme (it failed as 'fetch failed (unknown scheme)')", async (url, hint) => {
 		await expect(connectMcpServers({ servers: { web: { url } } })).rejects.toThrow(`connectMcpServers: server "web": url must be an http:// or https:// URL, got ${JSON.stringify(url)}${hint}`);
 	});
+
+	it.each([
+		[{ servers: { web: null } }, 'connectMcpServers: server "web" must be a configuration object ({ command, args } or { url }), got null'],
+		[{ servers: { web: "npx server" } }, 'connectMcpServers: server "web" must be a configuration object ({ command, args } or { url }), got "npx server"'],
+		[{ mcpServers: {} }, 'connectMcpServers: no option "mcpServers" (its options: servers, clientInfo, onProblem, signal); a configuration file\'s "mcpServers" goes in as servers: connectMcpServers({ servers: file.mcpServers })'],
+		[{ servers: {}, onProblems: () => undefined }, 'connectMcpServers: no option "onProblems" (its options: servers, clientInfo, onProblem, signal)'],
+		[{ servers: [] }, "connectMcpServers: servers must be an object of server configurations by name, got []"],
+		[{ servers: {}, onProblem: "warn" }, 'connectMcpServers: onProblem must be a function, got "warn"'],
+		[undefined, "connectMcpServers: options must be an object such as { servers: { name: { command, args } } }, got undefined"],
+	])("refuses %o, naming what is wrong, before any server starts", async (options, message) => {
+		await expect(connectMcpServers(options as never)).rejects.toThrow(new TypeError(message));
+		expect(childPids()).toEqual([]);
+	});
 });

@@ -6,15 +6,16 @@
  * takes; a misspelt one throws a TypeError naming it, before anything starts.
  *
  * Left open on purpose: the `Agent`'s own options and the stream options (pi's and pi-ai's
- * shapes, which code written for pi fills with what pi accepts), MCP server configurations (read
- * from other tools' JSON files, which carry keys of their own) and the reply layer (OpenClaw's
- * configuration).
+ * shapes, which code written for pi fills with what pi accepts), each MCP server's configuration
+ * (read from other tools' JSON files, which carry keys of their own; the options around them are
+ * checked) and the reply layer (OpenClaw's configuration).
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createFileStore } from "../../src/durable/file-store.js";
 import { createAgentInspector } from "../../src/inspect/inspector.js";
 import { attachVisualizer, startVisualizerServer } from "../../src/inspect/visualizer-server.js";
+import { connectMcpServers } from "../../src/mcp/index.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import { createSessionClient } from "../../src/restate/client.js";
 import { createEventHub } from "../../src/restate/event-hub.js";
@@ -63,6 +64,7 @@ const CALLS: [string, () => unknown][] = [
 	["createSessionClient", () => createSessionClient(withMisspelt({ ingressUrl: "http://127.0.0.1:1", fetch: noCall }))],
 	["createSessionClient(...).session(id).approve", () => createSessionClient({ ingressUrl: "http://127.0.0.1:1", fetch: noCall }).session("s1").approve("call-1", withMisspelt({}))],
 	["createEventHub", () => createEventHub(withMisspelt({}))],
+	["connectMcpServers", () => connectMcpServers(withMisspelt({ servers: {} }))],
 ];
 
 describe("a misspelt option is refused, not ignored", () => {
