@@ -2,6 +2,7 @@
  * Model entries for OpenAI-compatible servers. There is no catalogue: local servers run
  * whatever model someone pulled, so an entry is built from a base URL and a model id.
  */
+import { shown, unknownKeys } from "../agent-input.js";
 import type { Model, ThinkingLevel } from "../types/model.js";
 import { baseUrlProblem } from "./base-url.js";
 import { detectOpenAICompatibleServer, type OpenAICompletionsCompat } from "./openai-compat.js";
@@ -40,6 +41,36 @@ export interface OpenAICompatibleModelOptions {
 	compat?: OpenAICompletionsCompat | undefined;
 }
 
+/** Every option of {@link OpenAICompatibleModelOptions} (the type makes the list whole). */
+const MODEL_OPTIONS = Object.keys({
+	baseUrl: true,
+	id: true,
+	name: true,
+	provider: true,
+	reasoning: true,
+	thinkingLevelMap: true,
+	input: true,
+	contextWindow: true,
+	maxTokens: true,
+	cost: true,
+	headers: true,
+	compat: true,
+} satisfies Record<keyof OpenAICompatibleModelOptions, true>);
+
+/**
+ * What every model needs, and no option it does not take: a misspelt `contextwindow` would leave
+ * 128000 where the server was started with less, and compaction would come too late. `baseURL`
+ * (the OpenAI SDK's spelling) gets a hint.
+ */
+function checkModelOptions(options: OpenAICompatibleModelOptions): void {
+	const problem = (why: string) => new TypeError(`createOpenAICompatibleModel: ${why}`);
+	if (typeof options !== "object" || options === null) throw problem(`options must be an object such as { baseUrl: "http://127.0.0.1:11434/v1", id: "qwen3:8b" }, got ${shown(options)}`);
+	const unknown = unknownKeys(options, MODEL_OPTIONS);
+	if (unknown !== undefined) throw problem(`no option ${unknown} (its options: ${MODEL_OPTIONS.join(", ")})${"baseURL" in options ? '; the base URL is spelt "baseUrl" here' : ""}`);
+	if (typeof options.baseUrl !== "string") throw problem(`baseUrl must be the server's API root, e.g. http://127.0.0.1:11434/v1, got ${shown(options.baseUrl)}`);
+	if (typeof options.id !== "string" || options.id === "") throw problem(`id must be the model name the server knows (a non-empty text), got ${shown(options.id)}`);
+}
+
 const defaultContextWindow = 128_000;
 const defaultMaxTokens = 16_384;
 
@@ -56,6 +87,7 @@ const defaultMaxTokens = 16_384;
  * const agent = new Agent({ initialState: { model, systemPrompt: "Be brief.", tools: [] }, streamFn: streamOpenAICompletions });
  */
 export function createOpenAICompatibleModel(options: OpenAICompatibleModelOptions): Model<"openai-completions"> {
+	checkModelOptions(options);
 	const problem = baseUrlProblem(options.baseUrl);
 	if (problem) throw new TypeError(`createOpenAICompatibleModel: ${problem}`);
 	const baseUrl = options.baseUrl.trim().replace(/\/+$/, "");

@@ -45,6 +45,28 @@ describe("a base URL without http:// or https://", () => {
 	});
 });
 
+describe("createOpenAICompatibleModel's options", () => {
+	const options = (given: object) => given as never;
+	it.each([
+		// The OpenAI SDK's spelling: it failed as "Cannot read properties of undefined (reading 'trim')".
+		[{ baseURL: "http://127.0.0.1:11434/v1", id: "m" }, 'no option "baseURL" (its options: baseUrl, id, name, provider, reasoning, thinkingLevelMap, input, contextWindow, maxTokens, cost, headers, compat); the base URL is spelt "baseUrl" here'],
+		// Ignored, it left 128000 where the server has less, and compaction came too late.
+		[{ baseUrl: "http://127.0.0.1:11434/v1", id: "m", contextwindow: 8192 }, 'no option "contextwindow" (its options: '],
+		[{ baseUrl: "http://127.0.0.1:11434/v1" }, "id must be the model name the server knows (a non-empty text), got undefined"],
+		[{ baseUrl: 11434, id: "m" }, "baseUrl must be the server's API root, e.g. http://127.0.0.1:11434/v1, got 11434"],
+		[undefined, 'options must be an object such as { baseUrl: "http://127.0.0.1:11434/v1", id: "qwen3:8b" }, got undefined'],
+	])("refuses %o, naming what is wrong", (given, message) => {
+		let thrown: unknown;
+		try {
+			createOpenAICompatibleModel(options(given as object));
+		} catch (error) {
+			thrown = error;
+		}
+		expect(thrown).toBeInstanceOf(TypeError);
+		expect((thrown as Error).message).toContain(`createOpenAICompatibleModel: ${message}`);
+	});
+});
+
 describe("a 404 from the server", () => {
 	it("names the URL that was called, and asks whether the base URL is right (a missing /v1)", async () => {
 		const root = server.baseUrl.replace(/\/v1$/, "");

@@ -16,6 +16,7 @@ import { createFileStore } from "../../src/durable/file-store.js";
 import { createAgentInspector } from "../../src/inspect/inspector.js";
 import { attachVisualizer, startVisualizerServer } from "../../src/inspect/visualizer-server.js";
 import { connectMcpServers } from "../../src/mcp/index.js";
+import { createOpenAICompatibleModel } from "../../src/providers/openai-models.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import { createSessionClient } from "../../src/restate/client.js";
 import { createEventHub } from "../../src/restate/event-hub.js";
@@ -54,6 +55,7 @@ const CALLS: [string, () => unknown][] = [
 			}
 		},
 	],
+	["createOpenAICompatibleModel", () => createOpenAICompatibleModel(withMisspelt({ baseUrl: "http://127.0.0.1:11434/v1", id: "qwen3:8b" }))],
 	["createScriptedModel", () => createScriptedModel([], withMisspelt({ delayMs: 0 }))],
 	["createFaultyModel", () => createFaultyModel([], withMisspelt({ faults: {} }))],
 	["createFileStore", async () => createFileStore(await tempDir(), withMisspelt({ fsync: "never" as const }))],
