@@ -12,6 +12,7 @@
  * disconnected (and its buffer freed): it reconnects, and reads what it missed from `state`.
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
+import { unknownKeys } from "../agent-input.js";
 import type { SessionEventEnvelope, SessionEventSink } from "./session-events.js";
 
 /**
@@ -60,8 +61,8 @@ const HUB_OPTIONS = Object.keys({ onEvent: true, maxBufferedBytes: true } satisf
 function checkHubOptions(options: EventHubOptions): void {
 	const problem = (why: string) => new TypeError(`agentchart/restate: createEventHub(options): ${why}`);
 	if (typeof options !== "object" || options === null) throw problem(`options must be an object, got ${String(options)}`);
-	const unknown = Object.keys(options).filter((key) => !HUB_OPTIONS.includes(key));
-	if (unknown.length > 0) throw problem(`no option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (its options: ${HUB_OPTIONS.join(", ")})`);
+	const unknown = unknownKeys(options, HUB_OPTIONS);
+	if (unknown !== undefined) throw problem(`no option ${unknown} (its options: ${HUB_OPTIONS.join(", ")})`);
 	if (options.onEvent !== undefined && typeof options.onEvent !== "function") throw problem(`onEvent must be a function, got ${typeof options.onEvent}`);
 	const bytes = options.maxBufferedBytes;
 	if (bytes !== undefined && !(typeof bytes === "number" && Number.isFinite(bytes) && bytes >= 1)) throw problem(`maxBufferedBytes must be a number of bytes, at least 1, got ${String(bytes)}`);
