@@ -12,8 +12,11 @@ import { BlockChunker, type BlockChunk, type BlockChunkingOptions } from "../src
 import { closesFence, makesFenceLine } from "../src/reply/chunk-cuts.js";
 import { closingFenceLine, fenceAt, parseFenceSpans, type FenceSpan } from "../src/reply/fences.js";
 import { subscribeReplies } from "../src/reply/index.js";
-import type { PartialReply } from "../src/reply/types.js";
+import { formatReasoningMessage } from "../src/reply/reasoning-format.js";
+import type { PartialReply, ReasoningUpdate } from "../src/reply/types.js";
 import type { AgentEvent } from "../src/types/agent.js";
+import type { TextContent, ThinkingContent } from "../src/types/content.js";
+import type { AssistantMessageEvent } from "../src/types/stream.js";
 import { collectYoungGarbage, median } from "./lib/stats.js";
 import { benchMessage, benchModel } from "./lib/streams.js";
 
@@ -345,21 +348,33 @@ export interface LongReplyOptions {
 	repetitions?: number;
 }
 
-/** What a streamed reply costs the reply layer per delta, short and long. */
-export interface LongReplyResult {
-	deltas: readonly [number, number];
+/** What the reply layer is asked for while a reply streams: a partial reply per text delta, or the reasoning of a thinking block streamed per delta. */
+export type LongReplyKind = "partial reply" | "streamed reasoning";
+const LONG_REPLY_KINDS: readonly LongReplyKind[] = ["partial reply", "streamed reasoning"];
+
+/** One kind's cost per delta, short and long. */
+export interface LongReplyFigures {
 	/** µs per delta (median, min, max) of each length. */
 	usPerDelta: [{ median: number; min: number; max: number }, { median: number; min: number; max: number }];
-	/** The long reply's cost per delta over the short one's (1: linear; a per-delta copy of the text so far grows it with the length). */
+	/** The long reply's cost per delta over the short one's (1: linear; reading the text so far on every delta grows it with the length). */
+	growth: number;
+}
+
+/** What a streamed reply costs the reply layer per delta, short and long, for each kind. */
+export interface LongReplyResult {
+	deltas: readonly [number, number];
+	byKind: Record<LongReplyKind, LongReplyFigures>;
+	/** The largest growth of the kinds. */
 	growth: number;
 }
 
 /**
- * Streams one assistant message of `deltas` one-word text deltas (a paragraph every twelve) through
- * `subscribeReplies` with an `onPartialReply` that keeps the last partial, as a channel that edits
- * a live message does: ms for the whole message.
+ * Streams one assistant message of `deltas` one-word deltas (a paragraph every twelve) through
+ * `subscribeReplies`, as a text block with an `onPartialReply` that keeps the last partial (a
+ * channel that edits a live message), or as a thinking block with its reasoning streamed to an
+ * `onReasoningStream` that keeps the last update: ms for the whole message.
  */
-function streamReplyOnce(deltas: number): number {
+function streamReplyOnce(deltas: number, kind: LongReplyKind): number {
 	const listeners = new Set<(event: AgentEvent) => unknown>();
 	const source = {
 		subscribe(listener: (event: AgentEvent) => unknown) {
@@ -367,35 +382,44 @@ function streamReplyOnce(deltas: number): number {
 			return () => listeners.delete(listener);
 		},
 	};
-	let last: PartialReply | undefined;
-	const replies = subscribeReplies(source, { onPartialReply: (partial) => void (last = partial) });
-	const block = { type: "text" as const, text: "" };
+	let last: PartialReply | ReasoningUpdate | undefined;
+	const keep = (update: PartialReply | ReasoningUpdate) => void (last = update);
+	const replies = subscribeReplies(source, kind === "partial reply" ? { onPartialReply: keep } : { reasoningMode: "stream", onReasoningStream: keep });
+	const block: TextContent | ThinkingContent = kind === "partial reply" ? { type: "text", text: "" } : { type: "thinking", thinking: "" };
 	const message = benchMessage(benchModel(), [block], "stop");
 	const emit = (event: AgentEvent) => {
 		for (const listener of listeners) listener(event);
 	};
+	const update = (assistantMessageEvent: AssistantMessageEvent) => emit({ type: "message_update", message, assistantMessageEvent });
 	collectYoungGarbage();
 	const start = performance.now();
 	emit({ type: "message_start", message });
-	emit({ type: "message_update", message, assistantMessageEvent: { type: "text_start", contentIndex: 0, partial: message } });
+	update(block.type === "text" ? { type: "text_start", contentIndex: 0, partial: message } : { type: "thinking_start", contentIndex: 0, partial: message });
 	for (let index = 0; index < deltas; index++) {
 		const delta = index % 12 === 11 ? "word.\n\n" : "word ";
-		block.text += delta;
-		emit({ type: "message_update", message, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta, partial: message } });
+		if (block.type === "text") {
+			block.text += delta;
+			update({ type: "text_delta", contentIndex: 0, delta, partial: message });
+		} else {
+			block.thinking += delta;
+			update({ type: "thinking_delta", contentIndex: 0, delta, partial: message });
+		}
 	}
-	emit({ type: "message_update", message, assistantMessageEvent: { type: "text_end", contentIndex: 0, content: block.text, partial: message } });
+	update(block.type === "text" ? { type: "text_end", contentIndex: 0, content: block.text, partial: message } : { type: "thinking_end", contentIndex: 0, content: block.thinking, partial: message });
 	emit({ type: "message_end", message });
 	const ms = performance.now() - start;
 	replies.unsubscribe();
-	if (last?.text.length !== block.text.trimEnd().length) throw new Error(`bench: the last partial reply holds ${last?.text.length} characters of ${block.text.trimEnd().length}`);
+	const expected = block.type === "text" ? block.text.trimEnd().length : formatReasoningMessage(block.thinking).length;
+	if (last?.text.length !== expected) throw new Error(`bench: the last ${kind} holds ${last?.text.length} characters of ${expected}`);
 	return ms;
 }
 
 /**
- * What a long streamed reply costs the reply layer per delta, against a short one, side by side
- * (a partial reply per delta, as a channel that edits a live message asks). Before this figure was added the
- * reply layer sliced the whole text streamed so far for every partial: a 40,000-delta reply took
- * 3.5 s against 0.3 s for 20,000.
+ * What a long streamed reply costs the reply layer per delta, against a short one, side by side,
+ * for a partial reply per delta and for streamed reasoning. Before this figure was added the reply
+ * layer sliced the whole text streamed so far for every partial (a 40,000-delta reply took 3.5 s
+ * against 0.3 s for 20,000); later it read the text's last character (8 s) and formatted all the
+ * reasoning again (22 s) on every delta.
  *
  * @example
  * formatLongReply(measureLongReply({ deltas: [1_000, 8_000], repetitions: 1 }));
@@ -403,16 +427,20 @@ function streamReplyOnce(deltas: number): number {
 export function measureLongReply(options: LongReplyOptions = {}): LongReplyResult {
 	const deltas = options.deltas ?? [5_000, 40_000];
 	const repetitions = options.repetitions ?? 5;
-	const samples: [number[], number[]] = [[], []];
-	for (let round = -1; round < repetitions; round++) {
-		for (const which of round % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
-			const ms = streamReplyOnce(deltas[which]);
-			if (round >= 0) samples[which].push((ms * 1000) / deltas[which]);
+	const measure = (kind: LongReplyKind): LongReplyFigures => {
+		const samples: [number[], number[]] = [[], []];
+		for (let round = -1; round < repetitions; round++) {
+			for (const which of round % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
+				const ms = streamReplyOnce(deltas[which], kind);
+				if (round >= 0) samples[which].push((ms * 1000) / deltas[which]);
+			}
 		}
-	}
-	const summary = (values: number[]) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
-	const usPerDelta: LongReplyResult["usPerDelta"] = [summary(samples[0]), summary(samples[1])];
-	return { deltas, usPerDelta, growth: usPerDelta[1].median / usPerDelta[0].median };
+		const summary = (values: number[]) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
+		const usPerDelta: LongReplyFigures["usPerDelta"] = [summary(samples[0]), summary(samples[1])];
+		return { usPerDelta, growth: usPerDelta[1].median / usPerDelta[0].median };
+	};
+	const byKind = { "partial reply": measure("partial reply"), "streamed reasoning": measure("streamed reasoning") };
+	return { deltas, byKind, growth: Math.max(...LONG_REPLY_KINDS.map((kind) => byKind[kind].growth)) };
 }
 
 /**
@@ -422,19 +450,18 @@ export function measureLongReply(options: LongReplyOptions = {}): LongReplyResul
  * formatLongReply(measureLongReply());
  */
 export function formatLongReply(result: LongReplyResult): string {
-	const row = (index: 0 | 1) => {
-		const { median: mid, min, max } = result.usPerDelta[index];
-		return `| ${result.deltas[index].toLocaleString("en-US")} | ${mid.toFixed(2)} | ${min.toFixed(2)}–${max.toFixed(2)} |`;
+	const row = (kind: LongReplyKind, index: 0 | 1) => {
+		const { median: mid, min, max } = result.byKind[kind].usPerDelta[index];
+		return `| ${kind} | ${result.deltas[index].toLocaleString("en-US")} | ${mid.toFixed(2)} | ${min.toFixed(2)}–${max.toFixed(2)} |`;
 	};
 	return [
-		"Streamed reply through `subscribeReplies` with a partial reply per delta (one-word deltas)",
+		"A streamed reply through `subscribeReplies` (one-word deltas): a text block with a partial reply per delta, and a thinking block with its reasoning streamed per delta",
 		"",
-		"| deltas | µs per delta (median) | min–max |",
-		"|---:|---:|---:|",
-		row(0),
-		row(1),
+		"| asked for | deltas | µs per delta (median) | min–max |",
+		"|---|---:|---:|---:|",
+		...LONG_REPLY_KINDS.flatMap((kind) => [row(kind, 0), row(kind, 1)]),
 		"",
-		`Long over short, per delta: ${result.growth.toFixed(2)}× (linear: about 1×)`,
+		`Long over short, per delta (linear: about 1×): ${LONG_REPLY_KINDS.map((kind) => `${kind} ${result.byKind[kind].growth.toFixed(2)}×`).join(", ")}`,
 	].join("\n");
 }
 

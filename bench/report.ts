@@ -46,7 +46,7 @@ interface TargetCheck {
 	note?: string;
 }
 
-/** Targets (issues 33 and 35), as ratios agentchart / pi unless said otherwise. */
+/** Targets (issues 33 and 35, and the reply layer's cost per delta), as ratios agentchart / pi unless said otherwise. */
 export const TARGETS = {
 	/** agentchart deltas/s over pi's, at least, at the sizes in `throughputTargetSizes`. */
 	throughputVsPi: 1.3,
@@ -67,6 +67,8 @@ export const TARGETS = {
 	memoryStoreTurn: 1.1,
 	/** Issue 35: restoring a 1,000-message session, ms at most. */
 	restoreMs: 50,
+	/** A long streamed reply's per-delta cost in the reply layer over a short one's, at most: linear work measures 1–2× (the collector walks more of a longer text), a read of the text so far on every delta 25× and more. */
+	longReplyGrowth: 3,
 	/** Upper-half slope over lower-half slope counted as flat (no target; informational). */
 	flatGrowth: 1.2,
 } as const;
@@ -369,7 +371,12 @@ export function formatResults(results: BenchResults, command: string): string {
 	if (results.concurrency) section(concurrencySection(results.concurrency, checks));
 	if (results.inspector) section(inspectorSection(results.inspector, checks));
 	if (results.overlap) section(overlapSection(results.overlap));
-	if (results.replyChunker) section([`**7. Reply layer: the block chunker, and a long streamed reply**`, "", formatReplyChunker(results.replyChunker)]);
+	if (results.replyChunker) {
+		const { longReply } = results.replyChunker;
+		const met = longReply.growth <= TARGETS.longReplyGrowth;
+		section([`**7. Reply layer: the block chunker, and a long streamed reply**`, "", formatReplyChunker(results.replyChunker), "", `Target for each: at most ${fixed(TARGETS.longReplyGrowth, 1)}× (a delta's cost must not grow with the text before it): ${verdictText(met)}.`]);
+		checks.push({ figure: `reply layer, µs per delta of a ${grouped(longReply.deltas[1])}-delta reply over a ${grouped(longReply.deltas[0])}-delta one's (the larger of partial replies and streamed reasoning)`, target: `≤ ${fixed(TARGETS.longReplyGrowth, 1)}×`, measured: `${fixed(longReply.growth)}×`, met });
+	}
 	if (results.soak) {
 		const prompts = results.soak.samples.at(-1)?.prompts ?? 0;
 		section([`**8. Long session: one agent, ${grouped(prompts)} prompts with a tool call each; heap after a full collection (child process)**`, "", formatSoak(results.soak)]);
@@ -379,7 +386,7 @@ export function formatResults(results: BenchResults, command: string): string {
 	if (checks.length > 0) {
 		const met = checks.filter((check) => check.met).length;
 		section([
-			`**Targets (issues 33 and 35): ${met} of ${checks.length} met**`,
+			`**Targets: ${met} of ${checks.length} met**`,
 			"",
 			"| figure | target | measured, median (min–max) | verdict |",
 			"|---|---|---:|---|",

@@ -11,6 +11,7 @@ import { BlockChunker, type BlockChunkingOptions } from "./block-chunker.js";
 import { newTextFrom, type TextEventKind } from "./append-only-text.js";
 import { CommentaryBlocks, type TextOrigin } from "./commentary.js";
 import { closingFenceLine } from "./fences.js";
+import { StreamingReasoningFormat } from "./reasoning-format.js";
 import { ReasoningTagFilter, type ReasoningTagOutput } from "./reasoning-tags.js";
 import { ReplyDirectiveFilter, type ReplyDirectives } from "./reply-directives.js";
 
@@ -31,6 +32,12 @@ export interface MessageAssemblyOptions {
 const UNLIMITED = Number.MAX_SAFE_INTEGER;
 const BLOCK_SEPARATOR = "\n\n";
 
+/** Whether a text ends in the first half of a surrogate pair (an emoji whose second half is still to come). */
+function endsInHighSurrogate(text: string): boolean {
+	const last = text.charCodeAt(text.length - 1);
+	return last >= 0xd800 && last <= 0xdbff;
+}
+
 /**
  * One assistant message's reply state.
  *
@@ -50,12 +57,16 @@ export class MessageAssembly {
 	/** `reasoningVersion` at the last reasoning stream update, and what was streamed then. */
 	streamedReasoningVersion = 0;
 	streamedReasoning = "";
-	/** Grows whenever reasoning text grows, so readers can skip unchanged states cheaply. */
+	/** Grows whenever the formatted reasoning changes, so readers can skip unchanged states cheaply. */
 	reasoningVersion = 0;
 	/** Block replies delivered for this message (visible ones). */
 	deliveredBlocks = 0;
 	readonly #rawText = new Map<number, string>();
 	readonly #thinking = new Map<number, string>();
+	// The formatted native reasoning, and the thinking block it took text from last.
+	#nativeFormat = new StreamingReasoningFormat();
+	#nativeBlock = -1;
+	#taggedFormat = new StreamingReasoningFormat();
 	readonly #commentary = new CommentaryBlocks();
 	// Native thinking blocks whose end was reported.
 	readonly #endedThinking = new Set<number>();
@@ -78,6 +89,9 @@ export class MessageAssembly {
 	// The clean text after `partialLength` (what the next partial adds), kept as it grows: a slice of
 	// the growing text would copy all of it on every delta (V8 flattens a concatenated string to slice it).
 	#unshown = "";
+	// The clean text ends in the first half of a surrogate pair. Kept as the text grows, because
+	// reading the growing text's last character copies all of it on every delta (docs/performance.md).
+	#endsInHighSurrogate = false;
 	#taggedReasoning = "";
 	// The tag filter let visible text through since the message began or an orphan close retracted it.
 	#shownSinceRetraction = false;
@@ -134,6 +148,17 @@ export class MessageAssembly {
 		return native !== "" ? native : this.#taggedReasoning.trim();
 	}
 
+	/**
+	 * `formatReasoningMessage(reasoningText)`, kept up to date as the reasoning streams.
+	 *
+	 * @example
+	 * onReasoningStream({ text: message.formattedReasoning }); // "Reasoning:\n_..._"
+	 */
+	get formattedReasoning(): string {
+		const native = this.#nativeFormat.text;
+		return native !== "" ? native : this.#taggedFormat.text;
+	}
+
 	/** True when the whole answer was the silent token (known after `finish()`). */
 	get isSilent(): boolean {
 		return this.#directives.isSilent;
@@ -177,9 +202,8 @@ export class MessageAssembly {
 	 * message.showableLength; // 3: the emoji's second half is still to come
 	 */
 	get showableLength(): number {
-		const text = this.#cleanText;
-		const last = text.charCodeAt(text.length - 1);
-		return !this.#ended && last >= 0xd800 && last <= 0xdbff ? text.length - 1 : text.length;
+		const length = this.#cleanText.length;
+		return !this.#ended && this.#endsInHighSurrogate ? length - 1 : length;
 	}
 
 	/** True (once) when an orphan closing tag retracted the visible text since the last call. */
@@ -237,6 +261,7 @@ export class MessageAssembly {
 		this.#tags = new ReasoningTagFilter({ enforceFinalTag: this.#enforceFinalTag });
 		if (this.#taggedReasoning !== "") {
 			this.#taggedReasoning = "";
+			this.#taggedFormat = new StreamingReasoningFormat();
 			this.reasoningVersion += 1;
 		}
 		this.#shownSinceRetraction = false;
@@ -270,7 +295,7 @@ export class MessageAssembly {
 		const added = newTextFrom(accumulated, kind, text);
 		if (added !== "") {
 			this.#thinking.set(contentIndex, accumulated + added);
-			this.reasoningVersion += 1;
+			if (this.#formatThinking(contentIndex, added)) this.reasoningVersion += 1;
 			if (kind !== "end") this.#reasoningOpen = true;
 		}
 		if (kind === "end" && accumulated + added !== "" && !this.#endedThinking.has(contentIndex)) {
@@ -308,6 +333,7 @@ export class MessageAssembly {
 			// After a retraction the next partial replaces what was shown: nothing of it has to stay.
 			const code = this.#cleanText.slice(0, Math.max(this.#cleanText.trimEnd().length, this.#retracted ? 0 : shown));
 			this.#cleanText = `${code}${code.endsWith("\n") ? "" : "\n"}${closeLine}${separator}`;
+			this.#endsInHighSurrogate = endsInHighSurrogate(`${closeLine}${separator}`);
 			this.#unshown = this.#cleanText.slice(shown);
 		}
 		this.#blockCleanStart = this.#cleanText.length;
@@ -349,6 +375,24 @@ export class MessageAssembly {
 		this.#takeFilterOutput(this.#tags.push(raw), wasInside);
 	}
 
+	/** Adds native reasoning to its formatted text; true when that changed. */
+	#formatThinking(contentIndex: number, added: string): boolean {
+		if (contentIndex < this.#nativeBlock) {
+			// An earlier block grew after a later one had begun: formatted again, in block order.
+			this.#nativeFormat = new StreamingReasoningFormat();
+			for (const [, text] of [...this.#thinking.entries()].sort(([a], [b]) => a - b)) {
+				this.#nativeFormat.endBlock();
+				this.#nativeFormat.append(text);
+			}
+			return true;
+		}
+		if (contentIndex > this.#nativeBlock) {
+			this.#nativeFormat.endBlock();
+			this.#nativeBlock = contentIndex;
+		}
+		return this.#nativeFormat.append(added);
+	}
+
 	#endReasoning(): void {
 		this.#reasoningOpen = false;
 		this.#reasoningEnds += 1;
@@ -357,7 +401,7 @@ export class MessageAssembly {
 	#takeFilterOutput(output: ReasoningTagOutput, wasInside: boolean): void {
 		if (output.reasoning !== "") {
 			this.#taggedReasoning += output.reasoning;
-			this.reasoningVersion += 1;
+			if (this.#taggedFormat.append(output.reasoning)) this.reasoningVersion += 1;
 		}
 		// The text an orphan closing tag retracts (now in `reasoning`) was reasoning written
 		// without its opening tag: the tag ends it, as a closing tag ends any reasoning.
@@ -383,6 +427,7 @@ export class MessageAssembly {
 		this.#retracted = true;
 		this.#directives = new ReplyDirectiveFilter();
 		this.#cleanText = "";
+		this.#endsInHighSurrogate = false;
 		this.#unshown = "";
 		this.#blockCleanStart = 0;
 		this.#media = [];
@@ -399,6 +444,7 @@ export class MessageAssembly {
 		}
 		if (clean === "") return;
 		this.#cleanText += clean;
+		this.#endsInHighSurrogate = endsInHighSurrogate(clean);
 		this.#unshown += clean;
 		const blockText = this.#blockStart ? clean.replace(/^\s+/, "") : clean;
 		if (blockText === "") return;

@@ -14,7 +14,6 @@ import { CallbackRunner } from "./callback-runner.js";
 import { CompactionWait } from "./compaction-wait.js";
 import { connectEventSource, type EventSourceConnection, type ReplyEventSource } from "./event-source.js";
 import { MessageAssembly, type AssembledBlock } from "./message-assembly.js";
-import { formatReasoningMessage } from "./reasoning-format.js";
 import {
 	isCompactingSnapshot,
 	isCompactionInFlightSnapshot,
@@ -269,7 +268,7 @@ class ReplySubscriber {
 
 	#deliverMessageEnd(assembly: MessageAssembly): void {
 		const reasoning =
-			this.#params.reasoningMode === "on" ? formatReasoningMessage(assembly.reasoningText) : "";
+			this.#params.reasoningMode === "on" ? assembly.formattedReasoning : "";
 		// Reasoning goes before the answer when the whole answer is sent now, after what was already sent otherwise.
 		const reasoningFirst = reasoning !== "" && this.#breakMode === "message_end" && assembly.deliveredBlocks === 0;
 		if (reasoningFirst) this.#deliver(assembly, { text: reasoning, isReasoning: true });
@@ -303,7 +302,7 @@ class ReplySubscriber {
 		if (this.#params.reasoningMode !== "stream" || !this.#params.onReasoningStream) return;
 		if (assembly.reasoningVersion === assembly.streamedReasoningVersion) return;
 		assembly.streamedReasoningVersion = assembly.reasoningVersion;
-		const text = formatReasoningMessage(assembly.reasoningText);
+		const text = assembly.formattedReasoning;
 		if (text === "" || text === assembly.streamedReasoning) return;
 		assembly.streamedReasoning = text;
 		this.#callbacks.call("onReasoningStream", () => this.#params.onReasoningStream?.({ text }));

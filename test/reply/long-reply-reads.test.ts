@@ -1,0 +1,163 @@
+/**
+ * While a reply streams, nothing may read the text streamed so far: V8 builds a growing string by
+ * concatenation as a chain of pieces, and the first read of it (a character, a slice, a trim, a
+ * split) copies all of it into one piece. Done on every delta, that makes a reply's cost grow
+ * with the square of its length; a 40,000-delta reply took 8 s with a partial reply per delta,
+ * and 22 s with its reasoning streamed, against a tenth of a second for the same deltas read once.
+ *
+ * Timing would be the direct check, and timing belongs in the bench (section 7 reports it). This is
+ * the deterministic one: every string method and `RegExp.prototype.exec` is watched while the
+ * deltas flow, and none may be called on a string longer than any delta could make it, whatever
+ * the options, the kind of block, or the path (the reply layer alone, or behind a whole `Agent`).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createAssistantMessageEventStream } from "../../src/providers/event-stream.js";
+import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+import type { SubscribeRepliesParams } from "../../src/reply/subscribe-replies-options.js";
+import type { ReasoningUpdate } from "../../src/reply/types.js";
+import type { AgentEvent, AssistantMessageEvent, ThinkingContent, TextContent } from "../../src/types/index.js";
+import type { Model } from "../../src/types/model.js";
+import { assistantMessage, FakeAgent } from "./helpers.js";
+
+const DELTAS = 3_000;
+/** Longer than any delta and anything the layer keeps per line or block, far shorter than the reply (about 15,000 characters). */
+const LONG = 4_096;
+
+const STRING_METHODS = ["at", "charAt", "charCodeAt", "codePointAt", "concat", "endsWith", "includes", "indexOf", "lastIndexOf", "localeCompare", "match", "matchAll", "normalize", "padEnd", "padStart", "repeat", "replace", "replaceAll", "search", "slice", "split", "startsWith", "substring", "toLowerCase", "toUpperCase", "trim", "trimEnd", "trimStart"] as const;
+
+type StringMethod = (this: unknown, ...args: unknown[]) => unknown;
+const stringPrototype = String.prototype as unknown as Record<(typeof STRING_METHODS)[number], StringMethod>;
+const originals = new Map(STRING_METHODS.map((name) => [name, stringPrototype[name]] as const));
+const originalExec = RegExp.prototype.exec;
+
+/** Counts, per method, the calls on a string longer than {@link LONG} while `watching.on` holds. */
+function watchLongReads(): { on: boolean; seen: Record<string, number> } {
+	const watching = { on: false, seen: {} as Record<string, number> };
+	const note = (name: string, text: unknown) => {
+		if (watching.on && typeof text === "string" && text.length > LONG) watching.seen[name] = (watching.seen[name] ?? 0) + 1;
+	};
+	for (const [name, original] of originals) {
+		stringPrototype[name] = function (this: unknown, ...args: unknown[]) {
+			note(name, this);
+			return original.apply(this, args);
+		};
+	}
+	RegExp.prototype.exec = function (this: RegExp, text: string) {
+		note("RegExp.exec", text);
+		return originalExec.call(this, text);
+	};
+	return watching;
+}
+
+afterEach(() => {
+	for (const [name, original] of originals) stringPrototype[name] = original;
+	RegExp.prototype.exec = originalExec;
+});
+
+/** One-word deltas, a paragraph every twelve; "tagged" wraps all but the last hundred in `<think>`. */
+function delta(index: number, kind: Kind): string {
+	const word = index % 12 === 11 ? "word.\n\n" : "word ";
+	if (kind === "tagged" && index === 0) return `<think>${word}`;
+	if (kind === "tagged" && index === DELTAS - 100) return `</think>${word}`;
+	return word;
+}
+
+type Kind = "text" | "thinking" | "tagged";
+
+const REPLY_OPTIONS: { name: string; kind: Kind; options: SubscribeRepliesParams }[] = [
+	{ name: "a partial reply per delta", kind: "text", options: { onPartialReply: () => {} } },
+	{ name: "block chunking 800/1200 and partial replies", kind: "text", options: { onPartialReply: () => {}, onBlockReply: () => {}, blockReplyChunking: { minChars: 800, maxChars: 1200 } } },
+	{ name: "blocks at message_end", kind: "text", options: { onBlockReply: () => {}, blockReplyBreak: "message_end" } },
+	{ name: "blocks at text_end", kind: "text", options: { onBlockReply: () => {}, blockReplyBreak: "text_end" } },
+	{ name: "enforceFinalTag", kind: "text", options: { onPartialReply: () => {}, enforceFinalTag: true } },
+	{ name: "streamed reasoning of a thinking block", kind: "thinking", options: { reasoningMode: "stream", onReasoningStream: () => {}, onPartialReply: () => {} } },
+	{ name: "streamed reasoning in <think> tags", kind: "tagged", options: { reasoningMode: "stream", onReasoningStream: () => {}, onPartialReply: () => {} } },
+	{ name: "reasoning in <think> tags, sent at the end", kind: "tagged", options: { reasoningMode: "on", onBlockReply: () => {} } },
+];
+
+describe("a long reply's deltas read nothing of the text before them", () => {
+	for (const { name, kind, options } of REPLY_OPTIONS) {
+		it(`the reply layer, ${name}`, async () => {
+			const agent = new FakeAgent();
+			const updates: string[] = []; // kept, not read: reading them would be a read the watch sees
+			const replies = subscribeReplies(agent, {
+				...options,
+				...(options.onReasoningStream ? { onReasoningStream: (update: ReasoningUpdate) => void updates.push(update.text) } : {}),
+				onCallbackError: (error) => {
+					throw error;
+				},
+			});
+			const block: TextContent | ThinkingContent = kind === "thinking" ? { type: "thinking", thinking: "" } : { type: "text", text: "" };
+			const message = assistantMessage([block]);
+			const update = (event: AssistantMessageEvent) => agent.emit({ type: "message_update", message, assistantMessageEvent: event });
+			await agent.emit({ type: "message_start", message });
+			await update(block.type === "thinking" ? { type: "thinking_start", contentIndex: 0, partial: message } : { type: "text_start", contentIndex: 0, partial: message });
+			const watching = watchLongReads();
+			watching.on = true;
+			for (let index = 0; index < DELTAS; index++) {
+				const piece = delta(index, kind);
+				if (block.type === "thinking") {
+					block.thinking += piece;
+					await update({ type: "thinking_delta", contentIndex: 0, delta: piece, partial: message });
+				} else {
+					block.text += piece;
+					await update({ type: "text_delta", contentIndex: 0, delta: piece, partial: message });
+				}
+			}
+			watching.on = false;
+			await update(block.type === "thinking" ? { type: "thinking_end", contentIndex: 0, content: block.thinking, partial: message } : { type: "text_end", contentIndex: 0, content: block.text, partial: message });
+			await agent.emit({ type: "message_end", message });
+			replies.unsubscribe();
+			expect(watching.seen).toEqual({});
+			// The watch was on while the layer worked: a streamed reasoning update was made per word.
+			if (options.onReasoningStream) expect(updates.length).toBeGreaterThan(DELTAS / 2);
+		});
+	}
+
+	for (const kind of ["text", "thinking"] as const) {
+		it(`a whole Agent with a listener and the reply layer, a ${kind} block`, async () => {
+			const model: Model = { id: "long", name: "long", api: "test", provider: "test", baseUrl: "", reasoning: kind === "thinking", input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1_000_000, maxTokens: 100_000 };
+			const watching = watchLongReads();
+			const streamFn = () => {
+				const stream = createAssistantMessageEventStream();
+				const block: TextContent | ThinkingContent = kind === "thinking" ? { type: "thinking", thinking: "" } : { type: "text", text: "" };
+				const output = assistantMessage([block], { api: model.api, provider: model.provider, model: model.id });
+				void (async () => {
+					stream.push({ type: "start", partial: output });
+					stream.push(block.type === "thinking" ? { type: "thinking_start", contentIndex: 0, partial: output } : { type: "text_start", contentIndex: 0, partial: output });
+					for (let index = 0; index < DELTAS; index++) {
+						const piece = delta(index, kind);
+						if (block.type === "thinking") {
+							block.thinking += piece;
+							stream.push({ type: "thinking_delta", contentIndex: 0, delta: piece, partial: output });
+						} else {
+							block.text += piece;
+							stream.push({ type: "text_delta", contentIndex: 0, delta: piece, partial: output });
+						}
+						if (index % 100 === 0) await Promise.resolve();
+					}
+					stream.push(block.type === "thinking" ? { type: "thinking_end", contentIndex: 0, content: block.thinking, partial: output } : { type: "text_end", contentIndex: 0, content: block.text, partial: output });
+					stream.push({ type: "done", reason: "stop", message: output });
+				})();
+				return stream;
+			};
+			const agent = new Agent({ initialState: { model }, streamFn });
+			const events: AgentEvent["type"][] = [];
+			// Registered before the reply layer, so the watch ends before anything hears a block's end.
+			agent.subscribe((event) => {
+				events.push(event.type);
+				if (event.type === "message_update" && /_end$/.test(event.assistantMessageEvent.type)) watching.on = false;
+			});
+			let replied = 0;
+			subscribeReplies(agent, { reasoningMode: "stream", onReasoningStream: () => void replied++, onPartialReply: () => void replied++ });
+			const run = agent.prompt("go");
+			watching.on = true;
+			await run;
+			watching.on = false;
+			expect(watching.seen).toEqual({});
+			expect(events.filter((type) => type === "message_update").length).toBeGreaterThan(DELTAS);
+			expect(replied).toBeGreaterThan(DELTAS / 2);
+		});
+	}
+});
