@@ -284,8 +284,11 @@ class ReplySubscriber {
 		}
 		// The clean text only grows, except after a retraction: the delta is what it grew by, not a diff.
 		const showable = assembly.showableLength;
-		// Sliced only to hold back half an emoji: a slice of the growing text copies all of it.
-		const text = showable === assembly.cleanText.length ? assembly.cleanText : assembly.cleanText.slice(0, showable);
+		const text = assembly.cleanText;
+		// Half an emoji at the end waits, and whatever this partial had to say with it: the next delta
+		// brings the second half and shows both. (A partial without the half would be a slice of the
+		// growing text, which copies all of it.)
+		if (showable < text.length) return;
 		const media = assembly.mediaCount;
 		const retracted = assembly.takeRetracted();
 		const shown = assembly.partialLength;

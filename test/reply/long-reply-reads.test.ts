@@ -55,18 +55,20 @@ afterEach(() => {
 	RegExp.prototype.exec = originalExec;
 });
 
-/** One-word deltas, a paragraph every twelve; "tagged" wraps all but the last hundred in `<think>`. */
+/** One-word deltas, a paragraph every twelve; "tagged" wraps all but the last hundred in `<think>`; "emoji" cuts every emoji in two. */
 function delta(index: number, kind: Kind): string {
+	if (kind === "emoji") return index % 2 === 0 ? "\ud83d" : "\ude00 ";
 	const word = index % 12 === 11 ? "word.\n\n" : "word ";
 	if (kind === "tagged" && index === 0) return `<think>${word}`;
 	if (kind === "tagged" && index === DELTAS - 100) return `</think>${word}`;
 	return word;
 }
 
-type Kind = "text" | "thinking" | "tagged";
+type Kind = "text" | "thinking" | "tagged" | "emoji";
 
 const REPLY_OPTIONS: { name: string; kind: Kind; options: SubscribeRepliesParams }[] = [
 	{ name: "a partial reply per delta", kind: "text", options: { onPartialReply: () => {} } },
+	{ name: "a partial reply per delta, every emoji split between two deltas", kind: "emoji", options: { onPartialReply: () => {} } },
 	{ name: "block chunking 800/1200 and partial replies", kind: "text", options: { onPartialReply: () => {}, onBlockReply: () => {}, blockReplyChunking: { minChars: 800, maxChars: 1200 } } },
 	{ name: "blocks at message_end", kind: "text", options: { onBlockReply: () => {}, blockReplyBreak: "message_end" } },
 	{ name: "blocks at text_end", kind: "text", options: { onBlockReply: () => {}, blockReplyBreak: "text_end" } },
