@@ -8,16 +8,23 @@
  * Timing would be the direct check, and timing belongs in the bench (section 7 reports it). This is
  * the deterministic one: every string method and `RegExp.prototype.exec` is watched while the
  * deltas flow, and none may be called on a string longer than any delta could make it, whatever
- * the options, the kind of block, or the path (the reply layer alone, or behind a whole `Agent`).
+ * the options, the kind of block, or the path (the reply layer alone, behind a whole `Agent`, or
+ * from a local server's wire through the real OpenAI-compatible and Anthropic clients).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import { streamAnthropic } from "../../src/providers/anthropic.js";
+import { getModel } from "../../src/providers/models.js";
+import { streamOpenAICompletions } from "../../src/providers/openai-completions.js";
+import { createOpenAICompatibleModel } from "../../src/providers/openai-models.js";
 import { createAssistantMessageEventStream } from "../../src/providers/event-stream.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
 import type { SubscribeRepliesParams } from "../../src/reply/subscribe-replies-options.js";
 import type { ReasoningUpdate } from "../../src/reply/types.js";
 import type { AgentEvent, AssistantMessageEvent, ThinkingContent, TextContent } from "../../src/types/index.js";
 import type { Model } from "../../src/types/model.js";
+import * as anthropicServer from "../providers/anthropic-server.js";
+import * as openaiServer from "../providers/openai-server.js";
 import { assistantMessage, FakeAgent } from "./helpers.js";
 
 const DELTAS = 3_000;
@@ -31,11 +38,22 @@ const stringPrototype = String.prototype as unknown as Record<(typeof STRING_MET
 const originals = new Map(STRING_METHODS.map((name) => [name, stringPrototype[name]] as const));
 const originalExec = RegExp.prototype.exec;
 
-/** Counts, per method, the calls on a string longer than {@link LONG} while `watching.on` holds. */
-function watchLongReads(): { on: boolean; seen: Record<string, number> } {
+/**
+ * Counts, per method, the calls on a string longer than {@link LONG} while `watching.on` holds.
+ * `ours`: only calls from agentchart's own modules count, by where they come from (a test server
+ * in this process encodes its whole reply once; an SDK's code is not ours to hold to this).
+ */
+function watchLongReads(ours = false): { on: boolean; seen: Record<string, number> } {
 	const watching = { on: false, seen: {} as Record<string, number> };
 	const note = (name: string, text: unknown) => {
-		if (watching.on && typeof text === "string" && text.length > LONG) watching.seen[name] = (watching.seen[name] ?? 0) + 1;
+		if (!watching.on || typeof text !== "string" || text.length <= LONG) return;
+		let key = name;
+		if (ours) {
+			const caller = new Error().stack?.split("\n").find((line) => line.includes("/src/") && !line.includes("node_modules"));
+			if (!caller) return;
+			key = `${name} ${caller.trim()}`;
+		}
+		watching.seen[key] = (watching.seen[key] ?? 0) + 1;
 	};
 	for (const [name, original] of originals) {
 		stringPrototype[name] = function (this: unknown, ...args: unknown[]) {
@@ -162,4 +180,45 @@ describe("a long reply's deltas read nothing of the text before them", () => {
 			expect(replied).toBeGreaterThan(DELTAS / 2);
 		});
 	}
+
+	/** Reasoning, then text, each of {@link DELTAS} deltas, from a provider's wire through its real client, the Agent and the reply layer. */
+	async function providerReply(agent: Agent): Promise<void> {
+		const watching = watchLongReads(true);
+		// Registered before the reply layer: each event is watched while it is a delta, and so is
+		// the provider's reading of the stream between them; a block's or message's end is read once.
+		agent.subscribe((event) => {
+			watching.on = event.type === "message_update" && /_delta$/.test(event.assistantMessageEvent.type);
+		});
+		let replied = 0;
+		subscribeReplies(agent, { reasoningMode: "stream", onReasoningStream: () => void replied++, onPartialReply: () => void replied++ });
+		await agent.prompt("go");
+		watching.on = false;
+		expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
+		expect(watching.seen).toEqual({});
+		expect(replied).toBeGreaterThan(DELTAS / 2);
+	}
+	// Fewer than elsewhere (the test server paces its frames by the event loop), still well past 4 KiB of text.
+	const words = Array.from({ length: DELTAS / 2 }, (_, index) => delta(index, "text"));
+
+	it("an OpenAI-compatible server's reasoning_content and text, through streamOpenAICompletions", async () => {
+		const server = await openaiServer.startOpenAIServer();
+		try {
+			server.respond({ kind: "sse", chunkDelayMs: 0, frames: [openaiServer.roleChunk("long"), ...openaiServer.reasoningChunks(words), ...openaiServer.textChunks(words, "long"), openaiServer.finishChunk("stop")] });
+			const model = createOpenAICompatibleModel({ baseUrl: server.baseUrl, id: "qwen3:8b" });
+			await providerReply(new Agent({ initialState: { model }, streamFn: streamOpenAICompletions, getApiKey: () => "test-key" }));
+		} finally {
+			await server.close();
+		}
+	});
+
+	it("an Anthropic server's thinking and text blocks, through streamAnthropic and its SDK", async () => {
+		const server = await anthropicServer.startAnthropicServer();
+		try {
+			server.respond({ kind: "sse", chunkDelayMs: 0, events: [anthropicServer.messageStart("msg_long"), ...anthropicServer.thinkingBlock(0, words, "sig"), ...anthropicServer.textBlock(1, words), anthropicServer.messageDelta("end_turn"), anthropicServer.messageStop()] });
+			const model = { ...getModel("anthropic", "claude-haiku-4-5"), baseUrl: server.baseUrl };
+			await providerReply(new Agent({ initialState: { model }, streamFn: streamAnthropic, getApiKey: () => "test-key" }));
+		} finally {
+			await server.close();
+		}
+	});
 });
