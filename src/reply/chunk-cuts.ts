@@ -322,7 +322,13 @@ export function wholeCharacterCut(text: string, at: number): number {
 	return at < text.length ? at + 1 : at;
 }
 
-function isHighSurrogate(code: number): boolean {
+/**
+ * Whether a UTF-16 code unit is the first half of a surrogate pair (an emoji's, for one).
+ *
+ * @example
+ * isHighSurrogate("👋".charCodeAt(0)); // true
+ */
+export function isHighSurrogate(code: number): boolean {
 	return code >= 0xd800 && code <= 0xdbff;
 }
 

@@ -10,6 +10,7 @@
 import { BlockChunker, type BlockChunkingOptions } from "./block-chunker.js";
 import { newTextFrom, type TextEventKind } from "./append-only-text.js";
 import { CommentaryBlocks, type TextOrigin } from "./commentary.js";
+import { isHighSurrogate } from "./chunk-cuts.js";
 import { closingFenceLine } from "./fences.js";
 import { StreamingReasoningFormat } from "./reasoning-format.js";
 import { ReasoningTagFilter, type ReasoningTagOutput } from "./reasoning-tags.js";
@@ -32,11 +33,8 @@ export interface MessageAssemblyOptions {
 const UNLIMITED = Number.MAX_SAFE_INTEGER;
 const BLOCK_SEPARATOR = "\n\n";
 
-/** Whether a text ends in the first half of a surrogate pair (an emoji whose second half is still to come). */
-function endsInHighSurrogate(text: string): boolean {
-	const last = text.charCodeAt(text.length - 1);
-	return last >= 0xd800 && last <= 0xdbff;
-}
+/** Whether a piece of text ends in the first half of a surrogate pair. */
+const endsWithHighSurrogate = (text: string) => isHighSurrogate(text.charCodeAt(text.length - 1));
 
 /**
  * One assistant message's reply state.
@@ -180,30 +178,23 @@ export class MessageAssembly {
 	 * onPartialReply({ text: message.cleanText, delta: message.takeUnshown() });
 	 */
 	takeUnshown(): string {
-		const length = this.showableLength;
-		let unshown = this.#unshown;
+		const unshown = this.#unshown;
 		this.#unshown = "";
-		if (length < this.#cleanText.length) {
-			// Half an emoji held back: it stays unshown, for the next partial.
-			this.#unshown = unshown.slice(-1);
-			unshown = unshown.slice(0, -1);
-		}
-		this.partialLength = length;
+		this.partialLength = this.#cleanText.length;
 		return unshown;
 	}
 
 	/**
-	 * How much of the clean text a partial reply may show now: all of it, but for the first half of
-	 * a surrogate pair at its end while the message streams. A provider may split an emoji between
-	 * two deltas; shown alone, the half is a broken character (a channel's API may refuse the edit).
+	 * The clean text ends in the first half of a surrogate pair while the message streams: a partial
+	 * reply waits for the second half. A provider may split an emoji between two deltas; shown
+	 * alone, the half is a broken character (a channel's API may refuse the edit).
 	 *
 	 * @example
 	 * message.ingestText(0, "delta", "Hi \ud83d");
-	 * message.showableLength; // 3: the emoji's second half is still to come
+	 * message.waitsForSecondHalf; // true: the emoji's second half is still to come
 	 */
-	get showableLength(): number {
-		const length = this.#cleanText.length;
-		return !this.#ended && this.#endsInHighSurrogate ? length - 1 : length;
+	get waitsForSecondHalf(): boolean {
+		return !this.#ended && this.#endsInHighSurrogate;
 	}
 
 	/** True (once) when an orphan closing tag retracted the visible text since the last call. */
@@ -333,7 +324,7 @@ export class MessageAssembly {
 			// After a retraction the next partial replaces what was shown: nothing of it has to stay.
 			const code = this.#cleanText.slice(0, Math.max(this.#cleanText.trimEnd().length, this.#retracted ? 0 : shown));
 			this.#cleanText = `${code}${code.endsWith("\n") ? "" : "\n"}${closeLine}${separator}`;
-			this.#endsInHighSurrogate = endsInHighSurrogate(`${closeLine}${separator}`);
+			this.#endsInHighSurrogate = endsWithHighSurrogate(`${closeLine}${separator}`);
 			this.#unshown = this.#cleanText.slice(shown);
 		}
 		this.#blockCleanStart = this.#cleanText.length;
@@ -444,7 +435,7 @@ export class MessageAssembly {
 		}
 		if (clean === "") return;
 		this.#cleanText += clean;
-		this.#endsInHighSurrogate = endsInHighSurrogate(clean);
+		this.#endsInHighSurrogate = endsWithHighSurrogate(clean);
 		this.#unshown += clean;
 		const blockText = this.#blockStart ? clean.replace(/^\s+/, "") : clean;
 		if (blockText === "") return;

@@ -282,17 +282,16 @@ class ReplySubscriber {
 			assembly.takeUnshown();
 			return;
 		}
-		// The clean text only grows, except after a retraction: the delta is what it grew by, not a diff.
-		const showable = assembly.showableLength;
-		const text = assembly.cleanText;
 		// Half an emoji at the end waits, and whatever this partial had to say with it: the next delta
 		// brings the second half and shows both. (A partial without the half would be a slice of the
 		// growing text, which copies all of it.)
-		if (showable < text.length) return;
+		if (assembly.waitsForSecondHalf) return;
+		// The clean text only grows, except after a retraction: the delta is what it grew by, not a diff.
+		const text = assembly.cleanText;
 		const media = assembly.mediaCount;
 		const retracted = assembly.takeRetracted();
 		const shown = assembly.partialLength;
-		if (!retracted && showable === shown && media === assembly.lastPartialMediaCount) return;
+		if (!retracted && text.length === shown && media === assembly.lastPartialMediaCount) return;
 		if (text === "" && media === 0 && shown === 0) return;
 		const delta = assembly.takeUnshown();
 		const partial: PartialReply = retracted ? { text, delta: "", replace: true } : { text, delta };
