@@ -17,12 +17,12 @@ import { streamAnthropic } from "../../src/providers/anthropic.js";
 import { getModel } from "../../src/providers/models.js";
 import { streamOpenAICompletions } from "../../src/providers/openai-completions.js";
 import { createOpenAICompatibleModel } from "../../src/providers/openai-models.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
 import { createAssistantMessageEventStream } from "../../src/providers/event-stream.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
 import type { SubscribeRepliesParams } from "../../src/reply/subscribe-replies-options.js";
 import type { ReasoningUpdate } from "../../src/reply/types.js";
-import type { AgentEvent, AssistantMessageEvent, ThinkingContent, TextContent } from "../../src/types/index.js";
-import type { Model } from "../../src/types/model.js";
+import type { AgentEvent, ThinkingContent, TextContent } from "../../src/types/index.js";
 import * as anthropicServer from "../providers/anthropic-server.js";
 import * as openaiServer from "../providers/openai-server.js";
 import { assistantMessage, FakeAgent } from "./helpers.js";
@@ -111,26 +111,22 @@ describe("a long reply's deltas read nothing of the text before them", () => {
 					throw error;
 				},
 			});
-			const block: TextContent | ThinkingContent = kind === "thinking" ? { type: "thinking", thinking: "" } : { type: "text", text: "" };
-			const message = assistantMessage([block]);
-			const update = (event: AssistantMessageEvent) => agent.emit({ type: "message_update", message, assistantMessageEvent: event });
-			await agent.emit({ type: "message_start", message });
-			await update(block.type === "thinking" ? { type: "thinking_start", contentIndex: 0, partial: message } : { type: "text_start", contentIndex: 0, partial: message });
+			agent.messageStart();
+			if (kind !== "thinking") agent.textStart();
+			let thinking = "";
 			const watching = watchLongReads();
 			watching.on = true;
 			for (let index = 0; index < DELTAS; index++) {
 				const piece = delta(index, kind);
-				if (block.type === "thinking") {
-					block.thinking += piece;
-					await update({ type: "thinking_delta", contentIndex: 0, delta: piece, partial: message });
-				} else {
-					block.text += piece;
-					await update({ type: "text_delta", contentIndex: 0, delta: piece, partial: message });
-				}
+				if (kind === "thinking") {
+					thinking += piece;
+					agent.thinkingDelta(piece);
+				} else agent.delta(piece);
 			}
 			watching.on = false;
-			await update(block.type === "thinking" ? { type: "thinking_end", contentIndex: 0, content: block.thinking, partial: message } : { type: "text_end", contentIndex: 0, content: block.text, partial: message });
-			await agent.emit({ type: "message_end", message });
+			if (kind === "thinking") agent.thinkingEnd(thinking);
+			else agent.textEnd();
+			agent.messageEnd();
 			replies.unsubscribe();
 			expect(watching.seen).toEqual({});
 			// The watch was on while the layer worked: a streamed reasoning update was made per word.
@@ -140,7 +136,7 @@ describe("a long reply's deltas read nothing of the text before them", () => {
 
 	for (const kind of ["text", "thinking"] as const) {
 		it(`a whole Agent with a listener and the reply layer, a ${kind} block`, async () => {
-			const model: Model = { id: "long", name: "long", api: "test", provider: "test", baseUrl: "", reasoning: kind === "thinking", input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1_000_000, maxTokens: 100_000 };
+			const { model } = createScriptedModel([]);
 			const watching = watchLongReads();
 			const streamFn = () => {
 				const stream = createAssistantMessageEventStream();
