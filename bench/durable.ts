@@ -15,6 +15,12 @@
  *   ratio measured how the file store left the process more than the memory store. A new session
  *   saves one snapshot (the agent as its first prompt finds it); an ongoing session journals its
  *   prompt and its run's end, and saves none.
+ * - The memory store and no store again, each alone in a child process (as an application has
+ *   one or the other), the children alternating. V8 decides per process which allocation sites to
+ *   pretenure, from what the process has run: on Node 24 a process that runs agents with a store
+ *   settles in a mode where their whole turn costs more, the agent's code too, not only the
+ *   store's, and a process that ran both settles there for both. The rounds above, both variants in
+ *   one process, measure the store's own work; these measure what adding a store costs a process.
  * - Snapshot size: an idle session of 1,000 messages and one waiting for approval, as JSON, beside
  *   the transcript's own JSON.
  * - Restore: `Agent.restore(JSON.parse(text), options)` of those sessions until the agent answers
@@ -23,10 +29,13 @@
  * It runs in a child process of its own (lib/child.ts): what other benchmarks left in the
  * parent (pi's modules, their garbage) moves no figure.
  *
- * `npm run build && npx tsx --expose-gc bench/durable.ts [--quick]` prints the tables alone.
+ * `npm run build && npx tsx --expose-gc bench/durable.ts [--quick]` prints the tables alone; with
+ * `--alone [--v8 <flags>]` only the memory store and no store each alone in its process (V8 flags,
+ * e.g. `--no-allocation-site-pretenuring`, set in each of those children).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { setFlagsFromString } from "node:v8";
 import { join } from "node:path";
 import type { AgentSnapshot } from "../src/durable/snapshot.js";
 import type { AgentStore } from "../src/durable/store.js";
@@ -38,7 +47,7 @@ import { childPayload, isEntryPoint, reportFromChild, runChild } from "./lib/chi
 import { rerunOnSupportedNode } from "./lib/supported-node.js";
 import { loadAgentchart } from "./lib/library.js";
 import { createRandom, randomSeed } from "./lib/paired.js";
-import { collectYoungGarbage, type Summary, summarize } from "./lib/stats.js";
+import { collectYoungGarbage, median, type Summary, summarize } from "./lib/stats.js";
 import { benchMessage, benchModel, toolTurnStreamFn } from "./lib/streams.js";
 
 /** Sizes of the durable bench. */
@@ -56,6 +65,10 @@ export interface DurableOptions {
 	/** Rounds of the memory store beside no store (cheap: more of them than with the file store). */
 	memoryRepetitions: number;
 	warmups: number;
+	/** Child processes per variant (no store, the memory store), each running that variant alone. */
+	soloRepetitions: number;
+	/** Blocks of `memoryPrompts` agents each such child times (after as many untimed). */
+	soloRounds: number;
 	/** Messages of the restored session. */
 	messages: number;
 	restores: number;
@@ -84,11 +97,36 @@ export interface DurableResult {
 	ongoingCpuUs: { none: Summary; memory: Summary };
 	/** The memory store's CPU time over no store's in an ongoing session, within each round. */
 	ongoingCpuRatio: Summary;
+	/** The memory store and no store, each alone in its process. */
+	solo: SoloStoreResult;
 	messages: number;
 	/** Bytes of JSON: the snapshot, and the transcript alone. */
 	snapshotBytes: { idle: number; awaiting: number; transcript: number };
 	/** ms to restore the session from its JSON text. */
 	restoreMs: { idle: Summary; awaiting: Summary };
+}
+
+/** The two variants measured each alone in a process. */
+export type SoloVariant = "none" | "memory";
+
+/**
+ * The memory store against no store, each variant alone in its child process: µs of CPU per
+ * prompt (the median of each child's blocks), and the memory store's over no store's per pair of
+ * children run back to back.
+ */
+export interface SoloStoreResult {
+	repetitions: number;
+	rounds: number;
+	newCpuUs: Record<SoloVariant, Summary>;
+	ongoingCpuUs: Record<SoloVariant, Summary>;
+	newRatio: Summary;
+	ongoingRatio: Summary;
+}
+
+/** What one solo child measured: medians of its blocks, µs of CPU per prompt. */
+interface SoloChildResult {
+	fresh: number;
+	ongoing: number;
 }
 
 const FSYNC: Record<StoreVariant, FsyncPolicy | undefined> = { none: undefined, memory: undefined, "file (fsync always)": "always", "file (fsync snapshots)": "snapshots", "file (fsync never)": "never" };
@@ -105,25 +143,88 @@ function longTranscript(count: number, model: ReturnType<typeof benchModel>): Ag
 }
 
 /**
- * Runs the durable bench in a child process of its own; `random` seeds its order of variants.
+ * Runs the durable bench in a child process of its own, then the memory store and no store each
+ * alone in child processes of their own; `random` seeds the order of variants.
  *
  * @example
- * const result = await measureDurable({ prompts: 50, memoryPrompts: 50, repetitions: 1, memoryRepetitions: 1, warmups: 0, messages: 1_000, restores: 3 }, createRandom(1));
+ * const result = await measureDurable({ prompts: 50, memoryPrompts: 50, repetitions: 1, memoryRepetitions: 1, warmups: 0, soloRepetitions: 1, soloRounds: 2, messages: 1_000, restores: 3 }, createRandom(1));
  */
-export function measureDurable(options: DurableOptions, random: () => number): Promise<DurableResult> {
-	return runChild<DurableResult>(SCRIPT, { options, seed: Math.floor(random() * 2 ** 31) } satisfies DurableChildPayload);
+export async function measureDurable(options: DurableOptions, random: () => number): Promise<DurableResult> {
+	const together = await runChild<Omit<DurableResult, "solo">>(SCRIPT, { options, seed: Math.floor(random() * 2 ** 31) } satisfies DurableChildPayload);
+	return { ...together, solo: await measureStoreAlone(options, random) };
+}
+
+/**
+ * The memory store and no store, each alone in child processes of their own, alternating.
+ * `v8Flags` are set in each child before agentchart loads (`v8.setFlagsFromString`): how the
+ * pretenuring finding in docs/performance.md is checked (`--no-allocation-site-pretenuring`).
+ *
+ * @example
+ * const solo = await measureStoreAlone({ memoryPrompts: 400, soloRepetitions: 2, soloRounds: 5 }, createRandom(1), "--no-allocation-site-pretenuring");
+ * solo.ongoingRatio.median; // the memory store's CPU over no store's, an ongoing session's prompt
+ */
+export async function measureStoreAlone(options: Pick<DurableOptions, "memoryPrompts" | "soloRepetitions" | "soloRounds">, random: () => number, v8Flags?: string): Promise<SoloStoreResult> {
+	const children: Record<SoloVariant, SoloChildResult[]> = { none: [], memory: [] };
+	for (let repetition = 0; repetition < options.soloRepetitions; repetition++) {
+		for (const solo of random() < 0.5 ? (["none", "memory"] as const) : (["memory", "none"] as const)) {
+			children[solo].push(await runChild<SoloChildResult>(SCRIPT, { options, solo, v8Flags } satisfies DurableChildPayload));
+		}
+	}
+	const figure = (variant: SoloVariant, which: keyof SoloChildResult) => summarize(children[variant].map((child) => child[which]));
+	const ratio = (which: keyof SoloChildResult) => summarize(children.memory.map((child, index) => child[which] / (children.none[index]?.[which] ?? Number.NaN)));
+	return {
+		repetitions: options.soloRepetitions,
+		rounds: options.soloRounds,
+		newCpuUs: { none: figure("none", "fresh"), memory: figure("memory", "fresh") },
+		ongoingCpuUs: { none: figure("none", "ongoing"), memory: figure("memory", "ongoing") },
+		newRatio: ratio("fresh"),
+		ongoingRatio: ratio("ongoing"),
+	};
 }
 
 const SCRIPT = fileURLToPath(import.meta.url);
 
-/** What the child is told: the sizes and the seed of its order. */
-interface DurableChildPayload {
-	options: DurableOptions;
-	seed: number;
+/** What a child is told: the sizes and the seed of its order, or the one variant it runs alone. */
+type DurableChildPayload = { options: DurableOptions; seed: number; solo?: undefined } | { options: Pick<DurableOptions, "memoryPrompts" | "soloRounds">; solo: SoloVariant; v8Flags?: string | undefined };
+
+/**
+ * One variant alone in this process: blocks of fresh agents, each agent's first prompt (a new
+ * session) and second (an ongoing one) timed apart, in CPU µs per prompt including the last save;
+ * as many untimed blocks first.
+ */
+async function measureSoloHere(variant: SoloVariant, options: Pick<DurableOptions, "memoryPrompts" | "soloRounds">, v8Flags: string | undefined): Promise<SoloChildResult> {
+	if (v8Flags) setFlagsFromString(v8Flags);
+	const { Agent, createMemoryStore } = await loadAgentchart();
+	const model = benchModel();
+	const tool = instantTool("noop");
+	const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
+	let sessions = 0;
+	const block = async (): Promise<SoloChildResult> => {
+		const store = variant === "memory" ? createMemoryStore() : undefined;
+		const agents = Array.from({ length: options.memoryPrompts }, () => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${sessions++}` } : {}) }));
+		const timed = async (text: string): Promise<number> => {
+			collectYoungGarbage();
+			const start = process.cpuUsage();
+			for (const agent of agents) await agent.prompt(text);
+			await Promise.all(agents.map((agent) => agent.saved()));
+			const used = process.cpuUsage(start);
+			return (used.user + used.system) / agents.length;
+		};
+		return { fresh: await timed("go"), ongoing: await timed("go on") };
+	};
+	for (let round = 0; round < options.soloRounds; round++) await block();
+	const fresh: number[] = [];
+	const ongoing: number[] = [];
+	for (let round = 0; round < options.soloRounds; round++) {
+		const measured = await block();
+		fresh.push(measured.fresh);
+		ongoing.push(measured.ongoing);
+	}
+	return { fresh: median(fresh), ongoing: median(ongoing) };
 }
 
 /** The durable bench, in this process. */
-async function measureDurableHere(options: DurableOptions, random: () => number): Promise<DurableResult> {
+async function measureDurableHere(options: DurableOptions, random: () => number): Promise<Omit<DurableResult, "solo">> {
 	const { Agent, createFileStore, createMemoryStore } = await loadAgentchart();
 	const model = benchModel();
 	const tool = instantTool("noop");
@@ -250,14 +351,25 @@ async function measureDurableHere(options: DurableOptions, random: () => number)
 }
 
 const payload = isEntryPoint(import.meta.url) ? childPayload<DurableChildPayload>() : undefined;
-if (payload) reportFromChild(measureDurableHere(payload.options, createRandom(payload.seed)));
+if (payload) reportFromChild(payload.solo === undefined ? measureDurableHere(payload.options, createRandom(payload.seed)) : measureSoloHere(payload.solo, payload.options, payload.v8Flags));
 else if (isEntryPoint(import.meta.url)) {
 	// Run alone (`npx tsx bench/durable.ts`): measured here, on a supported Node line.
 	const rerun = await rerunOnSupportedNode();
 	if (rerun !== undefined) process.exit(rerun);
 	const quick = process.argv.includes("--quick");
 	const seed = randomSeed();
-	const result = await measureDurableHere(quick ? { prompts: 20, memoryPrompts: 20, repetitions: 1, memoryRepetitions: 1, warmups: 0, messages: 1_000, restores: 3 } : { prompts: 100, memoryPrompts: 400, repetitions: 31, memoryRepetitions: 61, warmups: 3, messages: 1_000, restores: 15 }, createRandom(seed));
-	const { formatDurable } = await import("./report.js");
-	console.log(formatDurable(result, []).join("\n"));
+	const sizes: DurableOptions = quick ? { prompts: 20, memoryPrompts: 20, repetitions: 1, memoryRepetitions: 1, warmups: 0, soloRepetitions: 1, soloRounds: 2, messages: 1_000, restores: 3 } : { prompts: 100, memoryPrompts: 400, repetitions: 31, memoryRepetitions: 61, warmups: 3, soloRepetitions: 6, soloRounds: 25, messages: 1_000, restores: 15 };
+	// `--alone [--v8 <flags>]`: only the memory store and no store each alone in its process, with V8 flags set in each.
+	const v8At = process.argv.indexOf("--v8");
+	if (process.argv.includes("--alone")) {
+		const solo = await measureStoreAlone(sizes, createRandom(seed), v8At < 0 ? undefined : process.argv[v8At + 1]);
+		const line = (name: string, figures: Record<SoloVariant, Summary>, ratio: Summary) => `${name}: no store ${figures.none.median.toFixed(1)} µs (${figures.none.min.toFixed(1)}–${figures.none.max.toFixed(1)}), memory store ${figures.memory.median.toFixed(1)} µs (${figures.memory.min.toFixed(1)}–${figures.memory.max.toFixed(1)}), memory / none ${ratio.median.toFixed(2)}× (${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)})`;
+		console.log(`seed ${seed}; ${solo.repetitions} processes per variant, CPU per prompt`);
+		console.log(line("a new session's first prompt", solo.newCpuUs, solo.newRatio));
+		console.log(line("an ongoing session's prompt", solo.ongoingCpuUs, solo.ongoingRatio));
+	} else {
+		const result = await measureDurable(sizes, createRandom(seed));
+		const { formatDurable } = await import("./report.js");
+		console.log(formatDurable(result, []).join("\n"));
+	}
 }

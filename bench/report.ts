@@ -312,19 +312,26 @@ export function formatDurable(result: DurableResult, checks: TargetCheck[]): str
 	lines.push("");
 	lines.push("| store | CPU µs per prompt | CPU over no store | target | verdict | wall µs per prompt | wall over no store |");
 	lines.push("|---|---:|---:|---|---|---:|---:|");
-	const memoryMet = result.turnCpuRatio.memory.median <= TARGETS.memoryStoreTurn;
-	const ongoingMet = result.ongoingCpuRatio.median <= TARGETS.memoryStoreTurn;
 	for (const variant of Object.keys(result.turnUs) as StoreVariant[]) {
-		const memory = variant === "memory";
-		const target = memory ? `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×` : "";
-		const verdict = memory ? verdictText(memoryMet) : "";
 		const none = variant === "none";
-		const name = memory ? `memory, a new session (no store in its rounds: ${spread(result.memoryNoneCpuUs, us)})` : variant;
-		lines.push(`| ${name} | ${spread(result.turnCpuUs[variant], us)} | ${none ? "" : ratio(result.turnCpuRatio[variant])} | ${target} | ${verdict} | ${spread(result.turnUs[variant], us)} | ${none ? "" : ratio(result.turnRatio[variant])} |`);
-		if (memory) lines.push(`| memory, ongoing session (its 2nd prompt; no store: ${spread(result.ongoingCpuUs.none, us)}) | ${spread(result.ongoingCpuUs.memory, us)} | ${ratio(result.ongoingCpuRatio)} | ≤ ${fixed(TARGETS.memoryStoreTurn, 2)}× | ${verdictText(ongoingMet)} | | |`);
+		const name = variant === "memory" ? `memory, a new session (no store in its rounds: ${spread(result.memoryNoneCpuUs, us)})` : variant;
+		lines.push(`| ${name} | ${spread(result.turnCpuUs[variant], us)} | ${none ? "" : ratio(result.turnCpuRatio[variant])} | ${variant === "memory" ? "see below" : ""} |  | ${spread(result.turnUs[variant], us)} | ${none ? "" : ratio(result.turnRatio[variant])} |`);
+		if (variant === "memory") lines.push(`| memory, ongoing session (its 2nd prompt; no store: ${spread(result.ongoingCpuUs.none, us)}) | ${spread(result.ongoingCpuUs.memory, us)} | ${ratio(result.ongoingCpuRatio)} | see below | | | |`);
 	}
 	lines.push("");
 	lines.push("The memory store is measured in rounds of its own, a block with it and one without a store back to back: its blocks take milliseconds, and beside a file store's block (its garbage, its disk's callbacks) a ratio would say more about how the file store left the process than about the memory store.");
+	lines.push("");
+	const solo = result.solo;
+	const newMet = solo.newRatio.median <= TARGETS.memoryStoreTurn;
+	const ongoingMet = solo.ongoingRatio.median <= TARGETS.memoryStoreTurn;
+	lines.push(`The memory store and no store, each alone in a process of its own, as an application has one or the other (${solo.repetitions} child process${solo.repetitions === 1 ? "" : "es"} per variant, alternating; each times ${solo.rounds} blocks of ${grouped(result.memoryPrompts)} prompts after as many untimed; CPU µs per prompt, the median of a process's blocks; the ratio per pair of processes):`);
+	lines.push("");
+	lines.push("| prompt | no store, CPU µs | memory store, CPU µs | memory / none | target | verdict |");
+	lines.push("|---|---:|---:|---:|---|---|");
+	lines.push(`| a new session's first | ${spread(solo.newCpuUs.none, us)} | ${spread(solo.newCpuUs.memory, us)} | ${ratio(solo.newRatio)} | ≤ ${fixed(TARGETS.memoryStoreTurn, 2)}× | ${verdictText(newMet)} |`);
+	lines.push(`| an ongoing session's (its 2nd) | ${spread(solo.ongoingCpuUs.none, us)} | ${spread(solo.ongoingCpuUs.memory, us)} | ${ratio(solo.ongoingRatio)} | ≤ ${fixed(TARGETS.memoryStoreTurn, 2)}× | ${verdictText(ongoingMet)} |`);
+	lines.push("");
+	lines.push("Why both: V8 decides per process which allocation sites to pretenure (allocate straight in the old generation), from what the process has run. A process running agents with a store settles in a mode where the whole turn costs more, the agent's and XState's code as well as the store's; a process running both variants settles there for both, so the rounds in one process above show the store's own work, and these what adding a store costs a process. See docs/performance.md, \"What durable runs cost\".");
 	lines.push("");
 	lines.push("A new session saves the agent as its first prompt finds it (nothing is stored yet), one snapshot; after that its runs are journaled (the prompt, and what the run added), so an ongoing session's turn takes no snapshot until the journal after the last one holds 256 entries (or, in a longer transcript, as many as it has messages).");
 	lines.push("");
@@ -341,8 +348,8 @@ export function formatDurable(result: DurableResult, checks: TargetCheck[]): str
 		lines.push(`| ${name === "idle" ? "idle" : "waiting for approval"} | ${kib(result.snapshotBytes[name])} | ${perMessage(result.snapshotBytes[name])} KiB | ${spread(result.restoreMs[name], ms)} | ≤ ${TARGETS.restoreMs} ms | ${verdictText(met)} |`);
 		checks.push({ figure: `restore a ${grouped(result.messages)}-message session (${name === "idle" ? "idle" : "waiting for approval"})`, target: `≤ ${TARGETS.restoreMs} ms`, measured: spread(result.restoreMs[name], (value) => `${ms(value)} ms`), met });
 	}
-	checks.push({ figure: "3-tool turn with the memory store, CPU (over no store), a new session", target: `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×`, measured: ratio(result.turnCpuRatio.memory), met: memoryMet });
-	checks.push({ figure: "3-tool turn with the memory store, CPU (over no store), an ongoing session", target: `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×`, measured: ratio(result.ongoingCpuRatio), met: ongoingMet });
+	checks.push({ figure: "3-tool turn with the memory store, CPU over no store (each alone in its process), a new session", target: `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×`, measured: ratio(solo.newRatio), met: newMet });
+	checks.push({ figure: "3-tool turn with the memory store, CPU over no store (each alone in its process), an ongoing session", target: `≤ ${fixed(TARGETS.memoryStoreTurn, 2)}×`, measured: ratio(solo.ongoingRatio), met: ongoingMet });
 	return lines;
 }
 

@@ -57,7 +57,7 @@ export const FULL_PLAN: BenchPlan = {
 	overlap: { streamMs: 300, toolMs: 200, repetitions: 3 },
 	replyChunker: { repetitions: 9, warmups: 2 },
 	soak: { prompts: 5_000, samples: 10, agents: 10_000 },
-	durable: { prompts: 100, memoryPrompts: 400, repetitions: 31, memoryRepetitions: 61, warmups: 3, messages: 1_000, restores: 15 },
+	durable: { prompts: 100, memoryPrompts: 400, repetitions: 31, memoryRepetitions: 61, warmups: 3, soloRepetitions: 6, soloRounds: 25, messages: 1_000, restores: 15 },
 	restate: RESTATE_FULL,
 };
 
@@ -71,7 +71,7 @@ export const QUICK_PLAN: BenchPlan = {
 	overlap: { streamMs: 30, toolMs: 20, repetitions: 1 },
 	replyChunker: { replyChars: 20_000, repetitions: 1, warmups: 0, longReply: { deltas: [1_000, 8_000], repetitions: 1 } },
 	soak: { prompts: 40, samples: 2, agents: 50 },
-	durable: { prompts: 20, memoryPrompts: 20, repetitions: 1, memoryRepetitions: 1, warmups: 0, messages: 1_000, restores: 2 },
+	durable: { prompts: 20, memoryPrompts: 20, repetitions: 1, memoryRepetitions: 1, warmups: 0, soloRepetitions: 1, soloRounds: 2, messages: 1_000, restores: 2 },
 	restate: RESTATE_QUICK,
 };
 

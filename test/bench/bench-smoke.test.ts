@@ -36,6 +36,8 @@ describe("benchmarks (quick mode smoke test)", () => {
 		expect(finite(results.inspector?.ratio)).toBe(true);
 		expect(results.overlap).toHaveLength(3);
 		expect(results.soak?.samples.length).toBeGreaterThan(0);
+		// The memory store and no store again, each alone in a child process.
+		expect(finite(results.durable?.solo.newRatio) && finite(results.durable?.solo.ongoingRatio)).toBe(true);
 		// A local restate-server and two workers: a session turn, the floor's, sessions per second.
 		expect(finite(results.restate?.session) && finite(results.restate?.floor) && finite(results.restate?.sessionsPerSecond)).toBe(true);
 
@@ -47,6 +49,7 @@ describe("benchmarks (quick mode smoke test)", () => {
 		for (const kind of ["partial reply", "streamed reasoning"] as const) expect(results.replyChunker?.longReply.byKind[kind].growth).toBeGreaterThan(0);
 		expect(report).toMatch(/reply layer, µs per delta of a [\d,]+-delta reply/);
 		expect(report).toContain("Agent sessions on Restate");
+		expect(report).toContain("each alone in its process), an ongoing session");
 	}, 300_000);
 });
 
