@@ -16,10 +16,10 @@
  *   saves one snapshot (the agent as its first prompt finds it); an ongoing session journals its
  *   prompt and its run's end, and saves none.
  * - The memory store and no store again, each alone in a child process (as an application has
- *   one or the other), the children alternating. V8 decides per process which allocation sites to
- *   pretenure, from what the process has run: on Node 24 a process that runs agents with a store
- *   settles in a mode where their whole turn costs more, the agent's code too, not only the
- *   store's, and a process that ran both settles there for both. The rounds above, both variants in
+ *   one or the other), the children alternating. V8 adapts to what a process has run: on Node 24
+ *   a process that runs agents with a store settles in a mode where their whole turn costs more,
+ *   the agent's code too, not only the store's (most of it goes with V8's allocation-site
+ *   pretenuring turned off), and a process that ran both settles there for both. The rounds above, both variants in
  *   one process, measure the store's own work; these measure what adding a store costs a process.
  * - Snapshot size: an idle session of 1,000 messages and one waiting for approval, as JSON, beside
  *   the transcript's own JSON.
@@ -353,7 +353,7 @@ async function measureDurableHere(options: DurableOptions, random: () => number)
 const payload = isEntryPoint(import.meta.url) ? childPayload<DurableChildPayload>() : undefined;
 if (payload) reportFromChild(payload.solo === undefined ? measureDurableHere(payload.options, createRandom(payload.seed)) : measureSoloHere(payload.solo, payload.options, payload.v8Flags));
 else if (isEntryPoint(import.meta.url)) {
-	// Run alone (`npx tsx bench/durable.ts`): measured here, on a supported Node line.
+	// Run alone (`npx tsx bench/durable.ts`): on a supported Node line, in child processes as in a full run.
 	const rerun = await rerunOnSupportedNode();
 	if (rerun !== undefined) process.exit(rerun);
 	const quick = process.argv.includes("--quick");
