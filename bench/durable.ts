@@ -202,15 +202,7 @@ async function measureSoloHere(variant: SoloVariant, options: Pick<DurableOption
 	const block = async (): Promise<SoloChildResult> => {
 		const store = variant === "memory" ? createMemoryStore() : undefined;
 		const agents = Array.from({ length: options.memoryPrompts }, () => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${sessions++}` } : {}) }));
-		const timed = async (text: string): Promise<number> => {
-			collectYoungGarbage();
-			const start = process.cpuUsage();
-			for (const agent of agents) await agent.prompt(text);
-			await Promise.all(agents.map((agent) => agent.saved()));
-			const used = process.cpuUsage(start);
-			return (used.user + used.system) / agents.length;
-		};
-		return { fresh: await timed("go"), ongoing: await timed("go on") };
+		return { fresh: (await promptEach(agents, "go")).cpu, ongoing: (await promptEach(agents, "go on")).cpu };
 	};
 	for (let round = 0; round < options.soloRounds; round++) await block();
 	const fresh: number[] = [];
@@ -221,6 +213,29 @@ async function measureSoloHere(variant: SoloVariant, options: Pick<DurableOption
 		ongoing.push(measured.ongoing);
 	}
 	return { fresh: median(fresh), ongoing: median(ongoing) };
+}
+
+/** What a block's agents need: a prompt, and the agent's own saves to wait for. */
+interface PromptingAgent {
+	prompt(text: string): Promise<void>;
+	saved(): Promise<void>;
+}
+
+/**
+ * Each agent prompts `text` once, one after the other, after a young-generation collection: µs
+ * per prompt of wall and CPU time. The store's work counts to the end: the last save of every
+ * agent is stored (`saved()`, not `save()`: the agent's own saves, no snapshot the bench would
+ * add). An agent without a store waits the same way (for nothing), so that the harness's own
+ * steps are no part of a store's figure.
+ */
+async function promptEach(agents: readonly PromptingAgent[], text: string): Promise<{ wall: number; cpu: number }> {
+	collectYoungGarbage();
+	const start = performance.now();
+	const startCpu = process.cpuUsage();
+	for (const agent of agents) await agent.prompt(text);
+	await Promise.all(agents.map((agent) => agent.saved()));
+	const used = process.cpuUsage(startCpu);
+	return { wall: ((performance.now() - start) * 1000) / agents.length, cpu: (used.user + used.system) / agents.length };
 }
 
 /** The durable bench, in this process. */
@@ -250,21 +265,8 @@ async function measureDurableHere(options: DurableOptions, random: () => number)
 			const store = storeFor(variant);
 			const streamFn = toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name });
 			const agents = Array.from({ length: count }, (_, index) => new Agent({ initialState: { model, tools: [tool] }, streamFn, ...(store ? { store, sessionId: `s${index}` } : {}) }));
-			if (ongoing) {
-				for (const agent of agents) await agent.prompt("go");
-				await Promise.all(agents.map((agent) => agent.saved()));
-			}
-			collectYoungGarbage();
-			const start = performance.now();
-			const startCpu = process.cpuUsage();
-			for (const agent of agents) await agent.prompt(ongoing ? "go on" : "go");
-			// The store's work counts to the end: the last save of every agent is stored.
-			// (saved(), not save(): the agent's own saves, no snapshot the bench would add.) An
-			// agent without a store waits the same way (for nothing), so that the harness's own
-			// steps are no part of a store's figure.
-			await Promise.all(agents.map((agent) => agent.saved()));
-			const used = process.cpuUsage(startCpu);
-			return { wall: ((performance.now() - start) * 1000) / count, cpu: (used.user + used.system) / count };
+			if (ongoing) await promptEach(agents, "go");
+			return promptEach(agents, ongoing ? "go on" : "go");
 		};
 		const fileVariants = STORE_VARIANTS.filter((variant) => variant !== "memory");
 		for (let round = -options.warmups; round < options.repetitions; round++) {
