@@ -746,11 +746,9 @@ export class Agent {
 	#listenForTakeOver(): void {
 		const claim = this.#session.claim;
 		if (!claim) return;
-		const superseded = () => queueMicrotask(() => this.#endUnanswerableWait());
-		claim.onSuperseded = superseded;
-		this.#session.onTakenOver = superseded;
-		// Superseded before this agent was made (a later load of this process was decided first).
-		if (claim.superseded) superseded();
+		// The claim tells only while a run waits for approval (see DurableSession.watchForTakeover),
+		// also when it was superseded before (a later load of this process was decided first).
+		this.#session.onTakenOver = () => queueMicrotask(() => this.#endUnanswerableWait());
 	}
 
 	/**
@@ -1155,7 +1153,7 @@ export class Agent {
 			// landed (later ones wait for this load), and before it is read: an agent that opened it
 			// earlier, here or elsewhere, can no longer change what is read.
 			await claim.landedBefore();
-			await claim.open();
+			await claim.open(options.store);
 			loaded = checkedLoad(await options.store.load(options.sessionId));
 			Agent.#claimToAdopt = claim;
 			agent = loaded?.snapshot ? Agent.#restore(loaded.snapshot, options, true) : new Agent(options);

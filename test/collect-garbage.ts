@@ -6,6 +6,18 @@ setFlagsFromString("--expose_gc");
 const gc = runInNewContext("gc") as () => void;
 
 /**
+ * A full collection now, within the current task: what a WeakRef made in this task targets (or
+ * anything it holds) survives it, since the language keeps such targets until the task ends.
+ *
+ * @example
+ * collectNow();
+ * const used = process.memoryUsage().heapUsed;
+ */
+export function collectNow(): void {
+	gc();
+}
+
+/**
  * Collects garbage fully, `rounds` times at most (10 unless told), a macrotask apart (WeakRefs
  * are cleared and finalizers run between turns): what only weak references hold is gone after it.
  * Resolves whether `ref`, when given, was collected (it stops once it is).

@@ -41,13 +41,44 @@ export function snapshotDue(entriesSince: number, transcriptLength: number): boo
  * and a load would find one of them only: the older one's writes are refused instead, as if its
  * process had stopped when the newer opened the session. Sessions are named by the store's
  * `sessionKey` when it has one (two file stores on one directory reach the same sessions), else
- * by the store object and the id. Weakly held: an agent nobody keeps does not keep its entry.
+ * by the store object and the id. Weakly held from the task after the claim's (see
+ * {@link weakenLater}): an agent nobody keeps does not keep its entry.
  */
-const writersByKey = new Map<string, WeakRef<SessionClaim>>();
-const writersByStore = new WeakMap<AgentStore, Map<string, WeakRef<SessionClaim>>>();
-const forgetWriter = new FinalizationRegistry<{ writers: Map<string, WeakRef<SessionClaim>>; key: string; ref: WeakRef<SessionClaim> }>(({ writers, key, ref }) => {
+const writersByKey = new Map<string, HeldClaim>();
+const writersByStore = new WeakMap<AgentStore, Map<string, HeldClaim>>();
+const forgetWriter = new FinalizationRegistry<{ writers: Map<string, HeldClaim>; key: string; ref: WeakRef<SessionClaim> }>(({ writers, key, ref }) => {
 	if (writers.get(key) === ref) writers.delete(key);
 });
+
+/** A claim as the entries and the claims after it hold it: itself in the task that made it, weakly after. */
+type HeldClaim = SessionClaim | WeakRef<SessionClaim>;
+
+/** The claim a {@link HeldClaim} holds (undefined: collected, or none). */
+function claimOf(held: HeldClaim | undefined): SessionClaim | undefined {
+	return held instanceof WeakRef ? held.deref() : held;
+}
+
+/** Claims made in this task, held strongly until the next (see {@link weakenLater}). */
+let unweakened: SessionClaim[] = [];
+
+/**
+ * Holds a new claim weakly from the next task on. Each WeakRef keeps its target until the task
+ * that made it ends anyway (the language's rule), so a claim held strongly until then lives no
+ * longer; what it spares is the weak references themselves: a task that makes agents one after
+ * the other without ever ending (a batch over an in-process model) would pile up one WeakRef and
+ * one finalization record per agent, and V8 then runs the whole process about twice as slowly
+ * (see docs/performance.md, "A process with a store runs slower").
+ */
+function weakenLater(claim: SessionClaim): void {
+	if (unweakened.push(claim) > 1) return;
+	const timer: { unref?: () => void } | number = setTimeout(() => {
+		const claims = unweakened;
+		unweakened = [];
+		SessionClaim.weaken(claims);
+	}, 0);
+	// Not a reason for the process to stay: weakening matters only to a process that goes on.
+	if (typeof timer === "object") timer.unref?.();
+}
 
 /** How many claims this process made (numbers them). */
 let claimsMade = 0;
@@ -60,14 +91,15 @@ let claimsMade = 0;
  * supersede wait for that (see {@link SessionClaim.writeTurn}).
  */
 export class SessionClaim {
-	readonly #writers: Map<string, WeakRef<SessionClaim>>;
+	readonly #writers: Map<string, HeldClaim>;
 	readonly #key: string;
-	readonly #ref: WeakRef<SessionClaim>;
+	/** How the entries and later claims hold this one: itself until {@link SessionClaim.weaken}. */
+	#ref: HeldClaim = this;
 	/**
 	 * The claim this one superseded, if any (it writes again should this one be withdrawn); claims
 	 * superseded with nothing on its way are left out (see {@link SessionClaim.landedBefore}).
 	 */
-	#previous: WeakRef<SessionClaim> | undefined;
+	#previous: HeldClaim | undefined;
 	/** Resolves once an undecided claim is confirmed or withdrawn (undefined: decided). */
 	#deciding: Promise<void> | undefined;
 	#decide: (() => void) | undefined;
@@ -88,11 +120,16 @@ export class SessionClaim {
 	#askedAfter = false;
 	/** A newer claim of this process was decided: this one's agent writes the session no more. */
 	superseded = false;
-	/** Called once, when a newer claim of this process is decided: this claim's agent writes the session no more. */
+	/**
+	 * Called once, when a newer claim of this process is decided: this claim's agent writes the
+	 * session no more. Set only while its agent waits for approval (see
+	 * `DurableSession.watchForTakeover`): a claim lives on until the task that made it ends, and
+	 * must not keep its agent alive that long.
+	 */
 	onSuperseded: (() => void) | undefined = undefined;
 
 	constructor(
-		readonly store: AgentStore,
+		store: AgentStore,
 		readonly sessionId: string,
 		/**
 		 * A load's claim: undecided until {@link SessionClaim.confirm} or {@link SessionClaim.withdraw},
@@ -110,13 +147,30 @@ export class SessionClaim {
 		}
 		this.#writers = writers;
 		this.#key = key ?? sessionId;
-		this.#ref = new WeakRef(this);
 		this.#previous = writers.get(this.#key);
-		writers.set(this.#key, this.#ref);
-		forgetWriter.register(this, { writers, key: this.#key, ref: this.#ref });
+		writers.set(this.#key, this);
+		weakenLater(this);
 		if (!forLoad) {
-			this.open();
+			this.open(store);
 			this.#supersedeOlder();
+		}
+	}
+
+	/**
+	 * Makes the entries and the later claims hold these claims (made in one task, oldest first)
+	 * weakly. A claim's `#previous` is always older than the claim, so a claim weakened in an
+	 * earlier task never holds one of these strongly: only the entries and these claims need mending.
+	 */
+	static weaken(claims: readonly SessionClaim[]): void {
+		for (const claim of claims) {
+			const ref = new WeakRef(claim);
+			claim.#ref = ref;
+			forgetWriter.register(claim, { writers: claim.#writers, key: claim.#key, ref });
+		}
+		for (const claim of claims) {
+			if (claim.#writers.get(claim.#key) === claim) claim.#writers.set(claim.#key, claim.#ref);
+			const previous = claim.#previous;
+			if (previous instanceof SessionClaim) claim.#previous = previous.#ref;
 		}
 	}
 
@@ -127,15 +181,15 @@ export class SessionClaim {
 	 * quicker): this one is superseded, and the store must see the openings in the order they were
 	 * claimed, or it would fence off the newer one.
 	 */
-	open(): void | Promise<void> {
-		for (let claim = this.#writers.get(this.#key)?.deref(); claim !== undefined && claim.#number > this.#number; claim = claim.#previous?.deref()) {
+	open(store: AgentStore): void | Promise<void> {
+		for (let claim = claimOf(this.#writers.get(this.#key)); claim !== undefined && claim.#number > this.#number; claim = claimOf(claim.#previous)) {
 			if (claim.#everAsked) return undefined;
 		}
 		this.#asked = true;
 		this.#everAsked = true;
 		let opened: void | Promise<void>;
 		try {
-			opened = this.store.open?.(this.sessionId);
+			opened = store.open?.(this.sessionId);
 		} catch (error) {
 			// A store that throws fails the opening as one that rejects does (`new Agent` does not throw).
 			opened = Promise.reject(error);
@@ -158,11 +212,11 @@ export class SessionClaim {
 	withdraw(): void {
 		this.#decided();
 		const asked = this.#everAsked || this.#askedAfter;
-		const previous = this.#previous?.deref();
+		const previous = claimOf(this.#previous);
 		if (this.#writers.get(this.#key) !== this.#ref) {
 			// A newer claim came since: this one leaves the line between them. The newer one reached the
 			// claims before through this one, held weakly, and a withdrawn claim nobody holds is collected.
-			for (let newer = this.#writers.get(this.#key)?.deref(); newer !== undefined; newer = newer.#previous?.deref()) {
+			for (let newer = claimOf(this.#writers.get(this.#key)); newer !== undefined; newer = claimOf(newer.#previous)) {
 				if (newer.#previous !== this.#ref) continue;
 				newer.#previous = this.#previous;
 				// Should the newer one be withdrawn too, the claim it gives the session back to opens it again.
@@ -198,7 +252,7 @@ export class SessionClaim {
 	 * and again would otherwise make each new claim walk all the ones before it.)
 	 */
 	#supersedeOlder(): void {
-		for (let claim = this.#previous?.deref(); claim !== undefined && !claim.superseded; claim = claim.#previous?.deref()) {
+		for (let claim = claimOf(this.#previous); claim !== undefined && !claim.superseded; claim = claimOf(claim.#previous)) {
 			claim.superseded = true;
 			const superseded = claim.onSuperseded;
 			claim.onSuperseded = undefined;
@@ -229,7 +283,7 @@ export class SessionClaim {
 	landedBefore(): Promise<void> | undefined {
 		const onTheirWay: PromiseLike<void>[] = [];
 		let newer: SessionClaim = this;
-		for (let claim = this.#previous?.deref(); claim !== undefined; claim = claim.#previous?.deref()) {
+		for (let claim = claimOf(this.#previous); claim !== undefined; claim = claimOf(claim.#previous)) {
 			if (claim.#handedOver) onTheirWay.push(claim.#handedOver);
 			else if (claim.superseded) {
 				// Nothing of it on its way, and nothing ever again (its writes are refused): the walks after
@@ -244,6 +298,12 @@ export class SessionClaim {
 		return Promise.allSettled(onTheirWay).then(() => {});
 	}
 
+	/** Whether this claim names the session `sessionId` of `store` (a store with a `sessionKey`: of any store with that key). */
+	isFor(store: AgentStore, sessionId: string): boolean {
+		const key = store.sessionKey?.(sessionId);
+		return this.#writers === (key === undefined ? writersByStore.get(store) : writersByKey) && this.#key === (key ?? sessionId);
+	}
+
 	/** Throws {@link SessionTakenOverError} when a newer claim of this process was made since. */
 	assertNewest(): void {
 		if (this.#writers.get(this.#key) !== this.#ref) throw new SessionTakenOverError(this.sessionId);
@@ -256,15 +316,15 @@ export class SessionClaim {
 	 * again: a load that fails gives the session back); throws {@link SessionTakenOverError} when
 	 * a newer claim is decided.
 	 */
-	writeTurn(): Promise<void> | undefined {
+	writeTurn(store: AgentStore): Promise<void> | undefined {
 		const newest = this.#writers.get(this.#key);
 		if (newest === this.#ref) {
 			if (this.#asked) return undefined;
 			// It skipped its opening (a later claim had asked, and has been withdrawn since): its agent
 			// writes the session again, so the store is told first, as for every writer.
-			return this.open() || undefined;
+			return this.open(store) || undefined;
 		}
-		const claim = newest?.deref();
+		const claim = claimOf(newest);
 		const deciding = claim === undefined ? undefined : claim.#deciding;
 		if (deciding) return deciding;
 		throw new SessionTakenOverError(this.sessionId);
@@ -361,7 +421,7 @@ export class DurableSession {
 		this.lineage = saves ? (stored ? lineage : newLineage()) : undefined;
 		this.#lineWithoutSnapshot = saves && !stored;
 		if (store && id !== undefined) {
-			const own = claim?.store === store && claim.sessionId === id ? claim : new SessionClaim(store, id);
+			const own = claim?.isFor(store, id) ? claim : new SessionClaim(store, id);
 			this.#claim = own;
 			// The store's writes go after its opening, whatever order it keeps itself, and after the
 			// writes the agents this one supersedes had handed to the store (they could land over its own).
@@ -450,15 +510,19 @@ export class DurableSession {
 	}
 
 	/**
-	 * Asks the store to say when another process opens the session (its `watchTakeover`), until
-	 * {@link DurableSession.stopWatching}: a run waiting for a person writes nothing, so no refused
-	 * write would tell it. Taken over, the session is as after such a refusal: noted, and
-	 * `onTakenOver` is called. Once per watch; nothing without a store that watches.
+	 * Asks the claim to say when a newer agent of this process opens the session, and the store when
+	 * another process does (its `watchTakeover`), until {@link DurableSession.stopWatching}: a run
+	 * waiting for a person writes nothing, so no refused write would tell it. Taken over by another
+	 * process, the session is as after such a refusal: noted, and `onTakenOver` is called (by one of
+	 * this process: `onTakenOver` only, as at once when that happened before the watch). Once per
+	 * watch; the store's part needs a store that watches.
 	 */
 	watchForTakeover(): void {
+		if (this.#takenOver) return;
+		this.#watchClaim();
 		const store = this.store;
 		const sessionId = this.sessionId;
-		if (this.#stopWatching || this.#takenOver || !store?.watchTakeover || sessionId === undefined) return;
+		if (this.#stopWatching || !store?.watchTakeover || sessionId === undefined) return;
 		let stop: (() => void) | undefined;
 		try {
 			stop = store.watchTakeover(sessionId, (error) => {
@@ -475,8 +539,20 @@ export class DurableSession {
 		this.#stopWatching = typeof stop === "function" ? stop : () => {};
 	}
 
+	/**
+	 * Has the claim call `onTakenOver` when a newer agent of this process opens the session (at
+	 * once when one did already), until {@link DurableSession.stopWatching}.
+	 */
+	#watchClaim(): void {
+		const claim = this.#claim;
+		if (!claim || claim.onSuperseded) return;
+		if (claim.superseded) this.onTakenOver?.();
+		else claim.onSuperseded = () => this.onTakenOver?.();
+	}
+
 	/** Ends the watch {@link DurableSession.watchForTakeover} began (none: nothing to do). */
 	stopWatching(): void {
+		if (this.#claim) this.#claim.onSuperseded = undefined;
 		const stop = this.#stopWatching;
 		this.#stopWatching = undefined;
 		stop?.();
@@ -582,7 +658,7 @@ export class DurableSession {
 	#write(write: () => void | PromiseLike<void>): Promise<void> | undefined {
 		let turn: Promise<void> | undefined;
 		try {
-			turn = this.#claim?.writeTurn();
+			turn = this.#claim?.writeTurn(this.store as AgentStore);
 		} catch (error) {
 			return Promise.reject(error);
 		}
@@ -596,7 +672,7 @@ export class DurableSession {
 		// Checked again when its turn comes: a newer agent may have opened the session meanwhile, or a
 		// load's opening still undecided then may have been decided since.
 		const whenWriter = (): void | PromiseLike<void> => {
-			const waiting = this.#claim?.writeTurn();
+			const waiting = this.#claim?.writeTurn(this.store as AgentStore);
 			return waiting ? waiting.then(whenWriter) : handOver();
 		};
 		// After the writes before it, and after the opening (or the load's decision) it waits for.
