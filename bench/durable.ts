@@ -16,10 +16,10 @@
  *   saves one snapshot (the agent as its first prompt finds it); an ongoing session journals its
  *   prompt and its run's end, and saves none.
  * - The memory store and no store again, each alone in a child process (as an application has
- *   one or the other), the children alternating. V8 adapts to what a process has run: on Node 24
- *   a process that runs agents with a store settles in a mode where their whole turn costs more,
- *   the agent's code too, not only the store's (most of it goes with V8's allocation-site
- *   pretenuring turned off), and a process that ran both settles there for both. The rounds above, both variants in
+ *   one or the other), the children alternating. How fast a process runs a turn depends on what
+ *   it has run before: agents with a store used to slow down their whole process, the agent's
+ *   code as much as the store's (docs/performance.md, "A process with a store ran slower"), and
+ *   one process running both shares such effects between them. The rounds above, both variants in
  *   one process, measure the store's own work; these measure what adding a store costs a process.
  * - Snapshot size: an idle session of 1,000 messages and one waiting for approval, as JSON, beside
  *   the transcript's own JSON.
@@ -156,8 +156,8 @@ export async function measureDurable(options: DurableOptions, random: () => numb
 
 /**
  * The memory store and no store, each alone in child processes of their own, alternating.
- * `v8Flags` are set in each child before agentchart loads (`v8.setFlagsFromString`): how the
- * pretenuring finding in docs/performance.md is checked (`--no-allocation-site-pretenuring`).
+ * `v8Flags` are set in each child before agentchart loads (`v8.setFlagsFromString`), to see
+ * what a V8 setting changes (`--no-allocation-site-pretenuring`, say).
  *
  * @example
  * const solo = await measureStoreAlone({ memoryPrompts: 400, soloRepetitions: 2, soloRounds: 5 }, createRandom(1), "--no-allocation-site-pretenuring");

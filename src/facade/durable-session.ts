@@ -67,7 +67,7 @@ let unweakened: SessionClaim[] = [];
  * longer; what it spares is the weak references themselves: a task that makes agents one after
  * the other without ever ending (a batch over an in-process model) would pile up one WeakRef and
  * one finalization record per agent, and V8 then runs the whole process about twice as slowly
- * (see docs/performance.md, "A process with a store runs slower").
+ * (see docs/performance.md, "A process with a store ran slower").
  */
 function weakenLater(claim: SessionClaim): void {
 	if (unweakened.push(claim) > 1) return;

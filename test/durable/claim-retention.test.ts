@@ -5,7 +5,7 @@
  * one) and its store, so a task that made agents one after the other without ending (a batch over
  * an in-process model, the durable bench) kept every one of them, 300 MB over the bench's 32,000,
  * and V8 ran the whole process about twice as slowly with one WeakRef and one finalization record
- * per agent piling up (docs/performance.md, "A process with a store runs slower").
+ * per agent piling up (docs/performance.md, "A process with a store ran slower").
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
