@@ -530,7 +530,7 @@ describe("one writer per stored session", () => {
 	it("property: whichever agents open and prompt a session in whatever order, also while loads and runs are under way, and with loads that fail, also alongside others, a load finds the newest agent's transcript, and only the newest may prompt", async () => {
 		console.log(`property seed (one writer): ${PROPERTY_SEED}  (PROPERTY_SEED=${PROPERTY_SEED} to replay)`);
 		type Step =
-			| { op: "open" | "openLater" | "settle" }
+			| { op: "open" | "openLater" | "settle" | "nextTask" }
 			| { op: "collect"; ticks: number }
 			| { op: "openFailing" | "openFailingLater"; afterLook: boolean; ticks: number }
 			| { op: "prompt" | "promptLater"; agent: number };
@@ -543,6 +543,9 @@ describe("one writer per stored session", () => {
 			// some macrotasks on, between the failures of loads under way; rarely, since a full collection
 			// of the test's heap costs about as much as a run.
 			{ arbitrary: fc.record({ op: fc.constant("collect" as const), ticks: fc.integer({ min: 0, max: 40 }) }), weight: 1 },
+			// A timer's turn: the claims made so far are held weakly from then on (before it, strongly: see
+			// SessionClaim.weaken), so the claims of a session may be held either way, at any step.
+			{ arbitrary: fc.constant<Step>({ op: "nextTask" }), weight: 4 },
 		);
 		let runs = 0;
 		await fc.assert(
@@ -609,6 +612,7 @@ describe("one writer per stored session", () => {
 						else void openFailing(next.afterLook, next.ticks);
 					}
 					else if (next.op === "settle") await settle();
+					else if (next.op === "nextTask") await new Promise((resolve) => setTimeout(resolve, 1));
 					else if (next.op === "collect") {
 						for (let tick = 0; tick < next.ticks; tick++) await later();
 						await collectGarbage(undefined, 2);
