@@ -38,6 +38,17 @@ describe("unwritableJson", () => {
 		expect(unwritableJson({ at: new Date(0), map: new Map([[1, 2]]), fn: () => 1, nan: Number.NaN, missing: undefined, left: shared, right: [shared, shared] }, "result")).toBeUndefined();
 	});
 
+	it("reads only what JSON writes of an object, in its order: own enumerable keys, not inherited or hidden ones", () => {
+		const inherited = Object.create({ total: 1n }) as Record<string, unknown>;
+		inherited["own"] = 1;
+		expect(unwritableJson(inherited, "v")).toBeUndefined();
+		expect(unwritableJson(Object.defineProperty({}, "hidden", { enumerable: false, value: 1n }), "v")).toBeUndefined();
+		expect(unwritableJson({ [Symbol("s")]: 1n }, "v")).toBeUndefined();
+		// Integer keys come first, as JSON writes them: the first BigInt JSON meets is named.
+		expect(unwritableJson({ b: 1n, 2: 2n }, "v")).toBe("v[2] is a BigInt");
+		expect(unwritableJson(Object.assign(Object.create(null) as object, { a: { b: 1n } }), "v")).toBe("v.a.b is a BigInt");
+	});
+
 	it("follows toJSON as JSON does: a BigInt with a toJSON on its prototype is writable, a toJSON that throws is not", () => {
 		expect(unwritableJson({ toJSON: () => ({ total: 1n }) }, "v")).toBe("v.total is a BigInt");
 		expect(unwritableJson({ total: 1n, toJSON: () => "fine" }, "v")).toBeUndefined();
@@ -51,10 +62,12 @@ describe("unwritableJson", () => {
 	it("agrees with JSON.stringify on any value", () => {
 		const value = fc.anything({ withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withBoxedValues: true, withNullPrototype: true, withObjectString: true });
 		fc.assert(
-			fc.property(value, fc.boolean(), (generated, makeCycle) => {
+			fc.property(value, fc.boolean(), fc.boolean(), (generated, makeCycle, inherit) => {
 				let subject: unknown = generated;
+				// What an object inherits JSON does not write: the generated value as a prototype.
+				if (inherit && typeof generated === "object" && generated !== null) subject = Object.assign(Object.create(generated) as object, { own: 1 });
 				if (makeCycle && typeof generated === "object" && generated !== null && !(generated instanceof Map) && !(generated instanceof Set)) {
-					const host = { inner: generated, self: undefined as unknown };
+					const host = { inner: subject, self: undefined as unknown };
 					host.self = host;
 					subject = host;
 				}
