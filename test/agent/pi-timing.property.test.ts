@@ -365,6 +365,9 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	hooks: fc.boolean(),
 });
 
+/** Runs of the property: `PROPERTY_RUNS` (default 60). */
+const PROPERTY_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 60);
+
 describe("the Agent on pi and on agentchart, as code written for pi observes it", () => {
 	it.each([
 		["one sync listener", [{ kind: "sync", slowOn: [] }]],
@@ -494,9 +497,9 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 				}
 			}),
 			// PROPERTY_SEED (set by the mutation run) replays one seed; otherwise fast-check draws one.
-			{ numRuns: Number(process.env["PROPERTY_RUNS"] ?? 60), ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
+			{ numRuns: PROPERTY_RUNS, ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
 		);
-	}, 300_000);
+	}, Math.max(300_000, PROPERTY_RUNS * 2_000));
 });
 
 describe("the chart on agentchart's interpreter and on XState's", () => {
@@ -506,9 +509,9 @@ describe("the chart on agentchart's interpreter and on XState's", () => {
 				// The same chart, actions and actors: nothing may differ, not even the interleaving.
 				expect(await play("agentchart", scenario)).toEqual(await play("xstate", scenario));
 			}),
-			{ numRuns: Number(process.env["PROPERTY_RUNS"] ?? 60), ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
+			{ numRuns: PROPERTY_RUNS, ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
 		);
-	}, 300_000);
+	}, Math.max(300_000, PROPERTY_RUNS * 2_000));
 });
 
 /**

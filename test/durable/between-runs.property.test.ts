@@ -144,5 +144,5 @@ describe("an agent with a store, between runs", () => {
 			}),
 			{ numRuns: PROPERTY_RUNS, seed: PROPERTY_SEED },
 		);
-	}, 120_000);
+	}, Math.max(120_000, PROPERTY_RUNS * 1_000));
 });

@@ -143,5 +143,5 @@ describe("dispose() with a store", () => {
 			}),
 			{ numRuns: PROPERTY_RUNS, seed: PROPERTY_SEED },
 		);
-	});
+	}, Math.max(30_000, PROPERTY_RUNS * 1_000));
 });

@@ -107,5 +107,5 @@ describe("a file store session whose files were damaged", () => {
 			}),
 			{ numRuns: PROPERTY_RUNS, ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
 		);
-	});
+	}, Math.max(30_000, PROPERTY_RUNS * 500));
 });

@@ -105,6 +105,9 @@ async function play(scenario: Scenario): Promise<{ throughout: InspectionRecord[
 	return { throughout, reattached, detached, reattachedAt };
 }
 
+/** Runs of the property: `PROPERTY_RUNS` (default 60). */
+const PROPERTY_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 60);
+
 describe("an inspector detached and attached again, at random points of random runs", () => {
 	it("shows each message and call once, as one attached throughout does, and nothing open once the agent rests", async () => {
 		await fc.assert(
@@ -120,7 +123,7 @@ describe("an inspector detached and attached again, at random points of random r
 				expect(Object.keys(modelOf(reattached).open)).toEqual([]);
 				expect(Object.keys(modelOf(throughout).open)).toEqual([]);
 			}),
-			{ numRuns: Number(process.env["PROPERTY_RUNS"] ?? 60), ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
+			{ numRuns: PROPERTY_RUNS, ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
 		);
-	}, 120_000);
+	}, Math.max(120_000, PROPERTY_RUNS * 1_000));
 });

@@ -126,6 +126,9 @@ async function play(api: LoopApi, scenario: Scenario): Promise<{ lines: string[]
 	return { lines, result: normalise(JSON.stringify(result)), calls: scripted.calls.length };
 }
 
+/** Runs of the property: `PROPERTY_RUNS` (default 150). */
+const PROPERTY_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 150);
+
 describe("pi's loop API, random runs on pi and on agentchart", () => {
 	it("delivers the same events, byte for byte, and resolves with the same messages", async () => {
 		await fc.assert(
@@ -137,7 +140,7 @@ describe("pi's loop API, random runs on pi and on agentchart", () => {
 				expect(actual.result).toBe(expected.result);
 			}),
 			// PROPERTY_SEED (set by the mutation run) replays one seed; otherwise fast-check draws one.
-			{ numRuns: Number(process.env["PROPERTY_RUNS"] ?? 150), ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
+			{ numRuns: PROPERTY_RUNS, ...(process.env["PROPERTY_SEED"] ? { seed: Number(process.env["PROPERTY_SEED"]) } : {}) },
 		);
-	}, 120_000);
+	}, Math.max(120_000, PROPERTY_RUNS * 1_000));
 });

@@ -164,5 +164,5 @@ describe.each(["agentchart", "xstate"] as const)("restored with changed tools (%
 			}),
 			{ numRuns: NUM_RUNS, seed: SEED },
 		);
-	}, 120_000);
+	}, Math.max(120_000, NUM_RUNS * 1_000));
 });

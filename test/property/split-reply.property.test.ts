@@ -135,5 +135,5 @@ describe("splitting a failed streaming reply (fast-check)", () => {
 				],
 			},
 		);
-	});
+	}, Math.max(30_000, NUM_RUNS * 100));
 });

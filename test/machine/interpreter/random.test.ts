@@ -157,6 +157,9 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 	{ weight: 1, arbitrary: fc.constantFrom<Step>({ persistAndRestore: "xstate" }, { persistAndRestore: "agentchart" }) },
 );
 
+/** Runs of the property: `PROPERTY_RUNS` (default 60). */
+const PROPERTY_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 60);
+
 describe("the interpreter and XState's on random runs of a chart with every supported feature", () => {
 	it("see the same, step by step", async () => {
 		await fc.assert(
@@ -164,9 +167,9 @@ describe("the interpreter and XState's on random runs of a chart with every supp
 				const theirs = await play(toyMachine, "xstate", steps);
 				expect(await play(toyMachine, "agentchart", steps)).toEqual(theirs);
 			}),
-			{ numRuns: Number(process.env["PROPERTY_RUNS"] ?? 60) },
+			{ numRuns: PROPERTY_RUNS },
 		);
-	}, 120_000);
+	}, Math.max(120_000, PROPERTY_RUNS * 1_000));
 
 	it("take the branches a random run may miss: reentry, a guarded deep entry, a failing call, a crash, the final state", async () => {
 		const script: ToyEvent[] = [
