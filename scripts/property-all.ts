@@ -6,7 +6,7 @@
  * and `examples/`, so a new property test is included the day it reads `PROPERTY_RUNS`.
  *
  * ```sh
- * npm run property:all                          # 800 runs each, about an hour on 2 cores
+ * npm run property:all                          # 800 runs each, about half an hour on 2 cores
  * npm run property:all -- --runs 200            # fewer
  * npm run property:all -- --interpreter xstate  # on XState's interpreter (AGENTCHART_INTERPRETER)
  * npm run property:all -- --list                # the files, nothing run
