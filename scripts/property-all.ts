@@ -17,6 +17,7 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -48,22 +49,16 @@ export function propertyTestFiles(base: string = root): string[] {
 		.sort();
 }
 
-function flag(name: string): string | undefined {
-	const at = process.argv.indexOf(name);
-	if (at < 0) return undefined;
-	const value = process.argv[at + 1];
-	if (value === undefined || value.startsWith("--")) throw new Error(`${name} needs a value`);
-	return value;
-}
-
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+	// strict: a mistyped flag (--run 200) is an error, not a silent run at 800.
+	const { values } = parseArgs({ options: { list: { type: "boolean" }, runs: { type: "string" }, interpreter: { type: "string" } }, strict: true });
 	const files = propertyTestFiles();
-	if (process.argv.includes("--list")) {
+	if (values.list) {
 		console.log(files.join("\n"));
 	} else {
-		const runs = flag("--runs") ?? "800";
+		const runs = values.runs ?? "800";
 		if (!/^[1-9]\d*$/.test(runs)) throw new Error(`--runs: expected a positive whole number, got ${JSON.stringify(runs)}`);
-		const interpreter = flag("--interpreter");
+		const interpreter = values.interpreter;
 		if (interpreter !== undefined && interpreter !== "xstate" && interpreter !== "agentchart") {
 			throw new Error(`--interpreter: expected "agentchart" or "xstate", got ${JSON.stringify(interpreter)}`);
 		}
