@@ -20,6 +20,7 @@ import { createScriptedModel, type ScriptedBlock, toolCall } from "../../src/pro
 import type { AgentTool, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMachineEmitted } from "../../src/machines/types.js";
 import type { AgentMessage } from "../../src/types/messages.js";
+import { pendingApprovalsOf } from "../../src/restate/session-view.js";
 import { ok, textOf } from "../agent/helpers.js";
 
 const amount = () => Type.Object({ amount: Type.Number() });
@@ -107,6 +108,35 @@ describe("a call waiting for approval, restored with a changed tool", () => {
 		await agent.approve("c1");
 		await agent.waitForIdle();
 		expect(ran).toEqual([{ amount: 1 }]);
+	});
+});
+
+describe("a parallel batch waiting for approval, restored with one of its tools changed", () => {
+	it("does not run a prepared call of the changed tool with arguments it no longer takes, and runs the unchanged tool's calls as asked", async () => {
+		const ran: unknown[] = [];
+		const refund = (schema: TSchema): AnyAgentTool => ({ ...charge(schema, ran), name: "refund", label: "Refund" });
+		const snapshot = await waitingSnapshot([toolCall("charge", { amount: 1 }, "c1"), toolCall("refund", { amount: 2 }, "r1")], [charge(amount(), [], { needsApproval: true }), refund(amount())], "parallel");
+		expect(snapshot.machine.context.run?.batch?.calls.map((call) => call.status)).toEqual(["awaiting-approval", "prepared"]);
+		// The deploy: refunds now need a currency; charges are as they were.
+		const restored = Agent.restore(snapshot, { initialState: { tools: [charge(amount(), ran, { needsApproval: true }), refund(withCurrency())] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn, toolExecution: "parallel" });
+		expect(restored.pendingApprovals.map(({ toolCallId, argsProblem }) => ({ toolCallId, argsProblem }))).toEqual([{ toolCallId: "c1", argsProblem: undefined }]);
+		await restored.approve("c1");
+		await restored.waitForIdle();
+		expect(ran).toEqual([{ amount: 1 }]);
+		expect(results(restored.state.messages)).toEqual(['charged {"amount":1}', 'Validation failed for tool "refund":']);
+	});
+});
+
+describe("the calls waiting in a stored snapshot, as Restate's state shows them (pendingApprovalsOf)", () => {
+	it("are as stored for a tool not among the tools given, and rechecked against a changed one", async () => {
+		const refund: AnyAgentTool = { ...charge(amount(), [], { needsApproval: true }), name: "refund", label: "Refund" };
+		const snapshot = await waitingSnapshot([toolCall("charge", { amount: 1 }, "c1"), toolCall("refund", { amount: 2 }, "r1")], [charge(amount(), [], { needsApproval: true }), refund], "parallel");
+		const shown = (tools?: AnyAgentTool[]) => pendingApprovalsOf(snapshot, tools).map(({ toolCallId, args, argsProblem }) => ({ toolCallId, args, problem: argsProblem !== undefined }));
+		expect(shown([charge(withCurrency(), [], { needsApproval: true })])).toEqual([
+			{ toolCallId: "c1", args: { amount: 1 }, problem: true },
+			{ toolCallId: "r1", args: { amount: 2 }, problem: false },
+		]);
+		expect(shown([])).toEqual(shown());
 	});
 });
 

@@ -50,6 +50,8 @@ describe("a journal entry that is whole but not one a restore can use", () => {
 		["null", () => null, /line 2 of .*journal\.jsonl \(whole: it matches its checksum\): it must be an object, not null/],
 		["a kind of a newer agentchart", (entry) => ({ ...entry, kind: "timer" }), /line 2 of .*: its kind must be "run" or "model" or "tool" or "approval" or "compaction", not "timer"/],
 		["a tool intent without its replay policy", (entry) => ({ ...entry, replay: undefined }), /line 2 of .*: its replay must be "safe" or "unsafe", not undefined/],
+		["a phase of a newer agentchart", (entry) => ({ ...entry, phase: "retry" }), /line 2 of .*: its phase must be "intent" or "update" or "outcome", not "retry"/],
+		["a tool intent whose call has no name", (entry) => ({ ...entry, call: { id: "a" } }), /line 2 of .*: its call\.name must be a string, not undefined/],
 	];
 	for (const [what, change, message] of shapes) {
 		it(`fails the file store's load, naming the line and the field, and leaves the journal as it is: ${what}`, async () => {

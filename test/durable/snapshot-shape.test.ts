@@ -2,7 +2,9 @@
  * The snapshot's shape check knows every field of the chart's context: each field of the
  * context, the run, the tool batch and a call is checked, or listed here with why it needs no
  * check. A field added to the chart without either fails here, instead of a damaged snapshot
- * reaching the chart with a value no check looked at.
+ * reaching the chart with a value no check looked at. A damaged field is refused with its path
+ * and what it must be; what the chart stores (a call still being prepared, a machine that ended
+ * between runs) is let through.
  */
 import { readFile } from "node:fs/promises";
 import ts from "typescript";
@@ -10,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { JOURNAL_ENTRY_CHECKED_FIELDS, SNAPSHOT_CHECKED_FIELDS } from "../../src/durable/snapshot-shape.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import { deferred, makeTool, ok, thrownBy } from "../agent/helpers.js";
 
@@ -109,5 +112,98 @@ describe("the snapshot's shape check", () => {
 		const options = { initialState: { tools: [tool] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn };
 		expect(thrownBy(() => Agent.restore(damaged as unknown as AgentSnapshot, options))).toMatch(/the snapshot's machine\.context\.run\.compactionReason must be "threshold" or "overflow" or "manual", not "bogus"/);
 		Agent.restore(snapshot, options).dispose();
+	});
+});
+
+/** Through JSON, as a snapshot travels between processes. */
+function throughJson<T>(value: T): T {
+	return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/** A run of an agent with a store waiting for approval of call "a" of `send`: its snapshot (with the run's journal), and options that restore it. */
+async function waitingWithJournal() {
+	const tool = makeTool("send", async () => ok("sent"), { needsApproval: true });
+	const scripted = createScriptedModel([{ content: [toolCall("send", { to: "bob" }, "a")] }, { content: "done" }]);
+	const agent = new Agent({ initialState: { model: scripted.model, tools: [tool] }, streamFn: scripted.streamFn, store: createMemoryStore(), sessionId: "s" });
+	const asked = deferred<void>();
+	agent.subscribe((event) => void (event.type === "approval_requested" && asked.resolve()));
+	const run = agent.prompt("go");
+	await asked.promise;
+	const snapshot = throughJson(agent.snapshot());
+	agent.dispose();
+	await run;
+	return { snapshot, options: { initialState: { tools: [tool] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn } };
+}
+
+/** Sets (or, given `undefined`, deletes) the field at `path` (keys and list indexes joined by dots) of a JSON value. */
+function damageAt(value: unknown, path: string, wrong: unknown): void {
+	const keys = path.split(".");
+	const last = keys.pop() as string;
+	const parent = keys.reduce((node, key) => (node as Record<string, unknown>)[key], value) as Record<string, unknown>;
+	if (wrong === undefined) delete parent[last];
+	else parent[last] = wrong;
+}
+
+describe("a damaged snapshot", () => {
+	// The path of a field, where a journal entry is named by its kind and phase; then the wrong value; then what it must be.
+	const damages: [string, unknown, string][] = [
+		["machine.context.systemPrompt", 5, "a string, not 5"],
+		["machine.context.model.id", undefined, "a string, not undefined"],
+		["machine.context.tools.0.name", 5, "a string, not 5"],
+		["machine.context.config", [], "an object, not []"],
+		["machine.context.run.turn", "2", 'a number, not "2"'],
+		["machine.context.run.turn", Number.NaN, "a number, not NaN"],
+		["machine.context.run.aborted", "yes", 'true or false, not "yes"'],
+		["machine.context.run.batch.calls.0.toolCall.id", 5, "a string, not 5"],
+		["machine.context.run.batch.calls.0.approval", { deadline: "soon" }, 'a number, not "soon"'],
+		["machine.value", 5, "a state (a name, or an object of names), not 5"],
+		["agent.errorMessage", 5, "a string, not 5"],
+		["agent.abortPending", "yes", 'true or false, not "yes"'],
+		["journal.approval.requested.phase", "retry", '"requested" or "decided", not "retry"'],
+		["journal.approval.requested.call.name", undefined, "a string, not undefined"],
+	];
+
+	it.each(damages)("is refused, naming the field and what it must be: %s = %j", async (path, wrong, expected) => {
+		const { snapshot, options } = await waitingWithJournal();
+		const asked = snapshot.journal.findIndex((entry) => entry.kind === "approval" && entry.phase === "requested");
+		const at = path.replace("approval.requested", String(asked));
+		const damaged = throughJson(snapshot);
+		damageAt(damaged, at, wrong);
+		// The field named as a path: list indexes in brackets; a damaged approval names its deadline.
+		const named = at.replace(/\.(\d+)/g, "[$1]").replace(/approval$/, "approval.deadline");
+		expect(thrownBy(() => Agent.restore(damaged, options))).toBe(`agentchart: the snapshot's ${named} must be ${expected}`);
+		Agent.restore(snapshot, options).dispose();
+	});
+});
+
+describe("a snapshot the shape check lets through", () => {
+	it("has a call still being prepared (its beforeToolCall hook deciding): the restore prepares it again", async () => {
+		const deciding = deferred<void>();
+		const tool = makeTool("send", async () => ok("sent"));
+		const scripted = createScriptedModel([{ content: [toolCall("send", {}, "a")] }, { content: "done" }]);
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [tool] },
+			streamFn: scripted.streamFn,
+			beforeToolCall: async () => {
+				deciding.resolve();
+				return new Promise<undefined>(() => {});
+			},
+		});
+		const run = agent.prompt("go");
+		await deciding.promise;
+		const snapshot = throughJson(agent.snapshot());
+		expect(snapshot.machine.context.run?.batch?.calls.map((call) => call.status)).toEqual(["preparing"]);
+		agent.dispose();
+		await run;
+		const restored = Agent.restore(snapshot, { initialState: { tools: [tool] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn });
+		await restored.waitForIdle();
+		expect(restored.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+	});
+
+	it("is of a machine that ended between runs (no run, its state not idle): its state is not read", () => {
+		const scripted = createScriptedModel([]);
+		const snapshot = throughJson(new Agent({ initialState: { model: scripted.model, messages: [{ role: "user", content: "hi", timestamp: 1 }] } }).snapshot());
+		const ended = { ...snapshot, machine: { ...snapshot.machine, status: "done", value: "ended" } } as AgentSnapshot;
+		expect(Agent.restore(ended, {}).state.messages).toEqual(snapshot.machine.context.messages);
 	});
 });

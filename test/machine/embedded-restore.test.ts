@@ -210,4 +210,15 @@ describe("a parent restored without hydrating its agent's snapshot", () => {
 		expect(restored.getSnapshot().status).toBe("error");
 		expect(errors.map((error) => (error as Error).message)).toEqual([expect.stringMatching(HYDRATE)]);
 	});
+
+	it.each([
+		["no context", {}],
+		["a context without its config", { context: {} }],
+	])("fails a bare machine restored from a hand-made snapshot with %s the same way, not with a TypeError", (_what, fields) => {
+		const errors: unknown[] = [];
+		const restored = createActor(agentMachine, { snapshot: { status: "active", value: "idle", children: {}, ...fields } as never });
+		restored.subscribe({ error: (error) => errors.push(error) });
+		start(restored);
+		expect(errors.map((error) => (error as Error).message)).toEqual([expect.stringMatching(HYDRATE)]);
+	});
 });
