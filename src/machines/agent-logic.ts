@@ -8,7 +8,7 @@ import type { ActorLogic, AnyActorScope, EventObject } from "xstate";
 import { agentMachine } from "./agent-machine.js";
 import { registerEmitter } from "./emitters.js";
 import { chartLogic } from "./interpreter/chart-logic.js";
-import { persistAgentContext } from "../durable/snapshot.js";
+import { persistAgentContext, requireHydrated } from "../durable/snapshot.js";
 import { environmentVariable } from "../util/host.js";
 
 /**
@@ -17,7 +17,7 @@ import { environmentVariable } from "../util/host.js";
  * @example
  * const actor = createActor(agentLogic, { input: { config: { streamFn } } }).start();
  */
-export const agentLogic = chartLogic(agentMachine, { persistContext: persistAgentContext });
+export const agentLogic = chartLogic(agentMachine, { persistContext: persistAgentContext, checkStart: requireHydrated });
 
 type AgentLogic = typeof agentLogic;
 

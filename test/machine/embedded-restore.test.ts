@@ -13,6 +13,7 @@ import { type AnyActorRef, assign, createActor, sendTo, setup, waitFor } from "x
 import { afterEach, describe, expect, it } from "vitest";
 import { hydrateAgentSnapshot } from "../../src/machine.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
+import { agentLogic } from "../../src/machines/agent-logic.js";
 import type { PersistedAgentMachine } from "../../src/durable/snapshot.js";
 import type { AgentMachineInput } from "../../src/machines/types.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
@@ -197,6 +198,8 @@ describe("a parent restored without hydrating its agent's snapshot", () => {
 	it.each([
 		["the bare machine restored alone", () => agentMachine],
 		["a machine made with agentMachine.provide(...)", () => agentMachine.provide({ actions: { emitRunEndCheckpoint: () => undefined } }).provide({})],
+		// An agent's own logic: agentchart's interpreter starts the chart without XState's start.
+		["the chart on agentchart's interpreter (what an Agent runs)", () => agentLogic as unknown as typeof agentMachine],
 	] as const)("fails %s the same way", async (_which, machineOf) => {
 		const machine = machineOf();
 		const scripted = createScriptedModel([{ content: "hi" }]);

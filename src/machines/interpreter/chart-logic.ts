@@ -44,6 +44,15 @@ export interface ChartLogicOptions<C> {
 	 * chartLogic(machine, { persistContext: (context) => ({ ...context, cache: undefined }) });
 	 */
 	persistContext?: ((context: C) => unknown) | undefined;
+	/**
+	 * Asked with the snapshot as the actor starts, for a machine whose own `start` checks it (XState
+	 * calls the machine's `start`; this interpreter starts the chart itself, so the check is given
+	 * here). A throw fails the actor as it would on XState's interpreter.
+	 *
+	 * @example
+	 * chartLogic(machine, { checkStart: (snapshot) => void assertUsable(snapshot.context) });
+	 */
+	checkStart?: ((snapshot: { status: string; context: C }) => void) | undefined;
 }
 
 /** The actor logic {@link chartLogic} returns. */
@@ -133,6 +142,7 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 			return step.snapshot();
 		},
 		start(snapshot: ChartSnapshot<C>): void {
+			options.checkStart?.(snapshot);
 			for (const id in snapshot.children) {
 				const child = snapshot.children[id];
 				// Started once: XState's start of a running actor does nothing, and the spawn's own start is skipped then.
