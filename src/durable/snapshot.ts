@@ -170,9 +170,12 @@ function configDataOf(config: Partial<AgentMachineConfig> | Record<string, unkno
 	for (const key of Object.keys(config)) {
 		if (key === "journal") continue;
 		const value = (config as Record<string, unknown>)[key];
-		if (value === undefined || typeof value === "function") continue;
-		// As JSON has them: a number that is not finite is null.
-		data[key] = value !== null && typeof value === "object" ? nestedData(value) : typeof value === "number" && !Number.isFinite(value) ? null : value;
+		// As JSON has them: what it cannot write is left out, a number that is not finite is null.
+		if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
+		if (typeof value === "bigint") throw new TypeError(`agentchart: the setting "${key}" is a BigInt, which JSON cannot write (a snapshot is JSON)`);
+		const kept = value !== null && typeof value === "object" ? nestedData(value) : typeof value === "number" && !Number.isFinite(value) ? null : value;
+		// A toJSON that gives nothing JSON can write leaves the key out, as JSON.stringify does.
+		if (kept !== undefined) data[key] = kept;
 	}
 	return data;
 }
@@ -197,7 +200,8 @@ function nestedData(value: object): unknown {
 		}
 		if (plain) return copy;
 	}
-	return JSON.parse(JSON.stringify(value)) as unknown;
+	const text = JSON.stringify(value) as string | undefined;
+	return text === undefined ? undefined : (JSON.parse(text) as unknown);
 }
 
 /**

@@ -3,15 +3,17 @@
  * plain JSON: an agent's settings without its functions (hooks, a summariser, stream callbacks)
  * or its journal, its tools without `execute`, a number JSON cannot write (Infinity: "no limit")
  * as the null JSON makes of it, and a nested setting as `JSON.stringify` has it (its `toJSON`, a
- * Date as text), though it is built without a JSON round trip when the setting is plain values.
+ * Date as text), though it is built without a JSON round trip when the setting is plain values;
+ * a property holds the settings' data to JSON's own round trip over random settings.
  * A restore that cannot be made names what is wrong: the tool missing and the tools given, a
  * value that is no snapshot, a version that is none. A run stored after `abort()` comes back
  * aborted.
  */
+import fc from "fast-check";
 import { createActor } from "xstate";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
-import type { AgentSnapshot, PersistedAgentMachine } from "../../src/durable/snapshot.js";
+import { type AgentSnapshot, loopConfigData, type PersistedAgentMachine } from "../../src/durable/snapshot.js";
 import { createMemoryStore } from "../../src/durable/store.js";
 import { agentLogic } from "../../src/machines/agent-logic.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
@@ -192,5 +194,60 @@ describe("a run stored after abort(), while a tool took its time to stop", () =>
 		await restored.waitForIdle();
 		expect(runs).toEqual([]);
 		expect(after.calls).toHaveLength(0);
+	});
+});
+
+describe("a snapshot's settings, against JSON's own round trip", () => {
+	/** A value a setting may hold: JSON's, and what JSON leaves out or rewrites (functions, undefined, symbols, non-finite numbers, Dates, objects with a toJSON). */
+	const settingValue = fc.letrec((tie) => ({
+		value: fc.oneof(
+			{ depthSize: "small" },
+			fc.jsonValue({ maxDepth: 1 }),
+			fc.constantFrom<unknown>(undefined, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, Symbol("s"), () => 1, new Date(0)),
+			fc.array(tie("value"), { maxLength: 3 }),
+			fc.dictionary(fc.string({ maxLength: 4 }), tie("value"), { maxKeys: 3 }),
+			tie("value").map((inner) => ({ toJSON: () => inner })),
+		),
+	})).value;
+	const settings = fc.dictionary(fc.constantFrom("toolExecution", "streamOptions", "compaction", "toolTimeoutMs", "journal", "custom", "x"), settingValue, { maxKeys: 5 });
+
+	/** What JSON makes of the settings, the journal left out (it is the process's). */
+	function throughJsonWithoutJournal(config: Record<string, unknown>): unknown {
+		const { journal: _journal, ...rest } = config;
+		return JSON.parse(JSON.stringify(rest));
+	}
+
+	/** -0 as 0: JSON writes both as 0, and a snapshot kept in memory may keep the sign. */
+	function signless(value: unknown): unknown {
+		if (Object.is(value, -0)) return 0;
+		if (Array.isArray(value)) return value.map(signless);
+		if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, signless(field)]));
+		return value;
+	}
+
+	it("holds exactly what JSON.parse(JSON.stringify(settings)) holds, whatever the settings hold", () => {
+		fc.assert(
+			fc.property(settings, (config) => {
+				expect(signless(loopConfigData(config))).toStrictEqual(signless(throughJsonWithoutJournal(config)));
+			}),
+			{ numRuns: 1000 },
+		);
+	});
+
+	// Found by the property above: the first threw a SyntaxError from snapshot(), the second was kept as a BigInt.
+	it("leaves out a setting whose toJSON gives nothing, and a symbol; names a setting that is a BigInt", () => {
+		expect(loopConfigData({ toolExecution: "parallel", streamOptions: { toJSON: () => undefined }, tag: Symbol("t") })).toStrictEqual({ toolExecution: "parallel" });
+		expect(() => loopConfigData({ toolTimeoutMs: 10n })).toThrow('agentchart: the setting "toolTimeoutMs" is a BigInt, which JSON cannot write (a snapshot is JSON)');
+	});
+
+	it("fails, as JSON.stringify does, on a BigInt anywhere in the settings", () => {
+		fc.assert(
+			fc.property(settings, fc.constantFrom("top", "nested", "listed"), (config, where) => {
+				const big = 1n;
+				const withBig = { ...config, limit: where === "top" ? big : where === "nested" ? { max: big } : [big] };
+				expect(() => loopConfigData(withBig)).toThrow(/BigInt/);
+			}),
+			{ numRuns: 300 },
+		);
 	});
 });
