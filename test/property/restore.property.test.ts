@@ -4,7 +4,8 @@
  * agent saved at a quiet point, restored through JSON into a new agent (with new, equal tools
  * and model) that then finishes the run, gives the same final transcript as the run that was
  * never interrupted. With replay-safe tools, so does every snapshot the agent saved, quiet or
- * not. And whenever a tool runs, what a slow store holds at that moment (a crash then leaves
+ * not, and each of those, taken as an event reached a listener, is plain JSON already (what JSON
+ * makes of it is what it was). And whenever a tool runs, what a slow store holds at that moment (a crash then leaves
  * that) restores a run that answers the call without running it again and keeps every user
  * message the model had seen. A store that fails random writes (rejecting, or throwing) never
  * takes the process down or makes a tool run twice, every failure is reported, and what it kept
@@ -171,7 +172,21 @@ async function uninterrupted(scenario: Scenario, interpreter: "agentchart" | "xs
 		await (agent as Agent).saved();
 		await held();
 	});
-	if (everyEvent) agent.subscribe(() => void saved.push(JSON.parse(JSON.stringify((agent as Agent).snapshot())) as AgentSnapshot));
+	// agent.snapshot() is plain JSON at any moment: what JSON makes of it is what it was (a function, a
+	// symbol, a non-finite number, a Date, an object with a toJSON would each read differently).
+	const notPlain: string[] = [];
+	if (everyEvent) {
+		agent.subscribe((event) => {
+			const snapshot = (agent as Agent).snapshot();
+			const json = JSON.parse(JSON.stringify(snapshot)) as AgentSnapshot;
+			try {
+				expect(snapshot).toEqual(json);
+			} catch (error) {
+				notPlain.push(`at ${event.type} in ${JSON.stringify(json.machine.value)}: ${String(error).slice(0, 400)}`);
+			}
+			saved.push(json);
+		});
+	}
 	pinFor(agent, then);
 	if (scenario.followUp) agent.followUp(user("follow-up"));
 	const run = agent.prompt("go");
@@ -183,6 +198,7 @@ async function uninterrupted(scenario: Scenario, interpreter: "agentchart" | "xs
 	await agent.saved();
 	await held();
 	await agent.save();
+	expect(notPlain, "snapshots that were not plain JSON").toEqual([]);
 	return { transcript: agent.state.messages, firstRun, saved };
 }
 
