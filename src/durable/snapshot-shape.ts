@@ -70,6 +70,21 @@ function oneOf(values: readonly string[]): Check {
 	};
 }
 
+/** An object whose every field passes `check` (named as `path["key"]`: a key may be any text). */
+function recordOf(check: Check): Check {
+	return (value, path) => {
+		if (!isRecord(value)) fail(path, "an object", value);
+		for (const [key, field] of Object.entries(value)) check(field, `${path}[${JSON.stringify(key)}]`);
+	};
+}
+
+/** A state value: a state's name, or an object of a state's name to its children's value. */
+const stateValue: Check = (value, path) => {
+	if (typeof value === "string") return;
+	if (!isRecord(value)) fail(path, "a state (a name, or an object of names)", value);
+	for (const [key, child] of Object.entries(value)) stateValue(child, `${path}.${key}`);
+};
+
 function fields(shape: Record<string, Check>): Check {
 	return (value, path) => {
 		if (!isRecord(value)) fail(path, "an object", value);
@@ -217,11 +232,10 @@ const snapshotShape: Check = (snapshot, path) => {
 	fields({
 		machine: fields({
 			status: oneOf(["active", "done", "error", "stopped"]),
-			value: (value, path) => {
-				if (typeof value !== "string" && !isRecord(value)) fail(path, "a state (a name, or an object of names)", value);
-			},
+			value: stateValue,
 			context,
-			children: optional(anObject),
+			// A child the chart had running (a model call, a batch of tool calls): restored by its logic's name.
+			children: optional(recordOf(fields({ src: text, snapshot: fields({ status: oneOf(["active", "done", "error", "stopped"]) }) }))),
 		}),
 		journal: optional(listOf(journalEntry)),
 		journalSeq: optional(count),

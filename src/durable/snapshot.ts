@@ -13,6 +13,7 @@ import { validateToolArguments } from "../tools/validate-arguments.js";
 import { describeError } from "../util/describe-error.js";
 import type { StoredJournalEntry } from "./journal.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
+import { shown } from "../agent-input.js";
 
 /**
  * What every agentchart snapshot says it is.
@@ -363,7 +364,7 @@ export function readAgentSnapshot(value: unknown): AgentSnapshot {
 		throw new Error(`agentchart: not an agentchart snapshot (no format "${SNAPSHOT_FORMAT}")`);
 	}
 	const version = snapshot.version;
-	if (typeof version !== "number" || !Number.isInteger(version) || version < 1) throw new Error(`agentchart: a snapshot without a valid version (${String(version)})`);
+	if (typeof version !== "number" || !Number.isInteger(version) || version < 1) throw new Error(`agentchart: a snapshot without a valid version (${shown(version)})`);
 	if (version > SNAPSHOT_VERSION) {
 		throw new Error(`agentchart: the snapshot's format is version ${snapshot.version}, newer than this agentchart reads (${SNAPSHOT_VERSION}); upgrade agentchart to restore it`);
 	}

@@ -78,8 +78,9 @@ describe("restore and load, as a user runs them", () => {
 	it("a snapshot whose version is not a whole number is refused", async () => {
 		const snapshot = await waitingSnapshot();
 		const scripted = createScriptedModel([reply]);
-		for (const version of [1.5, Number.NaN, "1"]) {
-			expect(() => Agent.restore({ ...snapshot, version } as never, { initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn })).toThrow(`agentchart: a snapshot without a valid version (${String(version)})`);
+		// The version as it is (a text quoted); one that cannot be made text (damage) still gives the refusal.
+		for (const [version, named] of [[1.5, "1.5"], [Number.NaN, "NaN"], ["1", '"1"'], [{ toString: 0 }, "{ toString: 0 }"]] as const) {
+			expect(() => Agent.restore({ ...snapshot, version } as never, { initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn })).toThrow(`agentchart: a snapshot without a valid version (${named})`);
 		}
 	});
 

@@ -157,6 +157,8 @@ describe("a damaged snapshot", () => {
 		["machine.context.run.batch.calls.0.toolCall.id", 5, "a string, not 5"],
 		["machine.context.run.batch.calls.0.approval", { deadline: "soon" }, 'a number, not "soon"'],
 		["machine.value", 5, "a state (a name, or an object of names), not 5"],
+		// Found by the damage property: the chart met it unchecked ("Cannot convert undefined or null to object").
+		["machine.value.running", null, "a state (a name, or an object of names), not null"],
 		["agent.errorMessage", 5, "a string, not 5"],
 		["agent.abortPending", "yes", 'true or false, not "yes"'],
 		["journal.approval.requested.phase", "retry", '"requested" or "decided", not "retry"'],
@@ -173,6 +175,61 @@ describe("a damaged snapshot", () => {
 		const named = at.replace(/\.(\d+)/g, "[$1]").replace(/approval$/, "approval.deadline");
 		expect(thrownBy(() => Agent.restore(damaged, options))).toBe(`agentchart: the snapshot's ${named} must be ${expected}`);
 		Agent.restore(snapshot, options).dispose();
+	});
+});
+
+describe("a damaged child of the machine (a model call or a batch of tool calls it had running)", () => {
+	// Found by the damage property: restored, the agent's next snapshot failed with a TypeError.
+	it.each([
+		["that is not an object", false, 'the snapshot\'s machine.children["stray"] must be an object, not false'],
+		["without its logic's name", { snapshot: {} }, 'the snapshot\'s machine.children["stray"].src must be a string, not undefined'],
+	])("is refused, named: one %s", async (_what, child, message) => {
+		const { snapshot, options } = await waitingWithJournal();
+		const damaged = throughJson(snapshot) as unknown as { machine: { children: Record<string, unknown> } };
+		damaged.machine.children = { ...damaged.machine.children, stray: child };
+		expect(thrownBy(() => Agent.restore(damaged as unknown as AgentSnapshot, options))).toBe(`agentchart: ${message}`);
+	});
+});
+
+describe("a run's snapshot without an actor its state runs", () => {
+	/** A snapshot taken while a tool runs: the machine has its batch of calls as a child ("tools"). */
+	async function runningToolSnapshot() {
+		const started = deferred<void>();
+		const release = deferred<void>();
+		const look = makeTool("look", async () => {
+			started.resolve();
+			await release.promise;
+			return ok("seen");
+		});
+		const scripted = createScriptedModel([{ content: [toolCall("look", {}, "a")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [look] }, streamFn: scripted.streamFn });
+		const run = agent.prompt("go");
+		await started.promise;
+		const snapshot = throughJson(agent.snapshot());
+		release.resolve();
+		await run;
+		return { snapshot, options: { initialState: { tools: [look] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn } };
+	}
+
+	// Found by the damage property: restored, the run waited for ever for an actor that was not there.
+	it.each([
+		["removed", undefined],
+		["written in as stopped", "stopped"],
+	])("is refused, naming the actor: its batch of tool calls %s", async (_what, status) => {
+		const { snapshot, options } = await runningToolSnapshot();
+		expect(Object.keys(snapshot.machine.children ?? {})).toEqual(["tools"]);
+		const damaged = throughJson(snapshot) as unknown as { machine: { children: Record<string, { snapshot: { status: string } }> } };
+		if (status === undefined) damaged.machine.children = {};
+		else (damaged.machine.children["tools"] as { snapshot: { status: string } }).snapshot.status = status;
+		expect(thrownBy(() => Agent.restore(damaged as unknown as AgentSnapshot, options))).toMatch(/^agentchart: the snapshot's machine\.children has no running "tools", which runs the batch of tool calls its state running\.tool-executing waits for/);
+		Agent.restore(snapshot, options).dispose();
+	});
+
+	it("is refused, naming the actor and the state: a model call's stream", async () => {
+		const { snapshot, options } = await runningToolSnapshot();
+		const streaming = throughJson(snapshot) as unknown as { machine: { value: unknown; children: Record<string, unknown> } };
+		streaming.machine.value = { running: "streaming" };
+		expect(thrownBy(() => Agent.restore(streaming as unknown as AgentSnapshot, options))).toMatch(/^agentchart: the snapshot's machine\.children has no running "stream", which its state running\.streaming runs/);
 	});
 });
 

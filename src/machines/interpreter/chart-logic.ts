@@ -156,9 +156,11 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 			checkXStateInternals(scope.system);
 			const children: Record<string, AnyActorRef | undefined> = {};
 			for (const [id, data] of Object.entries(persisted.children ?? {})) {
+				// XState skips a child without a logic's name (a persisted snapshot never holds the logic itself).
+				if (typeof data.src !== "string") continue;
 				let logic;
 				try {
-					logic = actorLogicOf(chart, data.src as string);
+					logic = actorLogicOf(chart, data.src);
 				} catch {
 					// XState skips a child whose logic it cannot find.
 					continue;

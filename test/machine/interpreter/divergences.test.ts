@@ -4,7 +4,7 @@
  * both interpreters run the same machine and what an observer sees (emitted events, snapshots,
  * errors, inspection records) must be the same, line for line.
  */
-import { type AnyActorRef, type EventObject, type SnapshotFrom, assign, createActor, enqueueActions, fromCallback, fromObservable, fromPromise, setup } from "xstate";
+import { type AnyActorLogic, type AnyActorRef, type EventObject, type SnapshotFrom, assign, createActor, enqueueActions, fromCallback, fromObservable, fromPromise, setup } from "xstate";
 import { describe, expect, it } from "vitest";
 import { chartLogic } from "../../../src/machines/interpreter/chart-logic.js";
 import { type Step, lastState, playBoth } from "./harness.js";
@@ -190,6 +190,22 @@ describe("the interpreter and XState's, on the behaviours that once differed", (
 			expect(lines).toContain('emit {"type":"heard","got":"ping"}');
 			expect(lastState(lines)).toContain('ctx={"n":2}');
 		}
+	});
+
+	it("skips a persisted child without a logic's name as XState does, and persists the rest the same", () => {
+		const machine = setup({ actors: { echo } }).createMachine({ id: "skip", initial: "a", states: { a: { invoke: { id: "child", src: "echo", input: { tag: "c" } } } } });
+		const persisted = JSON.parse(JSON.stringify(createActor(machine).start().getPersistedSnapshot())) as { children: Record<string, unknown> };
+		// A damaged entry beside the real child: no src (XState resolves nothing, and skips it).
+		persisted.children["stray"] = { snapshot: {} };
+		const after = (logic: AnyActorLogic) => {
+			const actor = createActor(logic, { snapshot: persisted as never }).start();
+			const json = JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as unknown;
+			actor.stop();
+			return json;
+		};
+		const theirs = after(machine);
+		expect(Object.keys((theirs as { children: object }).children)).toEqual(["child"]);
+		expect(after(chartLogic(machine))).toEqual(theirs);
 	});
 
 	it("persists in XState's format: the same JSON from both", () => {

@@ -1,0 +1,117 @@
+/**
+ * A snapshot damaged anywhere (up to three fields set to other JSON values, or removed) is either
+ * refused by `Agent.restore` with an error that says what is wrong, or restores an agent whose own
+ * snapshot restores again; never a TypeError from deep in the engine. Snapshots travel through
+ * files, databases and hand edits. It found: a state value with a null inside, a child entry that
+ * was no object or had no logic's name (restored, the agent's next snapshot threw), a version that
+ * could not be made text, and a run whose state's actor (a model call, a batch of tool calls) was
+ * missing or not running (restored, it waited for ever). Whether every agent such a snapshot
+ * restores also runs to its end is not checked here: a damaged counter (`run.attempt`) can still
+ * leave a run waiting.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import type { AgentSnapshot } from "../../src/durable/snapshot.js";
+import { createMemoryStore } from "../../src/durable/store.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import { deferred, makeTool, ok } from "../agent/helpers.js";
+
+/** What JavaScript says when code reads what is not there: the engine met the damage unchecked. */
+const ENGINE_TRIPPED = /Cannot read properties|Cannot set properties|is not a function|is not iterable|Cannot convert|is not an object|Maximum call stack|Invalid array length/;
+
+const SEED = Number(process.env["PROPERTY_SEED"] ?? Date.now() % 2 ** 31);
+
+function throughJson<T>(value: T): T {
+	return JSON.parse(JSON.stringify(value)) as T;
+}
+
+const send = makeTool("send", async () => ok("sent"), { needsApproval: true });
+const look = makeTool("look", async () => ok("seen"));
+
+/** Snapshots of a few places a run stops at: idle after a run, waiting for approval beside a settled call, a tool running. */
+async function snapshots(): Promise<AgentSnapshot[]> {
+	const idle = createScriptedModel([{ content: "hello" }]);
+	const first = new Agent({ initialState: { model: idle.model, tools: [send, look] }, streamFn: idle.streamFn });
+	await first.prompt("hi");
+	const waiting = createScriptedModel([{ content: [toolCall("look", {}, "l1"), toolCall("send", { to: "bob" }, "s1")] }, { content: "done" }]);
+	const second = new Agent({ initialState: { model: waiting.model, tools: [send, look] }, streamFn: waiting.streamFn, store: createMemoryStore(), sessionId: "s" });
+	const asked = deferred<void>();
+	second.subscribe((event) => void (event.type === "approval_requested" && asked.resolve()));
+	const run = second.prompt("go");
+	await asked.promise;
+	const result = [throughJson(first.snapshot()), throughJson(second.snapshot())];
+	second.dispose();
+	await run;
+	// A tool running: the machine has a child (the batch of calls).
+	const started = deferred<void>();
+	const release = deferred<void>();
+	const slow = makeTool("look", async () => {
+		started.resolve();
+		await release.promise;
+		return ok("seen");
+	});
+	const running = createScriptedModel([{ content: [toolCall("look", {}, "l1")] }, { content: "done" }]);
+	const third = new Agent({ initialState: { model: running.model, tools: [send, slow] }, streamFn: running.streamFn });
+	const ran = third.prompt("go");
+	await started.promise;
+	result.push(throughJson(third.snapshot()));
+	release.resolve();
+	await ran;
+	return result;
+}
+
+/** Every path in a JSON value, as lists of keys. */
+function pathsOf(value: unknown, at: (string | number)[] = [], into: (string | number)[][] = []): (string | number)[][] {
+	if (at.length > 0) into.push(at);
+	if (Array.isArray(value)) value.forEach((item, index) => pathsOf(item, [...at, index], into));
+	else if (value !== null && typeof value === "object") for (const [key, field] of Object.entries(value)) pathsOf(field, [...at, key], into);
+	return into;
+}
+
+function damaged(snapshot: AgentSnapshot, path: (string | number)[], wrong: unknown | undefined): AgentSnapshot {
+	const copy = throughJson(snapshot) as unknown as Record<string | number, unknown>;
+	const parent = path.slice(0, -1).reduce<Record<string | number, unknown>>((node, key) => node[key] as Record<string | number, unknown>, copy);
+	const last = path.at(-1) as string | number;
+	if (wrong === undefined) {
+		if (Array.isArray(parent)) parent.splice(last as number, 1);
+		else delete parent[last];
+	} else parent[last] = wrong;
+	return copy as unknown as AgentSnapshot;
+}
+
+describe("a damaged snapshot", () => {
+	it("is refused with agentchart's error, or restores an agent whose snapshot is valid again", async () => {
+		const valid = await snapshots();
+		await fc.assert(
+			fc.asyncProperty(fc.nat(valid.length - 1), fc.array(fc.tuple(fc.nat(), fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined })), { minLength: 1, maxLength: 3 }), async (index, damages) => {
+				let broken = valid[index] as AgentSnapshot;
+				const done: string[] = [];
+				for (const [pick, wrong] of damages) {
+					const paths = pathsOf(broken);
+					if (paths.length === 0) break;
+					const path = paths[pick % paths.length] as (string | number)[];
+					broken = damaged(broken, path, wrong);
+					done.push(`${path.join(".")} = ${JSON.stringify(wrong)}`);
+				}
+				const what = done.join("; ");
+				let agent: Agent | undefined;
+				try {
+					agent = Agent.restore(broken, { initialState: { tools: [send, look] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn });
+				} catch (error) {
+					// A refusal that says what is wrong, not the engine tripping over the damage.
+					expect(error, what).toBeInstanceOf(Error);
+					expect(String(error), what).not.toMatch(ENGINE_TRIPPED);
+					return;
+				}
+				try {
+					const again = throughJson(agent.snapshot());
+					Agent.restore(again, { initialState: { tools: [send, look] } }).dispose();
+				} finally {
+					agent.dispose();
+				}
+			}),
+			{ numRuns: 1000, seed: SEED },
+		);
+	}, 300_000);
+});
