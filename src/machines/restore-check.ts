@@ -1,9 +1,10 @@
 /**
  * What a stored run's position in the chart needs from the rest of its snapshot: the actors its
- * states run. The chart takes a snapshot only between steps, when every state it is in has
- * started what it invokes (a model call, a compaction, a poll) and a batch of tool calls that
- * started has its actor: a snapshot without one of them was edited or damaged, and restored, its
- * run would wait for ever for an actor that is not there.
+ * states wait for. Every state the chart is in has started what it invokes (a model call, a
+ * compaction, a poll), and while tool calls execute their batch has its actor, in any snapshot
+ * the chart gives, also one taken inside a listener. (A batch marked as started can be gone in
+ * other states: it is stopped as the run moves on.) A snapshot without one was edited or damaged;
+ * restored, its run would wait for ever for an actor that is not there.
  */
 import type { StateValue } from "xstate";
 import { TOOL_BATCH_ID } from "./actions/tools.js";
@@ -46,7 +47,7 @@ function statusOf(child: unknown): unknown {
  * Throws when an active stored machine lacks an actor its states run, naming the actor and the state.
  *
  * @example
- * assertChildrenOfState(snapshot.machine); // throws 'agentchart: the snapshot's machine.children has no "stream", ...'
+ * assertChildrenOfState(snapshot.machine); // throws 'agentchart: the snapshot's machine.children has no running "stream", ...'
  */
 export function assertChildrenOfState(machine: StoredMachine): void {
 	if (machine.status !== "active") return;
