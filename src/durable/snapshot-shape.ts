@@ -233,6 +233,8 @@ const snapshotShape: Check = (snapshot, path) => {
 		machine: fields({
 			status: oneOf(["active", "done", "error", "stopped"]),
 			value: stateValue,
+			// XState's record of history states (the chart has none): its restore iterates each entry.
+			historyValue: optional(recordOf(listOf(fields({ id: text })))),
 			context,
 			// A child the chart had running (a model call, a batch of tool calls): restored by its logic's name.
 			children: optional(recordOf(fields({ src: text, snapshot: fields({ status: oneOf(["active", "done", "error", "stopped"]) }) }))),

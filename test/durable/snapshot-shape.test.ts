@@ -159,6 +159,8 @@ describe("a damaged snapshot", () => {
 		["machine.value", 5, "a state (a name, or an object of names), not 5"],
 		// Found by the damage property: the chart met it unchecked ("Cannot convert undefined or null to object").
 		["machine.value.running", null, "a state (a name, or an object of names), not null"],
+		// Found by the damage property on XState's interpreter: its restore threw "arr is not iterable".
+		["machine.historyValue", [false], "an object, not [ false ]"],
 		["agent.errorMessage", 5, "a string, not 5"],
 		["agent.abortPending", "yes", 'true or false, not "yes"'],
 		["journal.approval.requested.phase", "retry", '"requested" or "decided", not "retry"'],
