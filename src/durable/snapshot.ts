@@ -370,5 +370,8 @@ export function readAgentSnapshot(value: unknown): AgentSnapshot {
 	}
 	checkSnapshotShape(snapshot);
 	// Version 1 is the first: nothing to migrate yet. A later version adds its steps here, oldest first.
-	return { ...snapshot, journal: snapshot.journal ?? [], journalSeq: snapshot.journalSeq ?? 0, agent: snapshot.agent ?? {} } as AgentSnapshot;
+	// No children is none (a snapshot between runs may be written without them); XState's restore needs the record.
+	const machine = snapshot.machine as AgentSnapshot["machine"];
+	const read = machine.children === undefined ? { ...machine, children: {} } : machine;
+	return { ...snapshot, machine: read, journal: snapshot.journal ?? [], journalSeq: snapshot.journalSeq ?? 0, agent: snapshot.agent ?? {} } as AgentSnapshot;
 }

@@ -10,6 +10,9 @@ import type { StateValue } from "xstate";
 import { TOOL_BATCH_ID } from "./actions/tools.js";
 import { agentMachine } from "./agent-machine.js";
 
+/** The logic the batch of tool calls is spawned with (actions/tools.ts). */
+const TOOL_BATCH_SRC = "toolBatchActor";
+
 interface StoredMachine {
 	status: string;
 	value: unknown;
@@ -19,7 +22,7 @@ interface StoredMachine {
 
 interface NodeLike {
 	path: readonly string[];
-	invoke: readonly { id: string }[];
+	invoke: readonly { id: string; src: unknown }[];
 	states: Record<string, NodeLike>;
 }
 
@@ -39,8 +42,10 @@ function statesIn(node: NodeLike, value: StateValue, into: NodeLike[] = []): Nod
 	return into;
 }
 
-function statusOf(child: unknown): unknown {
-	return (child as { snapshot?: { status?: unknown } } | undefined)?.snapshot?.status;
+/** Whether the stored child runs `src` (a child of another logic is skipped by the restore) and was not stopped (a stopped child is taken out of the chart's snapshot). */
+function runs(child: unknown, src: string): boolean {
+	const stored = child as { src?: unknown; snapshot?: { status?: unknown } } | undefined;
+	return stored?.src === src && stored.snapshot?.status !== "stopped";
 }
 
 /**
@@ -54,14 +59,13 @@ export function assertChildrenOfState(machine: StoredMachine): void {
 	const children = machine.children ?? {};
 	const states = statesIn(agentMachine.root as unknown as NodeLike, machine.value as StateValue);
 	for (const state of states) {
-		for (const { id } of state.invoke) {
-			// A stopped child is taken out of the chart's snapshot: one still there was written in.
-			if (!(id in children) || statusOf(children[id]) === "stopped") throw new Error(`agentchart: the snapshot's machine.children has no running "${id}", which its state ${state.path.join(".")} runs (the chart's own snapshots always have it): it was edited or damaged`);
+		for (const { id, src } of state.invoke) {
+			if (typeof src === "string" && !runs(children[id], src)) throw new Error(`agentchart: the snapshot's machine.children has no running "${id}", which its state ${state.path.join(".")} runs (the chart's own snapshots always have it): it was edited or damaged`);
 		}
 	}
 	// While tools execute the chart waits for the batch actor's reports (elsewhere a batch that ran may be gone already).
 	const executing = states.some((state) => state.path.at(-1) === "tool-executing");
-	if (executing && machine.context.run?.batch?.actorStarted && (!(TOOL_BATCH_ID in children) || statusOf(children[TOOL_BATCH_ID]) === "stopped")) {
+	if (executing && machine.context.run?.batch?.actorStarted && !runs(children[TOOL_BATCH_ID], TOOL_BATCH_SRC)) {
 		throw new Error(`agentchart: the snapshot's machine.children has no running "${TOOL_BATCH_ID}", which runs the batch of tool calls its state running.tool-executing waits for (the chart's own snapshots always have it): it was edited or damaged`);
 	}
 }

@@ -7,7 +7,8 @@
  * could not be made text, and a run whose state's actor (a model call, a batch of tool calls) was
  * missing or not running (restored, it waited for ever). Whether every agent such a snapshot
  * restores also runs to its end is not checked here: a damaged counter (`run.attempt`) can still
- * leave a run waiting.
+ * leave a run waiting. Each seed explores other damage, and one may find a kind no check covers
+ * yet: CI runs a fixed seed, `PROPERTY_SEED=<n>` explores.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -20,7 +21,8 @@ import { deferred, makeTool, ok } from "../agent/helpers.js";
 /** What JavaScript says when code reads what is not there: the engine met the damage unchecked. */
 const ENGINE_TRIPPED = /Cannot read properties|Cannot set properties|is not a function|is not iterable|Cannot convert|is not an object|Maximum call stack|Invalid array length/;
 
-const SEED = Number(process.env["PROPERTY_SEED"] ?? Date.now() % 2 ** 31);
+// A fixed seed unless PROPERTY_SEED gives one (see the header).
+const SEED = Number(process.env["PROPERTY_SEED"] ?? 20261205);
 
 function throughJson<T>(value: T): T {
 	return JSON.parse(JSON.stringify(value)) as T;

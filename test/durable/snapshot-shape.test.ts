@@ -13,6 +13,7 @@ import { Agent } from "../../src/agent.js";
 import { JOURNAL_ENTRY_CHECKED_FIELDS, SNAPSHOT_CHECKED_FIELDS } from "../../src/durable/snapshot-shape.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { createMemoryStore } from "../../src/durable/store.js";
+import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import { deferred, makeTool, ok, thrownBy } from "../agent/helpers.js";
 
@@ -236,6 +237,16 @@ describe("a run's snapshot without an actor its state runs", () => {
 });
 
 describe("a snapshot the shape check lets through", () => {
+	// Found by the damage property on XState's interpreter: its restore threw "Cannot convert undefined or null to object".
+	it.each(["agentchart", "xstate"] as const)("has no record of children (a run with no actor running): it restores on %s's interpreter", async (interpreter) => {
+		const { snapshot, options } = await waitingWithJournal();
+		expect(snapshot.machine.children).toEqual({});
+		const { children: _children, ...machine } = snapshot.machine;
+		const restored = withInterpreter(interpreter, () => Agent.restore({ ...snapshot, machine } as AgentSnapshot, options));
+		expect(restored.pendingApprovals.map((approval) => approval.toolCallId)).toEqual(["a"]);
+		restored.dispose();
+	});
+
 	it("has a call still being prepared (its beforeToolCall hook deciding): the restore prepares it again", async () => {
 		const deciding = deferred<void>();
 		const tool = makeTool("send", async () => ok("sent"));
