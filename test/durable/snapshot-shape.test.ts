@@ -218,12 +218,16 @@ describe("a run's snapshot without an actor its state runs", () => {
 	it.each([
 		["removed", undefined],
 		["written in as stopped", "stopped"],
-	])("is refused, naming the actor: its batch of tool calls %s", async (_what, status) => {
+		// The restore skips a child of a logic other than the one the chart runs there.
+		["stored as another logic", "streamActor"],
+	])("is refused, naming the actor: its batch of tool calls %s", async (_what, change) => {
 		const { snapshot, options } = await runningToolSnapshot();
 		expect(Object.keys(snapshot.machine.children ?? {})).toEqual(["tools"]);
-		const damaged = throughJson(snapshot) as unknown as { machine: { children: Record<string, { snapshot: { status: string } }> } };
-		if (status === undefined) damaged.machine.children = {};
-		else (damaged.machine.children["tools"] as { snapshot: { status: string } }).snapshot.status = status;
+		const damaged = throughJson(snapshot) as unknown as { machine: { children: Record<string, { src: string; snapshot: { status: string } }> } };
+		const tools = damaged.machine.children["tools"] as { src: string; snapshot: { status: string } };
+		if (change === undefined) damaged.machine.children = {};
+		else if (change === "stopped") tools.snapshot.status = change;
+		else tools.src = change;
 		expect(thrownBy(() => Agent.restore(damaged as unknown as AgentSnapshot, options))).toMatch(/^agentchart: the snapshot's machine\.children has no running "tools", which runs the batch of tool calls its state running\.tool-executing waits for/);
 		Agent.restore(snapshot, options).dispose();
 	});
