@@ -13,6 +13,11 @@ import { Counts, countsOf, toolCallIdsOf } from "../../src/testing/id-counts.js"
 // ---------------------------------------------------------------------------------------
 // Messages
 
+/** A value through JSON, as a snapshot travels between processes (and a store keeps it). */
+export function throughJson<T>(value: T): T {
+	return JSON.parse(JSON.stringify(value)) as T;
+}
+
 /** A user message with one text block. */
 export function user(text: string): UserMessage {
 	return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };

@@ -16,7 +16,7 @@ import { Agent } from "../../src/agent.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
-import { deferred, makeTool, ok } from "../agent/helpers.js";
+import { deferred, makeTool, ok, throughJson } from "../agent/helpers.js";
 
 /** What JavaScript says when code reads what is not there: the engine met the damage unchecked. */
 const ENGINE_TRIPPED = /Cannot read properties|Cannot set properties|is not a function|is not iterable|Cannot convert|is not an object|Maximum call stack|Invalid array length/;
@@ -24,9 +24,6 @@ const ENGINE_TRIPPED = /Cannot read properties|Cannot set properties|is not a fu
 // A fixed seed unless PROPERTY_SEED gives one (see the header).
 const SEED = Number(process.env["PROPERTY_SEED"] ?? 20261205);
 
-function throughJson<T>(value: T): T {
-	return JSON.parse(JSON.stringify(value)) as T;
-}
 
 const send = makeTool("send", async () => ok("sent"), { needsApproval: true });
 const look = makeTool("look", async () => ok("seen"));

@@ -13,11 +13,8 @@ import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, text, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { expectValidTranscript, makeTool, ok, textOf, user } from "../agent/helpers.js";
+import { expectValidTranscript, makeTool, ok, textOf, throughJson, user } from "../agent/helpers.js";
 
-function throughJson(snapshot: AgentSnapshot): AgentSnapshot {
-	return JSON.parse(JSON.stringify(snapshot)) as AgentSnapshot;
-}
 
 /** Each message as `role: text` (tool calls by id), so transcripts compare at a glance. */
 function lines(messages: readonly AgentMessage[]): string[] {

@@ -13,12 +13,8 @@ import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent, AgentToolResult, AnyAgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { assistant, deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, textOf, thrownBy, user, watchEscapes } from "../agent/helpers.js";
+import { assistant, deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, textOf, throughJson, thrownBy, user, watchEscapes } from "../agent/helpers.js";
 
-/** Through JSON, as a snapshot travels between processes. */
-function throughJson(snapshot: AgentSnapshot): AgentSnapshot {
-	return JSON.parse(JSON.stringify(snapshot)) as AgentSnapshot;
-}
 
 function toolResults(messages: readonly AgentMessage[]): string[] {
 	return messages.filter((message) => message.role === "toolResult").map((message) => `${(message as { toolCallId: string }).toolCallId}: ${textOf(message)}`);

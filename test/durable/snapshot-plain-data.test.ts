@@ -19,12 +19,8 @@ import { agentLogic } from "../../src/machines/agent-logic.js";
 import { agentMachine } from "../../src/machines/agent-machine.js";
 import type { AgentMachineConfig } from "../../src/machines/types.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
-import { deferred, makeTool, ok, thrownBy } from "../agent/helpers.js";
+import { deferred, makeTool, ok, throughJson, thrownBy } from "../agent/helpers.js";
 
-/** Through JSON, as a snapshot travels between processes. */
-function throughJson<T>(value: T): T {
-	return JSON.parse(JSON.stringify(value)) as T;
-}
 
 const summarize = async () => "summary";
 

@@ -15,7 +15,7 @@ import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { createMemoryStore } from "../../src/durable/store.js";
 import { withInterpreter } from "../../src/machines/agent-logic.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
-import { deferred, makeTool, ok, thrownBy } from "../agent/helpers.js";
+import { deferred, makeTool, ok, throughJson, thrownBy } from "../agent/helpers.js";
 
 /** Fields a snapshot keeps that the check does not read, and why. */
 const UNCHECKED: Record<keyof typeof SNAPSHOT_CHECKED_FIELDS, Record<string, string>> = {
@@ -116,10 +116,6 @@ describe("the snapshot's shape check", () => {
 	});
 });
 
-/** Through JSON, as a snapshot travels between processes. */
-function throughJson<T>(value: T): T {
-	return JSON.parse(JSON.stringify(value)) as T;
-}
 
 /** A run of an agent with a store waiting for approval of call "a" of `send`: its snapshot (with the run's journal), and options that restore it. */
 async function waitingWithJournal() {
