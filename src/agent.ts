@@ -11,7 +11,7 @@ import { type agentLogic, runLogic } from "./machines/agent-logic.js";
 import { acceptDeltaTaps, type DeltaTap, type DeltaTaps } from "./machines/delta-taps.js";
 import { emitterOf } from "./machines/emitters.js";
 import { continueRefusal } from "./machines/continue-rules.js";
-import { assertChildrenOfState } from "./machines/restore-check.js";
+import { assertRestorableRun } from "./machines/restore-check.js";
 import { initialContext } from "./machines/context.js";
 import { defaultLoopConfig, defaultModel, loopConfig } from "./machines/defaults.js";
 import type { AgentMachineCommand, AgentMachineConfig, AgentMachineContext, AgentMachineEmitted, AgentMachineInput, CompactionSettings, OutputLimitRecovery, ToolCallEntry } from "./machines/types.js";
@@ -1093,7 +1093,7 @@ export class Agent {
 		// before `Agent.load` opens the session (the actor is never started: nothing runs).
 		if (read.machine.status === "active" && read.machine.context.run) {
 			restoredMachine(runLogic(), { ...read.machine, context: hydrated });
-			assertChildrenOfState(read.machine);
+			assertRestorableRun(read.machine);
 			// The run goes on without a prompt() to check its tools: a tool it would call and could not
 			// run (no execute, a schema that is none) would use up a person's approval on an error.
 			assertValidTools(mergeTools(hydrated.tools, given));

@@ -247,7 +247,40 @@ const snapshotShape: Check = (snapshot, path) => {
 	// Between runs the chart is idle: a restore reads nothing else of the value then, so it says so here.
 	const machine = (snapshot as { machine: { status: string; value: unknown; context: Record<string, unknown> } }).machine;
 	if (machine.status === "active" && machine.context["run"] === undefined && machine.value !== "idle") fail("machine.value", '"idle" (the snapshot has no run)', machine.value);
+	if (machine.status === "active") countersCoverJournal(snapshot as unknown as CountedSnapshot);
 };
+
+/** What {@link countersCoverJournal} reads, its shape checked by then. */
+interface CountedSnapshot {
+	machine: { context: { runs?: number; run?: { id: string; attempt: number; turn: number } } };
+	journal?: { seq: number; effect: string }[];
+	journalSeq?: number;
+}
+
+/** A journal effect's numbers: its run, and its model call (`m`) or turn (`t`) in the run. */
+const EFFECT_NUMBERS = /^r(\d+)(?:\.([mt])(\d+))?(?:\.|$)/;
+
+/**
+ * The chart's counters name the effects it makes next (`r3.m2`: run 3's second model call), so
+ * each must be past every effect the snapshot's journal had seen when it was taken. A counter
+ * set back makes a used id again, and the journal answers it with the old outcome: a replayed
+ * reply asks for the same approval again, for ever, and a run numbered again applies its
+ * messages twice. Entries after `journalSeq` are not counted: a store adds those, written later.
+ */
+function countersCoverJournal(snapshot: CountedSnapshot): void {
+	const { runs = 0, run } = snapshot.machine.context;
+	if (run && run.id !== `r${runs}`) fail("machine.context.run.id", `"r${runs}", the run machine.context.runs counts`, run.id);
+	const seen = snapshot.journalSeq ?? 0;
+	for (const entry of snapshot.journal ?? []) {
+		const numbers = entry.seq <= seen ? EFFECT_NUMBERS.exec(entry.effect) : null;
+		if (!numbers) continue;
+		const [, ofRun, step, stepNumber] = numbers;
+		if (Number(ofRun) > runs) fail("machine.context.runs", `at least ${ofRun} (its journal holds ${entry.effect})`, runs);
+		if (!run || Number(ofRun) !== runs) continue;
+		if (step === "m" && Number(stepNumber) > run.attempt) fail("machine.context.run.attempt", `at least ${stepNumber} (its journal holds the model call ${entry.effect})`, run.attempt);
+		if (step === "t" && Number(stepNumber) > run.turn) fail("machine.context.run.turn", `at least ${stepNumber} (its journal holds ${entry.effect})`, run.turn);
+	}
+}
 
 /**
  * Throws, naming the first field that does not fit, when `entry` (one journal entry as a store

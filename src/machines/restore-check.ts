@@ -1,12 +1,15 @@
 /**
- * What a stored run's position in the chart needs from the rest of its snapshot: the actors its
- * states wait for. Every state the chart is in has started what it invokes (a model call, a
- * compaction, a poll), and while tool calls execute their batch has its actor, in any snapshot
- * the chart gives, also one taken inside a listener. (A batch marked as started can be gone in
- * other states: it is stopped as the run moves on.) A snapshot without one was edited or damaged;
- * restored, its run would wait for ever for an actor that is not there.
+ * What a stored run's position in the chart needs from the rest of its snapshot, in any snapshot
+ * the chart gives (also one taken inside a listener): a state value that is in a state (a compound
+ * state is in one of its children); the actors its states wait for (every state the chart is in
+ * has started what it invokes: a model call, a compaction, a poll; while tool calls execute,
+ * their batch has its actor); a batch marked as started while a call of it runs; and the marker
+ * each actor in flight is stored as. (A batch marked as started can be gone in other states: it
+ * is stopped as the run moves on.) A snapshot without one was edited or damaged; restored, its
+ * run would wait for ever for an event nothing sends.
  */
 import type { StateValue } from "xstate";
+import { shown } from "../agent-input.js";
 import { TOOL_BATCH_ID } from "./actions/tools.js";
 import { agentMachine } from "./agent-machine.js";
 
@@ -17,13 +20,34 @@ interface StoredMachine {
 	status: string;
 	value: unknown;
 	children?: Record<string, unknown> | undefined;
-	context: { run?: { batch?: { actorStarted?: boolean } | undefined } | undefined };
+	context: { run?: { attempt?: number; batch?: { actorStarted?: boolean; calls: readonly { key: string; status: string }[] } | undefined } | undefined };
 }
 
 interface NodeLike {
 	path: readonly string[];
+	type: string;
 	invoke: readonly { id: string; src: unknown }[];
 	states: Record<string, NodeLike>;
+}
+
+/** Where `value` stops short of a state the chart can rest in (a compound state with none of its children, say), or undefined; names it does not have are the restore's to refuse. */
+function unfinishedAt(node: NodeLike, value: unknown): string | undefined {
+	const named = typeof value === "string" ? { [value]: undefined } : (value as Record<string, unknown>);
+	const keys = Object.keys(named);
+	const where = node.path.length > 0 ? node.path.join(".") : "the chart";
+	if (node.type === "parallel" ? keys.length !== Object.keys(node.states).length : keys.length !== 1) return where;
+	for (const key of keys) {
+		const child = node.states[key];
+		if (!child) continue;
+		const inner = named[key];
+		if (inner === undefined) {
+			if (child.type === "compound" || child.type === "parallel") return child.path.join(".");
+		} else if (Object.keys(child.states).length > 0) {
+			const deeper = unfinishedAt(child, inner);
+			if (deeper) return deeper;
+		}
+	}
+	return undefined;
 }
 
 /** The chart's states a state value is in, outermost first; names the chart does not have are skipped (the restore refuses those itself). */
@@ -49,13 +73,30 @@ function runs(child: unknown, src: string): boolean {
 }
 
 /**
- * Throws when an active stored machine lacks an actor its states run, naming the actor and the state.
+ * The logics persisted as a marker of work in flight (their input holds the run's functions): the
+ * input a restore reads, a flag and, for a model call, its attempt. Restored with another input,
+ * the actor would start as a new one and tell the chart nothing it waits for.
+ */
+const MARKED: Record<string, (input: Record<string, unknown>, run: { attempt?: number } | undefined) => boolean> = {
+	streamActor: (input, run) => input["restored"] === true && input["attempt"] === run?.attempt,
+	toolBatchActor: (input) => input["restored"] === true,
+	compactionActor: (input) => input["restored"] === true,
+};
+
+
+/**
+ * Throws when an active stored machine's run cannot go on: its state value in no state, an actor
+ * its states run missing or not stored as the chart stores it, or a call running in a batch not
+ * marked as started. Names the field, actor or call, and the state.
  *
  * @example
- * assertChildrenOfState(snapshot.machine); // throws 'agentchart: the snapshot's machine.children has no running "stream", ...'
+ * assertRestorableRun(snapshot.machine); // throws 'agentchart: the snapshot's machine.children has no running "stream", ...'
  */
-export function assertChildrenOfState(machine: StoredMachine): void {
+export function assertRestorableRun(machine: StoredMachine): void {
 	if (machine.status !== "active") return;
+	// A machine in none of a compound state's children takes no event: its run would wait for ever.
+	const unfinished = unfinishedAt(agentMachine.root as unknown as NodeLike, machine.value);
+	if (unfinished) throw new Error(`agentchart: the snapshot's machine.value (${JSON.stringify(machine.value)}) is in no state of ${unfinished} (the chart's own snapshots are always in one): it was edited or damaged`);
 	const children = machine.children ?? {};
 	const states = statesIn(agentMachine.root as unknown as NodeLike, machine.value as StateValue);
 	for (const state of states) {
@@ -63,9 +104,25 @@ export function assertChildrenOfState(machine: StoredMachine): void {
 			if (typeof src === "string" && !runs(children[id], src)) throw new Error(`agentchart: the snapshot's machine.children has no running "${id}", which its state ${state.path.join(".")} runs (the chart's own snapshots always have it): it was edited or damaged`);
 		}
 	}
+	// A restore sends the calls in flight to a new batch actor only from a batch marked as started.
+	const batch = machine.context.run?.batch;
+	// (A call being prepared may be the chart's own work, with no actor: it is prepared again.)
+	const inFlight = batch?.calls.find((call) => call.status === "running");
+	if (batch && inFlight && batch.actorStarted !== true) {
+		throw new Error(`agentchart: the snapshot's machine.context.run.batch.actorStarted must be true, as its call "${inFlight.key}" is ${inFlight.status} (the chart's own snapshots always say so), not ${String(batch.actorStarted)}: it was edited or damaged`);
+	}
 	// While tools execute the chart waits for the batch actor's reports (elsewhere a batch that ran may be gone already).
 	const executing = states.some((state) => state.path.at(-1) === "tool-executing");
 	if (executing && machine.context.run?.batch?.actorStarted && !runs(children[TOOL_BATCH_ID], TOOL_BATCH_SRC)) {
 		throw new Error(`agentchart: the snapshot's machine.children has no running "${TOOL_BATCH_ID}", which runs the batch of tool calls its state running.tool-executing waits for (the chart's own snapshots always have it): it was edited or damaged`);
+	}
+	for (const [id, child] of Object.entries(children)) {
+		const { src, snapshot } = child as { src: string; snapshot: { status: string; input?: unknown } };
+		// A stopped child is not restored.
+		const marked = snapshot.status === "stopped" ? undefined : MARKED[src];
+		const input = snapshot.input;
+		if (marked && !(typeof input === "object" && input !== null && marked(input as Record<string, unknown>, machine.context.run))) {
+			throw new Error(`agentchart: the snapshot's machine.children["${id}"].snapshot.input is not what the chart stores for a ${src} in flight (${shown(input)}): it was edited or damaged`);
+		}
 	}
 }

@@ -5,10 +5,11 @@
  * files, databases and hand edits. It found: a state value with a null inside, a child entry that
  * was no object or had no logic's name (restored, the agent's next snapshot threw), a version that
  * could not be made text, and a run whose state's actor (a model call, a batch of tool calls) was
- * missing or not running (restored, it waited for ever). Whether every agent such a snapshot
- * restores also runs to its end is not checked here: a damaged counter (`run.attempt`) can still
- * leave a run waiting. Each seed explores other damage, and one may find a kind no check covers
- * yet: CI runs a fixed seed, `PROPERTY_SEED=<n>` explores.
+ * missing or not running (restored, it waited for ever). The restored agent is then run to its
+ * end (what waits for a person rejected), which found a counter set back (`run.attempt` 0: the
+ * journal replayed the first reply and asked the same approval again, for ever) and a state value
+ * in no state (`{}`: the run took no event). Each seed explores other damage, and one may find a
+ * kind no check covers yet: CI runs a fixed seed, `PROPERTY_SEED=<n>` explores.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -23,7 +24,6 @@ const ENGINE_TRIPPED = /Cannot read properties|Cannot set properties|is not a fu
 
 // A fixed seed unless PROPERTY_SEED gives one (see the header).
 const SEED = Number(process.env["PROPERTY_SEED"] ?? 20261205);
-
 
 const send = makeTool("send", async () => ok("sent"), { needsApproval: true });
 const look = makeTool("look", async () => ok("seen"));
@@ -106,6 +106,12 @@ describe("a damaged snapshot", () => {
 				try {
 					const again = throughJson(agent.snapshot());
 					Agent.restore(again, { initialState: { tools: [send, look] } }).dispose();
+					// And it runs to its end: what waits for a person is rejected, the rest finishes.
+					for (const { toolCallId } of agent.pendingApprovals) await agent.reject(toolCallId);
+					let timer: ReturnType<typeof setTimeout> | undefined;
+					const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("still running after 2 s"), 2000)));
+					expect(await Promise.race([agent.waitForIdle().then(() => "idle"), late]), what).toBe("idle");
+					clearTimeout(timer);
 				} finally {
 					agent.dispose();
 				}

@@ -177,6 +177,56 @@ describe("a damaged snapshot", () => {
 	});
 });
 
+// Found by the damage property made to run the restored agent to its end: each restored, and the run waited or went round for ever.
+describe("a snapshot whose counters or state its journal contradicts", () => {
+	// The path of a field, the wrong value, and the error. The snapshot waits for approval of call "a" of run 1's first turn, after its first model call.
+	const damages: [string, unknown, string][] = [
+		// The next model call took the id r1.m1 again: the journal replayed the first reply, which asked the same approval again.
+		["machine.context.run.attempt", 0, 'machine.context.run.attempt must be at least 1 (its journal holds the model call r1.m1), not 0'],
+		["machine.context.run.turn", 0, "machine.context.run.turn must be at least 1 (its journal holds r1.t1.a), not 0"],
+		["machine.context.runs", 0, 'machine.context.run.id must be "r0", the run machine.context.runs counts, not "r1"'],
+		["machine.context.run.id", "r7", 'machine.context.run.id must be "r1", the run machine.context.runs counts, not "r7"'],
+		["machine.context.run.id", "x", 'machine.context.run.id must be "r1", the run machine.context.runs counts, not "x"'],
+	];
+
+	it.each(damages)("is refused, naming the counter: %s = %j", async (path, wrong, expected) => {
+		const { snapshot, options } = await waitingWithJournal();
+		const damaged = throughJson(snapshot);
+		damageAt(damaged, path, wrong);
+		expect(thrownBy(() => Agent.restore(damaged, options))).toBe(`agentchart: the snapshot's ${expected}`);
+		Agent.restore(snapshot, options).dispose();
+	});
+
+	it("is refused when its runs counter is behind a run its journal holds", async () => {
+		const { snapshot, options } = await waitingWithJournal();
+		const damaged = throughJson(snapshot);
+		// Runs 0 and 1 are counted; the journal's entries say run 2 had started.
+		for (const entry of damaged.journal) entry.effect = entry.effect.replace(/^r1/, "r2");
+		expect(thrownBy(() => Agent.restore(damaged, options))).toBe("agentchart: the snapshot's machine.context.runs must be at least 2 (its journal holds r2), not 1");
+	});
+
+	it("counts only the entries it had seen: a store's later entries are past its counters", async () => {
+		const { snapshot, options } = await waitingWithJournal();
+		const later = throughJson(snapshot);
+		const last = later.journal.at(-1);
+		if (!last) throw new Error("the run's journal is empty");
+		later.journal.push({ ...last, seq: later.journalSeq + 1, effect: "r1.m9" });
+		Agent.restore(later, options).dispose();
+	});
+
+	it.each([
+		[{}, "the chart"],
+		[{ running: {} }, "running"],
+		["running", "running"],
+		[{ running: "streaming", idle: {} }, "the chart"],
+	])("is refused when its state value %j is in no state of %s", async (value, where) => {
+		const { snapshot, options } = await waitingWithJournal();
+		const damaged = throughJson(snapshot) as unknown as { machine: { value: unknown } };
+		damaged.machine.value = value;
+		expect(thrownBy(() => Agent.restore(damaged as unknown as AgentSnapshot, options))).toBe(`agentchart: the snapshot's machine.value (${JSON.stringify(value)}) is in no state of ${where} (the chart's own snapshots are always in one): it was edited or damaged`);
+	});
+});
+
 describe("a damaged child of the machine (a model call or a batch of tool calls it had running)", () => {
 	// Found by the damage property: restored, the agent's next snapshot failed with a TypeError.
 	it.each([
@@ -226,6 +276,35 @@ describe("a run's snapshot without an actor its state runs", () => {
 		else tools.src = change;
 		expect(thrownBy(() => Agent.restore(damaged as unknown as AgentSnapshot, options))).toMatch(/^agentchart: the snapshot's machine\.children has no running "tools", which runs the batch of tool calls its state running\.tool-executing waits for/);
 		Agent.restore(snapshot, options).dispose();
+	});
+
+	// Found by the damage property run to its end: restored, the calls in flight went to no batch actor, and the run waited for ever.
+	it("is refused when a call runs in a batch not marked as started", async () => {
+		const { snapshot, options } = await runningToolSnapshot();
+		const damaged = throughJson(snapshot) as unknown as { machine: { context: { run: { batch: Record<string, unknown> } } } };
+		delete damaged.machine.context.run.batch["actorStarted"];
+		expect(thrownBy(() => Agent.restore(damaged as unknown as AgentSnapshot, options))).toMatch(/^agentchart: the snapshot's machine\.context\.run\.batch\.actorStarted must be true, as its call "a" is running .*, not undefined/);
+	});
+
+	// Found by the damage property run to its end: restored with another input, the batch actor started as a new one and told the chart nothing.
+	it.each([[{}], [[]], [{ restored: false }]])("is refused when its batch actor's stored input is %j, not the marker of calls in flight", async (input) => {
+		const { snapshot, options } = await runningToolSnapshot();
+		const damaged = throughJson(snapshot) as unknown as { machine: { children: Record<string, { snapshot: { input: unknown } }> } };
+		(damaged.machine.children["tools"] as { snapshot: { input: unknown } }).snapshot.input = input;
+		expect(thrownBy(() => Agent.restore(damaged as unknown as AgentSnapshot, options))).toMatch(/^agentchart: the snapshot's machine\.children\["tools"\]\.snapshot\.input is not what the chart stores for a toolBatchActor in flight/);
+	});
+
+	it("is refused when its model call's stored attempt is not the run's (the chart would take its report as stale)", async () => {
+		const { snapshot, options } = await runningToolSnapshot();
+		const streaming = throughJson(snapshot) as unknown as { machine: { value: unknown; context: { run: { attempt: number; batch?: unknown } }; children: Record<string, unknown> } };
+		streaming.machine.value = { running: "streaming" };
+		delete streaming.machine.context.run.batch;
+		const attempt = streaming.machine.context.run.attempt;
+		streaming.machine.children = { stream: { src: "streamActor", snapshot: { status: "active", input: { restored: true, attempt } } } };
+		// As the chart stores it, it restores; an attempt set back is refused.
+		Agent.restore(streaming as unknown as AgentSnapshot, options).dispose();
+		streaming.machine.children = { stream: { src: "streamActor", snapshot: { status: "active", input: { restored: true, attempt: attempt - 1 } } } };
+		expect(thrownBy(() => Agent.restore(streaming as unknown as AgentSnapshot, options))).toMatch(/^agentchart: the snapshot's machine\.children\["stream"\]\.snapshot\.input is not what the chart stores for a streamActor in flight/);
 	});
 
 	it("is refused, naming the actor and the state: a model call's stream", async () => {
