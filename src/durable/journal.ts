@@ -452,6 +452,20 @@ export function toolEffectId(runId: string, turn: number, callKey: string): stri
 }
 
 /**
+ * The numbers in an effect's id: its run's, and its model call's (`step` "m") or turn's ("t")
+ * within the run; undefined for an id of another form.
+ *
+ * @example
+ * effectNumbers("r3.t2.toolu_01"); // { run: 3, step: "t", number: 2 }
+ */
+export function effectNumbers(effect: string): { run: number; step?: "m" | "t"; number?: number } | undefined {
+	const found = /^r(\d+)(?:\.([mt])(\d+))?(?:\.|$)/.exec(effect);
+	if (!found) return undefined;
+	const [, run, step, number] = found;
+	return step === undefined ? { run: Number(run) } : { run: Number(run), step: step as "m" | "t", number: Number(number) };
+}
+
+/**
  * The id of the run an effect belongs to (a run's own entries carry the run's id).
  *
  * @example

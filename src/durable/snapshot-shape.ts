@@ -7,6 +7,7 @@
  * messages are checked as transcripts are (`assertTranscript`), where they enter the agent.
  */
 import { shown } from "../agent-input.js";
+import { effectNumbers } from "./journal.js";
 
 /** Checks a value at a path; throws, naming the path, when it does not fit. */
 type Check = (value: unknown, path: string) => void;
@@ -257,9 +258,6 @@ interface CountedSnapshot {
 	journalSeq?: number;
 }
 
-/** A journal effect's numbers: its run, and its model call (`m`) or turn (`t`) in the run. */
-const EFFECT_NUMBERS = /^r(\d+)(?:\.([mt])(\d+))?(?:\.|$)/;
-
 /**
  * The chart's counters name the effects it makes next (`r3.m2`: run 3's second model call), so
  * each must be past every effect the snapshot's journal had seen when it was taken. A counter
@@ -272,13 +270,13 @@ function countersCoverJournal(snapshot: CountedSnapshot): void {
 	if (run && run.id !== `r${runs}`) fail("machine.context.run.id", `"r${runs}", the run machine.context.runs counts`, run.id);
 	const seen = snapshot.journalSeq ?? 0;
 	for (const entry of snapshot.journal ?? []) {
-		const numbers = entry.seq <= seen ? EFFECT_NUMBERS.exec(entry.effect) : null;
+		const numbers = entry.seq <= seen ? effectNumbers(entry.effect) : undefined;
 		if (!numbers) continue;
-		const [, ofRun, step, stepNumber] = numbers;
-		if (Number(ofRun) > runs) fail("machine.context.runs", `at least ${ofRun} (its journal holds ${entry.effect})`, runs);
-		if (!run || Number(ofRun) !== runs) continue;
-		if (step === "m" && Number(stepNumber) > run.attempt) fail("machine.context.run.attempt", `at least ${stepNumber} (its journal holds the model call ${entry.effect})`, run.attempt);
-		if (step === "t" && Number(stepNumber) > run.turn) fail("machine.context.run.turn", `at least ${stepNumber} (its journal holds ${entry.effect})`, run.turn);
+		const { run: ofRun, step, number = 0 } = numbers;
+		if (ofRun > runs) fail("machine.context.runs", `at least ${ofRun} (its journal holds ${entry.effect})`, runs);
+		if (!run || ofRun !== runs) continue;
+		if (step === "m" && number > run.attempt) fail("machine.context.run.attempt", `at least ${number} (its journal holds the model call ${entry.effect})`, run.attempt);
+		if (step === "t" && number > run.turn) fail("machine.context.run.turn", `at least ${number} (its journal holds ${entry.effect})`, run.turn);
 	}
 }
 

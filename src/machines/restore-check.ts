@@ -8,7 +8,6 @@
  * is stopped as the run moves on.) A snapshot without one was edited or damaged; restored, its
  * run would wait for ever for an event nothing sends.
  */
-import type { StateValue } from "xstate";
 import { shown } from "../agent-input.js";
 import { TOOL_BATCH_ID } from "./actions/tools.js";
 import { agentMachine } from "./agent-machine.js";
@@ -30,40 +29,28 @@ interface NodeLike {
 	states: Record<string, NodeLike>;
 }
 
-/** Where `value` stops short of a state the chart can rest in (a compound state with none of its children, say), or undefined; names it does not have are the restore's to refuse. */
-function unfinishedAt(node: NodeLike, value: unknown): string | undefined {
+/**
+ * Collects into `into` the chart's states `value` is in, outermost first, and returns where it
+ * stops short of a state the chart can rest in (a compound state in none of its children, or in
+ * two), or undefined. Names the chart does not have are skipped: the restore refuses those itself.
+ */
+function statesIn(node: NodeLike, value: unknown, into: NodeLike[]): string | undefined {
 	const named = typeof value === "string" ? { [value]: undefined } : (value as Record<string, unknown>);
 	const keys = Object.keys(named);
-	const where = node.path.length > 0 ? node.path.join(".") : "the chart";
-	if (node.type === "parallel" ? keys.length !== Object.keys(node.states).length : keys.length !== 1) return where;
+	let unfinished = (node.type === "parallel" ? keys.length !== Object.keys(node.states).length : keys.length !== 1) ? node.path.join(".") || "the chart" : undefined;
 	for (const key of keys) {
 		const child = node.states[key];
 		if (!child) continue;
+		into.push(child);
 		const inner = named[key];
 		if (inner === undefined) {
-			if (child.type === "compound" || child.type === "parallel") return child.path.join(".");
+			if (child.type === "compound" || child.type === "parallel") unfinished ??= child.path.join(".");
 		} else if (Object.keys(child.states).length > 0) {
-			const deeper = unfinishedAt(child, inner);
-			if (deeper) return deeper;
+			const below = statesIn(child, inner, into);
+			unfinished ??= below;
 		}
 	}
-	return undefined;
-}
-
-/** The chart's states a state value is in, outermost first; names the chart does not have are skipped (the restore refuses those itself). */
-function statesIn(node: NodeLike, value: StateValue, into: NodeLike[] = []): NodeLike[] {
-	if (typeof value === "string") {
-		const child = node.states[value];
-		if (child) into.push(child);
-		return into;
-	}
-	for (const [key, inner] of Object.entries(value)) {
-		const child = node.states[key];
-		if (!child) continue;
-		into.push(child);
-		if (inner !== undefined) statesIn(child, inner as StateValue, into);
-	}
-	return into;
+	return unfinished;
 }
 
 /** Whether the stored child runs `src` (a child of another logic is skipped by the restore) and was not stopped (a stopped child is taken out of the chart's snapshot). */
@@ -83,7 +70,6 @@ const MARKED: Record<string, (input: Record<string, unknown>, run: { attempt?: n
 	compactionActor: (input) => input["restored"] === true,
 };
 
-
 /**
  * Throws when an active stored machine's run cannot go on: its state value in no state, an actor
  * its states run missing or not stored as the chart stores it, or a call running in a batch not
@@ -94,11 +80,11 @@ const MARKED: Record<string, (input: Record<string, unknown>, run: { attempt?: n
  */
 export function assertRestorableRun(machine: StoredMachine): void {
 	if (machine.status !== "active") return;
+	const states: NodeLike[] = [];
 	// A machine in none of a compound state's children takes no event: its run would wait for ever.
-	const unfinished = unfinishedAt(agentMachine.root as unknown as NodeLike, machine.value);
+	const unfinished = statesIn(agentMachine.root as unknown as NodeLike, machine.value, states);
 	if (unfinished) throw new Error(`agentchart: the snapshot's machine.value (${JSON.stringify(machine.value)}) is in no state of ${unfinished} (the chart's own snapshots are always in one): it was edited or damaged`);
 	const children = machine.children ?? {};
-	const states = statesIn(agentMachine.root as unknown as NodeLike, machine.value as StateValue);
 	for (const state of states) {
 		for (const { id, src } of state.invoke) {
 			if (typeof src === "string" && !runs(children[id], src)) throw new Error(`agentchart: the snapshot's machine.children has no running "${id}", which its state ${state.path.join(".")} runs (the chart's own snapshots always have it): it was edited or damaged`);

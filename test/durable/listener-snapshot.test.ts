@@ -15,7 +15,6 @@ import type { AgentEvent, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { expectValidTranscript, makeTool, ok, textOf, throughJson, user } from "../agent/helpers.js";
 
-
 /** Each message as `role: text` (tool calls by id), so transcripts compare at a glance. */
 function lines(messages: readonly AgentMessage[]): string[] {
 	return messages.map((message) => {

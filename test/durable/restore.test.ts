@@ -15,7 +15,6 @@ import type { AgentEvent, AgentToolResult, AnyAgentTool } from "../../src/types/
 import type { AgentMessage } from "../../src/types/messages.js";
 import { assistant, deferred, expectValidTranscript, expectWellFormedRun, makeTool, manualStream, ok, textOf, throughJson, thrownBy, user, watchEscapes } from "../agent/helpers.js";
 
-
 function toolResults(messages: readonly AgentMessage[]): string[] {
 	return messages.filter((message) => message.role === "toolResult").map((message) => `${(message as { toolCallId: string }).toolCallId}: ${textOf(message)}`);
 }

@@ -21,7 +21,6 @@ import type { AgentMachineConfig } from "../../src/machines/types.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import { deferred, makeTool, ok, throughJson, thrownBy } from "../agent/helpers.js";
 
-
 const summarize = async () => "summary";
 
 describe("an agent's snapshot", () => {
