@@ -7,8 +7,9 @@
  * could not be made text, and a run whose state's actor (a model call, a batch of tool calls) was
  * missing or not running (restored, it waited for ever). The restored agent is then run to its
  * end (what waits for a person rejected), which found a counter set back (`run.attempt` 0: the
- * journal replayed the first reply and asked the same approval again, for ever) and a state value
- * in no state (`{}`: the run took no event). Each seed explores other damage, and one may find a
+ * journal replayed the first reply and asked the same approval again, for ever), a state value
+ * in no state (`{}`: the run took no event), a running call in a batch not marked as started, and
+ * an actor in flight stored without the chart's marker (it started as a new one). Each seed explores other damage, and one may find a
  * kind no check covers yet: CI runs a fixed seed, `PROPERTY_SEED=<n>` explores.
  */
 import fc from "fast-check";
