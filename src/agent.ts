@@ -1197,6 +1197,15 @@ export class Agent {
 			this.#restoreBetweenRuns(context, journal.length, snapshot.journalSeq, fromStore);
 			return;
 		}
+		// Entries after the snapshot of another run than its own follow a snapshot this one is not (see
+		// #restoreBetweenRuns): they cannot be placed, and the run's snapshots would say they had seen them.
+		const runId = context.run.id;
+		const stray = journal.filter((entry) => entry.seq > snapshot.journalSeq && runOfEffect(entry.effect) !== runId);
+		if (stray.length > 0) {
+			this.#session.journal.retain((entry) => entry.seq <= snapshot.journalSeq || runOfEffect(entry.effect) === runId);
+			const runs = [...new Set(stray.map((entry) => runOfEffect(entry.effect)))].join(", ");
+			this.#session.noteProblems([`the journal holds ${stray.length} entries after the snapshot of runs other than its run in progress (${runs}, where the snapshot is in ${runId}): they were left out, and the session goes on from the snapshot`]);
+		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
 		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, loopConfig) };
 		// As every run: it waits if somebody watches (listeners given to restore are subscribed by now; a later one sends delivery.await).

@@ -29,6 +29,17 @@ export interface RestoredCompactionInput {
 	restored: true;
 }
 
+/**
+ * Whether a stored compaction actor's input is the marker `compactionActor` persists: restored
+ * with another, the actor would compact anew and the chart would not know it as a restart.
+ *
+ * @example
+ * isRestoredCompactionInput({ restored: true }); // true
+ */
+export function isRestoredCompactionInput(input: unknown): input is RestoredCompactionInput {
+	return typeof input === "object" && input !== null && (input as Partial<RestoredCompactionInput>).restored === true;
+}
+
 /** The error a restored compaction actor fails with: the chart makes the compaction again. */
 export class InterruptedByRestart extends Error {
 	readonly interruptedByRestart = true;

@@ -97,3 +97,15 @@ export interface RestoredStreamInput {
 	restored: true;
 	attempt: number;
 }
+
+/**
+ * Whether a stored stream actor's input is the marker `streamActor` persists for the run's call
+ * `attempt`: restored with another, the actor would start a new call, or report as a stale one.
+ *
+ * @example
+ * isRestoredStreamInput({ restored: true, attempt: 2 }, 2); // true
+ */
+export function isRestoredStreamInput(input: unknown, attempt: number | undefined): input is RestoredStreamInput {
+	const marker = input as Partial<RestoredStreamInput> | null | undefined;
+	return typeof marker === "object" && marker !== null && marker.restored === true && marker.attempt === attempt;
+}

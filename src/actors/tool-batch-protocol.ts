@@ -84,3 +84,14 @@ export interface ToolBatchInput {
 export interface RestoredToolBatchInput {
 	restored: true;
 }
+
+/**
+ * Whether a stored batch actor's input is the marker `toolBatchActor` persists: restored with
+ * another, the actor would start as a new batch and tell the chart nothing of its calls.
+ *
+ * @example
+ * isRestoredToolBatchInput({ restored: true }); // true
+ */
+export function isRestoredToolBatchInput(input: unknown): input is RestoredToolBatchInput {
+	return typeof input === "object" && input !== null && (input as Partial<RestoredToolBatchInput>).restored === true;
+}

@@ -442,13 +442,25 @@ export function modelEffectId(runId: string, attempt: number): string {
 }
 
 /**
+ * What the ids of a turn's tool calls begin with: its run's id and the turn's number. A batch of
+ * calls records it when it is made (`ToolBatch.effectPrefix`), so that a restore can tell a run
+ * whose counters were edited from the run the calls were journaled in.
+ *
+ * @example
+ * turnEffectPrefix("r3", 2); // "r3.t2"
+ */
+export function turnEffectPrefix(runId: string, turn: number): string {
+	return `${runId}.t${turn}`;
+}
+
+/**
  * The id of a tool call: its key in its batch (its id, or `id#n` for a repeated id), in its turn.
  *
  * @example
  * toolEffectId("r3", 2, "toolu_01"); // "r3.t2.toolu_01"
  */
 export function toolEffectId(runId: string, turn: number, callKey: string): string {
-	return `${runId}.t${turn}.${callKey}`;
+	return `${turnEffectPrefix(runId, turn)}.${callKey}`;
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 import { shown } from "../agent-input.js";
 import { effectNumbers } from "./journal.js";
+import { ofLineage } from "./store.js";
 
 /** Checks a value at a path; throws, naming the path, when it does not fit. */
 type Check = (value: unknown, path: string) => void;
@@ -111,6 +112,8 @@ const batchFields = {
 	calls: listOf(fields(callFields)),
 	truncated: optional(flag),
 	actorStarted: optional(flag),
+	// Required from format version 3 (below); an older snapshot's is made from its run when it is read.
+	effectPrefix: optional(text),
 };
 
 const runFields = {
@@ -248,35 +251,56 @@ const snapshotShape: Check = (snapshot, path) => {
 	// Between runs the chart is idle: a restore reads nothing else of the value then, so it says so here.
 	const machine = (snapshot as { machine: { status: string; value: unknown; context: Record<string, unknown> } }).machine;
 	if (machine.status === "active" && machine.context["run"] === undefined && machine.value !== "idle") fail("machine.value", '"idle" (the snapshot has no run)', machine.value);
+	const batch = (machine.context["run"] as { batch?: { effectPrefix?: string } } | undefined)?.batch;
+	if (batch && batch.effectPrefix === undefined && Number((snapshot as { version?: unknown }).version) >= 3) fail("machine.context.run.batch.effectPrefix", "a string (every batch of a snapshot of format version 3 or later has it)", undefined);
 	if (machine.status === "active") countersCoverJournal(snapshot as unknown as CountedSnapshot);
 };
 
 /** What {@link countersCoverJournal} reads, its shape checked by then. */
 interface CountedSnapshot {
-	machine: { context: { runs?: number; run?: { id: string; attempt: number; turn: number } } };
-	journal?: { seq: number; effect: string }[];
+	machine: { context: { runs?: number; run?: { id: string; attempt: number; turn: number; batch?: { calls: { key: string }[] } | undefined } } };
+	journal?: { seq: number; effect: string; lineage?: string | undefined }[];
 	journalSeq?: number;
+	lineage?: string | undefined;
 }
 
 /**
  * The chart's counters name the effects it makes next (`r3.m2`: run 3's second model call), so
- * each must be past every effect the snapshot's journal had seen when it was taken. A counter
- * set back makes a used id again, and the journal answers it with the old outcome: a replayed
- * reply asks for the same approval again, for ever, and a run numbered again applies its
- * messages twice. Entries after `journalSeq` are not counted: a store adds those, written later.
+ * the journal's entries of the run must agree with them. An entry past them is of an effect the
+ * run is yet to make (a store's entry written after the snapshot, a restored run's replay to
+ * come), and those come after every effect the run has made: a model call past `attempt`
+ * followed by an effect the run has made (a model call within `attempt`, a call of an earlier
+ * turn, a call of this turn's batch) means `attempt` was set back; a call of a later turn than
+ * `turn` before any such model call means `turn` was. A counter set back makes a used id again,
+ * and the journal answers it with the old outcome (a replayed reply asks for the same approval
+ * again, for ever). A later run than the snapshot counts (a run numbered again applies its
+ * messages twice) is refused among the entries it had seen; a store's later ones are left out by
+ * the restore. Another line's later entries are not read (`ofLineage`).
  */
 function countersCoverJournal(snapshot: CountedSnapshot): void {
 	const { runs = 0, run } = snapshot.machine.context;
 	if (run && run.id !== `r${runs}`) fail("machine.context.run.id", `"r${runs}", the run machine.context.runs counts`, run.id);
 	const seen = snapshot.journalSeq ?? 0;
+	const batchKeys = new Set(run?.batch?.calls.map((call) => call.key));
+	let ahead: string | undefined;
 	for (const entry of snapshot.journal ?? []) {
-		const numbers = entry.seq <= seen ? effectNumbers(entry.effect) : undefined;
+		const later = entry.seq > seen;
+		const numbers = later && !ofLineage(snapshot, entry) ? undefined : effectNumbers(entry.effect);
 		if (!numbers) continue;
 		const { run: ofRun, step, number = 0 } = numbers;
-		if (ofRun > runs) fail("machine.context.runs", `at least ${ofRun} (its journal holds ${entry.effect})`, runs);
-		if (!run || ofRun !== runs) continue;
-		if (step === "m" && number > run.attempt) fail("machine.context.run.attempt", `at least ${number} (its journal holds the model call ${entry.effect})`, run.attempt);
-		if (step === "t" && number > run.turn) fail("machine.context.run.turn", `at least ${number} (its journal holds ${entry.effect})`, run.turn);
+		if (!later && ofRun > runs) fail("machine.context.runs", `at least ${ofRun} (its journal holds ${entry.effect})`, runs);
+		// A run's own entries (its start and end, a compaction) say nothing of its counters.
+		if (!run || ofRun !== runs || step === undefined) continue;
+		if (step === "m" && number > run.attempt) {
+			ahead ??= entry.effect;
+			continue;
+		}
+		if (step === "t" && number > run.turn) {
+			if (ahead === undefined) fail("machine.context.run.turn", `at least ${number} (its journal holds ${entry.effect}, a call of turn ${number}, with no model call past the run's attempt before it)`, run.turn);
+			continue;
+		}
+		const made = step === "m" || number < run.turn || batchKeys.has(entry.effect.slice(`${run.id}.t${number}.`.length));
+		if (made && ahead !== undefined) fail("machine.context.run.attempt", `at least ${effectNumbers(ahead)?.number} (its journal holds the model call ${ahead} before ${entry.effect}, an effect the run has made)`, run.attempt);
 	}
 }
 

@@ -11,7 +11,7 @@ import type { AgentToolCall, AnyAgentTool } from "../types/agent.js";
 import type { AgentMachineConfig, AgentMachineContext, RunContext, ToolBatch } from "../machines/types.js";
 import { validateToolArguments } from "../tools/validate-arguments.js";
 import { describeError } from "../util/describe-error.js";
-import type { StoredJournalEntry } from "./journal.js";
+import { type StoredJournalEntry, turnEffectPrefix } from "./journal.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 import { shown } from "../agent-input.js";
 
@@ -27,12 +27,14 @@ export const SNAPSHOT_FORMAT = "agentchart.snapshot";
 /**
  * The version this agentchart writes (and the newest it reads). 2 added the session's line
  * (`lineage`): an agentchart that reads only 1 would continue such a session without it, and its
- * entries would not be read after.
+ * entries would not be read after. 3 added the prefix of a batch's effect ids
+ * (`run.batch.effectPrefix`), which a restore compares with the run's counters; an older
+ * snapshot's batch is given the one its run makes.
  *
  * @example
  * agent.snapshot().version === SNAPSHOT_VERSION; // true: a snapshot is written in the newest version
  */
-export const SNAPSHOT_VERSION = 2;
+export const SNAPSHOT_VERSION = 3;
 
 /** A child actor in a persisted machine snapshot (XState's format). */
 export interface PersistedChildActor {
@@ -369,9 +371,18 @@ export function readAgentSnapshot(value: unknown): AgentSnapshot {
 		throw new Error(`agentchart: the snapshot's format is version ${snapshot.version}, newer than this agentchart reads (${SNAPSHOT_VERSION}); upgrade agentchart to restore it`);
 	}
 	checkSnapshotShape(snapshot);
-	// Version 1 is the first: nothing to migrate yet. A later version adds its steps here, oldest first.
+	// The steps that bring an older version up to this one, oldest first.
+	let machine = snapshot.machine as AgentSnapshot["machine"];
+	if (version < 3) machine = withBatchEffectPrefix(machine);
 	// No children is none (a snapshot between runs may be written without them); XState's restore needs the record.
-	const machine = snapshot.machine as AgentSnapshot["machine"];
 	const read = machine.children === undefined ? { ...machine, children: {} } : machine;
 	return { ...snapshot, machine: read, journal: snapshot.journal ?? [], journalSeq: snapshot.journalSeq ?? 0, agent: snapshot.agent ?? {} } as AgentSnapshot;
+}
+
+/** Version 3: a stored batch records the prefix of its calls' effect ids; before, it was the run's. */
+function withBatchEffectPrefix(machine: AgentSnapshot["machine"]): AgentSnapshot["machine"] {
+	const run = machine.context.run;
+	if (!run?.batch) return machine;
+	const batch = { ...run.batch, effectPrefix: turnEffectPrefix(run.id, run.turn) };
+	return { ...machine, context: { ...machine.context, run: { ...run, batch } } };
 }

@@ -9,6 +9,10 @@
  * run would wait for ever for an event nothing sends.
  */
 import { shown } from "../agent-input.js";
+import { turnEffectPrefix } from "../durable/journal.js";
+import { isRestoredCompactionInput } from "../actors/compaction-protocol.js";
+import { isRestoredStreamInput } from "../actors/stream-protocol.js";
+import { isRestoredToolBatchInput } from "../actors/tool-batch-protocol.js";
 import { TOOL_BATCH_ID } from "./actions/tools.js";
 import { agentMachine } from "./agent-machine.js";
 
@@ -19,7 +23,7 @@ interface StoredMachine {
 	status: string;
 	value: unknown;
 	children?: Record<string, unknown> | undefined;
-	context: { run?: { attempt?: number; batch?: { actorStarted?: boolean; calls: readonly { key: string; status: string }[] } | undefined } | undefined };
+	context: { run?: { id: string; turn: number; attempt?: number; batch?: { actorStarted?: boolean; effectPrefix?: string; calls: readonly { key: string; status: string; toolCall: { id: string } }[] } | undefined } | undefined };
 }
 
 interface NodeLike {
@@ -60,20 +64,21 @@ function runs(child: unknown, src: string): boolean {
 }
 
 /**
- * The logics persisted as a marker of work in flight (their input holds the run's functions): the
- * input a restore reads, a flag and, for a model call, its attempt. Restored with another input,
- * the actor would start as a new one and tell the chart nothing it waits for.
+ * The logics persisted as a marker of work in flight (their input holds the run's functions), and
+ * whether a stored input is that marker (each defined beside the actor's protocol).
  */
-const MARKED: Record<string, (input: Record<string, unknown>, run: { attempt?: number } | undefined) => boolean> = {
-	streamActor: (input, run) => input["restored"] === true && input["attempt"] === run?.attempt,
-	toolBatchActor: (input) => input["restored"] === true,
-	compactionActor: (input) => input["restored"] === true,
+const MARKED: Record<string, (input: unknown, run: { attempt?: number } | undefined) => boolean> = {
+	streamActor: (input, run) => isRestoredStreamInput(input, run?.attempt),
+	toolBatchActor: (input) => isRestoredToolBatchInput(input),
+	compactionActor: (input) => isRestoredCompactionInput(input),
 };
 
 /**
  * Throws when an active stored machine's run cannot go on: its state value in no state, an actor
- * its states run missing or not stored as the chart stores it, or a call running in a batch not
- * marked as started. Names the field, actor or call, and the state.
+ * its states run missing or not stored as the chart stores it, a batch of calls made in another
+ * turn than the run's counters say or a call keyed otherwise than by its id (the journal would
+ * not be found under either), or a call running in a batch not marked as started. Names the
+ * field, actor or call, and the state.
  *
  * @example
  * assertRestorableRun(snapshot.machine); // throws 'agentchart: the snapshot's machine.children has no running "stream", ...'
@@ -90,8 +95,20 @@ export function assertRestorableRun(machine: StoredMachine): void {
 			if (typeof src === "string" && !runs(children[id], src)) throw new Error(`agentchart: the snapshot's machine.children has no running "${id}", which its state ${state.path.join(".")} runs (the chart's own snapshots always have it): it was edited or damaged`);
 		}
 	}
+	const run = machine.context.run;
+	const batch = run?.batch;
+	// A call's journal entries are looked up under an id made from the run's counters: a batch made under others would not find them, and a call that ran would run again.
+	if (run && batch?.effectPrefix !== undefined && batch.effectPrefix !== turnEffectPrefix(run.id, run.turn)) {
+		throw new Error(`agentchart: the snapshot's machine.context.run.batch.effectPrefix (${shown(batch.effectPrefix)}) is not the one machine.context.run.id and .turn make (${shown(turnEffectPrefix(run.id, run.turn))}; the chart's own snapshots always agree): it was edited or damaged`);
+	}
+	// A call's key, the last part of its id, is its tool call's id (`id#2` for the second call with one id: `callKeyFor`).
+	for (const [index, call] of (batch?.calls ?? []).entries()) {
+		const id = call.toolCall.id;
+		if (call.key !== id && !(call.key.startsWith(`${id}#`) && /^[1-9]\d*$/.test(call.key.slice(id.length + 1)))) {
+			throw new Error(`agentchart: the snapshot's machine.context.run.batch.calls[${index}].key (${shown(call.key)}) is not made from its tool call's id (${shown(id)}; the chart's own snapshots always make it so): it was edited or damaged`);
+		}
+	}
 	// A restore sends the calls in flight to a new batch actor only from a batch marked as started.
-	const batch = machine.context.run?.batch;
 	// (A call being prepared may be the chart's own work, with no actor: it is prepared again.)
 	const inFlight = batch?.calls.find((call) => call.status === "running");
 	if (batch && inFlight && batch.actorStarted !== true) {
@@ -107,7 +124,7 @@ export function assertRestorableRun(machine: StoredMachine): void {
 		// A stopped child is not restored.
 		const marked = snapshot.status === "stopped" ? undefined : MARKED[src];
 		const input = snapshot.input;
-		if (marked && !(typeof input === "object" && input !== null && marked(input as Record<string, unknown>, machine.context.run))) {
+		if (marked && !marked(input, machine.context.run)) {
 			throw new Error(`agentchart: the snapshot's machine.children["${id}"].snapshot.input is not what the chart stores for a ${src} in flight (${shown(input)}): it was edited or damaged`);
 		}
 	}

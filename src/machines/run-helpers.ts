@@ -71,15 +71,15 @@ export function toolCallsOf(message: AssistantMessage): AgentToolCall[] {
  * `executionMode: "sequential"` makes a parallel batch sequential.
  *
  * @example
- * const batch = createToolBatch(message, tools, "parallel");
+ * const batch = createToolBatch(message, tools, "parallel", turnEffectPrefix(run.id, run.turn));
  */
-export function createToolBatch(assistant: AssistantMessage, tools: AnyAgentTool[], mode: AgentMachineContext["config"]["toolExecution"]): ToolBatch {
+export function createToolBatch(assistant: AssistantMessage, tools: AnyAgentTool[], mode: AgentMachineContext["config"]["toolExecution"], effectPrefix: string): ToolBatch {
 	const toolCalls = toolCallsOf(assistant);
 	const forcesSequential = toolCalls.some((call) => findTool(tools, call.name)?.executionMode === "sequential");
 	const batchMode = mode === "sequential" || (mode === "parallel" && forcesSequential) ? "sequential" : mode;
 	const calls: ToolCallEntry[] = [];
 	for (const toolCall of toolCalls) calls.push(newCallEntry(toolCall, callKeyFor(calls, toolCall.id)));
-	return newBatch(assistant, batchMode, calls, assistant.stopReason === "length");
+	return newBatch(assistant, batchMode, calls, effectPrefix, assistant.stopReason === "length");
 }
 
 /**
@@ -147,14 +147,10 @@ export function patchBatch(batch: ToolBatch, patch: Partial<ToolBatch>): ToolBat
  * A new batch, its actor not started.
  *
  * @example
- * const batch = newBatch(message, "streaming", []);
+ * const batch = newBatch(message, "streaming", [], turnEffectPrefix(run.id, run.turn));
  */
-export function newBatch(assistant: AssistantMessage, mode: ToolBatch["mode"], calls: ToolCallEntry[], truncated = false): ToolBatch {
-	return batchRecord(assistant, mode, calls, truncated, false);
-}
-
-function batchRecord(assistant: AssistantMessage, mode: ToolBatch["mode"], calls: ToolCallEntry[], truncated: boolean, actorStarted: boolean): ToolBatch {
-	const batch: { [K in keyof ToolBatch]-?: ToolBatch[K] } = { assistant, mode, calls, truncated, actorStarted };
+export function newBatch(assistant: AssistantMessage, mode: ToolBatch["mode"], calls: ToolCallEntry[], effectPrefix: string, truncated = false): ToolBatch {
+	const batch: { [K in keyof ToolBatch]-?: ToolBatch[K] } = { assistant, mode, calls, truncated, actorStarted: false, effectPrefix };
 	return batch;
 }
 

@@ -41,13 +41,14 @@ export function readyStreamingCalls(batch: ToolBatch, tools: AnyAgentTool[]): To
  * of running.
  *
  * @example
- * const batch = completeStreamingBatch(run.batch, message);
+ * const batch = completeStreamingBatch(run.batch, message, turnEffectPrefix(run.id, run.turn));
  */
 export function completeStreamingBatch(
 	batch: ToolBatch | undefined,
 	message: AssistantMessage,
+	effectPrefix: string,
 ): { batch: ToolBatch; cutOff: ToolCallEntry[] } {
-	const base: ToolBatch = batch ?? newBatch(message, "streaming", []);
+	const base: ToolBatch = batch ?? newBatch(message, "streaming", [], effectPrefix);
 	const blocks = toolCallsOf(message);
 	const entries = entriesOfBlocks(blocks, base.calls);
 	const calls = [...base.calls];

@@ -244,6 +244,13 @@ export interface ToolBatch {
 	truncated: boolean;
 	/** True once the batch actor (`tools`) runs. */
 	actorStarted: boolean;
+	/**
+	 * What its calls' effect ids begin with (`r1.t2`: the run and turn it was made in; see
+	 * `turnEffectPrefix`). The ids are made from the run's counters; a restore refuses a batch
+	 * whose prefix is not theirs, as the journal would not be found under the ids they make and a
+	 * call that ran would run again.
+	 */
+	effectPrefix: string;
 }
 
 /** Bookkeeping of the run in progress. */

@@ -144,13 +144,13 @@ describe("two tool calls with one id", () => {
 
 describe("a call's key in its batch", () => {
 	it("is its id, or id#n with the first n from 2 that no call of the batch holds", () => {
-		const batch = createToolBatch(assistant([call("x", "work"), call("x#2", "work"), call("x", "work"), call("y", "work"), call("x", "work")]), [work()], "parallel");
+		const batch = createToolBatch(assistant([call("x", "work"), call("x#2", "work"), call("x", "work"), call("y", "work"), call("x", "work")]), [work()], "parallel", "r1.t1");
 		expect(batch.calls.map((entry) => entry.key)).toEqual(["x", "x#2", "x#3", "y", "x#4"]);
 		expect(callKeyFor([], "z")).toBe("z");
 	});
 
 	it("pairs the n-th block with an id with the n-th call with it", () => {
-		const batch = createToolBatch(assistant([call("x", "work", { n: 1 }), call("y", "work"), call("x", "work", { n: 2 })]), [work()], "parallel");
+		const batch = createToolBatch(assistant([call("x", "work", { n: 1 }), call("y", "work"), call("x", "work", { n: 2 })]), [work()], "parallel", "r1.t1");
 		const blocks = [call("x", "work", { n: 1 }), call("x", "work", { n: 2 }), call("x", "work", { n: 3 }), call("y", "work")];
 		expect(entriesOfBlocks(blocks, batch.calls).map((entry) => entry?.key)).toEqual(["x", "x#2", undefined, "y"]);
 	});

@@ -65,3 +65,21 @@ describe("snapshots of format version 2, as files", () => {
 		expect(agent.state.messages.map((message) => textOf(message)).slice(4)).toEqual(["another question", "a new answer"]);
 	});
 });
+
+describe("snapshots of format version 3, as files", () => {
+	it("restores a run whose tools were running: the replay-safe one runs again, the other is answered as interrupted", async () => {
+		const snapshot = fixture("snapshot-v3-tool-running.json");
+		expect(snapshot.version).toBe(3);
+		expect(snapshot.machine.context.run?.batch?.effectPrefix).toBe("r1.t1");
+		const ran: string[] = [];
+		const tools = [makeTool("read", async (id) => (ran.push(id), ok("read it")), { replay: "safe" }), makeTool("charge", async (id) => (ran.push(id), ok("charged")))];
+		const agent = Agent.restore(snapshot, { initialState: { tools }, streamFn: createScriptedModel([{ content: "done" }]).streamFn });
+		await agent.waitForIdle();
+		expect(ran).toEqual(["r1"]);
+		const texts = agent.state.messages.map((message) => textOf(message));
+		expect(texts.slice(0, 3)).toEqual(["first question", "earlier answer", "second question"]);
+		expect(texts[4]).toBe("read it");
+		expect(texts[5]).toMatch(/interrupted/);
+		expect(texts.at(-1)).toBe("done");
+	});
+});

@@ -182,8 +182,8 @@ describe("a snapshot whose counters or state its journal contradicts", () => {
 	// The path of a field, the wrong value, and the error. The snapshot waits for approval of call "a" of run 1's first turn, after its first model call.
 	const damages: [string, unknown, string][] = [
 		// The next model call took the id r1.m1 again: the journal replayed the first reply, which asked the same approval again.
-		["machine.context.run.attempt", 0, 'machine.context.run.attempt must be at least 1 (its journal holds the model call r1.m1), not 0'],
-		["machine.context.run.turn", 0, "machine.context.run.turn must be at least 1 (its journal holds r1.t1.a), not 0"],
+		["machine.context.run.attempt", 0, "machine.context.run.attempt must be at least 1 (its journal holds the model call r1.m1 before r1.t1.a, an effect the run has made), not 0"],
+		["machine.context.run.turn", 0, "machine.context.run.turn must be at least 1 (its journal holds r1.t1.a, a call of turn 1, with no model call past the run's attempt before it), not 0"],
 		["machine.context.runs", 0, 'machine.context.run.id must be "r0", the run machine.context.runs counts, not "r1"'],
 		["machine.context.run.id", "r7", 'machine.context.run.id must be "r1", the run machine.context.runs counts, not "r7"'],
 		["machine.context.run.id", "x", 'machine.context.run.id must be "r1", the run machine.context.runs counts, not "x"'],
@@ -203,6 +203,18 @@ describe("a snapshot whose counters or state its journal contradicts", () => {
 		// Runs 0 and 1 are counted; the journal's entries say run 2 had started.
 		for (const entry of damaged.journal) entry.effect = entry.effect.replace(/^r1/, "r2");
 		expect(thrownBy(() => Agent.restore(damaged, options))).toBe("agentchart: the snapshot's machine.context.runs must be at least 2 (its journal holds r2), not 1");
+	});
+
+	// Found by the damage property: with the call's question moved after journalSeq, the entries it had seen ended with the set-back
+	// counter's model call, and the restored agent's own snapshot, which had seen the question too, was refused.
+	it("is refused when a counter set back is shown by a later entry of an effect the run had made", async () => {
+		const { snapshot, options } = await waitingWithJournal();
+		const damaged = throughJson(snapshot);
+		damageAt(damaged, "machine.context.run.attempt", 0);
+		const asked = damaged.journal.find((entry) => entry.kind === "approval" && entry.phase === "requested");
+		if (!asked) throw new Error("the run asked no approval");
+		asked.seq = damaged.journalSeq + 1;
+		expect(thrownBy(() => Agent.restore(damaged, options))).toBe("agentchart: the snapshot's machine.context.run.attempt must be at least 1 (its journal holds the model call r1.m1 before r1.t1.a, an effect the run has made), not 0");
 	});
 
 	it("counts only the entries it had seen: a store's later entries are past its counters", async () => {
@@ -240,26 +252,33 @@ describe("a damaged child of the machine (a model call or a batch of tool calls 
 	});
 });
 
-describe("a run's snapshot without an actor its state runs", () => {
-	/** A snapshot taken while a tool runs: the machine has its batch of calls as a child ("tools"). */
-	async function runningToolSnapshot() {
-		const started = deferred<void>();
-		const release = deferred<void>();
-		const look = makeTool("look", async () => {
-			started.resolve();
-			await release.promise;
-			return ok("seen");
-		});
-		const scripted = createScriptedModel([{ content: [toolCall("look", {}, "a")] }, { content: "done" }]);
-		const agent = new Agent({ initialState: { model: scripted.model, tools: [look] }, streamFn: scripted.streamFn });
-		const run = agent.prompt("go");
-		await started.promise;
-		const snapshot = throughJson(agent.snapshot());
-		release.resolve();
-		await run;
-		return { snapshot, options: { initialState: { tools: [look] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn } };
-	}
+/**
+ * A snapshot taken while tool "look" (not replay-safe) runs call "a": the machine has its batch of
+ * calls as a child ("tools"); with a store, the call's intent is journaled (`r1.t1.a`). The
+ * options restore it with a "look" that counts its runs in `runs`.
+ */
+async function runningToolSnapshot(stored = false) {
+	const started = deferred<void>();
+	const release = deferred<void>();
+	const look = makeTool("look", async () => {
+		started.resolve();
+		await release.promise;
+		return ok("seen");
+	});
+	const scripted = createScriptedModel([{ content: [toolCall("look", {}, "a")] }, { content: "done" }]);
+	const agent = new Agent({ initialState: { model: scripted.model, tools: [look] }, streamFn: scripted.streamFn, ...(stored ? { store: createMemoryStore(), sessionId: "s" } : {}) });
+	const run = agent.prompt("go");
+	await started.promise;
+	const snapshot = throughJson(agent.snapshot());
+	agent.dispose();
+	release.resolve();
+	await run;
+	const runs: string[] = [];
+	const counted = makeTool("look", async (id) => (runs.push(id), ok("seen again")));
+	return { snapshot, runs, options: { initialState: { tools: [counted] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn } };
+}
 
+describe("a run's snapshot without an actor its state runs", () => {
 	// Found by the damage property: restored, the run waited for ever for an actor that was not there.
 	it.each([
 		["removed", undefined],
@@ -354,5 +373,91 @@ describe("a snapshot the shape check lets through", () => {
 		const snapshot = throughJson(new Agent({ initialState: { model: scripted.model, messages: [{ role: "user", content: "hi", timestamp: 1 }] } }).snapshot());
 		const ended = { ...snapshot, machine: { ...snapshot.machine, status: "done", value: "ended" } } as AgentSnapshot;
 		expect(Agent.restore(ended, {}).state.messages).toEqual(snapshot.machine.context.messages);
+	});
+});
+
+// Found by reading the restore (the damage property, which now counts tool runs, finds it too): a counter
+// set forward while a call ran made the restore look up the call under an id the journal does not have,
+// and a tool without `replay: "safe"` ran again.
+describe("a snapshot whose batch of calls was made under other counters than its run's", () => {
+	async function journaledRunningTool() {
+		const running = await runningToolSnapshot(true);
+		expect(running.snapshot.journal.some((entry) => entry.kind === "tool" && entry.phase === "intent" && entry.effect === "r1.t1.a")).toBe(true);
+		return running;
+	}
+
+	it("restores as the chart stored it: the call is answered as interrupted, not run again", async () => {
+		const { snapshot, runs, options } = await journaledRunningTool();
+		expect(snapshot.version).toBe(3);
+		expect(snapshot.machine.context.run?.batch?.effectPrefix).toBe("r1.t1");
+		const agent = Agent.restore(snapshot, options);
+		await agent.waitForIdle();
+		expect(runs).toEqual([]);
+		expect(JSON.stringify(agent.state.messages)).toMatch(/interrupted/);
+	});
+
+	it.each([
+		["its turn set forward", { "machine.context.run.turn": 5 }, '"r1.t1") is not the one machine.context.run.id and .turn make ("r1.t5"'],
+		["its run renumbered forward", { "machine.context.runs": 5, "machine.context.run.id": "r5" }, '"r1.t1") is not the one machine.context.run.id and .turn make ("r5.t1"'],
+		["its prefix edited", { "machine.context.run.batch.effectPrefix": "r1.t2" }, '"r1.t2") is not the one machine.context.run.id and .turn make ("r1.t1"'],
+	])("is refused: %s", async (_what, edits, expected) => {
+		const { snapshot, runs, options } = await journaledRunningTool();
+		const damaged = throughJson(snapshot);
+		for (const [path, value] of Object.entries(edits)) damageAt(damaged, path, value);
+		expect(thrownBy(() => Agent.restore(damaged, options))).toBe(`agentchart: the snapshot's machine.context.run.batch.effectPrefix (${expected}; the chart's own snapshots always agree): it was edited or damaged`);
+		expect(runs).toEqual([]);
+	});
+
+	it("is refused without the prefix in format version 3; a version 2 snapshot is given its run's", async () => {
+		const { snapshot, runs, options } = await journaledRunningTool();
+		const damaged = throughJson(snapshot);
+		damageAt(damaged, "machine.context.run.batch.effectPrefix", undefined);
+		expect(thrownBy(() => Agent.restore(damaged, options))).toBe("agentchart: the snapshot's machine.context.run.batch.effectPrefix must be a string (every batch of a snapshot of format version 3 or later has it), not undefined");
+		const older = { ...damaged, version: 2 };
+		const agent = Agent.restore(older, options);
+		expect(agent.snapshot().machine.context.run?.batch?.effectPrefix).toBe("r1.t1");
+		await agent.waitForIdle();
+		expect(runs).toEqual([]);
+		// An older snapshot's counters set forward cannot be told from its batch: it has no prefix of its own.
+	});
+});
+
+// Found by the damage property once it nudged numbers in ids: a call's key edited ("l1" to "l0") made the
+// restore look its journal up under another id, and the call ran again.
+describe("a snapshot whose call is keyed otherwise than by its id", () => {
+	it.each([
+		["its key edited", "key", "b", '(\"b\") is not made from its tool call\'s id (\"a\"'],
+		["its id edited", "toolCall.id", "b", '(\"a\") is not made from its tool call\'s id (\"b\"'],
+		["a repeat's number that callKeyFor never gives", "key", "a#0", '(\"a#0\") is not made from its tool call\'s id (\"a\"'],
+	])("is refused: %s", async (_what, field, value, expected) => {
+		const { snapshot, options } = await waitingWithJournal();
+		const damaged = throughJson(snapshot);
+		damageAt(damaged, `machine.context.run.batch.calls.0.${field}`, value);
+		expect(thrownBy(() => Agent.restore(damaged, options))).toBe(`agentchart: the snapshot's machine.context.run.batch.calls[0].key ${expected}; the chart's own snapshots always make it so): it was edited or damaged`);
+	});
+
+	it("restores a repeated id's key (a#2)", async () => {
+		const { snapshot, options } = await waitingWithJournal();
+		const repeated = throughJson(snapshot);
+		damageAt(repeated, "machine.context.run.batch.calls.0.key", "a#2");
+		Agent.restore(repeated, options).dispose();
+	});
+});
+
+// Found by the damage property: a run's snapshot with a later entry of another run (journalSeq 0, an
+// entry's run renumbered) restored, and the restored agent's own snapshot, having seen it, was refused.
+describe("a run's snapshot whose journal holds later entries of another run", () => {
+	it("restores without them, says so, and the restored agent's snapshot restores again", async () => {
+		const { snapshot, options } = await waitingWithJournal();
+		const later = throughJson(snapshot);
+		const last = later.journal.at(-1);
+		if (!last) throw new Error("the run's journal is empty");
+		later.journal.push({ ...last, seq: later.journalSeq + 1, effect: "r1.m9" }, { ...last, seq: later.journalSeq + 2, effect: "r2.m1" });
+		const agent = Agent.restore(later, options);
+		expect(agent.storeProblems).toEqual([expect.stringMatching(/^the journal holds 1 entries after the snapshot of runs other than its run in progress \(r2, where the snapshot is in r1\)/)]);
+		const again = throughJson(agent.snapshot());
+		expect(again.journal.map((entry) => entry.effect)).not.toContain("r2.m1");
+		Agent.restore(again, options).dispose();
+		agent.dispose();
 	});
 });

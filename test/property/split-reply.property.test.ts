@@ -71,7 +71,7 @@ function build(c: Case): { message: AssistantMessage; batch: ToolBatch; startedC
 		timestamp: 1,
 	};
 	const startedCalls = new Set(entries.filter((each) => each.status !== "queued").map((each) => each.toolCall));
-	return { message, batch: { assistant: message, mode: "streaming", calls: entries, truncated: false, actorStarted: true }, startedCalls, missingCalls };
+	return { message, batch: { assistant: message, mode: "streaming", calls: entries, truncated: false, actorStarted: true, effectPrefix: "r1.t1" }, startedCalls, missingCalls };
 }
 
 /** True when `part` appears in `whole` in the same order (each element used once). */

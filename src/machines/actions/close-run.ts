@@ -7,6 +7,7 @@ import type { AssistantMessage, ToolResultMessage } from "../../types/messages.j
 import { type Ctx, type EffectEnqueue, appendMessages, batchOf, patchContext, patchRun, runOf, withBatch } from "../context.js";
 import { abortedAssistantMessage, createToolBatch, failedReply, patchBatch, toolCallsOf } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
+import { turnEffectPrefix } from "../../durable/journal.js";
 import { TOOL_BATCH_ID, emitUnemittedToolResults, recordPendingFailedReply, settleOpenCalls } from "./tools.js";
 
 /** The reply that was streaming when the run was cut off, as a message (the stream's latest partial, aborted). */
@@ -38,7 +39,7 @@ export function closeRunAbruptly(context: Ctx, reason: string, enqueue: EffectEn
 	if (run.batch?.actorStarted) enqueue.stopChild(TOOL_BATCH_ID);
 	// A tool-call reply that completed just before dispose still gets answers for its calls.
 	if (!run.turnEnded && run.assistant && !run.batch && !failedReply(run.assistant) && toolCallsOf(run.assistant).length > 0) {
-		run = patchRun(run, { batch: createToolBatch(run.assistant, context.tools, context.config.toolExecution) });
+		run = patchRun(run, { batch: createToolBatch(run.assistant, context.tools, context.config.toolExecution, turnEffectPrefix(run.id, run.turn)) });
 		context = patchContext(context, { run });
 	}
 	if (run.compactionReason) {

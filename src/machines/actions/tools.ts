@@ -11,7 +11,7 @@ import { toolBatchInput } from "../actor-inputs.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, emitBarrierNow, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
 import { callKeyFor, createToolBatch, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
-import { interruptedText, toolEffectId } from "../../durable/journal.js";
+import { interruptedText, toolEffectId, turnEffectPrefix } from "../../durable/journal.js";
 import type { ApprovalWait, FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
 /** The batch actor's id: one per batch, so there is one child for all of a reply's calls. */
@@ -508,7 +508,7 @@ export function settleCallsCutOffByLength(context: Ctx, enqueue: Enqueue): void 
  */
 export function addStreamedToolCall(context: Ctx, toolCall: ToolCall, partial: AssistantMessage, enqueue: Enqueue): void {
 	const run = runOf(context);
-	const batch: ToolBatch = run.batch ?? newBatch(partial, "streaming", []);
+	const batch: ToolBatch = run.batch ?? newBatch(partial, "streaming", [], turnEffectPrefix(run.id, run.turn));
 	const entry = newCallEntry(toolCall as AgentToolCall, callKeyFor(batch.calls, toolCall.id));
 	enqueue.assign({ run: patchRun(run, { batch: patchBatch(batch, { calls: [...batch.calls, entry] }) }) });
 }
@@ -517,7 +517,7 @@ export function addStreamedToolCall(context: Ctx, toolCall: ToolCall, partial: A
 export function finishStreamingBatch(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	if (!run.assistant) return;
-	const { batch, cutOff } = completeStreamingBatch(run.batch, run.assistant);
+	const { batch, cutOff } = completeStreamingBatch(run.batch, run.assistant, turnEffectPrefix(run.id, run.turn));
 	let working = withBatch(context, patchBatch(batch, { truncated: cutOff.length > 0 }));
 	enqueue.assign({ run: working.run });
 	for (const call of cutOff) {
@@ -549,5 +549,6 @@ export { toolStartEvent };
 
 /** The batch of a completed reply (parallel or sequential; a "sequential" tool makes the whole batch sequential). */
 export function createBatchFor(context: Ctx, assistant: AssistantMessage): ToolBatch {
-	return createToolBatch(assistant, context.tools, context.config.toolExecution);
+	const run = runOf(context);
+	return createToolBatch(assistant, context.tools, context.config.toolExecution, turnEffectPrefix(run.id, run.turn));
 }
