@@ -12,8 +12,12 @@
  * an actor in flight stored without the chart's marker (it started as a new one). The restored
  * tools count their runs: a tool that had started before the snapshot and is not replay-safe must
  * not run again while the journal is intact (a journal edited to lose an intent cannot be told
- * from one written before the intent was). Each seed explores other damage, and one may find a
- * kind no check covers yet: CI runs a fixed seed, `PROPERTY_SEED=<n>` explores.
+ * from one written before the intent was). Numbers in fields and ids are also nudged by small
+ * steps, as counters edited by hand; that found a turn set forward and a call's key edited (the
+ * restore looked the running call up under an id the journal did not have, and ran it again),
+ * a later entry of another run (the restored agent's own snapshot was refused), and a counter set
+ * back with the entry that showed it moved past `journalSeq`. Each seed explores other damage,
+ * and one may find a kind no check covers yet: CI runs a fixed seed, `PROPERTY_SEED=<n>` explores.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
