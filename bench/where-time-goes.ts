@@ -12,6 +12,10 @@
  *    with 1, 3 or 6 instant calls; three tool turns of one call), split into the cost of a run
  *    (prompt, agent_start to agent_end, one model call), of each further model call with its
  *    turn, and of each tool call, for both libraries, side by side.
+ * 4. What a run allocates, collected or not, per agent of 5 tool turns, for both libraries, and
+ *    where: V8's sampling heap profiler (with the objects collections took kept in the profile),
+ *    summed by the function that allocated. In the concurrency section's burst this garbage
+ *    outlives young collections (every run spans the whole burst), so it sets the peak heap.
  *
  * Run: `npm run build && npx tsx --expose-gc bench/where-time-goes.ts`.
  */
@@ -132,6 +136,50 @@ export async function liveHeapMidRun(name: AgentName, count: number): Promise<{ 
 	return { idleKiB: (idle - before) / count / 1024, midRunKiB: (midRun - before) / count / 1024 };
 }
 
+interface SamplingNode {
+	callFrame: { functionName: string; url: string; lineNumber: number };
+	selfSize: number;
+	children: SamplingNode[];
+}
+
+/**
+ * Bytes allocated per agent run (a 5-turn run of one tool call a turn, agents run `agents` at a
+ * time as in the concurrency section) after `warmupRounds` unsampled rounds, in all and by the
+ * function that allocated (`name file:line`), largest first.
+ *
+ * @example
+ * const { perRunKiB, sites } = await allocationBySite("agentchart", 200);
+ */
+export async function allocationBySite(name: AgentName, agents: number, warmupRounds = 20): Promise<{ perRunKiB: number; sites: [string, number][] }> {
+	const create = await loadBenchAgentFactory(name);
+	const model = benchModel();
+	const tools = [instantTool("search", nextTurnOfTheLoop)];
+	const streamFn = toolTurnStreamFn(model, { turns: 5, callsPerTurn: 1, toolName: "search" });
+	const round = async (count: number) => {
+		const built = Array.from({ length: count }, () => create({ streamFn, model, systemPrompt: "You are a benchmark.", tools }));
+		await Promise.all(built.map((agent) => agent.prompt("go")));
+	};
+	for (let i = 0; i < warmupRounds; i++) await round(Math.max(1, Math.floor(agents / 2)));
+	const session = new Session();
+	session.connect();
+	await session.post("HeapProfiler.startSampling", { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+	await round(agents);
+	const { profile } = (await session.post("HeapProfiler.stopSampling")) as unknown as { profile: { head: SamplingNode } };
+	session.disconnect();
+	const bySite = new Map<string, number>();
+	let total = 0;
+	const pending = [profile.head];
+	for (let node = pending.pop(); node; node = pending.pop()) {
+		const frame = node.callFrame;
+		const site = `${frame.functionName || "(anonymous)"} ${frame.url.split("/").slice(-2).join("/")}:${frame.lineNumber + 1}`;
+		bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
+		total += node.selfSize;
+		pending.push(...node.children);
+	}
+	const kib = (bytes: number) => bytes / agents / 1024;
+	return { perRunKiB: kib(total), sites: [...bySite].map(([site, bytes]): [string, number] => [site, kib(bytes)]).sort((a, b) => b[1] - a[1]) };
+}
+
 /** The costs of a run's parts, in µs of CPU time (user + system, so collection threads count). */
 export interface CostModel {
 	/** A prompt answered by one text reply: the run and its one model call. */
@@ -213,6 +261,12 @@ async function main(): Promise<void> {
 		const ours = models.agentchart[part];
 		const theirs = models.pi[part];
 		console.log(`${part.padEnd(9)} agentchart ${ours.toFixed(1).padStart(6)}  pi ${theirs.toFixed(1).padStart(6)}  ours / pi ${(ours / theirs).toFixed(2)}`);
+	}
+	console.log("\nAllocated per agent run (5 tool turns, 200 agents at a time), collected or not, and the 12 largest sites (KiB):");
+	for (const name of ["agentchart", "pi"] as const) {
+		const { perRunKiB, sites } = await allocationBySite(name, 200);
+		console.log(`${name}: ${perRunKiB.toFixed(1)} KiB`);
+		for (const [site, size] of sites.slice(0, 12)) console.log(`${size.toFixed(1).padStart(8)}  ${site}`);
 	}
 }
 

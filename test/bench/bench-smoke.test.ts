@@ -7,7 +7,7 @@ import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.j
 import { formatResults } from "../../bench/report.js";
 import { parseBenchArgs, QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
 import type { Summary } from "../../bench/lib/stats.js";
-import { costModels, liveHeapMidRun, profileShortRuns } from "../../bench/where-time-goes.js";
+import { allocationBySite, costModels, liveHeapMidRun, profileShortRuns } from "../../bench/where-time-goes.js";
 
 const finite = (summary: Summary | undefined) => summary !== undefined && [summary.median, summary.min, summary.max].every(Number.isFinite);
 
@@ -63,6 +63,11 @@ describe("the diagnosis behind docs/performance.md's cost breakdown (bench/where
 		const models = await costModels(1, 10);
 		for (const model of [models.agentchart, models.pi]) expect([model.run, model.turn, model.toolCall].every(Number.isFinite)).toBe(true);
 		expect(models.agentchart.run).toBeGreaterThan(0);
+		const allocated = await allocationBySite("agentchart", 4, 1);
+		expect(allocated.perRunKiB).toBeGreaterThan(0);
+		// The sites add up to the whole, and each names a function, its file and line: the stream actor's among them.
+		expect(allocated.sites.reduce((sum, [, size]) => sum + size, 0)).toBeCloseTo(allocated.perRunKiB, 6);
+		expect(allocated.sites.some(([site]) => /actors\/stream-actor\.js:\d+$/.test(site))).toBe(true);
 	}, 60_000);
 });
 
