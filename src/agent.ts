@@ -1204,7 +1204,8 @@ export class Agent {
 		if (stray.length > 0) {
 			this.#session.journal.retain((entry) => entry.seq <= snapshot.journalSeq || runOfEffect(entry.effect) === runId);
 			const runs = [...new Set(stray.map((entry) => runOfEffect(entry.effect)))].join(", ");
-			this.#session.noteProblems([`the journal holds ${stray.length} entries after the snapshot of runs other than its run in progress (${runs}, where the snapshot is in ${runId}): they were left out, and the session goes on from the snapshot`]);
+			const held = stray.length === 1 ? "1 entry" : `${stray.length} entries`;
+			this.#session.noteProblems([`the journal holds ${held} after the snapshot of runs other than its run in progress (${runs}, where the snapshot is in ${runId}): ${stray.length === 1 ? "it was" : "they were"} left out, and the session goes on from the snapshot`]);
 		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
 		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, loopConfig) };
