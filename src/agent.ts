@@ -1200,12 +1200,10 @@ export class Agent {
 		// Entries after the snapshot of another run than its own follow a snapshot this one is not (see
 		// #restoreBetweenRuns): they cannot be placed, and the run's snapshots would say they had seen them.
 		const runId = context.run.id;
-		const stray = journal.filter((entry) => entry.seq > snapshot.journalSeq && runOfEffect(entry.effect) !== runId);
-		if (stray.length > 0) {
-			this.#session.journal.retain((entry) => entry.seq <= snapshot.journalSeq || runOfEffect(entry.effect) === runId);
-			const runs = [...new Set(stray.map((entry) => runOfEffect(entry.effect)))].join(", ");
-			const held = stray.length === 1 ? "1 entry" : `${stray.length} entries`;
-			this.#session.noteProblems([`the journal holds ${held} after the snapshot of runs other than its run in progress (${runs}, where the snapshot is in ${runId}): ${stray.length === 1 ? "it was" : "they were"} left out, and the session goes on from the snapshot`]);
+		const stray = this.#leaveOutStrayEntries(snapshot.journalSeq, runId);
+		if (stray) {
+			const held = stray.count === 1 ? "1 entry" : `${stray.count} entries`;
+			this.#session.noteProblems([`the journal holds ${held} after the snapshot of runs other than its run in progress (${stray.runs}, where the snapshot is in ${runId}): ${stray.count === 1 ? "it was" : "they were"} left out, and the session goes on from the snapshot`]);
 		}
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
 		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, loopConfig) };
@@ -1279,12 +1277,9 @@ export class Agent {
 		// they are left out, and the next write is a snapshot (as for a session the store does not
 		// hold as it is), which drops them from the store.
 		const next = `r${this.#runs + 1}`;
-		const ofNextRun = (entry: StoredJournalEntry) => runOfEffect(entry.effect) === next;
-		const stray = journal.entries.filter((entry) => entry.seq > journalSeq && !ofNextRun(entry));
-		if (stray.length > 0) {
-			journal.retain((entry) => entry.seq <= journalSeq || ofNextRun(entry));
-			const runs = [...new Set(stray.map((entry) => runOfEffect(entry.effect)))].join(", ");
-			this.#session.noteProblems([`the journal holds ${stray.length} entries of runs that do not follow the snapshot (${runs}, where ${next} would be next), as when the store read the snapshot before a damaged one: they were left out, and the session goes on from the snapshot`]);
+		const stray = this.#leaveOutStrayEntries(journalSeq, next);
+		if (stray) {
+			this.#session.noteProblems([`the journal holds ${stray.count} entries of runs that do not follow the snapshot (${stray.runs}, where ${next} would be next), as when the store read the snapshot before a damaged one: they were left out, and the session goes on from the snapshot`]);
 			stored = false;
 		}
 		let base: PlainAgentContext | undefined;
@@ -1294,6 +1289,20 @@ export class Agent {
 		}
 		if (record?.start) this.#startAgain({ base, entry: record.start });
 		else if (record?.compactionStart) this.#compactAgain({ base, entry: record.compactionStart });
+	}
+
+	/**
+	 * Leaves out of the restored journal its entries after the snapshot (`journalSeq`) of another
+	 * run than `runId`, the one the restore goes on with: they follow a snapshot this one is not
+	 * and cannot be placed. Says how many there were, and of which runs; undefined when none.
+	 */
+	#leaveOutStrayEntries(journalSeq: number, runId: string): { count: number; runs: string } | undefined {
+		const journal = this.#session.journal;
+		const ofRun = (entry: StoredJournalEntry) => runOfEffect(entry.effect) === runId;
+		const stray = journal.entries.filter((entry) => entry.seq > journalSeq && !ofRun(entry));
+		if (stray.length === 0) return undefined;
+		journal.retain((entry) => entry.seq <= journalSeq || ofRun(entry));
+		return { count: stray.length, runs: [...new Set(stray.map((entry) => runOfEffect(entry.effect)))].join(", ") };
 	}
 
 	/**

@@ -7,7 +7,7 @@
  * messages are checked as transcripts are (`assertTranscript`), where they enter the agent.
  */
 import { shown } from "../agent-input.js";
-import { effectNumbers } from "./journal.js";
+import { effectNumbers, toolEffectId } from "./journal.js";
 import { ofLineage } from "./store.js";
 
 /** Checks a value at a path; throws, naming the path, when it does not fit. */
@@ -281,8 +281,8 @@ function countersCoverJournal(snapshot: CountedSnapshot): void {
 	const { runs = 0, run } = snapshot.machine.context;
 	if (run && run.id !== `r${runs}`) fail("machine.context.run.id", `"r${runs}", the run machine.context.runs counts`, run.id);
 	const seen = snapshot.journalSeq ?? 0;
-	const batchKeys = new Set(run?.batch?.calls.map((call) => call.key));
-	let ahead: string | undefined;
+	const batchEffects = new Set(run?.batch?.calls.map((call) => toolEffectId(run.id, run.turn, call.key)));
+	let ahead: { effect: string; number: number } | undefined;
 	for (const entry of snapshot.journal ?? []) {
 		const later = entry.seq > seen;
 		const numbers = later && !ofLineage(snapshot, entry) ? undefined : effectNumbers(entry.effect);
@@ -292,15 +292,15 @@ function countersCoverJournal(snapshot: CountedSnapshot): void {
 		// A run's own entries (its start and end, a compaction) say nothing of its counters.
 		if (!run || ofRun !== runs || step === undefined) continue;
 		if (step === "m" && number > run.attempt) {
-			ahead ??= entry.effect;
+			ahead ??= { effect: entry.effect, number };
 			continue;
 		}
 		if (step === "t" && number > run.turn) {
 			if (ahead === undefined) fail("machine.context.run.turn", `at least ${number} (its journal holds ${entry.effect}, a call of turn ${number}, with no model call past the run's attempt before it)`, run.turn);
 			continue;
 		}
-		const made = step === "m" || number < run.turn || batchKeys.has(entry.effect.slice(`${run.id}.t${number}.`.length));
-		if (made && ahead !== undefined) fail("machine.context.run.attempt", `at least ${effectNumbers(ahead)?.number} (its journal holds the model call ${ahead} before ${entry.effect}, an effect the run has made)`, run.attempt);
+		const made = step === "m" || number < run.turn || batchEffects.has(entry.effect);
+		if (made && ahead !== undefined) fail("machine.context.run.attempt", `at least ${ahead.number} (its journal holds the model call ${ahead.effect} before ${entry.effect}, an effect the run has made)`, run.attempt);
 	}
 }
 

@@ -14,6 +14,7 @@ import { isRestoredCompactionInput } from "../actors/compaction-protocol.js";
 import { isRestoredStreamInput } from "../actors/stream-protocol.js";
 import { isRestoredToolBatchInput } from "../actors/tool-batch-protocol.js";
 import { TOOL_BATCH_ID } from "./actions/tools.js";
+import { isCallKeyOf } from "./run-helpers.js";
 import { agentMachine } from "./agent-machine.js";
 
 /** The logic the batch of tool calls is spawned with (actions/tools.ts). */
@@ -103,9 +104,8 @@ export function assertRestorableRun(machine: StoredMachine): void {
 	}
 	// A call's key, the last part of its id, is its tool call's id (`id#2` for the second call with one id: `callKeyFor`).
 	for (const [index, call] of (batch?.calls ?? []).entries()) {
-		const id = call.toolCall.id;
-		if (call.key !== id && !(call.key.startsWith(`${id}#`) && /^[1-9]\d*$/.test(call.key.slice(id.length + 1)))) {
-			throw new Error(`agentchart: the snapshot's machine.context.run.batch.calls[${index}].key (${shown(call.key)}) is not made from its tool call's id (${shown(id)}; the chart's own snapshots always make it so): it was edited or damaged`);
+		if (!isCallKeyOf(call.key, call.toolCall.id)) {
+			throw new Error(`agentchart: the snapshot's machine.context.run.batch.calls[${index}].key (${shown(call.key)}) is not made from its tool call's id (${shown(call.toolCall.id)}; the chart's own snapshots always make it so): it was edited or damaged`);
 		}
 	}
 	// A restore sends the calls in flight to a new batch actor only from a batch marked as started.
@@ -116,7 +116,7 @@ export function assertRestorableRun(machine: StoredMachine): void {
 	}
 	// While tools execute the chart waits for the batch actor's reports (elsewhere a batch that ran may be gone already).
 	const executing = states.some((state) => state.path.at(-1) === "tool-executing");
-	if (executing && machine.context.run?.batch?.actorStarted && !runs(children[TOOL_BATCH_ID], TOOL_BATCH_SRC)) {
+	if (executing && batch?.actorStarted && !runs(children[TOOL_BATCH_ID], TOOL_BATCH_SRC)) {
 		throw new Error(`agentchart: the snapshot's machine.children has no running "${TOOL_BATCH_ID}", which runs the batch of tool calls its state running.tool-executing waits for (the chart's own snapshots always have it): it was edited or damaged`);
 	}
 	for (const [id, child] of Object.entries(children)) {
@@ -124,7 +124,7 @@ export function assertRestorableRun(machine: StoredMachine): void {
 		// A stopped child is not restored.
 		const marked = snapshot.status === "stopped" ? undefined : MARKED[src];
 		const input = snapshot.input;
-		if (marked && !marked(input, machine.context.run)) {
+		if (marked && !marked(input, run)) {
 			throw new Error(`agentchart: the snapshot's machine.children["${id}"].snapshot.input is not what the chart stores for a ${src} in flight (${shown(input)}): it was edited or damaged`);
 		}
 	}

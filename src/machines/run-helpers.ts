@@ -98,6 +98,17 @@ export function callKeyFor(calls: readonly ToolCallEntry[], id: string): string 
 	return key;
 }
 
+/**
+ * Whether `key` is one {@link callKeyFor} makes for a call with this id: the id, or `id#n`.
+ *
+ * @example
+ * isCallKeyOf("toolu_1#2", "toolu_1"); // true
+ * isCallKeyOf("other", "toolu_1"); // false
+ */
+export function isCallKeyOf(key: string, id: string): boolean {
+	return key === id || (key.startsWith(`${id}#`) && /^[1-9]\d*$/.test(key.slice(id.length + 1)));
+}
+
 function keyTaken(calls: readonly ToolCallEntry[], key: string): boolean {
 	for (const call of calls) if (call.key === key) return true;
 	return false;
