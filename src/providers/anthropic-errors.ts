@@ -9,7 +9,7 @@
 import type { APIError } from "@anthropic-ai/sdk";
 import type { AnthropicSdk } from "./anthropic-sdk.js";
 import { htmlErrorPageMessage, looksLikeHtml, statusLine } from "./http-error-text.js";
-import { rootCauseMessage } from "../util/describe-error.js";
+import { describeNonSdkError, rootCauseMessage } from "../util/describe-error.js";
 
 /** The message of every aborted call, as in pi-ai. */
 export const abortedMessage = "Request was aborted";
@@ -93,13 +93,5 @@ export function describeAnthropicError(error: unknown, sdk: AnthropicSdk | undef
 		}
 		if (error instanceof sdk.APIError) return describeApiError(error);
 	}
-	if (error instanceof Error) {
-		// undici reports a body cut off mid-stream as a bare "terminated"; the cause says why.
-		if (error.message === "terminated") {
-			const cause = rootCauseMessage(error.cause);
-			return `Connection lost while streaming${cause && cause !== "terminated" ? `: ${cause}` : ""}`;
-		}
-		return error.message || error.name;
-	}
-	return String(error);
+	return describeNonSdkError(error);
 }

@@ -8,7 +8,7 @@
  */
 import type { OpenAISdk, CapturedErrorBody } from "./openai-client.js";
 import { excerpt, htmlErrorPageMessage, looksLikeHtml, statusLine } from "./http-error-text.js";
-import { rootCauseMessage } from "../util/describe-error.js";
+import { describeNonSdkError, rootCauseMessage } from "../util/describe-error.js";
 
 /** The message of every aborted call, as in pi-ai. */
 export const abortedMessage = "Request was aborted";
@@ -168,13 +168,5 @@ export function describeOpenAIError(error: unknown, sdk: OpenAISdk | undefined, 
 			return withRequestForWrongPath(described, error.status, body?.request ?? `POST ${context.baseUrl.replace(/\/+$/, "")}/chat/completions`);
 		}
 	}
-	if (error instanceof Error) {
-		// undici reports a body cut off mid-stream as a bare "terminated"; the cause says why.
-		if (error.message === "terminated") {
-			const cause = rootCauseMessage(error.cause);
-			return `Connection lost while streaming${cause && cause !== "terminated" ? `: ${cause}` : ""}`;
-		}
-		return error.message || error.name;
-	}
-	return String(error);
+	return describeNonSdkError(error);
 }

@@ -4,6 +4,7 @@
  * failed connection.
  */
 import { excerpt, htmlErrorPageMessage, htmlText, looksLikeHtml, statusLine } from "./http-error-text.js";
+import { rootCauseMessage } from "../util/describe-error.js";
 
 /**
  * The most specific reason in an error's `cause` chain: undici's "fetch failed" and
@@ -14,18 +15,7 @@ import { excerpt, htmlErrorPageMessage, htmlText, looksLikeHtml, statusLine } fr
  * // "connect ECONNREFUSED 127.0.0.1:8787"
  */
 export function innermostReason(error: unknown): string {
-	let reason = error instanceof Error ? error.message || error.name : String(error);
-	let current: unknown = error;
-	const seen = new Set<unknown>();
-	while (current !== null && typeof current === "object" && !seen.has(current)) {
-		seen.add(current);
-		const { cause, code, message } = current as { cause?: unknown; code?: unknown; message?: unknown };
-		if (typeof message === "string" && message !== "") {
-			reason = typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message;
-		}
-		current = cause;
-	}
-	return reason;
+	return rootCauseMessage(error) ?? (error instanceof Error ? error.message || error.name : String(error));
 }
 
 function parseJsonOrUndefined(text: string): unknown {

@@ -49,3 +49,19 @@ export function rootCauseMessage(error: unknown): string | undefined {
 	}
 	return found;
 }
+
+/**
+ * What a provider reports for an error that is none of its SDK's classes (a fetch or a body
+ * read failing under it): the message, except that undici's bare "terminated" for a body cut off
+ * mid-stream says that, with the cause that tells why.
+ *
+ * @example
+ * describeNonSdkError(new TypeError("terminated", { cause: new Error("other side closed") })); // "Connection lost while streaming: other side closed"
+ * describeNonSdkError(new Error("boom")); // "boom"
+ */
+export function describeNonSdkError(error: unknown): string {
+	if (!(error instanceof Error)) return String(error);
+	if (error.message !== "terminated") return error.message || error.name;
+	const cause = rootCauseMessage(error.cause);
+	return `Connection lost while streaming${cause && cause !== "terminated" ? `: ${cause}` : ""}`;
+}
