@@ -17,9 +17,16 @@
  *    summed by the function that allocated. In the concurrency section's burst this garbage
  *    outlives young collections (every run spans the whole burst), so it sets the peak heap.
  *
+ * 5. XState's floor for a 3-tool prompt: an actor of XState's own making the children and events
+ *    such a prompt makes (two model calls, each a child that reports its start and its end; a
+ *    child for the batch, reporting each of 3 calls; an event emitted at each), and nothing else,
+ *    beside both libraries' 3-tool prompt, in alternating blocks. What is above the floor is the
+ *    chart's and the facade's own work, not the runtime's.
+ *
  * Run: `npm run build && npx tsx --expose-gc bench/where-time-goes.ts`.
  */
 import { Session } from "node:inspector/promises";
+import { type ActorLogic, type AnyActorLogic, type AnyActorRef, type EventObject, createActor, fromCallback } from "xstate";
 import type { AnyAgentTool } from "../src/types/agent.js";
 import type { StreamFn } from "../src/types/stream.js";
 import { type AgentName, type BenchAgentFactory, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
@@ -245,6 +252,118 @@ export async function costModels(rounds: number, prompts: number): Promise<Recor
 	return { agentchart: modelOf("agentchart"), pi: modelOf("pi") };
 }
 
+/** The floor actor's state: which part of the prompt it is in, and the child doing it. */
+interface FloorState {
+	status: "active" | "done";
+	output: undefined;
+	error: undefined;
+	phase: "first call" | "tools" | "last call";
+	settled: number;
+	child: AnyActorRef | undefined;
+}
+
+/** A model call's child: it reports its start and its end, each a microtask later, as a stream read at once does. */
+const floorModelCall = fromCallback<EventObject>(({ sendBack }) => {
+	void (async () => {
+		await Promise.resolve();
+		sendBack({ type: "stream.start" });
+		await Promise.resolve();
+		sendBack({ type: "stream.done" });
+	})();
+});
+
+/** A batch's child: each of its calls settles two microtasks later (an instant tool, awaited). */
+const floorBatch = fromCallback<EventObject, { calls: number }>(({ sendBack, input }) => {
+	for (let call = 0; call < input.calls; call++) {
+		void (async () => {
+			await Promise.resolve();
+			await Promise.resolve();
+			sendBack({ type: "tool.settled" });
+		})();
+	}
+});
+
+/** The floor actor's logic: a 3-tool prompt's children and events, with an event emitted at each. */
+const floorLogic: ActorLogic<FloorState, EventObject> = {
+	getInitialSnapshot: () => ({ status: "active", output: undefined, error: undefined, phase: "first call", settled: 0, child: undefined }),
+	getPersistedSnapshot: (snapshot) => snapshot,
+	transition(snapshot, event, scope) {
+		const spawn = (logic: AnyActorLogic, input?: unknown): AnyActorRef => {
+			const child = createActor(logic, { parent: scope.self, input } as Parameters<typeof createActor>[1]);
+			scope.defer(() => child.start());
+			return child;
+		};
+		const stop = () => {
+			if (snapshot.child) scope.stopChild(snapshot.child);
+		};
+		scope.emit({ type: event.type });
+		switch (event.type) {
+			case "prompt":
+				return { ...snapshot, child: spawn(floorModelCall) };
+			case "stream.done":
+				stop();
+				if (snapshot.phase === "first call") return { ...snapshot, phase: "tools", child: spawn(floorBatch, { calls: 3 }) };
+				return { ...snapshot, status: "done", child: undefined };
+			case "tool.settled": {
+				const settled = snapshot.settled + 1;
+				if (settled < 3) return { ...snapshot, settled };
+				stop();
+				return { ...snapshot, phase: "last call", settled, child: spawn(floorModelCall) };
+			}
+			default:
+				return { ...snapshot };
+		}
+	},
+};
+
+/** One prompt on the floor actor: made, started, sent the prompt, until it is done. */
+function floorPrompt(): Promise<void> {
+	return new Promise((resolve) => {
+		const actor = createActor(floorLogic);
+		actor.subscribe({ complete: () => resolve() });
+		actor.start();
+		actor.send({ type: "prompt" });
+	});
+}
+
+/**
+ * CPU µs per 3-tool prompt (no listener) of XState's floor (see the header, item 5) and of both
+ * libraries, blocks of `prompts` alternating, medians over `rounds`; and each one's ratio to pi,
+ * taken within a round.
+ *
+ * @example
+ * const { floor, agentchart, pi, floorOverPi } = await runtimeFloor(15, 400);
+ */
+export async function runtimeFloor(rounds: number, prompts: number): Promise<{ floor: number; agentchart: number; pi: number; floorOverPi: number; agentchartOverPi: number }> {
+	const model = benchModel();
+	const tool = instantTool("noop");
+	const promptOf = (create: BenchAgentFactory) => async () => {
+		await create({ model, tools: [tool], streamFn: toolTurnStreamFn(model, { turns: 1, callsPerTurn: 3, toolName: tool.name }) }).prompt("go");
+	};
+	const contenders = { floor: floorPrompt, agentchart: promptOf(await loadBenchAgentFactory("agentchart")), pi: promptOf(await loadBenchAgentFactory("pi")) };
+	const samples = { floor: [] as number[], agentchart: [] as number[], pi: [] as number[] };
+	for (let round = -1; round < rounds; round++) {
+		const order = Object.keys(contenders) as (keyof typeof contenders)[];
+		if (round % 2 !== 0) order.reverse();
+		for (const name of order) {
+			const prompt = contenders[name];
+			const start = process.cpuUsage();
+			for (let i = 0; i < prompts; i++) await prompt();
+			const spent = process.cpuUsage(start);
+			// Round -1 warms the compiler up and is not recorded.
+			if (round >= 0) samples[name].push((spent.user + spent.system) / prompts);
+		}
+	}
+	const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+	return {
+		floor: median(samples.floor),
+		agentchart: median(samples.agentchart),
+		pi: median(samples.pi),
+		floorOverPi: median(samples.floor.map((us, i) => us / (samples.pi[i] ?? Number.NaN))),
+		agentchartOverPi: median(samples.agentchart.map((us, i) => us / (samples.pi[i] ?? Number.NaN))),
+	};
+}
+
 async function main(): Promise<void> {
 	if (typeof (globalThis as { gc?: unknown }).gc !== "function") throw new Error("run with --expose-gc (npx tsx --expose-gc bench/where-time-goes.ts)");
 	const runs = 20_000;
@@ -268,6 +387,9 @@ async function main(): Promise<void> {
 		console.log(`${name}: ${perRunKiB.toFixed(1)} KiB`);
 		for (const [site, size] of sites.slice(0, 12)) console.log(`${size.toFixed(1).padStart(8)}  ${site}`);
 	}
+	const floor = await runtimeFloor(15, 400);
+	console.log("\nCPU µs per 3-tool prompt (no listener), median of 15 rounds of 400 prompts: XState's floor (its actor, the prompt's children and events, nothing else) and both libraries:");
+	console.log(`floor ${floor.floor.toFixed(1)}  agentchart ${floor.agentchart.toFixed(1)}  pi ${floor.pi.toFixed(1)}  floor / pi ${floor.floorOverPi.toFixed(2)}  agentchart / pi ${floor.agentchartOverPi.toFixed(2)}`);
 }
 
 if (isEntryPoint(import.meta.url)) {

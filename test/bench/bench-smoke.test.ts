@@ -7,7 +7,7 @@ import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.j
 import { formatResults } from "../../bench/report.js";
 import { parseBenchArgs, QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
 import type { Summary } from "../../bench/lib/stats.js";
-import { allocationBySite, costModels, liveHeapMidRun, profileShortRuns } from "../../bench/where-time-goes.js";
+import { allocationBySite, costModels, liveHeapMidRun, profileShortRuns, runtimeFloor } from "../../bench/where-time-goes.js";
 
 const finite = (summary: Summary | undefined) => summary !== undefined && [summary.median, summary.min, summary.max].every(Number.isFinite);
 
@@ -68,6 +68,9 @@ describe("the diagnosis behind docs/performance.md's cost breakdown (bench/where
 		// The sites add up to the whole, and each names a function, its file and line: the stream actor's among them.
 		expect(allocated.sites.reduce((sum, [, size]) => sum + size, 0)).toBeCloseTo(allocated.perRunKiB, 6);
 		expect(allocated.sites.some(([site]) => /actors\/stream-actor\.js:\d+$/.test(site))).toBe(true);
+		// The floor's actor reaches its end (else this would hang) and every figure is a time.
+		const floor = await runtimeFloor(1, 5);
+		for (const figure of Object.values(floor)) expect(figure).toBeGreaterThan(0);
 	}, 60_000);
 });
 
