@@ -32,7 +32,7 @@ import type { StreamFn } from "../src/types/stream.js";
 import { type AgentName, type BenchAgentFactory, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
 import { isEntryPoint } from "./lib/child.js";
 import { rerunOnSupportedNode } from "./lib/supported-node.js";
-import { collectGarbage, nextTurnOfTheLoop } from "./lib/stats.js";
+import { collectGarbage, median, nextTurnOfTheLoop } from "./lib/stats.js";
 import { benchModel, prebuiltStreamFn, textReplyEvents, toolTurnStreamFn } from "./lib/streams.js";
 
 interface ProfileNode {
@@ -241,7 +241,6 @@ export async function costModels(rounds: number, prompts: number): Promise<Recor
 			}
 		}
 	}
-	const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 	const modelOf = (name: AgentName): CostModel => {
 		const m = (shape: keyof typeof shapes) => median(samples[name][shape]);
 		// Least squares would do; the shapes are chosen so that differences read each part off.
@@ -354,7 +353,6 @@ export async function runtimeFloor(rounds: number, prompts: number): Promise<{ f
 			if (round >= 0) samples[name].push((spent.user + spent.system) / prompts);
 		}
 	}
-	const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 	return {
 		floor: median(samples.floor),
 		agentchart: median(samples.agentchart),

@@ -1201,10 +1201,7 @@ export class Agent {
 		// #restoreBetweenRuns): they cannot be placed, and the run's snapshots would say they had seen them.
 		const runId = context.run.id;
 		const stray = this.#leaveOutStrayEntries(snapshot.journalSeq, runId);
-		if (stray) {
-			const held = stray.count === 1 ? "1 entry" : `${stray.count} entries`;
-			this.#session.noteProblems([`the journal holds ${held} after the snapshot of runs other than its run in progress (${stray.runs}, where the snapshot is in ${runId}): ${stray.count === 1 ? "it was" : "they were"} left out, and the session goes on from the snapshot`]);
-		}
+		if (stray) this.#session.noteProblems([`the journal holds ${stray.held} after the snapshot of runs other than its run in progress (${stray.runs}, where the snapshot is in ${runId}): ${stray.leftOut}, and the session goes on from the snapshot`]);
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.
 		const hydrated = { ...snapshot.machine, context: hydrateAgentContext(context, { tools: this.#state.tools, config: this.#config() }, loopConfig) };
 		// As every run: it waits if somebody watches (listeners given to restore are subscribed by now; a later one sends delivery.await).
@@ -1279,7 +1276,7 @@ export class Agent {
 		const next = `r${this.#runs + 1}`;
 		const stray = this.#leaveOutStrayEntries(journalSeq, next);
 		if (stray) {
-			this.#session.noteProblems([`the journal holds ${stray.count} entries of runs that do not follow the snapshot (${stray.runs}, where ${next} would be next), as when the store read the snapshot before a damaged one: they were left out, and the session goes on from the snapshot`]);
+			this.#session.noteProblems([`the journal holds ${stray.held} of runs that do not follow the snapshot (${stray.runs}, where ${next} would be next), as when the store read the snapshot before a damaged one: ${stray.leftOut}, and the session goes on from the snapshot`]);
 			stored = false;
 		}
 		let base: PlainAgentContext | undefined;
@@ -1294,15 +1291,17 @@ export class Agent {
 	/**
 	 * Leaves out of the restored journal its entries after the snapshot (`journalSeq`) of another
 	 * run than `runId`, the one the restore goes on with: they follow a snapshot this one is not
-	 * and cannot be placed. Says how many there were, and of which runs; undefined when none.
+	 * and cannot be placed. Says, for a note in `storeProblems`, how many there were ("1 entry"),
+	 * of which runs, and that they were left out ("it was left out"); undefined when none.
 	 */
-	#leaveOutStrayEntries(journalSeq: number, runId: string): { count: number; runs: string } | undefined {
+	#leaveOutStrayEntries(journalSeq: number, runId: string): { held: string; runs: string; leftOut: string } | undefined {
 		const journal = this.#session.journal;
 		const ofRun = (entry: StoredJournalEntry) => runOfEffect(entry.effect) === runId;
 		const stray = journal.entries.filter((entry) => entry.seq > journalSeq && !ofRun(entry));
 		if (stray.length === 0) return undefined;
 		journal.retain((entry) => entry.seq <= journalSeq || ofRun(entry));
-		return { count: stray.length, runs: [...new Set(stray.map((entry) => runOfEffect(entry.effect)))].join(", ") };
+		const one = stray.length === 1;
+		return { held: one ? "1 entry" : `${stray.length} entries`, runs: [...new Set(stray.map((entry) => runOfEffect(entry.effect)))].join(", "), leftOut: one ? "it was left out" : "they were left out" };
 	}
 
 	/**

@@ -461,3 +461,22 @@ describe("a run's snapshot whose journal holds later entries of another run", ()
 		agent.dispose();
 	});
 });
+
+describe("an idle snapshot whose journal holds a later entry of a run that does not follow it", () => {
+	it("restores without it and says so, counting it as one entry", async () => {
+		const scripted = createScriptedModel([{ content: "one" }]);
+		const store = createMemoryStore();
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		await agent.prompt("go");
+		const idle = throughJson(agent.snapshot());
+		agent.dispose();
+		const loaded = await store.load("s");
+		const start = loaded?.snapshot?.journal.find((entry) => entry.kind === "run" && entry.phase === "start");
+		if (!start) throw new Error("the store holds no start of the run");
+		idle.journal.push({ ...start, seq: idle.journalSeq + 1, effect: "r5" });
+		const restored = Agent.restore(idle, { streamFn: scripted.streamFn });
+		expect(restored.storeProblems).toEqual([expect.stringMatching(/^the journal holds 1 entry of runs that do not follow the snapshot \(r5, where r2 would be next\), .*: it was left out/)]);
+		expect(restored.snapshot().journal.map((entry) => entry.effect)).not.toContain("r5");
+		restored.dispose();
+	});
+});
