@@ -11,6 +11,7 @@ import type { AgentToolCall, AnyAgentTool } from "../types/agent.js";
 import type { AgentMachineConfig, AgentMachineContext, RunContext, ToolBatch } from "../machines/types.js";
 import { validateToolArguments } from "../tools/validate-arguments.js";
 import { describeError } from "../util/describe-error.js";
+import { setOwnKey } from "../util/clone-json.js";
 import { type StoredJournalEntry, turnEffectPrefix } from "./journal.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 import { shown } from "../agent-input.js";
@@ -178,7 +179,7 @@ function configDataOf(config: Partial<AgentMachineConfig> | Record<string, unkno
 		if (typeof value === "bigint") throw new TypeError(`agentchart: the setting "${key}" is a BigInt, which JSON cannot write (a snapshot is JSON)`);
 		const kept = value !== null && typeof value === "object" ? nestedData(value) : typeof value === "number" && !Number.isFinite(value) ? null : value;
 		// A toJSON that gives nothing JSON can write leaves the key out, as JSON.stringify does.
-		if (kept !== undefined) data[key] = kept;
+		if (kept !== undefined) setOwnKey(data, key, kept);
 	}
 	return data;
 }
@@ -199,7 +200,7 @@ function nestedData(value: object): unknown {
 				plain = false;
 				break;
 			}
-			copy[key] = field;
+			setOwnKey(copy, key, field);
 		}
 		if (plain) return copy;
 	}

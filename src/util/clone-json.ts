@@ -61,9 +61,20 @@ function copyPlain(value: unknown, depth: number): unknown {
 	for (const key of Object.keys(object)) {
 		const item = copyPlain(object[key], depth + 1);
 		if (item === NOT_PLAIN) return NOT_PLAIN;
-		// JSON.parse makes "__proto__" an own key; assigning it would set the copy's prototype instead.
-		if (key === "__proto__") Object.defineProperty(copy, key, { value: item, writable: true, enumerable: true, configurable: true });
-		else copy[key] = item;
+		setOwnKey(copy, key, item);
 	}
 	return copy;
+}
+
+/**
+ * Sets `key` of a plain object made as a copy as its own property, as JSON.parse and a spread
+ * do: for "__proto__" (an own key of parsed JSON) an assignment would set the copy's prototype
+ * instead, or do nothing.
+ *
+ * @example
+ * setOwnKey(copy, "__proto__", 0); // Object.hasOwn(copy, "__proto__") === true
+ */
+export function setOwnKey(object: Record<string, unknown>, key: string, value: unknown): void {
+	if (key === "__proto__") Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+	else object[key] = value;
 }

@@ -200,7 +200,8 @@ describe("a snapshot's settings, against JSON's own round trip", () => {
 			fc.jsonValue({ maxDepth: 1 }),
 			fc.constantFrom<unknown>(undefined, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, Symbol("s"), () => 1, new Date(0)),
 			fc.array(tie("value"), { maxLength: 3 }),
-			fc.dictionary(fc.string({ maxLength: 4 }), tie("value"), { maxKeys: 3 }),
+			// "__proto__" as often as any key: an own key of parsed JSON that an assignment would lose.
+			fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.constant("__proto__")), tie("value"), { maxKeys: 3 }),
 			tie("value").map((inner) => ({ toJSON: () => inner })),
 		),
 	})).value;
@@ -233,6 +234,17 @@ describe("a snapshot's settings, against JSON's own round trip", () => {
 	it("leaves out a setting whose toJSON gives nothing, and a symbol; names a setting that is a BigInt", () => {
 		expect(loopConfigData({ toolExecution: "parallel", streamOptions: { toJSON: () => undefined }, tag: Symbol("t") })).toStrictEqual({ toolExecution: "parallel" });
 		expect(() => loopConfigData({ toolTimeoutMs: 10n })).toThrow('agentchart: the setting "toolTimeoutMs" is a BigInt, which JSON cannot write (a snapshot is JSON)');
+	});
+
+	// Found by the property above (CI, 2026-12-06): an own "__proto__" key of parsed JSON was assigned, which left it out.
+	it("keeps a setting's own __proto__ key as JSON does, nested and at the top", () => {
+		const nested = { toolExecution: JSON.parse('{"__proto__":0}') as unknown };
+		expect(loopConfigData(nested)).toStrictEqual(JSON.parse(JSON.stringify(nested)));
+		const top = JSON.parse('{"__proto__":{"a":1},"toolExecution":"parallel"}') as Record<string, unknown>;
+		const data = loopConfigData(top);
+		expect(Object.hasOwn(data, "__proto__")).toBe(true);
+		expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
+		expect(JSON.stringify(data)).toBe(JSON.stringify(top));
 	});
 
 	it("fails, as JSON.stringify does, on a BigInt anywhere in the settings", () => {
