@@ -3,6 +3,7 @@
  * fixed budget, never to the transcript: an inspector that serialised the whole context per
  * event would make a long run quadratic (see reference/xstate.md §1.11).
  */
+import { setOwnKey } from "../util/clone-json.js";
 
 /**
  * Limits of {@link previewValue}.
@@ -83,7 +84,7 @@ export function previewValue(value: unknown, limits: Partial<PreviewLimits> = {}
 		for (const key of keys.slice(0, options.objectKeys)) {
 			const child = (current as Record<string, unknown>)[key];
 			if (child === undefined) continue;
-			out[key] = walk(child, depth + 1);
+			setOwnKey(out, key, walk(child, depth + 1));
 		}
 		if (keys.length > options.objectKeys) out["…"] = `+${keys.length - options.objectKeys} keys`;
 		return out;
@@ -263,18 +264,19 @@ export function summarizeEvent(event: { type: string }, limits: Partial<PreviewL
 		const value = record[key];
 		if (value === undefined) continue;
 		if (SETTINGS_FIELDS.has(key)) {
-			out[key] = previewValue(value, { depth: 2 });
+			setOwnKey(out, key, previewValue(value, { depth: 2 }));
 			continue;
 		}
 		if ((key === "event" || key === "assistantMessageEvent") && value && typeof value === "object") {
 			// Provider stream events: the partial message is the transcript in disguise.
 			const { partial: _partial, ...rest } = value as Record<string, unknown>;
-			fields[key] = rest;
+			setOwnKey(fields, key, rest);
 			continue;
 		}
-		fields[key] = value;
+		setOwnKey(fields, key, value);
 	}
 	const preview = previewValue(fields, { ...options, depth: options.depth + 1 });
-	if (preview && typeof preview === "object" && !Array.isArray(preview)) Object.assign(out, preview);
+	// Key by key: Object.assign would set the prototype for an own "__proto__" (a model's argument).
+	if (preview && typeof preview === "object" && !Array.isArray(preview)) for (const key of Object.keys(preview)) setOwnKey(out, key, preview[key]);
 	return out;
 }

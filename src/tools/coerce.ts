@@ -100,15 +100,21 @@ function coerceUnion(value: unknown, members: unknown[], check: SubSchemaCheck):
 	return value;
 }
 
+/**
+ * Coerces the properties the arguments have, by their own keys only: `in` would also find what
+ * every object inherits, so a tool declaring an optional `constructor` or `toString` got it added
+ * (the inherited function, which then failed validation) when the model left it out, as pi 0.73.1
+ * does; and an argument of that name went unchecked against `additionalProperties`.
+ */
 function coerceObject(value: JsonObject, schema: SchemaNode, check: SubSchemaCheck): void {
 	const properties = isRecord(schema.properties) ? schema.properties : {};
 	for (const [key, propertySchema] of Object.entries(properties)) {
-		if (key in value && isRecord(propertySchema)) value[key] = coerceWithSchema(value[key], propertySchema, check);
+		if (Object.hasOwn(value, key) && isRecord(propertySchema)) value[key] = coerceWithSchema(value[key], propertySchema, check);
 	}
 	const extra = schema.additionalProperties;
 	if (!isRecord(extra)) return;
 	for (const key of Object.keys(value)) {
-		if (!(key in properties)) value[key] = coerceWithSchema(value[key], extra, check);
+		if (!Object.hasOwn(properties, key)) value[key] = coerceWithSchema(value[key], extra, check);
 	}
 }
 

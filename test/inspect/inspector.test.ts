@@ -12,7 +12,7 @@ import type { AgentTool } from "../../src/types/agent.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { createAgentInspector } from "../../src/inspect/inspector.js";
 import type { InspectionRecord } from "../../src/inspect/records.js";
-import { type AgentContextSummary, summarizeContext } from "../../src/inspect/summarize.js";
+import { type AgentContextSummary, previewValue, summarizeContext, summarizeEvent } from "../../src/inspect/summarize.js";
 import { LiveActors } from "../../src/inspect/live-actors.js";
 import { RingBuffer } from "../../src/inspect/ring-buffer.js";
 import { forwardToStately, readRecording, recordToNdjson } from "../../src/inspect/sinks.js";
@@ -406,6 +406,37 @@ describe("the ring buffer", () => {
 				}
 				expect(buffer.drain()).toEqual(model);
 			}),
+		);
+	});
+});
+
+describe("previews keep a model's keys as JSON has them", () => {
+	// Parsed JSON holds "__proto__" as an own key; assigning it to a copy sets the copy's prototype instead.
+	const args = JSON.parse('{"path": "a.txt", "__proto__": {"x": 1}, "constructor": "c"}') as Record<string, unknown>;
+
+	it("keeps an own \"__proto__\" key in a value's preview and in an event's", () => {
+		const preview = previewValue(args) as Record<string, unknown>;
+		expect(JSON.stringify(preview)).toBe('{"path":"a.txt","__proto__":{"x":1},"constructor":"c"}');
+		expect(Object.getPrototypeOf(preview)).toBe(Object.prototype);
+		const event = summarizeEvent({ type: "tool_execution_start", toolCallId: "t1", toolName: "read", args } as { type: string });
+		expect(JSON.stringify(event)).toBe(JSON.stringify({ type: "tool_execution_start", toolCallId: "t1", toolName: "read", args: preview }));
+		const top = summarizeEvent(JSON.parse('{"type": "custom", "__proto__": {"y": 2}}') as { type: string });
+		expect(JSON.stringify(top)).toBe('{"type":"custom","__proto__":{"y":2}}');
+		expect(Object.getPrototypeOf(top)).toBe(Object.prototype);
+	});
+
+	it("previews small JSON data as it is, whatever its keys are named (property)", () => {
+		const key = fc.constantFrom("a", "b", "__proto__", "constructor", "toString");
+		const { value } = fc.letrec((tie) => ({
+			value: fc.oneof({ depthSize: "small" }, fc.integer(), fc.string({ maxLength: 5 }), fc.boolean(), fc.constant(null), fc.array(tie("value"), { maxLength: 3 }), fc.dictionary(key, tie("value"), { maxKeys: 3 })),
+		}));
+		const wide = { depth: 12, arrayItems: 10, objectKeys: 10, stringLength: 100, characters: 100_000, budget: 100_000 };
+		fc.assert(
+			fc.property(value, (generated) => {
+				const data: unknown = JSON.parse(JSON.stringify(generated));
+				expect(JSON.stringify(previewValue(data, wide))).toBe(JSON.stringify(data));
+			}),
+			{ numRuns: 300 },
 		);
 	});
 });

@@ -4,6 +4,7 @@ import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
+import { coerceWithSchema } from "../../src/tools/coerce.js";
 import { assertValidTools, toolSchemaIssues } from "../../src/tools/tool-schema.js";
 import { validateToolArguments } from "../../src/tools/validate-arguments.js";
 import type { AgentTool, AgentToolCall } from "../../src/types/agent.js";
@@ -92,6 +93,45 @@ describe("tool argument validation", () => {
 				expect(ours).toEqual(pi);
 			}),
 			{ numRuns: 500 },
+		);
+	});
+});
+
+describe("coercion reads the arguments' own keys only", () => {
+	// Names every object has: `key in args` finds them on Object.prototype.
+	const INHERITED = ["constructor", "toString", "valueOf", "hasOwnProperty", "isPrototypeOf", "__proto__"];
+
+	it("leaves out an optional `constructor` the model left out (pi-ai adds the inherited function and refuses the call)", () => {
+		const schema = Type.Object({ path: Type.String(), constructor: Type.Optional(Type.String()) });
+		const { ours, pi } = both(schema, { path: "a.txt" });
+		expect(ours).toEqual({ value: { path: "a.txt" } });
+		expect((pi as { error: string }).error).toContain("  - constructor: must be string");
+	});
+
+	it("coerces an argument named `constructor` by additionalProperties", () => {
+		const schema: ToolParameters = { type: "object", properties: {}, additionalProperties: { type: "number" } };
+		const args = JSON.parse('{"constructor": "5", "n": "6"}') as Record<string, unknown>;
+		expect(both(schema, args).ours).toEqual({ value: { constructor: 5, n: 6 } });
+	});
+
+	it("adds no key the arguments lack and drops none, whatever the properties are named (property)", () => {
+		const names = fc.constantFrom("a", "b", ...INHERITED);
+		const types = fc.constantFrom("number", "string", "boolean");
+		const schema = fc.record({
+			properties: fc.dictionary(names, types.map((type) => ({ type }))),
+			additionalProperties: fc.option(types.map((type) => ({ type })), { nil: undefined }),
+		});
+		// Parsed as a model's arguments are: "__proto__" is then an own key.
+		const args = fc.dictionary(names, fc.constantFrom("1", "true", "x", 2, null)).map((value) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>);
+		fc.assert(
+			fc.property(schema, args, ({ properties, additionalProperties }, input) => {
+				const before = Object.keys(input).sort();
+				const node = { type: "object", properties: JSON.parse(JSON.stringify(properties)) as object, ...(additionalProperties ? { additionalProperties } : {}) };
+				const coerced = coerceWithSchema(input, node, () => true) as Record<string, unknown>;
+				expect(Object.keys(coerced).sort()).toEqual(before);
+				expect(Object.getPrototypeOf(coerced)).toBe(Object.prototype);
+			}),
+			{ numRuns: 300 },
 		);
 	});
 });
