@@ -38,8 +38,10 @@ const DEFAULT_LIMITS: PreviewLimits = { depth: 3, stringLength: 160, arrayItems:
  */
 export type PreviewJson = null | boolean | number | string | PreviewJson[] | { [key: string]: PreviewJson };
 
+/** An actor, not data that has its field names (a tool's `{ id, sessionId, send: true }`): an actor's `send` is a method. */
 function isActorRef(value: object): value is { id: string } {
-	return "sessionId" in value && "send" in value && typeof (value as { id?: unknown }).id === "string";
+	const actor = value as { id?: unknown; sessionId?: unknown; send?: unknown };
+	return typeof actor.sessionId === "string" && typeof actor.send === "function" && typeof actor.id === "string";
 }
 
 /**

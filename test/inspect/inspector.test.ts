@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { Type } from "typebox";
 import { createInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
-import { createActor } from "xstate";
+import { createActor, createMachine } from "xstate";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
@@ -423,6 +423,13 @@ describe("previews keep a model's keys as JSON has them", () => {
 		const top = summarizeEvent(JSON.parse('{"type": "custom", "__proto__": {"y": 2}}') as { type: string });
 		expect(JSON.stringify(top)).toBe('{"type":"custom","__proto__":{"y":2}}');
 		expect(Object.getPrototypeOf(top)).toBe(Object.prototype);
+	});
+
+	it("names an actor, and shows data that has an actor's field names as the data", () => {
+		const actor = createActor(createMachine({ id: "m" }), { id: "worker" });
+		expect(previewValue({ child: actor })).toEqual({ child: "[Actor worker]" });
+		const message = { id: "m-1", sessionId: "chat-7", send: true, text: "hi" };
+		expect(previewValue(message)).toEqual(message);
 	});
 
 	it("previews small JSON data as it is, whatever its keys are named (property)", () => {
