@@ -74,6 +74,9 @@ const MARKED: Record<string, (input: unknown, run: { attempt?: number } | undefi
 	compactionActor: (input) => isRestoredCompactionInput(input),
 };
 
+/** The logics the chart makes its children of, by the names its snapshots store (`src`). */
+const CHART_ACTORS = agentMachine.implementations.actors;
+
 /**
  * Throws when an active stored machine's run cannot go on: its state value in no state, an actor
  * its states run missing or not stored as the chart stores it, a batch of calls made in another
@@ -121,8 +124,13 @@ export function assertRestorableRun(machine: StoredMachine): void {
 	}
 	for (const [id, child] of Object.entries(children)) {
 		const { src, snapshot } = child as { src: string; snapshot: { status: string; input?: unknown } };
+		// XState looks a child's logic up by its name as any property is read: a name every object has
+		// ("constructor", "toString") restores a child of that function, and every later snapshot throws.
+		if (typeof src === "string" && !Object.hasOwn(CHART_ACTORS, src) && src in CHART_ACTORS) {
+			throw new Error(`agentchart: the snapshot's machine.children["${id}"].src (${shown(src)}) names none of the chart's actors (${Object.keys(CHART_ACTORS).join(", ")}): it was edited or damaged`);
+		}
 		// A stopped child is not restored.
-		const marked = snapshot.status === "stopped" ? undefined : MARKED[src];
+		const marked = snapshot.status === "stopped" || !Object.hasOwn(MARKED, src) ? undefined : MARKED[src];
 		const input = snapshot.input;
 		if (marked && !marked(input, run)) {
 			throw new Error(`agentchart: the snapshot's machine.children["${id}"].snapshot.input is not what the chart stores for a ${src} in flight (${shown(input)}): it was edited or damaged`);

@@ -297,6 +297,24 @@ describe("a run's snapshot without an actor its state runs", () => {
 		Agent.restore(snapshot, options).dispose();
 	});
 
+	// XState reads a child's logic by its name as any property: "constructor" found Object, the
+	// restore went through, and every later snapshot of the agent threw (its child had no
+	// getPersistedSnapshot); "__proto__" threw a TypeError from the restore's own check.
+	it.each(["constructor", "toString", "__proto__"])("is refused, naming the child, when a child's logic is named %s (a name every object has)", async (name) => {
+		const { snapshot, options } = await runningToolSnapshot();
+		const damaged = throughJson(snapshot) as unknown as { machine: { children: Record<string, { src: string }> } };
+		const tools = damaged.machine.children["tools"] as { src: string };
+		damaged.machine.children["extra"] = { ...tools, src: name };
+		expect(thrownBy(() => Agent.restore(damaged as unknown as AgentSnapshot, options))).toBe(
+			`agentchart: the snapshot's machine.children["extra"].src (${JSON.stringify(name)}) names none of the chart's actors (streamActor, toolBatchActor, compactionActor, queuePollActor, stopCheckActor): it was edited or damaged`,
+		);
+		// A child of a logic the chart does not have is skipped, as XState skips it.
+		damaged.machine.children["extra"] = { ...tools, src: "notAnActor" };
+		const restored = Agent.restore(damaged as unknown as AgentSnapshot, options);
+		expect(Object.keys(restored.snapshot().machine?.children ?? {})).toEqual(["tools"]);
+		restored.dispose();
+	});
+
 	// Found by the damage property run to its end: restored, the calls in flight went to no batch actor, and the run waited for ever.
 	it("is refused when a call runs in a batch not marked as started", async () => {
 		const { snapshot, options } = await runningToolSnapshot();
