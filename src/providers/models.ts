@@ -136,11 +136,12 @@ const catalogues: Readonly<Record<string, Readonly<Record<string, Model>>>> = {
  * getModel("anthropic", "claude-9"); // throws: Unknown anthropic model "claude-9". Known models: ...
  */
 export function getModel(provider: string, id: string): Model {
-	const catalogue = catalogues[provider];
+	// By own key: "constructor" or "toString" (a typo on the command line) is on every object.
+	const catalogue = Object.hasOwn(catalogues, provider) ? catalogues[provider] : undefined;
 	if (!catalogue) {
 		throw new Error(`Unknown provider "${provider}". Known providers: ${Object.keys(catalogues).join(", ")}`);
 	}
-	const model = catalogue[id];
+	const model = Object.hasOwn(catalogue, id) ? catalogue[id] : undefined;
 	if (!model) {
 		throw new Error(`Unknown ${provider} model "${id}". Known models: ${Object.keys(catalogue).join(", ")}`);
 	}
@@ -154,7 +155,7 @@ export function getModel(provider: string, id: string): Model {
  * getModels("anthropic").map((m) => m.id); // ["claude-opus-4-7", ...]
  */
 export function getModels(provider: string): Model[] {
-	return Object.values(catalogues[provider] ?? {});
+	return Object.hasOwn(catalogues, provider) ? Object.values(catalogues[provider] ?? {}) : [];
 }
 
 /**

@@ -100,7 +100,8 @@ function codeSpan(value: string): string {
  * formatToolSummary("exec", { command: "cat <<EOF\n```\nEOF" }); // "🛠️ Exec: ````cat <<EOF ``` EOF````"
  */
 export function formatToolSummary(toolName: string, args: unknown, format: "markdown" | "plain" = "markdown"): string {
-	const emoji = EMOJI[toolName] ?? "🧩";
+	// By own key: a tool may be named as a property every object has ("constructor").
+	const emoji = Object.hasOwn(EMOJI, toolName) ? EMOJI[toolName] : "🧩";
 	const meta = inferToolMeta(toolName, args);
 	const record = argsRecord(args);
 	// Flags stay outside the code span: they describe how it ran, not what.

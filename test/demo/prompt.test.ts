@@ -27,6 +27,14 @@ describe("npm start -- --prompt on the scripted model", () => {
 		expect(result.stdout).toContain("Tokyo: 22 °C, clear");
 	});
 
+	it("has no data for a city named as a property every object has (it printed Object's function source)", async () => {
+		const { weatherTool, clockTool } = await import("../../src/demo/tools.js");
+		const weather = await weatherTool.execute("t1", { city: "constructor" });
+		expect(weather.content).toEqual([{ type: "text", text: "constructor: no data" }]);
+		const time = await clockTool.execute("t2", { city: "toString" });
+		expect(time.content).toEqual([{ type: "text", text: "toString: 12:00" }]);
+	});
+
 	it("without --prompt, asks its own question about Paris", () => {
 		const result = runDemo([]);
 		expect(result.stdout).toContain("you  What's the weather in Paris right now, and what time is it there?");

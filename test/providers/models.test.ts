@@ -45,6 +45,13 @@ describe("model catalogue", () => {
 		);
 		expect(() => getModel("acme", "x")).toThrow('Unknown provider "acme". Known providers: anthropic');
 	});
+
+	it("explains a name every object has as unknown (it found Object's own functions and returned one as the model)", () => {
+		for (const name of ["constructor", "toString", "__proto__"]) {
+			expect(() => getModel("anthropic", name)).toThrow(`Unknown anthropic model "${name}". Known models: `);
+			expect(() => getModel(name, "claude-haiku-4-5")).toThrow(`Unknown provider "${name}". Known providers: anthropic`);
+		}
+	});
 });
 
 describe("calculateCost", () => {

@@ -163,6 +163,15 @@ describe("tool summaries and outputs", () => {
 		for (const part of ["🖼️", "Canvas", "/tmp/a2ui.jsonl"]) expect(results[0]?.text).toContain(part);
 	});
 
+	it("gives a tool named as a property every object has the plain emoji (it showed Object's function source)", () => {
+		const agent = new FakeAgent();
+		const results: ReplyPayload[] = [];
+		subscribeReplies(agent, { verbose: "on", onToolResult: (payload) => void results.push(payload) });
+		agent.toolStart("constructor", { path: "/tmp/a.txt" });
+		agent.toolStart("toString", { path: "/tmp/b.txt" });
+		expect(results.map((result) => result.text)).toEqual(["🧩 Constructor: `/tmp/a.txt`", "🧩 ToString: `/tmp/b.txt`"]);
+	});
+
 	it("respects shouldEmitToolResult over verbose (J2, J3)", () => {
 		const agent = new FakeAgent();
 		const off = vi.fn();
