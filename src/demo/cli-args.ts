@@ -58,7 +58,8 @@ function isProvider(value: string): value is DemoProvider {
 }
 
 function isValueFlag(flag: string): flag is ValueFlag {
-	return flag in VALUE_FLAGS;
+	// Own keys only: `in` also finds "constructor" and "toString", which then went through as flags.
+	return Object.hasOwn(VALUE_FLAGS, flag);
 }
 
 /**

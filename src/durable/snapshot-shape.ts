@@ -183,7 +183,7 @@ export const SNAPSHOT_CHECKED_FIELDS = {
  * The fields each kind of journal entry must have, by kind and phase (see `journal.ts`): what a
  * restore reads of it. A tool's progress is what the tool reported, and is read as loosely.
  */
-const entryFields: Record<string, Record<string, Record<string, Check>>> = {
+const entryFields = {
 	run: { start: { messages: listOf(anObject) }, end: { messages: listOf(anObject) } },
 	model: { intent: { model: text, messages: count }, outcome: { message: anObject } },
 	tool: {
@@ -196,7 +196,7 @@ const entryFields: Record<string, Record<string, Record<string, Check>>> = {
 		decided: { toolCallId: text, decision: oneOf(["approved", "rejected"]), reason: optional(text), decidedAt: optional(count) },
 	},
 	compaction: { start: { instructions: optional(text) }, end: { outcome: oneOf(["failed", "aborted"]), errorMessage: optional(text) } },
-};
+} satisfies Record<string, Record<string, Record<string, Check>>>;
 
 /** The fields every stored entry has, whatever its kind (see `StoredJournalEntry`). */
 const storedEntryFields = { seq: count, effect: text, lineage: optional(text) };
@@ -214,8 +214,9 @@ export const JOURNAL_ENTRY_CHECKED_FIELDS: Readonly<Record<string, readonly stri
 
 const journalEntry: Check = (value, path) => {
 	fields({ ...storedEntryFields, kind: oneOf(Object.keys(entryFields)) })(value, path);
-	const entry = value as { kind: string; phase: unknown };
-	const phases = entryFields[entry.kind] as Record<string, Record<string, Check>>;
+	// The check above took only the table's own names.
+	const entry = value as { kind: keyof typeof entryFields; phase: unknown };
+	const phases: Record<string, Record<string, Check>> = entryFields[entry.kind];
 	const at = path ? `${path}.` : "";
 	oneOf(Object.keys(phases))(entry.phase, `${at}phase`);
 	fields(phases[entry.phase as string] as Record<string, Check>)(value, path);

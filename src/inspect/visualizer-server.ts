@@ -205,7 +205,7 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 			if (!hostAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden host");
 			if (!originAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden origin");
 			const path = requestPath(request);
-			const file = path === undefined ? undefined : STATIC_FILES[path];
+			const file = path !== undefined && Object.hasOwn(STATIC_FILES, path) ? STATIC_FILES[path] : undefined;
 			if (file) return send(response, 200, file.type, await readFile(`${page}${file.file}`, "utf8"));
 			if (path === "/api/chart") return send(response, 200, "application/json", chart);
 			if (path === "/api/recording" && recording) {

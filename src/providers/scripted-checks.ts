@@ -53,7 +53,9 @@ function checkChunkSize(value: unknown, where: string): void {
 
 function checkBlock(block: unknown, where: string): void {
 	if (!isRecord(block)) throw problem(where, 'must be a block ({ type: "text" | "thinking" | "toolCall", ... })', block);
-	const fields = typeof block["type"] === "string" ? BLOCK_FIELDS[block["type"]] : undefined;
+	const type = block["type"];
+	// By own key: a block of type "constructor" found Object's and failed deep in the check.
+	const fields = typeof type === "string" && Object.hasOwn(BLOCK_FIELDS, type) ? BLOCK_FIELDS[type] : undefined;
 	if (!fields) throw problem(`${where}.type`, 'must be "text", "thinking" or "toolCall"', block["type"]);
 	refuseUnknownFields(block, fields, where);
 	if (block["type"] === "text") {

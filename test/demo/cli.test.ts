@@ -1,6 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { DemoUsageError, parseDemoArgs } from "../../src/demo/cli-args.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const DEMO = ["--import", "tsx", "src/demo/main.ts"];
@@ -66,6 +67,13 @@ describe("the demo CLI (npm start)", () => {
 		expect(badUrl.status).toBe(2);
 		expect(badUrl.stderr).toContain('--base-url must be an http or https URL, got "localhost:11434"');
 		expect(badUrl.stderr).toContain("Usage: npm start -- [options]");
+	});
+
+	it("refuses an argument named as a property every object has (it was taken as a flag with a value)", () => {
+		for (const name of ["constructor", "toString", "__proto__"]) {
+			expect(() => parseDemoArgs([name, "x"])).toThrow(DemoUsageError);
+			expect(() => parseDemoArgs([name, "x"])).toThrow(`Unknown option: ${name}`);
+		}
 	});
 
 	it("without a terminal, keeps the visualizer open after the run until SIGINT", async () => {

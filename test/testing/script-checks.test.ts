@@ -25,6 +25,8 @@ describe("createScriptedModel refuses a script it could not play as written", ()
 		["a reply with a number as content", [{ content: 5 }], /replies\[0\]\.content must be a string \(one text block\) or an array of blocks, got 5/],
 		["a bare string", ["hello"], /replies\[0\] must be a reply \(\{ content, \.\.\. \}\) or a function that returns one, got "hello"/],
 		["a block of unknown type", [{ content: [{ type: "txt", text: "x" }] }], /replies\[0\]\.content\[0\]\.type must be "text", "thinking" or "toolCall", got "txt"/],
+		// A name every object has: the table of block fields answered with Object's, and the check failed deep inside.
+		["a block of type constructor", [{ content: [{ type: "constructor", text: "x" }] }], /replies\[0\]\.content\[0\]\.type must be "text", "thinking" or "toolCall", got "constructor"/],
 		["a text block without text", [{ content: [{ type: "text" }] }], /replies\[0\]\.content\[0\]\.text must be a string, got undefined/],
 		["a tool call without a name", [{ content: "ok" }, { content: [{ type: "toolCall", arguments: {} }] }], /replies\[1\]\.content\[0\]\.name must be the tool's name/],
 		["a tool call whose arguments are an array", [{ content: [{ type: "toolCall", name: "t", arguments: [1] }] }], /replies\[0\]\.content\[0\]\.arguments must be an object of arguments/],
