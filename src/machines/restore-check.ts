@@ -44,7 +44,8 @@ function statesIn(node: NodeLike, value: unknown, into: NodeLike[]): string | un
 	const keys = Object.keys(named);
 	let unfinished = (node.type === "parallel" ? keys.length !== Object.keys(node.states).length : keys.length !== 1) ? node.path.join(".") || "the chart" : undefined;
 	for (const key of keys) {
-		const child = node.states[key];
+		// By own key: a value naming "constructor" found Object's (and the check tripped over it).
+		const child = Object.hasOwn(node.states, key) ? node.states[key] : undefined;
 		if (!child) continue;
 		into.push(child);
 		const inner = named[key];

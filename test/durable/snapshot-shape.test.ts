@@ -297,6 +297,17 @@ describe("a run's snapshot without an actor its state runs", () => {
 		Agent.restore(snapshot, options).dispose();
 	});
 
+	// Found by the damage property with names every object has among its values: the check of the
+	// state value looked "constructor" up among the chart's states and tripped over Object.
+	it.each([["constructor"], [{ running: "toString" }], [{ constructor: "x" }]])("is refused, naming the state value, when it names a state as a property every object has: %j", async (value) => {
+		const { snapshot, options } = await runningToolSnapshot();
+		const damaged = throughJson(snapshot) as unknown as { machine: { value: unknown } };
+		damaged.machine.value = value;
+		const thrown = thrownBy(() => Agent.restore(damaged as unknown as AgentSnapshot, options));
+		expect(thrown).toMatch(/^agentchart: /);
+		expect(thrown).not.toMatch(/is not iterable|Cannot read properties/);
+	});
+
 	// XState reads a child's logic by its name as any property: "constructor" found Object, the
 	// restore went through, and every later snapshot of the agent threw (its child had no
 	// getPersistedSnapshot); "__proto__" threw a TypeError from the restore's own check.
