@@ -1092,8 +1092,9 @@ export class Agent {
 		// A run in progress goes on from the chart's state: one the chart does not have fails here,
 		// before `Agent.load` opens the session (the actor is never started: nothing runs).
 		if (read.machine.status === "active" && read.machine.context.run) {
-			restoredMachine(runLogic(), { ...read.machine, context: hydrated });
+			// The stored JSON first: a state value naming "constructor" trips XState's own lookup.
 			assertRestorableRun(read.machine);
+			restoredMachine(runLogic(), { ...read.machine, context: hydrated });
 			// The run goes on without a prompt() to check its tools: a tool it would call and could not
 			// run (no execute, a schema that is none) would use up a person's approval on an error.
 			assertValidTools(mergeTools(hydrated.tools, given));

@@ -37,16 +37,21 @@ interface NodeLike {
 /**
  * Collects into `into` the chart's states `value` is in, outermost first, and returns where it
  * stops short of a state the chart can rest in (a compound state in none of its children, or in
- * two), or undefined. Names the chart does not have are skipped: the restore refuses those itself.
+ * two, or in a name every object has), or undefined. Other names the chart does not have are
+ * skipped: the restore refuses those itself.
  */
 function statesIn(node: NodeLike, value: unknown, into: NodeLike[]): string | undefined {
 	const named = typeof value === "string" ? { [value]: undefined } : (value as Record<string, unknown>);
 	const keys = Object.keys(named);
 	let unfinished = (node.type === "parallel" ? keys.length !== Object.keys(node.states).length : keys.length !== 1) ? node.path.join(".") || "the chart" : undefined;
 	for (const key of keys) {
-		// By own key: a value naming "constructor" found Object's (and the check tripped over it).
-		const child = Object.hasOwn(node.states, key) ? node.states[key] : undefined;
-		if (!child) continue;
+		// A name every object has ("constructor") is no state, though XState's lookup finds one: its
+		// restore then takes the value, and the run waits for ever. Other names it refuses itself.
+		if (!Object.hasOwn(node.states, key)) {
+			if (key in node.states) unfinished ??= node.path.join(".") || "the chart";
+			continue;
+		}
+		const child = node.states[key] as NodeLike;
 		into.push(child);
 		const inner = named[key];
 		if (inner === undefined) {
