@@ -297,6 +297,20 @@ describe("a run's snapshot without an actor its state runs", () => {
 		Agent.restore(snapshot, options).dispose();
 	});
 
+	// Our interpreter put a child named "__proto__" (an own key of parsed JSON) in as the children's
+	// prototype and then walked its fields as children: the restore threw a TypeError.
+	it("restores a snapshot with a child named \"__proto__\" without it, as XState does, and runs it to its end", async () => {
+		const { snapshot, options } = await runningToolSnapshot();
+		const text = JSON.stringify(snapshot).replace('"children":{', '"children":{"__proto__":{"src":"toolBatchActor","snapshot":{"status":"active","input":{"restored":true}}},');
+		const damaged = JSON.parse(text) as AgentSnapshot;
+		expect(Object.keys(damaged.machine?.children ?? {})).toEqual(["__proto__", "tools"]);
+		const agent = Agent.restore(damaged, options);
+		expect(Object.keys(agent.snapshot().machine?.children ?? {})).toEqual(["tools"]);
+		await agent.waitForIdle();
+		expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text", text: "done" }] });
+		agent.dispose();
+	});
+
 	// Found by the damage property with names every object has among its values: the check of the
 	// state value looked "constructor" up among the chart's states and tripped over Object; and on
 	// XState's interpreter a snapshot waiting for approval restored with that value, and its run

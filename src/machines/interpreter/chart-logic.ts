@@ -165,7 +165,9 @@ export function chartLogic<TMachine extends AnyStateMachine>(
 					// XState skips a child whose logic it cannot find.
 					continue;
 				}
-				children[id] = createChild(logic, { id, parent: scope.self, snapshot: data.snapshot, src: data.src as string, systemId: data.systemId, syncSnapshot: data.syncSnapshot });
+				const child = createChild(logic, { id, parent: scope.self, snapshot: data.snapshot, src: data.src as string, systemId: data.systemId, syncSnapshot: data.syncSnapshot });
+				// XState assigns a child named "__proto__" too, which sets the children's prototype: made, it is in no list of them and never starts.
+				if (id !== "__proto__") children[id] = child;
 			}
 			reviveContext(persisted.context, children);
 			const leaf = leafOf(chart.root, chart.nodes, persisted.value);

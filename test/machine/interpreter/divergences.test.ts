@@ -208,6 +208,37 @@ describe("the interpreter and XState's, on the behaviours that once differed", (
 		expect(after(chartLogic(machine))).toEqual(theirs);
 	});
 
+	it("restores a persisted child named \"__proto__\" as XState does: made, in no list of children", () => {
+		const machine = setup({ actors: { echo } }).createMachine({ id: "proto", initial: "a", states: { a: { invoke: { id: "child", src: "echo", input: { tag: "c" } } } } });
+		const text = JSON.stringify(createActor(machine).start().getPersistedSnapshot());
+		// Parsed JSON holds "__proto__" as an own key (a damaged or edited snapshot).
+		const persisted = JSON.parse(text.replace('"children":{', '"children":{"__proto__":{"src":"echo","snapshot":{"status":"active","input":{"tag":"p"}}},')) as { children: Record<string, unknown> };
+		expect(Object.keys(persisted.children)).toEqual(["__proto__", "child"]);
+		// The actors each made, by id (the root's id is the system's count, which differs).
+		const made: string[] = [];
+		const after = (logic: AnyActorLogic) => {
+			const actor = createActor(logic, { snapshot: persisted as never, inspect: (event) => void (event.type === "@xstate.actor" && made.push((event.actorRef as AnyActorRef).id)) }).start();
+			const children = Object.keys(actor.getSnapshot().children);
+			let json: unknown;
+			try {
+				json = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+			} catch (error) {
+				json = String(error);
+			}
+			actor.stop();
+			return { children, json, made: made.splice(0).filter((id) => !id.startsWith("x:")) };
+		};
+		const theirs = after(machine);
+		expect(theirs.children).toEqual(["child"]);
+		const ours = after(chartLogic(machine));
+		expect(theirs.made).toEqual(["__proto__", "child"]);
+		expect({ children: ours.children, made: ours.made }).toEqual({ children: theirs.children, made: theirs.made });
+		// XState's persist then walks the children with for-in, which reaches the actor set as their
+		// prototype, and throws; ours persists the children it has (it never set the prototype).
+		expect(theirs.json).toBe("Error: An inline child actor cannot be persisted.");
+		expect(ours.json).toEqual(JSON.parse(text));
+	});
+
 	it("persists in XState's format: the same JSON from both", () => {
 		const machine = setup({ actors: { echo } }).createMachine({ id: "fmt", initial: "a", context: { list: [1] }, states: { a: { invoke: { id: "child", src: "echo", input: { tag: "c" } } } } });
 		const theirs = createActor(machine).start();
