@@ -45,7 +45,11 @@ type AfterAnswer = "none" | "keep" | "rewrite" | "slowRewrite" | "flipError" | "
 
 export interface Scenario {
 	/** `serialTool`: a call of a tool whose `executionMode` is "sequential" (it runs alone). */
-	/** `sameIds`: every call of the reply has one id (models do this; each call is still a call of its own). */
+	/**
+	 * `sameIds`: every call of the reply has one id (models do this; each call is still a call of
+	 * its own). In the first two replies that id is a name every object has ("constructor",
+	 * "__proto__"): an id read as a property would find Object's.
+	 */
 	replies: { blocks: ("text" | "thinking" | "tool" | "serialTool" | "missingTool")[]; stop: "auto" | "error" | "length" | "overflow" | "silentOverflow"; sameIds?: boolean }[];
 	/** `hangs`: never returns unless its signal aborts (and not even then unless it honours it). */
 	tools: { latency: number; fail: boolean; honoursAbort: boolean; hangs?: boolean }[];
@@ -112,7 +116,7 @@ function toReply(reply: Scenario["replies"][number], n: number): ScriptedReply {
 		if (kind === "text") return { type: "text", text: `text ${n}.${i}` };
 		if (kind === "thinking") return { type: "thinking", thinking: `hmm ${n}.${i}` };
 		const name = kind === "tool" ? "work" : kind === "serialTool" ? "serial" : "nope";
-		return reply.sameIds ? { type: "toolCall", name, arguments: { n, i }, id: `same_${n}` } : { type: "toolCall", name, arguments: { n, i } };
+		return reply.sameIds ? { type: "toolCall", name, arguments: { n, i }, id: n === 0 ? "constructor" : n === 1 ? "__proto__" : `same_${n}` } : { type: "toolCall", name, arguments: { n, i } };
 	});
 	if (reply.stop === "auto") return { content: blocks };
 	// Overflows are judged against CONTEXT_WINDOW, which the scripts' real context never nears, so
