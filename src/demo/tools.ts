@@ -1,5 +1,6 @@
 import { Type } from "typebox";
 import type { AgentTool } from "../types/agent.js";
+import { ownValue } from "../util/own-keys.js";
 
 const cityParams = Type.Object({ city: Type.String({ description: "City name" }) });
 
@@ -30,9 +31,7 @@ export const weatherTool: AgentTool<typeof cityParams, { city: string }> = {
 	parameters: cityParams,
 	async execute(_id, { city }, signal) {
 		await pause(300, signal);
-		const key = city.toLowerCase();
-		// By own key: a city the model names "constructor" is not a property of the table.
-		const report = Object.hasOwn(WEATHER, key) ? WEATHER[key] : "no data";
+		const report = ownValue(WEATHER, city.toLowerCase()) ?? "no data";
 		return { content: [{ type: "text", text: `${city}: ${report}` }], details: { city } };
 	},
 };
@@ -50,8 +49,7 @@ export const clockTool: AgentTool<typeof cityParams, { city: string }> = {
 	parameters: cityParams,
 	async execute(_id, { city }, signal) {
 		await pause(150, signal);
-		const key = city.toLowerCase();
-		const offset = Object.hasOwn(UTC_OFFSET, key) ? (UTC_OFFSET[key] as number) : 0;
+		const offset = ownValue(UTC_OFFSET, city.toLowerCase()) ?? 0;
 		const hour = (12 + offset + 24) % 24;
 		return { content: [{ type: "text", text: `${city}: ${String(hour).padStart(2, "0")}:00` }], details: { city } };
 	},

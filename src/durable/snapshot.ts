@@ -11,7 +11,7 @@ import type { AgentToolCall, AnyAgentTool } from "../types/agent.js";
 import type { AgentMachineConfig, AgentMachineContext, RunContext, ToolBatch } from "../machines/types.js";
 import { validateToolArguments } from "../tools/validate-arguments.js";
 import { describeError } from "../util/describe-error.js";
-import { setOwnKey } from "../util/clone-json.js";
+import { setOwnKey } from "../util/own-keys.js";
 import { type StoredJournalEntry, turnEffectPrefix } from "./journal.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 import { shown } from "../agent-input.js";

@@ -3,7 +3,7 @@
  * fixed budget, never to the transcript: an inspector that serialised the whole context per
  * event would make a long run quadratic (see reference/xstate.md §1.11).
  */
-import { setOwnKey } from "../util/clone-json.js";
+import { setOwnKey } from "../util/own-keys.js";
 
 /**
  * Limits of {@link previewValue}.

@@ -14,6 +14,7 @@ import { checkAttachVisualizerOptions, checkVisualizerServerOptions } from "./op
 import type { InspectionRecord } from "./records.js";
 import { recordToNdjson } from "./sinks.js";
 import { toStatechartGraph } from "./statechart-graph.js";
+import { ownValue } from "../util/own-keys.js";
 
 /**
  * Where the prebuilt page lives: `dist/visualizer/` (made by `npm run build` from the
@@ -205,7 +206,7 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 			if (!hostAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden host");
 			if (!originAllowed(request, port)) return send(response, 403, "text/plain", "Forbidden origin");
 			const path = requestPath(request);
-			const file = path !== undefined && Object.hasOwn(STATIC_FILES, path) ? STATIC_FILES[path] : undefined;
+			const file = path === undefined ? undefined : ownValue(STATIC_FILES, path);
 			if (file) return send(response, 200, file.type, await readFile(`${page}${file.file}`, "utf8"));
 			if (path === "/api/chart") return send(response, 200, "application/json", chart);
 			if (path === "/api/recording" && recording) {

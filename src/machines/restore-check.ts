@@ -16,6 +16,7 @@ import { isRestoredToolBatchInput } from "../actors/tool-batch-protocol.js";
 import { TOOL_BATCH_ID } from "./actions/tools.js";
 import { isCallKeyOf } from "./run-helpers.js";
 import { agentMachine } from "./agent-machine.js";
+import { ownValue } from "../util/own-keys.js";
 
 /** The logic the batch of tool calls is spawned with (actions/tools.ts). */
 const TOOL_BATCH_SRC = "toolBatchActor";
@@ -136,7 +137,7 @@ export function assertRestorableRun(machine: StoredMachine): void {
 			throw new Error(`agentchart: the snapshot's machine.children["${id}"].src (${shown(src)}) names none of the chart's actors (${Object.keys(CHART_ACTORS).join(", ")}): it was edited or damaged`);
 		}
 		// A stopped child is not restored.
-		const marked = snapshot.status === "stopped" || !Object.hasOwn(MARKED, src) ? undefined : MARKED[src];
+		const marked = snapshot.status === "stopped" ? undefined : ownValue(MARKED, src);
 		const input = snapshot.input;
 		if (marked && !marked(input, run)) {
 			throw new Error(`agentchart: the snapshot's machine.children["${id}"].snapshot.input is not what the chart stores for a ${src} in flight (${shown(input)}): it was edited or damaged`);

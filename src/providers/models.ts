@@ -8,6 +8,7 @@
  */
 import type { Usage } from "../types/content.js";
 import type { Model } from "../types/model.js";
+import { ownValue } from "../util/own-keys.js";
 
 /**
  * Anthropic-specific switches kept in `Model.compat`.
@@ -136,12 +137,11 @@ const catalogues: Readonly<Record<string, Readonly<Record<string, Model>>>> = {
  * getModel("anthropic", "claude-9"); // throws: Unknown anthropic model "claude-9". Known models: ...
  */
 export function getModel(provider: string, id: string): Model {
-	// By own key: "constructor" or "toString" (a typo on the command line) is on every object.
-	const catalogue = Object.hasOwn(catalogues, provider) ? catalogues[provider] : undefined;
+	const catalogue = ownValue(catalogues, provider);
 	if (!catalogue) {
 		throw new Error(`Unknown provider "${provider}". Known providers: ${Object.keys(catalogues).join(", ")}`);
 	}
-	const model = Object.hasOwn(catalogue, id) ? catalogue[id] : undefined;
+	const model = ownValue(catalogue, id);
 	if (!model) {
 		throw new Error(`Unknown ${provider} model "${id}". Known models: ${Object.keys(catalogue).join(", ")}`);
 	}
@@ -155,7 +155,7 @@ export function getModel(provider: string, id: string): Model {
  * getModels("anthropic").map((m) => m.id); // ["claude-opus-4-7", ...]
  */
 export function getModels(provider: string): Model[] {
-	return Object.hasOwn(catalogues, provider) ? Object.values(catalogues[provider] ?? {}) : [];
+	return Object.values(ownValue(catalogues, provider) ?? {});
 }
 
 /**

@@ -10,6 +10,7 @@ import { shown, unknownKeys } from "../agent-input.js";
 import type { StopReason } from "../types/content.js";
 import { unwritableJson } from "../util/json-writable.js";
 import type { ScriptedModelOptions, ScriptedReply } from "./scripted.js";
+import { ownValue } from "../util/own-keys.js";
 
 const STOP_REASONS: readonly StopReason[] = ["stop", "length", "toolUse", "error", "aborted"];
 const REPLY_FIELDS: readonly string[] = ["content", "stopReason", "errorMessage", "usage", "delayMs", "chunkSize"] satisfies (keyof ScriptedReply)[];
@@ -54,8 +55,7 @@ function checkChunkSize(value: unknown, where: string): void {
 function checkBlock(block: unknown, where: string): void {
 	if (!isRecord(block)) throw problem(where, 'must be a block ({ type: "text" | "thinking" | "toolCall", ... })', block);
 	const type = block["type"];
-	// By own key: a block of type "constructor" found Object's and failed deep in the check.
-	const fields = typeof type === "string" && Object.hasOwn(BLOCK_FIELDS, type) ? BLOCK_FIELDS[type] : undefined;
+	const fields = typeof type === "string" ? ownValue(BLOCK_FIELDS, type) : undefined;
 	if (!fields) throw problem(`${where}.type`, 'must be "text", "thinking" or "toolCall"', block["type"]);
 	refuseUnknownFields(block, fields, where);
 	if (block["type"] === "text") {

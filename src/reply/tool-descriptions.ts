@@ -5,6 +5,7 @@
  */
 import type { ReplyPayload } from "./types.js";
 import { environmentVariable } from "../util/host.js";
+import { ownValue } from "../util/own-keys.js";
 
 /**
  * Arguments as a record, or an empty one when the model sent something else.
@@ -100,8 +101,7 @@ function codeSpan(value: string): string {
  * formatToolSummary("exec", { command: "cat <<EOF\n```\nEOF" }); // "🛠️ Exec: ````cat <<EOF ``` EOF````"
  */
 export function formatToolSummary(toolName: string, args: unknown, format: "markdown" | "plain" = "markdown"): string {
-	// By own key: a tool may be named as a property every object has ("constructor").
-	const emoji = Object.hasOwn(EMOJI, toolName) ? EMOJI[toolName] : "🧩";
+	const emoji = ownValue(EMOJI, toolName) ?? "🧩";
 	const meta = inferToolMeta(toolName, args);
 	const record = argsRecord(args);
 	// Flags stay outside the code span: they describe how it ran, not what.

@@ -1,3 +1,5 @@
+import { setOwnKey } from "./own-keys.js";
+
 /**
  * A deep copy of tool arguments, the same as `structuredClone` gives for the data a model sends
  * (objects, arrays, strings, numbers, booleans, null) at a fraction of its cost: structuredClone
@@ -64,17 +66,4 @@ function copyPlain(value: unknown, depth: number): unknown {
 		setOwnKey(copy, key, item);
 	}
 	return copy;
-}
-
-/**
- * Sets `key` of a plain object made as a copy as its own property, as JSON.parse and a spread
- * do: for "__proto__" (an own key of parsed JSON) an assignment would set the copy's prototype
- * instead, or do nothing.
- *
- * @example
- * setOwnKey(copy, "__proto__", 0); // Object.hasOwn(copy, "__proto__") === true
- */
-export function setOwnKey(object: Record<string, unknown>, key: string, value: unknown): void {
-	if (key === "__proto__") Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-	else object[key] = value;
 }

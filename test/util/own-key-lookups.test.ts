@@ -5,7 +5,8 @@
  * `"toString" in FLAGS` is true. That put a function where a model, an emoji or a child's logic
  * was expected (getModel, reply summaries, the demo's flags, a restored child). This walks the
  * source with TypeScript's checker and names every read of such a table by a key typed as any
- * string that is not guarded by `Object.hasOwn` on the same table, and every `in` on one.
+ * string that is not guarded by `Object.hasOwn` on the same table, and every `in` on one (a read
+ * through `ownValue`, src/util/own-keys.ts, is no element access and passes).
  * Keys typed as a union of literals are the type system's to keep in range and are left alone.
  */
 import { dirname, join, relative } from "node:path";
