@@ -29,6 +29,40 @@ export function validatorFor(schema: TSchema): Validator {
 	return validator;
 }
 
+/** The TypeBox kinds whose conversion returns a value that already validates as it is. */
+const KINDS_KEEPING_VALID = new Set(["Object", "Array", "String", "Number", "Integer", "Boolean", "Null", "Literal", "Any", "Unknown"]);
+
+/** Keywords that make coercion choose or combine sub-schemas, or refer elsewhere. */
+const COMBINING_KEYWORDS = ["anyOf", "oneOf", "allOf", "not", "if", "$ref", "$defs", "definitions", "prefixItems", "patternProperties"];
+
+const keepsValid = new WeakMap<object, boolean>();
+
+/**
+ * Whether conversion and coercion leave arguments that already validate against `schema` as
+ * they are: true for a schema of objects, arrays and primitives without unions or references.
+ * Two exceptions always go the whole way, as pi 0.73.1 does: a union (coercion takes its first
+ * member that the coerced value matches, so `"42"` for `anyOf: [number, string]` becomes `42`
+ * although it is a valid string), and a TypeBox object with a schema for additional properties.
+ */
+function keepsValidArguments(schema: unknown): boolean {
+	if (typeof schema !== "object" || schema === null) return true;
+	const known = keepsValid.get(schema);
+	if (known !== undefined) return known;
+	// A schema that contains itself is taken the whole way (provisional answer while walking it).
+	keepsValid.set(schema, false);
+	const node = schema as Record<string, unknown>;
+	const kind = Object.hasOwn(node, "~kind") ? node["~kind"] : undefined;
+	let keeps = (kind === undefined || (typeof kind === "string" && KINDS_KEEPING_VALID.has(kind))) && !COMBINING_KEYWORDS.some((keyword) => Object.hasOwn(node, keyword));
+	if (keeps && Array.isArray(node["items"])) keeps = false;
+	// TypeBox converts every property of an object of its own by the schema of additional
+	// properties too once it has two (typebox 1.4: a valid `null` becomes 0 for an integer one).
+	if (keeps && kind === "Object" && typeof node["additionalProperties"] === "object") keeps = false;
+	if (keeps && typeof node["properties"] === "object" && node["properties"] !== null) keeps = Object.values(node["properties"]).every(keepsValidArguments);
+	if (keeps) keeps = keepsValidArguments(node["items"]) && keepsValidArguments(node["additionalProperties"]);
+	keepsValid.set(schema, keeps);
+	return keeps;
+}
+
 const checkSubSchema = (schema: object, value: unknown): boolean => {
 	try {
 		return validatorFor(schema).Check(value);
@@ -62,6 +96,8 @@ export function validateToolArguments(tool: Tool, toolCall: AgentToolCall): unkn
 	const schema = tool.parameters;
 	const validator = validatorFor(schema);
 	const raw = cloneJson(toolCall.arguments ?? {});
+	// What models send mostly validates as sent: then the two steps below change nothing.
+	if (keepsValidArguments(schema) && validator.Check(raw)) return raw;
 	// TypeBox's own conversion first (in place, for schemas built with `typebox`), then the
 	// JSON Schema coercion every schema gets: the two steps pi 0.73.1 takes, in its order.
 	Value.Convert(schema, raw);

@@ -97,6 +97,143 @@ describe("tool argument validation", () => {
 	});
 });
 
+/** A schema as the property below builds it, as TypeBox or as plain JSON Schema. */
+type Shape =
+	| { kind: "number" | "integer" | "string" | "boolean" | "null" }
+	| { kind: "literal"; value: string | number | boolean }
+	| { kind: "types"; types: ("number" | "integer" | "string" | "boolean" | "null")[] }
+	| { kind: "union"; members: Shape[] }
+	| { kind: "object"; properties: Record<string, { shape: Shape; optional: boolean }>; extra: Shape | undefined }
+	| { kind: "array"; items: Shape };
+
+function schemaOf(shape: Shape, typebox: boolean): ToolParameters {
+	switch (shape.kind) {
+		case "number":
+			return typebox ? Type.Number() : { type: "number" };
+		case "integer":
+			return typebox ? Type.Integer() : { type: "integer" };
+		case "string":
+			return typebox ? Type.String() : { type: "string" };
+		case "boolean":
+			return typebox ? Type.Boolean() : { type: "boolean" };
+		case "null":
+			return typebox ? Type.Null() : { type: "null" };
+		case "literal":
+			return typebox ? Type.Literal(shape.value) : { const: shape.value };
+		case "types":
+			return { type: shape.types };
+		case "union":
+			return typebox ? Type.Union(shape.members.map((member) => schemaOf(member, true))) : { anyOf: shape.members.map((member) => schemaOf(member, false)) };
+		case "array":
+			return typebox ? Type.Array(schemaOf(shape.items, true)) : { type: "array", items: schemaOf(shape.items, false) };
+		case "object": {
+			const entries = Object.entries(shape.properties);
+			if (typebox) {
+				const properties = Object.fromEntries(entries.map(([name, { shape: member, optional }]) => [name, optional ? Type.Optional(schemaOf(member, true)) : schemaOf(member, true)]));
+				return Type.Object(properties, shape.extra ? { additionalProperties: schemaOf(shape.extra, true) } : {});
+			}
+			return {
+				type: "object",
+				properties: Object.fromEntries(entries.map(([name, { shape: member }]) => [name, schemaOf(member, false)])),
+				required: entries.filter(([, { optional }]) => !optional).map(([name]) => name),
+				...(shape.extra ? { additionalProperties: schemaOf(shape.extra, false) } : {}),
+			};
+		}
+	}
+}
+
+/** Values for a shape: mostly ones that validate as they are, some a model would send to be coerced, some wrong. */
+function valueFor(shape: Shape): fc.Arbitrary<unknown> {
+	const loose = fc.constantFrom<unknown>("1", "42", "1.5", "true", "false", "", "x", null, 0, 1, 2.5, true, false);
+	const valid = ((): fc.Arbitrary<unknown> => {
+		switch (shape.kind) {
+			case "number":
+				return fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }));
+			case "integer":
+				return fc.integer();
+			case "string":
+				return fc.string({ maxLength: 4 });
+			case "boolean":
+				return fc.boolean();
+			case "null":
+				return fc.constant(null);
+			case "literal":
+				return fc.constant(shape.value);
+			case "types":
+				return fc.oneof(...shape.types.map((kind) => valueFor({ kind })));
+			case "union":
+				return fc.oneof(...shape.members.map(valueFor));
+			case "array":
+				return fc.array(valueFor(shape.items), { maxLength: 3 });
+			case "object": {
+				const named = fc.record(
+					Object.fromEntries(Object.entries(shape.properties).map(([name, { shape: member }]) => [name, valueFor(member)])),
+					{ requiredKeys: Object.entries(shape.properties).filter(([, { optional }]) => !optional).map(([name]) => name) },
+				);
+				if (!shape.extra) return named;
+				return fc.tuple(named, fc.dictionary(fc.constantFrom("x", "y"), valueFor(shape.extra), { maxKeys: 2 })).map(([own, extra]) => ({ ...extra, ...own }));
+			}
+		}
+	})();
+	return fc.oneof({ weight: 6, arbitrary: valid }, { weight: 1, arbitrary: loose });
+}
+
+describe("arguments that validate as sent", () => {
+	const primitive = fc.constantFrom<Shape>({ kind: "number" }, { kind: "integer" }, { kind: "string" }, { kind: "boolean" }, { kind: "null" });
+	const { shape } = fc.letrec<{ shape: Shape; object: Shape }>((tie) => ({
+		shape: fc.oneof(
+			{ depthSize: "small", withCrossShrink: true },
+			primitive,
+			fc.constantFrom<string | number | boolean>("a", 1, true).map((value): Shape => ({ kind: "literal", value })),
+			fc.uniqueArray(fc.constantFrom("number" as const, "integer" as const, "string" as const, "boolean" as const, "null" as const), { minLength: 2, maxLength: 3 }).map((types): Shape => ({ kind: "types", types })),
+			fc.array(tie("shape"), { minLength: 2, maxLength: 3 }).map((members): Shape => ({ kind: "union", members })),
+			tie("shape").map((items): Shape => ({ kind: "array", items })),
+			tie("object"),
+		),
+		object: fc
+			.tuple(fc.dictionary(fc.constantFrom("a", "b", "c"), fc.record({ shape: tie("shape"), optional: fc.boolean() }), { maxKeys: 3 }), fc.option(tie("shape"), { nil: undefined }))
+			.map(([properties, extra]): Shape => ({ kind: "object", properties, extra })),
+	}));
+	const parameters = shape.filter((root) => root.kind === "object");
+
+	it("come out of validation as pi-ai 0.73.1's validator gives them, whatever the schema (property)", () => {
+		// Validation skips conversion for arguments that already validate against a schema without
+		// unions (it would change nothing): pi's validator always converts, so this finds an argument
+		// that conversion would have changed although it validated.
+		fc.assert(
+			fc.property(
+				parameters.chain((root) => fc.tuple(fc.constant(root), fc.boolean(), valueFor(root))),
+				([root, typebox, args]) => {
+					fc.pre(typeof args === "object" && args !== null && !Array.isArray(args));
+					const { ours, pi } = both(schemaOf(root, typebox), JSON.parse(JSON.stringify(args)) as Record<string, unknown>);
+					// A missing property's path is worded apart from pi on purpose (see above).
+					const missingAt = /^ {2}- \S+: must have required properties/gm;
+					const worded = (outcome: unknown) => {
+						const { error } = outcome as { error?: string };
+						return error === undefined ? outcome : { error: error.replace(missingAt, "  - (path): must have required properties") };
+					};
+					expect(worded(ours)).toEqual(worded(pi));
+				},
+			),
+			{ numRuns: 1_000 },
+		);
+	});
+
+	it("come out equal to what was sent, and apart from it (the tool may change its arguments)", () => {
+		const tool = toolWith(Type.Object({ path: Type.String(), lines: Type.Array(Type.Integer()) }));
+		const sent = call({ path: "a.txt", lines: [1, 2] });
+		const args = validateToolArguments(tool, sent) as { lines: number[] };
+		expect(args).toEqual({ path: "a.txt", lines: [1, 2] });
+		args.lines.push(3);
+		expect(sent.arguments).toEqual({ path: "a.txt", lines: [1, 2] });
+	});
+
+	it("are still converted where the schema has a union: its first member that matches once coerced wins, as in pi-ai", () => {
+		const schema: ToolParameters = { type: "object", properties: { v: { anyOf: [{ type: "number" }, { type: "string" }] } } };
+		expect(both(schema, { v: "42" })).toEqual({ ours: { value: { v: 42 } }, pi: { value: { v: 42 } } });
+	});
+});
+
 describe("coercion reads the arguments' own keys only", () => {
 	// Names every object has: `key in args` finds them on Object.prototype.
 	const INHERITED = ["constructor", "toString", "valueOf", "hasOwnProperty", "isPrototypeOf", "__proto__"];
