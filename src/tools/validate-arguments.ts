@@ -5,6 +5,7 @@ import { Value } from "typebox/value";
 import type { AgentToolCall } from "../types/agent.js";
 import type { Tool } from "../types/model.js";
 import { cloneJson } from "../util/clone-json.js";
+import { ownValue } from "../util/own-keys.js";
 import { coerceWithSchema } from "./coerce.js";
 
 /**
@@ -50,17 +51,23 @@ function keepsValidArguments(schema: unknown): boolean {
 	if (known !== undefined) return known;
 	// A schema that contains itself is taken the whole way (provisional answer while walking it).
 	keepsValid.set(schema, false);
-	const node = schema as Record<string, unknown>;
-	const kind = Object.hasOwn(node, "~kind") ? node["~kind"] : undefined;
-	let keeps = (kind === undefined || (typeof kind === "string" && KINDS_KEEPING_VALID.has(kind))) && !COMBINING_KEYWORDS.some((keyword) => Object.hasOwn(node, keyword));
-	if (keeps && Array.isArray(node["items"])) keeps = false;
-	// TypeBox converts every property of an object of its own by the schema of additional
-	// properties too once it has two (typebox 1.4: a valid `null` becomes 0 for an integer one).
-	if (keeps && kind === "Object" && typeof node["additionalProperties"] === "object") keeps = false;
-	if (keeps && typeof node["properties"] === "object" && node["properties"] !== null) keeps = Object.values(node["properties"]).every(keepsValidArguments);
-	if (keeps) keeps = keepsValidArguments(node["items"]) && keepsValidArguments(node["additionalProperties"]);
+	const keeps = nodeKeepsValid(schema as Record<string, unknown>);
 	keepsValid.set(schema, keeps);
 	return keeps;
+}
+
+/** {@link keepsValidArguments} for one node of a schema, its sub-schemas walked through that. */
+function nodeKeepsValid(node: Record<string, unknown>): boolean {
+	const kind = ownValue(node, "~kind");
+	if (kind !== undefined && !(typeof kind === "string" && KINDS_KEEPING_VALID.has(kind))) return false;
+	if (COMBINING_KEYWORDS.some((keyword) => Object.hasOwn(node, keyword))) return false;
+	const { items, properties, additionalProperties } = node;
+	if (Array.isArray(items)) return false;
+	// TypeBox converts every property of an object of its own by the schema of additional
+	// properties too once it has two (typebox 1.4: a valid `null` becomes 0 for an integer one).
+	if (kind === "Object" && typeof additionalProperties === "object") return false;
+	if (typeof properties === "object" && properties !== null && !Object.values(properties).every(keepsValidArguments)) return false;
+	return keepsValidArguments(items) && keepsValidArguments(additionalProperties);
 }
 
 const checkSubSchema = (schema: object, value: unknown): boolean => {
