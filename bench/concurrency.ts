@@ -10,7 +10,11 @@
  * hot paths (one round of a hundred left most of them, ours and pi's, to be compiled during the
  * measured burst), never so many at once that the heap grows to the peak before it is measured.
  * The burst after a single warm-up round is measured too, in children of its own, and reported
- * without a target: what the first burst of a freshly started process costs.
+ * without a target: what the first burst of a freshly started process costs. So are, when asked
+ * (`cappedSemiSpaceMiB`), the same rounds with V8's young generation capped: V8 grows it while a
+ * process runs, as more of what is allocated survives its collections, and Node 24's V8 grows it
+ * further than Node 22's (to 128 MiB against 32 in this benchmark, measured on a 24 GiB machine),
+ * so much of a peak can be a young generation that the same agents would run in with less.
  *
  * Each sample is a child process that loads one library only; it reports the wall time (from
  * building the first agent to the last prompt settling) and the peak resident set size: the
@@ -21,6 +25,7 @@
  * `npx tsx bench/concurrency.ts` runs it alone.
  */
 import { readFileSync, writeFileSync } from "node:fs";
+import { getHeapSpaceStatistics } from "node:v8";
 import { fileURLToPath } from "node:url";
 import { type AgentName, type BenchAgent, type BenchAgentFactory, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
 import { childPayload, isEntryPoint, reportFromChild, runChild } from "./lib/child.js";
@@ -44,6 +49,12 @@ export interface ConcurrencyOptions {
 	warmupRounds?: number;
 	/** Also measure the burst after a single warm-up round (default true). */
 	firstBurst?: boolean;
+	/**
+	 * Also measure both libraries with V8's semi-spaces capped at this many MiB
+	 * (`--max-semi-space-size`; 16 is as far as Node 22's V8 grew them here, Node 24's went to 64),
+	 * no target: how much of the peak is young generation V8 chose to grow (default: not measured).
+	 */
+	cappedSemiSpaceMiB?: number;
 }
 
 /** Everything benchmark 4 measured. */
@@ -57,8 +68,18 @@ export interface ConcurrencyResult {
 	rssGrowthBytes: Record<AgentName, Summary>;
 	/** Largest heap in use above the baseline, sampled every 5 ms (where the RSS goes). */
 	heapGrowthBytes: Record<AgentName, Summary>;
+	/** The young generation's size at the end of the burst, as V8 grew it. */
+	youngGenerationBytes: Record<AgentName, Summary>;
 	/** The burst after a single warm-up round (no target): a freshly started process, still compiling. */
 	afterOneWarmupRound?: { wallMs: Record<AgentName, Summary>; wallRatio: Summary };
+	/** The same rounds with V8's semi-spaces capped (no target; see {@link ConcurrencyOptions.cappedSemiSpaceMiB}). */
+	cappedYoungGeneration?: {
+		semiSpaceMiB: number;
+		wallMs: Record<AgentName, Summary>;
+		peakRssBytes: Record<AgentName, Summary>;
+		wallRatio: Summary;
+		peakRssRatio: Summary;
+	};
 	/** Warm-up rounds before the measured burst. */
 	warmupRounds: number;
 	/** Agents per warm-up round. */
@@ -85,6 +106,8 @@ interface ConcurrencyChildResult {
 	baselineRssBytes: number;
 	peakHeapUsedBytes: number;
 	baselineHeapUsedBytes: number;
+	/** The size V8 gave the young generation (its `new_space`) by the end of the burst. */
+	youngGenerationBytes: number;
 	peakMethod: "VmHWM" | "sampled";
 }
 
@@ -153,6 +176,7 @@ async function runInChild(payload: ConcurrencyChildPayload): Promise<Concurrency
 		baselineRssBytes,
 		peakHeapUsedBytes,
 		baselineHeapUsedBytes,
+		youngGenerationBytes: getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? Number.NaN,
 		peakMethod: hwm === undefined ? "sampled" : "VmHWM",
 	};
 }
@@ -167,11 +191,11 @@ async function runInChild(payload: ConcurrencyChildPayload): Promise<Concurrency
 export async function measureConcurrency(options: ConcurrencyOptions, random: Random): Promise<ConcurrencyResult> {
 	const warmupAgents = options.warmupAgents ?? Math.max(1, Math.floor(options.agents / 10));
 	const warmupRounds = options.warmupRounds ?? 10;
-	const measure = async (rounds: number): Promise<Record<AgentName, ConcurrencyChildResult[]>> => {
+	const measure = async (rounds: number, nodeFlags: readonly string[] = []): Promise<Record<AgentName, ConcurrencyChildResult[]>> => {
 		const results: Record<AgentName, ConcurrencyChildResult[]> = { agentchart: [], pi: [] };
 		await runPaired<AgentName>(["agentchart", "pi"], { repetitions: options.repetitions, warmups: 0, random, concurrent: options.concurrentChildren === true }, async (agent) => {
 			const payload: ConcurrencyChildPayload = { agent, agents: options.agents, turns: options.turns, warmupAgents, warmupRounds: rounds };
-			const result = await runChild<ConcurrencyChildResult>(SCRIPT, payload);
+			const result = await runChild<ConcurrencyChildResult>(SCRIPT, payload, nodeFlags);
 			results[agent].push(result);
 			return result.wallMs;
 		});
@@ -179,11 +203,14 @@ export async function measureConcurrency(options: ConcurrencyOptions, random: Ra
 	};
 	const results = await measure(warmupRounds);
 	const first = options.firstBurst === false || warmupRounds === 1 ? undefined : await measure(1);
+	const semiSpace = options.cappedSemiSpaceMiB;
+	const capped = semiSpace === undefined ? undefined : await measure(warmupRounds, [`--max-semi-space-size=${semiSpace}`]);
 	const pick = (agent: AgentName, figure: (result: ConcurrencyChildResult) => number) => results[agent].map(figure);
 	const wall = (result: ConcurrencyChildResult) => result.wallMs;
 	const peak = (result: ConcurrencyChildResult) => result.peakRssBytes;
 	const growth = (result: ConcurrencyChildResult) => result.peakRssBytes - result.baselineRssBytes;
 	const heapGrowth = (result: ConcurrencyChildResult) => result.peakHeapUsedBytes - result.baselineHeapUsedBytes;
+	const young = (result: ConcurrencyChildResult) => result.youngGenerationBytes;
 	const methods = new Set([...results.agentchart, ...results.pi].map((result) => result.peakMethod));
 	return {
 		agents: options.agents,
@@ -199,10 +226,22 @@ export async function measureConcurrency(options: ConcurrencyOptions, random: Ra
 					},
 				}
 			: {}),
+		...(capped && semiSpace !== undefined
+			? {
+					cappedYoungGeneration: {
+						semiSpaceMiB: semiSpace,
+						wallMs: { agentchart: summarize(capped.agentchart.map(wall)), pi: summarize(capped.pi.map(wall)) },
+						peakRssBytes: { agentchart: summarize(capped.agentchart.map(peak)), pi: summarize(capped.pi.map(peak)) },
+						wallRatio: pairedRatio(capped.agentchart.map(wall), capped.pi.map(wall)),
+						peakRssRatio: pairedRatio(capped.agentchart.map(peak), capped.pi.map(peak)),
+					},
+				}
+			: {}),
 		wallMs: { agentchart: summarize(pick("agentchart", wall)), pi: summarize(pick("pi", wall)) },
 		peakRssBytes: { agentchart: summarize(pick("agentchart", peak)), pi: summarize(pick("pi", peak)) },
 		rssGrowthBytes: { agentchart: summarize(pick("agentchart", growth)), pi: summarize(pick("pi", growth)) },
 		heapGrowthBytes: { agentchart: summarize(pick("agentchart", heapGrowth)), pi: summarize(pick("pi", heapGrowth)) },
+		youngGenerationBytes: { agentchart: summarize(pick("agentchart", young)), pi: summarize(pick("pi", young)) },
 		wallRatio: pairedRatio(pick("agentchart", wall), pick("pi", wall)),
 		peakRssRatio: pairedRatio(pick("agentchart", peak), pick("pi", peak)),
 		rssGrowthRatio: pairedRatio(pick("agentchart", growth), pick("pi", growth)),
@@ -216,7 +255,7 @@ if (isEntryPoint(import.meta.url)) {
 		reportFromChild(runInChild(payload));
 	} else {
 		const seed = randomSeed();
-		// `npx tsx bench/concurrency.ts [warm-up agents per round] [warm-up rounds]`: by default 10 rounds of a tenth of the agents.
+		// `npx tsx bench/concurrency.ts [warm-up agents per round] [warm-up rounds] [capped semi-space MiB]`: by default 10 rounds of a tenth of the agents, no capped variant.
 		const count = (index: number): number | undefined => {
 			const text = process.argv[index];
 			if (text === undefined) return undefined;
@@ -226,9 +265,11 @@ if (isEntryPoint(import.meta.url)) {
 		};
 		const warmup = count(2);
 		const rounds = count(3);
+		const semiSpace = count(4);
 		const options: ConcurrencyOptions = { agents: 1_000, turns: 5, repetitions: 3 };
 		if (warmup !== undefined) options.warmupAgents = warmup;
 		if (rounds !== undefined) options.warmupRounds = rounds;
+		if (semiSpace !== undefined) options.cappedSemiSpaceMiB = semiSpace;
 		measureConcurrency(options, createRandom(seed)).then(
 			(result) => console.log(JSON.stringify({ seed, ...result }, null, 2)),
 			(error: unknown) => {

@@ -22,15 +22,21 @@
  *    child for the batch, reporting each of 3 calls; an event emitted at each), and nothing else,
  *    beside both libraries' 3-tool prompt, in alternating blocks. What is above the floor is the
  *    chart's and the facade's own work, not the runtime's.
+ * 6. What running at once adds: CPU time per prompt of the concurrency section's shape (5 tool
+ *    turns of one call, the tool yielding once), one agent at a time and 1,000 at once, and of it
+ *    the collector's pauses on the main thread, each library and width in a child process of its
+ *    own (the young generation V8 sizes for a process is the process's).
  *
  * Run: `npm run build && npx tsx --expose-gc bench/where-time-goes.ts`.
  */
 import { Session } from "node:inspector/promises";
+import { PerformanceObserver } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import { type ActorLogic, type AnyActorLogic, type AnyActorRef, type EventObject, createActor, fromCallback } from "xstate";
 import type { AnyAgentTool } from "../src/types/agent.js";
 import type { StreamFn } from "../src/types/stream.js";
 import { type AgentName, type BenchAgentFactory, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
-import { isEntryPoint } from "./lib/child.js";
+import { childPayload, isEntryPoint, reportFromChild, runChild } from "./lib/child.js";
 import { rerunOnSupportedNode } from "./lib/supported-node.js";
 import { collectGarbage, median, nextTurnOfTheLoop } from "./lib/stats.js";
 import { benchModel, prebuiltStreamFn, textReplyEvents, toolTurnStreamFn } from "./lib/streams.js";
@@ -362,6 +368,80 @@ export async function runtimeFloor(rounds: number, prompts: number): Promise<{ f
 	};
 }
 
+/** CPU and collector time of one prompt, in µs. */
+export interface WidthCost {
+	cpu: number;
+	/** Main-thread pauses of the collector (CPU time also counts its helper threads). */
+	collectorPauses: number;
+}
+
+interface WidthPayload {
+	name: AgentName;
+	width: number;
+	prompts: number;
+	warmupPrompts: number;
+}
+
+/** Measures {@link widthCosts}' figure in this process: `warmupPrompts`, then `prompts` prompts, `width` at a time. */
+async function widthCostHere({ name, width, prompts, warmupPrompts }: WidthPayload): Promise<WidthCost> {
+	const create = await loadBenchAgentFactory(name);
+	const model = benchModel();
+	const tools = [instantTool("search", nextTurnOfTheLoop)];
+	const streamFn = toolTurnStreamFn(model, { turns: 5, callsPerTurn: 1, toolName: "search" });
+	const burst = async (count: number) => {
+		const agents = Array.from({ length: count }, () => create({ streamFn, model, systemPrompt: "You are helpful.", tools: [...tools] }));
+		await Promise.all(agents.map((agent) => agent.prompt("go")));
+	};
+	const blocks = Math.max(1, Math.round(prompts / width));
+	for (let i = 0; i < Math.ceil(warmupPrompts / width); i++) await burst(width);
+	let pauses = 0;
+	const observer = new PerformanceObserver((list) => {
+		for (const entry of list.getEntries()) pauses += entry.duration;
+	});
+	observer.observe({ entryTypes: ["gc"] });
+	const start = process.cpuUsage();
+	for (let i = 0; i < blocks; i++) await burst(width);
+	const spent = process.cpuUsage(start);
+	// The observer reports a pause once the loop turns after it.
+	await new Promise((resolve) => setTimeout(resolve, 20));
+	observer.disconnect();
+	const count = blocks * width;
+	return { cpu: (spent.user + spent.system) / count, collectorPauses: (pauses * 1000) / count };
+}
+
+/**
+ * CPU and collector time per prompt of the concurrency section's shape, `width` prompts at a
+ * time, for both libraries: each library and width in a child of its own, `rounds` rounds in
+ * alternating order, medians. Each child runs `warmupPrompts` prompts first, as many at a time.
+ *
+ * @example
+ * const costs = await widthCosts([1, 1_000], 3, 3_000);
+ * costs.agentchart[1_000].cpu / costs.pi[1_000].cpu;
+ */
+export async function widthCosts(widths: readonly number[], rounds: number, prompts: number, warmupPrompts = 3_000): Promise<Record<AgentName, Record<number, WidthCost>>> {
+	const names: AgentName[] = ["agentchart", "pi"];
+	const samples = new Map<string, WidthCost[]>();
+	for (let round = 0; round < rounds; round++) {
+		for (const width of widths) {
+			for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+				const cost = await runChild<WidthCost>(SCRIPT, { name, width, prompts, warmupPrompts } satisfies WidthPayload);
+				const key = `${name} ${width}`;
+				samples.set(key, [...(samples.get(key) ?? []), cost]);
+			}
+		}
+	}
+	const of = (name: AgentName) =>
+		Object.fromEntries(
+			widths.map((width) => {
+				const costs = samples.get(`${name} ${width}`) ?? [];
+				return [width, { cpu: median(costs.map((cost) => cost.cpu)), collectorPauses: median(costs.map((cost) => cost.collectorPauses)) }];
+			}),
+		);
+	return { agentchart: of("agentchart"), pi: of("pi") };
+}
+
+const SCRIPT = fileURLToPath(import.meta.url);
+
 async function main(): Promise<void> {
 	if (typeof (globalThis as { gc?: unknown }).gc !== "function") throw new Error("run with --expose-gc (npx tsx --expose-gc bench/where-time-goes.ts)");
 	const runs = 20_000;
@@ -388,10 +468,24 @@ async function main(): Promise<void> {
 	const floor = await runtimeFloor(15, 400);
 	console.log("\nCPU µs per 3-tool prompt (no listener), median of 15 rounds of 400 prompts: XState's floor (its actor, the prompt's children and events, nothing else) and both libraries:");
 	console.log(`floor ${floor.floor.toFixed(1)}  agentchart ${floor.agentchart.toFixed(1)}  pi ${floor.pi.toFixed(1)}  floor / pi ${floor.floorOverPi.toFixed(2)}  agentchart / pi ${floor.agentchartOverPi.toFixed(2)}`);
+	const widths = [1, 1_000];
+	const costs = await widthCosts(widths, 5, 5_000);
+	console.log("\nCPU µs per prompt of 5 one-call tool turns (the tool yields once), one agent at a time and 1,000 at once, median of 5 child processes each; in brackets the collector's main-thread pauses:");
+	for (const width of widths) {
+		const ours = costs.agentchart[width];
+		const theirs = costs.pi[width];
+		if (!ours || !theirs) continue;
+		console.log(`${String(width).padStart(5)} at once  agentchart ${ours.cpu.toFixed(1).padStart(6)} (${ours.collectorPauses.toFixed(1)})  pi ${theirs.cpu.toFixed(1).padStart(6)} (${theirs.collectorPauses.toFixed(1)})  ours / pi ${(ours.cpu / theirs.cpu).toFixed(2)}`);
+	}
 }
 
 if (isEntryPoint(import.meta.url)) {
-	const rerun = await rerunOnSupportedNode();
-	if (rerun !== undefined) process.exit(rerun);
-	await main();
+	const payload = childPayload<WidthPayload>();
+	if (payload) {
+		reportFromChild(widthCostHere(payload));
+	} else {
+		const rerun = await rerunOnSupportedNode();
+		if (rerun !== undefined) process.exit(rerun);
+		await main();
+	}
 }

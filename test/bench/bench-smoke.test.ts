@@ -7,7 +7,7 @@ import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.j
 import { formatResults } from "../../bench/report.js";
 import { parseBenchArgs, QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
 import type { Summary } from "../../bench/lib/stats.js";
-import { allocationBySite, costModels, liveHeapMidRun, profileShortRuns, runtimeFloor } from "../../bench/where-time-goes.js";
+import { allocationBySite, costModels, liveHeapMidRun, profileShortRuns, runtimeFloor, widthCosts } from "../../bench/where-time-goes.js";
 
 const finite = (summary: Summary | undefined) => summary !== undefined && [summary.median, summary.min, summary.max].every(Number.isFinite);
 
@@ -33,6 +33,9 @@ describe("benchmarks (quick mode smoke test)", () => {
 		expect(finite(results.memory?.afterRun.ratio)).toBe(true);
 		expect(results.concurrency?.peakRssBytes.pi.median).toBeGreaterThan(0);
 		expect(results.concurrency?.wallMs.agentchart.median).toBeGreaterThan(0);
+		expect(results.concurrency?.cappedYoungGeneration?.peakRssBytes.agentchart.median).toBeGreaterThan(0);
+		expect(results.concurrency?.cappedYoungGeneration?.semiSpaceMiB).toBe(16);
+		expect(results.concurrency?.youngGenerationBytes.agentchart.median).toBeGreaterThan(0);
 		expect(finite(results.inspector?.ratio)).toBe(true);
 		expect(results.overlap).toHaveLength(3);
 		expect(results.soak?.samples.length).toBeGreaterThan(0);
@@ -49,6 +52,7 @@ describe("benchmarks (quick mode smoke test)", () => {
 		for (const kind of ["partial reply", "streamed reasoning"] as const) expect(results.replyChunker?.longReply.byKind[kind].growth).toBeGreaterThan(0);
 		expect(report).toMatch(/reply layer, µs per delta of a [\d,]+-delta reply/);
 		expect(report).toContain("Agent sessions on Restate");
+		expect(report).toContain("peak RSS, whole process, both with `--max-semi-space-size=16` (no target)");
 		expect(report).toContain("each alone in its process), an ongoing session");
 	}, 300_000);
 });
@@ -71,7 +75,15 @@ describe("the diagnosis behind docs/performance.md's cost breakdown (bench/where
 		// The floor's actor reaches its end (else this would hang) and every figure is a time.
 		const floor = await runtimeFloor(1, 5);
 		for (const figure of Object.values(floor)) expect(figure).toBeGreaterThan(0);
-	}, 60_000);
+		// Each library and width measured in a child of its own; a prompt always costs some CPU.
+		const widths = await widthCosts([1, 8], 1, 16, 8);
+		for (const name of ["agentchart", "pi"] as const) {
+			for (const width of [1, 8]) {
+				expect(widths[name][width]?.cpu).toBeGreaterThan(0);
+				expect(widths[name][width]?.collectorPauses).toBeGreaterThanOrEqual(0);
+			}
+		}
+	}, 90_000);
 });
 
 describe("a contender in a process of its own, asked for samples (bench/lib/child.ts startSampler)", () => {
