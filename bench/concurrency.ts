@@ -11,10 +11,8 @@
  * measured burst), never so many at once that the heap grows to the peak before it is measured.
  * The burst after a single warm-up round is measured too, in children of its own, and reported
  * without a target: what the first burst of a freshly started process costs. So are, when asked
- * (`cappedSemiSpaceMiB`), the same rounds with V8's young generation capped: V8 grows it while a
- * process runs, as more of what is allocated survives its collections, and Node 24's V8 grows it
- * further than Node 22's (to 128 MiB against 32 in this benchmark, measured on a 24 GiB machine),
- * so much of a peak can be a young generation that the same agents would run in with less.
+ * (`cappedSemiSpaceMiB`), the same rounds with V8's young generation capped, to tell the agents'
+ * memory from the young generation V8 chose to grow (docs/performance.md, "Many agents at once").
  *
  * Each sample is a child process that loads one library only; it reports the wall time (from
  * building the first agent to the last prompt settling) and the peak resident set size: the
@@ -49,11 +47,7 @@ export interface ConcurrencyOptions {
 	warmupRounds?: number;
 	/** Also measure the burst after a single warm-up round (default true). */
 	firstBurst?: boolean;
-	/**
-	 * Also measure both libraries with V8's semi-spaces capped at this many MiB
-	 * (`--max-semi-space-size`; 16 is as far as Node 22's V8 grew them here, Node 24's went to 64),
-	 * no target: how much of the peak is young generation V8 chose to grow (default: not measured).
-	 */
+	/** Also measure both libraries with V8's semi-spaces capped at this many MiB (`--max-semi-space-size`), no target (default: not measured). */
 	cappedSemiSpaceMiB?: number;
 }
 
@@ -135,22 +129,30 @@ function resetHighWaterMark(): boolean {
 	}
 }
 
-async function runAll(create: BenchAgentFactory, payload: ConcurrencyChildPayload, count: number): Promise<void> {
+/**
+ * One burst of the section: `count` agents (its system prompt and two tools) built and prompted
+ * together, each prompt `turns` one-call tool turns and a final reply, checked to have all its
+ * messages once every prompt settled.
+ *
+ * @example
+ * await runBurst(await loadBenchAgentFactory("pi"), "pi", 5, 1_000);
+ */
+export async function runBurst(create: BenchAgentFactory, name: AgentName, turns: number, count: number): Promise<void> {
 	const model = benchModel();
-	const streamFn = toolTurnStreamFn(model, { turns: payload.turns, callsPerTurn: 1, toolName: "search" });
+	const streamFn = toolTurnStreamFn(model, { turns, callsPerTurn: 1, toolName: "search" });
 	const agents: BenchAgent[] = [];
 	for (let i = 0; i < count; i++) agents.push(create({ streamFn, model, systemPrompt: SYSTEM_PROMPT, tools: [...TOOLS] }));
 	await Promise.all(agents.map((agent) => agent.prompt("go")));
-	const expected = 1 + 2 * payload.turns + 1;
+	const expected = 1 + 2 * turns + 1;
 	for (const agent of agents) {
-		if (agent.messageCount !== expected) throw new Error(`${payload.agent}: ${agent.messageCount} messages, expected ${expected}`);
+		if (agent.messageCount !== expected) throw new Error(`${name}: ${agent.messageCount} messages, expected ${expected}`);
 	}
 }
 
 async function runInChild(payload: ConcurrencyChildPayload): Promise<ConcurrencyChildResult> {
 	const create = await loadBenchAgentFactory(payload.agent);
 	// Warm-up (rounds of a tenth of the size by default): compiles the hot paths without growing the heap to the peak.
-	for (let round = 0; round < payload.warmupRounds; round++) await runAll(create, payload, payload.warmupAgents);
+	for (let round = 0; round < payload.warmupRounds; round++) await runBurst(create, payload.agent, payload.turns, payload.warmupAgents);
 	await sleep(10);
 	collectGarbage();
 	const exact = resetHighWaterMark();
@@ -165,7 +167,7 @@ async function runInChild(payload: ConcurrencyChildPayload): Promise<Concurrency
 	};
 	const sampler = setInterval(sample, 5);
 	const start = performance.now();
-	await runAll(create, payload, payload.agents);
+	await runBurst(create, payload.agent, payload.turns, payload.agents);
 	const wallMs = performance.now() - start;
 	clearInterval(sampler);
 	sample();
@@ -205,12 +207,13 @@ export async function measureConcurrency(options: ConcurrencyOptions, random: Ra
 	const first = options.firstBurst === false || warmupRounds === 1 ? undefined : await measure(1);
 	const semiSpace = options.cappedSemiSpaceMiB;
 	const capped = semiSpace === undefined ? undefined : await measure(warmupRounds, [`--max-semi-space-size=${semiSpace}`]);
-	const pick = (agent: AgentName, figure: (result: ConcurrencyChildResult) => number) => results[agent].map(figure);
-	const wall = (result: ConcurrencyChildResult) => result.wallMs;
-	const peak = (result: ConcurrencyChildResult) => result.peakRssBytes;
-	const growth = (result: ConcurrencyChildResult) => result.peakRssBytes - result.baselineRssBytes;
-	const heapGrowth = (result: ConcurrencyChildResult) => result.peakHeapUsedBytes - result.baselineHeapUsedBytes;
-	const young = (result: ConcurrencyChildResult) => result.youngGenerationBytes;
+	type Figure = (result: ConcurrencyChildResult) => number;
+	const perLibrary = (of: Record<AgentName, ConcurrencyChildResult[]>, figure: Figure): Record<AgentName, Summary> => ({ agentchart: summarize(of.agentchart.map(figure)), pi: summarize(of.pi.map(figure)) });
+	const oursOverPi = (of: Record<AgentName, ConcurrencyChildResult[]>, figure: Figure): Summary => pairedRatio(of.agentchart.map(figure), of.pi.map(figure));
+	const wall: Figure = (result) => result.wallMs;
+	const peak: Figure = (result) => result.peakRssBytes;
+	const growth: Figure = (result) => result.peakRssBytes - result.baselineRssBytes;
+	const heapGrowth: Figure = (result) => result.peakHeapUsedBytes - result.baselineHeapUsedBytes;
 	const methods = new Set([...results.agentchart, ...results.pi].map((result) => result.peakMethod));
 	return {
 		agents: options.agents,
@@ -218,33 +221,26 @@ export async function measureConcurrency(options: ConcurrencyOptions, random: Ra
 		repetitions: options.repetitions,
 		warmupRounds,
 		warmupAgents,
-		...(first
-			? {
-					afterOneWarmupRound: {
-						wallMs: { agentchart: summarize(first.agentchart.map(wall)), pi: summarize(first.pi.map(wall)) },
-						wallRatio: pairedRatio(first.agentchart.map(wall), first.pi.map(wall)),
-					},
-				}
-			: {}),
+		...(first ? { afterOneWarmupRound: { wallMs: perLibrary(first, wall), wallRatio: oursOverPi(first, wall) } } : {}),
 		...(capped && semiSpace !== undefined
 			? {
 					cappedYoungGeneration: {
 						semiSpaceMiB: semiSpace,
-						wallMs: { agentchart: summarize(capped.agentchart.map(wall)), pi: summarize(capped.pi.map(wall)) },
-						peakRssBytes: { agentchart: summarize(capped.agentchart.map(peak)), pi: summarize(capped.pi.map(peak)) },
-						wallRatio: pairedRatio(capped.agentchart.map(wall), capped.pi.map(wall)),
-						peakRssRatio: pairedRatio(capped.agentchart.map(peak), capped.pi.map(peak)),
+						wallMs: perLibrary(capped, wall),
+						peakRssBytes: perLibrary(capped, peak),
+						wallRatio: oursOverPi(capped, wall),
+						peakRssRatio: oursOverPi(capped, peak),
 					},
 				}
 			: {}),
-		wallMs: { agentchart: summarize(pick("agentchart", wall)), pi: summarize(pick("pi", wall)) },
-		peakRssBytes: { agentchart: summarize(pick("agentchart", peak)), pi: summarize(pick("pi", peak)) },
-		rssGrowthBytes: { agentchart: summarize(pick("agentchart", growth)), pi: summarize(pick("pi", growth)) },
-		heapGrowthBytes: { agentchart: summarize(pick("agentchart", heapGrowth)), pi: summarize(pick("pi", heapGrowth)) },
-		youngGenerationBytes: { agentchart: summarize(pick("agentchart", young)), pi: summarize(pick("pi", young)) },
-		wallRatio: pairedRatio(pick("agentchart", wall), pick("pi", wall)),
-		peakRssRatio: pairedRatio(pick("agentchart", peak), pick("pi", peak)),
-		rssGrowthRatio: pairedRatio(pick("agentchart", growth), pick("pi", growth)),
+		wallMs: perLibrary(results, wall),
+		peakRssBytes: perLibrary(results, peak),
+		rssGrowthBytes: perLibrary(results, growth),
+		heapGrowthBytes: perLibrary(results, heapGrowth),
+		youngGenerationBytes: perLibrary(results, (result) => result.youngGenerationBytes),
+		wallRatio: oursOverPi(results, wall),
+		peakRssRatio: oursOverPi(results, peak),
+		rssGrowthRatio: oursOverPi(results, growth),
 		peakMethod: [...methods].join(", "),
 	};
 }

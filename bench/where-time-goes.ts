@@ -36,6 +36,7 @@ import { type ActorLogic, type AnyActorLogic, type AnyActorRef, type EventObject
 import type { AnyAgentTool } from "../src/types/agent.js";
 import type { StreamFn } from "../src/types/stream.js";
 import { type AgentName, type BenchAgentFactory, instantTool, loadBenchAgentFactory } from "./lib/contenders.js";
+import { runBurst } from "./concurrency.js";
 import { childPayload, isEntryPoint, reportFromChild, runChild } from "./lib/child.js";
 import { rerunOnSupportedNode } from "./lib/supported-node.js";
 import { collectGarbage, median, nextTurnOfTheLoop } from "./lib/stats.js";
@@ -385,13 +386,7 @@ interface WidthPayload {
 /** Measures {@link widthCosts}' figure in this process: `warmupPrompts`, then `prompts` prompts, `width` at a time. */
 async function widthCostHere({ name, width, prompts, warmupPrompts }: WidthPayload): Promise<WidthCost> {
 	const create = await loadBenchAgentFactory(name);
-	const model = benchModel();
-	const tools = [instantTool("search", nextTurnOfTheLoop)];
-	const streamFn = toolTurnStreamFn(model, { turns: 5, callsPerTurn: 1, toolName: "search" });
-	const burst = async (count: number) => {
-		const agents = Array.from({ length: count }, () => create({ streamFn, model, systemPrompt: "You are helpful.", tools: [...tools] }));
-		await Promise.all(agents.map((agent) => agent.prompt("go")));
-	};
+	const burst = (count: number) => runBurst(create, name, 5, count);
 	const blocks = Math.max(1, Math.round(prompts / width));
 	for (let i = 0; i < Math.ceil(warmupPrompts / width); i++) await burst(width);
 	let pauses = 0;
@@ -426,7 +421,9 @@ export async function widthCosts(widths: readonly number[], rounds: number, prom
 			for (const name of round % 2 === 0 ? names : [...names].reverse()) {
 				const cost = await runChild<WidthCost>(SCRIPT, { name, width, prompts, warmupPrompts } satisfies WidthPayload);
 				const key = `${name} ${width}`;
-				samples.set(key, [...(samples.get(key) ?? []), cost]);
+				const costs = samples.get(key) ?? [];
+				costs.push(cost);
+				samples.set(key, costs);
 			}
 		}
 	}

@@ -1,7 +1,8 @@
 /**
  * The Node.js binaries of the lines agentchart supports, installed from the npm registry into
- * `test/runtimes/` (a project of its own, see its package.json), for tests that run the packed
- * package on each line. Installed once, on first use, under a directory lock.
+ * `test/runtimes/` (a project of its own, see its package.json): for tests that run the packed
+ * package on each line, and for `npm test` and the benchmarks when the machine's own Node is not
+ * one of those lines. Installed once, on first use, under a directory lock.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
