@@ -12,6 +12,7 @@ import type { AgentMachineConfig, AgentMachineContext, RunContext, ToolBatch } f
 import { validateToolArguments } from "../tools/validate-arguments.js";
 import { describeError } from "../util/describe-error.js";
 import { setOwnKey } from "../util/own-keys.js";
+import { unwritableJson } from "../util/json-writable.js";
 import { type StoredJournalEntry, turnEffectPrefix } from "./journal.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 import { shown } from "../agent-input.js";
@@ -177,7 +178,7 @@ function configDataOf(config: Partial<AgentMachineConfig> | Record<string, unkno
 		// As JSON has them: what it cannot write is left out, a number that is not finite is null.
 		if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
 		if (typeof value === "bigint") throw new TypeError(`agentchart: the setting "${key}" is a BigInt, which JSON cannot write (a snapshot is JSON)`);
-		const kept = value !== null && typeof value === "object" ? nestedData(value) : typeof value === "number" && !Number.isFinite(value) ? null : value;
+		const kept = value !== null && typeof value === "object" ? nestedData(value, key) : typeof value === "number" && !Number.isFinite(value) ? null : value;
 		// A toJSON that gives nothing JSON can write leaves the key out, as JSON.stringify does.
 		if (kept !== undefined) setOwnKey(data, key, kept);
 	}
@@ -189,7 +190,7 @@ function configDataOf(config: Partial<AgentMachineConfig> | Record<string, unkno
  * copied field by field when its fields are plain values, which they are in the common case (a
  * JSON round trip costs a snapshot more than the rest of its configuration).
  */
-function nestedData(value: object): unknown {
+function nestedData(value: object, key: string): unknown {
 	const copy: Record<string, unknown> = {};
 	if (!Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON !== "function") {
 		let plain = true;
@@ -204,7 +205,14 @@ function nestedData(value: object): unknown {
 		}
 		if (plain) return copy;
 	}
-	const text = JSON.stringify(value) as string | undefined;
+	let text: string | undefined;
+	try {
+		text = JSON.stringify(value) as string | undefined;
+	} catch (error) {
+		// Named as a setting that is a BigInt itself is: JSON's own message says neither which nor where.
+		const where = unwritableJson(value, key) ?? `${key} could not be written`;
+		throw new TypeError(`agentchart: the setting ${where}, which JSON cannot write (a snapshot is JSON)`, { cause: error });
+	}
 	return text === undefined ? undefined : (JSON.parse(text) as unknown);
 }
 

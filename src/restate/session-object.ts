@@ -201,9 +201,9 @@ function checkSessionsOptions(options: AgentSessionsOptions): void {
 export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsOptions): AgentSessions {
 	checkSessionsOptions(options);
 	const maxStepBytes = options.maxStepBytes ?? DEFAULT_MAX_STEP_BYTES;
-	if (!Number.isFinite(maxStepBytes) || maxStepBytes < 1024) throw new Error(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(options.maxStepBytes)})`);
+	if (!Number.isFinite(maxStepBytes) || maxStepBytes < 1024) throw new TypeError(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(options.maxStepBytes)})`);
 	const maxSessionBytes = options.maxSessionBytes ?? DEFAULT_MAX_SESSION_BYTES;
-	if (!Number.isFinite(maxSessionBytes) || maxSessionBytes < 1024) throw new Error(`agentchart/restate: maxSessionBytes must be a number of bytes, at least 1024 (got ${String(options.maxSessionBytes)})`);
+	if (!Number.isFinite(maxSessionBytes) || maxSessionBytes < 1024) throw new TypeError(`agentchart/restate: maxSessionBytes must be a number of bytes, at least 1024 (got ${String(options.maxSessionBytes)})`);
 	if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== "function") {
 		throw new Error(`agentchart/restate: the Restate SDK needs Node 22 or newer (this is Node ${process.versions.node})`);
 	}

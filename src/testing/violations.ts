@@ -41,8 +41,6 @@ export type AgentRule =
 	| "replay"
 	/** A command did what its documentation says (steer after dispose throws, reset empties...). */
 	| "command"
-	/** The state an agent reports is consistent (the run's error is its last reply's). */
-	| "state"
 	/** A tool's execute settled once, and reported progress only while it ran. */
 	| "tool-contract"
 	/** A tool's execute threw a TypeError, ReferenceError or RangeError: a mistake in it, not a failure it reports. */

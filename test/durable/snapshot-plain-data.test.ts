@@ -236,6 +236,18 @@ describe("a snapshot's settings, against JSON's own round trip", () => {
 		expect(() => loopConfigData({ toolTimeoutMs: 10n })).toThrow('agentchart: the setting "toolTimeoutMs" is a BigInt, which JSON cannot write (a snapshot is JSON)');
 	});
 
+	// Found by a read of docs/durable.md (2026-12-06): a BigInt inside a nested setting threw JSON's bare "Do not know how to serialize a BigInt".
+	it("names where a nested setting holds what JSON cannot write", () => {
+		expect(() => loopConfigData({ streamOptions: { maxRetries: 1n } })).toThrow("agentchart: the setting streamOptions.maxRetries is a BigInt, which JSON cannot write (a snapshot is JSON)");
+		const cyclic: Record<string, unknown> = { depth: 1 };
+		cyclic["self"] = { again: cyclic };
+		expect(() => loopConfigData({ compaction: cyclic })).toThrow("agentchart: the setting compaction.self.again is a cycle (it contains itself), which JSON cannot write (a snapshot is JSON)");
+		// Through the agent, as a user meets it: `maxRetries` goes to the stream's options.
+		const scripted = createScriptedModel([{ content: "hi" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, maxRetries: 1n as unknown as number });
+		expect(() => agent.snapshot()).toThrow(/the setting streamOptions\.maxRetries is a BigInt/);
+	});
+
 	// Found by the property above (CI, 2026-12-06): an own "__proto__" key of parsed JSON was assigned, which left it out.
 	it("keeps a setting's own __proto__ key as JSON does, nested and at the top", () => {
 		const nested = { toolExecution: JSON.parse('{"__proto__":0}') as unknown };

@@ -46,17 +46,27 @@ describe("storableSerde", () => {
 
 describe("createAgentSessions' maxStepBytes", () => {
 	it("refuses what is not a number of bytes, at least 1024", () => {
-		for (const bad of [0, 100, Number.NaN, Number.POSITIVE_INFINITY]) {
-			expect(() => createAgentSessions({ agent: () => ({}), maxStepBytes: bad })).toThrow(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(bad)})`);
+		// A TypeError, as every other option of createAgentSessions that is wrong (docs/restate.md).
+		for (const bad of [0, 100, 1023, Number.NaN, Number.POSITIVE_INFINITY, "8MB" as unknown as number]) {
+			const make = () => createAgentSessions({ agent: () => ({}), maxStepBytes: bad });
+			expect(make).toThrow(TypeError);
+			expect(make).toThrow(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(bad)})`);
 		}
+		// (On a Node without Promise.withResolvers the SDK check refuses it next, which is not this.)
+		expect(() => createAgentSessions({ agent: () => ({}), maxStepBytes: 1024 })).not.toThrow(/maxStepBytes/);
 	});
 });
 
 describe("createAgentSessions' maxSessionBytes", () => {
 	it("refuses what is not a number of bytes, at least 1024", () => {
-		for (const bad of [0, 100, Number.NaN, Number.POSITIVE_INFINITY]) {
-			expect(() => createAgentSessions({ agent: () => ({}), maxSessionBytes: bad })).toThrow(`agentchart/restate: maxSessionBytes must be a number of bytes, at least 1024 (got ${String(bad)})`);
+		// A TypeError, as every other option of createAgentSessions that is wrong (docs/restate.md).
+		for (const bad of [0, 100, 1023, Number.NaN, Number.POSITIVE_INFINITY, "8MB" as unknown as number]) {
+			const make = () => createAgentSessions({ agent: () => ({}), maxSessionBytes: bad });
+			expect(make).toThrow(TypeError);
+			expect(make).toThrow(`agentchart/restate: maxSessionBytes must be a number of bytes, at least 1024 (got ${String(bad)})`);
 		}
+		// (On a Node without Promise.withResolvers the SDK check refuses it next, which is not this.)
+		expect(() => createAgentSessions({ agent: () => ({}), maxSessionBytes: 1024 })).not.toThrow(/maxSessionBytes/);
 	});
 });
 
