@@ -19,8 +19,8 @@ import { requireHydrated } from "../durable/snapshot.js";
  * The chart receives what it decides on: a reply's start, each tool call that finished
  * streaming (streaming tool execution), the reply's end, the tool calls' outcomes. Token
  * deltas go from the stream actor straight to `actor.on(...)` listeners. States whose name is
- * a decision (`run-starting`, `before-call`, `after-stream`, `tool-starting`, `turn-ended`)
- * decide only after the consumer has acknowledged the events so far, when `awaitDelivery` is on;
+ * a decision (`run-starting`, `before-call`, `after-stream`, `tool-starting`, `turn-ended`,
+ * and `tool-preparing.announcing`) decide only after the consumer has acknowledged the events so far, when `awaitDelivery` is on;
  * so does a streamed tool call (announced, then started by the acknowledgement).
  *
  * @example

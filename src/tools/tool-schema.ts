@@ -160,7 +160,8 @@ interface ToolShape {
 /**
  * Checks a list of tools as a run starts with it: every tool has a name, an `execute`
  * function and a valid parameter schema, and no two tools share a name. Throws a `TypeError`
- * that names the tool and every problem found (`prompt()` and `continue()` reject with it).
+ * at the first tool that is wrong, naming it and what is wrong (every problem of its schema);
+ * `prompt()` and `continue()` reject with it.
  *
  * @example
  * assertValidTools([add, add]); // TypeError: Tools: two tools are named "add" (tools[0] and tools[1])

@@ -114,7 +114,7 @@ export interface AgentTool<TParameters extends ToolParameters = ToolParameters, 
 	executionMode?: "sequential" | "parallel" | undefined;
 	/** Per-tool timeout in milliseconds, overriding the agent's `toolTimeoutMs`; 0 disables. */
 	timeoutMs?: number | undefined;
-	/** Streaming mode: when this tool fails, abort its running siblings. */
+	/** When this tool fails, abort the siblings of its batch still running (parallel and streaming mode; they get a "Cancelled" error result). */
 	cancelSiblingsOnError?: boolean | undefined;
 	/**
 	 * agentchart (pi 1.x's field): whether a call that a crash interrupted may run again when the
