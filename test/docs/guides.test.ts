@@ -4,7 +4,7 @@
  * names are read from the source's declarations, so an option added without a line in its
  * guide fails here.
  */
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
@@ -59,6 +59,14 @@ async function eventTypes(path: string, name: string): Promise<string[]> {
 	};
 	visit(found.type);
 	return types;
+}
+
+/** The string literals of a union type alias (`"a" | "b"`). */
+async function unionLiterals(path: string, name: string): Promise<string[]> {
+	const file = await sourceFile(path);
+	const found = file.statements.find((statement): statement is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(statement) && statement.name.text === name);
+	if (!found || !ts.isUnionTypeNode(found.type)) throw new Error(`no union type ${name} in ${path}`);
+	return found.type.types.flatMap((member) => (ts.isLiteralTypeNode(member) && ts.isStringLiteral(member.literal) ? [member.literal.text] : []));
 }
 
 async function unnamedIn(guide: string, names: string[]): Promise<string[]> {
@@ -134,5 +142,19 @@ describe("the guides name every option", () => {
 		];
 		expect(options).toEqual(expect.arrayContaining(["servers", "command", "url"]));
 		expect(await unnamedIn("docs/mcp.md", options)).toEqual([]);
+	});
+
+	// Found by a read of the guide (2026-12-06): its table left "model-conformance" out, and the type
+	// declared a rule ("state") that no checker reported.
+	it("docs/test-your-agent.md: every rule a violation can name, each one reported by the kit", async () => {
+		const rules = await unionLiterals("src/testing/violations.ts", "AgentRule");
+		expect(rules).toEqual(expect.arrayContaining(["run-nesting", "tool-answered", "custom"]));
+		const text = await readFile(new URL("docs/test-your-agent.md", root), "utf8");
+		const table = text.slice(text.indexOf("The rules (`AgentRule`):"), text.indexOf("Options worth knowing"));
+		expect(rules.filter((rule) => !new RegExp(`^\\|[^|\\n]*\`${rule}\``, "m").test(table))).toEqual([]);
+		// A rule is reported where a checker names it: as a literal in the kit's source outside the type.
+		const files = (await readdir(new URL("src/testing/", root), { recursive: true })).filter((path) => path.endsWith(".ts") && path !== "violations.ts");
+		const source = (await Promise.all(files.map((path) => readFile(new URL(`src/testing/${path}`, root), "utf8")))).join("\n");
+		expect(rules.filter((rule) => !source.includes(`"${rule}"`))).toEqual([]);
 	});
 });
