@@ -9,6 +9,7 @@ import { streamOptionsProblem } from "./stream-option-check.js";
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
 import { type StopReason, usageCount } from "../types/content.js";
 import { createAssistantMessage } from "./assistant-message.js";
+import { endOnThrow } from "./unexpected-throw.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import { createAnthropicClient } from "./anthropic-client.js";
@@ -388,6 +389,6 @@ export function streamAnthropic(
 	options: SimpleStreamOptions = {},
 ): AssistantMessageEventStream {
 	const stream = new AssistantMessageEventStream();
-	void runAnthropicCall(model, context, options, stream);
+	endOnThrow(runAnthropicCall(model, context, options, stream), stream, model, "streamAnthropic");
 	return stream;
 }

@@ -12,6 +12,7 @@ import { streamOptionsProblem } from "./stream-option-check.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model } from "../types/model.js";
 import { createAssistantMessage } from "./assistant-message.js";
+import { endOnThrow } from "./unexpected-throw.js";
 import { baseUrlProblem } from "./base-url.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
 import {
@@ -119,6 +120,6 @@ export function streamOpenAICompletions(
 	options: OpenAICompletionsOptions = {},
 ): AssistantMessageEventStream {
 	const stream = new AssistantMessageEventStream();
-	void runOpenAICall(model, context, options, stream);
+	endOnThrow(runOpenAICall(model, context, options, stream), stream, model, "streamOpenAICompletions");
 	return stream;
 }

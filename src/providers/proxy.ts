@@ -10,6 +10,7 @@
 import { shown } from "../agent-input.js";
 import { streamOptionsProblem } from "./stream-option-check.js";
 import { createAssistantMessage } from "./assistant-message.js";
+import { endOnThrow } from "./unexpected-throw.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
@@ -86,6 +87,7 @@ function serializableOptions(options: ProxyStreamOptions): Record<string, unknow
  * would be sent as the token.
  */
 function proxySetupProblem(options: ProxyStreamOptions): string | undefined {
+	if (typeof options !== "object" || options === null) return `options must be an object with proxyUrl and authToken, got ${shown(options)}`;
 	const { proxyUrl, authToken } = options as { proxyUrl?: unknown; authToken?: unknown };
 	// Its form is not checked: in a browser, a relative URL ("" or "/genai") is the page's own server.
 	if (typeof proxyUrl !== "string") return `options.proxyUrl must be the proxy server's URL (e.g. "https://genai.example.com"), got ${shown(proxyUrl)}`;
@@ -173,11 +175,11 @@ async function runProxyCall(model: Model, context: Context, options: ProxyStream
 	// here, outside the try, and the rejection went unhandled (the process died; result() never settled).
 	const setupProblem = proxySetupProblem(options);
 	const url = setupProblem === undefined ? streamEndpoint(options.proxyUrl) : "";
-	const { signal } = options;
+	// Without options (plain JavaScript) the stream still ends, with the setup problem.
+	const { signal, timeoutMs = 0 } = typeof options === "object" && options !== null ? options : ({} as Partial<ProxyStreamOptions>);
 	// The request's own signal: the caller's abort, or a proxy that went silent (timeoutMs).
 	const request = new AbortController();
 	const onAbort = () => request.abort(signal?.reason);
-	const timeoutMs = options.timeoutMs ?? 0;
 	let stalled = false;
 	const stall = watchForStall(timeoutMs, () => {
 		stalled = true;
@@ -285,6 +287,6 @@ async function runProxyCall(model: Model, context: Context, options: ProxyStream
  */
 export function streamProxy(model: Model, context: Context, options: ProxyStreamOptions): AssistantMessageEventStream {
 	const stream = new AssistantMessageEventStream();
-	void runProxyCall(model, context, options, stream);
+	endOnThrow(runProxyCall(model, context, options, stream), stream, model, "streamProxy");
 	return stream;
 }
