@@ -393,7 +393,11 @@ export class Agent {
 	beforeToolCall: BeforeToolCallHook | undefined;
 	/** Asked after each tool call (see {@link AgentOptions.afterToolCall}). */
 	afterToolCall: AfterToolCallHook | undefined;
-	/** Passed to every stream call; with a store, the stored session's name (see {@link AgentOptions.sessionId}). */
+	/**
+	 * Passed to every stream call; with a store, the stored session's name (see {@link AgentOptions.sessionId}),
+	 * fixed when the agent is made: a run refuses to start under another (a `TypeError`), and
+	 * `snapshot()` names the stored session. `Agent.load` opens another.
+	 */
 	sessionId: string | undefined;
 	/** Token budget per thinking level, passed to every stream call. */
 	thinkingBudgets: ThinkingBudgets | undefined;
@@ -982,7 +986,8 @@ export class Agent {
 			format: SNAPSHOT_FORMAT,
 			version: SNAPSHOT_VERSION,
 			createdAt: new Date().toISOString(),
-			sessionId: this.sessionId,
+			// With a store, the session it is stored in (see #assertRunnable).
+			sessionId: this.#session.saves ? this.#session.sessionId : this.sessionId,
 			machine,
 			// A run that has ended (its last events on their way to the listeners) is in the transcript: its entries are not needed again.
 			journal: machine.context.run ? journal.entries.slice() : [],
@@ -1821,6 +1826,11 @@ export class Agent {
 		}
 		const streamProblem = streamOptionsProblem(fields, "agent");
 		if (streamProblem) throw new TypeError(streamProblem);
+		// The store's session is claimed when the agent is made: a run under another name would be stored under the first.
+		const session = this.#session;
+		if (session.saves && this.sessionId !== session.sessionId) {
+			throw new TypeError(`agent.sessionId is ${shown(this.sessionId)}, but this agent writes the stored session ${shown(session.sessionId)}: with a store, the session is fixed when the agent is made (open another with Agent.load)`);
+		}
 		// `agent.state` is as mutable as pi's: a run started from a state it cannot take failed inside the chart (with `model` null, the process).
 		const stateProblem = runStateProblem(this.#state);
 		if (stateProblem) throw new TypeError(`agent.state.${stateProblem.field} ${stateProblem.problem}`);
