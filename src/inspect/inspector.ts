@@ -246,12 +246,6 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	const flush = (): void => {
 		flushScheduled = false;
 		const batch: InspectionRecord[] = [];
-		if (pending.dropped > reportedDrops) {
-			const count = pending.dropped - reportedDrops;
-			reportedDrops = pending.dropped;
-			stats.dropped += count;
-			batch.push(withBase<DroppedRecord>({ seq: ++seq, t: now(), sessionId: "", rootId: undefined }, { type: "@agentchart.dropped", count }));
-		}
 		closeDeltas();
 		for (let item = pending.shift(); item !== undefined; item = pending.shift()) {
 			if (item.deltas) {
@@ -264,6 +258,14 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 				if (item.restored.turn) record.turn = item.restored.turn;
 			}
 			if (record) batch.push(record);
+		}
+		// After the records kept: its number is the next one, and a batch (like `history()`, which
+		// puts the live actors numbered before its first record ahead of it) is in `seq` order.
+		if (pending.dropped > reportedDrops) {
+			const count = pending.dropped - reportedDrops;
+			reportedDrops = pending.dropped;
+			stats.dropped += count;
+			batch.push(withBase<DroppedRecord>({ seq: ++seq, t: now(), sessionId: "", rootId: undefined }, { type: "@agentchart.dropped", count }));
 		}
 		if (batch.length === 0) {
 			forgetDetached();

@@ -38,6 +38,11 @@ async function settle(): Promise<void> {
 	await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Strictly increasing `seq`: in order, none twice. */
+function inOrder(records: readonly InspectionRecord[]): boolean {
+	return records.every((record, index) => index === 0 || record.seq > (records[index - 1] as InspectionRecord).seq);
+}
+
 function ofType<T extends InspectionRecord["type"]>(records: InspectionRecord[], type: T): Extract<InspectionRecord, { type: T }>[] {
 	return records.filter((record): record is Extract<InspectionRecord, { type: T }> => record.type === type);
 }
@@ -324,15 +329,41 @@ describe("the agent inspector", () => {
 	it("does constant work per event: a burst beyond capacity drops the oldest and says so", () => {
 		let scheduled = 0;
 		const inspector = createAgentInspector({ capacity: 4, schedule: () => scheduled++ });
+		const batches: (readonly InspectionRecord[])[] = [];
+		inspector.subscribe((batch) => batches.push(batch));
 		const scripted = createScriptedModel([]);
 		const actor = createActor(agentMachine, { input: { model: scripted.model }, inspect: inspector.inspect }).start();
 		for (let i = 0; i < 10; i++) actor.send({ type: "queue.mode", queue: "steering", mode: "all" });
 		expect(scheduled).toBe(1);
 		inspector.flush();
 		const records = inspector.history();
-		expect(records[0]?.type).toBe("@agentchart.dropped");
-		expect(records).toHaveLength(5);
 		expect(inspector.stats.dropped).toBeGreaterThan(0);
+		const dropped = records.filter((record) => record.type === "@agentchart.dropped");
+		expect(dropped).toEqual([expect.objectContaining({ count: inspector.stats.dropped })]);
+		// Found by reading the listener's JSDoc against the code (2026-12-06): the dropped record
+		// came first, with the newest number, so the batch and history() were out of `seq` order.
+		expect(batches).toHaveLength(1);
+		expect(inOrder(batches[0] ?? [])).toBe(true);
+		expect(inOrder(records)).toBe(true);
+		actor.stop();
+	});
+
+	it("keeps batches and history in seq order when a burst after a flush drops records", () => {
+		const inspector = createAgentInspector({ capacity: 4, schedule: () => {} });
+		const batches: (readonly InspectionRecord[])[] = [];
+		inspector.subscribe((batch) => batches.push(batch));
+		const scripted = createScriptedModel([]);
+		const actor = createActor(agentMachine, { input: { model: scripted.model }, inspect: inspector.inspect }).start();
+		inspector.flush();
+		for (let i = 0; i < 10; i++) actor.send({ type: "queue.mode", queue: "steering", mode: "all" });
+		inspector.flush();
+		expect(batches).toHaveLength(2);
+		expect(batches[1]?.at(-1)?.type).toBe("@agentchart.dropped");
+		for (const batch of batches) expect(inOrder(batch)).toBe(true);
+		// The live actor numbered before the history's first record comes ahead of it, once.
+		const history = inspector.history();
+		expect(inOrder(history)).toBe(true);
+		expect(history.filter((record) => record.type === "@xstate.actor")).toHaveLength(1);
 		actor.stop();
 	});
 
