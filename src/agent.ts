@@ -133,7 +133,7 @@ export interface AgentOptions {
 	onPayload?: SimpleStreamOptions["onPayload"] | undefined;
 	/** Passed to every stream call: gets each response's status and headers. */
 	onResponse?: SimpleStreamOptions["onResponse"] | undefined;
-	/** Asked before each tool call runs, with its validated (mutable) arguments: may block it (`{ block: true, reason? }`), end the run after the batch (`terminate`) or ask a person (`approval: "required"`). */
+	/** Asked before each tool call runs, with its validated (mutable) arguments: may block it (`{ block: true, reason? }`, with `terminate: true` to end the run once every call of the batch asks that) or ask a person (`approval: "required"`). */
 	beforeToolCall?: BeforeToolCallHook | undefined;
 	/** Asked after each tool call: `content`, `details`, `isError` and `terminate` it returns replace the result's, field by field. */
 	afterToolCall?: AfterToolCallHook | undefined;
@@ -717,7 +717,7 @@ export class Agent {
 	 * The abort signal of the run in progress (undefined when idle).
 	 *
 	 * @example
-	 * await fetch(url, { signal: agent.signal });
+	 * await fetch(url, { signal: agent.signal ?? null });
 	 */
 	get signal(): AbortSignal | undefined {
 		return this.#run?.signal;

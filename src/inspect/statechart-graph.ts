@@ -129,7 +129,7 @@ function srcName(src: unknown): string {
  * @example
  * import { agentMachine } from "agentchart/machine";
  * const graph = toStatechartGraph(agentMachine);
- * graph.nodes.map((node) => node.id); // ["agent", "agent.idle", "agent.running", ...]
+ * graph.nodes.map((node) => node.id); // ["agent", "agent.idle", "agent.compacting", "agent.running", ...]
  */
 export function toStatechartGraph(machine: StateMachineLike): StatechartGraph {
 	const nodes: StatechartNode[] = [];

@@ -47,7 +47,8 @@ function isActorRef(value: object): value is { id: string } {
 /**
  * A JSON-safe, size-bounded preview of any value: long strings are cut, arrays show their
  * first items and length, deep objects are elided, functions, actors and abort signals are
- * named rather than walked. The cost is bounded by `limits.budget`, whatever the input.
+ * named rather than walked. The values visited are bounded by `limits.budget`, whatever the
+ * input (listing an object's keys still takes time in proportion to how many it has).
  *
  * @example
  * previewValue({ messages: new Array(5000).fill({ role: "user" }) });
@@ -107,7 +108,7 @@ export interface ToolCallSummary {
 	/** The call's key in its batch: its id, or `id#2`, `id#3`… when the reply repeated the id (tell calls apart by this). */
 	key: string;
 	name: string;
-	/** queued, preparing, prepared, running, settled. */
+	/** queued, announced, preparing, prepared, awaiting-approval, running, settled. */
 	status: string;
 	/** Epoch ms when execution started. */
 	startedAt?: number | undefined;

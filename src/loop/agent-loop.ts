@@ -47,7 +47,7 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
 	getFollowUpMessages?: (() => Promise<AgentMessage[]>) | undefined;
 	/** "parallel" (default), "sequential", or agentchart's "streaming". */
 	toolExecution?: ToolExecutionMode | undefined;
-	/** Asked before each tool call runs, with its validated (mutable) arguments: may block it or end the run after the batch. */
+	/** Asked before each tool call runs, with its validated (mutable) arguments: may block it (with `terminate`, end the run once every call of the batch asks that). */
 	beforeToolCall?: BeforeToolCallHook | undefined;
 	/** Asked after each tool call: the fields it returns replace the result's, field by field. */
 	afterToolCall?: AfterToolCallHook | undefined;

@@ -324,8 +324,9 @@ function effectivePort(url: URL): number {
 }
 
 /**
- * The known server a base URL points to: by host for hosted services, by default port for
- * local servers, else a generic local or hosted entry.
+ * The known server a base URL points to: by host for hosted services, by a server's default
+ * port (on any host: a vLLM behind a name on :8000 is found too), else a generic local or hosted
+ * entry.
  *
  * @example
  * detectOpenAICompatibleServer("http://localhost:11434/v1").id; // "ollama"

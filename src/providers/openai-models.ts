@@ -21,7 +21,7 @@ export interface OpenAICompatibleModelOptions {
 	id: string;
 	/** Display name. Default: the id. */
 	name?: string | undefined;
-	/** Provider name. Default: the detected server (`ollama`, `openrouter`, ...), `local` for any other loopback, private or `.local` host, else `openai-compatible`. */
+	/** Provider name. Default: the detected server (`ollama`, `openrouter`, ..., by host, or by its default port on any host), `local` for any other loopback, private or `.local` host, else `openai-compatible`. */
 	provider?: string | undefined;
 	/** Whether the model reasons, so reasoning levels are requested. Default: false. */
 	reasoning?: boolean | undefined;

@@ -25,7 +25,7 @@ export type { FollowingBreak } from "./chunk-cuts.js";
  * Where a chunker prefers to cut.
  *
  * @example
- * const breakPreference: BreakPreference = "sentence"; // cut at a sentence end when no paragraph break is in reach
+ * const breakPreference: BreakPreference = "sentence"; // cut at the last sentence end in reach, else at a line break
  * const chunker = new BlockChunker({ maxChars: 800, breakPreference });
  */
 export type BreakPreference = "paragraph" | "newline" | "sentence";

@@ -1,6 +1,6 @@
 /**
  * Merges small block replies into fewer, fuller messages: text waits in a buffer until it is
- * long enough, too long to grow, or idle for `idleMs`. Payloads that must stay apart are never
+ * long enough, too long to grow, or long enough and idle for `idleMs`. Payloads that must stay apart are never
  * merged: reasoning and compaction notices with visible text, different reply targets,
  * voice and non-voice. Payloads with media bypass the buffer (after flushing it, to keep order).
  */
@@ -18,7 +18,10 @@ export interface BlockReplyCoalescing {
 	minChars: number;
 	/** Text at or above this is sent at once; merging never goes beyond it. */
 	maxChars: number;
-	/** Send the buffer after this many milliseconds without new text; 0 disables the timer. */
+	/**
+	 * Send the buffer after this many milliseconds without new text, if it holds at least
+	 * `minChars` (shorter text waits for more, or for a forced flush); 0 disables the timer.
+	 */
 	idleMs: number;
 	/** Put between merged texts (default "\n\n"). */
 	joiner?: string;

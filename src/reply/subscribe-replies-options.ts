@@ -33,7 +33,11 @@ export interface SubscribeRepliesParams {
 	 * has one per send).
 	 */
 	onBlockReply?: (payload: ReplyPayload, context: BlockReplyContext) => MaybePromise<void>;
-	/** Receives snapshots of the current message's visible text, for a live-edited message. */
+	/**
+	 * Receives snapshots of the current message's visible text, for a live-edited message. Not
+	 * called with `reasoningMode: "on"` and no `onBlockReply`: the reasoning block would come after
+	 * a draft that partials had already shown.
+	 */
 	onPartialReply?: (partial: PartialReply) => MaybePromise<void>;
 	/** Receives the reasoning so far when `reasoningMode` is "stream". */
 	onReasoningStream?: (update: ReasoningUpdate) => MaybePromise<void>;
@@ -59,7 +63,7 @@ export interface SubscribeRepliesParams {
 	blockReplyBreak?: BlockReplyBreak;
 	/** Block sizes. Absent: each text block (or message) is one block, however long. */
 	blockReplyChunking?: BlockChunkingOptions;
-	/** How reasoning reaches the channel (default "off"). */
+	/** How reasoning reaches the channel (default "off"; "on" without `onBlockReply` turns partial replies off). */
 	reasoningMode?: ReasoningMode;
 	/** Show only text inside `<final>…</final>`. */
 	enforceFinalTag?: boolean;

@@ -59,8 +59,8 @@ export interface ExploreOptions {
 	/** Progress lines (one per path); default: none. */
 	log?: ((line: string) => void) | undefined;
 	/**
-	 * agentchart's own walk: the configuration to walk instead of the one read from your agent,
-	 * and a strict comparison of the real chart with the model after every step.
+	 * agentchart's own walk: the configuration to walk instead of the one read from your agent
+	 * (with `strict`, which compares the real chart with the model after every step).
 	 */
 	config?: ModelConfig | undefined;
 	/** agentchart's own walk: compare the real chart with the model strictly after every step (see `config`). */

@@ -130,7 +130,7 @@ function openBlock(events: readonly AssistantMessageEvent[]): { type: "text" | "
  * );
  * const agent = new Agent({ initialState: { model: model.model }, streamFn: model.streamFn });
  * await agent.prompt("Where is my order?"); // the first reply fails with "read ECONNRESET"
- * await agent.continue(); // the second one arrives whole
+ * await agent.prompt("Where is my order?"); // the second one arrives whole
  */
 export function createFaultyModel(replies: (ScriptedReply | ScriptedReplyFactory)[], options: FaultyModelOptions = {}): FaultyModel {
 	if (!Array.isArray(replies)) throw new TypeError(`createFaultyModel: replies must be an array of replies and reply functions, got ${replies === null ? "null" : typeof replies}`);

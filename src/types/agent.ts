@@ -187,7 +187,7 @@ export interface BeforeToolCallResult {
  * Returned by `afterToolCall`: each given field replaces the tool's own.
  *
  * @example
- * agent.afterToolCall = async ({ result, isError }) => (isError ? undefined : { details: { ...result.details, audited: true } });
+ * agent.afterToolCall = async ({ result, isError }) => (isError ? undefined : { details: { result: result.details, audited: true } });
  */
 export interface AfterToolCallResult {
 	content?: (TextContent | ImageContent)[] | undefined;
@@ -245,13 +245,17 @@ export interface AgentState {
 	tools: AnyAgentTool[];
 	/** Assigning copies the array. */
 	messages: AgentMessage[];
-	/** True from `prompt()`/`continue()` until the `agent_end` listeners have settled. */
+	/** True from `prompt()`/`continue()` until the `agent_end` listeners have settled, and while `compact()` runs. */
 	readonly isStreaming: boolean;
 	/** The assistant message being streamed, if any. */
 	readonly streamingMessage?: AgentMessage | undefined;
 	/** Ids of the tool calls between `tool_execution_start` and `tool_execution_end`. */
 	readonly pendingToolCalls: ReadonlySet<string>;
-	/** The error of the last failed or aborted turn. */
+	/**
+	 * The error of the run's last reply that failed or was aborted (or of a listener that threw);
+	 * cleared when a run starts. An abort while tools run or calls wait for approval leaves the
+	 * reply as it was: the calls' error results say so.
+	 */
 	readonly errorMessage?: string | undefined;
 }
 
@@ -320,8 +324,9 @@ export type CompactionReason = "threshold" | "overflow" | "manual";
  *
  * The tool events carry what pi's carry, typed as loosely as pi types them (`any`), so pi
  * listener code compiles unchanged:
- * - `args`: the tool call's arguments as the model sent them (`toolCall.arguments`), before
- *   validation and coercion;
+ * - `args`: in the `tool_execution_*` events, the tool call's arguments as the model sent them
+ *   (`toolCall.arguments`), before validation and coercion; in the approval events, the validated
+ *   arguments the call would run with (after `beforeToolCall`), which the person decides on;
  * - `partialResult`: what the tool passed to `onUpdate`, an {@link AgentToolResult};
  * - `result`: the call's final {@link AgentToolResult} (`content` for the model, `details`
  *   for the application), after `afterToolCall`; for a call that failed, was blocked or had
@@ -375,7 +380,8 @@ export type AgentEvent<TArgs = any, TResult = any> =
 
 /**
  * {@link AgentEvent} with the tool events typed by what they hold: `args` as `unknown` (the
- * model's arguments, unvalidated) and `result` / `partialResult` as
+ * model's arguments, unvalidated, in the `tool_execution_*` events; validated in the approval
+ * events) and `result` / `partialResult` as
  * `AgentToolResult<unknown>`. A listener written for it is accepted wherever an
  * `AgentEvent` listener is.
  *
@@ -393,7 +399,8 @@ export type StrictAgentEvent = AgentEvent<unknown, AgentToolResult<unknown>>;
  * Converts transcript entries to LLM messages before each call.
  *
  * @example
- * const convertToLlm: ConvertToLlm = (messages) => messages.filter((message): message is Message => message.role !== "note");
+ * // Keeps what a provider takes: entries an app declared for itself (see `CustomAgentMessages`) are left out.
+ * const convertToLlm: ConvertToLlm = (messages) => messages.filter((message): message is Message => ["user", "assistant", "toolResult"].includes(message.role));
  */
 export type ConvertToLlm = (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
 /**
