@@ -91,16 +91,24 @@ async function runCell(where: Where, command: Command): Promise<Cell & { rec: Re
 		}
 		return ok("probed");
 	});
+	// Read after the run: an assertion thrown inside the hook would become the call's error result, which these cells expect anyway.
+	// An aborted run does not wait for the hook: its end is awaited below, before the check.
+	const hookSawAbort: (boolean | undefined)[] = [];
+	const hookRuns: Promise<undefined>[] = [];
 	agent = new Agent({
 		initialState: { model: scripted.model, tools: [probe] },
 		streamFn: scripted.streamFn,
-		beforeToolCall: async (_ctx, signal) => {
-			if (where === "tool-preparing") {
-				inject();
-				await flush(2);
-				if (interrupting) expect(signal?.aborted).toBe(true);
-			}
-			return undefined;
+		beforeToolCall: (_ctx, signal) => {
+			const run = (async () => {
+				if (where === "tool-preparing") {
+					inject();
+					await flush(2);
+					hookSawAbort.push(signal?.aborted);
+				}
+				return undefined;
+			})();
+			hookRuns.push(run);
+			return run;
 		},
 	});
 	const rec = record(agent);
@@ -119,6 +127,8 @@ async function runCell(where: Where, command: Command): Promise<Cell & { rec: Re
 		await agent.prompt("go");
 	}
 	await agent.waitForIdle();
+	await Promise.all(hookRuns);
+	if (where === "tool-preparing") expect(hookSawAbort).toEqual([interrupting]);
 	return {
 		...(cell as Cell),
 		agent,

@@ -5,6 +5,7 @@ import { fitLine } from "../../bench/lib/stats.js";
 import { startSampler } from "../../bench/lib/child.js";
 import { createRandom, pairedRatio, roundOrders } from "../../bench/lib/paired.js";
 import { formatResults } from "../../bench/report.js";
+import { childPids } from "../processes.js";
 import { parseBenchArgs, QUICK_PLAN, runBenchmarks } from "../../bench/run.js";
 import type { Summary } from "../../bench/lib/stats.js";
 import { allocationBySite, costModels, liveHeapMidRun, profileShortRuns, runtimeFloor, widthCosts } from "../../bench/where-time-goes.js";
@@ -112,7 +113,10 @@ describe("a contender in a process of its own, asked for samples (bench/lib/chil
 	}, 60_000);
 
 	it("rejects with the child's error when its set-up fails, and leaves no process behind", async () => {
+		const before = childPids();
 		await expect(startSampler(script, { failSetUp: true })).rejects.toThrow(/set-up refused/);
+		// The child is gone by the time the start rejects (its stop awaited its exit).
+		expect(childPids().filter((pid) => !before.includes(pid))).toEqual([]);
 	}, 60_000);
 });
 

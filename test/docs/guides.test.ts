@@ -69,10 +69,18 @@ async function unionLiterals(path: string, name: string): Promise<string[]> {
 	return found.type.types.flatMap((member) => (ts.isLiteralTypeNode(member) && ts.isStringLiteral(member.literal) ? [member.literal.text] : []));
 }
 
+/** The guide's inline code spans (`...`), outside its fenced blocks. */
+function codeSpans(markdown: string): string[] {
+	const prose = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "");
+	return [...prose.matchAll(/`([^`\n]+)`/g)].map((match) => match[1] as string);
+}
+
 async function unnamedIn(guide: string, names: string[]): Promise<string[]> {
-	const text = await readFile(new URL(guide, root), "utf8");
-	// In a code span: `name`, `name(...)`, `name: ...`, `Agent.name(...)`, `{ name, ... }`.
-	return names.filter((name) => !new RegExp(`\`[^\`\\n]*\\b${name}\\b[^\`\\n]*\``).test(text));
+	const spans = codeSpans(await readFile(new URL(guide, root), "utf8"));
+	// Inside one code span: `name`, `name(...)`, `name: ...`, `Agent.name(...)`, `{ name, ... }`. (A
+	// search of the whole text from one backtick to another took the prose between two spans for a
+	// span: an option named only in prose passed.)
+	return names.filter((name) => !spans.some((span) => new RegExp(`\\b${name}\\b`).test(span)));
 }
 
 describe("the guides name every option", () => {

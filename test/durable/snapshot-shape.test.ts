@@ -132,6 +132,24 @@ async function waitingWithJournal() {
 	return { snapshot, options: { initialState: { tools: [tool] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn } };
 }
 
+/**
+ * Restores `snapshot` (waiting for the approval of call "a"), restores the restored agent's own
+ * snapshot again, approves the call and checks that the run ends with the call answered once.
+ */
+async function finishesAfterApproval(snapshot: AgentSnapshot, options: Awaited<ReturnType<typeof waitingWithJournal>>["options"]): Promise<void> {
+	const first = Agent.restore(snapshot, options);
+	expect(first.pendingApprovals.map((approval) => approval.toolCallId)).toEqual(["a"]);
+	const again = throughJson(first.snapshot());
+	first.dispose();
+	const agent = Agent.restore(again, options);
+	agent.approve("a");
+	await agent.waitForIdle();
+	const results = agent.state.messages.filter((message) => message.role === "toolResult");
+	expect(results.map((message) => [message.toolCallId, message.isError])).toEqual([["a", false]]);
+	expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
+	agent.dispose();
+}
+
 /** Sets (or, given `undefined`, deletes) the field at `path` (keys and list indexes joined by dots) of a JSON value. */
 function damageAt(value: unknown, path: string, wrong: unknown): void {
 	const keys = path.split(".");
@@ -223,7 +241,8 @@ describe("a snapshot whose counters or state its journal contradicts", () => {
 		const last = later.journal.at(-1);
 		if (!last) throw new Error("the run's journal is empty");
 		later.journal.push({ ...last, seq: later.journalSeq + 1, effect: "r1.m9" });
-		Agent.restore(later, options).dispose();
+		// Taken, and so is the restored agent's own snapshot (which has seen the entry); the run goes on.
+		await finishesAfterApproval(later, options);
 	});
 
 	it.each([
@@ -491,7 +510,10 @@ describe("a snapshot whose call is keyed otherwise than by its id", () => {
 		const { snapshot, options } = await waitingWithJournal();
 		const repeated = throughJson(snapshot);
 		damageAt(repeated, "machine.context.run.batch.calls.0.key", "a#2");
-		Agent.restore(repeated, options).dispose();
+		const restored = Agent.restore(repeated, options);
+		expect(restored.snapshot().machine.context.run?.batch?.calls.map((call) => call.key)).toEqual(["a#2"]);
+		restored.dispose();
+		await finishesAfterApproval(repeated, options);
 	});
 });
 

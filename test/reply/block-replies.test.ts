@@ -29,9 +29,10 @@ describe("block chunking through the subscriber", () => {
 	});
 
 	it("keeps a four-backtick fence intact (L2)", () => {
-		const { send } = messageEndHarness(10, 30);
-		const joined = send("Intro\n\n````md\nline1\nline2\n````\n\nOutro").join("\n");
-		for (const part of ["````md", "line1", "line2", "````", "Intro", "Outro"]) expect(joined).toContain(part);
+		// Exact blocks: every part being somewhere in the joined text held for a fence split in two (a
+		// maximum of 20 splits it, as a fence longer than the maximum must be).
+		expect(messageEndHarness(10, 30).send("Intro\n\n````md\nline1\nline2\n````\n\nOutro")).toEqual(["Intro\n\n````md\nline1\nline2\n````", "Outro"]);
+		expect(messageEndHarness(5, 25).send("Intro\n\n````md\nline1\nline2\n````\n\nOutro")).toEqual(["Intro", "````md\nline1\nline2\n````", "Outro"]);
 	});
 
 	it("reopens a fence it has to split (M1)", () => {

@@ -21,7 +21,7 @@ import { createScriptedModel } from "../../src/providers/scripted.js";
 import { createAssistantMessageEventStream } from "../../src/providers/event-stream.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
 import type { SubscribeRepliesParams } from "../../src/reply/subscribe-replies-options.js";
-import type { ReasoningUpdate } from "../../src/reply/types.js";
+import type { ReasoningUpdate, ReplyPayload } from "../../src/reply/types.js";
 import type { AgentEvent, ThinkingContent, TextContent } from "../../src/types/index.js";
 import * as anthropicServer from "../providers/anthropic-server.js";
 import * as openaiServer from "../providers/openai-server.js";
@@ -82,31 +82,46 @@ function delta(index: number, kind: Kind): string {
 	const word = index % 12 === 11 ? "word.\n\n" : "word ";
 	if (kind === "tagged" && index === 0) return `<think>${word}`;
 	if (kind === "tagged" && index === DELTAS - 100) return `</think>${word}`;
+	if (kind === "final" && index === 0) return `<final>${word}`;
+	if (kind === "final" && index === DELTAS - 1) return `${word}</final>`;
 	return word;
 }
 
-type Kind = "text" | "thinking" | "tagged" | "emoji";
+type Kind = "text" | "thinking" | "tagged" | "emoji" | "final";
 
-const REPLY_OPTIONS: { name: string; kind: Kind; options: SubscribeRepliesParams }[] = [
-	{ name: "a partial reply per delta", kind: "text", options: { onPartialReply: () => {} } },
-	{ name: "a partial reply per delta, every emoji split between two deltas", kind: "emoji", options: { onPartialReply: () => {} } },
-	{ name: "block chunking 800/1200 and partial replies", kind: "text", options: { onPartialReply: () => {}, onBlockReply: () => {}, blockReplyChunking: { minChars: 800, maxChars: 1200 } } },
-	{ name: "blocks at message_end", kind: "text", options: { onBlockReply: () => {}, blockReplyBreak: "message_end" } },
-	{ name: "blocks at text_end", kind: "text", options: { onBlockReply: () => {}, blockReplyBreak: "text_end" } },
-	{ name: "enforceFinalTag", kind: "text", options: { onPartialReply: () => {}, enforceFinalTag: true } },
-	{ name: "streamed reasoning of a thinking block", kind: "thinking", options: { reasoningMode: "stream", onReasoningStream: () => {}, onPartialReply: () => {} } },
-	{ name: "streamed reasoning in <think> tags", kind: "tagged", options: { reasoningMode: "stream", onReasoningStream: () => {}, onPartialReply: () => {} } },
-	{ name: "reasoning in <think> tags, sent at the end", kind: "tagged", options: { reasoningMode: "on", onBlockReply: () => {} } },
+/**
+ * Each way the layer can be asked to work, and what it must deliver for the reply (so that a
+ * layer that did nothing, and so read nothing, fails): partial replies, blocks, and the smallest
+ * share of the reply's visible text the blocks carry (cuts drop the whitespace they fall on).
+ */
+const REPLY_OPTIONS: { name: string; kind: Kind; options: SubscribeRepliesParams; partials: number; blocks: number | "some"; blockText?: number }[] = [
+	{ name: "a partial reply per delta", kind: "text", options: { onPartialReply: () => {} }, partials: DELTAS, blocks: 0 },
+	// A delta that ends in half an emoji waits for the next: one partial per whole emoji.
+	{ name: "a partial reply per delta, every emoji split between two deltas", kind: "emoji", options: { onPartialReply: () => {} }, partials: DELTAS / 2, blocks: 0 },
+	{ name: "block chunking 800/1200 and partial replies", kind: "text", options: { onPartialReply: () => {}, onBlockReply: () => {}, blockReplyChunking: { minChars: 800, maxChars: 1200 } }, partials: DELTAS, blocks: "some", blockText: 0.99 },
+	{ name: "blocks at message_end", kind: "text", options: { onBlockReply: () => {}, blockReplyBreak: "message_end" }, partials: 0, blocks: 1, blockText: 0.99 },
+	{ name: "blocks at text_end", kind: "text", options: { onBlockReply: () => {}, blockReplyBreak: "text_end" }, partials: 0, blocks: 1, blockText: 0.99 },
+	{ name: "enforceFinalTag", kind: "final", options: { onPartialReply: () => {}, enforceFinalTag: true }, partials: DELTAS, blocks: 0 },
+	// No text block: no partial reply.
+	{ name: "streamed reasoning of a thinking block", kind: "thinking", options: { reasoningMode: "stream", onReasoningStream: () => {}, onPartialReply: () => {} }, partials: 0, blocks: 0 },
+	// Visible text only after </think>, 100 deltas before the end.
+	{ name: "streamed reasoning in <think> tags", kind: "tagged", options: { reasoningMode: "stream", onReasoningStream: () => {}, onPartialReply: () => {} }, partials: 100, blocks: 0 },
+	// The "Reasoning:" block and the answer's.
+	{ name: "reasoning in <think> tags, sent at the end", kind: "tagged", options: { reasoningMode: "on", onBlockReply: () => {} }, partials: 0, blocks: 2 },
 ];
 
 describe("a long reply's deltas read nothing of the text before them", () => {
-	for (const { name, kind, options } of REPLY_OPTIONS) {
+	for (const { name, kind, options, partials, blocks, blockText } of REPLY_OPTIONS) {
 		it(`the reply layer, ${name}`, async () => {
 			const agent = new FakeAgent();
 			const updates: string[] = []; // kept, not read: reading them would be a read the watch sees
+			// Counted, not read: what the layer delivered while the watch was on (kept out of its sight).
+			const delivered = { partials: 0, blocks: 0, blockChars: 0 };
 			const replies = subscribeReplies(agent, {
 				...options,
 				...(options.onReasoningStream ? { onReasoningStream: (update: ReasoningUpdate) => void updates.push(update.text) } : {}),
+				...(options.onPartialReply ? { onPartialReply: () => void delivered.partials++ } : {}),
+				...(options.onBlockReply ? { onBlockReply: (payload: ReplyPayload) => void ((delivered.blocks++), (delivered.blockChars += payload.text?.length ?? 0)) } : {}),
 				onCallbackError: (error) => {
 					throw error;
 				},
@@ -131,6 +146,14 @@ describe("a long reply's deltas read nothing of the text before them", () => {
 			expect(watching.seen).toEqual({});
 			// The watch was on while the layer worked: a streamed reasoning update was made per word.
 			if (options.onReasoningStream) expect(updates.length).toBeGreaterThan(DELTAS / 2);
+			expect(delivered.partials).toBe(partials);
+			if (blocks === "some") expect(delivered.blocks).toBeGreaterThan(1);
+			else expect(delivered.blocks).toBe(blocks);
+			if (blockText !== undefined) {
+				let visible = 0;
+				for (let index = 0; index < DELTAS; index++) visible += delta(index, kind).length;
+				expect(delivered.blockChars).toBeGreaterThanOrEqual(Math.floor(visible * blockText));
+			}
 		});
 	}
 

@@ -136,6 +136,8 @@ describe("a chunk cut in the middle of a line", () => {
 		agent.delta(text);
 		agent.textEnd();
 		agent.messageEnd();
+		// Cut in two; a check of each block alone would hold for no block at all.
+		expect(blocks).toEqual(["```HelloHello<final>\n\n</ thinking\n```", "```HelloHello<final>\n> ```\n```"]);
 		// Every block opens the fence with its own opening line and closes it once.
 		for (const block of blocks) {
 			expect(block.startsWith("```HelloHello<final>\n")).toBe(true);
