@@ -1027,8 +1027,9 @@ export class Agent {
 
 	/**
 	 * agentchart: with a store, saves the session now (after the saves already under way); without
-	 * one, does nothing. The agent saves by itself at a run's start and end, at a wait for
-	 * approval and after every command; call this after changing `agent.state` between runs.
+	 * one, does nothing. The agent saves by itself where its journal cannot stand for it (a new
+	 * session's first run, a wait for approval, every command; an ongoing session's runs are
+	 * journaled instead, see docs/durable.md); call this after changing `agent.state` between runs.
 	 * Rejects when the store could not write the snapshot, or a write before it that no earlier
 	 * `save()` or `saved()` reported (each is also in {@link Agent.storeProblems}); with a
 	 * `SessionTakenOverError` once a newer agent has the session.
@@ -1044,7 +1045,7 @@ export class Agent {
 	/**
 	 * agentchart: resolves once every write the agent has made or asked for so far is stored (at
 	 * once without a store). Unlike {@link Agent.save} it takes no snapshot of its own: it waits for
-	 * the ones the agent takes by itself, such as the one at a run's end. Rejects, naming them, when
+	 * the writes the agent makes by itself, such as the entry (or snapshot) that ends a run. Rejects, naming them, when
 	 * writes failed since the last `save()` or `saved()` (also in {@link Agent.storeProblems}), also
 	 * when a snapshot written after them stands in for what they would have stored. Once a newer
 	 * agent has the session, the rejection is a `SessionTakenOverError` (load the session again).

@@ -27,7 +27,7 @@ export {
 	type ToolOutcomeEntry,
 	type ToolProgress,
 } from "./durable/journal.js";
-export { createMemoryStore, journalAfter, SessionTakenOverError, type AgentStore, type LoadedSession } from "./durable/store.js";
+export { createMemoryStore, journalAfter, ofLineage, SessionTakenOverError, type AgentStore, type LoadedSession } from "./durable/store.js";
 export {
 	agentLoop,
 	agentLoopContinue,

@@ -8,9 +8,9 @@
  * - `writer`: which store opened the session last (a random token, with the process id and the
  *   time for a person reading it), replaced atomically by `open`;
  * - `current`: the name of the session's files directory (below); without it, the files are in
- *   the session's directory itself (as written by agentchart before the files directories, and by
- *   a store that writes a session without opening it);
- * - the files directory, `g<N>-<token>`, one per opening (`N` counts the openings):
+ *   the session's directory itself (a session's first opening writes them there, as do
+ *   agentchart before the files directories and a store that writes a session without opening it);
+ * - the files directory, `g<N>-<token>`, one per opening after the first (`N` counts them):
  *   - `snapshot.json`: the last snapshot, replaced atomically (written to a temporary file,
  *     flushed, renamed over the old one; the one before is kept as `snapshot.prev.json`, which a
  *     load takes when the last one is damaged, but not when it is whole and of a newer format:

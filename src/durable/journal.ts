@@ -180,7 +180,9 @@ export interface RunStart {
  * journals its runs and saves a snapshot only now and then (see `DurableSession`).
  *
  * @example
- * const ends = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & RunEnd => entry.kind === "run" && entry.phase === "end");
+ * // Written once the run is over, so in the store's journal, not in a snapshot of the agent (whose journal is its run's):
+ * const stored = await store.load("user-42");
+ * const ends = (stored?.snapshot?.journal ?? []).filter((entry): entry is StoredJournalEntry & RunEnd => entry.kind === "run" && entry.phase === "end");
  * console.log(ends.map((entry) => entry.messages.length));
  */
 export interface RunEnd {
@@ -216,7 +218,9 @@ export interface CompactionStart {
  * as it was, and a restore does not make it again (the compaction's run number is taken).
  *
  * @example
- * const ended = agent.snapshot().journal.filter((entry): entry is StoredJournalEntry & CompactionEnd => entry.kind === "compaction" && entry.phase === "end");
+ * // Written once the compaction is over, so in the store's journal, not in a snapshot of the agent:
+ * const stored = await store.load("user-42");
+ * const ended = (stored?.snapshot?.journal ?? []).filter((entry): entry is StoredJournalEntry & CompactionEnd => entry.kind === "compaction" && entry.phase === "end");
  * console.log(ended.map((entry) => `${entry.effect}: ${entry.outcome} ${entry.errorMessage ?? ""}`));
  */
 export interface CompactionEnd {

@@ -102,7 +102,7 @@ export type PlainRun = Omit<RunContext, "controller" | "stream"> & { controller?
  *
  * @example
  * const json = JSON.stringify(agent.snapshot());
- * const again = Agent.restore(JSON.parse(json), { tools, streamFn });
+ * const again = Agent.restore(JSON.parse(json), { initialState: { tools }, streamFn });
  */
 export interface AgentSnapshot {
 	format: typeof SNAPSHOT_FORMAT;
@@ -285,7 +285,7 @@ export interface AgentRuntime {
  * arguments validated again against the runtime's tool (`argsProblem` when they do not fit).
  *
  * @example
- * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } }, loopConfig);
+ * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } }, defaultLoopConfig());
  */
 export function hydrateAgentContext(
 	plain: PlainAgentContext,

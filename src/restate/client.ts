@@ -69,7 +69,7 @@ function checkClientOptions(options: SessionClientOptions): void {
 }
 
 /**
- * A call that was sent without waiting for its result (`client.send.prompt(...)`).
+ * A call that was sent without waiting for its result (`client.session(id).send.prompt(...)`).
  *
  * @example
  * const call: SentCall = await session.send.prompt("Write the report");

@@ -76,7 +76,7 @@ function checkHubOptions(options: EventHubOptions): void {
  * const hub = createEventHub();
  * const url = await hub.listen(9900);
  * // workers: createAgentSessions({ ..., events: createHttpEventSink(url) })
- * // listeners: for await (const event of watchSession(url, "s1")) ...
+ * // listeners: for await (const envelope of watchSession(url, "s1")) console.log(envelope.event.type);
  */
 export function createEventHub(options: EventHubOptions = {}): EventHub {
 	checkHubOptions(options);

@@ -55,13 +55,13 @@ export interface AgentSessionsOptions {
 	name?: string | undefined;
 	/** Where live events go (default: nowhere). See `createHttpEventSink` and `createEventHub`. */
 	events?: SessionEventSink | undefined;
-	/** This worker's name in events (default: the process id). */
+	/** This worker's name in events (default: `pid-` and the process id). */
 	worker?: string | undefined;
 	/**
 	 * The largest JSON, in bytes, one step may journal: a tool call's result, a model's reply
 	 * (default 8 MiB, a quarter of restate-server's default message size limit). A tool result
 	 * over it is answered with an error the model reads ("ran, but its result could not be
-	 * stored: its JSON is 17.0 MiB, over the 8 MiB ..."), a reply over it ends the turn as a failed
+	 * stored: its JSON is 17.0 MiB, over the 8.0 MiB a step may journal ..."), a reply over it ends the turn as a failed
 	 * request. Without the cap, an entry over the server's limit makes Restate retry the call for
 	 * ever, and every later call of the session waits behind it. Keep it well under
 	 * `worker.invoker.message-size-limit`: a turn's checkpoint and the stored session carry the

@@ -32,7 +32,7 @@ export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined, t
  * Whether a stored snapshot is a run waiting for approval (as opposed to an idle agent).
  *
  * @example
- * if (isWaitingForApproval(snapshot)) await client.approve(id);
+ * if (isWaitingForApproval(snapshot)) for (const { toolCallId } of pendingApprovalsOf(snapshot)) await client.session(sessionId).approve(toolCallId);
  */
 export function isWaitingForApproval(snapshot: AgentSnapshot | null | undefined): boolean {
 	return snapshot?.machine.status === "active" && snapshot.machine.context.run !== undefined;
