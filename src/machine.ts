@@ -8,14 +8,34 @@
  * (`agentchart`) and the other subpaths never reference them.
  */
 import type { Actor, Snapshot } from "xstate";
-import { type AgentRuntime, type PersistedAgentMachine, hydrateAgentContext } from "./durable/snapshot.js";
+import { type AgentRuntime, type PersistedAgentMachine, type PlainAgentContext, hydrateAgentContext as hydrateContext } from "./durable/snapshot.js";
 import { loopConfig } from "./machines/defaults.js";
+import type { AgentMachineConfig, AgentMachineContext } from "./machines/types.js";
 import type { Agent } from "./agent.js";
 import type { agentLogic } from "./machines/agent-logic.js";
 import { agentMachine } from "./machines/agent-machine.js";
 
 export { agentMachine };
-export { hydrateAgentContext, persistAgentContext, type AgentRuntime } from "./durable/snapshot.js";
+export { persistAgentContext, type AgentRuntime } from "./durable/snapshot.js";
+
+/**
+ * The machine's context from its plain data (`persistAgentContext`, a snapshot's
+ * `machine.context`) and a runtime: the snapshot's tools matched by name, the settings with the
+ * runtime's functions and agentchart's defaults, a fresh cancellation for the run (aborted, if the
+ * run was). Throws, naming it, when a tool of the snapshot is not in the runtime. `makeConfig`:
+ * how settings are merged with the defaults, agentchart's own unless given.
+ *
+ * @example
+ * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } });
+ * context.tools.map((tool) => tool.name); // the snapshot's tools, as given
+ */
+export function hydrateAgentContext(
+	plain: PlainAgentContext,
+	runtime: AgentRuntime,
+	makeConfig: (...parts: Partial<AgentMachineConfig>[]) => AgentMachineConfig = loopConfig,
+): AgentMachineContext {
+	return hydrateContext(plain, runtime, makeConfig);
+}
 export { replySubscriberMachine } from "./reply/subscriber-machine.js";
 
 /**
@@ -61,5 +81,5 @@ export function machineActorOf(agent: Agent): AgentMachineActor {
  * actor.send({ type: "agentchart.resumed" });
  */
 export function hydrateAgentSnapshot(persisted: PersistedAgentMachine, runtime: AgentRuntime): Snapshot<unknown> {
-	return { ...persisted, context: hydrateAgentContext(persisted.context, runtime, loopConfig) } as unknown as Snapshot<unknown>;
+	return { ...persisted, context: hydrateContext(persisted.context, runtime, loopConfig) } as unknown as Snapshot<unknown>;
 }

@@ -285,7 +285,7 @@ export interface AgentRuntime {
  * arguments validated again against the runtime's tool (`argsProblem` when they do not fit).
  *
  * @example
- * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } }, defaultLoopConfig());
+ * const context = hydrateAgentContext(snapshot.machine.context, { tools, config: { streamFn } }, loopConfig);
  */
 export function hydrateAgentContext(
 	plain: PlainAgentContext,

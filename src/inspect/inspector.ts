@@ -196,7 +196,7 @@ interface DeltaSource {
  *
  * @example
  * const inspector = createAgentInspector();
- * const agent = new Agent({ ... });
+ * const agent = new Agent({ initialState: { model, tools }, streamFn });
  * inspector.attach(agent.actor);
  * inspector.subscribe((records) => {
  *   for (const record of records) if (record.type === "@xstate.microstep") console.log(record.transitions);

@@ -253,8 +253,8 @@ const SETTINGS_FIELDS: ReadonlySet<string> = new Set(["state", "config", "input"
  * (the whole reply so far, which grows with every delta) and keep the delta.
  *
  * @example
- * summarizeEvent({ type: "stream.event", attempt: 1, event: { type: "text_delta", delta: "Hel", partial } });
- * // { type: "stream.event", attempt: 1, event: { type: "text_delta", delta: "Hel" } }
+ * const event = { type: "stream.event", attempt: 1, event: { type: "text_delta", delta: "Hel", partial } };
+ * summarizeEvent(event); // { type: "stream.event", attempt: 1, event: { type: "text_delta", delta: "Hel" } }
  */
 export function summarizeEvent(event: { type: string }, limits: Partial<PreviewLimits> = EVENT_PREVIEW_LIMITS): { type: string; [key: string]: PreviewJson } {
 	const record = event as { type: string; [key: string]: unknown };

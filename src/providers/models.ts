@@ -73,7 +73,7 @@ const haikuPrices = { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 };
  * Every model accepts text and images and supports reasoning.
  *
  * @example
- * anthropicModels["claude-haiku-4-5"].contextWindow; // 200000
+ * anthropicModels["claude-haiku-4-5"]?.contextWindow; // 200000
  */
 export const anthropicModels: Readonly<Record<string, Model<"anthropic-messages">>> = Object.freeze({
 	"claude-opus-4-7": claude({

@@ -54,9 +54,10 @@ export function isPhasedText(block: { textSignature?: string } | undefined, mess
  * without a phase takes the message's.
  *
  * @example
- * isCommentaryText({ type: "text", text: "Working...", textSignature: '{"v":1,"id":"m1","phase":"commentary"}' }); // true
- * isCommentaryText({ type: "text", text: "Need send." }, { phase: "commentary" });                              // true
- * isCommentaryText({ type: "text", text: "Done.", textSignature: '{"phase":"final_answer"}' }, { phase: "commentary" }); // false
+ * const block = (text: string, textSignature?: string): TextContent => (textSignature === undefined ? { type: "text", text } : { type: "text", text, textSignature });
+ * isCommentaryText(block("Working...", '{"v":1,"id":"m1","phase":"commentary"}')); // true
+ * isCommentaryText(block("Need send."), { phase: "commentary" }); // true
+ * isCommentaryText(block("Done.", '{"phase":"final_answer"}'), { phase: "commentary" }); // false
  */
 export function isCommentaryText(block: { textSignature?: string } | undefined, message?: object): boolean {
 	return (signaturePhase(block) ?? messagePhase(message)) === "commentary";

@@ -37,7 +37,7 @@ export function contentAsWritten(message: AssistantMessage): AssistantMessage["c
  * provider's). Returns whether the message changed.
  *
  * @example
- * const message = { role: "assistant", content: [{ type: "text", text: "<think>why</think>Answer" }], ... };
+ * const message = createAssistantMessage(model, { content: [{ type: "text", text: "<think>why</think>Answer" }] });
  * promoteThinkingTags(message); // true
  * message.content; // [{ type: "thinking", thinking: "why" }, { type: "text", text: "Answer" }]
  */

@@ -80,7 +80,7 @@ export function sessionEventOf(event: AgentEvent): SessionEvent {
  *
  * @example
  * const events = createHttpEventSink("http://127.0.0.1:9900");
- * createAgentSessions({ agent, events, worker: "worker-1" });
+ * createAgentSessions({ agent: () => ({ initialState: { model, tools }, streamFn }), events, worker: "worker-1" });
  */
 export function createHttpEventSink(hubUrl: string): SessionEventSink & { readonly dropped: number; flush(): Promise<void> } {
 	// Refused when made: a URL no request can go to (`localhost:9900`, without its scheme) would

@@ -71,10 +71,10 @@ export interface AgentToolResult<TDetails = unknown> {
  * Receives partial results while a tool runs (becomes `tool_execution_update`).
  *
  * @example
- * async execute(_id, params, signal, onUpdate) {
+ * const execute: AgentTool["execute"] = async (_id, params, signal, onUpdate) => {
  *   onUpdate?.({ content: [{ type: "text", text: "50 %" }], details: { progress: 0.5 } });
- *   // ...
- * }
+ *   return { content: [{ type: "text", text: "done" }], details: { progress: 1 } };
+ * };
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AgentToolUpdateCallback<TDetails = any> = (partialResult: AgentToolResult<TDetails>) => void;
@@ -85,9 +85,10 @@ export type AgentToolUpdateCallback<TDetails = any> = (partialResult: AgentToolR
  *
  * @example
  * import { Type } from "typebox";
+ * const params = Type.Object({ a: Type.Number(), b: Type.Number() });
  * const add: AgentTool<typeof params> = {
  *   name: "add", label: "Add", description: "Add two numbers",
- *   parameters: params, // Type.Object({ a: Type.Number(), b: Type.Number() })
+ *   parameters: params,
  *   async execute(_id, { a, b }) {
  *     return { content: [{ type: "text", text: String(a + b) }], details: { sum: a + b } };
  *   },
