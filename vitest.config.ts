@@ -7,5 +7,6 @@ export default defineConfig({
 		environment: "node",
 		// Resolves AGENTCHART_ENTRY=packed (npm test) to the installed tarball for pi's coding agent.
 		globalSetup: ["test/coding-agent/global-setup.ts"],
+		setupFiles: ["test/setup/swallowed-assertions.ts"],
 	},
 });
