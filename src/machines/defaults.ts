@@ -67,12 +67,14 @@ function noStreamFnMessage(model: Model, loadError: Error): string {
 export function createDefaultStreamFn(load: PiAiLoader = loadPiAi): StreamFn {
 	let loaded: Promise<StreamFn | Error> | undefined;
 	return async (model, context, options) => {
-		loaded ??= loadOptionalPeer(piAiPeer, load, ["streamSimple"]).then(
+		const loading = (loaded ??= loadOptionalPeer(piAiPeer, load, ["streamSimple"]).then(
 			(module) => module.streamSimple,
 			(error: unknown) => (error instanceof Error ? error : new Error(String(error))),
-		);
-		const streamSimple = await loaded;
+		));
+		const streamSimple = await loading;
 		if (typeof streamSimple === "function") return streamSimple(model, context, options);
+		// Not kept: once the package is installed (the reply says how), the next call loads it, without a restart.
+		if (loaded === loading) loaded = undefined;
 		return errorStream(model, noStreamFnMessage(model, streamSimple));
 	};
 }

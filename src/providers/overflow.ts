@@ -55,7 +55,9 @@ export function getOverflowPatterns(): readonly RegExp[] {
 
 /**
  * True when an assistant message shows that the context no longer fits the model: an
- * overflow error from the provider, or usage above `contextWindow` (when given).
+ * overflow error from the provider, or (when `contextWindow` is given) a reply that ended
+ * normally with more input than the window holds (input and cache reads), or one cut off by the
+ * output limit with no output at 99 % of it, as pi-ai judges it.
  *
  * @example
  * const result = await streamAnthropic(model, context).result();

@@ -164,7 +164,7 @@ interface ToolShape {
  * `prompt()` and `continue()` reject with it.
  *
  * @example
- * assertValidTools([add, add]); // TypeError: Tools: two tools are named "add" (tools[0] and tools[1])
+ * assertValidTools([add, add]); // TypeError: Tools: two tools are named "add" (tools[0] and tools[1]); tool names must be unique
  */
 export function assertValidTools(tools: unknown): void {
 	if (!Array.isArray(tools)) throw new TypeError(`Tools: expected an array of tools, got ${tools === null ? "null" : typeof tools}`);

@@ -70,7 +70,7 @@ export type CacheRetention = "none" | "short" | "long";
 export type Transport = "sse" | "websocket" | "websocket-cached" | "auto";
 
 /**
- * HTTP status and headers of a provider response, given to `onResponse`.
+ * HTTP status and headers of a provider response that was accepted (a 2xx), given to `onResponse`.
  *
  * @example
  * const agent = new Agent({ onResponse: (response: ProviderResponse) => console.log(response.status, response.headers["x-request-id"]) });
@@ -126,7 +126,11 @@ export interface Model<TApi extends Api = Api> {
  * streamAnthropic(model, context, { maxTokens: 1024, timeoutMs: 60_000, maxRetries: 2, signal: AbortSignal.timeout(120_000) });
  */
 export interface StreamOptions {
-	/** Sampling temperature (ignored by providers when thinking is on). */
+	/**
+	 * Sampling temperature: sent by `streamOpenAICompletions` when set (with reasoning too); not sent
+	 * by `streamAnthropic` (the API version it speaks refuses it on every model); pi-ai's providers
+	 * decide for themselves.
+	 */
 	temperature?: number | undefined;
 	/** Maximum output tokens. */
 	maxTokens?: number | undefined;
@@ -142,7 +146,7 @@ export interface StreamOptions {
 	sessionId?: string | undefined;
 	/** Inspect the request body; return a replacement to send instead. */
 	onPayload?: ((payload: unknown, model: Model) => unknown | undefined | Promise<unknown | undefined>) | undefined;
-	/** Called with the HTTP status and headers once they arrive. */
+	/** Called with the HTTP status and headers of an accepted (2xx) response once they arrive; an error response ends the call without it, as in pi-ai. */
 	onResponse?: ((response: ProviderResponse, model: Model) => void | Promise<void>) | undefined;
 	/** Extra HTTP headers. */
 	headers?: Record<string, string> | undefined;

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { agentLoop } from "../../src/loop/agent-loop.js";
 import { createDefaultStreamFn, defaultModel } from "../../src/machines/defaults.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
 import type { Model } from "../../src/types/model.js";
 import { describeEvent, echoTool, textOf, user } from "./helpers.js";
@@ -64,7 +65,7 @@ describe("an Agent without streamFn", () => {
 });
 
 describe("createDefaultStreamFn without pi-ai", () => {
-	it("answers every call with an error reply that says what to pass, loading only once", async () => {
+	it("answers every call with an error reply that says what to pass, trying to load it again at each", async () => {
 		let loads = 0;
 		const streamFn = createDefaultStreamFn(async () => {
 			loads++;
@@ -80,7 +81,25 @@ describe("createDefaultStreamFn without pi-ai", () => {
 			expect(reply.errorMessage).toContain("pass streamFn");
 			expect(reply.errorMessage).toContain("install @mariozechner/pi-ai to use its providers (`npm install @mariozechner/pi-ai@^0.73.1`)");
 		}
-		expect(loads).toBe(1);
+		expect(loads).toBe(2);
+	});
+
+	// Found by reading optional-peer.ts's JSDoc against the code (2026-12-06): the failed load was
+	// kept for the life of the process, so installing pi-ai as the reply says changed nothing until
+	// a restart, unlike the other optional SDKs, whose failed loads are dropped.
+	it("loads pi-ai at the next call once it is installed, without a restart", async () => {
+		let installed = false;
+		const scripted = createScriptedModel([{ content: "from pi-ai" }]);
+		const streamFn = createDefaultStreamFn(async () => {
+			if (!installed) throw Object.assign(new Error("Cannot find package '@mariozechner/pi-ai'"), { code: "ERR_MODULE_NOT_FOUND" });
+			return { streamSimple: scripted.streamFn };
+		});
+		const agent = new Agent({ initialState: { model: defaultModel() }, streamFn });
+		await agent.prompt("hi");
+		expect((agent.state.messages.at(-1) as AssistantMessage).stopReason).toBe("error");
+		installed = true;
+		await agent.prompt("again");
+		expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop", content: [{ type: "text", text: "from pi-ai" }] });
 	});
 
 	it("says that an installed pi-ai without streamSimple (another version) cannot be used, rather than to install it", async () => {
