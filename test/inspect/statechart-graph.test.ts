@@ -83,12 +83,9 @@ describe("the Mermaid diagram", () => {
 		expect(replaceDiagramBlock("no markers", diagram)).toBeUndefined();
 	});
 
-	it("matches the diagram in docs/machine.md (run `npm run diagram` after changing the machine)", (context) => {
+	it("matches the diagram in docs/machine.md (run `npm run diagram` after changing the machine)", () => {
+		// The markers are there: a guide that lost them would otherwise pass this by skipping it.
 		const current = extractDiagramBlock(readFileSync(new URL("../../docs/machine.md", import.meta.url), "utf8"));
-		if (current === undefined || current === "") {
-			context.skip();
-			return;
-		}
 		expect(current).toBe(diagram);
 	});
 });

@@ -357,6 +357,8 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	let replyText = "";
 	/** The text deltas an `agent.actor.on("*")` listener got, once a `pin` command handed the actor out. */
 	let pinnedDeltas: string[] | undefined;
+	/** How many text deltas the agent's listener had when the machine was handed out. */
+	let facadeDeltasAtPin = 0;
 	const pending = [...scenario.schedule].sort((a, b) => a.at - b.at);
 	const issue = (command: Command): void => {
 		const refusedWhileDisposed = (fn: () => unknown) => {
@@ -441,6 +443,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 			case "pin":
 				if (pinnedDeltas) return;
 				pinnedDeltas = [];
+				facadeDeltasAtPin = facadeDeltas.length;
 				agent.actor.on("*", (event) => {
 					const delta = textDelta(event as AgentEvent);
 					if (delta !== undefined) pinnedDeltas?.push(delta);
@@ -565,6 +568,12 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	// A listener on the handed-out machine got the deltas from when it was added: the end of the agent's.
 	if (pinnedDeltas && facadeDeltas.slice(facadeDeltas.length - pinnedDeltas.length).join("|") !== pinnedDeltas.join("|")) {
 		violations.push(`the actor's listener got ${pinnedDeltas.length} text deltas that are not the last of the agent listener's ${facadeDeltas.length}`);
+	}
+	// And it got all of them from its addition on: the stream reads on only once a delta reached the
+	// agent's listener, so at most one delta emitted before the addition was still on its way there.
+	// (Without this, a listener that got nothing passed: nothing is the end of every list.)
+	if (pinnedDeltas && pinnedDeltas.length < facadeDeltas.length - facadeDeltasAtPin - 1) {
+		violations.push(`the actor's listener got ${pinnedDeltas.length} text deltas, where the agent's listener got ${facadeDeltas.length - facadeDeltasAtPin} after it was added`);
 	}
 	agent.dispose();
 	await new Promise<void>((resolve) => setImmediate(resolve));

@@ -72,6 +72,8 @@ describe.each(["cjs", "esm"] as const)("a %s worker on the packed package", { ti
 
 	it("keeps the inbox private to the ingress", async () => {
 		const answer = await ingressCall(cluster.ingressUrl, "AgentSessionInbox", `private-${format}-${Date.now()}`, "take", undefined, ANSWER_MS);
-		expect(answer.status).not.toBe(200);
+		// Refused as private, not as unknown (a misspelt service or handler answers 404).
+		expect(answer.status).toBe(400);
+		expect(answer.message).toContain("the invoked service is not public");
 	});
 });

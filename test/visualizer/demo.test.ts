@@ -44,8 +44,12 @@ describe.skipIf(!chromiumAvailable)("the demo with --inspect", () => {
 			const started = await output(/waiting for the page to connect/);
 			const url = /visualizer: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(started)?.[1];
 			if (!url) throw new Error(`no URL in:\n${started}`);
-			// Nothing runs before the page is there.
-			expect(started).not.toContain("── turn ──");
+			// Nothing runs before the page is there: a second after the line, still nothing of a run
+			// (a demo that did not wait has finished by then; the history alone would not tell it).
+			await new Promise((resolve) => setTimeout(resolve, 1_000));
+			const meanwhile = await output(/waiting for the page to connect/);
+			expect(meanwhile).not.toContain("── turn ──");
+			expect(meanwhile).not.toContain("press Ctrl-C to exit");
 
 			const first = await openPage(browser(), url);
 			defer(() => first.page.close());

@@ -128,9 +128,15 @@ describe("the visualizer server", () => {
 		socket.close();
 		await server.close();
 		server = await startVisualizerServer({ replay: [] });
-		const opened = server.waitForPage();
+		let fetched = false;
+		const opened = server.waitForPage().then(() => (fetched = true));
+		// The chart alone is not a page that has the recording.
+		await get(`${server.url}api/chart`);
+		await new Promise((resolve) => setImmediate(resolve));
+		expect(fetched).toBe(false);
 		await get(`${server.url}api/recording`);
 		await opened;
+		expect(fetched).toBe(true);
 	});
 
 	it("serves a recording in replay mode", async () => {
