@@ -81,5 +81,5 @@ export function machineActorOf(agent: Agent): AgentMachineActor {
  * actor.send({ type: "agentchart.resumed" });
  */
 export function hydrateAgentSnapshot(persisted: PersistedAgentMachine, runtime: AgentRuntime): Snapshot<unknown> {
-	return { ...persisted, context: hydrateContext(persisted.context, runtime, loopConfig) } as unknown as Snapshot<unknown>;
+	return { ...persisted, context: hydrateAgentContext(persisted.context, runtime) } as unknown as Snapshot<unknown>;
 }

@@ -5,7 +5,6 @@
  * never ended: a consumer awaiting `result()` waited for ever.
  */
 import { shown } from "../agent-input.js";
-import type { AssistantMessage } from "../types/messages.js";
 import type { Model } from "../types/model.js";
 import { describeError } from "../util/describe-error.js";
 import { createAssistantMessage } from "./assistant-message.js";
@@ -21,11 +20,9 @@ import type { AssistantMessageEventStream } from "./event-stream.js";
 export function endOnThrow(call: Promise<void>, stream: AssistantMessageEventStream, model: unknown, provider: string): void {
 	call.catch((error: unknown) => {
 		const known = typeof model === "object" && model !== null;
-		const output: AssistantMessage = known
-			? createAssistantMessage(model as Model)
-			: createAssistantMessage({ api: "unknown", provider: "unknown", id: "unknown" } as Model);
-		output.stopReason = "error";
-		output.errorMessage = known ? `${provider}: ${describeError(error)}` : `${provider}: model must be a model object, got ${shown(model)}`;
-		stream.push({ type: "error", reason: "error", error: output });
+		const errorMessage = known ? `${provider}: ${describeError(error)}` : `${provider}: model must be a model object, got ${shown(model)}`;
+		// A reply carries its model's names; without a model it names none.
+		const named = known ? (model as Model) : ({ api: "unknown", provider: "unknown", id: "unknown" } as Model);
+		stream.push({ type: "error", reason: "error", error: createAssistantMessage(named, { stopReason: "error", errorMessage }) });
 	});
 }
