@@ -5,6 +5,7 @@
  * started ran until then. An abort ends every connection and every process before the promise
  * rejects, with the signal's reason.
  */
+import { createRequire, syncBuiltinESMExports } from "node:module";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectMcpServers } from "../../src/mcp/index.js";
 import { childPids, Cleanup, faultServer, killIfAlive, toolNamed, textOf, waitUntil, withTimeout } from "./helpers.js";
@@ -32,8 +33,25 @@ describe("connectMcpServers with a signal", () => {
 	});
 
 	it("an aborted signal starts nothing", async () => {
-		const attempt = connectMcpServers({ servers: { faults: faultServer() }, signal: AbortSignal.abort(new Error("too late")) });
-		await expect(attempt).rejects.toThrow("too late");
+		// No process is started at all, not one started and ended before the rejection (which a
+		// look at the children afterwards could not tell apart): count the module's spawn calls
+		// (syncBuiltinESMExports carries the replacement to `import { spawn }` bindings).
+		const childProcess = createRequire(import.meta.url)("node:child_process") as typeof import("node:child_process");
+		const spawnOf = childProcess.spawn;
+		let spawned = 0;
+		childProcess.spawn = ((...args: Parameters<typeof spawnOf>) => {
+			spawned++;
+			return spawnOf(...args);
+		}) as typeof spawnOf;
+		syncBuiltinESMExports();
+		try {
+			const attempt = connectMcpServers({ servers: { faults: faultServer() }, signal: AbortSignal.abort(new Error("too late")) });
+			await expect(attempt).rejects.toThrow("too late");
+		} finally {
+			childProcess.spawn = spawnOf;
+			syncBuiltinESMExports();
+		}
+		expect(spawned).toBe(0);
 		expect(childPids()).toEqual([]);
 	});
 

@@ -14,6 +14,7 @@ import { executionCounts, readExecutions, transcriptProblems } from "../../scrip
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
 import { createSessionClient } from "../../src/restate/client.js";
 import type { RunResult } from "../../src/restate/session-types.js";
+import type { AgentMessage } from "../../src/types/messages.js";
 import { seededRandom as random } from "../../src/util/seeded-random.js";
 
 const SESSIONS = Number(process.env["RESTATE_SESSIONS"] ?? 100);
@@ -101,4 +102,19 @@ it(`${SESSIONS} sessions over two workers with random kills: all complete, no un
 	expect(kills).toBeGreaterThan(0);
 	// A kill landed on a run at least once (a worker is rarely idle here): the test tested something.
 	expect(moved).toBeGreaterThan(0);
+	// And at least once on a `work` call that was running: started on a worker that never logged
+	// its end. Such a call ran once (checked above) and cannot run again, so the model got it as
+	// interrupted; its session still finished with a valid transcript.
+	const ended = new Set(records.filter((record) => record.phase === "end").map((record) => `${record.sessionId} ${record.toolCallId} ${record.worker}`));
+	const cutShort = records.filter((record) => record.toolName === "work" && record.phase === "start" && !ended.has(`${record.sessionId} ${record.toolCallId} ${record.worker}`));
+	console.log(`restate random kills: ${cutShort.length} work calls killed while running`);
+	expect(cutShort.length).toBeGreaterThan(0);
+	for (const record of cutShort) {
+		const { messages } = await client.session(record.sessionId).state();
+		const answers = messages.filter((message) => message.role === "toolResult" && message.toolCallId === record.toolCallId);
+		expect(answers, `${record.sessionId} ${record.toolCallId}`).toHaveLength(1);
+		const answer = answers[0] as Extract<AgentMessage, { role: "toolResult" }>;
+		expect(answer.isError, `${record.sessionId} ${record.toolCallId}`).toBe(true);
+		expect(JSON.stringify(answer.content)).toContain("interrupted");
+	}
 });
