@@ -7,6 +7,7 @@ import { errorMessage, isConnectionLoss, McpSessionClosedError } from "./errors.
 import type { McpClientInfo, McpServerConfig, McpStdioServerConfig, McpToolInfo } from "./types.js";
 import { exitReasonFromStderr } from "./stderr-summary.js";
 import { excerpt, htmlText, looksLikeHtml, statusLine } from "../providers/http-error-text.js";
+import { readableSchemaError } from "./invalid-response.js";
 import type { McpSdk } from "./sdk.js";
 import { createStdioTransport, type StdioProcessTransport } from "./stdio-transport.js";
 
@@ -313,7 +314,8 @@ export class McpSession {
 	}
 
 	/**
-	 * Calls a tool. Rejects with the SDK's error when the server answers with a JSON-RPC error,
+	 * Calls a tool. Rejects with the SDK's error when the server answers with a JSON-RPC error
+	 * (or with an answer that is not valid JSON-RPC: see invalid-response.ts),
 	 * when the signal aborts (the server is sent `notifications/cancelled`), or when the
 	 * connection is lost meanwhile; with an `McpSessionClosedError` at once when `close()` is
 	 * called meanwhile (the server is sent `notifications/cancelled` too). A tool-level failure
@@ -342,7 +344,7 @@ export class McpSession {
 				throw error;
 			}
 			// The model reads this as the tool's error: a gateway's HTML page, not kilobytes of markup.
-			throw error instanceof this.sdk.StreamableHTTPError ? this.readableError(error) : error;
+			throw error instanceof this.sdk.StreamableHTTPError ? this.readableError(error) : readableSchemaError(error);
 		} finally {
 			if (progressToken !== undefined) this.progressRoutes.delete(progressToken);
 		}

@@ -14,6 +14,7 @@ import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { invalidAnswerFor } from "./invalid-response.js";
 import { signalProcessGroup, trackProcessGroup } from "./process-groups.js";
 import type { McpSdk } from "./sdk.js";
 
@@ -229,6 +230,9 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 		} catch (error) {
 			// A line that is not a message (a log line on stdout): report it and go on with the next one.
 			this.onerror?.(asError(error));
+			// But an answer to a request, malformed, fails that request instead of leaving it waiting.
+			const answer = invalidAnswerFor(line);
+			if (answer) this.onmessage?.(answer);
 			return;
 		}
 		this.onmessage?.(message);

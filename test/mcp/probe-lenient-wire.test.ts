@@ -71,6 +71,36 @@ describe("results the SDK's CallToolResultSchema refuses", () => {
 	}, 20_000);
 });
 
+describe("answers that are not valid JSON-RPC", () => {
+	// The SDK drops such a line on stdio, and with its own time limit off the call waited for
+	// ever (through an agent, until the tool's timeout: 180 s by default).
+	const cases: Array<[string, string, string]> = [
+		["a string result", '{"jsonrpc":"2.0","id":__ID__,"result":"done"}', "its result is a string, not an object"],
+		["a null result", '{"jsonrpc":"2.0","id":__ID__,"result":null}', "its result is null, not an object"],
+		["an array result", '{"jsonrpc":"2.0","id":__ID__,"result":[{"type":"text","text":"hi"}]}', "its result is an array, not an object"],
+		["neither result nor error", '{"jsonrpc":"2.0","id":__ID__}', "it has neither a result nor an error"],
+		["an error code that is a string", '{"jsonrpc":"2.0","id":__ID__,"error":{"code":"E_LOCKED","message":"locked"}}', 'its error\'s code is "E_LOCKED", not an integer'],
+		["an error without a message", '{"jsonrpc":"2.0","id":__ID__,"error":{"code":-32000}}', "its error's message is missing, not a string"],
+		["JSON-RPC 1.0", '{"jsonrpc":"1.0","id":__ID__,"result":{"content":[]}}', 'its "jsonrpc" is "1.0", not "2.0"'],
+		["no jsonrpc", '{"id":__ID__,"result":{"content":[]}}', 'its "jsonrpc" is missing, not "2.0"'],
+	];
+	it.each(cases)("fail the call at once on stdio, saying what is wrong: %s", async (_, answer, problem) => {
+		const { mcp } = await connect({ RAW_ANSWERS: JSON.stringify({ echo: answer }) });
+		const error = await toolNamed(mcp, "raw__echo")
+			.execute("c1", { text: "a" })
+			.catch((caught: unknown) => caught);
+		expect((error as Error).message).toMatch(/^MCP server "raw": MCP error -32603: the server's answer is not a valid JSON-RPC 2\.0 response: /);
+		expect((error as Error).message).toContain(`${problem}: ${answer.replaceAll("__ID__", "2")}`);
+		// One bad answer costs the call, not the server.
+		expect(mcp.status()[0]).toMatchObject({ state: "ready" });
+	}, 20_000);
+
+	it("a log line on stdout is still skipped, and the call answered after it", async () => {
+		const { mcp } = await connect({ RAW_ANSWERS: JSON.stringify({ echo: 'not json\n{"jsonrpc":"2.0","method":"odd"\n{"jsonrpc":"2.0","id":__ID__,"result":{"content":[{"type":"text","text":"after"}]}}' }) });
+		expect(textOf(await toolNamed(mcp, "raw__echo").execute("c1", { text: "a" }))).toBe("after");
+	}, 20_000);
+});
+
 describe("large messages on stdio", () => {
 	it("take a 12 MB result (the SDK's ReadBuffer allows 10 MiB, and ended the connection, blaming the server)", async () => {
 		const { mcp } = await connect({});
@@ -153,7 +183,7 @@ describe("an HTTP endpoint that answers the handshake with an error status", () 
 	}, 20_000);
 });
 
-describe("an HTTP endpoint whose gateway answers a call with an HTML error page", () => {
+describe("an HTTP endpoint whose answer to a call is not MCP's JSON", () => {
 	let server: Server | undefined;
 	afterEach(async () => {
 		server?.closeAllConnections();
@@ -193,6 +223,34 @@ describe("an HTTP endpoint whose gateway answers a call with an HTML error page"
 		expect((error as Error).message).toBe(
 			`MCP server "web": 502 Bad Gateway from ${url}: an HTML page, not MCP's JSON (a proxy or gateway in front of the server?): "502 Bad Gateway nginx/1.25.3"`,
 		);
+		expect(mcp.status()[0]).toMatchObject({ state: "ready" });
+	}, 20_000);
+
+	it("fails a call whose answer is not valid JSON-RPC in one line, not a page of the SDK's schema issues", async () => {
+		server = createServer((request, response) => {
+			let body = "";
+			request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+			request.on("end", () => {
+				if (request.method !== "POST") return void response.writeHead(request.method === "DELETE" ? 200 : 405).end();
+				const message = JSON.parse(body) as { id?: number; method: string; params?: { protocolVersion?: string } };
+				if (message.id === undefined) return void response.writeHead(202).end();
+				const result =
+					message.method === "initialize"
+						? { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "odd", version: "1.0.0" } }
+						: message.method === "tools/list"
+							? { tools: [{ name: "echo", inputSchema: objectSchema }] }
+							: "done";
+				response.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" }).end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
+			});
+		});
+		await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+		const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+		const mcp = await connectMcpServers({ servers: { web: { url, reconnect: false } } });
+		cleanup.add(() => mcp.close());
+		const error = await toolNamed(mcp, "web__echo")
+			.execute("c1", { text: "a" })
+			.catch((caught: unknown) => caught);
+		expect((error as Error).message).toMatch(/^MCP server "web": the server's answer is not a valid JSON-RPC 2\.0 response: [^\n]+$/);
 		expect(mcp.status()[0]).toMatchObject({ state: "ready" });
 	}, 20_000);
 });
