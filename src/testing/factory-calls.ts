@@ -28,6 +28,20 @@ function mistake<E extends Error>(error: E): E {
 }
 
 /**
+ * The mistake to throw when the factory built its agent without `kit.options(...)`: the kit then
+ * drives neither its model nor its tools, and hears none of its events from the start, so what
+ * it would report (a steering message "lost", a tool's bug never reached) is about its own
+ * missing hold, not the agent.
+ *
+ * @example
+ * if (!passedOptions) throw withoutKitOptions(factory);
+ */
+export function withoutKitOptions(factory: AgentFactory): Error {
+	const yours = factory.name && factory.name !== "factory" ? `your factory ${factory.name}` : "your factory";
+	return mistake(new TypeError(`agentchart/testing: ${yours} built the agent without kit.options(...): the kit must hold its model, tools, hooks and listeners, so build it as ${BUILD}`));
+}
+
+/**
  * Whether `error` is one {@link callFactory} threw (the factory is written wrong): `fuzzAgent`
  * throws it at its caller instead of reporting it as a failing scenario.
  *

@@ -11,7 +11,7 @@ import type { StreamFn } from "../types/stream.js";
 import type { AgentEvent, AgentToolResult, AnyAgentTool, BeforeToolCallHook } from "../types/agent.js";
 import { idleViolations, queuesOf, stillWaitingOn, watchQueueClears } from "./agent-checks.js";
 import { EventInvariants } from "./event-invariants.js";
-import { callFactory, isFactoryMistake, refusedPrompt } from "./factory-calls.js";
+import { callFactory, isFactoryMistake, refusedPrompt, withoutKitOptions } from "./factory-calls.js";
 import { createFaultyModel, type Fault, type FaultKind } from "./faulty-model.js";
 import { disposedRunViolations, OpenRuns, refusalViolation } from "./fuzz-dispose.js";
 import { beforeToolCallAnswer, checkedHooks, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
@@ -153,7 +153,12 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 			issuing = issuing.then(() => issue(command));
 		}
 	};
-	const options = (given: AgentOptions): AgentOptions => ({
+	let passedOptions = false;
+	const options = (given: AgentOptions): AgentOptions => {
+		passedOptions = true;
+		return heldOptions(given);
+	};
+	const heldOptions = (given: AgentOptions): AgentOptions => ({
 		...given,
 		listeners: [listener(generation), ...(given.listeners ?? [])],
 		streamFn,
@@ -162,7 +167,12 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		...checkedHooks(given, report),
 	});
 	const make = (snapshot: AgentSnapshot | undefined) => {
+		passedOptions = false;
 		const made = callFactory(setup.factory, { streamFn, snapshot, options });
+		if (!passedOptions || made.streamFn !== streamFn) {
+			made.dispose();
+			throw withoutKitOptions(setup.factory);
+		}
 		const mine = generation;
 		emitted = 0;
 		heard = 0;

@@ -209,6 +209,37 @@ describe("a factory that does not restore kit.snapshot is refused, by both alike
 	}, 60_000);
 });
 
+describe("a factory that builds its agent without kit.options is refused", () => {
+	// A correct agent: only the factory is wrong. fuzzAgent then drove neither its model nor its
+	// tools and reported the steering message it sent as lost, a finding about the agent.
+	const scripted = createScriptedModel([], { whenExhausted: { content: "done" } });
+	const withoutKit: AgentFactory = (kit) => {
+		const options = { initialState: { model: scripted.model, tools: [lookup()] }, streamFn: scripted.streamFn };
+		return kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
+	};
+	const expected = "agentchart/testing: your factory withoutKit built the agent without kit.options(...): the kit must hold its model, tools, hooks and listeners, so build it as new Agent(kit.options(yourOptions)), or Agent.restore(kit.snapshot, kit.options(yourOptions)) when kit.snapshot is set";
+
+	it("by fuzzAgent searching, at once", async () => {
+		const error = await thrownBy(() => fuzzAgent(withoutKit, { runs: 20, seed: 1, ...quiet }));
+		expect(error?.message).toBe(expected);
+	}, 60_000);
+
+	it("by fuzzAgent playing a given scenario", async () => {
+		const scenario = { replies: [{ calls: [] }], tools: [{ latencyMs: 0, fails: false }], commands: [{ atEvent: 0, command: "steer" as const }] };
+		await expect(fuzzAgent(withoutKit, { scenario, ...quiet })).rejects.toThrow(expected);
+	}, 60_000);
+
+	it("and one that passes kit.options but puts its own model back is refused too", async () => {
+		const ownModel: AgentFactory = (kit) => {
+			const agent = new Agent(kit.options({ initialState: { model, tools: [lookup()] } }));
+			agent.streamFn = scripted.streamFn;
+			return agent;
+		};
+		const error = await thrownBy(() => fuzzAgent(ownModel, { runs: 5, seed: 1, ...quiet }));
+		expect(error?.message).toMatch(/^agentchart\/testing: your factory ownModel built the agent without kit\.options/);
+	}, 60_000);
+});
+
 describe("a request your convertToLlm or transformContext makes invalid is reported, by both alike", () => {
 	// Each drops the tool results: every request after a tool call carries calls without their result (a 400 from every provider).
 	const dropsResults = (messages: AgentMessage[]) => messages.filter((message) => message.role !== "toolResult");

@@ -74,6 +74,32 @@ describe("a message your code clears from the queues is not lost", () => {
 	});
 });
 
+describe("a slow listener of yours is not blamed on the engine at a restore", () => {
+	// An async listener that throws a moment after each tool's end: its only bug. The walk
+	// restored while the toolResult and turn_end events were still on their way to the
+	// listeners; the restored agent does not emit them again, so the walk's listener never heard
+	// them, and the next turn_start read as "inside a turn" (and the call as never answered).
+	it("exploreAgent restores only once the listeners heard what the agent emitted", async () => {
+		const slowThrows = factory(() => ({
+			initialState: { model, tools: [lookup()] },
+			listeners: [
+				async (event) => {
+					if (event.type !== "tool_execution_end") return;
+					await new Promise((resolve) => setTimeout(resolve, 1));
+					throw new Error("slow listener bug");
+				},
+			],
+		}));
+		const report = await exploreAgent(slowThrows, { shrink: false, settleTimeoutMs: 2_000 });
+		expect(report.coverage.restores.taken.length, report.format()).toBeGreaterThan(0);
+		expect(report.format()).toContain("[listener-threw] a listener threw: slow listener bug");
+		expect(
+			report.violations.filter((found) => found.rule !== "listener-threw"),
+			report.format(),
+		).toEqual([]);
+	}, 300_000);
+});
+
 describe("fuzzAgent hears your listener and hooks throw, as exploreAgent does", () => {
 	it("a listener that throws", async () => {
 		const throwsOnToolEnd = factory(() => ({

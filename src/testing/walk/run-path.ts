@@ -252,7 +252,13 @@ export class PathRunner {
 	 * A real restore: the agent as JSON, its process gone (disposed, unheard), an agent restored
 	 * from the JSON through your factory, held as the first one was.
 	 */
-	restore(): string | undefined {
+	async restore(): Promise<string | undefined> {
+		// A restore continues from the agent's state, and the restored agent does not emit again
+		// what the first one emitted before it: stored while its listeners still had some of it
+		// on its way (a slow, async listener of yours), the walk's listener would never hear it,
+		// and the events after the restore would read as the engine's mistakes.
+		const config = this.agent.actor.getSnapshot().context.config;
+		if (!(await this.until(() => config.deliveryPending?.() === undefined))) return "the agent's listeners still had its events on their way, so it cannot be stored where they heard everything";
 		const written = writtenSnapshot(this.agent.snapshot());
 		if ("unwritable" in written) {
 			// What your code put in the agent (a BigInt in a tool's details) makes it unstorable: reported, not thrown at the walk's caller.
@@ -313,7 +319,7 @@ export class PathRunner {
 			}
 			if (!step) break;
 			this.markStep();
-			const problem = isRestore(step.event) ? this.restore() : await performStep(this, step);
+			const problem = isRestore(step.event) ? await this.restore() : await performStep(this, step);
 			if (problem) {
 				leave(problem, step.label);
 				break;
