@@ -57,7 +57,8 @@ export class RingBuffer<T> {
 	/** Removes and returns every entry, oldest first. */
 	drain(): T[] {
 		const out: T[] = [];
-		for (let item = this.shift(); item !== undefined; item = this.shift()) out.push(item);
+		// By count, not until an entry is undefined: a buffer of `T | undefined` may hold one.
+		while (this.count > 0) out.push(this.shift() as T);
 		return out;
 	}
 

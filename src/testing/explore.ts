@@ -10,7 +10,7 @@ import type { ModelConfig } from "./model/config.js";
 import type { SampleCall } from "./model/fixtures.js";
 import { planWalk, type WalkPlan } from "./model/plan.js";
 import { type ExploreReport, type ExploreViolation, formatExploreReport, signatureOf } from "./explore-report.js";
-import { checkKitCall, checkNumberOption } from "./option-checks.js";
+import { checkKitCall, checkNumberOption, checkOptionKinds } from "./option-checks.js";
 import { installRunGuards } from "./run-guards.js";
 import type { AgentViolation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
@@ -157,6 +157,7 @@ export async function exploreAgent(factory: AgentFactory, options: ExploreOption
  */
 function checkExploreOptions(factory: AgentFactory, options: ExploreOptions): void {
 	checkKitCall("exploreAgent", factory, options, EXPLORE_OPTIONS);
+	checkOptionKinds("exploreAgent", options, { calls: "list", prompt: "string", restores: 'true, false or "everywhere"', path: "string", shrink: "boolean", check: "function", log: "function", strict: "boolean" });
 	checkNumberOption("exploreAgent", "maxPaths", options.maxPaths, { min: 1, integer: true });
 	checkNumberOption("exploreAgent", "stepTimeoutMs", options.stepTimeoutMs, { min: 1, integer: false });
 	checkNumberOption("exploreAgent", "settleTimeoutMs", options.settleTimeoutMs, { min: 1, integer: false });

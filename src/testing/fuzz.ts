@@ -9,7 +9,8 @@ import type { FaultKind } from "./faulty-model.js";
 import { FUZZ_FAULTS, type FuzzCommand, type FuzzScenario, runFuzzScenario } from "./fuzz-run.js";
 import type { SampleCall } from "./model/fixtures.js";
 import { isFactoryMistake } from "./factory-calls.js";
-import { checkKitCall, checkNumberOption } from "./option-checks.js";
+import { unknownKeys } from "../agent-input.js";
+import { checkKitCall, checkNumberOption, checkOptionKinds } from "./option-checks.js";
 import { installRunGuards } from "./run-guards.js";
 import { loadOptionalPeer } from "../util/optional-peer.js";
 import { type AgentViolation, formatViolation } from "./violations.js";
@@ -218,6 +219,7 @@ export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}
  */
 function checkFuzzOptions(factory: AgentFactory, options: FuzzOptions): void {
 	checkKitCall("fuzzAgent", factory, options, FUZZ_OPTIONS);
+	checkOptionKinds("fuzzAgent", options, { calls: "list", prompt: "string", restarts: "boolean", check: "function", log: "function" });
 	checkNumberOption("fuzzAgent", "runs", options.runs, { min: 1, integer: true });
 	checkNumberOption("fuzzAgent", "settleTimeoutMs", options.settleTimeoutMs, { min: 1, integer: false });
 	if (options.seed !== undefined && (typeof options.seed !== "number" || !Number.isInteger(options.seed))) {
@@ -240,15 +242,28 @@ function checkScenario(scenario: FuzzScenario, path: string | undefined): void {
 	if (path !== undefined) throw new TypeError("agentchart/testing: fuzzAgent takes a scenario, or a seed and path that find one, not both");
 	if (typeof scenario !== "object" || scenario === null) throw wrong(`got ${String(scenario)}`);
 	const isCount = (value: unknown) => typeof value === "number" && Number.isInteger(value) && value >= 0;
+	// A misspelt key (`fualt`) would be dropped, and the scenario play without what it names.
+	const onlyKeys = (value: object, known: readonly string[], what: string) => {
+		const unknown = unknownKeys(value, known);
+		if (unknown !== undefined) throw wrong(`${what} has no key ${unknown} (its keys: ${known.join(", ")}), got ${JSON.stringify(value)}`);
+	};
+	onlyKeys(scenario, ["replies", "tools", "commands"], "a scenario");
 	if (!Array.isArray(scenario.replies) || scenario.replies.length === 0) throw wrong("replies must be a list of at least one reply");
 	for (const reply of scenario.replies) {
 		if (!Array.isArray(reply?.calls) || !reply.calls.every(isCount)) throw wrong(`a reply's calls must be indices into calls, got ${JSON.stringify(reply)}`);
-		if (reply.fault != null && !FUZZ_FAULTS.includes(reply.fault.kind)) throw wrong(`a reply's fault must be one of ${FUZZ_FAULTS.join(", ")}, got ${JSON.stringify(reply.fault)}`);
+		onlyKeys(reply, ["calls", "fault"], "a reply");
+		if (reply.fault == null) continue;
+		if (!FUZZ_FAULTS.includes(reply.fault.kind)) throw wrong(`a reply's fault must be one of ${FUZZ_FAULTS.join(", ")}, got ${JSON.stringify(reply.fault)}`);
+		onlyKeys(reply.fault, ["kind", "afterDeltas", "message"], "a reply's fault");
+		if (reply.fault.afterDeltas !== undefined && !isCount(reply.fault.afterDeltas)) throw wrong(`a fault's afterDeltas must be a whole number of at least 0, got ${JSON.stringify(reply.fault)}`);
+		if (reply.fault.message !== undefined && typeof reply.fault.message !== "string") throw wrong(`a fault's message must be a text, got ${JSON.stringify(reply.fault)}`);
 	}
 	if (!Array.isArray(scenario.tools) || !scenario.tools.every((tool) => isCount(tool?.latencyMs) && typeof tool.fails === "boolean")) throw wrong(`tools must be a list of { latencyMs, fails }, got ${JSON.stringify(scenario.tools)}`);
+	for (const tool of scenario.tools) onlyKeys(tool, ["latencyMs", "fails"], "a tool");
 	if (!Array.isArray(scenario.commands)) throw wrong("commands must be a list");
 	for (const entry of scenario.commands) {
 		if (!isCount(entry?.atEvent) || !COMMANDS.includes(entry.command)) throw wrong(`a command must be { atEvent, command } with a command among ${COMMANDS.join(", ")}, got ${JSON.stringify(entry)}`);
+		onlyKeys(entry, ["atEvent", "command"], "a command");
 	}
 }
 

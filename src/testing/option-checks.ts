@@ -60,3 +60,36 @@ export function checkKitCall(caller: "exploreAgent" | "fuzzAgent", factory: unkn
 	}
 	refuseUnknownOptions(caller, options, known, "nothing was run");
 }
+
+/** The kinds of value an option may hold, as an error names them. */
+export type OptionKind = "boolean" | "string" | "function" | "list" | "true, false or \"everywhere\"";
+
+function isKind(value: unknown, kind: OptionKind): boolean {
+	switch (kind) {
+		case "list":
+			return Array.isArray(value);
+		case 'true, false or "everywhere"':
+			return typeof value === "boolean" || value === "everywhere";
+		default:
+			return typeof value === kind;
+	}
+}
+
+/**
+ * The options of `caller` that are not counts, each checked to be of its kind: a misspelt value
+ * (`restores: "everwhere"`) read as truthy, or one of another type, would run the defaults or
+ * fail deep inside the run with a message that names no option. Undefined passes. Throws a
+ * TypeError.
+ *
+ * @example
+ * checkOptionKinds("exploreAgent", { restores: "everwhere" }, { restores: 'true, false or "everywhere"' });
+ * // TypeError: agentchart/testing: exploreAgent's restores must be true, false or "everywhere", got "everwhere"
+ */
+export function checkOptionKinds(caller: "exploreAgent" | "fuzzAgent", options: object, kinds: Readonly<Record<string, OptionKind>>): void {
+	for (const [name, kind] of Object.entries(kinds)) {
+		const value: unknown = (options as Record<string, unknown>)[name];
+		if (value === undefined || isKind(value, kind)) continue;
+		const article = kind === "list" ? "a list" : kind === "boolean" || kind === "string" || kind === "function" ? `a ${kind}` : kind;
+		throw new TypeError(`agentchart/testing: ${caller}'s ${name} must be ${article}, got ${shown(value)}`);
+	}
+}

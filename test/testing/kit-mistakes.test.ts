@@ -149,6 +149,13 @@ describe("a misspelt option, options that are no object and a factory that is no
 		["fuzzAgent, options a number", () => fuzzAgent(counted, misspelt(500 as unknown as object)), "fuzzAgent's options must be an object, got 500"],
 		["exploreAgent, no factory", () => exploreAgent(undefined as unknown as AgentFactory), "exploreAgent's first argument must be your factory, a function that builds a new agent each time it is called, (kit) => new Agent(kit.options(yourOptions)); got undefined"],
 		["fuzzAgent, an agent for a factory", () => fuzzAgent(new Agent({ initialState: { model } }) as unknown as AgentFactory, quiet), "fuzzAgent's first argument must be your factory, a function that builds a new agent each time it is called, (kit) => new Agent(kit.options(yourOptions)); got an instance of Agent"],
+		// A misspelt value read as truthy ran restores: true; the others failed inside the run, naming no option.
+		["exploreAgent, restores misspelt", () => exploreAgent(counted, misspelt({ restores: "everwhere" })), 'exploreAgent\'s restores must be true, false or "everywhere", got "everwhere"'],
+		["exploreAgent, calls not a list", () => exploreAgent(counted, misspelt({ calls: "lookup" })), 'exploreAgent\'s calls must be a list, got "lookup"'],
+		["exploreAgent, path not a text", () => exploreAgent(counted, misspelt({ path: 123 })), "exploreAgent's path must be a string, got 123"],
+		["exploreAgent, check not a function", () => exploreAgent(counted, misspelt({ check: 5 })), "exploreAgent's check must be a function, got 5"],
+		["fuzzAgent, restarts not a boolean", () => fuzzAgent(counted, misspelt({ restarts: "no", seed: 1, ...quiet })), 'fuzzAgent\'s restarts must be a boolean, got "no"'],
+		["fuzzAgent, log not a function", () => fuzzAgent(counted, misspelt({ log: true, seed: 1 })), "fuzzAgent's log must be a function, got true"],
 	])("%s", async (_caller, call, message) => {
 		const before = called;
 		const thrown = await thrownBy(call);
@@ -163,6 +170,23 @@ describe("a misspelt option, options that are no object and a factory that is no
 		const fuzzed = await fuzzAgent(counted, { runs: 1, seed: 1, restarts: false, prompt: "Hi", settleTimeoutMs: 5000, check: () => [], ...quiet });
 		expect(fuzzed.ok).toBe(true);
 	}, 60_000);
+});
+
+describe("fuzzAgent refuses a given scenario that would play without what it says", () => {
+	const scenario = { replies: [{ calls: [] }], tools: [{ latencyMs: 0, fails: false }], commands: [] };
+	const prefix = "agentchart/testing: fuzzAgent's scenario must be one a report printed ({ replies, tools, commands }): ";
+	it.each([
+		["a misspelt fault (dropped, the reply played whole)", { ...scenario, replies: [{ calls: [], fualt: { kind: "reset", afterDeltas: 1 } }] }, 'a reply has no key "fualt" (its keys: calls, fault)'],
+		["afterDeltas not a count", { ...scenario, replies: [{ calls: [], fault: { kind: "reset", afterDeltas: "x" } }] }, "a fault's afterDeltas must be a whole number of at least 0"],
+		["afterDeltas negative", { ...scenario, replies: [{ calls: [], fault: { kind: "reset", afterDeltas: -1 } }] }, "a fault's afterDeltas must be a whole number of at least 0"],
+		["a key the scenario does not have", { ...scenario, command: [] }, 'a scenario has no key "command" (its keys: replies, tools, commands)'],
+		["a misspelt tool key", { ...scenario, tools: [{ latencyMs: 0, fails: false, fail: true }] }, 'a tool has no key "fail" (its keys: latencyMs, fails)'],
+		["a misspelt command key", { ...scenario, commands: [{ atEvent: 0, command: "abort", when: 3 }] }, 'a command has no key "when" (its keys: atEvent, command)'],
+	])("%s", async (_case, given, message) => {
+		const thrown = await thrownBy(() => fuzzAgent(factory(() => ({ initialState: { model, tools: [lookup()] } })), { scenario: given as never, ...quiet }));
+		expect(thrown).toBeInstanceOf(TypeError);
+		expect(thrown?.message.startsWith(`${prefix}${message}`), thrown?.message).toBe(true);
+	});
 });
 
 describe("a factory that returns a Promise is refused with what to write instead", () => {
