@@ -424,6 +424,8 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			};
 		},
 		subscribe(listener) {
+			// Checked here, not when the next batch fails to call it inside a flush.
+			if (typeof listener !== "function") throw new TypeError(`inspector.subscribe takes a function of the records, got ${listener === null ? "null" : typeof listener}`);
 			listeners.add(listener);
 			return () => listeners.delete(listener);
 		},

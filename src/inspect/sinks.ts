@@ -102,6 +102,7 @@ export function recordToNdjson(inspector: AgentInspector, path: string): Recordi
  * const records = parseRecording(readFileSync("run.ndjson", "utf8"));
  */
 export function parseRecording(text: string): InspectionRecord[] {
+	if (typeof text !== "string") throw new TypeError(`parseRecording takes a recording's text (JSON lines), got ${text === null ? "null" : typeof text}`);
 	const records: InspectionRecord[] = [];
 	const lines = text.split("\n");
 	lines.forEach((line, index) => {
@@ -235,6 +236,8 @@ export function toStatelyEvent(record: InspectionRecord): StatelyWireEvent | und
  * forwardToStately(inspector, stately);
  */
 export function forwardToStately(inspector: AgentInspector, stately: StatelyInspectorLike): () => void {
+	// Checked before anything is sent: a later record would otherwise fail inside the inspector's flush.
+	if (typeof (stately as Partial<StatelyInspectorLike> | null)?.adapter?.send !== "function") throw new TypeError("forwardToStately takes the inspector made by @statelyai/inspect's createBrowserInspector() or createWebSocketInspector() (an object whose adapter has send), got something else");
 	const send = (records: readonly InspectionRecord[]) => {
 		for (const record of records) {
 			const message = toStatelyEvent(record);

@@ -10,6 +10,7 @@ import { type QueueContents, type QueueKind, QueueLedger } from "./queue-ledger.
 import { checkTranscript } from "./transcript-checks.js";
 import { type AgentViolation, violation } from "./violations.js";
 import { refuseUnknownOptions } from "./option-checks.js";
+import { shown } from "../agent-input.js";
 
 /**
  * The part of an agent's state the checks read (an `Agent`'s `state`, or the `Agent` itself for the machine checks too).
@@ -19,6 +20,17 @@ import { refuseUnknownOptions } from "./option-checks.js";
  * expect(checkAgentInvariants(events, state)).toEqual([]);
  */
 export type CheckedState = Pick<AgentState, "messages" | "isStreaming" | "pendingToolCalls" | "streamingMessage">;
+
+/**
+ * The agent, or its state, that a check reads: anything else would fail inside the check with a
+ * message about a field, or (a list of pending calls instead of their set) pass it unread.
+ */
+function checkSubject(caller: string, subject: unknown): void {
+	const state = subject as Partial<CheckedState> | null;
+	const fits = typeof subject === "object" && state !== null && typeof state.isStreaming === "boolean" && state.pendingToolCalls instanceof Set && Array.isArray(state.messages);
+	if (fits || (typeof subject === "object" && subject !== null && isAgent(subject as Agent))) return;
+	throw new TypeError(`agentchart/testing: ${caller} takes the agent, or its state (agent.state: messages, isStreaming, pendingToolCalls as a Set, streamingMessage), got ${shown(subject)}`);
+}
 
 function isAgent(value: Agent | CheckedState): value is Agent {
 	return typeof (value as Agent).subscribe === "function" && "actor" in value;
@@ -33,6 +45,7 @@ function isAgent(value: Agent | CheckedState): value is Agent {
  * expect(idleViolations(agent)).toEqual([]);
  */
 export function idleViolations(subject: Agent | CheckedState): AgentViolation[] {
+	checkSubject("idleViolations", subject);
 	const state = isAgent(subject) ? subject.state : subject;
 	const out: AgentViolation[] = [];
 	const fail = (text: string) => out.push(violation("idle", text));
@@ -126,6 +139,8 @@ const RECORDING_CHECK_OPTIONS = CHECK_OPTIONS.filter((name) => name !== "queued"
  * expect(checkAgentInvariants(events, agent)).toEqual([]);
  */
 export function checkAgentInvariants(events: readonly AgentEvent[], state: Agent | CheckedState, options: CheckOptions = {}): AgentViolation[] {
+	if (!Array.isArray(events)) throw new TypeError(`agentchart/testing: checkAgentInvariants' events must be the list of events the agent emitted, got ${shown(events)}`);
+	checkSubject("checkAgentInvariants", state);
 	refuseUnknownOptions("checkAgentInvariants", options, CHECK_OPTIONS, "nothing was checked");
 	const invariants = new EventInvariants();
 	for (const event of events) invariants.onEvent(event);
@@ -216,6 +231,7 @@ export interface AgentRecording {
  * expect(recording.check()).toEqual([]);
  */
 export function recordAgent(agent: Agent): AgentRecording {
+	if (typeof agent !== "object" || agent === null || !isAgent(agent)) throw new TypeError(`agentchart/testing: recordAgent takes the Agent to record, got ${shown(agent)}`);
 	const events: AgentEvent[] = [];
 	const queued: { message: AgentMessage; kind: QueueKind; cleared: boolean }[] = [];
 	// Checked now, not when check() replays them: the agent's argument objects are live, and code

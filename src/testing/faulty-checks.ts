@@ -64,12 +64,15 @@ export function checkFaultOptions(options: unknown): asserts options is FaultyMo
 	if (random === undefined) return;
 	if (!isRecord(random)) throw problem("random", "must be an object ({ seed, probability?, kinds?, maxDeltas? })", random);
 	refuseUnknownFields(random, RANDOM_FIELDS, "random", "createFaultyModel");
-	if (!(typeof random["seed"] === "number" && Number.isFinite(random["seed"]))) throw problem("random.seed", "must be a number", random["seed"]);
+	// The generator takes the seed's whole 32-bit part: 1.5 would replay seed 1's faults.
+	if (!(typeof random["seed"] === "number" && Number.isInteger(random["seed"]))) throw problem("random.seed", "must be an integer", random["seed"]);
 	const probability = random["probability"];
 	if (probability !== undefined && !(typeof probability === "number" && probability >= 0 && probability <= 1)) throw problem("random.probability", "must be a number from 0 to 1", probability);
 	const kinds = random["kinds"];
 	if (kinds !== undefined) {
 		if (!Array.isArray(kinds)) throw problem("random.kinds", "must be an array of fault kinds", kinds);
+		// Read as "every kind" it would inject what the caller left out; leave it out for every kind.
+		if (kinds.length === 0) throw problem("random.kinds", "must name at least one fault kind (leave it out for all of them)", kinds);
 		kinds.forEach((kind, index) => checkKind(kind, `random.kinds[${index}]`));
 	}
 	checkWhole(random["maxDeltas"], "random.maxDeltas", "deltas");

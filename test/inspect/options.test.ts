@@ -6,7 +6,7 @@
 // attach({}) failed inside the inspector reading `system.inspect`.
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
-import { createAgentInspector, type InspectionRecord } from "../../src/inspect/index.js";
+import { createAgentInspector, forwardToStately, type InspectionRecord, parseRecording } from "../../src/inspect/index.js";
 import { createScriptedModel } from "../../src/testing/index.js";
 
 const refusals: [string, unknown, string][] = [
@@ -48,5 +48,26 @@ describe("createAgentInspector(options)", () => {
 describe("inspector.attach(actor)", () => {
 	it.each([[{}], [null], ["agent"]])("refuses %j, saying what it takes", (actor) => {
 		expect(() => createAgentInspector().attach(actor as never)).toThrow(/^inspector\.attach\(actor\): expected an XState actor \(an Agent's agent\.actor, or createActor\(\.\.\.\) of a machine\), got /);
+	});
+});
+
+// Each was taken, and failed later (inside the next flush, or reading a field) with a message
+// that named nothing the caller wrote.
+describe("the inspector's other entry points refuse what they cannot use", () => {
+	it("subscribe takes a function", () => {
+		expect(() => createAgentInspector().subscribe(5 as never)).toThrow(new TypeError("inspector.subscribe takes a function of the records, got number"));
+	});
+
+	it("forwardToStately takes an inspector of @statelyai/inspect", () => {
+		expect(() => forwardToStately(createAgentInspector(), null as never)).toThrow(/^forwardToStately takes the inspector made by @statelyai\/inspect's createBrowserInspector\(\)/);
+		expect(() => forwardToStately(createAgentInspector(), { adapter: {} } as never)).toThrow(TypeError);
+		const sent: unknown[] = [];
+		const stop = forwardToStately(createAgentInspector(), { adapter: { send: (event) => sent.push(event) } });
+		stop();
+	});
+
+	it("parseRecording takes the recording's text", () => {
+		expect(() => parseRecording(5 as never)).toThrow(new TypeError("parseRecording takes a recording's text (JSON lines), got number"));
+		expect(parseRecording("")).toEqual([]);
 	});
 });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
-import { checkAgentInvariants, type CheckedState, recordAgent } from "../../src/testing/agent-checks.js";
+import { checkAgentInvariants, type CheckedState, idleViolations, recordAgent } from "../../src/testing/agent-checks.js";
 import { EventInvariants } from "../../src/testing/event-invariants.js";
 import { assertNoViolations, formatViolation } from "../../src/testing/violations.js";
 import type { AgentEvent } from "../../src/types/agent.js";
@@ -41,6 +41,30 @@ const idle = (messages: AgentMessage[]): CheckedState => ({ messages, isStreamin
 function run(...inner: AgentEvent[][]): AgentEvent[] {
 	return [{ type: "agent_start" }, { type: "turn_start" }, ...inner.flat(), { type: "turn_end", message: reply(), toolResults: [] }, { type: "agent_end", messages: [] }];
 }
+
+describe("the checks refuse what is not an agent, its state or its events", () => {
+	const state: CheckedState = { messages: [], isStreaming: false, pendingToolCalls: new Set(), streamingMessage: undefined };
+	it.each([
+		["checkAgentInvariants without events", () => checkAgentInvariants(null as never, state), "agentchart/testing: checkAgentInvariants' events must be the list of events the agent emitted, got null"],
+		["checkAgentInvariants without a state", () => checkAgentInvariants([], undefined as never), "agentchart/testing: checkAgentInvariants takes the agent, or its state (agent.state: messages, isStreaming, pendingToolCalls as a Set, streamingMessage), got undefined"],
+		// A list of pending calls was read as nothing pending (its size is undefined).
+		["a state whose pending calls are a list", () => checkAgentInvariants([], { ...state, pendingToolCalls: ["c1"] } as never), "agentchart/testing: checkAgentInvariants takes the agent, or its state"],
+		["idleViolations of nothing", () => idleViolations(undefined as never), "agentchart/testing: idleViolations takes the agent, or its state"],
+		["recordAgent of nothing", () => recordAgent(null as never), "agentchart/testing: recordAgent takes the Agent to record, got null"],
+	])("%s", (_case, call, message) => {
+		expect(call).toThrow(TypeError);
+		expect(call).toThrow(message);
+	});
+
+	it("and take an agent and a state alike", () => {
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model } });
+		expect(checkAgentInvariants([], agent)).toEqual([]);
+		expect(checkAgentInvariants([], agent.state)).toEqual([]);
+		expect(idleViolations(agent)).toEqual([]);
+		recordAgent(agent).stop();
+		agent.dispose();
+	});
+});
 
 describe("checkAgentInvariants", () => {
 	it("passes a well-formed run with a tool call and its result", () => {

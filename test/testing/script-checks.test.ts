@@ -86,7 +86,11 @@ describe("createFaultyModel refuses faults it could not inject", () => {
 		["a key that is no call index", { faults: { first: { kind: "reset" } } }, /faults keys must be call indexes \(0, 1, \.\.\.\), not "first"/],
 		["faults as an array of kinds", { faults: "reset" }, /faults must be an object of faults by call index/],
 		["a probability given in percent", { random: { seed: 1, probability: 30 } }, /random\.probability must be a number from 0 to 1, got 30/],
-		["a random without a seed", { random: { probability: 0.5 } }, /random\.seed must be a number, got undefined/],
+		["a random without a seed", { random: { probability: 0.5 } }, /random\.seed must be an integer, got undefined/],
+		// The generator takes the seed's whole part: 1.5 replayed seed 1's faults.
+		["a seed that is no integer", { random: { seed: 1.5 } }, /random\.seed must be an integer, got 1\.5/],
+		// Read as every kind, it injected what the caller left out.
+		["no random kinds", { random: { seed: 1, kinds: [] } }, /random\.kinds must name at least one fault kind \(leave it out for all of them\)/],
 		["an unknown random kind", { random: { seed: 1, kinds: ["reset", "drop"] } }, /random\.kinds\[1\] must be one of/],
 		["a misspelt random field", { random: { seed: 1, kind: ["reset"] } }, /random has unknown field "kind"/],
 		// Named as the caller wrote it, with its own options in the list (the scripted model's error named neither).
