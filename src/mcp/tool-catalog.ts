@@ -67,7 +67,7 @@ export class McpToolCatalog {
 		const tools: McpAgentTool[] = [];
 		const problems: McpProblem[] = [];
 		const offered = new Map<string, number>();
-		const owners = new Map<string, string>();
+		const owners = new Map<string, { server: string; prefix: string }>();
 		const nextCache = new Map<string, CachedTool>();
 		for (const source of sources) {
 			const server = source.caller.server;
@@ -103,19 +103,28 @@ export class McpToolCatalog {
 					});
 					continue;
 				}
-				const keptFrom = owners.get(name);
-				if (keptFrom !== undefined) {
+				const owner = owners.get(name);
+				if (owner !== undefined) {
+					const keptFrom = owner.server;
+					// What to change depends on why: a listing with a name twice is the server's; two
+					// prefixes that clean to the same text, or names that meet at "__", are the configuration's.
+					const why =
+						keptFrom === server
+							? `the server lists a tool of that name more than once; the first is kept`
+							: agentToolName(owner.prefix, "") === agentToolName(source.prefix, "")
+								? `a tool of server "${keptFrom}" has it: both servers' tools are prefixed "${agentToolName(source.prefix, "")}" (give one of them a toolPrefix of its own)`
+								: `a tool of server "${keptFrom}" has it: its prefix "${owner.prefix}" and tool name make the same name (give one of the servers a different toolPrefix)`;
 					problems.push({
 						kind: "name-collision",
 						server,
 						tool: info.name,
 						name,
 						keptFrom,
-						message: `MCP server "${server}": tool "${info.name}" left out: the name "${name}" is already taken by a tool of server "${keptFrom}" (give the servers different toolPrefix values)`,
+						message: `MCP server "${server}": tool "${info.name}" left out: the name "${name}" is already taken: ${why}`,
 					});
 					continue;
 				}
-				owners.set(name, server);
+				owners.set(name, { server, prefix: source.prefix });
 				offered.set(server, (offered.get(server) ?? 0) + 1);
 				tools.push(cached.tool);
 			}

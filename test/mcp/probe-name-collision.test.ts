@@ -78,3 +78,28 @@ describe("names of tools whose names clean to the same name", () => {
 		expect(namesOf(["a/b", "a.b"])).toEqual(names);
 	});
 });
+
+describe("a name taken twice is reported with what to change", () => {
+	const listed = (name: string): McpToolInfo => ({ name, inputSchema: { type: "object", properties: {} } });
+	const callerOf = (server: string) => ({ server, callTool: async () => ({ content: [] }) }) as unknown as CatalogSource["caller"];
+	const messages = (sources: { server: string; prefix: string; tools: string[] }[]) =>
+		new McpToolCatalog().build(sources.map(({ server, prefix, tools }) => ({ caller: callerOf(server), prefix, tools: tools.map(listed) }))).problems.map((problem) => problem.message);
+
+	// It said "give the servers different toolPrefix values" for all three, which for the first
+	// pointed at the wrong party and for the second did not say why default prefixes met.
+	it("a server that lists a name twice: the server's doing", () => {
+		expect(messages([{ server: "s", prefix: "s__", tools: ["dup", "dup"] }])).toEqual(['MCP server "s": tool "dup" left out: the name "s__dup" is already taken: the server lists a tool of that name more than once; the first is kept']);
+	});
+
+	it("two servers whose names clean to one prefix", () => {
+		expect(messages([{ server: "a.b", prefix: "a.b__", tools: ["echo"] }, { server: "a_b", prefix: "a_b__", tools: ["echo"] }])).toEqual([
+			'MCP server "a_b": tool "echo" left out: the name "a_b__echo" is already taken: a tool of server "a.b" has it: both servers\' tools are prefixed "a_b__" (give one of them a toolPrefix of its own)',
+		]);
+	});
+
+	it("names that meet at the separator", () => {
+		expect(messages([{ server: "a", prefix: "a__", tools: ["b__c"] }, { server: "a__b", prefix: "a__b__", tools: ["c"] }])).toEqual([
+			'MCP server "a__b": tool "c" left out: the name "a__b__c" is already taken: a tool of server "a" has it: its prefix "a__" and tool name make the same name (give one of the servers a different toolPrefix)',
+		]);
+	});
+});
