@@ -11,6 +11,7 @@
  * SDK's transport is used as it is (it also resolves `npx.cmd` and the like).
  */
 import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -47,6 +48,15 @@ export interface StdioProcessTransport extends Transport {
  * without newlines cannot take all of this process's memory.
  */
 export const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Node reports a working directory that does not exist as the command not found (`spawn node
+ * ENOENT`), which sends the reader after the wrong setting: said as it is when that is the case.
+ */
+function cwdMissing(error: Error, command: string, cwd: string | undefined): Error | undefined {
+	if (cwd === undefined || (error as NodeJS.ErrnoException).code !== "ENOENT" || existsSync(cwd)) return undefined;
+	return new Error(`the server's working directory (cwd) ${JSON.stringify(cwd)} does not exist, so ${JSON.stringify(command)} could not be started`, { cause: error });
+}
 
 /** How long each step of ending a server waits. */
 interface ShutdownTiming {
@@ -173,7 +183,7 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 				resolve();
 			});
 			child.on("error", (error) => {
-				if (!spawned) reject(error);
+				if (!spawned) reject(cwdMissing(error, command, cwd) ?? error);
 				this.onerror?.(error);
 			});
 		});

@@ -231,6 +231,12 @@ describe("connection faults (stdio)", () => {
 		expect(childPids()).toEqual([]);
 	});
 
+	it("says that a working directory is missing, not that the command is (Node reports both as ENOENT of the command)", async () => {
+		const attempt = connectMcpServers({ servers: { moved: faultServer({ cwd: "/nonexistent/project", reconnect: false }) }, onProblem: () => undefined });
+		await expect(attempt).rejects.toThrow(`- "moved": the server's working directory (cwd) "/nonexistent/project" does not exist, so ${JSON.stringify(process.execPath)} could not be started`);
+		expect(childPids()).toEqual([]);
+	});
+
 	it("quotes the last stderr lines of a server process that exits at start", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "agentchart-mcp-"));
 		const gate = join(dir, "down");
