@@ -9,6 +9,7 @@
 import type { APIError } from "@anthropic-ai/sdk";
 import type { AnthropicSdk } from "./anthropic-sdk.js";
 import { htmlErrorPageMessage, looksLikeHtml, statusLine } from "./http-error-text.js";
+import { describeNonStreamBody } from "./proxy-errors.js";
 import { describeNonSdkError, rootCauseMessage } from "../util/describe-error.js";
 
 /** The message of every aborted call, as in pi-ai. */
@@ -34,6 +35,21 @@ export function refusalMessage(): string {
  */
 export function missingApiKeyMessage(provider: string): string {
 	return `No API key for provider ${provider}: set ${provider.toUpperCase()}_API_KEY or pass apiKey`;
+}
+
+/**
+ * The message for a successful answer that was not an event stream: a web page or a JSON body
+ * (a wrong `baseUrl`, a gateway's login page, a server that ignored `stream: true`), or no body
+ * at all. `text` is the body (or its start), undefined when there was none.
+ *
+ * @example
+ * notAnEventStreamMessage("https://gw.example.com", 200, "text/html", "<html><body><h1>Sign in</h1></body></html>");
+ * // 'The server at https://gw.example.com answered 200 OK with an HTML page ("Sign in") instead of Anthropic\'s event stream (is the model\'s baseUrl right?)'
+ */
+export function notAnEventStreamMessage(baseUrl: string, status: number, contentType: string, text: string | undefined): string {
+	const what =
+		text === undefined ? "without a body" : text.trim() === "" ? "with an empty body" : `with ${describeNonStreamBody(contentType || "a body without a content type", text)}`;
+	return `The server at ${baseUrl} answered ${statusLine(status)} ${what} instead of Anthropic's event stream (is the model's baseUrl right?)`;
 }
 
 interface ErrorBody {

@@ -6,7 +6,7 @@
  * `error` event whose message keeps whatever content and usage had arrived.
  */
 import { streamOptionsProblem } from "./stream-option-check.js";
-import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
+import type { MessageCreateParamsStreaming } from "@anthropic-ai/sdk/resources/messages";
 import { type StopReason, usageCount } from "../types/content.js";
 import { createAssistantMessage } from "./assistant-message.js";
 import { endOnThrow } from "./unexpected-throw.js";
@@ -19,9 +19,11 @@ import {
 	abortedMessage,
 	describeAnthropicError,
 	missingApiKeyMessage,
+	notAnEventStreamMessage,
 	refusalMessage,
 	truncatedStreamMessage,
 } from "./anthropic-errors.js";
+import { type AnthropicStreamEvent, checkStreamEvent, type TypedRecord } from "./anthropic-events.js";
 import { buildAnthropicRequest, interleavedThinkingBeta } from "./anthropic-request.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
 import { calculateCost } from "./models.js";
@@ -65,6 +67,11 @@ function nonEmptyText(value: unknown): string | undefined {
 	return typeof value === "string" && value !== "" ? value : undefined;
 }
 
+/** Text the server sent, or undefined for anything else (a broken proxy's null or number). */
+function textOrUndefined(value: unknown): string | undefined {
+	return typeof value === "string" ? value : undefined;
+}
+
 /**
  * The message of a reply whose `tool_use` block came without a name.
  *
@@ -102,13 +109,16 @@ class AnthropicStreamReader {
 		return this.stopErrorMessage;
 	}
 
-	handle(event: RawMessageStreamEvent): void {
+	handle(event: AnthropicStreamEvent): void {
 		switch (event.type) {
 			case "message_start": {
 				const { message } = event;
-				this.output.responseId = message.id;
-				if (message.model && message.model !== this.model.id) this.output.responseModel = message.model;
-				this.updateUsage(message.usage);
+				// Kept only as text: the id and model are shown and logged, and a number or object there is a broken server's.
+				const id = nonEmptyText(message["id"]);
+				if (id) this.output.responseId = id;
+				const responseModel = nonEmptyText(message["model"]);
+				if (responseModel && responseModel !== this.model.id) this.output.responseModel = responseModel;
+				this.updateUsage(message["usage"]);
 				break;
 			}
 			case "content_block_start":
@@ -121,8 +131,8 @@ class AnthropicStreamReader {
 				this.stopBlock(event.index);
 				break;
 			case "message_delta": {
-				if (event.delta.stop_reason) {
-					const outcome = mapStopReason(event.delta.stop_reason);
+				if (event.stopReason) {
+					const outcome = mapStopReason(event.stopReason);
 					this.output.stopReason = outcome.stopReason;
 					this.stopErrorMessage = outcome.errorMessage;
 				}
@@ -135,29 +145,21 @@ class AnthropicStreamReader {
 		}
 	}
 
-	private updateUsage(
-		usage:
-			| {
-					input_tokens?: number | null | undefined;
-					output_tokens?: number | null | undefined;
-					cache_read_input_tokens?: number | null | undefined;
-					cache_creation_input_tokens?: number | null | undefined;
-			  }
-			| undefined,
-	): void {
+	private updateUsage(value: unknown): void {
 		// A proxy or compatible server may leave usage out or send counts the API never would.
-		if (usage === null || typeof usage !== "object") return;
+		if (value === null || typeof value !== "object") return;
+		const usage = value as Readonly<Record<string, unknown>>;
 		// message_delta repeats cumulative counts; a null means "unchanged", not zero.
 		const target = this.output.usage;
-		target.input = usageCount(usage.input_tokens, target.input);
-		target.output = usageCount(usage.output_tokens, target.output);
-		target.cacheRead = usageCount(usage.cache_read_input_tokens, target.cacheRead);
-		target.cacheWrite = usageCount(usage.cache_creation_input_tokens, target.cacheWrite);
+		target.input = usageCount(usage["input_tokens"], target.input);
+		target.output = usageCount(usage["output_tokens"], target.output);
+		target.cacheRead = usageCount(usage["cache_read_input_tokens"], target.cacheRead);
+		target.cacheWrite = usageCount(usage["cache_creation_input_tokens"], target.cacheWrite);
 		target.totalTokens = target.input + target.output + target.cacheRead + target.cacheWrite;
 		calculateCost(this.model, target);
 	}
 
-	private startBlock(index: number, block: Extract<RawMessageStreamEvent, { type: "content_block_start" }>["content_block"]): void {
+	private startBlock(index: number, block: TypedRecord): void {
 		const content = this.output.content;
 		const contentIndex = content.length;
 		const partial = this.output;
@@ -166,28 +168,30 @@ class AnthropicStreamReader {
 				content.push({ type: "text", text: "" });
 				this.openBlocks.set(index, { contentIndex, kind: "text" });
 				this.stream.push({ type: "text_start", contentIndex, partial });
-				if (block.text) this.appendText(contentIndex, block.text);
+				this.appendText(contentIndex, nonEmptyText(block["text"]));
 				break;
 			case "thinking":
-				content.push({ type: "thinking", thinking: "", thinkingSignature: block.signature ?? "" });
+				// A signature that is not text would be sent back as it is, and the API would refuse the request.
+				content.push({ type: "thinking", thinking: "", thinkingSignature: textOrUndefined(block["signature"]) ?? "" });
 				this.openBlocks.set(index, { contentIndex, kind: "thinking" });
 				this.stream.push({ type: "thinking_start", contentIndex, partial });
-				if (block.thinking) this.appendThinking(contentIndex, block.thinking);
+				this.appendThinking(contentIndex, nonEmptyText(block["thinking"]));
 				break;
 			case "redacted_thinking":
 				// The opaque payload travels in thinkingSignature so it can be sent back unchanged.
-				content.push({ type: "thinking", thinking: "[Reasoning redacted]", thinkingSignature: block.data, redacted: true });
+				// Without its data (a broken server's) it is left out of later requests.
+				content.push({ type: "thinking", thinking: "[Reasoning redacted]", thinkingSignature: textOrUndefined(block["data"]) ?? "", redacted: true });
 				this.openBlocks.set(index, { contentIndex, kind: "thinking" });
 				this.stream.push({ type: "thinking_start", contentIndex, partial });
 				break;
 			case "tool_use": {
 				// A call without a name cannot run, and sent back with name "" it makes the API refuse
 				// every later request of the session: the reply ends here, before the call is in it.
-				const name = nonEmptyText(block.name);
-				if (name === undefined) throw new Error(namelessToolCallMessage(index, block.id));
+				const name = nonEmptyText(block["name"]);
+				if (name === undefined) throw new Error(namelessToolCallMessage(index, block["id"]));
 				// A broken proxy may leave out the id: an id that is not text made every later request
 				// of the session fail while it was being built.
-				content.push({ type: "toolCall", id: nonEmptyText(block.id) ?? newToolUseId(), name, arguments: {} });
+				content.push({ type: "toolCall", id: nonEmptyText(block["id"]) ?? newToolUseId(), name, arguments: {} });
 				this.openBlocks.set(index, { contentIndex, kind: "toolCall", arguments: new StreamingArguments() });
 				this.stream.push({ type: "toolcall_start", contentIndex, partial });
 				break;
@@ -198,29 +202,32 @@ class AnthropicStreamReader {
 		}
 	}
 
-	private applyDelta(index: number, delta: Extract<RawMessageStreamEvent, { type: "content_block_delta" }>["delta"]): void {
+	private applyDelta(index: number, delta: TypedRecord): void {
 		const block = this.openBlocks.get(index);
 		if (!block) return;
 		switch (delta.type) {
 			case "text_delta":
-				this.appendText(block.contentIndex, delta.text);
+				this.appendText(block.contentIndex, delta["text"]);
 				break;
 			case "thinking_delta":
-				this.appendThinking(block.contentIndex, delta.thinking);
+				this.appendThinking(block.contentIndex, delta["thinking"]);
 				break;
 			case "signature_delta": {
+				// A missing signature would be appended as "undefined", and the API would refuse the block when sent back.
+				const signature = textOrUndefined(delta["signature"]);
 				const part = this.output.content[block.contentIndex];
-				if (part?.type === "thinking") part.thinkingSignature = (part.thinkingSignature ?? "") + delta.signature;
+				if (part?.type === "thinking" && signature !== undefined) part.thinkingSignature = (part.thinkingSignature ?? "") + signature;
 				break;
 			}
 			case "input_json_delta": {
+				const fragment = textOrUndefined(delta["partial_json"]);
 				const part = this.output.content[block.contentIndex];
-				if (part?.type !== "toolCall" || !block.arguments) break;
-				part.arguments = block.arguments.append(delta.partial_json);
+				if (part?.type !== "toolCall" || !block.arguments || fragment === undefined) break;
+				part.arguments = block.arguments.append(fragment);
 				this.stream.push({
 					type: "toolcall_delta",
 					contentIndex: block.contentIndex,
-					delta: delta.partial_json,
+					delta: fragment,
 					partial: this.output,
 				});
 				break;
@@ -230,7 +237,7 @@ class AnthropicStreamReader {
 		}
 	}
 
-	private appendText(contentIndex: number, text: string): void {
+	private appendText(contentIndex: number, text: unknown): void {
 		const part = this.output.content[contentIndex];
 		// A delta without text (null from a broken proxy) would be appended as "null".
 		if (part?.type !== "text" || typeof text !== "string") return;
@@ -238,7 +245,7 @@ class AnthropicStreamReader {
 		this.stream.push({ type: "text_delta", contentIndex, delta: text, partial: this.output });
 	}
 
-	private appendThinking(contentIndex: number, text: string): void {
+	private appendThinking(contentIndex: number, text: unknown): void {
 		const part = this.output.content[contentIndex];
 		if (part?.type !== "thinking" || typeof text !== "string") return;
 		part.thinking += text;
@@ -292,8 +299,9 @@ async function runAnthropicCall(
 	let received = 0;
 	let lastEvent = "none";
 	// The body's bytes, and how many had come by the last event: more since then were pings
-	// (the SDK drops them) or an event that never completed, not silence.
-	const meter: BodyMeter = { bytes: 0 };
+	// (the SDK drops them) or an event that never completed, not silence. Its start says what
+	// a body that held no event was.
+	const meter: BodyMeter = { bytes: 0, start: "" };
 	let bytesAtLastEvent = 0;
 	const stalledText = () => stalledMessage(options.timeoutMs ?? 0, received, meter.bytes > bytesAtLastEvent);
 	let sdk: AnthropicSdk | undefined;
@@ -314,14 +322,19 @@ async function runAnthropicCall(
 		stall.touch();
 		await options.onResponse?.({ status: response.status, headers: headersToRecord(response.headers) }, model);
 		stream.push({ type: "start", partial: output });
+		const notAStream = await nonStreamAnswerMessage(response, model.baseUrl);
+		if (notAStream) throw new Error(notAStream);
 
 		const reader = new AnthropicStreamReader(output, model, stream);
 		try {
-			for await (const event of events) {
+			for await (const raw of events) {
 				stall.touch();
 				bytesAtLastEvent = meter.bytes;
 				received++;
-				lastEvent = event.type;
+				// The SDK types its events, but they are the server's JSON as it came.
+				const event = checkStreamEvent(raw as unknown, received, lastEvent);
+				lastEvent = raw.type;
+				if (event === undefined) continue;
 				reader.handle(event);
 				if (reader.completed) break;
 			}
@@ -335,7 +348,13 @@ async function runAnthropicCall(
 		if (stalled) throw new Error(stalledText());
 		// The SDK ends iteration quietly when the request is aborted, so check before trusting the end.
 		if (signal?.aborted) throw new Error(abortedMessage);
-		if (!reader.completed) throw new Error(truncatedStreamMessage);
+		if (!reader.completed) {
+			// Not one event, and no sign of one: what came was something else under the event-stream type (or none).
+			if (received === 0 && !looksLikeEventStream(meter.start ?? "")) {
+				throw new Error(notAnEventStreamMessage(model.baseUrl, response.status, response.headers.get("content-type") ?? "", meter.start));
+			}
+			throw new Error(truncatedStreamMessage);
+		}
 		if (failedStop(output.stopReason)) {
 			output.errorMessage = reader.errorMessage ?? "The model stopped with an error";
 			stream.push({ type: "error", reason: output.stopReason, error: output });
@@ -351,6 +370,24 @@ async function runAnthropicCall(
 		stall.stop();
 		signal?.removeEventListener("abort", onAbort);
 	}
+}
+
+/**
+ * The error message for a successful answer that is plainly not an event stream (no body, a web
+ * page, a JSON body), read whole; undefined for one to read as events. The SDK would find no
+ * event in it and end with "stream ended before message_stop", or, without a body, its own
+ * "Attempted to iterate over a response with no body".
+ */
+async function nonStreamAnswerMessage(response: Response, baseUrl: string): Promise<string | undefined> {
+	const contentType = response.headers.get("content-type") ?? "";
+	if (response.body === null) return notAnEventStreamMessage(baseUrl, response.status, contentType, undefined);
+	if (!/html|json/i.test(contentType)) return undefined;
+	return notAnEventStreamMessage(baseUrl, response.status, contentType, await response.text());
+}
+
+/** True for text with an SSE field or comment line: a stream's start, even if it held no event the SDK passes on (pings). */
+function looksLikeEventStream(text: string): boolean {
+	return /^(?:event|data|id|retry)?:/m.test(text);
 }
 
 function stalledMessage(timeoutMs: number, received: number, keptAlive: boolean): string {

@@ -26,9 +26,17 @@ function describeBytes(bytes: number): string {
 	return Number.isInteger(megabytes) ? `${megabytes} MB` : `${bytes} bytes`;
 }
 
+/** How much of a body's start {@link BodyMeter.start} keeps: enough to tell a page or a JSON body from events. */
+export const BODY_START_CHARS = 2_048;
+
 /** Counts the bytes a body brought, for messages that say what arrived (keep-alive pings, say). */
 export interface BodyMeter {
 	bytes: number;
+	/**
+	 * When set (to ""), the body's first {@link BODY_START_CHARS} characters are kept here: a body
+	 * that held no event (an HTML page sent as an event stream, say) is then said for what it was.
+	 */
+	start?: string | undefined;
 }
 
 /**
@@ -53,10 +61,14 @@ export interface ReplyLimits {
 export function limitReply(body: ReadableStream<Uint8Array>, limits: ReplyLimits = {}): ReadableStream<Uint8Array> {
 	const maxBytes = limits.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
 	const meter = limits.meter ?? { bytes: 0 };
+	const decoder = new TextDecoder();
 	const lines = limitLineLength(body);
 	return lines.pipeThrough(
 		new TransformStream<Uint8Array, Uint8Array>({
 			transform(chunk, controller) {
+				if (meter.start !== undefined && meter.start.length < BODY_START_CHARS) {
+					meter.start += decoder.decode(chunk.subarray(0, BODY_START_CHARS), { stream: true });
+				}
 				meter.bytes += chunk.length;
 				if (maxBytes > 0 && meter.bytes > maxBytes) return controller.error(new ReplyTooLargeError(maxBytes));
 				controller.enqueue(chunk);

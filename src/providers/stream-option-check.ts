@@ -34,18 +34,22 @@ export function streamOptionsProblem(options: object, owner: string): string | u
 }
 
 /**
- * The time limit given to a provider SDK (and to a stall watch) for `timeoutMs`: undefined keeps
- * the SDK's default; 0 means no limit, as it does for the proxy, `maxReplyBytes` and the agent's
- * own timeouts (an SDK given 0 fails every request at once with "Request timed out"); a limit
- * beyond what a timer takes is capped there (an SDK's timer would fire at once).
+ * The time limit given to a provider SDK (and to a stall watch) for `timeoutMs`, in whole
+ * milliseconds: undefined keeps the SDK's default; 0 means no limit, as it does for the proxy,
+ * `maxReplyBytes` and the agent's own timeouts (an SDK given 0 fails every request at once with
+ * "Request timed out"); a limit beyond what a timer takes is capped there (an SDK's timer would
+ * fire at once). A fraction is rounded up, so the limit is never shorter than asked: the
+ * Anthropic SDK refuses one ("timeout must be an integer"), and `timeoutMs` computed from
+ * seconds (`0.3 * 1000`) is rarely whole.
  *
  * @example
  * requestTimeoutMs(undefined); // undefined
  * requestTimeoutMs(0); // 2147483647
  * requestTimeoutMs(30_000); // 30000
+ * requestTimeoutMs(2500.5); // 2501
  * requestTimeoutMs(3e9); // 2147483647
  */
 export function requestTimeoutMs(timeoutMs: number | undefined): number | undefined {
 	if (timeoutMs === undefined) return undefined;
-	return timeoutMs <= 0 ? LONGEST_DELAY : Math.min(timeoutMs, LONGEST_DELAY);
+	return timeoutMs <= 0 ? LONGEST_DELAY : Math.min(Math.ceil(timeoutMs), LONGEST_DELAY);
 }

@@ -53,6 +53,18 @@ export interface ErrorResponse {
 	headers?: Record<string, string>;
 }
 
+/**
+ * Any answer sent as it is: a status, a content type (none when left out) and a raw body, as a
+ * web server, a gateway's login page or a server that ignores `stream: true` would send.
+ */
+export interface RawResponse {
+	kind: "raw";
+	status: number;
+	/** Sent as is; left out for a bodiless status such as 204. */
+	body?: string;
+	contentType?: string;
+}
+
 /** Drop the connection before sending any response. */
 export interface ResetResponse {
 	kind: "reset";
@@ -63,7 +75,7 @@ export interface SilentResponse {
 	kind: "silent";
 }
 
-export type ScriptedResponse = SseResponse | ErrorResponse | ResetResponse | SilentResponse;
+export type ScriptedResponse = SseResponse | ErrorResponse | RawResponse | ResetResponse | SilentResponse;
 
 /** What the server received. */
 export interface RecordedRequest {
@@ -184,6 +196,10 @@ export async function startAnthropicServer(options: TestServerOptions = {}): Pro
 						...response.headers,
 					});
 					res.end(serialize(response.body));
+					return;
+				case "raw":
+					res.writeHead(response.status, response.contentType === undefined ? {} : { "content-type": response.contentType });
+					res.end(response.body);
 					return;
 				case "sse":
 					void writeSse(res, req.socket, response, released);

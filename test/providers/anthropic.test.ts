@@ -9,12 +9,15 @@ import {
 	type AnthropicTestServer,
 	blockDelta,
 	blockStart,
+	blockStop,
 	errorBody,
 	messageDelta,
 	messageStart,
 	messageStop,
 	ping,
+	type RawResponse,
 	redactedThinkingBlock,
+	type SseEvent,
 	startAnthropicServer,
 	streamError,
 	textBlock,
@@ -451,6 +454,120 @@ describe("streamAnthropic: failures", () => {
 		const { result } = await run();
 		expect(result.stopReason).toBe("error");
 		expect(result.errorMessage).toMatch(/^Malformed event in Anthropic's stream \(event 3, after content_block_start\): not valid JSON \(.+\)$/);
+	});
+
+	// Read as an event stream, such an answer held no event: "Anthropic stream ended before
+	// message_stop", or without a body the SDK's "Attempted to iterate over a response with no body".
+	const notEventStreams: [string, RawResponse, string][] = [
+		[
+			"an HTML page",
+			{ kind: "raw", status: 200, contentType: "text/html; charset=utf-8", body: "<!doctype html><html><head><title>nginx</title></head><body><h1>Welcome to nginx!</h1></body></html>" },
+			'200 OK with an HTML page ("Welcome to nginx!")',
+		],
+		[
+			"a message in one JSON body, not streamed",
+			{ kind: "raw", status: 200, contentType: "application/json", body: '{"id":"msg_1","type":"message","content":[{"type":"text","text":"Hi"}]}' },
+			'200 OK with application/json ({"id":"msg_1","type":"message","content":[{"type":"text","text":"Hi"}]})',
+		],
+		[
+			"an HTML page sent as an event stream",
+			{ kind: "raw", status: 200, contentType: "text/event-stream", body: "<html><body><h1>Sign in</h1></body></html>" },
+			'200 OK with an HTML page ("Sign in")',
+		],
+		["text without a content type", { kind: "raw", status: 200, body: "It works!" }, "200 OK with a body without a content type (It works!)"],
+		["an empty event stream", { kind: "raw", status: 200, contentType: "text/event-stream", body: "" }, "200 OK with an empty body"],
+		["no body at all", { kind: "raw", status: 204 }, "204 No Content without a body"],
+	];
+
+	it.each(notEventStreams)("says what came back when a successful answer is not an event stream: %s", async (_what, response, what) => {
+		server.respond(response);
+		const { events, result } = await run();
+		expect(events.map((e) => e.type)).toEqual(["start", "error"]);
+		expect(result.stopReason).toBe("error");
+		expect(result.errorMessage).toBe(`The server at ${server.baseUrl} answered ${what} instead of Anthropic's event stream (is the model's baseUrl right?)`);
+	});
+
+	it("still calls an event stream of pings alone cut short, not something else", async () => {
+		server.respond({ kind: "raw", status: 200, contentType: "text/event-stream", body: 'event: ping\ndata: {"type":"ping"}\n\n' });
+		const { result } = await run();
+		expect(result.errorMessage).toBe("Anthropic stream ended before message_stop");
+	});
+
+	// Valid JSON of the wrong shape (from a proxy or a compatible server) gave a bare TypeError:
+	// "Cannot read properties of undefined (reading 'type')" named neither the event nor the field.
+	const malformedEvents: [string, SseEvent[], string][] = [
+		["null", [{ event: "content_block_delta", data: "null" }], "(event 2, after message_start): expected a JSON object with a \"type\", got null"],
+		["a number", [{ event: "message_delta", data: "42" }], "(event 2, after message_start): expected a JSON object with a \"type\", got 42"],
+		[
+			"content_block_start without content_block",
+			[{ event: "content_block_start", data: { type: "content_block_start", index: 0 } }],
+			'(event 2, content_block_start): no "content_block" object with a "type": {"type":"content_block_start","index":0}',
+		],
+		[
+			"content_block_delta without delta",
+			[blockStart(0, { type: "text", text: "" }), { event: "content_block_delta", data: { type: "content_block_delta", index: 0 } }],
+			'(event 3, content_block_delta): no "delta" object with a "type": {"type":"content_block_delta","index":0}',
+		],
+		[
+			"content_block_delta without index",
+			[blockStart(0, { type: "text", text: "" }), { event: "content_block_delta", data: { type: "content_block_delta", delta: { type: "text_delta", text: "x" } } }],
+			'(event 3, content_block_delta): no "index" (a whole number, at least 0): {"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}',
+		],
+		[
+			"message_delta without delta",
+			[{ event: "message_delta", data: { type: "message_delta", usage: { output_tokens: 2 } } }],
+			'(event 2, message_delta): no "delta" object: {"type":"message_delta","usage":{"output_tokens":2}}',
+		],
+		[
+			"message_delta with a stop_reason that is not text",
+			[{ event: "message_delta", data: { type: "message_delta", delta: { stop_reason: { why: "x" } } } }],
+			'(event 2, message_delta): "delta.stop_reason" is neither a string nor null: {"type":"message_delta","delta":{"stop_reason":{"why":"x"}}}',
+		],
+	];
+
+	it.each(malformedEvents)("names the event and what it lacks for valid JSON of the wrong shape: %s", async (_what, events, detail) => {
+		server.respond({ kind: "sse", events: [messageStart("msg_shape"), ...events, messageDelta("end_turn"), messageStop()] });
+		const { events: seen, result } = await run();
+		expect(result.stopReason).toBe("error");
+		expect(result.errorMessage).toBe(`Malformed event in Anthropic's stream ${detail}`);
+		expect(seen.at(-1)?.type).toBe("error");
+		expect(result.responseId).toBe("msg_shape");
+	});
+
+	it("names a message_start without its message", async () => {
+		server.respond({ kind: "sse", events: [{ event: "message_start", data: { type: "message_start" } }, messageDelta("end_turn"), messageStop()] });
+		const { result } = await run();
+		expect(result.errorMessage).toBe('Malformed event in Anthropic\'s stream (event 1, message_start): no "message" object: {"type":"message_start"}');
+	});
+
+	it("skips fields of the wrong kind inside a block or delta instead of storing them", async () => {
+		const start = messageStart("msg_fields");
+		(start.data as { message: { model: unknown } }).message.model = 7;
+		server.respond({
+			kind: "sse",
+			events: [
+				start,
+				blockStart(0, { type: "thinking", thinking: "", signature: 5 }),
+				blockDelta(0, { type: "thinking_delta", thinking: "hmm" }),
+				blockDelta(0, { type: "signature_delta" }),
+				blockDelta(0, { type: "signature_delta", signature: "sig" }),
+				blockStop(0),
+				blockStart(1, { type: "tool_use", id: "toolu_1", name: "read", input: {} }),
+				blockDelta(1, { type: "input_json_delta", partial_json: '{"path":' }),
+				blockDelta(1, { type: "input_json_delta" }),
+				blockDelta(1, { type: "input_json_delta", partial_json: '"a.txt"}' }),
+				blockStop(1),
+				messageDelta("tool_use"),
+				messageStop(),
+			],
+		});
+		const { result } = await run();
+		expect(result.errorMessage).toBeUndefined();
+		expect(result.responseModel).toBeUndefined();
+		expect(result.content).toEqual([
+			{ type: "thinking", thinking: "hmm", thinkingSignature: "sig" },
+			{ type: "toolCall", id: "toolu_1", name: "read", arguments: { path: "a.txt" } },
+		]);
 	});
 
 	it("ends a stream that stalls after the headers within timeoutMs, keeping what arrived", async () => {
