@@ -5,7 +5,7 @@
  * (see sdk.ts). Nothing here loads the SDK.
  */
 export type { AgentSessions, AgentSessionsOptions, AgentSessionHandlers } from "./session-object.js";
-export { createSessionClient, watchSession, SessionCallError, SessionUnreachableError, type CallOptions, type SentCall, type SessionClient, type SessionClientOptions, type SessionHandle } from "./client.js";
+export { createSessionClient, watchSession, SessionCallError, SessionBodyTooLargeError, SessionUnreachableError, type CallOptions, type SentCall, type SessionClient, type SessionClientOptions, type SessionHandle } from "./client.js";
 export { createEventHub, type EventHub, type EventHubOptions } from "./event-hub.js";
 export { createHttpEventSink, sessionEventOf, type SessionEvent, type SessionEventEnvelope, type SessionEventSink, type SlimAssistantMessageEvent } from "./session-events.js";
 export { describeSession, isWaitingForApproval, pendingApprovalsOf } from "./session-view.js";

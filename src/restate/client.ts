@@ -26,7 +26,8 @@ export interface SessionClientOptions {
 }
 
 /**
- * Options of one call.
+ * Options of one call. A call given an option it does not take (a misspelt `idempotencyKye`,
+ * which would let a retry run the call twice) rejects with a `TypeError` and sends nothing.
  *
  * @example
  * const options: CallOptions = { idempotencyKey: "msg-1842", signal: AbortSignal.timeout(60_000) };
@@ -39,8 +40,10 @@ export interface CallOptions {
 	signal?: AbortSignal | undefined;
 }
 
+/** The options of every call. */
+const CALL_OPTIONS = ["idempotencyKey", "signal"] as const satisfies readonly (keyof CallOptions)[];
 /** What `approve` takes beside the id: the decision's one option and those of every call. */
-const APPROVE_OPTIONS: readonly string[] = ["arguments", "idempotencyKey", "signal"] satisfies (keyof (CallOptions & { arguments?: unknown }))[];
+const APPROVE_OPTIONS = ["arguments", ...CALL_OPTIONS] as const satisfies readonly (keyof (CallOptions & { arguments?: unknown }))[];
 
 /** A value as an error shows it. The client loads nothing beside its own module (it runs in pages), so not agent-input's `shown`, which reaches for `node:util`. */
 function shown(value: unknown): string {
@@ -93,7 +96,7 @@ export interface SessionHandle {
 	prompt(input: PromptInput, options?: CallOptions): Promise<RunResult>;
 	/** Approves a waiting call (optionally with other arguments); resolves when the run stops again. Rejects with a `TypeError`, sending nothing, for an option it does not take (`{ args }`). */
 	approve(toolCallId: string, options?: CallOptions & { arguments?: unknown }): Promise<RunResult>;
-	/** Rejects a waiting call; resolves when the run stops again. */
+	/** Rejects a waiting call; resolves when the run stops again. Rejects with a `TypeError`, sending nothing, for an option it does not take (`{ idempotencyKye }`). */
 	reject(toolCallId: string, reason?: string, options?: CallOptions): Promise<RunResult>;
 	/** Steers the run going on (delivered after its current turn), or starts one. */
 	steer(input: QueuedInput, options?: CallOptions): Promise<QueuedResult>;
@@ -121,6 +124,7 @@ export interface SessionHandle {
  * const result = await client.session("user-42").prompt("Hello");
  */
 export interface SessionClient {
+	/** The session keyed `sessionId` (a non-empty string; anything else throws a `TypeError`). */
 	session(sessionId: string): SessionHandle;
 	/** Waits for the result of a call sent with `send` (Restate keeps it for the idempotency or journal retention). */
 	result<T = RunResult>(call: SentCall, options?: Pick<CallOptions, "signal">): Promise<T>;
@@ -171,6 +175,63 @@ export class SessionUnreachableError extends Error {
 	}
 }
 
+/**
+ * A call whose body Restate's ingress (or a proxy in front of it) refuses as too large: its
+ * request size limit (`ingress.request-size-limit`, by default `networking.message-size-limit`,
+ * 32 MiB). The call did not run, and the same body will be refused again: send less (keep large
+ * data out of a prompt: a path or an id a tool can read). `status` is 413, as a session's own
+ * refusal of an input that would take it over `maxSessionBytes`, which is a plain
+ * {@link SessionCallError}.
+ *
+ * `answered` says whether the 413 itself was read. The ingress answers before it reads such a
+ * body and closes the connection, so fetch often fails while it still sends the body (`write
+ * EPIPE`) and never sees the answer. That failure, on a body of 1 MiB or more, is reported as
+ * this error with `answered: false`: the call was not taken (Restate had not received its
+ * body), and the message says how likely the size is the reason (a body under Restate's
+ * default limit may have met a connection that broke for another reason; it may be sent again).
+ *
+ * @example
+ * try {
+ *   await session.prompt(hugeText);
+ * } catch (error) {
+ *   if (error instanceof SessionBodyTooLargeError) console.log(`${error.bytes} bytes is too much for one call`);
+ * }
+ */
+export class SessionBodyTooLargeError extends SessionCallError {
+	constructor(
+		message: string,
+		/** The size of the call's body (its JSON), in bytes. */
+		readonly bytes: number,
+		/** Whether Restate's (or a proxy's) 413 was read; false when the connection closed while the body was being sent. */
+		readonly answered: boolean,
+		options?: { cause?: unknown },
+	) {
+		super(message, 413);
+		this.name = "SessionBodyTooLargeError";
+		if (options?.cause !== undefined) this.cause = options.cause;
+	}
+}
+
+/** Restate's default limit of an ingress request (`networking.message-size-limit`). */
+const DEFAULT_INGRESS_LIMIT = 32 * 1024 * 1024;
+/**
+ * The smallest body whose connection closing mid-send is read as a size refusal: a smaller one
+ * is written whole before the ingress could answer it, so its connection closed for another
+ * reason (a restart, an idle connection dropped) and the call may simply be sent again.
+ */
+const LARGE_BODY = 1024 * 1024;
+
+/** A size as the messages give it (the worker's own formatter is not loaded here: see `shown`). */
+function sizeOf(bytes: number): string {
+	if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+	return `${Math.ceil(bytes / 1024)} KiB`;
+}
+
+/** What a call sends (its `init.body`), in bytes. */
+function bodyBytes(init: RequestInit): number {
+	return typeof init.body === "string" ? new TextEncoder().encode(init.body).length : 0;
+}
+
 /** What fetch's bare "fetch failed" hides: the system's reason (`connect ECONNREFUSED 127.0.0.1:8080`). */
 function reasonOf(error: unknown): string {
 	const cause = (error as { cause?: unknown } | undefined)?.cause;
@@ -178,21 +239,49 @@ function reasonOf(error: unknown): string {
 	return described(cause) ?? described(error) ?? String(error);
 }
 
+/** What a call that got no answer should do next. */
+const RETRY_ADVICE = "whether it ran is unknown (send it again with the same idempotencyKey)";
+
+/** Whether fetch failed while it was still writing the request (the peer had closed the connection). */
+function failedWhileSending(error: unknown): boolean {
+	const cause = (error as { cause?: { code?: unknown; syscall?: unknown } } | undefined)?.cause;
+	return cause?.code === "EPIPE" || (cause?.code === "ECONNRESET" && cause.syscall === "write");
+}
+
 /**
  * Sends one request; a failure to reach `url` is a {@link SessionUnreachableError} naming what
- * was called and where. An abort through the caller's own signal stays the `AbortError` it is.
+ * was called and where, and `advice` on what to do next. An abort through the caller's own
+ * signal stays the `AbortError` it is. A large body whose connection closed while it was sent
+ * is a {@link SessionBodyTooLargeError}: sent again, it would fail again.
  */
-async function reach(doFetch: typeof fetch, url: string, init: RequestInit, what: string): Promise<Response> {
+async function reach(doFetch: typeof fetch, url: string, init: RequestInit, what: string, advice = RETRY_ADVICE): Promise<Response> {
 	try {
 		return await doFetch(url, init);
 	} catch (error) {
 		if (init.signal?.aborted) throw error;
 		const where = url.split("?")[0] ?? url;
-		throw new SessionUnreachableError(`agentchart/restate: ${what}: could not reach ${where} (${reasonOf(error)}); whether it ran is unknown (send it again with the same idempotencyKey)`, where, { cause: error });
+		const bytes = bodyBytes(init);
+		// The ingress answers 413 to a body over its limit before reading it, and closes the
+		// connection: fetch, still writing the body, fails with EPIPE and never reads the answer.
+		// A body cut off was not taken (Restate needs all of it to make an invocation).
+		if (bytes >= LARGE_BODY && failedWhileSending(error)) {
+			const likely =
+				bytes > DEFAULT_INGRESS_LIMIT
+					? `at ${sizeOf(bytes)} it is over Restate's default limit of ${sizeOf(DEFAULT_INGRESS_LIMIT)}, and sending it again will fail the same way (unless that limit was raised)`
+					: `at ${sizeOf(bytes)} it is under Restate's default limit of ${sizeOf(DEFAULT_INGRESS_LIMIT)}, so this is the reason only if your limit is lower; if it is not, the connection broke for another reason, and the call may be sent again`;
+			throw new SessionBodyTooLargeError(
+				`agentchart/restate: ${what}: the connection to ${where} closed while the call's body (${sizeOf(bytes)} of JSON) was being sent (${reasonOf(error)}), so the call was not taken. ` +
+					`Restate's ingress does so when a body is over its request size limit (ingress.request-size-limit), answering 413 before it reads the body: ${likely}. Send less (large data belongs in a file or store a tool reads, not in the call)`,
+				bytes,
+				false,
+				{ cause: error },
+			);
+		}
+		throw new SessionUnreachableError(`agentchart/restate: ${what}: could not reach ${where} (${reasonOf(error)}); ${advice}`, where, { cause: error });
 	}
 }
 
-async function answer<T>(response: Response, what: string): Promise<T> {
+async function answer<T>(response: Response, what: string, bytes: () => number): Promise<T> {
 	const text = await response.text();
 	if (!response.ok) {
 		let message = text;
@@ -200,6 +289,16 @@ async function answer<T>(response: Response, what: string): Promise<T> {
 			message = (JSON.parse(text) as { message?: string }).message ?? text;
 		} catch {
 			// Not JSON: the text is the message.
+		}
+		// A session's own 413 (an input over maxSessionBytes) says so, from agentchart; any other
+		// came from the ingress's size limit ("length limit exceeded") or a proxy's.
+		if (response.status === 413 && !message.startsWith("agentchart")) {
+			throw new SessionBodyTooLargeError(
+				`agentchart/restate: ${what}: the call's body (${sizeOf(bytes())} of JSON) is over the request size limit of Restate's ingress (ingress.request-size-limit, ${sizeOf(DEFAULT_INGRESS_LIMIT)} by default) or of a proxy in front of it, which answered 413 (${JSON.stringify(message.slice(0, 200))}). ` +
+					"The call did not run, and sending it again will fail the same way: send less (large data belongs in a file or store a tool reads, not in the call)",
+				bytes(),
+				true,
+			);
 		}
 		throw new SessionCallError(message || `HTTP ${response.status}`, response.status);
 	}
@@ -234,30 +333,44 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
 		const init: RequestInit = { method: "POST", headers, body: input === undefined ? "" : JSON.stringify(input) };
 		if (call?.signal) init.signal = call.signal;
 		const what = `${handler}${send ? " (send)" : ""} on session ${JSON.stringify(sessionId)}`;
-		return answer<T>(await reach(doFetch, url, init, what), what);
+		return answer<T>(await reach(doFetch, url, init, what), what, () => bodyBytes(init));
 	};
-	// A misspelt option is refused, not dropped: an approval whose `args` never left would run the model's arguments.
+	// A misspelt option is refused, not dropped: an approval whose `args` never left would run
+	// the model's arguments, a rejection whose `idempotencyKye` never left may be decided twice.
+	const checkOptions = (call: string, opts: object | undefined, known: readonly string[]): void => {
+		const unknown = opts === undefined || opts === null ? [] : Object.keys(opts).filter((key) => !known.includes(key));
+		if (unknown.length > 0) throw new TypeError(`agentchart/restate: ${call}: unknown option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (the options are ${known.map((key) => `"${key}"`).join(", ")}); nothing was sent`);
+	};
 	const approveInput = (toolCallId: string, opts: (CallOptions & { arguments?: unknown }) | undefined): ApproveInput => {
-		const unknown = opts === undefined || opts === null ? [] : Object.keys(opts).filter((key) => !APPROVE_OPTIONS.includes(key));
-		if (unknown.length > 0) throw new TypeError(`agentchart/restate: approve(${JSON.stringify(toolCallId)}, options): unknown option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (the options are ${APPROVE_OPTIONS.map((key) => `"${key}"`).join(", ")}); nothing was sent`);
+		checkOptions(`approve(${JSON.stringify(toolCallId)}, options)`, opts, APPROVE_OPTIONS);
 		return { toolCallId, arguments: opts?.arguments };
+	};
+	const callOptions = (call: string, opts: CallOptions | undefined): CallOptions | undefined => {
+		checkOptions(call, opts, CALL_OPTIONS);
+		return opts;
+	};
+	const rejectInput = (toolCallId: string, reason: string | undefined, opts: CallOptions | undefined): RejectInput => {
+		checkOptions(`reject(${JSON.stringify(toolCallId)}, reason, options)`, opts, CALL_OPTIONS);
+		return { toolCallId, reason };
 	};
 	return {
 		session(sessionId) {
+			// Put in the URL as it is, `undefined` or 123 would address a session keyed "undefined" or "123".
+			if (typeof sessionId !== "string" || sessionId === "") throw new TypeError(`agentchart/restate: client.session(sessionId): sessionId must be the session's key, a non-empty string, got ${shown(sessionId)}`);
 			return {
 				sessionId,
-				prompt: (input, opts) => call(sessionId, "prompt", input, opts, false),
+				prompt: async (input, opts) => call(sessionId, "prompt", input, callOptions("prompt(input, options)", opts), false),
 				approve: async (toolCallId, opts) => call(sessionId, "approve", approveInput(toolCallId, opts), opts, false),
-				reject: (toolCallId, reason, opts) => call(sessionId, "reject", { toolCallId, reason } satisfies RejectInput, opts, false),
-				steer: (input, opts) => call(sessionId, "steer", input, opts, false),
-				followUp: (input, opts) => call(sessionId, "followUp", input, opts, false),
-				abort: (opts) => call(sessionId, "abort", undefined, opts, false),
-				snapshot: (opts) => call(sessionId, "snapshot", undefined, opts, false),
-				state: (opts) => call(sessionId, "state", undefined, opts, false),
+				reject: async (toolCallId, reason, opts) => call(sessionId, "reject", rejectInput(toolCallId, reason, opts), opts, false),
+				steer: async (input, opts) => call(sessionId, "steer", input, callOptions("steer(input, options)", opts), false),
+				followUp: async (input, opts) => call(sessionId, "followUp", input, callOptions("followUp(input, options)", opts), false),
+				abort: async (opts) => call(sessionId, "abort", undefined, callOptions("abort(options)", opts), false),
+				snapshot: async (opts) => call(sessionId, "snapshot", undefined, callOptions("snapshot(options)", opts), false),
+				state: async (opts) => call(sessionId, "state", undefined, callOptions("state(options)", opts), false),
 				send: {
-					prompt: (input, opts) => call(sessionId, "prompt", input, opts, true),
+					prompt: async (input, opts) => call(sessionId, "prompt", input, callOptions("send.prompt(input, options)", opts), true),
 					approve: async (toolCallId, opts) => call(sessionId, "approve", approveInput(toolCallId, opts), opts, true),
-					reject: (toolCallId, reason, opts) => call(sessionId, "reject", { toolCallId, reason } satisfies RejectInput, opts, true),
+					reject: async (toolCallId, reason, opts) => call(sessionId, "reject", rejectInput(toolCallId, reason, opts), opts, true),
 				},
 			};
 		},
@@ -265,7 +378,7 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
 			const init: RequestInit = { method: "GET", headers: { ...options.headers } };
 			if (opts?.signal) init.signal = opts.signal;
 			const what = `result of invocation ${JSON.stringify(sent.invocationId)}`;
-			return answer<T>(await reach(doFetch, `${base}/restate/invocation/${encodeURIComponent(sent.invocationId)}/attach`, init, what), what);
+			return answer<T>(await reach(doFetch, `${base}/restate/invocation/${encodeURIComponent(sent.invocationId)}/attach`, init, what), what, () => 0);
 		},
 	};
 }
@@ -284,7 +397,9 @@ export async function* watchSession(hubUrl: string, sessionId: string | undefine
 	const query = sessionId === undefined ? "" : `?session=${encodeURIComponent(sessionId)}`;
 	let response: Response;
 	try {
-		response = await reach(fetch, `${hubUrl.replace(/\/$/, "")}/events${query}`, signal ? { signal } : {}, `watchSession(${JSON.stringify(hubUrl)})`);
+		// A listener sent nothing: "whether it ran is unknown" would not apply.
+		const advice = "is the event hub running there? Watch again once it is (events sent meanwhile are lost: a session's state has its transcript)";
+		response = await reach(fetch, `${hubUrl.replace(/\/$/, "")}/events${query}`, signal ? { signal } : {}, `watchSession(${JSON.stringify(hubUrl)})`, advice);
 	} catch (error) {
 		if (signal?.aborted) return;
 		throw error;

@@ -19,8 +19,9 @@
  * run (Restate's queue of a key cannot be read, and its invocation ids are not known before a
  * call starts): each command registers with the inbox as it starts (`begin`), an abort marks the
  * inbox and sends a mark of its own (`settleAbort`) through the session's queue, behind every
- * call received before it. A command that starts while the mark is still ahead of it was
- * received before the abort, and is aborted at once; once the mark came through, calls run again.
+ * call received before it, and answers only once the mark has arrived there (`arrived`). A
+ * command that starts while the mark is still ahead of it was received before the abort, and is
+ * aborted at once; once the mark came through, calls run again.
  */
 import type * as restate from "@restatedev/restate-sdk";
 import { shown, unknownKeys } from "../agent-input.js";
@@ -192,6 +193,21 @@ function checkSessionsOptions(options: AgentSessionsOptions): void {
 }
 
 /**
+ * The byte limit `field` was given, or `fallback`; a TypeError for what is not a number of at
+ * least 1024. A string is named as one: shown bare, "2048" looked like a number, and a large enough one.
+ *
+ * @example
+ * byteLimit("maxStepBytes", undefined, DEFAULT_MAX_STEP_BYTES); // 8 MiB
+ * byteLimit("maxStepBytes", "2048", DEFAULT_MAX_STEP_BYTES); // throws: ... (got the string "2048")
+ */
+function byteLimit(field: string, value: unknown, fallback: number): number {
+	const limit = value ?? fallback;
+	if (typeof limit === "number" && Number.isFinite(limit) && limit >= 1024) return limit;
+	const got = typeof value === "number" ? String(value) : typeof value === "string" ? `the string ${JSON.stringify(value)}` : shown(value);
+	throw new TypeError(`agentchart/restate: ${field} must be a number of bytes, at least 1024 (got ${got})`);
+}
+
+/**
  * `createAgentSessions` (see `index.ts`) with the SDK build that will serve the objects (see sdk.ts).
  *
  * @example
@@ -200,10 +216,8 @@ function checkSessionsOptions(options: AgentSessionsOptions): void {
  */
 export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsOptions): AgentSessions {
 	checkSessionsOptions(options);
-	const maxStepBytes = options.maxStepBytes ?? DEFAULT_MAX_STEP_BYTES;
-	if (!Number.isFinite(maxStepBytes) || maxStepBytes < 1024) throw new TypeError(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(options.maxStepBytes)})`);
-	const maxSessionBytes = options.maxSessionBytes ?? DEFAULT_MAX_SESSION_BYTES;
-	if (!Number.isFinite(maxSessionBytes) || maxSessionBytes < 1024) throw new TypeError(`agentchart/restate: maxSessionBytes must be a number of bytes, at least 1024 (got ${String(options.maxSessionBytes)})`);
+	const maxStepBytes = byteLimit("maxStepBytes", options.maxStepBytes, DEFAULT_MAX_STEP_BYTES);
+	const maxSessionBytes = byteLimit("maxSessionBytes", options.maxSessionBytes, DEFAULT_MAX_SESSION_BYTES);
 	if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== "function") {
 		throw new Error(`agentchart/restate: the Restate SDK needs Node 22 or newer (this is Node ${process.versions.node})`);
 	}
@@ -290,7 +304,11 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 			settleAbort: (ctx: restate.ObjectContext, mark: number) => Promise<void>;
 		}
 	>;
-	type SelfApi = { deliver: (ctx: restate.ObjectContext) => Promise<RunResult | null>; settleAbort: (ctx: restate.ObjectContext, mark: number) => Promise<RunResult | null> };
+	type SelfApi = {
+		deliver: (ctx: restate.ObjectContext) => Promise<RunResult | null>;
+		settleAbort: (ctx: restate.ObjectContext, mark: number) => Promise<RunResult | null>;
+		arrived: (ctx: restate.ObjectSharedContext) => Promise<boolean>;
+	};
 	const selfApi = self as restate.VirtualObjectDefinition<string, SelfApi>;
 
 	const queue = async (ctx: restate.ObjectSharedContext, mode: QueuedMessage["mode"], input: unknown): Promise<QueuedResult> => {
@@ -355,8 +373,20 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				if (current !== null) ctx.invocation(sdk.InvocationIdParser.fromString(current)).cancel();
 				const waiting = await ctx.get<number>(STATE_KEYS.waiting);
 				ctx.objectSendClient(selfApi, ctx.key).settleAbort(mark);
+				// A one-way message reaches the session's queue some time after it is sent, and the
+				// answer could go out first: a prompt sent on that answer then arrived ahead of the
+				// mark, and was aborted (or refused by the run waiting for approval, which the mark
+				// aborts). Calls from one handler to one object arrive in the order they were made
+				// (Restate's ordering guarantee), so once this call behind the mark has answered, the
+				// mark is queued, and every call received after this abort answers queues behind it.
+				// (Waiting for `settleAbort` itself would hold the answer until the cancelled run and
+				// the calls before the mark have ended, as long as a tool that ignores its signal.)
+				await ctx.objectClient(selfApi, ctx.key).arrived();
 				return { cancelled: current, waiting: current === null && waiting !== null };
 			}),
+			// What `abort` calls behind its mark (see there): shared, so it answers on arrival, not
+			// behind the session's queue.
+			arrived: sdk.handlers.object.shared({ ingressPrivate: true }, async (): Promise<boolean> => true),
 			snapshot: sdk.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<StoredSnapshot> => (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot)) ?? null),
 			state: sdk.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionState> => {
 				const snapshot = await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot);

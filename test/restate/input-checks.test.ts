@@ -67,6 +67,40 @@ describe("decisions with a field the session does not know", () => {
 	});
 });
 
+describe("call options the client does not know", () => {
+	it("reject refuses a misspelt option and sends nothing, as approve does; the known ones go out", async () => {
+		const session = createSessionClient({ ingressUrl }).session("s2");
+		const before = received.length;
+		await expect(session.reject("t1", "not today", { idempotencyKye: "k1" } as never)).rejects.toThrow(/^agentchart\/restate: reject\("t1", reason, options\): unknown option "idempotencyKye" \(the options are "idempotencyKey", "signal"\); nothing was sent$/);
+		await expect(session.send.reject("t1", undefined, { signl: AbortSignal.timeout(1000) } as never)).rejects.toBeInstanceOf(TypeError);
+		// Every other call too: a misspelt idempotencyKey would make a retry run the call twice.
+		await expect(session.prompt("hello", { idempotencyKye: "k2" } as never)).rejects.toThrow(/prompt\(input, options\): unknown option "idempotencyKye"/);
+		await expect(session.send.prompt("hello", { idempotency_key: "k2" } as never)).rejects.toThrow(/send\.prompt\(input, options\): unknown option "idempotency_key"/);
+		await expect(session.state({ timeout: 5 } as never)).rejects.toThrow(/state\(options\): unknown option "timeout"/);
+		expect(received.length).toBe(before);
+		await session.reject("t1", "not today", { idempotencyKey: "k1" });
+		expect(received.slice(before)).toEqual(['/AgentSession/s2/reject {"toolCallId":"t1","reason":"not today"}']);
+	});
+});
+
+describe("a session id that is not a key", () => {
+	it("is refused by client.session with a TypeError naming the argument, before any call could address a session keyed \"undefined\"", () => {
+		const client = createSessionClient({ ingressUrl });
+		const refusals: [unknown, string][] = [
+			[undefined, "got undefined"],
+			[123, "got 123"],
+			["", 'got ""'],
+			[null, "got null"],
+			[{ id: "s1" }, 'got {"id":"s1"}'],
+		];
+		for (const [sessionId, got] of refusals) {
+			expect(() => client.session(sessionId as string)).toThrow(TypeError);
+			expect(() => client.session(sessionId as string)).toThrow(`agentchart/restate: client.session(sessionId): sessionId must be the session's key, a non-empty string, ${got}`);
+		}
+		expect(client.session("user-42").sessionId).toBe("user-42");
+	});
+});
+
 describe("a client made with options no call could go out with", () => {
 	it("is refused when it is made, naming the field", () => {
 		const refusals: [unknown, RegExp][] = [

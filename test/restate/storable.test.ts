@@ -47,10 +47,16 @@ describe("storableSerde", () => {
 describe("createAgentSessions' maxStepBytes", () => {
 	it("refuses what is not a number of bytes, at least 1024", () => {
 		// A TypeError, as every other option of createAgentSessions that is wrong (docs/restate.md).
-		for (const bad of [0, 100, 1023, Number.NaN, Number.POSITIVE_INFINITY, "8MB" as unknown as number]) {
+		for (const bad of [0, 100, 1023, Number.NaN, Number.POSITIVE_INFINITY]) {
 			const make = () => createAgentSessions({ agent: () => ({}), maxStepBytes: bad });
 			expect(make).toThrow(TypeError);
 			expect(make).toThrow(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${String(bad)})`);
+		}
+		// A string says it is one: shown bare, "2048" read as a number large enough.
+		for (const [bad, got] of [["2048", 'the string "2048"'], ["8MB", 'the string "8MB"'], [true, "true"]] as const) {
+			const make = () => createAgentSessions({ agent: () => ({}), maxStepBytes: bad as unknown as number });
+			expect(make).toThrow(TypeError);
+			expect(make).toThrow(`agentchart/restate: maxStepBytes must be a number of bytes, at least 1024 (got ${got})`);
 		}
 		// (On a Node without Promise.withResolvers the SDK check refuses it next, which is not this.)
 		expect(() => createAgentSessions({ agent: () => ({}), maxStepBytes: 1024 })).not.toThrow(/maxStepBytes/);
@@ -60,10 +66,16 @@ describe("createAgentSessions' maxStepBytes", () => {
 describe("createAgentSessions' maxSessionBytes", () => {
 	it("refuses what is not a number of bytes, at least 1024", () => {
 		// A TypeError, as every other option of createAgentSessions that is wrong (docs/restate.md).
-		for (const bad of [0, 100, 1023, Number.NaN, Number.POSITIVE_INFINITY, "8MB" as unknown as number]) {
+		for (const bad of [0, 100, 1023, Number.NaN, Number.POSITIVE_INFINITY]) {
 			const make = () => createAgentSessions({ agent: () => ({}), maxSessionBytes: bad });
 			expect(make).toThrow(TypeError);
 			expect(make).toThrow(`agentchart/restate: maxSessionBytes must be a number of bytes, at least 1024 (got ${String(bad)})`);
+		}
+		// A string says it is one: shown bare, "2048" read as a number large enough.
+		for (const [bad, got] of [["2048", 'the string "2048"'], ["8MB", 'the string "8MB"'], [true, "true"]] as const) {
+			const make = () => createAgentSessions({ agent: () => ({}), maxSessionBytes: bad as unknown as number });
+			expect(make).toThrow(TypeError);
+			expect(make).toThrow(`agentchart/restate: maxSessionBytes must be a number of bytes, at least 1024 (got ${got})`);
 		}
 		// (On a Node without Promise.withResolvers the SDK check refuses it next, which is not this.)
 		expect(() => createAgentSessions({ agent: () => ({}), maxSessionBytes: 1024 })).not.toThrow(/maxSessionBytes/);
