@@ -67,22 +67,30 @@ function errorBodyOf(error: unknown): ErrorBody | undefined {
 
 function describeApiError(error: APIError): string {
 	const body = errorBodyOf(error.error);
-	const type = error.type ?? (typeof body?.type === "string" ? body.type : undefined);
-	const message = error.apiMessage ?? (typeof body?.message === "string" ? body.message : undefined);
+	// The SDK passes the server's JSON through unchecked: an object there read as "[object Object]".
+	const type = textOf(error.type) ?? textOf(body?.type);
+	const message = textOf(error.apiMessage) ?? textOf(body?.message);
 	const status = error.status;
 	let detail: string;
 	if (type && message) detail = `${type}: ${message}`;
 	else if (message) detail = message;
-	else if (type) detail = type;
+	// A type alone (an error event whose data was some other event, "message_start") says little: said so.
+	else if (type) detail = status ? type : `Anthropic's stream sent an error event without a message (type ${JSON.stringify(type)})`;
 	else {
 		// A body that is not JSON (a proxy's HTML page, say) ends up in the SDK's message after the status.
 		const text = status ? error.message.replace(new RegExp(`^${status}\\s*`), "") : error.message;
 		const contentType = error.headers?.get("content-type") ?? "";
 		if (status && looksLikeHtml(contentType, text)) return htmlErrorPageMessage(status, text);
 		detail = firstLine(text.replace(/\s+/g, " ")) || "status code (no body)";
-		return status ? `${statusLine(status)}: ${detail}` : detail;
+		// Mid-stream (no status), what is left is the error event's data as it came ("null", "message_start").
+		return status ? `${statusLine(status)}: ${detail}` : `Anthropic's stream sent an error event without a type or message: ${detail}`;
 	}
 	return status ? `${status} ${detail}` : detail;
+}
+
+/** A non-empty text, or undefined. */
+function textOf(value: unknown): string | undefined {
+	return typeof value === "string" && value !== "" ? value : undefined;
 }
 
 function firstLine(text: string): string {

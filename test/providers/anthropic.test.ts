@@ -423,6 +423,24 @@ describe("streamAnthropic: failures", () => {
 		expect(isContextOverflow(result, model.contextWindow)).toBe(status === 400 || status === 413);
 	});
 
+	// The SDK passes an error's type and message through as the server sent them: an object there
+	// read "[object Object]: Overloaded" (found by mutated-wire.property.test.ts).
+	it("leaves out an error's type or message that is not text, mid-stream and in an HTTP error", async () => {
+		server.respond({ kind: "sse", events: [messageStart("msg_odd"), { event: "error", data: { type: "error", error: { type: { code: 7 }, message: "Overloaded" } } }] });
+		expect((await run()).result.errorMessage).toBe("Overloaded");
+		server.respond({ kind: "sse", events: [messageStart("msg_odd"), { event: "error", data: { type: "error", error: { type: "overloaded_error", message: { x: 1 } } } }] });
+		expect((await run()).result.errorMessage).toBe('Anthropic\'s stream sent an error event without a message (type "overloaded_error")');
+		server.respond({ kind: "error", status: 529, body: { type: "error", error: { type: { a: 1 }, message: "Overloaded" } } });
+		expect((await run({ maxRetries: 0 })).result.errorMessage).toBe("529 Overloaded");
+	});
+
+	it("says an error event carried no error, rather than ending with its bare data ('null', 'message_start')", async () => {
+		server.respond({ kind: "sse", events: [messageStart("msg_odd"), { event: "error", data: null }] });
+		expect((await run()).result.errorMessage).toBe('Anthropic\'s stream sent an error event without a type or message: "null"');
+		server.respond({ kind: "sse", events: [{ event: "error", data: { type: "message_start" } }] });
+		expect((await run()).result.errorMessage).toBe('Anthropic\'s stream sent an error event without a message (type "message_start")');
+	});
+
 	it("reads a non-JSON error page, as a proxy in front of the API may send", async () => {
 		server.respond({
 			kind: "error",
