@@ -338,6 +338,11 @@ interface ActiveRun {
 	resolve: () => void;
 	/** The run's abort signal, once `agent_start` (or a manual compaction's start) was delivered. */
 	signal: AbortSignal | undefined;
+	/**
+	 * Its controller: the machine's run ends before `agent_end` reaches the listeners, and an
+	 * `abort()` from one of them must still abort the signal they were given (pi's does).
+	 */
+	controller?: AbortController | undefined;
 	/** Settles when the machine's run is over and its last event was delivered. */
 	machineDone: Promise<void>;
 	endMachine: () => void;
@@ -739,7 +744,7 @@ export class Agent {
 		// Called from a listener, the machine takes `abort` only after the step that called it;
 		// pi's signal is aborted on the spot, so the run's is too (the chart's abortRun then finds
 		// it aborted and does the rest: it decides, the signal only tells tools and the provider).
-		machine.getSnapshot().context.run?.controller.abort();
+		(machine.getSnapshot().context.run?.controller ?? this.#run.controller)?.abort();
 		this.#saveSoon();
 	}
 
@@ -1223,7 +1228,8 @@ export class Agent {
 		// agent (unless their reply was still streaming: it is made again, and its calls go with it).
 		if (!restored.matches({ running: "streaming" })) for (const call of context.run.batch?.calls ?? []) if (call.started && call.status !== "settled") this.#state.callStarted(call.toolCall.id);
 		this.#attach(machine);
-		run.signal = machine.getSnapshot().context.run?.controller.signal;
+		run.controller = machine.getSnapshot().context.run?.controller;
+		run.signal = run.controller?.signal;
 		this.#delivery.signal = run.signal ?? IDLE_SIGNAL;
 		// The barrier the stored run waited at: its events were delivered before it was stored. Read
 		// before the start, whose replay of a reply may reach a barrier of its own (acknowledged once
@@ -1621,6 +1627,10 @@ export class Agent {
 	}
 
 	async #loop(run: ActiveRun, command: AgentMachineCommand): Promise<void> {
+		// pi's loop awaits its first emits before it polls the steering queue, so a steer() on the
+		// line after prompt() joins the first request. A run with a listener waits for its
+		// deliveries there too; one without would poll within prompt() itself, and make a second request.
+		if (!this.#delivery.listening()) await undefined;
 		this.#start(command);
 		await this.#runEnded(run);
 	}
@@ -2033,7 +2043,8 @@ export class Agent {
 			case "agent_start":
 			case "auto_compaction_start":
 				if (this.#run && !this.#run.signal) {
-					this.#run.signal = this.#machine?.getSnapshot().context.run?.controller.signal;
+					this.#run.controller = this.#machine?.getSnapshot().context.run?.controller;
+					this.#run.signal = this.#run.controller?.signal;
 					// Listeners get the run's signal from this event on.
 					this.#delivery.signal = this.#run.signal ?? IDLE_SIGNAL;
 				}

@@ -237,8 +237,10 @@ describe("listeners", () => {
 
 	it("see the run's signal aborted right after they call abort(), as pi's do", async () => {
 		// Regression: the machine took `abort` only after the step that called the listener, so
-		// agent.signal still read "not aborted" on the listener's next line.
-		for (const on of ["agent_start", "turn_start", "message_start", "message_update", "message_end"] as const) {
+		// agent.signal still read "not aborted" on the listener's next line. At turn_end and
+		// agent_end the machine's run had ended, and abort() reached no signal at all: a listener
+		// saving or uploading at agent_end could not be stopped (pi's can).
+		for (const on of ["agent_start", "turn_start", "message_start", "message_update", "message_end", "turn_end", "agent_end"] as const) {
 			const scripted = createScriptedModel([{ content: "a reply in a few chunks" }], { chunkSize: 4 });
 			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
 			let seen: boolean | undefined;

@@ -89,3 +89,20 @@ describe("a run nobody watches", () => {
 		expect(values).toContain(JSON.stringify({ running: "turn-ended" }));
 	});
 });
+
+describe("a steer on the line after prompt() joins the first request, watched or not, as with pi", () => {
+	// pi's loop awaits its first emits before it polls the steering queue; an unwatched run
+	// polled within prompt() itself, so the steer missed the first request and cost a second one.
+	it.each(["nobody", "listener", "actor", "store"] as const)("%s watching", async (watch) => {
+		const scripted = createScriptedModel([{ content: "A1" }, { content: "A2" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, ...(watch === "store" ? { store: createMemoryStore(), sessionId: "s" } : {}) });
+		if (watch === "listener") agent.subscribe(() => {});
+		if (watch === "actor") void agent.actor;
+		const run = agent.prompt("P");
+		agent.steer(user("S"));
+		await run;
+		expect(scripted.calls).toHaveLength(1);
+		expect(scripted.calls[0]?.messages.map((message) => (message.role === "user" ? textOf(message) : message.role))).toEqual(["P", "S"]);
+		agent.dispose();
+	});
+});
