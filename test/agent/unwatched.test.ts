@@ -106,3 +106,32 @@ describe("a steer on the line after prompt() joins the first request, watched or
 		agent.dispose();
 	});
 });
+
+describe("what the caller does on the line after prompt() is taken as before its run started a microtask later", () => {
+	// The microtask above opened a window in which an unwatched agent had no machine yet, and an
+	// abort() there was dropped: the run went on and its reply came back whole.
+	it.each(["nobody", "listener", "actor", "store"] as const)("abort(), %s watching: the run is aborted before its model call", async (watch) => {
+		const scripted = createScriptedModel([{ content: "a whole reply" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, ...(watch === "store" ? { store: createMemoryStore(), sessionId: "s" } : {}) });
+		if (watch === "listener") agent.subscribe(() => {});
+		if (watch === "actor") void agent.actor;
+		const run = agent.prompt("P");
+		agent.abort();
+		expect(agent.signal?.aborted ?? true).toBe(true);
+		await run;
+		expect(roles(agent.state.messages)).toEqual(["user", "assistant(aborted)"]);
+		expect(scripted.calls).toHaveLength(0);
+		expect(agent.state.isStreaming).toBe(false);
+		agent.dispose();
+	});
+
+	it("dispose(): the prompt settles and nothing is called", async () => {
+		const scripted = createScriptedModel([{ content: "a whole reply" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const run = agent.prompt("P");
+		agent.dispose();
+		await run.catch(() => undefined);
+		expect(scripted.calls).toHaveLength(0);
+		expect(agent.state.isStreaming).toBe(false);
+	});
+});
