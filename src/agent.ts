@@ -334,8 +334,6 @@ interface HandedFunctions {
 interface ActiveRun {
 	/** `abort()` was called: the machine may not have taken it yet (see `AgentSnapshot.agent.abortPending`). */
 	abortSent?: true | undefined;
-	/** The run's machine gets its command a microtask after `prompt()` (see `#loop`): an `abort()` before then is sent after it. */
-	startPending?: true | undefined;
 	promise: Promise<void>;
 	resolve: () => void;
 	/** The run's abort signal, once `agent_start` (or a manual compaction's start) was delivered. */
@@ -740,23 +738,13 @@ export class Agent {
 	 */
 	abort(): void {
 		const machine = this.#machine;
-		if (!this.#run || this.#disposed) return;
-		if (this.#run.startPending) {
-			this.#run.abortSent = true;
-			return;
-		}
-		if (!machine) return;
+		if (!this.#run || this.#disposed || !machine) return;
 		this.#run.abortSent = true;
-		this.#abortMachine(machine);
-	}
-
-	/** Sends the run's machine `abort`, and aborts its signal on the spot. */
-	#abortMachine(machine: MachineActor): void {
 		machine.send({ type: "abort" });
 		// Called from a listener, the machine takes `abort` only after the step that called it;
 		// pi's signal is aborted on the spot, so the run's is too (the chart's abortRun then finds
 		// it aborted and does the rest: it decides, the signal only tells tools and the provider).
-		(machine.getSnapshot().context.run?.controller ?? this.#run?.controller)?.abort();
+		(machine.getSnapshot().context.run?.controller ?? this.#run.controller)?.abort();
 		this.#saveSoon();
 	}
 
@@ -1639,17 +1627,7 @@ export class Agent {
 	}
 
 	async #loop(run: ActiveRun, command: AgentMachineCommand): Promise<void> {
-		// pi's loop awaits its first emits before it polls the steering queue, so a steer() on the
-		// line after prompt() joins the first request. A run with a listener waits for its
-		// deliveries there too; one without would poll within prompt() itself, and make a second request.
-		if (!this.#delivery.listening()) {
-			run.startPending = true;
-			await undefined;
-			run.startPending = undefined;
-		}
 		this.#start(command);
-		// An abort() in that microtask, taken as it would have been right after a synchronous start.
-		if (run.abortSent && this.#machine && !this.#disposed) this.#abortMachine(this.#machine);
 		await this.#runEnded(run);
 	}
 

@@ -98,12 +98,6 @@ interface Scenario {
 	watchFromTool?: boolean | undefined;
 	/** The agent has hooks (beforeToolCall, afterToolCall, transformContext), each logging its call where it happens. */
 	hooks?: boolean | undefined;
-	/**
-	 * What the caller queues on the line after `prompt()`, before anything was delivered: pi's
-	 * loop has awaited nothing yet, so a steer joins the first request (agentchart's unwatched
-	 * run polled its steering queue within prompt() and missed it).
-	 */
-	afterPrompt?: "none" | "steer" | "followUp" | undefined;
 }
 
 /** A scenario written out for a targeted test: parallel, no listener, nothing done mid-run, but `changes`. */
@@ -312,10 +306,7 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 		const unsubscribe = agent.subscribe(subscriber);
 	});
 	if (scenario.followUp) agent.followUp(message("follow-up"));
-	const prompted = agent.prompt("go");
-	if (scenario.afterPrompt === "steer") agent.steer(message("caller steer"));
-	if (scenario.afterPrompt === "followUp") agent.followUp(message("caller follow-up"));
-	await prompted.then(
+	await agent.prompt("go").then(
 		() => log.push(`prompt resolved after ${clock.read()}`),
 		(error: unknown) => log.push(`prompt rejected after ${clock.read()}: ${String(error)}`),
 	);
@@ -372,7 +363,6 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	churnOn: fc.constantFrom("agent_start" as const, "tool_execution_start" as const, "message_start" as const, "message_update" as const, "message_end" as const, "turn_end" as const),
 	watchFromTool: fc.boolean(),
 	hooks: fc.boolean(),
-	afterPrompt: fc.constantFrom("none" as const, "none" as const, "steer" as const, "followUp" as const),
 });
 
 /** Runs of the property: `PROPERTY_RUNS` (default 60). */
