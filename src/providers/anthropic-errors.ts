@@ -68,8 +68,8 @@ function errorBodyOf(error: unknown): ErrorBody | undefined {
 function describeApiError(error: APIError): string {
 	const body = errorBodyOf(error.error);
 	// The SDK passes the server's JSON through unchecked: an object there read as "[object Object]".
-	const type = textOf(error.type) ?? textOf(body?.type);
-	const message = textOf(error.apiMessage) ?? textOf(body?.message);
+	const type = nonEmptyText(error.type) ?? nonEmptyText(body?.type);
+	const message = nonEmptyText(error.apiMessage) ?? nonEmptyText(body?.message);
 	const status = error.status;
 	let detail: string;
 	if (type && message) detail = `${type}: ${message}`;
@@ -88,8 +88,15 @@ function describeApiError(error: APIError): string {
 	return status ? `${status} ${detail}` : detail;
 }
 
-/** A non-empty text, or undefined. */
-function textOf(value: unknown): string | undefined {
+/**
+ * A non-empty text the server sent, or undefined for anything else: the SDK passes the server's
+ * JSON through unchecked, in stream events as in error bodies.
+ *
+ * @example
+ * nonEmptyText("overloaded_error"); // "overloaded_error"
+ * nonEmptyText({ code: 7 }); // undefined
+ */
+export function nonEmptyText(value: unknown): string | undefined {
 	return typeof value === "string" && value !== "" ? value : undefined;
 }
 

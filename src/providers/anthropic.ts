@@ -19,6 +19,7 @@ import {
 	abortedMessage,
 	describeAnthropicError,
 	missingApiKeyMessage,
+	nonEmptyText,
 	notAnEventStreamMessage,
 	refusalMessage,
 	truncatedStreamMessage,
@@ -61,10 +62,6 @@ function mapStopReason(reason: string): StopOutcome {
 		default:
 			return { stopReason: "error", errorMessage: `Unhandled stop reason: ${reason}` };
 	}
-}
-
-function nonEmptyText(value: unknown): string | undefined {
-	return typeof value === "string" && value !== "" ? value : undefined;
 }
 
 /** Text the server sent, or undefined for anything else (a broken proxy's null or number). */

@@ -5,7 +5,7 @@
  * status. Each must cost at most the one tool or call, with a message a person can act on,
  * never the whole server or a page of Zod issues.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -191,30 +191,42 @@ describe("an HTTP endpoint whose answer to a call is not MCP's JSON", () => {
 		server = undefined;
 	});
 
-	it("fails the call with the page's status and visible text, not kilobytes of markup for the model", async () => {
-		// Streamable HTTP answered with plain JSON, as the transport allows; tools/call meets the gateway.
-		server = createServer((request, response) => {
+	const answer = (response: ServerResponse, id: number, result: unknown) =>
+		response.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" }).end(JSON.stringify({ jsonrpc: "2.0", id, result }));
+
+	/**
+	 * A Streamable HTTP endpoint answering with plain JSON, as the transport allows: the handshake
+	 * and a listing of one `echo` tool as a server would, each `tools/call` as `onCall` says.
+	 */
+	async function serveJson(onCall: (response: ServerResponse, id: number) => void): Promise<string> {
+		const listening = createServer((request, response) => {
 			let body = "";
 			request.on("data", (chunk: Buffer) => (body += chunk.toString()));
 			request.on("end", () => {
 				if (request.method !== "POST") return void response.writeHead(request.method === "DELETE" ? 200 : 405).end();
 				const message = JSON.parse(body) as { id?: number; method: string; params?: { protocolVersion?: string } };
 				if (message.id === undefined) return void response.writeHead(202).end();
-				if (message.method === "tools/call") {
-					const page = `<html><head><title>502</title><style>body { margin: 0 }</style></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx/1.25.3</center>${" ".repeat(4000)}</body></html>`;
-					return void response.writeHead(502, { "content-type": "text/html" }).end(page);
-				}
+				if (message.method === "tools/call") return onCall(response, message.id);
 				const result =
 					message.method === "initialize"
 						? { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "gateway", version: "1.0.0" } }
 						: message.method === "tools/list"
 							? { tools: [{ name: "echo", inputSchema: objectSchema }] }
 							: {};
-				response.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" }).end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
+				answer(response, message.id, result);
 			});
 		});
-		await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
-		const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+		server = listening;
+		await new Promise<void>((resolve) => listening.listen(0, "127.0.0.1", resolve));
+		return `http://127.0.0.1:${(listening.address() as AddressInfo).port}/mcp`;
+	}
+
+	it("fails the call with the page's status and visible text, not kilobytes of markup for the model", async () => {
+		// Streamable HTTP answered with plain JSON, as the transport allows; tools/call meets the gateway.
+		const url = await serveJson((response) => {
+			const page = `<html><head><title>502</title><style>body { margin: 0 }</style></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx/1.25.3</center>${" ".repeat(4000)}</body></html>`;
+			response.writeHead(502, { "content-type": "text/html" }).end(page);
+		});
 		const mcp = await connectMcpServers({ servers: { web: { url, reconnect: false } } });
 		cleanup.add(() => mcp.close());
 		const error = await toolNamed(mcp, "web__echo")
@@ -227,24 +239,7 @@ describe("an HTTP endpoint whose answer to a call is not MCP's JSON", () => {
 	}, 20_000);
 
 	it("fails a call whose answer is not valid JSON-RPC in one line, not a page of the SDK's schema issues", async () => {
-		server = createServer((request, response) => {
-			let body = "";
-			request.on("data", (chunk: Buffer) => (body += chunk.toString()));
-			request.on("end", () => {
-				if (request.method !== "POST") return void response.writeHead(request.method === "DELETE" ? 200 : 405).end();
-				const message = JSON.parse(body) as { id?: number; method: string; params?: { protocolVersion?: string } };
-				if (message.id === undefined) return void response.writeHead(202).end();
-				const result =
-					message.method === "initialize"
-						? { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "odd", version: "1.0.0" } }
-						: message.method === "tools/list"
-							? { tools: [{ name: "echo", inputSchema: objectSchema }] }
-							: "done";
-				response.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" }).end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
-			});
-		});
-		await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
-		const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+		const url = await serveJson((response, id) => answer(response, id, "done"));
 		const mcp = await connectMcpServers({ servers: { web: { url, reconnect: false } } });
 		cleanup.add(() => mcp.close());
 		const error = await toolNamed(mcp, "web__echo")
