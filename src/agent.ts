@@ -491,6 +491,11 @@ export class Agent {
 	#commandSeq = 0;
 	/** True once `agent.actor` was asked for: the machine then outlives runs (listeners may be attached to it). */
 	#pinned = false;
+	/**
+	 * A run was started and its first barrier (its start's) not answered yet: with nothing on its
+	 * way to a listener, it is answered a microtask later, once the caller's code after `prompt()` ran.
+	 */
+	#startWait = false;
 	/** The inspector's delta counters on the current machine (see `tapDeltas`); usually none. */
 	#deltaTaps: DeltaTaps = NO_TAPS;
 	/** The emitter of the machine handed out (`emitterOf`), asked once per machine rather than per delta. */
@@ -1657,6 +1662,7 @@ export class Agent {
 		// Meant for this run's start only (a run that never reached it leaves them behind).
 		this.#startEntry = undefined;
 		this.#startJournaled = undefined;
+		this.#startWait = false;
 		this.#runBase = undefined;
 		this.#compactionStart = undefined;
 		this.#session.stopWatching();
@@ -1672,7 +1678,13 @@ export class Agent {
 		const existing = this.#machine;
 		const machine = this.#ensureMachine();
 		if (existing) machine.send({ type: "update", ...this.#overrides() });
-		machine.send(command.type === "prompt" || command.type === "continue" ? { ...command, awaitDelivery: this.#awaitsDelivery() } : command);
+		if (command.type !== "prompt" && command.type !== "continue") {
+			machine.send(command);
+			return;
+		}
+		// Nobody to wait for: the run still waits once, at its start (see RunOverrides.awaitDelivery).
+		this.#startWait = true;
+		machine.send({ ...command, awaitDelivery: this.#awaitsDelivery() || "start" });
 	}
 
 	#ensureMachine(): MachineActor {
@@ -1906,15 +1918,21 @@ export class Agent {
 		const machine = this.#machine;
 		if (this.#run === undefined || machine === undefined) return;
 		const snapshot = machine.getSnapshot();
-		if (snapshot.status === "active" && !snapshot.context.awaitDelivery) machine.send({ type: "delivery.await" });
+		if (snapshot.status === "active" && snapshot.context.awaitDelivery !== true) machine.send({ type: "delivery.await" });
 	}
 
 	/** Everything the machine emits, in order: events for listeners, and the steps between them. */
 	#onEmitted(event: AgentMachineEmitted): void {
 		if (event.type === "agentchart.barrier") {
-			this.#delivery.after(() => {
+			const answer = () => {
 				if (this.#machine?.getSnapshot().status === "active") this.#machine.send({ type: "delivered", barrier: event.barrier });
-			});
+			};
+			const atStart = this.#startWait;
+			this.#startWait = false;
+			// pi's loop awaits its first emits before it polls the steering queue, so a steer() on the
+			// line after prompt() joins the first request: with nothing to deliver that takes a microtask.
+			if (atStart && this.#delivery.pending() === undefined) queueMicrotask(() => this.#delivery.after(answer));
+			else this.#delivery.after(answer);
 			return;
 		}
 		if (event.type === "agentchart.transcript") {

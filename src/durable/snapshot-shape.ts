@@ -143,6 +143,11 @@ const runFields = {
 	stopRequested: optional(flag),
 };
 
+/** `awaitDelivery`: true, false, or "start" (a run that waits only at its start, still there). */
+const flagOrStart: Check = (value, path) => {
+	if (value !== "start" && typeof value !== "boolean") fail(path, 'true, false or "start"', value);
+};
+
 const queueMode = oneOf(["all", "one-at-a-time"]);
 
 const contextFields = {
@@ -157,7 +162,7 @@ const contextFields = {
 	steeringMode: queueMode,
 	followUpMode: queueMode,
 	run: optional(fields(runFields)),
-	awaitDelivery: optional(flag),
+	awaitDelivery: optional(flagOrStart),
 	barrier: optional(count),
 	lastCompaction: optional(anObject),
 	commandSeq: optional(count),

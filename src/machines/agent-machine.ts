@@ -129,6 +129,7 @@ export const agentMachine = agentSetup.createMachine({
 				"run-starting": {
 					description: "Prompt delivered; takes queued steering (once) before the first call.",
 					entry: ["emitRunStartCheckpoint", "emitBarrier"],
+					exit: "endStartWait",
 					always: [
 						{ guard: and(["eventsDelivered", "runAborted"]), target: "run-ending", actions: "closeTurnAsAborted" },
 						{ guard: and(["eventsDelivered", "pollsSteeringAtStart"]), target: "polling-steering-at-start" },

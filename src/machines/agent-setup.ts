@@ -51,6 +51,8 @@ export const agentSetup = setup({
 			return applyOverrides(context, event);
 		}),
 		awaitDeliveries: assign({ awaitDelivery: true }),
+		// A run that waited only at its start decides without waiting from here on.
+		endStartWait: assign(({ context }) => (context.awaitDelivery === "start" ? { awaitDelivery: false } : {})),
 		emitBarrier: enqueueActions(({ context, enqueue, check }) => {
 			if (check("awaitsDelivery")) emitBarrierNow(context, enqueue);
 		}),

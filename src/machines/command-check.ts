@@ -128,6 +128,9 @@ function checkConfig(where: string, config: unknown): void {
 function checkOverrides(command: string, overrides: RunOverrides): void {
 	const where = `${command} command`;
 	checkQueueModes(where, overrides);
+	const wait = overrides.awaitDelivery;
+	if (wait !== undefined && wait !== true && wait !== false && wait !== "start") throw new TypeError(`agentchart: the machine's ${where}: awaitDelivery must be true, false or "start", got ${shown(wait)}`);
+	if (wait === "start" && command === "update") throw new TypeError(`agentchart: the machine's ${where}: awaitDelivery "start" is for a run's start: give it with prompt or continue`);
 	if (overrides.state !== undefined) checkRunState(where, "state.", overrides.state);
 	checkConfig(where, overrides.config);
 }

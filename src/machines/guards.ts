@@ -29,7 +29,7 @@ export const agentGuards = {
 	 */
 	eventsDelivered: ({ context, event }: GuardArgs) => !context.awaitDelivery || (event.type === "delivered" && event.barrier >= context.barrier),
 	/** The machine's owner acknowledges deliveries (a facade with listeners to wait for): a decision state emits a barrier. */
-	awaitsDelivery: ({ context }: GuardArgs) => context.awaitDelivery,
+	awaitsDelivery: ({ context }: GuardArgs) => context.awaitDelivery !== false,
 	/** The machine's owner stores the run (`config.checkpoints`): the chart says where it may be stored. */
 	savesCheckpoints: ({ context }: GuardArgs) => context.config.checkpoints === true,
 	/**

@@ -332,8 +332,11 @@ export interface AgentMachineContext extends AgentRunState {
 	followUpMode: QueueMode;
 	/** The run in progress, if any. */
 	run?: RunContext | undefined;
-	/** Whether decision states wait for `delivered` (see {@link AgentMachineInput.awaitDelivery}). */
-	awaitDelivery: boolean;
+	/**
+	 * Whether decision states wait for `delivered` (see {@link AgentMachineInput.awaitDelivery}):
+	 * `"start"` while a run that waits only at its start is there (see {@link RunOverrides.awaitDelivery}).
+	 */
+	awaitDelivery: boolean | "start";
 	/** Id of the last barrier emitted (a decision state waits for `delivered` with this id). */
 	barrier: number;
 	/** The last compaction's summary, for iterative updates. */
@@ -363,8 +366,14 @@ export interface RunOverrides {
 	steeringMode?: QueueMode | undefined;
 	/** Sets the follow-up queue's mode before the run. */
 	followUpMode?: QueueMode | undefined;
-	/** Whether the run waits for deliveries at its decision points (see {@link AgentMachineInput.awaitDelivery}). */
-	awaitDelivery?: boolean | undefined;
+	/**
+	 * Whether the run waits for deliveries at its decision points (see {@link AgentMachineInput.awaitDelivery}).
+	 * `"start"`: only at its start (`run-starting`), before it takes queued steering; after that it
+	 * does not wait, unless a `delivery.await` comes. The Agent starts a run nobody watches so,
+	 * and answers that one barrier a microtask later: a `steer()` on the line after `prompt()` joins
+	 * the first request, as with pi's loop, which awaits its first emits before polling.
+	 */
+	awaitDelivery?: boolean | "start" | undefined;
 }
 
 /**

@@ -98,6 +98,12 @@ interface Scenario {
 	watchFromTool?: boolean | undefined;
 	/** The agent has hooks (beforeToolCall, afterToolCall, transformContext), each logging its call where it happens. */
 	hooks?: boolean | undefined;
+	/**
+	 * What the caller queues on the line after `prompt()`, before anything was delivered: pi's
+	 * loop has awaited nothing yet, so a steer joins the first request (agentchart's unwatched
+	 * run polled its steering queue within prompt() and missed it).
+	 */
+	afterPrompt?: "none" | "steer" | "followUp" | undefined;
 }
 
 /** A scenario written out for a targeted test: parallel, no listener, nothing done mid-run, but `changes`. */
@@ -202,11 +208,11 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 	const streamFn: StreamFn =
 		scenario.streamKind === "iterator"
 			? (model, context, options) => {
-					log.push("model call");
+					log.push(`model call with ${context.messages.length} messages`);
 					return scripted.streamFn(model, context, options);
 				}
 			: async (model, context, options) => {
-					log.push("model call");
+					log.push(`model call with ${context.messages.length} messages`);
 					const inner = await scripted.streamFn(model, context, options);
 					opened++;
 					return {
@@ -306,7 +312,10 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 		const unsubscribe = agent.subscribe(subscriber);
 	});
 	if (scenario.followUp) agent.followUp(message("follow-up"));
-	await agent.prompt("go").then(
+	const prompted = agent.prompt("go");
+	if (scenario.afterPrompt === "steer") agent.steer(message("caller steer"));
+	if (scenario.afterPrompt === "followUp") agent.followUp(message("caller follow-up"));
+	await prompted.then(
 		() => log.push(`prompt resolved after ${clock.read()}`),
 		(error: unknown) => log.push(`prompt rejected after ${clock.read()}: ${String(error)}`),
 	);
@@ -363,6 +372,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	churnOn: fc.constantFrom("agent_start" as const, "tool_execution_start" as const, "message_start" as const, "message_update" as const, "message_end" as const, "turn_end" as const),
 	watchFromTool: fc.boolean(),
 	hooks: fc.boolean(),
+	afterPrompt: fc.constantFrom("none" as const, "none" as const, "steer" as const, "followUp" as const),
 });
 
 /** Runs of the property: `PROPERTY_RUNS` (default 60). */
@@ -435,6 +445,24 @@ describe("the Agent on pi and on agentchart, as code written for pi observes it"
 		const hookLines = expected.filter((line) => /^(beforeToolCall|afterToolCall|transformContext) /.test(line));
 		expect(hookLines.map((line) => line.split(" ")[0])).toEqual(order);
 		expect(await play("agentchart", scenario)).toEqual(expected);
+	});
+
+	it.each([
+		["steer", "parallel", "tool"],
+		["steer", "sequential", "text"],
+		["followUp", "parallel", "text"],
+		["followUp", "sequential", "tool"],
+	] as const)("takes a %s queued on the line after prompt() where pi does, with no listener (%s, a %s reply first)", async (afterPrompt, toolExecution, first) => {
+		// A run nobody watched polled its steering within prompt(): the steer missed the first
+		// request (and after a text reply, a second request was made for it).
+		const scenario = fixedScenario({
+			replies: [{ blocks: [first === "tool" ? { kind: "tool", name: "echo" } : { kind: "text", words: 3 }], error: false }, { blocks: [{ kind: "text", words: 2 }], error: false }, { blocks: [{ kind: "text", words: 1 }], error: false }],
+			toolExecution,
+			afterPrompt,
+		});
+		const expected = await play("pi", scenario);
+		expect(await play("agentchart", scenario)).toEqual(expected);
+		expect(await play("xstate", scenario)).toEqual(expected);
 	});
 
 	it("settles at the same microtask as pi when aborted during a tool", async () => {

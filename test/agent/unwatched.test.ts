@@ -40,13 +40,13 @@ describe("a run nobody watches", () => {
 			expect(roles(agent.state.messages)).toEqual(["user", "assistant(toolUse)", "toolResult:t1", "assistant(stop)"]);
 		}
 		// By the tool's call the run passed its start, its first call, the reply's end and the calls'
-		// announcement: four decisions.
+		// announcement: four decisions. Nobody watching, it waited at its start only (one barrier).
 		expect(waits).toEqual({
-			nobody: { awaitDelivery: false, barrier: 0 },
+			nobody: { awaitDelivery: false, barrier: 1 },
 			listener: { awaitDelivery: true, barrier: 4 },
 			actor: { awaitDelivery: true, barrier: 4 },
 			// A store's writes never feed a decision: an effect waits for its own entry to be stored.
-			store: { awaitDelivery: false, barrier: 0 },
+			store: { awaitDelivery: false, barrier: 1 },
 		});
 	});
 
@@ -105,6 +105,33 @@ describe("what the caller does on the line after prompt() reaches the run prompt
 		expect(roles(agent.state.messages)).toEqual(["user", "assistant(aborted)"]);
 		expect(scripted.calls).toHaveLength(0);
 		expect(agent.state.isStreaming).toBe(false);
+		agent.dispose();
+	});
+
+	// pi's loop awaits its first emits before it polls the steering queue; a run nobody watched
+	// polled within prompt() itself, missed the steer and made a second, paid request for it.
+	it.each(["nobody", "listener", "actor", "store"] as const)("steer(), %s watching: joins the first request, which is the only one", async (watch) => {
+		const scripted = createScriptedModel([{ content: "one reply" }, { content: "a second reply" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn, ...(watch === "store" ? { store: createMemoryStore(), sessionId: "s" } : {}) });
+		if (watch === "listener") agent.subscribe(() => {});
+		if (watch === "actor") void agent.actor;
+		const run = agent.prompt("P");
+		agent.steer(user("S"));
+		await run;
+		expect(scripted.calls.map((call) => call.messages.map((message) => `${message.role}:${textOf(message)}`))).toEqual([["user:P", "user:S"]]);
+		expect(roles(agent.state.messages)).toEqual(["user", "user", "assistant(stop)"]);
+		agent.dispose();
+	});
+
+	it.each(["nobody", "listener"] as const)("followUp(), %s watching: runs after the first reply, as with pi", async (watch) => {
+		const scripted = createScriptedModel([{ content: "one reply" }, { content: "a second reply" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		if (watch === "listener") agent.subscribe(() => {});
+		const run = agent.prompt("P");
+		agent.followUp(user("F"));
+		await run;
+		expect(scripted.calls.map((call) => call.messages.length)).toEqual([1, 3]);
+		expect(roles(agent.state.messages)).toEqual(["user", "assistant(stop)", "user", "assistant(stop)"]);
 		agent.dispose();
 	});
 

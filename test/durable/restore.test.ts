@@ -434,6 +434,8 @@ describe("a stored session: the journal after the snapshot", () => {
 
 		const again = createScriptedModel([{ content: "done" }, { content: "later done" }]);
 		const second = await Agent.load({ store, sessionId: "s3", initialState: { tools }, streamFn: again.streamFn });
+		// The replay-safe call runs again (the restored run starts once the caller's code after load() ran).
+		await until(() => lookup.runs.length === 2, "the replay-safe call to run again");
 		lookup.release();
 		await second.waitForIdle();
 		// The calls that ran stay in the transcript, answered by the crash rules; the reply is not

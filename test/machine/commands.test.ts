@@ -68,6 +68,8 @@ describe.each(interpreters)("a malformed command on %s", (_name, logic) => {
 		["an update of a timeout to a string", { type: "update", config: { toolTimeoutMs: "5000" } }, /^agentchart: the machine's update command: config.toolTimeoutMs must be a number of milliseconds, at least 0, got "5000"/],
 		["an update to a steering mode of none", { type: "update", steeringMode: "each" }, /^agentchart: the machine's update command: steeringMode must be "all" or "one-at-a-time", got "each"/],
 		["a prompt whose state.messages is no list", { type: "prompt", messages: [user("hi")], state: { messages: {} } }, /^agentchart: the machine's prompt command: state.messages must be a list of messages/],
+		["a prompt that awaits delivery \"yes\"", { type: "prompt", messages: [user("hi")], awaitDelivery: "yes" }, /^agentchart: the machine's prompt command: awaitDelivery must be true, false or "start", got "yes"/],
+		["an update that awaits delivery at a start", { type: "update", awaitDelivery: "start" }, /^agentchart: the machine's update command: awaitDelivery "start" is for a run's start: give it with prompt or continue/],
 	] as const)("%s fails the actor, naming it, and changes nothing", (_case, command, message) => {
 		const { actor, errors, snapshot, scripted } = machineOn(logic);
 		actor.send({ type: "followUp", message: user("queued") });
@@ -93,6 +95,58 @@ describe.each(interpreters)("a malformed command on %s", (_name, logic) => {
 		expect(errors).toEqual([]);
 		expect(snapshot().context.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"]);
 		expect(snapshot().context.config.toolExecution).toBe("sequential");
+	});
+});
+
+describe.each(interpreters)("a run that awaits delivery at its start only, on %s", (_name, logic) => {
+	/** A run of one reply; the barriers it emits, and where it rests after each command. */
+	function startOnly(command: Record<string, unknown>) {
+		const { actor, errors, snapshot, scripted } = machineOn(logic, {}, [{ content: "one" }]);
+		const barriers: number[] = [];
+		actor.on("agentchart.barrier", (event: { barrier: number }) => barriers.push(event.barrier));
+		actor.send({ type: "prompt", messages: [user("first")], awaitDelivery: "start", ...command } as never);
+		return { actor, errors, snapshot, scripted, barriers };
+	}
+	type Watched = { matches(value: string): boolean };
+	const idle = (actor: { getSnapshot(): Watched; subscribe(observer: (state: Watched) => void): unknown }) =>
+		new Promise<void>((resolve) => (actor.getSnapshot().matches("idle") ? resolve() : actor.subscribe((state) => state.matches("idle") && resolve())));
+
+	it("waits at its start until the barrier is answered, takes what was queued meanwhile, and decides without waiting after", async () => {
+		const { actor, errors, snapshot, scripted, barriers } = startOnly({});
+		expect(snapshot().value).toEqual({ running: "run-starting" });
+		expect(barriers).toEqual([1]);
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		expect(snapshot().value).toEqual({ running: "run-starting" });
+		actor.send({ type: "steer", message: user("joined") });
+		actor.send({ type: "delivered", barrier: 1 });
+		await idle(actor);
+		expect(errors).toEqual([]);
+		// The steer joined the first request; no barrier after the start's.
+		expect(scripted.calls.map((call) => call.messages.length)).toEqual([2]);
+		expect(barriers).toEqual([1]);
+		expect((snapshot().context as unknown as { awaitDelivery: unknown }).awaitDelivery).toBe(false);
+	});
+
+	it("waits at every decision once delivery.await came while it waited at its start", async () => {
+		const { actor, errors, snapshot, barriers } = startOnly({});
+		actor.send({ type: "delivery.await" });
+		actor.on("agentchart.barrier", (event: { barrier: number }) => queueMicrotask(() => actor.send({ type: "delivered", barrier: event.barrier })));
+		actor.send({ type: "delivered", barrier: 1 });
+		await idle(actor);
+		expect(errors).toEqual([]);
+		expect(barriers.length).toBeGreaterThan(1);
+		expect((snapshot().context as unknown as { awaitDelivery: unknown }).awaitDelivery).toBe(true);
+	});
+
+	it("an abort while it waits at its start ends the run before any call, once the barrier is answered (as with awaitDelivery: true)", async () => {
+		const { actor, errors, snapshot, scripted } = startOnly({});
+		actor.send({ type: "abort" });
+		expect(snapshot().value).toEqual({ running: "run-starting" });
+		actor.send({ type: "delivered", barrier: 1 });
+		await idle(actor);
+		expect(errors).toEqual([]);
+		expect(scripted.calls).toHaveLength(0);
+		expect(snapshot().context.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
 	});
 });
 

@@ -28,7 +28,7 @@ export function inState(snapshot: AnyMachineSnapshot, value: string): boolean {
  * state, or (streaming mode) with calls announced that start once their listeners have them.
  */
 export function awaitsDelivery(snapshot: AnyMachineSnapshot): boolean {
-	if (snapshot.context.awaitDelivery !== true) return false;
+	if (!snapshot.context.awaitDelivery) return false;
 	return BARRIER_STATES.some((state) => inState(snapshot, state)) || snapshot.context.run?.batch?.calls.some((call: ToolCallEntry) => call.status === "announced") === true;
 }
 
