@@ -9,33 +9,14 @@
  * prompts behind a cancelled run were aborted on each of five runs of this test (and 0 to 3 of
  * each of the other cases).
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { toolStarted, transcriptProblems } from "../../scripts/restate/checks.js";
-import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
-import { type SessionClient, SessionCallError, createSessionClient } from "../../src/restate/client.js";
+import { useLoggedCluster } from "../../scripts/restate/test-cluster.js";
+import { SessionCallError } from "../../src/restate/client.js";
 import type { RunResult } from "../../src/restate/session-types.js";
 import { textOf } from "../agent/helpers.js";
 
-let cluster: Cluster;
-let client: SessionClient;
-let dir: string;
-let execLog: string;
-
-beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "agentchart-abort-race-"));
-	execLog = join(dir, "executions.log");
-	await writeFile(execLog, "");
-	cluster = await startCluster({ workers: 2, env: { EXEC_LOG: execLog, STREAM_DELAY_MS: "2" } });
-	client = createSessionClient({ ingressUrl: cluster.ingressUrl });
-}, 120_000);
-
-afterAll(async () => {
-	await cluster?.stop();
-	await rm(dir, { recursive: true, force: true });
-}, 60_000);
+const setup = useLoggedCluster("agentchart-abort-race-", { env: { STREAM_DELAY_MS: "2" } });
 
 const ROUNDS = 30;
 const AT_ONCE = 10;
@@ -54,7 +35,7 @@ async function problemsOf(name: string, round: (sessionId: string) => Promise<st
 async function promptAfterAbort(sessionId: string, expectedReply: string): Promise<string | undefined> {
 	let result: RunResult;
 	try {
-		result = await client.session(sessionId).prompt("hello", { signal: AbortSignal.timeout(60_000) });
+		result = await setup.client.session(sessionId).prompt("hello", { signal: AbortSignal.timeout(60_000) });
 	} catch (error) {
 		if (error instanceof SessionCallError) return `${sessionId}: refused with ${error.status}: ${error.message}`;
 		throw error;
@@ -62,26 +43,26 @@ async function promptAfterAbort(sessionId: string, expectedReply: string): Promi
 	if (result.aborted || result.errorMessage !== undefined) return `${sessionId}: aborted (${String(result.errorMessage)})`;
 	const reply = textOf(result.newMessages.at(-1));
 	if (reply !== expectedReply) return `${sessionId}: replied ${JSON.stringify(reply)}`;
-	const problems = transcriptProblems((await client.session(sessionId).state()).messages);
+	const problems = transcriptProblems((await setup.client.session(sessionId).state()).messages);
 	return problems.length > 0 ? `${sessionId}: ${problems.join("; ")}` : undefined;
 }
 
 it("runs a prompt sent once the abort answered: on an idle session, behind a cancelled run, and after aborting a run waiting for approval", { timeout: 180_000 }, async () => {
 	const idle = await problemsOf("idle", async (sessionId) => {
-		expect(await client.session(sessionId).abort()).toEqual({ cancelled: null, waiting: false });
+		expect(await setup.client.session(sessionId).abort()).toEqual({ cancelled: null, waiting: false });
 		return promptAfterAbort(sessionId, "Hello from hello.");
 	});
 	const running = await problemsOf("running", async (sessionId) => {
-		const session = client.session(sessionId);
+		const session = setup.client.session(sessionId);
 		const sent = await session.send.prompt("slow-tool:20000");
-		await toolStarted(execLog, sessionId, "work");
+		await toolStarted(setup.execLog, sessionId, "work");
 		expect((await session.abort()).cancelled).toBe(sent.invocationId);
 		const problem = await promptAfterAbort(sessionId, "Done after the slow tool.");
-		expect((await client.result<RunResult>(sent)).aborted).toBe(true);
+		expect((await setup.client.result<RunResult>(sent)).aborted).toBe(true);
 		return problem;
 	});
 	const waiting = await problemsOf("waiting", async (sessionId) => {
-		const session = client.session(sessionId);
+		const session = setup.client.session(sessionId);
 		expect((await session.prompt("approval")).status).toBe("awaiting-approval");
 		expect(await session.abort()).toEqual({ cancelled: null, waiting: true });
 		const problem = await promptAfterAbort(sessionId, "Deployed.");

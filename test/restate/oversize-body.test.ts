@@ -11,24 +11,16 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
+import { withEnv } from "../../scripts/restate/test-cluster.js";
 import { SessionBodyTooLargeError, SessionCallError, SessionUnreachableError, createSessionClient } from "../../src/restate/client.js";
 
 const LIMIT = { RESTATE_INGRESS__REQUEST_SIZE_LIMIT: "1 MiB" };
 
 let cluster: Cluster;
-const saved = Object.fromEntries(Object.keys(LIMIT).map((name) => [name, process.env[name]]));
 
 beforeAll(async () => {
 	// restate-server reads its settings from RESTATE_* variables too, over its config file.
-	Object.assign(process.env, LIMIT);
-	try {
-		cluster = await startCluster({ workers: 1 });
-	} finally {
-		for (const [name, value] of Object.entries(saved)) {
-			if (value === undefined) delete process.env[name];
-			else process.env[name] = value;
-		}
-	}
+	cluster = await withEnv(LIMIT, () => startCluster({ workers: 1 }));
 }, 120_000);
 
 afterAll(async () => {

@@ -6,13 +6,9 @@
  * The kill times come from a seeded generator: RESTATE_KILL_SEED repeats a run, RESTATE_SESSIONS
  * changes the count (default 100).
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { executionCounts, readExecutions, transcriptProblems } from "../../scripts/restate/checks.js";
-import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
-import { createSessionClient } from "../../src/restate/client.js";
+import { useLoggedCluster } from "../../scripts/restate/test-cluster.js";
 import type { RunResult } from "../../src/restate/session-types.js";
 import type { AgentMessage } from "../../src/types/messages.js";
 import { seededRandom as random } from "../../src/util/seeded-random.js";
@@ -20,24 +16,10 @@ import { seededRandom as random } from "../../src/util/seeded-random.js";
 const SESSIONS = Number(process.env["RESTATE_SESSIONS"] ?? 100);
 const SEED = Number(process.env["RESTATE_KILL_SEED"] ?? 36);
 
-let cluster: Cluster;
-let dir: string;
-let execLog: string;
-
-beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "agentchart-restate-kills-"));
-	execLog = join(dir, "executions.log");
-	await writeFile(execLog, "");
-	cluster = await startCluster({ workers: 2, env: { EXEC_LOG: execLog, STREAM_DELAY_MS: "3" } });
-}, 120_000);
-
-afterAll(async () => {
-	await cluster?.stop();
-	await rm(dir, { recursive: true, force: true });
-}, 60_000);
+const setup = useLoggedCluster("agentchart-restate-kills-", { env: { STREAM_DELAY_MS: "3" } });
 
 it(`${SESSIONS} sessions over two workers with random kills: all complete, no unsafe tool ran twice, every transcript valid (seed ${SEED})`, { timeout: 600_000 }, async () => {
-	const client = createSessionClient({ ingressUrl: cluster.ingressUrl });
+	const { cluster, client, execLog } = setup;
 	const ids = Array.from({ length: SESSIONS }, (_, index) => `random-${SEED}-${index}`);
 	const started = Date.now();
 	// Sessions start in waves of 10, 1.5 s apart, so that kills land on every phase of their runs.

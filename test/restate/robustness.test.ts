@@ -7,24 +7,21 @@
  * signal aborted). Every wait has a bound: without the fixes these calls never answer, and the
  * test fails instead of hanging.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { textOf } from "../agent/helpers.js";
 import { type Balancer, startBalancer } from "../../scripts/restate/balancer.js";
 import { type ExecutionRecord, executionCounts, ingressCall, readExecutions, toolStarted, transcriptProblems } from "../../scripts/restate/checks.js";
-import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
-import { createSessionClient, type SessionClient } from "../../src/restate/client.js";
+import { useLoggedCluster } from "../../scripts/restate/test-cluster.js";
 import type { RunResult } from "../../src/restate/session-types.js";
 import type { ToolResultMessage } from "../../src/types/messages.js";
 
-let cluster: Cluster;
-let client: SessionClient;
-let dir: string;
-let execLog: string;
+const setup = useLoggedCluster("agentchart-restate-robust-", { env: { STREAM_DELAY_MS: "2" } });
 /** A balancer started in place of the cluster's (the lost-attempt test), stopped with it. */
 let replacement: Balancer | undefined;
+// Registered after useLoggedCluster's afterAll, so it runs first (vitest runs them in reverse): the replacement closes before the cluster stops.
+afterAll(async () => {
+	await replacement?.close();
+}, 60_000);
 let counter = 0;
 const sessionId = (name: string) => `${name}-${Date.now()}-${++counter}`;
 /** How long a call that should answer at once may take (a retried call never answers). */
@@ -32,27 +29,13 @@ const ANSWER_MS = 15_000;
 
 /** A raw call of a session handler through the ingress (see {@link ingressCall}). */
 function rawCall(id: string, handler: string, body: string | undefined, service = "AgentSession"): Promise<{ status: number; message: string }> {
-	return ingressCall(cluster.ingressUrl, service, id, handler, body, ANSWER_MS);
+	return ingressCall(setup.cluster.ingressUrl, service, id, handler, body, ANSWER_MS);
 }
-
-beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "agentchart-restate-robust-"));
-	execLog = join(dir, "executions.log");
-	await writeFile(execLog, "");
-	cluster = await startCluster({ workers: 2, env: { EXEC_LOG: execLog, STREAM_DELAY_MS: "2" } });
-	client = createSessionClient({ ingressUrl: cluster.ingressUrl });
-}, 120_000);
-
-afterAll(async () => {
-	await replacement?.close();
-	await cluster?.stop();
-	await rm(dir, { recursive: true, force: true });
-}, 60_000);
 
 describe("agent sessions on Restate, with what they cannot take", { timeout: 120_000 }, () => {
 	it("answers input the agent refuses at once with a 400 naming the handler, queues none of it, and takes the next call", async () => {
-		const idle = client.session(sessionId("bad-input"));
-		const waiting = client.session(sessionId("bad-decision"));
+		const idle = setup.client.session(sessionId("bad-input"));
+		const waiting = setup.client.session(sessionId("bad-decision"));
 		expect((await waiting.prompt("approval")).status).toBe("awaiting-approval");
 		const cases: [string, string, string | undefined][] = [
 			[idle.sessionId, "prompt", undefined],
@@ -100,7 +83,7 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 	});
 
 	it("drops a message in the inbox that the agent cannot take, delivers the others, and takes the next call", async () => {
-		const session = client.session(sessionId("bad-inbox"));
+		const session = setup.client.session(sessionId("bad-inbox"));
 		// Left in the inbox by a call between objects (steer checks what it queues): each push asks for a delivery.
 		for (const item of [{ mode: "steer", message: 123 }, { mode: "sideways", message: { role: "user", content: "x", timestamp: 0 } }, { mode: "followUp", message: { role: "user", content: "queued right", timestamp: 0 } }]) {
 			const pushed = await rawCall(session.sessionId, "push", JSON.stringify(item), "TestInboxBackdoor");
@@ -114,7 +97,7 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 	});
 
 	it("answers a call whose result is not JSON with an error the model reads, once, not as interrupted by a restart", async () => {
-		const session = client.session(sessionId("bigint"));
+		const session = setup.client.session(sessionId("bigint"));
 		const result = await session.prompt("bigint", { signal: AbortSignal.timeout(ANSWER_MS) });
 		expect(result.status).toBe("idle");
 		const toolResult = result.newMessages.find((message): message is ToolResultMessage => message.role === "toolResult");
@@ -122,39 +105,39 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 		expect(textOf(toolResult)).toContain('Tool "count_rows" ran, but its result could not be stored: it is not JSON-serializable');
 		expect(textOf(toolResult)).not.toContain("interrupted");
 		expect(textOf(result.newMessages.at(-1))).toBe("Counted.");
-		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} count_rows t0_0`)).toBe(1);
+		expect(executionCounts(await readExecutions(setup.execLog)).get(`${session.sessionId} count_rows t0_0`)).toBe(1);
 	});
 
 	it("does not run a replay-safe tool whose result is not JSON again and again", async () => {
-		const session = client.session(sessionId("bigint-safe"));
+		const session = setup.client.session(sessionId("bigint-safe"));
 		const result = await session.prompt("bigint:safe", { signal: AbortSignal.timeout(ANSWER_MS) });
 		expect(result.status).toBe("idle");
 		const toolResult = result.newMessages.find((message) => message.role === "toolResult");
 		expect(textOf(toolResult)).toContain("not JSON-serializable");
-		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} count_rows_safe t0_0`)).toBe(1);
+		expect(executionCounts(await readExecutions(setup.execLog)).get(`${session.sessionId} count_rows_safe t0_0`)).toBe(1);
 	});
 
 	it("ends the turn as a failed model request when the model's reply is not JSON, without making the request again and again", async () => {
-		const session = client.session(sessionId("bad-reply"));
+		const session = setup.client.session(sessionId("bad-reply"));
 		const result = await session.prompt("bad-reply", { signal: AbortSignal.timeout(ANSWER_MS) });
 		expect(result.status).toBe("idle");
 		expect(result.errorMessage).toContain("The model's reply could not be stored: it is not JSON-serializable");
 		const reply = result.newMessages.at(-1) as { role: string; stopReason?: string } | undefined;
 		expect([reply?.role, reply?.stopReason]).toEqual(["assistant", "error"]);
-		expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} model turn0`)).toBe(1);
+		expect(executionCounts(await readExecutions(setup.execLog)).get(`${session.sessionId} model turn0`)).toBe(1);
 	});
 
 	it("shows in state the messages steered and queued while a run goes on, until the run takes them", async () => {
-		const session = client.session(sessionId("queues"));
+		const session = setup.client.session(sessionId("queues"));
 		const sent = await session.send.prompt("slow-tool:2000");
-		await toolStarted(execLog, session.sessionId, "work");
+		await toolStarted(setup.execLog, session.sessionId, "work");
 		await session.steer("Also mention the weather.");
 		await session.followUp("Then summarize.");
 		const during = await session.state();
 		expect(during.status).toBe("running");
 		expect(during.steeringQueue.map(textOf)).toEqual(["Also mention the weather."]);
 		expect(during.followUpQueue.map(textOf)).toEqual(["Then summarize."]);
-		const result = await client.result<RunResult>(sent, { signal: AbortSignal.timeout(60_000) });
+		const result = await setup.client.result<RunResult>(sent, { signal: AbortSignal.timeout(60_000) });
 		expect(result.status).toBe("idle");
 		const after = await session.state();
 		expect([after.steeringQueue, after.followUpQueue]).toEqual([[], []]);
@@ -162,7 +145,7 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 	});
 
 	it("aborts a run waiting for approval when the abort comes right after a steer (the delivery does not make it another run)", async () => {
-		const sessions = [0, 1, 2].map(() => client.session(sessionId("abort-after-steer")));
+		const sessions = [0, 1, 2].map(() => setup.client.session(sessionId("abort-after-steer")));
 		for (const session of sessions) expect((await session.prompt("approval")).status).toBe("awaiting-approval");
 		for (const session of sessions) {
 			await session.steer("Also check staging.");
@@ -180,28 +163,28 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 			expect(state.status).toBe("idle");
 			expect(transcriptProblems(state.messages)).toEqual([]);
 			expect(textOf(state.messages.find((message) => message.role === "toolResult" && message.toolCallId === "t0_0"))).toBe("Tool call was aborted before it ran");
-			expect(executionCounts(await readExecutions(execLog)).get(`${session.sessionId} deploy t0_0`)).toBeUndefined();
+			expect(executionCounts(await readExecutions(setup.execLog)).get(`${session.sessionId} deploy t0_0`)).toBeUndefined();
 		}
 	});
 
 	// Last: it replaces the cluster's balancer.
 	it("aborts the signal of a tool whose attempt was lost while its worker lives on (the call is answered as interrupted elsewhere)", async () => {
-		const session = client.session(sessionId("lost-attempt"));
+		const session = setup.client.session(sessionId("lost-attempt"));
 		const sent = await session.send.prompt("slow-tool:6000");
-		await toolStarted(execLog, session.sessionId, "work");
+		await toolStarted(setup.execLog, session.sessionId, "work");
 		// The connection to the worker drops (restate-server restarting, a network cut): the
 		// balancer goes, and comes back on the same address for Restate's retry.
-		const port = Number(new URL(cluster.balancer.url).port);
-		await cluster.balancer.close();
-		replacement = await startBalancer(port, () => cluster.workers.map((worker) => worker.url));
-		const result = await client.result<RunResult>(sent, { signal: AbortSignal.timeout(60_000) });
+		const port = Number(new URL(setup.cluster.balancer.url).port);
+		await setup.cluster.balancer.close();
+		replacement = await startBalancer(port, () => setup.cluster.workers.map((worker) => worker.url));
+		const result = await setup.client.result<RunResult>(sent, { signal: AbortSignal.timeout(60_000) });
 		expect(result.status).toBe("idle");
 		expect(textOf(result.newMessages.find((message) => message.role === "toolResult"))).toContain("interrupted by a restart");
 		// The tool logs its end as it returns (a moment after its signal was aborted, at the drop).
 		let work: (ExecutionRecord & { aborted?: boolean })[] = [];
 		for (let tries = 0; tries < 30 && work.length < 2; tries++) {
 			if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 100));
-			work = (await readExecutions(execLog)).filter((record) => record.sessionId === session.sessionId && record.toolName === "work");
+			work = (await readExecutions(setup.execLog)).filter((record) => record.sessionId === session.sessionId && record.toolName === "work");
 		}
 		expect(work.map((record) => record.phase)).toEqual(["start", "end"]);
 		const [start, end] = work as [ExecutionRecord, ExecutionRecord & { aborted?: boolean }];
@@ -213,7 +196,7 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 
 /** Rows of a query of Restate's admin SQL API. */
 async function adminQuery<Row>(query: string): Promise<Row[]> {
-	const response = await fetch(`${cluster.server.adminUrl}/query`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ query }) });
+	const response = await fetch(`${setup.cluster.server.adminUrl}/query`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ query }) });
 	if (!response.ok) throw new Error(`admin query failed: ${response.status} ${await response.text()}`);
 	return ((await response.json()) as { rows: Row[] }).rows;
 }

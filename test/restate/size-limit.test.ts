@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Cluster, startCluster } from "../../scripts/restate/cluster.js";
+import { withEnv } from "../../scripts/restate/test-cluster.js";
 import { createSessionClient } from "../../src/restate/client.js";
 import type { RunResult } from "../../src/restate/session-types.js";
 
@@ -20,18 +21,9 @@ const LIMIT = {
 };
 
 let cluster: Cluster;
-const saved = Object.fromEntries(Object.keys(LIMIT).map((name) => [name, process.env[name]]));
 
 beforeAll(async () => {
-	Object.assign(process.env, LIMIT);
-	try {
-		cluster = await startCluster({ workers: 1, env: { MAX_STEP_BYTES: String(3 * 1024 * 1024), MAX_SESSION_BYTES: String(3 * 1024 * 1024) } });
-	} finally {
-		for (const [name, value] of Object.entries(saved)) {
-			if (value === undefined) delete process.env[name];
-			else process.env[name] = value;
-		}
-	}
+	cluster = await withEnv(LIMIT, () => startCluster({ workers: 1, env: { MAX_STEP_BYTES: String(3 * 1024 * 1024), MAX_SESSION_BYTES: String(3 * 1024 * 1024) } }));
 }, 120_000);
 
 afterAll(async () => {
