@@ -9,6 +9,7 @@
 import { shown } from "../agent-input.js";
 import { effectNumbers, toolEffectId } from "./journal.js";
 import { ofLineage } from "./store.js";
+import { isRecord } from "../util/json-values.js";
 
 /** Checks a value at a path; throws, naming the path, when it does not fit. */
 type Check = (value: unknown, path: string) => void;
@@ -36,8 +37,6 @@ function checkAs(name: (path: string) => string, check: Check, value: unknown): 
 		throw error;
 	}
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 const text: Check = (value, path) => {
 	if (typeof value !== "string") fail(path, "a string", value);

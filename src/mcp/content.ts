@@ -1,6 +1,7 @@
 import type { ImageContent, TextContent } from "../types/content.js";
 import type { AgentToolResult } from "../types/agent.js";
 import type { McpResourceReference, McpToolResultDetails } from "./types.js";
+import { isRecord } from "../util/json-values.js";
 
 /**
  * MCP tool results → agentchart tool results. Models here read text and images only, so
@@ -32,12 +33,6 @@ export interface McpCallResult {
 export interface MappedMcpResult {
 	result: AgentToolResult<McpToolResultDetails>;
 	isError: boolean;
-}
-
-type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function text(value: unknown): string | undefined {

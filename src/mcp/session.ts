@@ -10,6 +10,7 @@ import { excerpt, htmlText, looksLikeHtml, statusLine } from "../providers/http-
 import { readableSchemaError } from "./invalid-response.js";
 import type { McpSdk } from "./sdk.js";
 import { createStdioTransport, type StdioProcessTransport } from "./stdio-transport.js";
+import { asRecord } from "../util/json-values.js";
 
 /**
  * One MCP session: a transport (a child process, or an HTTP session) and the SDK client on
@@ -41,10 +42,6 @@ let nextSessionId = 1;
 
 function isStdio(config: McpServerConfig): config is McpStdioServerConfig {
 	return "command" in config;
-}
-
-function asRecord(value: unknown): Readonly<Record<string, unknown>> | undefined {
-	return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 /**

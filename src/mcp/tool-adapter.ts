@@ -3,6 +3,7 @@ import type { ToolParameters } from "../types/model.js";
 import { mapCallToolResult, resultText, type McpCallResult } from "./content.js";
 import type { McpCallOptions, McpProgress } from "./call-options.js";
 import type { McpToolDetails, McpToolInfo, McpToolResultDetails } from "./types.js";
+import { isRecord } from "../util/json-values.js";
 
 /** What an MCP tool needs from its server's connection. */
 export interface McpToolCaller {
@@ -37,10 +38,6 @@ export class McpToolError extends Error {
 	) {
 		super(message);
 	}
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function progressText(progress: McpProgress): string {

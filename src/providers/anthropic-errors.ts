@@ -11,6 +11,7 @@ import type { AnthropicSdk } from "./anthropic-sdk.js";
 import { htmlErrorPageMessage, looksLikeHtml, statusLine } from "./http-error-text.js";
 import { describeNonStreamBody } from "./proxy-errors.js";
 import { describeNonSdkError, rootCauseMessage } from "../util/describe-error.js";
+import { nonEmptyText } from "../util/json-values.js";
 
 /** The message of every aborted call, as in pi-ai. */
 export const abortedMessage = "Request was aborted";
@@ -86,18 +87,6 @@ function describeApiError(error: APIError): string {
 		return status ? `${statusLine(status)}: ${detail}` : `Anthropic's stream sent an error event without a type or message: ${detail}`;
 	}
 	return status ? `${status} ${detail}` : detail;
-}
-
-/**
- * A non-empty text the server sent, or undefined for anything else: the SDK passes the server's
- * JSON through unchecked, in stream events as in error bodies.
- *
- * @example
- * nonEmptyText("overloaded_error"); // "overloaded_error"
- * nonEmptyText({ code: 7 }); // undefined
- */
-export function nonEmptyText(value: unknown): string | undefined {
-	return typeof value === "string" && value !== "" ? value : undefined;
 }
 
 function firstLine(text: string): string {

@@ -9,6 +9,7 @@
  * delta (text, ids, signatures) are checked where they are read, and a missing one is skipped.
  */
 import { excerpt } from "./http-error-text.js";
+import { asRecord } from "../util/json-values.js";
 
 type Json = Record<string, unknown>;
 
@@ -23,10 +24,6 @@ export type AnthropicStreamEvent =
 	| { type: "content_block_stop"; index: number }
 	| { type: "message_delta"; stopReason: string | undefined; usage: unknown }
 	| { type: "message_stop" };
-
-function asRecord(value: unknown): Json | undefined {
-	return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined;
-}
 
 function asTypedRecord(value: unknown): TypedRecord | undefined {
 	const record = asRecord(value);

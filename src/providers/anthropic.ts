@@ -19,12 +19,12 @@ import {
 	abortedMessage,
 	describeAnthropicError,
 	missingApiKeyMessage,
-	nonEmptyText,
 	notAnEventStreamMessage,
 	refusalMessage,
 	truncatedStreamMessage,
 } from "./anthropic-errors.js";
 import { type AnthropicStreamEvent, checkStreamEvent, type TypedRecord } from "./anthropic-events.js";
+import { nonEmptyText } from "../util/json-values.js";
 import { buildAnthropicRequest, interleavedThinkingBeta } from "./anthropic-request.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
 import { calculateCost } from "./models.js";

@@ -9,6 +9,7 @@
 import type { OpenAISdk, CapturedErrorBody } from "./openai-client.js";
 import { excerpt, htmlErrorPageMessage, looksLikeHtml, statusLine } from "./http-error-text.js";
 import { describeNonSdkError, rootCauseMessage } from "../util/describe-error.js";
+import { asRecord } from "../util/json-values.js";
 
 /** The message of every aborted call, as in pi-ai. */
 export const abortedMessage = "Request was aborted";
@@ -29,10 +30,6 @@ interface ErrorFields {
 	label?: string;
 	message?: string;
 	upstream?: string;
-}
-
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-	return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 function stringField(record: Record<string, unknown> | undefined, key: string): string | undefined {

@@ -9,15 +9,12 @@ import { describeStreamErrorPayload, OpenAIStreamError } from "./openai-errors.j
 import { readServerSentEvents } from "./openai-sse.js";
 import { requestTimeoutMs } from "./stream-option-check.js";
 import type { OpenAIChunkReader } from "./openai-stream-reader.js";
+import { asRecord } from "../util/json-values.js";
 
 /** The SDK's default request timeout, used as the stall limit too when `timeoutMs` is not set. */
 const defaultTimeoutMs = 600_000;
 
 type Json = Record<string, unknown>;
-
-function asRecord(value: unknown): Json | undefined {
-	return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined;
-}
 
 /** Parses one `data:` payload; anything but a JSON object is a malformed chunk. */
 function parseChunk(data: string, eventNumber: number): Json {

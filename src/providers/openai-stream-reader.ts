@@ -18,20 +18,13 @@ import { calculateCost } from "./models.js";
 import type { ResolvedOpenAICompat } from "./openai-compat.js";
 import { OpenAIStreamError } from "./openai-errors.js";
 import { ArgumentsTooDeepError, StreamingArguments } from "./partial-json.js";
+import { asRecord, nonEmptyText } from "../util/json-values.js";
 
 type Json = Record<string, unknown>;
 
-function asRecord(value: unknown): Json | undefined {
-	return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined;
-}
-
-function nonEmptyString(value: unknown): string | undefined {
-	return typeof value === "string" && value !== "" ? value : undefined;
-}
-
 /** Content is a string, or (Mistral and a few others) an array of typed parts. */
 function textOf(content: unknown): string | undefined {
-	if (!Array.isArray(content)) return nonEmptyString(content);
+	if (!Array.isArray(content)) return nonEmptyText(content);
 	const text = content
 		.map((part) => asRecord(part))
 		.map((part) => (part?.["type"] === "text" && typeof part["text"] === "string" ? part["text"] : ""))
@@ -144,9 +137,9 @@ export class OpenAIChunkReader {
 
 	handle(chunk: Json): void {
 		const output = this.output;
-		const id = nonEmptyString(chunk["id"]);
+		const id = nonEmptyText(chunk["id"]);
 		if (id && !output.responseId) output.responseId = id;
-		const responseModel = nonEmptyString(chunk["model"]);
+		const responseModel = nonEmptyText(chunk["model"]);
 		if (responseModel && responseModel !== this.model.id && !output.responseModel) output.responseModel = responseModel;
 
 		const choices = Array.isArray(chunk["choices"]) ? (chunk["choices"] as unknown[]).map(asRecord) : [];
@@ -156,7 +149,7 @@ export class OpenAIChunkReader {
 		if (usage) this.updateUsage(usage);
 		if (!choice) return;
 
-		const finishReason = nonEmptyString(choice["finish_reason"]);
+		const finishReason = nonEmptyText(choice["finish_reason"]);
 		if (finishReason) this.finishReason = finishReason;
 		const delta = asRecord(choice["delta"]);
 		if (!delta) return;
@@ -166,7 +159,7 @@ export class OpenAIChunkReader {
 		const content = textOf(delta["content"]);
 		if (content) this.appendText(content);
 		// OpenAI streams a refusal instead of content; it is the model's answer, so it is shown as text.
-		const refusal = nonEmptyString(delta["refusal"]);
+		const refusal = nonEmptyText(delta["refusal"]);
 		if (refusal) this.appendText(refusal);
 		if (Array.isArray(delta["tool_calls"])) {
 			for (const toolCall of delta["tool_calls"] as unknown[]) {
@@ -208,7 +201,7 @@ export class OpenAIChunkReader {
 	private reasoningOf(delta: Json): { field: string; text: string } | undefined {
 		// Only the first non-empty field counts: some servers send the same text in two of them.
 		for (const field of this.compat.reasoningFields) {
-			const text = nonEmptyString(delta[field]);
+			const text = nonEmptyText(delta[field]);
 			if (text) return { field, text };
 		}
 		return undefined;
@@ -287,9 +280,9 @@ export class OpenAIChunkReader {
 
 	private applyToolCallDelta(delta: Json): void {
 		const streamIndex = typeof delta["index"] === "number" ? delta["index"] : undefined;
-		const id = nonEmptyString(delta["id"]);
+		const id = nonEmptyText(delta["id"]);
 		const fn = asRecord(delta["function"]);
-		const name = nonEmptyString(fn?.["name"]);
+		const name = nonEmptyText(fn?.["name"]);
 		const state = this.findToolCall(streamIndex, id) ?? this.startToolCall(streamIndex, id, name);
 		const part = this.output.content[state.contentIndex];
 		if (part?.type !== "toolCall") return;
@@ -316,8 +309,8 @@ export class OpenAIChunkReader {
 	private attachReasoningDetails(details: unknown[]): void {
 		for (const raw of details) {
 			const detail = asRecord(raw);
-			const id = nonEmptyString(detail?.["id"]);
-			if (!detail || detail["type"] !== "reasoning.encrypted" || !id || !nonEmptyString(detail["data"])) continue;
+			const id = nonEmptyText(detail?.["id"]);
+			if (!detail || detail["type"] !== "reasoning.encrypted" || !id || !nonEmptyText(detail["data"])) continue;
 			const state = this.toolCallsById.get(id);
 			const part = state ? this.output.content[state.contentIndex] : undefined;
 			if (part?.type === "toolCall") part.thoughtSignature = JSON.stringify(detail);

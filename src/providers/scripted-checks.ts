@@ -11,6 +11,7 @@ import type { StopReason } from "../types/content.js";
 import { unwritableJson } from "../util/json-writable.js";
 import type { ScriptedModelOptions, ScriptedReply } from "./scripted.js";
 import { ownValue } from "../util/own-keys.js";
+import { isRecord } from "../util/json-values.js";
 
 const STOP_REASONS: readonly StopReason[] = ["stop", "length", "toolUse", "error", "aborted"];
 const REPLY_FIELDS: readonly string[] = ["content", "stopReason", "errorMessage", "usage", "delayMs", "chunkSize"] satisfies (keyof ScriptedReply)[];
@@ -22,11 +23,6 @@ const BLOCK_FIELDS: Readonly<Record<string, readonly string[]>> = {
 	thinking: ["type", "thinking", "signature", "redacted"],
 	toolCall: ["type", "name", "arguments", "id"],
 };
-
-/** A plain object: what a reply, a block or options must be. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function problem(where: string, why: string, got: unknown): TypeError {
 	return new TypeError(`createScriptedModel: ${where} ${why}, got ${shown(got)}`);

@@ -4,7 +4,8 @@
  * probability of 30 (for 30 %) broke every call, without a word.
  */
 import { shown } from "../agent-input.js";
-import { OPTION_FIELDS, isRecord, refuseUnknownFields } from "../providers/scripted-checks.js";
+import { OPTION_FIELDS, refuseUnknownFields } from "../providers/scripted-checks.js";
+import { isRecord } from "../util/json-values.js";
 import type { Fault, FaultKind, FaultyModelOptions } from "./faulty-model.js";
 
 /** Every kind of fault, in the order the random draw picks from. */
