@@ -1010,7 +1010,11 @@ export class Agent {
 	/** The running machine, persisted (its context as plain data). */
 	#persistMachine(machine: MachineActor): PersistedAgentMachine {
 		const persisted = machine.getPersistedSnapshot() as unknown as PersistedAgentMachine;
-		const context = persistAgentContext(persisted.context);
+		let context = persistAgentContext(persisted.context);
+		// The start's wait is for the caller's code after prompt() (#start), not part of the run: what
+		// restores the snapshot sets its own wait, and a bare machine (or an agentchart before
+		// "start") restored from it would otherwise wait at the start for a barrier nobody answers.
+		if (context.awaitDelivery === "start") context = { ...context, awaitDelivery: false };
 		const untaken = this.#untakenCommandSeq(machine);
 		if (untaken === undefined) return { ...persisted, context };
 		// A listener's steer(), followUp() or queue change waits while the machine finishes the step

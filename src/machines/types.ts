@@ -369,7 +369,7 @@ export interface RunOverrides {
 	/**
 	 * Whether the run waits for deliveries at its decision points (see {@link AgentMachineInput.awaitDelivery}).
 	 * `"start"`: only at its start (`run-starting`), before it takes queued steering; after that it
-	 * does not wait, unless a `delivery.await` comes. The Agent starts a run nobody watches so,
+	 * does not wait (in later runs too, as with `false`), unless a `delivery.await` comes. The Agent starts a run nobody watches so,
 	 * and answers that one barrier a microtask later: a `steer()` on the line after `prompt()` joins
 	 * the first request, as with pi's loop, which awaits its first emits before polling.
 	 */

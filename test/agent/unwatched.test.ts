@@ -4,8 +4,10 @@
  * the wait would only cost a machine event. Once somebody starts watching mid-run, the run waits
  * for them from its next decision on, as pi's awaited `emit` would.
  */
+import { createActor } from "xstate";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import { agentMachine, hydrateAgentSnapshot } from "../../src/machine.js";
 import { createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
@@ -148,6 +150,29 @@ describe("what the caller does on the line after prompt() reaches the run prompt
 		expect(roles(restored.state.messages)).toEqual(["user", "assistant(stop)"]);
 		expect(textOf(restored.state.messages[0])).toBe("P");
 		restored.dispose();
+	});
+
+	// The start's wait is the agent's, for the caller's next line: stored as "start", a bare machine
+	// restored from the snapshot waited for a barrier nobody answered, and the agentchart before
+	// "start" refused the snapshot as damaged.
+	it("snapshot(): stored as a run at its start that waits for nobody; a bare machine restored from it runs", async () => {
+		const scripted = createScriptedModel([{ content: "a whole reply" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const run = agent.prompt("P");
+		const taken = JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
+		await run;
+		agent.dispose();
+		expect(taken.machine.value).toEqual({ running: "run-starting" });
+		expect(taken.machine.context.awaitDelivery).toBe(false);
+		const again = createScriptedModel([{ content: "made again" }]);
+		const actor = createActor(agentMachine, { snapshot: hydrateAgentSnapshot(taken.machine, { tools: [], config: { streamFn: again.streamFn } }) });
+		const idle = new Promise<void>((resolve) => actor.subscribe((state) => state.matches("idle") && resolve()));
+		actor.start();
+		actor.send({ type: "agentchart.resumed" });
+		await idle;
+		expect(again.calls).toHaveLength(1);
+		expect(actor.getSnapshot().context.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
+		actor.stop();
 	});
 
 	it("dispose(): the prompt settles and nothing is called", async () => {
