@@ -99,12 +99,12 @@ describe.each(interpreters)("a malformed command on %s", (_name, logic) => {
 });
 
 describe.each(interpreters)("a run that awaits delivery at its start only, on %s", (_name, logic) => {
-	/** A run of one reply; the barriers it emits, and where it rests after each command. */
-	function startOnly(command: Record<string, unknown>) {
+	/** A prompt of one reply, sent with awaitDelivery "start"; the barriers it emits. */
+	function startOnly() {
 		const { actor, errors, snapshot, scripted } = machineOn(logic, {}, [{ content: "one" }]);
 		const barriers: number[] = [];
 		actor.on("agentchart.barrier", (event: { barrier: number }) => barriers.push(event.barrier));
-		actor.send({ type: "prompt", messages: [user("first")], awaitDelivery: "start", ...command } as never);
+		actor.send({ type: "prompt", messages: [user("first")], awaitDelivery: "start" });
 		return { actor, errors, snapshot, scripted, barriers };
 	}
 	type Watched = { matches(value: string): boolean };
@@ -112,7 +112,7 @@ describe.each(interpreters)("a run that awaits delivery at its start only, on %s
 		new Promise<void>((resolve) => (actor.getSnapshot().matches("idle") ? resolve() : actor.subscribe((state) => state.matches("idle") && resolve())));
 
 	it("waits at its start until the barrier is answered, takes what was queued meanwhile, and decides without waiting after", async () => {
-		const { actor, errors, snapshot, scripted, barriers } = startOnly({});
+		const { actor, errors, snapshot, scripted, barriers } = startOnly();
 		expect(snapshot().value).toEqual({ running: "run-starting" });
 		expect(barriers).toEqual([1]);
 		await new Promise((resolve) => setTimeout(resolve, 5));
@@ -128,7 +128,7 @@ describe.each(interpreters)("a run that awaits delivery at its start only, on %s
 	});
 
 	it("waits at every decision once delivery.await came while it waited at its start", async () => {
-		const { actor, errors, snapshot, barriers } = startOnly({});
+		const { actor, errors, snapshot, barriers } = startOnly();
 		actor.send({ type: "delivery.await" });
 		actor.on("agentchart.barrier", (event: { barrier: number }) => queueMicrotask(() => actor.send({ type: "delivered", barrier: event.barrier })));
 		actor.send({ type: "delivered", barrier: 1 });
@@ -139,7 +139,7 @@ describe.each(interpreters)("a run that awaits delivery at its start only, on %s
 	});
 
 	it("an abort while it waits at its start ends the run before any call, once the barrier is answered (as with awaitDelivery: true)", async () => {
-		const { actor, errors, snapshot, scripted } = startOnly({});
+		const { actor, errors, snapshot, scripted } = startOnly();
 		actor.send({ type: "abort" });
 		expect(snapshot().value).toEqual({ running: "run-starting" });
 		actor.send({ type: "delivered", barrier: 1 });
