@@ -106,7 +106,8 @@ const scenarios: Record<string, (input: string) => Promise<Result>> = {
 	},
 
 	async steeringAndFollowUp() {
-		const scripted = createScriptedModel([{ content: "First." }, { content: "Steered." }, { content: "Followed up." }], { delayMs: 5 });
+		// As with pi: the steer joins the first request, the follow-up makes the second.
+		const scripted = createScriptedModel([{ content: "Steered." }, { content: "Followed up." }], { delayMs: 5 });
 		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
 		const run = agent.prompt("Start");
 		agent.steer({ role: "user", content: "steer", timestamp: Date.now() });
