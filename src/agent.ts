@@ -336,11 +336,10 @@ interface ActiveRun {
 	abortSent?: true | undefined;
 	promise: Promise<void>;
 	resolve: () => void;
-	/** The run's abort signal, once `agent_start` (or a manual compaction's start) was delivered. */
-	signal: AbortSignal | undefined;
 	/**
-	 * Its controller: the machine's run ends before `agent_end` reaches the listeners, and an
-	 * `abort()` from one of them must still abort the signal they were given (pi's does).
+	 * Its controller, once `agent_start` (or a manual compaction's start) was delivered: its signal
+	 * is the run's. Kept here because the machine's run ends before `agent_end` reaches the
+	 * listeners, and an `abort()` from one of them must still abort the signal they were given (pi's does).
 	 */
 	controller?: AbortController | undefined;
 	/** Settles when the machine's run is over and its last event was delivered. */
@@ -730,7 +729,7 @@ export class Agent {
 	 * await fetch(url, { signal: agent.signal ?? null });
 	 */
 	get signal(): AbortSignal | undefined {
-		return this.#run?.signal;
+		return this.#run?.controller?.signal;
 	}
 
 	/**
@@ -1238,8 +1237,7 @@ export class Agent {
 		if (!restored.matches({ running: "streaming" })) for (const call of context.run.batch?.calls ?? []) if (call.started && call.status !== "settled") this.#state.callStarted(call.toolCall.id);
 		this.#attach(machine);
 		run.controller = machine.getSnapshot().context.run?.controller;
-		run.signal = run.controller?.signal;
-		this.#delivery.signal = run.signal ?? IDLE_SIGNAL;
+		this.#delivery.signal = run.controller?.signal ?? IDLE_SIGNAL;
 		// The barrier the stored run waited at: its events were delivered before it was stored. Read
 		// before the start, whose replay of a reply may reach a barrier of its own (acknowledged once
 		// its events reach the listeners, as any other).
@@ -1650,7 +1648,7 @@ export class Agent {
 		let endMachine!: () => void;
 		const promise = new Promise<void>((done) => (resolve = done));
 		const machineDone = new Promise<void>((done) => (endMachine = done));
-		const run: ActiveRun = { promise, resolve, signal: undefined, machineDone, endMachine };
+		const run: ActiveRun = { promise, resolve, controller: undefined, machineDone, endMachine };
 		this.#run = run;
 		this.#state.isStreaming = true;
 		this.#state.streamingMessage = undefined;
@@ -2060,11 +2058,10 @@ export class Agent {
 		switch (event.type) {
 			case "agent_start":
 			case "auto_compaction_start":
-				if (this.#run && !this.#run.signal) {
+				if (this.#run && !this.#run.controller) {
 					this.#run.controller = this.#machine?.getSnapshot().context.run?.controller;
-					this.#run.signal = this.#run.controller?.signal;
 					// Listeners get the run's signal from this event on.
-					this.#delivery.signal = this.#run.signal ?? IDLE_SIGNAL;
+					this.#delivery.signal = this.#run.controller?.signal ?? IDLE_SIGNAL;
 				}
 				break;
 			case "auto_compaction_end":

@@ -92,6 +92,17 @@ describe("a run nobody watches", () => {
 	});
 });
 
+/** An unwatched agent's snapshot taken on the line after `prompt("P")`, through JSON; the run then finishes and the agent is disposed. */
+async function snapshotOnTheLineAfterPrompt(): Promise<AgentSnapshot> {
+	const scripted = createScriptedModel([{ content: "a whole reply" }]);
+	const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+	const run = agent.prompt("P");
+	const taken = JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
+	await run;
+	agent.dispose();
+	return taken;
+}
+
 describe("what the caller does on the line after prompt() reaches the run prompt() started", () => {
 	// A start put off by a microtask (tried, to let a steer on the next line join the first
 	// request, as in pi) left a window in which an abort() was dropped and a snapshot held no run.
@@ -138,12 +149,7 @@ describe("what the caller does on the line after prompt() reaches the run prompt
 	});
 
 	it("snapshot(): the run as started, its prompt in it (not the idle agent before it)", async () => {
-		const scripted = createScriptedModel([{ content: "a whole reply" }]);
-		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
-		const run = agent.prompt("P");
-		const taken = JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
-		await run;
-		agent.dispose();
+		const taken = await snapshotOnTheLineAfterPrompt();
 		const again = createScriptedModel([{ content: "made again" }]);
 		const restored = Agent.restore(taken, { streamFn: again.streamFn });
 		await restored.waitForIdle();
@@ -156,12 +162,7 @@ describe("what the caller does on the line after prompt() reaches the run prompt
 	// restored from the snapshot waited for a barrier nobody answered, and the agentchart before
 	// "start" refused the snapshot as damaged.
 	it("snapshot(): stored as a run at its start that waits for nobody; a bare machine restored from it runs", async () => {
-		const scripted = createScriptedModel([{ content: "a whole reply" }]);
-		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
-		const run = agent.prompt("P");
-		const taken = JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
-		await run;
-		agent.dispose();
+		const taken = await snapshotOnTheLineAfterPrompt();
 		expect(taken.machine.value).toEqual({ running: "run-starting" });
 		expect(taken.machine.context.awaitDelivery).toBe(false);
 		const again = createScriptedModel([{ content: "made again" }]);
