@@ -187,7 +187,7 @@ export interface AgentOptions {
 	store?: AgentStore | undefined;
 	/**
 	 * agentchart: how long a tool call may wait for approval before it is rejected, in ms, from when
-	 * it is first asked (default: as long as it takes). The deadline is kept across a restore: a
+	 * it is first asked (default, `0` or `Infinity`: as long as it takes). The deadline is kept across a restore: a
 	 * restored run waits only what is left, and a decision after it is refused. A call asked
 	 * without one (no timeout then) and restored into an agent with one gets it from the restore.
 	 */
@@ -598,6 +598,7 @@ export class Agent {
 		if (typeof listener !== "function") throw new TypeError(`subscribe(listener): expected a function (event, signal) => void, got ${shown(listener)}`);
 		this.#delivery.add(listener);
 		this.#observed();
+		// Typed as pi types it; like pi's (`Set.delete`), it answers whether the listener was still there.
 		return () => this.#delivery.remove(listener);
 	}
 
@@ -823,6 +824,8 @@ export class Agent {
 			// The tool the call runs with is the run's: `state.tools` may have been changed for the next run since.
 			const tool = machine.getSnapshot().context.tools.find((candidate) => candidate.name === call.toolCall.name);
 			if (!tool) throw new Error(`agentchart: tool "${call.toolCall.name}" is not among the run's tools`);
+			// Checked as given too: validation quotes what it rejects as JSON, which a BigInt would break with a bare TypeError.
+			this.#assertStorable(options.arguments, `approve(${shown(toolCallId)}, options).arguments`);
 			args = validateToolArguments(tool, { ...call.toolCall, arguments: options.arguments as ToolCallEntry["toolCall"]["arguments"] });
 			this.#assertStorable(args, `approve(${shown(toolCallId)}, options).arguments`);
 		} else if (call.argsProblem !== undefined) {
@@ -1367,15 +1370,17 @@ export class Agent {
 		const started = this.#compactionStart;
 		this.#compactionStart = undefined;
 		if (!this.#session.saves) return;
+		// Also after dispose() (it may end the compaction): the transcript is the one the compaction found.
+		const save = () => this.#session.requestSave(this.#handles.takeSnapshot, true);
 		const base = started?.base;
 		if (started && base) {
 			const entry: CompactionEnd = { kind: "compaction", phase: "end", effect: started.entry.effect, outcome: event.aborted ? "aborted" : "failed" };
 			if (event.errorMessage !== undefined) entry.errorMessage = event.errorMessage;
 			// The compaction took a run's number; the transcript is as it was.
 			const after = Object.assign({}, base, { runs: base.runs + 1 });
-			if (this.#session.endRun(base, entry, after, () => this.#saveSoon())) return;
+			if (this.#session.endRun(base, entry, after, save)) return;
 		}
-		this.#saveSoon();
+		save();
 	}
 
 	/** Starts again a run the journal says was prompted on the restored snapshot (its start is not journaled twice). */
@@ -1492,10 +1497,7 @@ export class Agent {
 	 */
 	dispose(): void {
 		if (this.#disposed) return;
-		// A save asked for in this step is taken now: taken after the dispose, it would store the
-		// run the dispose closed (a call waiting for approval answered "Agent was disposed"), where
-		// the store is to keep the session as it was (docs/durable.md, the crash rules).
-		this.#session.takeRequestedSave(this.#handles.takeSnapshot);
+		this.#session.close(this.#handles.takeSnapshot);
 		this.#disposed = true;
 		// With a run in progress the machine closes it (agent_end, or auto_compaction_end for a
 		// manual compaction) and delivery finishes it; otherwise nothing is left to wait for.
@@ -1658,6 +1660,10 @@ export class Agent {
 
 	#finishRun(): void {
 		this.#state.settle();
+		// Messages the caller put in `state.messages` during the run are the agent's, not the run's: its
+		// end, journaled or saved from the machine, does not carry them, so the agent is saved as it is.
+		const machine = this.#machine;
+		if (this.#session.saves && !this.#disposed && machine && !sameItems(this.#state.messages, machine.getSnapshot().context.messages)) this.#saveSoon();
 		const run = this.#run;
 		this.#run = undefined;
 		this.#answered = undefined;

@@ -44,6 +44,23 @@ export function failedAssistantMessage(model: Model, error: unknown, aborted: bo
 	};
 }
 
+/**
+ * What is wrong with a stream's final message, if its shape is not a reply's: a hand-written or
+ * proxied stream that ends with no `content` list, say. Taken as it is, the run would fail on it
+ * later, inside the chart; pi's loop ends the run with an error reply, and so does this one, with
+ * an error that says what was wrong.
+ */
+function replyProblem(reply: unknown): string | undefined {
+	if (typeof reply !== "object" || reply === null) return `is not a message, got ${shown(reply)}`;
+	const content: unknown = (reply as { content?: unknown }).content;
+	if (!Array.isArray(content)) return `has no list of content blocks, its content is ${shown(content)}`;
+	for (let index = 0; index < content.length; index++) {
+		const block: unknown = content[index];
+		if (typeof block !== "object" || block === null || typeof (block as { type?: unknown }).type !== "string") return `has content[${index}] that is not a content block, got ${shown(block)}`;
+	}
+	return undefined;
+}
+
 /** A hook's answer that must be a list of messages; a `TypeError` naming the hook, which ends the call as an error, otherwise. */
 function listFrom<T>(answer: T[], hook: "transformContext" | "convertToLlm"): T[] {
 	if (!Array.isArray(answer)) throw new TypeError(`${hook} must return a list of messages, got ${shown(answer)}`);
@@ -104,7 +121,8 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 	const finish = (reply: AssistantMessage) => {
 		if (reading.stopped) return;
 		release();
-		let message = reply;
+		const malformed = replyProblem(reply);
+		let message = malformed === undefined ? reply : failedAssistantMessage(input.model, new TypeError(`The stream's final message ${malformed}`), false);
 		if (journal && effect && !replayed) {
 			// A reply no store could write would fail every save of the session after it: the turn ends as a failed request.
 			const why = journal.unstorable?.(message, "message");
@@ -297,6 +315,11 @@ class StreamReader {
 			const { attempt, config, progress, relay } = this.input;
 			switch (event.type) {
 				case "start":
+					// A start with no partial message has nothing to show: the final message starts and ends alone.
+					if (typeof event.partial !== "object" || event.partial === null) {
+						pending = config.deliveryPending?.();
+						break;
+					}
 					this.#started = true;
 					progress.partial = event.partial;
 					this.sendBack({ type: "stream.start", attempt, partial: event.partial });
@@ -306,7 +329,15 @@ class StreamReader {
 				case "error":
 					this.#end();
 					return;
-				default:
+				case "text_start":
+				case "text_delta":
+				case "text_end":
+				case "thinking_start":
+				case "thinking_delta":
+				case "thinking_end":
+				case "toolcall_start":
+				case "toolcall_delta":
+				case "toolcall_end":
 					// As in pi: updates before `start` have no message to belong to.
 					if (!this.#started) {
 						pending = config.deliveryPending?.();
@@ -324,6 +355,12 @@ class StreamReader {
 						this.sendBack({ type: "stream.toolcall", attempt, toolCall: event.toolCall, partial: event.partial });
 						pending = config.deliveryPending?.();
 					}
+					break;
+				default:
+					// An event of a kind pi's loop does not know (a proxy's keep-alive, a later pi-ai's) is
+					// skipped, as pi skips it: it has no partial message to show.
+					pending = config.deliveryPending?.();
+					break;
 			}
 		} catch (error) {
 			this.#closeAfter(error);

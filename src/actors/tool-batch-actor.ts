@@ -38,13 +38,15 @@ async function finalize(input: ToolBatchInput, toolCall: AgentToolCall, args: un
 			{ assistantMessage: input.assistantMessage, toolCall, args, result: raw.result, isError: raw.isError, context: input.context },
 			signal,
 		);
-		if (!override) return raw;
-		if (override.content !== undefined && !(Array.isArray(override.content) && override.content.every(isContentBlock))) {
+		// As pi reads the answer: a field that is null or undefined keeps the tool's, and an answer
+		// that is not an object (a hook answering `true`) has no field to replace anything with.
+		if (typeof override !== "object" || override === null) return raw;
+		if (override.content != null && !(Array.isArray(override.content) && override.content.every(isContentBlock))) {
 			return errorResult(`afterToolCall returned content that is not a list of text and image blocks: ${describeError(override.content)}`);
 		}
 		const result: AgentToolResult<unknown> = {
 			content: override.content ?? raw.result.content,
-			details: "details" in override ? override.details : raw.result.details,
+			details: override.details ?? raw.result.details,
 		};
 		const terminate = override.terminate ?? raw.result.terminate;
 		if (terminate !== undefined) result.terminate = terminate;
@@ -133,10 +135,14 @@ class ToolBatchRun {
 		this.sendBack(event);
 	}
 
-	#settle(call: CallInFlight, given: ToolOutcome): void {
+	/**
+	 * `journaled`: the outcome was read from the journal (the call ran before a restart). Appending
+	 * it again would put it after the model call that followed it, an order no restore accepts.
+	 */
+	#settle(call: CallInFlight, given: ToolOutcome, journaled = false): void {
 		if (this.#stopped || !this.#flying(call)) return;
-		const outcome = this.#storable(call, given);
-		this.#record(call, outcome);
+		const outcome = journaled ? given : this.#storable(call, given);
+		if (!journaled) this.#record(call, outcome);
 		this.#report(call, { type: "tool.settled", callKey: call.key, outcome }, true);
 	}
 
@@ -155,17 +161,17 @@ class ToolBatchRun {
 	 * its tool is replay-safe, else it is answered as interrupted. A call whose restored arguments
 	 * the tool no longer accepts (`argsProblem`) is answered with that, not run. Otherwise its
 	 * intent is recorded (and waited for) before it runs. Returns the outcome to settle with, or
-	 * undefined to run the tool.
+	 * undefined to run the tool; `journaled` when that outcome is the journal's own.
 	 */
-	async #consultJournal(call: CallInFlight, tool: AnyAgentTool, args: unknown, argsProblem: string | undefined): Promise<ToolOutcome | undefined> {
+	async #consultJournal(call: CallInFlight, tool: AnyAgentTool, args: unknown, argsProblem: string | undefined): Promise<{ outcome: ToolOutcome; journaled: boolean } | undefined> {
 		const journal = this.input.journal;
 		const effect = call.effect;
-		if (!journal || !effect) return argsProblem === undefined ? undefined : errorResult(argsProblem);
+		if (!journal || !effect) return argsProblem === undefined ? undefined : { outcome: errorResult(argsProblem), journaled: false };
 		const record = journal.lookup(effect);
 		const outcome = record?.outcome;
-		if (outcome?.kind === "tool") return { result: outcome.result, isError: outcome.isError };
-		if (record?.intent && tool.replay !== "safe") return errorResult(interruptedText(tool.name, record.update));
-		if (argsProblem !== undefined) return errorResult(argsProblem);
+		if (outcome?.kind === "tool") return { outcome: { result: outcome.result, isError: outcome.isError }, journaled: true };
+		if (record?.intent && tool.replay !== "safe") return { outcome: errorResult(interruptedText(tool.name, record.update)), journaled: false };
+		if (argsProblem !== undefined) return { outcome: errorResult(argsProblem), journaled: false };
 		if (record?.intent) return undefined;
 		const intent: ToolIntent = { kind: "tool", phase: "intent", effect, toolCallId: call.toolCall.id, toolName: tool.name, args, replay: tool.replay === "safe" ? "safe" : "unsafe" };
 		if (this.input.streamedFrom) {
@@ -206,7 +212,7 @@ class ToolBatchRun {
 			if (controller.signal.aborted) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));
 			if (call.effect || argsProblem !== undefined) {
 				const known = await this.#consultJournal(call, tool, args, argsProblem);
-				if (known) return this.#settle(call, known);
+				if (known) return this.#settle(call, known.outcome, known.journaled);
 				if (!this.#flying(call)) return;
 				// The journal was waited for: the run may have been aborted meanwhile.
 				if (controller.signal.aborted) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));

@@ -9,6 +9,7 @@
  * is long. `Agent.load({ store, sessionId, ...options })` continues the session.
  */
 import type { StoredJournalEntry } from "./journal.js";
+import { cloneJson } from "../util/clone-json.js";
 import type { AgentSnapshot } from "./snapshot.js";
 
 /**
@@ -161,7 +162,11 @@ interface MemorySession {
 
 /**
  * A store in this process's memory: for tests, and for an application that moves snapshots
- * itself. Keeps what it is given (snapshots are plain data, never changed after).
+ * itself. It keeps the objects it is given, not copies (a copy of every journal entry cost an
+ * ongoing session's prompt about a fifth more CPU, docs/performance.md): a message your code
+ * changes in place after it was saved changes what this store holds, where a store that writes
+ * files keeps what was saved. A load hands out a copy, so an agent loaded from it changes nothing
+ * in it.
  *
  * @example
  * const store = createMemoryStore();
@@ -181,7 +186,7 @@ export function createMemoryStore(): AgentStore & { sessions(): string[] } {
 		async load(sessionId) {
 			const session = sessions.get(sessionId);
 			if (!session?.snapshot) return undefined;
-			return { snapshot: { ...session.snapshot, journal: journalAfter(session.snapshot, session.journal) }, problems: [] };
+			return { snapshot: cloneJson({ ...session.snapshot, journal: journalAfter(session.snapshot, session.journal) }), problems: [] };
 		},
 		saveSnapshot(sessionId, snapshot) {
 			const session = sessionOf(sessionId);

@@ -105,16 +105,17 @@ export class ListenerDelivery {
 	}
 
 	/**
-	 * Unsubscribes a listener; one being delivered to finishes that event.
+	 * Unsubscribes a listener (false: it was not subscribed); one being delivered to finishes that event.
 	 *
 	 * @example
 	 * delivery.remove(listener);
 	 */
-	remove(listener: AgentListener): void {
+	remove(listener: AgentListener): boolean {
 		const listeners = this.#listeners;
-		if (!listeners?.delete(listener)) return;
+		if (!listeners?.delete(listener)) return false;
 		if (listener === this.#deliveringTo) this.#deliveringToLeft = true;
 		this.#sole = listeners.size === 1 ? listeners.values().next().value : undefined;
+		return true;
 	}
 
 	/**

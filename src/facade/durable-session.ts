@@ -363,6 +363,8 @@ export class DurableSession {
 	/** Writes that failed since the last {@link DurableSession.reportFailedWrites}. */
 	#failedWrites: string[] | undefined;
 	#saveRequested = false;
+	/** Set by the agent's `dispose()`: no save is taken after it (see {@link DurableSession.close}). */
+	#closed = false;
 	/** The refusal that told this agent a newer one opened the session (see {@link DurableSession.takenOver}). */
 	#takenOver: SessionTakenOverError | undefined;
 	/** Called at that refusal (once): the agent of another process has the session now. */
@@ -567,8 +569,8 @@ export class DurableSession {
 	 * Saves a snapshot once the current step is over (requests made before then make one save).
 	 * Saves go one at a time, in order.
 	 */
-	requestSave(take: () => AgentSnapshot): void {
-		if (!this.saves || this.#saveRequested) return;
+	requestSave(take: () => AgentSnapshot, evenClosed = false): void {
+		if (!this.saves || this.#saveRequested || (this.#closed && !evenClosed)) return;
 		this.#saveRequested = true;
 		queueMicrotask(() => {
 			// Taken already (see takeRequestedSave).
@@ -592,7 +594,19 @@ export class DurableSession {
 	/** Saves now (after the saves already asked for); resolves once stored. */
 	saveNow(take: () => AgentSnapshot): Promise<void> {
 		if (!this.saves) return Promise.resolve();
+		if (this.#closed) return this.settled();
 		return this.#enqueueSave(take);
+	}
+
+	/**
+	 * The agent was disposed: the save asked for in this step is taken now, and none after. A
+	 * snapshot taken later would show the run the dispose closed (calls waiting for approval
+	 * answered "Agent was disposed"), where the store is to keep the session as the dispose found
+	 * it, as after a crash (docs/durable.md). Journal entries still go out in order.
+	 */
+	close(take: () => AgentSnapshot): void {
+		this.takeRequestedSave(take);
+		this.#closed = true;
 	}
 
 	/** Whether a save was asked for in this step (it is taken once the step is over). */

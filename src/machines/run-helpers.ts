@@ -4,6 +4,7 @@ import type { SimpleStreamOptions } from "../types/model.js";
 import { createAssistantMessage } from "../providers/assistant-message.js";
 import type { AgentMachineContext, FinalizedToolResult, ToolBatch, ToolCallEntry } from "./types.js";
 import { failedStop } from "../util/stop-reason.js";
+import { cloneJson } from "../util/clone-json.js";
 
 /**
  * Takes messages from a queue: the first one (one-at-a-time) or all of them.
@@ -25,7 +26,24 @@ export function takeFromQueue(queue: AgentMessage[], mode: QueueMode): { taken: 
  * batch.calls.filter((call) => call.status === "awaiting-approval").map(pendingApproval);
  */
 export function pendingApproval(call: ToolCallEntry): PendingApproval {
-	return { toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.args, reason: call.approval?.reason, deadline: call.approval?.deadline, argsProblem: call.argsProblem };
+	return { toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: detachedArgs(call.args), reason: call.approval?.reason, deadline: call.approval?.deadline, argsProblem: call.argsProblem };
+}
+
+/**
+ * A copy of the arguments a call waiting for approval is shown with: an approval screen that edits
+ * them in place must not change what the call runs with (that is `approve(id, { arguments })`,
+ * validated). Arguments that cannot be copied (a function in them, from `prepareArguments`) are
+ * shown as they are.
+ *
+ * @example
+ * detachedArgs({ path: "a" }); // { path: "a" }, another object
+ */
+export function detachedArgs(args: unknown): unknown {
+	try {
+		return cloneJson(args);
+	} catch {
+		return args;
+	}
 }
 
 /**
@@ -63,7 +81,9 @@ export function findTool(tools: AnyAgentTool[], name: string): AnyAgentTool | un
  * toolCallsOf(message).map((call) => call.name);
  */
 export function toolCallsOf(message: AssistantMessage): AgentToolCall[] {
-	return message.content.filter((block): block is AgentToolCall => block.type === "toolCall");
+	// A message a listener broke (its content taken away) has none: reading it must not throw where a failed run is closed.
+	if (!Array.isArray(message.content)) return [];
+	return message.content.filter((block): block is AgentToolCall => block?.type === "toolCall");
 }
 
 /**

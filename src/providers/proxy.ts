@@ -9,8 +9,8 @@
  */
 import { shown } from "../agent-input.js";
 import { streamOptionsProblem } from "./stream-option-check.js";
-import { createAssistantMessage } from "./assistant-message.js";
 import { endOnThrow } from "./unexpected-throw.js";
+import { emptyUsage } from "../types/content.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import { AssistantMessageEventStream } from "./event-stream.js";
@@ -170,7 +170,8 @@ async function readFailedAnswer(response: Response): Promise<string> {
 }
 
 async function runProxyCall(model: Model, context: Context, options: ProxyStreamOptions, stream: AssistantMessageEventStream): Promise<void> {
-	const message: AssistantMessage = createAssistantMessage(model);
+	// pi's proxy starts its message with `stopReason` second: a transcript stored as JSON is then pi's byte for byte.
+	const message: AssistantMessage = { role: "assistant", stopReason: "stop", content: [], api: model.api, provider: model.provider, model: model.id, usage: emptyUsage(), timestamp: Date.now() };
 	// Checked before anything else: a proxyUrl left undefined (an unset environment variable) threw
 	// here, outside the try, and the rejection went unhandled (the process died; result() never settled).
 	const setupProblem = proxySetupProblem(options);

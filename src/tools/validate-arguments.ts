@@ -113,6 +113,19 @@ export function validateToolArguments(tool: Tool, toolCall: AgentToolCall): unkn
 	const issues = validator.Errors(args);
 	const lines = issues.map((issue) => `  - ${issuePath(issue)}: ${issue.message}`).join("\n") || "  - root: does not match the schema";
 	throw new Error(
-		`Validation failed for tool "${toolCall.name}":\n${lines}\n\nReceived arguments:\n${JSON.stringify(toolCall.arguments, null, 2)}`,
+		`Validation failed for tool "${toolCall.name}":\n${lines}\n\nReceived arguments:\n${quoted(toolCall.arguments)}`,
 	);
+}
+
+/**
+ * The arguments as the error quotes them: JSON, as pi quotes them. Arguments a caller hands in
+ * (`approve(id, { arguments })`) may hold what JSON refuses; the error about them must still be the
+ * validation's, not JSON's.
+ */
+function quoted(args: unknown): string {
+	try {
+		return JSON.stringify(args, (_key, value: unknown) => (typeof value === "bigint" ? `${value}n` : value), 2);
+	} catch (error) {
+		return `(not JSON: ${error instanceof Error ? error.message : String(error)})`;
+	}
 }

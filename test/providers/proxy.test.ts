@@ -224,6 +224,14 @@ describe("streamProxy's request", () => {
 });
 
 describe("streamProxy rebuilding the message", () => {
+	it("builds the message with pi's keys in pi's order, so a transcript stored as JSON is pi's byte for byte", async () => {
+		// Ours put stopReason after usage (the order of the other providers' messages); pi's proxy puts it second.
+		const theirs = settled(await run(pis, stream(toolReply)));
+		const mine = settled(await run(ours, stream(toolReply)));
+		expect(Object.keys(mine)).toEqual(Object.keys(theirs));
+		expect(JSON.stringify(comparable(mine))).toBe(JSON.stringify(comparable(theirs)));
+	});
+
 	it("rebuilds thinking, text and a tool call with signatures, usage and the stop reason", async () => {
 		const recording = await run(ours, stream(toolReply));
 		expect(recording.events.map((e) => e.type)).toEqual([

@@ -5,7 +5,7 @@
  */
 import { type Ctx, type Enqueue, patchRun, runOf } from "../context.js";
 import { findTool, patchBatch, patchCall } from "../run-helpers.js";
-import { awaitingCall } from "./tools.js";
+import { approvalTimeout, awaitingCall } from "./tools.js";
 import type { ApprovalIgnoredEvent, ToolCallEntry } from "../types.js";
 import { approvedArguments } from "../../tools/preflight.js";
 
@@ -75,9 +75,9 @@ export function ignoredDecision(context: Ctx, decision: Decision & { args?: unkn
  * no fresh timeout, and a shorter one takes no time away).
  */
 export function startDeadlinesOfRestoredWaits(context: Ctx, enqueue: Enqueue): void {
-	const timeout = context.config.approvalTimeoutMs ?? 0;
+	const timeout = approvalTimeout(context);
 	const batch = context.run?.batch;
-	if (!(timeout > 0) || !batch?.calls.some((call) => call.status === "awaiting-approval" && call.approval?.deadline === undefined)) return;
+	if (timeout === undefined || !batch?.calls.some((call) => call.status === "awaiting-approval" && call.approval?.deadline === undefined)) return;
 	const deadline = Date.now() + timeout;
 	const calls = batch.calls.map((call) => (call.status === "awaiting-approval" && call.approval?.deadline === undefined ? patchCall(call, { approval: { ...call.approval, deadline } }) : call));
 	enqueue.assign({ run: patchRun(runOf(context), { batch: patchBatch(batch, { calls }) }) });

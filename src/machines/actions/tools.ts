@@ -9,9 +9,10 @@ import type { AssistantMessage, ToolResultMessage } from "../../types/messages.j
 import type { ToolBatchCommand, ToolBatchInput } from "../../actors/tool-batch-protocol.js";
 import { toolBatchInput } from "../actor-inputs.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, emitBarrierNow, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
-import { callKeyFor, createToolBatch, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
+import { callKeyFor, createToolBatch, detachedArgs, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
 import { interruptedText, toolEffectId, turnEffectPrefix } from "../../durable/journal.js";
+import { LONGEST_DELAY } from "../../util/deadlines.js";
 import type { ApprovalWait, FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
 /** The batch actor's id: one per batch, so there is one child for all of a reply's calls. */
@@ -283,7 +284,7 @@ function approvalWaitFor(context: Ctx, call: ToolCallEntry, args: unknown, asked
 	const needed = approvalNeeded(findTool(context.tools, call.toolCall.name), args, asked);
 	if (!needed) return undefined;
 	const wait: ApprovalWait = { reason: needed.reason, deadline: approvalDeadline(context, call) };
-	enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args, reason: needed.reason });
+	enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: detachedArgs(args), reason: needed.reason });
 	// Its deadline runs from when it was first asked, whatever the run does meanwhile (siblings running, the reply streaming).
 	const first = firstApprovalDeadline(context);
 	if (wait.deadline !== undefined && (first === undefined || wait.deadline < first)) scheduleApprovalTimeout(context, wait.deadline, enqueue);
@@ -299,8 +300,17 @@ function approvalDeadline(context: Ctx, call: ToolCallEntry): number | undefined
 	const run = runOf(context);
 	const askedBefore = context.config.journal?.lookup(toolEffectId(run.id, run.turn, call.key))?.request?.deadline;
 	if (askedBefore !== undefined) return askedBefore;
+	const timeout = approvalTimeout(context);
+	return timeout === undefined ? undefined : Date.now() + timeout;
+}
+
+/**
+ * The run's approval timeout, if it has one. `Infinity` is none, as it reads back from a snapshot
+ * (JSON writes it as null): a deadline of `Infinity` could not be stored.
+ */
+export function approvalTimeout(context: Ctx): number | undefined {
 	const timeout = context.config.approvalTimeoutMs ?? 0;
-	return timeout > 0 ? Date.now() + timeout : undefined;
+	return timeout > 0 && timeout < Number.POSITIVE_INFINITY ? timeout : undefined;
 }
 
 /**
@@ -359,7 +369,8 @@ export function scheduleApprovalTimeout(context: Ctx, asked: number | undefined,
 	const waiting = firstApprovalDeadline(context);
 	const deadline = waiting === undefined ? asked : asked === undefined ? waiting : Math.min(waiting, asked);
 	enqueue.cancel(APPROVAL_TIMEOUT_ID);
-	if (deadline !== undefined) enqueue.raise({ type: "approval.timeout" }, { delay: Math.max(0, deadline - Date.now()), id: APPROVAL_TIMEOUT_ID });
+	// A timer longer than Node's longest fires at once; capped, it fires early and is set again.
+	if (deadline !== undefined) enqueue.raise({ type: "approval.timeout" }, { delay: Math.min(LONGEST_DELAY, Math.max(0, deadline - Date.now())), id: APPROVAL_TIMEOUT_ID });
 }
 
 /** The first approval deadline of the batch, if a call waiting for approval has one. */
