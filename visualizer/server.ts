@@ -29,15 +29,23 @@ export function parseVisualizeArgs(argv: readonly string[]): VisualizeArgs {
 	const args: VisualizeArgs = {};
 	for (let i = 0; i < argv.length; i++) {
 		const [flag, inline] = (argv[i] ?? "").split("=", 2) as [string, string | undefined];
-		const value = () => inline ?? argv[++i];
-		if (flag === "--replay") args.replay = value();
-		else if (flag === "--record") args.record = value();
+		// A flag without its value (at the end, before another flag, or `--port=`) is refused: taken as
+		// nothing, `--replay` started the live demo instead and `--port=` a random port.
+		const value = (what: string): string => {
+			const given = inline ?? (argv[i + 1]?.startsWith("--") ? undefined : argv[++i]);
+			if (given === undefined || given.trim() === "") throw new Error(`${flag} needs ${what}`);
+			return given;
+		};
+		if (flag === "--replay") args.replay = value("a recording's file name");
+		else if (flag === "--record") args.record = value("a file name to record to");
 		else if (flag === "--port") {
-			const port = Number(value());
-			if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port needs a port number, got ${String(argv[i])}`);
+			const given = value("a port number");
+			const port = Number(given);
+			if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port needs a port number, got ${given}`);
 			args.port = port;
 		} else throw new Error(`Unknown option ${flag}. Use --replay <file>, --record <file>, --port <n>.`);
 	}
+	if (args.replay !== undefined && args.record !== undefined) throw new Error("--replay and --record do not go together: a replay records nothing");
 	return args;
 }
 

@@ -92,7 +92,8 @@ export interface VisualizerServer {
 	/**
 	 * Resolves once a page has opened and taken the data (live: its WebSocket is connected and
 	 * has the history; replay: it fetched the recording). A program can wait for it before it
-	 * starts the run it wants watched from the first event.
+	 * starts the run it wants watched from the first event. Rejects once the server is closed
+	 * with no page opened.
 	 */
 	waitForPage(): Promise<void>;
 	/** Closes the sockets and the server. */
@@ -199,7 +200,13 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 	const page = pageDirectory();
 	let port = 0;
 	let pageOpened!: () => void;
-	const opened = new Promise<void>((resolve) => (pageOpened = resolve));
+	let closedFirst!: (error: Error) => void;
+	const opened = new Promise<void>((resolve, reject) => {
+		pageOpened = resolve;
+		closedFirst = reject;
+	});
+	// Rejected only for those who wait: a server closed with nobody waiting is no unhandled rejection.
+	opened.catch(() => undefined);
 
 	const server = createServer((request, response) => {
 		void (async () => {
@@ -267,6 +274,8 @@ export async function startVisualizerServer(options: VisualizerServerOptions = {
 		port,
 		waitForPage: () => opened,
 		async close() {
+			// A page can no longer open: whoever waits for one (or asks later) hears so instead of waiting for ever.
+			closedFirst(new Error("agentchart/inspect: the visualizer server was closed before a page opened"));
 			unsubscribe?.();
 			for (const client of clients.keys()) client.terminate();
 			sockets.close();

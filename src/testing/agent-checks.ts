@@ -11,6 +11,7 @@ import { checkTranscript } from "./transcript-checks.js";
 import { type AgentViolation, violation } from "./violations.js";
 import { refuseUnknownOptions } from "./option-checks.js";
 import { shown } from "../agent-input.js";
+import { defaultConvertToLlm } from "../machines/run-helpers.js";
 
 /**
  * The part of an agent's state the checks read (an `Agent`'s `state`, or the `Agent` itself for the machine checks too).
@@ -89,7 +90,12 @@ export function stillWaitingOn(agent: Agent, eventsMeanwhile = 0): string {
 	}
 	// Busy rather than stuck: turn after turn while the kit waited.
 	else if (waits.length === 0 && eventsMeanwhile > 0) waits.push(`the run kept going (${eventsMeanwhile} events while the kit waited): something starts turn after turn, such as a listener that steers or follows up on every turn`);
-	else if (waits.length === 0 && snapshot.matches({ running: "streaming" } as never)) waits.push("the model's reply is still streaming");
+	else if (waits.length === 0 && snapshot.matches({ running: "streaming" } as never)) {
+		// Nothing streamed yet: the request may not have gone out, held by the hooks that prepare it.
+		const hooks = [agent.transformContext ? "transformContext" : "", agent.convertToLlm !== defaultConvertToLlm ? "convertToLlm" : "", agent.getApiKey ? "getApiKey" : ""].filter(Boolean);
+		if (agent.state.streamingMessage === undefined && hooks.length > 0) waits.push(`the model's reply has not started: the model has not answered, or your ${hooks.join(", ")} (run before the request) has not`);
+		else waits.push("the model's reply is still streaming");
+	}
 	return waits.length ? `: ${waits.join("; ")}` : "";
 }
 
@@ -185,16 +191,46 @@ const QUEUE_CLEARS = { clearSteeringQueue: ["steer"], clearFollowUpQueue: ["foll
  * unwatch();
  */
 export function watchQueueClears(agent: Agent, cleared: (kinds: readonly QueueKind[]) => void): () => void {
-	const names = Object.keys(QUEUE_CLEARS) as (keyof typeof QUEUE_CLEARS)[];
-	for (const name of names) {
-		const original = agent[name];
-		agent[name] = () => {
+	let watching = true;
+	const unwrappers = (Object.keys(QUEUE_CLEARS) as (keyof typeof QUEUE_CLEARS)[]).map((name) =>
+		wrapMethod(agent, name, (original) => () => {
 			original.call(agent);
-			cleared(QUEUE_CLEARS[name]);
-		};
-	}
+			if (watching) cleared(QUEUE_CLEARS[name]);
+		}),
+	);
 	return () => {
-		for (const name of names) Reflect.deleteProperty(agent, name);
+		watching = false;
+		for (const unwrap of unwrappers) unwrap();
+	};
+}
+
+/** The wrappers of recordings: what each replaced, and whether its recording stopped. */
+const wrappers = new WeakMap<object, { own: boolean; before: unknown; stopped: boolean }>();
+
+/**
+ * Puts `make(original)` on the agent instance in place of its method `name`; returns what takes it
+ * off. A wrapper another recording wrapped since stays in that chain, doing nothing of its own
+ * (its maker's flag), so stopping one recording leaves the other recording; once the one on top
+ * stops, the stopped ones beneath it go too, and the class's method shows through again.
+ */
+function wrapMethod<K extends "steer" | "followUp" | keyof typeof QUEUE_CLEARS>(agent: Agent, name: K, make: (original: Agent[K]) => Agent[K]): () => void {
+	const before = agent[name];
+	const wrapper = make(before);
+	const entry = { own: Object.hasOwn(agent, name), before: before as unknown, stopped: false };
+	wrappers.set(wrapper, entry);
+	agent[name] = wrapper;
+	return () => {
+		entry.stopped = true;
+		if (agent[name] !== wrapper) return;
+		let top: unknown = wrapper;
+		for (let below = wrappers.get(top as object); below?.stopped; below = wrappers.get(top as object)) {
+			if (!below.own) {
+				Reflect.deleteProperty(agent, name);
+				return;
+			}
+			top = below.before;
+		}
+		agent[name] = top as Agent[K];
 	};
 }
 
@@ -242,15 +278,15 @@ export function recordAgent(agent: Agent): AgentRecording {
 		invariants.onEvent(event);
 		events.push(withArgumentsAsEmitted(event));
 	});
-	const originals = { steer: agent.steer, followUp: agent.followUp };
-	agent.steer = (message) => {
-		originals.steer.call(agent, message);
-		queued.push({ message, kind: "steer", cleared: false });
-	};
-	agent.followUp = (message) => {
-		originals.followUp.call(agent, message);
-		queued.push({ message, kind: "followUp", cleared: false });
-	};
+	let recording = true;
+	const unwrapSteer = wrapMethod(agent, "steer", (original) => (message) => {
+		original.call(agent, message);
+		if (recording) queued.push({ message, kind: "steer", cleared: false });
+	});
+	const unwrapFollowUp = wrapMethod(agent, "followUp", (original) => (message) => {
+		original.call(agent, message);
+		if (recording) queued.push({ message, kind: "followUp", cleared: false });
+	});
 	const unwatch = watchQueueClears(agent, (kinds) => {
 		for (const entry of queued) if (kinds.includes(entry.kind)) entry.cleared = true;
 	});
@@ -263,9 +299,10 @@ export function recordAgent(agent: Agent): AgentRecording {
 			return checkAfterEvents(invariants, events, agent, { ...options, queued });
 		},
 		stop() {
+			recording = false;
 			unsubscribe();
-			// The instance's own properties go, and the class's methods show through again.
-			for (const name of Object.keys(originals)) Reflect.deleteProperty(agent, name);
+			unwrapSteer();
+			unwrapFollowUp();
 			unwatch();
 		},
 	};

@@ -68,7 +68,7 @@ export class EventInvariants {
 	 */
 	private readonly askedBeforeRestore = new Counts();
 	/** The arguments each waiting call was asked about with: the object, and its JSON then. */
-	private readonly askedArgs = new Map<string, { args: unknown; json: string | undefined }>();
+	private readonly askedArgs = new Map<string, { json: string | undefined }>();
 	/** The arguments (as JSON) of each call approved in this run: what its tool must run with. */
 	private readonly approvedArgs = new Map<string, string | undefined>();
 	/** The reason of the compaction started and not yet ended. */
@@ -189,7 +189,7 @@ export class EventInvariants {
 				if (this.openTools.get(event.toolCallId) === 0) this.fail("approval", `approval of ${event.toolCallId} requested outside its call's execution`, event);
 				if (this.awaitingApproval.get(event.toolCallId) >= this.openTools.get(event.toolCallId)) this.fail("approval", `approval of ${event.toolCallId} requested twice`, event);
 				this.awaitingApproval.add(event.toolCallId);
-				this.askedArgs.set(event.toolCallId, { args: event.args, json: jsonOf(event.args) });
+				this.askedArgs.set(event.toolCallId, { json: jsonOf(event.args) });
 				break;
 			case "approval_resolved":
 				if (this.awaitingApproval.get(event.toolCallId) === 0 && this.askedBeforeRestore.get(event.toolCallId) > 0) {
@@ -242,16 +242,17 @@ export class EventInvariants {
 	}
 
 	/**
-	 * What the person approved is what runs: the same object as asked about (no `approve(id, {
-	 * arguments })`, which gives the call new ones) must still read as it did then. One that does
-	 * not was changed in place by code that kept it (a hook that edits `args` after it returned).
+	 * What the person approved is what runs: unless they gave arguments of their own (`approve(id, {
+	 * arguments })`, `argumentsGiven`), the arguments must still read as they did when asked about.
+	 * Ones that do not were changed in place by code that kept them (a hook that edits `args` after
+	 * it returned).
 	 */
 	private onApproved(event: Extract<AgentEvent, { type: "approval_resolved" }>): void {
 		const asked = this.askedArgs.get(event.toolCallId);
 		this.askedArgs.delete(event.toolCallId);
 		const now = jsonOf(event.args);
 		this.approvedArgs.set(event.toolCallId, now);
-		if (asked && asked.args === event.args && asked.json !== now) {
+		if (asked && event.argumentsGiven !== true && asked.json !== now) {
 			this.fail("approval", `the arguments of tool "${event.toolName}" (call ${event.toolCallId}) changed while it waited for approval: asked about ${asked.json}, approved ${now}; code of yours kept the arguments object and changed it (a person changes them with approve(id, { arguments }))`, event);
 		}
 	}

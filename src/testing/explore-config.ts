@@ -8,6 +8,8 @@ import { bigPromptFor, keepRecentOf, type ModelConfig } from "./model/config.js"
 import { type SampleCall, userMessage } from "./model/fixtures.js";
 import { sampleArguments } from "./model/sample-arguments.js";
 import { callFactory } from "./factory-calls.js";
+import { findTool } from "../machines/run-helpers.js";
+import { prepareToolCall } from "../tools/preflight.js";
 import type { AgentFactory } from "./walk/cast.js";
 
 /** What the walk's model is made of, besides your agent. */
@@ -66,7 +68,16 @@ export function samplesOf(agent: Agent, calls: readonly SampleCall[] | undefined
 		const have = tools.length ? `its tools are ${tools.map((tool) => JSON.stringify(tool.name)).join(", ")}` : "it has no tools";
 		throw new Error(`agentchart/testing: calls name ${unknown.map((name) => JSON.stringify(name)).join(", ")}, which ${unknown.length === 1 ? "is" : "are"} not a tool of the agent your factory made (${have})`);
 	}
-	return calls.map((call) => ({ name: call.name, arguments: { ...call.arguments } }));
+	const samples = calls.map((call) => ({ name: call.name, arguments: { ...call.arguments } }));
+	// A call the tool's schema refuses never reaches the tool (the model gets the validation error):
+	// with only such calls, the tool would never run while the report read as a pass.
+	samples.forEach((call, index) => {
+		const outcome = prepareToolCall(findTool(tools, call.name), { type: "toolCall", id: `calls-${index}`, name: call.name, arguments: call.arguments });
+		if (outcome.kind === "prepared") return;
+		const why = outcome.outcome.result.content.map((block) => (block.type === "text" ? block.text : "")).join(" ");
+		throw new Error(`agentchart/testing: calls[${index}] (${JSON.stringify(call.name)}) has arguments the tool refuses, so it would never run (the model would be told why instead): ${why}. Give arguments the tool accepts`);
+	});
+	return samples;
 }
 
 /** The walk's model of this agent. */

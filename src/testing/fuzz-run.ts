@@ -14,14 +14,14 @@ import { EventInvariants } from "./event-invariants.js";
 import { callFactory, isFactoryMistake, refusedPrompt, withoutKitOptions } from "./factory-calls.js";
 import { createFaultyModel, type Fault, type FaultKind } from "./faulty-model.js";
 import { disposedRunViolations, OpenRuns, refusalViolation } from "./fuzz-dispose.js";
-import { beforeToolCallAnswer, checkedHooks, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
+import { beforeToolCallAnswer, checkedCompaction, checkedHooks, checkedNeedsApproval, reportThrows, runToolChecked, watchMachine } from "./instrument/checked-calls.js";
 import { type SampleCall, userMessage } from "./model/fixtures.js";
 import { QueueLedger } from "./queue-ledger.js";
 import { writtenSnapshot } from "./json-check.js";
 import { describeError } from "../util/describe-error.js";
 import type { RunGuards } from "./run-guards.js";
 import { checkTranscript, sentRequestViolations } from "./transcript-checks.js";
-import { type AgentViolation, violation } from "./violations.js";
+import { type AgentViolation, customViolations, violation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
 import { settleRun } from "./walk/run-path.js";
 
@@ -120,6 +120,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 
 	const wrapTool = (tool: AnyAgentTool, mine: number): AnyAgentTool => ({
 		...tool,
+		...(typeof tool.needsApproval === "function" ? { needsApproval: checkedNeedsApproval(tool, report) } : {}),
 		execute: async (id, params, signal, onUpdate) => {
 			// Ids are unique in a fuzzed session (the model numbers its calls), restarts included.
 			const ran = executions.get(id) ?? 0;
@@ -165,6 +166,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 		...(given.initialState ? { initialState: { ...given.initialState, ...(given.initialState.tools ? { tools: given.initialState.tools.map((tool) => wrapTool(tool, generation)) } : {}) } } : {}),
 		...(given.beforeToolCall ? { beforeToolCall: reportThrows<Parameters<BeforeToolCallHook>, ReturnType<BeforeToolCallHook>>("beforeToolCall", given.beforeToolCall, (input) => `tool "${input.toolCall.name}", call ${input.toolCall.id}`, report, beforeToolCallAnswer) } : {}),
 		...checkedHooks(given, report),
+		...(given.compaction?.summarize ? { compaction: checkedCompaction(given.compaction, report) } : {}),
 	});
 	const make = (snapshot: AgentSnapshot | undefined) => {
 		passedOptions = false;
@@ -360,7 +362,7 @@ export async function runFuzzScenario(scenario: FuzzScenario, setup: FuzzRunSetu
 	}
 	// A run still going has calls not answered yet: its transcript is checked once it ends (the settle violation says why it did not).
 	found.push(...(idle ? checkTranscript(agent.state.messages) : []), ...ledger.violations(queuesOf(agent)));
-	for (const each of setup.check?.(agent) ?? []) report(typeof each === "string" ? violation("custom", each) : each);
+	for (const each of customViolations(setup.check, agent)) report(each);
 	generation++;
 	agent.dispose();
 	await sleep(0);

@@ -5,6 +5,7 @@
  * only as good as the next request it makes: a tool result that answers no tool call, or a tool
  * call without a result, gets a 400 on every later call.
  */
+import { shown } from "../agent-input.js";
 import { defaultConvertToLlm } from "../machines/run-helpers.js";
 import { convertMessages } from "../providers/anthropic-request.js";
 import { resolveOpenAICompat } from "../providers/openai-compat.js";
@@ -120,5 +121,34 @@ export function providerRequestViolations(
 	convertToLlm: (messages: AgentMessage[]) => Message[] = defaultConvertToLlm,
 ): string[] {
 	const messages = convertToLlm([...transcript]);
-	return [...conversationViolations(messages), ...anthropicViolations(messages), ...openAIViolations(messages)].map((v) => `next request: ${v}`);
+	// A message of the wrong shape (a listener that replaced a result's content with text) is the
+	// finding: the providers' converters would only throw on it.
+	const malformed = shapeViolations(messages);
+	const violations = malformed.length > 0 ? malformed : [...conversationViolations(messages), ...converted("anthropic", () => anthropicViolations(messages)), ...converted("openai", () => openAIViolations(messages))];
+	return violations.map((v) => `next request: ${v}`);
+}
+
+/** A provider's check, or what its converter threw on this transcript (a shape no check above foresaw). */
+function converted(provider: string, check: () => string[]): string[] {
+	try {
+		return check();
+	} catch (error) {
+		return [`${provider}: converting the transcript threw ${error instanceof Error ? error.message : String(error)}`];
+	}
+}
+
+function isBlockList(content: unknown): content is { type?: unknown }[] {
+	return Array.isArray(content) && content.every((block: unknown) => typeof block === "object" && block !== null && typeof (block as { type?: unknown }).type === "string");
+}
+
+/** Messages a provider's request could not be built from: content that is not a list of blocks (text, for a user message), a result without its call's id. */
+function shapeViolations(messages: readonly Message[]): string[] {
+	const violations: string[] = [];
+	messages.forEach((message, index) => {
+		const content: unknown = message.content;
+		if (message.role === "user" && typeof content === "string") return;
+		if (!isBlockList(content)) violations.push(`#${index} (${message.role}): its content is not a list of content blocks, got ${shown(content)}`);
+		if (message.role === "toolResult" && typeof message.toolCallId !== "string") violations.push(`#${index} (toolResult): its toolCallId is not a text, got ${shown(message.toolCallId)}`);
+	});
+	return violations;
 }

@@ -102,3 +102,23 @@ export function assertNoViolations(violations: readonly AgentViolation[], contex
 export function violation(rule: AgentRule, message: string, event?: number): AgentViolation {
 	return event === undefined ? { rule, message } : { rule, message, event };
 }
+
+/**
+ * What your `check` option found on an agent, as violations: its strings as `custom` ones; a
+ * `check` that throws, or returns something other than a list (one that forgot its `return`
+ * passed everything), is reported as such, not thrown at the walk's caller.
+ *
+ * @example
+ * for (const found of customViolations(options.check, agent)) report(found);
+ */
+export function customViolations<A>(check: ((agent: A) => readonly (string | AgentViolation)[]) | undefined, agent: A): AgentViolation[] {
+	if (!check) return [];
+	let found: unknown;
+	try {
+		found = check(agent);
+	} catch (error) {
+		return [violation("custom", `your check threw: ${error instanceof Error ? error.message : String(error)}`)];
+	}
+	if (!Array.isArray(found)) return [violation("custom", `your check returned ${found === undefined ? "undefined (did it forget to return its list?)" : typeof found}, not a list of what it found (return [] when nothing is wrong)`)];
+	return found.map((each: unknown) => (typeof each === "string" ? violation("custom", each) : (each as AgentViolation)));
+}

@@ -367,6 +367,8 @@ export type AgentEvent<TArgs = any, TResult = any> =
 			decision: ApprovalOutcome;
 			/** The arguments the call runs with, when approved. */
 			args?: TArgs;
+			/** True when the person gave them (`approve(id, { arguments })`); otherwise they are the ones asked about. */
+			argumentsGiven?: true;
 			reason?: string | undefined;
 	  }
 	| { type: "auto_compaction_start"; reason: CompactionReason }

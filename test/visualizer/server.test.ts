@@ -148,11 +148,29 @@ describe("the visualizer server", () => {
 	});
 });
 
+describe("waitForPage", () => {
+	it("rejects once the server is closed with no page opened (it waited for ever)", async () => {
+		const server = await startVisualizerServer({ replay: [] });
+		const waiting = server.waitForPage();
+		await server.close();
+		await expect(waiting).rejects.toThrow(/closed before a page opened/);
+		await expect(server.waitForPage()).rejects.toThrow(/closed before a page opened/);
+	});
+});
+
 describe("npm run visualize arguments", () => {
 	it("reads --replay, --record and --port", () => {
 		expect(parseVisualizeArgs(["--replay", "run.ndjson", "--port=4777"])).toEqual({ replay: "run.ndjson", port: 4777 });
 		expect(parseVisualizeArgs(["--record", "out.ndjson"])).toEqual({ record: "out.ndjson" });
 		expect(() => parseVisualizeArgs(["--port", "web"])).toThrow(/port/);
 		expect(() => parseVisualizeArgs(["--nope"])).toThrow(/Unknown option/);
+	});
+
+	it("refuses a flag without its value, and a replay that would record (a bare --replay started the live demo)", () => {
+		expect(() => parseVisualizeArgs(["--replay"])).toThrow("--replay needs a recording's file name");
+		expect(() => parseVisualizeArgs(["--replay", "--port", "4777"])).toThrow("--replay needs a recording's file name");
+		expect(() => parseVisualizeArgs(["--port="])).toThrow("--port needs a port number");
+		expect(() => parseVisualizeArgs(["--record="])).toThrow("--record needs a file name to record to");
+		expect(() => parseVisualizeArgs(["--replay", "a.ndjson", "--record", "b.ndjson"])).toThrow(/do not go together/);
 	});
 });

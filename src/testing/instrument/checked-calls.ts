@@ -7,6 +7,7 @@
 import { checkToolResult } from "../../actors/tool-batch-actor.js";
 import type { Agent, AgentOptions } from "../../agent.js";
 import type { AgentMachineEvent } from "../../machines/types.js";
+import type { CompactionSettings } from "../../compaction/settings.js";
 import type { AfterToolCallHook, AfterToolCallResult, AgentToolResult, AnyAgentTool, BeforeToolCallResult, ConvertToLlm, TransformContext } from "../../types/agent.js";
 import { shown, unknownKeys } from "../../agent-input.js";
 import { describeError } from "../../util/describe-error.js";
@@ -99,6 +100,64 @@ export function runToolChecked(
 	});
 }
 
+/**
+ * A tool's `needsApproval` rule wrapped: a throw (`hook-threw`) and an answer other than true or
+ * false (`hook-contract`: a rule written `async` answers a promise) are reported. The engine
+ * fails closed on both, so every call of the tool waits for a person: a mistake that looks like
+ * caution. The engine still gets what the rule gave. A rule that is not a function is returned
+ * as it is.
+ *
+ * @example
+ * const tool = { ...yours, needsApproval: checkedNeedsApproval(yours, report) };
+ */
+export function checkedNeedsApproval(tool: AnyAgentTool, report: (found: AgentViolation) => void): AnyAgentTool["needsApproval"] {
+	const rule = tool.needsApproval;
+	if (typeof rule !== "function") return rule;
+	let calls = 0;
+	return (args: unknown) => {
+		const name = `tool "${tool.name}"'s needsApproval on its ${callLabel(++calls)} call (arguments ${argumentsText(args)})`;
+		let answer: unknown;
+		try {
+			answer = rule(args as never);
+		} catch (error) {
+			report(violation("hook-threw", `${name} threw: ${describeError(error)}; the engine asks a person about every call it throws on`));
+			throw error;
+		}
+		if (typeof answer !== "boolean" && answer !== undefined) {
+			const what = typeof (answer as { then?: unknown } | null)?.then === "function" ? "a promise (is it async?)" : shown(answer);
+			report(violation("hook-contract", `${name} returned ${what} where the engine reads true or false synchronously; it asks a person about every such call`));
+		}
+		return answer as boolean;
+	};
+}
+
+/**
+ * What is wrong with a compaction `summarize` answer: anything but text with something in it (the
+ * engine fails the compaction on it, and a context that outgrew the model's window stays so).
+ *
+ * @example
+ * summaryAnswer(42); // "42, not a summary's text: the engine failed the compaction"
+ */
+export function summaryAnswer(answer: unknown): string | undefined {
+	if (typeof answer === "string" && answer.trim() !== "") return undefined;
+	return `${shown(answer)}, not a summary's text: the engine failed the compaction`;
+}
+
+/**
+ * Compaction settings whose `summarize` reports a throw (`hook-threw`) or an answer that is not a
+ * summary (`hook-contract`); the engine still gets what it gave. Settings without one are
+ * returned as they are.
+ *
+ * @example
+ * const compaction = checkedCompaction(yours.compaction, report);
+ */
+export function checkedCompaction(settings: CompactionSettings | undefined, report: (found: AgentViolation) => void): CompactionSettings | undefined {
+	const summarize = settings?.summarize;
+	if (!settings || !summarize) return settings;
+	const checked = reportThrows<Parameters<typeof summarize>, ReturnType<typeof summarize>>("compaction.summarize", summarize, (request) => `${request.messages.length} messages`, report, summaryAnswer);
+	return { ...settings, summarize: checked };
+}
+
 /** An ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st. */
 function callLabel(count: number): string {
 	const suffixes = ["th", "st", "nd", "rd"];
@@ -183,7 +242,7 @@ export function afterToolCallAnswer(answer: unknown): string | undefined {
 	if (unread !== undefined) return `an answer with a field the engine does not read, ${unread}`;
 	const { content, isError, terminate } = answer as Record<string, unknown>;
 	// Judged by the engine's own check of a tool's result, on the content alone.
-	if (content !== undefined && checkToolResult("afterToolCall", { content, details: undefined }).isError) {
+	if (content !== undefined && content !== null && checkToolResult("afterToolCall", { content, details: undefined }).isError) {
 		return `content ${shown(content)}, not a list of text and image blocks: the engine answered the call with an error result`;
 	}
 	if (isError !== undefined && typeof isError !== "boolean") return `isError: ${shown(isError)} where the engine reads true or false`;

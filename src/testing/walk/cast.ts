@@ -13,7 +13,7 @@ import { createScriptedModel, type ScriptedReply } from "../../providers/scripte
 import type { CompactionSettings } from "../../machines/types.js";
 import type { AgentToolResult, AnyAgentTool, BeforeToolCallHook, BeforeToolCallResult } from "../../types/agent.js";
 import type { StreamFn } from "../../types/stream.js";
-import { beforeToolCallAnswer, checkedHooks, reportThrows, runToolChecked, type Settlement } from "../instrument/checked-calls.js";
+import { beforeToolCallAnswer, checkedCompaction, checkedHooks, checkedNeedsApproval, reportThrows, runToolChecked, type Settlement } from "../instrument/checked-calls.js";
 import { type AgentViolation, violation } from "../violations.js";
 import { sentRequestViolations } from "../transcript-checks.js";
 import { PuppetStream } from "./puppet-stream.js";
@@ -198,7 +198,7 @@ export class WalkCast {
 	/** A tool wrapped: the walk decides when it answers. */
 	wrapTool(tool: AnyAgentTool): AnyAgentTool {
 		if (this.wrapped.has(tool)) return tool;
-		const wrapped: AnyAgentTool = { ...tool, execute: (id, params, signal, onUpdate) => this.execute(tool, id, params, signal, onUpdate as ToolHold["onUpdate"]) };
+		const wrapped: AnyAgentTool = { ...tool, ...(typeof tool.needsApproval === "function" ? { needsApproval: checkedNeedsApproval(tool, this.report) } : {}), execute: (id, params, signal, onUpdate) => this.execute(tool, id, params, signal, onUpdate as ToolHold["onUpdate"]) };
 		this.wrapped.add(wrapped);
 		return wrapped;
 	}
@@ -245,8 +245,9 @@ export class WalkCast {
 	wrapCompaction(settings: CompactionSettings | undefined): CompactionSettings | undefined {
 		const summarize = settings?.summarize;
 		if (!settings || !summarize || this.wrapped.has(summarize)) return settings;
+		const checked = checkedCompaction(settings, this.report)?.summarize ?? summarize;
 		const wrapped: NonNullable<CompactionSettings["summarize"]> = (request: Parameters<NonNullable<CompactionSettings["summarize"]>>[0]) => {
-			const hold = this.outcomes === "path" ? new Hold<string>() : new Hold(settleOf(() => summarize(request)));
+			const hold = this.outcomes === "path" ? new Hold<string>() : new Hold(settleOf(() => checked(request)));
 			if (this.auto) hold.letGo(this.outcomes === "path" ? { ok: true, value: this.director.summary } : undefined);
 			else this.summaries.push(hold);
 			return hold.promise;

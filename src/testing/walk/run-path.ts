@@ -8,6 +8,7 @@
  */
 import type { AnyMachineSnapshot } from "xstate";
 import type { Agent } from "../../agent.js";
+import { toolEffectId } from "../../durable/journal.js";
 import type { AgentSnapshot } from "../../durable/snapshot.js";
 import type { AgentMachineEvent } from "../../machines/types.js";
 import type { AgentEvent } from "../../types/agent.js";
@@ -23,7 +24,7 @@ import { QueueLedger } from "../queue-ledger.js";
 import { checkTranscript } from "../transcript-checks.js";
 import { writtenSnapshot } from "../json-check.js";
 import { callFactory } from "../factory-calls.js";
-import { type AgentViolation, violation } from "../violations.js";
+import { type AgentViolation, customViolations, violation } from "../violations.js";
 import { type AgentFactory, WalkCast } from "./cast.js";
 import { performStep } from "./perform.js";
 import { plannedReply } from "./planned-reply.js";
@@ -275,7 +276,18 @@ export class PathRunner {
 		this.detach?.();
 		this.agent.dispose();
 		this.cast.forgetHeld();
-		this.cast.restoredInFlight = new Set(running.map((call) => call.toolCall.id));
+		// In flight is what the journal says had started (its intent stored, no outcome): a call still
+		// waiting for its beforeToolCall is "running" in the chart but has not run, and runs after the restore.
+		const intents = new Set<string>();
+		const settled = new Set<string>();
+		for (const entry of snapshot.journal) {
+			if (entry.kind !== "tool") continue;
+			if (entry.phase === "intent") intents.add(entry.effect);
+			else if (entry.phase === "outcome") settled.add(entry.effect);
+		}
+		const startedEffects = new Set([...intents].filter((effect) => !settled.has(effect)));
+		const run = machine.context.run;
+		this.cast.restoredInFlight = new Set(running.filter((call) => run && startedEffects.has(toolEffectId(run.id, run.turn, call.key))).map((call) => call.toolCall.id));
 		this.invariants.restored();
 		this.makeAgent(snapshot);
 		return undefined;
@@ -401,7 +413,7 @@ export class PathRunner {
 		// A run still going has calls not answered yet: its transcript is checked once it ends (the settle violation says why it did not).
 		for (const found of [...(idle ? checkTranscript(agent.state.messages) : []), ...this.ledger.violations(queuesOf(agent))]) this.report(found);
 		for (const found of this.invariants.violations) this.found.push({ violation: found, step: this.stepOfEvent(found.event) });
-		for (const found of this.options.check?.(agent) ?? []) this.report(typeof found === "string" ? violation("custom", found) : found);
+		for (const found of customViolations(this.options.check, agent)) this.report(found);
 		this.detach?.();
 		agent.dispose();
 		await settle(2);

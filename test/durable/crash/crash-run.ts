@@ -364,7 +364,7 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
 		const sideFile = join(work, `${sessionId}.side`);
 		const modes = options.modes ?? (["parallel", "sequential", "streaming"] as const);
 		const policies = ["always", "snapshots", "never"] as const;
-		const base = { root: join(work, "store"), sessionId, sideFile, toolExecution: modes[between(0, modes.length - 1)] ?? "parallel", fsync: policies[between(0, 2)] ?? "always", prompts: between(1, 3), slowDiskMs: random() < 0.5 ? between(1, 20) : undefined, compact: random() < 0.4 };
+		const base = { root: join(work, "store"), sessionId, sideFile, toolExecution: modes[between(0, modes.length - 1)] ?? "parallel", fsync: policies[between(0, 2)] ?? "always", prompts: between(1, 3), slowDiskMs: random() < 0.5 ? between(1, 20) : undefined, compact: random() < 0.4, lateFollowUp: random() < 0.5 };
 		const budget = between(1, 8);
 		let kills = 0;
 		/** Processes handed over alive, until they exit (the session is checked once none writes). */

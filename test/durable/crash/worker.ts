@@ -42,6 +42,14 @@ export interface WorkerArgs {
 	 * nothing, so only the store's watch (`watchTakeover`) can tell it that it lost the session.
 	 */
 	personAway?: boolean | undefined;
+	/**
+	 * Queue each task's follow-up at the turn that ends its run (no tool calls), not at its first
+	 * turn. A follow-up saves a snapshot; queued early it put one after the tool results, so a
+	 * restart never found the results only in the journal after a snapshot from before them (the
+	 * case of two restarts in a row while the next model call streams, which once left a session no
+	 * load accepted).
+	 */
+	lateFollowUp?: boolean | undefined;
 }
 
 /** How long an away person takes to answer: longer than the crash run lets a process taken over alive go on (its STOPS_WITHIN_MS). */
@@ -260,6 +268,7 @@ agent = await Agent.load({
 					decideLater(event.toolCallId);
 					break;
 				case "turn_end": {
+					if (args.lateFollowUp && event.message.role === "assistant" && event.message.content.some((block) => block.type === "toolCall")) break;
 					// Each task gets a follow-up, queued while its run goes on.
 					const task = userTexts().filter((text) => text.startsWith("task ")).at(-1);
 					const followUp = task?.replace("task", "follow-up");
