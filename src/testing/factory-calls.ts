@@ -69,8 +69,8 @@ function isAgent(value: unknown): value is Agent {
 function restoredFrom(snapshot: NonNullable<AgentKit["snapshot"]>, agent: Agent): boolean {
 	const stored = snapshot.machine.context;
 	// Mid-run too: a factory that restores a copy it trimmed (the transcript emptied) goes on from a
-	// run that lost its history, and the walk would find nothing wrong with the rest.
-	// (A restored run may close at once what the snapshot left open, adding messages: at least the stored ones, then.)
+	// run that lost its history, and the walk would find nothing wrong with the rest. A restored run
+	// may close at once what the snapshot left open, adding messages: at least the stored ones, then.
 	if (stored.run) return agent.state.isStreaming && agent.state.messages.length >= stored.messages.length;
 	const queues = queuesOf(agent);
 	return agent.state.messages.length === stored.messages.length && queues.steering.length === stored.steeringQueue.length && queues.followUps.length === stored.followUpQueue.length;

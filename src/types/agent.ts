@@ -298,7 +298,7 @@ export type ApprovalOutcome = "approved" | "rejected" | "timed-out" | "aborted";
 export interface PendingApproval {
 	toolCallId: string;
 	toolName: string;
-	/** The validated arguments the call would run with. */
+	/** The validated arguments the call would run with (a copy: changing it changes nothing; see `approve(id, { arguments })`). */
 	args: unknown;
 	/** Why it needs approval (from `beforeToolCall`), if said. */
 	reason?: string | undefined;
