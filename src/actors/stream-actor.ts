@@ -358,9 +358,11 @@ class StreamReader {
 					break;
 				default:
 					// An event of a kind pi's loop does not know (a proxy's keep-alive, a later pi-ai's) is
-					// skipped, as pi skips it: it has no partial message to show.
-					pending = config.deliveryPending?.();
-					break;
+					// skipped, as pi skips it: it has no partial message to show, and pi awaits nothing
+					// for it, so the next event is asked for at once (an await here would let the
+					// provider change its partial before the next event is read, which pi does not).
+					this.next();
+					return;
 			}
 		} catch (error) {
 			this.#closeAfter(error);
