@@ -1370,17 +1370,15 @@ export class Agent {
 		const started = this.#compactionStart;
 		this.#compactionStart = undefined;
 		if (!this.#session.saves) return;
-		// Also after dispose() (it may end the compaction): the transcript is the one the compaction found.
-		const save = () => this.#session.requestSave(this.#handles.takeSnapshot, true);
 		const base = started?.base;
 		if (started && base) {
 			const entry: CompactionEnd = { kind: "compaction", phase: "end", effect: started.entry.effect, outcome: event.aborted ? "aborted" : "failed" };
 			if (event.errorMessage !== undefined) entry.errorMessage = event.errorMessage;
 			// The compaction took a run's number; the transcript is as it was.
 			const after = Object.assign({}, base, { runs: base.runs + 1 });
-			if (this.#session.endRun(base, entry, after, save)) return;
+			if (this.#session.endRun(base, entry, after, () => this.#saveSoon())) return;
 		}
-		save();
+		this.#saveSoon();
 	}
 
 	/** Starts again a run the journal says was prompted on the restored snapshot (its start is not journaled twice). */

@@ -5,6 +5,7 @@ import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
 import type { AssistantMessageEvent, AssistantMessageEventStreamLike } from "../types/stream.js";
 import { shown } from "../agent-input.js";
+import { isRecord } from "../util/json-values.js";
 import { describeError } from "../util/describe-error.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { unlessAborted } from "../util/sleep.js";
@@ -56,7 +57,7 @@ function replyProblem(reply: unknown): string | undefined {
 	if (!Array.isArray(content)) return `has no list of content blocks, its content is ${shown(content)}`;
 	for (let index = 0; index < content.length; index++) {
 		const block: unknown = content[index];
-		if (typeof block !== "object" || block === null || typeof (block as { type?: unknown }).type !== "string") return `has content[${index}] that is not a content block, got ${shown(block)}`;
+		if (!isRecord(block) || typeof block["type"] !== "string") return `has content[${index}] that is not a content block, got ${shown(block)}`;
 	}
 	return undefined;
 }

@@ -569,8 +569,8 @@ export class DurableSession {
 	 * Saves a snapshot once the current step is over (requests made before then make one save).
 	 * Saves go one at a time, in order.
 	 */
-	requestSave(take: () => AgentSnapshot, evenClosed = false): void {
-		if (!this.saves || this.#saveRequested || (this.#closed && !evenClosed)) return;
+	requestSave(take: () => AgentSnapshot): void {
+		if (!this.saves || this.#saveRequested || this.#closed) return;
 		this.#saveRequested = true;
 		queueMicrotask(() => {
 			// Taken already (see takeRequestedSave).

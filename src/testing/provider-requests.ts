@@ -6,6 +6,7 @@
  * call without a result, gets a 400 on every later call.
  */
 import { shown } from "../agent-input.js";
+import { isRecord } from "../util/json-values.js";
 import { defaultConvertToLlm } from "../machines/run-helpers.js";
 import { convertMessages } from "../providers/anthropic-request.js";
 import { resolveOpenAICompat } from "../providers/openai-compat.js";
@@ -138,7 +139,7 @@ function converted(provider: string, check: () => string[]): string[] {
 }
 
 function isBlockList(content: unknown): content is { type?: unknown }[] {
-	return Array.isArray(content) && content.every((block: unknown) => typeof block === "object" && block !== null && typeof (block as { type?: unknown }).type === "string");
+	return Array.isArray(content) && content.every((block: unknown) => isRecord(block) && typeof block["type"] === "string");
 }
 
 /** Messages a provider's request could not be built from: content that is not a list of blocks (text, for a user message), a result without its call's id. */

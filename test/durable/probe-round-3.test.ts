@@ -46,27 +46,37 @@ function brief(messages: readonly AgentMessage[]): string[] {
 	return messages.map((message) => `${message.role}: ${textOf(message)}`);
 }
 
+/** A reply that never comes: each process stops while it streams. */
+const HANGING = { content: "never", delayMs: 60_000 };
+
+/**
+ * A session whose run was stored waiting for approval of `pay` (a snapshot mid-run), then approved:
+ * the tool ran, and the process stopped while the next model call streamed. `runs` logs the tool.
+ */
+async function stoppedWhileTheNextReplyStreams(store: () => AgentStore, mode: ToolExecutionMode) {
+	const runs: string[] = [];
+	const tools = (): AnyAgentTool[] => [makeTool("pay", async () => (runs.push("pay"), ok("paid")), { needsApproval: true })];
+	const model = createScriptedModel([{ content: [toolCall("pay", {}, "c1")] }, HANGING]);
+	const options = { sessionId: "s", toolExecution: mode };
+	const agent = new Agent({ ...options, store: store(), initialState: { model: model.model, tools: tools() }, streamFn: model.streamFn });
+	void agent.prompt("go").catch(() => {});
+	await until(() => agent.pendingApprovals.length === 1, "the approval");
+	await agent.approve("c1");
+	await until(() => model.calls.length === 2, "the second model call");
+	await agent.saved();
+	agent.dispose();
+	return { runs, tools, model, options };
+}
+
 describe("restarts in a row", () => {
 	for (const kind of ["memory", "file"] as const) {
 		for (const mode of ["parallel", "sequential"] as const satisfies readonly ToolExecutionMode[]) {
 			it(`loads a session whose run was restarted twice while its next model call was in flight, after a snapshot mid-run (${kind} store, ${mode})`, async () => {
 				const memory = createMemoryStore();
 				const store = kind === "memory" ? () => memory : (await fileStore()).store;
-				const runs: string[] = [];
-				const tools = (): AnyAgentTool[] => [makeTool("pay", async () => (runs.push("pay"), ok("paid")), { needsApproval: true })];
-				// The second reply never comes: each process stops while it streams.
-				const hanging = { content: "never", delayMs: 60_000 };
-				const first = createScriptedModel([{ content: [toolCall("pay", {}, "c1")] }, hanging]);
-				const options = { sessionId: "s", toolExecution: mode, initialState: { model: first.model, tools: tools() } };
-				const a = new Agent({ ...options, store: store(), streamFn: first.streamFn });
-				void a.prompt("go").catch(() => {});
-				await until(() => a.pendingApprovals.length === 1, "the approval");
-				await a.approve("c1");
-				await until(() => first.calls.length === 2, "the second model call");
-				await a.saved();
-				a.dispose();
+				const { runs, tools, model: first, options } = await stoppedWhileTheNextReplyStreams(store, mode);
 				for (let restart = 1; restart <= 3; restart++) {
-					const model = createScriptedModel([restart === 3 ? { content: "done" } : hanging]);
+					const model = createScriptedModel([restart === 3 ? { content: "done" } : HANGING]);
 					const agent = await Agent.load({ ...options, initialState: { model: first.model, tools: tools() }, store: store(), streamFn: model.streamFn });
 					await until(() => model.calls.length === 1, `the model call made again after restart ${restart}`);
 					if (restart === 3) {
@@ -83,19 +93,10 @@ describe("restarts in a row", () => {
 
 	it("journals a tool's outcome once, however often the run is restarted", async () => {
 		const { store, folder } = await fileStore();
-		const tools = (): AnyAgentTool[] => [makeTool("pay", async () => ok("paid"), { needsApproval: true })];
-		const hanging = { content: "never", delayMs: 60_000 };
-		const first = createScriptedModel([{ content: [toolCall("pay", {}, "c1")] }, hanging]);
-		const a = new Agent({ sessionId: "s", store: store(), initialState: { model: first.model, tools: tools() }, streamFn: first.streamFn });
-		void a.prompt("go").catch(() => {});
-		await until(() => a.pendingApprovals.length === 1, "the approval");
-		await a.approve("c1");
-		await until(() => first.calls.length === 2, "the second model call");
-		await a.saved();
-		a.dispose();
+		const { tools, model: first, options } = await stoppedWhileTheNextReplyStreams(store, "parallel");
 		for (let restart = 1; restart <= 2; restart++) {
-			const model = createScriptedModel([hanging]);
-			const agent = await Agent.load({ sessionId: "s", store: store(), initialState: { model: first.model, tools: tools() }, streamFn: model.streamFn });
+			const model = createScriptedModel([HANGING]);
+			const agent = await Agent.load({ ...options, store: store(), initialState: { model: first.model, tools: tools() }, streamFn: model.streamFn });
 			await until(() => model.calls.length === 1, "the model call made again");
 			await agent.saved();
 			agent.dispose();

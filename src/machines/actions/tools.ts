@@ -337,8 +337,9 @@ export function approveCall(context: Ctx, toolCallId: string, args: unknown, enq
 	const finalArgs = args === undefined ? call.args : approvedArguments(findTool(context.tools, call.toolCall.name), call, args).args;
 	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batchOf(context), call.key, { status: "prepared", args: finalArgs, approval: undefined, argsProblem: undefined }) }) });
 	// A copy, as approval_requested's: a listener that edits it does not change what the call runs with.
-	if (args === undefined) enqueue.emit({ type: "approval_resolved", toolCallId: call.toolCall.id, toolName: call.toolCall.name, decision: "approved", args: detachedArgs(finalArgs) });
-	else enqueue.emit({ type: "approval_resolved", toolCallId: call.toolCall.id, toolName: call.toolCall.name, decision: "approved", args: detachedArgs(finalArgs), argumentsGiven: true });
+	const resolved: Extract<AgentEvent, { type: "approval_resolved" }> = { type: "approval_resolved", toolCallId: call.toolCall.id, toolName: call.toolCall.name, decision: "approved", args: detachedArgs(finalArgs) };
+	if (args !== undefined) resolved.argumentsGiven = true;
+	enqueue.emit(resolved);
 }
 
 /** The call does not run: a person rejected it, its approval timed out, or the run was aborted while it waited. */

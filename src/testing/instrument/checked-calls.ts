@@ -154,9 +154,21 @@ export function summaryAnswer(answer: unknown): string | undefined {
 export function checkedCompaction(settings: CompactionSettings | undefined, report: (found: AgentViolation) => void): CompactionSettings | undefined {
 	const summarize = settings?.summarize;
 	if (!settings || !summarize) return settings;
-	const checked = reportThrows<Parameters<typeof summarize>, ReturnType<typeof summarize>>("compaction.summarize", summarize, (request) => `${request.messages.length} messages`, report, summaryAnswer);
-	return { ...settings, summarize: checked };
+	return { ...settings, summarize: checkedSummarize(summarize, report) };
 }
+
+/**
+ * A compaction's `summarize` that reports a throw or an answer that is not a summary (see
+ * {@link checkedCompaction}).
+ *
+ * @example
+ * const summarize = checkedSummarize(yours.compaction.summarize, report);
+ */
+export function checkedSummarize(summarize: Summarize, report: (found: AgentViolation) => void): Summarize {
+	return reportThrows<Parameters<Summarize>, ReturnType<Summarize>>("compaction.summarize", summarize, (request) => `${request.messages.length} messages`, report, summaryAnswer);
+}
+
+type Summarize = NonNullable<CompactionSettings["summarize"]>;
 
 /** An ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st. */
 function callLabel(count: number): string {

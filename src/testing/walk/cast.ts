@@ -13,7 +13,7 @@ import { createScriptedModel, type ScriptedReply } from "../../providers/scripte
 import type { CompactionSettings } from "../../machines/types.js";
 import type { AgentToolResult, AnyAgentTool, BeforeToolCallHook, BeforeToolCallResult } from "../../types/agent.js";
 import type { StreamFn } from "../../types/stream.js";
-import { beforeToolCallAnswer, checkedCompaction, checkedHooks, checkedNeedsApproval, reportThrows, runToolChecked, type Settlement } from "../instrument/checked-calls.js";
+import { beforeToolCallAnswer, checkedHooks, checkedNeedsApproval, checkedSummarize, reportThrows, runToolChecked, type Settlement } from "../instrument/checked-calls.js";
 import { type AgentViolation, violation } from "../violations.js";
 import { sentRequestViolations } from "../transcript-checks.js";
 import { PuppetStream } from "./puppet-stream.js";
@@ -245,7 +245,7 @@ export class WalkCast {
 	wrapCompaction(settings: CompactionSettings | undefined): CompactionSettings | undefined {
 		const summarize = settings?.summarize;
 		if (!settings || !summarize || this.wrapped.has(summarize)) return settings;
-		const checked = checkedCompaction(settings, this.report)?.summarize ?? summarize;
+		const checked = checkedSummarize(summarize, this.report);
 		const wrapped: NonNullable<CompactionSettings["summarize"]> = (request: Parameters<NonNullable<CompactionSettings["summarize"]>>[0]) => {
 			const hold = this.outcomes === "path" ? new Hold<string>() : new Hold(settleOf(() => checked(request)));
 			if (this.auto) hold.letGo(this.outcomes === "path" ? { ok: true, value: this.director.summary } : undefined);

@@ -8,7 +8,7 @@
  */
 import type { AnyMachineSnapshot } from "xstate";
 import type { Agent } from "../../agent.js";
-import { toolEffectId } from "../../durable/journal.js";
+import { JournalIndex, toolEffectId } from "../../durable/journal.js";
 import type { AgentSnapshot } from "../../durable/snapshot.js";
 import type { AgentMachineEvent } from "../../machines/types.js";
 import type { AgentEvent } from "../../types/agent.js";
@@ -278,16 +278,13 @@ export class PathRunner {
 		this.cast.forgetHeld();
 		// In flight is what the journal says had started (its intent stored, no outcome): a call still
 		// waiting for its beforeToolCall is "running" in the chart but has not run, and runs after the restore.
-		const intents = new Set<string>();
-		const settled = new Set<string>();
-		for (const entry of snapshot.journal) {
-			if (entry.kind !== "tool") continue;
-			if (entry.phase === "intent") intents.add(entry.effect);
-			else if (entry.phase === "outcome") settled.add(entry.effect);
-		}
-		const startedEffects = new Set([...intents].filter((effect) => !settled.has(effect)));
+		const journal = new JournalIndex(snapshot.journal);
 		const run = machine.context.run;
-		this.cast.restoredInFlight = new Set(running.filter((call) => run && startedEffects.has(toolEffectId(run.id, run.turn, call.key))).map((call) => call.toolCall.id));
+		const inFlight = running.filter((call) => {
+			const record = run && journal.lookup(toolEffectId(run.id, run.turn, call.key));
+			return record?.intent !== undefined && record.outcome === undefined;
+		});
+		this.cast.restoredInFlight = new Set(inFlight.map((call) => call.toolCall.id));
 		this.invariants.restored();
 		this.makeAgent(snapshot);
 		return undefined;
