@@ -25,6 +25,7 @@
  */
 import type * as restate from "@restatedev/restate-sdk";
 import { shown, unknownKeys } from "../agent-input.js";
+import { describeError } from "../util/describe-error.js";
 import type { AgentOptions } from "../agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { AnyAgentTool } from "../types/agent.js";
@@ -49,7 +50,8 @@ export interface AgentSessionsOptions {
 	 * The agent options of a session on this worker: its tools, its stream function and hooks,
 	 * and, for a session that has never run, its model and system prompt (a stored session keeps
 	 * its own). Called at every handler call, replays included: return the same tools and
-	 * functions each time (and deterministic hooks: they run again on a replay).
+	 * functions each time (and deterministic hooks: they run again on a replay). Should it throw,
+	 * the call is refused with a terminal error (500) that quotes it, not retried.
 	 */
 	agent: (sessionId: string) => AgentOptions;
 	/** The virtual object's name (default `"AgentSession"`); the inbox is `${name}Inbox`. */
@@ -227,7 +229,19 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 		sdk,
 		inboxName,
 		agentOptions: (sessionId) => {
-			const agentOptions = options.agent(sessionId);
+			// Terminal: a retry would call it again as it is (it is synchronous), and while Restate
+			// retried the call, every later call of the session, an abort included, would wait behind it.
+			let agentOptions: AgentOptions;
+			try {
+				agentOptions = options.agent(sessionId);
+			} catch (error) {
+				throw new SessionRefusal(`agentchart/restate: the worker's agent(${JSON.stringify(sessionId)}) threw: ${describeError(error)}`, 500);
+			}
+			if (agentOptions === null || typeof agentOptions !== "object") throw new SessionRefusal(`agentchart/restate: the worker's agent(${JSON.stringify(sessionId)}) must return agent options (an object), got ${shown(agentOptions)}`, 500);
+			const tools: unknown = agentOptions.initialState?.tools;
+			if (tools !== undefined && (!Array.isArray(tools) || !tools.every((tool) => tool !== null && typeof tool === "object"))) {
+				throw new SessionRefusal(`agentchart/restate: the worker's agent(${JSON.stringify(sessionId)}) must give initialState.tools as a list of tools, got ${shown(tools)}`, 500);
+			}
 			if (agentOptions.approvalTimeoutMs !== undefined) throw new SessionRefusal("agentchart/restate: approvalTimeoutMs is not supported on Restate (a session waiting for approval holds nothing to time it); reject late approvals from your application", 500);
 			if (agentOptions.store !== undefined) throw new SessionRefusal("agentchart/restate: an agent store is not used on Restate (the session's state is Restate's)", 500);
 			return agentOptions;

@@ -170,6 +170,9 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	// goes on with the same run, under its number: an abort aimed at that run
 	// (`abortWaiting(number)`) must still find it after a delivery stored it again meanwhile.
 	const going = waiting ? await ctx.get<number>(STATE_KEYS.waiting) : null;
+	// Before the command is announced to the inbox: options the worker cannot give refuse the call
+	// (terminal) with nothing to take back.
+	const base = setup.agentOptions(ctx.key);
 	// Registered with the inbox, where `abort` looks (both are exclusive calls of the inbox, so
 	// one comes first): an abort after this cancels this invocation; an abort received before
 	// this command started, and not yet settled (its mark waits behind this command in the
@@ -183,7 +186,6 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	// As if Restate had cancelled it before its first step: each step journals that it was cancelled.
 	if (abortedBeforeStart) cancel.abort(new Error("The run was aborted before it started"));
 
-	const base = setup.agentOptions(ctx.key);
 	let modelSteps = 0;
 	const host = {
 		ctx,

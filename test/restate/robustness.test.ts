@@ -82,6 +82,22 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 		expect(rows).toEqual([]);
 	});
 
+	it("answers a call whose agent options cannot be made with a terminal 500 naming agent(), and leaves nothing for an abort to cancel", async () => {
+		// Without the fix the throwing lookup was retried for an hour: no answer, every later call of the session (an abort's run included) behind it.
+		const throwing = setup.client.session(sessionId("options-throw"));
+		const refusing = setup.client.session(sessionId("options-timeout"));
+		const thrown = await rawCall(throwing.sessionId, "prompt", JSON.stringify("hello"));
+		expect(thrown.status).toBe(500);
+		expect(thrown.message).toContain(`the worker's agent("${throwing.sessionId}") threw: the user database is unreachable`);
+		const refused = await rawCall(refusing.sessionId, "prompt", JSON.stringify("hello"));
+		expect(refused.status).toBe(500);
+		expect(refused.message).toContain("approvalTimeoutMs is not supported on Restate");
+		// An abort finds nothing running: the refused prompts never became the session's current call.
+		for (const session of [throwing, refusing]) expect(await session.abort({ signal: AbortSignal.timeout(ANSWER_MS) })).toMatchObject({ cancelled: null });
+		const rows = await adminQuery<{ target: string; status: string }>(`SELECT target, status FROM sys_invocation WHERE target_service_key IN ('${throwing.sessionId}', '${refusing.sessionId}') AND status <> 'completed'`);
+		expect(rows).toEqual([]);
+	});
+
 	it("drops a message in the inbox that the agent cannot take, delivers the others, and takes the next call", async () => {
 		const session = setup.client.session(sessionId("bad-inbox"));
 		// Left in the inbox by a call between objects (steer checks what it queues): each push asks for a delivery.
