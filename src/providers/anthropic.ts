@@ -137,6 +137,9 @@ class AnthropicStreamReader {
 				break;
 			}
 			case "message_stop":
+				// A block a server never stopped ends with the message: a tool call keeps the arguments
+				// its whole text says, not the streaming preview, which lags a long one.
+				for (const index of [...this.openBlocks.keys()]) this.stopBlock(index);
 				this.completed = true;
 				break;
 		}

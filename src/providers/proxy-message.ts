@@ -117,10 +117,12 @@ export class ProxyMessageBuilder {
 				return { type: "toolcall_end", contentIndex: event.contentIndex, toolCall: block, partial };
 			}
 			case "done":
+				this.finishOpenCalls();
 				partial.stopReason = event.reason;
 				partial.usage = usageOf(event.usage, partial.usage);
 				return { type: "done", reason: event.reason, message: partial };
 			case "error":
+				this.finishOpenCalls();
 				partial.stopReason = event.reason;
 				partial.errorMessage =
 					typeof event.errorMessage === "string" && event.errorMessage !== ""
@@ -129,6 +131,18 @@ export class ProxyMessageBuilder {
 				partial.usage = usageOf(event.usage, partial.usage);
 				return { type: "error", reason: event.reason, error: partial };
 		}
+	}
+
+	/**
+	 * Calls the proxy never ended (no `toolcall_end`) take the arguments their whole text says, as
+	 * pi's proxy reads them, not the streaming preview, which lags a long one.
+	 */
+	private finishOpenCalls(): void {
+		for (const [index, json] of this.toolCallJson) {
+			const block = this.message.content[index];
+			if (block?.type === "toolCall") block.arguments = json.final();
+		}
+		this.toolCallJson.clear();
 	}
 
 	/** Puts a new block at `index`: the next free slot, or over an existing one, never past the end. */

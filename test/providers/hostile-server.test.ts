@@ -309,3 +309,43 @@ describe("an Anthropic tool_use block without a usable id", () => {
 		expect(agent.state.messages.at(-1)).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "Hello again" }] });
 	});
 });
+
+describe("a tool call the server never ends", () => {
+	// Long enough that the streaming preview of its arguments lags their text (it is read again once it grew by an eighth).
+	const content = Array.from({ length: 3000 }, (_, line) => `line ${line}`).join("\n");
+	const json = JSON.stringify({ path: "big.txt", content });
+	const fragments = json.match(/[^]{1,64}/g) ?? [];
+
+	it("from Anthropic (no content_block_stop before message_stop): runs with the arguments its whole text says, and its end is reported", async () => {
+		servers.anthropic.reset();
+		servers.anthropic.respond(
+			{ kind: "sse", events: [anthropic.messageStart("msg_open"), ...anthropic.toolUseBlock(0, "toolu_open", "store", fragments).slice(0, -1), anthropic.messageDelta("tool_use"), anthropic.messageStop()] },
+			{ kind: "sse", events: anthropic.textReply("Stored.") },
+		);
+		const tool = countingTool();
+		const agent = agentWith(anthropicModel(), streamAnthropic, tool);
+		const ends: string[] = [];
+		agent.subscribe((event) => {
+			if (event.type === "message_update" && event.assistantMessageEvent.type === "toolcall_end") ends.push(event.assistantMessageEvent.toolCall.id);
+		});
+
+		await agent.prompt("Store it.");
+		expect(tool.runs).toEqual([{ path: "big.txt", content }]);
+		expect(ends).toEqual(["toolu_open"]);
+		expect((agent.state.messages[1] as AssistantMessage).content).toEqual([{ type: "toolCall", id: "toolu_open", name: "store", arguments: { path: "big.txt", content } }]);
+	});
+
+	it("from the proxy (no toolcall_end before done): runs with the arguments its whole text says", async () => {
+		servers.proxy.reset();
+		servers.proxy.respond(
+			{ kind: "stream", frames: [{ type: "start" }, ...proxy.toolCallBlock(0, "call_open", "store", fragments).slice(0, -1), { type: "done", reason: "toolUse", usage: proxy.usage(10, 5) }] },
+			{ kind: "stream", frames: proxy.textReply("Stored.") },
+		);
+		const tool = countingTool();
+		const agent = agentWith(anthropicModel(), proxyStream, tool);
+
+		await agent.prompt("Store it.");
+		expect(tool.runs).toEqual([{ path: "big.txt", content }]);
+		expect((agent.state.messages[1] as AssistantMessage).content).toEqual([{ type: "toolCall", id: "call_open", name: "store", arguments: { path: "big.txt", content } }]);
+	});
+});
