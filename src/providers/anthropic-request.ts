@@ -224,7 +224,8 @@ function missingToolResult(wireId: string): ToolResultBlockParam {
  * - Errored and aborted assistant messages are skipped: they may be truncated mid-block.
  * - Consecutive tool results become one user turn of `tool_result` blocks.
  * - A tool call without a result gets a synthetic error result ("No result provided"),
- *   because the API rejects a `tool_use` that is not answered in the next turn.
+ *   because the API rejects a `tool_use` that is not answered in the next turn; a result that
+ *   answers no call of the turn before it is left out, as the API rejects that too.
  * - Empty text and thinking blocks are dropped; thinking without a signature (or from
  *   another model) is sent as plain text.
  * - Tool-call ids are made unique in the request (the API rejects repeated ones), each result
@@ -249,11 +250,16 @@ export function convertMessages(messages: Message[], model: Model): MessageParam
 
 	for (const message of messages) {
 		if (message.role === "toolResult") {
+			// A result that answers no call of the reply before it (its reply failed and is left out,
+			// a user message came between, or the call has its result already) is refused by the API,
+			// and every later request of the session would carry it.
+			const wireId = ids.answer(message.toolCallId);
+			if (wireId === undefined) continue;
 			if (!toolResultTurn) {
 				toolResultTurn = [];
 				turns.push({ role: "user", content: toolResultTurn });
 			}
-			toolResultTurn.push(toolResultBlock(message, ids.answer(message.toolCallId) ?? normalizeToolCallId(message.toolCallId), model));
+			toolResultTurn.push(toolResultBlock(message, wireId, model));
 			continue;
 		}
 		closeToolResultTurn();

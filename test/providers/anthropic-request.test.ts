@@ -172,6 +172,34 @@ describe("request body", () => {
 		]);
 	});
 
+	it("leaves out tool results that answer no call of the turn before them, which the API refuses", async () => {
+		const result = (toolCallId: string, text: string): ToolResultMessage => ({ role: "toolResult", toolCallId, toolName: "read", content: [{ type: "text", text }], isError: false, timestamp: 3 });
+		const body = await sentBody({
+			messages: [
+				{ role: "user", content: "go", timestamp: 1 },
+				// Its reply failed and is left out of the request: the result answers nothing there.
+				assistant([{ type: "toolCall", id: "toolu_failed", name: "read", arguments: {} }], { stopReason: "error", errorMessage: "overloaded" }),
+				result("toolu_failed", "late"),
+				assistant([{ type: "toolCall", id: "toolu_a", name: "read", arguments: {} }]),
+				result("toolu_a", "first"),
+				// The same call answered twice.
+				result("toolu_a", "again"),
+				assistant([{ type: "toolCall", id: "toolu_b", name: "read", arguments: {} }]),
+				// A user message between the call and its result: the call is answered for it, the late result left out.
+				{ role: "user", content: "wait", timestamp: 4 },
+				result("toolu_b", "after the user"),
+			],
+		});
+		expect(body["messages"]).toEqual([
+			{ role: "user", content: [{ type: "text", text: "go" }] },
+			{ role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "read", input: {} }] },
+			{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_a", content: [{ type: "text", text: "first" }], is_error: false }] },
+			{ role: "assistant", content: [{ type: "tool_use", id: "toolu_b", name: "read", input: {} }] },
+			{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_b", content: [{ type: "text", text: "No result provided" }], is_error: true }] },
+			{ role: "user", content: [{ type: "text", text: "wait", cache_control: { type: "ephemeral" } }] },
+		]);
+	});
+
 	it("converts tools with input_schema from their TypeBox schema", async () => {
 		const body = await sentBody({
 			messages: [{ role: "user", content: "hi", timestamp: 1 }],
