@@ -292,10 +292,9 @@ async function runAnthropicCall(
 	if (signal?.aborted) onAbort();
 	else signal?.addEventListener("abort", onAbort, { once: true });
 	let stalled = false;
-	const stall = watchForStall(options.timeoutMs ?? 0, () => {
-		stalled = true;
-		request.abort(new Error("stream stalled"));
-	});
+	// Watched from the response's headers on: until then the SDK's own timeout (the same
+	// timeoutMs) bounds each attempt, and its retries and their waits (a 429's retry-after) are not silence.
+	let stall: ReturnType<typeof watchForStall> | undefined;
 	let received = 0;
 	let lastEvent = "none";
 	// The body's bytes, and how many had come by the last event: more since then were pings
@@ -319,7 +318,10 @@ async function runAnthropicCall(
 
 		const headers = body.thinking?.type === "enabled" ? { "anthropic-beta": interleavedThinkingBeta } : undefined;
 		const { data: events, response } = await client.messages.create(body, { signal: request.signal, ...(headers ? { headers } : {}) }).withResponse();
-		stall.touch();
+		stall = watchForStall(options.timeoutMs ?? 0, () => {
+			stalled = true;
+			request.abort(new Error("stream stalled"));
+		});
 		await options.onResponse?.({ status: response.status, headers: headersToRecord(response.headers) }, model);
 		stream.push({ type: "start", partial: output });
 		const notAStream = await nonStreamAnswerMessage(response, model.baseUrl);
@@ -367,7 +369,7 @@ async function runAnthropicCall(
 		output.errorMessage = aborted ? abortedMessage : stalled ? stalledText() : describeAnthropicError(error, sdk);
 		stream.push({ type: "error", reason: output.stopReason, error: output });
 	} finally {
-		stall.stop();
+		stall?.stop();
 		signal?.removeEventListener("abort", onAbort);
 	}
 }

@@ -615,6 +615,18 @@ describe("streamAnthropic: failures", () => {
 		expect(result.content).toEqual([{ type: "text", text: "after retry" }]);
 	});
 
+	it("waits out a retry the server asked for that is longer than timeoutMs: the silence watched is the body's, from the headers on", async () => {
+		// Before, the watch started with the request: the 429's wait counted as silence and the reply failed as "stalled before the first event".
+		server.respond(
+			{ kind: "error", status: 429, body: errorBody("rate_limit_error", "slow down"), headers: { "retry-after-ms": "700" } },
+			{ kind: "sse", events: textReply("after retry") },
+		);
+		const { result } = await run({ timeoutMs: 300, maxRetries: 1 });
+		expect(server.requests).toHaveLength(2);
+		expect(result.errorMessage).toBeUndefined();
+		expect(result.content).toEqual([{ type: "text", text: "after retry" }]);
+	});
+
 	it("retries 529 and 500 with backoff until retries run out", async () => {
 		server.respond(
 			{ kind: "error", status: 529, body: errorBody("overloaded_error", "Overloaded") },
