@@ -57,10 +57,15 @@ function describeResource(uri: string, mimeType: string | undefined): string {
 
 /** Appends the model-facing blocks of one MCP content block; data the model cannot read goes to `details`. */
 function mapBlock(block: unknown, out: (TextContent | ImageContent)[], details: McpToolResultDetails): void {
-	if (!isRecord(block)) return;
+	// A server bug each, but a block the model never sees, or sees as empty, reads as "nothing there".
+	if (!isRecord(block)) {
+		out.push({ type: "text", text: `[malformed MCP content: ${excerptJson(block)}]` });
+		return;
+	}
 	const type = block["type"];
 	if (type === "text") {
-		out.push({ type: "text", text: text(block["text"]) ?? "" });
+		const value = block["text"];
+		out.push({ type: "text", text: typeof value === "string" ? value : `[malformed MCP text: ${excerptJson(value)}]` });
 		return;
 	}
 	if (type === "image") {

@@ -58,6 +58,16 @@ describe("content mapping", () => {
 		]);
 	});
 
+	it("says so for a text block whose text is not text and an entry that is not a block, instead of showing nothing", () => {
+		const { result } = mapCallToolResult({ content: [{ type: "text", text: 42 }, null, { type: "text" }, "loose"] }, "s", "t");
+		expect(result.content).toEqual([
+			{ type: "text", text: "[malformed MCP text: 42]" },
+			{ type: "text", text: "[malformed MCP content: null]" },
+			{ type: "text", text: "[malformed MCP text: undefined]" },
+			{ type: "text", text: '[malformed MCP content: "loose"]' },
+		]);
+	});
+
 	it("shows structuredContent as JSON when the result has no content", () => {
 		const { result, isError } = mapCallToolResult({ content: [], structuredContent: { sum: 3 } }, "s", "t");
 		expect(result.content).toEqual([{ type: "text", text: '{"sum":3}' }]);
