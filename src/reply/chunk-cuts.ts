@@ -348,8 +348,15 @@ function cutInsideFence(text: string, span: FenceSpan, shortest: number, maxChar
 	// Mid-line, a piece of a code line must not read as a fence line either: the rest as the
 	// reopened block's closing line, the head as one just before the synthetic close.
 	// Inside a fenced block hardCut always cuts.
-	const at = newline > contentStart ? newline : (hardCut(text, budget, textEnds, contentStart, marker) ?? budget);
-	// No whole character fits after the reopened fence: a chunk here would hold nothing but the
+	let at = newline > contentStart ? newline : (hardCut(text, budget, textEnds, contentStart, marker) ?? budget);
+	// No whole character fits between the fence lines (a family emoji, a letter under a pile of
+	// accents, a small maxChars): it is split between its code points, inside the block. Cut
+	// anywhere else, the chunk would end with the block open and the rest of the chat show as code.
+	if (at <= contentStart) {
+		const split = wholeCharacterCut(text, budget);
+		if (split > contentStart && !closesFence(text, split, marker, textEnds)) at = split;
+	}
+	// Not even a code point fits after the reopened fence: a chunk here would hold nothing but the
 	// fence, and the next one would start the same way, for ever.
 	if (at <= contentStart) return undefined;
 	return {

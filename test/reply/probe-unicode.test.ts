@@ -12,6 +12,7 @@ import { Agent } from "../../src/agent.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import { BlockChunker } from "../../src/reply/block-chunker.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+import { unclosedFences } from "./helpers.js";
 
 /** True when the text holds half a surrogate pair. */
 function hasLoneSurrogate(text: string): boolean {
@@ -133,6 +134,32 @@ describe("chunks of text made of characters built from several code points", () 
 			expect(chunks.length, `streamed: ${streamed}`).toBeGreaterThan(1);
 			for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(maxChars);
 			expect(chunks.flatMap(charactersOf), `streamed: ${streamed}`).toEqual(charactersOf(text));
+		}
+	});
+
+	it("a character that does not fit between a fenced block's closing and reopened lines is split inside the block, which every chunk closes", () => {
+		// Before, the chunk ended with the block open ("```\n👨‍👩‍👧 ef") and its closing line opened a new one: the rest of the chat shown as code.
+		const zalgo = `Z${"\u0336\u0301\u0316".repeat(27)}`;
+		const cases: [string, number, number][] = [
+			["```\nabcd 👨‍👩‍👧 efgh ijkl\n```\n", 3, 15],
+			["~~~~\nab\n👨‍👩‍👧\nHello world\n~~~~\n", 3, 15],
+			[`\`\`\`python\nprint('${zalgo}')\nprint('done')\n\`\`\`\n\nThat is all.`, 20, 90],
+		];
+		for (const [text, minChars, maxChars] of cases) {
+			for (const piece of [text.length, 2]) {
+				const chunker = new BlockChunker({ minChars, maxChars, breakPreference: "paragraph" });
+				const chunks: string[] = [];
+				for (let at = 0; at < text.length; at += piece) {
+					chunker.append(text.slice(at, at + piece));
+					chunks.push(...chunker.drain({ force: false }).map((chunk) => chunk.text));
+				}
+				chunks.push(...chunker.drain({ force: true }).map((chunk) => chunk.text));
+				for (const chunk of chunks) {
+					expect(chunk.length).toBeLessThanOrEqual(maxChars);
+					expect(unclosedFences(chunk), JSON.stringify(chunk)).toEqual([]);
+				}
+				expect(chunks.join("").replace(/\s|```|~~~~|python/g, "")).toBe(text.replace(/\s|```|~~~~|python/g, ""));
+			}
 		}
 	});
 
