@@ -92,7 +92,6 @@ export class MessageAssembly {
 	#endsInHighSurrogate = false;
 	#taggedReasoning = "";
 	// The tag filter let visible text through since the message began or an orphan close retracted it.
-	#shownSinceRetraction = false;
 	#media: string[] = [];
 	#unattachedMedia: string[] = [];
 	#retracted = false;
@@ -255,7 +254,6 @@ export class MessageAssembly {
 			this.#taggedFormat = new StreamingReasoningFormat();
 			this.reasoningVersion += 1;
 		}
-		this.#shownSinceRetraction = false;
 		this.#resetVisible();
 	}
 
@@ -396,9 +394,7 @@ export class MessageAssembly {
 		}
 		// The text an orphan closing tag retracts (now in `reasoning`) was reasoning written
 		// without its opening tag: the tag ends it, as a closing tag ends any reasoning.
-		const shownBefore = this.#shownSinceRetraction || output.discarded.trim() !== "";
-		this.#shownSinceRetraction = output.retracted ? output.visible.trim() !== "" : this.#shownSinceRetraction || output.visible.trim() !== "";
-		if (output.retracted && shownBefore) this.#reasoningEnds += 1;
+		this.#reasoningEnds += output.retractionEnds;
 		if (output.reasoningEnds > 0) {
 			// The first close may end a block whose end was already reported (a native thinking_end
 			// that arrived while the tag was open): one reasoning stream, one end.

@@ -46,6 +46,8 @@ export interface ReasoningTagOutput {
 	discarded: string;
 	/** How many thinking blocks opened by a tag were closed in this piece. */
 	reasoningEnds: number;
+	/** How many orphan closing tags of this piece retracted text that had been shown: each ends a passage of reasoning. */
+	retractionEnds: number;
 }
 
 const TAG_NAMES = ["antthinking", "thinking", "thought", "think", "final"] as const;
@@ -105,6 +107,7 @@ export class ReasoningTagFilter {
 	#retracted = false;
 	#discarded = "";
 	#reasoningEnds = 0;
+	#retractionEnds = 0;
 
 	constructor(options: ReasoningTagOptions = {}) {
 		this.#enforceFinal = options.enforceFinalTag === true;
@@ -149,12 +152,14 @@ export class ReasoningTagFilter {
 			retracted: this.#retracted,
 			discarded: this.#discarded,
 			reasoningEnds: this.#reasoningEnds,
+			retractionEnds: this.#retractionEnds,
 		};
 		this.#visible = "";
 		this.#reasoning = "";
 		this.#retracted = false;
 		this.#discarded = "";
 		this.#reasoningEnds = 0;
+		this.#retractionEnds = 0;
 		return output;
 	}
 
@@ -314,6 +319,8 @@ export class ReasoningTagFilter {
 		// An orphan close: the model reasoned without an opening tag, so all visible text
 		// before this point was reasoning (a known leak, fixed here by retracting it).
 		this.#retracted = true;
+		// Counted per tag, not per piece: two in one delta end two passages, as they do a character at a time.
+		if (this.#visibleSinceRetraction.trim() !== "") this.#retractionEnds += 1;
 		this.#discarded += this.#visible;
 		this.#newSegment = true;
 		this.#addReasoning(this.#visibleSinceRetraction);
@@ -325,7 +332,7 @@ export class ReasoningTagFilter {
 }
 
 function emptyOutput(): ReasoningTagOutput {
-	return { visible: "", reasoning: "", retracted: false, discarded: "", reasoningEnds: 0 };
+	return { visible: "", reasoning: "", retracted: false, discarded: "", reasoningEnds: 0, retractionEnds: 0 };
 }
 
 /**

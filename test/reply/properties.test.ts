@@ -73,14 +73,18 @@ function assemble(pieces: string[], enforceFinalTag: boolean) {
 	const assembly = new MessageAssembly(1, { enforceFinalTag, chunking: undefined });
 	const snapshots: string[] = [];
 	let retracted = false;
+	let reasoningEnds = 0;
 	for (const piece of pieces) {
 		assembly.ingestText(0, "delta", piece);
 		retracted = assembly.takeRetracted() || retracted;
+		reasoningEnds += assembly.takeReasoningEnds();
 		snapshots.push(assembly.cleanText);
 	}
 	assembly.finish();
 	retracted = assembly.takeRetracted() || retracted;
+	reasoningEnds += assembly.takeReasoningEnds();
 	return {
+		reasoningEnds,
 		clean: assembly.cleanText,
 		reasoning: assembly.reasoningText,
 		media: assembly.mediaUrls,
@@ -121,7 +125,7 @@ const blockSplitArbitrary = fc
 	);
 
 describe("streaming filters are split-invariant", () => {
-	it("gives the same visible text, reasoning, media and directives for any split", () => {
+	it("gives the same visible text, reasoning, reasoning ends, media and directives for any split", () => {
 		fc.assert(
 			fc.property(splitArbitrary, fc.boolean(), ({ text, pieces }, enforceFinalTag) => {
 				const whole = assemble([text], enforceFinalTag);
@@ -131,8 +135,10 @@ describe("streaming filters are split-invariant", () => {
 				expect(split.media).toEqual(whole.media);
 				expect(split.directives).toEqual(whole.directives);
 				expect(split.silent).toBe(whole.silent);
+				// onReasoningEnd's count: two stray </think> in one delta ended one passage, a character at a time two (a probe's fuzzer).
+				expect(split.reasoningEnds).toBe(whole.reasoningEnds);
 			}),
-			{ numRuns: 1500 },
+			{ numRuns: 1500, examples: [[{ text: "abc</think>def</think>ghi", pieces: ["abc</think>d", "ef</think>ghi"] }, false]] },
 		);
 	});
 
