@@ -141,6 +141,11 @@ export async function runOnMachine(
 			model: config.model,
 			thinkingLevel: config.reasoning ?? "off",
 			config: { ...machineConfig(config, streamFn, hookFailed), deliveryPending: () => delivery.pending(), deltaSink: (event) => delivery.event(event) },
+			// What a poll answers is what the turn takes, all of it, as in pi: the one-at-a-time modes
+			// are the Agent's queues'. One at a time, a second message waited a turn, and was lost with
+			// the machine when the run ended first.
+			steeringMode: "all",
+			followUpMode: "all",
 			awaitDelivery: true,
 		},
 	});

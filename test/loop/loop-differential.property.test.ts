@@ -1,7 +1,8 @@
 /**
  * Random runs of pi's low-level loop API, each through pi-agent-core 0.73.1 and through ours:
  * replies with text and tool calls, tools that answer, throw or terminate, steering and
- * follow-ups returned at random polls, `shouldStopAfterTurn` at a random turn, `agentLoop` or
+ * follow-ups returned at random polls, one or two messages a poll (a poll of two took two turns
+ * and lost the second when the run ended first, until a probe found it), `shouldStopAfterTurn` at a random turn, `agentLoop` or
  * `agentLoopContinue`, parallel or sequential. The hooks answer as plain JS may, outside their
  * types: a stop as any truthy value, no stop and an empty queue as any falsy one. Every event a sink receives must be the same
  * JSON, byte for byte (timestamps aside), and so must the result.
@@ -32,9 +33,9 @@ interface Scenario {
 	/** Every tool call of a reply has one id (models do this; each call still runs and is answered). */
 	sameIds: boolean;
 	replies: { blocks: ({ kind: "text"; words: number } | { kind: "tool"; name: "echo" | "fail" | "stop" | "missing" })[]; error: boolean }[];
-	/** Poll number (0-based, per queue) → the message it returns. */
-	steering: Record<number, string>;
-	followUps: Record<number, string>;
+	/** Poll number (0-based, per queue) → the messages it returns (pi injects all of a poll's in one turn). */
+	steering: Record<number, string[]>;
+	followUps: Record<number, string[]>;
 	stopAfterTurn: number | undefined;
 	/** What `shouldStopAfterTurn` answers to stop, and otherwise (pi tests truthiness). */
 	stopAnswer: unknown;
@@ -56,8 +57,8 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	toolExecution: fc.constantFrom("parallel" as const, "sequential" as const),
 	sameIds: fc.constantFrom(false, false, false, true),
 	replies: fc.array(fc.record({ blocks: fc.array(block, { minLength: 1, maxLength: 3 }), error: fc.integer({ min: 0, max: 5 }).map((n) => n === 0) }), { minLength: 1, maxLength: 4 }),
-	steering: fc.dictionary(fc.integer({ min: 0, max: 4 }).map(String), fc.constantFrom("steer-a", "steer-b"), { maxKeys: 2 }) as fc.Arbitrary<Record<number, string>>,
-	followUps: fc.dictionary(fc.integer({ min: 0, max: 3 }).map(String), fc.constantFrom("follow-a", "follow-b"), { maxKeys: 2 }) as fc.Arbitrary<Record<number, string>>,
+	steering: fc.dictionary(fc.integer({ min: 0, max: 4 }).map(String), fc.array(fc.constantFrom("steer-a", "steer-b"), { minLength: 1, maxLength: 2 }), { maxKeys: 2 }) as fc.Arbitrary<Record<number, string[]>>,
+	followUps: fc.dictionary(fc.integer({ min: 0, max: 3 }).map(String), fc.array(fc.constantFrom("follow-a", "follow-b"), { minLength: 1, maxLength: 2 }), { maxKeys: 2 }) as fc.Arbitrary<Record<number, string[]>>,
 	stopAfterTurn: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
 	stopAnswer: fc.constantFrom<unknown>(true, 1, "stop", {}),
 	goAnswer: fc.constantFrom<unknown>(false, 0, "", undefined, null),
@@ -105,12 +106,12 @@ async function play(api: LoopApi, scenario: Scenario): Promise<{ lines: string[]
 		convertToLlm: (messages) => [...messages] as never,
 		toolExecution: scenario.toolExecution,
 		getSteeringMessages: async () => {
-			const text = scenario.steering[steeringPolls++];
-			return text ? [message(text)] : (scenario.emptyPoll as AgentMessage[]);
+			const texts = scenario.steering[steeringPolls++];
+			return texts ? texts.map(message) : (scenario.emptyPoll as AgentMessage[]);
 		},
 		getFollowUpMessages: async () => {
-			const text = scenario.followUps[followUpPolls++];
-			return text ? [message(text)] : (scenario.emptyPoll as AgentMessage[]);
+			const texts = scenario.followUps[followUpPolls++];
+			return texts ? texts.map(message) : (scenario.emptyPoll as AgentMessage[]);
 		},
 		shouldStopAfterTurn: () => (turns++ === scenario.stopAfterTurn ? scenario.stopAnswer : scenario.goAnswer) as boolean,
 	};
