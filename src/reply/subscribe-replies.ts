@@ -24,7 +24,7 @@ import { ToolReporter } from "./tool-reporter.js";
 import { SerialEventQueue } from "./serial-event-queue.js";
 import { isCommentaryMessage, isCommentaryText, isPhasedText } from "./text-phase.js";
 import { contentAsWritten, promoteThinkingTags } from "./thinking-promotion.js";
-import type { PartialReply, ReplyPayload } from "./types.js";
+import type { MaybePromise, PartialReply, ReplyPayload } from "./types.js";
 import { UsageAccumulator } from "./usage-totals.js";
 import { failedStop } from "../util/stop-reason.js";
 
@@ -54,7 +54,9 @@ class ReplySubscriber {
 	readonly #events: SerialEventQueue;
 	// One block reply at a time: a slow send is never overtaken by the next (the channel would
 	// post them out of order); with nothing pending, a block is handed over at once.
+	/** The channel: block replies and tool results, one at a time, in order. */
 	readonly #blockReplies: SerialEventQueue;
+	readonly #live: SerialEventQueue;
 	readonly #compactionWait: CompactionWait;
 	#assembly: MessageAssembly | undefined;
 	// Where the current message's entries of assistantTexts begin.
@@ -70,9 +72,10 @@ class ReplySubscriber {
 		// Reasoning shown as its own block, without block replies, would leave partials showing a draft.
 		this.#emitPartials = !(params.reasoningMode === "on" && !params.onBlockReply);
 		this.#callbacks = new CallbackRunner(params.onCallbackError ?? reportToConsole);
-		this.tools = new ToolReporter(params, this.#callbacks);
 		this.#events = new SerialEventQueue((error) => this.#callbacks.report(error, "event handler"));
 		this.#blockReplies = new SerialEventQueue((error) => this.#callbacks.report(error, "onBlockReply"));
+		this.#live = new SerialEventQueue((error) => this.#callbacks.report(error, "live reply"));
+		this.tools = new ToolReporter(params, this.#callbacks, this.#blockReplies, () => !this.unsubscribed);
 		this.#compactionWait = new CompactionWait(this.lifecycle);
 		this.#detached = new Promise<void>((resolve) => {
 			this.#detach = resolve;
@@ -140,7 +143,8 @@ class ReplySubscriber {
 			enforceFinalTag: this.#params.enforceFinalTag === true,
 			chunking: this.#params.blockReplyChunking,
 		});
-		this.#callbacks.call("onAssistantMessageStart", () => this.#params.onAssistantMessageStart?.());
+		const onAssistantMessageStart = this.#params.onAssistantMessageStart;
+		if (onAssistantMessageStart) this.#sendLive("onAssistantMessageStart", () => onAssistantMessageStart());
 		return this.#assembly;
 	}
 
@@ -297,7 +301,8 @@ class ReplySubscriber {
 		const partial: PartialReply = retracted ? { text, delta: "", replace: true } : { text, delta };
 		if (media > 0) partial.mediaUrls = assembly.mediaUrls;
 		assembly.lastPartialMediaCount = media;
-		this.#callbacks.call("onPartialReply", () => this.#params.onPartialReply?.(partial));
+		const onPartialReply = this.#params.onPartialReply;
+		if (onPartialReply) this.#sendLive("onPartialReply", () => onPartialReply(partial));
 	}
 
 	#streamReasoning(assembly: MessageAssembly): void {
@@ -307,14 +312,26 @@ class ReplySubscriber {
 		const text = assembly.formattedReasoning;
 		if (text === "" || text === assembly.streamedReasoning) return;
 		assembly.streamedReasoning = text;
-		this.#callbacks.call("onReasoningStream", () => this.#params.onReasoningStream?.({ text }));
+		const onReasoningStream = this.#params.onReasoningStream;
+		this.#sendLive("onReasoningStream", () => onReasoningStream({ text }));
 	}
 
 	#reportReasoningEnds(assembly: MessageAssembly): void {
 		const ends = assembly.takeReasoningEnds();
 		const onReasoningEnd = this.#params.onReasoningEnd;
 		if (!onReasoningEnd) return;
-		for (let end = 0; end < ends; end += 1) this.#callbacks.call("onReasoningEnd", () => onReasoningEnd());
+		for (let end = 0; end < ends; end += 1) this.#sendLive("onReasoningEnd", () => onReasoningEnd());
+	}
+
+	/**
+	 * The live message's callbacks, one at a time and in order (a slow partial reply is never
+	 * overtaken by the next, which would leave the live message showing an older text), tracked as
+	 * block replies are: the flush before a tool and the run's end wait for them. A callback that
+	 * answers synchronously is called at once.
+	 */
+	#sendLive(name: string, callback: () => MaybePromise<void>): void {
+		const send = (): Promise<void> | undefined => (this.unsubscribed ? undefined : this.#callbacks.callMaybeAsync(name, callback));
+		this.#callbacks.call(name, () => this.#live.run(send), { track: true });
 	}
 
 	// ---- block delivery ----
@@ -346,7 +363,8 @@ class ReplySubscriber {
 			assembly.deliveredBlocks += 1;
 		}
 		const context = { assistantMessageIndex: assembly.index };
-		const send = (): Promise<void> | undefined => this.#callbacks.callMaybeAsync("onBlockReply", () => onBlockReply(delivered, context));
+		// Dropped when it comes to its turn after unsubscribe(): nobody is listening any more.
+		const send = (): Promise<void> | undefined => (this.unsubscribed ? undefined : this.#callbacks.callMaybeAsync("onBlockReply", () => onBlockReply(delivered, context)));
 		this.#callbacks.call("onBlockReply", () => this.#blockReplies.run(send), { track: true });
 	}
 

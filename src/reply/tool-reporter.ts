@@ -1,7 +1,7 @@
 /**
  * Tool activity as a channel sees it: a summary line when a call starts ("verbose" on), its
- * output when it ends ("verbose" full), delivered through `onToolResult` one at a time and in
- * order, plus the bookkeeping of the {@link ToolTracker}.
+ * output when it ends ("verbose" full), delivered through `onToolResult` one at a time, in order
+ * with the block replies around it (one channel queue), plus the bookkeeping of the {@link ToolTracker}.
  */
 import type { CallbackRunner } from "./callback-runner.js";
 import { SerialEventQueue } from "./serial-event-queue.js";
@@ -33,14 +33,20 @@ export class ToolReporter {
 	readonly tracker: ToolTracker;
 	readonly #params: ToolReporterParams;
 	readonly #callbacks: CallbackRunner;
-	// Serialised: a slow delivery is never overtaken by the next one, and with nothing pending a
-	// delivery happens at once, synchronously.
-	readonly #deliveries: SerialEventQueue;
+	// The channel's queue: a slow delivery is never overtaken by the next one, a block reply's
+	// included, and with nothing pending a delivery happens at once, synchronously.
+	readonly #channel: SerialEventQueue;
+	readonly #open: () => boolean;
 
-	constructor(params: ToolReporterParams, callbacks: CallbackRunner) {
+	/**
+	 * @param channel the queue block replies go through too (a queue of its own by default)
+	 * @param open false once the subscriber is gone: what is still queued then is dropped
+	 */
+	constructor(params: ToolReporterParams, callbacks: CallbackRunner, channel?: SerialEventQueue, open: () => boolean = () => true) {
 		this.#params = params;
 		this.#callbacks = callbacks;
-		this.#deliveries = new SerialEventQueue((error) => callbacks.report(error, "onToolResult"));
+		this.#channel = channel ?? new SerialEventQueue((error) => callbacks.report(error, "onToolResult"));
+		this.#open = open;
 		const messaging = params.messagingTools;
 		this.tracker = new ToolTracker({
 			messagingTool:
@@ -82,6 +88,8 @@ export class ToolReporter {
 	#send(payload: ReplyPayload): void {
 		const onToolResult = this.#params.onToolResult;
 		if (!onToolResult) return;
-		this.#deliveries.run(() => this.#callbacks.callMaybeAsync("onToolResult", () => onToolResult(payload)));
+		// Tracked: the flush before the next tool and the run's end wait for it, as for a block reply.
+		const send = (): Promise<void> | undefined => (this.#open() ? this.#callbacks.callMaybeAsync("onToolResult", () => onToolResult(payload)) : undefined);
+		this.#callbacks.call("onToolResult", () => this.#channel.run(send), { track: true });
 	}
 }
