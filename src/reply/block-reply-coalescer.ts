@@ -110,10 +110,9 @@ export function createBlockReplyCoalescer(options: BlockReplyCoalescerOptions): 
 			buffer = undefined;
 			return;
 		}
-		if (!flushOptions.force && (buffer.text ?? "").length < coalescing.minChars) {
-			armTimer();
-			return;
-		}
+		// Too short to send on its own: it waits for more text (which sets the timer again) or a
+		// forced flush. Set again here, the timer fired every idleMs for ever and kept the process up.
+		if (!flushOptions.force && (buffer.text ?? "").length < coalescing.minChars) return;
 		const payload = buffer;
 		buffer = undefined;
 		onFlush(payload);

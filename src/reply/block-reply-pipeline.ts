@@ -4,6 +4,7 @@
  * the next one: buffered content is never dropped because one send hung (a known failure of the
  * reference, where a timeout aborted the whole pipeline and replies stopped mid-sentence).
  */
+import { LONGEST_DELAY } from "../util/deadlines.js";
 import { createBlockReplyCoalescer, type BlockReplyCoalescer, type BlockReplyCoalescing } from "./block-reply-coalescer.js";
 import type { MaybePromise, ReplyPayload } from "./types.js";
 
@@ -61,7 +62,10 @@ export interface BlockReplyDeliveryReport {
 export interface BlockReplyPipelineOptions {
 	/** Sends one payload to the channel. */
 	onBlockReply: (payload: ReplyPayload) => MaybePromise<void>;
-	/** Per-send timeout in milliseconds (default 15 000). */
+	/**
+	 * Per-send timeout in milliseconds (default 15 000); 0 or `Infinity` for none. A timeout longer
+	 * than a timer can wait (about 24.8 days) is none too.
+	 */
 	timeoutMs?: number;
 	/** Merge small blocks before sending. */
 	coalescing?: BlockReplyCoalescing;
@@ -91,6 +95,18 @@ export interface BlockReplyPipeline {
 }
 
 /**
+ * The per-send timeout to set, undefined for none. Node fires a timer of more than its longest
+ * delay (and of `Infinity`) after 1 ms, which made every send time out at once.
+ */
+function sendTimeout(value: unknown): number | undefined {
+	if (value === undefined) return DEFAULT_BLOCK_REPLY_TIMEOUT_MS;
+	if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
+		throw new RangeError(`createBlockReplyPipeline: timeoutMs must be a number of milliseconds, at least 0 (0 or Infinity: no timeout), got ${typeof value === "number" ? String(value) : typeof value}`);
+	}
+	return value === 0 || value > LONGEST_DELAY ? undefined : value;
+}
+
+/**
  * Creates a delivery pipeline.
  *
  * @example
@@ -104,7 +120,7 @@ export interface BlockReplyPipeline {
  * });
  */
 export function createBlockReplyPipeline(options: BlockReplyPipelineOptions): BlockReplyPipeline {
-	const timeoutMs = options.timeoutMs ?? DEFAULT_BLOCK_REPLY_TIMEOUT_MS;
+	const timeoutMs = sendTimeout(options.timeoutMs);
 	const seenKeys = new Set<string>();
 	const confirmedContent = new Set<string>();
 	const report: BlockReplyDeliveryReport = { confirmed: [], failed: [], timedOut: [] };
@@ -132,6 +148,10 @@ export function createBlockReplyPipeline(options: BlockReplyPipelineOptions): Bl
 					report.failed.push(payload);
 				},
 			);
+		if (timeoutMs === undefined) {
+			await send;
+			return;
+		}
 		const timeout = new Promise<void>((resolve) => {
 			timer = setTimeout(() => {
 				timedOut = true;

@@ -49,6 +49,31 @@ describe("createBlockReplyPipeline", () => {
 		expect(pipeline.didStream()).toBe(true);
 	});
 
+	it("takes 0, Infinity and a timeout longer than a timer as none: slow sends go one at a time and are confirmed, none timed out", async () => {
+		// Node fires a timer of Infinity or over 2**31 - 1 ms after 1 ms: every send timed out at once, and they overlapped.
+		for (const timeoutMs of [0, Number.POSITIVE_INFINITY, 2 ** 31]) {
+			let inFlight = 0;
+			let most = 0;
+			const pipeline = createBlockReplyPipeline({
+				timeoutMs,
+				onBlockReply: async () => {
+					most = Math.max(most, ++inFlight);
+					await new Promise((resolve) => setTimeout(resolve, 10));
+					inFlight -= 1;
+				},
+			});
+			for (const text of ["one", "two", "three"]) pipeline.enqueue({ text });
+			await pipeline.flush({ force: true });
+			expect({ timeoutMs, most, confirmed: pipeline.getDeliveryReport().confirmed.length, timedOut: pipeline.getDeliveryReport().timedOut.length }).toEqual({ timeoutMs, most: 1, confirmed: 3, timedOut: 0 });
+		}
+	});
+
+	it("refuses a timeout that is not a number of milliseconds", () => {
+		for (const timeoutMs of [Number.NaN, -1, "5000"]) {
+			expect(() => createBlockReplyPipeline({ onBlockReply: () => undefined, timeoutMs: timeoutMs as number })).toThrow(/timeoutMs must be a number of milliseconds, at least 0/);
+		}
+	});
+
 	it("drops a payload it already has", async () => {
 		const sent: string[] = [];
 		const pipeline = createBlockReplyPipeline({ onBlockReply: (payload) => void sent.push(payload.text ?? "") });
@@ -140,6 +165,8 @@ describe("createBlockReplyCoalescer", () => {
 		coalescer.enqueue({ text: "short" });
 		vi.advanceTimersByTime(50);
 		expect(flushed).toEqual([]);
+		// Waiting for more text, not polling for it: a timer set again every idleMs kept the process up for ever.
+		expect(vi.getTimerCount()).toBe(0);
 		coalescer.enqueue({ text: "message" });
 		vi.advanceTimersByTime(50);
 		expect(flushed.map((payload) => payload.text)).toEqual(["short message"]);
