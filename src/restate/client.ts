@@ -420,6 +420,8 @@ export async function* watchSession(hubUrl: string, sessionId: string | undefine
 					.filter((line) => line.startsWith("data: "))
 					.map((line) => line.slice(6))
 					.join("\n");
+				// Frames that came in one chunk with the one the signal was aborted at are not handed out.
+				if (signal?.aborted) return;
 				if (data) yield JSON.parse(data) as SessionEventEnvelope;
 			}
 		}

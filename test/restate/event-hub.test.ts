@@ -6,6 +6,7 @@
  */
 import { connect, type Socket } from "node:net";
 import { afterEach, expect, it } from "vitest";
+import { watchSession } from "../../src/restate/client.js";
 import { createEventHub, type EventHub } from "../../src/restate/event-hub.js";
 import { createHttpEventSink, type SessionEventEnvelope } from "../../src/restate/session-events.js";
 
@@ -96,4 +97,23 @@ it("refuses options it could not work with when the hub is made", () => {
 		[{ maxBufferedBytes: 0 }, "maxBufferedBytes must be a number of bytes, at least 1, got 0"],
 	];
 	for (const [options, message] of cases) expect(() => createEventHub(options as never)).toThrow(new TypeError(`agentchart/restate: createEventHub(options): ${message}`));
+});
+
+it("watchSession hands out nothing once its signal aborted, not even the frames that came with the one it was aborted at", async () => {
+	hub = createEventHub();
+	const hubUrl = await hub.listen(0);
+	const controller = new AbortController();
+	const seen: number[] = [];
+	const watching = (async () => {
+		for await (const { seq } of watchSession(hubUrl, "s1", controller.signal)) {
+			seen.push(seq);
+			// The docs' loop: stop at the first agent_end.
+			if (seq === 11) controller.abort();
+		}
+	})();
+	// Published in one go: the frames reach the watcher in one chunk.
+	await new Promise((resolve) => setTimeout(resolve, 100));
+	for (const seq of [1, 11, 21, 31, 41]) hub.publish(envelope(seq));
+	await watching;
+	expect(seen).toEqual([1, 11]);
 });
