@@ -125,7 +125,10 @@ export function missingOpenAIKeyMessage(model: Pick<Model, "provider" | "baseUrl
 	return `No API key for provider ${model.provider}: set ${apiKeyEnvNames(model).join(" or ")} or pass apiKey`;
 }
 
-/** The wait the server asked for, in milliseconds, read the way the SDK reads it. */
+/** The longest wait the SDK takes from a server's hint; a longer one it ignores, for its own short backoff. */
+const sdkLongestHintMs = 60_000;
+
+/** The wait the server asked for, in milliseconds, read the way the SDK reads it (undefined: none it can use). */
 function serverRequestedDelayMs(headers: Headers): number | undefined {
 	let delay: number | undefined;
 	const millis = Number.parseFloat(headers.get("retry-after-ms") ?? "");
@@ -135,8 +138,7 @@ function serverRequestedDelayMs(headers: Headers): number | undefined {
 		const seconds = Number.parseFloat(retryAfter);
 		delay = Number.isNaN(seconds) ? Date.parse(retryAfter) - Date.now() : seconds * 1000;
 	}
-	// The SDK ignores hints it cannot use (negative, over a minute) and falls back to its backoff.
-	return delay !== undefined && Number.isFinite(delay) && delay >= 0 && delay <= 60_000 ? delay : undefined;
+	return delay !== undefined && Number.isFinite(delay) && delay >= 0 ? delay : undefined;
 }
 
 async function readBounded(response: Response): Promise<string> {
@@ -186,11 +188,16 @@ export function createCallFetch(
 		const headers = new Headers(response.headers);
 		headers.delete("content-length");
 		headers.delete("content-encoding");
-		if (maxRetryDelayMs > 0 && sdkWillRetry(response)) {
-			const planned =
-				serverRequestedDelayMs(response.headers) ??
-				Math.min(sdkInitialRetryDelayMs * 2 ** retryCount, sdkMaxRetryDelayMs);
-			if (planned > maxRetryDelayMs) headers.set("retry-after-ms", String(maxRetryDelayMs));
+		if (sdkWillRetry(response)) {
+			const requested = serverRequestedDelayMs(response.headers);
+			if (requested !== undefined && requested > sdkLongestHintMs) {
+				// The SDK would retry after its short backoff, at a server that asked for more than a
+				// minute: the wait asked for, capped, and at most the minute the SDK takes.
+				headers.set("retry-after-ms", String(Math.min(maxRetryDelayMs > 0 ? maxRetryDelayMs : requested, sdkLongestHintMs)));
+			} else if (maxRetryDelayMs > 0) {
+				const planned = requested ?? Math.min(sdkInitialRetryDelayMs * 2 ** retryCount, sdkMaxRetryDelayMs);
+				if (planned > maxRetryDelayMs) headers.set("retry-after-ms", String(maxRetryDelayMs));
+			}
 		}
 		return new Response(text, { status: response.status, statusText: response.statusText, headers });
 	};

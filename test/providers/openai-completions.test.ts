@@ -562,6 +562,18 @@ describe("streamOpenAICompletions: failures", () => {
 		expect(result.content).toEqual([{ type: "text", text: "after retry" }]);
 	});
 
+	it("waits the cap for a retry-after of more than a minute, which the SDK alone would ignore for its own half-second backoff", async () => {
+		server.respond(
+			{ kind: "error", status: 429, body: errorBody("Rate limit reached for requests", "requests", "rate_limit_exceeded"), headers: { "retry-after": "90" } },
+			{ kind: "sse", frames: textReply("after retry") },
+		);
+		const started = Date.now();
+		const { result } = await run({ maxRetries: 1, maxRetryDelayMs: 1_500 });
+		expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
+		expect(server.requests).toHaveLength(2);
+		expect(result.content).toEqual([{ type: "text", text: "after retry" }]);
+	});
+
 	it("follows the server's x-should-retry: a 400 it calls retryable waits no longer than the cap, a 500 it calls final is not retried", async () => {
 		server.respond(
 			// Without the cap the SDK would wait 50 s here, far past the test's timeout.
