@@ -11,6 +11,7 @@ import { readableSchemaError } from "./invalid-response.js";
 import type { McpSdk } from "./sdk.js";
 import { createStdioTransport, type StdioProcessTransport } from "./stdio-transport.js";
 import { asRecord } from "../util/json-values.js";
+import { answerWatchingFetch } from "./unanswered-requests.js";
 
 /**
  * One MCP session: a transport (a child process, or an HTTP session) and the SDK client on
@@ -162,7 +163,17 @@ export class McpSession {
 	}
 
 	private httpTransport(url: string | URL, headers: Readonly<Record<string, string>> | undefined): StreamableHTTPClientTransport {
-		return new this.sdk.StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers: { ...headers } } } : undefined);
+		const fetch = answerWatchingFetch((id, why) => this.unanswered(id, why));
+		return new this.sdk.StreamableHTTPClientTransport(new URL(url), { ...(headers ? { requestInit: { headers: { ...headers } } } : {}), fetch });
+	}
+
+	/**
+	 * A request the server will not answer (see unanswered-requests.ts): the SDK waits for an
+	 * answer by the request's id, so this one, an error, says why none will come.
+	 */
+	private unanswered(id: string | number, why: string): void {
+		const message = `the server ${why}; whether a tool it was asked to call ran is unknown`;
+		this.transport.onmessage?.({ jsonrpc: "2.0", id, error: { code: this.sdk.ErrorCode.InternalError, message } });
 	}
 
 	/** True when an error of this session's SDK means the connection is gone (see `isConnectionLoss`). */

@@ -221,6 +221,26 @@ describe("an HTTP endpoint whose answer to a call is not MCP's JSON", () => {
 		return `http://127.0.0.1:${(listening.address() as AddressInfo).port}/mcp`;
 	}
 
+	it("fails a call the server accepted and never answers (an event stream that ends without the answer, a 202) at once, not when the tool timeout ends it", async () => {
+		// Before, each call waited for an answer that could not come: until toolTimeoutMs, or for ever with 0.
+		const url = await serveJson((response) => {
+			if (calls++ === 0) {
+				response.writeHead(200, { "content-type": "text/event-stream" }).write(": working\n\n");
+				setTimeout(() => response.end(), 20);
+			} else response.writeHead(202).end();
+		});
+		let calls = 0;
+		const mcp = await connectMcpServers({ servers: { web: { url, reconnect: false } } });
+		cleanup.add(() => mcp.close());
+		for (const why of ["ended its response without answering it", "accepted the request (202) without answering it"]) {
+			const error = await toolNamed(mcp, "web__echo")
+				.execute("c1", { text: "a" }, AbortSignal.timeout(10_000))
+				.catch((caught: unknown) => caught);
+			expect((error as Error).message).toBe(`MCP server "web": MCP error -32603: the server ${why}; whether a tool it was asked to call ran is unknown`);
+		}
+		expect(mcp.status()[0]).toMatchObject({ state: "ready" });
+	}, 20_000);
+
 	it("fails the call with the page's status and visible text, not kilobytes of markup for the model", async () => {
 		// Streamable HTTP answered with plain JSON, as the transport allows; tools/call meets the gateway.
 		const url = await serveJson((response) => {
