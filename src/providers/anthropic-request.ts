@@ -21,6 +21,7 @@ import type {
 import type { ImageContent, TextContent } from "../types/content.js";
 import type { AssistantMessage, Message, ToolResultMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions, ThinkingBudgets, ThinkingLevel, Tool } from "../types/model.js";
+import { imageBase64, imageWithoutData } from "./image-data.js";
 import { anthropicCompat } from "./models.js";
 import { RequestToolCallIds } from "./tool-call-ids.js";
 import { sanitizeJsonStrings, sanitizeText } from "../util/sanitize-text.js";
@@ -130,11 +131,22 @@ function apiImageType(mimeType: string): string {
 	return type === "image/jpg" ? "image/jpeg" : type;
 }
 
-function imageBlock(image: ImageContent, mediaType: string): ImageBlockParam {
+/** The most base64 the API takes for one image ("image exceeds 5 MB maximum"). */
+const maxImageBase64 = 5 * 1024 * 1024;
+
+function imageBlock(data: string, mediaType: string): ImageBlockParam {
 	return {
 		type: "image",
-		source: { type: "base64", media_type: mediaType as Base64ImageSource["media_type"], data: image.data },
+		source: { type: "base64", media_type: mediaType as Base64ImageSource["media_type"], data },
 	};
+}
+
+/** The block an accepted image type is sent as: the image, or a note for one the API would refuse. */
+function imageOrNote(image: ImageContent, mediaType: string): TextBlockParam | ImageBlockParam {
+	const data = imageBase64(image);
+	if (data === "") return { type: "text", text: imageWithoutData };
+	if (data.length > maxImageBase64) return { type: "text", text: `(image omitted: ${(data.length / 1024 / 1024).toFixed(1)} MB of base64, over the 5 MB Anthropic takes for one image)` };
+	return imageBlock(data, mediaType);
 }
 
 function userContentBlocks(content: (TextContent | ImageContent)[], model: Model): (TextBlockParam | ImageBlockParam)[] {
@@ -146,7 +158,7 @@ function userContentBlocks(content: (TextContent | ImageContent)[], model: Model
 		} else if (!acceptsImages) {
 			blocks.push({ type: "text", text: "(image omitted: this model does not accept images)" });
 		} else if (acceptedImageTypes.has(apiImageType(part.mimeType))) {
-			blocks.push(imageBlock(part, apiImageType(part.mimeType)));
+			blocks.push(imageOrNote(part, apiImageType(part.mimeType)));
 		} else {
 			blocks.push({ type: "text", text: `(image omitted: Anthropic does not accept ${sanitizeText(part.mimeType)} images, only JPEG, PNG, GIF and WebP)` });
 		}

@@ -18,6 +18,7 @@ import type { ImageContent, TextContent, ToolCall } from "../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../types/messages.js";
 import type { Context, Model } from "../types/model.js";
 import type { OpenAIToolCallIdFormat, ResolvedOpenAICompat } from "./openai-compat.js";
+import { imageBase64, imageWithoutData } from "./image-data.js";
 import { RequestToolCallIds } from "./tool-call-ids.js";
 import { sanitizeJsonStrings, sanitizeText } from "../util/sanitize-text.js";
 import { failedStop } from "../util/stop-reason.js";
@@ -84,7 +85,9 @@ export function toolCallIdVariant(id: string, n: number, format: OpenAIToolCallI
 }
 
 function imagePart(image: ImageContent): ChatCompletionContentPart {
-	return { type: "image_url", image_url: { url: `data:${image.mimeType};base64,${image.data}` } };
+	const data = imageBase64(image);
+	if (data === "") return { type: "text", text: imageWithoutData };
+	return { type: "image_url", image_url: { url: `data:${image.mimeType};base64,${data}` } };
 }
 
 function userContent(content: string | (TextContent | ImageContent)[], model: Model): string | ChatCompletionContentPart[] {

@@ -242,6 +242,18 @@ describe("request body", () => {
 		]);
 	});
 
+	it("sends a data URL's base64 bare, and a note for an image without data or over the 5 MB the API takes, which it would refuse on every later request", () => {
+		const image = (data: string) => ({ type: "image" as const, data, mimeType: "image/png" });
+		const body = buildAnthropicRequest(model, {
+			messages: [{ role: "user", content: [image("data:image/png;base64,iVBORw0KGgo="), image(""), image("A".repeat(5 * 1024 * 1024 + 4))], timestamp: 1 }],
+		});
+		expect(body.messages[0]?.content).toEqual([
+			{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },
+			{ type: "text", text: "(image omitted: it has no data)" },
+			{ type: "text", text: "(image omitted: 5.0 MB of base64, over the 5 MB Anthropic takes for one image)", cache_control: { type: "ephemeral" } },
+		]);
+	});
+
 	it("normalizes tool-call ids from other providers consistently", () => {
 		const messages: Message[] = [
 			{ role: "user", content: "x", timestamp: 1 },

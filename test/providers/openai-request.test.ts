@@ -242,6 +242,20 @@ describe("buildOpenAICompletionsRequest: transcript", () => {
 		expect(blind.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c", content: "(image omitted: this model does not accept images)" });
 	});
 
+	it("sends a data URL's base64 bare in its own data URL, and a note for an image without data", () => {
+		const body = build(model, {
+			messages: [{ role: "user", content: [{ type: "text", text: "see" }, { type: "image", data: "data:image/png;base64,iVBOR", mimeType: "image/png" }, { type: "image", data: "", mimeType: "image/png" }], timestamp: 0 }],
+		});
+		expect(body.messages.at(-1)).toEqual({
+			role: "user",
+			content: [
+				{ type: "text", text: "see" },
+				{ type: "image_url", image_url: { url: "data:image/png;base64,iVBOR" } },
+				{ type: "text", text: "(image omitted: it has no data)" },
+			],
+		});
+	});
+
 	it("applies the name, bridge and id switches some servers need", () => {
 		const strict = modelFor({
 			compat: { requiresToolResultName: true, requiresAssistantAfterToolResult: true, toolCallIdFormat: "mistral" },
