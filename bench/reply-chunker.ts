@@ -72,6 +72,9 @@ export class QuadraticBlockChunker {
 		const chunks: BlockChunk[] = [];
 		const { force } = options;
 		while (true) {
+			// A rule added since, as the chunker has it: blank lines that open the buffer are no chunk's
+			// text and do not count against maxChars.
+			this.#buffer = this.#buffer.replace(/^(?:[ \t]*\r?\n)+/, "");
 			const buffer = this.#buffer;
 			if (buffer.trim() === "") {
 				if (force) this.#buffer = "";
@@ -79,7 +82,7 @@ export class QuadraticBlockChunker {
 			}
 			if (!force && buffer.length < this.minChars) break;
 			if (!force && chunks.length > 0 && buffer.length < this.maxChars && !this.#flushOnParagraph) break;
-			// The one rule added since (a forced last chunk closes the fence it leaves open, and is cut
+			// Another rule added since (a forced last chunk closes the fence it leaves open, and is cut
 			// like a longer one when the closing line does not fit), so that both still cut alike.
 			const last = force && buffer.length <= this.maxChars ? legacyClosedLast(legacyClean(buffer), this.maxChars) : undefined;
 			if (last) {

@@ -216,6 +216,9 @@ export class BlockChunker {
 		const { force } = options;
 		const state: DrainState = { text: this.#buffer, pos: 0, prefix: "", spans: undefined, firstSpan: 0 };
 		while (true) {
+			// Blank lines that open the rest (a paragraph break that arrived with the next words) are
+			// no chunk's text: counted against maxChars, they made the cuts depend on how the text was split.
+			if (state.prefix === "") state.pos = afterBlankLines(state.text, state.pos);
 			const length = state.prefix.length + state.text.length - state.pos;
 			if (state.prefix === "" && isBlankFrom(state.text, state.pos)) {
 				if (force) state.pos = state.text.length;
@@ -337,6 +340,14 @@ function closedLastChunk(text: string, maxChars: number): BlockChunk | undefined
 
 function rest(state: DrainState): string {
 	return state.prefix + state.text.slice(state.pos);
+}
+
+const BLANK_LINES = /(?:[ \t]*\r?\n)+/y;
+
+/** Where the text from `pos` goes on after the blank lines it starts with (as `cleanChunk` drops them). */
+function afterBlankLines(text: string, pos: number): number {
+	BLANK_LINES.lastIndex = pos;
+	return BLANK_LINES.test(text) ? BLANK_LINES.lastIndex : pos;
 }
 
 function isBlankFrom(text: string, pos: number): boolean {

@@ -142,3 +142,28 @@ describe("BlockChunker", () => {
 		expect([chunker.minChars, chunker.maxChars]).toEqual([800, 1200]);
 	});
 });
+
+describe("blank lines that open the buffer", () => {
+	// A probe: the paragraph break before "Three." arrived with its first letters, counted against
+	// maxChars 6, and "Three." was cut into "Thre" and "e." when the stream came a character at a time.
+	it("do not count against maxChars, so a paragraph that fits is not cut however the text arrived", () => {
+		const text = "One.\n\nTwo.\n\nThree.\n\nFour.";
+		for (const size of [1, 2, 3, 4, 5, text.length]) {
+			const chunker = new BlockChunker({ minChars: 1, maxChars: 6 });
+			const chunks: string[] = [];
+			for (let at = 0; at < text.length; at += size) {
+				chunker.append(text.slice(at, at + size));
+				chunks.push(...chunker.drain({ force: false }).map((chunk) => chunk.text));
+			}
+			chunks.push(...chunker.drain({ force: true }).map((chunk) => chunk.text));
+			expect({ size, chunks }).toEqual({ size, chunks: ["One.", "Two.", "Three.", "Four."] });
+		}
+	});
+
+	it("are left out of the buffer and of the length minChars is measured by", () => {
+		const chunker = new BlockChunker({ minChars: 3, maxChars: 20 });
+		chunker.append("\n\n  \nab");
+		expect(chunker.drain({ force: false })).toEqual([]);
+		expect(chunker.bufferedText).toBe("ab");
+	});
+});
