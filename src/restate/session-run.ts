@@ -109,6 +109,13 @@ function untilStopped(agent: Agent, ended: Promise<void>): Promise<"idle" | "wai
 	});
 }
 
+/** The messages the agent holds queued. */
+function queuesOf(agent: Agent): NonNullable<RunInProgress["queued"]> {
+	if (!agent.hasQueuedMessages()) return { steer: [], followUp: [] };
+	const { steeringQueue, followUpQueue } = agent.snapshot().machine.context;
+	return { steer: steeringQueue, followUp: followUpQueue };
+}
+
 /**
  * Runs `action`, turning what it throws (an unknown approval id, arguments the tool's schema
  * refuses, a snapshot that cannot be restored) into a terminal error: retrying cannot help.
@@ -246,12 +253,22 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 			openMailbox();
 		}
 		ctx.set(STATE_KEYS.run, run);
-		if (!readInbox) return;
-		const mail = deliverable(await awaiter.await(inbox.take()), (problem) => ctx.console.warn(problem));
-		budget.used += jsonBytes(mail.map((item) => item.message));
-		for (const item of mail) {
-			if (item.mode === "steer") agent.steer(item.message);
-			else agent.followUp(item.message);
+		if (readInbox) {
+			const mail = deliverable(await awaiter.await(inbox.take()), (problem) => ctx.console.warn(problem));
+			budget.used += jsonBytes(mail.map((item) => item.message));
+			for (const item of mail) {
+				if (item.mode === "steer") agent.steer(item.message);
+				else agent.followUp(item.message);
+			}
+		}
+		// Taken from the inbox, a message is in neither the inbox nor a checkpoint until the turn
+		// that takes it ends: `state` shows the run's queues from here on, once they differ from
+		// what it shows already (the stored snapshot's, before the run's first change).
+		const queued = queuesOf(agent);
+		const shown = run.queued ?? { steer: stored?.machine.context.steeringQueue ?? [], followUp: stored?.machine.context.followUpQueue ?? [] };
+		if (readInbox || queued.steer.length !== shown.steer.length || queued.followUp.length !== shown.followUp.length) {
+			run.queued = queued;
+			ctx.set(STATE_KEYS.run, run);
 		}
 	};
 

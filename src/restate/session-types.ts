@@ -80,6 +80,11 @@ export interface RunInProgress {
 	turns: number;
 	/** The awakeable that `steer` and `followUp` resolve to tell the run its inbox has mail. */
 	mailbox?: string | undefined;
+	/**
+	 * The messages the run holds queued at its last turn's end (taken from the inbox, not yet in
+	 * the transcript); undefined until they first differ from the stored snapshot's queues.
+	 */
+	queued?: { steer: AgentMessage[]; followUp: AgentMessage[] } | undefined;
 }
 
 /**

@@ -65,8 +65,9 @@ export function describeSession(
 		status,
 		messages: replaced ? [...runMessages] : [...(context?.messages ?? []), ...runMessages],
 		pendingApprovals: run ? [] : pendingApprovalsOf(snapshot, tools),
-		steeringQueue: [...(context?.steeringQueue ?? []), ...waiting("steer")],
-		followUpQueue: [...(context?.followUpQueue ?? []), ...waiting("followUp")],
+		// A run's own queues, once a turn of it ended, hold what the stored ones did and what it took from the inbox since.
+		steeringQueue: [...((run?.queued ? run.queued.steer : context?.steeringQueue) ?? []), ...waiting("steer")],
+		followUpQueue: [...((run?.queued ? run.queued.followUp : context?.followUpQueue) ?? []), ...waiting("followUp")],
 		errorMessage: snapshot?.agent.errorMessage,
 		run: run ?? undefined,
 	};

@@ -160,6 +160,27 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 		expect(after.messages.filter((message) => message.role === "user").map(textOf)).toEqual(["slow-tool:2000", "Also mention the weather.", "Then summarize."]);
 	});
 
+	it("shows a steered and a queued message at every moment of the run, in a queue or in the transcript, after the run took them too", async () => {
+		// Before, once a turn's end took them from the inbox they were nowhere until the turn that used them ended (the follow-up until the run's end).
+		const session = setup.client.session(sessionId("queues-taken"));
+		const sent = await session.send.prompt("slow-turns:3:700");
+		await toolStarted(setup.execLog, session.sessionId, "work");
+		await session.steer("Also mention the weather.");
+		await session.followUp("Then summarize.");
+		let ended = false;
+		const result = setup.client.result<RunResult>(sent, { signal: AbortSignal.timeout(60_000) }).finally(() => (ended = true));
+		let polls = 0;
+		while (!ended) {
+			const state = await session.state();
+			const shown = (text: string) => [...state.steeringQueue, ...state.followUpQueue, ...state.messages].filter((message) => message.role === "user" && textOf(message) === text).length;
+			expect({ polls, steered: shown("Also mention the weather."), queued: shown("Then summarize.") }).toEqual({ polls, steered: 1, queued: 1 });
+			polls += 1;
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		}
+		expect((await result).status).toBe("idle");
+		expect(polls).toBeGreaterThan(10);
+	});
+
 	it("aborts a run waiting for approval when the abort comes right after a steer (the delivery does not make it another run)", async () => {
 		const sessions = [0, 1, 2].map(() => setup.client.session(sessionId("abort-after-steer")));
 		for (const session of sessions) expect((await session.prompt("approval")).status).toBe("awaiting-approval");
