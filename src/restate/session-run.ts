@@ -139,7 +139,7 @@ function terminally<T>(action: () => T, refused: () => void): T {
 export function sessionFull(handler: string, storedBytes: number, inputBytes: number, maxBytes: number): SessionRefusal {
 	return new SessionRefusal(
 		`agentchart/restate: ${handler} refused: the session holds ${formatBytes(storedBytes)} and this input is ${formatBytes(inputBytes)}, over the ${formatBytes(maxBytes)} a session may hold (maxSessionBytes). ` +
-			"Start a new session (or compact this one's transcript: compaction in the agent options); raise maxSessionBytes only with restate-server's message size limit (worker.invoker.message-size-limit)",
+			"Start a new session (a full one takes no further prompt, so keep sessions under the limit with compaction in the agent options before they fill up); raise maxSessionBytes only with restate-server's message size limit (worker.invoker.message-size-limit)",
 		413,
 	);
 }

@@ -94,7 +94,13 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 		expect(refused.message).toContain("approvalTimeoutMs is not supported on Restate");
 		// An abort finds nothing running: the refused prompts never became the session's current call.
 		for (const session of [throwing, refusing]) expect(await session.abort({ signal: AbortSignal.timeout(ANSWER_MS) })).toMatchObject({ cancelled: null });
-		const rows = await adminQuery<{ target: string; status: string }>(`SELECT target, status FROM sys_invocation WHERE target_service_key IN ('${throwing.sessionId}', '${refusing.sessionId}') AND status <> 'completed'`);
+		// Nothing left running or retrying (the abort's own mark settles right after it answers).
+		const unfinished = () => adminQuery<{ target: string; status: string }>(`SELECT target, status FROM sys_invocation WHERE target_service_key IN ('${throwing.sessionId}', '${refusing.sessionId}') AND status <> 'completed'`);
+		let rows = await unfinished();
+		for (let tries = 0; tries < 50 && rows.length > 0; tries++) {
+			await new Promise((resolve) => setTimeout(resolve, 100));
+			rows = await unfinished();
+		}
 		expect(rows).toEqual([]);
 	});
 
