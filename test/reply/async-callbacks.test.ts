@@ -5,22 +5,14 @@
  * the live message could end on an older text; `unsubscribe()` left queued deliveries to go out
  * after it. Each is a promise of docs/reply.md ("Order").
  */
-import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { createScriptedModel } from "../../src/providers/scripted.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
-import type { AgentTool } from "../../src/types/agent.js";
+import { makeTool, ok } from "../agent/helpers.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const params = Type.Object({ path: Type.String() });
-const read: AgentTool<typeof params> = {
-	name: "read",
-	label: "Read",
-	description: "Reads a file",
-	parameters: params,
-	execute: async () => ({ content: [{ type: "text", text: "file body" }], details: {} }),
-};
+const read = makeTool("read", async () => ok("file body"));
 
 function readingAgent(firstText: string): Agent {
 	const scripted = createScriptedModel([
