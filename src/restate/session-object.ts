@@ -33,7 +33,7 @@ import type { AgentMessage } from "../types/messages.js";
 import { type RestateSdk, SessionRefusal, asTerminalErrorOf } from "./sdk.js";
 import { type SessionEventSink } from "./session-events.js";
 import { STATE_KEYS, type SessionWorkerSetup, type TurnCheckpoint, runSessionCommand, sessionFull } from "./session-run.js";
-import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedMessage, QueuedResult, RejectInput, RunInProgress, RunResult, SessionState, StoredSnapshot } from "./session-types.js";
+import type { AbortResult, ApproveInput, HeldMail, PromptInput, QueuedInput, QueuedMessage, QueuedResult, RejectInput, RunInProgress, RunResult, SessionState, StoredSnapshot } from "./session-types.js";
 import { checkDecisionInput, checkPromptInput, checkQueuedInput, deliverable } from "./session-input.js";
 import { describeSession, isWaitingForApproval } from "./session-view.js";
 import { DEFAULT_MAX_SESSION_BYTES, DEFAULT_MAX_STEP_BYTES, jsonBytes, measuringSerde } from "./storable.js";
@@ -284,6 +284,15 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				if (items.length > 0) ctx.clear("items");
 				return items;
 			}),
+			// A run's take at a turn's end: kept as `held` until the run's state says it has it (see HeldMail).
+			takeForRun: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, invocationId: string): Promise<HeldMail> => {
+				const items = (await ctx.get<QueuedMessage[]>("items")) ?? [];
+				const seq = ((await ctx.get<HeldMail>("held"))?.seq ?? 0) + 1;
+				if (items.length > 0) ctx.clear("items");
+				const held: HeldMail = { seq, invocationId, items };
+				ctx.set("held", held);
+				return held;
+			}),
 			// What `abort` needs to reach commands that have not announced a run yet: the one
 			// that began last (`begin`, cleared by `end`), and an abort whose mark has not yet
 			// come through the session's queue (`abortPending`, cleared by `settleAbort`). These
@@ -306,6 +315,14 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 			}),
 			// Shared: `state` reads what waits without queuing behind a push or a take.
 			peek: sdk.handlers.object.shared({ ingressPrivate: true }, async (ctx: restate.ObjectSharedContext): Promise<QueuedMessage[]> => (await ctx.get<QueuedMessage[]>("items")) ?? []),
+			// What `state` reads: what waits, and the last hand-over to a run.
+			view: sdk.handlers.object.shared(
+				{ ingressPrivate: true },
+				async (ctx: restate.ObjectSharedContext): Promise<{ items: QueuedMessage[]; held: HeldMail | null }> => ({
+					items: (await ctx.get<QueuedMessage[]>("items")) ?? [],
+					held: (await ctx.get<HeldMail>("held")) ?? null,
+				}),
+			),
 		},
 	});
 	const inboxApi = { name: inboxName } as restate.VirtualObjectDefinition<
@@ -314,6 +331,7 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 			pushWithin: (ctx: restate.ObjectContext, input: BoundedPush) => Promise<void>;
 			take: (ctx: restate.ObjectContext) => Promise<QueuedMessage[]>;
 			peek: (ctx: restate.ObjectSharedContext) => Promise<QueuedMessage[]>;
+			view: (ctx: restate.ObjectSharedContext) => Promise<{ items: QueuedMessage[]; held: HeldMail | null }>;
 			abort: (ctx: restate.ObjectContext) => Promise<{ mark: number; current: string | null }>;
 			settleAbort: (ctx: restate.ObjectContext, mark: number) => Promise<void>;
 		}
@@ -414,7 +432,11 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				}
 				// Steered and queued messages wait in the inbox until a run takes them: they are queued too.
 				// (What a delivery would drop is not shown: it will never reach a run.)
-				const waitingMail = deliverable(await ctx.objectClient(inboxApi, ctx.key).peek(), () => undefined);
+				const inboxView = await ctx.objectClient(inboxApi, ctx.key).view();
+				// A hand-over the run has not recorded yet is in flight to it: still shown as waiting.
+				const held = inboxView.held;
+				const handedOver = run && held && held.invocationId === run.invocationId && held.seq !== run.heldSeq ? held.items : [];
+				const waitingMail = deliverable([...handedOver, ...inboxView.items], () => undefined);
 				// Calls waiting for a person are shown as this worker's tools would restore them: a
 				// deploy may have changed a tool so that it no longer accepts a call's arguments.
 				const tools = !run && isWaitingForApproval(snapshot) ? toolsOf(() => setup.agentOptions(ctx.key)) : undefined;

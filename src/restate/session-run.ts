@@ -31,7 +31,7 @@ import { journaledTool } from "./journaled-tools.js";
 import { deliverable } from "./session-input.js";
 import { type SessionBudget, formatBytes, jsonBytes, measuringSerde } from "./storable.js";
 import { type SessionEventSink, sessionEventOf } from "./session-events.js";
-import type { PromptInput, QueuedMessage, RunInProgress, RunResult } from "./session-types.js";
+import type { HeldMail, PromptInput, QueuedMessage, RunInProgress, RunResult } from "./session-types.js";
 import { isWaitingForApproval, pendingApprovalsOf } from "./session-view.js";
 
 /** The session object's state keys. */
@@ -74,10 +74,10 @@ export interface SessionWorkerSetup {
 	onToolRun?: ((sessionId: string, toolName: string, toolCallId: string, kind: "ran" | "interrupted") => void) | undefined;
 }
 
-type InboxClient = { take(): RestatePromise<QueuedMessage[]>; begin(invocationId: string): RestatePromise<boolean> };
+type InboxClient = { takeForRun(invocationId: string): RestatePromise<HeldMail>; begin(invocationId: string): RestatePromise<boolean> };
 
 function inboxOf(ctx: ObjectContext, name: string): InboxClient {
-	return ctx.objectClient<{ take: (ctx: ObjectContext) => Promise<QueuedMessage[]>; begin: (ctx: ObjectContext, invocationId: string) => Promise<boolean> }>({ name }, ctx.key) as unknown as InboxClient;
+	return ctx.objectClient<{ takeForRun: (ctx: ObjectContext, invocationId: string) => Promise<HeldMail>; begin: (ctx: ObjectContext, invocationId: string) => Promise<boolean> }>({ name }, ctx.key) as unknown as InboxClient;
 }
 
 /** Tells the inbox that the command of `invocationId` is over (`abort` no longer cancels it). */
@@ -107,6 +107,11 @@ function untilStopped(agent: Agent, ended: Promise<void>): Promise<"idle" | "wai
 			resolve("idle");
 		}, reject);
 	});
+}
+
+/** Whether two sets of queues hold the same messages. */
+function sameQueues(a: NonNullable<RunInProgress["queued"]>, b: NonNullable<RunInProgress["queued"]>): boolean {
+	return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** The messages the agent holds queued. */
@@ -159,6 +164,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	let storedBytes = 0;
 	const stored = (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot, measuringSerde((bytes) => (storedBytes = bytes)))) ?? null;
 	const waiting = isWaitingForApproval(stored);
+	const storedQueues = { steer: stored?.machine.context.steeringQueue ?? [], followUp: stored?.machine.context.followUpQueue ?? [] };
 	if (command.type === "prompt" && waiting) {
 		throw new SessionRefusal("agentchart: the session's run waits for approval: approve or reject its calls (or abort it) before a new prompt", 409);
 	}
@@ -252,24 +258,24 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 			mailArrived = false;
 			openMailbox();
 		}
-		ctx.set(STATE_KEYS.run, run);
-		if (readInbox) {
-			const mail = deliverable(await awaiter.await(inbox.take()), (problem) => ctx.console.warn(problem));
-			budget.used += jsonBytes(mail.map((item) => item.message));
-			for (const item of mail) {
-				if (item.mode === "steer") agent.steer(item.message);
-				else agent.followUp(item.message);
-			}
-		}
-		// Taken from the inbox, a message is in neither the inbox nor a checkpoint until the turn
-		// that takes it ends: `state` shows the run's queues from here on, once they differ from
-		// what it shows already (the stored snapshot's, before the run's first change).
+		// `state` shows the run's queues (from its first change on: before, the stored snapshot's
+		// are the run's), written with the checkpoint that holds what the turn took from them.
 		const queued = queuesOf(agent);
-		const shown = run.queued ?? { steer: stored?.machine.context.steeringQueue ?? [], followUp: stored?.machine.context.followUpQueue ?? [] };
-		if (readInbox || queued.steer.length !== shown.steer.length || queued.followUp.length !== shown.followUp.length) {
-			run.queued = queued;
-			ctx.set(STATE_KEYS.run, run);
+		if (run.queued !== undefined || !sameQueues(queued, storedQueues)) run.queued = queued;
+		ctx.set(STATE_KEYS.run, run);
+		if (!readInbox) return;
+		// The inbox holds what it hands over (`held`) until the run says it has it (`heldSeq`):
+		// in between, `state` shows it from there, so it is never in neither place.
+		const mail = await awaiter.await(inbox.takeForRun(run.invocationId));
+		const items = deliverable(mail.items, (problem) => ctx.console.warn(problem));
+		budget.used += jsonBytes(items.map((item) => item.message));
+		for (const item of items) {
+			if (item.mode === "steer") agent.steer(item.message);
+			else agent.followUp(item.message);
 		}
+		run.queued = queuesOf(agent);
+		run.heldSeq = mail.seq;
+		ctx.set(STATE_KEYS.run, run);
 	};
 
 	const options: AgentOptions = {

@@ -85,6 +85,24 @@ export interface RunInProgress {
 	 * the transcript); undefined until they first differ from the stored snapshot's queues.
 	 */
 	queued?: { steer: AgentMessage[]; followUp: AgentMessage[] } | undefined;
+	/** The last hand-over from the inbox this run has in `queued` (see {@link HeldMail}). */
+	heldSeq?: number | undefined;
+}
+
+/**
+ * What the inbox handed a run at a turn's end. The inbox keeps it (`held`) after the hand-over,
+ * until the run's `heldSeq` says the run has it, so that `state` finds a message in one place
+ * or the other at every moment.
+ *
+ * @example
+ * const mail: HeldMail = { seq: 3, invocationId: "inv_1", items: [{ mode: "steer", message }] };
+ */
+export interface HeldMail {
+	/** The hand-over's number, one more than the inbox's last. */
+	seq: number;
+	/** The invocation of the run it went to (a later run's `state` does not count it). */
+	invocationId: string;
+	items: QueuedMessage[];
 }
 
 /**

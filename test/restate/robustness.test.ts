@@ -181,7 +181,7 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 			const shown = (text: string) => [...state.steeringQueue, ...state.followUpQueue, ...state.messages].filter((message) => message.role === "user" && textOf(message) === text).length;
 			expect({ polls, steered: shown("Also mention the weather."), queued: shown("Then summarize.") }).toEqual({ polls, steered: 1, queued: 1 });
 			polls += 1;
-			await new Promise((resolve) => setTimeout(resolve, 50));
+			await new Promise((resolve) => setTimeout(resolve, 10));
 		}
 		expect((await result).status).toBe("idle");
 		expect(polls).toBeGreaterThan(10);
