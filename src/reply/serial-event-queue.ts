@@ -20,6 +20,11 @@ export class SerialEventQueue {
 		this.#onError = onError;
 	}
 
+	/** True while a handler's promise has not settled: a new handler would wait for it. */
+	get busy(): boolean {
+		return this.#pending !== undefined;
+	}
+
 	/** Runs a handler in order; returns the promise the caller may await, if one is pending. */
 	run(handler: () => Promise<void> | undefined): Promise<void> | undefined {
 		if (this.#pending) return this.#track(this.#pending.then(() => this.#safely(handler)));

@@ -330,6 +330,13 @@ class ReplySubscriber {
 	 * answers synchronously is called at once.
 	 */
 	#sendLive(name: string, callback: () => MaybePromise<void>): void {
+		if (!this.#live.busy) {
+			// Nothing to wait behind: called at once, and queued only if it answers with a promise
+			// (a partial reply per delta costs one call, as before the queue; see docs/performance.md).
+			const delivering = this.#callbacks.callMaybeAsync(name, callback);
+			if (delivering) this.#callbacks.call(name, () => this.#live.run(() => delivering), { track: true });
+			return;
+		}
 		const send = (): Promise<void> | undefined => (this.unsubscribed ? undefined : this.#callbacks.callMaybeAsync(name, callback));
 		this.#callbacks.call(name, () => this.#live.run(send), { track: true });
 	}
