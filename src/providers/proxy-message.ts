@@ -100,12 +100,9 @@ export class ProxyMessageBuilder {
 				return { type: "toolcall_start", contentIndex: event.contentIndex, partial };
 			case "toolcall_delta": {
 				const block = this.block("toolCall", event.contentIndex, event.type, eventNumber);
-				let json = this.toolCallJson.get(event.contentIndex);
-				if (!json) {
-					json = new StreamingArguments();
-					this.toolCallJson.set(event.contentIndex, json);
-				}
-				block.arguments = json.append(event.delta);
+				// A fragment after the call's toolcall_end changes nothing: the call was final there (in
+				// streaming mode it may be running with those arguments). Read afresh, it replaced them.
+				block.arguments = this.toolCallJson.get(event.contentIndex)?.append(event.delta) ?? block.arguments;
 				return { type: "toolcall_delta", contentIndex: event.contentIndex, delta: event.delta, partial };
 			}
 			case "toolcall_end": {

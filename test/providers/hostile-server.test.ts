@@ -335,6 +335,20 @@ describe("a tool call the server never ends", () => {
 		expect((agent.state.messages[1] as AssistantMessage).content).toEqual([{ type: "toolCall", id: "toolu_open", name: "store", arguments: { path: "big.txt", content } }]);
 	});
 
+	it("from the proxy, a fragment after a call's toolcall_end changes nothing: the call runs with the arguments it ended with", async () => {
+		// Before, the late fragment was read afresh and replaced the arguments (the mutated-wire property found it).
+		servers.proxy.reset();
+		servers.proxy.respond(
+			{ kind: "stream", frames: [{ type: "start" }, ...proxy.toolCallBlock(0, "call_late", "store", ['{"path":', '"a.txt"}']), { type: "toolcall_delta", contentIndex: 0, delta: '{"path":"b.txt"}' }, { type: "done", reason: "toolUse", usage: proxy.usage(10, 5) }] },
+			{ kind: "stream", frames: proxy.textReply("Stored.") },
+		);
+		const tool = countingTool();
+		const agent = agentWith(anthropicModel(), proxyStream, tool);
+
+		await agent.prompt("Store it.");
+		expect(tool.runs).toEqual([{ path: "a.txt" }]);
+	});
+
 	it("from the proxy (no toolcall_end before done): runs with the arguments its whole text says", async () => {
 		servers.proxy.reset();
 		servers.proxy.respond(

@@ -460,13 +460,17 @@ function messageProblems(message: AssistantMessage): string[] {
 /**
  * A call of a reply that ended well whose arguments are not what the JSON its fragments spell
  * says, when they spell an object: the call would run with other arguments than the model's.
+ * The fragments are those up to the call's end, when it has one: there the call is final (a
+ * fragment after it, once, replaced the arguments of the proxy's call with its own reading).
  */
 function argumentProblems(events: readonly AssistantMessageEvent[], message: AssistantMessage): string[] {
 	if (message.stopReason !== "toolUse" && message.stopReason !== "stop") return [];
 	const problems: string[] = [];
 	message.content.forEach((part, index) => {
 		if (part.type !== "toolCall") return;
-		const text = events.map((event) => (event.type === "toolcall_delta" && event.contentIndex === index ? event.delta : "")).join("");
+		const end = events.findIndex((event) => event.type === "toolcall_end" && event.contentIndex === index);
+		const fragments = end === -1 ? events : events.slice(0, end);
+		const text = fragments.map((event) => (event.type === "toolcall_delta" && event.contentIndex === index ? event.delta : "")).join("");
 		let spelt: unknown;
 		try {
 			spelt = JSON.parse(text);
