@@ -3,6 +3,7 @@
  * rejections are reported to `onError` and swallowed. Deliveries can be tracked, so that a
  * flush can wait until every async block reply has settled.
  */
+import type { SerialEventQueue } from "./serial-event-queue.js";
 import type { MaybePromise } from "./types.js";
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
@@ -61,6 +62,25 @@ export class CallbackRunner {
 			this.report(error, name);
 			return undefined;
 		}
+	}
+
+	/**
+	 * Hands a delivery to `queue`, behind what waits there, tracked (`settleTracked()` waits for
+	 * it). With nothing waiting it is called at once and queued only if it answers with a promise
+	 * (a synchronous callback costs one call: see docs/performance.md). `open` is asked when its
+	 * turn comes: false drops it (the subscriber is gone).
+	 *
+	 * @example
+	 * runner.deliverInOrder("onBlockReply", channel, () => chat.send(text), () => !unsubscribed);
+	 */
+	deliverInOrder(name: string, queue: SerialEventQueue, callback: () => MaybePromise<void>, open: () => boolean = () => true): void {
+		if (!queue.busy) {
+			if (!open()) return;
+			const delivering = this.callMaybeAsync(name, callback);
+			if (delivering) this.call(name, () => queue.run(() => delivering), { track: true });
+			return;
+		}
+		this.call(name, () => queue.run(() => (open() ? this.callMaybeAsync(name, callback) : undefined)), { track: true });
 	}
 
 	/** Calls a callback and resolves when it has settled; never rejects. */

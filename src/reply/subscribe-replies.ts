@@ -52,11 +52,15 @@ class ReplySubscriber {
 	readonly #emitPartials: boolean;
 	readonly #callbacks: CallbackRunner;
 	readonly #events: SerialEventQueue;
-	// One block reply at a time: a slow send is never overtaken by the next (the channel would
-	// post them out of order); with nothing pending, a block is handed over at once.
-	/** The channel: block replies and tool results, one at a time, in order. */
+	/**
+	 * The channel: block replies and tool results, one at a time, in order (a slow send is never
+	 * overtaken by the next: the channel would post them out of order); with nothing pending, a
+	 * delivery is handed over at once.
+	 */
 	readonly #blockReplies: SerialEventQueue;
 	readonly #live: SerialEventQueue;
+	/** Asked of a delivery when its turn comes: none goes out after unsubscribe(). */
+	readonly #open = (): boolean => !this.unsubscribed;
 	readonly #compactionWait: CompactionWait;
 	#assembly: MessageAssembly | undefined;
 	// Where the current message's entries of assistantTexts begin.
@@ -75,7 +79,7 @@ class ReplySubscriber {
 		this.#events = new SerialEventQueue((error) => this.#callbacks.report(error, "event handler"));
 		this.#blockReplies = new SerialEventQueue((error) => this.#callbacks.report(error, "onBlockReply"));
 		this.#live = new SerialEventQueue((error) => this.#callbacks.report(error, "live reply"));
-		this.tools = new ToolReporter(params, this.#callbacks, this.#blockReplies, () => !this.unsubscribed);
+		this.tools = new ToolReporter(params, this.#callbacks, this.#blockReplies, this.#open);
 		this.#compactionWait = new CompactionWait(this.lifecycle);
 		this.#detached = new Promise<void>((resolve) => {
 			this.#detach = resolve;
@@ -330,15 +334,7 @@ class ReplySubscriber {
 	 * answers synchronously is called at once.
 	 */
 	#sendLive(name: string, callback: () => MaybePromise<void>): void {
-		if (!this.#live.busy) {
-			// Nothing to wait behind: called at once, and queued only if it answers with a promise
-			// (a partial reply per delta costs one call, as before the queue; see docs/performance.md).
-			const delivering = this.#callbacks.callMaybeAsync(name, callback);
-			if (delivering) this.#callbacks.call(name, () => this.#live.run(() => delivering), { track: true });
-			return;
-		}
-		const send = (): Promise<void> | undefined => (this.unsubscribed ? undefined : this.#callbacks.callMaybeAsync(name, callback));
-		this.#callbacks.call(name, () => this.#live.run(send), { track: true });
+		this.#callbacks.deliverInOrder(name, this.#live, callback, this.#open);
 	}
 
 	// ---- block delivery ----
@@ -371,8 +367,7 @@ class ReplySubscriber {
 		}
 		const context = { assistantMessageIndex: assembly.index };
 		// Dropped when it comes to its turn after unsubscribe(): nobody is listening any more.
-		const send = (): Promise<void> | undefined => (this.unsubscribed ? undefined : this.#callbacks.callMaybeAsync("onBlockReply", () => onBlockReply(delivered, context)));
-		this.#callbacks.call("onBlockReply", () => this.#blockReplies.run(send), { track: true });
+		this.#callbacks.deliverInOrder("onBlockReply", this.#blockReplies, () => onBlockReply(delivered, context), this.#open);
 	}
 
 	/** Sends what the chunker holds, waits for async block replies, then the channel flush. */

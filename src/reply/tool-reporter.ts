@@ -89,7 +89,6 @@ export class ToolReporter {
 		const onToolResult = this.#params.onToolResult;
 		if (!onToolResult) return;
 		// Tracked: the flush before the next tool and the run's end wait for it, as for a block reply.
-		const send = (): Promise<void> | undefined => (this.#open() ? this.#callbacks.callMaybeAsync("onToolResult", () => onToolResult(payload)) : undefined);
-		this.#callbacks.call("onToolResult", () => this.#channel.run(send), { track: true });
+		this.#callbacks.deliverInOrder("onToolResult", this.#channel, () => onToolResult(payload), this.#open);
 	}
 }

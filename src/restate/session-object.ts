@@ -313,7 +313,7 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 			settleAbort: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, mark: number): Promise<void> => {
 				if ((await ctx.get<number>("abortPending")) === mark) ctx.clear("abortPending");
 			}),
-			// Shared: `state` reads what waits without queuing behind a push or a take.
+			// Kept for calls sent by older worker code (`state` now reads `view`).
 			peek: sdk.handlers.object.shared({ ingressPrivate: true }, async (ctx: restate.ObjectSharedContext): Promise<QueuedMessage[]> => (await ctx.get<QueuedMessage[]>("items")) ?? []),
 			// What `state` reads: what waits, and the last hand-over to a run.
 			view: sdk.handlers.object.shared(
