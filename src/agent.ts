@@ -616,13 +616,16 @@ export class Agent {
 
 	/**
 	 * The agent's statechart actor, for inspection and embedding (started on first use; from
-	 * then on it stays, so listeners and inspectors attached to it see every run).
+	 * then on it stays, so listeners and inspectors attached to it see every run). Made from the
+	 * agent's settings and state, so when one of them no run could use (`agent.toolTimeoutMs =
+	 * -5`) it throws the `TypeError` naming it that `prompt()` would reject with, and makes nothing.
 	 *
 	 * @example
 	 * createAgentInspector().attach(agent.actor);
 	 * agent.actor.getSnapshot().value; // "idle"
 	 */
 	get actor(): AgentActor {
+		if (!this.#machine) this.#assertMachineInput();
 		const existing = this.#pinned ? undefined : this.#machine;
 		this.#pinned = true;
 		const pinned = this.#ensureMachine();
@@ -824,13 +827,18 @@ export class Agent {
 			// The tool the call runs with is the run's: `state.tools` may have been changed for the next run since.
 			const tool = machine.getSnapshot().context.tools.find((candidate) => candidate.name === call.toolCall.name);
 			if (!tool) throw new Error(`agentchart: tool "${call.toolCall.name}" is not among the run's tools`);
-			// Checked as given too: validation quotes what it rejects as JSON, which a BigInt would break with a bare TypeError.
-			this.#assertStorable(options.arguments, `approve(${shown(toolCallId)}, options).arguments`);
-			args = validateToolArguments(tool, { ...call.toolCall, arguments: options.arguments as ToolCallEntry["toolCall"]["arguments"] });
+			// Read as the JSON a model sends, which has no undefined: a field an approval screen cleared to
+			// undefined is missing, not coerced to "" past a required check. What JSON cannot write is
+			// refused first, with or without a store: validation quotes what it rejects as JSON, which a
+			// BigInt would break with a bare TypeError.
+			const where = unwritableJson(options.arguments, `approve(${shown(toolCallId)}, options).arguments`);
+			if (where !== undefined) throw new TypeError(`agentchart: ${where}: tool arguments are JSON, as a model sends them`);
+			const given = JSON.parse(JSON.stringify(options.arguments)) as ToolCallEntry["toolCall"]["arguments"];
+			args = validateToolArguments(tool, { ...call.toolCall, arguments: given });
 			this.#assertStorable(args, `approve(${shown(toolCallId)}, options).arguments`);
 		} else if (call.argsProblem !== undefined) {
 			throw new Error(
-				`agentchart: tool call ${shown(toolCallId)} cannot be approved as it is: tool "${call.toolCall.name}" changed since the call was asked and does not accept its arguments; approve it with { arguments } that fit, or reject it. ${call.argsProblem}`,
+				`agentchart: tool call ${shown(toolCallId)} cannot be approved as it is: tool "${call.toolCall.name}" does not accept its stored arguments (the tool changed since the call was asked, or the snapshot was edited); approve it with { arguments } that fit, or reject it. ${call.argsProblem}`,
 			);
 		}
 		const stored = this.#recordDecision(machine, call, "approved", args, undefined, decidedAt);
@@ -1843,6 +1851,27 @@ export class Agent {
 	 * more commands: a run handed to it would wait for ever).
 	 */
 	#assertRunnable(): void {
+		this.#assertMachineInput();
+		// The store's session is claimed when the agent is made: a run under another name would be stored under the first.
+		const session = this.#session;
+		if (session.saves && this.sessionId !== session.sessionId) {
+			throw new TypeError(`agent.sessionId is ${shown(this.sessionId)}, but this agent writes the stored session ${shown(session.sessionId)}: with a store, the session is fixed when the agent is made (open another with Agent.load)`);
+		}
+		const snapshot = this.#machine?.getSnapshot();
+		if (snapshot?.status === "error") {
+			throw new Error(
+				`agentchart: this agent's machine (agent.actor) stopped on an internal error and takes no more runs: ${describeError(snapshot.error)}. Continue on a new agent: Agent.restore(agent.snapshot(), options)`,
+				{ cause: snapshot.error },
+			);
+		}
+	}
+
+	/**
+	 * Throws a `TypeError` naming the setting or state field when the agent's settings and state
+	 * could not start a machine: asked before a run, and before `agent.actor` makes one (a machine
+	 * made from them would fail at its start and take no run after the setting was put right).
+	 */
+	#assertMachineInput(): void {
 		const fields = this as unknown as Record<string, unknown>;
 		for (const key of CHECKED_SETTINGS) {
 			if (fields[key] === null && NULL_IS_NONE.has(key)) continue;
@@ -1851,23 +1880,11 @@ export class Agent {
 		}
 		const streamProblem = streamOptionsProblem(fields, "agent");
 		if (streamProblem) throw new TypeError(streamProblem);
-		// The store's session is claimed when the agent is made: a run under another name would be stored under the first.
-		const session = this.#session;
-		if (session.saves && this.sessionId !== session.sessionId) {
-			throw new TypeError(`agent.sessionId is ${shown(this.sessionId)}, but this agent writes the stored session ${shown(session.sessionId)}: with a store, the session is fixed when the agent is made (open another with Agent.load)`);
-		}
 		// `agent.state` is as mutable as pi's: a run started from a state it cannot take failed inside the chart (with `model` null, the process).
 		const stateProblem = runStateProblem(this.#state);
 		if (stateProblem) throw new TypeError(`agent.state.${stateProblem.field} ${stateProblem.problem}`);
 		// A command may leave the model out; the agent's state always has one, unless set to undefined.
 		if (this.#state.model === undefined) throw new TypeError("agent.state.model must be a model object, got undefined");
-		const snapshot = this.#machine?.getSnapshot();
-		if (snapshot?.status === "error") {
-			throw new Error(
-				`agentchart: this agent's machine (agent.actor) stopped on an internal error and takes no more runs: ${describeError(snapshot.error)}. Continue on a new agent: Agent.restore(agent.snapshot(), options)`,
-				{ cause: snapshot.error },
-			);
-		}
 	}
 
 	/**

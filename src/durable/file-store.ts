@@ -242,7 +242,9 @@ async function readJournal(
 			const dropped = lines.length - index - (lines.at(-1) === "" ? 1 : 0);
 			// An append a crash cut short is one last line without its newline; more than that (a whole
 			// line that does not check, lines after it) is damage, and what is cut is kept (see load).
-			return { entries, goodLength, cutsWhole: whole || dropped > 1, problem: `${path}: line ${index + 1} does not check (a write cut short); it and ${dropped - 1} after it were left out` };
+			const cutsWhole = whole || dropped > 1;
+			const what = cutsWhole ? "damaged: more than an append a crash cut short" : "a write cut short";
+			return { entries, goodLength, cutsWhole, problem: `${path}: line ${index + 1} does not check (${what}); it and ${dropped - 1} after it were left out` };
 		}
 		entries.push(entry);
 		goodLength += Buffer.byteLength(line) + 1;

@@ -8,7 +8,7 @@
  */
 import { RunAbort } from "../util/run-abort.js";
 import type { AgentToolCall, AnyAgentTool } from "../types/agent.js";
-import type { AgentMachineConfig, AgentMachineContext, RunContext, ToolBatch } from "../machines/types.js";
+import type { AgentMachineConfig, AgentMachineContext, RunContext, ToolBatch, ToolCallEntry } from "../machines/types.js";
 import { validateToolArguments } from "../tools/validate-arguments.js";
 import { describeError } from "../util/describe-error.js";
 import { setOwnKey } from "../util/own-keys.js";
@@ -306,39 +306,38 @@ export function hydrateAgentContext(
 	if (plainRunData) {
 		const controller = new RunAbort();
 		if (plainRunData.aborted) controller.abort();
-		const batch = plainRunData.batch && recheckArguments(plainRunData.batch, plain.tools, byName);
+		const batch = plainRunData.batch && recheckArguments(plainRunData.batch, byName);
 		context.run = { ...plainRunData, batch, controller, stream: { partial: undefined } };
 	}
 	return context;
 }
 
 /**
- * A stored batch as a restore with these tools has it: where a tool's schema is not the one the
- * snapshot has (the tool was changed between the store and the restore: a deploy while a call
- * waited for approval), the calls that may still run are validated again, and coerced, against
- * the tool given; those it rejects keep the reason (`argsProblem`) and never run with them. A
- * tool receives only arguments its own schema accepts. A tool not given leaves its calls as stored.
+ * A stored batch as a restore with these tools has it: the stored arguments of every call that
+ * may still run are validated again against the tool given, and coerced as a model's are. Where
+ * the tool's schema is not the one the snapshot has, the tool was changed between the store and
+ * the restore (a deploy while a call waited for approval); where it is the same, this finds a
+ * snapshot edited by hand since, which no other check reads into. Calls whose arguments the tool
+ * rejects keep the reason (`argsProblem`) and never run with them: a tool receives only arguments
+ * its own schema accepts. A tool not given leaves its calls as stored.
  *
  * @example
- * const batch = recheckArguments(snapshot.machine.context.run.batch, snapshot.machine.context.tools, new Map(tools.map((tool) => [tool.name, tool])));
+ * const batch = recheckArguments(snapshot.machine.context.run.batch, new Map(tools.map((tool) => [tool.name, tool])));
  */
-export function recheckArguments(batch: ToolBatch, stored: readonly PlainTool[], given: ReadonlyMap<string, AnyAgentTool>): ToolBatch {
-	const changed = new Map<string, AnyAgentTool>();
-	for (const tool of stored) {
-		const now = given.get(tool.name);
-		if (now && JSON.stringify(tool["parameters"]) !== JSON.stringify(plainTool(now)["parameters"])) changed.set(now.name, now);
-	}
-	if (changed.size === 0) return batch;
-	const calls = batch.calls.map((call) => {
-		const tool = changed.get(call.toolCall.name);
-		if (!tool || call.args === undefined || (call.status !== "prepared" && call.status !== "awaiting-approval" && call.status !== "running")) return call;
+export function recheckArguments(batch: ToolBatch, given: ReadonlyMap<string, AnyAgentTool>): ToolBatch {
+	let calls: ToolCallEntry[] | undefined;
+	batch.calls.forEach((call, index) => {
+		const tool = given.get(call.toolCall.name);
+		if (!tool || call.args === undefined || (call.status !== "prepared" && call.status !== "awaiting-approval" && call.status !== "running")) return;
+		let rechecked: ToolCallEntry;
 		try {
-			return { ...call, args: validateToolArguments(tool, { ...call.toolCall, arguments: call.args as AgentToolCall["arguments"] }), argsProblem: undefined };
+			rechecked = { ...call, args: validateToolArguments(tool, { ...call.toolCall, arguments: call.args as AgentToolCall["arguments"] }), argsProblem: undefined };
 		} catch (error) {
-			return { ...call, argsProblem: describeError(error) };
+			rechecked = { ...call, argsProblem: describeError(error) };
 		}
+		(calls ??= batch.calls.slice())[index] = rechecked;
 	});
-	return { ...batch, calls };
+	return calls ? { ...batch, calls } : batch;
 }
 
 /**

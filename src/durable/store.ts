@@ -9,7 +9,6 @@
  * is long. `Agent.load({ store, sessionId, ...options })` continues the session.
  */
 import type { StoredJournalEntry } from "./journal.js";
-import { cloneJson } from "../util/clone-json.js";
 import type { AgentSnapshot } from "./snapshot.js";
 
 /**
@@ -186,7 +185,11 @@ export function createMemoryStore(): AgentStore & { sessions(): string[] } {
 		async load(sessionId) {
 			const session = sessions.get(sessionId);
 			if (!session?.snapshot) return undefined;
-			return { snapshot: cloneJson({ ...session.snapshot, journal: journalAfter(session.snapshot, session.journal) }), problems: [] };
+			// Read as a file store reads what it wrote, JSON's reading of it (a function or symbol left
+			// out, a Date as its text, NaN as null), so a session a test stores here loads as it would
+			// in production on the file store, and nothing a structured clone refuses makes it unloadable.
+			const stored: AgentSnapshot = { ...session.snapshot, journal: journalAfter(session.snapshot, session.journal) };
+			return { snapshot: JSON.parse(JSON.stringify(stored)) as AgentSnapshot, problems: [] };
 		},
 		saveSnapshot(sessionId, snapshot) {
 			const session = sessionOf(sessionId);

@@ -24,7 +24,7 @@ export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined, t
 	const context = snapshot?.machine.status === "active" ? snapshot.machine.context : undefined;
 	const stored = context?.run?.batch;
 	if (!context || !stored) return [];
-	const batch = tools ? recheckArguments(stored, context.tools, new Map(tools.map((tool) => [tool.name, tool]))) : stored;
+	const batch = tools ? recheckArguments(stored, new Map(tools.map((tool) => [tool.name, tool]))) : stored;
 	return batch.calls.filter((call) => call.status === "awaiting-approval").map(pendingApproval);
 }
 

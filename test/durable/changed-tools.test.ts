@@ -75,7 +75,7 @@ describe("a call waiting for approval, restored with a changed tool", () => {
 		const agent = restoredWith(await waitingSnapshot(), charge(withCurrency(), ran, { needsApproval: true }));
 		const [call] = agent.pendingApprovals;
 		expect(call?.argsProblem).toMatch(/must have required properties currency/);
-		expect(() => agent.approve("c1")).toThrow(/tool "charge" changed since the call was asked and does not accept its arguments; approve it with \{ arguments \} that fit, or reject it/);
+		expect(() => agent.approve("c1")).toThrow(/tool "charge" does not accept its stored arguments \(the tool changed since the call was asked, or the snapshot was edited\); approve it with \{ arguments \} that fit, or reject it/);
 		expect(agent.pendingApprovals.map((waiting) => waiting.toolCallId)).toEqual(["c1"]);
 		await agent.approve("c1", { arguments: { amount: 1, currency: "EUR" } });
 		await agent.waitForIdle();

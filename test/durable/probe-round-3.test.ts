@@ -216,7 +216,9 @@ describe("approval arguments", () => {
 			}
 			expect(thrown).toBeInstanceOf(Error);
 			expect((thrown as Error).message).not.toMatch(/^Do not know how to serialize/);
-			expect((thrown as Error).message).toMatch(stored ? /arguments\.n is a BigInt/ : /Validation failed for tool "t"[\s\S]*n: must be number/);
+			// Tool arguments are JSON, as a model sends them, with a store or without.
+			expect(thrown).toBeInstanceOf(TypeError);
+			expect((thrown as Error).message).toMatch(/arguments\.n is a BigInt/);
 			expect(agent.pendingApprovals.map((call) => call.toolCallId)).toEqual(["a"]);
 			await agent.reject("a");
 			await agent.waitForIdle();
