@@ -182,6 +182,9 @@ function numberTurns(batch: readonly InspectionRecord[]): void {
 	}
 }
 
+/** Creation events of actors a burst pushed out, kept at most until the next flush. */
+const MAX_EVICTED_ACTORS = 1000;
+
 /** Characters of delta text one record carries; beyond it deltas are only counted. */
 const MAX_DELTA_TEXT = 64_000;
 
@@ -212,6 +215,16 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	const schedule =
 		options.schedule ?? ((flush: () => void) => (typeof setImmediate === "function" ? setImmediate(flush) : setTimeout(flush, 0)));
 	const pending = new RingBuffer<Pending>(options.capacity ?? 20_000);
+	// Actors' creation events a burst pushed out of `pending` before a flush: kept, since without
+	// its creation record a page or recording cannot tell which actor is the agent (it showed "no
+	// agent seen" for the rest of the session). Older than everything pending, they lead the next
+	// batch; a burst that spawns without end keeps the newest (dead children are the oldest).
+	const evictedActors: Pending[] = [];
+	const hold = (item: Pending): void => {
+		const overwritten = pending.push(item);
+		if (overwritten?.event?.type !== "@xstate.actor") return;
+		if (evictedActors.push(overwritten) > MAX_EVICTED_ACTORS) evictedActors.shift();
+	};
 	const history = new BoundedLog<InspectionRecord>(options.historySize ?? 5000, options.historyBytes ?? DEFAULT_HISTORY_BYTES, approximateJsonBytes);
 	const live = new LiveActors();
 	const listeners = new Set<InspectionListener>();
@@ -238,7 +251,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	const closeDeltas = (): void => {
 		if (!deltas) return;
 		joinDeltas(deltas);
-		pending.push({ seq: ++seq, t: now(), deltas });
+		hold({ seq: ++seq, t: now(), deltas });
 		deltas = undefined;
 		deltaText = 0;
 	};
@@ -247,7 +260,10 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		flushScheduled = false;
 		const batch: InspectionRecord[] = [];
 		closeDeltas();
-		for (let item = pending.shift(); item !== undefined; item = pending.shift()) {
+		const kept = evictedActors.splice(0);
+		const droppedSince = pending.dropped - reportedDrops - kept.length;
+		reportedDrops = pending.dropped;
+		for (let item = kept.shift() ?? pending.shift(); item !== undefined; item = kept.shift() ?? pending.shift()) {
 			if (item.deltas) {
 				batch.push(toDeltaRecord(item));
 				continue;
@@ -261,11 +277,9 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		}
 		// After the records kept: its number is the next one, and a batch (like `history()`, which
 		// puts the live actors numbered before its first record ahead of it) is in `seq` order.
-		if (pending.dropped > reportedDrops) {
-			const count = pending.dropped - reportedDrops;
-			reportedDrops = pending.dropped;
-			stats.dropped += count;
-			batch.push(withBase<DroppedRecord>({ seq: ++seq, t: now(), sessionId: "", rootId: undefined }, { type: "@agentchart.dropped", count }));
+		if (droppedSince > 0) {
+			stats.dropped += droppedSince;
+			batch.push(withBase<DroppedRecord>({ seq: ++seq, t: now(), sessionId: "", rootId: undefined }, { type: "@agentchart.dropped", count: droppedSince }));
 		}
 		if (batch.length === 0) {
 			forgetDetached();
@@ -328,8 +342,8 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		if (deltas) closeDeltas();
 		// XState reports an actor before its first snapshot: keep what it has now (usually nothing),
 		// not what it has at flush time.
-		if (event.type === "@xstate.actor") pending.push({ seq: ++seq, t: now(), event, actorSnapshot: snapshotNow(event.actorRef) });
-		else pending.push({ seq: ++seq, t: now(), event });
+		if (event.type === "@xstate.actor") hold({ seq: ++seq, t: now(), event, actorSnapshot: snapshotNow(event.actorRef) });
+		else hold({ seq: ++seq, t: now(), event });
 		if (!flushScheduled) {
 			flushScheduled = true;
 			schedule(flush);
@@ -360,12 +374,12 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		for (const { event, turn, streamed } of restored) {
 			stats.seen++;
 			if (deltas) closeDeltas();
-			pending.push({ seq: ++seq, t: now(), event: { type: "@xstate.action", actorRef: actor, rootId, action: { type: "xstate.emit", params: { event } } }, restored: { turn } });
+			hold({ seq: ++seq, t: now(), event: { type: "@xstate.action", actorRef: actor, rootId, action: { type: "xstate.emit", params: { event } } }, restored: { turn } });
 			// What a reply streaming now had streamed, told as the delta record that would have carried it.
 			if (streamed && streamed.length > 0) {
 				let chars = 0;
 				for (const segment of streamed) chars += segment.text.length;
-				pending.push({ seq: ++seq, t: now(), deltas: { sessionId: actor.sessionId, count: 0, chars, segments: streamed, parts: [], lastType: undefined, lastIndex: undefined } });
+				hold({ seq: ++seq, t: now(), deltas: { sessionId: actor.sessionId, count: 0, chars, segments: streamed, parts: [], lastType: undefined, lastIndex: undefined } });
 			}
 		}
 	};

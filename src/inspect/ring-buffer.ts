@@ -29,11 +29,16 @@ export class RingBuffer<T> {
 		return this.count;
 	}
 
-	/** Appends, overwriting the oldest entry when full. */
-	push(item: T): void {
+	/**
+	 * Appends, overwriting the oldest entry when full, and returns the entry it overwrote
+	 * (undefined when it overwrote none), for a caller that must keep some entries whatever else
+	 * a burst drops.
+	 */
+	push(item: T): T | undefined {
 		const index = (this.head + this.count) % this.capacity;
 		// The entries are the slots from `head` on, so `index` is at most one past the array's
 		// end, where the assignment appends.
+		const overwritten = this.count < this.capacity ? undefined : this.items[index];
 		this.items[index] = item;
 		if (this.count < this.capacity) {
 			this.count++;
@@ -41,6 +46,7 @@ export class RingBuffer<T> {
 			this.head = (this.head + 1) % this.capacity;
 			this.dropped++;
 		}
+		return overwritten;
 	}
 
 	/** Removes and returns the oldest entry. */

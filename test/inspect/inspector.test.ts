@@ -367,6 +367,29 @@ describe("the agent inspector", () => {
 		actor.stop();
 	});
 
+	// Found by a probe (2026-12-07): 300 quick runs right after attaching, before any flush, pushed
+	// the agent's creation record out with the rest; a page opened after said "no agent seen" and
+	// showed an empty chart for the rest of the session, and a recording lacked it too.
+	it("keeps an actor's creation record through a burst that drops the rest, in the batch and in history()", () => {
+		const inspector = createAgentInspector({ capacity: 4, schedule: () => {} });
+		const batches: (readonly InspectionRecord[])[] = [];
+		inspector.subscribe((batch) => batches.push(batch));
+		const scripted = createScriptedModel([]);
+		const actor = createActor(agentMachine, { input: { model: scripted.model }, inspect: inspector.inspect }).start();
+		for (let i = 0; i < 10; i++) actor.send({ type: "queue.mode", queue: "steering", mode: "all" });
+		inspector.flush();
+		const batch = batches[0] ?? [];
+		expect(batch[0]).toMatchObject({ type: "@xstate.actor", name: "agent", sessionId: actor.sessionId });
+		expect(inOrder(batch)).toBe(true);
+		const history = inspector.history();
+		expect(history.filter((record) => record.type === "@xstate.actor")).toHaveLength(1);
+		expect(inOrder(history)).toBe(true);
+		// What the dropped record counts is what was lost: the creation record kept is not in it.
+		const kept = batch.filter((record) => record.type !== "@agentchart.dropped").length;
+		expect(inspector.stats.dropped).toBe(inspector.stats.seen - kept);
+		actor.stop();
+	});
+
 	it("records to NDJSON and reads the recording back", async () => {
 		const path = join(await tempDir(), "run.ndjson");
 		const agent = toolRunAgent();
@@ -426,11 +449,13 @@ describe("the ring buffer", () => {
 					if (operation === "shift") {
 						expect(buffer.shift()).toBe(model.shift());
 					} else {
-						buffer.push(operation);
+						const overwritten = buffer.push(operation);
 						model.push(operation);
 						if (model.length > capacity) {
-							model.shift();
+							expect(overwritten).toBe(model.shift());
 							dropped++;
+						} else {
+							expect(overwritten).toBeUndefined();
 						}
 					}
 					expect(buffer.size).toBe(model.length);
