@@ -1962,8 +1962,17 @@ export class Agent {
 			this.#delivery.after(() => {
 				// Messages the caller put in `state.messages` while the run went on (the run does not see
 				// them, as in pi, but the next one does) are not the compaction's to drop: they stay, after it.
+				// A message the transcript had is the compaction's, also as an equal copy (a listener that
+				// replaced the transcript with copies of it, as state libraries and redaction do): kept
+				// after it, it brought the summarised history back.
 				const replaced = new Set(event.replaced);
-				const added = this.#state.messages.filter((message) => !replaced.has(message));
+				let copies: Set<string> | undefined;
+				const isCopy = (message: AgentMessage): boolean => {
+					copies ??= new Set(event.replaced.map(jsonOrNothing).filter((text): text is string => text !== undefined));
+					const text = jsonOrNothing(message);
+					return text !== undefined && copies.has(text);
+				};
+				const added = this.#state.messages.filter((message) => !replaced.has(message) && !isCopy(message));
 				this.#state.messages = added.length === 0 ? event.messages : [...event.messages, ...added];
 			});
 			return;
@@ -2140,5 +2149,14 @@ export class Agent {
 	#listenerFailed(message: string): void {
 		this.#state.errorMessage = message;
 		if (this.#run && !this.#disposed) this.#machine?.send({ type: "listener.error", error: message });
+	}
+}
+
+/** A message's JSON, or undefined when JSON cannot write it (without a store a tool's details may hold a BigInt). */
+function jsonOrNothing(message: AgentMessage): string | undefined {
+	try {
+		return JSON.stringify(message);
+	} catch {
+		return undefined;
 	}
 }

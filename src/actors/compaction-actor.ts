@@ -35,6 +35,7 @@ const compactionPromise = fromPromise<CompactionOutput, CompactionActorInput | R
 				convertToLlm: input.convertToLlm,
 				reserveTokens,
 				streamOptions: input.streamOptions,
+				getApiKey: input.getApiKey,
 				signal: combined,
 				idleTimeoutMs: input.idleTimeoutMs,
 			});

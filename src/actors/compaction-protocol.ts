@@ -1,6 +1,6 @@
 // The compaction actor's contract, free of XState types (see stream-protocol.ts).
 import type { CompactionSettings } from "../compaction/settings.js";
-import type { CompactionResult, ConvertToLlm } from "../types/agent.js";
+import type { CompactionResult, ConvertToLlm, GetApiKey } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 import type { Model, SimpleStreamOptions } from "../types/model.js";
 import type { StreamFn } from "../types/stream.js";
@@ -17,6 +17,8 @@ export interface CompactionActorInput {
 	streamFn: StreamFn;
 	convertToLlm: ConvertToLlm;
 	streamOptions: SimpleStreamOptions;
+	/** The agent's `getApiKey`: the summary request gets its key as each model call does. */
+	getApiKey?: GetApiKey | undefined;
 	instructions?: string | undefined;
 	/** The run's signal (the actor's own signal also aborts when the machine stops it). */
 	signal?: AbortSignal | undefined;

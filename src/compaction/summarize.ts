@@ -1,6 +1,6 @@
 import type { AgentMessage, AssistantMessage, Message } from "../types/messages.js";
 import type { Model, SimpleStreamOptions } from "../types/model.js";
-import type { ConvertToLlm } from "../types/agent.js";
+import type { ConvertToLlm, GetApiKey } from "../types/agent.js";
 import type { StreamFn } from "../types/stream.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
 import { failedStop } from "../util/stop-reason.js";
@@ -107,6 +107,11 @@ export interface ModelSummarizerOptions {
 	convertToLlm: ConvertToLlm;
 	reserveTokens: number;
 	streamOptions: SimpleStreamOptions;
+	/**
+	 * Resolves the provider's API key before each summary request, as before each model call of a
+	 * run (the agent's `getApiKey`); its key wins over `streamOptions.apiKey`.
+	 */
+	getApiKey?: GetApiKey | undefined;
 	signal: AbortSignal;
 	/**
 	 * The longest silence of the model's stream, in ms, before the request is cancelled and the
@@ -119,9 +124,14 @@ async function callModel(options: ModelSummarizerOptions, prompt: string, maxTok
 	// Aborted while the prompt was prepared (convertToLlm) or after the first of two summaries:
 	// no request goes out, even through a stream function that ignores its signal.
 	if (options.signal.aborted) throw new Error("Summarization aborted");
+	// Resolved before the silence is watched, as for a run's call: a key's refresh takes what it takes.
+	const apiKey = (options.getApiKey ? await options.getApiKey(options.model.provider) : undefined) || options.streamOptions.apiKey;
+	if (options.signal.aborted) throw new Error("Summarization aborted");
 	// The request's signal: the caller's, and a stall's (which must cancel the request).
 	const stallAbort = new AbortController();
 	const signal = AbortSignal.any([options.signal, stallAbort.signal]);
+	const streamOptions: SimpleStreamOptions = { ...options.streamOptions, maxTokens, signal };
+	if (apiKey !== undefined) streamOptions.apiKey = apiKey;
 	let stalled!: (error: Error) => void;
 	const stall = new Promise<never>((_, reject) => (stalled = reject));
 	const idleMs = options.idleTimeoutMs ?? 0;
@@ -133,7 +143,7 @@ async function callModel(options: ModelSummarizerOptions, prompt: string, maxTok
 		const stream = await options.streamFn(
 			options.model,
 			{ systemPrompt: SUMMARIZATION_SYSTEM_PROMPT, messages: [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }] },
-			{ ...options.streamOptions, maxTokens, signal },
+			streamOptions,
 		);
 		for await (const _event of stream) watch.touch();
 		return stream.result();
@@ -160,6 +170,19 @@ async function callModel(options: ModelSummarizerOptions, prompt: string, maxTok
 	return text;
 }
 
+/** A summary request's output limit below which no summary fits (a `reserveTokens` of 0 asked for none). */
+const MIN_SUMMARY_TOKENS = 1024;
+
+/**
+ * A summary request's output limit: a share of `reserveTokens` (pi's), at least
+ * {@link MIN_SUMMARY_TOKENS}, and no more than the model can write (its `maxTokens`, when known).
+ */
+function summaryTokens(options: ModelSummarizerOptions, share: number): number {
+	const wanted = Math.max(MIN_SUMMARY_TOKENS, Math.floor(options.reserveTokens * share));
+	const most = options.model.maxTokens;
+	return typeof most === "number" && most > 0 ? Math.min(wanted, most) : wanted;
+}
+
 /**
  * Writes a compaction summary with the agent's own stream function: the history (with the
  * previous summary for an iterative update) and, for a split turn, the turn's early part
@@ -179,12 +202,12 @@ export async function summarizeWithModel(
 		if (input.previousSummary) prompt += `<previous-summary>\n${input.previousSummary}\n</previous-summary>\n\n`;
 		prompt += input.previousSummary ? UPDATE_SUMMARY_PROMPT : NEW_SUMMARY_PROMPT;
 		if (input.instructions) prompt += `\n\nAlso focus on: ${input.instructions}`;
-		parts.push(await callModel(options, prompt, Math.floor(options.reserveTokens * 0.8)));
+		parts.push(await callModel(options, prompt, summaryTokens(options, 0.8)));
 	}
 	if (input.turnPrefix.length > 0) {
 		const conversation = serializeConversation(await options.convertToLlm(input.turnPrefix));
 		const prompt = `<conversation>\n${conversation}\n</conversation>\n\n${TURN_PREFIX_PROMPT}`;
-		const prefix = await callModel(options, prompt, Math.floor(options.reserveTokens * 0.5));
+		const prefix = await callModel(options, prompt, summaryTokens(options, 0.5));
 		parts.push(parts.length > 0 ? `---\n\n**Turn context (split turn):**\n\n${prefix}` : prefix);
 	}
 	return parts.join("\n\n");

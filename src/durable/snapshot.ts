@@ -308,6 +308,12 @@ export function hydrateAgentContext(
 		if (plainRunData.aborted) controller.abort();
 		const batch = plainRunData.batch && recheckArguments(plainRunData.batch, byName);
 		context.run = { ...plainRunData, batch, controller, stream: { partial: undefined } };
+		// The run's reply and the transcript's last message were one object in the run that stored
+		// them (an overflowed reply waiting for its compaction, which leaves that object out): one
+		// again here, or the restored compaction would summarise or keep the failed reply.
+		const last = context.messages[context.messages.length - 1];
+		const reply = context.run.assistant;
+		if (reply && last && last !== reply && last.role === "assistant" && JSON.stringify(last) === JSON.stringify(reply)) context.run.assistant = last;
 	}
 	return context;
 }

@@ -65,7 +65,9 @@ function compactionProblem(value: unknown): string | undefined {
 	if (settings["enabled"] !== undefined && typeof settings["enabled"] !== "boolean") return `has enabled ${shown(settings["enabled"])}: it must be true or false`;
 	for (const field of ["reserveTokens", "keepRecentTokens"]) {
 		const tokens = settings[field];
-		if (tokens !== undefined && (typeof tokens !== "number" || !(tokens >= 0))) return `has ${field} ${shown(tokens)}: it must be a number of tokens, at least 0`;
+		// Infinity too: a threshold of window − Infinity compacts before every call, and the summary's
+		// output limit (a share of reserveTokens) would be asked as Infinity.
+		if (tokens !== undefined && (typeof tokens !== "number" || !(tokens >= 0) || tokens === Number.POSITIVE_INFINITY)) return `has ${field} ${shown(tokens)}: it must be a finite number of tokens, at least 0`;
 	}
 	if (settings["summarize"] !== undefined && typeof settings["summarize"] !== "function") return `has summarize ${shown(settings["summarize"])}: it must be a function`;
 	return undefined;

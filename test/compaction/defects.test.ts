@@ -102,8 +102,8 @@ describe("compaction settings no run can use", () => {
 			expect(scripted.calls).toHaveLength(0);
 		}
 		expect(refused).toEqual([
-			"agent.compaction has reserveTokens NaN: it must be a number of tokens, at least 0",
-			"agent.compaction has keepRecentTokens -1: it must be a number of tokens, at least 0",
+			"agent.compaction has reserveTokens NaN: it must be a finite number of tokens, at least 0",
+			"agent.compaction has keepRecentTokens -1: it must be a finite number of tokens, at least 0",
 			'agent.compaction has enabled "yes": it must be true or false',
 			"agent.compaction must be an object of compaction settings, got 5",
 			'agent.compaction has summarize "short": it must be a function',

@@ -11,11 +11,15 @@
  * takes the process down or makes a tool run twice, every failure is reported, and what it kept
  * restores to a valid run; one whose write never answers does not keep `abort()` from ending
  * the run.
+ * Some runs' first call overflows the context, and the run compacts and asks again: a snapshot
+ * taken while that compaction ran, restored through JSON, once summarised or kept the overflowed
+ * reply and retried without the user's question (`test/compaction/probe-round-4.test.ts`).
  * Both interpreters. `PROPERTY_RUNS` sets the runs, `PROPERTY_SEED` replays a seed.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import type { CompactionSettings } from "../../src/compaction/settings.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { withInterpreter } from "../../src/machines/agent-logic.js";
@@ -37,6 +41,11 @@ interface Scenario {
 	replies: ReplyPlan[];
 	steer: boolean;
 	followUp: boolean;
+	/**
+	 * The first call overflows the context, and the run compacts (keeping this many recent tokens)
+	 * and asks again; undefined: no overflow, compaction off.
+	 */
+	overflow: number | undefined;
 }
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
@@ -44,14 +53,35 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	replies: fc.array(fc.array(fc.constantFrom<"work" | "send">("work", "send"), { maxLength: 3 }), { minLength: 1, maxLength: 4 }),
 	steer: fc.boolean(),
 	followUp: fc.boolean(),
+	overflow: fc.constantFrom(undefined, undefined, 0, 10),
 });
+
+/** What the summariser writes: how the model knows the transcript was compacted. */
+const SUMMARY = "summary of the run so far";
+
+/** What the session held before the run: where a call overflows, earlier turns a compaction can summarise. */
+function earlierOf(scenario: Scenario): AgentMessage[] {
+	if (scenario.overflow === undefined) return [];
+	const reply = (text: string): AssistantMessage => ({ role: "assistant", content: [{ type: "text", text }], api: "scripted", provider: "scripted", model: "scripted-1", usage: emptyUsage(), stopReason: "stop", timestamp: 1 });
+	return [user(`earlier question ${"q".repeat(300)}`), reply(`earlier answer ${"a".repeat(300)}`), user(`another question ${"q".repeat(300)}`), reply(`another answer ${"a".repeat(300)}`)];
+}
+
+/** The compaction settings of the scenario's agents (on only where a call overflows). */
+function compactionOf(scenario: Scenario): CompactionSettings | undefined {
+	return scenario.overflow === undefined ? undefined : { enabled: true, keepRecentTokens: scenario.overflow, summarize: async () => SUMMARY };
+}
 
 /**
  * The model: its reply depends only on how many assistant messages the transcript has, so a
  * restored agent asking again gets what the first would have.
  */
-function scriptedStreamFn(replies: ReplyPlan[]): StreamFn {
+function scriptedStreamFn(scenario: Scenario): StreamFn {
+	const replies = scenario.replies;
 	return (model, context, options) => {
+		// Until a compaction: the first call's context no longer fits (its reply is dropped once compacted).
+		if (scenario.overflow !== undefined && !JSON.stringify(context.messages).includes(SUMMARY)) {
+			return createScriptedModel([{ content: [], stopReason: "error", errorMessage: "prompt is too long: 250000 tokens > 200000 maximum" }]).streamFn(model, context, options);
+		}
 		const answered = context.messages.filter((message) => message.role === "assistant").length;
 		const plan = replies[answered];
 		const content: ScriptedBlock[] = plan && plan.length > 0 ? plan.map((name, index) => ({ type: "toolCall", name, arguments: { n: index }, id: `t${answered}_${index}` })) : [{ type: "text", text: `answer ${answered}` }];
@@ -166,7 +196,7 @@ async function uninterrupted(scenario: Scenario, interpreter: "agentchart" | "xs
 	};
 	let agent: Agent | undefined;
 	agent = withInterpreter(interpreter, () =>
-		new Agent({ initialState: { model: createScriptedModel([]).model, tools: toolsFor(replaySafe) }, streamFn: scriptedStreamFn(scenario.replies), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
+		new Agent({ initialState: { model: createScriptedModel([]).model, messages: earlierOf(scenario), tools: toolsFor(replaySafe) }, streamFn: scriptedStreamFn(scenario), compaction: compactionOf(scenario), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
 	);
 	agent.subscribe(async () => {
 		await (agent as Agent).saved();
@@ -208,7 +238,8 @@ async function finishedFrom(snapshot: AgentSnapshot, scenario: Scenario, interpr
 	agent = withInterpreter(interpreter, () =>
 		Agent.restore(JSON.parse(JSON.stringify(snapshot)) as AgentSnapshot, {
 			initialState: { tools: toolsFor(replaySafe, ran) },
-			streamFn: scriptedStreamFn(scenario.replies),
+			streamFn: scriptedStreamFn(scenario),
+			compaction: compactionOf(scenario),
 			toolExecution: scenario.mode,
 			listeners: [approver(() => agent)],
 		}),
@@ -284,7 +315,7 @@ async function viewsAtEachTool(scenario: Scenario, interpreter: "agentchart" | "
 		views.push({ toolCallId, stored, users: (agent?.state.messages ?? []).filter((message) => message.role === "user").map((message) => JSON.stringify(message.content)) });
 	};
 	agent = withInterpreter(interpreter, () =>
-		new Agent({ initialState: { model: createScriptedModel([]).model, tools: toolsFor(false, [], onRun) }, streamFn: scriptedStreamFn(scenario.replies), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
+		new Agent({ initialState: { model: createScriptedModel([]).model, messages: earlierOf(scenario), tools: toolsFor(false, [], onRun) }, streamFn: scriptedStreamFn(scenario), compaction: compactionOf(scenario), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
 	);
 	pinFor(agent, then);
 	if (scenario.followUp) agent.followUp(user("follow-up"));
@@ -341,7 +372,7 @@ async function onFailingStore(scenario: Scenario, interpreter: "agentchart" | "x
 	let agent: Agent | undefined;
 	try {
 		agent = withInterpreter(interpreter, () =>
-			new Agent({ initialState: { model: createScriptedModel([]).model, tools: toolsFor(false, ran) }, streamFn: scriptedStreamFn(scenario.replies), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
+			new Agent({ initialState: { model: createScriptedModel([]).model, messages: earlierOf(scenario), tools: toolsFor(false, ran) }, streamFn: scriptedStreamFn(scenario), compaction: compactionOf(scenario), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
 		);
 		pinFor(agent, then);
 		if (scenario.followUp) agent.followUp(user("follow-up"));
@@ -396,7 +427,7 @@ async function onHangingStore(scenario: Scenario, interpreter: "agentchart" | "x
 	try {
 		let agent: Agent | undefined;
 		agent = withInterpreter(interpreter, () =>
-			new Agent({ initialState: { model: createScriptedModel([]).model, tools: toolsFor(false, ran) }, streamFn: scriptedStreamFn(scenario.replies), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
+			new Agent({ initialState: { model: createScriptedModel([]).model, messages: earlierOf(scenario), tools: toolsFor(false, ran) }, streamFn: scriptedStreamFn(scenario), compaction: compactionOf(scenario), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
 		);
 		if (scenario.followUp) agent.followUp(user("follow-up"));
 		let ended = false;

@@ -21,6 +21,7 @@ export function compactionInput(context: Ctx): CompactionActorInput {
 		streamFn: context.config.streamFn,
 		convertToLlm: context.config.convertToLlm,
 		streamOptions: streamOptionsFor(context),
+		getApiKey: context.config.getApiKey,
 		instructions: run?.compactionInstructions,
 		signal: run?.controller.signal,
 		idleTimeoutMs: context.config.streamIdleTimeoutMs,
