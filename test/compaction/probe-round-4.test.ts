@@ -9,7 +9,9 @@
  *   without the user's question;
  * - a listener that replaced `state.messages` with equal copies during a compaction brought the
  *   summarised history back after the summary;
- * - `reserveTokens` of 0 asked the summary for `maxTokens: 0`, and `Infinity` was accepted.
+ * - `reserveTokens` of 0 asked the summary for `maxTokens: 0`, and `Infinity` was accepted;
+ * - a reply cut off by the output limit before any output with the window full (an overflow by
+ *   `isContextOverflow`) ended the run as an empty answer, with no error and no compaction.
  */
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
@@ -131,5 +133,39 @@ describe("state.messages replaced with equal copies while a compaction runs", ()
 		expect(agent.state.messages.map((message) => message.role)).toEqual(["compactionSummary", ...Array.from({ length: result.messagesKept }, () => expect.any(String)), "user"]);
 		expect(agent.state.messages).toHaveLength(1 + result.messagesKept + 1);
 		expect(agent.state.messages.at(-1)).toBe(added);
+	});
+});
+
+describe("a reply cut off before any output with the window full", () => {
+	const noRoom = { content: [], stopReason: "length" as const, usage: { input: 99_500, output: 0 } };
+
+	it("is an overflow: compacted away, and the call made again", async () => {
+		const scripted = createScriptedModel([noRoom, { content: "answer" }], { model: { contextWindow: 100_000 } });
+		const events: string[] = [];
+		const agent = new Agent({ initialState: { model: scripted.model, messages: history(6) }, streamFn: scripted.streamFn, compaction: { enabled: true, keepRecentTokens: 150, summarize: async () => "summary" } });
+		agent.subscribe((event) => {
+			if (event.type === "auto_compaction_start" || event.type === "auto_compaction_end") events.push(`${event.type}:${event.reason}`);
+		});
+		await agent.prompt("go");
+		expect(scripted.calls).toHaveLength(2);
+		expect(events).toEqual(["auto_compaction_start:overflow", "auto_compaction_end:overflow"]);
+		expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
+		expect(agent.state.messages.some((message) => message.role === "assistant" && message.content.length === 0)).toBe(false);
+		expect(agent.state.errorMessage).toBeUndefined();
+	});
+
+	it("a second one in the run ends it with the recovery's error, not as an empty answer", async () => {
+		const scripted = createScriptedModel([noRoom, noRoom], { model: { contextWindow: 100_000 } });
+		const agent = new Agent({ initialState: { model: scripted.model, messages: history(6) }, streamFn: scripted.streamFn, compaction: { enabled: true, keepRecentTokens: 150, summarize: async () => "summary" } });
+		await agent.prompt("go");
+		expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "error" });
+		expect(agent.state.errorMessage).toMatch(/^Context overflow recovery failed after one compact-and-retry attempt\. [\s\S]*\(The context window is full: the reply was cut off by the output limit before any output, with 99500 of the model's 100000 tokens taken by the input\)$/);
+	});
+
+	it("with compaction off it stays what the provider said, as in pi", async () => {
+		const scripted = createScriptedModel([noRoom], { model: { contextWindow: 100_000 } });
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await agent.prompt("go");
+		expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "length", content: [] });
 	});
 });

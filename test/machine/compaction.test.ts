@@ -171,8 +171,9 @@ describe("compaction in the statechart", () => {
 		await agent.prompt("go");
 		expect(scripted.calls.length).toBe(2);
 		expect(agent.state.errorMessage).toContain("Context overflow recovery failed after one compact-and-retry attempt");
-		// The reply had no error of its own: the advice says what happened instead.
-		expect(agent.state.errorMessage?.endsWith("(context overflow)")).toBe(true);
+		// The reply, cut off with no room, is an overflow with its own error (it used to end as "(context overflow)", unsaid).
+		expect(agent.state.errorMessage?.endsWith("(The context window is full: the reply was cut off by the output limit before any output, with 995 of the model's 1000 tokens taken by the input)")).toBe(true);
+		expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "error" });
 	});
 
 	it("a failing summariser leaves the transcript unchanged and a threshold run continues", async () => {

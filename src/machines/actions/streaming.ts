@@ -7,7 +7,7 @@ import type { AssistantMessage } from "../../types/messages.js";
 import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, newStreamProgress, patchRun, runOf } from "../context.js";
 import { TOOL_BATCH_ID } from "./tools.js";
-import { failedReply } from "../run-helpers.js";
+import { failedReply, toolCallsOf } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 
 /** A new LLM call: earlier attempts' events become stale; the turn's reply and batch start empty. */
@@ -48,6 +48,13 @@ export function completeAssistantMessage(context: Ctx, final: AssistantMessage, 
 	let message = final;
 	// A listener that threw aborted this call: its error, not "Request was aborted", says why.
 	if (run.failure !== undefined && message.stopReason === "aborted") message = { ...message, errorMessage: run.failure };
+	// Cut off by the output limit before it said anything, with the window full: it could not fit.
+	// With compaction on it is the overflow it is, failed, so that it is compacted away and the call
+	// made again, as a provider's overflow error is; kept, it ended the run as an empty answer.
+	if (message.stopReason === "length" && context.config.compaction?.enabled && message.usage.output === 0 && toolCallsOf(message).length === 0 && isContextOverflow(message, context.model.contextWindow)) {
+		const input = message.usage.input + message.usage.cacheRead;
+		message = { ...message, stopReason: "error", errorMessage: `The context window is full: the reply was cut off by the output limit before any output, with ${input} of the model's ${context.model.contextWindow} tokens taken by the input` };
+	}
 	// A reply that overflowed silently (stop, input over the window) still answered: it keeps its
 	// answer unmarked. Only a reply that failed or ran out says recovery failed.
 	if (run.overflowRetried && message.stopReason !== "stop" && context.config.compaction?.enabled && isContextOverflow(message, context.model.contextWindow)) {
