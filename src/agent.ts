@@ -445,8 +445,8 @@ export class Agent {
 		reduce(event: AgentEvent): void {
 			this.agent.#reduce(event);
 		}
-		listenerFailed(message: string): void {
-			this.agent.#listenerFailed(message);
+		listenerFailed(message: string, event?: AgentEvent): void {
+			this.agent.#listenerFailed(message, event);
 		}
 		delivered(event: AgentEvent, delivery: Promise<void>): void {
 			this.agent.#delivered(event, delivery);
@@ -2146,9 +2146,9 @@ export class Agent {
 		}
 	}
 
-	#listenerFailed(message: string): void {
+	#listenerFailed(message: string, event?: AgentEvent): void {
 		this.#state.errorMessage = message;
-		if (this.#run && !this.#disposed) this.#machine?.send({ type: "listener.error", error: message });
+		if (this.#run && !this.#disposed) this.#machine?.send(event ? { type: "listener.error", error: message, during: event.type } : { type: "listener.error", error: message });
 	}
 }
 

@@ -30,7 +30,8 @@ export interface DeliveryHost {
 	/** The state updates of one event, before its listeners (pi's order). */
 	reduce(event: AgentEvent): void;
 	/** A listener threw or rejected, or the state update of an event (`reduce`) threw. */
-	listenerFailed(message: string): void;
+	/** A listener threw or rejected (`event`: the event it was given; none for a step that is no event). */
+	listenerFailed(message: string, event?: AgentEvent): void;
 	/**
 	 * An event that ends something (`agent_end`, `auto_compaction_end`) is being delivered:
 	 * `delivery` settles once it has reached every listener.
@@ -260,7 +261,7 @@ export class ListenerDelivery {
 			if (event.type === "message_update") this.state.streamingMessage = event.message;
 			else this.host.reduce(event);
 		} catch (error) {
-			this.host.listenerFailed(describeError(error));
+			this.host.listenerFailed(describeError(error), event);
 		}
 		return this.#toListeners(event);
 	}
@@ -292,7 +293,7 @@ export class ListenerDelivery {
 			answer = sole(event, signal);
 		} catch (error) {
 			threw = true;
-			this.host.listenerFailed(describeError(error));
+			this.host.listenerFailed(describeError(error), event);
 		}
 		// `await` of a value that is not an object takes one microtask, and so does a `then` on a
 		// settled promise: the same timing, without an async function's suspended frame (about
@@ -344,7 +345,7 @@ export class ListenerDelivery {
 					try {
 						await answer;
 					} catch (error) {
-						this.host.listenerFailed(describeError(error));
+						this.host.listenerFailed(describeError(error), event);
 					}
 				}
 				this.#deliveringTo = undefined;
@@ -359,7 +360,7 @@ export class ListenerDelivery {
 				try {
 					await listener(event, signal);
 				} catch (error) {
-					this.host.listenerFailed(describeError(error));
+					this.host.listenerFailed(describeError(error), event);
 				}
 			}
 		} finally {

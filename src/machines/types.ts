@@ -398,7 +398,7 @@ export type AgentMachineCommand =
 	| { type: "delivered"; barrier: number }
 	/** From here on the run waits for deliveries at its decision points (a listener joined a run that did not). */
 	| { type: "delivery.await" }
-	| { type: "listener.error"; error: string }
+	| { type: "listener.error"; error: string; /** The type of the event the listener was given, when it was one. */ during?: string | undefined }
 	/**
 	 * A person approves a call waiting for approval (by its tool call id), maybe with changed
 	 * arguments. `decidedAt` (ms since the epoch, default: when the machine takes the event) is when

@@ -126,5 +126,8 @@ export function checkScriptedOptions(options: unknown): asserts options is Scrip
 	checkDelay(options["delayMs"], "options.delayMs");
 	checkDelay(options["firstEventDelayMs"], "options.firstEventDelayMs");
 	if (options["model"] !== undefined && !isRecord(options["model"])) throw problem("options.model", "must be an object of model fields", options["model"]);
-	if (options["whenExhausted"] !== undefined) checkScriptedReply(options["whenExhausted"], "options.whenExhausted");
+	const exhausted = options["whenExhausted"];
+	// A reply, not a function: it answers every call after the script's last.
+	if (typeof exhausted === "function") throw problem("options.whenExhausted", "must be a reply ({ content, ... }), not a function (a function in the replies list is called for its call)", exhausted);
+	if (exhausted !== undefined) checkScriptedReply(exhausted, "options.whenExhausted");
 }

@@ -69,6 +69,8 @@ export class EventInvariants {
 	private readonly askedBeforeRestore = new Counts();
 	/** The arguments each waiting call was asked about with: the object, and its JSON then. */
 	private readonly askedArgs = new Map<string, { json: string | undefined }>();
+	/** The tool calls of the run's replies as the model sent them (the transcript's own objects, and their arguments' JSON then). */
+	private sentCalls: { call: { id: string; name: string; arguments: unknown }; json: string | undefined }[] = [];
 	/** The arguments (as JSON) of each call approved in this run: what its tool must run with. */
 	private readonly approvedArgs = new Map<string, string | undefined>();
 	/** The reason of the compaction started and not yet ended. */
@@ -126,9 +128,12 @@ export class EventInvariants {
 				this.askedBeforeRestore.clear();
 				this.askedArgs.clear();
 				this.approvedArgs.clear();
+				this.sentCalls = [];
 				this.streamingCalls = new Counts();
 				break;
 			case "agent_end":
+				this.checkSentCalls(event);
+				this.sentCalls = [];
 				if (!this.inRun) this.fail("run-nesting", "agent_end outside a run", event);
 				if (this.inTurn) this.fail("run-nesting", "agent_end inside a turn", event);
 				if (this.openMessage) this.fail("message-nesting", `agent_end with open message ${this.openMessage}`, event);
@@ -144,6 +149,7 @@ export class EventInvariants {
 				this.inTurn = true;
 				break;
 			case "turn_end":
+				this.checkSentCalls(event);
 				if (!this.inTurn) this.fail("run-nesting", "turn_end outside a turn", event);
 				if (this.openMessage) this.fail("message-nesting", `turn_end with open message ${this.openMessage}`, event);
 				if (this.openTools.size) this.fail("tool-execution", `turn_end with open tools ${this.openTools.keys()}`, event);
@@ -181,6 +187,7 @@ export class EventInvariants {
 				if (this.awaitingApproval.get(event.toolCallId) > 0) this.fail("approval", `tool ${event.toolCallId} ended while its approval was still requested`, event);
 				this.openTools.add(event.toolCallId, -1);
 				this.endedTools.add(event.toolCallId);
+				this.checkSentCalls(event);
 				break;
 			case "approval_requested":
 				// Asked again after a restore: the question the listeners heard before it, not a second one.
@@ -226,6 +233,9 @@ export class EventInvariants {
 		if (this.openMessage !== role) this.fail("message-nesting", `message_end(${role}) while ${this.openMessage} is open`, event);
 		this.openMessage = undefined;
 		if (role === "assistant") {
+			for (const block of (event.message as { content?: unknown }).content as { type?: string; id: string; name: string; arguments: unknown }[]) {
+				if (block?.type === "toolCall") this.sentCalls.push({ call: block, json: jsonOf(block.arguments) });
+			}
 			const ids = toolCallIdsOf(event.message);
 			this.streamingCalls = new Counts();
 			for (const id of ids) this.runCalls.add(id);
@@ -239,6 +249,22 @@ export class EventInvariants {
 		else if (this.optionalResults.get(id) > 0) this.optionalResults.add(id, -1);
 		else if (this.runCalls.get(id) > 0) this.fail("tool-answered", `second tool result for ${id}`, event);
 		else this.fail("tool-answered", `tool result ${id} answers no tool call of this run`, event);
+	}
+
+	/**
+	 * The transcript says what the model asked for: a tool call's arguments, as its reply ended,
+	 * still read the same (checked as each tool ends, and at each turn's and the run's end). Ones
+	 * that do not were changed in place by code that was handed the call (`afterToolCall`'s or
+	 * `beforeToolCall`'s `toolCall`, a listener's message): the model's own request then reads as
+	 * something it never asked, in every later request and in the stored session. Reported once a call.
+	 */
+	private checkSentCalls(event: AgentEvent): void {
+		for (const sent of this.sentCalls) {
+			const now = jsonOf(sent.call.arguments);
+			if (now === sent.json) continue;
+			this.fail("transcript", `the arguments of tool call ${sent.call.id} (tool "${sent.call.name}") in the transcript changed after the model sent them: sent ${sent.json}, now ${now}; code of yours was handed the call (afterToolCall's or beforeToolCall's toolCall, a listener's message) and changed it in place (the arguments a call runs with are the args beforeToolCall is handed, a copy; a person's change goes through approve(id, { arguments }))`, event);
+			sent.json = now;
+		}
 	}
 
 	/**

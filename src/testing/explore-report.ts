@@ -86,7 +86,7 @@ export function formatExploreReport(report: ExploreReport): string {
 	}
 	if (report.replanned) lines.push(`  ${report.replanned} path(s) went elsewhere than planned (your code answered otherwise) and were planned again from there`);
 	if (report.leftEarly.length) {
-		lines.push(`  ${report.leftEarly.length} path(s) left before their end:`);
+		lines.push(`  ${report.leftEarly.length} path(s) left before their end (not violations: your code took the agent where the walk's model could not follow, so the rest of each path was not walked):`);
 		for (const left of report.leftEarly.slice(0, 5)) lines.push(`    ${left.reason} — after: ${left.path || "(start)"}`);
 	}
 	lines.push(report.violations.length === 0 ? "  violations: none" : `  violations: ${report.violations.length}`);

@@ -153,6 +153,13 @@ export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}
 	// A stall ends only when something gives up on the stream: the agent's idle timeout, if short enough.
 	const faults = probe.streamIdleTimeoutMs > 0 && probe.streamIdleTimeoutMs < settleTimeoutMs / 2 ? FUZZ_FAULTS : FUZZ_FAULTS.filter((kind) => kind !== "stall");
 	probe.dispose();
+	// A scenario of another agent: its calls name sample calls this one does not have (wrapped
+	// around, they played as other calls than the report's).
+	const calls = options.scenario?.replies.flatMap((reply) => reply.calls) ?? [];
+	const beyond = calls.find((index) => index >= samples.length);
+	if (beyond !== undefined) {
+		throw new TypeError(`agentchart/testing: fuzzAgent's scenario calls sample call ${beyond}, but this agent has ${samples.length} (${samples.map((sample) => sample.name).join(", ") || "no tools"}): a scenario replays on the agent (and calls option) its report was made with`);
+	}
 	const guards = installRunGuards({ strictWarnings: false });
 	if (!fc) {
 		// A scenario given: played once, as the search would have played it.

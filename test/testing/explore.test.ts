@@ -11,6 +11,7 @@ import { createScriptedModel } from "../../src/providers/scripted.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { exploreAgent } from "../../src/testing/explore.js";
 import { CLOSED_WITH_STARTED_CALLS } from "../../src/testing/model/plan.js";
+import { describeDifference } from "../../src/testing/model/projection.js";
 import type { AgentFactory } from "../../src/testing/walk/cast.js";
 import type { AgentTool } from "../../src/types/agent.js";
 
@@ -85,5 +86,18 @@ describe("exploreAgent", () => {
 			// Seen at the restore, or at the model call the restored agent makes next.
 			expect(lost[0]?.path.slice(-2)).toContain("agentchart.testing.restore");
 		}, 120_000);
+	});
+});
+
+// Found by a probe (2026-12-07): a path left early printed the two projections as they are
+// compared ({"st":"active","v":"{\"running\":…","run":{"ab":false,…}}), keys no user can read.
+describe("where the agent and the walk's model part, as a report says it", () => {
+	it("names each field that differs in words, the agent's reading first", () => {
+		const real = JSON.stringify({ st: "active", v: JSON.stringify({ running: "awaiting-approval" }), s: 0, f: 1, tail: "assistant", wait: false, run: { ab: false, te: false, b: { m: "parallel", c: "1:awaiting-approvals" } } });
+		const model = JSON.stringify({ st: "active", v: JSON.stringify({ running: "turn-ended" }), s: 0, f: 1, tail: "toolResult", wait: false, run: { ab: false, te: true, b: { m: "parallel", c: "1:settled" } } });
+		expect(describeDifference(real, model)).toBe("state running.awaiting-approval, the model's running.turn-ended; last message assistant, the model's toolResult; turn ended false, the model's true; tool calls 1:awaiting-approvals, the model's 1:settled");
+		expect(describeDifference(real, JSON.stringify({ st: "active", v: JSON.stringify("idle"), s: 0, f: 0, tail: "assistant", wait: false }))).toBe(
+			"state running.awaiting-approval, the model's idle; follow-ups queued 1, the model's 0; run in progress, the model's none",
+		);
 	});
 });

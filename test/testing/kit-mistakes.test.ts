@@ -189,6 +189,23 @@ describe("fuzzAgent refuses a given scenario that would play without what it say
 	});
 });
 
+// Found by a probe (2026-12-07): calls: [5] on an agent with one sample call played as call 0
+// (wrapped around) and reported "no violation".
+describe("fuzzAgent refuses a given scenario whose calls this agent does not have", () => {
+	it("names the call and the agent's sample calls", async () => {
+		const given = { replies: [{ calls: [5] }], tools: [{ latencyMs: 0, fails: false }], commands: [] };
+		const thrown = await thrownBy(() => fuzzAgent(factory(() => ({ initialState: { model, tools: [lookup()] } })), { scenario: given, ...quiet }));
+		expect(thrown).toBeInstanceOf(TypeError);
+		expect(thrown?.message).toMatch(/^agentchart\/testing: fuzzAgent's scenario calls sample call 5, but this agent has 1 \(lookup_order\): a scenario replays on the agent \(and calls option\) its report was made with$/);
+	});
+});
+
+describe("createScriptedModel's whenExhausted", () => {
+	it("refuses a function with a message that does not say a function is taken", () => {
+		expect(() => createScriptedModel([], { whenExhausted: (() => ({ content: "x" })) as never })).toThrow(/^createScriptedModel: options\.whenExhausted must be a reply \(\{ content, \.\.\. \}\), not a function/);
+	});
+});
+
 describe("a factory that returns a Promise is refused with what to write instead", () => {
 	const asynchronous = (async (kit: AgentKit) => new Agent(kit.options({ initialState: { model, tools: [lookup()] } }))) as unknown as AgentFactory;
 	const expected = /^agentchart\/testing: your factory asynchronous returned a Promise \(is it an async function\?\): it must return the Agent itself, synchronously/;

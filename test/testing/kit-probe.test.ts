@@ -92,7 +92,7 @@ describe("a slow listener of yours is not blamed on the engine at a restore", ()
 		}));
 		const report = await exploreAgent(slowThrows, { shrink: false, settleTimeoutMs: 2_000 });
 		expect(report.coverage.restores.taken.length, report.format()).toBeGreaterThan(0);
-		expect(report.format()).toContain("[listener-threw] a listener threw: slow listener bug");
+		expect(report.format()).toContain("[listener-threw] a listener threw at tool_execution_end: slow listener bug");
 		expect(
 			report.violations.filter((found) => found.rule !== "listener-threw"),
 			report.format(),
@@ -112,7 +112,7 @@ describe("fuzzAgent hears your listener and hooks throw, as exploreAgent does", 
 		}));
 		const report = await fuzzAgent(throwsOnToolEnd, { runs: 30, seed: 7, ...quiet });
 		expect(report.ok).toBe(false);
-		expect(report.format()).toContain("[listener-threw] a listener threw: listener bug");
+		expect(report.format()).toContain("[listener-threw] a listener threw at tool_execution_end: listener bug");
 	}, 120_000);
 
 	it("a listener subscribed by the factory that rejects", async () => {
@@ -125,9 +125,9 @@ describe("fuzzAgent hears your listener and hooks throw, as exploreAgent does", 
 			return agent;
 		};
 		const explored = await exploreAgent(rejects, { restores: false });
-		expect(explored.format()).toContain("[listener-threw] a listener threw: async listener bug");
+		expect(explored.format()).toContain("[listener-threw] a listener threw at tool_execution_end: async listener bug");
 		const report = await fuzzAgent(rejects, { runs: 30, seed: 7, ...quiet });
-		expect(report.format()).toContain("[listener-threw] a listener threw: async listener bug");
+		expect(report.format()).toContain("[listener-threw] a listener threw at tool_execution_end: async listener bug");
 	}, 120_000);
 
 	it("a transformContext that throws, and a convertToLlm that throws", async () => {

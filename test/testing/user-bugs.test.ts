@@ -275,3 +275,36 @@ describe("a tool that throws on some input", () => {
 		expect(explored.violations, explored.format()).toEqual([]);
 	}, 120_000);
 });
+
+// Found by a probe (2026-12-07): an afterToolCall that changed the tool call it was handed made the
+// transcript say the model asked for something it never did (every later request and the stored
+// session read {"id":"MUT2"}), and neither recordAgent's check nor checkAgentInvariants said so.
+describe("code that changes the model's tool call in place", () => {
+	it("is reported by recordAgent's check, naming the call and both readings", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("lookup_order", { id: "A-17" }, "c1")] }, { content: "done" }]);
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [lookup()] },
+			streamFn: scripted.streamFn,
+			afterToolCall: async ({ toolCall: call }) => {
+				(call.arguments as { id: string }).id = "MUT2";
+				return undefined;
+			},
+		});
+		const recording = recordAgent(agent);
+		await agent.prompt("Where is A-17?");
+		recording.stop();
+		const found = recording.check().filter((each) => each.rule === "transcript");
+		expect(found.map((each) => each.message)).toEqual([
+			'tool_execution_end: the arguments of tool call c1 (tool "lookup_order") in the transcript changed after the model sent them: sent {"id":"A-17"}, now {"id":"MUT2"}; code of yours was handed the call (afterToolCall\'s or beforeToolCall\'s toolCall, a listener\'s message) and changed it in place (the arguments a call runs with are the args beforeToolCall is handed, a copy; a person\'s change goes through approve(id, { arguments }))',
+		]);
+	});
+
+	it("an agent that changes nothing in place is not reported", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("lookup_order", { id: "A-17" }, "c1")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [lookup()] }, streamFn: scripted.streamFn, afterToolCall: async () => undefined });
+		const recording = recordAgent(agent);
+		await agent.prompt("Where is A-17?");
+		recording.stop();
+		expect(recording.check()).toEqual([]);
+	});
+});

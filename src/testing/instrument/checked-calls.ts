@@ -267,10 +267,10 @@ export function afterToolCallAnswer(answer: unknown): string | undefined {
  * describes it), by the walk (which hears the agent's `listener.error`) and by the fuzzer alike.
  *
  * @example
- * report(listenerThrew("listener bug")); // [listener-threw] a listener threw: listener bug
+ * report(listenerThrew("listener bug", "tool_execution_end")); // [listener-threw] a listener threw at tool_execution_end: listener bug
  */
-export function listenerThrew(message: string): AgentViolation {
-	return violation("listener-threw", `a listener threw: ${message}`);
+export function listenerThrew(message: string, during?: string): AgentViolation {
+	return violation("listener-threw", `a listener threw${during ? ` at ${during}` : ""}: ${message}`);
 }
 
 /**
@@ -288,7 +288,7 @@ export function watchMachine(agent: Agent, report: (found: AgentViolation) => vo
 	const send = actor.send.bind(actor) as (event: AgentMachineEvent) => void;
 	(actor as { send: (event: AgentMachineEvent) => void }).send = (event: AgentMachineEvent) => {
 		if (options.hold?.(event)) return;
-		if (event.type === "listener.error" && event.error !== options.ignore) report(listenerThrew(event.error));
+		if (event.type === "listener.error" && event.error !== options.ignore) report(listenerThrew(event.error, event.during));
 		send(event);
 	};
 	return send;

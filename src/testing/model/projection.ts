@@ -95,6 +95,82 @@ export function project(config: ModelConfig, snapshot: AnyMachineSnapshot, trans
 	});
 }
 
+/** What each field of a projection is, in words (see {@link project}). */
+const FIELD_NAMES: Readonly<Record<string, string>> = {
+	st: "status",
+	v: "state",
+	s: "steering messages queued",
+	f: "follow-ups queued",
+	tail: "last message",
+	wait: "waiting for listeners",
+	big: "context over the compaction threshold",
+	run: "run",
+	"run.ab": "run aborted",
+	"run.p": "a reply streaming",
+	"run.a": "the reply",
+	"run.te": "turn ended",
+	"run.cr": "compacting for",
+	"run.or": "overflow retried",
+	"run.ct": "compacted this turn",
+	"run.ol": "output-limit retries",
+	"run.q": "queues polled",
+	"run.b": "tool batch",
+	"run.b.m": "tool batch mode",
+	"run.b.t": "tool batch cut off",
+	"run.b.c": "tool calls",
+};
+
+/**
+ * Where the agent and the walk's model of it part, in words: each field of the two projections
+ * that differs, the agent's reading first (`state running.awaiting-approval, the model's
+ * running.turn-ended`). A report says this rather than the projections' own short keys.
+ *
+ * @example
+ * describeDifference(project(config, realSnapshot), step.toKey); // "last message assistant, the model's toolResult"
+ */
+export function describeDifference(real: string, model: string): string {
+	const differences: string[] = [];
+	const walk = (a: unknown, b: unknown, path: string) => {
+		const objects = typeof a === "object" && a !== null && typeof b === "object" && b !== null;
+		if (objects) {
+			for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) walk((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
+			return;
+		}
+		if (JSON.stringify(a) === JSON.stringify(b)) return;
+		const shown = (value: unknown) => {
+			if (value === undefined || value === null) return "none";
+			if (typeof value === "object") return "in progress";
+			if (typeof value === "string") return path === "v" ? readableState(value) : value || "none";
+			return String(value);
+		};
+		differences.push(`${FIELD_NAMES[path] ?? path} ${shown(a)}, the model's ${shown(b)}`);
+	};
+	try {
+		walk(JSON.parse(real), JSON.parse(model), "");
+	} catch {
+		return `the agent ${real}, the model ${model}`;
+	}
+	return differences.join("; ") || "no field differs";
+}
+
+/** A state value as a path: `{"running":"awaiting-approval"}` → `running.awaiting-approval`. */
+function readableState(value: string): string {
+	try {
+		let state: unknown = JSON.parse(value);
+		const parts: string[] = [];
+		while (typeof state === "object" && state !== null) {
+			const [key, inner] = Object.entries(state)[0] ?? [];
+			if (key === undefined) break;
+			parts.push(key);
+			state = inner;
+		}
+		if (typeof state === "string") parts.push(state);
+		return parts.join(".");
+	} catch {
+		return value;
+	}
+}
+
 /** A short, distinct label of an abstract event (payload kinds, not payload objects). */
 export function eventLabel(config: ModelConfig, event: AgentMachineEvent): string {
 	switch (event.type) {
