@@ -90,6 +90,35 @@ describe.skipIf(!chromiumAvailable)("the chart in a browser at 1280×800", { tim
 			expect((await camera(page)).scale).toBeCloseTo(beforeKey / 1.25, 5);
 			await page.keyboard.press("1");
 			expect((await camera(page)).scale).toBe(1);
+			// Found by a probe (2026-12-07): the zoom keys did nothing until the chart had focus, as
+			// the docs' key table says only the arrows need. From the page, away from the chart:
+			await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+			await page.keyboard.press("+");
+			expect((await camera(page)).scale).toBeCloseTo(1.25, 5);
+			await page.keyboard.press("1");
+			expect((await camera(page)).scale).toBe(1);
+			// Typed into a field, they are text.
+			await page.focus("#log-search");
+			await page.keyboard.press("+");
+			expect((await camera(page)).scale).toBe(1);
+			expect(errors).toEqual([]);
+		});
+	});
+
+	// Found by a probe (2026-12-07): at 800 px the page laid out 900 px wide under overflow: hidden,
+	// and the live badge, the pause-on select and the log's filters could not be reached.
+	it("fits a window 800 px wide: nothing is laid out beyond it", async () => {
+		await withCleanup(async (defer) => {
+			const server = await startVisualizerServer({ inspector: createAgentInspector() });
+			defer(() => server.close());
+			const { page, errors } = await openPage(browser(), server.url);
+			defer(() => page.close());
+			await page.setViewportSize({ width: 800, height: 600 });
+			const overflow = await page.evaluate(() => {
+				const beyond = [...document.querySelectorAll<HTMLElement>("#status, #replay-pause-on, #log-filters, #replay-speed")].filter((element) => element.getBoundingClientRect().right > window.innerWidth + 0.5).map((element) => element.id);
+				return { width: document.documentElement.scrollWidth, beyond };
+			});
+			expect(overflow).toEqual({ width: 800, beyond: [] });
 			expect(errors).toEqual([]);
 		});
 	});

@@ -10,6 +10,9 @@ import { ChartView } from "./chart-view.js";
 import { svg } from "./dom.js";
 import { iconButton } from "./icons.js";
 
+/** The keys that zoom or fit the chart (see ChartCamera.handleKey). */
+const ZOOM_KEYS: ReadonlySet<string> = new Set(["+", "=", "-", "_", "1", "0", "f"]);
+
 /** The pane's elements in index.html. */
 export interface ChartPaneElements {
 	viewport: HTMLElement;
@@ -77,6 +80,14 @@ export class ChartPane {
 		elements.openAll.title = "Open every closed state";
 		elements.viewport.addEventListener("keydown", (event) => {
 			if (this.camera.handleKey(event)) event.preventDefault();
+		});
+		// The zoom keys work from anywhere on the page, as the player's do; the arrows pan only a
+		// chart that has focus (elsewhere they scroll the conversation and the log).
+		document.addEventListener("keydown", (event) => {
+			const target = event.target as HTMLElement;
+			if (event.ctrlKey || event.metaKey || event.altKey || elements.viewport.contains(target)) return;
+			if (target.closest("input, select, textarea, button, [role=button], details > summary")) return;
+			if (ZOOM_KEYS.has(event.key) && this.camera.handleKey(event)) event.preventDefault();
 		});
 		this.showCamera(this.camera.state);
 	}
