@@ -68,6 +68,15 @@ export function signatureOf(found: AgentViolation): string {
 	return `${found.rule}|${found.message.replace(/\b[a-z_]*\d[\w#]*\b/gi, "#")}`;
 }
 
+/**
+ * Why a transition outside the model was taken, where the walk knows: the steps of a hook the
+ * model does not walk (it lets your hook answer as it does, and plans nothing while it runs).
+ */
+function outsideBecause(key: string): string {
+	if (key.includes("--tool.returned#")) return " (your afterToolCall was asked: the walk lets it answer as your code does, and plans no step while it runs)";
+	return "";
+}
+
 const percent = (part: number, whole: number) => (whole === 0 ? "100" : ((100 * part) / whole).toFixed(1));
 
 /** The report as text (see docs/test-your-agent.md). */
@@ -78,7 +87,7 @@ export function formatExploreReport(report: ExploreReport): string {
 		`  model: ${report.model.states} states, ${report.model.edges} edges; ran ${report.paths} paths (${report.steps} steps) in ${(report.durationMs / 1000).toFixed(1)} s`,
 		`  coverage: ${coverage.taken.length}/${coverage.possible.length} transitions this configuration can take were taken (${percent(coverage.taken.length, coverage.possible.length)} %)`,
 		...coverage.missed.map((key) => `    not taken: ${key}`),
-		...coverage.outside.map((key) => `    taken outside the model: ${key}`),
+		...coverage.outside.map((key) => `    taken outside the model: ${key}${outsideBecause(key)}`),
 	];
 	const { restores } = coverage;
 	if (restores.taken.length > 0) {

@@ -12,6 +12,7 @@ import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { exploreAgent } from "../../src/testing/explore.js";
 import { CLOSED_WITH_STARTED_CALLS } from "../../src/testing/model/plan.js";
 import { describeDifference } from "../../src/testing/model/projection.js";
+import { type ExploreReport, formatExploreReport } from "../../src/testing/explore-report.js";
 import type { AgentFactory } from "../../src/testing/walk/cast.js";
 import type { AgentTool } from "../../src/types/agent.js";
 
@@ -99,5 +100,30 @@ describe("where the agent and the walk's model part, as a report says it", () =>
 		expect(describeDifference(real, JSON.stringify({ st: "active", v: JSON.stringify("idle"), s: 0, f: 0, tail: "assistant", wait: false }))).toBe(
 			"state running.awaiting-approval, the model's idle; follow-ups queued 1, the model's 0; run in progress, the model's none",
 		);
+	});
+});
+
+// Found by a probe (2026-12-07): every agent with an afterToolCall got "taken outside the model:
+// agent.running --tool.returned#0[isRunningCall]--> (self)", which the docs read as your code
+// doing something unusual; it is the walk not stepping through that hook.
+describe("a transition outside the model that the walk knows the reason for", () => {
+	it("says why: an afterToolCall is not walked step by step", () => {
+		const key = "agent.running --tool.returned#0[isRunningCall]--> (self)";
+		const report: ExploreReport = {
+			ok: true,
+			configuration: "parallel tool execution, afterToolCall",
+			paths: 1,
+			steps: 1,
+			durationMs: 1,
+			model: { states: 1, edges: 1 },
+			coverage: { possible: [], taken: [], missed: [], outside: [key, "agent.running --abort#0--> agent.running.tool-draining"], restores: { possible: [], taken: [], missed: [] } },
+			replanned: 0,
+			leftEarly: [],
+			violations: [],
+			format: () => "",
+		};
+		const lines = formatExploreReport(report).split("\n");
+		expect(lines).toContain(`    taken outside the model: ${key} (your afterToolCall was asked: the walk lets it answer as your code does, and plans no step while it runs)`);
+		expect(lines).toContain("    taken outside the model: agent.running --abort#0--> agent.running.tool-draining");
 	});
 });
