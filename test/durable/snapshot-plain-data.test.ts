@@ -98,7 +98,7 @@ describe("the bare machine's persisted settings", () => {
 			{ outputLimitRecovery: { maxAttempts: 3, onGiveUp: () => undefined, note: undefined, brand: Symbol("brand") } },
 			{ outputLimitRecovery: { maxAttempts: 3 } },
 		],
-		["a number that is not finite is null, in a nested setting too", { toolTimeoutMs: Number.POSITIVE_INFINITY, compaction: { reserveTokens: Number.POSITIVE_INFINITY } }, { toolTimeoutMs: null, compaction: { reserveTokens: null } }],
+		["a number that is not finite is null, in a nested setting too", { toolTimeoutMs: Number.POSITIVE_INFINITY, rateLimits: { perMinute: Number.POSITIVE_INFINITY } }, { toolTimeoutMs: null, rateLimits: { perMinute: null } }],
 		["an object inside a nested setting is as JSON has it (a Date, its ISO text)", { streamOptions: { metadata: { since: new Date(0) } } }, { streamOptions: { metadata: { since: "1970-01-01T00:00:00.000Z" } } }],
 		["a setting with a toJSON of its own is what its toJSON gives (a key it leaves out is not stored)", { streamOptions: new Credentials("sk-secret", 100) }, { streamOptions: { maxTokens: 100 } }],
 		["a list stays a list", { allowedHosts: ["example.com", "example.org"] }, { allowedHosts: ["example.com", "example.org"] }],
