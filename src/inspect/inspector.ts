@@ -290,6 +290,9 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		for (const record of batch) {
 			history.push(record);
 			live.note(record);
+			// An attached actor that ended (a disposed agent) is let go: held, it kept its whole
+			// transcript alive in a long-lived inspector until the program detached it.
+			if (record.type === "@xstate.snapshot" && record.snapshot.status !== "active") attachedBySession.get(record.sessionId)?.();
 		}
 		forgetDetached();
 		for (const listener of listeners) {
@@ -414,6 +417,8 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 	// Each actor attached, with how many attachments hold it: attached again (attachVisualizer given
 	// an inspector the program attached already, for a recording), it is inspected once, not twice.
 	const attachments = new Map<InspectableActorRef, { holders: number; end: () => void }>();
+	// The same, by session id, as the way to let an actor go once its records say it ended.
+	const attachedBySession = new Map<string, () => void>();
 
 	return {
 		inspect,
@@ -423,8 +428,16 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			}
 			let attachment = attachments.get(actor);
 			if (!attachment) {
-				attachment = { holders: 0, end: start(actor) };
-				attachments.set(actor, attachment);
+				const made = { holders: 0, end: start(actor) };
+				const sessionId = actor.sessionId;
+				attachments.set(actor, made);
+				attachedBySession.set(sessionId, () => {
+					if (attachments.get(actor) !== made) return;
+					attachments.delete(actor);
+					attachedBySession.delete(sessionId);
+					made.end();
+				});
+				attachment = made;
 			}
 			attachment.holders++;
 			const held = attachment;
@@ -432,8 +445,9 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			return () => {
 				if (!holding) return;
 				holding = false;
-				if (--held.holders > 0) return;
+				if (--held.holders > 0 || attachments.get(actor) !== held) return;
 				attachments.delete(actor);
+				attachedBySession.delete(actor.sessionId);
 				held.end();
 			};
 		},

@@ -18,6 +18,7 @@ import { RingBuffer } from "../../src/inspect/ring-buffer.js";
 import { forwardToStately, readRecording, recordToNdjson } from "../../src/inspect/sinks.js";
 import { toStatechartGraph } from "../../src/inspect/statechart-graph.js";
 import { useTempDirs } from "../temp-dirs.js";
+import { collectGarbage } from "../collect-garbage.js";
 
 const tempDir = useTempDirs("agentchart-inspector-");
 const params = Type.Object({});
@@ -388,6 +389,28 @@ describe("the agent inspector", () => {
 		const kept = batch.filter((record) => record.type !== "@agentchart.dropped").length;
 		expect(inspector.stats.dropped).toBe(inspector.stats.seen - kept);
 		actor.stop();
+	});
+
+	// Found by a probe (2026-12-07): a long-lived inspector (a gateway's visualizer) held every agent
+	// it was attached to until the program detached it, disposed or not: 215 KB an agent with a
+	// 100 KB reply, in a straight line.
+	it("lets a disposed agent go without a detach: it and its actor can be collected", async () => {
+		const inspector = createAgentInspector();
+		const refs: WeakRef<object>[] = [];
+		// In a function of its own: the test's frame holds nothing of the agent.
+		const disposedAfterARun = async () => {
+			const scripted = createScriptedModel([{ content: "x".repeat(100_000) }]);
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+			inspector.attach(agent.actor);
+			await agent.prompt("go");
+			agent.dispose();
+			refs.push(new WeakRef(agent), new WeakRef(agent.actor));
+		};
+		for (let i = 0; i < 3; i++) await disposedAfterARun();
+		await new Promise((resolve) => setTimeout(resolve, 10));
+		for (const ref of refs) expect(await collectGarbage(ref)).toBe(true);
+		// What it recorded stays, in its bounded history.
+		expect(inspector.history().filter((record) => record.type === "@xstate.actor" && record.name === "agent")).toHaveLength(3);
 	});
 
 	it("records to NDJSON and reads the recording back", async () => {
