@@ -1541,10 +1541,11 @@ export class Agent {
 			}
 			run.endMachine();
 		};
+		// Not unref'd: the timer lives only while a listener holds the run's last events (it is
+		// cleared once they are delivered), and without it a program awaiting the run's prompt()
+		// ended with code 13 (an unsettled top-level await) before the grace settled it.
 		const arm = () => {
 			timer = setTimeout(giveUpUnlessMoving, grace);
-			// Tearing down must not keep the process alive for the grace.
-			timer.unref?.();
 		};
 		arm();
 		void run.machineDone.then(() => clearTimeout(timer));

@@ -2,6 +2,8 @@
  * Where pi 0.73.1 is wrong, agentchart follows the fixed behaviour (issue 2, fixes 1–9;
  * pi tests N6, N17, N18, N21, N22, B2, B6–B8, Q3) and adds dispose().
  */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { AssistantMessageEventStream } from "../../src/providers/event-stream.js";
@@ -677,6 +679,17 @@ describe("dispose()", () => {
 			expect(agent.state.isStreaming).toBe(!grace);
 		});
 	}
+
+	// Found by a probe (2026-12-07): the grace's timer was unref'd, so a program with nothing else
+	// alive ended with code 13 (an unsettled top-level await) instead of settling its prompt().
+	it("a program awaiting the disposed run's prompt() ends with 0 once the grace settles it, with nothing else keeping it alive", () => {
+		const program = fileURLToPath(new URL("./fixtures/dispose-hung-listener.ts", import.meta.url));
+		const child = spawnSync(process.execPath, ["--import", "tsx", program], { encoding: "utf8", timeout: 30_000 });
+		expect(child.signal, "the program did not end").toBeNull();
+		expect(child.status, child.stderr).toBe(0);
+		const { settledAfterMs } = JSON.parse(child.stdout) as { settledAfterMs: number };
+		expect(settledAfterMs).toBeGreaterThanOrEqual(190);
+	});
 
 	it("on a loaded machine (the process stalled past toolAbortGraceMs), a disposed run still settles only once its last events reached a listener that keeps taking them", async () => {
 		// The grace timer is wall-clock time: a stall longer than it (a busy machine) made it fire
