@@ -92,19 +92,24 @@ describe("agent.actor with a setting no run can use", () => {
 });
 
 describe("a snapshot edited by hand", () => {
+	/** An agent restored from a snapshot taken while `send` waited for approval, its stored arguments edited to `args`; `seen` gets what the tool runs with. */
+	async function restoredWithArguments(args: unknown): Promise<{ restored: Agent; seen: unknown[] }> {
+		const seen: unknown[] = [];
+		const send = makeTool("send", async (_id, given) => (seen.push(given), ok("sent")), { needsApproval: true, parameters: toSchema });
+		const scripted = createScriptedModel([{ content: [toolCall("send", { to: "bob" }, "a")] }, { content: "done" }]);
+		const first = new Agent({ initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn });
+		const run = first.prompt("go");
+		await until(() => first.pendingApprovals.length === 1, "the approval");
+		const snapshot = JSON.parse(JSON.stringify(first.snapshot()));
+		first.abort();
+		await run;
+		snapshot.machine.context.run.batch.calls[0].args = args;
+		return { restored: Agent.restore(snapshot, { initialState: { tools: [send] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn }), seen };
+	}
+
 	for (const edited of ["oops", { to: { nested: true } }, {}] as const) {
 		it(`a waiting call whose stored arguments are ${JSON.stringify(edited)} never runs with them`, async () => {
-			const seen: unknown[] = [];
-			const send = makeTool("send", async (_id, args) => (seen.push(args), ok("sent")), { needsApproval: true, parameters: toSchema });
-			const scripted = createScriptedModel([{ content: [toolCall("send", { to: "bob" }, "a")] }, { content: "done" }]);
-			const first = new Agent({ initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn });
-			const run = first.prompt("go");
-			await until(() => first.pendingApprovals.length === 1, "the approval");
-			const snapshot = JSON.parse(JSON.stringify(first.snapshot()));
-			first.abort();
-			await run;
-			snapshot.machine.context.run.batch.calls[0].args = edited;
-			const restored = Agent.restore(snapshot, { initialState: { tools: [send] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn });
+			const { restored, seen } = await restoredWithArguments(edited);
 			expect(restored.pendingApprovals[0]?.argsProblem).toMatch(/Validation failed for tool "send"/);
 			expect(() => restored.approve("a")).toThrow(/does not accept its stored arguments \(the tool changed since the call was asked, or the snapshot was edited\)/);
 			await restored.approve("a", { arguments: { to: "carol" } });
@@ -114,17 +119,7 @@ describe("a snapshot edited by hand", () => {
 	}
 
 	it("stored arguments the schema coerces are coerced, as a model's are", async () => {
-		const seen: unknown[] = [];
-		const send = makeTool("send", async (_id, args) => (seen.push(args), ok("sent")), { needsApproval: true, parameters: toSchema });
-		const scripted = createScriptedModel([{ content: [toolCall("send", { to: "bob" }, "a")] }, { content: "done" }]);
-		const first = new Agent({ initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn });
-		const run = first.prompt("go");
-		await until(() => first.pendingApprovals.length === 1, "the approval");
-		const snapshot = JSON.parse(JSON.stringify(first.snapshot()));
-		first.abort();
-		await run;
-		snapshot.machine.context.run.batch.calls[0].args = { to: 42 };
-		const restored = Agent.restore(snapshot, { initialState: { tools: [send] }, streamFn: createScriptedModel([{ content: "done" }]).streamFn });
+		const { restored, seen } = await restoredWithArguments({ to: 42 });
 		await restored.approve("a");
 		await restored.waitForIdle();
 		expect(seen).toEqual([{ to: "42" }]);
