@@ -387,10 +387,10 @@ describe("compaction actor", () => {
 		const agent = new Agent({
 			initialState: { model: scripted.model, messages: transcript(["user", long("u1")], ["assistant", long("a1")], ["user", "u2"]) },
 			streamFn: scripted.streamFn,
-			compaction: { enabled: true, keepRecentTokens: 1, reserveTokens: 1000 },
+			compaction: { enabled: true, keepRecentTokens: 1, reserveTokens: 2000 },
 		});
 		await agent.compact();
-		expect(scripted.callOptions[0]?.maxTokens).toBe(800);
+		expect(scripted.callOptions[0]?.maxTokens).toBe(1600);
 	});
 
 	it("abort() reaches a custom summarize through its signal", async () => {

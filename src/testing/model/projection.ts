@@ -96,29 +96,29 @@ export function project(config: ModelConfig, snapshot: AnyMachineSnapshot, trans
 }
 
 /** What each field of a projection is, in words (see {@link project}). */
-const FIELD_NAMES: Readonly<Record<string, string>> = {
-	st: "status",
-	v: "state",
-	s: "steering messages queued",
-	f: "follow-ups queued",
-	tail: "last message",
-	wait: "waiting for listeners",
-	big: "context over the compaction threshold",
-	run: "run",
-	"run.ab": "run aborted",
-	"run.p": "a reply streaming",
-	"run.a": "the reply",
-	"run.te": "turn ended",
-	"run.cr": "compacting for",
-	"run.or": "overflow retried",
-	"run.ct": "compacted this turn",
-	"run.ol": "output-limit retries",
-	"run.q": "queues polled",
-	"run.b": "tool batch",
-	"run.b.m": "tool batch mode",
-	"run.b.t": "tool batch cut off",
-	"run.b.c": "tool calls",
-};
+const FIELD_NAMES: ReadonlyMap<string, string> = new Map([
+	["st", "status"],
+	["v", "state"],
+	["s", "steering messages queued"],
+	["f", "follow-ups queued"],
+	["tail", "last message"],
+	["wait", "waiting for listeners"],
+	["big", "context over the compaction threshold"],
+	["run", "run"],
+	["run.ab", "run aborted"],
+	["run.p", "a reply streaming"],
+	["run.a", "the reply"],
+	["run.te", "turn ended"],
+	["run.cr", "compacting for"],
+	["run.or", "overflow retried"],
+	["run.ct", "compacted this turn"],
+	["run.ol", "output-limit retries"],
+	["run.q", "queues polled"],
+	["run.b", "tool batch"],
+	["run.b.m", "tool batch mode"],
+	["run.b.t", "tool batch cut off"],
+	["run.b.c", "tool calls"],
+]);
 
 /**
  * Where the agent and the walk's model of it part, in words: each field of the two projections
@@ -143,7 +143,7 @@ export function describeDifference(real: string, model: string): string {
 			if (typeof value === "string") return path === "v" ? readableState(value) : value || "none";
 			return String(value);
 		};
-		differences.push(`${FIELD_NAMES[path] ?? path} ${shown(a)}, the model's ${shown(b)}`);
+		differences.push(`${FIELD_NAMES.get(path) ?? path} ${shown(a)}, the model's ${shown(b)}`);
 	};
 	try {
 		walk(JSON.parse(real), JSON.parse(model), "");
