@@ -182,6 +182,13 @@ function numberTurns(batch: readonly InspectionRecord[]): void {
 	}
 }
 
+/** An actor attached: what ends its inspection, and how many attachments hold it. */
+interface Attachment {
+	actor: InspectableActorRef;
+	holders: number;
+	end: () => void;
+}
+
 /** Creation events of actors a burst pushed out, kept at most until the next flush. */
 const MAX_EVICTED_ACTORS = 1000;
 
@@ -292,7 +299,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			live.note(record);
 			// An attached actor that ended (a disposed agent) is let go: held, it kept its whole
 			// transcript alive in a long-lived inspector until the program detached it.
-			if (record.type === "@xstate.snapshot" && record.snapshot.status !== "active") attachedBySession.get(record.sessionId)?.();
+			if (record.type === "@xstate.snapshot" && record.snapshot.status !== "active") release(attachments.get(record.sessionId));
 		}
 		forgetDetached();
 		for (const listener of listeners) {
@@ -414,11 +421,15 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 		};
 	};
 
-	// Each actor attached, with how many attachments hold it: attached again (attachVisualizer given
-	// an inspector the program attached already, for a recording), it is inspected once, not twice.
-	const attachments = new Map<InspectableActorRef, { holders: number; end: () => void }>();
-	// The same, by session id, as the way to let an actor go once its records say it ended.
-	const attachedBySession = new Map<string, () => void>();
+	// Each actor attached (by its session id, unique in the process, which its records carry), with
+	// how many attachments hold it: attached again (attachVisualizer given an inspector the program
+	// attached already, for a recording), it is inspected once, not twice.
+	const attachments = new Map<string, Attachment>();
+	const release = (attachment: Attachment | undefined): void => {
+		if (!attachment || attachments.get(attachment.actor.sessionId) !== attachment) return;
+		attachments.delete(attachment.actor.sessionId);
+		attachment.end();
+	};
 
 	return {
 		inspect,
@@ -426,18 +437,10 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			if (typeof actor !== "object" || actor === null || typeof (actor as { system?: { inspect?: unknown } }).system?.inspect !== "function") {
 				throw new TypeError(`inspector.attach(actor): expected an XState actor (an Agent's agent.actor, or createActor(...) of a machine), got ${shown(actor)}`);
 			}
-			let attachment = attachments.get(actor);
-			if (!attachment) {
-				const made = { holders: 0, end: start(actor) };
-				const sessionId = actor.sessionId;
-				attachments.set(actor, made);
-				attachedBySession.set(sessionId, () => {
-					if (attachments.get(actor) !== made) return;
-					attachments.delete(actor);
-					attachedBySession.delete(sessionId);
-					made.end();
-				});
-				attachment = made;
+			let attachment = attachments.get(actor.sessionId);
+			if (attachment?.actor !== actor) {
+				attachment = { actor, holders: 0, end: start(actor) };
+				attachments.set(actor.sessionId, attachment);
 			}
 			attachment.holders++;
 			const held = attachment;
@@ -445,10 +448,7 @@ export function createAgentInspector(options: AgentInspectorOptions = {}): Agent
 			return () => {
 				if (!holding) return;
 				holding = false;
-				if (--held.holders > 0 || attachments.get(actor) !== held) return;
-				attachments.delete(actor);
-				attachedBySession.delete(actor.sessionId);
-				held.end();
+				if (--held.holders === 0) release(held);
 			};
 		},
 		subscribe(listener) {

@@ -187,7 +187,8 @@ export class EventInvariants {
 				if (this.awaitingApproval.get(event.toolCallId) > 0) this.fail("approval", `tool ${event.toolCallId} ended while its approval was still requested`, event);
 				this.openTools.add(event.toolCallId, -1);
 				this.endedTools.add(event.toolCallId);
-				this.checkSentCalls(event);
+				// The call that ended (its afterToolCall was just asked): the rest at the turn's end.
+				this.checkSentCalls(event, event.toolCallId);
 				break;
 			case "approval_requested":
 				// Asked again after a restore: the question the listeners heard before it, not a second one.
@@ -253,13 +254,15 @@ export class EventInvariants {
 
 	/**
 	 * The transcript says what the model asked for: a tool call's arguments, as its reply ended,
-	 * still read the same (checked as each tool ends, and at each turn's and the run's end). Ones
+	 * still read the same (a call's as its tool ends; all of the run's at each turn's and the run's
+	 * end, so that checking costs the run's calls once a turn, not once a tool). Ones
 	 * that do not were changed in place by code that was handed the call (`afterToolCall`'s or
 	 * `beforeToolCall`'s `toolCall`, a listener's message): the model's own request then reads as
 	 * something it never asked, in every later request and in the stored session. Reported once a call.
 	 */
-	private checkSentCalls(event: AgentEvent): void {
+	private checkSentCalls(event: AgentEvent, onlyId?: string): void {
 		for (const sent of this.sentCalls) {
+			if (onlyId !== undefined && sent.call.id !== onlyId) continue;
 			const now = jsonOf(sent.call.arguments);
 			if (now === sent.json) continue;
 			this.fail("transcript", `the arguments of tool call ${sent.call.id} (tool "${sent.call.name}") in the transcript changed after the model sent them: sent ${sent.json}, now ${now}; code of yours was handed the call (afterToolCall's or beforeToolCall's toolCall, a listener's message) and changed it in place (the arguments a call runs with are the args beforeToolCall is handed, a copy; a person's change goes through approve(id, { arguments }))`, event);

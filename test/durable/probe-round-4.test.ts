@@ -20,8 +20,8 @@ import { Agent } from "../../src/agent.js";
 import { createFileStore } from "../../src/durable/file-store.js";
 import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
-import type { AnyAgentTool } from "../../src/types/agent.js";
 import { makeTool, ok, sleep } from "../agent/helpers.js";
+import { storedAndLoaded } from "./stored-details.js";
 
 const folders: string[] = [];
 afterEach(async () => {
@@ -50,14 +50,7 @@ describe("the memory store reads back what the file store would", () => {
 	for (const which of ["memory", "file"] as const) {
 		it(`a tool result's details with a function, a symbol, a Date, a Map and NaN load as JSON reads them (${which} store)`, async () => {
 			const store: AgentStore = which === "memory" ? createMemoryStore() : createFileStore(await tempFolder(), { fsync: "never" });
-			const tools: AnyAgentTool[] = [makeTool("lookup", async () => ({ ...ok("found"), details: odd() }))];
-			const scripted = createScriptedModel([{ content: [toolCall("lookup", {}, "c1")] }, { content: "done" }]);
-			const agent = new Agent({ store, sessionId: "s", initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn });
-			await agent.prompt("go");
-			await agent.saved();
-			expect(agent.storeProblems).toEqual([]);
-			const again = await Agent.load({ store, sessionId: "s", initialState: { tools } });
-			const result = again.state.messages.find((message) => message.role === "toolResult");
+			const result = (await storedAndLoaded(store, odd())).find((message) => message.role === "toolResult");
 			expect((result as { details?: unknown }).details).toEqual({ at: "1970-01-01T00:00:00.000Z", map: {}, ratio: null, kept: "yes" });
 		});
 	}

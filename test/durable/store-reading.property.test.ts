@@ -15,12 +15,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { Agent } from "../../src/agent.js";
 import { createFileStore } from "../../src/durable/file-store.js";
-import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
-import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
-import type { AnyAgentTool } from "../../src/types/agent.js";
-import { makeTool, ok } from "../agent/helpers.js";
+import { createMemoryStore } from "../../src/durable/store.js";
+import { storedAndLoaded } from "./stored-details.js";
 
 const PROPERTY_RUNS = Number(process.env["PROPERTY_RUNS"] ?? 25);
 const PROPERTY_SEED = Number(process.env["PROPERTY_SEED"] ?? Date.now() % 2 ** 31);
@@ -60,18 +57,6 @@ const folders: string[] = [];
 afterAll(async () => {
 	for (const folder of folders) await rm(folder, { recursive: true, force: true });
 });
-
-/** The session's transcript as `store` reads it back, after one run whose tool returned `value`. */
-async function storedAndLoaded(store: AgentStore, value: unknown): Promise<unknown[]> {
-	const tools: AnyAgentTool[] = [makeTool("lookup", async () => ({ ...ok("found"), details: value }))];
-	const scripted = createScriptedModel([{ content: [toolCall("lookup", {}, "c1")] }, { content: "done" }]);
-	const agent = new Agent({ store, sessionId: "s", initialState: { model: scripted.model, tools }, streamFn: scripted.streamFn });
-	await agent.prompt("go");
-	await agent.saved();
-	expect(agent.storeProblems).toEqual([]);
-	const again = await Agent.load({ store, sessionId: "s", initialState: { tools } });
-	return again.state.messages.map((message) => ({ ...message, timestamp: 0 }));
-}
 
 describe("the stores read a session back alike", () => {
 	it(
