@@ -5,13 +5,14 @@
 export * from "./types/index.js";
 export { Agent, type AgentOptions, type AgentListener, type ApproveOptions } from "./agent.js";
 // Durable runs: snapshots, the effect journal, stores
-export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, readAgentSnapshot, type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, type PlainRun, type PlainTool } from "./durable/snapshot.js";
+export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, readAgentSnapshot, type AgentSnapshot, type PersistedAgentMachine, type PersistedChildActor, type PlainAgentContext, type PlainRun, type PlainTool } from "./durable/snapshot.js";
 export {
 	interruptedText,
 	modelEffectId,
 	toolEffectId,
 	JournalIndex,
 	type ApprovalDecision,
+	type ApprovalRequest,
 	type CompactionEnd,
 	type CompactionStart,
 	type EffectJournal,
@@ -37,7 +38,8 @@ export {
 	type AgentEventStream,
 	type AgentLoopConfig,
 } from "./loop/agent-loop.js";
-export type { AgentActor, AgentMachineEmittedOf, AgentMachineSnapshot, AgentStateValue } from "./machines/agent-actor.js";
+export type { EventSink } from "./loop/sink-delivery.js";
+export type { AgentActor, AgentMachineEmittedOf, AgentMachineSnapshot, AgentStateValue, ChildActorLike } from "./machines/agent-actor.js";
 export type {
 	ActorInspectionEvent,
 	ActorSystemLike,
@@ -57,16 +59,28 @@ export type {
 	AgentMachineEvent,
 	AgentMachineInput,
 	AgentMachineOutput,
+	AgentMachineOwnEvent,
 	AgentRunState,
 	ApprovalIgnoredEvent,
+	ApprovalWait,
+	CheckpointEvent,
 	CompactionSettings,
 	OutputLimitRecovery,
 	DeliveryBarrierEvent,
+	FinalizedToolResult,
+	QueuePollers,
+	RunContext,
 	RunOverrides,
 	SummarizeRequest,
 	ToolBatch,
 	ToolCallEntry,
+	ToolCallStatus,
+	TranscriptReplacedEvent,
 } from "./machines/types.js";
+export type { DeltaSink, MessageUpdateEvent, StreamActorEvent, StreamProgress } from "./actors/stream-protocol.js";
+export type { ToolBatchEvent } from "./actors/tool-batch-protocol.js";
+export type { ToolOutcome } from "./tools/preflight.js";
+export type { RunAbort, RunAbortView } from "./util/run-abort.js";
 export { defaultConvertToLlm } from "./machines/run-helpers.js";
 export { outputLimitResumeText } from "./machines/actions/run.js";
 export { createDefaultStreamFn, defaultLoopConfig, defaultModel, defaultStreamFn, type PiAiLoader } from "./machines/defaults.js";
@@ -93,7 +107,7 @@ export { anthropicModels, calculateCost, getModel, getModels } from "./providers
 export { getOverflowPatterns, isContextOverflow } from "./providers/overflow.js";
 export { estimateContextTokens, estimateMessageTokens } from "./compaction/estimate.js";
 export { planCompaction, type CompactionPlan } from "./compaction/cut-point.js";
-export { serializeConversation, summarizeWithModel } from "./compaction/summarize.js";
+export { serializeConversation, summarizeWithModel, type ModelSummarizerOptions } from "./compaction/summarize.js";
 export { isCompactionSummary } from "./compaction/is-compaction-summary.js";
 // OpenAI-compatible provider
 export { streamOpenAICompletions } from "./providers/openai-completions.js";
@@ -111,4 +125,4 @@ export {
 } from "./providers/openai-compat.js";
 export type { OpenAICompletionsOptions, OpenAIToolChoice } from "./providers/openai-options.js";
 // pi's proxy stream function
-export { streamProxy, type ProxyAssistantMessageEvent, type ProxyStreamOptions } from "./providers/proxy.js";
+export { streamProxy, type ProxyAssistantMessageEvent, type ProxySerializableStreamOptions, type ProxyStreamOptions } from "./providers/proxy.js";

@@ -12,7 +12,6 @@ import { type AgentRuntime, type PersistedAgentMachine, type PlainAgentContext, 
 import { loopConfig } from "./machines/defaults.js";
 import type { AgentMachineConfig, AgentMachineContext } from "./machines/types.js";
 import type { Agent } from "./agent.js";
-import type { agentLogic } from "./machines/agent-logic.js";
 import { agentMachine } from "./machines/agent-machine.js";
 
 export { agentMachine };
@@ -36,7 +35,12 @@ export function hydrateAgentContext(
 ): AgentMachineContext {
 	return hydrateContext(plain, runtime, makeConfig);
 }
-export { replySubscriberMachine } from "./reply/subscriber-machine.js";
+export { replySubscriberMachine, type SubscriberLifecycleContext, type SubscriberLifecycleEvent } from "./reply/subscriber-machine.js";
+// The chart's child actors' inputs, outputs and commands: what `agentMachine.provide({ actors })` replaces.
+export type { CompactionActorInput, CompactionOutput, RestoredCompactionInput } from "./actors/compaction-protocol.js";
+export type { QueuePollInput, StopCheckInput } from "./actors/loop-hooks-actors.js";
+export type { RestoredStreamInput, StreamActorInput, StreamCallConfig } from "./actors/stream-protocol.js";
+export type { RestoredToolBatchInput, ToolBatchCommand, ToolBatchInput } from "./actors/tool-batch-protocol.js";
 
 /**
  * The actor behind `agent.actor`, with XState's own types: the agent chart (`agentMachine`),
@@ -48,7 +52,7 @@ export { replySubscriberMachine } from "./reply/subscriber-machine.js";
  * const actor: AgentMachineActor = machineActorOf(agent);
  * actor.getSnapshot().matches("idle");
  */
-export type AgentMachineActor = Actor<typeof agentLogic>;
+export type AgentMachineActor = Actor<typeof agentMachine>;
 
 /**
  * An agent's running machine actor (`agent.actor`) with XState's own `Actor` type, for APIs

@@ -9,7 +9,12 @@ import type { StreamFn } from "../types/stream.js";
 export const DEFAULT_RESERVE_TOKENS = 16384;
 export const DEFAULT_KEEP_RECENT_TOKENS = 20000;
 
-/** What the compaction actor needs. */
+/**
+ * What the compaction actor needs.
+ *
+ * @example
+ * const describe = (input: CompactionActorInput) => `${input.messages.length} messages to compact`;
+ */
 export interface CompactionActorInput {
 	messages: AgentMessage[];
 	settings: CompactionSettings;
@@ -26,7 +31,12 @@ export interface CompactionActorInput {
 	idleTimeoutMs?: number | undefined;
 }
 
-/** What a compaction actor's persisted snapshot keeps of its input: enough to say it was interrupted. */
+/**
+ * What a compaction actor's persisted snapshot keeps of its input: enough to say it was interrupted.
+ *
+ * @example
+ * const marker: RestoredCompactionInput = { restored: true };
+ */
 export interface RestoredCompactionInput {
 	restored: true;
 }
@@ -60,7 +70,12 @@ export function isInterruptedByRestart(error: unknown): boolean {
 	return (error as { interruptedByRestart?: unknown } | undefined)?.interruptedByRestart === true;
 }
 
-/** The new transcript and what happened. */
+/**
+ * The new transcript and what happened.
+ *
+ * @example
+ * const kept = (output: CompactionOutput) => output.messages.length;
+ */
 export interface CompactionOutput {
 	messages: AgentMessage[];
 	result: CompactionResult;

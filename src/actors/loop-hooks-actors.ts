@@ -8,7 +8,12 @@ import { assertTranscript } from "../agent-input.js";
 import type { ShouldStopAfterTurn, ShouldStopAfterTurnContext } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 
-/** Input of {@link queuePollActor}. */
+/**
+ * Input of {@link queuePollActor}.
+ *
+ * @example
+ * const input: QueuePollInput = { poll: async () => [], hook: "getSteeringMessages" };
+ */
 export interface QueuePollInput {
 	poll: () => Promise<AgentMessage[]>;
 	/** The hook asked, for the error when its answer is not a list of messages. */
@@ -34,7 +39,12 @@ export function polledMessages(answer: unknown, hook: QueuePollInput["hook"]): A
  */
 export const queuePollActor = fromPromise<AgentMessage[], QueuePollInput>(async ({ input }) => polledMessages(await input.poll(), input.hook));
 
-/** Input of {@link stopCheckActor}. */
+/**
+ * Input of {@link stopCheckActor}.
+ *
+ * @example
+ * const describe = (input: StopCheckInput) => `asked after a turn with ${input.turn.toolResults.length} tool results`;
+ */
 export interface StopCheckInput {
 	check: ShouldStopAfterTurn;
 	turn: ShouldStopAfterTurnContext;

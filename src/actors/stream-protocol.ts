@@ -12,6 +12,9 @@ import type { EffectJournal } from "../durable/journal.js";
  * What the stream actor tells the machine: only what the machine decides on. Every other
  * stream event (the deltas, block starts and ends) goes straight to listeners through
  * `relay`, beside the chart: a transition per token would cost more than the token.
+ *
+ * @example
+ * const ended = (event: StreamActorEvent) => event.type === "stream.done";
  */
 export type StreamActorEvent =
 	/** The reply began: its (live) partial message. */
@@ -34,6 +37,9 @@ export type StreamActorEvent =
 /**
  * What the current call's stream has produced so far, shared with the machine: the machine
  * reads it when it has to close a reply abruptly (dispose), since it sees no deltas itself.
+ *
+ * @example
+ * const progress: StreamProgress = { partial: undefined };
  */
 export interface StreamProgress {
 	partial: AssistantMessage | undefined;
@@ -43,13 +49,26 @@ export interface StreamProgress {
  * Takes a token delta (`message_update`) to its listeners, beside the chart. A consumer that
  * paces the stream returns what `deliveryPending` would return right after (the delivery still
  * in progress, if any), saving the stream a second call per delta.
+ *
+ * @example
+ * const sink: DeltaSink = (event) => console.log(event.assistantMessageEvent.type);
  */
 export type DeltaSink = (event: MessageUpdateEvent) => PromiseLike<void> | undefined | void;
 
-/** A token delta as listeners receive it. */
+/**
+ * A token delta as listeners receive it.
+ *
+ * @example
+ * const onDelta = (event: MessageUpdateEvent) => console.log(event.assistantMessageEvent.type);
+ */
 export type MessageUpdateEvent = Extract<AgentEvent, { type: "message_update" }>;
 
-/** The part of the loop configuration one LLM call uses. */
+/**
+ * The part of the loop configuration one LLM call uses.
+ *
+ * @example
+ * const describe = (config: StreamCallConfig) => `idle timeout ${config.streamIdleTimeoutMs} ms`;
+ */
 export interface StreamCallConfig {
 	streamFn: StreamFn;
 	convertToLlm: ConvertToLlm;
@@ -61,7 +80,12 @@ export interface StreamCallConfig {
 	deltaSink?: DeltaSink | undefined;
 }
 
-/** What one LLM call needs. */
+/**
+ * What one LLM call needs.
+ *
+ * @example
+ * const describe = (input: StreamActorInput) => `${input.model.id}: ${input.messages.length} messages, attempt ${input.attempt}`;
+ */
 export interface StreamActorInput {
 	attempt: number;
 	model: Model;
@@ -92,7 +116,12 @@ export interface StreamActorInput {
 	afterAbort: boolean;
 }
 
-/** What a stream actor's persisted snapshot keeps of its input: enough to say it was interrupted. */
+/**
+ * What a stream actor's persisted snapshot keeps of its input: enough to say it was interrupted.
+ *
+ * @example
+ * const marker: RestoredStreamInput = { restored: true, attempt: 2 };
+ */
 export interface RestoredStreamInput {
 	restored: true;
 	attempt: number;

@@ -9,6 +9,9 @@ import type { EffectJournal } from "../durable/journal.js";
  * What the batch actor tells the machine about one call. A call is named by its key in the
  * batch (`callKey`): its id, or `id#n` when an earlier call of the reply has that id, so two
  * calls with one id are still told apart.
+ *
+ * @example
+ * const describe = (event: ToolBatchEvent) => event.type;
  */
 export type ToolBatchEvent =
 	/**
@@ -39,7 +42,12 @@ export type ToolBatchEvent =
 	 */
 	| { type: "tools.interrupted" };
 
-/** What the machine asks of the batch actor (a call named by its key, as in {@link ToolBatchEvent}). */
+/**
+ * What the machine asks of the batch actor (a call named by its key, as in {@link ToolBatchEvent}).
+ *
+ * @example
+ * const cancel: ToolBatchCommand = { type: "cancel", callKey: "call_1" };
+ */
 export type ToolBatchCommand =
 	/** Ask `beforeToolCall` (the synchronous part of preflight already passed). */
 	| { type: "preflight"; callKey: string; toolCall: AgentToolCall; args: unknown }
@@ -53,7 +61,12 @@ export type ToolBatchCommand =
 	/** Stop a call (a sibling failed, or it was given up on); nothing more is reported for it. */
 	| { type: "cancel"; callKey: string };
 
-/** What one batch of tool calls needs. */
+/**
+ * What one batch of tool calls needs.
+ *
+ * @example
+ * const names = (input: ToolBatchInput) => input.tools.map((tool) => tool.name);
+ */
 export interface ToolBatchInput {
 	tools: AnyAgentTool[];
 	assistantMessage: AssistantMessage;
@@ -80,7 +93,12 @@ export interface ToolBatchInput {
 	deliveryPending?: (() => PromiseLike<void> | undefined) | undefined;
 }
 
-/** What a batch actor's persisted snapshot keeps of its input: enough to say its calls were interrupted. */
+/**
+ * What a batch actor's persisted snapshot keeps of its input: enough to say its calls were interrupted.
+ *
+ * @example
+ * const marker: RestoredToolBatchInput = { restored: true };
+ */
 export interface RestoredToolBatchInput {
 	restored: true;
 }

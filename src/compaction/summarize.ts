@@ -100,7 +100,12 @@ export function serializeConversation(messages: Message[]): string {
 	return lines.join("\n\n");
 }
 
-/** What the default summariser needs from the agent. */
+/**
+ * What the default summariser needs from the agent.
+ *
+ * @example
+ * const summarize = (options: ModelSummarizerOptions) => `summary of at most ${options.reserveTokens} tokens by ${options.model.id}`;
+ */
 export interface ModelSummarizerOptions {
 	streamFn: StreamFn;
 	model: Model;

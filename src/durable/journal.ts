@@ -136,7 +136,12 @@ export interface ApprovalDecision {
 	decidedAt?: number | undefined;
 }
 
-/** A person was asked about a call (the request is stored before they are asked). */
+/**
+ * A person was asked about a call (the request is stored before they are asked).
+ *
+ * @example
+ * const asked = (entry: JournalEntry): entry is ApprovalRequest => entry.kind === "approval" && entry.phase === "requested";
+ */
 export interface ApprovalRequest {
 	kind: "approval";
 	phase: "requested";

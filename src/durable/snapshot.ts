@@ -38,7 +38,12 @@ export const SNAPSHOT_FORMAT = "agentchart.snapshot";
  */
 export const SNAPSHOT_VERSION = 3;
 
-/** A child actor in a persisted machine snapshot (XState's format). */
+/**
+ * A child actor in a persisted machine snapshot (XState's format).
+ *
+ * @example
+ * const child: PersistedChildActor | undefined = agent.snapshot().machine.children["stream"];
+ */
 export interface PersistedChildActor {
 	snapshot: unknown;
 	src: unknown;

@@ -17,6 +17,7 @@ export {
 	type SnapshotRecord,
 	type SnapshotSummary,
 	type TakenTransition,
+	type RecordBase,
 	type ToRecordOptions,
 	type TurnPosition,
 	STATELY_PROTOCOL_VERSION,
@@ -36,6 +37,7 @@ export {
 export {
 	type Recording,
 	type StatelyInspectorLike,
+	type StatelyWireCommon,
 	type StatelyWireEvent,
 	forwardToStately,
 	parseRecording,
@@ -44,6 +46,7 @@ export {
 	toStatelyEvent,
 } from "./sinks.js";
 export {
+	type GuardReference,
 	type StatechartEdge,
 	type StatechartEdgeKind,
 	type StatechartGraph,

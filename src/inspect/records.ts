@@ -12,7 +12,12 @@ import { type AgentContextSummary, type PreviewJson, type PreviewLimits, preview
  */
 export const STATELY_PROTOCOL_VERSION = "0.7.2";
 
-/** Fields every record has. `sessionId` identifies the actor (`x:0`), `seq` orders records. */
+/**
+ * Fields every record has. `sessionId` identifies the actor (`x:0`), `seq` orders records.
+ *
+ * @example
+ * const order = (a: RecordBase, b: RecordBase) => a.seq - b.seq;
+ */
 export interface RecordBase {
 	/** Strictly increasing per inspector, from 1. */
 	seq: number;

@@ -140,8 +140,13 @@ export interface StatelyInspectorLike {
 	adapter: { send(event: StatelyWireEvent): void };
 }
 
-/** Fields every message of the `@statelyai/inspect` wire protocol carries. */
-interface StatelyWireCommon {
+/**
+ * Fields every message of the `@statelyai/inspect` wire protocol carries.
+ *
+ * @example
+ * const actorOf = (message: StatelyWireCommon) => message.sessionId;
+ */
+export interface StatelyWireCommon {
 	rootId: string | undefined;
 	sessionId: string;
 	createdAt: string;

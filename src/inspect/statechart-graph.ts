@@ -78,8 +78,14 @@ export interface StatechartGraph {
 	edges: StatechartEdge[];
 }
 
-/** Guard references as XState stores them: a name, `{ type }`, or a combinator function. */
-type GuardReference = string | { type?: string } | ((...args: never[]) => unknown) | undefined | null;
+/**
+ * Guard references as XState stores them: a name, `{ type }`, or a combinator function.
+ *
+ * @example
+ * const guard: GuardReference = { type: "eventsDelivered" };
+ * describeGuard(guard); // "eventsDelivered"
+ */
+export type GuardReference = string | { type?: string } | ((...args: never[]) => unknown) | undefined | null;
 
 /**
  * A readable form of a guard: named guards by name, `and`/`or`/`not` combinators as

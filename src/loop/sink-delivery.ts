@@ -8,7 +8,12 @@
  */
 import type { AgentEvent } from "../types/agent.js";
 
-/** pi's event sink. */
+/**
+ * pi's event sink.
+ *
+ * @example
+ * const sink: EventSink = (event) => console.log(event.type);
+ */
 export type EventSink = (event: AgentEvent) => Promise<void> | void;
 
 function isThenable(value: unknown): value is PromiseLike<void> {

@@ -10,7 +10,13 @@ import type { AgentMachineContext, AgentMachineEmitted, AgentMachineEvent, Agent
  */
 export type AgentStateValue = string | { readonly [state: string]: AgentStateValue };
 
-/** A child actor of the machine (the stream, a tool call, preflight, compaction). */
+/**
+ * A child actor of the machine (the stream, a tool call, preflight, compaction).
+ *
+ * @example
+ * const children: Readonly<Record<string, ChildActorLike | undefined>> = agent.actor.getSnapshot().children;
+ * for (const child of Object.values(children)) console.log(child?.id, child?.getSnapshot().status);
+ */
 export interface ChildActorLike {
 	readonly id: string;
 	readonly sessionId: string;

@@ -41,6 +41,9 @@ export interface OutputLimitRecovery {
 /**
  * Pull-based queues (pi's low-level loop API): the machine asks for steering and follow-up
  * messages at its decision points instead of keeping queues of its own.
+ *
+ * @example
+ * const pollers: QueuePollers = { getSteeringMessages: async () => [], getFollowUpMessages: async () => [] };
  */
 export interface QueuePollers {
 	/** Messages to inject before the next assistant reply (polled at the run's start and after each turn). */
@@ -170,17 +173,30 @@ export interface AgentMachineInput extends Partial<AgentRunState> {
 	awaitDelivery?: boolean | undefined;
 }
 
-/** A tool result before it becomes a message. */
+/**
+ * A tool result before it becomes a message.
+ *
+ * @example
+ * const failed = (result: FinalizedToolResult) => result.isError;
+ */
 export type FinalizedToolResult = ToolOutcome;
 
 /**
  * Where one tool call of the current batch stands. `announced` is streaming mode's, while somebody
  * watches the run: its `tool_execution_start` is out, and it is preflighted and run once the
  * listeners have it.
+ *
+ * @example
+ * const status: ToolCallStatus | undefined = agent.actor.getSnapshot().context.run?.batch?.calls[0]?.status;
  */
 export type ToolCallStatus = "queued" | "announced" | "preparing" | "prepared" | "awaiting-approval" | "running" | "settled";
 
-/** Why and until when a call waits for a person's decision. */
+/**
+ * Why and until when a call waits for a person's decision.
+ *
+ * @example
+ * const why = (wait: ApprovalWait) => wait.reason ?? "no reason given";
+ */
 export interface ApprovalWait {
 	/** Why it needs approval (from `beforeToolCall`), if said. */
 	reason?: string | undefined;
@@ -253,7 +269,13 @@ export interface ToolBatch {
 	effectPrefix: string;
 }
 
-/** Bookkeeping of the run in progress. */
+/**
+ * Bookkeeping of the run in progress.
+ *
+ * @example
+ * const run: RunContext | undefined = agent.actor.getSnapshot().context.run;
+ * console.log(run?.id, run?.turn);
+ */
 export interface RunContext {
 	/** The run's id (`r1`, `r2`, …, counted per session): the first part of its effects' ids. */
 	id: string;
@@ -411,7 +433,12 @@ export type AgentMachineCommand =
 	/** Sent once a run restored from a snapshot has started: what waits on a clock waits again. */
 	| { type: "agentchart.resumed" };
 
-/** Events the machine raises for itself. */
+/**
+ * Events the machine raises for itself.
+ *
+ * @example
+ * const own: AgentMachineOwnEvent = { type: "tools.abandon" };
+ */
 export type AgentMachineOwnEvent =
 	/** Raised `toolAbortGraceMs` after an abort: tools still running are given up on. */
 	| { type: "tools.abandon" }
@@ -438,7 +465,12 @@ export interface DeliveryBarrierEvent {
 	barrier: number;
 }
 
-/** After a compaction: the new transcript (for consumers that mirror it, like the Agent facade). */
+/**
+ * After a compaction: the new transcript (for consumers that mirror it, like the Agent facade).
+ *
+ * @example
+ * agent.actor.on("agentchart.transcript", (event: TranscriptReplacedEvent) => console.log(event.messages.length));
+ */
 export interface TranscriptReplacedEvent {
 	type: "agentchart.transcript";
 	messages: AgentMessage[];
@@ -446,7 +478,12 @@ export interface TranscriptReplacedEvent {
 	replaced: readonly AgentMessage[];
 }
 
-/** Where the run may be stored: emitted with `config.checkpoints`. */
+/**
+ * Where the run may be stored: emitted with `config.checkpoints`.
+ *
+ * @example
+ * agent.actor.on("agentchart.checkpoint", (event: CheckpointEvent) => console.log(event.at)); // needs `config.checkpoints`
+ */
 export interface CheckpointEvent {
 	type: "agentchart.checkpoint";
 	/**

@@ -114,9 +114,6 @@ export interface OpenAICompletionsCompat {
 	zaiToolStream?: boolean | undefined;
 }
 
-/** Every field present and defined (optional fields here may also be explicitly `undefined`). */
-type Filled<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
-
 /**
  * The compat switches of one call, every default filled in.
  *
@@ -124,9 +121,9 @@ type Filled<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
  * const compat: ResolvedOpenAICompat = resolveOpenAICompat(model);
  * console.log(compat.thinkingFormat, compat.maxTokensField, compat.supportsStore);
  */
-export type ResolvedOpenAICompat = Filled<
-	Omit<OpenAICompletionsCompat, "requiresMistralToolIds" | "cacheControlFormat" | "openRouterRouting" | "vercelGatewayRouting">
-> &
+export type ResolvedOpenAICompat = {
+	[K in keyof Omit<OpenAICompletionsCompat, "requiresMistralToolIds" | "cacheControlFormat" | "openRouterRouting" | "vercelGatewayRouting">]-?: Exclude<OpenAICompletionsCompat[K], undefined>;
+} &
 	Pick<OpenAICompletionsCompat, "cacheControlFormat" | "openRouterRouting" | "vercelGatewayRouting">;
 
 /**

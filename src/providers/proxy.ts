@@ -24,7 +24,12 @@ import { watchForStall } from "../util/stall-watch.js";
 
 export type { ProxyAssistantMessageEvent } from "./proxy-events.js";
 
-/** The options that travel to the proxy server, which passes them on to the provider. */
+/**
+ * The options that travel to the proxy server, which passes them on to the provider.
+ *
+ * @example
+ * const sent: ProxySerializableStreamOptions = { maxTokens: 1024, temperature: 0.2 };
+ */
 export type ProxySerializableStreamOptions = Pick<
 	SimpleStreamOptions,
 	"temperature" | "maxTokens" | "reasoning" | "cacheRetention" | "sessionId" | "headers" | "metadata" | "transport" | "thinkingBudgets" | "maxRetryDelayMs"

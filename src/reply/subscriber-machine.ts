@@ -14,7 +14,12 @@
  */
 import { assign, setup, type SnapshotFrom } from "xstate";
 
-/** Events the subscriber feeds into its lifecycle machine. */
+/**
+ * Events the subscriber feeds into its lifecycle machine.
+ *
+ * @example
+ * const event: SubscriberLifecycleEvent = { type: "compaction.end", willRetry: true, completed: true };
+ */
 export type SubscriberLifecycleEvent =
 	| { type: "message.start" }
 	| { type: "message.end" }
@@ -23,7 +28,12 @@ export type SubscriberLifecycleEvent =
 	| { type: "agent.end" }
 	| { type: "unsubscribe" };
 
-/** Context of the lifecycle machine. */
+/**
+ * Context of the lifecycle machine.
+ *
+ * @example
+ * const retries = (context: SubscriberLifecycleContext) => context.pendingRetries;
+ */
 export interface SubscriberLifecycleContext {
 	/** Retries announced by `auto_compaction_end { willRetry }` and not yet settled by `agent_end`. */
 	pendingRetries: number;

@@ -20,5 +20,6 @@ export type { ExploreOptions } from "./explore.js";
 export type { ExploreReport, ExploreViolation } from "./explore-report.js";
 export type { AgentFactory, AgentKit } from "./walk/cast.js";
 export type { SampleCall } from "./model/fixtures.js";
+export type { ModelConfig } from "./model/config.js";
 export { fuzzAgent } from "./fuzz.js";
 export type { FuzzCommand, FuzzOptions, FuzzReport, FuzzScenario } from "./fuzz.js";

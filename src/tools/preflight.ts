@@ -8,7 +8,12 @@ import type { AssistantMessage } from "../types/messages.js";
 import { describeError } from "../util/describe-error.js";
 import { validateToolArguments } from "./validate-arguments.js";
 
-/** A tool result before it becomes a message. */
+/**
+ * A tool result before it becomes a message.
+ *
+ * @example
+ * const outcome: ToolOutcome = { result: { content: [{ type: "text", text: "done" }], details: {} }, isError: false };
+ */
 export interface ToolOutcome {
 	result: AgentToolResult<unknown>;
 	isError: boolean;

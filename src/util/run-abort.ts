@@ -8,7 +8,12 @@
  */
 
 
-/** What the run's parts see of its cancellation (the actors' inputs carry this). */
+/**
+ * What the run's parts see of its cancellation (the actors' inputs carry this).
+ *
+ * @example
+ * const onStop = (abort: RunAbortView) => abort.onAbort(() => console.log("run aborted"));
+ */
 export interface RunAbortView {
 	/** The run's signal: aborted once, by `abort()` (or dispose, or a failing listener). */
 	readonly signal: AbortSignal;
@@ -36,10 +41,8 @@ const NOTHING = () => {};
  * hooks for the run's own parts and the controllers of its calls.
  *
  * @example
- * const abort = new RunAbort();
- * const remove = abort.onAbort(() => console.log("stop the tools"));
- * await fetch(url, { signal: abort.signal });
- * abort.abort(); // the signal aborts, then the hook runs
+ * const abort: RunAbort | undefined = agent.actor.getSnapshot().context.run?.controller;
+ * const remove = abort?.onAbort(() => console.log("stop the tools"));
  */
 export class RunAbort implements RunAbortView {
 	readonly #controller = new AbortController();
@@ -59,7 +62,7 @@ export class RunAbort implements RunAbortView {
 		return undefined;
 	}
 
-	/** @example if (abort.aborted) return; */
+	/** @example const stopped: boolean = abort.aborted; */
 	get aborted(): boolean {
 		return this.#aborted;
 	}

@@ -16,6 +16,9 @@ import { assistantMessage, type SampleCall, STUB_TOOL, SUMMARY, userMessage, wal
  * walk: puppets answer what the path asks, so every answer kind is offered) or `"agent"` (your
  * agent: your tools and hooks answer; the path only says when, and the walk follows what they
  * answered).
+ *
+ * @example
+ * const describe = (config: ModelConfig) => `${config.name}: ${config.mode}${config.hook ? " with beforeToolCall" : ""}`;
  */
 export interface ModelConfig {
 	/** A short name for reports. */
