@@ -49,7 +49,7 @@ export function invalidAnswerFor(line: string): JSONRPCMessage | undefined {
 	try {
 		parsed = JSON.parse(line);
 	} catch {
-		return undefined;
+		return unreadableAnswerFor(line);
 	}
 	if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined;
 	const message = parsed as Record<string, unknown>;
@@ -57,6 +57,25 @@ export function invalidAnswerFor(line: string): JSONRPCMessage | undefined {
 	if ((typeof id !== "string" && typeof id !== "number") || "method" in message) return undefined;
 	const problem = problemOf(message) ?? "the SDK refused it";
 	return { jsonrpc: "2.0", id, error: { code: INVALID_ANSWER_CODE, message: `the server's answer is not a valid JSON-RPC 2.0 response: ${problem}: ${excerpt(line, 200)}` } };
+}
+
+/**
+ * A JSON-RPC answer's id as the line states it, read without parsing: the first `"id"` member
+ * after the opening brace, a number or a string without escapes.
+ */
+const STATED_ID = /^\s*\{.*?"id"\s*:\s*(-?\d+|"[^"\\]*")\s*[,}]/s;
+
+/**
+ * For a line that is not JSON but reads as an answer (it names `"jsonrpc"` and an id, and no
+ * `"method"`): the error response for that id. A server that writes its answer cut short or
+ * malformed would otherwise leave the request waiting; a log line on stdout names no JSON-RPC id.
+ */
+function unreadableAnswerFor(line: string): JSONRPCMessage | undefined {
+	if (!line.includes('"jsonrpc"') || line.includes('"method"')) return undefined;
+	const stated = STATED_ID.exec(line)?.[1];
+	if (stated === undefined) return undefined;
+	const id: string | number = stated.startsWith('"') ? stated.slice(1, -1) : Number(stated);
+	return { jsonrpc: "2.0", id, error: { code: INVALID_ANSWER_CODE, message: `the server's answer is not JSON: ${excerpt(line, 200)}` } };
 }
 
 /** A schema error as the SDK throws it (Zod's): a list of issues, each with a path and a message. */

@@ -80,6 +80,16 @@ function asError(error: unknown): Error {
 	return error instanceof Error ? error : new Error(String(error));
 }
 
+/** The line's array, when it is a JSON array (of anything). */
+function parsedArray(line: string): unknown[] | undefined {
+	try {
+		const parsed: unknown = JSON.parse(line);
+		return Array.isArray(parsed) ? parsed : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
 function delay(ms: number): Promise<void> {
 	return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -128,6 +138,7 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 	private closing: Promise<void> | undefined;
 	private untrack: (() => void) | undefined;
 	private drainTimer: ReturnType<typeof setTimeout> | undefined;
+	private outputEndTimer: ReturnType<typeof setTimeout> | undefined;
 
 	constructor(
 		private readonly sdk: StdioSdk,
@@ -160,6 +171,12 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 		if (child.pid !== undefined) this.untrack = trackProcessGroup(child.pid, () => child.stdin.destroy());
 		child.stdout.on("data", (chunk: Buffer) => this.receive(chunk));
 		child.stdout.on("error", (error) => this.onerror?.(error));
+		// A server that closes its output and keeps running can never answer again: ended as lost.
+		// Its output also ends as it exits, just before the exit is seen, so the exit gets a moment first.
+		child.stdout.once("end", () => {
+			this.outputEndTimer = setTimeout(() => this.outputClosed(), TIMING.outputDrainMs);
+			this.outputEndTimer.unref();
+		});
 		// EPIPE when the server is gone: reported; the exit that follows closes the transport.
 		child.stdin.on("error", (error) => this.onerror?.(error));
 		child.stderr.setEncoding("utf8");
@@ -167,6 +184,7 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 		child.stderr.on("error", (error) => this.onerror?.(error));
 		child.once("exit", () => {
 			this.leaderExited = true;
+			clearTimeout(this.outputEndTimer);
 			if (this.closing) return;
 			this.drainTimer = setTimeout(() => this.end(), TIMING.outputDrainMs);
 			this.drainTimer.unref();
@@ -234,6 +252,14 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 
 	private deliver(line: string): void {
 		if (line.trim() === "") return;
+		// A batch (JSON-RPC 2.0, and MCP's 2025-03-26 revision) is its messages, each read as a line of its own.
+		if (line.trimStart().startsWith("[")) {
+			const batch = parsedArray(line);
+			if (batch) {
+				for (const message of batch) this.deliver(JSON.stringify(message));
+				return;
+			}
+		}
 		let message: JSONRPCMessage;
 		try {
 			message = this.sdk.deserializeMessage(line);
@@ -259,10 +285,19 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 		void this.close();
 	}
 
+	/** The server's output ended while it still runs (see `start`). */
+	private outputClosed(): void {
+		if (this.leaderExited || this.closing || this.ended || this.failureReason) return;
+		this.failureReason = "the server closed its output (stdout) but kept running, so it could not answer again; the connection was closed";
+		this.onerror?.(new Error(this.failureReason));
+		void this.close();
+	}
+
 	private end(): void {
 		if (this.ended) return;
 		this.ended = true;
 		clearTimeout(this.drainTimer);
+		clearTimeout(this.outputEndTimer);
 		this.pending = [];
 		this.pendingBytes = 0;
 		this.onclose?.();

@@ -8,6 +8,8 @@
  * A fetch wrapped by {@link answerWatchingFetch} tells who asked which requests went unanswered.
  */
 
+import { excerpt } from "../providers/http-error-text.js";
+
 /** The fetch the SDK's transport takes. */
 type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -32,13 +34,13 @@ function requestIds(init: RequestInit | undefined): RequestId[] {
 	return ids;
 }
 
-/** The ids a message answers (a response, or a batch of them). */
-function answeredIds(data: string): RequestId[] {
+/** The ids a message answers (a response, or a batch of them); undefined when it is not JSON. */
+function answeredIds(data: string): RequestId[] | undefined {
 	let parsed: unknown;
 	try {
 		parsed = JSON.parse(data);
 	} catch {
-		return [];
+		return undefined;
 	}
 	const messages: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
 	return messages.flatMap((message) => {
@@ -55,6 +57,8 @@ function answeredIds(data: string): RequestId[] {
  */
 class AnswerScanner {
 	resumable = false;
+	/** The first event whose data is not JSON (the SDK drops it), to say so if no answer came. */
+	unreadable: string | undefined;
 	#line = "";
 	#data: string[] = [];
 	readonly #decoder = new TextDecoder();
@@ -74,7 +78,12 @@ class AnswerScanner {
 
 	#read(line: string): void {
 		if (line === "") {
-			if (this.#data.length > 0) for (const id of answeredIds(this.#data.join("\n"))) this.pending.delete(id);
+			if (this.#data.length > 0) {
+				const data = this.#data.join("\n");
+				const ids = answeredIds(data);
+				if (ids === undefined) this.unreadable ??= data;
+				else for (const id of ids) this.pending.delete(id);
+			}
 			this.#data = [];
 			return;
 		}
@@ -116,7 +125,8 @@ export function answerWatchingFetch(onUnanswered: (id: RequestId, why: string) =
 				flush() {
 					scanner.push(undefined);
 					if (scanner.resumable) return;
-					for (const id of scanner.pending) onUnanswered(id, "ended its response without answering it");
+					const why = scanner.unreadable === undefined ? "ended its response without answering it" : `ended its response without a readable answer (an event's data is not JSON: ${excerpt(scanner.unreadable, 200)})`;
+					for (const id of scanner.pending) onUnanswered(id, why);
 				},
 			}),
 		);

@@ -84,9 +84,20 @@ export function toolCallIdVariant(id: string, n: number, format: OpenAIToolCallI
 	}
 }
 
+/**
+ * A vector drawing (an MCP tool's SVG chart): no vision model reads one, OpenAI's API answers it
+ * with a 400, and since the image stays in the transcript, every later request of the session
+ * too. The other types are the server's to judge (OpenAI's takes PNG, JPEG, WebP and GIF; local
+ * servers often more).
+ */
+function isVectorImage(mimeType: string): boolean {
+	return mimeType.trim().toLowerCase().startsWith("image/svg");
+}
+
 function imagePart(image: ImageContent): ChatCompletionContentPart {
 	const data = imageBase64(image);
 	if (data === "") return { type: "text", text: imageWithoutData };
+	if (isVectorImage(image.mimeType)) return { type: "text", text: `(image omitted: ${sanitizeText(image.mimeType)} is a vector drawing, which vision models do not read)` };
 	return { type: "image_url", image_url: { url: `data:${image.mimeType};base64,${data}` } };
 }
 

@@ -95,6 +95,23 @@ describe("answers that are not valid JSON-RPC", () => {
 		expect(mcp.status()[0]).toMatchObject({ state: "ready" });
 	}, 20_000);
 
+	it("fail the call at once on stdio when its answer is not JSON at all (cut short), saying so", async () => {
+		// A line that names "jsonrpc" and the call's id but does not parse: it waited for ever before.
+		const cut = '{"jsonrpc":"2.0","id":__ID__,"result":{"content":[{"type":"text","text":"cut"}]';
+		const { mcp } = await connect({ RAW_ANSWERS: JSON.stringify({ echo: cut }) });
+		const error = await toolNamed(mcp, "raw__echo")
+			.execute("c1", { text: "a" }, AbortSignal.timeout(10_000))
+			.catch((caught: unknown) => caught);
+		expect((error as Error).message).toBe(`MCP server "raw": MCP error -32603: the server's answer is not JSON: ${cut.replace("__ID__", "2")}`);
+		expect(mcp.status()[0]).toMatchObject({ state: "ready" });
+	}, 20_000);
+
+	it("read an answer sent as a JSON-RPC batch on stdio (MCP 2025-03-26 allows batches)", async () => {
+		const batch = '[{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}},{"jsonrpc":"2.0","id":__ID__,"result":{"content":[{"type":"text","text":"batched"}]}}]';
+		const { mcp } = await connect({ RAW_ANSWERS: JSON.stringify({ echo: batch }) });
+		expect(textOf(await toolNamed(mcp, "raw__echo").execute("c1", { text: "a" }, AbortSignal.timeout(10_000)))).toBe("batched");
+	}, 20_000);
+
 	it("a log line on stdout is still skipped, and the call answered after it", async () => {
 		const { mcp } = await connect({ RAW_ANSWERS: JSON.stringify({ echo: 'not json\n{"jsonrpc":"2.0","method":"odd"\n{"jsonrpc":"2.0","id":__ID__,"result":{"content":[{"type":"text","text":"after"}]}}' }) });
 		expect(textOf(await toolNamed(mcp, "raw__echo").execute("c1", { text: "a" }))).toBe("after");
@@ -124,6 +141,34 @@ describe("large messages on stdio", () => {
 		await closed;
 		expect(transport.failure).toBe("the server sent a message of more than 1000 bytes (the most one stdio message may bring); the connection was closed");
 		expect(errors).toEqual([transport.failure]);
+	}, 20_000);
+});
+
+describe("a stdio server that closes its output and keeps running", () => {
+	it("is ended and reported as lost, where it stayed 'ready' and every call waited for the tool timeout", async () => {
+		const sdk = await loadMcpSdk();
+		const errors: string[] = [];
+		const transport = new ProcessGroupStdioTransport(sdk, { command: process.execPath, args: ["-e", `require("node:fs").closeSync(1); setInterval(() => {}, 1000)`], onStderr: () => undefined });
+		cleanup.add(() => transport.close());
+		transport.onerror = (error) => errors.push(error.message);
+		const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+		await transport.start();
+		await closed;
+		expect(transport.failure).toBe("the server closed its output (stdout) but kept running, so it could not answer again; the connection was closed");
+		expect(errors).toEqual([transport.failure]);
+		expect(transport.pid).toBeNull();
+	}, 20_000);
+
+	it("a server that exits is still reported by its exit, not as a closed output", async () => {
+		const sdk = await loadMcpSdk();
+		const transport = new ProcessGroupStdioTransport(sdk, { command: process.execPath, args: ["-e", `process.stdout.write("bye\\n"); process.exit(3)`], onStderr: () => undefined });
+		cleanup.add(() => transport.close());
+		const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+		await transport.start();
+		await closed;
+		// Longer than the moment the exit is given after the output's end.
+		await new Promise((resolve) => setTimeout(resolve, 700));
+		expect(transport.failure).toBeUndefined();
 	}, 20_000);
 });
 
@@ -239,6 +284,20 @@ describe("an HTTP endpoint whose answer to a call is not MCP's JSON", () => {
 			expect((error as Error).message).toBe(`MCP server "web": MCP error -32603: the server ${why}; whether a tool it was asked to call ran is unknown`);
 		}
 		expect(mcp.status()[0]).toMatchObject({ state: "ready" });
+	}, 20_000);
+
+	it("says an event stream's answer was unreadable, not that the server sent none", async () => {
+		const url = await serveJson((response, id) => {
+			response.writeHead(200, { "content-type": "text/event-stream" }).end(`event: message\ndata: {"jsonrpc":"2.0","id":${id},"result":{"content":[\n\n`);
+		});
+		const mcp = await connectMcpServers({ servers: { web: { url, reconnect: false } } });
+		cleanup.add(() => mcp.close());
+		const error = await toolNamed(mcp, "web__echo")
+			.execute("c1", { text: "a" }, AbortSignal.timeout(10_000))
+			.catch((caught: unknown) => caught);
+		expect((error as Error).message).toMatch(
+			/^MCP server "web": MCP error -32603: the server ended its response without a readable answer \(an event's data is not JSON: \{"jsonrpc":"2\.0","id":\d+,"result":\{"content":\[\); whether a tool it was asked to call ran is unknown$/,
+		);
 	}, 20_000);
 
 	it("fails the call with the page's status and visible text, not kilobytes of markup for the model", async () => {

@@ -256,6 +256,19 @@ describe("buildOpenAICompletionsRequest: transcript", () => {
 		});
 	});
 
+	it("sends an SVG (an MCP tool's chart) as a note, since no vision model reads one and the API would refuse every later request", () => {
+		const body = build(model, {
+			messages: [{ role: "user", content: [{ type: "image", data: "PHN2Zy8+", mimeType: "image/svg+xml" }, { type: "image", data: "UklGR", mimeType: "image/webp" }], timestamp: 0 }],
+		});
+		expect(body.messages.at(-1)).toEqual({
+			role: "user",
+			content: [
+				{ type: "text", text: "(image omitted: image/svg+xml is a vector drawing, which vision models do not read)" },
+				{ type: "image_url", image_url: { url: "data:image/webp;base64,UklGR" } },
+			],
+		});
+	});
+
 	it("applies the name, bridge and id switches some servers need", () => {
 		const strict = modelFor({
 			compat: { requiresToolResultName: true, requiresAssistantAfterToolResult: true, toolCallIdFormat: "mistral" },
