@@ -50,8 +50,10 @@ export class QuadraticBlockChunker {
 	#fenceParses = 0;
 
 	constructor(options: BlockChunkingOptions = {}) {
-		this.minChars = Math.max(1, Math.floor(options.minChars ?? 800));
-		this.maxChars = Math.max(this.minChars, Math.floor(options.maxChars ?? 1200));
+		// The sizes as the current chunker resolves them: what is compared is the cutting.
+		const sizes = new BlockChunker(options);
+		this.minChars = sizes.minChars;
+		this.maxChars = sizes.maxChars;
 		this.#order = LEGACY_ORDER[options.breakPreference ?? "paragraph"];
 		this.#flushOnParagraph = options.flushOnParagraph === true;
 	}

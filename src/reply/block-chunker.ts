@@ -161,8 +161,16 @@ export class BlockChunker {
 	 */
 	constructor(options: BlockChunkingOptions = {}) {
 		checkChunkingOptions(options);
-		this.minChars = Math.max(1, Math.floor(options.minChars ?? DEFAULT_BLOCK_CHUNKING.minChars));
-		this.maxChars = Math.max(this.minChars, Math.floor(options.maxChars ?? DEFAULT_BLOCK_CHUNKING.maxChars));
+		const minChars = Math.max(1, Math.floor(options.minChars ?? DEFAULT_BLOCK_CHUNKING.minChars));
+		// A `maxChars` given is a channel's limit on a message: the least size gives way to it (as
+		// OpenClaw's does); one left out makes room for a `minChars` above its default.
+		if (options.maxChars === undefined) {
+			this.minChars = minChars;
+			this.maxChars = Math.max(minChars, DEFAULT_BLOCK_CHUNKING.maxChars);
+		} else {
+			this.maxChars = Math.max(1, Math.floor(options.maxChars));
+			this.minChars = Math.min(minChars, this.maxChars);
+		}
 		this.#order = CUT_ORDER[options.breakPreference ?? "paragraph"];
 		this.#flushOnParagraph = options.flushOnParagraph === true;
 	}

@@ -20,10 +20,10 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
  * runner.callMaybeAsync("onBlockReplyFlush", () => {}); // undefined: it ran synchronously
  */
 export class CallbackRunner {
-	readonly #onError: ((error: unknown, callback: string) => void) | undefined;
+	readonly #onError: ((error: unknown, callback: string) => MaybePromise<void>) | undefined;
 	readonly #tracked = new Set<Promise<unknown>>();
 
-	constructor(onError?: (error: unknown, callback: string) => void) {
+	constructor(onError?: (error: unknown, callback: string) => MaybePromise<void>) {
 		this.#onError = onError;
 	}
 
@@ -93,12 +93,14 @@ export class CallbackRunner {
 		while (this.#tracked.size > 0) await Promise.allSettled([...this.#tracked]);
 	}
 
-	/** Reports an error; a reporter that throws is ignored. */
+	/** Reports an error; a reporter that throws, or rejects (an async logger whose request failed), is ignored. */
 	report(error: unknown, callback: string): void {
 		try {
-			this.#onError?.(error, callback);
+			const reported: unknown = this.#onError?.(error, callback);
+			// An error reporter that fails has nowhere left to report to; unhandled, its rejection would end the process.
+			if (isPromiseLike(reported)) Promise.resolve(reported).catch(() => {});
 		} catch {
-			// An error reporter that throws has nowhere left to report to.
+			// See above.
 		}
 	}
 }

@@ -44,6 +44,17 @@ function coversWords(sentText: string, folded: string): boolean {
 }
 
 /**
+ * True when the answer was delivered: as a whole, or paragraph by paragraph. Blocks are sent in
+ * the answer's order but not always next to each other (a reasoning block between two, with
+ * `reasoningMode: "on"`), and a pipeline sends a repeated block once (its content key).
+ */
+function answerDelivered(sentText: string, text: string, folded: string): boolean {
+	if (coversWords(sentText, folded)) return true;
+	const paragraphs = text.split(/\n\s*\n/).map(foldWhitespace).filter((paragraph) => paragraph !== "");
+	return paragraphs.length > 1 && paragraphs.every((paragraph) => coversWords(sentText, paragraph));
+}
+
+/**
  * Removes from `finals` whatever was already delivered: a payload whose text is covered by the
  * delivered texts loses its text, media already sent is removed, and a payload left with
  * neither is dropped. A silent payload (`NO_REPLY`) is dropped with its media.
@@ -54,8 +65,10 @@ function coversWords(sentText: string, folded: string): boolean {
  */
 export function filterFinalPayloads(finals: readonly ReplyPayload[], delivered: DeliveredContent): ReplyPayload[] {
 	const sent = [...(delivered.pipeline?.getDeliveryReport().confirmed ?? []), ...(delivered.sentPayloads ?? [])];
-	const sentKeys = new Set(sent.map(createBlockReplyContentKey));
-	const sentText = foldWhitespace(sent.map((payload) => payload.text ?? "").join(" "));
+	// Reasoning shown to the user is not the answer: it covers none of it.
+	const answers = sent.filter((payload) => payload.isReasoning !== true);
+	const sentKeys = new Set(answers.map(createBlockReplyContentKey));
+	const sentText = foldWhitespace(answers.map((payload) => payload.text ?? "").join(" "));
 	const sentMedia = new Set([...sent.flatMap((payload) => payload.mediaUrls ?? []), ...(delivered.messagingToolSentMediaUrls ?? [])]);
 	const toolTexts = delivered.messagingToolSentTexts ?? [];
 	const result: ReplyPayload[] = [];
@@ -65,7 +78,7 @@ export function filterFinalPayloads(finals: readonly ReplyPayload[], delivered: 
 		if (sentKeys.has(createBlockReplyContentKey(payload))) continue;
 		const folded = foldWhitespace(text);
 		const textCovered =
-			folded === "" || (sentText !== "" && coversWords(sentText, folded)) || isMessagingToolDuplicate(text, toolTexts);
+			folded === "" || (sentText !== "" && answerDelivered(sentText, text, folded)) || isMessagingToolDuplicate(text, toolTexts);
 		const media = (payload.mediaUrls ?? []).filter((url) => !sentMedia.has(url));
 		if (textCovered && media.length === 0) continue;
 		const kept: ReplyPayload = { ...payload };

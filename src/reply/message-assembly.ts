@@ -161,6 +161,11 @@ export class MessageAssembly {
 		return this.#directives.isSilent;
 	}
 
+	/** True while the answer so far is the silent token alone: media found with it goes nowhere. */
+	get silentSoFar(): boolean {
+		return this.#directives.silentSoFar;
+	}
+
 	/** How many reasoning blocks (native or tagged) ended since the last call. */
 	takeReasoningEnds(): number {
 		const ends = this.#reasoningEnds;

@@ -107,6 +107,11 @@ export class ReplyDirectiveFilter {
 		return this.#finished && this.#silent && !this.#started;
 	}
 
+	/** True when the text so far is the silent token and nothing else (a `MEDIA:` line aside). */
+	get silentSoFar(): boolean {
+		return this.#silent && !this.#started;
+	}
+
 	/** Feeds visible text; returns the cleaned text that is now certain. */
 	push(chunk: string): string {
 		if (this.#finished) return "";
@@ -280,6 +285,11 @@ export class ReplyDirectiveFilter {
 				} else if (SILENT_TOKEN.startsWith(upper) && upper.length === text.length - index) {
 					if (!final) break;
 					this.#silentChecked = true;
+					// Cut off inside what may have been the silent token: none of it is shown.
+					if (this.#cut) {
+						index = text.length;
+						continue;
+					}
 				} else this.#silentChecked = true;
 			}
 			if (char === "[") {
@@ -290,13 +300,24 @@ export class ReplyDirectiveFilter {
 					if (match) {
 						const complete = match[2] === "]";
 						if (!complete && index + match[0].length === text.length && !directiveFinal) break;
+						// Cut off inside a directive: it was never finished, so it neither applies nor shows.
+						if (!complete && index + match[0].length === text.length && this.#cut) {
+							index = text.length;
+							continue;
+						}
 						if (this.#applyDirective(match[1] ?? "")) {
 							this.#removalGap = this.#started;
 							if (this.#lineEmpty) this.#afterLineStartDirective = true;
 							index += match[0].length;
 							continue;
 						}
-					} else if (!directiveFinal && DIRECTIVE_PREFIX.test(text.slice(index))) break;
+					} else if (DIRECTIVE_PREFIX.test(text.slice(index))) {
+						if (!directiveFinal) break;
+						if (this.#cut) {
+							index = text.length;
+							continue;
+						}
+					}
 				}
 				this.#emit("[");
 				index += 1;

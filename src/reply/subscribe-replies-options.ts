@@ -57,8 +57,11 @@ export interface SubscribeRepliesParams {
 	onBlockReplyFlush?: () => MaybePromise<void>;
 	/** Called when an assistant message starts (a typing indicator). */
 	onAssistantMessageStart?: () => MaybePromise<void>;
-	/** Called when a callback throws or rejects; errors never reach the agent. Without it, they go to `console.error`. */
-	onCallbackError?: (error: unknown, callback: string) => void;
+	/**
+	 * Called when a callback throws or rejects; errors never reach the agent. Without it, they go
+	 * to `console.error`. It may be async (a remote logger); its own failure is ignored.
+	 */
+	onCallbackError?: (error: unknown, callback: string) => MaybePromise<void>;
 	/** When text becomes block replies (default "text_end"). */
 	blockReplyBreak?: BlockReplyBreak;
 	/** Block sizes. Absent: each text block (or message) is one block, however long. */

@@ -357,7 +357,8 @@ class ReplySubscriber {
 		let text = payload.text ?? "";
 		// The model repeating what a messaging tool already sent is not sent twice.
 		if (!payload.isReasoning && text !== "" && this.tools.tracker.sends.isDuplicate(text)) text = "";
-		const media = payload.mediaUrls ?? [];
+		// A silent answer (NO_REPLY) sends nothing, the media it names included.
+		const media = payload.isReasoning || !assembly.silentSoFar ? (payload.mediaUrls ?? []) : [];
 		if (text === "" && media.length === 0) return;
 		const delivered: ReplyPayload = { ...payload };
 		if (text === "") delete delivered.text;

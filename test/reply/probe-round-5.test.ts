@@ -1,0 +1,150 @@
+/**
+ * Defects found by a channel's use of the reply layer (scratch/probeP, 2026-12-07): an async
+ * error reporter whose failure ended the process, a `maxChars` the default `minChars` raised, a
+ * final answer sent again because a reasoning block sat between its blocks, a silent answer's
+ * media sent, and held-back fragments of the silent token or a directive sent after an abort.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent.js";
+import { createScriptedModel } from "../../src/providers/scripted.js";
+import { BlockChunker } from "../../src/reply/block-chunker.js";
+import { createBlockReplyPipeline } from "../../src/reply/block-reply-pipeline.js";
+import { filterFinalPayloads } from "../../src/reply/final-payloads.js";
+import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
+import type { PartialReply, ReplyPayload } from "../../src/reply/types.js";
+import type { AgentTool } from "../../src/types/index.js";
+import { FakeAgent } from "./helpers.js";
+
+describe("an onCallbackError that rejects", () => {
+	const unhandled: unknown[] = [];
+	const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+	afterEach(() => {
+		process.off("unhandledRejection", onUnhandled);
+		unhandled.length = 0;
+	});
+
+	it("is ignored, as one that throws is: its rejection was unhandled and ended the process", async () => {
+		process.on("unhandledRejection", onUnhandled);
+		const scripted = createScriptedModel([{ content: "Hello there." }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const reported: string[] = [];
+		const replies = subscribeReplies(agent, {
+			onBlockReply: () => {
+				throw new Error("channel down");
+			},
+			onCallbackError: async (error, callback) => {
+				reported.push(`${callback}: ${(error as Error).message}`);
+				throw new Error("the logger is down too");
+			},
+		});
+		await agent.prompt("hi");
+		await new Promise((resolve) => setTimeout(resolve, 20));
+		replies.unsubscribe();
+		expect(reported).toEqual(["onBlockReply: channel down"]);
+		expect(unhandled).toEqual([]);
+	});
+});
+
+describe("block sizes", () => {
+	it("keep a maxChars given below the default minChars: it is the channel's limit", () => {
+		// Before: { maxChars: 300 } gave blocks of 800 (the default minChars raised it).
+		expect(new BlockChunker({ maxChars: 300 })).toMatchObject({ minChars: 300, maxChars: 300 });
+		expect(new BlockChunker({ minChars: 500, maxChars: 300 })).toMatchObject({ minChars: 300, maxChars: 300 });
+		// Without maxChars, the default grows to a larger minChars, as before.
+		expect(new BlockChunker({ minChars: 2000 })).toMatchObject({ minChars: 2000, maxChars: 2000 });
+		const chunker = new BlockChunker({ maxChars: 300 });
+		chunker.append("word ".repeat(202).trim());
+		const lengths = chunker.drain({ force: true }).map((chunk) => chunk.text.length);
+		expect(Math.max(...lengths)).toBeLessThanOrEqual(300);
+	});
+});
+
+describe("the final answer after block replies with reasoning shown", () => {
+	const clock: AgentTool = {
+		name: "clock",
+		label: "Clock",
+		description: "time",
+		parameters: { type: "object", properties: {} } as AgentTool["parameters"],
+		execute: async () => ({ content: [{ type: "text", text: "12:00" }], details: {} }),
+	};
+
+	it.each(["text_end", "message_end"] as const)("is not sent again when every block was delivered (%s)", async (blockReplyBreak) => {
+		const scripted = createScriptedModel([
+			{ content: [{ type: "thinking", thinking: "Need the time." }, { type: "text", text: "Let me check the clock." }, { type: "toolCall", name: "clock", arguments: {} }] },
+			{ content: [{ type: "thinking", thinking: "Got it." }, { type: "text", text: "It is noon." }] },
+		]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [clock] }, streamFn: scripted.streamFn });
+		const posted: string[] = [];
+		const pipeline = createBlockReplyPipeline({ onBlockReply: (payload) => void posted.push(payload.text ?? "") });
+		const replies = subscribeReplies(agent, {
+			blockReplyBreak,
+			reasoningMode: "on",
+			onBlockReply: (payload) => pipeline.enqueue(payload),
+			onBlockReplyFlush: () => pipeline.flush({ force: true }),
+		});
+		await agent.prompt("What time is it?");
+		await pipeline.flush({ force: true });
+		replies.unsubscribe();
+		expect(posted.filter((text) => !text.startsWith("Reasoning:"))).toEqual(["Let me check the clock.", "It is noon."]);
+		// Before, the reasoning blocks between the two broke the coverage check and the whole answer went again.
+		expect(filterFinalPayloads([{ text: replies.assistantTexts.join("\n\n") }], { pipeline })).toEqual([]);
+	});
+
+	it("is not sent again when the pipeline sent a repeated paragraph once, but is when a paragraph was never sent", () => {
+		const sentPayloads: ReplyPayload[] = [{ text: "Checking the logs." }, { text: "Found it." }];
+		expect(filterFinalPayloads([{ text: "Checking the logs.\n\nChecking the logs.\n\nFound it." }], { sentPayloads })).toEqual([]);
+		expect(filterFinalPayloads([{ text: "Checking the logs.\n\nFixed it." }], { sentPayloads })).toEqual([{ text: "Checking the logs.\n\nFixed it." }]);
+		// Reasoning shown to the user does not stand for the answer.
+		expect(filterFinalPayloads([{ text: "It is noon." }], { sentPayloads: [{ text: "It is noon.", isReasoning: true }] })).toEqual([{ text: "It is noon." }]);
+	});
+});
+
+describe("a silent answer (NO_REPLY) that names media", () => {
+	it.each([
+		["NO_REPLY\nMEDIA: https://cdn.example/chart.png", "text_end"],
+		["MEDIA: https://cdn.example/chart.png\nNO_REPLY", "text_end"],
+		["NO_REPLY\nMEDIA: https://cdn.example/chart.png", "message_end"],
+		["MEDIA: https://cdn.example/chart.png\nNO_REPLY", "message_end"],
+	] as const)("sends nothing: %j (%s)", async (answer, blockReplyBreak) => {
+		const scripted = createScriptedModel([{ content: answer }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const sent: ReplyPayload[] = [];
+		const replies = subscribeReplies(agent, { blockReplyBreak, onBlockReply: (payload) => void sent.push(payload) });
+		await agent.prompt("hi");
+		replies.unsubscribe();
+		expect(sent).toEqual([]);
+	});
+});
+
+describe("an answer cut off inside something held back", () => {
+	const cutOff = (pieces: string[]) => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		const partials: PartialReply[] = [];
+		subscribeReplies(agent, { onBlockReply: (payload) => void blocks.push(payload), onPartialReply: (partial) => void partials.push(partial) });
+		agent.messageStart();
+		for (const piece of pieces) agent.delta(piece);
+		agent.messageEnd(undefined, { stopReason: "aborted" });
+		return { blocks: blocks.map((block) => block.text), partials: partials.map((partial) => partial.text) };
+	};
+
+	it("sends no prefix of the silent token", () => {
+		// Before: "NO_R" went out as a block and a partial.
+		expect(cutOff(["NO_R"])).toEqual({ blocks: [], partials: [] });
+	});
+
+	it("sends no unfinished directive, and keeps the text before it", () => {
+		expect(cutOff(["Sure.", " [[reply_to_c"]).blocks).toEqual(["Sure."]);
+		expect(cutOff(["[[reply_to_c"]).blocks).toEqual([]);
+	});
+
+	it("still sends text that only looked like the token's start, when the message ended as meant", () => {
+		const agent = new FakeAgent();
+		const blocks: ReplyPayload[] = [];
+		subscribeReplies(agent, { onBlockReply: (payload) => void blocks.push(payload) });
+		agent.messageStart();
+		agent.delta("NO_R");
+		agent.messageEnd(undefined, { stopReason: "stop" });
+		expect(blocks.map((block) => block.text)).toEqual(["NO_R"]);
+	});
+});
