@@ -61,6 +61,22 @@ export function assertAgentMessage(value: unknown, argument: string): asserts va
 		throw new TypeError(`${argument}.role: expected a role ("user", "assistant", "toolResult" or a custom one), got ${shown(message.role)}`);
 	}
 	if (message.role === "user") assertUserContent(message.content, argument);
+	// Every provider reads these as lists of blocks: without one, each later request of the session
+	// failed ("Cannot read properties of undefined"), and the stored session could not be mended.
+	else if (message.role === "assistant" || message.role === "toolResult") assertBlocks(message.content, `${argument}.content`);
+	if (message.role === "toolResult" && typeof (value as { toolCallId?: unknown }).toolCallId !== "string") {
+		throw new TypeError(`${argument}.toolCallId: expected the id of the tool call it answers, got ${shown((value as { toolCallId?: unknown }).toolCallId)}`);
+	}
+}
+
+/** A list of content blocks, each an object with a `type` (what each block holds is the provider's to read). */
+function assertBlocks(content: unknown, argument: string): void {
+	if (!Array.isArray(content)) throw new TypeError(`${argument}: expected a list of content blocks such as [{ type: "text", text: "..." }], got ${shown(content)}`);
+	content.forEach((block: unknown, index) => {
+		if (typeof block !== "object" || block === null || typeof (block as { type?: unknown }).type !== "string") {
+			throw new TypeError(`${argument}[${index}]: expected a content block with a type, got ${shown(block)}`);
+		}
+	});
 }
 
 /**

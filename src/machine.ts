@@ -72,7 +72,9 @@ export function machineActorOf(agent: Agent): AgentMachineActor {
  * A persisted agent machine (`actor.getPersistedSnapshot()`, JSON-parsed) made ready for
  * `createActor(agentMachine, { snapshot })`: its context gets back what no snapshot keeps (the
  * tools, matched by name, and the loop's functions). After `start()`, send
- * `{ type: "agentchart.resumed" }`: a wait for approval takes up its deadline again (a call asked
+ * `{ type: "agentchart.resumed" }` (with `awaitDelivery`, then `{ type: "delivered", barrier }`
+ * with the snapshot's `context.barrier`: a run stored at a decision point waits for it): a wait
+ * for approval takes up its deadline again (a call asked
  * without one gets the restored machine's `approvalTimeoutMs`, from then), and calls
  * the snapshot caught in flight are made again per the journal's rules (see `Agent.restore`);
  * the machine keeps no journal, so a tool call that was running runs again only if its tool is

@@ -209,6 +209,8 @@ export const agentMachine = agentSetup.createMachine({
 							// Stored after its abort: the call is made again only to close the reply from the journal
 							// (the calls that had started, or the reply if it had ended), asking the model nothing.
 							{ guard: and(["isCurrentAttempt", "runAborted"]), target: "streaming", reenter: true, actions: "discardInterruptedReply" },
+							// A machine without a journal: its batch knows the calls that started; the reply is closed with them.
+							{ guard: and(["isCurrentAttempt", "startedCallsWithoutJournal"]), target: "after-stream", actions: "closeInterruptedReplyWithStartedCalls" },
 							{ guard: "isCurrentAttempt", target: "before-call", actions: "discardInterruptedReply" },
 						],
 						"tools.interrupted": { description: "The reply is made again: its streaming tool calls go with it." },

@@ -141,6 +141,7 @@ export const agentSetup = setup({
 		}),
 		emitTurnEndWithoutTools: enqueueActions(({ context, enqueue }) => streaming.emitTurnEndWithoutTools(context, enqueue)),
 		discardInterruptedReply: enqueueActions(({ context, enqueue }) => streaming.discardInterruptedReply(context, enqueue)),
+		closeInterruptedReplyWithStartedCalls: enqueueActions(({ context, enqueue }) => streaming.closeInterruptedReplyWithStartedCalls(context, enqueue)),
 		redispatchInterruptedCalls: enqueueActions(({ context, enqueue }) => tools.redispatchInterruptedCalls(context, enqueue)),
 		resumeInterruptedCompaction: enqueueActions(({ context, enqueue }) => compaction.resumeInterruptedCompaction(context, enqueue)),
 

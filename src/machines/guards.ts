@@ -9,6 +9,7 @@ import { batchTerminates, findTool, replyFailed, toolCallsOf } from "./run-helpe
 import type { AgentMachineEvent } from "./types.js";
 import { isInterruptedByRestart } from "../actors/compaction-protocol.js";
 import { decidedCall } from "./actions/approvals.js";
+import { callStarted } from "./actions/streaming.js";
 import { approvedArguments } from "../tools/preflight.js";
 
 type GuardArgs = { context: Ctx; event: AgentMachineEvent };
@@ -107,6 +108,8 @@ export const agentGuards = {
 	compactingForOverflow: ({ context }: GuardArgs) => context.run?.compactionReason === "overflow",
 	isStreamingToolMode: ({ context }: GuardArgs) => context.config.toolExecution === "streaming",
 	hasStreamingBatch: ({ context }: GuardArgs) => context.run?.batch?.mode === "streaming",
+	/** Streaming mode without a journal: calls of the reply started (see `closeInterruptedReplyWithStartedCalls`). */
+	startedCallsWithoutJournal: ({ context }: GuardArgs) => !context.config.journal && context.run?.batch?.mode === "streaming" && context.run.batch.calls.some(callStarted),
 	streamingBatchHasWork: ({ context }: GuardArgs) => {
 		const batch = context.run?.batch;
 		return batch?.mode === "streaming" && batch.calls.some((call) => call.status === "queued" || call.status === "announced" || call.status === "running" || call.status === "prepared");

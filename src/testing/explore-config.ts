@@ -4,7 +4,7 @@
  * once for it (with a kit that wraps nothing), and the agent it made is disposed.
  */
 import type { Agent } from "../agent.js";
-import { bigPromptFor, keepRecentOf, type ModelConfig } from "./model/config.js";
+import { AGENT_JOURNAL, bigPromptFor, keepRecentOf, type ModelConfig } from "./model/config.js";
 import { type SampleCall, userMessage } from "./model/fixtures.js";
 import { sampleArguments } from "./model/sample-arguments.js";
 import { callFactory } from "./factory-calls.js";
@@ -106,6 +106,7 @@ export function configOf(agent: Agent, choices: ConfigChoices): ModelConfig {
 				approvalTimeoutMs: agent.approvalTimeoutMs,
 				// The model never calls it: its presence is what the chart reads.
 				...(agent.beforeToolCall ? { beforeToolCall: async () => undefined } : {}),
+				journal: AGENT_JOURNAL,
 			},
 			steeringMode: agent.steeringMode,
 			followUpMode: agent.followUpMode,

@@ -335,6 +335,10 @@ describe("bad input at the API boundary", () => {
 		["prompt([null])", (agent) => agent.prompt([null] as never), /^prompt\(messages\)\[0\]: expected a message object/],
 		["prompt(text, a text/plain image)", (agent) => agent.prompt("see", [{ type: "image", data: "aGk=", mimeType: "text/plain" }]), /mimeType: expected an image MIME type such as "image\/png", got "text\/plain"/],
 		["a user message with bad content", (agent) => agent.prompt({ role: "user", content: 42 } as never), /^prompt\(message\)\.content: expected a string or a list of text and image blocks/],
+		// Taken before, stored, and every later request of the session failed on it ("reading 'length'").
+		["an assistant message without content", (agent) => agent.prompt([{ role: "user", content: "hi", timestamp: 0 }, { role: "assistant" }] as never), /^prompt\(messages\)\[1\]\.content: expected a list of content blocks/],
+		["an assistant block without a type", (agent) => agent.prompt({ role: "assistant", content: [{ text: "x" }] } as never), /^prompt\(message\)\.content\[0\]: expected a content block with a type/],
+		["a tool result without its call's id", (agent) => agent.prompt({ role: "toolResult", content: [], toolName: "t" } as never), /^prompt\(message\)\.toolCallId: expected the id of the tool call it answers/],
 	];
 	for (const [name, call, message] of cases) {
 		it(`${name} rejects with a TypeError and records nothing`, async () => {

@@ -50,6 +50,75 @@ describe("the bare machine, persisted the XState way", () => {
 		});
 	}
 
+	for (const [from, to] of [
+		["xstate", "agentchart"],
+		["agentchart", "xstate"],
+	] as const) {
+		it(`closes a streamed reply with the calls that started, running none twice: streaming mode, persisted on ${from}'s interpreter, restored on ${to}'s`, async () => {
+			// Before, the restored machine asked the model for the reply again: a call that had run
+			// ran again (same id), or a new one ran beside it and the first went unanswered.
+			const runs: string[] = [];
+			let release: () => void = () => {};
+			const charge = makeTool("charge", async (id) => {
+				runs.push(id);
+				await new Promise<void>((resolve) => (release = resolve));
+				return ok("charged");
+			});
+			const fast = makeTool("note", async () => ok("noted"));
+			const reply = { content: [toolCall("note", {}, "n"), toolCall("charge", {}, "c"), { type: "text" as const, text: "Charging your card now, please wait a moment while it goes through." }], chunkSize: 4, delayMs: 3 };
+			const first = createScriptedModel([reply]);
+			const config = { streamFn: first.streamFn, toolExecution: "streaming" as const };
+			const before = createActor(logics[from] as typeof agentMachine, { input: { model: first.model, tools: [fast, charge], config } }).start();
+			before.send({ type: "prompt", messages: [user("pay")] });
+			await until(() => runs.length === 1 && before.getSnapshot().context.run?.batch?.calls.some((call) => call.status === "settled") === true);
+			expect(before.getSnapshot().matches({ running: "streaming" } as never)).toBe(true);
+			const json = JSON.parse(JSON.stringify(before.getPersistedSnapshot())) as PersistedAgentMachine;
+			before.stop();
+			release();
+			const second = createScriptedModel([{ content: "The charge was interrupted; I will not retry it." }]);
+			const after = createActor(logics[to] as typeof agentMachine, {
+				input: {},
+				snapshot: hydrateAgentSnapshot(json, { tools: [fast, charge], config: { streamFn: second.streamFn, toolExecution: "streaming" } }) as never,
+			});
+			after.start();
+			after.send({ type: "agentchart.resumed" });
+			await until(() => after.getSnapshot().matches("idle" as never));
+			expect(runs).toEqual(["c"]);
+			expect(second.calls).toHaveLength(1);
+			const messages = after.getSnapshot().context.messages;
+			expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "assistant"]);
+			expect(messages[1]).toMatchObject({ stopReason: "toolUse", content: [{ id: "n" }, { id: "c" }] });
+			expect(messages[2]).toMatchObject({ toolCallId: "n", isError: false });
+			expect(messages[3]).toMatchObject({ toolCallId: "c", isError: true });
+			expect(textOf(messages[3]!)).toMatch(/interrupted by a restart and not run again/);
+			after.stop();
+		});
+	}
+
+	it("continues a run stored at a barrier (awaitDelivery) once the stored barrier is acknowledged, as docs/machine.md says", async () => {
+		for (const [from, to] of [
+			["xstate", "agentchart"],
+			["agentchart", "xstate"],
+		] as const) {
+			const scripted = createScriptedModel([{ content: "hello" }]);
+			const before = createActor(logics[from] as typeof agentMachine, { input: { model: scripted.model, config: { streamFn: scripted.streamFn } } }).start();
+			let stored: PersistedAgentMachine | undefined;
+			// Stored at the first barrier, before anybody acknowledged it.
+			before.on("agentchart.barrier", () => void (stored ??= JSON.parse(JSON.stringify(before.getPersistedSnapshot())) as PersistedAgentMachine));
+			before.send({ type: "prompt", messages: [user("hi")], awaitDelivery: true });
+			before.stop();
+			expect(stored?.value).toEqual({ running: "run-starting" });
+			const after = createActor(logics[to] as typeof agentMachine, { input: {}, snapshot: hydrateAgentSnapshot(stored!, { tools: [], config: { streamFn: scripted.streamFn } }) as never });
+			after.on("agentchart.barrier", (event) => after.send({ type: "delivered", barrier: event.barrier }));
+			after.start();
+			after.send({ type: "agentchart.resumed" });
+			after.send({ type: "delivered", barrier: stored!.context.barrier });
+			await until(() => after.getSnapshot().matches("idle" as never));
+			expect(after.getSnapshot().context.messages.map((message) => textOf(message))).toEqual(["hi", "hello"]);
+			after.stop();
+		}
+	});
+
 	it("persists the same JSON from both interpreters", async () => {
 		const tools = [makeTool("t", async () => ok("x"))];
 		const persisted = await Promise.all(

@@ -5,9 +5,11 @@
 import { isContextOverflow } from "../../providers/overflow.js";
 import type { AssistantMessage } from "../../types/messages.js";
 import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
-import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, newStreamProgress, patchRun, runOf } from "../context.js";
-import { TOOL_BATCH_ID } from "./tools.js";
-import { failedReply, toolCallsOf } from "../run-helpers.js";
+import { replyOfStartedCalls } from "../../actors/stream-actor.js";
+import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, newStreamProgress, patchContext, patchRun, runOf } from "../context.js";
+import type { ToolCallEntry } from "../types.js";
+import { TOOL_BATCH_ID, toolStartEvent } from "./tools.js";
+import { detachedArgs, failedReply, toolCallsOf } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 
 /** A new LLM call: earlier attempts' events become stale; the turn's reply and batch start empty. */
@@ -30,6 +32,38 @@ export function discardInterruptedReply(context: Ctx, enqueue: EffectEnqueue): v
 	// The call is made again as the same effect (its attempt, which the next `streaming` counts up
 	// to again): the journal then has its outcome if it ended before the restart.
 	enqueue.assign({ run: patchRun(run, { attempt: run.attempt - 1, stream: newStreamProgress(), partial: undefined, batch: undefined }) });
+}
+
+/** A call of a streaming batch that ran (or runs), or had a person asked about it. */
+export function callStarted(call: ToolCallEntry): boolean {
+	return call.status === "running" || call.status === "settled" || call.status === "awaiting-approval";
+}
+
+/**
+ * The call was in flight when a machine without a journal was stored, after calls of its reply
+ * had started (streaming tool execution): the reply is closed with those calls, as the journal
+ * closes it for an agent (see `startedDuring`), and the model is not asked again: a new reply
+ * would bring new call ids and leave what the started calls did unanswered, or run them twice.
+ * The calls keep where they were: a result stays, a call that ran is answered by the crash rules
+ * when its batch says it was interrupted (`tools.interrupted`), a wait for approval goes on. As
+ * the journal's replay does, each is announced anew to the restored machine's listeners, who
+ * heard nothing of it: its start, the question it waits on, or its end.
+ */
+export function closeInterruptedReplyWithStartedCalls(context: Ctx, enqueue: Enqueue): void {
+	const run = runOf(context);
+	const calls = (run.batch?.calls ?? []).filter(callStarted);
+	const batch = run.batch ? { ...run.batch, calls } : undefined;
+	const closing = patchContext(context, { run: patchRun(run, { stream: newStreamProgress(), partial: undefined, batch }) });
+	completeAssistantMessage(closing, replyOfStartedCalls(context.model, calls.map((call) => call.toolCall)), enqueue);
+	for (const call of calls) {
+		enqueue.emit(toolStartEvent(call));
+		if (call.status === "awaiting-approval") {
+			const args = detachedArgs(call.args ?? call.toolCall.arguments);
+			enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args, reason: call.approval?.reason });
+		} else if (call.status === "settled" && call.outcome) {
+			enqueue.emit({ type: "tool_execution_end", toolCallId: call.toolCall.id, toolName: call.toolCall.name, result: call.outcome.result, isError: call.outcome.isError });
+		}
+	}
 }
 
 /** The reply began: `message_start` with a snapshot of its partial message. */

@@ -4,6 +4,7 @@
  * stream left out), the tool calls its replies make, and which events the walk offers.
  */
 import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS } from "../../actors/compaction-protocol.js";
+import type { EffectJournal } from "../../durable/journal.js";
 import type { AgentMachineInput } from "../../machines/types.js";
 import type { AnyAgentTool, ToolExecutionMode } from "../../types/agent.js";
 import type { AgentMessage, UserMessage } from "../../types/messages.js";
@@ -72,7 +73,8 @@ export interface WalkVariant {
 /**
  * The configurations agentchart's own walk takes: each tool execution mode, with a
  * `beforeToolCall` hook where the chart has states for it (parallel and sequential: announcing,
- * then asking), parallel without one (preflight inside the action), pi's loop API, and a tool
+ * then asking), parallel without one (preflight inside the action), pi's loop API (also in
+ * streaming mode with what a restore sends: it keeps no journal, as the bare machine), and a tool
  * that needs approval in parallel without a hook (with an approval timeout), sequential with a
  * hook (a waiting call holds the batch) and streaming with a hook (the batch actor holds the call
  * back: `tool.approval`; with an approval timeout, which runs out while the reply still streams).
@@ -83,6 +85,8 @@ export const WALK_VARIANTS: WalkVariant[] = [
 	{ mode: "streaming", hook: false, interruptions: true, restores: true },
 	{ mode: "parallel", hook: false, restores: true },
 	{ mode: "parallel", hook: false, loop: true },
+	// pi's loop API keeps no journal: a restored reply of streaming tool execution is closed from the calls the chart knows.
+	{ mode: "streaming", hook: false, loop: true, interruptions: true },
 	{ mode: "parallel", hook: false, approval: "timeout", restores: true },
 	{ mode: "sequential", hook: true, approval: "always" },
 	{ mode: "streaming", hook: true, approval: "timeout" },
@@ -92,6 +96,14 @@ export const WALK_VARIANTS: WalkVariant[] = [
 export const WALK_OUTPUT_LIMIT_RECOVERY = { maxAttempts: 1 };
 /** Compaction on; the threshold (window − reserve) is 1000 tokens: only the big prompt crosses it. */
 export const WALK_COMPACTION = { enabled: true, reserveTokens: 99_000, keepRecentTokens: 1 };
+
+/**
+ * An agent keeps an effect journal; the bare machine does not, and the chart reads which it is
+ * (a restored reply of streaming tool execution is closed from the journal, or from the calls
+ * the chart knows). The abstract chart of an agent gets one that holds nothing: its lookups are
+ * answered by the walk, as the puppets answer the actors.
+ */
+export const AGENT_JOURNAL: EffectJournal = { lookup: () => undefined, append: () => undefined };
 export const WALK_INITIAL_TRANSCRIPT: AgentMessage[] = [userMessage("earlier"), assistantMessage(walkModel, [{ type: "text", text: "ok" }], "stop")];
 
 /** The stub tool of agentchart's walk (its `execute` is the real runner's business). */
@@ -139,6 +151,7 @@ export function walkConfig(variant: WalkVariant): ModelConfig {
 					compaction: WALK_COMPACTION,
 					...(variant.approval === "timeout" ? { approvalTimeoutMs: WALK_APPROVAL_TIMEOUT_MS } : {}),
 					...(variant.hook ? { beforeToolCall: async () => undefined } : {}),
+					journal: AGENT_JOURNAL,
 				},
 				awaitDelivery: true,
 			};

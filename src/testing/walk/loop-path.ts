@@ -152,8 +152,17 @@ export async function runLoopPath(plan: WalkPlan, path: WalkPath): Promise<PathR
 				return stream.forward((each) => each.type === wanted) ? undefined : `the scripted stream has no ${wanted} left`;
 			}
 			case "tools.abandon":
+			case "tools.interrupted":
 				send?.(event);
 				return undefined;
+			case "stream.interrupted": {
+				// What a restored stream actor tells the chart (the loop API keeps no journal).
+				const attempt = machine?.getSnapshot().context.run?.attempt;
+				if (attempt === undefined) return "no run to interrupt";
+				invariants.restored();
+				send?.({ type: "stream.interrupted", attempt });
+				return undefined;
+			}
 			case "tool.timeout": {
 				const real = realCall(event.callKey, step.from);
 				if (!real) return `no real call for ${event.callKey}`;
