@@ -124,7 +124,7 @@ export interface SessionHandle {
  * const result = await client.session("user-42").prompt("Hello");
  */
 export interface SessionClient {
-	/** The session keyed `sessionId` (a non-empty string; anything else throws a `TypeError`). */
+	/** The session keyed `sessionId` (a non-empty string other than `"."` and `".."`, which a URL cannot carry; anything else throws a `TypeError`). */
 	session(sessionId: string): SessionHandle;
 	/** Waits for the result of a call sent with `send` (Restate keeps it for the idempotency or journal retention). */
 	result<T = RunResult>(call: SentCall, options?: Pick<CallOptions, "signal">): Promise<T>;
@@ -357,6 +357,8 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
 		session(sessionId) {
 			// Put in the URL as it is, `undefined` or 123 would address a session keyed "undefined" or "123".
 			if (typeof sessionId !== "string" || sessionId === "") throw new TypeError(`agentchart/restate: client.session(sessionId): sessionId must be the session's key, a non-empty string, got ${shown(sessionId)}`);
+			// A URL reads "." and ".." (encoded or not) as steps in its path: such a key cannot be addressed.
+			if (sessionId === "." || sessionId === "..") throw new TypeError(`agentchart/restate: client.session(sessionId): ${shown(sessionId)} cannot be a session's key: a URL takes it as a step in its path, so no call could reach it`);
 			return {
 				sessionId,
 				prompt: async (input, opts) => call(sessionId, "prompt", input, callOptions("prompt(input, options)", opts), false),

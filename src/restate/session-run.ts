@@ -172,9 +172,11 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	// none: it hangs. So the session is kept under `maxSessionBytes`: a prompt that would take
 	// it over is refused here, and during the run each step's outcome counts against what is
 	// left (one that does not fit is journaled as an error instead, see `storable.ts`).
-	const inputBytes = command.type === "prompt" ? jsonBytes(command.input) : command.type === "deliver" ? jsonBytes(command.items.map((item) => item.message)) : 0;
+	// A reject's reason becomes the call's stored result.
+	const inputBytes =
+		command.type === "prompt" ? jsonBytes(command.input) : command.type === "deliver" ? jsonBytes(command.items.map((item) => item.message)) : command.type === "reject" ? jsonBytes(command.reason ?? "") : 0;
 	const budget: SessionBudget = { max: setup.maxSessionBytes, used: storedBytes + inputBytes };
-	if (command.type === "prompt" && budget.used > budget.max) throw sessionFull("prompt", storedBytes, inputBytes, budget.max);
+	if ((command.type === "prompt" || command.type === "reject") && budget.used > budget.max) throw sessionFull(command.type, storedBytes, inputBytes, budget.max);
 	if ((command.type === "approve" || command.type === "reject") && !pendingApprovalsOf(stored).some((call) => call.toolCallId === command.toolCallId)) {
 		const why = waiting ? `the calls waiting are ${pendingApprovalsOf(stored).map((call) => `"${call.toolCallId}"`).join(", ")}` : "the session has no run waiting";
 		throw new SessionRefusal(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (${why})`, 409);

@@ -97,6 +97,9 @@ describe("a session id that is not a key", () => {
 			expect(() => client.session(sessionId as string)).toThrow(TypeError);
 			expect(() => client.session(sessionId as string)).toThrow(`agentchart/restate: client.session(sessionId): sessionId must be the session's key, a non-empty string, ${got}`);
 		}
+		// A URL takes these as steps in its path: every call went to another path ("bad path").
+		for (const dots of [".", ".."]) expect(() => client.session(dots)).toThrow(`cannot be a session's key: a URL takes it as a step in its path`);
+		expect(client.session("...").sessionId).toBe("...");
 		expect(client.session("user-42").sessionId).toBe("user-42");
 	});
 });

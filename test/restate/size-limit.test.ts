@@ -106,3 +106,18 @@ it("counts the messages waiting in the inbox against maxSessionBytes: steers tha
 	const texts = (await session.state({ signal: AbortSignal.timeout(30_000) })).messages.map((message) => (message.role === "user" && Array.isArray(message.content) ? (message.content[0] as { text?: string }).text?.slice(0, 1) : undefined));
 	expect(texts.filter((text) => text === "0" || text === "1")).toEqual(["0", "1"]);
 });
+
+it("refuses a reject whose reason would take the session over maxSessionBytes (413), and the call still waits for a decision that fits", { timeout: 120_000 }, async () => {
+	// Before, the reason was counted nowhere: a 20 MiB reason was stored as the call's result,
+	// the session went far over its cap (and the server's limit), and took no further prompt.
+	const session = createSessionClient({ ingressUrl: cluster.ingressUrl }).session(`reject-size-${Date.now()}`);
+	const waiting = await session.prompt("approval", { signal: AbortSignal.timeout(30_000) });
+	expect(waiting.status).toBe("awaiting-approval");
+	await expect(session.reject("t0_0", "r".repeat(4 * 1024 * 1024), { signal: AbortSignal.timeout(30_000) })).rejects.toMatchObject({
+		status: 413,
+		message: expect.stringContaining("reject refused: the session holds"),
+	});
+	expect((await session.state({ signal: AbortSignal.timeout(30_000) })).pendingApprovals.map((call) => call.toolCallId)).toEqual(["t0_0"]);
+	const done = await session.reject("t0_0", "not today", { signal: AbortSignal.timeout(30_000) });
+	expect(done.status).toBe("idle");
+});
