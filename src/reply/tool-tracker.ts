@@ -161,7 +161,8 @@ export class ToolTracker {
 			if (call.meta !== undefined) info.meta = call.meta;
 			if (isToolTimeout(result)) info.timedOut = true;
 			if (call.action.fingerprint !== undefined) info.actionFingerprint = call.action.fingerprint;
-			this.#lastError = info;
+			// A failed read does not hide a failed change: the change stays reported until it succeeds.
+			if (info.mutatingAction || !this.#failedChangeStands(call)) this.#lastError = info;
 		} else if (!this.#failedChangeStands(call)) {
 			this.#lastError = undefined;
 		}

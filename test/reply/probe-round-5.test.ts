@@ -148,3 +148,32 @@ describe("an answer cut off inside something held back", () => {
 		expect(blocks.map((block) => block.text)).toEqual(["NO_R"]);
 	});
 });
+
+describe("getLastToolError after a failed change", () => {
+	it("keeps the change through a failed read and a successful one, until the change succeeds", async () => {
+		const tool = (name: string): AgentTool => ({
+			name,
+			label: name,
+			description: name,
+			parameters: { type: "object", properties: {} } as AgentTool["parameters"],
+			execute: async (_id, args) => {
+				if ((args as { fail?: boolean }).fail) throw new Error(`${name} failed`);
+				return { content: [{ type: "text", text: "ok" }], details: {} };
+			},
+		});
+		const steps: [string, Record<string, unknown>][] = [
+			["bash", { command: "rm -rf build", fail: true }],
+			["read", { path: "a.txt", fail: true }],
+			["read", { path: "b.txt" }],
+		];
+		const scripted = createScriptedModel([...steps.map(([name, args]) => ({ content: [{ type: "toolCall" as const, id: `${name}-${String(args["path"] ?? "x")}`, name, arguments: args }] })), { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [tool("bash"), tool("read")] }, streamFn: scripted.streamFn });
+		const replies = subscribeReplies(agent);
+		const seen: (string | undefined)[] = [];
+		agent.subscribe((event) => void (event.type === "tool_execution_end" && seen.push(replies.getLastToolError()?.toolName)));
+		await agent.prompt("clean and read");
+		replies.unsubscribe();
+		// Before: "read" replaced the failed change, and the successful read then cleared it.
+		expect(seen).toEqual(["bash", "bash", "bash"]);
+	});
+});
