@@ -307,7 +307,13 @@ export class ReplyDirectiveFilter {
 						}
 						if (this.#applyDirective(match[1] ?? "")) {
 							this.#removalGap = this.#started;
-							if (this.#lineEmpty) this.#afterLineStartDirective = true;
+							if (this.#lineEmpty) {
+								this.#afterLineStartDirective = true;
+								// What follows it starts the line as the user sees it (the directive is taken out):
+								// a fence opened there is a fence, and a `MEDIA:` there is a media line.
+								this.#atLineStart = true;
+								this.#lineChecked = false;
+							}
 							index += match[0].length;
 							continue;
 						}

@@ -177,3 +177,21 @@ describe("getLastToolError after a failed change", () => {
 		expect(seen).toEqual(["bash", "bash", "bash"]);
 	});
 });
+
+describe("a directive that opens a line with a code fence after it", () => {
+	it.each([
+		["[[reply_to_current]]```\nMEDIA: https://x.example/y.png\n```", { text: "```\nMEDIA: https://x.example/y.png\n```", replyToCurrent: true, replyToTag: true }],
+		["[[reply_to_current]] ```\nMEDIA: https://x.example/y.png\n```", { text: "```\nMEDIA: https://x.example/y.png\n```", replyToCurrent: true, replyToTag: true }],
+		["[[audio_as_voice]]```\n[[reply_to:5]]\n```", { text: "```\n[[reply_to:5]]\n```", audioAsVoice: true }],
+	] as const)("leaves the code as code: %j", async (answer, expected) => {
+		// Before: the fence the user sees was not one to the directive parser, which took the MEDIA
+		// line (or a directive) out of the code block and applied it.
+		const scripted = createScriptedModel([{ content: answer }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const sent: ReplyPayload[] = [];
+		const replies = subscribeReplies(agent, { onBlockReply: (payload) => void sent.push(payload) });
+		await agent.prompt("show the syntax");
+		replies.unsubscribe();
+		expect(sent).toEqual([expected]);
+	});
+});
