@@ -55,6 +55,14 @@ const TAG_NAMES = ["antthinking", "thinking", "thought", "think", "final"] as co
 const TAG_AT = /<[ \t]{0,4}(\/?)[ \t]{0,4}(antthinking|thinking|thought|think|final)[ \t]{0,4}>/iy;
 const TAG_PREFIX = /^<[ \t]{0,4}\/?[ \t]{0,4}([a-z]*)([ \t]{0,4})$/i;
 const PLAIN_RUN = /[^`<\n]+/y;
+/**
+ * A closing fence with a reasoning or final tag right after it (`` ```</final> ``): not a closing
+ * line to CommonMark, but how models that answer in `<final>` end a code block. Read as code, the
+ * tag and all the reasoning after it were shown.
+ */
+const FENCE_THEN_TAG = /^(`{3,}|~{3,})[ \t]*(?=<[ \t]{0,4}\/?[ \t]{0,4}(?:antthinking|thinking|thought|think|final)[ \t]{0,4}>)/i;
+/** The start of a line that may still become one (held back until it is decided). */
+const FENCE_THEN_TAG_PREFIX = /^(`{3,}|~{3,})[ \t]*<[ \t]{0,4}\/?[ \t]{0,4}[a-z]*[ \t]{0,4}$/i;
 
 function couldBecomeTag(rest: string): boolean {
 	const match = TAG_PREFIX.exec(rest);
@@ -227,6 +235,21 @@ export class ReasoningTagFilter {
 				const lineEnd = newline === -1 ? text.length : newline;
 				const line = text.slice(index, lineEnd);
 				if (newline === -1 && !final && couldBecomeFenceLine(line, this.#fence)) break;
+				if (newline === -1 && !final && FENCE_THEN_TAG_PREFIX.test(line)) break;
+				const glued = FENCE_THEN_TAG.exec(line);
+				const run = glued?.[1] ?? "";
+				// It closes the open fence, or (the fence opened after a tag, mid-line, where this filter
+				// does not see one) it opens none; either way the tag after it is read as any other.
+				if (glued && (!this.#fence || (run[0] === this.#fence.char && run.length >= this.#fence.length))) {
+					this.#fence = null;
+					this.#inlineTicks = 0;
+					this.#lineBlank = false;
+					this.#emit(run);
+					index += glued?.[0].length ?? 0;
+					this.#lineChecked = true;
+					this.#atLineStart = false;
+					continue;
+				}
 				const kind = classifyFenceLine(line, this.#fence);
 				if (kind.kind !== "none") {
 					this.#fence = kind.kind === "open" ? kind.marker : null;

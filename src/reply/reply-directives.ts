@@ -218,7 +218,7 @@ export class ReplyDirectiveFilter {
 				// Inside a fence: verbatim, line by line; only a closing line ends it.
 				const line = text.slice(index, lineEnd);
 				if (this.#atLineStart) {
-					if (newline === -1 && !final && couldBecomeFenceLine(line, this.#fence)) break;
+					if (newline === -1 && !directiveFinal && couldBecomeFenceLine(line, this.#fence)) break;
 					if (classifyFenceLine(line, this.#fence).kind === "close") {
 						this.#fence = null;
 						this.#emit(line);
@@ -245,7 +245,7 @@ export class ReplyDirectiveFilter {
 			if (this.#atLineStart && !this.#lineChecked) {
 				const line = text.slice(index, lineEnd);
 				if ((char === "`" || char === "~") && this.#lineIndent <= 3) {
-					if (newline === -1 && !final && couldBecomeFenceLine(line, null)) break;
+					if (newline === -1 && !directiveFinal && couldBecomeFenceLine(line, null)) break;
 					const kind = classifyFenceLine(line, null);
 					if (kind.kind === "open") {
 						this.#fence = kind.marker;

@@ -195,3 +195,19 @@ describe("a directive that opens a line with a code fence after it", () => {
 		expect(sent).toEqual([expected]);
 	});
 });
+
+describe("a code block closed on the line of a closing tag (```</final>)", () => {
+	it.each([false, true])("closes the block, and the reasoning after it stays private (enforceFinalTag %s)", async (enforceFinalTag) => {
+		// Before: the line read as a fence opening, so "</final>" and the <think> after it were shown as code.
+		const answer = "<think>plan</think><final>```python\nprint(1)\n```</final>\n<think>private afterthought</think>";
+		for (const chunkSize of [1, 3, 1000]) {
+			const scripted = createScriptedModel([{ content: answer }], { chunkSize });
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+			const sent: string[] = [];
+			const replies = subscribeReplies(agent, { enforceFinalTag, onBlockReply: (payload) => void sent.push(payload.text ?? "") });
+			await agent.prompt("code please");
+			replies.unsubscribe();
+			expect(sent).toEqual(["```python\nprint(1)\n```"]);
+		}
+	});
+});
