@@ -8,7 +8,7 @@
  * (`NO_REPLY`) is dropped whole, media included: the model chose to say nothing.
  */
 import { createBlockReplyContentKey, type BlockReplyPipeline } from "./block-reply-pipeline.js";
-import { isMessagingToolDuplicate } from "./messaging-dedupe.js";
+import { normalizeTextForComparison, textBeyondSent } from "./messaging-dedupe.js";
 import { parseReplyDirectives } from "./reply-directives.js";
 import type { ReplyPayload } from "./types.js";
 
@@ -70,19 +70,21 @@ export function filterFinalPayloads(finals: readonly ReplyPayload[], delivered: 
 	const sentKeys = new Set(answers.map(createBlockReplyContentKey));
 	const sentText = foldWhitespace(answers.map((payload) => payload.text ?? "").join(" "));
 	const sentMedia = new Set([...sent.flatMap((payload) => payload.mediaUrls ?? []), ...(delivered.messagingToolSentMediaUrls ?? [])]);
-	const toolTexts = delivered.messagingToolSentTexts ?? [];
+	const toolTexts = (delivered.messagingToolSentTexts ?? []).map(normalizeTextForComparison);
 	const result: ReplyPayload[] = [];
 	for (const payload of finals) {
 		const text = payload.text ?? "";
 		if (text !== "" && parseReplyDirectives(text).isSilent) continue;
 		if (sentKeys.has(createBlockReplyContentKey(payload))) continue;
-		const folded = foldWhitespace(text);
-		const textCovered =
-			folded === "" || (sentText !== "" && answerDelivered(sentText, text, folded)) || isMessagingToolDuplicate(text, toolTexts);
+		// What a messaging tool sent is not sent again; what the answer says beyond it is.
+		const rest = text === "" ? "" : textBeyondSent(text, toolTexts);
+		const folded = foldWhitespace(rest);
+		const textCovered = folded === "" || (sentText !== "" && answerDelivered(sentText, rest, folded));
 		const media = (payload.mediaUrls ?? []).filter((url) => !sentMedia.has(url));
 		if (textCovered && media.length === 0) continue;
 		const kept: ReplyPayload = { ...payload };
 		if (textCovered) delete kept.text;
+		else if (rest !== text) kept.text = rest;
 		if (media.length > 0) kept.mediaUrls = media;
 		else delete kept.mediaUrls;
 		result.push(kept);

@@ -49,6 +49,23 @@ export function isMessagingToolDuplicate(text: string, sentTexts: readonly strin
 }
 
 /**
+ * What `text` says beyond what was sent: its paragraphs that duplicate no sent text, or "" when
+ * it is a duplicate through and through. An answer that quotes the message it sent and then asks
+ * a question keeps the question; checked whole, it was dropped with it.
+ *
+ * @example
+ * textBeyondSent('I posted: "Deployed to production."\n\nAnything else?', ["deployed to production."]); // "Anything else?"
+ */
+export function textBeyondSent(text: string, sentNormalized: readonly string[]): string {
+	if (!isDuplicateOfSent(normalizeTextForComparison(text), sentNormalized)) return text;
+	const paragraphs = text.split(/\n[ \t]*\n/);
+	if (paragraphs.length === 1) return "";
+	const kept = paragraphs.filter((paragraph) => paragraph.trim() !== "" && !isDuplicateOfSent(normalizeTextForComparison(paragraph), sentNormalized));
+	// A sent text of several paragraphs, repeated whole, leaves no paragraph of its own.
+	return kept.length === paragraphs.filter((paragraph) => paragraph.trim() !== "").length ? "" : kept.join("\n\n");
+}
+
+/**
  * The texts and targets messaging tools have sent, in two stages: a call's text is pending from
  * its start, committed when it succeeds and discarded when it fails. Only committed texts
  * suppress block replies: suppressing on a send that then fails would leave the user with no
@@ -87,6 +104,11 @@ export class MessagingSendLog<TTarget = unknown> {
 	/** True when the text duplicates a committed send. */
 	isDuplicate(text: string): boolean {
 		return isDuplicateOfSent(normalizeTextForComparison(text), this.#normalized);
+	}
+
+	/** What the text says beyond the committed sends (see {@link textBeyondSent}). */
+	beyondSent(text: string): string {
+		return textBeyondSent(text, this.#normalized);
 	}
 
 	/** Committed texts, oldest first (a copy). */

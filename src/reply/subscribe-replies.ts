@@ -356,12 +356,13 @@ class ReplySubscriber {
 		if (!onBlockReply) return;
 		let text = payload.text ?? "";
 		// The model repeating what a messaging tool already sent is not sent twice.
-		if (!payload.isReasoning && text !== "" && this.tools.tracker.sends.isDuplicate(text)) text = "";
+		if (!payload.isReasoning && text !== "") text = this.tools.tracker.sends.beyondSent(text);
 		// A silent answer (NO_REPLY) sends nothing, the media it names included.
 		const media = payload.isReasoning || !assembly.silentSoFar ? (payload.mediaUrls ?? []) : [];
 		if (text === "" && media.length === 0) return;
 		const delivered: ReplyPayload = { ...payload };
 		if (text === "") delete delivered.text;
+		else if (text !== payload.text) delivered.text = text;
 		if (!payload.isReasoning && text !== "") {
 			this.assistantTexts.push(text);
 			assembly.deliveredBlocks += 1;

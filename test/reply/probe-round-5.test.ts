@@ -211,3 +211,29 @@ describe("a code block closed on the line of a closing tag (```</final>)", () =>
 		}
 	});
 });
+
+describe("an answer that quotes what a messaging tool sent, and says more", () => {
+	it("sends what it says beyond the sent text, as a block and as a final", async () => {
+		// Before: the whole block went, new question included, since it contained the sent text.
+		const sentByTool = "Deployed version 2 to production.";
+		const message: AgentTool = {
+			name: "message",
+			label: "Message",
+			description: "send",
+			parameters: { type: "object", properties: {} } as AgentTool["parameters"],
+			execute: async () => ({ content: [{ type: "text", text: "sent" }], details: {} }),
+		};
+		const answer = `I posted this to #ops: "${sentByTool}"\n\nAnything else I should do?`;
+		const scripted = createScriptedModel([{ content: [{ type: "toolCall", name: "message", arguments: { action: "send", to: "#ops", message: sentByTool } }] }, { content: answer }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [message] }, streamFn: scripted.streamFn });
+		const sent: string[] = [];
+		const replies = subscribeReplies(agent, { onBlockReply: (payload) => void sent.push(payload.text ?? "") });
+		await agent.prompt("deploy and tell ops");
+		replies.unsubscribe();
+		expect(sent).toEqual(["Anything else I should do?"]);
+		expect(replies.assistantTexts).toEqual(["Anything else I should do?"]);
+		expect(filterFinalPayloads([{ text: answer }], { messagingToolSentTexts: [sentByTool] })).toEqual([{ text: "Anything else I should do?" }]);
+		// Repeated and nothing more: nothing is sent, as before.
+		expect(filterFinalPayloads([{ text: `Posted: ${sentByTool}` }], { messagingToolSentTexts: [sentByTool] })).toEqual([]);
+	});
+});
