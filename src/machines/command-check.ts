@@ -116,10 +116,6 @@ export function runStateProblem(state: Partial<AgentRunState>): { field: keyof A
 function checkRunState(where: string, prefix: string, state: Partial<AgentRunState>): void {
 	const problem = runStateProblem(state);
 	if (problem) throw fieldError(where, `${prefix}${problem.field}`, problem.problem);
-	// Each message too: one that is not (null, a text, an assistant reply without content) failed
-	// every later run of the machine, with an error that named nothing.
-	const messages = state.messages ?? [];
-	for (let index = 0; index < messages.length; index++) assertAgentMessage(messages[index], `agentchart: the machine's ${where}: ${prefix}messages[${index}]`);
 }
 
 function checkConfig(where: string, config: unknown): void {
@@ -196,8 +192,10 @@ const DECISION_FIELDS: Record<"approve" | "reject", readonly string[]> = {
  * Throws a `TypeError` naming the field unless `input` is a well-formed machine input (or none):
  * an actor started with a malformed one fails at its start, where it used to run with it (a
  * transcript given as a string ended the first run with an error that named nothing; a queue
- * mode or tool execution mode no step knows was taken as it was). The transcript's messages and
- * the queued ones are checked each, as a command's state's are.
+ * mode or tool execution mode no step knows was taken as it was). Shallow for the transcript (an
+ * agent hands its whole transcript to each run: checking every message would make each run's
+ * start grow with the conversation; the `Agent` checks them as they come in); queued messages are
+ * checked each.
  *
  * @example
  * assertMachineInput({ messages: "hello" }); // TypeError: agentchart: the machine's input: messages must be a list of messages, got "hello"

@@ -156,9 +156,8 @@ describe.each(interpreters)("a malformed input on %s", (_name, logic) => {
 		["a transcript given as a string", { messages: "hello" }, /^agentchart: the machine's input: messages must be a list of messages, got "hello"/],
 		["tools given as one tool", { tools: { name: "read" } }, /^agentchart: the machine's input: tools must be a list of tools/],
 		["a queued message that is a string", { followUpQueue: ["later"] }, /^agentchart: the machine's input: followUpQueue\[0\]: expected a message object/],
-		// Taken before: every run failed on them ("reading 'role'", "reading 'length'"), naming nothing.
-		["a transcript holding null", { messages: [null] }, /^agentchart: the machine's input: messages\[0\]: expected a message object/],
-		["a transcript holding a reply without content", { messages: [{ role: "user", content: "hi", timestamp: 0 }, { role: "assistant" }] }, /^agentchart: the machine's input: messages\[1\]\.content: expected a list of content blocks/],
+		// A queued reply without its blocks was taken before, and failed the run it joined.
+		["a queued reply without content", { steeringQueue: [{ role: "assistant" }] }, /^agentchart: the machine's input: steeringQueue\[0\]\.content: expected a list of content blocks/],
 		["a steering mode of none", { steeringMode: "each" }, /^agentchart: the machine's input: steeringMode must be "all" or "one-at-a-time", got "each"/],
 		["a tool execution mode of none", { config: { toolExecution: "wild" } }, /^agentchart: the machine's input: config.toolExecution must be "parallel", "sequential" or "streaming", got "wild"/],
 		["a stream function given as a name", { config: { streamFn: "anthropic" } }, /^agentchart: the machine's input: config.streamFn must be a function, got "anthropic"/],
