@@ -12,7 +12,7 @@ import { createBlockReplyPipeline } from "../../src/reply/block-reply-pipeline.j
 import { filterFinalPayloads } from "../../src/reply/final-payloads.js";
 import { subscribeReplies } from "../../src/reply/subscribe-replies.js";
 import type { PartialReply, ReplyPayload } from "../../src/reply/types.js";
-import type { AgentTool } from "../../src/types/index.js";
+import { makeTool, ok } from "../agent/helpers.js";
 import { FakeAgent } from "./helpers.js";
 
 describe("an onCallbackError that rejects", () => {
@@ -60,13 +60,7 @@ describe("block sizes", () => {
 });
 
 describe("the final answer after block replies with reasoning shown", () => {
-	const clock: AgentTool = {
-		name: "clock",
-		label: "Clock",
-		description: "time",
-		parameters: { type: "object", properties: {} } as AgentTool["parameters"],
-		execute: async () => ({ content: [{ type: "text", text: "12:00" }], details: {} }),
-	};
+	const clock = makeTool("clock", async () => ok("12:00"));
 
 	it.each(["text_end", "message_end"] as const)("is not sent again when every block was delivered (%s)", async (blockReplyBreak) => {
 		const scripted = createScriptedModel([
@@ -151,16 +145,11 @@ describe("an answer cut off inside something held back", () => {
 
 describe("getLastToolError after a failed change", () => {
 	it("keeps the change through a failed read and a successful one, until the change succeeds", async () => {
-		const tool = (name: string): AgentTool => ({
-			name,
-			label: name,
-			description: name,
-			parameters: { type: "object", properties: {} } as AgentTool["parameters"],
-			execute: async (_id, args) => {
-				if ((args as { fail?: boolean }).fail) throw new Error(`${name} failed`);
-				return { content: [{ type: "text", text: "ok" }], details: {} };
-			},
-		});
+		const tool = (name: string) =>
+			makeTool(name, async (_id, args) => {
+				if (args["fail"]) throw new Error(`${name} failed`);
+				return ok("ok");
+			});
 		const steps: [string, Record<string, unknown>][] = [
 			["bash", { command: "rm -rf build", fail: true }],
 			["read", { path: "a.txt", fail: true }],
@@ -216,13 +205,7 @@ describe("an answer that quotes what a messaging tool sent, and says more", () =
 	it("sends what it says beyond the sent text, as a block and as a final", async () => {
 		// Before: the whole block went, new question included, since it contained the sent text.
 		const sentByTool = "Deployed version 2 to production.";
-		const message: AgentTool = {
-			name: "message",
-			label: "Message",
-			description: "send",
-			parameters: { type: "object", properties: {} } as AgentTool["parameters"],
-			execute: async () => ({ content: [{ type: "text", text: "sent" }], details: {} }),
-		};
+		const message = makeTool("message", async () => ok("sent"));
 		const answer = `I posted this to #ops: "${sentByTool}"\n\nAnything else I should do?`;
 		const scripted = createScriptedModel([{ content: [{ type: "toolCall", name: "message", arguments: { action: "send", to: "#ops", message: sentByTool } }] }, { content: answer }]);
 		const agent = new Agent({ initialState: { model: scripted.model, tools: [message] }, streamFn: scripted.streamFn });
