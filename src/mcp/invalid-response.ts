@@ -60,10 +60,11 @@ export function invalidAnswerFor(line: string): JSONRPCMessage | undefined {
 }
 
 /**
- * A JSON-RPC answer's id as the line states it, read without parsing: the first `"id"` member
- * after the opening brace, a number or a string without escapes.
+ * A JSON-RPC answer's id as the line states it, read without parsing: an `"id"` member of the
+ * top-level object, before anything nested (a result holds ids of its own, and failing the
+ * request one of those names would fail another call), a number or a string without escapes.
  */
-const STATED_ID = /^\s*\{.*?"id"\s*:\s*(-?\d+|"[^"\\]*")\s*[,}]/s;
+const STATED_ID = /^\s*\{[^{}[\]]*?"id"\s*:\s*(-?\d+|"[^"\\]*")\s*[,}]/;
 
 /**
  * For a line that is not JSON but reads as an answer (it names `"jsonrpc"` and an id, and no

@@ -252,14 +252,23 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 
 	private deliver(line: string): void {
 		if (line.trim() === "") return;
-		// A batch (JSON-RPC 2.0, and MCP's 2025-03-26 revision) is its messages, each read as a line of its own.
+		// A batch (JSON-RPC 2.0, and MCP's 2025-03-26 revision) is its messages, each read as a line
+		// of its own; one level only (a batch in a batch is no message, and a line of nested
+		// brackets must not recurse through this process's stack).
 		if (line.trimStart().startsWith("[")) {
 			const batch = parsedArray(line);
 			if (batch) {
-				for (const message of batch) this.deliver(JSON.stringify(message));
+				for (const message of batch) {
+					if (Array.isArray(message)) this.onerror?.(new Error("the server sent a batch inside a batch, which is no JSON-RPC message; it was skipped"));
+					else this.deliverOne(JSON.stringify(message));
+				}
 				return;
 			}
 		}
+		this.deliverOne(line);
+	}
+
+	private deliverOne(line: string): void {
 		let message: JSONRPCMessage;
 		try {
 			message = this.sdk.deserializeMessage(line);
@@ -288,7 +297,7 @@ export class ProcessGroupStdioTransport implements StdioProcessTransport {
 	/** The server's output ended while it still runs (see `start`). */
 	private outputClosed(): void {
 		if (this.leaderExited || this.closing || this.ended || this.failureReason) return;
-		this.failureReason = "the server closed its output (stdout) but kept running, so it could not answer again; the connection was closed";
+		this.failureReason = `the server closed its output (stdout) and had not exited ${TIMING.outputDrainMs} ms later: it could not answer again, so the connection was closed`;
 		this.onerror?.(new Error(this.failureReason));
 		void this.close();
 	}

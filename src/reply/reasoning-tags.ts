@@ -56,13 +56,13 @@ const TAG_AT = /<[ \t]{0,4}(\/?)[ \t]{0,4}(antthinking|thinking|thought|think|fi
 const TAG_PREFIX = /^<[ \t]{0,4}\/?[ \t]{0,4}([a-z]*)([ \t]{0,4})$/i;
 const PLAIN_RUN = /[^`<\n]+/y;
 /**
- * A closing fence with a reasoning or final tag right after it (`` ```</final> ``): not a closing
+ * A closing fence with a closing reasoning or final tag right after it (`` ```</final> ``): not a closing
  * line to CommonMark, but how models that answer in `<final>` end a code block. Read as code, the
  * tag and all the reasoning after it were shown.
  */
-const FENCE_THEN_TAG = /^(`{3,}|~{3,})[ \t]*(?=<[ \t]{0,4}\/?[ \t]{0,4}(?:antthinking|thinking|thought|think|final)[ \t]{0,4}>)/i;
+const FENCE_THEN_TAG = /^(`{3,}|~{3,})[ \t]*(?=<[ \t]{0,4}\/[ \t]{0,4}(?:antthinking|thinking|thought|think|final)[ \t]{0,4}>)/i;
 /** The start of a line that may still become one (held back until it is decided). */
-const FENCE_THEN_TAG_PREFIX = /^(`{3,}|~{3,})[ \t]*<[ \t]{0,4}\/?[ \t]{0,4}[a-z]*[ \t]{0,4}$/i;
+const FENCE_THEN_TAG_PREFIX = /^(`{3,}|~{3,})[ \t]*<([ \t]{0,4}\/[ \t]{0,4}[a-z]*[ \t]{0,4})?$/i;
 
 function couldBecomeTag(rest: string): boolean {
 	const match = TAG_PREFIX.exec(rest);

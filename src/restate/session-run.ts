@@ -172,11 +172,13 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	// none: it hangs. So the session is kept under `maxSessionBytes`: a prompt that would take
 	// it over is refused here, and during the run each step's outcome counts against what is
 	// left (one that does not fit is journaled as an error instead, see `storable.ts`).
-	// A reject's reason becomes the call's stored result.
+	// A reject's reason becomes the call's stored result (one without a reason can always be given:
+	// a full session must still be able to decline a call it could run).
+	const reason = command.type === "reject" ? command.reason : undefined;
 	const inputBytes =
-		command.type === "prompt" ? jsonBytes(command.input) : command.type === "deliver" ? jsonBytes(command.items.map((item) => item.message)) : command.type === "reject" ? jsonBytes(command.reason ?? "") : 0;
+		command.type === "prompt" ? jsonBytes(command.input) : command.type === "deliver" ? jsonBytes(command.items.map((item) => item.message)) : reason !== undefined ? jsonBytes(reason) : 0;
 	const budget: SessionBudget = { max: setup.maxSessionBytes, used: storedBytes + inputBytes };
-	if ((command.type === "prompt" || command.type === "reject") && budget.used > budget.max) throw sessionFull(command.type, storedBytes, inputBytes, budget.max);
+	if ((command.type === "prompt" || reason !== undefined) && budget.used > budget.max) throw sessionFull(command.type, storedBytes, inputBytes, budget.max);
 	if ((command.type === "approve" || command.type === "reject") && !pendingApprovalsOf(stored).some((call) => call.toolCallId === command.toolCallId)) {
 		const why = waiting ? `the calls waiting are ${pendingApprovalsOf(stored).map((call) => `"${call.toolCallId}"`).join(", ")}` : "the session has no run waiting";
 		throw new SessionRefusal(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (${why})`, 409);

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connectMcpServers, type McpProblem, type McpStdioServerConfig } from "../../src/mcp/index.js";
 import { loadMcpSdk } from "../../src/mcp/sdk.js";
 import { ProcessGroupStdioTransport } from "../../src/mcp/stdio-transport.js";
+import { invalidAnswerFor } from "../../src/mcp/invalid-response.js";
 import { childPids, Cleanup, textOf, toolNamed, waitUntil } from "./helpers.js";
 
 const RAW_SERVER = fileURLToPath(new URL("./fixtures/raw-server.ts", import.meta.url));
@@ -112,6 +113,20 @@ describe("answers that are not valid JSON-RPC", () => {
 		expect(textOf(await toolNamed(mcp, "raw__echo").execute("c1", { text: "a" }, AbortSignal.timeout(10_000)))).toBe("batched");
 	}, 20_000);
 
+	it("read no id from inside an answer cut short: a result's own ids name other calls", () => {
+		// Before: the first "id" anywhere was taken, and a running call numbered 1 was failed.
+		expect(invalidAnswerFor('{"result":{"structuredContent":{"rows":[{"id":1}]}},"jsonrpc":"2.0","id":7')).toBeUndefined();
+		expect(invalidAnswerFor('{"jsonrpc":"2.0","id":7,"result":{"rows":[{"id":1}')).toMatchObject({ id: 7, error: { code: -32603 } });
+		expect(invalidAnswerFor('{"jsonrpc":"2.0","id":"a-1","result":{')).toMatchObject({ id: "a-1" });
+	});
+
+	it("skip a line of deeply nested brackets on stdio, and answer the call after it (it overflowed the stack and ended the process)", async () => {
+		const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+		const { mcp } = await connect({ RAW_ANSWERS: JSON.stringify({ echo: `${deep}\n[[{"jsonrpc":"2.0","id":__ID__,"result":{}}]]\n{"jsonrpc":"2.0","id":__ID__,"result":{"content":[{"type":"text","text":"after"}]}}` }) });
+		expect(textOf(await toolNamed(mcp, "raw__echo").execute("c1", { text: "a" }, AbortSignal.timeout(10_000)))).toBe("after");
+		expect(mcp.status()[0]).toMatchObject({ state: "ready" });
+	}, 20_000);
+
 	it("a log line on stdout is still skipped, and the call answered after it", async () => {
 		const { mcp } = await connect({ RAW_ANSWERS: JSON.stringify({ echo: 'not json\n{"jsonrpc":"2.0","method":"odd"\n{"jsonrpc":"2.0","id":__ID__,"result":{"content":[{"type":"text","text":"after"}]}}' }) });
 		expect(textOf(await toolNamed(mcp, "raw__echo").execute("c1", { text: "a" }))).toBe("after");
@@ -154,7 +169,7 @@ describe("a stdio server that closes its output and keeps running", () => {
 		const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
 		await transport.start();
 		await closed;
-		expect(transport.failure).toBe("the server closed its output (stdout) but kept running, so it could not answer again; the connection was closed");
+		expect(transport.failure).toBe("the server closed its output (stdout) and had not exited 500 ms later: it could not answer again, so the connection was closed");
 		expect(errors).toEqual([transport.failure]);
 		expect(transport.pid).toBeNull();
 	}, 20_000);

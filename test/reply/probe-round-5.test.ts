@@ -199,6 +199,17 @@ describe("a code block closed on the line of a closing tag (```</final>)", () =>
 			expect(sent).toEqual(["```python\nprint(1)\n```"]);
 		}
 	});
+
+	it("leaves an opening tag after a fence marker inside code as code", async () => {
+		const answer = "Example:\n```text\n```<think> is how a model starts\n```\nafter";
+		const scripted = createScriptedModel([{ content: answer }], { chunkSize: 2 });
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const sent: string[] = [];
+		const replies = subscribeReplies(agent, { onBlockReply: (payload) => void sent.push(payload.text ?? "") });
+		await agent.prompt("explain");
+		replies.unsubscribe();
+		expect(sent).toEqual([answer]);
+	});
 });
 
 describe("an answer that quotes what a messaging tool sent, and says more", () => {
