@@ -206,6 +206,8 @@ class ReplySubscriber {
 				assembly.endTextBlock(index);
 			} else if (block.type === "thinking" && !isCommentaryMessage(phaseSource)) assembly.ingestThinking(index, "end", block.thinking);
 		});
+		// Ended blocks are blocks of their own, as they would have been at their text_end.
+		if (contentIndex > 0 && this.#breakMode === "text_end" && this.#params.onBlockReply) this.#deliverBlocks(assembly, assembly.drainBlocks(true));
 		return assembly;
 	}
 

@@ -231,3 +231,22 @@ describe("an answer that quotes what a messaging tool sent, and says more", () =
 		expect(filterFinalPayloads([{ text: `Posted: ${sentByTool}` }], { messagingToolSentTexts: [sentByTool] })).toEqual([]);
 	});
 });
+
+describe("a subscription made while a later text block streams", () => {
+	it("sends each earlier text block as a block of its own", async () => {
+		// Before: subscribed at or after the second block's start, the first was sent joined to it.
+		for (let at = 1; at <= 11; at++) {
+			const scripted = createScriptedModel([{ content: [{ type: "text", text: "First block." }, { type: "text", text: "Second block." }] }], { chunkSize: 4 });
+			const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+			const blocks: string[] = [];
+			let replies: ReturnType<typeof subscribeReplies> | undefined;
+			let updates = 0;
+			agent.subscribe((event) => {
+				if (event.type === "message_update" && ++updates === at) replies ??= subscribeReplies(agent, { onBlockReply: (payload) => void blocks.push(payload.text ?? "") });
+			});
+			await agent.prompt("go");
+			replies?.unsubscribe();
+			expect(blocks, `subscribed at update ${at}`).toEqual(["First block.", "Second block."]);
+		}
+	});
+});
