@@ -87,6 +87,8 @@ export class MessageAssembly {
 	// The clean text after `partialLength` (what the next partial adds), kept as it grows: a slice of
 	// the growing text would copy all of it on every delta (V8 flattens a concatenated string to slice it).
 	#unshown = "";
+	/** The separator after a fence a block's end closed, until text follows it (see `#closeCleanFence`). */
+	#pendingSeparator = "";
 	// The clean text ends in the first half of a surrogate pair. Kept as the text grows, because
 	// reading the growing text's last character copies all of it on every delta (docs/performance.md).
 	#endsInHighSurrogate = false;
@@ -308,7 +310,7 @@ export class MessageAssembly {
 		const wasInside = this.#tags.inReasoning;
 		this.#takeFilterOutput(this.#tags.finish(), wasInside);
 		this.#appendClean(this.#directives.finish(cut));
-		this.#closeCleanFence("");
+		this.#closeCleanFence();
 		if (this.#reasoningOpen) this.#endReasoning();
 	}
 
@@ -320,15 +322,17 @@ export class MessageAssembly {
 	 * partial showed already: the closing line comes after that, and the partial only grows (a
 	 * live message taken back for a blank line would flicker, and an append-only reader could not).
 	 */
-	#closeCleanFence(separator: string): void {
+	#closeCleanFence(separator = ""): void {
 		const closeLine = closingFenceLine(this.#cleanText.slice(this.#blockCleanStart));
 		if (closeLine !== undefined) {
 			const shown = this.partialLength;
 			// After a retraction the next partial replaces what was shown: nothing of it has to stay.
 			const code = this.#cleanText.slice(0, Math.max(this.#cleanText.trimEnd().length, this.#retracted ? 0 : shown));
-			this.#cleanText = `${code}${code.endsWith("\n") ? "" : "\n"}${closeLine}${separator}`;
-			this.#endsInHighSurrogate = endsWithHighSurrogate(`${closeLine}${separator}`);
+			this.#cleanText = `${code}${code.endsWith("\n") ? "" : "\n"}${closeLine}`;
+			this.#endsInHighSurrogate = endsWithHighSurrogate(closeLine);
 			this.#unshown = this.#cleanText.slice(shown);
+			// Shown once text follows: after the message's last block it would be a trailing blank line.
+			this.#pendingSeparator = separator;
 		}
 		this.#blockCleanStart = this.#cleanText.length;
 	}
@@ -419,6 +423,7 @@ export class MessageAssembly {
 		this.#retracted = true;
 		this.#directives = new ReplyDirectiveFilter();
 		this.#cleanText = "";
+		this.#pendingSeparator = "";
 		this.#endsInHighSurrogate = false;
 		this.#unshown = "";
 		this.#blockCleanStart = 0;
@@ -435,9 +440,11 @@ export class MessageAssembly {
 			this.#unattachedMedia.push(...media);
 		}
 		if (clean === "") return;
-		this.#cleanText += clean;
-		this.#endsInHighSurrogate = endsWithHighSurrogate(clean);
-		this.#unshown += clean;
+		const shown = this.#pendingSeparator + clean;
+		this.#pendingSeparator = "";
+		this.#cleanText += shown;
+		this.#endsInHighSurrogate = endsWithHighSurrogate(shown);
+		this.#unshown += shown;
 		const blockText = this.#blockStart ? clean.replace(/^\s+/, "") : clean;
 		if (blockText === "") return;
 		this.#blockStart = false;

@@ -250,3 +250,17 @@ describe("a subscription made while a later text block streams", () => {
 		}
 	});
 });
+
+describe("the live message of an answer that ends inside a code fence", () => {
+	it("ends with the fence's closing line, as the block and assistantTexts do, not with a blank line after it", async () => {
+		const scripted = createScriptedModel([{ content: "Here:\n```js\nconst a = 1;" }]);
+		const agent = new Agent({ initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		const live: PartialReply[] = [];
+		const sent: string[] = [];
+		const replies = subscribeReplies(agent, { onPartialReply: (partial) => void live.push(partial), onBlockReply: (payload) => void sent.push(payload.text ?? "") });
+		await agent.prompt("code");
+		replies.unsubscribe();
+		expect(live.at(-1)?.text).toBe("Here:\n```js\nconst a = 1;\n```");
+		expect(sent).toEqual(["Here:\n```js\nconst a = 1;\n```"]);
+	});
+});
