@@ -62,7 +62,8 @@ export function thinkingSettings(
 	model: Model,
 	options: Pick<SimpleStreamOptions, "maxTokens" | "reasoning" | "thinkingBudgets"> = {},
 ): ThinkingSettings {
-	const baseMaxTokens = options.maxTokens ?? Math.min(model.maxTokens, defaultMaxTokensCap);
+	// 0 is "no limit given", as pi-ai reads it: the API takes no max_tokens below 1 (a 400).
+	const baseMaxTokens = options.maxTokens || Math.min(model.maxTokens, defaultMaxTokensCap);
 	const level = options.reasoning;
 	if (!level || !model.reasoning) return { maxTokens: baseMaxTokens };
 
@@ -71,7 +72,7 @@ export function thinkingSettings(
 		return {
 			maxTokens: baseMaxTokens,
 			thinking: { type: "adaptive", display: "summarized" },
-			effort: adaptiveEffort(level, compat.xhighEffort),
+			effort: mappedEffort(model, level) ?? adaptiveEffort(level, compat.xhighEffort),
 		};
 	}
 
@@ -87,6 +88,12 @@ function budgetFor(level: ThinkingLevel, overrides: ThinkingBudgets | undefined)
 	// Budget models have no level above "high": xhigh spends the high budget.
 	const key = level === "xhigh" ? "high" : level;
 	return overrides?.[key] ?? defaultThinkingBudgets[key];
+}
+
+/** The effort pi-ai's model entry maps the level to (`thinkingLevelMap`), when it names one. */
+function mappedEffort(model: Model, level: ThinkingLevel): ThinkingSettings["effort"] {
+	const mapped = model.thinkingLevelMap?.[level];
+	return mapped === "low" || mapped === "medium" || mapped === "high" || mapped === "xhigh" || mapped === "max" ? mapped : undefined;
 }
 
 function adaptiveEffort(level: ThinkingLevel, xhigh: "high" | "xhigh" | "max"): ThinkingSettings["effort"] {
@@ -305,9 +312,42 @@ export function convertTools(tools: Tool[]): AnthropicTool[] {
 		return {
 			name: tool.name,
 			description: tool.description,
-			input_schema: { ...schema, type: "object" } as AnthropicTool["input_schema"],
+			input_schema: { ...withoutTopLevelAlternatives(schema), type: "object" } as AnthropicTool["input_schema"],
 		};
 	});
+}
+
+const ALTERNATIVES = ["anyOf", "oneOf", "allOf"] as const;
+
+/**
+ * The API refuses `anyOf`, `oneOf` and `allOf` at the top of a tool's input schema (a 400 on every
+ * request that offers the tool; a TypeBox union of objects, or an MCP tool's union, makes one).
+ * The model is shown one object with every property of the alternatives, required where all of
+ * them require it; the arguments it sends are still validated against the tool's own schema.
+ */
+function withoutTopLevelAlternatives(schema: Record<string, unknown>): Record<string, unknown> {
+	if (!ALTERNATIVES.some((key) => Array.isArray(schema[key]))) return schema;
+	const rest: Record<string, unknown> = { ...schema };
+	const properties: Record<string, unknown> = { ...objectOf(schema["properties"]) };
+	const required = new Set(requiredOf(schema));
+	for (const key of ALTERNATIVES) {
+		delete rest[key];
+		const parts = (Array.isArray(schema[key]) ? (schema[key] as unknown[]) : []).map(objectOf);
+		for (const part of parts) Object.assign(properties, objectOf(part["properties"]));
+		// All of allOf's requirements hold; of anyOf's and oneOf's, those every alternative has.
+		const kept = key === "allOf" ? parts.flatMap(requiredOf) : requiredOf(parts[0] ?? {}).filter((name) => parts.every((part) => requiredOf(part).includes(name)));
+		for (const name of kept) required.add(name);
+	}
+	return { ...rest, properties, ...(required.size > 0 ? { required: [...required] } : {}) };
+}
+
+function objectOf(value: unknown): Record<string, unknown> {
+	return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function requiredOf(schema: Record<string, unknown>): string[] {
+	const required = schema["required"];
+	return Array.isArray(required) ? required.filter((name): name is string => typeof name === "string") : [];
 }
 
 function cacheControlFor(options: SimpleStreamOptions): CacheControlEphemeral | undefined {

@@ -31,10 +31,23 @@ export interface AnthropicCompat {
  */
 export function anthropicCompat(model: Model): { [Key in keyof AnthropicCompat]-?: NonNullable<AnthropicCompat[Key]> } {
 	const compat = (model.compat ?? {}) as AnthropicCompat;
+	// A model that is not from this catalogue (pi-ai's own entries, a dated or custom id) is read
+	// by its id, as pi-ai reads it: Opus and Sonnet 4.6 and later think adaptively (Opus 4.7
+	// refuses the budget form with a 400), and their xhigh is pi-ai's `thinkingLevelMap`'s, or
+	// the most each takes.
+	const id = model.id;
+	const mapped = model.thinkingLevelMap?.xhigh;
 	return {
-		thinking: compat.thinking ?? "budget",
-		xhighEffort: compat.xhighEffort ?? "high",
+		thinking: compat.thinking ?? (ADAPTIVE_THINKING.test(id) ? "adaptive" : "budget"),
+		xhighEffort: compat.xhighEffort ?? (isEffort(mapped) ? mapped : /opus-4[-.]7/.test(id) ? "xhigh" : /opus-4[-.]6/.test(id) ? "max" : "high"),
 	};
+}
+
+/** Claude model ids that take adaptive thinking, with or without a date or a provider's prefix. */
+const ADAPTIVE_THINKING = /(?:opus|sonnet)-4[-.][6-9]/;
+
+function isEffort(value: unknown): value is "high" | "xhigh" | "max" {
+	return value === "high" || value === "xhigh" || value === "max";
 }
 
 const ANTHROPIC_BASE_URL = "https://api.anthropic.com";

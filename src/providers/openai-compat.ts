@@ -15,7 +15,7 @@ import type { Model } from "../types/model.js";
  * - `openrouter`: `reasoning: { effort }`, or `reasoning: { max_tokens }` when a budget is given.
  * - `deepseek`: `thinking: { type: "enabled" | "disabled" }` plus `reasoning_effort`.
  * - `qwen`: top-level `enable_thinking` (and `thinking_budget` when a budget is given), as DashScope.
- * - `qwen-chat-template`: `chat_template_kwargs: { enable_thinking }`, for Qwen 3 served by vLLM or SGLang.
+ * - `qwen-chat-template`: `chat_template_kwargs: { enable_thinking, preserve_thinking: true }`, for Qwen 3 served by vLLM or SGLang.
  * - `zai`: top-level `enable_thinking`, as z.ai.
  *
  * @example

@@ -47,12 +47,15 @@ function hashId(text: string): string {
  *
  * @example
  * normalizeToolCallId("call_1|fc_9f8e+/=", "openai"); // "call_1"
+ * normalizeToolCallId("call_1|fc_9f8e+/=", "keep"); // "call_1": a Responses API id is cleaned in every format
  * normalizeToolCallId("toolu_01A", "mistral"); // 9 letters and digits, always the same for this id
  */
 export function normalizeToolCallId(id: string, format: OpenAIToolCallIdFormat): string {
 	switch (format) {
 		case "keep":
-			return id;
+			// A Responses API id (an openai-codex or Copilot session moved to this server) is cleaned
+			// whatever the format, as pi-ai does: its item part is hundreds of characters of base64.
+			return id.includes("|") ? normalizeToolCallId(id, "openai") : id;
 		case "openai": {
 			// Responses API ids look like "<call_id>|<item id>"; the call id is the part that matters.
 			const cleaned = (id.split("|")[0] ?? id).replace(/[^a-zA-Z0-9_-]/g, "_");
@@ -76,7 +79,7 @@ export function toolCallIdVariant(id: string, n: number, format: OpenAIToolCallI
 	const suffix = `_${n}`;
 	switch (format) {
 		case "keep":
-			return `${id}${suffix}`;
+			return `${normalizeToolCallId(id, format)}${suffix}`;
 		case "openai":
 			return normalizeToolCallId(id, format).slice(0, 40 - suffix.length) + suffix;
 		case "mistral":

@@ -88,7 +88,8 @@ function applyReasoning(
 			if (budget !== undefined) body["thinking_budget"] = budget;
 			return;
 		case "qwen-chat-template":
-			body["chat_template_kwargs"] = { enable_thinking: level !== undefined };
+			// preserve_thinking: the template keeps earlier turns' reasoning (pi-ai sends it too).
+			body["chat_template_kwargs"] = { enable_thinking: level !== undefined, preserve_thinking: true };
 			return;
 		case "zai":
 			body["enable_thinking"] = level !== undefined;
@@ -167,7 +168,8 @@ export function buildOpenAICompletionsRequest(
 	if (compat.supportsStore) body.store = false;
 
 	const defaultLimit = compat.sendDefaultMaxTokens && model.maxTokens > 0 ? Math.min(model.maxTokens, defaultMaxTokensCap) : undefined;
-	const maxTokens = options.maxTokens ?? defaultLimit;
+	// 0 is "no limit given", as pi-ai reads it: the API takes no limit below 1 (a 400).
+	const maxTokens = options.maxTokens || defaultLimit;
 	if (maxTokens !== undefined) {
 		if (compat.maxTokensField === "max_tokens") body.max_tokens = maxTokens;
 		else body.max_completion_tokens = maxTokens;

@@ -1,3 +1,4 @@
+import { getModel as piGetModel } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { streamAnthropic } from "../../src/providers/anthropic.js";
@@ -224,6 +225,24 @@ describe("request body", () => {
 		]);
 	});
 
+	it("shows a tool whose schema is a union at its top as one object, which the API takes (it refuses anyOf, oneOf and allOf there)", async () => {
+		const body = await sentBody({
+			messages: [{ role: "user", content: "hi", timestamp: 1 }],
+			tools: [
+				{
+					name: "find",
+					description: "By id or by name",
+					parameters: Type.Union([Type.Object({ id: Type.Number(), exact: Type.Boolean() }), Type.Object({ name: Type.String(), exact: Type.Boolean() })]) as never,
+				},
+			],
+		});
+		expect(body["tools"][0].input_schema).toEqual({
+			type: "object",
+			properties: { id: { type: "number" }, exact: { type: "boolean" }, name: { type: "string" } },
+			required: ["exact"],
+		});
+	});
+
 	it("drops cache_control when cacheRetention is none and asks for 1h when long", async () => {
 		const ctx: Context = { systemPrompt: "sys", messages: [{ role: "user", content: "hi", timestamp: 1 }] };
 		const none = await sentBody(ctx, { cacheRetention: "none" });
@@ -309,6 +328,23 @@ describe("request body", () => {
 describe("thinking budgets", () => {
 	const haiku = getModel("anthropic", "claude-haiku-4-5");
 
+	it("reads a model from pi-ai's registry (or a dated or custom id) by its id: Claude 4.6 and later think adaptively", () => {
+		// Before: only this package's catalogue said "adaptive"; pi-ai's Opus 4.7 got the budget
+		// form, which that model refuses with a 400, and Opus 4.6 the deprecated one.
+		const effort = (model: Model, reasoning: "high" | "xhigh") => {
+			const settings = thinkingSettings(model, { reasoning });
+			return [settings.thinking?.type, settings.effort];
+		};
+		expect(effort(piGetModel("anthropic", "claude-opus-4-7") as unknown as Model, "xhigh")).toEqual(["adaptive", "xhigh"]);
+		expect(effort(piGetModel("anthropic", "claude-opus-4-6") as unknown as Model, "xhigh")).toEqual(["adaptive", "max"]);
+		expect(effort(piGetModel("anthropic", "claude-sonnet-4-6") as unknown as Model, "high")).toEqual(["adaptive", "high"]);
+		const dated: Model = { ...haiku, id: "claude-opus-4-7-20260416", name: "dated", compat: undefined };
+		expect(effort(dated, "xhigh")).toEqual(["adaptive", "xhigh"]);
+		expect(effort(piGetModel("anthropic", "claude-haiku-4-5") as unknown as Model, "high")).toEqual(["enabled", undefined]);
+		// pi-ai's thinkingLevelMap names the effort of a level.
+		expect(effort({ ...dated, thinkingLevelMap: { high: "max" } }, "high")).toEqual(["adaptive", "max"]);
+	});
+
 	it("maps levels to budgets, with xhigh spending the high budget", () => {
 		const budgets = (["minimal", "low", "medium", "high", "xhigh"] as const).map((reasoning) => {
 			const { thinking } = thinkingSettings(haiku, { reasoning });
@@ -319,6 +355,8 @@ describe("thinking budgets", () => {
 
 	it("turns thinking off without a level", () => {
 		expect(thinkingSettings(haiku, {})).toEqual({ maxTokens: 32000 });
+		// 0 is no limit given, as in pi-ai (it was sent as max_tokens 0, which the API refuses).
+		expect(thinkingSettings(haiku, { maxTokens: 0 })).toEqual({ maxTokens: 32000 });
 	});
 
 	it("shrinks the budget below a small explicit max_tokens, and drops it when no room is left", () => {

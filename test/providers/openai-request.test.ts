@@ -76,6 +76,9 @@ describe("buildOpenAICompletionsRequest: server fields", () => {
 		expect(build(groq).max_completion_tokens).toBe(16_384);
 		const big = createOpenAICompatibleModel({ baseUrl: "https://api.groq.com/openai/v1", id: "m", maxTokens: 65_536 });
 		expect(build(big).max_completion_tokens).toBe(32_000);
+		// 0 is no limit given, as in pi-ai (it was sent as 0, which the API refuses).
+		expect(build(groq, {}, { maxTokens: 0 }).max_completion_tokens).toBe(16_384);
+		expect(build(modelFor(), {}, { maxTokens: 0 })).not.toHaveProperty("max_tokens");
 	});
 
 	it("adds OpenRouter routing and Anthropic cache markers for Claude on OpenRouter", () => {
@@ -106,7 +109,8 @@ describe("buildOpenAICompletionsRequest: reasoning", () => {
 		["deepseek", { thinkingFormat: "deepseek" }, { reasoning: "high" }, { thinking: { type: "enabled" }, reasoning_effort: "high" }],
 		["deepseek, off", { thinkingFormat: "deepseek" }, {}, { thinking: { type: "disabled" } }],
 		["qwen with a budget", { thinkingFormat: "qwen" }, { reasoning: "high", thinkingBudgets: { high: 8000 } }, { enable_thinking: true, thinking_budget: 8000 }],
-		["qwen-chat-template, off", { thinkingFormat: "qwen-chat-template" }, {}, { chat_template_kwargs: { enable_thinking: false } }],
+		["qwen-chat-template, off", { thinkingFormat: "qwen-chat-template" }, {}, { chat_template_kwargs: { enable_thinking: false, preserve_thinking: true } }],
+		["qwen-chat-template", { thinkingFormat: "qwen-chat-template" }, { reasoning: "low" }, { chat_template_kwargs: { enable_thinking: true, preserve_thinking: true } }],
 		["pi-ai's reasoningEffort name", {}, { reasoningEffort: "low" }, { reasoning_effort: "low" }],
 	];
 
@@ -325,6 +329,16 @@ describe("buildOpenAICompletionsRequest: transcript", () => {
 		expect(long.length).toBeLessThanOrEqual(40);
 		expect(normalizeToolCallId(`toolu_${"x".repeat(60)}`, "openai")).toBe(long);
 		expect(normalizeToolCallId(`toolu_${"x".repeat(59)}y`, "openai")).not.toBe(long);
+	});
+
+	it("cleans a Responses API id (call|item) for every server, as pi-ai does, and keeps other ids as they are", () => {
+		// Before: a session moved from openai-codex to Groq or OpenRouter replayed 400-character ids of base64.
+		const responses = `call_abc|fc_${"Zm9v+/=".repeat(60)}`;
+		expect(normalizeToolCallId(responses, "keep")).toBe("call_abc");
+		expect(normalizeToolCallId("toolu_01A.b", "keep")).toBe("toolu_01A.b");
+		const body = build(modelFor(), { messages: [user("go"), assistant(modelFor(), [{ type: "toolCall", id: responses, name: "s", arguments: {} }]), result(responses, "done")] });
+		expect(JSON.stringify(body.messages)).not.toContain("fc_");
+		expect(body.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_abc" });
 	});
 
 	it("replaces unpaired surrogates, which would make the body invalid JSON", () => {
