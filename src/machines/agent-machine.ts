@@ -213,7 +213,10 @@ export const agentMachine = agentSetup.createMachine({
 							{ guard: and(["isCurrentAttempt", "startedCallsWithoutJournal"]), target: "after-stream", actions: "closeInterruptedReplyWithStartedCalls" },
 							{ guard: "isCurrentAttempt", target: "before-call", actions: "discardInterruptedReply" },
 						],
-						"tools.interrupted": { description: "The reply is made again: its streaming tool calls go with it." },
+						"tools.interrupted": {
+							description:
+								"The reply is made again, its streaming tool calls with it; without a journal it is closed with the calls that started, and their batch's interruption is taken after that (the stream actor, restored first, reports first).",
+						},
 					},
 				},
 				"after-stream": {
