@@ -8,7 +8,7 @@ import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
 import { replyOfStartedCalls } from "../../actors/stream-actor.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, newStreamProgress, patchContext, patchRun, runOf } from "../context.js";
 import type { ToolCallEntry } from "../types.js";
-import { TOOL_BATCH_ID, toolStartEvent } from "./tools.js";
+import { TOOL_BATCH_ID, toolEndEvent, toolStartEvent } from "./tools.js";
 import { detachedArgs, failedReply, toolCallsOf } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 
@@ -61,7 +61,7 @@ export function closeInterruptedReplyWithStartedCalls(context: Ctx, enqueue: Enq
 			const args = detachedArgs(call.args ?? call.toolCall.arguments);
 			enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args, reason: call.approval?.reason });
 		} else if (call.status === "settled" && call.outcome) {
-			enqueue.emit({ type: "tool_execution_end", toolCallId: call.toolCall.id, toolName: call.toolCall.name, result: call.outcome.result, isError: call.outcome.isError });
+			enqueue.emit(toolEndEvent(call, call.outcome));
 		}
 	}
 }

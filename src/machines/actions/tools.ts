@@ -22,6 +22,11 @@ function toolStartEvent(call: ToolCallEntry): AgentEvent {
 	return { type: "tool_execution_start", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments };
 }
 
+/** A call's `tool_execution_end` with its outcome. */
+export function toolEndEvent(call: ToolCallEntry, outcome: FinalizedToolResult): AgentEvent {
+	return { type: "tool_execution_end", toolCallId: call.toolCall.id, toolName: call.toolCall.name, result: outcome.result, isError: outcome.isError };
+}
+
 /**
  * Records a call's outcome and emits its `tool_execution_end` (and, in sequential batches,
  * its tool result message right away). Returns the context as it will be after the assign,
@@ -31,7 +36,7 @@ export function settleCall(context: Ctx, call: ToolCallEntry, outcome: Finalized
 	const run = runOf(context);
 	const batch = batchOf(context);
 	let nextBatch = updateCall(batch, call.key, { status: "settled", outcome });
-	enqueue.emit({ type: "tool_execution_end", toolCallId: call.toolCall.id, toolName: call.toolCall.name, result: outcome.result, isError: outcome.isError });
+	enqueue.emit(toolEndEvent(call, outcome));
 	let newMessages = run.newMessages;
 	let toolResults = run.toolResults;
 	let messages = context.messages;
