@@ -22,7 +22,7 @@ import { type CompactionEnd, type CompactionStart, type RunStart, type StoredJou
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import { type AgentStore, type LoadedSession, ofLineage } from "./durable/store.js";
 import { DurableSession, SessionClaim } from "./facade/durable-session.js";
-import { findTool, pendingApproval, toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
+import { callKeyOf, callsNamed, findTool, pendingApproval, toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
 import { createAssistantMessage } from "./providers/assistant-message.js";
 import type {
 	AfterToolCallHook,
@@ -795,11 +795,14 @@ export class Agent {
 	 * for (const call of agent.pendingApprovals) console.log(call.toolName, call.args, call.reason);
 	 */
 	get pendingApprovals(): PendingApproval[] {
-		return this.#awaitingCalls().map(pendingApproval);
+		const calls = this.#machine?.getSnapshot().context.run?.batch?.calls ?? [];
+		return this.#awaitingCalls().map((call) => pendingApproval(call, calls));
 	}
 
 	/**
-	 * agentchart: approves a tool call waiting for approval (by its tool call id); it runs when its
+	 * agentchart: approves a tool call waiting for approval (by its `callKey`: its tool call id, or
+	 * `id#1`, `id#2`, ... where the reply repeats the id, whose bare id is refused while two of its
+	 * calls wait: see `pendingApprovals`); it runs when its
 	 * turn comes, with `options.arguments` instead of the model's if given (validated against the
 	 * schema of the tool the run has, which a change of `state.tools` since does not replace). Throws
 	 * for an id that is not waiting (unknown, answered already, or past its `approvalTimeoutMs`
@@ -816,7 +819,7 @@ export class Agent {
 	 * unhandled).
 	 *
 	 * @example
-	 * agent.subscribe((event) => { if (event.type === "approval_requested") agent.approve(event.toolCallId); });
+	 * agent.subscribe((event) => { if (event.type === "approval_requested") agent.approve(event.callKey); });
 	 */
 	approve(toolCallId: string, options: ApproveOptions = {}): Promise<void> {
 		const problem = decisionProblem("approve", options);
@@ -842,13 +845,13 @@ export class Agent {
 			);
 		}
 		const stored = this.#recordDecision(machine, call, "approved", args, undefined, decidedAt);
-		machine.send({ type: "approve", toolCallId: call.key, args, decidedAt });
+		machine.send({ type: "approve", toolCallId: this.#callKey(machine, call), args, decidedAt });
 		this.#saveSoon();
 		return stored;
 	}
 
 	/**
-	 * agentchart: rejects a tool call waiting for approval: it does not run, and the model gets an
+	 * agentchart: rejects a tool call waiting for approval (by its `callKey`, as `approve`): it does not run, and the model gets an
 	 * error result with `reason`. Throws for an id that is not waiting, and a `TypeError` for a
 	 * reason that is not a text. With a store, the returned
 	 * promise resolves once the decision is stored (see {@link Agent.approve}).
@@ -861,9 +864,14 @@ export class Agent {
 		if (problem !== undefined) throw new TypeError(`agentchart: reject(${shown(toolCallId)}, reason): ${problem}`);
 		const { call, machine, decidedAt } = this.#decisionFor(toolCallId);
 		const stored = this.#recordDecision(machine, call, "rejected", undefined, reason, decidedAt);
-		machine.send({ type: "reject", toolCallId: call.key, reason, decidedAt });
+		machine.send({ type: "reject", toolCallId: this.#callKey(machine, call), reason, decidedAt });
 		this.#saveSoon();
 		return stored;
+	}
+
+	/** The name the machine's `approve` and `reject` events give `call` (unambiguous also where the reply repeats its id). */
+	#callKey(machine: MachineActor, call: ToolCallEntry): string {
+		return callKeyOf(call, machine.getSnapshot().context.run?.batch?.calls ?? []);
 	}
 
 	/** The calls waiting for approval that no decision was sent for yet (and whose deadline is after `now`). */
@@ -882,8 +890,15 @@ export class Agent {
 		this.#assertWriter();
 		const decidedAt = Date.now();
 		const waiting = this.#awaitingCalls(decidedAt);
-		const call = waiting.find((entry) => entry.toolCall.id === toolCallId) ?? waiting.find((entry) => entry.key === toolCallId);
 		const machine = this.#machine;
+		const calls = machine?.getSnapshot().context.run?.batch?.calls ?? [];
+		const named = callsNamed(waiting, calls, toolCallId);
+		// A repeated id two of whose calls wait: taking the first would answer a row the person did not mean.
+		if (named.length > 1) {
+			const keys = named.map((entry) => `"${callKeyOf(entry, calls)}"`).join(", ");
+			throw new Error(`agentchart: tool call id "${toolCallId}" names ${named.length} calls waiting for approval (the reply repeats it): name one by its callKey (${keys}), as pendingApprovals and approval_requested give it`);
+		}
+		const call = named[0];
 		if (!call || !machine) {
 			const run = this.#run ? machine?.getSnapshot().context.run : undefined;
 			if (run?.controller.signal.aborted) {
@@ -891,11 +906,11 @@ export class Agent {
 			}
 			// Past its deadline, the timer's rejection (due now, or right after a restore) is the answer:
 			// a decision that comes later, after a restart that outlasted the deadline say, is refused.
-			const expired = run?.batch?.calls.find((entry) => entry.status === "awaiting-approval" && (entry.toolCall.id === toolCallId || entry.key === toolCallId) && approvalExpired(entry, decidedAt));
+			const expired = callsNamed(calls.filter((entry) => entry.status === "awaiting-approval"), calls, toolCallId).find((entry) => approvalExpired(entry, decidedAt));
 			if (expired) {
 				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: its approvalTimeoutMs ran out before this decision, so it is rejected as timed out`);
 			}
-			const ids = waiting.map((entry) => entry.toolCall.id);
+			const ids = waiting.map((entry) => callKeyOf(entry, calls));
 			throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval (${ids.length > 0 ? `waiting: ${ids.join(", ")}` : "none is"})`);
 		}
 		return { call, machine, decidedAt };
@@ -940,8 +955,9 @@ export class Agent {
 			(this.#answered ??= new Set()).add(`${run.turn}:${call.key}`);
 			// Stored, so made in time: an entry from before decisions kept their time counts as made before any deadline.
 			const decidedAt = decided.decidedAt ?? 0;
-			if (decided.decision === "approved") machine.send({ type: "approve", toolCallId: call.key, args: decided.args, decidedAt });
-			else machine.send({ type: "reject", toolCallId: call.key, reason: decided.reason, decidedAt });
+			const callKey = callKeyOf(call, run.batch.calls);
+			if (decided.decision === "approved") machine.send({ type: "approve", toolCallId: callKey, args: decided.args, decidedAt });
+			else machine.send({ type: "reject", toolCallId: callKey, reason: decided.reason, decidedAt });
 		}
 	}
 
@@ -954,7 +970,7 @@ export class Agent {
 		const machine = this.#machine;
 		const run = machine?.getSnapshot().context.run;
 		const batch = run?.batch;
-		const call = batch?.calls.find((entry) => entry.status === "awaiting-approval" && entry.toolCall.id === toolCallId);
+		const call = batch?.calls.find((entry) => entry.status === "awaiting-approval" && callKeyOf(entry, batch.calls) === event.callKey);
 		if (!machine || !run || !batch || !call) return false;
 		const effect = toolEffectId(run.id, run.turn, call.key);
 		const record = this.#session.journal.lookup(effect);
@@ -964,8 +980,11 @@ export class Agent {
 			return true;
 		}
 		// Asked before the restart, and asked again as a restored streaming run closes the reply that
-		// was streaming: the agent lists it in pendingApprovals once it is returned; it is not asked twice.
-		const askedBefore = this.#restoring && record?.request !== undefined;
+		// was streaming: the agent lists it in pendingApprovals once it is returned; it is not asked
+		// twice. Nor is a question nobody listens to when it is asked (a run `Agent.load` restored
+		// goes on to it before the caller could subscribe): it is in pendingApprovals, where the code
+		// answers it; announced later, to a listener subscribed since, it would be answered twice.
+		const askedBefore = (this.#restoring && record?.request !== undefined) || !this.#delivery.listening();
 		const streamedFrom = batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
 		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom, deadline: call.approval?.deadline });
 		this.#session.watchForTakeover();

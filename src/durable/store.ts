@@ -41,7 +41,7 @@ export interface LoadedSession {
 export interface AgentStore {
 	/**
 	 * The session's last good snapshot, its `journal` holding the entries appended after it, or
-	 * undefined for a new session (one opened but never written included). Keep the entries as
+	 * undefined (or null) for a new session (one opened but never written included). Keep the entries as
 	 * appended and return `{ snapshot: { ...snapshot, journal: journalAfter(snapshot, entries) },
 	 * problems: [] }` (see {@link journalAfter}): a snapshot returned as it was saved leaves out every
 	 * run journaled since, and nothing would say so. Read the snapshot and the entries as of one

@@ -506,7 +506,9 @@ export interface CheckpointEvent {
  *   as timed out (its timer may not have fired yet, when the process was busy);
  * - `aborted`: the run was aborted, which rejects every call waiting;
  * - `invalid-arguments`: an `approve` whose `args` the tool's schema rejects, or without `args`
- *   for a call whose own arguments no longer fit (`argsProblem`): the call keeps waiting.
+ *   for a call whose own arguments no longer fit (`argsProblem`): the call keeps waiting;
+ * - `ambiguous`: the id is one the reply repeats, and more than one call with it waits: name the
+ *   call by its `callKey` (`id#1`, `id#2`, ... as `approval_requested` gives it).
  *
  * @example
  * actor.on("agentchart.approval.ignored", (event: ApprovalIgnoredEvent) => console.warn(`${event.decision} of ${event.toolCallId} ignored: ${event.reason}`));
@@ -515,7 +517,7 @@ export interface ApprovalIgnoredEvent {
 	type: "agentchart.approval.ignored";
 	toolCallId: string;
 	decision: "approve" | "reject";
-	reason: "unknown" | "not-waiting" | "timed-out" | "aborted" | "invalid-arguments";
+	reason: "unknown" | "not-waiting" | "timed-out" | "aborted" | "invalid-arguments" | "ambiguous";
 	/** With `invalid-arguments`: the validation error. */
 	problem?: string | undefined;
 }

@@ -17,7 +17,7 @@ import type { QueuedMessage, RunInProgress, SessionState } from "./session-types
  * shown coerced (as `Agent.restore` does); without them, as stored.
  *
  * @example
- * pendingApprovalsOf(snapshot); // [{ toolCallId: "toolu_01", toolName: "deploy", args: {...} }]
+ * pendingApprovalsOf(snapshot); // [{ toolCallId: "toolu_01", callKey: "toolu_01", toolName: "deploy", args: {...} }]
  * pendingApprovalsOf(snapshot, tools); // the same, as a worker deployed with `tools` would restore it
  */
 export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined, tools?: readonly AnyAgentTool[]): PendingApproval[] {
@@ -25,14 +25,14 @@ export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined, t
 	const stored = context?.run?.batch;
 	if (!context || !stored) return [];
 	const batch = tools ? recheckArguments(stored, new Map(tools.map((tool) => [tool.name, tool]))) : stored;
-	return batch.calls.filter((call) => call.status === "awaiting-approval").map(pendingApproval);
+	return batch.calls.filter((call) => call.status === "awaiting-approval").map((call) => pendingApproval(call, batch.calls));
 }
 
 /**
  * Whether a stored snapshot is a run waiting for approval (as opposed to an idle agent).
  *
  * @example
- * if (isWaitingForApproval(snapshot)) for (const { toolCallId } of pendingApprovalsOf(snapshot)) await client.session(sessionId).approve(toolCallId);
+ * if (isWaitingForApproval(snapshot)) for (const { callKey } of pendingApprovalsOf(snapshot)) await client.session(sessionId).approve(callKey);
  */
 export function isWaitingForApproval(snapshot: AgentSnapshot | null | undefined): boolean {
 	return snapshot?.machine.status === "active" && snapshot.machine.context.run !== undefined;

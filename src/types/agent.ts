@@ -297,6 +297,12 @@ export type ApprovalOutcome = "approved" | "rejected" | "timed-out" | "aborted";
  */
 export interface PendingApproval {
 	toolCallId: string;
+	/**
+	 * The name `approve()` and `reject()` take for this call: its `toolCallId`, unless the reply
+	 * repeats that id (then `id#1` for the first call with it, `id#2` for the second, ...: the bare
+	 * id is refused while two of them wait). Answer an approval screen's row by this.
+	 */
+	callKey: string;
 	toolName: string;
 	/** The validated arguments the call would run with (a copy: changing it changes nothing; see `approve(id, { arguments })`). */
 	args: unknown;
@@ -358,11 +364,13 @@ export type AgentEvent<TArgs = any, TResult = any> =
 	| { type: "tool_execution_update"; toolCallId: string; toolName: string; args: TArgs; partialResult: TResult }
 	| { type: "tool_execution_end"; toolCallId: string; toolName: string; result: TResult; isError: boolean }
 	/** agentchart: a tool call waits for a person's decision. */
-	| { type: "approval_requested"; toolCallId: string; toolName: string; args: TArgs; reason?: string | undefined }
+	| { type: "approval_requested"; toolCallId: string; callKey: string; toolName: string; args: TArgs; reason?: string | undefined }
 	/** agentchart: the decision on a call that waited (`timed-out` and `aborted` are rejections too). */
 	| {
 			type: "approval_resolved";
 			toolCallId: string;
+			/** As in `approval_requested`. */
+			callKey: string;
 			toolName: string;
 			decision: ApprovalOutcome;
 			/** The arguments the call runs with, when approved. */

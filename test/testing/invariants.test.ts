@@ -118,7 +118,7 @@ describe("checkAgentInvariants", () => {
 		// c1 and announces it anew: started, asked about, ended with its stored outcome.
 		const streamed = reply("c1");
 		const approval = (type: "approval_requested" | "approval_resolved"): AgentEvent =>
-			type === "approval_requested" ? { type, toolCallId: "c1", toolName: "lookup", args: {} } : { type, toolCallId: "c1", toolName: "lookup", decision: "approved", args: {} };
+			type === "approval_requested" ? { type, toolCallId: "c1", callKey: "c1", toolName: "lookup", args: {} } : { type, toolCallId: "c1", callKey: "c1", toolName: "lookup", decision: "approved", args: {} };
 		const beforeSnapshot: AgentEvent[] = [
 			{ type: "agent_start" },
 			{ type: "turn_start" },

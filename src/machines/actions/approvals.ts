@@ -4,7 +4,7 @@
  * machine does not take was left, and the deadlines a restored run waits with.
  */
 import { type Ctx, type Enqueue, patchRun, runOf } from "../context.js";
-import { findTool, patchBatch, patchCall } from "../run-helpers.js";
+import { callsNamed, findTool, patchBatch, patchCall } from "../run-helpers.js";
 import { approvalTimeout, awaitingCall } from "./tools.js";
 import type { ApprovalIgnoredEvent, ToolCallEntry } from "../types.js";
 import { approvedArguments } from "../../tools/preflight.js";
@@ -16,9 +16,14 @@ interface Decision {
 	decidedAt?: number | undefined;
 }
 
-/** The call of the current turn a decision names: by tool call id, or by its key in the batch. */
-function namedCall(context: Ctx, toolCallId: string): ToolCallEntry | undefined {
-	return context.run?.batch?.calls.find((call) => call.toolCall.id === toolCallId || call.key === toolCallId);
+/**
+ * The calls of the current turn a decision names (see `callsNamed`): those that wait, if any
+ * (more than one when the name is ambiguous), else the first of the others.
+ */
+function namedCalls(context: Ctx, toolCallId: string): ToolCallEntry[] {
+	const calls = context.run?.batch?.calls ?? [];
+	const waiting = callsNamed(calls.filter((call) => call.status === "awaiting-approval"), calls, toolCallId);
+	return waiting.length > 0 ? waiting : callsNamed(calls, calls, toolCallId).slice(0, 1);
 }
 
 /**
@@ -45,18 +50,20 @@ export function approvalExpired(call: ToolCallEntry, at: number): boolean {
  * call's deadline. The same rule as the Agent's `approve()`, which throws where this finds none.
  */
 export function decidedCall(context: Ctx, decision: Decision): ToolCallEntry | undefined {
-	// The first call of that id that waits, as approveCall and rejectCall take it (ids may repeat in a batch).
+	// The one call the name gives that waits, as approveCall and rejectCall take it (ids may repeat in a batch).
 	const call = awaitingCall(context, decision.toolCallId);
 	return call && !approvalExpired(call, decisionTime(decision)) ? call : undefined;
 }
 
 /** Why the machine took no transition for a decision (see {@link ApprovalIgnoredEvent}). */
 export function ignoredDecision(context: Ctx, decision: Decision & { args?: unknown }): ApprovalIgnoredEvent {
-	const call = namedCall(context, decision.toolCallId);
+	const named = namedCalls(context, decision.toolCallId);
+	const call = named[0];
 	const ignored: ApprovalIgnoredEvent = { type: "agentchart.approval.ignored", toolCallId: decision.toolCallId, decision: decision.type, reason: "not-waiting" };
 	if (call === undefined) ignored.reason = "unknown";
 	else if (call.status !== "awaiting-approval") ignored.reason = "not-waiting";
 	else if (context.run?.aborted === true) ignored.reason = "aborted";
+	else if (named.length > 1) ignored.reason = "ambiguous";
 	else if (approvalExpired(call, decisionTime(decision))) ignored.reason = "timed-out";
 	else if (decision.type === "approve") {
 		const { problem } = approvedArguments(findTool(context.tools, call.toolCall.name), call, decision.args);
