@@ -384,6 +384,8 @@ class StreamReader {
 	#end(): void {
 		let final: Promise<AssistantMessage>;
 		try {
+			// Named for the user: the engine's own field name in "x.result is not a function" says nothing to them.
+			if (typeof this.stream.result !== "function") throw new TypeError("the stream function's stream has no result() method: return an AssistantMessageEventStream (its result() resolves to the final message)");
 			final = this.stream.result();
 		} catch (error) {
 			this.#closeAfter(error);

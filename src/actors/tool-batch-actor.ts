@@ -241,11 +241,13 @@ class ToolBatchRun {
 			this.#stopClock(call);
 			// What holds the call from here on is the hook: a give-up after an abort says so.
 			if (this.input.afterToolCall) this.#report(call, { type: "tool.returned", callKey: call.key }, false);
-			if (updated && this.input.afterToolCall) {
-				// pi asks afterToolCall once the call's progress reached every listener: a hook that reads
-				// what an update's listener wrote, or unsubscribes it, must not overtake that delivery.
-				const delivered = this.input.deliveryPending?.();
-				if (delivered) await delivered;
+			if (updated) {
+				// pi finishes a call once its progress reached every listener: afterToolCall (a hook that
+				// reads what an update's listener wrote, or unsubscribes it, must not overtake that
+				// delivery) and the call's end, which a sibling that returned meanwhile precedes.
+				// Awaited also when nothing is pending (listeners that took it at once): pi's wait for its
+				// update's delivery lets a sibling that returned in the same tick end first.
+				await this.input.deliveryPending?.();
 				if (this.#stopped || !this.#flying(call)) return;
 			}
 			this.#settle(call, await finalize(this.input, toolCall, args, raw, controller.signal));

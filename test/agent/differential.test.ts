@@ -148,6 +148,25 @@ describe("pi 0.73.1 and agentchart emit the same events", () => {
 		}));
 	});
 
+	it("T2b: parallel calls where the first reports progress and returns at once: pi ends it after its update reached the listeners, so the second ends first", async () => {
+		for (const slowListener of [false, true]) {
+			const { ours } = await expectSame(() => ({
+				replies: [twoCalls("work", { value: "progress" }, { value: "plain" }), { content: "done" }],
+				configure: (agent) => {
+					if (slowListener) agent.subscribe(async (event) => void (event.type === "tool_execution_update" && (await sleep(10))));
+					agent.state.tools = [
+						tool("work", async (_id, params, _signal, onUpdate) => {
+							if (params["value"] === "progress") onUpdate?.(ok("halfway"));
+							else if (slowListener) await sleep(2);
+							return ok(`did:${String(params["value"])}`);
+						}),
+					];
+				},
+			}));
+			expect(ours.lines.filter((line) => line.startsWith("tool_execution_end"))).toEqual(["tool_execution_end(t2:did:plain)", "tool_execution_end(t1:did:progress)"]);
+		}
+	});
+
 	it("T3: sequential mode", async () => {
 		await expectSame(() => ({
 			replies: [twoCalls("echo", { value: "a" }, { value: "b" }), { content: "done" }],

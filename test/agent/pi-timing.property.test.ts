@@ -50,7 +50,7 @@ type Impl = "pi" | "agentchart" | "xstate";
 type ListenerKind = "sync" | "value" | "object" | "thenable" | "async" | "slow";
 
 interface Scenario {
-	replies: { blocks: ({ kind: "text"; words: number } | { kind: "tool"; name: "echo" | "fail" | "wait" })[]; error: boolean }[];
+	replies: { blocks: ({ kind: "text"; words: number } | { kind: "tool"; name: "echo" | "fail" | "wait" | "progress" })[]; error: boolean }[];
 	toolExecution: "parallel" | "sequential";
 	/** Every tool call of a reply has one id (models do this; each call still runs and is answered). */
 	sameIds: boolean;
@@ -203,6 +203,12 @@ async function play(impl: Impl, scenario: Scenario): Promise<string[]> {
 		loggedTool("fail", async () => {
 			throw new Error("disk full");
 		}),
+		// Reports progress and returns in the same tick: pi ends it only once the update reached its
+		// listeners, so a sibling that returned meanwhile ends first.
+		loggedTool("progress", async (_id, _params, _signal, onUpdate) => {
+			onUpdate?.(ok("halfway"));
+			return ok("progressed");
+		}),
 		loggedTool("wait", async (_id, _params, signal) => {
 			await Promise.race([loopTurns(WAIT_TURNS, signal), whenAborted(signal)]);
 			return ok("waited");
@@ -353,7 +359,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 			blocks: fc.array(
 				fc.oneof(
 					fc.record({ kind: fc.constant("text" as const), words: fc.integer({ min: 1, max: 5 }) }),
-					fc.record({ kind: fc.constant("tool" as const), name: fc.constantFrom("echo" as const, "fail" as const, "wait" as const) }),
+					fc.record({ kind: fc.constant("tool" as const), name: fc.constantFrom("echo" as const, "fail" as const, "wait" as const, "progress" as const) }),
 				),
 				{ minLength: 1, maxLength: 3 },
 			),
