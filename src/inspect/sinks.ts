@@ -14,6 +14,7 @@ export interface Recording {
 	/**
 	 * Flushes the inspector, writes what is left and closes the file. Rejects with the error that
 	 * stopped the recording if the file could not be written (it then stopped at that error).
+	 * Called again, it returns the first call's promise (a `finally` that closes once more is no error).
 	 */
 	close(): Promise<void>;
 	/**
@@ -44,6 +45,7 @@ export function recordToNdjson(inspector: AgentInspector, path: string): Recordi
 	let failed: Error | undefined;
 	let open = false;
 	let openAwaited = false;
+	let closing: Promise<void> | undefined;
 	const opening = new Promise<void>((resolve, reject) => {
 		stream.once("open", () => {
 			open = true;
@@ -76,25 +78,31 @@ export function recordToNdjson(inspector: AgentInspector, path: string): Recordi
 			return opening;
 		},
 		close() {
-			inspector.flush();
-			unsubscribe();
-			if (failed) return Promise.reject(failed);
-			return new Promise((resolve, reject) => {
-				stream.once("error", reject);
-				// The file may fail to open after close() was called: end's callback then has the error
-				// before the stream's "error" listeners have run.
-				stream.end((error?: Error | null) => {
-					const stopped = error ?? failed;
-					if (stopped) reject(stopped);
-					else resolve();
-				});
-			});
+			closing ??= finish();
+			return closing;
 		},
 	};
+
+	function finish(): Promise<void> {
+		inspector.flush();
+		unsubscribe();
+		if (failed) return Promise.reject(failed);
+		return new Promise((resolve, reject) => {
+			stream.once("error", reject);
+			// The file may fail to open after close() was called: end's callback then has the error
+			// before the stream's "error" listeners have run.
+			stream.end((error?: Error | null) => {
+				const stopped = error ?? failed;
+				if (stopped) reject(stopped);
+				else resolve();
+			});
+		});
+	}
 }
 
 /**
- * Parses NDJSON recording text; blank lines are skipped, malformed lines throw with their
+ * Parses NDJSON recording text; blank lines are skipped, malformed lines and lines that are
+ * not inspection records (JSON without a string `type`: a log line, a number) throw with their
  * line number, except a last line without its newline (a recording cut short when its process
  * was killed): it is left out, and the records before it are returned.
  *
@@ -107,14 +115,20 @@ export function parseRecording(text: string): InspectionRecord[] {
 	const lines = text.split("\n");
 	lines.forEach((line, index) => {
 		if (line.trim() === "") return;
+		let parsed: unknown;
 		try {
-			records.push(JSON.parse(line) as InspectionRecord);
+			parsed = JSON.parse(line);
 		} catch (error) {
 			// A last line without its newline is a write the process's end cut short (a kill, a crash):
 			// the recording up to it is whole.
 			if (index === lines.length - 1) return;
 			throw new Error(`Recording line ${index + 1} is not JSON: ${(error as Error).message}`);
 		}
+		// Told here, by its line, rather than by the replay server later as replay[n] (a log file given for a recording).
+		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || typeof (parsed as { type?: unknown }).type !== "string") {
+			throw new Error(`Recording line ${index + 1} is not an inspection record ({ "type": "@xstate.…", … }, as recordToNdjson writes one per line), got ${line.length > 80 ? `${line.slice(0, 80)}…` : line}`);
+		}
+		records.push(parsed as InspectionRecord);
 	});
 	return records;
 }

@@ -316,7 +316,7 @@ export interface AttachedVisualizer {
 	inspector: AgentInspector;
 	/** Resolves once a page has connected and received the history (see {@link VisualizerServer.waitForPage}). */
 	waitForPage(): Promise<void>;
-	/** Stops the server, detaches the inspector and closes the recording. */
+	/** Stops the server, detaches the inspector and closes the recording; called again, returns the first call's promise. */
 	close(): Promise<void>;
 }
 
@@ -354,17 +354,22 @@ export async function attachVisualizer(actor: InspectableActorRef, options: Atta
 		await server.close();
 		throw new Error(`attachVisualizer: cannot record to ${JSON.stringify(options.record)}: ${(error as Error).message}`, { cause: error });
 	}
+	let closing: Promise<void> | undefined;
 	return {
 		url: server.url,
 		inspector,
 		waitForPage: server.waitForPage,
-		async close() {
-			detach();
-			try {
-				await recording?.close();
-			} finally {
-				await server.close();
-			}
+		close() {
+			// Once: a second close (a test's afterEach after its own) has the first's outcome.
+			closing ??= (async () => {
+				detach();
+				try {
+					await recording?.close();
+				} finally {
+					await server.close();
+				}
+			})();
+			return closing;
 		},
 	};
 }

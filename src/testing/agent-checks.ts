@@ -131,7 +131,9 @@ const RECORDING_CHECK_OPTIONS = CHECK_OPTIONS.filter((name) => name !== "queued"
  * transcript is valid for a provider and what Anthropic's and OpenAI's converters would send is a
  * valid request, a run that ended left nothing running (idle means idle), and, given what was
  * queued, no steering or follow-up message was lost or delivered twice. Returns every violation
- * (empty when all hold); see {@link recordAgent} to record what it needs.
+ * (empty when all hold); see {@link recordAgent} to record what it needs. Asked while a run is
+ * under way (a call waiting for approval), it checks the events so far and leaves the transcript
+ * and the idle state for a check once the run ended.
  *
  * The events are read as they are now: tool arguments that code of yours kept and changed in
  * place after an event (a hook that edits `args` later) read changed here, and a change between
@@ -161,7 +163,8 @@ function checkAfterEvents(invariants: EventInvariants, events: readonly AgentEve
 		if (invariants.running) out.push(violation("settle", "a run never ended (agent_start without agent_end) although the agent is idle"));
 		out.push(...idleViolations(state));
 	}
-	out.push(...checkTranscript(current.messages, options.convertToLlm));
+	// A run under way has calls its results are still to answer (one waits for approval): its transcript is whole once it ends.
+	if (!current.isStreaming) out.push(...checkTranscript(current.messages, options.convertToLlm));
 	if (options.queued && isAgent(state)) {
 		const ledger = new QueueLedger();
 		for (const entry of options.queued) {
@@ -257,7 +260,10 @@ export interface AgentRecording {
 /**
  * Records an agent's events, and the messages it is given to steer and follow up with (its
  * `steer`, `followUp`, `clear*Queue(s)` and `reset` are wrapped on this instance), for
- * {@link checkAgentInvariants}.
+ * {@link checkAgentInvariants}. Recorded from an agent whose run is under way (restored from a
+ * snapshot taken mid-run, such as one waiting for approval), that run's events are heard but
+ * judged by no event rule (its start was never heard); the runs after it are checked whole, and
+ * the transcript, idle state and queues once it ended.
  *
  * @example
  * const recording = recordAgent(agent);
@@ -274,6 +280,8 @@ export function recordAgent(agent: Agent): AgentRecording {
 	// that kept one (a hook, a listener) may change it after the event, which a later reading of
 	// the same object cannot tell.
 	const invariants = new EventInvariants();
+	// Restored mid-run (waiting for approval, say), or recorded late: that run's start was never heard.
+	if (agent.state.isStreaming || agent.pendingApprovals.length > 0) invariants.joinRunUnderWay();
 	const unsubscribe = agent.subscribe((event) => {
 		invariants.onEvent(event);
 		events.push(withArgumentsAsEmitted(event));

@@ -81,7 +81,26 @@ export class EventInvariants {
 	/** `pendingToolCalls`: the agent's state to compare with the open executions, if any (undefined: not now). */
 	constructor(private readonly pendingToolCalls?: () => ReadonlySet<string> | undefined) {}
 
+	/**
+	 * Joins an agent's run already under way (an agent restored mid-run, or recorded late): the
+	 * events of that run before now were never heard, so what follows of it (an approval resolved,
+	 * a tool ended, `agent_end`) cannot be checked against them. Its events are heard but judged
+	 * by no rule until its `agent_end`; every later run is checked whole.
+	 *
+	 * @example
+	 * const invariants = new EventInvariants();
+	 * if (agent.state.isStreaming) invariants.joinRunUnderWay();
+	 */
+	joinRunUnderWay(): void {
+		this.joinedMidRun = true;
+		this.inRun = true;
+		this.inTurn = true;
+	}
+
+	private joinedMidRun = false;
+
 	private fail(rule: AgentRule, text: string, event: AgentEvent): void {
+		if (this.joinedMidRun) return;
 		this.violations.push(violation(rule, `${event.type}: ${text}`, this.count - 1));
 	}
 
@@ -142,6 +161,7 @@ export class EventInvariants {
 				if (this.awaitingApproval.size) this.fail("approval", `approvals never resolved: ${this.awaitingApproval.keys()}`, event);
 				if (this.openCompaction) this.fail("run-nesting", `agent_end with the ${this.openCompaction} compaction still open`, event);
 				this.inRun = false;
+				if (this.joinedMidRun) this.forgetJoinedRun();
 				break;
 			case "turn_start":
 				if (!this.inRun) this.fail("run-nesting", "turn_start outside a run", event);
@@ -197,7 +217,8 @@ export class EventInvariants {
 				if (this.openTools.get(event.toolCallId) === 0) this.fail("approval", `approval of ${event.toolCallId} requested outside its call's execution`, event);
 				if (this.awaitingApproval.get(event.toolCallId) >= this.openTools.get(event.toolCallId)) this.fail("approval", `approval of ${event.toolCallId} requested twice`, event);
 				this.awaitingApproval.add(event.toolCallId);
-				this.askedArgs.set(event.toolCallId, { json: jsonOf(event.args) });
+				// By the call's key: two calls of a reply that repeats an id are asked about apart.
+				this.askedArgs.set(event.callKey, { json: jsonOf(event.args) });
 				break;
 			case "approval_resolved":
 				if (this.awaitingApproval.get(event.toolCallId) === 0 && this.askedBeforeRestore.get(event.toolCallId) > 0) {
@@ -277,8 +298,8 @@ export class EventInvariants {
 	 * it returned).
 	 */
 	private onApproved(event: Extract<AgentEvent, { type: "approval_resolved" }>): void {
-		const asked = this.askedArgs.get(event.toolCallId);
-		this.askedArgs.delete(event.toolCallId);
+		const asked = this.askedArgs.get(event.callKey);
+		this.askedArgs.delete(event.callKey);
 		const now = jsonOf(event.args);
 		this.approvedArgs.set(event.toolCallId, now);
 		if (asked && event.argumentsGiven !== true && asked.json !== now) {
@@ -312,6 +333,17 @@ export class EventInvariants {
 		if (problems.length === 0) return;
 		const what = result ? `the result of tool "${message.toolName}" (call ${message.toolCallId}), from its execute or your afterToolCall,` : `a ${message.role ?? "?"} message`;
 		this.fail("snapshot", `${what} is not plain JSON, which agent.snapshot() must be: ${problems.join("; ")}`, event);
+	}
+
+	/** The run joined under way ended: what was counted of it would read as open in the next run. */
+	private forgetJoinedRun(): void {
+		this.joinedMidRun = false;
+		this.inTurn = false;
+		this.openMessage = undefined;
+		this.openTools.clear();
+		this.awaitingResults = [];
+		this.awaitingApproval.clear();
+		this.openCompaction = undefined;
 	}
 
 	/** True between agent_start and agent_end. */

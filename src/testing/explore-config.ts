@@ -7,7 +7,7 @@ import type { Agent } from "../agent.js";
 import { AGENT_JOURNAL, bigPromptFor, keepRecentOf, type ModelConfig } from "./model/config.js";
 import { type SampleCall, userMessage } from "./model/fixtures.js";
 import { sampleArguments } from "./model/sample-arguments.js";
-import { callFactory } from "./factory-calls.js";
+import { callFactory, refusedSettings } from "./factory-calls.js";
 import { findTool } from "../machines/run-helpers.js";
 import { prepareToolCall } from "../tools/preflight.js";
 import type { AgentFactory } from "./walk/cast.js";
@@ -24,7 +24,13 @@ export interface ConfigChoices {
 
 /** The agent the factory makes, read without being driven (a factory written wrong throws here, before any run). */
 export function probeAgent(factory: AgentFactory): Agent {
-	return callFactory(factory, { streamFn: () => Promise.reject(new Error("agentchart/testing: the configuration probe never calls the model")) as never, snapshot: undefined, options: (options) => options });
+	const probe = callFactory(factory, { streamFn: () => Promise.reject(new Error("agentchart/testing: the configuration probe never calls the model")) as never, snapshot: undefined, options: (options) => options });
+	const refused = refusedSettings(probe);
+	if (refused) {
+		probe.dispose();
+		throw refused;
+	}
+	return probe;
 }
 
 function describeTools(agent: Agent): string {

@@ -34,6 +34,8 @@ export interface ExploreReport {
 	configuration: string;
 	/** Paths run, steps performed, and how long it took. */
 	paths: number;
+	/** Paths the walk planned: more than `paths` when `maxPaths` cut the walk short (its coverage is then of the paths run). */
+	planned: number;
 	steps: number;
 	durationMs: number;
 	/** The abstract model: its states and edges. */
@@ -85,12 +87,14 @@ export function formatExploreReport(report: ExploreReport): string {
 	const lines = [
 		`exploreAgent: ${report.configuration}`,
 		`  model: ${report.model.states} states, ${report.model.edges} edges; ran ${report.paths} paths (${report.steps} steps) in ${(report.durationMs / 1000).toFixed(1)} s`,
+		// A walk cut short must say so: its coverage reads like a whole walk's otherwise.
+		...(report.planned > report.paths ? [`  maxPaths: ran ${report.paths} of the ${report.planned} planned paths; ${report.planned - report.paths} were cut, so the coverage below counts only the paths run`] : []),
 		`  coverage: ${coverage.taken.length}/${coverage.possible.length} transitions this configuration can take were taken (${percent(coverage.taken.length, coverage.possible.length)} %)`,
 		...coverage.missed.map((key) => `    not taken: ${key}`),
 		...coverage.outside.map((key) => `    taken outside the model: ${key}${outsideBecause(key)}`),
 	];
 	const { restores } = coverage;
-	if (restores.taken.length > 0) {
+	if (restores.possible.length > 0) {
 		lines.push(`  restores: from ${restores.taken.length}/${restores.possible.length} kinds of state a run can be stored in (${percent(restores.taken.length, restores.possible.length)} %)`);
 	}
 	if (report.replanned) lines.push(`  ${report.replanned} path(s) went elsewhere than planned (your code answered otherwise) and were planned again from there`);

@@ -11,7 +11,7 @@ import type { SampleCall } from "./model/fixtures.js";
 import { planWalk, type WalkPlan } from "./model/plan.js";
 import { type ExploreReport, type ExploreViolation, formatExploreReport, signatureOf } from "./explore-report.js";
 import { checkKitCall, checkNumberOption, checkOptionKinds } from "./option-checks.js";
-import { installRunGuards } from "./run-guards.js";
+import { installRunGuards, type RunGuards } from "./run-guards.js";
 import type { AgentViolation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
 import { type PathRun, type PathRunOptions, runWalkPath } from "./walk/run-path.js";
@@ -107,6 +107,17 @@ export const STEP_SEPARATOR = " → ";
 export async function exploreAgent(factory: AgentFactory, options: ExploreOptions = {}): Promise<ExploreReport> {
 	assertNodeHost("exploreAgent (agentchart/testing)");
 	checkExploreOptions(factory, options);
+	// First, before your factory is called: a walk refused because another runs has done nothing.
+	const guards = installRunGuards({ walk: "exploreAgent", strictWarnings: options.strict === true });
+	try {
+		return await walkAgent(factory, options, guards);
+	} finally {
+		guards.uninstall();
+	}
+}
+
+/** The walk itself, under the guards {@link exploreAgent} installed. */
+async function walkAgent(factory: AgentFactory, options: ExploreOptions, guards: RunGuards): Promise<ExploreReport> {
 	const started = Date.now();
 	const probe = probeAgent(factory);
 	let configuration: string;
@@ -128,26 +139,21 @@ export async function exploreAgent(factory: AgentFactory, options: ExploreOption
 		takenSoFar: new Set(),
 		check: options.check,
 	};
-	const guards = installRunGuards({ strictWarnings: options.strict === true });
-	try {
-		const routes = options.path !== undefined ? [{ labels: options.path.split(STEP_SEPARATOR).map((label) => label.trim()) }] : plan.paths.slice(0, options.maxPaths ?? plan.paths.length).map((path) => ({ path }));
-		const runs: PathRun[] = [];
-		for (const [n, route] of routes.entries()) {
-			guards.reset();
-			const run = await runWalkPath(plan, route, factory, runOptions);
-			for (const found of guards.take()) run.violations.push({ violation: found, step: Math.max(run.performed.length - 1, 0) });
-			runs.push(run);
-			options.log?.(`path ${n + 1}/${routes.length}: ${run.performed.map((step) => step.label).join(STEP_SEPARATOR)}${run.violations.length ? ` (${run.violations.length} violation(s))` : ""}`);
-		}
-		const replayed = options.path !== undefined ? runs[0] : undefined;
-		// A path replayed is a test pinned to it: one it cannot follow must fail, not pass unseen.
-		if (replayed?.leftAt) throw new Error(unfollowedPath(options.path ?? "", replayed));
-		const violations = collectViolations(runs);
-		if (options.shrink !== false) for (const found of violations) await shrink(found, plan, factory, runOptions, guards);
-		return buildReport(plan, configuration, runs, violations, Date.now() - started);
-	} finally {
-		guards.uninstall();
+	const routes = options.path !== undefined ? [{ labels: options.path.split(STEP_SEPARATOR).map((label) => label.trim()) }] : plan.paths.slice(0, options.maxPaths ?? plan.paths.length).map((path) => ({ path }));
+	const runs: PathRun[] = [];
+	for (const [n, route] of routes.entries()) {
+		guards.reset();
+		const run = await runWalkPath(plan, route, factory, runOptions);
+		for (const found of guards.take()) run.violations.push({ violation: found, step: Math.max(run.performed.length - 1, 0) });
+		runs.push(run);
+		options.log?.(`path ${n + 1}/${routes.length}: ${run.performed.map((step) => step.label).join(STEP_SEPARATOR)}${run.violations.length ? ` (${run.violations.length} violation(s))` : ""}`);
 	}
+	const replayed = options.path !== undefined ? runs[0] : undefined;
+	// A path replayed is a test pinned to it: one it cannot follow must fail, not pass unseen.
+	if (replayed?.leftAt) throw new Error(unfollowedPath(options.path ?? "", replayed));
+	const violations = collectViolations(runs);
+	if (options.shrink !== false) for (const found of violations) await shrink(found, plan, factory, runOptions, guards);
+	return buildReport(plan, configuration, runs, options.path !== undefined ? 1 : plan.paths.length, violations, Date.now() - started);
 }
 
 /**
@@ -195,7 +201,7 @@ function collectViolations(runs: readonly PathRun[]): ExploreViolation[] {
 }
 
 /** Shortens a violation's path to the shortest prefix that still shows it. */
-async function shrink(found: ExploreViolation, plan: WalkPlan, factory: AgentFactory, options: PathRunOptions, guards: ReturnType<typeof installRunGuards>): Promise<void> {
+async function shrink(found: ExploreViolation, plan: WalkPlan, factory: AgentFactory, options: PathRunOptions, guards: RunGuards): Promise<void> {
 	const signature = signatureOf(found);
 	for (let length = 1; length < found.path.length; length++) {
 		guards.reset();
@@ -208,7 +214,7 @@ async function shrink(found: ExploreViolation, plan: WalkPlan, factory: AgentFac
 	}
 }
 
-function buildReport(plan: WalkPlan, configuration: string, runs: readonly PathRun[], violations: ExploreViolation[], durationMs: number): ExploreReport {
+function buildReport(plan: WalkPlan, configuration: string, runs: readonly PathRun[], planned: number, violations: ExploreViolation[], durationMs: number): ExploreReport {
 	const taken = new Set<string>();
 	const restoredFrom = new Set<string>();
 	for (const run of runs) {
@@ -221,6 +227,7 @@ function buildReport(plan: WalkPlan, configuration: string, runs: readonly PathR
 		ok: violations.length === 0,
 		configuration,
 		paths: runs.length,
+		planned,
 		steps: runs.reduce((n, run) => n + run.performed.length, 0),
 		durationMs,
 		coverage: {

@@ -127,5 +127,29 @@ export async function refusedPrompt(agent: Agent, prompted: Promise<void>): Prom
 		(caught: unknown) => caught,
 	);
 	if (error === undefined) return undefined;
+	return refusal(error);
+}
+
+/**
+ * The mistake to throw when your agent refuses its own settings (a compaction `reserveTokens` of
+ * NaN, `toolExecution: "bogus"`): its every prompt would reject, so nothing of it could be tested.
+ * Asked of the configuration probe, before the walk reads a model out of settings no run can use.
+ *
+ * @example
+ * const refused = refusedSettings(probe);
+ * if (refused) throw refused;
+ */
+export function refusedSettings(agent: Agent): Error | undefined {
+	try {
+		// The agent's own check, the one its prompt makes: its actor is made only from settings a run can use.
+		void agent.actor;
+		return undefined;
+	} catch (error) {
+		return refusal(error);
+	}
+}
+
+function refusal(error: unknown): Error {
 	return mistake(new Error(`agentchart/testing: your agent refused the kit's prompt, so nothing of it could be tested: ${describeError(error)}`, { cause: error }));
 }
+

@@ -11,7 +11,7 @@ import type { SampleCall } from "./model/fixtures.js";
 import { isFactoryMistake } from "./factory-calls.js";
 import { unknownKeys } from "../agent-input.js";
 import { checkKitCall, checkNumberOption, checkOptionKinds } from "./option-checks.js";
-import { installRunGuards } from "./run-guards.js";
+import { installRunGuards, type RunGuards } from "./run-guards.js";
 import { loadOptionalPeer } from "../util/optional-peer.js";
 import { type AgentViolation, formatViolation } from "./violations.js";
 import type { AgentFactory } from "./walk/cast.js";
@@ -138,6 +138,17 @@ function scenarioArbitrary(fc: FastCheck, samples: number, faults: readonly Faul
 export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}): Promise<FuzzReport> {
 	assertNodeHost("fuzzAgent (agentchart/testing)");
 	checkFuzzOptions(factory, options);
+	// First, before your factory is called: a walk refused because another runs has done nothing.
+	const guards = installRunGuards({ walk: "fuzzAgent", strictWarnings: false });
+	try {
+		return await fuzzUnderGuards(factory, options, guards);
+	} finally {
+		guards.uninstall();
+	}
+}
+
+/** The runs themselves, under the guards {@link fuzzAgent} installed. */
+async function fuzzUnderGuards(factory: AgentFactory, options: FuzzOptions, guards: RunGuards): Promise<FuzzReport> {
 	const fc = options.scenario ? undefined : await loadFastCheck();
 	const log = options.log ?? ((line: string) => console.log(line));
 	const seed = options.seed ?? (options.scenario ? 0 : Date.now() % 2 ** 31);
@@ -160,63 +171,54 @@ export async function fuzzAgent(factory: AgentFactory, options: FuzzOptions = {}
 	if (beyond !== undefined) {
 		throw new TypeError(`agentchart/testing: fuzzAgent's scenario calls sample call ${beyond}, but this agent has ${samples.length} (${samples.map((sample) => sample.name).join(", ") || "no tools"}): a scenario replays on the agent (and calls option) its report was made with`);
 	}
-	const guards = installRunGuards({ strictWarnings: false });
 	if (!fc) {
 		// A scenario given: played once, as the search would have played it.
-		try {
-			const { scenario } = options as { scenario: FuzzScenario };
-			const violations = await runFuzzScenario(scenario, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
-			const report: FuzzReport = { ok: violations.length === 0, seed, runs: 1, counterexample: violations.length ? scenario : undefined, violations, format: () => formatFuzzReport(report, scenario) };
-			log(report.format());
-			return report;
-		} finally {
-			guards.uninstall();
-		}
+		const { scenario } = options as { scenario: FuzzScenario };
+		const violations = await runFuzzScenario(scenario, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
+		const report: FuzzReport = { ok: violations.length === 0, seed, runs: 1, counterexample: violations.length ? scenario : undefined, violations, format: () => formatFuzzReport(report, scenario) };
+		log(report.format());
+		return report;
 	}
 	log(`fuzzAgent seed: ${seed}  (fuzzAgent(factory, { seed: ${seed} }) replays these runs)`);
 	let runs = 0;
 	let lastViolations: AgentViolation[] = [];
 	/** Your factory is written wrong (see factory-calls.ts): thrown once fast-check is done, not shrunk as a finding. */
 	let mistake: unknown;
-	try {
-		const property = fc.asyncProperty(scenarioArbitrary(fc, samples.length, faults, options.restarts !== false), async (scenario) => {
-			// The runs left would only meet the same mistake: they pass at once, and the mistake is thrown after.
-			if (mistake) return true;
-			runs++;
-			let violations: AgentViolation[];
-			try {
-				violations = await runFuzzScenario(scenario, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
-			} catch (error) {
-				if (!isFactoryMistake(error)) throw error;
-				mistake = error;
-				return true;
-			}
-			if (violations.length) lastViolations = violations;
-			return violations.length === 0;
-		});
-		const details = await fc.check(property, { numRuns: options.runs ?? 50, seed, ...(options.path !== undefined ? { path: options.path } : {}) });
-		if (mistake) throw mistake;
-		const counterexample = details.failed ? (details.counterexample?.[0] as FuzzScenario | undefined) : undefined;
-		let violations: AgentViolation[] = [];
-		if (counterexample) {
-			// The last failing run may not be the minimal one: check the counterexample once more for its own violations.
-			violations = await runFuzzScenario(counterexample, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
-			if (violations.length === 0) violations = lastViolations;
-		} else if (details.failed && details.errorInstance) violations = [{ rule: "custom", message: `the run threw: ${String(details.errorInstance)}` }];
-		const report: FuzzReport = {
-			ok: !details.failed,
-			seed,
-			runs,
-			counterexample,
-			path: details.failed ? details.counterexamplePath ?? undefined : undefined,
-			violations,
-			format: () => formatFuzzReport(report),
-		};
-		log(report.format());
-		return report;
-	} finally {
-		guards.uninstall();
-	}
+	const property = fc.asyncProperty(scenarioArbitrary(fc, samples.length, faults, options.restarts !== false), async (scenario) => {
+		// The runs left would only meet the same mistake: they pass at once, and the mistake is thrown after.
+		if (mistake) return true;
+		runs++;
+		let violations: AgentViolation[];
+		try {
+			violations = await runFuzzScenario(scenario, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
+		} catch (error) {
+			if (!isFactoryMistake(error)) throw error;
+			mistake = error;
+			return true;
+		}
+		if (violations.length) lastViolations = violations;
+		return violations.length === 0;
+	});
+	const details = await fc.check(property, { numRuns: options.runs ?? 50, seed, ...(options.path !== undefined ? { path: options.path } : {}) });
+	if (mistake) throw mistake;
+	const counterexample = details.failed ? (details.counterexample?.[0] as FuzzScenario | undefined) : undefined;
+	let violations: AgentViolation[] = [];
+	if (counterexample) {
+		// The last failing run may not be the minimal one: check the counterexample once more for its own violations.
+		violations = await runFuzzScenario(counterexample, { factory, samples, prompt: options.prompt ?? "Hello", settleTimeoutMs, guards, check: options.check });
+		if (violations.length === 0) violations = lastViolations;
+	} else if (details.failed && details.errorInstance) violations = [{ rule: "custom", message: `the run threw: ${String(details.errorInstance)}` }];
+	const report: FuzzReport = {
+		ok: !details.failed,
+		seed,
+		runs,
+		counterexample,
+		path: details.failed ? details.counterexamplePath ?? undefined : undefined,
+		violations,
+		format: () => formatFuzzReport(report),
+	};
+	log(report.format());
+	return report;
 }
 
 /**

@@ -4,6 +4,11 @@
  * XState prints when a command goes to an actor that can no longer take it. The kit takes these
  * over while it runs (the test runner's own handlers come back afterwards) and reports them as
  * violations of the run in which they happened.
+ *
+ * One walk at a time per process: an `unhandledRejection` event does not say whose promise it
+ * was, so with two walks watching at once a rejection of one agent could only be put in the
+ * wrong report, and each walk, putting back what it found at its start, would put back the
+ * other's handlers. A second walk is refused while the first runs.
  */
 import { describeError } from "../util/describe-error.js";
 import { type AgentViolation, violation } from "./violations.js";
@@ -48,15 +53,25 @@ export function isXStateWarning(text: string): boolean {
 	return XSTATE_WARNINGS.some((pattern) => pattern.test(text));
 }
 
+/** The walk whose guards are installed now (see the module's comment: one at a time). */
+let installedBy: string | undefined;
+
 /**
- * Installs the guards. `strictWarnings`: every `console.warn` is a violation (agentchart's own
- * walk); otherwise only XState's, and the rest are printed as usual.
+ * Installs the guards, for the walk named `walk` (`"exploreAgent"`, `"fuzzAgent"`); throws when
+ * another walk's are installed. `strictWarnings`: every `console.warn` is a violation
+ * (agentchart's own walk); otherwise only XState's, and the rest are printed as usual.
  *
  * @example
- * const guards = installRunGuards({ strictWarnings: false });
+ * const guards = installRunGuards({ walk: "exploreAgent", strictWarnings: false });
  * try { await runSomething(); expect(guards.take()).toEqual([]); } finally { guards.uninstall(); }
  */
-export function installRunGuards(options: { strictWarnings: boolean }): RunGuards {
+export function installRunGuards(options: { walk: string; strictWarnings: boolean }): RunGuards {
+	if (installedBy !== undefined) {
+		throw new Error(
+			`agentchart/testing: ${options.walk}: another walk (exploreAgent or fuzzAgent: ${installedBy}) is running in this process; await it first: the kit watches process-wide handlers (unhandledRejection, console.warn) and could not tell whose failure is whose (run walks one after another, not in Promise.all or test.concurrent)`,
+		);
+	}
+	installedBy = options.walk;
 	let caught: AgentViolation[] = [];
 	const previous = process.listeners("unhandledRejection");
 	process.removeAllListeners("unhandledRejection");
@@ -68,6 +83,7 @@ export function installRunGuards(options: { strictWarnings: boolean }): RunGuard
 		if (options.strictWarnings || isXStateWarning(text)) caught.push(violation("console-warning", `console.warn: ${text.slice(0, 300)}`));
 		else warn(...args);
 	};
+	let uninstalled = false;
 	return {
 		reset: () => {
 			caught = [];
@@ -78,6 +94,10 @@ export function installRunGuards(options: { strictWarnings: boolean }): RunGuard
 			return taken;
 		},
 		uninstall: () => {
+			// Twice would put the process's handlers back twice, or take another walk's place.
+			if (uninstalled) return;
+			uninstalled = true;
+			installedBy = undefined;
 			process.off("unhandledRejection", onUnhandled);
 			for (const listener of previous) process.on("unhandledRejection", listener);
 			console.warn = warn;

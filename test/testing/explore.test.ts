@@ -96,7 +96,12 @@ describe("where the agent and the walk's model part, as a report says it", () =>
 	it("names each field that differs in words, the agent's reading first", () => {
 		const real = JSON.stringify({ st: "active", v: JSON.stringify({ running: "awaiting-approval" }), s: 0, f: 1, tail: "assistant", wait: false, run: { ab: false, te: false, b: { m: "parallel", c: "1:awaiting-approvals" } } });
 		const model = JSON.stringify({ st: "active", v: JSON.stringify({ running: "turn-ended" }), s: 0, f: 1, tail: "toolResult", wait: false, run: { ab: false, te: true, b: { m: "parallel", c: "1:settled" } } });
-		expect(describeDifference(real, model)).toBe("state running.awaiting-approval, the model's running.turn-ended; last message assistant, the model's toolResult; turn ended false, the model's true; tool calls 1:awaiting-approvals, the model's 1:settled");
+		expect(describeDifference(real, model)).toBe("state running.awaiting-approval, the model's running.turn-ended; last message assistant, the model's toolResult; turn ended false, the model's true; tool calls sample call 1 awaiting-approval (started), the model's sample call 1 settled");
+		// Found by a probe (2026-12-07): reports printed the walk's own codes for calls and queue polls.
+		const calls = (c: string, q: string) => JSON.stringify({ st: "active", v: JSON.stringify("idle"), s: 0, f: 0, tail: "assistant", wait: false, run: { q, b: { m: "parallel", c } } });
+		expect(describeDifference(calls("0:runnings", "SF"), calls("0:settledsm", ""))).toBe(
+			"queues polled steering polled, follow-ups polled, the model's none; tool calls sample call 0 running (started), the model's sample call 0 settled (started, its result emitted)",
+		);
 		expect(describeDifference(real, JSON.stringify({ st: "active", v: JSON.stringify("idle"), s: 0, f: 0, tail: "assistant", wait: false }))).toBe(
 			"state running.awaiting-approval, the model's idle; follow-ups queued 1, the model's 0; run in progress, the model's none",
 		);
@@ -113,6 +118,7 @@ describe("a transition outside the model that the walk knows the reason for", ()
 			ok: true,
 			configuration: "parallel tool execution, afterToolCall",
 			paths: 1,
+			planned: 1,
 			steps: 1,
 			durationMs: 1,
 			model: { states: 1, edges: 1 },

@@ -16,7 +16,7 @@ describe("installRunGuards", () => {
 
 	it("prints your own warnings through and does not report them, whatever words they hold", () => {
 		const printed = vi.spyOn(console, "warn").mockImplementation(() => undefined);
-		guards = installRunGuards({ strictWarnings: false });
+		guards = installRunGuards({ walk: "exploreAgent", strictWarnings: false });
 		const yours = ["slow backend, retrying with backoff factor 2", "refactor pending", "the contractor's reactor is down", "xstate-like event was sent twice", "Actor type"];
 		for (const text of yours) console.warn(text);
 		expect(guards.take()).toEqual([]);
@@ -25,7 +25,7 @@ describe("installRunGuards", () => {
 
 	it("reports XState's warning about an event sent to a stopped actor, and does not print it", () => {
 		const printed = vi.spyOn(console, "warn").mockImplementation(() => undefined);
-		guards = installRunGuards({ strictWarnings: false });
+		guards = installRunGuards({ walk: "exploreAgent", strictWarnings: false });
 		const actor = createActor(createMachine({ id: "probe", initial: "a", states: { a: {} } }));
 		actor.start();
 		actor.stop();
@@ -39,8 +39,23 @@ describe("installRunGuards", () => {
 
 	it("reports every warning with strictWarnings (agentchart's own walk)", () => {
 		vi.spyOn(console, "warn").mockImplementation(() => undefined);
-		guards = installRunGuards({ strictWarnings: true });
+		guards = installRunGuards({ walk: "exploreAgent", strictWarnings: true });
 		console.warn("backoff factor 2");
 		expect(guards.take().map((each) => each.rule)).toEqual(["console-warning"]);
+	});
+
+	it("refuses a second walk's guards while the first's are installed, and gives back the process's own once", () => {
+		const mine = () => undefined;
+		process.on("unhandledRejection", mine);
+		const before = process.listeners("unhandledRejection");
+		const warn = console.warn;
+		guards = installRunGuards({ walk: "exploreAgent", strictWarnings: false });
+		expect(() => installRunGuards({ walk: "fuzzAgent", strictWarnings: false })).toThrow(/fuzzAgent: another walk \(exploreAgent or fuzzAgent: exploreAgent\) is running in this process; await it first/);
+		guards.uninstall();
+		guards.uninstall();
+		expect(process.listeners("unhandledRejection")).toEqual(before);
+		expect(console.warn).toBe(warn);
+		process.off("unhandledRejection", mine);
+		guards = installRunGuards({ walk: "fuzzAgent", strictWarnings: false });
 	});
 });

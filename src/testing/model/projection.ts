@@ -140,7 +140,7 @@ export function describeDifference(real: string, model: string): string {
 		const shown = (value: unknown) => {
 			if (value === undefined || value === null) return "none";
 			if (typeof value === "object") return "in progress";
-			if (typeof value === "string") return path === "v" ? readableState(value) : value || "none";
+			if (typeof value === "string") return (READABLE_VALUES.get(path) ?? ((text: string) => text || "none"))(value);
 			return String(value);
 		};
 		differences.push(`${FIELD_NAMES.get(path) ?? path} ${shown(a)}, the model's ${shown(b)}`);
@@ -152,6 +152,60 @@ export function describeDifference(real: string, model: string): string {
 	}
 	return differences.join("; ") || "no field differs";
 }
+
+/** The statuses a tool call's view begins with (see `callView`), longest first: "prepared" is not "preparing" cut short. */
+const CALL_STATUSES = ["awaiting-approval", "announced", "preparing", "prepared", "running", "settled", "queued"] as const;
+
+/** The marks after a call's status (see `callView` and `journalMark`), in words. */
+const CALL_MARKS: ReadonlyMap<string, string> = new Map([
+	["s", "started"],
+	["m", "its result emitted"],
+	["T", "ends the run"],
+	["p", "being prepared"],
+	["x", "rejected in the journal"],
+	["w", "journaled, not run"],
+	["j", "its outcome journaled"],
+	["c", "run, outcome not journaled"],
+]);
+
+/**
+ * A tool batch's calls in words: `0:runnings 1:settledsm` → `sample call 0 running (started)
+ * and sample call 1 settled (started, its result emitted)`. A report reader never saw the walk's codes.
+ */
+function readableCalls(value: string): string {
+	if (value === "") return "none";
+	return value
+		.split(" ")
+		.map((view) => {
+			const [, sample, rest = view] = /^(?:(\d+|\?):)?(.*)$/.exec(view) ?? [];
+			const status = CALL_STATUSES.find((each) => rest.startsWith(each));
+			if (!status) return view;
+			const marks = [...rest.slice(status.length)].map((mark) => CALL_MARKS.get(mark) ?? mark);
+			const who = sample === undefined ? "a call" : sample === "?" ? "a call of no sample call" : `sample call ${sample}`;
+			return `${who} ${status}${marks.length ? ` (${marks.join(", ")})` : ""}`;
+		})
+		.join(" and ");
+}
+
+/** The queue polls of a run (see `project`'s `q`) in words. */
+const QUEUE_MARKS: ReadonlyMap<string, string> = new Map([
+	["K", "steering taken at the start"],
+	["S", "steering polled"],
+	["F", "follow-ups polled"],
+	["A", "stop asked"],
+	["R", "stop requested"],
+]);
+
+function readableQueues(value: string): string {
+	return value === "" ? "none" : [...value].map((mark) => QUEUE_MARKS.get(mark) ?? mark).join(", ");
+}
+
+/** Fields whose projected values are codes, with what turns them into words. */
+const READABLE_VALUES: ReadonlyMap<string, (value: string) => string> = new Map([
+	["v", (value: string) => readableState(value)],
+	["run.b.c", readableCalls],
+	["run.q", readableQueues],
+]);
 
 /** A state value as a path: `{"running":"awaiting-approval"}` → `running.awaiting-approval`. */
 function readableState(value: string): string {

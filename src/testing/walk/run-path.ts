@@ -23,8 +23,9 @@ import { watchMachine } from "../instrument/checked-calls.js";
 import { QueueLedger } from "../queue-ledger.js";
 import { checkTranscript } from "../transcript-checks.js";
 import { writtenSnapshot } from "../json-check.js";
-import { callFactory } from "../factory-calls.js";
+import { callFactory, isFactoryMistake } from "../factory-calls.js";
 import { type AgentViolation, customViolations, violation } from "../violations.js";
+import { describeError } from "../../util/describe-error.js";
 import { type AgentFactory, WalkCast } from "./cast.js";
 import { performStep } from "./perform.js";
 import { plannedReply } from "./planned-reply.js";
@@ -57,6 +58,13 @@ export interface PathRunOptions {
 export interface FoundViolation {
 	violation: AgentViolation;
 	step: number;
+}
+
+/** Your factory threw when given a snapshot to restore (its error the cause). */
+class UnrestoredSnapshot extends Error {
+	constructor(cause: unknown) {
+		super("agentchart/testing: the factory threw when given kit.snapshot", { cause });
+	}
 }
 
 /** What one path's run did. */
@@ -128,6 +136,8 @@ export class PathRunner {
 	/** The last barrier the agent acknowledged while the walk held it. */
 	heldAck: number | undefined;
 	private detach: (() => void) | undefined;
+	/** A restore failed in your factory: the run ended there, its agent disposed. */
+	private unrestored = false;
 	private stamp = 0;
 
 	private readonly labels: readonly string[] | undefined;
@@ -172,6 +182,10 @@ export class PathRunner {
 		let agent: Agent;
 		try {
 			agent = callFactory(this.factory, { streamFn: cast.streamFn, snapshot, options: (options) => cast.options(options) });
+		} catch (error) {
+			// Your factory cannot restore what your agent stored: a finding of the run (as fuzzAgent reports it), not the walk's failure.
+			if (snapshot && !isFactoryMistake(error)) throw new UnrestoredSnapshot(error);
+			throw error;
 		} finally {
 			cast.listener = undefined;
 			this.making = false;
@@ -286,7 +300,14 @@ export class PathRunner {
 		});
 		this.cast.restoredInFlight = new Set(inFlight.map((call) => call.toolCall.id));
 		this.invariants.restored();
-		this.makeAgent(snapshot);
+		try {
+			this.makeAgent(snapshot);
+		} catch (error) {
+			if (!(error instanceof UnrestoredSnapshot)) throw error;
+			this.unrestored = true;
+			this.report(violation("snapshot", `your factory threw when given kit.snapshot to restore: ${describeError(error.cause)}`));
+			return "your factory threw when given kit.snapshot, so the run cannot go on";
+		}
 		return undefined;
 	}
 
@@ -330,6 +351,8 @@ export class PathRunner {
 			this.markStep();
 			const problem = isRestore(step.event) ? await this.restore() : await performStep(this, step);
 			if (problem) {
+				// The restore that failed is the last step of the path that shows it.
+				if (this.unrestored) this.performed.push(step);
 				leave(problem, step.label);
 				break;
 			}
@@ -399,6 +422,12 @@ export class PathRunner {
 	private async finish(): Promise<void> {
 		const agent = this.agent;
 		this.cast.finish();
+		if (this.unrestored) {
+			// The agent was stored and disposed, and none came back: nothing is left to settle or check but what it emitted.
+			this.index = Math.max(this.performed.length - 1, 0);
+			for (const found of this.invariants.violations) this.found.push({ violation: found, step: this.stepOfEvent(found.event) });
+			return;
+		}
 		if (this.heldAck !== undefined && agent.actor.getSnapshot().status === "active") this.send({ type: "delivered", barrier: this.heldAck });
 		const before = this.invariants.count;
 		const idle = await settleRun(agent, this.options.settleTimeoutMs);
