@@ -334,6 +334,8 @@ interface HandedFunctions {
 interface ActiveRun {
 	/** `abort()` was called: the machine may not have taken it yet (see `AgentSnapshot.agent.abortPending`). */
 	abortSent?: true | undefined;
+	/** A listener failed in this run: its error is the run's `errorMessage`, not one a later failure caused. */
+	listenerFailed?: true | undefined;
 	promise: Promise<void>;
 	resolve: () => void;
 	/**
@@ -795,14 +797,13 @@ export class Agent {
 	 * for (const call of agent.pendingApprovals) console.log(call.toolName, call.args, call.reason);
 	 */
 	get pendingApprovals(): PendingApproval[] {
-		const calls = this.#machine?.getSnapshot().context.run?.batch?.calls ?? [];
-		return this.#awaitingCalls().map((call) => pendingApproval(call, calls));
+		return this.#awaitingCalls().map(pendingApproval);
 	}
 
 	/**
-	 * agentchart: approves a tool call waiting for approval (by its `callKey`: its tool call id, or
-	 * `id#1`, `id#2`, ... where the reply repeats the id, whose bare id is refused while two of its
-	 * calls wait: see `pendingApprovals`); it runs when its
+	 * agentchart: approves a tool call waiting for approval (by its `callKey`, `id#n` as
+	 * `pendingApprovals` and `approval_requested` give it, or by its tool call id while no other call
+	 * with that id waits); it runs when its
 	 * turn comes, with `options.arguments` instead of the model's if given (validated against the
 	 * schema of the tool the run has, which a change of `state.tools` since does not replace). Throws
 	 * for an id that is not waiting (unknown, answered already, or past its `approvalTimeoutMs`
@@ -845,7 +846,7 @@ export class Agent {
 			);
 		}
 		const stored = this.#recordDecision(machine, call, "approved", args, undefined, decidedAt);
-		machine.send({ type: "approve", toolCallId: this.#callKey(machine, call), args, decidedAt });
+		machine.send({ type: "approve", toolCallId: callKeyOf(call), args, decidedAt });
 		this.#saveSoon();
 		return stored;
 	}
@@ -864,14 +865,9 @@ export class Agent {
 		if (problem !== undefined) throw new TypeError(`agentchart: reject(${shown(toolCallId)}, reason): ${problem}`);
 		const { call, machine, decidedAt } = this.#decisionFor(toolCallId);
 		const stored = this.#recordDecision(machine, call, "rejected", undefined, reason, decidedAt);
-		machine.send({ type: "reject", toolCallId: this.#callKey(machine, call), reason, decidedAt });
+		machine.send({ type: "reject", toolCallId: callKeyOf(call), reason, decidedAt });
 		this.#saveSoon();
 		return stored;
-	}
-
-	/** The name the machine's `approve` and `reject` events give `call` (unambiguous also where the reply repeats its id). */
-	#callKey(machine: MachineActor, call: ToolCallEntry): string {
-		return callKeyOf(call, machine.getSnapshot().context.run?.batch?.calls ?? []);
 	}
 
 	/** The calls waiting for approval that no decision was sent for yet (and whose deadline is after `now`). */
@@ -892,10 +888,10 @@ export class Agent {
 		const waiting = this.#awaitingCalls(decidedAt);
 		const machine = this.#machine;
 		const calls = machine?.getSnapshot().context.run?.batch?.calls ?? [];
-		const named = callsNamed(waiting, calls, toolCallId);
+		const named = callsNamed(waiting, toolCallId);
 		// A repeated id two of whose calls wait: taking the first would answer a row the person did not mean.
 		if (named.length > 1) {
-			const keys = named.map((entry) => `"${callKeyOf(entry, calls)}"`).join(", ");
+			const keys = named.map((entry) => `"${callKeyOf(entry)}"`).join(", ");
 			throw new Error(`agentchart: tool call id "${toolCallId}" names ${named.length} calls waiting for approval (the reply repeats it): name one by its callKey (${keys}), as pendingApprovals and approval_requested give it`);
 		}
 		const call = named[0];
@@ -906,11 +902,12 @@ export class Agent {
 			}
 			// Past its deadline, the timer's rejection (due now, or right after a restore) is the answer:
 			// a decision that comes later, after a restart that outlasted the deadline say, is refused.
-			const expired = callsNamed(calls.filter((entry) => entry.status === "awaiting-approval"), calls, toolCallId).find((entry) => approvalExpired(entry, decidedAt));
+			const expired = callsNamed(calls.filter((entry) => entry.status === "awaiting-approval"), toolCallId).find((entry) => approvalExpired(entry, decidedAt));
 			if (expired) {
 				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: its approvalTimeoutMs ran out before this decision, so it is rejected as timed out`);
 			}
-			const ids = waiting.map((entry) => callKeyOf(entry, calls));
+			// Each by its id, as the model gave it; by its callKey where two that wait share the id.
+			const ids = waiting.map((entry) => (waiting.some((other) => other !== entry && other.toolCall.id === entry.toolCall.id) ? callKeyOf(entry) : entry.toolCall.id));
 			throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval (${ids.length > 0 ? `waiting: ${ids.join(", ")}` : "none is"})`);
 		}
 		return { call, machine, decidedAt };
@@ -955,7 +952,7 @@ export class Agent {
 			(this.#answered ??= new Set()).add(`${run.turn}:${call.key}`);
 			// Stored, so made in time: an entry from before decisions kept their time counts as made before any deadline.
 			const decidedAt = decided.decidedAt ?? 0;
-			const callKey = callKeyOf(call, run.batch.calls);
+			const callKey = callKeyOf(call);
 			if (decided.decision === "approved") machine.send({ type: "approve", toolCallId: callKey, args: decided.args, decidedAt });
 			else machine.send({ type: "reject", toolCallId: callKey, reason: decided.reason, decidedAt });
 		}
@@ -970,7 +967,7 @@ export class Agent {
 		const machine = this.#machine;
 		const run = machine?.getSnapshot().context.run;
 		const batch = run?.batch;
-		const call = batch?.calls.find((entry) => entry.status === "awaiting-approval" && callKeyOf(entry, batch.calls) === event.callKey);
+		const call = batch?.calls.find((entry) => entry.status === "awaiting-approval" && callKeyOf(entry) === event.callKey);
 		if (!machine || !run || !batch || !call) return false;
 		const effect = toolEffectId(run.id, run.turn, call.key);
 		const record = this.#session.journal.lookup(effect);
@@ -2167,6 +2164,11 @@ export class Agent {
 	}
 
 	#listenerFailed(message: string, event?: AgentEvent): void {
+		// The first failure says why the run stopped: a later one is often its consequence (an
+		// approve() the abort refused), and would hide it.
+		const run = this.#run;
+		if (run?.listenerFailed) return;
+		if (run) run.listenerFailed = true;
 		this.#state.errorMessage = message;
 		if (this.#run && !this.#disposed) this.#machine?.send(event ? { type: "listener.error", error: message, during: event.type } : { type: "listener.error", error: message });
 	}

@@ -23,10 +23,10 @@ export function takeFromQueue(queue: AgentMessage[], mode: QueueMode): { taken: 
  * from a stored snapshot): one shape for both, so neither leaves out what the other says.
  *
  * @example
- * batch.calls.filter((call) => call.status === "awaiting-approval").map((call) => pendingApproval(call, batch.calls));
+ * batch.calls.filter((call) => call.status === "awaiting-approval").map(pendingApproval);
  */
-export function pendingApproval(call: ToolCallEntry, calls: readonly ToolCallEntry[]): PendingApproval {
-	return { toolCallId: call.toolCall.id, callKey: callKeyOf(call, calls), toolName: call.toolCall.name, args: detachedArgs(call.args), reason: call.approval?.reason, deadline: call.approval?.deadline, argsProblem: call.argsProblem };
+export function pendingApproval(call: ToolCallEntry): PendingApproval {
+	return { toolCallId: call.toolCall.id, callKey: callKeyOf(call), toolName: call.toolCall.name, args: detachedArgs(call.args), reason: call.approval?.reason, deadline: call.approval?.deadline, argsProblem: call.argsProblem };
 }
 
 /**
@@ -131,32 +131,32 @@ export function isCallKeyOf(key: string, id: string): boolean {
 
 /**
  * The name a person's decision gives a call (`approve()`, `reject()`, the `approve` and `reject`
- * events), as `pendingApprovals` and the approval events show it: its id, or, in a reply that
- * repeats the id, `id#1` for the first call with it and its key (`id#2`, ...) for the later ones.
- * The bare id of a repeated call names no call by itself while two of them wait: a decision meant
- * for one must not reach the other.
+ * events), as `pendingApprovals` and the approval events show it: `id#n`, the n-th call with its
+ * id in the reply (`toolu_1#1`; `toolu_1#2` for a second call that repeats the id). It never
+ * changes once the call exists (a repeat that streams in later does not rename the first), and
+ * no two calls of a batch share it, whatever ids the model sent.
  *
  * @example
- * callKeyOf(call, batch.calls); // "toolu_1", or "toolu_1#1" when a later call repeats the id
+ * callKeyOf(call); // "toolu_1#1"
  */
-export function callKeyOf(call: ToolCallEntry, calls: readonly ToolCallEntry[]): string {
-	if (call.key !== call.toolCall.id) return call.key;
-	for (const other of calls) if (other.key !== call.key && other.toolCall.id === call.toolCall.id) return `${call.key}#1`;
-	return call.key;
+export function callKeyOf(call: ToolCallEntry): string {
+	// The batch's key is the id for a first call, `id#n` (n from 2) for a repeat: unique in the
+	// batch, and `id#1` is never a first call's key, whose id would have to end in "#1" itself.
+	return call.key === call.toolCall.id ? `${call.key}#1` : call.key;
 }
 
 /**
- * The calls among `candidates` (calls of the batch `calls`) that a decision's `name` names: the
- * one whose {@link callKeyOf} it is, else those with that id or key. More than one is an
- * ambiguous name (a repeated id, two of whose calls wait): a decision takes none of them.
+ * The calls among `candidates` that a decision's `name` names: the one whose {@link callKeyOf} it
+ * is (a callKey always names its call), else those with it as their tool call id. More than one
+ * is an ambiguous name (a repeated id, two of whose calls wait): a decision takes none of them,
+ * since taking the first could answer a call the person did not mean.
  *
  * @example
- * const named = callsNamed(waiting, batch.calls, "toolu_1"); // two calls when both toolu_1 wait
+ * const named = callsNamed(waiting, "toolu_1"); // two calls when both toolu_1 wait
  */
-export function callsNamed(candidates: readonly ToolCallEntry[], calls: readonly ToolCallEntry[], name: string): ToolCallEntry[] {
-	const byKey = candidates.filter((call) => callKeyOf(call, calls) === name);
-	if (byKey.length > 0) return byKey;
-	return candidates.filter((call) => call.toolCall.id === name || call.key === name);
+export function callsNamed(candidates: readonly ToolCallEntry[], name: string): ToolCallEntry[] {
+	const byKey = candidates.filter((call) => callKeyOf(call) === name);
+	return byKey.length > 0 ? byKey : candidates.filter((call) => call.toolCall.id === name);
 }
 
 function keyTaken(calls: readonly ToolCallEntry[], key: string): boolean {

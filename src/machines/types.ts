@@ -508,7 +508,7 @@ export interface CheckpointEvent {
  * - `invalid-arguments`: an `approve` whose `args` the tool's schema rejects, or without `args`
  *   for a call whose own arguments no longer fit (`argsProblem`): the call keeps waiting;
  * - `ambiguous`: the id is one the reply repeats, and more than one call with it waits: name the
- *   call by its `callKey` (`id#1`, `id#2`, ... as `approval_requested` gives it).
+ *   call by its `callKey` (`id#1`, `id#2`, ... as `approval_requested` gives it; a callKey always names its call).
  *
  * @example
  * actor.on("agentchart.approval.ignored", (event: ApprovalIgnoredEvent) => console.warn(`${event.decision} of ${event.toolCallId} ignored: ${event.reason}`));

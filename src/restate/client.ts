@@ -88,7 +88,7 @@ export interface SentCall {
  * @example
  * const session: SessionHandle = client.session("user-42");
  * const result = await session.prompt("Delete the temp files");
- * for (const pending of result.pendingApprovals) await session.approve(pending.toolCallId);
+ * for (const pending of result.pendingApprovals) await session.approve(pending.callKey);
  */
 export interface SessionHandle {
 	readonly sessionId: string;
@@ -319,7 +319,7 @@ async function answer<T>(response: Response, what: string, bytes: () => number):
  * const client = createSessionClient({ ingressUrl: "http://127.0.0.1:8080" });
  * const session = client.session("user-42");
  * let result = await session.prompt("Deploy the site");
- * while (result.status === "awaiting-approval") result = await session.approve(result.pendingApprovals[0]!.toolCallId);
+ * while (result.status === "awaiting-approval") result = await session.approve(result.pendingApprovals[0]!.callKey);
  */
 export function createSessionClient(options: SessionClientOptions): SessionClient {
 	checkClientOptions(options);

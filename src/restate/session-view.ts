@@ -17,7 +17,7 @@ import type { QueuedMessage, RunInProgress, SessionState } from "./session-types
  * shown coerced (as `Agent.restore` does); without them, as stored.
  *
  * @example
- * pendingApprovalsOf(snapshot); // [{ toolCallId: "toolu_01", callKey: "toolu_01", toolName: "deploy", args: {...} }]
+ * pendingApprovalsOf(snapshot); // [{ toolCallId: "toolu_01", callKey: "toolu_01#1", toolName: "deploy", args: {...} }]
  * pendingApprovalsOf(snapshot, tools); // the same, as a worker deployed with `tools` would restore it
  */
 export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined, tools?: readonly AnyAgentTool[]): PendingApproval[] {
@@ -25,7 +25,7 @@ export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined, t
 	const stored = context?.run?.batch;
 	if (!context || !stored) return [];
 	const batch = tools ? recheckArguments(stored, new Map(tools.map((tool) => [tool.name, tool]))) : stored;
-	return batch.calls.filter((call) => call.status === "awaiting-approval").map((call) => pendingApproval(call, batch.calls));
+	return batch.calls.filter((call) => call.status === "awaiting-approval").map(pendingApproval);
 }
 
 /**

@@ -262,7 +262,7 @@ export interface AgentRecording {
  * `steer`, `followUp`, `clear*Queue(s)` and `reset` are wrapped on this instance), for
  * {@link checkAgentInvariants}. Recorded from an agent whose run is under way (restored from a
  * snapshot taken mid-run, such as one waiting for approval), that run's events are heard but
- * judged by no event rule (its start was never heard); the runs after it are checked whole, and
+ * judged only by the rules that need no earlier event (its start was never heard); the runs after it are checked whole, and
  * the transcript, idle state and queues once it ended.
  *
  * @example

@@ -27,6 +27,9 @@ function roleOf(message: unknown): string | undefined {
 	return (message as { role?: string } | undefined)?.role;
 }
 
+/** The rules that pair an event with earlier ones (a start with its end, a question with its answer). */
+const PAIRING_RULES: ReadonlySet<AgentRule> = new Set(["run-nesting", "message-nesting", "tool-execution", "tool-answered", "approval"]);
+
 /**
  * Checks the AgentEvent stream incrementally: runs nest as agent_start … (turn_start …
  * turn_end)* … agent_end; messages open and close without interleaving; every
@@ -84,8 +87,9 @@ export class EventInvariants {
 	/**
 	 * Joins an agent's run already under way (an agent restored mid-run, or recorded late): the
 	 * events of that run before now were never heard, so what follows of it (an approval resolved,
-	 * a tool ended, `agent_end`) cannot be checked against them. Its events are heard but judged
-	 * by no rule until its `agent_end`; every later run is checked whole.
+	 * a tool ended, `agent_end`) cannot be checked against them. Until its `agent_end` its events
+	 * are judged only by the rules that need no earlier event (plain JSON, say); every later run
+	 * is checked whole.
 	 *
 	 * @example
 	 * const invariants = new EventInvariants();
@@ -100,7 +104,9 @@ export class EventInvariants {
 	private joinedMidRun = false;
 
 	private fail(rule: AgentRule, text: string, event: AgentEvent): void {
-		if (this.joinedMidRun) return;
+		// Of a run joined under way, only what pairs an event with one before the join is unknowable;
+		// what an event says by itself (a result no store could write) is judged as in any run.
+		if (this.joinedMidRun && PAIRING_RULES.has(rule)) return;
 		this.violations.push(violation(rule, `${event.type}: ${text}`, this.count - 1));
 	}
 

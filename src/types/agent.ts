@@ -298,9 +298,9 @@ export type ApprovalOutcome = "approved" | "rejected" | "timed-out" | "aborted";
 export interface PendingApproval {
 	toolCallId: string;
 	/**
-	 * The name `approve()` and `reject()` take for this call: its `toolCallId`, unless the reply
-	 * repeats that id (then `id#1` for the first call with it, `id#2` for the second, ...: the bare
-	 * id is refused while two of them wait). Answer an approval screen's row by this.
+	 * The name `approve()` and `reject()` take for this call: `id#n`, the n-th call with its
+	 * `toolCallId` in the reply (`toolu_01#1`). Unique where a reply repeats an id, whose bare id
+	 * is refused while two of its calls wait; it never changes. Answer an approval screen's row by this.
 	 */
 	callKey: string;
 	toolName: string;

@@ -77,11 +77,39 @@ describe("a reply that repeats a tool call id: each waiting call is answered by 
 				["d1#2", "approved"],
 				["d1#1", "rejected"],
 			]);
-			if (mode === "parallel") {
-				expect(events.filter((event) => event.type === "approval_requested").map((event) => event.callKey)).toEqual(["d1#1", "d1#2"]);
-			}
+			// The same names from the question on, also where the repeat streamed in after the first was asked.
+			expect(events.filter((event) => event.type === "approval_requested").map((event) => event.callKey)).toEqual(["d1#1", "d1#2"]);
 		});
 	}
+
+	it("names every call apart also when the model numbers its own ids (x, x#1, x): each is answered by its callKey", async () => {
+		const ran: string[] = [];
+		const deploy = makeTool("deploy", async (_id, params) => {
+			ran.push(String(params["env"]));
+			return ok("deployed");
+		}, { needsApproval: true });
+		const scripted = createScriptedModel([{ content: [toolCall("deploy", { env: "prod" }, "x"), toolCall("deploy", { env: "qa" }, "x#1"), toolCall("deploy", { env: "staging" }, "x")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn });
+		const run = agent.prompt("deploy");
+		await until(() => agent.pendingApprovals.length === 3, "the three deploys to wait");
+		const keys = agent.pendingApprovals.map((row) => row.callKey);
+		expect(new Set(keys).size).toBe(3);
+		// The bare x names two; "x#1" is the first x's callKey (and the qa call's id): a callKey names its call.
+		expect(() => agent.approve("x")).toThrow(/names 2 calls/);
+		for (const row of agent.pendingApprovals) await agent.approve(row.callKey);
+		await run;
+		expect(ran.sort()).toEqual(["prod", "qa", "staging"]);
+	});
+
+	it("a listener that answers each question by its bare id, repeated, stops the run with the ambiguity as its errorMessage, not a later failure's", async () => {
+		const { agent, ran } = repeatedDeploys("parallel");
+		agent.subscribe((event) => {
+			if (event.type === "approval_requested") void agent.approve(event.toolCallId);
+		});
+		await agent.prompt("deploy both");
+		expect(ran).toEqual([]);
+		expect(agent.state.errorMessage).toMatch(/id "d1" names 2 calls waiting for approval/);
+	});
 
 	it("the bare machine ignores a decision whose id names two waiting calls, as ambiguous, and takes one by its callKey", async () => {
 		const deploy = makeTool("deploy", async (_id, params) => ok(`deployed ${String(params["env"])}`), { needsApproval: true });
@@ -136,7 +164,7 @@ describe("an agent restored with nobody listening, whose run reaches a question 
 
 			const later = createScriptedModel([{ content: "done" }]);
 			const agent = await Agent.load({ store: inner, sessionId: "s", initialState: { tools: [deploy] }, streamFn: later.streamFn, toolExecution: mode });
-			expect(agent.pendingApprovals.map((row) => row.callKey)).toEqual(["c1"]);
+			expect(agent.pendingApprovals.map((row) => row.callKey)).toEqual(["c1#1"]);
 			const asked: string[] = [];
 			let threw: unknown;
 			agent.subscribe((event) => {
@@ -178,7 +206,7 @@ describe("an agent restored with nobody listening, whose run reaches a question 
 
 		const later = createScriptedModel([{ content: "done" }]);
 		const agent = Agent.restore(stored!, { initialState: { tools: [deploy] }, streamFn: later.streamFn });
-		expect(agent.pendingApprovals.map((row) => row.callKey)).toEqual(["c1"]);
+		expect(agent.pendingApprovals.map((row) => row.callKey)).toEqual(["c1#1"]);
 		const asked: string[] = [];
 		let threw: unknown;
 		agent.subscribe((event) => {

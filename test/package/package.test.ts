@@ -37,7 +37,7 @@ describe("the packed package, installed into an empty project", { timeout: 120_0
 		await writeFile(join(project.dir, "pi-tool-pi.ts"), tool.replace('"ENGINE"', '"@mariozechner/pi-agent-core"'));
 	}, 300_000);
 
-	it("ships only the build, the README, the guides and the license", async () => {
+	it("ships only the build, the README, CONTRIBUTING.md, the guides and the license", async () => {
 		const listing = execFileSync("tar", ["-tzf", project.tarball], { encoding: "utf8" }).split("\n").filter(Boolean);
 		expect(listing).toContain("package/dist/index.js");
 		expect(listing).toContain("package/dist/index.d.ts");
@@ -46,14 +46,15 @@ describe("the packed package, installed into an empty project", { timeout: 120_0
 		expect(listing).toContain("package/README.md");
 		expect(listing).toContain("package/LICENSE");
 		expect(listing).toContain("package/docs/getting-started.md");
-		const stray = listing.filter((path) => !/^package\/(dist\/|docs\/[\w-]+\.md$|docs\/images\/[\w-]+\.png$|bench\/results\.md$|README\.md$|LICENSE$|package\.json$)/.test(path));
+		const stray = listing.filter((path) => !/^package\/(dist\/|docs\/[\w-]+\.md$|docs\/images\/[\w-]+\.png$|bench\/results\.md$|README\.md$|CONTRIBUTING\.md$|LICENSE$|package\.json$)/.test(path));
 		expect(stray).toEqual([]);
 		expect(listing.some((path) => /\.ts$/.test(path) && !path.endsWith(".d.ts"))).toBe(false);
 	});
 
 	// The README's guides were links to docs/*.md that the package did not hold: an installed
 	// copy (and a registry page without a repository to resolve them against) led nowhere.
-	it("holds every file the shipped Markdown links to (CONTRIBUTING.md aside: it is the repository's)", async () => {
+	// CONTRIBUTING.md too: the README's "contributing" links led nowhere in an installed copy.
+	it("holds every file the shipped Markdown links to", async () => {
 		const listing = new Set(execFileSync("tar", ["-tzf", project.tarball], { encoding: "utf8" }).split("\n").filter(Boolean));
 		const broken: string[] = [];
 		for (const entry of listing) {
@@ -61,7 +62,7 @@ describe("the packed package, installed into an empty project", { timeout: 120_0
 			const text = await readFile(join(project.dir, "node_modules", "agentchart", entry.slice("package/".length)), "utf8");
 			for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
 				const path = (target as string).split("#")[0] as string;
-				if (path === "" || /^[a-z]+:/i.test(path) || path.endsWith("CONTRIBUTING.md")) continue;
+				if (path === "" || /^[a-z]+:/i.test(path)) continue;
 				const resolved = posix.normalize(posix.join(posix.dirname(entry), path));
 				if (!listing.has(resolved)) broken.push(`${entry} -> ${target}`);
 			}

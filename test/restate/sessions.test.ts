@@ -199,7 +199,7 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 	it("shows a waiting call whose tool a deploy changed with the validation error, and runs it only with arguments that fit", async () => {
 		const session = setup.client.session(sessionId("approval-deploy"));
 		const waiting = await session.prompt("approval");
-		expect(waiting.pendingApprovals).toEqual([{ toolCallId: "t0_0", callKey: "t0_0", toolName: "deploy", args: { target: "prod" } }]);
+		expect(waiting.pendingApprovals).toEqual([{ toolCallId: "t0_0", callKey: "t0_0#1", toolName: "deploy", args: { target: "prod" } }]);
 		// New worker code: deploy now also requires a region, which the waiting call lacks.
 		await writeFile(join(setup.dir, `deploy-v2-${session.sessionId}`), "");
 		const [shown] = (await session.state()).pendingApprovals;

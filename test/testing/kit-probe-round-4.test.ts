@@ -129,7 +129,7 @@ describe("recordAgent on a run under way", () => {
 		const recording = recordAgent(agent);
 		await waitingForApproval(agent);
 		expect(recording.check()).toEqual([]);
-		agent.approve(agent.pendingApprovals[0]?.toolCallId ?? "");
+		agent.approve(agent.pendingApprovals[0]?.callKey ?? "");
 		await agent.waitForIdle();
 		expect(recording.check()).toEqual([]);
 		agent.dispose();
@@ -152,7 +152,33 @@ describe("recordAgent on a run under way", () => {
 		restored.dispose();
 	});
 
-	it("judges the run joined under way by no rule, and the next run by every rule", () => {
+	it("judges what an event of the run joined under way says by itself: a result after the restore that is not plain JSON is reported, as in the next run", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("lookup_order", { id: "c1" })] }, { content: "refunded" }, { content: [toolCall("lookup_order", { id: "c2" })] }, { content: "again" }], { delayMs: 1 });
+		// Its first result is plain JSON; later ones hold a Date, which agent.snapshot() cannot write as it is.
+		let calls = 0;
+		const dated = lookup(async () => ({ content: [{ type: "text" as const, text: "ok" }], details: calls++ === 0 ? { at: 0 } : { at: new Date(0) } }));
+		const approved: ReturnType<typeof lookup> = { ...dated, needsApproval: true };
+		const options: AgentOptions = { initialState: { model: scripted.model, tools: [approved] }, streamFn: scripted.streamFn };
+		const first = new Agent(options);
+		await waitingForApproval(first);
+		const snapshot = JSON.parse(JSON.stringify(first.snapshot()));
+		first.dispose();
+		calls = 1;
+		const restored = Agent.restore(snapshot, options);
+		const recording = recordAgent(restored);
+		restored.approve(restored.pendingApprovals[0]?.callKey ?? "");
+		await restored.waitForIdle();
+		expect(recording.check().map((each) => each.rule)).toEqual(["snapshot"]);
+		const later = recordAgent(restored);
+		const second = restored.prompt("once more");
+		await new Promise((resolve) => setTimeout(resolve, 20));
+		restored.approve(restored.pendingApprovals[0]?.callKey ?? "");
+		await second;
+		expect(later.check().map((each) => each.rule)).toEqual(["snapshot"]);
+		restored.dispose();
+	});
+
+	it("judges the run joined under way by no pairing rule, and the next run by every rule", () => {
 		const invariants = new EventInvariants();
 		invariants.joinRunUnderWay();
 		invariants.onEvent({ type: "turn_end" } as AgentEvent);

@@ -22,8 +22,8 @@ interface Decision {
  */
 function namedCalls(context: Ctx, toolCallId: string): ToolCallEntry[] {
 	const calls = context.run?.batch?.calls ?? [];
-	const waiting = callsNamed(calls.filter((call) => call.status === "awaiting-approval"), calls, toolCallId);
-	return waiting.length > 0 ? waiting : callsNamed(calls, calls, toolCallId).slice(0, 1);
+	const waiting = callsNamed(calls.filter((call) => call.status === "awaiting-approval"), toolCallId);
+	return waiting.length > 0 ? waiting : callsNamed(calls, toolCallId).slice(0, 1);
 }
 
 /**

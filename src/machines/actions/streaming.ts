@@ -59,7 +59,7 @@ export function closeInterruptedReplyWithStartedCalls(context: Ctx, enqueue: Enq
 		enqueue.emit(toolStartEvent(call));
 		if (call.status === "awaiting-approval") {
 			const args = detachedArgs(call.args ?? call.toolCall.arguments);
-			enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, callKey: callKeyOf(call, calls), toolName: call.toolCall.name, args, reason: call.approval?.reason });
+			enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, callKey: callKeyOf(call), toolName: call.toolCall.name, args, reason: call.approval?.reason });
 		} else if (call.status === "settled" && call.outcome) {
 			enqueue.emit(toolEndEvent(call, call.outcome));
 		}

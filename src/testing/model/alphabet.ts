@@ -8,7 +8,7 @@
  */
 import type { AnyMachineSnapshot } from "xstate";
 import { InterruptedByRestart } from "../../actors/compaction-protocol.js";
-import { callKeyOf, findTool } from "../../machines/run-helpers.js";
+import { findTool } from "../../machines/run-helpers.js";
 import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
 import { approvalNeeded, errorResult } from "../../tools/preflight.js";
 import type { ModelConfig } from "./config.js";
@@ -102,8 +102,8 @@ function commands(config: ModelConfig, snapshot: AnyMachineSnapshot): AgentMachi
 		if (call.status !== "awaiting-approval") continue;
 		waiting = true;
 		// After an abort nothing is answerable: the agent refuses (the abort rejects what waits).
-		const callKey = callKeyOf(call, context.run?.batch?.calls ?? []);
-		if (context.run?.aborted !== true) events.push({ type: "approve", toolCallId: callKey }, { type: "reject", toolCallId: callKey, reason: "no" });
+		// By the batch's key: the model's call ids are unique in a reply, so it names its call (and the path's label stays "approve(a1_1)").
+		if (context.run?.aborted !== true) events.push({ type: "approve", toolCallId: call.key }, { type: "reject", toolCallId: call.key, reason: "no" });
 	}
 	// A deadline runs out wherever the run is while a call waits (siblings running, the reply streaming).
 	if (waiting && config.approvalTimeout) events.push({ type: "approval.timeout" });

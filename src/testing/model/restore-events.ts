@@ -7,7 +7,7 @@
 import type { AnyMachineSnapshot } from "xstate";
 import { InterruptedByRestart } from "../../actors/compaction-protocol.js";
 import { failedAssistantMessage, replyOfStartedCalls } from "../../actors/stream-actor.js";
-import { callKeyOf, findTool } from "../../machines/run-helpers.js";
+import { findTool } from "../../machines/run-helpers.js";
 import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
 import type { ToolOutcome } from "../../tools/preflight.js";
 import { interruptedOutcome } from "./alphabet.js";
@@ -66,8 +66,7 @@ function replayedDecisions(journaled: readonly JournaledCall[]): RestoreStage {
 		journaled.flatMap(({ call, decision, reason }): AgentMachineEvent[] => {
 			const now = current.context.run?.batch?.calls.find((each: ToolCallEntry) => each.key === call.key);
 			if (now?.status !== "awaiting-approval" || !decision) return [];
-			const callKey = callKeyOf(now, current.context.run?.batch?.calls ?? []);
-			return [decision === "approved" ? { type: "approve", toolCallId: callKey, args: call.args } : { type: "reject", toolCallId: callKey, reason: reason ?? "" }];
+			return [decision === "approved" ? { type: "approve", toolCallId: call.key, args: call.args } : { type: "reject", toolCallId: call.key, reason: reason ?? "" }];
 		});
 }
 

@@ -7,6 +7,7 @@
 import type { AnyMachineSnapshot } from "xstate";
 import { InterruptedByRestart } from "../../actors/compaction-protocol.js";
 import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
+import { callKeyOf } from "../../machines/run-helpers.js";
 import type { AgentToolResult, BeforeToolCallResult } from "../../types/agent.js";
 import type { AgentMessage } from "../../types/messages.js";
 import { describeError } from "../../util/describe-error.js";
@@ -178,8 +179,8 @@ export async function performStep(run: PathRunner, step: WalkStep): Promise<stri
 				}
 				const real = realCall(run, event.toolCallId, step.from);
 				if (!real) return `no real call for ${event.toolCallId}`;
-				if (event.type === "approve") void agent.approve(real.toolCall.id);
-				else void agent.reject(real.toolCall.id, event.reason);
+				if (event.type === "approve") void agent.approve(callKeyOf(real));
+				else void agent.reject(callKeyOf(real), event.reason);
 				return undefined;
 			}
 			case "approval.timeout":

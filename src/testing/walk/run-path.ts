@@ -99,7 +99,7 @@ export async function settleRun(agent: Agent, timeoutMs: number): Promise<boolea
 	while (!idle && Date.now() < deadline) {
 		for (const call of agent.pendingApprovals) {
 			try {
-				void agent.approve(call.toolCallId);
+				void agent.approve(call.callKey);
 			} catch {
 				// Answered meanwhile (a listener of yours, or the approval timeout).
 			}
