@@ -131,10 +131,10 @@ export function isCallKeyOf(key: string, id: string): boolean {
 
 /**
  * The name a person's decision gives a call (`approve()`, `reject()`, the `approve` and `reject`
- * events), as `pendingApprovals` and the approval events show it: `id#n`, the n-th call with its
- * id in the reply (`toolu_1#1`; `toolu_1#2` for a second call that repeats the id). It never
- * changes once the call exists (a repeat that streams in later does not rename the first), and
- * no two calls of a batch share it, whatever ids the model sent.
+ * events), as `pendingApprovals` and the approval events show it: `id#1` for the first call with
+ * its id in the reply (`toolu_1#1`), a higher number for a call that repeats the id (`toolu_1#2`).
+ * It never changes once the call exists (a repeat that streams in later does not rename the
+ * first), and no two calls of a batch share it, whatever ids the model sent.
  *
  * @example
  * callKeyOf(call); // "toolu_1#1"
@@ -146,17 +146,17 @@ export function callKeyOf(call: ToolCallEntry): string {
 }
 
 /**
- * The calls among `candidates` that a decision's `name` names: the one whose {@link callKeyOf} it
- * is (a callKey always names its call), else those with it as their tool call id. More than one
- * is an ambiguous name (a repeated id, two of whose calls wait): a decision takes none of them,
- * since taking the first could answer a call the person did not mean.
+ * The calls among `candidates` that a decision's `name` names, by {@link callKeyOf} or by tool
+ * call id. More than one is an ambiguous name: a repeated id two of whose calls wait, or a model
+ * whose own ids look like keys (`x` and `x#1` in one reply: `x#1` is the first call's key and the
+ * second's id). A decision takes none of them, since taking one could answer a call the person did
+ * not mean.
  *
  * @example
  * const named = callsNamed(waiting, "toolu_1"); // two calls when both toolu_1 wait
  */
 export function callsNamed(candidates: readonly ToolCallEntry[], name: string): ToolCallEntry[] {
-	const byKey = candidates.filter((call) => callKeyOf(call) === name);
-	return byKey.length > 0 ? byKey : candidates.filter((call) => call.toolCall.id === name);
+	return candidates.filter((call) => callKeyOf(call) === name || call.toolCall.id === name);
 }
 
 function keyTaken(calls: readonly ToolCallEntry[], key: string): boolean {

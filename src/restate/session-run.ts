@@ -179,8 +179,9 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		command.type === "prompt" ? jsonBytes(command.input) : command.type === "deliver" ? jsonBytes(command.items.map((item) => item.message)) : reason !== undefined ? jsonBytes(reason) : 0;
 	const budget: SessionBudget = { max: setup.maxSessionBytes, used: storedBytes + inputBytes };
 	if ((command.type === "prompt" || reason !== undefined) && budget.used > budget.max) throw sessionFull(command.type, storedBytes, inputBytes, budget.max);
-	if ((command.type === "approve" || command.type === "reject") && !pendingApprovalsOf(stored).some((call) => call.toolCallId === command.toolCallId)) {
-		const why = waiting ? `the calls waiting are ${pendingApprovalsOf(stored).map((call) => `"${call.toolCallId}"`).join(", ")}` : "the session has no run waiting";
+	// Named as the agent names a call (its callKey or its id): the agent refuses a name that is ambiguous.
+	if ((command.type === "approve" || command.type === "reject") && !pendingApprovalsOf(stored).some((call) => call.callKey === command.toolCallId || call.toolCallId === command.toolCallId)) {
+		const why = waiting ? `the calls waiting are ${pendingApprovalsOf(stored).map((call) => `"${call.callKey}"`).join(", ")}` : "the session has no run waiting";
 		throw new SessionRefusal(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (${why})`, 409);
 	}
 	// A command that goes on with a run waiting for approval (a decision, a delivery, an abort)

@@ -298,9 +298,10 @@ export type ApprovalOutcome = "approved" | "rejected" | "timed-out" | "aborted";
 export interface PendingApproval {
 	toolCallId: string;
 	/**
-	 * The name `approve()` and `reject()` take for this call: `id#n`, the n-th call with its
-	 * `toolCallId` in the reply (`toolu_01#1`). Unique where a reply repeats an id, whose bare id
-	 * is refused while two of its calls wait; it never changes. Answer an approval screen's row by this.
+	 * The name `approve()` and `reject()` take for this call: its `toolCallId` and `#1`
+	 * (`toolu_01#1`), a higher number for a call that repeats the id in the reply. Unique in the
+	 * reply, and it never changes; a bare id that fits two waiting calls is refused. Answer an
+	 * approval screen's row by this.
 	 */
 	callKey: string;
 	toolName: string;

@@ -94,11 +94,20 @@ describe("a reply that repeats a tool call id: each waiting call is answered by 
 		await until(() => agent.pendingApprovals.length === 3, "the three deploys to wait");
 		const keys = agent.pendingApprovals.map((row) => row.callKey);
 		expect(new Set(keys).size).toBe(3);
-		// The bare x names two; "x#1" is the first x's callKey (and the qa call's id): a callKey names its call.
+		expect(keys).toEqual(["x#1", "x#1#1", "x#2"]);
+		// The bare x fits two; "x#1" is the first x's key and the qa call's id: it fits two as well,
+		// and answering it either way could run a deploy nobody meant.
 		expect(() => agent.approve("x")).toThrow(/names 2 calls/);
-		for (const row of agent.pendingApprovals) await agent.approve(row.callKey);
+		expect(() => agent.approve("x#1")).toThrow(/names 2 calls/);
+		expect(ran).toEqual([]);
+		// Answered by its key, qa leaves "x#1" to the first x alone.
+		await agent.approve("x#1#1");
+		await until(() => ran.length === 1, "qa to run");
+		expect(ran).toEqual(["qa"]);
+		await agent.approve("x#1");
+		await agent.reject("x#2", "not staging");
 		await run;
-		expect(ran.sort()).toEqual(["prod", "qa", "staging"]);
+		expect(ran).toEqual(["qa", "prod"]);
 	});
 
 	it("a listener that answers each question by its bare id, repeated, stops the run with the ambiguity as its errorMessage, not a later failure's", async () => {
@@ -147,14 +156,45 @@ function stopsAfterTheReply(inner: AgentStore): AgentStore {
 	};
 }
 
+/** A deploy that needs approval, logging what ran. */
+function loggedDeploy(ran: string[]) {
+	return makeTool("deploy", async (_id, params) => {
+		ran.push(String(params["env"]));
+		return ok("deployed");
+	}, { needsApproval: true });
+}
+
+/**
+ * Answers a restored agent's waiting calls both ways the docs show: from `pendingApprovals`, and
+ * from a listener subscribed after the agent was made. Resolves with what the listener was asked
+ * and what its answer threw, once the run ended; the call must have run once, cleanly.
+ */
+async function answeredBothWays(agent: Agent, ran: string[]): Promise<{ asked: string[]; threw: unknown }> {
+	expect(agent.pendingApprovals.map((row) => row.callKey)).toEqual(["c1#1"]);
+	const asked: string[] = [];
+	let threw: unknown;
+	agent.subscribe((event) => {
+		if (event.type !== "approval_requested") return;
+		asked.push(event.callKey);
+		try {
+			void agent.approve(event.callKey);
+		} catch (error) {
+			threw = error;
+		}
+	});
+	for (const row of agent.pendingApprovals) await agent.approve(row.callKey);
+	await agent.waitForIdle();
+	expect(ran).toEqual(["prod"]);
+	expect(agent.state.errorMessage).toBeUndefined();
+	expect(agent.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+	return { asked, threw };
+}
+
 describe("an agent restored with nobody listening, whose run reaches a question while it is restored", () => {
 	it("with a store: lists the call in pendingApprovals and does not announce it to a listener subscribed after the load (answering both ways aborted the run)", async () => {
 		for (const mode of ["parallel", "sequential"] as const) {
 			const ran: string[] = [];
-			const deploy = makeTool("deploy", async (_id, params) => {
-				ran.push(String(params["env"]));
-				return ok("deployed");
-			}, { needsApproval: true });
+			const deploy = loggedDeploy(ran);
 			const inner = createMemoryStore();
 			const scripted = createScriptedModel([{ content: [toolCall("deploy", { env: "prod" }, "c1")] }, { content: "done" }]);
 			const first = new Agent({ initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn, store: stopsAfterTheReply(inner), sessionId: "s", toolExecution: mode });
@@ -164,34 +204,14 @@ describe("an agent restored with nobody listening, whose run reaches a question 
 
 			const later = createScriptedModel([{ content: "done" }]);
 			const agent = await Agent.load({ store: inner, sessionId: "s", initialState: { tools: [deploy] }, streamFn: later.streamFn, toolExecution: mode });
-			expect(agent.pendingApprovals.map((row) => row.callKey)).toEqual(["c1#1"]);
-			const asked: string[] = [];
-			let threw: unknown;
-			agent.subscribe((event) => {
-				if (event.type !== "approval_requested") return;
-				asked.push(event.callKey);
-				try {
-					void agent.approve(event.callKey);
-				} catch (error) {
-					threw = error;
-				}
-			});
-			for (const row of agent.pendingApprovals) await agent.approve(row.callKey);
-			await agent.waitForIdle();
-			expect({ mode, asked, threw }).toEqual({ mode, asked: [], threw: undefined });
-			expect(ran).toEqual(["prod"]);
-			expect(agent.state.errorMessage).toBeUndefined();
-			expect(agent.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+			expect({ mode, ...(await answeredBothWays(agent, ran)) }).toEqual({ mode, asked: [], threw: undefined });
 			agent.dispose();
 		}
 	});
 
 	it("without a store, from agent.snapshot(): the same", async () => {
 		const ran: string[] = [];
-		const deploy = makeTool("deploy", async (_id, params) => {
-			ran.push(String(params["env"]));
-			return ok("deployed");
-		}, { needsApproval: true });
+		const deploy = loggedDeploy(ran);
 		const scripted = createScriptedModel([{ content: [toolCall("deploy", { env: "prod" }, "c1")] }, { content: "done" }]);
 		// Stored as the reply ended, before the question was asked (a process that stopped there).
 		let stored: AgentSnapshot | undefined;
@@ -206,24 +226,6 @@ describe("an agent restored with nobody listening, whose run reaches a question 
 
 		const later = createScriptedModel([{ content: "done" }]);
 		const agent = Agent.restore(stored!, { initialState: { tools: [deploy] }, streamFn: later.streamFn });
-		expect(agent.pendingApprovals.map((row) => row.callKey)).toEqual(["c1#1"]);
-		const asked: string[] = [];
-		let threw: unknown;
-		agent.subscribe((event) => {
-			if (event.type !== "approval_requested") return;
-			asked.push(event.callKey);
-			try {
-				void agent.approve(event.callKey);
-			} catch (error) {
-				threw = error;
-			}
-		});
-		for (const row of agent.pendingApprovals) await agent.approve(row.callKey);
-		await agent.waitForIdle();
-		expect(asked).toEqual([]);
-		expect(threw).toBeUndefined();
-		expect(ran).toEqual(["prod"]);
-		expect(agent.state.errorMessage).toBeUndefined();
-		expect(agent.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+		expect(await answeredBothWays(agent, ran)).toEqual({ asked: [], threw: undefined });
 	});
 });

@@ -161,7 +161,8 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		// Arguments the tool's schema refuses: refused too, and the session still waits.
 		await expect(session.approve("t0_0", { arguments: { nope: true } })).rejects.toBeInstanceOf(SessionCallError);
 		expect((await session.state()).status).toBe("awaiting-approval");
-		const done = await session.approve("t0_0");
+		// By its callKey, as docs/restate.md shows (the id works too: the reject test below uses it).
+		const done = await session.approve(waiting.pendingApprovals[0]?.callKey ?? "");
 		expect(done.status).toBe("idle");
 		const state = await session.state();
 		expect(transcriptProblems(state.messages)).toEqual([]);
