@@ -159,6 +159,21 @@ export function callsNamed(candidates: readonly ToolCallEntry[], name: string): 
 	return candidates.filter((call) => callKeyOf(call) === name || call.toolCall.id === name);
 }
 
+/**
+ * The calls among `candidates` a decision sent to the machine names: the one whose
+ * {@link callKeyOf} it is, else those with it as their id (more than one: ambiguous). A key is
+ * taken before an id here, unlike {@link callsNamed}: the `Agent` sends the machine the key of
+ * the call a person named unambiguously, and that key may be another waiting call's id (a call
+ * answered, not yet taken, still waits in the machine).
+ *
+ * @example
+ * const named = callsNamedForMachine(waiting, "toolu_1#1"); // that call alone
+ */
+export function callsNamedForMachine(candidates: readonly ToolCallEntry[], name: string): ToolCallEntry[] {
+	const byKey = candidates.filter((call) => callKeyOf(call) === name);
+	return byKey.length > 0 ? byKey : candidates.filter((call) => call.toolCall.id === name);
+}
+
 function keyTaken(calls: readonly ToolCallEntry[], key: string): boolean {
 	for (const call of calls) if (call.key === key) return true;
 	return false;
