@@ -26,6 +26,7 @@ import { anthropicCompat } from "./models.js";
 import { RequestToolCallIds } from "./tool-call-ids.js";
 import { sanitizeJsonStrings, sanitizeText } from "../util/sanitize-text.js";
 import { failedStop } from "../util/stop-reason.js";
+import { asRecord } from "../util/json-values.js";
 
 /** Default thinking budgets in tokens, per level, for models that take a budget. */
 export const defaultThinkingBudgets: { [Level in keyof ThinkingBudgets]-?: number } = {
@@ -328,21 +329,17 @@ const ALTERNATIVES = ["anyOf", "oneOf", "allOf"] as const;
 function withoutTopLevelAlternatives(schema: Record<string, unknown>): Record<string, unknown> {
 	if (!ALTERNATIVES.some((key) => Array.isArray(schema[key]))) return schema;
 	const rest: Record<string, unknown> = { ...schema };
-	const properties: Record<string, unknown> = { ...objectOf(schema["properties"]) };
+	const properties: Record<string, unknown> = { ...asRecord(schema["properties"]) };
 	const required = new Set(requiredOf(schema));
 	for (const key of ALTERNATIVES) {
 		delete rest[key];
-		const parts = (Array.isArray(schema[key]) ? (schema[key] as unknown[]) : []).map(objectOf);
-		for (const part of parts) Object.assign(properties, objectOf(part["properties"]));
+		const parts = (Array.isArray(schema[key]) ? (schema[key] as unknown[]) : []).map((part) => asRecord(part) ?? {});
+		for (const part of parts) Object.assign(properties, asRecord(part["properties"]));
 		// All of allOf's requirements hold; of anyOf's and oneOf's, those every alternative has.
 		const kept = key === "allOf" ? parts.flatMap(requiredOf) : requiredOf(parts[0] ?? {}).filter((name) => parts.every((part) => requiredOf(part).includes(name)));
 		for (const name of kept) required.add(name);
 	}
 	return { ...rest, properties, ...(required.size > 0 ? { required: [...required] } : {}) };
-}
-
-function objectOf(value: unknown): Record<string, unknown> {
-	return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 function requiredOf(schema: Record<string, unknown>): string[] {

@@ -341,14 +341,14 @@ export class EventInvariants {
 		this.fail("snapshot", `${what} is not plain JSON, which agent.snapshot() must be: ${problems.join("; ")}`, event);
 	}
 
-	/** The run joined under way ended: what was counted of it would read as open in the next run. */
+	/**
+	 * The run joined under way ended: what was counted of it would read as open in the next run.
+	 * Only what `agent_start` does not start afresh is forgotten here.
+	 */
 	private forgetJoinedRun(): void {
 		this.joinedMidRun = false;
-		this.inTurn = false;
 		this.openMessage = undefined;
 		this.openTools.clear();
-		this.awaitingResults = [];
-		this.awaitingApproval.clear();
 		this.openCompaction = undefined;
 	}
 

@@ -8,8 +8,8 @@ import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
 import { replyOfStartedCalls } from "../../actors/stream-actor.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, newStreamProgress, patchContext, patchRun, runOf } from "../context.js";
 import type { ToolCallEntry } from "../types.js";
-import { TOOL_BATCH_ID, toolEndEvent, toolStartEvent } from "./tools.js";
-import { callKeyOf, detachedArgs, failedReply, toolCallsOf } from "../run-helpers.js";
+import { TOOL_BATCH_ID, approvalEventOf, toolEndEvent, toolStartEvent } from "./tools.js";
+import { detachedArgs, failedReply, toolCallsOf } from "../run-helpers.js";
 import { splitFailedStreamingReply } from "../streaming-tools.js";
 
 /** A new LLM call: earlier attempts' events become stale; the turn's reply and batch start empty. */
@@ -59,7 +59,7 @@ export function closeInterruptedReplyWithStartedCalls(context: Ctx, enqueue: Enq
 		enqueue.emit(toolStartEvent(call));
 		if (call.status === "awaiting-approval") {
 			const args = detachedArgs(call.args ?? call.toolCall.arguments);
-			enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, callKey: callKeyOf(call), toolName: call.toolCall.name, args, reason: call.approval?.reason });
+			enqueue.emit({ type: "approval_requested", ...approvalEventOf(call), args, reason: call.approval?.reason });
 		} else if (call.status === "settled" && call.outcome) {
 			enqueue.emit(toolEndEvent(call, call.outcome));
 		}

@@ -22,6 +22,11 @@ function toolStartEvent(call: ToolCallEntry): AgentEvent {
 	return { type: "tool_execution_start", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments };
 }
 
+/** What every approval event of a call carries: its id, the `callKey` a decision names it by, its tool. */
+export function approvalEventOf(call: ToolCallEntry): { toolCallId: string; callKey: string; toolName: string } {
+	return { toolCallId: call.toolCall.id, callKey: callKeyOf(call), toolName: call.toolCall.name };
+}
+
 /** A call's `tool_execution_end` with its outcome. */
 export function toolEndEvent(call: ToolCallEntry, outcome: FinalizedToolResult): AgentEvent {
 	return { type: "tool_execution_end", toolCallId: call.toolCall.id, toolName: call.toolCall.name, result: outcome.result, isError: outcome.isError };
@@ -61,7 +66,7 @@ export function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEn
 	let working = context;
 	for (const call of batchOf(context).calls) {
 		if (!statuses.includes(call.status)) continue;
-		if (call.status === "awaiting-approval") enqueue.emit({ type: "approval_resolved", toolCallId: call.toolCall.id, callKey: callKeyOf(call), toolName: call.toolCall.name, decision: "aborted", reason: text });
+		if (call.status === "awaiting-approval") enqueue.emit({ type: "approval_resolved", ...approvalEventOf(call), decision: "aborted", reason: text });
 		if (!call.started) enqueue.emit(toolStartEvent(call));
 		working = settleCall(working, patchCall(call, { started: true }), answer(call), enqueue);
 	}
@@ -289,7 +294,7 @@ function approvalWaitFor(context: Ctx, call: ToolCallEntry, args: unknown, asked
 	const needed = approvalNeeded(findTool(context.tools, call.toolCall.name), args, asked);
 	if (!needed) return undefined;
 	const wait: ApprovalWait = { reason: needed.reason, deadline: approvalDeadline(context, call) };
-	enqueue.emit({ type: "approval_requested", toolCallId: call.toolCall.id, callKey: callKeyOf(call), toolName: call.toolCall.name, args: detachedArgs(args), reason: needed.reason });
+	enqueue.emit({ type: "approval_requested", ...approvalEventOf(call), args: detachedArgs(args), reason: needed.reason });
 	// Its deadline runs from when it was first asked, whatever the run does meanwhile (siblings running, the reply streaming).
 	const first = firstApprovalDeadline(context);
 	if (wait.deadline !== undefined && (first === undefined || wait.deadline < first)) scheduleApprovalTimeout(context, wait.deadline, enqueue);
@@ -348,14 +353,14 @@ export function approveCall(context: Ctx, toolCallId: string, args: unknown, enq
 	const finalArgs = args === undefined ? call.args : approvedArguments(findTool(context.tools, call.toolCall.name), call, args).args;
 	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batchOf(context), call.key, { status: "prepared", args: finalArgs, approval: undefined, argsProblem: undefined }) }) });
 	// A copy, as approval_requested's: a listener that edits it does not change what the call runs with.
-	const resolved: Extract<AgentEvent, { type: "approval_resolved" }> = { type: "approval_resolved", toolCallId: call.toolCall.id, callKey: callKeyOf(call), toolName: call.toolCall.name, decision: "approved", args: detachedArgs(finalArgs) };
+	const resolved: Extract<AgentEvent, { type: "approval_resolved" }> = { type: "approval_resolved", ...approvalEventOf(call), decision: "approved", args: detachedArgs(finalArgs) };
 	if (args !== undefined) resolved.argumentsGiven = true;
 	enqueue.emit(resolved);
 }
 
 /** The call does not run: a person rejected it, its approval timed out, or the run was aborted while it waited. */
 export function rejectCall(context: Ctx, call: ToolCallEntry, decision: "rejected" | "timed-out" | "aborted", reason: string | undefined, enqueue: Enqueue): Ctx {
-	enqueue.emit({ type: "approval_resolved", toolCallId: call.toolCall.id, callKey: callKeyOf(call), toolName: call.toolCall.name, decision, reason });
+	enqueue.emit({ type: "approval_resolved", ...approvalEventOf(call), decision, reason });
 	return settleCall(context, patchCall(call, { approval: undefined }), errorResult(rejectedText(decision, reason)), enqueue);
 }
 
