@@ -133,6 +133,52 @@ describe("the visualizer's run model", () => {
 		expect(agentStatusLine(model, chart).status).toBe("stopped");
 	});
 
+	it("approvals of two calls with one id: each decision lands on its own row, decided in either order", async () => {
+		const { agent, asked } = deployAgent(["d1", "d1"]);
+		const inspector = createAgentInspector();
+		inspector.attach(agent.actor);
+		const run = agent.prompt("Deploy billing and search");
+		await asked;
+		expect(agent.pendingApprovals.map((call) => call.callKey)).toEqual(["d1#1", "d1#2"]);
+		// The second call first: approved; then the first: rejected.
+		await agent.approve("d1#2");
+		await flushed(inspector);
+		const between = modelOf(inspector.history());
+		const approvals = (model: RunModel) =>
+			model.transcript.flatMap((entry) => (entry.kind === "span" && entry.spanKind === "approval" ? [`${JSON.stringify(entry.input)} ${entry.status} ${String(entry.output)}`] : []));
+		expect(approvals(between)).toEqual(['{"service":"billing"} open undefined', '{"service":"search"} done approved']);
+		// The billing call still waits for its person; the search call does not.
+		const tools = (model: RunModel) => model.spans.filter((span) => span.kind === "tool").map((span) => (span.status === "open" ? `open: ${span.openWord ?? "running"}` : span.status));
+		expect(tools(between)[0]).toBe("open: waiting for approval");
+		await agent.reject("d1#1", "not on a Friday");
+		await run;
+		await flushed(inspector);
+		const model = modelOf(inspector.history());
+		expect(approvals(model)).toEqual(['{"service":"billing"} error rejected: not on a Friday', '{"service":"search"} done approved']);
+		expect(model.spans.filter((span) => span.status === "open")).toEqual([]);
+		agent.dispose();
+	});
+
+	it("an inspector attached while two calls with one id wait re-tells each question with its callKey, so each decision lands on its row", async () => {
+		const { agent, asked } = deployAgent(["d1", "d1"]);
+		const run = agent.prompt("Deploy billing and search");
+		await asked;
+		const inspector = createAgentInspector();
+		inspector.attach(agent.actor);
+		await flushed(inspector);
+		const told = inspector.history().flatMap((record) => (record.type === "@agentchart.emitted" && record.event.type === "approval_requested" ? [record.event["callKey"]] : []));
+		expect(told).toEqual(["d1#1", "d1#2"]);
+		await agent.approve("d1#2");
+		await agent.reject("d1#1", "not on a Friday");
+		await run;
+		await flushed(inspector);
+		const model = modelOf(inspector.history());
+		const approvals = model.transcript.flatMap((entry) => (entry.kind === "span" && entry.spanKind === "approval" ? [`${JSON.stringify(entry.input)} ${entry.status} ${String(entry.output)}`] : []));
+		expect(approvals).toEqual(['{"service":"billing"} error rejected: not on a Friday', '{"service":"search"} done approved']);
+		expect(model.spans.filter((span) => span.status === "open")).toEqual([]);
+		agent.dispose();
+	});
+
 	it("approvals: a call waiting for a person says so, and the decision (approved, rejected with its reason) is what the page shows", async () => {
 		const { agent, asked } = deployAgent();
 		const inspector = createAgentInspector();

@@ -122,12 +122,13 @@ function deployTool(): AgentTool<typeof serviceParams> {
 /**
  * An `Agent` whose deploy tool needs a person's approval (`needsApproval`), asked to deploy two
  * services: each call waits in `awaiting-approval` until the test approves or rejects it.
- * `asked` resolves once both questions are out.
+ * `asked` resolves once both questions are out. `ids` are the two calls' ids (one id twice for a
+ * model that repeats ids).
  */
-export function deployAgent(): { agent: Agent; asked: Promise<void> } {
+export function deployAgent(ids: readonly [string, string] = ["d1", "d2"]): { agent: Agent; asked: Promise<void> } {
 	const deploy = deployTool();
 	const scripted = createScriptedModel(
-		[{ content: [text("Deploying both."), toolCall("deploy", { service: "billing" }, "d1"), toolCall("deploy", { service: "search" }, "d2")] }, { content: "Billing is deployed; search was refused." }],
+		[{ content: [text("Deploying both."), toolCall("deploy", { service: "billing" }, ids[0]), toolCall("deploy", { service: "search" }, ids[1])] }, { content: "Billing is deployed; search was refused." }],
 		{ chunkSize: 8, delayMs: 2 },
 	);
 	const agent = new Agent({ initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn });

@@ -30,7 +30,7 @@ export interface SpanRule {
 	 * The kind of span this one holds up while open: the open span of that kind with the same
 	 * key says it waits for this one (a tool call waiting for its approval).
 	 */
-	holds?: { kind: string; openWord: string } | undefined;
+	holds?: { kind: string; openWord: string; keys(event: EmittedEvent): string[] } | undefined;
 	/** A transcript row for each span, with what went in and what came out. */
 	transcript?: {
 		title(event: EmittedEvent): string;
@@ -60,6 +60,28 @@ function approvalDecision(event: EmittedEvent): string {
 }
 
 /**
+ * An approval's key is its call's `callKey` (`d1#1`, `d1#2` for a repeated id), which tells two
+ * calls with one id apart whatever order they are decided in. Events without one (recordings made
+ * before approvals carried it) are keyed as the first call with their id.
+ */
+function approvalKey(event: EmittedEvent): string {
+	const key = event["callKey"];
+	return typeof key === "string" && key !== "" ? key : `${text(event["toolCallId"], "approval")}#1`;
+}
+
+/**
+ * Where to look for the tool span an approval holds up, best first. Tool events carry only the id
+ * (pi's shape), and the open spans of a repeated id are keyed `d1`, `d1#2`… in the order they
+ * opened, which for the calls of one reply is the order of their `callKey`s (`d1#1`, `d1#2`); a
+ * repeat's span may have taken the first key once an earlier call had closed, hence the id last.
+ */
+function heldToolKeys(event: EmittedEvent): string[] {
+	const id = text(event["toolCallId"]);
+	const key = event["callKey"];
+	return typeof key === "string" && key !== `${id}#1` && key.startsWith(`${id}#`) ? [key, id] : [id];
+}
+
+/**
  * The span kinds, in lane order. Model calls are not here: they are the stream actor's life
  * (from its start to the reply's end), which no single emitted event opens.
  */
@@ -86,11 +108,11 @@ export const SPAN_RULES: readonly SpanRule[] = [
 		kind: "approval",
 		starts: "approval_requested",
 		ends: ["approval_resolved"],
-		key: (event) => text(event["toolCallId"], "approval"),
+		key: approvalKey,
 		label: (event) => `approval · ${text(event["toolName"], "tool call")}`,
 		outcome: approvalOutcome,
 		openWord: "waiting",
-		holds: { kind: "tool", openWord: "waiting for approval" },
+		holds: { kind: "tool", openWord: "waiting for approval", keys: heldToolKeys },
 		transcript: {
 			title: (event) => `approval for ${text(event["toolName"], "a tool call")}`,
 			input: (event) => event["args"],

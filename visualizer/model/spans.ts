@@ -70,6 +70,15 @@ export function openSpan(model: RunModel, place: RecordPlace, kind: string, key:
 	return span;
 }
 
+/** The slots of the open spans of a kind and key (`d1`, then `d1#2`, `d1#3`… in the order they opened). */
+function slotsOf(model: RunModel, sessionId: string, kind: string, key: string): string[] {
+	const base = openKey(sessionId, kind, key);
+	const startOf = (slot: string) => findSpan(model, model.open[slot])?.startSeq ?? 0;
+	return Object.keys(model.open)
+		.filter((slot) => slot === base || (slot.startsWith(`${base}#`) && /^\d+$/.test(slot.slice(base.length + 1))))
+		.sort((a, b) => startOf(a) - startOf(b));
+}
+
 /** The open span of a kind and key, and its slot in `model.open`. */
 function openSlot(model: RunModel, sessionId: string, kind: string, key: string): string | undefined {
 	const base = openKey(sessionId, kind, key);
@@ -93,9 +102,13 @@ export function closeSpan(model: RunModel, span: Span, place: { seq: number; t: 
 	}
 }
 
-/** Closes the open span of a kind and key, if any. Returns it. */
+/**
+ * Closes the open span of a kind and key, if any. Returns it. Of two open spans with one key (a
+ * repeated tool call id), one held up by another span (waiting for its approval) cannot be the one
+ * that ended; otherwise the first to open is closed first.
+ */
 export function closeOpen(model: RunModel, place: RecordPlace, kind: string, key: string, status: SpanStatus, output?: PreviewJson): Span | undefined {
-	const slot = openSlot(model, place.sessionId, kind, key);
+	const slot = slotsOf(model, place.sessionId, kind, key).find((candidate) => findSpan(model, model.open[candidate])?.held !== true) ?? openSlot(model, place.sessionId, kind, key);
 	const span = findSpan(model, slot === undefined ? undefined : model.open[slot]);
 	if (slot !== undefined && !span) delete model.open[slot];
 	if (span) closeSpan(model, span, place, status, output);
@@ -131,8 +144,11 @@ function setOpenWord(model: RunModel, span: Span, word: string | undefined): voi
 /** The open span a rule holds up while it is open (a tool call waiting for its approval) says so, or stops saying so. */
 function holdUp(model: RunModel, place: RecordPlace, rule: SpanRule, event: EmittedEvent, holding: boolean): void {
 	if (!rule.holds) return;
-	const held = openOf(model, place.sessionId, rule.holds.kind, rule.key(event));
-	if (held) setOpenWord(model, held, holding ? rule.holds.openWord : undefined);
+	let held: Span | undefined;
+	for (const key of rule.holds.keys(event)) if ((held = openOf(model, place.sessionId, rule.holds.kind, key))) break;
+	if (!held) return;
+	held.held = holding || undefined;
+	setOpenWord(model, held, holding ? rule.holds.openWord : undefined);
 }
 
 function startRule(model: RunModel, place: RecordPlace, rule: SpanRule, event: EmittedEvent): void {

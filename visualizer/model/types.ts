@@ -37,6 +37,8 @@ export interface Span {
 	status: SpanStatus;
 	/** What it is doing while open, as its bar and row say it (`running`, `waiting for approval`). */
 	openWord?: string | undefined;
+	/** Held up by another open span (a tool call waiting for its approval): it cannot end first. */
+	held?: boolean | undefined;
 	/** Moments inside it, e.g. a model call's first token. */
 	marks: { t: number; label: string }[];
 	/** The run (agent_start … agent_end) and turn it belongs to. */
