@@ -16,7 +16,7 @@ import type * as Restate from "@restatedev/restate-sdk";
  * import * as restate from "@restatedev/restate-sdk";
  * const sdk: RestateSdk = restate;
  */
-export type RestateSdk = Pick<typeof Restate, "object" | "handlers" | "TerminalError" | "InvocationIdParser" | "RestatePromise">;
+export type RestateSdk = Pick<typeof Restate, "object" | "handlers" | "TerminalError" | "InvocationIdParser" | "RestatePromise" | "rpc">;
 
 /**
  * A call the session refuses, which retrying cannot help (input the agent cannot take, an

@@ -152,13 +152,24 @@ async function messageOf(ctx: restate.ObjectSharedContext, input: QueuedInput): 
 }
 
 /**
+ * How long a delivery whose agent could not be made waits before it is tried again: 1 s, then
+ * twice as long each time, at most a minute.
+ *
+ * @example
+ * redeliveryDelayMs(3); // 4000
+ */
+export function redeliveryDelayMs(attempt: number): number {
+	return Math.min(1000 * 2 ** Math.max(0, attempt - 1), 60_000);
+}
+
+/**
  * The tools a session's agent options give it, or undefined when the options cannot be made:
  * `state` then answers from what is stored, and the next command that restores the session
  * reports the options' error.
  */
 function toolsOf(agentOptions: () => AgentOptions): readonly AnyAgentTool[] | undefined {
 	try {
-		return agentOptions().initialState?.tools;
+		return agentOptions().initialState?.tools ?? [];
 	} catch {
 		return undefined;
 	}
@@ -279,6 +290,11 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				items.push(input.item);
 				ctx.set("items", items);
 			}),
+			// What a delivery took and could not deliver (its agent could not be made), back in front
+			// of what arrived since.
+			giveBack: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, given: QueuedMessage[]): Promise<void> => {
+				ctx.set("items", [...given, ...((await ctx.get<QueuedMessage[]>("items")) ?? [])]);
+			}),
 			take: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<QueuedMessage[]> => {
 				const items = (await ctx.get<QueuedMessage[]>("items")) ?? [];
 				if (items.length > 0) ctx.clear("items");
@@ -330,6 +346,7 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 		{
 			pushWithin: (ctx: restate.ObjectContext, input: BoundedPush) => Promise<void>;
 			take: (ctx: restate.ObjectContext) => Promise<QueuedMessage[]>;
+			giveBack: (ctx: restate.ObjectContext, given: QueuedMessage[]) => Promise<void>;
 			peek: (ctx: restate.ObjectSharedContext) => Promise<QueuedMessage[]>;
 			view: (ctx: restate.ObjectSharedContext) => Promise<{ items: QueuedMessage[]; held: HeldMail | null }>;
 			abort: (ctx: restate.ObjectContext) => Promise<{ mark: number; current: string | null }>;
@@ -337,7 +354,7 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 		}
 	>;
 	type SelfApi = {
-		deliver: (ctx: restate.ObjectContext) => Promise<RunResult | null>;
+		deliver: (ctx: restate.ObjectContext, attempt?: number | null) => Promise<RunResult | null>;
 		settleAbort: (ctx: restate.ObjectContext, mark: number) => Promise<RunResult | null>;
 		arrived: (ctx: restate.ObjectSharedContext) => Promise<boolean>;
 	};
@@ -376,10 +393,23 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				const decision = checkDecisionInput("reject", input);
 				return runSessionCommand(ctx, setup, { type: "reject", toolCallId: decision.toolCallId, reason: decision.reason });
 			}),
-			deliver: sdk.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<RunResult | null> => {
+			// `attempt`: how many deliveries of these messages were refused before (see below).
+			deliver: sdk.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext, attempt?: number | null): Promise<RunResult | null> => {
 				const items = deliverable(await ctx.objectClient(inboxApi, ctx.key).take(), (problem) => ctx.console.warn(problem));
 				if (items.length === 0) return null;
-				return runSessionCommand(ctx, setup, { type: "deliver", items });
+				try {
+					return await runSessionCommand(ctx, setup, { type: "deliver", items });
+				} catch (error) {
+					// Refused before a run took them (the worker's agent options or the stored session
+					// could not be made): the messages were accepted (`steer` answered), so they go back
+					// to the inbox, where `state` shows them, and a delivery is tried again later, less
+					// often each time, until a worker can make the session's agent.
+					if (!(error instanceof SessionRefusal)) throw error;
+					const tries = typeof attempt === "number" && attempt >= 0 ? attempt + 1 : 1;
+					ctx.objectSendClient(inboxApi, ctx.key).giveBack(items);
+					ctx.objectSendClient(selfApi, ctx.key).deliver(tries, sdk.rpc.sendOpts({ delay: redeliveryDelayMs(tries) }));
+					throw error;
+				}
 			}),
 			// Kept for calls sent by older worker code (an abort now sends `settleAbort`).
 			abortWaiting: sdk.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext, run: number | null): Promise<RunResult | null> => {
@@ -439,7 +469,7 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				const waitingMail = deliverable([...handedOver, ...inboxView.items], () => undefined);
 				// Calls waiting for a person are shown as this worker's tools would restore them: a
 				// deploy may have changed a tool so that it no longer accepts a call's arguments.
-				const tools = !run && isWaitingForApproval(snapshot) ? toolsOf(() => setup.agentOptions(ctx.key)) : undefined;
+				const tools = isWaitingForApproval(snapshot) ? toolsOf(() => setup.agentOptions(ctx.key)) : undefined;
 				return describeSession(ctx.key, snapshot, run, messages, replaced, waitingMail, tools);
 			}),
 		},

@@ -32,7 +32,7 @@ import { deliverable } from "./session-input.js";
 import { type SessionBudget, formatBytes, jsonBytes, measuringSerde } from "./storable.js";
 import { type SessionEventSink, sessionEventOf } from "./session-events.js";
 import type { HeldMail, PromptInput, QueuedMessage, RunInProgress, RunResult } from "./session-types.js";
-import { isWaitingForApproval, pendingApprovalsOf } from "./session-view.js";
+import { isWaitingForApproval, pendingApprovalsOf, toolGoneProblem } from "./session-view.js";
 
 /** The session object's state keys. */
 export const STATE_KEYS = {
@@ -150,6 +150,16 @@ export function sessionFull(handler: string, storedBytes: number, inputBytes: nu
 }
 
 /**
+ * The stored snapshot with only the tools the worker offers in the agent's tool list (the worker's
+ * tools are the session's; `Agent.restore` refuses a snapshot naming a tool it is not given).
+ */
+function withToolsOffered(stored: AgentSnapshot, offered: ReadonlySet<string>): AgentSnapshot {
+	const context = stored.machine.context;
+	if (context.tools.every((tool) => offered.has(tool.name))) return stored;
+	return { ...stored, machine: { ...stored.machine, context: { ...context, tools: context.tools.filter((tool) => offered.has(tool.name)) } } };
+}
+
+/**
  * Runs one session command in an exclusive handler and stores the session (see the module
  * comment). The handler must have `explicitCancellation: true` (`abort` cancels it).
  *
@@ -191,6 +201,13 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	// Before the command is announced to the inbox: options the worker cannot give refuse the call
 	// (terminal) with nothing to take back.
 	const base = setup.agentOptions(ctx.key);
+	// The worker's tools are the session's: a deploy may have removed one the stored session has.
+	// The session goes on without it (a call of it in the transcript is history), and a call of it
+	// still waiting can be rejected or aborted, not approved.
+	const offered = new Set((base.initialState?.tools ?? []).map((tool: AnyAgentTool) => tool.name));
+	const named = command.type === "approve" || command.type === "reject" ? pendingApprovalsOf(stored).filter((call) => call.callKey === command.toolCallId || call.toolCallId === command.toolCallId) : [];
+	const gone = command.type === "approve" && named.length === 1 ? named.find((call) => !offered.has(call.toolName)) : undefined;
+	if (gone) throw new SessionRefusal(`agentchart: tool call "${gone.callKey}" cannot be approved: ${toolGoneProblem(gone.toolName)}`, 409);
 	// Registered with the inbox, where `abort` looks (both are exclusive calls of the inbox, so
 	// one comes first): an abort after this cancels this invocation; an abort received before
 	// this command started, and not yet settled (its mark waits behind this command in the
@@ -200,6 +217,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	const number = going ?? ((await ctx.get<number>(STATE_KEYS.runs)) ?? 0) + 1;
 	if (going === null) ctx.set(STATE_KEYS.runs, number);
 	const run: RunInProgress = { invocationId, number, turns: 0 };
+	if (waiting) run.stillWaiting = command.type === "abort" ? [] : pendingApprovalsOf(stored).map((call) => call.callKey).filter((key) => named.length !== 1 || key !== named[0]?.callKey);
 	const awaiter = new JournalAwaiter(internalCtx, setup.sdk.RestatePromise, () => cancel.abort(new Error("The run was aborted")));
 	// As if Restate had cancelled it before its first step: each step journals that it was cancelled.
 	if (abortedBeforeStart) cancel.abort(new Error("The run was aborted before it started"));
@@ -302,7 +320,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		ctx.clear(STATE_KEYS.run);
 		endOf(ctx, setup.inboxName, invocationId);
 	};
-	agent = terminally(() => (stored ? Agent.restore(stored, options) : new Agent(options)), refused);
+	agent = terminally(() => (stored ? Agent.restore(withToolsOffered(stored, offered), options) : new Agent(options)), refused);
 	const restored = agent;
 	const baseline = restored.state.messages.length;
 

@@ -87,6 +87,11 @@ export interface RunInProgress {
 	queued?: { steer: AgentMessage[]; followUp: AgentMessage[] } | undefined;
 	/** The last hand-over from the inbox this run has in `queued` (see {@link HeldMail}). */
 	heldSeq?: number | undefined;
+	/**
+	 * A run going on from a wait for approval: the `callKey`s of the stored run's calls that still
+	 * wait as its command left them (all but the one decided; none after an abort).
+	 */
+	stillWaiting?: string[] | undefined;
 }
 
 /**

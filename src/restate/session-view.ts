@@ -24,8 +24,22 @@ export function pendingApprovalsOf(snapshot: AgentSnapshot | null | undefined, t
 	const context = snapshot?.machine.status === "active" ? snapshot.machine.context : undefined;
 	const stored = context?.run?.batch;
 	if (!context || !stored) return [];
-	const batch = tools ? recheckArguments(stored, new Map(tools.map((tool) => [tool.name, tool]))) : stored;
-	return batch.calls.filter((call) => call.status === "awaiting-approval").map(pendingApproval);
+	const byName = tools && new Map(tools.map((tool) => [tool.name, tool]));
+	const batch = byName ? recheckArguments(stored, byName) : stored;
+	return batch.calls
+		.filter((call) => call.status === "awaiting-approval")
+		.map((call) => (byName && !byName.has(call.toolCall.name) ? { ...pendingApproval(call), argsProblem: toolGoneProblem(call.toolCall.name) } : pendingApproval(call)));
+}
+
+/**
+ * Why a waiting call cannot be approved when the worker no longer offers its tool (a deploy
+ * removed it): it can be rejected, or its run aborted.
+ *
+ * @example
+ * toolGoneProblem("deploy"); // 'tool "deploy" is not among the worker\'s tools any more ...'
+ */
+export function toolGoneProblem(toolName: string): string {
+	return `tool "${toolName}" is not among the worker's tools any more (a deploy removed it), so the call cannot run: reject it or abort the run, or give the worker the tool again`;
 }
 
 /**
@@ -64,7 +78,9 @@ export function describeSession(
 		sessionId,
 		status,
 		messages: replaced ? [...runMessages] : [...(context?.messages ?? []), ...runMessages],
-		pendingApprovals: run ? [] : pendingApprovalsOf(snapshot, tools),
+		// A run going on from a wait (a decision, a steer, an abort) has the stored run's calls that
+		// still wait as its command left them: the others wait on while an approved call runs.
+		pendingApprovals: run ? pendingApprovalsOf(snapshot, tools).filter((call) => run.stillWaiting?.includes(call.callKey) === true) : pendingApprovalsOf(snapshot, tools),
 		// A run's own queues, once a turn of it ended, hold what the stored ones did and what it took from the inbox since.
 		steeringQueue: [...((run?.queued ? run.queued.steer : context?.steeringQueue) ?? []), ...waiting("steer")],
 		followUpQueue: [...((run?.queued ? run.queued.followUp : context?.followUpQueue) ?? []), ...waiting("followUp")],

@@ -7,6 +7,8 @@
  * signal aborted). Every wait has a bound: without the fixes these calls never answer, and the
  * test fails instead of hanging.
  */
+import { rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { textOf } from "../agent/helpers.js";
 import { type Balancer, startBalancer } from "../../scripts/restate/balancer.js";
@@ -208,6 +210,76 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 			expect(textOf(state.messages.find((message) => message.role === "toolResult" && message.toolCallId === "t0_0"))).toBe("Tool call was aborted before it ran");
 			expect(executionCounts(await readExecutions(setup.execLog)).get(`${session.sessionId} deploy t0_0`)).toBeUndefined();
 		}
+	});
+
+	it("keeps a steered and a queued message while the worker cannot make the session's agent, shows them queued, and delivers them once it can", async () => {
+		// Before, the delivery took them from the inbox, was refused (agent() threw) and they were gone for good.
+		const session = setup.client.session(sessionId("options-fail-steer"));
+		expect((await session.prompt("hello")).status).toBe("idle");
+		const marker = join(setup.dir, `options-fail-${session.sessionId}`);
+		await writeFile(marker, "");
+		expect(await session.steer("Keep me.")).toEqual({ queued: true });
+		expect(await session.followUp("Keep me too.")).toEqual({ queued: true });
+		// The delivery each sent is refused meanwhile; the messages wait in the inbox.
+		await new Promise((resolve) => setTimeout(resolve, 1500));
+		const waiting = await session.state();
+		expect([waiting.status, waiting.steeringQueue.map(textOf), waiting.followUpQueue.map(textOf)]).toEqual(["idle", ["Keep me."], ["Keep me too."]]);
+		await rm(marker);
+		let state = await session.state();
+		for (let tries = 0; tries < 300 && (state.status !== "idle" || state.messages.filter((message) => message.role === "user").length < 3); tries++) {
+			await new Promise((resolve) => setTimeout(resolve, 100));
+			state = await session.state();
+		}
+		expect(state.messages.filter((message) => message.role === "user").map(textOf)).toEqual(["hello", "Keep me.", "Keep me too."]);
+		expect([state.steeringQueue, state.followUpQueue]).toEqual([[], []]);
+		expect(transcriptProblems(state.messages)).toEqual([]);
+	});
+
+	it("goes on without a tool a deploy removed: a call of it that waits can be rejected or aborted, not approved, and the session takes prompts again", async () => {
+		// Before, every command of such a session was refused (the stored session names a tool the worker lacks): stuck for good.
+		const rejecting = setup.client.session(sessionId("tool-gone-reject"));
+		const aborting = setup.client.session(sessionId("tool-gone-abort"));
+		const idle = setup.client.session(sessionId("tool-gone-idle"));
+		for (const session of [rejecting, aborting]) expect((await session.prompt("approval")).status).toBe("awaiting-approval");
+		expect((await idle.prompt("approval")).status).toBe("awaiting-approval");
+		expect((await idle.approve("t0_0")).status).toBe("idle");
+		for (const session of [rejecting, aborting, idle]) await writeFile(join(setup.dir, `no-deploy-${session.sessionId}`), "");
+
+		const [shown] = (await rejecting.state()).pendingApprovals;
+		expect(shown?.argsProblem).toContain(`tool "deploy" is not among the worker's tools any more`);
+		await expect(rejecting.approve("t0_0")).rejects.toMatchObject({ status: 409, message: expect.stringContaining(`tool call "t0_0#1" cannot be approved: tool "deploy" is not among the worker's tools`) });
+		const rejected = await rejecting.reject("t0_0", "the tool is gone");
+		expect(rejected.status).toBe("idle");
+		const after = await rejecting.state();
+		expect(transcriptProblems(after.messages)).toEqual([]);
+		expect(textOf(after.messages.find((message) => message.role === "toolResult" && message.toolCallId === "t0_0"))).toContain("the tool is gone");
+
+		await aborting.abort();
+		let state = await aborting.state();
+		for (let tries = 0; tries < 100 && state.status !== "idle"; tries++) {
+			await new Promise((resolve) => setTimeout(resolve, 100));
+			state = await aborting.state();
+		}
+		expect(state.status).toBe("idle");
+		expect(transcriptProblems(state.messages)).toEqual([]);
+
+		expect((await idle.prompt("hello")).status).toBe("idle");
+		const runs = executionCounts(await readExecutions(setup.execLog));
+		expect([runs.get(`${rejecting.sessionId} deploy t0_0`), runs.get(`${aborting.sessionId} deploy t0_0`), runs.get(`${idle.sessionId} deploy t0_0`)]).toEqual([undefined, undefined, 1]);
+	});
+
+	it("shows in state the calls that still wait while an approved call of the same reply runs", async () => {
+		// Before, `state` listed no waiting call while any run went on, though the second deploy still waited.
+		const session = setup.client.session(sessionId("still-waiting"));
+		const waiting = await session.prompt("approval-two:3000");
+		expect(waiting.pendingApprovals.map((call) => call.callKey)).toEqual(["t0_0#1", "t0_1#1"]);
+		const sent = await session.send.approve("t0_0#1");
+		await toolStarted(setup.execLog, session.sessionId, "deploy");
+		const during = await session.state();
+		expect([during.status, during.pendingApprovals.map((call) => call.callKey)]).toEqual(["running", ["t0_1#1"]]);
+		const stopped = await setup.client.result<RunResult>(sent, { signal: AbortSignal.timeout(60_000) });
+		expect([stopped.status, stopped.pendingApprovals.map((call) => call.callKey)]).toEqual(["awaiting-approval", ["t0_1#1"]]);
+		expect((await session.reject("t0_1#1")).status).toBe("idle");
 	});
 
 	// Last: it replaces the cluster's balancer.
