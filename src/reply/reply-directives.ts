@@ -340,6 +340,18 @@ export class ReplyDirectiveFilter {
 }
 
 /**
+ * Whether a text is the silent token alone (`NO_REPLY`, any case, with whitespace around): a
+ * block the chunker cut from the end of an answer, which says nothing to the channel.
+ *
+ * @example
+ * isSilentText("\n\nNO_REPLY"); // true
+ * isSilentText("NO_REPLY: nothing to add"); // false
+ */
+export function isSilentText(text: string): boolean {
+	return text.trim().toUpperCase() === SILENT_TOKEN;
+}
+
+/**
  * Parses the directives of a complete text.
  *
  * @example

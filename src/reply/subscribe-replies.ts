@@ -20,6 +20,7 @@ import {
 	replySubscriberMachine,
 } from "./subscriber-machine.js";
 import type { ReplySubscription, SubscribeRepliesParams } from "./subscribe-replies-options.js";
+import { isSilentText } from "./reply-directives.js";
 import { ToolReporter } from "./tool-reporter.js";
 import { SerialEventQueue } from "./serial-event-queue.js";
 import { isCommentaryMessage, isCommentaryText, isPhasedText } from "./text-phase.js";
@@ -359,6 +360,8 @@ class ReplySubscriber {
 		let text = payload.text ?? "";
 		// The model repeating what a messaging tool already sent is not sent twice.
 		if (!payload.isReasoning && text !== "") text = this.tools.tracker.sends.beyondSent(text);
+		// The silent token cut into a block of its own (after a paragraph the chunker sent) says nothing.
+		if (!payload.isReasoning && isSilentText(text)) text = "";
 		// A silent answer (NO_REPLY) sends nothing, the media it names included.
 		const media = payload.isReasoning || !assembly.silentSoFar ? (payload.mediaUrls ?? []) : [];
 		if (text === "" && media.length === 0) return;
