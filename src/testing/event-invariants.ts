@@ -210,7 +210,11 @@ export class EventInvariants {
 				break;
 			case "tool_execution_end":
 				if (this.openTools.get(event.toolCallId) === 0) this.fail("tool-execution", `tool ${event.toolCallId} ended without start (or twice)`, event);
-				if (this.awaitingApproval.get(event.toolCallId) > 0) this.fail("approval", `tool ${event.toolCallId} ended while its approval was still requested`, event);
+				// Every open execution of the id waits for a person: none of them can have ended. (Two
+				// calls of a reply may share an id: one approved and ended while the other waits.)
+				if (this.openTools.get(event.toolCallId) > 0 && this.awaitingApproval.get(event.toolCallId) >= this.openTools.get(event.toolCallId)) {
+					this.fail("approval", `tool ${event.toolCallId} ended while its approval was still requested`, event);
+				}
 				this.openTools.add(event.toolCallId, -1);
 				this.endedTools.add(event.toolCallId);
 				// The call that ended (its afterToolCall was just asked): the rest at the turn's end.
