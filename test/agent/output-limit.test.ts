@@ -4,7 +4,10 @@ import { Agent } from "../../src/agent.js";
 import { outputLimitResumeText } from "../../src/machines/actions/run.js";
 import { createScriptedModel, text, toolCall } from "../../src/providers/scripted.js";
 import type { AgentTool } from "../../src/types/agent.js";
-import type { Message } from "../../src/types/messages.js";
+import type { ToolCall } from "../../src/types/content.js";
+import type { AssistantMessage, Message } from "../../src/types/messages.js";
+import type { StreamFn } from "../../src/types/stream.js";
+import { AssistantMessageEventStream } from "../../src/index.js";
 import { providerRequestViolations } from "../../src/testing/provider-requests.js";
 
 const writeParameters = Type.Object({ path: Type.String(), content: Type.String() });
@@ -75,6 +78,46 @@ describe("output limit recovery (outputLimitRecovery, opt-in)", () => {
 		const second = scripted.calls[1]?.messages ?? [];
 		expect(second[2]).toMatchObject({ role: "toolResult", isError: false });
 		expect(lastUserText(second)).toBe(outputLimitResumeText(false));
+		expect(providerRequestViolations(agent.state.messages)).toEqual([]);
+	});
+
+	it("in streaming mode, a call complete before the limit ran and one was cut off: the model is asked for the cut-off one only", async () => {
+		// Before, it was told that the calls did not run and to issue them again: the one that ran would run twice.
+		const written: string[] = [];
+		const counted: AgentTool<typeof writeParameters> = { ...write, execute: async (_id, { path }) => (written.push(path), { content: [{ type: "text", text: `wrote ${path}` }], details: {} }) };
+		const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+		const requests: Message[][] = [];
+		const model = createScriptedModel([]).model;
+		const streamFn: StreamFn = (_model, context) => {
+			requests.push([...context.messages]);
+			const stream = new AssistantMessageEventStream();
+			const reply: AssistantMessage = { role: "assistant", content: [], api: model.api, provider: model.provider, model: model.id, usage, stopReason: requests.length === 1 ? "length" : "stop", timestamp: Date.now() };
+			void (async () => {
+				stream.push({ type: "start", partial: reply });
+				if (requests.length === 1) {
+					const whole: ToolCall = { type: "toolCall", id: "w1", name: "write", arguments: { path: "a.txt", content: "x" } };
+					reply.content.push(whole);
+					stream.push({ type: "toolcall_start", contentIndex: 0, partial: reply });
+					stream.push({ type: "toolcall_end", contentIndex: 0, toolCall: whole, partial: reply });
+					await new Promise((resolve) => setTimeout(resolve, 5));
+					reply.content.push({ type: "toolCall", id: "w2", name: "write", arguments: { path: "b.txt" } });
+					stream.push({ type: "toolcall_start", contentIndex: 1, partial: reply });
+					stream.push({ type: "toolcall_delta", contentIndex: 1, delta: '{"path":"b.txt","con', partial: reply });
+					stream.push({ type: "done", reason: "length", message: reply });
+				} else {
+					reply.content.push({ type: "text", text: "Done." });
+					stream.push({ type: "done", reason: "stop", message: reply });
+				}
+			})();
+			return stream;
+		};
+		const agent = new Agent({ initialState: { model, tools: [counted] }, streamFn, toolExecution: "streaming", outputLimitRecovery: { maxAttempts: 1 } });
+		await agent.prompt("write a.txt and b.txt");
+		const second = requests[1] ?? [];
+		expect(second.map((m) => (m.role === "toolResult" ? `toolResult:${m.toolCallId}:${m.isError}` : m.role))).toEqual(["user", "assistant", "toolResult:w1:false", "toolResult:w2:true", "user"]);
+		expect(lastUserText(second)).toBe(outputLimitResumeText(true, true));
+		expect(lastUserText(second)).toContain("Issue only the cut-off calls again");
+		expect(written).toEqual(["a.txt"]);
 		expect(providerRequestViolations(agent.state.messages)).toEqual([]);
 	});
 

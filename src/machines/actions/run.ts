@@ -6,6 +6,8 @@
 import type { AgentMessage } from "../../types/messages.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, messageEvents, newRun, patchContext, patchRun, runOf } from "../context.js";
 import { abortedAssistantMessage, takeFromQueue } from "../run-helpers.js";
+import { lengthCutOffText } from "../streaming-tools.js";
+import type { ToolCallEntry } from "../types.js";
 
 /**
  * Starts a run with these messages (prompts, or queued messages taken by `continue()`):
@@ -100,17 +102,30 @@ export function closeTurnAsAborted(context: Ctx, enqueue: Enqueue): void {
 /**
  * The instruction of a resume turn after a reply cut off by the output token limit
  * (`outputLimitRecovery`): the user message the agent adds to the transcript before it calls the
- * model again. `true` when tool calls were cut off.
+ * model again. `toolCallsCutOff` when tool calls were cut off; `someCallsRan` when, in streaming
+ * tool mode, calls of the reply that were complete before the cut ran.
  *
  * @example
  * // A chat UI that does not show the resume turns as the user's own messages:
- * const resumes = new Set([outputLimitResumeText(false), outputLimitResumeText(true)]);
+ * const resumes = new Set([outputLimitResumeText(false), outputLimitResumeText(true), outputLimitResumeText(true, true)]);
  * const shown = agent.state.messages.filter((m) => !(m.role === "user" && Array.isArray(m.content) && m.content.length === 1 && m.content[0]?.type === "text" && resumes.has(m.content[0].text)));
  */
-export function outputLimitResumeText(toolCallsCutOff: boolean): string {
+export function outputLimitResumeText(toolCallsCutOff: boolean, someCallsRan = false): string {
+	if (toolCallsCutOff && someCallsRan) {
+		return "Your reply was cut off by the output token limit before all its tool calls were complete. The calls that were complete ran (their results are above); the ones cut off did not. Issue only the cut-off calls again, keeping each call's arguments short enough to fit (split large content across several calls).";
+	}
 	return toolCallsCutOff
 		? "Your reply was cut off by the output token limit before its tool calls were complete, so they did not run. Issue them again, keeping each call's arguments short enough to fit (split large content across several calls)."
 		: "Your reply was cut off by the output token limit. Continue exactly where it stopped, without repeating anything you already wrote.";
+}
+
+/**
+ * Streaming mode: whether a call of a reply cut off by the output token limit was complete and
+ * went its way (ran, or was refused or rejected) rather than being cut off itself.
+ */
+function handledBeforeCutOff(call: ToolCallEntry): boolean {
+	const first = call.outcome?.result.content[0];
+	return call.status === "settled" && !(call.outcome?.isError === true && first?.type === "text" && first.text === lengthCutOffText(call.toolCall.name));
 }
 
 /**
@@ -123,7 +138,10 @@ export function outputLimitResumeText(toolCallsCutOff: boolean): string {
 export function startOutputLimitRecoveryTurn(context: Ctx, enqueue: Enqueue): void {
 	const run = runOf(context);
 	const steering = takeQueued(context, "steering", enqueue);
-	const resume: AgentMessage = { role: "user", content: [{ type: "text", text: outputLimitResumeText(run.batch?.truncated === true) }], timestamp: Date.now() };
+	// Streaming mode ran the calls that were complete before the cut: the model must not issue those again.
+	const batch = run.batch;
+	const someRan = batch?.mode === "streaming" && batch.calls.some(handledBeforeCutOff);
+	const resume: AgentMessage = { role: "user", content: [{ type: "text", text: outputLimitResumeText(batch?.truncated === true, someRan) }], timestamp: Date.now() };
 	const next: Ctx = patchContext(context, { run: patchRun(run, { outputLimitAttempts: (run.outputLimitAttempts ?? 0) + 1 }) });
 	startNextTurn(next, [...steering, resume], enqueue);
 }
