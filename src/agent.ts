@@ -22,7 +22,7 @@ import { type CompactionEnd, type CompactionStart, type RunStart, type StoredJou
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import { type AgentStore, type LoadedSession, ofLineage } from "./durable/store.js";
 import { DurableSession, SessionClaim } from "./facade/durable-session.js";
-import { callKeyOf, callsNamed, findTool, pendingApproval, toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
+import { callKeyOf, callsNamed, findTool, pendingApproval, replyFailed, toolCallsOf, toolResultMessage } from "./machines/run-helpers.js";
 import { createAssistantMessage } from "./providers/assistant-message.js";
 import type {
 	AfterToolCallHook,
@@ -873,8 +873,9 @@ export class Agent {
 	/** The calls waiting for approval that no decision was sent for yet (and whose deadline is after `now`). */
 	#awaitingCalls(now = Date.now()): ToolCallEntry[] {
 		const run = this.#run ? this.#machine?.getSnapshot().context.run : undefined;
-		// Aborted (from a listener, the chart takes it after the step): what waits is rejected, not answerable.
-		if (!run?.batch || run.controller.signal.aborted) return [];
+		// Aborted (from a listener, the chart takes it after the step): what waits is rejected, not
+		// answerable; so is what waits in a reply that failed since it was asked (streaming mode).
+		if (!run?.batch || run.controller.signal.aborted || replyFailed(run)) return [];
 		return run.batch.calls.filter((call) => call.status === "awaiting-approval" && !this.#answered?.has(`${run.turn}:${call.key}`) && !approvalExpired(call, now));
 	}
 
@@ -899,6 +900,9 @@ export class Agent {
 			const run = this.#run ? machine?.getSnapshot().context.run : undefined;
 			if (run?.controller.signal.aborted) {
 				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: the run was aborted, which rejects every call waiting`);
+			}
+			if (run && replyFailed(run) && callsNamed(calls.filter((entry) => entry.status === "awaiting-approval"), toolCallId).length > 0) {
+				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: the reply it came in failed (stopReason "${run.assistant?.stopReason}"), so it does not run`);
 			}
 			// Past its deadline, the timer's rejection (due now, or right after a restore) is the answer:
 			// a decision that comes later, after a restart that outlasted the deadline say, is refused.

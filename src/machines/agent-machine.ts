@@ -103,9 +103,10 @@ export const agentMachine = agentSetup.createMachine({
 				// A decision on a call waiting for approval is recorded wherever the run is; the states
 				// where the call can start at once (or the wait ends) say so below.
 				// Not after an abort: it rejects what waits (tool-dispatching settles them as aborted), and
-				// a decision then is ignored as "aborted", a reject as an approve.
-				approve: { guard: and(["isAwaitingApproval", "approvalFits", not("runAborted")]), actions: "approveCall" },
-				reject: { guard: and(["isAwaitingApproval", not("runAborted")]), actions: "rejectCall" },
+				// a decision then is ignored as "aborted", a reject as an approve. Nor once the reply the
+				// call came in failed (streaming mode): it never runs (abortStreamingCalls answers it).
+				approve: { guard: and(["isAwaitingApproval", "approvalFits", not("runAborted"), not("assistantFailed")]), actions: "approveCall" },
+				reject: { guard: and(["isAwaitingApproval", not("runAborted"), not("assistantFailed")]), actions: "rejectCall" },
 				// Streaming mode with beforeToolCall: the batch actor held a call back for approval.
 				"tool.approval": { guard: "isRunningCall", actions: "holdCallForApproval" },
 				// Restored from a snapshot taken while tools ran: they go to a new batch actor.

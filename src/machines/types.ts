@@ -505,6 +505,8 @@ export interface CheckpointEvent {
  * - `timed-out`: its `approvalTimeoutMs` ran out before the decision (`decidedAt`): it is rejected
  *   as timed out (its timer may not have fired yet, when the process was busy);
  * - `aborted`: the run was aborted, which rejects every call waiting;
+ * - `reply-failed`: the reply the call came in failed after it was asked (streaming tool mode): it
+ *   never runs, and is answered with the reply's failure;
  * - `invalid-arguments`: an `approve` whose `args` the tool's schema rejects, or without `args`
  *   for a call whose own arguments no longer fit (`argsProblem`): the call keeps waiting;
  * - `ambiguous`: the id is one the reply repeats, and more than one call with it waits: name the
@@ -517,7 +519,7 @@ export interface ApprovalIgnoredEvent {
 	type: "agentchart.approval.ignored";
 	toolCallId: string;
 	decision: "approve" | "reject";
-	reason: "unknown" | "not-waiting" | "timed-out" | "aborted" | "invalid-arguments" | "ambiguous";
+	reason: "unknown" | "not-waiting" | "timed-out" | "aborted" | "reply-failed" | "invalid-arguments" | "ambiguous";
 	/** With `invalid-arguments`: the validation error. */
 	problem?: string | undefined;
 }

@@ -33,6 +33,28 @@ describe("streaming tool execution: a call waiting for approval when its reply e
 			expect(textOf(agent.state.messages.find((message) => message.role === "toolResult"))).toMatch(/Tool call aborted: the assistant message ended with stopReason "error"/);
 		});
 
+		it(`refuses an approval given once the reply failed, as the run says so, and answers the call aborted (${hook ? "with" : "without"} beforeToolCall)`, async () => {
+			// Before, approve() at the failed reply's first message_end was taken: approval_resolved said
+			// "approved" for a call that then ended with the reply's error and never ran.
+			const { agent, events, runs } = agentWithGuardedSend(hook, { content: [toolCall("send", {}, "a"), text("and then it breaks")], stopReason: "error", errorMessage: "overloaded" });
+			const answers: string[] = [];
+			agent.subscribe((event) => {
+				if (event.type !== "message_end" || event.message.role !== "assistant") return;
+				try {
+					void agent.approve("a#1");
+					answers.push("accepted");
+				} catch (error) {
+					answers.push((error as Error).message);
+				}
+			});
+			await agent.prompt("go");
+			expect(answers[0]).toBe('agentchart: tool call "a#1" is not waiting for approval: the reply it came in failed (stopReason "error"), so it does not run');
+			expect(runs).toEqual([]);
+			const resolved = events.flatMap((event) => (event.type === "approval_resolved" ? [`${event.callKey} ${event.decision}`] : []));
+			expect(resolved).toEqual(["a#1 aborted"]);
+			expect(checkAgentInvariants(events, agent)).toEqual([]);
+		});
+
 		it(`is answered when the run is aborted while it waits and the reply still streams (${hook ? "with" : "without"} beforeToolCall)`, async () => {
 			const { agent, events, runs } = agentWithGuardedSend(hook, { content: [toolCall("send", {}, "a"), text("a long tail ".repeat(50))] });
 			agent.subscribe((event) => {

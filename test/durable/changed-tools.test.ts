@@ -20,7 +20,7 @@ import { createScriptedModel, type ScriptedBlock, toolCall } from "../../src/pro
 import type { AgentTool, AnyAgentTool, ToolExecutionMode } from "../../src/types/agent.js";
 import type { AgentMachineEmitted } from "../../src/machines/types.js";
 import type { AgentMessage } from "../../src/types/messages.js";
-import { pendingApprovalsOf } from "../../src/restate/session-view.js";
+import { pendingApprovalsOf, toolGoneProblem } from "../../src/restate/session-view.js";
 import { ok, textOf } from "../agent/helpers.js";
 
 const amount = () => Type.Object({ amount: Type.Number() });
@@ -128,21 +128,20 @@ describe("a parallel batch waiting for approval, restored with one of its tools 
 });
 
 describe("the calls waiting in a stored snapshot, as Restate's state shows them (pendingApprovalsOf)", () => {
-	it("are as stored for a tool not among the tools given, and rechecked against a changed one", async () => {
+	it("are rechecked against a changed tool, say a tool not among the tools given is gone, and are as stored without tools", async () => {
 		const refund: AnyAgentTool = { ...charge(amount(), [], { needsApproval: true }), name: "refund", label: "Refund" };
 		const snapshot = await waitingSnapshot([toolCall("charge", { amount: 1 }, "c1"), toolCall("refund", { amount: 2 }, "r1")], [charge(amount(), [], { needsApproval: true }), refund], "parallel");
-		const shown = (tools?: AnyAgentTool[]) => pendingApprovalsOf(snapshot, tools).map(({ toolCallId, args, argsProblem }) => ({ toolCallId, args, problem: argsProblem !== undefined }));
-		expect(shown([charge(withCurrency(), [], { needsApproval: true })])).toEqual([
-			{ toolCallId: "c1", args: { amount: 1 }, problem: true },
-			{ toolCallId: "r1", args: { amount: 2 }, problem: false },
+		const shown = (tools?: AnyAgentTool[]) => pendingApprovalsOf(snapshot, tools).map(({ toolCallId, args, argsProblem }) => ({ toolCallId, args, problem: argsProblem ?? "" }));
+		const [changed, gone] = shown([charge(withCurrency(), [], { needsApproval: true })]);
+		expect(changed).toMatchObject({ toolCallId: "c1", args: { amount: 1 }, problem: expect.stringContaining("currency") });
+		// A worker whose tools no longer have it (Restate: the worker's tools are the session's): it can only be rejected.
+		expect(gone).toEqual({ toolCallId: "r1", args: { amount: 2 }, problem: toolGoneProblem("refund") });
+		expect(shown([]).map((call) => call.problem)).toEqual([toolGoneProblem("charge"), toolGoneProblem("refund")]);
+		// No tools given (the worker's options could not be made): every call as stored, none rechecked.
+		expect(shown()).toEqual([
+			{ toolCallId: "c1", args: { amount: 1 }, problem: "" },
+			{ toolCallId: "r1", args: { amount: 2 }, problem: "" },
 		]);
-		// No tools given, or none of theirs: every call as stored, none rechecked.
-		const asStored = [
-			{ toolCallId: "c1", args: { amount: 1 }, problem: false },
-			{ toolCallId: "r1", args: { amount: 2 }, problem: false },
-		];
-		expect(shown([])).toEqual(asStored);
-		expect(shown()).toEqual(asStored);
 	});
 });
 

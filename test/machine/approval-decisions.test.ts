@@ -181,6 +181,29 @@ describe.each(interpreters)("a decision after an abort, on %s", (_name, logic) =
 	}
 });
 
+describe.each(interpreters)("a decision once the reply failed, on %s", (_name, logic) => {
+	it("is ignored as reply-failed: streaming mode answers the waiting call with the reply's failure, never approved", async () => {
+		const runs: string[] = [];
+		const scripted = createScriptedModel([{ content: [toolCall("deploy", {}, "a"), { type: "text", text: "and then it breaks" }], stopReason: "error", errorMessage: "overloaded" }], { delayMs: 1 });
+		const actor = createActor(logic, { input: { model: scripted.model, tools: deployTools(runs), awaitDelivery: true, config: { streamFn: scripted.streamFn, toolExecution: "streaming" } } });
+		stopped.push(actor);
+		const emitted: AgentMachineEmitted[] = [];
+		actor.on("*", (event: AgentMachineEmitted) => {
+			emitted.push(event);
+			// A listener that approves as the failed reply's first part ends, before it acknowledges it.
+			if (event.type === "message_end" && event.message.role === "assistant" && event.message.stopReason === "toolUse") actor.send({ type: "approve", toolCallId: "a#1" });
+			if (event.type === "agentchart.barrier") actor.send({ type: "delivered", barrier: event.barrier });
+		});
+		actor.start();
+		actor.send({ type: "prompt", messages: [user("deploy")] });
+		const snapshot = () => actor.getSnapshot() as unknown as Snap;
+		await until(() => snapshot().matches("idle"));
+		expect(ignored(emitted).map((event) => `${event.decision} ${event.toolCallId}: ${event.reason}`)).toEqual(["approve a#1: reply-failed"]);
+		expect(runs).toEqual([]);
+		expect(decisions(emitted)).toEqual(["a:aborted"]);
+	});
+});
+
 describe("an Agent's machine sent a decision it does not take", () => {
 	it("tells the Agent's listeners nothing and fails nothing", async () => {
 		const runs: string[] = [];

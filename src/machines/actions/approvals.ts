@@ -4,7 +4,7 @@
  * machine does not take was left, and the deadlines a restored run waits with.
  */
 import { type Ctx, type Enqueue, patchRun, runOf } from "../context.js";
-import { callsNamedForMachine, findTool, patchBatch, patchCall } from "../run-helpers.js";
+import { callsNamedForMachine, findTool, patchBatch, patchCall, replyFailed } from "../run-helpers.js";
 import { approvalTimeout, awaitingCall } from "./tools.js";
 import type { ApprovalIgnoredEvent, ToolCallEntry } from "../types.js";
 import { approvedArguments } from "../../tools/preflight.js";
@@ -63,6 +63,7 @@ export function ignoredDecision(context: Ctx, decision: Decision & { args?: unkn
 	if (call === undefined) ignored.reason = "unknown";
 	else if (call.status !== "awaiting-approval") ignored.reason = "not-waiting";
 	else if (context.run?.aborted === true) ignored.reason = "aborted";
+	else if (replyFailed(context.run)) ignored.reason = "reply-failed";
 	else if (named.length > 1) ignored.reason = "ambiguous";
 	else if (approvalExpired(call, decisionTime(decision))) ignored.reason = "timed-out";
 	else if (decision.type === "approve") {

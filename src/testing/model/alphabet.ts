@@ -8,7 +8,7 @@
  */
 import type { AnyMachineSnapshot } from "xstate";
 import { InterruptedByRestart } from "../../actors/compaction-protocol.js";
-import { findTool } from "../../machines/run-helpers.js";
+import { findTool, replyFailed } from "../../machines/run-helpers.js";
 import type { AgentMachineEvent, ToolCallEntry } from "../../machines/types.js";
 import { approvalNeeded, errorResult } from "../../tools/preflight.js";
 import type { ModelConfig } from "./config.js";
@@ -101,9 +101,10 @@ function commands(config: ModelConfig, snapshot: AnyMachineSnapshot): AgentMachi
 	for (const call of context.run?.batch?.calls ?? []) {
 		if (call.status !== "awaiting-approval") continue;
 		waiting = true;
-		// After an abort nothing is answerable: the agent refuses (the abort rejects what waits).
+		// After an abort nothing is answerable: the agent refuses (the abort rejects what waits); nor
+		// once the reply the call came in failed (streaming mode: it never runs).
 		// By the batch's key: the model's call ids are unique in a reply, so it names its call (and the path's label stays "approve(a1_1)").
-		if (context.run?.aborted !== true) events.push({ type: "approve", toolCallId: call.key }, { type: "reject", toolCallId: call.key, reason: "no" });
+		if (context.run?.aborted !== true && !replyFailed(context.run)) events.push({ type: "approve", toolCallId: call.key }, { type: "reject", toolCallId: call.key, reason: "no" });
 	}
 	// A deadline runs out wherever the run is while a call waits (siblings running, the reply streaming).
 	if (waiting && config.approvalTimeout) events.push({ type: "approval.timeout" });
