@@ -15,6 +15,16 @@ import type { AgentEventSink, AgentLoopConfig } from "./agent-loop.js";
 import { type EventSink, SinkDelivery } from "./sink-delivery.js";
 
 /**
+ * Why the loop API rejects a tool call that asks for a person's approval (`needsApproval`, or
+ * `beforeToolCall` answering `{ approval: "required" }`): it has no `approve()` to wait for. The
+ * model gets it as the call's error result.
+ *
+ * @example
+ * if (event.type === "approval_resolved" && event.reason === LOOP_API_REJECTS_APPROVALS) console.warn("use an Agent for tools that need approval");
+ */
+export const LOOP_API_REJECTS_APPROVALS = "This tool call needs a person's approval, which the loop API (agentLoop) cannot ask for: it was not run";
+
+/**
  * The same hook, reporting what it throws or rejects with to `failed` before passing it on (the
  * chart still ends the run on it). The chart keeps only the error's text, and after a turn not
  * even that: without this the caller would never learn that its hook failed.
@@ -152,6 +162,9 @@ export async function runOnMachine(
 	machine.on("*", (event) => {
 		if (event.type === "agentchart.barrier") delivery.after(() => machine.send({ type: "delivered", barrier: event.barrier }));
 		else if (event.type !== "agentchart.transcript" && event.type !== "agentchart.checkpoint" && event.type !== "agentchart.approval.ignored") delivery.event(event);
+		// Nobody can answer a question here (the loop API has no approve()): waiting would hold the run
+		// for ever. The call is rejected, once the sink has the question, and never runs.
+		if (event.type === "approval_requested") delivery.after(() => machine.send({ type: "reject", toolCallId: event.callKey, reason: LOOP_API_REJECTS_APPROVALS }));
 	});
 	// A failure of the chart itself (a defect: a hook's answer it cannot take fails as the hook)
 	// stops the machine before agent_end: the run rejects with it, instead of never settling while
