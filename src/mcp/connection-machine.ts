@@ -37,6 +37,12 @@ export interface McpConnectionInput {
 	openSession: OpenSession;
 }
 
+/**
+ * How long a server must stay ready before its reconnection attempts start again from the first
+ * (delay `initialDelayMs`): one lost sooner counts as one more failed attempt.
+ */
+export const STABLE_AFTER_MS = 10_000;
+
 /** The connection's data. */
 export interface McpConnectionContext {
 	server: string;
@@ -46,7 +52,7 @@ export interface McpConnectionContext {
 	session: McpSession | undefined;
 	/** The server's tools as last listed; kept while reconnecting, so the model's tool list stays put. */
 	tools: readonly McpToolInfo[];
-	/** Reconnection attempts since the server was last ready. */
+	/** Reconnection attempts since the server was last ready for {@link STABLE_AFTER_MS}. */
 	attempts: number;
 	/** Why the last attempt failed or the connection was lost. */
 	lastError: string | undefined;
@@ -83,6 +89,7 @@ export const mcpConnectionMachine = setup({
 	delays: {
 		backoffDelay: ({ context }) => (context.settings.reconnect === false ? 0 : backoffDelay(context.settings.reconnect, context.attempts + 1)),
 		connectTimeout: ({ context }) => context.settings.connectTimeoutMs,
+		stableAfter: STABLE_AFTER_MS,
 	},
 	guards: {
 		isCurrentSession: ({ context, event }) => "sessionId" in event && event.sessionId === context.session?.id,
@@ -120,7 +127,7 @@ export const mcpConnectionMachine = setup({
 				id: "open-session",
 				src: "openSession",
 				input: ({ context }) => ({ open: context.openSession }),
-				onDone: { target: "ready", actions: [{ type: "useOpenedSession", params: ({ event }) => event.output }, "resetAttempts"] },
+				onDone: { target: "ready", actions: { type: "useOpenedSession", params: ({ event }) => event.output } },
 				onError: [
 					{ guard: "mayReconnect", target: "reconnecting", actions: { type: "recordError", params: childError } },
 					{ target: "failed", actions: { type: "recordError", params: childError } },
@@ -145,6 +152,9 @@ export const mcpConnectionMachine = setup({
 					{ target: "failed", actions: { type: "recordError", params: childError } },
 				],
 			},
+			// A server that dies soon after it is ready (a missing key, a crash at its first request)
+			// has not recovered: its attempts count on, so the backoff grows and maxAttempts applies.
+			after: { stableAfter: { actions: "resetAttempts" } },
 			initial: "tools-current",
 			states: {
 				"tools-current": {

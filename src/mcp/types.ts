@@ -103,7 +103,9 @@ export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
 
 /**
  * How a lost server is retried: the n-th attempt waits `initialDelayMs * 2^(n-1)`, at most
- * `maxDelayMs`, and after `maxAttempts` failed attempts in a row the server is `failed`.
+ * `maxDelayMs`, and after `maxAttempts` failed attempts in a row the server is `failed`. An attempt
+ * whose server is lost within 10 seconds of being ready counts as failed (a server that crashes
+ * at its first request is not restarted at the first delay for ever).
  *
  * @example
  * const reconnect: McpReconnectOptions = { initialDelayMs: 1000, maxDelayMs: 60_000, maxAttempts: 20 };
@@ -145,7 +147,7 @@ export interface McpServerStatus {
 	state: McpConnectionState;
 	/** True while the tool list is being fetched again after `notifications/tools/list_changed`. */
 	refreshingTools: boolean;
-	/** Reconnection attempts since the server was last ready. */
+	/** Reconnection attempts since the server was last ready for 10 seconds. */
 	attempts: number;
 	/** Why the last attempt failed or the connection was lost. */
 	lastError?: string | undefined;

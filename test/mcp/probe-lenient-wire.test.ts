@@ -385,3 +385,23 @@ describe("configurations read from JSON, unchecked", () => {
 		expect(childPids()).toEqual([]);
 	});
 });
+
+describe("a server that crashes right after it is ready", () => {
+	it("is not restarted at the first delay for ever: its attempts count on, and it ends failed after maxAttempts", async () => {
+		// Before, each attempt that reached ready started the count over: restarted about every 100 ms, never failed.
+		const { mcp } = await connect({ RAW_EXIT_AFTER_LIST_MS: "50" }, { reconnect: { initialDelayMs: 50, maxDelayMs: 400, maxAttempts: 3 } });
+		const pids = new Set<number>();
+		await waitUntil(
+			() => {
+				const status = mcp.status()[0];
+				if (status?.pid !== undefined) pids.add(status.pid);
+				return status?.state === "failed";
+			},
+			30_000,
+			"the crashing server to be given up on",
+		);
+		expect(mcp.status()[0]).toMatchObject({ state: "failed", attempts: 3 });
+		expect(pids.size).toBeLessThanOrEqual(4);
+	}, 40_000);
+});
+
