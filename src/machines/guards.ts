@@ -10,6 +10,7 @@ import type { AgentMachineEvent } from "./types.js";
 import { isInterruptedByRestart } from "../actors/compaction-protocol.js";
 import { decidedCall } from "./actions/approvals.js";
 import { callStarted } from "./actions/streaming.js";
+import { readyStreamingCalls } from "./streaming-tools.js";
 import { approvedArguments } from "../tools/preflight.js";
 
 type GuardArgs = { context: Ctx; event: AgentMachineEvent };
@@ -112,7 +113,11 @@ export const agentGuards = {
 	startedCallsWithoutJournal: ({ context }: GuardArgs) => !context.config.journal && context.run?.batch?.mode === "streaming" && context.run.batch.calls.some(callStarted),
 	streamingBatchHasWork: ({ context }: GuardArgs) => {
 		const batch = context.run?.batch;
-		return batch?.mode === "streaming" && batch.calls.some((call) => call.status === "queued" || call.status === "announced" || call.status === "running" || call.status === "prepared");
+		if (batch?.mode !== "streaming") return false;
+		if (batch.calls.some((call) => call.status === "announced" || call.status === "running" || call.status === "prepared")) return true;
+		// A queued call is work only once it can start: one held back by a call that waits for
+		// approval (a sequential tool's, or a sequential call behind any) waits with it.
+		return readyStreamingCalls(batch, context.tools).length > 0;
 	},
 	transcriptEndsWithAssistant: ({ context }: GuardArgs) => lastRole(context.messages) === "assistant",
 	transcriptCanContinue: ({ context }: GuardArgs) => context.messages.length > 0 && lastRole(context.messages) !== "assistant",

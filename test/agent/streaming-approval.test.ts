@@ -67,3 +67,35 @@ describe("streaming tool execution: a call waiting for approval when its reply e
 		});
 	}
 });
+
+describe("streaming tool execution: a sequential tool's call waiting for approval, with calls after it", () => {
+	// Found by the agent property once its hooks could ask for approval: the calls queued behind the
+	// waiting one counted as work the batch could start, and the chart went round between
+	// tool-dispatching and tool-executing until XState's 10,000-microstep limit failed the run.
+	for (const asked of ["needsApproval", "beforeToolCall"] as const) {
+		for (const decision of ["approve", "reject"] as const) {
+			it(`waits for the decision, then runs the calls after it (${asked}, ${decision})`, async () => {
+				const runs: string[] = [];
+				const serial = makeTool("serial", async (id) => (runs.push(id), ok("serial ran")), { executionMode: "sequential", ...(asked === "needsApproval" ? { needsApproval: true } : {}) });
+				const work = makeTool("work", async (id) => (runs.push(id), ok("work ran")));
+				const scripted = createScriptedModel([{ content: [toolCall("serial", {}, "s1"), toolCall("work", {}, "w1"), toolCall("work", {}, "w2")] }, { content: "done" }], { delayMs: 1 });
+				const agent = new Agent({
+					initialState: { model: scripted.model, tools: [serial, work] },
+					streamFn: scripted.streamFn,
+					toolExecution: "streaming",
+					...(asked === "beforeToolCall" ? { beforeToolCall: async ({ toolCall: call }) => (call.name === "serial" ? { approval: "required" as const } : undefined) } : {}),
+				});
+				const events: AgentEvent[] = [];
+				agent.subscribe((event) => {
+					events.push(event);
+					if (event.type === "approval_requested") setTimeout(() => void (decision === "approve" ? agent.approve(event.callKey) : agent.reject(event.callKey, "no")), 5);
+				});
+				await agent.prompt("go");
+				expect(agent.state.errorMessage).toBeUndefined();
+				expect(runs).toEqual(decision === "approve" ? ["s1", "w1", "w2"] : ["w1", "w2"]);
+				expect(agent.state.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "toolResult", "assistant"]);
+				expect(checkAgentInvariants(events, agent)).toEqual([]);
+			});
+		}
+	}
+});

@@ -38,8 +38,12 @@ const transcriptViolations = (messages: Parameters<typeof checkTranscriptViolati
  */
 type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt" | "compact" | "throw" | "clear" | "reset" | "mode" | "pin" | "stall";
 
-/** What beforeToolCall answers for a call: nothing, allow, block, block and stop the loop; `slow…` after awaiting a timer. */
-type BeforeAnswer = "none" | "allow" | "block" | "blockTerminate" | "slowAllow" | "slowBlock";
+/**
+ * What beforeToolCall answers for a call: nothing, allow, block, block and stop the loop; `slow…`
+ * after awaiting a timer; `approve`/`reject`: it asks a person (`approval: "required"`), and a
+ * listener approves or rejects the call by its `callKey` a moment after `approval_requested`.
+ */
+type BeforeAnswer = "none" | "allow" | "block" | "blockTerminate" | "slowAllow" | "slowBlock" | "approve" | "reject";
 /** What afterToolCall answers: nothing, the result kept, new content (`slowRewrite`: after a timer), the error flag flipped, stop the loop after the batch. */
 type AfterAnswer = "none" | "keep" | "rewrite" | "slowRewrite" | "flipError" | "terminate";
 
@@ -93,7 +97,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		followUpMode: fc.constantFrom<QueueMode>("one-at-a-time", "all"),
 		before: fc.oneof(
 			fc.constant<BeforeAnswer[]>(["none"]),
-			fc.array(fc.constantFrom<BeforeAnswer>("allow", "allow", "block", "blockTerminate", "slowAllow", "slowBlock"), { minLength: 1, maxLength: 4 }),
+			fc.array(fc.constantFrom<BeforeAnswer>("allow", "allow", "block", "blockTerminate", "slowAllow", "slowBlock", "approve", "reject"), { minLength: 1, maxLength: 4 }),
 		),
 		after: fc.oneof(
 			fc.constant<AfterAnswer[]>(["none"]),
@@ -147,6 +151,8 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  */
 interface HookLedger {
 	blocked: Set<string>;
+	/** The person's decision on a call beforeToolCall asked one for, by call. */
+	decisions: Map<string, "approve" | "reject">;
 	/** The result afterToolCall asked for (its text, or its error flag), and the reply its call came from. */
 	rewritten: Map<string, { text?: string; isError?: boolean; reply: number }>;
 }
@@ -167,7 +173,11 @@ function beforeHook(answers: readonly BeforeAnswer[], ledger: HookLedger): Befor
 	return async ({ toolCall }) => {
 		const answer = answers[asked++ % answers.length] as BeforeAnswer;
 		if (answer === "slowAllow" || answer === "slowBlock") await sleep(2);
-		if (answer === "block" || answer === "slowBlock" || answer === "blockTerminate") ledger.blocked.add(callName(toolCall.id, toolCall.arguments));
+		if (answer === "block" || answer === "slowBlock" || answer === "blockTerminate" || answer === "reject") ledger.blocked.add(callName(toolCall.id, toolCall.arguments));
+		if (answer === "approve" || answer === "reject") {
+			ledger.decisions.set(callName(toolCall.id, toolCall.arguments), answer);
+			return { approval: "required", reason: "asked by the property" };
+		}
 		if (answer === "block" || answer === "slowBlock") return { block: true, reason: "blocked by the hook" };
 		if (answer === "blockTerminate") return { block: true, reason: "blocked, and stop", terminate: true };
 		return answer === "none" ? undefined : {};
@@ -255,7 +265,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	/** Per call id: executions, and tool_execution_start events the slow listener settled. */
 	const executions = new Map<string, number>();
 	const startsSettled = new Map<string, number>();
-	const hooks: HookLedger = { blocked: new Set(), rewritten: new Map() };
+	const hooks: HookLedger = { blocked: new Set(), decisions: new Map(), rewritten: new Map() };
 	/** Model requests and tool calls that have not returned: once the agent is disposed, each one's signal must be aborted. */
 	const open = new Set<{ what: string; signal: AbortSignal | undefined }>();
 	const runWork = async (id: string, params: unknown, signal: AbortSignal | undefined): Promise<AgentToolResult<unknown>> => {
@@ -489,6 +499,20 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	agent.subscribe((event) => {
 		invariants.onEvent(event);
 		ledger.onEvent(event);
+		// The person answers each question a moment later, by the call's key (ids repeat with
+		// `sameIds`). A call the run stopped meanwhile (an abort, its reply failing) is not waiting
+		// any more, and the decision is refused: that is the agent's answer, not a violation.
+		if (event.type === "approval_requested") {
+			const decision = hooks.decisions.get(callName(event.toolCallId, event.args));
+			setTimeout(() => {
+				if (!agent.pendingApprovals.some((call) => call.callKey === event.callKey)) return;
+				try {
+					void (decision === "reject" ? agent.reject(event.callKey, "rejected by the property") : agent.approve(event.callKey)).catch((error: unknown) => violations.push(`${decision} ${event.callKey}: ${String(error)}`));
+				} catch (error) {
+					violations.push(`${decision} ${event.callKey} of a call pendingApprovals lists: ${String(error)}`);
+				}
+			}, 1);
+		}
 		// A reply's text deltas, once each and in order, are its text, whoever else listens on the
 		// machine. Checked on replies that ended well ("stop"): one that failed or was aborted ends
 		// with what the provider or the agent made of it (a streaming reply whose calls had started is
