@@ -53,6 +53,19 @@ describe("exploreAgent", () => {
 		expect(report.violations).toEqual([]);
 	}, 60_000);
 
+	it("walks a sequential tool that needs approval in streaming mode, with calls queued behind its wait", async () => {
+		// The chart looped to XState's microstep limit here (the queued calls counted as work): the walk checks it now.
+		const serialRefund: AgentTool<typeof orderParams> = { ...refund, executionMode: "sequential", needsApproval: true };
+		const factory: AgentFactory = (kit) => {
+			const options = kit.options({ initialState: { model: createScriptedModel([]).model, tools: [serialRefund, lookupOrder] }, toolExecution: "streaming" });
+			return kit.snapshot ? Agent.restore(kit.snapshot, options) : new Agent(options);
+		};
+		const report = await exploreAgent(factory);
+		expect(report.violations, report.format()).toEqual([]);
+		expect(report.leftEarly, report.format()).toEqual([]);
+		expect(report.coverage.possible.some((key) => key.includes("awaiting-approval")), report.format()).toBe(true);
+	}, 120_000);
+
 	describe("restores from a reply still streaming after some of its calls started (streaming tool execution)", () => {
 		const refundWithApproval: AgentTool<typeof orderParams> = { ...refund, needsApproval: true };
 		/** A streaming agent with a plain tool (not replay-safe) and one that needs approval; `keep` says what of the snapshot's journal its restore keeps. */
