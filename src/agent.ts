@@ -893,7 +893,7 @@ export class Agent {
 		// A repeated id two of whose calls wait: taking the first would answer a row the person did not mean.
 		if (named.length > 1) {
 			const keys = named.map((entry) => `"${callKeyOf(entry)}"`).join(", ");
-			throw new Error(`agentchart: tool call id "${toolCallId}" names ${named.length} calls waiting for approval (the reply repeats it, or it is one call's id and another's key): name one by its callKey (${keys}), as pendingApprovals and approval_requested give it`);
+			throw new Error(`agentchart: tool call id "${toolCallId}" names ${named.length} calls waiting for approval (the reply repeats it): name one by its callKey (${keys}), as pendingApprovals and approval_requested give it`);
 		}
 		const call = named[0];
 		if (!call || !machine) {

@@ -146,30 +146,18 @@ export function callKeyOf(call: ToolCallEntry): string {
 }
 
 /**
- * The calls among `candidates` that a decision's `name` names, by {@link callKeyOf} or by tool
- * call id. More than one is an ambiguous name: a repeated id two of whose calls wait, or a model
- * whose own ids look like keys (`x` and `x#1` in one reply: `x#1` is the first call's key and the
- * second's id). A decision takes none of them, since taking one could answer a call the person did
- * not mean.
+ * The calls among `candidates` that a decision's `name` names: the one whose {@link callKeyOf} it
+ * is, else those with it as their tool call id. A key always names its call, also where it is
+ * another call's id (a model whose own ids look like keys: `x`, `x`, `x#2` are keyed `x#1`, `x#2`,
+ * `x#2#2`), so every call can be answered by its key. More than one is an ambiguous name, a bare id
+ * the reply repeats: a decision takes none of them, since taking one could answer a call the
+ * person did not mean.
  *
  * @example
  * const named = callsNamed(waiting, "toolu_1"); // two calls when both toolu_1 wait
+ * callsNamed(waiting, "toolu_1#2"); // the repeat alone
  */
 export function callsNamed(candidates: readonly ToolCallEntry[], name: string): ToolCallEntry[] {
-	return candidates.filter((call) => callKeyOf(call) === name || call.toolCall.id === name);
-}
-
-/**
- * The calls among `candidates` a decision sent to the machine names: the one whose
- * {@link callKeyOf} it is, else those with it as their id (more than one: ambiguous). A key is
- * taken before an id here, unlike {@link callsNamed}: the `Agent` sends the machine the key of
- * the call a person named unambiguously, and that key may be another waiting call's id (a call
- * answered, not yet taken, still waits in the machine).
- *
- * @example
- * const named = callsNamedForMachine(waiting, "toolu_1#1"); // that call alone
- */
-export function callsNamedForMachine(candidates: readonly ToolCallEntry[], name: string): ToolCallEntry[] {
 	const byKey = candidates.filter((call) => callKeyOf(call) === name);
 	return byKey.length > 0 ? byKey : candidates.filter((call) => call.toolCall.id === name);
 }

@@ -205,7 +205,11 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	// The session goes on without it (a call of it in the transcript is history), and a call of it
 	// still waiting can be rejected or aborted, not approved.
 	const offered = new Set((base.initialState?.tools ?? []).map((tool: AnyAgentTool) => tool.name));
-	const named = command.type === "approve" || command.type === "reject" ? pendingApprovalsOf(stored).filter((call) => call.callKey === command.toolCallId || call.toolCallId === command.toolCallId) : [];
+	// As the agent names a call (`callsNamed`): a callKey names its call, else the calls with that id.
+	const decided = command.type === "approve" || command.type === "reject" ? command.toolCallId : undefined;
+	const rows = decided === undefined ? [] : pendingApprovalsOf(stored);
+	const byKey = rows.filter((call) => call.callKey === decided);
+	const named = byKey.length > 0 ? byKey : rows.filter((call) => call.toolCallId === decided);
 	const gone = command.type === "approve" && named.length === 1 ? named.find((call) => !offered.has(call.toolName)) : undefined;
 	if (gone) throw new SessionRefusal(`agentchart: tool call "${gone.callKey}" cannot be approved: ${toolGoneProblem(gone.toolName)}`, 409);
 	// Registered with the inbox, where `abort` looks (both are exclusive calls of the inbox, so

@@ -82,7 +82,7 @@ describe("a reply that repeats a tool call id: each waiting call is answered by 
 		});
 	}
 
-	it("names every call apart also when the model numbers its own ids (x, x#1, x): each is answered by its callKey", async () => {
+	it("names every call apart also when the model numbers its own ids (x, x#1, x): each is answered by its callKey, a key before an id", async () => {
 		const ran: string[] = [];
 		const deploy = makeTool("deploy", async (_id, params) => {
 			ran.push(String(params["env"]));
@@ -95,19 +95,37 @@ describe("a reply that repeats a tool call id: each waiting call is answered by 
 		const keys = agent.pendingApprovals.map((row) => row.callKey);
 		expect(new Set(keys).size).toBe(3);
 		expect(keys).toEqual(["x#1", "x#1#1", "x#2"]);
-		// The bare x fits two; "x#1" is the first x's key and the qa call's id: it fits two as well,
-		// and answering it either way could run a deploy nobody meant.
+		// The bare x fits two, and answering it could run a deploy nobody meant.
 		expect(() => agent.approve("x")).toThrow(/names 2 calls/);
-		expect(() => agent.approve("x#1")).toThrow(/names 2 calls/);
 		expect(ran).toEqual([]);
-		// Answered by its key, qa leaves "x#1" to the first x alone.
-		await agent.approve("x#1#1");
-		await until(() => ran.length === 1, "qa to run");
-		expect(ran).toEqual(["qa"]);
+		// A key names its call, also where it is another call's id: "x#1" is the first x (prod),
+		// and the call whose id is x#1 (qa) is answered by its own key.
 		await agent.approve("x#1");
+		await until(() => ran.length === 1, "prod to run");
+		expect(ran).toEqual(["prod"]);
+		await agent.approve("x#1#1");
 		await agent.reject("x#2", "not staging");
 		await run;
-		expect(ran).toEqual(["qa", "prod"]);
+		expect(ran).toEqual(["prod", "qa"]);
+	});
+
+	it("answers a repeat whose key is another call's id (x, x, x#2): by its key, which names it first", async () => {
+		// Before, "x#2" (the repeat's key and the third call's id) and "x" (both x calls) were both
+		// refused: the repeat of x could be answered by no name, and only an abort ended the run.
+		const ran: string[] = [];
+		const deploy = makeTool("deploy", async (_id, params) => (ran.push(String(params["env"])), ok("deployed")), { needsApproval: true });
+		const scripted = createScriptedModel([{ content: [toolCall("deploy", { env: "prod" }, "x"), toolCall("deploy", { env: "staging" }, "x"), toolCall("deploy", { env: "qa" }, "x#2")] }, { content: "done" }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn });
+		const run = agent.prompt("deploy");
+		await until(() => agent.pendingApprovals.length === 3, "the three deploys to wait");
+		expect(agent.pendingApprovals.map((row) => `${row.callKey} ${JSON.stringify(row.args)}`)).toEqual(['x#1 {"env":"prod"}', 'x#2 {"env":"staging"}', 'x#2#2 {"env":"qa"}']);
+		await agent.approve("x#2");
+		await until(() => ran.length === 1, "staging to run");
+		expect(ran).toEqual(["staging"]);
+		await agent.reject("x#1", "not prod");
+		await agent.approve("x#2#2");
+		await run;
+		expect(ran).toEqual(["staging", "qa"]);
 	});
 
 	it("a listener that answers each question by its bare id, repeated, stops the run with the ambiguity as its errorMessage, not a later failure's", async () => {

@@ -4,7 +4,7 @@
  * machine does not take was left, and the deadlines a restored run waits with.
  */
 import { type Ctx, type Enqueue, patchRun, runOf } from "../context.js";
-import { callsNamedForMachine, findTool, patchBatch, patchCall, replyFailed } from "../run-helpers.js";
+import { callsNamed, findTool, patchBatch, patchCall, replyFailed } from "../run-helpers.js";
 import { approvalTimeout, awaitingCall } from "./tools.js";
 import type { ApprovalIgnoredEvent, ToolCallEntry } from "../types.js";
 import { approvedArguments } from "../../tools/preflight.js";
@@ -17,13 +17,13 @@ interface Decision {
 }
 
 /**
- * The calls of the current turn a decision names (see `callsNamedForMachine`): those that wait, if any
+ * The calls of the current turn a decision names (see `callsNamed`): those that wait, if any
  * (more than one when the name is ambiguous), else the first of the others.
  */
 function namedCalls(context: Ctx, toolCallId: string): ToolCallEntry[] {
 	const calls = context.run?.batch?.calls ?? [];
-	const waiting = callsNamedForMachine(calls.filter((call) => call.status === "awaiting-approval"), toolCallId);
-	return waiting.length > 0 ? waiting : callsNamedForMachine(calls, toolCallId).slice(0, 1);
+	const waiting = callsNamed(calls.filter((call) => call.status === "awaiting-approval"), toolCallId);
+	return waiting.length > 0 ? waiting : callsNamed(calls, toolCallId).slice(0, 1);
 }
 
 /**

@@ -9,7 +9,7 @@ import type { AssistantMessage, ToolResultMessage } from "../../types/messages.j
 import type { ToolBatchCommand, ToolBatchInput } from "../../actors/tool-batch-protocol.js";
 import { toolBatchInput } from "../actor-inputs.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, emitBarrierNow, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
-import { callKeyFor, callKeyOf, callsNamedForMachine, createToolBatch, detachedArgs, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
+import { callKeyFor, callKeyOf, callsNamed, createToolBatch, detachedArgs, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
 import { interruptedText, toolEffectId, turnEffectPrefix } from "../../durable/journal.js";
 import { LONGEST_DELAY } from "../../util/deadlines.js";
@@ -332,13 +332,13 @@ export function holdCallForApproval(context: Ctx, key: string, args: unknown, as
 }
 
 /**
- * The call waiting for approval that a decision names (see `callsNamedForMachine`): none when
+ * The call waiting for approval that a decision names (see `callsNamed`): none when
  * the name is ambiguous (a repeated id two of whose calls wait).
  */
 export function awaitingCall(context: Ctx, toolCallId: string): ToolCallEntry | undefined {
 	const calls = context.run?.batch?.calls;
 	if (!calls) return undefined;
-	const named = callsNamedForMachine(calls.filter((call) => call.status === "awaiting-approval"), toolCallId);
+	const named = callsNamed(calls.filter((call) => call.status === "awaiting-approval"), toolCallId);
 	return named.length === 1 ? named[0] : undefined;
 }
 
