@@ -85,6 +85,18 @@ describe("the visualizer's run model, on what XState may leave unsaid", () => {
 		expect(modelOf(log.records).actors["x:2"]?.status).toBe("active");
 	});
 
+	it("a call whose own id looks like a repeat of another's (d1#2 and d1) ends on its own row", () => {
+		// Before, the end of d1 closed d1#2's span (read as d1's second), and d1's stayed open.
+		const log = synthetic();
+		log.add(agentActor);
+		log.add(emitted({ type: "agent_start" }));
+		log.add(emitted({ type: "turn_start" }));
+		log.add(emitted({ type: "tool_execution_start", toolCallId: "d1#2", toolName: "slow", args: {} }));
+		log.add(emitted({ type: "tool_execution_start", toolCallId: "d1", toolName: "fast", args: {} }));
+		log.add(emitted({ type: "tool_execution_end", toolCallId: "d1", toolName: "fast", result: { content: [] }, isError: false }));
+		expect(toolSpans(modelOf(log.records))).toEqual(["slow open", "fast done"]);
+	});
+
 	it("an approval that timed out or went with an aborted run is not shown approved", () => {
 		const outcomes = ["timed-out", "aborted"].map((decision) => {
 			const log = synthetic();

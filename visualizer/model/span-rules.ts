@@ -30,7 +30,7 @@ export interface SpanRule {
 	 * The kind of span this one holds up while open: the open span of that kind with the same
 	 * key says it waits for this one (a tool call waiting for its approval).
 	 */
-	holds?: { kind: string; openWord: string; keys(event: EmittedEvent): string[] } | undefined;
+	holds?: { kind: string; openWord: string; target(event: EmittedEvent): { key: string; occurrence: number } } | undefined;
 	/** A transcript row for each span, with what went in and what came out. */
 	transcript?: {
 		title(event: EmittedEvent): string;
@@ -70,15 +70,15 @@ function approvalKey(event: EmittedEvent): string {
 }
 
 /**
- * Where to look for the tool span an approval holds up, best first. Tool events carry only the id
- * (pi's shape), and the open spans of a repeated id are keyed `d1`, `d1#2`… in the order they
- * opened, which for the calls of one reply is the order of their `callKey`s (`d1#1`, `d1#2`); a
- * repeat's span may have taken the first key once an earlier call had closed, hence the id last.
+ * The tool span an approval holds up: tool events carry only the id (pi's shape), so the call is
+ * told by its place among the calls with that id, which its `callKey` says (`d1#2`: the second
+ * `d1` of the reply). Events without a key (recordings made before approvals carried it): the first.
  */
-function heldToolKeys(event: EmittedEvent): string[] {
+function heldToolCall(event: EmittedEvent): { key: string; occurrence: number } {
 	const id = text(event["toolCallId"]);
 	const key = event["callKey"];
-	return typeof key === "string" && key !== `${id}#1` && key.startsWith(`${id}#`) ? [key, id] : [id];
+	const suffix = typeof key === "string" && key.startsWith(`${id}#`) ? key.slice(id.length + 1) : "";
+	return { key: id, occurrence: /^\d+$/.test(suffix) ? Number(suffix) : 1 };
 }
 
 /**
@@ -112,7 +112,7 @@ export const SPAN_RULES: readonly SpanRule[] = [
 		label: (event) => `approval · ${text(event["toolName"], "tool call")}`,
 		outcome: approvalOutcome,
 		openWord: "waiting",
-		holds: { kind: "tool", openWord: "waiting for approval", keys: heldToolKeys },
+		holds: { kind: "tool", openWord: "waiting for approval", target: heldToolCall },
 		transcript: {
 			title: (event) => `approval for ${text(event["toolName"], "a tool call")}`,
 			input: (event) => event["args"],

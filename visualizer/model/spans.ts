@@ -19,6 +19,11 @@ export interface RecordPlace {
 }
 
 const openKey = (sessionId: string, kind: string, key: string) => `${sessionId} ${kind} ${key}`;
+/**
+ * Between a key and the number of a second open span with it (a repeated tool call id): a
+ * character no id has, so that no call's own id (`d1#2`) reads as another's repeat.
+ */
+const REPEAT = "\u0000";
 
 /**
  * A turn's name: as the agent counts it (`Run 3 · Turn 2`) when its record says, else by the
@@ -65,8 +70,12 @@ export function openSpan(model: RunModel, place: RecordPlace, kind: string, key:
 	// Two open spans with one key (a repeated tool call id): the first to open is closed first.
 	const base = openKey(place.sessionId, kind, key);
 	let slot = base;
-	for (let n = 2; model.open[slot] !== undefined; n++) slot = `${base}#${n}`;
+	for (let n = 2; model.open[slot] !== undefined; n++) slot = `${base}${REPEAT}${n}`;
 	model.open[slot] = span.id;
+	// Its place among the spans of its key in this turn: the calls of a reply start in source order,
+	// so the n-th tool span of an id is the call whose callKey is `id#n`.
+	span.key = key;
+	span.occurrence = model.spans.filter((other) => other.kind === kind && other.key === key && other.sessionId === place.sessionId && other.run === span.run && other.turn === span.turn).length;
 	return span;
 }
 
@@ -75,14 +84,14 @@ function slotsOf(model: RunModel, sessionId: string, kind: string, key: string):
 	const base = openKey(sessionId, kind, key);
 	const startOf = (slot: string) => findSpan(model, model.open[slot])?.startSeq ?? 0;
 	return Object.keys(model.open)
-		.filter((slot) => slot === base || (slot.startsWith(`${base}#`) && /^\d+$/.test(slot.slice(base.length + 1))))
+		.filter((slot) => slot === base || slot.startsWith(`${base}${REPEAT}`))
 		.sort((a, b) => startOf(a) - startOf(b));
 }
 
 /** The open span of a kind and key, and its slot in `model.open`. */
 function openSlot(model: RunModel, sessionId: string, kind: string, key: string): string | undefined {
 	const base = openKey(sessionId, kind, key);
-	return model.open[base] !== undefined ? base : Object.keys(model.open).find((slot) => slot.startsWith(`${base}#`));
+	return model.open[base] !== undefined ? base : Object.keys(model.open).find((slot) => slot.startsWith(`${base}${REPEAT}`));
 }
 
 /** Closes a span and its transcript row. */
@@ -144,8 +153,9 @@ function setOpenWord(model: RunModel, span: Span, word: string | undefined): voi
 /** The open span a rule holds up while it is open (a tool call waiting for its approval) says so, or stops saying so. */
 function holdUp(model: RunModel, place: RecordPlace, rule: SpanRule, event: EmittedEvent, holding: boolean): void {
 	if (!rule.holds) return;
-	let held: Span | undefined;
-	for (const key of rule.holds.keys(event)) if ((held = openOf(model, place.sessionId, rule.holds.kind, key))) break;
+	const { key, occurrence } = rule.holds.target(event);
+	const open = slotsOf(model, place.sessionId, rule.holds.kind, key).flatMap((slot) => findSpan(model, model.open[slot]) ?? []);
+	const held = open.find((span) => span.occurrence === occurrence) ?? open[0];
 	if (!held) return;
 	held.held = holding || undefined;
 	setOpenWord(model, held, holding ? rule.holds.openWord : undefined);

@@ -39,6 +39,10 @@ export interface Span {
 	openWord?: string | undefined;
 	/** Held up by another open span (a tool call waiting for its approval): it cannot end first. */
 	held?: boolean | undefined;
+	/** What tells it apart among open spans of its kind (a tool call's id). */
+	key?: string | undefined;
+	/** Its place among the spans of its kind and key in its turn, from 1 (a repeated tool call id). */
+	occurrence?: number | undefined;
 	/** Moments inside it, e.g. a model call's first token. */
 	marks: { t: number; label: string }[];
 	/** The run (agent_start … agent_end) and turn it belongs to. */
