@@ -395,19 +395,31 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 			}),
 			// `attempt`: how many deliveries of these messages were refused before (see below).
 			deliver: sdk.handlers.object.exclusive({ ...exclusive, ingressPrivate: true }, async (ctx: restate.ObjectContext, attempt?: number | null): Promise<RunResult | null> => {
+				// The one delivery scheduled again (see below), if this is not it: a steer's own.
+				const scheduled = await ctx.get<number>(STATE_KEYS.redelivery);
+				const again = typeof attempt === "number" && attempt === scheduled;
 				const items = deliverable(await ctx.objectClient(inboxApi, ctx.key).take(), (problem) => ctx.console.warn(problem));
-				if (items.length === 0) return null;
+				if (items.length === 0) {
+					if (again) ctx.clear(STATE_KEYS.redelivery);
+					return null;
+				}
 				try {
-					return await runSessionCommand(ctx, setup, { type: "deliver", items });
+					const result = await runSessionCommand(ctx, setup, { type: "deliver", items });
+					ctx.clear(STATE_KEYS.redelivery);
+					return result;
 				} catch (error) {
 					// Refused before a run took them (the worker's agent options or the stored session
 					// could not be made): the messages were accepted (`steer` answered), so they go back
-					// to the inbox, where `state` shows them, and a delivery is tried again later, less
-					// often each time, until a worker can make the session's agent.
+					// to the inbox, where `state` shows them, and one delivery is tried again later, less
+					// often each time, until a worker can make the session's agent. A steer meanwhile
+					// leaves its message with them: the delivery scheduled takes it too.
 					if (!(error instanceof SessionRefusal)) throw error;
-					const tries = typeof attempt === "number" && attempt >= 0 ? attempt + 1 : 1;
 					ctx.objectSendClient(inboxApi, ctx.key).giveBack(items);
-					ctx.objectSendClient(selfApi, ctx.key).deliver(tries, sdk.rpc.sendOpts({ delay: redeliveryDelayMs(tries) }));
+					if (scheduled === null || again) {
+						const tries = again ? scheduled + 1 : 1;
+						ctx.set(STATE_KEYS.redelivery, tries);
+						ctx.objectSendClient(selfApi, ctx.key).deliver(tries, sdk.rpc.sendOpts({ delay: redeliveryDelayMs(tries) }));
+					}
 					throw error;
 				}
 			}),

@@ -40,6 +40,8 @@ export const STATE_KEYS = {
 	run: "run",
 	runs: "runs",
 	waiting: "waiting",
+	/** The attempt of the one delivery scheduled again after a refusal (see the `deliver` handler). */
+	redelivery: "redelivery",
 	turn: (turn: number) => `turn:${turn}`,
 } as const;
 

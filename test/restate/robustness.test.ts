@@ -235,6 +235,33 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 		expect(transcriptProblems(state.messages)).toEqual([]);
 	});
 
+	it("schedules one delivery again however many messages are steered while the worker cannot make the agent", async () => {
+		// Before, each steer's refused delivery started a chain of its own, each scheduling the next for as long as the worker failed.
+		const session = setup.client.session(sessionId("options-fail-chains"));
+		expect((await session.prompt("hello")).status).toBe("idle");
+		const marker = join(setup.dir, `options-fail-${session.sessionId}`);
+		await writeFile(marker, "");
+		for (const text of ["one", "two", "three", "four", "five"]) {
+			expect(await session.steer(text)).toEqual({ queued: true });
+			await new Promise((resolve) => setTimeout(resolve, 150));
+		}
+		const scheduled = async () =>
+			(await adminQuery<{ n: number }>(`SELECT count(*) AS n FROM sys_invocation WHERE target_service_key = '${session.sessionId}' AND target_handler_name = 'deliver' AND status <> 'completed'`)).reduce((sum, row) => sum + Number(row.n), 0);
+		for (let sample = 0; sample < 4; sample++) {
+			await new Promise((resolve) => setTimeout(resolve, 700));
+			expect(await scheduled()).toBeLessThanOrEqual(1);
+		}
+		expect((await session.state()).steeringQueue.map(textOf)).toEqual(["one", "two", "three", "four", "five"]);
+		await rm(marker);
+		let state = await session.state();
+		for (let tries = 0; tries < 400 && (state.status !== "idle" || state.messages.filter((message) => message.role === "user").length < 6); tries++) {
+			await new Promise((resolve) => setTimeout(resolve, 100));
+			state = await session.state();
+		}
+		expect(state.messages.filter((message) => message.role === "user").map(textOf)).toEqual(["hello", "one", "two", "three", "four", "five"]);
+		expect(transcriptProblems(state.messages)).toEqual([]);
+	});
+
 	it("goes on without a tool a deploy removed: a call of it that waits can be rejected or aborted, not approved, and the session takes prompts again", async () => {
 		// Before, every command of such a session was refused (the stored session names a tool the worker lacks): stuck for good.
 		const rejecting = setup.client.session(sessionId("tool-gone-reject"));
