@@ -802,8 +802,8 @@ export class Agent {
 
 	/**
 	 * agentchart: approves a tool call waiting for approval (by its `callKey`, as
-	 * `pendingApprovals` and `approval_requested` give it, or by its tool call id; a name that fits
-	 * two waiting calls throws); it runs when its
+	 * `pendingApprovals` and `approval_requested` give it, which names its call before any call's
+	 * id, or by its tool call id; a bare id that fits two waiting calls throws); it runs when its
 	 * turn comes, with `options.arguments` instead of the model's if given (validated against the
 	 * schema of the tool the run has, which a change of `state.tools` since does not replace). Throws
 	 * for an id that is not waiting (unknown, answered already, or past its `approvalTimeoutMs`
