@@ -38,7 +38,7 @@ export {
 	type AgentEventStream,
 	type AgentLoopConfig,
 } from "./loop/agent-loop.js";
-export { LOOP_API_REJECTS_APPROVALS } from "./loop/run-on-machine.js";
+export { LOOP_API_REJECTS_APPROVALS } from "./loop/loop-approvals.js";
 export type { EventSink } from "./loop/sink-delivery.js";
 export type { AgentActor, AgentMachineEmittedOf, AgentMachineSnapshot, AgentStateValue, ChildActorLike } from "./machines/agent-actor.js";
 export type {

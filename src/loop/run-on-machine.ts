@@ -12,17 +12,8 @@ import type { AgentContext } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 import type { StreamFn } from "../types/stream.js";
 import type { AgentEventSink, AgentLoopConfig } from "./agent-loop.js";
+import { LOOP_API_REJECTS_APPROVALS } from "./loop-approvals.js";
 import { type EventSink, SinkDelivery } from "./sink-delivery.js";
-
-/**
- * Why the loop API rejects a tool call that asks for a person's approval (`needsApproval`, or
- * `beforeToolCall` answering `{ approval: "required" }`): it has no `approve()` to wait for. The
- * model gets it as the call's error result.
- *
- * @example
- * if (event.type === "approval_resolved" && event.reason === LOOP_API_REJECTS_APPROVALS) console.warn("use an Agent for tools that need approval");
- */
-export const LOOP_API_REJECTS_APPROVALS = "This tool call needs a person's approval, which the loop API (agentLoop) cannot ask for: it was not run";
 
 /**
  * The same hook, reporting what it throws or rejects with to `failed` before passing it on (the
