@@ -901,12 +901,14 @@ export class Agent {
 			if (run?.controller.signal.aborted) {
 				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: the run was aborted, which rejects every call waiting`);
 			}
-			if (run && replyFailed(run) && callsNamed(calls.filter((entry) => entry.status === "awaiting-approval"), toolCallId).length > 0) {
+			// Calls the machine still has waiting that the facade does not offer: why not.
+			const namedInBatch = callsNamed(calls.filter((entry) => entry.status === "awaiting-approval"), toolCallId);
+			if (run && replyFailed(run) && namedInBatch.length > 0) {
 				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: the reply it came in failed (stopReason "${run.assistant?.stopReason}"), so it does not run`);
 			}
 			// Past its deadline, the timer's rejection (due now, or right after a restore) is the answer:
 			// a decision that comes later, after a restart that outlasted the deadline say, is refused.
-			const expired = callsNamed(calls.filter((entry) => entry.status === "awaiting-approval"), toolCallId).find((entry) => approvalExpired(entry, decidedAt));
+			const expired = namedInBatch.find((entry) => approvalExpired(entry, decidedAt));
 			if (expired) {
 				throw new Error(`agentchart: tool call "${toolCallId}" is not waiting for approval: its approvalTimeoutMs ran out before this decision, so it is rejected as timed out`);
 			}

@@ -5,6 +5,7 @@
  * decides, so a viewer that only listened would show an empty conversation at exactly the
  * moment a person opens it.
  */
+import { callKeyOf } from "../machines/run-helpers.js";
 import { rejectedText } from "../tools/preflight.js";
 import type { DeltaSegment, TurnPosition } from "./records.js";
 
@@ -45,7 +46,7 @@ interface MessageLike {
 
 interface CallLike {
 	/** Its key in the batch: the id, or `id#2`… for a call repeating an earlier call's id. */
-	key?: string | undefined;
+	key: string;
 	toolCall: { id: string; name: string; arguments?: unknown };
 	status: string;
 	args?: unknown;
@@ -55,11 +56,6 @@ interface CallLike {
 	outcome?: { result: { content?: unknown; details?: unknown }; isError?: boolean } | undefined;
 	/** Its result message, once emitted. */
 	message?: unknown;
-}
-
-/** A call's `callKey` as its approval events carry it (see `callKeyOf` in src/machines/run-helpers.ts). */
-function callKeyOfLike(call: CallLike): string {
-	return call.key === undefined || call.key === call.toolCall.id ? `${call.toolCall.id}#1` : call.key;
 }
 
 interface RestorableContext {
@@ -235,7 +231,7 @@ function endingsSince(told: Told & { run: ToldRun }, context: RestorableContext,
 		const call = batchNow.get(id);
 		if (call && OPEN_STATUSES.has(call.status)) {
 			// Still open: only an approval may have been given meanwhile.
-			if (toldRun.waiting.has(id) && call.status !== "awaiting-approval") events.push({ event: { type: "approval_resolved", toolCallId: id, callKey: callKeyOfLike(call), toolName: call.toolCall.name, decision: "approved", args: call.args } });
+			if (toldRun.waiting.has(id) && call.status !== "awaiting-approval") events.push({ event: { type: "approval_resolved", toolCallId: id, callKey: callKeyOf(call), toolName: call.toolCall.name, decision: "approved", args: call.args } });
 			continue;
 		}
 		const message = resultMessage(id);
@@ -243,7 +239,7 @@ function endingsSince(told: Told & { run: ToldRun }, context: RestorableContext,
 			? { toolName: message.toolName, content: message.content, details: message.details, isError: message.isError === true, message }
 			: call && settledInBatch(call);
 		if (!settled) continue;
-		if (toldRun.waiting.has(id)) events.push({ event: { type: "approval_resolved", toolCallId: id, callKey: call ? callKeyOfLike(call) : `${id}#1`, toolName: settled.toolName, ...decisionOf({ content: settled.content, isError: settled.isError }) } });
+		if (toldRun.waiting.has(id)) events.push({ event: { type: "approval_resolved", toolCallId: id, callKey: call ? callKeyOf(call) : `${id}#1`, toolName: settled.toolName, ...decisionOf({ content: settled.content, isError: settled.isError }) } });
 		// A call that was only waiting started after its approval: its start is told with its end, below.
 		if (!toldRun.started.has(id)) continue;
 		events.push(endEvent(id, settled));
@@ -361,7 +357,7 @@ export function restoredEvents(context: unknown, toldBefore?: unknown): Restored
 		}
 		if (!OPEN_STATUSES.has(call.status)) continue;
 		if ((call.started === true || call.status === "running") && !toldRun?.started.has(call.toolCall.id)) events.push({ event: { type: "tool_execution_start", ...base } });
-		if (call.status === "awaiting-approval" && !toldRun?.waiting.has(call.toolCall.id)) events.push({ event: { type: "approval_requested", ...base, callKey: callKeyOfLike(call), reason: call.approval?.reason } });
+		if (call.status === "awaiting-approval" && !toldRun?.waiting.has(call.toolCall.id)) events.push({ event: { type: "approval_requested", ...base, callKey: callKeyOf(call), reason: call.approval?.reason } });
 	}
 	return events;
 }

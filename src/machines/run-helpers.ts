@@ -139,7 +139,7 @@ export function isCallKeyOf(key: string, id: string): boolean {
  * @example
  * callKeyOf(call); // "toolu_1#1"
  */
-export function callKeyOf(call: ToolCallEntry): string {
+export function callKeyOf(call: Pick<ToolCallEntry, "key"> & { toolCall: { id: string } }): string {
 	// The batch's key is the id for a first call, `id#n` (n from 2) for a repeat: unique in the
 	// batch, and `id#1` is never a first call's key, whose id would have to end in "#1" itself.
 	return call.key === call.toolCall.id ? `${call.key}#1` : call.key;

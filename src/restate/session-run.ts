@@ -21,6 +21,7 @@ import type { ObjectContext, RestatePromise, internal } from "@restatedev/restat
 import { Agent, type AgentOptions } from "../agent.js";
 import type { AgentSnapshot } from "../durable/snapshot.js";
 import { defaultStreamFn } from "../machines/defaults.js";
+import { callKeyOf, callsNamed } from "../machines/run-helpers.js";
 import type { AgentEvent, AnyAgentTool } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 import { describeError } from "../util/describe-error.js";
@@ -32,7 +33,7 @@ import { deliverable } from "./session-input.js";
 import { type SessionBudget, formatBytes, jsonBytes, measuringSerde } from "./storable.js";
 import { type SessionEventSink, sessionEventOf } from "./session-events.js";
 import type { HeldMail, PromptInput, QueuedMessage, RunInProgress, RunResult } from "./session-types.js";
-import { isWaitingForApproval, pendingApprovalsOf, toolGoneProblem } from "./session-view.js";
+import { isWaitingForApproval, toolGoneProblem, waitingCallsOf } from "./session-view.js";
 
 /** The session object's state keys. */
 export const STATE_KEYS = {
@@ -191,9 +192,12 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		command.type === "prompt" ? jsonBytes(command.input) : command.type === "deliver" ? jsonBytes(command.items.map((item) => item.message)) : reason !== undefined ? jsonBytes(reason) : 0;
 	const budget: SessionBudget = { max: setup.maxSessionBytes, used: storedBytes + inputBytes };
 	if ((command.type === "prompt" || reason !== undefined) && budget.used > budget.max) throw sessionFull(command.type, storedBytes, inputBytes, budget.max);
-	// Named as the agent names a call (its callKey or its id): the agent refuses a name that is ambiguous.
-	if ((command.type === "approve" || command.type === "reject") && !pendingApprovalsOf(stored).some((call) => call.callKey === command.toolCallId || call.toolCallId === command.toolCallId)) {
-		const why = waiting ? `the calls waiting are ${pendingApprovalsOf(stored).map((call) => `"${call.callKey}"`).join(", ")}` : "the session has no run waiting";
+	// The calls a decision names, as the agent names them (`callsNamed`): the agent refuses a name
+	// that fits two.
+	const waitingCalls = waitingCallsOf(stored);
+	const named = command.type === "approve" || command.type === "reject" ? callsNamed(waitingCalls, command.toolCallId) : [];
+	if ((command.type === "approve" || command.type === "reject") && named.length === 0) {
+		const why = waiting ? `the calls waiting are ${waitingCalls.map((call) => `"${callKeyOf(call)}"`).join(", ")}` : "the session has no run waiting";
 		throw new SessionRefusal(`agentchart: tool call "${command.toolCallId}" is not waiting for approval (${why})`, 409);
 	}
 	// A command that goes on with a run waiting for approval (a decision, a delivery, an abort)
@@ -207,13 +211,8 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	// The session goes on without it (a call of it in the transcript is history), and a call of it
 	// still waiting can be rejected or aborted, not approved.
 	const offered = new Set((base.initialState?.tools ?? []).map((tool: AnyAgentTool) => tool.name));
-	// As the agent names a call (`callsNamed`): a callKey names its call, else the calls with that id.
-	const decided = command.type === "approve" || command.type === "reject" ? command.toolCallId : undefined;
-	const rows = decided === undefined ? [] : pendingApprovalsOf(stored);
-	const byKey = rows.filter((call) => call.callKey === decided);
-	const named = byKey.length > 0 ? byKey : rows.filter((call) => call.toolCallId === decided);
-	const gone = command.type === "approve" && named.length === 1 ? named.find((call) => !offered.has(call.toolName)) : undefined;
-	if (gone) throw new SessionRefusal(`agentchart: tool call "${gone.callKey}" cannot be approved: ${toolGoneProblem(gone.toolName)}`, 409);
+	const gone = command.type === "approve" && named.length === 1 ? named.find((call) => !offered.has(call.toolCall.name)) : undefined;
+	if (gone) throw new SessionRefusal(`agentchart: tool call "${callKeyOf(gone)}" cannot be approved: ${toolGoneProblem(gone.toolCall.name)}`, 409);
 	// Registered with the inbox, where `abort` looks (both are exclusive calls of the inbox, so
 	// one comes first): an abort after this cancels this invocation; an abort received before
 	// this command started, and not yet settled (its mark waits behind this command in the
@@ -223,7 +222,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	const number = going ?? ((await ctx.get<number>(STATE_KEYS.runs)) ?? 0) + 1;
 	if (going === null) ctx.set(STATE_KEYS.runs, number);
 	const run: RunInProgress = { invocationId, number, turns: 0 };
-	if (waiting) run.stillWaiting = command.type === "abort" ? [] : pendingApprovalsOf(stored).map((call) => call.callKey).filter((key) => named.length !== 1 || key !== named[0]?.callKey);
+	if (waiting) run.stillWaiting = command.type === "abort" ? [] : waitingCalls.filter((call) => named.length !== 1 || call !== named[0]).map(callKeyOf);
 	const awaiter = new JournalAwaiter(internalCtx, setup.sdk.RestatePromise, () => cancel.abort(new Error("The run was aborted")));
 	// As if Restate had cancelled it before its first step: each step journals that it was cancelled.
 	if (abortedBeforeStart) cancel.abort(new Error("The run was aborted before it started"));

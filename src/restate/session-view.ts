@@ -5,9 +5,21 @@
  */
 import { type AgentSnapshot, recheckArguments } from "../durable/snapshot.js";
 import { pendingApproval } from "../machines/run-helpers.js";
+import type { ToolCallEntry } from "../machines/types.js";
 import type { AnyAgentTool, PendingApproval } from "../types/agent.js";
 import type { AgentMessage } from "../types/messages.js";
 import type { QueuedMessage, RunInProgress, SessionState } from "./session-types.js";
+
+/**
+ * The calls of a stored run that wait for a person's decision, as stored, in source order.
+ *
+ * @example
+ * callsNamed(waitingCallsOf(snapshot), "toolu_01#1"); // the call a decision by that name answers
+ */
+export function waitingCallsOf(snapshot: AgentSnapshot | null | undefined): ToolCallEntry[] {
+	const batch = snapshot?.machine.status === "active" ? snapshot.machine.context.run?.batch : undefined;
+	return batch ? batch.calls.filter((call) => call.status === "awaiting-approval") : [];
+}
 
 /**
  * The calls of a stored run that wait for a person's decision, in source order: what
