@@ -313,10 +313,10 @@ class ToolBatchRun {
  * prepared or run when (`preflight`, `execute`, `preflight-and-execute`, `cancel`); this actor
  * runs them and reports each outcome once. One actor per batch rather than per call: a call
  * gets an `AbortController` of its own while it is in flight (so a timeout or a failing sibling
- * can stop it alone), from the run (`RunAbort.callController`: one a settled call left clean, if
- * any), and a deadline on the shared timer (`util/deadlines.ts`). Aborting the run aborts every
- * call; a call reported as timed out or cancelled reports nothing more (its late result is not
- * shown to `afterToolCall` either), and a tool's `onUpdate` after its call settled is ignored.
+ * can stop it alone), from the run (`RunAbort.callController`), and a deadline on the shared
+ * timer (`util/deadlines.ts`). Aborting the run aborts every call; a call reported as timed out
+ * or cancelled reports nothing more (its late result is not shown to `afterToolCall` either), and
+ * a tool's `onUpdate` after its call settled is ignored.
  * A call's clock runs while its tool executes, not while the hooks decide.
  */
 const toolBatchCallback = fromCallback<ToolBatchCommand, ToolBatchInput | RestoredToolBatchInput>(({ input: given, sendBack, receive }) => {

@@ -84,24 +84,36 @@ function isRestorable(context: unknown): context is RestorableContext {
 	return Array.isArray(candidate.messages) && Array.isArray(candidate.steeringQueue);
 }
 
-/** The arguments of each tool call the assistant messages made, by call id (a result is shown with them). */
-function callArguments(messages: readonly MessageLike[]): Map<string, unknown> {
-	const args = new Map<string, unknown>();
+/**
+ * The arguments of the call each tool result answers (a result is shown with them). A reply's
+ * results follow it in source order, so where the model repeated an id, the n-th result with that
+ * id answers the reply's n-th call with it.
+ */
+function callArguments(messages: readonly MessageLike[]): Map<MessageLike, unknown> {
+	const args = new Map<MessageLike, unknown>();
+	let calls = new Map<string, unknown[]>();
 	for (const message of messages) {
-		if (message.role !== "assistant" || !Array.isArray(message.content)) continue;
-		for (const block of message.content as { type?: unknown; id?: unknown; arguments?: unknown }[]) {
-			if (block?.type === "toolCall" && typeof block.id === "string") args.set(block.id, block.arguments);
+		if (message.role === "assistant" && Array.isArray(message.content)) {
+			calls = new Map();
+			for (const block of message.content as { type?: unknown; id?: unknown; arguments?: unknown }[]) {
+				if (block?.type !== "toolCall" || typeof block.id !== "string") continue;
+				const same = calls.get(block.id);
+				if (same) same.push(block.arguments);
+				else calls.set(block.id, [block.arguments]);
+			}
+		} else if (message.role === "toolResult" && typeof message.toolCallId === "string") {
+			args.set(message, calls.get(message.toolCallId)?.shift());
 		}
 	}
 	return args;
 }
 
 /** A message as the events that show it: a tool result as its call's start and end, the rest as message_start/end. */
-function messageEvents(message: MessageLike, args: Map<string, unknown>): RestoredEvent[] {
+function messageEvents(message: MessageLike, args: Map<MessageLike, unknown>): RestoredEvent[] {
 	if (message.role === "toolResult" && typeof message.toolCallId === "string") {
 		const id = message.toolCallId;
 		return [
-			{ event: { type: "tool_execution_start", toolCallId: id, toolName: message.toolName, args: args.get(id) } },
+			{ event: { type: "tool_execution_start", toolCallId: id, toolName: message.toolName, args: args.get(message) } },
 			{ event: { type: "tool_execution_end", toolCallId: id, toolName: message.toolName, result: { content: message.content, details: message.details }, isError: message.isError === true } },
 		];
 	}
@@ -120,11 +132,16 @@ interface ToldRun {
 	reply: MessageLike | undefined;
 	/** The messages it had added. */
 	added: readonly MessageLike[];
-	/** Calls whose `tool_execution_start` was told, and calls whose `approval_requested` was, in batch order. */
+	/**
+	 * Calls whose `tool_execution_start` was told, and calls whose `approval_requested` was, in batch
+	 * order, by their key in the batch (a reply may repeat an id; the key tells its calls apart).
+	 */
 	started: ReadonlySet<string>;
 	waiting: ReadonlySet<string>;
 	/** Calls settled whose result message had not come: their start and end were told. */
 	ended: ReadonlySet<string>;
+	/** The tool call id of each of those calls, by key. */
+	ids: ReadonlyMap<string, string>;
 }
 
 /** What an inspector attached before had told of an agent by the time it detached. */
@@ -145,15 +162,17 @@ function toldBy(context: RestorableContext): Told {
 	const started = new Set<string>();
 	const waiting = new Set<string>();
 	const ended = new Set<string>();
+	const ids = new Map<string, string>();
 	for (const call of run.batch?.calls ?? []) {
-		if (call.status === "settled" && call.message === undefined) ended.add(call.toolCall.id);
+		ids.set(call.key, call.toolCall.id);
+		if (call.status === "settled" && call.message === undefined) ended.add(call.key);
 		if (!OPEN_STATUSES.has(call.status)) continue;
-		if (call.started === true || call.status === "running") started.add(call.toolCall.id);
-		if (call.status === "awaiting-approval") waiting.add(call.toolCall.id);
+		if (call.started === true || call.status === "running") started.add(call.key);
+		if (call.status === "awaiting-approval") waiting.add(call.key);
 	}
 	const streaming = run.assistant === undefined && run.partial !== undefined;
 	const reply = run.assistant as MessageLike | undefined;
-	told.run = { number: context.runs ?? 1, turn: Math.max(1, run.turn ?? 1), turnEnded: run.turnEnded === true, streaming, reply, added: run.newMessages ?? [], started, waiting, ended };
+	told.run = { number: context.runs ?? 1, turn: Math.max(1, run.turn ?? 1), turnEnded: run.turnEnded === true, streaming, reply, added: run.newMessages ?? [], started, waiting, ended, ids };
 	return told;
 }
 
@@ -218,32 +237,45 @@ function endingsSince(told: Told & { run: ToldRun }, context: RestorableContext,
 		}
 	}
 	const batchNow = new Map<string, CallLike>();
-	if (sameRun) for (const call of run.batch?.calls ?? []) batchNow.set(call.toolCall.id, call);
-	const resultMessage = (id: string) => fresh.find((message) => message.role === "toolResult" && message.toolCallId === id);
+	if (sameRun) for (const call of run.batch?.calls ?? []) batchNow.set(call.key, call);
+	// The told batch's results follow its reply, in source order: where the model repeated an id,
+	// the n-th result with it answers the n-th call with it (the key's number).
+	const replyAt = reply === undefined ? -1 : messages.indexOf(reply);
+	const resultMessage = (key: string): MessageLike | undefined => {
+		const id = toldRun.ids.get(key) ?? key;
+		let occurrence = key === id ? 1 : Number(key.slice(id.length + 1));
+		for (let index = replyAt + 1; index < messages.length; index++) {
+			const message = messages[index];
+			if (message?.role === "assistant") break;
+			if (message?.role === "toolResult" && message.toolCallId === id && --occurrence === 0) return told.messages.has(message) ? undefined : message;
+		}
+		return undefined;
+	};
 	// Calls whose start and end were both told: their result message, come since, is nothing new.
-	for (const id of toldRun.ended) {
-		const message = resultMessage(id);
+	for (const key of toldRun.ended) {
+		const message = resultMessage(key);
 		if (message) closed.add(message);
-		endedCalls.add(id);
+		endedCalls.add(key);
 	}
 	const results: MessageLike[] = [];
-	for (const id of new Set([...toldRun.started, ...toldRun.waiting])) {
-		const call = batchNow.get(id);
+	for (const key of new Set([...toldRun.started, ...toldRun.waiting])) {
+		const id = toldRun.ids.get(key) ?? key;
+		const call = batchNow.get(key);
 		if (call && OPEN_STATUSES.has(call.status)) {
 			// Still open: only an approval may have been given meanwhile.
-			if (toldRun.waiting.has(id) && call.status !== "awaiting-approval") events.push({ event: { type: "approval_resolved", toolCallId: id, callKey: callKeyOf(call), toolName: call.toolCall.name, decision: "approved", args: call.args } });
+			if (toldRun.waiting.has(key) && call.status !== "awaiting-approval") events.push({ event: { type: "approval_resolved", toolCallId: id, callKey: callKeyOf(call), toolName: call.toolCall.name, decision: "approved", args: call.args } });
 			continue;
 		}
-		const message = resultMessage(id);
+		const message = resultMessage(key);
 		const settled: SettledResult | undefined = message
 			? { toolName: message.toolName, content: message.content, details: message.details, isError: message.isError === true, message }
 			: call && settledInBatch(call);
 		if (!settled) continue;
-		if (toldRun.waiting.has(id)) events.push({ event: { type: "approval_resolved", toolCallId: id, callKey: call ? callKeyOf(call) : `${id}#1`, toolName: settled.toolName, ...decisionOf({ content: settled.content, isError: settled.isError }) } });
+		if (toldRun.waiting.has(key)) events.push({ event: { type: "approval_resolved", toolCallId: id, callKey: callKeyOf({ key, toolCall: { id } }), toolName: settled.toolName, ...decisionOf({ content: settled.content, isError: settled.isError }) } });
 		// A call that was only waiting started after its approval: its start is told with its end, below.
-		if (!toldRun.started.has(id)) continue;
+		if (!toldRun.started.has(key)) continue;
 		events.push(endEvent(id, settled));
-		endedCalls.add(id);
+		endedCalls.add(key);
 		if (settled.message) {
 			closed.add(settled.message);
 			results.push(settled.message);
@@ -350,14 +382,14 @@ export function restoredEvents(context: unknown, toldBefore?: unknown): Restored
 		// Settled, its result message not come yet (results come in source order): its start and end
 		// went out while nobody here listened, and the message will not tell them.
 		const settled = settledInBatch(call);
-		if (settled && !endedCalls.has(call.toolCall.id)) {
-			if (!toldRun?.started.has(call.toolCall.id)) events.push({ event: { type: "tool_execution_start", ...base } });
+		if (settled && !endedCalls.has(call.key)) {
+			if (!toldRun?.started.has(call.key)) events.push({ event: { type: "tool_execution_start", ...base } });
 			events.push(endEvent(call.toolCall.id, settled));
 			continue;
 		}
 		if (!OPEN_STATUSES.has(call.status)) continue;
-		if ((call.started === true || call.status === "running") && !toldRun?.started.has(call.toolCall.id)) events.push({ event: { type: "tool_execution_start", ...base } });
-		if (call.status === "awaiting-approval" && !toldRun?.waiting.has(call.toolCall.id)) events.push({ event: { type: "approval_requested", ...base, callKey: callKeyOf(call), reason: call.approval?.reason } });
+		if ((call.started === true || call.status === "running") && !toldRun?.started.has(call.key)) events.push({ event: { type: "tool_execution_start", ...base } });
+		if (call.status === "awaiting-approval" && !toldRun?.waiting.has(call.key)) events.push({ event: { type: "approval_requested", ...base, callKey: callKeyOf(call), reason: call.approval?.reason } });
 	}
 	return events;
 }

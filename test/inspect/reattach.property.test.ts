@@ -16,7 +16,8 @@ import { createScriptedModel, type ScriptedReply, text, toolCall } from "../../s
 import { makeTool, ok } from "../agent/helpers.js";
 import { modelOf } from "../visualizer/attach-helpers.js";
 
-type Block = { kind: "text" } | { kind: "call"; tool: "echo" | "fail" | "guarded" };
+/** A call may repeat the id of the reply's call before it (a model that repeats ids): its `callKey` tells it apart. */
+type Block = { kind: "text" } | { kind: "call"; tool: "echo" | "fail" | "guarded"; repeatId: boolean };
 interface Scenario {
 	prompts: { replies: Block[][] }[];
 	approve: boolean[];
@@ -25,7 +26,10 @@ interface Scenario {
 	awayFor: number;
 }
 
-const block: fc.Arbitrary<Block> = fc.oneof(fc.constant<Block>({ kind: "text" }), fc.constantFrom<Block>({ kind: "call", tool: "echo" }, { kind: "call", tool: "fail" }, { kind: "call", tool: "guarded" }));
+const block: fc.Arbitrary<Block> = fc.oneof(
+	fc.constant<Block>({ kind: "text" }),
+	fc.record({ kind: fc.constant("call" as const), tool: fc.constantFrom("echo" as const, "fail" as const, "guarded" as const), repeatId: fc.boolean() }),
+);
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	prompts: fc.array(fc.record({ replies: fc.array(fc.array(block, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: 2 }),
 	approve: fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
@@ -47,7 +51,16 @@ async function play(scenario: Scenario): Promise<{ throughout: InspectionRecord[
 	let id = 0;
 	const replies: ScriptedReply[] = [];
 	for (const prompt of scenario.prompts) {
-		for (const reply of prompt.replies) replies.push({ content: reply.map((b) => (b.kind === "text" ? text(`words ${id++} of a reply`) : toolCall(b.tool, { n: id }, `c${id++}`))) });
+		for (const reply of prompt.replies) {
+			let lastId: string | undefined;
+			const content = reply.map((b) => {
+				if (b.kind === "text") return text(`words ${id++} of a reply`);
+				const callId: string = b.repeatId && lastId !== undefined ? lastId : `c${id}`;
+				lastId = callId;
+				return toolCall(b.tool, { n: id++ }, callId);
+			});
+			replies.push({ content });
+		}
 		replies.push({ content: `prompt done ${id++}` });
 	}
 	// Each prompt's replies end with calls or text; the scripted model answers in order across prompts.
@@ -85,7 +98,7 @@ async function play(scenario: Scenario): Promise<{ throughout: InspectionRecord[
 		}
 		if (event.type === "approval_requested") {
 			const yes = scenario.approve[asked++ % scenario.approve.length];
-			setTimeout(() => void (yes ? agent.approve(event.toolCallId) : agent.reject(event.toolCallId, "no")).catch(() => undefined), 0);
+			setTimeout(() => void (yes ? agent.approve(event.callKey) : agent.reject(event.callKey, "no")).catch(() => undefined), 0);
 		}
 	});
 	try {

@@ -7,7 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import type { InspectionRecord } from "../../src/inspect/records.js";
-import { createScriptedModel } from "../../src/providers/scripted.js";
+import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import { makeTool, ok } from "../agent/helpers.js";
 import { modelOf, recordingInspector } from "../visualizer/attach-helpers.js";
 import { attachVisualizer } from "../../src/inspect/visualizer-server.js";
 import { deployAgent } from "../visualizer/scenarios.js";
@@ -147,6 +148,42 @@ describe("an inspector attached again to the same agent", () => {
 			expect(conversation(records)).toEqual(["user: go", "assistant"]);
 			expect(Object.keys(model.open)).toEqual([]);
 		} finally {
+			agent.dispose();
+		}
+	});
+
+	it("while two calls with one id wait, one decided while detached: its row closes and the other stays open (told by key, not id)", async () => {
+		const scripted = createScriptedModel([
+			{ content: [toolCall("deploy", { service: "billing" }, "d1"), toolCall("deploy", { service: "search" }, "d1")] },
+			{ content: "done" },
+		]);
+		const deploy = makeTool("deploy", async () => ok("deployed"), { needsApproval: true });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn });
+		let asked = 0;
+		const bothAsked = new Promise<void>((resolve) => agent.subscribe((event) => void (event.type === "approval_requested" && ++asked === 2 && resolve())));
+		const run = agent.prompt("Deploy billing and search");
+		try {
+			await bothAsked;
+			const { inspector, records } = recordingInspector();
+			let detach = inspector.attach(agent.actor);
+			inspector.flush();
+			detach();
+			// The second call (its key `d1#2`) is rejected while nobody watches; the first still waits.
+			await agent.reject("d1#2", "not now");
+			detach = inspector.attach(agent.actor);
+			inspector.flush();
+			detach();
+			expect(conversation(records)).toEqual(["user: Deploy billing and search", "assistant", "tool open", "approval open", "tool error", "approval error"]);
+			detach = inspector.attach(agent.actor);
+			await agent.approve("d1#1");
+			await run;
+			inspector.flush();
+			detach();
+			expect(conversation(records)).toEqual(["user: Deploy billing and search", "assistant", "tool done", "approval done", "tool error", "approval error", "assistant"]);
+			expect(Object.keys(modelOf(records).open)).toEqual([]);
+		} finally {
+			await Promise.all(agent.pendingApprovals.map((call) => agent.reject(call.callKey, "test cleanup")));
+			await run.catch(() => undefined);
 			agent.dispose();
 		}
 	});
