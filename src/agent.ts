@@ -349,6 +349,17 @@ interface ActiveRun {
 	endMachine: () => void;
 	/** A manual compaction's outcome. */
 	compaction?: { resolve: (result: CompactionResult) => void; reject: (error: Error) => void } | undefined;
+	/**
+	 * The run's last message `agent.state.messages` got (by its `message_end`, or a compaction's
+	 * outcome): the run's messages after it have not reached the listeners yet.
+	 */
+	shown?: AgentMessage | undefined;
+	/** `agent.state.messages` and its length as the agent last left them (see `Agent.#ownWrite`). */
+	mirrored: { messages: AgentMessage[]; length: number };
+	/** The caller changed `agent.state.messages` during the run (assigned it, or changed the array). */
+	callerChanged?: true | undefined;
+	/** The messages the caller put in `agent.state.messages` during the run (made when it first does). */
+	callerMessages?: Set<AgentMessage> | undefined;
 }
 
 /** The tool calls of the transcript's last assistant message that no tool result answers. */
@@ -781,10 +792,13 @@ export class Agent {
 	}
 
 	/**
-	 * Resolves when no run is in progress (after the `agent_end` listeners settled).
+	 * Resolves when no run is in progress (after the `agent_end` listeners settled). It starts
+	 * nothing: a message queued on an idle agent waits for the next `prompt()` or `continue()`.
 	 *
 	 * @example
-	 * agent.followUp(message); await agent.waitForIdle();
+	 * void agent.prompt("Summarise the report");
+	 * agent.followUp(message); // taken by the run in progress
+	 * await agent.waitForIdle();
 	 */
 	waitForIdle(): Promise<void> {
 		return this.#run?.promise ?? Promise.resolve();
@@ -1024,6 +1038,10 @@ export class Agent {
 		const machine = running ? this.#persistMachine(this.#machine as MachineActor) : this.#persistIdle();
 		// Called from a listener, abort() reaches the machine after the step in progress: the snapshot says it is on its way.
 		const abortPending = running && this.#run?.abortSent === true && machine.status === "active" && machine.context.run !== undefined && machine.context.run.aborted !== true;
+		const transcript = running ? this.#transcriptBeside(machine.context.messages) : undefined;
+		const agent: AgentSnapshot["agent"] = { errorMessage: this.#state.errorMessage };
+		if (abortPending) agent.abortPending = true;
+		if (transcript) agent.transcript = transcript;
 		return {
 			format: SNAPSHOT_FORMAT,
 			version: SNAPSHOT_VERSION,
@@ -1035,8 +1053,43 @@ export class Agent {
 			journal: machine.context.run ? journal.entries.slice() : [],
 			journalSeq: journal.nextSeq - 1,
 			...(this.#session.lineage === undefined ? {} : { lineage: this.#session.lineage }),
-			agent: abortPending ? { errorMessage: this.#state.errorMessage, abortPending } : { errorMessage: this.#state.errorMessage },
+			agent,
 		};
+	}
+
+	/**
+	 * `agent.state.messages` as the run's end would save it, when the caller changed it during the
+	 * run (it is then not the run's transcript, `runMessages`, as far as its events have reached the
+	 * listeners); undefined when it was not changed. The run's messages whose events are still on
+	 * their way follow it: the restored agent has them, and their events are not told again.
+	 */
+	#transcriptBeside(runMessages: readonly AgentMessage[]): AgentMessage[] | undefined {
+		const run = this.#run;
+		if (!run) return undefined;
+		this.#noteCallerMessages(run);
+		if (!run.callerChanged) return undefined;
+		const shown = this.#state.messages;
+		const upTo = run.shown;
+		const at = upTo === undefined ? -1 : runMessages.lastIndexOf(upTo);
+		if (upTo === undefined || at >= 0) return [...shown, ...runMessages.slice(at + 1)];
+		// The run compacted its transcript, and the listeners have not heard yet: their transcript
+		// will be the compacted one followed by the caller's messages (see auto_compaction_end).
+		const caller = run.callerMessages;
+		return caller ? [...runMessages, ...shown.filter((message) => caller.has(message))] : [...runMessages];
+	}
+
+	/**
+	 * Notes whether the caller changed `agent.state.messages` since the run last did, and which
+	 * messages it put there (those the run's own transcript, as the run left it, does not have).
+	 */
+	#noteCallerMessages(run: ActiveRun): void {
+		const messages = this.#state.messages;
+		const { mirrored } = run;
+		if (messages === mirrored.messages && messages.length === mirrored.length) return;
+		run.callerChanged = true;
+		// The run's own part: the array as the run left it (a caller's push went past its length).
+		const own = new Set(mirrored.messages.slice(0, mirrored.length));
+		for (const message of messages) if (!own.has(message)) (run.callerMessages ??= new Set()).add(message);
 	}
 
 	/** The running machine, persisted (its context as plain data). */
@@ -1246,6 +1299,9 @@ export class Agent {
 		this.#session = new DurableSession(this.#session.store, this.#session.sessionId, journal, snapshot.journalSeq, this.#session.take, this.#session.claim, snapshot.lineage, fromStore);
 		this.#listenForTakeOver();
 		if (snapshot.machine.status !== "active") return;
+		// The transcript the caller changed during a run (which may have ended, its last events still
+		// on their way) is the agent's: the run's end would have saved it.
+		if (snapshot.agent.transcript) this.#state.messages = snapshot.agent.transcript;
 		if (!context.run) {
 			this.#restoreBetweenRuns(context, journal.length, snapshot.journalSeq, fromStore);
 			return;
@@ -1264,6 +1320,14 @@ export class Agent {
 		// Queue commands sent from now on are numbered after those the stored machine took (see #forgetTakenCommands).
 		this.#commandSeq = Math.max(this.#commandSeq, restored.context.commandSeq);
 		const run = this.#startRun();
+		if (snapshot.agent.transcript) {
+			// The transcript is the caller's, its messages read apart from the machine's: the run's part
+			// ends with the machine's last message, and the caller's are those the machine lacks.
+			run.callerChanged = true;
+			run.shown = hydrated.context.messages.at(-1);
+			const ownText = new Set(hydrated.context.messages.map(jsonOrNothing));
+			run.callerMessages = new Set(snapshot.agent.transcript.filter((message) => !ownText.has(jsonOrNothing(message))));
+		}
 		this.#state.errorMessage = snapshot.agent.errorMessage;
 		// Calls started before the restart and not ended are still pending: their end comes from this
 		// agent (unless their reply was still streaming: it is made again, and its calls go with it).
@@ -1674,12 +1738,32 @@ export class Agent {
 		await run.machineDone;
 	}
 
+	/**
+	 * Before the run changes `agent.state.messages`: notes whether the caller changed it since the
+	 * run last did. The transcript is then the caller's, and a snapshot of the run carries it
+	 * (`#transcriptBeside`). {@link Agent.#afterOwnWrite} follows the change.
+	 */
+	#beforeOwnWrite(): void {
+		const run = this.#run;
+		if (run) this.#noteCallerMessages(run);
+	}
+
+	/** After the run changed `agent.state.messages`, ending with its message `shown` (if any). */
+	#afterOwnWrite(shown: AgentMessage | undefined): void {
+		const run = this.#run;
+		if (!run) return;
+		if (shown) run.shown = shown;
+		run.mirrored.messages = this.#state.messages;
+		run.mirrored.length = this.#state.messages.length;
+	}
+
 	#startRun(): ActiveRun {
 		let resolve!: () => void;
 		let endMachine!: () => void;
 		const promise = new Promise<void>((done) => (resolve = done));
 		const machineDone = new Promise<void>((done) => (endMachine = done));
-		const run: ActiveRun = { promise, resolve, controller: undefined, machineDone, endMachine };
+		const messages = this.#state.messages;
+		const run: ActiveRun = { promise, resolve, controller: undefined, machineDone, endMachine, shown: messages.at(-1), mirrored: { messages, length: messages.length } };
 		this.#run = run;
 		this.#state.isStreaming = true;
 		this.#state.streamingMessage = undefined;
@@ -1810,7 +1894,9 @@ export class Agent {
 		const messages = this.#state.messages;
 		const added: AgentMessage[] = unansweredToolCalls(messages).map((call) => toolResultMessage(call, errorResult(errorMessage)));
 		added.push(createAssistantMessage(this.#state.model, { content: [{ type: "text", text: "" }], stopReason: "error", errorMessage }));
+		this.#beforeOwnWrite();
 		messages.push(...added);
+		this.#afterOwnWrite(undefined);
 		this.#state.errorMessage = errorMessage;
 		this.#delivery.event({ type: "agent_end", messages: added });
 		void run.promise.then(() => this.#saveSoon());
@@ -1996,7 +2082,9 @@ export class Agent {
 					return text !== undefined && copies.has(text);
 				};
 				const added = this.#state.messages.filter((message) => !replaced.has(message) && !isCopy(message));
+				this.#beforeOwnWrite();
 				this.#state.messages = added.length === 0 ? event.messages : [...event.messages, ...added];
+				this.#afterOwnWrite(event.messages.at(-1));
 			});
 			return;
 		}
@@ -2129,7 +2217,9 @@ export class Agent {
 				break;
 			case "message_end":
 				state.streamingMessage = undefined;
+				this.#beforeOwnWrite();
 				state.messages.push(event.message);
+				this.#afterOwnWrite(event.message);
 				break;
 			case "tool_execution_start":
 				state.callStarted(event.toolCallId);

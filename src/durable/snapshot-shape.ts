@@ -251,7 +251,7 @@ const snapshotShape: Check = (snapshot, path) => {
 		journal: optional(listOf(journalEntry)),
 		journalSeq: optional(count),
 		lineage: optional(text),
-		agent: optional(fields({ errorMessage: optional(text), abortPending: optional(flag) })),
+		agent: optional(fields({ errorMessage: optional(text), abortPending: optional(flag), transcript: optional(listOf(anObject)) })),
 	})(snapshot, path);
 	// Between runs the chart is idle: a restore reads nothing else of the value then, so it says so here.
 	const machine = (snapshot as { machine: { status: string; value: unknown; context: Record<string, unknown> } }).machine;

@@ -8,6 +8,7 @@
  */
 import { RunAbort } from "../util/run-abort.js";
 import type { AgentToolCall, AnyAgentTool } from "../types/agent.js";
+import type { AgentMessage } from "../types/messages.js";
 import type { AgentMachineConfig, AgentMachineContext, RunContext, ToolBatch, ToolCallEntry } from "../machines/types.js";
 import { validateToolArguments } from "../tools/validate-arguments.js";
 import { describeError } from "../util/describe-error.js";
@@ -141,6 +142,13 @@ export interface AgentSnapshot {
 		 * the machine's context already.
 		 */
 		abortPending?: true | undefined;
+		/**
+		 * `agent.state.messages` during a run, where your code changed it (a note added while a call
+		 * waits for approval, a message redacted): the run's own transcript is the machine's, and
+		 * does not hold the change. Absent when `agent.state.messages` is the run's transcript so far.
+		 * The restored agent's `agent.state.messages` is this one, as the run's end would have saved it.
+		 */
+		transcript?: AgentMessage[] | undefined;
 	};
 }
 

@@ -46,6 +46,11 @@ interface Scenario {
 	 * and asks again; undefined: no overflow, compaction off.
 	 */
 	overflow: number | undefined;
+	/**
+	 * The caller adds a note to `agent.state.messages` as the first turn ends: the run does not send
+	 * it, and a snapshot that holds it restores a transcript with it in its place.
+	 */
+	note: boolean;
 }
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
@@ -54,7 +59,16 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	steer: fc.boolean(),
 	followUp: fc.boolean(),
 	overflow: fc.constantFrom(undefined, undefined, 0, 10),
+	note: fc.boolean(),
 });
+
+/** The caller's note (see `Scenario.note`). */
+const NOTE = "a note the app added during the run";
+
+/** Whether a message is the caller's note. */
+function isNote(message: AgentMessage): boolean {
+	return message.role === "user" && JSON.stringify(message.content).includes(NOTE);
+}
 
 /** What the summariser writes: how the model knows the transcript was compacted. */
 const SUMMARY = "summary of the run so far";
@@ -205,6 +219,9 @@ async function uninterrupted(scenario: Scenario, interpreter: "agentchart" | "xs
 	// agent.snapshot() is plain JSON at any moment: what JSON makes of it is what it was (a function, a
 	// symbol, a non-finite number, a Date, an object with a toJSON would each read differently).
 	const notPlain: string[] = [];
+	/** Snapshots taken by hand once the caller's note was in `agent.state.messages`: each must hold it. */
+	const noteHeld = new Set<AgentSnapshot>();
+	let noted = false;
 	if (everyEvent) {
 		agent.subscribe((event) => {
 			const snapshot = (agent as Agent).snapshot();
@@ -215,6 +232,14 @@ async function uninterrupted(scenario: Scenario, interpreter: "agentchart" | "xs
 				notPlain.push(`at ${event.type} in ${JSON.stringify(json.machine.value)}: ${String(error).slice(0, 400)}`);
 			}
 			saved.push(json);
+			if (noted) noteHeld.add(json);
+		});
+	}
+	if (scenario.note) {
+		agent.subscribe((event) => {
+			if (event.type !== "turn_end" || noted) return;
+			noted = true;
+			(agent as Agent).state.messages = [...(agent as Agent).state.messages, user(NOTE)];
 		});
 	}
 	pinFor(agent, then);
@@ -229,7 +254,7 @@ async function uninterrupted(scenario: Scenario, interpreter: "agentchart" | "xs
 	await held();
 	await agent.save();
 	expect(notPlain, "snapshots that were not plain JSON").toEqual([]);
-	return { transcript: agent.state.messages, firstRun, saved };
+	return { transcript: agent.state.messages, firstRun, saved, noteHeld };
 }
 
 /** Restores the snapshot in a new agent (through JSON) and lets it finish; `ran` gets the tool calls it runs. */
@@ -454,7 +479,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 				console.log(`property seed (restore, ${interpreter}, ${replaySafe ? "safe" : "quiet"}): ${SEED}  (PROPERTY_SEED=${SEED} to replay)`);
 				await fc.assert(
 					fc.asyncProperty(scenarioArb, fc.constantFrom<Then>(...THENS), async (scenario, then) => {
-						const { transcript, firstRun, saved } = await uninterrupted(scenario, interpreter, replaySafe, replaySafe, then);
+						const { transcript, firstRun, saved, noteHeld } = await uninterrupted(scenario, interpreter, replaySafe, replaySafe, then);
 						const points = replaySafe ? saved : saved.filter((snapshot) => quiet(snapshot) && !inFlight(snapshot, "tool"));
 						expect(points.length).toBeGreaterThan(0);
 						for (const snapshot of points) {
@@ -463,8 +488,19 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 							const where = `restored at ${JSON.stringify(snapshot.machine.value)}`;
 							expectValidTranscript(messages);
 							// Stored before the session's second run started, it ends where the first run did.
-							const compared = expectedFrom(snapshot, reachesSecondRun(snapshot) ? transcript : firstRun, messages);
-							expect(normalized(compared.received), where).toEqual(normalized(compared.expected));
+							const whole = reachesSecondRun(snapshot) ? transcript : firstRun;
+							// The caller's note: where a snapshot holds it, the restored transcript has it where the
+							// uninterrupted one does; where it does not (taken before it, or stored before a save
+							// carried it), nowhere.
+							const noted = JSON.stringify(snapshot).includes(NOTE);
+							if (noteHeld.has(snapshot)) expect(noted, `${where}: a snapshot taken after the caller's note does not hold it`).toBe(true);
+							expect(messages.filter(isNote).length, `${where}: the caller's note`).toBe(noted ? 1 : 0);
+							// Compared without it, aligned with the machine's transcript (which has it from the run after).
+							const machineHasNote = snapshot.machine.context.messages.some(isNote);
+							const withoutNote = (list: AgentMessage[]) => (machineHasNote ? list : list.filter((message) => !isNote(message)));
+							const compared = expectedFrom(snapshot, withoutNote(whole), withoutNote(messages));
+							expect(normalized(compared.received.filter((message) => !isNote(message))), where).toEqual(normalized(compared.expected.filter((message) => !isNote(message))));
+							if (noted) expect(messages.findIndex(isNote), `${where}: the caller's note moved`).toBe(whole.findIndex(isNote));
 							// A call whose outcome the snapshot's journal has is not run again.
 							const ended = snapshot.journal.flatMap((entry) => (entry.kind === "tool" && entry.phase === "outcome" ? [entry.effect.split(".").at(-1)] : []));
 							expect(ran.filter((id) => ended.includes(id)), where).toEqual([]);
