@@ -352,7 +352,18 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 				}
 				ended = restored.waitForIdle();
 			} else {
-				ended = restored.prompt(command.items.map((item) => item.message));
+				// What one poll of the agent's queues takes starts the run, as it would in a run going
+				// on: in "one-at-a-time" mode one message, in "all" every message of its kind. The rest
+				// wait in the agent's queues for the turns after it.
+				const [first] = command.items;
+				const all = first !== undefined && (first.mode === "steer" ? restored.steeringMode : restored.followUpMode) === "all";
+				const now = command.items.filter((item, index) => index === 0 || (all && item.mode === first?.mode));
+				ended = restored.prompt(now.map((item) => item.message));
+				for (const item of command.items) {
+					if (now.includes(item)) continue;
+					if (item.mode === "steer") restored.steer(item.message);
+					else restored.followUp(item.message);
+				}
 			}
 			break;
 		case "abort":

@@ -369,4 +369,19 @@ describe("agent sessions on Restate", { timeout: 120_000 }, () => {
 		const snapshot = await session.snapshot();
 		expect(snapshot?.machine.context.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"]);
 	});
+
+	it("answers follow-ups sent together to an idle session one at a time, each in a turn of its own (the session's follow-up mode)", async () => {
+		const session = setup.client.session(sessionId("follow-ups"));
+		await session.prompt("hello");
+		// Sent at once, they reach the idle session's delivery together.
+		await Promise.all(["first", "second", "third"].map((text) => session.followUp(text)));
+		let state = await session.state();
+		for (let tries = 0; tries < 200 && (state.status !== "idle" || state.messages.length < 8); tries++) {
+			await new Promise((resolve) => setTimeout(resolve, 50));
+			state = await session.state();
+		}
+		// One message a turn: each follow-up has its own reply (one prompt of all three had one).
+		expect(state.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"]);
+		expect(state.messages.filter((message) => message.role === "user").map(textOf).sort()).toEqual(["first", "hello", "second", "third"]);
+	});
 });
