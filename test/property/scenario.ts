@@ -13,6 +13,8 @@
  */
 import fc from "fast-check";
 import { Agent } from "../../src/agent.js";
+import { type AgentStore, createMemoryStore } from "../../src/durable/store.js";
+import type { Api, Model } from "../../src/types/model.js";
 import { SUMMARIZATION_SYSTEM_PROMPT } from "../../src/compaction/summarize.js";
 import { defaultConvertToLlm } from "../../src/machines/run-helpers.js";
 import { createScriptedModel, type ScriptedBlock, type ScriptedReply } from "../../src/providers/scripted.js";
@@ -41,9 +43,12 @@ type Command = "steer" | "followUp" | "abort" | "dispose" | "continue" | "prompt
 /**
  * What beforeToolCall answers for a call: nothing, allow, block, block and stop the loop; `slow…`
  * after awaiting a timer; `approve`/`reject`: it asks a person (`approval: "required"`), and a
- * listener approves or rejects the call by its `callKey` a moment after `approval_requested`.
+ * listener approves or rejects the call by its `callKey` a moment after `approval_requested`;
+ * `late`: it asks, and the listener approves only after {@link LATE_DECISION_MS}, later than the
+ * approval timeout when the scenario has one (`options.approvalTimeout`), so that the call times
+ * out first unless the process stalled.
  */
-type BeforeAnswer = "none" | "allow" | "block" | "blockTerminate" | "slowAllow" | "slowBlock" | "approve" | "reject";
+type BeforeAnswer = "none" | "allow" | "block" | "blockTerminate" | "slowAllow" | "slowBlock" | "approve" | "reject" | "late";
 /** What afterToolCall answers: nothing, the result kept, new content (`slowRewrite`: after a timer), the error flag flipped, stop the loop after the batch. */
 type AfterAnswer = "none" | "keep" | "rewrite" | "slowRewrite" | "flipError" | "terminate";
 
@@ -72,6 +77,13 @@ export interface Scenario {
 		prepareMs?: number;
 		/** Who writes compaction summaries: a `summarize` hook (absent: this), or the agent's own model. */
 		summarizer?: "hook" | "model";
+		/** `approvalTimeoutMs` of {@link APPROVAL_TIMEOUT_MS} (absent or false: none). */
+		approvalTimeout?: boolean;
+		/**
+		 * The agent saves to a memory store: once it rests, an agent loaded from the store must hold
+		 * its transcript, queues and queue modes, whatever the commands did meanwhile.
+		 */
+		store?: boolean;
 	};
 }
 
@@ -97,7 +109,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		followUpMode: fc.constantFrom<QueueMode>("one-at-a-time", "all"),
 		before: fc.oneof(
 			fc.constant<BeforeAnswer[]>(["none"]),
-			fc.array(fc.constantFrom<BeforeAnswer>("allow", "allow", "block", "blockTerminate", "slowAllow", "slowBlock", "approve", "reject"), { minLength: 1, maxLength: 4 }),
+			fc.array(fc.constantFrom<BeforeAnswer>("allow", "allow", "block", "blockTerminate", "slowAllow", "slowBlock", "approve", "reject", "late"), { minLength: 1, maxLength: 4 }),
 		),
 		after: fc.oneof(
 			fc.constant<AfterAnswer[]>(["none"]),
@@ -106,6 +118,8 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 		slowListenerMs: fc.constantFrom(0, 0, 1, 3),
 		prepareMs: fc.constantFrom(0, 0, 1, 2),
 		summarizer: fc.constantFrom<"hook" | "model">("hook", "model"),
+		approvalTimeout: fc.boolean(),
+		store: fc.boolean(),
 	}),
 }) as fc.Arbitrary<Scenario>;
 
@@ -152,7 +166,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 interface HookLedger {
 	blocked: Set<string>;
 	/** The person's decision on a call beforeToolCall asked one for, by call. */
-	decisions: Map<string, "approve" | "reject">;
+	decisions: Map<string, "approve" | "reject" | "late">;
 	/** The result afterToolCall asked for (its text, or its error flag), and the reply its call came from. */
 	rewritten: Map<string, { text?: string; isError?: boolean; reply: number }>;
 }
@@ -174,7 +188,7 @@ function beforeHook(answers: readonly BeforeAnswer[], ledger: HookLedger): Befor
 		const answer = answers[asked++ % answers.length] as BeforeAnswer;
 		if (answer === "slowAllow" || answer === "slowBlock") await sleep(2);
 		if (answer === "block" || answer === "slowBlock" || answer === "blockTerminate" || answer === "reject") ledger.blocked.add(callName(toolCall.id, toolCall.arguments));
-		if (answer === "approve" || answer === "reject") {
+		if (answer === "approve" || answer === "reject" || answer === "late") {
 			ledger.decisions.set(callName(toolCall.id, toolCall.arguments), answer);
 			return { approval: "required", reason: "asked by the property" };
 		}
@@ -229,6 +243,10 @@ function hookViolations(ledger: HookLedger, executed: ReadonlySet<string>, messa
 	return violations;
 }
 
+/** A scenario's approval timeout, and when a `late` decision comes (after it). */
+const APPROVAL_TIMEOUT_MS = 15;
+const LATE_DECISION_MS = 40;
+
 /** Each call of a hanging tool ends at the tool timeout. */
 const TOOL_TIMEOUT_MS = 400;
 /** After an abort, running tools get this long to stop; after dispose, a listener holding the run's last events. */
@@ -239,6 +257,39 @@ const ABORT_GRACE_MS = 50;
  * (3 s was less than such a run takes: seed 681705056 in sequential mode, 9 hanging calls).
  */
 const SETTLE_MS = 4 * 3 * TOOL_TIMEOUT_MS + 3000;
+
+/**
+ * What the store holds of a resting agent, once `saved()` resolved: an agent loaded from it holds
+ * the same transcript, queues and queue modes (compared as JSON: the store's copy went through it
+ * or will, with the file store). Loaded through a view that only reads (a store of its own to the
+ * process's claims), so the agent under test keeps writing its session.
+ */
+async function storeViolations(agent: Agent, store: AgentStore, model: Model<Api>, tools: AgentTool<object, unknown>[]): Promise<string[]> {
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	const saved = await Promise.race([
+		agent.saved().then(
+			() => "saved",
+			(error: unknown) => `saved() rejected: ${String(error)}`,
+		),
+		new Promise<string>((resolve) => {
+			timer = setTimeout(() => resolve(`saved() did not settle within ${SETTLE_MS} ms`), SETTLE_MS);
+		}),
+	]);
+	clearTimeout(timer);
+	if (saved !== "saved") return [saved];
+	let loaded: Agent;
+	try {
+		const view: AgentStore = { load: (sessionId) => store.load(sessionId, { peek: true }), saveSnapshot: () => {}, appendJournal: () => {} };
+		loaded = await Agent.load({ store: view, sessionId: "property", initialState: { model, tools }, streamFn: () => Promise.reject(new Error("the loaded agent is only read")) });
+	} catch (error) {
+		return [`Agent.load of the saved session threw: ${String(error)}`];
+	}
+	const held = (of: Agent) =>
+		JSON.stringify({ messages: of.state.messages, steering: queuesOf(of).steering, followUp: queuesOf(of).followUps, modes: [of.steeringMode, of.followUpMode], running: of.state.isStreaming, waiting: of.pendingApprovals.length });
+	const violations = held(loaded) === held(agent) ? [] : [`the agent loaded from its store holds ${held(loaded).slice(0, 600)}, the agent ${held(agent).slice(0, 600)}`];
+	loaded.dispose();
+	return violations;
+}
 
 async function settles(agent: Agent): Promise<boolean> {
 	let timer: ReturnType<typeof setTimeout> | undefined;
@@ -304,7 +355,10 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	const serial: AgentTool<object, unknown> = { ...work, name: "serial", label: "serial", description: "does work alone", executionMode: "sequential" };
 	const options = scenario.options;
 	let preparing = () => {};
+	const store = options?.store ? createMemoryStore() : undefined;
 	const agent = new Agent({
+		...(store ? { store, sessionId: "property" } : {}),
+		...(options?.approvalTimeout ? { approvalTimeoutMs: APPROVAL_TIMEOUT_MS } : {}),
 		initialState: { model: scripted.model, tools: [work, serial] },
 		// A request starts only in a run that is not aborted (an abort while it is prepared stops it).
 		streamFn: (model, context, streamOptions) => {
@@ -504,14 +558,17 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		// any more, and the decision is refused: that is the agent's answer, not a violation.
 		if (event.type === "approval_requested") {
 			const decision = hooks.decisions.get(callName(event.toolCallId, event.args));
-			setTimeout(() => {
+			setTimeout(
+				() => {
 				if (!agent.pendingApprovals.some((call) => call.callKey === event.callKey)) return;
 				try {
 					void (decision === "reject" ? agent.reject(event.callKey, "rejected by the property") : agent.approve(event.callKey)).catch((error: unknown) => violations.push(`${decision} ${event.callKey}: ${String(error)}`));
 				} catch (error) {
 					violations.push(`${decision} ${event.callKey} of a call pendingApprovals lists: ${String(error)}`);
 				}
-			}, 1);
+				},
+				decision === "late" ? LATE_DECISION_MS : 1,
+			);
 		}
 		// A reply's text deltas, once each and in order, are its text, whoever else listens on the
 		// machine. Checked on replies that ended well ("stop"): one that failed or was aborted ends
@@ -561,6 +618,8 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 		}
 		await new Promise<void>((resolve) => setImmediate(resolve));
 		violations.push(...texts(idleViolations(agent)).map((v) => `${label}: ${v}`));
+		// Commands issued by listeners may still land after the agent came to rest: checked once quiet.
+		if (store && !disposed && !agent.state.isStreaming) violations.push(...(await storeViolations(agent, store, scripted.model, [work, serial])).map((v) => `${label}: ${v}`));
 		return true;
 	};
 
@@ -599,6 +658,7 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 	if (pinnedDeltas && pinnedDeltas.length < facadeDeltas.length - facadeDeltasAtPin - 1) {
 		violations.push(`the actor's listener got ${pinnedDeltas.length} text deltas, where the agent's listener got ${facadeDeltas.length - facadeDeltasAtPin} after it was added`);
 	}
+	if (store && !disposed) violations.push(...(await storeViolations(agent, store, scripted.model, [work, serial])).map((v) => `at the end: ${v}`));
 	agent.dispose();
 	await new Promise<void>((resolve) => setImmediate(resolve));
 	if (Object.keys(agent.actor.getSnapshot().children).length) violations.push("child actors alive after dispose");
