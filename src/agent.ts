@@ -362,6 +362,24 @@ interface ActiveRun {
 	callerMessages?: Set<AgentMessage> | undefined;
 }
 
+/** `stored`, unless `signal` aborts first: then a rejection with `notStored()`. */
+function untilStoredOrAborted(stored: Promise<void>, signal: AbortSignal, notStored: () => Error): Promise<void> {
+	return new Promise<void>((resolve, reject) => {
+		const onAbort = () => reject(notStored());
+		signal.addEventListener("abort", onAbort, { once: true });
+		stored.then(
+			() => {
+				signal.removeEventListener("abort", onAbort);
+				resolve();
+			},
+			(error: unknown) => {
+				signal.removeEventListener("abort", onAbort);
+				reject(error);
+			},
+		);
+	});
+}
+
 /** The tool calls of the transcript's last assistant message that no tool result answers. */
 function unansweredToolCalls(messages: readonly AgentMessage[]): AgentToolCall[] {
 	let last = messages.length - 1;
@@ -830,7 +848,8 @@ export class Agent {
 	 * snapshot after it stands in). It rejects when the store could store neither (also in
 	 * `storeProblems`), for instance because an agent of another process loaded the session since
 	 * (that agent asks again); a call whose approval is not stored then does not run either, since
-	 * its intent cannot be stored. Not waiting for it is safe (the rejection is not reported as
+	 * its intent cannot be stored. It rejects too when the run is aborted (or the agent disposed)
+	 * before a store that has not answered confirms it. Not waiting for it is safe (the rejection is not reported as
 	 * unhandled).
 	 *
 	 * @example
@@ -950,8 +969,11 @@ export class Agent {
 		// marked handled, so that a caller that does not wait (a listener answering at once) gets no
 		// unhandled rejection.
 		const stored = Promise.resolve(written).then(noop, () => this.#session.storeInSnapshot());
-		stored.catch(noop);
-		return stored;
+		// A write the store never answers holds the call, not abort() or dispose(): once the run is
+		// aborted, the decision's promise says it was not confirmed stored rather than wait for ever.
+		const settled = untilStoredOrAborted(stored, run.controller.signal, () => new Error(`agentchart: the ${decision === "approved" ? "approval" : "rejection"} of tool call "${call.toolCall.id}" was not confirmed stored: the run was aborted while the store had not answered its write (the call did not run)`));
+		settled.catch(noop);
+		return settled;
 	}
 
 	/**

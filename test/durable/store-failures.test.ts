@@ -259,7 +259,7 @@ describe("a decision the store could not store", () => {
 
 describe("a store that never answers one write", () => {
 	const hangs = ["model intent", "tool intent", "approval requested", "approval decided", "model outcome", "snapshot"] as const;
-	it.each(hangs)("(%s): abort() still ends the run, and a call whose intent is not stored never runs", async (which) => {
+	it.each(hangs)("(%s): abort() still ends the run, a call whose intent is not stored never runs, and approve() settles", async (which) => {
 		const memory = createMemoryStore();
 		let snapshots = 0;
 		const never = new Promise<void>(() => {});
@@ -272,9 +272,19 @@ describe("a store that never answers one write", () => {
 		const { tool, runs } = countingTool();
 		const scripted = createScriptedModel([{ content: [toolCall("noop", {}, "c1")] }, { content: "done" }]);
 		const agent = new Agent({ initialState: { model: scripted.model, tools: [{ ...tool, needsApproval: true }] }, streamFn: scripted.streamFn, store, sessionId: "s" });
+		const decisions: Promise<string>[] = [];
 		agent.subscribe((event) => {
 			// Asked only once the question is stored, which may be after the abort: then nothing waits.
-			if (event.type === "approval_requested") queueMicrotask(() => agent.pendingApprovals.some((call) => call.toolCallId === event.toolCallId) && agent.approve(event.toolCallId));
+			if (event.type !== "approval_requested") return;
+			queueMicrotask(() => {
+				if (!agent.pendingApprovals.some((call) => call.toolCallId === event.toolCallId)) return;
+				decisions.push(
+					agent.approve(event.toolCallId).then(
+						() => "stored",
+						(error: unknown) => `rejected: ${String(error)}`,
+					),
+				);
+			});
 		});
 		let ended = false;
 		const run = agent.prompt("go").finally(() => (ended = true));
@@ -288,6 +298,11 @@ describe("a store that never answers one write", () => {
 		expect(agent.state.isStreaming).toBe(false);
 		expectValidTranscript(agent.state.messages);
 		if (which === "model intent" || which === "tool intent" || which === "approval requested" || which === "snapshot") expect(runs()).toBe(0);
+		// The decision's promise settles too: a write that never lands does not hold the caller of
+		// approve() once the run is aborted (it waited for ever).
+		const settledDecisions = await Promise.race([Promise.all(decisions), new Promise<string>((resolve) => setTimeout(() => resolve("approve() still pending"), 1_000))]);
+		if (which === "approval decided") expect(settledDecisions).toEqual([expect.stringMatching(/^rejected: .*approval of tool call "c1" was not confirmed stored: the run was aborted/)]);
+		else expect(settledDecisions).not.toBe("approve() still pending");
 		await settle();
 		expect(escapes.caught).toEqual([]);
 	});
