@@ -115,20 +115,23 @@ function toolsFor(replaySafe: boolean, ran: string[] = [], onRun: (id: string) =
 	];
 }
 
-/** The approval rule: calls whose id ends in 0 are approved, the others rejected. */
-function decide(agent: Agent): void {
+/**
+ * The approval rule: calls whose id ends in 0 are approved, the others rejected. The decisions'
+ * promises go to `decisions`, when given.
+ */
+function decide(agent: Agent, decisions?: Promise<unknown>[]): void {
 	for (const call of agent.pendingApprovals) {
-		if (call.toolCallId.endsWith("_0")) agent.approve(call.toolCallId);
-		else agent.reject(call.toolCallId, "rule");
+		const decision = call.toolCallId.endsWith("_0") ? agent.approve(call.toolCallId) : agent.reject(call.toolCallId, "rule");
+		decisions?.push(decision.catch(() => undefined));
 	}
 }
 
-function approver(agent: () => Agent | undefined): (event: AgentEvent) => void {
+function approver(agent: () => Agent | undefined, decisions?: Promise<unknown>[]): (event: AgentEvent) => void {
 	return (event) => {
 		if (event.type !== "approval_requested") return;
 		const target = agent();
 		// Decided once the step that asked is over, as a person would.
-		if (target) queueMicrotask(() => target.pendingApprovals.length > 0 && decide(target));
+		if (target) queueMicrotask(() => target.pendingApprovals.length > 0 && decide(target, decisions));
 	};
 }
 
@@ -449,10 +452,11 @@ async function onHangingStore(scenario: Scenario, interpreter: "agentchart" | "x
 	};
 	const escapes = watchEscapes();
 	const ran: string[] = [];
+	const decisions: Promise<unknown>[] = [];
 	try {
 		let agent: Agent | undefined;
 		agent = withInterpreter(interpreter, () =>
-			new Agent({ initialState: { model: createScriptedModel([]).model, messages: earlierOf(scenario), tools: toolsFor(false, ran) }, streamFn: scriptedStreamFn(scenario), compaction: compactionOf(scenario), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent)] }),
+			new Agent({ initialState: { model: createScriptedModel([]).model, messages: earlierOf(scenario), tools: toolsFor(false, ran) }, streamFn: scriptedStreamFn(scenario), compaction: compactionOf(scenario), toolExecution: scenario.mode, store, sessionId: "s", listeners: [approver(() => agent, decisions)] }),
 		);
 		if (scenario.followUp) agent.followUp(user("follow-up"));
 		let ended = false;
@@ -464,9 +468,12 @@ async function onHangingStore(scenario: Scenario, interpreter: "agentchart" | "x
 		// Less than the grace a stream that ignores the abort gets (2 s): the store's write is not such a stream.
 		await Promise.race([run, sleep(1_000)]);
 		const endedInTime = ended;
+		// Every approve() and reject() settles once the run ended, stored or not (one whose write never
+		// answered waited for ever).
+		const decided = await Promise.race([Promise.all(decisions).then(() => true), sleep(1_000).then(() => false)]);
 		await sleep(5);
 		const stored = (await durable.load("s"))?.snapshot;
-		return { agent, ended: endedInTime, ran, escaped: escapes.caught, stored: stored && (JSON.parse(JSON.stringify(stored)) as AgentSnapshot) };
+		return { agent, ended: endedInTime, decided, ran, escaped: escapes.caught, stored: stored && (JSON.parse(JSON.stringify(stored)) as AgentSnapshot) };
 	} finally {
 		escapes.stop();
 	}
@@ -562,6 +569,7 @@ for (const interpreter of ["agentchart", "xstate"] as const) {
 				fc.asyncProperty(scenarioArb, fc.nat(14), async (scenario, hangAt) => {
 					const session = await onHangingStore(scenario, interpreter, hangAt);
 					expect(session.ended, "the run did not end after abort()").toBe(true);
+					expect(session.decided, "an approve() or reject() never settled").toBe(true);
 					expect(session.agent.state.isStreaming).toBe(false);
 					expect(session.escaped, "reached the process's last-resort handlers").toEqual([]);
 					expectValidTranscript(session.agent.state.messages);
