@@ -268,11 +268,12 @@ class ReplySubscriber {
 		});
 		final.finish(failedStop(message.stopReason));
 		if (final.isSilent) return;
-		// One block, as `blockReplyBreak: "message_end"` would send it: fences closed.
+		// One block, as `blockReplyBreak: "message_end"` would send it: fences closed, and a block that
+		// is the silent token alone (a glued token's remains: "NO_REPLYNO_REPLY") left out, as #deliver does.
 		const text = final
 			.drainBlocks(true)
 			.map((block) => block.text)
-			.filter((blockText) => blockText !== "")
+			.filter((blockText) => blockText !== "" && !isSilentText(blockText))
 			.join("\n\n");
 		if (text.trim() !== "") this.assistantTexts.push(text);
 	}

@@ -420,7 +420,8 @@ describe("the answer recorded without block replies (the final-reply path)", () 
 				const texts = blocks.filter((text) => text !== "");
 				expect(replies.assistantTexts).toEqual(texts.length > 0 ? [texts.join("\n\n")] : []);
 			}),
-			{ numRuns: 1000 },
+			// CI, seed 1481490416: a glued silent token's remains were recorded, not sent.
+			{ numRuns: 1000, examples: [["NO_REPLYNO_REPLY", ""]] },
 		);
 	});
 });
