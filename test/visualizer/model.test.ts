@@ -171,6 +171,27 @@ describe("the visualizer's run model", () => {
 		agent.dispose();
 	});
 
+	it("two calls with one id, the first approved (and running) and the second rejected: each tool row ends with its own call's outcome, and the arguments a person gave are the row's", async () => {
+		const { agent, asked } = deployAgent(["d1", "d1"]);
+		const inspector = createAgentInspector();
+		inspector.attach(agent.actor);
+		const run = agent.prompt("Deploy billing and search");
+		await asked;
+		// The first runs with arguments the person changed; the second's rejection ends it at once,
+		// before the first's end: it closed the first's row before.
+		await agent.approve("d1#1", { arguments: { service: "billing-canary" } });
+		await agent.reject("d1#2", "not on a Friday");
+		await run;
+		await flushed(inspector);
+		const model = modelOf(inspector.history());
+		const tools = model.transcript.flatMap((entry) => (entry.kind === "span" && entry.spanKind === "tool" ? [`${JSON.stringify(entry.input)} ${entry.status} ${JSON.stringify(entry.output).slice(0, 60)}`] : []));
+		expect(tools).toEqual([expect.stringMatching(/^\{"service":"billing-canary"\} done .*billing-canary deployed/), expect.stringMatching(/^\{"service":"search"\} error .*Tool call was rejected/)]);
+		const approvals = model.transcript.flatMap((entry) => (entry.kind === "span" && entry.spanKind === "approval" ? [`${entry.status} ${String(entry.output)}`] : []));
+		expect(approvals).toEqual(["done approved with changed arguments", "error rejected: not on a Friday"]);
+		expect(model.spans.filter((span) => span.status === "open")).toEqual([]);
+		agent.dispose();
+	});
+
 	it("an inspector attached while two calls with one id wait re-tells each question with its callKey, so each decision lands on its row", async () => {
 		const { agent, asked } = deployAgent(["d1", "d1"]);
 		const run = agent.prompt("Deploy billing and search");

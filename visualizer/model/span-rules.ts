@@ -30,7 +30,18 @@ export interface SpanRule {
 	 * The kind of span this one holds up while open: the open span of that kind with the same
 	 * key says it waits for this one (a tool call waiting for its approval).
 	 */
-	holds?: { kind: string; openWord: string; target(event: EmittedEvent): { key: string; occurrence: number } } | undefined;
+	holds?:
+		| {
+				kind: string;
+				openWord: string;
+				target(event: EmittedEvent): { key: string; occurrence: number };
+				/**
+				 * What the end of this span does to the one it held: a no makes it end next (its end comes at
+				 * once), and what it goes on with (arguments a person gave) replaces its input.
+				 */
+				release?(event: EmittedEvent): { endsNext: boolean; input?: PreviewJson | undefined };
+		  }
+		| undefined;
 	/** A transcript row for each span, with what went in and what came out. */
 	transcript?: {
 		title(event: EmittedEvent): string;
@@ -54,7 +65,7 @@ function approvalOutcome(event: EmittedEvent): SpanStatus {
 
 /** The decision in words, with the reason given for it: `rejected: not on a Friday`. */
 function approvalDecision(event: EmittedEvent): string {
-	const decision = text(event["decision"], "decided").replace("-", " ");
+	const decision = `${text(event["decision"], "decided").replace("-", " ")}${event["argumentsGiven"] === true ? " with changed arguments" : ""}`;
 	const reason = event["reason"];
 	return typeof reason === "string" && reason !== "" ? `${decision}: ${reason}` : decision;
 }
@@ -79,6 +90,16 @@ function heldToolCall(event: EmittedEvent): { key: string; occurrence: number } 
 	const key = event["callKey"];
 	const suffix = typeof key === "string" && key.startsWith(`${id}#`) ? key.slice(id.length + 1) : "";
 	return { key: id, occurrence: /^\d+$/.test(suffix) ? Number(suffix) : 1 };
+}
+
+/**
+ * How a decision releases the tool call it held: a no ends it at once (its `tool_execution_end`
+ * comes next for its id, before that of a call with the id that runs); arguments a person gave are
+ * what it runs with.
+ */
+function releasedToolCall(event: EmittedEvent): { endsNext: boolean; input?: PreviewJson | undefined } {
+	const endsNext = event["decision"] !== "approved";
+	return event["argumentsGiven"] === true && event["args"] !== undefined ? { endsNext, input: event["args"] } : { endsNext };
 }
 
 /**
@@ -112,7 +133,7 @@ export const SPAN_RULES: readonly SpanRule[] = [
 		label: (event) => `approval · ${text(event["toolName"], "tool call")}`,
 		outcome: approvalOutcome,
 		openWord: "waiting",
-		holds: { kind: "tool", openWord: "waiting for approval", target: heldToolCall },
+		holds: { kind: "tool", openWord: "waiting for approval", target: heldToolCall, release: releasedToolCall },
 		transcript: {
 			title: (event) => `approval for ${text(event["toolName"], "a tool call")}`,
 			input: (event) => event["args"],

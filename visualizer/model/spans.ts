@@ -117,7 +117,9 @@ export function closeSpan(model: RunModel, span: Span, place: { seq: number; t: 
  * that ended; otherwise the first to open is closed first.
  */
 export function closeOpen(model: RunModel, place: RecordPlace, kind: string, key: string, status: SpanStatus, output?: PreviewJson): Span | undefined {
-	const slot = slotsOf(model, place.sessionId, kind, key).find((candidate) => findSpan(model, model.open[candidate])?.held !== true) ?? openSlot(model, place.sessionId, kind, key);
+	const slots = slotsOf(model, place.sessionId, kind, key);
+	const spanAt = (candidate: string) => findSpan(model, model.open[candidate]);
+	const slot = slots.find((candidate) => spanAt(candidate)?.endsNext === true) ?? slots.find((candidate) => spanAt(candidate)?.held !== true) ?? openSlot(model, place.sessionId, kind, key);
 	const span = findSpan(model, slot === undefined ? undefined : model.open[slot]);
 	if (slot !== undefined && !span) delete model.open[slot];
 	if (span) closeSpan(model, span, place, status, output);
@@ -159,6 +161,14 @@ function holdUp(model: RunModel, place: RecordPlace, rule: SpanRule, event: Emit
 	if (!held) return;
 	held.held = holding || undefined;
 	setOpenWord(model, held, holding ? rule.holds.openWord : undefined);
+	if (holding) return;
+	const released = rule.holds.release?.(event);
+	if (released?.endsNext) held.endsNext = true;
+	const entry = findEntry(model, held.entryId);
+	if (released?.input !== undefined && entry?.kind === "span") {
+		entry.input = released.input;
+		entry.rev++;
+	}
 }
 
 function startRule(model: RunModel, place: RecordPlace, rule: SpanRule, event: EmittedEvent): void {

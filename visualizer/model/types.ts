@@ -39,6 +39,11 @@ export interface Span {
 	openWord?: string | undefined;
 	/** Held up by another open span (a tool call waiting for its approval): it cannot end first. */
 	held?: boolean | undefined;
+	/**
+	 * Released by a no (a rejected, timed-out or aborted approval): it ends at the next end of its
+	 * key, before an open span of its key that runs.
+	 */
+	endsNext?: boolean | undefined;
 	/** What tells it apart among open spans of its kind (a tool call's id). */
 	key?: string | undefined;
 	/** Its place among the spans of its kind and key in its turn, from 1 (a repeated tool call id). */

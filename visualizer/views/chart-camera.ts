@@ -56,8 +56,16 @@ export class ChartCamera {
 			},
 			true,
 		);
-		new ResizeObserver(() => this.apply()).observe(pane);
+		// A pane made narrower (the window, or the split) keeps the followed state in view.
+		new ResizeObserver(() => {
+			const box = this.follow ? this.followed?.() : undefined;
+			if (box) this.ensureVisible(box, false);
+			else this.apply();
+		}).observe(pane);
 	}
+
+	/** The box `follow` keeps in view (the active state's), given by the pane. */
+	followed: (() => Box | undefined) | undefined;
 
 	/** The camera's position and scale. */
 	get state(): CameraState {

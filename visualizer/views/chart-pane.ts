@@ -49,6 +49,7 @@ export class ChartPane {
 		root.append(defs, content);
 		elements.viewport.replaceChildren(root);
 		this.camera = new ChartCamera(elements.viewport, root, (state) => this.showCamera(state));
+		this.camera.followed = () => this.followedBox();
 		this.view = new ChartView(content, layout, { onToggle: (id) => this.toggle(id), onSelectState });
 		this.camera.setContent(this.view.size);
 		const start = this.view.boxOf(this.chart.graph.nodes[0]?.initialId ?? this.chart.graph.rootId);

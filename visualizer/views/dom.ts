@@ -34,11 +34,22 @@ export class TailFollower {
 	private pending = false;
 	/** Set while the follower itself scrolls, so its own scroll event does not count as the reader's. */
 	private scrolling = false;
+	/** The list's height at the last scroll event: a scroll that comes with a new height is the layout's. */
+	private height = 0;
 
 	constructor(private readonly list: HTMLElement) {
 		list.addEventListener("scroll", () => {
+			const height = list.scrollHeight;
+			const relaid = height !== this.height;
+			this.height = height;
 			if (this.scrolling) {
 				this.scrolling = false;
+				return;
+			}
+			// Entries drawn again or closed change the height, and the browser moves the scroll position
+			// with it: not the reader scrolling away. Followed to the end again instead.
+			if (relaid && this.following) {
+				this.request();
 				return;
 			}
 			this.following = list.scrollTop + list.clientHeight >= list.scrollHeight - 24;
@@ -68,6 +79,7 @@ export class TailFollower {
 			if (!this.following) return;
 			if (this.list.scrollTop + this.list.clientHeight >= this.list.scrollHeight - 1) return;
 			this.scrolling = true;
+			this.height = this.list.scrollHeight;
 			this.list.scrollTop = this.list.scrollHeight;
 		});
 	}

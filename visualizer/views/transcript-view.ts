@@ -167,7 +167,9 @@ export class TranscriptView {
 		node.dataset["status"] = entry.status;
 		const words = entry.spanKind === "approval" ? APPROVAL_WORDS : STATUS_WORDS;
 		const kindLabel = entry.spanKind === "tool" ? "Tool" : entry.spanKind === "approval" ? "Approval" : entry.spanKind[0]?.toUpperCase() + entry.spanKind.slice(1);
-		head.append(element("span", "who", kindLabel), element("span", "span-title", entry.title), element("span", `badge badge-${entry.status}`, (entry.status === "open" ? entry.openWord : undefined) ?? words[entry.status] ?? entry.status));
+		const title = element("span", "span-title", entry.title);
+		title.title = entry.title;
+		head.append(element("span", "who", kindLabel), title, element("span", `badge badge-${entry.status}`, (entry.status === "open" ? entry.openWord : undefined) ?? words[entry.status] ?? entry.status));
 		// A call that had ended before the attach has no known length; a wait that ended after it is timed from the attach.
 		if (entry.endT !== undefined && !(entry.restored === true && entry.endT === entry.startT)) head.append(element("span", "duration", formatDuration(entry.endT - entry.startT)));
 		head.append(time);
