@@ -350,16 +350,15 @@ interface ActiveRun {
 	/** A manual compaction's outcome. */
 	compaction?: { resolve: (result: CompactionResult) => void; reject: (error: Error) => void } | undefined;
 	/**
-	 * The run's last message `agent.state.messages` got (by its `message_end`, or a compaction's
-	 * outcome): the run's messages after it have not reached the listeners yet.
+	 * `agent.state.messages` as the run alone made it (its start, each `message_end`, a compaction's
+	 * outcome), never handed out: where the caller's transcript differs from it, the caller changed
+	 * it during the run. Its last message is the run's last one the listeners have.
 	 */
-	shown?: AgentMessage | undefined;
-	/** `agent.state.messages` and its length as the agent last left them (see `Agent.#ownWrite`). */
-	mirrored: { messages: AgentMessage[]; length: number };
-	/** The caller changed `agent.state.messages` during the run (assigned it, or changed the array). */
+	own: AgentMessage[];
+	/** The caller's transcript is not the run's: restored as such (its messages are copies of the run's). */
 	callerChanged?: true | undefined;
-	/** The messages the caller put in `agent.state.messages` during the run (made when it first does). */
-	callerMessages?: Set<AgentMessage> | undefined;
+	/** A compaction the machine made whose outcome the listeners have not reached yet. */
+	compacted?: { messages: AgentMessage[]; replaced: readonly AgentMessage[] } | undefined;
 }
 
 /** `stored`, unless `signal` aborts first: then a rejection with `notStored()`. */
@@ -1088,30 +1087,20 @@ export class Agent {
 	#transcriptBeside(runMessages: readonly AgentMessage[]): AgentMessage[] | undefined {
 		const run = this.#run;
 		if (!run) return undefined;
-		this.#noteCallerMessages(run);
-		if (!run.callerChanged) return undefined;
 		const shown = this.#state.messages;
-		const upTo = run.shown;
-		const at = upTo === undefined ? -1 : runMessages.lastIndexOf(upTo);
-		if (upTo === undefined || at >= 0) return [...shown, ...runMessages.slice(at + 1)];
-		// The run compacted its transcript, and the listeners have not heard yet: their transcript
-		// will be the compacted one followed by the caller's messages (see auto_compaction_end).
-		const caller = run.callerMessages;
-		return caller ? [...runMessages, ...shown.filter((message) => caller.has(message))] : [...runMessages];
-	}
-
-	/**
-	 * Notes whether the caller changed `agent.state.messages` since the run last did, and which
-	 * messages it put there (those the run's own transcript, as the run left it, does not have).
-	 */
-	#noteCallerMessages(run: ActiveRun): void {
-		const messages = this.#state.messages;
-		const { mirrored } = run;
-		if (messages === mirrored.messages && messages.length === mirrored.length) return;
-		run.callerChanged = true;
-		// The run's own part: the array as the run left it (a caller's push went past its length).
-		const own = new Set(mirrored.messages.slice(0, mirrored.length));
-		for (const message of messages) if (!own.has(message)) (run.callerMessages ??= new Set()).add(message);
+		const { own } = run;
+		// A copy of the array is no change (state libraries copy); a message put in, taken out or
+		// replaced in place is.
+		if (!run.callerChanged && shown.length === own.length && shown.every((message, index) => message === own[index])) return undefined;
+		const compacted = run.compacted;
+		// With a compaction the listeners have not reached, theirs will be its outcome followed by
+		// the caller's messages (see "agentchart.transcript" in #onEmitted).
+		const base = compacted ? [...compacted.messages, ...callerAdditions(shown, compacted.replaced)] : shown.slice();
+		const last = compacted ? compacted.messages.at(-1) : own.at(-1);
+		const at = last === undefined ? -1 : runMessages.lastIndexOf(last);
+		// The run's messages whose events are still on their way follow.
+		if (last === undefined || at >= 0) base.push(...runMessages.slice(at + 1));
+		return base;
 	}
 
 	/** The running machine, persisted (its context as plain data). */
@@ -1343,12 +1332,10 @@ export class Agent {
 		this.#commandSeq = Math.max(this.#commandSeq, restored.context.commandSeq);
 		const run = this.#startRun();
 		if (snapshot.agent.transcript) {
-			// The transcript is the caller's, its messages read apart from the machine's: the run's part
-			// ends with the machine's last message, and the caller's are those the machine lacks.
+			// The transcript is the caller's, its messages read apart from the machine's (copies of them
+			// count as the run's, see callerAdditions): the run's own view is the machine's.
 			run.callerChanged = true;
-			run.shown = hydrated.context.messages.at(-1);
-			const ownText = new Set(hydrated.context.messages.map(jsonOrNothing));
-			run.callerMessages = new Set(snapshot.agent.transcript.filter((message) => !ownText.has(jsonOrNothing(message))));
+			run.own = hydrated.context.messages.slice();
 		}
 		this.#state.errorMessage = snapshot.agent.errorMessage;
 		// Calls started before the restart and not ended are still pending: their end comes from this
@@ -1760,32 +1747,12 @@ export class Agent {
 		await run.machineDone;
 	}
 
-	/**
-	 * Before the run changes `agent.state.messages`: notes whether the caller changed it since the
-	 * run last did. The transcript is then the caller's, and a snapshot of the run carries it
-	 * (`#transcriptBeside`). {@link Agent.#afterOwnWrite} follows the change.
-	 */
-	#beforeOwnWrite(): void {
-		const run = this.#run;
-		if (run) this.#noteCallerMessages(run);
-	}
-
-	/** After the run changed `agent.state.messages`, ending with its message `shown` (if any). */
-	#afterOwnWrite(shown: AgentMessage | undefined): void {
-		const run = this.#run;
-		if (!run) return;
-		if (shown) run.shown = shown;
-		run.mirrored.messages = this.#state.messages;
-		run.mirrored.length = this.#state.messages.length;
-	}
-
 	#startRun(): ActiveRun {
 		let resolve!: () => void;
 		let endMachine!: () => void;
 		const promise = new Promise<void>((done) => (resolve = done));
 		const machineDone = new Promise<void>((done) => (endMachine = done));
-		const messages = this.#state.messages;
-		const run: ActiveRun = { promise, resolve, controller: undefined, machineDone, endMachine, shown: messages.at(-1), mirrored: { messages, length: messages.length } };
+		const run: ActiveRun = { promise, resolve, controller: undefined, machineDone, endMachine, own: this.#state.messages.slice() };
 		this.#run = run;
 		this.#state.isStreaming = true;
 		this.#state.streamingMessage = undefined;
@@ -1916,9 +1883,8 @@ export class Agent {
 		const messages = this.#state.messages;
 		const added: AgentMessage[] = unansweredToolCalls(messages).map((call) => toolResultMessage(call, errorResult(errorMessage)));
 		added.push(createAssistantMessage(this.#state.model, { content: [{ type: "text", text: "" }], stopReason: "error", errorMessage }));
-		this.#beforeOwnWrite();
 		messages.push(...added);
-		this.#afterOwnWrite(undefined);
+		run.own.push(...added);
 		this.#state.errorMessage = errorMessage;
 		this.#delivery.event({ type: "agent_end", messages: added });
 		void run.promise.then(() => this.#saveSoon());
@@ -2090,23 +2056,18 @@ export class Agent {
 			return;
 		}
 		if (event.type === "agentchart.transcript") {
+			// Until the events before it reach the listeners, the run's transcript is compacted and
+			// theirs is not: a snapshot meanwhile says what theirs will be (see #transcriptBeside).
+			const run = this.#run;
+			const compacted = { messages: event.messages, replaced: event.replaced };
+			if (run) run.compacted = compacted;
 			this.#delivery.after(() => {
 				// Messages the caller put in `state.messages` while the run went on (the run does not see
 				// them, as in pi, but the next one does) are not the compaction's to drop: they stay, after it.
-				// A message the transcript had is the compaction's, also as an equal copy (a listener that
-				// replaced the transcript with copies of it, as state libraries and redaction do): kept
-				// after it, it brought the summarised history back.
-				const replaced = new Set(event.replaced);
-				let copies: Set<string> | undefined;
-				const isCopy = (message: AgentMessage): boolean => {
-					copies ??= new Set(event.replaced.map(jsonOrNothing).filter((text): text is string => text !== undefined));
-					const text = jsonOrNothing(message);
-					return text !== undefined && copies.has(text);
-				};
-				const added = this.#state.messages.filter((message) => !replaced.has(message) && !isCopy(message));
-				this.#beforeOwnWrite();
+				const added = callerAdditions(this.#state.messages, event.replaced);
 				this.#state.messages = added.length === 0 ? event.messages : [...event.messages, ...added];
-				this.#afterOwnWrite(event.messages.at(-1));
+				if (run && run.compacted === compacted) run.compacted = undefined;
+				if (run) run.own = event.messages.slice();
 			});
 			return;
 		}
@@ -2239,9 +2200,8 @@ export class Agent {
 				break;
 			case "message_end":
 				state.streamingMessage = undefined;
-				this.#beforeOwnWrite();
 				state.messages.push(event.message);
-				this.#afterOwnWrite(event.message);
+				this.#run?.own.push(event.message);
 				break;
 			case "tool_execution_start":
 				state.callStarted(event.toolCallId);
@@ -2290,6 +2250,23 @@ export class Agent {
 		this.#state.errorMessage = message;
 		if (this.#run && !this.#disposed) this.#machine?.send(event ? { type: "listener.error", error: message, during: event.type } : { type: "listener.error", error: message });
 	}
+}
+
+/**
+ * The messages of `shown` (the listeners' transcript) that a compaction replacing `replaced` does
+ * not drop: those the caller put there. A message the transcript had is the compaction's, also as
+ * an equal copy (a listener that replaced the transcript with copies of it, as state libraries and
+ * redaction do): kept after it, it would bring the summarised history back.
+ */
+function callerAdditions(shown: readonly AgentMessage[], replaced: readonly AgentMessage[]): AgentMessage[] {
+	const same = new Set(replaced);
+	let copies: Set<string> | undefined;
+	return shown.filter((message) => {
+		if (same.has(message)) return false;
+		copies ??= new Set(replaced.map(jsonOrNothing).filter((text): text is string => text !== undefined));
+		const text = jsonOrNothing(message);
+		return text === undefined || !copies.has(text);
+	});
 }
 
 /** A message's JSON, or undefined when JSON cannot write it (without a store a tool's details may hold a BigInt). */

@@ -140,8 +140,12 @@ interface ToldRun {
 	waiting: ReadonlySet<string>;
 	/** Calls settled whose result message had not come: their start and end were told. */
 	ended: ReadonlySet<string>;
-	/** The tool call id of each of those calls, by key. */
-	ids: ReadonlyMap<string, string>;
+	/**
+	 * Each of those calls' tool call id and its place among the batch's calls with that id (from 1),
+	 * by key: its result is the reply's n-th with that id (a key's number need not be its place: a
+	 * model's own id may look like a key, `x`, `x#2`, `x` are keyed `x`, `x#2`, `x#3`).
+	 */
+	calls: ReadonlyMap<string, { id: string; occurrence: number }>;
 }
 
 /** What an inspector attached before had told of an agent by the time it detached. */
@@ -162,9 +166,12 @@ function toldBy(context: RestorableContext): Told {
 	const started = new Set<string>();
 	const waiting = new Set<string>();
 	const ended = new Set<string>();
-	const ids = new Map<string, string>();
+	const calls = new Map<string, { id: string; occurrence: number }>();
+	const seen = new Map<string, number>();
 	for (const call of run.batch?.calls ?? []) {
-		ids.set(call.key, call.toolCall.id);
+		const occurrence = (seen.get(call.toolCall.id) ?? 0) + 1;
+		seen.set(call.toolCall.id, occurrence);
+		calls.set(call.key, { id: call.toolCall.id, occurrence });
 		if (call.status === "settled" && call.message === undefined) ended.add(call.key);
 		if (!OPEN_STATUSES.has(call.status)) continue;
 		if (call.started === true || call.status === "running") started.add(call.key);
@@ -172,7 +179,7 @@ function toldBy(context: RestorableContext): Told {
 	}
 	const streaming = run.assistant === undefined && run.partial !== undefined;
 	const reply = run.assistant as MessageLike | undefined;
-	told.run = { number: context.runs ?? 1, turn: Math.max(1, run.turn ?? 1), turnEnded: run.turnEnded === true, streaming, reply, added: run.newMessages ?? [], started, waiting, ended, ids };
+	told.run = { number: context.runs ?? 1, turn: Math.max(1, run.turn ?? 1), turnEnded: run.turnEnded === true, streaming, reply, added: run.newMessages ?? [], started, waiting, ended, calls };
 	return told;
 }
 
@@ -239,15 +246,17 @@ function endingsSince(told: Told & { run: ToldRun }, context: RestorableContext,
 	const batchNow = new Map<string, CallLike>();
 	if (sameRun) for (const call of run.batch?.calls ?? []) batchNow.set(call.key, call);
 	// The told batch's results follow its reply, in source order: where the model repeated an id,
-	// the n-th result with it answers the n-th call with it (the key's number).
+	// the n-th result with it answers the n-th call with it.
 	const replyAt = reply === undefined ? -1 : messages.indexOf(reply);
+	const toldMessages = told.messages;
 	const resultMessage = (key: string): MessageLike | undefined => {
-		const id = toldRun.ids.get(key) ?? key;
-		let occurrence = key === id ? 1 : Number(key.slice(id.length + 1));
+		const told = toldRun.calls.get(key);
+		const id = told?.id ?? key;
+		let occurrence = told?.occurrence ?? 1;
 		for (let index = replyAt + 1; index < messages.length; index++) {
 			const message = messages[index];
 			if (message?.role === "assistant") break;
-			if (message?.role === "toolResult" && message.toolCallId === id && --occurrence === 0) return told.messages.has(message) ? undefined : message;
+			if (message?.role === "toolResult" && message.toolCallId === id && --occurrence === 0) return toldMessages.has(message) ? undefined : message;
 		}
 		return undefined;
 	};
@@ -259,7 +268,7 @@ function endingsSince(told: Told & { run: ToldRun }, context: RestorableContext,
 	}
 	const results: MessageLike[] = [];
 	for (const key of new Set([...toldRun.started, ...toldRun.waiting])) {
-		const id = toldRun.ids.get(key) ?? key;
+		const id = toldRun.calls.get(key)?.id ?? key;
 		const call = batchNow.get(key);
 		if (call && OPEN_STATUSES.has(call.status)) {
 			// Still open: only an approval may have been given meanwhile.

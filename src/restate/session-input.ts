@@ -9,6 +9,7 @@
 import { assertAgentMessage, promptMessages, shown, unknownKeys } from "../agent-input.js";
 import { describeError } from "../util/describe-error.js";
 import { SessionRefusal } from "./sdk.js";
+import type { QueueMode } from "../types/agent.js";
 import type { ApproveInput, PromptInput, QueuedInput, QueuedMessage, RejectInput } from "./session-types.js";
 
 /** The code of a refused input: the caller's to fix, nothing to retry. */
@@ -118,4 +119,19 @@ export function deliverable(items: readonly unknown[], drop: (problem: string) =
 		else drop(`agentchart/restate: a queued message was dropped, the agent cannot take it: ${problem}`);
 	}
 	return usable;
+}
+
+/**
+ * The messages one poll of an agent's queues takes of `items` (messages that reached an idle
+ * session together): steering before follow-ups; in `"one-at-a-time"` mode the first of that
+ * kind, in `"all"` mode all of it. They start the run; the others wait in the queues for the
+ * turns after it, as they would have in a run going on.
+ *
+ * @example
+ * firstPoll([{ mode: "followUp", message: f }, { mode: "steer", message: s }], { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time" }); // the steer
+ */
+export function firstPoll(items: readonly QueuedMessage[], modes: { steeringMode: QueueMode; followUpMode: QueueMode }): QueuedMessage[] {
+	const kind = items.some((item) => item.mode === "steer") ? "steer" : "followUp";
+	const ofKind = items.filter((item) => item.mode === kind);
+	return (kind === "steer" ? modes.steeringMode : modes.followUpMode) === "all" ? ofKind : ofKind.slice(0, 1);
 }

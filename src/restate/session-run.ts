@@ -29,7 +29,7 @@ import { JournalAwaiter } from "./journal-awaiter.js";
 import { type RestateSdk, SessionRefusal } from "./sdk.js";
 import { journaledStreamFn } from "./journaled-model.js";
 import { journaledTool } from "./journaled-tools.js";
-import { deliverable } from "./session-input.js";
+import { deliverable, firstPoll } from "./session-input.js";
 import { type SessionBudget, formatBytes, jsonBytes, measuringSerde } from "./storable.js";
 import { type SessionEventSink, sessionEventOf } from "./session-events.js";
 import type { HeldMail, PromptInput, QueuedMessage, RunInProgress, RunResult } from "./session-types.js";
@@ -352,12 +352,8 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 				}
 				ended = restored.waitForIdle();
 			} else {
-				// What one poll of the agent's queues takes starts the run, as it would in a run going
-				// on: in "one-at-a-time" mode one message, in "all" every message of its kind. The rest
-				// wait in the agent's queues for the turns after it.
-				const [first] = command.items;
-				const all = first !== undefined && (first.mode === "steer" ? restored.steeringMode : restored.followUpMode) === "all";
-				const now = command.items.filter((item, index) => index === 0 || (all && item.mode === first?.mode));
+				// What one poll of the agent's queues takes starts the run; the rest wait in its queues.
+				const now = firstPoll(command.items, { steeringMode: restored.steeringMode, followUpMode: restored.followUpMode });
 				ended = restored.prompt(now.map((item) => item.message));
 				for (const item of command.items) {
 					if (now.includes(item)) continue;

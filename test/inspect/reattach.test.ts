@@ -187,4 +187,38 @@ describe("an inspector attached again to the same agent", () => {
 			agent.dispose();
 		}
 	});
+
+	it("when the model's own ids look like keys (x, x#2, x: keyed x, x#2, x#3), each call is told by its place among its id's calls", async () => {
+		const scripted = createScriptedModel([
+			{ content: [toolCall("deploy", { service: "a" }, "x"), toolCall("deploy", { service: "b" }, "x#2"), toolCall("deploy", { service: "c" }, "x")] },
+			{ content: "done" },
+		]);
+		const deploy = makeTool("deploy", async () => ok("deployed"), { needsApproval: true });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [deploy] }, streamFn: scripted.streamFn });
+		let asked = 0;
+		const allAsked = new Promise<void>((resolve) => agent.subscribe((event) => void (event.type === "approval_requested" && ++asked === 3 && resolve())));
+		const throughout = recordingInspector();
+		const detachThroughout = throughout.inspector.attach(agent.actor);
+		const run = agent.prompt("Deploy a, b and c");
+		try {
+			await allAsked;
+			const { inspector, records } = recordingInspector();
+			let detach = inspector.attach(agent.actor);
+			inspector.flush();
+			detach();
+			for (const call of agent.pendingApprovals) await agent.approve(call.callKey);
+			await run;
+			detach = inspector.attach(agent.actor);
+			inspector.flush();
+			detach();
+			throughout.inspector.flush();
+			// Before, the third call's approval stayed open and its result was told again as a new call.
+			expect(conversation(records)).toEqual(conversation(throughout.records));
+			expect(Object.keys(modelOf(records).open)).toEqual([]);
+		} finally {
+			detachThroughout();
+			await run.catch(() => undefined);
+			agent.dispose();
+		}
+	});
 });

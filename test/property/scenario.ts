@@ -560,6 +560,18 @@ export async function runScenario(mode: ToolExecutionMode, scenario: Scenario): 
 			const decision = hooks.decisions.get(callName(event.toolCallId, event.args));
 			setTimeout(
 				() => {
+				if (decision === "late" && options?.approvalTimeout) {
+					// Past its deadline (by the clock, whatever its timer did meanwhile): refused.
+					let taken = false;
+					try {
+						void agent.approve(event.callKey).catch(() => undefined);
+						taken = true;
+					} catch {
+						// refused, as it must be
+					}
+					if (taken) violations.push(`approve(${event.callKey}) taken ${LATE_DECISION_MS} ms after it was asked, past its ${APPROVAL_TIMEOUT_MS} ms approvalTimeoutMs`);
+					return;
+				}
 				if (!agent.pendingApprovals.some((call) => call.callKey === event.callKey)) return;
 				try {
 					void (decision === "reject" ? agent.reject(event.callKey, "rejected by the property") : agent.approve(event.callKey)).catch((error: unknown) => violations.push(`${decision} ${event.callKey}: ${String(error)}`));

@@ -8,7 +8,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSessionClient } from "../../src/restate/client.js";
 import { SessionRefusal } from "../../src/restate/sdk.js";
-import { checkDecisionInput } from "../../src/restate/session-input.js";
+import { checkDecisionInput, firstPoll } from "../../src/restate/session-input.js";
+import type { QueuedMessage } from "../../src/restate/session-types.js";
 
 const received: string[] = [];
 const server = createServer((request: IncomingMessage, response) => {
@@ -118,5 +119,22 @@ describe("a client made with options no call could go out with", () => {
 		];
 		for (const [options, message] of refusals) expect(() => createSessionClient(options as never)).toThrow(message);
 		expect(() => createSessionClient({ ingressUrl: "https://restate.example.com:8080/" })).not.toThrow();
+	});
+});
+
+describe("messages that reach an idle session together", () => {
+	const item = (mode: QueuedMessage["mode"], text: string): QueuedMessage => ({ mode, message: { role: "user", content: [{ type: "text", text }], timestamp: 1 } });
+	const texts = (items: QueuedMessage[]) => items.map((queued) => (queued.message.content as { text: string }[])[0]?.text);
+	const one = { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time" } as const;
+	const all = { steeringMode: "all", followUpMode: "all" } as const;
+
+	it("start the run as one poll of the queues takes them: steering first, one at a time or all of its kind", () => {
+		// A follow-up that arrived first still waits behind a steer, as in a run going on (the first
+		// version started with whichever arrived first).
+		expect(texts(firstPoll([item("followUp", "F1"), item("steer", "S1"), item("steer", "S2")], one))).toEqual(["S1"]);
+		expect(texts(firstPoll([item("followUp", "F1"), item("steer", "S1"), item("followUp", "F2"), item("steer", "S2")], all))).toEqual(["S1", "S2"]);
+		expect(texts(firstPoll([item("followUp", "F1"), item("followUp", "F2")], one))).toEqual(["F1"]);
+		expect(texts(firstPoll([item("followUp", "F1"), item("followUp", "F2")], all))).toEqual(["F1", "F2"]);
+		expect(texts(firstPoll([item("followUp", "F1"), item("steer", "S1"), item("followUp", "F2")], { steeringMode: "one-at-a-time", followUpMode: "all" }))).toEqual(["S1"]);
 	});
 });
