@@ -9,11 +9,14 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
 import type { AgentSnapshot } from "../../src/durable/snapshot.js";
 import { createMemoryStore } from "../../src/durable/store.js";
-import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
+import { createScriptedModel, type ScriptedBlock, toolCall } from "../../src/providers/scripted.js";
 import type { AgentEvent } from "../../src/types/agent.js";
-import type { AgentMessage } from "../../src/types/messages.js";
+import { emptyUsage } from "../../src/types/content.js";
+import type { AgentMessage, AssistantMessage } from "../../src/types/messages.js";
+import type { StreamFn } from "../../src/types/stream.js";
 import { makeTool, ok, textOf, user } from "../agent/helpers.js";
 
+const assistantText = (text: string): AssistantMessage => ({ role: "assistant", content: [{ type: "text", text }], api: "scripted", provider: "scripted", model: "scripted-1", usage: emptyUsage(), stopReason: "stop", timestamp: 1 });
 const roles = (messages: readonly AgentMessage[]) => messages.map((message) => `${message.role}:${textOf(message).slice(0, 20)}`);
 
 function setUp() {
@@ -96,5 +99,52 @@ describe("a message the caller adds to agent.state.messages during a run", () =>
 		expect(agent.snapshot().agent.transcript).toBeUndefined();
 		await agent.reject("c1");
 		await run;
+	});
+
+	it("pushed before a threshold compaction, snapshot taken as it starts (the machine compacted, the listeners not yet): restored compacted, the note after it", async () => {
+		const earlier = [user(`earlier question ${"q".repeat(300)}`), assistantText(`earlier answer ${"a".repeat(300)}`), user(`another question ${"q".repeat(300)}`), assistantText(`another answer ${"a".repeat(300)}`)];
+		// A tool call, then an answer; each reply reports a context near the window, so the next call compacts first.
+		const streamFn: StreamFn = (model, context, options) => {
+			const results = context.messages.filter((message) => message.role === "toolResult").length;
+			const content: ScriptedBlock[] = results === 0 ? [{ type: "toolCall", name: "work", arguments: {}, id: "a" }] : [{ type: "text", text: `answer after ${results}` }];
+			return createScriptedModel([{ content, usage: { input: 127_000, output: 10 } }]).streamFn(model, context, options);
+		};
+		const work = makeTool("work", async () => ok("worked"), { replay: "safe" });
+		const compaction = { enabled: true, keepRecentTokens: 10, reserveTokens: 2048, summarize: async () => "the summary" };
+		const agent = new Agent({ initialState: { model: createScriptedModel([]).model, messages: earlier, tools: [work] }, streamFn, compaction });
+		let snapshot: AgentSnapshot | undefined;
+		let noted = false;
+		agent.subscribe((event) => {
+			// In place: the array the agent handed out.
+			if (event.type === "turn_end" && !noted) noted = agent.state.messages.push(user("a note from the app")) > 0;
+			if (event.type === "auto_compaction_start" && !snapshot) snapshot = JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
+		});
+		await agent.prompt("go");
+		const expected = roles(agent.state.messages);
+		expect(expected[0]).toMatch(/^compactionSummary/);
+		expect(expected).toContain("user:a note from the app");
+		const restored = Agent.restore(snapshot as AgentSnapshot, { initialState: { tools: [work] }, streamFn, compaction });
+		await restored.waitForIdle();
+		expect(roles(restored.state.messages)).toEqual(expected);
+	});
+
+	it("redacted in place (the same array, the same length) is in the snapshot; an unchanged copy assigned is not a change", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("charge", { amount: 20 }, "c1")] }, { content: "charged" }]);
+		const charge = makeTool("charge", async () => ok("done"), { needsApproval: true });
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [charge] }, streamFn: scripted.streamFn });
+		const asked = new Promise<void>((resolve) => agent.subscribe((event) => void (event.type === "approval_requested" && resolve())));
+		const run = agent.prompt("my card is 4111 1111 1111 1111");
+		await asked;
+		// A state library's copy: nothing changed, and a snapshot carries no second transcript.
+		agent.state.messages = [...agent.state.messages];
+		expect(agent.snapshot().agent.transcript).toBeUndefined();
+		agent.state.messages[0] = user("my card is [redacted]");
+		const snapshot = JSON.parse(JSON.stringify(agent.snapshot())) as AgentSnapshot;
+		expect(JSON.stringify(snapshot.agent.transcript)).toContain("[redacted]");
+		await agent.reject("c1");
+		await run;
+		const restored = Agent.restore(snapshot, { initialState: { tools: [charge] }, streamFn: createScriptedModel([{ content: "charged" }]).streamFn });
+		expect(textOf(restored.state.messages[0])).toBe("my card is [redacted]");
+		restored.dispose();
 	});
 });
