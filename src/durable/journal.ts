@@ -506,7 +506,24 @@ export function runOfEffect(effect: string): string {
  * unstorableResultText("count_rows", "it is not JSON-serializable (result.details.total is a BigInt)");
  */
 export function unstorableResultText(toolName: string, why: string): string {
-	return `Tool "${toolName}" ran, but its result could not be stored: ${why}. What the tool did has taken effect; its result is lost.`;
+	return `${unstorablePrefix(toolName)}${why}. What the tool did has taken effect; its result is lost.`;
+}
+
+function unstorablePrefix(toolName: string): string {
+	return `Tool "${toolName}" ran, but its result could not be stored: `;
+}
+
+/**
+ * Why a tool's result could not be stored, when `text` is the error {@link unstorableResultText}
+ * made of it; otherwise undefined.
+ *
+ * @example
+ * unstorableReason("count_rows", unstorableResultText("count_rows", "it is not JSON")); // "it is not JSON"
+ */
+export function unstorableReason(toolName: string, text: string): string | undefined {
+	const prefix = unstorablePrefix(toolName);
+	const suffix = ". What the tool did has taken effect; its result is lost.";
+	return text.startsWith(prefix) && text.endsWith(suffix) ? text.slice(prefix.length, text.length - suffix.length) : undefined;
 }
 
 /**

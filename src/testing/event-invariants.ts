@@ -6,6 +6,7 @@
 import type { AgentEvent } from "../types/agent.js";
 import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import { Counts, countsOf, toolCallIdsOf } from "./id-counts.js";
+import { unstorableReason } from "../durable/journal.js";
 import { jsonProblems } from "./json-check.js";
 import { type AgentRule, type AgentViolation, violation } from "./violations.js";
 
@@ -340,6 +341,11 @@ export class EventInvariants {
 		const message = event.message as { role?: string; toolName?: string; toolCallId?: string };
 		const result = message.role === "toolResult";
 		const problems = jsonProblems(event.message, result ? "result" : "message");
+		// With a store, a result no store could write never reaches the transcript: the agent answers
+		// the call with an error saying why, and the tool's result is lost.
+		const first = result ? (event.message as { content?: { type?: string; text?: string }[] }).content?.[0] : undefined;
+		const unstorable = first?.type === "text" && first.text !== undefined ? unstorableReason(message.toolName ?? "", first.text) : undefined;
+		if (unstorable !== undefined) problems.push(`it could not be stored (${unstorable}), so the agent answered the call with an error and the result is lost`);
 		if (problems.length === 0) return;
 		const what = result ? `the result of tool "${message.toolName}" (call ${message.toolCallId}), from its execute or your afterToolCall,` : `a ${message.role ?? "?"} message`;
 		this.fail("snapshot", `${what} is not plain JSON, which agent.snapshot() must be: ${problems.join("; ")}`, event);

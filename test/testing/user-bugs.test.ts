@@ -7,6 +7,7 @@
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import { createMemoryStore } from "../../src/durable/store.js";
 import type { AgentFactory } from "../../src/testing/walk/cast.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
 import { checkAgentInvariants, recordAgent, stillWaitingOn } from "../../src/testing/agent-checks.js";
@@ -74,6 +75,19 @@ describe("a tool result that is not plain JSON", () => {
 		const fuzzed = await fuzzAgent(nonJson, { runs: 20, seed: 3, restarts: false, ...quiet });
 		expect(fuzzed.violations.map((each) => each.rule), fuzzed.format()).toContain("snapshot");
 	}, 120_000);
+
+	it("with a store, where the agent answers the call with an error instead (the result is lost): reported all the same", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("lookup_order", { id: "A-17" })] }, { content: "Ships tomorrow." }]);
+		const agent = new Agent({ initialState: { model: scripted.model, tools: [lookup(async () => ok("A-17", { total: 10n }))] }, streamFn: scripted.streamFn, store: createMemoryStore(), sessionId: "s1" });
+		const events: AgentEvent[] = [];
+		agent.subscribe((event) => void events.push(event));
+		await agent.prompt("Where is A-17?");
+		// Before, nothing was reported: the transcript held the agent's error, which is plain JSON.
+		expect(checkAgentInvariants(events, agent).map((each) => `[${each.rule}] ${each.message}`)).toEqual([
+			expect.stringMatching(/^\[snapshot\] message_end: the result of tool "lookup_order" \(call call_1\).*: it could not be stored \(it is not JSON-serializable \(result\.details\.total is a BigInt.*\), so the agent answered the call with an error and the result is lost$/),
+		]);
+		agent.dispose();
+	});
 
 	it("a walk that restores after it reports it, rather than throwing a bare TypeError", async () => {
 		const explored = await exploreAgent(nonJson, { restores: "everywhere" });
