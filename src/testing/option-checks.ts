@@ -20,7 +20,7 @@ export function checkNumberOption(caller: "exploreAgent" | "fuzzAgent", name: st
 	if (typeof value !== "number") throw new TypeError(`agentchart/testing: ${caller}'s ${name} must be a number, got ${typeof value}`);
 	// NaN (a `Number(process.env.RUNS)` unset) and 0 would run nothing and report no violation.
 	if (!Number.isFinite(value) || value < rule.min || (rule.integer && !Number.isInteger(value))) {
-		throw new RangeError(`agentchart/testing: ${caller}'s ${name} must be ${rule.integer ? "an integer" : "a number"} of at least ${rule.min}, got ${value}`);
+		throw new RangeError(`agentchart/testing: ${caller}'s ${name} must be ${rule.integer ? "an integer" : "a finite number"} of at least ${rule.min}, got ${value}`);
 	}
 }
 

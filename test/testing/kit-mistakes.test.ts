@@ -115,9 +115,10 @@ describe("exploreAgent refuses options that would test nothing", () => {
 		[{ maxPaths: -3 }, RangeError, "exploreAgent's maxPaths must be an integer of at least 1, got -3"],
 		[{ maxPaths: 2.5 }, RangeError, "exploreAgent's maxPaths must be an integer of at least 1, got 2.5"],
 		[{ maxPaths: "5" as unknown as number }, TypeError, "exploreAgent's maxPaths must be a number, got string"],
-		[{ stepTimeoutMs: 0 }, RangeError, "exploreAgent's stepTimeoutMs must be a number of at least 1, got 0"],
-		[{ stepTimeoutMs: Number.NaN }, RangeError, "exploreAgent's stepTimeoutMs must be a number of at least 1, got NaN"],
-		[{ settleTimeoutMs: Number.NaN }, RangeError, "exploreAgent's settleTimeoutMs must be a number of at least 1, got NaN"],
+		[{ stepTimeoutMs: 0 }, RangeError, "exploreAgent's stepTimeoutMs must be a finite number of at least 1, got 0"],
+		[{ stepTimeoutMs: Number.NaN }, RangeError, "exploreAgent's stepTimeoutMs must be a finite number of at least 1, got NaN"],
+		[{ settleTimeoutMs: Number.NaN }, RangeError, "exploreAgent's settleTimeoutMs must be a finite number of at least 1, got NaN"],
+		[{ settleTimeoutMs: Number.POSITIVE_INFINITY }, RangeError, "exploreAgent's settleTimeoutMs must be a finite number of at least 1, got Infinity"],
 	])("%o", async (options, type, message) => {
 		const before = called;
 		const thrown = await thrownBy(() => exploreAgent(counted, { restores: false, ...options }));

@@ -220,7 +220,7 @@ describe("fuzzAgent refuses options that would test nothing", () => {
 		[{ runs: Number.NaN }, RangeError, "fuzzAgent's runs must be an integer of at least 1, got NaN"],
 		[{ runs: -5 }, RangeError, "fuzzAgent's runs must be an integer of at least 1, got -5"],
 		[{ runs: 2.5 }, RangeError, "fuzzAgent's runs must be an integer of at least 1, got 2.5"],
-		[{ settleTimeoutMs: 0 }, RangeError, "fuzzAgent's settleTimeoutMs must be a number of at least 1, got 0"],
+		[{ settleTimeoutMs: 0 }, RangeError, "fuzzAgent's settleTimeoutMs must be a finite number of at least 1, got 0"],
 		[{ seed: 1.5 }, TypeError, "fuzzAgent's seed must be an integer"],
 		[{ path: "0:0:1" }, TypeError, 'fuzzAgent\'s path "0:0:1" replays only with the seed it was printed with'],
 		[{ seed: 1, path: "0 -> 1" }, TypeError, "fuzzAgent's path must be the one a report printed"],
