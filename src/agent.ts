@@ -361,24 +361,6 @@ interface ActiveRun {
 	compacted?: { messages: AgentMessage[]; replaced: readonly AgentMessage[] } | undefined;
 }
 
-/** `stored`, unless `signal` aborts first: then a rejection with `notStored()`. */
-function untilStoredOrAborted(stored: Promise<void>, signal: AbortSignal, notStored: () => Error): Promise<void> {
-	return new Promise<void>((resolve, reject) => {
-		const onAbort = () => reject(notStored());
-		signal.addEventListener("abort", onAbort, { once: true });
-		stored.then(
-			() => {
-				signal.removeEventListener("abort", onAbort);
-				resolve();
-			},
-			(error: unknown) => {
-				signal.removeEventListener("abort", onAbort);
-				reject(error);
-			},
-		);
-	});
-}
-
 /** The tool calls of the transcript's last assistant message that no tool result answers. */
 function unansweredToolCalls(messages: readonly AgentMessage[]): AgentToolCall[] {
 	let last = messages.length - 1;
@@ -970,7 +952,7 @@ export class Agent {
 		const stored = Promise.resolve(written).then(noop, () => this.#session.storeInSnapshot());
 		// A write the store never answers holds the call, not abort() or dispose(): once the run is
 		// aborted, the decision's promise says it was not confirmed stored rather than wait for ever.
-		const settled = untilStoredOrAborted(stored, run.controller.signal, () => new Error(`agentchart: the ${decision === "approved" ? "approval" : "rejection"} of tool call "${call.toolCall.id}" was not confirmed stored: the run was aborted while the store had not answered its write (the call did not run)`));
+		const settled = unlessAborted(stored, run.controller.signal, () => new Error(`agentchart: the ${decision === "approved" ? "approval" : "rejection"} of tool call "${call.toolCall.id}" was not confirmed stored: the run was aborted while the store had not answered its write (the call did not run)`));
 		settled.catch(noop);
 		return settled;
 	}

@@ -20,18 +20,19 @@ export function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<vo
 }
 
 /**
- * Settles as `pending` does (rejecting with its error), or resolves at once when `signal` aborts
- * first: a wait an abort must be able to end (a store that never answers). Callers check
- * `signal.aborted` afterwards to tell the two apart.
+ * Settles as `pending` does (rejecting with its error), or, when `signal` aborts first, resolves at
+ * once (or rejects with `abortedError()`, when given): a wait an abort must be able to end (a store
+ * that never answers). Without `abortedError`, callers check `signal.aborted` afterwards to tell
+ * the two apart.
  *
  * @example
  * await unlessAborted(store.saveSnapshot(sessionId, snapshot), signal);
  * if (signal.aborted) return; // not waited for: the store may still write it
  */
-export function unlessAborted(pending: PromiseLike<void>, signal: AbortSignal): Promise<void> {
-	if (signal.aborted) return Promise.resolve();
+export function unlessAborted(pending: PromiseLike<void>, signal: AbortSignal, abortedError?: () => Error): Promise<void> {
+	if (signal.aborted) return abortedError ? Promise.reject(abortedError()) : Promise.resolve();
 	return new Promise<void>((resolve, reject) => {
-		const onAbort = () => resolve();
+		const onAbort = () => (abortedError ? reject(abortedError()) : resolve());
 		signal.addEventListener("abort", onAbort, { once: true });
 		pending.then(
 			() => {

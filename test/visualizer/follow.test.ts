@@ -97,4 +97,33 @@ describe.skipIf(!chromiumAvailable)("a page open beside a run", { timeout: 60_00
 			expect(errors).toEqual([]);
 		});
 	});
+
+	it("shows a call's status beside a long tool name, also in a narrow window (the name gives way)", async () => {
+		await withCleanup(async (defer) => {
+			const name = "fetch_a_document_from_the_company_knowledge_base_by_url";
+			const fetchTool: AgentTool<typeof serviceParams> = { name, label: "Fetch", description: "f", parameters: serviceParams, execute: async () => ({ content: [{ type: "text", text: "fetched" }], details: {} }) };
+			const scripted = createScriptedModel([{ content: [toolCall(name, { service: "docs" }, "f1")] }, { content: "Fetched." }]);
+			const agent = new Agent({ initialState: { model: scripted.model, tools: [fetchTool] }, streamFn: scripted.streamFn });
+			defer(() => agent.dispose());
+			const visualizer = await attachVisualizer(agent.actor);
+			defer(() => visualizer.close());
+			const { page, errors } = await openPage(browser(), visualizer.url);
+			defer(() => page.close());
+			await page.setViewportSize({ width: 800, height: 800 });
+			await page.waitForFunction(() => window.agentchart.activeState === "agent.idle");
+			await agent.prompt("fetch the docs");
+			await page.waitForFunction(() => window.agentchart.activeState === "agent.idle" && document.body.dataset["rendered"] === document.body.dataset["cursor"]);
+			const placed = await page.evaluate(() => {
+				const entry = document.querySelector('#transcript .entry[data-kind="tool"]');
+				const badge = entry?.querySelector(".entry-head .badge");
+				if (!entry || !badge) return undefined;
+				const box = entry.getBoundingClientRect();
+				const status = badge.getBoundingClientRect();
+				return { text: badge.textContent, inside: status.left >= box.left && status.right <= box.right };
+			});
+			// Before, the badge was pushed past the card's right edge.
+			expect(placed).toEqual({ text: "done", inside: true });
+			expect(errors).toEqual([]);
+		});
+	});
 });
