@@ -506,8 +506,10 @@ export function runOfEffect(effect: string): string {
  * unstorableResultText("count_rows", "it is not JSON-serializable (result.details.total is a BigInt)");
  */
 export function unstorableResultText(toolName: string, why: string): string {
-	return `${unstorablePrefix(toolName)}${why}. What the tool did has taken effect; its result is lost.`;
+	return `${unstorablePrefix(toolName)}${why}${UNSTORABLE_SUFFIX}`;
 }
+
+const UNSTORABLE_SUFFIX = ". What the tool did has taken effect; its result is lost.";
 
 function unstorablePrefix(toolName: string): string {
 	return `Tool "${toolName}" ran, but its result could not be stored: `;
@@ -522,8 +524,7 @@ function unstorablePrefix(toolName: string): string {
  */
 export function unstorableReason(toolName: string, text: string): string | undefined {
 	const prefix = unstorablePrefix(toolName);
-	const suffix = ". What the tool did has taken effect; its result is lost.";
-	return text.startsWith(prefix) && text.endsWith(suffix) ? text.slice(prefix.length, text.length - suffix.length) : undefined;
+	return text.startsWith(prefix) && text.endsWith(UNSTORABLE_SUFFIX) ? text.slice(prefix.length, text.length - UNSTORABLE_SUFFIX.length) : undefined;
 }
 
 /**

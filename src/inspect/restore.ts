@@ -248,15 +248,14 @@ function endingsSince(told: Told & { run: ToldRun }, context: RestorableContext,
 	// The told batch's results follow its reply, in source order: where the model repeated an id,
 	// the n-th result with it answers the n-th call with it.
 	const replyAt = reply === undefined ? -1 : messages.indexOf(reply);
-	const toldMessages = told.messages;
 	const resultMessage = (key: string): MessageLike | undefined => {
-		const told = toldRun.calls.get(key);
-		const id = told?.id ?? key;
-		let occurrence = told?.occurrence ?? 1;
+		const call = toldRun.calls.get(key);
+		const id = call?.id ?? key;
+		let occurrence = call?.occurrence ?? 1;
 		for (let index = replyAt + 1; index < messages.length; index++) {
 			const message = messages[index];
 			if (message?.role === "assistant") break;
-			if (message?.role === "toolResult" && message.toolCallId === id && --occurrence === 0) return toldMessages.has(message) ? undefined : message;
+			if (message?.role === "toolResult" && message.toolCallId === id && --occurrence === 0) return told.messages.has(message) ? undefined : message;
 		}
 		return undefined;
 	};

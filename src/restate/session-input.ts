@@ -9,6 +9,7 @@
 import { assertAgentMessage, promptMessages, shown, unknownKeys } from "../agent-input.js";
 import { describeError } from "../util/describe-error.js";
 import { SessionRefusal } from "./sdk.js";
+import { takeFromQueue } from "../machines/run-helpers.js";
 import type { QueueMode } from "../types/agent.js";
 import type { ApproveInput, PromptInput, QueuedInput, QueuedMessage, RejectInput } from "./session-types.js";
 
@@ -133,5 +134,6 @@ export function deliverable(items: readonly unknown[], drop: (problem: string) =
 export function firstPoll(items: readonly QueuedMessage[], modes: { steeringMode: QueueMode; followUpMode: QueueMode }): QueuedMessage[] {
 	const kind = items.some((item) => item.mode === "steer") ? "steer" : "followUp";
 	const ofKind = items.filter((item) => item.mode === kind);
-	return (kind === "steer" ? modes.steeringMode : modes.followUpMode) === "all" ? ofKind : ofKind.slice(0, 1);
+	const { taken } = takeFromQueue(ofKind.map((item) => item.message), kind === "steer" ? modes.steeringMode : modes.followUpMode);
+	return ofKind.filter((item) => taken.includes(item.message));
 }
