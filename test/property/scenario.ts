@@ -1,6 +1,6 @@
 /**
  * The property scenarios: random scripts (text, thinking, tool calls, calls of a tool that runs
- * alone, errors, "length" stops, context overflows reported as errors or silently by usage over
+ * alone, empty replies, errors, "length" stops (also before anything streamed), context overflows reported as errors or silently by usage over
  * the window), random tool latencies and failures, beforeToolCall/afterToolCall hooks that
  * allow, block, rewrite or terminate (some after awaiting), either queue mode, a listener that
  * sometimes awaits a timer, a transformContext and convertToLlm that await one, compaction
@@ -91,7 +91,7 @@ export interface Scenario {
 export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	replies: fc.array(
 		fc.record({
-			blocks: fc.array(fc.constantFrom("text", "thinking", "tool", "tool", "serialTool", "missingTool"), { minLength: 1, maxLength: 3 }),
+			blocks: fc.array(fc.constantFrom("text", "thinking", "tool", "tool", "serialTool", "missingTool"), { minLength: 0, maxLength: 3 }),
 			stop: fc.constantFrom("auto", "auto", "auto", "error", "length", "overflow", "silentOverflow"),
 			sameIds: fc.constantFrom(false, false, false, true),
 		}),
