@@ -125,7 +125,7 @@ class AnthropicStreamReader {
 				this.applyDelta(event.index, event.delta);
 				break;
 			case "content_block_stop":
-				this.stopBlock(event.index);
+				this.stopBlock(event.index, false);
 				break;
 			case "message_delta": {
 				if (event.stopReason) {
@@ -139,7 +139,7 @@ class AnthropicStreamReader {
 			case "message_stop":
 				// A block a server never stopped ends with the message: a tool call keeps the arguments
 				// its whole text says, not the streaming preview, which lags a long one.
-				for (const index of [...this.openBlocks.keys()]) this.stopBlock(index);
+				for (const index of [...this.openBlocks.keys()]) this.stopBlock(index, true);
 				this.completed = true;
 				break;
 		}
@@ -252,7 +252,8 @@ class AnthropicStreamReader {
 		this.stream.push({ type: "thinking_delta", contentIndex, delta: text, partial: this.output });
 	}
 
-	private stopBlock(index: number): void {
+	/** Ends a block: at its `content_block_stop`, or with the message (`messageEnd`) for one a server never stopped. */
+	private stopBlock(index: number, messageEnd: boolean): void {
 		const block = this.openBlocks.get(index);
 		if (!block) return;
 		this.openBlocks.delete(index);
@@ -264,7 +265,15 @@ class AnthropicStreamReader {
 		} else if (part?.type === "thinking") {
 			this.stream.push({ type: "thinking_end", contentIndex, content: part.thinking, partial });
 		} else if (part?.type === "toolCall") {
-			part.arguments = block.arguments?.final() ?? {};
+			const reading = block.arguments?.finalReading() ?? { arguments: {}, complete: true };
+			part.arguments = reading.arguments;
+			if (!reading.complete) {
+				// Cut off by the output limit, most likely: the API stops the block before it says
+				// "max_tokens". The call's end waits for the message's; cut off, it never ends, and
+				// the loop answers it with the output-limit error instead of running it.
+				if (!messageEnd) this.openBlocks.set(index, block);
+				if (!messageEnd || this.output.stopReason === "length") return;
+			}
 			this.stream.push({ type: "toolcall_end", contentIndex, toolCall: part, partial });
 		}
 	}

@@ -186,16 +186,21 @@ export class OpenAIChunkReader {
 		const nameless = this.output.content.find((part) => part.type === "toolCall" && part.name === "");
 		if (nameless?.type === "toolCall") throw new OpenAIStreamError(namelessToolCallMessage(nameless.id));
 		const partial = this.output;
+		const outcome = mapFinishReason(this.finishReason, this.toolCalls.length > 0);
 		partial.content.forEach((part, contentIndex) => {
 			if (part.type === "text") this.stream.push({ type: "text_end", contentIndex, content: part.text, partial });
 			else if (part.type === "thinking") this.stream.push({ type: "thinking_end", contentIndex, content: part.thinking, partial });
 			else {
 				const state = this.toolCalls.find((call) => call.contentIndex === contentIndex);
-				if (state) part.arguments = state.arguments.final();
+				const reading = state?.arguments.finalReading();
+				if (reading) part.arguments = reading.arguments;
+				// A call whose arguments the output limit cut off never ends: the loop answers it
+				// with the output-limit error instead of running it with what was cut.
+				if (reading?.complete === false && outcome.stopReason === "length") return;
 				this.stream.push({ type: "toolcall_end", contentIndex, toolCall: part, partial });
 			}
 		});
-		return mapFinishReason(this.finishReason, this.toolCalls.length > 0);
+		return outcome;
 	}
 
 	private reasoningOf(delta: Json): { field: string; text: string } | undefined {

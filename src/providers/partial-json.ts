@@ -130,6 +130,32 @@ export class StreamingArguments {
 	final(): Arguments {
 		return parseFinalArguments(this.#text);
 	}
+
+	/**
+	 * The final arguments, and whether the text is complete JSON (or empty). Text that is not is
+	 * a call the output limit cut off: its stop reason comes after the call's block has ended, and
+	 * such a call must not be announced as ended (a streaming tool starts at its end).
+	 */
+	finalReading(): { arguments: Arguments; complete: boolean } {
+		return { arguments: parseFinalArguments(this.#text), complete: isCompleteJson(this.#text) };
+	}
+}
+
+/**
+ * Whether a tool call's argument text is complete: empty (no arguments), or valid JSON.
+ *
+ * @example
+ * isCompleteJson('{"path":"/tmp/a"}'); // true
+ * isCompleteJson('{"path":"/tmp/a'); // false
+ */
+export function isCompleteJson(json: string): boolean {
+	if (json.trim() === "") return true;
+	try {
+		JSON.parse(json);
+		return true;
+	} catch {
+		return false;
+	}
 }
 
 /**

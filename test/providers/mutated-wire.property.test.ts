@@ -23,6 +23,9 @@
  * a few dozen runs. And a call of a reply that ended well has the arguments the JSON of its
  * fragments spells: with a call's end event left out, Anthropic and the proxy ran a call of over
  * 2 KB with its streaming preview, cut short (a probe found it; the "long tool call" replies).
+ * A reply the output limit cut off announces no call's end whose arguments were cut: the
+ * providers announced it, and a streaming tool ran the call with what was read of the cut text
+ * (the "call cut off by the output limit" replies).
  *
  * `PROPERTY_RUNS` (default 100 per provider) sets the runs, `PROPERTY_SEED` replays a seed.
  */
@@ -111,6 +114,13 @@ const anthropicBases: Record<string, WireEvent[]> = {
 		anthropic.messageDelta("tool_use"),
 		anthropic.messageStop(),
 	].map((event) => ({ name: event.event, data: toJson(event.data) })),
+	"call cut off by the output limit": [
+		anthropic.messageStart("msg_05"),
+		...anthropic.textBlock(0, ["Deleting."]),
+		...anthropic.toolUseBlock(1, "toolu_05", "delete", ['{"path":"/tmp/imp', "ortant-dir/sub"]),
+		anthropic.messageDelta("max_tokens"),
+		anthropic.messageStop(),
+	].map((event) => ({ name: event.event, data: toJson(event.data) })),
 	"error mid-stream": [
 		anthropic.messageStart("msg_03"),
 		anthropic.blockStart(0, { type: "text", text: "" }),
@@ -133,6 +143,12 @@ const openaiBases: Record<string, WireEvent[]> = {
 	],
 	"reasoning and text": [
 		...[...openai.reasoningChunks(["Think", "ing"]), ...openai.textChunks(["Hi"]), openai.finishChunk("stop"), openaiUsage].map((frame) => ({
+			data: toJson("data" in frame ? frame.data : null),
+		})),
+		{ data: DONE_MARKER },
+	],
+	"call cut off by the output limit": [
+		...[openai.roleChunk("chatcmpl-5"), ...openai.textChunks(["Deleting."]), ...openai.toolCallChunks(0, "call_05", "delete", ['{"path":"/tmp/imp', "ortant-dir/sub"]), openai.finishChunk("length"), openaiUsage].map((frame) => ({
 			data: toJson("data" in frame ? frame.data : null),
 		})),
 		{ data: DONE_MARKER },
@@ -483,6 +499,30 @@ function argumentProblems(events: readonly AssistantMessageEvent[], message: Ass
 	return problems;
 }
 
+/**
+ * A reply the output limit cut off whose call's end was announced though the JSON its fragments
+ * spell up to that end is not complete: the end says the arguments are final, and a streaming
+ * tool starts on it, with arguments read from the cut text (a probe's delete of a path cut short).
+ */
+function cutOffProblems(events: readonly AssistantMessageEvent[], message: AssistantMessage): string[] {
+	if (message.stopReason !== "length") return [];
+	const problems: string[] = [];
+	events.forEach((event, at) => {
+		if (event.type !== "toolcall_end") return;
+		const text = events
+			.slice(0, at)
+			.map((earlier) => (earlier.type === "toolcall_delta" && earlier.contentIndex === event.contentIndex ? earlier.delta : ""))
+			.join("");
+		if (text.trim() === "") return;
+		try {
+			JSON.parse(text);
+		} catch {
+			problems.push(`content[${event.contentIndex}]: toolcall_end announced a call whose ${text.length} characters of arguments the output limit cut off`);
+		}
+	});
+	return problems;
+}
+
 /** What broke the providers' promise: never throw, always settle, one final event, a readable message. */
 function outcomeProblems(outcome: Outcome): string[] {
 	switch (outcome.kind) {
@@ -499,7 +539,7 @@ function outcomeProblems(outcome: Outcome): string[] {
 			const last = outcome.events.at(-1);
 			if (last?.type !== "done" && last?.type !== "error") problems.push(`the stream ended with ${last?.type ?? "no event"}`);
 			else if ((last.type === "done" ? last.message : last.error) !== outcome.result) problems.push("result() is not the message of the final event");
-			return [...problems, ...messageProblems(outcome.result), ...argumentProblems(outcome.events, outcome.result)];
+			return [...problems, ...messageProblems(outcome.result), ...argumentProblems(outcome.events, outcome.result), ...cutOffProblems(outcome.events, outcome.result)];
 		}
 	}
 }
