@@ -7,6 +7,11 @@ import type { AgentSnapshot } from "../durable/snapshot.js";
 import type { SessionEventEnvelope } from "./session-events.js";
 import type { AbortResult, ApproveInput, PromptInput, QueuedInput, QueuedResult, RejectInput, RunResult, SessionState } from "./session-types.js";
 
+// What the client's functions take and return, nameable from this entry: `agentchart/restate`
+// also exports them, but its declarations need the Restate SDK, which a client does not install.
+export type { AbortResult, ApproveInput, HeldMail, PromptInput, QueuedInput, QueuedMessage, QueuedResult, RejectInput, RunInProgress, RunResult, SessionState, SessionStatus } from "./session-types.js";
+export type { SessionEvent, SessionEventEnvelope, SlimAssistantMessageEvent } from "./session-events.js";
+
 /**
  * Options of {@link createSessionClient}.
  *
