@@ -18,7 +18,7 @@ import type { AgentMachineCommand, AgentMachineConfig, AgentMachineContext, Agen
 import { approvedArguments, errorResult } from "./tools/preflight.js";
 import { assertValidTools } from "./tools/tool-schema.js";
 import { validateToolArguments } from "./tools/validate-arguments.js";
-import { type CompactionEnd, type CompactionStart, type RunStart, type StoredJournalEntry, modelEffectId, runOfEffect, toolEffectId } from "./durable/journal.js";
+import { type CompactionEnd, type CompactionStart, type RunStart, type StoredJournalEntry, modelEffectId, runOfEffect, streamedReasoning, toolEffectId } from "./durable/journal.js";
 import { type AgentSnapshot, type PersistedAgentMachine, type PlainAgentContext, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, hydrateAgentContext, persistAgentContext, plainFreshContext, readAgentSnapshot } from "./durable/snapshot.js";
 import { type AgentStore, type LoadedSession, ofLineage } from "./durable/store.js";
 import { DurableSession, SessionClaim } from "./facade/durable-session.js";
@@ -1006,7 +1006,8 @@ export class Agent {
 		// answers it; announced later, to a listener subscribed since, it would be answered twice.
 		const askedBefore = (this.#restoring && record?.request !== undefined) || !this.#delivery.listening();
 		const streamedFrom = batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
-		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom, deadline: call.approval?.deadline });
+		const reasoning = streamedFrom === undefined ? undefined : streamedReasoning(batch.assistant.content, call.toolCall);
+		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom, ...(reasoning ? { reasoning } : {}), deadline: call.approval?.deadline });
 		this.#session.watchForTakeover();
 		if (askedBefore) return true;
 		if (!this.#session.saves) return false;

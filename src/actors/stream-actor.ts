@@ -1,5 +1,5 @@
 import type { EventObject } from "xstate";
-import { emptyUsage } from "../types/content.js";
+import { emptyUsage, type ThinkingContent } from "../types/content.js";
 import type { AgentToolCall } from "../types/agent.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model, SimpleStreamOptions } from "../types/model.js";
@@ -15,12 +15,13 @@ import { fromCallback } from "xstate";
 
 /**
  * The reply of a model call a restart interrupted after some of its tool calls had started:
- * those calls, as the model sent them, and nothing else of what had streamed.
+ * those calls, as the model sent them, after the reasoning (thinking blocks) the reply had
+ * before them, and nothing else of what had streamed.
  *
  * @example
  * replyOfStartedCalls(model, journal.startedDuring("r1.m1")); // stopReason "toolUse", content: the started calls
  */
-export function replyOfStartedCalls(model: Model, started: readonly AgentToolCall[]): AssistantMessage {
+export function replyOfStartedCalls(model: Model, started: readonly (AgentToolCall | ThinkingContent)[]): AssistantMessage {
 	return { role: "assistant", content: [...started], api: model.api, provider: model.provider, model: model.id, usage: emptyUsage(), stopReason: "toolUse", timestamp: Date.now() };
 }
 

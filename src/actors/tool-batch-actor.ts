@@ -4,7 +4,7 @@ import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js"
 import { describeError } from "../util/describe-error.js";
 import { unlessAborted } from "../util/sleep.js";
 import type { RestoredToolBatchInput, ToolBatchCommand, ToolBatchEvent, ToolBatchInput } from "./tool-batch-protocol.js";
-import { type ToolIntent, interruptedText, unstorableResultText } from "../durable/journal.js";
+import { type ToolIntent, interruptedText, streamedReasoning, unstorableResultText } from "../durable/journal.js";
 import { fromCallback } from "xstate";
 
 function isContentBlock(block: unknown): boolean {
@@ -177,6 +177,8 @@ class ToolBatchRun {
 		if (this.input.streamedFrom) {
 			intent.streamedFrom = this.input.streamedFrom;
 			intent.call = call.toolCall;
+			const reasoning = streamedReasoning(this.input.assistantMessage.content, call.toolCall);
+			if (reasoning) intent.reasoning = reasoning;
 		}
 		const pending = journal.append(intent);
 		// An abort does not wait for the store (one that never answers would hold the run forever):

@@ -18,6 +18,7 @@
  * The journal is the run's; an `AgentStore` makes it durable (see `store.ts`).
  */
 import type { AgentToolCall, AgentToolResult } from "../types/agent.js";
+import type { ThinkingContent } from "../types/content.js";
 import type { AgentMessage, AssistantMessage } from "../types/messages.js";
 import { unwritableJson } from "../util/json-writable.js";
 
@@ -60,6 +61,23 @@ export interface ModelOutcome {
 export type ReplayPolicy = "safe" | "unsafe";
 
 /**
+ * The reasoning (thinking blocks) a streaming reply had before one of its calls, for the call's
+ * journal entry: a restart that closes the reply with the calls that had started keeps it. A
+ * provider that reasons with signed thinking (Anthropic with thinking on) refuses the next
+ * request when the reply answered by tool results does not start with its thinking block.
+ *
+ * @example
+ * streamedReasoning(partial.content, call); // [{ type: "thinking", thinking: "…", thinkingSignature: "…" }]
+ */
+export function streamedReasoning(content: readonly AssistantMessage["content"][number][], call: AgentToolCall): ThinkingContent[] | undefined {
+	let end = content.indexOf(call);
+	if (end === -1) end = content.findIndex((block) => block.type === "toolCall" && block.id === call.id);
+	const before = end === -1 ? content : content.slice(0, end);
+	const reasoning = before.filter((block): block is ThinkingContent => block.type === "thinking").map((block) => ({ ...block }));
+	return reasoning.length > 0 ? reasoning : undefined;
+}
+
+/**
  * A tool call's intent: recorded before the tool runs, with the arguments it runs with.
  *
  * @example
@@ -82,6 +100,8 @@ export interface ToolIntent {
 	 */
 	streamedFrom?: string | undefined;
 	call?: AgentToolCall | undefined;
+	/** With `streamedFrom`: the reply's reasoning (thinking blocks) before the call (see {@link streamedReasoning}). */
+	reasoning?: ThinkingContent[] | undefined;
 }
 
 /**
@@ -154,6 +174,8 @@ export interface ApprovalRequest {
 	call: AgentToolCall;
 	/** While its reply still streams (streaming tool execution): the model call's effect id. */
 	streamedFrom?: string | undefined;
+	/** With `streamedFrom`: the reply's reasoning (thinking blocks) before the call (see {@link streamedReasoning}). */
+	reasoning?: ThinkingContent[] | undefined;
 	/**
 	 * When its `approvalTimeoutMs` runs out (ms since the epoch), if it has one: a call asked again
 	 * after a restart keeps it.
@@ -303,11 +325,12 @@ export interface EffectJournal {
 	append(entry: JournalEntry): void | PromiseLike<void>;
 	/**
 	 * The tool calls that started (ran, or had a person asked about them) while the model call
-	 * `modelEffect` was still streaming, as the model sent them, in the order they started. A
-	 * journal without it keeps no such calls (a model call interrupted by a restart is then
-	 * always made again).
+	 * `modelEffect` was still streaming, as the model sent them, in the order they started, each
+	 * after the reasoning (thinking blocks) the reply had before it: the reply a restart closes
+	 * with them. A journal without it keeps no such calls (a model call interrupted by a restart
+	 * is then always made again).
 	 */
-	startedDuring?(modelEffect: string): readonly AgentToolCall[];
+	startedDuring?(modelEffect: string): readonly (AgentToolCall | ThinkingContent)[];
 	/**
 	 * Why the journal could not store `value` (named from `at`: "result.details.total is a
 	 * BigInt"), or undefined when it can. A journal a store persists writes JSON: a tool's result
@@ -365,14 +388,23 @@ export class JournalIndex implements EffectJournal {
 		return where === undefined ? undefined : `it is not JSON-serializable (${where})`;
 	}
 
-	startedDuring(modelEffect: string): AgentToolCall[] {
-		const started = new Map<string, AgentToolCall>();
+	startedDuring(modelEffect: string): (AgentToolCall | ThinkingContent)[] {
+		const started = new Set<string>();
+		const reply: (AgentToolCall | ThinkingContent)[] = [];
+		// Each call's reasoning is all the reply had before it: a later call's extends an earlier one's.
+		let reasoned = 0;
 		for (const entry of this.#entries) {
 			if (entry.kind === "run" || entry.kind === "compaction" || entry.kind === "model" || entry.phase === "update" || entry.phase === "outcome" || entry.phase === "decided") continue;
 			if (entry.streamedFrom !== modelEffect || started.has(entry.effect)) continue;
-			started.set(entry.effect, entry.call ?? { type: "toolCall", id: entry.toolCallId, name: entry.toolName, arguments: entry.args as AgentToolCall["arguments"] });
+			started.add(entry.effect);
+			const reasoning = entry.reasoning ?? [];
+			if (reasoning.length > reasoned) {
+				reply.push(...reasoning.slice(reasoned));
+				reasoned = reasoning.length;
+			}
+			reply.push(entry.call ?? { type: "toolCall", id: entry.toolCallId, name: entry.toolName, arguments: entry.args as AgentToolCall["arguments"] });
 		}
-		return [...started.values()];
+		return reply;
 	}
 
 	append(entry: JournalEntry): void | PromiseLike<void> {

@@ -191,12 +191,12 @@ const entryFields = {
 	run: { start: { messages: listOf(anObject) }, end: { messages: listOf(anObject) } },
 	model: { intent: { model: text, messages: count }, outcome: { message: anObject } },
 	tool: {
-		intent: { toolCallId: text, toolName: text, replay: oneOf(["safe", "unsafe"]), streamedFrom: optional(text), call: optional(fields({ id: text, name: text })) },
+		intent: { toolCallId: text, toolName: text, replay: oneOf(["safe", "unsafe"]), streamedFrom: optional(text), call: optional(fields({ id: text, name: text })), reasoning: optional(listOf(anObject)) },
 		update: {},
 		outcome: { result: fields({ content: listOf(anObject) }), isError: flag },
 	},
 	approval: {
-		requested: { toolCallId: text, toolName: text, call: fields({ id: text, name: text }), streamedFrom: optional(text), deadline: optional(count) },
+		requested: { toolCallId: text, toolName: text, call: fields({ id: text, name: text }), streamedFrom: optional(text), reasoning: optional(listOf(anObject)), deadline: optional(count) },
 		decided: { toolCallId: text, decision: oneOf(["approved", "rejected"]), reason: optional(text), decidedAt: optional(count) },
 	},
 	compaction: { start: { instructions: optional(text) }, end: { outcome: oneOf(["failed", "aborted"]), errorMessage: optional(text) } },

@@ -6,6 +6,7 @@ import { isContextOverflow } from "../../providers/overflow.js";
 import type { AssistantMessage } from "../../types/messages.js";
 import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
 import { replyOfStartedCalls } from "../../actors/stream-actor.js";
+import { streamedReasoning } from "../../durable/journal.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, newStreamProgress, patchContext, patchRun, runOf } from "../context.js";
 import type { ToolCallEntry } from "../types.js";
 import { TOOL_BATCH_ID, approvalEventOf, toolEndEvent, toolStartEvent } from "./tools.js";
@@ -54,7 +55,10 @@ export function closeInterruptedReplyWithStartedCalls(context: Ctx, enqueue: Enq
 	const calls = (run.batch?.calls ?? []).filter(callStarted);
 	const batch = run.batch ? { ...run.batch, calls } : undefined;
 	const closing = patchContext(context, { run: patchRun(run, { stream: newStreamProgress(), partial: undefined, batch }) });
-	completeAssistantMessage(closing, replyOfStartedCalls(context.model, calls.map((call) => call.toolCall)), enqueue);
+	// The reasoning the reply had before its calls stays with them (a provider with signed thinking refuses the reply without it).
+	const last = calls.at(-1);
+	const reasoning = (last && run.partial && streamedReasoning(run.partial.content, last.toolCall)) || [];
+	completeAssistantMessage(closing, replyOfStartedCalls(context.model, [...reasoning, ...calls.map((call) => call.toolCall)]), enqueue);
 	for (const call of calls) {
 		enqueue.emit(toolStartEvent(call));
 		if (call.status === "awaiting-approval") {
