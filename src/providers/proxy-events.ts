@@ -24,7 +24,11 @@ export type ProxyAssistantMessageEvent =
 	| { type: "text_end"; contentIndex: number; contentSignature?: string | undefined }
 	| { type: "thinking_start"; contentIndex: number }
 	| { type: "thinking_delta"; contentIndex: number; delta: string }
-	| { type: "thinking_end"; contentIndex: number; contentSignature?: string | undefined }
+	/**
+	 * `redacted` (agentchart's, beside pi's fields; pi's client ignores it): the block is
+	 * redacted reasoning, its opaque payload in `contentSignature`, sent back as such.
+	 */
+	| { type: "thinking_end"; contentIndex: number; contentSignature?: string | undefined; redacted?: boolean | undefined }
 	| { type: "toolcall_start"; contentIndex: number; id: string; toolName: string }
 	/** `delta` is a raw fragment of the arguments' JSON text. */
 	| { type: "toolcall_delta"; contentIndex: number; delta: string }

@@ -92,6 +92,11 @@ export class ProxyMessageBuilder {
 			case "thinking_end": {
 				const block = this.block("thinking", event.contentIndex, event.type, eventNumber);
 				if (typeof event.contentSignature === "string") block.thinkingSignature = event.contentSignature;
+				if (event.redacted === true) {
+					block.redacted = true;
+					// As streamAnthropic shows it: a redacted block streams no text.
+					if (block.thinking === "") block.thinking = "[Reasoning redacted]";
+				}
 				return { type: "thinking_end", contentIndex: event.contentIndex, content: block.thinking, partial };
 			}
 			case "toolcall_start":

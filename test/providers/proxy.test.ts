@@ -4,6 +4,7 @@ import { streamProxy as piStreamProxy } from "@mariozechner/pi-agent-core";
 import { Type } from "typebox";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent.js";
+import { convertMessages } from "../../src/providers/anthropic-request.js";
 import { streamProxy, type ProxyStreamOptions } from "../../src/providers/proxy.js";
 import type { AgentEvent, AgentTool } from "../../src/types/agent.js";
 import type { AssistantMessage, ToolResultMessage } from "../../src/types/messages.js";
@@ -257,6 +258,21 @@ describe("streamProxy rebuilding the message", () => {
 		]);
 		expect(recording.events.find((e) => e.type === "text_end")).toMatchObject({ contentIndex: 1, content: "Let me check." });
 		expect(recording.events.find((e) => e.type === "toolcall_end")).toMatchObject({ toolCall: message.content[2] });
+	});
+
+	it("keeps redacted reasoning redacted, so the next Anthropic request sends it back as such (a probe: it was an empty thinking block, left out of the request)", async () => {
+		const frames: ProxyFrame[] = [
+			{ type: "start" },
+			{ type: "thinking_start", contentIndex: 0 },
+			{ type: "thinking_end", contentIndex: 0, contentSignature: "OPAQUE_REDACTED_DATA==", redacted: true },
+			...toolCallBlock(1, "toolu_r", "get_weather", ['{"city":"Bern"}']),
+			{ type: "done", reason: "toolUse", usage: usage(10, 5) },
+		];
+		const message = settled(await run(ours, stream(frames)));
+		expect(message.content[0]).toEqual({ type: "thinking", thinking: "[Reasoning redacted]", thinkingSignature: "OPAQUE_REDACTED_DATA==", redacted: true });
+		const turns = convertMessages([{ role: "user", content: "weather?", timestamp: 0 }, message], model);
+		const assistant = turns.find((turn) => turn.role === "assistant");
+		expect(Array.isArray(assistant?.content) ? assistant.content[0] : undefined).toEqual({ type: "redacted_thinking", data: "OPAQUE_REDACTED_DATA==" });
 	});
 
 	it("reads a tool call's arguments progressively, as each fragment arrives", async () => {
