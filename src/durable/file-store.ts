@@ -14,7 +14,8 @@
  *   - `snapshot.json`: the last snapshot, replaced atomically (written to a temporary file,
  *     flushed, renamed over the old one; the one before is kept as `snapshot.prev.json`, which a
  *     load takes when the last one is damaged, but not when it is whole and of a newer format:
- *     that load fails);
+ *     that load fails; none is kept before a snapshot without a conversation, after `reset()`,
+ *     which would otherwise bring the cleared conversation back);
  *   - `journal.jsonl`: the journal, appended one line per entry, each line carrying a CRC-32 of
  *     its JSON. A line a crash cut short (or any line that does not check) ends what is read, is
  *     reported, and is cut off the file when the store that writes the session loads it (so that
@@ -46,10 +47,10 @@
  * openings are removed once `current` names the new one. A load reads where `current` names, and
  * again if it names another once the read is done.
  */
-import { type BigIntStats, closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, renameSync, statSync, unwatchFile, watchFile, writeFileSync } from "node:fs";
+import { type BigIntStats, closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, unwatchFile, watchFile, writeFileSync } from "node:fs";
 import { randomInt, randomUUID } from "node:crypto";
 import { copyFile, mkdir, open, readdir, readFile, rm, truncate } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { crc32 } from "node:zlib";
 import { shown, unknownKeys } from "../agent-input.js";
 import { flushDirectory, unreadable, withFileTurn } from "./file-io.js";
@@ -437,6 +438,29 @@ function followingWithoutGap(snapshot: AgentSnapshot, entries: readonly StoredJo
 }
 
 /**
+ * `root` through its real path (a symlink in it followed), as far as it exists: the part not made
+ * yet is joined to the real path of the part that is.
+ */
+function realRootOf(root: string): string {
+	const missing: string[] = [];
+	for (let path = root; ; path = dirname(path)) {
+		try {
+			return join(realpathSync(path), ...missing.reverse());
+		} catch {
+			// Not there yet (or not readable): the key stays the path as given, from the part that is.
+			if (dirname(path) === path) return root;
+			missing.push(basename(path));
+		}
+	}
+}
+
+/** Whether a snapshot is of a session without a conversation (after `reset()`): no transcript, no run. */
+function isCleared(snapshot: AgentSnapshot): boolean {
+	const context = snapshot.machine.context;
+	return context.messages.length === 0 && context.run === undefined && (snapshot.agent.transcript?.length ?? 0) === 0;
+}
+
+/**
  * A store in a directory: one directory per session (see the module comment for the files).
  *
  * @example
@@ -445,10 +469,19 @@ function followingWithoutGap(snapshot: AgentSnapshot, entries: readonly StoredJo
  */
 export function createFileStore(root: string, options: FileStoreOptions = {}): FileStore {
 	const fsync = fileStoreFsync(root, options);
+	// Resolved once: a relative root resolved at each call followed process.chdir(), and every write
+	// after one failed as if the session's directory had been removed.
+	const absoluteRoot = resolve(root);
+	const realRoot = realRootOf(absoluteRoot);
 	const ready = new Set<string>();
 	/** The last journal number appended per session, by this store. */
 	const appended = new Map<string, number>();
-	const directoryOf = (sessionId: string) => join(root, directoryName(sessionId));
+	const directoryOf = (sessionId: string) => join(absoluteRoot, directoryName(sessionId));
+	/**
+	 * The session's directory as every store of the process names it: through the root's real path,
+	 * so that a store given a symlink to another's root shares its agents' claims and its write queue.
+	 */
+	const keyOf = (sessionId: string) => join(realRoot, directoryName(sessionId));
 	/** The sessions this store opened, and the writer file it put in each. */
 	const writers = new Map<string, WriterFile>();
 	const filesOf = (sessionId: string): string => writers.get(sessionId)?.files ?? currentFiles(directoryOf(sessionId)).path;
@@ -513,7 +546,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	};
 
 	const enqueue = (sessionId: string, write: () => Promise<void>): Promise<void> => {
-		const key = resolve(directoryOf(sessionId));
+		const key = keyOf(sessionId);
 		const previous = queues.get(key) ?? Promise.resolve();
 		// A failed write fails its caller; the ones after it still run. Each waits for its turn among
 		// the process's file operations too: thousands of sessions writing at once would run out of
@@ -663,7 +696,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			if (writers.get(sessionId)?.files === undefined) claimDirectory(sessionId, directoryOf(sessionId));
 			return filesOf(sessionId);
 		},
-		sessionKey: (sessionId) => `file:${resolve(directoryOf(sessionId))}`,
+		sessionKey: (sessionId) => `file:${keyOf(sessionId)}`,
 		open(sessionId) {
 			return enqueue(sessionId, async () => {
 				const existing = writers.get(sessionId);
@@ -713,7 +746,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 			});
 		},
 		async load(sessionId, { peek = false } = {}) {
-			await queues.get(resolve(directoryOf(sessionId)))?.catch(() => {});
+			await queues.get(keyOf(sessionId))?.catch(() => {});
 			const dir = directoryOf(sessionId);
 			// Nothing of another id's session is read, even where the file system gives both one directory.
 			claimDirectory(sessionId, dir);
@@ -818,10 +851,15 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 					// beside it is always a loss a load reports (a crash between the two renames below included).
 					// Empty, it has no data to flush; the flush of the directory after the renames keeps its name.
 					if (!existsSync(join(files, JOURNAL))) await writeThrough(join(files, JOURNAL), "a", "", false);
+					// An empty transcript (a reset(), or a session cleared by hand) keeps no snapshot before it:
+					// a damaged snapshot.json would fall back to it and bring back the conversation the user
+					// cleared, where without one the load starts the session empty, as the cleared one was.
+					const cleared = isCleared(snapshot);
 					// Checked again right before the renames, which are what another process reads (see landChecked).
 					landChecked(sessionId, dir, () => {
 						try {
-							renameSync(join(files, SNAPSHOT), join(files, PREVIOUS));
+							if (cleared) rmSync(join(files, PREVIOUS), { force: true });
+							else renameSync(join(files, SNAPSHOT), join(files, PREVIOUS));
 						} catch (error) {
 							if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
 						}

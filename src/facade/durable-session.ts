@@ -7,7 +7,8 @@
  * it between runs journals its prompt (`RunStart`) and, when it ends as the journal says, what it
  * added (`RunEnd`); a snapshot is saved only when the agent is not as the store holds it (a new
  * session, a changed agent, a run that did what the journal does not carry) and once the journal
- * since the last snapshot is long (see {@link JOURNAL_ENTRIES_BEFORE_SNAPSHOT}).
+ * since the last snapshot is long (see {@link JOURNAL_ENTRIES_BEFORE_SNAPSHOT}), at a run's end or,
+ * for a run that journals that much itself, in its course.
  */
 import { type CompactionEnd, JournalIndex, type RunEnd, type StoredJournalEntry } from "../durable/journal.js";
 import type { AgentSnapshot, PlainAgentContext } from "../durable/snapshot.js";
@@ -15,9 +16,9 @@ import { type AgentStore, SessionTakenOverError } from "../durable/store.js";
 
 /**
  * How many journal entries a store may hold after its snapshot before a run's end is saved as a
- * snapshot instead of journaled: a restore applies the journal, and a file store keeps it in one
- * file. About 25 runs of a few tool calls each. A longer transcript allows as many entries as it
- * has messages (see {@link snapshotDue}).
+ * snapshot instead of journaled, or a long run takes one at its next outcome: a restore applies
+ * the journal, and a file store keeps it in one file. About 25 runs of a few tool calls each. A
+ * longer transcript allows as many entries as it has messages (see {@link snapshotDue}).
  */
 export const JOURNAL_ENTRIES_BEFORE_SNAPSHOT = 256;
 
@@ -26,9 +27,13 @@ export const JOURNAL_ENTRIES_BEFORE_SNAPSHOT = 256;
  * A snapshot holds the whole transcript: one every 256 entries made a long session write its
  * transcript again every 25 runs or so, bytes that grew with the square of its length (a
  * 1,200-message session of 100 KB tool results wrote 210 MB for its 30 MB). As many entries as
- * the transcript has messages (a run journals about two per message it adds) let the transcript
- * grow by half between two snapshots, so that what they write adds up to a few times the
- * transcript, and a restore reads a journal no longer than about the snapshot.
+ * the transcript has messages: a run journals about two entries per message it adds, and at a
+ * run's end the transcript counted is the one after it, so the journal reaches about twice the
+ * last snapshot's messages and the transcript about doubles between two snapshots (measured: 540,
+ * 1,084, 2,172, 4,348 messages). What the snapshots write then adds up to about twice the final
+ * transcript, and a restore reads at most about two journal entries per message of the snapshot.
+ * Inside a long run the transcript counted is the one last stored (the run's own is not known
+ * without a snapshot): the transcript grows by about half between two of those.
  */
 export function snapshotDue(entriesSince: number, transcriptLength: number): boolean {
 	return entriesSince >= Math.max(JOURNAL_ENTRIES_BEFORE_SNAPSHOT, transcriptLength);
@@ -354,6 +359,18 @@ function newLineage(): string {
 
 const NO_PROBLEMS: readonly string[] = Object.freeze([]);
 
+/**
+ * How many of an agent's store problems are kept from the first on: what a load found, and the
+ * first write that failed (usually the cause of those after it).
+ */
+const PROBLEMS_KEPT_FIRST = 10;
+/** How many of the latest store problems are kept: what the store does now. */
+const PROBLEMS_KEPT_LATEST = 40;
+/** How many of the writes that failed since the last report a `save()` / `saved()` rejection names from the first on. */
+const FAILED_WRITES_NAMED_FIRST = 3;
+/** How many of the latest writes that failed such a rejection names. */
+const FAILED_WRITES_NAMED_LATEST = 3;
+
 export class DurableSession {
 	readonly journal: JournalIndex;
 	/** The line its snapshots and entries carry (see `AgentSnapshot.lineage`); undefined without a store, or for a session stored without one. */
@@ -377,6 +394,18 @@ export class DurableSession {
 	#between: BetweenRuns | undefined;
 	/** Journal entries handed to the store since the last snapshot. */
 	#entriesSince = 0;
+	/** How many messages the transcript the store holds had at its last snapshot or journaled run end (see {@link snapshotDue}). */
+	#storedTranscript = 0;
+	/** Journal entries handed to the store since the later of the last snapshot and the start of the run in progress. */
+	#entriesInRun = 0;
+	/** The effects of the run whose intent this agent journaled and whose outcome it has not yet (see {@link DurableSession.#snapshotLongRun}). */
+	#openEffects: Set<string> | undefined;
+	/** Problems past the first {@link PROBLEMS_KEPT_FIRST} and before the latest {@link PROBLEMS_KEPT_LATEST}: left out, counted. */
+	#problemsLeftOut = 0;
+	/** {@link DurableSession.problems} as last made (undefined: made again at the next read). */
+	#problemsShown: readonly string[] | undefined;
+	/** Writes that failed since the last report and are not in {@link DurableSession.#failedWrites}: left out, counted. */
+	#failedWritesLeftOut = 0;
 	/**
 	 * The last write handed to the store that is still on its way (a save, or an entry appended);
 	 * undefined once it is done. A write made meanwhile goes after it.
@@ -435,6 +464,7 @@ export class DurableSession {
 			this.journal.onAppend = (entry) => {
 				this.#entriesSince++;
 				if (this.#broken !== undefined || this.#lineWithoutSnapshot) return this.storeInSnapshot();
+				this.#snapshotLongRun(entry);
 				// A tool's progress is not written when a newer report comes before its turn: a tool that
 				// reports at every chunk of its output (a build, a shell) would otherwise queue a write per
 				// chunk, each holding what it reported so far (with fsync "always", a flush each):
@@ -468,6 +498,35 @@ export class DurableSession {
 				return checked;
 			};
 		}
+	}
+
+	/**
+	 * Asks for a snapshot in the middle of a run once the journal since the last one is long (see
+	 * {@link snapshotDue}): the end of a run checks that only when it comes, and a run of thousands of
+	 * tool turns would otherwise leave a journal a restore replays from the run's start, turn by
+	 * turn. Taken at an outcome (a model's reply or a tool's result), after the step that journaled it:
+	 * the snapshot has the run's journal so far, as the one after a failed write does, and a restore
+	 * goes on from its place in the chart. Only when no other effect of the run is under way (another
+	 * call of the batch still running): the snapshot then falls between effects, not inside one.
+	 * Counted from the run's start (or its last snapshot), so that a run of a few turns, whose end
+	 * weighs the entries before it (see {@link DurableSession.endRun}), takes no snapshot of its own.
+	 */
+	#snapshotLongRun(entry: StoredJournalEntry): void {
+		this.#entriesInRun++;
+		if (entry.phase === "start") {
+			// A run (or a manual compaction) journaled on what the store holds: its entries count from here.
+			this.#entriesInRun = 0;
+			this.#openEffects = undefined;
+			return;
+		}
+		if (entry.phase === "intent") {
+			(this.#openEffects ??= new Set()).add(entry.effect);
+			return;
+		}
+		if (entry.phase !== "outcome") return;
+		this.#openEffects?.delete(entry.effect);
+		if (this.#openEffects?.size || !this.take || this.#saveRequested || !snapshotDue(this.#entriesInRun, this.#storedTranscript)) return;
+		this.requestSave(this.take);
 	}
 
 	/**
@@ -638,6 +697,9 @@ export class DurableSession {
 		this.#lineWithoutSnapshot = false;
 		this.#between = machine.status === "active" && machine.value === "idle" && !machine.context.run ? { context: machine.context, from: snapshot } : undefined;
 		this.#entriesSince = 0;
+		this.#entriesInRun = 0;
+		// A run's snapshot holds the transcript so far in `agent.transcript` when the caller changed it.
+		this.#storedTranscript = Math.max(machine.context.messages.length, snapshot.agent.transcript?.length ?? 0);
 		let saved: Promise<void> | undefined;
 		try {
 			saved = this.#write(() => store.saveSnapshot(id, snapshot));
@@ -731,6 +793,7 @@ export class DurableSession {
 	loadedBetweenRuns(context: PlainAgentContext, entries: number): void {
 		this.#between = { context, from: undefined };
 		this.#entriesSince = entries;
+		this.#storedTranscript = context.messages.length;
 	}
 
 	/**
@@ -743,6 +806,7 @@ export class DurableSession {
 		const between = this.#between;
 		if (!between || between.context !== base || this.#saveRequested || this.#broken !== undefined || snapshotDue(this.#entriesSince, after.messages.length)) return false;
 		this.#between = { context: after, from: between.from };
+		this.#storedTranscript = after.messages.length;
 		const written = this.journal.append(entry);
 		if (written)
 			void written.then(undefined, () => {
@@ -752,28 +816,49 @@ export class DurableSession {
 		return true;
 	}
 
-	/** Problems the store reported (a failed write, what a load had to leave out), oldest first. */
+	/**
+	 * Problems the store reported (a failed write, what a load had to leave out), oldest first: the
+	 * first {@link PROBLEMS_KEPT_FIRST} and the latest {@link PROBLEMS_KEPT_LATEST}, with a line
+	 * between them that counts those left out.
+	 */
 	get problems(): readonly string[] {
-		return this.#problems ?? NO_PROBLEMS;
+		if (this.#problemsShown) return this.#problemsShown;
+		const problems = this.#problems;
+		if (!problems) return NO_PROBLEMS;
+		const left = this.#problemsLeftOut;
+		this.#problemsShown = left === 0 ? problems : [...problems.slice(0, PROBLEMS_KEPT_FIRST), `(${left} more ${left === 1 ? "problem" : "problems"} left out here; the first ${PROBLEMS_KEPT_FIRST} and the latest ${PROBLEMS_KEPT_LATEST} are kept)`, ...problems.slice(PROBLEMS_KEPT_FIRST)];
+		return this.#problemsShown;
 	}
 
 	/**
 	 * Adds problems to {@link DurableSession.problems}: at the end, or `before` the ones there
-	 * (what a load found, which came first).
+	 * (what a load found, which came first). A store that fails every write of a long-lived agent
+	 * reports a problem per write: only the first and the latest are kept, so that the list (and the
+	 * agent's memory) does not grow with every prompt.
 	 */
 	noteProblems(messages: readonly string[], before = false): void {
 		if (messages.length === 0) return;
 		const problems = (this.#problems ??= []);
+		this.#problemsShown = undefined;
 		if (before) problems.unshift(...messages);
 		else problems.push(...messages);
+		const over = problems.length - PROBLEMS_KEPT_FIRST - PROBLEMS_KEPT_LATEST;
+		if (over > 0) {
+			problems.splice(PROBLEMS_KEPT_FIRST, over);
+			this.#problemsLeftOut += over;
+		}
 	}
 
 	/** Throws, naming them, when writes failed since the last call (`agent.save()` and `agent.saved()` reject with it): a {@link SessionTakenOverError} once a newer agent has the session. */
 	reportFailedWrites(): void {
 		const failed = this.#failedWrites;
 		if (failed === undefined) return;
+		const left = this.#failedWritesLeftOut;
 		this.#failedWrites = undefined;
-		const message = `agentchart: ${failed.length === 1 ? failed[0] : `${failed.length} writes failed: ${failed.join("; ")}`}`;
+		this.#failedWritesLeftOut = 0;
+		const count = failed.length + left;
+		const named = left === 0 ? failed : [...failed.slice(0, FAILED_WRITES_NAMED_FIRST), `(${left} more)`, ...failed.slice(FAILED_WRITES_NAMED_FIRST)];
+		const message = `agentchart: ${count === 1 ? failed[0] : `${count} writes failed: ${named.join("; ")}`}`;
 		// Taken over: the caller's `instanceof SessionTakenOverError` is how it knows to load the session again.
 		const takenOver = this.#takenOver;
 		if (takenOver === undefined) throw new Error(message);
@@ -789,13 +874,20 @@ export class DurableSession {
 		}
 		const message = error instanceof SessionTakenOverError ? `could not ${what}: ${error.message.replace(/^agentchart: /, "")}` : `the store could not ${what}: ${error instanceof Error ? error.message.replace(/^agentchart: /, "") : String(error)}`;
 		this.noteProblems([message]);
-		(this.#failedWrites ??= []).push(message);
+		const failedWrites = (this.#failedWrites ??= []);
+		failedWrites.push(message);
+		// Named in a rejection's message: the first and the latest, so that it stays readable (and small) after thousands.
+		if (failedWrites.length > FAILED_WRITES_NAMED_FIRST + FAILED_WRITES_NAMED_LATEST) {
+			failedWrites.splice(FAILED_WRITES_NAMED_FIRST, 1);
+			this.#failedWritesLeftOut++;
+		}
 		this.#broken = message;
 		if (what === "append a journal entry") throw new Error(`agentchart: ${message}`);
 	}
 
 	/** The run is over: its effects are in the transcript, and the journal forgets them. */
 	forgetRun(): void {
+		this.#openEffects = undefined;
 		this.journal.forgetBefore(this.journal.nextSeq);
 	}
 }
