@@ -859,9 +859,10 @@ export class Agent {
 				`agentchart: tool call ${shown(toolCallId)} cannot be approved as it is: tool "${call.toolCall.name}" does not accept its stored arguments (the tool changed since the call was asked, or the snapshot was edited); approve it with { arguments } that fit, or reject it. ${call.argsProblem}`,
 			);
 		}
+		// Journaled, the decision needs no snapshot (a restore sends it again): one would write the
+		// whole transcript once more per approval (see #recordDecision for a write that failed).
 		const stored = this.#recordDecision(machine, call, "approved", args, undefined, decidedAt);
 		machine.send({ type: "approve", toolCallId: callKeyOf(call), args, decidedAt });
-		this.#saveSoon();
 		return stored;
 	}
 
@@ -880,7 +881,6 @@ export class Agent {
 		const { call, machine, decidedAt } = this.#decisionFor(toolCallId);
 		const stored = this.#recordDecision(machine, call, "rejected", undefined, reason, decidedAt);
 		machine.send({ type: "reject", toolCallId: callKeyOf(call), reason, decidedAt });
-		this.#saveSoon();
 		return stored;
 	}
 
