@@ -110,7 +110,7 @@ export function queuedProblem(item: unknown): string | undefined {
  * retry it for ever, with the session's exclusive calls queued behind).
  *
  * @example
- * const items = deliverable(await inbox.take(), (problem) => ctx.console.warn(problem));
+ * const items = deliverable((await inbox.takeForRun(invocationId)).items, (problem) => ctx.console.warn(problem));
  */
 export function deliverable(items: readonly unknown[], drop: (problem: string) => void): QueuedMessage[] {
 	const usable: QueuedMessage[] = [];

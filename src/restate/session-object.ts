@@ -294,18 +294,22 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 			// of what arrived since.
 			giveBack: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, given: QueuedMessage[]): Promise<void> => {
 				ctx.set("items", [...given, ...((await ctx.get<QueuedMessage[]>("items")) ?? [])]);
+				// The delivery's hand-over is void: what it took waits in `items` again, shown once.
+				if ((await ctx.get<HeldMail>("held"))?.delivery) ctx.clear("held");
 			}),
+			// Kept for deliveries sent by older worker code (a delivery now takes with `takeForRun`).
 			take: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<QueuedMessage[]> => {
 				const items = (await ctx.get<QueuedMessage[]>("items")) ?? [];
 				if (items.length > 0) ctx.clear("items");
 				return items;
 			}),
 			// A run's take at a turn's end: kept as `held` until the run's state says it has it (see HeldMail).
-			takeForRun: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, invocationId: string): Promise<HeldMail> => {
+			// A delivery's take (`{ invocationId, delivery: true }`) is a hand-over too, made before its run is announced.
+			takeForRun: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, taker: string | { invocationId: string; delivery: true }): Promise<HeldMail> => {
 				const items = (await ctx.get<QueuedMessage[]>("items")) ?? [];
 				const seq = ((await ctx.get<HeldMail>("held"))?.seq ?? 0) + 1;
 				if (items.length > 0) ctx.clear("items");
-				const held: HeldMail = { seq, invocationId, items };
+				const held: HeldMail = typeof taker === "string" ? { seq, invocationId: taker, items } : { seq, invocationId: taker.invocationId, items, delivery: true };
 				ctx.set("held", held);
 				return held;
 			}),
@@ -345,7 +349,7 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 		string,
 		{
 			pushWithin: (ctx: restate.ObjectContext, input: BoundedPush) => Promise<void>;
-			take: (ctx: restate.ObjectContext) => Promise<QueuedMessage[]>;
+			takeForRun: (ctx: restate.ObjectContext, taker: { invocationId: string; delivery: true }) => Promise<HeldMail>;
 			giveBack: (ctx: restate.ObjectContext, given: QueuedMessage[]) => Promise<void>;
 			peek: (ctx: restate.ObjectSharedContext) => Promise<QueuedMessage[]>;
 			view: (ctx: restate.ObjectSharedContext) => Promise<{ items: QueuedMessage[]; held: HeldMail | null }>;
@@ -398,13 +402,16 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				// The one delivery scheduled again (see below), if this is not it: a steer's own.
 				const scheduled = await ctx.get<number>(STATE_KEYS.redelivery);
 				const again = typeof attempt === "number" && attempt === scheduled;
-				const items = deliverable(await ctx.objectClient(inboxApi, ctx.key).take(), (problem) => ctx.console.warn(problem));
+				// Taken as a hand-over to this invocation (`held`): until the run's first checkpoint has
+				// them, `state` shows them from there, as it shows what a run takes at a turn's end.
+				const mail = await ctx.objectClient(inboxApi, ctx.key).takeForRun({ invocationId: ctx.request().id, delivery: true });
+				const items = deliverable(mail.items, (problem) => ctx.console.warn(problem));
 				if (items.length === 0) {
 					if (again) ctx.clear(STATE_KEYS.redelivery);
 					return null;
 				}
 				try {
-					const result = await runSessionCommand(ctx, setup, { type: "deliver", items });
+					const result = await runSessionCommand(ctx, setup, { type: "deliver", items, heldSeq: mail.seq });
 					ctx.clear(STATE_KEYS.redelivery);
 					return result;
 				} catch (error) {
@@ -475,9 +482,12 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				// Steered and queued messages wait in the inbox until a run takes them: they are queued too.
 				// (What a delivery would drop is not shown: it will never reach a run.)
 				const inboxView = await ctx.objectClient(inboxApi, ctx.key).view();
-				// A hand-over the run has not recorded yet is in flight to it: still shown as waiting.
+				// A hand-over the run has not recorded yet is in flight to it: still shown as waiting. A
+				// delivery's from its take on (its run is not announced yet), until a run recorded it.
 				const held = inboxView.held;
-				const handedOver = run && held && held.invocationId === run.invocationId && held.seq !== run.heldSeq ? held.items : [];
+				const recorded = Math.max(run?.heldSeq ?? 0, (await ctx.get<number>(STATE_KEYS.handedOver)) ?? 0);
+				const inFlight = held?.delivery ? held.seq > recorded && (!run || run.invocationId === held.invocationId) : run && held && held.invocationId === run.invocationId && held.seq !== run.heldSeq;
+				const handedOver = held && inFlight ? held.items : [];
 				const waitingMail = deliverable([...handedOver, ...inboxView.items], () => undefined);
 				// Calls waiting for a person are shown as this worker's tools would restore them: a
 				// deploy may have changed a tool so that it no longer accepts a call's arguments.

@@ -43,6 +43,8 @@ export const STATE_KEYS = {
 	waiting: "waiting",
 	/** The attempt of the one delivery scheduled again after a refusal (see the `deliver` handler). */
 	redelivery: "redelivery",
+	/** The last of the inbox's hand-overs a run that ended had taken in (see `HeldMail`). */
+	handedOver: "handedOver",
 	turn: (turn: number) => `turn:${turn}`,
 } as const;
 
@@ -57,7 +59,8 @@ export type SessionCommand =
 	| { type: "prompt"; input: PromptInput }
 	| { type: "approve"; toolCallId: string; arguments?: unknown }
 	| { type: "reject"; toolCallId: string; reason?: string | undefined }
-	| { type: "deliver"; items: QueuedMessage[] }
+	/** `heldSeq`: the inbox's hand-over the items came in (see {@link HeldMail}), recorded by the run's first checkpoint. */
+	| { type: "deliver"; items: QueuedMessage[]; heldSeq?: number | undefined }
 	| { type: "abort" };
 
 /** What the handlers of one worker share: how to make its agents, where events go. */
@@ -260,6 +263,8 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	// the delivery that `steer` also queues behind this run.
 	const inbox = inboxOf(ctx, setup.inboxName);
 	let mailArrived = false;
+	// The hand-over a delivery took its messages in: shown as waiting by `state` until a checkpoint has them.
+	let delivered = command.type === "deliver" ? command.heldSeq : undefined;
 	const openMailbox = () => {
 		const mailbox = ctx.awakeable<boolean>();
 		run.mailbox = mailbox.id;
@@ -290,6 +295,12 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 		// are the run's), written with the checkpoint that holds what the turn took from them.
 		const queued = queuesOf(agent);
 		if (run.queued !== undefined || !sameQueues(queued, storedQueues)) run.queued = queued;
+		// What the delivery that started this run took from the inbox is in this checkpoint (or in
+		// the run's queues): from here `state` reads it there, not from the inbox's hand-over.
+		if (delivered !== undefined) {
+			run.heldSeq = Math.max(run.heldSeq ?? 0, delivered);
+			delivered = undefined;
+		}
 		ctx.set(STATE_KEYS.run, run);
 		if (!readInbox) return;
 		// The inbox holds what it hands over (`held`) until the run says it has it (`heldSeq`):
@@ -384,6 +395,9 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	);
 	const { snapshot, ...outcome } = saved;
 	ctx.set(STATE_KEYS.snapshot, snapshot);
+	// What the run took from the inbox is in the snapshot now: `state` no longer counts it there.
+	const tookIn = Math.max(run.heldSeq ?? 0, delivered ?? 0);
+	if (tookIn > 0) ctx.set(STATE_KEYS.handedOver, tookIn);
 	for (let turn = 1; turn <= run.turns; turn++) ctx.clear(STATE_KEYS.turn(turn));
 	ctx.clear(STATE_KEYS.run);
 	if (outcome.status === "awaiting-approval") ctx.set(STATE_KEYS.waiting, number);

@@ -108,6 +108,11 @@ export interface HeldMail {
 	/** The invocation of the run it went to (a later run's `state` does not count it). */
 	invocationId: string;
 	items: QueuedMessage[];
+	/**
+	 * Taken by a delivery, to start (or go on with) a run: counted by `state` from the take on,
+	 * before that run is announced, until the run records it (`heldSeq`) or stores its end.
+	 */
+	delivery?: true | undefined;
 }
 
 /**

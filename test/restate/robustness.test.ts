@@ -189,6 +189,28 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 		expect(polls).toBeGreaterThan(10);
 	});
 
+	it("shows a message steered to an idle session at every moment of the run it starts", async () => {
+		// Before, the delivery took it from the inbox, and until the run's first turn was checkpointed
+		// (or the run ended) `state` had it in no queue and no transcript (a probe: 27 to 37 of 45 polls).
+		// A new session: the worker's model reads its scenario from the first user message.
+		const session = setup.client.session(sessionId("steer-idle-shown"));
+		const text = "slow-turns:2:600";
+		expect(await session.steer(text)).toEqual({ queued: true });
+		const deadline = Date.now() + 60_000;
+		let polls = 0;
+		let done = false;
+		while (!done && Date.now() < deadline) {
+			const state = await session.state();
+			const shown = [...state.steeringQueue, ...state.followUpQueue, ...state.messages].filter((message) => message.role === "user" && textOf(message) === text).length;
+			expect({ polls, shown }).toEqual({ polls, shown: 1 });
+			done = state.status === "idle" && state.messages.some((message) => message.role === "assistant" && textOf(message) === "Done with the slow turns.");
+			polls += 1;
+			await new Promise((resolve) => setTimeout(resolve, 10));
+		}
+		expect(done).toBe(true);
+		expect(polls).toBeGreaterThan(10);
+	});
+
 	it("aborts a run waiting for approval when the abort comes right after a steer (the delivery does not make it another run)", async () => {
 		const sessions = [0, 1, 2].map(() => setup.client.session(sessionId("abort-after-steer")));
 		for (const session of sessions) expect((await session.prompt("approval")).status).toBe("awaiting-approval");
