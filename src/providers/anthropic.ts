@@ -268,9 +268,10 @@ class AnthropicStreamReader {
 			const reading = block.arguments?.finalReading() ?? { arguments: {}, complete: true };
 			part.arguments = reading.arguments;
 			if (!reading.complete) {
-				// Cut off by the output limit, most likely: the API stops the block before it says
-				// "max_tokens". The call's end waits for the message's; cut off, it never ends, and
-				// the loop answers it with the output-limit error instead of running it.
+				// Maybe cut off by the output limit (the API stops the block before it says
+				// "max_tokens"), or a call without arguments, which streams none: the call's end
+				// waits for the message's. Cut off, it never ends, and the loop answers it with the
+				// output-limit error instead of running it with what was cut (or with nothing).
 				if (!messageEnd) this.openBlocks.set(index, block);
 				if (!messageEnd || this.output.stopReason === "length") return;
 			}

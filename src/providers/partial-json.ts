@@ -132,9 +132,10 @@ export class StreamingArguments {
 	}
 
 	/**
-	 * The final arguments, and whether the text is complete JSON (or empty). Text that is not is
-	 * a call the output limit cut off: its stop reason comes after the call's block has ended, and
-	 * such a call must not be announced as ended (a streaming tool starts at its end).
+	 * The final arguments, and whether the text is complete JSON. Text that is not (empty text
+	 * included: a call cut off before its arguments began) may be a call the output limit cut off:
+	 * its stop reason comes after the call's block has ended, and such a call must not be
+	 * announced as ended before it is known (a streaming tool starts at its end).
 	 */
 	finalReading(): { arguments: Arguments; complete: boolean } {
 		return { arguments: parseFinalArguments(this.#text), complete: isCompleteJson(this.#text) };
@@ -142,14 +143,17 @@ export class StreamingArguments {
 }
 
 /**
- * Whether a tool call's argument text is complete: empty (no arguments), or valid JSON.
+ * Whether a tool call's argument text is complete JSON. Empty text is not: a call of a tool
+ * without arguments streams `{}` (OpenAI) or may stream nothing (Anthropic), and a call the
+ * output limit cut off before its arguments began streams nothing either.
  *
  * @example
  * isCompleteJson('{"path":"/tmp/a"}'); // true
  * isCompleteJson('{"path":"/tmp/a'); // false
+ * isCompleteJson(""); // false
  */
 export function isCompleteJson(json: string): boolean {
-	if (json.trim() === "") return true;
+	if (json.trim() === "") return false;
 	try {
 		JSON.parse(json);
 		return true;

@@ -104,6 +104,62 @@ describe("a tool call cut off by the output limit", () => {
 		expect(ends).toEqual([]);
 	});
 
+	for (const provider of ["anthropic", "openai"] as const) {
+		it(`never runs when cut off before any of its arguments (${provider}, streaming; a review: it ran with {})`, async () => {
+			const ran: string[] = [];
+			const wipe: AgentTool = {
+				name: "wipe",
+				label: "Wipe",
+				description: "Wipes a path, or everything",
+				parameters: Type.Object({ path: Type.Optional(Type.String()) }),
+				execute: async (_id, params) => {
+					ran.push(JSON.stringify(params));
+					return { content: [{ type: "text", text: "wiped" }], details: undefined };
+				},
+			};
+			if (provider === "anthropic") {
+				anthropicServer.respond(
+					{ kind: "sse", events: [anthropic.messageStart("msg_e"), ...anthropic.toolUseBlock(0, "toolu_e", "wipe", []), anthropic.messageDelta("max_tokens"), anthropic.messageStop()] },
+					{ kind: "sse", events: anthropic.textReply("Stopped.", "msg_e2") },
+				);
+			} else {
+				openaiServer.respond(
+					{ kind: "sse", frames: [openai.roleChunk("e1"), ...openai.toolCallChunks(0, "call_e", "wipe", []), openai.finishChunk("length")] },
+					{ kind: "sse", frames: openai.textReply("Stopped.", "e2") },
+				);
+			}
+			const model = provider === "anthropic" ? { ...getModel("anthropic", "claude-haiku-4-5"), baseUrl: anthropicServer.baseUrl } : createOpenAICompatibleModel({ baseUrl: openaiServer.baseUrl, id: "local" });
+			const agent = new Agent({ initialState: { model, tools: [wipe] }, streamFn: provider === "anthropic" ? streamAnthropic : streamOpenAICompletions, getApiKey: () => "k", toolExecution: "streaming" });
+			await agent.prompt("clean up");
+			agent.dispose();
+			expect(ran).toEqual([]);
+			expect(agent.state.messages[2]).toMatchObject({ role: "toolResult", isError: true });
+		});
+	}
+
+	it("a call of a tool without arguments, which streams none, still runs (anthropic, streaming)", async () => {
+		const ran: string[] = [];
+		const wipe: AgentTool = {
+			name: "ping",
+			label: "Ping",
+			description: "Pings",
+			parameters: Type.Object({}),
+			execute: async () => {
+				ran.push("ping");
+				return { content: [{ type: "text", text: "pong" }], details: undefined };
+			},
+		};
+		anthropicServer.respond(
+			{ kind: "sse", events: [anthropic.messageStart("msg_p"), ...anthropic.toolUseBlock(0, "toolu_p", "ping", []), anthropic.messageDelta("tool_use"), anthropic.messageStop()] },
+			{ kind: "sse", events: anthropic.textReply("Pinged.", "msg_p2") },
+		);
+		const model = { ...getModel("anthropic", "claude-haiku-4-5"), baseUrl: anthropicServer.baseUrl };
+		const agent = new Agent({ initialState: { model, tools: [wipe] }, streamFn: streamAnthropic, getApiKey: () => "k", toolExecution: "streaming" });
+		await agent.prompt("ping");
+		agent.dispose();
+		expect(ran).toEqual(["ping"]);
+	});
+
 	it("a call whose arguments were complete before the limit still runs (anthropic, streaming)", async () => {
 		const ran: string[] = [];
 		anthropicServer.respond(

@@ -121,6 +121,10 @@ const anthropicBases: Record<string, WireEvent[]> = {
 		anthropic.messageDelta("max_tokens"),
 		anthropic.messageStop(),
 	].map((event) => ({ name: event.event, data: toJson(event.data) })),
+	"call cut off before its arguments": [anthropic.messageStart("msg_06"), ...anthropic.toolUseBlock(0, "toolu_06", "wipe", []), anthropic.messageDelta("max_tokens"), anthropic.messageStop()].map((event) => ({
+		name: event.event,
+		data: toJson(event.data),
+	})),
 	"error mid-stream": [
 		anthropic.messageStart("msg_03"),
 		anthropic.blockStart(0, { type: "text", text: "" }),
@@ -151,6 +155,10 @@ const openaiBases: Record<string, WireEvent[]> = {
 		...[openai.roleChunk("chatcmpl-5"), ...openai.textChunks(["Deleting."]), ...openai.toolCallChunks(0, "call_05", "delete", ['{"path":"/tmp/imp', "ortant-dir/sub"]), openai.finishChunk("length"), openaiUsage].map((frame) => ({
 			data: toJson("data" in frame ? frame.data : null),
 		})),
+		{ data: DONE_MARKER },
+	],
+	"call cut off before its arguments": [
+		...[openai.roleChunk("chatcmpl-6"), ...openai.toolCallChunks(0, "call_06", "wipe", []), openai.finishChunk("length"), openaiUsage].map((frame) => ({ data: toJson("data" in frame ? frame.data : null) })),
 		{ data: DONE_MARKER },
 	],
 	"error mid-stream": [
@@ -513,7 +521,6 @@ function cutOffProblems(events: readonly AssistantMessageEvent[], message: Assis
 			.slice(0, at)
 			.map((earlier) => (earlier.type === "toolcall_delta" && earlier.contentIndex === event.contentIndex ? earlier.delta : ""))
 			.join("");
-		if (text.trim() === "") return;
 		try {
 			JSON.parse(text);
 		} catch {
