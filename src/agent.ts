@@ -1006,7 +1006,7 @@ export class Agent {
 		// answers it; announced later, to a listener subscribed since, it would be answered twice.
 		const askedBefore = (this.#restoring && record?.request !== undefined) || !this.#delivery.listening();
 		const streamedFrom = batch.mode === "streaming" ? modelEffectId(run.id, run.attempt) : undefined;
-		const reasoning = streamedFrom === undefined ? undefined : streamedReasoning(batch.assistant.content, call.toolCall);
+		const reasoning = streamedFrom === undefined ? undefined : streamedReasoning(this.#session.journal, streamedFrom, batch.assistant.content, call.toolCall);
 		void this.#session.journal.append({ kind: "approval", phase: "requested", effect, toolCallId, toolName: call.toolCall.name, args: call.args, call: call.toolCall, streamedFrom, ...(reasoning ? { reasoning } : {}), deadline: call.approval?.deadline });
 		this.#session.watchForTakeover();
 		if (askedBefore) return true;
@@ -1303,6 +1303,7 @@ export class Agent {
 		// Entries after the snapshot of another run than its own follow a snapshot this one is not (see
 		// #restoreBetweenRuns): they cannot be placed, and the run's snapshots would say they had seen them.
 		const runId = context.run.id;
+		if (fromStore) this.#session.loadedInRun(Math.max(context.messages.length, snapshot.agent.transcript?.length ?? 0), journal.filter((entry) => entry.seq > snapshot.journalSeq).length);
 		const stray = this.#leaveOutStrayEntries(snapshot.journalSeq, runId);
 		if (stray) this.#session.noteProblems([`the journal holds ${stray.held} after the snapshot of runs other than its run in progress (${stray.runs}, where the snapshot is in ${runId}): ${stray.leftOut}, and the session goes on from the snapshot`]);
 		// A run in progress: it goes on from where it was, on a machine restored from the snapshot.

@@ -177,7 +177,7 @@ class ToolBatchRun {
 		if (this.input.streamedFrom) {
 			intent.streamedFrom = this.input.streamedFrom;
 			intent.call = call.toolCall;
-			const reasoning = streamedReasoning(this.input.assistantMessage.content, call.toolCall);
+			const reasoning = streamedReasoning(journal, this.input.streamedFrom, this.input.assistantMessage.content, call.toolCall);
 			if (reasoning) intent.reasoning = reasoning;
 		}
 		const pending = journal.append(intent);

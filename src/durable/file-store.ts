@@ -472,7 +472,15 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	// Resolved once: a relative root resolved at each call followed process.chdir(), and every write
 	// after one failed as if the session's directory had been removed.
 	const absoluteRoot = resolve(root);
-	const realRoot = realRootOf(absoluteRoot);
+	// Read when first needed once the root is there (a store may be made before its root, which may
+	// then be made as a link): two stores given one path then name its sessions alike.
+	let realRoot: string | undefined;
+	const realRootNow = (): string => {
+		if (realRoot !== undefined) return realRoot;
+		const real = realRootOf(absoluteRoot);
+		if (existsSync(absoluteRoot)) realRoot = real;
+		return real;
+	};
 	const ready = new Set<string>();
 	/** The last journal number appended per session, by this store. */
 	const appended = new Map<string, number>();
@@ -481,7 +489,7 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	 * The session's directory as every store of the process names it: through the root's real path,
 	 * so that a store given a symlink to another's root shares its agents' claims and its write queue.
 	 */
-	const keyOf = (sessionId: string) => join(realRoot, directoryName(sessionId));
+	const keyOf = (sessionId: string) => join(realRootNow(), directoryName(sessionId));
 	/** The sessions this store opened, and the writer file it put in each. */
 	const writers = new Map<string, WriterFile>();
 	const filesOf = (sessionId: string): string => writers.get(sessionId)?.files ?? currentFiles(directoryOf(sessionId)).path;

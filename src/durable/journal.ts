@@ -60,21 +60,53 @@ export interface ModelOutcome {
  */
 export type ReplayPolicy = "safe" | "unsafe";
 
-/**
- * The reasoning (thinking blocks) a streaming reply had before one of its calls, for the call's
- * journal entry: a restart that closes the reply with the calls that had started keeps it. A
- * provider that reasons with signed thinking (Anthropic with thinking on) refuses the next
- * request when the reply answered by tool results does not start with its thinking block.
- *
- * @example
- * streamedReasoning(partial.content, call); // [{ type: "thinking", thinking: "…", thinkingSignature: "…" }]
- */
-export function streamedReasoning(content: readonly AssistantMessage["content"][number][], call: AgentToolCall): ThinkingContent[] | undefined {
+type ReplyBlock = AssistantMessage["content"][number];
+
+/** The thinking blocks of `content` before `call` (all of them when the call is not in it), copied. */
+function reasoningBefore(content: readonly ReplyBlock[], call: AgentToolCall): ThinkingContent[] {
 	let end = content.indexOf(call);
 	if (end === -1) end = content.findIndex((block) => block.type === "toolCall" && block.id === call.id);
 	const before = end === -1 ? content : content.slice(0, end);
-	const reasoning = before.filter((block): block is ThinkingContent => block.type === "thinking").map((block) => ({ ...block }));
-	return reasoning.length > 0 ? reasoning : undefined;
+	return before.filter((block): block is ThinkingContent => block.type === "thinking").map((block) => ({ ...block }));
+}
+
+/**
+ * The reasoning (thinking blocks) a streaming reply had before one of its calls that the
+ * journal does not hold yet with an earlier call of the reply, for the call's journal entry: a
+ * restart that closes the reply with the calls that had started keeps it (see
+ * {@link EffectJournal.startedDuring}). A provider that reasons with signed thinking (Anthropic
+ * with thinking on) refuses the next request when the reply answered by tool results does not
+ * start with its thinking block.
+ *
+ * @example
+ * streamedReasoning(journal, "r1.m1", partial.content, call); // [{ type: "thinking", thinking: "…", thinkingSignature: "…" }]
+ */
+export function streamedReasoning(journal: EffectJournal, modelEffect: string, content: readonly ReplyBlock[], call: AgentToolCall): ThinkingContent[] | undefined {
+	const recorded = (journal.startedDuring?.(modelEffect) ?? []).filter((block) => block.type === "thinking").length;
+	const fresh = reasoningBefore(content, call).slice(recorded);
+	return fresh.length > 0 ? fresh : undefined;
+}
+
+/**
+ * The started calls of a reply, in order, each after the reasoning the reply had before it that
+ * no earlier call brought: the reply a restart closes with them, when no journal holds it (a bare
+ * machine restored from its own snapshot keeps the partial reply).
+ *
+ * @example
+ * withReasoning(partial.content, startedCalls); // [thinking, call 1, thinking, call 2]
+ */
+export function withReasoning(content: readonly ReplyBlock[], calls: readonly AgentToolCall[]): (AgentToolCall | ThinkingContent)[] {
+	const reply: (AgentToolCall | ThinkingContent)[] = [];
+	let reasoned = 0;
+	for (const call of calls) {
+		const reasoning = reasoningBefore(content, call);
+		if (reasoning.length > reasoned) {
+			reply.push(...reasoning.slice(reasoned));
+			reasoned = reasoning.length;
+		}
+		reply.push(call);
+	}
+	return reply;
 }
 
 /**
@@ -100,7 +132,7 @@ export interface ToolIntent {
 	 */
 	streamedFrom?: string | undefined;
 	call?: AgentToolCall | undefined;
-	/** With `streamedFrom`: the reply's reasoning (thinking blocks) before the call (see {@link streamedReasoning}). */
+	/** With `streamedFrom`: the reply's reasoning (thinking blocks) before the call that no earlier call's entry holds (see {@link streamedReasoning}). */
 	reasoning?: ThinkingContent[] | undefined;
 }
 
@@ -174,7 +206,7 @@ export interface ApprovalRequest {
 	call: AgentToolCall;
 	/** While its reply still streams (streaming tool execution): the model call's effect id. */
 	streamedFrom?: string | undefined;
-	/** With `streamedFrom`: the reply's reasoning (thinking blocks) before the call (see {@link streamedReasoning}). */
+	/** With `streamedFrom`: the reply's reasoning (thinking blocks) before the call that no earlier call's entry holds (see {@link streamedReasoning}). */
 	reasoning?: ThinkingContent[] | undefined;
 	/**
 	 * When its `approvalTimeoutMs` runs out (ms since the epoch), if it has one: a call asked again
@@ -391,17 +423,12 @@ export class JournalIndex implements EffectJournal {
 	startedDuring(modelEffect: string): (AgentToolCall | ThinkingContent)[] {
 		const started = new Set<string>();
 		const reply: (AgentToolCall | ThinkingContent)[] = [];
-		// Each call's reasoning is all the reply had before it: a later call's extends an earlier one's.
-		let reasoned = 0;
 		for (const entry of this.#entries) {
 			if (entry.kind === "run" || entry.kind === "compaction" || entry.kind === "model" || entry.phase === "update" || entry.phase === "outcome" || entry.phase === "decided") continue;
 			if (entry.streamedFrom !== modelEffect || started.has(entry.effect)) continue;
 			started.add(entry.effect);
-			const reasoning = entry.reasoning ?? [];
-			if (reasoning.length > reasoned) {
-				reply.push(...reasoning.slice(reasoned));
-				reasoned = reasoning.length;
-			}
+			// Each entry holds the reasoning no earlier call of the reply brought (see streamedReasoning).
+			if (entry.reasoning) reply.push(...entry.reasoning);
 			reply.push(entry.call ?? { type: "toolCall", id: entry.toolCallId, name: entry.toolName, arguments: entry.args as AgentToolCall["arguments"] });
 		}
 		return reply;

@@ -506,8 +506,10 @@ export class DurableSession {
 	 * tool turns would otherwise leave a journal a restore replays from the run's start, turn by
 	 * turn. Taken at an outcome (a model's reply or a tool's result), after the step that journaled it:
 	 * the snapshot has the run's journal so far, as the one after a failed write does, and a restore
-	 * goes on from its place in the chart. Only when no other effect of the run is under way (another
-	 * call of the batch still running): the snapshot then falls between effects, not inside one.
+	 * goes on from its place in the chart. Asked for only when no other call of the batch is still
+	 * running; taken after the step, when the next effect (the next model request, the next call)
+	 * may have begun: its intent is in the snapshot's journal, and a restore answers it by the crash
+	 * rules, as it would after a crash there.
 	 * Counted from the run's start (or its last snapshot), so that a run of a few turns, whose end
 	 * weighs the entries before it (see {@link DurableSession.endRun}), takes no snapshot of its own.
 	 */
@@ -794,6 +796,18 @@ export class DurableSession {
 		this.#between = { context, from: undefined };
 		this.#entriesSince = entries;
 		this.#storedTranscript = context.messages.length;
+	}
+
+	/**
+	 * A loaded session whose snapshot is of a run in progress (a long run's, say), its transcript
+	 * `transcriptLength` messages long and `entries` journal entries after it: the next snapshot
+	 * is spaced from that transcript, as it would have been in the process that stored it (counted
+	 * from nothing, a long run restored took one every 256 entries, writing its whole transcript).
+	 */
+	loadedInRun(transcriptLength: number, entries: number): void {
+		this.#storedTranscript = transcriptLength;
+		this.#entriesSince = entries;
+		this.#entriesInRun = entries;
 	}
 
 	/**

@@ -100,3 +100,61 @@ describe("a long run on the file store", () => {
 		expect(plain(loaded.state.messages)).toEqual(plain(agent.state.messages));
 	});
 });
+
+describe("a long run loaded from a snapshot of it in progress", () => {
+	it("spaces its next snapshot from the stored transcript, not from nothing (a review: one after 256 entries whatever the transcript)", async () => {
+		const turns = 700;
+		const stopAt = 500;
+		const root = await tempDir();
+		const first = watchedStore(root);
+		let blocked!: () => void;
+		const reached = new Promise<void>((resolve) => (blocked = resolve));
+		let stopping = true;
+		const step = makeTool("step", async (_id, params) => {
+			if (stopping && params["n"] === stopAt) {
+				blocked();
+				return new Promise(() => {});
+			}
+			return ok(`step ${String(params["n"])}`);
+		});
+		let turn = 0;
+		const reply: ScriptedReplyFactory = () => (++turn <= turns ? { content: [toolCall("step", { n: turn })] } : { content: "finished" });
+		const model = createScriptedModel(Array.from({ length: turns + 1 }, () => reply));
+		const agent = await Agent.load({ store: first.store, sessionId: "run", initialState: { model: model.model, tools: [step] }, streamFn: model.streamFn });
+		void agent.prompt("go").catch(() => {});
+		await reached;
+		await agent.saved();
+		const stored = first.snapshots.at(-1);
+		expect(stored?.machine.context.run).toBeDefined();
+		const storedTranscript = stored?.machine.context.messages.length ?? 0;
+		expect(storedTranscript).toBeGreaterThan(256);
+		// The journal holds only the entries after the last snapshot: they count toward the next.
+		const before = await journalLines(first.inner.filesOf("run"));
+
+		stopping = false;
+		turn = stopAt;
+		const second = watchedStore(root);
+		let appended = 0;
+		const entriesAtSnapshot: number[] = [];
+		const counting: AgentStore = {
+			...second.store,
+			appendJournal(id, entry) {
+				appended++;
+				return second.store.appendJournal(id, entry);
+			},
+			saveSnapshot(id, snapshot) {
+				entriesAtSnapshot.push(appended);
+				return second.store.saveSnapshot(id, snapshot);
+			},
+		};
+		const again = createScriptedModel(Array.from({ length: turns + 1 }, () => reply));
+		const loaded = await Agent.load({ store: counting, sessionId: "run", initialState: { model: again.model, tools: [step] }, streamFn: again.streamFn });
+		await loaded.waitForIdle();
+		await loaded.saved();
+		expect(loaded.storeProblems).toEqual([]);
+		// The first snapshot of the loaded run (mid-run, or its end's): not before the stored transcript's length of entries.
+		const firstMidRun = second.snapshots.findIndex((snapshot) => snapshot.machine.context.run !== undefined);
+		if (firstMidRun !== -1) expect(before + (entriesAtSnapshot[firstMidRun] ?? 0)).toBeGreaterThanOrEqual(storedTranscript);
+		expect(loaded.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
+	});
+});

@@ -88,6 +88,16 @@ describe("two file stores on one directory, one through a symlinked root", () =>
 		const direct = createFileStore(join(real, "data", "sessions"));
 		expect(before.sessionKey?.("s")).toBe(direct.sessionKey?.("s"));
 	});
+
+	it("one path given to a store made before it exists and to one made after it was made as a link is one session (a review: two keys)", async () => {
+		const base = await tempDir();
+		const root = join(base, "current");
+		const early = createFileStore(root, { fsync: "never" });
+		mkdirSync(join(base, "release-2"));
+		symlinkSync(join(base, "release-2"), root);
+		const late = createFileStore(root, { fsync: "never" });
+		expect(early.sessionKey?.("s")).toBe(late.sessionKey?.("s"));
+	});
 });
 
 describe("an agent whose store fails every write, prompted again and again", () => {

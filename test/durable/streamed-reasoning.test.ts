@@ -46,7 +46,70 @@ function expectSignedThinkingFirst(messages: readonly AgentMessage[]): void {
 	]);
 }
 
+/** Interleaved: reasoning, a call, more reasoning, a second call, then text still streaming. */
+function interleavedReply() {
+	return {
+		content: [thinking("First, charge.", "SIG_1"), toolCall("charge", {}, "c1"), thinking("Then charge again.", "SIG_2"), toolCall("charge", {}, "c2"), { type: "text" as const, text: "Charging your card twice now, please wait a moment while it goes through." }],
+		chunkSize: 4,
+		delayMs: 3,
+	};
+}
+
+const interleaved = [
+	{ type: "thinking", thinking: "First, charge.", thinkingSignature: "SIG_1" },
+	{ type: "toolCall", id: "c1", name: "charge", arguments: {} },
+	{ type: "thinking", thinking: "Then charge again.", thinkingSignature: "SIG_2" },
+	{ type: "toolCall", id: "c2", name: "charge", arguments: {} },
+];
+
 describe("a streaming reply closed with the calls that started", () => {
+	it("keeps interleaved reasoning where it was, each block journaled once (a review: the bare machine put all first; each entry repeated what came before)", async () => {
+		const releases: (() => void)[] = [];
+		const runs: string[] = [];
+		const charge: AgentTool = makeTool("charge", async (id) => {
+			runs.push(id);
+			await new Promise<void>((resolve) => releases.push(resolve));
+			return ok("charged");
+		});
+		const first = createScriptedModel([interleavedReply()]);
+		const agent = new Agent({ initialState: { model: first.model, tools: [charge] }, streamFn: first.streamFn, toolExecution: "streaming" });
+		void agent.prompt("pay twice");
+		await until(() => runs.length === 2);
+		const snapshot = JSON.parse(JSON.stringify(agent.snapshot()));
+		agent.dispose();
+		for (const release of releases) release();
+		const journaled = JSON.stringify(snapshot.journal);
+		expect(journaled.split("SIG_1").length - 1).toBe(1);
+		expect(journaled.split("SIG_2").length - 1).toBe(1);
+		const second = createScriptedModel([{ content: "Both were interrupted." }]);
+		const restored = Agent.restore(snapshot, { initialState: { tools: [charge] }, streamFn: second.streamFn, toolExecution: "streaming" });
+		await restored.waitForIdle();
+		expect((restored.state.messages[1] as AssistantMessage).content).toEqual(interleaved);
+		restored.dispose();
+
+		for (const [from, to] of [
+			["xstate", "agentchart"],
+			["agentchart", "xstate"],
+		] as const) {
+			const logics = { xstate: agentMachine, agentchart: agentLogic } as const;
+			runs.length = 0;
+			const model = createScriptedModel([interleavedReply()]);
+			const before = createActor(logics[from] as typeof agentMachine, { input: { model: model.model, tools: [charge], config: { streamFn: model.streamFn, toolExecution: "streaming" } } }).start();
+			before.send({ type: "prompt", messages: [user("pay twice")] });
+			await until(() => runs.length === 2);
+			const json = JSON.parse(JSON.stringify(before.getPersistedSnapshot())) as PersistedAgentMachine;
+			before.stop();
+			for (const release of releases) release();
+			const again = createScriptedModel([{ content: "Both were interrupted." }]);
+			const after = createActor(logics[to] as typeof agentMachine, { input: {}, snapshot: hydrateAgentSnapshot(json, { tools: [charge], config: { streamFn: again.streamFn, toolExecution: "streaming" } }) as never });
+			after.start();
+			after.send({ type: "agentchart.resumed" });
+			await until(() => after.getSnapshot().matches("idle" as never));
+			expect((after.getSnapshot().context.messages[1] as AssistantMessage).content).toEqual(interleaved);
+			after.stop();
+		}
+	});
+
 	for (const how of ["a snapshot by hand", "a store, the process gone"] as const) {
 		it(`keeps the reasoning before its calls (${how})`, async () => {
 			let release: () => void = () => {};

@@ -6,7 +6,7 @@ import { isContextOverflow } from "../../providers/overflow.js";
 import type { AssistantMessage } from "../../types/messages.js";
 import { OVERFLOW_RECOVERY_FAILED } from "../compaction-guards.js";
 import { replyOfStartedCalls } from "../../actors/stream-actor.js";
-import { streamedReasoning } from "../../durable/journal.js";
+import { withReasoning } from "../../durable/journal.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, newStreamProgress, patchContext, patchRun, runOf } from "../context.js";
 import type { ToolCallEntry } from "../types.js";
 import { TOOL_BATCH_ID, approvalEventOf, toolEndEvent, toolStartEvent } from "./tools.js";
@@ -56,9 +56,8 @@ export function closeInterruptedReplyWithStartedCalls(context: Ctx, enqueue: Enq
 	const batch = run.batch ? { ...run.batch, calls } : undefined;
 	const closing = patchContext(context, { run: patchRun(run, { stream: newStreamProgress(), partial: undefined, batch }) });
 	// The reasoning the reply had before its calls stays with them (a provider with signed thinking refuses the reply without it).
-	const last = calls.at(-1);
-	const reasoning = (last && run.partial && streamedReasoning(run.partial.content, last.toolCall)) || [];
-	completeAssistantMessage(closing, replyOfStartedCalls(context.model, [...reasoning, ...calls.map((call) => call.toolCall)]), enqueue);
+	const started = calls.map((call) => call.toolCall);
+	completeAssistantMessage(closing, replyOfStartedCalls(context.model, run.partial ? withReasoning(run.partial.content, started) : started), enqueue);
 	for (const call of calls) {
 		enqueue.emit(toolStartEvent(call));
 		if (call.status === "awaiting-approval") {
