@@ -308,7 +308,7 @@ export function hydrateAgentContext(
 	const byName = new Map(runtime.tools.map((tool) => [tool.name, tool]));
 	const tools = plain.tools.map((tool) => {
 		const found = byName.get(tool.name);
-		if (!found) throw new Error(`agentchart: the snapshot's tool "${tool.name}" is not among the tools given to restore it (${[...byName.keys()].join(", ") || "none"}); pass every tool the stored run uses`);
+		if (!found) throw new Error(`agentchart: the snapshot's tool "${tool.name}" is not among the tools given to restore it (${[...byName.keys()].join(", ") || "none"}); pass every tool the stored session offered (one that cannot run now, such as a tool of an MCP server that is down, as a tool of that name whose execute says so)`);
 		return found;
 	});
 	// A runtime setting given as undefined is not given: the stored one stands (or the default).

@@ -140,9 +140,9 @@ describe("a restore that cannot be made", () => {
 		const snapshot = throughJson(new Agent({ initialState: { model: scripted.model, tools: [makeTool("search", async () => ok("found"))] } }).snapshot());
 		const others = [makeTool("read", async () => ok("read")), makeTool("write", async () => ok("written"))];
 		expect(thrownBy(() => Agent.restore(snapshot, { initialState: { tools: others } }))).toBe(
-			'agentchart: the snapshot\'s tool "search" is not among the tools given to restore it (read, write); pass every tool the stored run uses',
+			'agentchart: the snapshot\'s tool "search" is not among the tools given to restore it (read, write); pass every tool the stored session offered (one that cannot run now, such as a tool of an MCP server that is down, as a tool of that name whose execute says so)',
 		);
-		expect(thrownBy(() => Agent.restore(snapshot, {}))).toBe('agentchart: the snapshot\'s tool "search" is not among the tools given to restore it (none); pass every tool the stored run uses');
+		expect(thrownBy(() => Agent.restore(snapshot, {}))).toBe('agentchart: the snapshot\'s tool "search" is not among the tools given to restore it (none); pass every tool the stored session offered (one that cannot run now, such as a tool of an MCP server that is down, as a tool of that name whose execute says so)');
 	});
 
 	it("refuses what is not a snapshot, null too, saying so", () => {
