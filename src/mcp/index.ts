@@ -35,6 +35,7 @@ export type {
 	McpServerOptions,
 	McpServerStatus,
 	McpStdioServerConfig,
+	McpToolAnnotations,
 	McpToolDetails,
 	McpToolInfo,
 	McpToolProgressDetails,

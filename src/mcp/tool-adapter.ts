@@ -2,8 +2,9 @@ import type { AgentTool, AgentToolResult, AgentToolUpdateCallback } from "../typ
 import type { ToolParameters } from "../types/model.js";
 import { mapCallToolResult, resultText, type McpCallResult } from "./content.js";
 import type { McpCallOptions, McpProgress } from "./call-options.js";
-import type { McpToolDetails, McpToolInfo, McpToolResultDetails } from "./types.js";
+import type { McpToolAnnotations, McpToolDetails, McpToolInfo, McpToolResultDetails } from "./types.js";
 import { isRecord } from "../util/json-values.js";
+import { ownValue } from "../util/own-keys.js";
 
 /** What an MCP tool needs from its server's connection. */
 export interface McpToolCaller {
@@ -12,12 +13,36 @@ export interface McpToolCaller {
 }
 
 /**
- * An `AgentTool` backed by an MCP server's tool.
+ * An `AgentTool` backed by an MCP server's tool, with the server's `annotations`. Like any
+ * tool it is not replay-safe and needs no approval unless the application says so: copy it with
+ * `replay` or `needsApproval` set (see docs/mcp.md, "Durable runs and approvals").
  *
  * @example
- * const sum: McpAgentTool | undefined = mcp.tools().find((tool) => tool.name === "everything__get-sum");
+ * const tools = mcp.tools().map((tool: McpAgentTool) => (tool.annotations.readOnlyHint === true ? { ...tool, replay: "safe" as const } : tool));
  */
-export type McpAgentTool = AgentTool<ToolParameters, McpToolDetails>;
+export interface McpAgentTool extends AgentTool<ToolParameters, McpToolDetails> {
+	/**
+	 * The tool's annotations as the server listed them (an empty object when it listed none),
+	 * frozen: the server's hints, which agentchart itself does not act on.
+	 */
+	readonly annotations: Readonly<McpToolAnnotations>;
+}
+
+const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
+
+/** The annotations of a listed tool, keeping only values of the types MCP gives them. */
+function readAnnotations(listed: McpToolInfo["annotations"]): Readonly<McpToolAnnotations> {
+	const annotations: { -readonly [K in keyof McpToolAnnotations]: McpToolAnnotations[K] } = {};
+	if (listed) {
+		const title = ownValue(listed, "title");
+		if (typeof title === "string") annotations.title = title;
+		for (const hint of HINTS) {
+			const value = ownValue(listed, hint);
+			if (typeof value === "boolean") annotations[hint] = value;
+		}
+	}
+	return Object.freeze(annotations);
+}
 
 /**
  * Thrown by an MCP tool whose result has `isError: true`, so the agent records an error
@@ -73,6 +98,7 @@ export function createMcpAgentTool(caller: McpToolCaller, info: McpToolInfo, nam
 	const title = info.title ?? (typeof info.annotations?.["title"] === "string" ? info.annotations["title"] : undefined);
 	const tool: McpAgentTool = {
 		name,
+		annotations: readAnnotations(info.annotations),
 		label: title ?? info.name,
 		description: info.description ?? title ?? "",
 		// An MCP input schema is a JSON Schema object, the form agentchart checks and validates.

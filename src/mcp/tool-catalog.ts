@@ -1,5 +1,5 @@
 import { toolSchemaIssues } from "../tools/tool-schema.js";
-import { agentToolName, hashedAgentToolName } from "./names.js";
+import { agentToolName, cleanedPrefix } from "./names.js";
 import { createMcpAgentTool, type McpAgentTool, type McpToolCaller } from "./tool-adapter.js";
 import type { McpProblem, McpToolInfo } from "./types.js";
 
@@ -34,17 +34,59 @@ function selected(source: CatalogSource, info: McpToolInfo): boolean {
 	return (source.includeTools === undefined || source.includeTools.includes(info.name)) && !(source.excludeTools ?? []).includes(info.name);
 }
 
-/** The agent-facing names that more than one offered tool of `source` cleans to. */
-function clashingNames(source: CatalogSource): Set<string> {
-	const seen = new Set<string>();
-	const clash = new Set<string>();
+/**
+ * For each agent-facing name of `source`, the server's tool that has it. Names are computed from
+ * each tool alone, so two of one server's tools share one only when a tool is literally named
+ * like another's hashed name (`report_v2_7ad315ff`) or two hashes match. Then the tool whose name
+ * needed no change keeps it, else the one whose MCP name sorts first: never the listing order,
+ * which a server may change from one listing to the next.
+ */
+function nameHolders(source: CatalogSource): Map<string, string> {
+	const holders = new Map<string, string>();
 	for (const info of source.tools) {
 		if (!selected(source, info) || info.taskSupport === "required") continue;
 		const name = agentToolName(source.prefix, info.name);
-		if (seen.has(name)) clash.add(name);
-		seen.add(name);
+		const holder = holders.get(name);
+		if (holder === undefined || precedes(source.prefix, name, info.name, holder)) holders.set(name, info.name);
 	}
-	return clash;
+	return holders;
+}
+
+/** Whether `candidate` rather than `holder` keeps `name` (see `nameHolders`). */
+function precedes(prefix: string, name: string, candidate: string, holder: string): boolean {
+	const asIs = (mcpName: string) => `${cleanedPrefix(prefix)}${mcpName}` === name;
+	if (asIs(candidate) !== asIs(holder)) return asIs(candidate);
+	return candidate < holder;
+}
+
+/**
+ * Why `mcpName`'s agent-facing `name` is not its to take, and whose it is (`keptFrom` undefined:
+ * the same server's); undefined when it is free. What to change depends on why: a listing with a
+ * name twice, or a tool named like another's hashed name, is the server's doing; two prefixes
+ * that clean to the same text, or names that meet at "__", are the configuration's.
+ */
+function whyTaken(
+	mcpName: string,
+	name: string,
+	holders: ReadonlyMap<string, string>,
+	listedBefore: boolean,
+	owner: { server: string; prefix: string } | undefined,
+	prefix: string,
+): { why: string; keptFrom?: string } | undefined {
+	const holder = holders.get(name);
+	if (holder !== undefined && holder !== mcpName) {
+		return { why: `the server's tool "${holder}" has it (the tool named so as it is keeps it, else the one whose name sorts first, whatever order the server lists them in)` };
+	}
+	if (listedBefore) return { why: "the server lists a tool of that name more than once; the first is kept" };
+	if (owner === undefined) return undefined;
+	const sharedPrefix = cleanedPrefix(prefix);
+	const why =
+		cleanedPrefix(owner.prefix) !== sharedPrefix
+			? `its prefix "${owner.prefix}" and tool name make the same name (give one of the servers a different toolPrefix)`
+			: sharedPrefix === ""
+				? `neither server's tools are prefixed (toolPrefix false or "": give one of them a toolPrefix)`
+				: `both servers' tools are prefixed "${sharedPrefix}" (give one of them a toolPrefix of its own)`;
+	return { why: `a tool of server "${owner.server}" has it: ${why}`, keptFrom: owner.server };
 }
 
 /**
@@ -72,7 +114,8 @@ export class McpToolCatalog {
 		for (const source of sources) {
 			const server = source.caller.server;
 			offered.set(server, 0);
-			const clash = clashingNames(source);
+			const holders = nameHolders(source);
+			const named = new Set<string>();
 			for (const info of source.tools) {
 				if (!selected(source, info)) continue;
 				if (info.taskSupport === "required") {
@@ -84,12 +127,7 @@ export class McpToolCatalog {
 					});
 					continue;
 				}
-				let name = agentToolName(source.prefix, info.name);
-				// Tools of this server whose names differ only in characters the model APIs refuse: no
-				// toolPrefix tells them apart. The one named so already keeps the name, the others get
-				// hashed names, whatever order the server lists them in (a name must not move from one
-				// tool to another when the listing is reordered).
-				if (clash.has(name) && `${source.prefix}${info.name}` !== name) name = hashedAgentToolName(source.prefix, info.name);
+				const name = agentToolName(source.prefix, info.name);
 				const key = `${server}\u0000${info.name}\u0000${name}`;
 				const cached = this.entryFor(key, source, info, name);
 				nextCache.set(key, cached);
@@ -103,27 +141,19 @@ export class McpToolCatalog {
 					});
 					continue;
 				}
-				const owner = owners.get(name);
-				if (owner !== undefined) {
-					const keptFrom = owner.server;
-					// What to change depends on why: a listing with a name twice is the server's; two
-					// prefixes that clean to the same text, or names that meet at "__", are the configuration's.
-					const why =
-						keptFrom === server
-							? `the server lists a tool of that name more than once; the first is kept`
-							: agentToolName(owner.prefix, "") === agentToolName(source.prefix, "")
-								? `a tool of server "${keptFrom}" has it: both servers' tools are prefixed "${agentToolName(source.prefix, "")}" (give one of them a toolPrefix of its own)`
-								: `a tool of server "${keptFrom}" has it: its prefix "${owner.prefix}" and tool name make the same name (give one of the servers a different toolPrefix)`;
+				const taken = whyTaken(info.name, name, holders, named.has(name), owners.get(name), source.prefix);
+				if (taken) {
 					problems.push({
 						kind: "name-collision",
 						server,
 						tool: info.name,
 						name,
-						keptFrom,
-						message: `MCP server "${server}": tool "${info.name}" left out: the name "${name}" is already taken: ${why}`,
+						keptFrom: taken.keptFrom ?? server,
+						message: `MCP server "${server}": tool "${info.name}" left out: the name "${name}" is already taken: ${taken.why}`,
 					});
 					continue;
 				}
+				named.add(name);
 				owners.set(name, { server, prefix: source.prefix });
 				offered.set(server, (offered.get(server) ?? 0) + 1);
 				tools.push(cached.tool);

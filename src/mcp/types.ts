@@ -181,6 +181,29 @@ export interface McpToolInfo {
 }
 
 /**
+ * A tool's annotations as its server lists them (MCP `ToolAnnotations`): hints about what the
+ * tool does, for the application to decide on, e.g., `replay` and `needsApproval`. They are the
+ * server's word, not checked: trust them as much as the server. A hint the server leaves out (or
+ * sends as something other than a boolean) is absent here; MCP's defaults for an absent hint are
+ * `readOnlyHint: false`, `destructiveHint: true`, `idempotentHint: false`, `openWorldHint: true`.
+ *
+ * @example
+ * const annotations: McpToolAnnotations = { title: "Read file", readOnlyHint: true, openWorldHint: false };
+ */
+export interface McpToolAnnotations {
+	/** A human-readable title. */
+	readonly title?: string;
+	/** The tool does not change its environment. */
+	readonly readOnlyHint?: boolean;
+	/** The tool may destroy or overwrite (meaningful when not read-only). */
+	readonly destructiveHint?: boolean;
+	/** Calling it again with the same arguments has no further effect (meaningful when not read-only). */
+	readonly idempotentHint?: boolean;
+	/** The tool reaches an open world (the web, say), not a closed domain (a local store). */
+	readonly openWorldHint?: boolean;
+}
+
+/**
  * Why a listed tool was left out of `tools()`.
  *
  * @example

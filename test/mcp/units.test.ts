@@ -19,7 +19,8 @@ describe("tool names", () => {
 	});
 
 	it("replace characters model APIs refuse, and cut long names to 64 characters with a stable hash", () => {
-		expect(agentToolName("fs__", "files/read.v2")).toBe("fs__files_read_v2");
+		// A name that had to change always carries its hash: a tool named "files_read_v2" listed later cannot take it.
+		expect(agentToolName("fs__", "files/read.v2")).toMatch(/^fs__files_read_v2_[0-9a-f]{8}$/);
 		const long = agentToolName("a-very-long-server-name__", "x".repeat(100));
 		expect(long).toHaveLength(64);
 		expect(long).toMatch(/^[A-Za-z0-9_-]+_[0-9a-f]{8}$/);
