@@ -477,8 +477,10 @@ export function createFileStore(root: string, options: FileStoreOptions = {}): F
 	let realRoot: string | undefined;
 	const realRootNow = (): string => {
 		if (realRoot !== undefined) return realRoot;
+		// Checked first: a root made between the check and the reading is read again next time.
+		const exists = existsSync(absoluteRoot);
 		const real = realRootOf(absoluteRoot);
-		if (existsSync(absoluteRoot)) realRoot = real;
+		if (exists) realRoot = real;
 		return real;
 	};
 	const ready = new Set<string>();

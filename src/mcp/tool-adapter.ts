@@ -22,8 +22,9 @@ export interface McpToolCaller {
  */
 export interface McpAgentTool extends AgentTool<ToolParameters, McpToolDetails> {
 	/**
-	 * The tool's annotations as the server listed them (an empty object when it listed none),
-	 * frozen: the server's hints, which agentchart itself does not act on.
+	 * The tool's annotations as the server listed them, the keys MCP defines with values of
+	 * their type (others are left out; an empty object when it listed none), frozen: the server's
+	 * hints, which agentchart itself does not act on.
 	 */
 	readonly annotations: Readonly<McpToolAnnotations>;
 }

@@ -292,10 +292,14 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 			}),
 			// What a delivery took and could not deliver (its agent could not be made), back in front
 			// of what arrived since.
-			giveBack: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, given: QueuedMessage[]): Promise<void> => {
-				ctx.set("items", [...given, ...((await ctx.get<QueuedMessage[]>("items")) ?? [])]);
-				// The delivery's hand-over is void: what it took waits in `items` again, shown once.
-				if ((await ctx.get<HeldMail>("held"))?.delivery) ctx.clear("held");
+			// `{ items, seq }`: the delivery's hand-over (`seq`) is void, what it took waits in `items`
+			// again, shown once. Emptied, not cleared: hand-overs stay numbered after it, since a run's
+			// `heldSeq` and the session's `handedOver` count them.
+			giveBack: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, given: QueuedMessage[] | { items: QueuedMessage[]; seq: number }): Promise<void> => {
+				const returned = Array.isArray(given) ? { items: given, seq: undefined } : given;
+				ctx.set("items", [...returned.items, ...((await ctx.get<QueuedMessage[]>("items")) ?? [])]);
+				const held = await ctx.get<HeldMail>("held");
+				if (held?.delivery && held.seq === returned.seq) ctx.set("held", { ...held, items: [] });
 			}),
 			// Kept for deliveries sent by older worker code (a delivery now takes with `takeForRun`).
 			take: sdk.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext): Promise<QueuedMessage[]> => {
@@ -350,7 +354,7 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 		{
 			pushWithin: (ctx: restate.ObjectContext, input: BoundedPush) => Promise<void>;
 			takeForRun: (ctx: restate.ObjectContext, taker: { invocationId: string; delivery: true }) => Promise<HeldMail>;
-			giveBack: (ctx: restate.ObjectContext, given: QueuedMessage[]) => Promise<void>;
+			giveBack: (ctx: restate.ObjectContext, given: { items: QueuedMessage[]; seq: number }) => Promise<void>;
 			peek: (ctx: restate.ObjectSharedContext) => Promise<QueuedMessage[]>;
 			view: (ctx: restate.ObjectSharedContext) => Promise<{ items: QueuedMessage[]; held: HeldMail | null }>;
 			abort: (ctx: restate.ObjectContext) => Promise<{ mark: number; current: string | null }>;
@@ -421,7 +425,7 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 					// often each time, until a worker can make the session's agent. A steer meanwhile
 					// leaves its message with them: the delivery scheduled takes it too.
 					if (!(error instanceof SessionRefusal)) throw error;
-					ctx.objectSendClient(inboxApi, ctx.key).giveBack(items);
+					ctx.objectSendClient(inboxApi, ctx.key).giveBack({ items, seq: mail.seq });
 					if (scheduled === null || again) {
 						const tries = again ? scheduled + 1 : 1;
 						ctx.set(STATE_KEYS.redelivery, tries);
@@ -481,11 +485,13 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				}
 				// Steered and queued messages wait in the inbox until a run takes them: they are queued too.
 				// (What a delivery would drop is not shown: it will never reach a run.)
+				// Read with the run, before the inbox: a run that stores its end meanwhile has recorded
+				// less here than the inbox then shows, so its mail is counted (once) rather than not at all.
+				const recorded = Math.max(run?.heldSeq ?? 0, (await ctx.get<number>(STATE_KEYS.handedOver)) ?? 0);
 				const inboxView = await ctx.objectClient(inboxApi, ctx.key).view();
 				// A hand-over the run has not recorded yet is in flight to it: still shown as waiting. A
 				// delivery's from its take on (its run is not announced yet), until a run recorded it.
 				const held = inboxView.held;
-				const recorded = Math.max(run?.heldSeq ?? 0, (await ctx.get<number>(STATE_KEYS.handedOver)) ?? 0);
 				const inFlight = held?.delivery ? held.seq > recorded && (!run || run.invocationId === held.invocationId) : run && held && held.invocationId === run.invocationId && held.seq !== run.heldSeq;
 				const handedOver = held && inFlight ? held.items : [];
 				const waitingMail = deliverable([...handedOver, ...inboxView.items], () => undefined);

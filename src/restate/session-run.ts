@@ -397,7 +397,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	ctx.set(STATE_KEYS.snapshot, snapshot);
 	// What the run took from the inbox is in the snapshot now: `state` no longer counts it there.
 	const tookIn = Math.max(run.heldSeq ?? 0, delivered ?? 0);
-	if (tookIn > 0) ctx.set(STATE_KEYS.handedOver, tookIn);
+	if (tookIn > ((await ctx.get<number>(STATE_KEYS.handedOver)) ?? 0)) ctx.set(STATE_KEYS.handedOver, tookIn);
 	for (let turn = 1; turn <= run.turns; turn++) ctx.clear(STATE_KEYS.turn(turn));
 	ctx.clear(STATE_KEYS.run);
 	if (outcome.status === "awaiting-approval") ctx.set(STATE_KEYS.waiting, number);

@@ -296,12 +296,14 @@ describe("streamAnthropic: tool calls", () => {
 			],
 		});
 		const { events, result } = await run();
+		// No argument text is also what a call cut off before its arguments has: the ends wait for
+		// the message's stop reason (here tool_use, so they come, and the calls run).
 		expect(trace(events)).toEqual([
 			"start",
 			"toolcall_start[0]",
-			"toolcall_end[0] {}",
 			"toolcall_start[1]",
 			"toolcall_delta[1] ",
+			"toolcall_end[0] {}",
 			"toolcall_end[1] {}",
 			"done toolUse",
 		]);

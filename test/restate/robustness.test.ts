@@ -238,6 +238,11 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 		// Before, the delivery took them from the inbox, was refused (agent() threw) and they were gone for good.
 		const session = setup.client.session(sessionId("options-fail-steer"));
 		expect((await session.prompt("hello")).status).toBe("idle");
+		// A delivery first, so that the inbox's hand-overs are numbered past the first (a review: a
+		// refused delivery cleared the hand-over, the next was numbered 1 again, below what the
+		// session had recorded, and its message was shown nowhere until its run stored its end).
+		expect(await session.followUp("Warm up.")).toEqual({ queued: true });
+		for (let tries = 0; tries < 300 && (await session.state()).messages.filter((message) => message.role === "user").length < 2; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
 		const marker = join(setup.dir, `options-fail-${session.sessionId}`);
 		await writeFile(marker, "");
 		expect(await session.steer("Keep me.")).toEqual({ queued: true });
@@ -248,11 +253,14 @@ describe("agent sessions on Restate, with what they cannot take", { timeout: 120
 		expect([waiting.status, waiting.steeringQueue.map(textOf), waiting.followUpQueue.map(textOf)]).toEqual(["idle", ["Keep me."], ["Keep me too."]]);
 		await rm(marker);
 		let state = await session.state();
-		for (let tries = 0; tries < 300 && (state.status !== "idle" || state.messages.filter((message) => message.role === "user").length < 3); tries++) {
-			await new Promise((resolve) => setTimeout(resolve, 100));
+		for (let tries = 0; tries < 3000 && (state.status !== "idle" || state.messages.filter((message) => message.role === "user").length < 4); tries++) {
+			// Shown once at every moment: in a queue, or in the transcript.
+			const shown = (text: string) => [...state.steeringQueue, ...state.followUpQueue, ...state.messages].filter((message) => message.role === "user" && textOf(message) === text).length;
+			expect({ tries, kept: shown("Keep me."), keptToo: shown("Keep me too.") }).toEqual({ tries, kept: 1, keptToo: 1 });
+			await new Promise((resolve) => setTimeout(resolve, 10));
 			state = await session.state();
 		}
-		expect(state.messages.filter((message) => message.role === "user").map(textOf)).toEqual(["hello", "Keep me.", "Keep me too."]);
+		expect(state.messages.filter((message) => message.role === "user").map(textOf)).toEqual(["hello", "Warm up.", "Keep me.", "Keep me too."]);
 		expect([state.steeringQueue, state.followUpQueue]).toEqual([[], []]);
 		expect(transcriptProblems(state.messages)).toEqual([]);
 	});
