@@ -138,28 +138,26 @@ export class StreamingArguments {
 	 * announced as ended before it is known (a streaming tool starts at its end).
 	 */
 	finalReading(): { arguments: Arguments; complete: boolean } {
-		return { arguments: parseFinalArguments(this.#text), complete: isCompleteJson(this.#text) };
+		return readFinalArguments(this.#text);
 	}
 }
 
 /**
- * Whether a tool call's argument text is complete JSON. Empty text is not: a call of a tool
- * without arguments streams `{}` (OpenAI) or may stream nothing (Anthropic), and a call the
- * output limit cut off before its arguments began streams nothing either.
- *
- * @example
- * isCompleteJson('{"path":"/tmp/a"}'); // true
- * isCompleteJson('{"path":"/tmp/a'); // false
- * isCompleteJson(""); // false
+ * The final arguments and whether the text is complete JSON, from one parse. Empty text is not
+ * complete: a call of a tool without arguments streams `{}` (OpenAI) or may stream nothing
+ * (Anthropic), and a call the output limit cut off before its arguments began streams nothing
+ * either.
  */
-export function isCompleteJson(json: string): boolean {
-	if (json.trim() === "") return false;
+function readFinalArguments(json: string): { arguments: Arguments; complete: boolean } {
+	if (json.trim() === "") return { arguments: {}, complete: false };
+	if (nestingDepth(json) > MAX_ARGUMENT_DEPTH) throw new ArgumentsTooDeepError();
+	let value: unknown;
 	try {
-		JSON.parse(json);
-		return true;
+		value = JSON.parse(json);
 	} catch {
-		return false;
+		return { arguments: parseStreamingArguments(json), complete: false };
 	}
+	return { arguments: asArguments(value) ?? {}, complete: true };
 }
 
 /**
@@ -173,14 +171,5 @@ export function isCompleteJson(json: string): boolean {
  * parseFinalArguments(""); // {}
  */
 export function parseFinalArguments(json: string): Arguments {
-	if (json.trim() === "") return {};
-	if (nestingDepth(json) > MAX_ARGUMENT_DEPTH) throw new ArgumentsTooDeepError();
-	try {
-		const value: unknown = JSON.parse(json);
-		const args = asArguments(value);
-		if (args) return args;
-	} catch {
-		return parseStreamingArguments(json);
-	}
-	return {};
+	return readFinalArguments(json).arguments;
 }
