@@ -77,6 +77,12 @@ interface JournaledCompaction {
 	entry: CompactionStart;
 }
 
+/** The error a turn's message sets as `agent.state.errorMessage` (an assistant reply's), as pi's Agent reads it at turn_end. */
+function failureOf(message: AgentMessage): string | undefined {
+	const reply = message as { role?: string; errorMessage?: string };
+	return reply.role === "assistant" && reply.errorMessage ? reply.errorMessage : undefined;
+}
+
 /** An assistant message that sets `agent.state.errorMessage`: a run with one ends with a snapshot. */
 function failedReply(message: AgentMessage): boolean {
 	return message.role === "assistant" && (failedStop(message.stopReason) || message.errorMessage !== undefined);
@@ -336,6 +342,12 @@ interface ActiveRun {
 	abortSent?: true | undefined;
 	/** A listener failed in this run: its error is the run's `errorMessage`, not one a later failure caused. */
 	listenerFailed?: true | undefined;
+	/**
+	 * The last event on its way to the listeners that sets `errorMessage` (a failed reply's
+	 * turn_end) or clears it (a compaction that retries the reply), and what it sets: a snapshot
+	 * stores the error as the agent will have it (see `snapshot()`).
+	 */
+	errorAhead?: { event: AgentEvent; error: string | undefined } | undefined;
 	promise: Promise<void>;
 	resolve: () => void;
 	/**
@@ -1043,7 +1055,9 @@ export class Agent {
 		// Called from a listener, abort() reaches the machine after the step in progress: the snapshot says it is on its way.
 		const abortPending = running && this.#run?.abortSent === true && machine.status === "active" && machine.context.run !== undefined && machine.context.run.aborted !== true;
 		const transcript = running ? this.#transcriptBeside(machine.context.messages) : undefined;
-		const agent: AgentSnapshot["agent"] = { errorMessage: this.#state.errorMessage };
+		// The error the run's events on their way will set: a restored agent is not told them again.
+		const ahead = running ? this.#run?.errorAhead : undefined;
+		const agent: AgentSnapshot["agent"] = { errorMessage: ahead ? ahead.error : this.#state.errorMessage };
 		if (abortPending) agent.abortPending = true;
 		if (transcript) agent.transcript = transcript;
 		return {
@@ -1175,7 +1189,25 @@ export class Agent {
 	 */
 	static restore(snapshot: AgentSnapshot, options: AgentOptions = {}): Agent {
 		assertAgentOptions(options, "Agent.restore", (snapshot as Partial<AgentSnapshot> | null | undefined)?.sessionId);
+		Agent.#assertSettings(options, "Agent.restore");
 		return Agent.#restore(snapshot, options, false);
+	}
+
+	/**
+	 * Throws a `TypeError` naming the setting when `options` hold one no run can use: a restore goes
+	 * on with a run (or a compaction) the snapshot or journal has in progress as soon as it is made,
+	 * before a `prompt()` could refuse the setting, and a run that failed on it there would leave
+	 * the agent waiting for an end that never comes. Checked before a load opens the session.
+	 */
+	static #assertSettings(options: AgentOptions, call: string): void {
+		const fields = options as Readonly<Record<string, unknown>>;
+		for (const key of CHECKED_SETTINGS) {
+			if (fields[key] === null && NULL_IS_NONE.has(key)) continue;
+			const problem = settingProblem(key, fields[key]);
+			if (problem) throw new TypeError(`${call}(options).${key} ${problem}`);
+		}
+		const streamProblem = streamOptionsProblem(options, `${call}(options)`);
+		if (streamProblem) throw new TypeError(streamProblem);
 	}
 
 	/**
@@ -1241,6 +1273,7 @@ export class Agent {
 	static async load(options: AgentOptions & { store: AgentStore; sessionId: string }): Promise<Agent> {
 		assertAgentOptions(options, "Agent.load");
 		if (options?.store === undefined) throw new TypeError("Agent.load(options).store: expected the AgentStore the session is kept in, got undefined");
+		Agent.#assertSettings(options, "Agent.load");
 		// Claimed at once (the newest load of this process writes the session), opened only once a
 		// look at the session shows this agent can continue it (a snapshot this agentchart reads, the
 		// tools it names): opening fences off the agents of other processes that opened it before, for
@@ -1748,8 +1781,9 @@ export class Agent {
 		this.#state.settle();
 		// Messages the caller put in `state.messages` during the run are the agent's, not the run's: its
 		// end, journaled or saved from the machine, does not carry them, so the agent is saved as it is.
-		const machine = this.#machine;
-		if (this.#session.saves && !this.#disposed && machine && !sameItems(this.#state.messages, machine.getSnapshot().context.messages)) this.#saveSoon();
+		// A machine that failed at its start has no context to compare (its run ends all the same).
+		const ran = this.#machine?.getSnapshot().context as AgentMachineContext | undefined;
+		if (this.#session.saves && !this.#disposed && ran && !sameItems(this.#state.messages, ran.messages)) this.#saveSoon();
 		const run = this.#run;
 		this.#run = undefined;
 		this.#answered = undefined;
@@ -2064,6 +2098,14 @@ export class Agent {
 		// Said for a bare machine, which cannot throw to its sender; approve() and reject() throw before sending such a decision.
 		if (event.type === "agentchart.approval.ignored") return;
 		if (event.type === "approval_requested" && this.#approvalRequested(event)) return;
+		const run = this.#run;
+		if (run) {
+			if (event.type === "auto_compaction_end" && event.willRetry) run.errorAhead = { event, error: undefined };
+			else if (event.type === "turn_end") {
+				const error = failureOf(event.message);
+				if (error) run.errorAhead = { event, error };
+			}
+		}
 		this.#delivery.event(event);
 	}
 
@@ -2177,6 +2219,7 @@ export class Agent {
 				// the error no longer describes the run (pi's coding agent retries with continue(),
 				// which clears it too).
 				if (event.willRetry) state.errorMessage = undefined;
+				if (this.#run?.errorAhead?.event === event) this.#run.errorAhead = undefined;
 				break;
 			// A token delta's update is the delivery's own (it never comes here).
 			case "message_start":
@@ -2194,8 +2237,9 @@ export class Agent {
 				state.callEnded(event.toolCallId);
 				break;
 			case "turn_end": {
-				const message = event.message as { role?: string; errorMessage?: string };
-				if (message.role === "assistant" && message.errorMessage) state.errorMessage = message.errorMessage;
+				const error = failureOf(event.message);
+				if (error) state.errorMessage = error;
+				if (this.#run?.errorAhead?.event === event) this.#run.errorAhead = undefined;
 				break;
 			}
 			case "agent_end":

@@ -72,8 +72,8 @@ export function estimateContextTokens(messages: AgentMessage[]): number {
 	const compactedAt = summaryIndex >= 0 ? (messages[summaryIndex] as { timestamp?: unknown }).timestamp : undefined;
 	// The kept replies' usage measured the whole transcript before the compaction: counting it
 	// would report no gain (tokensAfter ≈ tokensBefore) and start the next compaction at once.
-	// Strictly older: a reply of the same millisecond (an instant model's first call after the
-	// compaction) is taken as fresh, so the estimate never depends on how fast the model was.
+	// Strictly older: the summary is timed after every message it kept (see the compaction actor),
+	// and a reply of its millisecond (an instant model's first call after it) is fresh.
 	const isStale = (message: AssistantMessage): boolean =>
 		typeof compactedAt === "number" && typeof message.timestamp === "number" && message.timestamp < compactedAt;
 	let tokens = 0;

@@ -1,7 +1,7 @@
 /**
  * Compaction defects found by probing as a user (scratch/probe-reply/c*.ts), each pinned here.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Agent } from "../../src/agent.js";
 import { planCompaction } from "../../src/compaction/cut-point.js";
 import { estimateContextTokens } from "../../src/compaction/estimate.js";
@@ -55,6 +55,43 @@ describe("usage from before the latest compaction", () => {
 		await agent.prompt("three");
 		expect(events.filter((event) => event.type === "auto_compaction_start")).toEqual([]);
 		expect(summaries).toBe(1);
+	});
+});
+
+describe("usage from before the latest compaction, in one millisecond", () => {
+	it("is not read from a kept reply of the compaction's own millisecond: the summary is timed after what it kept", async () => {
+		const big = "x".repeat(4000);
+		// A fast model and summariser on a fast machine: the kept reply and the summary share a millisecond.
+		const now = vi.spyOn(Date, "now").mockReturnValue(1_800_000_000_000);
+		try {
+			const scripted = createScriptedModel(
+				[
+					{ content: `first ${big}`, usage: { input: 3000, output: 1000 } },
+					{ content: `second ${big}`, usage: { input: 8000, output: 1000 } },
+					{ content: "third", usage: { input: 100, output: 10 } },
+				],
+				{ model: { contextWindow: 10_000 } },
+			);
+			let summaries = 0;
+			const agent = new Agent({
+				initialState: { model: scripted.model },
+				streamFn: scripted.streamFn,
+				compaction: { enabled: true, reserveTokens: 2000, keepRecentTokens: 1500, summarize: async () => `summary ${++summaries}` },
+			});
+			await agent.prompt(`one ${big}`);
+			await agent.prompt("two");
+			const result = await agent.compact();
+			expect(result.tokensAfter).toBeLessThan(3000);
+			const [summary, ...kept] = agent.state.messages;
+			for (const message of kept) expect(message.timestamp).toBeLessThan(summary?.timestamp ?? 0);
+			const events: AgentEvent[] = [];
+			agent.subscribe((event) => void events.push(event));
+			await agent.prompt("three");
+			expect(events.filter((event) => event.type === "auto_compaction_start")).toEqual([]);
+			expect(summaries).toBe(1);
+		} finally {
+			now.mockRestore();
+		}
 	});
 });
 
