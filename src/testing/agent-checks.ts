@@ -65,9 +65,10 @@ export function idleViolations(subject: Agent | CheckedState): AgentViolation[] 
 
 /**
  * What a run that does not settle is still waiting on, as the end of a sentence (empty when the
- * machine shows nothing your code holds up): the calls whose `execute` or `beforeToolCall` has
- * not answered, by tool and call, so a report names the code to look at; or, when it emitted
- * `eventsMeanwhile` events while the kit waited, that it keeps going rather than waits.
+ * machine shows nothing your code holds up): the calls whose `execute`, `afterToolCall` or
+ * `beforeToolCall` has not answered, by tool and call, so a report names the code to look at;
+ * or, when it emitted `eventsMeanwhile` events while the kit waited, that it keeps going rather
+ * than waits.
  *
  * @example
  * report(violation("settle", `waitForIdle did not settle${stillWaitingOn(agent)}`));
@@ -80,7 +81,8 @@ export function stillWaitingOn(agent: Agent, eventsMeanwhile = 0): string {
 	const aborted = snapshot.context.run?.aborted === true ? "; the run was aborted: it does not end on its signal" : "";
 	for (const call of snapshot.context.run?.batch?.calls ?? []) {
 		const name = `tool "${call.toolCall.name}" (call ${call.toolCall.id})`;
-		if (call.status === "running") waits.push(`${name} has not settled (its execute's promise is still pending${aborted})`);
+		// The call stays "running" while afterToolCall is asked about its result: the kit cannot tell which of the two holds it.
+		if (call.status === "running") waits.push(`${name} has not settled (${agent.afterToolCall ? "its execute's promise, or your afterToolCall after it, is" : "its execute's promise is"} still pending${aborted})`);
 		else if (call.status === "preparing") waits.push(`${name} is still being prepared (your beforeToolCall has not answered)`);
 		else if (call.status === "awaiting-approval") waits.push(`${name} still waits for approval`);
 	}
@@ -139,6 +141,10 @@ const RECORDING_CHECK_OPTIONS = CHECK_OPTIONS.filter((name) => name !== "queued"
  * place after an event (a hook that edits `args` later) read changed here, and a change between
  * an approval's request and its decision goes unseen. {@link recordAgent} checks each event as
  * it arrives and keeps a copy of its arguments, and so sees it.
+ *
+ * The events must start with the run: for an agent restored in the middle of one (waiting for
+ * approval, say), whose run's start, turn and calls came before the restore, it reports each
+ * end without its start. Record such an agent with {@link recordAgent}, which knows it was restored.
  *
  * @example
  * const events: AgentEvent[] = [];

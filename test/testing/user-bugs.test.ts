@@ -227,6 +227,20 @@ describe("a run that does not settle says what it waits on", () => {
 		expect(fuzzed.violations[0]?.message).toMatch(/tool "lookup_order" \(call call_\d+\) has not settled/);
 	}, 120_000);
 
+	it("an afterToolCall that never answers: named, not blamed on the tool's execute alone", async () => {
+		const scripted = createScriptedModel([{ content: [toolCall("lookup_order", { id: "A-17" })] }]);
+		let asked = false;
+		const agent = new Agent({
+			initialState: { model: scripted.model, tools: [lookup()] },
+			streamFn: scripted.streamFn,
+			afterToolCall: () => ((asked = true), new Promise<undefined>(() => undefined)),
+		});
+		void agent.prompt("Where is A-17?").catch(() => undefined);
+		while (!asked) await new Promise((resolve) => setImmediate(resolve));
+		expect(stillWaitingOn(agent)).toBe(': tool "lookup_order" (call call_1) has not settled (its execute\'s promise, or your afterToolCall after it, is still pending)');
+		agent.dispose();
+	});
+
 	it("a tool that does not end on its signal: named as such after an abort", async () => {
 		const scripted = createScriptedModel([{ content: [toolCall("lookup_order", { id: "A-17" })] }]);
 		const agent = new Agent({ initialState: { model: scripted.model, tools: [lookup(() => new Promise(() => undefined))] }, streamFn: scripted.streamFn });
