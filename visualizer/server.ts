@@ -40,7 +40,8 @@ export function parseVisualizeArgs(argv: readonly string[]): VisualizeArgs {
 		else if (flag === "--record") args.record = value("a file name to record to");
 		else if (flag === "--port") {
 			const given = value("a port number");
-			const port = Number(given);
+			// Digits only: Number() also reads "0x10", "1e3" and " 80", which nobody means as a port.
+			const port = /^\d{1,5}$/.test(given) ? Number(given) : Number.NaN;
 			if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port needs a port number, got ${given}`);
 			args.port = port;
 		} else throw new Error(`Unknown option ${flag}. Use --replay <file>, --record <file>, --port <n>.`);

@@ -69,6 +69,11 @@ describe("the demo CLI (npm start)", () => {
 		expect(badUrl.stderr).toContain("Usage: npm start -- [options]");
 	});
 
+	it("refuses an empty --prompt (it was sent to the model as an empty message)", () => {
+		for (const argv of [["--prompt", ""], ["--prompt="], ["--prompt", "  "]]) expect(() => parseDemoArgs(argv), JSON.stringify(argv)).toThrow("--prompt needs a value: the text to ask");
+		expect(parseDemoArgs(["--prompt", "hi"]).prompt).toBe("hi");
+	});
+
 	it("refuses an argument named as a property every object has (it was taken as a flag with a value)", () => {
 		for (const name of ["constructor", "toString", "__proto__"]) {
 			expect(() => parseDemoArgs([name, "x"])).toThrow(DemoUsageError);
