@@ -1180,7 +1180,8 @@ export class Agent {
 	 * interrupted follows the journal: a call that ended is not made again; a model request in
 	 * flight is made again; a tool call in flight runs again only if its tool is `replay: "safe"`,
 	 * else the model is told it was interrupted. Await the run with `waitForIdle()`. Throws, naming
-	 * the field, for a snapshot that is not one this agentchart reads (newer, edited or damaged).
+	 * the field, for a snapshot that is not one this agentchart reads (newer, edited or damaged),
+	 * and a `TypeError` for a setting in `options` no run can use (the one `prompt()` would throw).
 	 *
 	 * @example
 	 * const agent = Agent.restore(JSON.parse(await readFile("agent.json", "utf8")), { initialState: { tools }, streamFn, listeners: [log] });
@@ -1200,13 +1201,21 @@ export class Agent {
 	 * the agent waiting for an end that never comes. Checked before a load opens the session.
 	 */
 	static #assertSettings(options: AgentOptions, call: string): void {
-		const fields = options as Readonly<Record<string, unknown>>;
+		// Read as an agent holds them (a null convertToLlm or toolExecution is the default, as in
+		// pi): one made from the settings alone, with no store, transcript or listeners to touch.
+		const { store: _store, sessionId: _sessionId, listeners: _listeners, initialState: _state, steeringMode: _steering, followUpMode: _followUps, ...settings } = options;
+		new Agent(settings).#assertSettingsHeld(`${call}(options).`);
+	}
+
+	/** Throws a `TypeError` naming the setting (after `owner`) this agent holds that no run can use. */
+	#assertSettingsHeld(owner: string): void {
+		const fields = this as unknown as Record<string, unknown>;
 		for (const key of CHECKED_SETTINGS) {
 			if (fields[key] === null && NULL_IS_NONE.has(key)) continue;
 			const problem = settingProblem(key, fields[key]);
-			if (problem) throw new TypeError(`${call}(options).${key} ${problem}`);
+			if (problem) throw new TypeError(`${owner}${key} ${problem}`);
 		}
-		const streamProblem = streamOptionsProblem(options, `${call}(options)`);
+		const streamProblem = streamOptionsProblem(fields, owner.slice(0, -1));
 		if (streamProblem) throw new TypeError(streamProblem);
 	}
 
@@ -1260,7 +1269,7 @@ export class Agent {
 	 * superseded writes on, its writes of that time stored. Before it opens the session for the
 	 * store, it looks at it (`store.load(id, { peek: true })`): a session this agent cannot continue
 	 * (a snapshot this agentchart does not read, a tool it names that `options` lack, a run in a
-	 * state the chart does not have) fails the load there, and the agent that writes it, in another
+	 * state the chart does not have; before that, a setting in `options` no run can use) fails the load there, and the agent that writes it, in another
 	 * process too, writes on. A run the store's journal started and did not end starts again: its
 	 * prompt joins `agent.state.messages` as its events reach the listeners, so wait for
 	 * `waitForIdle()` before reading the transcript to decide whether to prompt.
@@ -1987,14 +1996,7 @@ export class Agent {
 	 * made from them would fail at its start and take no run after the setting was put right).
 	 */
 	#assertMachineInput(): void {
-		const fields = this as unknown as Record<string, unknown>;
-		for (const key of CHECKED_SETTINGS) {
-			if (fields[key] === null && NULL_IS_NONE.has(key)) continue;
-			const problem = settingProblem(key, fields[key]);
-			if (problem) throw new TypeError(`agent.${key} ${problem}`);
-		}
-		const streamProblem = streamOptionsProblem(fields, "agent");
-		if (streamProblem) throw new TypeError(streamProblem);
+		this.#assertSettingsHeld("agent.");
 		// `agent.state` is as mutable as pi's: a run started from a state it cannot take failed inside the chart (with `model` null, the process).
 		const stateProblem = runStateProblem(this.#state);
 		if (stateProblem) throw new TypeError(`agent.state.${stateProblem.field} ${stateProblem.problem}`);

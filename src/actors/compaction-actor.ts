@@ -48,7 +48,8 @@ const compactionPromise = fromPromise<CompactionOutput, CompactionActorInput | R
 		summary,
 		tokensBefore,
 		messagesDropped: plan.dropped,
-		timestamp: summaryTimestamp(plan.kept),
+		messagesKept: plan.kept.length,
+		timestamp: Date.now(),
 	};
 	// The summary is agentchart's own entry (a TranscriptMessage); AgentMessage, as pi's, leaves it out unless an app declares it.
 	const messages = [summaryMessage, ...plan.kept] as AgentMessage[];
@@ -64,22 +65,6 @@ const compactionPromise = fromPromise<CompactionOutput, CompactionActorInput | R
 		},
 	};
 });
-
-/**
- * The summary's time: now, or just after the newest message it kept when that one is of this
- * millisecond or later. A reply counts as kept (its usage measured the transcript the summary
- * replaced) by being older than the summary (see `estimateContextTokens`): a kept reply of the
- * compaction's own millisecond, usual with a fast model and summariser, would count as fresh, and
- * the compaction would report no gain and the next call start another one.
- */
-function summaryTimestamp(kept: readonly AgentMessage[]): number {
-	let newest = -Infinity;
-	for (const message of kept) {
-		const at = (message as { timestamp?: unknown }).timestamp;
-		if (typeof at === "number" && at > newest) newest = at;
-	}
-	return Math.max(Date.now(), Math.floor(newest) + 1);
-}
 
 /**
  * The compaction actor's logic: `compactionPromise`, persisted as a marker of the compaction in

@@ -54,9 +54,8 @@ function isUsableAssistant(message: AgentMessage): message is AssistantMessage {
  * Estimated context tokens of a transcript: the usage of the last successful assistant
  * reply plus a chars/4 estimate of everything after it. Usage recorded before the latest
  * compaction is stale (the context it measured no longer exists): that of replies before the
- * summary, and that of the replies the compaction kept after it (written before the summary:
- * their timestamp is older than its). Those, and everything when no reply has fresh usage, are
- * estimated.
+ * summary, and that of the replies the compaction kept after it (its `messagesKept` messages
+ * right after it). Those, and everything when no reply has fresh usage, are estimated.
  *
  * @example
  * estimateContextTokens(agent.state.messages);
@@ -69,17 +68,22 @@ export function estimateContextTokens(messages: AgentMessage[]): number {
 			break;
 		}
 	}
-	const compactedAt = summaryIndex >= 0 ? (messages[summaryIndex] as { timestamp?: unknown }).timestamp : undefined;
+	const summary = summaryIndex >= 0 ? (messages[summaryIndex] as { timestamp?: unknown; messagesKept?: unknown }) : undefined;
+	const compactedAt = summary?.timestamp;
+	const kept = summary?.messagesKept;
 	// The kept replies' usage measured the whole transcript before the compaction: counting it
 	// would report no gain (tokensAfter ≈ tokensBefore) and start the next compaction at once.
-	// Strictly older: the summary is timed after every message it kept (see the compaction actor),
-	// and a reply of its millisecond (an instant model's first call after it) is fresh.
-	const isStale = (message: AssistantMessage): boolean =>
-		typeof compactedAt === "number" && typeof message.timestamp === "number" && message.timestamp < compactedAt;
+	// The summary says how many messages it kept, right after it: told apart by place, not by time
+	// (a kept reply of the summary's own millisecond, usual with a fast model, would count as fresh).
+	// A summary without the count (written before it existed) tells them by their older timestamps.
+	const isStale = (message: AssistantMessage, index: number): boolean =>
+		typeof kept === "number"
+			? index <= summaryIndex + kept
+			: typeof compactedAt === "number" && typeof message.timestamp === "number" && message.timestamp < compactedAt;
 	let tokens = 0;
 	for (let i = messages.length - 1; i > summaryIndex; i--) {
 		const message = messages[i] as AgentMessage;
-		if (isUsableAssistant(message) && !isStale(message)) return tokens + usageTokens(message.usage);
+		if (isUsableAssistant(message) && !isStale(message, i)) return tokens + usageTokens(message.usage);
 		tokens += estimateMessageTokens(message);
 	}
 	for (let i = summaryIndex; i >= 0; i--) tokens += estimateMessageTokens(messages[i] as AgentMessage);

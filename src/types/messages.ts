@@ -147,6 +147,12 @@ export interface CompactionSummaryMessage {
 	tokensBefore: number;
 	/** How many messages it replaced (including an earlier summary it absorbed). */
 	messagesDropped: number;
+	/**
+	 * How many messages it kept: they follow it in the transcript, and the usage of the replies
+	 * among them measured the transcript it replaced. Missing in a summary an agentchart before
+	 * this field wrote (its kept replies are then told by their older timestamps).
+	 */
+	messagesKept?: number;
 	/** Milliseconds since the epoch. */
 	timestamp: number;
 }

@@ -59,7 +59,17 @@ describe("usage from before the latest compaction", () => {
 });
 
 describe("usage from before the latest compaction, in one millisecond", () => {
-	it("is not read from a kept reply of the compaction's own millisecond: the summary is timed after what it kept", async () => {
+	it("is told by place: the summary says how many messages it kept, whatever their timestamps", () => {
+		const summary = { role: "compactionSummary", summary: "s".repeat(400), tokensBefore: 9000, messagesDropped: 3, messagesKept: 1, timestamp: 1000 } as unknown as AgentMessage;
+		// Of the summary's millisecond, and one from a clock ahead: kept, their usage stale.
+		expect(estimateContextTokens([summary, reply("k".repeat(400), 9000, 1000)])).toBe(100 + 100);
+		expect(estimateContextTokens([summary, reply("k".repeat(400), 9000, 5000)])).toBe(100 + 100);
+		// A reply after the kept ones measured the compacted context, of the summary's millisecond too.
+		const prompt: AgentMessage = { role: "user", content: "next", timestamp: 1000 };
+		expect(estimateContextTokens([summary, reply("k".repeat(400), 9000, 1000), prompt, reply("f", 250, 1000)])).toBe(250);
+	});
+
+	it("is not read from a kept reply of the compaction's own millisecond", async () => {
 		const big = "x".repeat(4000);
 		// A fast model and summariser on a fast machine: the kept reply and the summary share a millisecond.
 		const now = vi.spyOn(Date, "now").mockReturnValue(1_800_000_000_000);
@@ -83,7 +93,7 @@ describe("usage from before the latest compaction, in one millisecond", () => {
 			const result = await agent.compact();
 			expect(result.tokensAfter).toBeLessThan(3000);
 			const [summary, ...kept] = agent.state.messages;
-			for (const message of kept) expect(message.timestamp).toBeLessThan(summary?.timestamp ?? 0);
+			expect(summary).toMatchObject({ role: "compactionSummary", messagesKept: kept.length });
 			const events: AgentEvent[] = [];
 			agent.subscribe((event) => void events.push(event));
 			await agent.prompt("three");

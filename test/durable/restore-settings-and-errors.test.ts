@@ -8,7 +8,7 @@
  * had none, so a loaded agent showed no error).
  */
 import { describe, expect, it } from "vitest";
-import { Agent } from "../../src/agent.js";
+import { Agent, type AgentOptions } from "../../src/agent.js";
 import type { CompactionSettings } from "../../src/compaction/settings.js";
 import { createMemoryStore } from "../../src/durable/store.js";
 import { createScriptedModel, toolCall } from "../../src/providers/scripted.js";
@@ -76,6 +76,22 @@ describe("Agent.load and Agent.restore refuse settings no run can use", () => {
 		await agent.waitForIdle();
 		expect(plainRoles(agent.state.messages)).toEqual(["user", "assistant", "toolResult", "assistant"]);
 		first.dispose();
+	});
+});
+
+describe("Agent.load and Agent.restore take the settings new Agent takes", () => {
+	it("reads a null hook or setting as its default, and ignores what is no option, as the constructor does", async () => {
+		const scripted = createScriptedModel([{ content: "one" }, { content: "two" }, { content: "three" }]);
+		// pi's Agent takes null for these (convertToLlm and toolExecution by `??`); the loop's own hooks are not options.
+		const loose = { convertToLlm: null, toolExecution: null, toolTimeoutMs: null, streamIdleTimeoutMs: null, toolAbortGraceMs: null, transformContext: null, shouldStopAfterTurn: "not an option" } as unknown as AgentOptions;
+		const first = new Agent({ ...loose, initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await first.prompt("go");
+		const restored = Agent.restore(first.snapshot(), { ...loose, streamFn: scripted.streamFn });
+		await restored.prompt("again");
+		const store = createMemoryStore();
+		const loaded = await Agent.load({ ...loose, store, sessionId: "new", initialState: { model: scripted.model }, streamFn: scripted.streamFn });
+		await loaded.prompt("hello");
+		expect([restored.state.messages.length, loaded.state.messages.length]).toEqual([4, 2]);
 	});
 });
 

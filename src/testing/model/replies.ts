@@ -83,7 +83,7 @@ export function samplesOf(config: ModelConfig, message: AgentMessage | undefined
 export function compactionOutput(config: ModelConfig, messages: AgentMessage[]) {
 	const plan = planCompaction(messages, config.keepRecentTokens);
 	if (!plan) return undefined;
-	const summary = { role: "compactionSummary", summary: config.summary, tokensBefore: 0, messagesDropped: plan.dropped, timestamp: 0 } as unknown as AgentMessage;
+	const summary = { role: "compactionSummary", summary: config.summary, tokensBefore: 0, messagesDropped: plan.dropped, messagesKept: plan.kept.length, timestamp: 0 } as unknown as AgentMessage;
 	return {
 		messages: [summary, ...plan.kept],
 		result: { summary: config.summary, tokensBefore: 0, tokensAfter: 0, messagesDropped: plan.dropped, messagesKept: plan.kept.length, splitTurn: plan.turnPrefix.length > 0 },
