@@ -28,7 +28,11 @@ export interface VisualizeArgs {
 export function parseVisualizeArgs(argv: readonly string[]): VisualizeArgs {
 	const args: VisualizeArgs = {};
 	for (let i = 0; i < argv.length; i++) {
-		const [flag, inline] = (argv[i] ?? "").split("=", 2) as [string, string | undefined];
+		const arg = argv[i] ?? "";
+		// Split at the first "=" only: a file name may hold one ("--record=run=2.ndjson").
+		const equals = arg.indexOf("=");
+		const flag = equals < 0 ? arg : arg.slice(0, equals);
+		const inline = equals < 0 ? undefined : arg.slice(equals + 1);
 		// A flag without its value (at the end, before another flag, or `--port=`) is refused: taken as
 		// nothing, `--replay` started the live demo instead and `--port=` a random port.
 		const value = (what: string): string => {

@@ -76,6 +76,8 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
 		const equals = arg.indexOf("=");
 		const flag = arg.startsWith("--") && equals > 0 ? arg.slice(0, equals) : arg;
 		const inline = flag === arg ? undefined : arg.slice(equals + 1);
+		// A switch takes no value: "--inspect=false" turned the visualizer on.
+		if ((flag === "--help" || flag === "--inspect" || flag === "--wait-for-page") && inline !== undefined) throw new DemoUsageError(`${flag} takes no value (got ${arg})`);
 		if (flag === "--help" || flag === "-h") args.help = true;
 		else if (flag === "--inspect") args.inspect = true;
 		else if (flag === "--wait-for-page") args.inspect = args.waitForPage = true;

@@ -69,6 +69,11 @@ describe("the demo CLI (npm start)", () => {
 		expect(badUrl.stderr).toContain("Usage: npm start -- [options]");
 	});
 
+	it("refuses a value given to a switch (--inspect=false turned the visualizer on)", () => {
+		for (const arg of ["--inspect=false", "--help=no", "--wait-for-page=0"]) expect(() => parseDemoArgs([arg]), arg).toThrow(`takes no value (got ${arg})`);
+		expect(parseDemoArgs(["--inspect"]).inspect).toBe(true);
+	});
+
 	it("refuses an empty --prompt (it was sent to the model as an empty message)", () => {
 		for (const argv of [["--prompt", ""], ["--prompt="], ["--prompt", "  "]]) expect(() => parseDemoArgs(argv), JSON.stringify(argv)).toThrow("--prompt needs a value: the text to ask");
 		expect(parseDemoArgs(["--prompt", "hi"]).prompt).toBe("hi");

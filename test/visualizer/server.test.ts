@@ -162,6 +162,8 @@ describe("npm run visualize arguments", () => {
 	it("reads --replay, --record and --port", () => {
 		expect(parseVisualizeArgs(["--replay", "run.ndjson", "--port=4777"])).toEqual({ replay: "run.ndjson", port: 4777 });
 		expect(parseVisualizeArgs(["--record", "out.ndjson"])).toEqual({ record: "out.ndjson" });
+		expect(parseVisualizeArgs(["--record=run=2.ndjson"])).toEqual({ record: "run=2.ndjson" });
+		expect(parseVisualizeArgs(["--replay=a=b.ndjson"])).toEqual({ replay: "a=b.ndjson" });
 		expect(() => parseVisualizeArgs(["--port", "web"])).toThrow(/port/);
 		for (const odd of ["0x10", "1e3", "0b1", " 80", "4777.0", "-1", "65536"]) expect(() => parseVisualizeArgs(["--port", odd]), odd).toThrow(`--port needs a port number, got ${odd}`);
 		expect(() => parseVisualizeArgs(["--nope"])).toThrow(/Unknown option/);
