@@ -48,7 +48,7 @@ export function parseVisualizeArgs(argv: readonly string[]): VisualizeArgs {
 			const port = /^\d{1,5}$/.test(given) ? Number(given) : Number.NaN;
 			if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port needs a port number, got ${given}`);
 			args.port = port;
-		} else throw new Error(`Unknown option ${flag}. Use --replay <file>, --record <file>, --port <n>.`);
+		} else throw new Error(`Unknown option ${arg}. Use --replay <file>, --record <file>, --port <n>.`);
 	}
 	if (args.replay !== undefined && args.record !== undefined) throw new Error("--replay and --record do not go together: a replay records nothing");
 	return args;

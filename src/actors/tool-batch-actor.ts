@@ -82,7 +82,7 @@ class ToolBatchRun {
 		readonly sendBack: (event: ToolBatchEvent) => void,
 	) {}
 
-	/** A call's controller is the run's to give (one a settled call left clean) and aborts with the run. */
+	/** A call's controller is the run's to give (a new one per call) and aborts with the run. */
 	#begin(key: string, toolCall: AgentToolCall, effect?: string): CallInFlight {
 		const call: CallInFlight = { key, toolCall, controller: this.input.abort.callController(), deadline: undefined, timeoutMs: 0, effect: this.input.journal ? effect : undefined };
 		this.#inFlight.push(call);
@@ -216,7 +216,6 @@ class ToolBatchRun {
 		return new Promise((resolve, reject) => {
 			const onAbort = () => resolve(undefined);
 			signal.addEventListener("abort", onAbort, { once: true });
-			// The controller goes to the run's next call once this one settles: nothing of this one stays on it.
 			const done = () => signal.removeEventListener("abort", onAbort);
 			this.#preflight(call, prepared).then(
 				(decided) => (done(), resolve(decided)),

@@ -54,8 +54,9 @@ function isUsableAssistant(message: AgentMessage): message is AssistantMessage {
  * Estimated context tokens of a transcript: the usage of the last successful assistant
  * reply plus a chars/4 estimate of everything after it. Usage recorded before the latest
  * compaction is stale (the context it measured no longer exists): that of replies before the
- * summary, and that of the replies the compaction kept after it (its `messagesKept` messages
- * right after it). Those, and everything when no reply has fresh usage, are estimated.
+ * summary, and that of the replies the compaction kept after it (older than the summary, or of
+ * its millisecond among its `messagesKept` messages right after it). Those, and everything when
+ * no reply has fresh usage, are estimated.
  *
  * @example
  * estimateContextTokens(agent.state.messages);
@@ -70,16 +71,17 @@ export function estimateContextTokens(messages: AgentMessage[]): number {
 	}
 	const summary = summaryIndex >= 0 ? (messages[summaryIndex] as { timestamp?: unknown; messagesKept?: unknown }) : undefined;
 	const compactedAt = summary?.timestamp;
-	const kept = summary?.messagesKept;
+	const counted = summary?.messagesKept;
+	const kept = typeof counted === "number" && Number.isSafeInteger(counted) && counted >= 0 ? counted : 0;
 	// The kept replies' usage measured the whole transcript before the compaction: counting it
 	// would report no gain (tokensAfter ≈ tokensBefore) and start the next compaction at once.
-	// The summary says how many messages it kept, right after it: told apart by place, not by time
-	// (a kept reply of the summary's own millisecond, usual with a fast model, would count as fresh).
-	// A summary without the count (written before it existed) tells them by their older timestamps.
-	const isStale = (message: AssistantMessage, index: number): boolean =>
-		typeof kept === "number"
-			? index <= summaryIndex + kept
-			: typeof compactedAt === "number" && typeof message.timestamp === "number" && message.timestamp < compactedAt;
+	// Older than the summary is kept. So is a reply of its own millisecond (usual with a fast model)
+	// among the messages the summary says it kept right after it: the place alone would misjudge a
+	// transcript the caller edited there, the time alone that millisecond.
+	const isStale = (message: AssistantMessage, index: number): boolean => {
+		if (typeof compactedAt !== "number" || typeof message.timestamp !== "number") return false;
+		return message.timestamp < compactedAt || (message.timestamp === compactedAt && index <= summaryIndex + kept);
+	};
 	let tokens = 0;
 	for (let i = messages.length - 1; i > summaryIndex; i--) {
 		const message = messages[i] as AgentMessage;

@@ -84,8 +84,8 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
 		else if (flag === "--provider" || isValueFlag(flag)) {
 			const value = inline ?? argv[++index];
 			if (value === undefined || (inline === undefined && value.startsWith("--"))) throw new DemoUsageError(`${flag} needs a value`);
-			// An empty prompt would be sent to the model as an empty message.
-			if (flag === "--prompt" && value.trim() === "") throw new DemoUsageError("--prompt needs a value: the text to ask");
+			// An empty value is none (an empty prompt was sent to the model as an empty message).
+			if (value.trim() === "") throw new DemoUsageError(`${flag} needs a value, got an empty one`);
 			if (flag !== "--provider") args[VALUE_FLAGS[flag]] = value;
 			else if (isProvider(value)) args.provider = value;
 			else throw new DemoUsageError(`Unknown provider "${value}": use ${PROVIDERS.join(", ")}`);

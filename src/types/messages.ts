@@ -148,9 +148,10 @@ export interface CompactionSummaryMessage {
 	/** How many messages it replaced (including an earlier summary it absorbed). */
 	messagesDropped: number;
 	/**
-	 * How many messages it kept: they follow it in the transcript, and the usage of the replies
-	 * among them measured the transcript it replaced. Missing in a summary an agentchart before
-	 * this field wrote (its kept replies are then told by their older timestamps).
+	 * How many messages it kept, right after it in the transcript: a reply among them of the
+	 * summary's own millisecond is told from a fresh one by it (the usage of a kept reply measured
+	 * the transcript the summary replaced; an older one is told by its timestamp). Missing in a
+	 * summary an agentchart before this field wrote.
 	 */
 	messagesKept?: number;
 	/** Milliseconds since the epoch. */

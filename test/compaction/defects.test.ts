@@ -59,14 +59,27 @@ describe("usage from before the latest compaction", () => {
 });
 
 describe("usage from before the latest compaction, in one millisecond", () => {
-	it("is told by place: the summary says how many messages it kept, whatever their timestamps", () => {
+	it("is not read from a kept reply of the summary's millisecond, told by the count of messages it kept", () => {
 		const summary = { role: "compactionSummary", summary: "s".repeat(400), tokensBefore: 9000, messagesDropped: 3, messagesKept: 1, timestamp: 1000 } as unknown as AgentMessage;
-		// Of the summary's millisecond, and one from a clock ahead: kept, their usage stale.
 		expect(estimateContextTokens([summary, reply("k".repeat(400), 9000, 1000)])).toBe(100 + 100);
-		expect(estimateContextTokens([summary, reply("k".repeat(400), 9000, 5000)])).toBe(100 + 100);
 		// A reply after the kept ones measured the compacted context, of the summary's millisecond too.
 		const prompt: AgentMessage = { role: "user", content: "next", timestamp: 1000 };
 		expect(estimateContextTokens([summary, reply("k".repeat(400), 9000, 1000), prompt, reply("f", 250, 1000)])).toBe(250);
+		// A count that is not one is no count: the time alone decides.
+		for (const messagesKept of [-1, Number.NaN, 1.5, "1"]) {
+			expect(estimateContextTokens([{ ...summary, messagesKept } as unknown as AgentMessage, reply("k".repeat(400), 9000, 1000)])).toBe(9000);
+		}
+	});
+
+	it("is told apart also when the caller edited the transcript after the summary", () => {
+		const summary = { role: "compactionSummary", summary: "s".repeat(400), tokensBefore: 9000, messagesDropped: 3, messagesKept: 2, timestamp: 2000 } as unknown as AgentMessage;
+		const keptPrompt: AgentMessage = { role: "user", content: "k".repeat(400), timestamp: 1000 };
+		const keptReply = reply("k".repeat(400), 9000, 1000);
+		const note: AgentMessage = { role: "user", content: "note", timestamp: 3000 };
+		// A note put in among the kept messages pushes the kept reply past the count: its time still says kept.
+		expect(estimateContextTokens([summary, note, keptPrompt, keptReply])).toBe(100 + 1 + 100 + 100);
+		// A kept message taken out brings a fresh reply within the count: its time says fresh.
+		expect(estimateContextTokens([summary, keptReply, reply("f", 5000, 3000)])).toBe(5000);
 	});
 
 	it("is not read from a kept reply of the compaction's own millisecond", async () => {

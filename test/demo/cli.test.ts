@@ -74,8 +74,8 @@ describe("the demo CLI (npm start)", () => {
 		expect(parseDemoArgs(["--inspect"]).inspect).toBe(true);
 	});
 
-	it("refuses an empty --prompt (it was sent to the model as an empty message)", () => {
-		for (const argv of [["--prompt", ""], ["--prompt="], ["--prompt", "  "]]) expect(() => parseDemoArgs(argv), JSON.stringify(argv)).toThrow("--prompt needs a value: the text to ask");
+	it("refuses an empty value (an empty --prompt was sent to the model as an empty message)", () => {
+		for (const argv of [["--prompt", ""], ["--prompt="], ["--prompt", "  "], ["--model="], ["--base-url", ""]]) expect(() => parseDemoArgs(argv), JSON.stringify(argv)).toThrow(`${argv[0]?.split("=")[0]} needs a value, got an empty one`);
 		expect(parseDemoArgs(["--prompt", "hi"]).prompt).toBe("hi");
 	});
 
