@@ -202,28 +202,6 @@ class ToolBatchRun {
 		return askBeforeToolCall(prepared, { toolCall: call.toolCall, assistantMessage, context, beforeToolCall, signal: call.controller.signal });
 	}
 
-	/**
-	 * {@link #preflight} for a call streaming mode runs as soon as the hook lets it: undefined once
-	 * the call is aborted before the hook answered (its answer, if it comes, is ignored). The call
-	 * counts as started, so the run would otherwise wait out the tools' abort grace for a hook that
-	 * never answers and blame the tool, which never ran; parallel and sequential mode end such a
-	 * call at the abort.
-	 */
-	#preflightUnlessAborted(call: CallInFlight, prepared: PreflightOutcome): Promise<PreflightOutcome | undefined> {
-		const { signal } = call.controller;
-		if (!this.input.beforeToolCall) return Promise.resolve(prepared);
-		if (signal.aborted) return Promise.resolve(undefined);
-		return new Promise((resolve, reject) => {
-			const onAbort = () => resolve(undefined);
-			signal.addEventListener("abort", onAbort, { once: true });
-			const done = () => signal.removeEventListener("abort", onAbort);
-			this.#preflight(call, prepared).then(
-				(decided) => (done(), resolve(decided)),
-				(error: unknown) => (done(), reject(error)),
-			);
-		});
-	}
-
 	async #execute(call: CallInFlight, args: unknown, argsProblem?: string): Promise<void> {
 		// Every path reports, whatever throws (a call must always settle).
 		try {
@@ -301,8 +279,7 @@ class ToolBatchRun {
 			case "preflight-and-execute": {
 				const call = this.#begin(command.callKey, command.toolCall, command.effect);
 				const tool = this.input.tools.find((candidate) => candidate.name === command.toolCall.name);
-				const work = this.#preflightUnlessAborted(call, prepareToolCall(tool, command.toolCall)).then((decided) => {
-					if (decided === undefined) return this.#settle(call, errorResult(ABORTED_BEFORE_RUN));
+				const work = this.#preflight(call, prepareToolCall(tool, command.toolCall)).then((decided) => {
 					if (decided.kind !== "prepared") return this.#settle(call, decided.outcome);
 					const approval = approvalNeeded(tool, decided.args, decided.approval);
 					if (approval) return this.#report(call, { type: "tool.approval", callKey: call.key, args: decided.args, approval }, true);
