@@ -11,6 +11,7 @@ import { clockTool, weatherTool } from "../src/demo/tools.js";
 import { type ScriptedReplyFactory, createScriptedModel, text, thinking, toolCall } from "../src/providers/scripted.js";
 import { readRecording } from "../src/inspect/sinks.js";
 import { attachVisualizer, startVisualizerServer } from "../src/inspect/visualizer-server.js";
+import { splitFlag } from "../src/util/cli-flag.js";
 
 /** Command-line options of `npm run visualize`. */
 export interface VisualizeArgs {
@@ -29,10 +30,7 @@ export function parseVisualizeArgs(argv: readonly string[]): VisualizeArgs {
 	const args: VisualizeArgs = {};
 	for (let i = 0; i < argv.length; i++) {
 		const arg = argv[i] ?? "";
-		// Split at the first "=" only: a file name may hold one ("--record=run=2.ndjson").
-		const equals = arg.indexOf("=");
-		const flag = equals < 0 ? arg : arg.slice(0, equals);
-		const inline = equals < 0 ? undefined : arg.slice(equals + 1);
+		const { flag, inline } = splitFlag(arg);
 		// A flag without its value (at the end, before another flag, or `--port=`) is refused: taken as
 		// nothing, `--replay` started the live demo instead and `--port=` a random port.
 		const value = (what: string): string => {
@@ -46,7 +44,7 @@ export function parseVisualizeArgs(argv: readonly string[]): VisualizeArgs {
 			const given = value("a port number");
 			// Digits only: Number() also reads "0x10", "1e3" and " 80", which nobody means as a port.
 			const port = /^\d{1,5}$/.test(given) ? Number(given) : Number.NaN;
-			if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port needs a port number, got ${given}`);
+			if (!Number.isInteger(port) || port > 65535) throw new Error(`--port needs a port number, got ${given}`);
 			args.port = port;
 		} else throw new Error(`Unknown option ${arg}. Use --replay <file>, --record <file>, --port <n>.`);
 	}

@@ -3,6 +3,8 @@
  * with the usage instead of a flag silently ignored.
  */
 
+import { splitFlag } from "../util/cli-flag.js";
+
 /** The providers the demo can run on. */
 export type DemoProvider = "scripted" | "anthropic" | "openai-compatible";
 
@@ -73,9 +75,7 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
 	const args: DemoArgs = { help: false, inspect: false };
 	for (let index = 0; index < argv.length; index++) {
 		const arg = argv[index] ?? "";
-		const equals = arg.indexOf("=");
-		const flag = arg.startsWith("--") && equals > 0 ? arg.slice(0, equals) : arg;
-		const inline = flag === arg ? undefined : arg.slice(equals + 1);
+		const { flag, inline } = splitFlag(arg);
 		// A switch takes no value: "--inspect=false" turned the visualizer on.
 		if ((flag === "--help" || flag === "--inspect" || flag === "--wait-for-page") && inline !== undefined) throw new DemoUsageError(`${flag} takes no value (got ${arg})`);
 		if (flag === "--help" || flag === "-h") args.help = true;

@@ -27,34 +27,43 @@ describe("usage from before the latest compaction", () => {
 		expect(estimateContextTokens([summary, kept, prompt, fresh])).toBe(250);
 	});
 
-	it("neither reports a compaction as no gain nor starts another at the next prompt", async () => {
+	// On a real clock the kept replies are older than the summary, as they are outside a test that
+	// runs in one millisecond; on a frozen one (a fast model and summariser on a fast machine) they
+	// share its millisecond, and the count of messages the summary kept tells them apart.
+	it.each(["a real clock", "a frozen clock"])("neither reports a compaction as no gain nor starts another at the next prompt, on %s", async (clock) => {
 		const big = "x".repeat(4000);
-		const scripted = createScriptedModel(
-			[
-				{ content: `first ${big}`, usage: { input: 3000, output: 1000 } },
-				{ content: `second ${big}`, usage: { input: 8000, output: 1000 } },
-				{ content: "third", usage: { input: 100, output: 10 } },
-			],
-			{ model: { contextWindow: 10_000 } },
-		);
-		let summaries = 0;
-		const agent = new Agent({
-			initialState: { model: scripted.model },
-			streamFn: scripted.streamFn,
-			compaction: { enabled: true, reserveTokens: 2000, keepRecentTokens: 1500, summarize: async () => `summary ${++summaries}` },
-		});
-		await agent.prompt(`one ${big}`);
-		await agent.prompt("two");
-		// The kept replies are older than the summary, as they are outside a test that runs in one millisecond.
-		await new Promise((resolve) => setTimeout(resolve, 5));
-		const result = await agent.compact();
-		expect(result.tokensBefore).toBe(9000);
-		expect(result.tokensAfter).toBeLessThan(3000);
-		const events: AgentEvent[] = [];
-		agent.subscribe((event) => void events.push(event));
-		await agent.prompt("three");
-		expect(events.filter((event) => event.type === "auto_compaction_start")).toEqual([]);
-		expect(summaries).toBe(1);
+		const now = clock === "a frozen clock" ? vi.spyOn(Date, "now").mockReturnValue(1_800_000_000_000) : undefined;
+		try {
+			const scripted = createScriptedModel(
+				[
+					{ content: `first ${big}`, usage: { input: 3000, output: 1000 } },
+					{ content: `second ${big}`, usage: { input: 8000, output: 1000 } },
+					{ content: "third", usage: { input: 100, output: 10 } },
+				],
+				{ model: { contextWindow: 10_000 } },
+			);
+			let summaries = 0;
+			const agent = new Agent({
+				initialState: { model: scripted.model },
+				streamFn: scripted.streamFn,
+				compaction: { enabled: true, reserveTokens: 2000, keepRecentTokens: 1500, summarize: async () => `summary ${++summaries}` },
+			});
+			await agent.prompt(`one ${big}`);
+			await agent.prompt("two");
+			if (!now) await new Promise((resolve) => setTimeout(resolve, 5));
+			const result = await agent.compact();
+			expect(result.tokensBefore).toBe(9000);
+			expect(result.tokensAfter).toBeLessThan(3000);
+			const [summary, ...kept] = agent.state.messages;
+			expect(summary).toMatchObject({ role: "compactionSummary", messagesKept: kept.length });
+			const events: AgentEvent[] = [];
+			agent.subscribe((event) => void events.push(event));
+			await agent.prompt("three");
+			expect(events.filter((event) => event.type === "auto_compaction_start")).toEqual([]);
+			expect(summaries).toBe(1);
+		} finally {
+			now?.mockRestore();
+		}
 	});
 });
 
@@ -82,40 +91,6 @@ describe("usage from before the latest compaction, in one millisecond", () => {
 		expect(estimateContextTokens([summary, keptReply, reply("f", 5000, 3000)])).toBe(5000);
 	});
 
-	it("is not read from a kept reply of the compaction's own millisecond", async () => {
-		const big = "x".repeat(4000);
-		// A fast model and summariser on a fast machine: the kept reply and the summary share a millisecond.
-		const now = vi.spyOn(Date, "now").mockReturnValue(1_800_000_000_000);
-		try {
-			const scripted = createScriptedModel(
-				[
-					{ content: `first ${big}`, usage: { input: 3000, output: 1000 } },
-					{ content: `second ${big}`, usage: { input: 8000, output: 1000 } },
-					{ content: "third", usage: { input: 100, output: 10 } },
-				],
-				{ model: { contextWindow: 10_000 } },
-			);
-			let summaries = 0;
-			const agent = new Agent({
-				initialState: { model: scripted.model },
-				streamFn: scripted.streamFn,
-				compaction: { enabled: true, reserveTokens: 2000, keepRecentTokens: 1500, summarize: async () => `summary ${++summaries}` },
-			});
-			await agent.prompt(`one ${big}`);
-			await agent.prompt("two");
-			const result = await agent.compact();
-			expect(result.tokensAfter).toBeLessThan(3000);
-			const [summary, ...kept] = agent.state.messages;
-			expect(summary).toMatchObject({ role: "compactionSummary", messagesKept: kept.length });
-			const events: AgentEvent[] = [];
-			agent.subscribe((event) => void events.push(event));
-			await agent.prompt("three");
-			expect(events.filter((event) => event.type === "auto_compaction_start")).toEqual([]);
-			expect(summaries).toBe(1);
-		} finally {
-			now.mockRestore();
-		}
-	});
 });
 
 describe("the pending prompt", () => {
