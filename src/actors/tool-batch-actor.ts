@@ -283,6 +283,7 @@ class ToolBatchRun {
 					if (decided.kind !== "prepared") return this.#settle(call, decided.outcome);
 					const approval = approvalNeeded(tool, decided.args, decided.approval);
 					if (approval) return this.#report(call, { type: "tool.approval", callKey: call.key, args: decided.args, approval }, true);
+					this.#report(call, { type: "tool.executing", callKey: call.key, args: decided.args }, false);
 					return this.#execute(call, decided.args);
 				});
 				this.#guard(call, work);

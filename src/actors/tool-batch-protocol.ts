@@ -24,6 +24,12 @@ export type ToolBatchEvent =
 	 * approval (the hook asked, or the tool's `needsApproval`); it was not run.
 	 */
 	| { type: "tool.approval"; callKey: string; args: unknown; approval?: { reason?: string | undefined } | undefined }
+	/**
+	 * Streaming mode with `beforeToolCall`: the hook let the call through and it runs now with
+	 * these arguments. Until then the chart counts it as still being prepared: an abort answers
+	 * it as aborted before it ran, instead of waiting for a tool that never started.
+	 */
+	| { type: "tool.executing"; callKey: string; args: unknown }
 	/** The call has its outcome (preflight refused it, it ran, or it failed). */
 	| { type: "tool.settled"; callKey: string; outcome: ToolOutcome }
 	/** Progress from the tool's `onUpdate`, while it runs. */

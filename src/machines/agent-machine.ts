@@ -90,13 +90,14 @@ export const agentMachine = agentSetup.createMachine({
 			// A call's approval deadline runs from when it is asked, whatever else the run does meanwhile.
 			exit: "cancelApprovalTimeout",
 			on: {
-				// A second abort, or a listener failing after the abort, changes nothing.
-				abort: { guard: not("runAborted"), actions: "abortRun" },
+				// A second abort, or a listener failing after the abort, changes nothing. Streamed calls
+				// whose beforeToolCall has not let them through never ran: they are answered at once.
+				abort: { guard: not("runAborted"), actions: ["settleCallsBeforeTheirHook", "abortRun"] },
 				// A deadline passed while sibling calls run, or the reply still streams: the call is rejected there and then.
 				"approval.timeout": { actions: ["rejectExpiredApprovals", "scheduleApprovalTimeout"] },
 				// A restored run waits again, for what is left of each deadline (a call asked without one gets the restored timeout, from now).
 				"agentchart.resumed": { actions: ["startDeadlinesOfRestoredWaits", "scheduleApprovalTimeout"] },
-				"listener.error": { guard: not("runAborted"), actions: "recordListenerFailure" },
+				"listener.error": { guard: not("runAborted"), actions: ["settleCallsBeforeTheirHook", "recordListenerFailure"] },
 				"tools.abandon": { actions: "abandonRunningCalls" },
 				// Streaming mode: calls announced while somebody watches start once the listeners have them.
 				delivered: { guard: and(["eventsDelivered", "hasAnnouncedCall", not(or(["runAborted", "assistantFailed"]))]), actions: "startTools" },
@@ -113,6 +114,8 @@ export const agentMachine = agentSetup.createMachine({
 				"tools.interrupted": { actions: "redispatchInterruptedCalls" },
 				// Streaming tool execution: the batch reports while the reply still streams.
 				"tool.update": { guard: "isRunningCall", actions: "emitToolUpdate" },
+				// Streaming mode with beforeToolCall: the hook let the call through, and it runs from now on.
+				"tool.executing": { guard: "isRunningCall", actions: "recordExecutingCall" },
 				// Its afterToolCall hook is asked now: what a give-up after an abort names.
 				"tool.returned": { guard: "isRunningCall", actions: "recordToolReturned" },
 				// A settled call makes room for the next one, unless the run was aborted or the reply

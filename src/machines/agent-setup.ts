@@ -221,6 +221,10 @@ export const agentSetup = setup({
 				tools.settleRunningTool(context, event.callKey, errorResult(timedOutText(name, event.timeoutMs)), true, enqueue);
 			}
 		}),
+		recordExecutingCall: enqueueActions(({ context, event, enqueue }) => {
+			if (event.type === "tool.executing") tools.recordExecutingCall(context, event.callKey, event.args, enqueue);
+		}),
+		settleCallsBeforeTheirHook: enqueueActions(({ context, enqueue }) => tools.settleCallsBeforeTheirHook(context, enqueue)),
 		recordToolReturned: enqueueActions(({ context, event, enqueue }) => {
 			if (event.type === "tool.returned") tools.recordToolReturned(context, event.callKey, enqueue);
 		}),

@@ -76,7 +76,7 @@ export const agentGuards = {
 	asksBeforeToolCall: ({ context }: GuardArgs) => context.config.beforeToolCall !== undefined,
 	isRunningCall: (args: GuardArgs) => {
 		const { event } = args;
-		if (event.type !== "tool.update" && event.type !== "tool.returned" && event.type !== "tool.settled" && event.type !== "tool.timeout" && event.type !== "tool.approval") return false;
+		if (event.type !== "tool.update" && event.type !== "tool.executing" && event.type !== "tool.returned" && event.type !== "tool.settled" && event.type !== "tool.timeout" && event.type !== "tool.approval") return false;
 		return callStatus(args, event.callKey) === "running";
 	},
 	/** A decision (`approve`, `reject`) names a call that waits for one, and came before the call's deadline. */

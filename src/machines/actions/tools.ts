@@ -2,7 +2,7 @@
  * Tool calls: the batch of a reply, preflight, running calls through the batch actor
  * (`tools`), settling them, and the tool result messages and `turn_end` of the batch.
  */
-import { approvalNeeded, approvedArguments, errorResult, prepareToolCall, rejectedText } from "../../tools/preflight.js";
+import { ABORTED_BEFORE_RUN, approvalNeeded, approvedArguments, errorResult, prepareToolCall, rejectedText } from "../../tools/preflight.js";
 import type { AgentEvent, AgentToolCall } from "../../types/agent.js";
 import type { ToolCall } from "../../types/content.js";
 import type { AssistantMessage, ToolResultMessage } from "../../types/messages.js";
@@ -491,6 +491,33 @@ export function settleRunningTool(context: Ctx, key: string, outcome: FinalizedT
 			enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", callKey: sibling.key });
 			working = settleCall(working, sibling, errorResult(`Cancelled: sibling tool call ${call.toolCall.name} failed`), enqueue);
 		}
+	}
+}
+
+/**
+ * Streaming mode with `beforeToolCall`: the hook let a running call through, with these
+ * arguments. A call with its arguments counts as executing: an abort now waits for the tool (up to
+ * the abort grace), and a restore runs it as a prepared call, which the journal answers.
+ */
+export function recordExecutingCall(context: Ctx, key: string, args: unknown, enqueue: Enqueue): void {
+	const run = runOf(context);
+	enqueue.assign({ run: patchRun(run, { batch: updateCall(batchOf(context), key, { args }) }) });
+}
+
+/**
+ * At an abort, the calls of a streaming batch whose `beforeToolCall` has not answered yet (running
+ * without arguments) never ran: they are answered as aborted before they ran, as a parallel or
+ * sequential batch answers a call still being prepared, instead of waiting out the abort grace
+ * and then blaming the tool. The hook's late answer is ignored.
+ */
+export function settleCallsBeforeTheirHook(context: Ctx, enqueue: EffectEnqueue): void {
+	const batch = context.run?.batch;
+	if (batch?.mode !== "streaming") return;
+	let working = context;
+	for (const call of batch.calls) {
+		if (call.status !== "running" || call.args !== undefined) continue;
+		enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", callKey: call.key });
+		working = settleCall(working, call, errorResult(ABORTED_BEFORE_RUN), enqueue);
 	}
 }
 

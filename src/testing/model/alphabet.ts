@@ -192,7 +192,13 @@ function runningCallEvents(config: ModelConfig, snapshot: AnyMachineSnapshot, ca
 		if (config.toolTimeouts) events.push(timeout);
 		return events;
 	}
-	if (beingPrepared && config.outcomes === "agent" && config.hook) events.push({ type: "tool.approval", callKey, args: call.toolCall.arguments, approval: { reason: "beforeToolCall asked" } });
+	if (beingPrepared) {
+		if (config.outcomes === "agent" && config.hook) events.push({ type: "tool.approval", callKey, args: call.toolCall.arguments, approval: { reason: "beforeToolCall asked" } });
+		// The hook lets the call through: it runs, and only then answers (an abort before this answers it as not run).
+		events.push({ type: "tool.executing", callKey, args: call.toolCall.arguments });
+		if (config.toolTimeouts) events.push(timeout);
+		return events;
+	}
 	if (config.outcomes === "agent") {
 		// Your tool answers (modelled as a plain success): the path only says when.
 		events.push({ type: "tool.settled", callKey, outcome: ok("ok") });

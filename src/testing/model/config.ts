@@ -90,6 +90,8 @@ export const WALK_VARIANTS: WalkVariant[] = [
 	{ mode: "parallel", hook: false, approval: "timeout", restores: true },
 	{ mode: "sequential", hook: true, approval: "always" },
 	{ mode: "streaming", hook: true, approval: "timeout" },
+	// The batch actor asks the hook, then tells the chart the call runs (`tool.executing`): an abort before that answers it.
+	{ mode: "streaming", hook: true, interruptions: true, restores: true },
 ];
 
 /** One resume turn: a second cut-off reply in a row then takes the ordinary path. */

@@ -246,6 +246,7 @@ export function eventLabel(config: ModelConfig, event: AgentMachineEvent): strin
 		case "tool.update":
 		case "tool.timeout":
 		case "tool.approval":
+		case "tool.executing":
 			return `${event.type}(${event.callKey})`;
 		case "approve":
 		case "reject":

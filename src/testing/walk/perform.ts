@@ -56,7 +56,7 @@ async function releaseTool(run: PathRunner, id: string, event: Extract<AgentMach
 }
 
 /** A running call of streaming mode with a hook: the batch actor asks the hook before it runs the call. */
-async function performOnRunningCall(run: PathRunner, step: WalkStep, event: Extract<AgentMachineEvent, { type: "tool.settled" | "tool.update" | "tool.timeout" | "tool.approval" }>): Promise<string | undefined> {
+async function performOnRunningCall(run: PathRunner, step: WalkStep, event: Extract<AgentMachineEvent, { type: "tool.settled" | "tool.update" | "tool.timeout" | "tool.approval" | "tool.executing" }>): Promise<string | undefined> {
 	const real = realCall(run, event.callKey, step.from);
 	if (!real) return `no real call for ${event.callKey}`;
 	const id = real.toolCall.id;
@@ -73,8 +73,10 @@ async function performOnRunningCall(run: PathRunner, step: WalkStep, event: Extr
 		if (blocked) return releaseHook(run, id, { block: true, reason: "blocked" });
 		const problem = await releaseHook(run, id, undefined);
 		if (problem) return problem;
+		// The hook let it through: the batch actor tells the chart, and the tool is asked next.
+		if (event.type === "tool.executing") return (await run.until(() => realCall(run, event.callKey, step.from)?.args !== undefined)) ? undefined : `tool call ${id} did not start executing after beforeToolCall let it through`;
 	}
-	if (event.type === "tool.approval") return `tool call ${id} is not being prepared`;
+	if (event.type === "tool.approval" || event.type === "tool.executing") return `tool call ${id} is not being prepared`;
 	return releaseTool(run, id, event);
 }
 
@@ -211,6 +213,7 @@ export async function performStep(run: PathRunner, step: WalkStep): Promise<stri
 			case "tool.update":
 			case "tool.timeout":
 			case "tool.approval":
+			case "tool.executing":
 				return await performOnRunningCall(run, step, event);
 			default: {
 				const type = (event as { type: string }).type;
