@@ -33,6 +33,6 @@ export function canRecoverFromOverflow(context: AgentMachineContext): boolean {
 	return isContextOverflow(assistant, context.model.contextWindow);
 }
 
-/** The error a second overflow in one run ends with. */
+/** The error an overflow right after an overflow's compact-and-retry ends the run with. */
 export const OVERFLOW_RECOVERY_FAILED =
 	"Context overflow recovery failed after one compact-and-retry attempt. Reduce the context (fewer or smaller messages, a lower keepRecentTokens) or switch to a model with a larger context window.";

@@ -17,6 +17,10 @@ const overflowPatterns: readonly RegExp[] = [
 	/model_context_window_exceeded/i,
 	/exceeds the context window/i,
 	/maximum context length is \d+ tokens/i,
+	/exceeds the limit of \d+/i, // GitHub Copilot
+	/context window exceeds limit/i, // MiniMax
+	/exceeded model token limit/i, // Kimi
+	/^4(?:00|13)\s*(?:status code)?\s*\(no body\)/i, // Cerebras: 400 or 413 with no body
 	/context[_ ]length[_ ]exceeded/i,
 	/context window (?:exceeded|is full)/i,
 	/too many tokens/i,

@@ -93,6 +93,29 @@ describe("recovery from a context overflow", () => {
 		expect(compactionEvents(rec.events)).toEqual(["start(overflow)", "end(overflow,aborted=false,retry=true,result)"]);
 	});
 
+	// Probe AY (2026-12-07): the flag of the first retry stayed set for the rest of the run, so a long
+	// tool loop that filled the window again ended at its next overflow, its error saying the retry
+	// failed though it had answered. pi's coding agent clears it at every reply that did not fail.
+	it("an overflow after the retry's reply succeeded (a tool turn) is compacted and retried again", async () => {
+		let summaries = 0;
+		const { agent, rec, scripted } = overflowAgent(
+			[
+				{ content: "", stopReason: "error", errorMessage: OVERFLOW },
+				{ content: [toolCall("look", {}, "c1")] },
+				{ content: "", stopReason: "error", errorMessage: OVERFLOW },
+				{ content: "answer" },
+			],
+			async () => `summary ${++summaries}`,
+		);
+		agent.state.tools = [makeTool("look", async () => ok("seen"))];
+		await agent.prompt("go");
+		expect(summaries).toBe(2);
+		expect(scripted.calls).toHaveLength(4);
+		expect(compactionEvents(rec.events)).toEqual(["start(overflow)", "end(overflow,aborted=false,retry=true,result)", "start(overflow)", "end(overflow,aborted=false,retry=true,result)"]);
+		expect(textOf(agent.state.messages.at(-1))).toBe("answer");
+		expect(agent.state.errorMessage).toBeUndefined();
+	});
+
 	it("an overflow after a threshold compaction in the same run is still compacted for", async () => {
 		let summaries = 0;
 		const { agent, rec, scripted } = overflowAgent(

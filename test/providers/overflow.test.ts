@@ -1,5 +1,6 @@
+import * as piAi from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
-import { isContextOverflow } from "../../src/providers/overflow.js";
+import { getOverflowPatterns, isContextOverflow } from "../../src/providers/overflow.js";
 import { emptyUsage, type StopReason } from "../../src/types/content.js";
 import type { AssistantMessage } from "../../src/types/messages.js";
 
@@ -28,6 +29,25 @@ describe("isContextOverflow", () => {
 		"Input has too many tokens",
 	])("recognises the overflow error %s", (text) => {
 		expect(isContextOverflow(message("error", text))).toBe(true);
+	});
+
+	// Probe AY (2026-12-07): four of pi-ai 0.73.1's patterns were missing, so these overflows ended
+	// the run instead of being compacted for (and pi transcripts holding them were misread).
+	it.each([
+		"400 prompt token count of 130000 exceeds the limit of 128000", // GitHub Copilot
+		"400 invalid params, context window exceeds limit (2013)", // MiniMax
+		"400 Your request exceeded model token limit: 262144", // Kimi
+		"400 status code (no body)", // Cerebras
+		"413 status code (no body)",
+	])("recognises %s, as pi-ai does", (text) => {
+		expect(isContextOverflow(message("error", text))).toBe(true);
+		expect(piAi.isContextOverflow(message("error", text) as never)).toBe(true);
+	});
+
+	it("knows every overflow pattern pi-ai 0.73.1 knows (a drop-in judges a pi transcript as pi does)", () => {
+		const ours = new Set(getOverflowPatterns().map((pattern) => `${pattern.source}/${pattern.flags}`));
+		const missing = piAi.getOverflowPatterns().filter((pattern) => !ours.has(`${pattern.source}/${pattern.flags}`)).map(String);
+		expect(missing).toEqual([]);
 	});
 
 	it.each([

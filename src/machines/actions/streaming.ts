@@ -77,7 +77,7 @@ export function beginAssistantMessage(context: Ctx, partial: AssistantMessage, e
 
 /**
  * The reply is complete (or failed): it joins the transcript, `message_end`. A listener that
- * aborted the call gives it its error; a second overflow in one run says recovery failed; a
+ * aborted the call gives it its error; an overflow right after an overflow's retry says recovery failed; a
  * streaming reply that failed after calls started is cut in two (see `splitFailedStreamingReply`).
  */
 export function completeAssistantMessage(context: Ctx, final: AssistantMessage, enqueue: Enqueue): void {
@@ -108,6 +108,9 @@ export function completeAssistantMessage(context: Ctx, final: AssistantMessage, 
 			pendingFailedReply: split?.failed,
 			newMessages: [...run.newMessages, recorded],
 			outputLimitAttempts: message.stopReason === "length" ? run.outputLimitAttempts : 0,
+			// A reply that did not fail is progress: a later overflow in the run is compacted and retried
+			// again, as pi's coding agent does (only an overflow right after the retry ends the run).
+			overflowRetried: message.stopReason === "error" && run.overflowRetried,
 		}),
 	});
 	if (!run.partial) enqueue.emit({ type: "message_start", message: { ...recorded } });
