@@ -123,8 +123,8 @@ export function promptMessages(input: unknown, images: unknown): AgentMessage[] 
 const STORE_METHODS = ["load", "saveSnapshot", "appendJournal"] as const;
 
 /**
- * Throws a `TypeError` unless `options` can make an agent: an object (or nothing), and, with a
- * `store`, a store (its three methods) and a `sessionId` that names the session (a non-empty text;
+ * Throws a `TypeError` unless `options` can make an agent: an object (or nothing), `listeners` a
+ * list (or nothing), and, with a `store`, a store (its three methods) and a `sessionId` that names the session (a non-empty text;
  * `storedSessionId`: the one a snapshot being restored names, when the options give none).
  * A store without a session id used to make an agent that stored nothing, silently.
  *
@@ -134,7 +134,9 @@ const STORE_METHODS = ["load", "saveSnapshot", "appendJournal"] as const;
 export function assertAgentOptions(options: unknown, call: string, storedSessionId?: unknown): void {
 	if (options === undefined) return;
 	if (typeof options !== "object" || options === null || Array.isArray(options)) throw new TypeError(`${call}(options): expected an object of options, got ${shown(options)}`);
-	const { store, sessionId = storedSessionId } = options as { store?: unknown; sessionId?: unknown };
+	const { store, sessionId = storedSessionId, listeners } = options as { store?: unknown; sessionId?: unknown; listeners?: unknown };
+	// null is none (a listener list read from a config that has none); anything else must be a list.
+	if (listeners != null && !Array.isArray(listeners)) throw new TypeError(`${call}(options).listeners: expected a list of listener functions, got ${shown(listeners)}`);
 	if (store === undefined) return;
 	const missing = typeof store === "object" && store !== null ? STORE_METHODS.filter((method) => typeof (store as Record<string, unknown>)[method] !== "function") : STORE_METHODS;
 	if (missing.length > 0) throw new TypeError(`${call}(options).store: expected an AgentStore (createMemoryStore(), createFileStore(dir), or an object with ${STORE_METHODS.join(", ")}), got ${shown(store)} (no ${missing.join(", ")})`);

@@ -26,10 +26,11 @@ const FUNCTION_SETTINGS = [
 ] as const satisfies readonly (keyof AgentMachineConfig)[];
 const DURATION_SETTINGS = ["toolTimeoutMs", "abortGraceMs", "streamIdleTimeoutMs", "toolAbortGraceMs", "approvalTimeoutMs"] as const satisfies readonly (keyof AgentMachineConfig)[];
 /** The settings {@link settingProblem} knows. */
-export const CHECKED_SETTINGS = ["toolExecution", "compaction", ...FUNCTION_SETTINGS, ...DURATION_SETTINGS] as const;
-const SETTING_KINDS = new Map<string, "mode" | "compaction" | "function" | "duration">([
+export const CHECKED_SETTINGS = ["toolExecution", "compaction", "outputLimitRecovery", ...FUNCTION_SETTINGS, ...DURATION_SETTINGS] as const;
+const SETTING_KINDS = new Map<string, "mode" | "compaction" | "recovery" | "function" | "duration">([
 	["toolExecution", "mode"],
 	["compaction", "compaction"],
+	["outputLimitRecovery", "recovery"],
 	...FUNCTION_SETTINGS.map((key) => [key, "function"] as const),
 	...DURATION_SETTINGS.map((key) => [key, "duration"] as const),
 ]);
@@ -46,6 +47,7 @@ export function settingProblem(key: string, value: unknown): string | undefined 
 	const kind = SETTING_KINDS.get(key);
 	if (kind === "mode") return TOOL_EXECUTION_MODES.includes(value) ? undefined : `must be "parallel", "sequential" or "streaming", got ${shown(value)}`;
 	if (kind === "compaction") return compactionProblem(value);
+	if (kind === "recovery") return recoveryProblem(value);
 	if (kind === "function") return typeof value === "function" ? undefined : `must be a function, got ${shown(value)}`;
 	// A negative duration would pass for "none" (a timeout never set, a grace already over) where a value was meant.
 	if (kind === "duration") return typeof value === "number" && value >= 0 ? undefined : `must be a number of milliseconds, at least 0, got ${shown(value)}`;
@@ -70,6 +72,19 @@ function compactionProblem(value: unknown): string | undefined {
 		if (tokens !== undefined && (typeof tokens !== "number" || !(tokens >= 0) || tokens === Number.POSITIVE_INFINITY)) return `has ${field} ${shown(tokens)}: it must be a finite number of tokens, at least 0`;
 	}
 	if (settings["summarize"] !== undefined && typeof settings["summarize"] !== "function") return `has summarize ${shown(settings["summarize"])}: it must be a function`;
+	return undefined;
+}
+
+/**
+ * What is wrong with `outputLimitRecovery`: a `maxAttempts` that is not a whole number turned
+ * recovery off without a word ("2" was compared as a string), and null failed the run's first
+ * cut-off reply inside the chart. null is none, as undefined is.
+ */
+function recoveryProblem(value: unknown): string | undefined {
+	if (value === null) return undefined;
+	if (typeof value !== "object" || Array.isArray(value)) return `must be { maxAttempts } or undefined, got ${shown(value)}`;
+	const attempts = (value as Record<string, unknown>)["maxAttempts"];
+	if (typeof attempts !== "number" || !Number.isSafeInteger(attempts) || attempts < 0) return `has maxAttempts ${shown(attempts)}: it must be a whole number, at least 0`;
 	return undefined;
 }
 

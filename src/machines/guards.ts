@@ -62,7 +62,8 @@ export const agentGuards = {
 	stoppedAtOutputLimit: ({ context }: GuardArgs) => context.run?.assistant?.stopReason === "length",
 	outputLimitRecoveryLeft: ({ context }: GuardArgs) => {
 		const recovery = context.config.outputLimitRecovery;
-		return recovery !== undefined && (context.run?.outputLimitAttempts ?? 0) < recovery.maxAttempts;
+		// null is none, as undefined is (pi's loose reading of a missing setting).
+		return recovery != null && (context.run?.outputLimitAttempts ?? 0) < recovery.maxAttempts;
 	},
 	batchTruncated: ({ context }: GuardArgs) => context.run?.batch?.truncated === true && context.run.batch.mode !== "streaming",
 	hasPreparedCallToRunNow: ({ context }: GuardArgs) => {

@@ -1,8 +1,9 @@
 /**
  * The numbers a stream call takes (`timeoutMs`, `maxRetryDelayMs`, `maxRetries`,
- * `maxReplyBytes`), checked where they enter: the providers compare them as given, so a string,
- * NaN or a negative number would quietly mean "no bound" or "no retry" (a `maxReplyBytes` of
- * `"8mb"` bounded nothing). The Agent checks its fields with it when a run starts; each built-in
+ * `maxReplyBytes`) and its callbacks (`onPayload`, `onResponse`), checked where they enter: the
+ * providers compare the numbers as given, so a string, NaN or a negative number would quietly
+ * mean "no bound" or "no retry" (a `maxReplyBytes` of `"8mb"` bounded nothing), and a callback
+ * that is not a function failed each request inside the provider. The Agent checks its fields with it when a run starts; each built-in
  * provider checks its options before it makes a request.
  */
 import { LONGEST_DELAY } from "../util/deadlines.js";
@@ -15,9 +16,10 @@ const STREAM_NUMBERS = [
 	["maxRetries", "a whole number, at least 0", true],
 	["maxReplyBytes", "a number of bytes, at least 0 (0: no bound)", false],
 ] as const;
+const STREAM_CALLBACKS = ["onPayload", "onResponse"] as const;
 
 /**
- * What is wrong with a stream call's numeric settings, as `<owner>.<field> must be ...`, or
+ * What is wrong with a stream call's numeric settings or callbacks, as `<owner>.<field> must be ...`, or
  * undefined when nothing is (undefined itself means the default).
  *
  * @example
@@ -29,6 +31,11 @@ export function streamOptionsProblem(options: object, owner: string): string | u
 		const value = fields[key];
 		if (value === undefined) continue;
 		if (typeof value !== "number" || !(value >= 0) || (whole && !Number.isSafeInteger(value))) return `${owner}.${key} must be ${expected}, got ${shown(value)}`;
+	}
+	for (const key of STREAM_CALLBACKS) {
+		const value = fields[key];
+		// null is none, as undefined is: a provider calls a callback only when one is given.
+		if (value != null && typeof value !== "function") return `${owner}.${key} must be a function, got ${shown(value)}`;
 	}
 	return undefined;
 }

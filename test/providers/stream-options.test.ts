@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 const context = { systemPrompt: "s", messages: [{ role: "user" as const, content: "hi", timestamp: 1 }] };
-type Bad = { timeoutMs?: unknown; maxRetries?: unknown; maxRetryDelayMs?: unknown; maxReplyBytes?: unknown };
+type Bad = { timeoutMs?: unknown; maxRetries?: unknown; maxRetryDelayMs?: unknown; maxReplyBytes?: unknown; onPayload?: unknown; onResponse?: unknown };
 
 const providers: Record<string, (bad: Bad) => AssistantMessageEventStream> = {
 	anthropic: (bad) => streamAnthropic({ ...getModel("anthropic", "claude-haiku-4-5"), baseUrl: url }, context, { apiKey: "key", ...(bad as object) }),
@@ -46,6 +46,9 @@ describe.each(Object.keys(providers))("the %s provider", (name) => {
 		[{ timeoutMs: Number.NaN }, /^options\.timeoutMs must be a number of milliseconds, at least 0, got NaN$/],
 		[{ maxRetries: 1.5 }, /^options\.maxRetries must be a whole number, at least 0, got 1\.5$/],
 		[{ maxRetryDelayMs: -5 }, /^options\.maxRetryDelayMs must be a number of milliseconds, at least 0, got -5$/],
+		// Probe AZ (2026-12-07): a callback that is not a function failed inside the provider ("options.onPayload is not a function").
+		[{ onPayload: 5 }, /^options\.onPayload must be a function, got 5$/],
+		[{ onResponse: "log" }, /^options\.onResponse must be a function, got "log"$/],
 	])("ends the reply with an error naming the field for %j, before any request", async (bad, message) => {
 		const before = requests;
 		const reply = await (providers[name] as (bad: Bad) => AssistantMessageEventStream)(bad).result();
