@@ -64,6 +64,14 @@ class ReplySubscriber {
 	readonly #open = (): boolean => !this.unsubscribed;
 	readonly #compactionWait: CompactionWait;
 	#assembly: MessageAssembly | undefined;
+	/**
+	 * With `blockReplyBreak: "message_end"`, the tool events that came while the message still
+	 * streamed (streaming tool execution starts a call as soon as it streamed): they are taken at
+	 * the message's end, after its blocks. Taken at once, a tool's start flushed the message's text
+	 * before its end, and text that an orphan `</think>` later in the message makes reasoning was
+	 * sent to the channel.
+	 */
+	#heldToolEvents: AgentEvent[] = [];
 	// Where the current message's entries of assistantTexts begin.
 	#messageTextsStart = 0;
 	#connection: EventSourceConnection | undefined;
@@ -116,10 +124,12 @@ class ReplySubscriber {
 			case "message_end":
 				return isAssistant(event.message) ? this.#endMessage(event.message) : undefined;
 			case "tool_execution_start":
-				return this.#startTool(event.toolCallId, event.toolName, event.args);
 			case "tool_execution_end":
-				this.tools.end(event.toolCallId, event.toolName, event.result, event.isError);
-				return undefined;
+				if (this.#holdsToolEvents()) {
+					this.#heldToolEvents.push(event);
+					return undefined;
+				}
+				return this.#takeToolEvent(event);
 			case "auto_compaction_start":
 				this.lifecycle.send({ type: "compaction.start" });
 				return undefined;
@@ -243,8 +253,8 @@ class ReplySubscriber {
 		// After the message's text was read as the model wrote it, and before anyone builds the
 		// next request from the transcript.
 		this.#promoteThinkingTags(message);
-		if (this.#breakMode === "message_end" && this.#params.onBlockReplyFlush) return this.#flushChannel();
-		return undefined;
+		const flushed = this.#breakMode === "message_end" && this.#params.onBlockReplyFlush ? this.#flushChannel() : undefined;
+		return this.#takeHeldToolEvents(flushed);
 	}
 
 	#promoteThinkingTags(message: AssistantMessage): void {
@@ -390,6 +400,30 @@ class ReplySubscriber {
 	}
 
 	// ---- tools ----
+
+	/** Whether a tool event now waits for the message's end (see `#heldToolEvents`). */
+	#holdsToolEvents(): boolean {
+		return this.#breakMode === "message_end" && this.#params.onBlockReply !== undefined && this.#assembly !== undefined && !this.#assembly.ended;
+	}
+
+	#takeToolEvent(event: Extract<AgentEvent, { type: "tool_execution_start" | "tool_execution_end" }>): Promise<void> | undefined {
+		if (event.type === "tool_execution_start") return this.#startTool(event.toolCallId, event.toolName, event.args);
+		this.tools.end(event.toolCallId, event.toolName, event.result, event.isError);
+		return undefined;
+	}
+
+	/** The tool events held while the message streamed, in order, once its blocks are out. */
+	#takeHeldToolEvents(after: Promise<void> | undefined): Promise<void> | undefined {
+		const held = this.#heldToolEvents;
+		if (held.length === 0) return after;
+		this.#heldToolEvents = [];
+		let pending = after;
+		for (const event of held) {
+			if (event.type !== "tool_execution_start" && event.type !== "tool_execution_end") continue;
+			pending = pending ? pending.then(() => this.#takeToolEvent(event)) : this.#takeToolEvent(event);
+		}
+		return pending;
+	}
 
 	#startTool(toolCallId: string, toolName: string, args: unknown): Promise<void> | undefined {
 		// The user reads the narration before the tool's output: flush first, then start.

@@ -89,4 +89,49 @@ describe("reasoning written in thinking tags", () => {
 			{ numRuns: RUNS },
 		);
 	}, Math.max(20_000, RUNS * 20));
+
+	// Probe AX (2026-12-07): with "message_end", a tool started while the message streamed
+	// (streaming tool execution) flushed the text held so far, and text an orphan `</think>` later
+	// made reasoning reached the channel. Tool events land at any point of the message here.
+	it("before an orphan closing tag never reaches a block reply or assistantTexts with message_end, wherever tools start and end in the message", () => {
+		fc.assert(
+			fc.property(
+				// Plain text before the tag: a fence or an opening tag there would make the orphan tag code, or a pair's end.
+				fc.array(fc.constantFrom("Hello", "world.", " ", "\n", "\n\n", "[[reply_to_current]]"), { minLength: 1, maxLength: 12 }),
+				fc.uniqueArray(fc.integer({ min: 0, max: 30 }), { minLength: 1, maxLength: 4 }),
+				fc.option(fc.integer({ min: 1, max: 40 }), { nil: undefined }),
+				fc.boolean(),
+				(pieces, toolPoints, minChars, verbose) => {
+					const agent = new FakeAgent();
+					const shown: string[] = [];
+					const replies = subscribeReplies(agent, {
+						blockReplyBreak: "message_end",
+						verbose: verbose ? "full" : "off",
+						...(minChars === undefined ? {} : { blockReplyChunking: { minChars, maxChars: minChars + 30 } }),
+						onBlockReply: (payload) => void shown.push(payload.text ?? ""),
+					});
+					// Reasoning without an opening tag: only its closing tag, later in the message, says so.
+					const orphan = ["PRIVATE ", ...pieces, "</think>", "The answer."];
+					const points = new Set(toolPoints.map((point) => point % orphan.length));
+					let tools = 0;
+					agent.messageStart();
+					orphan.forEach((piece, index) => {
+						if (points.has(index)) {
+							tools += 1;
+							agent.toolStart("t", {}, `call-${tools}`);
+							agent.toolEnd("t", { content: [{ type: "text", text: "done" }] }, false, `call-${tools}`);
+						}
+						agent.delta(piece);
+					});
+					agent.textEnd(orphan.join(""));
+					agent.messageEnd();
+					agent.agentEnd();
+					shown.push(...replies.assistantTexts);
+					replies.unsubscribe();
+					expect(shown.filter((each) => each.includes("PRIVATE")), JSON.stringify(orphan)).toEqual([]);
+				},
+			),
+			{ numRuns: RUNS },
+		);
+	}, Math.max(20_000, RUNS * 20));
 });
