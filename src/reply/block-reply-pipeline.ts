@@ -4,6 +4,7 @@
  * the next one: buffered content is never dropped because one send hung (a known failure of the
  * reference, where a timeout aborted the whole pipeline and replies stopped mid-sentence).
  */
+import { shown } from "../agent-input.js";
 import { LONGEST_DELAY } from "../util/deadlines.js";
 import { createBlockReplyCoalescer, type BlockReplyCoalescer, type BlockReplyCoalescing } from "./block-reply-coalescer.js";
 import type { MaybePromise, ReplyPayload } from "./types.js";
@@ -107,6 +108,22 @@ function sendTimeout(value: unknown): number | undefined {
 }
 
 /**
+ * Refuses coalescing sizes the coalescer would compare as they are: a NaN `maxChars` (a
+ * `Number(process.env.X)` with the variable unset) merged everything into one block without
+ * bound, a NaN `minChars` turned merging off, and a `maxChars` below `minChars` cannot be met.
+ */
+function checkCoalescing(coalescing: unknown): void {
+	if (typeof coalescing !== "object" || coalescing === null || Array.isArray(coalescing)) throw new TypeError(`createBlockReplyPipeline: coalescing must be an object ({ minChars, maxChars, idleMs }), got ${shown(coalescing)}`);
+	const fields = coalescing as Record<string, unknown>;
+	for (const field of ["minChars", "maxChars", "idleMs"]) {
+		const value = fields[field];
+		if (typeof value !== "number" || !(value >= 0)) throw new RangeError(`createBlockReplyPipeline: coalescing.${field} must be a number, at least 0, got ${shown(value)}`);
+	}
+	if ((fields["maxChars"] as number) < (fields["minChars"] as number)) throw new RangeError(`createBlockReplyPipeline: coalescing.maxChars (${String(fields["maxChars"])}) is below minChars (${String(fields["minChars"])}): no block could be both`);
+	if (fields["joiner"] !== undefined && typeof fields["joiner"] !== "string") throw new TypeError(`createBlockReplyPipeline: coalescing.joiner must be a text, got ${shown(fields["joiner"])}`);
+}
+
+/**
  * Creates a delivery pipeline.
  *
  * @example
@@ -120,7 +137,11 @@ function sendTimeout(value: unknown): number | undefined {
  * });
  */
 export function createBlockReplyPipeline(options: BlockReplyPipelineOptions): BlockReplyPipeline {
+	if (typeof options !== "object" || options === null) throw new TypeError(`createBlockReplyPipeline: the options must be an object, got ${shown(options)}`);
+	// Without a sender every payload was marked failed, one by one, and nothing said why.
+	if (typeof options.onBlockReply !== "function") throw new TypeError(`createBlockReplyPipeline: onBlockReply must be a function that sends a payload, got ${shown(options.onBlockReply)}`);
 	const timeoutMs = sendTimeout(options.timeoutMs);
+	if (options.coalescing != null) checkCoalescing(options.coalescing);
 	const seenKeys = new Set<string>();
 	const confirmedContent = new Set<string>();
 	const report: BlockReplyDeliveryReport = { confirmed: [], failed: [], timedOut: [] };

@@ -9,7 +9,8 @@
  */
 import { createActor } from "xstate";
 import type { AgentEvent, AgentMessage, AssistantMessage } from "../types/index.js";
-import { checkChunkingOptions } from "./block-chunker.js";
+import { type BlockChunkingOptions, checkChunkingOptions } from "./block-chunker.js";
+import { shown } from "../agent-input.js";
 import { CallbackRunner } from "./callback-runner.js";
 import { CompactionWait } from "./compaction-wait.js";
 import { connectEventSource, type EventSourceConnection, type ReplyEventSource } from "./event-source.js";
@@ -403,7 +404,7 @@ class ReplySubscriber {
 
 	/** Whether a tool event now waits for the message's end (see `#heldToolEvents`). */
 	#holdsToolEvents(): boolean {
-		return this.#breakMode === "message_end" && this.#params.onBlockReply !== undefined && this.#assembly !== undefined && !this.#assembly.ended;
+		return this.#breakMode === "message_end" && Boolean(this.#params.onBlockReply) && this.#assembly !== undefined && !this.#assembly.ended;
 	}
 
 	#takeToolEvent(event: Extract<AgentEvent, { type: "tool_execution_start" | "tool_execution_end" }>): Promise<void> | undefined {
@@ -475,6 +476,20 @@ class ReplySubscriber {
 	}
 }
 
+const FUNCTION_OPTIONS = [
+	"onBlockReply",
+	"onPartialReply",
+	"onReasoningStream",
+	"onReasoningEnd",
+	"onToolResult",
+	"onBlockReplyFlush",
+	"onAssistantMessageStart",
+	"onCallbackError",
+	"shouldEmitToolResult",
+	"shouldEmitToolOutput",
+	"classifyToolAction",
+] as const satisfies readonly (keyof SubscribeRepliesParams)[];
+
 const CHOICES = {
 	blockReplyBreak: ["text_end", "message_end"],
 	reasoningMode: ["off", "on", "stream"],
@@ -487,7 +502,26 @@ const CHOICES = {
  * would hold the agent's event for ever, and a misspelt mode would quietly act as another.
  */
 function checkParams(params: SubscribeRepliesParams): void {
-	if (params.blockReplyChunking !== undefined) checkChunkingOptions(params.blockReplyChunking);
+	if (typeof params !== "object" || params === null || Array.isArray(params)) throw new TypeError(`subscribeReplies: the options must be an object, got ${shown(params)}`);
+	// null is none for an optional setting, as leaving it out (a value read from a config that has none).
+	const chunking: unknown = params.blockReplyChunking;
+	if (chunking != null) {
+		if (typeof chunking !== "object" || Array.isArray(chunking)) throw new TypeError(`subscribeReplies: blockReplyChunking must be an object of block sizes ({ minChars, maxChars }), got ${shown(chunking)}`);
+		checkChunkingOptions(chunking as BlockChunkingOptions);
+	}
+	// A callback that is not a function failed at every delivery, each reported as a TypeError after the fact.
+	for (const option of FUNCTION_OPTIONS) {
+		const value: unknown = params[option];
+		if (value != null && typeof value !== "function") throw new TypeError(`subscribeReplies: ${option} must be a function, got ${shown(value)}`);
+	}
+	for (const option of ["enforceFinalTag", "promoteThinkingTags"] as const) {
+		const value: unknown = params[option];
+		if (value != null && typeof value !== "boolean") throw new TypeError(`subscribeReplies: ${option} must be true or false, got ${shown(value)}`);
+	}
+	const messaging: unknown = params.messagingTools;
+	if (messaging != null && typeof messaging !== "function" && !(Array.isArray(messaging) && messaging.every((name) => typeof name === "string"))) {
+		throw new TypeError(`subscribeReplies: messagingTools must be a list of tool names or a function, got ${shown(messaging)}`);
+	}
 	for (const [option, choices] of Object.entries(CHOICES) as [keyof typeof CHOICES, readonly string[]][]) {
 		const value: unknown = params[option];
 		if (value !== undefined && !choices.includes(value as string)) {
@@ -516,6 +550,7 @@ function checkParams(params: SubscribeRepliesParams): void {
  * replies.unsubscribe();
  */
 export function subscribeReplies(source: ReplyEventSource, params: SubscribeRepliesParams = {}): ReplySubscription {
+	if (typeof source !== "object" || source === null) throw new TypeError(`subscribeReplies: the source must be an Agent or an agent machine actor, got ${shown(source)}`);
 	checkParams(params);
 	const subscriber = new ReplySubscriber(params);
 	subscriber.connect(source);
