@@ -10,6 +10,7 @@ import { describeError } from "../util/describe-error.js";
 import { type Deadline, clearDeadline, setDeadline } from "../util/deadlines.js";
 import { unlessAborted } from "../util/sleep.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
+import { withStreamActivity } from "../providers/stream-activity.js";
 import type { RestoredStreamInput, StreamActorEvent, StreamActorInput } from "./stream-protocol.js";
 import { fromCallback } from "xstate";
 
@@ -169,6 +170,8 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 			const options: SimpleStreamOptions = Object.assign({}, input.options);
 			options.signal = signal;
 			if (apiKey !== undefined) options.apiKey = apiKey;
+			// A built-in provider's retries and their waits are not the model's silence.
+			withStreamActivity(options, signOfLife(reading));
 			const stream: AssistantMessageEventStreamLike = await config.streamFn(input.model, context, options);
 			if (await readStream(stream, reading, input, sendBack, finish)) return;
 			// Ended without `done`: pi's loop then takes the stream's result, which a stream ended
@@ -497,6 +500,15 @@ function asyncIteratorOf(stream: AssistantMessageEventStreamLike): AsyncIterator
 }
 
 /** One call's reading, shared by the actor and its read loop: plain fields, read and written per event. */
+/**
+ * Counts a provider's sign of life as an event read. Made here, outside the actor's callback: a
+ * closure made there would hold the whole call (its input, the run's stream function) for as long
+ * as a stream function keeps its options.
+ */
+function signOfLife(reading: Reading): () => void {
+	return () => void reading.events++;
+}
+
 interface Reading {
 	/** The call is over (finished or stopped): nothing more is read or reported. */
 	stopped: boolean;

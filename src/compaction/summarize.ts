@@ -3,6 +3,7 @@ import type { Model, SimpleStreamOptions } from "../types/model.js";
 import type { ConvertToLlm, GetApiKey } from "../types/agent.js";
 import type { StreamFn } from "../types/stream.js";
 import { modelStallText, watchForStall } from "../util/stall-watch.js";
+import { withStreamActivity } from "../providers/stream-activity.js";
 import { failedStop } from "../util/stop-reason.js";
 
 /** Tool results longer than this are truncated in the serialised conversation. */
@@ -125,6 +126,20 @@ export interface ModelSummarizerOptions {
 	idleTimeoutMs?: number | undefined;
 }
 
+/** The summary's stream events read so far, and a provider's signs of life: what its stall watch counts. */
+interface SeenEvents {
+	events: number;
+}
+
+/**
+ * Counts a provider's sign of life. Made here, outside `callModel`: a closure made there would
+ * hold the call's options (the agent's stream function) for as long as a stream function keeps
+ * its options.
+ */
+function countEvent(seen: SeenEvents): () => void {
+	return () => void seen.events++;
+}
+
 async function callModel(options: ModelSummarizerOptions, prompt: string, maxTokens: number): Promise<string> {
 	// Aborted while the prompt was prepared (convertToLlm) or after the first of two summaries:
 	// no request goes out, even through a stream function that ignores its signal.
@@ -140,17 +155,24 @@ async function callModel(options: ModelSummarizerOptions, prompt: string, maxTok
 	let stalled!: (error: Error) => void;
 	const stall = new Promise<never>((_, reject) => (stalled = reject));
 	const idleMs = options.idleTimeoutMs ?? 0;
-	const watch = watchForStall(idleMs, () => {
-		stallAbort.abort(new Error("stream stalled"));
-		stalled(new Error(`Summarization failed: the ${modelStallText(idleMs)}`));
-	});
+	const seen: SeenEvents = { events: 0 };
+	const watch = watchForStall(
+		idleMs,
+		() => {
+			stallAbort.abort(new Error("stream stalled"));
+			stalled(new Error(`Summarization failed: the ${modelStallText(idleMs)}`));
+		},
+		() => seen.events,
+	);
+	// A built-in provider's retries and their waits are not the model's silence.
+	withStreamActivity(streamOptions, countEvent(seen));
 	const read = async (): Promise<AssistantMessage> => {
 		const stream = await options.streamFn(
 			options.model,
 			{ systemPrompt: SUMMARIZATION_SYSTEM_PROMPT, messages: [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }] },
 			streamOptions,
 		);
-		for await (const _event of stream) watch.touch();
+		for await (const _event of stream) seen.events++;
 		return stream.result();
 	};
 	let message: AssistantMessage;

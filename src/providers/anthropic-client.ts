@@ -13,6 +13,7 @@ import type { AnthropicSdk } from "./anthropic-sdk.js";
 import type { Model, StreamOptions } from "../types/model.js";
 import { type BodyMeter, withReplyLimits } from "./reply-size.js";
 import { sdkWillRetry } from "./sdk-retry.js";
+import { streamActivityOf } from "./stream-activity.js";
 import { requestTimeoutMs } from "./stream-option-check.js";
 
 /** Default cap on a single retry wait, as in pi-ai. */
@@ -55,6 +56,16 @@ export function capRetryDelay(capMs: number): Middleware {
 	};
 }
 
+/** Tells the stall watches of each attempt's request and answer (see `stream-activity.ts`). */
+function reportActivity(activity: () => void): Middleware {
+	return async (request, next) => {
+		activity();
+		const response = await next(request);
+		activity();
+		return response;
+	};
+}
+
 /** Bounds each line and the total size of a streamed answer (see {@link withReplyLimits}). */
 function limitStreamedReply(maxReplyBytes: number | undefined, meter: BodyMeter | undefined): Middleware {
 	return async (request, next) => withReplyLimits(await next(request), { maxReplyBytes, meter });
@@ -70,6 +81,9 @@ function limitStreamedReply(maxReplyBytes: number | undefined, meter: BodyMeter 
 export function createAnthropicClient(sdk: AnthropicSdk, model: Model, apiKey: string, options: StreamOptions = {}, meter?: BodyMeter): Anthropic {
 	const maxRetryDelayMs = options.maxRetryDelayMs ?? defaultMaxRetryDelayMs;
 	const limitReply = limitStreamedReply(options.maxReplyBytes, meter);
+	const activity = streamActivityOf(options);
+	const middleware: Middleware[] = activity ? [reportActivity(activity), limitReply] : [limitReply];
+	if (maxRetryDelayMs > 0) middleware.push(capRetryDelay(maxRetryDelayMs));
 	return new sdk.default({
 		apiKey,
 		baseURL: model.baseUrl,
@@ -77,7 +91,7 @@ export function createAnthropicClient(sdk: AnthropicSdk, model: Model, apiKey: s
 		...(options.timeoutMs !== undefined ? { timeout: requestTimeoutMs(options.timeoutMs) } : {}),
 		defaultHeaders: { ...model.headers, ...options.headers },
 		// 0 disables the cap, as in pi-ai.
-		middleware: maxRetryDelayMs > 0 ? [limitReply, capRetryDelay(maxRetryDelayMs)] : [limitReply],
+		middleware,
 		// As pi-ai does: the key belongs to whoever configured the model, and a web app that calls the
 		// API from the page (or a local server) has decided that; the SDK would refuse every call there.
 		dangerouslyAllowBrowser: true,

@@ -14,6 +14,7 @@ import { detectOpenAICompatibleServer, type ResolvedOpenAICompat } from "./opena
 import { withReplyLimits } from "./reply-size.js";
 import { sdkWillRetry } from "./sdk-retry.js";
 import { requestTimeoutMs } from "./stream-option-check.js";
+import { streamActivityOf } from "./stream-activity.js";
 import { environment } from "../util/host.js";
 import { isMissingPeer, loadOptionalPeer, missingPeerMessage, type OptionalPeerUse } from "../util/optional-peer.js";
 
@@ -164,8 +165,9 @@ async function readBounded(response: Response): Promise<string> {
 
 /**
  * A fetch for one call's client: records each error body, keeps every retry wait at or
- * below `maxRetryDelayMs` (0 disables the cap) and bounds each line and the total size of a
- * streamed answer (`maxReplyBytes`, see {@link withReplyLimits}).
+ * below `maxRetryDelayMs` (0 disables the cap), bounds each line and the total size of a
+ * streamed answer (`maxReplyBytes`, see {@link withReplyLimits}) and tells `activity` of each
+ * attempt's request and answer.
  *
  * @example
  * new OpenAI({ apiKey, fetch: createCallFetch(1_000, {}) });
@@ -175,11 +177,15 @@ export function createCallFetch(
 	recorder: ErrorBodyRecorder,
 	baseFetch: typeof fetch = fetch,
 	maxReplyBytes?: number,
+	activity?: () => void,
 ): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
 	let attempts = 0;
 	return async (input, init) => {
 		const retryCount = attempts++;
+		// Each attempt's request and answer are signs of life for the stall watches (see stream-activity.ts).
+		activity?.();
 		const response = await baseFetch(input, init);
+		activity?.();
 		if (response.ok) return withReplyLimits(response, { maxReplyBytes });
 		const text = await readBounded(response);
 		const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
@@ -238,7 +244,7 @@ export function createOpenAIClient(
 		...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
 		...(options.timeoutMs !== undefined ? { timeout: requestTimeoutMs(options.timeoutMs) } : {}),
 		defaultHeaders: headers,
-		fetch: createCallFetch(options.maxRetryDelayMs ?? defaultMaxRetryDelayMs, recorder, fetch, options.maxReplyBytes),
+		fetch: createCallFetch(options.maxRetryDelayMs ?? defaultMaxRetryDelayMs, recorder, fetch, options.maxReplyBytes, streamActivityOf(options)),
 		// The key belongs to whoever configured the model; a browser app talking to a local server has none to leak.
 		dangerouslyAllowBrowser: true,
 	});
