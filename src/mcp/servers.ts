@@ -169,7 +169,8 @@ function assertServerConfig(name: string, config: McpServerConfig): void {
 	if (hasUrl && "url" in config) {
 		const url = String(config.url);
 		if (!/^https?:\/\//i.test(url.trim())) {
-			const hint = /^[a-z][a-z0-9+.-]*:\/\//i.test(url.trim()) ? "" : `: use http://${url.trim()}`;
+			// Suggested only for what reads as a host (with a port or a path): "not a url" is none.
+			const hint = /^[\w.-]+(?::\d+)?(?:\/\S*)?$/.test(url.trim()) ? `: use http://${url.trim()}` : "";
 			throw new TypeError(`connectMcpServers: server "${name}": url must be an http:// or https:// URL, got ${JSON.stringify(url)}${hint}`);
 		}
 	}

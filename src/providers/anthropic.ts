@@ -5,7 +5,7 @@
  * encodes every failure (HTTP errors, a broken or truncated stream, an abort) as a final
  * `error` event whose message keeps whatever content and usage had arrived.
  */
-import { streamOptionsProblem } from "./stream-option-check.js";
+import { streamContextProblem, streamOptionsProblem } from "./stream-option-check.js";
 import type { MessageCreateParamsStreaming } from "@anthropic-ai/sdk/resources/messages";
 import { type StopReason, usageCount } from "../types/content.js";
 import { createAssistantMessage } from "./assistant-message.js";
@@ -315,7 +315,7 @@ async function runAnthropicCall(
 	const stalledText = () => stalledMessage(options.timeoutMs ?? 0, received, meter.bytes > bytesAtLastEvent);
 	let sdk: AnthropicSdk | undefined;
 	try {
-		const optionProblem = streamOptionsProblem(options, "options");
+		const optionProblem = streamContextProblem(context) ?? streamOptionsProblem(options, "options");
 		if (optionProblem) throw new TypeError(optionProblem);
 		const apiKey = options.apiKey ?? environmentVariable("ANTHROPIC_API_KEY");
 		if (!apiKey) throw new Error(missingApiKeyMessage("anthropic"));

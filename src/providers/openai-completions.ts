@@ -8,7 +8,7 @@
  * abort) as a final `error` event whose message keeps whatever content and usage had arrived.
  * The SDK is loaded on the first call, so importing agentchart does not load it.
  */
-import { streamOptionsProblem } from "./stream-option-check.js";
+import { streamContextProblem, streamOptionsProblem } from "./stream-option-check.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { Context, Model } from "../types/model.js";
 import { createAssistantMessage } from "./assistant-message.js";
@@ -52,7 +52,7 @@ async function runOpenAICall(
 	try {
 		const problem = baseUrlProblem(model.baseUrl);
 		if (problem) throw new Error(`Model ${model.id} (provider ${model.provider}): ${problem}`);
-		const optionProblem = streamOptionsProblem(options, "options");
+		const optionProblem = streamContextProblem(context) ?? streamOptionsProblem(options, "options");
 		if (optionProblem) throw new TypeError(optionProblem);
 		const compat = resolveOpenAICompat(model);
 		const apiKey = resolveOpenAIApiKey(model, options, compat);

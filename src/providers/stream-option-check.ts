@@ -41,6 +41,26 @@ export function streamOptionsProblem(options: object, owner: string): string | u
 }
 
 /**
+ * What is wrong with a stream call's context, shallowly, or undefined when nothing is: a
+ * `messages` that is not a list was sent as no messages at all (the OpenAI-compatible provider),
+ * or failed with "content is not iterable" (Anthropic's). Each message's own shape is the
+ * provider's to read, as pi-ai reads it.
+ *
+ * @example
+ * streamContextProblem({ messages: "hi" }); // 'context.messages must be a list of messages, got "hi"'
+ */
+export function streamContextProblem(context: unknown): string | undefined {
+	if (typeof context !== "object" || context === null) return `context must be an object ({ systemPrompt?, messages, tools? }), got ${shown(context)}`;
+	const { systemPrompt, messages, tools } = context as Record<string, unknown>;
+	if (!Array.isArray(messages)) return `context.messages must be a list of messages, got ${shown(messages)}`;
+	const notMessage = messages.findIndex((message) => typeof message !== "object" || message === null || typeof (message as { role?: unknown }).role !== "string");
+	if (notMessage >= 0) return `context.messages[${notMessage}] must be a message ({ role, content }), got ${shown(messages[notMessage])}`;
+	if (systemPrompt != null && typeof systemPrompt !== "string") return `context.systemPrompt must be a text, got ${shown(systemPrompt)}`;
+	if (tools != null && !Array.isArray(tools)) return `context.tools must be a list of tools, got ${shown(tools)}`;
+	return undefined;
+}
+
+/**
  * The time limit given to a provider SDK (and to a stall watch) for `timeoutMs`, in whole
  * milliseconds: undefined keeps the SDK's default; 0 means no limit, as it does for the proxy,
  * `maxReplyBytes` and the agent's own timeouts (an SDK given 0 fails every request at once with

@@ -368,6 +368,8 @@ describe("configurations read from JSON, unchecked", () => {
 		["localhost:3000/mcp", ': use http://localhost:3000/mcp'],
 		["127.0.0.1:3000/mcp", ": use http://127.0.0.1:3000/mcp"],
 		["ftp://example.com/mcp", ""],
+		// Probe AY (2026-12-07): "not a url" was told to "use http://not a url".
+		["not a url", ""],
 	])("refuses the url %s, which has no http:// or https:// scheme (it failed as 'fetch failed (unknown scheme)')", async (url, hint) => {
 		await expect(connectMcpServers({ servers: { web: { url } } })).rejects.toThrow(`connectMcpServers: server "web": url must be an http:// or https:// URL, got ${JSON.stringify(url)}${hint}`);
 	});

@@ -57,3 +57,26 @@ describe.each(Object.keys(providers))("the %s provider", (name) => {
 		expect(requests).toBe(before);
 	});
 });
+
+// Probe AY (2026-12-07): a context whose messages are not a list was sent as no messages (the
+// OpenAI-compatible provider answered an empty conversation) or failed with "content is not
+// iterable" (Anthropic's).
+describe.each(["anthropic", "openai"])("the %s provider's context", (name) => {
+	const call = (context: unknown) =>
+		name === "anthropic"
+			? streamAnthropic({ ...getModel("anthropic", "claude-haiku-4-5"), baseUrl: url }, context as never, { apiKey: "key" })
+			: streamOpenAICompletions(createOpenAICompatibleModel({ baseUrl: `${url}/v1`, id: "qwen3:8b" }), context as never, { apiKey: "key" });
+	it.each<[unknown, string]>([
+		[{ messages: "hi" }, 'context.messages must be a list of messages, got "hi"'],
+		[{ messages: [42] }, "context.messages[0] must be a message ({ role, content }), got 42"],
+		[{ messages: [], systemPrompt: 5 }, "context.systemPrompt must be a text, got 5"],
+		[{ messages: [], tools: "all" }, 'context.tools must be a list of tools, got "all"'],
+		[null, "context must be an object ({ systemPrompt?, messages, tools? }), got null"],
+	])("ends the reply with an error naming what is wrong with %j, before any request", async (context, message) => {
+		const before = requests;
+		const reply = await call(context).result();
+		expect(reply.stopReason).toBe("error");
+		expect(reply.errorMessage).toBe(message);
+		expect(requests).toBe(before);
+	});
+});
