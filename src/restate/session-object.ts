@@ -35,7 +35,7 @@ import { type SessionEventSink } from "./session-events.js";
 import { STATE_KEYS, type SessionWorkerSetup, type TurnCheckpoint, runSessionCommand, sessionFull } from "./session-run.js";
 import type { AbortResult, ApproveInput, HeldMail, PromptInput, QueuedInput, QueuedMessage, QueuedResult, RejectInput, RunInProgress, RunResult, SessionState, StoredSnapshot } from "./session-types.js";
 import { checkDecisionInput, checkPromptInput, checkQueuedInput, deliverable } from "./session-input.js";
-import { describeSession, isWaitingForApproval } from "./session-view.js";
+import { describeSession, isWaitingForApproval, runGoingOn } from "./session-view.js";
 import { DEFAULT_MAX_SESSION_BYTES, DEFAULT_MAX_STEP_BYTES, jsonBytes, measuringSerde } from "./storable.js";
 
 /**
@@ -374,9 +374,9 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 		// What the session holds: the stored snapshot, and the turns a run going on checkpointed
 		// since (as `state` adds them up). The inbox adds what waits there, and refuses with 413.
 		let sessionBytes = 0;
-		await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot, measuringSerde((bytes) => (sessionBytes = bytes)));
+		const snapshot = await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot, measuringSerde((bytes) => (sessionBytes = bytes)));
 		// A compaction in the run rewrote the transcript: that checkpoint is the whole of it.
-		for (const { checkpoint, bytes } of await turnCheckpoints(ctx, await ctx.get<RunInProgress>(STATE_KEYS.run))) sessionBytes = checkpoint.replace ? bytes : sessionBytes + bytes;
+		for (const { checkpoint, bytes } of await turnCheckpoints(ctx, runGoingOn(snapshot, await ctx.get<RunInProgress>(STATE_KEYS.run)))) sessionBytes = checkpoint.replace ? bytes : sessionBytes + bytes;
 		await ctx.objectClient(inboxApi, ctx.key).pushWithin({ item: { mode, message }, sessionBytes, maxSessionBytes });
 		// A run going on takes it at its next turn's end (told by its mailbox); otherwise this
 		// delivery (queued behind the run, if one is going on) starts or feeds one. Whichever
@@ -475,7 +475,9 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 			snapshot: sdk.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<StoredSnapshot> => (await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot)) ?? null),
 			state: sdk.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionState> => {
 				const snapshot = await ctx.get<AgentSnapshot>(STATE_KEYS.snapshot);
-				const run = await ctx.get<RunInProgress>(STATE_KEYS.run);
+				const storedRun = await ctx.get<RunInProgress>(STATE_KEYS.run);
+				// Null in the moment after the run stored its end and before it cleared itself: the snapshot has it all.
+				const run = runGoingOn(snapshot, storedRun);
 				let messages: AgentMessage[] = [];
 				let replaced = false;
 				for (const { checkpoint } of await turnCheckpoints(ctx, run)) {
@@ -487,12 +489,16 @@ export function createAgentSessionsWith(sdk: RestateSdk, options: AgentSessionsO
 				// (What a delivery would drop is not shown: it will never reach a run.)
 				// Read with the run, before the inbox: a run that stores its end meanwhile has recorded
 				// less here than the inbox then shows, so its mail is counted (once) rather than not at all.
-				const recorded = Math.max(run?.heldSeq ?? 0, (await ctx.get<number>(STATE_KEYS.handedOver)) ?? 0);
+				const recorded = Math.max(storedRun?.heldSeq ?? 0, (await ctx.get<number>(STATE_KEYS.handedOver)) ?? 0);
 				const inboxView = await ctx.objectClient(inboxApi, ctx.key).view();
 				// A hand-over the run has not recorded yet is in flight to it: still shown as waiting. A
 				// delivery's from its take on (its run is not announced yet), until a run recorded it.
 				const held = inboxView.held;
-				const inFlight = held?.delivery ? held.seq > recorded && (!run || run.invocationId === held.invocationId) : run && held && held.invocationId === run.invocationId && held.seq !== run.heldSeq;
+				// What a run whose end the snapshot already is took (its delivery's hand-over too) is in the snapshot.
+				const ended = storedRun && !run ? storedRun.invocationId : undefined;
+				const inFlight = held?.delivery
+					? held.seq > recorded && held.invocationId !== ended && (!run || run.invocationId === held.invocationId)
+					: run && held && held.invocationId === run.invocationId && held.seq !== run.heldSeq;
 				const handedOver = held && inFlight ? held.items : [];
 				const waitingMail = deliverable([...handedOver, ...inboxView.items], () => undefined);
 				// Calls waiting for a person are shown as this worker's tools would restore them: a

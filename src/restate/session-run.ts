@@ -224,7 +224,7 @@ export async function runSessionCommand(ctx: ObjectContext, setup: SessionWorker
 	const abortedBeforeStart = command.type !== "abort" && (await inboxOf(ctx, setup.inboxName).begin(invocationId));
 	const number = going ?? ((await ctx.get<number>(STATE_KEYS.runs)) ?? 0) + 1;
 	if (going === null) ctx.set(STATE_KEYS.runs, number);
-	const run: RunInProgress = { invocationId, number, turns: 0 };
+	const run: RunInProgress = { invocationId, number, turns: 0, from: stored?.createdAt ?? null };
 	if (waiting) run.stillWaiting = command.type === "abort" ? [] : waitingCalls.filter((call) => named.length !== 1 || call !== named[0]).map(callKeyOf);
 	const awaiter = new JournalAwaiter(internalCtx, setup.sdk.RestatePromise, () => cancel.abort(new Error("The run was aborted")));
 	// As if Restate had cancelled it before its first step: each step journals that it was cancelled.

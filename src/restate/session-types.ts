@@ -88,6 +88,13 @@ export interface RunInProgress {
 	/** The last hand-over from the inbox this run has in `queued` (see {@link HeldMail}). */
 	heldSeq?: number | undefined;
 	/**
+	 * The `createdAt` of the stored snapshot the run went on from (null: the session had none).
+	 * A run stores its end (the snapshot) before it clears itself and its checkpoints, in writes
+	 * a reader can come between: once the stored snapshot is another, it is this run's end, and
+	 * `state` reads the session from it alone. Absent in runs written by older worker code.
+	 */
+	from?: string | null | undefined;
+	/**
 	 * A run going on from a wait for approval: the `callKey`s of the stored run's calls that still
 	 * wait as its command left them (all but the one decided; none after an abort).
 	 */

@@ -65,6 +65,21 @@ export function isWaitingForApproval(snapshot: AgentSnapshot | null | undefined)
 }
 
 /**
+ * The run going on as a reader should count it: `stored` (the session's `run`), unless the stored
+ * snapshot is already that run's end (stored before the run and its checkpoints are cleared, in
+ * writes a reader can come between), when its checkpoints and what it took from the inbox are in
+ * the snapshot: null then.
+ *
+ * @example
+ * const run = runGoingOn(snapshot, await ctx.get<RunInProgress>("run")); // null in the moment after a run stored its end
+ */
+export function runGoingOn(snapshot: AgentSnapshot | null | undefined, stored: RunInProgress | null | undefined): RunInProgress | null {
+	if (!stored) return null;
+	if (stored.from === undefined) return stored;
+	return (snapshot?.createdAt ?? null) === stored.from ? stored : null;
+}
+
+/**
  * The session's state from its stored snapshot, the run in progress (if any) and the messages
  * of the turns that run finished so far (`replaced`: a compaction in the run rewrote the
  * transcript, and those messages are the whole of it). `inbox` holds the messages steered or
