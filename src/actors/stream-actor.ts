@@ -121,6 +121,8 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 	const journal = input.journal;
 	const effect = input.effect;
 	let replayed = false;
+	// The reply is retold from the journal (its outcome, or the calls that had started): its events say so.
+	let retold = false;
 	const finish = (reply: AssistantMessage) => {
 		if (reading.stopped) return;
 		release();
@@ -133,7 +135,7 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 			// The outcome is not waited for: a later entry (the next call's intent) is only durable after it.
 			void journal.append({ kind: "model", phase: "outcome", effect, message });
 		}
-		sendBack({ type: "stream.done", attempt, message });
+		sendBack(retold ? { type: "stream.done", attempt, message, replayed: true } : { type: "stream.done", attempt, message });
 	};
 
 	const run = async () => {
@@ -187,7 +189,8 @@ const streamCallback = fromCallback<EventObject, StreamActorInput | RestoredStre
 	/** The call's outcome is in the journal: its message is the reply, as if it had just streamed (without deltas). */
 	const replay = (message: AssistantMessage) => {
 		progress.partial = message;
-		sendBack({ type: "stream.start", attempt, partial: message });
+		retold = true;
+		sendBack({ type: "stream.start", attempt, partial: message, replayed: true });
 		if (input.announceToolCalls) {
 			for (const block of message.content) if (block.type === "toolCall") sendBack({ type: "stream.toolcall", attempt, toolCall: block, partial: message });
 		}

@@ -17,12 +17,15 @@ import type { EffectJournal } from "../durable/journal.js";
  * const ended = (event: StreamActorEvent) => event.type === "stream.done";
  */
 export type StreamActorEvent =
-	/** The reply began: its (live) partial message. */
-	| { type: "stream.start"; attempt: number; partial: AssistantMessage }
+	/**
+	 * The reply began: its (live) partial message. `replayed`: a restored run's call that the
+	 * journal answered (its reply retold, the model not asked).
+	 */
+	| { type: "stream.start"; attempt: number; partial: AssistantMessage; replayed?: true | undefined }
 	/** Streaming tool execution: a tool call finished streaming and may start now. */
 	| { type: "stream.toolcall"; attempt: number; toolCall: ToolCall; partial: AssistantMessage }
 	/** The call ended (done, error, abort, stall, or a broken stream function): the final message. */
-	| { type: "stream.done"; attempt: number; message: AssistantMessage }
+	| { type: "stream.done"; attempt: number; message: AssistantMessage; replayed?: true | undefined }
 	/**
 	 * The call was in flight when the run was stored, and the actor was restored from that
 	 * snapshot: what had streamed is gone, and the chart makes the call again.

@@ -143,7 +143,7 @@ class ToolBatchRun {
 		if (this.#stopped || !this.#flying(call)) return;
 		const outcome = journaled ? given : this.#storable(call, given);
 		if (!journaled) this.#record(call, outcome);
-		this.#report(call, { type: "tool.settled", callKey: call.key, outcome }, true);
+		this.#report(call, journaled ? { type: "tool.settled", callKey: call.key, outcome, journaled: true } : { type: "tool.settled", callKey: call.key, outcome }, true);
 	}
 
 	/**

@@ -30,8 +30,11 @@ export type ToolBatchEvent =
 	 * it as aborted before it ran, instead of waiting for a tool that never started.
 	 */
 	| { type: "tool.executing"; callKey: string; args: unknown }
-	/** The call has its outcome (preflight refused it, it ran, or it failed). */
-	| { type: "tool.settled"; callKey: string; outcome: ToolOutcome }
+	/**
+	 * The call has its outcome (preflight refused it, it ran, or it failed); `journaled`: the
+	 * outcome is the journal's (the call ran before a restart and did not run again).
+	 */
+	| { type: "tool.settled"; callKey: string; outcome: ToolOutcome; journaled?: true | undefined }
 	/** Progress from the tool's `onUpdate`, while it runs. */
 	| { type: "tool.update"; callKey: string; partialResult: AgentToolResult<unknown> }
 	/**

@@ -131,13 +131,13 @@ export const agentSetup = setup({
 		// Streaming
 		startAttempt: enqueueActions(({ context, enqueue }) => streaming.startAttempt(context, enqueue)),
 		beginAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "stream.start") streaming.beginAssistantMessage(context, event.partial, enqueue);
+			if (event.type === "stream.start") streaming.beginAssistantMessage(context, event.partial, event.replayed === true, enqueue);
 		}),
 		emitDelta: enqueueActions(({ event, enqueue }) => {
 			if (event.type === "stream.delta") enqueue.emit(event.update);
 		}),
 		completeAssistantMessage: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "stream.done") streaming.completeAssistantMessage(context, event.message, enqueue);
+			if (event.type === "stream.done") streaming.completeAssistantMessage(context, event.message, event.replayed === true, enqueue);
 		}),
 		emitTurnEndWithoutTools: enqueueActions(({ context, enqueue }) => streaming.emitTurnEndWithoutTools(context, enqueue)),
 		discardInterruptedReply: enqueueActions(({ context, enqueue }) => streaming.discardInterruptedReply(context, enqueue)),
@@ -215,7 +215,7 @@ export const agentSetup = setup({
 			if (call) enqueue.emit({ type: "tool_execution_update", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments, partialResult: event.partialResult });
 		}),
 		settleRunningTool: enqueueActions(({ context, event, enqueue }) => {
-			if (event.type === "tool.settled") tools.settleRunningTool(context, event.callKey, event.outcome, false, enqueue);
+			if (event.type === "tool.settled") tools.settleRunningTool(context, event.callKey, event.outcome, false, enqueue, event.journaled === true);
 			if (event.type === "tool.timeout") {
 				const name = callByKey(context, event.callKey)?.toolCall.name ?? "";
 				tools.settleRunningTool(context, event.callKey, errorResult(timedOutText(name, event.timeoutMs)), true, enqueue);

@@ -117,13 +117,13 @@ class ReplySubscriber {
 		if (this.unsubscribed) return undefined;
 		switch (event.type) {
 			case "message_start":
-				if (isAssistant(event.message)) this.#startMessage();
+				if (isAssistant(event.message)) this.#startMessage(event.replayed === true);
 				return undefined;
 			case "message_update":
 				if (isAssistant(event.message)) this.#updateMessage(event.message, event.assistantMessageEvent);
 				return undefined;
 			case "message_end":
-				return isAssistant(event.message) ? this.#endMessage(event.message) : undefined;
+				return isAssistant(event.message) ? this.#endMessage(event.message, event.replayed === true) : undefined;
 			case "tool_execution_start":
 			case "tool_execution_end":
 				if (this.#holdsToolEvents()) {
@@ -151,7 +151,7 @@ class ReplySubscriber {
 
 	// ---- messages ----
 
-	#startMessage(): MessageAssembly {
+	#startMessage(retold = false): MessageAssembly {
 		this.lifecycle.send({ type: "message.start" });
 		const index = this.lifecycle.getSnapshot().context.assistantMessageIndex;
 		this.#messageTextsStart = this.assistantTexts.length;
@@ -159,8 +159,9 @@ class ReplySubscriber {
 			enforceFinalTag: this.#params.enforceFinalTag === true,
 			chunking: this.#params.blockReplyChunking,
 		});
+		this.#assembly.retold = retold;
 		const onAssistantMessageStart = this.#params.onAssistantMessageStart;
-		if (onAssistantMessageStart) this.#sendLive("onAssistantMessageStart", () => onAssistantMessageStart());
+		if (onAssistantMessageStart && !retold) this.#sendLive("onAssistantMessageStart", () => onAssistantMessageStart());
 		return this.#assembly;
 	}
 
@@ -223,9 +224,9 @@ class ReplySubscriber {
 		return assembly;
 	}
 
-	#endMessage(message: AssistantMessage): Promise<void> | undefined {
+	#endMessage(message: AssistantMessage, retold: boolean): Promise<void> | undefined {
 		const current = this.#assembly;
-		const assembly = current && !current.ended ? current : current ? undefined : this.#startMessage();
+		const assembly = current && !current.ended ? current : current ? undefined : this.#startMessage(retold);
 		// Usage is keyed by the assembly: a repeated message_end cannot count twice.
 		this.usage.commit(message.usage, assembly ?? current ?? message);
 		if (!assembly) {
@@ -254,7 +255,7 @@ class ReplySubscriber {
 		// After the message's text was read as the model wrote it, and before anyone builds the
 		// next request from the transcript.
 		this.#promoteThinkingTags(message);
-		const flushed = this.#breakMode === "message_end" && this.#params.onBlockReplyFlush ? this.#flushChannel() : undefined;
+		const flushed = this.#breakMode === "message_end" && this.#params.onBlockReplyFlush && !assembly.retold ? this.#flushChannel() : undefined;
 		return this.#takeHeldToolEvents(flushed);
 	}
 
@@ -300,7 +301,7 @@ class ReplySubscriber {
 	}
 
 	#emitPartial(assembly: MessageAssembly): void {
-		if (!this.#params.onPartialReply || !this.#emitPartials) {
+		if (!this.#params.onPartialReply || !this.#emitPartials || assembly.retold) {
 			// Nobody reads the text added since: not kept.
 			assembly.takeUnshown();
 			return;
@@ -325,7 +326,7 @@ class ReplySubscriber {
 	}
 
 	#streamReasoning(assembly: MessageAssembly): void {
-		if (this.#params.reasoningMode !== "stream" || !this.#params.onReasoningStream) return;
+		if (this.#params.reasoningMode !== "stream" || !this.#params.onReasoningStream || assembly.retold) return;
 		if (assembly.reasoningVersion === assembly.streamedReasoningVersion) return;
 		assembly.streamedReasoningVersion = assembly.reasoningVersion;
 		const text = assembly.formattedReasoning;
@@ -338,7 +339,7 @@ class ReplySubscriber {
 	#reportReasoningEnds(assembly: MessageAssembly): void {
 		const ends = assembly.takeReasoningEnds();
 		const onReasoningEnd = this.#params.onReasoningEnd;
-		if (!onReasoningEnd) return;
+		if (!onReasoningEnd || assembly.retold) return;
 		for (let end = 0; end < ends; end += 1) this.#sendLive("onReasoningEnd", () => onReasoningEnd());
 	}
 
@@ -384,6 +385,8 @@ class ReplySubscriber {
 			this.assistantTexts.push(text);
 			assembly.deliveredBlocks += 1;
 		}
+		// Retold from a restored run's journal: the channel had it from the process before.
+		if (assembly.retold) return;
 		const context = { assistantMessageIndex: assembly.index };
 		// Dropped when it comes to its turn after unsubscribe(): nobody is listening any more.
 		this.#callbacks.deliverInOrder("onBlockReply", this.#blockReplies, () => onBlockReply(delivered, context), this.#open);
@@ -408,6 +411,12 @@ class ReplySubscriber {
 	}
 
 	#takeToolEvent(event: Extract<AgentEvent, { type: "tool_execution_start" | "tool_execution_end" }>): Promise<void> | undefined {
+		// A call a restored run retells from its journal: tracked, not reported to the channel again.
+		if (event.replayed) {
+			if (event.type === "tool_execution_start") this.tools.start(event.toolCallId, event.toolName, event.args, true);
+			else this.tools.end(event.toolCallId, event.toolName, event.result, event.isError, true);
+			return undefined;
+		}
 		if (event.type === "tool_execution_start") return this.#startTool(event.toolCallId, event.toolName, event.args);
 		this.tools.end(event.toolCallId, event.toolName, event.result, event.isError);
 		return undefined;

@@ -59,16 +59,19 @@ export class ToolReporter {
 		});
 	}
 
-	/** A call started (after the narration before it was flushed). */
-	start(toolCallId: string, toolName: string, args: unknown): void {
+	/**
+	 * A call started (after the narration before it was flushed). `retold`: a restored run retells
+	 * it from its journal: tracked, not sent again.
+	 */
+	start(toolCallId: string, toolName: string, args: unknown, retold = false): void {
 		this.tracker.start(toolCallId, toolName, args);
-		if (this.#shouldEmitSummary()) this.#send({ text: formatToolSummary(toolName, args, this.#params.toolResultFormat) });
+		if (!retold && this.#shouldEmitSummary()) this.#send({ text: formatToolSummary(toolName, args, this.#params.toolResultFormat) });
 	}
 
-	/** A call ended. */
-	end(toolCallId: string, toolName: string, result: unknown, isError: boolean): void {
+	/** A call ended (`retold`: as for {@link start}). */
+	end(toolCallId: string, toolName: string, result: unknown, isError: boolean, retold = false): void {
 		const args = this.tracker.end(toolCallId, toolName, result, isError);
-		if (this.#shouldEmitOutput()) {
+		if (!retold && this.#shouldEmitOutput()) {
 			this.#send(formatToolOutput(toolName, args, result, this.#params.toolResultFormat));
 		}
 	}

@@ -357,13 +357,18 @@ export type AgentEvent<TArgs = any, TResult = any> =
 	| { type: "agent_end"; messages: AgentMessage[] }
 	| { type: "turn_start" }
 	| { type: "turn_end"; message: AgentMessage; toolResults: ToolResultMessage[] }
-	| { type: "message_start"; message: AgentMessage }
+	/**
+	 * `replayed` (agentchart): a run that a restore started again retells a reply its journal had,
+	 * the model not asked; listeners of the agent before the restart may have heard it already.
+	 */
+	| { type: "message_start"; message: AgentMessage; replayed?: true | undefined }
 	/** Only for assistant messages while they stream. */
 	| { type: "message_update"; message: AgentMessage; assistantMessageEvent: AssistantMessageEvent }
-	| { type: "message_end"; message: AgentMessage }
-	| { type: "tool_execution_start"; toolCallId: string; toolName: string; args: TArgs }
+	| { type: "message_end"; message: AgentMessage; replayed?: true | undefined }
+	/** `replayed` (agentchart): the call's outcome is in a restored run's journal; it does not run again. */
+	| { type: "tool_execution_start"; toolCallId: string; toolName: string; args: TArgs; replayed?: true | undefined }
 	| { type: "tool_execution_update"; toolCallId: string; toolName: string; args: TArgs; partialResult: TResult }
-	| { type: "tool_execution_end"; toolCallId: string; toolName: string; result: TResult; isError: boolean }
+	| { type: "tool_execution_end"; toolCallId: string; toolName: string; result: TResult; isError: boolean; replayed?: true | undefined }
 	/** agentchart: a tool call waits for a person's decision. */
 	| { type: "approval_requested"; toolCallId: string; callKey: string; toolName: string; args: TArgs; reason?: string | undefined }
 	/** agentchart: the decision on a call that waited (`timed-out` and `aborted` are rejections too). */

@@ -57,22 +57,23 @@ export function closeInterruptedReplyWithStartedCalls(context: Ctx, enqueue: Enq
 	const closing = patchContext(context, { run: patchRun(run, { stream: newStreamProgress(), partial: undefined, batch }) });
 	// The reasoning the reply had before its calls stays with them (a provider with signed thinking refuses the reply without it).
 	const started = calls.map((call) => call.toolCall);
-	completeAssistantMessage(closing, replyOfStartedCalls(context.model, run.partial ? withReasoning(run.partial.content, started) : started), enqueue);
+	// Retold, as a journal's replay is: the machine's listeners before the restart had heard it.
+	completeAssistantMessage(closing, replyOfStartedCalls(context.model, run.partial ? withReasoning(run.partial.content, started) : started), true, enqueue);
 	for (const call of calls) {
-		enqueue.emit(toolStartEvent(call));
+		enqueue.emit(toolStartEvent(call, closing, true));
 		if (call.status === "awaiting-approval") {
 			const args = detachedArgs(call.args ?? call.toolCall.arguments);
 			enqueue.emit({ type: "approval_requested", ...approvalEventOf(call), args, reason: call.approval?.reason });
 		} else if (call.status === "settled" && call.outcome) {
-			enqueue.emit(toolEndEvent(call, call.outcome));
+			enqueue.emit(toolEndEvent(call, call.outcome, true));
 		}
 	}
 }
 
 /** The reply began: `message_start` with a snapshot of its partial message. */
-export function beginAssistantMessage(context: Ctx, partial: AssistantMessage, enqueue: Enqueue): void {
+export function beginAssistantMessage(context: Ctx, partial: AssistantMessage, replayed: boolean, enqueue: Enqueue): void {
 	enqueue.assign({ run: patchRun(runOf(context), { partial }) });
-	enqueue.emit({ type: "message_start", message: { ...partial } });
+	enqueue.emit(replayed ? { type: "message_start", message: { ...partial }, replayed: true } : { type: "message_start", message: { ...partial } });
 }
 
 /**
@@ -80,7 +81,7 @@ export function beginAssistantMessage(context: Ctx, partial: AssistantMessage, e
  * aborted the call gives it its error; an overflow right after an overflow's retry says recovery failed; a
  * streaming reply that failed after calls started is cut in two (see `splitFailedStreamingReply`).
  */
-export function completeAssistantMessage(context: Ctx, final: AssistantMessage, enqueue: Enqueue): void {
+export function completeAssistantMessage(context: Ctx, final: AssistantMessage, replayed: boolean, enqueue: Enqueue): void {
 	const run = runOf(context);
 	let message = final;
 	// A listener that threw aborted this call: its error, not "Request was aborted", says why.
@@ -113,8 +114,9 @@ export function completeAssistantMessage(context: Ctx, final: AssistantMessage, 
 			overflowRetried: message.stopReason === "error" && run.overflowRetried,
 		}),
 	});
-	if (!run.partial) enqueue.emit({ type: "message_start", message: { ...recorded } });
-	enqueue.emit({ type: "message_end", message: recorded });
+	const retold = replayed ? ({ replayed: true } as const) : undefined;
+	if (!run.partial) enqueue.emit({ type: "message_start", message: { ...recorded }, ...retold });
+	enqueue.emit({ type: "message_end", message: recorded, ...retold });
 }
 
 /** A turn without tool calls ends with its reply. */

@@ -18,8 +18,27 @@ import type { ApprovalWait, FinalizedToolResult, ToolBatch, ToolCallEntry } from
 /** The batch actor's id: one per batch, so there is one child for all of a reply's calls. */
 export const TOOL_BATCH_ID = "tools";
 
-function toolStartEvent(call: ToolCallEntry): AgentEvent {
-	return { type: "tool_execution_start", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments };
+/**
+ * A call's `tool_execution_start`, marked `replayed` when the run's journal has the call already
+ * (it started before a restart: a run a restore started again retells its start, whatever
+ * comes of it now) or when the caller retells it (`retold`).
+ */
+function toolStartEvent(call: ToolCallEntry, context: Ctx, retold = false): AgentEvent {
+	const event: AgentEvent = { type: "tool_execution_start", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments };
+	if (retold || inJournal(context, call)) event.replayed = true;
+	return event;
+}
+
+/** Whether the run's journal has the call (its intent: it started before a restart). */
+function inJournal(context: Ctx, call: ToolCallEntry): boolean {
+	const effect = effectOf(context, call);
+	return effect !== undefined && context.config.journal?.lookup(effect) !== undefined;
+}
+
+/** Whether the run's journal holds the call's outcome (it ran before a restart). */
+function outcomeInJournal(context: Ctx, call: ToolCallEntry): boolean {
+	const effect = effectOf(context, call);
+	return effect !== undefined && context.config.journal?.lookup(effect)?.outcome?.kind === "tool";
 }
 
 /** What every approval event of a call carries: its id, the `callKey` a decision names it by, its tool. */
@@ -27,9 +46,11 @@ export function approvalEventOf(call: ToolCallEntry): { toolCallId: string; call
 	return { toolCallId: call.toolCall.id, callKey: callKeyOf(call), toolName: call.toolCall.name };
 }
 
-/** A call's `tool_execution_end` with its outcome. */
-export function toolEndEvent(call: ToolCallEntry, outcome: FinalizedToolResult): AgentEvent {
-	return { type: "tool_execution_end", toolCallId: call.toolCall.id, toolName: call.toolCall.name, result: outcome.result, isError: outcome.isError };
+/** A call's `tool_execution_end` with its outcome (`replayed`: the outcome is the journal's, retold). */
+export function toolEndEvent(call: ToolCallEntry, outcome: FinalizedToolResult, replayed = false): AgentEvent {
+	const event: AgentEvent = { type: "tool_execution_end", toolCallId: call.toolCall.id, toolName: call.toolCall.name, result: outcome.result, isError: outcome.isError };
+	if (replayed) event.replayed = true;
+	return event;
 }
 
 /**
@@ -37,11 +58,11 @@ export function toolEndEvent(call: ToolCallEntry, outcome: FinalizedToolResult):
  * its tool result message right away). Returns the context as it will be after the assign,
  * so callers settling several calls in one action can chain.
  */
-export function settleCall(context: Ctx, call: ToolCallEntry, outcome: FinalizedToolResult, enqueue: Enqueue): Ctx {
+export function settleCall(context: Ctx, call: ToolCallEntry, outcome: FinalizedToolResult, enqueue: Enqueue, replayed = false): Ctx {
 	const run = runOf(context);
 	const batch = batchOf(context);
 	let nextBatch = updateCall(batch, call.key, { status: "settled", outcome });
-	enqueue.emit(toolEndEvent(call, outcome));
+	enqueue.emit(toolEndEvent(call, outcome, replayed));
 	let newMessages = run.newMessages;
 	let toolResults = run.toolResults;
 	let messages = context.messages;
@@ -67,8 +88,9 @@ export function settleOpenCalls(context: Ctx, text: string, statuses: ToolCallEn
 	for (const call of batchOf(context).calls) {
 		if (!statuses.includes(call.status)) continue;
 		if (call.status === "awaiting-approval") enqueue.emit({ type: "approval_resolved", ...approvalEventOf(call), decision: "aborted", reason: text });
-		if (!call.started) enqueue.emit(toolStartEvent(call));
-		working = settleCall(working, patchCall(call, { started: true }), answer(call), enqueue);
+		if (!call.started) enqueue.emit(toolStartEvent(call, context));
+		// An outcome the journal has is retold (the call ran before a restart): its end says so.
+		working = settleCall(working, patchCall(call, { started: true }), answer(call), enqueue, outcomeInJournal(context, call));
 	}
 	return working;
 }
@@ -234,7 +256,7 @@ export function prepareQueuedCalls(context: Ctx, enqueue: EffectEnqueue): void {
 	for (let index = 0; index < queuedCalls.length; index++) {
 		const queued = queuedCalls[index] as ToolCallEntry;
 		if (queued.status !== "queued") continue;
-		enqueue.emit(toolStartEvent(queued));
+		enqueue.emit(toolStartEvent(queued, context));
 		const decided = prepareToolCall(findTool(context.tools, queued.toolCall.name), queued.toolCall);
 		if (decided.kind === "immediate") {
 			writeBack();
@@ -256,7 +278,7 @@ export function announceNextCall(context: Ctx, enqueue: Enqueue): void {
 	const next = batch.calls.find((call) => call.status === "queued");
 	if (!next) return;
 	enqueue.assign({ run: patchRun(runOf(context), { batch: updateCall(batch, next.key, { status: "preparing", started: true }) }) });
-	enqueue.emit(toolStartEvent(next));
+	enqueue.emit(toolStartEvent(next, context));
 }
 
 /** The announced call's synchronous preflight; if it passes, the batch actor asks `beforeToolCall`. */
@@ -453,7 +475,7 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard
 		let announced = false;
 		const waits = check("awaitsDelivery");
 		for (const call of readyStreamingCalls(batch, context.tools)) {
-			enqueue.emit(toolStartEvent(call));
+			enqueue.emit(toolStartEvent(call, context));
 			if (!waits) dispatch(call);
 			else {
 				batch = updateCall(batch, call.key, { status: "announced", started: true });
@@ -480,11 +502,11 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard
 }
 
 /** A running call settled, or timed out (then it is told to stop and its late result ignored). */
-export function settleRunningTool(context: Ctx, key: string, outcome: FinalizedToolResult, stopIt: boolean, enqueue: EffectEnqueue): void {
+export function settleRunningTool(context: Ctx, key: string, outcome: FinalizedToolResult, stopIt: boolean, enqueue: EffectEnqueue, replayed = false): void {
 	const call = callByKey(context, key);
 	if (!call) return;
 	if (stopIt) enqueue.sendTo(TOOL_BATCH_ID, { type: "cancel", callKey: key });
-	let working = settleCall(context, call, outcome, enqueue);
+	let working = settleCall(context, call, outcome, enqueue, replayed);
 	if (outcome.isError && findTool(context.tools, call.toolCall.name)?.cancelSiblingsOnError) {
 		for (const sibling of batchOf(working).calls) {
 			if (sibling.status !== "running") continue;
@@ -553,7 +575,7 @@ export function settleCallsCutOffByLength(context: Ctx, enqueue: Enqueue): void 
 	let working = context;
 	for (const call of batchOf(context).calls) {
 		if (call.status === "settled") continue;
-		if (!call.started) enqueue.emit(toolStartEvent(call));
+		if (!call.started) enqueue.emit(toolStartEvent(call, context));
 		working = settleCall(working, patchCall(call, { started: true }), errorResult(lengthCutOffText(call.toolCall.name)), enqueue);
 	}
 }
@@ -578,7 +600,7 @@ export function finishStreamingBatch(context: Ctx, enqueue: Enqueue): void {
 	let working = withBatch(context, patchBatch(batch, { truncated: cutOff.length > 0 }));
 	enqueue.assign({ run: working.run });
 	for (const call of cutOff) {
-		enqueue.emit(toolStartEvent(call));
+		enqueue.emit(toolStartEvent(call, context));
 		working = settleCall(working, patchCall(call, { started: true }), errorResult(lengthCutOffText(call.toolCall.name)), enqueue);
 	}
 }
