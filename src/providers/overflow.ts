@@ -20,7 +20,8 @@ const overflowPatterns: readonly RegExp[] = [
 	/exceeds the limit of \d+/i, // GitHub Copilot
 	/context window exceeds limit/i, // MiniMax
 	/exceeded model token limit/i, // Kimi
-	/^4(?:00|13)\s*(?:status code)?\s*\(no body\)/i, // Cerebras: 400 or 413 with no body
+	/^4(?:00|13)\s*(?:status code)?\s*\(no body\)/i, // Cerebras: 400 or 413 with no body, as pi-ai words it
+	/^4(?:00|13) [^:]*: (?:status code \(no body\)|the server sent no error message)$/i, // the same, as our providers word it
 	/context[_ ]length[_ ]exceeded/i,
 	/context window (?:exceeded|is full)/i,
 	/too many tokens/i,

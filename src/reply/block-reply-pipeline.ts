@@ -5,6 +5,7 @@
  * reference, where a timeout aborted the whole pipeline and replies stopped mid-sentence).
  */
 import { shown } from "../agent-input.js";
+import { withoutNulls } from "../util/without-nulls.js";
 import { LONGEST_DELAY } from "../util/deadlines.js";
 import { createBlockReplyCoalescer, type BlockReplyCoalescer, type BlockReplyCoalescing } from "./block-reply-coalescer.js";
 import type { MaybePromise, ReplyPayload } from "./types.js";
@@ -117,6 +118,8 @@ function checkCoalescing(coalescing: unknown): void {
 	const fields = coalescing as Record<string, unknown>;
 	for (const field of ["minChars", "maxChars", "idleMs"]) {
 		const value = fields[field];
+		// No idleMs is no idle timer, as 0 is (what a coalescing without one always did).
+		if (field === "idleMs" && value === undefined) continue;
 		if (typeof value !== "number" || !(value >= 0)) throw new RangeError(`createBlockReplyPipeline: coalescing.${field} must be a number, at least 0, got ${shown(value)}`);
 	}
 	if ((fields["maxChars"] as number) < (fields["minChars"] as number)) throw new RangeError(`createBlockReplyPipeline: coalescing.maxChars (${String(fields["maxChars"])}) is below minChars (${String(fields["minChars"])}): no block could be both`);
@@ -136,8 +139,11 @@ function checkCoalescing(coalescing: unknown): void {
  *   onBlockReplyFlush: () => pipeline.flush({ force: true }),
  * });
  */
-export function createBlockReplyPipeline(options: BlockReplyPipelineOptions): BlockReplyPipeline {
-	if (typeof options !== "object" || options === null) throw new TypeError(`createBlockReplyPipeline: the options must be an object, got ${shown(options)}`);
+export function createBlockReplyPipeline(given: BlockReplyPipelineOptions): BlockReplyPipeline {
+	if (typeof given !== "object" || given === null) throw new TypeError(`createBlockReplyPipeline: the options must be an object, got ${shown(given)}`);
+	// null is none for an optional setting, as leaving it out (the default timeout, no coalescing, the default joiner).
+	let options = withoutNulls(given);
+	if (typeof options.coalescing === "object" && options.coalescing !== null) options = { ...options, coalescing: withoutNulls(options.coalescing) };
 	// Without a sender every payload was marked failed, one by one, and nothing said why.
 	if (typeof options.onBlockReply !== "function") throw new TypeError(`createBlockReplyPipeline: onBlockReply must be a function that sends a payload, got ${shown(options.onBlockReply)}`);
 	const timeoutMs = sendTimeout(options.timeoutMs);

@@ -11,6 +11,7 @@ import { createActor } from "xstate";
 import type { AgentEvent, AgentMessage, AssistantMessage } from "../types/index.js";
 import { type BlockChunkingOptions, checkChunkingOptions } from "./block-chunker.js";
 import { shown } from "../agent-input.js";
+import { withoutNulls } from "../util/without-nulls.js";
 import { CallbackRunner } from "./callback-runner.js";
 import { CompactionWait } from "./compaction-wait.js";
 import { connectEventSource, type EventSourceConnection, type ReplyEventSource } from "./event-source.js";
@@ -66,13 +67,14 @@ class ReplySubscriber {
 	readonly #compactionWait: CompactionWait;
 	#assembly: MessageAssembly | undefined;
 	/**
-	 * With `blockReplyBreak: "message_end"`, the tool events that came while the message still
-	 * streamed (streaming tool execution starts a call as soon as it streamed): they are taken at
-	 * the message's end, after its blocks. Taken at once, a tool's start flushed the message's text
-	 * before its end, and text that an orphan `</think>` later in the message makes reasoning was
-	 * sent to the channel.
+	 * With `blockReplyBreak: "message_end"`, what the channel is to be told of tools that started
+	 * or ended while the message still streamed (streaming tool execution starts a call as soon as
+	 * it streamed): their summaries and outputs go out at the message's end, after its blocks. Sent
+	 * at once, a tool's start flushed the message's text before its end, and text that an orphan
+	 * `</think>` later in the message makes reasoning was sent to the channel. The calls are tracked
+	 * at once: a messaging tool's send must be known when the message's text is checked against it.
 	 */
-	#heldToolEvents: AgentEvent[] = [];
+	#heldToolReports: HeldToolReport[] = [];
 	// Where the current message's entries of assistantTexts begin.
 	#messageTextsStart = 0;
 	#connection: EventSourceConnection | undefined;
@@ -126,8 +128,8 @@ class ReplySubscriber {
 				return isAssistant(event.message) ? this.#endMessage(event.message, event.replayed === true) : undefined;
 			case "tool_execution_start":
 			case "tool_execution_end":
-				if (this.#holdsToolEvents()) {
-					this.#heldToolEvents.push(event);
+				if (!event.replayed && this.#holdsToolEvents()) {
+					this.#holdToolEvent(event);
 					return undefined;
 				}
 				return this.#takeToolEvent(event);
@@ -256,7 +258,7 @@ class ReplySubscriber {
 		// next request from the transcript.
 		this.#promoteThinkingTags(message);
 		const flushed = this.#breakMode === "message_end" && this.#params.onBlockReplyFlush && !assembly.retold ? this.#flushChannel() : undefined;
-		return this.#takeHeldToolEvents(flushed);
+		return this.#takeHeldToolReports(flushed);
 	}
 
 	#promoteThinkingTags(message: AssistantMessage): void {
@@ -422,24 +424,44 @@ class ReplySubscriber {
 		return undefined;
 	}
 
-	/** The tool events held while the message streamed, in order, once its blocks are out. */
-	#takeHeldToolEvents(after: Promise<void> | undefined): Promise<void> | undefined {
-		const held = this.#heldToolEvents;
+	/** Tracks the call now; what the channel is told of it waits for the message's end. */
+	#holdToolEvent(event: Extract<AgentEvent, { type: "tool_execution_start" | "tool_execution_end" }>): void {
+		if (event.type === "tool_execution_start") {
+			this.tools.tracker.start(event.toolCallId, event.toolName, event.args);
+			this.#heldToolReports.push({ kind: "start", toolName: event.toolName, args: event.args });
+		} else {
+			const args = this.tools.tracker.end(event.toolCallId, event.toolName, event.result, event.isError);
+			this.#heldToolReports.push({ kind: "end", toolName: event.toolName, args, result: event.result });
+		}
+	}
+
+	/** What was held while the message streamed, in order, once its blocks are out. */
+	#takeHeldToolReports(after: Promise<void> | undefined): Promise<void> | undefined {
+		const held = this.#heldToolReports;
 		if (held.length === 0) return after;
-		this.#heldToolEvents = [];
+		this.#heldToolReports = [];
 		let pending = after;
-		for (const event of held) {
-			if (event.type !== "tool_execution_start" && event.type !== "tool_execution_end") continue;
-			pending = pending ? pending.then(() => this.#takeToolEvent(event)) : this.#takeToolEvent(event);
+		for (const report of held) {
+			const take = (): Promise<void> | undefined => {
+				if (report.kind === "start") return this.#announceTool(report.toolName, report.args);
+				this.tools.report(report.toolName, report.args, report.result);
+				return undefined;
+			};
+			pending = pending ? pending.then(take) : take();
 		}
 		return pending;
 	}
 
 	#startTool(toolCallId: string, toolName: string, args: unknown): Promise<void> | undefined {
-		// The user reads the narration before the tool's output: flush first, then start.
+		this.tools.tracker.start(toolCallId, toolName, args);
+		return this.#announceTool(toolName, args);
+	}
+
+	#announceTool(toolName: string, args: unknown): Promise<void> | undefined {
+		// The user reads the narration before the tool's output: flush first, then the summary.
 		const flushed = this.#flushChannel();
-		if (flushed) return flushed.then(() => this.tools.start(toolCallId, toolName, args));
-		this.tools.start(toolCallId, toolName, args);
+		if (flushed) return flushed.then(() => this.tools.announce(toolName, args));
+		this.tools.announce(toolName, args);
 		return undefined;
 	}
 
@@ -485,6 +507,9 @@ class ReplySubscriber {
 	}
 }
 
+/** What the channel is still to be told of a tool event held while its message streamed. */
+type HeldToolReport = { kind: "start"; toolName: string; args: unknown } | { kind: "end"; toolName: string; args: unknown; result: unknown };
+
 const FUNCTION_OPTIONS = [
 	"onBlockReply",
 	"onPartialReply",
@@ -507,17 +532,25 @@ const CHOICES = {
 } as const satisfies Partial<Record<keyof SubscribeRepliesParams, readonly string[]>>;
 
 /**
- * Refuses options that would fail only once text streams: there, a chunker that cannot cut
- * would hold the agent's event for ever, and a misspelt mode would quietly act as another.
+ * The options as the subscriber reads them (fields given as `null` left out). Refuses, naming
+ * it, an option that would fail only once text streams: there, a chunker that cannot cut would
+ * hold the agent's event for ever, and a misspelt mode would quietly act as another.
  */
-function checkParams(params: SubscribeRepliesParams): void {
-	if (typeof params !== "object" || params === null || Array.isArray(params)) throw new TypeError(`subscribeReplies: the options must be an object, got ${shown(params)}`);
+function readParams(raw: SubscribeRepliesParams): SubscribeRepliesParams {
+	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new TypeError(`subscribeReplies: the options must be an object, got ${shown(raw)}`);
 	// null is none for an optional setting, as leaving it out (a value read from a config that has none).
+	const params = withoutNulls(raw);
 	const chunking: unknown = params.blockReplyChunking;
-	if (chunking != null) {
-		if (typeof chunking !== "object" || Array.isArray(chunking)) throw new TypeError(`subscribeReplies: blockReplyChunking must be an object of block sizes ({ minChars, maxChars }), got ${shown(chunking)}`);
-		checkChunkingOptions(chunking as BlockChunkingOptions);
+	if (chunking !== undefined) {
+		if (typeof chunking !== "object" || chunking === null || Array.isArray(chunking)) throw new TypeError(`subscribeReplies: blockReplyChunking must be an object of block sizes ({ minChars, maxChars }), got ${shown(chunking)}`);
+		const sizes = withoutNulls(chunking as BlockChunkingOptions);
+		checkChunkingOptions(sizes);
+		if (sizes !== chunking) return checkParams({ ...params, blockReplyChunking: sizes });
 	}
+	return checkParams(params);
+}
+
+function checkParams(params: SubscribeRepliesParams): SubscribeRepliesParams {
 	// A callback that is not a function failed at every delivery, each reported as a TypeError after the fact.
 	for (const option of FUNCTION_OPTIONS) {
 		const value: unknown = params[option];
@@ -537,6 +570,7 @@ function checkParams(params: SubscribeRepliesParams): void {
 			throw new RangeError(`subscribeReplies: ${option} must be ${choices.map((choice) => JSON.stringify(choice)).join(", ")}; got ${JSON.stringify(value)}`);
 		}
 	}
+	return params;
 }
 
 /**
@@ -560,8 +594,8 @@ function checkParams(params: SubscribeRepliesParams): void {
  */
 export function subscribeReplies(source: ReplyEventSource, params: SubscribeRepliesParams = {}): ReplySubscription {
 	if (typeof source !== "object" || source === null) throw new TypeError(`subscribeReplies: the source must be an Agent or an agent machine actor, got ${shown(source)}`);
-	checkParams(params);
-	const subscriber = new ReplySubscriber(params);
+	const given = readParams(params);
+	const subscriber = new ReplySubscriber(given);
 	subscriber.connect(source);
 	return {
 		assistantTexts: subscriber.assistantTexts,

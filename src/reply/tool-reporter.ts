@@ -65,15 +65,23 @@ export class ToolReporter {
 	 */
 	start(toolCallId: string, toolName: string, args: unknown, retold = false): void {
 		this.tracker.start(toolCallId, toolName, args);
-		if (!retold && this.#shouldEmitSummary()) this.#send({ text: formatToolSummary(toolName, args, this.#params.toolResultFormat) });
+		if (!retold) this.announce(toolName, args);
+	}
+
+	/** The summary of a call that started, for the channel (its tracking is {@link start}'s or the tracker's own). */
+	announce(toolName: string, args: unknown): void {
+		if (this.#shouldEmitSummary()) this.#send({ text: formatToolSummary(toolName, args, this.#params.toolResultFormat) });
 	}
 
 	/** A call ended (`retold`: as for {@link start}). */
 	end(toolCallId: string, toolName: string, result: unknown, isError: boolean, retold = false): void {
 		const args = this.tracker.end(toolCallId, toolName, result, isError);
-		if (!retold && this.#shouldEmitOutput()) {
-			this.#send(formatToolOutput(toolName, args, result, this.#params.toolResultFormat));
-		}
+		if (!retold) this.report(toolName, args, result);
+	}
+
+	/** The output of a call that ended, for the channel (`args`: what the tracker's end gave back). */
+	report(toolName: string, args: unknown, result: unknown): void {
+		if (this.#shouldEmitOutput()) this.#send(formatToolOutput(toolName, args, result, this.#params.toolResultFormat));
 	}
 
 	#shouldEmitSummary(): boolean {

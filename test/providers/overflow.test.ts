@@ -1,5 +1,11 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import * as piAi from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
+import { streamAnthropic } from "../../src/providers/anthropic.js";
+import { getModel } from "../../src/providers/models.js";
+import { streamOpenAICompletions } from "../../src/providers/openai-completions.js";
+import { createOpenAICompatibleModel } from "../../src/providers/openai-models.js";
 import { getOverflowPatterns, isContextOverflow } from "../../src/providers/overflow.js";
 import { emptyUsage, type StopReason } from "../../src/types/content.js";
 import type { AssistantMessage } from "../../src/types/messages.js";
@@ -73,5 +79,28 @@ describe("isContextOverflow", () => {
 	it("detects a reply cut off before any output because the window is full", () => {
 		expect(isContextOverflow(message("length", undefined, { input: 199_000, output: 0 }), 200_000)).toBe(true);
 		expect(isContextOverflow(message("length", undefined, { input: 199_000, output: 12 }), 200_000)).toBe(false);
+	});
+});
+
+// Review (2026-12-08): pi-ai reads a 400 or 413 without a body as an overflow (Cerebras sends
+// those), but our providers word that answer otherwise, so the pattern copied from pi-ai never
+// matched their errors. Checked through each provider against a server that answers so.
+describe("a 400 or 413 without a body, through the built-in providers", () => {
+	it.each([400, 413])("is an overflow (status %i)", async (status) => {
+		const server = createServer((request, response) => {
+			request.resume();
+			request.on("end", () => response.writeHead(status).end());
+		});
+		await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+		try {
+			const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+			const context = { messages: [{ role: "user" as const, content: "hi", timestamp: 1 }] };
+			const openai = await streamOpenAICompletions(createOpenAICompatibleModel({ baseUrl: `${base}/v1`, id: "local" }), context, { maxRetries: 0 }).result();
+			const anthropic = await streamAnthropic({ ...getModel("anthropic", "claude-haiku-4-5"), baseUrl: base }, context, { maxRetries: 0, apiKey: "key" }).result();
+			expect([openai.errorMessage, isContextOverflow(openai)]).toEqual([expect.stringMatching(new RegExp(`^${status} `)), true]);
+			expect([anthropic.errorMessage, isContextOverflow(anthropic)]).toEqual([expect.stringMatching(new RegExp(`^${status} `)), true]);
+		} finally {
+			await new Promise<void>((resolve) => server.close(() => resolve()));
+		}
 	});
 });

@@ -31,7 +31,9 @@ describe("subscribeReplies refuses what cannot work", () => {
 	it("takes null for an optional setting as none", async () => {
 		const agent = new FakeAgent();
 		const sent: string[] = [];
-		const replies = subscribeReplies(agent, { blockReplyChunking: null as never, onPartialReply: null as never, onBlockReply: (payload) => void sent.push(payload.text ?? "") });
+		// Every kind of option, the choices too (review, 2026-12-08: those were refused as unknown choices).
+		const nulls = { blockReplyChunking: null, onPartialReply: null, blockReplyBreak: null, reasoningMode: null, verbose: null, toolResultFormat: null, enforceFinalTag: null, messagingTools: null } as unknown as SubscribeRepliesParams;
+		const replies = subscribeReplies(agent, { ...nulls, onBlockReply: (payload) => void sent.push(payload.text ?? "") });
 		agent.messageStart();
 		agent.delta("Hello there.");
 		agent.textEnd("Hello there.");
@@ -39,6 +41,13 @@ describe("subscribeReplies refuses what cannot work", () => {
 		agent.agentEnd();
 		await replies.waitForCompactionRetry();
 		expect(sent).toEqual(["Hello there."]);
+		// Within the chunking sizes and the pipeline's options too.
+		expect(() => subscribeReplies(new FakeAgent(), { blockReplyChunking: { minChars: 1, maxChars: 10, breakPreference: null } as never })).not.toThrow();
+		const pipeline = createBlockReplyPipeline({ onBlockReply: (payload) => void sent.push(`piped ${payload.text ?? ""}`), timeoutMs: null as never, coalescing: { minChars: 1, maxChars: 100, idleMs: 0, joiner: null as never } });
+		pipeline.enqueue({ text: "a" });
+		pipeline.enqueue({ text: "b" });
+		await pipeline.flush({ force: true });
+		expect(sent.slice(1)).toEqual(["piped a\n\nb"]);
 	});
 });
 
@@ -49,7 +58,7 @@ describe("createBlockReplyPipeline refuses what cannot work", () => {
 		[{ onBlockReply: send, coalescing: { minChars: 10, maxChars: Number.NaN, idleMs: 0 } }, "createBlockReplyPipeline: coalescing.maxChars must be a number, at least 0, got NaN", RangeError],
 		[{ onBlockReply: send, coalescing: { minChars: Number.NaN, maxChars: 100, idleMs: 0 } }, "createBlockReplyPipeline: coalescing.minChars must be a number, at least 0, got NaN", RangeError],
 		[{ onBlockReply: send, coalescing: { minChars: 100, maxChars: 10, idleMs: 0 } }, "createBlockReplyPipeline: coalescing.maxChars (10) is below minChars (100): no block could be both", RangeError],
-		[{ onBlockReply: send, coalescing: { minChars: 1, maxChars: 10 } }, "createBlockReplyPipeline: coalescing.idleMs must be a number, at least 0, got undefined", RangeError],
+		[{ onBlockReply: send, coalescing: { minChars: 1, maxChars: 10, idleMs: Number.NaN } }, "createBlockReplyPipeline: coalescing.idleMs must be a number, at least 0, got NaN", RangeError],
 		[{ onBlockReply: send, coalescing: "yes" }, 'createBlockReplyPipeline: coalescing must be an object ({ minChars, maxChars, idleMs }), got "yes"', TypeError],
 	])("refuses %j", (options, message, kind) => {
 		expect(() => createBlockReplyPipeline(options as never)).toThrow(new kind(message));

@@ -53,3 +53,32 @@ describe('blockReplyBreak "message_end" with streaming tool execution', () => {
 		});
 	}
 });
+
+// Review (2026-12-08): holding the tool's start held its messaging record too, so the message's
+// text that repeats what a messaging tool sends was no longer recognised, and went out twice.
+describe('blockReplyBreak "message_end" with streaming tool execution and a messaging tool', () => {
+	it("does not send the text the tool sends, as text_end does not", async () => {
+		const said = "Hello Alice, the deployment finished successfully at noon.";
+		const send: AgentTool = {
+			name: "send",
+			label: "Send",
+			description: "Sends a message",
+			parameters: { type: "object", properties: { text: { type: "string" } } },
+			async execute() {
+				return { content: [{ type: "text", text: "sent" }], details: {} };
+			},
+		};
+		const posted: Record<string, string[]> = {};
+		for (const blockReplyBreak of ["message_end", "text_end"] as const) {
+			const scripted = createScriptedModel([{ content: [toolCall("send", { text: said }, "c1"), text(said)] }, { content: "Done." }], { chunkSize: 4, delayMs: 1 });
+			const agent = new Agent({ initialState: { model: scripted.model, tools: [send] }, streamFn: scripted.streamFn, toolExecution: "streaming" });
+			const out: string[] = (posted[blockReplyBreak] = []);
+			const replies = subscribeReplies(agent, { blockReplyBreak, messagingTools: ["send"], onBlockReply: (payload) => void out.push(payload.text ?? "") });
+			await agent.prompt("go");
+			await replies.waitForCompactionRetry();
+			replies.unsubscribe();
+		}
+		expect(posted).toEqual({ message_end: ["Done."], text_end: ["Done."] });
+	});
+});
+

@@ -72,3 +72,42 @@ describe("a reply layer on a run a load starts again", () => {
 		});
 	}
 });
+
+// Review (2026-12-08): in streaming tool execution with a beforeToolCall hook, a restored run asked
+// the hook again about a call the journal had (its outcome, or its intent) before it looked the
+// call up: a hook that now refused answered a call that had run, and appended a second outcome;
+// and a call the hook had blocked was retold with its end unmarked, so the channel posted it again.
+describe("a restored run in streaming tool execution with a beforeToolCall hook", () => {
+	it("does not ask the hook again about a call the journal has, and retells a blocked call marked", async () => {
+		const store = createMemoryStore();
+		const held = deferred<void>();
+		const waiting = deferred<void>();
+		const wait = makeTool("wait", async () => (waiting.resolve(), await held.promise, ok("waited")));
+		const tools = [wait];
+		const asked: string[] = [];
+		const beforeToolCall = async ({ toolCall: call }: { toolCall: { id: string } }) => {
+			asked.push(call.id);
+			return call.id === "c0" ? { block: true, reason: "not this one" } : undefined;
+		};
+		const first = createScriptedModel([{ content: [text("Turn one."), toolCall("wait", {}, "c0")] }, { content: [text("Turn two."), toolCall("wait", {}, "c2")] }]);
+		const agent = new Agent({ initialState: { model: first.model, tools }, streamFn: first.streamFn, store, sessionId: "s", toolExecution: "streaming", beforeToolCall });
+		void agent.prompt("go");
+		await waiting.promise;
+		await agent.saved();
+		expect(asked).toEqual(["c0", "c2"]);
+		asked.length = 0;
+
+		const b = relay();
+		const after = channelOn(b.source, "full");
+		const events: AgentEvent[] = [];
+		const again = createScriptedModel([{ content: "Done." }]);
+		const loaded = await Agent.load({ initialState: { tools }, streamFn: again.streamFn, store, sessionId: "s", toolExecution: "streaming", beforeToolCall, listeners: [b.listener, (event) => void events.push(event)] });
+		await loaded.waitForIdle();
+		await after.replies.waitForCompactionRetry();
+		expect(asked).toEqual([]);
+		const tools_ = events.flatMap((event) => (event.type === "tool_execution_start" || event.type === "tool_execution_end" ? [`${event.type === "tool_execution_start" ? "start" : "end"} ${event.toolCallId}${event.replayed ? " retold" : ""}`] : []));
+		expect(tools_).toEqual(["start c0 retold", "end c0 retold", "start c2 retold", "end c2"]);
+		expect(after.posted).toEqual([expect.stringMatching(/^tool: .*interrupted by a restart/s), "Done."]);
+		held.resolve();
+	});
+});
