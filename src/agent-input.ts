@@ -124,8 +124,9 @@ const STORE_METHODS = ["load", "saveSnapshot", "appendJournal"] as const;
 
 /**
  * Throws a `TypeError` unless `options` can make an agent: an object (or nothing), `listeners` a
- * list (or nothing), and, with a `store`, a store (its three methods) and a `sessionId` that names the session (a non-empty text;
- * `storedSessionId`: the one a snapshot being restored names, when the options give none).
+ * list (or nothing), and, with a `store`, a store (its three methods) and a `sessionId` that
+ * names the session (a non-empty text; `storedSessionId`: the one a snapshot being restored
+ * names, when the options give none).
  * A store without a session id used to make an agent that stored nothing, silently.
  *
  * @example

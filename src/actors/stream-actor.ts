@@ -502,7 +502,6 @@ function asyncIteratorOf(stream: AssistantMessageEventStreamLike): AsyncIterator
 	};
 }
 
-/** One call's reading, shared by the actor and its read loop: plain fields, read and written per event. */
 /**
  * Counts a provider's sign of life as an event read. Made here, outside the actor's callback: a
  * closure made there would hold the whole call (its input, the run's stream function) for as long
@@ -512,6 +511,7 @@ function signOfLife(reading: Reading): () => void {
 	return () => void reading.events++;
 }
 
+/** One call's reading, shared by the actor and its read loop: plain fields, read and written per event. */
 interface Reading {
 	/** The call is over (finished or stopped): nothing more is read or reported. */
 	stopped: boolean;

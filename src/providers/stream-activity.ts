@@ -2,8 +2,8 @@
  * A built-in provider's sign of life before its reply streams: each attempt's request going out
  * and each answer coming back, a 429 or 5xx whose retry the SDK then waits for among them. The
  * agent's and the summariser's stall watches (`streamIdleTimeoutMs`) count it, so an SDK waiting
- * out a rate limit's `retry-after` (up to `maxRetryDelayMs`) is not taken for a model gone
- * silent: two such waits used to add up to the idle limit, the request was cancelled as
+ * out a rate limit's `retry-after` is not taken for a model gone silent while each wait is
+ * shorter than the idle limit: two such waits used to add up to it, the request was cancelled as
  * "stalled" and the third attempt never went out.
  *
  * It travels in the stream options under a symbol, not as a named option: it is no setting of

@@ -3,8 +3,9 @@
  * `maxReplyBytes`) and its callbacks (`onPayload`, `onResponse`), checked where they enter: the
  * providers compare the numbers as given, so a string, NaN or a negative number would quietly
  * mean "no bound" or "no retry" (a `maxReplyBytes` of `"8mb"` bounded nothing), and a callback
- * that is not a function failed each request inside the provider. The Agent checks its fields with it when a run starts; each built-in
- * provider checks its options before it makes a request.
+ * that is not a function failed each request inside the provider. The Agent checks its fields
+ * with it when a run starts; each built-in provider checks its options (and its context) before
+ * it makes a request.
  */
 import { LONGEST_DELAY } from "../util/deadlines.js";
 import { shown } from "../agent-input.js";
@@ -19,7 +20,8 @@ const STREAM_NUMBERS = [
 const STREAM_CALLBACKS = ["onPayload", "onResponse"] as const;
 
 /**
- * What is wrong with a stream call's numeric settings or callbacks, as `<owner>.<field> must be ...`, or
+ * What is wrong with a stream call's numeric settings or callbacks, as
+ * `<owner>.<field> must be ...`, or
  * undefined when nothing is (undefined itself means the default).
  *
  * @example

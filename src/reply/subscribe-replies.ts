@@ -407,7 +407,7 @@ class ReplySubscriber {
 
 	// ---- tools ----
 
-	/** Whether a tool event now waits for the message's end (see `#heldToolEvents`). */
+	/** Whether what the channel is told of a tool event now waits for the message's end (see `#heldToolReports`). */
 	#holdsToolEvents(): boolean {
 		return this.#breakMode === "message_end" && Boolean(this.#params.onBlockReply) && this.#assembly !== undefined && !this.#assembly.ended;
 	}

@@ -365,7 +365,10 @@ export type AgentEvent<TArgs = any, TResult = any> =
 	/** Only for assistant messages while they stream. */
 	| { type: "message_update"; message: AgentMessage; assistantMessageEvent: AssistantMessageEvent }
 	| { type: "message_end"; message: AgentMessage; replayed?: true | undefined }
-	/** `replayed` (agentchart): the call's outcome is in a restored run's journal; it does not run again. */
+	/**
+	 * `replayed` (agentchart), on a start: the call had started before a restart (a restored run
+	 * retells it); on an end: its outcome is the journal's, and the tool did not run again.
+	 */
 	| { type: "tool_execution_start"; toolCallId: string; toolName: string; args: TArgs; replayed?: true | undefined }
 	| { type: "tool_execution_update"; toolCallId: string; toolName: string; args: TArgs; partialResult: TResult }
 	| { type: "tool_execution_end"; toolCallId: string; toolName: string; result: TResult; isError: boolean; replayed?: true | undefined }
