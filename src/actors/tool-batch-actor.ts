@@ -278,16 +278,6 @@ class ToolBatchRun {
 				return;
 			case "preflight-and-execute": {
 				const call = this.#begin(command.callKey, command.toolCall, command.effect);
-				// Restored: a call the journal has went past its hook before the restart. Asked again, a
-				// hook that now refuses would answer a call that ran, and its outcome would be journaled twice.
-				const record = call.effect ? this.input.journal?.lookup(call.effect) : undefined;
-				if (record?.outcome?.kind === "tool") return this.#settle(call, { result: record.outcome.result, isError: record.outcome.isError }, true);
-				if (record?.intent?.kind === "tool") {
-					const args = record.intent.args;
-					this.#report(call, { type: "tool.executing", callKey: call.key, args }, false);
-					// The journal's intent decides: run again if replay-safe, else answered as interrupted.
-					return void this.#execute(call, args);
-				}
 				const tool = this.input.tools.find((candidate) => candidate.name === command.toolCall.name);
 				const work = this.#preflight(call, prepareToolCall(tool, command.toolCall)).then((decided) => {
 					if (decided.kind !== "prepared") return this.#settle(call, decided.outcome);

@@ -57,12 +57,6 @@ export class MessageAssembly {
 	streamedReasoning = "";
 	/** Grows whenever the formatted reasoning changes, so readers can skip unchanged states cheaply. */
 	reasoningVersion = 0;
-	/**
-	 * A reply a restored run retells from its journal (`replayed` on its events): read as any
-	 * other, so that `assistantTexts` and the tools' bookkeeping are whole, but nothing of it is
-	 * sent to the channel again.
-	 */
-	retold = false;
 	/** Block replies delivered for this message (visible ones). */
 	deliveredBlocks = 0;
 	readonly #rawText = new Map<number, string>();

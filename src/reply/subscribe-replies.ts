@@ -161,7 +161,6 @@ class ReplySubscriber {
 			enforceFinalTag: this.#params.enforceFinalTag === true,
 			chunking: this.#params.blockReplyChunking,
 		});
-		this.#assembly.retold = retold;
 		const onAssistantMessageStart = this.#params.onAssistantMessageStart;
 		if (onAssistantMessageStart && !retold) this.#sendLive("onAssistantMessageStart", () => onAssistantMessageStart());
 		return this.#assembly;
@@ -235,6 +234,15 @@ class ReplySubscriber {
 			this.#promoteThinkingTags(message);
 			return undefined;
 		}
+		if (retold) {
+			// Retold from a restored run's journal: recorded as without block replies, sent nowhere
+			// (the channel had it from the process before the restart).
+			assembly.finish(failedStop(message.stopReason));
+			this.lifecycle.send({ type: "message.end" });
+			this.#recordFinalText(message);
+			this.#promoteThinkingTags(message);
+			return undefined;
+		}
 		const commentaryMessage = isCommentaryMessage(message);
 		// Another subscriber before this one may have promoted the message's thinking tags already.
 		const content = contentAsWritten(message);
@@ -257,7 +265,7 @@ class ReplySubscriber {
 		// After the message's text was read as the model wrote it, and before anyone builds the
 		// next request from the transcript.
 		this.#promoteThinkingTags(message);
-		const flushed = this.#breakMode === "message_end" && this.#params.onBlockReplyFlush && !assembly.retold ? this.#flushChannel() : undefined;
+		const flushed = this.#breakMode === "message_end" && this.#params.onBlockReplyFlush ? this.#flushChannel() : undefined;
 		return this.#takeHeldToolReports(flushed);
 	}
 
@@ -303,7 +311,7 @@ class ReplySubscriber {
 	}
 
 	#emitPartial(assembly: MessageAssembly): void {
-		if (!this.#params.onPartialReply || !this.#emitPartials || assembly.retold) {
+		if (!this.#params.onPartialReply || !this.#emitPartials) {
 			// Nobody reads the text added since: not kept.
 			assembly.takeUnshown();
 			return;
@@ -328,7 +336,7 @@ class ReplySubscriber {
 	}
 
 	#streamReasoning(assembly: MessageAssembly): void {
-		if (this.#params.reasoningMode !== "stream" || !this.#params.onReasoningStream || assembly.retold) return;
+		if (this.#params.reasoningMode !== "stream" || !this.#params.onReasoningStream) return;
 		if (assembly.reasoningVersion === assembly.streamedReasoningVersion) return;
 		assembly.streamedReasoningVersion = assembly.reasoningVersion;
 		const text = assembly.formattedReasoning;
@@ -341,7 +349,7 @@ class ReplySubscriber {
 	#reportReasoningEnds(assembly: MessageAssembly): void {
 		const ends = assembly.takeReasoningEnds();
 		const onReasoningEnd = this.#params.onReasoningEnd;
-		if (!onReasoningEnd || assembly.retold) return;
+		if (!onReasoningEnd) return;
 		for (let end = 0; end < ends; end += 1) this.#sendLive("onReasoningEnd", () => onReasoningEnd());
 	}
 
@@ -387,8 +395,6 @@ class ReplySubscriber {
 			this.assistantTexts.push(text);
 			assembly.deliveredBlocks += 1;
 		}
-		// Retold from a restored run's journal: the channel had it from the process before.
-		if (assembly.retold) return;
 		const context = { assistantMessageIndex: assembly.index };
 		// Dropped when it comes to its turn after unsubscribe(): nobody is listening any more.
 		this.#callbacks.deliverInOrder("onBlockReply", this.#blockReplies, () => onBlockReply(delivered, context), this.#open);
@@ -415,8 +421,8 @@ class ReplySubscriber {
 	#takeToolEvent(event: Extract<AgentEvent, { type: "tool_execution_start" | "tool_execution_end" }>): Promise<void> | undefined {
 		// A call a restored run retells from its journal: tracked, not reported to the channel again.
 		if (event.replayed) {
-			if (event.type === "tool_execution_start") this.tools.start(event.toolCallId, event.toolName, event.args, true);
-			else this.tools.end(event.toolCallId, event.toolName, event.result, event.isError, true);
+			if (event.type === "tool_execution_start") this.tools.tracker.start(event.toolCallId, event.toolName, event.args);
+			else this.tools.tracker.end(event.toolCallId, event.toolName, event.result, event.isError);
 			return undefined;
 		}
 		if (event.type === "tool_execution_start") return this.#startTool(event.toolCallId, event.toolName, event.args);

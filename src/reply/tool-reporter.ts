@@ -59,13 +59,10 @@ export class ToolReporter {
 		});
 	}
 
-	/**
-	 * A call started (after the narration before it was flushed). `retold`: a restored run retells
-	 * it from its journal: tracked, not sent again.
-	 */
-	start(toolCallId: string, toolName: string, args: unknown, retold = false): void {
+	/** A call started (after the narration before it was flushed). */
+	start(toolCallId: string, toolName: string, args: unknown): void {
 		this.tracker.start(toolCallId, toolName, args);
-		if (!retold) this.announce(toolName, args);
+		this.announce(toolName, args);
 	}
 
 	/** The summary of a call that started, for the channel (its tracking is {@link start}'s or the tracker's own). */
@@ -73,10 +70,10 @@ export class ToolReporter {
 		if (this.#shouldEmitSummary()) this.#send({ text: formatToolSummary(toolName, args, this.#params.toolResultFormat) });
 	}
 
-	/** A call ended (`retold`: as for {@link start}). */
-	end(toolCallId: string, toolName: string, result: unknown, isError: boolean, retold = false): void {
+	/** A call ended. */
+	end(toolCallId: string, toolName: string, result: unknown, isError: boolean): void {
 		const args = this.tracker.end(toolCallId, toolName, result, isError);
-		if (!retold) this.report(toolName, args, result);
+		this.report(toolName, args, result);
 	}
 
 	/** The output of a call that ended, for the channel (`args`: what the tracker's end gave back). */

@@ -11,7 +11,7 @@ import { toolBatchInput } from "../actor-inputs.js";
 import { type Ctx, type EffectEnqueue, type Enqueue, appendMessages, batchOf, callByKey, emitBarrierNow, messageEvents, patchContext, patchRun, runOf, withBatch } from "../context.js";
 import { callKeyFor, callKeyOf, callsNamed, createToolBatch, detachedArgs, findTool, newBatch, newCallEntry, patchBatch, patchCall, toolResultMessage, updateCall } from "../run-helpers.js";
 import { completeStreamingBatch, lengthCutOffText, readyStreamingCalls } from "../streaming-tools.js";
-import { interruptedText, toolEffectId, turnEffectPrefix } from "../../durable/journal.js";
+import { type EffectRecord, interruptedText, toolEffectId, turnEffectPrefix } from "../../durable/journal.js";
 import { LONGEST_DELAY } from "../../util/deadlines.js";
 import type { ApprovalWait, FinalizedToolResult, ToolBatch, ToolCallEntry } from "../types.js";
 
@@ -25,20 +25,19 @@ export const TOOL_BATCH_ID = "tools";
  */
 function toolStartEvent(call: ToolCallEntry, context: Ctx, retold = false): AgentEvent {
 	const event: AgentEvent = { type: "tool_execution_start", toolCallId: call.toolCall.id, toolName: call.toolCall.name, args: call.toolCall.arguments };
-	if (retold || inJournal(context, call)) event.replayed = true;
+	if (retold || recordOf(context, call) !== undefined) event.replayed = true;
 	return event;
 }
 
-/** Whether the run's journal has the call (its intent: it started before a restart). */
-function inJournal(context: Ctx, call: ToolCallEntry): boolean {
+/** What the run's journal has of the call (something: it started before a restart), if it keeps one. */
+function recordOf(context: Ctx, call: ToolCallEntry): EffectRecord | undefined {
 	const effect = effectOf(context, call);
-	return effect !== undefined && context.config.journal?.lookup(effect) !== undefined;
+	return effect === undefined ? undefined : context.config.journal?.lookup(effect);
 }
 
 /** Whether the run's journal holds the call's outcome (it ran before a restart). */
 function outcomeInJournal(context: Ctx, call: ToolCallEntry): boolean {
-	const effect = effectOf(context, call);
-	return effect !== undefined && context.config.journal?.lookup(effect)?.outcome?.kind === "tool";
+	return recordOf(context, call)?.outcome?.kind === "tool";
 }
 
 /** What every approval event of a call carries: its id, the `callKey` a decision names it by, its tool. */
@@ -106,11 +105,9 @@ const INTERRUPTED_AFTER_ABORT = "Tool call was interrupted by a restart after th
  * running here has its intent in the journal too.
  */
 export function settleCallsOfAbortedRun(context: Ctx, text: string, statuses: ToolCallEntry["status"][], enqueue: Enqueue): Ctx {
-	const journal = context.config.journal;
-	if (!journal) return settleOpenCalls(context, text, statuses, enqueue);
+	if (!context.config.journal) return settleOpenCalls(context, text, statuses, enqueue);
 	return settleOpenCalls(context, text, statuses, enqueue, (call) => {
-		const effect = effectOf(context, call);
-		const record = effect === undefined ? undefined : journal.lookup(effect);
+		const record = recordOf(context, call);
 		const outcome = record?.outcome;
 		if (outcome?.kind === "tool") return { result: outcome.result, isError: outcome.isError };
 		return errorResult(record?.intent ? INTERRUPTED_AFTER_ABORT : text);
@@ -172,6 +169,30 @@ function effectOf(context: Ctx, call: ToolCallEntry): string | undefined {
 	return context.config.journal && run ? toolEffectId(run.id, run.turn, call.key) : undefined;
 }
 
+/**
+ * Streaming mode with `beforeToolCall`, restored: the arguments of a call the journal has (it went
+ * past its hook, or was answered, before the restart), or undefined. Such a call runs as a
+ * prepared one and the journal answers it (run again only if replay-safe); asked again, a hook
+ * that now refused would answer a call that had run, and its outcome would be journaled twice.
+ */
+function argsPastHook(context: Ctx, call: ToolCallEntry): { args: unknown } | undefined {
+	const record = recordOf(context, call);
+	if (record?.intent?.kind === "tool") return { args: record.intent.args };
+	return record?.outcome?.kind === "tool" ? { args: call.toolCall.arguments } : undefined;
+}
+
+/**
+ * The command that starts a streamed call with `beforeToolCall` (the hook's, then the tool's), or,
+ * for a call the journal has, runs it as prepared (see {@link argsPastHook}); `args`: what the call
+ * then has.
+ */
+function hookedStart(context: Ctx, call: ToolCallEntry): { command: ToolBatchCommand; args: unknown } {
+	const past = argsPastHook(context, call);
+	const effect = effectOf(context, call);
+	if (past) return { command: { type: "execute", callKey: call.key, toolCall: call.toolCall, args: past.args, effect }, args: past.args };
+	return { command: { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall, effect }, args: undefined };
+}
+
 /** Runs a call with the arguments it has (and why they cannot run, restored with a changed tool). */
 function executeCommand(context: Ctx, call: ToolCallEntry): ToolBatchCommand {
 	return { type: "execute", callKey: call.key, toolCall: call.toolCall, args: call.args, effect: effectOf(context, call), argsProblem: call.argsProblem };
@@ -207,8 +228,11 @@ export function redispatchInterruptedCalls(context: Ctx, enqueue: SpawningEnqueu
 			if (call.returned) next = updateCall(next, call.key, { returned: undefined });
 			next = withBatchActor(working, next, enqueue);
 			// Streaming mode with a hook: a call sent to be prepared and run has no validated arguments yet.
-			if (call.args === undefined && next.mode === "streaming" && context.config.beforeToolCall) enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall, effect: effectOf(working, call) });
-			else enqueue.sendTo(TOOL_BATCH_ID, executeCommand(working, call));
+			if (call.args === undefined && next.mode === "streaming" && context.config.beforeToolCall) {
+				const start = hookedStart(working, call);
+				if (start.args !== undefined) next = updateCall(next, call.key, { args: start.args });
+				enqueue.sendTo(TOOL_BATCH_ID, start.command);
+			} else enqueue.sendTo(TOOL_BATCH_ID, executeCommand(working, call));
 		} else if (call.status === "preparing") {
 			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
 			if (decided.kind === "immediate") {
@@ -451,8 +475,9 @@ export function startTools(context: Ctx, enqueue: SpawningEnqueue, check: (guard
 		const dispatch = (call: ToolCallEntry) => {
 			if (context.config.beforeToolCall) {
 				batch = withBatchActor(working, batch, enqueue);
-				batch = updateCall(batch, call.key, { status: "running", started: true });
-				enqueue.sendTo(TOOL_BATCH_ID, { type: "preflight-and-execute", callKey: call.key, toolCall: call.toolCall, effect: effectOf(working, call) });
+				const start = hookedStart(working, call);
+				batch = updateCall(batch, call.key, start.args === undefined ? { status: "running", started: true } : { status: "running", started: true, args: start.args });
+				enqueue.sendTo(TOOL_BATCH_ID, start.command);
 				return;
 			}
 			const decided = prepareToolCall(findTool(context.tools, call.toolCall.name), call.toolCall);
